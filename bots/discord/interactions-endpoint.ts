@@ -23,10 +23,11 @@ export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
 
 /**
  * Interaction ids a process remembers having taken, before it asks the state: Discord sends each interaction once, so
- * another POST of one (a replayed request, a proxy that retries) is refused instead of run twice. As long as its
- * token lives (15 minutes), and at most this many (the oldest forgotten first).
+ * another POST of one (a replayed request, a proxy that retries) is refused instead of run twice. As long as the
+ * state keeps it (`taken`'s TTL, the `discord-interactions` space's: a token lives 15 minutes), and at most this many
+ * (the oldest forgotten first).
  */
-export const TAKEN_INTERACTIONS = { max: 10_000, forMs: 15 * 60_000 } as const;
+export const TAKEN_INTERACTIONS = { max: 10_000 } as const;
 
 const INTERACTION_PING = 1;
 const CALLBACK_PONG = 1;
@@ -111,7 +112,7 @@ export interface InteractionsEndpointOptions {
    * The ids taken (the state's `discord-interactions` space): by every replica, and across restarts, so a POST
    * replayed to another replica or after a restart is refused there too.
    */
-  taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>;
+  taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>;
 }
 
 export interface InteractionsEndpoint {
@@ -138,7 +139,8 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
   const signedByDiscord = createSignatureCheck(options.publicKey);
   const deadlineMs = options.ackDeadlineMs ?? DISCORD_LIMITS.acknowledgeMs;
   const dispatch = interactionDispatcher(client);
-  const taken = new RecentIds(TAKEN_INTERACTIONS.max, TAKEN_INTERACTIONS.forMs);
+  // Remembered here as long as the state keeps it: one TTL, the space's (a space without one keeps it until `max`).
+  const taken = new RecentIds(TAKEN_INTERACTIONS.max, options.taken.definition.ttlMs ?? Infinity);
   let accepting = true;
 
   const server: Server = createServer((req, res) => {

@@ -54,6 +54,8 @@ export class HomeTabs {
   readonly #publishing = new Set<Promise<unknown>>();
   /** Each member's publishes rendering or sending now (started, not queued for the pace): what a forget waits for. */
   readonly #rendering = new Map<string, Set<Promise<void>>>();
+  /** The publishes of forgets still queued for the pace: a stop sends them rather than dropping them. */
+  readonly #forgetsQueued = new Set<() => Promise<void>>();
   readonly #limiter: Bottleneck;
   readonly #now: () => number;
   #stopping = false;
@@ -106,15 +108,20 @@ export class HomeTabs {
   }
 
   /**
-   * Finishes the publishes in flight and drops those still waiting (coalescing, or queued for the pace): a stop waits
-   * for no publish after the ones Slack is answering, however slow Slack is. A dropped one shows what changed when the
-   * member next opens their Home (it is published then), here or on another replica.
+   * Finishes the publishes in flight and drops the changes still waiting (coalescing, or queued for the pace): a stop
+   * waits for no change after the ones Slack is answering, however slow Slack is. A dropped one shows what changed when
+   * the member next opens their Home (it is published then), here or on another replica. A forget's publish is never
+   * dropped — until it is sent, the view Slack keeps shows the prompts the member erased: one still queued for the pace
+   * is sent now, past the pace (a forget is rare), and so is one asked during the stop; the caller bounds the wait.
    */
   async stop(): Promise<void> {
     this.#stopping = true;
     for (const timer of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
     await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
+    const forgets = [...this.#forgetsQueued];
+    this.#forgetsQueued.clear();
+    for (const send of forgets) void send();
     await this.settled();
   }
 
@@ -135,21 +142,41 @@ export class HomeTabs {
   }
 
   #publishTo(viewer: Pick<Viewer, 'actor' | 'requester' | 'client'>, priority = CHANGE_PRIORITY): Promise<void> {
-    const done = this.#limiter
-      .schedule({ priority }, () =>
-        this.#whileRendering(keyOf(viewer.actor), async () => {
-          const view = await this.render(viewer.requester);
-          await viewer.client.views.publish({ user_id: viewer.actor.userId, view });
-        }),
-      )
-      .catch((error: unknown) => {
+    const publish = () =>
+      this.#whileRendering(keyOf(viewer.actor), async () => {
+        const view = await this.render(viewer.requester);
+        await viewer.client.views.publish({ user_id: viewer.actor.userId, view });
+      });
+    const warned = (error: unknown) => {
+      this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab');
+    };
+    const forget = priority === FORGET_PRIORITY;
+    let sent: Promise<void>;
+    if (forget && this.#stopping) sent = publish().catch(warned);
+    else if (!forget) {
+      sent = this.#limiter.schedule({ priority }, publish).catch((error: unknown) => {
         // Dropped by the stop, or asked after it: nothing failed.
         if (this.#stopping && error instanceof Bottleneck.BottleneckError) return;
-        this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab');
+        warned(error);
       });
-    this.#publishing.add(done);
-    void done.finally(() => this.#publishing.delete(done));
-    return done;
+    } else {
+      // Queued for the pace: a stop that drops the queue sends it instead (`stop`), and this answers when it is sent.
+      sent = new Promise<void>((resolve) => {
+        const send = () => publish().catch(warned).then(resolve);
+        this.#forgetsQueued.add(send);
+        this.#limiter
+          .schedule({ priority }, () => (this.#forgetsQueued.delete(send) ? send() : Promise.resolve()))
+          .catch((error: unknown) => {
+            if (this.#stopping && error instanceof Bottleneck.BottleneckError) return;
+            this.#forgetsQueued.delete(send);
+            warned(error);
+            resolve();
+          });
+      });
+    }
+    this.#publishing.add(sent);
+    void sent.finally(() => this.#publishing.delete(sent));
+    return sent;
   }
 
   /** Runs a member's publish, known as under way until it ends. */

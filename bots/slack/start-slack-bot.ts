@@ -289,9 +289,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   registerEditEntryPoints(app, context);
   registerEditView(app, context);
   registerJobButtons(app, context);
-  registerMentions(app, context, state.store.space(state.spaces.slackMessages));
+  const slackMessages = state.store.space(state.spaces.slackMessages);
+  registerMentions(app, context, slackMessages);
   registerAppHome(app, context);
-  registerWorkflowStep(app, context);
+  registerWorkflowStep(app, context, slackMessages);
   app.error(async (error) => {
     if (error.code === ErrorCode.AuthorizationError) {
       // OAuth: a workspace without an installation (uninstalled, or never installed); Bolt acknowledged and ignores it.

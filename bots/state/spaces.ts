@@ -59,7 +59,8 @@ export function botSpaces(settings: SpaceSettings = {}) {
      * Slack messages taken (a mention, a direct message), by workspace, channel and ts: `app_mention` and `message` of
      * one message, Slack's retries of either (each signed again, so `slack-seen` passes them: at once, after 1 minute,
      * after 5) and Socket Mode's redeliveries, to any replica or after a restart, start one job. 15 minutes outlive the
-     * last retry (about 6 minutes after the first delivery) more than twice.
+     * last retry (about 6 minutes after the first delivery) more than twice. A workflow step's `function_executed`
+     * (by workspace and `function_execution_id`) is taken here too, for the same retries and redeliveries.
      */
     slackMessages: { name: 'slack-messages', dir: 'slack/messages', ttlMs: 15 * MINUTE, maxValueBytes: 64, maxCount: 20_000 },
     /** Slack installations (OAuth): each workspace's bot token; kept until the app is uninstalled. */

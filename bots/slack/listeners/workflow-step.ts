@@ -1,6 +1,7 @@
 import type { App, webApi } from '@slack/bolt';
 import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
 import { say, sayWords, type JobOptions } from '../../runner/index.js';
+import { claimWithin, digestKeyOf, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
 import { slackErrorCode } from '../slack-error-code.js';
 
@@ -25,15 +26,32 @@ interface StepInputs {
  * would. It completes with the images' file ids, their permalinks, the job message's link and the cost
  * (`functions.completeSuccess`), or fails with the refusal's or failure's own words in the member's language
  * (`functions.completeError`): a refused step sends nothing.
+ *
+ * A step runs once, however often its `function_executed` arrives (Slack's retries of an event whose 200 came late,
+ * each signed again; Socket Mode's redeliveries; to any replica, after a restart): its `function_execution_id` is
+ * taken in `taken` (the bots' `slack-messages` space, with the mentions) before anything is answered or charged. A
+ * delivery after the first does nothing (the first completes the step). When the state cannot answer in time the step
+ * fails on our side, and that is logged: no job runs unclaimed (it may be a paid one).
  */
-export function registerWorkflowStep(app: App, context: BotContext): void {
-  app.function(WORKFLOW_STEP_ID, { autoAcknowledge: true }, async ({ inputs, complete, fail, body, context: auth }) => {
+export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>): void {
+  app.function(WORKFLOW_STEP_ID, { autoAcknowledge: true }, async ({ inputs, complete, fail, body, event, context: auth }) => {
     const step = inputs as StepInputs;
     const teamId = body.team_id;
+    const executionId = event.function_execution_id;
     const userId = typeof step.user === 'string' ? step.user : '';
     const channelId = typeof step.channel === 'string' ? step.channel : '';
     const { client } = context.workspace(auth);
     const locale = userId ? await context.locales.of(client, teamId, userId) : undefined;
+    try {
+      if (!(await claimWithin(taken, digestKeyOf(`step:${teamId}:${executionId}`)))) {
+        context.logger.debug({ team: teamId, execution: executionId }, 'a workflow step already taken: not run again');
+        return;
+      }
+    } catch (err) {
+      context.logger.error({ err, team: teamId, execution: executionId }, 'could not check a workflow step against the ones taken lately: not run, the step fails');
+      await fail({ error: plain(say(locale, 'error.on_my_side')) });
+      return;
+    }
     const options = optionsOf(step);
     if (!userId || !channelId || typeof step.prompt !== 'string' || !options) {
       await fail({ error: say(locale, 'slack.step.bad_inputs') });

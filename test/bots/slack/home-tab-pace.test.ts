@@ -127,4 +127,30 @@ describe('a stop of the Home tabs', () => {
     expect(published).toEqual(['U0BOB', 'U0CAROL']);
     expect(warnings).toEqual([]);
   });
+
+  it('sends a forget’s publish still queued for the pace instead of dropping it, so Slack stops showing the erased prompts', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    const client = { views: { publish: ({ user_id }: { user_id: string }) => Promise.resolve(void published.push(user_id)) } } as unknown as webApi.WebClient;
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    // Two publishes a minute: Bob's and Carol's go now; Dan's change and Alice's forget wait for the next minute.
+    for (const user of ['U0BOB', 'U0CAROL', 'U0DAN']) void homes.opened(client, actor(user), requester(user));
+    await vi.advanceTimersByTimeAsync(1_000);
+    let forgotten = false;
+    void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE')).then(() => (forgotten = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(published).toEqual(['U0BOB', 'U0CAROL']);
+
+    let stopped = false;
+    void homes.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stopped).toBe(true);
+    expect(forgotten).toBe(true);
+    // A forget asked while the Home tabs stop is sent too; changes are not.
+    await homes.forgotten(client, actor('U0ERIN'), requester('U0ERIN'));
+    homes.changed(TEAM, 'U0BOB');
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(published).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE', 'U0ERIN']);
+  });
 });

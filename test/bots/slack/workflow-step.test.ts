@@ -1,6 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
-import type { FakeFunctionRun } from '../../fakes/slack/FakeSlack.js';
+import { openBotState } from '../../../bots/state/index.js';
+import { silentLogger } from '../../../src/internal.js';
+import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { signedHeaders } from '../../fakes/slack/sign-request.js';
+import { withSpace } from '../../helpers/runner-harness.js';
+import { testTempDir } from '../../helpers/temp-dir.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { imageShares, jobMessages, privately, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -62,5 +69,72 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     expect(bad).toMatchObject({ ok: false, error: expect.stringContaining('size, quality and count must be values Pictor takes') as unknown });
     expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
     expect(generationRequests(h)).toBe(0);
+  });
+});
+
+/** Runs a step, keeping the `function_executed` envelope Slack sent, to send it again as Slack would. */
+async function runKeepingEnvelope(fake: FakeSlack, inputs: Record<string, unknown>): Promise<{ run: FakeFunctionRun; envelope: Record<string, unknown> }> {
+  let envelope: Record<string, unknown> | undefined;
+  const deliver = fake.deliver.bind(fake);
+  fake.deliver = (kind, payload, sign) => {
+    if ((payload as { event?: { type?: string } }).event?.type === 'function_executed') envelope = payload;
+    return deliver(kind, payload, sign);
+  };
+  try {
+    const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+    return { run, envelope: envelope! };
+  } finally {
+    fake.deliver = deliver;
+  }
+}
+
+/** Slack's retry of an event whose 200 came late: the same body, signed again (a later timestamp), with `X-Slack-Retry-Num`. */
+async function retryOverHttp(fake: FakeSlack, url: string, envelope: object): Promise<number> {
+  const body = JSON.stringify(envelope);
+  const headers = { ...signedHeaders(fake.signingSecret, body, Math.floor(Date.now() / 1000) + 3), 'content-type': 'application/json', 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' };
+  const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+const alreadyTaken = 'a workflow step already taken: not run again';
+const inputs = { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low' };
+
+describe('a “Generate image” step delivered again', () => {
+  it.each([
+    ['http', 'Slack’s retry, signed again'],
+    ['socket', 'Socket Mode’s redelivery'],
+  ] as const)('runs once and completes once when its function_executed comes again (%s: %s)', async (mode, _how) => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ mode, emulator: { latencyMs: 200 }, bot: { logger } });
+    const { run, envelope } = await runKeepingEnvelope(h.fake, inputs);
+    // Again while the first runs: a retry over HTTP (signed anew), or Socket Mode's redelivery of the same event.
+    if (mode === 'http') expect(await retryOverHttp(h.fake, h.bot.url!, envelope)).toBe(200);
+    else await h.fake.deliver('event', envelope);
+    // Dropped as taken, or (were it not) a second job's message posted.
+    await vi.waitFor(() => expect(logger.entries.some((e) => e.msg === alreadyTaken) || jobMessages(h!.fake, 'C0FLOW').length > 1).toBe(true), { timeout: 15_000 });
+    expect((await outcomeOf(h, run)).ok).toBe(true);
+    await h.runner.shutdown({ graceMs: 2_000 });
+    expect(generationRequests(h)).toBe(1);
+    expect(jobMessages(h.fake, 'C0FLOW')).toHaveLength(1);
+    expect(h.fake.callsOf('functions.completeSuccess')).toHaveLength(1);
+    expect(h.fake.callsOf('functions.completeError')).toHaveLength(0);
+  });
+
+  it('fails on our side, runs nothing and logs it when the bots’ state cannot take the step', async () => {
+    const state = await openBotState({ dataDir: await testTempDir('pictor-step-down-'), logger: silentLogger() });
+    const logger = new RecordingLogger();
+    h = await startHarness({ bot: { logger, state: withSpace(state, state.spaces.slackMessages, () => ({ claimOnce: () => Promise.reject(new Error('the state does not answer')) })) } });
+    try {
+      const outcome = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs }));
+      expect(outcome).toMatchObject({ ok: false, error: say(undefined, 'error.on_my_side') });
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['could not check a workflow step against the ones taken lately: not run, the step fails']);
+      expect(generationRequests(h)).toBe(0);
+      expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
+    } finally {
+      await h.close();
+      h = undefined;
+      await state.close();
+    }
   });
 });
