@@ -4,6 +4,7 @@ import type { RedisLink } from './core/redis-connection.js';
 import type { CoreConfig } from './config.js';
 import { ledgerKindOf } from './spend/ledger-kind.js';
 import type { LedgerKind } from './spend/open-store.js';
+import type { JobSettlement } from './spend/job-ledger.js';
 
 export interface Connection {
   client: PictorClient;
@@ -38,6 +39,8 @@ export async function connect(
     spendGuard?: boolean;
     /** With `REDIS_URL`: the process's link to Redis (not closed here). Default a link of the connection's own. */
     redis?: RedisLink;
+    /** Told how each guarded job ended in the ledger (settled and what, or released). */
+    onJobEnded?: (settlement: JobSettlement) => void;
   } = {},
 ): Promise<Connection> {
   // One command connection and one subscriber for the limiter and the ledger (see RedisLink).
@@ -52,7 +55,7 @@ export async function connect(
     limiter = await makeLimiter(config, logger, link);
     ledger = await ledgerKindOf(config);
     if (config.baseURL && ledger === 'emulator') logger.debug({ url: config.baseURL }, 'PICTOR_BASE_URL answers as a Pictor emulator: its jobs go to the emulator\'s ledger');
-    spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger, link);
+    spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger, link, options.onJobEnded);
   } catch (error) {
     await limiter?.stop();
     await closeLink();
@@ -107,7 +110,7 @@ async function makeLimiter(config: CoreConfig, logger: LoggerLike, link: RedisLi
  * The spend guard: every job is recorded (for `pictor usage`) and held to the
  * account's caps, in the account's ledger or, for an emulator, the emulator's.
  */
-async function openGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link: RedisLink | undefined) {
+async function openGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link: RedisLink | undefined, onEnded: ((settlement: JobSettlement) => void) | undefined) {
   const { openSpendGuard } = await import('./spend/open-guard.js');
-  return openSpendGuard(config, ledger, logger, link);
+  return openSpendGuard(config, ledger, logger, link, onEnded);
 }

@@ -1,21 +1,35 @@
+import { formatUsdExact } from '../core/pricing.js';
+
 /**
  * What Ctrl+C (SIGINT) during `pictor generate` or `edit` does and says. The first Ctrl+C cancels the request through
- * the job's signal, so the spend guard ends it as any cancelled job: released when it was still waiting (nothing
- * billed), settled when it had been sent (the images that came, plus the estimate of each that did not). The command
- * then writes the images that had arrived and exits 130 (`interruptedExit`), saying whether the request had been sent
- * and which images were written. If that takes longer than `INTERRUPT_SETTLE_MS` (a ledger that does not answer),
- * it says the same and exits 130 anyway, and so does a second Ctrl+C, at once: a reservation still open then is
- * charged its estimate by the next run's reconcile (`uncertain`). The CLI runs one job per process, so this is the process's one record of it.
+ * the job's signal, so the spend guard ends it as any cancelled job: released when nothing that may be billed had
+ * reached the service (still waiting, or waiting to retry an attempt the service refused), settled otherwise (the
+ * images that came, plus the estimate of each that did not). Each image is written as it arrives, so an exit at any
+ * moment keeps those already paid. Once the cancelled request has ended the command exits 130 (`interruptedExit`),
+ * saying whether the request had been sent, what the ledger charged, and which images were written. If the request
+ * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
+ * does a second Ctrl+C, at once: a reservation left open then is charged its estimate (`uncertain`) by a later run's
+ * reconcile. A Ctrl+C that comes after the request ended (`jobEnded`: its result is being written) arms no exit: the
+ * writes finish; only a second one stops them. The CLI runs one job per process, so this is the process's one record of it.
  */
 export interface JobWatch {
-  phase: 'waiting' | 'sent';
+  /** `done`: the request has ended (its images are being written). */
+  phase: 'waiting' | 'sent' | 'done';
   /** Files written so far (partial and final images, and any saved to the temp directory). */
   readonly files: string[];
+  /** What the ledger did when the request ended; absent until it answered. */
+  settled?: JobSettled | undefined;
   /** Aborted by the first Ctrl+C: give it to the request, which is then cancelled. */
   readonly signal: AbortSignal;
 }
 
-/** How long the first Ctrl+C waits for the cancelled job to be settled or released (and its images written) before exiting. */
+/** How the ledger ended the job: charged `usd` (`settled`), or nothing (`released`). */
+export interface JobSettled {
+  action: 'settled' | 'released';
+  usd: number;
+}
+
+/** How long the first Ctrl+C waits for the cancelled request to end (settled or released in the ledger) before exiting. */
 export const INTERRUPT_SETTLE_MS = 2_000;
 
 let current: { watch: JobWatch; controller: AbortController; say: (lines: string[]) => void } | undefined;
@@ -40,6 +54,12 @@ function onSigint(): void {
   // A second Ctrl+C: at once.
   if (interrupted || !current) process.exit(interruptedExit());
   interrupted = true;
+  if (current.watch.phase === 'done') {
+    // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
+    current.say(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
+    return;
+  }
+  current.say(['pictor: cancelling the request (Ctrl+C again to exit now).']);
   current.controller.abort(new Error('interrupted (Ctrl+C)'));
   exitTimer = setTimeout(() => process.exit(interruptedExit()), INTERRUPT_SETTLE_MS);
 }
@@ -56,9 +76,19 @@ export function interruptedExit(): number {
   return 130;
 }
 
-/** The job's command is over (whatever its outcome): a Ctrl+C that came after its request ended no longer exits it. */
+/**
+ * The job's request is over (whatever its outcome), before its images are written: a Ctrl+C from here on no longer
+ * arms the exit timer, and one already armed is stopped, so a slow disk never leaves a file half written.
+ */
 export function jobEnded(): void {
   clearTimeout(exitTimer);
+  // After a cancel the report tells what was cancelled: waiting or sent.
+  if (current && !interrupted) current.watch.phase = 'done';
+}
+
+/** Records how the ledger ended the job under way, if any; a settle the ledger did not take yet (`deferred`) tells nothing. */
+export function noteSettled(settled: JobSettled & { deferred?: boolean }): void {
+  if (current && !settled.deferred) current.watch.settled = { action: settled.action, usd: settled.usd };
 }
 
 /** Records a file written for the job under way, if any. */
@@ -67,18 +97,23 @@ export function noteWritten(path: string): void {
 }
 
 /** The lines Ctrl+C prints for a job in this state. */
-export function interruptReport(job: Pick<JobWatch, 'phase' | 'files'> | undefined): string[] {
+export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled'> | undefined): string[] {
   if (!job) return ['pictor: interrupted.'];
-  const lines = [
-    job.phase === 'sent'
-      ? 'pictor: interrupted after the request was sent: the service may finish the job and bill it; check your usage before trying again.'
-      : 'pictor: interrupted before the request was sent: nothing was billed.',
-  ];
+  const lines = [firstLine(job)];
   if (job.files.length) {
     lines.push(`Images written before the interruption (${job.files.length}):`);
     for (const file of job.files) lines.push(`  ${file}`);
-  } else if (job.phase === 'sent') {
+  } else if (job.phase !== 'waiting') {
     lines.push('No image had arrived yet, so none was written.');
   }
   return lines;
+}
+
+function firstLine(job: Pick<JobWatch, 'phase' | 'settled'>): string {
+  if (job.phase === 'done') return 'pictor: interrupted while writing the images of a finished job: it is charged as finished.';
+  if (job.phase === 'waiting') return 'pictor: interrupted before the request was sent: nothing was billed.';
+  const { settled } = job;
+  if (settled?.action === 'released') return 'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.';
+  if (settled) return `pictor: interrupted after the request was sent: charged ${formatUsdExact(settled.usd)} (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.`;
+  return 'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time, so a later run charges it its estimate (marked uncertain); check your usage before trying again.';
 }

@@ -21,7 +21,7 @@ import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
 import { completedEventsOf, imagesOfFailure, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { readJsonResult } from './read-json-body.js';
-import { chainBeforeSend, endWatch, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
+import { chainBeforeSend, chainOnRetry, endWatch, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
 import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
@@ -213,7 +213,7 @@ export class PictorClient {
     if (!watch) return this.#send(request, options);
     let result: ImageJobResult;
     try {
-      result = await this.#send(request, { ...options, beforeSend: chainBeforeSend(options.beforeSend, watch) });
+      result = await this.#send(request, followed(options, watch));
     } catch (error) {
       // The good images of a bad answer are the caller's (on the error), and the watch is told of them.
       for (const image of imagesOfFailure(error)) watch.onImage?.(image);
@@ -273,7 +273,7 @@ export class PictorClient {
         unlink = linkSignal(controller, options.signal);
         const sending = toSend!;
         toSend = undefined;
-        return this.#open(sending, watch ? { ...options, beforeSend: chainBeforeSend(options.beforeSend, watch) } : options, controller);
+        return this.#open(sending, watch ? followed(options, watch) : options, controller);
       },
       classifyBodyError: (error) => this.#classifyBody(error, controller, options),
       onEnd: () => unlink(),
@@ -446,6 +446,11 @@ export class PictorClient {
       url: path,
     });
   }
+}
+
+/** The caller's options with the watch told of each send and each retry (it decides what may be billed). */
+function followed(options: RequestOptions, watch: RequestWatch): RequestOptions {
+  return { ...options, beforeSend: chainBeforeSend(options.beforeSend, watch), onRetry: chainOnRetry(options.onRetry, watch) };
 }
 
 /** Most of an error body that is read; the rest is dropped with the connection. */

@@ -20,6 +20,11 @@ export interface RequestWatch {
    * A rejection stops the request unsent; the caller gets that error.
    */
   beforeSend?(): Promise<void>;
+  /**
+   * The attempt just sent ended with this error and the request waits to be sent again (announced by `beforeSend`):
+   * until then, what is at the service is what that error says (an error answer bills nothing).
+   */
+  onRetry?(info: { error: unknown }): void;
   /** A finished image reached the caller: each completed event of a stream, each image of a result or of a failure that carries images. */
   onImage?(image: CompletedEvent): void;
   /**
@@ -44,6 +49,13 @@ export async function endWatch(watch: RequestWatch, ending: RequestEnding, logge
   } catch (error) {
     logger.error({ err: error, requestId: ending.requestId }, 'the request hook failed to settle a request');
   }
+}
+
+/** The caller's own `onRetry` first, then the watch's. */
+export function chainOnRetry<T extends { error: unknown }>(first: ((info: T) => void) | undefined, watch: RequestWatch | undefined): ((info: T) => void) | undefined {
+  const second = watch?.onRetry?.bind(watch);
+  if (!second) return first;
+  return (info) => (first?.(info), second(info));
 }
 
 /** The caller's own `beforeSend` first, then the watch's. */

@@ -15,7 +15,10 @@ export type JobEnding = { kind: 'completed' } | { kind: 'failed'; error: unknown
 
 export interface JobOutcome {
   ending: JobEnding;
-  /** The request was recorded as sent (`markSent`): from then on the service may bill it. */
+  /**
+   * The request was recorded as sent (`markSent`): from then on the service may bill it — unless the attempt sent was
+   * answered with an error that bills nothing and the next one has not left yet (a retry waiting).
+   */
   sent: boolean;
   /** The images that arrived whole, in order (a stream's completed events, or the good images of a bad answer). */
   completed: readonly CompletedEvent[];

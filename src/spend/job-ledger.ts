@@ -1,7 +1,7 @@
 import type { LoggerLike } from '../client/PictorClient.js';
 import { estimatePrice, type PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
-import { chargeOf, type ChargedRequest, type JobEnding } from './charge-rules.js';
+import { chargeOf, mayBeBilled, type ChargedRequest, type JobEnding } from './charge-rules.js';
 import { exceedsReservation } from './rules.js';
 import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
 
@@ -197,6 +197,8 @@ export class JobLedger {
  */
 export class ChargedJob {
   #sent = false;
+  /** An attempt that may have been billed was sent: the job stays sent whatever later attempts answer. */
+  #billableBefore = false;
   #ended: Promise<JobSettlement> | undefined;
   #requestId: string | undefined;
   readonly #images: CompletedEvent[] = [];
@@ -215,6 +217,18 @@ export class ChargedJob {
     this.#sent = true;
   };
 
+  /**
+   * The attempt sent ended with this error and the request waits to be sent again. An answer that bills nothing
+   * (`mayBeBilled`: a 429, a 5xx) leaves nothing at the service: until the next `beforeSend` the job counts as not sent,
+   * so a cancel in the wait is released. An attempt that may have been billed keeps the job sent for good.
+   */
+  readonly onRetry = ({ error }: { error: unknown }): void => {
+    if (!this.#sent || this.#billableBefore) return;
+    this.#billableBefore = mayBeBilled({ ending: { kind: 'failed', error }, sent: true, completed: this.#images });
+    this.#sent = this.#billableBefore;
+  };
+
+  /** Sent, and not since answered with an error that bills nothing (a retry still waiting to go). */
   get sent(): boolean {
     return this.#sent;
   }

@@ -3,7 +3,7 @@ import type { CoreConfig } from '../config.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { RedisLink } from '../core/redis-connection.js';
 import { accountCaps } from './caps.js';
-import { SpendGuard } from './spend-guard.js';
+import { SpendGuard, type SpendGuardOptions } from './spend-guard.js';
 import { openQuotaStore, type LedgerKind } from './open-store.js';
 
 /**
@@ -13,7 +13,13 @@ import { openQuotaStore, type LedgerKind } from './open-store.js';
  * Pictor emulator (`ledgerKindOf`), the same caps on the emulator's own ledger.
  * Every job is recorded in one or the other, for `pictor usage`.
  */
-export async function openSpendGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link?: RedisLink): Promise<{ guard: SpendGuard; close(): Promise<void> }> {
+export async function openSpendGuard(
+  config: CoreConfig,
+  ledger: LedgerKind,
+  logger: LoggerLike,
+  link?: RedisLink,
+  onEnded?: SpendGuardOptions['onEnded'],
+): Promise<{ guard: SpendGuard; close(): Promise<void> }> {
   const store = await openQuotaStore({
     redis: config.redis,
     link,
@@ -29,7 +35,7 @@ export async function openSpendGuard(config: CoreConfig, ledger: LedgerKind, log
     // No passwd entry (some containers): spending is still counted, under "unknown".
   }
   return {
-    guard: new SpendGuard({ store, limits: accountCaps(config.spend.caps), userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts }),
+    guard: new SpendGuard({ store, limits: accountCaps(config.spend.caps), userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts, onEnded }),
     close: () => store.close(),
   };
 }

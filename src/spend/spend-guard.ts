@@ -5,7 +5,7 @@ import { estimatePrice } from '../core/pricing.js';
 import { isPictorError } from '../core/errors.js';
 import type { JobEnding } from './charge-rules.js';
 import { BudgetExceededError, isBudgetCode } from './errors.js';
-import { JobLedger, type ChargedJob } from './job-ledger.js';
+import { JobLedger, type ChargedJob, type JobSettlement } from './job-ledger.js';
 import type { QuotaStore, SpendLimits } from './types.js';
 
 export interface SpendGuardOptions {
@@ -21,6 +21,8 @@ export interface SpendGuardOptions {
   logger?: LoggerLike | undefined;
   /** How long a settle the ledger does not take is tried again before it is kept for later. Default 30 s. */
   settleRetryMs?: number | undefined;
+  /** Told how each job ended in the ledger (the CLI says what a cancelled job was charged). */
+  onEnded?: ((settlement: JobSettlement) => void) | undefined;
 }
 
 type Meta = { operation: 'generate' | 'edit'; n: number; size?: string | undefined; quality?: string | undefined; prompt?: string | undefined };
@@ -70,10 +72,13 @@ export class SpendGuard {
     const job = await this.begin(request);
     return {
       beforeSend: job.beforeSend,
+      onRetry: job.onRetry,
       onImage: (image) => job.onImage(image),
-      end: ({ requestId, ...ending }: RequestEnding) => {
+      end: async ({ requestId, ...ending }: RequestEnding) => {
         job.requestId = requestId;
-        return job.end(cancelledByCaller(ending) ? { kind: 'cancelled' } : ending);
+        const settlement = await job.end(cancelledByCaller(ending) ? { kind: 'cancelled' } : ending);
+        this.#options.onEnded?.(settlement);
+        return settlement;
       },
     };
   };

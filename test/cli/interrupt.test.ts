@@ -2,10 +2,13 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
 import { interruptReport } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import { THIS_HOST } from '../../src/spend/file-lock.js';
+import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { CLI_ENTRY, REPO_ROOT, tempDir } from './run-cli.js';
@@ -14,17 +17,46 @@ const env = useEmulator();
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 describe('Ctrl+C during a generation', () => {
-  it('says whether the job may have been billed and which images were written', () => {
+  it('says whether the job may have been billed, what the ledger charged, and which images were written', () => {
     expect(interruptReport({ phase: 'waiting', files: [] })).toEqual(['pictor: interrupted before the request was sent: nothing was billed.']);
     expect(interruptReport({ phase: 'sent', files: [] })).toEqual([
-      'pictor: interrupted after the request was sent: the service may finish the job and bill it; check your usage before trying again.',
+      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time, so a later run charges it its estimate (marked uncertain); check your usage before trying again.',
       'No image had arrived yet, so none was written.',
     ]);
-    expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'] })).toEqual([
-      'pictor: interrupted after the request was sent: the service may finish the job and bill it; check your usage before trying again.',
+    expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636 } })).toEqual([
+      'pictor: interrupted after the request was sent: charged $0.00636 (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.',
       'Images written before the interruption (1):',
       '  /tmp/out/fox.partial-1.png',
     ]);
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0 } })[0]).toBe(
+      'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.',
+    );
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'] })[0]).toBe('pictor: interrupted while writing the images of a finished job: it is charged as finished.');
+  });
+
+  it('a Ctrl+C after the request ended arms no exit, so the images are written; a second one still exits at once', async () => {
+    vi.useFakeTimers();
+    vi.resetModules();
+    const before = new Set(process.listeners('SIGINT'));
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    try {
+      const fresh = await import('../../src/cli/interrupt.js');
+      const said: string[] = [];
+      const job = fresh.watchJob((lines) => said.push(...lines));
+      job.phase = 'sent';
+      fresh.jobEnded();
+      process.emit('SIGINT');
+      expect(job.signal.aborted).toBe(false);
+      await vi.advanceTimersByTimeAsync(fresh.INTERRUPT_SETTLE_MS * 2);
+      expect(exit).not.toHaveBeenCalled();
+      expect(said).toEqual(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
+      process.emit('SIGINT');
+      expect(exit).toHaveBeenCalledWith(130);
+    } finally {
+      for (const listener of process.listeners('SIGINT')) if (!before.has(listener)) process.off('SIGINT', listener);
+      exit.mockRestore();
+      vi.useRealTimers();
+    }
   });
 
   it('exits 130 after a request was sent, saying it may be billed and naming the partial image already written', async () => {
@@ -42,7 +74,7 @@ describe('Ctrl+C during a generation', () => {
     await waitUntil(() => stderr.includes('fox.partial-1.png'), 'the first partial image is written', 30_000);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(stderr).toContain('pictor: interrupted after the request was sent: the service may finish the job and bill it');
+    expect(stderr).toContain('pictor: interrupted after the request was sent: charged $');
     expect(stderr).toContain(`  ${dir}/fox.partial-1.png`);
   }, 60_000);
 
@@ -62,7 +94,7 @@ describe('Ctrl+C during a generation', () => {
     await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(stderr).toContain('pictor: interrupted after the request was sent');
+    expect(stderr).toContain('pictor: interrupted after the request was sent: charged $0.00636 ');
 
     // The emulator's jobs go to its own ledger, inside the data folder.
     const store = new FileQuotaStore({ dir: join(data, 'emulator') });
@@ -75,4 +107,67 @@ describe('Ctrl+C during a generation', () => {
       await store.close();
     }
   }, 60_000);
+
+  it('keeps an image that had arrived when the ledger does not answer: written as it came, then the exit 2 s after Ctrl+C says the ledger did not answer', async () => {
+    // Two images, 4 s each: Ctrl+C between the first and the second.
+    env.emulator.configure({ latencyMs: 4_000 });
+    const data = await tempDir();
+    const out = await tempDir();
+    const child = spawnFox(['--n', '2', '--stream', '--partial-images', '0', '--out', `${out}/fox.png`], data);
+    const lock = holdLedgerLock(data);
+    try {
+      await waitUntil(() => child.stderr().includes('image 1/2 done'), 'the first image arrived', 30_000);
+      // Another process holds the ledger: the cancelled job cannot be settled.
+      lock.take();
+      child.process.kill('SIGINT');
+      expect(await child.exited).toBe(130);
+    } finally {
+      lock.free();
+    }
+    expect(readFileSync(`${out}/fox.png`).subarray(1, 4).toString()).toBe('PNG');
+    expect(existsSync(`${out}/fox-2.png`)).toBe(false);
+    expect(child.stderr()).toContain('the ledger did not answer in time, so a later run charges it its estimate (marked uncertain)');
+    expect(child.stderr()).toContain(`  ${out}/fox.png`);
+  }, 60_000);
+
+  it('exits 130 at a second Ctrl+C while the first waits for a ledger that does not answer', async () => {
+    env.emulator.configure({ latencyMs: 60_000 });
+    const data = await tempDir();
+    const out = await tempDir();
+    const child = spawnFox(['--out', `${out}/`], data);
+    const lock = holdLedgerLock(data);
+    try {
+      await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
+      lock.take();
+      child.process.kill('SIGINT');
+      await waitUntil(() => child.stderr().includes('Ctrl+C again to exit now'), 'the first Ctrl+C is answered', 30_000);
+      child.process.kill('SIGINT');
+      expect(await child.exited).toBe(130);
+    } finally {
+      lock.free();
+    }
+    expect(child.stderr().match(/pictor: interrupted after the request was sent/g)).toHaveLength(1);
+  }, 60_000);
 });
+
+/** `pictor generate` of a fox against the test's emulator, in its own process, its ledgers in `data`. */
+function spawnFox(args: string[], data: string) {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a slow fox', '--quality', 'low', ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { process: child, stderr: () => stderr, exited };
+}
+
+/** The emulator ledger's lock in `data`, held as another live process of this machine would (this test's own pid). */
+function holdLedgerLock(data: string) {
+  const path = join(data, 'emulator', `${LEDGER_FILES.ledger}.lock`);
+  return {
+    take: () => writeFileSync(path, `${process.pid}\n${THIS_HOST}\n`, { flag: 'wx' }),
+    free: () => rmSync(path, { force: true }),
+  };
+}

@@ -132,4 +132,23 @@ describe('the spend guard as the client’s request hook', () => {
       await store.close();
     }
   });
+
+  it('releases a job cancelled while it waits to retry an attempt the service refused (429): nothing reached the service that bills', async () => {
+    const dir = await newDir();
+    const store = new FileQuotaStore({ dir });
+    try {
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
+      emu.emulator.injectFault('rate_limited', { retryAfterMs: 60_000 });
+      const controller = new AbortController();
+      const job = client.generate({ prompt: 'a harbour', quality: 'low' }, { signal: controller.signal, timeoutMs: 120_000, onRetry: () => controller.abort() });
+      await expect(job).rejects.toMatchObject({ code: 'aborted' });
+      expect(emu.emulator.requests).toHaveLength(1);
+      expect(await store.activeJobs()).toEqual([]);
+      expect(await store.usage({})).toEqual([]);
+      expect(await store.spentToday('account', Date.now())).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -73,6 +73,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     const partialFiles: string[] = [];
     let result: ImageJobResult;
     const completed: CompletedEvent[] = [];
+    // The final images written so far (or saved to the temp directory): each as soon as it arrives, so an exit at any moment keeps what was paid.
+    const kept: Kept = { files: [], saved: [], unwritten: [] };
     try {
       const requestOptions = {
         // The first Ctrl+C cancels the request: the spend guard releases it (still waiting) or settles it (sent).
@@ -110,8 +112,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             }
           } else {
             completed.push(event);
-            imageIndex++;
             progress.imageDone();
+            await writeImages([imageBytes(event)], imageIndex);
+            imageIndex++;
             ctx.stderr(`image ${imageIndex}/${request.n} done`);
           }
         }
@@ -122,27 +125,31 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             ? await ctx.client(connection).edit(input as never, requestOptions)
             : await ctx.client(connection).generate(input as never, requestOptions);
       }
+      // The request is over: a Ctrl+C from here on lets the images be written.
+      jobEnded();
     } catch (error) {
-      // The images that arrived before the failure were made (and are charged): they are written, and the job still fails.
+      // The images that arrived before the failure were made (and are charged): they are written (a stream's already are), and the job still fails.
+      jobEnded();
       progress.stop();
       if (emulator && error instanceof BudgetExceededError) {
         error.message += " This is the emulator's own ledger, where the account's caps are rehearsed: nothing was spent, and the account's ledger is untouched.";
       }
       const arrived = values.stream ? completed : imagesOfFailure(error);
+      if (!values.stream && arrived.length > 0) await writeImages(arrived.map(imageBytes), 0);
       if (progress.signal.aborted) {
-        // Ctrl+C: the request is over (settled or released); the images that came are written, then the interruption is told.
-        if (arrived.length > 0) await writeImages(arrived.map(imageBytes));
+        // Ctrl+C: the request is over (settled or released) and the images that came are written: the interruption is told.
         return interruptedExit();
       }
       if (arrived.length > 0) {
-        const kept = await writeImages(arrived.map(imageBytes));
         ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
         for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
       }
       throw error;
     }
     progress.stop();
-    const { files, saved, unwritten } = await writeImages(decodeImages(result));
+    // A stream's images are written already, as they came.
+    if (!values.stream) await writeImages(decodeImages(result), 0);
+    const { files, saved, unwritten } = kept;
     const seconds = (Date.now() - started) / 1000;
     if (values.json) {
       ctx.stdout(
@@ -174,26 +181,37 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     }
     return unwritten.length ? 1 : 0;
 
-    /** Writes the final images where asked; paid for, so never lost: what cannot go there goes to the OS temp directory. */
-    async function writeImages(images: Buffer[]) {
-      const files: string[] = [];
+    /**
+     * Writes final images where asked (the first is image number `first`, from 0); paid for, so never lost: what
+     * cannot go there goes to the OS temp directory. Adds them to `kept`.
+     */
+    async function writeImages(images: Buffer[], first: number): Promise<void> {
       const unwritten: { wanted: string; bytes: Uint8Array; why: string }[] = [];
       // Written at once (each file is its own), reported in order.
-      const outcomes = await Promise.allSettled(images.map((bytes, i) => writeOutput(plan.finalPath(i), bytes, overwrite)));
+      const outcomes = await Promise.allSettled(images.map((bytes, i) => writeOutput(plan.finalPath(first + i), bytes, overwrite)));
       for (const [i, outcome] of outcomes.entries()) {
-        const path = plan.finalPath(i);
-        if (outcome.status === 'fulfilled') files.push(path);
+        const path = plan.finalPath(first + i);
+        if (outcome.status === 'fulfilled') kept.files.push(path);
         else unwritten.push({ wanted: path, bytes: images[i]!, why: errorCode(outcome.reason) });
       }
-      const saved = unwritten.length ? await saveToFallback(unwritten) : [];
+      if (!unwritten.length) return;
+      const saved = await saveToFallback(unwritten);
       for (const [i, item] of unwritten.entries()) ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved[i]} instead.`);
-      return { files, saved, unwritten };
+      kept.saved.push(...saved);
+      kept.unwritten.push(...unwritten);
     }
   } finally {
     progress.stop();
     await connection.close();
     jobEnded();
   }
+}
+
+/** The final images written where asked, those saved to the temp directory instead, and why those could not go where asked. */
+interface Kept {
+  files: string[];
+  saved: string[];
+  unwritten: { wanted: string; bytes: Uint8Array; why: string }[];
 }
 
 function errorCode(error: unknown): string {
