@@ -60,38 +60,51 @@ export function registerSecret(secret: string | undefined): void {
 
 /**
  * Anything shaped like a credential, even one never registered: `Bearer <token>`, `Basic <base64 of user:password>`,
- * a token in an `authorization` field and `sk-…` style keys. Only the credential goes: our own prose ("Basic
- * Information → Signing Secret", "a Bearer token") and a service's ("Missing authorization: check your header", "see
- * https://…/sk-guidelines-v2") stay as written.
+ * `sk-…` style keys, and the value of a credential field (`Authorization`, `x-api-key`, `api_key`, `api-key`,
+ * `access_token`, followed by `:` or `=`). Secrecy wins over keeping words: a field's whole value goes, whatever it
+ * looks like, and only the words outside it stay as written.
  */
-const BEARER = /\bBearer(\s+)([A-Za-z0-9._~+/=-]+)/gi;
+const BEARER = /\bBearer(\s+|\+|%20)(["'{]?)([A-Za-z0-9._~+/=-]+)/gi;
 const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
-const AUTHORIZATION_FIELD = /\b(authorization)(["']?\s*[:=]\s*["']?)(?:(Bearer|Basic)(\s+))?([^\s"',}]+)/gi;
-/** `sk-` at the start of a key (not inside a word, a hyphenated name or a URL path) and the characters of a key after it. */
-const SK_KEY = /(?<![\w./~+%-])sk-([A-Za-z0-9_-]+)/g;
+/**
+ * A credential field: its name, the separator, then a first word and, when whitespace follows it, a second. The first
+ * word is the scheme when it is one of `SCHEMES`; otherwise it may be the credential itself, so both words go.
+ */
+const CREDENTIAL_FIELD =
+  /(?<![A-Za-z0-9])(authorization|(?:x-)?api[_-]key|access[_-]token)(["']?\s*[:=]\s*["']?)([^\s"',}]+)(?:(\s+)("[^"]*"?|'[^']*'?|[^\s"',}]+))?/gi;
+/** Authorization schemes (RFC 9110 and common services: Discord's `Bot`, `Token`), compared ignoring case. */
+const SCHEMES = new Set(['bearer', 'basic', 'token', 'bot', 'digest', 'negotiate', 'ntlm', 'apikey', 'dpop', 'oauth']);
+/** A placeholder standing for a credential in a message (`<API_KEY>`, `‹token›`), perhaps ending a sentence. */
+const PLACEHOLDER = /^(?:<[^<>\s]+>|‹[^‹›\s]+›)[.;:!?)]*$/;
+/**
+ * `sk-` at the start of a key and the characters of a key after it. Only a letter, digit, `_` or `-` before it makes it
+ * part of a name (`risk-sk-levels`); after `/`, `+`, `%3D` or a quote it is a key.
+ */
+const SK_KEY = /(?:(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9_-]))sk-([A-Za-z0-9_-]+)/g;
 
 /** A bearer token, not a word: it has a digit or punctuation in it, or is longer than any English word. */
 function looksLikeToken(value: string): boolean {
   return /[0-9._~+/=-]/.test(value) || value.length >= 24;
 }
 
-/**
- * The value of an authorization field is a credential when it follows `Bearer` (unless it is a placeholder such as
- * `<API_KEY>`), is Basic credentials after `Basic`, or, with no scheme, has the characters of a token (RFC 7235
- * token68) and a digit in at least 8 of them or more of them than a word has ("check", "none." and "v2" are words).
- */
-function isFieldCredential(scheme: string | undefined, value: string): boolean {
-  if (scheme?.toLowerCase() === 'bearer') return !/^[<{$]/.test(value);
-  if (scheme?.toLowerCase() === 'basic' && looksLikeBasicCredentials(value)) return true;
-  return /^[A-Za-z0-9._~+/-]+=*$/.test(value) && ((value.length >= 8 && /[0-9]/.test(value)) || value.length >= 24);
+/** A credential field with its value redacted: a known scheme is kept, a placeholder stays, anything else goes. */
+function redactField(whole: string, name: string, separator: string, first: string, space: string | undefined, second: string | undefined): string {
+  if (SCHEMES.has(first.toLowerCase())) {
+    if (second === undefined) return whole;
+    if (first.toLowerCase() !== 'basic' && PLACEHOLDER.test(second)) return whole;
+    return `${name}${separator}${first}${space}[redacted]`;
+  }
+  if (second !== undefined && PLACEHOLDER.test(second)) return whole;
+  if (PLACEHOLDER.test(first)) return second === undefined ? whole : `${name}${separator}${first}${space}${second}`;
+  return `${name}${separator}[redacted]`;
 }
 
 /**
- * What follows `sk-` is a key, not a name: a run of 8 or more letters and digits with a digit in it
- * (`sk-test-0123456789`, `sk-proj-Z9y8…`), or 32 characters or more (a key of letters only). `sk-guidelines-v2` is a name.
+ * What follows `sk-` is a key, not a name, when a hyphen-separated part of it with a digit is 4 characters or more
+ * (`sk-ant-api03-…`, `sk-abc123`) or the whole of it is 16 or more. `sk-guidelines-v2` is a name.
  */
 function looksLikeKeyBody(body: string): boolean {
-  return body.split(/[-_]/).some((part) => part.length >= 8 && /[0-9]/.test(part)) || body.length >= 32;
+  return body.split('-').some((part) => part.length >= 4 && /[0-9]/.test(part)) || body.length >= 16;
 }
 
 /** Basic credentials are base64 of `user:password`: decoded, printable text with a colon. */
@@ -107,12 +120,12 @@ export function redactSecrets(text: string): string {
   for (const secret of knownSecrets) {
     if (out.includes(secret)) out = out.split(secret).join('[redacted]');
   }
-  // In an authorization field what follows the scheme is the credential; elsewhere only what looks like one.
+  // In a credential field the whole value goes; elsewhere only what looks like a credential.
   return out
-    .replace(AUTHORIZATION_FIELD, (whole: string, name: string, separator: string, scheme: string | undefined, space: string | undefined, value: string) =>
-      isFieldCredential(scheme, value) ? `${name}${separator}${scheme ? `${scheme}${space}` : ''}[redacted]` : whole,
+    .replace(CREDENTIAL_FIELD, redactField)
+    .replace(BEARER, (whole: string, space: string, quote: string, value: string) =>
+      looksLikeToken(value) ? `${whole.slice(0, 6)}${space}${quote}[redacted]` : whole,
     )
-    .replace(BEARER, (whole: string, space: string, value: string) => (looksLikeToken(value) ? `${whole.slice(0, 6)}${space}[redacted]` : whole))
     .replace(BASIC, (whole: string, space: string, value: string) => (looksLikeBasicCredentials(value) ? `${whole.slice(0, 5)}${space}[redacted]` : whole))
     .replace(SK_KEY, (whole: string, body: string) => (looksLikeKeyBody(body) ? 'sk-[redacted]' : whole));
 }

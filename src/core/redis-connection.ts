@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { ConnectionError } from './errors.js';
 import type { RedisConfig } from './redis-config.js';
-import { redactRedisUrl, redisUrlSecrets } from './redis-url.js';
+import { redactRedisUrl, redisUrlSecrets, scrubRedisSecrets } from './redis-url.js';
 import { withTimeout } from './with-timeout.js';
 
 /** Any logger with pino's call shape (a pino logger or a child of one fits). */
@@ -52,7 +52,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
       connectionName: options.name,
     });
   } catch (error) {
-    throw new RedisUnavailableError(url, scrub(messageOf(error), secrets));
+    throw new RedisUnavailableError(url, scrubRedisSecrets(messageOf(error), secrets));
   }
   let firstError: unknown;
   const onStartError = (error: unknown) => {
@@ -65,7 +65,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   } catch (error) {
     redis.disconnect();
     // ioredis errors can carry the AUTH command's arguments: only a scrubbed message leaves here.
-    throw new RedisUnavailableError(url, scrub(messageOf(firstError ?? error), secrets));
+    throw new RedisUnavailableError(url, scrubRedisSecrets(messageOf(firstError ?? error), secrets));
   }
   redis.off('error', onStartError);
   // Copies made with `duplicate()` (bottleneck's subscriber is one) must connect on their own.
@@ -210,7 +210,7 @@ function watchConnection(redis: Redis, url: string, secrets: readonly string[], 
   redis.on('error', (error: unknown) => {
     if (lost || !logger) return;
     lost = true;
-    logger.warn({ redis: where, reason: scrub(messageOf(error), secrets) }, 'lost the Redis connection; shared limits wait for it to come back');
+    logger.warn({ redis: where, reason: scrubRedisSecrets(messageOf(error), secrets) }, 'lost the Redis connection; shared limits wait for it to come back');
   });
   redis.on('reconnecting', () => {
     if (lost || !logger) return;
@@ -227,11 +227,5 @@ function watchConnection(redis: Redis, url: string, secrets: readonly string[], 
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
-}
-
-function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('***');
-  return out;
 }
 

@@ -37,20 +37,21 @@ function decoded(text: string): string {
 }
 
 /**
- * The parts of a parsed Redis URL that are secret, and the URL with them hidden: the password before the host (or a
- * user name given without one) and the value of every credential query parameter. One rule for both, so what the
- * shown URL hides is exactly what is scrubbed from text that quotes the URL.
+ * The parts of a parsed Redis URL that are secret, and the URL with them hidden: the user name and the password before
+ * the host, the value of every credential query parameter (user names among them), and the fragment, which a password
+ * holding an unescaped `#` spills into. One rule for all, so what the shown URL hides is exactly what is scrubbed from
+ * text that quotes the URL.
  */
 function secretParts(parsed: URL): { secrets: string[]; shown: string } {
   const secrets: string[] = [];
-  const userinfoSecret = parsed.password || parsed.username;
-  if (userinfoSecret) secrets.push(userinfoSecret, decoded(userinfoSecret));
+  for (const part of [parsed.username, parsed.password, parsed.hash.replace(/^#/, '')]) if (part) secrets.push(part, decoded(part));
   const pieces = queryPieces(parsed.search);
   for (const piece of pieces.filter(isSecretPiece)) secrets.push(piece.rawValue, piece.value, decoded(piece.rawValue));
 
   const shown = new URL(parsed.href);
+  if (shown.username) shown.username = '***';
   if (shown.password) shown.password = '***';
-  else if (shown.username) shown.username = '***';
+  shown.hash = '';
   if (pieces.some(isSecretPiece)) {
     const name = (piece: QueryPiece) => piece.raw.split('=', 1)[0];
     shown.search = pieces.map((piece) => (isSecretPiece(piece) ? `${name(piece)}=***` : piece.raw)).join('&');
@@ -78,4 +79,21 @@ export function redisUrlSecrets(url: string): string[] {
     return [];
   }
   return secretParts(parsed).secrets;
+}
+
+/** Secrets shorter than this are scrubbed only where they stand as a whole word, not inside other words. */
+const MIN_SUBSTRING_SECRET_LENGTH = 4;
+
+/**
+ * `text` (an error of the Redis client) with every secret of a Redis URL (see `redisUrlSecrets`) replaced by `***`.
+ * A secret of 4 characters or more goes wherever it appears; a shorter one only as a whole word, so a password `x` or
+ * a user `ab` does not eat every "x" or "ab" of the reason. Longer secrets go first, so no piece of one is left over.
+ */
+export function scrubRedisSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret.length >= MIN_SUBSTRING_SECRET_LENGTH) out = out.split(secret).join('***');
+    else if (secret.length > 0) out = out.replace(new RegExp(`(?<![A-Za-z0-9_])${secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_])`, 'g'), '***');
+  }
+  return out;
 }

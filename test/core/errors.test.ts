@@ -43,15 +43,64 @@ describe('errors never carry a secret', () => {
   });
 
   it.each([
-    'Missing authorization: check your Authorization header. See risk-sk-levels and https://x.test/sk-guidelines-v2',
-    'authorization: none.',
+    'Missing authorization. Check your Authorization header. See risk-sk-levels and https://x.test/sk-guidelines-v2',
     'Authorization: Bearer <API_KEY>',
-    'Authorization: Basic auth is not supported',
+    'Set Authorization: Bearer <API_KEY>.',
+    'authorization: Bot ‹token›',
+    'Authorization: <token>',
     'saved as out/a-lighthouse-at-dusk-20250101-120000-3f9a2c.png',
     'see sk-guidelines-v2 and desk-lamp-0123456789',
+    'the error code is invalid_api_key',
   ])('leaves a service message without a credential intact: %s', (text) => {
     expect(redactSecrets(text)).toBe(text);
     expect(makeAPIError({ status: 401, body: { error: { message: text } } }).message).toBe(`401 ${text}`);
+  });
+});
+
+describe('a secret shaped like a key or in a credential field never survives, at the cost of a word when in doubt', () => {
+  it.each([
+    // sk- keys: a part with a digit of 4 characters or more, or 16 characters in all
+    ['an Anthropic-style key', 'key sk-ant-api03-abcd refused', 'api03-abcd'],
+    ['a project key with an underscore', 'key sk-proj-AbCd_1234-EfGh refused', 'AbCd_1234'],
+    ['a letters-only key of 24', 'key sk-AbCdEfGhIjKlMnOpQrStUvWx refused', 'AbCdEfGhIjKlMnOpQrStUvWx'],
+    ['a quoted letters-only key of 17', 'key "sk-abcdefghijklmnopq" refused', 'abcdefghijklmnopq'],
+    ['a short key ending a sentence', 'your key is sk-abc123.', 'abc123'],
+    ['a key in a URL path', 'GET https://h.test/v1/keys/sk-live0123456789abcdef failed', 'live0123456789abcdef'],
+    ['a key after a percent escape', 'sent q=key%3Dsk-live0123456789 again', 'live0123456789'],
+    ['a key after a plus', 'header Bearer+sk-abcdef0123456789 refused', 'abcdef0123456789'],
+    // authorization fields: the whole value, with or without a scheme
+    ['a value without a scheme', 'authorization=hunter2', 'hunter2'],
+    ['a letters-only value without a scheme', 'Authorization: abcdefgh', 'abcdefgh'],
+    ['a value without a scheme followed by words', 'Authorization: hunter2 is wrong', 'hunter2'],
+    ['Basic credentials as written', 'Authorization: Basic user:pass', 'user:pass'],
+    ['a Token credential', 'Authorization: Token abcdefgh', 'abcdefgh'],
+    ['a Discord Bot token', '{"authorization":"Bot MTIzNDU2.Gh7x.abc"}', 'MTIzNDU2'],
+    ['a quoted Bearer token', 'Authorization: Bearer "abc123 def"', 'abc123'],
+    ['a braced Bearer token', 'Authorization: Bearer {abcdef0123456789}', 'abcdef0123456789'],
+    ['a quoted Bearer token outside a field', 'sent Bearer "abc123def"', 'abc123def'],
+    ['a braced Bearer token outside a field', 'sent Bearer {abcdef0123456789}', 'abcdef0123456789'],
+    ['a placeholder-looking shell variable', 'Authorization: Bearer ${API_KEY}x', 'API_KEY'],
+    // other credential fields
+    ['an x-api-key header', 'x-api-key: abcdef1234567890', 'abcdef1234567890'],
+    ['an x-api-key header followed by words', 'x-api-key: abcdef1234567890 was refused', 'abcdef1234567890'],
+    ['an api_key query parameter', 'GET /v1/models?api_key=abcdef1234567890xyz', 'abcdef1234567890xyz'],
+    ['an api-key field', 'api-key=hunter2', 'hunter2'],
+    ['an access_token field', '{"access_token": "ya29.a0AfH6"}', 'ya29'],
+    ['an environment variable holding a key', 'OPENAI_API_KEY=hunter2pass', 'hunter2pass'],
+  ])('redacts %s', (_what, text, secret) => {
+    const redacted = redactSecrets(text);
+    expect(redacted).not.toContain(secret);
+    expect(redacted).toContain('[redacted]');
+  });
+
+  it.each([
+    ['the scheme of a field', 'Authorization: Bearer token required', 'Authorization: Bearer [redacted] required'],
+    ['the words after a field without a scheme', 'x-api-key: abcdef1234567890 was refused', 'x-api-key: [redacted] refused'],
+    ['the words before and after a value of two words', 'Missing authorization: check your header', 'Missing authorization: [redacted] header'],
+    ['the scheme Basic, whatever follows it', 'Authorization: Basic auth is not supported', 'Authorization: Basic [redacted] is not supported'],
+    ['the words around a key', 'see https://h.test/sk-live0123456789 for more', 'see https://h.test/sk-[redacted] for more'],
+  ])('keeps the words outside a credential: %s', (_what, text, shown) => {
+    expect(redactSecrets(text)).toBe(shown);
   });
 
   it('redacts an echoed key from a service error message, its code and its headers', () => {

@@ -85,12 +85,12 @@ describe('the limiter registry with a Redis URL', () => {
 });
 
 describe('a Pictor API credential whose Redis cannot be used', () => {
-  it('fails the item with a NodeOperationError that names the Redis URL without its password, and sends nothing', async () => {
+  it('fails the item with a NodeOperationError that names the Redis URL without its user name and password, and sends nothing', async () => {
     const port = await closedPort();
     const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `redis://pictor:${SECRET}@127.0.0.1:${port}/0`, redisPrefix: 'pictor' };
     const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
     expect(error).toBeInstanceOf(NodeOperationError);
-    expect(error.message).toBe(`cannot reach Redis at redis://pictor:***@127.0.0.1:${port}/0 — check the Redis URL of the Pictor API credential`);
+    expect(error.message).toBe(`cannot reach Redis at redis://***:***@127.0.0.1:${port}/0 — check the Redis URL of the Pictor API credential`);
     expect(error.context).toMatchObject({ itemIndex: 0, code: 'connection_failed' });
     expect(error.description).toMatch(/^Cause: connect ECONNREFUSED 127\.0\.0\.1:\d+\. /);
     expect(error.description).toMatch(/empty it to limit this n8n process on its own/);

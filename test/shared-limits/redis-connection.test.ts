@@ -56,7 +56,7 @@ describe('reading the Redis settings', () => {
   });
 
   it('hides the password of a URL shown in logs', () => {
-    expect(redactRedisUrl(`redis://default:${SECRET}@cache:6379/0`)).toBe('redis://default:***@cache:6379/0');
+    expect(redactRedisUrl(`redis://default:${SECRET}@cache:6379/0`)).toBe('redis://***:***@cache:6379/0');
     expect(redactRedisUrl(`redis://:${SECRET}@cache:6379`)).toBe('redis://:***@cache:6379');
     expect(redactRedisUrl('redis://cache:6379')).toBe('redis://cache:6379');
   });
@@ -79,6 +79,13 @@ describe('starting without a reachable Redis', () => {
     expect(error).toBeInstanceOf(RedisUnavailableError);
     expect((error as Error).message).toContain('?password=***');
     expect(everythingShown(error)).not.toContain(SECRET);
+  });
+
+  it('keeps the reason readable when the password is a single letter, hiding it only as a word', async () => {
+    const port = await closedPort();
+    const error = await connectRedis(`redis://127.0.0.1:${port}/?password=e`, { connectTimeoutMs: 2000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((error as Error).message).toContain(`?password=***: connect ECONNREFUSED 127.0.0.1:${port}`);
   });
 
   it('ends the Redis client\'s own reason with one period, not two', () => {
