@@ -161,11 +161,11 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
     let landed = 0;
     let released = 0;
     const { h, state } = await withMessages('late', (space) => ({
-      claimOnce: (key) =>
+      claimOnce: (key, token) =>
         ++landed === 1
-          ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key)).finally(() => void (landed = 100))
-          : space.claimOnce(key),
-      releaseClaim: (key) => space.releaseClaim(key).then(() => void released++),
+          ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key, token)).finally(() => void (landed = 100))
+          : space.claimOnce(key, token),
+      releaseClaim: (key, token) => space.releaseClaim(key, token).then(() => void released++),
     }));
     try {
       const mention = appMention(h.fake, 'C0LATE', 'a cat --quality low');

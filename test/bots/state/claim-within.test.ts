@@ -13,11 +13,11 @@ async function slowSpace() {
   const landed: boolean[] = [];
   const released: string[] = [];
   const slow: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'> = {
-    claimOnce: (key) =>
+    claimOnce: (key, token) =>
       new Promise<void>((resolve) => held.push(resolve))
-        .then(() => space.claimOnce(key))
+        .then(() => space.claimOnce(key, token))
         .then((taken) => (landed.push(taken), taken)),
-    releaseClaim: (key) => space.releaseClaim(key).then(() => void released.push(key)),
+    releaseClaim: (key, token) => space.releaseClaim(key, token).then(() => void released.push(key)),
   };
   return { space, slow, landed, released, answer: () => held.splice(0).forEach((go) => go()) };
 }
