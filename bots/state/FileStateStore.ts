@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { safeJson, writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, encodeValue, holdAfter, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
+import { checkKey, checkSpace, claimToken, encodeValue, holdAfter, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -308,24 +308,33 @@ class FileSpace<T> implements Space<T> {
   /**
    * A record written (and synced) under the key's queue, so a key taken before a restart stays taken. A record kept
    * but unreadable (damaged, a failing read) is a claim too, as Redis's SET NX sees any value: taking it anew would
-   * start a replayed request's paid job a second time.
+   * start a replayed request's paid job a second time. The record keeps the claim's token (an older version's, `1`).
    */
-  async claimOnce(key: string): Promise<boolean> {
+  async claimOnce(key: string, token?: string): Promise<boolean> {
     this.#assertOpen();
     refuseBytes(this.definition, 'claimOnce');
+    const kept = claimToken(token);
     if (!STATE_KEY_PATTERN.test(key)) return false;
     return this.#serial(key, async () => {
       if ((await this.#read(key, true)) !== undefined) return false;
-      await this.#write(key, '1', false);
+      await this.#write(key, JSON.stringify(kept), false);
       return true;
     });
   }
 
-  /** The claim's record removed under the key's queue, so it is given back after a claim still being written. */
-  async releaseClaim(key: string): Promise<void> {
+  /**
+   * The claim's record removed under the key's queue (so it is given back after a claim still being written), only
+   * while it still keeps this claim's token: a key taken again since stays taken, as on Redis.
+   */
+  async releaseClaim(key: string, token: string): Promise<void> {
     this.#assertOpen();
     refuseBytes(this.definition, 'releaseClaim');
-    if (STATE_KEY_PATTERN.test(key)) await this.#serial(key, () => this.#remove(key));
+    const kept = claimToken(token);
+    if (!STATE_KEY_PATTERN.test(key)) return;
+    await this.#serial(key, async () => {
+      const found = await this.#read(key, true);
+      if (found !== undefined && found !== UNREADABLE && found.value === kept) await this.#remove(key);
+    });
   }
 
   /** One process per data folder: the holder of a running job is this one, and nobody else sends notices. */

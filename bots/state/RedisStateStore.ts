@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
 import { waitWithin } from 'pictor/internal';
-import { checkKey, checkSpace, encodeValue, holdAfter, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
+import { checkKey, checkSpace, claimToken, encodeValue, holdAfter, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
@@ -100,7 +100,16 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
 end
 return 0`;
 
+/**
+ * Gives back a claim (`claimOnce`) only while it is still the one with this token (ARGV[1]): a release sent again after
+ * another claim took the key (the link's offline queue sends again what went unanswered) leaves that claim alone.
+ */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
 type StateClient = Redis & {
+  pictorStateRelease(key: string, token: string): Promise<number>;
   pictorStatePut(...args: (string | number | Buffer)[]): Promise<number>;
   pictorStateClaim(...args: string[]): Promise<number>;
   pictorStateGone(...args: string[]): Promise<number>;
@@ -132,6 +141,7 @@ export class RedisStateStore implements StateStore {
     if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 4, lua: PUT });
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
     if (!this.#redis.pictorStateGone) this.#redis.defineCommand('pictorStateGone', { numberOfKeys: 4, lua: GONE });
+    if (!this.#redis.pictorStateRelease) this.#redis.defineCommand('pictorStateRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 
   /** Takes the lease (Redis must answer now) and keeps renewing it (`renewEveryThird`: each renewal's bound ends by the next tick, at most two unanswered). */
@@ -328,17 +338,20 @@ class RedisSpace<T> implements Space<T> {
     return `${this.base}:once:${key}`;
   }
 
-  async claimOnce(key: string): Promise<boolean> {
+  /** SET NX of the claim's token (a key kept by an older version holds '1': taken all the same, until its TTL). */
+  async claimOnce(key: string, token?: string): Promise<boolean> {
     refuseBytes(this.definition, 'claimOnce');
+    const kept = claimToken(token);
     if (!STATE_KEY_PATTERN.test(key)) return false;
     const once = this.#once(key);
     const ttlMs = this.definition.ttlMs;
-    return (await (ttlMs === undefined ? this.redis.set(once, '1', 'NX') : this.redis.set(once, '1', 'PX', ttlMs, 'NX'))) === 'OK';
+    return (await (ttlMs === undefined ? this.redis.set(once, kept, 'NX') : this.redis.set(once, kept, 'PX', ttlMs, 'NX'))) === 'OK';
   }
 
-  async releaseClaim(key: string): Promise<void> {
+  async releaseClaim(key: string, token: string): Promise<void> {
     refuseBytes(this.definition, 'releaseClaim');
-    if (STATE_KEY_PATTERN.test(key)) await this.redis.del(this.#once(key));
+    const kept = claimToken(token);
+    if (STATE_KEY_PATTERN.test(key)) await this.redis.pictorStateRelease(this.#once(key), kept);
   }
 
   async notifyHolder(key: string, notice: Notice): Promise<boolean> {

@@ -102,13 +102,18 @@ export interface Space<T> {
   heldElsewhere(key: string): Promise<boolean>;
   /** Whether this process holds the record (it took it with a write that held it, or claimed it, and released it not since). */
   heldHere(key: string): Promise<boolean>;
-  /** Takes a key once: true for the first call across every process and restart within the space's TTL, false after. */
-  claimOnce(key: string): Promise<boolean>;
   /**
-   * Gives back a key `claimOnce` took, so the next `claimOnce` of it answers true again: for a claim whose answer came
-   * too late to be used (`claimWithin`), so the request refused meanwhile can be taken when it comes again.
+   * Takes a key once: true for the first call across every process and restart within the space's TTL, false after.
+   * The claim keeps `token` (`CLAIM_TOKEN_PATTERN`; a random one when absent): only a release naming it gives it back.
    */
-  releaseClaim(key: string): Promise<void>;
+  claimOnce(key: string, token?: string): Promise<boolean>;
+  /**
+   * Gives back a key the `claimOnce` with this `token` took, so the next `claimOnce` of it answers true again: for a
+   * claim whose answer came too late to be used (`claimWithin`), so the request refused meanwhile can be taken when it
+   * comes again. A key held by another claim (given back and taken again since, by any process) stays taken: a release
+   * sent again late (a Redis link that reconnects sends again what went unanswered) never frees another's claim.
+   */
+  releaseClaim(key: string, token: string): Promise<void>;
   /** Sends a notice to the live process holding the record (another replica): true when it received it. */
   notifyHolder(key: string, notice: Notice): Promise<boolean>;
   /** Receives the notices other processes send about the records this process holds (one handler per space). */
@@ -149,6 +154,21 @@ export class StateValueTooLargeError extends Error {
   constructor(space: string, bytes: number, max: number) {
     super(`a ${space} record of ${bytes} bytes is over the bound of ${max} bytes`);
   }
+}
+
+/** What a claim keeps (`claimOnce`), so only its own release gives it back. */
+export const CLAIM_TOKEN_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
+
+/** A claim's token no other claim has: 128 random bits. */
+export function newClaimToken(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** The claim's token, checked: a token not of the pattern is a bug (it would be compared, never matched). */
+export function claimToken(token: string | undefined): string {
+  if (token === undefined) return newClaimToken();
+  if (!CLAIM_TOKEN_PATTERN.test(token)) throw new TypeError('a claim token is 8 to 64 of A-Z a-z 0-9 _ -');
+  return token;
 }
 
 /** Keys come back in button values: only these reach a path or a Redis key. */

@@ -1,5 +1,24 @@
 import { CLAIM_WAIT_MS } from 'pictor/internal';
-import type { Space } from './StateStore.js';
+import { newClaimToken, type Space } from './StateStore.js';
+
+type Claims = Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>;
+
+/** A `claimWithin` call: answered once, with the claim's answer or a refusal. */
+interface Caller {
+  /** Whether it still waits for an answer (its wait has not run out). */
+  waiting(): boolean;
+  /** Answers the call; false when it was answered before (its wait ran out): the answer is then nobody's. */
+  answer(taken: boolean): boolean;
+  fail(error: Error): void;
+}
+
+/** This process's claim of a key that the state has not answered yet, and the later calls for the key waiting on it. */
+interface Flight {
+  heirs: Caller[];
+}
+
+/** The claims under way in this process, by space and key: a later call of the same key waits for the one under way. */
+const flights = new WeakMap<Claims, Map<string, Flight>>();
 
 /**
  * Takes a key once in the bots' shared state (`claimOnce`), waiting at most `CLAIM_WAIT_MS`: true when this request is
@@ -8,28 +27,86 @@ import type { Space } from './StateStore.js';
  *
  * A claim that did not answer in time may still land later. Had it then taken the key, that key would be marked taken
  * for a request that was refused: the request's retry (Slack sends one, a proxy may) would find it taken and be
- * dropped, and nobody would ever be answered. So a claim that lands late having taken the key gives it back
- * (`releaseClaim`): the retry takes it then. Giving it back may fail too (the state still failing): the key then stays
- * taken until the space's TTL, as it would have without this.
+ * dropped, and nobody would ever be answered. So:
+ * - in this process, a call for a key whose claim is still under way sends no claim of its own (the state answers the
+ *   claims of one key in order, so it would only answer after that one, and lose to it): it waits, within its own
+ *   wait, for that claim's answer. The first claim answered in time keeps the key and the later calls are answered
+ *   false; a claim that lands late having taken the key hands it to the first later call still waiting, which is
+ *   answered true (a retry during a slow spell is taken, not dropped); one that failed or lost lets the waiting calls
+ *   claim for themselves;
+ * - a claim that lands late having taken the key with no call left waiting for it gives it back (`releaseClaim`, of
+ *   this claim only: a key taken again since, by any process, stays taken): the next retry takes it then. Giving it
+ *   back may fail too (the state still failing): the key then stays taken until the space's TTL, as without this.
+ *
+ * Across processes (a retry reaching another replica while this one's claim is late) the retry still loses to the late
+ * claim, and is dropped, unless it comes after the key is given back.
  */
-export function claimWithin(space: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>, key: string, waitMs: number = CLAIM_WAIT_MS): Promise<boolean> {
+export function claimWithin(space: Claims, key: string, waitMs: number = CLAIM_WAIT_MS): Promise<boolean> {
   return new Promise<boolean>((resolve, reject) => {
-    let late = false;
+    let answered = false;
     const timer = setTimeout(() => {
-      late = true;
+      answered = true;
       reject(new Error('the state store did not answer in time'));
     }, waitMs);
     timer.unref?.();
-    space.claimOnce(key).then(
-      (taken) => {
+    const caller: Caller = {
+      waiting: () => !answered,
+      answer(taken) {
+        if (answered) return false;
+        answered = true;
         clearTimeout(timer);
-        if (!late) resolve(taken);
-        else if (taken) void space.releaseClaim(key).catch(() => undefined);
+        resolve(taken);
+        return true;
       },
-      (error: unknown) => {
+      fail(error) {
+        if (answered) return;
+        answered = true;
         clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
+        reject(error);
       },
-    );
+    };
+    claim(space, key, caller);
   });
+}
+
+/** Sends `caller`'s claim, or has it wait for the one of the key under way here. */
+function claim(space: Claims, key: string, caller: Caller): void {
+  if (!caller.waiting()) return;
+  let underWay = flights.get(space);
+  if (!underWay) flights.set(space, (underWay = new Map()));
+  const earlier = underWay.get(key);
+  if (earlier) {
+    // A call whose wait ran out is dropped here, so a slow spell holds no more than the calls still waiting.
+    earlier.heirs = [...earlier.heirs.filter((heir) => heir.waiting()), caller];
+    return;
+  }
+  const flight: Flight = { heirs: [] };
+  underWay.set(key, flight);
+  const token = newClaimToken();
+  const settle = (): Caller[] => {
+    if (underWay.get(key) === flight) underWay.delete(key);
+    if (underWay.size === 0) flights.delete(space);
+    return flight.heirs;
+  };
+  space.claimOnce(key, token).then(
+    (taken) => {
+      const heirs = settle();
+      if (!taken) {
+        caller.answer(false);
+        // Taken before (here, or by another process): each call waiting asks for itself, in order (it may have been given back since).
+        for (const heir of heirs) claim(space, key, heir);
+        return;
+      }
+      // Late, having taken the key: the first call still waiting takes it over, else it is given back.
+      const holder = caller.answer(true) || heirs.some((heir) => heir.answer(true));
+      if (!holder) void space.releaseClaim(key, token).catch(() => undefined);
+      for (const heir of heirs) heir.answer(false);
+    },
+    (error: unknown) => {
+      const heirs = settle();
+      caller.fail(error instanceof Error ? error : new Error(String(error)));
+      // The state failed this claim: each call waiting on it asks again for itself, in order.
+      for (const heir of heirs) claim(space, key, heir);
+    },
+  );
 }

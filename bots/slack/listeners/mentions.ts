@@ -34,7 +34,9 @@ interface Mention {
  * Keys this process has taken lately (or is taking): the `message` twin of an `app_mention` that reached this process
  * too is dropped without asking the shared state again. Only a first check: a key not here may have been taken
  * elsewhere, which the claim in the shared state answers. A key whose claim failed is taken back (`failed`), so its
- * twin or a redelivery asks the state again, and is remembered as told: the member hears of a failure once a message.
+ * twin or a redelivery asks the state again, and is remembered as told: the member hears of a failure once a message
+ * per process (a redelivery reaching another replica tells them there once more: the state that would share the mark
+ * is the one that just failed).
  * Kept as long as the shared state keeps a key taken (the space's TTL), never longer than the `max` latest.
  */
 class RecentKeys {

@@ -161,11 +161,11 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
     let landed = 0;
     let released = 0;
     const { h, state } = await withMessages('late', (space) => ({
-      claimOnce: (key) =>
+      claimOnce: (key, token) =>
         ++landed === 1
-          ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key)).finally(() => void (landed = 100))
-          : space.claimOnce(key),
-      releaseClaim: (key) => space.releaseClaim(key).then(() => void released++),
+          ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key, token)).finally(() => void (landed = 100))
+          : space.claimOnce(key, token),
+      releaseClaim: (key, token) => space.releaseClaim(key, token).then(() => void released++),
     }));
     try {
       const mention = appMention(h.fake, 'C0LATE', 'a cat --quality low');
@@ -179,6 +179,32 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
       await finishedJob(h.fake, 'C0LATE');
       expect(generations(h)).toHaveLength(1);
       expect(h.fake.ephemerals).toHaveLength(1);
+    } finally {
+      answer();
+      await h.close();
+      await state.close();
+    }
+  });
+
+  it('starts the job of Slack’s retry sent while the state is still slow: the late claim, having taken the message, is handed to the retry, not given back', async () => {
+    let answer: () => void = () => {};
+    let claims = 0;
+    let released = 0;
+    const { h, state } = await withMessages('slow', (space) => ({
+      claimOnce: (key, token) => (++claims === 1 ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key, token)) : space.claimOnce(key, token)),
+      releaseClaim: (key, token) => space.releaseClaim(key, token).then(() => void released++),
+    }));
+    try {
+      const mention = appMention(h.fake, 'C0SLOW', 'a cat --quality low');
+      expect(await deliver(h.fake, h.bot.url!, mention)).toBe(200);
+      expect(await h.fake.waitFor(() => h.fake.ephemerals[0], 'the private answer')).toMatchObject({ channel: 'C0SLOW', text: onMySide });
+      // The retry comes before the state answers the first claim.
+      expect(await deliver(h.fake, h.bot.url!, mention, retryOf(1))).toBe(200);
+      answer();
+      await finishedJob(h.fake, 'C0SLOW');
+      expect(generations(h)).toHaveLength(1);
+      expect(h.fake.ephemerals).toHaveLength(1);
+      expect({ claims, released }).toEqual({ claims: 1, released: 0 });
     } finally {
       answer();
       await h.close();

@@ -13,11 +13,11 @@ async function slowSpace() {
   const landed: boolean[] = [];
   const released: string[] = [];
   const slow: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'> = {
-    claimOnce: (key) =>
+    claimOnce: (key, token) =>
       new Promise<void>((resolve) => held.push(resolve))
-        .then(() => space.claimOnce(key))
+        .then(() => space.claimOnce(key, token))
         .then((taken) => (landed.push(taken), taken)),
-    releaseClaim: (key) => space.releaseClaim(key).then(() => void released.push(key)),
+    releaseClaim: (key, token) => space.releaseClaim(key, token).then(() => void released.push(key)),
   };
   return { space, slow, landed, released, answer: () => held.splice(0).forEach((go) => go()) };
 }
@@ -65,6 +65,60 @@ describe('a claim within the claim wait', () => {
     await vi.waitFor(() => expect(landed).toEqual([false]));
     expect(released).toEqual([]);
     expect(await space.claimOnce('k1')).toBe(false);
+  });
+
+  it('hands a late claim that took the key to a retry sent during the slow spell: the retry is answered true, sends no claim of its own, and nothing is given back', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { space, slow, landed, released, answer } = await slowSpace();
+    const refused = claimWithin(slow, 'k1', 1_000);
+    const check = expect(refused).rejects.toThrow('the state store did not answer in time');
+    await vi.advanceTimersByTimeAsync(1_000);
+    await check;
+    // Slack's retry, while the state is still slow: its claim would only be answered after the late one, and lose.
+    const retry = claimWithin(slow, 'k1', 60_000);
+    vi.useRealTimers();
+    answer();
+    expect(await retry).toBe(true);
+    expect(landed).toEqual([true]);
+    expect(released).toEqual([]);
+    expect(await space.claimOnce('k1')).toBe(false);
+  });
+
+  it('answers a twin sent while the first claim is still in time false once the first takes the key: one of them is the first', async () => {
+    const { slow, landed, answer } = await slowSpace();
+    const first = claimWithin(slow, 'k1', 60_000);
+    const twin = claimWithin(slow, 'k1', 60_000);
+    answer();
+    expect(await Promise.all([first, twin])).toEqual([true, false]);
+    expect(landed).toEqual([true]);
+  });
+
+  it('gives the key back when the retry’s own wait runs out too before the late claim lands, so the next retry takes it', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { space, slow, released, answer } = await slowSpace();
+    const refused = [claimWithin(slow, 'k1', 1_000), claimWithin(slow, 'k1', 1_000)].map((claim) => expect(claim).rejects.toThrow('the state store did not answer in time'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    await Promise.all(refused);
+    vi.useRealTimers();
+    answer();
+    await vi.waitFor(() => expect(released).toEqual(['k1']));
+    expect(await space.claimOnce('k1')).toBe(true);
+  });
+
+  it('has a call waiting on a claim that failed ask the state itself, and take the key', async () => {
+    const { space } = await slowSpace();
+    let fail: (error: Error) => void = () => {};
+    let claims = 0;
+    const failingOnce: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'> = {
+      claimOnce: (key, token) => (++claims === 1 ? new Promise<boolean>((_, reject) => (fail = reject)) : space.claimOnce(key, token)),
+      releaseClaim: (key, token) => space.releaseClaim(key, token),
+    };
+    const first = claimWithin(failingOnce, 'k1', 60_000);
+    const second = claimWithin(failingOnce, 'k1', 60_000);
+    fail(new Error('the state does not answer'));
+    await expect(first).rejects.toThrow('the state does not answer');
+    expect(await second).toBe(true);
+    expect(claims).toBe(2);
   });
 
   it('is refused with the state’s own error when the claim fails', async () => {

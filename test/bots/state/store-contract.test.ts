@@ -234,7 +234,7 @@ describe.each([
     // Bytes are put, read and deleted: never changed in place nor taken once.
     await expect(images.update('i1', (b) => b)).rejects.toBeInstanceOf(TypeError);
     await expect(images.claimOnce('i9')).rejects.toBeInstanceOf(TypeError);
-    await expect(images.releaseClaim('i9')).rejects.toBeInstanceOf(TypeError);
+    await expect(images.releaseClaim('i9', 'token-i9')).rejects.toBeInstanceOf(TypeError);
     // 900 bytes each within 2000: a third write drops the oldest.
     await images.put('i2', bytes(2));
     await images.put('i3', bytes(3));
@@ -401,15 +401,33 @@ describe.each([
 
   it.skipIf(skip)('gives a key back once claimed: the next claim takes it again, from any process and after a restart, and then holds it again', async () => {
     backend = await make();
-    expect(await backend.a.space(SPACE).claimOnce('ix1')).toBe(true);
-    await backend.a.space(SPACE).releaseClaim('ix1');
+    expect(await backend.a.space(SPACE).claimOnce('ix1', 'claim-of-a')).toBe(true);
+    await backend.a.space(SPACE).releaseClaim('ix1', 'claim-of-a');
     // `b` is a process started after `a` (the file backend: a restart).
-    expect(await backend.b.space(SPACE).claimOnce('ix1')).toBe(true);
+    expect(await backend.b.space(SPACE).claimOnce('ix1', 'claim-of-b')).toBe(true);
     expect(await backend.b.space(SPACE).claimOnce('ix1')).toBe(false);
     // A key never taken, or not a key: nothing to give back.
-    await backend.b.space(SPACE).releaseClaim('ix9');
-    await backend.b.space(SPACE).releaseClaim('../ix');
+    await backend.b.space(SPACE).releaseClaim('ix9', 'claim-of-b');
+    await backend.b.space(SPACE).releaseClaim('../ix', 'claim-of-b');
     expect(await backend.b.space(SPACE).claimOnce('ix9')).toBe(true);
+  });
+
+  it.skipIf(skip)('gives back only the claim a release names: one sent again after another claim took the key leaves that claim taken', async () => {
+    backend = await make();
+    expect(await backend.a.space(SPACE).claimOnce('ix1', 'first-claim')).toBe(true);
+    await backend.a.space(SPACE).releaseClaim('ix1', 'first-claim');
+    expect(await backend.b.space(SPACE).claimOnce('ix1', 'second-claim')).toBe(true);
+    // The first release again (a Redis link sends again, on reconnecting, what went unanswered; the data folder: the
+    // process after `a`, which `b` is, giving back the first claim): the second claim stays.
+    const first = backend.concurrent ? backend.a : backend.b;
+    await first.space(SPACE).releaseClaim('ix1', 'first-claim');
+    expect(await first.space(SPACE).claimOnce('ix1')).toBe(false);
+    expect(await backend.b.space(SPACE).claimOnce('ix1')).toBe(false);
+    // A claim taken without a token of its own keeps a random one: no release gives it back but its own.
+    expect(await backend.b.space(SPACE).claimOnce('ix2')).toBe(true);
+    await first.space(SPACE).releaseClaim('ix2', 'first-claim');
+    expect(await backend.b.space(SPACE).claimOnce('ix2')).toBe(false);
+    await expect(backend.b.space(SPACE).claimOnce('ix3', 'short')).rejects.toBeInstanceOf(TypeError);
   });
 
   it.skipIf(skip)('delivers a notice about a record to the live process holding it, and to no one once it is gone', async () => {
@@ -569,7 +587,7 @@ describe('the data-folder backend', () => {
     expect(await readdir(folder)).toEqual(['k1.json']);
     expect(JSON.parse(await readFile(join(folder, 'k1.json'), 'utf8')).value).toEqual(job('written as the store closes'));
     await writing;
-    for (const call of [() => space.put('k2', job('late')), () => space.update('k1', () => job('late')), () => space.delete('k1'), () => space.get('k1'), () => space.claimOnce('k3'), () => space.releaseClaim('k3'), () => space.claimOrphans()]) {
+    for (const call of [() => space.put('k2', job('late')), () => space.update('k1', () => job('late')), () => space.delete('k1'), () => space.get('k1'), () => space.claimOnce('k3'), () => space.releaseClaim('k3', 'claim-k3'), () => space.claimOrphans()]) {
       await expect(call()).rejects.toMatchObject({ name: 'StateClosedError', code: 'state_closed' });
     }
     // A space first used after the close does not make its folder either.
@@ -668,6 +686,17 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
     await vi.waitFor(async () => expect(await space.has('old')).toBe(false), { timeout: 15_000 });
     expect(await space.get('old')).toBeUndefined();
     expect(await space.has('new')).toBe(true);
+  });
+
+  it('counts a key an older version took (kept as 1) as taken, and no release of a claim gives it back: it runs out with its TTL', async () => {
+    const { prefix, link, store } = await redisStoreForTest('state-old-claim');
+    const space = store.space<Job>(SPACE);
+    const once = `${prefix}:bots:test-jobs:once:old`;
+    await link.commands.set(once, '1', 'PX', SPACE.ttlMs!);
+    expect(await space.claimOnce('old', 'a-new-claim')).toBe(false);
+    await space.releaseClaim('old', 'a-new-claim');
+    expect(await link.commands.get(once)).toBe('1');
+    expect(await link.commands.pttl(once)).toBeGreaterThan(0);
   });
 
   it('lists a space’s keys by scanning them alone, never fetching a value', async () => {
