@@ -31,50 +31,30 @@ interface Mention {
 }
 
 /**
- * Keys this process has taken lately (or is taking): the `message` twin of an `app_mention` that reached this process
- * too is dropped without asking the shared state again. Only a first check: a key not here may have been taken
- * elsewhere, which the claim in the shared state answers. A key whose claim failed is taken back (`failed`), so its
- * twin or a redelivery asks the state again, and is remembered as told: the member hears of a failure once a message
- * per process (a redelivery reaching another replica tells them there once more: the state that would share the mark
- * is the one that just failed).
- * Kept as long as the shared state keeps a key taken (the space's TTL), never longer than the `max` latest.
+ * The messages whose failed claim this process told the member of: the member hears of a failure once a message per
+ * process (a redelivery reaching another replica tells them there once more: the state that would share the mark is
+ * the one that just failed). Kept as long as the shared state keeps a key taken (the space's TTL), never longer than
+ * the `max` latest.
  */
-class RecentKeys {
-  readonly #seen = new Map<string, number>();
+class FailuresTold {
   readonly #told = new Map<string, number>();
   constructor(
     readonly max: number,
     readonly ttlMs: number,
   ) {}
 
-  /** True the first time a key is seen (within the time kept). */
-  add(key: string): boolean {
-    if (this.#fresh(this.#seen, key)) return false;
-    this.#keep(this.#seen, key);
-    return true;
-  }
-
-  /** Its claim failed: taken back, so it is tried again. True the first time for the key (the member is told then). */
-  failed(key: string): boolean {
-    this.#seen.delete(key);
-    if (this.#fresh(this.#told, key)) return false;
-    this.#keep(this.#told, key);
-    return true;
-  }
-
-  #fresh(keys: Map<string, number>, key: string): boolean {
-    const at = keys.get(key);
-    return at !== undefined && Date.now() - at < this.ttlMs;
-  }
-
-  #keep(keys: Map<string, number>, key: string): void {
+  /** True the first time a key's claim fails (within the time kept): the member is told then. */
+  first(key: string): boolean {
     const now = Date.now();
-    keys.delete(key);
-    keys.set(key, now);
-    for (const [k, at] of keys) {
-      if (keys.size <= this.max && now - at < this.ttlMs) break;
-      keys.delete(k);
+    const at = this.#told.get(key);
+    if (at !== undefined && now - at < this.ttlMs) return false;
+    this.#told.delete(key);
+    this.#told.set(key, now);
+    for (const [k, since] of this.#told) {
+      if (this.#told.size <= this.max && now - since < this.ttlMs) break;
+      this.#told.delete(k);
     }
+    return true;
   }
 }
 
@@ -91,13 +71,15 @@ class RecentKeys {
  * A message is taken once in the bots' shared state (`taken`: the `slack-messages` space, by workspace, channel and
  * ts) before anything is answered or charged: its two events, Slack's retries of either (signed again, so the replay
  * guard lets them through) and Socket Mode's redeliveries answer it once, on whichever replica each reaches and after
- * a restart. When the state cannot answer — an error, or no answer within `CLAIM_WAIT_MS` (a Redis down queues the
- * claim) — the message starts no job (it may be a paid one), as the replay guard refuses a request it cannot check:
- * the member is told privately that it failed on our side, and that is logged; its other event or a redelivery is
- * tried again (failing again, it is neither told nor logged as an error a second time).
+ * a restart. Every event asks `claimWithin`, the one mechanism: an event whose twin's claim is still under way in
+ * this process waits for that claim (it is 'already' once the twin took the message, or claims for itself when the
+ * twin's claim failed). When the state cannot answer — an error, or no answer within `CLAIM_WAIT_MS` (a Redis down
+ * queues the claim) — the message starts no job (it may be a paid one), as the replay guard refuses a request it
+ * cannot check: the member is told privately that it failed on our side, and that is logged; its other event or a
+ * redelivery is tried again (failing again, it is neither told nor logged as an error a second time).
  */
 export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>): void {
-  const seen = new RecentKeys(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
+  const told = new FailuresTold(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
 
   app.event('app_mention', async ({ event, body, context: auth }) => {
     if (!event.user || (event as { bot_id?: string }).bot_id) return;
@@ -150,18 +132,18 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
 
   /**
    * 'taken' for the first of a message's events and deliveries, in every process sharing the state; 'already' after;
-   * 'failed' when the state did not answer in time (the key is taken back, so a later delivery is tried again), and
-   * 'failed again' when the member was already told of a failure for this message.
+   * 'failed' when the state did not answer in time (nothing is kept of it here, so a later delivery is tried again),
+   * and 'failed again' when the member was already told of a failure for this message.
    */
   async function take(mention: Mention): Promise<'taken' | 'already' | 'failed' | 'failed again'> {
     const key = `${mention.teamId}:${mention.channelId}:${mention.ts}`;
     const where = { team: mention.teamId, channel: mention.channelId, ts: mention.ts };
     try {
-      if (seen.add(key) && (await claimWithin(taken, digestKeyOf(key)))) return 'taken';
+      if (await claimWithin(taken, digestKeyOf(key))) return 'taken';
       context.logger.debug(where, 'a Slack message already taken: not answered again');
       return 'already';
     } catch (err) {
-      if (!seen.failed(key)) {
+      if (!told.first(key)) {
         context.logger.debug({ err, ...where }, 'could not check a Slack message again: no job started, the member was told already');
         return 'failed again';
       }

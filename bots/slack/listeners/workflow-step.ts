@@ -29,76 +29,114 @@ interface StepInputs {
  *
  * A step runs once, however often its `function_executed` arrives (Slack's retries of an event whose 200 came late,
  * each signed again; Socket Mode's redeliveries; to any replica, after a restart): its `function_execution_id` is
- * taken in `taken` (the bots' `slack-messages` space, with the mentions) before anything is answered or charged. A
- * delivery after the first does nothing (the first completes the step). When the state cannot answer in time the step
- * fails on our side, and that is logged: no job runs unclaimed (it may be a paid one).
+ * taken in `taken` (the bots' `slack-messages` space, with the mentions) before anything is asked of Slack, answered or
+ * charged. A delivery after the first does nothing (the first completes the step). When the state cannot answer in time
+ * the step fails on our side, and that is logged: no job runs unclaimed (it may be a paid one).
+ *
+ * Every step taken ends: whatever throws on the way (the job cannot be started, Slack refuses the outputs) fails the
+ * step with "failed on my side" in the member's language, and that is logged — a step left open would hang its
+ * workflow, and no retry would rescue it (the step is taken).
  */
 export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>): void {
   app.function(WORKFLOW_STEP_ID, { autoAcknowledge: true }, async ({ inputs, complete, fail, body, event, context: auth }) => {
     const step = inputs as StepInputs;
     const teamId = body.team_id;
-    const executionId = event.function_execution_id;
+    const where = { team: teamId, execution: event.function_execution_id };
     const userId = typeof step.user === 'string' ? step.user : '';
-    const channelId = typeof step.channel === 'string' ? step.channel : '';
     const { client } = context.workspace(auth);
-    const locale = userId ? await context.locales.of(client, teamId, userId) : undefined;
+    // The member's language, asked of Slack only once the step is ours to answer.
+    const localeOf = async () => (userId ? await context.locales.of(client, teamId, userId) : undefined);
     try {
-      if (!(await claimWithin(taken, digestKeyOf(`step:${teamId}:${executionId}`)))) {
-        context.logger.debug({ team: teamId, execution: executionId }, 'a workflow step already taken: not run again');
+      if (!(await claimWithin(taken, digestKeyOf(`step:${teamId}:${event.function_execution_id}`)))) {
+        context.logger.debug(where, 'a workflow step already taken: not run again');
         return;
       }
     } catch (err) {
-      context.logger.error({ err, team: teamId, execution: executionId }, 'could not check a workflow step against the ones taken lately: not run, the step fails');
-      await fail({ error: plain(say(locale, 'error.on_my_side')) });
+      context.logger.error({ err, ...where }, 'could not check a workflow step against the ones taken lately: not run, the step fails');
+      await fail({ error: plain(say(await localeOf(), 'error.on_my_side')) });
       return;
     }
-    const options = optionsOf(step);
-    if (!userId || !channelId || typeof step.prompt !== 'string' || !options) {
-      await fail({ error: say(locale, 'slack.step.bad_inputs') });
-      return;
-    }
-    // A house style of the workspace, by name, as `--style` takes it (an unknown one fails the step with the refusal's words).
-    const style = typeof step.style === 'string' && step.style.trim() ? step.style.trim() : undefined;
-    // A refusal, or a failure before the job's message, is told to the step: it fails with those words (plain text).
-    let refusal: string | undefined;
-    const started = await context.jobs.start({
-      kind: 'generate',
-      prompt: step.prompt.trim(),
-      options,
-      style,
-      actor: { userId, teamId, channelId, locale },
-      // A workflow posts in its channel and hands the message on: never privately, whatever the member's default.
-      private: false,
-      notify: async (text) => {
-        refusal = text;
+    let locale: string | undefined;
+    let ended = false;
+    const end = {
+      complete: async (outputs: Record<string, unknown>) => {
+        await complete({ outputs });
+        ended = true;
       },
-      client,
-    });
-    if (!started) {
-      await fail({ error: plain(refusal ?? say(locale, 'error.on_my_side')) });
-      return;
-    }
-    const final = await started.done;
-    await started.shown;
-    if (final.type !== 'completed') {
-      const words = final.type === 'failed' ? final.words : undefined;
-      await fail({ error: plain(words ? sayWords(locale, words) : (refusal ?? say(locale, 'slack.step.cancelled'))) });
-      return;
-    }
-    const request = await context.store.get(started.requestId);
-    const files = request?.outputFiles ?? [];
-    if (files.length === 0) {
-      await fail({ error: say(locale, 'slack.step.not_posted') });
-      return;
-    }
-    await complete({
-      outputs: {
-        file_ids: files.map((f) => f.id),
-        permalinks: await Promise.all(files.map((f) => permalinkOf(client, f.id, context))),
-        message_link: request?.messageTs ? await messageLink(client, channelId, request.messageTs, context) : '',
-        cost_usd: final.cost.totalUsd,
+      fail: async (error: string) => {
+        await fail({ error });
+        ended = true;
       },
-    });
+    };
+    try {
+      locale = await localeOf();
+      await runStep(step, { userId, teamId, locale, client }, end, context);
+    } catch (err) {
+      context.logger.error({ err, ...where }, 'a workflow step failed on our side: it fails, the member told it failed on my side');
+      if (!ended) await fail({ error: plain(say(locale, 'error.on_my_side')) });
+    }
+  });
+}
+
+/** How a step ends: with its outputs, or an error (plain text) the workflow shows. */
+interface StepEnd {
+  complete(outputs: Record<string, unknown>): Promise<void>;
+  fail(error: string): Promise<void>;
+}
+
+/** Runs a step taken: its job, through the intake, and the step's end with the job's outputs or the words why not. */
+async function runStep(
+  step: StepInputs,
+  who: { userId: string; teamId: string; locale: string | undefined; client: webApi.WebClient },
+  end: StepEnd,
+  context: BotContext,
+): Promise<void> {
+  const { userId, teamId, locale, client } = who;
+  const channelId = typeof step.channel === 'string' ? step.channel : '';
+  const options = optionsOf(step);
+  if (!userId || !channelId || typeof step.prompt !== 'string' || !options) {
+    await end.fail(say(locale, 'slack.step.bad_inputs'));
+    return;
+  }
+  // A house style of the workspace, by name, as `--style` takes it (an unknown one fails the step with the refusal's words).
+  const style = typeof step.style === 'string' && step.style.trim() ? step.style.trim() : undefined;
+  // A refusal, or a failure before the job's message, is told to the step: it fails with those words (plain text).
+  let refusal: string | undefined;
+  const started = await context.jobs.start({
+    kind: 'generate',
+    prompt: step.prompt.trim(),
+    options,
+    style,
+    actor: { userId, teamId, channelId, locale },
+    // A workflow posts in its channel and hands the message on: never privately, whatever the member's default.
+    private: false,
+    notify: async (text) => {
+      refusal = text;
+    },
+    client,
+  });
+  if (!started) {
+    await end.fail(plain(refusal ?? say(locale, 'error.on_my_side')));
+    return;
+  }
+  const final = await started.done;
+  await started.shown;
+  if (final.type !== 'completed') {
+    const words = final.type === 'failed' ? final.words : undefined;
+    await end.fail(plain(words ? sayWords(locale, words) : (refusal ?? say(locale, 'slack.step.cancelled'))));
+    return;
+  }
+  const request = await context.store.get(started.requestId);
+  const files = request?.outputFiles ?? [];
+  if (files.length === 0) {
+    await end.fail(say(locale, 'slack.step.not_posted'));
+    return;
+  }
+  await end.complete({
+    file_ids: files.map((f) => f.id),
+    permalinks: await Promise.all(files.map((f) => permalinkOf(client, f.id, context))),
+    message_link: request?.messageTs ? await messageLink(client, channelId, request.messageTs, context) : '',
+    cost_usd: final.cost.totalUsd,
   });
 }
 

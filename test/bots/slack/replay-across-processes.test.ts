@@ -212,6 +212,42 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
     }
   });
 
+  it('starts the job of the message’s twin event that came while the first event’s claim was still under way, when that claim fails', async () => {
+    let fail: (error: Error) => void = () => {};
+    let claims = 0;
+    let checked = 0;
+    const dataDir = await testTempDir('pictor-mention-pending-');
+    const opened = await openBotState({ dataDir, logger: silentLogger() });
+    const messages = withSpace(opened, opened.spaces.slackMessages, (space) => ({
+      claimOnce: (key, token) => (++claims === 1 ? new Promise<boolean>((_resolve, reject) => (fail = reject)) : space.claimOnce(key, token)),
+    }));
+    // The replay guard's check of each request: counted a turn after it is answered, once the listener it lets through has run to its own claim.
+    const state = withSpace(messages, opened.spaces.slackSeen, (space) => ({
+      claimOnce: (key, token) => space.claimOnce(key, token).finally(() => void setImmediate(() => checked++)),
+    }));
+    const logger = new RecordingLogger();
+    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state, logger } });
+    try {
+      const mention = appMention(h.fake, 'C0PENDING', 'a cat --quality low');
+      expect(await deliver(h.fake, h.bot.url!, mention)).toBe(200);
+      await vi.waitFor(() => expect(claims).toBe(1));
+      // Slack's `message` event of the same message, while the first event's claim waits for the state.
+      const { event } = mention;
+      const twin = { ...mention, event_id: 'Ev0TWIN', event: { type: 'message', channel: event.channel, channel_type: 'channel', user: event.user, text: event.text, ts: event.ts, team: event.team } };
+      expect(await deliver(h.fake, h.bot.url!, twin)).toBe(200);
+      await vi.waitFor(() => expect(checked).toBe(2));
+      // The first claim fails: its event is refused (the member told), and the twin asks the state for itself.
+      fail(new Error('the state does not answer'));
+      await finishedJob(h.fake, 'C0PENDING');
+      expect(generations(h)).toHaveLength(1);
+      expect(h.fake.ephemerals.map((e) => e.text)).toEqual([onMySide]);
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual([notChecked]);
+    } finally {
+      await h.close();
+      await opened.close();
+    }
+  });
+
   it('tells the member once, and logs one error, when the message’s twin event fails its claim too', async () => {
     let claims = 0;
     const { h, logger, state } = await withClaim('twin', () => () => (claims++, Promise.reject(new Error('the state does not answer'))));

@@ -137,4 +137,59 @@ describe('a “Generate image” step delivered again', () => {
       await state.close();
     }
   });
+
+  it('asks Slack nothing of a step delivered again after a restart: it is dropped as taken before the member’s language is looked up', async () => {
+    const before = await startHarness({ emulator: { latencyMs: 10 } });
+    const { run, envelope } = await runKeepingEnvelope(before.fake, inputs);
+    expect((await outcomeOf(before, run)).ok).toBe(true);
+    await before.close({ fake: true, dataDir: true });
+
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 10 }, fake: before.fake, dataDir: before.dataDir, bot: { logger } });
+    const lookups = h.fake.callsOf('users.info').length;
+    expect(await retryOverHttp(h.fake, h.bot.url!, envelope)).toBe(200);
+    await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain(alreadyTaken), { timeout: 15_000 });
+    expect(h.fake.callsOf('users.info')).toHaveLength(lookups);
+    expect(generationRequests(h)).toBe(0);
+  });
+});
+
+const onMySide = say(undefined, 'error.on_my_side');
+const listenerFailed = 'a Slack listener failed';
+
+/** The step's outcome, or (when the app never completes it) the listener's failure that Bolt logged instead. */
+async function outcomeOrListenerFailure(harness: Harness, run: FakeFunctionRun, logger: RecordingLogger): Promise<FakeFunctionRun['outcome'] | 'never completed'> {
+  await vi.waitFor(() => expect(run.outcome !== undefined || logger.entries.some((e) => e.msg === listenerFailed)).toBe(true), { timeout: 15_000 });
+  return run.outcome ?? 'never completed';
+}
+
+describe('a “Generate image” step that fails on our side', () => {
+  it('fails with “failed on my side”, logged, when its job cannot be started (the request cannot be saved): the workflow does not hang', async () => {
+    const state = await openBotState({ dataDir: await testTempDir('pictor-step-nosave-'), logger: silentLogger() });
+    const logger = new RecordingLogger();
+    h = await startHarness({ bot: { logger, state: withSpace(state, state.spaces.slackRequests, () => ({ put: () => Promise.reject(new Error('the disk is full')) })) } });
+    try {
+      const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+      expect(await outcomeOrListenerFailure(h, run, logger)).toMatchObject({ ok: false, error: onMySide });
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['a workflow step failed on our side: it fails, the member told it failed on my side']);
+      await h.runner.shutdown({ graceMs: 500 });
+      expect(generationRequests(h)).toBe(0);
+      expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
+    } finally {
+      await h.close();
+      h = undefined;
+      await state.close();
+    }
+  });
+
+  it('fails with “failed on my side”, logged, when Slack refuses its outputs after the job ran: the images stay posted', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 10 }, bot: { logger } });
+    h.fake.failNext('functions.completeSuccess', { status: 200, error: 'invalid_arguments' });
+    const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+    expect(await outcomeOrListenerFailure(h, run, logger)).toMatchObject({ ok: false, error: onMySide });
+    expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['a workflow step failed on our side: it fails, the member told it failed on my side']);
+    expect(imageShares(h.fake, 'C0FLOW')).toHaveLength(1);
+    expect(generationRequests(h)).toBe(1);
+  });
 });
