@@ -112,16 +112,19 @@ export class HomeTabs {
    * waits for no change after the ones Slack is answering, however slow Slack is. A dropped one shows what changed when
    * the member next opens their Home (it is published then), here or on another replica. A forget's publish is never
    * dropped — until it is sent, the view Slack keeps shows the prompts the member erased: one still queued for the pace
-   * is sent now, past the pace (a forget is rare), and so is one asked during the stop; the caller bounds the wait.
+   * is sent at once, past the pace (a forget is rare), without waiting for the publishes Slack is answering, and so is
+   * one asked during the stop; the caller bounds the wait.
    */
   async stop(): Promise<void> {
     this.#stopping = true;
     for (const timer of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
-    await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
+    // Bottleneck's stop waits for the jobs running; the queued forgets are taken now (their jobs no longer start).
+    const dropped = this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
     const forgets = [...this.#forgetsQueued];
     this.#forgetsQueued.clear();
     for (const send of forgets) void send();
+    await dropped;
     await this.settled();
   }
 

@@ -153,4 +153,38 @@ describe('a stop of the Home tabs', () => {
     await vi.advanceTimersByTimeAsync(5 * 60_000);
     expect(published).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE', 'U0ERIN']);
   });
+
+  it('sends a queued forget’s publish at once, without waiting for the publishes Slack is still answering', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    /** Bob's publish is sent and Slack has not answered it yet (a slow Slack, or a 429 being waited out). */
+    let answerBob: () => void = () => {};
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(user_id);
+          return user_id === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    // Two publishes a minute: Bob's and Carol's go now; Alice's forget waits for the next minute.
+    for (const user of ['U0BOB', 'U0CAROL']) void homes.opened(client, actor(user), requester(user));
+    await vi.advanceTimersByTimeAsync(1_000);
+    let forgotten = false;
+    void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE')).then(() => (forgotten = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(published).toEqual(['U0BOB', 'U0CAROL']);
+
+    let stopped = false;
+    void homes.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(published).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE']);
+    expect(forgotten).toBe(true);
+    expect(stopped).toBe(false);
+    answerBob();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stopped).toBe(true);
+  });
 });
