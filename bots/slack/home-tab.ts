@@ -59,6 +59,8 @@ export class HomeTabs {
   readonly #limiter: Bottleneck;
   readonly #now: () => number;
   #stopping = false;
+  /** The stop ended: nothing is sent any more. */
+  #stopped = false;
 
   constructor(options: HomeTabsOptions) {
     this.#o = options;
@@ -93,8 +95,18 @@ export class HomeTabs {
    * one goes before the queued ones.
    */
   async forgotten(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<void> {
-    await Promise.allSettled([...(this.#rendering.get(keyOf(actor)) ?? [])]);
-    await this.#publishTo({ actor, requester, client }, FORGET_PRIORITY);
+    if (this.#stopped) {
+      // Nothing here sends it any more: the member's next open of their Home (another replica, the next start) does.
+      this.#o.logger.warn({ team: actor.teamId }, 'did not publish a Home tab after a forget: the Home tabs have stopped');
+      return;
+    }
+    // Under way from now on, while it waits for the member's own publishes too: a stop waits for it.
+    const sent = (async () => {
+      await Promise.allSettled([...(this.#rendering.get(keyOf(actor)) ?? [])]);
+      await this.#publishTo({ actor, requester, client }, FORGET_PRIORITY);
+    })();
+    this.#track(sent);
+    await sent;
   }
 
   /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
@@ -112,17 +124,23 @@ export class HomeTabs {
    * waits for no change after the ones Slack is answering, however slow Slack is. A dropped one shows what changed when
    * the member next opens their Home (it is published then), here or on another replica. A forget's publish is never
    * dropped — until it is sent, the view Slack keeps shows the prompts the member erased: one still queued for the pace
-   * is sent now, past the pace (a forget is rare), and so is one asked during the stop; the caller bounds the wait.
+   * is sent at once, past the pace (a forget is rare), without waiting for the publishes Slack is answering, and so is
+   * one asked during the stop, which the stop waits for too; the caller bounds the wait. One asked after the stop ended
+   * is not sent (it is logged): the member's next open of their Home shows it.
    */
   async stop(): Promise<void> {
     this.#stopping = true;
     for (const timer of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
-    await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
+    // Bottleneck's stop waits for the jobs running; the queued forgets are taken now (their jobs no longer start).
+    const dropped = this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
     const forgets = [...this.#forgetsQueued];
     this.#forgetsQueued.clear();
     for (const send of forgets) void send();
-    await this.settled();
+    await dropped;
+    // A forget asked meanwhile is under way too: waited for until none is left.
+    while (this.#publishing.size > 0) await this.settled();
+    this.#stopped = true;
   }
 
   #soon(key: string): void {
@@ -174,9 +192,14 @@ export class HomeTabs {
           });
       });
     }
+    this.#track(sent);
+    return sent;
+  }
+
+  /** Known as under way (`settled`, `stop`) until it ends. */
+  #track(sent: Promise<void>): void {
     this.#publishing.add(sent);
     void sent.finally(() => this.#publishing.delete(sent));
-    return sent;
   }
 
   /** Runs a member's publish, known as under way until it ends. */

@@ -147,10 +147,131 @@ describe('a stop of the Home tabs', () => {
     await vi.advanceTimersByTimeAsync(10);
     expect(stopped).toBe(true);
     expect(forgotten).toBe(true);
-    // A forget asked while the Home tabs stop is sent too; changes are not.
-    await homes.forgotten(client, actor('U0ERIN'), requester('U0ERIN'));
+    // Changes asked after the stop are not sent.
     homes.changed(TEAM, 'U0BOB');
     await vi.advanceTimersByTimeAsync(5 * 60_000);
-    expect(published).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE', 'U0ERIN']);
+    expect(published).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE']);
+  });
+
+  it('sends a queued forget’s publish at once, without waiting for the publishes Slack is still answering', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    /** Bob's publish is sent and Slack has not answered it yet (a slow Slack, or a 429 being waited out). */
+    let answerBob: () => void = () => {};
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(user_id);
+          return user_id === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    // Two publishes a minute: Bob's and Carol's go now; Alice's forget waits for the next minute.
+    for (const user of ['U0BOB', 'U0CAROL']) void homes.opened(client, actor(user), requester(user));
+    await vi.advanceTimersByTimeAsync(1_000);
+    let forgotten = false;
+    void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE')).then(() => (forgotten = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(published).toEqual(['U0BOB', 'U0CAROL']);
+
+    let stopped = false;
+    void homes.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(published).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE']);
+    expect(forgotten).toBe(true);
+    expect(stopped).toBe(false);
+    answerBob();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stopped).toBe(true);
+  });
+
+  it('waits for a forget asked while it stops, even one asked after it counted the publishes to wait for', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    /** Alice's and Dan's publishes stay unanswered until the test answers them (a slow Slack). */
+    const answer = new Map<string, () => void>();
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(user_id);
+          return ['U0ALICE', 'U0DAN'].includes(user_id) ? new Promise<void>((resolve) => answer.set(user_id, resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    // Two publishes a minute: Bob's and Carol's go now; Alice's forget waits for the next minute.
+    for (const user of ['U0BOB', 'U0CAROL']) void homes.opened(client, actor(user), requester(user));
+    await vi.advanceTimersByTimeAsync(1_000);
+    void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'));
+    await vi.advanceTimersByTimeAsync(1_000);
+
+    let stopped = false;
+    void homes.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(published).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE']);
+    // Dan forgets while the stop waits for Alice's publish.
+    let danForgotten = false;
+    void homes.forgotten(client, actor('U0DAN'), requester('U0DAN')).then(() => (danForgotten = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(published).toEqual(['U0BOB', 'U0CAROL', 'U0ALICE', 'U0DAN']);
+    answer.get('U0ALICE')?.();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stopped).toBe(false);
+    answer.get('U0DAN')?.();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(danForgotten).toBe(true);
+    expect(stopped).toBe(true);
+  });
+
+  it('waits for a forget asked while it stops that first waits for the member’s own publish under way', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    /** Each of Erin's publishes stays unanswered until the test answers it (a slow Slack). */
+    const answers: (() => void)[] = [];
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(user_id);
+          return new Promise<void>((resolve) => answers.push(resolve));
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine' });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    void homes.opened(client, actor('U0ERIN'), requester('U0ERIN'));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(published).toEqual(['U0ERIN']);
+
+    let stopped = false;
+    void homes.stop().then(() => (stopped = true));
+    let forgotten = false;
+    void homes.forgotten(client, actor('U0ERIN'), requester('U0ERIN')).then(() => (forgotten = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(published).toEqual(['U0ERIN']);
+    answers[0]?.();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(published).toEqual(['U0ERIN', 'U0ERIN']);
+    expect(stopped).toBe(false);
+    answers[1]?.();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(forgotten).toBe(true);
+    expect(stopped).toBe(true);
+  });
+
+  it('does not send a forget asked after it has stopped, and logs it', async () => {
+    const published: string[] = [];
+    const warnings: string[] = [];
+    const client = { views: { publish: ({ user_id }: { user_id: string }) => Promise.resolve(void published.push(user_id)) } } as unknown as webApi.WebClient;
+    const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine' });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    await homes.stop();
+    await homes.forgotten(client, actor('U0ERIN'), requester('U0ERIN'));
+    await homes.settled();
+    expect(published).toEqual([]);
+    expect(warnings).toHaveLength(1);
   });
 });
