@@ -776,13 +776,16 @@ export class JobRunner {
         positions.shown(lastAhead);
         job.pump.push({ type: 'queued', jobId: id, ahead: lastAhead, notice });
       },
+      // The same two calls the spend guard's watch gives the CLI and the n8n node (`ChargedJob`: one rule of what was sent).
       // Recorded before the body leaves (after any wait in the limiter): a crash from here on settles the job at its estimate.
       beforeSend: job.charged.beforeSend,
       // The service took the request: its input images leave the bound and the job.
       onAccepted: () => this.#letGoOfInputs(job),
-      onRetry: ({ error }) => {
-        this.#metrics.retried(error.code);
-        if (error.code === 'rate_limited') this.#metrics.rateLimited();
+      // An answer that bills nothing (a 429, a 5xx) leaves the job unsent until the next attempt: a cancel in the wait is released.
+      onRetry: (info) => {
+        this.#metrics.retried(info.error.code);
+        if (info.error.code === 'rate_limited') this.#metrics.rateLimited();
+        job.charged.onRetry(info);
       },
       onStart: () => {
         if (job.info.status !== 'queued') return;

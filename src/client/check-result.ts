@@ -42,7 +42,7 @@ export function checkImages<T extends { b64_json: string }>(images: readonly T[]
       ? undefined
       : images.length === 0
         ? 'the service answered 200 with no images'
-        : `the service sent ${images.length} images, not the ${expected.n} asked for`;
+        : `the service sent ${images.length} image${images.length === 1 ? '' : 's'}, not the ${expected.n} asked for`;
   const good: T[] = [];
   for (const [i, image] of images.entries()) {
     const checked = checkImage(image.b64_json, expected.output_format);

@@ -64,11 +64,16 @@ export async function parseEditCall(request: Request, options: { maxImageBytes: 
       // The schema checks each image's own bytes; one it would refuse is kept as received so that it says why.
       if (!EditImageSchema.safeParse({ data: original, filename: part.filename }).success) return;
       // Drawing needs at most an output's worth of pixels: keep that, not the upload.
-      part.bytes = await sharp(original)
-        .rotate()
-        .resize(MAX_INPUT_SIDE, MAX_INPUT_SIDE, { fit: 'outside', withoutEnlargement: true })
-        .png({ compressionLevel: 1 })
-        .toBuffer();
+      try {
+        part.bytes = await sharp(original)
+          .rotate()
+          .resize(MAX_INPUT_SIDE, MAX_INPUT_SIDE, { fit: 'outside', withoutEnlargement: true })
+          .png({ compressionLevel: 1 })
+          .toBuffer();
+      } catch {
+        // Its header reads but its pixels do not decode (garbage image data): refused as one that is not an image.
+        measured[index] = undefined;
+      }
     },
     checkFile: ({ contentType: type, index }) => {
       const mime = type.split(';')[0]!.trim().toLowerCase();

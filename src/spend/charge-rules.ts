@@ -1,7 +1,7 @@
 import { resultFromCompleted } from '../client/job-result.js';
 import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../core/errors.js';
 import type { PriceQuote } from '../core/pricing.js';
-import type { CompletedEvent } from '../spec/index.js';
+import { ImageResultSchema, type CompletedEvent } from '../spec/index.js';
 import type { ChargeBasis } from './types.js';
 
 /**
@@ -36,7 +36,10 @@ export interface Charge {
   usd: number;
   /** `table`: every charged image came back, priced from the table; `estimate`: some or all of it is the upper-bound estimate. */
   basis: ChargeBasis;
-  /** The size and quality the service reported for the images that came back (what they are priced as); none came back: absent. */
+  /**
+   * The size and quality the service reported for the images that came back (what they are priced as), each only when
+   * it is one the spec knows, else the one asked; none came back: absent.
+   */
   made?: { size: string; quality: string } | undefined;
 }
 
@@ -75,7 +78,21 @@ export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: Cha
   const missing = answeredWithAnError(outcome.ending) ? 0 : Math.max(0, request.n - made);
   const usd = Math.round(((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd) * 1e9) / 1e9;
   const basis: ChargeBasis = missing > 0 || (produced !== undefined && produced.basis !== 'table') ? 'estimate' : 'table';
-  return { usd, basis, ...(result && { made: { size: result.size, quality: result.quality } }) };
+  return { usd, basis, ...(result && madeOf(result, request)) };
+}
+
+/** The spec's sizes and qualities, as a paid answer's labels are read: a value that is not one of them reads as undefined. */
+const knownSize = (value: string | undefined): string | undefined => ImageResultSchema.shape.size.parse(value);
+const knownQuality = (value: string | undefined): string | undefined => ImageResultSchema.shape.quality.parse(value);
+
+/**
+ * What the records keep as made: the reported size and quality only when they are among the spec's (a hostile
+ * server's long string or terminal escapes never reach a usage record, the CSV or the console), else those asked.
+ */
+function madeOf(reported: { size: string; quality: string }, request: ChargedRequest): { made?: Charge['made'] } {
+  const size = knownSize(reported.size) ?? knownSize(request.size);
+  const quality = knownQuality(reported.quality) ?? knownQuality(request.quality);
+  return size !== undefined && quality !== undefined ? { made: { size, quality } } : {};
 }
 
 /**

@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/spec/index.js';
 import { createEmulator } from '../../src/emulator/index.js';
@@ -115,6 +116,13 @@ describe('edit requests are validated with the spec schema', () => {
     expect((await errorOf(response)).code).toBe('invalid_image_file');
   });
 
+  it.each([false, true])('answers 400 invalid_image_file for a whole PNG whose image data is garbage (stream: %s)', async (stream) => {
+    const garbled = withImageData(Buffer.from(await solidImage('#336699')), Buffer.alloc(64, 0x5a));
+    const response = await edit(emulator, [{ bytes: garbled }], { prompt: 'x', stream: String(stream) });
+    expect(response.status).toBe(400);
+    expect(await errorOf(response)).toMatchObject({ type: 'invalid_request_error', param: 'image[0]', code: 'invalid_image_file' });
+  });
+
   it('converts text parts with fromFormFields, so a bad number is reported under its own name', async () => {
     const png = await solidImage('#336699');
     const response = await edit(emulator, [{ bytes: png }], { prompt: 'x', n: 'three' });
@@ -199,3 +207,28 @@ describe('routes', () => {
     expect((await emulator.fetch(request)).status).toBe(200);
   });
 });
+
+/** The PNG with its image data (every IDAT chunk) replaced by `data`, each chunk's CRC right: only the pixels fail to decode. */
+function withImageData(png: Buffer, data: Buffer): Buffer {
+  const chunk = (type: string, body: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(body.length, 0);
+    head.write(type, 4, 'latin1');
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), body])), 0);
+    return Buffer.concat([head, body, crc]);
+  };
+  const parts: Buffer[] = [png.subarray(0, 8)];
+  let replaced = false;
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    const type = png.toString('latin1', at + 4, at + 8);
+    if (type !== 'IDAT') parts.push(png.subarray(at, at + 12 + length));
+    else if (!replaced) {
+      parts.push(chunk('IDAT', data));
+      replaced = true;
+    }
+    at += 12 + length;
+  }
+  return Buffer.concat(parts);
+}

@@ -65,6 +65,14 @@ describe('chargeOf: the one cost rule', () => {
     expect(charge).toEqual({ usd: estimatePrice(auto).totalUsd, basis: 'estimate', made: { size: '1024x1024', quality: 'auto' } });
   });
 
+  it('keeps as made only a size and quality the spec knows, and those asked in place of anything else the service reports', () => {
+    const hostile = { ...image, size: `\u001b[31m${'9'.repeat(10_000)}`, quality: 'ultra\u001b[0m' };
+    const charge = chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [hostile, hostile] }, estimate, request);
+    expect(charge?.made).toEqual({ size: '1024x1024', quality: 'low' });
+    const oddSize = chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [{ ...image, size: '4096x4096', quality: 'high' }] }, estimate, request);
+    expect(oddSize?.made).toEqual({ size: '1024x1024', quality: 'high' });
+  });
+
   it('releases what cannot have been billed', () => {
     expect(chargeOf({ ending: failed(serverError), sent: true, completed: [] }, estimate, request)).toBeUndefined();
   });

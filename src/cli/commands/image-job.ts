@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { decodeImages, imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
 import { imageBytes } from '../../client/image-bytes.js';
+import { imageOfPartial } from '../../client/partial-bound.js';
 import { ValidationError } from '../../core/errors.js';
 import { BudgetExceededError } from '../../spend/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
@@ -96,12 +97,13 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             ? ctx.client(connection).editStream(input as never, requestOptions)
             : ctx.client(connection).generateStream(input as never, requestOptions);
         const wanted = request.partial_images;
-        let imageIndex = 0;
         for await (const event of stream) {
           if (isPartialEvent(event)) {
             progress.partialReceived();
-            const path = plan.partialPath(imageIndex, event.partial_image_index);
-            const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${imageIndex + 1}/${request.n}`;
+            // The image the stream says it belongs to (as its bound counted it), else the one being drawn.
+            const image = imageOfPartial(event, completed.length);
+            const path = plan.partialPath(image, event.partial_image_index);
+            const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${image + 1}/${request.n}`;
             try {
               // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
               await writeOutput(path, Buffer.from(event.b64_json, 'base64'), overwrite);
@@ -113,9 +115,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
           } else {
             completed.push(event);
             progress.imageDone();
-            await writeImages([imageBytes(event)], imageIndex);
-            imageIndex++;
-            ctx.stderr(`image ${imageIndex}/${request.n} done`);
+            await writeImages([imageBytes(event)], completed.length - 1);
+            ctx.stderr(`image ${completed.length}/${request.n} done`);
           }
         }
         result = resultFromCompleted(completed, { operation, size: request.size, quality: request.quality }, stream.requestId);

@@ -140,6 +140,21 @@ describe('JobRunner cancel', () => {
     release();
   }, 4_000);
 
+  it('releases a job cancelled while it waits to retry a 429: what is at the service bills nothing, so nothing is charged', async () => {
+    kit.emu.emulator.injectFault('rate_limited', { count: 1, retryAfterMs: 20_000 });
+    const waits: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (_: object, msg?: string) => void waits.push(msg ?? '') };
+    const { runner, store } = await kit.runner({ partialImages: 0, clientOptions: { logger } });
+    const who = requester();
+    const handle = await runner.submit(job(who), () => {});
+    await waitUntil(() => waits.includes('retrying image request'), 'the job waits to be sent again');
+
+    expect(runner.cancel(handle.id, who)).toBe(true);
+    expect(await handle.done).toMatchObject({ type: 'cancelled' });
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    expect(kit.emu.emulator.requests).toHaveLength(1);
+  });
+
   it('charges a job cancelled after its first image what it produced at table price, plus the estimate of the image cut off', async () => {
     kit.emu.emulator.configure({ latencyMs: 1500 });
     const { runner, store } = await kit.runner({ partialImages: 1 });
