@@ -170,14 +170,18 @@ function packageVersion(): string {
 }
 
 /**
- * The directory the user ran the command from. Under `npm run pictor`, npm
- * starts the script in the package's root and keeps the user's directory in
- * INIT_CWD; it is used only when this process is that script (its working
- * directory is the package's root), not in a child of some other npm script.
+ * The directory `--image` and `--out` paths start from: the one the user ran
+ * the command from. Under `npm run pictor`, npm starts the script in the
+ * package's root and keeps the user's directory in INIT_CWD; it is used only
+ * when this process is Pictor's own npm script (npm names the package `pictor`
+ * and the working directory is its root), not in another project's npm script
+ * that runs `pictor`, whose paths start from that project's root as npm runs
+ * every script. `.env` and a relative PICTOR_DATA_DIR are read from the working
+ * directory, not from here.
  */
 export function userDirectory(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): string {
   const packageJson = env.npm_package_json;
-  if (env.INIT_CWD && packageJson && resolve(dirname(packageJson)) === resolve(cwd)) return resolve(env.INIT_CWD);
+  if (env.INIT_CWD && env.npm_package_name === 'pictor' && packageJson && resolve(dirname(packageJson)) === resolve(cwd)) return resolve(env.INIT_CWD);
   return cwd;
 }
 
@@ -209,19 +213,16 @@ function isEntryPoint(): boolean {
 export async function runCli(): Promise<number> {
   // A reader that went away (pictor usage | head -1): the rest of the output is dropped, quietly.
   const output = processOutput();
-  const cwd = userDirectory(process.env);
   const io: CliIo = {
     stdout: output.out,
     stderr: output.err,
     // A live line only on a real terminal (as the spinner library judges one: not dumb, not CI).
     terminal: process.stderr.isTTY && process.env.TERM !== 'dumb' && !('CI' in process.env) ? process.stderr : undefined,
     stdoutIsTerminal: process.stdout.isTTY === true,
-    cwd,
+    cwd: userDirectory(process.env),
   };
   try {
-    // Under `npm run pictor` the process starts in the package's root: it moves to the user's folder, so `.env` and
-    // a relative PICTOR_DATA_DIR are read from where --image and --out paths start.
-    if (cwd !== process.cwd()) process.chdir(cwd);
+    // `.env` from the working directory: under `npm run pictor` the package's root, where `.env.example` is copied.
     loadSettingsFile();
     return await main(process.argv.slice(2), process.env, io);
   } catch (error) {

@@ -1,15 +1,49 @@
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userDirectory } from '../../src/cli/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { makeImage } from '../helpers/images.js';
 import { useEmulator } from '../helpers/emulator.js';
-import { REPO_ROOT, run, spawnCli, tempDir } from './run-cli.js';
+import { CLI_ENTRY, run, spawnCli, tempDir } from './run-cli.js';
 
 const env = useEmulator();
+
+/**
+ * A project folder named `name` whose `pictor` npm script runs this CLI (from the sources), with a `sub` folder in
+ * it, as a clone of Pictor is (name `pictor`) or another project that runs `pictor` in its own script.
+ */
+async function npmProject(name: string): Promise<{ root: string; sub: string }> {
+  const root = await tempDir();
+  const sub = join(root, 'sub');
+  await mkdir(sub);
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const script = `node --import '${tsx}' '${CLI_ENTRY}'`;
+  await writeFile(join(root, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, scripts: { pictor: script } }));
+  return { root, sub };
+}
+
+/** `npm run pictor -- <args>` in `cwd`, by npm itself, with only the environment given (no settings from this one). */
+function npmRunPictor(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', '--silent', 'pictor', '--', ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_STATE_HOME: join(cwd, '.state'), npm_config_update_notifier: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 /** A service that answers every request with `status` and an error whose message is `message`. */
 let failing: { server: Server; url: string; requests: number; status: number; message: string };
@@ -46,26 +80,47 @@ describe('pictor settings errors', () => {
 });
 
 describe('pictor paths start where the user stands', () => {
-  it('resolves --image and --out against INIT_CWD when run as the package npm script', async () => {
-    const project = await tempDir();
-    const sub = join(project, 'sub');
-    await mkdir(sub);
-    await writeFile(join(project, 'a.png'), await makeImage('png'));
-    const npmEnv = { INIT_CWD: sub, npm_package_json: join(REPO_ROOT, 'package.json'), PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY };
-    const { code, stderr } = await spawnCli(['edit', '--prompt', 'x', '--image', '../a.png', '--out', 'out/'], { cwd: REPO_ROOT, env: npmEnv });
+  it('npm run pictor from a subfolder takes --image and --out from that folder, and .env and a relative PICTOR_DATA_DIR from the root', async () => {
+    const { root, sub } = await npmProject('pictor');
+    await writeFile(join(root, '.env'), `PICTOR_BASE_URL=${env.url}\nPICTOR_API_KEY=${DEV_API_KEY}\nPICTOR_DATA_DIR=ledger\n`);
+    await writeFile(join(sub, '.env'), 'PICTOR_DATA_DIR=sub-ledger\n');
+    await writeFile(join(root, 'a.png'), await makeImage('png'));
+    const { code, stderr } = await npmRunPictor(['edit', '--prompt', 'x', '--quality', 'low', '--image', '../a.png', '--out', 'out/'], sub);
     expect(stderr).not.toContain('cannot read');
     expect(code).toBe(0);
     expect(await readdir(join(sub, 'out'))).toHaveLength(1);
+    expect(await readdir(join(root, 'ledger'))).not.toHaveLength(0);
+    await expect(readdir(join(sub, 'sub-ledger'))).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(readdir(join(sub, 'ledger'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('reads .env and a relative PICTOR_DATA_DIR from INIT_CWD too when run as the package npm script', async () => {
-    const sub = await tempDir();
-    await writeFile(join(sub, '.env'), 'PICTOR_ACCOUNT_DAILY_USD=5\nPICTOR_DATA_DIR=ledger\n');
-    const npmEnv = { INIT_CWD: sub, npm_package_json: join(REPO_ROOT, 'package.json'), PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY };
-    const { code } = await spawnCli(['generate', '--prompt', 'x', '--quality', 'low', '--out', 'out/'], { cwd: REPO_ROOT, env: npmEnv });
+  it("npm run pictor from a subfolder keeps the root .env's daily cap, whatever a .env in the subfolder says", async () => {
+    const { root, sub } = await npmProject('pictor');
+    await writeFile(join(root, '.env'), `PICTOR_BASE_URL=${env.url}\nPICTOR_API_KEY=${DEV_API_KEY}\nPICTOR_DATA_DIR=ledger\nPICTOR_ACCOUNT_DAILY_USD=0.001\n`);
+    await writeFile(join(sub, '.env'), 'PICTOR_ACCOUNT_DAILY_USD=100\n');
+    const { code, stdout } = await npmRunPictor(['generate', '--prompt', 'x', '--quality', 'low', '--out', 'out/', '--json'], sub);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'budget_account_daily', limitUsd: 0.001 });
+    expect(code).toBe(1);
+  });
+
+  it("in another project's npm script, run from its subfolder, --image starts from that project's root, as npm runs every script", async () => {
+    const { root, sub } = await npmProject('thumbnails');
+    await writeFile(join(root, '.env'), `PICTOR_BASE_URL=${env.url}\nPICTOR_API_KEY=${DEV_API_KEY}\nPICTOR_DATA_DIR=ledger\n`);
+    await writeFile(join(root, 'a.png'), await makeImage('png'));
+    const { code, stderr } = await npmRunPictor(['edit', '--prompt', 'x', '--quality', 'low', '--image', 'a.png', '--out', 'out/'], sub);
+    expect(stderr).not.toContain('cannot read');
     expect(code).toBe(0);
-    expect(await readdir(join(sub, 'ledger'))).not.toHaveLength(0);
-    await expect(readdir(join(REPO_ROOT, 'ledger'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readdir(join(root, 'out'))).toHaveLength(1);
+  });
+
+  it('runs when the folder npm was started from is gone, its .env read from the root', async () => {
+    const { root, sub } = await npmProject('pictor');
+    await writeFile(join(root, '.env'), 'PICTOR_ACCOUNT_DAILY_USD=7\n');
+    await rm(sub, { recursive: true });
+    const npmEnv = { INIT_CWD: sub, npm_package_name: 'pictor', npm_package_json: join(root, 'package.json') };
+    const { code, stderr } = await spawnCli(['price', '--quality', 'low'], { cwd: root, env: npmEnv });
+    expect(stderr).not.toMatch(/ENOENT|\n\s+at /);
+    expect(code).toBe(0);
   });
 
   it('shows the absolute path of an image it cannot read', async () => {
@@ -74,10 +129,11 @@ describe('pictor paths start where the user stands', () => {
     expect(stderr).toContain(join(dir, 'missing.png'));
   });
 
-  it('uses INIT_CWD only in the npm script itself, not in a process started elsewhere with it inherited', () => {
-    const npmEnv = { INIT_CWD: '/home/user/sub', npm_package_json: '/repo/package.json' };
+  it("uses INIT_CWD only in Pictor's own npm script, not in a process started elsewhere with it inherited nor in another project's script", () => {
+    const npmEnv = { INIT_CWD: '/home/user/sub', npm_package_name: 'pictor', npm_package_json: '/repo/package.json' };
     expect(userDirectory(npmEnv, '/repo')).toBe('/home/user/sub');
     expect(userDirectory(npmEnv, '/elsewhere')).toBe('/elsewhere');
+    expect(userDirectory({ ...npmEnv, npm_package_name: 'thumbnails' }, '/repo')).toBe('/repo');
     expect(userDirectory({}, '/elsewhere')).toBe('/elsewhere');
   });
 });

@@ -98,11 +98,8 @@ describe('a request that may have reached the service is sent once', () => {
   });
 
   it('reports a 413 sent while a 16-image upload is still being written as that answer, sent once', async () => {
-    // A whole PNG made 2 MB larger by an ancillary chunk before its IEND, so each image passes the input check.
-    const filler = Buffer.alloc(12 + 2 * 1024 * 1024);
-    filler.writeUInt32BE(2 * 1024 * 1024, 0);
-    filler.write('teXt', 4, 'latin1');
-    const big = Buffer.concat([png.subarray(0, png.length - 12), filler, png.subarray(png.length - 12)]);
+    // A whole PNG followed by 2 MB of zero padding: what follows its IEND is not read, so each image passes the input check.
+    const big = Buffer.concat([png, Buffer.alloc(2 * 1024 * 1024)]);
     const s = await serve((req) => {
       req.socket.write(
         head(413, { 'content-type': 'application/json', connection: 'close' }, JSON.stringify({ error: { message: 'Request entity too large', type: 'invalid_request_error', code: null, param: null } })),
