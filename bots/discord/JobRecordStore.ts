@@ -4,7 +4,7 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import { words, type Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, promptErased, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { botSpaces, endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, promptErased, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -39,14 +39,18 @@ export function madeCount(record: Pick<JobRecord, 'outputs' | 'made'>): number {
   return record.made ?? record.outputs.length;
 }
 
+/** How long the images of a Discord job are kept (the images space's TTL, from their write as the job's record is made). */
+export const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
+
 /**
  * Why a job cannot run again (its Retry and Reroll), or undefined when it can: its member erased its prompt (`forget`),
- * or it is an edit whose input images are no longer kept. The one rule: those buttons refuse by it, and a message offers
- * Retry only when it holds.
+ * or it is an edit whose input images are no longer kept — none was (a failed write), or they are older than the images
+ * space keeps any (`KEPT_IMAGES_MS` since its record was made). The one rule: those buttons refuse by it, and a message
+ * offers Retry only when it holds.
  */
-export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs'>): Words | undefined {
+export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now = Date.now()): Words | undefined {
   if (promptErased(record)) return words('job.prompt_erased');
-  if (record.kind === 'edit' && record.inputs.length === 0) return words('discord.button.too_old');
+  if (record.kind === 'edit' && (record.inputs.length === 0 || now - record.createdAt > KEPT_IMAGES_MS)) return words('discord.button.too_old');
   return undefined;
 }
 

@@ -1,19 +1,16 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
 import { isDmScope, say } from '../runner/index.js';
-import { botSpaces, endToRecord, isRunning } from '../state/index.js';
+import { endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { madeCount, outputIndex, whyNotRunAgain, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
+import { KEPT_IMAGES_MS, madeCount, outputIndex, whyNotRunAgain, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
-
-/** How long the images of a Discord job are kept (the images space's TTL). */
-const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
 
 /**
  * At start: jobs a dead process left pending or running still show

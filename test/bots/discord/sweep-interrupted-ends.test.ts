@@ -256,6 +256,18 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(failed.requester.userId))).toHaveLength(1);
     });
 
+    it('offers no Retry in the “stopped” of an edit older than its kept images: its input images are gone, though its record still names them', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const { endRecorded: _recorded, final: _final, ...base } = left('edit-old', undefined, Date.now() - h.state.spaces.discordImages.ttlMs - 60_000);
+      const edit: JobRecord = { ...base, kind: 'edit', inputs: [{ file: 'edit-old-in-0', bytes: 100 }] };
+      await plant(edit);
+      await h.restart({ crash: true });
+
+      const note = await h.discord.waitFor(() => postFor(edit), 'the edit’s “stopped”');
+      expect(note.content).toContain(say('en', 'discord.job.interrupted_no_retry'));
+      expect(buttonsOf(note)).toEqual([]);
+    });
+
     it('marks ended, saying nothing, a failure older than its kept images', async () => {
       h = await DiscordHarness.start({ partialImages: 0 });
       const old = left('failed-old', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - h.state.spaces.discordImages.ttlMs - 60_000);
