@@ -31,7 +31,12 @@ import { jobEndOf, type JobEnd } from '../runner/job-history.js';
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
-  for (const record of records) await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record));
+  for (const record of records) {
+    // One record that cannot be shown (its storage failing) never stops the others: it is left held, for the next to take it.
+    await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record)).catch((error: unknown) =>
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show a job the last stop left; its record is left as it was'),
+    );
+  }
   return records.length;
 }
 
@@ -67,6 +72,10 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
     if (!mine && (await ctx.store.runsElsewhere(record.key))) return 'elsewhere';
     if (!claimed && !(await ctx.store.heldHere(record.key).catch(() => false))) return 'unclaimed';
     return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked), { clicked: true });
+  } catch (error) {
+    // Its storage failing: nothing more could be done now, the record left as it was (the member is told to press again).
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show a job a gone process left on a Cancel of it; its record is left as it was');
+    return 'left';
   } finally {
     // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
     if (others.length > 0) ctx.track(sweepInterrupted(ctx, botRest, others));
@@ -170,7 +179,19 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
     return 'left';
   }
   ctx.logger.info({ jobKey: record.key, via: target.mode }, 'marked a job interrupted by the last stop');
-  await ctx.store.markEnded(record.key, 'failed');
+  // A mark that fails (every try) keeps "stopped" as shown, as a recorded end's is (`showRecordedEnd`): whoever takes it
+  // next marks it ended saying nothing, rather than post it again. When that fails too, it is left as it was.
+  try {
+    await ctx.store.markEnded(record.key, 'failed');
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its “stopped” is kept as shown');
+    try {
+      await ctx.store.markEndRecorded(record.key, { type: 'failed', shown: true });
+    } catch (error2) {
+      ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s “stopped” was shown; its record is left running');
+      return 'left';
+    }
+  }
   return 'shown';
 }
 

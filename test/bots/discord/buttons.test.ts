@@ -262,6 +262,35 @@ describe('buttons keep working, restarts included', () => {
     expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
   });
 
+  it('shows “stopped” on a Cancel of a job a gone process left whose mark fails every try, keeping it as shown: the member gets no error, and the next start marks it ended saying nothing', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job its process left, its mark failing' });
+    const running = await drawingReply(h, ix);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    // The start's sweep claims nothing (its storage failing for a while): the Cancel takes the job.
+    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValue(new Error('EIO: i/o error, scandir'));
+    await h.restart({ crash: true });
+    await vi.waitFor(() => expect(claim).toHaveBeenCalled(), { timeout: 15_000 });
+    claim.mockRestore();
+    const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValue(new Error('storage unavailable'));
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const stopped = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job’s message changed');
+    expect(click.ack?.type).toBe(6);
+    expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
+    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'running', final: { type: 'failed', shown: true } }), { timeout: 15_000 });
+
+    markEnded.mockRestore();
+    const messages = h.discord.messages.size;
+    await h.restart();
+    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
+    expect(h.discord.messages.get(running.id)!.content).toBe(stopped.content);
+    expect(h.discord.messages.size).toBe(messages);
+  });
+
   it('shows the kept result in the message clicked on a Cancel of such a job left older than its kept images: not left “Drawing…”, and no Retry that would charge again', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image never shown');
     // Two days later: older than its kept images.
