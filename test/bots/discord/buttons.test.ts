@@ -227,7 +227,7 @@ describe('buttons keep working, restarts included', () => {
     expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } });
   });
 
-  it('tells the member privately that the job’s message is being updated, not that it finished, on a Cancel of such a job another live process claimed meanwhile', async () => {
+  it('tells the member privately that the job’s end is being shown, not that it finished, on a Cancel of such a job another live process claimed meanwhile', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image another process shows');
     // Held by none when pressed; claimed by a replica's sweep before this Cancel's own claim.
     vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValueOnce(false).mockResolvedValueOnce(true);
