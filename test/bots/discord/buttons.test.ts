@@ -127,6 +127,18 @@ describe('buttons keep working, restarts included', () => {
     expect(h.emulator.stats().imagesGenerated).toBe(0);
   });
 
+  it('offers no Retry on a job its member cancels after their forget erased its prompt while it ran: nothing is left to send again', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a slow painting forgotten while drawn' });
+    const running = await drawingReply(h, ix);
+    await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
+    h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const cancelled = await h.finalReply(ix, (m) => m.content.includes('Cancelled'));
+
+    expect(cancelled.content.split('\n')[1]).toBe(`✖️ Cancelled by <@${h.discord.user.id}>.`);
+    expect(buttonsOf(cancelled)).toEqual([]);
+  });
+
   it('does not let another member cancel someone’s job, but lets an admin role', async () => {
     const adminRole = '123456789012345678';
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, bot: { adminRoleIds: [adminRole] } });
