@@ -118,9 +118,10 @@ export type FinalShown =
 
 /**
  * A final update as a record still running keeps it once its runner recorded its end: what its message shows when that
- * message did not reach Discord (the sweep shows it), else only how it ended, `shown` (the sweep marks it, saying nothing).
+ * message did not reach Discord (the sweep shows it), else how it ended, `shown` (the sweep marks it, saying nothing),
+ * with what it showed when that was kept (a Cancel pressed on its "Drawing…" message shows that end there again).
  */
-export type FinalKept = FinalShown | { type: FinalShown['type']; shown: true };
+export type FinalKept = FinalShown | (FinalShown & { shown: true }) | { type: FinalShown['type']; shown: true };
 
 /** The facts of a job's final update its message shows (`FinalShown`): never its images nor its cost's details. */
 export function finalShownOf(final: Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>): FinalShown {

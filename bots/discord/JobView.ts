@@ -129,7 +129,7 @@ export class JobView {
    * images aside), for the sweep to show it. Undefined before the runner handed a final update over.
    */
   get final(): FinalKept | undefined {
-    return this.#final && (this.#finalShown ? { type: this.#final.type, shown: true } : this.#final);
+    return this.#final && (this.#finalShown ? { ...this.#final, shown: true } : this.#final);
   }
 
   /** Whether `showResult` got the result to Discord, its first message (its record's mark may still have failed). */

@@ -4,11 +4,11 @@ import { isDmScope, say } from '../runner/index.js';
 import { endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { KEPT_IMAGES_MS, madeCount, outputIndex, whyNotRunAgain, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
+import { KEPT_IMAGES_MS, madeCount, outputIndex, whyNotRunAgain, type FinalKept, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
-import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
+import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 
@@ -23,7 +23,8 @@ import { jobEndOf, type JobEnd } from '../runner/job-history.js';
  * recorded (its record ended with its `end`, without `endRecorded`) gets that
  * end recorded, with the link to its reply while its token lives, and nothing
  * shown. A job whose end its runner recorded while its view could not mark it (its record kept that final, still
- * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself); else that end (a failure, a
+ * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself; a Cancel
+ * on it shows that end in the message clicked, which still says "Drawing…"); else that end (a failure, a
  * cancellation, a result) is shown, not "interrupted". A job older than its kept images — its result saved, its end kept
  * so, or left "interrupted" by posts that failed at a sweep's try (`sweptAt`) — is marked ended saying nothing (it would
  * come out of the blue), unless a Cancel was pressed on it: then its end is shown in the message clicked; one that made
@@ -155,7 +156,13 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
     // Its final message reached Discord (only its mark failed): said again, a failure would lose the images shown with
     // it, a result would be told "no longer kept", and after the token a channel post would mention the requester.
     // Nothing is said: it is marked ended (its end recorded if it was not).
-    if (final && 'shown' in final) return (await endQuietly(ctx, record, final.type)) ? 'ended' : 'left';
+    // On a Cancel, though, the message clicked is the member's and still says "Drawing…" (that end went out as a new
+    // message, its token expired, or the process stopped between keeping it as shown and its post): shown there.
+    if (final && 'shown' in final) {
+      if (!clicked) return (await endQuietly(ctx, record, final.type)) ? 'ended' : 'left';
+      if (final.type === 'completed') return showKeptResult(ctx, record, header, target);
+      return showRecordedEnd(ctx, record, header, target, final);
+    }
     // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
     if (final && final.type !== 'completed') return showRecordedEnd(ctx, record, header, target, final);
     return showKeptResult(ctx, record, header, target);
@@ -334,10 +341,10 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
  * message; a new message (the token expired: the channel, or a DM) is preceded by that "shown" write, so it is posted
  * at most once.
  */
-async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<LeftoverShown> {
+async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalKept, { type: 'completed' }>): Promise<LeftoverShown> {
   // Retry only when it can run again (`whyNotRunAgain`), as "stopped" offers it: a Retry that can only refuse is not offered.
   const retry = whyNotRunAgain(record) === undefined;
-  const message = final.type === 'failed' ? renderFailure(header, final, retry) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' }, retry);
+  const message = renderRecordedEnd(header, record, final, retry);
   // Through its reply (its token lives: the sweep's within 15 minutes, a Cancel's own), showing it twice edits the same
   // message: harmless. Else it is a new message (in the channel, mentioning the requester, or a DM), which a crash
   // between the post and the mark below would post again: the final is kept as shown first, so whoever takes it next
@@ -345,7 +352,7 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
   const newMessage = !target.replyReachable();
   if (newMessage) {
     try {
-      await ctx.store.markEndRecorded(record.key, { type: final.type, shown: true });
+      await ctx.store.markEndRecorded(record.key, { ...final, shown: true });
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep that the end of a job the last stop left unmarked is being shown; its record is left running');
       return 'left';
@@ -368,9 +375,19 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
     await ctx.store.markEnded(record.key, final.type);
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its end is kept as shown');
-    await ctx.store.markEndRecorded(record.key, { type: final.type, shown: true }).catch((error2: unknown) => ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s end was shown'));
+    await ctx.store.markEndRecorded(record.key, { ...final, shown: true }).catch((error2: unknown) => ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s end was shown'));
   }
   return 'shown';
+}
+
+/**
+ * The message of a recorded failure or cancellation: from what it showed, when that was kept; else (kept as shown by a
+ * version that kept only how it ended, or a "stopped" a sweep showed) "stopped", or "restarted before done".
+ */
+function renderRecordedEnd(header: JobHeader, record: JobRecord, final: Exclude<FinalKept, { type: 'completed' }>, retry: boolean): OutgoingMessage {
+  if ('code' in final) return renderFailure(header, final, retry);
+  if ('byUserId' in final) return renderCancelled(header, { ...final, type: 'cancelled', jobId: record.runnerJobId ?? '' }, retry);
+  return final.type === 'failed' ? renderInterrupted(header, retry) : renderCancelled(header, { type: 'cancelled', byUserId: '', reason: 'shutdown', jobId: record.runnerJobId ?? '' }, retry);
 }
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */

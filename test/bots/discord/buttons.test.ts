@@ -342,6 +342,22 @@ describe('buttons keep working, restarts included', () => {
     expect(h.discord.messages.size).toBe(messages);
   });
 
+  it('shows the failure in the message clicked on a Cancel of a job its runner forgot whose failure was kept as shown (posted as a new message): not left “Drawing…”', async () => {
+    const { running, records, key } = await leftRunningForgotten('a job whose failure went out as a new message');
+    // Its failure went to the channel (its token expired) and was kept as shown; the job's own message still says "Drawing…".
+    await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true, shown: true } });
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job’s message changed');
+    expect(click.ack?.type).toBe(6);
+    expect(shown.content).toContain(say('en-US', 'failure.rate_limited', { known: 'no' }));
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Retry']);
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
+  });
+
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job the crash ate' });
