@@ -4,7 +4,7 @@ import { safeJson } from 'pictor/internal';
 import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
 import { words, type Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, promptErased, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { botSpaces, endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, promptErased, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -39,14 +39,18 @@ export function madeCount(record: Pick<JobRecord, 'outputs' | 'made'>): number {
   return record.made ?? record.outputs.length;
 }
 
+/** How long the images of a Discord job are kept (the images space's TTL, from their write as the job's record is made). */
+export const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
+
 /**
  * Why a job cannot run again (its Retry and Reroll), or undefined when it can: its member erased its prompt (`forget`),
- * or it is an edit whose input images are no longer kept. The one rule: those buttons refuse by it, and a message offers
- * Retry only when it holds.
+ * or it is an edit whose input images are no longer kept — none was (a failed write), or they are older than the images
+ * space keeps any (`KEPT_IMAGES_MS` since its record was made). The one rule: those buttons refuse by it, and a message
+ * offers Retry only when it holds.
  */
-export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs'>): Words | undefined {
+export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now = Date.now()): Words | undefined {
   if (promptErased(record)) return words('job.prompt_erased');
-  if (record.kind === 'edit' && record.inputs.length === 0) return words('discord.button.too_old');
+  if (record.kind === 'edit' && (record.inputs.length === 0 || now - record.createdAt > KEPT_IMAGES_MS)) return words('discord.button.too_old');
   return undefined;
 }
 
@@ -114,9 +118,10 @@ export type FinalShown =
 
 /**
  * A final update as a record still running keeps it once its runner recorded its end: what its message shows when that
- * message did not reach Discord (the sweep shows it), else only how it ended, `shown` (the sweep marks it, saying nothing).
+ * message did not reach Discord (the sweep shows it), else how it ended, `shown` (the sweep marks it, saying nothing),
+ * with what it showed when that was kept (a Cancel pressed on its "Drawing…" message shows that end there again).
  */
-export type FinalKept = FinalShown | { type: FinalShown['type']; shown: true };
+export type FinalKept = FinalShown | (FinalShown & { shown: true }) | { type: FinalShown['type']; shown: true };
 
 /** The facts of a job's final update its message shows (`FinalShown`): never its images nor its cost's details. */
 export function finalShownOf(final: Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>): FinalShown {

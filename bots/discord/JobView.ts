@@ -4,7 +4,7 @@ import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import type { JobUpdate, UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
-import { finalShownOf, type FinalKept, type FinalShown, type JobRecordStore } from './JobRecordStore.js';
+import { finalShownOf, whyNotRunAgain, type FinalKept, type FinalShown, type JobRecordStore } from './JobRecordStore.js';
 import {
   allImages,
   renderCancelled,
@@ -99,13 +99,13 @@ export class JobView {
         this.#finished = true;
         this.#final = finalShownOf(update);
         // The images that came before the failure were made and charged: they are shown with it.
-        this.#finalShown = (await target.final(await this.#withImages(renderFailure(header, update), update.images ?? [], update.format))).first;
+        this.#finalShown = (await target.final(await this.#withImages(renderFailure(header, update, await this.#canRunAgain()), update.images ?? [], update.format))).first;
         await this.#mark(jobEndOf(update));
         return;
       case 'cancelled':
         this.#finished = true;
         this.#final = finalShownOf(update);
-        this.#finalShown = (await target.final(await this.#withImages(renderCancelled(header, update), update.images ?? [], update.format))).first;
+        this.#finalShown = (await target.final(await this.#withImages(renderCancelled(header, update, await this.#canRunAgain()), update.images ?? [], update.format))).first;
         await this.#mark(jobEndOf(update));
         return;
     }
@@ -129,7 +129,7 @@ export class JobView {
    * images aside), for the sweep to show it. Undefined before the runner handed a final update over.
    */
   get final(): FinalKept | undefined {
-    return this.#final && (this.#finalShown ? { type: this.#final.type, shown: true } : this.#final);
+    return this.#final && (this.#finalShown ? { ...this.#final, shown: true } : this.#final);
   }
 
   /** Whether `showResult` got the result to Discord, its first message (its record's mark may still have failed). */
@@ -163,6 +163,21 @@ export class JobView {
    */
   async #mark(end: JobEnd): Promise<void> {
     await this.#o.store.markEnded(this.#o.header.key, end.type, { end });
+  }
+
+  /**
+   * Whether the job can run again as its end is shown — its Retry offered by the one rule (`whyNotRunAgain`), from its
+   * record as kept now: its member's forget while it ran erased its prompt there. A record that cannot be read keeps the
+   * Retry, whose button asks the rule again when pressed.
+   */
+  async #canRunAgain(): Promise<boolean> {
+    try {
+      const record = await this.#o.store.get(this.#o.header.key);
+      return record === undefined || whyNotRunAgain(record) === undefined;
+    } catch (error) {
+      this.#o.logger.warn({ err: loggableError(error), jobKey: this.#o.header.key }, 'could not read a job’s record to tell whether it can run again; its Retry is offered');
+      return true;
+    }
   }
 
   /** A final message with the images a job finished before it failed or was cancelled (none: the message alone). */

@@ -78,8 +78,8 @@ async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record:
 
 /**
  * What a Cancel on a job its process left tells the member when it did not show that job's end in the message clicked:
- * it ended (its end shown long ago: marked so, its message left as it was); another path shows it
- * now (this process's sweep, or the sweep of another live process that claimed it); or nothing could be done now (the
+ * it ended (its end shown long ago: marked so, its message left as it was); another path shows its end
+ * now, here or in a new message (this process’s sweep, or that of another live process that claimed it); or nothing could be done now (the
  * claim, a post or a mark failed: the record is left as it was, and a Cancel pressed again tries again).
  */
 const LEFTOVER_NOT_SHOWN: Record<Exclude<Awaited<ReturnType<typeof showClickedLeftover>>, 'shown'>, Words> = {

@@ -1,19 +1,16 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
 import { isDmScope, say } from '../runner/index.js';
-import { botSpaces, endToRecord, isRunning } from '../state/index.js';
+import { endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
-import { madeCount, outputIndex, whyNotRunAgain, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
+import { KEPT_IMAGES_MS, madeCount, outputIndex, whyNotRunAgain, type FinalKept, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
-import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader } from './render-job.js';
+import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage } from './render-job.js';
 import { ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
-
-/** How long the images of a Discord job are kept (the images space's TTL). */
-const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
 
 /**
  * At start: jobs a dead process left pending or running still show
@@ -26,7 +23,8 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * recorded (its record ended with its `end`, without `endRecorded`) gets that
  * end recorded, with the link to its reply while its token lives, and nothing
  * shown. A job whose end its runner recorded while its view could not mark it (its record kept that final, still
- * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself); else that end (a failure, a
+ * running) is marked ended, nothing shown, when its final message reached Discord (its first message: the end itself; a Cancel
+ * on it shows that end in the message clicked, which still says "Drawing…"); else that end (a failure, a
  * cancellation, a result) is shown, not "interrupted". A job older than its kept images — its result saved, its end kept
  * so, or left "interrupted" by posts that failed at a sweep's try (`sweptAt`) — is marked ended saying nothing (it would
  * come out of the blue), unless a Cancel was pressed on it: then its end is shown in the message clicked; one that made
@@ -34,7 +32,12 @@ const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
-  for (const record of records) await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record));
+  for (const record of records) {
+    // One record that cannot be shown (its storage failing) never stops the others: it is left held, for the next to take it.
+    await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record)).catch((error: unknown) =>
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show a job the last stop left; its record is left as it was'),
+    );
+  }
   return records.length;
 }
 
@@ -70,6 +73,10 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
     if (!mine && (await ctx.store.runsElsewhere(record.key))) return 'elsewhere';
     if (!claimed && !(await ctx.store.heldHere(record.key).catch(() => false))) return 'unclaimed';
     return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked), { clicked: true });
+  } catch (error) {
+    // Its storage failing: nothing more could be done now, the record left as it was (the member is told to press again).
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show a job a gone process left on a Cancel of it; its record is left as it was');
+    return 'left';
   } finally {
     // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
     if (others.length > 0) ctx.track(sweepInterrupted(ctx, botRest, others));
@@ -149,7 +156,13 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
     // Its final message reached Discord (only its mark failed): said again, a failure would lose the images shown with
     // it, a result would be told "no longer kept", and after the token a channel post would mention the requester.
     // Nothing is said: it is marked ended (its end recorded if it was not).
-    if (final && 'shown' in final) return (await endQuietly(ctx, record, final.type)) ? 'ended' : 'left';
+    // On a Cancel, though, the message clicked is the member's and still says "Drawing…" (that end went out as a new
+    // message, its token expired, or the process stopped between keeping it as shown and its post): shown there.
+    if (final && 'shown' in final) {
+      if (!clicked) return (await endQuietly(ctx, record, final.type)) ? 'ended' : 'left';
+      if (final.type === 'completed') return showKeptResult(ctx, record, header, target);
+      return showRecordedEnd(ctx, record, header, target, final);
+    }
     // Else that end is shown, not "interrupted": the failure or cancellation its view could not show, or the result.
     if (final && final.type !== 'completed') return showRecordedEnd(ctx, record, header, target, final);
     return showKeptResult(ctx, record, header, target);
@@ -173,7 +186,19 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
     return 'left';
   }
   ctx.logger.info({ jobKey: record.key, via: target.mode }, 'marked a job interrupted by the last stop');
-  await ctx.store.markEnded(record.key, 'failed');
+  // A mark that fails (every try) keeps "stopped" as shown, as a recorded end's is (`showRecordedEnd`): whoever takes it
+  // next marks it ended saying nothing, rather than post it again. When that fails too, it is left as it was.
+  try {
+    await ctx.store.markEnded(record.key, 'failed');
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its “stopped” is kept as shown');
+    try {
+      await ctx.store.markEndRecorded(record.key, { type: 'failed', shown: true });
+    } catch (error2) {
+      ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s “stopped” was shown; its record is left running');
+      return 'left';
+    }
+  }
   return 'shown';
 }
 
@@ -316,10 +341,10 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
  * message; a new message (the token expired: the channel, or a DM) is preceded by that "shown" write, so it is posted
  * at most once.
  */
-async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalShown, { type: 'completed' }>): Promise<LeftoverShown> {
+async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalKept, { type: 'completed' }>): Promise<LeftoverShown> {
   // Retry only when it can run again (`whyNotRunAgain`), as "stopped" offers it: a Retry that can only refuse is not offered.
   const retry = whyNotRunAgain(record) === undefined;
-  const message = final.type === 'failed' ? renderFailure(header, final, retry) : renderCancelled(header, { ...final, jobId: record.runnerJobId ?? '' }, retry);
+  const message = renderRecordedEnd(header, record, final, retry);
   // Through its reply (its token lives: the sweep's within 15 minutes, a Cancel's own), showing it twice edits the same
   // message: harmless. Else it is a new message (in the channel, mentioning the requester, or a DM), which a crash
   // between the post and the mark below would post again: the final is kept as shown first, so whoever takes it next
@@ -327,7 +352,7 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
   const newMessage = !target.replyReachable();
   if (newMessage) {
     try {
-      await ctx.store.markEndRecorded(record.key, { type: final.type, shown: true });
+      await ctx.store.markEndRecorded(record.key, { ...final, shown: true });
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep that the end of a job the last stop left unmarked is being shown; its record is left running');
       return 'left';
@@ -350,9 +375,19 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
     await ctx.store.markEnded(record.key, final.type);
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its end is kept as shown');
-    await ctx.store.markEndRecorded(record.key, { type: final.type, shown: true }).catch((error2: unknown) => ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s end was shown'));
+    await ctx.store.markEndRecorded(record.key, { ...final, shown: true }).catch((error2: unknown) => ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s end was shown'));
   }
   return 'shown';
+}
+
+/**
+ * The message of a recorded failure or cancellation: from what it showed, when that was kept; else (kept as shown by a
+ * version that kept only how it ended, or a "stopped" a sweep showed) "stopped", or "restarted before done".
+ */
+function renderRecordedEnd(header: JobHeader, record: JobRecord, final: Exclude<FinalKept, { type: 'completed' }>, retry: boolean): OutgoingMessage {
+  if ('code' in final) return renderFailure(header, final, retry);
+  if ('byUserId' in final) return renderCancelled(header, { ...final, type: 'cancelled', jobId: record.runnerJobId ?? '' }, retry);
+  return final.type === 'failed' ? renderInterrupted(header, retry) : renderCancelled(header, { type: 'cancelled', byUserId: '', reason: 'shutdown', jobId: record.runnerJobId ?? '' }, retry);
 }
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */

@@ -174,7 +174,7 @@ export const de = {
   'discord.button.too_late_to_cancel': 'Dieser Auftrag ist gleich fertig und kann nicht mehr abgebrochen werden.',
   'discord.button.only_requester': 'Nur {user} oder ein Admin kann {action, select, delete {diese Nachricht löschen} other {diesen Auftrag abbrechen}}.',
   'discord.button.runs_elsewhere': 'Dieser Auftrag wird von einer anderen Instanz des Bots gezeichnet, die nicht erreichbar war: Sie zeigt das Ergebnis, wenn er fertig ist.',
-  'discord.button.being_shown': 'Die Nachricht dieses Auftrags wird gerade mit seinem Ende aktualisiert.',
+  'discord.button.being_shown': 'Das Ende dieses Auftrags wird gerade angezeigt, hier oder in einer neuen Nachricht.',
   'discord.button.not_updated': 'Die Nachricht dieses Auftrags konnte gerade nicht aktualisiert werden; drücke gleich noch einmal Abbrechen.',
   'discord.edit.title_result': '{images, plural, one {Bild bearbeiten} other {Bild {index} bearbeiten}}',
   'discord.edit.title_message': '{images, plural, one {Bild bearbeiten} other {# Bilder bearbeiten}}',

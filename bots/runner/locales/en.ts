@@ -188,7 +188,7 @@ export const en = {
   'discord.button.too_late_to_cancel': 'This job is about to finish and can no longer be cancelled.',
   'discord.button.only_requester': 'Only {user} or an admin can {action, select, delete {delete this message} other {cancel this job}}.',
   'discord.button.runs_elsewhere': 'This job is being drawn by another instance of the bot, which could not be reached: it will show its result when done.',
-  'discord.button.being_shown': 'This job’s message is being updated with how it ended.',
+  'discord.button.being_shown': 'This job’s end is being shown now, here or in a new message.',
   'discord.button.not_updated': 'This job’s message could not be updated just now; press Cancel again in a moment.',
   'discord.edit.title_result': '{images, plural, one {Edit image} other {Edit image {index}}}',
   'discord.edit.title_message': '{images, plural, one {Edit image} other {Edit # images}}',

@@ -174,7 +174,7 @@ export const es = {
   'discord.button.too_late_to_cancel': 'Este trabajo está a punto de terminar y ya no se puede cancelar.',
   'discord.button.only_requester': 'Solo {user} o un admin puede {action, select, delete {eliminar este mensaje} other {cancelar este trabajo}}.',
   'discord.button.runs_elsewhere': 'Otra instancia del bot, a la que no se pudo llegar, está dibujando este trabajo: mostrará su resultado cuando termine.',
-  'discord.button.being_shown': 'El mensaje de este trabajo se está actualizando con cómo terminó.',
+  'discord.button.being_shown': 'El final de este trabajo se está mostrando ahora, aquí o en un mensaje nuevo.',
   'discord.button.not_updated': 'No se pudo actualizar el mensaje de este trabajo ahora mismo; pulsa Cancelar de nuevo en un momento.',
   'discord.edit.title_result': '{images, plural, one {Editar imagen} other {Editar imagen {index}}}',
   'discord.edit.title_message': '{images, plural, one {Editar imagen} other {Editar # imágenes}}',

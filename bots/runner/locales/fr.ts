@@ -174,7 +174,7 @@ export const fr = {
   'discord.button.too_late_to_cancel': 'Cette tâche est sur le point de se terminer et ne peut plus être annulée.',
   'discord.button.only_requester': 'Seul {user} ou un admin peut {action, select, delete {supprimer ce message} other {annuler cette tâche}}.',
   'discord.button.runs_elsewhere': 'Cette tâche est dessinée par une autre instance du bot, injoignable : elle affichera le résultat une fois terminée.',
-  'discord.button.being_shown': 'Le message de cette tâche est en train d’être mis à jour avec sa fin.',
+  'discord.button.being_shown': 'La fin de cette tâche est en train d’être affichée, ici ou dans un nouveau message.',
   'discord.button.not_updated': 'Le message de cette tâche n’a pas pu être mis à jour pour l’instant ; appuyez de nouveau sur Annuler dans un moment.',
   'discord.edit.title_result': '{images, plural, one {Modifier l’image} other {Modifier l’image {index}}}',
   'discord.edit.title_message': '{images, plural, one {Modifier l’image} other {Modifier # images}}',

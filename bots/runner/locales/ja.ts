@@ -174,7 +174,7 @@ export const ja = {
   'discord.button.too_late_to_cancel': 'このジョブはまもなく完了するため、もうキャンセルできません。',
   'discord.button.only_requester': '{action, select, delete {このメッセージを削除} other {このジョブをキャンセル}}できるのは {user} または管理者だけです。',
   'discord.button.runs_elsewhere': 'このジョブは接続できない別のボットインスタンスで描画中です。完了するとそちらで結果が表示されます。',
-  'discord.button.being_shown': 'このジョブのメッセージは終了内容に更新されているところです。',
+  'discord.button.being_shown': 'このジョブの終了内容を、ここか新しいメッセージで今表示しているところです。',
   'discord.button.not_updated': '今はこのジョブのメッセージを更新できませんでした。少ししてからもう一度「キャンセル」を押してください。',
   'discord.edit.title_result': '{images, plural, =1 {画像を編集} other {画像 {index} を編集}}',
   'discord.edit.title_message': '{images, plural, =1 {画像を編集} other {# 枚の画像を編集}}',

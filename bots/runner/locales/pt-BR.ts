@@ -174,7 +174,7 @@ export const ptBR = {
   'discord.button.too_late_to_cancel': 'Esta tarefa está quase terminando e não pode mais ser cancelada.',
   'discord.button.only_requester': 'Só {user} ou um admin pode {action, select, delete {excluir esta mensagem} other {cancelar esta tarefa}}.',
   'discord.button.runs_elsewhere': 'Esta tarefa está sendo desenhada por outra instância do bot, que não pôde ser acessada: ela mostrará o resultado quando terminar.',
-  'discord.button.being_shown': 'A mensagem desta tarefa está sendo atualizada com como ela terminou.',
+  'discord.button.being_shown': 'O fim desta tarefa está sendo mostrado agora, aqui ou em uma nova mensagem.',
   'discord.button.not_updated': 'Não foi possível atualizar a mensagem desta tarefa agora; toque em Cancelar de novo daqui a pouco.',
   'discord.edit.title_result': '{images, plural, one {Editar imagem} other {Editar imagem {index}}}',
   'discord.edit.title_message': '{images, plural, one {Editar imagem} other {Editar # imagens}}',

@@ -127,6 +127,18 @@ describe('buttons keep working, restarts included', () => {
     expect(h.emulator.stats().imagesGenerated).toBe(0);
   });
 
+  it('offers no Retry on a job its member cancels after their forget erased its prompt while it ran: nothing is left to send again', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a slow painting forgotten while drawn' });
+    const running = await drawingReply(h, ix);
+    await h.runner.history!.forgetEverywhere({ platform: 'discord', userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
+    h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const cancelled = await h.finalReply(ix, (m) => m.content.includes('Cancelled'));
+
+    expect(cancelled.content.split('\n')[1]).toBe(`✖️ Cancelled by <@${h.discord.user.id}>.`);
+    expect(buttonsOf(cancelled)).toEqual([]);
+  });
+
   it('does not let another member cancel someone’s job, but lets an admin role', async () => {
     const adminRole = '123456789012345678';
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 }, bot: { adminRoleIds: [adminRole] } });
@@ -227,7 +239,7 @@ describe('buttons keep working, restarts included', () => {
     expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } });
   });
 
-  it('tells the member privately that the job’s message is being updated, not that it finished, on a Cancel of such a job another live process claimed meanwhile', async () => {
+  it('tells the member privately that the job’s end is being shown, not that it finished, on a Cancel of such a job another live process claimed meanwhile', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image another process shows');
     // Held by none when pressed; claimed by a replica's sweep before this Cancel's own claim.
     vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValueOnce(false).mockResolvedValueOnce(true);
@@ -260,6 +272,35 @@ describe('buttons keep working, restarts included', () => {
       return m && !m.content.includes('Drawing') ? m : undefined;
     }, 'the job’s message changed');
     expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
+  });
+
+  it('shows “stopped” on a Cancel of a job a gone process left whose mark fails every try, keeping it as shown: the member gets no error, and the next start marks it ended saying nothing', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a job its process left, its mark failing' });
+    const running = await drawingReply(h, ix);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    // The start's sweep claims nothing (its storage failing for a while): the Cancel takes the job.
+    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValue(new Error('EIO: i/o error, scandir'));
+    await h.restart({ crash: true });
+    await vi.waitFor(() => expect(claim).toHaveBeenCalled(), { timeout: 15_000 });
+    claim.mockRestore();
+    const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValue(new Error('storage unavailable'));
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const stopped = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job’s message changed');
+    expect(click.ack?.type).toBe(6);
+    expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
+    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'running', final: { type: 'failed', shown: true } }), { timeout: 15_000 });
+
+    markEnded.mockRestore();
+    const messages = h.discord.messages.size;
+    await h.restart();
+    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
+    expect(h.discord.messages.get(running.id)!.content).toBe(stopped.content);
+    expect(h.discord.messages.size).toBe(messages);
   });
 
   it('shows the kept result in the message clicked on a Cancel of such a job left older than its kept images: not left “Drawing…”, and no Retry that would charge again', async () => {
@@ -299,6 +340,22 @@ describe('buttons keep working, restarts included', () => {
     await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
     expect(h.discord.messages.get(running.id)!.content).toBe(shown.content);
     expect(h.discord.messages.size).toBe(messages);
+  });
+
+  it('shows the failure in the message clicked on a Cancel of a job its runner forgot whose failure was kept as shown (posted as a new message): not left “Drawing…”', async () => {
+    const { running, records, key } = await leftRunningForgotten('a job whose failure went out as a new message');
+    // Its failure went to the channel (its token expired) and was kept as shown; the job's own message still says "Drawing…".
+    await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true, shown: true } });
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const shown = await h.discord.waitFor(() => {
+      const m = h.discord.messages.get(running.id);
+      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
+    }, 'the job’s message changed');
+    expect(click.ack?.type).toBe(6);
+    expect(shown.content).toContain(say('en-US', 'failure.rate_limited', { known: 'no' }));
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Retry']);
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'failed' }), { timeout: 15_000 });
   });
 
   it('marks a job lost to a crash as interrupted when the bot starts again, with Retry in the same message', async () => {

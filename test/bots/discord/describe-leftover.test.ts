@@ -6,8 +6,8 @@ describe('what a job its process left says', () => {
     expect(say('en', 'discord.job.interrupted_no_retry')).toBe('🔌 This job stopped when the bot restarted, and it cannot run again: start a new one with /imagine or /edit.');
   });
 
-  it('tells the member who pressed Cancel that the job’s message is being updated when a sweep is showing its end', () => {
-    expect(say('en', 'discord.button.being_shown')).toBe('This job’s message is being updated with how it ended.');
+  it('tells the member who pressed Cancel that the job’s end is being shown, here or in a new message, when a sweep is showing it', () => {
+    expect(say('en', 'discord.button.being_shown')).toBe('This job’s end is being shown now, here or in a new message.');
   });
 
   it('tells the member who pressed Cancel to press it again when the job’s message could not be updated', () => {

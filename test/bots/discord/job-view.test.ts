@@ -25,7 +25,7 @@ function viewWithStore(marked: () => Promise<void>) {
   const view = new JobView({
     target: { final, mode: 'webhook' } as unknown as ReplyTarget,
     header: { key: 'k1', kind: 'generate', prompt: 'a cat', n: 1, locale: 'en-US' },
-    store: { markEnded, saveOutputs: async () => undefined } as unknown as JobRecordStore,
+    store: { markEnded, saveOutputs: async () => undefined, get: async () => undefined } as unknown as JobRecordStore,
     attachmentSizeLimit: 10 * 1024 * 1024,
     logger,
   });

@@ -199,7 +199,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     return new JobRecordStore({ state, logger: silentLogger() });
   }
 
-  it('shows a dead replica’s job once when a Cancel on replica B meets the sweep of replica C: C claimed it, B tells the member privately that its message is being updated', async () => {
+  it('shows a dead replica’s job once when a Cancel on replica B meets the sweep of replica C: C claimed it, B tells the member privately that its end is being shown', async () => {
     const { discord, replica, url, prefix } = await setUp(30_000);
     const a = await replica();
     // B sweeps at its start only (its next sweep is a minute away): C's sweep is the one that takes A's job.

@@ -256,6 +256,41 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(failed.requester.userId))).toHaveLength(1);
     });
 
+    it('keeps a “stopped” it posted whose mark fails as shown and still shows the records after it: the next sweep marks it ended saying nothing, posted once', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      // Jobs that made nothing, their ends never recorded: each is told "stopped".
+      const stopped = (key: string, createdAt: number): JobRecord => {
+        const { endRecorded: _recorded, final: _final, ...record } = left(key, undefined, createdAt);
+        return record;
+      };
+      const first = stopped('stopped-1', Date.now() - 2);
+      const second = stopped('stopped-2', Date.now() - 1);
+      await plant(first, second);
+      // The first one's mark fails every try.
+      vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+      await h.restart({ crash: true });
+
+      await h.discord.waitFor(() => postFor(second), 'the next record’s message');
+      expect(postFor(first)!.content).toContain(say('en', 'discord.job.interrupted'));
+      await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'stopped-1')).toMatchObject({ status: 'running', final: { type: 'failed', shown: true } }), { timeout: 15_000 });
+      await h.restart({ crash: true });
+
+      await vi.waitFor(async () => expect((await records(h)).find((r) => r.key === 'stopped-1')?.status).toBe('failed'), { timeout: 15_000 });
+      expect(h.discord.channelMessages(h.discord.channelId).filter((m) => m.content.includes(first.requester.userId))).toHaveLength(1);
+    });
+
+    it('offers no Retry in the “stopped” of an edit older than its kept images: its input images are gone, though its record still names them', async () => {
+      h = await DiscordHarness.start({ partialImages: 0 });
+      const { endRecorded: _recorded, final: _final, ...base } = left('edit-old', undefined, Date.now() - h.state.spaces.discordImages.ttlMs - 60_000);
+      const edit: JobRecord = { ...base, kind: 'edit', inputs: [{ file: 'edit-old-in-0', bytes: 100 }] };
+      await plant(edit);
+      await h.restart({ crash: true });
+
+      const note = await h.discord.waitFor(() => postFor(edit), 'the edit’s “stopped”');
+      expect(note.content).toContain(say('en', 'discord.job.interrupted_no_retry'));
+      expect(buttonsOf(note)).toEqual([]);
+    });
+
     it('marks ended, saying nothing, a failure older than its kept images', async () => {
       h = await DiscordHarness.start({ partialImages: 0 });
       const old = left('failed-old', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true }, Date.now() - h.state.spaces.discordImages.ttlMs - 60_000);

@@ -84,7 +84,7 @@ describe('the sweep of jobs the last process left', () => {
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
   });
 
-  it('shows a swept result once when its Cancel is pressed while the sweep is showing it: the member who pressed is told privately that its message is being updated', async () => {
+  it('shows a swept result once when its Cancel is pressed while the sweep is showing it: the member who pressed is told privately that its end is being shown', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image shown by one path' });
     const running = { ...h.discord.original(ix)!, components: structuredClone(h.discord.original(ix)!.components) };
     // The sweep's result, through the job's reply token, is held on its way to Discord.

@@ -189,18 +189,24 @@ describe('recording a job’s end in the history', () => {
     expect(entries[0]).toMatchObject({ at: first!.at, link: 'https://discord.com/channels/1/2/3', costUsd: 0.02 });
   });
 
-  it('keeps a private job’s link as its member’s alone even when its surface said everyone can open it: in their own history, never in the admins’ view', async () => {
+  it('keeps a private job’s link as its member’s alone even when its surface said everyone can open it, and a public job’s its surface said only its member can open: in their own history, never in the admins’ view', async () => {
     const history = new JobHistory({ state: await inState(await newDir()) });
     const alice = requester({ scopeId: 'guild-p' });
     const admin = requester({ scopeId: 'guild-p', userId: 'admin-1', isAdmin: true });
     const link = 'https://slack.com/archives/C1/p1';
     await history.recordEnd(alice, { key: 'job-p', kind: 'generate', prompt: 'a private lighthouse', options: {}, private: true, seenBy: 'everyone', acceptedAt: 0 }, { type: 'completed' }, link);
     await history.recordEnd(alice, { key: 'job-q', kind: 'generate', prompt: 'a public kite', options: {}, seenBy: 'everyone', acceptedAt: 0 }, { type: 'completed' }, link);
+    // Shown in a direct message with the app: its link opens for its member alone, though the job is not private.
+    await history.recordEnd(alice, { key: 'job-r', kind: 'generate', prompt: 'a kite in a DM', options: {}, seenBy: 'member', acceptedAt: 0 }, { type: 'completed' }, link);
     expect((await history.mine(alice)).map((e) => [e.key, e.link, e.memberLink])).toEqual([
+      ['job-r', link, true],
       ['job-q', link, undefined],
       ['job-p', link, true],
     ]);
-    expect((await history.ofScope(admin))!.map((e) => [e.key, e.link])).toEqual([['job-q', link]]);
+    expect((await history.ofScope(admin))!.map((e) => [e.key, e.link])).toEqual([
+      ['job-r', undefined],
+      ['job-q', link],
+    ]);
   });
 
   it('rejects when its entry could not be written, so the end is not taken as recorded (and says so in the log)', async () => {
