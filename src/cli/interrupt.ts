@@ -8,8 +8,8 @@ import { formatUsdExact } from '../core/pricing.js';
  * moment keeps those already paid. Once the cancelled request has ended the command exits 130 (`interruptedExit`),
  * saying whether the request had been sent, what the ledger charged, and which images were written. If the request
  * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
- * does a second Ctrl+C, at once: a reservation left open then is charged its estimate (`uncertain`) by a later run's
- * reconcile. A Ctrl+C that comes after the request ended (`jobEnded`: its result is being written) arms no exit: the
+ * does a second Ctrl+C, at once (it says which): a reservation left open then is charged its estimate (`uncertain`) by
+ * a later run's reconcile, a job cancelled in a retry wait too (its release lived only in this process). A Ctrl+C that comes after the request ended (`jobEnded`: its result is being written) arms no exit: the
  * writes finish; only a second one stops them. The CLI runs one job per process, so this is the process's one record of it.
  */
 export interface JobWatch {
@@ -19,6 +19,8 @@ export interface JobWatch {
   readonly files: string[];
   /** What the ledger did when the request ended; absent until it answered. */
   settled?: JobSettled | undefined;
+  /** Why the process exits before the ledger answered: the settle timer ran out, or a second Ctrl+C. */
+  exitedBy?: 'timer' | 'second_interrupt' | undefined;
   /** Aborted by the first Ctrl+C: give it to the request, which is then cancelled. */
   readonly signal: AbortSignal;
 }
@@ -27,6 +29,8 @@ export interface JobWatch {
 export interface JobSettled {
   action: 'settled' | 'released';
   usd: number;
+  /** Why a release charged nothing, as the ledger decided it: never sent, or every attempt sent was answered with an error that bills nothing. */
+  released?: 'not_sent' | 'answered' | undefined;
 }
 
 /** How long the first Ctrl+C waits for the cancelled request to end (settled or released in the ledger) before exiting. */
@@ -52,7 +56,10 @@ export function watchJob(onInterrupt: (lines: string[]) => void): JobWatch {
 
 function onSigint(): void {
   // A second Ctrl+C: at once.
-  if (interrupted || !current) process.exit(interruptedExit());
+  if (interrupted || !current) {
+    if (current) current.watch.exitedBy ??= 'second_interrupt';
+    process.exit(interruptedExit());
+  }
   interrupted = true;
   if (current.watch.phase === 'done') {
     // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
@@ -61,7 +68,10 @@ function onSigint(): void {
   }
   current.say(['pictor: cancelling the request (Ctrl+C again to exit now).']);
   current.controller.abort(new Error('interrupted (Ctrl+C)'));
-  exitTimer = setTimeout(() => process.exit(interruptedExit()), INTERRUPT_SETTLE_MS);
+  exitTimer = setTimeout(() => {
+    if (current) current.watch.exitedBy ??= 'timer';
+    process.exit(interruptedExit());
+  }, INTERRUPT_SETTLE_MS);
 }
 
 /**
@@ -88,7 +98,7 @@ export function jobEnded(): void {
 
 /** Records how the ledger ended the job under way, if any; a settle the ledger did not take yet (`deferred`) tells nothing. */
 export function noteSettled(settled: JobSettled & { deferred?: boolean }): void {
-  if (current && !settled.deferred) current.watch.settled = { action: settled.action, usd: settled.usd };
+  if (current && !settled.deferred) current.watch.settled = { action: settled.action, usd: settled.usd, released: settled.released };
 }
 
 /** Records a file written for the job under way, if any. */
@@ -97,7 +107,7 @@ export function noteWritten(path: string): void {
 }
 
 /** The lines Ctrl+C prints for a job in this state. */
-export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled'> | undefined): string[] {
+export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy'> | undefined): string[] {
   if (!job) return ['pictor: interrupted.'];
   const lines = [firstLine(job)];
   if (job.files.length) {
@@ -109,11 +119,23 @@ export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled
   return lines;
 }
 
-function firstLine(job: Pick<JobWatch, 'phase' | 'settled'>): string {
-  if (job.phase === 'done') return 'pictor: interrupted while writing the images of a finished job: it is charged as finished.';
+function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy'>): string {
   if (job.phase === 'waiting') return 'pictor: interrupted before the request was sent: nothing was billed.';
   const { settled } = job;
-  if (settled?.action === 'released') return 'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.';
+  const unanswered =
+    job.exitedBy === 'second_interrupt'
+      ? 'the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain)'
+      : 'the ledger did not answer in time, so a later run charges it its estimate (marked uncertain)';
+  if (job.phase === 'done') {
+    if (settled?.action === 'released') return 'pictor: interrupted while writing the images of a job that had ended: nothing was charged.';
+    if (settled) return `pictor: interrupted while writing the images of a job that had ended: charged ${formatUsdExact(settled.usd)}.`;
+    return `pictor: interrupted while writing the images of a job that had ended: ${unanswered}.`;
+  }
+  if (settled?.action === 'released') {
+    return settled.released === 'not_sent'
+      ? 'pictor: interrupted before the request was sent: nothing was billed.'
+      : 'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.';
+  }
   if (settled) return `pictor: interrupted after the request was sent: charged ${formatUsdExact(settled.usd)} (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.`;
-  return 'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time, so a later run charges it its estimate (marked uncertain); check your usage before trying again.';
+  return `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${unanswered}; check your usage before trying again.`;
 }

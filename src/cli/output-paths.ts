@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, mkdtemp, open, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, mkdtemp, open, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { describeFileError } from '../core/system-errors.js';
@@ -139,8 +139,33 @@ async function checkTarget(path: string, overwrite: boolean): Promise<void> {
 /** Writes one image; never replaces an existing file unless `overwrite`. */
 export async function writeOutput(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
   await makeDirectory(dirname(path));
-  await writeFile(path, bytes, { flag: overwrite ? 'w' : 'wx' });
+  await writeWhole(path, bytes, overwrite);
   noteWritten(path);
+}
+
+/** Why a file system takes no hard link: the name is then claimed with an empty file, and the image renamed over it. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Writes the bytes to a sibling (`.fox.png.partial-<pid>`) and only then gives them the file's name, so the name never
+ * holds a cut-off image, whenever the process stops: a leftover sibling says by its name that it is not a whole image.
+ * Without `overwrite` the name is taken with a hard link, which fails on an existing file as `wx` does.
+ */
+async function writeWhole(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.partial-${process.pid}`);
+  try {
+    await writeFile(temp, bytes, { flag: 'w' });
+    if (overwrite) return await rename(temp, path);
+    try {
+      await link(temp, path);
+    } catch (error) {
+      if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+      await (await open(path, 'wx')).close();
+      await rename(temp, path);
+    }
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
 }
 
 /** Saves images that could not be written where asked into a new folder of the OS temp directory; returns their paths. */
@@ -149,7 +174,7 @@ export async function saveToFallback(images: readonly { wanted: string; bytes: U
   const saved: string[] = [];
   for (const { wanted, bytes } of images) {
     const path = join(directory, basename(wanted));
-    await writeFile(path, bytes, { flag: 'wx' });
+    await writeWhole(path, bytes, false);
     noteWritten(path);
     saved.push(path);
   }

@@ -67,6 +67,11 @@ export interface JobSettlement {
   recorded: boolean;
   /** The ledger stayed unreachable: the settle or release is kept and tried again later. */
   deferred: boolean;
+  /**
+   * Why a release charged nothing: `not_sent`, no attempt ever left; `answered`, every attempt that left was answered
+   * with an error that bills nothing (the job ended in a retry wait, or on that error). Absent for a settle.
+   */
+  released?: 'not_sent' | 'answered' | undefined;
 }
 
 const DEFAULT_RETRY_FOR_MS = 30_000;
@@ -197,8 +202,8 @@ export class JobLedger {
  */
 export class ChargedJob {
   #sent = false;
-  /** An attempt that may have been billed was sent: the job stays sent whatever later attempts answer. */
-  #billableBefore = false;
+  /** An attempt left at least once (whatever it was answered). */
+  #everSent = false;
   #ended: Promise<JobSettlement> | undefined;
   #requestId: string | undefined;
   readonly #images: CompletedEvent[] = [];
@@ -215,17 +220,21 @@ export class ChargedJob {
   readonly beforeSend = async (): Promise<void> => {
     await this.ledger.store.markSent(this.id);
     this.#sent = true;
+    this.#everSent = true;
   };
 
   /**
    * The attempt sent ended with this error and the request waits to be sent again. An answer that bills nothing
    * (`mayBeBilled`: a 429, a 5xx) leaves nothing at the service: until the next `beforeSend` the job counts as not sent,
-   * so a cancel in the wait is released. An attempt that may have been billed keeps the job sent for good.
+   * so a cancel in the wait is released. Only in memory: the store keeps its `markSent` mark, so a process that dies in
+   * the wait leaves the job to reconcile, which charges its estimate (`uncertain`).
+   *
+   * The client retries only an attempt whose answer it has not accepted (an error status, or no answer), and only on
+   * codes that bill nothing (`isRetryable`), with no image yet: no earlier attempt can have been billed, so there is no
+   * billed attempt to remember here.
    */
   readonly onRetry = ({ error }: { error: unknown }): void => {
-    if (!this.#sent || this.#billableBefore) return;
-    this.#billableBefore = mayBeBilled({ ending: { kind: 'failed', error }, sent: true, completed: this.#images });
-    this.#sent = this.#billableBefore;
+    this.#sent = mayBeBilled({ ending: { kind: 'failed', error }, sent: this.#sent, completed: this.#images });
   };
 
   /** Sent, and not since answered with an error that bills nothing (a retry still waiting to go). */
@@ -268,7 +277,7 @@ export class ChargedJob {
     const charge = chargeOf({ ending, sent: this.#sent, completed: this.#images }, this.estimate, this.request);
     if (!charge) {
       const { deferred } = await ledger.commit(id, 'release', () => ledger.store.release(id));
-      return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred };
+      return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred, released: this.#everSent ? 'answered' : 'not_sent' };
     }
     const reservedUsd = exceedsReservation({ usd: this.estimate.totalUsd }, charge.usd) ? this.estimate.totalUsd : undefined;
     // The record keeps the size and quality the service reported making (what it is charged for), not those asked.

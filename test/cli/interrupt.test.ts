@@ -28,10 +28,47 @@ describe('Ctrl+C during a generation', () => {
       'Images written before the interruption (1):',
       '  /tmp/out/fox.partial-1.png',
     ]);
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0 } })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'answered' } })[0]).toBe(
       'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.',
     );
-    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'] })[0]).toBe('pictor: interrupted while writing the images of a finished job: it is charged as finished.');
+  });
+
+  it('words the end from why the process exits and from what the ledger decided, not from the phase alone', () => {
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt' })[0]).toBe(
+      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain); check your usage before trying again.',
+    );
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' })[0]).toContain('the ledger did not answer in time');
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } })[0]).toBe(
+      'pictor: interrupted before the request was sent: nothing was billed.',
+    );
+    // A failed job whose good images are being written: what the ledger charged, not "as finished".
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], settled: { action: 'settled', usd: 0.00636 } })[0]).toBe(
+      'pictor: interrupted while writing the images of a job that had ended: charged $0.00636.',
+    );
+    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'released', usd: 0, released: 'answered' } })[0]).toBe(
+      'pictor: interrupted while writing the images of a job that had ended: nothing was charged.',
+    );
+  });
+
+  it('says a second Ctrl+C, not a silent ledger, ended the wait for the ledger', async () => {
+    vi.useFakeTimers();
+    vi.resetModules();
+    const before = new Set(process.listeners('SIGINT'));
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    try {
+      const fresh = await import('../../src/cli/interrupt.js');
+      const said: string[] = [];
+      const job = fresh.watchJob((lines) => said.push(...lines));
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      process.emit('SIGINT');
+      expect(exit).toHaveBeenCalledWith(130);
+      expect(said[1]).toContain('the second Ctrl+C came before the ledger answered');
+    } finally {
+      for (const listener of process.listeners('SIGINT')) if (!before.has(listener)) process.off('SIGINT', listener);
+      exit.mockRestore();
+      vi.useRealTimers();
+    }
   });
 
   it('a Ctrl+C after the request ended arms no exit, so the images are written; a second one still exits at once', async () => {

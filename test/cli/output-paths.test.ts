@@ -128,4 +128,55 @@ describe('pictor keeps images it paid for when writing fails after the job', () 
     onTestFinished(() => removeFallback(result.files[0]!));
     expect((await stat(result.files[0]!)).isFile()).toBe(true);
   });
+
+  describe('when the OS temp directory refuses them too', () => {
+    /** After the first partial, --out becomes a file and so does the OS temp directory; `healAt` gives the temp directory back. */
+    async function runBroken(healAt: string | undefined, extra: string[] = []) {
+      const dir = await tempDir();
+      const outDir = join(dir, 'out');
+      const blocked = join(dir, 'no-temp');
+      writeFileSync(blocked, 'not a directory');
+      const before = process.env.TMPDIR;
+      const heal = (): void => {
+        if (before === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = before;
+      };
+      onTestFinished(heal);
+      let broken = false;
+      const result = await run(['generate', '--prompt', 'x', '--n', '2', '--stream', '--partial-images', '1', ...extra, '--out', join(outDir, 'cat.png')], service(), {
+        stderr: (line) => {
+          if (!broken && line.includes('partial 1/1 of image 1/2')) {
+            broken = true;
+            rmSync(outDir, { recursive: true });
+            writeFileSync(outDir, 'in the way');
+            process.env.TMPDIR = blocked;
+          }
+          if (healAt && line.includes(healAt)) heal();
+        },
+      });
+      heal();
+      expect(broken).toBe(true);
+      return result;
+    }
+
+    it('keeps reading the stream, keeps the images in memory and saves them to the temp directory at the end, exit 1', async () => {
+      const { code, stderr } = await runBroken('image 2/2 done');
+      expect(code).toBe(1);
+      expect(stderr).toContain('image 2/2 done');
+      expect(stderr).toContain('kept in memory, tried again at the end');
+      const saved = [...stderr.matchAll(/saved it to (\S+) instead/g)].map((m) => m[1]!);
+      expect(saved).toHaveLength(2);
+      for (const file of saved) onTestFinished(() => removeFallback(file));
+      for (const file of saved) expect(await describeImage(await readFile(file))).toMatchObject({ format: 'png' });
+      expect(env.emulator.requests).toHaveLength(1);
+    });
+
+    it('names the disk, not the service, for images no folder took, and says they are charged', async () => {
+      const { code, stdout, stderr } = await runBroken(undefined, ['--json']);
+      expect(code).toBe(1);
+      expect(stderr).toContain('image 2/2 done');
+      expect(stderr).toMatch(/cat\.png .* the disk refused it, not the service; the service made it, so it is charged/);
+      expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'output_not_written', files: [], lost: [expect.stringMatching(/cat\.png$/), expect.stringMatching(/cat-2\.png$/)] });
+    });
+  });
 });

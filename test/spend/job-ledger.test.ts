@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StreamBrokenError } from '../../src/core/errors.js';
+import { ServerError, StreamBrokenError } from '../../src/core/errors.js';
 import { PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { FileQuotaStore, JobLedger, type QuotaStore } from '../../src/internal.js';
 
@@ -187,5 +187,42 @@ describe('JobLedger', () => {
     await job.beforeSend();
     await job.end({ kind: 'cancelled' });
     expect(await store.usage({})).toEqual([expect.objectContaining({ quality: 'low', size: '1024x1024', basis: 'estimate' })]);
+  });
+
+  it('says why a release charged nothing: never sent, or every attempt sent was answered with an error that bills nothing', async () => {
+    const store = await fileStore();
+    const ledger = new JobLedger({ store });
+    const queued = await begin(ledger, 'cli:ann:queued');
+    expect(await queued.end({ kind: 'cancelled' })).toMatchObject({ action: 'released', released: 'not_sent' });
+    const waiting = await begin(ledger, 'cli:ann:waiting');
+    await waiting.beforeSend();
+    waiting.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
+    expect(await waiting.end({ kind: 'cancelled' })).toMatchObject({ action: 'released', released: 'answered' });
+    const resent = await begin(ledger, 'cli:ann:resent');
+    await resent.beforeSend();
+    resent.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
+    await resent.beforeSend();
+    expect(await resent.end({ kind: 'cancelled' })).toMatchObject({ action: 'settled', usd: LOW });
+  });
+
+  it('charges a job whose process died while it waited to retry a refused attempt its estimate, marked uncertain: the release lives only in memory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-job-ledger-'));
+    dirs.push(dir);
+    const store = await fileStore(dir);
+    const ledger = new JobLedger({ store });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+    job.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
+    expect(job.sent).toBe(false);
+    // The process dies in the wait (never ended); a later one meets the reservation of a dead owner.
+    await store.close();
+    const file = join(dir, 'quota-ledger.json');
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { owners: Record<string, { pid: number; renewedAt: number }> };
+    for (const owner of Object.values(saved.owners)) Object.assign(owner, { pid: 2 ** 22 + 1, renewedAt: 0 });
+    await writeFile(file, JSON.stringify(saved));
+    const later = await fileStore(dir);
+
+    expect((await later.reconcile(Date.now())).settledAtEstimate).toEqual(['cli:ann:1']);
+    expect(await later.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: job.estimate.totalUsd, basis: 'uncertain' })]);
   });
 });

@@ -151,4 +151,44 @@ describe('the spend guard as the client’s request hook', () => {
       await store.close();
     }
   });
+
+  it('releases a job cancelled while it waits to retry an attempt the service answered with a 5xx: nothing reached the service that bills', async () => {
+    const dir = await newDir();
+    const store = new FileQuotaStore({ dir });
+    try {
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
+      emu.emulator.injectFault('service_unavailable', { retryAfterMs: 60_000 });
+      const controller = new AbortController();
+      const job = client.generate({ prompt: 'a harbour', quality: 'low' }, { signal: controller.signal, timeoutMs: 120_000, onRetry: () => controller.abort() });
+      await expect(job).rejects.toMatchObject({ code: 'aborted' });
+      expect(emu.emulator.requests).toHaveLength(1);
+      expect(await store.activeJobs()).toEqual([]);
+      expect(await store.usage({})).toEqual([]);
+      expect(await store.spentToday('account', Date.now())).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('charges the estimate of a job cancelled after its retried attempt went out: the second attempt may be billed', async () => {
+    const dir = await newDir();
+    const store = new FileQuotaStore({ dir });
+    try {
+      emu.emulator.configure({ latencyMs: 60_000 });
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
+      emu.emulator.injectFault('service_unavailable', { retryAfterMs: 10 });
+      const controller = new AbortController();
+      const job = client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' }, { signal: controller.signal, timeoutMs: 120_000 });
+      await vi.waitFor(() => expect(emu.emulator.requests).toHaveLength(2));
+      controller.abort();
+      await expect(job).rejects.toMatchObject({ code: 'aborted' });
+      expect(await store.activeJobs()).toEqual([]);
+      expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
+      expect(await store.usage({})).toMatchObject([{ basis: 'estimate' }]);
+    } finally {
+      await store.close();
+    }
+  });
 });

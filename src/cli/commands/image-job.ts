@@ -75,7 +75,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     let result: ImageJobResult;
     const completed: CompletedEvent[] = [];
     // The final images written so far (or saved to the temp directory): each as soon as it arrives, so an exit at any moment keeps what was paid.
-    const kept: Kept = { files: [], saved: [], unwritten: [] };
+    const kept: Kept = { files: [], saved: [], unwritten: [], lost: [] };
     try {
       const requestOptions = {
         // The first Ctrl+C cancels the request: the spend guard releases it (still waiting) or settles it (sent).
@@ -137,6 +137,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       }
       const arrived = values.stream ? completed : imagesOfFailure(error);
       if (!values.stream && arrived.length > 0) await writeImages(arrived.map(imageBytes), 0);
+      await saveLost();
       if (progress.signal.aborted) {
         // Ctrl+C: the request is over (settled or released) and the images that came are written: the interruption is told.
         return interruptedExit();
@@ -150,15 +151,17 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     progress.stop();
     // A stream's images are written already, as they came.
     if (!values.stream) await writeImages(decodeImages(result), 0);
-    const { files, saved, unwritten } = kept;
+    await saveLost();
+    const { files, saved, unwritten, lost } = kept;
     const seconds = (Date.now() - started) / 1000;
     if (values.json) {
       ctx.stdout(
         JSON.stringify({
-          ok: unwritten.length === 0,
-          ...(unwritten.length ? { code: 'output_not_written' } : {}),
+          ok: unwritten.length === 0 && lost.length === 0,
+          ...(unwritten.length || lost.length ? { code: 'output_not_written' } : {}),
           operation,
           files: [...files, ...saved],
+          ...(lost.length ? { lost: lost.map((item) => item.wanted) } : {}),
           partials: partialFiles,
           size: result.size,
           quality: result.quality,
@@ -180,14 +183,14 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       // An emulator's image cost nothing: what it would have cost on the real service.
       ctx.stdout(emulator ? `Would cost on the real service: ${describeQuote(result.cost)} (an emulator made it: nothing was spent)` : `Cost: ${describeQuote(result.cost)}`);
     }
-    return unwritten.length ? 1 : 0;
+    return unwritten.length || lost.length ? 1 : 0;
 
     /**
      * Writes final images where asked (the first is image number `first`, from 0); paid for, so never lost: what
      * cannot go there goes to the OS temp directory. Adds them to `kept`.
      */
     async function writeImages(images: Buffer[], first: number): Promise<void> {
-      const unwritten: { wanted: string; bytes: Uint8Array; why: string }[] = [];
+      const unwritten: Lost[] = [];
       // Written at once (each file is its own), reported in order.
       const outcomes = await Promise.allSettled(images.map((bytes, i) => writeOutput(plan.finalPath(first + i), bytes, overwrite)));
       for (const [i, outcome] of outcomes.entries()) {
@@ -195,11 +198,38 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         if (outcome.status === 'fulfilled') kept.files.push(path);
         else unwritten.push({ wanted: path, bytes: images[i]!, why: errorCode(outcome.reason) });
       }
-      if (!unwritten.length) return;
-      const saved = await saveToFallback(unwritten);
-      for (const [i, item] of unwritten.entries()) ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved[i]} instead.`);
-      kept.saved.push(...saved);
-      kept.unwritten.push(...unwritten);
+      for (const item of unwritten) {
+        // Never thrown out of the stream's loop: the stream is read to its end whatever the disk does.
+        if (await save(item)) continue;
+        kept.lost.push(item);
+        ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}) nor save it to the OS temp directory (${item.fallbackWhy}); kept in memory, tried again at the end.`);
+      }
+    }
+
+    /** Saves one image that could not go where asked to the OS temp directory; false (and why, on the item) when that fails too. */
+    async function save(item: Lost): Promise<boolean> {
+      try {
+        const [saved] = await saveToFallback([item]);
+        ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`);
+        kept.saved.push(saved!);
+        kept.unwritten.push(item);
+        return true;
+      } catch (error) {
+        item.fallbackWhy = errorCode(error);
+        return false;
+      }
+    }
+
+    /** Once the request is over: tries the images no folder took once more; those still refused are told lost, the disk the cause. */
+    async function saveLost(): Promise<void> {
+      const lost = kept.lost.splice(0);
+      for (const item of lost) {
+        if (await save(item)) continue;
+        kept.lost.push(item);
+        ctx.stderr(
+          `pictor: could not write ${item.wanted} (${item.why}) nor save it to the OS temp directory (${item.fallbackWhy}): the disk refused it, not the service; the service made it, so it is charged.`,
+        );
+      }
     }
   } finally {
     progress.stop();
@@ -208,11 +238,22 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   }
 }
 
-/** The final images written where asked, those saved to the temp directory instead, and why those could not go where asked. */
+/**
+ * The final images written where asked, those saved to the temp directory instead (and why those could not go where
+ * asked), and those neither took (kept in memory until the end, then told lost).
+ */
 interface Kept {
   files: string[];
   saved: string[];
-  unwritten: { wanted: string; bytes: Uint8Array; why: string }[];
+  unwritten: Lost[];
+  lost: Lost[];
+}
+
+interface Lost {
+  wanted: string;
+  bytes: Uint8Array;
+  why: string;
+  fallbackWhy?: string | undefined;
 }
 
 function errorCode(error: unknown): string {
