@@ -31,28 +31,29 @@ interface Mention {
 }
 
 /**
- * The messages whose failed claim this process told the member of: the member hears of a failure once a message per
- * process (a redelivery reaching another replica tells them there once more: the state that would share the mark is
- * the one that just failed). Kept as long as the shared state keeps a key taken (the space's TTL), never longer than
- * the `max` latest.
+ * Keys this process met lately: a key is `first` once, then not again for `ttlMs` (as long as the shared state keeps a
+ * key taken: the space's TTL), and never more than the `max` latest are kept. The mentions keep the messages whose
+ * failed claim the member was told of (told once a message per process: a redelivery reaching another replica tells
+ * them there once more, as the state that would share the mark is the one that just failed); the workflow step keeps
+ * the steps this process took up.
  */
-class FailuresTold {
-  readonly #told = new Map<string, number>();
+export class RecentKeys {
+  readonly #seen = new Map<string, number>();
   constructor(
     readonly max: number,
     readonly ttlMs: number,
   ) {}
 
-  /** True the first time a key's claim fails (within the time kept): the member is told then. */
+  /** True the first time a key comes (within the time kept). */
   first(key: string): boolean {
     const now = Date.now();
-    const at = this.#told.get(key);
+    const at = this.#seen.get(key);
     if (at !== undefined && now - at < this.ttlMs) return false;
-    this.#told.delete(key);
-    this.#told.set(key, now);
-    for (const [k, since] of this.#told) {
-      if (this.#told.size <= this.max && now - since < this.ttlMs) break;
-      this.#told.delete(k);
+    this.#seen.delete(key);
+    this.#seen.set(key, now);
+    for (const [k, since] of this.#seen) {
+      if (this.#seen.size <= this.max && now - since < this.ttlMs) break;
+      this.#seen.delete(k);
     }
     return true;
   }
@@ -79,7 +80,7 @@ class FailuresTold {
  * redelivery is tried again (failing again, it is neither told nor logged as an error a second time).
  */
 export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>): void {
-  const told = new FailuresTold(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
+  const told = new RecentKeys(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
 
   app.event('app_mention', async ({ event, body, context: auth }) => {
     if (!event.user || (event as { bot_id?: string }).bot_id) return;
@@ -195,20 +196,26 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
       return;
     }
     // One call to the runner's intake: a refusal is told privately; an edit's images are downloaded once it is admitted.
-    await context.jobs.start({
-      kind: images ? 'edit' : 'generate',
-      prompt: parsed.prompt,
-      options: parsed.options,
-      style: parsed.style,
-      private: parsed.private,
-      fieldNames: FLAG_NAMES,
-      images,
-      inputFiles: images && files.map((f) => ({ id: f.id, name: f.name })),
-      actor,
-      threadTs,
-      notify,
-      client,
-    });
+    // A job that cannot be started (its request cannot be saved) is told privately too: it failed on our side.
+    try {
+      await context.jobs.start({
+        kind: images ? 'edit' : 'generate',
+        prompt: parsed.prompt,
+        options: parsed.options,
+        style: parsed.style,
+        private: parsed.private,
+        fieldNames: FLAG_NAMES,
+        images,
+        inputFiles: images && files.map((f) => ({ id: f.id, name: f.name })),
+        actor,
+        threadTs,
+        notify,
+        client,
+      });
+    } catch (err) {
+      context.logger.error({ err, team: mention.teamId, channel: mention.channelId, ts: mention.ts }, 'a mention’s job could not be started: the member is told it failed on our side');
+      await notify(`:warning: ${say(mention.locale, 'error.on_my_side')}`);
+    }
   }
 
   /** The final images of the job whose message has these blocks (none when it is not a job's message, or has none yet). */

@@ -4,6 +4,7 @@ import { say, sayWords, type JobOptions } from '../../runner/index.js';
 import { claimWithin, digestKeyOf, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
 import { slackErrorCode } from '../slack-error-code.js';
+import { RecentKeys } from './mentions.js';
 
 /** The Workflow Builder step's `callback_id`, as the app manifests declare it (`functions.generate_image`). */
 export const WORKFLOW_STEP_ID = 'generate_image';
@@ -30,14 +31,42 @@ interface StepInputs {
  * A step runs once, however often its `function_executed` arrives (Slack's retries of an event whose 200 came late,
  * each signed again; Socket Mode's redeliveries; to any replica, after a restart): its `function_execution_id` is
  * taken in `taken` (the bots' `slack-messages` space, with the mentions) before anything is asked of Slack, answered or
- * charged. A delivery after the first does nothing (the first completes the step). When the state cannot answer in time
- * the step fails on our side, and that is logged: no job runs unclaimed (it may be a paid one).
+ * charged. A delivery after the first does nothing (the first ends the step): one reaching a process that took the
+ * step up already (claiming it or running it) is dropped there before any claim, so a slow state never has it fail a
+ * step that runs. A step's key is never given back, and no later delivery takes over its claim: its end is the first
+ * delivery's.
+ *
+ * When the state cannot answer the claim:
+ * - it fails (an error): nobody took the step with this claim; the step fails on our side, that is logged, and no job
+ *   runs (it may be a paid one);
+ * - it does not answer within `CLAIM_WAIT_MS` (a Redis down queues the claim): the step is not failed yet, as another
+ *   replica may have taken it and be running it (a failed step refuses that replica's outputs). That is logged, and the
+ *   claim's own answer decides when it comes: taken elsewhere, nothing more here; taken by this late claim (nobody else
+ *   runs the step, and its key stays taken), the step fails on our side with no job; an error, the same.
  *
  * Every step taken ends: whatever throws on the way (the job cannot be started, Slack refuses the outputs) fails the
  * step with "failed on my side" in the member's language, and that is logged — a step left open would hang its
  * workflow, and no retry would rescue it (the step is taken).
  */
-export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>): void {
+export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>): void {
+  // The steps this process took up lately (claiming or claimed), by workspace and execution id.
+  const mine = new RecentKeys(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
+  // This process's claims the state has not answered yet, by key: a claim answered after its wait is still heard.
+  const unanswered = new Map<string, Promise<boolean>>();
+  // The space as the step claims it: a key taken is never given back (a late claim's step has ended, or is ended by its answer).
+  const claims: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'> = {
+    claimOnce(key, token) {
+      const answer = taken.claimOnce(key, token);
+      const settled = () => {
+        if (unanswered.get(key) === answer) unanswered.delete(key);
+      };
+      unanswered.set(key, answer);
+      answer.then(settled, settled);
+      return answer;
+    },
+    releaseClaim: () => Promise.resolve(),
+  };
+
   app.function(WORKFLOW_STEP_ID, { autoAcknowledge: true }, async ({ inputs, complete, fail, body, event, context: auth }) => {
     const step = inputs as StepInputs;
     const teamId = body.team_id;
@@ -46,14 +75,42 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
     const { client } = context.workspace(auth);
     // The member's language, asked of Slack only once the step is ours to answer.
     const localeOf = async () => (userId ? await context.locales.of(client, teamId, userId) : undefined);
+    const failOnOurSide = async () => fail({ error: plain(say(await localeOf(), 'error.on_my_side')) });
+    const stepKey = `step:${teamId}:${event.function_execution_id}`;
+    if (!mine.first(stepKey)) {
+      context.logger.debug(where, 'a workflow step this process took up already: not run again');
+      return;
+    }
+    const key = digestKeyOf(stepKey);
     try {
-      if (!(await claimWithin(taken, digestKeyOf(`step:${teamId}:${event.function_execution_id}`)))) {
+      if (!(await claimWithin(claims, key))) {
         context.logger.debug(where, 'a workflow step already taken: not run again');
         return;
       }
     } catch (err) {
+      const late = unanswered.get(key);
+      if (late) {
+        context.logger.warn({ err, ...where }, 'a workflow step whose claim is late: not run, its claim decides whether it fails');
+        void late
+          .then(
+            async (took) => {
+              if (!took) {
+                context.logger.info(where, 'a workflow step whose claim came late was taken elsewhere: not run here');
+                return;
+              }
+              context.logger.error(where, 'a workflow step claimed late: not run, the step fails');
+              await failOnOurSide();
+            },
+            async (error: unknown) => {
+              context.logger.error({ err: error, ...where }, 'could not check a workflow step against the ones taken lately: not run, the step fails');
+              await failOnOurSide();
+            },
+          )
+          .catch((error: unknown) => context.logger.error({ err: error, ...where }, 'could not fail a workflow step whose claim came late'));
+        return;
+      }
       context.logger.error({ err, ...where }, 'could not check a workflow step against the ones taken lately: not run, the step fails');
-      await fail({ error: plain(say(await localeOf(), 'error.on_my_side')) });
+      await failOnOurSide();
       return;
     }
     let locale: string | undefined;

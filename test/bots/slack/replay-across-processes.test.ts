@@ -272,6 +272,27 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
   });
 });
 
+describe('a Slack mention whose job cannot be started', () => {
+  it('tells the member privately that it failed on our side, and logs it once, when the request cannot be saved', async () => {
+    const state = await openBotState({ dataDir: await testTempDir('pictor-mention-nosave-'), logger: silentLogger() });
+    const logger = new RecordingLogger();
+    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { logger, state: withSpace(state, state.spaces.slackRequests, () => ({ put: () => Promise.reject(new Error('the disk is full')) })) } });
+    try {
+      expect(await deliver(h.fake, h.bot.url!, appMention(h.fake, 'C0NOSAVE', 'a cat --quality low'))).toBe(200);
+      // Told, or (were it not) only the listener's failure that Bolt logs.
+      await vi.waitFor(() => expect(h.fake.ephemerals.length > 0 || logger.entries.some((e) => e.msg === 'a Slack listener failed')).toBe(true), { timeout: 15_000 });
+      expect(h.fake.ephemerals.map((e) => ({ channel: e.channel, user: e.user, text: e.text }))).toEqual([{ channel: 'C0NOSAVE', user: 'U0ALICE', text: onMySide }]);
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['a mention’s job could not be started: the member is told it failed on our side']);
+      await h.runner.shutdown({ graceMs: 500 });
+      expect(generations(h)).toHaveLength(0);
+      expect(jobMessages(h.fake, 'C0NOSAVE')).toHaveLength(0);
+    } finally {
+      await h.close();
+      await state.close();
+    }
+  });
+});
+
 const redis = testRedis();
 
 describe.skipIf(redis.skipReason)(`a Slack request sent again, two bots on one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
-import { openBotState } from '../../../bots/state/index.js';
+import { digestKeyOf, openBotState } from '../../../bots/state/index.js';
+import type { Space } from '../../../bots/state/StateStore.js';
 import { silentLogger } from '../../../src/internal.js';
 import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { signedHeaders } from '../../fakes/slack/sign-request.js';
@@ -98,6 +99,7 @@ async function retryOverHttp(fake: FakeSlack, url: string, envelope: object): Pr
 }
 
 const alreadyTaken = 'a workflow step already taken: not run again';
+const takenUpHere = 'a workflow step this process took up already: not run again';
 const inputs = { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low' };
 
 describe('a “Generate image” step delivered again', () => {
@@ -111,8 +113,8 @@ describe('a “Generate image” step delivered again', () => {
     // Again while the first runs: a retry over HTTP (signed anew), or Socket Mode's redelivery of the same event.
     if (mode === 'http') expect(await retryOverHttp(h.fake, h.bot.url!, envelope)).toBe(200);
     else await h.fake.deliver('event', envelope);
-    // Dropped as taken, or (were it not) a second job's message posted.
-    await vi.waitFor(() => expect(logger.entries.some((e) => e.msg === alreadyTaken) || jobMessages(h!.fake, 'C0FLOW').length > 1).toBe(true), { timeout: 15_000 });
+    // Dropped as taken up here already, or (were it not) a second job's message posted.
+    await vi.waitFor(() => expect(logger.entries.some((e) => e.msg === takenUpHere || e.msg === alreadyTaken) || jobMessages(h!.fake, 'C0FLOW').length > 1).toBe(true), { timeout: 15_000 });
     expect((await outcomeOf(h, run)).ok).toBe(true);
     await h.runner.shutdown({ graceMs: 2_000 });
     expect(generationRequests(h)).toBe(1);
@@ -191,5 +193,106 @@ describe('a “Generate image” step that fails on our side', () => {
     expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['a workflow step failed on our side: it fails, the member told it failed on my side']);
     expect(imageShares(h.fake, 'C0FLOW')).toHaveLength(1);
     expect(generationRequests(h)).toBe(1);
+  });
+});
+
+/** A bot whose `slack-messages` space is the data folder's own, seen through `wrap` (a Redis slow, gone); its log kept. */
+async function withMessages(name: string, wrap: (space: Space<unknown>) => Partial<Space<unknown>>, emulator = { latencyMs: 10 }) {
+  const state = await openBotState({ dataDir: await testTempDir(`pictor-step-${name}-`), logger: silentLogger() });
+  const logger = new RecordingLogger();
+  const harness = await startHarness({ emulator, bot: { logger, state: withSpace(state, state.spaces.slackMessages, wrap) } });
+  return { harness, logger, state };
+}
+
+const lateClaim = 'a workflow step whose claim is late: not run, its claim decides whether it fails';
+const droppedHere = (logger: RecordingLogger) => logger.entries.some((e) => e.msg === takenUpHere || e.msg === alreadyTaken);
+
+describe('a “Generate image” step whose claim the state answers late', () => {
+  it.each([
+    ['after the late claim lands', 'after'],
+    ['while the claim is still late', 'during'],
+  ] as const)('runs no job when Slack sends it again %s: the step fails once, on our side, and its key is never given back', async (_when, when) => {
+    let answer: () => void = () => {};
+    let claims = 0;
+    let released = 0;
+    const { harness, logger, state } = await withMessages('late', (space) => ({
+      claimOnce: (key, token) => (++claims === 1 ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key, token)) : space.claimOnce(key, token)),
+      releaseClaim: (key, token) => space.releaseClaim(key, token).then(() => void released++),
+    }));
+    h = harness;
+    try {
+      const { run, envelope } = await runKeepingEnvelope(h.fake, inputs);
+      // The claim's wait runs out.
+      await vi.waitFor(() => expect(run.outcome !== undefined || logger.entries.some((e) => e.msg === lateClaim)).toBe(true), { timeout: 15_000 });
+      if (when === 'during') expect(await retryOverHttp(h.fake, h.bot.url!, envelope)).toBe(200);
+      // The state answers at last: the claim took the step.
+      answer();
+      expect(await outcomeOf(h, run)).toMatchObject({ ok: false, error: onMySide });
+      if (when === 'after') expect(await retryOverHttp(h.fake, h.bot.url!, envelope)).toBe(200);
+      await vi.waitFor(() => expect(droppedHere(logger) || generationRequests(h!) > 0).toBe(true), { timeout: 15_000 });
+      await h.runner.shutdown({ graceMs: 500 });
+      expect(generationRequests(h)).toBe(0);
+      expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
+      expect(h.fake.callsOf('functions.completeSuccess')).toHaveLength(0);
+      expect(h.fake.callsOf('functions.completeError')).toHaveLength(1);
+      expect(released).toBe(0);
+    } finally {
+      answer();
+      await h.close();
+      h = undefined;
+      await state.close();
+    }
+  });
+
+  it('does not fail a step another replica took while its own claim was late: the late answer says taken, and the step is left to that replica', async () => {
+    let answer: () => void = () => {};
+    let claims = 0;
+    let messages: Space<unknown> | undefined;
+    const { harness, logger, state } = await withMessages('elsewhere', (space) => {
+      messages = space;
+      return { claimOnce: (key, token) => (++claims === 1 ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key, token)) : space.claimOnce(key, token)) };
+    });
+    h = harness;
+    try {
+      const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+      await vi.waitFor(() => expect(run.outcome !== undefined || logger.entries.some((e) => e.msg === lateClaim)).toBe(true), { timeout: 15_000 });
+      // Another replica takes the step meanwhile (its claim answered in time), and runs it.
+      expect(await messages!.claimOnce(digestKeyOf(`step:${run.team}:${run.executionId}`))).toBe(true);
+      answer();
+      await vi.waitFor(() => expect(run.outcome !== undefined || logger.entries.some((e) => e.msg === 'a workflow step whose claim came late was taken elsewhere: not run here')).toBe(true), { timeout: 15_000 });
+      await h.runner.shutdown({ graceMs: 500 });
+      expect(run.outcome).toBeUndefined();
+      expect(h.fake.callsOf('functions.completeError')).toHaveLength(0);
+      expect(generationRequests(h)).toBe(0);
+    } finally {
+      answer();
+      await h.close();
+      h = undefined;
+      await state.close();
+    }
+  });
+
+  it('does not fail a step this process runs when Slack sends it again during a slow spell: the delivery is dropped before any claim', async () => {
+    let claims = 0;
+    const { harness, logger, state } = await withMessages(
+      'running',
+      (space) => ({ claimOnce: (key, token) => (++claims === 1 ? space.claimOnce(key, token) : new Promise<boolean>(() => {})) }),
+      { latencyMs: 2_500 },
+    );
+    h = harness;
+    try {
+      const { run, envelope } = await runKeepingEnvelope(h.fake, inputs);
+      // The job runs (its request is at the image service); the state turns slow; Slack sends the step again.
+      await vi.waitFor(() => expect(generationRequests(h!)).toBe(1), { timeout: 15_000 });
+      expect(await retryOverHttp(h.fake, h.bot.url!, envelope)).toBe(200);
+      expect(await outcomeOf(h, run)).toMatchObject({ ok: true });
+      expect(logger.entries.map((e) => e.msg)).toContain(takenUpHere);
+      expect(h.fake.callsOf('functions.completeError')).toHaveLength(0);
+      expect(claims).toBe(1);
+    } finally {
+      await h.close();
+      h = undefined;
+      await state.close();
+    }
   });
 });
