@@ -109,10 +109,18 @@ const notChecked = 'could not check a Slack message against the ones taken latel
 
 describe('a Slack mention while the bots’ state cannot answer', () => {
   /** A bot whose `slack-messages` space is the data folder's own, seen through `wrap` (a Redis gone, slow, a disk failing). */
-  async function withMessages(name: string, wrap: (space: Space<unknown>) => Partial<Space<unknown>>) {
+  /**
+   * A bot whose `slack-messages` space is `wrap`'s. `onChecked`, when given, is called a turn after the replay guard
+   * answered each request's check, once the listener it let through has run to its own claim.
+   */
+  async function withMessages(name: string, wrap: (space: Space<unknown>) => Partial<Space<unknown>>, onChecked?: () => void) {
     const state = await openBotState({ dataDir: await testTempDir(`pictor-mention-${name}-`), logger: silentLogger() });
     const logger = new RecordingLogger();
-    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: withSpace(state, state.spaces.slackMessages, wrap), logger } });
+    const messages = withSpace(state, state.spaces.slackMessages, wrap);
+    const checked = onChecked
+      ? withSpace(messages, state.spaces.slackSeen, (space) => ({ claimOnce: (key, token) => space.claimOnce(key, token).finally(() => void setImmediate(onChecked)) }))
+      : messages;
+    const h = await startHarness({ emulator: { latencyMs: 10 }, bot: { state: checked, logger } });
     return { h, logger, state };
   }
 
@@ -190,16 +198,23 @@ describe('a Slack mention while the bots’ state cannot answer', () => {
     let answer: () => void = () => {};
     let claims = 0;
     let released = 0;
-    const { h, state } = await withMessages('slow', (space) => ({
-      claimOnce: (key, token) => (++claims === 1 ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key, token)) : space.claimOnce(key, token)),
-      releaseClaim: (key, token) => space.releaseClaim(key, token).then(() => void released++),
-    }));
+    let checked = 0;
+    const { h, state } = await withMessages(
+      'slow',
+      (space) => ({
+        claimOnce: (key, token) => (++claims === 1 ? new Promise<void>((resolve) => (answer = resolve)).then(() => space.claimOnce(key, token)) : space.claimOnce(key, token)),
+        releaseClaim: (key, token) => space.releaseClaim(key, token).then(() => void released++),
+      }),
+      () => checked++,
+    );
     try {
       const mention = appMention(h.fake, 'C0SLOW', 'a cat --quality low');
       expect(await deliver(h.fake, h.bot.url!, mention)).toBe(200);
       expect(await h.fake.waitFor(() => h.fake.ephemerals[0], 'the private answer')).toMatchObject({ channel: 'C0SLOW', text: onMySide });
       // The retry comes before the state answers the first claim.
       expect(await deliver(h.fake, h.bot.url!, mention, retryOf(1))).toBe(200);
+      // Slack has its 200 before the retry's listener reaches its claim: the state answers once it has.
+      await vi.waitFor(() => expect(checked).toBe(2));
       answer();
       await finishedJob(h.fake, 'C0SLOW');
       expect(generations(h)).toHaveLength(1);
