@@ -1,5 +1,5 @@
-import { Routes, type REST } from 'discord.js';
-import { auditGreeting, auditLinesOf, auditSkippedNote, AuditChannelError, type AuditEntry, type AuditPost, type AuditPoster } from '../runner/index.js';
+import { DiscordAPIError, HTTPError, RateLimitError, Routes, type REST } from 'discord.js';
+import { auditGreeting, auditLinesOf, auditSkippedNote, AuditChannelError, AuditPostLost, type AuditEntry, type AuditPost, type AuditPoster } from '../runner/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode } from './discord-facts.js';
 import { promptExcerpt } from './text.js';
 
@@ -16,8 +16,10 @@ const PROMPT_CHARS = 300;
 export function discordAuditPoster(rest: REST): AuditPoster {
   return {
     maxEntries: DISCORD_LIMITS.embedsPerMessage,
+    // Each message carries its nonce, enforced: Discord answers the message it already made of it (a few minutes).
+    replaysLost: true,
     async post(post) {
-      const body = bodyOf(post);
+      const body = { ...bodyOf(post), ...(post.nonce !== undefined && { nonce: post.nonce, enforce_nonce: true }) };
       let message: { id: string; embeds?: unknown[] };
       try {
         message = (await rest.post(Routes.channelMessages(post.channelId), { body })) as { id: string; embeds?: unknown[] };
@@ -26,10 +28,12 @@ export function discordAuditPoster(rest: REST): AuditPoster {
         // the bot can no longer see (50001) or post in (50013) may come back: thrown as it is, tried again later.
         const code = discordErrorCode(error);
         if (code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
-        throw error;
+        if (refused(error)) throw error;
+        // The answer was lost (a timeout, an abort, a connection cut, a 5xx without Discord's answer): the message may be there.
+        throw new AuditPostLost(lostCodeOf(error));
       }
-      // Without Embed Links Discord drops a bot's embeds and keeps the rest: the entries were not shown.
-      if (lostEmbeds(message, body.embeds.length)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED);
+      // Without Embed Links Discord drops a bot's embeds and keeps the rest: the entries were not shown; the skipped note was.
+      if (lostEmbeds(message, body.embeds.length)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED, 'content' in body);
       return { messageId: message.id };
     },
     async edit(post) {
@@ -57,6 +61,24 @@ export function discordAuditPoster(rest: REST): AuditPoster {
       if (lostEmbeds(message, 1)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED);
     },
   };
+}
+
+/**
+ * Whether Discord refused a post (nothing was made): its own answer (an API error, whatever its status), a rate limit
+ * given up on, or a 4xx without a body. A 5xx without Discord's answer, a timeout or a network error are not.
+ */
+function refused(error: unknown): boolean {
+  if (error instanceof DiscordAPIError || error instanceof RateLimitError) return true;
+  return error instanceof HTTPError && error.status < 500;
+}
+
+/** What the log shows of a lost answer: its HTTP status, its network code, or its kind. */
+function lostCodeOf(error: unknown): string | number {
+  if (error instanceof HTTPError) return error.status;
+  const e = error as { code?: unknown; name?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  if (typeof code === 'string' || typeof code === 'number') return code;
+  return e?.name === 'AbortError' ? 'timeout' : 'failed';
 }
 
 /** The code logged (and shown to admins) when Discord dropped a message's embeds: the bot lacks Embed Links there. */

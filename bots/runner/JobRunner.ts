@@ -670,7 +670,7 @@ export class JobRunner {
     // Every history write is part of an end being recorded; one begun while this waits is waited for too.
     await raceTimeout(Promise.allSettled([this.#recording.settled(), this.audit.flush()]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
-    if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting }, 'audit entries were not posted before the bot stopped');
+    if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting, refusals: this.audit.waitingRefusals }, 'audit entries were not posted before the bot stopped');
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
   }
 

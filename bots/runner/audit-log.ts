@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
 import { CLAIM_WAIT_MS, isSpendRefusalCode } from 'pictor/internal';
@@ -53,6 +54,11 @@ export interface AuditPost {
   locale: string | undefined;
   entries: AuditEntry[];
   skipped: number;
+  /**
+   * The same for every try of one message and no other (24 characters): a platform that can take it (Discord's message
+   * `nonce`, enforced) creates the message once however often it is sent within a few minutes.
+   */
+  nonce?: string | undefined;
 }
 
 /**
@@ -63,7 +69,15 @@ export interface AuditPost {
 export interface AuditPoster {
   /** Most entries in one message (Discord: 10 embeds; Slack: what its blocks hold). */
   readonly maxEntries: number;
-  /** Posts one message; answers its id (Discord's message id, Slack's `ts`). */
+  /**
+   * The platform creates a message once for its `nonce` within `AUDIT_LIMITS.replayMs`: a post whose answer was lost
+   * (`AuditPostLost`) is sent again as it was then, and the platform answers the message it made, if it made one.
+   */
+  readonly replaysLost?: boolean | undefined;
+  /**
+   * Posts one message; answers its id (Discord's message id, Slack's `ts`). Throws what the platform refused (nothing
+   * was posted: tried again later), or `AuditPostLost` when the answer was lost after sending (the message may be there).
+   */
   post(post: AuditPost): Promise<{ messageId: string }>;
   /** Writes a posted message again (after a member's `forget`). */
   edit(post: AuditPost & { messageId: string }): Promise<void>;
@@ -80,9 +94,26 @@ export class AuditChannelError extends Error {
     readonly problem: AuditChannelProblem,
     /** The platform's own code (Discord's 50013, Slack's `not_in_channel`), for the log. */
     readonly platformCode: string | number | undefined,
+    /** A post refused though its message was made with the skipped note (Discord without Embed Links): that note was said. */
+    readonly noteShown = false,
   ) {
     // The problem's code is the message: what the log shows beside the platform's code.
     super(problem);
+  }
+}
+
+/**
+ * A post whose answer was lost after it was sent (a timeout, an abort, a connection cut, a 5xx without a platform's
+ * answer): the message may be in the channel. Never sent again blindly: only as it was, where the platform makes one
+ * message of its `nonce` (`AuditPoster.replaysLost`); otherwise its entries are let go of, as maybe posted.
+ */
+export class AuditPostLost extends Error {
+  override readonly name = 'AuditPostLost';
+  constructor(
+    /** What the log shows (`timeout`, `ECONNRESET`, an HTTP status), never the request. */
+    readonly code: string | number,
+  ) {
+    super('the platform’s answer to an audit post was lost');
   }
 }
 
@@ -165,7 +196,12 @@ export interface AuditLogOptions {
  * long each time some still fail, up to `retryMaxMs` between two tries (one try a post each time); so is a channel's
  * post that failed tried again, its entries waiting in its queue meanwhile.
  */
-export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3, retryMs: 60_000, retryMaxMs: 3_600_000 } as const;
+export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3, retryMs: 60_000, retryMaxMs: 3_600_000, replayMs: 150_000 } as const;
+
+/** The wait after one more failed try: `first` the first time, then twice the last one, up to `retryMaxMs`. */
+function nextWait(last: number | undefined, first: number): number {
+  return last === undefined ? first : Math.min(last * 2, AUDIT_LIMITS.retryMaxMs);
+}
 
 /** The refusals the audit channel records: a rule of the server/workspace or the operator, a budget, a cap, a cooldown, the breaker. Not typos, a restart or a full queue. */
 export function isAuditedRefusal(code: string): boolean {
@@ -193,6 +229,17 @@ interface ChannelQueue extends Omit<AuditPost, 'entries'> {
   sending: Sending | undefined;
   /** Its last post failed: how long the next try waits (`retryMs`, twice as long after each failure, up to `retryMaxMs`). */
   failWaitMs: number | undefined;
+  /** A post whose answer was lost, to send again as it was (same entries, note and nonce) at the next try, within `replayMs`. */
+  lost: Lost | undefined;
+}
+
+/** A post whose answer was lost: its entries, what it showed, its nonce, and when it was first sent. */
+interface Lost {
+  items: Queued[];
+  entries: AuditEntry[];
+  skipped: number;
+  nonce: string;
+  at: number;
 }
 
 /**
@@ -206,6 +253,10 @@ interface Sending {
   landing: Promise<void>;
   land: () => void;
   handedOver: Set<string>;
+  /** How it landed: posted and kept (its record's key), or not posted (nothing to edit); undefined until then. */
+  outcome: { kept: string } | 'unposted' | 'unkept' | undefined;
+  /** What its own erase of late entries came to, once done (a forget that handed it over counts that). */
+  erased: EraseOutcome | undefined;
 }
 
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
@@ -384,7 +435,8 @@ export class AuditLog {
     const sending: Sending[] = [];
     for (const queue of this.#queues.values()) {
       if (queue.platform !== platform) continue;
-      for (const item of queue.items) if (theirs(item.entry)) item.entry = erase(item.entry);
+      // A post whose answer was lost is sent again as it was, then edited without their prompt once it landed.
+      for (const item of [...queue.items, ...(queue.lost?.items ?? [])]) if (theirs(item.entry)) item.entry = erase(item.entry);
       const post = queue.sending;
       if (post && !post.landed && post.items.some((i) => theirs(i.entry))) {
         for (const item of post.items) if (theirs(item.entry)) item.entry = erase(item.entry);
@@ -400,11 +452,8 @@ export class AuditLog {
     // One that landed meanwhile is kept, found below and written again; one still on its way is handed over: it erases
     // their entries once it lands, counted now as still to edit (a failed edit there leaves it to the retries).
     if (sending.length > 0) await waitAtMost(Promise.all(sending.map((post) => post.landing)), this.#forgetWaitMs);
-    for (const post of sending) {
-      if (post.landed) continue;
-      post.handedOver.add(userKey);
-      done.pending++;
-    }
+    const handed = sending.filter((post) => !post.landed);
+    for (const post of handed) post.handedOver.add(userKey);
     // Theirs: a post showing a prompt of theirs, or one still to edit holding an entry of theirs. Another's post still
     // to edit is left to the retries (known here from now on), not edited before this member's answer.
     const records: string[] = [];
@@ -412,6 +461,14 @@ export class AuditLog {
       if (value.platform !== platform) continue;
       if (value.entries.some((e) => theirs(e) && (e.prompt !== '' || value.pending === true))) records.push(key);
       else if (value.pending && !this.#pending.has(key)) this.#stillToEdit(key, platform, undefined);
+    }
+    // A post handed over counts once: not when it failed (nothing was posted, its entries wait erased), nor when it
+    // landed before the listing (listed, it is edited and counted below); edited when its own erase was done by then.
+    for (const post of handed) {
+      const { outcome } = post;
+      if (outcome === 'unposted' || (typeof outcome === 'object' && records.includes(outcome.kept))) continue;
+      if (post.erased === 'edited') done.edited++;
+      else done.pending++;
     }
     for (const key of records) {
       const outcome = await this.#erase(key, theirs);
@@ -525,7 +582,7 @@ export class AuditLog {
    * up to `retryMaxMs` (`waitMs` given: that wait, once); not while its platform has no poster here. Answers its wait, whether it is its first, and whether it is the longest.
    */
   #stillToEdit(key: string, platform: Platform, before: StillToEdit | undefined, waitMs?: number): { waitMs: number; first: boolean; atMost: boolean } {
-    const wait = waitMs ?? (before ? Math.min(before.waitMs * 2, AUDIT_LIMITS.retryMaxMs) : AUDIT_LIMITS.retryMs);
+    const wait = waitMs ?? nextWait(before?.waitMs, AUDIT_LIMITS.retryMs);
     // A platform without its poster here is not tried here: its posts are looked for once a poster comes (the scan).
     if (this.#posters.has(platform)) this.#pending.set(key, { platform, waitMs: waitMs === undefined ? wait : (before?.waitMs ?? AUDIT_LIMITS.retryMs), nextAt: this.#now() + wait });
     else this.#pending.delete(key);
@@ -617,8 +674,17 @@ export class AuditLog {
 
   /** Entries waiting for a post (not those of a post under way). */
   get waiting(): number {
+    return this.#waitingOf(() => true);
+  }
+
+  /** The refusals among `waiting`: lost at a stop (no sweep enters a refusal again). */
+  get waitingRefusals(): number {
+    return this.#waitingOf((item) => item.entry.type === 'refusal');
+  }
+
+  #waitingOf(counted: (item: Queued) => boolean): number {
     let entries = 0;
-    for (const queue of this.#queues.values()) entries += queue.items.length;
+    for (const queue of this.#queues.values()) for (const item of [...queue.items, ...(queue.lost?.items ?? [])]) if (counted(item)) entries++;
     return entries;
   }
 
@@ -642,7 +708,7 @@ export class AuditLog {
       posting.push(
         all.finally(() => {
           if (queue.posting === all) queue.posting = undefined;
-          if (queue.items.length === 0 && queue.skipped === 0 && this.#queues.get(key) === queue) this.#queues.delete(key);
+          if (queue.items.length === 0 && queue.skipped === 0 && !queue.lost && this.#queues.get(key) === queue) this.#queues.delete(key);
         }),
       );
     }
@@ -713,7 +779,7 @@ export class AuditLog {
     const key = `${scopeKeyOf(requester)}:${channel.channelId}`;
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = { platform: requester.platform, scopeId: requester.scopeId, channelId: channel.channelId, locale: channel.locale, items: [], skipped: 0, timer: undefined, posting: undefined, sending: undefined, failWaitMs: undefined };
+      queue = { platform: requester.platform, scopeId: requester.scopeId, channelId: channel.channelId, locale: channel.locale, items: [], skipped: 0, timer: undefined, posting: undefined, sending: undefined, failWaitMs: undefined, lost: undefined };
       this.#queues.set(key, queue);
     }
     queue.locale = channel.locale;
@@ -732,13 +798,16 @@ export class AuditLog {
 
   #schedule(key: string, queue: ChannelQueue): void {
     if (queue.timer || queue.posting) return;
+    // The bot stops: a channel whose post failed is not tried again in this run (`flush` tried it once); its entries
+    // stay for the next start where they can (a job's end, unmarked, is entered again by the sweep).
+    if (this.#closing && queue.failWaitMs !== undefined) return;
     queue.timer = setTimeout(() => {
       queue.timer = undefined;
       const posting: Promise<void> = this.#post(queue, false).finally(() => {
         // A flush may have chained its posts after this one: then it owns the queue.
         if (queue.posting !== posting) return;
         queue.posting = undefined;
-        if (queue.items.length > 0 || queue.skipped > 0) this.#schedule(key, queue);
+        if (queue.items.length > 0 || queue.skipped > 0 || queue.lost) this.#schedule(key, queue);
         else this.#queues.delete(key);
       });
       queue.posting = posting;
@@ -750,29 +819,44 @@ export class AuditLog {
   async #post(queue: ChannelQueue, all: boolean): Promise<void> {
     do {
       const poster = this.#posters.get(queue.platform);
-      if (!poster || (queue.items.length === 0 && queue.skipped === 0)) return;
+      if (!poster || (queue.items.length === 0 && queue.skipped === 0 && !queue.lost)) return;
       if (!(await this.#stillChosen(queue))) return;
-      const items = queue.items.splice(0, Math.max(1, poster.maxEntries));
+      // A post whose answer was lost is sent again first, as it was, while the platform still knows its nonce.
+      let lost = queue.lost;
+      queue.lost = undefined;
+      if (lost && (!poster.replaysLost || this.#now() - lost.at > AUDIT_LIMITS.replayMs)) {
+        await this.#letGo(queue, lost, undefined);
+        lost = undefined;
+        if (queue.items.length === 0 && queue.skipped === 0) return;
+      }
+      const items = lost ? lost.items : queue.items.splice(0, Math.max(1, poster.maxEntries));
       // From here until it landed, a forget here finds these entries in `sending` (erasing them there).
       let land!: () => void;
-      const sending: Sending = { items, landed: false, landing: new Promise<void>((resolve) => (land = resolve)), land, handedOver: new Set() };
+      const sending: Sending = { items, landed: false, landing: new Promise<void>((resolve) => (land = resolve)), land, handedOver: new Set(), outcome: undefined, erased: undefined };
       queue.sending = sending;
       const landed = () => {
         sending.landed = true;
+        sending.outcome ??= 'unkept';
         if (queue.sending === sending) queue.sending = undefined;
         sending.land();
       };
       // A member who erased their prompts on another replica meanwhile: that replica's forget did not see these entries.
       // Read now, not as they were queued (nor from the history's reads of the mark): they waited their batch and pace.
       for (const index of await this.#forgottenAmong(items)) items[index]!.entry = erase(items[index]!.entry);
-      const skipped = queue.skipped;
-      queue.skipped = 0;
-      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries: items.map((i) => i.entry), skipped };
+      let skipped = queue.skipped;
+      if (lost) skipped = lost.skipped;
+      else queue.skipped = 0;
+      // Sent again, a lost post is sent as it was (the platform answers the message it made of it, if any): an entry
+      // erased since is erased by an edit once it landed, as for a forget while a post is on its way.
+      const entries = lost ? lost.entries : items.map((i) => i.entry);
+      const nonce = lost?.nonce ?? randomBytes(12).toString('hex');
+      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped, nonce };
       const scopeKey = scopeKeyOf(queue);
       let messageId: string;
       try {
         ({ messageId } = await poster.post(post));
       } catch (error) {
+        sending.outcome = 'unposted';
         landed();
         if (isMessageGone(error)) {
           // The channel is gone (deleted): no post there ever succeeds. Its entries, and those waiting, are dropped,
@@ -784,24 +868,36 @@ export class AuditLog {
           await Promise.all(dropped.map((i) => this.#settled(i)));
           return;
         }
-        // Not posted: its entries wait again, first in line, for the next try after the channel's own wait (never a
-        // tight loop); their job ends are not taken as posted meanwhile — at a stop, not at all (the sweep posts them).
+        if (lost || error instanceof AuditPostLost) {
+          // Its message may be in the channel: sent again only as it was, with its nonce, at the channel's next try
+          // (within `replayMs` of its first try; never while the bot stops); else let go of, as maybe posted.
+          const again: Lost = lost ?? { items, entries, skipped, nonce, at: this.#now() };
+          if (!poster.replaysLost || this.#closing) return void (await this.#letGo(queue, again, error));
+          queue.lost = again;
+          queue.failWaitMs = nextWait(queue.failWaitMs, this.#postRetryMs);
+          this.#failed(scopeKey, queue.channelId, error, items.length, queue.failWaitMs);
+          return;
+        }
+        // Refused (nothing posted): its entries wait again, first in line, for the next try after the channel's own
+        // wait (never a tight loop; none while the bot stops); their job ends are not taken as posted meanwhile — at a
+        // stop, not at all (the sweep posts them). A skipped note the platform showed all the same is not said again.
         queue.items.unshift(...items);
-        queue.skipped += skipped;
+        if (!(error instanceof AuditChannelError && error.noteShown)) queue.skipped += skipped;
         this.#bound(queue);
-        queue.failWaitMs = queue.failWaitMs === undefined ? this.#postRetryMs : Math.min(queue.failWaitMs * 2, AUDIT_LIMITS.retryMaxMs);
+        queue.failWaitMs = nextWait(queue.failWaitMs, this.#postRetryMs);
         this.#failed(scopeKey, queue.channelId, error, items.length, queue.failWaitMs);
         return;
       }
       queue.failWaitMs = undefined;
       this.#trouble.delete(scopeKey);
-      const record: AuditRecord = { ...post, messageId };
+      const record: AuditRecord = { platform: post.platform, scopeId: post.scopeId, channelId: post.channelId, locale: post.locale, entries: post.entries, skipped: post.skipped, messageId };
       let late: Set<number>;
       let kept: boolean;
       try {
         // Posted: now (never before) its job ends are kept as entered; a crash before leaves them to be entered again.
         await Promise.all(items.map((i) => this.#settled(i, true)));
         kept = await this.#keep(record).catch((error: unknown) => (this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not keep an audit post for forget'), false));
+        if (kept) sending.outcome = { kept: recordKeyOf(record) };
         // A forget marked since the read above, or run here while it was on its way (its entry changed since), may
         // have listed the posts kept before this one was: it is erased here, unless a forget of that member runs here,
         // did not hand it over, and will find this post kept (it waited for it to land, then lists the posts kept,
@@ -815,8 +911,21 @@ export class AuditLog {
       } finally {
         landed();
       }
-      if (late.size > 0) await this.#erase(recordKeyOf(record), (_, index) => late.has(index), kept ? undefined : record).catch((error: unknown) => this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'));
+      if (late.size > 0) {
+        sending.erased = await this.#erase(recordKeyOf(record), (_, index) => late.has(index), kept ? undefined : record).catch((error: unknown) => (this.#logger.warn({ scopeKey, code: codeOf(error) }, 'could not erase a member’s prompt from an audit post'), 'failed' as const));
+      }
     } while (all);
+  }
+
+  /**
+   * A post whose answer was lost, not sent again (its platform makes a new message of each try, or too long passed
+   * since its first, or the bot stops): its entries are let go of as maybe posted (a job's end is not posted again).
+   */
+  async #letGo(queue: ChannelQueue, lost: Lost, error: unknown): Promise<void> {
+    const scopeKey = scopeKeyOf(queue);
+    const code = error === undefined ? 'lost' : String(codeOf(error) ?? 'failed');
+    this.#logger.warn({ scopeKey, channelId: queue.channelId, code, entries: lost.items.length }, 'an audit post’s answer was lost: it may be in the channel; not sent again');
+    await Promise.all(lost.items.map((i) => this.#settled(i, true)));
   }
 
   /**
@@ -827,7 +936,8 @@ export class AuditLog {
     const current = await this.#channelOf(queue).catch(() => ({ channelId: queue.channelId }));
     if (current?.channelId === queue.channelId) return true;
     this.#logger.info({ scopeKey: scopeKeyOf(queue), channelId: queue.channelId, entries: queue.items.length }, 'the audit channel was turned off or changed; its waiting entries were dropped');
-    for (const item of queue.items.splice(0)) void this.#settled(item);
+    for (const item of [...queue.items.splice(0), ...(queue.lost?.items ?? [])]) void this.#settled(item);
+    queue.lost = undefined;
     queue.skipped = 0;
     return false;
   }

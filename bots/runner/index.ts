@@ -28,6 +28,7 @@ export { describeForgotten, historyLineValues } from './describe-history.js';
 export {
   AuditLog,
   AuditChannelError,
+  AuditPostLost,
   AuditEntrySchema,
   AUDIT_LIMITS,
   AUDIT_PROMPT_MAX,

@@ -1,5 +1,5 @@
 import type { types, webApi } from '@slack/bolt';
-import { AuditChannelError, auditGreeting, auditLinesOf, auditSkippedNote, auditSummary, type AuditPost, type AuditPoster } from '../runner/index.js';
+import { AuditChannelError, AuditPostLost, auditGreeting, auditLinesOf, auditSkippedNote, auditSummary, type AuditPost, type AuditPoster } from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { escapedExcerpt, escapeMrkdwn } from './slack-text.js';
@@ -25,8 +25,18 @@ export function slackAuditPoster(options: { clientFor: (teamId: string) => Promi
     maxEntries: ENTRIES_PER_MESSAGE,
     async post(post) {
       const client = await clientOf(post.scopeId);
-      const answer = await options.writer.write(post.channelId, { run: () => client.chat.postMessage({ channel: post.channelId, ...messageOf(post), unfurl_links: false, unfurl_media: false }) });
-      if (!answer?.ts) throw new AuditChannelError('failed', 'no_ts');
+      let answer: { ts?: string | undefined } | undefined;
+      try {
+        answer = await options.writer.write(post.channelId, { run: () => client.chat.postMessage({ channel: post.channelId, ...messageOf(post), unfurl_links: false, unfurl_media: false }) });
+      } catch (error) {
+        // Slack's answer lost (the request failed on the way, or a 5xx): the message may be there, and Slack makes a
+        // new one of each try — never sent again. Slack's refusal (`ok: false`, a rate limit) posted nothing.
+        const lost = lostCodeOf(error);
+        if (lost !== undefined) throw new AuditPostLost(lost);
+        throw error;
+      }
+      // An answer without its `ts`: the message was made, but cannot be kept for forget.
+      if (!answer?.ts) throw new AuditPostLost('no_ts');
       return { messageId: answer.ts };
     },
     async edit(post) {
@@ -54,6 +64,19 @@ export function slackAuditPoster(options: { clientFor: (teamId: string) => Promi
       }
     },
   };
+}
+
+/**
+ * The code of an error where Slack's answer to a post was lost, else undefined: the Web API client's request error (the
+ * request failed on the way), or an HTTP error of 5xx whose body is not Slack's answer (`ok: false` and its `error`).
+ */
+function lostCodeOf(error: unknown): string | number | undefined {
+  const e = error as { code?: unknown; statusCode?: unknown; body?: { error?: unknown } } | undefined;
+  if (e?.code === 'slack_webapi_request_error') return 'request_error';
+  if (e?.code !== 'slack_webapi_http_error') return undefined;
+  const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  if ((status !== undefined && status < 500) || typeof e.body?.error === 'string') return undefined;
+  return status ?? 'http_error';
 }
 
 /** A batch as Slack blocks: the skipped note first (if any), then a section per entry, mentions written as Slack reads them. */

@@ -40,6 +40,7 @@ const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/runner/audit-log.ts', text: 'audit posts keep failing: the admins’ settings view says so', why: 'the log (the admins read it in the settings view, worded in the catalog)' },
   { file: 'bots/runner/audit-log.ts', text: 'an audit post failed: its channel is gone; its entries were dropped', why: 'the log' },
   { file: 'bots/runner/audit-log.ts', text: 'an audit post failed; its entries are posted again later', why: 'the log' },
+  { file: 'bots/runner/audit-log.ts', text: 'the platform’s answer to an audit post was lost', why: 'an error’s message, for the log' },
   { file: 'bots/slack/listeners/mentions.ts', text: 'failed again', why: 'a claim’s outcome, compared in code' },
   { file: 'bots/runner/scope-settings.ts', text: '{} may hold at most {} entries', why: 'an error for the log: members and admins are answered invalid_value (settings.too_many)' },
 ];

@@ -1,7 +1,7 @@
-import type { REST } from 'discord.js';
+import { DiscordAPIError, type REST } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { discordAuditPoster } from '../../../bots/discord/audit-poster.js';
-import { AUDIT_PROMPT_MAX, auditSkippedNote, type AuditEntry } from '../../../bots/runner/index.js';
+import { AUDIT_PROMPT_MAX, AuditPostLost, auditSkippedNote, type AuditEntry } from '../../../bots/runner/index.js';
 
 /** A REST client that keeps the bodies it was given. */
 function recordingRest(): { rest: REST; bodies: Record<string, unknown>[] } {
@@ -29,6 +29,27 @@ describe('audit posts on Discord', () => {
     const rest = { post: async () => ({ id: '1', content: '⚠️ …', embeds: [] }) } as unknown as REST;
     const entry: AuditEntry = { type: 'refusal', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'blocked_word', at: 0 };
     await expect(discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 3 })).rejects.toMatchObject({ problem: 'no_permission', platformCode: 'embed_links' });
+  });
+
+  it('sends each message with its nonce, enforced; a post whose answer was lost (made, then timed out) is AuditPostLost, a refusal as Discord said it', async () => {
+    const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
+    const made: Record<string, unknown>[] = [];
+    // Discord makes the message, then the answer is lost on its way back (the request times out).
+    const timingOut = { post: async (_route: string, options: { body: Record<string, unknown> }) => (made.push(options.body), Promise.reject(Object.assign(new Error('This operation was aborted'), { name: 'AbortError' }))) } as unknown as REST;
+    const post = (rest: REST) => discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24) });
+    await expect(post(timingOut)).rejects.toBeInstanceOf(AuditPostLost);
+    expect(made[0]).toMatchObject({ nonce: 'n'.repeat(24), enforce_nonce: true });
+    expect(discordAuditPoster(timingOut).replaysLost).toBe(true);
+    const refusal = new DiscordAPIError({ code: 50013, message: 'Missing Permissions' }, 50013, 403, 'POST', '/channels/C/messages', {});
+    await expect(post({ post: async () => Promise.reject(refusal) } as unknown as REST)).rejects.toBe(refusal);
+  });
+
+  it('says a skipped note Discord kept though it dropped the embeds was shown (not said again); none when there was no note', async () => {
+    const rest = { post: async (_route: string, options: { body: Record<string, unknown> }) => ({ id: '1', content: options.body.content, embeds: [] }) } as unknown as REST;
+    const entry: AuditEntry = { type: 'refusal', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'blocked_word', at: 0 };
+    const post = (skipped: number) => discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped });
+    await expect(post(3)).rejects.toMatchObject({ platformCode: 'embed_links', noteShown: true });
+    await expect(post(0)).rejects.toMatchObject({ platformCode: 'embed_links', noteShown: false });
   });
 
   it('answers not_found to an edit of a message that can never take one (deleted, its channel deleted); one the bot lost access to (50001, still shown) and other failures as they came', async () => {

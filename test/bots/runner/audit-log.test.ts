@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AUDIT_LIMITS, AuditChannelError, AuditLog, JobHistory, JobRefusedError, refusalFromPolicy, type AuditEntry, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
+import { AUDIT_LIMITS, AuditChannelError, AuditLog, AuditPostLost, JobHistory, JobRefusedError, refusalFromPolicy, type AuditEntry, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, type Space } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
 import { useTempDirs, withSpace } from '../../helpers/runner-harness.js';
@@ -66,6 +66,27 @@ class RecordingPoster implements AuditPoster {
     this.shown.set(post.messageId, post.entries);
   }
   async greet() {}
+}
+
+/** An `audit-posts` space in memory. */
+function memorySpace(): NonNullable<ConstructorParameters<typeof AuditLog>[0]['posts']> & { records: Map<string, AuditRecord> } {
+  const records = new Map<string, AuditRecord>();
+  return {
+    records,
+    get: async (key) => records.get(key),
+    put: async (key, value) => void records.set(key, value),
+    update: async (key, change) => {
+      const before = records.get(key);
+      const after = change(before as never);
+      if (after === undefined) records.delete(key);
+      else records.set(key, after);
+      return { before, after } as never;
+    },
+    delete: async (key) => void records.delete(key),
+    entries: async function* () {
+      for (const [key, value] of [...records]) yield { key, value };
+    },
+  };
 }
 
 describe('the audit log', () => {
@@ -260,6 +281,96 @@ describe('the audit log', () => {
     log.jobEnded(member(), job('a pier'), completed);
     await log.flush();
     expect(tries).toBe(2);
+  });
+
+  it('tries a failing channel once at a stop, never again in a loop: its entries, a refusal among them, stay waiting and are counted', async () => {
+    const poster = new RecordingPoster();
+    let tries = 0;
+    poster.post = async () => {
+      tries++;
+      throw Object.assign(new Error('Missing Access'), { code: 50001 });
+    };
+    const log = logWith(poster);
+    log.jobEnded(member(), job('a lighthouse'), completed);
+    await log.flush();
+    expect(tries).toBe(1);
+    // Entries arriving after the flush (the last jobs' ends, a refusal): not tried again while the channel fails.
+    log.jobEnded(member(), job('a harbour'), completed);
+    log.refused(member(), job('gore'), refusalFromPolicy('blocked_word', { platform: 'discord', word: 'gore' }));
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(tries).toBe(1);
+    expect([log.waiting, log.waitingRefusals]).toEqual([3, 1]);
+  });
+
+  it('sends a post whose answer was lost again only as it was, with its nonce: the platform’s one message is kept, never a second', async () => {
+    const poster = new RecordingPoster();
+    const made = new Map<string, { messageId: string; entries: AuditEntry[]; skipped: number }>();
+    const sent: AuditPost[] = [];
+    let lose = 1;
+    Object.assign(poster, { replaysLost: true });
+    poster.post = async (p: AuditPost) => {
+      sent.push(p);
+      // The platform makes the message of a nonce once; the first answer is lost on its way back.
+      const message = made.get(p.nonce!) ?? { messageId: `m${made.size + 1}`, entries: p.entries, skipped: p.skipped };
+      made.set(p.nonce!, message);
+      if (lose-- > 0) throw new AuditPostLost('timeout');
+      return { messageId: message.messageId };
+    };
+    const space = memorySpace();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, maxQueued: 1, posts: space });
+    log.setPoster('discord', poster);
+    let posted = false;
+    log.jobEnded(member(), job('dropped'), completed);
+    void log.jobEnded(member(), job('a lighthouse'), completed).then(() => (posted = true));
+    await vi.advanceTimersByTimeAsync(2000);
+    log.jobEnded(member(), job('a harbour'), completed);
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    expect(made.size).toBe(1);
+    expect(sent[1]).toEqual(sent[0]);
+    expect(sent[0]).toMatchObject({ skipped: 1, nonce: expect.stringMatching(/^[0-9a-f]{24}$/) });
+    expect(posted).toBe(true);
+    expect([...space.records.values()].map((r) => [r.messageId, r.entries.map((e) => e.prompt)])).toEqual([['m1', ['a lighthouse']]]);
+    // The entry that came meanwhile goes in a message of its own (a new nonce).
+    await vi.advanceTimersByTimeAsync(2000);
+    expect([...made.values()].map((m) => m.entries.map((e) => e.prompt))).toEqual([['a lighthouse'], ['a harbour']]);
+    await log.flush();
+  });
+
+  it('lets go of a post whose answer was lost where the platform makes a new message of each try: not sent again, logged', async () => {
+    const poster = new RecordingPoster();
+    let tries = 0;
+    poster.post = async () => {
+      tries++;
+      throw new AuditPostLost('request_error');
+    };
+    const said: string[] = [];
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, logger: { debug() {}, info() {}, warn: (_: unknown, msg: string) => void said.push(msg), error() {} } });
+    log.setPoster('slack', poster);
+    const slackMember: Requester = { platform: 'slack', userId: 'U1', channelId: 'C-art', scopeId: 'T1' };
+    let settled = false;
+    void log.jobEnded(slackMember, job('a lighthouse'), completed).then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(2000);
+    await vi.advanceTimersByTimeAsync(10 * AUDIT_LIMITS.retryMs);
+    expect([tries, settled, log.waiting]).toEqual([1, true, 0]);
+    expect(said).toEqual(['an audit post’s answer was lost: it may be in the channel; not sent again']);
+  });
+
+  it('does not say the skipped note again when the platform showed it though it refused the entries (Discord without Embed Links)', async () => {
+    const poster = new RecordingPoster();
+    const post = poster.post.bind(poster);
+    const notes: number[] = [];
+    let refuse = 1;
+    poster.post = async (p: AuditPost) => {
+      notes.push(p.skipped);
+      if (refuse-- > 0) throw new AuditChannelError('no_permission', 'embed_links', p.skipped > 0);
+      return post(p);
+    };
+    const log = logWith(poster, { maxQueued: 1 });
+    log.jobEnded(member(), job('dropped'), completed);
+    log.jobEnded(member(), job('a lighthouse'), completed);
+    await vi.advanceTimersByTimeAsync(2000 + AUDIT_LIMITS.retryMs);
+    expect(notes).toEqual([1, 0]);
+    expect(poster.posts.map((p) => p.entries.map((e) => e.prompt))).toEqual([['a lighthouse']]);
   });
 
   it('posts what waits at once when flushed (the bot stops)', async () => {
@@ -489,25 +600,6 @@ describe('forget in the audit channel', () => {
   }
 
   /** An audit-posts space kept in memory (for fake timers). */
-  function memorySpace(): NonNullable<AuditLogOptionsPosts> & { records: Map<string, AuditRecord> } {
-    const records = new Map<string, AuditRecord>();
-    return {
-      records,
-      get: async (key) => records.get(key),
-      put: async (key, value) => void records.set(key, value),
-      update: async (key, change) => {
-        const before = records.get(key);
-        const after = change(before as never);
-        if (after === undefined) records.delete(key);
-        else records.set(key, after);
-        return { before, after } as never;
-      },
-      delete: async (key) => void records.delete(key),
-      entries: async function* () {
-        for (const [key, value] of [...records]) yield { key, value };
-      },
-    };
-  }
 
   it('answers a member’s forget without waiting for another server’s audit post under way (hung on its platform)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -551,6 +643,40 @@ describe('forget in the audit channel', () => {
       // Posted as it was sent (before the forget), then written again at once without Ada's prompt; Bo's stays.
       expect(held.poster.edits.map((e) => [e.messageId, e.entries.map((x) => [x.prompt, x.erased ?? false])])).toEqual([['m1', [['', true], ['a plain tree', false]]]]);
       expect(JSON.stringify([...space.records.values()])).not.toContain('zanzibarwhisper');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('counts a post handed over at the limit once: edited when it landed before the posts were listed, not at all when it failed then', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      for (const fails of [false, true]) {
+        const held = heldPoster();
+        if (fails) held.poster.failures = 1;
+        const space = memorySpace();
+        // The listing of the posts kept waits until the post handed over has landed.
+        let list!: () => void;
+        const listing = new Promise<void>((resolve) => (list = resolve));
+        const entries = space.entries;
+        space.entries = async function* () {
+          await listing;
+          yield* entries();
+        };
+        const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: space, forgetWaitMs: 1500 });
+        log.setPoster('discord', held.poster);
+        log.jobEnded(member('U-ada'), job('zanzibarwhisper lighthouse'), completed);
+        await vi.advanceTimersByTimeAsync(10);
+        await held.reached;
+        const answer = log.forget('discord:U-ada');
+        await vi.advanceTimersByTimeAsync(1500);
+        held.release();
+        await vi.advanceTimersByTimeAsync(0);
+        list();
+        expect(await answer).toEqual(fails ? { edited: 0, pending: 0 } : { edited: 1, pending: 0 });
+        await log.flush();
+        expect(JSON.stringify([...space.records.values()])).not.toContain('zanzibarwhisper');
+      }
     } finally {
       vi.useRealTimers();
     }

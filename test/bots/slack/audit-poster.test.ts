@@ -1,6 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import { describe, expect, it } from 'vitest';
-import type { AuditEntry } from '../../../bots/runner/index.js';
+import { AuditPostLost, type AuditEntry } from '../../../bots/runner/index.js';
 import type { ChannelWriter } from '../../../bots/slack/ChannelWriter.js';
 import { slackAuditPoster } from '../../../bots/slack/audit-poster.js';
 
@@ -15,5 +15,22 @@ describe('audit posts on Slack', () => {
     const edit = (client: webApi.WebClient) => slackAuditPoster({ clientFor: async () => client, writer }).edit({ platform: 'slack', scopeId: 'T', channelId: 'C', locale: 'en', entries: [entry], skipped: 0, messageId: '1.2' });
     await expect(edit(failing('message_not_found'))).rejects.toMatchObject({ problem: 'not_found', platformCode: 'message_not_found' });
     for (const error of ['channel_not_found', 'ratelimited']) await expect(edit(failing(error))).rejects.toMatchObject({ data: { error } });
+  });
+
+  it('answers AuditPostLost where Slack’s answer to a post was lost (the request failed on the way, a 5xx without Slack’s answer, no ts); Slack’s refusals as they came', async () => {
+    const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
+    const answering = (answer: () => Promise<unknown>) => ({ chat: { postMessage: answer } }) as unknown as webApi.WebClient;
+    const post = (client: webApi.WebClient) => slackAuditPoster({ clientFor: async () => client, writer }).post({ platform: 'slack', scopeId: 'T', channelId: 'C', locale: 'en', entries: [entry], skipped: 0 });
+    const lost = [
+      Object.assign(new Error('A request error occurred: socket hang up'), { code: 'slack_webapi_request_error' }),
+      Object.assign(new Error('An HTTP protocol error occurred: statusCode = 502'), { code: 'slack_webapi_http_error', statusCode: 502, body: '<html>Bad Gateway</html>' }),
+    ];
+    for (const error of lost) await expect(post(answering(async () => Promise.reject(error)))).rejects.toBeInstanceOf(AuditPostLost);
+    await expect(post(answering(async () => ({ ok: true })))).rejects.toMatchObject({ code: 'no_ts' });
+    const refusals = [
+      Object.assign(new Error('An API error occurred: not_in_channel'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'not_in_channel' } }),
+      Object.assign(new Error('An HTTP protocol error occurred: statusCode = 500'), { code: 'slack_webapi_http_error', statusCode: 500, body: { ok: false, error: 'internal_error' } }),
+    ];
+    for (const error of refusals) await expect(post(answering(async () => Promise.reject(error)))).rejects.toBe(error);
   });
 });
