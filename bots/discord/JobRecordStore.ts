@@ -44,13 +44,15 @@ export const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
 
 /**
  * Why a job cannot run again (its Retry and Reroll), or undefined when it can: its member erased its prompt (`forget`),
- * or it is an edit whose input images are no longer kept — none was (a failed write), or they are older than the images
- * space keeps any (`KEPT_IMAGES_MS` since its record was made). The one rule: those buttons refuse by it, and a message
- * offers Retry only when it holds.
+ * or it is an edit whose input images are no longer kept — none was (a failed write), or, asked with `now` (a message
+ * deciding whether to offer Retry), they are likely gone: older than the images space keeps any (`KEPT_IMAGES_MS` since
+ * its record was made). The one rule: those buttons refuse by it (without `now`: their read of the images decides the
+ * age, as images moved by an upgrade are kept from their move, not from their record's making), and a message offers
+ * Retry only when it holds.
  */
-export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now = Date.now()): Words | undefined {
+export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now?: number): Words | undefined {
   if (promptErased(record)) return words('job.prompt_erased');
-  if (record.kind === 'edit' && (record.inputs.length === 0 || now - record.createdAt > KEPT_IMAGES_MS)) return words('discord.button.too_old');
+  if (record.kind === 'edit' && (record.inputs.length === 0 || (now !== undefined && now - record.createdAt > KEPT_IMAGES_MS))) return words('discord.button.too_old');
   return undefined;
 }
 

@@ -173,7 +173,7 @@ export class JobView {
   async #canRunAgain(): Promise<boolean> {
     try {
       const record = await this.#o.store.get(this.#o.header.key);
-      return record === undefined || whyNotRunAgain(record) === undefined;
+      return record === undefined || whyNotRunAgain(record, Date.now()) === undefined;
     } catch (error) {
       this.#o.logger.warn({ err: loggableError(error), jobKey: this.#o.header.key }, 'could not read a job’s record to tell whether it can run again; its Retry is offered');
       return true;

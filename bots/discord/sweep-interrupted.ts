@@ -173,7 +173,7 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
   let shown = false;
   try {
     // Retry only when it can run again (`whyNotRunAgain`: its prompt erased by a forget, an edit's images gone).
-    shown = (await target.final([renderInterrupted(header, whyNotRunAgain(record) === undefined)])).first;
+    shown = (await target.final([renderInterrupted(header, whyNotRunAgain(record, Date.now()) === undefined)])).first;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
     return 'left';
@@ -343,7 +343,7 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
  */
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalKept, { type: 'completed' }>): Promise<LeftoverShown> {
   // Retry only when it can run again (`whyNotRunAgain`), as "stopped" offers it: a Retry that can only refuse is not offered.
-  const retry = whyNotRunAgain(record) === undefined;
+  const retry = whyNotRunAgain(record, Date.now()) === undefined;
   const message = renderRecordedEnd(header, record, final, retry);
   // Through its reply (its token lives: the sweep's within 15 minutes, a Cancel's own), showing it twice edits the same
   // message: harmless. Else it is a new message (in the channel, mentioning the requester, or a DM), which a crash
