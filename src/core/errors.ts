@@ -66,14 +66,23 @@ export function registerSecret(secret: string | undefined): void {
  */
 const BEARER = /\bBearer(\s+|\+|%20)(["'{]?)([A-Za-z0-9._~+/=-]+)/gi;
 const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
+/** A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows. */
+const CREDENTIAL_FIELD = /(?<![A-Za-z0-9])(authorization|(?:x-)?api[_-]key|access[_-]token)(["']?\s*[:=]\s*)/gi;
+/** A quoted value: up to the matching closing quote (a backslash escapes one), or to the end of the line without one. */
+const QUOTED_VALUE = /(["'])((?:\\.|(?!\1)[^\\\r\n])*)(\1?)/y;
+/** An unquoted first word of a value. */
+const FIRST_WORD = /[^\s"',}]+/y;
+/** The word after a first word: a quoted string (see `QUOTED_VALUE`) or a plain word. */
+const NEXT_WORD = /(\s+)("(?:\\.|[^"\\\r\n])*"?|'(?:\\.|[^'\\\r\n])*'?|[^\s"',}]+)/y;
 /**
- * A credential field: its name, the separator, then a first word and, when whitespace follows it, a second. The first
- * word is the scheme when it is one of `SCHEMES`; otherwise it may be the credential itself, so both words go.
+ * The rest of a header's value: to the end of the line, or to the next header-like `Name:` after a space. Quoted
+ * strings are taken whole, so a `Name:` inside one (`realm="Service: API"`) is no boundary.
  */
-const CREDENTIAL_FIELD =
-  /(?<![A-Za-z0-9])(authorization|(?:x-)?api[_-]key|access[_-]token)(["']?\s*[:=]\s*["']?)([^\s"',}]+)(?:(\s+)("[^"]*"?|'[^']*'?|[^\s"',}]+))?/gi;
-/** Authorization schemes (RFC 9110 and common services: Discord's `Bot`, `Token`), compared ignoring case. */
-const SCHEMES = new Set(['bearer', 'basic', 'token', 'bot', 'digest', 'negotiate', 'ntlm', 'apikey', 'dpop', 'oauth']);
+const REST_OF_FIELD = /(?:[ \t]+(?![ \t]|[A-Za-z][A-Za-z0-9-]*:(?:\s|$))|"(?:\\.|[^"\\\r\n])*"?|'(?:\\.|[^'\\\r\n])*'?|[^\s"']+)*/y;
+/** Authorization schemes whose credential is the one word (or quoted string) after them (Discord's `Bot`, `Token`). */
+const ONE_WORD_SCHEMES = new Set(['bearer', 'basic', 'token', 'bot']);
+/** Other known schemes (RFC 9110 and common services): everything after them in the field is credential. */
+const OTHER_SCHEMES = new Set(['digest', 'negotiate', 'ntlm', 'apikey', 'dpop', 'oauth', 'hoba', 'mutual', 'vapid']);
 /** A placeholder standing for a credential in a message (`<API_KEY>`, `‹token›`), perhaps ending a sentence. */
 const PLACEHOLDER = /^(?:<[^<>\s]+>|‹[^‹›\s]+›)[.;:!?)]*$/;
 /**
@@ -87,16 +96,75 @@ function looksLikeToken(value: string): boolean {
   return /[0-9._~+/=-]/.test(value) || value.length >= 24;
 }
 
-/** A credential field with its value redacted: a known scheme is kept, a placeholder stays, anything else goes. */
-function redactField(whole: string, name: string, separator: string, first: string, space: string | undefined, second: string | undefined): string {
-  if (SCHEMES.has(first.toLowerCase())) {
-    if (second === undefined) return whole;
-    if (first.toLowerCase() !== 'basic' && PLACEHOLDER.test(second)) return whole;
-    return `${name}${separator}${first}${space}[redacted]`;
+/** Matches `pattern` (sticky) at `at` in `text`. */
+function matchAt(pattern: RegExp, text: string, at: number): RegExpExecArray | null {
+  pattern.lastIndex = at;
+  return pattern.exec(text);
+}
+
+/** The inside of a quoted field value, redacted: a known scheme and a lone placeholder stay, everything else goes. */
+function redactQuotedValue(inside: string): string {
+  const trimmed = inside.trim();
+  if (trimmed === '' || PLACEHOLDER.test(trimmed) || ONE_WORD_SCHEMES.has(trimmed.toLowerCase()) || OTHER_SCHEMES.has(trimmed.toLowerCase())) return inside;
+  const scheme = /^(\S+)(\s+)(.*)$/s.exec(inside);
+  if (scheme) {
+    const [, first = '', space = '', rest = ''] = scheme;
+    const name = first.toLowerCase();
+    if (ONE_WORD_SCHEMES.has(name) && name !== 'basic' && PLACEHOLDER.test(rest.trim())) return inside;
+    if (ONE_WORD_SCHEMES.has(name) || OTHER_SCHEMES.has(name)) return `${first}${space}[redacted]`;
   }
-  if (second !== undefined && PLACEHOLDER.test(second)) return whole;
-  if (PLACEHOLDER.test(first)) return second === undefined ? whole : `${name}${separator}${first}${space}${second}`;
-  return `${name}${separator}[redacted]`;
+  return '[redacted]';
+}
+
+/**
+ * The value of a credential field starting at `at`, redacted: where it ends and what is shown instead, or nothing
+ * when it holds no credential. A quoted value goes up to its closing quote; after `Bearer`, `Basic`, `Token` or `Bot`
+ * the one word (or quoted string) after the scheme goes; after another scheme, or a first word that is no scheme, an
+ * `Authorization` field's value goes to the end of the field; any other field's first word goes with the word after it.
+ */
+function redactedFieldValue(text: string, at: number, authorization: boolean): { end: number; shown: string } | undefined {
+  const quoted = matchAt(QUOTED_VALUE, text, at);
+  if (quoted) {
+    const [whole, open = '', inside = '', close = ''] = quoted;
+    return { end: at + whole.length, shown: `${open}${redactQuotedValue(inside)}${close}` };
+  }
+  const word = matchAt(FIRST_WORD, text, at);
+  if (!word || PLACEHOLDER.test(word[0])) return undefined;
+  const first = word[0];
+  const scheme = first.toLowerCase();
+  const afterFirst = at + first.length;
+  if (ONE_WORD_SCHEMES.has(scheme)) {
+    const next = matchAt(NEXT_WORD, text, afterFirst);
+    if (!next) return undefined;
+    const [whole, space = '', value = ''] = next;
+    if (scheme !== 'basic' && PLACEHOLDER.test(value)) return undefined;
+    return { end: afterFirst + whole.length, shown: `${first}${space}[redacted]` };
+  }
+  if (authorization) {
+    const rest = matchAt(REST_OF_FIELD, text, afterFirst)?.[0] ?? '';
+    if (!OTHER_SCHEMES.has(scheme)) return { end: afterFirst + rest.length, shown: '[redacted]' };
+    if (rest.trim() === '') return undefined;
+    return { end: afterFirst + rest.length, shown: `${first}${/^\s*/.exec(rest)?.[0] ?? ''}[redacted]` };
+  }
+  const next = matchAt(NEXT_WORD, text, afterFirst);
+  if (next && PLACEHOLDER.test(next[2] ?? '')) return undefined;
+  return { end: afterFirst + (next?.[0].length ?? 0), shown: '[redacted]' };
+}
+
+/** `text` with the value of every credential field redacted (see `redactedFieldValue`). */
+function redactCredentialFields(text: string): string {
+  let out = '';
+  let kept = 0;
+  CREDENTIAL_FIELD.lastIndex = 0;
+  for (let field = CREDENTIAL_FIELD.exec(text); field !== null; field = CREDENTIAL_FIELD.exec(text)) {
+    const at = field.index + field[0].length;
+    const value = redactedFieldValue(text, at, (field[1] ?? '').toLowerCase() === 'authorization');
+    if (!value) continue;
+    out += text.slice(kept, at) + value.shown;
+    kept = value.end;
+    CREDENTIAL_FIELD.lastIndex = value.end;
+  }
+  return out + text.slice(kept);
 }
 
 /**
@@ -121,8 +189,7 @@ export function redactSecrets(text: string): string {
     if (out.includes(secret)) out = out.split(secret).join('[redacted]');
   }
   // In a credential field the whole value goes; elsewhere only what looks like a credential.
-  return out
-    .replace(CREDENTIAL_FIELD, redactField)
+  return redactCredentialFields(out)
     .replace(BEARER, (whole: string, space: string, quote: string, value: string) =>
       looksLikeToken(value) ? `${whole.slice(0, 6)}${space}${quote}[redacted]` : whole,
     )

@@ -1,8 +1,10 @@
 /**
  * Query parameters that carry a credential. The Redis client takes any option from the query (`?password=…` works as
- * well as `user:password@`), so their values are as secret as the password before the host. Compared ignoring case.
+ * well as `user:password@`, and so do `sentinelPassword`, `sentinelUsername` and TLS options), so their values are as
+ * secret as the password before the host: every name holding `password`, `passphrase`, `secret`, `token`, `key` or
+ * `username`, and `user` and `pass` themselves. Compared ignoring case.
  */
-const SECRET_QUERY_NAMES = new Set(['password', 'username', 'user', 'pass']);
+const SECRET_QUERY_NAME = /password|passphrase|secret|token|key|username|^user$|^pass$/i;
 
 /** One `name=value` piece of a query: as written, and as the Redis client decodes it. */
 interface QueryPiece {
@@ -25,7 +27,7 @@ function queryPieces(search: string): QueryPiece[] {
 }
 
 function isSecretPiece(piece: QueryPiece): boolean {
-  return SECRET_QUERY_NAMES.has(piece.name.toLowerCase());
+  return SECRET_QUERY_NAME.test(piece.name);
 }
 
 function decoded(text: string): string {

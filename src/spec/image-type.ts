@@ -98,7 +98,9 @@ function jpegDamage(b: Uint8Array): string | undefined {
   let frame = false;
   for (;;) {
     const missing = frame ? 'no image data (SOS) after its frame header' : 'no frame header (SOF) before its image data';
-    if (at >= b.length || b[at] !== 0xff) return missing;
+    // Stray bytes between segments are skipped up to the next 0xFF, as libjpeg does ("extraneous bytes before marker").
+    at = b.indexOf(0xff, at);
+    if (at === -1) return missing;
     while (at < b.length && b[at] === 0xff) at++; // a marker may be padded with 0xFF fill bytes
     const marker = b[at++];
     if (marker === undefined || marker === EOI || (marker === SOS && !frame)) return missing;

@@ -87,6 +87,18 @@ describe('a secret shaped like a key or in a credential field never survives, at
     ['an api-key field', 'api-key=hunter2', 'hunter2'],
     ['an access_token field', '{"access_token": "ya29.a0AfH6"}', 'ya29'],
     ['an environment variable holding a key', 'OPENAI_API_KEY=hunter2pass', 'hunter2pass'],
+    // a quoted value: everything up to its closing quote, or to the end of the line without one
+    ['a quoted x-api-key of several words', 'x-api-key: "correct horse battery staple"', 'battery staple'],
+    ['a quoted api-key of several words', 'api-key: "my secret key with spaces"', 'key with spaces'],
+    ['a single-quoted api_key of several words', "api_key='open sesame please'", 'please'],
+    ['a quoted value without its closing quote', 'x-api-key: "unterminated secret words', 'words'],
+    ['a quoted JSON value of several words', '{"api_key": "sk-abc 123", "model": "x"}', '123'],
+    // a scheme other than Bearer, Basic, Token or Bot: the rest of the field
+    ['a Digest response', 'Authorization: Digest username="bob", response="6629fae49393a05397450978507c4ef1"', '6629fae49393a05397450978507c4ef1'],
+    ['a Digest response in JSON, its quotes escaped', '{"authorization":"Digest username=\\"bob\\", response=\\"6629fae4\\""}', '6629fae4'],
+    ['a Digest response after a quoted realm holding a colon', 'Authorization: Digest realm="Service: API", response="6629fae4"', '6629fae4'],
+    ['a Negotiate blob', 'Authorization: Negotiate YIIBhwYGKwYBBQUCoIIBezCCAXeg', 'YIIBhwYGKwYBBQUCoIIBezCCAXeg'],
+    ['the parameters of an unknown scheme', 'Authorization: Custom id=ops, sig=abc123def', 'abc123def'],
   ])('redacts %s', (_what, text, secret) => {
     const redacted = redactSecrets(text);
     expect(redacted).not.toContain(secret);
@@ -96,7 +108,10 @@ describe('a secret shaped like a key or in a credential field never survives, at
   it.each([
     ['the scheme of a field', 'Authorization: Bearer token required', 'Authorization: Bearer [redacted] required'],
     ['the words after a field without a scheme', 'x-api-key: abcdef1234567890 was refused', 'x-api-key: [redacted] refused'],
-    ['the words before and after a value of two words', 'Missing authorization: check your header', 'Missing authorization: [redacted] header'],
+    ['the next header after a field whose first word is no scheme', 'Authorization: hunter2 is wrong Host: h.test', 'Authorization: [redacted] Host: h.test'],
+    ['the next header after a Digest field', 'Authorization: Digest realm="Service: API", response="6629fae4" Host: h.test', 'Authorization: Digest [redacted] Host: h.test'],
+    ['the quotes around a quoted value and the fields after it', '{"api_key": "sk-abc 123", "model": "x"}', '{"api_key": "[redacted]", "model": "x"}'],
+    ['the scheme inside a quoted value', '{"Authorization": "Bearer abc 123"}', '{"Authorization": "Bearer [redacted]"}'],
     ['the scheme Basic, whatever follows it', 'Authorization: Basic auth is not supported', 'Authorization: Basic [redacted] is not supported'],
     ['the words around a key', 'see https://h.test/sk-live0123456789 for more', 'see https://h.test/sk-[redacted] for more'],
   ])('keeps the words outside a credential: %s', (_what, text, shown) => {

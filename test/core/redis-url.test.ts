@@ -11,6 +11,10 @@ describe('a Redis URL shown in a log or an error', () => {
     ['username and user', `redis://cache?username=${SECRET}&user=${SECRET}x`, 'redis://cache?username=***&user=***'],
     ['a name written with percent escapes', `redis://cache?pass%77ord=${SECRET}`, 'redis://cache?pass%77ord=***'],
     ['a repeated name', `redis://cache?password=a&password=${SECRET}`, 'redis://cache?password=***&password=***'],
+    ['sentinelPassword', `redis://cache?sentinelPassword=${SECRET}&db=1`, 'redis://cache?sentinelPassword=***&db=1'],
+    ['sentinelUsername', `redis://cache?sentinelUsername=${SECRET}`, 'redis://cache?sentinelUsername=***'],
+    ['TLS key and passphrase', `rediss://cache?tls.passphrase=${SECRET}&tls.key=${SECRET}k`, 'rediss://cache?tls.passphrase=***&tls.key=***'],
+    ['secret or token', `redis://cache?clientSecret=${SECRET}&authToken=${SECRET}t`, 'redis://cache?clientSecret=***&authToken=***'],
   ])('hides the value of a %s query parameter and keeps the rest as written', (_what, url, shown) => {
     expect(redactRedisUrl(url)).toBe(shown);
   });

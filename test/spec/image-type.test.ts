@@ -125,6 +125,15 @@ describe('imageDamage', () => {
     expect(imageDamage(jpeg, 'jpeg')).toBe('a damaged JPEG image: no frame header (SOF) before its image data');
   });
 
+  it('passes a JPEG with stray bytes between its segments, as libjpeg skips them to the next marker and decodes it', async () => {
+    const jpeg = Buffer.from((await encoded())[2]!.bytes);
+    const dqt = jpeg.indexOf(Buffer.from([0xff, 0xdb]));
+    const stray = Buffer.concat([jpeg.subarray(0, dqt), Buffer.from([0x00, 0x00]), jpeg.subarray(dqt)]);
+    // libjpeg warns ("2 extraneous bytes before marker 0xdb") and decodes it; only a decoder told to fail on warnings refuses.
+    await expect(sharp(stray, { failOn: 'truncated' }).stats()).resolves.toBeDefined();
+    expect(imageDamage(stray, 'jpeg')).toBeUndefined();
+  });
+
   it('finds a JPEG whose frame header is followed by its end, with no image data (SOS) between, damaged', async () => {
     const jpeg = Buffer.from((await encoded())[2]!.bytes);
     const sos = jpeg.indexOf(Buffer.from([0xff, 0xda]));
