@@ -9,6 +9,7 @@ import { closeRedis, connectRedis } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { startService } from '../../bots/main.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { outputOf } from '../helpers/child-output.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
@@ -138,15 +139,7 @@ describe('npm start', () => {
   it('exits with code 2 naming the damaged ledger file, instead of going online', async () => {
     const dataDir = await testTempDir('pictor-main-exit-');
     await writeFile(join(dataDir, 'cap-overrides.json'), 'not json');
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...slackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...slackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] }));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(join(dataDir, 'cap-overrides.json'));
     expect(result.stdout).not.toContain('online');

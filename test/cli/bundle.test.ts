@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { type ChildOutput, outputOf } from '../helpers/child-output.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { makeImage } from '../helpers/images.js';
 import { REPO_ROOT, tempDir } from './run-cli.js';
@@ -29,19 +30,13 @@ register('data:text/javascript,' + encodeURIComponent(
   "export async function load(url, context, next) { if (url.startsWith('file:')) appendFileSync(process.env.RECORD_LOADS_TO, url + '\\\\n'); return next(url, context); }"
 ));`)}`;
 
-function runBundle(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', RECORD_LOADS, bin, ...args], {
+function runBundle(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<ChildOutput> {
+  return outputOf(
+    spawn(process.execPath, ['--import', RECORD_LOADS, bin, ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, RECORD_LOADS_TO: loadsFile, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
 
 /** Reads the request body, then drops the connection without answering: the body has left, so it may be billed. */

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userDirectory } from '../../src/cli/main.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { type ChildOutput, outputOf } from '../helpers/child-output.js';
 import { makeImage } from '../helpers/images.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { CLI_ENTRY, run, spawnCli, tempDir } from './run-cli.js';
@@ -29,20 +30,14 @@ async function npmProject(name: string): Promise<{ root: string; sub: string }> 
 }
 
 /** `npm run pictor -- <args>` in `cwd`, by npm itself, with only the environment given (no settings from this one). */
-function npmRunPictor(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'pictor', '--', ...args], {
+function npmRunPictor(args: string[], cwd: string): Promise<ChildOutput> {
+  return outputOf(
+    spawn('npm', ['run', '--silent', 'pictor', '--', ...args], {
       cwd,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_STATE_HOME: join(cwd, '.state'), npm_config_update_notifier: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
 
 /** A service that answers every request with `status` and an error whose message is `message`. */

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi, type MockInstance } from 'vitest';
 import { interruptReport } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
@@ -15,6 +15,24 @@ import { CLI_ENTRY, REPO_ROOT, tempDir } from './run-cli.js';
 
 const env = useEmulator();
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/**
+ * Runs `body` with a fresh copy of the Ctrl+C watcher, on fake timers and with `process.exit` recorded instead of
+ * run; afterwards the SIGINT listeners it added are removed and the clock and `process.exit` are the real ones again.
+ */
+async function withWatcher(body: (watcher: { interrupt: typeof import('../../src/cli/interrupt.js'); exit: MockInstance<typeof process.exit> }) => void | Promise<void>): Promise<void> {
+  vi.useFakeTimers();
+  vi.resetModules();
+  const before = new Set(process.listeners('SIGINT'));
+  const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+  try {
+    await body({ interrupt: await import('../../src/cli/interrupt.js'), exit });
+  } finally {
+    for (const listener of process.listeners('SIGINT')) if (!before.has(listener)) process.off('SIGINT', listener);
+    exit.mockRestore();
+    vi.useRealTimers();
+  }
+}
 
 describe('Ctrl+C during a generation', () => {
   it('says whether the job may have been billed, what the ledger charged, and which images were written', () => {
@@ -51,49 +69,31 @@ describe('Ctrl+C during a generation', () => {
   });
 
   it('says a second Ctrl+C, not a silent ledger, ended the wait for the ledger', async () => {
-    vi.useFakeTimers();
-    vi.resetModules();
-    const before = new Set(process.listeners('SIGINT'));
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    try {
-      const fresh = await import('../../src/cli/interrupt.js');
+    await withWatcher(({ interrupt, exit }) => {
       const said: string[] = [];
-      const job = fresh.watchJob((lines) => said.push(...lines));
+      const job = interrupt.watchJob((lines) => said.push(...lines));
       job.phase = 'sent';
       process.emit('SIGINT');
       process.emit('SIGINT');
       expect(exit).toHaveBeenCalledWith(130);
       expect(said[1]).toContain('the second Ctrl+C came before the ledger answered');
-    } finally {
-      for (const listener of process.listeners('SIGINT')) if (!before.has(listener)) process.off('SIGINT', listener);
-      exit.mockRestore();
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('a Ctrl+C after the request ended arms no exit, so the images are written; a second one still exits at once', async () => {
-    vi.useFakeTimers();
-    vi.resetModules();
-    const before = new Set(process.listeners('SIGINT'));
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    try {
-      const fresh = await import('../../src/cli/interrupt.js');
+    await withWatcher(async ({ interrupt, exit }) => {
       const said: string[] = [];
-      const job = fresh.watchJob((lines) => said.push(...lines));
+      const job = interrupt.watchJob((lines) => said.push(...lines));
       job.phase = 'sent';
-      fresh.jobEnded();
+      interrupt.jobEnded();
       process.emit('SIGINT');
       expect(job.signal.aborted).toBe(false);
-      await vi.advanceTimersByTimeAsync(fresh.INTERRUPT_SETTLE_MS * 2);
+      await vi.advanceTimersByTimeAsync(interrupt.INTERRUPT_SETTLE_MS * 2);
       expect(exit).not.toHaveBeenCalled();
       expect(said).toEqual(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
       process.emit('SIGINT');
       expect(exit).toHaveBeenCalledWith(130);
-    } finally {
-      for (const listener of process.listeners('SIGINT')) if (!before.has(listener)) process.off('SIGINT', listener);
-      exit.mockRestore();
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('exits 130 after a request was sent, saying it may be billed and naming the partial image already written', async () => {

@@ -26,9 +26,23 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
+/** A ledger folder of its own, removed after the test. */
+async function ledgerDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'pictor-job-ledger-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Leaves the ledger in `dir` as a process that died leaves it: its owners' pids run no process and their leases were never renewed. */
+async function ownersDied(dir: string): Promise<void> {
+  const file = join(dir, 'quota-ledger.json');
+  const saved = JSON.parse(await readFile(file, 'utf8')) as { owners: Record<string, { pid: number; renewedAt: number }> };
+  for (const owner of Object.values(saved.owners)) Object.assign(owner, { pid: 2 ** 22 + 1, renewedAt: 0 });
+  await writeFile(file, JSON.stringify(saved));
+}
+
 async function fileStore(dir?: string): Promise<FileQuotaStore> {
-  const folder = dir ?? (await mkdtemp(join(tmpdir(), 'pictor-job-ledger-')));
-  if (!dir) dirs.push(folder);
+  const folder = dir ?? (await ledgerDir());
   const store = new FileQuotaStore({ dir: folder });
   stores.push(store);
   return store;
@@ -104,8 +118,7 @@ describe('JobLedger', () => {
   });
 
   it('leaves a kept settle of a process that stops to reconcile: its estimate, once, marked uncertain', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pictor-job-ledger-'));
-    dirs.push(dir);
+    const dir = await ledgerDir();
     const store = await fileStore(dir);
     const ledger = new JobLedger({ store: failingSettles(store, { left: 1_000 }), retryDelayMs: 5, retryForMs: 20 });
     const job = await begin(ledger, 'cli:ann:1');
@@ -115,10 +128,7 @@ describe('JobLedger', () => {
     ledger.close();
     // The process stops without its settle (its pid gone); a later one meets the reservation of a dead owner.
     await store.close();
-    const file = join(dir, 'quota-ledger.json');
-    const saved = JSON.parse(await readFile(file, 'utf8')) as { owners: Record<string, { pid: number; renewedAt: number }> };
-    for (const owner of Object.values(saved.owners)) Object.assign(owner, { pid: 2 ** 22 + 1, renewedAt: 0 });
-    await writeFile(file, JSON.stringify(saved));
+    await ownersDied(dir);
     const later = await fileStore(dir);
 
     const report = await later.reconcile(Date.now());
@@ -206,8 +216,7 @@ describe('JobLedger', () => {
   });
 
   it('charges a job whose process died while it waited to retry a refused attempt its estimate, marked uncertain: the release lives only in memory', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pictor-job-ledger-'));
-    dirs.push(dir);
+    const dir = await ledgerDir();
     const store = await fileStore(dir);
     const ledger = new JobLedger({ store });
     const job = await begin(ledger, 'cli:ann:1');
@@ -216,10 +225,7 @@ describe('JobLedger', () => {
     expect(job.sent).toBe(false);
     // The process dies in the wait (never ended); a later one meets the reservation of a dead owner.
     await store.close();
-    const file = join(dir, 'quota-ledger.json');
-    const saved = JSON.parse(await readFile(file, 'utf8')) as { owners: Record<string, { pid: number; renewedAt: number }> };
-    for (const owner of Object.values(saved.owners)) Object.assign(owner, { pid: 2 ** 22 + 1, renewedAt: 0 });
-    await writeFile(file, JSON.stringify(saved));
+    await ownersDied(dir);
     const later = await fileStore(dir);
 
     expect((await later.reconcile(Date.now())).settledAtEstimate).toEqual(['cli:ann:1']);

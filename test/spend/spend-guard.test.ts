@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { decodeImages, PictorClient } from '../../src/index.js';
-import { FileQuotaStore, SpendGuard } from '../../src/internal.js';
+import { FileQuotaStore, SpendGuard, type SpendLimits } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
@@ -25,6 +25,24 @@ async function spentByAccount(dir: string): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+const stores: FileQuotaStore[] = [];
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((store) => store.close()));
+});
+
+/** A ledger in a folder of its own, closed after the test. */
+async function ledger(Store: typeof FileQuotaStore = FileQuotaStore): Promise<FileQuotaStore> {
+  const store = new Store({ dir: await newDir() });
+  stores.push(store);
+  return store;
+}
+
+/** A client of the emulator whose every request goes through a spend guard on `store`, as the CLI's do. */
+function guardedClient(store: FileQuotaStore, { userKey = 'cli:test', limits = {} }: { userKey?: string; limits?: SpendLimits } = {}): PictorClient {
+  const guard = new SpendGuard({ store, limits, userKey, scopeKey: 'cli' });
+  return new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
 }
 
 describe('the CLI through the spend guard', () => {
@@ -78,68 +96,50 @@ describe('the CLI through the spend guard', () => {
 
 describe('the spend guard as the client’s request hook', () => {
   it('does not send a request whose "sent" mark could not be recorded, and gives its reservation back', async () => {
-    const dir = await newDir();
     class BrokenMark extends FileQuotaStore {
       override markSent(): Promise<void> {
         return Promise.reject(new Error('disk full'));
       }
     }
-    const store = new BrokenMark({ dir });
-    try {
-      const guard = new SpendGuard({ store, limits: { accountDailyUsd: 1 }, userKey: 'cli:test', scopeKey: 'cli' });
-      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
-      await expect(client.generate({ prompt: 'x', quality: 'low' })).rejects.toThrow('disk full');
-      expect(emu.emulator.requests).toHaveLength(0);
-      expect(await store.spentToday('account', Date.now())).toBe(0);
-    } finally {
-      await store.close();
-    }
+    const store = await ledger(BrokenMark);
+    const client = guardedClient(store, { limits: { accountDailyUsd: 1 } });
+    await expect(client.generate({ prompt: 'x', quality: 'low' })).rejects.toThrow('disk full');
+    expect(emu.emulator.requests).toHaveLength(0);
+    expect(await store.spentToday('account', Date.now())).toBe(0);
   });
 
   it('hands on the bytes the client decoded to check each image, streamed or not: nothing is decoded again', async () => {
-    const dir = await newDir();
-    const store = new FileQuotaStore({ dir });
+    const client = guardedClient(await ledger());
+    const results = [
+      await client.generate({ prompt: 'x', n: 2, quality: 'low' }),
+      await client.generateStream({ prompt: 'y', n: 2, quality: 'low', partial_images: 1 }).finalResult(),
+    ];
+    const from = vi.spyOn(Buffer, 'from');
     try {
-      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:test', scopeKey: 'cli' });
-      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
-      const results = [
-        await client.generate({ prompt: 'x', n: 2, quality: 'low' }),
-        await client.generateStream({ prompt: 'y', n: 2, quality: 'low', partial_images: 1 }).finalResult(),
-      ];
-      const from = vi.spyOn(Buffer, 'from');
-      try {
-        for (const result of results) expect(decodeImages(result)).toHaveLength(2);
-        expect(from.mock.calls.filter((args) => (args as unknown[])[1] === 'base64')).toHaveLength(0);
-      } finally {
-        from.mockRestore();
-      }
+      for (const result of results) expect(decodeImages(result)).toHaveLength(2);
+      expect(from.mock.calls.filter((args) => (args as unknown[])[1] === 'base64')).toHaveLength(0);
     } finally {
-      await store.close();
+      from.mockRestore();
     }
   });
 
   it('keeps the estimate of a streamed job whose reader stops after the request was sent', async () => {
-    const dir = await newDir();
-    const store = new FileQuotaStore({ dir });
-    try {
-      emu.emulator.configure({ latencyMs: 2000 });
-      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:test', scopeKey: 'cli' });
-      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
-      const stream = client.generateStream({ prompt: 'x', quality: 'low', size: '1024x1024', partial_images: 1 });
-      for await (const _event of stream) break; // the first partial arrived: the request was sent, the reader leaves
-      expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
-    } finally {
-      await store.close();
-    }
+    const store = await ledger();
+    emu.emulator.configure({ latencyMs: 2000 });
+    const client = guardedClient(store);
+    const stream = client.generateStream({ prompt: 'x', quality: 'low', size: '1024x1024', partial_images: 1 });
+    for await (const _event of stream) break; // the first partial arrived: the request was sent, the reader leaves
+    expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
   });
 
-  it('releases a job cancelled while it waits to retry an attempt the service refused (429): nothing reached the service that bills', async () => {
-    const dir = await newDir();
-    const store = new FileQuotaStore({ dir });
-    try {
-      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
-      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
-      emu.emulator.injectFault('rate_limited', { retryAfterMs: 60_000 });
+  for (const { fault, answered } of [
+    { fault: 'rate_limited', answered: 'refused (429)' },
+    { fault: 'service_unavailable', answered: 'answered with a 5xx' },
+  ] as const) {
+    it(`releases a job cancelled while it waits to retry an attempt the service ${answered}: nothing reached the service that bills`, async () => {
+      const store = await ledger();
+      const client = guardedClient(store, { userKey: 'cli:someone' });
+      emu.emulator.injectFault(fault, { retryAfterMs: 60_000 });
       const controller = new AbortController();
       const job = client.generate({ prompt: 'a harbour', quality: 'low' }, { signal: controller.signal, timeoutMs: 120_000, onRetry: () => controller.abort() });
       await expect(job).rejects.toMatchObject({ code: 'aborted' });
@@ -147,48 +147,21 @@ describe('the spend guard as the client’s request hook', () => {
       expect(await store.activeJobs()).toEqual([]);
       expect(await store.usage({})).toEqual([]);
       expect(await store.spentToday('account', Date.now())).toBe(0);
-    } finally {
-      await store.close();
-    }
-  });
-
-  it('releases a job cancelled while it waits to retry an attempt the service answered with a 5xx: nothing reached the service that bills', async () => {
-    const dir = await newDir();
-    const store = new FileQuotaStore({ dir });
-    try {
-      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
-      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
-      emu.emulator.injectFault('service_unavailable', { retryAfterMs: 60_000 });
-      const controller = new AbortController();
-      const job = client.generate({ prompt: 'a harbour', quality: 'low' }, { signal: controller.signal, timeoutMs: 120_000, onRetry: () => controller.abort() });
-      await expect(job).rejects.toMatchObject({ code: 'aborted' });
-      expect(emu.emulator.requests).toHaveLength(1);
-      expect(await store.activeJobs()).toEqual([]);
-      expect(await store.usage({})).toEqual([]);
-      expect(await store.spentToday('account', Date.now())).toBe(0);
-    } finally {
-      await store.close();
-    }
-  });
+    });
+  }
 
   it('charges the estimate of a job cancelled after its retried attempt went out: the second attempt may be billed', async () => {
-    const dir = await newDir();
-    const store = new FileQuotaStore({ dir });
-    try {
-      emu.emulator.configure({ latencyMs: 60_000 });
-      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
-      const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
-      emu.emulator.injectFault('service_unavailable', { retryAfterMs: 10 });
-      const controller = new AbortController();
-      const job = client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' }, { signal: controller.signal, timeoutMs: 120_000 });
-      await vi.waitFor(() => expect(emu.emulator.requests).toHaveLength(2));
-      controller.abort();
-      await expect(job).rejects.toMatchObject({ code: 'aborted' });
-      expect(await store.activeJobs()).toEqual([]);
-      expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
-      expect(await store.usage({})).toMatchObject([{ basis: 'estimate' }]);
-    } finally {
-      await store.close();
-    }
+    const store = await ledger();
+    emu.emulator.configure({ latencyMs: 60_000 });
+    const client = guardedClient(store, { userKey: 'cli:someone' });
+    emu.emulator.injectFault('service_unavailable', { retryAfterMs: 10 });
+    const controller = new AbortController();
+    const job = client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' }, { signal: controller.signal, timeoutMs: 120_000 });
+    await vi.waitFor(() => expect(emu.emulator.requests).toHaveLength(2));
+    controller.abort();
+    await expect(job).rejects.toMatchObject({ code: 'aborted' });
+    expect(await store.activeJobs()).toEqual([]);
+    expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
+    expect(await store.usage({})).toMatchObject([{ basis: 'estimate' }]);
   });
 });

@@ -3,7 +3,7 @@ import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordS
 import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
-import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
+import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply } from './harness.js';
 
 describe('buttons keep working, restarts included', () => {
   let h: DiscordHarness;
@@ -199,11 +199,7 @@ describe('buttons keep working, restarts included', () => {
   it('shows the kept result, not “stopped” with Retry, on a Cancel of a job left running whose runner forgot it after it completed (its result unshown, its mark failed)', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image its reply never showed');
 
-    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const shown = await h.discord.waitFor(() => {
-      const m = h.discord.messages.get(running.id);
-      return m && !m.content.includes('Drawing') ? m : undefined;
-    }, 'the job’s message changed');
+    const { click, shown } = await cancelShown(h, running);
     expect(click.ack?.type).toBe(6);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     expect(shown.attachments).toHaveLength(1);
@@ -214,11 +210,7 @@ describe('buttons keep working, restarts included', () => {
     const { running, records, key } = await leftRunningForgotten('a paid image shown whatever the claim');
     const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValueOnce(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
 
-    h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const shown = await h.discord.waitFor(() => {
-      const m = h.discord.messages.get(running.id);
-      return m && !m.content.includes('Drawing') ? m : undefined;
-    }, 'the job’s message changed');
+    const { shown } = await cancelShown(h, running);
     expect(claim).toHaveBeenCalled();
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     expect(shown.attachments).toHaveLength(1);
@@ -266,11 +258,7 @@ describe('buttons keep working, restarts included', () => {
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
 
     claim.mockRestore();
-    h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const stopped = await h.discord.waitFor(() => {
-      const m = h.discord.messages.get(running.id);
-      return m && !m.content.includes('Drawing') ? m : undefined;
-    }, 'the job’s message changed');
+    const { shown: stopped } = await cancelShown(h, running);
     expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
   });
 
@@ -286,11 +274,7 @@ describe('buttons keep working, restarts included', () => {
     claim.mockRestore();
     const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValue(new Error('storage unavailable'));
 
-    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const stopped = await h.discord.waitFor(() => {
-      const m = h.discord.messages.get(running.id);
-      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
-    }, 'the job’s message changed');
+    const { click, shown: stopped } = await cancelShown(h, running);
     expect(click.ack?.type).toBe(6);
     expect(stopped.content).toContain(say('en-US', 'discord.job.interrupted'));
     await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'running', final: { type: 'failed', shown: true } }), { timeout: 15_000 });
@@ -309,11 +293,7 @@ describe('buttons keep working, restarts included', () => {
     const longAgo = Date.now() - 2 * 24 * 60 * 60_000;
     await records.update(key, (r) => r && { ...r, createdAt: longAgo, ...(r.reply && { reply: { ...r.reply, issuedAt: longAgo } }) });
 
-    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const shown = await h.discord.waitFor(() => {
-      const m = h.discord.messages.get(running.id);
-      return m && !m.content.includes('Drawing') ? m : undefined;
-    }, 'the job’s message changed');
+    const { click, shown } = await cancelShown(h, running);
     expect(click.ack?.type).toBe(6);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
@@ -325,11 +305,7 @@ describe('buttons keep working, restarts included', () => {
     await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true } });
     markEnded.mockRejectedValue(new Error('storage unavailable'));
 
-    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const shown = await h.discord.waitFor(() => {
-      const m = h.discord.messages.get(running.id);
-      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
-    }, 'the job’s message changed');
+    const { click, shown } = await cancelShown(h, running);
     expect(click.ack?.type).toBe(6);
     expect(shown.content).toContain(say('en-US', 'failure.rate_limited', { known: 'no' }));
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', final: { type: 'failed', shown: true } }), { timeout: 15_000 });
@@ -347,11 +323,7 @@ describe('buttons keep working, restarts included', () => {
     // Its failure went to the channel (its token expired) and was kept as shown; the job's own message still says "Drawing…".
     await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true, shown: true } });
 
-    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const shown = await h.discord.waitFor(() => {
-      const m = h.discord.messages.get(running.id);
-      return m && !m.content.includes('Drawing') ? { ...m } : undefined;
-    }, 'the job’s message changed');
+    const { click, shown } = await cancelShown(h, running);
     expect(click.ack?.type).toBe(6);
     expect(shown.content).toContain(say('en-US', 'failure.rate_limited', { known: 'no' }));
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Retry']);

@@ -190,6 +190,19 @@ export function drawingReply(harness: Pick<DiscordHarness, 'discord'>, ix: FakeI
   }, what);
 }
 
+/**
+ * Clicks Cancel on the job's message `running` and waits until that message no longer says "Drawing…": answers the
+ * click and a copy of the message as it was then, so a later edit (a restart's) does not change what the test read.
+ */
+export async function cancelShown(harness: Pick<DiscordHarness, 'discord'>, running: FakeMessage): Promise<{ click: FakeInteraction; shown: FakeMessage }> {
+  const click = harness.discord.clickButton(running, buttonId(running, 'Cancel'));
+  const shown = await harness.discord.waitFor(() => {
+    const message = harness.discord.messages.get(running.id);
+    return message && !message.content.includes('Drawing') ? { ...message } : undefined;
+  }, 'the job’s message changed');
+  return { click, shown };
+}
+
 /** The custom_id of the button labelled `label` (throws if there is none). */
 /** The first answer of an interaction (a command's private reply), once it has text. */
 export function answerOf(harness: DiscordHarness, ix: FakeInteraction): Promise<FakeMessage> {

@@ -8,7 +8,7 @@ import { JobRunner, say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonId, buttonsOf, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf } from './harness.js';
+import { answerOf, buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf } from './harness.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -511,11 +511,7 @@ describe('the sweep of jobs the last process left', () => {
     vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockResolvedValueOnce([]);
     await h.restart({ crash: true });
 
-    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const stopped = await h.discord.waitFor(() => {
-      const m = h.discord.messages.get(running.id);
-      return m && !m.content.includes('Drawing') ? m : undefined;
-    }, 'the job’s message changed');
+    const { click, shown: stopped } = await cancelShown(h, running);
     expect(click.ack?.type).toBe(6);
     expect(stopped.content.split('\n')[1]).toBe(say('en', 'discord.job.interrupted'));
     expect(buttonsOf(stopped).map((b) => b.label)).toEqual(['Retry']);
@@ -531,11 +527,7 @@ describe('the sweep of jobs the last process left', () => {
       vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockResolvedValueOnce([]);
       await h.restart({ crash: true });
 
-      const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-      const shown = await h.discord.waitFor(() => {
-        const m = h.discord.messages.get(running.id);
-        return m && !m.content.includes('Drawing') ? m : undefined;
-      }, 'the job’s message changed');
+      const { click, shown } = await cancelShown(h, running);
       expect(click.ack?.type).toBe(6);
       return { shown, status: async () => (await records().get(key))?.status };
     }

@@ -18,22 +18,34 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** Slack's `views.publish`, recording whose view went out; `answer` says when Slack answers each (at once by default). */
+function recordingSlack(answer: (userId: string) => Promise<void> = () => Promise.resolve()) {
+  const published: string[] = [];
+  const client = {
+    views: {
+      publish: ({ user_id }: { user_id: string }) => {
+        published.push(user_id);
+        return answer(user_id);
+      },
+    },
+  } as unknown as webApi.WebClient;
+  return { client, published };
+}
+
+/** The Home tabs, their views rendered empty, at `perMinute` publishes a minute (the default pace unless given). */
+function homeTabs({ perMinute, logger = silentLogger() }: { perMinute?: number; logger?: ConstructorParameters<typeof HomeTabs>[0]['logger'] } = {}): HomeTabs {
+  const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', ...(perMinute === undefined ? {} : { perMinute }) });
+  vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+  return homes;
+}
+
 describe('a Home tab published after a forget', () => {
   it('waits neither for other members’ publishes under way nor for those queued for the pace, and goes before the queued ones', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
     /** Bob's publish is sent and Slack has not answered it yet. */
     let answerBob: () => void = () => {};
-    const client = {
-      views: {
-        publish: ({ user_id }: { user_id: string }) => {
-          published.push(user_id);
-          return user_id === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve();
-        },
-      },
-    } as unknown as webApi.WebClient;
-    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
-    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    const { client, published } = recordingSlack((user) => (user === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve()));
+    const homes = homeTabs({ perMinute: 2 });
     try {
       // Two publishes a minute: Bob's and Carol's go now, six more members' wait for the next minutes.
       const viewers = ['U0BOB', 'U0CAROL', 'U0DAN', 'U0ERIN', 'U0FRANK', 'U0GRACE', 'U0HEIDI', 'U0IVAN'];
@@ -69,8 +81,7 @@ describe('a Home tab published after a forget', () => {
         },
       },
     } as unknown as webApi.WebClient;
-    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine' });
-    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    const homes = homeTabs();
     try {
       void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
       await vi.advanceTimersByTimeAsync(10);
@@ -94,21 +105,12 @@ describe('a Home tab published after a forget', () => {
 describe('a stop of the Home tabs', () => {
   it('finishes the publish Slack is answering and drops those queued for the pace, without waiting for them or warning of them', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
     const warnings: string[] = [];
     /** Bob's publish is sent and Slack has not answered it yet (a slow Slack). */
     let answerBob: () => void = () => {};
-    const client = {
-      views: {
-        publish: ({ user_id }: { user_id: string }) => {
-          published.push(user_id);
-          return user_id === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve();
-        },
-      },
-    } as unknown as webApi.WebClient;
+    const { client, published } = recordingSlack((user) => (user === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve()));
     const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
-    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', perMinute: 2 });
-    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    const homes = homeTabs({ perMinute: 2, logger });
     // Two publishes a minute: Bob's and Carol's go now, four more members' wait for the next minutes.
     for (const user of ['U0BOB', 'U0CAROL', 'U0DAN', 'U0ERIN', 'U0FRANK', 'U0GRACE']) void homes.opened(client, actor(user), requester(user));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -130,10 +132,8 @@ describe('a stop of the Home tabs', () => {
 
   it('sends a forget’s publish still queued for the pace instead of dropping it, so Slack stops showing the erased prompts', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
-    const client = { views: { publish: ({ user_id }: { user_id: string }) => Promise.resolve(void published.push(user_id)) } } as unknown as webApi.WebClient;
-    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
-    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    const { client, published } = recordingSlack();
+    const homes = homeTabs({ perMinute: 2 });
     // Two publishes a minute: Bob's and Carol's go now; Dan's change and Alice's forget wait for the next minute.
     for (const user of ['U0BOB', 'U0CAROL', 'U0DAN']) void homes.opened(client, actor(user), requester(user));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -155,19 +155,10 @@ describe('a stop of the Home tabs', () => {
 
   it('sends a queued forget’s publish at once, without waiting for the publishes Slack is still answering', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
     /** Bob's publish is sent and Slack has not answered it yet (a slow Slack, or a 429 being waited out). */
     let answerBob: () => void = () => {};
-    const client = {
-      views: {
-        publish: ({ user_id }: { user_id: string }) => {
-          published.push(user_id);
-          return user_id === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve();
-        },
-      },
-    } as unknown as webApi.WebClient;
-    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
-    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    const { client, published } = recordingSlack((user) => (user === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve()));
+    const homes = homeTabs({ perMinute: 2 });
     // Two publishes a minute: Bob's and Carol's go now; Alice's forget waits for the next minute.
     for (const user of ['U0BOB', 'U0CAROL']) void homes.opened(client, actor(user), requester(user));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -189,19 +180,10 @@ describe('a stop of the Home tabs', () => {
 
   it('waits for a forget asked while it stops, even one asked after it counted the publishes to wait for', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
     /** Alice's and Dan's publishes stay unanswered until the test answers them (a slow Slack). */
     const answer = new Map<string, () => void>();
-    const client = {
-      views: {
-        publish: ({ user_id }: { user_id: string }) => {
-          published.push(user_id);
-          return ['U0ALICE', 'U0DAN'].includes(user_id) ? new Promise<void>((resolve) => answer.set(user_id, resolve)) : Promise.resolve();
-        },
-      },
-    } as unknown as webApi.WebClient;
-    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 2 });
-    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    const { client, published } = recordingSlack((user) => (['U0ALICE', 'U0DAN'].includes(user) ? new Promise<void>((resolve) => answer.set(user, resolve)) : Promise.resolve()));
+    const homes = homeTabs({ perMinute: 2 });
     // Two publishes a minute: Bob's and Carol's go now; Alice's forget waits for the next minute.
     for (const user of ['U0BOB', 'U0CAROL']) void homes.opened(client, actor(user), requester(user));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -228,19 +210,10 @@ describe('a stop of the Home tabs', () => {
 
   it('waits for a forget asked while it stops that first waits for the member’s own publish under way', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
     /** Each of Erin's publishes stays unanswered until the test answers it (a slow Slack). */
     const answers: (() => void)[] = [];
-    const client = {
-      views: {
-        publish: ({ user_id }: { user_id: string }) => {
-          published.push(user_id);
-          return new Promise<void>((resolve) => answers.push(resolve));
-        },
-      },
-    } as unknown as webApi.WebClient;
-    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine' });
-    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    const { client, published } = recordingSlack(() => new Promise<void>((resolve) => answers.push(resolve)));
+    const homes = homeTabs();
     void homes.opened(client, actor('U0ERIN'), requester('U0ERIN'));
     await vi.advanceTimersByTimeAsync(10);
     expect(published).toEqual(['U0ERIN']);
@@ -262,12 +235,10 @@ describe('a stop of the Home tabs', () => {
   });
 
   it('does not send a forget asked after it has stopped, and logs it', async () => {
-    const published: string[] = [];
     const warnings: string[] = [];
-    const client = { views: { publish: ({ user_id }: { user_id: string }) => Promise.resolve(void published.push(user_id)) } } as unknown as webApi.WebClient;
+    const { client, published } = recordingSlack();
     const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
-    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine' });
-    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    const homes = homeTabs({ logger });
     await homes.stop();
     await homes.forgotten(client, actor('U0ERIN'), requester('U0ERIN'));
     await homes.settled();

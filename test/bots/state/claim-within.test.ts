@@ -22,6 +22,14 @@ async function slowSpace() {
   return { space, slow, landed, released, answer: () => held.splice(0).forEach((go) => go()) };
 }
 
+/** A claim of `key` through `slow` with a 1 s wait, refused as the fake clock passes that second with the state silent. */
+async function refusedAfterTheWait(slow: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>, key: string): Promise<void> {
+  const refused = claimWithin(slow, key, 1_000);
+  const check = expect(refused).rejects.toThrow('the state store did not answer in time');
+  await vi.advanceTimersByTimeAsync(1_000);
+  await check;
+}
+
 describe('a claim within the claim wait', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -40,10 +48,7 @@ describe('a claim within the claim wait', () => {
   it('is refused when the state does not answer in time; the claim landing after, having taken the key, gives it back, so a retry takes it', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { space, slow, landed, released, answer } = await slowSpace();
-    const refused = claimWithin(slow, 'k1', 1_000);
-    const check = expect(refused).rejects.toThrow('the state store did not answer in time');
-    await vi.advanceTimersByTimeAsync(1_000);
-    await check;
+    await refusedAfterTheWait(slow, 'k1');
     vi.useRealTimers();
     answer();
     await vi.waitFor(() => expect(released).toEqual(['k1']));
@@ -56,10 +61,7 @@ describe('a claim within the claim wait', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { space, slow, landed, released, answer } = await slowSpace();
     expect(await space.claimOnce('k1')).toBe(true);
-    const refused = claimWithin(slow, 'k1', 1_000);
-    const check = expect(refused).rejects.toThrow('the state store did not answer in time');
-    await vi.advanceTimersByTimeAsync(1_000);
-    await check;
+    await refusedAfterTheWait(slow, 'k1');
     vi.useRealTimers();
     answer();
     await vi.waitFor(() => expect(landed).toEqual([false]));
@@ -70,10 +72,7 @@ describe('a claim within the claim wait', () => {
   it('hands a late claim that took the key to a retry sent during the slow spell: the retry is answered true, sends no claim of its own, and nothing is given back', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { space, slow, landed, released, answer } = await slowSpace();
-    const refused = claimWithin(slow, 'k1', 1_000);
-    const check = expect(refused).rejects.toThrow('the state store did not answer in time');
-    await vi.advanceTimersByTimeAsync(1_000);
-    await check;
+    await refusedAfterTheWait(slow, 'k1');
     // Slack's retry, while the state is still slow: its claim would only be answered after the late one, and lose.
     const retry = claimWithin(slow, 'k1', 60_000);
     vi.useRealTimers();
