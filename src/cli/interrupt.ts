@@ -11,6 +11,8 @@ import { formatUsdExact } from '../core/pricing.js';
  * does a second Ctrl+C, at once (it says which): a reservation left open then is charged its estimate (`uncertain`) by
  * a later run's reconcile, a job cancelled in a retry wait too (its release lived only in this process). A Ctrl+C that comes after the request ended (`jobEnded`: its result is being written) arms no exit: the
  * writes finish; only a second one stops them. The CLI runs one job per process, so this is the process's one record of it.
+ * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
+ * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
  */
 export interface JobWatch {
   /** `done`: the request has ended (its images are being written). */
@@ -23,6 +25,19 @@ export interface JobWatch {
   exitedBy?: 'timer' | 'second_interrupt' | undefined;
   /** Aborted by the first Ctrl+C: give it to the request, which is then cancelled. */
   readonly signal: AbortSignal;
+  /** The job went to an emulator: nothing is spent, whatever its ledger records. */
+  emulator?: boolean | undefined;
+}
+
+/** What the command tells `noteJob` once it knows where the job goes and how its result is printed. */
+export interface JobAbout {
+  operation: 'generate' | 'edit';
+  /** The job goes to an emulator (the connection's ledger is the emulator's). */
+  emulator: boolean;
+  /** With `--json`: writes one line to stdout, at once (the report is written just before the process exits). */
+  json?: ((line: string) => void) | undefined;
+  /** Which written files are partial images (the rest are final images). */
+  isPartial(path: string): boolean;
 }
 
 /** How the ledger ended the job: charged `usd` (`settled`), or nothing (`released`). */
@@ -36,7 +51,7 @@ export interface JobSettled {
 /** How long the first Ctrl+C waits for the cancelled request to end (settled or released in the ledger) before exiting. */
 export const INTERRUPT_SETTLE_MS = 2_000;
 
-let current: { watch: JobWatch; controller: AbortController; say: (lines: string[]) => void } | undefined;
+let current: { watch: JobWatch; controller: AbortController; say: (lines: string[]) => void; about?: JobAbout } | undefined;
 let answering = false;
 let interrupted = false;
 let reported = false;
@@ -81,9 +96,19 @@ function onSigint(): void {
 export function interruptedExit(): number {
   if (!reported && current) {
     reported = true;
-    current.say(interruptReport(current.watch));
+    const { about, watch } = current;
+    // The line for a script first: a second Ctrl+C (or a closed terminal) must not cut it off.
+    if (about?.json) about.json(JSON.stringify(interruptJson(watch, about)));
+    current.say(interruptReport(watch));
   }
   return 130;
+}
+
+/** Tells the job under way, if any, where it goes and how its result is printed (see `JobAbout`). */
+export function noteJob(about: JobAbout): void {
+  if (!current) return;
+  current.about = about;
+  current.watch.emulator = about.emulator;
 }
 
 /**
@@ -106,8 +131,41 @@ export function noteWritten(path: string): void {
   current?.watch.files.push(path);
 }
 
+/** `--json`'s line after Ctrl+C: a failure (`ok: false`, `code: "interrupted"`) that still says what was written and charged. */
+export interface InterruptJson {
+  ok: false;
+  code: 'interrupted';
+  /** The report's first sentence. */
+  message: string;
+  operation: 'generate' | 'edit';
+  /** Final images written (or saved to the temp directory). */
+  files: string[];
+  partials: string[];
+  /** Whether the request had reached the service. */
+  sent: boolean;
+  /** What the ledger charged the job (0 when released); null when it had not answered before the exit. */
+  charged: number | null;
+  /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
+  emulator: boolean;
+}
+
+export function interruptJson(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'emulator'>, about: Pick<JobAbout, 'operation' | 'isPartial'>): InterruptJson {
+  const { settled } = job;
+  return {
+    ok: false,
+    code: 'interrupted',
+    message: firstLine(job).replace(/^pictor: /, ''),
+    operation: about.operation,
+    files: job.files.filter((file) => !about.isPartial(file)),
+    partials: job.files.filter((file) => about.isPartial(file)),
+    sent: job.phase !== 'waiting' && settled?.released !== 'not_sent',
+    charged: settled ? (settled.action === 'released' ? 0 : settled.usd) : null,
+    emulator: job.emulator === true,
+  };
+}
+
 /** The lines Ctrl+C prints for a job in this state. */
-export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy'> | undefined): string[] {
+export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'emulator'> | undefined): string[] {
   if (!job) return ['pictor: interrupted.'];
   const lines = [firstLine(job)];
   if (job.files.length) {
@@ -119,13 +177,24 @@ export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled
   return lines;
 }
 
-function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy'>): string {
+function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy' | 'emulator'>): string {
   if (job.phase === 'waiting') return 'pictor: interrupted before the request was sent: nothing was billed.';
   const { settled } = job;
   const unanswered =
     job.exitedBy === 'second_interrupt'
       ? 'the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain)'
       : 'the ledger did not answer in time, so a later run charges it its estimate (marked uncertain)';
+  if (job.emulator && settled?.action !== 'released') {
+    // An emulator's ledger records what the job would have cost; no service bills it.
+    const when = job.phase === 'done' ? 'while writing the images of a job the emulator had ended' : 'after the request was sent to the emulator';
+    const what = job.phase === 'done' ? '' : ' (the images that came, plus the estimate of each that did not)';
+    if (settled) return `pictor: interrupted ${when}: it would have cost ${formatUsdExact(settled.usd)} on the real service${what}; nothing was spent.`;
+    const emulatorUnanswered =
+      job.exitedBy === 'second_interrupt'
+        ? "the second Ctrl+C came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain)"
+        : "the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain)";
+    return `pictor: interrupted ${when}: nothing was spent; ${emulatorUnanswered}.`;
+  }
   if (job.phase === 'done') {
     if (settled?.action === 'released') return 'pictor: interrupted while writing the images of a job that had ended: nothing was charged.';
     if (settled) return `pictor: interrupted while writing the images of a job that had ended: charged ${formatUsdExact(settled.usd)}.`;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, vi, type MockInstance } from 'vitest';
-import { interruptReport } from '../../src/cli/interrupt.js';
+import { interruptJson, interruptReport, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
@@ -68,6 +68,43 @@ describe('Ctrl+C during a generation', () => {
     );
   });
 
+  it('tells a job the emulator answered as what it would have cost, with nothing spent and no usage to check', () => {
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854 }, emulator: true })[0]).toBe(
+      'pictor: interrupted after the request was sent to the emulator: it would have cost $0.16854 on the real service (the images that came, plus the estimate of each that did not); nothing was spent.',
+    );
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
+      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain).",
+    );
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', emulator: true })[0]).toBe(
+      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl+C came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain).",
+    );
+    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636 }, emulator: true })[0]).toBe(
+      'pictor: interrupted while writing the images of a job the emulator had ended: it would have cost $0.00636 on the real service; nothing was spent.',
+    );
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' }, emulator: true })[0]).toBe(
+      'pictor: interrupted before the request was sent: nothing was billed.',
+    );
+  });
+
+  it("with --json, tells the interruption as a failure that still lists the files written and what the ledger charged (null when it had not answered)", () => {
+    const about = { operation: 'generate' as const, isPartial: (path: string) => path.includes('.partial-') };
+    expect(interruptJson({ phase: 'sent', files: ['/out/fox.partial-1.png', '/out/fox.png'], settled: { action: 'settled', usd: 0.16854 } }, about)).toEqual({
+      ok: false,
+      code: 'interrupted',
+      message: interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854 } })[0]!.replace(/^pictor: /, ''),
+      operation: 'generate',
+      files: ['/out/fox.png'],
+      partials: ['/out/fox.partial-1.png'],
+      sent: true,
+      charged: 0.16854,
+      emulator: false,
+    });
+    expect(interruptJson({ phase: 'sent', files: [], exitedBy: 'timer' }, about)).toMatchObject({ sent: true, charged: null });
+    expect(interruptJson({ phase: 'waiting', files: [] }, about)).toMatchObject({ sent: false, charged: null });
+    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
+    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
+  });
+
   it('says a second Ctrl+C, not a silent ledger, ended the wait for the ledger', async () => {
     await withWatcher(({ interrupt, exit }) => {
       const said: string[] = [];
@@ -96,7 +133,7 @@ describe('Ctrl+C during a generation', () => {
     });
   });
 
-  it('exits 130 after a request was sent, saying it may be billed and naming the partial image already written', async () => {
+  it('exits 130 after a request was sent to the emulator, saying what it would have cost and naming the partial image already written', async () => {
     // Partial images at 3 s and 6 s, the image at 9 s: interrupted between the first partial and the end.
     env.emulator.configure({ latencyMs: 9_000 });
     const dir = await tempDir();
@@ -111,8 +148,35 @@ describe('Ctrl+C during a generation', () => {
     await waitUntil(() => stderr.includes('fox.partial-1.png'), 'the first partial image is written', 30_000);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(stderr).toContain('pictor: interrupted after the request was sent: charged $');
+    // The test's service is an emulator: what the job would have cost, nothing spent.
+    expect(stderr).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $');
+    expect(stderr).not.toContain('check your usage');
     expect(stderr).toContain(`  ${dir}/fox.partial-1.png`);
+  }, 60_000);
+
+  it('with --json, prints one JSON line on stdout before exiting 130: the images and partial images written, and what the ledger charged', async () => {
+    // Partial images at 2 s, the image at 4 s, the second image's partial at 6 s: interrupted after that one.
+    env.emulator.configure({ latencyMs: 4_000 });
+    const data = await tempDir();
+    const out = await tempDir();
+    const child = spawnFox(['--n', '2', '--stream', '--partial-images', '1', '--json', '--out', `${out}/fox.png`], data);
+    await waitUntil(() => child.stderr().includes('fox-2.partial-1.png'), "the second image's partial is written", 30_000);
+    child.process.kill('SIGINT');
+    expect(await child.exited).toBe(130);
+    const line = onlyJsonLine(child.stdout());
+    expect(line).toMatchObject({ ok: false, code: 'interrupted', operation: 'generate', sent: true, emulator: true });
+    expect(line.files).toEqual([`${out}/fox.png`]);
+    expect(line.partials).toEqual([`${out}/fox.partial-1.png`, `${out}/fox-2.partial-1.png`]);
+    // What the emulator's ledger recorded for the cancelled job, as the usage shows it.
+    const store = new FileQuotaStore({ dir: join(data, 'emulator') });
+    try {
+      const [record] = await store.usage({});
+      expect(line.charged).toBe(record!.costUsd);
+      expect(line.charged).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+    expect(line.message).toBe(child.stderr().split('\n').find((l) => l.startsWith('pictor: interrupted'))!.replace(/^pictor: /, ''));
   }, 60_000);
 
   it('cancels a request it had sent before exiting 130: the job is charged as a cancel (basis estimate) and no reservation is left', async () => {
@@ -131,7 +195,7 @@ describe('Ctrl+C during a generation', () => {
     await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(stderr).toContain('pictor: interrupted after the request was sent: charged $0.00636 ');
+    expect(stderr).toContain('it would have cost $0.00636 on the real service');
 
     // The emulator's jobs go to its own ledger, inside the data folder.
     const store = new FileQuotaStore({ dir: join(data, 'emulator') });
@@ -150,7 +214,7 @@ describe('Ctrl+C during a generation', () => {
     env.emulator.configure({ latencyMs: 4_000 });
     const data = await tempDir();
     const out = await tempDir();
-    const child = spawnFox(['--n', '2', '--stream', '--partial-images', '0', '--out', `${out}/fox.png`], data);
+    const child = spawnFox(['--n', '2', '--stream', '--partial-images', '0', '--json', '--out', `${out}/fox.png`], data);
     const lock = holdLedgerLock(data);
     try {
       await waitUntil(() => child.stderr().includes('image 1/2 done'), 'the first image arrived', 30_000);
@@ -163,15 +227,17 @@ describe('Ctrl+C during a generation', () => {
     }
     expect(readFileSync(`${out}/fox.png`).subarray(1, 4).toString()).toBe('PNG');
     expect(existsSync(`${out}/fox-2.png`)).toBe(false);
-    expect(child.stderr()).toContain('the ledger did not answer in time, so a later run charges it its estimate (marked uncertain)');
+    expect(child.stderr()).toContain("the emulator's ledger did not answer in time");
     expect(child.stderr()).toContain(`  ${out}/fox.png`);
+    // With --json the exit by the timer still prints its line: the image kept, the charge not known.
+    expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [`${out}/fox.png`], partials: [], sent: true, charged: null, emulator: true });
   }, 60_000);
 
   it('exits 130 at a second Ctrl+C while the first waits for a ledger that does not answer', async () => {
     env.emulator.configure({ latencyMs: 60_000 });
     const data = await tempDir();
     const out = await tempDir();
-    const child = spawnFox(['--out', `${out}/`], data);
+    const child = spawnFox(['--json', '--out', `${out}/`], data);
     const lock = holdLedgerLock(data);
     try {
       await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
@@ -184,6 +250,8 @@ describe('Ctrl+C during a generation', () => {
       lock.free();
     }
     expect(child.stderr().match(/pictor: interrupted after the request was sent/g)).toHaveLength(1);
+    expect(child.stderr()).toContain('the second Ctrl+C came before');
+    expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null });
   }, 60_000);
 });
 
@@ -195,9 +263,19 @@ function spawnFox(args: string[], data: string) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  let stdout = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { process: child, stderr: () => stderr, exited };
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  // 'close': the streams are read to their end too.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { process: child, stderr: () => stderr, stdout: () => stdout, exited };
+}
+
+/** stdout of a `--json` run: exactly one line, a JSON document. */
+function onlyJsonLine(stdout: string): InterruptJson {
+  const lines = stdout.split('\n').filter((line) => line !== '');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0]!) as InterruptJson;
 }
 
 /** The emulator ledger's lock in `data`, held as another live process of this machine would (this test's own pid). */

@@ -13,7 +13,7 @@ import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagNa
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
 import { startProgress } from '../progress.js';
-import { interruptedExit, jobEnded } from '../interrupt.js';
+import { interruptedExit, jobEnded, noteJob } from '../interrupt.js';
 import type { CliContext } from '../context.js';
 
 
@@ -72,6 +72,17 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     else if (emulator) ctx.stderr(`PICTOR_BASE_URL is a Pictor emulator (no money is spent; its jobs go to the emulator's ledger, pictor usage --emulator).`);
     const started = Date.now();
     const partialFiles: string[] = [];
+    // Named before each is written: Ctrl+C tells partial images from final ones, even in the middle of a write.
+    const partialPaths = new Set<string>();
+    // What Ctrl+C says (and, with --json, prints on stdout) knows where the job went.
+    // --json prints one line: the result, or (a Ctrl+C that exits first) the interruption's.
+    let answered = false;
+    const answer = (line: string) => {
+      if (answered) return;
+      answered = true;
+      ctx.stdout(line);
+    };
+    noteJob({ operation, emulator, json: values.json ? answer : undefined, isPartial: (path) => partialPaths.has(path) });
     let result: ImageJobResult;
     const completed: CompletedEvent[] = [];
     // The final images written so far (or saved to the temp directory): each as soon as it arrives, so an exit at any moment keeps what was paid.
@@ -103,6 +114,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             // The image the stream says it belongs to (as its bound counted it), else the one being drawn.
             const image = imageOfPartial(event, completed.length);
             const path = plan.partialPath(image, event.partial_image_index);
+            partialPaths.add(path);
             const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${image + 1}/${request.n}`;
             try {
               // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
@@ -139,7 +151,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       if (!values.stream && arrived.length > 0) await writeImages(arrived.map(imageBytes), 0);
       await saveLost();
       if (progress.signal.aborted) {
-        // Ctrl+C: the request is over (settled or released) and the images that came are written: the interruption is told.
+        // Ctrl+C: the request is over (settled or released) and the images that came are written: the interruption is told
+        // (with --json, also as the one line on stdout).
         return interruptedExit();
       }
       if (arrived.length > 0) {
@@ -155,7 +168,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     const { files, saved, unwritten, lost } = kept;
     const seconds = (Date.now() - started) / 1000;
     if (values.json) {
-      ctx.stdout(
+      answer(
         JSON.stringify({
           ok: unwritten.length === 0 && lost.length === 0,
           ...(unwritten.length || lost.length ? { code: 'output_not_written' } : {}),
