@@ -46,8 +46,8 @@ export const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  * Why a job cannot run again (its Retry and Reroll), or undefined when it can: its member erased its prompt (`forget`),
  * or it is an edit whose input images are no longer kept — none was (a failed write), or, asked with `now` (a message
  * deciding whether to offer Retry), they are likely gone: older than the images space keeps any (`KEPT_IMAGES_MS` since
- * its record was made). The one rule: those buttons refuse by it (without `now`: their read of the images decides the
- * age, as images moved by an upgrade are kept from their move, not from their record's making), and a message offers
+ * its record was made). The one rule: those buttons refuse by it (without `now`: whether the images are kept decides the
+ * age — a look before the first answer (`inputsKept`), then their read — as images moved by an upgrade are kept from their move, not from their record's making), and a message offers
  * Retry only when it holds.
  */
 export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now?: number): Words | undefined {
@@ -320,6 +320,16 @@ export class JobRecordStore {
   async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
     const img = await this.#keptOutputOfJob({ runnerJobId }, index);
     return img ? this.#read(img) : undefined;
+  }
+
+  /**
+   * Whether a record's input images are all still kept (it names some): one `has` each, side by side, no bytes read —
+   * for a button to refuse an edit whose images are gone before it answers; `readInputs` still decides at the read.
+   */
+  async inputsKept(record: Pick<JobRecord, 'inputs'>): Promise<boolean> {
+    if (record.inputs.length === 0) return false;
+    const there = await Promise.all(record.inputs.map((img) => this.#images.has(img.file)));
+    return there.every(Boolean);
   }
 
   /** The record's input images; empty when any of them is no longer kept (a job's inputs go together). */

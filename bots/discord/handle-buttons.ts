@@ -46,6 +46,9 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
   const refusal = whyNotRunAgain(record);
   if (refusal) return tell(ctx, interaction, refusal);
+  // Images gone (past their day, or pushed out by newer ones) refuse before any answer, privately; images that lapse
+  // after this look are still refused by their read, once the job is admitted.
+  if (record.kind === 'edit' && !(await ctx.store.inputsKept(record))) return tell(ctx, interaction, TOO_OLD);
   const images: ImagesToFetch | undefined =
     record.kind === 'edit'
       ? {

@@ -93,6 +93,28 @@ describe('buttons keep working, restarts included', () => {
     expect(edits[1]!.images[0]!.filename).toBe('dog.png');
   });
 
+  it('refuses the Reroll of an edit whose kept images are gone privately, as its first answer: nothing posted in public, nothing sent to the service', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const { makeImage } = await import('../../helpers/images.js');
+    const image1 = h.discord.hostFile({ filename: 'dog.png', bytes: await makeImage('png', 20, 20) });
+    const result = await h.finalReply(h.discord.slashCommand('edit', { prompt: 'give the dog a scarf', image1 }));
+    // Its input images lapsed (past their day, or pushed out by newer ones); its record still names them.
+    const key = buttonId(result, 'Reroll').split(':')[2]!;
+    const record = await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key);
+    expect(record!.inputs).toHaveLength(1);
+    const images = h.state.store.space<Buffer>(h.state.spaces.discordImages);
+    for (const img of record!.inputs) await images.delete(img.file);
+
+    const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(click.ack?.type).toBe(4);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.too_old')}`);
+    expect([...h.discord.messages.values()].filter((m) => m.interactionId === click.id)).toEqual([note]);
+    expect(h.discord.requests.filter((r) => r.token === click.token && r.method === 'DELETE')).toEqual([]);
+    expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(1);
+    expect(h.runner.activeJobs()).toHaveLength(0);
+  });
+
   it('refuses the Reroll of an edit privately, before reading its kept images, when they would take the queue past its bound for input images', async () => {
     const { makeImage } = await import('../../helpers/images.js');
     const bytes = await makeImage('png', 20, 20);
