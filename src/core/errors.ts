@@ -68,21 +68,40 @@ const BEARER = /\bBearer(\s+|\+|%20)(["'{]?)([A-Za-z0-9._~+/=-]+)/gi;
 const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
 /** A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows. */
 const CREDENTIAL_FIELD = /(?<![A-Za-z0-9])(authorization|(?:x-)?api[_-]key|access[_-]token)(["']?\s*[:=]\s*)/gi;
-/** A quoted value: up to the matching closing quote (a backslash escapes one), or to the end of the line without one. */
-const QUOTED_VALUE = /(["'])((?:\\.|(?!\1)[^\\\r\n])*)(\1?)/y;
-/** An unquoted first word of a value. */
-const FIRST_WORD = /[^\s"',}]+/y;
-/** The word after a first word: a quoted string (see `QUOTED_VALUE`) or a plain word. */
-const NEXT_WORD = /(\s+)("(?:\\.|[^"\\\r\n])*"?|'(?:\\.|[^'\\\r\n])*'?|[^\s"',}]+)/y;
+/** A quoted value up to its matching closing quote on the same line (a backslash escapes one). */
+const QUOTED_VALUE = /(["'])((?:\\.|(?!\1)[^\\\r\n])*)(\1)/y;
 /**
- * The rest of a header's value: to the end of the line, or to the next header-like `Name:` after a space. Quoted
- * strings are taken whole, so a `Name:` inside one (`realm="Service: API"`) is no boundary.
+ * A quoted value without a closing quote on its line: up to the end of its clause (`,` `;` `.` `!` `?` before a space),
+ * an HTML tag or the end of the line. The words after it are the message's, not the value's.
  */
-const REST_OF_FIELD = /(?:[ \t]+(?![ \t]|[A-Za-z][A-Za-z0-9-]*:(?:\s|$))|"(?:\\.|[^"\\\r\n])*"?|'(?:\\.|[^'\\\r\n])*'?|[^\s"']+)*/y;
+const UNCLOSED_VALUE = /(["'])((?:\\.|(?!<\/?[A-Za-z][^<>]{0,200}>)[^\\\r\n,;.!?]|[,;.!?](?=\S))*)()/y;
+/** A word: characters up to a space, a quote, `,`, `}` or an HTML tag (`</p>` ends a word, it is not part of it). */
+const WORD = String.raw`(?:(?!<\/?[A-Za-z][^<>]{0,200}>)[^\s"',}])+`;
+/** A quoted string, closed on its line or (see `UNCLOSED_VALUE`) not. */
+const QUOTED = String.raw`"(?:\\.|[^"\\\r\n])*"|'(?:\\.|[^'\\\r\n])*'|["'](?:\\.|(?!<\/?[A-Za-z][^<>]{0,200}>)[^\\\r\n,;.!?]|[,;.!?](?=\S))*`;
+/** An unquoted first word of a value. */
+const FIRST_WORD = new RegExp(WORD, 'y');
+/** The word after a first word: a quoted string or a plain word. */
+const NEXT_WORD = new RegExp(String.raw`(\s+)(${QUOTED}|${WORD})`, 'y');
+/** An auth-param of RFC 9110 (`name=value`, `name="…"`). */
+const AUTH_PARAM = String.raw`[!#$%&*+.^_\x60|~0-9A-Za-z-]+[ \t]*=[ \t]*(?:${QUOTED}|${WORD})`;
+/**
+ * The credentials after a scheme (RFC 9110), on its line (or an indented continuation line): a comma-separated list of
+ * auth-params, or else one token68 (taken as any word, or a quoted string, so that odd characters are hidden too).
+ * What follows them is no longer the field's.
+ */
+const AUTH_CREDENTIALS = new RegExp(String.raw`((?:\r?\n)?[ \t]+)(${AUTH_PARAM}(?:\s*,(?:\s*,)*\s*${AUTH_PARAM})*|${QUOTED}|${WORD})`, 'y');
 /** Authorization schemes whose credential is the one word (or quoted string) after them (Discord's `Bot`, `Token`). */
 const ONE_WORD_SCHEMES = new Set(['bearer', 'basic', 'token', 'bot']);
-/** Other known schemes (RFC 9110 and common services): everything after them in the field is credential. */
+/** Other known schemes (RFC 9110 and common services): their auth-params or token68 are the credential. */
 const OTHER_SCHEMES = new Set(['digest', 'negotiate', 'ntlm', 'apikey', 'dpop', 'oauth', 'hoba', 'mutual', 'vapid']);
+/** What this module shows instead of a credential. */
+const REDACTED = '[redacted]';
+/**
+ * A value redacted already (perhaps quoted, its closing quote lost to a line end since): redacting it again hides no
+ * more, though a message is redacted again once its lines are folded into one (an error built from service text).
+ */
+const ALREADY_REDACTED = /["']?\[redacted\](?=["'\s,;.!?]|$)/y;
 /** A placeholder standing for a credential in a message (`<API_KEY>`, `‹token›`), perhaps ending a sentence. */
 const PLACEHOLDER = /^(?:<[^<>\s]+>|‹[^‹›\s]+›)[.;:!?)]*$/;
 /**
@@ -113,17 +132,19 @@ function redactQuotedValue(inside: string): string {
     if (ONE_WORD_SCHEMES.has(name) && name !== 'basic' && PLACEHOLDER.test(rest.trim())) return inside;
     if (ONE_WORD_SCHEMES.has(name) || OTHER_SCHEMES.has(name)) return `${first}${space}[redacted]`;
   }
-  return '[redacted]';
+  return REDACTED;
 }
 
 /**
  * The value of a credential field starting at `at`, redacted: where it ends and what is shown instead, or nothing
- * when it holds no credential. A quoted value goes up to its closing quote; after `Bearer`, `Basic`, `Token` or `Bot`
- * the one word (or quoted string) after the scheme goes; after another scheme, or a first word that is no scheme, an
- * `Authorization` field's value goes to the end of the field; any other field's first word goes with the word after it.
+ * when it holds no credential. A quoted value goes up to its closing quote (see `UNCLOSED_VALUE` without one); after
+ * `Bearer`, `Basic`, `Token` or `Bot` the one word (or quoted string) after the scheme goes; after another known scheme
+ * its auth-params or token68 go (see `AUTH_CREDENTIALS`); any other first word goes with the word after it, or with the
+ * auth-params after it in an `Authorization` field. The words after that stay.
  */
 function redactedFieldValue(text: string, at: number, authorization: boolean): { end: number; shown: string } | undefined {
-  const quoted = matchAt(QUOTED_VALUE, text, at);
+  if (matchAt(ALREADY_REDACTED, text, at)) return undefined;
+  const quoted = matchAt(QUOTED_VALUE, text, at) ?? matchAt(UNCLOSED_VALUE, text, at);
   if (quoted) {
     const [whole, open = '', inside = '', close = ''] = quoted;
     return { end: at + whole.length, shown: `${open}${redactQuotedValue(inside)}${close}` };
@@ -133,22 +154,16 @@ function redactedFieldValue(text: string, at: number, authorization: boolean): {
   const first = word[0];
   const scheme = first.toLowerCase();
   const afterFirst = at + first.length;
-  if (ONE_WORD_SCHEMES.has(scheme)) {
-    const next = matchAt(NEXT_WORD, text, afterFirst);
+  if (ONE_WORD_SCHEMES.has(scheme) || (authorization && OTHER_SCHEMES.has(scheme))) {
+    const next = matchAt(ONE_WORD_SCHEMES.has(scheme) ? NEXT_WORD : AUTH_CREDENTIALS, text, afterFirst);
     if (!next) return undefined;
     const [whole, space = '', value = ''] = next;
     if (scheme !== 'basic' && PLACEHOLDER.test(value)) return undefined;
-    return { end: afterFirst + whole.length, shown: `${first}${space}[redacted]` };
+    return { end: afterFirst + whole.length, shown: `${first}${space}${REDACTED}` };
   }
-  if (authorization) {
-    const rest = matchAt(REST_OF_FIELD, text, afterFirst)?.[0] ?? '';
-    if (!OTHER_SCHEMES.has(scheme)) return { end: afterFirst + rest.length, shown: '[redacted]' };
-    if (rest.trim() === '') return undefined;
-    return { end: afterFirst + rest.length, shown: `${first}${/^\s*/.exec(rest)?.[0] ?? ''}[redacted]` };
-  }
-  const next = matchAt(NEXT_WORD, text, afterFirst);
+  const next = matchAt(authorization ? AUTH_CREDENTIALS : NEXT_WORD, text, afterFirst);
   if (next && PLACEHOLDER.test(next[2] ?? '')) return undefined;
-  return { end: afterFirst + (next?.[0].length ?? 0), shown: '[redacted]' };
+  return { end: afterFirst + (next?.[0].length ?? 0), shown: REDACTED };
 }
 
 /** `text` with the value of every credential field redacted (see `redactedFieldValue`). */
@@ -186,7 +201,7 @@ function looksLikeBasicCredentials(value: string): boolean {
 export function redactSecrets(text: string): string {
   let out = text;
   for (const secret of knownSecrets) {
-    if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
   // In a credential field the whole value goes; elsewhere only what looks like a credential.
   return redactCredentialFields(out)
@@ -203,17 +218,17 @@ export const MAX_SERVICE_TEXT = 300;
 /**
  * Server-provided text made safe to print: secrets redacted, ANSI escapes and
  * control characters removed, whitespace collapsed, cut to a sane length.
+ * Redaction sees the text's lines, so a value without its closing quote ends
+ * at its line's end at the latest, never at the end of the message.
  */
 export function sanitizeServiceText(text: string, maxLength = MAX_SERVICE_TEXT): string {
-  const cleaned = redactSecrets(
-    text
-      // eslint-disable-next-line no-control-regex
-      .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)?|\u001b[@-_]?/g, '')
-      // eslint-disable-next-line no-control-regex
-      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]+/g, ' ')
-      .replace(/\s+/g, ' ')
-      .trim(),
-  );
+  const lines = text
+    // eslint-disable-next-line no-control-regex
+    .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)?|\u001b[@-_]?/g, '')
+    .replace(/\r\n?|[\n\u2028\u2029]/g, '\n')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]+/g, ' ');
+  const cleaned = redactSecrets(lines).replace(/\s+/g, ' ').trim();
   return cleaned.length > maxLength ? `${cleaned.slice(0, maxLength)}…` : cleaned;
 }
 

@@ -104,6 +104,7 @@ function jpegDamage(b: Uint8Array): string | undefined {
     while (at < b.length && b[at] === 0xff) at++; // a marker may be padded with 0xFF fill bytes
     const marker = b[at++];
     if (marker === undefined || marker === EOI || (marker === SOS && !frame)) return missing;
+    if (marker === 0x00) continue; // FF 00 is no marker: libjpeg skips it as a stray byte
     if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue; // markers without a length
     if (at + 2 > b.length) return missing;
     const length = u16be(b, at);

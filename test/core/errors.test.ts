@@ -108,14 +108,52 @@ describe('a secret shaped like a key or in a credential field never survives, at
   it.each([
     ['the scheme of a field', 'Authorization: Bearer token required', 'Authorization: Bearer [redacted] required'],
     ['the words after a field without a scheme', 'x-api-key: abcdef1234567890 was refused', 'x-api-key: [redacted] refused'],
-    ['the next header after a field whose first word is no scheme', 'Authorization: hunter2 is wrong Host: h.test', 'Authorization: [redacted] Host: h.test'],
+    ['the words after the two a field without a scheme hides', 'Authorization: hunter2 is wrong Host: h.test', 'Authorization: [redacted] wrong Host: h.test'],
     ['the next header after a Digest field', 'Authorization: Digest realm="Service: API", response="6629fae4" Host: h.test', 'Authorization: Digest [redacted] Host: h.test'],
     ['the quotes around a quoted value and the fields after it', '{"api_key": "sk-abc 123", "model": "x"}', '{"api_key": "[redacted]", "model": "x"}'],
     ['the scheme inside a quoted value', '{"Authorization": "Bearer abc 123"}', '{"Authorization": "Bearer [redacted]"}'],
     ['the scheme Basic, whatever follows it', 'Authorization: Basic auth is not supported', 'Authorization: Basic [redacted] is not supported'],
     ['the words around a key', 'see https://h.test/sk-live0123456789 for more', 'see https://h.test/sk-[redacted] for more'],
+    [
+      'the sentence after a field named in words',
+      'Access denied. The Authorization: header was empty or malformed, so the request was rejected before billing; check the key and retry.',
+      'Access denied. The Authorization: [redacted] empty or malformed, so the request was rejected before billing; check the key and retry.',
+    ],
+    [
+      'the words after the parameters of a Digest field',
+      'Authorization: Digest realm="Service: API", response="6629fae4", then the server gave up (incident 7781)',
+      'Authorization: Digest [redacted], then the server gave up (incident 7781)',
+    ],
+    ['the words after a Negotiate blob', 'Authorization: Negotiate YIIBhwYGKwYBBQUCoIIBezCCAXeg was refused', 'Authorization: Negotiate [redacted] was refused'],
+    [
+      'the page after a scheme named in an HTML page',
+      '<p>Expected Authorization: Negotiate</p><p>This server could not verify your credentials (incident 7781).</p>',
+      '<p>Expected Authorization: Negotiate</p><p>This server could not verify your credentials (incident 7781).</p>',
+    ],
+    ['the sentence after a stray quote', 'bad "api_key": " value; the key must start with sk-…', 'bad "api_key": "[redacted]; the key must start with sk-…'],
+    ['the next line after an unclosed quote', 'x-api-key: "unterminated secret\nSee the docs for the key format', 'x-api-key: "[redacted]\nSee the docs for the key format'],
   ])('keeps the words outside a credential: %s', (_what, text, shown) => {
     expect(redactSecrets(text)).toBe(shown);
+    expect(redactSecrets(shown), 'redacting twice hides nothing more').toBe(shown);
+  });
+
+  it.each([
+    [
+      'the billing sentence of a JSON error',
+      { error: { message: 'Access denied. The Authorization: header was empty or malformed, so the request was rejected before billing; check the key.' } },
+      undefined,
+      /^401 Access denied\. The Authorization: \[redacted\] empty or malformed, so the request was rejected before billing; check the key\.$/,
+    ],
+    [
+      'the incident number of an HTML page',
+      undefined,
+      '<html><body><h1>401 Unauthorized</h1><p>Expected Authorization: Negotiate</p>\n<p>This server could not verify your credentials.\nIncident 7781</p></body></html>',
+      /^401 401 Unauthorized Expected Authorization: Negotiate \[redacted\] server could not verify your credentials\. Incident 7781$/,
+    ],
+    ['the next line after an unclosed quote', { error: { message: 'x-api-key: "unterminated secret\nSee the docs for the key format' } }, undefined, /^401 x-api-key: "\[redacted\] See the docs for the key format$/],
+    ['the hint after a stray quote', { error: { message: 'bad "api_key": " value;\nthe key must start with sk-…' } }, undefined, /^401 bad "api_key": "\[redacted\]; the key must start with sk-…$/],
+  ])('keeps the service\'s words around a credential field in its error: %s', (_what, body, rawText, shown) => {
+    expect(makeAPIError({ status: 401, body, rawText }).message).toMatch(shown);
   });
 
   it('redacts an echoed key from a service error message, its code and its headers', () => {

@@ -134,6 +134,14 @@ describe('imageDamage', () => {
     expect(imageDamage(stray, 'jpeg')).toBeUndefined();
   });
 
+  it('passes a JPEG with an FF 00 pair between its segments, as libjpeg skips it as a stray byte and decodes it', async () => {
+    const jpeg = Buffer.from((await encoded())[2]!.bytes);
+    const dqt = jpeg.indexOf(Buffer.from([0xff, 0xdb]));
+    const stray = Buffer.concat([jpeg.subarray(0, dqt), Buffer.from([0xff, 0x00]), jpeg.subarray(dqt)]);
+    await expect(sharp(stray, { failOn: 'truncated' }).stats()).resolves.toBeDefined();
+    expect(imageDamage(stray, 'jpeg')).toBeUndefined();
+  });
+
   it('finds a JPEG whose frame header is followed by its end, with no image data (SOS) between, damaged', async () => {
     const jpeg = Buffer.from((await encoded())[2]!.bytes);
     const sos = jpeg.indexOf(Buffer.from([0xff, 0xda]));
