@@ -853,6 +853,9 @@ export class AuditLog {
       const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped, nonce };
       const scopeKey = scopeKeyOf(queue);
       let messageId: string;
+      // When this post is first sent: a replay's window counts from here, not from when its failure was seen (the
+      // platform's client may have kept trying for a minute before it gave up).
+      const sentAt = this.#now();
       try {
         ({ messageId } = await poster.post(post));
       } catch (error) {
@@ -871,7 +874,7 @@ export class AuditLog {
         if (lost || error instanceof AuditPostLost) {
           // Its message may be in the channel: sent again only as it was, with its nonce, at the channel's next try
           // (within `replayMs` of its first try; never while the bot stops); else let go of, as maybe posted.
-          const again: Lost = lost ?? { items, entries, skipped, nonce, at: this.#now() };
+          const again: Lost = lost ?? { items, entries, skipped, nonce, at: sentAt };
           if (!poster.replaysLost || this.#closing) return void (await this.#letGo(queue, again, error));
           queue.lost = again;
           queue.failWaitMs = nextWait(queue.failWaitMs, this.#postRetryMs);

@@ -129,8 +129,13 @@ export interface SlackBot {
 
 const DEFAULT_CHANNEL_WRITE_INTERVAL_MS = 1000;
 const WEB_API_TIMEOUT_MS = 60_000;
-/** An audit post is tried again twice at most (after `Retry-After`, or 1 s and 2 s after a failure of Slack's), then dropped. */
-const AUDIT_RETRIES = { retries: 2, factor: 2, minTimeout: 1000, maxTimeout: 5000 };
+/**
+ * The audit client sends each call once: Slack makes a new message of each `chat.postMessage` it gets, so a post whose
+ * answer was lost is never sent again (a forget could not edit a second copy); a 429 is answered at once as Slack's
+ * refusal (`slack_webapi_rate_limited_error`, never waited out while the channel's writes wait), which the audit log
+ * tries again at the channel's next try.
+ */
+const AUDIT_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 const STOP_DRAIN_MS = 10_000;
 const INSTALL_PATH = '/slack/install';
 const REDIRECT_PATH = '/slack/oauth_redirect';
@@ -259,9 +264,9 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     commands,
   };
-  const auditClients = new WorkspaceClients((token) => new webApi.WebClient(token, { ...clientOptions, logger: boltLogger, retryConfig: AUDIT_RETRIES }));
+  const auditClients = new WorkspaceClients((token) => new webApi.WebClient(token, { ...clientOptions, logger: boltLogger, ...AUDIT_CLIENT }));
   // The audit channels of this process's workspaces: the runner batches the entries, this posts them through the writer
-  // with clients that give up soon (a post holds its channel's writes while it is retried: never a job's for minutes).
+  // with clients that try each call once (the audit log decides what is tried again; a channel's writes never wait on it).
   const auditClientFor = async (teamId: string) => {
     const token = await tokenFor(teamId);
     return token ? auditClients.client(token) : undefined;

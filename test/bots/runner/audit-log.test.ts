@@ -336,6 +336,30 @@ describe('the audit log', () => {
     await log.flush();
   });
 
+  it('counts a lost post’s replay window from its first send, not from when its failure was seen: a send the client kept trying for long is let go of', async () => {
+    const poster = new RecordingPoster();
+    const sent: AuditPost[] = [];
+    Object.assign(poster, { replaysLost: true });
+    // The platform's client keeps trying for 100 s (discord.js: three 15 s timeouts, and its waits), then the answer is lost.
+    poster.post = async (p: AuditPost) => {
+      sent.push(p);
+      await new Promise((resolve) => setTimeout(resolve, 100_000));
+      throw new AuditPostLost('timeout');
+    };
+    const said: string[] = [];
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 2000, logger: { debug() {}, info() {}, warn: (_: unknown, msg: string) => void said.push(msg), error() {} } });
+    log.setPoster('discord', poster);
+    let settled = false;
+    void log.jobEnded(member(), job('a lighthouse'), completed).then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(2000 + 100_000);
+    expect(sent).toHaveLength(1);
+    // The channel's next try comes a minute after the failure: 160 s after the first send, past the platform's window.
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs);
+    expect(100_000 + AUDIT_LIMITS.retryMs).toBeGreaterThan(AUDIT_LIMITS.replayMs);
+    expect([sent.length, settled, log.waiting]).toEqual([1, true, 0]);
+    expect(said.at(-1)).toBe('an audit post’s answer was lost: it may be in the channel; not sent again');
+  });
+
   it('lets go of a post whose answer was lost where the platform makes a new message of each try: not sent again, logged', async () => {
     const poster = new RecordingPoster();
     let tries = 0;

@@ -125,7 +125,7 @@ describe('the audit channel on Slack', () => {
     const { fake } = h;
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
     const toAudit = (args: Record<string, unknown>) => args.channel === AUDIT;
-    // An HTTP 500 on every try (the post is tried three times: Slack's own errors are not tried again), then Slack's errors.
+    // An HTTP 500 with Slack's answer three times (each a refusal, tried again at the channel's next try), then Slack's errors.
     const faults = [{ status: 500, error: 'internal_error', count: 3 }, { error: 'not_in_channel' }, { error: 'channel_not_found' }, { error: 'internal_error' }];
     let failedCalls = 0;
     for (const [i, fault] of faults.entries()) {
@@ -161,16 +161,40 @@ describe('the audit channel on Slack', () => {
     await fake.waitFor(() => h!.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId }) === undefined || undefined, 'the trouble to be cleared');
   });
 
-  it('waits out Slack’s Retry-After on an audit post and posts it then', async () => {
+  it('takes Slack’s 429 on an audit post as a refusal, not waited out by the client: the entry waits for the channel’s next try, and three in a row show in the settings view', async () => {
     h = await start();
     const { fake } = h;
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
-    fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 1, match: (args) => args.channel === AUDIT });
+    const refused = () => fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && c.status === 429).length;
+    fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 1, count: 3, match: (args) => args.channel === AUDIT });
     await fake.command({ command: '/imagine', text: 'a patient heron --quality low', channel: 'C0ART', user: 'U0ALICE' });
     await finishedJob(fake, 'C0ART');
+    await fake.waitFor(() => refused() >= 3 || undefined, 'the audit post to be refused three times');
+    // The next try is held open while the admins look: each 429 was a failed post of the audit log, with Slack's code.
+    const held = fake.holdOpen('chat.postMessage');
+    await fake.waitFor(() => held.arrived() > 0 || undefined, 'the next try of the audit post');
+    expect(h.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId })).toMatchObject({ channelId: AUDIT, failures: 3, code: 'slack_webapi_rate_limited_error' });
+    held.release();
     await auditEntry(h, 'a patient heron');
-    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && c.status === 429)).toHaveLength(1);
-    expect(h.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId })).toBeUndefined();
+    expect(refused()).toBe(3);
+    await fake.waitFor(() => h!.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId }) === undefined || undefined, 'the trouble to be cleared');
+  });
+
+  it('sends an audit post whose answer was lost once: Slack made its message, and a second try would make another that no forget edits', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
+    // Slack shows the message, then the connection is cut before its answer.
+    fake.failNext('chat.postMessage', { lost: true, match: (args) => args.channel === AUDIT });
+    await fake.command({ command: '/imagine', text: 'a vanishing reply --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(fake, 'C0ART');
+    await auditEntry(h, 'a vanishing reply');
+    // The next entry is posted after it: by then the lost post was let go of, never sent again.
+    await fake.command({ command: '/imagine', text: 'a later kite --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(fake, 'C0ART', 1);
+    await auditEntry(h, 'a later kite');
+    expect(fake.botMessages(AUDIT).flatMap(sections).filter((t) => t.includes('a vanishing reply'))).toHaveLength(1);
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && JSON.stringify(c.args).includes('a vanishing reply'))).toHaveLength(1);
   });
 
   it('on forget, writes the member’s audit entries again without their prompts', async () => {

@@ -77,6 +77,8 @@ interface Fault {
   count: number;
   /** Only calls whose arguments match fail (default: every call of the method). */
   match: ((args: Rec) => boolean) | undefined;
+  /** The call is made as usual (a message shown), then its connection is cut before the answer: the answer is lost. */
+  lost?: boolean | undefined;
   /** More of Slack's answer (`missing_scope` names the scope `needed` and those `provided`). */
   extra?: Rec | undefined;
 }
@@ -256,7 +258,10 @@ export class FakeSlack {
     return `D${user.replace(/^U/, '')}`;
   }
 
-  /** The next `count` calls of `method` fail: 429 with `Retry-After` by default, or `{ok:false, error}` with status 200. */
+  /**
+   * The next `count` calls of `method` fail: 429 with `Retry-After` by default, or `{ok:false, error}` with status 200;
+   * `lost`: each is made as usual, then its connection is cut before the answer (a connection reset).
+   */
   failNext(method: string, fault: Partial<Fault> = {}): void {
     this.#faults.set(method, { status: 429, retryAfterSec: 1, error: 'ratelimited', count: 1, match: undefined, ...fault });
   }
@@ -880,6 +885,12 @@ export class FakeSlack {
       return json(res, 200, payload);
     }
     const fault = this.#faults.get(method);
+    if (fault && fault.count > 0 && (!fault.match || fault.match(args)) && fault.lost) {
+      fault.count--;
+      record(200, this.#call(method, args, workspace, token));
+      req.socket.destroy();
+      return;
+    }
     if (fault && fault.count > 0 && (!fault.match || fault.match(args))) {
       fault.count--;
       const payload = { ok: false, error: fault.error, ...fault.extra };
