@@ -297,7 +297,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const slackMessages = state.store.space(state.spaces.slackMessages);
   registerMentions(app, context, slackMessages);
   registerAppHome(app, context);
-  registerWorkflowStep(app, context, slackMessages);
+  const workflowStep = registerWorkflowStep(app, context, slackMessages);
   app.error(async (error) => {
     if (error.code === ErrorCode.AuthorizationError) {
       // OAuth: a workspace without an installation (uninstalled, or never installed); Bolt acknowledged and ignores it.
@@ -352,6 +352,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         if (!receiverStopped) logger.warn({}, 'the Slack receiver did not stop in time');
         // No more look-ups of user groups, nor their retries, on a stopped bot.
         groups.stop();
+        // Nor are workflow steps failed on our side asked for again in a state about to close.
+        workflowStep.stop();
         await budget.within(sweeper.stop({ until: budget.until() }), Number.POSITIVE_INFINITY);
         await locales.stop();
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);

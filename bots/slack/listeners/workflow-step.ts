@@ -9,6 +9,9 @@ import { RecentKeys } from './mentions.js';
 /** The Workflow Builder step's `callback_id`, as the app manifests declare it (`functions.generate_image`). */
 export const WORKFLOW_STEP_ID = 'generate_image';
 
+/** How often a step failed because the state could not answer asks the state again to take its key. */
+export const STEP_RETAKE_MS = 5_000;
+
 /** The step's inputs as a workflow gives them (the manifest's `input_parameters`). */
 interface StepInputs {
   prompt?: unknown;
@@ -44,13 +47,20 @@ interface StepInputs {
  *   claim's own answer decides when it comes: taken elsewhere, nothing more here; taken by this late claim (nobody else
  *   runs the step, and its key stays taken), the step fails on our side with no job; an error, the same.
  *
+ * A step failed because the state could not answer (an error, or a late answer that is an error) has not had its key
+ * taken: the step's key is asked for again in the background, every `STEP_RETAKE_MS`, until the state answers (a later
+ * delivery, anywhere, is then dropped as taken), the space's TTL passes or the bot stops; a key never taken is logged
+ * once (the step may run again on another process). A retry that reaches another process before that can still run it.
+ *
  * Every step taken ends: whatever throws on the way (the job cannot be started, Slack refuses the outputs) fails the
  * step with "failed on my side" in the member's language, and that is logged — a step left open would hang its
  * workflow, and no retry would rescue it (the step is taken).
  */
-export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>): void {
+export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>): { stop(): void } {
   // The steps this process took up lately (claiming or claimed), by workspace and execution id.
   const mine = new RecentKeys(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
+  // The steps failed because the state could not answer, whose keys are asked for again until it does.
+  const retakes = new Retakes(taken, context.logger);
   // This process's claims the state has not answered yet, by key: a claim answered after its wait is still heard.
   const unanswered = new Map<string, Promise<boolean>>();
   // The space as the step claims it: a key taken is never given back (a late claim's step has ended, or is ended by its answer).
@@ -103,6 +113,7 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
             },
             async (error: unknown) => {
               context.logger.error({ err: error, ...where }, 'could not check a workflow step against the ones taken lately: not run, the step fails');
+              retakes.add(key, where);
               await failOnOurSide();
             },
           )
@@ -110,6 +121,7 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
         return;
       }
       context.logger.error({ err, ...where }, 'could not check a workflow step against the ones taken lately: not run, the step fails');
+      retakes.add(key, where);
       await failOnOurSide();
       return;
     }
@@ -133,6 +145,70 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
       if (!ended) await fail({ error: plain(say(locale, 'error.on_my_side')) });
     }
   });
+  return { stop: () => retakes.stop() };
+}
+
+/** The most steps whose keys are asked for again at once; past it, a step is logged as one that may run again. */
+const MAX_RETAKES = 2000;
+
+/**
+ * The keys of steps failed because the state could not answer, asked for again (`claimOnce`) every `STEP_RETAKE_MS`
+ * until the state answers — taken now, or taken before: either way no later delivery runs the step — the space's TTL
+ * passes (a key taken later would outlive no delivery worth stopping) or `stop`. A key never taken is logged once.
+ */
+class Retakes {
+  readonly #asking = new Map<string, { where: object; retry?: NodeJS.Timeout; deadline: NodeJS.Timeout }>();
+  #stopped = false;
+
+  constructor(
+    private readonly taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>,
+    private readonly logger: BotContext['logger'],
+  ) {}
+
+  add(key: string, where: object): void {
+    if (this.#asking.has(key)) return;
+    if (this.#stopped || this.#asking.size >= MAX_RETAKES) {
+      this.#giveUp(where);
+      return;
+    }
+    const ttlMs = this.taken.definition.ttlMs ?? 15 * 60_000;
+    const deadline = setTimeout(() => this.#end(key, false), ttlMs);
+    deadline.unref?.();
+    this.#asking.set(key, { where, deadline });
+    this.#schedule(key);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    for (const key of [...this.#asking.keys()]) this.#end(key, false);
+  }
+
+  #schedule(key: string): void {
+    const entry = this.#asking.get(key);
+    if (!entry) return;
+    entry.retry = setTimeout(() => {
+      entry.retry = undefined;
+      this.taken.claimOnce(key).then(
+        () => this.#end(key, true),
+        () => this.#schedule(key),
+      );
+    }, STEP_RETAKE_MS);
+    entry.retry.unref?.();
+  }
+
+  #end(key: string, took: boolean): void {
+    const entry = this.#asking.get(key);
+    if (!entry) return;
+    this.#asking.delete(key);
+    clearTimeout(entry.deadline);
+    if (entry.retry) clearTimeout(entry.retry);
+    if (took) this.logger.info(entry.where, 'a workflow step failed on our side is taken now: no later delivery runs it');
+    else this.#giveUp(entry.where);
+  }
+
+  #giveUp(where: object): void {
+    this.logger.warn(where, 'could not take a workflow step failed on our side: this step may run again on another process');
+  }
 }
 
 /** How a step ends: with its outputs, or an error (plain text) the workflow shows. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
-import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
+import { STEP_RETAKE_MS, WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { digestKeyOf, openBotState } from '../../../bots/state/index.js';
 import type { Space } from '../../../bots/state/StateStore.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -291,6 +291,115 @@ describe('a “Generate image” step whose claim the state answers late', () =>
       expect(claims).toBe(1);
     } finally {
       await h.close();
+      h = undefined;
+      await state.close();
+    }
+  });
+});
+
+const retaken = 'a workflow step failed on our side is taken now: no later delivery runs it';
+const mayRunAgain = 'could not take a workflow step failed on our side: this step may run again on another process';
+
+describe('a “Generate image” step failed because the bots’ state could not answer', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is taken as soon as the state answers again: Slack’s retry after a restart (or on another replica) runs no job', async () => {
+    const state = await openBotState({ dataDir: await testTempDir('pictor-step-retake-'), logger: silentLogger() });
+    let claims = 0;
+    const firstLogger = new RecordingLogger();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    // The state fails the step's claim, and once more the first time it is asked again; then it answers.
+    const before = await startHarness({
+      emulator: { latencyMs: 10 },
+      bot: { logger: firstLogger, state: withSpace(state, state.spaces.slackMessages, (space) => ({ claimOnce: (key, token) => (++claims <= 2 ? Promise.reject(new Error('ECONNRESET')) : space.claimOnce(key, token)) })) },
+    });
+    try {
+      const { run, envelope } = await runKeepingEnvelope(before.fake, inputs);
+      expect(await outcomeOf(before, run)).toMatchObject({ ok: false, error: onMySide });
+      await vi.advanceTimersByTimeAsync(STEP_RETAKE_MS);
+      await vi.advanceTimersByTimeAsync(STEP_RETAKE_MS);
+      await vi.waitFor(() => expect(firstLogger.entries.map((e) => e.msg)).toContain(retaken), { timeout: 5_000 });
+      vi.useRealTimers();
+      await before.close({ fake: true, dataDir: true });
+
+      const logger = new RecordingLogger();
+      h = await startHarness({ emulator: { latencyMs: 10 }, fake: before.fake, dataDir: before.dataDir, bot: { logger, state } });
+      expect(await retryOverHttp(h.fake, h.bot.url!, envelope)).toBe(200);
+      await vi.waitFor(() => expect(logger.entries.some((e) => e.msg === alreadyTaken) || generationRequests(h!) > 0).toBe(true), { timeout: 15_000 });
+      await h.runner.shutdown({ graceMs: 500 });
+      expect(generationRequests(h)).toBe(0);
+      expect(jobMessages(h.fake, 'C0FLOW')).toHaveLength(0);
+      expect(h.fake.callsOf('functions.completeSuccess')).toHaveLength(0);
+      expect(h.fake.callsOf('functions.completeError')).toHaveLength(1);
+      expect(firstLogger.entries.map((e) => e.msg)).not.toContain(mayRunAgain);
+    } finally {
+      await h?.close();
+      h = undefined;
+      await state.close();
+    }
+  });
+
+  it('is taken once the late claim’s error is past, when that late answer was an error', async () => {
+    let answer: (error: Error) => void = () => {};
+    let claims = 0;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    const { harness, logger, state } = await withMessages('late-error', (space) => ({
+      claimOnce: (key, token) => (++claims === 1 ? new Promise<boolean>((_resolve, reject) => (answer = reject)) : space.claimOnce(key, token)),
+    }));
+    h = harness;
+    try {
+      const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+      await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain(lateClaim), { timeout: 15_000 });
+      answer(new Error('ECONNRESET'));
+      expect(await outcomeOf(h, run)).toMatchObject({ ok: false, error: onMySide });
+      await vi.advanceTimersByTimeAsync(STEP_RETAKE_MS);
+      await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain(retaken), { timeout: 5_000 });
+      expect(await state.store.space(state.spaces.slackMessages).claimOnce(digestKeyOf(`step:${run.team}:${run.executionId}`))).toBe(false);
+    } finally {
+      answer(new Error('ECONNRESET'));
+      await h.close();
+      h = undefined;
+      await state.close();
+    }
+  });
+
+  it('logs once that the step may run again elsewhere when the state never answers while the step’s key is kept', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    const { harness, logger, state } = await withMessages('never', () => ({ claimOnce: () => Promise.reject(new Error('ECONNRESET')) }));
+    h = harness;
+    try {
+      const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+      expect(await outcomeOf(h, run)).toMatchObject({ ok: false, error: onMySide });
+      await vi.advanceTimersByTimeAsync(state.spaces.slackMessages.ttlMs!);
+      await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain(mayRunAgain), { timeout: 5_000 });
+      await vi.advanceTimersByTimeAsync(STEP_RETAKE_MS * 3);
+      expect(logger.entries.filter((e) => e.msg === mayRunAgain)).toHaveLength(1);
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['could not check a workflow step against the ones taken lately: not run, the step fails']);
+    } finally {
+      await h.close();
+      h = undefined;
+      await state.close();
+    }
+  });
+
+  it('stops asking when the bot stops, saying once that the step may run again elsewhere', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    let claims = 0;
+    const { harness, logger, state } = await withMessages('stop', () => ({ claimOnce: () => (++claims, Promise.reject(new Error('ECONNRESET'))) }));
+    h = harness;
+    try {
+      const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+      expect(await outcomeOf(h, run)).toMatchObject({ ok: false, error: onMySide });
+      await h.close();
+      h = undefined;
+      expect(logger.entries.filter((e) => e.msg === mayRunAgain)).toHaveLength(1);
+      const asked = claims;
+      await vi.advanceTimersByTimeAsync(STEP_RETAKE_MS * 3);
+      expect(claims).toBe(asked);
+    } finally {
+      await h?.close();
       h = undefined;
       await state.close();
     }
