@@ -11,13 +11,19 @@ const PROMPT_CHARS = 1000;
 
 /**
  * The audit channel on Slack: each batch is one `chat.postMessage` of a section block per entry, written through
- * the bot's `ChannelWriter` (one write a second per channel, shared with the jobs of that channel, which go first;
- * the Web API client waits out `Retry-After`). The runner decides what is posted and when (`AuditLog`); this only
- * lays it out. `clientFor` finds the workspace's client (its installation with OAuth).
+ * the bot's `ChannelWriter` (one write a second per channel, shared with the jobs of that channel, which go first).
+ * The runner decides what is posted and when, and what is tried again (`AuditLog`); this only lays it out.
+ * `clientFor` finds the workspace's client for posts and edits (its installation with OAuth): one that sends each call
+ * once. `greetClientFor`, when given, the one for the greeting an admin's choice of channel posts — the bot's usual
+ * client, which waits out a 429 and tries again, as a second greeting holds no prompt (default: `clientFor`).
  */
-export function slackAuditPoster(options: { clientFor: (teamId: string) => Promise<webApi.WebClient | undefined>; writer: ChannelWriter }): AuditPoster {
-  const clientOf = async (teamId: string): Promise<webApi.WebClient> => {
-    const client = await options.clientFor(teamId);
+export function slackAuditPoster(options: {
+  clientFor: (teamId: string) => Promise<webApi.WebClient | undefined>;
+  greetClientFor?: ((teamId: string) => Promise<webApi.WebClient | undefined>) | undefined;
+  writer: ChannelWriter;
+}): AuditPoster {
+  const clientOf = async (teamId: string, clientFor = options.clientFor): Promise<webApi.WebClient> => {
+    const client = await clientFor(teamId);
     if (!client) throw new AuditChannelError('failed', 'not_installed');
     return client;
   };
@@ -53,7 +59,7 @@ export function slackAuditPoster(options: { clientFor: (teamId: string) => Promi
       }
     },
     async greet({ scopeId, channelId, locale }) {
-      const client = await clientOf(scopeId);
+      const client = await clientOf(scopeId, options.greetClientFor);
       try {
         await options.writer.write(channelId, { urgent: true, run: () => client.chat.postMessage({ channel: channelId, text: `:receipt: ${auditGreeting('slack', locale)}` }) });
       } catch (error) {

@@ -271,7 +271,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     const token = await tokenFor(teamId);
     return token ? auditClients.client(token) : undefined;
   };
-  options.runner.audit.setPoster('slack', slackAuditPoster({ clientFor: auditClientFor, writer }));
+  options.runner.audit.setPoster('slack', slackAuditPoster({ clientFor: auditClientFor, greetClientFor: clientFor, writer }));
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
     store: state.store,

@@ -180,6 +180,15 @@ describe('the audit channel on Slack', () => {
     await fake.waitFor(() => h!.runner.audit.trouble({ platform: 'slack', scopeId: fake.teamId }) === undefined || undefined, 'the trouble to be cleared');
   });
 
+  it('greets the audit channel an admin picks through Slack’s 429: the greeting, which holds no prompt, waits out Retry-After', async () => {
+    h = await start();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 1, count: 1, match: (args) => args.channel === AUDIT });
+    expect(await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN, 'C0ADMIN')).toBe(`:white_check_mark: ${say('en', 'audit.set', { scope: 'workspace', channel: `<#${AUDIT}>` })}`);
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === AUDIT && c.status === 429)).toHaveLength(1);
+    expect(fake.botMessages(AUDIT).map((m) => m.text)).toEqual([`:receipt: ${auditGreeting('slack', 'en')}`]);
+  });
+
   it('sends an audit post whose answer was lost once: Slack made its message, and a second try would make another that no forget edits', async () => {
     h = await start();
     const { fake } = h;
