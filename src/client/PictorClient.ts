@@ -375,7 +375,11 @@ export class PictorClient {
         continue;
       }
       if (error instanceof RateLimitError) {
-        await this.limiter.pause(Math.min(error.retryAfterMs ?? backoffDelay(attempt), MAX_LIMITER_PAUSE_MS));
+        // Held here at once; telling the other processes sharing the limiter (Redis) may fail, which must not turn
+        // the service's answer — a 429, billing nothing, retried below — into a failure of its own.
+        await this.limiter.pause(Math.min(error.retryAfterMs ?? backoffDelay(attempt), MAX_LIMITER_PAUSE_MS)).catch((paused: unknown) => {
+          this.#logger.warn({ err: paused }, 'could not tell the processes sharing the limiter to wait after a 429; this one waits');
+        });
       }
       if (!isRetryable(error) || attempt >= maxRetries) {
         stopTotalTimer();

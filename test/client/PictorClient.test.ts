@@ -324,6 +324,24 @@ describe('throttling', () => {
   });
 });
 
+describe('a 429 whose pause the shared limiter cannot pass on', () => {
+  it('still waits and retries the request, which the service refused unbilled, instead of failing it with the limiter’s error', async () => {
+    env.emulator.injectFault('rate_limited', { count: 1, retryAfterMs: 50 });
+    // A limiter shared through Redis whose Redis went away: it holds this process, then cannot tell the others.
+    class UntoldPause extends ImageLimiter {
+      override async pause(ms: number): Promise<void> {
+        await super.pause(ms);
+        throw new Error('Redis went away');
+      }
+    }
+    const limiter = new UntoldPause();
+    const result = await env.client({ limiter }).generate({ prompt: 'a patient heron', quality: 'low' });
+    expect(result.data).toHaveLength(1);
+    expect(env.emulator.stats().rateLimited).toBe(1);
+    await limiter.stop();
+  });
+});
+
 describe('connections', () => {
   it('keeps working for a service whose connection pool was let go while the process talked to many others', async () => {
     const client = env.client();
