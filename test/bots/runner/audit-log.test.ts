@@ -976,6 +976,17 @@ describe('an audit post whose edit failed at a forget', () => {
    * The opening of most cases here: Ada's post, then her forget, whose edit of it fails (a 429): the post is still to
    * edit. Answers her and how many writes the space had before the forget.
    */
+  /** The retry's time: nothing edited a moment before it; at it, the post edited without the prompt and its record gone. */
+  async function editedAtTheRetry(p: Awaited<ReturnType<typeof oneRun>>) {
+    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs - 100);
+    await p.settle();
+    expect(p.poster.edits).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(100);
+    await p.settle();
+    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
+    expect(await p.kept()).toEqual([]);
+  }
+
   async function postThenFailTheForget(p: Awaited<ReturnType<typeof oneRun>>, isPrivate = false) {
     const ada = member('U-ada');
     await p.post(ada, 'zanzibarwhisper lighthouse', isPrivate);
@@ -995,13 +1006,7 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(await p.stored()).not.toContain('zanzibarwhisper');
 
     // Not tried again at once; once the retry's time came, edited, and its record goes (no prompt left).
-    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs - 100);
-    await p.settle();
-    expect(p.poster.edits).toHaveLength(0);
-    await vi.advanceTimersByTimeAsync(100);
-    await p.settle();
-    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
-    expect(await p.kept()).toEqual([]);
+    await editedAtTheRetry(p);
     expect(p.written.slice(writes).join('\n')).not.toContain('zanzibarwhisper');
     expect(await p.stored()).not.toContain('zanzibarwhisper');
   });
@@ -1233,13 +1238,7 @@ describe('an audit post whose edit failed at a forget', () => {
     expect(p.poster.edits).toHaveLength(0);
     // Back: not tried from what was known before it went, but found by the scan a retry after, and edited.
     p.log.setPoster('discord', p.poster);
-    await vi.advanceTimersByTimeAsync(AUDIT_LIMITS.retryMs - 100);
-    await p.settle();
-    expect(p.poster.edits).toHaveLength(0);
-    await vi.advanceTimersByTimeAsync(100);
-    await p.settle();
-    expect(p.prompts('m1')).toEqual([['U-ada', '', true]]);
-    expect(await p.kept()).toEqual([]);
+    await editedAtTheRetry(p);
   });
 
   it('is written one edit at a time here: a forget that erased another entry of the post since never has its edit undone by an older one', async () => {
