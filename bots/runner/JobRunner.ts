@@ -23,7 +23,7 @@ import {
 } from 'pictor';
 import { AS_VALIDATION_ERROR, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
-import { checkUntil, imageOfPartial, waitWithin } from 'pictor/internal';
+import { checkUntil, imageOfPartial, waitAtMost, waitWithin } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -617,7 +617,7 @@ export class JobRunner {
     while (this.#jobs.size > 0 || this.#taking.size > 0) {
       const left = deadline - this.#now();
       if (left <= 0) break;
-      await raceTimeout(Promise.allSettled([...this.#taking, ...[...this.#jobs.values()].map((j) => j.done)]), left);
+      await waitAtMost(Promise.allSettled([...this.#taking, ...[...this.#jobs.values()].map((j) => j.done)]), left);
     }
     const active = this.activeJobs().length;
     this.#logger.info({ active, graceMs }, active ? 'drained the job runner; some jobs are still running' : 'drained the job runner');
@@ -661,14 +661,14 @@ export class JobRunner {
     const active = [...this.#jobs.values()].filter((j) => isActive(j.info.status));
     for (const job of active) if (job.info.status === 'queued' && !job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     const allDone = () => Promise.allSettled(active.map((j) => j.done));
-    await raceTimeout(allDone(), upTo(options.graceMs ?? this.#shutdownGraceMs));
+    await waitAtMost(allDone(), upTo(options.graceMs ?? this.#shutdownGraceMs));
     for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
-    await raceTimeout(allDone(), upTo(SHUTDOWN_DRAIN_MS));
+    await waitAtMost(allDone(), upTo(SHUTDOWN_DRAIN_MS));
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
     // What waits for the audit channels is posted now, and the entries of the jobs that just ended as they come, in the
     // same few seconds: each end's record resolves once its entry is posted, then the surface marks it.
     // Every history write is part of an end being recorded; one begun while this waits is waited for too.
-    await raceTimeout(Promise.allSettled([this.#recording.settled(), this.audit.flush()]), upTo(SHUTDOWN_DRAIN_MS));
+    await waitAtMost(Promise.allSettled([this.#recording.settled(), this.audit.flush()]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
     if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting, refusals: this.audit.waitingRefusals }, 'audit entries were not posted before the bot stopped');
     this.#logger.info({ jobs: active.length }, 'job runner shut down');
@@ -985,12 +985,3 @@ function newJobId(): string {
   return randomBytes(9).toString('base64url');
 }
 
-function raceTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    void promise.finally(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}

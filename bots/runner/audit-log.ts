@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
-import { CLAIM_WAIT_MS, isSpendRefusalCode } from 'pictor/internal';
+import { CLAIM_WAIT_MS, isSpendRefusalCode, waitAtMost } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { endFactsOf, linkSeenBy, type JobEnd, type JobHistory } from './job-history.js';
@@ -992,13 +992,6 @@ function sameEntries(a: readonly AuditEntry[], b: readonly AuditEntry[]): boolea
  */
 function isMessageGone(error: unknown): boolean {
   return error instanceof AuditChannelError && error.problem === 'not_found';
-}
-
-/** Waits for `promise`, or `ms` at most (the timer does not hold the process). */
-async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
 
 function cut(prompt: string): string {

@@ -15,3 +15,19 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, message: string)
     );
   });
 }
+
+/**
+ * Waits for `promise` to settle, fulfilled or not, or `ms`, whichever comes first; never rejects (the caller only
+ * needs the wait bounded, not the outcome), and the timer never keeps the process alive.
+ */
+export function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref?.();
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    promise.then(done, done);
+  });
+}
