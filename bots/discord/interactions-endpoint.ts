@@ -4,6 +4,7 @@ import { ClientApplication, Routes, type APIApplication, type Client, type RESTO
 import { type LoggerLike } from 'pictor';
 import { withTimeout } from 'pictor/internal';
 import { claimWithin, type Space } from '../state/index.js';
+import { RecentKeys } from '../runner/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
 import { createSignatureCheck } from './verify-signature.js';
@@ -140,7 +141,7 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
   const deadlineMs = options.ackDeadlineMs ?? DISCORD_LIMITS.acknowledgeMs;
   const dispatch = interactionDispatcher(client);
   // Remembered here as long as the state keeps it: one TTL, the space's (a space without one keeps it until `max`).
-  const taken = new RecentIds(TAKEN_INTERACTIONS.max, options.taken.definition.ttlMs ?? Infinity);
+  const taken = new RecentKeys(TAKEN_INTERACTIONS.max, options.taken.definition.ttlMs ?? Infinity);
   let accepting = true;
 
   const server: Server = createServer((req, res) => {
@@ -187,7 +188,7 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       logger.warn({ id: payload.id, age, createdAt: new Date(createdAt).toISOString() }, 'refused an interaction made longer ago than its token lives (or stamped ahead)');
       return answer(res, 401, { message: age === 'expired' ? 'interaction expired' : 'interaction from the future' });
     }
-    let first = taken.add(payload.id);
+    let first = taken.first(payload.id);
     if (first) {
       try {
         first = await claimWithin(options.taken, payload.id);
@@ -250,31 +251,6 @@ function interactionDispatcher(client: Client): (payload: object) => void {
   const action = (client as unknown as { actions?: { InteractionCreate?: { handle?: (data: object) => void } } }).actions?.InteractionCreate;
   if (typeof action?.handle !== 'function') throw new Error('this discord.js version has no InteractionCreate action to build interactions from HTTP payloads');
   return (payload) => action.handle!(payload);
-}
-
-/** Ids seen within `forMs`, at most `max` of them (the oldest dropped first). */
-class RecentIds {
-  readonly #seenAt = new Map<string, number>();
-  constructor(
-    readonly max: number,
-    readonly forMs: number,
-  ) {}
-
-  /** False when `id` was seen within `forMs`; otherwise remembers it and answers true. */
-  add(id: string, now = Date.now()): boolean {
-    for (const [old, at] of this.#seenAt) {
-      if (now - at < this.forMs && this.#seenAt.size < this.max) break;
-      this.#seenAt.delete(old);
-    }
-    if (this.#seenAt.has(id)) return false;
-    this.#seenAt.set(id, now);
-    return true;
-  }
-
-  /** Forgets `id` (its claim failed): the next `add` of it answers true. */
-  drop(id: string): void {
-    this.#seenAt.delete(id);
-  }
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

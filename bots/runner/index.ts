@@ -21,6 +21,7 @@ export {
 /** The ledger lives in the core's spend guard; re-exported for the bots. */
 export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type RedisQuotaStoreOptions } from 'pictor/internal';
 export { refusalFromPolicy } from './describe-refusal.js';
+export { RecentKeys } from './recent-keys.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
 export { describeUsage, type UsageMarkup } from './describe-usage.js';

@@ -1,4 +1,4 @@
-import { say, sayWords } from '../../runner/index.js';
+import { RecentKeys, say, sayWords } from '../../runner/index.js';
 import { localeIn } from '../user-locales.js';
 import type { App } from '@slack/bolt';
 import { ephemeralVia, type BotContext } from '../bot-context.js';
@@ -28,35 +28,6 @@ interface Mention {
   workspace: Workspace;
   /** The member's language (`UserLocales`). */
   locale: string | undefined;
-}
-
-/**
- * Keys this process met lately: a key is `first` once, then not again for `ttlMs` (as long as the shared state keeps a
- * key taken: the space's TTL), and never more than the `max` latest are kept. The mentions keep the messages whose
- * failed claim the member was told of (told once a message per process: a redelivery reaching another replica tells
- * them there once more, as the state that would share the mark is the one that just failed); the workflow step keeps
- * the steps this process took up.
- */
-export class RecentKeys {
-  readonly #seen = new Map<string, number>();
-  constructor(
-    readonly max: number,
-    readonly ttlMs: number,
-  ) {}
-
-  /** True the first time a key comes (within the time kept). */
-  first(key: string): boolean {
-    const now = Date.now();
-    const at = this.#seen.get(key);
-    if (at !== undefined && now - at < this.ttlMs) return false;
-    this.#seen.delete(key);
-    this.#seen.set(key, now);
-    for (const [k, since] of this.#seen) {
-      if (this.#seen.size <= this.max && now - since < this.ttlMs) break;
-      this.#seen.delete(k);
-    }
-    return true;
-  }
 }
 
 /**

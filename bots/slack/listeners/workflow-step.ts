@@ -1,10 +1,9 @@
 import type { App, webApi } from '@slack/bolt';
 import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
-import { say, sayWords, type JobOptions } from '../../runner/index.js';
+import { RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
 import { claimWithin, digestKeyOf, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
 import { slackErrorCode } from '../slack-error-code.js';
-import { RecentKeys } from './mentions.js';
 
 /** The Workflow Builder step's `callback_id`, as the app manifests declare it (`functions.generate_image`). */
 export const WORKFLOW_STEP_ID = 'generate_image';
