@@ -140,7 +140,7 @@ const MAX_RETAKES = 2000;
  * until the state answers — taken now, or taken before: either way no later delivery runs the step — the space's TTL
  * passes (a key taken later would outlive no delivery worth stopping) or `stop`. A key never taken is logged once.
  */
-class Retakes {
+export class Retakes {
   readonly #asking = new Map<string, { where: object; retry?: NodeJS.Timeout; deadline: NodeJS.Timeout }>();
   #stopped = false;
 
