@@ -49,13 +49,13 @@ export function claimWithin(space: Claims, key: string, options: { waitMs?: numb
   const { waitMs = CLAIM_WAIT_MS, keepLate = false } = options;
   return new Promise<boolean>((resolve, reject) => {
     let answered = false;
-    // Once the wait ran out with `keepLate`, where the claim's answer goes.
-    let late: { resolve(taken: boolean): void; reject(error: Error): void } | undefined;
+    // Where the answer goes: this call's promise, or once its wait ran out with `keepLate`, its late answer.
+    let to = { resolve, reject };
     const timer = setTimeout(() => {
-      if (!keepLate) answered = true;
-      const answer = new Promise<boolean>((resolveLate, rejectLate) => (late = { resolve: resolveLate, reject: rejectLate }));
-      answer.catch(() => undefined);
-      reject(keepLate ? new LateClaim(answer) : new Error('the state store did not answer in time'));
+      answered = !keepLate;
+      const late = keepLate ? new Promise<boolean>((resolveLate, rejectLate) => (to = { resolve: resolveLate, reject: rejectLate })) : undefined;
+      late?.catch(() => undefined);
+      reject(late ? new LateClaim(late) : new Error('the state store did not answer in time'));
     }, waitMs);
     timer.unref?.();
     const caller: Caller = {
@@ -64,14 +64,14 @@ export function claimWithin(space: Claims, key: string, options: { waitMs?: numb
         if (answered) return false;
         answered = true;
         clearTimeout(timer);
-        (late ?? { resolve }).resolve(taken);
+        to.resolve(taken);
         return true;
       },
       fail(error) {
         if (answered) return;
         answered = true;
         clearTimeout(timer);
-        (late ?? { reject }).reject(error);
+        to.reject(error);
       },
     };
     claim(space, key, caller);
