@@ -2,6 +2,7 @@ import type { types, webApi } from '@slack/bolt';
 import { AuditChannelError, AuditPostLost, auditGreeting, auditLinesOf, auditSkippedNote, auditSummary, type AuditPost, type AuditPoster } from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
+import { lostAnswerCode } from './slack-faults.js';
 import { escapedExcerpt, escapeMrkdwn } from './slack-text.js';
 
 /** Entries in one message: a section block each, and the skipped note, well within Slack's 50 blocks. */
@@ -35,9 +36,9 @@ export function slackAuditPoster(options: {
       try {
         answer = await options.writer.write(post.channelId, { run: () => client.chat.postMessage({ channel: post.channelId, ...messageOf(post), unfurl_links: false, unfurl_media: false }) });
       } catch (error) {
-        // Slack's answer lost (the request failed on the way, or a 5xx): the message may be there, and Slack makes a
-        // new one of each try — never sent again. Slack's refusal (`ok: false`, a rate limit) posted nothing.
-        const lost = lostCodeOf(error);
+        // Slack's answer lost (`lostAnswerCode`): the message may be there, and Slack makes a new one of each try —
+        // never sent again. Slack's refusal (`ok: false`, a rate limit) posted nothing.
+        const lost = lostAnswerCode(error);
         if (lost !== undefined) throw new AuditPostLost(lost);
         throw error;
       }
@@ -70,19 +71,6 @@ export function slackAuditPoster(options: {
       }
     },
   };
-}
-
-/**
- * The code of an error where Slack's answer to a post was lost, else undefined: the Web API client's request error (the
- * request failed on the way), or an HTTP error of 5xx whose body is not Slack's answer (`ok: false` and its `error`).
- */
-function lostCodeOf(error: unknown): string | number | undefined {
-  const e = error as { code?: unknown; statusCode?: unknown; body?: { error?: unknown } } | undefined;
-  if (e?.code === 'slack_webapi_request_error') return 'request_error';
-  if (e?.code !== 'slack_webapi_http_error') return undefined;
-  const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
-  if ((status !== undefined && status < 500) || typeof e.body?.error === 'string') return undefined;
-  return status ?? 'http_error';
 }
 
 /** A batch as Slack blocks: the skipped note first (if any), then a section per entry, mentions written as Slack reads them. */

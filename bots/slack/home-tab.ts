@@ -17,9 +17,6 @@ const KEEP_VIEWERS = 1000;
 const VIEWER_TTL_MS = 24 * 60 * 60_000;
 /** A change is shown after this pause, so a burst of changes costs one `views.publish`. */
 const COALESCE_MS = 500;
-/** Bottleneck's priorities: a forget's publish goes before the changes queued for the pace (lower runs first). */
-const CHANGE_PRIORITY = 5;
-const FORGET_PRIORITY = 0;
 
 export interface HomeTabsOptions {
   runner: SlackJobRunner;
@@ -27,7 +24,7 @@ export interface HomeTabsOptions {
   logger: LoggerLike;
   /** The app's main command as configured (`/imagine`): the how-tos, the refusals and the admins' repair name it (`/imagine admin set …`). */
   command: string;
-  /** `views.publish` calls a minute, at most (Slack's Tier 4: 100+ a minute per workspace). Default 100. */
+  /** `views.publish` calls a minute, at most, a forget's aside (Slack's Tier 4: 100+ a minute per workspace). Default 100. */
   perMinute?: number | undefined;
   now?: (() => number) | undefined;
 }
@@ -54,8 +51,6 @@ export class HomeTabs {
   readonly #publishing = new Set<Promise<unknown>>();
   /** Each member's publishes rendering or sending now (started, not queued for the pace): what a forget waits for. */
   readonly #rendering = new Map<string, Set<Promise<void>>>();
-  /** The publishes of forgets still queued for the pace: a stop sends them rather than dropping them. */
-  readonly #forgetsQueued = new Set<() => Promise<void>>();
   readonly #limiter: Bottleneck;
   readonly #now: () => number;
   #stopping = false;
@@ -89,10 +84,11 @@ export class HomeTabs {
   /**
    * A member asked `forget`: their Home is published again now, whether or not they opened it lately here — the view
    * Slack keeps shows their prompts (each job's line and its thumbnail's alt text) however long ago it was published,
-   * by this process, another replica or one before a restart, and only a publish replaces it. The member's publishes
-   * under way (rendering or sending) are waited for first, so none rendered before the forget comes after this one;
-   * other members' and the ones still queued for the pace (rendered when they run, after the forget) are not, and this
-   * one goes before the queued ones.
+   * by this process, another replica or one before a restart, and only a publish replaces it. It is sent at once, past
+   * the pace (a forget is rare; a 429 is waited out by the client): never queued, so it goes before the queued changes
+   * and no stop drops it. The member's publishes under way (rendering or sending) are waited for first, so none
+   * rendered before the forget comes after this one; other members' and the ones still queued for the pace (rendered
+   * when they run, after the forget) are not.
    */
   async forgotten(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<void> {
     if (this.#stopped) {
@@ -103,7 +99,7 @@ export class HomeTabs {
     // Under way from now on, while it waits for the member's own publishes too: a stop waits for it.
     const sent = (async () => {
       await Promise.allSettled([...(this.#rendering.get(keyOf(actor)) ?? [])]);
-      await this.#publishTo({ actor, requester, client }, FORGET_PRIORITY);
+      await this.#publishTo({ actor, requester, client }, true);
     })();
     this.#track(sent);
     await sent;
@@ -123,21 +119,15 @@ export class HomeTabs {
    * Finishes the publishes in flight and drops the changes still waiting (coalescing, or queued for the pace): a stop
    * waits for no change after the ones Slack is answering, however slow Slack is. A dropped one shows what changed when
    * the member next opens their Home (it is published then), here or on another replica. A forget's publish is never
-   * dropped — until it is sent, the view Slack keeps shows the prompts the member erased: one still queued for the pace
-   * is sent at once, past the pace (a forget is rare), without waiting for the publishes Slack is answering, and so is
-   * one asked during the stop, which the stop waits for too; the caller bounds the wait. One asked after the stop ended
-   * is not sent (it is logged): the member's next open of their Home shows it.
+   * queued (`forgotten`): one under way, or asked during the stop, is waited for too; the caller bounds the wait. One
+   * asked after the stop ended is not sent (it is logged): the member's next open of their Home shows it.
    */
   async stop(): Promise<void> {
     this.#stopping = true;
     for (const timer of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
-    // Bottleneck's stop waits for the jobs running; the queued forgets are taken now (their jobs no longer start).
-    const dropped = this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
-    const forgets = [...this.#forgetsQueued];
-    this.#forgetsQueued.clear();
-    for (const send of forgets) void send();
-    await dropped;
+    // Bottleneck's stop waits for the jobs running.
+    await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
     // A forget asked meanwhile is under way too: waited for until none is left.
     while (this.#publishing.size > 0) await this.settled();
     this.#stopped = true;
@@ -159,39 +149,18 @@ export class HomeTabs {
     return viewer ? this.#publishTo(viewer) : Promise.resolve();
   }
 
-  #publishTo(viewer: Pick<Viewer, 'actor' | 'requester' | 'client'>, priority = CHANGE_PRIORITY): Promise<void> {
+  /** Publishes a member's Home: paced, or at once for a forget (`forgotten`). */
+  #publishTo(viewer: Pick<Viewer, 'actor' | 'requester' | 'client'>, forget = false): Promise<void> {
     const publish = () =>
       this.#whileRendering(keyOf(viewer.actor), async () => {
         const view = await this.render(viewer.requester);
         await viewer.client.views.publish({ user_id: viewer.actor.userId, view });
       });
-    const warned = (error: unknown) => {
+    const sent = (forget ? publish() : this.#limiter.schedule(publish)).catch((error: unknown) => {
+      // Dropped by the stop, or asked after it: nothing failed.
+      if (this.#stopping && error instanceof Bottleneck.BottleneckError) return;
       this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab');
-    };
-    const forget = priority === FORGET_PRIORITY;
-    let sent: Promise<void>;
-    if (forget && this.#stopping) sent = publish().catch(warned);
-    else if (!forget) {
-      sent = this.#limiter.schedule({ priority }, publish).catch((error: unknown) => {
-        // Dropped by the stop, or asked after it: nothing failed.
-        if (this.#stopping && error instanceof Bottleneck.BottleneckError) return;
-        warned(error);
-      });
-    } else {
-      // Queued for the pace: a stop that drops the queue sends it instead (`stop`), and this answers when it is sent.
-      sent = new Promise<void>((resolve) => {
-        const send = () => publish().catch(warned).then(resolve);
-        this.#forgetsQueued.add(send);
-        this.#limiter
-          .schedule({ priority }, () => (this.#forgetsQueued.delete(send) ? send() : Promise.resolve()))
-          .catch((error: unknown) => {
-            if (this.#stopping && error instanceof Bottleneck.BottleneckError) return;
-            this.#forgetsQueued.delete(send);
-            warned(error);
-            resolve();
-          });
-      });
-    }
+    });
     this.#track(sent);
     return sent;
   }

@@ -34,6 +34,20 @@ const CONVERSATION_GONE = new Set([
 /** The job's message is gone (deleted) or no longer the bot's to edit: post a new one. */
 const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_window_closed']);
 
+/**
+ * The code of an error where Slack's answer was lost, else undefined: the Web API client's request error (the request
+ * failed on the way), or an HTTP error of 5xx whose body is not Slack's answer (`ok: false` and its `error`). Transient
+ * too, but the call may have done its work: one that makes something (a post) is never sent again.
+ */
+export function lostAnswerCode(error: unknown): string | number | undefined {
+  const e = error as { code?: unknown; statusCode?: unknown; body?: { error?: unknown } } | undefined;
+  if (e?.code === 'slack_webapi_request_error') return 'request_error';
+  if (e?.code !== 'slack_webapi_http_error') return undefined;
+  const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  if ((status !== undefined && status < 500) || typeof e.body?.error === 'string') return undefined;
+  return status ?? 'http_error';
+}
+
 export function isTransientSlackError(error: unknown): boolean {
   const code = slackErrorCode(error);
   return code === undefined || TRANSIENT.has(code);

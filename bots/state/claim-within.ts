@@ -5,9 +5,9 @@ type Claims = Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>;
 
 /** A `claimWithin` call: answered once, with the claim's answer or a refusal. */
 interface Caller {
-  /** Whether it still waits for an answer (its wait has not run out). */
+  /** Whether it still waits for an answer (its wait has not run out, or it keeps a late answer). */
   waiting(): boolean;
-  /** Answers the call; false when it was answered before (its wait ran out): the answer is then nobody's. */
+  /** Answers the call; false when it was answered before (its wait ran out, unless it keeps a late answer): the answer is then nobody's. */
   answer(taken: boolean): boolean;
   fail(error: Error): void;
 }
@@ -40,13 +40,22 @@ const flights = new WeakMap<Claims, Map<string, Flight>>();
  *
  * Across processes (a retry reaching another replica while this one's claim is late) the retry still loses to the late
  * claim, and is dropped, unless it comes after the key is given back.
+ *
+ * With `keepLate`, a call whose wait runs out is refused with a `LateClaim`, and its claim's answer when it comes is
+ * that call's own (`late`): a key it took is kept — neither given back nor handed to a later call — and the caller
+ * is told (true), as it is told the key taken before (false) or the state's error.
  */
-export function claimWithin(space: Claims, key: string, waitMs: number = CLAIM_WAIT_MS): Promise<boolean> {
+export function claimWithin(space: Claims, key: string, options: { waitMs?: number; keepLate?: boolean } = {}): Promise<boolean> {
+  const { waitMs = CLAIM_WAIT_MS, keepLate = false } = options;
   return new Promise<boolean>((resolve, reject) => {
     let answered = false;
+    // Where the answer goes: this call's promise, or once its wait ran out with `keepLate`, its late answer.
+    let to = { resolve, reject };
     const timer = setTimeout(() => {
-      answered = true;
-      reject(new Error('the state store did not answer in time'));
+      answered = !keepLate;
+      const late = keepLate ? new Promise<boolean>((resolveLate, rejectLate) => (to = { resolve: resolveLate, reject: rejectLate })) : undefined;
+      late?.catch(() => undefined);
+      reject(late ? new LateClaim(late) : new Error('the state store did not answer in time'));
     }, waitMs);
     timer.unref?.();
     const caller: Caller = {
@@ -55,18 +64,25 @@ export function claimWithin(space: Claims, key: string, waitMs: number = CLAIM_W
         if (answered) return false;
         answered = true;
         clearTimeout(timer);
-        resolve(taken);
+        to.resolve(taken);
         return true;
       },
       fail(error) {
         if (answered) return;
         answered = true;
         clearTimeout(timer);
-        reject(error);
+        to.reject(error);
       },
     };
     claim(space, key, caller);
   });
+}
+
+/** The refusal of a `claimWithin` call with `keepLate` whose wait ran out: `late` is its claim's answer, when it comes. */
+export class LateClaim extends Error {
+  constructor(readonly late: Promise<boolean>) {
+    super('the state store did not answer in time');
+  }
 }
 
 /** Sends `caller`'s claim, or has it wait for the one of the key under way here. */

@@ -5,7 +5,7 @@ export { botSpaces, digestKeyOf, stateKeyOf, MAX_KEPT_IMAGE_BYTES, DEFAULT_KEPT_
 export { forgetJobRecord, openBotState, type BotState, type MemberRecord, type MemberRecordSpaces, type OpenBotStateOptions } from './open-state.js';
 export { HISTORY_BOUNDS, historyOf, historyOfScope, keepInHistory, type HistoryItem } from './history.js';
 export { endToRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, phaseOf, promptErased, releaseWhenDone, withDraft, type JobPhase, type JobRecordState, type StatusWord, type StatusWords } from './job-records.js';
-export { claimWithin } from './claim-within.js';
+export { claimWithin, LateClaim } from './claim-within.js';
 export { startSweeper, type Sweeper } from './sweeper.js';
 export { readStateConfig } from './config.js';
 export { askHolderToCancel, cancelWhenAsked } from './cancel-notices.js';

@@ -1,7 +1,7 @@
 import type { App, webApi } from '@slack/bolt';
 import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
 import { RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
-import { claimWithin, digestKeyOf, type Space } from '../../state/index.js';
+import { claimWithin, digestKeyOf, LateClaim, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
 import { slackErrorCode } from '../slack-error-code.js';
 
@@ -55,26 +55,11 @@ interface StepInputs {
  * step with "failed on my side" in the member's language, and that is logged — a step left open would hang its
  * workflow, and no retry would rescue it (the step is taken).
  */
-export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>): { stop(): void } {
+export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>): { stop(): void } {
   // The steps this process took up lately (claiming or claimed), by workspace and execution id.
   const mine = new RecentKeys(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
   // The steps failed because the state could not answer, whose keys are asked for again until it does.
   const retakes = new Retakes(taken, context.logger);
-  // This process's claims the state has not answered yet, by key: a claim answered after its wait is still heard.
-  const unanswered = new Map<string, Promise<boolean>>();
-  // The space as the step claims it: a key taken is never given back (a late claim's step has ended, or is ended by its answer).
-  const claims: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'> = {
-    claimOnce(key, token) {
-      const answer = taken.claimOnce(key, token);
-      const settled = () => {
-        if (unanswered.get(key) === answer) unanswered.delete(key);
-      };
-      unanswered.set(key, answer);
-      answer.then(settled, settled);
-      return answer;
-    },
-    releaseClaim: () => Promise.resolve(),
-  };
 
   app.function(WORKFLOW_STEP_ID, { autoAcknowledge: true }, async ({ inputs, complete, fail, body, event, context: auth }) => {
     const step = inputs as StepInputs;
@@ -92,15 +77,15 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
     }
     const key = digestKeyOf(stepKey);
     try {
-      if (!(await claimWithin(claims, key))) {
+      // A key taken is never given back: a late claim's step is ended by its answer.
+      if (!(await claimWithin(taken, key, { keepLate: true }))) {
         context.logger.debug(where, 'a workflow step already taken: not run again');
         return;
       }
     } catch (err) {
-      const late = unanswered.get(key);
-      if (late) {
+      if (err instanceof LateClaim) {
         context.logger.warn({ err, ...where }, 'a workflow step whose claim is late: not run, its claim decides whether it fails');
-        void late
+        void err.late
           .then(
             async (took) => {
               if (!took) {
@@ -155,7 +140,7 @@ const MAX_RETAKES = 2000;
  * until the state answers — taken now, or taken before: either way no later delivery runs the step — the space's TTL
  * passes (a key taken later would outlive no delivery worth stopping) or `stop`. A key never taken is logged once.
  */
-class Retakes {
+export class Retakes {
   readonly #asking = new Map<string, { where: object; retry?: NodeJS.Timeout; deadline: NodeJS.Timeout }>();
   #stopped = false;
 
