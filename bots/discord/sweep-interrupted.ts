@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
-import { isDmScope, say } from '../runner/index.js';
+import { say } from '../runner/index.js';
 import { endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
@@ -9,7 +9,7 @@ import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage } from './render-job.js';
-import { ReplyTarget } from './ReplyTarget.js';
+import { privacyOf, ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 
 /**
@@ -93,9 +93,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
     channelId: record.requester.channelId,
     userId: record.requester.userId,
     locale: headerOf(record).locale,
-    // A DM or user-install job: the bot may not post in that channel, so by DM; a private job is not for the channel either.
-    fallback: isDmScope(record.requester.scopeId) || record.private === true ? 'dm' : 'channel',
-    ephemeral: record.private === true,
+    ...privacyOf({ scopeId: record.requester.scopeId, private: record.private }),
     logger: ctx.logger,
     finalAttempts: 2,
   });
