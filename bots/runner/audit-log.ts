@@ -1016,10 +1016,12 @@ function erase(entry: AuditEntry): AuditEntry {
 function codeOf(error: unknown): string | number | undefined {
   if (error instanceof AuditChannelError) return error.platformCode ?? error.problem;
   const e = error as { code?: unknown; data?: { error?: unknown }; status?: unknown; name?: unknown; cause?: { code?: unknown } } | undefined;
+  // Before its code: a request discord.js's REST gave up on throws the DOMException of its abort, whose `code` is 20.
+  if (e?.name === 'AbortError') return 'timeout';
   if (typeof e?.data?.error === 'string') return e.data.error;
   const code = e?.code ?? e?.cause?.code;
   if (typeof code === 'string' || typeof code === 'number') return code;
   if (typeof e?.status === 'number') return e.status;
-  return e?.name === 'AbortError' ? 'timeout' : undefined;
+  return undefined;
 }
 

@@ -47,7 +47,8 @@ describe('audit posts on Discord', () => {
   it('names a post whose answer was lost by the code the audit log shows: `timeout` for an abort, the network code, a 5xx status', async () => {
     const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
     const post = (error: Error) => discordAuditPoster({ post: async () => Promise.reject(error) } as unknown as REST).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0 });
-    await expect(post(Object.assign(new Error('This operation was aborted'), { name: 'AbortError' }))).rejects.toMatchObject({ code: 'timeout' });
+    // The abort discord.js's REST throws when it gives up on a request: a DOMException, whose `code` is 20.
+    await expect(post(new DOMException('This operation was aborted', 'AbortError'))).rejects.toMatchObject({ code: 'timeout' });
     await expect(post(new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }))).rejects.toMatchObject({ code: 'ECONNRESET' });
     await expect(post(new HTTPError(502, 'Bad Gateway', 'POST', '/channels/C/messages', { body: {} }))).rejects.toMatchObject({ name: 'AuditPostLost', code: 502 });
   });

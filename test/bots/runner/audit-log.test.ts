@@ -452,7 +452,8 @@ describe('forget in the audit channel', () => {
     log.jobEnded(member('U-ada'), job('a lighthouse'), completed);
     await log.flush();
     const cut = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
-    const failures: Error[] = [Object.assign(new Error('This operation was aborted'), { name: 'AbortError' }), cut];
+    // The abort discord.js's REST throws when it gives up on a request: a DOMException, whose `code` is 20.
+    const failures: Error[] = [new DOMException('This operation was aborted', 'AbortError'), cut];
     poster.edit = async () => Promise.reject(failures.shift());
     expect(await log.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
     expect(await log.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
