@@ -4,7 +4,7 @@ import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } 
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { OutgoingMessage } from './render-job.js';
-import { say } from '../runner/index.js';
+import { isDmScope, say } from '../runner/index.js';
 
 export interface ReplyTargetOptions {
   /** REST client for the interaction webhook (replies, follow-ups): queues by Discord's per-token rate-limit headers and retries 429s. */
@@ -37,6 +37,17 @@ export interface ReplyTargetOptions {
   /** Waits between those tries. Default 1 s, then 3 s. */
   retryDelaysMs?: readonly number[] | undefined;
   now?: (() => number) | undefined;
+}
+
+/**
+ * How private a job's messages are, from its scope and its choice — the live job's and the one a sweep or a Cancel shows
+ * later alike: a private job's reply and follow-ups are ephemeral; past the token, a job in its member's own scope (a
+ * DM, a user install: the bot may not post in that channel) or a private one (not for the channel) goes by DM, any other
+ * to the channel.
+ */
+export function privacyOf(job: { scopeId: string; private?: boolean | undefined }): Pick<ReplyTargetOptions, 'fallback' | 'ephemeral'> {
+  const ephemeral = job.private === true;
+  return { fallback: isDmScope(job.scopeId) || ephemeral ? 'dm' : 'channel', ephemeral };
 }
 
 /** What reached the user of a final message: its first message (the end itself), and every one (its follow-ups, files sent alone). */

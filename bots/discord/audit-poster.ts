@@ -30,7 +30,7 @@ export function discordAuditPoster(rest: REST): AuditPoster {
         if (code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
         if (refused(error)) throw error;
         // The answer was lost (a timeout, an abort, a connection cut, a 5xx without Discord's answer): the message may be there.
-        throw new AuditPostLost(lostCodeOf(error));
+        throw AuditPostLost.of(error);
       }
       // Without Embed Links Discord drops a bot's embeds and keeps the rest: the entries were not shown; the skipped note was.
       if (lostEmbeds(message, body.embeds.length)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED, 'content' in body);
@@ -70,15 +70,6 @@ export function discordAuditPoster(rest: REST): AuditPoster {
 function refused(error: unknown): boolean {
   if (error instanceof DiscordAPIError || error instanceof RateLimitError) return true;
   return error instanceof HTTPError && error.status < 500;
-}
-
-/** What the log shows of a lost answer: its HTTP status, its network code, or its kind. */
-function lostCodeOf(error: unknown): string | number {
-  if (error instanceof HTTPError) return error.status;
-  const e = error as { code?: unknown; name?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = e?.code ?? e?.cause?.code;
-  if (typeof code === 'string' || typeof code === 'number') return code;
-  return e?.name === 'AbortError' ? 'timeout' : 'failed';
 }
 
 /** The code logged (and shown to admins) when Discord dropped a message's embeds: the bot lacks Embed Links there. */

@@ -1,6 +1,9 @@
+import { INTERACTION_TOKEN_MS } from '../interaction-token.js';
+
 /**
  * Discord's platform facts this surface builds on (wire-format.md, "Discord"),
- * kept in one place so a change on Discord's side is a change here.
+ * kept in one place so a change on Discord's side is a change here (the token's
+ * life, which the bots' state follows too, is `interaction-token.ts`'s).
  */
 
 export const DISCORD_API_BASE_URL = 'https://discord.com/api';
@@ -17,7 +20,7 @@ export const DISCORD_LIMITS = {
   /** An interaction must be answered (or deferred) within this. */
   acknowledgeMs: 3000,
   /** An interaction token can edit its replies for this long. */
-  interactionTokenMs: 15 * 60_000,
+  interactionTokenMs: INTERACTION_TOKEN_MS,
   stringOptionMaxLength: 6000,
   textInputMaxLength: 4000,
   customIdMaxLength: 100,

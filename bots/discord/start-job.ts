@@ -9,8 +9,8 @@ import { jobLinkOf } from './job-history.js';
 import { loggableError } from './loggable-error.js';
 import { JobView } from './JobView.js';
 import { refuseAfterAnswer, refusePrivately, type FirstAnswer } from './refuse-privately.js';
-import { ReplyTarget } from './ReplyTarget.js';
-import { isPersonalContext, publicLocaleOf } from './requester.js';
+import { privacyOf, ReplyTarget } from './ReplyTarget.js';
+import { publicLocaleOf } from './requester.js';
 
 /** An interaction that can start a job (a command, a button, a modal): its first answer, then its token edits the job's reply. */
 export type JobInteraction = RepliableInteraction & { attachmentSizeLimit?: number | undefined };
@@ -67,7 +67,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         if (decided.ignoredDefaults) await tellIgnoredDefaults(ctx, interaction, decided);
         // The job's work (its images, its stream, its edits) after the other interactions' first answers asked before this one's.
         await ctx.firstAnswers.behind();
-        const target = replyTargetOf(ctx, interaction, decided);
+        const target = replyTargetOf(ctx, interaction, { private: decided.private, scopeId: requester.scopeId });
         const view = new JobView({
           target,
           // The job as sent (a house style applied): what its reply shows and its Reroll sends again.
@@ -119,7 +119,7 @@ async function tellIgnoredDefaults(ctx: BotContext, interaction: JobInteraction,
 }
 
 /** The target a job's updates are written to: the interaction's reply while its token lives, then the channel (or a DM). */
-function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<AdmittedJob, 'private'>): ReplyTarget {
+function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<AdmittedJob, 'private'> & { scopeId: string }): ReplyTarget {
   const userId = interaction.user.id;
   return new ReplyTarget({
     webhookRest: ctx.webhookRest,
@@ -130,9 +130,7 @@ function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<A
     channelId: interaction.channelId ?? '',
     userId,
     locale: localeOf(interaction, job),
-    // In DMs and user installs the bot may not post in the channel, and a private job is not for the channel: past the token, results go to a DM with the user.
-    fallback: isPersonalContext(interaction) || job.private ? 'dm' : 'channel',
-    ephemeral: job.private,
+    ...privacyOf(job),
     logger: ctx.logger,
   });
 }

@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
-import { isDmScope, say } from '../runner/index.js';
+import { say } from '../runner/index.js';
 import { endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
@@ -9,7 +9,7 @@ import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
 import { JobView, type Completed } from './JobView.js';
 import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage } from './render-job.js';
-import { ReplyTarget } from './ReplyTarget.js';
+import { privacyOf, ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 
 /**
@@ -32,19 +32,15 @@ import { jobEndOf, type JobEnd } from '../runner/job-history.js';
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
  */
 export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
-  for (const record of records) {
-    // One record that cannot be shown (its storage failing) never stops the others: it is left held, for the next to take it.
-    await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record)).catch((error: unknown) =>
-      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show a job the last stop left; its record is left as it was'),
-    );
-  }
+  // One record that cannot be shown (its storage failing: `left`) never stops the others: it is left held, for the next to take it.
+  for (const record of records) await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record));
   return records.length;
 }
 
 /**
  * How the showing of a leftover record went: `shown`, its message reached Discord; `ended`, nothing was shown as none is
- * due (it ended, its end shown long ago or older than its kept images, or it is an end to record); `left`, a post or a
- * mark failed and the record is left as it was, held, for whoever takes it next (a Cancel on it, or the sweep that claims
+ * due (it ended, its end shown long ago or older than its kept images, or it is an end to record); `left`, a post, a
+ * mark or its storage failed and the record is left as it was, held, for whoever takes it next (a Cancel on it, or the sweep that claims
  * it once its holder is gone); `busy`, another path of this process is showing it now.
  */
 export type LeftoverShown = 'shown' | 'ended' | 'left' | 'busy';
@@ -69,14 +65,13 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
   const others = claimed?.filter((r) => r.key !== record.key) ?? [];
   try {
     // Neither claimed now nor held here (a Cancel on a job its runner forgot, a record this process's sweep claimed):
-    // another live process holds it, whose sweep shows it.
-    if (!mine && (await ctx.store.runsElsewhere(record.key))) return 'elsewhere';
+    // another live process holds it, whose sweep shows it. Its storage failing: nothing is shown, the record left as it
+    // was (the member is told to press again).
+    const elsewhere = !mine && (await ctx.store.runsElsewhere(record.key).catch((error: unknown) => (ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not tell whether another process holds a job a gone process left, on a Cancel of it; its record is left as it was'), undefined)));
+    if (elsewhere === undefined) return 'left';
+    if (elsewhere) return 'elsewhere';
     if (!claimed && !(await ctx.store.heldHere(record.key).catch(() => false))) return 'unclaimed';
     return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked), { clicked: true });
-  } catch (error) {
-    // Its storage failing: nothing more could be done now, the record left as it was (the member is told to press again).
-    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show a job a gone process left on a Cancel of it; its record is left as it was');
-    return 'left';
   } finally {
     // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
     if (others.length > 0) ctx.track(sweepInterrupted(ctx, botRest, others));
@@ -98,9 +93,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
     channelId: record.requester.channelId,
     userId: record.requester.userId,
     locale: headerOf(record).locale,
-    // A DM or user-install job: the bot may not post in that channel, so by DM; a private job is not for the channel either.
-    fallback: isDmScope(record.requester.scopeId) || record.private === true ? 'dm' : 'channel',
-    ephemeral: record.private === true,
+    ...privacyOf({ scopeId: record.requester.scopeId, private: record.private }),
     logger: ctx.logger,
     finalAttempts: 2,
   });
@@ -116,15 +109,22 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * (its next start; with Redis a replica's too) — a "stopped" with the time of that try (`sweptAt`) — until it is older than its kept images, then ended saying nothing
  * (by a sweep: a Cancel on it, `clicked`, shows its end in the message clicked, which still says "Drawing…" — the end it kept, or "stopped"). Answers how it went (`LeftoverShown`):
  * `busy` when the other path of this process shows it, `ended` when that path showed it since `record` was read: one path
- * at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`).
+ * at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`). Never throws: its storage failing
+ * answers `left`, logged here (the sweep goes on with the next record, a Cancel tells its member to press again).
  */
 export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget, options: { clicked?: boolean } = {}): Promise<LeftoverShown> {
-  const shown = await ctx.store.showAlone(record, async (current): Promise<LeftoverShown> => {
-    // Still what `record` was: running, or ended with its end to record (the sweep's); else the other path took it.
-    if (!current || !(isRunning(current) || (!isRunning(record) && endToRecord(current)))) return 'ended';
-    return showOnce(ctx, current, target, options.clicked === true);
-  });
-  return shown ?? 'busy';
+  try {
+    const shown = await ctx.store.showAlone(record, async (current): Promise<LeftoverShown> => {
+      // Still what `record` was: running, or ended with its end to record (the sweep's); else the other path took it.
+      if (!current || !(isRunning(current) || (!isRunning(record) && endToRecord(current)))) return 'ended';
+      return showOnce(ctx, current, target, options.clicked === true);
+    });
+    return shown ?? 'busy';
+  } catch (error) {
+    // Its storage failing: nothing more could be done now, the record left as it was, held, for whoever takes it next.
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key, clicked: options.clicked === true }, 'could not show a job its process left; its record is left as it was');
+    return 'left';
+  }
 }
 
 async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget, clicked: boolean): Promise<LeftoverShown> {

@@ -115,6 +115,11 @@ export class AuditPostLost extends Error {
   ) {
     super('the platform’s answer to an audit post was lost');
   }
+
+  /** The lost answer whose error was `error`, named as the log names any error (`codeOf`): `failed` when it has no code. */
+  static of(error: unknown): AuditPostLost {
+    return new AuditPostLost(codeOf(error) ?? 'failed');
+  }
 }
 
 /** What an audit channel's posts have done lately in this process, for the admins' settings view. */
@@ -1003,12 +1008,19 @@ function erase(entry: AuditEntry): AuditEntry {
   return { ...rest, prompt: '', erased: true };
 }
 
-/** The platform's code of an error (Discord's numeric code, Slack's `error`), never its message. */
+/**
+ * The code the log (and the admins' settings view) shows of an error, never its message: the platform's (Discord's
+ * numeric code, Slack's `error`), a network code (its own, or its cause's: `fetch failed` carries `ECONNRESET`), an
+ * HTTP status, `timeout` for an abort; undefined when it has none. A poster names a lost answer with it (`AuditPostLost.of`).
+ */
 function codeOf(error: unknown): string | number | undefined {
   if (error instanceof AuditChannelError) return error.platformCode ?? error.problem;
-  const e = error as { code?: unknown; data?: { error?: unknown }; status?: unknown } | undefined;
+  const e = error as { code?: unknown; data?: { error?: unknown }; status?: unknown; name?: unknown; cause?: { code?: unknown } } | undefined;
+  // Before its code: a request discord.js's REST gave up on throws the DOMException of its abort, whose `code` is 20.
+  if (e?.name === 'AbortError') return 'timeout';
   if (typeof e?.data?.error === 'string') return e.data.error;
-  if (typeof e?.code === 'string' || typeof e?.code === 'number') return e.code;
+  const code = e?.code ?? e?.cause?.code;
+  if (typeof code === 'string' || typeof code === 'number') return code;
   if (typeof e?.status === 'number') return e.status;
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { DiscordAPIError, type REST } from 'discord.js';
+import { DiscordAPIError, HTTPError, type REST } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { discordAuditPoster } from '../../../bots/discord/audit-poster.js';
 import { AUDIT_PROMPT_MAX, AuditPostLost, auditSkippedNote, type AuditEntry } from '../../../bots/runner/index.js';
@@ -42,6 +42,15 @@ describe('audit posts on Discord', () => {
     expect(discordAuditPoster(timingOut).replaysLost).toBe(true);
     const refusal = new DiscordAPIError({ code: 50013, message: 'Missing Permissions' }, 50013, 403, 'POST', '/channels/C/messages', {});
     await expect(post({ post: async () => Promise.reject(refusal) } as unknown as REST)).rejects.toBe(refusal);
+  });
+
+  it('names a post whose answer was lost by the code the audit log shows: `timeout` for an abort, the network code, a 5xx status', async () => {
+    const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
+    const post = (error: Error) => discordAuditPoster({ post: async () => Promise.reject(error) } as unknown as REST).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0 });
+    // The abort discord.js's REST throws when it gives up on a request: a DOMException, whose `code` is 20.
+    await expect(post(new DOMException('This operation was aborted', 'AbortError'))).rejects.toMatchObject({ code: 'timeout' });
+    await expect(post(new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }))).rejects.toMatchObject({ code: 'ECONNRESET' });
+    await expect(post(new HTTPError(502, 'Bad Gateway', 'POST', '/channels/C/messages', { body: {} }))).rejects.toMatchObject({ name: 'AuditPostLost', code: 502 });
   });
 
   it('says a skipped note Discord kept though it dropped the embeds was shown (not said again); none when there was no note', async () => {

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { interactionAge } from '../../../bots/discord/interaction-age.js';
+import { SIGNATURE_TIMESTAMP_WINDOW } from '../../../bots/discord/verify-signature.js';
+import { botSpaces } from '../../../bots/state/index.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { DiscordHarness } from './harness.js';
 
@@ -15,6 +17,14 @@ describe('interactionAge', () => {
     expect(interactionAge(now - 20 * MINUTE, now)).toBe('expired');
     expect(interactionAge(now + MINUTE, now)).toBe('fresh');
     expect(interactionAge(now + MINUTE + 1, now)).toBe('future');
+  });
+
+  it('is kept taken in the bots’ state exactly as long as it can be taken: one stamped as far ahead as is fresh, until its token is over', () => {
+    const { ttlMs } = botSpaces().discordInteractions;
+    const stampedAhead = now + SIGNATURE_TIMESTAMP_WINDOW.maxAheadMs;
+    expect(interactionAge(stampedAhead, now)).toBe('fresh');
+    expect(interactionAge(stampedAhead, now + ttlMs - 1)).toBe('fresh');
+    expect(interactionAge(stampedAhead, now + ttlMs)).toBe('expired');
   });
 });
 

@@ -1,5 +1,7 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { privacyOf } from '../../../bots/discord/ReplyTarget.js';
+import { dmScopeId } from '../../../bots/runner/index.js';
 import { makeImage } from '../../helpers/images.js';
 import type { FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { answerOf, buttonId, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
@@ -22,6 +24,14 @@ async function inHistory(harness: DiscordHarness, userId: string, count: number)
   // Kept for the server's view too: the writes under way are done.
   await harness.runner.history!.settled();
 }
+
+describe('how private a job’s messages are (privacyOf): the live job’s and the one a sweep or a Cancel shows later', () => {
+  it('makes a private job’s messages ephemeral and sends it by DM past its token; a job in its member’s own scope by DM too; a server’s public job to the channel', () => {
+    expect(privacyOf({ scopeId: '123456789012345678', private: true })).toEqual({ fallback: 'dm', ephemeral: true });
+    expect(privacyOf({ scopeId: dmScopeId('U1') })).toEqual({ fallback: 'dm', ephemeral: false });
+    expect(privacyOf({ scopeId: '123456789012345678', private: false })).toEqual({ fallback: 'channel', ephemeral: false });
+  });
+});
 
 describe('private results on Discord', () => {
   it('shows a private /imagine only to its requester — every preview, the result, and its Reroll, Edit and Delete — and nothing in the channel', async () => {

@@ -490,6 +490,25 @@ describe('the sweep of jobs the last process left', () => {
     return { ix, running, records, key: buttonId(running, 'Cancel').split(':')[2]! };
   }
 
+  it('leaves a job its storage fails to show as it was, said once in the log, at the sweep and at a Cancel alike (the member told to press again); pressed again, it shows the job stopped', async () => {
+    const { running, records, key } = await drawing('a job its storage fails to show');
+    const showAlone = vi.spyOn(JobRecordStore.prototype, 'showAlone').mockRejectedValueOnce(new Error('storage unavailable')).mockRejectedValueOnce(new Error('storage unavailable'));
+    const left = () => h.logger.entries.filter((e) => e.msg === 'could not show a job its process left; its record is left as it was');
+    await h.restart({ crash: true });
+    await vi.waitFor(() => expect(left()).toHaveLength(1), { timeout: 15_000 });
+    expect(await records().get(key)).toMatchObject({ status: 'running' });
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & EPHEMERAL) === EPHEMERAL), 'the private answer');
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_updated')}`);
+    expect(left().map((e) => (e.obj as { clicked?: boolean }).clicked)).toEqual([false, true]);
+
+    showAlone.mockRestore();
+    const { shown } = await cancelShown(h, running);
+    expect(shown.content).toContain(say('en-US', 'discord.job.interrupted'));
+  });
+
   it('tells the member a job that made nothing stopped, with Retry, when the bot was down longer than its kept images: never left “Drawing…” with its Cancel', async () => {
     const { running, records, key } = await drawing('a job the bot was down a day for');
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;

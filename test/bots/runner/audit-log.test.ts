@@ -443,6 +443,24 @@ describe('forget in the audit channel', () => {
     await state.close();
   });
 
+  it('logs why an edit failed as a lost post’s answer says it: `timeout` for an abort, the network code of a connection cut', async () => {
+    const logged: unknown[] = [];
+    const keep = (fields: { code?: unknown }, msg: string) => void (msg.includes('could not erase') && logged.push(fields.code));
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: memorySpace(), logger: { debug: keep, info() {}, warn: keep, error() {} } });
+    const poster = new RecordingPoster();
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), job('a lighthouse'), completed);
+    await log.flush();
+    const cut = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+    // The abort discord.js's REST throws when it gives up on a request: a DOMException, whose `code` is 20.
+    const failures: Error[] = [new DOMException('This operation was aborted', 'AbortError'), cut];
+    poster.edit = async () => Promise.reject(failures.shift());
+    expect(await log.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
+    expect(await log.forget('discord:U-ada')).toEqual({ edited: 0, pending: 1 });
+    expect(logged).toEqual(['timeout', 'ECONNRESET']);
+    await log.flush();
+  });
+
   it('erases an entry still on its way to its queue (its audit channel being read) when the member forgets', async () => {
     const poster = new RecordingPoster();
     // The first read of the audit channel waits for the test; later ones answer at once.
