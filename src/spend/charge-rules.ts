@@ -52,6 +52,15 @@ function answeredWithAnError(ending: JobEnding): boolean {
 }
 
 /**
+ * How an ending is charged and recorded. A request the caller cancelled through its signal (Ctrl+C in the CLI, a
+ * stopped n8n execution) fails with `aborted`: it is a cancel — charged the same, and its usage record says
+ * `cancelled`. Every other ending is as it came.
+ */
+export function endingOf(ending: JobEnding): JobEnding {
+  return ending.kind === 'failed' && isPictorError(ending.error) && ending.error.code === 'aborted' ? { kind: 'cancelled' } : ending;
+}
+
+/**
  * May the service bill this job? Never when it was not sent; always when an
  * image came back or it completed; after a cancel, a timeout, a broken stream,
  * a 200 that is not the result, or a failure of ours once sent: yes. Only an

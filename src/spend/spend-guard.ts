@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { HookedRequest, RequestEnding, RequestWatch } from '../client/request-hook.js';
 import { estimatePrice } from '../core/pricing.js';
-import { isPictorError } from '../core/errors.js';
-import type { JobEnding } from './charge-rules.js';
+import { endingOf } from './charge-rules.js';
 import { BudgetExceededError, isBudgetCode } from './errors.js';
 import { JobLedger, type ChargedJob, type JobSettlement } from './job-ledger.js';
 import type { QuotaStore, SpendLimits } from './types.js';
@@ -76,18 +75,10 @@ export class SpendGuard {
       onImage: (image) => job.onImage(image),
       end: async ({ requestId, ...ending }: RequestEnding) => {
         job.requestId = requestId;
-        const settlement = await job.end(cancelledByCaller(ending) ? { kind: 'cancelled' } : ending);
+        const settlement = await job.end(endingOf(ending));
         this.#options.onEnded?.(settlement);
         return settlement;
       },
     };
   };
-}
-
-/**
- * A request the caller cancelled through its signal (Ctrl+C in the CLI, a stopped n8n execution) fails with
- * `aborted`: for the ledger it is a cancel — charged the same, and its usage record says `cancelled`.
- */
-function cancelledByCaller(ending: JobEnding): boolean {
-  return ending.kind === 'failed' && isPictorError(ending.error) && ending.error.code === 'aborted';
 }

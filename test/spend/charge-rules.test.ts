@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AbortedError, BadResponseError, ModerationError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
 import { estimatePrice, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
+import { endingOf } from '../../src/spend/charge-rules.js';
 import { countsUnder, keysOfJob } from '../../src/spend/rules.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
@@ -37,6 +38,20 @@ describe('mayBeBilled: the one answer of every surface', () => {
       expect(mayBeBilled({ ending: failed(error), sent: true, completed: [] })).toBe(true);
     }
     expect(mayBeBilled({ ending: { kind: 'cancelled' }, sent: true, completed: [] })).toBe(true);
+  });
+});
+
+describe('endingOf: how an ending is charged and recorded', () => {
+  it('reads a failure the caller aborted as a cancel, and every other ending as it came', () => {
+    expect(endingOf(failed(new AbortedError()))).toEqual({ kind: 'cancelled' });
+    for (const ending of [failed(new StreamBrokenError('broke')), failed(serverError), failed(new Error('a bug')), { kind: 'completed' } as const, { kind: 'cancelled' } as const]) {
+      expect(endingOf(ending)).toBe(ending);
+    }
+  });
+
+  it('charges an aborted failure the same as a cancel', () => {
+    const aborted = chargeOf({ ending: failed(new AbortedError()), sent: true, completed: [image] }, estimate, request);
+    expect(aborted).toEqual(chargeOf({ ending: endingOf(failed(new AbortedError())), sent: true, completed: [image] }, estimate, request));
   });
 });
 
