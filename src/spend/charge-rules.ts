@@ -1,6 +1,5 @@
-import { resultFromCompleted } from '../client/job-result.js';
 import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../core/errors.js';
-import type { PriceQuote } from '../core/pricing.js';
+import { priceOfResult, type PriceQuote } from '../core/pricing.js';
 import { ImageResultSchema, type CompletedEvent } from '../spec/index.js';
 import type { ChargeBasis } from './types.js';
 
@@ -75,33 +74,32 @@ export function mayBeBilled(outcome: JobOutcome): boolean {
 /**
  * What a job is charged, or undefined when it is released (nothing can have
  * been billed). The images that came back are charged at the table price of
- * what the service reported (an unknown quality at its estimate); each image
+ * what the service reported (`labelsOf`: what their usage record keeps; a
+ * quality without a table price, such as `auto`, at its estimate); each image
  * asked for that did not come back is charged at its estimate — it may have
  * been made and billed — unless the service ended the job with an error answer.
  */
 export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: ChargedRequest): Charge | undefined {
   if (!mayBeBilled(outcome)) return undefined;
   const made = outcome.completed.length;
-  const result = made > 0 ? resultFromCompleted([...outcome.completed], request, undefined) : undefined;
-  const produced = result?.cost;
+  const first = outcome.completed[0];
+  const labels = first && labelsOf(first, request);
+  const produced = labels && priceOfResult({ operation: request.operation, requested: request, reported: labels, images: made });
   const missing = answeredWithAnError(outcome.ending) ? 0 : Math.max(0, request.n - made);
   const usd = Math.round(((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd) * 1e9) / 1e9;
   const basis: ChargeBasis = missing > 0 || (produced !== undefined && produced.basis !== 'table') ? 'estimate' : 'table';
-  return { usd, basis, ...(result && madeOf(result, request)) };
+  return { usd, basis, ...(labels?.size !== undefined && labels.quality !== undefined && { made: { size: labels.size, quality: labels.quality } }) };
 }
 
-/** The spec's sizes and qualities, as a paid answer's labels are read: a value that is not one of them reads as undefined. */
-const knownSize = (value: string | undefined): string | undefined => ImageResultSchema.shape.size.parse(value);
-const knownQuality = (value: string | undefined): string | undefined => ImageResultSchema.shape.quality.parse(value);
-
 /**
- * What the records keep as made: the reported size and quality only when they are among the spec's (a hostile
- * server's long string or terminal escapes never reach a usage record, the CSV or the console), else those asked.
+ * The size and quality the images that came back are priced and kept as: each as the service reported it (on the first
+ * image) when the spec lists it, else the one asked — read by the result schema, as the client reads an answer, so a
+ * hostile server's long string or terminal escapes never reach a usage record, the CSV or the console; undefined when
+ * neither is one the spec lists.
  */
-function madeOf(reported: { size: string; quality: string }, request: ChargedRequest): { made?: Charge['made'] } {
-  const size = knownSize(reported.size) ?? knownSize(request.size);
-  const quality = knownQuality(reported.quality) ?? knownQuality(request.quality);
-  return size !== undefined && quality !== undefined ? { made: { size, quality } } : {};
+function labelsOf(reported: { size: string; quality: string }, request: ChargedRequest): { size: string | undefined; quality: string | undefined } {
+  const { size, quality } = ImageResultSchema.shape;
+  return { size: size.parse(reported.size) ?? size.parse(request.size), quality: quality.parse(reported.quality) ?? quality.parse(request.quality) };
 }
 
 /**

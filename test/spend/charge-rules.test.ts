@@ -88,6 +88,15 @@ describe('chargeOf: the one cost rule', () => {
     expect(oddSize?.made).toEqual({ size: '1024x1024', quality: 'high' });
   });
 
+  it('charges images labelled with a size or quality the spec does not list the table price of what their record keeps', () => {
+    const odd = { ...image, size: '4096x4096', quality: 'ultra' };
+    expect(chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [odd, odd] }, estimate, request)).toEqual({
+      usd: 2 * LOW,
+      basis: 'table',
+      made: { size: '1024x1024', quality: 'low' },
+    });
+  });
+
   it('releases what cannot have been billed', () => {
     expect(chargeOf({ ending: failed(serverError), sent: true, completed: [] }, estimate, request)).toBeUndefined();
   });
