@@ -45,9 +45,14 @@ export interface Charge {
 /** Error answers of the service (and a request that never reached it), as the error tree classes its codes. */
 const ANSWERED_WITH_AN_ERROR: ReadonlySet<PictorErrorCode> = new Set<PictorErrorCode>(ANSWERED_ERROR_CODES);
 
-/** True when the service ended the job with an error answer (an error status, or an `error` event in the stream). */
+/**
+ * True when the service ended the job with an error answer (an error status, or an `error` event in the stream), or
+ * the request never reached it: a connection that could not be made, or a timeout the client says struck before any
+ * byte of the request left (`TimeoutError.mayBeBilled`, told by the transport).
+ */
 function answeredWithAnError(ending: JobEnding): boolean {
-  return ending.kind === 'failed' && isPictorError(ending.error) && ANSWERED_WITH_AN_ERROR.has(ending.error.code);
+  if (ending.kind !== 'failed' || !isPictorError(ending.error)) return false;
+  return ANSWERED_WITH_AN_ERROR.has(ending.error.code) || (ending.error.code === 'timeout' && (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false);
 }
 
 /**
@@ -63,7 +68,8 @@ export function endingOf(ending: JobEnding): JobEnding {
  * May the service bill this job? Never when it was not sent; always when an
  * image came back or it completed; after a cancel, a timeout, a broken stream,
  * a 200 that is not the result, or a failure of ours once sent: yes. Only an
- * error answer of the service with no image before it is known to cost nothing.
+ * error answer of the service (or a request that never reached it) with no
+ * image before it is known to cost nothing.
  */
 export function mayBeBilled(outcome: JobOutcome): boolean {
   if (!outcome.sent) return false;

@@ -33,6 +33,11 @@ describe('mayBeBilled: the one answer of every surface', () => {
     expect(mayBeBilled({ ending: failed(serverError), sent: true, completed: [image] })).toBe(true);
   });
 
+  it('is false for a timeout the client says struck before any byte of the request left, true for one after', () => {
+    expect(mayBeBilled({ ending: failed(new TimeoutError('total', 1000)), sent: true, completed: [] })).toBe(false);
+    expect(mayBeBilled({ ending: failed(new TimeoutError('total', 1000).afterSending()), sent: true, completed: [] })).toBe(true);
+  });
+
   it('is true once sent for a broken stream, a timeout, a bad answer, a cancel, and a bug of ours', () => {
     for (const error of [new StreamBrokenError('broke'), new TimeoutError('idle', 1000, { mayBeBilled: true }), new BadResponseError('no images'), new AbortedError(), new Error('a bug')]) {
       expect(mayBeBilled({ ending: failed(error), sent: true, completed: [] })).toBe(true);
