@@ -1,6 +1,7 @@
 import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../core/errors.js';
-import { priceOfResult, type PriceQuote } from '../core/pricing.js';
+import { estimatePrice, priceOfResult, type PriceQuote } from '../core/pricing.js';
 import { ImageResultSchema, type CompletedEvent } from '../spec/index.js';
+import { roundToNanoUsd } from './rules.js';
 import type { ChargeBasis } from './types.js';
 
 /**
@@ -29,6 +30,11 @@ export interface ChargedRequest {
   n: number;
   size?: string | undefined;
   quality?: string | undefined;
+}
+
+/** What a job reserves, and what an image that may have been made and did not come back is charged: the request's upper-bound price. */
+export function estimateOf(request: ChargedRequest): PriceQuote {
+  return estimatePrice({ operation: request.operation, size: request.size, quality: request.quality, n: request.n });
 }
 
 export interface Charge {
@@ -92,7 +98,7 @@ export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: Cha
   const labels = first && labelsOf(first, request);
   const produced = labels && priceOfResult({ operation: request.operation, requested: request, reported: labels, images: made });
   const missing = answeredWithAnError(outcome.ending) ? 0 : Math.max(0, request.n - made);
-  const usd = Math.round(((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd) * 1e9) / 1e9;
+  const usd = roundToNanoUsd((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd);
   const basis: ChargeBasis = missing > 0 || (produced !== undefined && produced.basis !== 'table') ? 'estimate' : 'table';
   return { usd, basis, ...(labels?.size !== undefined && labels.quality !== undefined && { made: { size: labels.size, quality: labels.quality } }) };
 }

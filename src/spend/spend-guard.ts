@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { HookedRequest, RequestEnding, RequestWatch } from '../client/request-hook.js';
-import { estimatePrice } from '../core/pricing.js';
-import { endingOf } from './charge-rules.js';
+import { endingOf, estimateOf } from './charge-rules.js';
 import { BudgetExceededError, isBudgetCode } from './errors.js';
 import { JobLedger, type ChargedJob, type JobSettlement } from './job-ledger.js';
 import type { QuotaStore, SpendLimits } from './types.js';
@@ -59,7 +58,7 @@ export class SpendGuard {
     if (!begun.ok) {
       // Counted for the console's "refusals by code" (a count that cannot be kept is no reason to hide the refusal).
       await this.#options.store.countRefusals({ [begun.code]: 1 }, (this.#options.now ?? Date.now)()).catch(() => undefined);
-      const estimate = estimatePrice({ operation: meta.operation, size: meta.size as never, quality: meta.quality as never, n: meta.n });
+      const estimate = estimateOf(meta);
       if (isBudgetCode(begun.code)) throw new BudgetExceededError({ ...begun, code: begun.code }, estimate.totalUsd);
       throw new Error(`the spend guard refused the job (${begun.code})`);
     }
