@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { HookedRequest, RequestEnding, RequestWatch } from '../client/request-hook.js';
-import { endingOf, estimateOf } from './charge-rules.js';
+import { endingOf, estimateOf, type ChargedRequest } from './charge-rules.js';
 import { BudgetExceededError, isBudgetCode } from './errors.js';
 import { JobLedger, type ChargedJob, type JobSettlement } from './job-ledger.js';
 import type { QuotaStore, SpendLimits } from './types.js';
@@ -23,7 +23,8 @@ export interface SpendGuardOptions {
   onEnded?: ((settlement: JobSettlement) => void) | undefined;
 }
 
-type Meta = { operation: 'generate' | 'edit'; n: number; size?: string | undefined; quality?: string | undefined; prompt?: string | undefined };
+/** What a job asks, as the ledger prices it, and its prompt (kept only with `recordPrompts`). */
+type Meta = ChargedRequest & { prompt?: string | undefined };
 
 /**
  * The account's caps for one spender (the CLI's `cli:<name>`, an n8n
