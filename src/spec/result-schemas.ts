@@ -49,7 +49,8 @@ export const WireImageResultSchema = ImageResultSchema.extend({
 
 /**
  * A streamed image event as the service may send it: only the image (and a
- * partial's index) is required; `type` may be left to the SSE event's name.
+ * partial's index) is required; `type` may be left to the SSE event's name;
+ * a size or quality is read as in `ImageResultSchema`.
  * The stream fills what is missing from the request (`ImageStreamEvent`). A
  * `partial_image_index` that is not a whole number from 0 (-1, 1.5, "0", null)
  * reads as missing, and the stream skips such a partial (told once), so an odd
@@ -61,8 +62,9 @@ export const WireImageEventSchema = z.looseObject({
   b64_json: z.string(),
   partial_image_index: label(z.int().min(0)),
   created_at: label(z.number()),
-  size: label(z.string()),
-  quality: label(z.string()),
+  /** Read as a result's are: one the spec does not list reads as missing (the one asked), so it is priced and kept as that. */
+  size: ImageResultSchema.shape.size,
+  quality: ImageResultSchema.shape.quality,
   background: label(z.string()),
   output_format: label(z.enum(OUTPUT_FORMATS)),
   usage: label(UsageSchema),

@@ -1,7 +1,7 @@
-import { resultFromCompleted } from '../client/job-result.js';
 import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../core/errors.js';
-import type { PriceQuote } from '../core/pricing.js';
+import { estimatePrice, priceOfResult, type PriceQuote } from '../core/pricing.js';
 import { ImageResultSchema, type CompletedEvent } from '../spec/index.js';
+import { roundToNanoUsd } from './rules.js';
 import type { ChargeBasis } from './types.js';
 
 /**
@@ -32,6 +32,11 @@ export interface ChargedRequest {
   quality?: string | undefined;
 }
 
+/** What a job reserves, and what an image that may have been made and did not come back is charged: the request's upper-bound price. */
+export function estimateOf(request: ChargedRequest): PriceQuote {
+  return estimatePrice({ operation: request.operation, size: request.size, quality: request.quality, n: request.n });
+}
+
 export interface Charge {
   usd: number;
   /** `table`: every charged image came back, priced from the table; `estimate`: some or all of it is the upper-bound estimate. */
@@ -46,16 +51,31 @@ export interface Charge {
 /** Error answers of the service (and a request that never reached it), as the error tree classes its codes. */
 const ANSWERED_WITH_AN_ERROR: ReadonlySet<PictorErrorCode> = new Set<PictorErrorCode>(ANSWERED_ERROR_CODES);
 
-/** True when the service ended the job with an error answer (an error status, or an `error` event in the stream). */
+/**
+ * True when the service ended the job with an error answer (an error status, or an `error` event in the stream), or
+ * the request never reached it: a connection that could not be made, or a timeout the client says struck before any
+ * byte of the request left (`TimeoutError.mayBeBilled`, told by the transport).
+ */
 function answeredWithAnError(ending: JobEnding): boolean {
-  return ending.kind === 'failed' && isPictorError(ending.error) && ANSWERED_WITH_AN_ERROR.has(ending.error.code);
+  if (ending.kind !== 'failed' || !isPictorError(ending.error)) return false;
+  return ANSWERED_WITH_AN_ERROR.has(ending.error.code) || (ending.error.code === 'timeout' && (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false);
+}
+
+/**
+ * How an ending is charged and recorded. A request the caller cancelled through its signal (Ctrl+C in the CLI, a
+ * stopped n8n execution) fails with `aborted`: it is a cancel — charged the same, and its usage record says
+ * `cancelled`. Every other ending is as it came.
+ */
+export function endingOf(ending: JobEnding): JobEnding {
+  return ending.kind === 'failed' && isPictorError(ending.error) && ending.error.code === 'aborted' ? { kind: 'cancelled' } : ending;
 }
 
 /**
  * May the service bill this job? Never when it was not sent; always when an
  * image came back or it completed; after a cancel, a timeout, a broken stream,
  * a 200 that is not the result, or a failure of ours once sent: yes. Only an
- * error answer of the service with no image before it is known to cost nothing.
+ * error answer of the service (or a request that never reached it) with no
+ * image before it is known to cost nothing.
  */
 export function mayBeBilled(outcome: JobOutcome): boolean {
   if (!outcome.sent) return false;
@@ -66,33 +86,32 @@ export function mayBeBilled(outcome: JobOutcome): boolean {
 /**
  * What a job is charged, or undefined when it is released (nothing can have
  * been billed). The images that came back are charged at the table price of
- * what the service reported (an unknown quality at its estimate); each image
+ * what the service reported (`labelsOf`: what their usage record keeps; a
+ * quality without a table price, such as `auto`, at its estimate); each image
  * asked for that did not come back is charged at its estimate — it may have
  * been made and billed — unless the service ended the job with an error answer.
  */
 export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: ChargedRequest): Charge | undefined {
   if (!mayBeBilled(outcome)) return undefined;
   const made = outcome.completed.length;
-  const result = made > 0 ? resultFromCompleted([...outcome.completed], request, undefined) : undefined;
-  const produced = result?.cost;
+  const first = outcome.completed[0];
+  const labels = first && labelsOf(first, request);
+  const produced = labels && priceOfResult({ operation: request.operation, requested: request, reported: labels, images: made });
   const missing = answeredWithAnError(outcome.ending) ? 0 : Math.max(0, request.n - made);
-  const usd = Math.round(((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd) * 1e9) / 1e9;
+  const usd = roundToNanoUsd((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd);
   const basis: ChargeBasis = missing > 0 || (produced !== undefined && produced.basis !== 'table') ? 'estimate' : 'table';
-  return { usd, basis, ...(result && madeOf(result, request)) };
+  return { usd, basis, ...(labels?.size !== undefined && labels.quality !== undefined && { made: { size: labels.size, quality: labels.quality } }) };
 }
 
-/** The spec's sizes and qualities, as a paid answer's labels are read: a value that is not one of them reads as undefined. */
-const knownSize = (value: string | undefined): string | undefined => ImageResultSchema.shape.size.parse(value);
-const knownQuality = (value: string | undefined): string | undefined => ImageResultSchema.shape.quality.parse(value);
-
 /**
- * What the records keep as made: the reported size and quality only when they are among the spec's (a hostile
- * server's long string or terminal escapes never reach a usage record, the CSV or the console), else those asked.
+ * The size and quality the images that came back are priced and kept as: each as the service reported it (on the first
+ * image) when the spec lists it, else the one asked — read by the result schema, as the client reads an answer, so a
+ * hostile server's long string or terminal escapes never reach a usage record, the CSV or the console; undefined when
+ * neither is one the spec lists.
  */
-function madeOf(reported: { size: string; quality: string }, request: ChargedRequest): { made?: Charge['made'] } {
-  const size = knownSize(reported.size) ?? knownSize(request.size);
-  const quality = knownQuality(reported.quality) ?? knownQuality(request.quality);
-  return size !== undefined && quality !== undefined ? { made: { size, quality } } : {};
+function labelsOf(reported: { size: string; quality: string }, request: ChargedRequest): { size: string | undefined; quality: string | undefined } {
+  const { size, quality } = ImageResultSchema.shape;
+  return { size: size.parse(reported.size) ?? size.parse(request.size), quality: quality.parse(reported.quality) ?? quality.parse(request.quality) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { LoggerLike } from '../client/PictorClient.js';
-import { estimatePrice, type PriceQuote } from '../core/pricing.js';
+import type { PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
-import { chargeOf, mayBeBilled, type ChargedRequest, type JobEnding } from './charge-rules.js';
+import { chargeOf, estimateOf, mayBeBilled, type ChargedRequest, type JobEnding } from './charge-rules.js';
 import { exceedsReservation } from './rules.js';
 import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
 
@@ -104,7 +104,7 @@ export class JobLedger {
     // What the ledger did not take before: it may hold the user's slot.
     await this.flushKept();
     const { request } = input;
-    const estimate = estimatePrice({ operation: request.operation, size: request.size as never, quality: request.quality as never, n: request.n });
+    const estimate = estimateOf(request);
     const job: JobDetails = {
       operation: request.operation,
       n: estimate.n,

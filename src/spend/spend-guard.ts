@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { HookedRequest, RequestEnding, RequestWatch } from '../client/request-hook.js';
-import { estimatePrice } from '../core/pricing.js';
-import { isPictorError } from '../core/errors.js';
-import type { JobEnding } from './charge-rules.js';
+import { endingOf, estimateOf, type ChargedRequest } from './charge-rules.js';
 import { BudgetExceededError, isBudgetCode } from './errors.js';
 import { JobLedger, type ChargedJob, type JobSettlement } from './job-ledger.js';
 import type { QuotaStore, SpendLimits } from './types.js';
@@ -25,7 +23,8 @@ export interface SpendGuardOptions {
   onEnded?: ((settlement: JobSettlement) => void) | undefined;
 }
 
-type Meta = { operation: 'generate' | 'edit'; n: number; size?: string | undefined; quality?: string | undefined; prompt?: string | undefined };
+/** What a job asks, as the ledger prices it, and its prompt (kept only with `recordPrompts`). */
+type Meta = ChargedRequest & { prompt?: string | undefined };
 
 /**
  * The account's caps for one spender (the CLI's `cli:<name>`, an n8n
@@ -60,7 +59,7 @@ export class SpendGuard {
     if (!begun.ok) {
       // Counted for the console's "refusals by code" (a count that cannot be kept is no reason to hide the refusal).
       await this.#options.store.countRefusals({ [begun.code]: 1 }, (this.#options.now ?? Date.now)()).catch(() => undefined);
-      const estimate = estimatePrice({ operation: meta.operation, size: meta.size as never, quality: meta.quality as never, n: meta.n });
+      const estimate = estimateOf(meta);
       if (isBudgetCode(begun.code)) throw new BudgetExceededError({ ...begun, code: begun.code }, estimate.totalUsd);
       throw new Error(`the spend guard refused the job (${begun.code})`);
     }
@@ -76,18 +75,10 @@ export class SpendGuard {
       onImage: (image) => job.onImage(image),
       end: async ({ requestId, ...ending }: RequestEnding) => {
         job.requestId = requestId;
-        const settlement = await job.end(cancelledByCaller(ending) ? { kind: 'cancelled' } : ending);
+        const settlement = await job.end(endingOf(ending));
         this.#options.onEnded?.(settlement);
         return settlement;
       },
     };
   };
-}
-
-/**
- * A request the caller cancelled through its signal (Ctrl+C in the CLI, a stopped n8n execution) fails with
- * `aborted`: for the ledger it is a cancel — charged the same, and its usage record says `cancelled`.
- */
-function cancelledByCaller(ending: JobEnding): boolean {
-  return ending.kind === 'failed' && isPictorError(ending.error) && ending.error.code === 'aborted';
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AbortedError, BadResponseError, ModerationError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
 import { estimatePrice, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
+import { endingOf } from '../../src/spend/charge-rules.js';
 import { countsUnder, keysOfJob } from '../../src/spend/rules.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
@@ -32,11 +33,30 @@ describe('mayBeBilled: the one answer of every surface', () => {
     expect(mayBeBilled({ ending: failed(serverError), sent: true, completed: [image] })).toBe(true);
   });
 
+  it('is false for a timeout the client says struck before any byte of the request left, true for one after', () => {
+    expect(mayBeBilled({ ending: failed(new TimeoutError('total', 1000)), sent: true, completed: [] })).toBe(false);
+    expect(mayBeBilled({ ending: failed(new TimeoutError('total', 1000).afterSending()), sent: true, completed: [] })).toBe(true);
+  });
+
   it('is true once sent for a broken stream, a timeout, a bad answer, a cancel, and a bug of ours', () => {
     for (const error of [new StreamBrokenError('broke'), new TimeoutError('idle', 1000, { mayBeBilled: true }), new BadResponseError('no images'), new AbortedError(), new Error('a bug')]) {
       expect(mayBeBilled({ ending: failed(error), sent: true, completed: [] })).toBe(true);
     }
     expect(mayBeBilled({ ending: { kind: 'cancelled' }, sent: true, completed: [] })).toBe(true);
+  });
+});
+
+describe('endingOf: how an ending is charged and recorded', () => {
+  it('reads a failure the caller aborted as a cancel, and every other ending as it came', () => {
+    expect(endingOf(failed(new AbortedError()))).toEqual({ kind: 'cancelled' });
+    for (const ending of [failed(new StreamBrokenError('broke')), failed(serverError), failed(new Error('a bug')), { kind: 'completed' } as const, { kind: 'cancelled' } as const]) {
+      expect(endingOf(ending)).toBe(ending);
+    }
+  });
+
+  it('charges an aborted failure the same as a cancel', () => {
+    const aborted = chargeOf({ ending: failed(new AbortedError()), sent: true, completed: [image] }, estimate, request);
+    expect(aborted).toEqual(chargeOf({ ending: endingOf(failed(new AbortedError())), sent: true, completed: [image] }, estimate, request));
   });
 });
 
@@ -71,6 +91,15 @@ describe('chargeOf: the one cost rule', () => {
     expect(charge?.made).toEqual({ size: '1024x1024', quality: 'low' });
     const oddSize = chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [{ ...image, size: '4096x4096', quality: 'high' }] }, estimate, request);
     expect(oddSize?.made).toEqual({ size: '1024x1024', quality: 'high' });
+  });
+
+  it('charges images labelled with a size or quality the spec does not list the table price of what their record keeps', () => {
+    const odd = { ...image, size: '4096x4096', quality: 'ultra' };
+    expect(chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [odd, odd] }, estimate, request)).toEqual({
+      usd: 2 * LOW,
+      basis: 'table',
+      made: { size: '1024x1024', quality: 'low' },
+    });
   });
 
   it('releases what cannot have been billed', () => {

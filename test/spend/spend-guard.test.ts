@@ -1,4 +1,7 @@
+import { once } from 'node:events';
+import net from 'node:net';
 import { join } from 'node:path';
+import { Pool } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { decodeImages, PictorClient } from '../../src/index.js';
@@ -163,5 +166,27 @@ describe('the spend guard as the client’s request hook', () => {
     expect(await store.activeJobs()).toEqual([]);
     expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
     expect(await store.usage({})).toMatchObject([{ basis: 'estimate' }]);
+  });
+
+  it('releases a job whose time ran out before a connection to the service was made: the client says nothing left, and nothing is charged', async () => {
+    const store = await ledger();
+    // A service that takes the TCP connection and never answers the TLS handshake: no byte of the request leaves.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => sockets.add(socket.on('error', () => {})));
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const origin = `https://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+    const pool = new Pool(origin, { connect: { timeout: 300 } });
+    try {
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+      const client = new PictorClient({ baseURL: origin, apiKey: DEV_API_KEY, maxRetries: 0, timeoutMs: 100, dispatcher: pool, onRequest: guard.onRequest });
+      await expect(client.generate({ prompt: 'a harbour', quality: 'low' })).rejects.toMatchObject({ code: 'timeout', mayBeBilled: false });
+      expect(await store.activeJobs()).toEqual([]);
+      expect(await store.usage({})).toEqual([]);
+      expect(await store.spentToday('account', Date.now())).toBe(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await Promise.all([pool.close(), new Promise((resolve) => silent.close(resolve))]);
+    }
   });
 });
