@@ -255,6 +255,7 @@ export const ja = {
   'slack.job.kept_images': '{user} {kept}',
   'slack.job.not_in_channel': 'この会話には投稿できないため、ジョブを開始しませんでした。`/invite @Pictor` で招待する（または私が参加しているチャンネルで使う）と、もう一度お試しいただけます。',
   'slack.job.not_posted_at_all': 'ジョブのメッセージを Slack に投稿できなかったため、開始しませんでした。少し待ってからもう一度お試しください。',
+  'slack.job.archived': 'この会話はアーカイブされているため、ジョブを開始しませんでした。まだ開いているチャンネルでお試しください。',
 
   'slack.input.no_images': 'ここには編集できる PNG、JPEG、WebP の画像がありません。画像を添付してください（新しい画像を作るなら `/imagine`）。',
   'slack.input.too_many': '画像が {count} 枚あります。1 回の編集で扱えるのは最大 {max} 枚です。',
