@@ -326,6 +326,7 @@ export const en = {
   'slack.button.only_requester_delete': 'Only {user} or an admin can delete this message.',
   'slack.button.could_not_delete': 'I could not delete that message; try again.',
   'slack.button.gone_edit': 'I no longer have the images of that job; use the *Edit image* shortcut on the images instead.',
+  'slack.button.other_workspace': 'That job was started in another workspace that shares this channel, and its buttons work only there; start your own with {command}.',
   'slack.mention.example': '@Pictor make the sky purple --size 1536x1024',
   'slack.mention.use_command': 'That is a command, not a picture: type it after {command}, where only you see the answer. Nothing was sent to make an image.',
   'slack.settings.not_admin': ':raised_hand: Only an admin of this workspace can see and change its settings.',

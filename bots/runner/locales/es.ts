@@ -305,6 +305,7 @@ export const es = {
   'slack.button.only_requester_delete': 'Solo {user} o un admin puede eliminar este mensaje.',
   'slack.button.could_not_delete': 'No pude eliminar ese mensaje; inténtalo de nuevo.',
   'slack.button.gone_edit': 'Ya no tengo las imágenes de ese trabajo; usa en su lugar el atajo *Edit image* sobre las imágenes.',
+  'slack.button.other_workspace': 'Ese trabajo se inició en otro espacio de trabajo que comparte este canal, y sus botones solo funcionan allí; inicia el tuyo con {command}.',
   'slack.mention.example': '@Pictor pon el cielo morado --size 1536x1024',
   'slack.mention.use_command': 'Eso es un comando, no una imagen: escríbelo después de {command}, donde solo tú ves la respuesta. No se envió nada para crear una imagen.',
   'slack.settings.not_admin': ':raised_hand: Solo un admin de este espacio de trabajo puede ver y cambiar sus ajustes.',

@@ -305,6 +305,7 @@ export const fr = {
   'slack.button.only_requester_delete': 'Seul {user} ou un admin peut supprimer ce message.',
   'slack.button.could_not_delete': 'Je n’ai pas pu supprimer ce message ; réessayez.',
   'slack.button.gone_edit': 'Je n’ai plus les images de cette tâche ; utilisez plutôt le raccourci *Edit image* sur les images.',
+  'slack.button.other_workspace': 'Cette tâche a été lancée dans un autre espace de travail qui partage ce canal, et ses boutons ne fonctionnent que là-bas ; lancez la vôtre avec {command}.',
   'slack.mention.example': '@Pictor rends le ciel violet --size 1536x1024',
   'slack.mention.use_command': 'C’est une commande, pas une image : tapez-la après {command}, où vous seul voyez la réponse. Rien n’a été envoyé pour créer une image.',
   'slack.settings.not_admin': ':raised_hand: Seul un admin de cet espace de travail peut voir et modifier ses réglages.',

@@ -305,6 +305,7 @@ export const ja = {
   'slack.button.only_requester_delete': 'このメッセージを削除できるのは {user} または管理者だけです。',
   'slack.button.could_not_delete': 'そのメッセージを削除できませんでした。もう一度お試しください。',
   'slack.button.gone_edit': 'そのジョブの画像はもう保持していません。代わりに画像のショートカット *Edit image* を使ってください。',
+  'slack.button.other_workspace': 'そのジョブはこのチャンネルを共有している別のワークスペースで開始されたため、ボタンはそちらでしか使えません。{command} で自分のジョブを開始してください。',
   'slack.mention.example': '@Pictor 空を紫にして --size 1536x1024',
   'slack.mention.use_command': 'これは画像ではなくコマンドです。{command} の後に入力してください（答えはあなたにだけ表示されます）。画像を作るためには何も送信していません。',
   'slack.settings.not_admin': ':raised_hand: このワークスペースの設定を表示・変更できるのは管理者だけです。',
