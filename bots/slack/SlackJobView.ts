@@ -38,8 +38,8 @@ export interface SlackJobViewOptions {
   request: SavedRequest;
   inputCount: number;
   notify: Notifier;
-  /** Stops the job when its message cannot be posted (nobody would see it). */
-  cancel: (jobId: string) => void;
+  /** The runner's id of the job, known once the intake admitted it: its message's Cancel carries it from the first post. */
+  jobId: string;
   logger: LoggerLike;
   onShown?: ((event: ShownEvent) => void) | undefined;
   /**
@@ -65,12 +65,23 @@ interface Pending {
   partialIndex?: number | undefined;
 }
 
+/**
+ * Why a job's first message could not be posted, in the member's words: the bot is not in the channel (invite it), the
+ * channel is archived, or anything else — a private job's direct messages included, where an invite means nothing.
+ */
+function cannotPostWords(code: string | undefined, inDirectMessages: boolean): 'slack.job.not_in_channel' | 'slack.job.archived' | 'slack.job.not_posted_at_all' {
+  if (inDirectMessages) return 'slack.job.not_posted_at_all';
+  if (code === 'not_in_channel' || code === 'channel_not_found') return 'slack.job.not_in_channel';
+  return code === 'is_archived' ? 'slack.job.archived' : 'slack.job.not_posted_at_all';
+}
+
 const isFinal = (update: JobUpdate): update is FinalUpdate =>
   update.type === 'completed' || update.type === 'failed' || update.type === 'cancelled';
 
 /**
- * Shows one job in Slack. It is the job's update sink: it posts the job's
- * message when the job is queued, updates that message's text in place as the
+ * Shows one job in Slack. It posts the job's message before the runner has
+ * the job (`postFirst`: a job whose message Slack refuses is not started), and
+ * is then the job's update sink: it updates that message's text in place as the
  * job moves on, posts previews in the message's thread, and at the end posts
  * the final images beside the message (captioned with the prompt and cost)
  * and right after them a message with Reroll, Edit and Delete. File shares and
@@ -89,6 +100,8 @@ export class SlackJobView {
   readonly #state: JobViewState;
   readonly #channelId: string;
   #messageTs: string | undefined;
+  /** What the job's message shows (its text and blocks), as last written. */
+  #shownRendering: string | undefined;
   #posted: Promise<string | undefined> | undefined;
   #unpostable = false;
   /** Where the end of the job goes: its channel, or (the channel no longer takes the bot's messages) the requester's DM. */
@@ -123,13 +136,35 @@ export class SlackJobView {
       userId: request.userId,
       inputCount: options.inputCount,
       requestId: request.id,
-      jobId: undefined,
+      jobId: options.jobId,
       status: 'queued',
       ahead: undefined,
       previewsShown: 0,
       locale: request.locale ?? DEFAULT_LOCALE,
     };
     this.sink = (update) => this.#receive(update);
+  }
+
+  /**
+   * Posts the job's message, before the job is handed to the runner: a job is sent to the image service only once its
+   * message is there. True when it is; false when Slack refused it (bot not in the channel, the channel archived, the
+   * member's direct messages closed…): the member has been told privately why, and the job must not start.
+   */
+  async postFirst(): Promise<boolean> {
+    await this.#ensurePosted();
+    return !this.#unpostable;
+  }
+
+  /**
+   * The job did not start after its message was posted (an edit's images could not be fetched, the bot began to
+   * stop): the message, which would show it queued for ever, is deleted; the member is told privately why.
+   */
+  async withdraw(): Promise<void> {
+    const ts = await this.#posted;
+    if (!ts) return;
+    await this.#o.writer
+      .write(this.#channelId, { urgent: true, run: () => this.#o.client.chat.delete({ channel: this.#channelId, ts }) })
+      .catch((error: unknown) => this.#logError(error, 'could not delete the message of a job that did not start'));
   }
 
   /** The thread previews and images go to: the job message's own thread, or the thread it was posted in. */
@@ -181,6 +216,7 @@ export class SlackJobView {
             ...(this.#o.request.threadTs ? { thread_ts: this.#o.request.threadTs } : {}),
           });
           this.#messageTs = result.ts;
+          this.#shownRendering = JSON.stringify(rendered);
           this.#markShown(version);
           if (result.ts) await this.#o.store.update(this.#o.request.id, { messageTs: result.ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
           return result.ts;
@@ -202,7 +238,7 @@ export class SlackJobView {
         workspace: this.#o.request.teamId,
         run: async () => {
           if (!this.#messageTs || this.#isFinal() || this.#shownVersion >= this.#version) return SKIP;
-          await this.#update();
+          return this.#update();
         },
       })
       .catch((error: unknown) => this.#logError(error, 'could not update a job message'));
@@ -332,7 +368,7 @@ export class SlackJobView {
               deferrable: actionsBeside,
               run: async () => {
                 if (this.#shownVersion >= this.#version) return SKIP;
-                await this.#update();
+                return this.#update();
               },
             }),
           pauses,
@@ -385,6 +421,7 @@ export class SlackJobView {
         this.#finalShown = true;
         if (channel === this.#channelId && result.ts) {
           this.#messageTs = result.ts;
+          this.#shownRendering = JSON.stringify(rendered);
           await this.#o.store.update(this.#o.request.id, { messageTs: result.ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
         }
         this.#persistEnded();
@@ -561,21 +598,30 @@ export class SlackJobView {
     this.#reportActions(now);
   }
 
-  async #update(): Promise<void> {
+  /**
+   * The job's message brought up to date; SKIP (no call, the budget's token given back) when it already shows what it
+   * would: the first post, made before the runner's first update, shows the job queued as that update does.
+   */
+  async #update(): Promise<void | typeof SKIP> {
     const version = this.#version;
     const rendered = renderJobMessage(this.#state);
+    const rendering = JSON.stringify(rendered);
+    if (rendering === this.#shownRendering) {
+      this.#markShown(version);
+      return SKIP;
+    }
     await this.#o.client.chat.update({ channel: this.#channelId, ts: this.#messageTs!, text: rendered.text, blocks: rendered.blocks });
+    this.#shownRendering = rendering;
     this.#markShown(version);
   }
 
+  /** The job's first message was refused (`postFirst`): the member is told why, privately; the job is not started. */
   async #cannotPost(error: unknown): Promise<void> {
     if (this.#unpostable) return;
     this.#unpostable = true;
     const code = slackErrorCode(error);
-    this.#o.logger.warn({ channel: this.#channelId, code }, 'could not post a job message; stopping the job');
-    if (this.#state.jobId && !this.#isFinal()) this.#o.cancel(this.#state.jobId);
-    const text = say(this.#state.locale, code === 'not_in_channel' || code === 'channel_not_found' ? 'slack.job.not_in_channel' : 'slack.job.not_posted_at_all');
-    await this.#o.notify(text).catch((e: unknown) => this.#logError(e, 'could not tell the user that a job could not be posted'));
+    this.#o.logger.warn({ channel: this.#channelId, code }, 'could not post a job message; the job is not started');
+    await this.#o.notify(say(this.#state.locale, cannotPostWords(code, this.#o.request.private === true))).catch((e: unknown) => this.#logError(e, 'could not tell the user that a job could not be posted'));
   }
 
   #isFinal(): boolean {

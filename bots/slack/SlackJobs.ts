@@ -149,9 +149,9 @@ export class SlackJobs {
 
   /**
    * Starts a job through the runner's intake, the one call that decides it: a refusal is told privately (`notify`);
-   * an admitted job gets its saved request (for Reroll and Edit after a restart) and a view whose first update posts
-   * its message, then its images are downloaded. Resolves with its handle, or undefined when it did not start (the
-   * person has been told why; nothing is spent then).
+   * an admitted job gets its saved request (for Reroll and Edit after a restart) and its message, posted before the
+   * runner has the job (one Slack refuses drops it), then its images are downloaded. Resolves with its handle, or
+   * undefined when it did not start (the person has been told why; nothing is spent then).
    */
   async start(input: StartJob): Promise<StartedJob | undefined> {
     const requester = this.requester(input.actor);
@@ -181,20 +181,27 @@ export class SlackJobs {
             status: 'active',
             ...(dm && { private: true as const, askedIn: input.actor.channelId }),
           });
-          const notes = [dm && say(input.actor.locale, 'slack.job.private_in_dm'), decided.ignoredDefaults && `:information_source: ${sayWords(input.actor.locale, decided.ignoredDefaults)}`].filter(Boolean);
-          if (notes.length > 0) await input.notify(notes.join('\n')).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member about their job privately'));
-          view = new SlackJobView({
+          const shown = new SlackJobView({
             client: input.client,
             writer: this.#o.writer,
             store: this.#o.store,
             request,
             inputCount: input.inputFiles?.length ?? 0,
             notify: input.notify,
-            cancel: (jobId) => this.#o.runner.cancel(jobId, requester),
+            jobId: decided.id,
             logger: this.#o.logger,
             onShown: this.#o.onShown,
             finalImagesIn: this.#o.finalImagesIn,
           });
+          // The job's message first: a job is sent (and may be charged) only once it is there. One Slack refuses (the bot
+          // not in the channel, the channel archived, the DM closed) drops the job, nothing charged; the member is told why.
+          if (!(await shown.postFirst())) {
+            await this.#o.store.delete(request.id).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not delete the request of a job that did not start'));
+            return undefined;
+          }
+          view = shown;
+          const notes = [dm && say(input.actor.locale, 'slack.job.private_in_dm'), decided.ignoredDefaults && `:information_source: ${sayWords(input.actor.locale, decided.ignoredDefaults)}`].filter(Boolean);
+          if (notes.length > 0) await input.notify(notes.join('\n')).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member about their job privately'));
           // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history);
           // its message is linked from the history and the audit channel (`jobMessageLinkOf`); where a link to a message only
           // the member can open is kept (`jobMessageSeenBy`), `recordEnded` decides.
@@ -209,6 +216,8 @@ export class SlackJobs {
           return { sink: view.sink, historyKey: request.id, historyLink, historyLinkSeenBy: jobMessageSeenBy(request), onEndRecorded };
         },
         fail: async (reason) => {
+          // Its message was posted and would show it queued for ever: it goes, as the request does.
+          await view?.withdraw();
           if (request) await this.#o.store.delete(request.id).catch(() => undefined);
           await this.#tellRefusal(reason, input);
         },

@@ -255,6 +255,7 @@ export const de = {
   'slack.job.kept_images': '{user} {kept}',
   'slack.job.not_in_channel': 'Ich kann in dieser Unterhaltung nicht posten, daher habe ich deinen Auftrag nicht gestartet. Lade mich mit `/invite @Pictor` ein (oder nutze mich in einem Kanal, in dem ich bin) und versuche es noch einmal.',
   'slack.job.not_posted_at_all': 'Ich konnte die Nachricht deines Auftrags nicht in Slack posten, daher habe ich ihn nicht gestartet; versuche es gleich noch einmal.',
+  'slack.job.archived': 'Diese Unterhaltung ist archiviert, daher habe ich deinen Auftrag nicht gestartet; frag mich in einem Kanal, der noch offen ist.',
 
   'slack.input.no_images': 'Hier gibt es kein PNG-, JPEG- oder WebP-Bild zum Bearbeiten; hänge eines an (oder nutze `/imagine` für ein neues Bild).',
   'slack.input.too_many': 'Das sind {count} Bilder; eine Bearbeitung nimmt höchstens {max}.',
@@ -304,6 +305,7 @@ export const de = {
   'slack.button.only_requester_delete': 'Nur {user} oder ein Admin kann diese Nachricht löschen.',
   'slack.button.could_not_delete': 'Ich konnte diese Nachricht nicht löschen; versuche es noch einmal.',
   'slack.button.gone_edit': 'Ich habe die Bilder dieses Auftrags nicht mehr; nutze stattdessen die Verknüpfung *Edit image* an den Bildern.',
+  'slack.button.other_workspace': 'Dieser Auftrag wurde in einem anderen Workspace gestartet, der diesen Kanal teilt, und seine Schaltflächen funktionieren nur dort; starte deinen eigenen mit {command}.',
   'slack.mention.example': '@Pictor mach den Himmel lila --size 1536x1024',
   'slack.mention.use_command': 'Das ist ein Befehl, kein Bild: Gib ihn nach {command} ein, dort siehst nur du die Antwort. Es wurde nichts gesendet, um ein Bild zu erzeugen.',
   'slack.settings.not_admin': ':raised_hand: Nur ein Admin dieses Workspace kann seine Einstellungen sehen und ändern.',

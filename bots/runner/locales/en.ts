@@ -272,6 +272,7 @@ export const en = {
   'slack.job.kept_images': '{user} {kept}',
   'slack.job.not_in_channel': 'I cannot post in this conversation, so I did not start your job. Invite me with `/invite @Pictor` (or use me in a channel I am in) and try again.',
   'slack.job.not_posted_at_all': 'I could not post your job’s message in Slack, so I did not start it; try again in a moment.',
+  'slack.job.archived': 'This conversation is archived, so I did not start your job; ask me in a channel that is still open.',
 
   // Slack: input images refused before anything is spent.
   'slack.input.no_images': 'There is no PNG, JPEG or WebP image to edit here; attach one (or use `/imagine` to make a new image).',
@@ -325,6 +326,7 @@ export const en = {
   'slack.button.only_requester_delete': 'Only {user} or an admin can delete this message.',
   'slack.button.could_not_delete': 'I could not delete that message; try again.',
   'slack.button.gone_edit': 'I no longer have the images of that job; use the *Edit image* shortcut on the images instead.',
+  'slack.button.other_workspace': 'That job was started in another workspace that shares this channel, and its buttons work only there; start your own with {command}.',
   'slack.mention.example': '@Pictor make the sky purple --size 1536x1024',
   'slack.mention.use_command': 'That is a command, not a picture: type it after {command}, where only you see the answer. Nothing was sent to make an image.',
   'slack.settings.not_admin': ':raised_hand: Only an admin of this workspace can see and change its settings.',

@@ -255,6 +255,7 @@ export const es = {
   'slack.job.kept_images': '{user} {kept}',
   'slack.job.not_in_channel': 'No puedo publicar en esta conversación, así que no inicié tu trabajo. Invítame con `/invite @Pictor` (o úsame en un canal en el que esté) e inténtalo de nuevo.',
   'slack.job.not_posted_at_all': 'No pude publicar el mensaje de tu trabajo en Slack, así que no lo inicié; inténtalo de nuevo en un momento.',
+  'slack.job.archived': 'Esta conversación está archivada, así que no inicié tu trabajo; pídemelo en un canal que siga abierto.',
 
   'slack.input.no_images': 'Aquí no hay ninguna imagen PNG, JPEG o WebP para editar; adjunta una (o usa `/imagine` para crear una imagen nueva).',
   'slack.input.too_many': 'Son {count} imágenes; una edición admite como máximo {max}.',
@@ -304,6 +305,7 @@ export const es = {
   'slack.button.only_requester_delete': 'Solo {user} o un admin puede eliminar este mensaje.',
   'slack.button.could_not_delete': 'No pude eliminar ese mensaje; inténtalo de nuevo.',
   'slack.button.gone_edit': 'Ya no tengo las imágenes de ese trabajo; usa en su lugar el atajo *Edit image* sobre las imágenes.',
+  'slack.button.other_workspace': 'Ese trabajo se inició en otro espacio de trabajo que comparte este canal, y sus botones solo funcionan allí; inicia el tuyo con {command}.',
   'slack.mention.example': '@Pictor pon el cielo morado --size 1536x1024',
   'slack.mention.use_command': 'Eso es un comando, no una imagen: escríbelo después de {command}, donde solo tú ves la respuesta. No se envió nada para crear una imagen.',
   'slack.settings.not_admin': ':raised_hand: Solo un admin de este espacio de trabajo puede ver y cambiar sus ajustes.',

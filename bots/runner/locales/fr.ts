@@ -255,6 +255,7 @@ export const fr = {
   'slack.job.kept_images': '{user} {kept}',
   'slack.job.not_in_channel': 'Je ne peux pas publier dans cette conversation, je n’ai donc pas lancé votre tâche. Invitez-moi avec `/invite @Pictor` (ou utilisez-moi dans un canal où je suis) et réessayez.',
   'slack.job.not_posted_at_all': 'Je n’ai pas pu publier le message de votre tâche sur Slack, je ne l’ai donc pas lancée ; réessayez dans un instant.',
+  'slack.job.archived': 'Cette conversation est archivée, je n’ai donc pas lancé votre tâche ; demandez-moi dans un canal encore ouvert.',
 
   'slack.input.no_images': 'Il n’y a ici aucune image PNG, JPEG ou WebP à modifier ; joignez-en une (ou utilisez `/imagine` pour créer une nouvelle image).',
   'slack.input.too_many': 'Cela fait {count} images ; une modification en accepte au plus {max}.',
@@ -304,6 +305,7 @@ export const fr = {
   'slack.button.only_requester_delete': 'Seul {user} ou un admin peut supprimer ce message.',
   'slack.button.could_not_delete': 'Je n’ai pas pu supprimer ce message ; réessayez.',
   'slack.button.gone_edit': 'Je n’ai plus les images de cette tâche ; utilisez plutôt le raccourci *Edit image* sur les images.',
+  'slack.button.other_workspace': 'Cette tâche a été lancée dans un autre espace de travail qui partage ce canal, et ses boutons ne fonctionnent que là-bas ; lancez la vôtre avec {command}.',
   'slack.mention.example': '@Pictor rends le ciel violet --size 1536x1024',
   'slack.mention.use_command': 'C’est une commande, pas une image : tapez-la après {command}, où vous seul voyez la réponse. Rien n’a été envoyé pour créer une image.',
   'slack.settings.not_admin': ':raised_hand: Seul un admin de cet espace de travail peut voir et modifier ses réglages.',

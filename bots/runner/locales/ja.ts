@@ -255,6 +255,7 @@ export const ja = {
   'slack.job.kept_images': '{user} {kept}',
   'slack.job.not_in_channel': 'この会話には投稿できないため、ジョブを開始しませんでした。`/invite @Pictor` で招待する（または私が参加しているチャンネルで使う）と、もう一度お試しいただけます。',
   'slack.job.not_posted_at_all': 'ジョブのメッセージを Slack に投稿できなかったため、開始しませんでした。少し待ってからもう一度お試しください。',
+  'slack.job.archived': 'この会話はアーカイブされているため、ジョブを開始しませんでした。まだ開いているチャンネルでお試しください。',
 
   'slack.input.no_images': 'ここには編集できる PNG、JPEG、WebP の画像がありません。画像を添付してください（新しい画像を作るなら `/imagine`）。',
   'slack.input.too_many': '画像が {count} 枚あります。1 回の編集で扱えるのは最大 {max} 枚です。',
@@ -304,6 +305,7 @@ export const ja = {
   'slack.button.only_requester_delete': 'このメッセージを削除できるのは {user} または管理者だけです。',
   'slack.button.could_not_delete': 'そのメッセージを削除できませんでした。もう一度お試しください。',
   'slack.button.gone_edit': 'そのジョブの画像はもう保持していません。代わりに画像のショートカット *Edit image* を使ってください。',
+  'slack.button.other_workspace': 'そのジョブはこのチャンネルを共有している別のワークスペースで開始されたため、ボタンはそちらでしか使えません。{command} で自分のジョブを開始してください。',
   'slack.mention.example': '@Pictor 空を紫にして --size 1536x1024',
   'slack.mention.use_command': 'これは画像ではなくコマンドです。{command} の後に入力してください（答えはあなたにだけ表示されます）。画像を作るためには何も送信していません。',
   'slack.settings.not_admin': ':raised_hand: このワークスペースの設定を表示・変更できるのは管理者だけです。',

@@ -255,6 +255,7 @@ export const ptBR = {
   'slack.job.kept_images': '{user} {kept}',
   'slack.job.not_in_channel': 'Não consigo publicar nesta conversa, então não iniciei sua tarefa. Convide-me com `/invite @Pictor` (ou use-me em um canal em que eu esteja) e tente de novo.',
   'slack.job.not_posted_at_all': 'Não consegui publicar a mensagem da sua tarefa no Slack, então não a iniciei; tente de novo daqui a pouco.',
+  'slack.job.archived': 'Esta conversa está arquivada, então não iniciei sua tarefa; peça em um canal que ainda esteja aberto.',
 
   'slack.input.no_images': 'Não há aqui nenhuma imagem PNG, JPEG ou WebP para editar; anexe uma (ou use `/imagine` para criar uma imagem nova).',
   'slack.input.too_many': 'São {count} imagens; uma edição aceita no máximo {max}.',
@@ -304,6 +305,7 @@ export const ptBR = {
   'slack.button.only_requester_delete': 'Só {user} ou um admin pode excluir esta mensagem.',
   'slack.button.could_not_delete': 'Não consegui excluir essa mensagem; tente de novo.',
   'slack.button.gone_edit': 'Não tenho mais as imagens dessa tarefa; use o atalho *Edit image* nas imagens.',
+  'slack.button.other_workspace': 'Essa tarefa foi iniciada em outro workspace que compartilha este canal, e os botões dela só funcionam lá; inicie a sua com {command}.',
   'slack.mention.example': '@Pictor deixe o céu roxo --size 1536x1024',
   'slack.mention.use_command': 'Isso é um comando, não uma imagem: digite-o depois de {command}, onde só você vê a resposta. Nada foi enviado para criar uma imagem.',
   'slack.settings.not_admin': ':raised_hand: Só um admin deste espaço de trabalho pode ver e mudar as configurações dele.',

@@ -23,12 +23,20 @@ import { localeIn } from '../user-locales.js';
  */
 /**
  * A saved request acts only for the workspace it was made in: a button
- * pressed from another workspace (a shared channel) must not re-run its
- * files there or charge that workspace for them.
+ * pressed from another workspace (a channel shared with Slack Connect) must
+ * not re-run its files there or charge that workspace for them. `elsewhere`
+ * when the request is kept but is another workspace's (the member is told so,
+ * not that it is gone); undefined when it is not kept.
  */
-function inScope(request: SavedRequest | undefined, body: BlockAction): SavedRequest | undefined {
+function inScope(request: SavedRequest | undefined, body: BlockAction): SavedRequest | 'elsewhere' | undefined {
   const teamId = body.team?.id ?? body.user.team_id;
-  return request && request.teamId === teamId ? request : undefined;
+  if (!request) return undefined;
+  return request.teamId === teamId ? request : 'elsewhere';
+}
+
+/** What a member of another workspace is told when they press a job's button in a shared channel. */
+function otherWorkspaceNote(context: BotContext, locale: string | undefined): string {
+  return say(locale, 'slack.button.other_workspace', { command: `\`${context.commands.imagine}\`` });
 }
 
 /**
@@ -84,6 +92,10 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // From a message, the answer is private through its response URL; from the Home tab (no response URL), a direct message.
     const notify = body.response_url ? respondVia(body.response_url, context.logger) : directVia(context, context.workspace(auth).client, body.user.id);
     const request = inScope(await context.store.get(action.value ?? ''), body);
+    if (request === 'elsewhere') {
+      await notify(otherWorkspaceNote(context, localeIn(auth)));
+      return;
+    }
     if (!request) {
       await notify(say(localeIn(auth), 'slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` }));
       return;
@@ -124,6 +136,10 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const locale = localeIn(auth);
     const notify = respondVia(body.response_url, context.logger);
     const request = inScope(await context.store.get(action.value ?? ''), body);
+    if (request === 'elsewhere') {
+      await notify(otherWorkspaceNote(context, locale));
+      return;
+    }
     if (!request?.messageTs) {
       await notify(say(locale, 'slack.button.gone_delete'));
       return;
@@ -167,6 +183,10 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const locale = localeIn(auth);
     const notify = respondVia(body.response_url, context.logger);
     const request = inScope(await context.store.get(action.value ?? ''), body);
+    if (request === 'elsewhere') {
+      await notify(otherWorkspaceNote(context, locale));
+      return;
+    }
     if (!request?.outputFiles.length) {
       await notify(say(locale, 'slack.button.gone_edit'));
       return;

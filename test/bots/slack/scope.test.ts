@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
 import { finishedActions, png, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -8,7 +9,7 @@ afterEach(async () => {
 });
 
 describe('job buttons act only for the workspace the job was made in', () => {
-  it('refuses Reroll and Edit pressed from another workspace, sending nothing to the service', async () => {
+  it('refuses Reroll, Edit and Delete pressed from another workspace of a shared channel, saying privately that the job is that workspace’s, and sends, opens and deletes nothing', async () => {
     h = await startHarness();
     const { fake } = h;
     const photo = fake.addFile({ name: 'private.png', bytes: await png(24, 24) });
@@ -17,14 +18,18 @@ describe('job buttons act only for the workspace the job was made in', () => {
     const sentBefore = h.emulator.requests.length;
     const downloadsBefore = fake.downloads.length;
 
-    for (const action of ['pictor_reroll', 'pictor_edit']) {
+    for (const action of ['pictor_reroll', 'pictor_edit', 'pictor_delete']) {
       const click = await fake.clickButton(done, action, 'U0EVE', 'T0OTHER');
       const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
-      expect(String(answer.body.text)).toContain('no longer have');
+      // Not "I no longer have the details": the job is kept, in the workspace that made it.
+      expect(answer.body.text).toBe(say('en', 'slack.button.other_workspace', { command: '`/imagine`' }));
+      expect(answer.body.response_type).toBe('ephemeral');
     }
     // Each private refusal is the press's last step: nothing of it was to follow.
     expect(h.emulator.requests.length).toBe(sentBefore);
     expect(fake.downloads.length).toBe(downloadsBefore);
     expect(fake.callsOf('views.open')).toHaveLength(0);
+    expect(fake.callsOf('files.delete')).toHaveLength(0);
+    expect(fake.callsOf('chat.delete')).toHaveLength(0);
   });
 });

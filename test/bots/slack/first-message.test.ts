@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
+import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
+import { finishedActions, png, privately, startHarness, type Harness } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/**
+ * Nothing is charged to the member: once the dropped job's reservation is given back, nothing is spent or reserved
+ * against them today, and no usage record of theirs costs anything.
+ */
+async function expectNothingChargedTo(harness: Harness, user: string): Promise<void> {
+  const key = `slack:${user}`;
+  await vi.waitFor(async () => expect(await harness.store.spentToday(key, Date.now())).toBe(0), { timeout: 10_000 });
+  const records = (await harness.store.usage({})).filter((r) => r.userKey === key);
+  expect(records.reduce((sum, r) => sum + r.costUsd, 0)).toBe(0);
+}
+
+describe('a job whose first message Slack refuses is not started, and nothing is charged', () => {
+  it('/imagine in a private channel the bot is not in: the member is told privately how to invite it; nothing reaches the service', async () => {
+    h = await startHarness();
+    h.fake.removeBotFrom('G0SECRET');
+    const note = await privately(h.fake, 'a kite --quality low', 'U0BOB', 'G0SECRET');
+    expect(note).toBe(say('en', 'slack.job.not_in_channel'));
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+    expect(h.runner.activeJobs()).toEqual([]);
+  });
+
+  it('/imagine in an archived channel: the member is told privately it is archived; nothing reaches the service', async () => {
+    h = await startHarness();
+    h.fake.archive('C0OLD');
+    const note = await privately(h.fake, 'a kite --quality low', 'U0BOB', 'C0OLD');
+    expect(note).toBe(say('en', 'slack.job.archived'));
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+  });
+
+  it('a private job whose first message its member’s direct messages refuse: told privately, not told it is drawn there; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { status: 200, error: 'not_in_channel', match: (args) => args.channel === fake.dmOf('U0CAROL') });
+    const note = await privately(fake, 'a secret --private --quality low', 'U0CAROL', 'C0ART');
+    // Not the invite hint: there is no one to invite to a direct message.
+    expect(note).toBe(say('en', 'slack.job.not_posted_at_all'));
+    await expectNothingChargedTo(h, 'U0CAROL');
+    expect(h.emulator.requests).toEqual([]);
+    expect(fake.responses.map((r) => String(r.body.text))).not.toContain(say('en', 'slack.job.private_in_dm'));
+    expect(fake.messagesIn(fake.dmOf('U0CAROL'))).toEqual([]);
+  });
+
+  it('a mention in a channel where Slack refuses the bot’s post: the member is told privately; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { status: 200, error: 'restricted_action', match: (args) => args.channel === 'C0READONLY' });
+    await fake.userMessage({ channel: 'C0READONLY', user: 'U0BOB', text: `<@${fake.botUserId}> a kite --quality low` });
+    const note = await fake.waitFor(() => fake.ephemerals.find((e) => e.user === 'U0BOB'), 'the private note');
+    expect(note.text).toBe(say('en', 'slack.job.not_posted_at_all'));
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+    expect(fake.botMessages('C0READONLY')).toEqual([]);
+  });
+
+  it('an edit from the Edit image shortcut, its channel left before the form came back: its images are not downloaded; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const photo = fake.addFile({ name: 'beach.png', bytes: await png(48, 32) });
+    const post = await fake.userMessage({ channel: 'C0PHOTOS', text: 'our trip', files: [photo] });
+    await fake.messageShortcut(post, 'pictor_edit_image', 'U0BOB');
+    const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    fake.removeBotFrom('C0PHOTOS');
+    const downloadsBefore = fake.downloads.length;
+    await fake.submitView(view, { prompt: 'make the sky purple' });
+    const note = await fake.waitFor(() => fake.responses.find((r) => r.body.text === say('en', 'slack.job.not_in_channel')), 'the invite hint');
+    expect(note.body.response_type).toBe('ephemeral');
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+    expect(fake.downloads.length).toBe(downloadsBefore);
+  });
+
+  it('a Reroll pressed once the bot was removed from the job’s channel: the member who pressed it is charged nothing', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    const actions = await finishedActions(fake, 'C0KITES');
+    fake.removeBotFrom('C0KITES');
+    const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    const note = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(note.body.text).toBe(say('en', 'slack.job.not_in_channel'));
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('a workflow step posting into a private channel the bot is not in: the step fails with the invite hint; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.removeBotFrom('G0FLOW');
+    const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'weekly banner', channel: 'G0FLOW', user: 'U0BOB', quality: 'low' } });
+    const outcome = await fake.waitFor(() => run.outcome, 'the step’s end');
+    expect(outcome).toMatchObject({ ok: false });
+    expect(JSON.stringify(outcome)).toContain('/invite @Pictor');
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+  });
+});
