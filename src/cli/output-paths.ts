@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { writeFileAtomically } from '../core/atomic-file.js';
 import { describeFileError } from '../core/system-errors.js';
-import { noteWritten } from './interrupt.js';
 import { ValidationError } from '../core/errors.js';
 import { FILE_EXTENSIONS, LIMITS, type OutputFormat } from '../spec/constants.js';
 
@@ -141,7 +140,6 @@ async function checkTarget(path: string, overwrite: boolean): Promise<void> {
 export async function writeOutput(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
   await makeDirectory(dirname(path));
   await writeWhole(path, bytes, overwrite);
-  noteWritten(path);
 }
 
 /**
@@ -161,7 +159,6 @@ export async function saveToFallback(images: readonly { wanted: string; bytes: U
   for (const { wanted, bytes } of images) {
     const path = join(directory, basename(wanted));
     await writeWhole(path, bytes, false);
-    noteWritten(path);
     saved.push(path);
   }
   return saved;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, vi, type MockInstance } from 'vitest';
-import { interruptJson, interruptReport, type InterruptJson } from '../../src/cli/interrupt.js';
+import { INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
@@ -17,18 +17,20 @@ const env = useEmulator();
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /**
- * Runs `body` with a fresh copy of the Ctrl+C watcher, on fake timers and with `process.exit` recorded instead of
- * run; afterwards the SIGINT listeners it added are removed and the clock and `process.exit` are the real ones again.
+ * Runs `body` with a job's Ctrl+C answered (its lines collected in `said`), on fake timers and with `process.exit`
+ * recorded instead of run; afterwards the job stops answering Ctrl+C and the clock and `process.exit` are the real ones
+ * again.
  */
-async function withWatcher(body: (watcher: { interrupt: typeof import('../../src/cli/interrupt.js'); exit: MockInstance<typeof process.exit> }) => void | Promise<void>): Promise<void> {
+async function withWatcher(body: (watcher: { job: JobWatch; said: string[]; exit: MockInstance<typeof process.exit> }) => void | Promise<void>): Promise<void> {
   vi.useFakeTimers();
-  vi.resetModules();
-  const before = new Set(process.listeners('SIGINT'));
   const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+  const job = new JobWatch();
+  const said: string[] = [];
+  job.listen((lines) => said.push(...lines));
   try {
-    await body({ interrupt: await import('../../src/cli/interrupt.js'), exit });
+    await body({ job, said, exit });
   } finally {
-    for (const listener of process.listeners('SIGINT')) if (!before.has(listener)) process.off('SIGINT', listener);
+    job.close();
     exit.mockRestore();
     vi.useRealTimers();
   }
@@ -106,9 +108,7 @@ describe('Ctrl+C during a generation', () => {
   });
 
   it('says a second Ctrl+C, not a silent ledger, ended the wait for the ledger', async () => {
-    await withWatcher(({ interrupt, exit }) => {
-      const said: string[] = [];
-      const job = interrupt.watchJob((lines) => said.push(...lines));
+    await withWatcher(({ job, said, exit }) => {
       job.phase = 'sent';
       process.emit('SIGINT');
       process.emit('SIGINT');
@@ -118,18 +118,34 @@ describe('Ctrl+C during a generation', () => {
   });
 
   it('a Ctrl+C after the request ended arms no exit, so the images are written; a second one still exits at once', async () => {
-    await withWatcher(async ({ interrupt, exit }) => {
-      const said: string[] = [];
-      const job = interrupt.watchJob((lines) => said.push(...lines));
+    await withWatcher(async ({ job, said, exit }) => {
       job.phase = 'sent';
-      interrupt.jobEnded();
+      job.jobEnded();
       process.emit('SIGINT');
       expect(job.signal.aborted).toBe(false);
-      await vi.advanceTimersByTimeAsync(interrupt.INTERRUPT_SETTLE_MS * 2);
+      await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS * 2);
       expect(exit).not.toHaveBeenCalled();
       expect(said).toEqual(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
       process.emit('SIGINT');
       expect(exit).toHaveBeenCalledWith(130);
+    });
+  });
+
+  it("gives each job a Ctrl+C of its own: a job run after an interrupted one in the same process is cancelled by its first Ctrl+C, and told", async () => {
+    await withWatcher(({ job }) => {
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      job.jobEnded();
+      expect(job.interruptedExit()).toBe(130);
+    });
+    await withWatcher(({ job, said, exit }) => {
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      expect(exit).not.toHaveBeenCalled();
+      expect(job.signal.aborted).toBe(true);
+      job.jobEnded();
+      expect(job.interruptedExit()).toBe(130);
+      expect(said).toEqual(['pictor: cancelling the request (Ctrl+C again to exit now).', ...interruptReport({ phase: 'sent', files: [] })]);
     });
   });
 
