@@ -9,6 +9,7 @@ import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
+import { followOutput } from '../helpers/child-output.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { CLI_ENTRY, REPO_ROOT, tempDir } from './run-cli.js';
@@ -153,21 +154,14 @@ describe('Ctrl+C during a generation', () => {
     // Partial images at 3 s and 6 s, the image at 9 s: interrupted between the first partial and the end.
     env.emulator.configure({ latencyMs: 9_000 });
     const dir = await tempDir();
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a slow fox', '--stream', '--partial-images', '2', '--out', `${dir}/fox.png`], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await waitUntil(() => stderr.includes('fox.partial-1.png'), 'the first partial image is written', 30_000);
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
+    const child = spawnFox(['--stream', '--partial-images', '2', '--out', `${dir}/fox.png`], await tempDir());
+    await waitUntil(() => child.stderr().includes('fox.partial-1.png'), 'the first partial image is written', 30_000);
+    child.process.kill('SIGINT');
+    expect(await child.exited).toBe(130);
     // The test's service is an emulator: what the job would have cost, nothing spent.
-    expect(stderr).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $');
-    expect(stderr).not.toContain('check your usage');
-    expect(stderr).toContain(`  ${dir}/fox.partial-1.png`);
+    expect(child.stderr()).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $');
+    expect(child.stderr()).not.toContain('check your usage');
+    expect(child.stderr()).toContain(`  ${dir}/fox.partial-1.png`);
   }, 60_000);
 
   it('with --json, prints one JSON line on stdout before exiting 130: the images and partial images written, and what the ledger charged', async () => {
@@ -200,18 +194,11 @@ describe('Ctrl+C during a generation', () => {
     env.emulator.configure({ latencyMs: 60_000 });
     const data = await tempDir();
     const out = await tempDir();
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a slow fox', '--quality', 'low', '--out', `${out}/`], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const child = spawnFox(['--out', `${out}/`], data);
     await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
-    expect(stderr).toContain('it would have cost $0.00636 on the real service');
+    child.process.kill('SIGINT');
+    expect(await child.exited).toBe(130);
+    expect(child.stderr()).toContain('it would have cost $0.00636 on the real service');
 
     // The emulator's jobs go to its own ledger, inside the data folder.
     const store = new FileQuotaStore({ dir: join(data, 'emulator') });
@@ -278,13 +265,9 @@ function spawnFox(args: string[], data: string) {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stderr = '';
-  let stdout = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  // 'close': the streams are read to their end too.
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return { process: child, stderr: () => stderr, stdout: () => stdout, exited };
+  const output = followOutput(child);
+  // Once closed: the streams are read to their end too.
+  return { process: child, stderr: output.stderr, stdout: output.stdout, exited: output.ended.then(({ code }) => code) };
 }
 
 /** stdout of a `--json` run: exactly one line, a JSON document. */
