@@ -1,13 +1,14 @@
 import type { Writable } from 'node:stream';
 import type { PictorClient } from '../client/PictorClient.js';
 import type { Connection } from '../connect.js';
+import type { JobSettlement } from '../spend/job-ledger.js';
 
 /** What a command needs from the outside world; tests pass their own. */
 export interface CliContext {
   stdout(line: string): void;
   stderr(line: string): void;
-  /** Opens a connection to the configured service or an embedded emulator. */
-  connect(): Promise<Connection>;
+  /** Opens a connection to the configured service or an embedded emulator; `onJobEnded` is told how the ledger ended each job. */
+  connect(options?: { onJobEnded?: (settlement: JobSettlement) => void }): Promise<Connection>;
   client(connection: Connection): PictorClient;
   env: NodeJS.ProcessEnv;
   /** The directory the user ran the command from: relative `--image`/`--out` paths start here. Default: the process's. */

@@ -10,23 +10,111 @@ import { formatUsdExact } from '../core/pricing.js';
  * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
  * does a second Ctrl+C, at once (it says which): a reservation left open then is charged its estimate (`uncertain`) by
  * a later run's reconcile, a job cancelled in a retry wait too (its release lived only in this process). A Ctrl+C that comes after the request ended (`jobEnded`: its result is being written) arms no exit: the
- * writes finish; only a second one stops them. The CLI runs one job per process, so this is the process's one record of it.
+ * writes finish; only a second one stops them.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
+ *
+ * One `JobWatch` per run of the command, which creates it, passes it where the job is followed (the connection's
+ * ledger, the progress, the image writes) and closes it when the run is over: Ctrl+C is answered from `listen` to
+ * `close`, and two runs in one process never see each other's state.
  */
-export interface JobWatch {
+export class JobWatch {
   /** `done`: the request has ended (its images are being written). */
-  phase: 'waiting' | 'sent' | 'done';
+  phase: 'waiting' | 'sent' | 'done' = 'waiting';
   /** Files written so far (partial and final images, and any saved to the temp directory). */
-  readonly files: string[];
+  readonly files: string[] = [];
   /** What the ledger did when the request ended; absent until it answered. */
   settled?: JobSettled | undefined;
   /** Why the process exits before the ledger answered: the settle timer ran out, or a second Ctrl+C. */
   exitedBy?: 'timer' | 'second_interrupt' | undefined;
-  /** Aborted by the first Ctrl+C: give it to the request, which is then cancelled. */
-  readonly signal: AbortSignal;
   /** The job went to an emulator: nothing is spent, whatever its ledger records. */
   emulator?: boolean | undefined;
+  readonly #controller = new AbortController();
+  #say: (lines: string[]) => void = () => undefined;
+  #about: JobAbout | undefined;
+  #interrupted = false;
+  #reported = false;
+  #exitTimer: NodeJS.Timeout | undefined;
+  readonly #onSigint = () => this.#sigint();
+
+  /** Aborted by the first Ctrl+C: give it to the request, which is then cancelled. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** From now until `close`, answers Ctrl+C (SIGINT) for the process, saying its lines through `say`. */
+  listen(say: (lines: string[]) => void): void {
+    this.#say = say;
+    process.off('SIGINT', this.#onSigint);
+    process.on('SIGINT', this.#onSigint);
+  }
+
+  /** The run is over: Ctrl+C is no longer this job's to answer. */
+  close(): void {
+    clearTimeout(this.#exitTimer);
+    process.off('SIGINT', this.#onSigint);
+  }
+
+  #sigint(): void {
+    // A second Ctrl+C: at once.
+    if (this.#interrupted) {
+      this.exitedBy ??= 'second_interrupt';
+      process.exit(this.interruptedExit());
+      return;
+    }
+    this.#interrupted = true;
+    if (this.phase === 'done') {
+      // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
+      this.#say(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
+      return;
+    }
+    this.#say(['pictor: cancelling the request (Ctrl+C again to exit now).']);
+    this.#controller.abort(new Error('interrupted (Ctrl+C)'));
+    this.#exitTimer = setTimeout(() => {
+      this.exitedBy ??= 'timer';
+      process.exit(this.interruptedExit());
+    }, INTERRUPT_SETTLE_MS);
+  }
+
+  /**
+   * After the first Ctrl+C: says what was interrupted (once) and gives exit code 130. The job's command returns it once
+   * its cancelled request has ended (settled or released) and the images that had arrived are written.
+   */
+  interruptedExit(): number {
+    if (!this.#reported) {
+      this.#reported = true;
+      // The line for a script first: a second Ctrl+C (or a closed terminal) must not cut it off.
+      if (this.#about?.json) this.#about.json(JSON.stringify(interruptJson(this, this.#about)));
+      this.#say(interruptReport(this));
+    }
+    return 130;
+  }
+
+  /** Tells where the job goes and how its result is printed (see `JobAbout`). */
+  noteJob(about: JobAbout): void {
+    this.#about = about;
+    this.emulator = about.emulator;
+  }
+
+  /**
+   * The job's request is over (whatever its outcome), before its images are written: a Ctrl+C from here on no longer
+   * arms the exit timer, and one already armed is stopped, so a slow disk never leaves a file half written.
+   */
+  jobEnded(): void {
+    clearTimeout(this.#exitTimer);
+    // After a cancel the report tells what was cancelled: waiting or sent.
+    if (!this.#interrupted) this.phase = 'done';
+  }
+
+  /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) tells nothing. */
+  noteSettled(settled: JobSettled & { deferred?: boolean }): void {
+    if (!settled.deferred) this.settled = { action: settled.action, usd: settled.usd, released: settled.released };
+  }
+
+  /** Records a file written for the job. */
+  noteWritten(path: string): void {
+    this.files.push(path);
+  }
 }
 
 /** What the command tells `noteJob` once it knows where the job goes and how its result is printed. */
@@ -48,88 +136,8 @@ export interface JobSettled {
   released?: 'not_sent' | 'answered' | undefined;
 }
 
-/** How long the first Ctrl+C waits for the cancelled request to end (settled or released in the ledger) before exiting. */
+/** How long the first Ctrl+C waits for the cancelled request to end (settled or released) before exiting. */
 export const INTERRUPT_SETTLE_MS = 2_000;
-
-let current: { watch: JobWatch; controller: AbortController; say: (lines: string[]) => void; about?: JobAbout } | undefined;
-let answering = false;
-let interrupted = false;
-let reported = false;
-let exitTimer: NodeJS.Timeout | undefined;
-
-/** The job under way; the first call also answers SIGINT for the process. */
-export function watchJob(onInterrupt: (lines: string[]) => void): JobWatch {
-  const controller = new AbortController();
-  const watch: JobWatch = { phase: 'waiting', files: [], signal: controller.signal };
-  current = { watch, controller, say: onInterrupt };
-  if (!answering) {
-    answering = true;
-    process.on('SIGINT', onSigint);
-  }
-  return watch;
-}
-
-function onSigint(): void {
-  // A second Ctrl+C: at once.
-  if (interrupted || !current) {
-    if (current) current.watch.exitedBy ??= 'second_interrupt';
-    process.exit(interruptedExit());
-  }
-  interrupted = true;
-  if (current.watch.phase === 'done') {
-    // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
-    current.say(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
-    return;
-  }
-  current.say(['pictor: cancelling the request (Ctrl+C again to exit now).']);
-  current.controller.abort(new Error('interrupted (Ctrl+C)'));
-  exitTimer = setTimeout(() => {
-    if (current) current.watch.exitedBy ??= 'timer';
-    process.exit(interruptedExit());
-  }, INTERRUPT_SETTLE_MS);
-}
-
-/**
- * After the first Ctrl+C: says what was interrupted (once) and gives exit code 130. The job's command returns it once
- * its cancelled request has ended (settled or released) and the images that had arrived are written.
- */
-export function interruptedExit(): number {
-  if (!reported && current) {
-    reported = true;
-    const { about, watch } = current;
-    // The line for a script first: a second Ctrl+C (or a closed terminal) must not cut it off.
-    if (about?.json) about.json(JSON.stringify(interruptJson(watch, about)));
-    current.say(interruptReport(watch));
-  }
-  return 130;
-}
-
-/** Tells the job under way, if any, where it goes and how its result is printed (see `JobAbout`). */
-export function noteJob(about: JobAbout): void {
-  if (!current) return;
-  current.about = about;
-  current.watch.emulator = about.emulator;
-}
-
-/**
- * The job's request is over (whatever its outcome), before its images are written: a Ctrl+C from here on no longer
- * arms the exit timer, and one already armed is stopped, so a slow disk never leaves a file half written.
- */
-export function jobEnded(): void {
-  clearTimeout(exitTimer);
-  // After a cancel the report tells what was cancelled: waiting or sent.
-  if (current && !interrupted) current.watch.phase = 'done';
-}
-
-/** Records how the ledger ended the job under way, if any; a settle the ledger did not take yet (`deferred`) tells nothing. */
-export function noteSettled(settled: JobSettled & { deferred?: boolean }): void {
-  if (current && !settled.deferred) current.watch.settled = { action: settled.action, usd: settled.usd, released: settled.released };
-}
-
-/** Records a file written for the job under way, if any. */
-export function noteWritten(path: string): void {
-  current?.watch.files.push(path);
-}
 
 /** `--json`'s line after Ctrl+C: a failure (`ok: false`, `code: "interrupted"`) that still says what was written and charged. */
 export interface InterruptJson {

@@ -11,7 +11,6 @@ import { createCliLogger } from './cli-logger.js';
 import { closestWord, COMMANDS } from './flags.js';
 import type { CliContext, CliIo } from './context.js';
 import { cleanForTerminal } from './terminal-text.js';
-import { noteSettled } from './interrupt.js';
 
 const USAGE = `Usage: pictor <command> [options]
 
@@ -83,8 +82,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
       cwd: io.cwd,
       terminal: io.terminal,
       progressEveryMs: io.progressEveryMs,
-      // What the ledger charged a job is what Ctrl+C says (interrupt.ts).
-      connect: async () => (await import('../connect.js')).connect(config, logger, { onJobEnded: noteSettled }),
+      connect: async (options) => (await import('../connect.js')).connect(config, logger, options),
       client: (c) => c.client,
     };
     switch (command) {

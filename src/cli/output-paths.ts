@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { link, lstat, mkdir, mkdtemp, open, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, open, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { writeFileAtomically } from '../core/atomic-file.js';
 import { describeFileError } from '../core/system-errors.js';
-import { noteWritten } from './interrupt.js';
 import { ValidationError } from '../core/errors.js';
 import { FILE_EXTENSIONS, LIMITS, type OutputFormat } from '../spec/constants.js';
 
@@ -140,32 +140,16 @@ async function checkTarget(path: string, overwrite: boolean): Promise<void> {
 export async function writeOutput(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
   await makeDirectory(dirname(path));
   await writeWhole(path, bytes, overwrite);
-  noteWritten(path);
 }
 
-/** Why a file system takes no hard link: the name is then claimed with an empty file, and the image renamed over it. */
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
-
 /**
- * Writes the bytes to a sibling (`.fox.png.partial-<pid>`) and only then gives them the file's name, so the name never
- * holds a cut-off image, whenever the process stops: a leftover sibling says by its name that it is not a whole image.
- * Without `overwrite` the name is taken with a hard link, which fails on an existing file as `wx` does.
+ * Writes the bytes to a temporary sibling, syncs them, and only then gives them the file's name, so the name never
+ * holds a cut-off image, whenever the process stops (a leftover sibling says by its `.tmp` name that it is not a whole
+ * image). Without `overwrite` the name is taken only if nothing has it (EEXIST otherwise), as `wx` does. The file's
+ * permissions are those of any new file (0666 less the umask).
  */
 async function writeWhole(path: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.partial-${process.pid}`);
-  try {
-    await writeFile(temp, bytes, { flag: 'w' });
-    if (overwrite) return await rename(temp, path);
-    try {
-      await link(temp, path);
-    } catch (error) {
-      if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
-      await (await open(path, 'wx')).close();
-      await rename(temp, path);
-    }
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
+  await writeFileAtomically(path, bytes, { mode: 0o666, ...(overwrite ? {} : { exclusive: true }) });
 }
 
 /** Saves images that could not be written where asked into a new folder of the OS temp directory; returns their paths. */
@@ -175,7 +159,6 @@ export async function saveToFallback(images: readonly { wanted: string; bytes: U
   for (const { wanted, bytes } of images) {
     const path = join(directory, basename(wanted));
     await writeWhole(path, bytes, false);
-    noteWritten(path);
     saved.push(path);
   }
   return saved;

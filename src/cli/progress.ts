@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { watchJob } from './interrupt.js';
+import type { JobWatch } from './interrupt.js';
 
 /**
  * What a long job is doing, on stderr, while the user waits: queued (and how
@@ -17,8 +17,6 @@ export interface Progress {
   imageDone(): void;
   retrying(detail: string): void;
   stop(): void;
-  /** Aborted by the first Ctrl+C (see interrupt.ts): the job's request follows it. */
-  readonly signal: AbortSignal;
 }
 
 export interface ProgressOptions {
@@ -28,6 +26,8 @@ export interface ProgressOptions {
   line(text: string): void;
   /** Images the job makes. */
   images: number;
+  /** The job's Ctrl+C (see interrupt.ts): answered from here on, told when the request is sent. */
+  job: JobWatch;
   /** Off a terminal: how often to print a line. */
   everyMs: number;
   now?: () => number;
@@ -35,7 +35,8 @@ export interface ProgressOptions {
 
 export async function startProgress(options: ProgressOptions): Promise<Progress> {
   // What Ctrl+C will say (sent or not, files written): the progress sees every step of the job.
-  const job = watchJob((lines) => {
+  const { job } = options;
+  job.listen((lines) => {
     // Off the live line, and the cursor the spinner hid shown again, before saying what was interrupted.
     if (options.terminal?.isTTY) options.terminal.write('\r\u001b[2K\u001b[?25h');
     for (const line of lines) options.line(line);
@@ -70,7 +71,6 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
         clearInterval(timer);
         spinner.stop();
       },
-      signal: job.signal,
     };
   }
 
@@ -94,6 +94,5 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
       state = detail;
     },
     stop: () => clearInterval(timer),
-    signal: job.signal,
   };
 }

@@ -2,10 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, fsync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, link, open, readFile, rename, rm } from 'node:fs/promises';
 
-export interface WriteFileAtomicallyOptions {
-  /** Kept as a copy of the version being replaced (a damaged file is restored from it). */
-  backupPath?: string | undefined;
-  /** Default 0600. */
+export type WriteFileAtomicallyOptions = WriteOptions &
+  (
+    | {
+        /** Kept as a copy of the version being replaced (a damaged file is restored from it). */
+        backupPath?: string | undefined;
+        exclusive?: false | undefined;
+      }
+    | {
+        backupPath?: undefined;
+        /**
+         * Never replaces a file: the whole new version takes the name only if nothing has it, else the write fails
+         * with EEXIST (as `wx` does) and the file that has it is untouched. Default false.
+         */
+        exclusive: true;
+      }
+  );
+
+interface WriteOptions {
+  /** Default 0600 (before the umask). */
   mode?: number | undefined;
   /**
    * Every step but the fsync as a synchronous call (microseconds for a small
@@ -22,6 +37,11 @@ export interface WriteFileAtomicallyOptions {
  * With `backupPath`, the old version becomes the backup first, by a hard link
  * (instant, atomic; a copy where the file system has none), so `path` itself
  * is never removed. No old version yet (a first write): no backup.
+ * With `exclusive`, the temporary file is hard-linked to `path` instead, which
+ * fails on an existing file (where the file system has no hard links, the name
+ * is claimed with an empty file first, `wx`, and the new version renamed over
+ * it), then removed. A write a crash stopped leaves at most the temporary file
+ * (`<path>.<pid>.<hex>.tmp`), never a torn `path`.
  */
 export async function writeFileAtomically(path: string, data: string | Uint8Array, options: WriteFileAtomicallyOptions = {}): Promise<void> {
   const fs = options.inline ? INLINE : AWAITED;
@@ -29,6 +49,11 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
   const backupTemp = `${temp}.bak`;
   try {
     await fs.writeDurably(temp, data, options.mode ?? 0o600);
+    if (options.exclusive) {
+      await linkExclusively(fs, temp, path);
+      await fs.rm(temp);
+      return;
+    }
     if (options.backupPath !== undefined && (await copyAside(fs, path, backupTemp))) await fs.rename(backupTemp, options.backupPath);
     await fs.rename(temp, path);
   } catch (error) {
@@ -43,6 +68,8 @@ interface WriteSteps {
   /** Creates `path` with `data` and syncs it to disk. */
   writeDurably(path: string, data: string | Uint8Array, mode: number): Promise<void>;
   link(from: string, to: string): Promise<void> | void;
+  /** Creates `path` empty; fails with EEXIST if it exists. */
+  create(path: string): Promise<void> | void;
   copyFile(from: string, to: string): Promise<void> | void;
   rename(from: string, to: string): Promise<void> | void;
   /** Removes `path` if it exists. */
@@ -60,6 +87,7 @@ const AWAITED: WriteSteps = {
     }
   },
   link,
+  create: async (path) => (await open(path, 'wx')).close(),
   copyFile,
   rename,
   rm: (path) => rm(path, { force: true }),
@@ -75,6 +103,7 @@ const INLINE: WriteSteps = {
     }
   },
   link: linkSync,
+  create: (path) => closeSync(openSync(path, 'wx')),
   copyFile: copyFileSync,
   rename: renameSync,
   rm: (path) => rmSync(path, { force: true }),
@@ -86,15 +115,30 @@ export async function writeAllAndSync(fd: number, data: string | Uint8Array): Pr
   await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
+/** Why a file system takes no hard link (or none between these two names). */
+const NO_HARD_LINK = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS']);
+
+const noHardLink = (error: unknown) => NO_HARD_LINK.has((error as NodeJS.ErrnoException).code ?? '');
+
+/** Gives `temp` the name `path` unless something has it (EEXIST): a hard link, or where there is none, the name claimed with an empty file and `temp` renamed over it. */
+async function linkExclusively(fs: WriteSteps, temp: string, path: string): Promise<void> {
+  try {
+    await fs.link(temp, path);
+  } catch (error) {
+    if (!noHardLink(error)) throw error;
+    await fs.create(path);
+    await fs.rename(temp, path);
+  }
+}
+
 /** A hard link to (or a copy of) `file` at `aside`; false when there is no `file`. */
 async function copyAside(fs: WriteSteps, file: string, aside: string): Promise<boolean> {
   try {
     await fs.link(file, aside);
     return true;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return false;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV' && code !== 'ENOSYS') throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if (!noHardLink(error)) throw error;
   }
   try {
     await fs.copyFile(file, aside);

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, vi, type MockInstance } from 'vitest';
-import { interruptJson, interruptReport, type InterruptJson } from '../../src/cli/interrupt.js';
+import { INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
+import { followOutput } from '../helpers/child-output.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { CLI_ENTRY, REPO_ROOT, tempDir } from './run-cli.js';
@@ -17,18 +18,20 @@ const env = useEmulator();
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /**
- * Runs `body` with a fresh copy of the Ctrl+C watcher, on fake timers and with `process.exit` recorded instead of
- * run; afterwards the SIGINT listeners it added are removed and the clock and `process.exit` are the real ones again.
+ * Runs `body` with a job's Ctrl+C answered (its lines collected in `said`), on fake timers and with `process.exit`
+ * recorded instead of run; afterwards the job stops answering Ctrl+C and the clock and `process.exit` are the real ones
+ * again.
  */
-async function withWatcher(body: (watcher: { interrupt: typeof import('../../src/cli/interrupt.js'); exit: MockInstance<typeof process.exit> }) => void | Promise<void>): Promise<void> {
+async function withWatcher(body: (watcher: { job: JobWatch; said: string[]; exit: MockInstance<typeof process.exit> }) => void | Promise<void>): Promise<void> {
   vi.useFakeTimers();
-  vi.resetModules();
-  const before = new Set(process.listeners('SIGINT'));
   const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+  const job = new JobWatch();
+  const said: string[] = [];
+  job.listen((lines) => said.push(...lines));
   try {
-    await body({ interrupt: await import('../../src/cli/interrupt.js'), exit });
+    await body({ job, said, exit });
   } finally {
-    for (const listener of process.listeners('SIGINT')) if (!before.has(listener)) process.off('SIGINT', listener);
+    job.close();
     exit.mockRestore();
     vi.useRealTimers();
   }
@@ -106,9 +109,7 @@ describe('Ctrl+C during a generation', () => {
   });
 
   it('says a second Ctrl+C, not a silent ledger, ended the wait for the ledger', async () => {
-    await withWatcher(({ interrupt, exit }) => {
-      const said: string[] = [];
-      const job = interrupt.watchJob((lines) => said.push(...lines));
+    await withWatcher(({ job, said, exit }) => {
       job.phase = 'sent';
       process.emit('SIGINT');
       process.emit('SIGINT');
@@ -118,14 +119,12 @@ describe('Ctrl+C during a generation', () => {
   });
 
   it('a Ctrl+C after the request ended arms no exit, so the images are written; a second one still exits at once', async () => {
-    await withWatcher(async ({ interrupt, exit }) => {
-      const said: string[] = [];
-      const job = interrupt.watchJob((lines) => said.push(...lines));
+    await withWatcher(async ({ job, said, exit }) => {
       job.phase = 'sent';
-      interrupt.jobEnded();
+      job.jobEnded();
       process.emit('SIGINT');
       expect(job.signal.aborted).toBe(false);
-      await vi.advanceTimersByTimeAsync(interrupt.INTERRUPT_SETTLE_MS * 2);
+      await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS * 2);
       expect(exit).not.toHaveBeenCalled();
       expect(said).toEqual(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
       process.emit('SIGINT');
@@ -133,25 +132,36 @@ describe('Ctrl+C during a generation', () => {
     });
   });
 
+  it("gives each job a Ctrl+C of its own: a job run after an interrupted one in the same process is cancelled by its first Ctrl+C, and told", async () => {
+    await withWatcher(({ job }) => {
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      job.jobEnded();
+      expect(job.interruptedExit()).toBe(130);
+    });
+    await withWatcher(({ job, said, exit }) => {
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      expect(exit).not.toHaveBeenCalled();
+      expect(job.signal.aborted).toBe(true);
+      job.jobEnded();
+      expect(job.interruptedExit()).toBe(130);
+      expect(said).toEqual(['pictor: cancelling the request (Ctrl+C again to exit now).', ...interruptReport({ phase: 'sent', files: [] })]);
+    });
+  });
+
   it('exits 130 after a request was sent to the emulator, saying what it would have cost and naming the partial image already written', async () => {
     // Partial images at 3 s and 6 s, the image at 9 s: interrupted between the first partial and the end.
     env.emulator.configure({ latencyMs: 9_000 });
     const dir = await tempDir();
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a slow fox', '--stream', '--partial-images', '2', '--out', `${dir}/fox.png`], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await waitUntil(() => stderr.includes('fox.partial-1.png'), 'the first partial image is written', 30_000);
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
+    const child = spawnFox(['--stream', '--partial-images', '2', '--out', `${dir}/fox.png`], await tempDir());
+    await waitUntil(() => child.stderr().includes('fox.partial-1.png'), 'the first partial image is written', 30_000);
+    child.process.kill('SIGINT');
+    expect(await child.exited).toBe(130);
     // The test's service is an emulator: what the job would have cost, nothing spent.
-    expect(stderr).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $');
-    expect(stderr).not.toContain('check your usage');
-    expect(stderr).toContain(`  ${dir}/fox.partial-1.png`);
+    expect(child.stderr()).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $');
+    expect(child.stderr()).not.toContain('check your usage');
+    expect(child.stderr()).toContain(`  ${dir}/fox.partial-1.png`);
   }, 60_000);
 
   it('with --json, prints one JSON line on stdout before exiting 130: the images and partial images written, and what the ledger charged', async () => {
@@ -184,18 +194,11 @@ describe('Ctrl+C during a generation', () => {
     env.emulator.configure({ latencyMs: 60_000 });
     const data = await tempDir();
     const out = await tempDir();
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a slow fox', '--quality', 'low', '--out', `${out}/`], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const child = spawnFox(['--out', `${out}/`], data);
     await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
-    expect(stderr).toContain('it would have cost $0.00636 on the real service');
+    child.process.kill('SIGINT');
+    expect(await child.exited).toBe(130);
+    expect(child.stderr()).toContain('it would have cost $0.00636 on the real service');
 
     // The emulator's jobs go to its own ledger, inside the data folder.
     const store = new FileQuotaStore({ dir: join(data, 'emulator') });
@@ -262,13 +265,9 @@ function spawnFox(args: string[], data: string) {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stderr = '';
-  let stdout = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  // 'close': the streams are read to their end too.
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return { process: child, stderr: () => stderr, stdout: () => stdout, exited };
+  const output = followOutput(child);
+  // Once closed: the streams are read to their end too.
+  return { process: child, stderr: output.stderr, stdout: output.stdout, exited: output.ended.then(({ code }) => code) };
 }
 
 /** stdout of a `--json` run: exactly one line, a JSON document. */

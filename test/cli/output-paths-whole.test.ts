@@ -7,12 +7,16 @@ import { writeOutput } from '../../src/cli/output-paths.js';
 
 vi.mock('node:fs/promises', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs/promises')>();
-  return { ...real, writeFile: vi.fn(real.writeFile) };
+  return { ...real, open: vi.fn(real.open), writeFile: vi.fn(real.writeFile) };
 });
 
 const dirs: string[] = [];
+/** Files whose write never ends (the process "stopped"), closed after the test. */
+const hanging: fs.FileHandle[] = [];
 afterEach(async () => {
+  vi.mocked(fs.open).mockReset();
   vi.mocked(fs.writeFile).mockReset();
+  await Promise.all(hanging.splice(0).map((handle) => handle.close()));
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 async function folder(): Promise<string> {
@@ -21,14 +25,36 @@ async function folder(): Promise<string> {
   return dir;
 }
 
-/** The write stops half way: the first half reaches the disk, then the disk is full or the process is gone. */
+/**
+ * The next write of a file (by `writeFile`, or through a handle opened for writing) takes only half of the bytes:
+ * the first half reaches the disk, then the disk is full or the process is gone. Whatever name the image is written
+ * under first is where it tears.
+ */
 function writeHalfThen(end: 'fail' | 'hang') {
-  vi.mocked(fs.writeFile).mockImplementationOnce(async (file, data) => {
+  const realOpen = vi.mocked(fs.open).getMockImplementation()!;
+  const realWriteFile = vi.mocked(fs.writeFile).getMockImplementation()!;
+  const torn = async (handle: fs.FileHandle, data: unknown) => {
+    vi.mocked(fs.open).mockImplementation(realOpen);
+    vi.mocked(fs.writeFile).mockImplementation(realWriteFile);
     const bytes = data as Uint8Array;
-    const real = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises');
-    await real.writeFile(file as string, bytes.subarray(0, bytes.length / 2));
+    await handle.write(bytes.subarray(0, bytes.length / 2));
     if (end === 'fail') throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    hanging.push(handle);
     await new Promise(() => undefined);
+  };
+  vi.mocked(fs.open).mockImplementation(async (...args) => {
+    const handle = await realOpen(...args);
+    if (/[wa+]/.test(String(args[1] ?? 'r'))) handle.writeFile = (data) => torn(handle, data);
+    return handle;
+  });
+  vi.mocked(fs.writeFile).mockImplementation(async (file, data, options) => {
+    const flag = (typeof options === 'object' && options?.flag) || 'w';
+    const handle = await realOpen(file as string, flag);
+    try {
+      await torn(handle, data);
+    } finally {
+      if (end === 'fail') await handle.close();
+    }
   });
 }
 
@@ -46,7 +72,9 @@ describe('an image file is whole or absent under its name', () => {
     const dir = await folder();
     writeHalfThen('hang');
     void writeOutput(join(dir, 'fox-2.png'), image, false);
-    await vi.waitFor(async () => expect(await readdir(dir)).toEqual([`.fox-2.png.partial-${process.pid}`]));
+    await vi.waitFor(async () => expect(await readdir(dir)).toEqual([expect.stringMatching(new RegExp(`^fox-2\\.png\\.${process.pid}\\.[0-9a-f]+\\.tmp$`))]));
+    // Half the image, and not under its name.
+    expect((await readFile(join(dir, (await readdir(dir))[0]!))).length).toBe(image.length / 2);
   });
 
   it('writes the whole image under its name and leaves no sibling', async () => {

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { JobWatch } from '../../src/cli/interrupt.js';
 import { startProgress } from '../../src/cli/progress.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -27,7 +28,7 @@ describe('pictor progress on long work', () => {
 
   it('counts partial images and finished images in the status', async () => {
     const lines: string[] = [];
-    const progress = await startProgress({ line: (l) => lines.push(l), images: 2, everyMs: 20, now: () => (lines.length ? 7_000 : 0) });
+    const progress = await startProgress({ line: (l) => lines.push(l), images: 2, everyMs: 20, now: () => (lines.length ? 7_000 : 0), job: watchedJob() });
     progress.sending();
     progress.partialReceived();
     progress.imageDone();
@@ -49,7 +50,7 @@ describe('pictor progress on long work', () => {
     );
     vi.useFakeTimers();
     onTestFinished(() => void vi.useRealTimers());
-    const progress = await startProgress({ terminal, line: () => {}, images: 1, everyMs: 5000 });
+    const progress = await startProgress({ terminal, line: () => {}, images: 1, everyMs: 5000, job: watchedJob() });
     progress.queued(2);
     // The spinner's frames and the line's refresh, on the fake clock.
     vi.advanceTimersByTime(1100);
@@ -57,3 +58,10 @@ describe('pictor progress on long work', () => {
     expect(written).toContain('queued, 2 ahead');
   });
 });
+
+/** A job whose Ctrl+C the progress answers during the test, and no longer after it. */
+function watchedJob(): JobWatch {
+  const job = new JobWatch();
+  onTestFinished(() => job.close());
+  return job;
+}

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/context.js';
+import { outputOf, type ChildOutput } from '../helpers/child-output.js';
 import { testTempDir, testTempDirSync } from '../helpers/temp-dir.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -45,19 +46,12 @@ export async function run(argv: string[], environment: NodeJS.ProcessEnv = {}, i
 export function spawnCli(
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; /** Close the reading end of its stdout at once, as `| head -0` would. */ stdoutGone?: boolean } = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
-      cwd: options.cwd ?? REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_STATE_HOME: testStateHome(), ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    if (options.stdoutGone) child.stdout.destroy();
-    else child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+): Promise<ChildOutput> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_STATE_HOME: testStateHome(), ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (options.stdoutGone) child.stdout.destroy();
+  return outputOf(child);
 }

@@ -55,4 +55,22 @@ describe.each([
     await expect(writeFileAtomically(join(dir, 'missing', 'store.json'), 'x', { inline })).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await readdir(dir)).toEqual([]);
   });
+
+  it('exclusive: gives a new file its name whole, with the mode asked, and leaves no temporary file', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'fox.png');
+    await writeFileAtomically(file, 'image', { exclusive: true, mode: 0o640, inline });
+    expect(await readFile(file, 'utf8')).toBe('image');
+    expect((await stat(file)).mode & 0o777).toBe(0o640 & ~process.umask());
+    expect(await readdir(dir)).toEqual(['fox.png']);
+  });
+
+  it('exclusive: never replaces a file that exists (EEXIST), and leaves no temporary file', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'fox.png');
+    await writeFileAtomically(file, 'old', { inline });
+    await expect(writeFileAtomically(file, 'new', { exclusive: true, inline })).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(await readFile(file, 'utf8')).toBe('old');
+    expect(await readdir(dir)).toEqual(['fox.png']);
+  });
 });

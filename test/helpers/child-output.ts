@@ -8,14 +8,28 @@ export interface ChildOutput {
   stderr: string;
 }
 
-/** Collects everything a spawned child writes to stdout and stderr, answered once it has closed (rejects if it could not start). */
-export function outputOf(child: ChildProcessByStdio<null, Readable, Readable>): Promise<ChildOutput> {
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+/** A running child's output: what it has written so far, and all of it once it has closed. */
+export interface FollowedOutput {
+  stdout(): string;
+  stderr(): string;
+  /** Answered once the child has closed (its streams read to their end); rejects if it could not start. */
+  ended: Promise<ChildOutput>;
+}
+
+/** Collects everything a spawned child writes to stdout and stderr, readable while it runs. */
+export function followOutput(child: ChildProcessByStdio<null, Readable, Readable>): FollowedOutput {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const ended = new Promise<ChildOutput>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+  return { stdout: () => stdout, stderr: () => stderr, ended };
+}
+
+/** Collects everything a spawned child writes to stdout and stderr, answered once it has closed (rejects if it could not start). */
+export function outputOf(child: ChildProcessByStdio<null, Readable, Readable>): Promise<ChildOutput> {
+  return followOutput(child).ended;
 }

@@ -13,7 +13,7 @@ import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagNa
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
 import { startProgress } from '../progress.js';
-import { interruptedExit, jobEnded, noteJob } from '../interrupt.js';
+import { JobWatch } from '../interrupt.js';
 import type { CliContext } from '../context.js';
 
 
@@ -64,8 +64,10 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     overwrite,
   });
 
-  const connection = await ctx.connect();
-  const progress = await startProgress({ terminal: ctx.terminal, line: ctx.stderr, images: request.n, everyMs: ctx.progressEveryMs ?? 5000 });
+  // This run's Ctrl+C: what it says knows what the ledger charged the job, and every file written.
+  const job = new JobWatch();
+  const connection = await ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement) });
+  const progress = await startProgress({ terminal: ctx.terminal, line: ctx.stderr, images: request.n, everyMs: ctx.progressEveryMs ?? 5000, job });
   try {
     const emulator = connection.ledger === 'emulator';
     if (connection.emulatorUrl) ctx.stderr(`No PICTOR_BASE_URL set: using an embedded emulator at ${connection.emulatorUrl} (no money is spent).`);
@@ -82,7 +84,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       answered = true;
       ctx.stdout(line);
     };
-    noteJob({ operation, emulator, json: values.json ? answer : undefined, isPartial: (path) => partialPaths.has(path) });
+    job.noteJob({ operation, emulator, json: values.json ? answer : undefined, isPartial: (path) => partialPaths.has(path) });
     let result: ImageJobResult;
     const completed: CompletedEvent[] = [];
     // The final images written so far (or saved to the temp directory): each as soon as it arrives, so an exit at any moment keeps what was paid.
@@ -90,7 +92,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     try {
       const requestOptions = {
         // The first Ctrl+C cancels the request: the spend guard releases it (still waiting) or settles it (sent).
-        signal: progress.signal,
+        signal: job.signal,
         onQueuePosition: (ahead: number) => {
           progress.queued(ahead);
           if (ahead > 0) ctx.stderr(`queued, ${ahead} ahead`);
@@ -118,7 +120,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${image + 1}/${request.n}`;
             try {
               // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
-              await writeOutput(path, Buffer.from(event.b64_json, 'base64'), overwrite);
+              await write(path, Buffer.from(event.b64_json, 'base64'));
               partialFiles.push(path);
               ctx.stderr(`${label} → ${path}`);
             } catch (error) {
@@ -139,10 +141,10 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             : await ctx.client(connection).generate(input as never, requestOptions);
       }
       // The request is over: a Ctrl+C from here on lets the images be written.
-      jobEnded();
+      job.jobEnded();
     } catch (error) {
       // The images that arrived before the failure were made (and are charged): they are written (a stream's already are), and the job still fails.
-      jobEnded();
+      job.jobEnded();
       progress.stop();
       if (emulator && error instanceof BudgetExceededError) {
         error.message += " This is the emulator's own ledger, where the account's caps are rehearsed: nothing was spent, and the account's ledger is untouched.";
@@ -150,10 +152,10 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       const arrived = values.stream ? completed : imagesOfFailure(error);
       if (!values.stream && arrived.length > 0) await writeImages(arrived.map(imageBytes), 0);
       await saveLost();
-      if (progress.signal.aborted) {
+      if (job.signal.aborted) {
         // Ctrl+C: the request is over (settled or released) and the images that came are written: the interruption is told
         // (with --json, also as the one line on stdout).
-        return interruptedExit();
+        return job.interruptedExit();
       }
       if (arrived.length > 0) {
         ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
@@ -198,6 +200,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     }
     return unwritten.length || lost.length ? 1 : 0;
 
+    /** Writes one image file of the job (never replacing a file unless --overwrite); Ctrl+C names it from then on. */
+    async function write(path: string, bytes: Uint8Array): Promise<void> {
+      await writeOutput(path, bytes, overwrite);
+      job.noteWritten(path);
+    }
+
     /**
      * Writes final images where asked (the first is image number `first`, from 0); paid for, so never lost: what
      * cannot go there goes to the OS temp directory. Adds them to `kept`.
@@ -205,7 +213,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     async function writeImages(images: Buffer[], first: number): Promise<void> {
       const unwritten: Lost[] = [];
       // Written at once (each file is its own), reported in order.
-      const outcomes = await Promise.allSettled(images.map((bytes, i) => writeOutput(plan.finalPath(first + i), bytes, overwrite)));
+      const outcomes = await Promise.allSettled(images.map((bytes, i) => write(plan.finalPath(first + i), bytes)));
       for (const [i, outcome] of outcomes.entries()) {
         const path = plan.finalPath(first + i);
         if (outcome.status === 'fulfilled') kept.files.push(path);
@@ -223,6 +231,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     async function save(item: Lost): Promise<boolean> {
       try {
         const [saved] = await saveToFallback([item]);
+        job.noteWritten(saved!);
         ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`);
         kept.saved.push(saved!);
         kept.unwritten.push(item);
@@ -247,7 +256,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   } finally {
     progress.stop();
     await connection.close();
-    jobEnded();
+    job.close();
   }
 }
 

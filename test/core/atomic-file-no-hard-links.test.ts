@@ -1,0 +1,58 @@
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { writeFileAtomically } from '../../src/core/atomic-file.js';
+
+// A file system without hard links (some network and FUSE mounts): every link is refused with EPERM.
+const refuse = () => {
+  throw Object.assign(new Error('operation not permitted, link'), { code: 'EPERM' });
+};
+vi.mock('node:fs', async (importOriginal) => ({ ...(await importOriginal<typeof import('node:fs')>()), linkSync: vi.fn() }));
+vi.mock('node:fs/promises', async (importOriginal) => ({ ...(await importOriginal<typeof import('node:fs/promises')>()), link: vi.fn() }));
+
+const dirs: string[] = [];
+beforeEach(() => {
+  vi.mocked(fs.linkSync).mockImplementation(refuse);
+  vi.mocked(fsp.link).mockImplementation(async () => refuse());
+});
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'pictor-atomic-nolink-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe.each([
+  { steps: 'awaited one by one', inline: false },
+  { steps: 'inline but the fsync', inline: true },
+])('writeFileAtomically where the file system has no hard links, its steps $steps', ({ inline }) => {
+  it('exclusive: claims the free name and puts the whole new file there, leaving no temporary file', async () => {
+    const dir = await tempDir();
+    await writeFileAtomically(join(dir, 'fox.png'), 'image', { exclusive: true, inline });
+    expect(await readFile(join(dir, 'fox.png'), 'utf8')).toBe('image');
+    expect(await readdir(dir)).toEqual(['fox.png']);
+    expect(inline ? fs.linkSync : fsp.link).toHaveBeenCalled();
+  });
+
+  it('exclusive: still never replaces a file that exists (EEXIST)', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'fox.png'), 'old');
+    await expect(writeFileAtomically(join(dir, 'fox.png'), 'new', { exclusive: true, inline })).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(await readFile(join(dir, 'fox.png'), 'utf8')).toBe('old');
+    expect(await readdir(dir)).toEqual(['fox.png']);
+  });
+
+  it('keeps the backup as a copy', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'store.json');
+    await writeFileAtomically(file, 'one', { backupPath: `${file}.bak`, inline });
+    await writeFileAtomically(file, 'two', { backupPath: `${file}.bak`, inline });
+    expect(await readFile(`${file}.bak`, 'utf8')).toBe('one');
+    expect(await readFile(file, 'utf8')).toBe('two');
+  });
+});
