@@ -27,8 +27,8 @@ const BEARER = /\bBearer(\s+|\+|%20)(["'{]?)([A-Za-z0-9._~+/=-]+)/gi;
 const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
 /**
  * A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows. Only
- * a name at the start of a word counts (checked apart, as a pattern starting with a look-behind is
- * tried at every position of the text, which is slower on the error path).
+ * a name at the start of a word counts, checked apart (see `startsWord`): a pattern starting with a look-behind is tried
+ * at every position of the text, which costs on the error path.
  */
 const CREDENTIAL_FIELD =
   /(authorization|(?:x-)?api[_-]key|access[_-]token|pass(?:word|wd)|(?:client[_-])?secret(?:[_-]access[_-]key)?)(["']?\s*[:=]\s*)/gi;
@@ -91,13 +91,13 @@ const SK_KEY = /sk-([A-Za-z0-9_-]+)/g;
  */
 const TOKEN_SHAPES = new RegExp(
   [
-      String.raw`(?<slack>(?:xoxe\.)?xox[a-z]-|xapp-|xoxe-)(?<slackBody>[A-Za-z0-9-]+)`,
-      String.raw`(?<github>gh[pousr]_|github_pat_)(?<githubBody>[A-Za-z0-9_]{20,})`,
-      String.raw`(?<google>AIza)[0-9A-Za-z_-]{30,}`,
-      String.raw`(?<stripe>[rs]k_(?:live|test)_)[0-9A-Za-z]{8,}`,
-      String.raw`(?<aws>AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])`,
-      String.raw`(?<jwt>eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*)`,
-    ].join('|'),
+    String.raw`(?<slack>(?:xoxe\.)?xox[a-z]-|xapp-|xoxe-)(?<slackBody>[A-Za-z0-9-]+)`,
+    String.raw`(?<github>gh[pousr]_|github_pat_)(?<githubBody>[A-Za-z0-9_]{20,})`,
+    String.raw`(?<google>AIza)[0-9A-Za-z_-]{30,}`,
+    String.raw`(?<stripe>[rs]k_(?:live|test)_)[0-9A-Za-z]{8,}`,
+    String.raw`(?<aws>AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])`,
+    String.raw`(?<jwt>eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*)`,
+  ].join('|'),
   'g',
 );
 /**
@@ -107,6 +107,9 @@ const TOKEN_SHAPES = new RegExp(
 const DISCORD_TOKEN_END = /\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}/g;
 /** `Bot <token>` outside a credential field (Discord's scheme): a word of 20 characters or more with a digit or a dot. */
 const BOT = /\bBot(\s+)([A-Za-z0-9._~+/=-]{20,})/g;
+
+const ALNUM = /[A-Za-z0-9]/;
+const BASE64URL = /[A-Za-z0-9_-]/;
 
 /** A bearer token, not a word: it has a digit or punctuation in it, or is longer than any English word. */
 function looksLikeToken(value: string): boolean {
@@ -200,9 +203,6 @@ function startsWord(text: string, at: number, word: RegExp): boolean {
   return at === 0 || !word.test(text[at - 1] ?? '') || (at >= 3 && /^%[0-9A-Fa-f]{2}$/.test(text.slice(at - 3, at)));
 }
 
-const ALNUM = /[A-Za-z0-9]/;
-const BASE64URL = /[A-Za-z0-9_-]/;
-
 /** A token of a known service shown redacted (see `TOKEN_SHAPES`), or as it was when it is not one after all. */
 function redactTokenShape(whole: string, ...rest: unknown[]): string {
   const shape = rest.at(-1) as Record<string, string | undefined>;
@@ -251,7 +251,7 @@ export function redactSecrets(text: string): string {
     )
     .replace(BASIC, (whole: string, space: string, value: string) => (looksLikeBasicCredentials(value) ? `${whole.slice(0, 5)}${space}[redacted]` : whole))
     .replace(SK_KEY, (whole: string, body: string, at: number, all: string) =>
-      startsWord(all, at, /[A-Za-z0-9_-]/) && looksLikeKeyBody(body) ? 'sk-[redacted]' : whole,
+      startsWord(all, at, BASE64URL) && looksLikeKeyBody(body) ? 'sk-[redacted]' : whole,
     )
     .replace(BOT, (whole: string, space: string, value: string) => (/[0-9.]/.test(value) ? `Bot${space}${REDACTED}` : whole))
     .replace(TOKEN_SHAPES, redactTokenShape);
