@@ -1,0 +1,259 @@
+/**
+ * Redaction: what an error message, a header echoed by a service or a line of service text shows instead of a secret.
+ */
+
+/**
+ * Secret values (API keys) that must never appear in an error. A client
+ * registers its key here when it is made, so an error built anywhere in the
+ * process — even from a server that echoes the key back — is scrubbed.
+ */
+const knownSecrets = new Set<string>();
+
+/** Keys shorter than this are not scrubbed by value (too likely to hit ordinary words). */
+const MIN_SECRET_LENGTH = 6;
+
+export function registerSecret(secret: string | undefined): void {
+  if (secret && secret.length >= MIN_SECRET_LENGTH) knownSecrets.add(secret);
+}
+
+/**
+ * Anything shaped like a credential, even one never registered: `Bearer <token>`, `Basic <base64 of user:password>`,
+ * `sk-…` style keys, the token shapes of known services (see `TOKEN_SHAPES`), and the value of a credential field
+ * (`Authorization`, `x-api-key`, `api_key`, `api-key`, `access_token`, `password`, `passwd`, `client_secret`, `secret`,
+ * `secret_access_key`, followed by `:` or `=`). Secrecy wins over keeping words: a field's whole value goes, whatever it
+ * looks like, and only the words outside it stay as written.
+ */
+const BEARER = /\bBearer(\s+|\+|%20)(["'{]?)([A-Za-z0-9._~+/=-]+)/gi;
+const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
+/**
+ * A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows. Only
+ * a name at the start of a word counts, checked apart (see `startsWord`): a pattern starting with a look-behind is tried
+ * at every position of the text, which costs on the error path.
+ */
+const CREDENTIAL_FIELD =
+  /(authorization|(?:x-)?api[_-]key|access[_-]token|pass(?:word|wd)|(?:client[_-])?secret(?:[_-]access[_-]key)?)(["']?\s*[:=]\s*)/gi;
+/**
+ * Where an unquoted value after `=` ends in a URL query or a form body: at the `&` that starts the next `name=` (a `&`
+ * inside a value is sent as `%26`).
+ */
+const NEXT_PARAMETER = /&(?=[A-Za-z0-9_.~%[\]-]+=)/;
+/** A quoted value up to its matching closing quote on the same line (a backslash escapes one). */
+const QUOTED_VALUE = /(["'])((?:\\.|(?!\1)[^\\\r\n])*)(\1)/y;
+/**
+ * A quoted value without a closing quote on its line: up to the end of its clause (`,` `;` `.` `!` `?` before a space),
+ * an HTML tag or the end of the line. The words after it are the message's, not the value's.
+ */
+const UNCLOSED_VALUE = /(["'])((?:\\.|(?!<\/?[A-Za-z][^<>]{0,200}>)[^\\\r\n,;.!?]|[,;.!?](?=\S))*)()/y;
+/** A word: characters up to a space, a quote, `,`, `}` or an HTML tag (`</p>` ends a word, it is not part of it). */
+const WORD = String.raw`(?:(?!<\/?[A-Za-z][^<>]{0,200}>)[^\s"',}])+`;
+/** A quoted string, closed on its line or (see `UNCLOSED_VALUE`) not. */
+const QUOTED = String.raw`"(?:\\.|[^"\\\r\n])*"|'(?:\\.|[^'\\\r\n])*'|["'](?:\\.|(?!<\/?[A-Za-z][^<>]{0,200}>)[^\\\r\n,;.!?]|[,;.!?](?=\S))*`;
+/** An unquoted first word of a value. */
+const FIRST_WORD = new RegExp(WORD, 'y');
+/** The word after a first word, on the same line: a quoted string or a plain word. The next line is never the value's. */
+const NEXT_WORD = new RegExp(String.raw`([ \t]+)(${QUOTED}|${WORD})`, 'y');
+/** An auth-param of RFC 9110 (`name=value`, `name="…"`). */
+const AUTH_PARAM = String.raw`[!#$%&*+.^_\x60|~0-9A-Za-z-]+[ \t]*=[ \t]*(?:${QUOTED}|${WORD})`;
+/**
+ * The credentials after a scheme (RFC 9110), on its line (or an indented continuation line): a comma-separated list of
+ * auth-params, or else one token68 (taken as any word, or a quoted string, so that odd characters are hidden too).
+ * What follows them is no longer the field's.
+ */
+const AUTH_CREDENTIALS = new RegExp(String.raw`((?:\r?\n)?[ \t]+)(${AUTH_PARAM}(?:\s*,(?:\s*,)*\s*${AUTH_PARAM})*|${QUOTED}|${WORD})`, 'y');
+/** Authorization schemes whose credential is the one word (or quoted string) after them (Discord's `Bot`, `Token`). */
+const ONE_WORD_SCHEMES = new Set(['bearer', 'basic', 'token', 'bot']);
+/** Other known schemes (RFC 9110 and common services): their auth-params or token68 are the credential. */
+const OTHER_SCHEMES = new Set(['digest', 'negotiate', 'ntlm', 'apikey', 'dpop', 'oauth', 'hoba', 'mutual', 'vapid']);
+/** What this module shows instead of a credential. */
+const REDACTED = '[redacted]';
+/**
+ * A value redacted already (perhaps quoted, its closing quote lost to a line end since): redacting it again hides no
+ * more, though a message is redacted again once its lines are folded into one (an error built from service text).
+ */
+const ALREADY_REDACTED = /["']?\[redacted\](?=["'\s,;.!?]|$)/y;
+/**
+ * A placeholder standing for a credential in a message (`<API_KEY>`, `‹token›`), or one standing for a value hidden or
+ * left out (`***`, as a Redis URL is shown; `…`), perhaps ending a sentence.
+ */
+const PLACEHOLDER = /^(?:<[^<>\s]+>|‹[^‹›\s]+›|\*{3,}|…)[.;:!?)`]*$/;
+/**
+ * `sk-` at the start of a key and the characters of a key after it. Only a letter, digit, `_` or `-` before it makes it
+ * part of a name (`risk-sk-levels`); after `/`, `+`, `%3D` or a quote it is a key.
+ */
+const SK_KEY = /sk-([A-Za-z0-9_-]+)/g;
+/**
+ * Tokens of known services by their shape, each at the start of a word (or after a `%XX` escape): Slack (`xoxb-`,
+ * `xoxp-`, `xapp-`, `xoxe.xoxp-`, … with a digit in what follows), GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`,
+ * `github_pat_`, 20 characters or more after), Google API keys (`AIza` and 30 or more), Stripe secret and restricted
+ * keys (`sk_live_`, `rk_live_`, `sk_test_`, `rk_test_`), AWS access key ids (`AKIA` or `ASIA` and 16 capitals or
+ * digits), a JWT (`eyJ…` header, payload, signature) and a Discord bot token (three base64url parts joined by dots, the
+ * first a user id: see `DISCORD_TOKEN_END`). The prefix stays so a reader knows which kind of token was hidden.
+ */
+const TOKEN_SHAPES = new RegExp(
+  [
+    String.raw`(?<slack>(?:xoxe\.)?xox[a-z]-|xapp-|xoxe-)(?<slackBody>[A-Za-z0-9-]+)`,
+    String.raw`(?<github>gh[pousr]_|github_pat_)(?<githubBody>[A-Za-z0-9_]{20,})`,
+    String.raw`(?<google>AIza)[0-9A-Za-z_-]{30,}`,
+    String.raw`(?<stripe>[rs]k_(?:live|test)_)[0-9A-Za-z]{8,}`,
+    String.raw`(?<aws>AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])`,
+    String.raw`(?<jwt>eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*)`,
+  ].join('|'),
+  'g',
+);
+/**
+ * The second and third parts of a Discord bot token (a timestamp, an HMAC); the first part, before them, is the bot's
+ * user id (a snowflake of 17 to 20 digits) in base64url: 20 to 30 characters, found by looking back from here.
+ */
+const DISCORD_TOKEN_END = /\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}/g;
+/** `Bot <token>` outside a credential field (Discord's scheme): a word of 20 characters or more with a digit or a dot. */
+const BOT = /\bBot(\s+)([A-Za-z0-9._~+/=-]{20,})/g;
+
+const ALNUM = /[A-Za-z0-9]/;
+const BASE64URL = /[A-Za-z0-9_-]/;
+
+/** A bearer token, not a word: it has a digit or punctuation in it, or is longer than any English word. */
+function looksLikeToken(value: string): boolean {
+  return /[0-9._~+/=-]/.test(value) || value.length >= 24;
+}
+
+/** Matches `pattern` (sticky) at `at` in `text`. */
+function matchAt(pattern: RegExp, text: string, at: number): RegExpExecArray | null {
+  pattern.lastIndex = at;
+  return pattern.exec(text);
+}
+
+/** The inside of a quoted field value, redacted: a known scheme and a lone placeholder stay, everything else goes. */
+function redactQuotedValue(inside: string): string {
+  const trimmed = inside.trim();
+  if (trimmed === '' || PLACEHOLDER.test(trimmed) || ONE_WORD_SCHEMES.has(trimmed.toLowerCase()) || OTHER_SCHEMES.has(trimmed.toLowerCase())) return inside;
+  const scheme = /^(\S+)(\s+)(.*)$/s.exec(inside);
+  if (scheme) {
+    const [, first = '', space = '', rest = ''] = scheme;
+    const name = first.toLowerCase();
+    if (ONE_WORD_SCHEMES.has(name) && name !== 'basic' && PLACEHOLDER.test(rest.trim())) return inside;
+    if (ONE_WORD_SCHEMES.has(name) || OTHER_SCHEMES.has(name)) return `${first}${space}[redacted]`;
+  }
+  return REDACTED;
+}
+
+/**
+ * The value of a credential field starting at `at`, redacted: where it ends and what is shown instead, or nothing
+ * when it holds no credential. A quoted value goes up to its closing quote (see `UNCLOSED_VALUE` without one); after
+ * `Bearer`, `Basic`, `Token` or `Bot` the one word (or quoted string) after the scheme goes; after another known scheme
+ * its auth-params or token68 go (see `AUTH_CREDENTIALS`); any other first word goes with the word after it, or with the
+ * auth-params after it in an `Authorization` field. The words after that stay.
+ */
+function redactedFieldValue(text: string, at: number, authorization: boolean): { end: number; shown: string } | undefined {
+  if (matchAt(ALREADY_REDACTED, text, at)) return undefined;
+  const quoted = matchAt(QUOTED_VALUE, text, at) ?? matchAt(UNCLOSED_VALUE, text, at);
+  if (quoted) {
+    const [whole, open = '', inside = '', close = ''] = quoted;
+    return { end: at + whole.length, shown: `${open}${redactQuotedValue(inside)}${close}` };
+  }
+  const word = matchAt(FIRST_WORD, text, at);
+  if (!word || PLACEHOLDER.test(word[0])) return undefined;
+  const parameterEnd = text[at - 1] === '=' ? word[0].search(NEXT_PARAMETER) : -1;
+  if (parameterEnd > 0) return { end: at + parameterEnd, shown: REDACTED };
+  const first = word[0];
+  const scheme = first.toLowerCase();
+  const afterFirst = at + first.length;
+  if (ONE_WORD_SCHEMES.has(scheme) || (authorization && OTHER_SCHEMES.has(scheme))) {
+    const next = matchAt(ONE_WORD_SCHEMES.has(scheme) ? NEXT_WORD : AUTH_CREDENTIALS, text, afterFirst);
+    if (!next) return undefined;
+    const [whole, space = '', value = ''] = next;
+    if (scheme !== 'basic' && PLACEHOLDER.test(value)) return undefined;
+    return { end: afterFirst + whole.length, shown: `${first}${space}${REDACTED}` };
+  }
+  const next = matchAt(authorization ? AUTH_CREDENTIALS : NEXT_WORD, text, afterFirst);
+  if (next && PLACEHOLDER.test(next[2] ?? '')) return undefined;
+  return { end: afterFirst + (next?.[0].length ?? 0), shown: REDACTED };
+}
+
+/** `text` with the value of every credential field redacted (see `redactedFieldValue`). */
+function redactCredentialFields(text: string): string {
+  let out = '';
+  let kept = 0;
+  CREDENTIAL_FIELD.lastIndex = 0;
+  for (let field = CREDENTIAL_FIELD.exec(text); field !== null; field = CREDENTIAL_FIELD.exec(text)) {
+    if (ALNUM.test(text[field.index - 1] ?? '')) {
+      // Inside a word (`xclient_secret=`), a name may still start later (`secret=`).
+      CREDENTIAL_FIELD.lastIndex = field.index + 1;
+      continue;
+    }
+    const at = field.index + field[0].length;
+    const value = redactedFieldValue(text, at, (field[1] ?? '').toLowerCase() === 'authorization');
+    if (!value) continue;
+    out += text.slice(kept, at) + value.shown;
+    kept = value.end;
+    CREDENTIAL_FIELD.lastIndex = value.end;
+  }
+  return out + text.slice(kept);
+}
+
+/**
+ * What follows `sk-` is a key, not a name, when a hyphen-separated part of it with a digit is 4 characters or more
+ * (`sk-ant-api03-…`, `sk-abc123`) or the whole of it is 16 or more. `sk-guidelines-v2` is a name.
+ */
+function looksLikeKeyBody(body: string): boolean {
+  return body.split('-').some((part) => part.length >= 4 && /[0-9]/.test(part)) || body.length >= 16;
+}
+
+/** Whether what is at `at` in `text` starts a word: nothing before it but a character other than `word`, or a `%XX` escape. */
+function startsWord(text: string, at: number, word: RegExp): boolean {
+  return at === 0 || !word.test(text[at - 1] ?? '') || (at >= 3 && /^%[0-9A-Fa-f]{2}$/.test(text.slice(at - 3, at)));
+}
+
+/** A token of a known service shown redacted (see `TOKEN_SHAPES`), or as it was when it is not one after all. */
+function redactTokenShape(whole: string, ...rest: unknown[]): string {
+  const shape = rest.at(-1) as Record<string, string | undefined>;
+  const at = rest.at(-3) as number;
+  const text = rest.at(-2) as string;
+  if (!startsWord(text, at, ALNUM)) return whole;
+  if (shape.slack !== undefined) return /[0-9]/.test(shape.slackBody ?? '') ? `${shape.slack}${REDACTED}` : whole;
+  if (shape.jwt !== undefined) return REDACTED;
+  return `${shape.github ?? shape.google ?? shape.stripe ?? shape.aws ?? ''}${REDACTED}`;
+}
+
+/** `text` with every Discord bot token redacted (see `DISCORD_TOKEN_END`). */
+function redactDiscordTokens(text: string): string {
+  let out = '';
+  let kept = 0;
+  DISCORD_TOKEN_END.lastIndex = 0;
+  for (let end = DISCORD_TOKEN_END.exec(text); end !== null; end = DISCORD_TOKEN_END.exec(text)) {
+    let start = end.index;
+    while (start > kept && end.index - start <= 30 && BASE64URL.test(text[start - 1] ?? '')) start--;
+    const first = text.slice(start, end.index);
+    if (first.length < 20 || first.length > 30 || (start > 0 && /[A-Za-z0-9_.-]/.test(text[start - 1] ?? ''))) continue;
+    if (!/^[0-9]{17,20}$/.test(Buffer.from(first, 'base64url').toString('latin1'))) continue;
+    out += text.slice(kept, start) + REDACTED;
+    kept = end.index + end[0].length;
+  }
+  return out + text.slice(kept);
+}
+
+/** Basic credentials are base64 of `user:password`: decoded, printable text with a colon. */
+function looksLikeBasicCredentials(value: string): boolean {
+  if (value.length < 4 || value.replace(/=+$/, '').length % 4 === 1) return false;
+  const decoded = Buffer.from(value, 'base64').toString('latin1');
+  return decoded.includes(':') && /^[\x20-\x7e]+$/.test(decoded);
+}
+
+/** Replaces registered secrets and anything credential-shaped with `[redacted]`. */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const secret of knownSecrets) {
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  // In a credential field the whole value goes; elsewhere only what looks like a credential.
+  const shapes = redactCredentialFields(out)
+    .replace(BEARER, (whole: string, space: string, quote: string, value: string) =>
+      looksLikeToken(value) ? `${whole.slice(0, 6)}${space}${quote}[redacted]` : whole,
+    )
+    .replace(BASIC, (whole: string, space: string, value: string) => (looksLikeBasicCredentials(value) ? `${whole.slice(0, 5)}${space}[redacted]` : whole))
+    .replace(SK_KEY, (whole: string, body: string, at: number, all: string) =>
+      startsWord(all, at, BASE64URL) && looksLikeKeyBody(body) ? 'sk-[redacted]' : whole,
+    )
+    .replace(BOT, (whole: string, space: string, value: string) => (/[0-9.]/.test(value) ? `Bot${space}${REDACTED}` : whole))
+    .replace(TOKEN_SHAPES, redactTokenShape);
+  return redactDiscordTokens(shapes);
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { makeAPIError, redactSecrets } from '../../src/internal.js';
+
+// Tokens are put together from pieces so that no complete one is written in the repository.
+const slackBot = ['xoxb', '17653672481', '19874698323', 'pdFZKVeTuE8sk7oOcBrzbqgy'].join('-');
+const slackUser = ['xoxp', '2', '3', '4', 'abcdef0123'].join('-');
+const slackApp = ['xapp', '1', 'A0123ABCDEF', '4567890123456', '0123456789abcdef'].join('-');
+const slackRotated = `xoxe.${['xoxp', '1', 'Mi0yLTEyMzQ1Njc4OTAtMTIzNDU2Nzg5MDEyMw'].join('-')}`;
+const slackRefresh = ['xoxe', '1', 'My0xLTEyMzQ1Njc4OTAtNDU2Nzg5MDEyMzQ1'].join('-');
+const githubClassic = `ghp_${'A1b2C3d4E5f6'.repeat(3)}`;
+const githubOAuth = `gho_${'16C7e42F292c6912E7710c838347Ae178B4a'}`;
+const githubFineGrained = `github_pat_${'11ABCDEFG0123456789_'}${'abcdefghijKLMNOPQRST0123456789'.repeat(2)}`;
+const googleKey = `AIza${'SyD-1234567890abcdefghijklmnopqrstu'}`;
+const stripeSecret = `sk_live_${'51HxYzAbCdEf0123456789'}`;
+const stripeRestricted = `rk_live_${'0123456789abcdefABCDEF'}`;
+const awsKeyId = `AKIA${'IOSFODNN7EXAMPLE'}`;
+const jwt = ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9', 'eyJzdWIiOiIxMjM0NTY3ODkwIn0', 'dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'].join('.');
+/** A Discord bot token: the bot's user id in base64, a timestamp, an HMAC. */
+const discordToken = [Buffer.from('123456789012345678').toString('base64url'), 'GhIjKl', 'abcdefghijklmnopqrstuvwxyz0123456789AB'].join('.');
+
+describe('a token of a known service is hidden wherever it shows, and the words around it stay', () => {
+  it.each([
+    ['a Slack bot token in an error', `An API error occurred: invalid_auth (token ${slackBot} was revoked; incident 7781)`, 'An API error occurred: invalid_auth (token xoxb-[redacted] was revoked; incident 7781)'],
+    ['a Slack user token in a URL', `GET https://slack.com/api/auth.test?token=${slackUser}&pretty=1 failed`, 'GET https://slack.com/api/auth.test?token=xoxp-[redacted]&pretty=1 failed'],
+    ['a Slack app token in JSON', `{"app_token":"${slackApp}","ok":false}`, '{"app_token":"xapp-[redacted]","ok":false}'],
+    ['a rotated Slack token ending a sentence', `refresh failed for ${slackRotated}. Try again.`, 'refresh failed for xoxe.xoxp-[redacted]. Try again.'],
+    ['a Slack refresh token', `{"ok":false,"error":"invalid_refresh_token","refresh_token":"${slackRefresh}"}`, '{"ok":false,"error":"invalid_refresh_token","refresh_token":"xoxe-[redacted]"}'],
+    ['a GitHub token in an error', `Bad credentials: ${githubClassic} is not valid (documentation_url https://docs.github.com/rest)`, 'Bad credentials: ghp_[redacted] is not valid (documentation_url https://docs.github.com/rest)'],
+    ['a GitHub OAuth token', `oauth gave ${githubOAuth} back`, 'oauth gave gho_[redacted] back'],
+    ['a GitHub fine-grained token before the next line', `GITHUB_TOKEN=${githubFineGrained}\nnext line`, 'GITHUB_TOKEN=github_pat_[redacted]\nnext line'],
+    ['a Google API key in a URL', `https://h.test/v1/models?key=${googleKey}&alt=json returned 400`, 'https://h.test/v1/models?key=AIza[redacted]&alt=json returned 400'],
+    ['a Stripe secret key in an error', `Invalid API Key provided: ${stripeSecret} (incident 7781)`, 'Invalid API Key provided: sk_live_[redacted] (incident 7781)'],
+    ['a Stripe restricted key in a form body', `amount=2000&currency=usd&key=${stripeRestricted}&next=1`, 'amount=2000&currency=usd&key=rk_live_[redacted]&next=1'],
+    ['an AWS access key id in an error', `The AWS Access Key Id ${awsKeyId} you provided does not exist in our records.`, 'The AWS Access Key Id AKIA[redacted] you provided does not exist in our records.'],
+    ['an AWS temporary access key id', `AccessKeyId: ${`ASIA${'Y34FZKBOKMUTVV7A'}`} expired`, 'AccessKeyId: ASIA[redacted] expired'],
+    ['a GitHub app installation token', `{"token":"${`ghs_${'16C7e42F292c6912E7710c838347Ae178B4a'}`}","expires_at":"2026-01-01T00:00:00Z"}`, '{"token":"ghs_[redacted]","expires_at":"2026-01-01T00:00:00Z"}'],
+    ['a Stripe test key', `stripe.key=${`sk_test_${'4eC39HqLyjWDarjtT1zdp7dc'}`}; retrying`, 'stripe.key=sk_test_[redacted]; retrying'],
+    ['an api key field before the next line', 'x-api-key: abcdef1234567890\nSee the docs for the key format', 'x-api-key: [redacted]\nSee the docs for the key format'],
+    ['an AWS access key id in XML', `<AWSAccessKeyId>${awsKeyId}</AWSAccessKeyId>`, '<AWSAccessKeyId>AKIA[redacted]</AWSAccessKeyId>'],
+    ['a JWT in JSON', `session echoed: {"jwt":"${jwt}"}`, 'session echoed: {"jwt":"[redacted]"}'],
+    ['a JWT in a URL', `callback https://h.test/cb?id_token=${jwt}&state=abc failed`, 'callback https://h.test/cb?id_token=[redacted]&state=abc failed'],
+    ['a Discord Bot token echoed from a header', `401: Unauthorized (sent "Bot ${discordToken}")`, '401: Unauthorized (sent "Bot [redacted]")'],
+    ['a bare Discord bot token', `Logging in with ${discordToken} failed: An invalid token was provided.`, 'Logging in with [redacted] failed: An invalid token was provided.'],
+    ['a Discord bot token in JSON', `{"token":"${discordToken}","intents":513}`, '{"token":"[redacted]","intents":513}'],
+  ])('%s', (_what, text, shown) => {
+    expect(redactSecrets(text)).toBe(shown);
+    expect(redactSecrets(shown), 'redacting twice changes nothing').toBe(shown);
+  });
+});
+
+describe('the value of a password or secret field is hidden, and the fields after it stay', () => {
+  it.each([
+    ['a password in a URL query', 'GET https://h.test/login?user=bob&password=hunter2&next=%2Fhome returned 500', 'GET https://h.test/login?user=bob&password=[redacted]&next=%2Fhome returned 500'],
+    [
+      'a client secret in a form body',
+      'body: grant_type=client_credentials&client_id=abc&client_secret=s3cr3t-Value_9&scope=read',
+      'body: grant_type=client_credentials&client_id=abc&client_secret=[redacted]&scope=read',
+    ],
+    ['a password in JSON', '{"username":"bob","password":"correct horse battery staple","remember":true}', '{"username":"bob","password":"[redacted]","remember":true}'],
+    ['a client secret in JSON', '{"client_id":"abc","client_secret": "s3cr3t \\"quoted\\" value"}', '{"client_id":"abc","client_secret": "[redacted]"}'],
+    ['a passwd field before the next line', 'db: host=db.internal passwd=hunter2\nretrying in 5 s', 'db: host=db.internal passwd=[redacted]\nretrying in 5 s'],
+    ['a secret field before a comma', 'webhook secret=whsec_abc123DEF456, rejected', 'webhook secret=[redacted], rejected'],
+    ['an AWS secret access key', 'aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n[default]', 'aws_secret_access_key=[redacted]\n[default]'],
+    ['a signing secret in an environment dump', 'SLACK_SIGNING_SECRET=8f742231b10e8888abcd99yyyzzz85a5', 'SLACK_SIGNING_SECRET=[redacted]'],
+  ])('%s', (_what, text, shown) => {
+    expect(redactSecrets(text)).toBe(shown);
+    expect(redactSecrets(shown), 'redacting twice changes nothing').toBe(shown);
+  });
+
+  it('hides a password echoed in a service error and keeps the billing sentence after it', () => {
+    const body = { error: { message: 'login refused for password=hunter2&user=bob; nothing was billed (incident 7781).' } };
+    expect(makeAPIError({ status: 401, body }).message).toBe('401 login refused for password=[redacted]&user=bob; nothing was billed (incident 7781).');
+  });
+});
+
+describe('our own sentences about tokens, secrets, passwords and keys pass unchanged', () => {
+  it.each([
+    'the password in REDIS_URL is hidden',
+    'token expired',
+    'SLACK_BOT_TOKEN must be a bot token (it starts with xoxb-)',
+    'SLACK_APP_TOKEN must be an app-level token (it starts with xapp-) with the connections:write scope',
+    'SLACK_BOT_TOKEN is set but SLACK_CLIENT_ID is not: set the bot token (xoxb-…, OAuth & Permissions → Bot User OAuth Token), or unset SLACK_CLIENT_ID to run without Slack',
+    'Slack did not accept the bot token (invalid_auth); check SLACK_BOT_TOKEN',
+    'DISCORD_TOKEN does not look like a bot token (too short)',
+    'DISCORD_APPLICATION_ID does not match the bot token’s application',
+    'Start Redis, correct the Redis URL (host, port, password), or empty it to limit this n8n process on its own. Nothing was sent to the image service; the next execution connects again.',
+    'could not reach Redis at redis://***:***@cache:6379/0?username=***&password=*** (prefix pictor)',
+    'The key the image service issued to you. It is sent as "Authorization: Bearer <key>".',
+    'You did not provide an API key. Send it in the Authorization header as "Bearer <API_KEY>".',
+    'Refused: this form is missing its security token (reload the page and try again).',
+    'the console refused a change without its CSRF token',
+    'refused an interaction made longer ago than its token lives (or stamped ahead)',
+    'Log in: http://127.0.0.1:8787/login (a token made for this run; set PICTOR_CONSOLE_TOKEN to choose your own)',
+    'a claim token is 8 to 64 of A-Z a-z 0-9 _ -',
+    'SLACK_SIGNING_SECRET=…      # Basic Information → Signing Secret',
+    'a Bot token from the Developer Portal (Bot → Reset Token)',
+    'saved as out/a-lighthouse-at-dusk-20250101-120000-3f9a2c.png (request 01HZX4K9Q7ABCDEFGHJKMNPQ.b3f1c2.d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9)',
+  ])('%s', (text) => {
+    expect(redactSecrets(text)).toBe(text);
+  });
+});
