@@ -99,7 +99,40 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     await limiter.stop().catch(() => undefined);
     throw error;
   }
+  probes.set(limiter, oneAtATime(() => slotsAnswer(connection)));
   return limiter;
+}
+
+/** How each shared limiter made here answers `sharedLimiterWorks`. */
+const probes = new WeakMap<ImageLimiter, () => Promise<boolean>>();
+
+/**
+ * The readiness of a limiter (`/healthz`'s `limiter` check): for one shared through Redis, whether its slots can
+ * run their scripts in Redis now — false while Redis is unreachable, refuses them (out of memory, a read-only
+ * replica) or has lost their state in a way they cannot rebuild; a state lost by an empty restart is rebuilt by the
+ * check itself, as by the next request. Never rejects; a limiter of one process alone always works.
+ */
+export function sharedLimiterWorks(limiter: ImageLimiter): Promise<boolean> {
+  return probes.get(limiter)?.() ?? Promise.resolve(true);
+}
+
+/** Whether bottleneck's limiter on `connection` answers how many requests run (one of its scripts, through its own error handling). */
+async function slotsAnswer(connection: Bottleneck.IORedisConnection): Promise<boolean> {
+  const slots = Object.values((connection as unknown as BottleneckConnectionInternals).limiters)[0];
+  if (!slots) return false;
+  return slots.running().then(
+    () => true,
+    () => false,
+  );
+}
+
+/** `probe`, asked again while it has not answered: the same answer (a Redis that does not answer gets one probe, not one per ask). */
+function oneAtATime(probe: () => Promise<boolean>): () => Promise<boolean> {
+  let pending: Promise<boolean> | undefined;
+  return () =>
+    (pending ??= probe().finally(() => {
+      pending = undefined;
+    }));
 }
 
 /** The two parts of bottleneck's `IORedisConnection` used here that its types do not show. */

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RedisLink, type RedisLogger } from '../../src/core/redis-connection.js';
-import { createImageLimiter } from '../../src/core/shared-limiter.js';
+import type { ImageLimiter } from '../../src/core/image-limiter.js';
+import { pingRedis, RedisLink, type RedisLogger } from '../../src/core/redis-connection.js';
+import { createImageLimiter, sharedLimiterWorks } from '../../src/core/shared-limiter.js';
 import { startThrowawayRedis, type ThrowawayRedis } from '../setup/redis-server.js';
 import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
 
@@ -100,5 +101,32 @@ describe.skipIf(redisPresent.skipReason)(`a shared limiter whose Redis restarts 
 
     expect(unhandled).toEqual([]);
     expect([...a.logger.reasons, ...b.logger.reasons].filter((r) => /SETTINGS_KEY_NOT_FOUND|UNKNOWN_CLIENT/.test(r))).toEqual([]);
+  });
+
+  it('answers the readiness check truthfully: false while Redis refuses the limiter\'s scripts though it answers PING, true once it takes them, and true after an empty restart, which it rebuilds', async () => {
+    const { redis, aProcess } = await aLimiterOnItsOwnRedis({ maxConcurrent: 2 });
+    const { limiter, link } = await aProcess();
+    expect(await sharedLimiterWorks(limiter)).toBe(true);
+
+    // Full (noeviction, as docs/shared-limits.md asks): PING answers, the limiter's scripts are refused.
+    const admin = link.commands.duplicate();
+    cleanups.push(async () => void admin.disconnect());
+    await admin.config('SET', 'maxmemory', '1');
+    expect(await pingRedis(link.commands)).toBe(true);
+    expect(await sharedLimiterWorks(limiter)).toBe(false);
+    await admin.config('SET', 'maxmemory', '0');
+    expect(await sharedLimiterWorks(limiter)).toBe(true);
+
+    // Restarted empty: the check rebuilds the limiter's state, as the next request would.
+    await redis.restart();
+    await reconnected(link);
+    expect(await sharedLimiterWorks(limiter)).toBe(true);
+    expect(await link.commands.hget(SLOTS_SETTINGS, 'maxConcurrent')).toBe('2');
+  });
+
+  it('says true for a limiter of one process alone', async () => {
+    const limiter: ImageLimiter = await createImageLimiter({ maxConcurrent: 1 });
+    cleanups.push(() => limiter.stop());
+    expect(await sharedLimiterWorks(limiter)).toBe(true);
   });
 });
