@@ -13,6 +13,7 @@ import {
   createLogger,
   describeRedisConfig,
   pingRedis,
+  sharedLimiterWorks,
   RedisLink,
   type Logger,
   connect,
@@ -137,6 +138,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     const connection = await connect(core, logger, { emulatorPort: core.emulatorPort, emulatorLatencyMs: SERVICE_LIKE_LATENCY_MS, spendGuard: false, redis: link });
     stops.push(() => connection.close()); // last: running jobs still reach the emulator while the runner shuts down
     const { client, emulatorUrl } = connection;
+    // Redis may answer PING while the limiter cannot work in it (full, read-only, its state lost beyond rebuilding).
+    if (link) checks.limiter = () => sharedLimiterWorks(client.limiter);
 
     // Off unless PICTOR_METRICS_PORT is set; counted from the first job on.
     const metrics: Metrics | undefined = core.metrics ? createMetrics() : undefined;

@@ -9,7 +9,7 @@ export { usdDigits, formatUsdExact } from './core/pricing.js';
 export { normalizeBaseURL } from './client/base-url.js';
 export { imageOfPartial } from './client/partial-bound.js';
 export { backoffDelay, parseResetDuration, retryAfterFromHeaders } from './client/retry-timing.js';
-export { createImageLimiter, type CreateImageLimiterOptions } from './core/shared-limiter.js';
+export { createImageLimiter, sharedLimiterWorks, type CreateImageLimiterOptions } from './core/shared-limiter.js';
 export { bucketShape, DEFAULT_TOLERANCE_MS, LocalImageBucket, type BucketShape, type ImageBucket } from './core/image-bucket.js';
 export { RedisImageBucket } from './core/RedisImageBucket.js';
 export { readRedisConfig, describeRedisConfig, DEFAULT_REDIS_PREFIX, type RedisConfig } from './core/redis-config.js';

@@ -61,6 +61,7 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
   const client = link.commands;
   // Bottleneck's clustering on the link's two connections (it would otherwise open a subscriber of its own).
   const connection = new Bottleneck.IORedisConnection({ Redis, client: link.lend() });
+  recogniseLostState(connection);
   const reportError = logger ? rateLimitedReporter(logger) : undefined;
   connection.on('error', (error: unknown) => reportError?.(error));
   const coordinator = new RedisCoordinator({
@@ -69,7 +70,7 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     onError: reportError,
     onClose: async () => {
       // Bottleneck's channels are let go of; the connections are the link's (closed here only if the limiter opened it).
-      const channels = Object.keys((connection as unknown as { limiters: Record<string, unknown> }).limiters);
+      const channels = Object.keys((connection as unknown as BottleneckConnectionInternals).limiters);
       if (channels.length > 0 && client.status === 'ready') await settlesWithin(link.subscriber().unsubscribe(...channels), 2000);
       await connection.disconnect(false);
       if (!options.link) await link.close();
@@ -98,7 +99,77 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
     await limiter.stop().catch(() => undefined);
     throw error;
   }
+  probes.set(limiter, oneAtATime(() => slotsAnswer(connection)));
   return limiter;
+}
+
+/** How each shared limiter made here answers `sharedLimiterWorks`. */
+const probes = new WeakMap<ImageLimiter, () => Promise<boolean>>();
+
+/**
+ * The readiness of a limiter (`/healthz`'s `limiter` check): for one shared through Redis, whether its slots can
+ * run their scripts in Redis now — false while Redis is unreachable, refuses them (out of memory, a read-only
+ * replica) or has lost their state in a way they cannot rebuild; a state lost by an empty restart is rebuilt by the
+ * check itself, as by the next request. Never rejects; a limiter of one process alone always works.
+ */
+export function sharedLimiterWorks(limiter: ImageLimiter): Promise<boolean> {
+  return probes.get(limiter)?.() ?? Promise.resolve(true);
+}
+
+/** Whether bottleneck's limiter on `connection` answers how many requests run (one of its scripts, through its own error handling). */
+async function slotsAnswer(connection: Bottleneck.IORedisConnection): Promise<boolean> {
+  const slots = Object.values((connection as unknown as BottleneckConnectionInternals).limiters)[0];
+  if (!slots) return false;
+  return slots.running().then(
+    () => true,
+    () => false,
+  );
+}
+
+/** `probe`, asked again while it has not answered: the same answer (a Redis that does not answer gets one probe, not one per ask). */
+function oneAtATime(probe: () => Promise<boolean>): () => Promise<boolean> {
+  let pending: Promise<boolean> | undefined;
+  return () =>
+    (pending ??= probe().finally(() => {
+      pending = undefined;
+    }));
+}
+
+/** The two parts of bottleneck's `IORedisConnection` used here that its types do not show. */
+interface BottleneckConnectionInternals {
+  /** Its limiters, by channel (two channels each). */
+  limiters: Record<string, Bottleneck>;
+  /** The function that runs one of its scripts; the last argument is the callback its answer or error goes to. */
+  __scriptFn__(name: string): (...args: unknown[]) => unknown;
+}
+
+/**
+ * The errors with which bottleneck's scripts say Redis lost their state: its settings (Redis restarted empty, or was
+ * flushed) or this process's registration. Bottleneck (2.19.5) recognises them by their exact text and rebuilds what
+ * is missing; Redis 7 prefixes "ERR " to a script's error that has no code of its own, so unrecognised, every
+ * request after an empty restart failed for ever (and every heartbeat with it).
+ */
+const LOST_STATE = /^ERR (SETTINGS_KEY_NOT_FOUND|UNKNOWN_CLIENT)$/;
+
+/**
+ * Every script `connection` runs — a request's, the heartbeat's — reports a lost state with the text bottleneck
+ * recognises. Done on the callback bottleneck gives each script (where it reads the error), not on the promise
+ * ioredis also returns, which bottleneck leaves alone: a copy of that promise that rejects would go unhandled.
+ */
+function recogniseLostState(connection: Bottleneck.IORedisConnection): void {
+  const internals = connection as unknown as BottleneckConnectionInternals;
+  const scriptFn = internals.__scriptFn__.bind(connection);
+  internals.__scriptFn__ = (name) => {
+    const run = scriptFn(name);
+    return (...args) => {
+      const callback = args.at(-1);
+      if (typeof callback !== 'function') return run(...args);
+      return run(...args.slice(0, -1), (error: unknown, replies: unknown) => {
+        if (error instanceof Error && LOST_STATE.test(error.message)) error.message = error.message.slice('ERR '.length);
+        (callback as (error: unknown, replies: unknown) => void)(error, replies);
+      });
+    };
+  };
 }
 
 /** Whether `promise` fulfils within `ms`. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { buttonsOf } from '../fakes/discord/FakeDiscord.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
@@ -9,8 +9,8 @@ import { requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limi
 const defer = useCleanup();
 const redisPresent = testRedis();
 
-/** A Redis of the test's own, which it may stop under the running service; stopped at the end if it still runs. */
-async function aRedisOfItsOwn(): Promise<{ url: string; stop(): Promise<void> }> {
+/** A Redis of the test's own, which it may restart (empty) or stop under the running service; stopped at the end if it still runs. */
+async function aRedisOfItsOwn(): Promise<{ url: string; restart(): Promise<void>; stop(): Promise<void> }> {
   requireRedisUrl(redisPresent);
   const redis = await startThrowawayRedis();
   if (!redis) throw new Error('redis-server is needed to stop a Redis under a running service');
@@ -21,7 +21,7 @@ async function aRedisOfItsOwn(): Promise<{ url: string; stop(): Promise<void> }>
     await redis.stop();
   };
   defer(stop);
-  return { url: redis.url, stop };
+  return { url: redis.url, restart: () => redis.restart(), stop };
 }
 
 describe('npm start with PICTOR_METRICS_PORT', () => {
@@ -52,7 +52,7 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
 
       const ready = await fetch(`${base}/healthz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ok', checks: { redis: true, accepting: true, discord: true, slack: true } });
+      expect(await ready.json()).toEqual({ status: 'ok', checks: { redis: true, limiter: true, accepting: true, discord: true, slack: true } });
 
       // Discord answers the first edit of the reply with a 429; discord.js waits and sends it again.
       const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse, metered', quality: 'low' });
@@ -72,7 +72,7 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
       await redis.stop();
       const unready = await fetch(`${base}/healthz`);
       expect(unready.status).toBe(503);
-      expect(await unready.json()).toMatchObject({ status: 'unavailable', checks: { redis: false, discord: true, slack: true } });
+      expect(await unready.json()).toMatchObject({ status: 'unavailable', checks: { redis: false, limiter: false, discord: true, slack: true } });
     },
     60_000,
   );
@@ -104,7 +104,7 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
       const draining = await fetch(`${base}/healthz`);
       expect({ status: draining.status, body: await draining.json() }).toEqual({
         status: 503,
-        body: { status: 'unavailable', checks: { redis: true, accepting: false, slack: true } },
+        body: { status: 'unavailable', checks: { redis: true, limiter: true, accepting: false, slack: true } },
       });
       // A request that still arrives is answered: the new job is refused politely.
       const late = await slack.command({ command: '/imagine', text: 'a late lighthouse', user: 'U0LATE', channel: 'C0LATE' });
@@ -130,18 +130,28 @@ describe('npm start with PICTOR_METRICS_PORT', () => {
     expect(await drained).toBe(0);
   }, 60_000);
 
-  it.skipIf(redisPresent.skipReason)('checks Redis in /healthz whenever REDIS_URL is set, with no bot running', async () => {
-    const redis = await aRedisOfItsOwn();
-    const lines: string[] = [];
-    const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_METRICS_PORT: '0', PICTOR_EMULATOR_LATENCY_MS: '0', REDIS_URL: redis.url }, (l) => lines.push(l));
-    defer(() => service.stop());
-    const base = /Metrics for Prometheus at (\S+)\/metrics/.exec(lines.join('\n'))![1]!;
-    const ready = await fetch(`${base}/healthz`);
-    expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 200, body: { status: 'ok', checks: { redis: true } } });
-    await redis.stop();
-    const unready = await fetch(`${base}/healthz`);
-    expect({ status: unready.status, body: await unready.json() }).toEqual({ status: 503, body: { status: 'unavailable', checks: { redis: false } } });
-  }, 60_000);
+  it.skipIf(redisPresent.skipReason)(
+    'checks Redis and the shared limiter in /healthz whenever REDIS_URL is set, with no bot running: ready again after Redis restarts empty, unready while it is gone',
+    async () => {
+      const redis = await aRedisOfItsOwn();
+      const lines: string[] = [];
+      const service = await startService({ PICTOR_LOG_LEVEL: 'silent', PICTOR_METRICS_PORT: '0', PICTOR_EMULATOR_LATENCY_MS: '0', REDIS_URL: redis.url }, (l) => lines.push(l));
+      defer(() => service.stop());
+      const base = /Metrics for Prometheus at (\S+)\/metrics/.exec(lines.join('\n'))![1]!;
+      const health = async () => {
+        const answer = await fetch(`${base}/healthz`);
+        return { status: answer.status, body: (await answer.json()) as unknown };
+      };
+      const ready = { status: 200, body: { status: 'ok', checks: { redis: true, limiter: true } } };
+      expect(await health()).toEqual(ready);
+      // Nothing persisted: the limiter's state in Redis is gone, and rebuilt.
+      await redis.restart();
+      await vi.waitFor(async () => expect(await health()).toEqual(ready), { timeout: 20_000, interval: 200 });
+      await redis.stop();
+      expect(await health()).toEqual({ status: 503, body: { status: 'unavailable', checks: { redis: false, limiter: false } } });
+    },
+    60_000,
+  );
 
   it('refuses PICTOR_METRICS_HOST without a port, naming the variable', async () => {
     await expect(startService({ PICTOR_METRICS_HOST: '0.0.0.0' }, () => {})).rejects.toMatchObject({ code: 'validation_error', param: 'PICTOR_METRICS_PORT' });
