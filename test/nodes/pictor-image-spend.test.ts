@@ -126,6 +126,33 @@ describe('the Pictor Image node under an account cap', () => {
     expect(emulator.requests).toHaveLength(0);
   });
 
+  it('fails an item of a credential with a cap of "$5" with code validation_error and field accountDailyUsd, like any bad input', async () => {
+    const [out] = await run(['a fox', 'a hare'], { accountDailyUsd: '$5', accountMonthlyUsd: '1,000' });
+    expect(out!.map((item) => item.json)).toEqual(
+      [0, 1].map((itemIndex) => ({
+        error: expect.stringMatching(/^Pictor API credential: the Account Daily Cap \(USD\) "\$5" is not a number of US dollars/),
+        code: 'validation_error',
+        description: expect.stringContaining('Nothing was sent'),
+        field: 'accountDailyUsd',
+        itemIndex,
+      })),
+    );
+    const [monthly] = await run(['a fox'], { accountMonthlyUsd: '1,000' });
+    expect(monthly![0]!.json).toMatchObject({ code: 'validation_error', field: 'accountMonthlyUsd' });
+    expect(emulator.requests).toHaveLength(0);
+  });
+
+  it('fails the node on a credential cap of "$5" without On Error, with an error naming the field and carrying validation_error', async () => {
+    const error = await run(['a fox'], { accountDailyUsd: '$5' }, { onError: undefined }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as NodeOperationError,
+    );
+    expect(error).toBeInstanceOf(NodeOperationError);
+    expect(error!.message).toMatch(/Account Daily Cap \(USD\) "\$5"/);
+    expect(error!.context).toMatchObject({ code: 'validation_error', parameter: 'accountDailyUsd', itemIndex: 0 });
+    expect(emulator.requests).toHaveLength(0);
+  });
+
   it('fails the item with ledger_unreadable, sending nothing, when cap-overrides.json is malformed or usage.jsonl is a folder', async () => {
     const damaged = await ledgerFolder();
     await writeFile(join(damaged, 'cap-overrides.json'), '{"version":1,"scopes":');
