@@ -7,6 +7,7 @@ import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { defaultLedgerFolder } from '../../nodes/nodes/PictorImage/spend-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { utcDay, utcMonth } from '../../src/spend/index.js';
+import { spawnCli } from '../cli/run-cli.js';
 import { createHarness, type HarnessOptions } from './execute-harness.js';
 import { NodeHelpers, NodeOperationError, type INodeExecutionData } from './n8n-workflow.js';
 
@@ -184,6 +185,22 @@ describe('the Pictor Image node under an account cap', () => {
 
   it("keeps its ledger in n8n's own folder by default", () => {
     expect(defaultLedgerFolder({ N8N_USER_FOLDER: '/srv/n8n' })).toBe(join('/srv/n8n', '.n8n', 'pictor'));
+  });
+
+  it("shows its jobs in pictor usage given that folder as PICTOR_DATA_DIR, and not in the CLI's own default ledger", async () => {
+    const n8nUserFolder = await ledgerFolder();
+    const folder = defaultLedgerFolder({ N8N_USER_FOLDER: n8nUserFolder });
+    await run(['a counted fox'], { accountDailyUsd: '1', ledgerFolder: folder }, { workflowId: 'wf-7' });
+    // Another process, as the owner runs it (this one keeps the node's ledger open).
+    const usage = async (env: NodeJS.ProcessEnv) => {
+      const { code, stdout, stderr } = await spawnCli(['usage', '--by', 'user', '--json'], { env });
+      expect(code, stderr).toBe(0);
+      return JSON.parse(stdout) as { total: { jobs: number; usd: number }; rows: { key: string }[] };
+    };
+    const pointed = await usage({ PICTOR_DATA_DIR: folder });
+    expect(pointed.total).toMatchObject({ jobs: 1, usd: expect.closeTo(ONE_IMAGE_USD, 9) });
+    expect(pointed.rows.map((r) => r.key)).toEqual(['n8n:wf-7']);
+    expect((await usage({})).total.jobs).toBe(0);
   });
 });
 
