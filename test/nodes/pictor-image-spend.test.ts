@@ -7,6 +7,7 @@ import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { defaultLedgerFolder } from '../../nodes/nodes/PictorImage/spend-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { utcDay, utcMonth } from '../../src/spend/index.js';
+import { spawnCli } from '../cli/run-cli.js';
 import { createHarness, type HarnessOptions } from './execute-harness.js';
 import { NodeHelpers, NodeOperationError, type INodeExecutionData } from './n8n-workflow.js';
 
@@ -126,6 +127,33 @@ describe('the Pictor Image node under an account cap', () => {
     expect(emulator.requests).toHaveLength(0);
   });
 
+  it('fails an item of a credential with a cap of "$5" with code validation_error and field accountDailyUsd, like any bad input', async () => {
+    const [out] = await run(['a fox', 'a hare'], { accountDailyUsd: '$5', accountMonthlyUsd: '1,000' });
+    expect(out!.map((item) => item.json)).toEqual(
+      [0, 1].map((itemIndex) => ({
+        error: expect.stringMatching(/^Pictor API credential: the Account Daily Cap \(USD\) "\$5" is not a number of US dollars/),
+        code: 'validation_error',
+        description: expect.stringContaining('Nothing was sent'),
+        field: 'accountDailyUsd',
+        itemIndex,
+      })),
+    );
+    const [monthly] = await run(['a fox'], { accountMonthlyUsd: '1,000' });
+    expect(monthly![0]!.json).toMatchObject({ code: 'validation_error', field: 'accountMonthlyUsd' });
+    expect(emulator.requests).toHaveLength(0);
+  });
+
+  it('fails the node on a credential cap of "$5" without On Error, with an error naming the field and carrying validation_error', async () => {
+    const error = await run(['a fox'], { accountDailyUsd: '$5' }, { onError: undefined }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as NodeOperationError,
+    );
+    expect(error).toBeInstanceOf(NodeOperationError);
+    expect(error!.message).toMatch(/Account Daily Cap \(USD\) "\$5"/);
+    expect(error!.context).toMatchObject({ code: 'validation_error', parameter: 'accountDailyUsd', itemIndex: 0 });
+    expect(emulator.requests).toHaveLength(0);
+  });
+
   it('fails the item with ledger_unreadable, sending nothing, when cap-overrides.json is malformed or usage.jsonl is a folder', async () => {
     const damaged = await ledgerFolder();
     await writeFile(join(damaged, 'cap-overrides.json'), '{"version":1,"scopes":');
@@ -157,6 +185,22 @@ describe('the Pictor Image node under an account cap', () => {
 
   it("keeps its ledger in n8n's own folder by default", () => {
     expect(defaultLedgerFolder({ N8N_USER_FOLDER: '/srv/n8n' })).toBe(join('/srv/n8n', '.n8n', 'pictor'));
+  });
+
+  it("shows its jobs in pictor usage given that folder as PICTOR_DATA_DIR, and not in the CLI's own default ledger", async () => {
+    const n8nUserFolder = await ledgerFolder();
+    const folder = defaultLedgerFolder({ N8N_USER_FOLDER: n8nUserFolder });
+    await run(['a counted fox'], { accountDailyUsd: '1', ledgerFolder: folder }, { workflowId: 'wf-7' });
+    // Another process, as the owner runs it (this one keeps the node's ledger open).
+    const usage = async (env: NodeJS.ProcessEnv) => {
+      const { code, stdout, stderr } = await spawnCli(['usage', '--by', 'user', '--json'], { env });
+      expect(code, stderr).toBe(0);
+      return JSON.parse(stdout) as { total: { jobs: number; usd: number }; rows: { key: string }[] };
+    };
+    const pointed = await usage({ PICTOR_DATA_DIR: folder });
+    expect(pointed.total).toMatchObject({ jobs: 1, usd: expect.closeTo(ONE_IMAGE_USD, 9) });
+    expect(pointed.rows.map((r) => r.key)).toEqual(['n8n:wf-7']);
+    expect((await usage({})).total.jobs).toBe(0);
   });
 });
 

@@ -2,6 +2,7 @@ import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n
 import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
 import { RedisUnavailableError, BudgetExceededError, LedgerUnreadableError } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
+import type { CredentialProblem } from './pictor-credentials.js';
 
 export type NodeError = NodeOperationError | NodeApiError;
 
@@ -105,6 +106,19 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     return nodeError;
   }
   return new NodeOperationError(node, error instanceof Error ? error : String(error), { itemIndex });
+}
+
+/**
+ * A credential value that cannot work (an empty key, a cap of "$5", a bad Redis URL): bad input like a bad
+ * parameter, so `validation_error`, with `field` the credential field at fault (`accountDailyUsd`, …).
+ */
+export function credentialNodeError(node: INode, problem: CredentialProblem, itemIndex: number): NodeOperationError {
+  const nodeError = new NodeOperationError(node, problem.message, {
+    itemIndex,
+    description: 'Nothing was sent. Correct the field in the Pictor API credential.',
+  });
+  Object.assign(nodeError.context, { parameter: problem.field, code: 'validation_error' });
+  return nodeError;
 }
 
 function isRedisUnavailable(error: unknown): error is RedisUnavailableError {

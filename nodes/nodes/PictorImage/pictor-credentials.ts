@@ -54,28 +54,43 @@ export function sharedLimitsOf(credentials: PictorCredentials): RedisConfig | un
   return readRedisConfig({ REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix });
 }
 
+/** What is wrong with a credential: the message (naming the field as the form shows it) and the credential field at fault. */
+export interface CredentialProblem {
+  message: string;
+  field: keyof PictorCredentials;
+}
+
 /** Why a credential cannot work, before anything is sent; undefined when it may. Never echoes the Redis URL (it can hold a password). */
-export function credentialProblem(credentials: PictorCredentials): string | undefined {
-  if (typeof credentials.apiKey !== 'string' || credentials.apiKey.trim() === '') return 'Pictor API credential: the API Key is empty';
+export function credentialProblem(credentials: PictorCredentials): CredentialProblem | undefined {
+  if (typeof credentials.apiKey !== 'string' || credentials.apiKey.trim() === '') return { field: 'apiKey', message: 'Pictor API credential: the API Key is empty' };
   const baseUrl = String(credentials.baseUrl ?? '');
-  if (baseUrl.trim() === '') return 'Pictor API credential: the Base URL is empty; set the address of your image service';
+  if (baseUrl.trim() === '') return { field: 'baseUrl', message: 'Pictor API credential: the Base URL is empty; set the address of your image service' };
   if (!(URL.canParse(baseUrl.trim()) && /^https?:$/.test(new URL(baseUrl.trim()).protocol))) {
-    return `Pictor API credential: the Base URL ${JSON.stringify(baseUrl)} is not an http(s) address`;
+    return { field: 'baseUrl', message: `Pictor API credential: the Base URL ${JSON.stringify(baseUrl)} is not an http(s) address` };
   }
   try {
     capsOf(credentials);
   } catch (error) {
     const cap = (error instanceof ValidationError && CAP_FIELDS[error.param as keyof typeof CAP_FIELDS]) || CAP_FIELDS.PICTOR_ACCOUNT_DAILY_USD;
     const value = cap.field === 'accountDailyUsd' ? credentials.accountDailyUsd : credentials.accountMonthlyUsd;
-    return `Pictor API credential: the ${cap.displayName} ${JSON.stringify(value)} is not a number of US dollars; use 0 or more (e.g. 5 or 12.50), or leave it empty for no cap`;
+    return {
+      field: cap.field,
+      message: `Pictor API credential: the ${cap.displayName} ${JSON.stringify(value)} is not a number of US dollars; use 0 or more (e.g. 5 or 12.50), or leave it empty for no cap`,
+    };
   }
   try {
     sharedLimitsOf(credentials);
   } catch (error) {
     if (error instanceof ValidationError && error.param === 'PICTOR_REDIS_PREFIX') {
-      return `Pictor API credential: the Redis Key Prefix ${JSON.stringify(credentials.redisPrefix)} is not valid; use 1 to 64 letters, digits, _ . : or -, starting with a letter or digit`;
+      return {
+        field: 'redisPrefix',
+        message: `Pictor API credential: the Redis Key Prefix ${JSON.stringify(credentials.redisPrefix)} is not valid; use 1 to 64 letters, digits, _ . : or -, starting with a letter or digit`,
+      };
     }
-    return 'Pictor API credential: the Redis URL is not a redis:// or rediss:// address (e.g. redis://127.0.0.1:6379); leave it empty to limit this n8n process on its own';
+    return {
+      field: 'redisUrl',
+      message: 'Pictor API credential: the Redis URL is not a redis:// or rediss:// address (e.g. redis://127.0.0.1:6379); leave it empty to limit this n8n process on its own',
+    };
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { NodeOperationError, type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import { type IDataObject, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import {
   PictorClient,
   type LoggerLike,
@@ -18,7 +18,7 @@ import { SpendGuard, ledgerKindOf } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
-import { codeOf, toNodeError, type NodeError } from './node-errors.js';
+import { codeOf, credentialNodeError, toNodeError, type NodeError } from './node-errors.js';
 import { answerForAgent } from './agent-answer.js';
 import { toOutputItems } from './output-items.js';
 import { CREDENTIAL_NAME, credentialProblem, ledgerOf, type PictorCredentials } from './pictor-credentials.js';
@@ -92,7 +92,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             allImagesOnOneItem: job.params.allImagesOnOneItem,
           };
           try {
-            if (problem) throw new NodeOperationError(node, problem, { itemIndex: job.itemIndex });
+            if (problem) throw credentialNodeError(node, problem, job.itemIndex);
             const result = await send(ctx, credentials, ledger!, job, stopAll.signal);
             if (result instanceof FailedAfterImages) {
               // The images that came are output before the error's item (On Error → Continue); they are charged.

@@ -17,7 +17,9 @@
  *      items, a prompt expression per item, one refused by moderation, an IF
  *      node branching on `code`; once with On Error → Continue and once with
  *      Continue (using error output); and Read/Write Files from Disk → Edit
- *      (N8N_RESTRICT_FILE_ACCESS_TO set to the folder). Then `n8n
+ *      (N8N_RESTRICT_FILE_ACCESS_TO set to the folder); an Account Daily Cap
+ *      under both On Error modes, and one typed as "$5" (every item fails with
+ *      code validation_error, field accountDailyUsd). Then `n8n
  *      export:nodes` must list the tool variant n8n derives from the node.
  * 4. Checks the output of every node (images decoded to the requested size
  *    and format, the failed item's error fields, pairedItem) and what the
@@ -498,12 +500,16 @@ async function communityPackagePass(tarball: string, work: string, npmEnv: NodeJ
   const nodeType = 'n8n-nodes-pictor.pictorImage';
   const capContinue = cappedCredential('pictorE2eCapCont', baseUrl, join(work, 'ledger-continue'));
   const capErrorOut = cappedCredential('pictorE2eCapErrO', baseUrl, join(work, 'ledger-error-output'));
-  await importAll(home, env, [credentialFor(baseUrl), capContinue, capErrorOut], [
+  // A cap typed as "$5": bad input in the credential, failed like a bad parameter.
+  const badCap = { ...cappedCredential('pictorE2eBadCap0', baseUrl, join(work, 'ledger-bad-cap')), name: 'Pictor cap typed as $5' };
+  badCap.data.accountDailyUsd = '$5';
+  await importAll(home, env, [credentialFor(baseUrl), capContinue, capErrorOut, badCap], [
     refusalWorkflow('pictorE2eContinue', nodeType, 'continueRegularOutput'),
     refusalWorkflow('pictorE2eErrorOut', nodeType, 'continueErrorOutput'),
     fileEditWorkflow('pictorE2eFileEdit', nodeType, photo),
     capWorkflow('pictorE2eCapContinue', nodeType, 'continueRegularOutput', capContinue),
     capWorkflow('pictorE2eCapErrorOut', nodeType, 'continueErrorOutput', capErrorOut),
+    capWorkflow('pictorE2eBadCap', nodeType, 'continueRegularOutput', badCap),
   ]);
 
   const subjectsOk = (out: RunOut) => JSON.stringify(outputOf(out, 'Subjects')?.map((i) => i.json.subject)) === JSON.stringify(SUBJECTS);
@@ -571,6 +577,22 @@ async function communityPackagePass(tarball: string, work: string, npmEnv: NodeJ
   checkBudgetItem(label, refusedCap[0], 2);
   check(`${label} Paint error output: n8n adds the input item's fields`, refusedCap[0]?.json.subject === CAP_SUBJECTS[2]);
   check(`${label} emulator: two generations`, emulator.requests.filter((r) => r.route === 'generations').length === 2);
+
+  // A credential whose Account Daily Cap is "$5", On Error → Continue: every item fails as bad input naming the credential field.
+  emulator.reset();
+  label = `${route} bad cap Continue`;
+  out = await execute('pictorE2eBadCap', home, env);
+  const badCapItems = outputOf(out, 'Paint') ?? [];
+  check(
+    `${label} Paint: each item fails with code validation_error and field accountDailyUsd`,
+    badCapItems.length === CAP_SUBJECTS.length &&
+      badCapItems.every(
+        (item, i) =>
+          item.json.code === 'validation_error' && item.json.field === 'accountDailyUsd' && item.json.itemIndex === i && /Account Daily Cap \(USD\) "\$5"/.test(String(item.json.error)),
+      ),
+    JSON.stringify(badCapItems.map((i) => i.json)).slice(0, 400),
+  );
+  check(`${label} emulator: nothing sent`, emulator.requests.length === 0);
 
   await checkToolVariant(route, home, env);
 }
