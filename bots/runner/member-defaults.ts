@@ -11,7 +11,7 @@ import { listOf, words, type Words } from './words.js';
 
 /**
  * A member's own defaults (`/imagine-settings` on Discord, `/imagine settings` on Slack): applied where they choose
- * nothing, wherever they use Pictor, and always inside the rules of the server/workspace the job is in — a default
+ * nothing, wherever they use Pictor (but a Slack workflow step, which takes the workspace's), and always inside the rules of the server/workspace the job is in — a default
  * those rules do not allow there is not used (the server's own default applies) and the member is told which.
  */
 export const MemberDefaultsSchema = z.object({
@@ -106,10 +106,11 @@ export class MemberDefaultsBook {
   /**
    * Fills in the member's defaults where the job asks nothing: each option default the rules here allow (checked by
    * `policy.allowsOptions`, as if asked by hand; a format only where the job's other options take it), `private` unless the
-   * job says otherwise (the rules then decide on it like on an asked one), and whether previews are shown.
+   * job says otherwise (the rules then decide on it like on an asked one), and whether previews are shown. `own: false`
+   * applies none of them (a request that takes no member's defaults: `JobIntent.memberDefaults`).
    */
-  async apply(spec: JobSpec): Promise<AppliedDefaults> {
-    const defaults = await this.of(spec.requester);
+  async apply(spec: JobSpec, use: { own?: boolean } = {}): Promise<AppliedDefaults> {
+    const defaults: MemberDefaults = use.own === false ? {} : await this.of(spec.requester);
     const options: JobOptions = { ...spec.options };
     const ignored: string[] = [];
     for (const name of Object.keys(FIELD_OF) as OptionDefault[]) {

@@ -107,6 +107,12 @@ export interface JobIntent extends Omit<JobSpec, 'images'> {
   fieldNames?: FieldNames | undefined;
   /** A house style of the server/workspace the member picked (`runner.styles`): applied first, so every rule sees the prompt and options as sent. */
   style?: string | undefined;
+  /**
+   * false: none of the member's own defaults apply (a Workflow Builder step, whose empty inputs are the workspace's
+   * defaults): what neither they nor the style chose is the server's/workspace's default, previews as it shows them,
+   * `private` only when asked. Default true.
+   */
+  memberDefaults?: boolean | undefined;
 }
 
 /** What the intake tells a surface of a job it admitted (its budget reserved, its room held). */

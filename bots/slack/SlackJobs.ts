@@ -61,6 +61,8 @@ export interface StartJob {
   style?: string | undefined;
   /** `--private`/`--public` as the person chose (a Reroll or Edit of a private job: true); undefined: their default. */
   private?: boolean | undefined;
+  /** false: none of the member's own defaults apply (a workflow step): see `JobIntent.memberDefaults`. */
+  memberDefaults?: boolean | undefined;
 }
 
 export interface SlackJobsOptions {
@@ -158,7 +160,7 @@ export class SlackJobs {
     let request: SavedRequest | undefined;
     let view: SlackJobView | undefined;
     const handle = await this.#o.runner.request(
-      { kind: input.kind, prompt: input.prompt, options: input.options, requester, images: input.images, fieldNames: input.fieldNames, style: input.style, private: input.private },
+      { kind: input.kind, prompt: input.prompt, options: input.options, requester, images: input.images, fieldNames: input.fieldNames, style: input.style, private: input.private, memberDefaults: input.memberDefaults },
       {
         refuse: (reason) => this.#tellRefusal(reason, input),
         accept: async (decided) => {

@@ -26,7 +26,7 @@ interface StepInputs {
  * "Generate image" in Workflow Builder: a Bolt custom function (`function_executed`). The step goes through the same
  * intake as `/imagine` — a house style (`style`, by name), the workspace's rules, blocked words, the member's pace and every budget, counted against
  * the member the workflow names (`user`) and kept in their history — and posts its job in `channel` as `/imagine`
- * would. It completes with the images' file ids, their permalinks, the job message's link and the cost
+ * would. What its inputs leave empty is the workspace's default, never that member's own (`/imagine settings`). It completes with the images' file ids, their permalinks, the job message's link and the cost
  * (`functions.completeSuccess`), or fails with the refusal's or failure's own words in the member's language
  * (`functions.completeError`): a refused step sends nothing.
  *
@@ -225,8 +225,10 @@ async function runStep(
     options,
     style,
     actor: { userId, teamId, channelId, locale },
-    // A workflow posts in its channel and hands the message on: never privately, whatever the member's default.
+    // A workflow posts in its channel and hands the message on: never privately. Its empty inputs are the workspace's
+    // defaults, not the member's own (a workflow may run for them unattended, and is charged to them).
     private: false,
+    memberDefaults: false,
     notify: async (text) => {
       refusal = text;
     },

@@ -9,7 +9,7 @@ import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { withSpace } from '../../helpers/runner-harness.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { imageShares, jobMessages, privately, startHarness, type Harness } from './harness.js';
+import { imageShares, jobMessages, privately, settledCosts, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -46,6 +46,24 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     // Kept in the history once the job has ended (a write of its own, which may still be under way when the step completes).
     await h.runner.history!.settled();
     expect(await h.runner.history!.mine({ platform: 'slack', userId: 'U0ALICE', channelId: 'C0FLOW', scopeId: h.fake.teamId })).toHaveLength(1);
+  });
+
+  it('sends and charges the workspace’s defaults where its inputs are empty, never the member’s own (images, size, quality, format, previews, private)', async () => {
+    h = await startHarness({ bot: { adminUserIds: ['U0ADMIN'] } });
+    await privately(h.fake, 'admin set default-quality low', 'U0ADMIN');
+    await privately(h.fake, 'settings --n 4 --quality high --size 1536x1024 --format webp --previews off --private on', 'U0BOB', 'C0ART');
+    // The same step for a member with no defaults of their own: what the workspace's defaults send.
+    const plain = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'the weekly team banner', channel: 'C0FLOW', user: 'U0ALICE' } }));
+    const withDefaults = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'the weekly team banner', channel: 'C0FLOW', user: 'U0BOB' } }));
+    expect(plain.ok && withDefaults.ok).toBe(true);
+    const [forAlice, forBob] = h.emulator.requests.filter((r) => r.path === '/v1/images/generations').map((r) => r.parsed!);
+    expect(forBob).toMatchObject({ n: 1, quality: 'low', size: forAlice!.size, output_format: 'png', partial_images: forAlice!.partial_images });
+    expect(forAlice!.partial_images).toBeGreaterThan(0);
+    // Posted in the step's channel, not in the member's direct messages.
+    expect(imageShares(h.fake, 'C0FLOW')).toHaveLength(2);
+    const costs = await settledCosts(h);
+    expect(costs.get('slack:U0BOB')).toBeCloseTo(costs.get('slack:U0ALICE')!, 9);
+    if (withDefaults.ok) expect(withDefaults.outputs.cost_usd).toBeCloseTo(costs.get('slack:U0BOB')!, 9);
   });
 
   it('fails over budget with the refusal’s words, in the member’s language, and sends nothing', async () => {
