@@ -5,3 +5,11 @@
  * state imports no surface.
  */
 export const INTERACTION_TOKEN_MS = 15 * 60_000;
+
+/**
+ * How far ahead of this process's clock a Discord interaction may be stamped and still be taken: a minute, for clocks
+ * that drift. The signature check (`SIGNATURE_TIMESTAMP_WINDOW.maxAheadMs`) and the age check allow it, and the bots'
+ * state keeps an interaction's id that much longer than its token's life, so one stamped ahead stays taken as long as
+ * it can be taken.
+ */
+export const INTERACTION_MAX_AHEAD_MS = 60_000;

@@ -56,7 +56,7 @@ export function discordAuditPoster(rest: REST): AuditPoster {
         const code = discordErrorCode(error);
         if (code === DISCORD_ERRORS.missingAccess || code === DISCORD_ERRORS.missingPermissions) throw new AuditChannelError('no_permission', code);
         if (code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
-        throw new AuditChannelError('failed', code ?? (error as { status?: number }).status);
+        throw AuditChannelError.failedOf(error);
       }
       if (lostEmbeds(message, 1)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED);
     },

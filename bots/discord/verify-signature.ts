@@ -1,4 +1,5 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { INTERACTION_MAX_AHEAD_MS } from '../interaction-token.js';
 
 /** DER header of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the raw 32-byte key follows it. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -13,7 +14,7 @@ const UNIX_SECONDS = /^\d{1,12}$/;
  * earlier is a captured request played again, and one stamped ahead was signed for later. The margins are
  * for clocks that drift (the same ones Slack's requests get).
  */
-export const SIGNATURE_TIMESTAMP_WINDOW = { maxAgeMs: 5 * 60_000, maxAheadMs: 60_000 } as const;
+export const SIGNATURE_TIMESTAMP_WINDOW = { maxAgeMs: 5 * 60_000, maxAheadMs: INTERACTION_MAX_AHEAD_MS } as const;
 
 /** What the check found: Discord's signature over a fresh timestamp, a signature that does not verify, or a real one stamped too far from now. */
 export type SignatureVerdict = 'valid' | 'invalid' | 'stale';

@@ -100,6 +100,11 @@ export class AuditChannelError extends Error {
     // The problem's code is the message: what the log shows beside the platform's code.
     super(problem);
   }
+
+  /** A greeting that failed for no reason of the channel's, named as the log names any error (`codeOf`): `timeout`, `ECONNRESET`, an HTTP status. */
+  static failedOf(error: unknown): AuditChannelError {
+    return new AuditChannelError('failed', codeOf(error));
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { INTERACTION_TOKEN_MS } from '../interaction-token.js';
+import { INTERACTION_MAX_AHEAD_MS, INTERACTION_TOKEN_MS } from '../interaction-token.js';
 import { STATE_KEY_PATTERN, type SpaceDefinition } from './StateStore.js';
 
 const MINUTE = 60_000;
@@ -51,7 +51,7 @@ export function botSpaces(settings: SpaceSettings = {}) {
     /** Each member's open drafts of the "Edit image" menu (keys only). */
     discordDrafts: { name: 'discord-drafts', dir: 'discord/drafts', ttlMs: HOUR, maxValueBytes: 4 * KIB, maxCount: 10_000, maxBytes: 8 * MIB },
     /** Interaction ids taken (over HTTP), across restarts and replicas, while one can be taken: its token's life, and the minute a clock may lag Discord's. */
-    discordInteractions: { name: 'discord-interactions', dir: 'discord/interactions', ttlMs: INTERACTION_TOKEN_MS + MINUTE, maxValueBytes: 64, maxCount: 100_000 },
+    discordInteractions: { name: 'discord-interactions', dir: 'discord/interactions', ttlMs: INTERACTION_TOKEN_MS + INTERACTION_MAX_AHEAD_MS, maxValueBytes: 64, maxCount: 100_000 },
     /** Slack requests: what a Reroll or Edit button needs (the files stay Slack's). */
     slackRequests: { name: 'slack-requests', dir: 'slack/requests', ttlMs: 90 * DAY, maxValueBytes: 64 * KIB, maxCount: 50_000, maxBytes: 64 * MIB },
     /** Slack request signatures seen (HTTP mode), until Bolt would refuse the request anyway (5 minutes plus the clock skew). */

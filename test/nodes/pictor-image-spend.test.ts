@@ -127,6 +127,25 @@ describe('the Pictor Image node under an account cap', () => {
     expect(emulator.requests).toHaveLength(0);
   });
 
+  it('never shows a key pasted into the Base URL or a cap field in the item’s error, while a plain wrong value is still quoted', async () => {
+    const keys = ['sk-proj-AbCd1234EfGh5678IjKl9012MnOpQrSt', 'Zq8vR2mT5xW9kL3nP7bY4cF6hJ1dG0sA']; // an OpenAI-style key, one of no known shape
+    for (const key of keys) {
+      for (const [field, credentials] of [
+        ['baseUrl', { baseUrl: key }],
+        ['baseUrl', { baseUrl: `ftp://pictor:${key}@files.example.com` }],
+        ['accountDailyUsd', { accountDailyUsd: key }],
+        ['accountMonthlyUsd', { accountMonthlyUsd: key }],
+      ] as const) {
+        const [out] = await run(['a fox'], credentials);
+        expect(out![0]!.json).toMatchObject({ code: 'validation_error', field });
+        expect(JSON.stringify(out)).not.toContain(key);
+      }
+    }
+    const [address] = await run(['a fox'], { baseUrl: 'api.example.com' });
+    expect(address![0]!.json.error).toContain('"api.example.com"');
+    expect(emulator.requests).toHaveLength(0);
+  });
+
   it('fails an item of a credential with a cap of "$5" with code validation_error and field accountDailyUsd, like any bad input', async () => {
     const [out] = await run(['a fox', 'a hare'], { accountDailyUsd: '$5', accountMonthlyUsd: '1,000' });
     expect(out!.map((item) => item.json)).toEqual(

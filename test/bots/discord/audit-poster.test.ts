@@ -53,6 +53,13 @@ describe('audit posts on Discord', () => {
     await expect(post(new HTTPError(502, 'Bad Gateway', 'POST', '/channels/C/messages', { body: {} }))).rejects.toMatchObject({ name: 'AuditPostLost', code: 502 });
   });
 
+  it('names a greeting that failed by the code the audit log shows: `timeout` for an abort, the network code, a 5xx status', async () => {
+    const greet = (error: Error) => discordAuditPoster({ post: async () => Promise.reject(error) } as unknown as REST).greet({ scopeId: 'G', channelId: 'C', locale: 'en' });
+    await expect(greet(new DOMException('This operation was aborted', 'AbortError'))).rejects.toMatchObject({ problem: 'failed', platformCode: 'timeout' });
+    await expect(greet(new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }))).rejects.toMatchObject({ problem: 'failed', platformCode: 'ECONNRESET' });
+    await expect(greet(new HTTPError(502, 'Bad Gateway', 'POST', '/channels/C/messages', { body: {} }))).rejects.toMatchObject({ problem: 'failed', platformCode: 502 });
+  });
+
   it('says a skipped note Discord kept though it dropped the embeds was shown (not said again); none when there was no note', async () => {
     const rest = { post: async (_route: string, options: { body: Record<string, unknown> }) => ({ id: '1', content: options.body.content, embeds: [] }) } as unknown as REST;
     const entry: AuditEntry = { type: 'refusal', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'blocked_word', at: 0 };
