@@ -67,7 +67,7 @@ export function slackAuditPoster(options: {
         const code = slackErrorCode(error);
         // A private channel the bot was not invited to is `channel_not_found` to it.
         if (code === 'not_in_channel' || code === 'channel_not_found') throw new AuditChannelError('not_in_channel', code);
-        throw new AuditChannelError('failed', code);
+        throw AuditChannelError.failedOf(error);
       }
     },
   };
