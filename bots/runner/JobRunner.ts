@@ -32,7 +32,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { MemberDefaultsBook, memberDefaultsInState, type AppliedDefaults, type MemberDefaultsStore } from './member-defaults.js';
-import { JobHistory, linkSeenBy, type JobEnd, type JobHistoryState } from './job-history.js';
+import { JobHistory, jobEndOf, linkSeenBy, type JobEnd, type JobHistoryState } from './job-history.js';
 import { AuditLog, type AuditLogOptions } from './audit-log.js';
 import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
 import type { Space } from '../state/index.js';
@@ -134,6 +134,8 @@ interface Job {
   completedImages: number;
   /** Its way through the ledger: reserved, sent, each image, settled or released. */
   readonly charged: ChargedJob;
+  /** How it ended in the ledger (`#end`: the one charge decision), once it did: what its recorded end says it cost. */
+  settled?: JobSettlement | undefined;
   done: Promise<FinalUpdate>;
 }
 
@@ -493,7 +495,7 @@ export class JobRunner {
         this.recordEnded(
           requester,
           { key: accepted.historyKey, kind, prompt, options, private: spec.private === true, seenBy: accepted.historyLinkSeenBy, acceptedAt: job.info.submittedAt },
-          final,
+          this.#endOf(job, final),
           accepted.historyLink,
         ),
       )
@@ -904,8 +906,21 @@ export class JobRunner {
   }
 
   /** Ends the job in the ledger by the one rule (`chargeOf`); a ledger that stays unreachable keeps the settle for later, never shown to the user. */
-  #end(job: Job, ending: JobEnding): Promise<JobSettlement> {
-    return job.charged.end(ending);
+  async #end(job: Job, ending: JobEnding): Promise<JobSettlement> {
+    const settlement = await job.charged.end(ending);
+    job.settled ??= settlement;
+    return settlement;
+  }
+
+  /**
+   * The end to record of a job's final update: a failed or cancelled job with what the ledger settled (`#end`, which its
+   * run awaits before `done` settles), so its history and audit entry say what it cost; a released one (never sent, or
+   * answered only with errors that bill nothing) cost nothing and says none. A completed job keeps its own.
+   */
+  #endOf(job: Job, final: FinalUpdate): JobEnd {
+    const end = jobEndOf(final);
+    if (end.type === 'completed') return end;
+    return job.settled?.action === 'settled' ? { ...end, cost: { totalUsd: job.settled.usd } } : end;
   }
 
   #partialUpdate(jobId: string, event: PartialImageEvent, completedSoFar: number): JobUpdate {

@@ -164,7 +164,7 @@ export const de = {
   'history.empty': 'Noch nichts.',
   'history.reroll_numbered': 'Neu erstellen {index}',
   'discord.history.line':
-    '{rank}. {when}{author} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {abgeschlossen} failed {fehlgeschlagen} other {abgebrochen}}}}{hasLink, select, yes { · [Nachricht]({link})} other {}}',
+    '{rank}. {when}{author} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [Nachricht]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Nur ein Admin dieses Servers kann seine Einstellungen sehen und ändern.',
   'discord.unknown_interaction': 'Diesen Befehl oder Button kenne ich nicht (vielleicht stammt er von einer älteren Version von mir).',
@@ -311,7 +311,7 @@ export const de = {
   'slack.budget.usage':
     'Sag {how}: CAP ist user-daily, user-monthly, workspace-daily oder workspace-monthly; USD ist 0 oder mehr (z. B. 2.50), oder `clear` für die Einstellung des Betreibers.',
   'slack.history.line':
-    '{rank}. {when}{author} in {channel} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {abgeschlossen} failed {fehlgeschlagen} other {abgebrochen}}}}{hasLink, select, yes { · <{link}|Nachricht>} other {}}',
+    '{rank}. {when}{author} in {channel} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|Nachricht>} other {}}',
   'slack.home.usage_header': 'Deine Ausgaben und Budgets',
   'slack.home.history_header': 'Deine letzten Bilder',
   'slack.home.history_empty': 'Noch nichts: Erstelle dein erstes Bild mit {command} in einem beliebigen Kanal.',

@@ -177,7 +177,7 @@ export const en = {
   'history.empty': 'Nothing yet.',
   'history.reroll_numbered': 'Reroll {index}',
   'discord.history.line':
-    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {completed} failed {failed} other {cancelled}}}}{hasLink, select, yes { · [message]({link})} other {}}',
+    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {completed}}} failed {failed{costKnown, select, yes { · {cost}} other {}}} other {cancelled{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [message]({link})} other {}}',
 
   // Discord: private answers (in the member's language).
   'discord.settings.not_admin': '✋ Only an admin of this server can see and change its settings.',
@@ -332,7 +332,7 @@ export const en = {
   'slack.budget.usage':
     'Say {how}: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or `clear` for the operator’s setting.',
   'slack.history.line':
-    '{rank}. {when}{author} in {channel} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {completed} failed {failed} other {cancelled}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+    '{rank}. {when}{author} in {channel} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {completed}}} failed {failed{costKnown, select, yes { · {cost}} other {}}} other {cancelled{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
 
   // Slack: the Home tab.
   'slack.home.usage_header': 'Your spend and budgets',

@@ -164,7 +164,7 @@ export const es = {
   'history.empty': 'Todavía nada.',
   'history.reroll_numbered': 'Regenerar {index}',
   'discord.history.line':
-    '{rank}. {when}{author} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminado} failed {fallido} other {cancelado}}}}{hasLink, select, yes { · [mensaje]({link})} other {}}',
+    '{rank}. {when}{author} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensaje]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Solo un admin de este servidor puede ver y cambiar sus ajustes.',
   'discord.unknown_interaction': 'No conozco ese comando o botón (puede que sea de una versión anterior de mí).',
@@ -311,7 +311,7 @@ export const es = {
   'slack.budget.usage':
     'Escribe {how}: CAP es user-daily, user-monthly, workspace-daily o workspace-monthly; USD es 0 o más (p. ej., 2.50), o `clear` para el ajuste del operador.',
   'slack.history.line':
-    '{rank}. {when}{author} en {channel} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminado} failed {fallido} other {cancelado}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
+    '{rank}. {when}{author} en {channel} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
   'slack.home.usage_header': 'Tu gasto y tus presupuestos',
   'slack.home.history_header': 'Tus imágenes recientes',
   'slack.home.history_empty': 'Todavía nada: crea tu primera imagen con {command} en cualquier canal.',

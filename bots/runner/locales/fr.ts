@@ -164,7 +164,7 @@ export const fr = {
   'history.empty': 'Rien pour l’instant.',
   'history.reroll_numbered': 'Relancer {index}',
   'discord.history.line':
-    '{rank}. {when}{author} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminée} failed {échouée} other {annulée}}}}{hasLink, select, yes { · [message]({link})} other {}}',
+    '{rank}. {when}{author} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [message]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Seul un admin de ce serveur peut voir et modifier ses réglages.',
   'discord.unknown_interaction': 'Je ne connais pas cette commande ni ce bouton (ils viennent peut-être d’une ancienne version de moi).',
@@ -311,7 +311,7 @@ export const fr = {
   'slack.budget.usage':
     'Tapez {how} : CAP est user-daily, user-monthly, workspace-daily ou workspace-monthly ; USD vaut 0 ou plus (par ex. 2.50), ou `clear` pour le réglage de l’opérateur.',
   'slack.history.line':
-    '{rank}. {when}{author} dans {channel} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminée} failed {échouée} other {annulée}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+    '{rank}. {when}{author} dans {channel} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
   'slack.home.usage_header': 'Vos dépenses et budgets',
   'slack.home.history_header': 'Vos images récentes',
   'slack.home.history_empty': 'Rien pour l’instant : créez votre première image avec {command} dans n’importe quel canal.',

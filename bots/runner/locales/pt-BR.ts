@@ -164,7 +164,7 @@ export const ptBR = {
   'history.empty': 'Nada ainda.',
   'history.reroll_numbered': 'Gerar de novo {index}',
   'discord.history.line':
-    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {concluída} failed {falhou} other {cancelada}}}}{hasLink, select, yes { · [mensagem]({link})} other {}}',
+    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensagem]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Só um admin deste servidor pode ver e mudar as configurações dele.',
   'discord.unknown_interaction': 'Não conheço esse comando ou botão (talvez seja de uma versão antiga minha).',
@@ -311,7 +311,7 @@ export const ptBR = {
   'slack.budget.usage':
     'Digite {how}: CAP é user-daily, user-monthly, workspace-daily ou workspace-monthly; USD é 0 ou mais (ex.: 2.50), ou `clear` para a configuração do operador.',
   'slack.history.line':
-    '{rank}. {when}{author} em {channel} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {concluída} failed {falhou} other {cancelada}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
+    '{rank}. {when}{author} em {channel} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
   'slack.home.usage_header': 'Seus gastos e orçamentos',
   'slack.home.history_header': 'Suas imagens recentes',
   'slack.home.history_empty': 'Nada ainda: crie sua primeira imagem com {command} em qualquer canal.',
