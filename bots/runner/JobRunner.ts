@@ -324,16 +324,19 @@ export class JobRunner {
    * The intake of an entry point that asks for the rest of the job in a form
    * first (Discord's "Edit image" menu and Edit button, Slack's shortcut,
    * `/imagine-edit` and Edit button): before the form opens, the bot takes
-   * jobs, the rules of who and where let this member in, and none of their
+   * jobs, the rules of who and where let this member in, the job the form
+   * makes may be private here (`form.private`: true for the Edit of a private
+   * result, whose edit is private too; unset, the member's default — the form
+   * has no private option, so its refusal names none), and none of their
    * budgets is spent to the last cent (the job itself, with its price, is
    * decided when the form comes back, through `request`). Then `answers.refuse`
    * (private; counted as a refused job) or `answers.accept` (opens the form).
    * Resolves with whether the form was opened.
    */
-  async requestForm(requester: Requester, answers: FormAnswers): Promise<boolean> {
+  async requestForm(requester: Requester, answers: FormAnswers, form: { private?: boolean | undefined } = {}): Promise<boolean> {
     let refusal: JobRefusedError | undefined;
     try {
-      refusal = await this.#formRefusal(requester);
+      refusal = await this.#formRefusal(requester, form);
     } catch (error) {
       await answers.refuse(error);
       return false;
@@ -635,11 +638,18 @@ export class JobRunner {
     if (error instanceof JobRefusedError) this.#countRefusal(error, requester);
   }
 
-  /** What `requestForm` refuses: a drain, the rules of who and where, then a budget spent to its end (`ChatBudgets.spentRefusal`). */
-  async #formRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
+  /**
+   * What `requestForm` refuses: a drain, the rules of who and where, the private rule for the job the form makes (private
+   * as `form` says, else by the member's default: `MemberDefaultsBook.apply`, as the job will be), then a budget spent to
+   * its end (`ChatBudgets.spentRefusal`).
+   */
+  async #formRefusal(requester: Requester, form: { private?: boolean | undefined }): Promise<JobRefusedError | undefined> {
     if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
     const rule = await this.policy.whoWhereRefusal(requester);
     if (rule) return rule;
+    const { spec } = await this.members.apply({ kind: 'edit', prompt: '', options: {}, requester, private: form.private });
+    const privately = await this.policy.formPrivateRefusal(spec);
+    if (privately) return privately;
     const spent = await this.budgets.spentRefusal(requester);
     if (!spent) return undefined;
     return refusalFromReservation(spent, { estimateUsd: 0, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });

@@ -404,6 +404,8 @@ export const en = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
+  'refusal.private_not_allowed_form':
+    '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}, then edit again} other {, and the edit of a private result would be private too: edit an image everyone can see instead}}.',
   'refusal.settings_unreadable':
     '{count, plural, one {A rule} other {Some rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read (damaged in the bot’s storage): {settings}. No images are made here until an admin sets {count, plural, one {it} other {each}} again or clears {count, plural, one {it} other {them}}: ask an admin{platform, select, slack {; admins: {command} admin repair clears what cannot be read, or {command} admin set SETTING VALUE, or {command} admin set SETTING clear} other {; admins: /imagine-admin repair clears what cannot be read, or /imagine-admin set, with a value or clear}}.',
   'settings.hint.onOff': '{on} or {off}',
