@@ -67,16 +67,23 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   await startJob(ctx, interaction, job, action === 'reroll' ? 'reply' : 'update');
 }
 
-/** The Edit button of a result: the runner's intake for a form (who, where, a budget left), then the modal asking what to change. */
+/**
+ * The Edit button of a result: the runner's intake for a form (who, where, private results for a private result's edit,
+ * which is private too, a budget left), then the modal asking what to change.
+ */
 async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, index: number): Promise<void> {
   if (!keptOutput(record, index)) return tell(ctx, interaction, TOO_OLD);
   const title = say(interaction.locale, 'discord.edit.title_result', { images: madeCount(record), index: index + 1 });
-  await ctx.runner.requestForm(requesterOf(interaction, ctx.adminRoleIds), {
-    refuse: (reason) => refusePrivately(ctx, interaction, reason),
-    accept: async () => {
-      await acknowledge('edit: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-result', key: record.key, index }), title, interaction.locale)), ctx.logger);
+  await ctx.runner.requestForm(
+    requesterOf(interaction, ctx.adminRoleIds),
+    {
+      refuse: (reason) => refusePrivately(ctx, interaction, reason),
+      accept: async () => {
+        await acknowledge('edit: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-result', key: record.key, index }), title, interaction.locale)), ctx.logger);
+      },
     },
-  });
+    { private: record.private === true ? true : undefined },
+  );
 }
 
 /**

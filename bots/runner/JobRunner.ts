@@ -32,7 +32,7 @@ import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
 import { settingsInState, type ScopeSettingsStore } from './scope-settings.js';
 import { MemberDefaultsBook, memberDefaultsInState, type AppliedDefaults, type MemberDefaultsStore } from './member-defaults.js';
-import { JobHistory, linkSeenBy, type JobEnd, type JobHistoryState } from './job-history.js';
+import { JobHistory, jobEndOf, linkSeenBy, type JobEnd, type JobHistoryState } from './job-history.js';
 import { AuditLog, type AuditLogOptions } from './audit-log.js';
 import { HouseStyles, type HouseStyleRecord, type StyledJob } from './house-styles.js';
 import type { Space } from '../state/index.js';
@@ -134,6 +134,8 @@ interface Job {
   completedImages: number;
   /** Its way through the ledger: reserved, sent, each image, settled or released. */
   readonly charged: ChargedJob;
+  /** How it ended in the ledger (`#end`: the one charge decision), once it did: what its recorded end says it cost. */
+  settled?: JobSettlement | undefined;
   done: Promise<FinalUpdate>;
 }
 
@@ -322,16 +324,19 @@ export class JobRunner {
    * The intake of an entry point that asks for the rest of the job in a form
    * first (Discord's "Edit image" menu and Edit button, Slack's shortcut,
    * `/imagine-edit` and Edit button): before the form opens, the bot takes
-   * jobs, the rules of who and where let this member in, and none of their
+   * jobs, the rules of who and where let this member in, the job the form
+   * makes may be private here (`form.private`: true for the Edit of a private
+   * result, whose edit is private too; unset, the member's default — the form
+   * has no private option, so its refusal names none), and none of their
    * budgets is spent to the last cent (the job itself, with its price, is
    * decided when the form comes back, through `request`). Then `answers.refuse`
    * (private; counted as a refused job) or `answers.accept` (opens the form).
    * Resolves with whether the form was opened.
    */
-  async requestForm(requester: Requester, answers: FormAnswers): Promise<boolean> {
+  async requestForm(requester: Requester, answers: FormAnswers, form: { private?: boolean | undefined } = {}): Promise<boolean> {
     let refusal: JobRefusedError | undefined;
     try {
-      refusal = await this.#formRefusal(requester);
+      refusal = await this.#formRefusal(requester, form);
     } catch (error) {
       await answers.refuse(error);
       return false;
@@ -493,7 +498,7 @@ export class JobRunner {
         this.recordEnded(
           requester,
           { key: accepted.historyKey, kind, prompt, options, private: spec.private === true, seenBy: accepted.historyLinkSeenBy, acceptedAt: job.info.submittedAt },
-          final,
+          this.#endOf(job, final),
           accepted.historyLink,
         ),
       )
@@ -633,11 +638,18 @@ export class JobRunner {
     if (error instanceof JobRefusedError) this.#countRefusal(error, requester);
   }
 
-  /** What `requestForm` refuses: a drain, the rules of who and where, then a budget spent to its end (`ChatBudgets.spentRefusal`). */
-  async #formRefusal(requester: Requester): Promise<JobRefusedError | undefined> {
+  /**
+   * What `requestForm` refuses: a drain, the rules of who and where, the private rule for the job the form makes (private
+   * as `form` says, else by the member's default: `MemberDefaultsBook.apply`, as the job will be), then a budget spent to
+   * its end (`ChatBudgets.spentRefusal`).
+   */
+  async #formRefusal(requester: Requester, form: { private?: boolean | undefined }): Promise<JobRefusedError | undefined> {
     if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
     const rule = await this.policy.whoWhereRefusal(requester);
     if (rule) return rule;
+    const { spec } = await this.members.apply({ kind: 'edit', prompt: '', options: {}, requester, private: form.private });
+    const privately = await this.policy.formPrivateRefusal(spec);
+    if (privately) return privately;
     const spent = await this.budgets.spentRefusal(requester);
     if (!spent) return undefined;
     return refusalFromReservation(spent, { estimateUsd: 0, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });
@@ -904,8 +916,21 @@ export class JobRunner {
   }
 
   /** Ends the job in the ledger by the one rule (`chargeOf`); a ledger that stays unreachable keeps the settle for later, never shown to the user. */
-  #end(job: Job, ending: JobEnding): Promise<JobSettlement> {
-    return job.charged.end(ending);
+  async #end(job: Job, ending: JobEnding): Promise<JobSettlement> {
+    const settlement = await job.charged.end(ending);
+    job.settled ??= settlement;
+    return settlement;
+  }
+
+  /**
+   * The end to record of a job's final update: a failed or cancelled job with what the ledger settled (`#end`, which its
+   * run awaits before `done` settles), so its history and audit entry say what it cost; a released one (never sent, or
+   * answered only with errors that bill nothing) cost nothing and says none. A completed job keeps its own.
+   */
+  #endOf(job: Job, final: FinalUpdate): JobEnd {
+    const end = jobEndOf(final);
+    if (end.type === 'completed') return end;
+    return job.settled?.action === 'settled' ? { ...end, cost: { totalUsd: job.settled.usd } } : end;
   }
 
   #partialUpdate(jobId: string, event: PartialImageEvent, completedSoFar: number): JobUpdate {

@@ -86,6 +86,8 @@ export function refusalFromPolicy(
     used?: number | undefined;
     /** `private_not_allowed`: the member's default asked for it, not the command. */
     fromDefault?: boolean | undefined;
+    /** `private_not_allowed` before a form opens (`JobRunner.requestForm`): the advice names no option the form lacks. */
+    inForm?: boolean | undefined;
     /** `settings_unreadable`: the scope's restrictions that cannot be read. */
     settings?: readonly SettingName[] | undefined;
   },
@@ -108,7 +110,7 @@ export function refusalFromPolicy(
     case 'moderation_not_allowed':
       return new JobRefusedError(code, words('refusal.moderation_not_allowed', { scope }), { field: 'moderation' });
     case 'private_not_allowed':
-      return new JobRefusedError(code, words('refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND }), { field: 'private' });
+      return new JobRefusedError(code, words(context.inForm ? 'refusal.private_not_allowed_form' : 'refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND }), { field: 'private' });
     case 'settings_unreadable': {
       // Named as admins type them (`max-images`), with the command that sets them again: Slack's as the app configured it (`command`).
       const settings = (context.settings ?? []).map((name) => settingLabel(name));

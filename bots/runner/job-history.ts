@@ -33,15 +33,16 @@ export const HistoryEntrySchema = z.object({
 
 export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 
+const cost = z.object({ totalUsd: z.number() }).optional();
 /**
  * How a job ended, as the history and the audit channel keep it: only the facts they record — completed (its size,
- * quality and cost, when known: a record of an older version swept after a restart kept none), failed (its code) or
- * cancelled. A final update is one; a sweep passes the facts it kept, not an update made up around them.
+ * quality), failed (its code) or cancelled, each with its cost when known (what the ledger charged; none when released,
+ * nor in a record of an older version). A final update is one; a sweep passes the facts it kept, not an update made up.
  */
 export const JobEndSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('completed'), size: z.string().optional(), quality: z.string().optional(), cost: z.object({ totalUsd: z.number() }).optional() }),
-  z.object({ type: z.literal('failed'), code: z.string() }),
-  z.object({ type: z.literal('cancelled') }),
+  z.object({ type: z.literal('completed'), size: z.string().optional(), quality: z.string().optional(), cost }),
+  z.object({ type: z.literal('failed'), code: z.string(), cost }),
+  z.object({ type: z.literal('cancelled'), cost }),
 ]);
 export type JobEnd = z.output<typeof JobEndSchema>;
 
@@ -56,15 +57,15 @@ export function jobEndOf(final: JobEnd): JobEnd {
 
 /**
  * What the history and the audit channel say of an ended job's size, quality and cost: a completed end's own size and
- * quality, else those the job asked for (a failed or cancelled job, a record swept from an older version); its cost only
- * when it completed and the cost is known.
+ * quality, else those the job asked for (a failed or cancelled job, a record swept from an older version); its cost
+ * whenever it is known, however it ended (a failed or cancelled job the ledger charged).
  */
 export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'quality'>): { size: string | undefined; quality: string | undefined; costUsd?: number } {
   const completed = final.type === 'completed' ? final : undefined;
   return {
     size: completed?.size || options.size,
     quality: completed?.quality || options.quality,
-    ...(completed?.cost && { costUsd: completed.cost.totalUsd }),
+    ...(final.cost && { costUsd: final.cost.totalUsd }),
   };
 }
 

@@ -190,6 +190,15 @@ export class ScopePolicy {
   }
 
   /**
+   * The refusal `admit` would give the job a form makes for its private setting (`private_not_allowed`; true for the
+   * edit of a private result, else the member's default, `MemberDefaultsBook.apply`), asked before the form opens: its
+   * words name nothing the form lacks (a form has no private option).
+   */
+  async formPrivateRefusal(spec: Pick<JobSpec, 'requester' | 'private' | 'privateByDefault'>): Promise<JobRefusedError | undefined> {
+    return privateRefusal(spec, await this.effective(spec.requester), { inForm: true });
+  }
+
+  /**
    * Whether the rules of the requester's server/workspace let these options be asked for (who and where, and the
    * prompt, not looked at): a member's own default is used only where the same option asked by hand would be.
    */
@@ -503,8 +512,13 @@ function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: Job
   if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) return refuse('quality_not_allowed', { allowed: s.qualities.value });
   if (quality === 'high' && s.highQualityFor.value.length > 0 && !isListed(spec.requester, s.highQualityFor.value)) return refuse('high_quality_not_allowed');
   if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) return refuse('size_not_allowed', { allowed: s.sizes.value });
-  if (spec.private === true && !s.privateResults.value) return refuse('private_not_allowed', { fromDefault: spec.privateByDefault === true });
-  return undefined;
+  return privateRefusal(spec, s);
+}
+
+/** The one private rule: a private job (asked, or the member's default) where `private-results` is off. */
+function privateRefusal(spec: Pick<JobSpec, 'requester' | 'private' | 'privateByDefault'>, s: EffectiveSettings, context: { inForm?: boolean } = {}): JobRefusedError | undefined {
+  if (spec.private !== true || s.privateResults.value) return undefined;
+  return refuserOf(spec.requester)('private_not_allowed', { fromDefault: spec.privateByDefault === true, ...context });
 }
 
 /**

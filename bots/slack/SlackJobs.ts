@@ -142,11 +142,12 @@ export class SlackJobs {
   }
 
   /**
-   * An entry point that opens a form (the edit modal) first: the runner's intake for a form — who and where, a
-   * budget left — then `open` (within the trigger's 3 s), or the person is told privately why not. True when opened.
+   * An entry point that opens a form (the edit modal) first: the runner's intake for a form — who and where, private
+   * results (`form.private`: true for a private result's Edit; unset, the member's default), a budget left — then `open`
+   * (within the trigger's 3 s), or the person is told privately why not. True when opened.
    */
-  openForm(actor: SlackActor, notify: Notifier, open: () => Promise<void>): Promise<boolean> {
-    return this.#o.runner.requestForm(this.requester(actor), { refuse: (reason) => this.#tellRefusal(reason, { actor, notify }), accept: open });
+  openForm(actor: SlackActor, notify: Notifier, open: () => Promise<void>, form: { private?: boolean | undefined } = {}): Promise<boolean> {
+    return this.#o.runner.requestForm(this.requester(actor), { refuse: (reason) => this.#tellRefusal(reason, { actor, notify }), accept: open }, form);
   }
 
   /**

@@ -164,7 +164,7 @@ export const de = {
   'history.empty': 'Noch nichts.',
   'history.reroll_numbered': 'Neu erstellen {index}',
   'discord.history.line':
-    '{rank}. {when}{author} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {abgeschlossen} failed {fehlgeschlagen} other {abgebrochen}}}}{hasLink, select, yes { · [Nachricht]({link})} other {}}',
+    '{rank}. {when}{author} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [Nachricht]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Nur ein Admin dieses Servers kann seine Einstellungen sehen und ändern.',
   'discord.unknown_interaction': 'Diesen Befehl oder Button kenne ich nicht (vielleicht stammt er von einer älteren Version von mir).',
@@ -313,7 +313,7 @@ export const de = {
   'slack.budget.usage':
     'Sag {how}: CAP ist user-daily, user-monthly, workspace-daily oder workspace-monthly; USD ist 0 oder mehr (z. B. 2.50), oder `clear` für die Einstellung des Betreibers.',
   'slack.history.line':
-    '{rank}. {when}{author} in {channel} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {abgeschlossen} failed {fehlgeschlagen} other {abgebrochen}}}}{hasLink, select, yes { · <{link}|Nachricht>} other {}}',
+    '{rank}. {when}{author} in {channel} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|Nachricht>} other {}}',
   'slack.home.usage_header': 'Deine Ausgaben und Budgets',
   'slack.home.history_header': 'Deine letzten Bilder',
   'slack.home.history_empty': 'Noch nichts: Erstelle dein erstes Bild mit {command} in einem beliebigen Kanal.',
@@ -381,6 +381,8 @@ export const de = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
+  'refusal.private_not_allowed_form':
+    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} und bearbeite dann erneut} other {, und die Bearbeitung eines privaten Ergebnisses wäre ebenfalls privat: bearbeite stattdessen ein Bild, das alle sehen}}.',
   'refusal.settings_unreadable':
     '{count, plural, one {Eine Regel} other {Einige Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen (im Speicher des Bots beschädigt): {settings}. Hier werden keine Bilder erstellt, bis ein Admin {count, plural, one {sie} other {jede}} neu festlegt oder zurücksetzt: frag einen Admin{platform, select, slack {; Admins: {command} admin repair setzt alles Unlesbare zurück, oder {command} admin set SETTING VALUE oder {command} admin set SETTING clear} other {; Admins: /imagine-admin repair setzt alles Unlesbare zurück, oder /imagine-admin set, mit einem Wert oder clear}}.',
   'settings.hint.onOff': '{on} oder {off}',

@@ -177,7 +177,7 @@ export const en = {
   'history.empty': 'Nothing yet.',
   'history.reroll_numbered': 'Reroll {index}',
   'discord.history.line':
-    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {completed} failed {failed} other {cancelled}}}}{hasLink, select, yes { · [message]({link})} other {}}',
+    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {completed}}} failed {failed{costKnown, select, yes { · {cost}} other {}}} other {cancelled{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [message]({link})} other {}}',
 
   // Discord: private answers (in the member's language).
   'discord.settings.not_admin': '✋ Only an admin of this server can see and change its settings.',
@@ -334,7 +334,7 @@ export const en = {
   'slack.budget.usage':
     'Say {how}: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or `clear` for the operator’s setting.',
   'slack.history.line':
-    '{rank}. {when}{author} in {channel} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {completed} failed {failed} other {cancelled}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+    '{rank}. {when}{author} in {channel} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {completed}}} failed {failed{costKnown, select, yes { · {cost}} other {}}} other {cancelled{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
 
   // Slack: the Home tab.
   'slack.home.usage_header': 'Your spend and budgets',
@@ -406,6 +406,8 @@ export const en = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',
+  'refusal.private_not_allowed_form':
+    '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}, then edit again} other {, and the edit of a private result would be private too: edit an image everyone can see instead}}.',
   'refusal.settings_unreadable':
     '{count, plural, one {A rule} other {Some rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read (damaged in the bot’s storage): {settings}. No images are made here until an admin sets {count, plural, one {it} other {each}} again or clears {count, plural, one {it} other {them}}: ask an admin{platform, select, slack {; admins: {command} admin repair clears what cannot be read, or {command} admin set SETTING VALUE, or {command} admin set SETTING clear} other {; admins: /imagine-admin repair clears what cannot be read, or /imagine-admin set, with a value or clear}}.',
   'settings.hint.onOff': '{on} or {off}',

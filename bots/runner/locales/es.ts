@@ -164,7 +164,7 @@ export const es = {
   'history.empty': 'Todavía nada.',
   'history.reroll_numbered': 'Regenerar {index}',
   'discord.history.line':
-    '{rank}. {when}{author} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminado} failed {fallido} other {cancelado}}}}{hasLink, select, yes { · [mensaje]({link})} other {}}',
+    '{rank}. {when}{author} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensaje]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Solo un admin de este servidor puede ver y cambiar sus ajustes.',
   'discord.unknown_interaction': 'No conozco ese comando o botón (puede que sea de una versión anterior de mí).',
@@ -313,7 +313,7 @@ export const es = {
   'slack.budget.usage':
     'Escribe {how}: CAP es user-daily, user-monthly, workspace-daily o workspace-monthly; USD es 0 o más (p. ej., 2.50), o `clear` para el ajuste del operador.',
   'slack.history.line':
-    '{rank}. {when}{author} en {channel} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminado} failed {fallido} other {cancelado}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
+    '{rank}. {when}{author} en {channel} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
   'slack.home.usage_header': 'Tu gasto y tus presupuestos',
   'slack.home.history_header': 'Tus imágenes recientes',
   'slack.home.history_empty': 'Todavía nada: crea tu primera imagen con {command} en cualquier canal.',
@@ -381,6 +381,8 @@ export const es = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',
+  'refusal.private_not_allowed_form':
+    '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} y vuelve a editar} other {, y la edición de un resultado privado también sería privada: edita en su lugar una imagen que todos vean}}.',
   'refusal.settings_unreadable':
     '{count, plural, one {Una regla} other {Algunas reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer (su registro en el almacenamiento del bot está dañado): {settings}. No se crean imágenes aquí hasta que un admin {count, plural, one {la vuelva} other {las vuelva}} a fijar o {count, plural, one {la borre} other {las borre}}: pide ayuda a un admin{platform, select, slack {; admins: {command} admin repair borra lo que no se puede leer, o {command} admin set SETTING VALUE, o {command} admin set SETTING clear} other {; admins: /imagine-admin repair borra lo que no se puede leer, o /imagine-admin set, con un valor o clear}}.',
   'settings.hint.onOff': '{on} u {off}',

@@ -164,7 +164,7 @@ export const fr = {
   'history.empty': 'Rien pour l’instant.',
   'history.reroll_numbered': 'Relancer {index}',
   'discord.history.line':
-    '{rank}. {when}{author} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminée} failed {échouée} other {annulée}}}}{hasLink, select, yes { · [message]({link})} other {}}',
+    '{rank}. {when}{author} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [message]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Seul un admin de ce serveur peut voir et modifier ses réglages.',
   'discord.unknown_interaction': 'Je ne connais pas cette commande ni ce bouton (ils viennent peut-être d’une ancienne version de moi).',
@@ -313,7 +313,7 @@ export const fr = {
   'slack.budget.usage':
     'Tapez {how} : CAP est user-daily, user-monthly, workspace-daily ou workspace-monthly ; USD vaut 0 ou plus (par ex. 2.50), ou `clear` pour le réglage de l’opérateur.',
   'slack.history.line':
-    '{rank}. {when}{author} dans {channel} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {terminée} failed {échouée} other {annulée}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+    '{rank}. {when}{author} dans {channel} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
   'slack.home.usage_header': 'Vos dépenses et budgets',
   'slack.home.history_header': 'Vos images récentes',
   'slack.home.history_empty': 'Rien pour l’instant : créez votre première image avec {command} dans n’importe quel canal.',
@@ -381,6 +381,8 @@ export const fr = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
+  'refusal.private_not_allowed_form':
+    '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}, puis modifiez à nouveau} other {, et la modification d’un résultat privé serait privée elle aussi : modifiez plutôt une image que tout le monde voit}}.',
   'refusal.settings_unreadable':
     '{count, plural, one {Une règle} other {Des règles}} de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {peut} other {peuvent}} pas être {count, plural, one {lue} other {lues}} (enregistrement endommagé dans le stockage du bot) : {settings}. Aucune image n’est créée ici tant qu’un admin ne {count, plural, one {l’a pas redéfinie ou effacée} other {les a pas redéfinies ou effacées}} : demandez à un admin{platform, select, slack { ; admins : {command} admin repair efface ce qui est illisible, ou {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other { ; admins : /imagine-admin repair efface ce qui est illisible, ou /imagine-admin set, avec une valeur ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',

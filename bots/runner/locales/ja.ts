@@ -164,7 +164,7 @@ export const ja = {
   'history.empty': 'まだありません。',
   'history.reroll_numbered': '再生成 {index}',
   'discord.history.line':
-    '{rank}. {when}{author}「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {完了} failed {失敗} other {キャンセル}}}}{hasLink, select, yes { · [メッセージ]({link})} other {}}',
+    '{rank}. {when}{author}「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {完了}}} failed {失敗{costKnown, select, yes { · {cost}} other {}}} other {キャンセル{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [メッセージ]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ このサーバーの設定を表示・変更できるのは管理者だけです。',
   'discord.unknown_interaction': 'そのコマンドまたはボタンはわかりません（以前のバージョンのものかもしれません）。',
@@ -313,7 +313,7 @@ export const ja = {
   'slack.budget.usage':
     '{how} と入力してください。CAP は user-daily、user-monthly、workspace-daily、workspace-monthly のいずれか、USD は 0 以上（例: 2.50）、運営者の設定に戻すには `clear` です。',
   'slack.history.line':
-    '{rank}. {when}{author} {channel} で「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {完了} failed {失敗} other {キャンセル}}}}{hasLink, select, yes { · <{link}|メッセージ>} other {}}',
+    '{rank}. {when}{author} {channel} で「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {完了}}} failed {失敗{costKnown, select, yes { · {cost}} other {}}} other {キャンセル{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|メッセージ>} other {}}',
   'slack.home.usage_header': 'あなたの支出と予算',
   'slack.home.history_header': 'あなたの最近の画像',
   'slack.home.history_empty': 'まだありません。どのチャンネルでも {command} で最初の画像を作れます。',
@@ -381,6 +381,8 @@ export const ja = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
+  'refusal.private_not_allowed_form':
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてから、もう一度編集してください} other {。プライベートな結果の編集もプライベートになるため、代わりに全員が見られる画像を編集してください}}。',
   'refusal.settings_unreadable':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルール（{settings}）を読み取れません（ボットの保存データの記録が壊れています）。管理者が設定し直すか clear するまで、ここでは画像を作れません。管理者に依頼してください{platform, select, slack {（管理者: {command} admin repair で読み取れないものを消去、または {command} admin set SETTING VALUE または {command} admin set SETTING clear）} other {（管理者: /imagine-admin repair で読み取れないものを消去、または /imagine-admin set で値または clear を指定）}}。',
   'settings.hint.onOff': '{on} または {off}',

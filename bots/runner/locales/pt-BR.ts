@@ -164,7 +164,7 @@ export const ptBR = {
   'history.empty': 'Nada ainda.',
   'history.reroll_numbered': 'Gerar de novo {index}',
   'discord.history.line':
-    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {concluída} failed {falhou} other {cancelada}}}}{hasLink, select, yes { · [mensagem]({link})} other {}}',
+    '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensagem]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Só um admin deste servidor pode ver e mudar as configurações dele.',
   'discord.unknown_interaction': 'Não conheço esse comando ou botão (talvez seja de uma versão antiga minha).',
@@ -313,7 +313,7 @@ export const ptBR = {
   'slack.budget.usage':
     'Digite {how}: CAP é user-daily, user-monthly, workspace-daily ou workspace-monthly; USD é 0 ou mais (ex.: 2.50), ou `clear` para a configuração do operador.',
   'slack.history.line':
-    '{rank}. {when}{author} em {channel} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {costKnown, select, yes {{cost}} other {{status, select, completed {concluída} failed {falhou} other {cancelada}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
+    '{rank}. {when}{author} em {channel} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
   'slack.home.usage_header': 'Seus gastos e orçamentos',
   'slack.home.history_header': 'Suas imagens recentes',
   'slack.home.history_empty': 'Nada ainda: crie sua primeira imagem com {command} em qualquer canal.',
@@ -381,6 +381,8 @@ export const ptBR = {
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
+  'refusal.private_not_allowed_form':
+    '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} e edite de novo} other {, e a edição de um resultado privado também seria privada: edite em vez disso uma imagem que todos veem}}.',
   'refusal.settings_unreadable':
     '{count, plural, one {Uma regra} other {Algumas regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}} (o registro no armazenamento do bot está danificado): {settings}. Nenhuma imagem é criada aqui até que um admin {count, plural, one {a defina} other {as defina}} de novo ou {count, plural, one {a limpe} other {as limpe}}: peça a um admin{platform, select, slack {; admins: {command} admin repair limpa o que não pode ser lido, ou {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other {; admins: /imagine-admin repair limpa o que não pode ser lido, ou /imagine-admin set, com um valor ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',

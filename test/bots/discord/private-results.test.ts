@@ -124,4 +124,16 @@ describe('private results on Discord', () => {
     const shown = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'an open thing', quality: 'low' }));
     expect(shown.flags & EPHEMERAL).toBe(0);
   });
+
+  it('refuses the Edit of a private result before its modal opens once the server forbids private results, with advice the modal can follow', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a secret garden', quality: 'low', private: true }));
+    await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'private-results', value: 'off' }, { permissions: MANAGE_SERVER }));
+
+    const edit = h.discord.clickButton(result, buttonId(result, 'Edit'));
+    const note = await privateNoteOf(h, edit);
+    expect(note.content).toBe('✋ This server does not allow private results, and the edit of a private result would be private too: edit an image everyone can see instead.');
+    expect(edit.modal).toBeUndefined();
+    expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(0);
+  });
 });

@@ -41,6 +41,13 @@ describe('an audit entry in words', () => {
     expect([erased.head, erased.prompt, erased.erased]).toEqual(['⏹️ Cancelled · <@U1> in <#C1>', undefined, '(erased at the member’s request)']);
   });
 
+  it('says what a cancelled or failed job the ledger charged cost, beside how it ended', () => {
+    const cancelled = auditLinesOf({ ...base, type: 'job', prompt: 'x', status: 'cancelled', costUsd: 0.00636 }, 'en');
+    expect([cancelled.head, cancelled.notes]).toEqual(['⏹️ Cancelled · <@U1> in <#C1>', ['cost $0.0064']]);
+    const failed = auditLinesOf({ ...base, type: 'job', prompt: 'x', status: 'failed:upstream_error', costUsd: 0.00636 }, 'en');
+    expect([failed.head, failed.notes]).toEqual(['⚠️ Failed · <@U1> in <#C1>', ['cost $0.0064', 'reason: upstream_error']]);
+  });
+
   it('says the greeting, the skipped entries, a post’s summary and forget’s answer', () => {
     expect(auditGreeting('discord', 'en')).toBe(
       'Audit entries for this server will be posted here: every job (who, where, prompt, options, cost, link) and every refusal by a rule or a budget.',

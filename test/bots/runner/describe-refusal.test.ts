@@ -40,6 +40,18 @@ describe('refusalFromPolicy', () => {
     );
   });
 
+  it('refuses a private job before a form opens with advice the form can follow: it names no private option, which the form lacks', () => {
+    expect(refusalFromPolicy('private_not_allowed', { platform: 'slack', inForm: true }).message).toBe(
+      'This workspace does not allow private results, and the edit of a private result would be private too: edit an image everyone can see instead.',
+    );
+    expect(refusalFromPolicy('private_not_allowed', { platform: 'discord', inForm: true, fromDefault: true }).message).toBe(
+      'This server does not allow private results, and your default asks for them: turn your default off with /imagine-settings private: False, then edit again.',
+    );
+    const slack = sayWords('en', refusalFromPolicy('private_not_allowed', { platform: 'slack', inForm: true, fromDefault: true }).words);
+    expect(slack).toMatch(/turn your default off with \S+ settings --private off, then edit again\.$/);
+    expect(slack).not.toMatch(/--public|ask again without/);
+  });
+
   it('names the rules that cannot be read, tells members to ask an admin and admins the commands that clear them all or set them again', () => {
     expect(refusalFromPolicy('settings_unreadable', { platform: 'discord', settings: ['blocked', 'allowed'] }).message).toBe(
       'Some rules of this server cannot be read (damaged in the bot’s storage): blocked, who. No images are made here until an admin sets each again or clears them: ask an admin; admins: /imagine-admin repair clears what cannot be read, or /imagine-admin set, with a value or clear.',

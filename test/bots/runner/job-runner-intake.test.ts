@@ -288,16 +288,20 @@ describe('the intake: one call decides a job before its first public answer', ()
 });
 
 describe('the intake of an entry point that opens a form first', () => {
-  async function formOf(runner: JobRunner, who = requester()) {
+  async function formOf(runner: JobRunner, who = requester(), form: { private?: boolean } = {}) {
     const said: string[] = [];
     let reason: unknown;
-    const opened = await runner.requestForm(who, {
-      refuse: async (r) => {
-        said.push('refuse');
-        reason = r;
+    const opened = await runner.requestForm(
+      who,
+      {
+        refuse: async (r) => {
+          said.push('refuse');
+          reason = r;
+        },
+        accept: async () => void said.push('accept'),
       },
-      accept: async () => void said.push('accept'),
-    });
+      form,
+    );
     return { opened, said, reason };
   }
 
@@ -319,5 +323,19 @@ describe('the intake of an entry point that opens a form first', () => {
 
     expect(await formOf(runner, requester({ channelId: 'general' }))).toMatchObject({ opened: false, reason: { code: 'channel_not_allowed' } });
     expect(await formOf(runner, requester({ channelId: 'art' }))).toMatchObject({ opened: true });
+  });
+
+  it('refuses before the form opens a job that would be private where private results are off: a private result’s edit, or by the member’s default', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.policy.set(requester({ isAdmin: true }), 'privateResults', false);
+    const [member, privateByDefault] = [requester(), requester()];
+    await runner.members.change(privateByDefault, { private: true });
+
+    const ofPrivateResult = await formOf(runner, member, { private: true });
+    expect(ofPrivateResult).toMatchObject({ opened: false, said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed_form', values: { fromDefault: 'no' } } } });
+    expect(await formOf(runner, privateByDefault)).toMatchObject({ opened: false, reason: { code: 'private_not_allowed', words: { values: { fromDefault: 'yes' } } } });
+    // A public result's edit, and a member without a private default: the form opens.
+    expect(await formOf(runner, member)).toMatchObject({ opened: true });
+    expect(await formOf(runner, privateByDefault, { private: false })).toMatchObject({ opened: true });
   });
 });
