@@ -202,6 +202,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
         responseUrl: body.response_url,
         private: request.private,
       }, locale),
+      { private: request.private },
     );
   });
 }

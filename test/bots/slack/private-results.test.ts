@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { actionMessages, finishedActions, finishedJob, jobMessages, privately, type Harness, ADMIN, startWithAdmin } from './harness.js';
 
 const start = startWithAdmin;
@@ -48,6 +49,24 @@ describe('private results on Slack', () => {
     await fake.clickButton(actions, 'pictor_delete');
     await fake.waitFor(() => !fake.messages.includes(job), 'the private job to be deleted');
     expect(actionMessages(fake, dm)).not.toContain(actions);
+  });
+
+  it('refuses the Edit of a private result where private results were turned off since, before its form opens, privately, and sends and charges nothing', async () => {
+    const logger = new RecordingLogger();
+    h = await start({ bot: { adminUserIds: [ADMIN], logger } });
+    const { fake } = h;
+    await privately(fake, 'a secret diary --quality low --private', 'U0ALICE', 'C0ART');
+    const dm = fake.dmOf('U0ALICE');
+    await finishedJob(fake, dm);
+    const actions = await finishedActions(fake, dm);
+    await privately(fake, 'admin set private-results off', ADMIN, 'C0ADMIN');
+    const [views, responses, requests] = [fake.views.length, fake.responses.length, h.emulator.requests.length];
+    await fake.clickButton(actions, 'pictor_edit', 'U0ALICE');
+    await fake.waitFor(() => fake.responses[responses], 'the private refusal');
+    // The sentence is describe-refusal's to check (one the form can follow); here, its code, and that no form opened.
+    expect(logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code)).toEqual(['private_not_allowed']);
+    expect(fake.views.length).toBe(views);
+    expect(h.emulator.requests.length).toBe(requests);
   });
 
   it('keeps private jobs out of the workspace’s history', async () => {
