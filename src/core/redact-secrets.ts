@@ -26,12 +26,13 @@ export function registerSecret(secret: string | undefined): void {
 const BEARER = /\bBearer(\s+|\+|%20)(["'{]?)([A-Za-z0-9._~+/=-]+)/gi;
 const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
 /**
- * A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows. Only
- * a name at the start of a word counts, checked apart (see `startsWord`): a pattern starting with a look-behind is tried
- * at every position of the text, which costs on the error path.
+ * A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows on the
+ * same line (the spaces around the separator are spaces and tabs, never a line break: a field with nothing after it on
+ * its line takes nothing from the next). Only a name at the start of a word counts, checked apart (see `startsWord`): a
+ * pattern starting with a look-behind is tried at every position of the text, which costs on the error path.
  */
 const CREDENTIAL_FIELD =
-  /(authorization|(?:x-)?api[_-]key|access[_-]token|pass(?:word|wd)|(?:client[_-])?secret(?:[_-]access[_-]key)?)(["']?\s*[:=]\s*)/gi;
+  /(authorization|(?:x-)?api[_-]key|access[_-]token|pass(?:word|wd)|(?:client[_-])?secret(?:[_-]access[_-]key)?)(["']?[ \t]*[:=][ \t]*)/gi;
 /**
  * Where an unquoted value after `=` ends in a URL query or a form body: at the `&` that starts the next `name=` (a `&`
  * inside a value is sent as `%26`).

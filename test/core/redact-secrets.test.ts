@@ -61,6 +61,11 @@ describe('the value of a password or secret field is hidden, and the fields afte
     ['a passwd field before the next line', 'db: host=db.internal passwd=hunter2\nretrying in 5 s', 'db: host=db.internal passwd=[redacted]\nretrying in 5 s'],
     ['a secret field before a comma', 'webhook secret=whsec_abc123DEF456, rejected', 'webhook secret=[redacted], rejected'],
     ['an AWS secret access key', 'aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n[default]', 'aws_secret_access_key=[redacted]\n[default]'],
+    [
+      'a field whose value is on the next line: nothing taken from that line',
+      'errors:\n  password:\n    - is required\n  api_key =\n    - is too short',
+      'errors:\n  password:\n    - is required\n  api_key =\n    - is too short',
+    ],
     ['a signing secret in an environment dump', 'SLACK_SIGNING_SECRET=8f742231b10e8888abcd99yyyzzz85a5', 'SLACK_SIGNING_SECRET=[redacted]'],
   ])('%s', (_what, text, shown) => {
     expect(redactSecrets(text)).toBe(shown);
