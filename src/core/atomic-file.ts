@@ -38,10 +38,12 @@ interface WriteOptions {
  * (instant, atomic; a copy where the file system has none), so `path` itself
  * is never removed. No old version yet (a first write): no backup.
  * With `exclusive`, the temporary file is hard-linked to `path` instead, which
- * fails on an existing file (where the file system has no hard links, the name
- * is claimed with an empty file first, `wx`, and the new version renamed over
- * it), then removed. A write a crash stopped leaves at most the temporary file
- * (`<path>.<pid>.<hex>.tmp`), never a torn `path`.
+ * fails on an existing file, then removed. A write a crash stopped leaves at
+ * most the temporary file (`<path>.<pid>.<hex>.tmp`), never a torn `path`.
+ * Where the file system has no hard links, an exclusive write claims the name
+ * with an empty file first (`wx`) and renames the new version over it: a crash
+ * between those two steps leaves that empty file under `path` (never a part
+ * of the new version); a rename that fails removes it again.
  */
 export async function writeFileAtomically(path: string, data: string | Uint8Array, options: WriteFileAtomicallyOptions = {}): Promise<void> {
   const fs = options.inline ? INLINE : AWAITED;
@@ -120,14 +122,24 @@ const NO_HARD_LINK = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS
 
 const noHardLink = (error: unknown) => NO_HARD_LINK.has((error as NodeJS.ErrnoException).code ?? '');
 
-/** Gives `temp` the name `path` unless something has it (EEXIST): a hard link, or where there is none, the name claimed with an empty file and `temp` renamed over it. */
+/**
+ * Gives `temp` the name `path` unless something has it (EEXIST): a hard link, or where there is none, the name claimed
+ * with an empty file and `temp` renamed over it. When that rename fails, the empty claim (ours) is removed, so it does
+ * not hold the name against the next write.
+ */
 async function linkExclusively(fs: WriteSteps, temp: string, path: string): Promise<void> {
   try {
     await fs.link(temp, path);
+    return;
   } catch (error) {
     if (!noHardLink(error)) throw error;
-    await fs.create(path);
+  }
+  await fs.create(path);
+  try {
     await fs.rename(temp, path);
+  } catch (error) {
+    await fs.rm(path);
+    throw error;
   }
 }
 

@@ -18,7 +18,8 @@ export function registerSecret(secret: string | undefined): void {
 
 /**
  * Anything shaped like a credential, even one never registered: `Bearer <token>`, `Basic <base64 of user:password>`,
- * `sk-…` style keys, the token shapes of known services (see `TOKEN_SHAPES`), and the value of a credential field
+ * `sk-…` style keys, the token shapes of known services (see `TOKEN_SHAPES`), the password in a URL's user part
+ * (`scheme://user:password@`, see `URL_USER_PASSWORD`), and the value of a credential field
  * (`Authorization`, `x-api-key`, `api_key`, `api-key`, `access_token`, `password`, `passwd`, `client_secret`, `secret`,
  * `secret_access_key`, followed by `:` or `=`). Secrecy wins over keeping words: a field's whole value goes, whatever it
  * looks like, and only the words outside it stay as written.
@@ -26,12 +27,13 @@ export function registerSecret(secret: string | undefined): void {
 const BEARER = /\bBearer(\s+|\+|%20)(["'{]?)([A-Za-z0-9._~+/=-]+)/gi;
 const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
 /**
- * A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows. Only
- * a name at the start of a word counts, checked apart (see `startsWord`): a pattern starting with a look-behind is tried
- * at every position of the text, which costs on the error path.
+ * A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows on the
+ * same line (the spaces around the separator are spaces and tabs, never a line break: a field with nothing after it on
+ * its line takes nothing from the next). Only a name at the start of a word counts, checked apart (see `startsWord`): a
+ * pattern starting with a look-behind is tried at every position of the text, which costs on the error path.
  */
 const CREDENTIAL_FIELD =
-  /(authorization|(?:x-)?api[_-]key|access[_-]token|pass(?:word|wd)|(?:client[_-])?secret(?:[_-]access[_-]key)?)(["']?\s*[:=]\s*)/gi;
+  /(authorization|(?:x-)?api[_-]key|access[_-]token|pass(?:word|wd)|(?:client[_-])?secret(?:[_-]access[_-]key)?)(["']?[ \t]*[:=][ \t]*)/gi;
 /**
  * Where an unquoted value after `=` ends in a URL query or a form body: at the `&` that starts the next `name=` (a `&`
  * inside a value is sent as `%26`).
@@ -107,6 +109,13 @@ const TOKEN_SHAPES = new RegExp(
 const DISCORD_TOKEN_END = /\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}/g;
 /** `Bot <token>` outside a credential field (Discord's scheme): a word of 20 characters or more with a digit or a dot. */
 const BOT = /\bBot(\s+)([A-Za-z0-9._~+/=-]{20,})/g;
+/**
+ * The user part of a URL with a password (`scheme://user:password@host`, the user name perhaps empty): the password runs
+ * to the last `@` before the host, so one with an unescaped `@` goes whole. Starts with its literal `://` (the scheme
+ * before it is checked apart, see `redactUrlPassword`); `[` `]` are not part of a user part, so a template
+ * (`redis://[user:password@]host`) is not one.
+ */
+const URL_USER_PASSWORD = /:\/\/([^\s/?#@:"'<>[\]]*):([^\s/?#"'<>[\]]+)@/g;
 
 const ALNUM = /[A-Za-z0-9]/;
 const BASE64URL = /[A-Za-z0-9_-]/;
@@ -231,6 +240,15 @@ function redactDiscordTokens(text: string): string {
   return out + text.slice(kept);
 }
 
+/**
+ * A URL's password shown redacted, its scheme and user name kept (`redis://default:[redacted]@host`); a password that is
+ * a placeholder (`***`, as a Redis URL is shown; `<password>`, `…`) stays, and so does what follows no scheme.
+ */
+function redactUrlPassword(whole: string, user: string, password: string, at: number, text: string): string {
+  if (at === 0 || !/[A-Za-z0-9+.-]/.test(text[at - 1] ?? '') || PLACEHOLDER.test(password)) return whole;
+  return `://${user}:${REDACTED}@`;
+}
+
 /** Basic credentials are base64 of `user:password`: decoded, printable text with a colon. */
 function looksLikeBasicCredentials(value: string): boolean {
   if (value.length < 4 || value.replace(/=+$/, '').length % 4 === 1) return false;
@@ -254,6 +272,7 @@ export function redactSecrets(text: string): string {
       startsWord(all, at, BASE64URL) && looksLikeKeyBody(body) ? 'sk-[redacted]' : whole,
     )
     .replace(BOT, (whole: string, space: string, value: string) => (/[0-9.]/.test(value) ? `Bot${space}${REDACTED}` : whole))
+    .replace(URL_USER_PASSWORD, redactUrlPassword)
     .replace(TOKEN_SHAPES, redactTokenShape);
   return redactDiscordTokens(shapes);
 }

@@ -10,8 +10,15 @@ import { writeFileAtomically } from '../../src/core/atomic-file.js';
 const refuse = () => {
   throw Object.assign(new Error('operation not permitted, link'), { code: 'EPERM' });
 };
-vi.mock('node:fs', async (importOriginal) => ({ ...(await importOriginal<typeof import('node:fs')>()), linkSync: vi.fn() }));
-vi.mock('node:fs/promises', async (importOriginal) => ({ ...(await importOriginal<typeof import('node:fs/promises')>()), link: vi.fn() }));
+// `rename` is the real one unless a test makes it fail.
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>();
+  return { ...real, linkSync: vi.fn(), renameSync: vi.fn(real.renameSync) };
+});
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs/promises')>();
+  return { ...real, link: vi.fn(), rename: vi.fn(real.rename) };
+});
 
 const dirs: string[] = [];
 beforeEach(() => {
@@ -45,6 +52,20 @@ describe.each([
     await expect(writeFileAtomically(join(dir, 'fox.png'), 'new', { exclusive: true, inline })).rejects.toMatchObject({ code: 'EEXIST' });
     expect(await readFile(join(dir, 'fox.png'), 'utf8')).toBe('old');
     expect(await readdir(dir)).toEqual(['fox.png']);
+  });
+
+  it('exclusive: a rename that fails leaves neither the empty claim nor the temporary file, so the next write takes the name', async () => {
+    const dir = await tempDir();
+    const ioError = () => {
+      throw Object.assign(new Error('i/o error, rename'), { code: 'EIO' });
+    };
+    if (inline) vi.mocked(fs.renameSync).mockImplementationOnce(ioError);
+    else vi.mocked(fsp.rename).mockImplementationOnce(async () => ioError());
+    await expect(writeFileAtomically(join(dir, 'fox.png'), 'image', { exclusive: true, inline })).rejects.toMatchObject({ code: 'EIO' });
+    expect(await readdir(dir)).toEqual([]);
+
+    await writeFileAtomically(join(dir, 'fox.png'), 'image', { exclusive: true, inline });
+    expect(await readFile(join(dir, 'fox.png'), 'utf8')).toBe('image');
   });
 
   it('keeps the backup as a copy', async () => {

@@ -61,6 +61,15 @@ describe('the value of a password or secret field is hidden, and the fields afte
     ['a passwd field before the next line', 'db: host=db.internal passwd=hunter2\nretrying in 5 s', 'db: host=db.internal passwd=[redacted]\nretrying in 5 s'],
     ['a secret field before a comma', 'webhook secret=whsec_abc123DEF456, rejected', 'webhook secret=[redacted], rejected'],
     ['an AWS secret access key', 'aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n[default]', 'aws_secret_access_key=[redacted]\n[default]'],
+    [
+      'a field whose value is on the next line: nothing taken from that line',
+      'errors:\n  password:\n    - is required\n  api_key =\n    - is too short',
+      'errors:\n  password:\n    - is required\n  api_key =\n    - is too short',
+    ],
+    ['a password in a URL before the host', 'POST https://bob:hunter2@h.test/v1 refused', 'POST https://bob:[redacted]@h.test/v1 refused'],
+    ['a password in a Redis URL', 'connect ECONNREFUSED redis://default:hunter2pass@host:6379 (retrying)', 'connect ECONNREFUSED redis://default:[redacted]@host:6379 (retrying)'],
+    ['a password with an @ and no user name in a URL', 'rediss://:p@ss:w0rd@cache.internal:6380/0 refused', 'rediss://:[redacted]@cache.internal:6380/0 refused'],
+    ['a password in a URL in JSON', '{"url":"postgres://app:s3cret@db.internal/app","ok":false}', '{"url":"postgres://app:[redacted]@db.internal/app","ok":false}'],
     ['a signing secret in an environment dump', 'SLACK_SIGNING_SECRET=8f742231b10e8888abcd99yyyzzz85a5', 'SLACK_SIGNING_SECRET=[redacted]'],
   ])('%s', (_what, text, shown) => {
     expect(redactSecrets(text)).toBe(shown);
@@ -85,6 +94,9 @@ describe('our own sentences about tokens, secrets, passwords and keys pass uncha
     'DISCORD_APPLICATION_ID does not match the bot token’s application',
     'Start Redis, correct the Redis URL (host, port, password), or empty it to limit this n8n process on its own. Nothing was sent to the image service; the next execution connects again.',
     'could not reach Redis at redis://***:***@cache:6379/0?username=***&password=*** (prefix pictor)',
+    'REDIS_URL is redis://[user:password@]host[:port][/db] or rediss://… (TLS)',
+    'set REDIS_URL=redis://default:<password>@host:6379 or redis://default:…@host',
+    'a user name without a password stays: https://bob@h.test/v1',
     'The key the image service issued to you. It is sent as "Authorization: Bearer <key>".',
     'You did not provide an API key. Send it in the Authorization header as "Bearer <API_KEY>".',
     'Refused: this form is missing its security token (reload the page and try again).',

@@ -255,8 +255,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     }
   } finally {
     progress.stop();
-    await connection.close();
-    job.close();
+    try {
+      await connection.close();
+    } finally {
+      // Even when closing fails: a Ctrl+C after this run is no longer this job's to answer.
+      job.close();
+    }
   }
 }
 
