@@ -1,4 +1,4 @@
-import { effectiveLimits } from '../spend/cap-overrides.js';
+import { scopeLimits } from '../spend/cap-overrides.js';
 import { isChatScopeKey, isDmScopeKey, SPEND_CAP_VARIABLES } from '../spend/caps.js';
 import { memberLimits, type MemberCap, type MemberCapSource, type ScopeRoleBudgets } from '../spend/role-budgets.js';
 import { roundToNanoUsd } from '../spend/rules.js';
@@ -154,19 +154,18 @@ async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapU
 
   const roleBudgets = input.roleBudgets ?? {};
   const scopes = new Set<string>([...monthTotals.scopes.keys(), ...Object.keys(overrides), ...Object.keys(roleBudgets), ...active.map((j) => j.scopeKey)]);
-  /** Each chat scope's limits, as the job runner reserves with them (a person's own scope: the operator's DM caps as its scope caps). */
+  /** Each chat scope's limits, as the job runner reserves with them (`scopeLimits`). */
   const limitsOf = new Map<string, SpendLimits>();
   for (const scopeKey of [...scopes].sort()) {
     if (!isChatScopeKey(scopeKey)) continue; // the CLI's and n8n's scopes have no scope caps
+    const own = overrides[scopeKey] ?? {};
+    const limits = scopeLimits(scopeKey, operatorCaps, dmCaps, own);
+    limitsOf.set(scopeKey, limits);
     if (isDmScopeKey(scopeKey)) {
-      limitsOf.set(scopeKey, { ...operatorCaps, scopeDailyUsd: dmCaps.dailyUsd, scopeMonthlyUsd: dmCaps.monthlyUsd });
-      add('dm', scopeKey, 'day', dmCaps.dailyUsd, 'PICTOR_DM_DAILY_USD');
-      add('dm', scopeKey, 'month', dmCaps.monthlyUsd, 'PICTOR_DM_MONTHLY_USD');
+      add('dm', scopeKey, 'day', limits.scopeDailyUsd, 'PICTOR_DM_DAILY_USD');
+      add('dm', scopeKey, 'month', limits.scopeMonthlyUsd, 'PICTOR_DM_MONTHLY_USD');
       continue;
     }
-    const own = overrides[scopeKey] ?? {};
-    const limits = effectiveLimits(operatorCaps, own);
-    limitsOf.set(scopeKey, limits);
     add('scope', scopeKey, 'day', limits.scopeDailyUsd, chatAdminOr(own, limits, 'scopeDailyUsd'));
     add('scope', scopeKey, 'month', limits.scopeMonthlyUsd, chatAdminOr(own, limits, 'scopeMonthlyUsd'));
   }
