@@ -74,8 +74,8 @@ export interface FigureInputs {
   now: number;
   /** Days of the chart: 30 or 90. */
   chartDays: number;
-  /** The ledger: what each cap counts (`spentToday`, `spentThisMonth`), as the caps read it when they refuse a job. */
-  ledger: Pick<QuotaStore, 'spentToday' | 'spentThisMonth'>;
+  /** The ledger: what each cap counts (`spentMany`: `spentToday`, `spentThisMonth` of every key in one read), as the caps read it when they refuse a job. */
+  ledger: Pick<QuotaStore, 'spentMany'>;
   /** The budgets chat admins gave roles, by scope key (the bots' state; absent: none known). */
   roleBudgets?: Readonly<Record<string, ScopeRoleBudgets>> | undefined;
 }
@@ -139,7 +139,7 @@ function rows(map: ReadonlyMap<string, Totals> | undefined): Row[] {
 /**
  * Every cap that applies, with its limit from the rules the jobs are reserved with (`effectiveLimits`: the operator's
  * lowered by the scope's chat admins; `memberLimits`: a member's own caps as their roles' budgets make them) and its
- * use as the ledger counts it (settled and reserved, `spentToday` / `spentThisMonth`), fullest first.
+ * use as the ledger counts it (settled and reserved, `spentMany`: one read for every row), fullest first.
  */
 async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapUse[]> {
   const { operator, active, overrides, now } = input;
@@ -197,16 +197,10 @@ async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapU
     }
   }
 
-  const reads = new Map<string, Promise<number>>();
-  const usedOf = (key: string, period: 'day' | 'month') => {
-    const id = `${period} ${key}`;
-    let read = reads.get(id);
-    if (!read) reads.set(id, (read = period === 'day' ? input.ledger.spentToday(key, now) : input.ledger.spentThisMonth(key, now)));
-    return read;
-  };
-  const used = await Promise.all(rows.map((row) => usedOf(row.key, row.period)));
-  const caps = rows.map((row, i): CapUse => {
-    const usedUsd = roundToNanoUsd(used[i]!);
+  // One read of the ledger for every row (a page lists thousands of users' caps).
+  const spent = await input.ledger.spentMany([...new Set(rows.map((row) => row.key))], now);
+  const caps = rows.map((row): CapUse => {
+    const usedUsd = roundToNanoUsd(spent.get(row.key)?.[row.period] ?? 0);
     return { ...row, usedUsd, ratio: row.limitUsd > 0 ? usedUsd / row.limitUsd : usedUsd > 0 ? Infinity : 1 };
   });
   caps.sort((a, b) => (a.owner === 'account' ? -1 : 0) - (b.owner === 'account' ? -1 : 0) || b.ratio - a.ratio || a.key.localeCompare(b.key));
