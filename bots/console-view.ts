@@ -1,5 +1,5 @@
 import { formatUsd, type LoggerLike } from 'pictor';
-import { envText, type Env, type BotsView, type ScopeSettingEntries, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
+import { envText, type Env, type BotsView, type ScopeRoleBudgets, type ScopeSettingEntries, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
 import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
 import { roleBudgetsOf } from './runner/chat-budgets.js';
@@ -140,6 +140,18 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
         // Role budgets that cannot be read give no member anything to spend: the rules leave them out, the owner sees them.
         if (roleBudgetsOf(kept) === 'unreadable') entries.roleBudgets = { unreadable: 'spend_nothing' };
         if (Object.keys(entries).length > 0) all[scopeKey] = entries;
+      }
+      return all;
+    },
+
+    // Every scope with settings kept, read as the jobs read them (`roleBudgetsOf`): the caps page and the alerts give
+    // its members their roles' budgets (`memberLimits`). One whose budgets cannot be read is `unreadable`: its members
+    // may spend nothing, and the page says so.
+    async roleBudgets() {
+      const all: Record<string, ScopeRoleBudgets> = {};
+      for (const scopeKey of await storedScopeKeys(scopeSettingsSpace)) {
+        const budgets = roleBudgetsOf(await scopeSettings.get(scopeKey));
+        if (budgets === 'unreadable' || budgets.length > 0) all[scopeKey] = budgets;
       }
       return all;
     },

@@ -3,14 +3,15 @@ import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import {
   ACCOUNT_KEY,
   budgetsOf,
-  effectiveLimits,
   EPSILON_USD,
   evaluate,
+  isDmScopeKey,
   isOverridableCap,
   MEMBER_CAPS,
   memberLimits,
   resetsAt,
   roundToNanoUsd,
+  scopeLimits,
   SPEND_CAP_VARIABLES,
   usageByKey,
   utcMonth,
@@ -29,7 +30,7 @@ import { SCOPE_WORDS } from './describe-refusal.js';
 import { say, usd as usdOf } from './words.js';
 import { ListTooLongError, settingsInState, type ScopeSettings, type ScopeSettingsStore, type StoredScopeSettings } from './scope-settings.js';
 import { TtlCache } from './ttl-cache.js';
-import { isDmScope, type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
+import { type DmCaps, type Platform, type QuotaStore, type Requester, type SpendLimits } from './types.js';
 
 /** How long the caps chat admins set for a scope are kept in memory before the ledger is read again. */
 export const DEFAULT_CAP_CACHE_MS = 5_000;
@@ -200,7 +201,7 @@ export interface ChatBudgetsOptions {
 export class ChatBudgets {
   readonly #store: QuotaStore;
   readonly #operator: SpendLimits;
-  readonly #dm: SpendLimits;
+  readonly #dmCaps: DmCaps;
   readonly #logger: LoggerLike;
   readonly #now: () => number;
   /** What the ledger has of each scope's caps (`capOverrides`): the settings are the settings store's to cache. */
@@ -212,7 +213,7 @@ export class ChatBudgets {
     this.#store = options.store;
     this.#settings = options.settings ?? settingsInState(undefined, options.logger);
     this.#operator = { ...options.limits };
-    this.#dm = { ...options.limits, scopeDailyUsd: options.dmCaps?.dailyUsd, scopeMonthlyUsd: options.dmCaps?.monthlyUsd };
+    this.#dmCaps = { dailyUsd: options.dmCaps?.dailyUsd, monthlyUsd: options.dmCaps?.monthlyUsd };
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
     this.#cache = new TtlCache({ ttlMs: options.cacheMs ?? DEFAULT_CAP_CACHE_MS, now: this.#now });
@@ -225,7 +226,7 @@ export class ChatBudgets {
 
   /** The operator's caps of each person's own scope (`PICTOR_DM_DAILY_USD`, `PICTOR_DM_MONTHLY_USD`). */
   get dmCaps(): DmCaps {
-    return { dailyUsd: this.#dm.scopeDailyUsd, monthlyUsd: this.#dm.scopeMonthlyUsd };
+    return { ...this.#dmCaps };
   }
 
   /**
@@ -442,15 +443,15 @@ export class ChatBudgets {
   }
 
   /**
-   * The caps of a scope — the one place a person's own scope (DMs, user installs: `discord:dm:<user>`) is told
-   * apart: it has the operator's DM caps as its scope caps and no chat admin's; another scope has the operator's
-   * lowered by its chat admins' (the ledger's cached `cacheMs`; a change made here applies at once) and the budgets of
-   * its roles (the settings store's, as it caches them).
+   * The caps of a scope, its limits by the core's rule (`scopeLimits`): a person's own scope (DMs, user installs:
+   * `discord:dm:<user>`) has no chat admin's caps and no role budgets, so none are read; another scope's chat admins'
+   * caps are the ledger's (cached `cacheMs`; a change made here applies at once) and the budgets of its roles the
+   * settings store's (as it caches them).
    */
   async #capsOf(scopeKey: string): Promise<ScopeCaps> {
-    if (isDmScopeKey(scopeKey)) return { limits: this.#dm, overrides: {}, roleBudgets: [], personal: true };
+    if (isDmScopeKey(scopeKey)) return { limits: scopeLimits(scopeKey, this.#operator, this.#dmCaps, {}), overrides: {}, roleBudgets: [], personal: true };
     const [overrides, settings] = await Promise.all([this.#cache.get(scopeKey, () => this.#store.capOverrides(scopeKey)), this.#settings.get(scopeKey)]);
-    return { limits: effectiveLimits(this.#operator, overrides), overrides, roleBudgets: roleBudgetsOf(settings), personal: false };
+    return { limits: scopeLimits(scopeKey, this.#operator, this.#dmCaps, overrides), overrides, roleBudgets: roleBudgetsOf(settings), personal: false };
   }
 
   /** Reads spend from the ledger at `now`, each key and period once. */
@@ -516,10 +517,6 @@ function isMemberCap(cap: string): cap is MemberCap {
   return (MEMBER_CAPS as readonly string[]).includes(cap);
 }
 
-
-function isDmScopeKey(scopeKey: string): boolean {
-  return isDmScope(scopeKey.slice(scopeKey.indexOf(':') + 1));
-}
 
 /** Told to someone who is not an admin and tries to change a budget. */
 export function notAdminMessage(platform: Platform, locale?: string): string {

@@ -1,10 +1,12 @@
-import { effectiveLimits } from '../spend/cap-overrides.js';
+import { scopeLimits } from '../spend/cap-overrides.js';
 import { isChatScopeKey, isDmScopeKey, SPEND_CAP_VARIABLES } from '../spend/caps.js';
+import { memberLimits, type MemberCap, type MemberCapSource, type ScopeRoleBudgets } from '../spend/role-budgets.js';
 import { roundToNanoUsd } from '../spend/rules.js';
-import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type RefusalCounts } from '../spend/types.js';
+import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type QuotaStore, type RefusalCounts, type SpendLimits } from '../spend/types.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth } from '../spend/utc-period.js';
-import type { OperatorSettings } from './source.js';
-import { rounded, type Totals, type UsageIndex } from './usage-index.js';
+import type { LoggerLike } from '../client/PictorClient.js';
+import type { ConsoleSource, OperatorSettings } from './source.js';
+import { rounded, type DayTotals, type Totals, type UsageIndex } from './usage-index.js';
 
 /**
  * Every figure of the spend page, computed in one place from the usage
@@ -56,8 +58,10 @@ export interface CapUse {
   usedUsd: number;
   /** used / limit (1 = reached). */
   ratio: number;
-  /** The variable it comes from, or the chat admin who lowered it. */
+  /** The variable it comes from, or the chat admin who lowered it, or the role budget that makes it. */
   source: string;
+  /** A user's cap set in one server/workspace (a chat admin's cap of each member, a role's budget): that scope's key. */
+  scopeKey?: string | undefined;
   resetsAt: number;
 }
 
@@ -70,13 +74,17 @@ export interface FigureInputs {
   now: number;
   /** Days of the chart: 30 or 90. */
   chartDays: number;
+  /** The ledger: what each cap counts (`spentMany`: `spentToday`, `spentThisMonth` of every key in one read), as the caps read it when they refuse a job. */
+  ledger: Pick<QuotaStore, 'spentMany'>;
+  /** The budgets chat admins gave roles, by scope key (the bots' state; absent: none known). */
+  roleBudgets?: Readonly<Record<string, ScopeRoleBudgets>> | undefined;
 }
 
 const HOUR_MS = 60 * 60_000;
 const VARIABLE_OF = Object.fromEntries(Object.entries(SPEND_CAP_VARIABLES).map(([variable, field]) => [field, variable])) as Record<string, string>;
 
-export function spendFigures(input: FigureInputs): SpendFigures {
-  const { index, operator, active, overrides, now } = input;
+export async function spendFigures(input: FigureInputs): Promise<SpendFigures> {
+  const { index, active, now } = input;
   const today = utcDay(now);
   const month = utcMonth(now);
   const day = index.day(today);
@@ -89,45 +97,7 @@ export function spendFigures(input: FigureInputs): SpendFigures {
   };
   const account = { day: use(day?.total, reserved.day.get(ACCOUNT_KEY) ?? 0), month: use(monthTotals.total, reserved.month.get(ACCOUNT_KEY) ?? 0) };
 
-  const caps: CapUse[] = [];
-  const add = (owner: CapUse['owner'], key: string, period: 'day' | 'month', limitUsd: number | undefined, usedUsd: number, source: string) => {
-    if (limitUsd === undefined) return;
-    const resetsAt = period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now);
-    caps.push({ owner, key, period, limitUsd, usedUsd: roundToNanoUsd(usedUsd), ratio: limitUsd > 0 ? usedUsd / limitUsd : usedUsd > 0 ? Infinity : 1, source, resetsAt });
-  };
-  const { caps: operatorCaps, dmCaps } = operator;
-  add('account', ACCOUNT_KEY, 'day', operatorCaps.accountDailyUsd, account.day.usedUsd, VARIABLE_OF.accountDailyUsd!);
-  add('account', ACCOUNT_KEY, 'month', operatorCaps.accountMonthlyUsd, account.month.usedUsd, VARIABLE_OF.accountMonthlyUsd!);
-
-  const scopes = new Set<string>([...monthTotals.scopes.keys(), ...Object.keys(overrides), ...active.map((j) => j.scopeKey)]);
-  for (const scopeKey of [...scopes].sort()) {
-    if (!isChatScopeKey(scopeKey)) continue; // the CLI's and n8n's scopes have no scope caps
-    const usedDay = rounded(day?.scopes.get(scopeKey) ?? zeroTotals()).usd + (reserved.day.get(scopeKey) ?? 0);
-    const usedMonth = rounded(monthTotals.scopes.get(scopeKey) ?? zeroTotals()).usd + (reserved.month.get(scopeKey) ?? 0);
-    if (isDmScopeKey(scopeKey)) {
-      add('dm', scopeKey, 'day', dmCaps.dailyUsd, usedDay, 'PICTOR_DM_DAILY_USD');
-      add('dm', scopeKey, 'month', dmCaps.monthlyUsd, usedMonth, 'PICTOR_DM_MONTHLY_USD');
-      continue;
-    }
-    const own = overrides[scopeKey] ?? {};
-    const limits = effectiveLimits(operatorCaps, own);
-    const sourceOf = (field: 'scopeDailyUsd' | 'scopeMonthlyUsd') => {
-      const chosen = own[field];
-      return chosen && (operatorCaps[field] === undefined || chosen.usd < operatorCaps[field]!) ? `set by ${chosen.by} (chat admin)` : VARIABLE_OF[field]!;
-    };
-    add('scope', scopeKey, 'day', limits.scopeDailyUsd, usedDay, sourceOf('scopeDailyUsd'));
-    add('scope', scopeKey, 'month', limits.scopeMonthlyUsd, usedMonth, sourceOf('scopeMonthlyUsd'));
-  }
-  if (operatorCaps.userDailyUsd !== undefined || operatorCaps.userMonthlyUsd !== undefined) {
-    const users = new Set<string>([...monthTotals.users.keys(), ...active.map((j) => j.userKey)]);
-    for (const userKey of users) {
-      if (!userKey.startsWith('discord:') && !userKey.startsWith('slack:')) continue; // the chat users: the caps of the CLI and n8n are the account's
-      const usedDay = rounded(day?.users.get(userKey) ?? zeroTotals()).usd + (reserved.day.get(userKey) ?? 0);
-      const usedMonth = rounded(monthTotals.users.get(userKey) ?? zeroTotals()).usd + (reserved.month.get(userKey) ?? 0);
-      add('user', userKey, 'day', operatorCaps.userDailyUsd, usedDay, VARIABLE_OF.userDailyUsd!);
-      add('user', userKey, 'month', operatorCaps.userMonthlyUsd, usedMonth, VARIABLE_OF.userMonthlyUsd!);
-    }
-  }
+  const caps = await capsOf(input, monthTotals);
   caps.sort((a, b) => (a.owner === 'account' ? -1 : 0) - (b.owner === 'account' ? -1 : 0) || b.ratio - a.ratio || a.key.localeCompare(b.key));
 
   const refusals = new Map<string, { day: number; month: number }>();
@@ -157,15 +127,104 @@ export function spendFigures(input: FigureInputs): SpendFigures {
     imagesPerHour: {
       hours: hourly.map((h) => h.hour),
       images: hourly.map((h) => h.images),
-      limitPerHour: operator.imagesPerMinute === undefined ? undefined : operator.imagesPerMinute * 60,
+      limitPerHour: input.operator.imagesPerMinute === undefined ? undefined : input.operator.imagesPerMinute * 60,
     },
   };
 }
 
-const zeroTotals = (): Totals => ({ jobs: 0, images: 0, usd: 0, uncertainUsd: 0 });
-
 function rows(map: ReadonlyMap<string, Totals> | undefined): Row[] {
   return [...(map ?? new Map<string, Totals>())].map(([key, t]) => ({ key, ...rounded(t) })).sort((a, b) => b.usd - a.usd || a.key.localeCompare(b.key));
+}
+
+/**
+ * Every cap that applies, with its limit from the rules the jobs are reserved with (`effectiveLimits`: the operator's
+ * lowered by the scope's chat admins; `memberLimits`: a member's own caps as their roles' budgets make them) and its
+ * use as the ledger counts it (settled and reserved, `spentMany`: one read for every row), fullest first.
+ */
+async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapUse[]> {
+  const { operator, active, overrides, now } = input;
+  const { caps: operatorCaps, dmCaps } = operator;
+  const rows: Omit<CapUse, 'usedUsd' | 'ratio'>[] = [];
+  const add = (owner: CapUse['owner'], key: string, period: 'day' | 'month', limitUsd: number | undefined, source: string, scopeKey?: string) => {
+    if (limitUsd === undefined) return;
+    rows.push({ owner, key, period, limitUsd, source, resetsAt: period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now), ...(scopeKey !== undefined && { scopeKey }) });
+  };
+  add('account', ACCOUNT_KEY, 'day', operatorCaps.accountDailyUsd, VARIABLE_OF.accountDailyUsd!);
+  add('account', ACCOUNT_KEY, 'month', operatorCaps.accountMonthlyUsd, VARIABLE_OF.accountMonthlyUsd!);
+
+  const roleBudgets = input.roleBudgets ?? {};
+  const scopes = new Set<string>([...monthTotals.scopes.keys(), ...Object.keys(overrides), ...Object.keys(roleBudgets), ...active.map((j) => j.scopeKey)]);
+  /** Each chat scope's limits, as the job runner reserves with them (`scopeLimits`). */
+  const limitsOf = new Map<string, SpendLimits>();
+  for (const scopeKey of [...scopes].sort()) {
+    if (!isChatScopeKey(scopeKey)) continue; // the CLI's and n8n's scopes have no scope caps
+    const own = overrides[scopeKey] ?? {};
+    const limits = scopeLimits(scopeKey, operatorCaps, dmCaps, own);
+    limitsOf.set(scopeKey, limits);
+    if (isDmScopeKey(scopeKey)) {
+      add('dm', scopeKey, 'day', limits.scopeDailyUsd, 'PICTOR_DM_DAILY_USD');
+      add('dm', scopeKey, 'month', limits.scopeMonthlyUsd, 'PICTOR_DM_MONTHLY_USD');
+      continue;
+    }
+    add('scope', scopeKey, 'day', limits.scopeDailyUsd, chatAdminOr(own, limits, 'scopeDailyUsd'));
+    add('scope', scopeKey, 'month', limits.scopeMonthlyUsd, chatAdminOr(own, limits, 'scopeMonthlyUsd'));
+  }
+
+  // A member's own caps are those of the scope the job runs in: one row per user and cap, and one more for each scope
+  // where a chat admin or a role budget makes theirs another.
+  const members = new Set<string>([...monthTotals.members, ...active.map((j) => `${j.userKey} ${j.scopeKey}`)]);
+  const seen = new Set<string>();
+  for (const member of [...members].sort()) {
+    const [userKey = '', scopeKey = ''] = member.split(' ');
+    const scopeLimits = limitsOf.get(scopeKey);
+    if (!scopeLimits) continue; // not a chat user's job: the caps of the CLI and n8n are the account's
+    const budgets = isDmScopeKey(scopeKey) ? [] : (roleBudgets[scopeKey] ?? []);
+    // The console cannot ask the platform which roles a member holds: where the scope has role budgets, the least
+    // generous that could apply (the rule's own answer for roles unknown), so an alert comes early, never late.
+    const { limits, from } = memberLimits(operatorCaps, scopeLimits, budgets, budgets === 'unreadable' || budgets.length === 0 ? [] : 'unknown');
+    for (const [cap, period] of [
+      ['userDailyUsd', 'day'],
+      ['userMonthlyUsd', 'month'],
+    ] as const) {
+      const limit = limits[cap];
+      if (limit === undefined) continue;
+      const source = memberSource(from[cap], cap, overrides[scopeKey] ?? {}, limits);
+      const where = source === VARIABLE_OF[cap] ? undefined : scopeKey;
+      const id = `${userKey} ${period} ${where ?? ''}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      add('user', userKey, period, limit, source, where);
+    }
+  }
+
+  // One read of the ledger for every row (a page lists thousands of users' caps).
+  const spent = await input.ledger.spentMany([...new Set(rows.map((row) => row.key))], now);
+  const caps = rows.map((row): CapUse => {
+    const usedUsd = roundToNanoUsd(spent.get(row.key)?.[row.period] ?? 0);
+    return { ...row, usedUsd, ratio: row.limitUsd > 0 ? usedUsd / row.limitUsd : usedUsd > 0 ? Infinity : 1 };
+  });
+  caps.sort((a, b) => (a.owner === 'account' ? -1 : 0) - (b.owner === 'account' ? -1 : 0) || b.ratio - a.ratio || a.key.localeCompare(b.key));
+  return caps;
+}
+
+/** Where a scope's cap comes from: its chat admin, when theirs is the one in force; else the operator's variable. */
+function chatAdminOr(own: CapOverrides, limits: SpendLimits, field: 'scopeDailyUsd' | 'scopeMonthlyUsd' | MemberCap): string {
+  const chosen = own[field];
+  return chosen && limits[field] === chosen.usd ? `set by ${chosen.by} (chat admin)` : VARIABLE_OF[field]!;
+}
+
+/** Where a member's cap comes from, in words. */
+function memberSource(from: MemberCapSource, cap: MemberCap, own: CapOverrides, limits: SpendLimits): string {
+  switch (from.kind) {
+    case 'scope':
+      return chatAdminOr(own, limits, cap);
+    case 'role':
+      return `budget of role ${from.roleId}`;
+    case 'unknown_roles':
+      return `budget of role ${from.roleId}, the least generous (the member’s roles are not known here)`;
+    case 'unreadable_budgets':
+      return 'role budgets cannot be read: members may spend nothing';
+  }
 }
 
 /** What running jobs reserved, by key (user, scope, account) and by the day and month they count in. */
@@ -195,3 +254,15 @@ function chartOf(index: UsageIndex, now: number, days: number): SpendFigures['ch
 
 /** The state of a scope the breaker paused or that was resumed, for the pages. */
 export type BreakerRow = BreakerState & { scopeKey: string };
+
+/**
+ * The budgets chat admins gave roles, of every server/workspace that has some, from the bots (`npm start`); none for
+ * `pictor console`, which has no bots' state. A read that fails is logged and counts as none known.
+ */
+export async function roleBudgetsOf(source: ConsoleSource, logger: LoggerLike): Promise<Record<string, ScopeRoleBudgets>> {
+  if (!source.bots?.roleBudgets) return {};
+  return source.bots.roleBudgets().catch((err: unknown) => {
+    logger.warn({ err }, 'the console could not read the role budgets');
+    return {};
+  });
+}

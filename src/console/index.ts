@@ -8,6 +8,7 @@ import type { ConsoleConfig } from './config.js';
 import { startConsoleServer } from './server.js';
 import type { ConsoleSource } from './source.js';
 import { UsageIndex } from './usage-index.js';
+import { LedgerNow } from './ledger-now.js';
 
 export { readConsoleConfig, DEFAULT_CONSOLE_PORT, isLoopbackHost, type ConsoleConfig } from './config.js';
 export { readAlertConfig, hasDestination, type AlertConfig } from './alerts/config.js';
@@ -56,7 +57,9 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   void index.refresh().catch((error: unknown) => logger.warn({ err: error }, 'the console could not read the usage records'));
   const log = alertLogOf(source);
   const channels = alertChannels(alerts, { slackToken: source.bots?.slackToken?.bind(source.bots) });
-  const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now }) : undefined;
+  // One reconcile of gone processes' reservations for the pages, the live list and the alerts (it runs at most every few seconds).
+  const ledgerNow = new LedgerNow(source.store, { now: options.now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
+  const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now, ledgerNow }) : undefined;
   watcher?.start();
   let server: Awaited<ReturnType<typeof startConsoleServer>> | undefined;
   let loginLink: string | undefined;
@@ -74,6 +77,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
         logger,
         now: options.now,
         liveIntervalMs: options.liveIntervalMs,
+        ledgerNow,
       });
     } catch (error) {
       await watcher?.stop();

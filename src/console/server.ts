@@ -11,7 +11,8 @@ import { parseThresholds, type AlertConfig } from './alerts/config.js';
 import { loadAssets } from './assets.js';
 import { sameSecret, Sessions } from './auth.js';
 import { isLoopbackHost, type ConsoleConfig } from './config.js';
-import { spendFigures } from './figures.js';
+import { roleBudgetsOf, spendFigures } from './figures.js';
+import { LedgerNow } from './ledger-now.js';
 import type { SafeHtml } from './html.js';
 import { LiveJobs } from './live-jobs.js';
 import { alertsPage } from './pages/alerts.js';
@@ -39,6 +40,8 @@ export interface ConsoleServerOptions {
   now?: (() => number) | undefined;
   /** How often the jobs page's live part reads the ledger. Default 1 s. */
   liveIntervalMs?: number | undefined;
+  /** The ledger's reservations with those of gone processes ended (shared with the alerts); default one of its own. */
+  ledgerNow?: LedgerNow | undefined;
 }
 
 export interface ConsoleServer {
@@ -70,7 +73,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const sessions = new Sessions(options.token, now);
   const assets = loadAssets();
   const thumbnails = new Thumbnails(source.bots);
-  const live = new LiveJobs({ store: source.store, index, intervalMs: options.liveIntervalMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
+  const ledgerNow = options.ledgerNow ?? new LedgerNow(source.store, { now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
+  const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   const loopback = isLoopbackHost(config.host);
   let allowedHosts: Set<string> = new Set();
 
@@ -96,15 +100,16 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       case '/spend': {
         const chartDays = query.get('days') === '90' ? 90 : 30;
         await index.refresh();
-        const [active, overrides, refusals] = await Promise.all([store.activeJobs(), store.allCapOverrides(), store.refusals(`${utcMonth(ctx.now)}-01`)]);
-        const figures = spendFigures({ index, operator: source.operator, active, overrides, refusals, now: ctx.now, chartDays });
-        const keys = [...figures.caps.map((c) => c.key), ...figures.byScope.map((r) => r.key), ...figures.byUser.map((r) => r.key)];
+        const active = await ledgerNow.activeJobs();
+        const [overrides, refusals, roleBudgets] = await Promise.all([store.allCapOverrides(), store.refusals(`${utcMonth(ctx.now)}-01`), roleBudgetsOf(source, logger)]);
+        const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now: ctx.now, chartDays, ledger: store, roleBudgets });
+        const keys = [...figures.caps.flatMap((c) => (c.scopeKey === undefined ? [c.key] : [c.key, c.scopeKey])), ...figures.byScope.map((r) => r.key), ...figures.byUser.map((r) => r.key)];
         return spendPage(ctx, figures, await names(keys), chartDays);
       }
       case '/jobs': {
         const filter = filterOf(query);
         await index.refresh();
-        const active = (await store.activeJobs()).filter((j) => matchesFilter(filter, j));
+        const active = (await ledgerNow.activeJobs()).filter((j) => matchesFilter(filter, j));
         const recent = index.recent((r) => matchesFilter(filter, r), 100).sort((a, b) => b.time - a.time);
         const [named, kept] = await Promise.all([names(keysOf(recent, active)), keptIndices(recent)]);
         return jobsPage(

@@ -1,5 +1,6 @@
 import type { BreakerSettings } from '../spend/breaker.js';
 import type { SpendCaps } from '../spend/caps.js';
+import type { ScopeRoleBudgets } from '../spend/role-budgets.js';
 import type { QuotaStore, ScopeSettingEntry } from '../spend/types.js';
 
 /**
@@ -76,6 +77,12 @@ export interface BotsView {
    * record) as what that means for the scope's jobs.
    */
   chatSettings?(scopeKeys: readonly string[]): Promise<Record<string, Record<string, ChatSettingRow>>>;
+  /**
+   * The budgets chat admins gave roles (Discord roles, Slack user groups), by scope key, of every server/workspace
+   * that has some: `unreadable` where they are kept and cannot be read. The caps page and the alerts apply them with
+   * the job runner's rule (`memberLimits`).
+   */
+  roleBudgets?(): Promise<Record<string, ScopeRoleBudgets>>;
   /** The bot token of a Slack workspace installed through OAuth (for alerts to a channel there). */
   slackToken?(teamId: string): Promise<string | undefined>;
 }

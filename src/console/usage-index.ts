@@ -15,6 +15,8 @@ export interface DayTotals {
   surfaces: Map<string, Totals>;
   scopes: Map<string, Totals>;
   users: Map<string, Totals>;
+  /** Which user spent in which server/workspace (`<user key> <scope key>`): a member's caps are their scope's. */
+  members: Set<string>;
 }
 
 export interface UsageIndexOptions {
@@ -115,11 +117,12 @@ export class UsageIndex {
   #count(record: UsageRecord, sign: 1 | -1): void {
     let day = this.#days.get(record.day);
     if (!day) {
-      day = { total: zero(), surfaces: new Map(), scopes: new Map(), users: new Map() };
+      day = { total: zero(), surfaces: new Map(), scopes: new Map(), users: new Map(), members: new Set() };
       this.#days.set(record.day, day);
     }
     addUsage(day.total, record, sign);
     const detailed = record.month >= this.#detailedFrom();
+    if (detailed && sign > 0) day.members.add(`${record.userKey} ${record.scopeKey}`);
     for (const [map, key] of [
       [day.surfaces, record.surface],
       ...(detailed
@@ -146,6 +149,7 @@ export class UsageIndex {
       if (day.slice(0, 7) >= detailedFrom) continue;
       totals.scopes.clear();
       totals.users.clear();
+      totals.members.clear();
     }
   }
 
@@ -156,10 +160,11 @@ export class UsageIndex {
 
   /** The totals of every day whose key starts with `prefix` (`YYYY-MM` for a month), merged. */
   period(prefix: string): DayTotals {
-    const merged: DayTotals = { total: zero(), surfaces: new Map(), scopes: new Map(), users: new Map() };
+    const merged: DayTotals = { total: zero(), surfaces: new Map(), scopes: new Map(), users: new Map(), members: new Set() };
     for (const [day, totals] of this.#days) {
       if (!day.startsWith(prefix)) continue;
       mergeInto(merged.total, totals.total);
+      for (const member of totals.members) merged.members.add(member);
       for (const key of ['surfaces', 'scopes', 'users'] as const) {
         for (const [k, t] of totals[key]) {
           let into = merged[key].get(k);

@@ -166,6 +166,12 @@ export class FileQuotaStore implements QuotaStore {
     return this.#readLocked(async () => usedIn(await this.#load(), key, 'month', now));
   }
 
+  /** From the ledger as last written, without the lock (`#peek`): one read however many keys. */
+  async spentMany(keys: readonly string[], now: number): Promise<Map<string, { day: number; month: number }>> {
+    const ledger = await this.#peek();
+    return new Map(keys.map((key) => [key, { day: usedIn(ledger, key, 'day', now), month: usedIn(ledger, key, 'month', now) }]));
+  }
+
   reconcile(now: number): Promise<ReconcileReport> {
     return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
   }

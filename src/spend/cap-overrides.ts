@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isDmScopeKey } from './caps.js';
 import { toNanos } from './rules.js';
 import type { CapOverrides, OverridableCap, SpendLimits } from './types.js';
 
@@ -45,6 +46,18 @@ export function effectiveLimits(operator: SpendLimits, overrides: CapOverrides):
     if (chosen !== undefined) limits[cap] = boundedByOperator(operator[cap], chosen);
   }
   return limits;
+}
+
+/**
+ * The limits a chat scope's jobs are reserved with: the one place a person's own scope (Discord DMs and user installs,
+ * `<platform>:dm:<user id>`) is told apart. It has the operator's DM caps (`PICTOR_DM_DAILY_USD`,
+ * `PICTOR_DM_MONTHLY_USD`) as its scope caps and no chat admin's (`overrides` is not read); any other scope has the
+ * operator's caps lowered by what its chat admins set (`effectiveLimits`). The account's and each user's caps are the
+ * operator's in both.
+ */
+export function scopeLimits(scopeKey: string, operator: SpendLimits, dmCaps: { dailyUsd?: number | undefined; monthlyUsd?: number | undefined }, overrides: CapOverrides): SpendLimits {
+  if (isDmScopeKey(scopeKey)) return { ...operator, scopeDailyUsd: dmCaps.dailyUsd, scopeMonthlyUsd: dmCaps.monthlyUsd };
+  return effectiveLimits(operator, overrides);
 }
 
 /**

@@ -9,7 +9,7 @@ export { DM_SCOPE_PREFIX, isDmScopeKey, readDmCaps, readSpendCaps, readSpendConf
 export { BudgetExceededError, LedgerUnreadableError, QuotaStoreClosedError, isBudgetCode, isSpendRefusalCode } from './errors.js';
 export { describeSpendRefusal, type RefusalContext } from './describe-refusal.js';
 export { SpendGuard, type SpendGuardOptions } from './spend-guard.js';
-export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS } from './cap-overrides.js';
+export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS, scopeLimits } from './cap-overrides.js';
 export { MEMBER_CAPS, memberLimits, type HeldRoles, type MemberCap, type MemberCapSource, type MemberLimits, type RoleBudget, type ScopeRoleBudgets } from './role-budgets.js';
 export { addUsage, roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';
 export { readBreakerSettings, breakerApplies, breakerLimit, type BreakerSettings } from './breaker.js';

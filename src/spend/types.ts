@@ -237,6 +237,8 @@ export interface QuotaStore {
   spentToday(key: string, now: number): Promise<number>;
   /** Spent plus reserved in the UTC month of `now`. */
   spentThisMonth(key: string, now: number): Promise<number>;
+  /** `spentToday` and `spentThisMonth` of many keys in one read, by key (for pages that show every cap at once). */
+  spentMany(keys: readonly string[], now: number): Promise<Map<string, { day: number; month: number }>>;
   /** Settles or releases the reservations of processes that are gone (called at start, and lazily by `reserve`). */
   reconcile(now: number): Promise<ReconcileReport>;
   /** The usage records of settled jobs, oldest first (kept `PICTOR_USAGE_RETENTION_DAYS`). */

@@ -77,6 +77,30 @@ describe('the chat settings the console shows the owner', () => {
     }
   });
 
+  it('give the console every server’s role budgets as the members’ caps read them: those set, and unreadable where they cannot be read', async () => {
+    const dir = await kit.newDir();
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
+    try {
+      const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+      const { runner } = await kit.runner({ settings: settingsInState(space) });
+      const budget = { roleId: '123456789012345678', name: 'artists', userDailyUsd: 1 };
+      await space.put(stateKeyOf('discord:G1'), { roleBudgets: { value: [budget], by: 'discord:42', at: 5 } });
+      await space.put(stateKeyOf('slack:T1'), { roleBudgets: { value: [{ roleId: 'S0123', name: 'design', userMonthlyUsd: 9 }], by: 'slack:U1', at: 5 } });
+      // None: an empty list, other settings only; unreadable: not a list.
+      await space.put(stateKeyOf('discord:G2'), { roleBudgets: { value: [], by: 'discord:42', at: 5 } });
+      await space.put(stateKeyOf('discord:G3'), { maxImages: { value: 2, by: 'discord:42', at: 5 } });
+      await space.put(stateKeyOf('discord:G4'), { roleBudgets: { value: 'lots', by: 'discord:42', at: 5 } });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      expect(await view.roleBudgets!()).toEqual({
+        'discord:G1': [budget],
+        'slack:T1': [{ roleId: 'S0123', name: 'design', userMonthlyUsd: 9 }],
+        'discord:G4': 'unreadable',
+      });
+    } finally {
+      await state.close();
+    }
+  });
+
   it('list every server and workspace with settings kept, though it has no lowered cap and spent nothing this month', async () => {
     const dir = await kit.newDir();
     const state = await openBotState({ dataDir: dir, logger: silentLogger() });

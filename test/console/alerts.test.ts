@@ -86,7 +86,7 @@ describe('alerts', () => {
       [50, true],
       [100, true],
     ]);
-    expect(hook.received[1]!.alert.text).toMatch(/^Pictor: the whole account has spent \$1\.05 of its daily cap of \$1\.00 \(105 %, past 100 %\)\. Its jobs are refused until the cap resets at 00:00 UTC/);
+    expect(hook.received[1]!.alert.text).toMatch(/^Pictor: the whole account has used \$1\.05 of its daily cap of \$1\.00 \(105 %, past 100 %, settled and reserved by running jobs\)\. Its jobs are refused until the cap resets at 00:00 UTC/);
     await first.watcher.stop();
     await first.store.close();
     // A restart: the same folder, a new process.

@@ -1,7 +1,7 @@
 import { mkdir, stat, readFile, writeFile } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { effectiveLimits, FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/internal.js';
+import { effectiveLimits, FileQuotaStore, scopeLimits, RedisQuotaStore, type QuotaStore } from '../../src/internal.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -26,6 +26,15 @@ describe('the caps that apply to a scope', () => {
   it('take a chat admin’s cap as it is where the operator set none, and the operator’s where the admin set none', () => {
     expect(effectiveLimits({ userDailyUsd: 1 }, { scopeDailyUsd: { usd: 40, ...at } })).toEqual({ userDailyUsd: 1, scopeDailyUsd: 40 });
     expect(effectiveLimits({ userDailyUsd: 1 }, {})).toEqual({ userDailyUsd: 1 });
+  });
+
+  it('of a person’s own scope (a DM, a user install) are the operator’s with the DM caps as its scope caps, whatever a chat admin set; another scope’s are lowered by its admins', () => {
+    const operator = { userDailyUsd: 1, scopeDailyUsd: 20, scopeMonthlyUsd: 200, accountDailyUsd: 5 };
+    const dmCaps = { dailyUsd: 0.5, monthlyUsd: undefined };
+    const own = { userDailyUsd: { usd: 0.25, ...at }, scopeDailyUsd: { usd: 2, ...at } };
+    expect(scopeLimits('discord:dm:111', operator, dmCaps, own)).toEqual({ userDailyUsd: 1, scopeDailyUsd: 0.5, scopeMonthlyUsd: undefined, accountDailyUsd: 5 });
+    expect(scopeLimits('discord:222', operator, dmCaps, own)).toEqual(effectiveLimits(operator, own));
+    expect(scopeLimits('slack:T1', operator, dmCaps, {})).toEqual(operator);
   });
 });
 

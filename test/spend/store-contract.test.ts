@@ -262,6 +262,20 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(records.find((r) => r.jobId === 'not-reported')).toMatchObject({ size: 'auto', quality: 'low' });
   });
 
+  it('answers many keys’ day and month at once, as spentToday and spentThisMonth answer each: settled and reserved', async () => {
+    const s = await open();
+    await s.reserve(ask('settled', 0.6, {}, { now: D }));
+    await s.settle('settled', 0.25);
+    await s.reserve(ask('running', 0.6, {}, { userKey: 'discord:bob', now: D }));
+    const keys = ['discord:alice', 'discord:bob', 'discord:guild', 'account', 'discord:nobody'];
+    const many = await s.spentMany(keys, D);
+    expect([...many.keys()]).toEqual(keys);
+    expect(many.get('discord:guild')).toEqual({ day: 0.85, month: 0.85 });
+    expect(many.get('discord:nobody')).toEqual({ day: 0, month: 0 });
+    for (const key of keys) expect(many.get(key), key).toEqual({ day: await s.spentToday(key, D), month: await s.spentThisMonth(key, D) });
+    expect((await s.spentMany(keys, startOfToday + 1000)).get('discord:bob')).toEqual({ day: 0, month: await s.spentThisMonth('discord:bob', startOfToday + 1000) });
+  });
+
   it('counts a job reserved at 23:59:59 and settled after midnight on its day, in the ledger and the usage records alike', async () => {
     const s = await open();
     await s.reserve(ask('late', 0.4, {}, { now: D }));
@@ -702,6 +716,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
       ['release', () => s.release('late')],
       ['spentToday', () => s.spentToday('discord:alice', D)],
       ['spentThisMonth', () => s.spentThisMonth('discord:alice', D)],
+      ['spentMany', () => s.spentMany(['discord:alice'], D)],
       ['reconcile', () => s.reconcile(D)],
       ['usage', () => s.usage({})],
       ['capOverrides', () => s.capOverrides('discord:guild')],

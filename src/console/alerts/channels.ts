@@ -10,8 +10,33 @@ export interface Alert {
   /** When it was decided (ms). */
   at: number;
   ledger: 'account' | 'emulator';
-  cap?: { owner: 'account' | 'scope' | 'dm' | 'user'; key: string; name?: string | undefined; period: 'day' | 'month'; periodKey: string; limitUsd: number; usedUsd: number; percent: number; threshold: number; resetsAt: number } | undefined;
+  cap?: CapAlert | undefined;
   breaker?: { scopeKey: string; name?: string | undefined; pausedAt: number; pausedUsd: number; limitUsd: number } | undefined;
+}
+
+/** A cap's alert: its share passed a threshold, or the cap is refusing jobs. */
+export interface CapAlert {
+  owner: 'account' | 'scope' | 'dm' | 'user';
+  key: string;
+  name?: string | undefined;
+  /** A user's cap set in one server/workspace (a chat admin's, a role budget's): where. */
+  scopeKey?: string | undefined;
+  scopeName?: string | undefined;
+  period: 'day' | 'month';
+  periodKey: string;
+  limitUsd: number;
+  /** Settled plus reserved by running jobs: what the cap counts (the ledger's figure). */
+  usedUsd: number;
+  /** What a job's reservation must fit in. */
+  leftUsd: number;
+  percent: number;
+  /** The highest threshold passed (0: none). */
+  threshold: number;
+  /** `threshold`: the share passed `threshold`; `refusing`: jobs were refused by a cap of its kind this period, and it is the one full. */
+  trigger: 'threshold' | 'refusing';
+  /** `refusing`: the jobs refused by caps of its kind this period. */
+  refusals?: number | undefined;
+  resetsAt: number;
 }
 
 /** A place alerts go to. `send` throws when the place did not take it (it is tried again at the next check). */

@@ -1,7 +1,11 @@
 import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
-import { formatUsd } from '../../core/pricing.js';
-import { spendFigures, type CapUse } from '../figures.js';
+import { estimatePrice, formatUsd } from '../../core/pricing.js';
+import { BUDGETS, roundToNanoUsd } from '../../spend/rules.js';
+import type { RefusalCounts } from '../../spend/types.js';
+import { utcMonth } from '../../spend/utc-period.js';
+import { roleBudgetsOf, spendFigures, type CapUse, type SpendFigures } from '../figures.js';
+import { LedgerNow } from '../ledger-now.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
 import type { AlertLog } from './alert-log.js';
@@ -16,12 +20,17 @@ export interface AlertWatcherOptions {
   config: AlertConfig;
   logger: LoggerLike;
   now?: (() => number) | undefined;
+  /** The ledger's reservations with those of gone processes ended (shared with the pages); default one of its own. */
+  ledgerNow?: LedgerNow | undefined;
 }
 
 /** How long a process's claim on an alert lasts while it sends it (if it dies, another sends it after this). */
 const CLAIM_MS = 60_000;
 const DAY_MS = 24 * 60 * 60_000;
 const BREAKER_ALERT_KEPT_MS = 90 * DAY_MS;
+
+/** The most one image can reserve (quality auto, the dearest size): what is left of a cap below it refuses such a job. */
+const ONE_IMAGE_USD = estimatePrice({ quality: 'auto' }).perImageUsd;
 
 const OWNER_WORDS: Record<CapUse['owner'], string> = { account: 'the whole account', scope: 'the server/workspace', dm: 'the DM user', user: 'the user' };
 
@@ -36,6 +45,7 @@ const OWNER_WORDS: Record<CapUse['owner'], string> = { account: 'the whole accou
 export class AlertWatcher {
   readonly #options: AlertWatcherOptions;
   readonly #now: () => number;
+  readonly #ledgerNow: LedgerNow;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<Alert[]> | undefined;
   #again = false;
@@ -44,6 +54,7 @@ export class AlertWatcher {
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#ledgerNow = options.ledgerNow ?? new LedgerNow(options.source.store, { now: this.#now, onError: (err) => options.logger.warn({ err }, 'could not end the reservations of gone processes') });
   }
 
   start(): void {
@@ -84,30 +95,56 @@ export class AlertWatcher {
     const now = this.#now();
     const rules = (await log.rules()) ?? { thresholds: config.thresholds, breaker: config.breaker };
     await index.refresh();
-    const [active, overrides, breaker] = await Promise.all([source.store.activeJobs(), source.store.allCapOverrides(), source.store.breakerStates()]);
-    const figures = spendFigures({ index, operator: source.operator, active, overrides, refusals: {}, now, chartDays: 1 });
+    const active = await this.#ledgerNow.activeJobs();
+    const [overrides, breaker, refusals, roleBudgets] = await Promise.all([
+      source.store.allCapOverrides(),
+      source.store.breakerStates(),
+      source.store.refusals(`${utcMonth(now)}-01`),
+      roleBudgetsOf(source, this.#options.logger),
+    ]);
+    const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now, chartDays: 1, ledger: source.store, roleBudgets });
     const pending: { alert: Alert; keepUntil: number; passed: string[] }[] = [];
     const keys = new Set<string>();
+    const refusing = refusingCaps(figures, refusals);
     for (const cap of figures.caps) {
       const percent = cap.ratio * 100;
       const passed = rules.thresholds.filter((t) => percent >= t);
-      if (passed.length === 0) continue;
-      const threshold = Math.max(...passed);
+      const refused = refusing.get(cap);
+      if (passed.length === 0 && refused === undefined) continue;
+      const threshold = passed.length === 0 ? 0 : Math.max(...passed);
       const periodKey = cap.period === 'day' ? figures.today : figures.month;
-      const base = `cap:${cap.owner}:${cap.key}:${cap.period}:${periodKey}`;
+      const base = `cap:${cap.owner}:${cap.key}${cap.scopeKey === undefined ? '' : `@${cap.scopeKey}`}:${cap.period}:${periodKey}`;
       keys.add(cap.key);
-      pending.push({
-        alert: {
-          id: `${base}:${threshold}`,
-          kind: 'cap',
-          text: '',
-          at: now,
-          ledger: source.operator.ledger,
-          cap: { owner: cap.owner, key: cap.key, period: cap.period, periodKey, limitUsd: cap.limitUsd, usedUsd: cap.usedUsd, percent: Math.round(percent), threshold, resetsAt: cap.resetsAt },
-        },
-        keepUntil: cap.resetsAt + DAY_MS,
-        passed: passed.filter((t) => t !== threshold).map((t) => `${base}:${t}`),
-      });
+      if (cap.scopeKey !== undefined) keys.add(cap.scopeKey);
+      const facts = {
+        owner: cap.owner,
+        key: cap.key,
+        ...(cap.scopeKey !== undefined && { scopeKey: cap.scopeKey }),
+        period: cap.period,
+        periodKey,
+        limitUsd: cap.limitUsd,
+        usedUsd: cap.usedUsd,
+        leftUsd: roundToNanoUsd(Math.max(0, cap.limitUsd - cap.usedUsd)),
+        percent: Math.round(percent),
+        threshold,
+        resetsAt: cap.resetsAt,
+      };
+      const keepUntil = cap.resetsAt + DAY_MS;
+      if (passed.length > 0) {
+        pending.push({
+          alert: { id: `${base}:${threshold}`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'threshold' } },
+          keepUntil,
+          passed: passed.filter((t) => t !== threshold).map((t) => `${base}:${t}`),
+        });
+      }
+      // Once per cap and period, whatever its share: the owner learns the cap bites while it bites, not at 100 %.
+      if (refused !== undefined) {
+        pending.push({
+          alert: { id: `${base}:refusing`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'refusing', refusals: refused } },
+          keepUntil,
+          passed: [],
+        });
+      }
     }
     if (rules.breaker) {
       for (const [scopeKey, state] of Object.entries(breaker)) {
@@ -131,7 +168,10 @@ export class AlertWatcher {
     const names = (await source.bots?.names?.([...keys]).catch(() => undefined)) ?? new Map<string, string>();
     const sent: Alert[] = [];
     for (const { alert, keepUntil, passed } of pending) {
-      if (alert.cap) alert.cap.name = names.get(alert.cap.key);
+      if (alert.cap) {
+        alert.cap.name = names.get(alert.cap.key);
+        if (alert.cap.scopeKey !== undefined) alert.cap.scopeName = names.get(alert.cap.scopeKey);
+      }
       if (alert.breaker) alert.breaker.name = names.get(alert.breaker.scopeKey);
       alert.text = alertText(alert, now);
       for (const channel of this.#options.channels) {
@@ -166,8 +206,40 @@ export function alertText(alert: Alert, now: number): string {
     );
   }
   const cap = alert.cap!;
-  const whose = cap.owner === 'account' ? OWNER_WORDS.account : `${OWNER_WORDS[cap.owner]} ${cap.name ? `${cap.name} (${cap.key})` : cap.key}`;
+  const named = (name: string | undefined, key: string) => (name ? `${name} (${key})` : key);
+  const where = cap.scopeKey === undefined ? '' : ` in ${named(cap.scopeName, cap.scopeKey)}`;
+  const whose = cap.owner === 'account' ? OWNER_WORDS.account : `${OWNER_WORDS[cap.owner]} ${named(cap.name, cap.key)}${where}`;
   const period = cap.period === 'day' ? 'daily' : 'monthly';
-  const then = cap.percent >= 100 ? 'Its jobs are refused until the cap resets' : 'The cap resets';
-  return `${tag}: ${whose} has spent ${formatUsd(cap.usedUsd)} of its ${period} cap of ${formatUsd(cap.limitUsd)} (${cap.percent} %, past ${cap.threshold} %). ${then} at ${describeReset(cap.resetsAt, now)}.`;
+  const used = `${formatUsd(cap.usedUsd)} of its ${period} cap of ${formatUsd(cap.limitUsd)} (${cap.percent} %`;
+  // A job reserves its upper-bound price before it is sent, and the cap refuses it when that does not fit in what is left.
+  const left = `${formatUsd(cap.leftUsd)} is left, and a job that reserves more is refused (one image of quality auto reserves ${formatUsd(ONE_IMAGE_USD)})`;
+  const resets = `at ${describeReset(cap.resetsAt, now)}`;
+  if (cap.trigger === 'refusing') {
+    const refusals = cap.refusals === 1 ? 'a job was' : `${cap.refusals ?? 0} jobs were`;
+    const when = cap.period === 'day' ? 'today' : 'this month';
+    return `${tag}: ${whose}: its ${period} cap is refusing jobs. It has used ${used}, settled and reserved by running jobs); ${refusals} refused by such a cap ${when}. ${left.charAt(0).toUpperCase()}${left.slice(1)} until the cap resets ${resets}.`;
+  }
+  if (cap.percent >= 100) return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). Its jobs are refused until the cap resets ${resets}.`;
+  return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs): ${left}. The cap resets ${resets}.`;
+}
+
+/**
+ * The caps that are refusing jobs: the ledger counts refusals by code (which kind of cap, which period), not by whose
+ * cap, so a kind with refusals this period marks its caps that cannot take one more image (less left than one image
+ * reserves) — or, when none of them is that full (the refused job asked for several images), the fullest of its kind.
+ * Answers the number of refusals of each one's kind.
+ */
+export function refusingCaps(figures: SpendFigures, refusals: RefusalCounts): Map<CapUse, number> {
+  const found = new Map<CapUse, number>();
+  for (const budget of BUDGETS) {
+    const counts = Object.entries(refusals)
+      .filter(([day]) => (budget.period === 'day' ? day === figures.today : day.startsWith(figures.month)))
+      .reduce((sum, [, byCode]) => sum + (byCode[budget.code] ?? 0), 0);
+    if (counts === 0) continue;
+    const ofKind = figures.caps.filter((c) => c.period === budget.period && (budget.owner === 'scope' ? c.owner === 'scope' || c.owner === 'dm' : c.owner === budget.owner));
+    const full = ofKind.filter((c) => c.limitUsd - c.usedUsd < ONE_IMAGE_USD);
+    const fullest = [...ofKind].sort((a, b) => b.ratio - a.ratio)[0];
+    for (const cap of full.length > 0 ? full : fullest ? [fullest] : []) found.set(cap, counts);
+  }
+  return found;
 }

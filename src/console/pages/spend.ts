@@ -28,14 +28,14 @@ ${
   f.caps.length === 0
     ? html`<p>No cap is set. The operator’s caps are the <code>PICTOR_*_USD</code> variables (see Caps and settings); chat admins may lower their server’s.</p>`
     : html`<table class="caps">
-<caption>Every cap that applies, fullest first. Used counts what was settled and what running jobs reserved, as the cap does.</caption>
+<caption>Every cap that applies, fullest first. Used is the ledger’s figure: what was settled and what running jobs reserved, as the cap counts it when a job is reserved.</caption>
 <thead><tr><th scope="col">Whose</th><th scope="col">Period</th><th scope="col">Used</th><th scope="col">Cap</th><th scope="col">Share</th><th scope="col">Resets</th><th scope="col">Set by</th></tr></thead>
 <tbody>
 ${f.caps.map(
-  (c) => html`<tr data-cap="${c.owner}:${c.key}:${c.period}">
-<th scope="row">${OWNER_WORDS[c.owner]}${c.owner === 'account' ? '' : html`<br>${named(c.key, names)}`}</th>
+  (c) => html`<tr data-cap="${c.owner}:${c.key}${c.scopeKey === undefined ? '' : `@${c.scopeKey}`}:${c.period}">
+<th scope="row">${OWNER_WORDS[c.owner]}${c.owner === 'account' ? '' : html`<br>${named(c.key, names)}`}${c.scopeKey === undefined ? '' : html`<br>in ${named(c.scopeKey, names)}`}</th>
 <td>${c.period === 'day' ? 'today' : 'this month'}</td>
-<td>${usd(c.usedUsd, `cap-used:${c.owner}:${c.key}:${c.period}`)}</td>
+<td>${usd(c.usedUsd, `cap-used:${c.owner}:${c.key}${c.scopeKey === undefined ? '' : `@${c.scopeKey}`}:${c.period}`)}</td>
 <td>${usd(c.limitUsd)}</td>
 <td class="share"><meter min="0" max="1" low="0.5" high="0.8" optimum="0" value="${Math.min(1, c.ratio)}" aria-label="${percent(c.ratio)} of the cap">${percent(c.ratio)}</meter> ${percent(c.ratio)}</td>
 <td>${describeReset(c.resetsAt, f.now)}</td>

@@ -1,0 +1,58 @@
+import type { ActiveJob, QuotaStore } from '../spend/types.js';
+
+export interface LedgerNowOptions {
+  /** How often, at most, the reservations of gone processes are ended before a read. Default 5 s. */
+  everyMs?: number | undefined;
+  now?: (() => number) | undefined;
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+/**
+ * The ledger as the caps count it now, for the console's pages, live list and
+ * alerts: before its reservations are read, those of processes that are gone
+ * (killed, crashed: their lease lapsed, or on this host their pid is gone) are
+ * ended (`reconcile`: a sent job charged at its estimate and recorded as
+ * interrupted, a queued one released), as the next job's reservation would.
+ * Without it, a dead process's job stayed "in flight" and its reservation kept
+ * counting against the caps until another process used the ledger. The pages
+ * are polled: the reconcile runs at most once every `everyMs` for all of them
+ * (a file lock, or a scan of this host's leases and one script on Redis), and a
+ * reconcile that fails leaves the read as it is.
+ */
+export class LedgerNow {
+  readonly #store: Pick<QuotaStore, 'reconcile' | 'activeJobs'>;
+  readonly #everyMs: number;
+  readonly #now: () => number;
+  readonly #onError: ((error: unknown) => void) | undefined;
+  #lastAt = Number.NEGATIVE_INFINITY;
+  #running: Promise<void> | undefined;
+
+  constructor(store: Pick<QuotaStore, 'reconcile' | 'activeJobs'>, options: LedgerNowOptions = {}) {
+    this.#store = store;
+    this.#everyMs = options.everyMs ?? 5_000;
+    this.#now = options.now ?? Date.now;
+    this.#onError = options.onError;
+  }
+
+  /** Ends the reservations of gone processes, unless that was done less than `everyMs` ago (calls meanwhile share one). */
+  reconcile(): Promise<void> {
+    if (this.#running) return this.#running;
+    const now = this.#now();
+    if (now - this.#lastAt < this.#everyMs) return Promise.resolve();
+    this.#lastAt = now;
+    this.#running = this.#store
+      .reconcile(now)
+      .then(() => undefined)
+      .catch((error: unknown) => this.#onError?.(error))
+      .finally(() => {
+        this.#running = undefined;
+      });
+    return this.#running;
+  }
+
+  /** The reservations still counting, oldest first, those of gone processes ended first. */
+  async activeJobs(): Promise<ActiveJob[]> {
+    await this.reconcile();
+    return this.#store.activeJobs();
+  }
+}
