@@ -156,6 +156,20 @@ export class SlackJobView {
   }
 
   /**
+   * Cancel was pressed before the runner had the job (its images still downloading): the message shows it cancelled,
+   * without its Cancel, at once; the job is dropped before it is sent (`SlackJobs`), nothing charged.
+   */
+  async showCancelledBeforeStart(byUserId: string): Promise<void> {
+    if (!(await this.#posted) || this.#state.status === 'cancelled') return;
+    this.#state.status = 'cancelled';
+    this.#state.cancelled = { byUserId, reason: 'requested' };
+    this.#version++;
+    await this.#o.writer
+      .write(this.#channelId, { urgent: true, budgeted: true, workspace: this.#o.request.teamId, run: () => this.#update() })
+      .catch((error: unknown) => this.#logError(error, 'could not show a job cancelled before it started'));
+  }
+
+  /**
    * The job did not start after its message was posted (an edit's images could not be fetched, the bot began to
    * stop): the message, which would show it queued for ever, is deleted; the member is told privately why.
    */

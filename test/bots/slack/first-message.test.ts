@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
-import { finishedActions, png, privately, startHarness, type Harness } from './harness.js';
+import { finishedActions, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -105,5 +105,38 @@ describe('a job whose first message Slack refuses is not started, and nothing is
     expect(JSON.stringify(outcome)).toContain('/invite @Pictor');
     await expectNothingChargedTo(h, 'U0BOB');
     expect(h.emulator.requests).toEqual([]);
+  });
+});
+
+describe('a job between its first message and the image service', () => {
+  it('Cancel pressed while an edit’s images are still downloading: the job is cancelled before it is sent; nothing is charged', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const photo = fake.addFile({ name: 'beach.png', bytes: await png(48, 32) });
+    const post = await fake.userMessage({ channel: 'C0PHOTOS', text: 'our trip', files: [photo] });
+    await fake.messageShortcut(post, 'pictor_edit_image', 'U0ALICE');
+    const form = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    await fake.submitView(form, { prompt: 'make the sky purple' });
+    const actions = await finishedActions(fake, 'C0PHOTOS');
+    // A Reroll of an edit asks Slack where its image is (files.info) once the job is admitted: held, its download waits.
+    const held = fake.holdOpen('files.info');
+    await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    await fake.waitFor(() => held.arrived() > 0, 'the reroll’s download');
+    const message = await fake.waitFor(() => jobMessages(fake, 'C0PHOTOS').find((m) => m.ts !== jobMessages(fake, 'C0PHOTOS')[0]!.ts), 'the reroll’s message');
+    expect(hasButton(message, 'pictor_cancel')).toBe(true);
+    const click = await fake.clickButton(message, 'pictor_cancel', 'U0BOB');
+    const cancelled = () => {
+      const now = fake.messagesIn('C0PHOTOS').find((m) => m.ts === message.ts);
+      return now && statusOf(now).includes('Cancelled by <@U0BOB>') ? now : undefined;
+    };
+    await fake.waitFor(() => cancelled() ?? fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the cancel’s answer');
+    // Shown in the job's message, as any cancel: no private "not running".
+    expect(fake.responses.filter((r) => click.responseUrl.endsWith(r.id))).toEqual([]);
+    expect(hasButton(cancelled()!, 'pictor_cancel')).toBe(false);
+    held.release();
+    await expectNothingChargedTo(h, 'U0BOB');
+    await vi.waitFor(() => expect(h!.runner.activeJobs()).toEqual([]));
+    expect(h.emulator.requests).toHaveLength(1);
+    expect(statusOf(cancelled()!)).toContain('Cancelled by <@U0BOB>');
   });
 });
