@@ -76,6 +76,13 @@ export interface SlackJobsOptions {
   onJobShown?: ((actor: SlackActor) => void) | undefined;
   /** The app's `/imagine` command as configured: a refusal that names it says this one. */
   command?: string | undefined;
+  /**
+   * The client a job's first message is posted with, given the job's: one that sends each call once (Slack makes a new
+   * message of each `chat.postMessage` it gets) within the first post's deadline. Default the job's client.
+   */
+  firstPostClientOf?: ((client: webApi.WebClient) => webApi.WebClient) | undefined;
+  /** How long a job's first message may take before the job is given up, nothing charged (see SlackJobViewOptions). */
+  firstPostDeadlineMs?: number | undefined;
 }
 
 /** A job whose message is posted and that the runner does not have yet (an edit's images downloading). */
@@ -229,6 +236,8 @@ export class SlackJobs {
               logger: this.#o.logger,
               onShown: this.#o.onShown,
               finalImagesIn: this.#o.finalImagesIn,
+              firstPostClient: this.#o.firstPostClientOf?.(input.client),
+              firstPostDeadlineMs: this.#o.firstPostDeadlineMs,
             });
             // The job's message first: a job is sent (and may be charged) only once it is there. One Slack refuses (the bot
             // not in the channel, the channel archived, the DM closed) drops the job, nothing charged; the member is told why.

@@ -139,4 +139,40 @@ describe('a job between its first message and the image service', () => {
     expect(h.emulator.requests).toHaveLength(1);
     expect(statusOf(cancelled()!)).toContain('Cancelled by <@U0BOB>');
   });
+
+  it('a first message whose answer is lost: not sent again, the job not started, the member told it may be there; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { lost: true, count: 6, match: (args) => args.channel === 'C0LOST' });
+    const note = await privately(fake, 'a kite --quality low', 'U0BOB', 'C0LOST');
+    expect(note).toBe(say('en', 'slack.job.maybe_posted'));
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0LOST')).toHaveLength(1);
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+    expect(h.runner.activeJobs()).toEqual([]);
+  });
+
+  it('first messages Slack does not answer within their deadline: the jobs are not started, their members told privately; a late post is taken back, a waiting one never sent', async () => {
+    h = await startHarness({ bot: { firstPostDeadlineMs: 300 } });
+    const { fake } = h;
+    const held = fake.holdOpen('chat.postMessage');
+    // Bob's post went to Slack and is not answered; Carol's waits behind it for the channel's turn.
+    const toBob = privately(fake, 'a kite --quality low', 'U0BOB', 'C0SLOW');
+    await fake.waitFor(() => held.arrived() === 1, 'Bob’s post at Slack');
+    const carol = await privately(fake, 'a boat --quality low', 'U0CAROL', 'C0SLOW');
+    const bob = await toBob;
+    expect(held.arrived()).toBe(1);
+    // Bob's post may still land: he is told so. Carol's was never sent.
+    expect(bob).toBe(say('en', 'slack.job.maybe_posted'));
+    expect(carol).toBe(say('en', 'slack.job.not_posted_at_all'));
+    await expectNothingChargedTo(h, 'U0BOB');
+    await expectNothingChargedTo(h, 'U0CAROL');
+    expect(h.emulator.requests).toEqual([]);
+    expect(h.runner.activeJobs()).toEqual([]);
+    held.release();
+    await fake.waitFor(() => fake.callsOf('chat.delete').length > 0, 'the late post taken back');
+    expect(fake.botMessages('C0SLOW')).toEqual([]);
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0SLOW')).toHaveLength(1);
+    expect(h.emulator.requests).toEqual([]);
+  });
 });
