@@ -60,13 +60,14 @@ export interface SlackJobViewOptions {
   firstPostClient?: webApi.WebClient | undefined;
   /**
    * How long the job's first message may take — its turn in the channel, then Slack's answer — before the job is given
-   * up (not started, nothing charged; the member told privately). Default 5 s.
+   * up (not started, nothing charged; the member told privately). Default 30 s: a burst in one channel waits its turns
+   * (about one message a second per channel), and a job whose turn comes within that is not refused.
    */
   firstPostDeadlineMs?: number | undefined;
 }
 
 const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
-export const DEFAULT_FIRST_POST_DEADLINE_MS = 5000;
+export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
 
 interface Pending {
   type: JobUpdate['type'];
