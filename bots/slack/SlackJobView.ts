@@ -7,7 +7,7 @@ import { slackErrorCode } from './slack-error-code.js';
 import { renderJobActions, renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
-import { isConversationGone, isMessageGone, isTransientSlackError, retryTransient } from './slack-faults.js';
+import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryTransient } from './slack-faults.js';
 import { previewFileName, uploadFiles, type UploadedFile } from './upload-files.js';
 
 /** Tells the person who asked something only they should see (ephemeral). */
@@ -53,9 +53,21 @@ export interface SlackJobViewOptions {
   finalImagesIn?: 'channel' | 'thread' | undefined;
   /** Pauses between tries of a final write that Slack failed on its side. Default 1 s, then 3 s. */
   retryPausesMs?: readonly number[] | undefined;
+  /**
+   * The client of the job's first message (`postFirst`): one that sends each call once, since Slack makes a new message
+   * of each `chat.postMessage` it gets. Default `client`.
+   */
+  firstPostClient?: webApi.WebClient | undefined;
+  /**
+   * How long the job's first message may take — its turn in the channel, then Slack's answer — before the job is given
+   * up (not started, nothing charged; the member told privately). Default 30 s: a burst in one channel waits its turns
+   * (about one message a second per channel), and a job whose turn comes within that is not refused.
+   */
+  firstPostDeadlineMs?: number | undefined;
 }
 
 const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
+export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
 
 interface Pending {
   type: JobUpdate['type'];
@@ -104,6 +116,10 @@ export class SlackJobView {
   #shownRendering: string | undefined;
   #posted: Promise<string | undefined> | undefined;
   #unpostable = false;
+  /** The first post's turn came: its call went to Slack. */
+  #firstPostSent = false;
+  /** The first post was given up at its deadline: not written if its turn had not come, taken back if it lands later. */
+  #firstPostLate = false;
   /** Where the end of the job goes: its channel, or (the channel no longer takes the bot's messages) the requester's DM. */
   #where: 'channel' | 'dm' = 'channel';
   #dm: Promise<string> | undefined;
@@ -148,11 +164,38 @@ export class SlackJobView {
   /**
    * Posts the job's message, before the job is handed to the runner: a job is sent to the image service only once its
    * message is there. True when it is; false when Slack refused it (bot not in the channel, the channel archived, the
-   * member's direct messages closed…): the member has been told privately why, and the job must not start.
+   * member's direct messages closed…), when its answer was lost (the message may be there: it is not sent again), or
+   * when it took longer than `firstPostDeadlineMs` (a post that lands later is deleted): the member has been told
+   * privately why, and the job must not start. The intake waits for no more than that deadline.
    */
   async postFirst(): Promise<boolean> {
-    await this.#ensurePosted();
-    return !this.#unpostable;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.#o.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS);
+    });
+    try {
+      if ((await Promise.race([this.#ensurePosted(), late])) !== 'late') return !this.#unpostable;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.#messageTs) return true;
+    this.#firstPostLate = true;
+    await this.#cannotPost(undefined, true);
+    return false;
+  }
+
+  /**
+   * Cancel was pressed before the runner had the job (its images still downloading): the message shows it cancelled,
+   * without its Cancel, at once; the job is dropped before it is sent (`SlackJobs`), nothing charged.
+   */
+  async showCancelledBeforeStart(byUserId: string): Promise<void> {
+    if (!(await this.#posted) || this.#state.status === 'cancelled') return;
+    this.#state.status = 'cancelled';
+    this.#state.cancelled = { byUserId, reason: 'requested' };
+    this.#version++;
+    await this.#o.writer
+      .write(this.#channelId, { urgent: true, budgeted: true, workspace: this.#o.request.teamId, run: () => this.#update() })
+      .catch((error: unknown) => this.#logError(error, 'could not show a job cancelled before it started'));
   }
 
   /**
@@ -207,14 +250,22 @@ export class SlackJobView {
       .write(this.#channelId, {
         urgent: true,
         run: async () => {
+          // Given up before its turn came: nothing is written.
+          if (this.#firstPostLate) return SKIP;
+          this.#firstPostSent = true;
           const version = this.#version;
           const rendered = renderJobMessage(this.#state);
-          const result = await this.#o.client.chat.postMessage({
+          const result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({
             channel: this.#channelId,
             text: rendered.text,
             blocks: rendered.blocks,
             ...(this.#o.request.threadTs ? { thread_ts: this.#o.request.threadTs } : {}),
           });
+          if (this.#firstPostLate) {
+            // Landed after the job was given up (its member told it may show up): taken back.
+            if (result.ts) this.#takeBack(result.ts);
+            return undefined;
+          }
           this.#messageTs = result.ts;
           this.#shownRendering = JSON.stringify(rendered);
           this.#markShown(version);
@@ -615,13 +666,34 @@ export class SlackJobView {
     this.#markShown(version);
   }
 
-  /** The job's first message was refused (`postFirst`): the member is told why, privately; the job is not started. */
-  async #cannotPost(error: unknown): Promise<void> {
+  /**
+   * The job's first message was refused, its answer lost, or it was `late` (`postFirst`): the member is told why,
+   * privately — that it may show up, when Slack may have made it —; the job is not started.
+   */
+  async #cannotPost(error: unknown, late = false): Promise<void> {
     if (this.#unpostable) return;
     this.#unpostable = true;
-    const code = slackErrorCode(error);
-    this.#o.logger.warn({ channel: this.#channelId, code }, 'could not post a job message; the job is not started');
-    await this.#o.notify(say(this.#state.locale, cannotPostWords(code, this.#o.request.private === true))).catch((e: unknown) => this.#logError(e, 'could not tell the user that a job could not be posted'));
+    const channel = this.#channelId;
+    let words: Parameters<typeof say>[1];
+    if (late) {
+      const deadlineMs = this.#o.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS;
+      this.#o.logger.warn({ channel, deadlineMs, sent: this.#firstPostSent }, 'a job message was not posted within its deadline; the job is not started');
+      words = this.#firstPostSent ? 'slack.job.maybe_posted' : 'slack.job.not_posted_at_all';
+    } else {
+      const lost = lostAnswerCode(error);
+      const code = slackErrorCode(error);
+      if (lost !== undefined) this.#o.logger.warn({ channel, code: lost }, 'Slack’s answer to a job message was lost (it may have been posted, and is not sent again); the job is not started');
+      else this.#o.logger.warn({ channel, code }, 'could not post a job message; the job is not started');
+      words = lost !== undefined ? 'slack.job.maybe_posted' : cannotPostWords(code, this.#o.request.private === true);
+    }
+    await this.#o.notify(say(this.#state.locale, words)).catch((e: unknown) => this.#logError(e, 'could not tell the user that a job could not be posted'));
+  }
+
+  /** Deletes a first message that landed after its job was given up. */
+  #takeBack(ts: string): void {
+    void this.#o.writer
+      .write(this.#channelId, { urgent: true, run: () => this.#o.client.chat.delete({ channel: this.#channelId, ts }) })
+      .catch((error: unknown) => this.#logError(error, 'could not delete the message of a job that did not start'));
   }
 
   #isFinal(): boolean {

@@ -78,6 +78,21 @@ export interface SlackJobsOptions {
   onJobShown?: ((actor: SlackActor) => void) | undefined;
   /** The app's `/imagine` command as configured: a refusal that names it says this one. */
   command?: string | undefined;
+  /**
+   * The client a job's first message is posted with, given the job's: one that sends each call once (Slack makes a new
+   * message of each `chat.postMessage` it gets) within the first post's deadline. Default the job's client.
+   */
+  firstPostClientOf?: ((client: webApi.WebClient) => webApi.WebClient) | undefined;
+  /** How long a job's first message may take before the job is given up, nothing charged (see SlackJobViewOptions). */
+  firstPostDeadlineMs?: number | undefined;
+}
+
+/** A job whose message is posted and that the runner does not have yet (an edit's images downloading). */
+interface Starting {
+  owner: Requester;
+  view: SlackJobView;
+  /** Who pressed its Cancel meanwhile: it is dropped before it is sent. */
+  cancelledBy?: string | undefined;
 }
 
 /** A job the intake admitted: its handle, its saved request, and when it has been shown to its end. */
@@ -101,6 +116,8 @@ export class SlackJobs {
   readonly #unrepaired = new Map<string, SlackJobView>();
   /** The runner's id of each job this process runs, by its request's id (for a Cancel pressed on another replica). */
   readonly #jobIdOf = new Map<string, string>();
+  /** The jobs whose message is posted that the runner does not have yet, by their request's id (a Cancel drops them). */
+  readonly #starting = new Map<string, Starting>();
 
   constructor(options: SlackJobsOptions) {
     this.#o = options;
@@ -115,12 +132,21 @@ export class SlackJobs {
   }
 
   /**
-   * A Cancel for a job this process does not run: with Redis, asks the replica
-   * that runs it, after the same check as here (`mayCancel`, from the saved
-   * request). 'asked' when that replica got it; 'not_allowed'; or undefined
-   * when no live replica runs the request's job.
+   * A Cancel for a job this process's runner does not run. One this process is still starting (its message posted, its
+   * images downloading) is dropped before it is sent, nothing charged, its message showing it cancelled: 'asked'.
+   * Else, with Redis, asks the replica that runs it, after the same check as here (`mayCancel`, from the saved
+   * request). 'asked' when that replica got it; 'not_allowed'; or undefined when no live replica runs the request's job.
    */
   async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not_allowed' | undefined> {
+    const starting = this.#starting.get(requestId);
+    if (starting && starting.owner.scopeId === teamId) {
+      if (!mayCancel(starting.owner, by)) return 'not_allowed';
+      if (!starting.cancelledBy) {
+        starting.cancelledBy = by.userId;
+        void starting.view.showCancelledBeforeStart(by.userId);
+      }
+      return 'asked';
+    }
     const request = await this.#o.store.get(requestId);
     if (request?.teamId !== teamId || !isRunning(request)) return undefined;
     const owner = this.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
@@ -160,72 +186,108 @@ export class SlackJobs {
     const requester = this.requester(input.actor);
     let request: SavedRequest | undefined;
     let view: SlackJobView | undefined;
-    const handle = await this.#o.runner.request(
-      { kind: input.kind, prompt: input.prompt, options: input.options, requester, images: input.images, fieldNames: input.fieldNames, style: input.style, private: input.private, memberDefaults: input.memberDefaults },
-      {
-        refuse: (reason) => this.#tellRefusal(reason, input),
-        accept: async (decided) => {
-          // A private job lives in the member's direct messages with the bot (an ephemeral message can carry no files and
-          // cannot be updated): its message, previews, images and buttons; the channel gets a note only they see.
-          const dm = decided.private ? await this.#directMessagesOf(input) : undefined;
-          if (decided.private && !dm) return undefined;
-          request = await this.#o.store.create({
-            kind: input.kind,
-            // As sent and as it runs: a house style's text and options applied, the member's defaults filled in (what a
-            // Reroll asks again).
-            prompt: decided.prompt,
-            options: decided.options,
-            inputFiles: input.inputFiles,
-            teamId: input.actor.teamId,
-            userId: input.actor.userId,
-            channelId: dm ?? input.actor.channelId,
-            threadTs: dm ? undefined : input.threadTs,
-            locale: input.actor.locale,
-            status: 'active',
-            ...(dm && { private: true as const, askedIn: input.actor.channelId }),
-          });
-          const shown = new SlackJobView({
-            client: input.client,
-            writer: this.#o.writer,
-            store: this.#o.store,
-            request,
-            inputCount: input.inputFiles?.length ?? 0,
-            notify: input.notify,
-            jobId: decided.id,
-            logger: this.#o.logger,
-            onShown: this.#o.onShown,
-            finalImagesIn: this.#o.finalImagesIn,
-          });
-          // The job's message first: a job is sent (and may be charged) only once it is there. One Slack refuses (the bot
-          // not in the channel, the channel archived, the DM closed) drops the job, nothing charged; the member is told why.
-          if (!(await shown.postFirst())) {
-            await this.#o.store.delete(request.id).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not delete the request of a job that did not start'));
-            return undefined;
-          }
-          view = shown;
-          const notes = [dm && say(input.actor.locale, 'slack.job.private_in_dm'), decided.ignoredDefaults && `:information_source: ${sayWords(input.actor.locale, decided.ignoredDefaults)}`].filter(Boolean);
-          if (notes.length > 0) await input.notify(notes.join('\n')).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member about their job privately'));
-          // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history);
-          // its message is linked from the history and the audit channel (`jobMessageLinkOf`); where a link to a message only
-          // the member can open is kept (`jobMessageSeenBy`), `recordEnded` decides.
-          const saved = request;
-          const historyLink = async () => {
-            const current = await this.#o.store.get(saved.id);
-            return current && jobMessageLinkOf(current);
-          };
-          // Once the runner recorded the job's end: marked on the request, so no sweep records it again; a request its view
-          // marked ended is let go of with it (held until then, with the end to record: `RequestStore.update`).
-          const onEndRecorded = () => this.#o.store.update(saved.id, { endRecorded: true }).then(() => undefined);
-          return { sink: view.sink, historyKey: request.id, historyLink, historyLinkSeenBy: jobMessageSeenBy(request), onEndRecorded };
-        },
-        fail: async (reason) => {
-          // Its message was posted and would show it queued for ever: it goes, as the request does.
-          await view?.withdraw();
-          if (request) await this.#o.store.delete(request.id).catch(() => undefined);
-          await this.#tellRefusal(reason, input);
-        },
+    let starting: Starting | undefined;
+    const handedOver = () => request && this.#starting.delete(request.id);
+    // An edit's images are downloaded once its message is posted: a Cancel pressed meanwhile drops the job once they are here.
+    const toFetch = input.images;
+    const images: ImagesToFetch | undefined = toFetch && {
+      declaredBytes: toFetch.declaredBytes,
+      fetch: async () => {
+        try {
+          const fetched = await toFetch.fetch();
+          if (starting?.cancelledBy) throw new Error('the job was cancelled before it was sent');
+          return fetched;
+        } finally {
+          handedOver();
+        }
       },
-    );
+    };
+    let handle: JobHandle | undefined;
+    try {
+      handle = await this.#o.runner.request(
+        { kind: input.kind, prompt: input.prompt, options: input.options, requester, images, fieldNames: input.fieldNames, style: input.style, private: input.private, memberDefaults: input.memberDefaults },
+        {
+          refuse: (reason) => this.#tellRefusal(reason, input),
+          accept: async (decided) => {
+            // A private job lives in the member's direct messages with the bot (an ephemeral message can carry no files and
+            // cannot be updated): its message, previews, images and buttons; the channel gets a note only they see.
+            const dm = decided.private ? await this.#directMessagesOf(input) : undefined;
+            if (decided.private && !dm) return undefined;
+            request = await this.#o.store.create({
+              kind: input.kind,
+              // As sent and as it runs: a house style's text and options applied, the member's defaults filled in (what a
+              // Reroll asks again).
+              prompt: decided.prompt,
+              options: decided.options,
+              inputFiles: input.inputFiles,
+              teamId: input.actor.teamId,
+              userId: input.actor.userId,
+              channelId: dm ?? input.actor.channelId,
+              threadTs: dm ? undefined : input.threadTs,
+              locale: input.actor.locale,
+              status: 'active',
+              ...(dm && { private: true as const, askedIn: input.actor.channelId }),
+            });
+            const shown = new SlackJobView({
+              client: input.client,
+              writer: this.#o.writer,
+              store: this.#o.store,
+              request,
+              inputCount: input.inputFiles?.length ?? 0,
+              notify: input.notify,
+              jobId: decided.id,
+              logger: this.#o.logger,
+              onShown: this.#o.onShown,
+              finalImagesIn: this.#o.finalImagesIn,
+              firstPostClient: this.#o.firstPostClientOf?.(input.client),
+              firstPostDeadlineMs: this.#o.firstPostDeadlineMs,
+            });
+            // The job's message first: a job is sent (and may be charged) only once it is there. One Slack refuses (the bot
+            // not in the channel, the channel archived, the DM closed) drops the job, nothing charged; the member is told why.
+            if (!(await shown.postFirst())) {
+              await this.#o.store.delete(request.id).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not delete the request of a job that did not start'));
+              return undefined;
+            }
+            view = shown;
+            // Its message has Cancel from now on: until the runner has the job, a Cancel drops it here (`cancelElsewhere`).
+            starting = { owner: requester, view: shown };
+            this.#starting.set(request.id, starting);
+            const notes = [dm && say(input.actor.locale, 'slack.job.private_in_dm'), decided.ignoredDefaults && `:information_source: ${sayWords(input.actor.locale, decided.ignoredDefaults)}`].filter(Boolean);
+            if (notes.length > 0) await input.notify(notes.join('\n')).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member about their job privately'));
+            // Cancelled while the notes were sent: dropped before it is sent, nothing charged.
+            if (starting.cancelledBy) return undefined;
+            // A job with no images to download is the runner's once this returns.
+            if (!images) handedOver();
+            // The member's history (`/imagine history`) keeps the job under its request's id (Reroll from the history);
+            // its message is linked from the history and the audit channel (`jobMessageLinkOf`); where a link to a message only
+            // the member can open is kept (`jobMessageSeenBy`), `recordEnded` decides.
+            const saved = request;
+            const historyLink = async () => {
+              const current = await this.#o.store.get(saved.id);
+              return current && jobMessageLinkOf(current);
+            };
+            // Once the runner recorded the job's end: marked on the request, so no sweep records it again; a request its view
+            // marked ended is let go of with it (held until then, with the end to record: `RequestStore.update`).
+            const onEndRecorded = () => this.#o.store.update(saved.id, { endRecorded: true }).then(() => undefined);
+            return { sink: view.sink, historyKey: request.id, historyLink, historyLinkSeenBy: jobMessageSeenBy(request), onEndRecorded };
+          },
+          fail: async (reason) => {
+            // Cancelled before it was sent: its message shows that (see below), no refusal to tell.
+            if (starting?.cancelledBy) return;
+            // Its message was posted and would show it queued for ever: it goes, as the request does.
+            await view?.withdraw();
+            if (request) await this.#o.store.delete(request.id).catch(() => undefined);
+            await this.#tellRefusal(reason, input);
+          },
+        },
+      );
+    } finally {
+      handedOver();
+    }
+    if (!handle && request && starting?.cancelledBy) {
+      // Its message shows it cancelled, with Reroll: the request stays for that, ended, with no end to record.
+      await this.#o.store.update(request.id, { status: 'ended' }).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not save the end of a job cancelled before it started'));
+    }
     if (!handle || !request || !view) return undefined;
     const { id } = request;
     const shown = view;

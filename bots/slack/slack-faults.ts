@@ -1,9 +1,10 @@
 import { slackErrorCode } from './slack-error-code.js';
 
 /**
- * How the Slack surface reads a failed Web API call. The WebClient already
+ * How the Slack surface reads a failed Web API call. The jobs' WebClient already
  * waits out 429s and retries broken connections; what reaches us is Slack
- * saying no in an `ok: false` answer, or the client giving up.
+ * saying no in an `ok: false` answer, or the client giving up. The clients of
+ * the audit channel and of a job's first message try each call once.
  */
 
 /** Slack's own trouble, not the request's: worth another try after a pause. */
@@ -37,7 +38,9 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
 /**
  * The code of an error where Slack's answer was lost, else undefined: the Web API client's request error (the request
  * failed on the way), or an HTTP error of 5xx whose body is not Slack's answer (`ok: false` and its `error`). Transient
- * too, but the call may have done its work: one that makes something (a post) is never sent again.
+ * too, but the call may have done its work: the posts where a second copy would do harm — an audit entry (a forget
+ * could not edit the copy), a job's first message (a job shown twice) — go through clients that try each call once,
+ * and one whose answer was lost is not sent again (the entry waits for its next try, the job is not started).
  */
 export function lostAnswerCode(error: unknown): string | number | undefined {
   const e = error as { code?: unknown; statusCode?: unknown; body?: { error?: unknown } } | undefined;

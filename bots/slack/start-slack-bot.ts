@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
-import { describeUnreachable, scrubSecrets, withTimeout } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
 import { stopOnce } from '../stop-once.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
@@ -24,7 +24,7 @@ import { SharedWriteBuckets } from './shared-write-buckets.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { startSweeper, type BotState } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
-import type { ShownEvent } from './SlackJobView.js';
+import { DEFAULT_FIRST_POST_DEADLINE_MS, type ShownEvent } from './SlackJobView.js';
 import { UserLocales } from './user-locales.js';
 import { HomeTabs } from './home-tab.js';
 import { registerAppHome } from './listeners/app-home.js';
@@ -101,6 +101,11 @@ export interface SlackBotSettings {
   onUpdateShown?: ((event: ShownEvent) => void) | undefined;
   /** Called for every write of the bot Slack refused: a 429 (retried by the Web API client) or a failed message write (for metrics). */
   onWriteRefused?: (() => void) | undefined;
+  /**
+   * How long a job's first message may take — its turn in the channel, then Slack's answer, tried once — before the job
+   * is not started (nothing charged; the member told privately). Above 0, a delay a timer can wait; default 5000 ms.
+   */
+  firstPostDeadlineMs?: number | undefined;
 }
 
 export interface SlackBot {
@@ -136,6 +141,12 @@ const WEB_API_TIMEOUT_MS = 60_000;
  * tries again at the channel's next try.
  */
 const AUDIT_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
+/**
+ * A job's first message is posted once (Slack makes a new message of each `chat.postMessage` it gets: one whose answer
+ * was lost is not sent again, the job not started) and answered at once on a 429: the intake holds the job's queue place
+ * and reservation while it waits, so it waits for no retry (`firstPostDeadlineMs` bounds the whole).
+ */
+const FIRST_POST_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 const STOP_DRAIN_MS = 10_000;
 const INSTALL_PATH = '/slack/install';
 const REDIRECT_PATH = '/slack/oauth_redirect';
@@ -153,8 +164,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const secrets = [options.botToken, options.appToken, options.signingSecret, oauth?.clientSecret, oauth?.stateSecret];
   const allowedHosts = options.allowedFileHosts ?? DEFAULT_FILE_HOSTS.map(parseFileHost);
   const logger = options.logger;
-  // Made before anything connects: it checks its pace and budget, so a bad value is refused naming its option before
-  // any request reaches Slack.
+  // Made before anything connects: it checks its pace and budget (and the first post's deadline is checked), so a bad
+  // value is refused naming its option before any request reaches Slack.
   const writer = new ChannelWriter({
     channelWriteIntervalMs: options.channelWriteIntervalMs ?? DEFAULT_CHANNEL_WRITE_INTERVAL_MS,
     progressWritesPerMinute: options.progressWritesPerMinute,
@@ -162,6 +173,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
     onFailure: options.onWriteRefused,
   });
+  const firstPostDeadlineMs = timerMsOf('firstPostDeadlineMs', options.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS, { ...AS_VALIDATION_ERROR, aboveZero: true });
   const boltLogger = boltLoggerFor(logger, secrets);
   const apiUrl = options.apiUrl ?? DEFAULT_SLACK_API_URL;
   const clientOptions: webApi.WebClientOptions = {
@@ -180,6 +192,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     if (onWriteRefused) client.on(webApi.WebClientEvent.RATE_LIMITED, () => onWriteRefused());
     return client;
   });
+  // The first post's own timeout is the usual one: past its deadline the job is given up, and a post that lands later is deleted.
+  const firstPostClients = new WorkspaceClients((token) => new webApi.WebClient(token, { ...clientOptions, logger: boltLogger, ...FIRST_POST_CLIENT }));
   const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: state.store.space(state.spaces.slackSeen) }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
   const socketReceiver =
@@ -239,6 +253,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     finalImagesIn: options.finalImagesIn,
     onJobShown: (actor) => homes.changed(actor.teamId, actor.userId),
     command: commands.imagine,
+    firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : client),
+    firstPostDeadlineMs,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
@@ -286,6 +302,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       forget: (token) => {
         clients.forget(token);
         auditClients.forget(token);
+        firstPostClients.forget(token);
       },
       logger,
     });

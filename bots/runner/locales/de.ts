@@ -256,6 +256,7 @@ export const de = {
   'slack.job.not_in_channel': 'Ich kann in dieser Unterhaltung nicht posten, daher habe ich deinen Auftrag nicht gestartet. Lade mich mit `/invite @Pictor` ein (oder nutze mich in einem Kanal, in dem ich bin) und versuche es noch einmal.',
   'slack.job.not_posted_at_all': 'Ich konnte die Nachricht deines Auftrags nicht in Slack posten, daher habe ich ihn nicht gestartet; versuche es gleich noch einmal.',
   'slack.job.archived': 'Diese Unterhaltung ist archiviert, daher habe ich deinen Auftrag nicht gestartet; frag mich in einem Kanal, der noch offen ist.',
+  'slack.job.maybe_posted': 'Slack hat nicht bestätigt, dass die Nachricht deines Auftrags gepostet wurde, daher habe ich ihn nicht gestartet; falls die Nachricht doch erscheint, läuft er nicht. Versuche es gleich noch einmal.',
 
   'slack.input.no_images': 'Hier gibt es kein PNG-, JPEG- oder WebP-Bild zum Bearbeiten; hänge eines an (oder nutze `/imagine` für ein neues Bild).',
   'slack.input.too_many': 'Das sind {count} Bilder; eine Bearbeitung nimmt höchstens {max}.',

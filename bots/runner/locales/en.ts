@@ -273,6 +273,7 @@ export const en = {
   'slack.job.not_in_channel': 'I cannot post in this conversation, so I did not start your job. Invite me with `/invite @Pictor` (or use me in a channel I am in) and try again.',
   'slack.job.not_posted_at_all': 'I could not post your job’s message in Slack, so I did not start it; try again in a moment.',
   'slack.job.archived': 'This conversation is archived, so I did not start your job; ask me in a channel that is still open.',
+  'slack.job.maybe_posted': 'Slack did not confirm that your job’s message was posted, so I did not start the job; if the message shows up anyway, it will not run. Try again in a moment.',
 
   // Slack: input images refused before anything is spent.
   'slack.input.no_images': 'There is no PNG, JPEG or WebP image to edit here; attach one (or use `/imagine` to make a new image).',

@@ -256,6 +256,7 @@ export const es = {
   'slack.job.not_in_channel': 'No puedo publicar en esta conversación, así que no inicié tu trabajo. Invítame con `/invite @Pictor` (o úsame en un canal en el que esté) e inténtalo de nuevo.',
   'slack.job.not_posted_at_all': 'No pude publicar el mensaje de tu trabajo en Slack, así que no lo inicié; inténtalo de nuevo en un momento.',
   'slack.job.archived': 'Esta conversación está archivada, así que no inicié tu trabajo; pídemelo en un canal que siga abierto.',
+  'slack.job.maybe_posted': 'Slack no confirmó que se publicara el mensaje de tu trabajo, así que no lo inicié; si el mensaje aparece de todos modos, no se ejecutará. Inténtalo de nuevo en un momento.',
 
   'slack.input.no_images': 'Aquí no hay ninguna imagen PNG, JPEG o WebP para editar; adjunta una (o usa `/imagine` para crear una imagen nueva).',
   'slack.input.too_many': 'Son {count} imágenes; una edición admite como máximo {max}.',

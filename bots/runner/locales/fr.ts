@@ -256,6 +256,7 @@ export const fr = {
   'slack.job.not_in_channel': 'Je ne peux pas publier dans cette conversation, je n’ai donc pas lancé votre tâche. Invitez-moi avec `/invite @Pictor` (ou utilisez-moi dans un canal où je suis) et réessayez.',
   'slack.job.not_posted_at_all': 'Je n’ai pas pu publier le message de votre tâche sur Slack, je ne l’ai donc pas lancée ; réessayez dans un instant.',
   'slack.job.archived': 'Cette conversation est archivée, je n’ai donc pas lancé votre tâche ; demandez-moi dans un canal encore ouvert.',
+  'slack.job.maybe_posted': 'Slack n’a pas confirmé la publication du message de votre tâche, je ne l’ai donc pas lancée ; si le message apparaît malgré tout, elle ne s’exécutera pas. Réessayez dans un instant.',
 
   'slack.input.no_images': 'Il n’y a ici aucune image PNG, JPEG ou WebP à modifier ; joignez-en une (ou utilisez `/imagine` pour créer une nouvelle image).',
   'slack.input.too_many': 'Cela fait {count} images ; une modification en accepte au plus {max}.',

@@ -256,6 +256,7 @@ export const ptBR = {
   'slack.job.not_in_channel': 'Não consigo publicar nesta conversa, então não iniciei sua tarefa. Convide-me com `/invite @Pictor` (ou use-me em um canal em que eu esteja) e tente de novo.',
   'slack.job.not_posted_at_all': 'Não consegui publicar a mensagem da sua tarefa no Slack, então não a iniciei; tente de novo daqui a pouco.',
   'slack.job.archived': 'Esta conversa está arquivada, então não iniciei sua tarefa; peça em um canal que ainda esteja aberto.',
+  'slack.job.maybe_posted': 'O Slack não confirmou que a mensagem da sua tarefa foi publicada, então não a iniciei; se a mensagem aparecer mesmo assim, ela não será executada. Tente de novo daqui a pouco.',
 
   'slack.input.no_images': 'Não há aqui nenhuma imagem PNG, JPEG ou WebP para editar; anexe uma (ou use `/imagine` para criar uma imagem nova).',
   'slack.input.too_many': 'São {count} imagens; uma edição aceita no máximo {max}.',

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
-import { finishedActions, png, privately, startHarness, type Harness } from './harness.js';
+import { finishedActions, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -104,6 +104,75 @@ describe('a job whose first message Slack refuses is not started, and nothing is
     expect(outcome).toMatchObject({ ok: false });
     expect(JSON.stringify(outcome)).toContain('/invite @Pictor');
     await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+  });
+});
+
+describe('a job between its first message and the image service', () => {
+  it('Cancel pressed while an edit’s images are still downloading: the job is cancelled before it is sent; nothing is charged', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const photo = fake.addFile({ name: 'beach.png', bytes: await png(48, 32) });
+    const post = await fake.userMessage({ channel: 'C0PHOTOS', text: 'our trip', files: [photo] });
+    await fake.messageShortcut(post, 'pictor_edit_image', 'U0ALICE');
+    const form = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    await fake.submitView(form, { prompt: 'make the sky purple' });
+    const actions = await finishedActions(fake, 'C0PHOTOS');
+    // A Reroll of an edit asks Slack where its image is (files.info) once the job is admitted: held, its download waits.
+    const held = fake.holdOpen('files.info');
+    await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    await fake.waitFor(() => held.arrived() > 0, 'the reroll’s download');
+    const message = await fake.waitFor(() => jobMessages(fake, 'C0PHOTOS').find((m) => m.ts !== jobMessages(fake, 'C0PHOTOS')[0]!.ts), 'the reroll’s message');
+    expect(hasButton(message, 'pictor_cancel')).toBe(true);
+    const click = await fake.clickButton(message, 'pictor_cancel', 'U0BOB');
+    const cancelled = () => {
+      const now = fake.messagesIn('C0PHOTOS').find((m) => m.ts === message.ts);
+      return now && statusOf(now).includes('Cancelled by <@U0BOB>') ? now : undefined;
+    };
+    await fake.waitFor(() => cancelled() ?? fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the cancel’s answer');
+    // Shown in the job's message, as any cancel: no private "not running".
+    expect(fake.responses.filter((r) => click.responseUrl.endsWith(r.id))).toEqual([]);
+    expect(hasButton(cancelled()!, 'pictor_cancel')).toBe(false);
+    held.release();
+    await expectNothingChargedTo(h, 'U0BOB');
+    await vi.waitFor(() => expect(h!.runner.activeJobs()).toEqual([]));
+    expect(h.emulator.requests).toHaveLength(1);
+    expect(statusOf(cancelled()!)).toContain('Cancelled by <@U0BOB>');
+  });
+
+  it('a first message whose answer is lost: not sent again, the job not started, the member told it may be there; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { lost: true, count: 6, match: (args) => args.channel === 'C0LOST' });
+    const note = await privately(fake, 'a kite --quality low', 'U0BOB', 'C0LOST');
+    expect(note).toBe(say('en', 'slack.job.maybe_posted'));
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0LOST')).toHaveLength(1);
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+    expect(h.runner.activeJobs()).toEqual([]);
+  });
+
+  it('first messages Slack does not answer within their deadline: the jobs are not started, their members told privately; a late post is taken back, a waiting one never sent', async () => {
+    h = await startHarness({ bot: { firstPostDeadlineMs: 300 } });
+    const { fake } = h;
+    const held = fake.holdOpen('chat.postMessage');
+    // Bob's post went to Slack and is not answered; Carol's waits behind it for the channel's turn.
+    const toBob = privately(fake, 'a kite --quality low', 'U0BOB', 'C0SLOW');
+    await fake.waitFor(() => held.arrived() === 1, 'Bob’s post at Slack');
+    const carol = await privately(fake, 'a boat --quality low', 'U0CAROL', 'C0SLOW');
+    const bob = await toBob;
+    expect(held.arrived()).toBe(1);
+    // Bob's post may still land: he is told so. Carol's was never sent.
+    expect(bob).toBe(say('en', 'slack.job.maybe_posted'));
+    expect(carol).toBe(say('en', 'slack.job.not_posted_at_all'));
+    await expectNothingChargedTo(h, 'U0BOB');
+    await expectNothingChargedTo(h, 'U0CAROL');
+    expect(h.emulator.requests).toEqual([]);
+    expect(h.runner.activeJobs()).toEqual([]);
+    held.release();
+    await fake.waitFor(() => fake.callsOf('chat.delete').length > 0, 'the late post taken back');
+    expect(fake.botMessages('C0SLOW')).toEqual([]);
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0SLOW')).toHaveLength(1);
     expect(h.emulator.requests).toEqual([]);
   });
 });
