@@ -120,6 +120,18 @@ describe('a Pictor API credential whose Redis cannot be used', () => {
     expect(emulator.stats().requests).toBe(0);
   });
 
+  it('refuses a Redis URL whose path is not a database number before connecting, naming the field, and runs no item', async () => {
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `redis://:${SECRET}@127.0.0.1:6379/abc`, accountDailyUsd: '5' };
+    const [out] = await run({ operation: 'generate', prompt: 'a shared fox' }, { credentials, continueOnFail: true });
+    expect(out!.map((item) => [item.json.code, item.json.error])).toEqual([
+      ['validation_error', expect.stringMatching(/^Pictor API credential: the Redis URL is not a redis:\/\/ or rediss:\/\/ address whose path is empty or a database number/)],
+    ]);
+    const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
+    expect(error.context).toMatchObject({ itemIndex: 0, code: 'validation_error', parameter: 'redisUrl' });
+    expect(JSON.stringify(out) + JSON.stringify(error)).not.toContain(SECRET);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
   it('refuses a Redis Key Prefix with spaces, naming the field', async () => {
     const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: 'redis://127.0.0.1:6379', redisPrefix: 'my account' };
     const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
