@@ -147,6 +147,17 @@ describe('a Pictor API credential whose Redis cannot be used', () => {
   });
 });
 
+describe.skipIf(redis.skipReason)(`a Pictor API credential whose Redis has no such database ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  it('fails the item as Redis unavailable, saying the server has fewer databases, and sends nothing (never database 0)', async () => {
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `${requireRedisUrl(redis)}/99999`, redisPrefix: uniquePrefix('n8n-db'), accountDailyUsd: '5' };
+    const [out] = await run({ operation: 'generate', prompt: 'a shared fox' }, { credentials, continueOnFail: true });
+    expect(out!.map((item) => item.json.code)).toEqual(['connection_failed']);
+    const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
+    expect(error.description).toMatch(/REDIS_URL names database 99999, but this Redis server has fewer databases/);
+    expect(emulator.stats().requests).toBe(0);
+  });
+});
+
 describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one Redis ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
   const nodesDir = resolve(import.meta.dirname, '../../nodes');
   const bundleDir = join(nodesDir, 'node_modules', '.cache', `redis-test-${process.pid}`);
