@@ -19,10 +19,29 @@ export const DEFAULT_REDIS_PREFIX = 'pictor';
 /** Letters, digits and `_ . : -`, starting with a letter or digit; no spaces or braces. */
 const PREFIX_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
+/** A database number: digits only (the Redis client reads `3abc` as 3 and `abc` as NaN, so neither is let through). */
+const DB_PATTERN = /^[0-9]+$/;
+
+/**
+ * The URL's database, if it names one: the path (`/3`) or, without a path, the `db` query parameter the Redis client
+ * also reads. Throws a ValidationError naming REDIS_URL for anything but an empty path or `/<non-negative integer>`.
+ */
+function checkDatabase(env: Env, url: string): void {
+  const parsed = new URL(url);
+  const path = parsed.pathname === '/' ? '' : parsed.pathname.replace(/^\//, '');
+  const query = parsed.searchParams.get('db');
+  for (const db of [path, query ?? '']) {
+    if (db !== '' && !DB_PATTERN.test(db)) {
+      throw envError(env, 'REDIS_URL', 'a redis:// or rediss:// URL whose path is empty or a database number (e.g. redis://127.0.0.1:6379/2)', { secret: true });
+    }
+  }
+}
+
 /**
  * Reads `REDIS_URL` and `PICTOR_REDIS_PREFIX`. Returns undefined without a
  * `REDIS_URL` (each process then limits and budgets on its own). Throws a
- * ValidationError naming the variable; the URL's password never appears in it.
+ * ValidationError naming the variable (a path other than empty or a database
+ * number among the reasons); the URL's password never appears in it.
  */
 export function readRedisConfig(env: Env): RedisConfig | undefined {
   // A URL that does not parse cannot be redacted reliably, so it is never echoed.
@@ -37,6 +56,7 @@ export function readRedisConfig(env: Env): RedisConfig | undefined {
     }
     return undefined;
   }
+  checkDatabase(env, url);
   return { url, prefix: prefix ?? DEFAULT_REDIS_PREFIX };
 }
 

@@ -33,8 +33,9 @@ const CLOSE_TIMEOUT_MS = 2000;
 
 /**
  * Connects to Redis and fails fast: rejects with RedisUnavailableError when
- * the server cannot be reached, refuses the credentials or does not answer
- * within `connectTimeoutMs`. Once connected, the client never gives up: if the
+ * the server cannot be reached, refuses the credentials, refuses the URL's
+ * database (`/9` on a Redis with fewer databases) or does not answer within
+ * `connectTimeoutMs`. Once connected, the client never gives up: if the
  * connection is lost later, commands wait and are sent when it is back.
  */
 export async function connectRedis(url: string, options: ConnectRedisOptions = {}): Promise<Redis> {
@@ -59,6 +60,11 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
     firstError ??= error;
   };
   redis.on('error', onStartError);
+  const db = redis.options.db ?? 0;
+  if (!Number.isSafeInteger(db) || db < 0) {
+    redis.disconnect();
+    throw new RedisUnavailableError(url, "REDIS_URL's database is not a number: give an empty path or a database number (e.g. /2)");
+  }
   try {
     await withTimeout(redis.connect(), timeoutMs, `no connection within ${timeoutMs} ms`);
     await withTimeout(redis.ping(), timeoutMs, `no answer within ${timeoutMs} ms`);
@@ -66,6 +72,22 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
     redis.disconnect();
     // ioredis errors can carry the AUTH command's arguments: only a scrubbed message leaves here.
     throw new RedisUnavailableError(url, scrubRedisSecrets(messageOf(firstError ?? error), secrets));
+  }
+  // The Redis client sends SELECT on connecting but, when it fails, only emits an error and carries on in database 0,
+  // where this process would share another account's spending and caps: the database is asked for again, and a refusal
+  // means this Redis cannot be used.
+  if (db !== 0) {
+    const refused = await withTimeout(redis.select(db), timeoutMs, `no answer to SELECT within ${timeoutMs} ms`).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    if (refused !== undefined) {
+      redis.disconnect();
+      const reason = scrubRedisSecrets(messageOf(refused), secrets);
+      // A reply is Redis saying no (`ERR DB index is out of range`); anything else (no answer) is said as it is.
+      if (!(refused instanceof Error && refused.name === 'ReplyError')) throw new RedisUnavailableError(url, reason);
+      throw new RedisUnavailableError(url, `REDIS_URL names database ${db}, but this Redis server has fewer databases (${reason}); use a database number below its "databases" setting`);
+    }
   }
   redis.off('error', onStartError);
   // Copies made with `duplicate()` (bottleneck's subscriber is one) must connect on their own.

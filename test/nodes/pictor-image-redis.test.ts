@@ -120,6 +120,18 @@ describe('a Pictor API credential whose Redis cannot be used', () => {
     expect(emulator.stats().requests).toBe(0);
   });
 
+  it('refuses a Redis URL whose path is not a database number before connecting, naming the field, and runs no item', async () => {
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `redis://:${SECRET}@127.0.0.1:6379/abc`, accountDailyUsd: '5' };
+    const [out] = await run({ operation: 'generate', prompt: 'a shared fox' }, { credentials, continueOnFail: true });
+    expect(out!.map((item) => [item.json.code, item.json.error])).toEqual([
+      ['validation_error', expect.stringMatching(/^Pictor API credential: the Redis URL is not a redis:\/\/ or rediss:\/\/ address whose path is empty or a database number/)],
+    ]);
+    const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
+    expect(error.context).toMatchObject({ itemIndex: 0, code: 'validation_error', parameter: 'redisUrl' });
+    expect(JSON.stringify(out) + JSON.stringify(error)).not.toContain(SECRET);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
   it('refuses a Redis Key Prefix with spaces, naming the field', async () => {
     const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: 'redis://127.0.0.1:6379', redisPrefix: 'my account' };
     const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
@@ -132,6 +144,17 @@ describe('a Pictor API credential whose Redis cannot be used', () => {
     const [out] = await run({ operation: 'generate', prompt: 'a local fox' }, { credentials });
     expect(out).toHaveLength(1);
     expect(emulator.stats().imagesGenerated).toBe(1);
+  });
+});
+
+describe.skipIf(redis.skipReason)(`a Pictor API credential whose Redis has no such database ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
+  it('fails the item as Redis unavailable, saying the server has fewer databases, and sends nothing (never database 0)', async () => {
+    const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `${requireRedisUrl(redis)}/99999`, redisPrefix: uniquePrefix('n8n-db'), accountDailyUsd: '5' };
+    const [out] = await run({ operation: 'generate', prompt: 'a shared fox' }, { credentials, continueOnFail: true });
+    expect(out!.map((item) => item.json.code)).toEqual(['connection_failed']);
+    const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
+    expect(error.description).toMatch(/REDIS_URL names database 99999, but this Redis server has fewer databases/);
+    expect(emulator.stats().requests).toBe(0);
   });
 });
 

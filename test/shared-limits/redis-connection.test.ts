@@ -47,6 +47,31 @@ describe('reading the Redis settings', () => {
     }
   });
 
+  it('takes a URL whose path is empty or a database number', () => {
+    for (const good of ['redis://cache:6379', 'redis://cache:6379/', 'redis://cache:6379/0', 'rediss://cache:6380/15', 'redis://cache/3?db=3']) {
+      expect(readRedisConfig({ REDIS_URL: good })?.url).toBe(good);
+    }
+  });
+
+  it('refuses a path or a db query that is not a database number (the Redis client would select NaN, or 3 for 3abc), naming REDIS_URL and never echoing the password', () => {
+    for (const path of ['/abc', '/3abc', '/3/', '/-1', '/1.5', '/%33', '/3/x', '/?db=abc', '/?db=-2']) {
+      const url = `redis://:${SECRET}@cache:6379${path}`;
+      const error = (() => {
+        try {
+          readRedisConfig({ REDIS_URL: url });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error, path).toBeInstanceOf(ValidationError);
+      expect(error, path).toMatchObject({ code: 'validation_error', param: 'REDIS_URL' });
+      expect((error as Error).message, path).toBe(
+        'REDIS_URL must be a redis:// or rediss:// URL whose path is empty or a database number (e.g. redis://127.0.0.1:6379/2)',
+      );
+      expect(everythingShown(error), path).not.toContain(SECRET);
+    }
+  });
+
   it('refuses a prefix with spaces or braces, and a prefix without a URL', () => {
     expect(() => readRedisConfig({ REDIS_URL: 'redis://h', PICTOR_REDIS_PREFIX: 'my team' })).toThrow(
       expect.objectContaining({ code: 'validation_error', param: 'PICTOR_REDIS_PREFIX' }),

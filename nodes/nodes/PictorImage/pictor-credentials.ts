@@ -114,7 +114,7 @@ export function credentialProblem(credentials: PictorCredentials): CredentialPro
     }
     return {
       field: 'redisUrl',
-      message: 'Pictor API credential: the Redis URL is not a redis:// or rediss:// address (e.g. redis://127.0.0.1:6379); leave it empty to limit this n8n process on its own',
+      message: 'Pictor API credential: the Redis URL is not a redis:// or rediss:// address whose path is empty or a database number (e.g. redis://127.0.0.1:6379 or redis://127.0.0.1:6379/2); leave it empty to limit this n8n process on its own',
     };
   }
   return undefined;
