@@ -17,15 +17,22 @@ export function registerSecret(secret: string | undefined): void {
 }
 
 /**
- * Anything shaped like a credential, even one never registered: `Bearer <token>`, `Basic <base64 of user:password>`,
- * `sk-…` style keys, the token shapes of known services (see `TOKEN_SHAPES`), the password in a URL's user part
- * (`scheme://user:password@`, see `URL_USER_PASSWORD`), and the value of a credential field
- * (`Authorization`, `x-api-key`, `api_key`, `api-key`, `access_token`, `password`, `passwd`, `client_secret`, `secret`,
- * `secret_access_key`, followed by `:` or `=`). Secrecy wins over keeping words: a field's whole value goes, whatever it
- * looks like, and only the words outside it stay as written.
+ * Anything shaped like a credential, even one never registered: `Bearer <token>` (a quoted token whole, spaces and
+ * all), `Basic <base64 of user:password>` (both also in URL-encoded text, see `BEARER`), `sk-…` style keys, the token
+ * shapes of known services (see `TOKEN_SHAPES`), the password in a URL's user part (`scheme://user:password@`, see
+ * `URL_USER_PASSWORD`), and the value of a credential field (`Authorization`, `x-api-key`, `api_key`, `api_token`,
+ * `access_token`, `password`, `passwd`, `client_secret`, `secret`, `secret_key`, `secret_access_key`, the `_` or `-`
+ * between the words optional so that camelCase `apiKey`, `accessToken`, `clientSecret` count too, followed by `:` or
+ * `=`). Secrecy wins over keeping words: a field's whole value goes, whatever it looks like, and only the words outside
+ * it stay as written.
+ *
+ * `BEARER`: `Bearer`, then a space (`+` or `%20` in URL-encoded text) and a quoted string closed on its line or a
+ * token (its base64 characters perhaps escaped: `%2B`, `%2F`, `%3D`). Only a name at the start of a word (or after a
+ * `%XX` escape) counts, checked apart (see `startsWord`).
  */
-const BEARER = /\bBearer(\s+|\+|%20)(["'{]?)([A-Za-z0-9._~+/=-]+)/gi;
-const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
+const BEARER = /Bearer(\s+|\+|%20)(?:(["'])((?:\\.|(?!\2)[^\\\r\n])*)\2|(["'{]?)((?:[A-Za-z0-9._~+/=-]|%(?:2[BbFf]|3[Dd]))+))/gi;
+/** `Basic`, then a space (`%20` in URL-encoded text) and base64 (its padding perhaps escaped: `%3D`), at the start of a word. */
+const BASIC = /Basic(\s+|%20)([A-Za-z0-9+/]+(?:={1,2}|(?:%3[Dd]){1,2})?)(?![A-Za-z0-9+/=])/gi;
 /**
  * A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows on the
  * same line (the spaces around the separator are spaces and tabs, never a line break: a field with nothing after it on
@@ -33,7 +40,7 @@ const BASIC = /\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])/gi;
  * pattern starting with a look-behind is tried at every position of the text, which costs on the error path.
  */
 const CREDENTIAL_FIELD =
-  /(authorization|(?:x-)?api[_-]key|access[_-]token|pass(?:word|wd)|(?:client[_-])?secret(?:[_-]access[_-]key)?)(["']?[ \t]*[:=][ \t]*)/gi;
+  /(authorization|(?:x-)?api[_-]?(?:key|token)|access[_-]?token|pass(?:word|wd)|(?:client[_-]?)?secret(?:(?:[_-]?access)?[_-]?key)?)(["']?[ \t]*[:=][ \t]*)/gi;
 /**
  * Where an unquoted value after `=` ends in a URL query or a form body: at the `&` that starts the next `name=` (a `&`
  * inside a value is sent as `%26`).
@@ -118,6 +125,8 @@ const BOT = /\bBot(\s+)([A-Za-z0-9._~+/=-]{20,})/g;
 const URL_USER_PASSWORD = /:\/\/([^\s/?#@:"'<>[\]]*):([^\s/?#"'<>[\]]+)@/g;
 
 const ALNUM = /[A-Za-z0-9]/;
+/** What `\b` counts as part of a word. */
+const WORD_CHARACTER = /\w/;
 const BASE64URL = /[A-Za-z0-9_-]/;
 
 /** A bearer token, not a word: it has a digit or punctuation in it, or is longer than any English word. */
@@ -249,8 +258,33 @@ function redactUrlPassword(whole: string, user: string, password: string, at: nu
   return `://${user}:${REDACTED}@`;
 }
 
+/**
+ * A `Bearer` token outside a field shown redacted (see `BEARER`): a quoted one when a word in it looks like a token
+ * (`"abc 123 def"`), its quotes kept; an unquoted one when it looks like a token. A lone placeholder stays.
+ */
+function redactBearer(
+  whole: string,
+  space: string,
+  quote: string | undefined,
+  quoted: string | undefined,
+  open: string | undefined,
+  value: string | undefined,
+  at: number,
+  text: string,
+): string {
+  if (!startsWord(text, at, WORD_CHARACTER)) return whole;
+  const scheme = whole.slice(0, 6);
+  if (quote !== undefined) {
+    const inside = quoted ?? '';
+    if (PLACEHOLDER.test(inside.trim()) || !inside.split(/\s+/).some(looksLikeToken)) return whole;
+    return `${scheme}${space}${quote}${REDACTED}${quote}`;
+  }
+  return looksLikeToken(value ?? '') ? `${scheme}${space}${open ?? ''}${REDACTED}` : whole;
+}
+
 /** Basic credentials are base64 of `user:password`: decoded, printable text with a colon. */
-function looksLikeBasicCredentials(value: string): boolean {
+function looksLikeBasicCredentials(encoded: string): boolean {
+  const value = encoded.replace(/%3D/gi, '=');
   if (value.length < 4 || value.replace(/=+$/, '').length % 4 === 1) return false;
   const decoded = Buffer.from(value, 'base64').toString('latin1');
   return decoded.includes(':') && /^[\x20-\x7e]+$/.test(decoded);
@@ -264,10 +298,10 @@ export function redactSecrets(text: string): string {
   }
   // In a credential field the whole value goes; elsewhere only what looks like a credential.
   const shapes = redactCredentialFields(out)
-    .replace(BEARER, (whole: string, space: string, quote: string, value: string) =>
-      looksLikeToken(value) ? `${whole.slice(0, 6)}${space}${quote}[redacted]` : whole,
+    .replace(BEARER, redactBearer)
+    .replace(BASIC, (whole: string, space: string, value: string, at: number, all: string) =>
+      startsWord(all, at, WORD_CHARACTER) && looksLikeBasicCredentials(value) ? `${whole.slice(0, 5)}${space}[redacted]` : whole,
     )
-    .replace(BASIC, (whole: string, space: string, value: string) => (looksLikeBasicCredentials(value) ? `${whole.slice(0, 5)}${space}[redacted]` : whole))
     .replace(SK_KEY, (whole: string, body: string, at: number, all: string) =>
       startsWord(all, at, BASE64URL) && looksLikeKeyBody(body) ? 'sk-[redacted]' : whole,
     )

@@ -82,6 +82,37 @@ describe('the value of a password or secret field is hidden, and the fields afte
   });
 });
 
+describe('a credential written another way is hidden too, and the words around it stay', () => {
+  it.each([
+    ['a quoted Bearer token with spaces in it', 'the service echoed Bearer "abc 123 def" back and refused', 'the service echoed Bearer "[redacted]" back and refused'],
+    ['a quoted Bearer token in single quotes', "sent Bearer 'abc 123 def'; refused", "sent Bearer '[redacted]'; refused"],
+    [
+      'a Bearer token in URL-encoded text',
+      'GET https://h.test/debug?header=Authorization%3A%20Bearer%20abc123def456&x=1 failed',
+      'GET https://h.test/debug?header=Authorization%3A%20Bearer%20[redacted]&x=1 failed',
+    ],
+    ['a URL-encoded Bearer token with escaped base64 characters', 'h=Authorization%3A%20Bearer%20abc%2Bdef%2F123%3D%3D&x=1', 'h=Authorization%3A%20Bearer%20[redacted]&x=1'],
+    ['Basic credentials in URL-encoded text', 'h=Authorization%3A%20Basic%20dXNlcjpwYXNz&x=1', 'h=Authorization%3A%20Basic%20[redacted]&x=1'],
+    ['a camelCase api key in JSON', '{"apiKey":"abc123def456","model":"gpt-image-2"}', '{"apiKey":"[redacted]","model":"gpt-image-2"}'],
+    ['a camelCase api token in JSON', '{"apiToken":"abc123def456","ok":false}', '{"apiToken":"[redacted]","ok":false}'],
+    ['a camelCase access token in JSON', '{"accessToken": "abc123def456", "expiresIn": 3600}', '{"accessToken": "[redacted]", "expiresIn": 3600}'],
+    ['a camelCase client secret in JSON', '{"clientId":"abc","clientSecret":"abc123def456"}', '{"clientId":"abc","clientSecret":"[redacted]"}'],
+    ['a camelCase secret key in JSON', '{"secretKey":"abc123def456","region":"eu"}', '{"secretKey":"[redacted]","region":"eu"}'],
+    ['a camelCase api key in an object echoed by a client', "options: { apiKey: 'abc123def456', model: 'gpt-image-2' }", "options: { apiKey: '[redacted]', model: 'gpt-image-2' }"],
+    ['api_token and secret_key fields', 'api_token=abc123def456&secret_key=wJalrXUtnFEMI&x=1', 'api_token=[redacted]&secret_key=[redacted]&x=1'],
+  ])('%s', (_what, text, shown) => {
+    expect(redactSecrets(text)).toBe(shown);
+    expect(redactSecrets(shown), 'redacting twice changes nothing').toBe(shown);
+  });
+
+  it.each([
+    ['a quoted phrase after Bearer with no token in it', 'use the Bearer "scheme name" form'],
+    ['a camelCase name that is not a credential field', '{"accessTokenExpiresAt":"2026-01-01","apiKeys":2}'],
+  ])('leaves %s as written', (_what, text) => {
+    expect(redactSecrets(text)).toBe(text);
+  });
+});
+
 describe('our own sentences about tokens, secrets, passwords and keys pass unchanged', () => {
   it.each([
     'the password in REDIS_URL is hidden',
