@@ -54,9 +54,10 @@ describe('endingOf: how an ending is charged and recorded', () => {
     }
   });
 
-  it('charges an aborted failure the same as a cancel', () => {
+  it('charges an aborted failure as a cancel: the images that came plus the estimate of each missing one', () => {
     const aborted = chargeOf({ ending: failed(new AbortedError()), sent: true, completed: [image] }, estimate, request);
-    expect(aborted).toEqual(chargeOf({ ending: endingOf(failed(new AbortedError())), sent: true, completed: [image] }, estimate, request));
+    expect(aborted).toEqual(chargeOf({ ending: { kind: 'cancelled' }, sent: true, completed: [image] }, estimate, request));
+    expect(aborted).toEqual({ usd: LOW + estimate.perImageUsd, basis: 'estimate', made: { size: '1024x1024', quality: 'low' } });
   });
 });
 
