@@ -204,7 +204,7 @@ interface LegacyHandler {
  * instance of its class (undici's `compose` returns a proxy of it) but dispatches through interceptors that pass no
  * body progress on, as does a subclass with a `dispatch` of its own.
  */
-export function tracksBodyProgress(dispatcher: Dispatcher): boolean {
+function tracksBodyProgress(dispatcher: Dispatcher): boolean {
   return [Agent, Pool, Client, ProxyAgent, EnvHttpProxyAgent].some((Class) => dispatcher instanceof Class && dispatcher.dispatch === Class.prototype.dispatch);
 }
 
