@@ -1,5 +1,5 @@
 import type { PriceQuote } from '../core/pricing.js';
-import { priceOfResult } from '../core/pricing.js';
+import { priceOfImages } from '../spend/charge-rules.js';
 import { BadResponseError, StreamBrokenError } from '../core/errors.js';
 import { EVENT_TYPES } from '../spec/constants.js';
 import {
@@ -30,6 +30,8 @@ export interface ImageJobResult {
   cost: PriceQuote;
   /** Labels the service left out of its answer (taken from the request instead); only when some were. */
   missing?: string[] | undefined;
+  /** The size or quality the service sent that the spec does not list (`size` and `quality` are the ones asked; `cost` is the job's estimate); only when some were. */
+  unlisted?: ('size' | 'quality')[] | undefined;
 }
 
 /** The images of a result as bytes: the ones the client decoded when it checked them (see `imageBytes`), never decoded again. */
@@ -70,8 +72,9 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
     background: body.background ?? request.background,
     output_format: body.output_format ?? request.output_format,
     requestId,
-    cost: priceOfResult({ operation: request.operation, requested: request, reported: { size, quality }, images: body.data.length }),
+    cost: priceOfImages(request, { size, quality, unlisted: body.unlisted }, body.data.length).cost,
     ...(missing.length > 0 && { missing }),
+    ...(body.unlisted && { unlisted: body.unlisted }),
   };
   const { good, problem } = checkImages(result.data, request);
   // A bad answer keeps its good images (they may be paid for), to be handed over with the error.
@@ -112,7 +115,7 @@ export function salvageResult(text: string, request: RequestedJob, requestId: st
     background: request.background,
     output_format: request.output_format,
     requestId,
-    cost: priceOfResult({ operation: request.operation, requested: request, images: 0 }),
+    cost: priceOfImages(request, { size: request.size, quality: request.quality }, 0).cost,
   };
   return withImages(result, images, request);
 }
@@ -121,7 +124,7 @@ function withImages(result: ImageJobResult, data: { b64_json: string }[], reques
   return {
     ...result,
     data,
-    cost: priceOfResult({ operation: request.operation, requested: request, reported: { size: result.size, quality: result.quality }, images: data.length }),
+    cost: priceOfImages(request, result, data.length).cost,
   };
 }
 
@@ -136,6 +139,7 @@ export function completedEventsOf(result: ImageJobResult): CompletedEvent[] {
     background: result.background,
     output_format: result.output_format as CompletedEvent['output_format'],
     usage: i === 0 ? result.usage : undefined,
+    ...(result.unlisted && { unlisted: result.unlisted }),
   }));
 }
 
@@ -219,12 +223,8 @@ export function resultFromCompleted(
     background: first.background,
     output_format: first.output_format,
     requestId,
-    cost: priceOfResult({
-      operation: request.operation,
-      requested: request,
-      reported: { size: first.size, quality: first.quality },
-      images: completed.length,
-    }),
+    cost: priceOfImages(request, first, completed.length).cost,
+    ...(first.unlisted && { unlisted: first.unlisted }),
   };
 }
 

@@ -115,10 +115,10 @@ export class SendProgress {
 
   /**
    * The request may have reached the service. With an undici dispatcher of
-   * this package's major, body progress is reported, so a connection that
-   * closed before the first body byte is still safe. With any other
-   * dispatcher (composed interceptors do not pass body progress on), a made
-   * connection counts as sent.
+   * this package's major (`tracksBodyProgress`), body progress is reported, so
+   * a connection that closed before the first body byte is still safe. With
+   * any other dispatcher (composed interceptors do not pass body progress on),
+   * a made connection counts as sent, and so does any timeout (`classifyTransportError`).
    */
   mayHaveReachedService(tracksBody: boolean): boolean {
     if (this.bodyBytesSent > 0 || this.requestSent || this.responseStarted) return true;
@@ -198,9 +198,14 @@ interface LegacyHandler {
   onError?: (error: Error) => void;
 }
 
-/** Dispatchers of this undici major that hand a request's own handler to the connection, so body progress reaches us. */
+/**
+ * Dispatchers of this undici major that hand a request's own handler to the connection, so body progress reaches us:
+ * one of these classes whose `dispatch` is still the class's own. A composed one (`new Agent().compose(…)`) is still an
+ * instance of its class (undici's `compose` returns a proxy of it) but dispatches through interceptors that pass no
+ * body progress on, as does a subclass with a `dispatch` of its own.
+ */
 function tracksBodyProgress(dispatcher: Dispatcher): boolean {
-  return dispatcher instanceof Agent || dispatcher instanceof Pool || dispatcher instanceof Client || dispatcher instanceof ProxyAgent || dispatcher instanceof EnvHttpProxyAgent;
+  return [Agent, Pool, Client, ProxyAgent, EnvHttpProxyAgent].some((Class) => dispatcher instanceof Class && dispatcher.dispatch === Class.prototype.dispatch);
 }
 
 export async function send(options: SendOptions): Promise<RawResponse> {
@@ -214,6 +219,7 @@ export async function send(options: SendOptions): Promise<RawResponse> {
   };
   const inner = options.dispatcher ?? getGlobalDispatcher();
   const progress = options.progress ?? new SendProgress();
+  const tracked = tracksBodyProgress(inner);
   try {
     const res = await request(options.url, {
       method: 'POST',
@@ -236,7 +242,8 @@ export async function send(options: SendOptions): Promise<RawResponse> {
       url: options.url,
       idleTimeoutMs: options.idleTimeoutMs,
       headersTimeoutMs: options.headersTimeoutMs,
-      phase: progress.mayHaveReachedService(tracksBodyProgress(inner)) ? 'sent' : 'connect',
+      phase: progress.mayHaveReachedService(tracked) ? 'sent' : 'connect',
+      bodyTracked: tracked,
     });
   }
 }
@@ -276,16 +283,19 @@ function describeCause(error: unknown): string {
  * a TimeoutError (total timeout) or the caller's cancel. `phase` says how far
  * the request got: `connect` (no byte of the body left: safe to send again),
  * `sent` (the body, or part of it, left before the connection broke: may be
- * billed) or `body` (the answer was arriving).
+ * billed) or `body` (the answer was arriving). `bodyTracked: false`: the
+ * dispatcher does not tell us what left (`tracksBodyProgress`), so a timeout
+ * counts as after sending whatever `phase` says: only a dispatcher that reports
+ * body progress can show that no byte of the body left.
  */
 export function classifyTransportError(
   error: unknown,
-  ctx: { signal: AbortSignal; url: string; idleTimeoutMs: number; headersTimeoutMs: number; phase: 'connect' | 'sent' | 'body' },
+  ctx: { signal: AbortSignal; url: string; idleTimeoutMs: number; headersTimeoutMs: number; phase: 'connect' | 'sent' | 'body'; bodyTracked?: boolean | undefined },
 ): PictorError {
   const sent = ctx.phase !== 'connect';
   if (ctx.signal.aborted) {
     const reason: unknown = ctx.signal.reason;
-    if (reason instanceof TimeoutError) return sent ? reason.afterSending() : reason;
+    if (reason instanceof TimeoutError) return sent || ctx.bodyTracked === false ? reason.afterSending() : reason;
     if (reason instanceof AbortedError) return reason;
     return new AbortedError('the request was cancelled', { cause: reason });
   }

@@ -36,6 +36,29 @@ export const ImageResultSchema = z.looseObject({
   size: label(z.enum(SIZES)),
 });
 
+/** The labels an image is priced by. */
+const PRICED_LABELS = ['size', 'quality'] as const;
+
+/**
+ * Which of the priced labels the service sent (neither missing nor null) that the spec does not list, e.g. a quality
+ * `ultra`: the image is kept, its label reads as the one asked, and it is priced at the job's estimate — the service may
+ * have made something dearer.
+ */
+const UnlistedSchema = z.array(z.enum(PRICED_LABELS)).optional();
+
+/**
+ * Names in `unlisted` the priced labels of a wire object that were sent yet do not read as one the spec lists
+ * (what the service itself sends as `unlisted` is dropped): the schema's own reading, carried on to the charge.
+ */
+function markUnlisted(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const raw = input as Record<string, unknown>;
+  const unlisted = PRICED_LABELS.filter((key) => raw[key] !== undefined && raw[key] !== null && ImageResultSchema.shape[key].parse(raw[key]) === undefined);
+  if (unlisted.length === 0 && !('unlisted' in raw)) return input;
+  const { unlisted: _sent, ...rest } = raw;
+  return unlisted.length > 0 ? { ...rest, unlisted } : rest;
+}
+
 /**
  * A result as the service may send it, read by the client: `ImageResultSchema`
  * whose `data` entries need not hold an image. Such an entry (`b64_json`
@@ -43,9 +66,13 @@ export const ImageResultSchema = z.looseObject({
  * (`b64_json: ''`): it still counts, so the answer is told short of the images
  * asked for, and the other entries' images are kept.
  */
-export const WireImageResultSchema = ImageResultSchema.extend({
-  data: z.array(z.looseObject({ b64_json: z.string().catch('') }).catch({ b64_json: '' })),
-});
+export const WireImageResultSchema = z.preprocess(
+  markUnlisted,
+  ImageResultSchema.extend({
+    data: z.array(z.looseObject({ b64_json: z.string().catch('') }).catch({ b64_json: '' })),
+    unlisted: UnlistedSchema,
+  }),
+);
 
 /**
  * A streamed image event as the service may send it: only the image (and a
@@ -57,18 +84,19 @@ export const WireImageResultSchema = ImageResultSchema.extend({
  * one never fails a paid job; it hands on only the partials asked for
  * (client/partial-bound.ts).
  */
-export const WireImageEventSchema = z.looseObject({
+export const WireImageEventSchema = z.preprocess(markUnlisted, z.looseObject({
   type: label(z.string()),
   b64_json: z.string(),
   partial_image_index: label(z.int().min(0)),
   created_at: label(z.number()),
-  /** Read as a result's are: one the spec does not list reads as missing (the one asked), so it is priced and kept as that. */
+  /** Read as a result's are: one the spec does not list reads as missing (the one asked, as its record keeps it) and is named in `unlisted`. */
   size: ImageResultSchema.shape.size,
   quality: ImageResultSchema.shape.quality,
   background: label(z.string()),
   output_format: label(z.enum(OUTPUT_FORMATS)),
   usage: label(UsageSchema),
-});
+  unlisted: UnlistedSchema,
+}));
 
 /** The labels of an image event that may be missing on the wire (and are then taken from the request). */
 export const IMAGE_EVENT_LABELS = ['type', 'created_at', 'size', 'quality', 'background', 'output_format', 'usage'] as const;
@@ -93,6 +121,8 @@ export const CompletedEventSchema = z.looseObject({
   ...eventImageFields,
   /** Missing when the service did not report it. */
   usage: UsageSchema.optional(),
+  /** The labels the service sent that the spec does not list (size and quality here read as the ones asked): the image is priced at the job's estimate. */
+  unlisted: UnlistedSchema,
 });
 
 export const ImageStreamEventSchema = z.discriminatedUnion('type', [PartialImageEventSchema, CompletedEventSchema]);

@@ -85,9 +85,8 @@ export function mayBeBilled(outcome: JobOutcome): boolean {
 
 /**
  * What a job is charged, or undefined when it is released (nothing can have
- * been billed). The images that came back are charged at the table price of
- * what the service reported (`labelsOf`: what their usage record keeps; a
- * quality without a table price, such as `auto`, at its estimate); each image
+ * been billed). The images that came back are charged as `priceOfImages`
+ * prices them (the price the client's result says); each image
  * asked for that did not come back is charged at its estimate — it may have
  * been made and billed — unless the service ended the job with an error answer.
  */
@@ -95,12 +94,42 @@ export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: Cha
   if (!mayBeBilled(outcome)) return undefined;
   const made = outcome.completed.length;
   const first = outcome.completed[0];
-  const labels = first && labelsOf(first, request);
-  const produced = labels && priceOfResult({ operation: request.operation, requested: request, reported: labels, images: made });
+  const priced = first && priceOfImages(request, first, made);
+  const labels = priced?.made;
+  const produced = priced?.cost;
   const missing = answeredWithAnError(outcome.ending) ? 0 : Math.max(0, request.n - made);
   const usd = roundToNanoUsd((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd);
   const basis: ChargeBasis = missing > 0 || (produced !== undefined && produced.basis !== 'table') ? 'estimate' : 'table';
   return { usd, basis, ...(labels?.size !== undefined && labels.quality !== undefined && { made: { size: labels.size, quality: labels.quality } }) };
+}
+
+/** The labels of the images that came back, as the result schema read them (on the first image, or the JSON result). */
+export interface ReportedLabels {
+  size: string;
+  quality: string;
+  /** The labels the service sent that the spec does not list (`size` and `quality` above are then the ones asked). */
+  unlisted?: readonly string[] | undefined;
+}
+
+/**
+ * What the images that came back cost (`cost`, the client's result's `cost` and the charge alike) and the size and
+ * quality their usage record keeps (`made`). Priced at the table price of what the service reported; a quality without
+ * a table price (such as `auto`) at its estimate; and when the service sent a size or quality the spec does not list
+ * (such as `ultra`), at the job's estimate with basis `estimate`: it may have made something dearer, and the table
+ * price of what was asked would claim a certainty no one has. The record then keeps what was asked.
+ */
+export function priceOfImages(
+  request: Omit<ChargedRequest, 'n'>,
+  reported: ReportedLabels,
+  images: number,
+): { cost: PriceQuote; made: { size: string | undefined; quality: string | undefined } } {
+  const made = labelsOf(reported, request);
+  if (reported.unlisted && reported.unlisted.length > 0) {
+    const estimate = estimatePrice({ operation: request.operation, size: request.size, quality: request.quality, n: images });
+    const reason = `the service reported a ${reported.unlisted.join(' and ')} the spec does not list: the job's estimate`;
+    return { cost: { ...estimate, basis: 'estimate', reason: estimate.reason ? `${estimate.reason}; ${reason}` : reason }, made };
+  }
+  return { cost: priceOfResult({ operation: request.operation, requested: request, reported: made, images }), made };
 }
 
 /**
@@ -109,7 +138,7 @@ export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: Cha
  * hostile server's long string or terminal escapes never reach a usage record, the CSV or the console; undefined when
  * neither is one the spec lists.
  */
-function labelsOf(reported: { size: string; quality: string }, request: ChargedRequest): { size: string | undefined; quality: string | undefined } {
+function labelsOf(reported: { size: string; quality: string }, request: Omit<ChargedRequest, 'n'>): { size: string | undefined; quality: string | undefined } {
   const { size, quality } = ImageResultSchema.shape;
   return { size: size.parse(reported.size) ?? size.parse(request.size), quality: quality.parse(reported.quality) ?? quality.parse(request.quality) };
 }

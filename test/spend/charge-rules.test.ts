@@ -54,9 +54,10 @@ describe('endingOf: how an ending is charged and recorded', () => {
     }
   });
 
-  it('charges an aborted failure the same as a cancel', () => {
+  it('charges an aborted failure as a cancel: the images that came plus the estimate of each missing one', () => {
     const aborted = chargeOf({ ending: failed(new AbortedError()), sent: true, completed: [image] }, estimate, request);
-    expect(aborted).toEqual(chargeOf({ ending: endingOf(failed(new AbortedError())), sent: true, completed: [image] }, estimate, request));
+    expect(aborted).toEqual(chargeOf({ ending: { kind: 'cancelled' }, sent: true, completed: [image] }, estimate, request));
+    expect(aborted).toEqual({ usd: LOW + estimate.perImageUsd, basis: 'estimate', made: { size: '1024x1024', quality: 'low' } });
   });
 });
 
@@ -93,11 +94,12 @@ describe('chargeOf: the one cost rule', () => {
     expect(oddSize?.made).toEqual({ size: '1024x1024', quality: 'high' });
   });
 
-  it('charges images labelled with a size or quality the spec does not list the table price of what their record keeps', () => {
-    const odd = { ...image, size: '4096x4096', quality: 'ultra' };
+  it('charges images whose size or quality the service sent is one the spec does not list the job\'s estimate, keeping what was asked as made', () => {
+    // As the result schema reads an image labelled `ultra`: the quality asked, and the label named as unlisted.
+    const odd = { ...image, quality: 'low', unlisted: ['quality' as const] };
     expect(chargeOf({ ending: { kind: 'completed' }, sent: true, completed: [odd, odd] }, estimate, request)).toEqual({
-      usd: 2 * LOW,
-      basis: 'table',
+      usd: 2 * estimate.perImageUsd,
+      basis: 'estimate',
       made: { size: '1024x1024', quality: 'low' },
     });
   });

@@ -1,13 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileQuotaStore, SpendGuard } from '../../src/internal.js';
-import { PictorClient, PRICE_TABLE } from '../../src/index.js';
+import { estimatePrice, PictorClient, PRICE_TABLE } from '../../src/index.js';
 import { head, misbehavingServer, sse, type MisbehavingServer } from '../client/misbehaving-server.js';
+import { imageEventFromWire, resultFromJson } from '../../src/client/job-result.js';
 import { makeImage } from '../helpers/images.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
 /**
- * A paid answer's size and quality, as the ledger reads them: a label the spec does not list reads as missing (the
- * one asked), streamed or not, and the job is charged the table price of what its usage record says it made.
+ * A paid answer's size and quality, as the ledger reads them: a label the spec does not list reads as the one asked,
+ * streamed or not, and the image is delivered; the job is charged its estimate (the service may have made something
+ * dearer), and its usage record keeps what was asked with basis `estimate`.
  */
 
 const KEY = 'sk-proj-Z9y8X7w6V5u4T3s2R1q0';
@@ -57,14 +59,28 @@ async function guarded(server: MisbehavingServer) {
 
 describe('an answer labelled with a size or quality the spec does not list', () => {
   for (const streamed of [false, true]) {
-    it(`is charged ${streamed ? 'streamed' : 'as a JSON result'} the table price of what was asked, which its usage record and result say it made, and says so`, async () => {
+    it(`is delivered ${streamed ? 'streamed' : 'as a JSON result'} and charged the job's estimate with basis estimate, its usage record and result keeping what was asked`, async () => {
       const { store, told, client } = await guarded(await oddServer());
       const ask = { prompt: 'a cat', size: '1024x1024', quality: 'low' } as const;
       const result = streamed ? await client.generateStream(ask).finalResult() : await client.generate(ask);
-      expect(result).toMatchObject({ size: '1024x1024', quality: 'low', cost: { totalUsd: LOW, basis: 'table' } });
+      expect(result.data).toHaveLength(1);
+      expect(result).toMatchObject({ size: '1024x1024', quality: 'low', unlisted: ['size', 'quality'], cost: { totalUsd: estimatePrice({ ...ask, operation: 'generate' }).totalUsd, basis: 'estimate' } });
       const [record] = await store.usage({});
-      expect(record).toMatchObject({ size: '1024x1024', quality: 'low', costUsd: LOW, basis: 'table', outcome: 'completed' });
+      expect(record).toMatchObject({ size: '1024x1024', quality: 'low', costUsd: LOW, basis: 'estimate', outcome: 'completed' });
       expect(told).toContainEqual(expect.objectContaining({ missing: expect.arrayContaining(['size', 'quality']) }));
     });
   }
+});
+
+describe('which labels read as unlisted', () => {
+  const asked = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', background: 'auto', output_format: 'png' as const };
+
+  it('is decided by the result schema alone: a service that names its own labels unlisted, or sends null, is priced at the table', () => {
+    const json = { data: [{ b64_json: PNG_B64 }], size: '1024x1024', quality: null, unlisted: ['size', 'quality'] };
+    const result = resultFromJson(json, asked, undefined);
+    expect(result).not.toHaveProperty('unlisted');
+    expect(result.cost).toMatchObject({ totalUsd: LOW, basis: 'table' });
+    const read = imageEventFromWire({ type: 'image_generation.completed', b64_json: PNG_B64, quality: 'ultra', unlisted: ['size'] }, undefined, asked);
+    expect(read).toMatchObject({ event: { quality: 'low', unlisted: ['quality'] } });
+  });
 });

@@ -1,13 +1,14 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import { join } from 'node:path';
-import { Pool } from 'undici';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Agent, interceptors, Pool, type Dispatcher } from 'undici';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { decodeImages, PictorClient } from '../../src/index.js';
+import { decodeImages, PictorClient, PRICE_TABLE } from '../../src/index.js';
 import { FileQuotaStore, SpendGuard, type SpendLimits } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
+import { misbehavingServer } from '../client/misbehaving-server.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
 // The emulator poses as the real service here: its jobs are the account's.
@@ -168,19 +169,29 @@ describe('the spend guard as the client’s request hook', () => {
     expect(await store.usage({})).toMatchObject([{ basis: 'estimate' }]);
   });
 
-  it('releases a job whose time ran out before a connection to the service was made: the client says nothing left, and nothing is charged', async () => {
+  it('releases a job whose time ran out before any byte of its body left: the client says nothing left, and nothing is charged', async () => {
+    // The total timeout's own clock is faked and moved on once the service has taken the connection: no wait on time.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
     const store = await ledger();
     // A service that takes the TCP connection and never answers the TLS handshake: no byte of the request leaves.
     const sockets = new Set<net.Socket>();
     const silent = net.createServer((socket) => sockets.add(socket.on('error', () => {})));
+    const taken = once(silent, 'connection');
     silent.listen(0, '127.0.0.1');
     await once(silent, 'listening');
     const origin = `https://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
-    const pool = new Pool(origin, { connect: { timeout: 300 } });
+    const pool = new Pool(origin);
     try {
       const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
-      const client = new PictorClient({ baseURL: origin, apiKey: DEV_API_KEY, maxRetries: 0, timeoutMs: 100, dispatcher: pool, onRequest: guard.onRequest });
-      await expect(client.generate({ prompt: 'a harbour', quality: 'low' })).rejects.toMatchObject({ code: 'timeout', mayBeBilled: false });
+      const client = new PictorClient({ baseURL: origin, apiKey: DEV_API_KEY, maxRetries: 0, timeoutMs: 60_000, dispatcher: pool, onRequest: guard.onRequest });
+      const job = client.generate({ prompt: 'a harbour', quality: 'low' });
+      await taken;
+      vi.advanceTimersByTime(60_000);
+      // undici lets the request go once its handshake ends: the service drops it, after the timeout struck.
+      for (const socket of sockets) socket.destroy();
+      await expect(job).rejects.toMatchObject({ code: 'timeout', mayBeBilled: false });
+      vi.useRealTimers();
       expect(await store.activeJobs()).toEqual([]);
       expect(await store.usage({})).toEqual([]);
       expect(await store.spentToday('account', Date.now())).toBe(0);
@@ -189,4 +200,40 @@ describe('the spend guard as the client’s request hook', () => {
       await Promise.all([pool.close(), new Promise((resolve) => silent.close(resolve))]);
     }
   });
+
+
+  for (const [name, dispatcher] of [
+    ['a pool', (origin: string) => new Pool(origin)],
+    ['an agent composed with the retry interceptor', () => new Agent().compose(interceptors.retry())],
+    ['an agent composed with the dns interceptor', () => new Agent().compose(interceptors.dns())],
+  ] as const) {
+    it(`charges the estimate of a job whose time ran out after its body left, through ${name}`, async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      onTestFinished(() => void vi.useRealTimers());
+      const store = await ledger();
+      // A service that reads the whole body and never answers.
+      let bodyRead!: () => void;
+      const read = new Promise<void>((resolve) => (bodyRead = resolve));
+      const server = await misbehavingServer(async (req) => {
+        await req.body();
+        bodyRead();
+      });
+      const through: Dispatcher = dispatcher(server.url);
+      try {
+        const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+        const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0, timeoutMs: 60_000, dispatcher: through, onRequest: guard.onRequest });
+        const job = client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' });
+        await read;
+        vi.advanceTimersByTime(60_000);
+        await expect(job).rejects.toMatchObject({ code: 'timeout', mayBeBilled: true });
+        vi.useRealTimers();
+        expect(await store.activeJobs()).toEqual([]);
+        expect(await store.usage({})).toMatchObject([{ costUsd: PRICE_TABLE['1024x1024'].low, basis: 'estimate' }]);
+        expect(await store.spentToday('account', Date.now())).toBeCloseTo(PRICE_TABLE['1024x1024'].low, 9);
+      } finally {
+        await through.close();
+        await server.close();
+      }
+    });
+  }
 });
