@@ -44,7 +44,7 @@ import { readDiscordConfig } from './discord/config.js';
 import { readSlackConfig, DEFAULT_SLACK_API_URL } from './slack/config.js';
 import { slackInstallationStore } from './slack/installation-store.js';
 import { discordSurface } from './discord/index.js';
-import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState } from './runner/index.js';
+import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState, STOP_ALLOWANCE_MS } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
 import { checkUntil } from 'pictor/internal';
@@ -345,7 +345,7 @@ function nothingToRun(): ValidationError {
 }
 
 /** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
-export const STOP_ALLOWANCE_MS = 10_000;
+export { STOP_ALLOWANCE_MS };
 
 /** What the allowance keeps for closing the state, the ledger and the Redis link after the runner and the surfaces. */
 export const STOP_RESERVE_MS = 2_000;

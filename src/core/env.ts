@@ -1,4 +1,5 @@
 import { ValidationError } from './errors.js';
+import { MAX_TIMER_MS } from './timer-ms.js';
 
 /**
  * The one way settings are read from environment variables, by every config
@@ -47,6 +48,16 @@ export function envNumber(env: Env, name: string, rule: NumberRule = {}): number
     (rule.max === undefined || value <= rule.max);
   if (!ok) throw envError(env, name, rule.takes ?? describeNumberRule(rule));
   return value;
+}
+
+/**
+ * A number of seconds that a timer waits: from `min` to what a Node timer holds (2^31 − 1 ms, about 24.8 days), less
+ * `plusMs` when the timer waits that much more on top (a timer given longer fires at once): the
+ * bound of a setting of seconds a timer waits on; undefined when unset or blank.
+ */
+export function envSeconds(env: Env, name: string, rule: { min: number; plusMs?: number }): number | undefined {
+  const max = Math.floor((MAX_TIMER_MS - (rule.plusMs ?? 0)) / 1000);
+  return envNumber(env, name, { min: rule.min, max, takes: `a number of seconds from ${rule.min} to ${max} (about ${Math.floor(max / 86_400)} days, the longest a timer waits)` });
 }
 
 function describeNumberRule(rule: NumberRule): string {
