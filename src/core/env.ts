@@ -8,7 +8,7 @@ import { MAX_TIMER_MS } from './timer-ms.js';
  * - unset or blank means "not set" (so the default, or "no limit", applies — never zero or an empty string);
  * - values are trimmed (a value read from a file often ends in a line break);
  * - a bad value is a ValidationError whose `param` is the variable and whose message says what it takes:
- *   `NAME must be <what it takes> (got "<value>")`, without the value for a secret.
+ *   `NAME must be <what it takes> (got "<value>")`, without the value when it may hold a secret (see `envError`).
  */
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -20,10 +20,18 @@ export function envText(env: Env, name: string): string | undefined {
   return value === '' ? undefined : value;
 }
 
-/** A refusal naming the variable and what it takes; the value is quoted unless it is a secret. */
+/** Names of variables that hold a secret: their value is never quoted, whoever reads them. */
+const SECRET_NAME = /TOKEN|SECRET|PASSWORD|API_KEY/i;
+
+/**
+ * A refusal naming the variable and what it takes; the value is quoted unless it may hold a secret: a variable told
+ * `secret` or named so (a token, a secret, a password, an API key), or a value with an `@` (a URL's user name and
+ * password, `https://user:pass@host`, parsed or not).
+ */
 export function envError(env: Env, name: string, takes: string, options: { secret?: boolean } = {}): ValidationError {
   const raw = env[name];
-  const got = !options.secret && typeof raw === 'string' ? ` (got ${JSON.stringify(raw)})` : '';
+  const secret = options.secret || SECRET_NAME.test(name) || raw?.includes('@');
+  const got = !secret && typeof raw === 'string' ? ` (got ${JSON.stringify(raw)})` : '';
   return new ValidationError(name, `${name} must be ${takes}${got}`);
 }
 
