@@ -38,6 +38,7 @@ import {
   startConsole,
   type RunningConsole,
   RefusalTally,
+  writableFolder,
 } from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
@@ -108,6 +109,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         : writeLog && { write: (chunk: string) => writeLog(chunk) },
   });
   if (core.baseURL && configured.length === 0) throw nothingToRun();
+  // The bots keep their state and (without Redis) the ledger in the data folder: one that cannot be used stops the start here.
+  if (configured.length > 0 && !core.redis) writableFolder('PICTOR_DATA_DIR', core.spend.dataDir);
 
   /** Each stop step gets the stop's `until`: its waits on what may no longer answer end by then (see `Service.stop`). */
   const stops: ((budget: { until: number; closesBy: number }) => Promise<void>)[] = [];

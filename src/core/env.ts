@@ -1,4 +1,7 @@
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ValidationError } from './errors.js';
+import { describeFileError, systemErrorCode } from './system-errors.js';
 import { MAX_TIMER_MS } from './timer-ms.js';
 
 /**
@@ -125,4 +128,25 @@ export function envUrl(env: Env, name: string, options: { protocols?: readonly s
     throw envError(env, name, `${kinds} URL, e.g. ${options.example}`, { secret: options.secret });
   }
   return text;
+}
+
+/**
+ * The folder a setting names (`dir`: its value, or the program's default when it is unset), made if missing and
+ * checked writable, as an absolute path: else a ValidationError naming the variable, thrown before anything runs
+ * (rather than a system error from whatever first writes there).
+ */
+export function writableFolder(name: string, dir: string): string {
+  const path = resolve(dir);
+  let why: string | undefined;
+  try {
+    mkdirSync(path, { recursive: true });
+    if (!statSync(path).isDirectory()) why = 'is a file, not a folder';
+    else accessSync(path, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = systemErrorCode(error);
+    why =
+      code === 'EEXIST' ? 'is a file, not a folder' : code === 'ENOTDIR' ? 'is inside a file, not a folder' : `cannot be made or written in (${describeFileError(error)})`;
+  }
+  if (why !== undefined) throw new ValidationError(name, `${name} must be a folder this process can write in: ${path} ${why}`);
+  return path;
 }
