@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ValidationError } from '../../src/index.js';
 import { startService } from '../../bots/main.js';
-import { outputOf } from '../helpers/child-output.js';
+import { followOutput, outputOf } from '../helpers/child-output.js';
+import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
@@ -40,4 +41,35 @@ describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${join(dir, 'afile', 'data')} is inside a file, not a folder\n`);
   }, 60_000);
+});
+
+describe('npm start on a data folder another npm start runs on (no Redis)', () => {
+  it('exits 2 naming PICTOR_DATA_DIR, and the running one goes on and stops cleanly', async () => {
+    const slack = await new FakeSlack().start();
+    onTestFinished(() => slack.close());
+    const dataDir = await testTempDir('pictor-data-dir-two-');
+    const env = {
+      PATH: process.env.PATH,
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_LOG_LEVEL: 'warn',
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_MODE: 'http',
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: slack.apiUrl,
+    };
+    const first = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const firstOutput = followOutput(first);
+    onTestFinished(() => void first.kill('SIGKILL'));
+    await vi.waitFor(() => expect(firstOutput.stdout()).toMatch(/events at/), { timeout: 45_000, interval: 50 });
+    const secondChild = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    onTestFinished(() => void secondChild.kill('SIGKILL'));
+    const second = await outputOf(secondChild);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(new RegExp(`^pictor: PICTOR_DATA_DIR ${dataDir} is in use by another Pictor process \\(pid ${first.pid} on `));
+    expect(first.exitCode).toBe(null);
+    first.kill('SIGTERM');
+    expect((await firstOutput.ended).code).toBe(0);
+  }, 120_000);
 });
