@@ -31,7 +31,7 @@ export { describeDuration, describeReset, describeUtcTime } from './core/describ
 export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
 export { restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
-export { holdDataFolder, DATA_FOLDER_LOCK } from './spend/data-folder-lock.js';
+export { holdDataFolder, DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS } from './spend/data-folder-lock.js';
 export * from './spend/index.js';
 export { ledgerKindOf } from './spend/ledger-kind.js';
 export { safeJson } from './core/safe-json.js';

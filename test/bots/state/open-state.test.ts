@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openBotState } from '../../../bots/state/index.js';
-import { DATA_FOLDER_LOCK, silentLogger } from '../../../src/internal.js';
+import { DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS, holdDataFolder, silentLogger } from '../../../src/internal.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { run } from '../../cli/run-cli.js';
 
@@ -37,13 +37,35 @@ describe('openBotState on a data folder (no Redis)', () => {
     await expect(open(dataDir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR', message: expect.stringContaining(`(pid ${process.ppid} on ${hostname()})`) });
   });
 
-  it('never takes over a lock of another machine (a network folder), however old: nothing here tells whether it still runs', async () => {
+  it('takes over a lock of another machine only once it has not been renewed for 90 s (a network folder, a container made again under a new host name)', async () => {
     const dataDir = await testTempDir('pictor-state-lock-');
     const lock = join(dataDir, DATA_FOLDER_LOCK);
     writeFileSync(lock, `4242\nanother-host.example\n`);
-    utimesSync(lock, new Date(0), new Date(0));
     await expect(open(dataDir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR', message: expect.stringContaining(`(pid 4242 on another-host.example)`) });
-    await expect(open(dataDir)).rejects.toMatchObject({ message: expect.stringContaining(`If that process is gone for good, delete ${lock}.`) });
+    const past = new Date(Date.now() - DATA_FOLDER_LOCK_STALE_MS - 5000);
+    utimesSync(lock, past, past);
+    const state = await open(dataDir);
+    await state.close();
+  });
+
+  it('takes over a lock this very pid left before (a container started again, pid 1 both times)', async () => {
+    const dataDir = await testTempDir('pictor-state-lock-');
+    writeFileSync(join(dataDir, DATA_FOLDER_LOCK), `${process.pid}\n${hostname()}\n`);
+    const state = await open(dataDir);
+    await state.close();
+  });
+
+  it('renews the lock while held, so another machine never takes over a live holder', async () => {
+    const dataDir = await testTempDir('pictor-state-lock-');
+    const lock = join(dataDir, DATA_FOLDER_LOCK);
+    const held = await holdDataFolder(dataDir, { renewMs: 20 });
+    try {
+      const past = new Date(Date.now() - DATA_FOLDER_LOCK_STALE_MS - 5000);
+      utimesSync(lock, past, past);
+      await vi.waitFor(() => expect(Date.now() - statSync(lock).mtimeMs).toBeLessThan(DATA_FOLDER_LOCK_STALE_MS));
+    } finally {
+      await held.release();
+    }
   });
 
   it('takes over a lock left by a process of this machine that is gone (a kill -9)', async () => {
