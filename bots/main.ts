@@ -38,13 +38,14 @@ import {
   startConsole,
   type RunningConsole,
   RefusalTally,
+  writableFolder,
 } from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
 import { readSlackConfig, DEFAULT_SLACK_API_URL } from './slack/config.js';
 import { slackInstallationStore } from './slack/installation-store.js';
 import { discordSurface } from './discord/index.js';
-import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState } from './runner/index.js';
+import { JobRunner, readRunnerConfig, settingsInState, memberDefaultsInState, STOP_ALLOWANCE_MS } from './runner/index.js';
 import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
 import { checkUntil } from 'pictor/internal';
@@ -108,6 +109,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         : writeLog && { write: (chunk: string) => writeLog(chunk) },
   });
   if (core.baseURL && configured.length === 0) throw nothingToRun();
+  // The bots keep their state and (without Redis) the ledger in the data folder: one that cannot be used stops the start here.
+  if (configured.length > 0 && !core.redis) writableFolder('PICTOR_DATA_DIR', core.spend.dataDir);
 
   /** Each stop step gets the stop's `until`: its waits on what may no longer answer end by then (see `Service.stop`). */
   const stops: ((budget: { until: number; closesBy: number }) => Promise<void>)[] = [];
@@ -345,7 +348,7 @@ function nothingToRun(): ValidationError {
 }
 
 /** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
-export const STOP_ALLOWANCE_MS = 10_000;
+export { STOP_ALLOWANCE_MS };
 
 /** What the allowance keeps for closing the state, the ledger and the Redis link after the runner and the surfaces. */
 export const STOP_RESERVE_MS = 2_000;

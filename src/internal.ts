@@ -15,7 +15,7 @@ export { RedisImageBucket } from './core/RedisImageBucket.js';
 export { readRedisConfig, describeRedisConfig, DEFAULT_REDIS_PREFIX, type RedisConfig } from './core/redis-config.js';
 export { connectRedis, checkRedis, closeRedis, pingRedis, RedisLink, RedisUnavailableError, type ConnectRedisOptions, type RedisLogger } from './core/redis-connection.js';
 export { redactRedisUrl } from './core/redis-url.js';
-export { envBoolean, envChoice, envError, envList, envNumber, envText, envUrl, type Env, type NumberRule } from './core/env.js';
+export { envBoolean, envChoice, envError, envList, envNumber, envSeconds, envText, envUrl, writableFolder, type Env, type NumberRule } from './core/env.js';
 export { createLogger, scrubSecrets, silentLogger, REDACT_PATHS, type Logger, type LoggerConfig } from './core/logger.js';
 export { humanLogDestination } from './core/log-format.js';
 export { runsInContainer } from './core/container.js';
@@ -31,6 +31,7 @@ export { describeDuration, describeReset, describeUtcTime } from './core/describ
 export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
 export { restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
+export { holdDataFolder, DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS } from './spend/data-folder-lock.js';
 export * from './spend/index.js';
 export { ledgerKindOf } from './spend/ledger-kind.js';
 export { safeJson } from './core/safe-json.js';

@@ -1,5 +1,5 @@
 import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
-import { envBoolean, envError, envList, envNumber, envText, MAX_TIMER_MS, readBreakerSettings, readDmCaps, type Env, type SpendCaps } from 'pictor/internal';
+import { envBoolean, envError, envList, envNumber, envSeconds, envText, MAX_TIMER_MS, readBreakerSettings, readDmCaps, type Env, type SpendCaps } from 'pictor/internal';
 import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
 import { DEFAULT_MAX_QUEUED_INPUT_MB, DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
@@ -28,6 +28,9 @@ export interface RunnerConfig {
 /** Covers a high-quality image that was queued behind others; see bots/README.md for the matching container/service setting. */
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 300;
 
+/** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
+export const STOP_ALLOWANCE_MS = 10_000;
+
 /** A comma-separated list whose every entry is one of `choices`; undefined when unset. */
 function envChoices<T extends string>(env: Env, name: string, choices: readonly T[]): T[] | undefined {
   const items = envList(env, name, /\s*,\s*/);
@@ -43,7 +46,8 @@ function envChoices<T extends string>(env: Env, name: string, choices: readonly 
  * naming the variable and what it takes.
  */
 export function readRunnerConfig(env: Env, caps: SpendCaps): RunnerConfig {
-  const graceSeconds = envNumber(env, 'PICTOR_SHUTDOWN_GRACE_SECONDS', { min: 0, takes: 'a number of seconds, 0 or more' });
+  // The stop's deadline is one timer of the grace and the allowance: longer, it would fire at once.
+  const graceSeconds = envSeconds(env, 'PICTOR_SHUTDOWN_GRACE_SECONDS', { min: 0, plusMs: STOP_ALLOWANCE_MS });
   return {
     limits: {
       ...caps,

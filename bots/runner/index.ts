@@ -44,7 +44,7 @@ export {
 } from './audit-log.js';
 export { auditGreeting, auditLinesOf, auditSkippedNote, auditSummary, changeAuditChannel, describeAuditTrouble, type AuditLines } from './describe-audit.js';
 export { mayCancel } from './may-cancel.js';
-export { readRunnerConfig, type RunnerConfig } from './config.js';
+export { readRunnerConfig, STOP_ALLOWANCE_MS, type RunnerConfig } from './config.js';
 export { PreviewEncoder, PREVIEW_LONGEST_SIDE, type PreviewEncoderOptions } from './preview-image.js';
 export type * from './types.js';
 export { dmScopeId, isDmScope, POLICY_REFUSAL_CODES, RUNNER_REFUSAL_CODES } from './types.js';

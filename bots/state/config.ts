@@ -1,4 +1,4 @@
-import { envNumber, type Env } from 'pictor/internal';
+import { envNumber, envSeconds, type Env } from 'pictor/internal';
 import { DEFAULT_KEPT_IMAGES_MB } from './spaces.js';
 
 /**
@@ -10,7 +10,7 @@ import { DEFAULT_KEPT_IMAGES_MB } from './spaces.js';
  *   past it the oldest go first and their buttons say the job is too old. Default 256.
  */
 export function readStateConfig(env: Env): { leaseMs: number | undefined; keptImagesBytes: number } {
-  const seconds = envNumber(env, 'PICTOR_REPLICA_LEASE_SECONDS', { min: 0.1, takes: 'a number of seconds, 0.1 or more' });
+  const seconds = envSeconds(env, 'PICTOR_REPLICA_LEASE_SECONDS', { min: 0.1 });
   const keptMb = envNumber(env, 'PICTOR_KEPT_IMAGES_MB', { int: true, min: 16, max: 1024 * 1024, takes: 'a whole number of megabytes, 16 or more' });
   return { leaseMs: seconds === undefined ? undefined : Math.round(seconds * 1000), keptImagesBytes: (keptMb ?? DEFAULT_KEPT_IMAGES_MB) * 1024 * 1024 };
 }

@@ -1,5 +1,5 @@
 import type { LoggerLike } from 'pictor';
-import type { QuotaStore, RedisLink } from 'pictor/internal';
+import { holdDataFolder, type QuotaStore, type RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
 import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
@@ -44,21 +44,18 @@ export interface OpenBotStateOptions extends SpaceSettings {
 export async function openBotState(options: OpenBotStateOptions): Promise<BotState> {
   const { redis, logger } = options;
   const spaces = botSpaces(options);
+  // Without Redis the folder is this process's while it runs: a second start on it is refused (`holdDataFolder`).
+  const lock = redis ? undefined : await holdDataFolder(options.dataDir);
   const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir });
+  const close = (closeOptions?: { until?: number | undefined }) => store.close(closeOptions).finally(() => lock?.release());
   try {
     if (redis) await warnIfRedisTooSmall(redis.commands, spaces, logger);
     await upgradeOldLayout({ ...options, store, spaces, redis });
   } catch (error) {
-    await store.close();
+    await close();
     throw error;
   }
-  return {
-    store,
-    spaces,
-    redis,
-    forget: (userKey) => forgetMember(store, spaces, userKey, options.ledger),
-    close: (closeOptions) => store.close(closeOptions),
-  };
+  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options.ledger), close };
 }
 
 export interface MemberRecord {

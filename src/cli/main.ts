@@ -7,6 +7,7 @@ import { BudgetExceededError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
 import { processOutput } from '../core/process-output.js';
 import { describeFileError } from '../core/system-errors.js';
+import { writableFolder } from '../core/env.js';
 import { createCliLogger } from './cli-logger.js';
 import { closestWord, COMMANDS } from './flags.js';
 import type { CliContext, CliIo } from './context.js';
@@ -82,7 +83,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
       cwd: io.cwd,
       terminal: io.terminal,
       progressEveryMs: io.progressEveryMs,
-      connect: async (options) => (await import('../connect.js')).connect(config, logger, options),
+      connect: async (options) => {
+        // generate and edit keep their jobs in the file ledger without REDIS_URL: a folder that cannot be used is named before anything is sent.
+        if (!config.redis) writableFolder('PICTOR_DATA_DIR', config.spend.dataDir);
+        return (await import('../connect.js')).connect(config, logger, options);
+      },
       client: (c) => c.client,
     };
     switch (command) {
@@ -94,6 +99,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
       case 'emulator':
         return await (await import('./commands/emulator.js')).runEmulator(args, ctx);
       case 'console':
+        if (!config.redis) writableFolder('PICTOR_DATA_DIR', config.spend.dataDir);
         return await (await import('./commands/console.js')).runConsole(args, ctx, config, logger);
       case 'usage':
         return await (await import('./commands/usage.js')).runUsage(args, ctx, config, io.stdoutIsTerminal === true);

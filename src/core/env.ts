@@ -1,4 +1,8 @@
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ValidationError } from './errors.js';
+import { describeFileError, systemErrorCode } from './system-errors.js';
+import { MAX_TIMER_MS } from './timer-ms.js';
 
 /**
  * The one way settings are read from environment variables, by every config
@@ -7,7 +11,7 @@ import { ValidationError } from './errors.js';
  * - unset or blank means "not set" (so the default, or "no limit", applies — never zero or an empty string);
  * - values are trimmed (a value read from a file often ends in a line break);
  * - a bad value is a ValidationError whose `param` is the variable and whose message says what it takes:
- *   `NAME must be <what it takes> (got "<value>")`, without the value for a secret.
+ *   `NAME must be <what it takes> (got "<value>")`, without the value when it may hold a secret (see `envError`).
  */
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -19,10 +23,18 @@ export function envText(env: Env, name: string): string | undefined {
   return value === '' ? undefined : value;
 }
 
-/** A refusal naming the variable and what it takes; the value is quoted unless it is a secret. */
+/** Names of variables that hold a secret: their value is never quoted, whoever reads them. */
+const SECRET_NAME = /TOKEN|SECRET|PASSWORD|API_KEY/i;
+
+/**
+ * A refusal naming the variable and what it takes; the value is quoted unless it may hold a secret: a variable told
+ * `secret` or named so (a token, a secret, a password, an API key), or a value with an `@` (a URL's user name and
+ * password, `https://user:pass@host`, parsed or not).
+ */
 export function envError(env: Env, name: string, takes: string, options: { secret?: boolean } = {}): ValidationError {
   const raw = env[name];
-  const got = !options.secret && typeof raw === 'string' ? ` (got ${JSON.stringify(raw)})` : '';
+  const secret = options.secret || SECRET_NAME.test(name) || raw?.includes('@');
+  const got = !secret && typeof raw === 'string' ? ` (got ${JSON.stringify(raw)})` : '';
   return new ValidationError(name, `${name} must be ${takes}${got}`);
 }
 
@@ -47,6 +59,16 @@ export function envNumber(env: Env, name: string, rule: NumberRule = {}): number
     (rule.max === undefined || value <= rule.max);
   if (!ok) throw envError(env, name, rule.takes ?? describeNumberRule(rule));
   return value;
+}
+
+/**
+ * A number of seconds that a timer waits: from `min` to what a Node timer holds (2^31 − 1 ms, about 24.8 days), less
+ * `plusMs` when the timer waits that much more on top (a timer given longer fires at once): the
+ * bound of a setting of seconds a timer waits on; undefined when unset or blank.
+ */
+export function envSeconds(env: Env, name: string, rule: { min: number; plusMs?: number }): number | undefined {
+  const max = Math.floor((MAX_TIMER_MS - (rule.plusMs ?? 0)) / 1000);
+  return envNumber(env, name, { min: rule.min, max, takes: `a number of seconds from ${rule.min} to ${max} (about ${Math.floor(max / 86_400)} days, the longest a timer waits)` });
 }
 
 function describeNumberRule(rule: NumberRule): string {
@@ -106,4 +128,25 @@ export function envUrl(env: Env, name: string, options: { protocols?: readonly s
     throw envError(env, name, `${kinds} URL, e.g. ${options.example}`, { secret: options.secret });
   }
   return text;
+}
+
+/**
+ * The folder a setting names (`dir`: its value, or the program's default when it is unset), made if missing and
+ * checked writable, as an absolute path: else a ValidationError naming the variable, thrown before anything runs
+ * (rather than a system error from whatever first writes there).
+ */
+export function writableFolder(name: string, dir: string): string {
+  const path = resolve(dir);
+  let why: string | undefined;
+  try {
+    mkdirSync(path, { recursive: true });
+    if (!statSync(path).isDirectory()) why = 'is a file, not a folder';
+    else accessSync(path, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = systemErrorCode(error);
+    why =
+      code === 'EEXIST' ? 'is a file, not a folder' : code === 'ENOTDIR' ? 'is inside a file, not a folder' : `cannot be made or written in (${describeFileError(error)})`;
+  }
+  if (why !== undefined) throw new ValidationError(name, `${name} must be a folder this process can write in: ${path} ${why}`);
+  return path;
 }

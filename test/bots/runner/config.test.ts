@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readRunnerConfig } from '../../../bots/runner/index.js';
+import { readRunnerConfig, STOP_ALLOWANCE_MS } from '../../../bots/runner/index.js';
 import { QUALITIES, SIZES, ValidationError } from '../../../src/index.js';
 import { readSpendCaps, type Env } from '../../../src/internal.js';
 
@@ -84,6 +84,14 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_MAX_QUEUED_JOBS: '0' }).message).toMatch(/^PICTOR_MAX_QUEUED_JOBS must be a whole number of jobs, 1 or more/);
     expect(errorOf({ PICTOR_MAX_QUEUED_INPUT_MB: '0.5' }).message).toMatch(/^PICTOR_MAX_QUEUED_INPUT_MB must be a whole number of megabytes, 1 or more/);
     expect(errorOf({ PICTOR_LIGHT_PREVIEWS: 'smaller' }).param).toBe('PICTOR_LIGHT_PREVIEWS');
+  });
+
+  it('refuses a grace the stop’s deadline (the grace and STOP_ALLOWANCE_MS, one timer) cannot hold', () => {
+    const longest = Math.floor((2 ** 31 - 1 - STOP_ALLOWANCE_MS) / 1000);
+    expect(readConfig({ PICTOR_SHUTDOWN_GRACE_SECONDS: String(longest) }).shutdownGraceMs + STOP_ALLOWANCE_MS).toBeLessThanOrEqual(2 ** 31 - 1);
+    const error = errorOf({ PICTOR_SHUTDOWN_GRACE_SECONDS: '2200000' });
+    expect(error.param).toBe('PICTOR_SHUTDOWN_GRACE_SECONDS');
+    expect(error.message).toMatch(new RegExp(`^PICTOR_SHUTDOWN_GRACE_SECONDS must be a number of seconds from 0 to ${longest} `));
   });
 
   it('reads what the operator allows every server and workspace', () => {

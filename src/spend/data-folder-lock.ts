@@ -1,0 +1,119 @@
+import { readFileSync, rmSync, utimesSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ValidationError } from '../core/errors.js';
+import { THIS_HOST, withFileLock } from './file-lock.js';
+
+/** The lock file of the process whose bots keep their state in a data folder. */
+export const DATA_FOLDER_LOCK = 'bots.lock';
+
+/**
+ * A held lock's file is touched this often, so one of another machine (a network folder, a container whose host name
+ * changed when it was made again) that is not touched for `DATA_FOLDER_LOCK_STALE_MS` is known gone and taken over.
+ */
+const RENEW_MS = 20_000;
+export const DATA_FOLDER_LOCK_STALE_MS = 90_000;
+
+/** A lock held until `release`. */
+export interface HeldLock {
+  release(): Promise<void>;
+}
+
+/**
+ * Takes the data folder for this process's bots, for as long as it runs (until `release`): their state there is one
+ * process's (two would sweep each other's running jobs as interrupted). The lock is `file-lock.ts`'s, held rather
+ * than taken for a task and touched every 20 s while held: a lock left by a process of this machine that is gone (a
+ * kill -9, a crash), or by this very pid before (a container started again: pid 1 both times), is taken over, and so
+ * is one of another machine untouched for 90 s (a network folder, a container made again under a new host name); one
+ * held by a live process refuses the start with a ValidationError naming `PICTOR_DATA_DIR`. The CLI and the console share only the
+ * ledger there, and take no such lock. `release` gives it back (once every state of this process on the folder has).
+ */
+export async function holdDataFolder(dataDir: string, options: { renewMs?: number } = {}): Promise<HeldLock> {
+  const path = join(resolve(dataDir), DATA_FOLDER_LOCK);
+  // One process is one holder, however many of its states share the folder (tests, an embedding program): the
+  // first takes the lock, the last to let go gives it back.
+  let shared = heldHere.get(path);
+  if (!shared) {
+    const previous = lettingGo.get(path);
+    shared = { users: 0, taken: (previous ?? Promise.resolve()).then(() => take(dataDir, path, options.renewMs ?? RENEW_MS)) };
+    heldHere.set(path, shared);
+  }
+  const mine = shared;
+  mine.users += 1;
+  try {
+    await mine.taken;
+  } catch (error) {
+    if (--mine.users === 0 && heldHere.get(path) === mine) heldHere.delete(path);
+    throw error;
+  }
+  let released = false;
+  return {
+    release: async () => {
+      if (released) return;
+      released = true;
+      if (--mine.users > 0) return;
+      if (heldHere.get(path) === mine) heldHere.delete(path);
+      const gone = (await mine.taken)();
+      lettingGo.set(path, gone);
+      await gone.finally(() => lettingGo.get(path) === gone && lettingGo.delete(path));
+    },
+  };
+}
+
+/** The locks this process holds, by path, with how many of its states use each. */
+const heldHere = new Map<string, { users: number; taken: Promise<() => Promise<void>> }>();
+/** Locks of this process being given back, by path: a new hold waits for that first. */
+const lettingGo = new Map<string, Promise<void>>();
+
+/** Takes the lock (see `holdDataFolder`); answers how to give it back. */
+async function take(dataDir: string, path: string, renewMs: number): Promise<() => Promise<void>> {
+  // This pid on this machine, and not held here: written by an earlier process that had this pid (a container started
+  // again), never by a live one.
+  if (holderOf(path) === `pid ${process.pid} on ${THIS_HOST}`) rmSync(path, { force: true });
+  let letGo!: () => void;
+  const released = new Promise<void>((done) => (letGo = done));
+  let taken!: () => void;
+  const takenNow = new Promise<void>((done) => (taken = done));
+  const held = withFileLock(
+    path,
+    () => {
+      taken();
+      return released;
+    },
+    { timeoutMs: 0, staleMs: DATA_FOLDER_LOCK_STALE_MS },
+  );
+  try {
+    await Promise.race([takenNow, held]);
+  } catch (error) {
+    const holder = holderOf(path);
+    if (holder === undefined) throw error;
+    throw new ValidationError(
+      'PICTOR_DATA_DIR',
+      `PICTOR_DATA_DIR ${resolve(dataDir)} is in use by another Pictor process (${holder}): one data folder belongs to one process. ` +
+        `Stop that one first, give this one a PICTOR_DATA_DIR of its own, or run replicas with REDIS_URL. If that process is gone for good, delete ${path} (one of another machine is taken over once it is not renewed for ${DATA_FOLDER_LOCK_STALE_MS / 1000} s).`,
+    );
+  }
+  const renewal = setInterval(() => {
+    try {
+      const now = new Date();
+      utimesSync(path, now, now);
+    } catch {
+      // Gone or unreachable for a moment: the next renewal tries again.
+    }
+  }, renewMs);
+  renewal.unref();
+  return () => {
+    clearInterval(renewal);
+    letGo();
+    return held;
+  };
+}
+
+/** Who holds the lock, in words ("pid 42 on host-a"), or undefined when there is none. */
+function holderOf(path: string): string | undefined {
+  try {
+    const [pid, host] = readFileSync(path, 'utf8').split('\n');
+    return `pid ${pid ?? '?'} on ${host || 'an unknown host'}`;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { ValidationError } from '../../src/index.js';
+import { startService } from '../../bots/main.js';
+import { followOutput, outputOf } from '../helpers/child-output.js';
+import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { testTempDir } from '../helpers/temp-dir.js';
+
+const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
+
+/** A Slack bot in HTTP mode against a real (unreachable) service: nothing is asked of Slack before the data folder is checked. */
+const slackEnv = (dataDir: string) => ({
+  PICTOR_DATA_DIR: dataDir,
+  PICTOR_BASE_URL: 'http://127.0.0.1:9',
+  PICTOR_API_KEY: 'k',
+  SLACK_BOT_TOKEN: 'xoxb-1',
+  SLACK_SIGNING_SECRET: 's',
+  SLACK_MODE: 'http',
+  SLACK_API_URL: 'http://127.0.0.1:9/api/',
+  PICTOR_LOG_LEVEL: 'silent',
+});
+
+describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
+  it('refuses to start, naming PICTOR_DATA_DIR, when the data folder is a file', async () => {
+    const dir = await testTempDir('pictor-data-dir-');
+    await writeFile(join(dir, 'afile'), '');
+    const lines: string[] = [];
+    const error = await startService(slackEnv(join(dir, 'afile')), (l) => lines.push(l)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error).toMatchObject({ param: 'PICTOR_DATA_DIR', message: `PICTOR_DATA_DIR must be a folder this process can write in: ${join(dir, 'afile')} is a file, not a folder` });
+    expect(lines).toEqual([]);
+  });
+
+  it('exits 2 saying so, as every bad setting does', async () => {
+    const dir = await testTempDir('pictor-data-dir-');
+    await writeFile(join(dir, 'afile'), '');
+    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...slackEnv(join(dir, 'afile', 'data')) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${join(dir, 'afile', 'data')} is inside a file, not a folder\n`);
+  }, 60_000);
+});
+
+describe('npm start on a data folder another npm start runs on (no Redis)', () => {
+  it('exits 2 naming PICTOR_DATA_DIR, and the running one goes on and stops cleanly', async () => {
+    const slack = await new FakeSlack().start();
+    onTestFinished(() => slack.close());
+    const dataDir = await testTempDir('pictor-data-dir-two-');
+    const env = {
+      PATH: process.env.PATH,
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_LOG_LEVEL: 'warn',
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_MODE: 'http',
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: slack.apiUrl,
+    };
+    const first = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const firstOutput = followOutput(first);
+    onTestFinished(() => void first.kill('SIGKILL'));
+    await vi.waitFor(() => expect(firstOutput.stdout()).toMatch(/events at/), { timeout: 45_000, interval: 50 });
+    const secondChild = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    onTestFinished(() => void secondChild.kill('SIGKILL'));
+    const second = await outputOf(secondChild);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(new RegExp(`^pictor: PICTOR_DATA_DIR ${dataDir} is in use by another Pictor process \\(pid ${first.pid} on `));
+    expect(first.exitCode).toBe(null);
+    first.kill('SIGTERM');
+    expect((await firstOutput.ended).code).toBe(0);
+  }, 120_000);
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { envError, envSeconds, envUrl } from '../../src/core/env.js';
+import { MAX_TIMER_MS } from '../../src/core/timer-ms.js';
+import { ValidationError } from '../../src/index.js';
+
+function refusalOf(read: () => unknown): ValidationError {
+  try {
+    read();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return error as ValidationError;
+  }
+  throw new Error('expected the value to be refused');
+}
+
+describe('envSeconds', () => {
+  it('takes the longest wait a timer holds, less what the timer waits on top', () => {
+    const longest = Math.floor((MAX_TIMER_MS - 10_000) / 1000);
+    expect(envSeconds({ GRACE: String(longest) }, 'GRACE', { min: 0, plusMs: 10_000 })).toBe(longest);
+    expect(longest * 1000 + 10_000).toBeLessThanOrEqual(MAX_TIMER_MS);
+  });
+
+  it('refuses a wait a timer cannot hold, naming the variable and the longest it takes', () => {
+    const error = refusalOf(() => envSeconds({ GRACE: '2200000' }, 'GRACE', { min: 0, plusMs: 10_000 }));
+    expect(error.param).toBe('GRACE');
+    expect(error.message).toBe('GRACE must be a number of seconds from 0 to 2147473 (about 24 days, the longest a timer waits) (got "2200000")');
+  });
+});
+
+describe('envError and envUrl never quote a secret', () => {
+  it('leaves out a URL’s user name and password, whether or not it parses', () => {
+    for (const value of ['https://u:s3cret@exa mple.com', 'https://u:s3cret@', 's3cret@example.com']) {
+      const error = refusalOf(() => envUrl({ PICTOR_BASE_URL: value }, 'PICTOR_BASE_URL', { example: 'https://images.example.com' }));
+      expect(error.param).toBe('PICTOR_BASE_URL');
+      expect(error.message).toBe('PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
+      expect(error.message).not.toContain('s3cret');
+    }
+  });
+
+  it('leaves out the value of a variable named as a secret, whatever its reader forgot to say', () => {
+    for (const name of ['DISCORD_TOKEN', 'SLACK_SIGNING_SECRET', 'REDIS_PASSWORD', 'PICTOR_API_KEY']) {
+      expect(envError({ [name]: 's3cret value' }, name, 'something').message).toBe(`${name} must be something`);
+    }
+  });
+
+  it('still quotes a plain value, so a typo shows', () => {
+    expect(envUrl({ PICTOR_BASE_URL: 'https://example.com' }, 'PICTOR_BASE_URL', { example: 'x' })).toBe('https://example.com');
+    expect(refusalOf(() => envUrl({ PICTOR_BASE_URL: 'exa mple' }, 'PICTOR_BASE_URL', { example: 'x' })).message).toContain('(got "exa mple")');
+  });
+});
