@@ -134,8 +134,6 @@ interface Job {
   completedImages: number;
   /** Its way through the ledger: reserved, sent, each image, settled or released. */
   readonly charged: ChargedJob;
-  /** How it ended in the ledger (`#end`: the one charge decision), once it did: what its recorded end says it cost. */
-  settled?: JobSettlement | undefined;
   done: Promise<FinalUpdate>;
 }
 
@@ -498,7 +496,7 @@ export class JobRunner {
         this.recordEnded(
           requester,
           { key: accepted.historyKey, kind, prompt, options, private: spec.private === true, seenBy: accepted.historyLinkSeenBy, acceptedAt: job.info.submittedAt },
-          this.#endOf(job, final),
+          jobEndOf(final),
           accepted.historyLink,
         ),
       )
@@ -756,11 +754,15 @@ export class JobRunner {
   async #failUnexpectedly(job: Job, error: unknown): Promise<void> {
     this.#logger.error({ jobId: job.info.id, err: error }, 'the job runner failed unexpectedly');
     job.decided = true;
-    await this.#end(job, { kind: 'failed', error });
+    const settlement = await this.#end(job, { kind: 'failed', error });
     if (job.pump.finished) return;
+    if (job.cancelledBy) {
+      this.#pushCancelled(job, settlement);
+      return;
+    }
     const failure = describeFailure(error, job.spec.requester.locale);
     this.#finish(job, 'failed', this.#now());
-    job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job) });
+    job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...costOf(settlement) });
   }
 
   async #run(job: Job): Promise<void> {
@@ -825,7 +827,7 @@ export class JobRunner {
           completed.push(event);
           charged.onImage(event);
           job.completedImages = completed.length;
-        } else if (this.#partialImages > 0) {
+        } else if (this.#partialImages > 0 && !job.cancelledBy) {
           // With partials turned off the field is not sent; a service whose default is to send some is not echoed.
           job.pump.push(this.#partialUpdate(id, event, completed.length));
         }
@@ -837,8 +839,8 @@ export class JobRunner {
     }
     charged.requestId = stream.requestId;
     if (job.decided) {
-      // Cancelled while the last bytes arrived: the cancel has been reported, and what was produced is charged.
-      await this.#end(job, { kind: 'cancelled' });
+      // Cancelled while the last bytes arrived: what was produced is charged, and the cancel reported with it.
+      this.#pushCancelled(job, await this.#end(job, { kind: 'cancelled' }));
       return;
     }
     job.decided = true;
@@ -868,7 +870,7 @@ export class JobRunner {
     const { charged } = job;
     if (job.cancelledBy) {
       // Once sent, a cancelled job is charged what it produced and, for images cut off mid-flight, their estimate.
-      await this.#end(job, { kind: 'cancelled' });
+      this.#pushCancelled(job, await this.#end(job, { kind: 'cancelled' }));
       this.#logger.info({ jobId: id, reason: job.cancelledBy.reason, sent: charged.sent }, 'job cancelled');
       return;
     }
@@ -879,7 +881,7 @@ export class JobRunner {
     const settlement = await this.#end(job, { kind: 'failed', error });
     this.#finish(job, 'failed', this.#now());
     // The images that came before the failure were made and are charged: the user gets them with the failure.
-    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job) });
+    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...costOf(settlement) });
     const log = failure.code === 'internal_error' ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
     const mayBeBilled = settlement.action === 'settled';
     log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err: failure.code === 'internal_error' ? error : undefined }, 'job failed');
@@ -892,12 +894,22 @@ export class JobRunner {
     return { images: images.map(imageBytes), format: images[0]!.output_format };
   }
 
+  /**
+   * Decides the cancel at once (nothing more is shown or sent, the request is aborted); its update is pushed by the run
+   * once the ledger settled the job (`#pushCancelled`), so it says what it cost — the end the surface saves is the one a
+   * sweep records after a stop or a crash. The member waits only as long as `done` always did: the abort and that settle.
+   */
   #cancel(job: Job, by: { byUserId: string; reason: 'requested' | 'shutdown' }): void {
     job.decided = true;
     job.cancelledBy = by;
     this.#finish(job, 'cancelled', this.#now());
-    job.pump.push({ type: 'cancelled', jobId: job.info.id, byUserId: by.byUserId, reason: by.reason, ...this.#imagesOf(job) });
     job.controller.abort(new AbortedError(by.reason === 'shutdown' ? 'the bot is shutting down' : 'the job was cancelled'));
+  }
+
+  /** A cancelled job's final update, once the ledger settled it: its images and what it was charged. */
+  #pushCancelled(job: Job, settlement: JobSettlement): void {
+    const by = job.cancelledBy!;
+    job.pump.push({ type: 'cancelled', jobId: job.info.id, byUserId: by.byUserId, reason: by.reason, ...this.#imagesOf(job), ...costOf(settlement) });
   }
 
   #finish(job: Job, status: 'completed' | 'failed' | 'cancelled', at: number): void {
@@ -917,20 +929,7 @@ export class JobRunner {
 
   /** Ends the job in the ledger by the one rule (`chargeOf`); a ledger that stays unreachable keeps the settle for later, never shown to the user. */
   async #end(job: Job, ending: JobEnding): Promise<JobSettlement> {
-    const settlement = await job.charged.end(ending);
-    job.settled ??= settlement;
-    return settlement;
-  }
-
-  /**
-   * The end to record of a job's final update: a failed or cancelled job with what the ledger settled (`#end`, which its
-   * run awaits before `done` settles), so its history and audit entry say what it cost; a released one (never sent, or
-   * answered only with errors that bill nothing) cost nothing and says none. A completed job keeps its own.
-   */
-  #endOf(job: Job, final: FinalUpdate): JobEnd {
-    const end = jobEndOf(final);
-    if (end.type === 'completed') return end;
-    return job.settled?.action === 'settled' ? { ...end, cost: { totalUsd: job.settled.usd } } : end;
+    return job.charged.end(ending);
   }
 
   #partialUpdate(jobId: string, event: PartialImageEvent, completedSoFar: number): JobUpdate {
@@ -982,6 +981,11 @@ interface Admission {
   estimate: PriceQuote;
   place: QueuePlace;
   charged: ChargedJob;
+}
+
+/** What a failed or cancelled job's final update says it cost: what the ledger charged, or nothing when it released it. */
+function costOf(settlement: JobSettlement): { cost?: { totalUsd: number } } {
+  return settlement.action === 'settled' ? { cost: { totalUsd: settlement.usd } } : {};
 }
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {

@@ -238,7 +238,8 @@ export type JobUpdate =
       retryable: boolean;
       /** The images that arrived before it failed: made, charged, and shown to the user. */
       images?: Buffer[] | undefined;
-      format?: OutputFormat | undefined;
+      format?: OutputFormat | undefined;      /** What the ledger charged it (USD), when it did: none when its reservation was released (nothing that bills was sent). */
+      cost?: { totalUsd: number } | undefined;
     }
   | {
       type: 'cancelled';
@@ -248,7 +249,8 @@ export type JobUpdate =
       reason?: 'requested' | 'shutdown' | undefined;
       /** The images finished before it was stopped: charged, and shown to the user. */
       images?: Buffer[] | undefined;
-      format?: OutputFormat | undefined;
+      format?: OutputFormat | undefined;      /** What the ledger charged it (USD), when it did (pushed once the ledger settled it): none when released. */
+      cost?: { totalUsd: number } | undefined;
     };
 
 /** A partial image ready to upload: its bytes and the format they are in (name and content type follow it). */

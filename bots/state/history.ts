@@ -10,6 +10,7 @@ export interface HistoryItem {
   scopeKey: string;
   at: number;
   link?: string | undefined;
+  costUsd?: number | undefined;
 }
 
 /**
@@ -18,14 +19,15 @@ export interface HistoryItem {
  * retention), and each server's/workspace's latest members in another, so an
  * admin's view reads at most 100 members' records. Both spaces expire with the retention. An item kept again by its key
  * (a job's end recorded again: a sweep after a crash between the record and its mark) replaces the first one but keeps
- * its time, and its link when the new one has none (a repeat whose message can no longer be asked for its link).
+ * its time, and its link and cost when the new one has none (its message no longer asked for its link, its end saved costless).
  */
 export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, userKey: string, items: readonly T[], now = Date.now()): Promise<void> {
   const since = now - state.spaces.history.ttlMs;
   await state.store.space<T[]>(state.spaces.history).update(stateKeyOf(userKey), (kept = []) => {
     const again = (item: T): T => {
       const first = kept.find((old) => old.key === item.key);
-      return first ? { ...item, at: first.at, ...(item.link === undefined && first.link !== undefined && { link: first.link }) } : item;
+      const keep = (name: 'link' | 'costUsd') => item[name] === undefined && first?.[name] !== undefined && { [name]: first[name] };
+      return first ? { ...item, at: first.at, ...keep('link'), ...keep('costUsd') } : item;
     };
     const merged = [...items.map(again), ...kept.filter((old) => !items.some((item) => item.key === old.key))];
     return merged.filter((e) => e.at >= since).sort((a, b) => b.at - a.at).slice(0, HISTORY_BOUNDS.perMember);

@@ -191,7 +191,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       await notify(say(locale, 'slack.button.gone_edit'));
       return;
     }
-    // The runner's intake for a form (who, where, a budget left) before the modal opens.
+    // The runner's intake for a form (who, where, whether its job may be private here, a budget left) before the modal opens.
     // A private result's edit is private too (shown in the member's direct messages), under the rules of the channel it was asked in.
     const channelId = request.askedIn ?? request.channelId;
     await context.jobs.openForm({ ...actorOf(body, auth), channelId }, notify, () =>

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PermissionFlagsBits } from 'discord.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import { JobRunner, say, userKeyOf, words } from '../../../bots/runner/index.js';
-import { FORGET_CLOCK_MARGIN_MS } from '../../../bots/runner/job-history.js';
+import { JobRunner, say, usd, userKeyOf, words } from '../../../bots/runner/index.js';
+import { FORGET_CLOCK_MARGIN_MS, type JobEnd } from '../../../bots/runner/job-history.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
+import { answerOf, buttonsOf, cancelShown, DiscordHarness, drawingReply } from './harness.js';
 
 /** An admin chooses the server's audit channel (kept in the bots' state: the next process posts there too). */
 async function chooseAuditChannel(h: DiscordHarness): Promise<string> {
@@ -70,6 +70,24 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]), { timeout: 15_000 });
     expect(writesThrough(h, ix)).toBe(written);
     expect(await auditPosts(h, audit, 'a paid image whose end a stop cut off')).toBe(1);
+  });
+
+  it('records, at the next start, what a job cancelled after it was sent cost when its process stopped before its runner recorded it — in its history entry and its audit post', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const audit = await chooseAuditChannel(h);
+    // The service takes the request and holds it: sent (its estimate may be billed), nothing back until it is aborted.
+    h.emulator.injectFault('stalled_stream');
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image cancelled, its end cut off by a stop' });
+    await cancelShown(h, await drawingReply(h, ix));
+    await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
+    const charged = (recordEnded.mock.calls[0]![2] as JobEnd).cost?.totalUsd;
+    expect(charged).toBeGreaterThan(0);
+    await h.restart({ crash: true });
+
+    await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the sweep');
+    expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ status: 'cancelled', costUsd: charged }]);
+    expect(await auditPosts(h, audit, say('en', 'audit.cost', { cost: usd(charged!) }))).toBe(1);
   });
 
   it('marks ended at the next start, saying nothing, a failure a job’s view showed but could not mark ended while its runner recorded it — its end not recorded twice', async () => {

@@ -36,7 +36,8 @@ async function recordedEnd(runner: JobRunner, poster: ReturnType<typeof recordin
 
 describe('what the history and the audit channel say a failed or cancelled job cost', () => {
   it('a job cancelled after it was sent: what the ledger charged it, in its history entry and its audit entry', async () => {
-    kit.emu.emulator.configure({ latencyMs: 4000 });
+    // The service sends one partial, then holds the rest until the request is aborted: the cancel comes while it is sent.
+    kit.emu.emulator.injectFault('stalled_stream');
     const { runner, store, poster } = await recordingRunner({ partialImages: 2 });
     const who = requester();
     let jobId = '';
@@ -72,7 +73,8 @@ describe('what the history and the audit channel say a failed or cancelled job c
   });
 
   it('a job cancelled before it was sent cost nothing and says no cost', async () => {
-    kit.emu.emulator.configure({ latencyMs: 800 });
+    // The first job's request is held by the service until it is aborted: the second waits its turn for as long as it takes.
+    kit.emu.emulator.injectFault('stalled_stream');
     const { runner, store, poster } = await recordingRunner({ maxConcurrent: 1 });
     const [alice, bob] = [requester(), requester()];
     const first = await runner.request(intent(alice, 'first in line'), keptAs('first'));
@@ -80,6 +82,7 @@ describe('what the history and the audit channel say a failed or cancelled job c
     await waitUntil(() => runner.get(first!.id)?.status === 'running' && runner.get(queued!.id)?.status === 'queued', 'the second job waits');
     expect(runner.cancel(queued!.id, bob)).toBe(true);
     await queued!.done;
+    expect(runner.cancel(first!.id, alice)).toBe(true);
     await first!.done;
     expect(await store.spentToday(`discord:${bob.userId}`, Date.now())).toBe(0);
 

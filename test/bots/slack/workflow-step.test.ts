@@ -48,7 +48,7 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     expect(await h.runner.history!.mine({ platform: 'slack', userId: 'U0ALICE', channelId: 'C0FLOW', scopeId: h.fake.teamId })).toHaveLength(1);
   });
 
-  it('sends and charges the workspace’s defaults where its inputs are empty, never the member’s own (images, size, quality, format, previews, private)', async () => {
+  it('sends and charges the workspace’s defaults where its inputs are empty, never the member’s own (images, size, quality, format, previews)', async () => {
     h = await startHarness({ bot: { adminUserIds: ['U0ADMIN'] } });
     await privately(h.fake, 'admin set default-quality low', 'U0ADMIN');
     await privately(h.fake, 'settings --n 4 --quality high --size 1536x1024 --format webp --previews off --private on', 'U0BOB', 'C0ART');
