@@ -62,6 +62,13 @@ export interface CapUse {
   source: string;
   /** A user's cap set in one server/workspace (a chat admin's cap of each member, a role's budget): that scope's key. */
   scopeKey?: string | undefined;
+  /**
+   * A member's cap where the scope has role budgets, which the console cannot tell are the member's (it cannot ask the
+   * platform which roles they hold): `lower` — the least generous that could apply, a lower bound (a role with a
+   * larger budget lifts it), never known to refuse; `unreadable` — the role budgets cannot be read, so the member's
+   * jobs are reserved against nothing (0) until an admin sets them again. Absent: the cap the jobs are reserved with.
+   */
+  bound?: 'lower' | 'unreadable' | undefined;
   resetsAt: number;
 }
 
@@ -145,9 +152,9 @@ async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapU
   const { operator, active, overrides, now } = input;
   const { caps: operatorCaps, dmCaps } = operator;
   const rows: Omit<CapUse, 'usedUsd' | 'ratio'>[] = [];
-  const add = (owner: CapUse['owner'], key: string, period: 'day' | 'month', limitUsd: number | undefined, source: string, scopeKey?: string) => {
+  const add = (owner: CapUse['owner'], key: string, period: 'day' | 'month', limitUsd: number | undefined, source: string, scopeKey?: string, bound?: CapUse['bound']) => {
     if (limitUsd === undefined) return;
-    rows.push({ owner, key, period, limitUsd, source, resetsAt: period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now), ...(scopeKey !== undefined && { scopeKey }) });
+    rows.push({ owner, key, period, limitUsd, source, resetsAt: period === 'day' ? nextUtcMidnight(now) : nextUtcMonth(now), ...(scopeKey !== undefined && { scopeKey }), ...(bound !== undefined && { bound }) });
   };
   add('account', ACCOUNT_KEY, 'day', operatorCaps.accountDailyUsd, VARIABLE_OF.accountDailyUsd!);
   add('account', ACCOUNT_KEY, 'month', operatorCaps.accountMonthlyUsd, VARIABLE_OF.accountMonthlyUsd!);
@@ -179,8 +186,8 @@ async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapU
     const scopeLimits = limitsOf.get(scopeKey);
     if (!scopeLimits) continue; // not a chat user's job: the caps of the CLI and n8n are the account's
     const budgets = isDmScopeKey(scopeKey) ? [] : (roleBudgets[scopeKey] ?? []);
-    // The console cannot ask the platform which roles a member holds: where the scope has role budgets, the least
-    // generous that could apply (the rule's own answer for roles unknown), so an alert comes early, never late.
+    // The console cannot ask the platform which roles a member holds: where the scope has role budgets of a period, the
+    // least generous that could apply (the rule's own answer for roles unknown), shown as the lower bound it is.
     const { limits, from } = memberLimits(operatorCaps, scopeLimits, budgets, budgets === 'unreadable' || budgets.length === 0 ? [] : 'unknown');
     for (const [cap, period] of [
       ['userDailyUsd', 'day'],
@@ -188,12 +195,13 @@ async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapU
     ] as const) {
       const limit = limits[cap];
       if (limit === undefined) continue;
-      const source = memberSource(from[cap], cap, overrides[scopeKey] ?? {}, limits);
+      const bound = budgets === 'unreadable' ? 'unreadable' : budgets.some((b) => b[cap] !== undefined) ? 'lower' : undefined;
+      const source = memberSource(from[cap], cap, overrides[scopeKey] ?? {}, limits, bound === 'lower');
       const where = source === VARIABLE_OF[cap] ? undefined : scopeKey;
       const id = `${userKey} ${period} ${where ?? ''}`;
       if (seen.has(id)) continue;
       seen.add(id);
-      add('user', userKey, period, limit, source, where);
+      add('user', userKey, period, limit, source, where, bound);
     }
   }
 
@@ -214,14 +222,14 @@ function chatAdminOr(own: CapOverrides, limits: SpendLimits, field: 'scopeDailyU
 }
 
 /** Where a member's cap comes from, in words. */
-function memberSource(from: MemberCapSource, cap: MemberCap, own: CapOverrides, limits: SpendLimits): string {
+function memberSource(from: MemberCapSource, cap: MemberCap, own: CapOverrides, limits: SpendLimits, lowerBound: boolean): string {
   switch (from.kind) {
     case 'scope':
-      return chatAdminOr(own, limits, cap);
+      return lowerBound ? `${chatAdminOr(own, limits, cap)}, unless the member holds a role with a larger budget (the member’s roles are not known here)` : chatAdminOr(own, limits, cap);
     case 'role':
       return `budget of role ${from.roleId}`;
     case 'unknown_roles':
-      return `budget of role ${from.roleId}, the least generous (the member’s roles are not known here)`;
+      return `budget of role ${from.roleId}, the least generous, unless the member holds a role with a larger budget (the member’s roles are not known here)`;
     case 'unreadable_budgets':
       return 'role budgets cannot be read: members may spend nothing';
   }

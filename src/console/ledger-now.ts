@@ -16,8 +16,9 @@ export interface LedgerNowOptions {
  * Without it, a dead process's job stayed "in flight" and its reservation kept
  * counting against the caps until another process used the ledger. The pages
  * are polled: the reconcile runs at most once every `everyMs` for all of them
- * (a file lock, or a scan of this host's leases and one script on Redis), and a
- * reconcile that fails leaves the read as it is.
+ * in this process (a file lock; on Redis a SCAN for this host's leases, which
+ * walks the whole keyspace, and one script), and a reconcile that fails leaves
+ * the read as it is.
  */
 export class LedgerNow {
   readonly #store: Pick<QuotaStore, 'reconcile' | 'activeJobs'>;

@@ -5,8 +5,8 @@ import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
 import { oldestRefusalDay, REFUSAL_KEEP_DAYS, type Reservation } from './ledger-document.js';
-import { breakerWatches, capsAsData, exceedsReservation, fromNanos, keysOfJob, periodKey, refusalFromStore, toNanos } from './rules.js';
-import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT } from './redis-ledger-scripts.js';
+import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
+import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
@@ -71,6 +71,7 @@ const SCRIPTS = {
   pictorSpendSettle: script<number>(0, SETTLE),
   pictorSpendRelease: script<number>(0, RELEASE),
   pictorSpendUsed: script<number>(0, SPENT),
+  pictorSpendUsedMany: script<number[]>(0, SPENT_MANY),
   pictorSpendReconcile: script<[string[], string[], string]>(0, RECONCILE),
   pictorSpendSetCap: script<string | null>(1, SET_CAP),
   pictorSpendResume: script<string[]>(0, RESUME),
@@ -387,29 +388,11 @@ export class RedisQuotaStore implements QuotaStore {
     return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, periodKey('month', now)));
   }
 
-  /**
-   * One MULTI: the keys' spent counters (MGET) and the reservations not ended, each counted under its job's keys (a
-   * script per key was slower than the page it served). A gone process's reservation counts until a script or
-   * `reconcile` ends it.
-   */
+  /** One script (`SPENT_MANY`): what `spentToday` and `spentThisMonth` answer per key, read in one atomic step. */
   async spentMany(keys: readonly string[], now: number): Promise<Map<string, { day: number; month: number }>> {
     if (keys.length === 0) return new Map();
-    const [day, month] = [periodKey('day', now), periodKey('month', now)];
-    const jobIds = await this.#redis.zrange(this.#key('active', ACCOUNT_KEY), 0, -1);
-    const multi = this.#redis.multi().mget(...keys.flatMap((key) => [this.#key('spent', day, key), this.#key('spent', month, key)]));
-    for (const jobId of jobIds) multi.hmget(this.#key('res', jobId), 'userKey', 'scopeKey', 'day', 'month', 'nanos');
-    const replies = ((await multi.exec()) ?? []) as [Error | null, (string | null)[]][];
-    const error = replies.find(([e]) => e)?.[0];
-    if (error || replies.length === 0) throw error ?? new Error('the ledger did not answer');
-    const used = new Map(keys.map((key, i) => [key, { day: Number(replies[0]![1][2 * i] ?? 0), month: Number(replies[0]![1][2 * i + 1] ?? 0) }]));
-    for (const [, [userKey, scopeKey, resDay, resMonth, nanos]] of replies.slice(1)) {
-      for (const key of userKey && scopeKey ? keysOfJob(userKey, scopeKey) : []) {
-        const u = used.get(key);
-        if (u && resDay === day) u.day += Number(nanos);
-        if (u && (resMonth ?? resDay?.slice(0, 7)) === month) u.month += Number(nanos);
-      }
-    }
-    return new Map([...used].map(([key, u]) => [key, { day: fromNanos(u.day), month: fromNanos(u.month) }]));
+    const used = await this.#redis.pictorSpendUsedMany(...this.#prelude(now), periodKey('day', now), periodKey('month', now), ...keys);
+    return new Map(keys.map((key, i) => [key, { day: fromNanos(used[2 * i]!), month: fromNanos(used[2 * i + 1]!) }]));
   }
 
   /** A process of this machine whose pid is gone (killed, crashed) is dead at once: its lease is deleted before the script runs. */

@@ -286,6 +286,16 @@ export const SPENT = `${PRELUDE}
 return used(ARGV[4], members(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
 `;
 
+/** ARGV: prelude, day, month, then the keys. Per key its day's and month's spent plus reserved, as SPENT answers each. */
+export const SPENT_MANY = `${PRELUDE}
+local list, out = members(ACCOUNT), {}
+for i = 6, #ARGV do
+  out[#out + 1] = used(ARGV[i], list, 3, ARGV[4])
+  out[#out + 1] = used(ARGV[i], list, 4, ARGV[5])
+end
+return out
+`;
+
 /** ARGV: prelude. Ends every reservation of a dead process; returns {released, settled}. */
 export const RECONCILE = `${PRELUDE}
 local ended = {released = {}, settled = {}, nanos = 0}

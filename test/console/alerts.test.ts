@@ -102,7 +102,7 @@ describe('alerts', () => {
     const { store, watcher } = await setUp(dir, hook.url);
     await spend(store, 'a', 0.85);
     expect(await watcher.check()).toEqual([]);
-    expect((await watcher.check()).map((a) => a.cap?.threshold)).toEqual([80]);
+    expect((await watcher.check()).map((a) => a.cap?.trigger)).toEqual(['full']);
     expect(hook.received).toHaveLength(1);
   });
 });

@@ -11,6 +11,7 @@ import type { OperatorSettings } from '../../src/console/source.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
 import type { QuotaStore } from '../../src/spend/types.js';
 import { NO_ALERTS, TOKEN } from './console-harness.js';
 
@@ -48,35 +49,102 @@ async function figuresOf(store: FileQuotaStore, operator: OperatorSettings, now:
   return spendFigures({ index, operator, active, overrides, refusals: {}, now, chartDays: 1, ledger: store, roleBudgets });
 }
 
+function watching(store: FileQuotaStore, operator: OperatorSettings, now: () => number, roleBudgets?: Record<string, ScopeRoleBudgets>) {
+  const sent: Alert[] = [];
+  const channel: AlertChannel = { id: 'test', send: async (alert) => void sent.push(alert) };
+  const watcher = new AlertWatcher({
+    source: { store, operator, ...(roleBudgets && { bots: { roleBudgets: async () => roleBudgets } }) },
+    index: new UsageIndex({ store, now }),
+    log: new MemoryAlertLog(),
+    channels: [channel],
+    config: NO_ALERTS,
+    logger: silentLogger(),
+    now,
+  });
+  steps.push(() => watcher.stop());
+  return { watcher, sent };
+}
+
 describe('the caps as the console shows them and alerts of them', () => {
-  it('alerts once that a cap is refusing jobs while it is below 100 %, saying what is left against what a job reserves', async () => {
+  it('alerts once that a cap cannot take one more image while it is below 100 %, one message for the event, claiming no refusal', async () => {
     const dir = await folder();
     const store = await opened(new FileQuotaStore({ dir }));
-    const now = Date.now();
+    let now = Date.now();
     const limits = { scopeDailyUsd: 0.3 };
     await spend(store, 'a', 'discord:1', 'discord:guild', 0.1, now);
     await spend(store, 'b', 'discord:1', 'discord:guild', 0.1, now);
-    // The next job (one image of quality auto) reserves more than the $0.10 left: refused at 67 %.
-    const refused = await store.reserve({ jobId: 'c', userKey: 'discord:2', scopeKey: 'discord:guild', estimateUsd: 0.22366, limits, now });
-    expect(refused).toMatchObject({ ok: false, code: 'budget_scope_daily' });
-    await store.countRefusals({ budget_scope_daily: 1 }, now);
-    const sent: Alert[] = [];
-    const channel: AlertChannel = { id: 'test', send: async (alert) => void sent.push(alert) };
-    const watcher = new AlertWatcher({
-      source: { store, operator: operatorWith(limits) },
-      index: new UsageIndex({ store }),
-      log: new MemoryAlertLog(),
-      channels: [channel],
-      config: NO_ALERTS,
-      logger: silentLogger(),
-    });
-    steps.push(() => watcher.stop());
+    const { watcher, sent } = watching(store, operatorWith(limits), () => now);
     await watcher.check();
-    expect(sent.map((a) => a.id).sort()).toEqual([expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:50$/), expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:refusing$/)]);
-    const refusing = sent.find((a) => a.cap?.trigger === 'refusing')!;
-    expect(refusing.cap).toMatchObject({ usedUsd: 0.2, leftUsd: 0.1, percent: 67, refusals: 1 });
-    expect(refusing.text).toMatch(/its daily cap is refusing jobs/);
-    expect(sent.find((a) => a.cap?.trigger === 'threshold')!.text).toMatch(/\$0\.100 is left, and a job that reserves more is refused \(one image of quality auto reserves \$0\.224\)/);
+    // 67 %: past 50, and $0.100 is left, less than a job of one image reserves: one alert, not a threshold's as well.
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:full$/)]);
+    expect(sent[0]!.cap).toMatchObject({ trigger: 'full', usedUsd: 0.2, leftUsd: 0.1, percent: 67 });
+    expect(sent[0]!.text).toMatch(/its daily cap cannot take one more image \(a job reserves up to \$0\.224\)\. It has used \$0\.200 of its daily cap of \$0\.300 \(67 %/);
+    expect(sent[0]!.text).not.toMatch(/refus/);
+    expect(await watcher.check()).toEqual([]);
+    // The same cap reaching 100 % later in the period is the same event: no second message.
+    await spend(store, 'c', 'discord:2', 'discord:guild', 0.1, now);
+    now += 1;
+    expect(await watcher.check()).toEqual([]);
+  });
+
+  it('says a cap cannot take one more image only of the cap that is that full, whatever a cap of its kind refused: no count, no fullest one', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    const now = Date.now();
+    const operator = operatorWith({ userDailyUsd: 1 });
+    // User A was refused earlier today by their daily cap; user B has used 3 % of theirs.
+    await spend(store, 'a', 'discord:a', 'discord:guild', 0.9, now);
+    expect(await store.reserve({ jobId: 'a2', userKey: 'discord:a', scopeKey: 'discord:guild', estimateUsd: 0.22366, limits: operator.caps, now })).toMatchObject({ ok: false, code: 'budget_user_daily' });
+    await store.countRefusals({ budget_user_daily: 1 }, now);
+    await store.release('a2');
+    await spend(store, 'b', 'discord:b', 'discord:guild', 0.03, now);
+    const { watcher, sent } = watching(store, operator, () => now);
+    await watcher.check();
+    expect(sent.map((a) => `${a.cap?.key} ${a.cap?.trigger}`)).toEqual(['discord:a full']);
+    // Later B comes within one image of their cap: told so, and not that a job was refused.
+    await spend(store, 'b2', 'discord:b', 'discord:guild', 0.8, now);
+    await watcher.check();
+    const b = sent.find((a) => a.cap?.key === 'discord:b')!;
+    expect(b.cap).toMatchObject({ trigger: 'full', usedUsd: 0.83 });
+    expect(b.cap).not.toHaveProperty('refusals');
+    expect(b.text).toMatch(/cannot take one more image/);
+    expect(b.text).not.toMatch(/refus/);
+  });
+
+  it('shows a member’s cap where their roles are not known as a lower bound: never said to refuse, never full', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    const now = Date.now();
+    const operator = operatorWith({ userDailyUsd: 1 });
+    const roleBudgets = { 'discord:guild': [{ roleId: 'r-vip', userDailyUsd: 20 }] };
+    // A VIP (a $20 role budget over the $1 cap of each member) used $5: the ledger took it.
+    await spend(store, 'vip', 'discord:vip', 'discord:guild', 5, now);
+    const figures = await figuresOf(store, operator, now, roleBudgets);
+    const row = figures.caps.find((c) => c.owner === 'user' && c.key === 'discord:vip')!;
+    expect(row).toMatchObject({ limitUsd: 1, usedUsd: 5, bound: 'lower', scopeKey: 'discord:guild', source: expect.stringContaining('unless the member holds a role with a larger budget') });
+    const { watcher, sent } = watching(store, operator, () => now, roleBudgets);
+    await watcher.check();
+    expect(sent.map((a) => a.cap?.trigger)).toEqual(['threshold']);
+    expect(sent[0]!.cap).toMatchObject({ bound: 'lower', threshold: 100 });
+    expect(sent[0]!.text).toMatch(/of its daily cap of at least \$1\.00 \(at most 500 %, if the member holds no role with a larger budget/);
+    expect(sent[0]!.text).not.toMatch(/refus/);
+  });
+
+  it('alerts once per server whose role budgets cannot be read, not once per member', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    const now = Date.now();
+    const operator = operatorWith({ userDailyUsd: 1 });
+    for (const member of ['1', '2', '3']) await spend(store, member, `discord:${member}`, 'discord:guild', 0.01, now);
+    const roleBudgets = { 'discord:guild': 'unreadable' as const };
+    const figures = await figuresOf(store, operator, now, roleBudgets);
+    const members = figures.caps.filter((c) => c.owner === 'user');
+    expect(members).toHaveLength(6); // each member's day and month
+    for (const row of members) expect(row).toMatchObject({ limitUsd: 0, ratio: Infinity, bound: 'unreadable' });
+    const { watcher, sent } = watching(store, operator, () => now, roleBudgets);
+    await watcher.check();
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^role-budgets:discord:guild:[\d-]+$/)]);
+    expect(sent[0]!.text).toBe('Pictor: the role budgets of discord:guild cannot be read: its members may spend nothing until an admin of it sets them again.');
     expect(await watcher.check()).toEqual([]);
   });
 

@@ -276,6 +276,23 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect((await s.spentMany(keys, startOfToday + 1000)).get('discord:bob')).toEqual({ day: 0, month: await s.spentThisMonth('discord:bob', startOfToday + 1000) });
   });
 
+  it('answers many keys as spentToday and spentThisMonth answer each once a process’s lease lapsed, its queued and sent reservations alike', async () => {
+    const group = `many-dead-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', scopeKey: 'discord:guild', now: time.now }));
+    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', scopeKey: 'discord:guild', now: time.now }));
+    await dead.markSent('d-sent');
+    await dead.close(); // stops renewing, as a killed process does
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    const keys = ['discord:alice', 'discord:bob', 'discord:guild', 'account'];
+    const many = await alive.spentMany(keys, time.now);
+    for (const key of keys) expect(many.get(key), key).toEqual({ day: await alive.spentToday(key, time.now), month: await alive.spentThisMonth(key, time.now) });
+  });
+
   it('counts a job reserved at 23:59:59 and settled after midnight on its day, in the ledger and the usage records alike', async () => {
     const s = await open();
     await s.reserve(ask('late', 0.4, {}, { now: D }));

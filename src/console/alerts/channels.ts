@@ -5,16 +5,18 @@ import type { AlertConfig } from './config.js';
 export interface Alert {
   /** Stable: the same alert is never sent twice (per cap, period and threshold; per pause). */
   id: string;
-  kind: 'cap' | 'breaker';
+  kind: 'cap' | 'breaker' | 'role-budgets';
   text: string;
   /** When it was decided (ms). */
   at: number;
   ledger: 'account' | 'emulator';
   cap?: CapAlert | undefined;
   breaker?: { scopeKey: string; name?: string | undefined; pausedAt: number; pausedUsd: number; limitUsd: number } | undefined;
+  /** A server/workspace whose role budgets cannot be read: its members may spend nothing until an admin sets them again. */
+  roleBudgets?: { scopeKey: string; name?: string | undefined } | undefined;
 }
 
-/** A cap's alert: its share passed a threshold, or the cap is refusing jobs. */
+/** A cap's alert: its share passed a threshold, or the cap cannot take one more image. */
 export interface CapAlert {
   owner: 'account' | 'scope' | 'dm' | 'user';
   key: string;
@@ -32,10 +34,10 @@ export interface CapAlert {
   percent: number;
   /** The highest threshold passed (0: none). */
   threshold: number;
-  /** `threshold`: the share passed `threshold`; `refusing`: jobs were refused by a cap of its kind this period, and it is the one full. */
-  trigger: 'threshold' | 'refusing';
-  /** `refusing`: the jobs refused by caps of its kind this period. */
-  refusals?: number | undefined;
+  /** `threshold`: the share passed `threshold`; `full`: less is left than a job of one image reserves (sent instead of any threshold's alert of the cap and period). */
+  trigger: 'threshold' | 'full';
+  /** A member's cap where the member's roles are not known here: the least it can be (see `CapUse.bound`). */
+  bound?: 'lower' | undefined;
   resetsAt: number;
 }
 

@@ -1,10 +1,10 @@
 import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
-import { estimatePrice, formatUsd } from '../../core/pricing.js';
-import { BUDGETS, roundToNanoUsd } from '../../spend/rules.js';
-import type { RefusalCounts } from '../../spend/types.js';
-import { utcMonth } from '../../spend/utc-period.js';
-import { roleBudgetsOf, spendFigures, type CapUse, type SpendFigures } from '../figures.js';
+import { formatUsd } from '../../core/pricing.js';
+import { estimateOf } from '../../spend/charge-rules.js';
+import { roundToNanoUsd } from '../../spend/rules.js';
+import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
+import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
@@ -29,8 +29,8 @@ const CLAIM_MS = 60_000;
 const DAY_MS = 24 * 60 * 60_000;
 const BREAKER_ALERT_KEPT_MS = 90 * DAY_MS;
 
-/** The most one image can reserve (quality auto, the dearest size): what is left of a cap below it refuses such a job. */
-const ONE_IMAGE_USD = estimatePrice({ quality: 'auto' }).perImageUsd;
+/** What a job of one image reserves at most (its upper-bound price, quality auto): a cap with less left cannot take it. */
+const ONE_IMAGE_USD = estimateOf({ operation: 'generate', n: 1 }).totalUsd;
 
 const OWNER_WORDS: Record<CapUse['owner'], string> = { account: 'the whole account', scope: 'the server/workspace', dm: 'the DM user', user: 'the user' };
 
@@ -105,12 +105,14 @@ export class AlertWatcher {
     const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now, chartDays: 1, ledger: source.store, roleBudgets });
     const pending: { alert: Alert; keepUntil: number; passed: string[] }[] = [];
     const keys = new Set<string>();
-    const refusing = refusingCaps(figures, refusals);
     for (const cap of figures.caps) {
+      // A member of a scope whose role budgets cannot be read: one alert for the scope (below), not one per member.
+      if (cap.bound === 'unreadable') continue;
       const percent = cap.ratio * 100;
       const passed = rules.thresholds.filter((t) => percent >= t);
-      const refused = refusing.get(cap);
-      if (passed.length === 0 && refused === undefined) continue;
+      // At 100 % the threshold's alert says the cap refuses; below it, one that cannot take one more image says so.
+      const full = percent < 100 && cannotTakeOneImage(cap);
+      if (passed.length === 0 && !full) continue;
       const threshold = passed.length === 0 ? 0 : Math.max(...passed);
       const periodKey = cap.period === 'day' ? figures.today : figures.month;
       const base = `cap:${cap.owner}:${cap.key}${cap.scopeKey === undefined ? '' : `@${cap.scopeKey}`}:${cap.period}:${periodKey}`;
@@ -120,6 +122,7 @@ export class AlertWatcher {
         owner: cap.owner,
         key: cap.key,
         ...(cap.scopeKey !== undefined && { scopeKey: cap.scopeKey }),
+        ...(cap.bound === 'lower' && { bound: 'lower' as const }),
         period: cap.period,
         periodKey,
         limitUsd: cap.limitUsd,
@@ -130,21 +133,31 @@ export class AlertWatcher {
         resetsAt: cap.resetsAt,
       };
       const keepUntil = cap.resetsAt + DAY_MS;
-      if (passed.length > 0) {
+      if (full) {
+        // One message for the event: every threshold of the cap and period counts as sent with it (100 % included, the
+        // same event seen later: nothing fits in what is left).
+        pending.push({
+          alert: { id: `${base}:full`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'full' } },
+          keepUntil,
+          passed: rules.thresholds.map((t) => `${base}:${t}`),
+        });
+      } else {
         pending.push({
           alert: { id: `${base}:${threshold}`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'threshold' } },
           keepUntil,
-          passed: passed.filter((t) => t !== threshold).map((t) => `${base}:${t}`),
+          // At 100 %, the alert that it cannot take one more image would tell the same: it counts as sent too.
+          passed: [...passed.filter((t) => t !== threshold).map((t) => `${base}:${t}`), ...(percent >= 100 ? [`${base}:full`] : [])],
         });
       }
-      // Once per cap and period, whatever its share: the owner learns the cap bites while it bites, not at 100 %.
-      if (refused !== undefined) {
-        pending.push({
-          alert: { id: `${base}:refusing`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'refusing', refusals: refused } },
-          keepUntil,
-          passed: [],
-        });
-      }
+    }
+    for (const [scopeKey, budgets] of Object.entries(roleBudgets)) {
+      if (budgets !== 'unreadable') continue;
+      keys.add(scopeKey);
+      pending.push({
+        alert: { id: `role-budgets:${scopeKey}:${figures.today}`, kind: 'role-budgets', text: '', at: now, ledger: source.operator.ledger, roleBudgets: { scopeKey } },
+        keepUntil: nextUtcMidnight(now) + DAY_MS,
+        passed: [],
+      });
     }
     if (rules.breaker) {
       for (const [scopeKey, state] of Object.entries(breaker)) {
@@ -173,6 +186,7 @@ export class AlertWatcher {
         if (alert.cap.scopeKey !== undefined) alert.cap.scopeName = names.get(alert.cap.scopeKey);
       }
       if (alert.breaker) alert.breaker.name = names.get(alert.breaker.scopeKey);
+      if (alert.roleBudgets) alert.roleBudgets.name = names.get(alert.roleBudgets.scopeKey);
       alert.text = alertText(alert, now);
       for (const channel of this.#options.channels) {
         // A lower threshold passed at the same time is not sent after the higher one.
@@ -205,41 +219,36 @@ export function alertText(alert: Alert, now: number): string {
       'Its jobs are refused until you resume it in the Pictor console (Caps and settings).'
     );
   }
-  const cap = alert.cap!;
   const named = (name: string | undefined, key: string) => (name ? `${name} (${key})` : key);
+  if (alert.roleBudgets) {
+    const { scopeKey, name } = alert.roleBudgets;
+    return `${tag}: the role budgets of ${named(name, scopeKey)} cannot be read: its members may spend nothing until an admin of it sets them again.`;
+  }
+  const cap = alert.cap!;
   const where = cap.scopeKey === undefined ? '' : ` in ${named(cap.scopeName, cap.scopeKey)}`;
   const whose = cap.owner === 'account' ? OWNER_WORDS.account : `${OWNER_WORDS[cap.owner]} ${named(cap.name, cap.key)}${where}`;
   const period = cap.period === 'day' ? 'daily' : 'monthly';
-  const used = `${formatUsd(cap.usedUsd)} of its ${period} cap of ${formatUsd(cap.limitUsd)} (${cap.percent} %`;
+  const used =
+    cap.bound === 'lower'
+      ? `${formatUsd(cap.usedUsd)} of its ${period} cap of at least ${formatUsd(cap.limitUsd)} (at most ${cap.percent} %, if the member holds no role with a larger budget`
+      : `${formatUsd(cap.usedUsd)} of its ${period} cap of ${formatUsd(cap.limitUsd)} (${cap.percent} %`;
   // A job reserves its upper-bound price before it is sent, and the cap refuses it when that does not fit in what is left.
   const left = `${formatUsd(cap.leftUsd)} is left, and a job that reserves more is refused (one image of quality auto reserves ${formatUsd(ONE_IMAGE_USD)})`;
   const resets = `at ${describeReset(cap.resetsAt, now)}`;
-  if (cap.trigger === 'refusing') {
-    const refusals = cap.refusals === 1 ? 'a job was' : `${cap.refusals ?? 0} jobs were`;
-    const when = cap.period === 'day' ? 'today' : 'this month';
-    return `${tag}: ${whose}: its ${period} cap is refusing jobs. It has used ${used}, settled and reserved by running jobs); ${refusals} refused by such a cap ${when}. ${left.charAt(0).toUpperCase()}${left.slice(1)} until the cap resets ${resets}.`;
+  if (cap.trigger === 'full') {
+    return `${tag}: ${whose}: its ${period} cap cannot take one more image (a job reserves up to ${formatUsd(ONE_IMAGE_USD)}). It has used ${used}, settled and reserved by running jobs); ${formatUsd(cap.leftUsd)} is left until the cap resets ${resets}.`;
   }
+  // A lower bound (the member's roles are not known here) is never said to refuse: a role may lift the cap.
+  if (cap.bound === 'lower') return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). The cap resets ${resets}.`;
   if (cap.percent >= 100) return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). Its jobs are refused until the cap resets ${resets}.`;
   return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs): ${left}. The cap resets ${resets}.`;
 }
 
 /**
- * The caps that are refusing jobs: the ledger counts refusals by code (which kind of cap, which period), not by whose
- * cap, so a kind with refusals this period marks its caps that cannot take one more image (less left than one image
- * reserves) — or, when none of them is that full (the refused job asked for several images), the fullest of its kind.
- * Answers the number of refusals of each one's kind.
+ * A cap the jobs are reserved with (not a member's lower bound) that has been used and has less left than a job of one
+ * image reserves: it cannot take one more image. The ledger counts refusals by kind of cap, not by whose, so no
+ * refusal is claimed of it.
  */
-export function refusingCaps(figures: SpendFigures, refusals: RefusalCounts): Map<CapUse, number> {
-  const found = new Map<CapUse, number>();
-  for (const budget of BUDGETS) {
-    const counts = Object.entries(refusals)
-      .filter(([day]) => (budget.period === 'day' ? day === figures.today : day.startsWith(figures.month)))
-      .reduce((sum, [, byCode]) => sum + (byCode[budget.code] ?? 0), 0);
-    if (counts === 0) continue;
-    const ofKind = figures.caps.filter((c) => c.period === budget.period && (budget.owner === 'scope' ? c.owner === 'scope' || c.owner === 'dm' : c.owner === budget.owner));
-    const full = ofKind.filter((c) => c.limitUsd - c.usedUsd < ONE_IMAGE_USD);
-    const fullest = [...ofKind].sort((a, b) => b.ratio - a.ratio)[0];
-    for (const cap of full.length > 0 ? full : fullest ? [fullest] : []) found.set(cap, counts);
-  }
-  return found;
+export function cannotTakeOneImage(cap: CapUse): boolean {
+  return cap.bound === undefined && (cap.usedUsd > 0 || cap.limitUsd === 0) && cap.limitUsd - cap.usedUsd < ONE_IMAGE_USD;
 }

@@ -36,8 +36,8 @@ ${f.caps.map(
 <th scope="row">${OWNER_WORDS[c.owner]}${c.owner === 'account' ? '' : html`<br>${named(c.key, names)}`}${c.scopeKey === undefined ? '' : html`<br>in ${named(c.scopeKey, names)}`}</th>
 <td>${c.period === 'day' ? 'today' : 'this month'}</td>
 <td>${usd(c.usedUsd, `cap-used:${c.owner}:${c.key}${c.scopeKey === undefined ? '' : `@${c.scopeKey}`}:${c.period}`)}</td>
-<td>${usd(c.limitUsd)}</td>
-<td class="share"><meter min="0" max="1" low="0.5" high="0.8" optimum="0" value="${Math.min(1, c.ratio)}" aria-label="${percent(c.ratio)} of the cap">${percent(c.ratio)}</meter> ${percent(c.ratio)}</td>
+<td>${c.bound === 'lower' ? html`at least ${usd(c.limitUsd)}` : usd(c.limitUsd)}</td>
+<td class="share"><meter min="0" max="1" low="0.5" high="0.8" optimum="0" value="${Math.min(1, c.ratio)}" aria-label="${c.bound === 'lower' ? 'at most ' : ''}${percent(c.ratio)} of the cap">${percent(c.ratio)}</meter> ${c.bound === 'lower' ? `at most ${percent(c.ratio)}, if the member holds no role with a larger budget` : percent(c.ratio)}</td>
 <td>${describeReset(c.resetsAt, f.now)}</td>
 <td>${c.source}</td>
 </tr>`,
