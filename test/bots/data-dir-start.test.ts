@@ -7,28 +7,17 @@ import { ValidationError } from '../../src/index.js';
 import { startService } from '../../bots/main.js';
 import { followOutput, outputOf } from '../helpers/child-output.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { surfaceEnv, unreachableSlackEnv } from '../helpers/service-fakes.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
-
-/** A Slack bot in HTTP mode against a real (unreachable) service: nothing is asked of Slack before the data folder is checked. */
-const slackEnv = (dataDir: string) => ({
-  PICTOR_DATA_DIR: dataDir,
-  PICTOR_BASE_URL: 'http://127.0.0.1:9',
-  PICTOR_API_KEY: 'k',
-  SLACK_BOT_TOKEN: 'xoxb-1',
-  SLACK_SIGNING_SECRET: 's',
-  SLACK_MODE: 'http',
-  SLACK_API_URL: 'http://127.0.0.1:9/api/',
-  PICTOR_LOG_LEVEL: 'silent',
-});
 
 describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
   it('refuses to start, naming PICTOR_DATA_DIR, when the data folder is a file', async () => {
     const dir = await testTempDir('pictor-data-dir-');
     await writeFile(join(dir, 'afile'), '');
     const lines: string[] = [];
-    const error = await startService(slackEnv(join(dir, 'afile')), (l) => lines.push(l)).catch((e: unknown) => e);
+    const error = await startService(unreachableSlackEnv(join(dir, 'afile')), (l) => lines.push(l)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect(error).toMatchObject({ param: 'PICTOR_DATA_DIR', message: `PICTOR_DATA_DIR must be a folder this process can write in: ${join(dir, 'afile')} is a file, not a folder` });
     expect(lines).toEqual([]);
@@ -37,7 +26,7 @@ describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
   it('exits 2 saying so, as every bad setting does', async () => {
     const dir = await testTempDir('pictor-data-dir-');
     await writeFile(join(dir, 'afile'), '');
-    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...slackEnv(join(dir, 'afile', 'data')) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(join(dir, 'afile', 'data')) }, stdio: ['ignore', 'pipe', 'pipe'] }));
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${join(dir, 'afile', 'data')} is inside a file, not a folder\n`);
   }, 60_000);
@@ -52,12 +41,7 @@ describe('npm start on a data folder another npm start runs on (no Redis)', () =
       PATH: process.env.PATH,
       PICTOR_DATA_DIR: dataDir,
       PICTOR_LOG_LEVEL: 'warn',
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_SIGNING_SECRET: slack.signingSecret,
-      SLACK_MODE: 'http',
-      SLACK_PORT: '0',
-      SLACK_HOST: '127.0.0.1',
-      SLACK_API_URL: slack.apiUrl,
+      ...surfaceEnv({ slack }),
     };
     const first = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const firstOutput = followOutput(first);

@@ -9,23 +9,12 @@ import { closeRedis, connectRedis } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { startService } from '../../bots/main.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { unreachableSlackEnv } from '../helpers/service-fakes.js';
 import { outputOf } from '../helpers/child-output.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
-
-/** A Slack bot in HTTP mode against a real (unreachable) service: the ledger is the account's, checked before Slack is asked anything. */
-const slackEnv = (dataDir: string) => ({
-  PICTOR_DATA_DIR: dataDir,
-  PICTOR_BASE_URL: 'http://127.0.0.1:9',
-  PICTOR_API_KEY: 'k',
-  SLACK_BOT_TOKEN: 'xoxb-1',
-  SLACK_SIGNING_SECRET: 's',
-  SLACK_MODE: 'http',
-  SLACK_API_URL: 'http://127.0.0.1:9/api/',
-  PICTOR_LOG_LEVEL: 'silent',
-});
 
 describe('npm start', () => {
   it('with nothing configured, starts the emulator, prints its URL, an example and which variables turn on which surface', async () => {
@@ -102,7 +91,7 @@ describe('npm start', () => {
     const dataDir = await testTempDir('pictor-main-ledger-');
     await writeFile(join(dataDir, 'quota-ledger.json'), '{"version":2,"spent":{"2030-');
     const lines: string[] = [];
-    const error = await startService(slackEnv(dataDir), (l) => lines.push(l)).catch((e: unknown) => e);
+    const error = await startService(unreachableSlackEnv(dataDir), (l) => lines.push(l)).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(dataDir, 'quota-ledger.json') });
     expect((error as Error).message).toMatch(/quota-ledger\.json is not JSON.*move it away/);
     expect(lines.join('\n')).not.toContain('online');
@@ -112,7 +101,7 @@ describe('npm start', () => {
     const dataDir = await testTempDir('pictor-main-caps-');
     await writeFile(join(dataDir, 'cap-overrides.json'), '{"version":1,"scopes":{"slack:T1":{"userDailyUsd":{"usd":"lots"}}}}');
     const lines: string[] = [];
-    const error = await startService(slackEnv(dataDir), (l) => lines.push(l)).catch((e: unknown) => e);
+    const error = await startService(unreachableSlackEnv(dataDir), (l) => lines.push(l)).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(dataDir, 'cap-overrides.json') });
     expect(lines.join('\n')).not.toContain('online');
   });
@@ -124,7 +113,7 @@ describe('npm start', () => {
     await writeFile(join(dataDir, 'cap-overrides.json'), '{"version":1,"sco');
     const lines: string[] = [];
     // The check passes; the start then stops at Slack (no fake here), after the ledger was opened.
-    await startService(slackEnv(dataDir), (l) => lines.push(l)).catch(() => undefined);
+    await startService(unreachableSlackEnv(dataDir), (l) => lines.push(l)).catch(() => undefined);
     expect(lines.join('\n')).toContain(`${join(dataDir, 'cap-overrides.json')} were unreadable: restored their backup copy`);
     expect(await readFile(join(dataDir, 'cap-overrides.json'), 'utf8')).toBe(good);
   });
@@ -132,14 +121,14 @@ describe('npm start', () => {
   it('refuses to start a chat surface when usage.jsonl is not a file, naming it', async () => {
     const dataDir = await testTempDir('pictor-main-usage-');
     await mkdir(join(dataDir, 'usage.jsonl'));
-    const error = await startService(slackEnv(dataDir), () => {}).catch((e: unknown) => e);
+    const error = await startService(unreachableSlackEnv(dataDir), () => {}).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(dataDir, 'usage.jsonl') });
   });
 
   it('exits with code 2 naming the damaged ledger file, instead of going online', async () => {
     const dataDir = await testTempDir('pictor-main-exit-');
     await writeFile(join(dataDir, 'cap-overrides.json'), 'not json');
-    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...slackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] }));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(join(dataDir, 'cap-overrides.json'));
     expect(result.stdout).not.toContain('online');

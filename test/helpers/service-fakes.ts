@@ -48,6 +48,23 @@ export async function startUpstream(defer: Defer, latencyMs: number, options: { 
 }
 
 /**
+ * A Slack bot in HTTP mode whose service and Slack are unreachable (port 9): for what `npm start` decides before it asks
+ * either anything (its settings, its data folder, its ledger).
+ */
+export function unreachableSlackEnv(dataDir: string): Record<string, string> {
+  return {
+    PICTOR_DATA_DIR: dataDir,
+    PICTOR_BASE_URL: 'http://127.0.0.1:9',
+    PICTOR_API_KEY: 'k',
+    SLACK_BOT_TOKEN: 'xoxb-1',
+    SLACK_SIGNING_SECRET: 's',
+    SLACK_MODE: 'http',
+    SLACK_API_URL: 'http://127.0.0.1:9/api/',
+    PICTOR_LOG_LEVEL: 'silent',
+  };
+}
+
+/**
  * The settings that point `npm start`'s surfaces at the fakes: Discord at the
  * fake's REST API and gateway, Slack in HTTP mode on a free loopback port (its
  * events URL is printed at start; see `slackEventsUrl`).
