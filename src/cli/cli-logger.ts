@@ -1,6 +1,7 @@
 import type { LoggerLike } from '../client/PictorClient.js';
 import { envChoice, envText } from '../core/env.js';
 import { LOG_FORMATS } from '../core/log-format.js';
+import { redactSecrets } from '../core/redact-secrets.js';
 import { cleanForTerminal } from './terminal-text.js';
 
 /**
@@ -46,5 +47,5 @@ function describeFields(fields: object): string {
 function scrub(text: string, secrets: readonly string[]): string {
   let out = cleanForTerminal(text);
   for (const secret of secrets) out = out.split(secret).join('[redacted]');
-  return out;
+  return redactSecrets(out);
 }

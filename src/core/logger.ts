@@ -1,4 +1,5 @@
 import { destination, pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { redactSecrets } from './redact-secrets.js';
 
 /**
  * Paths pino blanks out at every level: API keys, bot tokens, signing secrets
@@ -55,14 +56,15 @@ export function createLogger(config: LoggerConfig = {}): Logger {
     level: config.level ?? 'info',
     name: config.name ?? 'pictor',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    hooks: secrets.length
-      ? {
-          logMethod(args, method) {
-            const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a, secrets) : a)) as typeof args;
-            method.apply(this, scrubbed);
-          },
-        }
-      : {},
+    hooks: {
+      ...(secrets.length && {
+        logMethod(args, method) {
+          const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a, secrets) : a)) as typeof args;
+          method.apply(this, scrubbed);
+        },
+      }),
+      streamWrite: redactLogLine,
+    },
     formatters: secrets.length
       ? {
           log(object) {
@@ -72,6 +74,28 @@ export function createLogger(config: LoggerConfig = {}): Logger {
       : {},
   };
   return pino(options, config.destination ?? destination(2));
+}
+
+/**
+ * A log line (pino's JSON) with every credential shape `redactSecrets` knows hidden in its strings — a token of
+ * another service, a password field a library echoed in an error — as error messages are: the line stays JSON (the
+ * strings are redacted one by one, the keys and the rest as they were). A line with nothing to hide is written as it is.
+ */
+export function redactLogLine(line: string): string {
+  if (redactSecrets(line) === line) return line;
+  try {
+    const end = line.endsWith('\n') ? '\n' : '';
+    return `${JSON.stringify(redactStrings(JSON.parse(line)))}${end}`;
+  } catch {
+    return redactSecrets(line);
+  }
+}
+
+function redactStrings(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(redactStrings);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, redactStrings(inner)]));
+  return value;
 }
 
 /** A logger that drops everything: the default for library use. */

@@ -32,6 +32,21 @@ describe('secret redaction', () => {
     expect(lines.join('')).toContain('[redacted]');
   });
 
+  it('hides every credential shape error messages hide, in the message, nested fields and a logged error, and the line stays JSON', () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ level: 'info', destination });
+    const github = ['ghp', '_', 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'].join('');
+    const password = ['hun', 'ter2', 'pass'].join('');
+    logger.warn({ err: new Error(`the mirror said: token ${github} is not valid`), url: `https://mirror.example/v1?password=${password}&next=2` }, `a library echoed ${github}`);
+    logger.info({ requestId: 'req_123', user: 'slack:U0ALICE' }, 'a job was queued');
+    const text = lines.join('');
+    expect(text).not.toContain(github);
+    expect(text).not.toContain(password);
+    const [warned, plain] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(warned).toMatchObject({ msg: 'a library echoed ghp_[redacted]', url: 'https://mirror.example/v1?password=[redacted]&next=2', err: { message: expect.stringContaining('[redacted] is not valid') } });
+    expect(plain).toMatchObject({ msg: 'a job was queued', requestId: 'req_123', user: 'slack:U0ALICE' });
+  });
+
   it('scrubs a known secret out of free text and nested strings', () => {
     const { lines, destination } = capture();
     const logger = createLogger({ level: 'info', destination, secrets: [SECRET] });

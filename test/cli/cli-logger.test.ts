@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { createCliLogger } from '../../src/cli/cli-logger.js';
+
+describe("the CLI's human log lines", () => {
+  it('hide every credential shape error messages hide, and keep our own words', async () => {
+    const lines: string[] = [];
+    const logger = await createCliLogger({ env: { PICTOR_LOG_LEVEL: 'warn' }, level: 'warn', secrets: [], line: (text) => lines.push(text) });
+    const github = ['ghp', '_', 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'].join('');
+    const password = ['hun', 'ter2', 'pass'].join('');
+    logger.warn({ url: `https://mirror.example/v1?password=${password}&next=2` }, `a library echoed ${github}`);
+    logger.warn({ attempt: 2 }, 'the service is busy; retrying');
+    expect(lines).toEqual(['pictor: warn: a library echoed ghp_[redacted] (url https://mirror.example/v1?password=[redacted]&next=2)', 'pictor: warn: the service is busy; retrying (attempt 2)']);
+  });
+});
