@@ -18,6 +18,87 @@ const jwt = ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9', 'eyJzdWIiOiIxMjM0NTY3ODkwIn
 /** A Discord bot token: the bot's user id in base64, a timestamp, an HMAC. */
 const discordToken = [Buffer.from('123456789012345678').toString('base64url'), 'GhIjKl', 'abcdefghijklmnopqrstuvwxyz0123456789AB'].join('.');
 
+describe('a secret shaped like a key or in a credential field never survives, at the cost of a word when in doubt', () => {
+  it.each([
+    // sk- keys: a part with a digit of 4 characters or more, or 16 characters in all
+    ['an Anthropic-style key', 'key sk-ant-api03-abcd refused', 'api03-abcd'],
+    ['a project key with an underscore', 'key sk-proj-AbCd_1234-EfGh refused', 'AbCd_1234'],
+    ['a letters-only key of 24', 'key sk-AbCdEfGhIjKlMnOpQrStUvWx refused', 'AbCdEfGhIjKlMnOpQrStUvWx'],
+    ['a quoted letters-only key of 17', 'key "sk-abcdefghijklmnopq" refused', 'abcdefghijklmnopq'],
+    ['a short key ending a sentence', 'your key is sk-abc123.', 'abc123'],
+    ['a key in a URL path', 'GET https://h.test/v1/keys/sk-live0123456789abcdef failed', 'live0123456789abcdef'],
+    ['a key after a percent escape', 'sent q=key%3Dsk-live0123456789 again', 'live0123456789'],
+    ['a key after a plus', 'header Bearer+sk-abcdef0123456789 refused', 'abcdef0123456789'],
+    // authorization fields: the whole value, with or without a scheme
+    ['a value without a scheme', 'authorization=hunter2', 'hunter2'],
+    ['a letters-only value without a scheme', 'Authorization: abcdefgh', 'abcdefgh'],
+    ['a value without a scheme followed by words', 'Authorization: hunter2 is wrong', 'hunter2'],
+    ['Basic credentials as written', 'Authorization: Basic user:pass', 'user:pass'],
+    ['a Token credential', 'Authorization: Token abcdefgh', 'abcdefgh'],
+    ['a Discord Bot token', '{"authorization":"Bot MTIzNDU2.Gh7x.abc"}', 'MTIzNDU2'],
+    ['a quoted Bearer token', 'Authorization: Bearer "abc123 def"', 'abc123'],
+    ['a braced Bearer token', 'Authorization: Bearer {abcdef0123456789}', 'abcdef0123456789'],
+    ['a quoted Bearer token outside a field', 'sent Bearer "abc123def"', 'abc123def'],
+    ['a braced Bearer token outside a field', 'sent Bearer {abcdef0123456789}', 'abcdef0123456789'],
+    ['a placeholder-looking shell variable', 'Authorization: Bearer ${API_KEY}x', 'API_KEY'],
+    // other credential fields
+    ['an x-api-key header', 'x-api-key: abcdef1234567890', 'abcdef1234567890'],
+    ['an x-api-key header followed by words', 'x-api-key: abcdef1234567890 was refused', 'abcdef1234567890'],
+    ['an api_key query parameter', 'GET /v1/models?api_key=abcdef1234567890xyz', 'abcdef1234567890xyz'],
+    ['an api-key field', 'api-key=hunter2', 'hunter2'],
+    ['an access_token field', '{"access_token": "ya29.a0AfH6"}', 'ya29'],
+    ['an environment variable holding a key', 'OPENAI_API_KEY=hunter2pass', 'hunter2pass'],
+    // a quoted value: everything up to its closing quote, or to the end of the line without one
+    ['a quoted x-api-key of several words', 'x-api-key: "correct horse battery staple"', 'battery staple'],
+    ['a quoted api-key of several words', 'api-key: "my secret key with spaces"', 'key with spaces'],
+    ['a single-quoted api_key of several words', "api_key='open sesame please'", 'please'],
+    ['a quoted value without its closing quote', 'x-api-key: "unterminated secret words', 'words'],
+    ['a quoted JSON value of several words', '{"api_key": "sk-abc 123", "model": "x"}', '123'],
+    // a scheme other than Bearer, Basic, Token or Bot: the rest of the field
+    ['a Digest response', 'Authorization: Digest username="bob", response="6629fae49393a05397450978507c4ef1"', '6629fae49393a05397450978507c4ef1'],
+    ['a Digest response in JSON, its quotes escaped', '{"authorization":"Digest username=\\"bob\\", response=\\"6629fae4\\""}', '6629fae4'],
+    ['a Digest response after a quoted realm holding a colon', 'Authorization: Digest realm="Service: API", response="6629fae4"', '6629fae4'],
+    ['a Negotiate blob', 'Authorization: Negotiate YIIBhwYGKwYBBQUCoIIBezCCAXeg', 'YIIBhwYGKwYBBQUCoIIBezCCAXeg'],
+    ['the parameters of an unknown scheme', 'Authorization: Custom id=ops, sig=abc123def', 'abc123def'],
+  ])('redacts %s', (_what, text, secret) => {
+    const redacted = redactSecrets(text);
+    expect(redacted).not.toContain(secret);
+    expect(redacted).toContain('[redacted]');
+  });
+
+  it.each([
+    ['the scheme of a field', 'Authorization: Bearer token required', 'Authorization: Bearer [redacted] required'],
+    ['the words after a field without a scheme', 'x-api-key: abcdef1234567890 was refused', 'x-api-key: [redacted] refused'],
+    ['the words after the two a field without a scheme hides', 'Authorization: hunter2 is wrong Host: h.test', 'Authorization: [redacted] wrong Host: h.test'],
+    ['the next header after a Digest field', 'Authorization: Digest realm="Service: API", response="6629fae4" Host: h.test', 'Authorization: Digest [redacted] Host: h.test'],
+    ['the quotes around a quoted value and the fields after it', '{"api_key": "sk-abc 123", "model": "x"}', '{"api_key": "[redacted]", "model": "x"}'],
+    ['the scheme inside a quoted value', '{"Authorization": "Bearer abc 123"}', '{"Authorization": "Bearer [redacted]"}'],
+    ['the scheme Basic, whatever follows it', 'Authorization: Basic auth is not supported', 'Authorization: Basic [redacted] is not supported'],
+    ['the words around a key', 'see https://h.test/sk-live0123456789 for more', 'see https://h.test/sk-[redacted] for more'],
+    [
+      'the sentence after a field named in words',
+      'Access denied. The Authorization: header was empty or malformed, so the request was rejected before billing; check the key and retry.',
+      'Access denied. The Authorization: [redacted] empty or malformed, so the request was rejected before billing; check the key and retry.',
+    ],
+    [
+      'the words after the parameters of a Digest field',
+      'Authorization: Digest realm="Service: API", response="6629fae4", then the server gave up (incident 7781)',
+      'Authorization: Digest [redacted], then the server gave up (incident 7781)',
+    ],
+    ['the words after a Negotiate blob', 'Authorization: Negotiate YIIBhwYGKwYBBQUCoIIBezCCAXeg was refused', 'Authorization: Negotiate [redacted] was refused'],
+    [
+      'the page after a scheme named in an HTML page',
+      '<p>Expected Authorization: Negotiate</p><p>This server could not verify your credentials (incident 7781).</p>',
+      '<p>Expected Authorization: Negotiate</p><p>This server could not verify your credentials (incident 7781).</p>',
+    ],
+    ['the sentence after a stray quote', 'bad "api_key": " value; the key must start with sk-…', 'bad "api_key": "[redacted]; the key must start with sk-…'],
+    ['the next line after an unclosed quote', 'x-api-key: "unterminated secret\nSee the docs for the key format', 'x-api-key: "[redacted]\nSee the docs for the key format'],
+  ])('keeps the words outside a credential: %s', (_what, text, shown) => {
+    expect(redactSecrets(text)).toBe(shown);
+    expect(redactSecrets(shown), 'redacting twice hides nothing more').toBe(shown);
+  });
+});
+
 describe('a token of a known service is hidden wherever it shows, and the words around it stay', () => {
   it.each([
     ['a Slack bot token in an error', `An API error occurred: invalid_auth (token ${slackBot} was revoked; incident 7781)`, 'An API error occurred: invalid_auth (token xoxb-[redacted] was revoked; incident 7781)'],
