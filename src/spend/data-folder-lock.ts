@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, utimesSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ValidationError } from '../core/errors.js';
 import { THIS_HOST, withFileLock } from './file-lock.js';
@@ -22,7 +22,7 @@ export interface HeldLock {
  * Takes the data folder for this process's bots, for as long as it runs (until `release`): their state there is one
  * process's (two would sweep each other's running jobs as interrupted). The lock is `file-lock.ts`'s, held rather
  * than taken for a task and touched every 20 s while held: a lock left by a process of this machine that is gone (a
- * kill -9, a crash), or by this very pid before (a container started again: pid 1 both times), is taken over, and so
+ * kill -9, a crash), or by this very pid before and untouched for 40 s (a container started again: pid 1 both times), is taken over, and so
  * is one of another machine untouched for 90 s (a network folder, a container made again under a new host name); one
  * held by a live process refuses the start with a ValidationError naming `PICTOR_DATA_DIR`. The CLI and the console share only the
  * ledger there, and take no such lock. `release` gives it back (once every state of this process on the folder has).
@@ -68,7 +68,9 @@ const lettingGo = new Map<string, Promise<void>>();
 async function take(dataDir: string, path: string, renewMs: number): Promise<() => Promise<void>> {
   // This pid on this machine, and not held here: written by an earlier process that had this pid (a container started
   // again), never by a live one.
-  if (holderOf(path) === `pid ${process.pid} on ${THIS_HOST}`) rmSync(path, { force: true });
+  // Only once it is older than two renewals: a live holder with this pid and host name (another container sharing the
+  // folder and the host name) touches it every 20 s.
+  if (holderOf(path) === `pid ${process.pid} on ${THIS_HOST}` && Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0) > 2 * RENEW_MS) rmSync(path, { force: true });
   let letGo!: () => void;
   const released = new Promise<void>((done) => (letGo = done));
   let taken!: () => void;

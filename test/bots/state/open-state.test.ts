@@ -48,9 +48,13 @@ describe('openBotState on a data folder (no Redis)', () => {
     await state.close();
   });
 
-  it('takes over a lock this very pid left before (a container started again, pid 1 both times)', async () => {
+  it('takes over a lock this very pid left before once it is older than two renewals (a container started again, pid 1 both times), never a fresh one (another container with the same pid and host name)', async () => {
     const dataDir = await testTempDir('pictor-state-lock-');
-    writeFileSync(join(dataDir, DATA_FOLDER_LOCK), `${process.pid}\n${hostname()}\n`);
+    const lock = join(dataDir, DATA_FOLDER_LOCK);
+    writeFileSync(lock, `${process.pid}\n${hostname()}\n`);
+    await expect(open(dataDir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR' });
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(lock, past, past);
     const state = await open(dataDir);
     await state.close();
   });
