@@ -51,7 +51,7 @@ interface Mention {
  * redelivery is tried again (failing again, it is neither told nor logged as an error a second time).
  */
 export function registerMentions(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>): void {
-  const told = new RecentKeys(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
+  const told = RecentKeys.for(taken);
 
   app.event('app_mention', async ({ event, body, context: auth }) => {
     if (!event.user || (event as { bot_id?: string }).bot_id) return;

@@ -1,6 +1,8 @@
 import type { App, webApi } from '@slack/bolt';
 import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
+import { MAX_TIMER_MS } from 'pictor/internal';
 import { RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
+import { RECENT_KEYS_MAX, takenForMs } from '../../runner/recent-keys.js';
 import { claimWithin, digestKeyOf, LateClaim, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
 import { slackErrorCode } from '../slack-error-code.js';
@@ -57,7 +59,7 @@ interface StepInputs {
  */
 export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>): { stop(): void } {
   // The steps this process took up lately (claiming or claimed), by workspace and execution id.
-  const mine = new RecentKeys(2000, taken.definition.ttlMs ?? Number.POSITIVE_INFINITY);
+  const mine = RecentKeys.for(taken);
   // The steps failed because the state could not answer, whose keys are asked for again until it does.
   const retakes = new Retakes(taken, context.logger);
 
@@ -132,32 +134,32 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
   return { stop: () => retakes.stop() };
 }
 
-/** The most steps whose keys are asked for again at once; past it, a step is logged as one that may run again. */
-const MAX_RETAKES = 2000;
-
 /**
- * The keys of steps failed because the state could not answer, asked for again (`claimOnce`) every `STEP_RETAKE_MS`
- * until the state answers — taken now, or taken before: either way no later delivery runs the step — the space's TTL
- * passes (a key taken later would outlive no delivery worth stopping) or `stop`. A key never taken is logged once.
+ * The keys of steps failed because the state could not answer, asked for again every `STEP_RETAKE_MS` — by the one
+ * claim rule (`claimWithin`: its wait, and a claim that lands late is still this step's, kept) — until the state
+ * answers — taken now, or taken before: either way no later delivery runs the step — the key's life in the space
+ * passes (`takenForMs`: a key taken later would outlive no delivery worth stopping; a space without a TTL, asked until
+ * `stop`) or `stop`. A claim the state has not answered within its wait is not sent again: its late answer decides.
+ * At most `RECENT_KEYS_MAX` steps at once; a key never taken is logged once.
  */
 export class Retakes {
-  readonly #asking = new Map<string, { where: object; retry?: NodeJS.Timeout; deadline: NodeJS.Timeout }>();
+  readonly #asking = new Map<string, { where: object; retry?: NodeJS.Timeout; deadline?: NodeJS.Timeout }>();
   #stopped = false;
 
   constructor(
-    private readonly taken: Pick<Space<unknown>, 'claimOnce' | 'definition'>,
+    private readonly taken: Pick<Space<unknown>, 'claimOnce' | 'releaseClaim' | 'definition'>,
     private readonly logger: BotContext['logger'],
   ) {}
 
   add(key: string, where: object): void {
     if (this.#asking.has(key)) return;
-    if (this.#stopped || this.#asking.size >= MAX_RETAKES) {
+    if (this.#stopped || this.#asking.size >= RECENT_KEYS_MAX) {
       this.#giveUp(where);
       return;
     }
-    const ttlMs = this.taken.definition.ttlMs ?? 15 * 60_000;
-    const deadline = setTimeout(() => this.#end(key, false), ttlMs);
-    deadline.unref?.();
+    const lifeMs = takenForMs(this.taken.definition);
+    const deadline = Number.isFinite(lifeMs) ? setTimeout(() => this.#end(key, false), Math.min(lifeMs, MAX_TIMER_MS)) : undefined;
+    deadline?.unref?.();
     this.#asking.set(key, { where, deadline });
     this.#schedule(key);
   }
@@ -172,9 +174,17 @@ export class Retakes {
     if (!entry) return;
     entry.retry = setTimeout(() => {
       entry.retry = undefined;
-      this.taken.claimOnce(key).then(
+      // Taken now or before (true or false): either way the step is taken. A late claim is still this step's, kept.
+      claimWithin(this.taken, key, { keepLate: true }).then(
         () => this.#end(key, true),
-        () => this.#schedule(key),
+        (error: unknown) => {
+          if (error instanceof LateClaim)
+            error.late.then(
+              () => this.#end(key, true),
+              () => this.#schedule(key),
+            );
+          else this.#schedule(key);
+        },
       );
     }, STEP_RETAKE_MS);
     entry.retry.unref?.();
@@ -184,7 +194,7 @@ export class Retakes {
     const entry = this.#asking.get(key);
     if (!entry) return;
     this.#asking.delete(key);
-    clearTimeout(entry.deadline);
+    if (entry.deadline) clearTimeout(entry.deadline);
     if (entry.retry) clearTimeout(entry.retry);
     if (took) this.logger.info(entry.where, 'a workflow step failed on our side is taken now: no later delivery runs it');
     else this.#giveUp(entry.where);
