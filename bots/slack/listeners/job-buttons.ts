@@ -73,6 +73,11 @@ export function registerJobButtons(app: App, context: BotContext): void {
     if (context.runner.cancel(jobId, requester)) return;
     // The job ended but its message never said so (Slack failed every try): the click brings it up to date.
     if (await context.jobs.repair(jobId)) return;
+    // Another workspace's job (a channel shared with Slack Connect), running or not: told so, as its other buttons are.
+    if (requestId && inScope(await context.store.get(requestId), body) === 'elsewhere') {
+      await respondVia(body.response_url, context.logger)(otherWorkspaceNote(context, actor.locale));
+      return;
+    }
     const info = context.runner.get(jobId);
     // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
     const finished = await finishedJobNote({ client, store: context.store, requestId, teamId: actor.teamId, runnerStatus: info?.status, locale: actor.locale });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
-import { finishedActions, png, startHarness, type Harness } from './harness.js';
+import { finishedActions, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -31,5 +31,16 @@ describe('job buttons act only for the workspace the job was made in', () => {
     expect(fake.callsOf('views.open')).toHaveLength(0);
     expect(fake.callsOf('files.delete')).toHaveLength(0);
     expect(fake.callsOf('chat.delete')).toHaveLength(0);
+  });
+
+  it('answers a Cancel pressed from another workspace of a shared channel on a running job that the job is that workspace’s, and the job runs on', async () => {
+    h = await startHarness({ emulator: { latencyMs: 20_000 } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a very slow painting', channel: 'C0SHARED' });
+    const running = await fake.waitFor(() => jobMessages(fake, 'C0SHARED').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    const click = await fake.clickButton(running, 'pictor_cancel', 'U0EVE', 'T0OTHER');
+    const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(answer.body.text).toBe(say('en', 'slack.button.other_workspace', { command: '`/imagine`' }));
+    expect(h.runner.activeJobs()).toHaveLength(1);
   });
 });
