@@ -10,8 +10,12 @@ import type { ChargeBasis } from './types.js';
  * is charged then (`chargeOf`). docs/spend-guard.md has the same rule as a table.
  */
 
-/** How a job ended. `cancelled`: a person cancelled it, a shutdown stopped it, or its reader left early. */
-export type JobEnding = { kind: 'completed' } | { kind: 'failed'; error: unknown } | { kind: 'cancelled' };
+/**
+ * How a job ended. `cancelled`: a person cancelled it, a shutdown stopped it, or its reader left early; `leftNothing`:
+ * the client saw that no byte of the request had left when the cancel struck (`AbortedError.mayBeBilled`, told by the
+ * transport), so nothing reached the service.
+ */
+export type JobEnding = { kind: 'completed' } | { kind: 'failed'; error: unknown } | { kind: 'cancelled'; leftNothing?: true | undefined };
 
 export interface JobOutcome {
   ending: JobEnding;
@@ -53,33 +57,47 @@ const ANSWERED_WITH_AN_ERROR: ReadonlySet<PictorErrorCode> = new Set<PictorError
 
 /**
  * True when the service ended the job with an error answer (an error status, or an `error` event in the stream), or
- * the request never reached it: a connection that could not be made, or a timeout the client says struck before any
- * byte of the request left (`TimeoutError.mayBeBilled`, told by the transport).
+ * the request never reached it: a connection that could not be made, or a timeout or a cancel the client says struck
+ * before any byte of the request left (`leftNothing`).
  */
 function answeredWithAnError(ending: JobEnding): boolean {
   if (ending.kind !== 'failed' || !isPictorError(ending.error)) return false;
-  return ANSWERED_WITH_AN_ERROR.has(ending.error.code) || (ending.error.code === 'timeout' && (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false);
+  return ANSWERED_WITH_AN_ERROR.has(ending.error.code) || leftNothing(ending);
 }
 
 /**
  * How an ending is charged and recorded. A request the caller cancelled through its signal (Ctrl+C in the CLI, a
  * stopped n8n execution) fails with `aborted`: it is a cancel — charged the same, and its usage record says
- * `cancelled`. Every other ending is as it came.
+ * `cancelled` — which keeps what the client saw: a cancel before any byte of the request left (`mayBeBilled: false`)
+ * left nothing at the service. Every other ending is as it came.
  */
 export function endingOf(ending: JobEnding): JobEnding {
-  return ending.kind === 'failed' && isPictorError(ending.error) && ending.error.code === 'aborted' ? { kind: 'cancelled' } : ending;
+  if (ending.kind !== 'failed' || !isPictorError(ending.error) || ending.error.code !== 'aborted') return ending;
+  return (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false ? { kind: 'cancelled', leftNothing: true } : { kind: 'cancelled' };
+}
+
+/**
+ * The client saw that nothing of the request reached the service: a cancel or a timeout that struck before any byte of
+ * it left. What a job left at the service is then only what earlier attempts did (`ChargedJob` tells them apart).
+ */
+export function leftNothing(ending: JobEnding): boolean {
+  if (ending.kind === 'cancelled') return ending.leftNothing === true;
+  if (ending.kind !== 'failed' || !isPictorError(ending.error)) return false;
+  return (ending.error.code === 'timeout' || ending.error.code === 'aborted') && (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false;
 }
 
 /**
  * May the service bill this job? Never when it was not sent; always when an
  * image came back or it completed; after a cancel, a timeout, a broken stream,
  * a 200 that is not the result, or a failure of ours once sent: yes. Only an
- * error answer of the service (or a request that never reached it) with no
- * image before it is known to cost nothing.
+ * error answer of the service (or a request that never reached it: a cancel or
+ * a timeout before any byte of it left) with no image before it is known to
+ * cost nothing.
  */
 export function mayBeBilled(outcome: JobOutcome): boolean {
   if (!outcome.sent) return false;
-  if (outcome.completed.length > 0 || outcome.ending.kind !== 'failed') return true;
+  if (outcome.completed.length > 0 || outcome.ending.kind === 'completed') return true;
+  if (outcome.ending.kind === 'cancelled') return !leftNothing(outcome.ending);
   return !answeredWithAnError(outcome.ending);
 }
 
