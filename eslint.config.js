@@ -16,6 +16,19 @@ export default tseslint.config(
     },
   },
   {
+    // One-way layering inside the core: the spec, the core's rules and the client stand on nothing above them (the spend
+    // guard, the CLI, the console, the emulator), so a money rule the client needs lives in src/core/pricing.ts.
+    files: ['src/spec/**/*.ts', 'src/core/**/*.ts', 'src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ regex: '^\\.\\./(spend|cli|console|emulator|metrics)(/|$)', message: 'The spec, the core and the client import nothing above them: move the rule down (src/core/pricing.ts for a price).' }],
+        },
+      ],
+    },
+  },
+  {
     // The surfaces stand on the core's two entries, by name: `pictor` (the public API) and `pictor/internal`
     // (what they share beyond it) — never a path into src/ or dist/ (src/README.md, "Entries").
     files: ['bots/**/*.ts', 'nodes/**/*.ts'],

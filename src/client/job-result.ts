@@ -1,5 +1,4 @@
-import type { PriceQuote } from '../core/pricing.js';
-import { priceOfImages } from '../spend/charge-rules.js';
+import { priceOfImages, type PriceQuote } from '../core/pricing.js';
 import { BadResponseError, StreamBrokenError } from '../core/errors.js';
 import { EVENT_TYPES } from '../spec/constants.js';
 import {

@@ -118,7 +118,7 @@ export class SendProgress {
    * this package's major (`tracksBodyProgress`), body progress is reported, so
    * a connection that closed before the first body byte is still safe. With
    * any other dispatcher (composed interceptors do not pass body progress on),
-   * a made connection counts as sent, and so does any timeout (`classifyTransportError`).
+   * a made connection counts as sent, and so does any timeout or cancel (`classifyTransportError`).
    */
   mayHaveReachedService(tracksBody: boolean): boolean {
     if (this.bodyBytesSent > 0 || this.requestSent || this.responseStarted) return true;
@@ -219,7 +219,8 @@ export async function send(options: SendOptions): Promise<RawResponse> {
   };
   const inner = options.dispatcher ?? getGlobalDispatcher();
   const progress = options.progress ?? new SendProgress();
-  const tracked = tracksBodyProgress(inner);
+  // A request cancelled (or timed out) before it is handed to undici never leaves, whatever the dispatcher.
+  const tracked = options.signal.aborted || tracksBodyProgress(inner);
   try {
     const res = await request(options.url, {
       method: 'POST',
@@ -280,13 +281,15 @@ function describeCause(error: unknown): string {
 
 /**
  * Maps what undici throws to our tree. `signal.reason` says why we aborted:
- * a TimeoutError (total timeout) or the caller's cancel. `phase` says how far
+ * a TimeoutError (total timeout) or the caller's cancel; either says whether
+ * it struck before any byte of the body left (`mayBeBilled`), the one fact the
+ * charge rule reads (src/spend/charge-rules.ts). `phase` says how far
  * the request got: `connect` (no byte of the body left: safe to send again),
  * `sent` (the body, or part of it, left before the connection broke: may be
  * billed) or `body` (the answer was arriving). `bodyTracked: false`: the
  * dispatcher does not tell us what left (`tracksBodyProgress`), so a timeout
- * counts as after sending whatever `phase` says: only a dispatcher that reports
- * body progress can show that no byte of the body left.
+ * or a cancel counts as after sending whatever `phase` says: only a dispatcher
+ * that reports body progress can show that no byte of the body left.
  */
 export function classifyTransportError(
   error: unknown,
@@ -296,7 +299,7 @@ export function classifyTransportError(
   if (ctx.signal.aborted) {
     const reason: unknown = ctx.signal.reason;
     if (reason instanceof TimeoutError) return sent || ctx.bodyTracked === false ? reason.afterSending() : reason;
-    if (reason instanceof AbortedError) return reason;
+    if (reason instanceof AbortedError) return sent || ctx.bodyTracked === false ? reason : reason.beforeSending();
     return new AbortedError('the request was cancelled', { cause: reason });
   }
   const code = errorCode(error);

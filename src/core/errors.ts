@@ -168,8 +168,19 @@ export class TimeoutError extends PictorError {
 }
 
 export class AbortedError extends PictorError {
-  constructor(message = 'the request was cancelled', options: { cause?: unknown } = {}) {
+  /**
+   * The request may have reached the service before the cancel: true unless the client saw that no byte of it left
+   * (`beforeSending`). A cancel in the queue or in a retry wait leaves nothing either: the spend guard knows that much.
+   */
+  readonly mayBeBilled: boolean;
+  constructor(message = 'the request was cancelled', options: { cause?: unknown; mayBeBilled?: boolean } = {}) {
     super('aborted', message, options);
+    this.mayBeBilled = options.mayBeBilled ?? true;
+  }
+
+  /** The same cancel, known to have struck before any byte of the request left. */
+  beforeSending(): AbortedError {
+    return this.mayBeBilled ? new AbortedError(this.message, { cause: this.cause, mayBeBilled: false }) : this;
   }
 }
 

@@ -1,4 +1,5 @@
 import { QUALITIES, SIZES, type Quality, type Size } from '../spec/constants.js';
+import { ImageResultSchema } from '../spec/result-schemas.js';
 
 /**
  * Spec §1 "Pricing": US dollars per image, service fee included. The spec shows
@@ -78,6 +79,53 @@ export function priceOfResult(input: {
     quality: input.reported?.quality ?? input.requested.quality,
     n: input.images,
   });
+}
+
+/** What was asked of a job, to price the images that came back. */
+export interface PricedRequest {
+  operation: 'generate' | 'edit';
+  size?: string | undefined;
+  quality?: string | undefined;
+}
+
+/** The labels of the images that came back, as the result schema read them (on the first image, or the JSON result). */
+export interface ReportedLabels {
+  size: string;
+  quality: string;
+  /** The labels the service sent that the spec does not list (`size` and `quality` above are then the ones asked). */
+  unlisted?: readonly string[] | undefined;
+}
+
+/**
+ * What the images that came back cost (`cost`: the client's result's `cost` and the spend guard's charge alike) and the
+ * size and quality their usage record keeps (`made`). Priced at the table price of what the service reported; a quality
+ * without a table price (such as `auto`) at its estimate; and when the service sent a size or quality the spec does not
+ * list (such as `ultra`), at the job's estimate with basis `estimate`: it may have made something dearer, and the table
+ * price of what was asked would claim a certainty no one has. The record then keeps what was asked.
+ */
+export function priceOfImages(
+  request: PricedRequest,
+  reported: ReportedLabels,
+  images: number,
+): { cost: PriceQuote; made: { size: string | undefined; quality: string | undefined } } {
+  const made = labelsOf(reported, request);
+  if (reported.unlisted && reported.unlisted.length > 0) {
+    const estimate = estimatePrice({ operation: request.operation, size: request.size, quality: request.quality, n: images });
+    const reason = `the service reported a ${reported.unlisted.join(' and ')} the spec does not list: the job's estimate`;
+    return { cost: { ...estimate, basis: 'estimate', reason: estimate.reason ? `${estimate.reason}; ${reason}` : reason }, made };
+  }
+  return { cost: priceOfResult({ operation: request.operation, requested: request, reported: made, images }), made };
+}
+
+/**
+ * The size and quality the images that came back are priced and kept as: each as the service reported it (on the first
+ * image) when the spec lists it, else the one asked — read by the result schema, as the client reads an answer, so a
+ * hostile server's long string or terminal escapes never reach a usage record, the CSV or the console; undefined when
+ * neither is one the spec lists.
+ */
+function labelsOf(reported: { size: string; quality: string }, request: PricedRequest): { size: string | undefined; quality: string | undefined } {
+  const { size, quality } = ImageResultSchema.shape;
+  return { size: size.parse(reported.size) ?? size.parse(request.size), quality: quality.parse(reported.quality) ?? quality.parse(request.quality) };
 }
 
 /** The decimals a price shows: 4 under $0.10, 3 under $1, else 2 (and $0.00): enough to tell one image's price from another's. */

@@ -4,7 +4,7 @@ import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connec
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
-import { oldestRefusalDay, REFUSAL_KEEP_DAYS, type Reservation } from './ledger-document.js';
+import { oldestRefusalDay, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
@@ -208,7 +208,7 @@ export class RedisQuotaStore implements QuotaStore {
       jobId,
       nanos,
       info.requestId ?? '',
-      info.basis ?? 'table',
+      settledBasis(info),
       info.outcome ?? '',
       info.images === undefined ? '' : info.images,
       ...copyArgs(copy),

@@ -1,6 +1,6 @@
 import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../core/errors.js';
-import { estimatePrice, priceOfResult, type PriceQuote } from '../core/pricing.js';
-import { ImageResultSchema, type CompletedEvent } from '../spec/index.js';
+import { estimatePrice, priceOfImages, type PriceQuote } from '../core/pricing.js';
+import type { CompletedEvent } from '../spec/index.js';
 import { roundToNanoUsd } from './rules.js';
 import type { ChargeBasis } from './types.js';
 
@@ -10,8 +10,12 @@ import type { ChargeBasis } from './types.js';
  * is charged then (`chargeOf`). docs/spend-guard.md has the same rule as a table.
  */
 
-/** How a job ended. `cancelled`: a person cancelled it, a shutdown stopped it, or its reader left early. */
-export type JobEnding = { kind: 'completed' } | { kind: 'failed'; error: unknown } | { kind: 'cancelled' };
+/**
+ * How a job ended. `cancelled`: a person cancelled it, a shutdown stopped it, or its reader left early; `leftNothing`:
+ * the client saw that no byte of the request had left when the cancel struck (`AbortedError.mayBeBilled`, told by the
+ * transport), so nothing reached the service.
+ */
+export type JobEnding = { kind: 'completed' } | { kind: 'failed'; error: unknown } | { kind: 'cancelled'; leftNothing?: true | undefined };
 
 export interface JobOutcome {
   ending: JobEnding;
@@ -53,33 +57,47 @@ const ANSWERED_WITH_AN_ERROR: ReadonlySet<PictorErrorCode> = new Set<PictorError
 
 /**
  * True when the service ended the job with an error answer (an error status, or an `error` event in the stream), or
- * the request never reached it: a connection that could not be made, or a timeout the client says struck before any
- * byte of the request left (`TimeoutError.mayBeBilled`, told by the transport).
+ * the request never reached it: a connection that could not be made, or a timeout or a cancel the client says struck
+ * before any byte of the request left (`leftNothing`).
  */
 function answeredWithAnError(ending: JobEnding): boolean {
   if (ending.kind !== 'failed' || !isPictorError(ending.error)) return false;
-  return ANSWERED_WITH_AN_ERROR.has(ending.error.code) || (ending.error.code === 'timeout' && (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false);
+  return ANSWERED_WITH_AN_ERROR.has(ending.error.code) || leftNothing(ending);
 }
 
 /**
  * How an ending is charged and recorded. A request the caller cancelled through its signal (Ctrl+C in the CLI, a
  * stopped n8n execution) fails with `aborted`: it is a cancel — charged the same, and its usage record says
- * `cancelled`. Every other ending is as it came.
+ * `cancelled` — which keeps what the client saw: a cancel before any byte of the request left (`mayBeBilled: false`)
+ * left nothing at the service. Every other ending is as it came.
  */
 export function endingOf(ending: JobEnding): JobEnding {
-  return ending.kind === 'failed' && isPictorError(ending.error) && ending.error.code === 'aborted' ? { kind: 'cancelled' } : ending;
+  if (ending.kind !== 'failed' || !isPictorError(ending.error) || ending.error.code !== 'aborted') return ending;
+  return (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false ? { kind: 'cancelled', leftNothing: true } : { kind: 'cancelled' };
+}
+
+/**
+ * The client saw that nothing of the request reached the service: a cancel or a timeout that struck before any byte of
+ * it left. What a job left at the service is then only what earlier attempts did (`ChargedJob` tells them apart).
+ */
+export function leftNothing(ending: JobEnding): boolean {
+  if (ending.kind === 'cancelled') return ending.leftNothing === true;
+  if (ending.kind !== 'failed' || !isPictorError(ending.error)) return false;
+  return (ending.error.code === 'timeout' || ending.error.code === 'aborted') && (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false;
 }
 
 /**
  * May the service bill this job? Never when it was not sent; always when an
  * image came back or it completed; after a cancel, a timeout, a broken stream,
  * a 200 that is not the result, or a failure of ours once sent: yes. Only an
- * error answer of the service (or a request that never reached it) with no
- * image before it is known to cost nothing.
+ * error answer of the service (or a request that never reached it: a cancel or
+ * a timeout before any byte of it left) with no image before it is known to
+ * cost nothing.
  */
 export function mayBeBilled(outcome: JobOutcome): boolean {
   if (!outcome.sent) return false;
-  if (outcome.completed.length > 0 || outcome.ending.kind !== 'failed') return true;
+  if (outcome.completed.length > 0 || outcome.ending.kind === 'completed') return true;
+  if (outcome.ending.kind === 'cancelled') return !leftNothing(outcome.ending);
   return !answeredWithAnError(outcome.ending);
 }
 
@@ -101,46 +119,6 @@ export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: Cha
   const usd = roundToNanoUsd((produced?.totalUsd ?? 0) + missing * estimate.perImageUsd);
   const basis: ChargeBasis = missing > 0 || (produced !== undefined && produced.basis !== 'table') ? 'estimate' : 'table';
   return { usd, basis, ...(labels?.size !== undefined && labels.quality !== undefined && { made: { size: labels.size, quality: labels.quality } }) };
-}
-
-/** The labels of the images that came back, as the result schema read them (on the first image, or the JSON result). */
-export interface ReportedLabels {
-  size: string;
-  quality: string;
-  /** The labels the service sent that the spec does not list (`size` and `quality` above are then the ones asked). */
-  unlisted?: readonly string[] | undefined;
-}
-
-/**
- * What the images that came back cost (`cost`, the client's result's `cost` and the charge alike) and the size and
- * quality their usage record keeps (`made`). Priced at the table price of what the service reported; a quality without
- * a table price (such as `auto`) at its estimate; and when the service sent a size or quality the spec does not list
- * (such as `ultra`), at the job's estimate with basis `estimate`: it may have made something dearer, and the table
- * price of what was asked would claim a certainty no one has. The record then keeps what was asked.
- */
-export function priceOfImages(
-  request: Omit<ChargedRequest, 'n'>,
-  reported: ReportedLabels,
-  images: number,
-): { cost: PriceQuote; made: { size: string | undefined; quality: string | undefined } } {
-  const made = labelsOf(reported, request);
-  if (reported.unlisted && reported.unlisted.length > 0) {
-    const estimate = estimatePrice({ operation: request.operation, size: request.size, quality: request.quality, n: images });
-    const reason = `the service reported a ${reported.unlisted.join(' and ')} the spec does not list: the job's estimate`;
-    return { cost: { ...estimate, basis: 'estimate', reason: estimate.reason ? `${estimate.reason}; ${reason}` : reason }, made };
-  }
-  return { cost: priceOfResult({ operation: request.operation, requested: request, reported: made, images }), made };
-}
-
-/**
- * The size and quality the images that came back are priced and kept as: each as the service reported it (on the first
- * image) when the spec lists it, else the one asked — read by the result schema, as the client reads an answer, so a
- * hostile server's long string or terminal escapes never reach a usage record, the CSV or the console; undefined when
- * neither is one the spec lists.
- */
-function labelsOf(reported: { size: string; quality: string }, request: Omit<ChargedRequest, 'n'>): { size: string | undefined; quality: string | undefined } {
-  const { size, quality } = ImageResultSchema.shape;
-  return { size: size.parse(reported.size) ?? size.parse(request.size), quality: quality.parse(reported.quality) ?? quality.parse(request.quality) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
-import { chargeOf, estimateOf, mayBeBilled, type ChargedRequest, type JobEnding } from './charge-rules.js';
+import { chargeOf, estimateOf, leftNothing, mayBeBilled, type ChargedRequest, type JobEnding } from './charge-rules.js';
 import { exceedsReservation } from './rules.js';
 import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
 
@@ -204,6 +204,8 @@ export class ChargedJob {
   #sent = false;
   /** An attempt left at least once (whatever it was answered). */
   #everSent = false;
+  /** An attempt was answered with an error that bills nothing and the request was to be sent again (`onRetry`). */
+  #retried = false;
   #ended: Promise<JobSettlement> | undefined;
   #requestId: string | undefined;
   readonly #images: CompletedEvent[] = [];
@@ -235,6 +237,7 @@ export class ChargedJob {
    */
   readonly onRetry = ({ error }: { error: unknown }): void => {
     this.#sent = mayBeBilled({ ending: { kind: 'failed', error }, sent: this.#sent, completed: this.#images });
+    this.#retried = true;
   };
 
   /** Sent, and not since answered with an error that bills nothing (a retry still waiting to go). */
@@ -277,7 +280,9 @@ export class ChargedJob {
     const charge = chargeOf({ ending, sent: this.#sent, completed: this.#images }, this.estimate, this.request);
     if (!charge) {
       const { deferred } = await ledger.commit(id, 'release', () => ledger.store.release(id));
-      return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred, released: this.#everSent ? 'answered' : 'not_sent' };
+      // A job whose only attempt left nothing (a cancel before any byte of it left) was never sent either.
+      const sentSomething = this.#everSent && (this.#retried || !leftNothing(ending));
+      return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred, released: sentSomething ? 'answered' : 'not_sent' };
     }
     const reservedUsd = exceedsReservation({ usd: this.estimate.totalUsd }, charge.usd) ? this.estimate.totalUsd : undefined;
     // The record keeps the size and quality the service reported making (what it is charged for), not those asked.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, recentBucket, type BreakerReading } from './breaker.js';
 import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
-import type { BreakerState, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
+import type { BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, usageRecord } from './usage-records.js';
 import { DAY_MS, utcDayBefore, utcMonthBefore } from './utc-period.js';
 
@@ -203,6 +203,11 @@ export function chargeIn(ledger: Ledger, r: Reservation, usd: number, now: numbe
   entry.hours[hour] = roundToNanoUsd((entry.hours[hour] ?? 0) + usd);
 }
 
+/** The basis a settle's usage record keeps: the one it gives, `table` when it gives none (`SettleInfo.basis`). Every store asks this. */
+export function settledBasis(info: Pick<SettleInfo, 'basis'>): ChargeBasis {
+  return info.basis ?? 'table';
+}
+
 /** The usage record of a reservation ended at `costUsd`. */
 export function recordOf(
   jobId: string,
@@ -316,7 +321,7 @@ export function settleIn(
   }
   delete ledger.reservations[jobId];
   chargeIn(ledger, reservation, actualUsd, now);
-  return { usage: recordOf(jobId, reservation, roundToNanoUsd(actualUsd), info.basis ?? 'table', now, info), lost };
+  return { usage: recordOf(jobId, reservation, roundToNanoUsd(actualUsd), settledBasis(info), now, info), lost };
 }
 
 /**

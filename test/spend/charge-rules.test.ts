@@ -38,6 +38,13 @@ describe('mayBeBilled: the one answer of every surface', () => {
     expect(mayBeBilled({ ending: failed(new TimeoutError('total', 1000).afterSending()), sent: true, completed: [] })).toBe(true);
   });
 
+  it('is false for a cancel the client says came before any byte of the request left, true for one after', () => {
+    const beforeSending = new AbortedError('the request was cancelled', { mayBeBilled: false });
+    expect(mayBeBilled({ ending: endingOf(failed(beforeSending)), sent: true, completed: [] })).toBe(false);
+    expect(chargeOf({ ending: endingOf(failed(beforeSending)), sent: true, completed: [] }, estimate, request)).toBeUndefined();
+    expect(mayBeBilled({ ending: endingOf(failed(new AbortedError())), sent: true, completed: [] })).toBe(true);
+  });
+
   it('is true once sent for a broken stream, a timeout, a bad answer, a cancel, and a bug of ours', () => {
     for (const error of [new StreamBrokenError('broke'), new TimeoutError('idle', 1000, { mayBeBilled: true }), new BadResponseError('no images'), new AbortedError(), new Error('a bug')]) {
       expect(mayBeBilled({ ending: failed(error), sent: true, completed: [] })).toBe(true);
@@ -49,6 +56,7 @@ describe('mayBeBilled: the one answer of every surface', () => {
 describe('endingOf: how an ending is charged and recorded', () => {
   it('reads a failure the caller aborted as a cancel, and every other ending as it came', () => {
     expect(endingOf(failed(new AbortedError()))).toEqual({ kind: 'cancelled' });
+    expect(endingOf(failed(new AbortedError('the request was cancelled', { mayBeBilled: false })))).toEqual({ kind: 'cancelled', leftNothing: true });
     for (const ending of [failed(new StreamBrokenError('broke')), failed(serverError), failed(new Error('a bug')), { kind: 'completed' } as const, { kind: 'cancelled' } as const]) {
       expect(endingOf(ending)).toBe(ending);
     }

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { decodeImages, PictorClient, PRICE_TABLE } from '../../src/index.js';
 import { FileQuotaStore, SpendGuard, type SpendLimits } from '../../src/internal.js';
+import type { JobSettlement } from '../../src/spend/job-ledger.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { misbehavingServer } from '../client/misbehaving-server.js';
@@ -201,6 +202,95 @@ describe('the spend guard as the client’s request hook', () => {
     }
   });
 
+
+  it('releases a job cancelled before any byte of its body left: the client says nothing left, and nothing is charged', async () => {
+    const store = await ledger();
+    // A service that takes the TCP connection and never answers the TLS handshake: no byte of the request leaves.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => sockets.add(socket.on('error', () => {})));
+    const taken = once(silent, 'connection');
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const origin = `https://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+    const pool = new Pool(origin);
+    try {
+      const settled: JobSettlement[] = [];
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli', onEnded: (s) => settled.push(s) });
+      const client = new PictorClient({ baseURL: origin, apiKey: DEV_API_KEY, maxRetries: 0, dispatcher: pool, onRequest: guard.onRequest });
+      const controller = new AbortController();
+      const job = client.generate({ prompt: 'a harbour', quality: 'low' }, { signal: controller.signal });
+      await taken;
+      controller.abort();
+      // undici lets the request go once its handshake ends: the service drops it, after the cancel.
+      for (const socket of sockets) socket.destroy();
+      await expect(job).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+      expect(settled).toEqual([expect.objectContaining({ action: 'released', usd: 0, released: 'not_sent' })]);
+      expect(await store.activeJobs()).toEqual([]);
+      expect(await store.usage({})).toEqual([]);
+      expect(await store.spentToday('account', Date.now())).toBe(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await Promise.all([pool.close(), new Promise((resolve) => silent.close(resolve))]);
+    }
+  });
+
+  for (const [name, dispatcher] of [
+    ['a pool', (origin: string) => new Pool(origin)],
+    ['an agent composed with the retry interceptor', () => new Agent().compose(interceptors.retry())],
+  ] as const) {
+    it(`releases a job cancelled while its "sent" mark was being recorded, through ${name}: the request never went out`, async () => {
+      const store = await ledger();
+      const controller = new AbortController();
+      const markSent = store.markSent.bind(store);
+      vi.spyOn(store, 'markSent').mockImplementation(async (jobId) => {
+        controller.abort();
+        await markSent(jobId);
+      });
+      const through: Dispatcher = dispatcher(emu.url);
+      try {
+        const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+        const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, maxRetries: 0, dispatcher: through, onRequest: guard.onRequest });
+        const before = emu.emulator.requests.length;
+        await expect(client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' }, { signal: controller.signal })).rejects.toMatchObject({
+          code: 'aborted',
+          mayBeBilled: false,
+        });
+        expect(emu.emulator.requests).toHaveLength(before);
+        expect(await store.activeJobs()).toEqual([]);
+        expect(await store.usage({})).toEqual([]);
+        expect(await store.spentToday('account', Date.now())).toBe(0);
+      } finally {
+        await through.close();
+      }
+    });
+
+    it(`charges the estimate of a job cancelled after its body left, through ${name}`, async () => {
+      const store = await ledger();
+      // A service that reads the whole body and never answers.
+      let bodyRead!: () => void;
+      const read = new Promise<void>((resolve) => (bodyRead = resolve));
+      const server = await misbehavingServer(async (req) => {
+        await req.body();
+        bodyRead();
+      });
+      const through: Dispatcher = dispatcher(server.url);
+      try {
+        const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+        const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0, dispatcher: through, onRequest: guard.onRequest });
+        const controller = new AbortController();
+        const job = client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' }, { signal: controller.signal });
+        await read;
+        controller.abort();
+        await expect(job).rejects.toMatchObject({ code: 'aborted', mayBeBilled: true });
+        expect(await store.activeJobs()).toEqual([]);
+        expect(await store.usage({})).toMatchObject([{ costUsd: PRICE_TABLE['1024x1024'].low, basis: 'estimate', outcome: 'cancelled' }]);
+        expect(await store.spentToday('account', Date.now())).toBeCloseTo(PRICE_TABLE['1024x1024'].low, 9);
+      } finally {
+        await through.close();
+        await server.close();
+      }
+    });
+  }
 
   for (const [name, dispatcher] of [
     ['a pool', (origin: string) => new Pool(origin)],
