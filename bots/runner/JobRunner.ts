@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import {
   AbortedError,
-  estimatePrice,
   isCompletedEvent,
   LIMITS,
   editRequestOf,
@@ -21,7 +20,7 @@ import {
   type PriceQuote,
   type RequestOptions,
 } from 'pictor';
-import { AS_VALIDATION_ERROR, chargeOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, chargeOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
@@ -395,7 +394,9 @@ export class JobRunner {
     const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
     const request = spec.kind === 'edit' && !isImagesToFetch(images) ? this.#withImages(fields, images ?? [], fieldNames) : fields;
-    const estimate = estimatePrice({ operation: spec.kind, size: fields.size, quality: fields.quality, n: fields.n });
+    // What the ledger reserves and a refusal names: the one rule of a job's estimate, on what the ledger is given.
+    const charging = { operation: spec.kind, n: fields.n, size: fields.size, quality: fields.quality };
+    const estimate = estimateOf(charging);
     const id = newJobId();
     const { requester } = spec;
     // A place first (no ledger write for a job the queue cannot take), counted at once: a burst cannot all pass the bound.
@@ -411,7 +412,7 @@ export class JobRunner {
         userKey: userKeyOf(requester),
         scopeKey: scopeKeyOf(requester),
         limits: await this.budgets.limitsFor(requester),
-        request: { operation: spec.kind, n: fields.n, size: fields.size, quality: fields.quality },
+        request: charging,
         prompt: this.#recordPrompts ? fields.prompt : undefined,
       });
     } catch (error) {
