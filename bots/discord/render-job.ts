@@ -157,19 +157,29 @@ const FAILURE_ICONS: Record<string, string> = {
 };
 
 /**
- * A failure or refusal: the runner's kind sentence in the job's language (never an error's raw text), and Retry when
+ * A failure or refusal: the runner's kind sentence in the job's language (never an error's raw text), what it was
+ * charged when it was (`cost`: a request that reached the service), and Retry when
  * trying again may help and the job can run again (`retry`: false for a kept job `whyNotRunAgain` refuses).
  */
-export function renderFailure(job: JobHeader, failure: { code: string; words: Words; retryable: boolean }, retry = true): OutgoingMessage {
+export function renderFailure(job: JobHeader, failure: { code: string; words: Words; retryable: boolean; cost?: EndCost | undefined }, retry = true): OutgoingMessage {
   const icon = FAILURE_ICONS[failure.code] ?? '⚠️';
-  return { content: withHeadline(job, `${icon} ${sayWords(job.locale, failure.words)}`), components: failure.retryable && retry ? retryButtons(job.key, job.locale) : [], files: [] };
+  const line = `${icon} ${sayWords(job.locale, failure.words)}`;
+  return { content: withHeadline(job, line, ...chargedLine(job, failure.cost)), components: failure.retryable && retry ? retryButtons(job.key, job.locale) : [], files: [] };
 }
 
-/** A cancellation (by a member, or by a stop), with Retry when the job can run again (`retry`, as `renderFailure`'s). */
+/** What a failed or cancelled job's final update says the ledger charges it (`cost`); none when it was released. */
+type EndCost = { totalUsd: number };
+
+/** The line saying what a failed or cancelled job was charged, when it was (its final update's `cost`): none otherwise. */
+function chargedLine(job: JobHeader, cost: EndCost | undefined): string[] {
+  return cost ? [say(job.locale, 'discord.job.charged', { usd: usd(cost.totalUsd) })] : [];
+}
+
+/** A cancellation (by a member, or by a stop) and what it was charged, with Retry when the job can run again (`retry`, as `renderFailure`'s). */
 export function renderCancelled(job: JobHeader, update: Extract<JobUpdate, { type: 'cancelled' }>, retry = true): OutgoingMessage {
   const line =
     update.reason === 'shutdown' || !update.byUserId ? say(job.locale, 'discord.job.restarted_before_done') : say(job.locale, 'discord.job.cancelled_by', { user: `<@${update.byUserId}>` });
-  return { content: withHeadline(job, line), components: retry ? retryButtons(job.key, job.locale) : [], files: [] };
+  return { content: withHeadline(job, line, ...chargedLine(job, update.cost)), components: retry ? retryButtons(job.key, job.locale) : [], files: [] };
 }
 
 /** A job that finished before the bot restarted, its result never shown and its images no longer kept: no Retry (it would charge again). */

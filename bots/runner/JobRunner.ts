@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
 import {
   AbortedError,
-  estimatePrice,
   isCompletedEvent,
   LIMITS,
   editRequestOf,
@@ -21,7 +20,7 @@ import {
   type PriceQuote,
   type RequestOptions,
 } from 'pictor';
-import { AS_VALIDATION_ERROR, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, chargeOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
@@ -395,7 +394,9 @@ export class JobRunner {
     const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
     const request = spec.kind === 'edit' && !isImagesToFetch(images) ? this.#withImages(fields, images ?? [], fieldNames) : fields;
-    const estimate = estimatePrice({ operation: spec.kind, size: fields.size, quality: fields.quality, n: fields.n });
+    // What the ledger reserves and a refusal names: the one rule of a job's estimate, on what the ledger is given.
+    const charging = { operation: spec.kind, n: fields.n, size: fields.size, quality: fields.quality };
+    const estimate = estimateOf(charging);
     const id = newJobId();
     const { requester } = spec;
     // A place first (no ledger write for a job the queue cannot take), counted at once: a burst cannot all pass the bound.
@@ -411,7 +412,7 @@ export class JobRunner {
         userKey: userKeyOf(requester),
         scopeKey: scopeKeyOf(requester),
         limits: await this.budgets.limitsFor(requester),
-        request: { operation: spec.kind, n: fields.n, size: fields.size, quality: fields.quality },
+        request: charging,
         prompt: this.#recordPrompts ? fields.prompt : undefined,
       });
     } catch (error) {
@@ -754,15 +755,17 @@ export class JobRunner {
   async #failUnexpectedly(job: Job, error: unknown): Promise<void> {
     this.#logger.error({ jobId: job.info.id, err: error }, 'the job runner failed unexpectedly');
     job.decided = true;
-    const settlement = await this.#end(job, { kind: 'failed', error });
-    if (job.pump.finished) return;
-    if (job.cancelledBy) {
-      this.#pushCancelled(job, settlement);
-      return;
+    const { cost, settled } = await this.#end(job, { kind: 'failed', error });
+    if (!job.pump.finished) {
+      if (job.cancelledBy) {
+        this.#pushCancelled(job, cost);
+      } else {
+        const failure = describeFailure(error, job.spec.requester.locale);
+        this.#finish(job, 'failed', this.#now());
+        job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...cost });
+      }
     }
-    const failure = describeFailure(error, job.spec.requester.locale);
-    this.#finish(job, 'failed', this.#now());
-    job.pump.push({ type: 'failed', jobId: job.info.id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...costOf(settlement) });
+    await settled;
   }
 
   async #run(job: Job): Promise<void> {
@@ -840,13 +843,15 @@ export class JobRunner {
     charged.requestId = stream.requestId;
     if (job.decided) {
       // Cancelled while the last bytes arrived: what was produced is charged, and the cancel reported with it.
-      this.#pushCancelled(job, await this.#end(job, { kind: 'cancelled' }));
+      const { cost, settled } = await this.#end(job, { kind: 'cancelled' });
+      this.#pushCancelled(job, cost);
+      await settled;
       return;
     }
     job.decided = true;
     const operation = job.spec.kind;
     const result = resultFromCompleted(completed, { operation, size: job.request.size, quality: job.request.quality }, stream.requestId);
-    await this.#end(job, { kind: 'completed' });
+    await (await this.#end(job, { kind: 'completed' })).settled;
     const finishedAt = this.#now();
     this.#finish(job, 'completed', finishedAt);
     const first = completed[0]!;
@@ -870,7 +875,9 @@ export class JobRunner {
     const { charged } = job;
     if (job.cancelledBy) {
       // Once sent, a cancelled job is charged what it produced and, for images cut off mid-flight, their estimate.
-      this.#pushCancelled(job, await this.#end(job, { kind: 'cancelled' }));
+      const { cost, settled } = await this.#end(job, { kind: 'cancelled' });
+      this.#pushCancelled(job, cost);
+      await settled;
       this.#logger.info({ jobId: id, reason: job.cancelledBy.reason, sent: charged.sent }, 'job cancelled');
       return;
     }
@@ -878,10 +885,11 @@ export class JobRunner {
     const failure = describeFailure(error, job.spec.requester.locale);
     // The last answer was a 429 that was not sent again (retries used up, or a wait longer than the timeout).
     if (failure.code === 'rate_limited') this.#metrics.rateLimited();
-    const settlement = await this.#end(job, { kind: 'failed', error });
+    const { cost, settled } = await this.#end(job, { kind: 'failed', error });
     this.#finish(job, 'failed', this.#now());
     // The images that came before the failure were made and are charged: the user gets them with the failure.
-    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...costOf(settlement) });
+    job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...cost });
+    const settlement = await settled;
     const log = failure.code === 'internal_error' ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
     const mayBeBilled = settlement.action === 'settled';
     log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err: failure.code === 'internal_error' ? error : undefined }, 'job failed');
@@ -896,8 +904,8 @@ export class JobRunner {
 
   /**
    * Decides the cancel at once (nothing more is shown or sent, the request is aborted); its update is pushed by the run
-   * once the ledger settled the job (`#pushCancelled`), so it says what it cost — the end the surface saves is the one a
-   * sweep records after a stop or a crash. The member waits only as long as `done` always did: the abort and that settle.
+   * once the request has stopped (`#pushCancelled`), with what it is charged, so the end the surface saves is the one a
+   * sweep records after a stop or a crash. The member waits for the abort alone, never for the ledger (`#end`).
    */
   #cancel(job: Job, by: { byUserId: string; reason: 'requested' | 'shutdown' }): void {
     job.decided = true;
@@ -906,10 +914,10 @@ export class JobRunner {
     job.controller.abort(new AbortedError(by.reason === 'shutdown' ? 'the bot is shutting down' : 'the job was cancelled'));
   }
 
-  /** A cancelled job's final update, once the ledger settled it: its images and what it was charged. */
-  #pushCancelled(job: Job, settlement: JobSettlement): void {
+  /** A cancelled job's final update, once its request stopped: its images and what it is charged (`#end`). */
+  #pushCancelled(job: Job, cost: EndCost): void {
     const by = job.cancelledBy!;
-    job.pump.push({ type: 'cancelled', jobId: job.info.id, byUserId: by.byUserId, reason: by.reason, ...this.#imagesOf(job), ...costOf(settlement) });
+    job.pump.push({ type: 'cancelled', jobId: job.info.id, byUserId: by.byUserId, reason: by.reason, ...this.#imagesOf(job), ...cost });
   }
 
   #finish(job: Job, status: 'completed' | 'failed' | 'cancelled', at: number): void {
@@ -927,9 +935,22 @@ export class JobRunner {
     if ('image' in job.request && job.request.image.length > 0) job.request = { ...job.request, image: [] };
   }
 
-  /** Ends the job in the ledger by the one rule (`chargeOf`); a ledger that stays unreachable keeps the settle for later, never shown to the user. */
-  async #end(job: Job, ending: JobEnding): Promise<JobSettlement> {
-    return job.charged.end(ending);
+  /**
+   * Ends the job in the ledger by the one rule (`chargeOf`), and says at once what it is charged: the rule on what the
+   * settle begun here reads (the same ending, images and sent mark, in the same turn), so a final update never waits for a
+   * ledger that is slow or unreachable (a settle it does not take is tried again for up to `settleRetryMs`, then kept for
+   * later, never shown to the user). `settled` is that settle: the run waits for it, so `done` (and a shutdown) still do.
+   * A job whose end was begun before (a bug of ours after it) says what that first end settled.
+   */
+  async #end(job: Job, ending: JobEnding): Promise<{ cost: EndCost; settled: Promise<JobSettlement> }> {
+    const { charged } = job;
+    if (charged.ended) {
+      const settlement = await charged.end(ending);
+      return { cost: costOf(settlement), settled: Promise.resolve(settlement) };
+    }
+    const charge = chargeOf({ ending, sent: charged.sent, completed: charged.images }, charged.estimate, charged.request);
+    const settled = charged.end(ending);
+    return { cost: charge ? { cost: { totalUsd: charge.usd } } : {}, settled };
   }
 
   #partialUpdate(jobId: string, event: PartialImageEvent, completedSoFar: number): JobUpdate {
@@ -983,8 +1004,10 @@ interface Admission {
   charged: ChargedJob;
 }
 
-/** What a failed or cancelled job's final update says it cost: what the ledger charged, or nothing when it released it. */
-function costOf(settlement: JobSettlement): { cost?: { totalUsd: number } } {
+/** What a failed or cancelled job's final update says it cost: what the ledger charges it, or nothing when it releases it. */
+type EndCost = { cost?: { totalUsd: number } };
+
+function costOf(settlement: JobSettlement): EndCost {
   return settlement.action === 'settled' ? { cost: { totalUsd: settlement.usd } } : {};
 }
 

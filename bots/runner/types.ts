@@ -238,7 +238,7 @@ export type JobUpdate =
       retryable: boolean;
       /** The images that arrived before it failed: made, charged, and shown to the user. */
       images?: Buffer[] | undefined;
-      format?: OutputFormat | undefined;      /** What the ledger charged it (USD), when it did: none when its reservation was released (nothing that bills was sent). */
+      format?: OutputFormat | undefined;      /** What the ledger charges it (USD), when it does (`chargeOf`): none when its reservation is released (nothing that bills was sent). */
       cost?: { totalUsd: number } | undefined;
     }
   | {
@@ -249,7 +249,7 @@ export type JobUpdate =
       reason?: 'requested' | 'shutdown' | undefined;
       /** The images finished before it was stopped: charged, and shown to the user. */
       images?: Buffer[] | undefined;
-      format?: OutputFormat | undefined;      /** What the ledger charged it (USD), when it did (pushed once the ledger settled it): none when released. */
+      format?: OutputFormat | undefined;      /** What the ledger charges it (USD), when it does (`chargeOf`; pushed once the request stopped, not waiting for the ledger's settle): none when released. */
       cost?: { totalUsd: number } | undefined;
     };
 

@@ -144,6 +144,9 @@ describe('buttons keep working, restarts included', () => {
 
     expect(click.ack?.type).toBe(6);
     expect(cancelled.content.split('\n')[1]).toBe(`✖️ Cancelled by <@${h.discord.user.id}>.`);
+    // Sent, nothing came back: its estimate, as the ledger charges it.
+    expect(await h.quotaStore.spentToday(`discord:${ix.user.id}`, Date.now())).toBeCloseTo(0.224, 2);
+    expect(cancelled.content.split('\n')[2]).toBe(`💵 Charged $0.224: the request had reached the image service.`);
     expect(buttonsOf(cancelled).map((b) => b.label)).toEqual(['Retry']);
     expect(cancelled.attachments).toEqual([]);
     expect(h.emulator.stats().imagesGenerated).toBe(0);

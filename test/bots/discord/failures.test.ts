@@ -1,4 +1,5 @@
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
+import { say, usd } from '../../../bots/runner/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf } from './harness.js';
 
@@ -37,12 +38,24 @@ describe('failures become short, kind messages', () => {
     const failed = await h.finalReply(ix);
     expect(statusOf(failed.content)).toMatch(/^⏳ The image service had an internal error and did not recover after several tries; try again in /);
     expect(buttonsOf(failed).map((b) => b.label)).toEqual(['Retry']);
+    // Every attempt was answered with an error that bills nothing: no charge to tell.
+    expect(failed.content).not.toContain('💵');
 
     const retry = h.discord.clickButton(failed, buttonId(failed, 'Retry'));
     const done = await h.finalReply(retry, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
     expect(done.id).toBe(failed.id);
     expect(done.attachments).toHaveLength(1);
     expect(h.emulator.requests.filter((r) => r.route === 'generations').map((r) => r.status)).toEqual([500, 200]);
+  });
+
+  it('says what a job whose stream broke after it reached the service is charged, under its failure', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    h.emulator.injectFault('reset_mid_stream');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a bridge cut in two', quality: 'low', size: '1024x1024' });
+    const failed = await h.finalReply(ix);
+    const charged = await h.quotaStore.spentToday(`discord:${ix.user.id}`, Date.now());
+    expect(charged).toBeGreaterThan(0);
+    expect(statusOf(failed.content).split('\n').at(-1)).toBe(say('en', 'discord.job.charged', { usd: usd(charged) }));
   });
 
   it('says the service is busy, with the wait, when it keeps rate-limiting', async () => {

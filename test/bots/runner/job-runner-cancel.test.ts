@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRunner, JobSpec, Requester } from '../../../bots/runner/index.js';
 import { ImageLimiter } from '../../../src/index.js';
+import type { QuotaStore } from '../../../src/internal.js';
 import { expectOrderedSequence, recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -14,7 +15,80 @@ async function oneAtATime(options: { partialImages?: number } = {}): Promise<{ r
   return kit.runner({ partialImages: options.partialImages ?? 0, clientOptions: { limiter: new ImageLimiter({ maxConcurrent: 1 }) } });
 }
 
+const bound = (target: object, name: string | symbol): unknown => {
+  const value: unknown = Reflect.get(target, name);
+  return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+};
+
+/** A ledger that takes no settle until `open` is called: as one that is slow or unreachable, for as long as a test needs. */
+function heldSettles(store: QuotaStore) {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  let asked = 0;
+  const held: QuotaStore = new Proxy(store, {
+    get: (target, name) =>
+      name === 'settle'
+        ? async (...args: Parameters<QuotaStore['settle']>) => {
+            asked += 1;
+            await opened;
+            return target.settle(...args);
+          }
+        : bound(target, name),
+  });
+  return {
+    held,
+    open,
+    get asked() {
+      return asked;
+    },
+  };
+}
+
 describe('JobRunner cancel', () => {
+  it('tells the member at once that a job is cancelled, with what it is charged, while the ledger has not taken its settle yet', async () => {
+    // The service sends one partial, then holds the rest until the request is aborted: the cancel comes while it is sent.
+    kit.emu.emulator.injectFault('stalled_stream');
+    const ledger = heldSettles(await kit.store());
+    const { runner, store } = await kit.runner({ partialImages: 2, store: ledger.held });
+    const who = requester();
+    let jobId = '';
+    const rec = recordingSink({
+      onUpdate: (update) => {
+        if (update.type === 'partial') runner.cancel(jobId, who);
+      },
+    });
+    const handle = await runner.submit(job(who), rec.sink);
+    jobId = handle.id;
+
+    await waitUntil(() => rec.types.includes('cancelled'), 'the member is told the job is cancelled');
+    const estimate = runner.get(handle.id)!.estimate.totalUsd;
+    expect(ledger.asked).toBe(1);
+    // Sent, nothing came back: its estimate, which the ledger charges once it answers.
+    expect(rec.final).toMatchObject({ type: 'cancelled', byUserId: who.userId, cost: { totalUsd: estimate } });
+
+    ledger.open();
+    expect(await handle.done).toEqual(rec.final);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeCloseTo(estimate, 9);
+  });
+
+  it('tells the member at once that a job failed, with what it is charged, while the ledger has not taken its settle yet', async () => {
+    kit.emu.emulator.injectFault('reset_mid_stream');
+    const ledger = heldSettles(await kit.store());
+    const { runner, store } = await kit.runner({ partialImages: 0, store: ledger.held });
+    const who = requester();
+    const rec = recordingSink();
+    const handle = await runner.submit(job(who), rec.sink);
+
+    await waitUntil(() => rec.types.includes('failed'), 'the member is told the job failed');
+    expect(ledger.asked).toBe(1);
+    const said = (rec.final as { cost?: { totalUsd: number } }).cost?.totalUsd;
+    expect(said).toBeGreaterThan(0);
+
+    ledger.open();
+    await handle.done;
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeCloseTo(said!, 9);
+  });
+
   it('cancels a queued job before it is sent: the sink hears it, the service never sees it, the reservation goes back', async () => {
     kit.emu.emulator.configure({ latencyMs: 800 });
     const { runner, store } = await oneAtATime();
