@@ -17,8 +17,9 @@ export interface LedgerNowOptions {
  * counting against the caps until another process used the ledger. The pages
  * are polled: the reconcile runs at most once every `everyMs` for all of them
  * in this process (a file lock; on Redis a SCAN for this host's leases, which
- * walks the whole keyspace, and one script), and a reconcile that fails leaves
- * the read as it is.
+ * walks the whole keyspace, and one script), and only while the ledger holds a
+ * reservation (a reconcile only ends reservations: with none, the read of them
+ * is all it costs), and a reconcile that fails leaves the read as it is.
  */
 export class LedgerNow {
   readonly #store: Pick<QuotaStore, 'reconcile' | 'activeJobs'>;
@@ -41,14 +42,18 @@ export class LedgerNow {
     const now = this.#now();
     if (now - this.#lastAt < this.#everyMs) return Promise.resolve();
     this.#lastAt = now;
-    this.#running = this.#store
-      .reconcile(now)
-      .then(() => undefined)
+    this.#running = this.#endGone(now)
       .catch((error: unknown) => this.#onError?.(error))
       .finally(() => {
         this.#running = undefined;
       });
     return this.#running;
+  }
+
+  /** Ends the reservations of gone processes, when there are reservations at all. */
+  async #endGone(now: number): Promise<void> {
+    if ((await this.#store.activeJobs()).length === 0) return;
+    await this.#store.reconcile(now);
   }
 
   /** The reservations still counting, oldest first, those of gone processes ended first. */

@@ -158,17 +158,18 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
+  /** Counts the reservations of gone processes as their end will (`#endingGone`), as Redis ends them before it reads. */
   spentToday(key: string, now: number): Promise<number> {
-    return this.#readLocked(async () => usedIn(await this.#load(), key, 'day', now));
+    return this.#readLocked(async () => usedIn(this.#endingGone(await this.#load(), now), key, 'day', now));
   }
 
   spentThisMonth(key: string, now: number): Promise<number> {
-    return this.#readLocked(async () => usedIn(await this.#load(), key, 'month', now));
+    return this.#readLocked(async () => usedIn(this.#endingGone(await this.#load(), now), key, 'month', now));
   }
 
-  /** From the ledger as last written, without the lock (`#peek`): one read however many keys. */
+  /** From the ledger as last written, without the lock (`#peek`): one read however many keys, counted as `spentToday` counts. */
   async spentMany(keys: readonly string[], now: number): Promise<Map<string, { day: number; month: number }>> {
-    const ledger = await this.#peek();
+    const ledger = this.#endingGone(await this.#peek(), now);
     return new Map(keys.map((key) => [key, { day: usedIn(ledger, key, 'day', now), month: usedIn(ledger, key, 'month', now) }]));
   }
 
@@ -338,6 +339,28 @@ export class FileQuotaStore implements QuotaStore {
     return now - entry.renewedAt < this.#process.leaseMs;
   }
 
+  /** Whether each owner's lease holds now, asked once per owner (by this process's clock: leases are not the time a job counts in). */
+  #aliveness(ledger: Ledger): (owner: string) => boolean {
+    const alive = new Map<string, boolean>();
+    const liveAt = this.#process.clock();
+    return (owner) => alive.get(owner) ?? alive.set(owner, this.#isAlive(ledger, owner, liveAt)).get(owner)!;
+  }
+
+  /**
+   * The ledger as the next commit's reconcile will leave it, for reads that write nothing: a gone process's queued
+   * reservations released, its sent ones charged at their estimate (`reconcileIn` on a copy, made only when there are
+   * some). The caller must not change what it gets.
+   */
+  #endingGone(ledger: Ledger, now: number): Ledger {
+    const isAlive = this.#aliveness(ledger);
+    let gone = false;
+    for (const jobId in ledger.reservations) if (!isAlive(ledger.reservations[jobId]!.owner)) gone = true;
+    if (!gone) return ledger;
+    const copy = structuredClone(ledger);
+    reconcileIn(copy, isAlive, now);
+    return copy;
+  }
+
   async #update<T>(now: number, operation: Operation<T>): Promise<T> {
     this.#process.assertOpen();
     return new Promise<T>((resolve, reject) => {
@@ -358,11 +381,7 @@ export class FileQuotaStore implements QuotaStore {
         // The reservations of gone processes are ended once per commit, as of its latest operation (whose process is
         // alive is asked once per owner): every operation of the commit then sees the same ledger.
         const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
-        const alive = new Map<string, boolean>();
-        // Leases are the processes' own clock, not the time a job counts in (a caller may reserve in another day).
-        const liveAt = this.#process.clock();
-        const isAlive = (owner: string) => alive.get(owner) ?? alive.set(owner, this.#isAlive(ledger, owner, liveAt)).get(owner)!;
-        const reconciled = reconcileIn(ledger, isAlive, now);
+        const reconciled = reconcileIn(ledger, this.#aliveness(ledger), now);
         if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
         usage.push(...reconciled.usage);
         const outcomes = batch.map(({ operation }) => {

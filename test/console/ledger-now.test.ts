@@ -4,26 +4,33 @@ import type { ActiveJob, ReconcileReport } from '../../src/spend/types.js';
 
 const NOTHING_ENDED: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
 
-/** A ledger whose reconcile answers when the test says so, counting its calls. */
-function ledger() {
+const JOB: ActiveJob = { jobId: 'j1', userKey: 'discord:alice', scopeKey: 'discord:guild', usd: 0.5, at: Date.UTC(2030, 5, 15, 11), sent: true, owner: 'host:1:a' };
+
+/** A ledger holding `active`, whose reconcile answers when the test says so, counting its calls. */
+function ledger(active: ActiveJob[] = [JOB]) {
   const calls: number[] = [];
   const pending: ((report: ReconcileReport) => void)[] = [];
+  const waiting: (() => void)[] = [];
   let fail = false;
   return {
     calls,
+    /** Resolves once the ledger is asked to reconcile. */
+    asked: () => new Promise<void>((resolve) => waiting.push(resolve)),
     answer: () => pending.splice(0).forEach((resolve) => resolve(NOTHING_ENDED)),
     failNext: () => void (fail = true),
     store: {
       reconcile: (now: number) => {
         calls.push(now);
+        waiting.splice(0).forEach((resolve) => resolve());
         if (fail) {
           fail = false;
           return Promise.reject(new Error('the ledger is unreachable'));
         }
         return new Promise<ReconcileReport>((resolve) => pending.push(resolve));
       },
-      activeJobs: async (): Promise<ActiveJob[]> => [],
+      activeJobs: async (): Promise<ActiveJob[]> => [...active],
     },
+    active,
   };
 }
 
@@ -34,19 +41,39 @@ describe('the ledger as the console reads it now', () => {
   it('ends gone processes’ reservations at most once every 5 s, calls meanwhile sharing the one running', async () => {
     const l = ledger();
     const now = new LedgerNow(l.store);
+    const asked = l.asked();
     const first = now.reconcile();
     const second = now.reconcile();
     expect(second).toBe(first);
+    await asked;
     l.answer();
     await Promise.all([first, second]);
     vi.advanceTimersByTime(4_999);
     await now.activeJobs();
     expect(l.calls).toHaveLength(1);
     vi.advanceTimersByTime(1);
+    const askedAgain = l.asked();
     const third = now.activeJobs();
+    await askedAgain;
     l.answer();
     await third;
     expect(l.calls).toEqual([Date.UTC(2030, 5, 15, 12), Date.UTC(2030, 5, 15, 12) + 5_000]);
+  });
+
+  it('asks the ledger to end nothing while it holds no reservation (a reconcile only ends reservations), and does once it holds one', async () => {
+    const l = ledger([]);
+    const now = new LedgerNow(l.store);
+    for (let i = 0; i < 12; i++) {
+      expect(await now.activeJobs()).toEqual([]);
+      vi.advanceTimersByTime(5_000);
+    }
+    expect(l.calls).toEqual([]);
+    l.active.push(JOB);
+    const asked = l.asked();
+    const read = now.activeJobs();
+    await asked;
+    l.answer();
+    expect(await read).toEqual([JOB]);
   });
 
   it('tells a reconcile that failed and still answers the reservations', async () => {
@@ -54,7 +81,7 @@ describe('the ledger as the console reads it now', () => {
     const errors: unknown[] = [];
     const now = new LedgerNow(l.store, { onError: (error) => errors.push(error) });
     l.failNext();
-    expect(await now.activeJobs()).toEqual([]);
+    expect(await now.activeJobs()).toEqual([JOB]);
     expect(errors).toEqual([expect.objectContaining({ message: 'the ledger is unreachable' })]);
   });
 });

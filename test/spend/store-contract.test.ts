@@ -293,6 +293,24 @@ describe.each(kinds)('the %s quota store', (kind) => {
     for (const key of keys) expect(many.get(key), key).toEqual({ day: await alive.spentToday(key, time.now), month: await alive.spentThisMonth(key, time.now) });
   });
 
+  it('counts a dead process’s reservations as their end will, before anything ended them: the queued one not at all, the sent one at its estimate', async () => {
+    const group = `dead-figures-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', scopeKey: 'discord:guild', now: time.now }));
+    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', scopeKey: 'discord:guild', now: time.now }));
+    await dead.markSent('d-sent');
+    await dead.close(); // stops renewing, as a killed process does
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    const expected = { 'discord:alice': 0, 'discord:bob': 0.5, 'discord:guild': 0.5, account: 0.5 };
+    const many = await alive.spentMany(Object.keys(expected), time.now);
+    for (const [key, usd] of Object.entries(expected)) expect(many.get(key), key).toEqual({ day: usd, month: usd });
+    for (const [key, usd] of Object.entries(expected)) expect([await alive.spentToday(key, time.now), await alive.spentThisMonth(key, time.now)], key).toEqual([usd, usd]);
+  });
+
   it('counts a job reserved at 23:59:59 and settled after midnight on its day, in the ledger and the usage records alike', async () => {
     const s = await open();
     await s.reserve(ask('late', 0.4, {}, { now: D }));
