@@ -57,7 +57,9 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
   if (options.terminal?.isTTY) {
     // Loaded only for a terminal: a CLI run from a script does not pay for it.
     const { default: yoctoSpinner } = await import('yocto-spinner');
-    const spinner = yoctoSpinner({ stream: options.terminal, text: describe() }).start();
+    // Ctrl+C is the job's to answer (interrupt.ts: it waits for the ledger and says what was charged); the spinner's
+    // own handler would exit at once, before that is known.
+    const spinner = yoctoSpinner({ stream: options.terminal, text: describe(), handleSignals: false }).start();
     const timer = setInterval(() => (spinner.text = describe()), 1000);
     timer.unref();
     const update = () => (spinner.text = describe());
