@@ -19,6 +19,7 @@ export const INTEGRATION = [
   'test/cli/interrupt.test.ts',
   'test/cli/commands/completion.test.ts',
   'test/spend/processes.test.ts',
+  'test/spend/data-folder-lock-processes.test.ts',
   'test/spend/redis-quota-store.test.ts',
   'test/console/browser.test.ts',
   'test/nodes/package.test.ts',
