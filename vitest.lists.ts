@@ -16,6 +16,7 @@ export const INTEGRATION = [
   'test/deploy/grafana-dashboard.test.ts',
   'test/cli/bundle.test.ts',
   'test/cli/entry-point.test.ts',
+  'test/cli/data-dir-config.test.ts',
   'test/cli/interrupt.test.ts',
   'test/cli/commands/completion.test.ts',
   'test/spend/processes.test.ts',
