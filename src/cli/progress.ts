@@ -54,45 +54,82 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
     return parts.join(', ');
   };
 
+  let display: Display | undefined;
   if (options.terminal?.isTTY) {
-    // Loaded only for a terminal: a CLI run from a script does not pay for it.
-    const { default: yoctoSpinner } = await import('yocto-spinner');
-    const spinner = yoctoSpinner({ stream: options.terminal, text: describe() }).start();
-    const timer = setInterval(() => (spinner.text = describe()), 1000);
-    timer.unref();
-    const update = () => (spinner.text = describe());
-    return {
-      queued: (ahead) => ((state = ahead > 0 ? `queued, ${ahead} ahead` : 'waiting for a slot'), update()),
-      sending: () => ((job.phase = 'sent'), (state = 'sent, the service is working'), update()),
-      partialReceived: () => (partials++, update()),
-      imageDone: () => (done++, update()),
-      retrying: (detail) => ((state = detail), update()),
-      stop: () => {
-        clearInterval(timer);
-        spinner.stop();
-      },
-    };
+    try {
+      display = await liveLine(options.terminal, describe);
+    } catch (error) {
+      // A status line is a comfort: one that cannot be drawn is said once, and plain lines take over.
+      options.line(`pictor: the live status line could not start (${reasonOf(error)}); printing the status every ${Math.round(options.everyMs / 1000)} s instead.`);
+    }
   }
+  display ??= plainLines(options.line, describe, options.everyMs);
 
-  const timer = setInterval(() => options.line(`… ${describe()}`), options.everyMs);
-  timer.unref();
-  return {
-    queued: (ahead) => {
-      state = ahead > 0 ? `queued, ${ahead} ahead` : 'waiting for a slot';
-    },
-    sending: () => {
-      job.phase = 'sent';
-      state = 'sent, the service is working';
-    },
-    partialReceived: () => {
-      partials++;
-    },
-    imageDone: () => {
-      done++;
-    },
-    retrying: (detail) => {
-      state = detail;
-    },
-    stop: () => clearInterval(timer),
+  // The job's state is kept whatever the display does (Ctrl+C's report reads `job.phase`); a display that fails is
+  // said once and turned off, never thrown into the request it follows, whose connection then could not be closed.
+  let failed = false;
+  const refresh = display.refreshMs ? setInterval(() => draw('update'), display.refreshMs) : undefined;
+  refresh?.unref();
+  const draw = (what: 'update' | 'stop') => {
+    if (what === 'stop') clearInterval(refresh);
+    if (failed) return;
+    try {
+      display[what]();
+    } catch (error) {
+      failed = true;
+      clearInterval(refresh);
+      try {
+        display.stop();
+      } catch {
+        // It is off either way: nothing more is drawn.
+      }
+      options.line(`pictor: the status line failed (${reasonOf(error)}); the job goes on without it.`);
+    }
   };
+  return {
+    queued: (ahead) => ((state = ahead > 0 ? `queued, ${ahead} ahead` : 'waiting for a slot'), draw('update')),
+    sending: () => ((job.phase = 'sent'), (state = 'sent, the service is working'), draw('update')),
+    partialReceived: () => (partials++, draw('update')),
+    imageDone: () => (done++, draw('update')),
+    retrying: (detail) => ((state = detail), draw('update')),
+    stop: () => draw('stop'),
+  };
+}
+
+/** Where the status is shown: `update` when it changed (and every `refreshMs`, for the elapsed time), `stop` once the job is over. */
+interface Display {
+  update(): void;
+  stop(): void;
+  refreshMs?: number;
+}
+
+/** On a terminal: one live line with a spinner, redrawn every second. */
+async function liveLine(terminal: Writable, describe: () => string): Promise<Display> {
+  // Loaded only for a terminal: a CLI run from a script does not pay for it.
+  const { default: yoctoSpinner } = await import('yocto-spinner');
+  // Ctrl+C is the job's to answer (interrupt.ts: it waits for the ledger and says what was charged); the spinner's
+  // own handler would exit at once, before that is known.
+  const spinner = yoctoSpinner({ stream: terminal, text: describe(), handleSignals: false });
+  try {
+    spinner.start();
+  } catch (error) {
+    try {
+      spinner.stop();
+    } catch {
+      // Already failing: the first error says why.
+    }
+    throw error;
+  }
+  return { update: () => void (spinner.text = describe()), stop: () => void spinner.stop(), refreshMs: 1000 };
+}
+
+/** Off a terminal (a pipe, a log file, CI): a plain line every `everyMs`. */
+function plainLines(line: (text: string) => void, describe: () => string, everyMs: number): Display {
+  const timer = setInterval(() => line(`… ${describe()}`), everyMs);
+  timer.unref();
+  return { update: () => undefined, stop: () => clearInterval(timer) };
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

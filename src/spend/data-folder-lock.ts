@@ -24,7 +24,8 @@ export interface HeldLock {
  * than taken for a task and touched every 20 s while held: a lock left by a process of this machine that is gone (a
  * kill -9, a crash), or by this very pid before and untouched for 40 s (a container started again: pid 1 both times), is taken over, and so
  * is one of another machine untouched for 90 s (a network folder, a container made again under a new host name); one
- * held by a live process refuses the start with a ValidationError naming `PICTOR_DATA_DIR`. The CLI and the console share only the
+ * held by a live process refuses the start with a ValidationError naming `PICTOR_DATA_DIR` (a lock let go, or not yet
+ * written, as this start looked at it is looked at again: two starts at once end one holding, one refused). The CLI and the console share only the
  * ledger there, and take no such lock. `release` gives it back (once every state of this process on the folder has).
  */
 export async function holdDataFolder(dataDir: string, options: { renewMs?: number } = {}): Promise<HeldLock> {
@@ -73,26 +74,37 @@ async function take(dataDir: string, path: string, renewMs: number): Promise<() 
   if (holderOf(path) === `pid ${process.pid} on ${THIS_HOST}` && Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0) > 2 * RENEW_MS) rmSync(path, { force: true });
   let letGo!: () => void;
   const released = new Promise<void>((done) => (letGo = done));
-  let taken!: () => void;
-  const takenNow = new Promise<void>((done) => (taken = done));
-  const held = withFileLock(
-    path,
-    () => {
-      taken();
-      return released;
-    },
-    { timeoutMs: 0, staleMs: DATA_FOLDER_LOCK_STALE_MS },
-  );
-  try {
-    await Promise.race([takenNow, held]);
-  } catch (error) {
-    const holder = holderOf(path);
-    if (holder === undefined) throw error;
-    throw new ValidationError(
-      'PICTOR_DATA_DIR',
-      `PICTOR_DATA_DIR ${resolve(dataDir)} is in use by another Pictor process (${holder}): one data folder belongs to one process. ` +
-        `Stop that one first, give this one a PICTOR_DATA_DIR of its own, or run replicas with REDIS_URL. If that process is gone for good, delete ${path} (one of another machine is taken over once it is not renewed for ${DATA_FOLDER_LOCK_STALE_MS / 1000} s).`,
+  let held!: Promise<void>;
+  for (let attempt = 1; ; attempt++) {
+    let taken!: () => void;
+    const takenNow = new Promise<void>((done) => (taken = done));
+    held = withFileLock(
+      path,
+      () => {
+        taken();
+        return released;
+      },
+      { timeoutMs: 0, staleMs: DATA_FOLDER_LOCK_STALE_MS },
     );
+    try {
+      await Promise.race([takenNow, held]);
+      break;
+    } catch (error) {
+      // Refused: by whom? A second process starting at once may be writing the lock, or letting it go, just then:
+      // gone, the folder is tried again; unreadable, it is read again a moment later.
+      const holder = holderOf(path);
+      if ((holder === undefined || holder === UNREADABLE) && attempt < TAKE_ATTEMPTS) {
+        await new Promise((done) => setTimeout(done, attempt * 5));
+        continue;
+      }
+      // No lock there after all those tries: the refusal was not another process's (the folder's own error says why).
+      if (holder === undefined) throw error;
+      throw new ValidationError(
+        'PICTOR_DATA_DIR',
+        `PICTOR_DATA_DIR ${resolve(dataDir)} is in use by another Pictor process (${holder === UNREADABLE ? 'its lock names no process' : holder}): one data folder belongs to one process. ` +
+          `Stop that one first, give this one a PICTOR_DATA_DIR of its own, or run replicas with REDIS_URL. If that process is gone for good, delete ${path} (one of another machine is taken over once it is not renewed for ${DATA_FOLDER_LOCK_STALE_MS / 1000} s).`,
+      );
+    }
   }
   const renewal = setInterval(() => {
     try {
@@ -110,12 +122,20 @@ async function take(dataDir: string, path: string, renewMs: number): Promise<() 
   };
 }
 
-/** Who holds the lock, in words ("pid 42 on host-a"), or undefined when there is none. */
-function holderOf(path: string): string | undefined {
+/** How often a start refused by a lock that is gone, or not yet readable, when it looks tries again. */
+const TAKE_ATTEMPTS = 5;
+/** A lock file that names no process: being written (where the folder has no hard links), or damaged. */
+const UNREADABLE = Symbol('unreadable');
+
+/** Who holds the lock, in words ("pid 42 on host-a"); `UNREADABLE` when it names no process; undefined when there is none. */
+function holderOf(path: string): string | typeof UNREADABLE | undefined {
+  let content: string;
   try {
-    const [pid, host] = readFileSync(path, 'utf8').split('\n');
-    return `pid ${pid ?? '?'} on ${host || 'an unknown host'}`;
+    content = readFileSync(path, 'utf8');
   } catch {
     return undefined;
   }
+  const [pid, host] = content.split('\n');
+  if (!/^[1-9]\d*$/.test(pid ?? '') || !host) return UNREADABLE;
+  return `pid ${pid} on ${host}`;
 }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ValidationError } from '../../src/index.js';
@@ -8,6 +9,7 @@ import { startService } from '../../bots/main.js';
 import { followOutput, outputOf } from '../helpers/child-output.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { surfaceEnv, unreachableSlackEnv } from '../helpers/service-fakes.js';
+import { readOnlyFolder, UNPRIVILEGED, unprivilegedCanRead } from '../helpers/read-only-folder.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
@@ -29,6 +31,14 @@ describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
     const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(join(dir, 'afile', 'data')) }, stdio: ['ignore', 'pipe', 'pipe'] }));
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${join(dir, 'afile', 'data')} is inside a file, not a folder\n`);
+  }, 60_000);
+
+  // As root, whom no mode stops, it runs as an unprivileged user (a checkout that user cannot read is the one case left out).
+  it.skipIf(!unprivilegedCanRead([MAIN, createRequire(import.meta.url).resolve('tsx')]))('exits 2 naming PICTOR_DATA_DIR when the folder is read-only to it', async () => {
+    const { readOnly } = await readOnlyFolder('pictor-data-dir-read-only-');
+    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(readOnly) }, stdio: ['ignore', 'pipe', 'pipe'], ...UNPRIVILEGED }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${readOnly} cannot be made or written in (permission denied)\n`);
   }, 60_000);
 });
 

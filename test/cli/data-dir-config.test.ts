@@ -1,23 +1,9 @@
-import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
+import { accessSync, constants, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run, tempDir } from './run-cli.js';
-
-/** Whether a folder's mode can keep this process from writing in it (not for root, which chmod cannot deny). */
-function chmodDenies(): boolean {
-  const dir = mkdtempSync(join(tmpdir(), 'pictor-chmod-'));
-  try {
-    chmodSync(dir, 0o500);
-    accessSync(dir, constants.W_OK);
-    return false;
-  } catch {
-    return true;
-  } finally {
-    chmodSync(dir, 0o700);
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { readOnlyFolder, UNPRIVILEGED, unprivilegedCanRead } from '../helpers/read-only-folder.js';
+import { CLI_ENTRY, run, spawnCli, tempDir } from './run-cli.js';
 
 describe('pictor with a PICTOR_DATA_DIR it cannot use', () => {
   it('exits 2 naming PICTOR_DATA_DIR when it is a file, and sends nothing', async () => {
@@ -36,18 +22,13 @@ describe('pictor with a PICTOR_DATA_DIR it cannot use', () => {
     expect(stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${join(dir, 'afile', 'inside')} is inside a file, not a folder.`);
   });
 
-  it.skipIf(!chmodDenies())('exits 2 naming PICTOR_DATA_DIR when the folder is read-only (not as root, whom a mode cannot stop)', async () => {
-    const dir = await tempDir();
-    const readOnly = join(dir, 'ro');
-    mkdirSync(readOnly, { mode: 0o500 });
-    try {
-      const { code, stderr } = await run(['generate', '--prompt', 'a fox', '--quality', 'low', '--out', join(dir, 'out.png')], { PICTOR_DATA_DIR: readOnly });
-      expect(code).toBe(2);
-      expect(stderr).toMatch(new RegExp(`^pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${readOnly} cannot be made or written in \\(permission denied\\)\\. Nothing was sent\\.$`));
-    } finally {
-      chmodSync(readOnly, 0o700);
-    }
-  });
+  // As root, whom no mode stops, the CLI runs as an unprivileged user (a checkout that user cannot read is the one case left out).
+  it.skipIf(!unprivilegedCanRead([CLI_ENTRY, createRequire(import.meta.url).resolve('tsx')]))('exits 2 naming PICTOR_DATA_DIR when the folder is read-only to it, and sends nothing', async () => {
+    const { readOnly, writable } = await readOnlyFolder('pictor-cli-read-only-');
+    const { code, stderr } = await spawnCli(['generate', '--prompt', 'a fox', '--quality', 'low', '--out', join(writable, 'out.png')], { env: { PICTOR_DATA_DIR: readOnly }, user: UNPRIVILEGED });
+    expect(code).toBe(2);
+    expect(stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${readOnly} cannot be made or written in (permission denied). Nothing was sent.\n`);
+  }, 60_000);
 
   it('makes a missing folder, parents and all, and runs', async () => {
     const dir = await tempDir();

@@ -236,6 +236,24 @@ describe('Ctrl+C during a generation', () => {
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [`${out}/fox.png`], partials: [], sent: true, charged: null, emulator: true });
   }, 60_000);
 
+  it('exits 130 after one Ctrl+C on a job not streamed while the ledger does not answer: the timer ends the wait, saying the charge is not known', async () => {
+    env.emulator.configure({ latencyMs: 60_000 });
+    const data = await tempDir();
+    const out = await tempDir();
+    const child = spawnFox(['--json', '--out', `${out}/`], data);
+    const lock = holdLedgerLock(data);
+    try {
+      await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
+      lock.take();
+      child.process.kill('SIGINT');
+      expect(await child.exited).toBe(130);
+    } finally {
+      lock.free();
+    }
+    expect(child.stderr()).toContain("pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time");
+    expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null, emulator: true });
+  }, 60_000);
+
   it('exits 130 at a second Ctrl+C while the first waits for a ledger that does not answer', async () => {
     env.emulator.configure({ latencyMs: 60_000 });
     const data = await tempDir();

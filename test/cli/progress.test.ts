@@ -59,6 +59,20 @@ describe('pictor progress on long work', () => {
   });
 });
 
+describe('pictor progress and Ctrl+C on a terminal', () => {
+  it('leaves Ctrl+C to the job (which waits for the ledger and says what was charged): the spinner adds no handler that exits at once', async () => {
+    const terminal = Object.assign(new Writable({ write: (_chunk, _encoding, done) => done() }), { isTTY: true, columns: 80, cursorTo: () => true, moveCursor: () => true, clearLine: () => true });
+    const before = process.listeners('SIGINT').length;
+    const progress = await startProgress({ terminal, line: () => {}, images: 1, everyMs: 5000, job: watchedJob() });
+    try {
+      expect(process.listeners('SIGINT')).toHaveLength(before + 1);
+      expect(process.listeners('SIGTERM').some((listener) => listener.name.includes('exitHandler'))).toBe(false);
+    } finally {
+      progress.stop();
+    }
+  });
+});
+
 /** A job whose Ctrl+C the progress answers during the test, and no longer after it. */
 function watchedJob(): JobWatch {
   const job = new JobWatch();

@@ -45,12 +45,20 @@ export async function run(argv: string[], environment: NodeJS.ProcessEnv = {}, i
 /** Runs the CLI in its own process (for what only a process shows: its entry point, `.env`, stray log lines). */
 export function spawnCli(
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; /** Close the reading end of its stdout at once, as `| head -0` would. */ stdoutGone?: boolean } = {},
+  options: {
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    /** Close the reading end of its stdout at once, as `| head -0` would. */
+    stdoutGone?: boolean;
+    /** Run as this user (and group) instead of the test's. */
+    user?: { uid?: number; gid?: number };
+  } = {},
 ): Promise<ChildOutput> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_STATE_HOME: testStateHome(), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...options.user,
   });
   if (options.stdoutGone) child.stdout.destroy();
   return outputOf(child);

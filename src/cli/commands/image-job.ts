@@ -67,8 +67,11 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   // This run's Ctrl+C: what it says knows what the ledger charged the job, and every file written.
   const job = new JobWatch();
   const connection = await ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement) });
-  const progress = await startProgress({ terminal: ctx.terminal, line: ctx.stderr, images: request.n, everyMs: ctx.progressEveryMs ?? 5000, job });
+  // From here on every way out closes the connection (its limiter, its ledger, an embedded emulator) and stops answering Ctrl+C.
+  let stopProgress = (): void => undefined;
   try {
+    const progress = await startProgress({ terminal: ctx.terminal, line: ctx.stderr, images: request.n, everyMs: ctx.progressEveryMs ?? 5000, job });
+    stopProgress = () => progress.stop();
     const emulator = connection.ledger === 'emulator';
     if (connection.emulatorUrl) ctx.stderr(`No PICTOR_BASE_URL set: using an embedded emulator at ${connection.emulatorUrl} (no money is spent).`);
     else if (emulator) ctx.stderr(`PICTOR_BASE_URL is a Pictor emulator (no money is spent; its jobs go to the emulator's ledger, pictor usage --emulator).`);
@@ -254,7 +257,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       }
     }
   } finally {
-    progress.stop();
+    stopProgress();
     try {
       await connection.close();
     } finally {
