@@ -4,7 +4,7 @@ import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpda
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { renderJobActions, renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
+import { renderJobActions, renderJobMessage, renderResultCaption, requestIdOfJobMessage, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
 import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryTransient } from './slack-faults.js';
@@ -55,7 +55,8 @@ export interface SlackJobViewOptions {
   retryPausesMs?: readonly number[] | undefined;
   /**
    * The client of the job's first message (`postFirst`): one that sends each call once, since Slack makes a new message
-   * of each `chat.postMessage` it gets. Default `client`.
+   * of each `chat.postMessage` it gets. One whose answer was lost is looked for (`conversations.history`, or
+   * `conversations.replies` in a thread). Default `client`.
    */
   firstPostClient?: webApi.WebClient | undefined;
   /**
@@ -68,6 +69,12 @@ export interface SlackJobViewOptions {
 
 const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
 export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
+/**
+ * How far before a post whose answer was lost its message is looked for: Slack's clock and ours may differ. Messages
+ * of the conversation (or thread) read at most, newest first: past them, the look cannot tell.
+ */
+const LOOK_BACK_MS = 10 * 60_000;
+const LOOK_LIMIT = 200;
 
 interface Pending {
   type: JobUpdate['type'];
@@ -118,6 +125,7 @@ export class SlackJobView {
   #unpostable = false;
   /** The first post's turn came: its call went to Slack. */
   #firstPostSent = false;
+  #firstPostSentAt = 0;
   /** The first post was given up at its deadline: not written if its turn had not come, taken back if it lands later. */
   #firstPostLate = false;
   /** Where the end of the job goes: its channel, or (the channel no longer takes the bot's messages) the requester's DM. */
@@ -164,7 +172,8 @@ export class SlackJobView {
   /**
    * Posts the job's message, before the job is handed to the runner: a job is sent to the image service only once its
    * message is there. True when it is; false when Slack refused it (bot not in the channel, the channel archived, the
-   * member's direct messages closed…), when its answer was lost (the message may be there: it is not sent again), or
+   * member's direct messages closed…), when its answer was lost (the message may be there: it is not sent again, but
+   * looked for and deleted when found), or
    * when it took longer than `firstPostDeadlineMs` (a post that lands later is deleted): the member has been told
    * privately why, and the job must not start. The intake waits for no more than that deadline.
    */
@@ -253,6 +262,7 @@ export class SlackJobView {
           // Given up before its turn came: nothing is written.
           if (this.#firstPostLate) return SKIP;
           this.#firstPostSent = true;
+          this.#firstPostSentAt = Date.now();
           const version = this.#version;
           const rendered = renderJobMessage(this.#state);
           const result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({
@@ -275,6 +285,8 @@ export class SlackJobView {
       })
       .catch(async (error: unknown) => {
         await this.#cannotPost(error);
+        // The job is not started: a message Slack made all the same would show it queued for ever.
+        if (lostAnswerCode(error) !== undefined) await this.#takeBackUnanswered();
         return undefined;
       });
     return this.#posted;
@@ -478,6 +490,40 @@ export class SlackJobView {
         this.#persistEnded();
       },
     });
+  }
+
+  /**
+   * The job's own message (its request line names the job's request) among the bot's recent messages of a conversation,
+   * or of a thread: its ts, null when it is not there, undefined when that cannot be told (the look failed, or it reached
+   * back past `LOOK_LIMIT` messages). Read with the client that tries each call once, tried again while Slack says it
+   * has trouble of its own. Scopes `channels:history`, `groups:history`, `im:history`, `mpim:history`.
+   */
+  async #lookForOwnMessage(channel: string, threadTs: string | undefined, sentAt: number): Promise<string | null | undefined> {
+    const client = this.#o.firstPostClient ?? this.#o.client;
+    const oldest = (Math.max(0, sentAt - LOOK_BACK_MS) / 1000).toFixed(6);
+    try {
+      const page = await retryTransient(
+        () => (threadTs ? client.conversations.replies({ channel, ts: threadTs, oldest, limit: LOOK_LIMIT }) : client.conversations.history({ channel, oldest, limit: LOOK_LIMIT })),
+        this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
+      );
+      const own = page.messages?.find((m) => m.ts && requestIdOfJobMessage(m.blocks) === this.#o.request.id);
+      if (own?.ts) return own.ts;
+      return page.has_more ? undefined : null;
+    } catch (error) {
+      this.#logError(error, 'could not look for a job message whose answer was lost');
+      return undefined;
+    }
+  }
+
+  /**
+   * The first message whose answer was lost, of a job that did not start: looked for and deleted when found (as a late
+   * one is), so the channel does not show the job queued for ever. When it cannot be looked for, it is logged: the
+   * member was told that if it shows up, the job will not run.
+   */
+  async #takeBackUnanswered(): Promise<void> {
+    const found = await this.#lookForOwnMessage(this.#channelId, this.#o.request.threadTs, this.#firstPostSentAt);
+    if (found) this.#takeBack(found);
+    else if (found === undefined) this.#o.logger.warn({ jobId: this.#state.jobId, channel: this.#channelId }, 'the message of a job that did not start could not be looked for: it may show the job queued');
   }
 
   /** The requester's direct messages with the bot (Slack opens the conversation if needed; scope im:write). */

@@ -152,6 +152,36 @@ describe('a job between its first message and the image service', () => {
     expect(h.runner.activeJobs()).toEqual([]);
   });
 
+  it('a first message whose answer is lost but which Slack made: it is found by its request line and deleted, so the channel shows no job that did not start', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0LOST' });
+    const note = await privately(fake, 'a kite --quality low', 'U0BOB', 'C0LOST');
+    // Still true once it is deleted: it will not run.
+    expect(note).toBe(say('en', 'slack.job.maybe_posted'));
+    await fake.waitFor(() => fake.callsOf('chat.delete').find((c) => c.args.channel === 'C0LOST' && c.ok), 'the message taken back');
+    expect(fake.botMessages('C0LOST')).toEqual([]);
+    expect(fake.callsOf('conversations.history').filter((c) => c.args.channel === 'C0LOST')).toHaveLength(1);
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0LOST')).toHaveLength(1);
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+  });
+
+  it('a first message in a thread whose answer is lost: it is looked for in that thread and deleted', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const parent = await fake.userMessage({ channel: 'C0TALK', user: 'U0CAROL', text: 'ideas for the poster?' });
+    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0TALK' && args.thread_ts === parent.ts });
+    await fake.userMessage({ channel: 'C0TALK', user: 'U0BOB', text: `<@${fake.botUserId}> a kite --quality low`, threadTs: parent.ts });
+    const note = await fake.waitFor(() => fake.ephemerals.find((e) => e.user === 'U0BOB'), 'the private note');
+    expect(note.text).toBe(say('en', 'slack.job.maybe_posted'));
+    await fake.waitFor(() => fake.callsOf('chat.delete').find((c) => c.args.channel === 'C0TALK' && c.ok), 'the message taken back');
+    expect(fake.callsOf('conversations.replies').filter((c) => c.args.ts === parent.ts).length).toBeGreaterThan(0);
+    expect(fake.botMessages('C0TALK')).toEqual([]);
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+  });
+
   it('first messages Slack does not answer within their deadline: the jobs are not started, their members told privately; a late post is taken back, a waiting one never sent', async () => {
     h = await startHarness({ bot: { firstPostDeadlineMs: 300 } });
     const { fake } = h;
