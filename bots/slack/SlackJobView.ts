@@ -54,9 +54,10 @@ export interface SlackJobViewOptions {
   /** Pauses between tries of a final write that Slack failed on its side. Default 1 s, then 3 s. */
   retryPausesMs?: readonly number[] | undefined;
   /**
-   * The client of the job's first message (`postFirst`): one that sends each call once, since Slack makes a new message
-   * of each `chat.postMessage` it gets. One whose answer was lost is looked for (`conversations.history`, or
-   * `conversations.replies` in a thread). Default `client`.
+   * The client of the job's own messages — its first one (`postFirst`), and its end when posted anew (its message gone):
+   * one that sends each call once, since Slack makes a new message of each `chat.postMessage` it gets. One whose answer
+   * was lost is looked for (`conversations.history`, or `conversations.replies` in a thread) before anything is posted
+   * again. Default `client`.
    */
   firstPostClient?: webApi.WebClient | undefined;
   /**
@@ -75,6 +76,16 @@ export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
  */
 const LOOK_BACK_MS = 10 * 60_000;
 const LOOK_LIMIT = 200;
+
+/** A job's message posted (`chat.postMessage`) whose answer was lost: it may be there. */
+interface UnansweredPost {
+  channel: string;
+  threadTs: string | undefined;
+  sentAt: number;
+  /** What it showed: the version of the job and its rendering, should it be found. */
+  version: number;
+  rendering: string;
+}
 
 interface Pending {
   type: JobUpdate['type'];
@@ -126,6 +137,8 @@ export class SlackJobView {
   /** The first post's turn came: its call went to Slack. */
   #firstPostSent = false;
   #firstPostSentAt = 0;
+  /** A final message posted anew whose answer was lost: looked for before another is posted. */
+  #finalUnanswered: UnansweredPost | undefined;
   /** The first post was given up at its deadline: not written if its turn had not come, taken back if it lands later. */
   #firstPostLate = false;
   /** Where the end of the job goes: its channel, or (the channel no longer takes the bot's messages) the requester's DM. */
@@ -414,7 +427,8 @@ export class SlackJobView {
    * The job's message shows its end: updated in place (retried while Slack
    * has trouble of its own), or posted anew when the message is gone, or sent
    * to the requester's direct messages when the conversation no longer takes
-   * the bot's messages (archived, bot removed).
+   * the bot's messages (archived, bot removed). Posted anew at most once
+   * (`#postFinalMessage`).
    */
   async #showFinal(): Promise<void> {
     const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
@@ -458,7 +472,7 @@ export class SlackJobView {
     if (this.#where === 'channel') {
       // The message is gone (or Slack kept failing to edit it): a new message in the same place.
       try {
-        await retryTransient(() => this.#postFinalMessage(this.#channelId, this.#o.request.threadTs), pauses);
+        await this.#postFinalMessage(this.#channelId, this.#o.request.threadTs);
         return;
       } catch (error) {
         this.#logError(error, 'could not post the end of a job in its channel');
@@ -467,29 +481,78 @@ export class SlackJobView {
     }
     try {
       const dm = await this.#dmChannel();
-      await retryTransient(() => this.#postFinalMessage(dm, undefined), pauses);
+      await this.#postFinalMessage(dm, undefined);
     } catch (error) {
       this.#logError(error, 'could not send the end of a job to the requester directly');
     }
   }
 
+  /**
+   * The job's end in a message of its own, posted once: through the client that sends each call once, tried again while
+   * Slack says it has trouble of its own. After an answer that was lost the message may be there: it is looked for first
+   * (by its request line), and taken as the job's message when found; posted again only when it is not there. When the
+   * look cannot tell, it is not posted again (logged): a message missing rather than two. The job's images are not in
+   * it — they were shared before it, by their own route — so no paid image waits on it; a button pressed on the job
+   * (`repair`) looks again. Throws when Slack refused it, or kept failing.
+   */
   async #postFinalMessage(channel: string, threadTs: string | undefined): Promise<void> {
-    await this.#o.writer.write(channel, {
-      urgent: true,
-      run: async () => {
-        const version = this.#version;
-        const rendered = renderJobMessage(this.#state);
-        const result = await this.#o.client.chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
-        this.#markShown(version);
-        this.#finalShown = true;
-        if (channel === this.#channelId && result.ts) {
-          this.#messageTs = result.ts;
-          this.#shownRendering = JSON.stringify(rendered);
-          await this.#o.store.update(this.#o.request.id, { messageTs: result.ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
+    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= pauses.length + 1; attempt++) {
+      if (attempt > 0 && attempt <= pauses.length) await new Promise((resolve) => setTimeout(resolve, pauses[attempt - 1]));
+      const unanswered = this.#finalUnanswered;
+      if (unanswered) {
+        const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt);
+        if (found === undefined) {
+          this.#o.logger.warn({ jobId: this.#state.jobId, channel: unanswered.channel }, 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again');
+          return;
         }
-        this.#persistEnded();
-      },
-    });
+        if (found !== null) {
+          this.#finalUnanswered = undefined;
+          await this.#finalPosted(unanswered.channel, found, unanswered.version, unanswered.rendering);
+          return;
+        }
+        this.#finalUnanswered = undefined;
+      }
+      // Every try made: what is left is the look after the last one.
+      if (attempt > pauses.length) break;
+      try {
+        await this.#o.writer.write(channel, {
+          urgent: true,
+          run: async () => {
+            const version = this.#version;
+            const rendered = renderJobMessage(this.#state);
+            const rendering = JSON.stringify(rendered);
+            const sentAt = Date.now();
+            let result: Awaited<ReturnType<webApi.WebClient['chat']['postMessage']>>;
+            try {
+              result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
+            } catch (error) {
+              if (lostAnswerCode(error) !== undefined) this.#finalUnanswered = { channel, threadTs, sentAt, version, rendering };
+              throw error;
+            }
+            await this.#finalPosted(channel, result.ts, version, rendering);
+          },
+        });
+        return;
+      } catch (error) {
+        lastError = error;
+        if (!isTransientSlackError(error)) throw error;
+      }
+    }
+    throw lastError;
+  }
+
+  /** The job's end is shown in a message of its own (`ts`, posted or found in `channel`), showing `version`. */
+  async #finalPosted(channel: string, ts: string | undefined, version: number, rendering: string): Promise<void> {
+    this.#markShown(version);
+    this.#finalShown = true;
+    if (channel === this.#channelId && ts) {
+      this.#messageTs = ts;
+      this.#shownRendering = rendering;
+      await this.#o.store.update(this.#o.request.id, { messageTs: ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
+    }
+    this.#persistEnded();
   }
 
   /**
