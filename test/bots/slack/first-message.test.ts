@@ -182,6 +182,39 @@ describe('a job between its first message and the image service', () => {
     expect(h.emulator.requests).toEqual([]);
   });
 
+  it('a first message Slack does not answer gets 30 seconds by default: not a moment less, then the job is given up', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const held = fake.holdOpen('chat.postMessage');
+    const realTimeout = globalThis.setTimeout;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      // The command's way to its first post runs on the clock too: moved on a millisecond at a time, its deadline set
+      // somewhere within those `steps` ms. So the deadline is more than 29,990 - steps ms and at most 30,000 + steps ms.
+      let steps = 0;
+      const asked = fake.command({ command: '/imagine', text: 'a kite --quality low', user: 'U0BOB', channel: 'C0WAIT' });
+      while (held.arrived() === 0) {
+        if (++steps > 200) throw new Error('the first post never reached Slack');
+        await vi.advanceTimersByTimeAsync(1);
+        await new Promise((resolve) => realTimeout(resolve, 2));
+      }
+      const ack = await asked;
+      const answer = () => fake.responses.find((r) => ack.responseUrl.endsWith(r.id));
+      await vi.advanceTimersByTimeAsync(29_990 - steps);
+      expect(answer()).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(10 + steps);
+      // Waited for in real time, the clock still (vi.waitFor would move it on).
+      for (let waits = 0; !answer() && waits < 500; waits++) await new Promise((resolve) => realTimeout(resolve, 10));
+      expect(answer()?.body.text).toBe(say('en', 'slack.job.maybe_posted'));
+      expect(h.runner.activeJobs()).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+      held.release();
+    }
+    await fake.waitFor(() => fake.callsOf('chat.delete').length > 0, 'the late post taken back');
+    expect(h.emulator.requests).toEqual([]);
+  });
+
   it('first messages Slack does not answer within their deadline: the jobs are not started, their members told privately; a late post is taken back, a waiting one never sent', async () => {
     h = await startHarness({ bot: { firstPostDeadlineMs: 300 } });
     const { fake } = h;
