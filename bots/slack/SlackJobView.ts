@@ -4,7 +4,7 @@ import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpda
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { renderJobActions, renderJobMessage, renderResultCaption, type JobViewState } from './render-job.js';
+import { renderJobActions, renderJobMessage, renderResultCaption, requestIdOfJobMessage, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
 import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryTransient } from './slack-faults.js';
@@ -54,8 +54,10 @@ export interface SlackJobViewOptions {
   /** Pauses between tries of a final write that Slack failed on its side. Default 1 s, then 3 s. */
   retryPausesMs?: readonly number[] | undefined;
   /**
-   * The client of the job's first message (`postFirst`): one that sends each call once, since Slack makes a new message
-   * of each `chat.postMessage` it gets. Default `client`.
+   * The client of the job's own messages — its first one (`postFirst`), and its end when posted anew (its message gone):
+   * one that sends each call once, since Slack makes a new message of each `chat.postMessage` it gets. One whose answer
+   * was lost is looked for (`conversations.history`, or `conversations.replies` in a thread) before anything is posted
+   * again. Default `client`.
    */
   firstPostClient?: webApi.WebClient | undefined;
   /**
@@ -68,6 +70,22 @@ export interface SlackJobViewOptions {
 
 const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
 export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
+/**
+ * How far before a post whose answer was lost its message is looked for: Slack's clock and ours may differ. Messages
+ * of the conversation (or thread) read at most, newest first: past them, the look cannot tell.
+ */
+const LOOK_BACK_MS = 10 * 60_000;
+const LOOK_LIMIT = 200;
+
+/** A job's message posted (`chat.postMessage`) whose answer was lost: it may be there. */
+interface UnansweredPost {
+  channel: string;
+  threadTs: string | undefined;
+  sentAt: number;
+  /** What it showed: the version of the job and its rendering, should it be found. */
+  version: number;
+  rendering: string;
+}
 
 interface Pending {
   type: JobUpdate['type'];
@@ -118,6 +136,9 @@ export class SlackJobView {
   #unpostable = false;
   /** The first post's turn came: its call went to Slack. */
   #firstPostSent = false;
+  #firstPostSentAt = 0;
+  /** A final message posted anew whose answer was lost: looked for before another is posted. */
+  #finalUnanswered: UnansweredPost | undefined;
   /** The first post was given up at its deadline: not written if its turn had not come, taken back if it lands later. */
   #firstPostLate = false;
   /** Where the end of the job goes: its channel, or (the channel no longer takes the bot's messages) the requester's DM. */
@@ -164,7 +185,8 @@ export class SlackJobView {
   /**
    * Posts the job's message, before the job is handed to the runner: a job is sent to the image service only once its
    * message is there. True when it is; false when Slack refused it (bot not in the channel, the channel archived, the
-   * member's direct messages closed…), when its answer was lost (the message may be there: it is not sent again), or
+   * member's direct messages closed…), when its answer was lost (the message may be there: it is not sent again, but
+   * looked for and deleted when found), or
    * when it took longer than `firstPostDeadlineMs` (a post that lands later is deleted): the member has been told
    * privately why, and the job must not start. The intake waits for no more than that deadline.
    */
@@ -253,6 +275,7 @@ export class SlackJobView {
           // Given up before its turn came: nothing is written.
           if (this.#firstPostLate) return SKIP;
           this.#firstPostSent = true;
+          this.#firstPostSentAt = Date.now();
           const version = this.#version;
           const rendered = renderJobMessage(this.#state);
           const result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({
@@ -275,6 +298,8 @@ export class SlackJobView {
       })
       .catch(async (error: unknown) => {
         await this.#cannotPost(error);
+        // The job is not started: a message Slack made all the same would show it queued for ever.
+        if (lostAnswerCode(error) !== undefined) await this.#takeBackUnanswered();
         return undefined;
       });
     return this.#posted;
@@ -402,7 +427,8 @@ export class SlackJobView {
    * The job's message shows its end: updated in place (retried while Slack
    * has trouble of its own), or posted anew when the message is gone, or sent
    * to the requester's direct messages when the conversation no longer takes
-   * the bot's messages (archived, bot removed).
+   * the bot's messages (archived, bot removed). Posted anew at most once
+   * (`#postFinalMessage`).
    */
   async #showFinal(): Promise<void> {
     const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
@@ -446,7 +472,7 @@ export class SlackJobView {
     if (this.#where === 'channel') {
       // The message is gone (or Slack kept failing to edit it): a new message in the same place.
       try {
-        await retryTransient(() => this.#postFinalMessage(this.#channelId, this.#o.request.threadTs), pauses);
+        await this.#postFinalMessage(this.#channelId, this.#o.request.threadTs);
         return;
       } catch (error) {
         this.#logError(error, 'could not post the end of a job in its channel');
@@ -455,29 +481,112 @@ export class SlackJobView {
     }
     try {
       const dm = await this.#dmChannel();
-      await retryTransient(() => this.#postFinalMessage(dm, undefined), pauses);
+      await this.#postFinalMessage(dm, undefined);
     } catch (error) {
       this.#logError(error, 'could not send the end of a job to the requester directly');
     }
   }
 
+  /**
+   * The job's end in a message of its own, posted once: through the client that sends each call once, tried again while
+   * Slack says it has trouble of its own. After an answer that was lost the message may be there: it is looked for first
+   * (by its request line), and taken as the job's message when found; posted again only when it is not there. When the
+   * look cannot tell, it is not posted again (logged): a message missing rather than two. The job's images are not in
+   * it — they were shared before it, by their own route — so no paid image waits on it; a button pressed on the job
+   * (`repair`) looks again. Throws when Slack refused it, or kept failing.
+   */
   async #postFinalMessage(channel: string, threadTs: string | undefined): Promise<void> {
-    await this.#o.writer.write(channel, {
-      urgent: true,
-      run: async () => {
-        const version = this.#version;
-        const rendered = renderJobMessage(this.#state);
-        const result = await this.#o.client.chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
-        this.#markShown(version);
-        this.#finalShown = true;
-        if (channel === this.#channelId && result.ts) {
-          this.#messageTs = result.ts;
-          this.#shownRendering = JSON.stringify(rendered);
-          await this.#o.store.update(this.#o.request.id, { messageTs: result.ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
+    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= pauses.length + 1; attempt++) {
+      if (attempt > 0 && attempt <= pauses.length) await new Promise((resolve) => setTimeout(resolve, pauses[attempt - 1]));
+      const unanswered = this.#finalUnanswered;
+      if (unanswered) {
+        const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt);
+        if (found === undefined) {
+          this.#o.logger.warn({ jobId: this.#state.jobId, channel: unanswered.channel }, 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again');
+          return;
         }
-        this.#persistEnded();
-      },
-    });
+        if (found !== null) {
+          this.#finalUnanswered = undefined;
+          await this.#finalPosted(unanswered.channel, found, unanswered.version, unanswered.rendering);
+          return;
+        }
+        this.#finalUnanswered = undefined;
+      }
+      // Every try made: what is left is the look after the last one.
+      if (attempt > pauses.length) break;
+      try {
+        await this.#o.writer.write(channel, {
+          urgent: true,
+          run: async () => {
+            const version = this.#version;
+            const rendered = renderJobMessage(this.#state);
+            const rendering = JSON.stringify(rendered);
+            const sentAt = Date.now();
+            let result: Awaited<ReturnType<webApi.WebClient['chat']['postMessage']>>;
+            try {
+              result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
+            } catch (error) {
+              if (lostAnswerCode(error) !== undefined) this.#finalUnanswered = { channel, threadTs, sentAt, version, rendering };
+              throw error;
+            }
+            await this.#finalPosted(channel, result.ts, version, rendering);
+          },
+        });
+        return;
+      } catch (error) {
+        lastError = error;
+        if (!isTransientSlackError(error)) throw error;
+      }
+    }
+    throw lastError;
+  }
+
+  /** The job's end is shown in a message of its own (`ts`, posted or found in `channel`), showing `version`. */
+  async #finalPosted(channel: string, ts: string | undefined, version: number, rendering: string): Promise<void> {
+    this.#markShown(version);
+    this.#finalShown = true;
+    if (channel === this.#channelId && ts) {
+      this.#messageTs = ts;
+      this.#shownRendering = rendering;
+      await this.#o.store.update(this.#o.request.id, { messageTs: ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
+    }
+    this.#persistEnded();
+  }
+
+  /**
+   * The job's own message (its request line names the job's request) among the bot's recent messages of a conversation,
+   * or of a thread: its ts, null when it is not there, undefined when that cannot be told (the look failed, or it reached
+   * back past `LOOK_LIMIT` messages). Read with the client that tries each call once, tried again while Slack says it
+   * has trouble of its own. Scopes `channels:history`, `groups:history`, `im:history`, `mpim:history`.
+   */
+  async #lookForOwnMessage(channel: string, threadTs: string | undefined, sentAt: number): Promise<string | null | undefined> {
+    const client = this.#o.firstPostClient ?? this.#o.client;
+    const oldest = (Math.max(0, sentAt - LOOK_BACK_MS) / 1000).toFixed(6);
+    try {
+      const page = await retryTransient(
+        () => (threadTs ? client.conversations.replies({ channel, ts: threadTs, oldest, limit: LOOK_LIMIT }) : client.conversations.history({ channel, oldest, limit: LOOK_LIMIT })),
+        this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
+      );
+      const own = page.messages?.find((m) => m.ts && requestIdOfJobMessage(m.blocks) === this.#o.request.id);
+      if (own?.ts) return own.ts;
+      return page.has_more ? undefined : null;
+    } catch (error) {
+      this.#logError(error, 'could not look for a job message whose answer was lost');
+      return undefined;
+    }
+  }
+
+  /**
+   * The first message whose answer was lost, of a job that did not start: looked for and deleted when found (as a late
+   * one is), so the channel does not show the job queued for ever. When it cannot be looked for, it is logged: the
+   * member was told that if it shows up, the job will not run.
+   */
+  async #takeBackUnanswered(): Promise<void> {
+    const found = await this.#lookForOwnMessage(this.#channelId, this.#o.request.threadTs, this.#firstPostSentAt);
+    if (found) this.#takeBack(found);
+    else if (found === undefined) this.#o.logger.warn({ jobId: this.#state.jobId, channel: this.#channelId }, 'the message of a job that did not start could not be looked for: it may show the job queued');
   }
 
   /** The requester's direct messages with the bot (Slack opens the conversation if needed; scope im:write). */

@@ -79,8 +79,9 @@ export interface SlackJobsOptions {
   /** The app's `/imagine` command as configured: a refusal that names it says this one. */
   command?: string | undefined;
   /**
-   * The client a job's first message is posted with, given the job's: one that sends each call once (Slack makes a new
-   * message of each `chat.postMessage` it gets) within the first post's deadline. Default the job's client.
+   * The client a job's own messages are posted with, given the job's: one that sends each call once (Slack makes a new
+   * message of each `chat.postMessage` it gets) — its first message, within the first post's deadline, and its end when
+   * posted anew — and reads back one whose answer was lost. Default the job's client.
    */
   firstPostClientOf?: ((client: webApi.WebClient) => webApi.WebClient) | undefined;
   /** How long a job's first message may take before the job is given up, nothing charged (see SlackJobViewOptions). */

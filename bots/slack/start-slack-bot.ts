@@ -103,7 +103,8 @@ export interface SlackBotSettings {
   onWriteRefused?: (() => void) | undefined;
   /**
    * How long a job's first message may take — its turn in the channel, then Slack's answer, tried once — before the job
-   * is not started (nothing charged; the member told privately). Above 0, a delay a timer can wait; default 5000 ms.
+   * is not started (nothing charged; the member told privately). Above 0, a delay a timer can wait; default 30 s
+   * (`DEFAULT_FIRST_POST_DEADLINE_MS`).
    */
   firstPostDeadlineMs?: number | undefined;
 }

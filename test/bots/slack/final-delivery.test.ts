@@ -105,6 +105,48 @@ describe('the end of a paid job reaches the user in Slack', () => {
   }, 20_000);
 });
 
+describe('the end of a job posted anew, its message gone, when Slack’s answer to it is lost', () => {
+  /** A job in `channel` whose message is deleted while it draws, then cancelled: its end is posted in a new message. */
+  async function cancelWithMessageGone(harness: Harness, channel: string): Promise<void> {
+    const { fake } = harness;
+    await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel, user: 'U0ALICE' });
+    const running = await fake.waitFor(() => jobMessages(fake, channel).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.messages.splice(fake.messages.indexOf(running), 1);
+    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === channel && isFinalUpdate(args) });
+    await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
+  }
+  const finalPosts = (fake: FakeSlack, channel: string) => fake.callsOf('chat.postMessage').filter((c) => c.args.channel === channel && isFinalUpdate(c.args));
+
+  it('is looked for, found and kept: one message shows the end, never two', async () => {
+    h = await startHarness({ emulator: { latencyMs: 1500 } });
+    const { fake } = h;
+    await cancelWithMessageGone(h, 'C0ONCE');
+    const ended = await finishedJob(fake, 'C0ONCE');
+    expect(statusOf(ended)).toContain('Cancelled');
+    await h.close({ fake: true });
+    h = undefined;
+    expect(jobMessages(fake, 'C0ONCE')).toHaveLength(1);
+    expect(finalPosts(fake, 'C0ONCE')).toHaveLength(1);
+    expect(fake.callsOf('conversations.history').filter((c) => c.args.channel === 'C0ONCE')).toHaveLength(1);
+    await fake.close();
+  }, 20_000);
+
+  it('is not posted again when it cannot be looked for: the look’s failure is logged, and one message at most shows the end', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    fake.failNext('conversations.history', { status: 200, error: 'internal_error', count: 10, match: (args) => args.channel === 'C0BLIND' });
+    await cancelWithMessageGone(h, 'C0BLIND');
+    await fake.waitFor(() => logger.entries.find((e) => /could not be looked for: it is not posted again/.test(String(e.msg))), 'the bot to give up', 15_000);
+    await h.close({ fake: true });
+    h = undefined;
+    expect(finalPosts(fake, 'C0BLIND')).toHaveLength(1);
+    expect(jobMessages(fake, 'C0BLIND')).toHaveLength(1);
+    expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
+    await fake.close();
+  }, 20_000);
+});
+
 describe('results of jobs ending together, under Slack’s Tier 3 limit on chat.update', () => {
   it('shows every result in its channel with its caption and its buttons at once, brings Done to the messages within the budget, and draws no 429', async () => {
     // Slack allows 30 chat.updates a minute here; the bot keeps below it (25 a minute, none saved up), so the job messages' Done waits its turn.

@@ -152,6 +152,69 @@ describe('a job between its first message and the image service', () => {
     expect(h.runner.activeJobs()).toEqual([]);
   });
 
+  it('a first message whose answer is lost but which Slack made: it is found by its request line and deleted, so the channel shows no job that did not start', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0LOST' });
+    const note = await privately(fake, 'a kite --quality low', 'U0BOB', 'C0LOST');
+    // Still true once it is deleted: it will not run.
+    expect(note).toBe(say('en', 'slack.job.maybe_posted'));
+    await fake.waitFor(() => fake.callsOf('chat.delete').find((c) => c.args.channel === 'C0LOST' && c.ok), 'the message taken back');
+    expect(fake.botMessages('C0LOST')).toEqual([]);
+    expect(fake.callsOf('conversations.history').filter((c) => c.args.channel === 'C0LOST')).toHaveLength(1);
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0LOST')).toHaveLength(1);
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+  });
+
+  it('a first message in a thread whose answer is lost: it is looked for in that thread and deleted', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const parent = await fake.userMessage({ channel: 'C0TALK', user: 'U0CAROL', text: 'ideas for the poster?' });
+    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0TALK' && args.thread_ts === parent.ts });
+    await fake.userMessage({ channel: 'C0TALK', user: 'U0BOB', text: `<@${fake.botUserId}> a kite --quality low`, threadTs: parent.ts });
+    const note = await fake.waitFor(() => fake.ephemerals.find((e) => e.user === 'U0BOB'), 'the private note');
+    expect(note.text).toBe(say('en', 'slack.job.maybe_posted'));
+    await fake.waitFor(() => fake.callsOf('chat.delete').find((c) => c.args.channel === 'C0TALK' && c.ok), 'the message taken back');
+    expect(fake.callsOf('conversations.replies').filter((c) => c.args.ts === parent.ts).length).toBeGreaterThan(0);
+    expect(fake.botMessages('C0TALK')).toEqual([]);
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+  });
+
+  it('a first message Slack does not answer gets 30 seconds by default: not a moment less, then the job is given up', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const held = fake.holdOpen('chat.postMessage');
+    const realTimeout = globalThis.setTimeout;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      // The command's way to its first post runs on the clock too: moved on a millisecond at a time, its deadline set
+      // somewhere within those `steps` ms. So the deadline is more than 29,990 - steps ms and at most 30,000 + steps ms.
+      let steps = 0;
+      const asked = fake.command({ command: '/imagine', text: 'a kite --quality low', user: 'U0BOB', channel: 'C0WAIT' });
+      while (held.arrived() === 0) {
+        if (++steps > 200) throw new Error('the first post never reached Slack');
+        await vi.advanceTimersByTimeAsync(1);
+        await new Promise((resolve) => realTimeout(resolve, 2));
+      }
+      const ack = await asked;
+      const answer = () => fake.responses.find((r) => ack.responseUrl.endsWith(r.id));
+      await vi.advanceTimersByTimeAsync(29_990 - steps);
+      expect(answer()).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(10 + steps);
+      // Waited for in real time, the clock still (vi.waitFor would move it on).
+      for (let waits = 0; !answer() && waits < 500; waits++) await new Promise((resolve) => realTimeout(resolve, 10));
+      expect(answer()?.body.text).toBe(say('en', 'slack.job.maybe_posted'));
+      expect(h.runner.activeJobs()).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+      held.release();
+    }
+    await fake.waitFor(() => fake.callsOf('chat.delete').length > 0, 'the late post taken back');
+    expect(h.emulator.requests).toEqual([]);
+  });
+
   it('first messages Slack does not answer within their deadline: the jobs are not started, their members told privately; a late post is taken back, a waiting one never sent', async () => {
     h = await startHarness({ bot: { firstPostDeadlineMs: 300 } });
     const { fake } = h;
