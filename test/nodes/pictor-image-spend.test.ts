@@ -111,6 +111,30 @@ describe('the Pictor Image node under an account cap', () => {
     expect(real![0]!.binary?.data).toBeDefined();
   });
 
+  it('without On Error, lets a request already at the service finish and counts it, stops the items still waiting, then fails the node', async () => {
+    const folder = await ledgerFolder();
+    // The first image takes a while; the second item is refused at once, while the first is at the service; the other two
+    // wait for their turn under Images per Minute (a burst of 3 lets two go at once, the third a second later).
+    emulator.configure({ latencyMs: 300 });
+    const prompts = ['a slow fox', 'a forbidden fox', 'a waiting fox', 'another waiting fox'];
+    const error: unknown = await run(prompts, { accountDailyUsd: '5', ledgerFolder: folder }, {
+      onError: undefined,
+      parameters: (i) => ({ ...LOW, prompt: prompts[i], options: { imagesPerMinute: 3 } }),
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ context: { itemIndex: 1, code: 'moderation_blocked' } });
+    expect(emulator.requests.map((r) => [r.fields?.prompt, r.status])).toEqual([
+      ['a slow fox', 200],
+      ['a forbidden fox', 400],
+    ]);
+    const ledger = await ledgerOf(folder);
+    expect(ledger.spent[utcDay(Date.now())]?.account).toBe(ONE_IMAGE_USD);
+    expect(ledger.reservations).toEqual({});
+    expect((error as { description: string }).description).toMatch(/1 other item's request was already at the service: it finished and is paid/);
+  });
+
   it('releases the reservation of a request the service refused, so it costs nothing and leaves the cap to the next execution', async () => {
     const folder = await ledgerFolder();
     const credentials = { accountDailyUsd: '0.01', ledgerFolder: folder };

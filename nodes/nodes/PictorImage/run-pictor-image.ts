@@ -80,10 +80,32 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
     if (cancel?.aborted) onCancel();
     else cancel?.addEventListener('abort', onCancel, { once: true });
     let firstFailure: NodeError | undefined;
+    // Without On Error, the first failure fails the node: the items not yet sent are stopped, while the ones whose
+    // request is at the service finish (they are paid; the ledger counts them) before the node fails.
+    const unsent = new Set<AbortController>();
+    let finishedAfterFailure = 0;
 
     try {
       const settled = await Promise.all(
         prepared.map(async (job): Promise<Outcome> => {
+          const own = new AbortController();
+          const stopOwn = () => own.abort(stopAll.signal.reason);
+          if (stopAll.signal.aborted) stopOwn();
+          else stopAll.signal.addEventListener('abort', stopOwn, { once: true });
+          unsent.add(own);
+          const sending: Sending = {
+            signal: own.signal,
+            // Just before the body leaves (again on a retry): a failure elsewhere stops it unsent.
+            beforeSend: async () => {
+              if (firstFailure) own.abort(firstFailure);
+              own.signal.throwIfAborted();
+              unsent.delete(own);
+            },
+            // Waiting to be sent again: nothing of it is at the service, so a failure elsewhere may stop it.
+            onRetry: () => {
+              unsent.add(own);
+            },
+          };
           const shape = {
             itemIndex: job.itemIndex,
             operation: job.params.operation,
@@ -93,26 +115,30 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
           };
           try {
             if (problem) throw credentialNodeError(node, problem, job.itemIndex);
-            const result = await send(ctx, credentials, ledger!, job, stopAll.signal);
+            const result = await send(ctx, credentials, ledger!, job, sending);
             if (result instanceof FailedAfterImages) {
               // The images that came are output before the error's item (On Error → Continue); they are charged.
               const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields);
               if (!continueOnFail) throw result.error;
               return { itemIndex: job.itemIndex, error: nodeError, items: answerForAgent(ctx, await toOutputItems(ctx, result.arrived, shape)) };
             }
+            if (firstFailure) finishedAfterFailure++;
             return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
           } catch (error) {
             const nodeError = toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
             if (!continueOnFail && !firstFailure) {
-              // One failure fails the node: stop the requests still queued or running.
+              // One failure fails the node: stop the requests still queued, never one already at the service.
               firstFailure = nodeError;
-              stopAll.abort(nodeError);
+              for (const waiting of unsent) waiting.abort(nodeError);
             }
             return { itemIndex: job.itemIndex, error: nodeError };
+          } finally {
+            unsent.delete(own);
+            stopAll.signal.removeEventListener('abort', stopOwn);
           }
         }),
       );
-      if (firstFailure) throw firstFailure;
+      if (firstFailure) throw withFinished(firstFailure, finishedAfterFailure);
       outcomes.push(...settled);
     } finally {
       cancel?.removeEventListener('abort', onCancel);
@@ -132,12 +158,30 @@ async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemP
   return parseGenerationRequest({ ...params.fields, stream: params.stream });
 }
 
+/** How one item's request is sent: its own stop signal, and what it is told just before each send and before a retry. */
+interface Sending {
+  signal: AbortSignal;
+  beforeSend: () => Promise<void>;
+  onRetry: () => void;
+}
+
+/**
+ * The first failure of a node without On Error, saying what became of the requests that were already at the service
+ * when it came: they finished and are paid, but n8n outputs nothing from a node that failed.
+ */
+function withFinished(error: NodeError, finished: number): NodeError {
+  if (finished === 0) return error;
+  const images = `${finished} other item${finished === 1 ? "'s request was" : "s' requests were"} already at the service: ${finished === 1 ? 'it' : 'they'} finished and ${finished === 1 ? 'is' : 'are'} paid (counted in the ledger when the credential has one), but n8n outputs nothing from a node that failed. Set On Error to Continue to get the images of the items that succeed.`;
+  error.description = error.description ? `${error.description} ${images}` : images;
+  return error;
+}
+
 async function send(
   ctx: IExecuteFunctions,
   credentials: PictorCredentials,
   ledger: LedgerKey,
   job: PreparedItem,
-  signal: AbortSignal,
+  sending: Sending,
 ): Promise<ImageJobResult | FailedAfterImages> {
   const { params, request } = job;
   const logger = loggerOf(ctx);
@@ -154,7 +198,7 @@ async function send(
     ? new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' })
     : undefined;
   const client = new PictorClient({ ...common, onRequest: guard?.onRequest });
-  const options = { signal };
+  const options = { signal: sending.signal, beforeSend: sending.beforeSend, onRetry: sending.onRetry };
   const meta = { operation: 'image' in request ? ('edit' as const) : ('generate' as const), size: request.size, quality: request.quality };
   const completed: CompletedEvent[] = [];
   let stream: ImageEventStream | undefined;
