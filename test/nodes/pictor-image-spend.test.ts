@@ -226,6 +226,30 @@ describe('the Pictor Image node under an account cap', () => {
     await expect(readFile(join(folder, 'quota-ledger.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('takes a Ledger Folder typed as ~/… in the home folder of the user n8n runs as, never in a folder named ~', async () => {
+    const home = await ledgerFolder();
+    const before = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      await run(['a fox counted at home'], { accountDailyUsd: '1', ledgerFolder: '~/.n8n/pictor' });
+    } finally {
+      process.env.HOME = before;
+    }
+    expect((await ledgerOf(join(home, '.n8n', 'pictor'))).spent[utcDay(Date.now())]?.account).toBe(ONE_IMAGE_USD);
+    expect(existsSync(join(process.cwd(), '~'))).toBe(false);
+  });
+
+  it('refuses a relative Ledger Folder with validation_error naming ledgerFolder, before anything is sent', async () => {
+    const [out] = await run(['a fox', 'another fox'], { accountDailyUsd: '1', ledgerFolder: 'pictor-ledger' });
+    expect(out!.map((item) => [item.json.code, item.json.field, item.json.itemIndex])).toEqual([
+      ['validation_error', 'ledgerFolder', 0],
+      ['validation_error', 'ledgerFolder', 1],
+    ]);
+    expect(out![0]!.json.error).toMatch(/^Pictor API credential: the Ledger Folder "pictor-ledger" is not an absolute path/);
+    expect(existsSync(join(process.cwd(), 'pictor-ledger'))).toBe(false);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
   it("keeps its ledger in n8n's own folder by default", () => {
     expect(defaultLedgerFolder({ N8N_USER_FOLDER: '/srv/n8n' })).toBe(join('/srv/n8n', '.n8n', 'pictor'));
   });
