@@ -14,14 +14,14 @@ import {
   type EditRequest,
   type GenerationRequest,
 } from 'pictor';
-import { SpendGuard, ledgerKindOf } from 'pictor/internal';
+import { SpendGuard, ledgerKindOf, type RedisUnavailableError } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
 import { codeOf, credentialNodeError, toNodeError, type NodeError } from './node-errors.js';
 import { answerForAgent } from './agent-answer.js';
 import { toOutputItems } from './output-items.js';
-import { CREDENTIAL_NAME, credentialProblem, ledgerOf, type PictorCredentials } from './pictor-credentials.js';
+import { CREDENTIAL_NAME, credentialProblem, ledgerOf, type CredentialProblem, type PictorCredentials } from './pictor-credentials.js';
 import { ledgerFor, needsLedger, type LedgerKey } from './spend-registry.js';
 
 /** One item, checked and ready to send. */
@@ -125,7 +125,8 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             if (firstFailure) finishedAfterFailure++;
             return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
           } catch (error) {
-            const nodeError = toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
+            const missing = missingDatabaseOf(error);
+            const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
             if (!continueOnFail && !firstFailure) {
               // One failure fails the node: stop the requests still queued, never one already at the service.
               firstFailure = nodeError;
@@ -156,6 +157,21 @@ async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemP
     return parseEditRequest({ ...params.fields, stream: params.stream, image });
   }
   return parseGenerationRequest({ ...params.fields, stream: params.stream });
+}
+
+/**
+ * A Redis URL naming a database its server does not have: the credential's value is wrong (Redis itself answered), so
+ * the item fails like any bad credential field, `validation_error` naming `redisUrl`; undefined for any other error.
+ */
+function missingDatabaseOf(error: unknown): CredentialProblem | undefined {
+  if (!(error instanceof Error) || error.name !== 'RedisUnavailableError') return undefined;
+  const { database, reason } = error as RedisUnavailableError;
+  if (typeof database !== 'number') return undefined;
+  const why = /\(([^()]*)\)/.exec(reason)?.[1];
+  return {
+    field: 'redisUrl',
+    message: `Pictor API credential: the Redis URL names database ${database}, but that Redis server has fewer databases${why ? ` (${why})` : ''}; use a database number below its "databases" setting (e.g. /0), or leave the Redis URL empty to limit this n8n process on its own`,
+  };
 }
 
 /** How one item's request is sent: its own stop signal, and what it is told just before each send and before a retry. */
