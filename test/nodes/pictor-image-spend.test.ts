@@ -269,6 +269,26 @@ describe('the Pictor Image node under an account cap', () => {
     expect(pointed.rows.map((r) => r.key)).toEqual(['n8n:wf-7']);
     expect((await usage({})).total.jobs).toBe(0);
   });
+
+  it('keeps the jobs of a Pictor emulator in <Ledger Folder>/emulator, shown by pictor usage --emulator and not by pictor usage', async () => {
+    const folder = await ledgerFolder();
+    const pictorEmulator = createEmulator();
+    const at = await pictorEmulator.listen({ port: 0 });
+    try {
+      await run(['a rehearsed fox'], { baseUrl: at.url, accountDailyUsd: '1', ledgerFolder: folder }, { workflowId: 'wf-8' });
+    } finally {
+      await pictorEmulator.close();
+    }
+    const usage = async (...args: string[]) => {
+      const { code, stdout, stderr } = await spawnCli(['usage', ...args, '--by', 'user', '--json'], { env: { PICTOR_DATA_DIR: folder } });
+      expect(code, stderr).toBe(0);
+      return JSON.parse(stdout) as { total: { jobs: number }; rows: { key: string }[] };
+    };
+    const rehearsed = await usage('--emulator');
+    expect(rehearsed.total.jobs).toBe(1);
+    expect(rehearsed.rows.map((r) => r.key)).toEqual(['n8n:wf-8']);
+    expect((await usage()).total.jobs).toBe(0);
+  });
 });
 
 describe('the Pictor Image node when a request fails after some images', () => {
