@@ -132,7 +132,7 @@ describe('the Pictor Image node under an account cap', () => {
     const ledger = await ledgerOf(folder);
     expect(ledger.spent[utcDay(Date.now())]?.account).toBe(ONE_IMAGE_USD);
     expect(ledger.reservations).toEqual({});
-    expect((error as { description: string }).description).toMatch(/1 other item's request was already at the service: it finished and is paid/);
+    expect((error as { description: string }).description).toMatch(/1 other item got its images from the service: it is paid/);
   });
 
   it('releases the reservation of a request the service refused, so it costs nothing and leaves the cap to the next execution', async () => {

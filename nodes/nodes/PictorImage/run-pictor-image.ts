@@ -83,7 +83,6 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
     // Without On Error, the first failure fails the node: the items not yet sent are stopped, while the ones whose
     // request is at the service finish (they are paid; the ledger counts them) before the node fails.
     const unsent = new Set<AbortController>();
-    let finishedAfterFailure = 0;
 
     try {
       const settled = await Promise.all(
@@ -122,7 +121,6 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
               if (!continueOnFail) throw result.error;
               return { itemIndex: job.itemIndex, error: nodeError, items: answerForAgent(ctx, await toOutputItems(ctx, result.arrived, shape)) };
             }
-            if (firstFailure) finishedAfterFailure++;
             return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
           } catch (error) {
             const missing = missingDatabaseOf(error);
@@ -139,7 +137,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
           }
         }),
       );
-      if (firstFailure) throw withFinished(firstFailure, finishedAfterFailure);
+      if (firstFailure) throw withPaid(firstFailure, settled.filter((outcome) => !('error' in outcome)).length);
       outcomes.push(...settled);
     } finally {
       cancel?.removeEventListener('abort', onCancel);
@@ -182,12 +180,13 @@ interface Sending {
 }
 
 /**
- * The first failure of a node without On Error, saying what became of the requests that were already at the service
- * when it came: they finished and are paid, but n8n outputs nothing from a node that failed.
+ * The first failure of a node without On Error, saying what became of the other items that got their images (before
+ * it, or after it, having been at the service already): they are paid, but n8n outputs nothing from a node that failed.
  */
-function withFinished(error: NodeError, finished: number): NodeError {
-  if (finished === 0) return error;
-  const images = `${finished} other item${finished === 1 ? "'s request was" : "s' requests were"} already at the service: ${finished === 1 ? 'it' : 'they'} finished and ${finished === 1 ? 'is' : 'are'} paid (counted in the ledger when the credential has one), but n8n outputs nothing from a node that failed. Set On Error to Continue to get the images of the items that succeed.`;
+function withPaid(error: NodeError, succeeded: number): NodeError {
+  if (succeeded === 0) return error;
+  const one = succeeded === 1;
+  const images = `${succeeded} other item${one ? '' : 's'} got ${one ? 'its' : 'their'} images from the service: ${one ? 'it is' : 'they are'} paid (counted in the ledger when the credential has one), but n8n outputs nothing from a node that failed. Set On Error to Continue to get the images of the items that succeed.`;
   error.description = error.description ? `${error.description} ${images}` : images;
   return error;
 }
