@@ -10,12 +10,28 @@ export interface RedisLogger {
   warn(obj: object, msg?: string): void;
 }
 
-/** Redis could not be reached (or refused us) when a process started. Its message and `url` never hold the password. */
+/** The name operators know the Redis URL by, when the caller names none: the bots' and the CLI's variable. */
+export const DEFAULT_REDIS_SETTING = 'REDIS_URL';
+
+/**
+ * Redis could not be reached (or refused us) when a process started. Its message, `reason` and `url` never hold the
+ * password. The message names the setting the URL came from (`setting`, default REDIS_URL); a surface whose users
+ * know it by another name builds its own words from `reason` and `database`.
+ */
 export class RedisUnavailableError extends ConnectionError {
-  constructor(url: string, reason: string) {
+  /** Why, without the advice the message adds (and without a period at the end). */
+  readonly reason: string;
+  /** The URL's database number when the server does not have it (a wrong setting, not a Redis that is down). */
+  readonly database: number | undefined;
+
+  constructor(url: string, reason: string, details: { setting?: string | undefined; database?: number | undefined } = {}) {
     const where = redactRedisUrl(url);
+    const setting = details.setting ?? DEFAULT_REDIS_SETTING;
     // The Redis client's own reasons often end in a period already ("WRONGPASS … is disabled."): one is enough.
-    super(`cannot use Redis at ${where}: ${reason.trim().replace(/\.+$/, '')}. Start Redis, fix REDIS_URL, or unset REDIS_URL to run this process on its own`, { url: where });
+    const said = reason.trim().replace(/\.+$/, '');
+    super(`cannot use Redis at ${where}: ${said}. Start Redis, fix ${setting}, or unset ${setting} to run this process on its own`, { url: where });
+    this.reason = said;
+    this.database = details.database;
   }
 }
 
@@ -26,6 +42,8 @@ export interface ConnectRedisOptions {
   logger?: RedisLogger | undefined;
   /** Shown by Redis's CLIENT LIST. */
   name?: string | undefined;
+  /** The name the URL's owner knows it by, said in errors. Default REDIS_URL (the bots and the CLI). */
+  setting?: string | undefined;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -40,6 +58,8 @@ const CLOSE_TIMEOUT_MS = 2000;
  */
 export async function connectRedis(url: string, options: ConnectRedisOptions = {}): Promise<Redis> {
   const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const setting = options.setting ?? DEFAULT_REDIS_SETTING;
+  const unavailable = (reason: string, database?: number) => new RedisUnavailableError(url, reason, { setting, database });
   const secrets = redisUrlSecrets(url);
   let redis: Redis;
   try {
@@ -53,7 +73,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
       connectionName: options.name,
     });
   } catch (error) {
-    throw new RedisUnavailableError(url, scrubRedisSecrets(messageOf(error), secrets));
+    throw unavailable(scrubRedisSecrets(messageOf(error), secrets));
   }
   let firstError: unknown;
   const onStartError = (error: unknown) => {
@@ -63,7 +83,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   const db = redis.options.db ?? 0;
   if (!Number.isSafeInteger(db) || db < 0) {
     redis.disconnect();
-    throw new RedisUnavailableError(url, "REDIS_URL's database is not a number: give an empty path or a database number (e.g. /2)");
+    throw unavailable(`${setting}'s database is not a number: give an empty path or a database number (e.g. /2)`);
   }
   try {
     await withTimeout(redis.connect(), timeoutMs, `no connection within ${timeoutMs} ms`);
@@ -71,7 +91,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   } catch (error) {
     redis.disconnect();
     // ioredis errors can carry the AUTH command's arguments: only a scrubbed message leaves here.
-    throw new RedisUnavailableError(url, scrubRedisSecrets(messageOf(firstError ?? error), secrets));
+    throw unavailable(scrubRedisSecrets(messageOf(firstError ?? error), secrets));
   }
   // The Redis client sends SELECT on connecting but, when it fails, only emits an error and carries on in database 0,
   // where this process would share another account's spending and caps: the database is asked for again, and a refusal
@@ -85,8 +105,8 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
       redis.disconnect();
       const reason = scrubRedisSecrets(messageOf(refused), secrets);
       // A reply is Redis saying no (`ERR DB index is out of range`); anything else (no answer) is said as it is.
-      if (!(refused instanceof Error && refused.name === 'ReplyError')) throw new RedisUnavailableError(url, reason);
-      throw new RedisUnavailableError(url, `REDIS_URL names database ${db}, but this Redis server has fewer databases (${reason}); use a database number below its "databases" setting`);
+      if (!(refused instanceof Error && refused.name === 'ReplyError')) throw unavailable(reason);
+      throw unavailable(`${setting} names database ${db}, but this Redis server has fewer databases (${reason}); use a database number below its "databases" setting`, db);
     }
   }
   redis.off('error', onStartError);

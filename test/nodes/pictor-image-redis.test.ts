@@ -148,12 +148,15 @@ describe('a Pictor API credential whose Redis cannot be used', () => {
 });
 
 describe.skipIf(redis.skipReason)(`a Pictor API credential whose Redis has no such database ${redis.skipReason ? `(${redis.skipReason})` : ''}`, () => {
-  it('fails the item as Redis unavailable, saying the server has fewer databases, and sends nothing (never database 0)', async () => {
+  it('fails the item with validation_error naming redisUrl, saying the server has fewer databases, and sends nothing (never database 0)', async () => {
     const credentials = { apiKey: DEV_API_KEY, baseUrl: server.url, redisUrl: `${requireRedisUrl(redis)}/99999`, redisPrefix: uniquePrefix('n8n-db'), accountDailyUsd: '5' };
     const [out] = await run({ operation: 'generate', prompt: 'a shared fox' }, { credentials, continueOnFail: true });
-    expect(out!.map((item) => item.json.code)).toEqual(['connection_failed']);
+    expect(out!.map((item) => [item.json.code, item.json.field])).toEqual([['validation_error', 'redisUrl']]);
     const error = await failure({ operation: 'generate', prompt: 'a shared fox' }, { credentials });
-    expect(error.description).toMatch(/REDIS_URL names database 99999, but this Redis server has fewer databases/);
+    expect(error.context).toMatchObject({ itemIndex: 0, code: 'validation_error', parameter: 'redisUrl' });
+    expect(error.message).toMatch(/^Pictor API credential: the Redis URL names database 99999, but that Redis server has fewer databases \(ERR DB index is out of range\)/);
+    // n8n users have no environment variable to fix.
+    expect(JSON.stringify(out) + error.message + String(error.description)).not.toContain('REDIS_URL');
     expect(emulator.stats().requests).toBe(0);
   });
 });

@@ -111,6 +111,30 @@ describe('the Pictor Image node under an account cap', () => {
     expect(real![0]!.binary?.data).toBeDefined();
   });
 
+  it('without On Error, lets a request already at the service finish and counts it, stops the items still waiting, then fails the node', async () => {
+    const folder = await ledgerFolder();
+    // The first image takes a while; the second item is refused at once, while the first is at the service; the other two
+    // wait for their turn under Images per Minute (a burst of 3 lets two go at once, the third a second later).
+    emulator.configure({ latencyMs: 300 });
+    const prompts = ['a slow fox', 'a forbidden fox', 'a waiting fox', 'another waiting fox'];
+    const error: unknown = await run(prompts, { accountDailyUsd: '5', ledgerFolder: folder }, {
+      onError: undefined,
+      parameters: (i) => ({ ...LOW, prompt: prompts[i], options: { imagesPerMinute: 3 } }),
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ context: { itemIndex: 1, code: 'moderation_blocked' } });
+    expect(emulator.requests.map((r) => [r.fields?.prompt, r.status])).toEqual([
+      ['a slow fox', 200],
+      ['a forbidden fox', 400],
+    ]);
+    const ledger = await ledgerOf(folder);
+    expect(ledger.spent[utcDay(Date.now())]?.account).toBe(ONE_IMAGE_USD);
+    expect(ledger.reservations).toEqual({});
+    expect((error as { description: string }).description).toMatch(/1 other item got its images from the service: it is paid/);
+  });
+
   it('releases the reservation of a request the service refused, so it costs nothing and leaves the cap to the next execution', async () => {
     const folder = await ledgerFolder();
     const credentials = { accountDailyUsd: '0.01', ledgerFolder: folder };
@@ -202,6 +226,30 @@ describe('the Pictor Image node under an account cap', () => {
     await expect(readFile(join(folder, 'quota-ledger.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('takes a Ledger Folder typed as ~/… in the home folder of the user n8n runs as, never in a folder named ~', async () => {
+    const home = await ledgerFolder();
+    const before = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      await run(['a fox counted at home'], { accountDailyUsd: '1', ledgerFolder: '~/.n8n/pictor' });
+    } finally {
+      process.env.HOME = before;
+    }
+    expect((await ledgerOf(join(home, '.n8n', 'pictor'))).spent[utcDay(Date.now())]?.account).toBe(ONE_IMAGE_USD);
+    expect(existsSync(join(process.cwd(), '~'))).toBe(false);
+  });
+
+  it('refuses a relative Ledger Folder with validation_error naming ledgerFolder, before anything is sent', async () => {
+    const [out] = await run(['a fox', 'another fox'], { accountDailyUsd: '1', ledgerFolder: 'pictor-ledger' });
+    expect(out!.map((item) => [item.json.code, item.json.field, item.json.itemIndex])).toEqual([
+      ['validation_error', 'ledgerFolder', 0],
+      ['validation_error', 'ledgerFolder', 1],
+    ]);
+    expect(out![0]!.json.error).toMatch(/^Pictor API credential: the Ledger Folder "pictor-ledger" is not an absolute path/);
+    expect(existsSync(join(process.cwd(), 'pictor-ledger'))).toBe(false);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
   it("keeps its ledger in n8n's own folder by default", () => {
     expect(defaultLedgerFolder({ N8N_USER_FOLDER: '/srv/n8n' })).toBe(join('/srv/n8n', '.n8n', 'pictor'));
   });
@@ -220,6 +268,26 @@ describe('the Pictor Image node under an account cap', () => {
     expect(pointed.total).toMatchObject({ jobs: 1, usd: expect.closeTo(ONE_IMAGE_USD, 9) });
     expect(pointed.rows.map((r) => r.key)).toEqual(['n8n:wf-7']);
     expect((await usage({})).total.jobs).toBe(0);
+  });
+
+  it('keeps the jobs of a Pictor emulator in <Ledger Folder>/emulator, shown by pictor usage --emulator and not by pictor usage', async () => {
+    const folder = await ledgerFolder();
+    const pictorEmulator = createEmulator();
+    const at = await pictorEmulator.listen({ port: 0 });
+    try {
+      await run(['a rehearsed fox'], { baseUrl: at.url, accountDailyUsd: '1', ledgerFolder: folder }, { workflowId: 'wf-8' });
+    } finally {
+      await pictorEmulator.close();
+    }
+    const usage = async (...args: string[]) => {
+      const { code, stdout, stderr } = await spawnCli(['usage', ...args, '--by', 'user', '--json'], { env: { PICTOR_DATA_DIR: folder } });
+      expect(code, stderr).toBe(0);
+      return JSON.parse(stdout) as { total: { jobs: number }; rows: { key: string }[] };
+    };
+    const rehearsed = await usage('--emulator');
+    expect(rehearsed.total.jobs).toBe(1);
+    expect(rehearsed.rows.map((r) => r.key)).toEqual(['n8n:wf-8']);
+    expect((await usage()).total.jobs).toBe(0);
   });
 });
 

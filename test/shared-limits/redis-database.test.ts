@@ -124,6 +124,16 @@ describe.skipIf(redis.skipReason)(`a REDIS_URL naming a database, on a Redis wit
     expect((error as Error).message).toMatch(/REDIS_URL names database 9, but this Redis server has fewer databases \(ERR DB index is out of range\)/);
   });
 
+  it('with /9, names the setting its caller gives instead of REDIS_URL, and tells which database the server lacks', async () => {
+    const error = await connectRedis(`${server.url}/9`, { connectTimeoutMs: 3000, setting: 'the Redis URL field' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect(error).toMatchObject({ code: 'connection_failed', database: 9 });
+    expect((error as Error).message).toMatch(/the Redis URL field names database 9, but this Redis server has fewer databases/);
+    expect((error as Error).message).not.toContain('REDIS_URL');
+    const down = await connectRedis('redis://127.0.0.1:1', { connectTimeoutMs: 3000 }).catch((e: unknown) => e);
+    expect(down).toMatchObject({ code: 'connection_failed', database: undefined });
+  });
+
   it('with /9, pictor generate sends nothing and writes nothing to any database', async () => {
     await observer.flushall();
     emulator.reset();

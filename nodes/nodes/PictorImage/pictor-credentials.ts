@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { ValidationError } from 'pictor';
 import { readRedisConfig, type RedisConfig, accountCaps, readSpendCaps, redactSecrets, type SpendLimits } from 'pictor/internal';
 import { defaultLedgerFolder, type LedgerKey } from './spend-registry.js';
@@ -34,8 +36,20 @@ export function capsOf(credentials: PictorCredentials): SpendLimits {
 
 /** Where the node counts its spending and what it enforces there (see spend-registry). */
 export function ledgerOf(credentials: PictorCredentials): LedgerKey {
+  return { limits: capsOf(credentials), redis: sharedLimitsOf(credentials), ledgerFolder: ledgerFolderOf(credentials) ?? defaultLedgerFolder() };
+}
+
+/**
+ * The Ledger Folder as typed, with a leading `~` or `~/` meaning the home folder of the user n8n runs as (as the
+ * field's placeholder shows it; no shell expands it here); undefined when empty. A relative path is kept as typed:
+ * `credentialProblem` refuses it, since n8n's working folder differs between its main process and its workers.
+ */
+export function ledgerFolderOf(credentials: PictorCredentials, home: string = homedir()): string | undefined {
   const folder = text(credentials.ledgerFolder).trim();
-  return { limits: capsOf(credentials), redis: sharedLimitsOf(credentials), ledgerFolder: folder === '' ? defaultLedgerFolder() : folder };
+  if (folder === '') return undefined;
+  if (folder === '~') return home;
+  if (folder.startsWith('~/')) return join(home, folder.slice(2));
+  return folder;
 }
 
 export const CREDENTIAL_NAME = 'pictorApi';
@@ -101,6 +115,14 @@ export function credentialProblem(credentials: PictorCredentials): CredentialPro
     return {
       field: cap.field,
       message: `Pictor API credential: the ${named} is not a number of US dollars${hidden}; use 0 or more (e.g. 5 or 12.50), or leave it empty for no cap`,
+    };
+  }
+  const folder = ledgerFolderOf(credentials);
+  if (folder !== undefined && !isAbsolute(folder)) {
+    const { named, hidden } = fieldWithValue('Ledger Folder', credentials.ledgerFolder, credentials.apiKey);
+    return {
+      field: 'ledgerFolder',
+      message: `Pictor API credential: the ${named} is not an absolute path${hidden}; give a full path (e.g. /home/node/.n8n/pictor or ~/.n8n/pictor), or leave it empty for pictor in n8n's folder`,
     };
   }
   try {

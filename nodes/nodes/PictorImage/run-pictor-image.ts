@@ -14,14 +14,14 @@ import {
   type EditRequest,
   type GenerationRequest,
 } from 'pictor';
-import { SpendGuard, ledgerKindOf } from 'pictor/internal';
+import { SpendGuard, ledgerKindOf, type RedisUnavailableError } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
 import { codeOf, credentialNodeError, toNodeError, type NodeError } from './node-errors.js';
 import { answerForAgent } from './agent-answer.js';
 import { toOutputItems } from './output-items.js';
-import { CREDENTIAL_NAME, credentialProblem, ledgerOf, type PictorCredentials } from './pictor-credentials.js';
+import { CREDENTIAL_NAME, credentialProblem, ledgerOf, type CredentialProblem, type PictorCredentials } from './pictor-credentials.js';
 import { ledgerFor, needsLedger, type LedgerKey } from './spend-registry.js';
 
 /** One item, checked and ready to send. */
@@ -80,10 +80,31 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
     if (cancel?.aborted) onCancel();
     else cancel?.addEventListener('abort', onCancel, { once: true });
     let firstFailure: NodeError | undefined;
+    // Without On Error, the first failure fails the node: the items not yet sent are stopped, while the ones whose
+    // request is at the service finish (they are paid; the ledger counts them) before the node fails.
+    const unsent = new Set<AbortController>();
 
     try {
       const settled = await Promise.all(
         prepared.map(async (job): Promise<Outcome> => {
+          const own = new AbortController();
+          const stopOwn = () => own.abort(stopAll.signal.reason);
+          if (stopAll.signal.aborted) stopOwn();
+          else stopAll.signal.addEventListener('abort', stopOwn, { once: true });
+          unsent.add(own);
+          const sending: Sending = {
+            signal: own.signal,
+            // Just before the body leaves (again on a retry): a failure elsewhere stops it unsent.
+            beforeSend: async () => {
+              if (firstFailure) own.abort(firstFailure);
+              own.signal.throwIfAborted();
+              unsent.delete(own);
+            },
+            // Waiting to be sent again: nothing of it is at the service, so a failure elsewhere may stop it.
+            onRetry: () => {
+              unsent.add(own);
+            },
+          };
           const shape = {
             itemIndex: job.itemIndex,
             operation: job.params.operation,
@@ -93,7 +114,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
           };
           try {
             if (problem) throw credentialNodeError(node, problem, job.itemIndex);
-            const result = await send(ctx, credentials, ledger!, job, stopAll.signal);
+            const result = await send(ctx, credentials, ledger!, job, sending);
             if (result instanceof FailedAfterImages) {
               // The images that came are output before the error's item (On Error → Continue); they are charged.
               const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields);
@@ -102,17 +123,21 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             }
             return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
           } catch (error) {
-            const nodeError = toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
+            const missing = missingDatabaseOf(error);
+            const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
             if (!continueOnFail && !firstFailure) {
-              // One failure fails the node: stop the requests still queued or running.
+              // One failure fails the node: stop the requests still queued, never one already at the service.
               firstFailure = nodeError;
-              stopAll.abort(nodeError);
+              for (const waiting of unsent) waiting.abort(nodeError);
             }
             return { itemIndex: job.itemIndex, error: nodeError };
+          } finally {
+            unsent.delete(own);
+            stopAll.signal.removeEventListener('abort', stopOwn);
           }
         }),
       );
-      if (firstFailure) throw firstFailure;
+      if (firstFailure) throw withPaid(firstFailure, settled.filter((outcome) => !('error' in outcome)).length);
       outcomes.push(...settled);
     } finally {
       cancel?.removeEventListener('abort', onCancel);
@@ -132,12 +157,46 @@ async function validate(ctx: IExecuteFunctions, itemIndex: number, params: ItemP
   return parseGenerationRequest({ ...params.fields, stream: params.stream });
 }
 
+/**
+ * A Redis URL naming a database its server does not have: the credential's value is wrong (Redis itself answered), so
+ * the item fails like any bad credential field, `validation_error` naming `redisUrl`; undefined for any other error.
+ */
+function missingDatabaseOf(error: unknown): CredentialProblem | undefined {
+  if (!(error instanceof Error) || error.name !== 'RedisUnavailableError') return undefined;
+  const { database, reason } = error as RedisUnavailableError;
+  if (typeof database !== 'number') return undefined;
+  const why = /\(([^()]*)\)/.exec(reason)?.[1];
+  return {
+    field: 'redisUrl',
+    message: `Pictor API credential: the Redis URL names database ${database}, but that Redis server has fewer databases${why ? ` (${why})` : ''}; use a database number below its "databases" setting (e.g. /0), or leave the Redis URL empty to limit this n8n process on its own`,
+  };
+}
+
+/** How one item's request is sent: its own stop signal, and what it is told just before each send and before a retry. */
+interface Sending {
+  signal: AbortSignal;
+  beforeSend: () => Promise<void>;
+  onRetry: () => void;
+}
+
+/**
+ * The first failure of a node without On Error, saying what became of the other items that got their images (before
+ * it, or after it, having been at the service already): they are paid, but n8n outputs nothing from a node that failed.
+ */
+function withPaid(error: NodeError, succeeded: number): NodeError {
+  if (succeeded === 0) return error;
+  const one = succeeded === 1;
+  const images = `${succeeded} other item${one ? '' : 's'} got ${one ? 'its' : 'their'} images from the service: ${one ? 'it is' : 'they are'} paid (counted in the ledger when the credential has one), but n8n outputs nothing from a node that failed. Set On Error to Continue to get the images of the items that succeed.`;
+  error.description = error.description ? `${error.description} ${images}` : images;
+  return error;
+}
+
 async function send(
   ctx: IExecuteFunctions,
   credentials: PictorCredentials,
   ledger: LedgerKey,
   job: PreparedItem,
-  signal: AbortSignal,
+  sending: Sending,
 ): Promise<ImageJobResult | FailedAfterImages> {
   const { params, request } = job;
   const logger = loggerOf(ctx);
@@ -154,7 +213,7 @@ async function send(
     ? new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' })
     : undefined;
   const client = new PictorClient({ ...common, onRequest: guard?.onRequest });
-  const options = { signal };
+  const options = { signal: sending.signal, beforeSend: sending.beforeSend, onRetry: sending.onRetry };
   const meta = { operation: 'image' in request ? ('edit' as const) : ('generate' as const), size: request.size, quality: request.quality };
   const completed: CompletedEvent[] = [];
   let stream: ImageEventStream | undefined;
