@@ -370,6 +370,21 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
   });
 });
 
+describe('an error event inside a stream is told by its type when it has no code', () => {
+  it.each([
+    ['server_error', 'server_error'],
+    ['requests', 'api_error'],
+  ])('maps an error event of type %s with code null to %s', async (type, code) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk(sse('error', { type: 'error', error: { message: 'The server had an error', type, code: null } })) + chunk(''));
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
+    expect(error).toMatchObject({ code, serviceType: type });
+    expect(s.requests).toBe(1);
+  });
+});
+
 describe('what a server sends in an error is bounded and cleaned', () => {
   it('reads at most 64 KiB of a huge error body and prints a short message', async () => {
     let written = 0;
