@@ -371,6 +371,22 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
     expect(result.data).toHaveLength(1);
   });
 
+  it.each([
+    ['with its length', (body: string) => head(200, { 'content-type': 'application/json' }, body)],
+    ['chunked', (body: string) => head(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }) + chunk(body) + chunk('')],
+  ])('takes a whole JSON result followed by bytes that are not JSON as the result, sent %s', async (_how, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(answer(`${resultBody([PNG_B64, PNG_B64])}\nGARBAGE{{{`));
+    });
+    const result = await clientOf(s).generate({ prompt: 'x', n: 2 });
+    expect(decodeImages(result)).toEqual([Buffer.from(png), Buffer.from(png)]);
+    expect(result.cost).toMatchObject({ n: 2 });
+    const streamed = await clientOf(s).generateStream({ prompt: 'x', n: 2 }).finalResult();
+    expect(streamed.data).toHaveLength(2);
+    expect(s.requests).toBe(2);
+  });
+
   it('takes a plain JSON answer to a streamed request as the result', async () => {
     const s = await serve(async (req) => {
       await req.body();
