@@ -1,12 +1,14 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
 import { checkImage } from './check-result.js';
-import { keepImageBytes } from './image-bytes.js';
+import { imageBytes, keepImageBytes } from './image-bytes.js';
+import { sniffImageType } from '../spec/image-type.js';
+import type { OutputFormat } from '../spec/constants.js';
 import { isCompletedEvent, isPartialEvent, type CompletedEvent, type ImageStreamEvent, type PartialImageEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
 import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
-import { readJsonResult } from './read-json-body.js';
+import { readJsonResult, tellOtherFormat } from './read-json-body.js';
 import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { EventBytes } from './event-bytes.js';
@@ -65,6 +67,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   #jsonResult: ImageJobResult | undefined;
   #toldMissing = false;
   #toldSkipped = false;
+  #toldFormat = false;
 
   constructor(ctx: StreamContext) {
     this.#ctx = ctx;
@@ -146,13 +149,14 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       if (!checked.bytes) throw new BadResponseError(`completed image ${completedCount} ${checked.problem}`, { requestId: response.requestId });
       // The bytes of the check are the image's (`imageBytes(event)`): decoded once.
       keepImageBytes(event, checked.bytes);
+      this.#labelFormat(event, checked.format, response.requestId);
       return completedCount === meta.n;
     };
     try {
       if (isJson(response)) {
         let result: ImageJobResult;
         try {
-          result = await readJsonResult(response, meta);
+          result = await readJsonResult(response, meta, this.#ctx.logger);
         } catch (error) {
           // Not the whole result: its good images come first (they may be paid for), then the error.
           for (const event of imagesOfFailure(error)) yield event;
@@ -161,7 +165,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         this.#tellMissing(result.missing, response.requestId);
         this.#jsonResult = result;
         finished = true;
-        yield* completedEventsOf(result);
+        // Each image labelled with its own real format (readJsonResult told one that is not the one asked for).
+        for (const event of completedEventsOf(result)) {
+          event.output_format = sniffImageType(imageBytes(event).subarray(0, 16)) ?? event.output_format;
+          yield event;
+        }
         return;
       }
       let done = false;
@@ -303,6 +311,14 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       { requestId, ...labels, n: this.#ctx.meta.n },
       'the service sent a partial image past the ones asked for, or without a readable index: it and any more such are skipped',
     );
+  }
+
+  /** An image is labelled with its real format (told by its bytes); one that is not the format asked for is told once, at warn. */
+  #labelFormat(event: CompletedEvent, format: OutputFormat, requestId: string | undefined): void {
+    event.output_format = format;
+    if (format === this.#ctx.meta.output_format || this.#toldFormat) return;
+    this.#toldFormat = true;
+    tellOtherFormat(this.#ctx.logger, { requestId, asked: this.#ctx.meta.output_format, sent: format });
   }
 
   #tellMissing(missing: string[] | undefined, requestId: string | undefined): void {

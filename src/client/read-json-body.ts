@@ -2,15 +2,31 @@ import { BadResponseError } from '../core/errors.js';
 import { answerByteBound, answerTooLargeError } from './answer-bound.js';
 import { resultFromJson, salvageResult, type ImageJobResult, type RequestedJob } from './job-result.js';
 import type { RawResponse } from './transport.js';
+import type { LoggerLike } from './PictorClient.js';
+import { imageBytes } from './image-bytes.js';
+import { sniffImageType } from '../spec/image-type.js';
+import type { OutputFormat } from '../spec/constants.js';
 
 /**
  * The finished result of a 200 answer with a JSON body, to a plain request or a streamed one: its body read
  * (`readJsonBody`, with the response's length) and judged (`resultFromJson`). Either step's error is a BadResponseError
  * carrying the whole images that came.
  */
-export async function readJsonResult(response: RawResponse, request: RequestedJob): Promise<ImageJobResult> {
+export async function readJsonResult(response: RawResponse, request: RequestedJob, logger?: LoggerLike | undefined): Promise<ImageJobResult> {
   const json = await readJsonBody(response.body, request, response.requestId, contentLengthOf(response.headers));
-  return resultFromJson(json, request, response.requestId);
+  const result = resultFromJson(json, request, response.requestId);
+  // Labelled with the images' real format (told by their bytes), which may not be the one asked for (told at warn).
+  const format = result.data.length > 0 ? sniffImageType(imageBytes(result.data[0]!).subarray(0, 16)) : null;
+  if (format !== null) {
+    result.output_format = format;
+    if (format !== request.output_format) tellOtherFormat(logger, { requestId: response.requestId, asked: request.output_format, sent: format });
+  }
+  return result;
+}
+
+/** Tells that the service sent an image of another format than the one asked for: it is delivered as what it is. */
+export function tellOtherFormat(logger: LoggerLike | undefined, labels: { requestId: string | undefined; asked: OutputFormat; sent: OutputFormat }): void {
+  logger?.warn(labels, 'the service sent an image of another format than the one asked for: it is delivered as what it is, named and typed for its real format');
 }
 
 /**
