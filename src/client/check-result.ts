@@ -8,33 +8,40 @@ export interface Expected {
   output_format: OutputFormat;
 }
 
-/** One image of an answer, decoded and checked: its bytes, or what is wrong with it. */
-export type CheckedImage = { bytes: Buffer; problem?: undefined } | { bytes?: undefined; problem: string };
+/** One image of an answer, decoded and checked: its bytes and real format (told by its magic bytes), or what is wrong with it. */
+export type CheckedImage = { bytes: Buffer; format: OutputFormat; problem?: undefined } | { bytes?: undefined; format?: undefined; problem: string };
 
 /**
  * Decodes one image of an answer and checks it: base64 that decodes to an
- * image of the requested format (told by its magic bytes). Node's decoder
- * skips characters that are not base64, so a string holding any decodes short
- * of the length its size promises; comparing the two checks every character
- * at native speed. The bytes are handed on, so the image is decoded once.
+ * image (told by its magic bytes). A paid answer is read leniently: base64
+ * wrapped in lines or spaces, without its `=` padding, or URL-safe is taken as
+ * Node's decoder takes it, and an image of another format than the one asked
+ * for is delivered as what it is (`format`; the caller tells it). Node's
+ * decoder skips characters that are not base64, so a string holding any
+ * decodes short of the length its size promises; comparing the two checks
+ * every character at native speed. The bytes are handed on, so the image is
+ * decoded once.
  */
 export function checkImage(b64: string, format: OutputFormat): CheckedImage {
-  if (b64.length === 0) return { problem: 'is empty' };
-  const padding = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
-  if (b64.length % 4 !== 0) return { problem: 'is not base64' };
-  const bytes = Buffer.from(b64, 'base64');
-  if (bytes.length !== (b64.length / 4) * 3 - padding) return { problem: 'is not base64' };
+  const text = /\s/.test(b64) ? b64.replace(/\s+/g, '') : b64;
+  if (text.length === 0) return { problem: 'is empty' };
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  // Unpadded, the last group of 2 or 3 characters holds 1 or 2 bytes; a group of 1 holds none.
+  const rest = text.length % 4;
+  if (rest === 1 || (rest !== 0 && padding > 0)) return { problem: 'is not base64' };
+  const expected = Math.floor(text.length / 4) * 3 - padding + (rest === 0 ? 0 : rest - 1);
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length !== expected) return { problem: 'is not base64' };
   const actual = sniffImageType(bytes.subarray(0, 16));
   if (actual === null) return { problem: `does not decode to an image (expected ${format})` };
-  if (actual !== format) return { problem: `is ${actual}, not the ${format} asked for` };
-  return { bytes };
+  return { bytes, format: actual };
 }
 
 /**
- * Checks the images of an answer against what was asked: exactly `n` images of
- * the requested format. Keeps the bytes of each good one (see image-bytes.ts)
- * and returns the good ones, in order, with the first problem found (none when
- * all is well).
+ * Checks the images of an answer against what was asked: exactly `n` images
+ * (each of any format `checkImage` takes). Keeps the bytes of each good one
+ * (see image-bytes.ts) and returns the good ones, in order, with the first
+ * problem found (none when all is well).
  */
 export function checkImages<T extends { b64_json: string }>(images: readonly T[], expected: Expected): { good: T[]; problem: string | undefined } {
   let problem: string | undefined =

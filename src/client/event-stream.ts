@@ -1,12 +1,14 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
 import { checkImage } from './check-result.js';
-import { keepImageBytes } from './image-bytes.js';
+import { imageBytes, keepImageBytes } from './image-bytes.js';
+import { sniffImageType } from '../spec/image-type.js';
+import type { OutputFormat } from '../spec/constants.js';
 import { isCompletedEvent, isPartialEvent, type CompletedEvent, type ImageStreamEvent, type PartialImageEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
 import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
-import { readJsonResult } from './read-json-body.js';
+import { readJsonResult, tellOtherFormat } from './read-json-body.js';
 import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { EventBytes } from './event-bytes.js';
@@ -53,7 +55,8 @@ export interface StreamContext {
  * request's timeout, each event within the bound above.
  *
  * The stream is over once `n` completed events have arrived: the connection is
- * closed then, whether or not the service ends the body. A service that
+ * closed then, whether or not the service ends the body, and more completed
+ * events are not handed on (see `#tellExtra`). A service that
  * answers a streamed request with a plain JSON result is accepted too: its
  * images come as completed events.
  */
@@ -64,6 +67,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   #jsonResult: ImageJobResult | undefined;
   #toldMissing = false;
   #toldSkipped = false;
+  #toldFormat = false;
 
   constructor(ctx: StreamContext) {
     this.#ctx = ctx;
@@ -141,22 +145,18 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     const accept = (event: ImageStreamEvent): boolean => {
       if (!isCompletedEvent(event)) return false;
       completedCount++;
-      if (completedCount > meta.n) {
-        throw new BadResponseError(`the service sent completed event ${completedCount} for ${meta.n} image${meta.n === 1 ? '' : 's'} asked for`, {
-          requestId: response.requestId,
-        });
-      }
       const checked = checkImage(event.b64_json, meta.output_format);
       if (!checked.bytes) throw new BadResponseError(`completed image ${completedCount} ${checked.problem}`, { requestId: response.requestId });
       // The bytes of the check are the image's (`imageBytes(event)`): decoded once.
       keepImageBytes(event, checked.bytes);
+      this.#labelFormat(event, checked.format, response.requestId);
       return completedCount === meta.n;
     };
     try {
       if (isJson(response)) {
         let result: ImageJobResult;
         try {
-          result = await readJsonResult(response, meta);
+          result = await readJsonResult(response, meta, this.#ctx.logger);
         } catch (error) {
           // Not the whole result: its good images come first (they may be paid for), then the error.
           for (const event of imagesOfFailure(error)) yield event;
@@ -165,7 +165,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         this.#tellMissing(result.missing, response.requestId);
         this.#jsonResult = result;
         finished = true;
-        yield* completedEventsOf(result);
+        // Each image labelled with its own real format (readJsonResult told one that is not the one asked for).
+        for (const event of completedEventsOf(result)) {
+          event.output_format = sniffImageType(imageBytes(event).subarray(0, 16)) ?? event.output_format;
+          yield event;
+        }
         return;
       }
       let done = false;
@@ -186,17 +190,10 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
             }
             if (event === null || !passes(event)) continue;
             const allIn = accept(event);
-            if (allIn) {
-              // More completed events already here would be a bad answer; anything else after the last image is not needed.
-              // Anything else there that cannot be read is not needed: it never costs the images already in.
-              for (const message of pending.splice(0)) {
-                const extra = this.#extraEvent(message, response);
-                if (extra !== 'done' && extra !== null) accept(extra);
-              }
-              finished = true;
-              done = true;
-            }
+            // The last image is handed on before anything after it is looked at: nothing after it can cost it.
+            if (allIn) finished = done = true;
             yield event;
+            if (allIn) this.#tellExtra(pending.splice(0), response);
           }
           // A body whose end is already here is read to it, which ends it cleanly; one the service keeps open is
           // let go now (tearing it down costs an error object or two, and closes the connection).
@@ -211,7 +208,10 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
             if (event === null || !passes(event)) continue;
             if (accept(event)) finished = true;
             yield event;
-            if (finished) break;
+            if (finished) {
+              this.#tellExtra(pending.splice(0), response);
+              break;
+            }
           }
         }
       } catch (error) {
@@ -235,13 +235,27 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     }
   }
 
-  /** An event after the last image: read only to catch one completed image too many; one that cannot be read is skipped. */
-  #extraEvent(message: EventSourceMessage, response: RawResponse): ImageStreamEvent | 'done' | null {
-    try {
-      return this.#toEvent(message, response);
-    } catch {
-      return null;
+  /**
+   * The events that came with the last image, after it. The job is over at its `n`th image, whether more follow in
+   * the same read or in a later one (never read): they are not handed on, and completed images among them are told
+   * once, at warn (the service may bill them). One that cannot be read, or an error, is not needed.
+   */
+  #tellExtra(messages: EventSourceMessage[], response: RawResponse): void {
+    let extra = 0;
+    for (const message of messages) {
+      try {
+        const event = this.#toEvent(message, response);
+        if (event === 'done') break;
+        if (event !== null && isCompletedEvent(event)) extra++;
+      } catch {
+        // Not needed: it never costs the images already in.
+      }
     }
+    if (extra === 0) return;
+    this.#ctx.logger?.warn(
+      { requestId: response.requestId, n: this.#ctx.meta.n, extra },
+      'the service sent more completed images than asked for: the ones past the number asked for are not handed on',
+    );
   }
 
   #toEvent(message: EventSourceMessage, response: RawResponse): ImageStreamEvent | 'done' | null {
@@ -297,6 +311,14 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       { requestId, ...labels, n: this.#ctx.meta.n },
       'the service sent a partial image past the ones asked for, or without a readable index: it and any more such are skipped',
     );
+  }
+
+  /** An image is labelled with its real format (told by its bytes); one that is not the format asked for is told once, at warn. */
+  #labelFormat(event: CompletedEvent, format: OutputFormat, requestId: string | undefined): void {
+    event.output_format = format;
+    if (format === this.#ctx.meta.output_format || this.#toldFormat) return;
+    this.#toldFormat = true;
+    tellOtherFormat(this.#ctx.logger, { requestId, asked: this.#ctx.meta.output_format, sent: format });
   }
 
   #tellMissing(missing: string[] | undefined, requestId: string | undefined): void {

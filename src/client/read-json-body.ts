@@ -2,20 +2,37 @@ import { BadResponseError } from '../core/errors.js';
 import { answerByteBound, answerTooLargeError } from './answer-bound.js';
 import { resultFromJson, salvageResult, type ImageJobResult, type RequestedJob } from './job-result.js';
 import type { RawResponse } from './transport.js';
+import type { LoggerLike } from './PictorClient.js';
+import { imageBytes } from './image-bytes.js';
+import { sniffImageType } from '../spec/image-type.js';
+import type { OutputFormat } from '../spec/constants.js';
 
 /**
  * The finished result of a 200 answer with a JSON body, to a plain request or a streamed one: its body read
  * (`readJsonBody`, with the response's length) and judged (`resultFromJson`). Either step's error is a BadResponseError
  * carrying the whole images that came.
  */
-export async function readJsonResult(response: RawResponse, request: RequestedJob): Promise<ImageJobResult> {
+export async function readJsonResult(response: RawResponse, request: RequestedJob, logger?: LoggerLike | undefined): Promise<ImageJobResult> {
   const json = await readJsonBody(response.body, request, response.requestId, contentLengthOf(response.headers));
-  return resultFromJson(json, request, response.requestId);
+  const result = resultFromJson(json, request, response.requestId);
+  // Labelled with the images' real format (told by their bytes), which may not be the one asked for (told at warn).
+  const format = result.data.length > 0 ? sniffImageType(imageBytes(result.data[0]!).subarray(0, 16)) : null;
+  if (format !== null) {
+    result.output_format = format;
+    if (format !== request.output_format) tellOtherFormat(logger, { requestId: response.requestId, asked: request.output_format, sent: format });
+  }
+  return result;
+}
+
+/** Tells that the service sent an image of another format than the one asked for: it is delivered as what it is. */
+export function tellOtherFormat(logger: LoggerLike | undefined, labels: { requestId: string | undefined; asked: OutputFormat; sent: OutputFormat }): void {
+  logger?.warn(labels, 'the service sent an image of another format than the one asked for: it is delivered as what it is, named and typed for its real format');
 }
 
 /**
  * Reads and parses a JSON result. It is done when the body ends, or as soon as
- * its top-level value closes (only whitespace may follow it): a server that
+ * its top-level value closes (what follows it is not needed: a whole result
+ * with other bytes after it is that result, so its paid images are kept): a server that
  * sends the result and then keeps the connection open does not hold it back,
  * whatever the result holds (`resultFromJson` judges its shape and images). A
  * body that is not JSON is a BadResponseError (with the whole images it holds
@@ -62,17 +79,29 @@ export async function readJsonBody(
     if (received > bound) throw answerTooLargeError(n, requestId, salvageResult(takeText(chunks), request, requestId));
     // Only the chunk that closes the top-level value can finish it: try a parse only then,
     // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
-    // Once it closed, only whitespace may follow: the text is JSON now or never (its shape is `resultFromJson`'s to judge).
-    if (depth.closesIn(chunk) && received !== contentLength) return parseBody(takeText(chunks), request, requestId);
+    // Once it closed, the text is JSON now or never (its shape is `resultFromJson`'s to judge); what follows it is not read.
+    if (depth.closesIn(chunk, received - chunk.length) && received !== contentLength) return parseBody(takeBytes(chunks), depth.closedAt, request, requestId);
   }
-  return parseBody(takeText(chunks), request, requestId);
+  return parseBody(takeBytes(chunks), depth.closedAt, request, requestId);
 }
 
-/** The body's JSON; a body that is not JSON is a BadResponseError with the whole images it holds. */
-function parseBody(text: string, request: RequestedJob, requestId: string | undefined): unknown {
+/**
+ * The body's JSON: the whole body, or else its top-level value up to where it closed (`closedAt`, in bytes), whatever
+ * follows it (a paid result with bytes after it is the result). A body that is not JSON is a BadResponseError with the
+ * whole images it holds.
+ */
+function parseBody(bytes: Buffer, closedAt: number | undefined, request: RequestedJob, requestId: string | undefined): unknown {
+  const text = textOf(bytes);
   try {
     return JSON.parse(text);
   } catch {
+    if (closedAt !== undefined && closedAt < bytes.length) {
+      try {
+        return JSON.parse(textOf(bytes.subarray(0, closedAt)));
+      } catch {
+        // Not JSON up to there either.
+      }
+    }
     // The parser's message quotes the body; it is left out (it may carry anything the server sent). Whole images in it are kept.
     throw new BadResponseError('the service answered 200 with a body that is not JSON', { requestId, partial: salvageResult(text, request, requestId) });
   }
@@ -96,9 +125,11 @@ class JsonDepth {
   #escaped = false;
   /** The top-level value has closed, or the text cannot be JSON: no chunk closes it any more. */
   #over = false;
+  /** Where the top-level value closed: the body's bytes up to its last bracket. */
+  closedAt: number | undefined;
 
-  /** Whether the top-level value closes in `chunk` (true once, at most). */
-  closesIn(chunk: Buffer): boolean {
+  /** Whether the top-level value closes in `chunk`, which starts at byte `offset` of the body (true once, at most). */
+  closesIn(chunk: Buffer, offset: number): boolean {
     let at = 0;
     while (at < chunk.length && !this.#over) {
       if (this.#inString) {
@@ -122,6 +153,7 @@ class JsonDepth {
       else if ((byte === 0x7d || byte === 0x5d) && --this.#depth <= 0) {
         // Its top-level value closed (0), or a bracket closed what never opened (below 0): either way, the last time.
         this.#over = true;
+        if (this.#depth === 0) this.closedAt = offset + at;
         return this.#depth === 0;
       }
     }
@@ -131,9 +163,14 @@ class JsonDepth {
 
 /** The text of `chunks`, emptying the array: once the text is made, nothing holds their bytes. */
 function takeText(chunks: Buffer[]): string {
+  return textOf(takeBytes(chunks));
+}
+
+/** The bytes of `chunks` as one Buffer, emptying the array. */
+function takeBytes(chunks: Buffer[]): Buffer {
   const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   chunks.length = 0;
-  return textOf(bytes);
+  return bytes;
 }
 
 /** UTF-8 text as `TextDecoder` gives it: a leading byte-order mark dropped, bad bytes as U+FFFD. */

@@ -242,6 +242,8 @@ export function makeAPIError(input: {
   const err = extractErrorObject(input.body);
   const serviceCode = err?.code == null ? undefined : sanitizeServiceText(err.code, 100);
   const serviceType = err?.type == null ? undefined : sanitizeServiceText(err.type, 100);
+  /** What the service says went wrong: its `code`, or its `type` when it sent no code. */
+  const serviceKind = serviceCode ?? serviceType;
   const details: APIErrorDetails = {
     status: input.status,
     headers: input.headers,
@@ -280,8 +282,10 @@ export function makeAPIError(input: {
       return new RateLimitError(message, { ...details, retryAfterMs: input.retryAfterMs });
     default:
       if (input.status !== undefined && input.status >= 500) return new ServerError('server_error', message, details);
-      if (serviceCode === 'rate_limit_exceeded') return new RateLimitError(message, { ...details, retryAfterMs: input.retryAfterMs });
-      if (serviceCode === 'server_error') return new ServerError('server_error', message, details);
+      // Without a status (an error event inside a stream) the service's words decide: its `code`, else its `type`
+      // (`"type": "server_error", "code": null`), as for moderation and quota above.
+      if (serviceKind === 'rate_limit_exceeded') return new RateLimitError(message, { ...details, retryAfterMs: input.retryAfterMs });
+      if (serviceKind === 'server_error') return new ServerError('server_error', message, details);
       return new APIError('api_error', message, details);
   }
 }

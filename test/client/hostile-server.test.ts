@@ -259,7 +259,6 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     ['more images than asked', resultBody([PNG_B64, PNG_B64, PNG_B64])],
     ['something that is not base64', resultBody(['not base64!', PNG_B64])],
     ['base64 that is not an image', resultBody([Buffer.from('hello world, no image here').toString('base64'), PNG_B64])],
-    ['a JPEG when PNG was asked', resultBody([JPEG_B64, PNG_B64])],
     ['a body that is not JSON', 'Internal Server Error, but 200'],
   ])('rejects %s', async (_what, body) => {
     const s = await serve(async (req) => {
@@ -308,20 +307,10 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     expect(events).toMatchObject([{ type: 'image_generation.completed', b64_json: PNG_B64 }]);
   });
 
-  it('rejects more completed events than images asked for', async () => {
+  it('rejects a completed event whose image is not an image, the image before it handed on and not carried again', async () => {
     const s = await serve(async (req) => {
       await req.body();
-      req.socket.end(SSE_HEAD + chunk([1, 2, 3].map(() => sse('image_generation.completed', completed())).join('')) + chunk(''));
-    });
-    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x', n: 1 }).finalResult());
-    expect(error).toMatchObject({ code: 'bad_response' });
-    expect(s.requests).toBe(1);
-  });
-
-  it('rejects a completed event whose image is not of the requested format, the image before it handed on and not carried again', async () => {
-    const s = await serve(async (req) => {
-      await req.body();
-      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()) + sse('image_generation.completed', completed(JPEG_B64))) + chunk(''));
+      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()) + sse('image_generation.completed', completed(Buffer.from('hello world, no image here').toString('base64')))) + chunk(''));
     });
     const images: string[] = [];
     const error = await failureOf((async () => {
@@ -347,6 +336,31 @@ describe('an answer that is not what was asked is a bad_response, never retried'
 });
 
 describe('an answer within the rules but out of the ordinary is accepted', () => {
+  it.each([
+    [1, 3, 'in the same chunk'],
+    [2, 4, 'in the same chunk'],
+    [2, 3, 'in a later chunk'],
+  ])('hands on the images asked for (n=%i) when %i completed events come, the ones past them %s not handed on', async (n, sent, where) => {
+    const events = Array.from({ length: sent }, () => sse('image_generation.completed', completed()));
+    const body = where === 'in the same chunk' ? chunk(events.join('')) : chunk(events.slice(0, n).join('')) + chunk(events.slice(n).join(''));
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + body + chunk(''));
+    });
+    const warn = vi.fn();
+    const images: Buffer[] = [];
+    for await (const event of clientOf(s, { logger: { debug() {}, info() {}, warn, error() {} } }).generateStream({ prompt: 'x', n })) {
+      if (isCompletedEvent(event)) images.push(Buffer.from(event.b64_json, 'base64'));
+    }
+    expect(images).toEqual(Array.from({ length: n }, () => Buffer.from(png)));
+    const result = await clientOf(s).generateStream({ prompt: 'x', n }).finalResult();
+    expect(result.data).toHaveLength(n);
+    expect(result.cost).toMatchObject({ n, totalUsd: 0.00636 * n });
+    // Seen with the last image (one chunk is one read): told once, without the image.
+    if (where === 'in the same chunk') expect(warn).toHaveBeenCalledExactlyOnceWith({ requestId: undefined, n, extra: sent - n }, expect.stringMatching(/more completed images than asked for/));
+    expect(s.requests).toBe(2);
+  });
+
   it('takes a completed event with "error": null as a success, and skips unknown untyped events', async () => {
     const s = await serve(async (req) => {
       await req.body();
@@ -354,6 +368,64 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
     });
     const result = await clientOf(s).generateStream({ prompt: 'x' }).finalResult();
     expect(result.data).toHaveLength(1);
+  });
+
+  it.each([
+    ['with its length', (body: string) => head(200, { 'content-type': 'application/json' }, body)],
+    ['chunked', (body: string) => head(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }) + chunk(body) + chunk('')],
+  ])('takes a whole JSON result followed by bytes that are not JSON as the result, sent %s', async (_how, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(answer(`${resultBody([PNG_B64, PNG_B64])}\nGARBAGE{{{`));
+    });
+    const result = await clientOf(s).generate({ prompt: 'x', n: 2 });
+    expect(decodeImages(result)).toEqual([Buffer.from(png), Buffer.from(png)]);
+    expect(result.cost).toMatchObject({ n: 2 });
+    const streamed = await clientOf(s).generateStream({ prompt: 'x', n: 2 }).finalResult();
+    expect(streamed.data).toHaveLength(2);
+    expect(s.requests).toBe(2);
+  });
+
+  it.each([
+    ['wrapped in lines of 76', PNG_B64.replace(/(.{76})/g, '$1\n')],
+    ['wrapped in CRLF lines and spaces', PNG_B64.replace(/(.{64})/g, '$1\r\n ')],
+    ['without its padding', PNG_B64.replace(/=+$/, '')],
+    ['URL-safe', PNG_B64.replace(/\+/g, '-').replace(/\//g, '_')],
+  ])('takes an image whose base64 is %s, streamed or not', async (_how, b64) => {
+    const s = await serve(async (req) => {
+      const body = await req.body();
+      const streamed = body.includes('"stream":true');
+      req.socket.end(streamed ? SSE_HEAD + chunk(sse('image_generation.completed', completed(b64))) + chunk('') : head(200, { 'content-type': 'application/json' }, resultBody([b64])));
+    });
+    expect(decodeImages(await clientOf(s).generate({ prompt: 'x' }))).toEqual([Buffer.from(png)]);
+    expect(decodeImages(await clientOf(s).generateStream({ prompt: 'x' }).finalResult())).toEqual([Buffer.from(png)]);
+  });
+
+  it.each(['plain', 'streamed', 'JSON to a streamed request'])('delivers a JPEG sent when PNG was asked (%s) as a JPEG, told once at warn when streamed', async (how) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(
+        how === 'streamed'
+          ? SSE_HEAD + chunk(sse('image_generation.completed', completed(JPEG_B64)) + sse('image_generation.completed', completed(JPEG_B64))) + chunk('')
+          : head(200, { 'content-type': 'application/json' }, resultBody([JPEG_B64, JPEG_B64])),
+      );
+    });
+    const warn = vi.fn();
+    const client = clientOf(s, { logger: { debug() {}, info() {}, warn, error() {} } });
+    if (how === 'plain') {
+      const result = await client.generate({ prompt: 'x', n: 2, output_format: 'png' });
+      expect(result).toMatchObject({ output_format: 'jpeg' });
+      expect(decodeImages(result)).toEqual([Buffer.from(jpeg), Buffer.from(jpeg)]);
+    } else {
+      const events: ImageStreamEvent[] = [];
+      for await (const event of client.generateStream({ prompt: 'x', n: 2, output_format: 'png' })) events.push(event);
+      expect(events).toMatchObject([{ output_format: 'jpeg', b64_json: JPEG_B64 }, { output_format: 'jpeg', b64_json: JPEG_B64 }]);
+    }
+    // Told once, without the image.
+    if (how !== 'plain') expect(warn.mock.calls.filter(([, message]) => /another format than the one asked for/.test(String(message)))).toEqual([
+      [{ requestId: undefined, asked: 'png', sent: 'jpeg' }, expect.any(String)],
+    ]);
+    expect(s.requests).toBe(1);
   });
 
   it('takes a plain JSON answer to a streamed request as the result', async () => {
@@ -367,6 +439,21 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
     expect(events.map((e) => e.type)).toEqual(['image_generation.completed', 'image_generation.completed']);
     const again = await clientOf(s).generateStream({ prompt: 'x', n: 2 }).finalResult();
     expect(again).toMatchObject({ data: [{ b64_json: PNG_B64 }, { b64_json: PNG_B64 }], usage: { total_tokens: 3 } });
+  });
+});
+
+describe('an error event inside a stream is told by its type when it has no code', () => {
+  it.each([
+    ['server_error', 'server_error'],
+    ['requests', 'api_error'],
+  ])('maps an error event of type %s with code null to %s', async (type, code) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk(sse('error', { type: 'error', error: { message: 'The server had an error', type, code: null } })) + chunk(''));
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
+    expect(error).toMatchObject({ code, serviceType: type });
+    expect(s.requests).toBe(1);
   });
 });
 

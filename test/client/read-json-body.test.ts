@@ -31,6 +31,19 @@ describe('readJsonBody', () => {
     expect(json).toEqual({ data: [{ b64_json: 'AAAA' }] });
   });
 
+  it('takes the top-level value up to its close when bytes that are not JSON follow it, in its chunk or after it', async () => {
+    const result = '{"data": [{"b64_json": "AAAA"}], "note": "café"}';
+    for (const chunks of [[result + ' GARBAGE{{{'], [result, '%%%%'], [result + '}']]) {
+      const body = chunks.join('');
+      expect(await readJsonBody(bodyOf(chunks), REQUEST, undefined, Buffer.byteLength(body))).toEqual(JSON.parse(result));
+      expect(await readJsonBody(bodyOf(chunks), REQUEST, undefined)).toEqual(JSON.parse(result));
+    }
+  });
+
+  it('still refuses a body whose top-level value is not JSON, whatever follows it', async () => {
+    await expect(readJsonBody(bodyOf(['{"data": [1,]} and more']), REQUEST, undefined)).rejects.toMatchObject({ code: 'bad_response' });
+  });
+
   it('is done at the close of the top-level object wherever the chunks cut escapes, quotes and braces in a string', async () => {
     const text = '{"data": [{"b64_json": "AAAA"}], "note": "\\\\\\"}]\\\\", "more": [{"a": "}"}]}';
     for (let cut = 1; cut < text.length; cut++) {
