@@ -12,7 +12,7 @@ import {
   type PictorError,
 } from '../core/errors.js';
 import { ImageLimiter } from '../core/image-limiter.js';
-import { estimatePrice, type PriceQuote } from '../core/pricing.js';
+import { estimateOf, type PriceQuote } from '../core/pricing.js';
 import { AS_VALIDATION_ERROR, timerMsOf, type TimerMsRule } from '../core/timer-ms.js';
 import { PATHS } from '../spec/constants.js';
 import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest } from '../spec/request-schemas.js';
@@ -193,7 +193,7 @@ export class PictorClient {
   estimate(operation: 'edit', input: EditInput): PriceQuote;
   estimate(operation: 'generate' | 'edit', input: GenerationInput | EditInput): PriceQuote {
     const req = operation === 'edit' ? parseEditRequest(input) : parseGenerationRequest(input);
-    return estimatePrice({ operation, size: req.size, quality: req.quality, n: req.n });
+    return estimateOf({ operation, size: req.size, quality: req.quality, n: req.n });
   }
 
   toString(): string {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { AbortedError, BadResponseError, ModerationError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
-import { estimatePrice, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
+import { estimatePrice, PictorClient, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
-import { endingOf } from '../../src/spend/charge-rules.js';
+import { endingOf, estimateOf } from '../../src/spend/charge-rules.js';
+import { makeImage } from '../helpers/images.js';
 import { countsUnder, keysOfJob } from '../../src/spend/rules.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
@@ -114,6 +115,21 @@ describe('chargeOf: the one cost rule', () => {
 
   it('releases what cannot have been billed', () => {
     expect(chargeOf({ ending: failed(serverError), sent: true, completed: [] }, estimate, request)).toBeUndefined();
+  });
+});
+
+describe('estimateOf: what a job reserves', () => {
+  it('is what the client estimates for the same request, generation or edit, table price or not', async () => {
+    const client = new PictorClient({ baseURL: 'http://127.0.0.1:9', apiKey: 'sk-test-estimate' });
+    const image = [{ data: await makeImage('png', 8, 8) }];
+    for (const size of ['1024x1024', '1536x1024'] as const) {
+      for (const quality of ['low', 'high', 'auto'] as const) {
+        for (const n of [1, 3]) {
+          expect(client.estimate('generate', { prompt: 'x', size, quality, n })).toEqual(estimateOf({ operation: 'generate', size, quality, n }));
+          expect(client.estimate('edit', { prompt: 'x', image, size, quality, n })).toEqual(estimateOf({ operation: 'edit', size, quality, n }));
+        }
+      }
+    }
   });
 });
 
