@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { Pool, type Dispatcher } from 'undici';
 import {
   AbortedError,
+  ANSWERED_ERROR_CODES,
   isPictorError,
   registerSecret,
   makeAPIError,
@@ -508,9 +509,16 @@ export function checkApiKey(key: string, param: string): void {
   }
 }
 
+/**
+ * The answers retried: of the codes that bill nothing (`ANSWERED_ERROR_CODES`, the list the charge rule reads, which
+ * the type holds them to), the ones that may go another way when sent again: a request that never reached the service,
+ * a 429, a 5xx.
+ */
+const RETRIED_CODES: ReadonlySet<string> = new Set<(typeof ANSWERED_ERROR_CODES)[number]>(['connection_failed', 'rate_limited', 'server_error']);
+
 /** Retried: nothing can have been billed. Never moderation, quota, bad input or a broken stream. */
 export function isRetryable(error: PictorError): boolean {
-  return error.code === 'connection_failed' || error.code === 'rate_limited' || error.code === 'server_error';
+  return RETRIED_CODES.has(error.code);
 }
 
 function retryAfterOf(error: PictorError): number | undefined {

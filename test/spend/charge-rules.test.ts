@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AbortedError, BadResponseError, ModerationError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
-import { estimatePrice, PictorClient, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
+import { AbortedError, BadResponseError, ERROR_CODES, ModerationError, PictorError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
+import { estimatePrice, isRetryable, PictorClient, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
 import { endingOf, estimateOf } from '../../src/spend/charge-rules.js';
 import { makeImage } from '../helpers/images.js';
@@ -51,6 +51,14 @@ describe('mayBeBilled: the one answer of every surface', () => {
       expect(mayBeBilled({ ending: failed(error), sent: true, completed: [] })).toBe(true);
     }
     expect(mayBeBilled({ ending: { kind: 'cancelled' }, sent: true, completed: [] })).toBe(true);
+  });
+});
+
+describe('the client retries only what this rule says bills nothing', () => {
+  it('retries a refused connection, a 429 and a 5xx, each an answer that costs nothing, and no other code', () => {
+    const retried = ERROR_CODES.filter((code) => isRetryable(new PictorError(code, 'x')));
+    expect(retried).toEqual(['rate_limited', 'server_error', 'connection_failed']);
+    for (const code of retried) expect(mayBeBilled({ ending: failed(new PictorError(code, 'x')), sent: true, completed: [] })).toBe(false);
   });
 });
 
