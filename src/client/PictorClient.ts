@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { Pool, type Dispatcher } from 'undici';
 import {
   AbortedError,
+  ANSWERED_ERROR_CODES,
   isPictorError,
   registerSecret,
   makeAPIError,
@@ -12,7 +13,7 @@ import {
   type PictorError,
 } from '../core/errors.js';
 import { ImageLimiter } from '../core/image-limiter.js';
-import { estimatePrice, type PriceQuote } from '../core/pricing.js';
+import { estimateOf, type PriceQuote } from '../core/pricing.js';
 import { AS_VALIDATION_ERROR, timerMsOf, type TimerMsRule } from '../core/timer-ms.js';
 import { PATHS } from '../spec/constants.js';
 import { isEditRequest, type EditInput, type GenerationInput, type ImageRequest } from '../spec/request-schemas.js';
@@ -193,7 +194,7 @@ export class PictorClient {
   estimate(operation: 'edit', input: EditInput): PriceQuote;
   estimate(operation: 'generate' | 'edit', input: GenerationInput | EditInput): PriceQuote {
     const req = operation === 'edit' ? parseEditRequest(input) : parseGenerationRequest(input);
-    return estimatePrice({ operation, size: req.size, quality: req.quality, n: req.n });
+    return estimateOf({ operation, size: req.size, quality: req.quality, n: req.n });
   }
 
   toString(): string {
@@ -508,9 +509,16 @@ export function checkApiKey(key: string, param: string): void {
   }
 }
 
+/**
+ * The answers retried: of the codes that bill nothing (`ANSWERED_ERROR_CODES`, the list the charge rule reads, which
+ * the type holds them to), the ones that may go another way when sent again: a request that never reached the service,
+ * a 429, a 5xx.
+ */
+const RETRIED_CODES: ReadonlySet<string> = new Set<(typeof ANSWERED_ERROR_CODES)[number]>(['connection_failed', 'rate_limited', 'server_error']);
+
 /** Retried: nothing can have been billed. Never moderation, quota, bad input or a broken stream. */
 export function isRetryable(error: PictorError): boolean {
-  return error.code === 'connection_failed' || error.code === 'rate_limited' || error.code === 'server_error';
+  return RETRIED_CODES.has(error.code);
 }
 
 function retryAfterOf(error: PictorError): number | undefined {

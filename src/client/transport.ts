@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { Agent, Client, Dispatcher, EnvHttpProxyAgent, getGlobalDispatcher, Pool, ProxyAgent, request } from 'undici';
 import { EDIT_FILE_FIELD, FILE_EXTENSIONS, mimeTypeOf, sniffImageType } from '../spec/index.js';
 import { isEditRequest, wireFields, type ImageRequest } from '../spec/request-schemas.js';
-import { AbortedError, ConnectionError, sanitizeServiceText, StreamBrokenError, TimeoutError, type PictorError } from '../core/errors.js';
+import { AbortedError, ConnectionError, redactSecrets, sanitizeServiceText, StreamBrokenError, TimeoutError, type PictorError } from '../core/errors.js';
 
 /** One HTTP exchange with the service, as the client sees it. */
 export interface RawResponse {
   status: number;
   headers: Record<string, string>;
   body: Dispatcher.ResponseData['body'];
+  /** The service's `x-request-id`, with any secret in it redacted (`requestIdOf`). */
   requestId: string | undefined;
   /**
    * The whole response has arrived: the service ended the body, whose end may still wait in its buffer
@@ -236,7 +237,7 @@ export async function send(options: SendOptions): Promise<RawResponse> {
       bodyTimeout: options.idleTimeoutMs,
     });
     const flat = flattenHeaders(res.headers);
-    return { status: res.statusCode, headers: flat, body: res.body, requestId: flat['x-request-id'], ended: () => progress.responseEnded };
+    return { status: res.statusCode, headers: flat, body: res.body, requestId: requestIdOf(flat), ended: () => progress.responseEnded };
   } catch (error) {
     throw classifyTransportError(error, {
       signal: options.signal,
@@ -247,6 +248,15 @@ export async function send(options: SendOptions): Promise<RawResponse> {
       bodyTracked: tracked,
     });
   }
+}
+
+/**
+ * The request id a response names, as every error, result, log line and usage record carries it: through the one
+ * redaction, so a service that echoes the key (or a token) back as its id never hands it on. A plain id is kept as sent.
+ */
+export function requestIdOf(headers: Record<string, string>): string | undefined {
+  const id = headers['x-request-id'];
+  return id === undefined ? undefined : redactSecrets(id);
 }
 
 const CONNECTION_CODES = new Set([

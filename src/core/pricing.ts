@@ -62,6 +62,19 @@ export function estimatePrice(query: PriceQuery): PriceQuote {
   return quote;
 }
 
+/** A request as its estimate reads it: what it asks for and how many images. */
+export interface EstimatedRequest extends PricedRequest {
+  n: number;
+}
+
+/**
+ * What a request will cost at most, before it is sent: the one rule for the client's `estimate()`, the reservation the
+ * spend guard makes (and what it charges an image that may have been made and did not come back).
+ */
+export function estimateOf(request: EstimatedRequest): PriceQuote {
+  return estimatePrice({ operation: request.operation, size: request.size, quality: request.quality, n: request.n });
+}
+
 /**
  * Prices a finished job. The service reports the size and quality it really
  * used (quality `auto` resolves to a tier), so a finished generation is often a
@@ -110,7 +123,7 @@ export function priceOfImages(
 ): { cost: PriceQuote; made: { size: string | undefined; quality: string | undefined } } {
   const made = labelsOf(reported, request);
   if (reported.unlisted && reported.unlisted.length > 0) {
-    const estimate = estimatePrice({ operation: request.operation, size: request.size, quality: request.quality, n: images });
+    const estimate = estimateOf({ ...request, n: images });
     const reason = `the service reported a ${reported.unlisted.join(' and ')} the spec does not list: the job's estimate`;
     return { cost: { ...estimate, basis: 'estimate', reason: estimate.reason ? `${estimate.reason}; ${reason}` : reason }, made };
   }

@@ -1,5 +1,5 @@
 import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../core/errors.js';
-import { estimatePrice, priceOfImages, type PriceQuote } from '../core/pricing.js';
+import { estimateOf, priceOfImages, type EstimatedRequest, type PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
 import { roundToNanoUsd } from './rules.js';
 import type { ChargeBasis } from './types.js';
@@ -29,17 +29,13 @@ export interface JobOutcome {
 }
 
 /** What the request asked for, to price an answer. */
-export interface ChargedRequest {
-  operation: 'generate' | 'edit';
-  n: number;
-  size?: string | undefined;
-  quality?: string | undefined;
-}
+export type ChargedRequest = EstimatedRequest;
 
-/** What a job reserves, and what an image that may have been made and did not come back is charged: the request's upper-bound price. */
-export function estimateOf(request: ChargedRequest): PriceQuote {
-  return estimatePrice({ operation: request.operation, size: request.size, quality: request.quality, n: request.n });
-}
+/**
+ * What a job reserves, and what an image that may have been made and did not come back is charged: the request's
+ * upper-bound price, by the rule the client's `estimate()` asks too.
+ */
+export { estimateOf };
 
 export interface Charge {
   usd: number;

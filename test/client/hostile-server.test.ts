@@ -252,6 +252,49 @@ describe('a key the server echoes back is never shown', () => {
   });
 });
 
+describe('a key the server echoes back as its request id is never shown', () => {
+  /** Answers every request with `status` and `body`, its x-request-id the caller's key (or `id`). */
+  async function echoingId(status: number, body: string, id?: string): Promise<MisbehavingServer> {
+    return serve(async (req) => {
+      await req.body();
+      const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      req.socket.end(head(status, { 'content-type': 'application/json', 'x-request-id': id ?? key }, body));
+    });
+  }
+  const answers = [
+    ['a 401', 401, JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } })],
+    ['a 400', 400, JSON.stringify({ error: { message: 'bad size', type: 'invalid_request_error', param: 'size' } })],
+    ['a 200 that is not the result', 200, JSON.stringify({ created: 1 })],
+  ] as const;
+
+  for (const key of [KEY, 'pictor-live-0123456789abcdef']) {
+    it.each(answers)(`hides ${key} in the request id of the error of %s, plain or streamed`, async (_name, status, body) => {
+      const s = await echoingId(status, body);
+      const client = new PictorClient({ baseURL: s.url, apiKey: key, maxRetries: 0 });
+      for (const job of [client.generate({ prompt: 'x' }), client.generateStream({ prompt: 'x' }).finalResult()]) {
+        const error = await failureOf(job);
+        expect(error.requestId).toBe('[redacted]');
+        expect([JSON.stringify(error), String(error)].join('\n')).not.toContain(key);
+      }
+    });
+
+    it(`hides ${key} in the request id of a result`, async () => {
+      const s = await echoingId(200, resultBody([PNG_B64]));
+      const result = await new PictorClient({ baseURL: s.url, apiKey: key }).generate({ prompt: 'x' });
+      expect(result.data).toHaveLength(1);
+      expect(result.requestId).toBe('[redacted]');
+    });
+  }
+
+  it('keeps a plain request id as the service sent it, on an error and on a result', async () => {
+    const s = await echoingId(401, answers[0][2], 'req_7f3a9c0e2b');
+    expect(await failureOf(clientOf(s).generate({ prompt: 'x' }))).toMatchObject({ code: 'authentication_failed', requestId: 'req_7f3a9c0e2b' });
+    await s.close();
+    const ok = await echoingId(200, resultBody([PNG_B64]), 'req_7f3a9c0e2b');
+    expect((await clientOf(ok).generate({ prompt: 'x' })).requestId).toBe('req_7f3a9c0e2b');
+  });
+});
+
 describe('an answer that is not what was asked is a bad_response, never retried', () => {
   it.each([
     ['no images', resultBody([])],

@@ -69,6 +69,22 @@ describe('the client’s request hook', () => {
     expect(left.told).toEqual(['request', 'send 1', 'end cancelled']);
   });
 
+  it('tells its watch that a request cancelled while it was told of the send left nothing, and sends nothing', async () => {
+    for (const streamed of [false, true]) {
+      const controller = new AbortController();
+      const endings: RequestEnding[] = [];
+      // The cancel strikes while the watch records the send (the spend guard marks the job sent here).
+      const onRequest = (): RequestWatch => ({ beforeSend: async () => void controller.abort(), end: async (ending) => void endings.push(ending) });
+      const client = env.client({ onRequest, maxRetries: 0 });
+      const job = streamed
+        ? client.generateStream({ prompt: 'x', quality: 'low' }, { signal: controller.signal }).finalResult()
+        : client.generate({ prompt: 'x', quality: 'low' }, { signal: controller.signal });
+      await expect(job).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+      expect(endings).toEqual([{ kind: 'failed', error: expect.objectContaining({ code: 'aborted', mayBeBilled: false }), requestId: undefined }]);
+    }
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+
   it('never withholds a result the service made when the watch fails to settle it', async () => {
     const errors: unknown[] = [];
     const logger = { debug() {}, info() {}, warn() {}, error: (obj: object) => void errors.push(obj) };

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AbortedError, BadResponseError, ModerationError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
-import { estimatePrice, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
+import { AbortedError, BadResponseError, ERROR_CODES, ModerationError, PictorError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
+import { estimatePrice, isRetryable, PictorClient, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
-import { endingOf } from '../../src/spend/charge-rules.js';
+import { endingOf, estimateOf } from '../../src/spend/charge-rules.js';
+import { makeImage } from '../helpers/images.js';
 import { countsUnder, keysOfJob } from '../../src/spend/rules.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
@@ -50,6 +51,14 @@ describe('mayBeBilled: the one answer of every surface', () => {
       expect(mayBeBilled({ ending: failed(error), sent: true, completed: [] })).toBe(true);
     }
     expect(mayBeBilled({ ending: { kind: 'cancelled' }, sent: true, completed: [] })).toBe(true);
+  });
+});
+
+describe('the client retries only what this rule says bills nothing', () => {
+  it('retries a refused connection, a 429 and a 5xx, each an answer that costs nothing, and no other code', () => {
+    const retried = ERROR_CODES.filter((code) => isRetryable(new PictorError(code, 'x')));
+    expect(retried).toEqual(['rate_limited', 'server_error', 'connection_failed']);
+    for (const code of retried) expect(mayBeBilled({ ending: failed(new PictorError(code, 'x')), sent: true, completed: [] })).toBe(false);
   });
 });
 
@@ -114,6 +123,21 @@ describe('chargeOf: the one cost rule', () => {
 
   it('releases what cannot have been billed', () => {
     expect(chargeOf({ ending: failed(serverError), sent: true, completed: [] }, estimate, request)).toBeUndefined();
+  });
+});
+
+describe('estimateOf: what a job reserves', () => {
+  it('is what the client estimates for the same request, generation or edit, table price or not', async () => {
+    const client = new PictorClient({ baseURL: 'http://127.0.0.1:9', apiKey: 'sk-test-estimate' });
+    const image = [{ data: await makeImage('png', 8, 8) }];
+    for (const size of ['1024x1024', '1536x1024'] as const) {
+      for (const quality of ['low', 'high', 'auto'] as const) {
+        for (const n of [1, 3]) {
+          expect(client.estimate('generate', { prompt: 'x', size, quality, n })).toEqual(estimateOf({ operation: 'generate', size, quality, n }));
+          expect(client.estimate('edit', { prompt: 'x', image, size, quality, n })).toEqual(estimateOf({ operation: 'edit', size, quality, n }));
+        }
+      }
+    }
   });
 });
 
