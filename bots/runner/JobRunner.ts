@@ -851,7 +851,8 @@ export class JobRunner {
     job.decided = true;
     const operation = job.spec.kind;
     const result = resultFromCompleted(completed, { operation, size: job.request.size, quality: job.request.quality }, stream.requestId);
-    await this.#end(job, { kind: 'completed' }).settled;
+    // The result reaches the member at once; its settle goes on after (`done`, the history and a shutdown wait for it).
+    const { settled } = this.#end(job, { kind: 'completed' });
     const finishedAt = this.#now();
     this.#finish(job, 'completed', finishedAt);
     const first = completed[0]!;
@@ -868,6 +869,7 @@ export class JobRunner {
       elapsedMs: finishedAt - job.info.submittedAt,
     });
     this.#logger.info({ jobId: id, images: completed.length, costUsd: result.cost.totalUsd, basis: result.cost.basis, elapsedMs: finishedAt - job.info.submittedAt }, 'job completed');
+    await settled;
   }
 
   async #finishWithError(job: Job, error: unknown): Promise<void> {

@@ -89,6 +89,26 @@ describe('JobRunner cancel', () => {
     expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeCloseTo(said!, 9);
   });
 
+  it('shows a completed job’s images at once, while the ledger has not taken its settle yet; done waits for the settle', async () => {
+    const ledger = heldSettles(await kit.store());
+    const { runner, store } = await kit.runner({ partialImages: 0, store: ledger.held });
+    const who = requester();
+    const rec = recordingSink();
+    const handle = await runner.submit(job(who), rec.sink);
+    let done = false;
+    void handle.done.then(() => (done = true));
+
+    await waitUntil(() => rec.types.includes('completed'), 'the member gets the result');
+    expect(ledger.asked).toBe(1);
+    expect(rec.final).toMatchObject({ type: 'completed', images: [expect.any(Buffer)] });
+    expect(await store.usage({})).toEqual([]);
+    expect(done).toBe(false);
+
+    ledger.open();
+    expect(await handle.done).toEqual(rec.final);
+    expect(await store.usage({})).toEqual([expect.objectContaining({ outcome: 'completed' })]);
+  });
+
   it('cancels a queued job before it is sent: the sink hears it, the service never sees it, the reservation goes back', async () => {
     kit.emu.emulator.configure({ latencyMs: 800 });
     const { runner, store } = await oneAtATime();
