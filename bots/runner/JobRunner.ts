@@ -20,7 +20,7 @@ import {
   type PriceQuote,
   type RequestOptions,
 } from 'pictor';
-import { AS_VALIDATION_ERROR, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, endingOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
@@ -876,8 +876,10 @@ export class JobRunner {
     const { id } = job.info;
     const { charged } = job;
     if (job.cancelledBy) {
-      // Once sent, a cancelled job is charged what it produced and, for images cut off mid-flight, their estimate.
-      const { cost, settled } = this.#end(job, { kind: 'cancelled' });
+      // Once sent, a cancelled job is charged what it produced and, for images cut off mid-flight, their estimate — unless
+      // the client saw that no byte of its body left (`endingOf` reads it from the error): then it is released.
+      const told = endingOf({ kind: 'failed', error });
+      const { cost, settled } = this.#end(job, told.kind === 'cancelled' ? told : { kind: 'cancelled' });
       this.#pushCancelled(job, cost);
       await settled;
       this.#logger.info({ jobId: id, reason: job.cancelledBy.reason, sent: charged.sent }, 'job cancelled');

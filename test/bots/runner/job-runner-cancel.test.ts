@@ -109,6 +109,31 @@ describe('JobRunner cancel', () => {
     expect(await store.usage({})).toEqual([expect.objectContaining({ outcome: 'completed' })]);
   });
 
+  it('releases a job cancelled while its "sent" mark was being recorded: no byte of it left, so nothing is charged and its update says no cost', async () => {
+    const plain = await kit.store();
+    let cancel = () => {};
+    const cancelling: QuotaStore = new Proxy(plain, {
+      get: (target, name) =>
+        name === 'markSent'
+          ? async (jobId: string) => {
+              cancel();
+              await target.markSent(jobId);
+            }
+          : bound(target, name),
+    });
+    const { runner, store } = await kit.runner({ partialImages: 0, store: cancelling });
+    const who = requester();
+    const rec = recordingSink();
+    const handle = await runner.submit(job(who), rec.sink);
+    cancel = () => void runner.cancel(handle.id, who);
+
+    expect(await handle.done).toEqual({ type: 'cancelled', jobId: handle.id, byUserId: who.userId, reason: 'requested' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    expect(await store.usage({})).toEqual([]);
+    expect(await store.activeJobs()).toEqual([]);
+  });
+
   it('cancels a queued job before it is sent: the sink hears it, the service never sees it, the reservation goes back', async () => {
     kit.emu.emulator.configure({ latencyMs: 800 });
     const { runner, store } = await oneAtATime();
