@@ -112,11 +112,14 @@ export interface JobRecord {
   sweptAt?: number | undefined;
 }
 
-/** What a job's final message shows besides its images: the facts a sweep needs to show it again. */
+/**
+ * What a job's final message shows besides its images: the facts a sweep needs to show it again. A failed or cancelled
+ * job's `cost` is what the ledger charges it (its charge line); absent when it was released, and in finals of older versions.
+ */
 export type FinalShown =
   | { type: 'completed' }
-  | { type: 'failed'; code: string; words: Words; retryable: boolean }
-  | { type: 'cancelled'; byUserId: string; reason?: 'requested' | 'shutdown' | undefined };
+  | { type: 'failed'; code: string; words: Words; retryable: boolean; cost?: { totalUsd: number } | undefined }
+  | { type: 'cancelled'; byUserId: string; reason?: 'requested' | 'shutdown' | undefined; cost?: { totalUsd: number } | undefined };
 
 /**
  * A final update as a record still running keeps it once its runner recorded its end: what its message shows when that
@@ -125,16 +128,21 @@ export type FinalShown =
  */
 export type FinalKept = FinalShown | (FinalShown & { shown: true }) | { type: FinalShown['type']; shown: true };
 
-/** The facts of a job's final update its message shows (`FinalShown`): never its images nor its cost's details. */
+/** The facts of a job's final update its message shows (`FinalShown`), a failure's or a cancel's charge with them: never its images. */
 export function finalShownOf(final: Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>): FinalShown {
   switch (final.type) {
     case 'completed':
       return { type: 'completed' };
     case 'failed':
-      return { type: 'failed', code: final.code, words: final.words, retryable: final.retryable };
+      return { type: 'failed', code: final.code, words: final.words, retryable: final.retryable, ...chargeOf(final) };
     case 'cancelled':
-      return { type: 'cancelled', byUserId: final.byUserId, ...(final.reason && { reason: final.reason }) };
+      return { type: 'cancelled', byUserId: final.byUserId, ...(final.reason && { reason: final.reason }), ...chargeOf(final) };
   }
+}
+
+/** A failed or cancelled job's charge as its final keeps it: the amount alone (none when it was released). */
+function chargeOf(final: { cost?: { totalUsd: number } | undefined }): { cost?: { totalUsd: number } } {
+  return final.cost ? { cost: { totalUsd: final.cost.totalUsd } } : {};
 }
 
 /** What a finished job's result shows besides its images (the runner's `completed` update without them). */

@@ -95,13 +95,22 @@ export class JobView {
         this.#final = finalShownOf(update);
         await this.#showCompleted(update);
         return;
-      case 'failed':
+      case 'failed': {
         this.#finished = true;
         this.#final = finalShownOf(update);
-        // The images that came before the failure were made and charged: they are shown with it.
-        this.#finalShown = (await target.final(await this.#withImages(renderFailure(header, update, await this.#canRunAgain()), update.images ?? [], update.format))).first;
+        // The images that came before the failure were made and charged: they are shown with it, with their Edit and
+        // Delete buttons, saved first as a result's are (so Edit works after a restart too).
+        const made = update.images ?? [];
+        if (made.length > 0 && update.format) {
+          await this.#o.store
+            .saveOutputs(header.key, made, update.format)
+            .catch((err: unknown) => this.#o.logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
+        }
+        const message = renderFailure(header, update, await this.#canRunAgain(), made.length > 0 && update.format ? allImages(made.length) : undefined);
+        this.#finalShown = (await target.final(await this.#withImages(message, made, update.format))).first;
         await this.#mark(jobEndOf(update));
         return;
+      }
       case 'cancelled':
         this.#finished = true;
         this.#final = finalShownOf(update);

@@ -73,14 +73,16 @@ export const allImages = (count: number): ShownImages => ({ indices: Array.from(
  * opens — and Delete (the requester or an admin: the message and its images).
  */
 export function resultButtons(key: string, shown: ShownImages, locale: string): APIActionRowComponent<APIButtonComponentWithCustomId>[] {
+  return rows(withImageButtons(key, shown, locale, button(say(locale, 'button.reroll'), '🎲', ButtonStyle.Primary, encodeCustomId({ action: 'reroll', key }))));
+}
+
+/** `first` (Reroll or Retry), one Edit per image shown and Delete: as many Edits as the message has room for. */
+function withImageButtons(key: string, shown: ShownImages, locale: string, first: APIButtonComponentWithCustomId | undefined): APIButtonComponentWithCustomId[] {
+  const room = DISCORD_LIMITS.buttonsPerRow * DISCORD_LIMITS.rowsPerMessage - 1 - (first ? 1 : 0);
   const edits = shown.indices
-    .slice(0, DISCORD_LIMITS.buttonsPerRow * DISCORD_LIMITS.rowsPerMessage - 2)
+    .slice(0, room)
     .map((index) => button(say(locale, 'button.edit_image', { images: shown.made, index: index + 1 }), '✏️', ButtonStyle.Secondary, encodeCustomId({ action: 'edit', key, index })));
-  return rows([
-    button(say(locale, 'button.reroll'), '🎲', ButtonStyle.Primary, encodeCustomId({ action: 'reroll', key })),
-    ...edits,
-    button(say(locale, 'button.delete'), '🗑️', ButtonStyle.Danger, encodeCustomId({ action: 'delete', key })),
-  ]);
+  return [...(first ? [first] : []), ...edits, button(say(locale, 'button.delete'), '🗑️', ButtonStyle.Danger, encodeCustomId({ action: 'delete', key }))];
 }
 
 function headline(job: JobHeader): string {
@@ -159,12 +161,21 @@ const FAILURE_ICONS: Record<string, string> = {
 /**
  * A failure or refusal: the runner's kind sentence in the job's language (never an error's raw text), what it was
  * charged when it was (`cost`: a request that reached the service), and Retry when
- * trying again may help and the job can run again (`retry`: false for a kept job `whyNotRunAgain` refuses).
+ * trying again may help and the job can run again (`retry`: false for a kept job `whyNotRunAgain` refuses). A failure
+ * that came with images (`shown`: made and charged, shown with it) has their buttons as a result does — an Edit per
+ * image and Delete, so the member can take their public images down — beside that Retry.
  */
-export function renderFailure(job: JobHeader, failure: { code: string; words: Words; retryable: boolean; cost?: EndCost | undefined }, retry = true): OutgoingMessage {
+export function renderFailure(
+  job: JobHeader,
+  failure: { code: string; words: Words; retryable: boolean; cost?: EndCost | undefined },
+  retry = true,
+  shown?: ShownImages,
+): OutgoingMessage {
   const icon = FAILURE_ICONS[failure.code] ?? '⚠️';
   const line = `${icon} ${sayWords(job.locale, failure.words)}`;
-  return { content: withHeadline(job, line, ...chargedLine(job, failure.cost)), components: failure.retryable && retry ? retryButtons(job.key, job.locale) : [], files: [] };
+  const again = failure.retryable && retry ? button(say(job.locale, 'button.retry'), '🔁', ButtonStyle.Primary, encodeCustomId({ action: 'retry', key: job.key })) : undefined;
+  const components = shown && shown.indices.length > 0 ? rows(withImageButtons(job.key, shown, job.locale, again)) : again ? rows([again]) : [];
+  return { content: withHeadline(job, line, ...chargedLine(job, failure.cost)), components, files: [] };
 }
 
 /** What a failed or cancelled job's final update says the ledger charges it (`cost`); none when it was released. */

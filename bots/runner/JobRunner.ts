@@ -20,7 +20,7 @@ import {
   type PriceQuote,
   type RequestOptions,
 } from 'pictor';
-import { AS_VALIDATION_ERROR, chargeOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, endingOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
@@ -577,7 +577,7 @@ export class JobRunner {
   /** Gives an admitted job's reservation and place back (nothing was sent). */
   async #drop(admission: Admission): Promise<void> {
     admission.place.release();
-    await admission.charged.end({ kind: 'cancelled' });
+    await admission.charged.end({ kind: 'cancelled' }).settled;
   }
 
   /**
@@ -755,7 +755,7 @@ export class JobRunner {
   async #failUnexpectedly(job: Job, error: unknown): Promise<void> {
     this.#logger.error({ jobId: job.info.id, err: error }, 'the job runner failed unexpectedly');
     job.decided = true;
-    const { cost, settled } = await this.#end(job, { kind: 'failed', error });
+    const { cost, settled } = this.#end(job, { kind: 'failed', error });
     if (!job.pump.finished) {
       if (job.cancelledBy) {
         this.#pushCancelled(job, cost);
@@ -843,7 +843,7 @@ export class JobRunner {
     charged.requestId = stream.requestId;
     if (job.decided) {
       // Cancelled while the last bytes arrived: what was produced is charged, and the cancel reported with it.
-      const { cost, settled } = await this.#end(job, { kind: 'cancelled' });
+      const { cost, settled } = this.#end(job, { kind: 'cancelled' });
       this.#pushCancelled(job, cost);
       await settled;
       return;
@@ -851,7 +851,8 @@ export class JobRunner {
     job.decided = true;
     const operation = job.spec.kind;
     const result = resultFromCompleted(completed, { operation, size: job.request.size, quality: job.request.quality }, stream.requestId);
-    await (await this.#end(job, { kind: 'completed' })).settled;
+    // The result reaches the member at once; its settle goes on after (`done`, the history and a shutdown wait for it).
+    const { settled } = this.#end(job, { kind: 'completed' });
     const finishedAt = this.#now();
     this.#finish(job, 'completed', finishedAt);
     const first = completed[0]!;
@@ -868,14 +869,17 @@ export class JobRunner {
       elapsedMs: finishedAt - job.info.submittedAt,
     });
     this.#logger.info({ jobId: id, images: completed.length, costUsd: result.cost.totalUsd, basis: result.cost.basis, elapsedMs: finishedAt - job.info.submittedAt }, 'job completed');
+    await settled;
   }
 
   async #finishWithError(job: Job, error: unknown): Promise<void> {
     const { id } = job.info;
     const { charged } = job;
     if (job.cancelledBy) {
-      // Once sent, a cancelled job is charged what it produced and, for images cut off mid-flight, their estimate.
-      const { cost, settled } = await this.#end(job, { kind: 'cancelled' });
+      // Once sent, a cancelled job is charged what it produced and, for images cut off mid-flight, their estimate — unless
+      // the client saw that no byte of its body left (`endingOf` reads it from the error): then it is released.
+      const told = endingOf({ kind: 'failed', error });
+      const { cost, settled } = this.#end(job, told.kind === 'cancelled' ? told : { kind: 'cancelled' });
       this.#pushCancelled(job, cost);
       await settled;
       this.#logger.info({ jobId: id, reason: job.cancelledBy.reason, sent: charged.sent }, 'job cancelled');
@@ -885,7 +889,7 @@ export class JobRunner {
     const failure = describeFailure(error, job.spec.requester.locale);
     // The last answer was a 429 that was not sent again (retries used up, or a wait longer than the timeout).
     if (failure.code === 'rate_limited') this.#metrics.rateLimited();
-    const { cost, settled } = await this.#end(job, { kind: 'failed', error });
+    const { cost, settled } = this.#end(job, { kind: 'failed', error });
     this.#finish(job, 'failed', this.#now());
     // The images that came before the failure were made and are charged: the user gets them with the failure.
     job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...cost });
@@ -936,20 +940,14 @@ export class JobRunner {
   }
 
   /**
-   * Ends the job in the ledger by the one rule (`chargeOf`), and says at once what it is charged: the rule on what the
-   * settle begun here reads (the same ending, images and sent mark, in the same turn), so a final update never waits for a
-   * ledger that is slow or unreachable (a settle it does not take is tried again for up to `settleRetryMs`, then kept for
-   * later, never shown to the user). `settled` is that settle: the run waits for it, so `done` (and a shutdown) still do.
-   * A job whose end was begun before (a bug of ours after it) says what that first end settled.
+   * Ends the job in the ledger (`ChargedJob.end`, by the one rule) and says at once what it is charged, as the ledger
+   * decided it before its settle was taken: a final update never waits for a ledger that is slow or unreachable (a
+   * settle it does not take is tried again for up to `settleRetryMs`, then kept for later, never shown to the user).
+   * `settled` is that settle: the run waits for it, so `done` (and a shutdown) still do. A job whose end was begun before
+   * (a bug of ours after it) says what that first end charged.
    */
-  async #end(job: Job, ending: JobEnding): Promise<{ cost: EndCost; settled: Promise<JobSettlement> }> {
-    const { charged } = job;
-    if (charged.ended) {
-      const settlement = await charged.end(ending);
-      return { cost: costOf(settlement), settled: Promise.resolve(settlement) };
-    }
-    const charge = chargeOf({ ending, sent: charged.sent, completed: charged.images }, charged.estimate, charged.request);
-    const settled = charged.end(ending);
+  #end(job: Job, ending: JobEnding): { cost: EndCost; settled: Promise<JobSettlement> } {
+    const { charge, settled } = job.charged.end(ending);
     return { cost: charge ? { cost: { totalUsd: charge.usd } } : {}, settled };
   }
 
@@ -1006,10 +1004,6 @@ interface Admission {
 
 /** What a failed or cancelled job's final update says it cost: what the ledger charges it, or nothing when it releases it. */
 type EndCost = { cost?: { totalUsd: number } };
-
-function costOf(settlement: JobSettlement): EndCost {
-  return settlement.action === 'settled' ? { cost: { totalUsd: settlement.usd } } : {};
-}
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {
   return images !== undefined && !Array.isArray(images) && typeof (images as ImagesToFetch).fetch === 'function';

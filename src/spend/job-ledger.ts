@@ -1,7 +1,7 @@
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
-import { chargeOf, estimateOf, leftNothing, mayBeBilled, type ChargedRequest, type JobEnding } from './charge-rules.js';
+import { chargeOf, estimateOf, leftNothing, mayBeBilled, type Charge, type ChargedRequest, type JobEnding } from './charge-rules.js';
 import { exceedsReservation } from './rules.js';
 import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
 
@@ -12,7 +12,7 @@ import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } f
  *   begin (check the caps, reserve the upper-bound price)
  *   → beforeSend (mark sent: from here on it may be billed)
  *   → onImage (each finished image, handed to the user as it comes)
- *   → end (settle what it may have been billed — `chargeOf` — or release)
+ *   → end (decide at once what it may have been billed — `chargeOf` — then settle it, or release)
  *
  * A settle or release the ledger does not take (its lock busy, Redis away) is
  * tried again with backoff for `retryForMs`; then it is kept and tried again
@@ -72,6 +72,17 @@ export interface JobSettlement {
    * with an error that bills nothing (the job ended in a retry wait, or on that error). Absent for a settle.
    */
   released?: 'not_sent' | 'answered' | undefined;
+}
+
+/**
+ * A job's end: what it is charged, decided when `end` is called, and the settle or release that records it. A surface
+ * tells the user `charge` at once; `settled` may wait for a ledger that is slow or unreachable.
+ */
+export interface JobEnd {
+  /** What the job is charged (`chargeOf`), the amount its settle charges; undefined when it is released (nothing can have been billed). */
+  readonly charge: Charge | undefined;
+  /** The settle or release as the ledger took it (or kept it for later). Never rejects. */
+  readonly settled: Promise<JobSettlement>;
 }
 
 const DEFAULT_RETRY_FOR_MS = 30_000;
@@ -206,7 +217,7 @@ export class ChargedJob {
   #everSent = false;
   /** An attempt was answered with an error that bills nothing and the request was to be sent again (`onRetry`). */
   #retried = false;
-  #ended: Promise<JobSettlement> | undefined;
+  #ended: JobEnd | undefined;
   #requestId: string | undefined;
   readonly #images: CompletedEvent[] = [];
 
@@ -265,19 +276,22 @@ export class ChargedJob {
   }
 
   /**
-   * Settles what the job may have been billed (`chargeOf`: the images that came
-   * back, plus the estimate of each one that may have been made and did not
-   * arrive), or releases it. Never throws: a ledger that stays unreachable
-   * keeps the settle for later. Only the first call counts.
+   * Decides at once what the job may have been billed (`chargeOf`: the images
+   * that came back, plus the estimate of each one that may have been made and
+   * did not arrive) and settles it, or releases it. The charge is known before
+   * the ledger answers (`JobEnd.charge`); the settle never rejects: a ledger
+   * that stays unreachable keeps it for later. Only the first call counts: a
+   * later one gets the first end.
    */
-  end(ending: JobEnding): Promise<JobSettlement> {
-    this.#ended ??= this.#end(ending);
+  end(ending: JobEnding): JobEnd {
+    if (this.#ended) return this.#ended;
+    const charge = chargeOf({ ending, sent: this.#sent, completed: this.#images }, this.estimate, this.request);
+    this.#ended = { charge, settled: this.#record(ending, charge) };
     return this.#ended;
   }
 
-  async #end(ending: JobEnding): Promise<JobSettlement> {
+  async #record(ending: JobEnding, charge: Charge | undefined): Promise<JobSettlement> {
     const { ledger, id } = this;
-    const charge = chargeOf({ ending, sent: this.#sent, completed: this.#images }, this.estimate, this.request);
     if (!charge) {
       const { deferred } = await ledger.commit(id, 'release', () => ledger.store.release(id));
       // A job whose only attempt left nothing (a cancel before any byte of it left) was never sent either.

@@ -75,7 +75,7 @@ export class SpendGuard {
       onImage: (image) => job.onImage(image),
       end: async ({ requestId, ...ending }: RequestEnding) => {
         job.requestId = requestId;
-        const settlement = await job.end(endingOf(ending));
+        const settlement = await job.end(endingOf(ending)).settled;
         this.#options.onEnded?.(settlement);
         return settlement;
       },

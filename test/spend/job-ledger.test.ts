@@ -83,11 +83,40 @@ describe('JobLedger', () => {
     await job.beforeSend();
     job.onImage(image());
 
-    const settlement = await job.end({ kind: 'completed' });
+    const settlement = await job.end({ kind: 'completed' }).settled;
 
     expect(settlement).toMatchObject({ action: 'settled', usd: LOW, basis: 'table', recorded: true, deferred: false });
     expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(LOW, 9);
     expect(await store.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: LOW, basis: 'table' })]);
+  });
+
+  it('says what a job is charged the moment it ends, before the ledger has taken its settle, and the settle charges that', async () => {
+    const store = await fileStore();
+    let open = () => {};
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    const held = new Proxy(store, {
+      get(target, key) {
+        if (key === 'settle') return async (...args: Parameters<QuotaStore['settle']>) => (await opened, target.settle(...args));
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const ledger = new JobLedger({ store: held });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+    const released = await begin(ledger, 'cli:ann:2');
+
+    const ended = job.end({ kind: 'cancelled' });
+
+    expect(ended.charge).toEqual({ usd: LOW, basis: 'estimate' });
+    expect(released.end({ kind: 'cancelled' }).charge).toBeUndefined();
+    // A second end is the first one: the same charge, the same settle.
+    expect(job.end({ kind: 'completed' })).toBe(ended);
+    expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(LOW, 9);
+    expect(await store.usage({})).toEqual([]);
+    open();
+    expect(await ended.settled).toMatchObject({ action: 'settled', usd: LOW, basis: 'estimate', recorded: true });
+    expect(await store.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: LOW, outcome: 'cancelled' })]);
   });
 
   it('keeps a settle the ledger refuses for good, frees the user’s slot once the ledger answers, and never charges twice', async () => {
@@ -99,7 +128,7 @@ describe('JobLedger', () => {
     await job.beforeSend();
     job.onImage(image());
 
-    const settlement = await job.end({ kind: 'completed' });
+    const settlement = await job.end({ kind: 'completed' }).settled;
 
     expect(settlement).toMatchObject({ action: 'settled', usd: LOW, recorded: false, deferred: true });
     expect(ledger.kept).toBe(1);
@@ -112,7 +141,7 @@ describe('JobLedger', () => {
     expect(ledger.kept).toBe(0);
     expect(next.id).toBe('cli:ann:2');
     expect(await store.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: LOW, basis: 'table' })]);
-    await next.end({ kind: 'cancelled' });
+    await next.end({ kind: 'cancelled' }).settled;
     await ledger.flushKept();
     expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(LOW, 9);
   });
@@ -124,7 +153,7 @@ describe('JobLedger', () => {
     const job = await begin(ledger, 'cli:ann:1');
     await job.beforeSend();
     job.onImage(image());
-    expect((await job.end({ kind: 'completed' })).deferred).toBe(true);
+    expect((await job.end({ kind: 'completed' }).settled).deferred).toBe(true);
     ledger.close();
     // The process stops without its settle (its pid gone); a later one meets the reservation of a dead owner.
     await store.close();
@@ -153,7 +182,7 @@ describe('JobLedger', () => {
     // Reserved at low; the service reports it made a high-quality image.
     job.onImage(image('high'));
 
-    await job.end({ kind: 'completed' });
+    await job.end({ kind: 'completed' }).settled;
 
     expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(HIGH, 9);
     expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: HIGH, reservedUsd: LOW, basis: 'table' })]);
@@ -167,7 +196,7 @@ describe('JobLedger', () => {
     const job = await begin(ledger, 'cli:ann:1');
     await job.beforeSend();
 
-    await job.end({ kind: 'failed', error: new StreamBrokenError('the stream broke') });
+    await job.end({ kind: 'failed', error: new StreamBrokenError('the stream broke') }).settled;
 
     expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: job.estimate.totalUsd, basis: 'estimate' })]);
   });
@@ -178,12 +207,12 @@ describe('JobLedger', () => {
     const dearer = await begin(ledger, 'cli:ann:1');
     await dearer.beforeSend();
     dearer.onImage(image('high'));
-    await dearer.end({ kind: 'completed' });
+    await dearer.end({ kind: 'completed' }).settled;
     const auto = await ledger.begin({ jobId: 'cli:ann:2', userKey: 'cli:ann', scopeKey: 'cli', limits: {}, request: { operation: 'generate', n: 1 } });
     if (!auto.ok) throw new Error('refused');
     await auto.job.beforeSend();
     auto.job.onImage({ ...image('medium'), size: '1536x1024' });
-    await auto.job.end({ kind: 'completed' });
+    await auto.job.end({ kind: 'completed' }).settled;
 
     const records = await store.usage({});
     expect(records.find((r) => r.jobId === 'cli:ann:1')).toMatchObject({ quality: 'high', size: '1024x1024', costUsd: HIGH, basis: 'table' });
@@ -195,7 +224,7 @@ describe('JobLedger', () => {
     const ledger = new JobLedger({ store });
     const job = await begin(ledger, 'cli:ann:1');
     await job.beforeSend();
-    await job.end({ kind: 'cancelled' });
+    await job.end({ kind: 'cancelled' }).settled;
     expect(await store.usage({})).toEqual([expect.objectContaining({ quality: 'low', size: '1024x1024', basis: 'estimate' })]);
   });
 
@@ -203,16 +232,16 @@ describe('JobLedger', () => {
     const store = await fileStore();
     const ledger = new JobLedger({ store });
     const queued = await begin(ledger, 'cli:ann:queued');
-    expect(await queued.end({ kind: 'cancelled' })).toMatchObject({ action: 'released', released: 'not_sent' });
+    expect(await queued.end({ kind: 'cancelled' }).settled).toMatchObject({ action: 'released', released: 'not_sent' });
     const waiting = await begin(ledger, 'cli:ann:waiting');
     await waiting.beforeSend();
     waiting.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
-    expect(await waiting.end({ kind: 'cancelled' })).toMatchObject({ action: 'released', released: 'answered' });
+    expect(await waiting.end({ kind: 'cancelled' }).settled).toMatchObject({ action: 'released', released: 'answered' });
     const resent = await begin(ledger, 'cli:ann:resent');
     await resent.beforeSend();
     resent.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
     await resent.beforeSend();
-    expect(await resent.end({ kind: 'cancelled' })).toMatchObject({ action: 'settled', usd: LOW });
+    expect(await resent.end({ kind: 'cancelled' }).settled).toMatchObject({ action: 'settled', usd: LOW });
   });
 
   it('charges a job whose process died while it waited to retry a refused attempt its estimate, marked uncertain: the release lives only in memory', async () => {

@@ -58,6 +58,19 @@ describe('failures become short, kind messages', () => {
     expect(statusOf(failed.content).split('\n').at(-1)).toBe(say('en', 'discord.job.charged', { usd: usd(charged) }));
   });
 
+  it('gives a failure that came with paid images their Edit and Delete buttons, so the member can take them down', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    // Two asked, one came: the answer is not the whole result (bad_response), the image that came is shown and charged.
+    h.emulator.injectFault('short_result');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a pair of kites, one lost', quality: 'low', size: '1024x1024', count: 2 });
+    const failed = await h.finalReply(ix);
+    expect(failed.attachments).toHaveLength(1);
+    const labels = buttonsOf(failed).map((b) => b.label);
+    expect(labels).toContain('Delete');
+    expect(labels.some((l) => l?.startsWith('Edit'))).toBe(true);
+    expect(labels).not.toContain('Reroll');
+  });
+
   it('says the service is busy, with the wait, when it keeps rate-limiting', async () => {
     h = await DiscordHarness.start();
     h.emulator.injectFault('rate_limited', { count: 1, retryAfterMs: 42_000 });

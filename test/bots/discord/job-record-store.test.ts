@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
+import { finalShownOf, JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { imagesToKeep } from '../../../bots/state/index.js';
 import { MAX_KEPT_IMAGE_BYTES, openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
@@ -108,6 +108,21 @@ describe.each([
     expect(await a.readOutput(key, 0)).toBeUndefined();
     expect(await a.readOutput(key, 1)).toMatchObject({ data: small });
     expect(await a.get(key)).toMatchObject({ made: 2, outputs: [{ index: 1 }] });
+  });
+
+  it.skipIf(skip)('keeps what a failed or cancelled job was charged in the final it keeps, so the next process shows its charge line again', async () => {
+    const { a, b, killA } = await open(backend);
+    const [failed, cancelled, released] = [a.newKey(), a.newKey(), a.newKey()];
+    for (const key of [failed, cancelled, released]) await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
+    const words = { key: 'failure.stream_broken' as const };
+    await a.markEndRecorded(failed, finalShownOf({ type: 'failed', jobId: 'j1', code: 'stream_broken', message: 'm', words, retryable: true, cost: { totalUsd: 0.011 } }));
+    await a.markEndRecorded(cancelled, finalShownOf({ type: 'cancelled', jobId: 'j2', byUserId: '1', reason: 'requested', cost: { totalUsd: 0.022 } }));
+    await a.markEndRecorded(released, finalShownOf({ type: 'cancelled', jobId: 'j3', byUserId: '1', reason: 'requested' }));
+    await killA();
+
+    expect((await b.get(failed))?.final).toEqual({ type: 'failed', code: 'stream_broken', words, retryable: true, cost: { totalUsd: 0.011 } });
+    expect((await b.get(cancelled))?.final).toEqual({ type: 'cancelled', byUserId: '1', reason: 'requested', cost: { totalUsd: 0.022 } });
+    expect((await b.get(released))?.final).toEqual({ type: 'cancelled', byUserId: '1', reason: 'requested' });
   });
 
   it.skipIf(skip)('marks a record’s end recorded in one update, reading it no other way: an ended one is released, a running one stays held', async () => {

@@ -89,6 +89,51 @@ describe('JobRunner cancel', () => {
     expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBeCloseTo(said!, 9);
   });
 
+  it('shows a completed job’s images at once, while the ledger has not taken its settle yet; done waits for the settle', async () => {
+    const ledger = heldSettles(await kit.store());
+    const { runner, store } = await kit.runner({ partialImages: 0, store: ledger.held });
+    const who = requester();
+    const rec = recordingSink();
+    const handle = await runner.submit(job(who), rec.sink);
+    let done = false;
+    void handle.done.then(() => (done = true));
+
+    await waitUntil(() => rec.types.includes('completed'), 'the member gets the result');
+    expect(ledger.asked).toBe(1);
+    expect(rec.final).toMatchObject({ type: 'completed', images: [expect.any(Buffer)] });
+    expect(await store.usage({})).toEqual([]);
+    expect(done).toBe(false);
+
+    ledger.open();
+    expect(await handle.done).toEqual(rec.final);
+    expect(await store.usage({})).toEqual([expect.objectContaining({ outcome: 'completed' })]);
+  });
+
+  it('releases a job cancelled while its "sent" mark was being recorded: no byte of it left, so nothing is charged and its update says no cost', async () => {
+    const plain = await kit.store();
+    let cancel = () => {};
+    const cancelling: QuotaStore = new Proxy(plain, {
+      get: (target, name) =>
+        name === 'markSent'
+          ? async (jobId: string) => {
+              cancel();
+              await target.markSent(jobId);
+            }
+          : bound(target, name),
+    });
+    const { runner, store } = await kit.runner({ partialImages: 0, store: cancelling });
+    const who = requester();
+    const rec = recordingSink();
+    const handle = await runner.submit(job(who), rec.sink);
+    cancel = () => void runner.cancel(handle.id, who);
+
+    expect(await handle.done).toEqual({ type: 'cancelled', jobId: handle.id, byUserId: who.userId, reason: 'requested' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    expect(await store.usage({})).toEqual([]);
+    expect(await store.activeJobs()).toEqual([]);
+  });
+
   it('cancels a queued job before it is sent: the sink hears it, the service never sees it, the reservation goes back', async () => {
     kit.emu.emulator.configure({ latencyMs: 800 });
     const { runner, store } = await oneAtATime();
