@@ -158,19 +158,43 @@ export interface InterruptJson {
 }
 
 export function interruptJson(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'emulator'>, about: Pick<JobAbout, 'operation' | 'isPartial'>): InterruptJson {
-  const { settled } = job;
+  const { operation, files, partials, charged, emulator } = jobJson(job, about);
   return {
     ok: false,
     code: 'interrupted',
     message: firstLine(job).replace(/^pictor: /, ''),
+    operation,
+    files,
+    partials,
+    sent: job.phase !== 'waiting' && job.settled?.released !== 'not_sent',
+    charged,
+    emulator,
+  };
+}
+
+/** What every `--json` line of a job that did not finish says about it (the Ctrl+C line, and a failure's): what was written, and what the ledger charged. */
+export interface JobJson {
+  operation: 'generate' | 'edit';
+  /** Final images written (or saved to the temp directory). */
+  files: string[];
+  partials: string[];
+  /** What the ledger charged the job (0 when released); null when it had not answered. */
+  charged: number | null;
+  /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
+  emulator: boolean;
+}
+
+export function jobJson(job: Pick<JobWatch, 'files' | 'settled' | 'emulator'>, about: Pick<JobAbout, 'operation' | 'isPartial'>): JobJson {
+  const { settled } = job;
+  return {
     operation: about.operation,
     files: job.files.filter((file) => !about.isPartial(file)),
     partials: job.files.filter((file) => about.isPartial(file)),
-    sent: job.phase !== 'waiting' && settled?.released !== 'not_sent',
     charged: settled ? (settled.action === 'released' ? 0 : settled.usd) : null,
     emulator: job.emulator === true,
   };
 }
+
 
 /** The lines Ctrl+C prints for a job in this state. */
 export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'emulator'> | undefined): string[] {
