@@ -13,6 +13,7 @@ import { formatUsdExact } from '../core/pricing.js';
  * writes finish; only a second one stops them.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
+ * SIGTERM is answered the same way, with exit code 143.
  *
  * One `JobWatch` per run of the command, which creates it, passes it where the job is followed (the connection's
  * ledger, the progress, the image writes) and closes it when the run is over: Ctrl+C is answered from `listen` to
@@ -32,44 +33,55 @@ export class JobWatch {
   readonly #controller = new AbortController();
   #say: (lines: string[]) => void = () => undefined;
   #about: JobAbout | undefined;
-  #interrupted = false;
+  /** The signal that stopped the job, once one came: Ctrl+C (SIGINT), or SIGTERM (`kill`, a service manager, a closing terminal's session). */
+  #stoppedBy: 'SIGINT' | 'SIGTERM' | undefined;
   #reported = false;
   #exitTimer: NodeJS.Timeout | undefined;
-  readonly #onSigint = () => this.#sigint();
+  readonly #onSigint = () => this.#stop('SIGINT');
+  readonly #onSigterm = () => this.#stop('SIGTERM');
 
   /** Aborted by the first Ctrl+C: give it to the request, which is then cancelled. */
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
 
-  /** From now until `close`, answers Ctrl+C (SIGINT) for the process, saying its lines through `say`. */
+  /**
+   * From now until `close`, answers Ctrl+C (SIGINT) and SIGTERM for the process, saying its lines through `say`. SIGTERM
+   * is answered as Ctrl+C is (the job is cancelled, what it was charged is said, the live line's cursor shown again),
+   * with exit code 143 instead of 130.
+   */
   listen(say: (lines: string[]) => void): void {
     this.#say = say;
     process.off('SIGINT', this.#onSigint);
     process.on('SIGINT', this.#onSigint);
+    process.off('SIGTERM', this.#onSigterm);
+    process.on('SIGTERM', this.#onSigterm);
   }
 
-  /** The run is over: Ctrl+C is no longer this job's to answer. */
+  /** The run is over: Ctrl+C and SIGTERM are no longer this job's to answer. */
   close(): void {
     clearTimeout(this.#exitTimer);
     process.off('SIGINT', this.#onSigint);
+    process.off('SIGTERM', this.#onSigterm);
   }
 
-  #sigint(): void {
-    // A second Ctrl+C: at once.
-    if (this.#interrupted) {
+  #stop(signal: 'SIGINT' | 'SIGTERM'): void {
+    // A second Ctrl+C (or SIGTERM): at once.
+    if (this.#stoppedBy) {
       this.exitedBy ??= 'second_interrupt';
       process.exit(this.interruptedExit());
       return;
     }
-    this.#interrupted = true;
+    this.#stoppedBy = signal;
+    const again = signal === 'SIGINT' ? 'Ctrl+C again' : 'Ctrl+C';
+    const by = signal === 'SIGINT' ? '' : 'stopped by SIGTERM; ';
     if (this.phase === 'done') {
       // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
-      this.#say(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
+      this.#say([`pictor: ${by}the job is done; writing its images (${again} to stop now).`]);
       return;
     }
-    this.#say(['pictor: cancelling the request (Ctrl+C again to exit now).']);
-    this.#controller.abort(new Error('interrupted (Ctrl+C)'));
+    this.#say([`pictor: ${by}cancelling the request (${again} to exit now).`]);
+    this.#controller.abort(new Error(signal === 'SIGINT' ? 'interrupted (Ctrl+C)' : 'terminated (SIGTERM)'));
     this.#exitTimer = setTimeout(() => {
       this.exitedBy ??= 'timer';
       process.exit(this.interruptedExit());
@@ -77,8 +89,9 @@ export class JobWatch {
   }
 
   /**
-   * After the first Ctrl+C: says what was interrupted (once) and gives exit code 130. The job's command returns it once
-   * its cancelled request has ended (settled or released) and the images that had arrived are written.
+   * After the first Ctrl+C: says what was interrupted (once) and gives exit code 130 (143 after SIGTERM). The job's
+   * command returns it once its cancelled request has ended (settled or released) and the images that had arrived are
+   * written.
    */
   interruptedExit(): number {
     if (!this.#reported) {
@@ -87,7 +100,7 @@ export class JobWatch {
       if (this.#about?.json) this.#about.json(JSON.stringify(interruptJson(this, this.#about)));
       this.#say(interruptReport(this));
     }
-    return 130;
+    return this.#stoppedBy === 'SIGTERM' ? 143 : 130;
   }
 
   /** Tells where the job goes and how its result is printed (see `JobAbout`). */
@@ -103,7 +116,7 @@ export class JobWatch {
   jobEnded(): void {
     clearTimeout(this.#exitTimer);
     // After a cancel the report tells what was cancelled: waiting or sent.
-    if (!this.#interrupted) this.phase = 'done';
+    if (!this.#stoppedBy) this.phase = 'done';
   }
 
   /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) tells nothing. */
@@ -158,19 +171,43 @@ export interface InterruptJson {
 }
 
 export function interruptJson(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'emulator'>, about: Pick<JobAbout, 'operation' | 'isPartial'>): InterruptJson {
-  const { settled } = job;
+  const { operation, files, partials, charged, emulator } = jobJson(job, about);
   return {
     ok: false,
     code: 'interrupted',
     message: firstLine(job).replace(/^pictor: /, ''),
+    operation,
+    files,
+    partials,
+    sent: job.phase !== 'waiting' && job.settled?.released !== 'not_sent',
+    charged,
+    emulator,
+  };
+}
+
+/** What every `--json` line of a job that did not finish says about it (the Ctrl+C line, and a failure's): what was written, and what the ledger charged. */
+export interface JobJson {
+  operation: 'generate' | 'edit';
+  /** Final images written (or saved to the temp directory). */
+  files: string[];
+  partials: string[];
+  /** What the ledger charged the job (0 when released); null when it had not answered. */
+  charged: number | null;
+  /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
+  emulator: boolean;
+}
+
+export function jobJson(job: Pick<JobWatch, 'files' | 'settled' | 'emulator'>, about: Pick<JobAbout, 'operation' | 'isPartial'>): JobJson {
+  const { settled } = job;
+  return {
     operation: about.operation,
     files: job.files.filter((file) => !about.isPartial(file)),
     partials: job.files.filter((file) => about.isPartial(file)),
-    sent: job.phase !== 'waiting' && settled?.released !== 'not_sent',
     charged: settled ? (settled.action === 'released' ? 0 : settled.usd) : null,
     emulator: job.emulator === true,
   };
 }
+
 
 /** The lines Ctrl+C prints for a job in this state. */
 export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'emulator'> | undefined): string[] {

@@ -9,6 +9,7 @@ import { processOutput } from '../core/process-output.js';
 import { describeFileError } from '../core/system-errors.js';
 import { writableFolder } from '../core/env.js';
 import { createCliLogger } from './cli-logger.js';
+import { JobFailure } from './job-failure.js';
 import { closestWord, COMMANDS } from './flags.js';
 import type { CliContext, CliIo } from './context.js';
 import { cleanForTerminal } from './terminal-text.js';
@@ -120,25 +121,28 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
  * Prints a failure; returns the exit code. `sends`: the command sends requests (generate, edit), so a refusal before
  * sending says "Nothing was sent."; other commands (usage, price, emulator) never send, and do not say it.
  */
-function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json: boolean, sends: boolean): number {
+function report(failure: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json: boolean, sends: boolean): number {
+  // A job that failed after it was handed to the client: with --json its line also says what was written and charged.
+  const job = failure instanceof JobFailure ? failure.job : {};
+  const error = failure instanceof JobFailure ? failure.error : failure;
   const nothingSent = sends ? ' Nothing was sent.' : '';
   if (error instanceof ValidationError) {
     const param = error.param;
     // The allowed values only when the message does not already name them all (it usually does).
     const values = error.allowed?.split(/,\s*|\s+or\s+/).map((v) => v.trim()) ?? [];
     const allowed = error.allowed && !values.every((v) => error.message.includes(v)) ? ` Allowed: ${error.allowed}.` : '';
-    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, param, message: error.message }));
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, param, message: error.message, ...job }));
     io.stderr(`pictor: ${error.message.replace(/\.$/, '')}.${allowed}${nothingSent}`);
     return 2;
   }
   if (error instanceof LedgerUnreadableError) {
     // A ledger file the CLI cannot use: nothing was sent; the message names the file and what to do.
-    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message }));
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message, ...job }));
     io.stderr(`pictor: ${error.message}${nothingSent}`);
     return 2;
   }
   if (error instanceof BudgetExceededError) {
-    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, limitUsd: error.limitUsd, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message }));
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, limitUsd: error.limitUsd, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message, ...job }));
     io.stderr(`pictor: ${error.message}${nothingSent}`);
     return 1;
   }
@@ -147,12 +151,12 @@ function report(error: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, json:
     // (By name: the Redis client is loaded only when REDIS_URL is set.)
     const advice = error.name === 'RedisUnavailableError' ? '' : (ADVICE[error.code] ?? '');
     const requestId = (error as { requestId?: string }).requestId;
-    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, message: error.message, requestId: requestId ?? null }));
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, message: error.message, requestId: requestId ?? null, ...job }));
     io.stderr(`pictor: ${error.message}${requestId ? ` (request ${requestId})` : ''}. ${advice}`.trim());
     return 1;
   }
   const message = error instanceof Error ? error.message : String(error);
-  if (json) io.stdout(JSON.stringify({ ok: false, code: 'internal_error', message }));
+  if (json) io.stdout(JSON.stringify({ ok: false, code: 'internal_error', message, ...job }));
   io.stderr(`pictor: ${message}`);
   return 1;
 }

@@ -107,8 +107,8 @@ interface Display {
 async function liveLine(terminal: Writable, describe: () => string): Promise<Display> {
   // Loaded only for a terminal: a CLI run from a script does not pay for it.
   const { default: yoctoSpinner } = await import('yocto-spinner');
-  // Ctrl+C is the job's to answer (interrupt.ts: it waits for the ledger and says what was charged); the spinner's
-  // own handler would exit at once, before that is known.
+  // Ctrl+C and SIGTERM are the job's to answer (interrupt.ts: it waits for the ledger, says what was charged and shows
+  // the cursor again); the spinner's own handler would exit at once, before that is known.
   const spinner = yoctoSpinner({ stream: terminal, text: describe(), handleSignals: false });
   try {
     spinner.start();

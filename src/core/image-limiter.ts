@@ -126,6 +126,20 @@ interface Ticket {
   drop?: ((error: Error) => void) | undefined;
 }
 
+/**
+ * A queue position is only shown: a callback that throws is ignored, as it is called from a timer (an `Immediate`, or
+ * the coordinator's) where its error would end the process, and with it the paid requests it runs.
+ */
+function displayOnly(onQueuePosition: (ahead: number) => void): (ahead: number) => void {
+  return (ahead) => {
+    try {
+      onQueuePosition(ahead);
+    } catch {
+      // Nothing to do: the position is told again when it changes.
+    }
+  };
+}
+
 /** How long a request waits before it is queued again after its datastore failed it (doubling, capped). */
 const REQUEUE_MIN_MS = 250;
 const REQUEUE_MAX_MS = 5000;
@@ -205,9 +219,10 @@ export class ImageLimiter {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(new AbortedError('the request was cancelled before it started'));
     const weight = this.weightOf(options.weight);
-    const ticket: Ticket = { onQueuePosition: options.onQueuePosition, onDatastoreTrouble: options.onDatastoreTrouble, lastAhead: -1 };
+    const onQueuePosition = options.onQueuePosition && displayOnly(options.onQueuePosition);
+    const ticket: Ticket = { onQueuePosition, onDatastoreTrouble: options.onDatastoreTrouble, lastAhead: -1 };
     this.#waiting.add(ticket);
-    if (this.#coordinator) ticket.leaveShared = this.#coordinator.join(options.onQueuePosition);
+    if (this.#coordinator) ticket.leaveShared = this.#coordinator.join(onQueuePosition);
     else if (ticket.onQueuePosition) this.#reportPositionsSoon();
 
     let settled = false;

@@ -82,8 +82,8 @@ describe('pictor help and version', () => {
       for (const line of usage.split('\n').filter((l) => /^\s+--(?!prompt|image)/.test(l))) expect(line).toMatch(/default/);
       expect(usage).toMatch(/--stream .*\n\s+--partial-images K\s+with --stream/);
       expect(usage).toContain('PICTOR_TIMEOUT_SECONDS');
-      // Every exit code the command ends with, 130 (Ctrl+C) too.
-      expect(usage).toMatch(/Exit codes: 0 done; 2 [^;]+; 1 [^;]+; 130 stopped by Ctrl\+C/);
+      // Every exit code the command ends with, 130 (Ctrl+C) and 143 (SIGTERM) too.
+      expect(usage).toMatch(/Exit codes: 0 done; 2 [^;]+; 1 [^;]+; 130 stopped by Ctrl\+C[^;]+; 143 stopped by SIGTERM/);
     }
     const { code, stdout } = await run(['--help']);
     expect(code).toBe(0);

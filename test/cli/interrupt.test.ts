@@ -254,6 +254,19 @@ describe('Ctrl+C during a generation', () => {
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null, emulator: true });
   }, 60_000);
 
+  it('answers SIGTERM as Ctrl+C, with exit 143: the sent request is cancelled and what the ledger charged is said, on stdout too with --json', async () => {
+    env.emulator.configure({ latencyMs: 60_000 });
+    const data = await tempDir();
+    const out = await tempDir();
+    const child = spawnFox(['--json', '--out', `${out}/`], data);
+    await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
+    child.process.kill('SIGTERM');
+    expect(await child.exited).toBe(143);
+    expect(child.stderr()).toContain('pictor: stopped by SIGTERM; cancelling the request');
+    expect(child.stderr()).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $0.00636 on the real service');
+    expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: 0.00636, emulator: true });
+  }, 60_000);
+
   it('exits 130 at a second Ctrl+C while the first waits for a ledger that does not answer', async () => {
     env.emulator.configure({ latencyMs: 60_000 });
     const data = await tempDir();

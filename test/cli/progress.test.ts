@@ -73,6 +73,41 @@ describe('pictor progress and Ctrl+C on a terminal', () => {
   });
 });
 
+describe('pictor progress and SIGTERM on a terminal', () => {
+  it('answers SIGTERM as Ctrl+C: the request is cancelled, and the cursor the spinner hid is shown again before it says so', async () => {
+    let written = '';
+    const terminal = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          written += chunk.toString();
+          done();
+        },
+      }),
+      { isTTY: true, columns: 80, cursorTo: () => true, moveCursor: () => true, clearLine: () => true },
+    );
+    const said: string[] = [];
+    const before = process.listeners('SIGTERM');
+    const job = watchedJob();
+    const progress = await startProgress({ terminal, line: (text) => said.push(text), images: 1, everyMs: 5000, job });
+    try {
+      progress.sending();
+      // The job's own handler, called as the signal would (emitting SIGTERM here would reach the test runner's too).
+      const added = process.listeners('SIGTERM').filter((listener) => !before.includes(listener));
+      expect(added).toHaveLength(1);
+      (added[0] as () => void)();
+      expect(job.signal.aborted).toBe(true);
+      expect(written.endsWith('\u001b[?25h')).toBe(true);
+      expect(said).toEqual(['pictor: stopped by SIGTERM; cancelling the request (Ctrl+C to exit now).']);
+      job.jobEnded();
+      expect(job.interruptedExit()).toBe(143);
+    } finally {
+      progress.stop();
+    }
+    job.close();
+    expect(process.listeners('SIGTERM')).toEqual(before);
+  });
+});
+
 /** A job whose Ctrl+C the progress answers during the test, and no longer after it. */
 function watchedJob(): JobWatch {
   const job = new JobWatch();

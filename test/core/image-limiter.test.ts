@@ -117,6 +117,37 @@ describe('the image limiter', () => {
     for (const next of staying) (await next)();
   });
 
+  it('keeps queued requests, and the positions of those behind, when a position callback throws: a display never ends a request', async () => {
+    const l = limiter({ maxConcurrent: 1 });
+    const [firstRuns, throwingRuns] = [gate(), gate()];
+    const first = l.schedule({ weight: 1 }, () => firstRuns.promise);
+    let thrown = 0;
+    const throwing = l.schedule(
+      {
+        weight: 1,
+        onQueuePosition: () => {
+          thrown++;
+          throw new Error('the display failed');
+        },
+      },
+      async () => {
+        await throwingRuns.promise;
+        return 'ran';
+      },
+    );
+    const positions: number[] = [];
+    const behind = l.schedule({ weight: 1, onQueuePosition: (ahead) => positions.push(ahead) }, async () => 'ran too');
+    await vi.waitFor(() => expect(positions).toEqual([1]));
+    expect(thrown).toBe(1);
+    firstRuns.open();
+    await first;
+    // The throwing request runs, and the one behind it is told it moved up.
+    await vi.waitFor(() => expect(positions).toEqual([1, 0]));
+    throwingRuns.open();
+    expect(await throwing).toBe('ran');
+    expect(await behind).toBe('ran too');
+  });
+
   it('rejects a queued request at once when it is cancelled, and gives its images back', async () => {
     fakeTime();
     const l = limiter({ imagesPerMinute: 4, maxConcurrent: 1, toleranceMs: 0 });

@@ -13,7 +13,8 @@ import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagNa
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
 import { startProgress } from '../progress.js';
-import { JobWatch } from '../interrupt.js';
+import { jobJson, JobWatch } from '../interrupt.js';
+import { JobFailure } from '../job-failure.js';
 import type { CliContext } from '../context.js';
 
 
@@ -87,7 +88,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       answered = true;
       ctx.stdout(line);
     };
-    job.noteJob({ operation, emulator, json: values.json ? answer : undefined, isPartial: (path) => partialPaths.has(path) });
+    const about = { operation, isPartial: (path: string) => partialPaths.has(path) };
+    job.noteJob({ ...about, emulator, json: values.json ? answer : undefined });
     let result: ImageJobResult;
     const completed: CompletedEvent[] = [];
     // The final images written so far (or saved to the temp directory): each as soon as it arrives, so an exit at any moment keeps what was paid.
@@ -164,7 +166,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
         for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
       }
-      throw error;
+      // With --json the failure's line names them too, and what the ledger charged: a script learns of every image it paid for.
+      throw new JobFailure(error, { ...jobJson(job, about), ...(kept.lost.length ? { lost: kept.lost.map((item) => item.wanted) } : {}) });
     }
     progress.stop();
     // A stream's images are written already, as they came.
@@ -312,7 +315,7 @@ Relative paths start from the directory you run the command in. Nothing is sent 
 request is valid and --out can be written. Exit codes: 0 done; 2 invalid input or settings, nothing
 sent; 1 the service or network failed, or the images could not be written where asked (they are then
 saved in the OS temp directory and the path is printed); 130 stopped by Ctrl+C (what was written and
-what the ledger charged are said, on stdout too with --json).
+what the ledger charged are said, on stdout too with --json); 143 stopped by SIGTERM, told the same way.
 Environment: PICTOR_BASE_URL, PICTOR_API_KEY, PICTOR_TIMEOUT_SECONDS (default 900) and more: "pictor --help".`;
 
 export const GENERATE_USAGE = `Usage: pictor generate --prompt TEXT [options]

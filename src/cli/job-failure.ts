@@ -1,0 +1,15 @@
+import type { JobJson } from './interrupt.js';
+
+/**
+ * A job that failed after it was handed to the service's client: the failure (`error`, told as any failure) and, for
+ * `--json`'s line, what was written and charged before it failed (`job`).
+ */
+export class JobFailure extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly job: JobJson & { lost?: string[] },
+  ) {
+    super(error instanceof Error ? error.message : String(error));
+    this.name = 'JobFailure';
+  }
+}
