@@ -29,7 +29,7 @@ describe('envSeconds', () => {
 
 describe('envError and envUrl never quote a secret', () => {
   it('leaves out a URL’s user name and password, whether or not it parses', () => {
-    for (const value of ['https://u:s3cret@exa mple.com', 'https://u:s3cret@', 's3cret@example.com']) {
+    for (const value of ['https://u:s3cret@exa mple.com', 'https://u:s3cret@', 'redis://:s3cret@cache:6379']) {
       const error = refusalOf(() => envUrl({ PICTOR_BASE_URL: value }, 'PICTOR_BASE_URL', { example: 'https://images.example.com' }));
       expect(error.param).toBe('PICTOR_BASE_URL');
       expect(error.message).toBe('PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
@@ -40,6 +40,14 @@ describe('envError and envUrl never quote a secret', () => {
   it('leaves out the value of a variable named as a secret, whatever its reader forgot to say', () => {
     for (const name of ['DISCORD_TOKEN', 'SLACK_SIGNING_SECRET', 'REDIS_PASSWORD', 'PICTOR_API_KEY']) {
       expect(envError({ [name]: 's3cret value' }, name, 'something').message).toBe(`${name} must be something`);
+    }
+  });
+
+  it('leaves out a key or token pasted into a setting that is not named as a secret', () => {
+    const slackToken = ['xoxb', '17653672481', '19874698323', 'pdFZKVeTuE8sk7oOcBrzbqgy'].join('-');
+    for (const value of ['sk-proj-AbCd1234EfGh5678IjKl', slackToken, 'Bearer abc123def456']) {
+      const error = refusalOf(() => envUrl({ PICTOR_BASE_URL: value }, 'PICTOR_BASE_URL', { example: 'https://images.example.com' }));
+      expect(error.message).toBe('PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
     }
   });
 
