@@ -47,10 +47,17 @@ export interface NumberRule {
   takes?: string;
 }
 
-/** A number within a range (finite; whole with `int`); undefined when unset or blank. */
+/**
+ * A number as a person writes one: decimal digits, perhaps a sign and a decimal point (`12`, `-3`, `0.5`, `.5`). Not
+ * `0x10`, `0b1`, `0o7` or `1e3`, which JavaScript's `Number` reads as 16, 1, 7 and 1000: a setting written so is a slip.
+ */
+const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
+
+/** A number within a range, written in decimal (finite; whole with `int`); undefined when unset or blank. */
 export function envNumber(env: Env, name: string, rule: NumberRule = {}): number | undefined {
   const text = envText(env, name);
   if (text === undefined) return undefined;
+  if (!DECIMAL.test(text)) throw envError(env, name, `${rule.takes ?? describeNumberRule(rule)}, written in decimal digits`);
   const value = Number(text);
   const ok =
     Number.isFinite(value) &&

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { envError, envSeconds, envUrl } from '../../src/core/env.js';
+import { envError, envNumber, envSeconds, envUrl } from '../../src/core/env.js';
 import { MAX_TIMER_MS } from '../../src/core/timer-ms.js';
 import { ValidationError } from '../../src/index.js';
 
@@ -54,5 +54,21 @@ describe('envError and envUrl never quote a secret', () => {
   it('still quotes a plain value, so a typo shows', () => {
     expect(envUrl({ PICTOR_BASE_URL: 'https://example.com' }, 'PICTOR_BASE_URL', { example: 'x' })).toBe('https://example.com');
     expect(refusalOf(() => envUrl({ PICTOR_BASE_URL: 'exa mple' }, 'PICTOR_BASE_URL', { example: 'x' })).message).toContain('(got "exa mple")');
+  });
+});
+
+describe('envNumber', () => {
+  it('reads a number as a person writes one', () => {
+    for (const [text, value] of [['12', 12], [' 7\n', 7], ['0.5', 0.5], ['.5', 0.5], ['-3', -3], ['+4', 4], ['010', 10]] as const) {
+      expect(envNumber({ N: text }, 'N')).toBe(value);
+    }
+  });
+
+  it('refuses a hexadecimal, binary, octal or exponent form, naming the variable, rather than reading 0x10 as 16', () => {
+    for (const text of ['0x10', '0X1F', '0b1', '0o7', '1e3', '2E2', 'Infinity']) {
+      const error = refusalOf(() => envNumber({ PICTOR_IMAGES_PER_MINUTE: text }, 'PICTOR_IMAGES_PER_MINUTE', { int: true, min: 1 }));
+      expect(error.param).toBe('PICTOR_IMAGES_PER_MINUTE');
+      expect(error.message).toBe(`PICTOR_IMAGES_PER_MINUTE must be a whole number, 1 or more, written in decimal digits (got ${JSON.stringify(text)})`);
+    }
   });
 });
