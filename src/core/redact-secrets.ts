@@ -22,7 +22,7 @@ export function registerSecret(secret: string | undefined): void {
  * shapes of known services (see `TOKEN_SHAPES`), the password in a URL's user part (`scheme://user:password@`, see
  * `URL_USER_PASSWORD`), and the value of a credential field (`Authorization`, `x-api-key`, `api_key`, `api_token`,
  * `access_token`, `refresh_token`, `auth_token`, `id_token`, `token`, `password`, `passwd`, `passphrase`, `private_key`,
- * `client_secret`, `secret`, `secret_key`, `secret_access_key`, `Ocp-Apim-Subscription-Key`, `subscription_key`, the `_`
+ * `client_secret`, `secret`, `secret_key`, `secret_access_key`, `Ocp-Apim-Subscription-Key`, the `_`
  * or `-` between the words optional — so that camelCase `apiKey`, `accessToken`, `clientSecret` count too — or
  * URL-encoded, `api%5Fkey`, followed by `:` or `=`), and a PEM private key block whole (see `PEM_PRIVATE_KEY`).
  * Secrecy wins over keeping words: a field's whole value goes, whatever it looks like, and only the words outside it
@@ -44,7 +44,7 @@ const JOIN = '(?:[_-]|%5F|%2D)?';
  * pattern starting with a look-behind is tried at every position of the text, which costs on the error path.
  */
 const CREDENTIAL_FIELD = new RegExp(
-  String.raw`(authorization|(?:ocp-apim-)?subscription${JOIN}key|(?:x-)?api${JOIN}(?:key|token)|(?:access|refresh|auth|id)${JOIN}token|token|pass(?:word|wd|phrase)|private${JOIN}key|(?:client${JOIN})?secret(?:(?:${JOIN}access)?${JOIN}key)?)(["']?[ \t]*[:=][ \t]*)`,
+  String.raw`(authorization|ocp-apim-subscription-key|(?:x-)?api${JOIN}(?:key|token)|(?:(?:access|refresh)${JOIN})?token|pass(?:word|wd|phrase)|private${JOIN}key|(?:client${JOIN})?secret(?:(?:${JOIN}access)?${JOIN}key)?)(["']?[ \t]*[:=][ \t]*)`,
   'gi',
 );
 /**
