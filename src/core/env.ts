@@ -57,14 +57,16 @@ const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
 export function envNumber(env: Env, name: string, rule: NumberRule = {}): number | undefined {
   const text = envText(env, name);
   if (text === undefined) return undefined;
-  if (!DECIMAL.test(text)) throw envError(env, name, `${rule.takes ?? describeNumberRule(rule)}, written in decimal digits`);
   const value = Number(text);
+  const takes = rule.takes ?? describeNumberRule(rule);
+  // A form JavaScript reads as a number but a person does not write (0x10) is named as such.
+  if (!DECIMAL.test(text)) throw envError(env, name, Number.isNaN(value) ? takes : `${takes}, written in decimal digits`);
   const ok =
     Number.isFinite(value) &&
     (!rule.int || Number.isInteger(value)) &&
     (rule.min === undefined || value >= rule.min) &&
     (rule.max === undefined || value <= rule.max);
-  if (!ok) throw envError(env, name, rule.takes ?? describeNumberRule(rule));
+  if (!ok) throw envError(env, name, takes);
   return value;
 }
 
