@@ -39,6 +39,7 @@ import {
   type RunningConsole,
   RefusalTally,
   writableFolder,
+  unknownSettingWarnings,
 } from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
@@ -364,6 +365,7 @@ export function stopDeadlines(startedAt: number, graceMs: number): { exitAt: num
 
 async function run(): Promise<void> {
   loadDotEnv();
+  for (const line of unknownSettingWarnings(process.env)) process.stderr.write(`pictor: warning: ${line}\n`);
   // Set once the service runs; a stream closed before that is remembered and stops it as soon as it is up.
   const stopper: { request?: (reason: string) => void; closedBeforeStart?: boolean } = {};
   const output = processOutput((stream) => {

@@ -36,6 +36,7 @@ export * from './spend/index.js';
 export { ledgerKindOf } from './spend/ledger-kind.js';
 export { safeJson } from './core/safe-json.js';
 export { loadDotEnv, readCoreConfig, type CoreConfig } from './config.js';
+export { unknownSettingWarnings, PICTOR_SETTINGS } from './core/setting-names.js';
 export { connect, type Connection } from './connect.js';
 export { SERVICE_LIKE_LATENCY_MS, describeTiming, emulatorBanner, type BannerOptions } from './emulator/index.js';
 export * from './metrics/index.js';

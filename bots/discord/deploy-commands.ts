@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { DiscordAPIError, HTTPError, REST, Routes, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
-import { loadDotEnv, readDmCaps, scrubSecrets } from 'pictor/internal';
+import { loadDotEnv, readDmCaps, scrubSecrets, unknownSettingWarnings } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
 import { commandDefinitions } from './commands/index.js';
 import { checkUserInstalls, readDiscordConfig } from './config.js';
@@ -88,5 +88,6 @@ function oneLine(error: unknown, token: string | undefined): string {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   loadDotEnv();
+  for (const line of unknownSettingWarnings(process.env)) process.stderr.write(`pictor: warning: ${line}\n`);
   process.exitCode = await main();
 }

@@ -1,24 +1,27 @@
 import { LogLevel, type Logger as BoltLogger } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
-import { scrubSecrets } from 'pictor/internal';
+import { redactSecrets, scrubSecrets } from 'pictor/internal';
 
 const RANK: Record<LogLevel, number> = { [LogLevel.DEBUG]: 10, [LogLevel.INFO]: 20, [LogLevel.WARN]: 30, [LogLevel.ERROR]: 40 };
 
 /**
  * Bolt's logger interface over ours (a pino logger fits). Bolt and its web
- * client log free text; every known secret is scrubbed from it first.
+ * client log free text; every known secret is scrubbed from it first, and then
+ * every credential shape the project's one redaction knows (a workspace's bot
+ * token, not known at start with OAuth; an app-level token; a Bearer header).
  */
 export function boltLoggerFor(logger: LoggerLike, secrets: readonly (string | undefined)[]): BoltLogger {
   let level: LogLevel = LogLevel.INFO;
   let name = 'slack';
   const line = (parts: unknown[]): string =>
-    scrubSecrets(
-      parts
-        .map((p) => (p instanceof Error ? `${p.name}: ${p.message}` : typeof p === 'string' ? p : safeJson(p)))
-        .join(' '),
-      secrets,
-      // Tokens not known at start (each workspace's bot token, with OAuth) by their shape.
-    ).replace(/\bxox[a-z]-[A-Za-z0-9-]+/g, '[redacted]');
+    redactSecrets(
+      scrubSecrets(
+        parts
+          .map((p) => (p instanceof Error ? `${p.name}: ${p.message}` : typeof p === 'string' ? p : safeJson(p)))
+          .join(' '),
+        secrets,
+      ),
+    );
   const emit = (at: LogLevel, parts: unknown[]) => {
     if (RANK[at] < RANK[level]) return;
     const fields = { component: name };

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync } from 'node:fs';
+import { unknownSettingWarnings } from '../core/setting-names.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isPictorError, ValidationError, type PictorError } from '../core/errors.js';
@@ -232,6 +233,7 @@ export async function runCli(): Promise<number> {
   try {
     // `.env` from the working directory: under `npm run pictor` the package's root, where `.env.example` is copied.
     loadSettingsFile();
+    for (const line of unknownSettingWarnings(process.env)) io.stderr(cleanForTerminal(`pictor: warning: ${line}`));
     return await main(process.argv.slice(2), process.env, io);
   } catch (error) {
     const command = process.argv[2];

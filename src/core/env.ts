@@ -1,6 +1,7 @@
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ValidationError } from './errors.js';
+import { redactSecrets } from './redact-secrets.js';
 import { describeFileError, systemErrorCode } from './system-errors.js';
 import { MAX_TIMER_MS } from './timer-ms.js';
 
@@ -23,17 +24,16 @@ export function envText(env: Env, name: string): string | undefined {
   return value === '' ? undefined : value;
 }
 
-/** Names of variables that hold a secret: their value is never quoted, whoever reads them. */
-const SECRET_NAME = /TOKEN|SECRET|PASSWORD|API_KEY/i;
-
 /**
  * A refusal naming the variable and what it takes; the value is quoted unless it may hold a secret: a variable told
- * `secret` or named so (a token, a secret, a password, an API key), or a value with an `@` (a URL's user name and
- * password, `https://user:pass@host`, parsed or not).
+ * `secret`, or one whose line `NAME=value` the one redaction (`redactSecrets`) would change — a variable named as a
+ * credential (`…_TOKEN`, `…_SECRET`, `…_PASSWORD`, `…_API_KEY`), or a value holding a credential's shape (a URL's
+ * password, `https://user:pass@host`, a key, a token of a known service).
  */
 export function envError(env: Env, name: string, takes: string, options: { secret?: boolean } = {}): ValidationError {
   const raw = env[name];
-  const secret = options.secret || SECRET_NAME.test(name) || raw?.includes('@');
+  const line = `${name}=${raw ?? ''}`;
+  const secret = options.secret || redactSecrets(line) !== line;
   const got = !secret && typeof raw === 'string' ? ` (got ${JSON.stringify(raw)})` : '';
   return new ValidationError(name, `${name} must be ${takes}${got}`);
 }
@@ -47,17 +47,26 @@ export interface NumberRule {
   takes?: string;
 }
 
-/** A number within a range (finite; whole with `int`); undefined when unset or blank. */
+/**
+ * A number as a person writes one: decimal digits, perhaps a sign and a decimal point (`12`, `-3`, `0.5`, `.5`). Not
+ * `0x10`, `0b1`, `0o7` or `1e3`, which JavaScript's `Number` reads as 16, 1, 7 and 1000: a setting written so is a slip.
+ */
+const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
+
+/** A number within a range, written in decimal (finite; whole with `int`); undefined when unset or blank. */
 export function envNumber(env: Env, name: string, rule: NumberRule = {}): number | undefined {
   const text = envText(env, name);
   if (text === undefined) return undefined;
   const value = Number(text);
+  const takes = rule.takes ?? describeNumberRule(rule);
+  // A form JavaScript reads as a number but a person does not write (0x10) is named as such.
+  if (!DECIMAL.test(text)) throw envError(env, name, Number.isNaN(value) ? takes : `${takes}, written in decimal digits`);
   const ok =
     Number.isFinite(value) &&
     (!rule.int || Number.isInteger(value)) &&
     (rule.min === undefined || value >= rule.min) &&
     (rule.max === undefined || value <= rule.max);
-  if (!ok) throw envError(env, name, rule.takes ?? describeNumberRule(rule));
+  if (!ok) throw envError(env, name, takes);
   return value;
 }
 

@@ -21,26 +21,32 @@ export function registerSecret(secret: string | undefined): void {
  * all), `Basic <base64 of user:password>` (both also in URL-encoded text, see `BEARER`), `sk-…` style keys, the token
  * shapes of known services (see `TOKEN_SHAPES`), the password in a URL's user part (`scheme://user:password@`, see
  * `URL_USER_PASSWORD`), and the value of a credential field (`Authorization`, `x-api-key`, `api_key`, `api_token`,
- * `access_token`, `password`, `passwd`, `client_secret`, `secret`, `secret_key`, `secret_access_key`, the `_` or `-`
- * between the words optional so that camelCase `apiKey`, `accessToken`, `clientSecret` count too, followed by `:` or
- * `=`). Secrecy wins over keeping words: a field's whole value goes, whatever it looks like, and only the words outside
- * it stay as written.
+ * `access_token`, `refresh_token`, `auth_token`, `id_token`, `token`, `password`, `passwd`, `passphrase`, `private_key`,
+ * `client_secret`, `secret`, `secret_key`, `secret_access_key`, `Ocp-Apim-Subscription-Key`, the `_`
+ * or `-` between the words optional — so that camelCase `apiKey`, `accessToken`, `clientSecret` count too — or
+ * URL-encoded, `api%5Fkey`, followed by `:` or `=`), and a PEM private key block whole (see `PEM_PRIVATE_KEY`).
+ * Secrecy wins over keeping words: a field's whole value goes, whatever it looks like, and only the words outside it
+ * stay as written.
  *
- * `BEARER`: `Bearer`, then a space (`+` or `%20` in URL-encoded text) and a quoted string closed on its line or a
+ * `BEARER`: `Bearer`, perhaps a `:` (`Bearer: <token>`, a common slip), then a space (`+` or `%20` in URL-encoded text) and a quoted string closed on its line or a
  * token (its base64 characters perhaps escaped: `%2B`, `%2F`, `%3D`). Only a name at the start of a word (or after a
  * `%XX` escape) counts, checked apart (see `startsWord`).
  */
-const BEARER = /Bearer(\s+|\+|%20)(?:(["'])((?:\\.|(?!\2)[^\\\r\n])*)\2|(["'{]?)((?:[A-Za-z0-9._~+/=-]|%(?:2[BbFf]|3[Dd]))+))/gi;
+const BEARER = /Bearer(:?\s+|:|\+|%20)(?:(["'])((?:\\.|(?!\2)[^\\\r\n])*)\2|(["'{]?)((?:[A-Za-z0-9._~+/=-]|%(?:2[BbFf]|3[Dd]))+))/gi;
 /** `Basic`, then a space (`%20` in URL-encoded text) and base64 (its padding perhaps escaped: `%3D`), at the start of a word. */
 const BASIC = /Basic(\s+|%20)([A-Za-z0-9+/]+(?:={1,2}|(?:%3[Dd]){1,2})?)(?![A-Za-z0-9+/=])/gi;
+/** What may join the words of a field's name: `_`, `-`, the same URL-encoded (`%5F`, `%2D`), or nothing (camelCase). */
+const JOIN = '(?:[_-]|%5F|%2D)?';
 /**
  * A credential field's name and its separator (after the closing quote of a JSON key, if any); its value follows on the
  * same line (the spaces around the separator are spaces and tabs, never a line break: a field with nothing after it on
  * its line takes nothing from the next). Only a name at the start of a word counts, checked apart (see `startsWord`): a
  * pattern starting with a look-behind is tried at every position of the text, which costs on the error path.
  */
-const CREDENTIAL_FIELD =
-  /(authorization|(?:x-)?api[_-]?(?:key|token)|access[_-]?token|pass(?:word|wd)|(?:client[_-]?)?secret(?:(?:[_-]?access)?[_-]?key)?)(["']?[ \t]*[:=][ \t]*)/gi;
+const CREDENTIAL_FIELD = new RegExp(
+  String.raw`(authorization|ocp-apim-subscription-key|(?:x-)?api${JOIN}(?:key|token)|(?:(?:access|refresh)${JOIN})?token|pass(?:word|wd|phrase)|private${JOIN}key|(?:client${JOIN})?secret(?:(?:${JOIN}access)?${JOIN}key)?)(["']?[ \t]*[:=][ \t]*)`,
+  'gi',
+);
 /**
  * Where an unquoted value after `=` ends in a URL query or a form body: at the `&` that starts the next `name=` (a `&`
  * inside a value is sent as `%26`).
@@ -86,10 +92,15 @@ const ALREADY_REDACTED = /["']?\[redacted\](?=["'\s,;.!?]|$)/y;
  */
 const PLACEHOLDER = /^(?:<[^<>\s]+>|‹[^‹›\s]+›|\*{3,}|…)[.;:!?)`]*$/;
 /**
- * `sk-` at the start of a key and the characters of a key after it. Only a letter, digit, `_` or `-` before it makes it
+ * `sk-` (any case: `SK-` too) at the start of a key and the characters of a key after it. Only a letter, digit, `_` or `-` before it makes it
  * part of a name (`risk-sk-levels`); after `/`, `+`, `%3D` or a quote it is a key.
  */
-const SK_KEY = /sk-([A-Za-z0-9_-]+)/g;
+const SK_KEY = /sk-([A-Za-z0-9_-]+)/gi;
+/**
+ * A PEM private key block (`-----BEGIN PRIVATE KEY-----`, `-----BEGIN RSA PRIVATE KEY-----`, …), its lines and end
+ * line, or up to the end of the text when its end is lost; whatever field holds it, on however many lines.
+ */
+const PEM_PRIVATE_KEY = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END \1PRIVATE KEY-----|$)/g;
 /**
  * Tokens of known services by their shape, each at the start of a word (or after a `%XX` escape): Slack (`xoxb-`,
  * `xoxp-`, `xapp-`, `xoxe.xoxp-`, … with a digit in what follows), GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`,
@@ -98,17 +109,26 @@ const SK_KEY = /sk-([A-Za-z0-9_-]+)/g;
  * digits), a JWT (`eyJ…` header, payload, signature) and a Discord bot token (three base64url parts joined by dots, the
  * first a user id: see `DISCORD_TOKEN_END`). The prefix stays so a reader knows which kind of token was hidden.
  */
+const SHAPE_PREFIX = {
+  slack: String.raw`(?:xoxe\.)?xox[a-z]-|xapp-|xoxe-`,
+  github: 'gh[pousr]_|github_pat_',
+  google: 'AIza',
+  stripe: '[rs]k_(?:live|test)_',
+  aws: 'AKIA|ASIA',
+};
 const TOKEN_SHAPES = new RegExp(
   [
-    String.raw`(?<slack>(?:xoxe\.)?xox[a-z]-|xapp-|xoxe-)(?<slackBody>[A-Za-z0-9-]+)`,
-    String.raw`(?<github>gh[pousr]_|github_pat_)(?<githubBody>[A-Za-z0-9_]{20,})`,
-    String.raw`(?<google>AIza)[0-9A-Za-z_-]{30,}`,
-    String.raw`(?<stripe>[rs]k_(?:live|test)_)[0-9A-Za-z]{8,}`,
-    String.raw`(?<aws>AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])`,
+    String.raw`(?<slack>${SHAPE_PREFIX.slack})(?<slackBody>[A-Za-z0-9-]+)`,
+    String.raw`(?<github>${SHAPE_PREFIX.github})(?<githubBody>[A-Za-z0-9_]{20,})`,
+    String.raw`(?<google>${SHAPE_PREFIX.google})[0-9A-Za-z_-]{30,}`,
+    String.raw`(?<stripe>${SHAPE_PREFIX.stripe})[0-9A-Za-z]{8,}`,
+    String.raw`(?<aws>${SHAPE_PREFIX.aws})[0-9A-Z]{16}(?![A-Za-z0-9])`,
     String.raw`(?<jwt>eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*)`,
   ].join('|'),
   'g',
 );
+/** The prefix of a token of a known shape at the start of a value; what follows it is `[redacted]` once it is shown redacted. */
+const SHAPE_AT_START = new RegExp(String.raw`^(?:${Object.values(SHAPE_PREFIX).join('|')})`);
 /**
  * The second and third parts of a Discord bot token (a timestamp, an HMAC); the first part, before them, is the bot's
  * user id (a snowflake of 17 to 20 digits) in base64url: 20 to 30 characters, found by looking back from here.
@@ -151,7 +171,7 @@ function redactQuotedValue(inside: string): string {
     if (ONE_WORD_SCHEMES.has(name) && name !== 'basic' && PLACEHOLDER.test(rest.trim())) return inside;
     if (ONE_WORD_SCHEMES.has(name) || OTHER_SCHEMES.has(name)) return `${first}${space}[redacted]`;
   }
-  return REDACTED;
+  return hiddenValue(inside);
 }
 
 /**
@@ -171,7 +191,7 @@ function redactedFieldValue(text: string, at: number, authorization: boolean): {
   const word = matchAt(FIRST_WORD, text, at);
   if (!word || PLACEHOLDER.test(word[0])) return undefined;
   const parameterEnd = text[at - 1] === '=' ? word[0].search(NEXT_PARAMETER) : -1;
-  if (parameterEnd > 0) return { end: at + parameterEnd, shown: REDACTED };
+  if (parameterEnd > 0) return { end: at + parameterEnd, shown: hiddenValue(word[0].slice(0, parameterEnd)) };
   const first = word[0];
   const scheme = first.toLowerCase();
   const afterFirst = at + first.length;
@@ -184,7 +204,7 @@ function redactedFieldValue(text: string, at: number, authorization: boolean): {
   }
   const next = matchAt(authorization ? AUTH_CREDENTIALS : NEXT_WORD, text, afterFirst);
   if (next && PLACEHOLDER.test(next[2] ?? '')) return undefined;
-  return { end: afterFirst + (next?.[0].length ?? 0), shown: REDACTED };
+  return { end: afterFirst + (next?.[0].length ?? 0), shown: next ? REDACTED : hiddenValue(first) };
 }
 
 /** `text` with the value of every credential field redacted (see `redactedFieldValue`). */
@@ -230,6 +250,17 @@ function redactTokenShape(whole: string, ...rest: unknown[]): string {
   if (shape.slack !== undefined) return /[0-9]/.test(shape.slackBody ?? '') ? `${shape.slack}${REDACTED}` : whole;
   if (shape.jwt !== undefined) return REDACTED;
   return `${shape.github ?? shape.google ?? shape.stripe ?? shape.aws ?? ''}${REDACTED}`;
+}
+
+/**
+ * What a field's hidden value is shown as: `[redacted]`, or the same with its service's prefix when the value is one
+ * token of a known shape (`"token":"xoxb-[redacted]"`), as it is shown outside a field.
+ */
+function hiddenValue(value: string): string {
+  const prefix = SHAPE_AT_START.exec(value)?.[0];
+  if (prefix === undefined) return REDACTED;
+  const shown = `${prefix}${REDACTED}`;
+  return value === shown || value.replace(TOKEN_SHAPES, redactTokenShape) === shown ? shown : REDACTED;
 }
 
 /** `text` with every Discord bot token redacted (see `DISCORD_TOKEN_END`). */
@@ -296,6 +327,7 @@ export function redactSecrets(text: string): string {
   for (const secret of knownSecrets) {
     if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
+  if (out.includes('-----BEGIN ')) out = out.replace(PEM_PRIVATE_KEY, REDACTED);
   // In a credential field the whole value goes; elsewhere only what looks like a credential.
   const shapes = redactCredentialFields(out)
     .replace(BEARER, redactBearer)
@@ -303,7 +335,7 @@ export function redactSecrets(text: string): string {
       startsWord(all, at, WORD_CHARACTER) && looksLikeBasicCredentials(value) ? `${whole.slice(0, 5)}${space}[redacted]` : whole,
     )
     .replace(SK_KEY, (whole: string, body: string, at: number, all: string) =>
-      startsWord(all, at, BASE64URL) && looksLikeKeyBody(body) ? 'sk-[redacted]' : whole,
+      startsWord(all, at, BASE64URL) && looksLikeKeyBody(body) ? `${whole.slice(0, 3)}${REDACTED}` : whole,
     )
     .replace(BOT, (whole: string, space: string, value: string) => (/[0-9.]/.test(value) ? `Bot${space}${REDACTED}` : whole))
     .replace(URL_USER_PASSWORD, redactUrlPassword)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { envError, envSeconds, envUrl } from '../../src/core/env.js';
+import { envError, envNumber, envSeconds, envUrl } from '../../src/core/env.js';
 import { MAX_TIMER_MS } from '../../src/core/timer-ms.js';
 import { ValidationError } from '../../src/index.js';
 
@@ -29,7 +29,7 @@ describe('envSeconds', () => {
 
 describe('envError and envUrl never quote a secret', () => {
   it('leaves out a URL’s user name and password, whether or not it parses', () => {
-    for (const value of ['https://u:s3cret@exa mple.com', 'https://u:s3cret@', 's3cret@example.com']) {
+    for (const value of ['https://u:s3cret@exa mple.com', 'https://u:s3cret@', 'redis://:s3cret@cache:6379']) {
       const error = refusalOf(() => envUrl({ PICTOR_BASE_URL: value }, 'PICTOR_BASE_URL', { example: 'https://images.example.com' }));
       expect(error.param).toBe('PICTOR_BASE_URL');
       expect(error.message).toBe('PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
@@ -43,8 +43,32 @@ describe('envError and envUrl never quote a secret', () => {
     }
   });
 
+  it('leaves out a key or token pasted into a setting that is not named as a secret', () => {
+    const slackToken = ['xoxb', '17653672481', '19874698323', 'pdFZKVeTuE8sk7oOcBrzbqgy'].join('-');
+    for (const value of ['sk-proj-AbCd1234EfGh5678IjKl', slackToken, 'Bearer abc123def456']) {
+      const error = refusalOf(() => envUrl({ PICTOR_BASE_URL: value }, 'PICTOR_BASE_URL', { example: 'https://images.example.com' }));
+      expect(error.message).toBe('PICTOR_BASE_URL must be an http(s) URL, e.g. https://images.example.com');
+    }
+  });
+
   it('still quotes a plain value, so a typo shows', () => {
     expect(envUrl({ PICTOR_BASE_URL: 'https://example.com' }, 'PICTOR_BASE_URL', { example: 'x' })).toBe('https://example.com');
     expect(refusalOf(() => envUrl({ PICTOR_BASE_URL: 'exa mple' }, 'PICTOR_BASE_URL', { example: 'x' })).message).toContain('(got "exa mple")');
+  });
+});
+
+describe('envNumber', () => {
+  it('reads a number as a person writes one', () => {
+    for (const [text, value] of [['12', 12], [' 7\n', 7], ['0.5', 0.5], ['.5', 0.5], ['-3', -3], ['+4', 4], ['010', 10]] as const) {
+      expect(envNumber({ N: text }, 'N')).toBe(value);
+    }
+  });
+
+  it('refuses a hexadecimal, binary, octal or exponent form, naming the variable, rather than reading 0x10 as 16', () => {
+    for (const text of ['0x10', '0X1F', '0b1', '0o7', '1e3', '2E2', 'Infinity']) {
+      const error = refusalOf(() => envNumber({ PICTOR_IMAGES_PER_MINUTE: text }, 'PICTOR_IMAGES_PER_MINUTE', { int: true, min: 1 }));
+      expect(error.param).toBe('PICTOR_IMAGES_PER_MINUTE');
+      expect(error.message).toBe(`PICTOR_IMAGES_PER_MINUTE must be a whole number, 1 or more, written in decimal digits (got ${JSON.stringify(text)})`);
+    }
   });
 });

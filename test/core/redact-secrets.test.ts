@@ -181,6 +181,24 @@ describe('a credential written another way is hidden too, and the words around i
     ['a camelCase secret key in JSON', '{"secretKey":"abc123def456","region":"eu"}', '{"secretKey":"[redacted]","region":"eu"}'],
     ['a camelCase api key in an object echoed by a client', "options: { apiKey: 'abc123def456', model: 'gpt-image-2' }", "options: { apiKey: '[redacted]', model: 'gpt-image-2' }"],
     ['api_token and secret_key fields', 'api_token=abc123def456&secret_key=wJalrXUtnFEMI&x=1', 'api_token=[redacted]&secret_key=[redacted]&x=1'],
+    ['a token in a query string', 'GET https://h.test/feed?token=abc123def456&page=2 failed', 'GET https://h.test/feed?token=[redacted]&page=2 failed'],
+    ['a refresh token in JSON', '{"refresh_token":"1//0abcDEF-ghi","expires_in":3600}', '{"refresh_token":"[redacted]","expires_in":3600}'],
+    ['a camelCase refresh token in JSON', '{"refreshToken": "rt.abc123", "ok": false}', '{"refreshToken": "[redacted]", "ok": false}'],
+    ['a refresh token on an env-style line', 'REFRESH_TOKEN=rt_abc123XYZ', 'REFRESH_TOKEN=[redacted]'],
+    ['a passphrase in a query string', 'POST /unlock?passphrase=hunter2hunter2&key=1 refused', 'POST /unlock?passphrase=[redacted]&key=1 refused'],
+    ['a passphrase on an env-style line', 'PASSPHRASE=hunter2hunter2', 'PASSPHRASE=[redacted]'],
+    ['a private key on an env-style line', 'PRIVATE_KEY=abcdef123456', 'PRIVATE_KEY=[redacted]'],
+    [
+      'a PEM private key in JSON',
+      '{"private_key":"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----\\n","client_email":"bot@h.test"}',
+      '{"private_key":"[redacted]","client_email":"bot@h.test"}',
+    ],
+    ['a PEM private key over several lines', 'key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nq0Zb\n-----END RSA PRIVATE KEY-----\nloaded', 'key:\n[redacted]\nloaded'],
+    ['an Azure subscription key header', 'Ocp-Apim-Subscription-Key: 0123456789abcdef0123456789abcdef\nHost: h.test', 'Ocp-Apim-Subscription-Key: [redacted]\nHost: h.test'],
+    ['a URL-encoded api_key name', 'GET /v1?api%5Fkey=abcd1234efgh&b=2', 'GET /v1?api%5Fkey=[redacted]&b=2'],
+    ['a URL-encoded client_secret name', 'client%5Fsecret=abcd1234efgh&grant_type=x', 'client%5Fsecret=[redacted]&grant_type=x'],
+    ['an upper-case SK- key', 'key SK-abcdef1234567890XYZ refused', 'key SK-[redacted] refused'],
+    ['a Bearer token after a colon', 'sent Bearer: xyzabc123 and was refused', 'sent Bearer: [redacted] and was refused'],
   ])('%s', (_what, text, shown) => {
     expect(redactSecrets(text)).toBe(shown);
     expect(redactSecrets(shown), 'redacting twice changes nothing').toBe(shown);
@@ -218,6 +236,12 @@ describe('our own sentences about tokens, secrets, passwords and keys pass uncha
     'a claim token is 8 to 64 of A-Z a-z 0-9 _ -',
     'SLACK_SIGNING_SECRET=…      # Basic Information → Signing Secret',
     'a Bot token from the Developer Portal (Bot → Reset Token)',
+    'the token was refused',
+    'set a password',
+    'the refresh token expired; sign in again',
+    'choose a passphrase and keep the private key safe',
+    'max_tokens=100 and prompt_tokens=12 were sent',
+    'Bearer: the scheme the service expects',
     'saved as out/a-lighthouse-at-dusk-20250101-120000-3f9a2c.png (request 01HZX4K9Q7ABCDEFGHJKMNPQ.b3f1c2.d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9)',
   ])('%s', (text) => {
     expect(redactSecrets(text)).toBe(text);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PictorApi } from '../../nodes/credentials/PictorApi.credentials.js';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
+import { credentialProblem } from '../../nodes/nodes/PictorImage/pictor-credentials.js';
 import { DEFAULT_REDIS_PREFIX } from '../../src/core/redis-config.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { Workflow, type IAuthenticateGeneric, type INode, type INodeTypes, type IRequestOptionsSimplified } from './n8n-workflow.js';
@@ -92,5 +93,21 @@ describe('the Pictor API credential', () => {
     const field = credential.properties.find((p) => p.name === 'redisPrefix');
     expect(field).toMatchObject({ displayName: 'Redis Key Prefix', default: DEFAULT_REDIS_PREFIX });
     expect(field?.description).toMatch(/one prefix per API key/);
+  });
+});
+
+describe('a credential whose API key was pasted into another field', () => {
+  // A key of no known shape, with characters a Redis Key Prefix may not hold, so the prefix is refused.
+  const key = 'Zq8vR2mT5x/W9kL3nP7b+Y4cF6hJ1dG0sA==';
+
+  it('never shows the key in the Redis Key Prefix error, which still names the field', () => {
+    const problem = credentialProblem({ apiKey: key, baseUrl: 'https://api.example.com', redisUrl: 'redis://127.0.0.1:6379', redisPrefix: key });
+    expect(problem).toMatchObject({ field: 'redisPrefix', message: expect.stringMatching(/^Pictor API credential: the Redis Key Prefix .* is not valid/) });
+    expect(problem!.message).not.toContain(key);
+  });
+
+  it('still quotes a plain wrong Redis Key Prefix', () => {
+    const problem = credentialProblem({ apiKey: key, baseUrl: 'https://api.example.com', redisUrl: 'redis://127.0.0.1:6379', redisPrefix: 'my prefix' });
+    expect(problem!.message).toContain('"my prefix"');
   });
 });

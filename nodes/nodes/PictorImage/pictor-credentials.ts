@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { ValidationError } from 'pictor';
-import { readRedisConfig, type RedisConfig, accountCaps, readSpendCaps, redactSecrets, type SpendLimits } from 'pictor/internal';
+import { readRedisConfig, type RedisConfig, accountCaps, readSpendCaps, redactSecrets, registerSecret, type SpendLimits } from 'pictor/internal';
 import { defaultLedgerFolder, type LedgerKey } from './spend-registry.js';
 
 /** What the node reads from its "Pictor API" credential (the Redis fields are absent on credentials saved before they existed). */
@@ -83,27 +83,29 @@ const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/;
 
 /**
  * A field's name as an error shows it, with its value quoted after it only when that is plainly harmless (an address
- * without its userinfo); a value that may be a secret pasted into the wrong field — anything `redactSecrets` would hide,
- * a long run of key characters, the API key itself, or just long — is left out, and the error says why.
+ * without its userinfo); a value that may be a secret pasted into the wrong field — anything `redactSecrets` would hide
+ * (the API key among them, registered as a secret first), a long run of key characters, or just long — is left out,
+ * and the error says why.
  */
-function fieldWithValue(name: string, value: unknown, apiKey: string): { named: string; hidden: string } {
+function fieldWithValue(name: string, value: unknown): { named: string; hidden: string } {
   const shown = text(value).replace(USERINFO, '$1');
-  const key = apiKey.trim();
-  const secret = shown.length > MAX_QUOTED || KEY_LIKE.test(shown) || redactSecrets(shown) !== shown || (key.length >= 6 && shown.includes(key));
+  const secret = shown.length > MAX_QUOTED || KEY_LIKE.test(shown) || redactSecrets(shown) !== shown;
   if (!secret) return { named: `${name} ${JSON.stringify(shown)}`, hidden: '' };
   return { named: name, hidden: ` (what it holds is not shown: it may be a key; the API Key has its own field)` };
 }
 
 /**
  * Why a credential cannot work, before anything is sent; undefined when it may. Never echoes the Redis URL (it can hold
- * a password), nor a value in another field that may be a secret (see `fieldWithValue`).
+ * a password), nor the API key pasted into another field: the key is registered as a secret, so that `redactSecrets`
+ * hides it in every message of this process, these first (see `fieldWithValue`).
  */
 export function credentialProblem(credentials: PictorCredentials): CredentialProblem | undefined {
   if (typeof credentials.apiKey !== 'string' || credentials.apiKey.trim() === '') return { field: 'apiKey', message: 'Pictor API credential: the API Key is empty' };
+  registerSecret(credentials.apiKey.trim());
   const baseUrl = String(credentials.baseUrl ?? '');
   if (baseUrl.trim() === '') return { field: 'baseUrl', message: 'Pictor API credential: the Base URL is empty; set the address of your image service' };
   if (!(URL.canParse(baseUrl.trim()) && /^https?:$/.test(new URL(baseUrl.trim()).protocol))) {
-    const { named, hidden } = fieldWithValue('Base URL', baseUrl, credentials.apiKey);
+    const { named, hidden } = fieldWithValue('Base URL', baseUrl);
     return { field: 'baseUrl', message: `Pictor API credential: the ${named} is not an http(s) address${hidden}` };
   }
   try {
@@ -111,7 +113,7 @@ export function credentialProblem(credentials: PictorCredentials): CredentialPro
   } catch (error) {
     const cap = (error instanceof ValidationError && CAP_FIELDS[error.param as keyof typeof CAP_FIELDS]) || CAP_FIELDS.PICTOR_ACCOUNT_DAILY_USD;
     const value = cap.field === 'accountDailyUsd' ? credentials.accountDailyUsd : credentials.accountMonthlyUsd;
-    const { named, hidden } = fieldWithValue(cap.displayName, value, credentials.apiKey);
+    const { named, hidden } = fieldWithValue(cap.displayName, value);
     return {
       field: cap.field,
       message: `Pictor API credential: the ${named} is not a number of US dollars${hidden}; use 0 or more (e.g. 5 or 12.50), or leave it empty for no cap`,
@@ -131,7 +133,7 @@ export function credentialProblem(credentials: PictorCredentials): CredentialPro
     if (error instanceof ValidationError && error.param === 'PICTOR_REDIS_PREFIX') {
       return {
         field: 'redisPrefix',
-        message: `Pictor API credential: the Redis Key Prefix ${JSON.stringify(credentials.redisPrefix)} is not valid; use 1 to 64 letters, digits, _ . : or -, starting with a letter or digit`,
+        message: `Pictor API credential: the Redis Key Prefix ${redactSecrets(JSON.stringify(credentials.redisPrefix))} is not valid; use 1 to 64 letters, digits, _ . : or -, starting with a letter or digit`,
       };
     }
     return {
