@@ -53,11 +53,18 @@ async function acquire(path: string, options: FileLockOptions): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 60_000;
   const deadline = Date.now() + timeoutMs;
+  let triedAfterLetGo = false;
   for (let attempt = 0; ; attempt++) {
     if (await tryCreate(path, `${process.pid}\n${HOST}\n`)) return;
     const holder = await readHolder(path);
     if (holder && (await isStale(path, holder, staleMs))) {
       await breakStale(path, holder.raw, staleMs);
+      continue;
+    }
+    // Gone between the try and the read: its owner let go just then, so it is free. Tried once more, even once the
+    // time is up (a caller with `timeoutMs: 0` asks whether the lock is free, and it is).
+    if (!holder && !triedAfterLetGo) {
+      triedAfterLetGo = true;
       continue;
     }
     if (Date.now() > deadline) {

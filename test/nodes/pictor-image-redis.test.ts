@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId, type ThrottleKey } from '../../nodes/nodes/PictorImage/limiter-registry.js';
+import { toNodeError } from '../../nodes/nodes/PictorImage/node-errors.js';
+import { RedisUnavailableError } from '../../src/core/redis-connection.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { startCuttableLink } from '../helpers/shared-limits-proxy.js';
@@ -23,6 +25,8 @@ import { NodeApiError, NodeHelpers, NodeOperationError, type INodeExecutionData,
  */
 const redis = testRedis();
 const SECRET = 'hunter2-redis-secret';
+/** The node an error is made for, as n8n hands it to `execute()`. */
+const NODE = { id: 'pictor-node', name: 'Pictor Image', type: 'CUSTOM.pictorImage', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} };
 
 let emulator: Emulator;
 let server: EmulatorServer;
@@ -96,6 +100,16 @@ describe('a Pictor API credential whose Redis cannot be used', () => {
     expect(error.description).toMatch(/empty it to limit this n8n process on its own/);
     expect(`${JSON.stringify(error)} ${error.description} ${error.stack}`).not.toContain(SECRET);
     expect(emulator.stats().requests).toBe(0);
+  });
+
+  it("gives the core's own reason as the Cause, whatever words the reason holds", () => {
+    // A proxy in front of Redis may answer in words of its own, even the advice the core's message adds after the reason.
+    const reason = 'ERR proxy: no backend. Start Redis on the backend host first';
+    const error = toNodeError(NODE, new RedisUnavailableError(`redis://pictor:${SECRET}@127.0.0.1:6390/0`, reason), 3);
+    expect(error.message).toBe('cannot reach Redis at redis://***:***@127.0.0.1:6390/0 — check the Redis URL of the Pictor API credential');
+    expect(error.description).toMatch(/^Cause: ERR proxy: no backend\. Start Redis on the backend host first\. The node shares/);
+    expect(error.context).toMatchObject({ itemIndex: 3, code: 'connection_failed' });
+    expect(`${error.message} ${error.description}`).not.toContain(SECRET);
   });
 
   it('with Continue On Fail, puts the Redis error on every item with its own index', async () => {

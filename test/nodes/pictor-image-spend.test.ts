@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
-import { defaultLedgerFolder } from '../../nodes/nodes/PictorImage/spend-registry.js';
+import { defaultLedgerFolder, ledgerFor } from '../../nodes/nodes/PictorImage/spend-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { utcDay, utcMonth } from '../../src/spend/index.js';
 import { spawnCli } from '../cli/run-cli.js';
@@ -133,6 +133,50 @@ describe('the Pictor Image node under an account cap', () => {
     expect(ledger.spent[utcDay(Date.now())]?.account).toBe(ONE_IMAGE_USD);
     expect(ledger.reservations).toEqual({});
     expect((error as { description: string }).description).toMatch(/1 other item got its images from the service: it is paid/);
+  });
+
+  it('without On Error, does not send an item still waiting for the ledger to mark it sent when another item fails meanwhile', async () => {
+    const folder = await ledgerFolder();
+    // The node's own ledger store for this folder (one per folder and process): its second item is held while the ledger
+    // marks it sent until the first item, refused by the service, has ended and the node has taken that failure.
+    const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
+    const reserved: string[] = [];
+    let firstEnded!: () => void;
+    const firstEnd = new Promise<void>((resolve) => (firstEnded = resolve));
+    const { reserve, markSent, release, settle } = store;
+    const spies = [
+      vi.spyOn(store, 'reserve').mockImplementation((input) => (reserved.push(input.jobId), reserve.call(store, input))),
+      vi.spyOn(store, 'markSent').mockImplementation(async (jobId) => {
+        if (jobId === reserved[1]) {
+          await firstEnd;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return markSent.call(store, jobId);
+      }),
+      vi.spyOn(store, 'release').mockImplementation(async (jobId) => {
+        await release.call(store, jobId);
+        if (jobId === reserved[0]) firstEnded();
+      }),
+      vi.spyOn(store, 'settle').mockImplementation(async (jobId, usd, info) => {
+        const charged = await settle.call(store, jobId, usd, info);
+        if (jobId === reserved[0]) firstEnded();
+        return charged;
+      }),
+    ];
+    try {
+      // Items are reserved in item order: the forbidden one first.
+      const error: unknown = await run(['a forbidden fox', 'a fox in the ledger queue'], { accountDailyUsd: '5', ledgerFolder: folder }, { onError: undefined }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ context: { itemIndex: 0, code: 'moderation_blocked' } });
+      expect(emulator.requests.map((r) => [r.fields?.prompt, r.status])).toEqual([['a forbidden fox', 400]]);
+      const ledger = await ledgerOf(folder);
+      expect(ledger.spent[utcDay(Date.now())]?.account ?? 0).toBe(0);
+      expect(ledger.reservations).toEqual({});
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   it('releases the reservation of a request the service refused, so it costs nothing and leaves the cap to the next execution', async () => {

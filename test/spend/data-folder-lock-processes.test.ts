@@ -35,6 +35,9 @@ describe('the data folder lock, two processes starting at once on one folder', (
       seen.push(...(await Promise.all([a.take(dir), b.take(dir)])));
     }
     expect(seen.filter((s) => s.outcome === 'error')).toEqual([]);
-    for (const refused of seen.filter((s) => s.outcome === 'refused')) expect(refused.message).toMatch(/^PICTOR_DATA_DIR .* is in use by another Pictor process \(pid \d+ on [^)]+\)/);
+    // Refused naming the holder, or (a lock still being written after every look) saying it names no process: both true.
+    for (const refused of seen.filter((s) => s.outcome === 'refused')) {
+      expect(refused.message).toMatch(/^PICTOR_DATA_DIR .* is in use by another Pictor process \((pid \d+ on [^)]+|its lock names no process)\)/);
+    }
   }, 120_000);
 });

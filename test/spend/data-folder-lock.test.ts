@@ -1,7 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import fs, { rmSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { DATA_FOLDER_LOCK, holdDataFolder } from '../../src/spend/data-folder-lock.js';
+import { THIS_HOST } from '../../src/spend/file-lock.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 describe('the data folder lock, held by a lock file that names no process yet', () => {
@@ -9,5 +11,51 @@ describe('the data folder lock, held by a lock file that names no process yet', 
     const dir = await testTempDir('pictor-folder-unnamed-');
     writeFileSync(join(dir, DATA_FOLDER_LOCK), '');
     await expect(holdDataFolder(dir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR', message: expect.stringContaining('is in use by another Pictor process (its lock names no process)') });
+  });
+});
+
+/**
+ * Runs `change` just before the start reads the lock file for the `nth` time (the first read is its look for a lock of
+ * its own pid, the second the one after the refusal, asking who holds it): what another process does to the lock in
+ * that moment. Through node:fs itself, as every module reading it sees it.
+ */
+function onLockRead(lock: string, changes: Record<number, () => void>): void {
+  const { readFileSync } = fs;
+  let reads = 0;
+  fs.readFileSync = ((path: fs.PathOrFileDescriptor, options?: unknown) => {
+    if (path === lock) changes[++reads]?.();
+    return readFileSync(path, options as BufferEncoding);
+  }) as typeof fs.readFileSync;
+  syncBuiltinESMExports();
+  onTestFinished(() => {
+    fs.readFileSync = readFileSync;
+    syncBuiltinESMExports();
+  });
+}
+
+describe('the data folder lock, changed by its holder between the refusal and the look at who holds it', () => {
+  // A live process of this machine (the one that started this test run) holds the folder.
+  const holder = `${process.ppid}\n${THIS_HOST}\n`;
+
+  it('takes the folder when the lock that refused it is let go just before it reads who holds it', async () => {
+    const dir = await testTempDir('pictor-folder-let-go-');
+    const lock = join(dir, DATA_FOLDER_LOCK);
+    writeFileSync(lock, holder);
+    onLockRead(lock, { 2: () => rmSync(lock) });
+    const held = await holdDataFolder(dir);
+    expect(fs.readFileSync(lock, 'utf8')).toBe(`${process.pid}\n${THIS_HOST}\n`);
+    await held.release();
+  });
+
+  it('refuses naming the holder, not "pid  on an unknown host", when the lock is being written again as it reads who holds it', async () => {
+    const dir = await testTempDir('pictor-folder-rewritten-');
+    const lock = join(dir, DATA_FOLDER_LOCK);
+    writeFileSync(lock, holder);
+    // Let go and taken again by a process whose lock is not yet filled in (a folder without hard links), then filled in.
+    onLockRead(lock, { 2: () => writeFileSync(lock, ''), 3: () => writeFileSync(lock, holder) });
+    await expect(holdDataFolder(dir)).rejects.toMatchObject({
+      param: 'PICTOR_DATA_DIR',
+      message: expect.stringContaining(`is in use by another Pictor process (pid ${process.ppid} on ${THIS_HOST})`),
+    });
   });
 });

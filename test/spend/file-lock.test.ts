@@ -1,7 +1,8 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import fsp, { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { THIS_HOST, UNREADABLE_STALE_MS, withFileLock } from '../../src/spend/file-lock.js';
 
 const dirs: string[] = [];
@@ -41,6 +42,30 @@ describe('the ledger’s file lock', () => {
     const path = await lockPath();
     await writeFile(path, '');
     expect(await withFileLock(path, async () => 'in', { timeoutMs: UNREADABLE_STALE_MS + 5000, staleMs: 60_000 })).toBe('in');
+  });
+
+  it('takes a lock its live owner lets go between the failed try and the look at who owns it, even with no time to wait (timeoutMs 0)', async () => {
+    const path = await lockPath();
+    await writeFile(path, `${process.ppid}\n${THIS_HOST}\n`);
+    // The owner lets go as the lock is read, a moment after the try that found it: the read finds no lock.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { readFile } = fsp;
+    let reads = 0;
+    fsp.readFile = (async (file: Parameters<typeof readFile>[0], options?: Parameters<typeof readFile>[1]) => {
+      if (file === path && ++reads === 1) {
+        await rm(path);
+        vi.setSystemTime(Date.now() + 1);
+      }
+      return readFile(file, options);
+    }) as typeof readFile;
+    syncBuiltinESMExports();
+    onTestFinished(() => {
+      fsp.readFile = readFile;
+      syncBuiltinESMExports();
+      vi.useRealTimers();
+    });
+    expect(await withFileLock(path, async () => 'in', { timeoutMs: 0 })).toBe('in');
+    expect(reads).toBe(1);
   });
 
   it('waits for a live owner and gives up naming it', async () => {

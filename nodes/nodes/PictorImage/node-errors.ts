@@ -127,14 +127,12 @@ function isRedisUnavailable(error: unknown): error is RedisUnavailableError {
 
 /**
  * The credential's Redis could not be reached when the shared limiter was
- * made. The core's message and `url` already hide the password; its advice
- * names environment variables, so the node gives its own.
+ * made. The core's `reason` and `url` already hide the password; its message's
+ * advice names environment variables, so the node gives its own around the reason.
  */
 function redisNodeError(node: INode, error: RedisUnavailableError, itemIndex: number): NodeOperationError {
   const where = error.url ?? 'the Redis URL';
-  const lead = `cannot use Redis at ${where}: `;
-  const end = error.message.indexOf('. Start Redis');
-  const reason = error.message.startsWith(lead) && end > lead.length ? error.message.slice(lead.length, end).replace(/\.+$/, '') : undefined;
+  const reason = typeof error.reason === 'string' && error.reason !== '' ? error.reason : undefined;
   const nodeError = new NodeOperationError(node, `cannot reach Redis at ${where} — check the Redis URL of the Pictor API credential`, {
     itemIndex,
     description:

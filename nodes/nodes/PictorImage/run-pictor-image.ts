@@ -7,6 +7,7 @@ import {
   imagesOfFailure,
   resultFromCompleted,
   type ImageJobResult,
+  type RequestWatch,
   isCompletedEvent,
   parseEditRequest,
   parseGenerationRequest,
@@ -94,10 +95,16 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
           unsent.add(own);
           const sending: Sending = {
             signal: own.signal,
-            // Just before the body leaves (again on a retry): a failure elsewhere stops it unsent.
+            // Its turn came (again on a retry): a failure elsewhere stops it unsent, before the ledger marks it sent.
             beforeSend: async () => {
               if (firstFailure) own.abort(firstFailure);
               own.signal.throwIfAborted();
+            },
+            // The ledger has marked it sent (items wait their turn there): a failure elsewhere in that wait still stops
+            // it, by aborting it before any byte leaves (the client then sends nothing and the ledger releases it).
+            // From here on it is at the service and finishes.
+            leaving: () => {
+              if (firstFailure) own.abort(firstFailure);
               unsent.delete(own);
             },
             // Waiting to be sent again: nothing of it is at the service, so a failure elsewhere may stop it.
@@ -172,11 +179,29 @@ function missingDatabaseOf(error: unknown): CredentialProblem | undefined {
   };
 }
 
-/** How one item's request is sent: its own stop signal, and what it is told just before each send and before a retry. */
+/**
+ * How one item's request is sent: its own stop signal, and what it is told before each send (when its turn comes, and
+ * after the spend guard has marked it sent: the last moment before the body leaves) and before a retry.
+ */
 interface Sending {
   signal: AbortSignal;
   beforeSend: () => Promise<void>;
+  leaving: () => void;
   onRetry: () => void;
+}
+
+/** The request's watch (the spend guard's, or none), told last of its `beforeSend` what `leaving` is told. */
+function leavingLast(watch: RequestWatch | undefined, leaving: () => void): RequestWatch {
+  const before = watch?.beforeSend?.bind(watch);
+  return {
+    beforeSend: async () => {
+      await before?.();
+      leaving();
+    },
+    onRetry: watch?.onRetry?.bind(watch),
+    onImage: watch?.onImage?.bind(watch),
+    end: watch?.end?.bind(watch),
+  };
 }
 
 /**
@@ -212,7 +237,7 @@ async function send(
   const guard = needsLedger(ledger)
     ? new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' })
     : undefined;
-  const client = new PictorClient({ ...common, onRequest: guard?.onRequest });
+  const client = new PictorClient({ ...common, onRequest: async (hooked) => leavingLast(await guard?.onRequest(hooked), sending.leaving) });
   const options = { signal: sending.signal, beforeSend: sending.beforeSend, onRetry: sending.onRetry };
   const meta = { operation: 'image' in request ? ('edit' as const) : ('generate' as const), size: request.size, quality: request.quality };
   const completed: CompletedEvent[] = [];
