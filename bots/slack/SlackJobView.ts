@@ -4,7 +4,7 @@ import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpda
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { renderJobActions, renderJobMessage, renderResultCaption, requestIdOfJobMessage, type JobViewState } from './render-job.js';
+import { renderJobActions, renderJobMessage, renderResultCaption, requestLineOf, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
 import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryTransient } from './slack-faults.js';
@@ -85,6 +85,16 @@ interface UnansweredPost {
   /** What it showed: the version of the job and its rendering, should it be found. */
   version: number;
   rendering: string;
+  /** The job's message when it was posted (gone, or no longer the bot's to edit, but maybe still there): it is not the one looked for. */
+  after: string | undefined;
+}
+
+/** Slack's `ts` `a` is later than `b` (seconds, then microseconds, as numbers). */
+function isLaterTs(a: string, b: string): boolean {
+  const [aSeconds = '0', aMicros = '0'] = a.split('.');
+  const [bSeconds = '0', bMicros = '0'] = b.split('.');
+  if (Number(aSeconds) !== Number(bSeconds)) return Number(aSeconds) > Number(bSeconds);
+  return Number(aMicros.padEnd(6, '0')) > Number(bMicros.padEnd(6, '0'));
 }
 
 interface Pending {
@@ -502,7 +512,7 @@ export class SlackJobView {
       if (attempt > 0 && attempt <= pauses.length) await new Promise((resolve) => setTimeout(resolve, pauses[attempt - 1]));
       const unanswered = this.#finalUnanswered;
       if (unanswered) {
-        const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt);
+        const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt, unanswered.after);
         if (found === undefined) {
           this.#o.logger.warn({ jobId: this.#state.jobId, channel: unanswered.channel }, 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again');
           return;
@@ -524,11 +534,12 @@ export class SlackJobView {
             const rendered = renderJobMessage(this.#state);
             const rendering = JSON.stringify(rendered);
             const sentAt = Date.now();
+            const after = this.#messageTs;
             let result: Awaited<ReturnType<webApi.WebClient['chat']['postMessage']>>;
             try {
               result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
             } catch (error) {
-              if (lostAnswerCode(error) !== undefined) this.#finalUnanswered = { channel, threadTs, sentAt, version, rendering };
+              if (lostAnswerCode(error) !== undefined) this.#finalUnanswered = { channel, threadTs, sentAt, version, rendering, after };
               throw error;
             }
             await this.#finalPosted(channel, result.ts, version, rendering);
@@ -556,12 +567,14 @@ export class SlackJobView {
   }
 
   /**
-   * The job's own message (its request line names the job's request) among the bot's recent messages of a conversation,
-   * or of a thread: its ts, null when it is not there, undefined when that cannot be told (the look failed, or it reached
-   * back past `LOOK_LIMIT` messages). Read with the client that tries each call once, tried again while Slack says it
+   * The job's own message (its request line names the job's request; posted after `after`, the job's message that was
+   * there before, when one was) among the bot's recent messages of a conversation, or of a thread: its ts, null when it
+   * is not there, undefined when that cannot be told (the look failed, or it reached back past `LOOK_LIMIT` messages).
+   * Neither the job's older message (still there when Slack no longer lets it be edited) nor the message of its Reroll,
+   * Edit and Delete (which names the request in its buttons, not in a request line) is taken for it. Read with the client that tries each call once, tried again while Slack says it
    * has trouble of its own. Scopes `channels:history`, `groups:history`, `im:history`, `mpim:history`.
    */
-  async #lookForOwnMessage(channel: string, threadTs: string | undefined, sentAt: number): Promise<string | null | undefined> {
+  async #lookForOwnMessage(channel: string, threadTs: string | undefined, sentAt: number, after?: string): Promise<string | null | undefined> {
     const client = this.#o.firstPostClient ?? this.#o.client;
     const oldest = (Math.max(0, sentAt - LOOK_BACK_MS) / 1000).toFixed(6);
     try {
@@ -569,7 +582,7 @@ export class SlackJobView {
         () => (threadTs ? client.conversations.replies({ channel, ts: threadTs, oldest, limit: LOOK_LIMIT }) : client.conversations.history({ channel, oldest, limit: LOOK_LIMIT })),
         this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
       );
-      const own = page.messages?.find((m) => m.ts && requestIdOfJobMessage(m.blocks) === this.#o.request.id);
+      const own = page.messages?.find((m) => m.ts && requestLineOf(m.blocks) === this.#o.request.id && (!after || isLaterTs(m.ts, after)));
       if (own?.ts) return own.ts;
       return page.has_more ? undefined : null;
     } catch (error) {

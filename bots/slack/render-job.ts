@@ -195,9 +195,9 @@ export function readCancelValue(value: string): { jobId: string; requestId: stri
  */
 export function requestIdOfJobMessage(blocks: unknown): string | undefined {
   if (!Array.isArray(blocks)) return undefined;
+  const named = requestLineOf(blocks);
+  if (named) return named;
   const list = blocks as { block_id?: string; elements?: { action_id?: string; value?: string }[] }[];
-  const named = list.find((b) => typeof b?.block_id === 'string' && b.block_id.startsWith(REQUEST_BLOCK_PREFIX))?.block_id;
-  if (named && named.length > REQUEST_BLOCK_PREFIX.length) return named.slice(REQUEST_BLOCK_PREFIX.length);
   const actions = list.find((b) => b?.block_id === 'job_actions');
   for (const element of actions?.elements ?? []) {
     if (!element.value) continue;
@@ -205,6 +205,16 @@ export function requestIdOfJobMessage(blocks: unknown): string | undefined {
     if (Object.values(ACTIONS).includes(element.action_id as (typeof ACTIONS)[keyof typeof ACTIONS])) return element.value;
   }
   return undefined;
+}
+
+/**
+ * The saved request named by a job message's request line, and only by it (the message of Reroll, Edit and Delete names
+ * it in its buttons alone); undefined when the blocks have no such line.
+ */
+export function requestLineOf(blocks: unknown): string | undefined {
+  if (!Array.isArray(blocks)) return undefined;
+  const named = (blocks as { block_id?: unknown }[]).find((b) => typeof b?.block_id === 'string' && b.block_id.startsWith(REQUEST_BLOCK_PREFIX))?.block_id as string | undefined;
+  return named && named.length > REQUEST_BLOCK_PREFIX.length ? named.slice(REQUEST_BLOCK_PREFIX.length) : undefined;
 }
 
 function button(actionId: string, text: string, value: string, style?: 'primary' | 'danger'): types.Button {

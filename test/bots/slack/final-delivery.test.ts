@@ -147,6 +147,26 @@ describe('the end of a job posted anew, its message gone, when Slack’s answer 
   }, 20_000);
 });
 
+describe('the end of a job posted anew when Slack no longer lets its message be edited', () => {
+  it('is posted again after an answer lost before Slack made it: the old message, still there, is not taken for it', async () => {
+    h = await startHarness({ emulator: { latencyMs: 1500 } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a lantern past its edit window --quality low', channel: 'C0STALE', user: 'U0ALICE' });
+    const running = await fake.waitFor(() => jobMessages(fake, 'C0STALE').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.failNext('chat.update', { status: 200, error: 'edit_window_closed', count: 1, match: isFinalUpdate });
+    // A gateway's 503 without Slack's answer: the post may have been made (it was not).
+    fake.failNext('chat.postMessage', { status: 503, error: undefined, count: 1, match: (args) => args.channel === 'C0STALE' && isFinalUpdate(args) });
+    await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
+    const ended = await fake.waitFor(() => jobMessages(fake, 'C0STALE').find((m) => statusOf(m).includes('Cancelled')), 'the end of the job in a new message');
+    expect(ended.ts).not.toBe(running.ts);
+    await h.close({ fake: true });
+    h = undefined;
+    expect(jobMessages(fake, 'C0STALE').map((m) => m.ts)).toEqual([running.ts, ended.ts]);
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0STALE' && isFinalUpdate(c.args)).map((c) => c.status)).toEqual([503, 200]);
+    await fake.close();
+  }, 20_000);
+});
+
 describe('results of jobs ending together, under Slack’s Tier 3 limit on chat.update', () => {
   it('shows every result in its channel with its caption and its buttons at once, brings Done to the messages within the budget, and draws no 429', async () => {
     // Slack allows 30 chat.updates a minute here; the bot keeps below it (25 a minute, none saved up), so the job messages' Done waits its turn.
