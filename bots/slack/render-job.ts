@@ -108,6 +108,11 @@ export function renderJobActions(state: JobViewState): RenderedMessage {
   };
 }
 
+/** The blocks are those of the message of Reroll, Edit and Delete beside the images of the job of `requestId` (`renderJobActions`). */
+export function isJobActionsMessage(blocks: unknown, requestId: string): boolean {
+  return Array.isArray(blocks) && (blocks as { block_id?: unknown }[]).some((b) => b?.block_id === 'job_result') && requestIdOfJobMessage(blocks) === requestId;
+}
+
 /**
  * The private answer to a Cancel pressed on the message of a job that has
  * finished while the message still shows it running (its "Done" waits for the

@@ -147,6 +147,26 @@ describe('the end of a job posted anew, its message gone, when Slack’s answer 
   }, 20_000);
 });
 
+describe('the buttons beside a finished job’s images, when Slack’s answer to them is lost', () => {
+  const isActionsPost = (channel: string) => (args: Record<string, unknown>) => args.channel === channel && typeof args.text === 'string' && args.text.startsWith('Reroll, Edit or Delete');
+
+  it('are looked for, found and kept: posted once, one set of buttons', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { lost: true, count: 1, match: isActionsPost('C0BUTTONS') });
+    await fake.command({ command: '/imagine', text: 'a lantern with its buttons --quality low', channel: 'C0BUTTONS' });
+    await finishedActions(fake, 'C0BUTTONS');
+    const done = await finishedJob(fake, 'C0BUTTONS');
+    await h.close({ fake: true });
+    h = undefined;
+    expect(fake.callsOf('chat.postMessage').filter((c) => isActionsPost('C0BUTTONS')(c.args))).toHaveLength(1);
+    expect(actionMessages(fake, 'C0BUTTONS')).toHaveLength(1);
+    // The job's message shows no second set: the buttons are beside the images.
+    expect(buttonsOf(done)).toEqual([]);
+    await fake.close();
+  }, 20_000);
+});
+
 describe('the end of a job posted anew when Slack no longer lets its message be edited', () => {
   it('is posted again after an answer lost before Slack made it: the old message, still there, is not taken for it', async () => {
     h = await startHarness({ emulator: { latencyMs: 1500 } });
