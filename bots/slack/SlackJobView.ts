@@ -381,10 +381,12 @@ export class SlackJobView {
       case 'failed':
         state.status = 'failed';
         state.failure = { words: update.words, retryable: update.retryable };
+        state.charged = update.cost;
         break;
       case 'cancelled':
         state.status = 'cancelled';
         state.cancelled = { byUserId: update.byUserId, reason: update.reason ?? 'requested' };
+        state.charged = update.cost;
         break;
     }
     const messageTs = await this.#ensurePosted();

@@ -57,6 +57,8 @@ export interface JobViewState {
     | undefined;
   failure?: { words: Words; retryable: boolean } | undefined;
   cancelled?: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
+  /** What a failed or cancelled job was charged, when it was (its final update's `cost`: a request that reached the service). */
+  charged?: { totalUsd: number } | undefined;
 }
 
 export interface RenderedMessage {
@@ -147,7 +149,14 @@ export function costText(cost: PriceQuote, locale: string): string {
   return say(locale, 'slack.job.cost', { basis: cost.basis, usd: usd(cost.totalUsd) });
 }
 
+/** A failed or cancelled job's status, and under it what it was charged, when it was. */
 function statusLine(state: JobViewState): string {
+  const line = statusWords(state);
+  if ((state.status !== 'failed' && state.status !== 'cancelled') || !state.charged) return line;
+  return `${line}\n${say(state.locale, 'slack.job.charged', { usd: usd(state.charged.totalUsd) })}`;
+}
+
+function statusWords(state: JobViewState): string {
   const { locale } = state;
   switch (state.status) {
     case 'queued': {

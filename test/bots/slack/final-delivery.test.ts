@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { say, usd } from '../../../bots/runner/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
@@ -103,6 +104,29 @@ describe('the end of a paid job reaches the user in Slack', () => {
     expect(fake.topLevel('C0GONE').map((m) => m.ts)).toEqual([imageShares(fake, 'C0GONE')[0]!.ts, actions.ts]);
     await fake.close();
   }, 20_000);
+});
+
+describe('a failed job that was charged, in Slack', () => {
+  it('says under its failure what it was charged, as the ledger charged it', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    h.emulator.injectFault('reset_mid_stream');
+    await fake.command({ command: '/imagine', text: 'a bridge cut in two --quality low', channel: 'C0CHARGED', user: 'U0ALICE' });
+    const failed = await finishedJob(fake, 'C0CHARGED');
+    const charged = await h.store.spentToday('slack:U0ALICE', Date.now());
+    expect(charged).toBeGreaterThan(0);
+    expect(statusOf(failed).split('\n').at(-1)).toBe(say('en', 'slack.job.charged', { usd: usd(charged) }));
+  });
+
+  it('says nothing of a charge when nothing was charged', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    h.emulator.injectFault('server_error', { count: 10 });
+    await fake.command({ command: '/imagine', text: 'a bridge never built --quality low', channel: 'C0UNCHARGED', user: 'U0ALICE' });
+    const failed = await finishedJob(fake, 'C0UNCHARGED');
+    expect(await h.store.spentToday('slack:U0ALICE', Date.now())).toBe(0);
+    expect(statusOf(failed)).not.toContain(':dollar:');
+  });
 });
 
 describe('the end of a job posted anew, its message gone, when Slack’s answer to it is lost', () => {
