@@ -574,8 +574,9 @@ export class SlackJobView {
    * A message of the job's (`isOwn`: the job's message by its request line — for its end posted anew, one posted after
    * the job's older message, which is still there when Slack no longer lets it be edited —, or the message of its Reroll,
    * Edit and Delete) among the bot's recent messages of a conversation, or of a thread: its ts, null when it is not
-   * there, undefined when that cannot be told (the look failed, or it reached back past `LOOK_LIMIT` messages). Read with the client that tries each call once, tried again while Slack says it
-   * has trouble of its own. Scopes `channels:history`, `groups:history`, `im:history`, `mpim:history`.
+   * there, undefined when that cannot be told (the look failed, or it reached back past `LOOK_LIMIT` messages). Read
+   * with the client that tries each call once, tried again while Slack says it has trouble of its own. Scopes
+   * `channels:history`, `groups:history`, `im:history`, `mpim:history`.
    */
   async #lookForOwnMessage(channel: string, threadTs: string | undefined, sentAt: number, isOwn: (message: { ts: string; blocks?: unknown }) => boolean): Promise<string | null | undefined> {
     const client = this.#o.firstPostClient ?? this.#o.client;
