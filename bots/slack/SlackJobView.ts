@@ -4,7 +4,7 @@ import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpda
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { renderJobActions, renderJobMessage, renderResultCaption, requestIdOfJobMessage, type JobViewState } from './render-job.js';
+import { isJobActionsMessage, renderJobActions, renderJobMessage, renderResultCaption, requestLineOf, type JobViewState } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
 import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryTransient } from './slack-faults.js';
@@ -54,7 +54,8 @@ export interface SlackJobViewOptions {
   /** Pauses between tries of a final write that Slack failed on its side. Default 1 s, then 3 s. */
   retryPausesMs?: readonly number[] | undefined;
   /**
-   * The client of the job's own messages — its first one (`postFirst`), and its end when posted anew (its message gone):
+   * The client of the job's own messages — its first one (`postFirst`), the message of Reroll, Edit and Delete beside
+   * its images, and its end when posted anew (its message gone):
    * one that sends each call once, since Slack makes a new message of each `chat.postMessage` it gets. One whose answer
    * was lost is looked for (`conversations.history`, or `conversations.replies` in a thread) before anything is posted
    * again. Default `client`.
@@ -85,6 +86,16 @@ interface UnansweredPost {
   /** What it showed: the version of the job and its rendering, should it be found. */
   version: number;
   rendering: string;
+  /** The job's message when it was posted (gone, or no longer the bot's to edit, but maybe still there): it is not the one looked for. */
+  after: string | undefined;
+}
+
+/** Slack's `ts` `a` is later than `b` (seconds, then microseconds, as numbers). */
+function isLaterTs(a: string, b: string): boolean {
+  const [aSeconds = '0', aMicros = '0'] = a.split('.');
+  const [bSeconds = '0', bMicros = '0'] = b.split('.');
+  if (Number(aSeconds) !== Number(bSeconds)) return Number(aSeconds) > Number(bSeconds);
+  return Number(aMicros.padEnd(6, '0')) > Number(bMicros.padEnd(6, '0'));
 }
 
 interface Pending {
@@ -370,10 +381,12 @@ export class SlackJobView {
       case 'failed':
         state.status = 'failed';
         state.failure = { words: update.words, retryable: update.retryable };
+        state.charged = update.cost;
         break;
       case 'cancelled':
         state.status = 'cancelled';
         state.cancelled = { byUserId: update.byUserId, reason: update.reason ?? 'requested' };
+        state.charged = update.cost;
         break;
     }
     const messageTs = await this.#ensurePosted();
@@ -502,7 +515,8 @@ export class SlackJobView {
       if (attempt > 0 && attempt <= pauses.length) await new Promise((resolve) => setTimeout(resolve, pauses[attempt - 1]));
       const unanswered = this.#finalUnanswered;
       if (unanswered) {
-        const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt);
+        const { after } = unanswered;
+        const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt, (m) => requestLineOf(m.blocks) === this.#o.request.id && (!after || isLaterTs(m.ts, after)));
         if (found === undefined) {
           this.#o.logger.warn({ jobId: this.#state.jobId, channel: unanswered.channel }, 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again');
           return;
@@ -524,11 +538,12 @@ export class SlackJobView {
             const rendered = renderJobMessage(this.#state);
             const rendering = JSON.stringify(rendered);
             const sentAt = Date.now();
+            const after = this.#messageTs;
             let result: Awaited<ReturnType<webApi.WebClient['chat']['postMessage']>>;
             try {
               result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
             } catch (error) {
-              if (lostAnswerCode(error) !== undefined) this.#finalUnanswered = { channel, threadTs, sentAt, version, rendering };
+              if (lostAnswerCode(error) !== undefined) this.#finalUnanswered = { channel, threadTs, sentAt, version, rendering, after };
               throw error;
             }
             await this.#finalPosted(channel, result.ts, version, rendering);
@@ -556,12 +571,14 @@ export class SlackJobView {
   }
 
   /**
-   * The job's own message (its request line names the job's request) among the bot's recent messages of a conversation,
-   * or of a thread: its ts, null when it is not there, undefined when that cannot be told (the look failed, or it reached
-   * back past `LOOK_LIMIT` messages). Read with the client that tries each call once, tried again while Slack says it
-   * has trouble of its own. Scopes `channels:history`, `groups:history`, `im:history`, `mpim:history`.
+   * A message of the job's (`isOwn`: the job's message by its request line — for its end posted anew, one posted after
+   * the job's older message, which is still there when Slack no longer lets it be edited —, or the message of its Reroll,
+   * Edit and Delete) among the bot's recent messages of a conversation, or of a thread: its ts, null when it is not
+   * there, undefined when that cannot be told (the look failed, or it reached back past `LOOK_LIMIT` messages). Read
+   * with the client that tries each call once, tried again while Slack says it has trouble of its own. Scopes
+   * `channels:history`, `groups:history`, `im:history`, `mpim:history`.
    */
-  async #lookForOwnMessage(channel: string, threadTs: string | undefined, sentAt: number): Promise<string | null | undefined> {
+  async #lookForOwnMessage(channel: string, threadTs: string | undefined, sentAt: number, isOwn: (message: { ts: string; blocks?: unknown }) => boolean): Promise<string | null | undefined> {
     const client = this.#o.firstPostClient ?? this.#o.client;
     const oldest = (Math.max(0, sentAt - LOOK_BACK_MS) / 1000).toFixed(6);
     try {
@@ -569,7 +586,7 @@ export class SlackJobView {
         () => (threadTs ? client.conversations.replies({ channel, ts: threadTs, oldest, limit: LOOK_LIMIT }) : client.conversations.history({ channel, oldest, limit: LOOK_LIMIT })),
         this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
       );
-      const own = page.messages?.find((m) => m.ts && requestIdOfJobMessage(m.blocks) === this.#o.request.id);
+      const own = page.messages?.find((m) => m.ts && isOwn({ ts: m.ts, blocks: m.blocks }));
       if (own?.ts) return own.ts;
       return page.has_more ? undefined : null;
     } catch (error) {
@@ -584,7 +601,7 @@ export class SlackJobView {
    * member was told that if it shows up, the job will not run.
    */
   async #takeBackUnanswered(): Promise<void> {
-    const found = await this.#lookForOwnMessage(this.#channelId, this.#o.request.threadTs, this.#firstPostSentAt);
+    const found = await this.#lookForOwnMessage(this.#channelId, this.#o.request.threadTs, this.#firstPostSentAt, (m) => requestLineOf(m.blocks) === this.#o.request.id);
     if (found) this.#takeBack(found);
     else if (found === undefined) this.#o.logger.warn({ jobId: this.#state.jobId, channel: this.#channelId }, 'the message of a job that did not start could not be looked for: it may show the job queued');
   }
@@ -728,24 +745,17 @@ export class SlackJobView {
    * updates. Posted once the images are saved with the request, so a click
    * finds them, and saved itself (Delete removes it with the rest) before it
    * counts as shown. When it cannot be posted, the job's message shows the
-   * buttons instead, as it did before.
+   * buttons instead, as it did before. Posted once, as the job's end posted
+   * anew is: through the client that sends each call once, tried again while
+   * Slack says it has trouble of its own; after an answer that was lost it is
+   * looked for first, and posted again only when it is not there. When the
+   * look cannot tell, it is not posted again (logged), and the job's message
+   * shows the buttons.
    */
   async #postActions(where: { channel: string; threadTs: string | undefined }): Promise<void> {
-    const rendered = renderJobActions(this.#state);
     let ts: string | undefined;
     try {
-      const result = await retryTransient(
-        () =>
-          this.#o.writer.write(where.channel, {
-            urgent: true,
-            run: async () => {
-              await this.#imagesSaved;
-              return this.#o.client.chat.postMessage({ channel: where.channel, text: rendered.text, blocks: rendered.blocks, ...(where.threadTs ? { thread_ts: where.threadTs } : {}) });
-            },
-          }),
-        this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS,
-      );
-      ts = result?.ts;
+      ts = await this.#postActionsOnce(where);
     } catch (error) {
       this.#logError(error, 'could not post the buttons of a finished job beside its images');
     }
@@ -756,6 +766,49 @@ export class SlackJobView {
     const now = Date.now();
     if (!this.#resultReported) this.#reportResult(now);
     this.#reportActions(now);
+  }
+
+  /** The message of Reroll, Edit and Delete posted once (see `#postActions`): its ts, undefined when the look after a lost answer could not tell. */
+  async #postActionsOnce(where: { channel: string; threadTs: string | undefined }): Promise<string | undefined> {
+    const rendered = renderJobActions(this.#state);
+    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    const requestId = this.#o.request.id;
+    let unansweredAt: number | undefined;
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= pauses.length + 1; attempt++) {
+      if (attempt > 0 && attempt <= pauses.length) await new Promise((resolve) => setTimeout(resolve, pauses[attempt - 1]));
+      if (unansweredAt !== undefined) {
+        const found = await this.#lookForOwnMessage(where.channel, where.threadTs, unansweredAt, (m) => isJobActionsMessage(m.blocks, requestId));
+        unansweredAt = undefined;
+        if (found === undefined) {
+          this.#o.logger.warn({ jobId: this.#state.jobId, channel: where.channel }, 'Slack’s answer to the buttons of a finished job was lost and their message could not be looked for: it is not posted again');
+          return undefined;
+        }
+        if (found !== null) return found;
+      }
+      // Every try made: what is left is the look after the last one.
+      if (attempt > pauses.length) break;
+      try {
+        const result = await this.#o.writer.write(where.channel, {
+          urgent: true,
+          run: async () => {
+            await this.#imagesSaved;
+            const sentAt = Date.now();
+            try {
+              return await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({ channel: where.channel, text: rendered.text, blocks: rendered.blocks, ...(where.threadTs ? { thread_ts: where.threadTs } : {}) });
+            } catch (error) {
+              if (lostAnswerCode(error) !== undefined) unansweredAt = sentAt;
+              throw error;
+            }
+          },
+        });
+        return result?.ts;
+      } catch (error) {
+        lastError = error;
+        if (!isTransientSlackError(error)) throw error;
+      }
+    }
+    throw lastError;
   }
 
   /**

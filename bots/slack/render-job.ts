@@ -57,6 +57,8 @@ export interface JobViewState {
     | undefined;
   failure?: { words: Words; retryable: boolean } | undefined;
   cancelled?: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
+  /** What a failed or cancelled job was charged, when it was (its final update's `cost`: a request that reached the service). */
+  charged?: { totalUsd: number } | undefined;
 }
 
 export interface RenderedMessage {
@@ -108,6 +110,11 @@ export function renderJobActions(state: JobViewState): RenderedMessage {
   };
 }
 
+/** The blocks are those of the message of Reroll, Edit and Delete beside the images of the job of `requestId` (`renderJobActions`). */
+export function isJobActionsMessage(blocks: unknown, requestId: string): boolean {
+  return Array.isArray(blocks) && (blocks as { block_id?: unknown }[]).some((b) => b?.block_id === 'job_result') && requestIdOfJobMessage(blocks) === requestId;
+}
+
 /**
  * The private answer to a Cancel pressed on the message of a job that has
  * finished while the message still shows it running (its "Done" waits for the
@@ -142,7 +149,14 @@ export function costText(cost: PriceQuote, locale: string): string {
   return say(locale, 'slack.job.cost', { basis: cost.basis, usd: usd(cost.totalUsd) });
 }
 
+/** A failed or cancelled job's status, and under it what it was charged, when it was. */
 function statusLine(state: JobViewState): string {
+  const line = statusWords(state);
+  if ((state.status !== 'failed' && state.status !== 'cancelled') || !state.charged) return line;
+  return `${line}\n${say(state.locale, 'slack.job.charged', { usd: usd(state.charged.totalUsd) })}`;
+}
+
+function statusWords(state: JobViewState): string {
   const { locale } = state;
   switch (state.status) {
     case 'queued': {
@@ -195,9 +209,9 @@ export function readCancelValue(value: string): { jobId: string; requestId: stri
  */
 export function requestIdOfJobMessage(blocks: unknown): string | undefined {
   if (!Array.isArray(blocks)) return undefined;
+  const named = requestLineOf(blocks);
+  if (named) return named;
   const list = blocks as { block_id?: string; elements?: { action_id?: string; value?: string }[] }[];
-  const named = list.find((b) => typeof b?.block_id === 'string' && b.block_id.startsWith(REQUEST_BLOCK_PREFIX))?.block_id;
-  if (named && named.length > REQUEST_BLOCK_PREFIX.length) return named.slice(REQUEST_BLOCK_PREFIX.length);
   const actions = list.find((b) => b?.block_id === 'job_actions');
   for (const element of actions?.elements ?? []) {
     if (!element.value) continue;
@@ -205,6 +219,16 @@ export function requestIdOfJobMessage(blocks: unknown): string | undefined {
     if (Object.values(ACTIONS).includes(element.action_id as (typeof ACTIONS)[keyof typeof ACTIONS])) return element.value;
   }
   return undefined;
+}
+
+/**
+ * The saved request named by a job message's request line, and only by it (the message of Reroll, Edit and Delete names
+ * it in its buttons alone); undefined when the blocks have no such line.
+ */
+export function requestLineOf(blocks: unknown): string | undefined {
+  if (!Array.isArray(blocks)) return undefined;
+  const named = (blocks as { block_id?: unknown }[]).find((b) => typeof b?.block_id === 'string' && b.block_id.startsWith(REQUEST_BLOCK_PREFIX))?.block_id as string | undefined;
+  return named && named.length > REQUEST_BLOCK_PREFIX.length ? named.slice(REQUEST_BLOCK_PREFIX.length) : undefined;
 }
 
 function button(actionId: string, text: string, value: string, style?: 'primary' | 'danger'): types.Button {

@@ -143,9 +143,12 @@ const WEB_API_TIMEOUT_MS = 60_000;
  */
 const AUDIT_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 /**
- * A job's first message is posted once (Slack makes a new message of each `chat.postMessage` it gets: one whose answer
- * was lost is not sent again, the job not started) and answered at once on a 429: the intake holds the job's queue place
- * and reservation while it waits, so it waits for no retry (`firstPostDeadlineMs` bounds the whole).
+ * The client of a job's own messages, which sends each call once (Slack makes a new message of each `chat.postMessage`
+ * it gets): the job's first message (one whose answer was lost is not sent again, the job not started; answered at once
+ * on a 429: the intake holds the job's queue place and reservation while it waits, so it waits for no retry,
+ * `firstPostDeadlineMs` bounds the whole), the message of Reroll, Edit and Delete beside a finished job's images, and
+ * its end posted anew when its message is gone; and the looks (`conversations.history`, `conversations.replies`) for
+ * one of those whose answer was lost, before anything is posted again.
  */
 const FIRST_POST_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 const STOP_DRAIN_MS = 10_000;

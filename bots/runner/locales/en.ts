@@ -268,6 +268,7 @@ export const en = {
   'slack.job.failed': 'The job failed.',
   'slack.job.restarted': ':no_entry_sign: Stopped because the bot restarted; press Reroll to run it again.',
   'slack.job.cancelled_by': ':no_entry_sign: Cancelled by {user}',
+  'slack.job.charged': ':dollar: Charged {usd}: the request had reached the image service.',
   'slack.job.preview': 'Preview {preview}{images, plural, one {} other { of image {image}}}',
   'slack.job.image': 'Image {index}',
   'slack.job.kept_images': '{user} {kept}',

@@ -251,6 +251,7 @@ export const es = {
   'slack.job.failed': 'El trabajo falló.',
   'slack.job.restarted': ':no_entry_sign: Se detuvo porque el bot se reinició; pulsa Regenerar para ejecutarlo de nuevo.',
   'slack.job.cancelled_by': ':no_entry_sign: Cancelado por {user}',
+  'slack.job.charged': ':dollar: Cobrado: {usd}, porque la solicitud ya había llegado al servicio de imágenes.',
   'slack.job.preview': 'Vista previa {preview}{images, plural, one {} other { de la imagen {image}}}',
   'slack.job.image': 'Imagen {index}',
   'slack.job.kept_images': '{user} {kept}',

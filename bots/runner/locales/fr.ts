@@ -251,6 +251,7 @@ export const fr = {
   'slack.job.failed': 'La tâche a échoué.',
   'slack.job.restarted': ':no_entry_sign: Arrêtée car le bot a redémarré ; appuyez sur Relancer pour la relancer.',
   'slack.job.cancelled_by': ':no_entry_sign: Annulée par {user}',
+  'slack.job.charged': ':dollar: Facturé : {usd}, car la demande avait atteint le service d’images.',
   'slack.job.preview': 'Aperçu {preview}{images, plural, one {} other { de l’image {image}}}',
   'slack.job.image': 'Image {index}',
   'slack.job.kept_images': '{user} {kept}',

@@ -139,7 +139,8 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
  * claim rule (`claimWithin`: its wait, and a claim that lands late is still this step's, kept) — until the state
  * answers — taken now, or taken before: either way no later delivery runs the step — the key's life in the space
  * passes (`takenForMs`: a key taken later would outlive no delivery worth stopping; a space without a TTL, asked until
- * `stop`) or `stop`. A claim the state has not answered within its wait is not sent again: its late answer decides.
+ * `stop`; a TTL longer than a timer can wait, about 24.8 days, asked for that long, then given up as a key never taken)
+ * or `stop`. A claim the state has not answered within its wait is not sent again: its late answer decides.
  * At most `RECENT_KEYS_MAX` steps at once; a key never taken is logged once.
  */
 export class Retakes {

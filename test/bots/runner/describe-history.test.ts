@@ -35,6 +35,10 @@ describe('a history line in words', () => {
     expect(slack).toBe('1. <@U1> in #art “a kite” · 1 × 1024x1024, low · failed · $0.0064');
   });
 
+  it('says on a Slack job’s message what a failed or cancelled job was charged', () => {
+    expect(say('en', 'slack.job.charged', { usd: '$0.0064' })).toBe(':dollar: Charged $0.0064: the request had reached the image service.');
+  });
+
   it('says both in every language', () => {
     for (const locale of LOCALES) {
       const cancelled = line(entry({ status: 'cancelled', costUsd: 0.00636 }), locale);

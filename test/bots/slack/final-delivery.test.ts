@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { say, usd } from '../../../bots/runner/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
@@ -105,6 +106,29 @@ describe('the end of a paid job reaches the user in Slack', () => {
   }, 20_000);
 });
 
+describe('a failed job that was charged, in Slack', () => {
+  it('says under its failure what it was charged, as the ledger charged it', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    h.emulator.injectFault('reset_mid_stream');
+    await fake.command({ command: '/imagine', text: 'a bridge cut in two --quality low', channel: 'C0CHARGED', user: 'U0ALICE' });
+    const failed = await finishedJob(fake, 'C0CHARGED');
+    const charged = await h.store.spentToday('slack:U0ALICE', Date.now());
+    expect(charged).toBeGreaterThan(0);
+    expect(statusOf(failed).split('\n').at(-1)).toBe(say('en', 'slack.job.charged', { usd: usd(charged) }));
+  });
+
+  it('says nothing of a charge when nothing was charged', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    h.emulator.injectFault('server_error', { count: 10 });
+    await fake.command({ command: '/imagine', text: 'a bridge never built --quality low', channel: 'C0UNCHARGED', user: 'U0ALICE' });
+    const failed = await finishedJob(fake, 'C0UNCHARGED');
+    expect(await h.store.spentToday('slack:U0ALICE', Date.now())).toBe(0);
+    expect(statusOf(failed)).not.toContain(':dollar:');
+  });
+});
+
 describe('the end of a job posted anew, its message gone, when Slack’s answer to it is lost', () => {
   /** A job in `channel` whose message is deleted while it draws, then cancelled: its end is posted in a new message. */
   async function cancelWithMessageGone(harness: Harness, channel: string): Promise<void> {
@@ -143,6 +167,46 @@ describe('the end of a job posted anew, its message gone, when Slack’s answer 
     expect(finalPosts(fake, 'C0BLIND')).toHaveLength(1);
     expect(jobMessages(fake, 'C0BLIND')).toHaveLength(1);
     expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
+    await fake.close();
+  }, 20_000);
+});
+
+describe('the buttons beside a finished job’s images, when Slack’s answer to them is lost', () => {
+  const isActionsPost = (channel: string) => (args: Record<string, unknown>) => args.channel === channel && typeof args.text === 'string' && args.text.startsWith('Reroll, Edit or Delete');
+
+  it('are looked for, found and kept: posted once, one set of buttons', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { lost: true, count: 1, match: isActionsPost('C0BUTTONS') });
+    await fake.command({ command: '/imagine', text: 'a lantern with its buttons --quality low', channel: 'C0BUTTONS' });
+    await finishedActions(fake, 'C0BUTTONS');
+    const done = await finishedJob(fake, 'C0BUTTONS');
+    await h.close({ fake: true });
+    h = undefined;
+    expect(fake.callsOf('chat.postMessage').filter((c) => isActionsPost('C0BUTTONS')(c.args))).toHaveLength(1);
+    expect(actionMessages(fake, 'C0BUTTONS')).toHaveLength(1);
+    // The job's message shows no second set: the buttons are beside the images.
+    expect(buttonsOf(done)).toEqual([]);
+    await fake.close();
+  }, 20_000);
+});
+
+describe('the end of a job posted anew when Slack no longer lets its message be edited', () => {
+  it('is posted again after an answer lost before Slack made it: the old message, still there, is not taken for it', async () => {
+    h = await startHarness({ emulator: { latencyMs: 1500 } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a lantern past its edit window --quality low', channel: 'C0STALE', user: 'U0ALICE' });
+    const running = await fake.waitFor(() => jobMessages(fake, 'C0STALE').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.failNext('chat.update', { status: 200, error: 'edit_window_closed', count: 1, match: isFinalUpdate });
+    // A gateway's 503 without Slack's answer: the post may have been made (it was not).
+    fake.failNext('chat.postMessage', { status: 503, error: undefined, count: 1, match: (args) => args.channel === 'C0STALE' && isFinalUpdate(args) });
+    await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
+    const ended = await fake.waitFor(() => jobMessages(fake, 'C0STALE').find((m) => statusOf(m).includes('Cancelled')), 'the end of the job in a new message');
+    expect(ended.ts).not.toBe(running.ts);
+    await h.close({ fake: true });
+    h = undefined;
+    expect(jobMessages(fake, 'C0STALE').map((m) => m.ts)).toEqual([running.ts, ended.ts]);
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0STALE' && isFinalUpdate(c.args)).map((c) => c.status)).toEqual([503, 200]);
     await fake.close();
   }, 20_000);
 });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { finishedActions, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -183,31 +184,36 @@ describe('a job between its first message and the image service', () => {
   });
 
   it('a first message Slack does not answer gets 30 seconds by default: not a moment less, then the job is given up', async () => {
-    h = await startHarness();
+    const logger = new RecordingLogger();
+    h = await startHarness({ bot: { logger } });
     const { fake } = h;
     const held = fake.holdOpen('chat.postMessage');
-    const realTimeout = globalThis.setTimeout;
+    const givenUp = () => logger.entries.find((e) => e.msg?.startsWith('a job message was not posted within its deadline'));
+    // Every turn of the event loop run, so whatever the clock made due has happened (no time passes).
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    const realSetTimeout = globalThis.setTimeout;
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    // The clock stands still from here: only this test moves it. A callback asked for at the next turn (a delay of 0:
+    // a queue's next step on the command's way to its first post) runs at that turn, the clock not moved for it.
+    const fakeSetTimeout = globalThis.setTimeout;
+    globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) =>
+      (ms ?? 0) <= 0 ? realSetTimeout(callback, 0, ...args) : fakeSetTimeout(callback, ms, ...args)) as typeof setTimeout;
     try {
-      // The command's way to its first post runs on the clock too: moved on a millisecond at a time, its deadline set
-      // somewhere within those `steps` ms. So the deadline is more than 29,990 - steps ms and at most 30,000 + steps ms.
-      let steps = 0;
-      const asked = fake.command({ command: '/imagine', text: 'a kite --quality low', user: 'U0BOB', channel: 'C0WAIT' });
-      while (held.arrived() === 0) {
-        if (++steps > 200) throw new Error('the first post never reached Slack');
-        await vi.advanceTimersByTimeAsync(1);
-        await new Promise((resolve) => realTimeout(resolve, 2));
-      }
-      const ack = await asked;
+      const ack = await fake.command({ command: '/imagine', text: 'a kite --quality low', user: 'U0BOB', channel: 'C0WAIT' });
+      // The deadline was set, at the clock's 0, before its post left.
+      await fake.waitFor(() => held.arrived() > 0, 'the first post at Slack');
       const answer = () => fake.responses.find((r) => ack.responseUrl.endsWith(r.id));
-      await vi.advanceTimersByTimeAsync(29_990 - steps);
+      await vi.advanceTimersByTimeAsync(29_999);
+      await settle();
+      expect(givenUp()).toBeUndefined();
       expect(answer()).toBeUndefined();
-      await vi.advanceTimersByTimeAsync(10 + steps);
-      // Waited for in real time, the clock still (vi.waitFor would move it on).
-      for (let waits = 0; !answer() && waits < 500; waits++) await new Promise((resolve) => realTimeout(resolve, 10));
-      expect(answer()?.body.text).toBe(say('en', 'slack.job.maybe_posted'));
+      await vi.advanceTimersByTimeAsync(1);
+      await settle();
+      expect(givenUp()?.obj).toMatchObject({ channel: 'C0WAIT', sent: true });
+      expect((await fake.waitFor(answer, 'the private answer')).body.text).toBe(say('en', 'slack.job.maybe_posted'));
       expect(h.runner.activeJobs()).toEqual([]);
     } finally {
+      globalThis.setTimeout = fakeSetTimeout;
       vi.useRealTimers();
       held.release();
     }

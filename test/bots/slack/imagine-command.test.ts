@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { say, usd } from '../../../bots/runner/index.js';
 import { sniffImageType } from '../../../src/index.js';
 import { buttonsOf, visibleText } from '../../fakes/slack/slack-objects.js';
 import { finishedActions, finishedJob, imageShares, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
@@ -153,7 +154,9 @@ describe('/imagine over HTTP', () => {
 
     await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
     const cancelled = await fake.waitFor(() => jobMessages(fake, 'C0SLOW').find((m) => statusOf(m).includes('Cancelled')), 'the cancelled message');
-    expect(statusOf(cancelled)).toBe(':no_entry_sign: Cancelled by <@U0ALICE>');
+    // Cancelled after its request reached the image service: what it was charged is said under it.
+    const charged = await h.store.spentToday('slack:U0ALICE', Date.now());
+    expect(statusOf(cancelled).split('\n')).toEqual([':no_entry_sign: Cancelled by <@U0ALICE>', say('en', 'slack.job.charged', { usd: usd(charged) })]);
     expect(buttonsOf(cancelled).map((b) => b.actionId)).toEqual(['pictor_reroll']);
     const [job] = h.runner.activeJobs();
     expect(job).toBeUndefined();
