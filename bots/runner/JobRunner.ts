@@ -860,7 +860,9 @@ export class JobRunner {
       type: 'completed',
       jobId: id,
       images: decodeImages(result),
+      // Each image's own real format (the client labels each from its bytes): an answer may mix them.
       format: first.output_format,
+      formats: completed.map((event) => event.output_format),
       size: result.size,
       quality: result.quality,
       background: result.background,
@@ -900,10 +902,10 @@ export class JobRunner {
   }
 
   /** The finished images of a job that did not complete, for its final update (none: nothing added). */
-  #imagesOf(job: Job): { images?: Buffer[]; format?: CompletedEvent['output_format'] } {
+  #imagesOf(job: Job): { images?: Buffer[]; format?: CompletedEvent['output_format']; formats?: CompletedEvent['output_format'][] } {
     const images = job.charged.images;
     if (images.length === 0) return {};
-    return { images: images.map(imageBytes), format: images[0]!.output_format };
+    return { images: images.map(imageBytes), format: images[0]!.output_format, formats: images.map((image) => image.output_format) };
   }
 
   /**

@@ -215,7 +215,10 @@ export type JobUpdate =
       type: 'completed';
       jobId: string;
       images: Buffer[];
+      /** The first image's real format; each image's own is in `formats` (an answer may mix them). */
       format: OutputFormat;
+      /** Each image's real format, told by its bytes, in the order of `images`: what its file is named and typed for (the runner always sets it; `format` for all when absent). */
+      formats?: OutputFormat[] | undefined;
       size: string;
       quality: string;
       background: string;
@@ -238,7 +241,10 @@ export type JobUpdate =
       retryable: boolean;
       /** The images that arrived before it failed: made, charged, and shown to the user. */
       images?: Buffer[] | undefined;
-      format?: OutputFormat | undefined;      /** What the ledger charges it (USD), when it does (`chargeOf`): none when its reservation is released (nothing that bills was sent). */
+      format?: OutputFormat | undefined;
+      /** Each image's real format, in the order of `images`. */
+      formats?: OutputFormat[] | undefined;
+      /** What the ledger charges it (USD), when it does (`chargeOf`): none when its reservation is released (nothing that bills was sent). */
       cost?: { totalUsd: number } | undefined;
     }
   | {
@@ -249,7 +255,10 @@ export type JobUpdate =
       reason?: 'requested' | 'shutdown' | undefined;
       /** The images finished before it was stopped: charged, and shown to the user. */
       images?: Buffer[] | undefined;
-      format?: OutputFormat | undefined;      /** What the ledger charges it (USD), when it does (`chargeOf`; pushed once the request stopped, not waiting for the ledger's settle): none when released. */
+      format?: OutputFormat | undefined;
+      /** Each image's real format, in the order of `images`. */
+      formats?: OutputFormat[] | undefined;
+      /** What the ledger charges it (USD), when it does (`chargeOf`; pushed once the request stopped, not waiting for the ledger's settle): none when released. */
       cost?: { totalUsd: number } | undefined;
     };
 

@@ -20,8 +20,14 @@ import { FILE_EXTENSIONS, LIMITS, type OutputFormat } from '../spec/constants.js
  * An existing file is never replaced unless `overwrite` is set.
  */
 export interface OutputPlan {
-  finalPath(index: number): string;
-  partialPath(imageIndex: number, partialIndex: number): string;
+  /**
+   * Where image `index` goes, named for `format` (its real format, told by its bytes when it is written; the one asked
+   * for by default): a name Pictor makes gets that format's extension, a file name the user gave keeps theirs.
+   */
+  finalPath(index: number, format?: OutputFormat): string;
+  partialPath(imageIndex: number, partialIndex: number, format?: OutputFormat): string;
+  /** The format the file name the user gave says (`--out fox.png`: png), kept whatever the image is; undefined when Pictor names the files. */
+  named: OutputFormat | undefined;
 }
 
 export interface OutputRequest {
@@ -49,12 +55,14 @@ export async function planOutput(request: OutputRequest): Promise<OutputPlan> {
   const target = resolve(request.cwd, request.out ?? DEFAULT_OUT);
   const isDir = request.out === undefined || /[/\\]$/.test(request.out) || (await stat(target).then((s) => s.isDirectory(), () => false));
   const ext = FILE_EXTENSIONS[format];
+  const extOf = (real: OutputFormat | undefined) => FILE_EXTENSIONS[real ?? format];
   let plan: OutputPlan;
   if (isDir) {
     const name = (i: number) => `${request.jobName}${count > 1 ? `-${i + 1}` : ''}`;
     plan = {
-      finalPath: (i) => join(target, `${name(i)}.${ext}`),
-      partialPath: (i, p) => join(target, `${name(i)}.partial-${p + 1}.${ext}`),
+      finalPath: (i, real) => join(target, `${name(i)}.${extOf(real)}`),
+      partialPath: (i, p, real) => join(target, `${name(i)}.partial-${p + 1}.${extOf(real)}`),
+      named: undefined,
     };
   } else {
     const given = extname(target);
@@ -66,10 +74,12 @@ export async function planOutput(request: OutputRequest): Promise<OutputPlan> {
       );
     }
     const stem = givenFormat ? target.slice(0, -given.length) : target;
-    const fileExt = givenFormat ? given.slice(1) : ext;
+    // The user's extension is theirs to keep; one Pictor adds follows the image's real format.
+    const fileExt = (real: OutputFormat | undefined) => (givenFormat ? given.slice(1) : extOf(real));
     plan = {
-      finalPath: (i) => `${stem}${i > 0 ? `-${i + 1}` : ''}.${fileExt}`,
-      partialPath: (i, p) => `${stem}${i > 0 ? `-${i + 1}` : ''}.partial-${p + 1}.${fileExt}`,
+      finalPath: (i, real) => `${stem}${i > 0 ? `-${i + 1}` : ''}.${fileExt(real)}`,
+      partialPath: (i, p, real) => `${stem}${i > 0 ? `-${i + 1}` : ''}.partial-${p + 1}.${fileExt(real)}`,
+      named: givenFormat,
     };
   }
 

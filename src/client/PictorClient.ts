@@ -241,7 +241,7 @@ export class PictorClient {
       try {
         let result: ImageJobResult;
         try {
-          result = await readJsonResult(response, requestedJob(request));
+          result = await readJsonResult(response, requestedJob(request), this.#logger);
         } catch (error) {
           throw this.#classifyBody(error, controller, options);
         }

@@ -32,9 +32,18 @@ export function checkImage(b64: string, format: OutputFormat): CheckedImage {
   const expected = Math.floor(text.length / 4) * 3 - padding + (rest === 0 ? 0 : rest - 1);
   const bytes = Buffer.from(text, 'base64');
   if (bytes.length !== expected) return { problem: 'is not base64' };
-  const actual = sniffImageType(bytes.subarray(0, 16));
+  const actual = imageFormatOf(bytes);
   if (actual === null) return { problem: `does not decode to an image (expected ${format})` };
   return { bytes, format: actual };
+}
+
+/**
+ * An image's real format, told by its magic bytes (null: not an image): the one
+ * rule by which the client labels each image it hands over and every surface
+ * names and types it, whatever format was asked for or the answer claims.
+ */
+export function imageFormatOf(bytes: Uint8Array): OutputFormat | null {
+  return sniffImageType(bytes.subarray(0, 16));
 }
 
 /**

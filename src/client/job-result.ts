@@ -1,6 +1,6 @@
 import { priceOfImages, type PriceQuote } from '../core/pricing.js';
 import { BadResponseError, StreamBrokenError } from '../core/errors.js';
-import { EVENT_TYPES } from '../spec/constants.js';
+import { EVENT_TYPES, type OutputFormat } from '../spec/constants.js';
 import {
   IMAGE_EVENT_LABELS,
   isCompletedEvent,
@@ -10,20 +10,25 @@ import {
   type ImageStreamEvent,
   type Usage,
 } from '../spec/result-schemas.js';
-import { checkImage, checkImages, type Expected } from './check-result.js';
+import { checkImage, checkImages, imageFormatOf, type Expected } from './check-result.js';
 import { carryImageBytes, imageBytes, keepImageBytes } from './image-bytes.js';
 
 /** A finished generation or edit. */
 export interface ImageJobResult {
   operation: 'generate' | 'edit';
   created: number;
-  /** One entry per image, base64 as the service sent it; its bytes, decoded once, through `imageBytes(entry)` or `decodeImages(result)`. */
-  data: { b64_json: string }[];
+  /**
+   * One entry per image, base64 as the service sent it; its bytes, decoded once, through `imageBytes(entry)` or
+   * `decodeImages(result)`. `output_format`: the image's real format (told by its bytes, `imageFormatOf`), set on every
+   * image the client checked: an answer may mix formats, so each image is named and typed by its own.
+   */
+  data: ResultImage[];
   usage: Usage | undefined;
   /** As the service reported them (quality `auto` resolves to a tier), else as requested. */
   size: string;
   quality: string;
   background: string;
+  /** The first image's real format (each image's own is on its `data` entry), else as the service reported it, else as requested. */
   output_format: string;
   requestId: string | undefined;
   cost: PriceQuote;
@@ -31,6 +36,12 @@ export interface ImageJobResult {
   missing?: string[] | undefined;
   /** The size or quality the service sent that the spec does not list (`size` and `quality` are the ones asked; `cost` is the job's estimate); only when some were. */
   unlisted?: ('size' | 'quality')[] | undefined;
+}
+
+/** One image of a result: its base64 and, once checked, its real format. */
+export interface ResultImage {
+  b64_json: string;
+  output_format?: OutputFormat | undefined;
 }
 
 /** The images of a result as bytes: the ones the client decoded when it checked them (see `imageBytes`), never decoded again. */
@@ -76,6 +87,7 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
     ...(body.unlisted && { unlisted: body.unlisted }),
   };
   const { good, problem } = checkImages(result.data, request);
+  labelImages(result, good);
   // A bad answer keeps its good images (they may be paid for), to be handed over with the error.
   if (problem) {
     const kept = good.slice(0, request.n);
@@ -89,16 +101,18 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
 
 /**
  * The whole images of a 200 body that is not JSON (cut off, or damaged after
- * them): every complete `"b64_json": "…"` string that decodes to an image of
- * the requested format, as a result, for the error to carry.
+ * them): every complete `"b64_json": "…"` string that decodes to an image, read
+ * as leniently as a whole answer's (`checkImage`: wrapped in lines or spaces,
+ * JSON escapes such as `\n` or `\/`, unpadded, URL-safe; of any format, each
+ * labelled with its own), as a result, for the error to carry.
  */
 export function salvageResult(text: string, request: RequestedJob, requestId: string | undefined): ImageJobResult | undefined {
-  const images: { b64_json: string }[] = [];
-  for (const match of text.matchAll(/"b64_json"\s*:\s*"([A-Za-z0-9+/=]*)"/g)) {
+  const images: ResultImage[] = [];
+  for (const b64 of b64Strings(text)) {
     if (images.length >= request.n) break;
-    const checked = checkImage(match[1]!, request.output_format);
+    const checked = checkImage(b64, request.output_format);
     if (checked.bytes) {
-      const image = { b64_json: match[1]! };
+      const image: ResultImage = { b64_json: b64, output_format: checked.format };
       keepImageBytes(image, checked.bytes);
       images.push(image);
     }
@@ -119,10 +133,55 @@ export function salvageResult(text: string, request: RequestedJob, requestId: st
   return withImages(result, images, request);
 }
 
-function withImages(result: ImageJobResult, data: { b64_json: string }[], request: RequestedJob): ImageJobResult {
+/**
+ * The values of the complete `"b64_json": "…"` strings of a text that may not be JSON, in order, unescaped as JSON
+ * would (a string whose escapes are not JSON's is skipped). Each string's end is found with `indexOf` and a count of the
+ * backslashes before its quote, so a 32 MiB image is read in linear time, never by a regular expression's backtracking.
+ */
+function* b64Strings(text: string): Generator<string> {
+  const key = /"b64_json"\s*:\s*"/g;
+  while (key.exec(text) !== null) {
+    const start = key.lastIndex;
+    let end = start;
+    for (;;) {
+      end = text.indexOf('"', end);
+      // Cut off before its closing quote: not a whole image.
+      if (end < 0) return;
+      let run = 0;
+      while (end - run > start && text.charCodeAt(end - run - 1) === BACKSLASH) run++;
+      if (run % 2 === 0) break;
+      end++;
+    }
+    key.lastIndex = end + 1;
+    const raw = text.slice(start, end);
+    if (!raw.includes('\\')) {
+      yield raw;
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(`"${raw}"`);
+    } catch {
+      continue;
+    }
+    yield value as string;
+  }
+}
+
+const BACKSLASH = 0x5c;
+
+/** Labels each good image of a result with its real format (told by its bytes), and the result with the first one's. */
+function labelImages(result: ImageJobResult, good: readonly ResultImage[]): void {
+  for (const image of good) image.output_format = imageFormatOf(imageBytes(image)) ?? undefined;
+  const first = good[0]?.output_format;
+  if (first !== undefined) result.output_format = first;
+}
+
+function withImages(result: ImageJobResult, data: ResultImage[], request: RequestedJob): ImageJobResult {
   return {
     ...result,
     data,
+    ...(data[0]?.output_format !== undefined && { output_format: data[0].output_format }),
     cost: priceOfImages(request, result, data.length).cost,
   };
 }
@@ -136,7 +195,8 @@ export function completedEventsOf(result: ImageJobResult): CompletedEvent[] {
     size: result.size,
     quality: result.quality,
     background: result.background,
-    output_format: result.output_format as CompletedEvent['output_format'],
+    // Each image its own real format: an answer may mix them.
+    output_format: image.output_format ?? (result.output_format as CompletedEvent['output_format']),
     usage: i === 0 ? result.usage : undefined,
     ...(result.unlisted && { unlisted: result.unlisted }),
   }));
@@ -215,7 +275,7 @@ export function resultFromCompleted(
   return {
     operation: request.operation,
     created: first.created_at,
-    data: completed.map((e) => withBytesOf(e, { b64_json: e.b64_json })),
+    data: completed.map((e) => withBytesOf(e, { b64_json: e.b64_json, output_format: e.output_format })),
     usage,
     size: first.size,
     quality: first.quality,

@@ -3,8 +3,6 @@ import { answerByteBound, answerTooLargeError } from './answer-bound.js';
 import { resultFromJson, salvageResult, type ImageJobResult, type RequestedJob } from './job-result.js';
 import type { RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
-import { imageBytes } from './image-bytes.js';
-import { sniffImageType } from '../spec/image-type.js';
 import type { OutputFormat } from '../spec/constants.js';
 
 /**
@@ -15,12 +13,9 @@ import type { OutputFormat } from '../spec/constants.js';
 export async function readJsonResult(response: RawResponse, request: RequestedJob, logger?: LoggerLike | undefined): Promise<ImageJobResult> {
   const json = await readJsonBody(response.body, request, response.requestId, contentLengthOf(response.headers));
   const result = resultFromJson(json, request, response.requestId);
-  // Labelled with the images' real format (told by their bytes), which may not be the one asked for (told at warn).
-  const format = result.data.length > 0 ? sniffImageType(imageBytes(result.data[0]!).subarray(0, 16)) : null;
-  if (format !== null) {
-    result.output_format = format;
-    if (format !== request.output_format) tellOtherFormat(logger, { requestId: response.requestId, asked: request.output_format, sent: format });
-  }
+  // Each image is labelled with its real format (told by its bytes); one that is not the format asked for is told once, at warn.
+  const other = result.data.find((image) => image.output_format !== undefined && image.output_format !== request.output_format)?.output_format;
+  if (other !== undefined) tellOtherFormat(logger, { requestId: response.requestId, asked: request.output_format, sent: other });
   return result;
 }
 

@@ -313,6 +313,20 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     expect(s.requests).toBe(1);
   });
 
+  it('keeps the whole images of a cut-off body read as leniently as a whole answer (JSON-escaped lines, URL-safe, unpadded), each labelled with its format', async () => {
+    const wrapped = JSON.stringify(JPEG_B64.replace(/.{1,16}/g, '$&\n')).slice(1, -1);
+    const urlSafe = PNG_B64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    expect(wrapped).toContain('\\n');
+    const cut = `{"created":1,"data":[{"b64_json":"${wrapped}"},{"b64_json" : "${urlSafe}"},{"b64_json":"${PNG_B64.slice(0, 20)}`;
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'application/json' }, cut));
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x', n: 3 }));
+    expect(error).toMatchObject({ code: 'bad_response', partial: { output_format: 'jpeg', data: [{ output_format: 'jpeg' }, { output_format: 'png' }] } });
+    expect(decodeImages(error.partial as { data: { b64_json: string }[] })).toEqual([Buffer.from(jpeg), Buffer.from(png)]);
+  });
+
   it('keeps the images that did come on the error, so a paid image is not lost', async () => {
     const s = await serve(async (req) => {
       await req.body();
@@ -444,7 +458,7 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
     expect(decodeImages(await clientOf(s).generateStream({ prompt: 'x' }).finalResult())).toEqual([Buffer.from(png)]);
   });
 
-  it.each(['plain', 'streamed', 'JSON to a streamed request'])('delivers a JPEG sent when PNG was asked (%s) as a JPEG, told once at warn when streamed', async (how) => {
+  it.each(['plain', 'streamed', 'JSON to a streamed request'])('delivers a JPEG sent when PNG was asked (%s) as a JPEG, told once at warn', async (how) => {
     const s = await serve(async (req) => {
       await req.body();
       req.socket.end(
@@ -465,10 +479,30 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
       expect(events).toMatchObject([{ output_format: 'jpeg', b64_json: JPEG_B64 }, { output_format: 'jpeg', b64_json: JPEG_B64 }]);
     }
     // Told once, without the image.
-    if (how !== 'plain') expect(warn.mock.calls.filter(([, message]) => /another format than the one asked for/.test(String(message)))).toEqual([
+    expect(warn.mock.calls.filter(([, message]) => /another format than the one asked for/.test(String(message)))).toEqual([
       [{ requestId: undefined, asked: 'png', sent: 'jpeg' }, expect.any(String)],
     ]);
     expect(s.requests).toBe(1);
+  });
+
+  it.each(['plain', 'streamed', 'JSON to a streamed request'])('labels each image of an answer that mixes formats with its own (%s): a PNG and a JPEG are a png and a jpeg', async (how) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(
+        how === 'streamed'
+          ? SSE_HEAD + chunk(sse('image_generation.completed', completed(PNG_B64)) + sse('image_generation.completed', completed(JPEG_B64))) + chunk('')
+          : head(200, { 'content-type': 'application/json' }, resultBody([PNG_B64, JPEG_B64])),
+      );
+    });
+    const warn = vi.fn();
+    const client = clientOf(s, { logger: { debug() {}, info() {}, warn, error() {} } });
+    const result =
+      how === 'plain' ? await client.generate({ prompt: 'x', n: 2, output_format: 'png' }) : await client.generateStream({ prompt: 'x', n: 2, output_format: 'png' }).finalResult();
+    expect(result.data).toMatchObject([{ output_format: 'png' }, { output_format: 'jpeg' }]);
+    expect(decodeImages(result)).toEqual([Buffer.from(png), Buffer.from(jpeg)]);
+    expect(warn.mock.calls.filter(([, message]) => /another format than the one asked for/.test(String(message)))).toEqual([
+      [{ requestId: undefined, asked: 'png', sent: 'jpeg' }, expect.any(String)],
+    ]);
   });
 
   it('takes a plain JSON answer to a streamed request as the result', async () => {

@@ -1,12 +1,13 @@
 import { resolve } from 'node:path';
 import { decodeImages, imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
 import { imageBytes } from '../../client/image-bytes.js';
+import { imageFormatOf } from '../../client/check-result.js';
 import { imageOfPartial } from '../../client/partial-bound.js';
 import { ValidationError } from '../../core/errors.js';
 import { BudgetExceededError } from '../../spend/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
-import { LIMITS } from '../../spec/constants.js';
+import { LIMITS, type OutputFormat } from '../../spec/constants.js';
 import { parseEditRequest, parseGenerationRequest } from '../../spec/validate.js';
 import { isPartialEvent, type CompletedEvent } from '../../spec/result-schemas.js';
 import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagName } from '../flags.js';
@@ -54,6 +55,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     throw error instanceof ValidationError ? withFlagName(error) : error;
   }
   const estimate = estimatePrice({ operation, size: request.size, quality: request.quality, n: request.n });
+  const asked: OutputFormat = request.output_format;
   const overwrite = values.overwrite === true;
   const plan = await planOutput({
     out: values.out,
@@ -120,12 +122,14 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             progress.partialReceived();
             // The image the stream says it belongs to (as its bound counted it), else the one being drawn.
             const image = imageOfPartial(event, completed.length);
-            const path = plan.partialPath(image, event.partial_image_index);
+            const bytes = Buffer.from(event.b64_json, 'base64');
+            // Named for what it is (a preview in another format than asked for gets its own extension).
+            const path = plan.partialPath(image, event.partial_image_index, imageFormatOf(bytes) ?? undefined);
             partialPaths.add(path);
             const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${image + 1}/${request.n}`;
             try {
               // A partial that cannot be written is only a preview: say so and keep the stream (and the final image).
-              await write(path, Buffer.from(event.b64_json, 'base64'));
+              await write(path, bytes);
               partialFiles.push(path);
               ctx.stderr(`${label} → ${path}`);
             } catch (error) {
@@ -198,7 +202,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       );
     } else {
       const all = [...files, ...saved];
-      ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${result.output_format}) in ${seconds.toFixed(1)} s:`);
+      // Each image's own format (an answer may mix them), as its file is named.
+      const formats = [...new Set(decodeImages(result).map((bytes) => imageFormatOf(bytes) ?? result.output_format))].join(', ');
+      ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${formats}) in ${seconds.toFixed(1)} s:`);
       for (const f of all) ctx.stdout(`  ${f}`);
       if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
       // An emulator's image cost nothing: what it would have cost on the real service.
@@ -218,10 +224,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
      */
     async function writeImages(images: Buffer[], first: number): Promise<void> {
       const unwritten: Lost[] = [];
+      // Each named when it is written, for its real format (told by its bytes), which may not be the one asked for.
+      const paths = images.map((bytes, i) => pathOf(first + i, imageFormatOf(bytes) ?? asked));
       // Written at once (each file is its own), reported in order.
-      const outcomes = await Promise.allSettled(images.map((bytes, i) => write(plan.finalPath(first + i), bytes)));
+      const outcomes = await Promise.allSettled(images.map((bytes, i) => write(paths[i]!, bytes)));
       for (const [i, outcome] of outcomes.entries()) {
-        const path = plan.finalPath(first + i);
+        const path = paths[i]!;
         if (outcome.status === 'fulfilled') kept.files.push(path);
         else unwritten.push({ wanted: path, bytes: images[i]!, why: errorCode(outcome.reason) });
       }
@@ -231,6 +239,18 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         kept.lost.push(item);
         ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}) nor save it to the OS temp directory (${item.fallbackWhy}); kept in memory, tried again at the end.`);
       }
+    }
+
+    /**
+     * Where final image `index` goes, named for its real format; under a file name the user chose (`--out fox.png`)
+     * their name is kept, and stderr says when the image is of another format than that name says.
+     */
+    function pathOf(index: number, format: OutputFormat): string {
+      const path = plan.finalPath(index, format);
+      if (plan.named !== undefined && plan.named !== format) {
+        ctx.stderr(`pictor: image ${index + 1} is a ${FORMAT_NAMES[format]}, not the ${FORMAT_NAMES[plan.named]} its name says (the service sent another format than asked for); written to ${path} as you named it.`);
+      }
+      return path;
     }
 
     /** Saves one image that could not go where asked to the OS temp directory; false (and why, on the item) when that fails too. */
@@ -288,6 +308,8 @@ interface Lost {
   fallbackWhy?: string | undefined;
 }
 
+const FORMAT_NAMES: Record<OutputFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
+
 function errorCode(error: unknown): string {
   return describeFileError(error);
 }
@@ -310,7 +332,9 @@ const COMMON_OPTIONS = `  --n N                 images to make, 1–10 (default 
 Output files: in a directory, new files named after the prompt with a time stamp and a random
 suffix (a-fox-20250101-120000-3f9a2c.png). A file name must end in the format's extension (.png,
 .jpg or .jpeg, .webp), or gets it; several images become numbered siblings (fox.png, fox-2.png) and
-partial images fox.partial-1.png, numbered from 1. An existing file is never replaced without --overwrite.
+partial images fox.partial-1.png, numbered from 1. An image the service sends in another format than
+asked gets that format's extension, except under a file name you gave (said on stderr). An existing file
+is never replaced without --overwrite.
 Relative paths start from the directory you run the command in. Nothing is sent (or paid) until the
 request is valid and --out can be written. Exit codes: 0 done; 2 invalid input or settings, nothing
 sent; 1 the service or network failed, or the images could not be written where asked (they are then

@@ -1,7 +1,9 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { JobSpec } from '../../../bots/runner/index.js';
 import { estimatePrice, PRICE_TABLE } from '../../../src/index.js';
 import { recordingSink, requester, useRunnerKit, waitUntil } from '../../helpers/runner-harness.js';
+import { makeImage } from '../../helpers/images.js';
+import { head, misbehavingServer, sse } from '../../client/misbehaving-server.js';
 
 const kit = useRunnerKit();
 const LOW = PRICE_TABLE['1024x1024'].low;
@@ -69,5 +71,24 @@ describe('JobRunner: images made before a job ends badly reach the user and are 
     expect(final).toMatchObject({ type: 'failed', code: 'stream_broken' });
     expect(final.type === 'failed' && final.images).toHaveLength(1);
     expect(await store.spentToday('account', Date.now())).toBeCloseTo(LOW + ESTIMATE_PER_IMAGE, 9);
+  });
+});
+
+describe('JobRunner: each image is labelled with its own real format', () => {
+  it('labels a PNG and a JPEG of one answer png and jpeg, not both as the first', async () => {
+    const [png, jpeg] = [Buffer.from(await makeImage('png', 8, 8)), Buffer.from(await makeImage('jpeg', 8, 8))];
+    const events = [png, jpeg]
+      .map((image) => sse('image_generation.completed', { type: 'image_generation.completed', b64_json: image.toString('base64'), created_at: 1, size: '1024x1024', quality: 'low', background: 'opaque', output_format: 'png', usage: { total_tokens: 3, input_tokens: 1, output_tokens: 2 } }))
+      .join('');
+    const service = await misbehavingServer(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'text/event-stream', 'content-length': String(Buffer.byteLength(events)) }, events));
+    });
+    onTestFinished(() => service.close());
+    const { runner } = await kit.runner({ partialImages: 0, clientOptions: { baseURL: service.url, maxRetries: 0 } });
+
+    const final = await (await runner.submit(twoImages(), recordingSink().sink)).done;
+
+    expect(final).toMatchObject({ type: 'completed', images: [png, jpeg], formats: ['png', 'jpeg'] });
   });
 });

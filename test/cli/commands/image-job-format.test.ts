@@ -1,0 +1,80 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeImage } from '../../helpers/images.js';
+import { head, misbehavingServer, sse, type MisbehavingServer } from '../../client/misbehaving-server.js';
+import { run, tempDir } from '../run-cli.js';
+
+/** `pictor generate` against a service that answers a PNG request with images of other formats. */
+
+const png = Buffer.from(await makeImage('png', 8, 8));
+const jpeg = Buffer.from(await makeImage('jpeg', 8, 8));
+
+let server: MisbehavingServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function completed(image: Buffer) {
+  const event = { type: 'image_generation.completed', b64_json: image.toString('base64'), created_at: 1, size: '1024x1024', quality: 'low', background: 'opaque', output_format: 'png' };
+  return sse('image_generation.completed', { ...event, usage: { total_tokens: 3, input_tokens: 1, output_tokens: 2 } });
+}
+
+/** A service that sends `images` (plainly, or as a stream when asked to stream), whatever format was asked for. */
+async function serviceSending(images: Buffer[]): Promise<MisbehavingServer> {
+  server = await misbehavingServer(async (req) => {
+    const body = (await req.body()).toString();
+    if (req.method !== 'POST') return void req.socket.end(head(404, { 'content-type': 'application/json' }, '{}'));
+    if (body.includes('"stream":true')) {
+      const events = images.map(completed).join('');
+      return void req.socket.end(head(200, { 'content-type': 'text/event-stream', 'content-length': String(Buffer.byteLength(events)) }, events));
+    }
+    const json = JSON.stringify({ created: 1, data: images.map((image) => ({ b64_json: image.toString('base64') })), output_format: 'png', usage: { total_tokens: 3, input_tokens: 1, output_tokens: 2 } });
+    req.socket.end(head(200, { 'content-type': 'application/json' }, json));
+  });
+  return server;
+}
+
+async function generate(s: MisbehavingServer, args: string[]) {
+  return run(['generate', '--prompt', 'a fox', '--quality', 'low', '--format', 'png', ...args], { PICTOR_BASE_URL: s.url, PICTOR_API_KEY: 'sk-test-format', PICTOR_MAX_RETRIES: '0' });
+}
+
+describe('pictor generate names each image for its real format', () => {
+  it.each([['plain', []], ['streamed', ['--stream', '--partial-images', '0']]])('writes a JPEG sent for a PNG request as .jpg, and a PNG beside it as .png (%s)', async (_how, extra) => {
+    const s = await serviceSending([png, jpeg]);
+    const out = await tempDir();
+
+    const { code, stdout } = await generate(s, ['--n', '2', '--out', `${out}/`, ...extra]);
+
+    expect(code).toBe(0);
+    const files = (await readdir(out)).sort();
+    expect(files).toEqual([expect.stringMatching(/^a-fox-.*-1\.png$/), expect.stringMatching(/^a-fox-.*-2\.jpg$/)]);
+    expect(await readFile(join(out, files[0]!))).toEqual(png);
+    expect(await readFile(join(out, files[1]!))).toEqual(jpeg);
+    expect(stdout).toContain('png, jpeg');
+  });
+
+  it('gives a JPEG the .jpg extension when --out names a file without one', async () => {
+    const s = await serviceSending([jpeg]);
+    const out = await tempDir();
+
+    const { code } = await generate(s, ['--out', join(out, 'fox')]);
+
+    expect(code).toBe(0);
+    expect(await readdir(out)).toEqual(['fox.jpg']);
+  });
+
+  it('keeps the file name the user chose (--out fox.png) for a JPEG, and says on stderr that it is a JPEG', async () => {
+    const s = await serviceSending([jpeg]);
+    const out = await tempDir();
+
+    const { code, stderr } = await generate(s, ['--out', join(out, 'fox.png')]);
+
+    expect(code).toBe(0);
+    expect(await readdir(out)).toEqual(['fox.png']);
+    expect(await readFile(join(out, 'fox.png'))).toEqual(jpeg);
+    expect(stderr).toContain(`image 1 is a JPEG, not the PNG its name says`);
+    expect(stderr).toContain(join(out, 'fox.png'));
+  });
+});
