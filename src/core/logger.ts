@@ -1,5 +1,5 @@
 import { destination, pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { redactSecrets } from './redact-secrets.js';
+import { redactSecrets, registerSecret } from './redact-secrets.js';
 
 /**
  * Paths pino blanks out at every level: API keys, bot tokens, signing secrets
@@ -37,49 +37,38 @@ export interface LoggerConfig {
   name?: string | undefined;
   /** Where lines go; defaults to stderr so stdout stays for command output. */
   destination?: DestinationStream | undefined;
-  /** Known secret values to scrub from any string that is logged (for free-text messages). */
+  /**
+   * Known secret values to hide from every string that is logged (free-text messages, nested fields, bindings, keys):
+   * they are registered with the one redaction (`registerSecret`), so errors hide them too.
+   */
   secrets?: readonly (string | undefined)[] | undefined;
 }
 
-/** Replaces every known secret value in a string. */
+/**
+ * `text` with `secrets` and every credential shape hidden: the secrets are registered with the one redaction
+ * (`registerSecret`, so errors and log lines hide them from then on too) and the text goes through `redactSecrets`.
+ */
 export function scrubSecrets(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
-  }
-  return out;
+  for (const secret of secrets) registerSecret(secret);
+  return redactSecrets(text);
 }
 
 export function createLogger(config: LoggerConfig = {}): Logger {
-  const secrets = (config.secrets ?? []).filter((s): s is string => !!s && s.length >= 4);
+  for (const secret of config.secrets ?? []) registerSecret(secret);
   const options: LoggerOptions = {
     level: config.level ?? 'info',
     name: config.name ?? 'pictor',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    hooks: {
-      ...(secrets.length && {
-        logMethod(args, method) {
-          const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a, secrets) : a)) as typeof args;
-          method.apply(this, scrubbed);
-        },
-      }),
-      streamWrite: redactLogLine,
-    },
-    formatters: secrets.length
-      ? {
-          log(object) {
-            return JSON.parse(scrubSecrets(JSON.stringify(object), secrets)) as Record<string, unknown>;
-          },
-        }
-      : {},
+    hooks: { streamWrite: redactLogLine },
   };
   return pino(options, config.destination ?? destination(2));
 }
 
 /**
- * A log line (pino's JSON) with every credential shape `redactSecrets` knows hidden in its strings — a token of
- * another service, a password field a library echoed in an error — as error messages are: the line stays JSON (the
- * strings are redacted one by one, the keys and the rest as they were). A line with nothing to hide is written as it is.
+ * A log line (pino's JSON) with every registered secret and every credential shape `redactSecrets` knows hidden in its
+ * strings — the key, a token of another service, a password field a library echoed in an error — as error messages
+ * are: the line stays JSON (its strings and keys are redacted one by one, the rest as it was). A line with nothing to
+ * hide is written as it is.
  */
 export function redactLogLine(line: string): string {
   if (redactSecrets(line) === line) return line;
@@ -94,7 +83,7 @@ export function redactLogLine(line: string): string {
 function redactStrings(value: unknown): unknown {
   if (typeof value === 'string') return redactSecrets(value);
   if (Array.isArray(value)) return value.map(redactStrings);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, redactStrings(inner)]));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [redactSecrets(key), redactStrings(inner)]));
   return value;
 }
 

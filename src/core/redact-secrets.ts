@@ -5,15 +5,139 @@
 /**
  * Secret values (API keys) that must never appear in an error. A client
  * registers its key here when it is made, so an error built anywhere in the
- * process — even from a server that echoes the key back — is scrubbed.
+ * process — even from a server that echoes the key back — is scrubbed. Each is
+ * looked for as written, JSON-escaped, URL-encoded (any case of hex, any
+ * character escaped: see `addPercentEncodedSpans`) and in base64 (standard or
+ * URL-safe, at any of the three alignments it can have inside a longer
+ * base64 text such as `Basic` credentials of `user:key`), and the whole token
+ * it is part of goes with it (see `KEY_CHARACTER`).
  */
-const knownSecrets = new Set<string>();
+interface KnownSecret {
+  /** The secret as written and JSON-escaped: the token around one is made of `KEY_CHARACTER`s. */
+  written: string[];
+  /** The base64 of the secret at each alignment: the text around one is made of `BASE64_CHARACTER`s. */
+  base64: string[];
+  /** The secret's UTF-8 bytes, one character each, as a percent-decoded text shows them. */
+  bytes: string;
+}
+const knownSecrets = new Map<string, KnownSecret>();
+
+/** What this module shows instead of a credential. */
+const REDACTED = '[redacted]';
 
 /** Keys shorter than this are not scrubbed by value (too likely to hit ordinary words). */
 const MIN_SECRET_LENGTH = 6;
 
+/**
+ * The characters of the token a registered secret may begin or be part of (`sk-test` in `sk-test-0123456789`, the
+ * characters of an `sk-` key's body): the whole token is hidden, whichever rule finds it first.
+ */
+const KEY_CHARACTER = /[A-Za-z0-9_-]/;
+/** The characters of a base64 text (standard or URL-safe) around a secret found in it; `=` padding only after it. */
+const BASE64_CHARACTER = /[A-Za-z0-9+/_-]/;
+/** A `%XX` escape. */
+const PERCENT_ESCAPE = /^%[0-9A-Fa-f]{2}$/;
+
 export function registerSecret(secret: string | undefined): void {
-  if (secret && secret.length >= MIN_SECRET_LENGTH) knownSecrets.add(secret);
+  // `[redacted]` (or a part of it) is what a hidden secret is shown as: showing it hides nothing more.
+  if (!secret || secret.length < MIN_SECRET_LENGTH || knownSecrets.has(secret) || REDACTED.includes(secret)) return;
+  const escaped = JSON.stringify(secret).slice(1, -1);
+  const bytes = Buffer.from(secret, 'utf8');
+  const base64 = new Set<string>();
+  for (let offset = 0; offset < 3; offset++) {
+    // Behind `offset` bytes, the characters that hold bits of the secret alone: from the first whole 6-bit group to the last.
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const inner = encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6));
+    if (inner.length >= MIN_SECRET_LENGTH) base64.add(inner).add(inner.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  base64.delete(secret);
+  knownSecrets.set(secret, { written: escaped === secret ? [secret] : [secret, escaped], base64: [...base64], bytes: bytes.toString('latin1') });
+}
+
+/** Whether the three characters before `at` in `text` are a `%XX` escape. */
+function afterEscape(text: string, at: number): boolean {
+  return at >= 3 && text[at - 3] === '%' && PERCENT_ESCAPE.test(text.slice(at - 3, at));
+}
+
+/**
+ * The span from `start` to `end` widened to the whole token around it: the `token` characters before it (never into a
+ * `%XX` escape) and after it, and with `padding` the `=` after those.
+ */
+function widened(text: string, start: number, end: number, token: RegExp, padding: boolean): [number, number] {
+  let from = start;
+  while (from > 0 && token.test(text[from - 1] ?? '') && !afterEscape(text, from)) from--;
+  let to = end;
+  while (to < text.length && token.test(text[to] ?? '')) to++;
+  if (padding) while (text[to] === '=') to++;
+  return [from, to];
+}
+
+/** Adds the span of every `needle` in `text`, widened to its token, to `spans`. */
+function addSpans(text: string, needle: string, token: RegExp, padding: boolean, spans: [number, number][]): void {
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) spans.push(widened(text, at, at + needle.length, token, padding));
+}
+
+/**
+ * Adds the span of every registered secret written URL-encoded in `text` (`%2B` or `%2b`, `-` as `%2D`, …) to `spans`:
+ * each run of text without a space that has a `%XX` escape is decoded, keeping where each of its characters came from.
+ */
+function addPercentEncodedSpans(text: string, spans: [number, number][]): void {
+  let done = 0;
+  for (let escape = text.indexOf('%'); escape !== -1; escape = text.indexOf('%', Math.max(escape + 1, done))) {
+    if (!PERCENT_ESCAPE.test(text.slice(escape, escape + 3))) continue;
+    let start = escape;
+    while (start > done && !/\s/.test(text[start - 1] ?? '')) start--;
+    let end = escape;
+    while (end < text.length && !/\s/.test(text[end] ?? '')) end++;
+    done = end;
+    let decoded = '';
+    const from: number[] = [];
+    for (let i = start; i < end; ) {
+      from.push(i);
+      if (text[i] === '%' && PERCENT_ESCAPE.test(text.slice(i, i + 3))) {
+        decoded += String.fromCharCode(parseInt(text.slice(i + 1, i + 3), 16));
+        i += 3;
+      } else {
+        decoded += text[i];
+        i++;
+      }
+    }
+    from.push(end);
+    for (const secret of knownSecrets.values()) {
+      for (let at = decoded.indexOf(secret.bytes); at !== -1; at = decoded.indexOf(secret.bytes, at + 1)) {
+        spans.push(widened(text, from[at] ?? start, from[at + secret.bytes.length] ?? end, KEY_CHARACTER, false));
+      }
+    }
+  }
+}
+
+/**
+ * `text` with every registered secret hidden in any of its forms (see `KnownSecret`), together with the token it is part
+ * of; where two of them touch or overlap, one `[redacted]` stands for both.
+ */
+function redactKnownSecrets(text: string): string {
+  if (knownSecrets.size === 0) return text;
+  const spans: [number, number][] = [];
+  for (const secret of knownSecrets.values()) {
+    for (const needle of secret.written) addSpans(text, needle, KEY_CHARACTER, false, spans);
+    for (const needle of secret.base64) addSpans(text, needle, BASE64_CHARACTER, true, spans);
+  }
+  if (text.includes('%')) addPercentEncodedSpans(text, spans);
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const [start, end] of spans) {
+    const last = merged.at(-1);
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else merged.push([start, end]);
+  }
+  let out = '';
+  let kept = 0;
+  for (const [start, end] of merged) {
+    out += `${text.slice(kept, start)}${REDACTED}`;
+    kept = end;
+  }
+  return out + text.slice(kept);
 }
 
 /**
@@ -79,8 +203,6 @@ const AUTH_CREDENTIALS = new RegExp(String.raw`((?:\r?\n)?[ \t]+)(${AUTH_PARAM}(
 const ONE_WORD_SCHEMES = new Set(['bearer', 'basic', 'token', 'bot']);
 /** Other known schemes (RFC 9110 and common services): their auth-params or token68 are the credential. */
 const OTHER_SCHEMES = new Set(['digest', 'negotiate', 'ntlm', 'apikey', 'dpop', 'oauth', 'hoba', 'mutual', 'vapid']);
-/** What this module shows instead of a credential. */
-const REDACTED = '[redacted]';
 /**
  * A value redacted already (perhaps quoted, its closing quote lost to a line end since): redacting it again hides no
  * more, though a message is redacted again once its lines are folded into one (an error built from service text).
@@ -179,9 +301,10 @@ function redactQuotedValue(inside: string): string {
  * when it holds no credential. A quoted value goes up to its closing quote (see `UNCLOSED_VALUE` without one); after
  * `Bearer`, `Basic`, `Token` or `Bot` the one word (or quoted string) after the scheme goes; after another known scheme
  * its auth-params or token68 go (see `AUTH_CREDENTIALS`); any other first word goes with the word after it, or with the
- * auth-params after it in an `Authorization` field. The words after that stay.
+ * auth-params after it in an `Authorization` field. The words after that stay. On an environment-style line
+ * (`toLineEnd`, see `startsEnvironmentLine`) an unquoted value is the rest of the line, spaces and all.
  */
-function redactedFieldValue(text: string, at: number, authorization: boolean): { end: number; shown: string } | undefined {
+function redactedFieldValue(text: string, at: number, authorization: boolean, toLineEnd: boolean): { end: number; shown: string } | undefined {
   if (matchAt(ALREADY_REDACTED, text, at)) return undefined;
   const quoted = matchAt(QUOTED_VALUE, text, at) ?? matchAt(UNCLOSED_VALUE, text, at);
   if (quoted) {
@@ -190,6 +313,10 @@ function redactedFieldValue(text: string, at: number, authorization: boolean): {
   }
   const word = matchAt(FIRST_WORD, text, at);
   if (!word || PLACEHOLDER.test(word[0])) return undefined;
+  if (toLineEnd) {
+    const value = /^[^\r\n]*/.exec(text.slice(at))![0].trimEnd();
+    return { end: at + value.length, shown: hiddenValue(value) };
+  }
   const parameterEnd = text[at - 1] === '=' ? word[0].search(NEXT_PARAMETER) : -1;
   if (parameterEnd > 0) return { end: at + parameterEnd, shown: hiddenValue(word[0].slice(0, parameterEnd)) };
   const first = word[0];
@@ -207,6 +334,21 @@ function redactedFieldValue(text: string, at: number, authorization: boolean): {
   return { end: afterFirst + (next?.[0].length ?? 0), shown: next ? REDACTED : hiddenValue(first) };
 }
 
+/**
+ * Whether the field `name` at `at` in `text`, with `separator` after it, is an environment variable set at the start of a
+ * line (`PASSPHRASE=…`, `SLACK_SIGNING_SECRET=…`, `export API_KEY=…`): the name in capitals, digits and `_`, before an
+ * `=`. Its value, as a shell or a `.env` file reads it, runs to the end of the line.
+ */
+function startsEnvironmentLine(text: string, at: number, name: string, separator: string): boolean {
+  if (!/^[ \t]*=[ \t]*$/.test(separator) || !/^[A-Z0-9_]+$/.test(name)) return false;
+  let start = at;
+  while (start > 0 && /[A-Z0-9_]/.test(text[start - 1] ?? '')) start--;
+  const from = Math.max(0, start - 40);
+  const indent = /[ \t]*(?:export[ \t]+)?$/.exec(text.slice(from, start));
+  const lineStart = from + (indent?.index ?? start - from);
+  return lineStart === 0 || text[lineStart - 1] === '\n' || text[lineStart - 1] === '\r';
+}
+
 /** `text` with the value of every credential field redacted (see `redactedFieldValue`). */
 function redactCredentialFields(text: string): string {
   let out = '';
@@ -219,7 +361,8 @@ function redactCredentialFields(text: string): string {
       continue;
     }
     const at = field.index + field[0].length;
-    const value = redactedFieldValue(text, at, (field[1] ?? '').toLowerCase() === 'authorization');
+    const name = field[1] ?? '';
+    const value = redactedFieldValue(text, at, name.toLowerCase() === 'authorization', startsEnvironmentLine(text, field.index, name, field[2] ?? ''));
     if (!value) continue;
     out += text.slice(kept, at) + value.shown;
     kept = value.end;
@@ -323,10 +466,8 @@ function looksLikeBasicCredentials(encoded: string): boolean {
 
 /** Replaces registered secrets and anything credential-shaped with `[redacted]`. */
 export function redactSecrets(text: string): string {
-  let out = text;
-  for (const secret of knownSecrets) {
-    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-  }
+  // A registered secret first, with the whole token it is part of: a rule below finds no key in what is left of one.
+  let out = redactKnownSecrets(text);
   if (out.includes('-----BEGIN ')) out = out.replace(PEM_PRIVATE_KEY, REDACTED);
   // In a credential field the whole value goes; elsewhere only what looks like a credential.
   const shapes = redactCredentialFields(out)

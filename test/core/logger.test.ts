@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { PictorClient } from '../../src/index.js';
-import { createLogger } from '../../src/internal.js';
+import { createLogger, redactSecrets, scrubSecrets } from '../../src/internal.js';
 import { useEmulator } from '../helpers/emulator.js';
 
 const SECRET = 'sk-test-7c1f0d9e2b4a';
@@ -52,6 +52,24 @@ describe('secret redaction', () => {
     const logger = createLogger({ level: 'info', destination, secrets: [SECRET] });
     logger.info({ detail: `sent with ${SECRET}` }, `the key ${SECRET} was refused`);
     expect(lines.join('')).not.toContain(SECRET);
+  });
+
+  it('hides a secret given to it in every string of a line — message, nested field, binding, key — however it is written, and the line stays JSON', () => {
+    const { lines, destination } = capture();
+    // Shaped like no credential, so only knowing its value hides it.
+    const plain = ['plain', 'logger', 'secret', '77'].join('-');
+    const logger = createLogger({ level: 'info', destination, secrets: [plain, undefined, ''] }).child({ upstream: `https://h.test/?k=${plain}` });
+    logger.info({ detail: { sent: `with ${plain}-extra` }, [plain]: 1, echoed: `k%3D${encodeURIComponent(plain).replace(/-/g, '%2d')}` }, `the key ${plain} was refused`);
+    const text = lines.join('');
+    expect(text).not.toContain(plain);
+    expect(text).not.toContain('plain%2dlogger');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: 'the key [redacted] was refused', upstream: 'https://h.test/?k=[redacted]', detail: { sent: 'with [redacted]' }, '[redacted]': 1, echoed: 'k%3D[redacted]' });
+  });
+
+  it('scrubs with the one redaction: the secrets given and every credential shape', () => {
+    const plain = ['plain', 'scrubbed', 'secret', '88'].join('-');
+    expect(scrubSecrets(`sent ${plain} and Bearer abc.def-ghi`, [plain])).toBe('sent [redacted] and Bearer [redacted]');
+    expect(redactSecrets(`later: ${plain}`), 'an error made later hides it too').toBe('later: [redacted]');
   });
 
   it('never shows the key in a client, its string, JSON or inspection', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeAPIError, redactSecrets } from '../../src/internal.js';
+import { makeAPIError, redactSecrets, registerSecret } from '../../src/internal.js';
 
 // Tokens are put together from pieces so that no complete one is written in the repository.
 const slackBot = ['xoxb', '17653672481', '19874698323', 'pdFZKVeTuE8sk7oOcBrzbqgy'].join('-');
@@ -245,5 +245,64 @@ describe('our own sentences about tokens, secrets, passwords and keys pass uncha
     'saved as out/a-lighthouse-at-dusk-20250101-120000-3f9a2c.png (request 01HZX4K9Q7ABCDEFGHJKMNPQ.b3f1c2.d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9)',
   ])('%s', (text) => {
     expect(redactSecrets(text)).toBe(text);
+  });
+});
+
+describe('a registered key is hidden however the service echoes it, with the whole token it is part of', () => {
+  // Keys are put together from pieces, as above; each test registers its own.
+  it('hides the whole longer key a registered key begins, though the key rule no longer sees it once the prefix is gone', () => {
+    registerSecret('sk-test');
+    expect(redactSecrets('Incorrect API key provided:sk-test-0123456789')).toBe('Incorrect API key provided:[redacted]');
+    registerSecret(['pfx', 'registered'].join('-'));
+    expect(redactSecrets('key pfx-registered-0a1b2c refused; x-pfx-registered was sent')).toBe('key [redacted] refused; [redacted] was sent');
+  });
+
+  const key = ['pk_Zm9vYmFy', 'YmF6/cX-V4cXV1eA=='].join('+');
+  it.each([
+    ['as encodeURIComponent writes it', (k: string) => encodeURIComponent(k)],
+    ['with lower-case hex', (k: string) => encodeURIComponent(k).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())],
+    ['with - written %2D', (k: string) => encodeURIComponent(k).replace(/-/g, '%2D')],
+    ['with every character escaped', (k: string) => [...k].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')],
+  ])('hides a key echoed URL-encoded %s', (_how, encode) => {
+    registerSecret(key);
+    expect(redactSecrets(`Incorrect API key provided: ${encode(key)}`)).toBe('Incorrect API key provided: [redacted]');
+    expect(redactSecrets(`GET /v1/echo?k=${encode(key)}&next=%2Fhome failed`)).toBe('GET /v1/echo?k=[redacted]&next=%2Fhome failed');
+  });
+
+  it.each([
+    ['alone', (k: string) => Buffer.from(k).toString('base64')],
+    ['after two bytes (u:)', (k: string) => Buffer.from(`u:${k}`).toString('base64')],
+    ['after four bytes (api:)', (k: string) => Buffer.from(`api:${k}`).toString('base64')],
+    ['with a colon after it, URL-safe', (k: string) => Buffer.from(`${k}:`).toString('base64url')],
+  ])('hides a key echoed in base64 %s, and the base64 text around it', (_how, encode) => {
+    const plain = ['plain', 'b64', 'key', '0123456789'].join('-');
+    registerSecret(plain);
+    expect(redactSecrets(`the proxy forwarded X-Auth: ${encode(plain)} and was refused`)).toBe('the proxy forwarded X-Auth: [redacted] and was refused');
+  });
+
+  it('hides a key echoed in JSON, its quotes and backslashes escaped', () => {
+    const odd = ['odd"key', 'with\\slash-42'].join('\\');
+    registerSecret(odd);
+    const body = JSON.stringify({ error: { message: `bad key ${odd}` } });
+    expect(redactSecrets(body)).toBe('{"error":{"message":"bad key [redacted]"}}');
+  });
+});
+
+describe('an environment variable holding a secret hides the rest of its line', () => {
+  it.each([
+    ['a passphrase of several words', 'PASSPHRASE=correct horse battery', 'PASSPHRASE=[redacted]'],
+    ['an exported password with spaces around =, the next line kept', 'loaded .env\n  export DB_PASSWORD = correct horse battery  \nDB_HOST=db.internal', 'loaded .env\n  export DB_PASSWORD = [redacted]  \nDB_HOST=db.internal'],
+    ['a value starting with a scheme name', 'API_TOKEN=token horse battery staple', 'API_TOKEN=[redacted]'],
+    ['a value with & in it', 'CLIENT_SECRET=abc&def=ghi jkl', 'CLIENT_SECRET=[redacted]'],
+  ])('%s', (_what, text, shown) => {
+    expect(redactSecrets(text)).toBe(shown);
+    expect(redactSecrets(shown), 'redacting twice changes nothing').toBe(shown);
+  });
+
+  it.each([
+    ['a lower-case field in a sentence', 'login refused for password=hunter2 was wrong', 'login refused for password=[redacted] wrong'],
+    ['a capitalised field after other words', 'see PASSWORD=one two three', 'see PASSWORD=[redacted] three'],
+  ])('keeps the words after a field that starts no environment line: %s', (_what, text, shown) => {
+    expect(redactSecrets(text)).toBe(shown);
   });
 });
