@@ -121,7 +121,7 @@ export function credentialProblem(credentials: PictorCredentials): CredentialPro
   }
   const folder = ledgerFolderOf(credentials);
   if (folder !== undefined && !isAbsolute(folder)) {
-    const { named, hidden } = fieldWithValue('Ledger Folder', credentials.ledgerFolder, credentials.apiKey);
+    const { named, hidden } = fieldWithValue('Ledger Folder', credentials.ledgerFolder);
     return {
       field: 'ledgerFolder',
       message: `Pictor API credential: the ${named} is not an absolute path${hidden}; give a full path (e.g. /home/node/.n8n/pictor or ~/.n8n/pictor), or leave it empty for pictor in n8n's folder`,
