@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { say, usd } from '../../../bots/runner/index.js';
+import { makeImage } from '../../helpers/images.js';
 import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
 
 /** What the job's estimate is charged (1024×1024, low quality): what a reconcile charges a job whose process died after sending it. */
@@ -8,8 +9,11 @@ const ESTIMATE_USD = 0.00636;
 
 describe('a job a stop cut off, told “stopped” by the next start', () => {
   let h: DiscordHarness;
+  let release: (() => void) | undefined;
   afterEach(async () => {
     vi.restoreAllMocks();
+    release?.();
+    release = undefined;
     await h?.close();
   });
 
@@ -21,7 +25,8 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
     const ix = h.discord.slashCommand('imagine', { prompt, quality: 'low', size: '1024x1024' });
     const running = await drawingReply(h, ix);
     const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
-    const record = await vi.waitFor(async () => (await jobRecords().get(key)) ?? Promise.reject(new Error('no record yet')));
+    // Once its runner job is on it (the record is written as the job is answered, its runner job added as it starts).
+    const record = await vi.waitFor(async () => ((await jobRecords().get(key))?.runnerJobId ? (await jobRecords().get(key))! : Promise.reject(new Error('no runner job yet'))));
     return { ix, running, key, record };
   }
 
@@ -59,5 +64,23 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
     await vi.waitFor(async () => expect(await jobRecords().get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
     const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
     expect(history.content).toContain('a fox nothing was charged for');
+  });
+
+  it('says an /edit stopped while its images were downloading, rather than leave its public reply “thinking…” for good: nothing charged, no Retry (its images were never kept)', async () => {
+    h = await DiscordHarness.start();
+    const held = h.discord.holdRequests((method, path) => method === 'GET' && path.startsWith('/attachments'));
+    release = () => held.release();
+    const image1 = h.discord.hostFile({ filename: 'a.png', bytes: await makeImage('png', 16, 16) });
+    const ix = h.discord.slashCommand('edit', { prompt: 'paint it blue', image1 });
+    await h.discord.waitFor(() => held.held > 0 || undefined, 'the edit’s image downloading');
+    await h.restart({ crash: true });
+
+    const stopped = await h.discord.waitFor(() => {
+      const message = h.discord.original(ix);
+      return message?.content.includes(say('en', 'discord.job.interrupted_no_retry')) ? message : undefined;
+    }, 'the edit told stopped');
+    expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted_no_retry')]);
+    expect(buttonsOf(stopped)).toEqual([]);
+    expect(h.emulator.requests ?? []).toEqual([]);
   });
 });
