@@ -233,6 +233,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       for (const surface of configured) {
         const running = await surface.start({
           runner,
+          ledger: store,
           state,
           logger: logger.child({ surface: surface.id }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused(surface.id)),

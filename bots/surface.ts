@@ -1,6 +1,6 @@
 import type { LoggerLike } from 'pictor';
 import type { Env } from 'pictor/internal';
-import type { JobRunner } from './runner/index.js';
+import type { JobRunner, QuotaStore } from './runner/index.js';
 import type { BotState } from './state/index.js';
 
 /** What `npm start` hands every surface it starts. */
@@ -12,6 +12,8 @@ export interface SurfaceContext {
    * its leases and buckets). Closed by `npm start` after the surfaces.
    */
   state: BotState;
+  /** The ledger the runner charges, to read what it charged a job (its usage records). */
+  ledger?: Pick<QuotaStore, 'usage'> | undefined;
   /** Already a child logger for this surface. */
   logger: LoggerLike;
   /** Counts a write the platform refused (metrics), when metrics are on. */

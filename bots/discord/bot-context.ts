@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import type { LoggerLike } from 'pictor';
-import type { JobRunner, Requester } from '../runner/index.js';
+import type { JobRunner, QuotaStore, Requester } from '../runner/index.js';
 import type { DownloadPolicy } from './download-images.js';
 import type { FirstAnswersInFlight } from './first-answers-first.js';
 import type { JobRecordStore } from './JobRecordStore.js';
@@ -29,6 +29,11 @@ export interface BotContext {
   /** `DISCORD_USER_INSTALLS`: jobs are taken in DMs and user installs (on the user's own budget); otherwise refused there. */
   userInstalls: boolean;
   downloadPolicy: DownloadPolicy;
+  /**
+   * The ledger's usage records (what it charged each job, by the runner's job id): the sweep says what a job a stop cut
+   * off was charged (the start's reconcile charges one that reached the service). Without it, nothing is said of it.
+   */
+  ledger?: Pick<QuotaStore, 'usage'> | undefined;
   /** Keeps track of a job until its reply is final (stop() waits for these). */
   track(done: Promise<unknown>): void;
 }

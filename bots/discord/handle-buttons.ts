@@ -102,6 +102,8 @@ const LEFTOVER_NOT_SHOWN: Record<Exclude<Awaited<ReturnType<typeof showClickedLe
 
 async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
   const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
+  // Recorded as it was answered and not started yet here (an edit's images downloading): no leftover of a gone process.
+  if (!info && !record.runnerJobId && isRunning(record) && (await ctx.store.heldHere(record.key).catch(() => false))) return tell(ctx, interaction, words('discord.button.not_updated'));
   if (!info) {
     // Running on another replica: the same rule as here, from the record, then that replica cancels it (its reply shows it).
     if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record);

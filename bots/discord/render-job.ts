@@ -200,11 +200,12 @@ export function renderResultGone(job: JobHeader): OutgoingMessage {
 
 /**
  * A job of a button whose record is gone (too old) or whose runner lost it (a restart): with Retry when it can run again
- * (`retry`), else saying it cannot (its prompt erased, its input images no longer kept).
+ * (`retry`), else saying it cannot (its prompt erased, its input images no longer kept); and what the ledger charged it
+ * (`cost`: its request had reached the service), as a cancelled job's message says.
  */
-export function renderInterrupted(job: JobHeader, retry = true): OutgoingMessage {
+export function renderInterrupted(job: JobHeader, retry = true, cost?: EndCost): OutgoingMessage {
   return {
-    content: withHeadline(job, say(job.locale, retry ? 'discord.job.interrupted' : 'discord.job.interrupted_no_retry')),
+    content: withHeadline(job, say(job.locale, retry ? 'discord.job.interrupted' : 'discord.job.interrupted_no_retry'), ...chargedLine(job, cost)),
     components: retry ? retryButtons(job.key, job.locale) : [],
     files: [],
   };

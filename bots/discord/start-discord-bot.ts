@@ -3,6 +3,7 @@ import { type LoggerLike } from 'pictor';
 import { scrubSecrets, timerMsOf } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
+import type { QuotaStore } from '../runner/index.js';
 import { loadCommands } from './commands/index.js';
 import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
@@ -27,6 +28,8 @@ export interface StartDiscordBotOptions {
   /** Discord's REST base without `/v10`. Default `https://discord.com/api`. */
   apiBaseUrl?: string | undefined;
   runner: DiscordJobRunner;
+  /** The ledger the runner charges (its usage records): the sweep's "stopped" says what the job was charged. */
+  ledger?: Pick<QuotaStore, 'usage'> | undefined;
   /**
    * The bots' state (the data folder, or Redis shared by replicas): job records, kept images, drafts, interactions
    * taken. Not closed by `stop()`: its opener closes it after.
@@ -152,6 +155,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const ctx: BotContext = {
     runner: options.runner,
     store,
+    ledger: options.ledger,
     askHolderToCancel: (key, by) => askHolderToCancel(store.records, key, by),
     logger,
     webhookRest,

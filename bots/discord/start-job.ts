@@ -45,6 +45,8 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   let images = Array.isArray(job.images) ? job.images : [];
   const { kind, requester } = job;
   const toFetch = Array.isArray(job.images) ? undefined : job.images;
+  /** The record written as the job was answered (`accept`): whether it was. */
+  let recorded: Promise<boolean> | undefined;
   const handle = await ctx.runner.request(
     {
       kind: job.kind,
@@ -64,6 +66,16 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         const flags = decided.private ? MessageFlags.Ephemeral : undefined;
         const answer = () => (firstAnswer === 'update' && interaction.isMessageComponent() ? interaction.deferUpdate() : interaction.deferReply({ flags }));
         if ((await acknowledge(`${kind}: ${firstAnswer === 'update' ? 'defer update' : 'defer'}`, answer, ctx.logger)) === 'expired') return undefined;
+        // Recorded at once, running (held by this process), with the reply to edit: a process that dies now — an edit's
+        // images still downloading — leaves it to the next sweep, which says it stopped rather than leave "thinking…".
+        // Its runner job and input images are added once the runner started it; nothing was sent, so nothing is charged.
+        recorded = ctx.store
+          .add({ key, kind, prompt: decided.prompt, options: decided.options, requester, status: 'running', reply: replyOf(interaction), locale: localeOf(interaction, decided), ...(decided.private && { private: true }) })
+          .then(
+            () => true,
+            (error: unknown) => (ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not record a job as it was answered; it is recorded once it starts'), false),
+          );
+        await recorded;
         if (decided.ignoredDefaults) await tellIgnoredDefaults(ctx, interaction, decided);
         // The job's work (its images, its stream, its edits) after the other interactions' first answers asked before this one's.
         await ctx.firstAnswers.behind();
@@ -90,12 +102,16 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       fail: (reason) => refuseAfterAnswer(ctx, interaction, firstAnswer, reason),
     },
   );
-  if (!handle || !admitted) return;
+  if (!handle || !admitted) {
+    // Answered, then not started (its images could not be fetched, the bot stopping): told so privately, nothing
+    // charged; its record goes, not to be swept as "stopped".
+    if (await recorded) await ctx.store.remove(key).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not remove the record of a job that did not start'));
+    return;
+  }
   // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
-  const reply = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
   const { prompt, options } = admitted;
   await ctx.store.add(
-    { key, kind, prompt, options, requester, status: 'running', runnerJobId: handle.id, reply, locale: localeOf(interaction, admitted), createdAt: handle.submittedAt, ...(admitted.private && { private: true }) },
+    { key, kind, prompt, options, requester, status: 'running', runnerJobId: handle.id, reply: replyOf(interaction), locale: localeOf(interaction, admitted), createdAt: handle.submittedAt, ...(admitted.private && { private: true }) },
     images,
   );
   // A forget landing between the acceptance and this write did not find the record: asked once it is written (a forget
@@ -105,6 +121,11 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   }
   // Shown to its end by its view: a stop waits for it (within its grace).
   ctx.track(handle.done);
+}
+
+/** The job's reply, as a later process can edit it (its token, for 15 minutes). */
+function replyOf(interaction: JobInteraction): { applicationId: string; token: string; issuedAt: number } {
+  return { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
 }
 
 /** The language of a job's messages: the server's for a public one (everyone in the channel reads it), the member's for a private one. */

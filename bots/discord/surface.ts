@@ -24,6 +24,7 @@ export const discordSurface: Surface<DiscordConfig> = {
       interactions: config.interactions,
       gatewayLease: link && { redis: link.commands, prefix: link.config.prefix },
       runner: ctx.runner,
+      ledger: ctx.ledger,
       state: ctx.state,
       logger: ctx.logger,
       onWriteRefused: ctx.onWriteRefused,

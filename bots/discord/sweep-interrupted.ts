@@ -1,6 +1,6 @@
 import type { REST } from 'discord.js';
 import { sniffImageType } from 'pictor';
-import { say } from '../runner/index.js';
+import { say, userKeyOf } from '../runner/index.js';
 import { endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
@@ -170,10 +170,14 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
   // The try is saved first (`sweptAt`), as a record is before its mark: a post that reaches Discord and whose mark then
   // fails (or a crash between them) is not posted again at a later start past the age rule.
   await markTried(ctx, record);
+  // What the ledger charged it (the start's reconcile charges a job whose request had reached the service), said as a
+  // cancelled job's charge is; and, for a job its runner took, its end as the runner records every job's (history, audit).
+  const cost = await chargedOf(ctx, record);
+  const stoppedEnd: JobEnd | undefined = record.runnerJobId ? jobEndOf({ type: 'failed', code: INTERRUPTED, ...(cost && { cost }) }) : undefined;
   let shown = false;
   try {
     // Retry only when it can run again (`whyNotRunAgain`: its prompt erased by a forget, an edit's images gone).
-    shown = (await target.final([renderInterrupted(header, whyNotRunAgain(record, Date.now()) === undefined)])).first;
+    shown = (await target.final([renderInterrupted(header, whyNotRunAgain(record, Date.now()) === undefined, cost)])).first;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
     return 'left';
@@ -188,8 +192,9 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
   ctx.logger.info({ jobKey: record.key, via: target.mode }, 'marked a job interrupted by the last stop');
   // A mark that fails (every try) keeps "stopped" as shown, as a recorded end's is (`showRecordedEnd`): whoever takes it
   // next marks it ended saying nothing, rather than post it again. When that fails too, it is left as it was.
+  // Marked ended with the end to record (held), then recorded, then released: the live view's order.
   try {
-    await ctx.store.markEnded(record.key, 'failed');
+    await ctx.store.markEnded(record.key, 'failed', stoppedEnd ? { end: stoppedEnd } : {});
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its “stopped” is kept as shown');
     try {
@@ -198,9 +203,38 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
       ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s “stopped” was shown; its record is left running');
       return 'left';
     }
+    // Kept as shown and recorded: its end is recorded here (the next sweep says nothing of it and records nothing).
+    if (stoppedEnd) ctx.track(recordEnd(ctx, record, stoppedEnd, linkOf(ctx, record, target)));
+    return 'shown';
   }
+  // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
+  if (stoppedEnd) ctx.track(recordShownEnd(ctx, record, stoppedEnd, linkOf(ctx, record, target)));
   return 'shown';
 }
+
+/** The failure code of a job a stop cut off, as its history and audit entries keep it (the ledger's outcome `interrupted`). */
+const INTERRUPTED = 'interrupted';
+
+/**
+ * What the ledger charged a job its process left (its usage record, by the runner's job id): the estimate a reconcile
+ * charged once its request had reached the service, or what its process settled. None when nothing was charged, when
+ * the runner never took it, or when the ledger cannot be read (logged: "stopped" is said without the charge line).
+ */
+async function chargedOf(ctx: BotContext, record: JobRecord): Promise<{ totalUsd: number } | undefined> {
+  const jobId = record.runnerJobId;
+  if (!jobId || !ctx.ledger) return undefined;
+  try {
+    // By the day it counts in (the day it was reserved: its record was made just after).
+    const records = await ctx.ledger.usage({ userKey: userKeyOf(record.requester), since: record.createdAt - DAY_MS });
+    const charged = records.find((r) => r.jobId === jobId);
+    return charged && charged.costUsd > 0 ? { totalUsd: charged.costUsd } : undefined;
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not read what the ledger charged a job the last stop left; it is shown stopped without it');
+    return undefined;
+  }
+}
+
+const DAY_MS = 24 * 3_600_000;
 
 /** Saves on a record that a sweep tried to say it stopped (`sweptAt`), before the try; a failure is logged. */
 async function markTried(ctx: BotContext, record: JobRecord): Promise<void> {

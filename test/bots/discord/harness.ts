@@ -120,6 +120,7 @@ export class DiscordHarness {
       applicationId: this.discord.applicationId,
       apiBaseUrl: this.discord.apiBaseUrl,
       runner: this.runner,
+      ledger: this.#quotaStore,
       state: this.state,
       allowedAttachmentHosts: [this.discord.cdnHost],
       logger: this.logger,

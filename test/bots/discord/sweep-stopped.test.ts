@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
+import { say, usd } from '../../../bots/runner/index.js';
+import { makeImage } from '../../helpers/images.js';
+import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
+
+/** What the job's estimate is charged (1024×1024, low quality): what a reconcile charges a job whose process died after sending it. */
+const ESTIMATE_USD = 0.00636;
+
+describe('a job a stop cut off, told “stopped” by the next start', () => {
+  let h: DiscordHarness;
+  let release: (() => void) | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    release?.();
+    release = undefined;
+    await h?.close();
+  });
+
+  const jobRecords = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+
+  /** A bot whose `/imagine` job is drawing (a slow service): its request reached the service. */
+  async function drawing(prompt: string) {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt, quality: 'low', size: '1024x1024' });
+    const running = await drawingReply(h, ix);
+    const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
+    // Once its runner job is on it (the record is written as the job is answered, its runner job added as it starts).
+    const record = await vi.waitFor(async () => ((await jobRecords().get(key))?.runnerJobId ? (await jobRecords().get(key))! : Promise.reject(new Error('no runner job yet'))));
+    return { ix, running, key, record };
+  }
+
+  /** The "stopped" that replaced the job's "Drawing…". */
+  function stoppedReply(running: { id: string }) {
+    return h.discord.waitFor(() => {
+      const message = h.discord.messages.get(running.id);
+      return message?.content.includes(say('en', 'discord.job.interrupted')) ? message : undefined;
+    }, 'the job told stopped');
+  }
+
+  it('says what the ledger charged a job whose request had reached the service, and keeps it in the member’s history with that cost', async () => {
+    const { running, key, record } = await drawing('a fox charged as the bot died');
+    // The ledger charges the job (at the next start, a reconcile charges its estimate; this harness's crash keeps its
+    // ledger's process alive, so the charge is made here, as the ledger makes it).
+    await h.quotaStore.settle(record.runnerJobId!, ESTIMATE_USD, { basis: 'estimate', outcome: 'failed' });
+    await h.restart({ crash: true });
+
+    const stopped = await stoppedReply(running);
+    expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted'), say('en', 'discord.job.charged', { usd: usd(ESTIMATE_USD) })]);
+    expect(buttonsOf(stopped).map((b) => b.label)).toEqual(['Retry']);
+    // Recorded once, as the runner records every job's end: its record released with it.
+    await vi.waitFor(async () => expect(await jobRecords().get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
+    expect(history.content).toContain('a fox charged as the bot died');
+    expect(history.content).toContain('$0.0064');
+  });
+
+  it('says no charge of a job the ledger did not charge (its request never sent), and still keeps it in the history', async () => {
+    const { running, key } = await drawing('a fox nothing was charged for');
+    await h.restart({ crash: true });
+
+    const stopped = await stoppedReply(running);
+    expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted')]);
+    await vi.waitFor(async () => expect(await jobRecords().get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
+    expect(history.content).toContain('a fox nothing was charged for');
+  });
+
+  it('says an /edit stopped while its images were downloading, rather than leave its public reply “thinking…” for good: nothing charged, no Retry (its images were never kept)', async () => {
+    h = await DiscordHarness.start();
+    const held = h.discord.holdRequests((method, path) => method === 'GET' && path.startsWith('/attachments'));
+    release = () => held.release();
+    const image1 = h.discord.hostFile({ filename: 'a.png', bytes: await makeImage('png', 16, 16) });
+    const ix = h.discord.slashCommand('edit', { prompt: 'paint it blue', image1 });
+    await h.discord.waitFor(() => held.held > 0 || undefined, 'the edit’s image downloading');
+    await h.restart({ crash: true });
+
+    const stopped = await h.discord.waitFor(() => {
+      const message = h.discord.original(ix);
+      return message?.content.includes(say('en', 'discord.job.interrupted_no_retry')) ? message : undefined;
+    }, 'the edit told stopped');
+    expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted_no_retry')]);
+    expect(buttonsOf(stopped)).toEqual([]);
+    expect(h.emulator.requests ?? []).toEqual([]);
+  });
+});
