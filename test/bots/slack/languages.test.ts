@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { buttonsOf, type FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -93,5 +94,12 @@ describe('a member’s language on Slack (users.info with include_locale)', () =
     expect(await privately(fake, 'a fox --n 4', 'U0KOREAN')).toBe('At most 2 images per job can be made here; ask for fewer.');
     fake.failNext('users.info', { status: 200, error: 'missing_scope' });
     expect(await privately(fake, 'a fox --n 4', 'U0NOSCOPE')).toBe('At most 2 images per job can be made here; ask for fewer.');
+  });
+  it('a German member whose look-up failed once is answered in German at their next request, not in English for an hour', async () => {
+    h = await start();
+    h.fake.failNext('users.info', { status: 200, error: 'fatal_error', count: 1 });
+    expect(await privately(h.fake, 'styles', ADMIN_DE)).toBe(say('en', 'styles.none', { command: '`/imagine admin style NAME TEXT`' }));
+    expect(await privately(h.fake, 'styles', ADMIN_DE)).toBe(say('de', 'styles.none', { command: '`/imagine admin style NAME TEXT`' }));
+    expect(h.fake.callsOf('users.info')).toHaveLength(2);
   });
 });
