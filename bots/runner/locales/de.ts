@@ -379,6 +379,8 @@ export const de = {
   'discord.option.style_text': 'Text um den Prompt: vorher {placeholder} nachher; oder clear, um den Stil zu entfernen',
   'slack.help.style': '<b>Hausstile:</b> {flag} fügt deinem Prompt einen Stil dieses Workspaces hinzu; {command} listet sie auf.',
   'slack.flag.style_value': 'der Name eines Hausstils dieses Workspaces',
+  'slack.flag.integer_range': 'eine ganze Zahl von {min} bis {max}',
+  'slack.flag.compression_range': 'eine ganze Zahl von {min} bis {max}, nur mit {flag} {formats}',
   'slack.styles.usage':
     'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
   // Private results and member defaults

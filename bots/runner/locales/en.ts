@@ -404,6 +404,8 @@ export const en = {
   'discord.option.style_text': 'Text around the prompt: before {placeholder} after; or clear to remove the style',
   'slack.help.style': '<b>House styles:</b> {flag} adds a style of this workspace to your prompt; {command} lists them.',
   'slack.flag.style_value': 'the name of one of this workspace’s house styles',
+  'slack.flag.integer_range': 'an integer from {min} to {max}',
+  'slack.flag.compression_range': 'an integer from {min} to {max}, only with {flag} {formats}',
   'slack.styles.usage':
     'Say {how}: NAME is lowercase letters, digits, - or _; TEXT goes around the prompt, {placeholder} where the prompt goes; flags set the style’s options; {clear} removes it.',
   // Private results and member defaults

@@ -379,6 +379,8 @@ export const es = {
   'discord.option.style_text': 'Texto alrededor del prompt: antes {placeholder} después; o clear para eliminar el estilo',
   'slack.help.style': '<b>Estilos de la casa:</b> {flag} añade un estilo de este espacio de trabajo a tu prompt; {command} los lista.',
   'slack.flag.style_value': 'el nombre de uno de los estilos de la casa de este espacio de trabajo',
+  'slack.flag.integer_range': 'un número entero de {min} a {max}',
+  'slack.flag.compression_range': 'un número entero de {min} a {max}, solo con {flag} {formats}',
   'slack.styles.usage':
     'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
   // Private results and member defaults

@@ -379,6 +379,8 @@ export const fr = {
   'discord.option.style_text': 'Texte autour du prompt : avant {placeholder} après ; ou clear pour supprimer le style',
   'slack.help.style': '<b>Styles maison :</b> {flag} ajoute un style de cet espace de travail à votre prompt ; {command} les liste.',
   'slack.flag.style_value': 'le nom d’un des styles maison de cet espace de travail',
+  'slack.flag.integer_range': 'un entier de {min} à {max}',
+  'slack.flag.compression_range': 'un entier de {min} à {max}, seulement avec {flag} {formats}',
   'slack.styles.usage':
     'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
   // Private results and member defaults

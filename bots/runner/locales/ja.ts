@@ -379,6 +379,8 @@ export const ja = {
   'discord.option.style_text': 'プロンプトの前後のテキスト：前 {placeholder} 後。clear でスタイルを削除',
   'slack.help.style': '<b>ハウススタイル:</b> {flag} でこのワークスペースのスタイルをプロンプトに加えます。{command} で一覧を表示します。',
   'slack.flag.style_value': 'このワークスペースのハウススタイルの名前',
+  'slack.flag.integer_range': '{min} から {max} までの整数',
+  'slack.flag.compression_range': '{min} から {max} までの整数（{flag} が {formats} のときだけ）',
   'slack.styles.usage':
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
   // Private results and member defaults

@@ -379,6 +379,8 @@ export const ptBR = {
   'discord.option.style_text': 'Texto em volta do prompt: antes {placeholder} depois; ou clear para remover o estilo',
   'slack.help.style': '<b>Estilos da casa:</b> {flag} acrescenta um estilo deste workspace ao seu prompt; {command} os lista.',
   'slack.flag.style_value': 'o nome de um dos estilos da casa deste workspace',
+  'slack.flag.integer_range': 'um número inteiro de {min} a {max}',
+  'slack.flag.compression_range': 'um número inteiro de {min} a {max}, só com {flag} {formats}',
   'slack.styles.usage':
     'Diga {how}: NAME são letras minúsculas, dígitos, - ou _; TEXT vai em volta do prompt, {placeholder} onde vai o prompt; as flags definem as opções do estilo; {clear} o remove.',
   // Private results and member defaults
