@@ -352,6 +352,7 @@ export const en = {
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).
   'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for; size, quality and count must be values Pictor takes.',
+  'slack.step.bad_input': 'The step’s {input, select, size {Size} quality {Quality} other {Images}} input cannot be “{given}”: it takes {allowed}.',
   'slack.step.cancelled': 'The image job was stopped before it finished.',
   'slack.step.not_posted': 'The images were made but could not be posted in the channel.',
 
