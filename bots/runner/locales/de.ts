@@ -286,7 +286,7 @@ export const de = {
   'slack.help.flags': 'Flags können überall im Text stehen:',
   'slack.help.edit':
     '<b>Bilder bearbeiten:</b> Wähle <b>Edit image</b> im ⋯-Menü einer Nachricht mit Bildern, nutze {command}, um bis zu 10 hochzuladen, oder erwähne mich in einer Nachricht (oder einem Thread) mit Bildern: _@Pictor mach den Himmel lila_.',
-  'slack.help.progress': 'Der Fortschritt erscheint in der Nachricht, die ich poste; die Bilder landen in ihrem Thread, mit den Buttons <b>Neu erstellen</b> und <b>Bearbeiten</b>.',
+  'slack.help.progress': 'Der Fortschritt erscheint in der Nachricht, die ich poste, mit Vorschauen in ihrem Thread; die fertigen Bilder werden direkt danach im Kanal geteilt (im Thread, wenn du in einem gefragt hast), gefolgt von den Buttons <b>Neu erstellen</b>, <b>Bearbeiten</b> und <b>Löschen</b>.',
   'slack.help.usage': '<b>Was du ausgegeben hast:</b> {command} (heute, diesen Monat, was von deinen Budgets übrig ist).',
   'slack.help.admins': '<b>Bot-Admins:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` für die Einstellung des Betreibers).',
 
@@ -327,7 +327,7 @@ export const de = {
   'slack.home.admin_header': 'Dieser Workspace (nur für Admins)',
   'slack.home.how': 'Erstelle Bilder mit {command} in einem beliebigen Kanal, bearbeite sie mit *Edit image* im ⋯-Menü einer Nachricht, oder erwähne mich. Nur du siehst diese Seite.',
   'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft; Größe, Qualität und Anzahl müssen Werte sein, die Pictor annimmt.',
-  'slack.step.bad_input': 'Die Eingabe {input, select, size {Size} quality {Quality} other {Images}} des Schritts kann nicht „{given}“ sein: Sie nimmt {allowed}.',
+  'slack.step.bad_input': 'Die Eingabe {input, select, size {Size} quality {Quality} other {Images}} des Schritts kann nicht „{given}“ sein: sie nimmt {allowed}.',
   'slack.step.cancelled': 'Der Bildauftrag wurde gestoppt, bevor er fertig war.',
   'slack.step.not_posted': 'Die Bilder wurden erstellt, konnten aber nicht im Kanal gepostet werden.',
 

@@ -305,7 +305,7 @@ export const en = {
   'slack.help.flags': 'Flags go anywhere in the text:',
   'slack.help.edit':
     '<b>Edit images:</b> pick <b>Edit image</b> in the ⋯ menu of a message with images, run {command} to upload up to 10, or mention me in a message (or a thread) with images: _@Pictor make the sky purple_.',
-  'slack.help.progress': 'Progress shows in the message I post; images land in its thread, with <b>Reroll</b> and <b>Edit</b> buttons.',
+  'slack.help.progress': 'Progress shows in the message I post, with previews in its thread; the final images are shared in the channel right after it (in the thread, when you asked in one), followed by <b>Reroll</b>, <b>Edit</b> and <b>Delete</b> buttons.',
   'slack.help.usage': '<b>What you spent:</b> {command} (today, this month, what is left of your budgets).',
   'slack.help.admins':
     '<b>Bot admins:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` for the operator’s setting).',

@@ -286,7 +286,7 @@ export const es = {
   'slack.help.flags': 'Las opciones van en cualquier parte del texto:',
   'slack.help.edit':
     '<b>Editar imágenes:</b> elige <b>Edit image</b> en el menú ⋯ de un mensaje con imágenes, ejecuta {command} para subir hasta 10, o mencióname en un mensaje (o un hilo) con imágenes: _@Pictor pon el cielo morado_.',
-  'slack.help.progress': 'El progreso aparece en el mensaje que publico; las imágenes llegan a su hilo, con los botones <b>Regenerar</b> y <b>Editar</b>.',
+  'slack.help.progress': 'El progreso aparece en el mensaje que publico, con vistas previas en su hilo; las imágenes finales se comparten en el canal justo después (en el hilo, si lo pediste en uno), seguidas de los botones <b>Regenerar</b>, <b>Editar</b> y <b>Eliminar</b>.',
   'slack.help.usage': '<b>Lo que has gastado:</b> {command} (hoy, este mes, lo que queda de tus presupuestos).',
   'slack.help.admins': '<b>Admins del bot:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` para el ajuste del operador).',
 

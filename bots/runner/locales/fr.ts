@@ -286,7 +286,7 @@ export const fr = {
   'slack.help.flags': 'Les options se placent n’importe où dans le texte :',
   'slack.help.edit':
     '<b>Modifier des images :</b> choisissez <b>Edit image</b> dans le menu ⋯ d’un message avec des images, lancez {command} pour en envoyer jusqu’à 10, ou mentionnez-moi dans un message (ou un fil) avec des images : _@Pictor rends le ciel violet_.',
-  'slack.help.progress': 'L’avancement s’affiche dans le message que je publie ; les images arrivent dans son fil, avec les boutons <b>Relancer</b> et <b>Modifier</b>.',
+  'slack.help.progress': 'L’avancement s’affiche dans le message que je publie, avec des aperçus dans son fil ; les images finales sont partagées dans le canal juste après (dans le fil, si vous avez demandé dans un fil), suivies des boutons <b>Relancer</b>, <b>Modifier</b> et <b>Supprimer</b>.',
   'slack.help.usage': '<b>Vos dépenses :</b> {command} (aujourd’hui, ce mois-ci, ce qu’il reste de vos budgets).',
   'slack.help.admins': '<b>Admins du bot :</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly ; `clear` pour le réglage de l’opérateur).',
 

@@ -286,7 +286,7 @@ export const ja = {
   'slack.help.flags': 'フラグはテキストのどこに書いてもかまいません:',
   'slack.help.edit':
     '<b>画像を編集する:</b> 画像付きメッセージの ⋯ メニューから <b>Edit image</b> を選ぶ、{command} で最大 10 枚アップロードする、または画像付きのメッセージ（やスレッド）で私をメンションしてください: _@Pictor 空を紫にして_',
-  'slack.help.progress': '進み具合は私が投稿するメッセージに表示され、画像はそのスレッドに <b>再生成</b> と <b>編集</b> ボタン付きで届きます。',
+  'slack.help.progress': '進み具合は私が投稿するメッセージに表示され、プレビューはそのスレッドに届きます。完成した画像はその直後にチャンネルで共有され（スレッドで頼んだときはそのスレッドに）、続けて <b>再生成</b>・<b>編集</b>・<b>削除</b> ボタンが届きます。',
   'slack.help.usage': '<b>支出の確認:</b> {command}（今日、今月、予算の残り）',
   'slack.help.admins': '<b>ボット管理者:</b> {command}（user-daily、user-monthly、workspace-daily、workspace-monthly。運営者の設定に戻すには `clear`）',
 

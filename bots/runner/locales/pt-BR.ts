@@ -286,7 +286,7 @@ export const ptBR = {
   'slack.help.flags': 'As opções podem ir em qualquer lugar do texto:',
   'slack.help.edit':
     '<b>Editar imagens:</b> escolha <b>Edit image</b> no menu ⋯ de uma mensagem com imagens, use {command} para enviar até 10, ou me mencione em uma mensagem (ou conversa) com imagens: _@Pictor deixe o céu roxo_.',
-  'slack.help.progress': 'O progresso aparece na mensagem que eu publico; as imagens chegam na conversa dela, com os botões <b>Gerar de novo</b> e <b>Editar</b>.',
+  'slack.help.progress': 'O progresso aparece na mensagem que eu publico, com prévias na conversa dela; as imagens finais são compartilhadas no canal logo depois (na conversa, se você pediu em uma), seguidas dos botões <b>Gerar de novo</b>, <b>Editar</b> e <b>Excluir</b>.',
   'slack.help.usage': '<b>Quanto você gastou:</b> {command} (hoje, este mês, quanto resta dos seus orçamentos).',
   'slack.help.admins': '<b>Admins do bot:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` para a configuração do operador).',
 
