@@ -1,5 +1,5 @@
-import { ALLOWED, BACKGROUNDS, DEFAULTS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
-import { say, words, type FieldNames, type JobOptions } from '../runner/index.js';
+import { BACKGROUNDS, COMPRESSIBLE_FORMATS, DEFAULTS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
+import { anyOf, say, words, type FieldNames, type JobOptions } from '../runner/index.js';
 import { closestWord } from 'pictor/internal';
 import { SlackInputError } from './SlackInputError.js';
 import { plainTextOf } from './slack-text.js';
@@ -32,14 +32,29 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
 /** Each request field as the flag that sets it (`output_format` → `--format`): the runner's refusals name it so. */
 export const FLAG_NAMES: FieldNames = Object.fromEntries(Object.entries(FLAGS).map(([flag, spec]) => [spec.field, `--${flag}`]));
 
-/** What a flag accepts, in words (the core's `ALLOWED`, plus aliases), in `locale`; the values are the spec's in every language. */
+/**
+ * What a flag accepts, in words, in `locale`: its values (plus aliases), or its range of integers; the values, bounds
+ * and the formats compression needs are the spec's in every language, and a rule between fields names the flag.
+ */
 export function allowedFor(flag: string, locale?: string): string {
   if (flag === STYLE_FLAG) return say(locale, 'slack.flag.style_value');
   const spec = FLAGS[flag];
   if (!spec) return '';
-  const base = ALLOWED[spec.field] ?? (spec.values ? spec.values.join(', ') : '');
+  const base = spec.range ? rangeWords(spec, locale) : (spec.values ?? []).join(', ');
   const aliases = spec.aliases ? Object.entries(spec.aliases).map(([alias, value]) => `${alias} (= ${value})`) : [];
   return aliases.length ? say(locale, 'slack.flag.also', { base, aliases: aliases.join(', ') }) : base;
+}
+
+/** An integer range in words, in `locale`: `--compression`'s names the formats it goes with (`--format jpeg or webp`). */
+function rangeWords(spec: FlagSpec, locale: string | undefined): string {
+  const [min, max] = spec.range!;
+  if (spec.field !== 'output_compression') return say(locale, 'slack.flag.integer_range', { min, max });
+  return say(locale, 'slack.flag.compression_range', { min, max, flag: `--${flagOf('output_format')}`, formats: anyOf(COMPRESSIBLE_FORMATS) });
+}
+
+/** The flag that sets a request field (`output_format` → `format`). */
+function flagOf(field: OptionField): string {
+  return Object.entries(FLAGS).find(([, spec]) => spec.field === field)![0];
 }
 
 /** `--style NAME`: a house style of the workspace (the runner applies it; not a request field). */

@@ -21,8 +21,9 @@ export interface UserLocalesOptions {
  * Each Slack member's language (`users.info` with `include_locale`: `de-DE`, `ja-JP` …), asked once and kept —
  * bounded in count and time —, paced (at most `perMinute` look-ups a minute and 4 at once, one per person however
  * many of their requests come together), and never holding an answer back past `waitMs`: a member whose locale is not
- * known in time is answered in English that once. A workspace whose app lacks `users:read` is answered in English
- * (logged once).
+ * known in time is answered in English until it is (their look-up goes on, and its answer is kept). A look-up that
+ * failed is not kept: their next request asks again. A workspace whose app lacks `users:read` is answered in English
+ * (kept, and logged once).
  */
 export class UserLocales {
   readonly #o: Required<Omit<UserLocalesOptions, 'now'>> & { now: () => number };
@@ -53,9 +54,10 @@ export class UserLocales {
     }
     let asking = this.#asking.get(key);
     if (!asking) {
-      asking = this.#ask(client, userId).then((locale) => {
-        this.#keep(key, locale);
-        return locale;
+      asking = this.#ask(client, userId).then((answer) => {
+        // Slack's answer (a locale, none, or that the app may not ask) is kept; a failure is not: the next request asks again.
+        if (answer.kept) this.#keep(key, answer.locale);
+        return answer.locale;
       });
       this.#asking.set(key, asking);
       void asking.finally(() => this.#asking.delete(key));
@@ -78,17 +80,18 @@ export class UserLocales {
     };
   }
 
-  async #ask(client: webApi.WebClient, userId: string): Promise<string | undefined> {
+  /** The member's locale, and whether it is Slack's answer to keep (a failure, but for `missing_scope`, is not). */
+  async #ask(client: webApi.WebClient, userId: string): Promise<{ locale: string | undefined; kept: boolean }> {
     try {
       const answer = await this.#limiter.schedule(() => client.users.info({ user: userId, include_locale: true }));
-      return typeof answer.user?.locale === 'string' ? answer.user.locale : undefined;
+      return { locale: typeof answer.user?.locale === 'string' ? answer.user.locale : undefined, kept: true };
     } catch (error) {
       const code = slackErrorCode(error);
       if (!this.#warned) {
         this.#warned = true;
         this.#o.logger.warn({ code }, code === 'missing_scope' ? 'Slack did not tell a member’s language: the app lacks the users:read scope (reinstall it from its manifest); answering in English' : 'Slack did not tell a member’s language; answering in English');
       }
-      return undefined;
+      return { locale: undefined, kept: code === 'missing_scope' };
     }
   }
 

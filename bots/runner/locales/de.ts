@@ -287,7 +287,7 @@ export const de = {
   'slack.help.flags': 'Flags können überall im Text stehen:',
   'slack.help.edit':
     '<b>Bilder bearbeiten:</b> Wähle <b>Edit image</b> im ⋯-Menü einer Nachricht mit Bildern, nutze {command}, um bis zu 10 hochzuladen, oder erwähne mich in einer Nachricht (oder einem Thread) mit Bildern: _@Pictor mach den Himmel lila_.',
-  'slack.help.progress': 'Der Fortschritt erscheint in der Nachricht, die ich poste; die Bilder landen in ihrem Thread, mit den Buttons <b>Neu erstellen</b> und <b>Bearbeiten</b>.',
+  'slack.help.progress': 'Der Fortschritt erscheint in der Nachricht, die ich poste, mit Vorschauen in ihrem Thread; die fertigen Bilder werden direkt danach im Kanal geteilt (im Thread, wenn du in einem gefragt hast), gefolgt von den Buttons <b>Neu erstellen</b>, <b>Bearbeiten</b> und <b>Löschen</b>.',
   'slack.help.usage': '<b>Was du ausgegeben hast:</b> {command} (heute, diesen Monat, was von deinen Budgets übrig ist).',
   'slack.help.admins': '<b>Bot-Admins:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` für die Einstellung des Betreibers).',
 
@@ -306,6 +306,7 @@ export const de = {
   'slack.button.gone_reroll': 'Ich habe die Details dieses Auftrags nicht mehr; starte einen neuen mit {command}.',
   'slack.button.gone_delete': 'Ich habe die Details dieses Auftrags nicht mehr; lösche seine Nachricht über das Menü von Slack.',
   'slack.button.only_requester_delete': 'Nur {user} oder ein Admin kann diese Nachricht löschen.',
+  'slack.button.only_requester_edit': 'Nur {user} oder ein Admin kann diese Bilder bearbeiten.',
   'slack.button.could_not_delete': 'Ich konnte diese Nachricht nicht löschen; versuche es noch einmal.',
   'slack.button.gone_edit': 'Ich habe die Bilder dieses Auftrags nicht mehr; nutze stattdessen die Verknüpfung *Edit image* an den Bildern.',
   'slack.button.other_workspace': 'Dieser Auftrag wurde in einem anderen Workspace gestartet, der diesen Kanal teilt, und seine Schaltflächen funktionieren nur dort; starte deinen eigenen mit {command}.',
@@ -327,6 +328,7 @@ export const de = {
   'slack.home.admin_header': 'Dieser Workspace (nur für Admins)',
   'slack.home.how': 'Erstelle Bilder mit {command} in einem beliebigen Kanal, bearbeite sie mit *Edit image* im ⋯-Menü einer Nachricht, oder erwähne mich. Nur du siehst diese Seite.',
   'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft; Größe, Qualität und Anzahl müssen Werte sein, die Pictor annimmt.',
+  'slack.step.bad_input': 'Die Eingabe {input, select, size {Size} quality {Quality} other {Images}} des Schritts kann nicht „{given}“ sein: sie nimmt {allowed}.',
   'slack.step.cancelled': 'Der Bildauftrag wurde gestoppt, bevor er fertig war.',
   'slack.step.not_posted': 'Die Bilder wurden erstellt, konnten aber nicht im Kanal gepostet werden.',
 
@@ -379,6 +381,8 @@ export const de = {
   'discord.option.style_text': 'Text um den Prompt: vorher {placeholder} nachher; oder clear, um den Stil zu entfernen',
   'slack.help.style': '<b>Hausstile:</b> {flag} fügt deinem Prompt einen Stil dieses Workspaces hinzu; {command} listet sie auf.',
   'slack.flag.style_value': 'der Name eines Hausstils dieses Workspaces',
+  'slack.flag.integer_range': 'eine ganze Zahl von {min} bis {max}',
+  'slack.flag.compression_range': 'eine ganze Zahl von {min} bis {max}, nur mit {flag} {formats}',
   'slack.styles.usage':
     'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
   // Private results and member defaults

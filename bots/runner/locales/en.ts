@@ -306,7 +306,7 @@ export const en = {
   'slack.help.flags': 'Flags go anywhere in the text:',
   'slack.help.edit':
     '<b>Edit images:</b> pick <b>Edit image</b> in the ⋯ menu of a message with images, run {command} to upload up to 10, or mention me in a message (or a thread) with images: _@Pictor make the sky purple_.',
-  'slack.help.progress': 'Progress shows in the message I post; images land in its thread, with <b>Reroll</b> and <b>Edit</b> buttons.',
+  'slack.help.progress': 'Progress shows in the message I post, with previews in its thread; the final images are shared in the channel right after it (in the thread, when you asked in one), followed by <b>Reroll</b>, <b>Edit</b> and <b>Delete</b> buttons.',
   'slack.help.usage': '<b>What you spent:</b> {command} (today, this month, what is left of your budgets).',
   'slack.help.admins':
     '<b>Bot admins:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` for the operator’s setting).',
@@ -327,6 +327,7 @@ export const en = {
   'slack.button.gone_reroll': 'I no longer have the details of that job; start a new one with {command}.',
   'slack.button.gone_delete': 'I no longer have the details of that job; delete its message from Slack’s own menu.',
   'slack.button.only_requester_delete': 'Only {user} or an admin can delete this message.',
+  'slack.button.only_requester_edit': 'Only {user} or an admin can edit these images.',
   'slack.button.could_not_delete': 'I could not delete that message; try again.',
   'slack.button.gone_edit': 'I no longer have the images of that job; use the *Edit image* shortcut on the images instead.',
   'slack.button.other_workspace': 'That job was started in another workspace that shares this channel, and its buttons work only there; start your own with {command}.',
@@ -352,6 +353,7 @@ export const en = {
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).
   'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for; size, quality and count must be values Pictor takes.',
+  'slack.step.bad_input': 'The step’s {input, select, size {Size} quality {Quality} other {Images}} input cannot be “{given}”: it takes {allowed}.',
   'slack.step.cancelled': 'The image job was stopped before it finished.',
   'slack.step.not_posted': 'The images were made but could not be posted in the channel.',
 
@@ -404,6 +406,8 @@ export const en = {
   'discord.option.style_text': 'Text around the prompt: before {placeholder} after; or clear to remove the style',
   'slack.help.style': '<b>House styles:</b> {flag} adds a style of this workspace to your prompt; {command} lists them.',
   'slack.flag.style_value': 'the name of one of this workspace’s house styles',
+  'slack.flag.integer_range': 'an integer from {min} to {max}',
+  'slack.flag.compression_range': 'an integer from {min} to {max}, only with {flag} {formats}',
   'slack.styles.usage':
     'Say {how}: NAME is lowercase letters, digits, - or _; TEXT goes around the prompt, {placeholder} where the prompt goes; flags set the style’s options; {clear} removes it.',
   // Private results and member defaults

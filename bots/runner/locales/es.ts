@@ -287,7 +287,7 @@ export const es = {
   'slack.help.flags': 'Las opciones van en cualquier parte del texto:',
   'slack.help.edit':
     '<b>Editar imágenes:</b> elige <b>Edit image</b> en el menú ⋯ de un mensaje con imágenes, ejecuta {command} para subir hasta 10, o mencióname en un mensaje (o un hilo) con imágenes: _@Pictor pon el cielo morado_.',
-  'slack.help.progress': 'El progreso aparece en el mensaje que publico; las imágenes llegan a su hilo, con los botones <b>Regenerar</b> y <b>Editar</b>.',
+  'slack.help.progress': 'El progreso aparece en el mensaje que publico, con vistas previas en su hilo; las imágenes finales se comparten en el canal justo después (en el hilo, si lo pediste en uno), seguidas de los botones <b>Regenerar</b>, <b>Editar</b> y <b>Eliminar</b>.',
   'slack.help.usage': '<b>Lo que has gastado:</b> {command} (hoy, este mes, lo que queda de tus presupuestos).',
   'slack.help.admins': '<b>Admins del bot:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` para el ajuste del operador).',
 
@@ -306,6 +306,7 @@ export const es = {
   'slack.button.gone_reroll': 'Ya no tengo los detalles de ese trabajo; inicia uno nuevo con {command}.',
   'slack.button.gone_delete': 'Ya no tengo los detalles de ese trabajo; elimina su mensaje desde el menú de Slack.',
   'slack.button.only_requester_delete': 'Solo {user} o un admin puede eliminar este mensaje.',
+  'slack.button.only_requester_edit': 'Solo {user} o un admin puede editar estas imágenes.',
   'slack.button.could_not_delete': 'No pude eliminar ese mensaje; inténtalo de nuevo.',
   'slack.button.gone_edit': 'Ya no tengo las imágenes de ese trabajo; usa en su lugar el atajo *Edit image* sobre las imágenes.',
   'slack.button.other_workspace': 'Ese trabajo se inició en otro espacio de trabajo que comparte este canal, y sus botones solo funcionan allí; inicia el tuyo con {command}.',
@@ -327,6 +328,7 @@ export const es = {
   'slack.home.admin_header': 'Este espacio de trabajo (solo admins)',
   'slack.home.how': 'Crea imágenes con {command} en cualquier canal, edítalas con *Edit image* en el menú ⋯ de un mensaje o mencióname. Solo tú ves esta página.',
   'slack.step.bad_inputs': 'El paso necesita un prompt, un canal y la persona para la que se ejecuta; el tamaño, la calidad y la cantidad deben ser valores que Pictor acepte.',
+  'slack.step.bad_input': 'La entrada {input, select, size {Size} quality {Quality} other {Images}} del paso no puede ser «{given}»: admite {allowed}.',
   'slack.step.cancelled': 'El trabajo de imagen se detuvo antes de terminar.',
   'slack.step.not_posted': 'Las imágenes se crearon, pero no se pudieron publicar en el canal.',
 
@@ -379,6 +381,8 @@ export const es = {
   'discord.option.style_text': 'Texto alrededor del prompt: antes {placeholder} después; o clear para eliminar el estilo',
   'slack.help.style': '<b>Estilos de la casa:</b> {flag} añade un estilo de este espacio de trabajo a tu prompt; {command} los lista.',
   'slack.flag.style_value': 'el nombre de uno de los estilos de la casa de este espacio de trabajo',
+  'slack.flag.integer_range': 'un número entero de {min} a {max}',
+  'slack.flag.compression_range': 'un número entero de {min} a {max}, solo con {flag} {formats}',
   'slack.styles.usage':
     'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
   // Private results and member defaults

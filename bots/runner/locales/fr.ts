@@ -287,7 +287,7 @@ export const fr = {
   'slack.help.flags': 'Les options se placent n’importe où dans le texte :',
   'slack.help.edit':
     '<b>Modifier des images :</b> choisissez <b>Edit image</b> dans le menu ⋯ d’un message avec des images, lancez {command} pour en envoyer jusqu’à 10, ou mentionnez-moi dans un message (ou un fil) avec des images : _@Pictor rends le ciel violet_.',
-  'slack.help.progress': 'L’avancement s’affiche dans le message que je publie ; les images arrivent dans son fil, avec les boutons <b>Relancer</b> et <b>Modifier</b>.',
+  'slack.help.progress': 'L’avancement s’affiche dans le message que je publie, avec des aperçus dans son fil ; les images finales sont partagées dans le canal juste après (dans le fil, si vous avez demandé dans un fil), suivies des boutons <b>Relancer</b>, <b>Modifier</b> et <b>Supprimer</b>.',
   'slack.help.usage': '<b>Vos dépenses :</b> {command} (aujourd’hui, ce mois-ci, ce qu’il reste de vos budgets).',
   'slack.help.admins': '<b>Admins du bot :</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly ; `clear` pour le réglage de l’opérateur).',
 
@@ -306,6 +306,7 @@ export const fr = {
   'slack.button.gone_reroll': 'Je n’ai plus les détails de cette tâche ; lancez-en une nouvelle avec {command}.',
   'slack.button.gone_delete': 'Je n’ai plus les détails de cette tâche ; supprimez son message depuis le menu de Slack.',
   'slack.button.only_requester_delete': 'Seul {user} ou un admin peut supprimer ce message.',
+  'slack.button.only_requester_edit': 'Seul {user} ou un admin peut modifier ces images.',
   'slack.button.could_not_delete': 'Je n’ai pas pu supprimer ce message ; réessayez.',
   'slack.button.gone_edit': 'Je n’ai plus les images de cette tâche ; utilisez plutôt le raccourci *Edit image* sur les images.',
   'slack.button.other_workspace': 'Cette tâche a été lancée dans un autre espace de travail qui partage ce canal, et ses boutons ne fonctionnent que là-bas ; lancez la vôtre avec {command}.',
@@ -327,6 +328,7 @@ export const fr = {
   'slack.home.admin_header': 'Cet espace de travail (admins seulement)',
   'slack.home.how': 'Créez des images avec {command} dans n’importe quel canal, modifiez-les avec *Edit image* dans le menu ⋯ d’un message, ou mentionnez-moi. Vous seul voyez cette page.',
   'slack.step.bad_inputs': 'L’étape a besoin d’un prompt, d’un canal et de la personne pour qui elle s’exécute ; la taille, la qualité et le nombre doivent être des valeurs que Pictor accepte.',
+  'slack.step.bad_input': 'L’entrée {input, select, size {Size} quality {Quality} other {Images}} de l’étape ne peut pas être « {given} » : elle prend {allowed}.',
   'slack.step.cancelled': 'La tâche d’image a été arrêtée avant la fin.',
   'slack.step.not_posted': 'Les images ont été créées mais n’ont pas pu être publiées dans le canal.',
 
@@ -379,6 +381,8 @@ export const fr = {
   'discord.option.style_text': 'Texte autour du prompt : avant {placeholder} après ; ou clear pour supprimer le style',
   'slack.help.style': '<b>Styles maison :</b> {flag} ajoute un style de cet espace de travail à votre prompt ; {command} les liste.',
   'slack.flag.style_value': 'le nom d’un des styles maison de cet espace de travail',
+  'slack.flag.integer_range': 'un entier de {min} à {max}',
+  'slack.flag.compression_range': 'un entier de {min} à {max}, seulement avec {flag} {formats}',
   'slack.styles.usage':
     'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
   // Private results and member defaults

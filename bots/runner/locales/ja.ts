@@ -287,7 +287,7 @@ export const ja = {
   'slack.help.flags': 'フラグはテキストのどこに書いてもかまいません:',
   'slack.help.edit':
     '<b>画像を編集する:</b> 画像付きメッセージの ⋯ メニューから <b>Edit image</b> を選ぶ、{command} で最大 10 枚アップロードする、または画像付きのメッセージ（やスレッド）で私をメンションしてください: _@Pictor 空を紫にして_',
-  'slack.help.progress': '進み具合は私が投稿するメッセージに表示され、画像はそのスレッドに <b>再生成</b> と <b>編集</b> ボタン付きで届きます。',
+  'slack.help.progress': '進み具合は私が投稿するメッセージに表示され、プレビューはそのスレッドに届きます。完成した画像はその直後にチャンネルで共有され（スレッドで頼んだときはそのスレッドに）、続けて <b>再生成</b>・<b>編集</b>・<b>削除</b> ボタンが届きます。',
   'slack.help.usage': '<b>支出の確認:</b> {command}（今日、今月、予算の残り）',
   'slack.help.admins': '<b>ボット管理者:</b> {command}（user-daily、user-monthly、workspace-daily、workspace-monthly。運営者の設定に戻すには `clear`）',
 
@@ -306,6 +306,7 @@ export const ja = {
   'slack.button.gone_reroll': 'そのジョブの詳細はもう保持していません。{command} で新しく始めてください。',
   'slack.button.gone_delete': 'そのジョブの詳細はもう保持していません。メッセージは Slack のメニューから削除してください。',
   'slack.button.only_requester_delete': 'このメッセージを削除できるのは {user} または管理者だけです。',
+  'slack.button.only_requester_edit': 'これらの画像を編集できるのは {user} または管理者だけです。',
   'slack.button.could_not_delete': 'そのメッセージを削除できませんでした。もう一度お試しください。',
   'slack.button.gone_edit': 'そのジョブの画像はもう保持していません。代わりに画像のショートカット *Edit image* を使ってください。',
   'slack.button.other_workspace': 'そのジョブはこのチャンネルを共有している別のワークスペースで開始されたため、ボタンはそちらでしか使えません。{command} で自分のジョブを開始してください。',
@@ -327,6 +328,7 @@ export const ja = {
   'slack.home.admin_header': 'このワークスペース（管理者のみ）',
   'slack.home.how': 'どのチャンネルでも {command} で画像を作成し、メッセージの ⋯ メニューの *Edit image* で編集するか、私をメンションしてください。このページはあなたにだけ表示されます。',
   'slack.step.bad_inputs': 'このステップには、プロンプト、チャンネル、実行対象の人が必要です。サイズ・品質・枚数は Pictor が受け付ける値にしてください。',
+  'slack.step.bad_input': 'このステップの入力 {input, select, size {Size} quality {Quality} other {Images}} に「{given}」は使えません。指定できるのは {allowed} です。',
   'slack.step.cancelled': '画像のジョブは完了前に停止されました。',
   'slack.step.not_posted': '画像は作成されましたが、チャンネルに投稿できませんでした。',
 
@@ -379,6 +381,8 @@ export const ja = {
   'discord.option.style_text': 'プロンプトの前後のテキスト：前 {placeholder} 後。clear でスタイルを削除',
   'slack.help.style': '<b>ハウススタイル:</b> {flag} でこのワークスペースのスタイルをプロンプトに加えます。{command} で一覧を表示します。',
   'slack.flag.style_value': 'このワークスペースのハウススタイルの名前',
+  'slack.flag.integer_range': '{min} から {max} までの整数',
+  'slack.flag.compression_range': '{min} から {max} までの整数（{flag} が {formats} のときだけ）',
   'slack.styles.usage':
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
   // Private results and member defaults

@@ -287,7 +287,7 @@ export const ptBR = {
   'slack.help.flags': 'As opções podem ir em qualquer lugar do texto:',
   'slack.help.edit':
     '<b>Editar imagens:</b> escolha <b>Edit image</b> no menu ⋯ de uma mensagem com imagens, use {command} para enviar até 10, ou me mencione em uma mensagem (ou conversa) com imagens: _@Pictor deixe o céu roxo_.',
-  'slack.help.progress': 'O progresso aparece na mensagem que eu publico; as imagens chegam na conversa dela, com os botões <b>Gerar de novo</b> e <b>Editar</b>.',
+  'slack.help.progress': 'O progresso aparece na mensagem que eu publico, com prévias na conversa dela; as imagens finais são compartilhadas no canal logo depois (na conversa, se você pediu em uma), seguidas dos botões <b>Gerar de novo</b>, <b>Editar</b> e <b>Excluir</b>.',
   'slack.help.usage': '<b>Quanto você gastou:</b> {command} (hoje, este mês, quanto resta dos seus orçamentos).',
   'slack.help.admins': '<b>Admins do bot:</b> {command} (user-daily, user-monthly, workspace-daily, workspace-monthly; `clear` para a configuração do operador).',
 
@@ -306,6 +306,7 @@ export const ptBR = {
   'slack.button.gone_reroll': 'Não tenho mais os detalhes dessa tarefa; inicie uma nova com {command}.',
   'slack.button.gone_delete': 'Não tenho mais os detalhes dessa tarefa; exclua a mensagem dela pelo menu do próprio Slack.',
   'slack.button.only_requester_delete': 'Só {user} ou um admin pode excluir esta mensagem.',
+  'slack.button.only_requester_edit': 'Só {user} ou um admin pode editar estas imagens.',
   'slack.button.could_not_delete': 'Não consegui excluir essa mensagem; tente de novo.',
   'slack.button.gone_edit': 'Não tenho mais as imagens dessa tarefa; use o atalho *Edit image* nas imagens.',
   'slack.button.other_workspace': 'Essa tarefa foi iniciada em outro workspace que compartilha este canal, e os botões dela só funcionam lá; inicie a sua com {command}.',
@@ -327,6 +328,7 @@ export const ptBR = {
   'slack.home.admin_header': 'Este espaço de trabalho (só admins)',
   'slack.home.how': 'Crie imagens com {command} em qualquer canal, edite-as com *Edit image* no menu ⋯ de uma mensagem, ou me mencione. Só você vê esta página.',
   'slack.step.bad_inputs': 'A etapa precisa de um prompt, de um canal e da pessoa para quem ela roda; tamanho, qualidade e quantidade precisam ser valores que o Pictor aceita.',
+  'slack.step.bad_input': 'A entrada {input, select, size {Size} quality {Quality} other {Images}} da etapa não pode ser “{given}”: ela aceita {allowed}.',
   'slack.step.cancelled': 'A tarefa de imagem foi interrompida antes de terminar.',
   'slack.step.not_posted': 'As imagens foram criadas, mas não deu para publicá-las no canal.',
 
@@ -379,6 +381,8 @@ export const ptBR = {
   'discord.option.style_text': 'Texto em volta do prompt: antes {placeholder} depois; ou clear para remover o estilo',
   'slack.help.style': '<b>Estilos da casa:</b> {flag} acrescenta um estilo deste workspace ao seu prompt; {command} os lista.',
   'slack.flag.style_value': 'o nome de um dos estilos da casa deste workspace',
+  'slack.flag.integer_range': 'um número inteiro de {min} a {max}',
+  'slack.flag.compression_range': 'um número inteiro de {min} a {max}, só com {flag} {formats}',
   'slack.styles.usage':
     'Diga {how}: NAME são letras minúsculas, dígitos, - ou _; TEXT vai em volta do prompt, {placeholder} onde vai o prompt; as flags definem as opções do estilo; {clear} o remove.',
   // Private results and member defaults

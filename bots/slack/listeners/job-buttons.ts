@@ -17,9 +17,9 @@ import { localeIn } from '../user-locales.js';
  * folder), so they keep working after a restart: Cancel stops a queued or
  * running job (its owner or an admin), and on a job that finished says so and
  * where its buttons are; Reroll runs the same request again for whoever clicks
- * it, Edit opens the edit modal on the job's images, Delete deletes the job's
+ * it, Edit opens the edit modal on the job's images and Delete deletes the job's
  * message, its images with their caption, the message with their buttons, and
- * the previews in its thread (its owner or an admin, as for Cancel).
+ * the previews in its thread (each its owner or an admin, as for Cancel).
  */
 /**
  * A saved request acts only for the workspace it was made in: a button
@@ -64,6 +64,12 @@ export function registerJobButtons(app: App, context: BotContext): void {
     channelId: body.channel?.id ?? body.container?.channel_id ?? '',
     locale: localeIn(auth),
   });
+  /** Who pressed a job's Edit or Delete, when they may: the member who asked for it, or an admin (as for Cancel); else undefined. */
+  const ownerOrAdmin = (request: SavedRequest, body: BlockAction, auth: Context) => {
+    const by = context.jobs.requester(actorOf(body, auth));
+    const owner = context.jobs.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
+    return mayCancel(owner, by) ? by : undefined;
+  };
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, async ({ ack, body, action, client, context: auth }) => {
     await ack();
@@ -149,9 +155,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
       await notify(say(locale, 'slack.button.gone_delete'));
       return;
     }
-    const by = context.jobs.requester(actorOf(body, auth));
-    const owner = context.jobs.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
-    if (!mayCancel(owner, by)) {
+    const by = ownerOrAdmin(request, body, auth);
+    if (!by) {
       await notify(say(locale, 'slack.button.only_requester_delete', { user: `<@${request.userId}>` }));
       return;
     }
@@ -194,6 +199,11 @@ export function registerJobButtons(app: App, context: BotContext): void {
     }
     if (!request?.outputFiles.length) {
       await notify(say(locale, 'slack.button.gone_edit'));
+      return;
+    }
+    // An edit is paid by whoever presses it, on the images of the member who asked: theirs or an admin's to edit, as for Delete.
+    if (!ownerOrAdmin(request, body, auth)) {
+      await notify(say(locale, 'slack.button.only_requester_edit', { user: `<@${request.userId}>` }));
       return;
     }
     // The runner's intake for a form (who, where, whether its job may be private here, a budget left) before the modal opens.

@@ -221,11 +221,16 @@ async function runStep(
 ): Promise<void> {
   const { userId, teamId, locale, client } = who;
   const channelId = typeof step.channel === 'string' ? step.channel : '';
-  const options = optionsOf(step);
-  if (!userId || !channelId || typeof step.prompt !== 'string' || !options) {
+  if (!userId || !channelId || typeof step.prompt !== 'string') {
     await end.fail(say(locale, 'slack.step.bad_inputs'));
     return;
   }
+  const read = optionsOf(step, locale);
+  if (!read.ok) {
+    await end.fail(plain(read.error));
+    return;
+  }
+  const { options } = read;
   // A house style of the workspace, by name, as `--style` takes it (an unknown one fails the step with the refusal's words).
   const style = typeof step.style === 'string' && step.style.trim() ? step.style.trim() : undefined;
   // A refusal, or a failure before the job's message, is told to the step: it fails with those words (plain text).
@@ -271,22 +276,24 @@ async function runStep(
 }
 
 /** The options a step asks for, checked as the spec takes them; undefined when one is not (the step fails). */
-function optionsOf(step: StepInputs): JobOptions | undefined {
+function optionsOf(step: StepInputs, locale: string | undefined): { ok: true; options: JobOptions } | { ok: false; error: string } {
+  // Each bad input is named by its title in Workflow Builder (the manifest's: Size, Quality, Images), with what it takes.
+  const bad = (input: 'size' | 'quality' | 'count', given: unknown, allowed: string) => ({ ok: false, error: say(locale, 'slack.step.bad_input', { input, given: String(given).slice(0, 100), allowed }) }) as const;
   const options: JobOptions = {};
   if (step.size !== undefined && step.size !== '') {
-    if (!(SIZES as readonly unknown[]).includes(step.size)) return undefined;
+    if (!(SIZES as readonly unknown[]).includes(step.size)) return bad('size', step.size, SIZES.join(', '));
     options.size = step.size as Size;
   }
   if (step.quality !== undefined && step.quality !== '') {
-    if (!(QUALITIES as readonly unknown[]).includes(step.quality)) return undefined;
+    if (!(QUALITIES as readonly unknown[]).includes(step.quality)) return bad('quality', step.quality, QUALITIES.join(', '));
     options.quality = step.quality as Quality;
   }
   if (step.count !== undefined && step.count !== '') {
     const n = Number(step.count);
-    if (!Number.isInteger(n) || n < LIMITS.nMin || n > LIMITS.nMax) return undefined;
+    if (!Number.isInteger(n) || n < LIMITS.nMin || n > LIMITS.nMax) return bad('count', step.count, say(locale, 'slack.flag.integer_range', { min: LIMITS.nMin, max: LIMITS.nMax }));
     options.n = n;
   }
-  return options;
+  return { ok: true, options };
 }
 
 async function permalinkOf(client: webApi.WebClient, file: string, context: Pick<BotContext, 'logger'>): Promise<string> {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
 import { RecordingServer } from '../../fakes/slack/RecordingServer.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { ADMIN, finishedActions, finishedJob, imageShares, jobMessages, png, startHarness, startWithAdmin, statusOf, type Harness } from './harness.js';
@@ -172,19 +173,33 @@ describe('editing images in Slack', () => {
     expect(Buffer.from(edit!.images[0]!.bytes!).equals(result.bytes!)).toBe(true);
   });
 
-  it('opens the edit modal on a job’s own images from its Edit button', async () => {
-    h = await startHarness();
+  it('opens the edit modal on a job’s own images from its Edit button, for an admin as for whoever asked', async () => {
+    h = await startWithAdmin();
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a green hill --quality low', channel: 'C0BUTTON' });
     const done = await finishedJob(fake, 'C0BUTTON');
     const result = imageShares(fake, 'C0BUTTON').at(-1)!.files![0]!;
-    await fake.clickButton(await finishedActions(fake, 'C0BUTTON'), 'pictor_edit', 'U0BOB');
+    await fake.clickButton(await finishedActions(fake, 'C0BUTTON'), 'pictor_edit', ADMIN);
     const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
-    await fake.submitView(view, { prompt: 'add sheep' });
+    await fake.submitView(view, { prompt: 'add sheep' }, ADMIN);
     const edited = await finishedJob(fake, 'C0BUTTON', 1);
     expect(edited.thread_ts).toBe(done.ts);
-    expect(edited.blocks && JSON.stringify(edited.blocks)).toContain('<@U0BOB> asked to edit an image');
+    expect(edited.blocks && JSON.stringify(edited.blocks)).toContain(`<@${ADMIN}> asked to edit an image`);
     expect(Buffer.from(edits(h)[0]!.images[0]!.bytes!).equals(result.bytes!)).toBe(true);
+  });
+
+  it('refuses another member’s press of a job’s Edit button privately, in their language: no form opens, nothing is sent or charged', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.setLocale('U0BOB', 'de-DE');
+    await fake.command({ command: '/imagine', text: 'a green hill --quality low', channel: 'C0BUTTON' });
+    await finishedJob(fake, 'C0BUTTON');
+    const before = h.emulator.requests.length;
+    const press = await fake.clickButton(await finishedActions(fake, 'C0BUTTON'), 'pictor_edit', 'U0BOB');
+    const told = await fake.waitFor(() => fake.responses.find((r) => press.responseUrl.endsWith(r.id)), 'the private refusal');
+    expect(told.body).toMatchObject({ response_type: 'ephemeral', text: say('de', 'slack.button.only_requester_edit', { user: '<@U0ALICE>' }) });
+    expect(fake.callsOf('views.open')).toEqual([]);
+    expect(h.emulator.requests).toHaveLength(before);
   });
 
   it('refuses a file stored on a host that is not Slack’s and never sends the bot token there', async () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { anyOf, say } from '../../../bots/runner/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { buttonsOf, type FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -93,5 +94,24 @@ describe('a member’s language on Slack (users.info with include_locale)', () =
     expect(await privately(fake, 'a fox --n 4', 'U0KOREAN')).toBe('At most 2 images per job can be made here; ask for fewer.');
     fake.failNext('users.info', { status: 200, error: 'missing_scope' });
     expect(await privately(fake, 'a fox --n 4', 'U0NOSCOPE')).toBe('At most 2 images per job can be made here; ask for fewer.');
+  });
+  it('a German member whose look-up failed once is answered in German at their next request, not in English for an hour', async () => {
+    h = await start();
+    h.fake.failNext('users.info', { status: 200, error: 'fatal_error', count: 1 });
+    expect(await privately(h.fake, 'styles', ADMIN_DE)).toBe(say('en', 'styles.none', { command: '`/imagine admin style NAME TEXT`' }));
+    expect(await privately(h.fake, 'styles', ADMIN_DE)).toBe(say('de', 'styles.none', { command: '`/imagine admin style NAME TEXT`' }));
+    expect(h.fake.callsOf('users.info')).toHaveLength(2);
+  });
+  it('a flag’s range and the rule of --compression, in a flag error and in the help, are in the member’s language and name the flag', async () => {
+    h = await start();
+    const nRange = (locale: string) => say(locale, 'slack.flag.integer_range', { min: 1, max: 10 });
+    const compression = (locale: string) => say(locale, 'slack.flag.compression_range', { min: 0, max: 100, flag: '--format', formats: anyOf(['jpeg', 'webp']) });
+    expect(await privately(h.fake, '狐 --n 0', ADMIN_JA)).toContain(nRange('ja'));
+    expect(await privately(h.fake, '狐 --compression 500 --format webp', ADMIN_JA)).toContain(compression('ja'));
+    const help = await privately(h.fake, 'help', ADMIN_DE);
+    expect(help).toContain(nRange('de'));
+    expect(help).toContain(compression('de'));
+    expect(help).not.toContain('output_format');
+    expect(help).not.toContain('integer');
   });
 });

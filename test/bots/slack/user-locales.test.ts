@@ -65,16 +65,56 @@ describe('UserLocales', () => {
     await locales.stop();
   });
 
+  it('keeps no failed look-up: the member’s next request asks Slack again and is answered in their language', async () => {
+    const locales = new UserLocales({ logger: silentLogger() });
+    const calls: string[] = [];
+    let fails = 1;
+    const client = {
+      users: {
+        info: async ({ user }: { user: string }) => {
+          calls.push(user);
+          if (fails-- > 0) throw Object.assign(new Error('An API error occurred: fatal_error'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'fatal_error' } });
+          return { ok: true, user: { id: user, locale: 'de-DE' } };
+        },
+      },
+    } as unknown as webApi.WebClient;
+    expect(await locales.of(client, 'T1', 'U1')).toBeUndefined();
+    expect(await locales.of(client, 'T1', 'U1')).toBe('de-DE');
+    expect(await locales.of(client, 'T1', 'U1')).toBe('de-DE');
+    expect(calls).toEqual(['U1', 'U1']);
+    await locales.stop();
+  });
+
+  it('keeps that the app may not ask (missing_scope) as Slack’s answer: English, without asking again', async () => {
+    const locales = new UserLocales({ logger: silentLogger() });
+    const calls: string[] = [];
+    const client = {
+      users: {
+        info: async ({ user }: { user: string }) => {
+          calls.push(user);
+          throw Object.assign(new Error('An API error occurred: missing_scope'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'missing_scope' } });
+        },
+      },
+    } as unknown as webApi.WebClient;
+    expect(await locales.of(client, 'T1', 'U1')).toBeUndefined();
+    expect(await locales.of(client, 'T1', 'U1')).toBeUndefined();
+    expect(calls).toEqual(['U1']);
+    await locales.stop();
+  });
+
   it('paces its look-ups: at most perMinute a minute', async () => {
     vi.useFakeTimers();
     const locales = new UserLocales({ logger: silentLogger(), perMinute: 2, waitMs: 120_000 });
-    const { client, calls } = clientWith({});
+    const { client, calls } = clientWith({ U3: 'fr-FR' });
     const asked = ['U1', 'U2', 'U3'].map((user) => locales.of(client, 'T1', user));
     await vi.advanceTimersByTimeAsync(1000);
     expect(calls).toEqual(['U1', 'U2']);
     await vi.advanceTimersByTimeAsync(60_000);
     expect(calls).toEqual(['U1', 'U2', 'U3']);
-    await Promise.all(asked);
+    // The member past the bound is asked when the next minute's look-ups come, and their answer is kept.
+    expect(await asked[2]).toBe('fr-FR');
+    expect(await locales.of(client, 'T1', 'U3')).toBe('fr-FR');
+    expect(calls).toHaveLength(3);
     await locales.stop();
   });
 });

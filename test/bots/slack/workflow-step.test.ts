@@ -85,7 +85,21 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     const bad = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', size: '999x999' } }));
     const unknownStyle = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', style: 'watercolor' } }));
     expect(unknownStyle).toMatchObject({ ok: false, error: expect.stringContaining('“watercolor”') as unknown });
-    expect(bad).toMatchObject({ ok: false, error: expect.stringContaining('size, quality and count must be values Pictor takes') as unknown });
+    expect(bad).toMatchObject({ ok: false, error: say('en', 'slack.step.bad_input', { input: 'size', given: '999x999', allowed: '1024x1024, 1024x1536, 1536x1024' }) });
+    expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
+    expect(generationRequests(h)).toBe(0);
+  });
+
+  it('fails a step with a bad size, quality or image count naming that input and what it takes, in the member’s language, before anything is sent', async () => {
+    h = await startHarness();
+    h.fake.setLocale('U0HANS', 'de-DE');
+    const run = async (inputs: Record<string, unknown>) =>
+      outcomeOf(h!, await h!.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'ein Fuchs', channel: 'C0FLOW', user: 'U0HANS', ...inputs } }));
+    const images = say('de', 'slack.flag.integer_range', { min: 1, max: 10 });
+    expect(await run({ size: '999x1' })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'size', given: '999x1', allowed: '1024x1024, 1024x1536, 1536x1024' }) });
+    expect(await run({ quality: 'ultra' })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'quality', given: 'ultra', allowed: 'low, medium, high, auto' }) });
+    expect(await run({ count: 11 })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'count', given: '11', allowed: images }) });
+    expect(await run({ count: 0 })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'count', given: '0', allowed: images }) });
     expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
     expect(generationRequests(h)).toBe(0);
   });

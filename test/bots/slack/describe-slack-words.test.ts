@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { anyOf, LOCALES, say } from '../../../bots/runner/index.js';
+import { allowedFor, usageText } from '../../../bots/slack/imagine-text.js';
+
+/** The sentences of Slack's buttons, flags, help and workflow step, as a member reads them (each checked once, here). */
+describe('what Slack tells a member', () => {
+  it('tells another member who may edit a job’s images', () => {
+    expect(say('en', 'slack.button.only_requester_edit', { user: '<@U0ALICE>' })).toBe('Only <@U0ALICE> or an admin can edit these images.');
+  });
+
+  it('words a flag’s range from the spec’s limits, and names --format in the rule of --compression', () => {
+    expect(allowedFor('n', 'en')).toBe('an integer from 1 to 10');
+    expect(allowedFor('compression', 'en')).toBe('an integer from 0 to 100, only with --format jpeg or webp');
+    expect(allowedFor('n', 'de')).toBe('eine ganze Zahl von 1 bis 10');
+    expect(say('de', 'slack.flag.compression_range', { min: 0, max: 100, flag: '--format', formats: anyOf(['jpeg', 'webp']) })).toBe(
+      'eine ganze Zahl von 0 bis 100, nur mit --format jpeg oder webp',
+    );
+  });
+
+  it('names a workflow step’s bad input by its title in Workflow Builder, and what it takes', () => {
+    expect(say('en', 'slack.step.bad_input', { input: 'count', given: '11', allowed: allowedFor('n', 'en') })).toBe('The step’s Images input cannot be “11”: it takes an integer from 1 to 10.');
+    expect(say('en', 'slack.step.bad_input', { input: 'size', given: '999x1', allowed: '1024x1024' })).toBe('The step’s Size input cannot be “999x1”: it takes 1024x1024.');
+  });
+
+  it('says in its help, in every language, that the images come in the channel after the job’s message, with Reroll, Edit and Delete, and the previews in its thread', () => {
+    expect(say('en', 'slack.help.progress', {}, { bold: (text) => `*${text}*` })).toBe(
+      'Progress shows in the message I post, with previews in its thread; the final images are shared in the channel right after it (in the thread, when you asked in one), followed by *Reroll*, *Edit* and *Delete* buttons.',
+    );
+    for (const locale of LOCALES) {
+      const help = usageText({ imagine: '/imagine', edit: '/imagine-edit' }, locale);
+      for (const button of ['button.reroll', 'button.edit', 'button.delete'] as const) expect(help, locale).toContain(`*${say(locale, button)}*`);
+    }
+  });
+});
