@@ -327,7 +327,7 @@ export const de = {
     'Größe {size}, Qualität {quality}, {previews, plural, =0 {keine Vorschau} one {# Vorschau} other {# Vorschauen}} während des Zeichnens. Hier kannst du bis zu {maxImages} {maxImages, plural, one {Bild} other {Bilder}} pro Auftrag anfordern, in Qualität {qualities} und Größe {sizes}.',
   'slack.home.admin_header': 'Dieser Workspace (nur für Admins)',
   'slack.home.how': 'Erstelle Bilder mit {command} in einem beliebigen Kanal, bearbeite sie mit *Edit image* im ⋯-Menü einer Nachricht, oder erwähne mich. Nur du siehst diese Seite.',
-  'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft; Größe, Qualität und Anzahl müssen Werte sein, die Pictor annimmt.',
+  'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft.',
   'slack.step.bad_input': 'Die Eingabe {input, select, size {Size} quality {Quality} other {Images}} des Schritts kann nicht „{given}“ sein: sie nimmt {allowed}.',
   'slack.step.cancelled': 'Der Bildauftrag wurde gestoppt, bevor er fertig war.',
   'slack.step.not_posted': 'Die Bilder wurden erstellt, konnten aber nicht im Kanal gepostet werden.',

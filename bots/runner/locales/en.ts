@@ -352,7 +352,7 @@ export const en = {
   'slack.home.how': 'Make images with {command} in any channel, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).
-  'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for; size, quality and count must be values Pictor takes.',
+  'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for.',
   'slack.step.bad_input': 'The step’s {input, select, size {Size} quality {Quality} other {Images}} input cannot be “{given}”: it takes {allowed}.',
   'slack.step.cancelled': 'The image job was stopped before it finished.',
   'slack.step.not_posted': 'The images were made but could not be posted in the channel.',

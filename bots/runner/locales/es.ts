@@ -327,7 +327,7 @@ export const es = {
     'Tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}} mientras dibuja. Aquí puedes pedir hasta {maxImages} {maxImages, plural, one {imagen} other {imágenes}} por trabajo, en calidad {qualities} y tamaño {sizes}.',
   'slack.home.admin_header': 'Este espacio de trabajo (solo admins)',
   'slack.home.how': 'Crea imágenes con {command} en cualquier canal, edítalas con *Edit image* en el menú ⋯ de un mensaje o mencióname. Solo tú ves esta página.',
-  'slack.step.bad_inputs': 'El paso necesita un prompt, un canal y la persona para la que se ejecuta; el tamaño, la calidad y la cantidad deben ser valores que Pictor acepte.',
+  'slack.step.bad_inputs': 'El paso necesita un prompt, un canal y la persona para la que se ejecuta.',
   'slack.step.bad_input': 'La entrada {input, select, size {Size} quality {Quality} other {Images}} del paso no puede ser «{given}»: admite {allowed}.',
   'slack.step.cancelled': 'El trabajo de imagen se detuvo antes de terminar.',
   'slack.step.not_posted': 'Las imágenes se crearon, pero no se pudieron publicar en el canal.',

@@ -327,7 +327,7 @@ export const fr = {
     'Taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} pendant le dessin. Ici, vous pouvez demander jusqu’à {maxImages} {maxImages, plural, one {image} other {images}} par tâche, en qualité {qualities} et en taille {sizes}.',
   'slack.home.admin_header': 'Cet espace de travail (admins seulement)',
   'slack.home.how': 'Créez des images avec {command} dans n’importe quel canal, modifiez-les avec *Edit image* dans le menu ⋯ d’un message, ou mentionnez-moi. Vous seul voyez cette page.',
-  'slack.step.bad_inputs': 'L’étape a besoin d’un prompt, d’un canal et de la personne pour qui elle s’exécute ; la taille, la qualité et le nombre doivent être des valeurs que Pictor accepte.',
+  'slack.step.bad_inputs': 'L’étape a besoin d’un prompt, d’un canal et de la personne pour qui elle s’exécute.',
   'slack.step.bad_input': 'L’entrée {input, select, size {Size} quality {Quality} other {Images}} de l’étape ne peut pas être « {given} » : elle prend {allowed}.',
   'slack.step.cancelled': 'La tâche d’image a été arrêtée avant la fin.',
   'slack.step.not_posted': 'Les images ont été créées mais n’ont pas pu être publiées dans le canal.',

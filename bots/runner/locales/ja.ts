@@ -327,7 +327,7 @@ export const ja = {
     'サイズ {size}、品質 {quality}、描画中のプレビュー {previews, plural, =0 {なし} other {# 枚}}。ここでは 1 件のジョブで最大 {maxImages} 枚、品質 {qualities}、サイズ {sizes} を指定できます。',
   'slack.home.admin_header': 'このワークスペース（管理者のみ）',
   'slack.home.how': 'どのチャンネルでも {command} で画像を作成し、メッセージの ⋯ メニューの *Edit image* で編集するか、私をメンションしてください。このページはあなたにだけ表示されます。',
-  'slack.step.bad_inputs': 'このステップには、プロンプト、チャンネル、実行対象の人が必要です。サイズ・品質・枚数は Pictor が受け付ける値にしてください。',
+  'slack.step.bad_inputs': 'このステップには、プロンプト、チャンネル、実行対象の人が必要です。',
   'slack.step.bad_input': 'このステップの入力 {input, select, size {Size} quality {Quality} other {Images}} に「{given}」は使えません。指定できるのは {allowed} です。',
   'slack.step.cancelled': '画像のジョブは完了前に停止されました。',
   'slack.step.not_posted': '画像は作成されましたが、チャンネルに投稿できませんでした。',

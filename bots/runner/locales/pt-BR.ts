@@ -327,7 +327,7 @@ export const ptBR = {
     'Tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}} enquanto desenha. Aqui você pode pedir até {maxImages} {maxImages, plural, one {imagem} other {imagens}} por tarefa, na qualidade {qualities} e no tamanho {sizes}.',
   'slack.home.admin_header': 'Este espaço de trabalho (só admins)',
   'slack.home.how': 'Crie imagens com {command} em qualquer canal, edite-as com *Edit image* no menu ⋯ de uma mensagem, ou me mencione. Só você vê esta página.',
-  'slack.step.bad_inputs': 'A etapa precisa de um prompt, de um canal e da pessoa para quem ela roda; tamanho, qualidade e quantidade precisam ser valores que o Pictor aceita.',
+  'slack.step.bad_inputs': 'A etapa precisa de um prompt, de um canal e da pessoa para quem ela roda.',
   'slack.step.bad_input': 'A entrada {input, select, size {Size} quality {Quality} other {Images}} da etapa não pode ser “{given}”: ela aceita {allowed}.',
   'slack.step.cancelled': 'A tarefa de imagem foi interrompida antes de terminar.',
   'slack.step.not_posted': 'As imagens foram criadas, mas não deu para publicá-las no canal.',
