@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { waitAtMost } from '../../src/core/with-timeout.js';
 
+/** The real timer, as the files after this one (sharing its worker) need it. */
+const realSetTimeout = globalThis.setTimeout;
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -13,14 +16,28 @@ describe('waitAtMost', () => {
 
   it('ends after its time when the promise never settles, and its timer does not hold the process', async () => {
     vi.useFakeTimers();
+    // A spy on the fake clock's setTimeout, let go of before the clock is (afterEach) and through vi.restoreAllMocks,
+    // not mockRestore: vitest restores every spy ever made again after the file (mockRestore does not forget it), which
+    // would put the gone clock's setTimeout back, one that never fires, for the next files of the worker.
     const timers = vi.spyOn(globalThis, 'setTimeout');
-    let ended = false;
-    const waiting = waitAtMost(new Promise(() => {}), 1_500).then(() => (ended = true));
-    await vi.advanceTimersByTimeAsync(1_499);
-    expect(ended).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    await waiting;
-    expect(ended).toBe(true);
-    expect((timers.mock.results[0]!.value as NodeJS.Timeout).hasRef()).toBe(false);
+    try {
+      let ended = false;
+      const waiting = waitAtMost(new Promise(() => {}), 1_500).then(() => (ended = true));
+      await vi.advanceTimersByTimeAsync(1_499);
+      expect(ended).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await waiting;
+      expect(ended).toBe(true);
+      expect((timers.mock.results[0]!.value as NodeJS.Timeout).hasRef()).toBe(false);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('leaves the real setTimeout behind once its spies are restored, as vitest does before the next file of the worker', () => {
+    vi.restoreAllMocks();
+    const left = globalThis.setTimeout;
+    globalThis.setTimeout = realSetTimeout;
+    expect(left).toBe(realSetTimeout);
   });
 });
