@@ -116,6 +116,14 @@ function cannotPostWords(code: string | undefined, inDirectMessages: boolean): '
   return code === 'is_archived' ? 'slack.job.archived' : 'slack.job.not_posted_at_all';
 }
 
+/**
+ * Each image's own format, in the order of `images`: an answer may mix them, and a file named and typed for another
+ * format than its bytes is shown wrong. The job's `format` (the first image's) for any the update does not name.
+ */
+function formatsOf(images: readonly Buffer[], format: OutputFormat, formats: readonly OutputFormat[] | undefined): OutputFormat[] {
+  return images.map((_, i) => formats?.[i] ?? format);
+}
+
 const isFinal = (update: JobUpdate): update is FinalUpdate =>
   update.type === 'completed' || update.type === 'failed' || update.type === 'cancelled';
 
@@ -393,7 +401,7 @@ export class SlackJobView {
     if (update.type === 'completed') {
       const posted = await this.#postImages(update, messageTs !== undefined);
       if (posted) await this.#postActions(posted);
-    } else if (update.images?.length && update.format) await this.#postKeptImages(update.images, update.format, messageTs !== undefined);
+    } else if (update.images?.length && update.format) await this.#postKeptImages(update.images, formatsOf(update.images, update.format, update.formats), messageTs !== undefined);
     if (this.#state.completed?.actionsBeside) {
       // The member has the images and their buttons: the job is shown. Its message's "Done" follows when the workspace's budget allows.
       this.#lastly = this.#showFinal()
@@ -626,9 +634,11 @@ export class SlackJobView {
     void this.#o.store.update(this.#o.request.id, { status: 'ended', end: this.#end }).catch((error: unknown) => this.#logError(error, 'could not save the end of a request'));
   }
 
-  /** The images a failed or cancelled job finished before it ended (made and charged): in its thread, else to the requester directly. */
-  async #postKeptImages(images: Buffer[], format: OutputFormat, inChannel: boolean): Promise<void> {
-    const ext = FILE_EXTENSIONS[format];
+  /**
+   * The images a failed or cancelled job finished before it ended (made and charged), each named for its own format: in
+   * its thread, else to the requester directly.
+   */
+  async #postKeptImages(images: Buffer[], formats: OutputFormat[], inChannel: boolean): Promise<void> {
     const jobId = this.#state.jobId;
     const upload = (channel: string, threadTs: string | undefined) =>
       retryTransient(
@@ -639,7 +649,7 @@ export class SlackJobView {
               uploadFiles(this.#o.client, {
                 channelId: channel,
                 threadTs,
-                files: images.map((data, i) => ({ data, filename: `pictor-${jobId}${images.length > 1 ? `-${i + 1}` : ''}.${ext}`, title: say(this.#state.locale, 'slack.job.image', { index: i + 1 }) })),
+                files: images.map((data, i) => ({ data, filename: `pictor-${jobId}${images.length > 1 ? `-${i + 1}` : ''}.${FILE_EXTENSIONS[formats[i]!]}`, title: say(this.#state.locale, 'slack.job.image', { index: i + 1 }) })),
                 initialComment: say(this.#state.locale, 'slack.job.kept_images', { user: `<@${this.#state.userId}>`, kept: describeKeptImages(images.length, this.#state.locale) }),
               }),
           }),
@@ -671,7 +681,7 @@ export class SlackJobView {
   async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>, inChannel: boolean): Promise<{ channel: string; threadTs: string | undefined } | undefined> {
     const done = this.#state.completed!;
     const beside = this.#o.finalImagesIn !== 'thread';
-    const ext = FILE_EXTENSIONS[update.format];
+    const formats = formatsOf(update.images, update.format, update.formats);
     const title = truncate(this.#state.prompt.replace(/\s+/g, ' '), 80);
     const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
     const upload = (channel: string, threadTs: string | undefined) =>
@@ -685,7 +695,7 @@ export class SlackJobView {
                 threadTs,
                 files: update.images.map((data, i) => ({
                   data,
-                  filename: `pictor-${update.jobId}${update.images.length > 1 ? `-${i + 1}` : ''}.${ext}`,
+                  filename: `pictor-${update.jobId}${update.images.length > 1 ? `-${i + 1}` : ''}.${FILE_EXTENSIONS[formats[i]!]}`,
                   title,
                   altText: truncate(this.#state.prompt, 1000),
                 })),

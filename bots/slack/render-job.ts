@@ -151,9 +151,14 @@ export function costText(cost: PriceQuote, locale: string): string {
 
 /** A failed or cancelled job's status, and under it what it was charged, when it was. */
 function statusLine(state: JobViewState): string {
-  const line = statusWords(state);
-  if ((state.status !== 'failed' && state.status !== 'cancelled') || !state.charged) return line;
-  return `${line}\n${say(state.locale, 'slack.job.charged', { usd: usd(state.charged.totalUsd) })}`;
+  const charged = chargedWords(state);
+  return charged ? `${statusWords(state)}\n${charged}` : statusWords(state);
+}
+
+/** What a failed or cancelled job was charged, when it was: the sentence under its status, in its message and its plain text alike. */
+function chargedWords(state: JobViewState): string | undefined {
+  if ((state.status !== 'failed' && state.status !== 'cancelled') || !state.charged) return undefined;
+  return say(state.locale, 'slack.job.charged', { usd: usd(state.charged.totalUsd) });
 }
 
 function statusWords(state: JobViewState): string {
@@ -182,15 +187,23 @@ function statusWords(state: JobViewState): string {
   }
 }
 
-/** The status in plain words, for the message's `text` (notifications, screen readers). */
+/**
+ * The status in plain words, for the message's `text` (notifications, screen readers): with what a failed or cancelled
+ * job was charged, when it was, as its blocks say it (without the emoji that leads it there).
+ */
 function plainStatus(state: JobViewState): string {
   const { locale } = state;
   const done = state.completed;
   const summary = done ? summaryOf(done, locale) : '';
   const stage = state.status === 'completed' ? (done?.posting ? 'posting' : done?.uploaded ? 'done' : 'not_posted') : state.status;
   const failure = state.failure ? sayWords(locale, state.failure.words) : '';
-  return say(locale, 'slack.job.plain_status', { stage, ahead: state.ahead ?? 0, summary, failure });
+  const status = say(locale, 'slack.job.plain_status', { stage, ahead: state.ahead ?? 0, summary, failure });
+  const charged = chargedWords(state);
+  return charged ? `${status}\n${charged.replace(LEADING_EMOJI, '')}` : status;
 }
+
+/** A Slack emoji code (`:dollar: `) leading a sentence of the blocks. */
+const LEADING_EMOJI = /^:[\w+-]+:\s*/;
 
 /** A Cancel button's value: the runner's job id (on this replica) and the request's id (for another replica to find it). */
 function cancelValue(jobId: string, requestId: string): string {

@@ -4,8 +4,9 @@ import { slackErrorCode } from './slack-error-code.js';
  * How the Slack surface reads a failed Web API call. The jobs' WebClient already
  * waits out 429s and retries broken connections; what reaches us is Slack
  * saying no in an `ok: false` answer, or the client giving up. The clients of
- * the audit channel and of a job's own messages (its first one, and its end
- * posted anew) try each call once.
+ * the audit channel and of a job's own messages (its first one, the message of
+ * Reroll, Edit and Delete beside its images, and its end posted anew) try each
+ * call once.
  */
 
 /** Slack's own trouble, not the request's: worth another try after a pause. */
@@ -40,10 +41,12 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
  * The code of an error where Slack's answer was lost, else undefined: the Web API client's request error (the request
  * failed on the way), or an HTTP error of 5xx whose body is not Slack's answer (`ok: false` and its `error`). Transient
  * too, but the call may have done its work: the posts where a second copy would do harm — an audit entry (a forget
- * could not edit the copy), a job's first message (a job shown twice), a job's end posted anew (shown twice) — go
- * through clients that try each call once, and one whose answer was lost is not sent blindly again (the entry waits for
- * its next try; the job is not started and its message, looked for, deleted; the end is looked for before it is posted
- * again, and not posted again when the look fails).
+ * could not edit the copy), a job's first message (a job shown twice), the message of Reroll, Edit and Delete beside a
+ * finished job's images (two sets of buttons), a job's end posted anew (shown twice) — go through clients that try each
+ * call once, and one whose answer was lost is not sent blindly again (the entry waits for its next try; the job is not
+ * started and its message, looked for, deleted; the buttons' message is looked for before it is posted again, and not
+ * posted again when the look fails — the job's message shows the buttons instead; the end is looked for before it is
+ * posted again, and not posted again when the look fails).
  */
 export function lostAnswerCode(error: unknown): string | number | undefined {
   const e = error as { code?: unknown; statusCode?: unknown; body?: { error?: unknown } } | undefined;

@@ -118,6 +118,18 @@ describe('a failed job that was charged, in Slack', () => {
     expect(statusOf(failed).split('\n').at(-1)).toBe(say('en', 'slack.job.charged', { usd: usd(charged) }));
   });
 
+  it('says the charge in its plain text too, which notifications and screen readers get', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    h.emulator.injectFault('reset_mid_stream');
+    await fake.command({ command: '/imagine', text: 'a bridge cut in two, read aloud --quality low', channel: 'C0CHARGEDTEXT', user: 'U0ALICE' });
+    const failed = await finishedJob(fake, 'C0CHARGEDTEXT');
+    const charged = await h.store.spentToday('slack:U0ALICE', Date.now());
+    expect(charged).toBeGreaterThan(0);
+    expect(failed.text).toMatch(/^Pictor: failed: /);
+    expect(failed.text.split('\n').at(-1)).toBe(say('en', 'slack.job.charged', { usd: usd(charged) }).replace(/^:dollar: /, ''));
+  });
+
   it('says nothing of a charge when nothing was charged', async () => {
     h = await startHarness();
     const { fake } = h;
@@ -126,6 +138,7 @@ describe('a failed job that was charged, in Slack', () => {
     const failed = await finishedJob(fake, 'C0UNCHARGED');
     expect(await h.store.spentToday('slack:U0ALICE', Date.now())).toBe(0);
     expect(statusOf(failed)).not.toContain(':dollar:');
+    expect(failed.text).not.toContain('Charged');
   });
 });
 

@@ -27,6 +27,8 @@ export interface HarnessOptions {
   store?: QuotaStore;
   /** The runner's bound on the input images held by queued edits (PICTOR_MAX_QUEUED_INPUT_MB), in bytes. */
   maxQueuedInputBytes?: number;
+  /** Where the runner's client sends its requests instead of the emulator: an image service of the test's own, whose answers it writes. */
+  serviceUrl?: string;
 }
 
 export interface Harness {
@@ -67,7 +69,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const emulator = createEmulator({ latencyMs: 150, defaultPartialImages: 2, recordImageBytes: true, ...options.emulator });
   const server: EmulatorServer = await emulator.listen({ port: 0 });
   const limiter = new ImageLimiter({ maxConcurrent: 4 });
-  const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, limiter, maxRetries: 0 });
+  const client = new PictorClient({ baseURL: options.serviceUrl ?? server.url, apiKey: DEV_API_KEY, limiter, maxRetries: 0 });
   // The workspaces' settings are kept beside the ledger's caps, as `npm start` keeps them without Redis.
   const store = options.store ?? new FileQuotaStore({ dir: dataDir });
   const state = options.bot?.state ?? (await openBotState({ dataDir, ledger: store, logger: silentLogger() }));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ACTIONS, describeFinishedJob, renderJobActions, renderJobMessage, requestIdOfJobMessage, type JobViewState } from '../../../bots/slack/render-job.js';
+import { say, usd } from '../../../bots/runner/index.js';
 import { estimatePrice } from '../../../src/index.js';
 
 function completedJob(completed: Partial<NonNullable<JobViewState['completed']>>): JobViewState {
@@ -82,6 +83,21 @@ describe('a finished job whose Reroll, Edit and Delete are posted beside its ima
       [ACTIONS.edit, 'req1'],
       [ACTIONS.delete, 'req1'],
     ]);
+  });
+});
+
+describe('a cancelled job that was charged', () => {
+  const cancelled: JobViewState = { ...completedJob({}), completed: undefined, status: 'cancelled', cancelled: { byUserId: 'U0BEN', reason: 'requested' }, charged: { totalUsd: 0.0064 } };
+
+  it('says what it was charged under its status, and in its plain text (notifications, screen readers) without the emoji', () => {
+    const rendered = renderJobMessage(cancelled);
+    const charged = say('en', 'slack.job.charged', { usd: usd(0.0064) });
+    expect(JSON.stringify(rendered.blocks)).toContain(JSON.stringify(`\n${charged}`).slice(1, -1));
+    expect(rendered.text).toBe(`Pictor: cancelled\n${charged.replace(/^:dollar: /, '')}`);
+  });
+
+  it('says nothing of a charge when it was not charged', () => {
+    expect(renderJobMessage({ ...cancelled, charged: undefined }).text).toBe('Pictor: cancelled');
   });
 });
 
