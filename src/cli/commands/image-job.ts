@@ -152,6 +152,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       // The request is over: a Ctrl+C from here on lets the images be written.
       job.jobEnded();
     } catch (error) {
+      // Refused before it left the waiting phase (a cap, invalid input, a ledger that cannot be used): nothing was sent,
+      // so nothing can have been charged.
+      const sent = job.phase !== 'waiting';
       // The images that arrived before the failure were made (and are charged): they are written (a stream's already are), and the job still fails.
       job.jobEnded();
       progress.stop();
@@ -170,6 +173,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
         for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
       }
+      // A job never sent fails as any refusal before sending does: its --json line has no `charged` (nor files), which
+      // would read as a charge the ledger had not answered.
+      if (!sent) throw error;
       // With --json the failure's line names them too, and what the ledger charged: a script learns of every image it paid for.
       throw new JobFailure(error, { ...jobJson(job, about), ...(kept.lost.length ? { lost: kept.lost.map((item) => item.wanted) } : {}) });
     }
