@@ -1,7 +1,7 @@
 import type { LoggerLike } from '../client/PictorClient.js';
 import { envChoice, envText } from '../core/env.js';
 import { LOG_FORMATS } from '../core/log-format.js';
-import { redactSecrets } from '../core/redact-secrets.js';
+import { redactSecrets, registerSecret } from '../core/redact-secrets.js';
 import { cleanForTerminal } from './terminal-text.js';
 
 /**
@@ -26,12 +26,14 @@ export async function createCliLogger(options: {
   }
   const level = envText(options.env, 'PICTOR_LOG_LEVEL') !== undefined ? options.level : 'error';
   const threshold = level === 'silent' ? Infinity : LEVELS.indexOf(level as (typeof LEVELS)[number]);
-  const secrets = options.secrets.filter((s): s is string => !!s && s.length >= 4);
+  // The one redaction hides them from here on, in every form a line may echo them (JSON-escaped, URL-encoded, base64),
+  // in this logger's lines and in every error.
+  for (const secret of options.secrets) registerSecret(secret);
   const at =
     (name: (typeof LEVELS)[number]) =>
     (fields: object, message?: string): void => {
       if (LEVELS.indexOf(name) < threshold) return;
-      options.line(scrub(`pictor: ${name === 'info' || name === 'error' ? '' : `${name}: `}${message ?? ''}${describeFields(fields)}`, secrets));
+      options.line(redactSecrets(cleanForTerminal(`pictor: ${name === 'info' || name === 'error' ? '' : `${name}: `}${message ?? ''}${describeFields(fields)}`)));
     };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
@@ -42,10 +44,4 @@ function describeFields(fields: object): string {
     .filter(([, value]) => value !== undefined && ['string', 'number', 'boolean'].includes(typeof value))
     .map(([key, value]) => `${key} ${String(value)}`);
   return parts.length ? ` (${parts.join(', ')})` : '';
-}
-
-function scrub(text: string, secrets: readonly string[]): string {
-  let out = cleanForTerminal(text);
-  for (const secret of secrets) out = out.split(secret).join('[redacted]');
-  return redactSecrets(out);
 }

@@ -11,4 +11,15 @@ describe("the CLI's human log lines", () => {
     logger.warn({ attempt: 2 }, 'the service is busy; retrying');
     expect(lines).toEqual(['pictor: warn: a library echoed ghp_[redacted] (url https://mirror.example/v1?password=[redacted]&next=2)', 'pictor: warn: the service is busy; retrying (attempt 2)']);
   });
+
+  it('hide the API key in every form a line may echo it: as written, inside a longer token, URL-encoded and in base64', async () => {
+    const lines: string[] = [];
+    const key = ['sk-', 'cli-logger-', 'Zq8/Wm+4Lp'].join('');
+    const logger = await createCliLogger({ env: { PICTOR_LOG_LEVEL: 'warn' }, level: 'warn', secrets: [key], line: (text) => lines.push(text) });
+    const basic = Buffer.from(`user:${key}`).toString('base64');
+
+    logger.warn({ header: `Basic ${basic}` }, `a proxy echoed ${key}x and ${encodeURIComponent(key)}`);
+
+    expect(lines).toEqual(['pictor: warn: a proxy echoed [redacted] and [redacted] (header Basic [redacted])']);
+  });
 });

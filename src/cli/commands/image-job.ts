@@ -152,6 +152,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       // The request is over: a Ctrl+C from here on lets the images be written.
       job.jobEnded();
     } catch (error) {
+      // Refused before it left the waiting phase (a cap, invalid input, a ledger that cannot be used): nothing was sent,
+      // so nothing can have been charged.
+      const sent = job.phase !== 'waiting';
       // The images that arrived before the failure were made (and are charged): they are written (a stream's already are), and the job still fails.
       job.jobEnded();
       progress.stop();
@@ -170,6 +173,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
         for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
       }
+      // A job never sent fails as any refusal before sending does: its --json line has no `charged` (nor files), which
+      // would read as a charge the ledger had not answered.
+      if (!sent) throw error;
       // With --json the failure's line names them too, and what the ledger charged: a script learns of every image it paid for.
       throw new JobFailure(error, { ...jobJson(job, about), ...(kept.lost.length ? { lost: kept.lost.map((item) => item.wanted) } : {}) });
     }
@@ -225,13 +231,25 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     async function writeImages(images: Buffer[], first: number): Promise<void> {
       const unwritten: Lost[] = [];
       // Each named when it is written, for its real format (told by its bytes), which may not be the one asked for.
-      const paths = images.map((bytes, i) => pathOf(first + i, imageFormatOf(bytes) ?? asked));
+      const formats = images.map((bytes) => imageFormatOf(bytes) ?? asked);
+      const paths = formats.map((format, i) => pathOf(first + i, format));
       // Written at once (each file is its own), reported in order.
       const outcomes = await Promise.allSettled(images.map((bytes, i) => write(paths[i]!, bytes)));
       for (const [i, outcome] of outcomes.entries()) {
         const path = paths[i]!;
-        if (outcome.status === 'fulfilled') kept.files.push(path);
-        else unwritten.push({ wanted: path, bytes: images[i]!, why: errorCode(outcome.reason) });
+        if (outcome.status === 'fulfilled') {
+          kept.files.push(path);
+          continue;
+        }
+        const item: Lost = { wanted: path, bytes: images[i]!, why: errorCode(outcome.reason) };
+        // A file that is there already (its name was checked before sending for the format asked; an image of another
+        // format has another name, or another process took it since) is never replaced without --overwrite: said so.
+        if ((outcome.reason as NodeJS.ErrnoException | undefined)?.code === 'EEXIST') {
+          const format = formats[i]!;
+          const other = format !== asked ? `image ${first + i + 1} is a ${FORMAT_NAMES[format]} (the service sent another format than asked for), and ` : '';
+          item.inTheWay = `${other}${path} already exists: not replaced without --overwrite`;
+        }
+        unwritten.push(item);
       }
       for (const item of unwritten) {
         // Never thrown out of the stream's loop: the stream is read to its end whatever the disk does.
@@ -258,7 +276,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       try {
         const [saved] = await saveToFallback([item]);
         job.noteWritten(saved!);
-        ctx.stderr(`pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`);
+        ctx.stderr(item.inTheWay ? `pictor: ${item.inTheWay}; saved the image to ${saved} instead.` : `pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`);
         kept.saved.push(saved!);
         kept.unwritten.push(item);
         return true;
@@ -305,6 +323,8 @@ interface Lost {
   wanted: string;
   bytes: Uint8Array;
   why: string;
+  /** Why it could not be written when a file of its name was there already (the sentence says so, and names the file). */
+  inTheWay?: string | undefined;
   fallbackWhy?: string | undefined;
 }
 

@@ -53,3 +53,22 @@ describe('pictor generate --json when the job fails after some images', () => {
     expect(line.charged).toBe(charged);
   }, 60_000);
 });
+
+describe('pictor generate --json when the job is refused before it is sent', () => {
+  it('gives a cap refusal no `charged` (nor files): nothing was sent, so no charge is pending', async () => {
+    const out = await tempDir();
+    const data = await tempDir();
+
+    const child = await spawnCli(['generate', '--prompt', 'a lighthouse', '--quality', 'low', '--out', out, '--json'], {
+      env: { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '0.001' },
+    });
+
+    expect(child.code).toBe(1);
+    const line = JSON.parse(child.stdout.trim()) as Record<string, unknown>;
+    expect(line).toMatchObject({ ok: false, code: 'budget_account_daily', limitUsd: 0.001 });
+    expect(line).not.toHaveProperty('charged');
+    expect(line).not.toHaveProperty('files');
+    expect(child.stderr).toContain('Nothing was sent.');
+    expect(env.emulator.requests).toHaveLength(0);
+  }, 60_000);
+});

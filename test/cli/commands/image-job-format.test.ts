@@ -1,9 +1,9 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeImage } from '../../helpers/images.js';
 import { head, misbehavingServer, sse, type MisbehavingServer } from '../../client/misbehaving-server.js';
-import { run, tempDir } from '../run-cli.js';
+import { run, spawnCli, tempDir } from '../run-cli.js';
 
 /** `pictor generate` against a service that answers a PNG request with images of other formats. */
 
@@ -76,5 +76,35 @@ describe('pictor generate names each image for its real format', () => {
     expect(await readFile(join(out, 'fox.png'))).toEqual(jpeg);
     expect(stderr).toContain(`image 1 is a JPEG, not the PNG its name says`);
     expect(stderr).toContain(join(out, 'fox.png'));
+  });
+
+  it('never replaces an existing .jpg without --overwrite when a JPEG comes for a PNG request: says which file was in the way and where the image went, and exits 1', async () => {
+    const s = await serviceSending([jpeg]);
+    const out = await tempDir();
+    await writeFile(join(out, 'fox.jpg'), 'an older picture');
+
+    // In its own process, as a user runs it: what it prints and its exit code.
+    const { code, stdout, stderr } = await spawnCli(['generate', '--prompt', 'a fox', '--quality', 'low', '--format', 'png', '--out', join(out, 'fox'), '--json'], {
+      env: { PICTOR_BASE_URL: s.url, PICTOR_API_KEY: 'sk-test-format', PICTOR_MAX_RETRIES: '0' },
+    });
+
+    expect(code).toBe(1);
+    expect(await readFile(join(out, 'fox.jpg'), 'utf8')).toBe('an older picture');
+    const line = JSON.parse(stdout) as { ok: boolean; code: string; files: string[] };
+    expect(line).toMatchObject({ ok: false, code: 'output_not_written' });
+    expect(line.files).toHaveLength(1);
+    expect(await readFile(line.files[0]!)).toEqual(jpeg);
+    expect(stderr).toContain(`image 1 is a JPEG (the service sent another format than asked for), and ${join(out, 'fox.jpg')} already exists: not replaced without --overwrite; saved the image to ${line.files[0]} instead.`);
+  });
+
+  it('replaces an existing .jpg with --overwrite when a JPEG comes for a PNG request', async () => {
+    const s = await serviceSending([jpeg]);
+    const out = await tempDir();
+    await writeFile(join(out, 'fox.jpg'), 'an older picture');
+
+    const { code } = await generate(s, ['--out', join(out, 'fox'), '--overwrite']);
+
+    expect(code).toBe(0);
+    expect(await readFile(join(out, 'fox.jpg'))).toEqual(jpeg);
   });
 });
