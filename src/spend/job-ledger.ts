@@ -219,6 +219,8 @@ export class ChargedJob {
   #retried = false;
   #ended: JobEnd | undefined;
   #requestId: string | undefined;
+  /** The store's "not sent" mark of the last retry wait, written before the next `markSent`. */
+  #unsent: Promise<void> | undefined;
   readonly #images: CompletedEvent[] = [];
 
   constructor(
@@ -231,6 +233,7 @@ export class ChargedJob {
 
   /** Recorded before the body leaves: a crash from here on charges the job its estimate. If recording fails, nothing is sent. */
   readonly beforeSend = async (): Promise<void> => {
+    await this.#unsent;
     await this.ledger.store.markSent(this.id);
     this.#sent = true;
     this.#everSent = true;
@@ -239,8 +242,9 @@ export class ChargedJob {
   /**
    * The attempt sent ended with this error and the request waits to be sent again. An answer that bills nothing
    * (`mayBeBilled`: a 429, a 5xx) leaves nothing at the service: until the next `beforeSend` the job counts as not sent,
-   * so a cancel in the wait is released. Only in memory: the store keeps its `markSent` mark, so a process that dies in
-   * the wait leaves the job to reconcile, which charges its estimate (`uncertain`).
+   * so a cancel in the wait is released. The store is told too (`markUnsent`, begun at once and landed before the next
+   * `markSent`), so a process that dies in the wait leaves the job to reconcile as not sent: released. If the store does
+   * not take it, it keeps its `markSent` mark, and such a reconcile charges the estimate (`uncertain`).
    *
    * The client retries only an attempt whose answer it has not accepted (an error status, or no answer), and only on
    * codes that bill nothing (`isRetryable`), with no image yet: no earlier attempt can have been billed, so there is no
@@ -249,6 +253,11 @@ export class ChargedJob {
   readonly onRetry = ({ error }: { error: unknown }): void => {
     this.#sent = mayBeBilled({ ending: { kind: 'failed', error }, sent: this.#sent, completed: this.#images });
     this.#retried = true;
+    if (this.#sent) return;
+    const { id, ledger } = this;
+    this.#unsent = ledger.store.markUnsent(id).catch((err: unknown) => {
+      ledger.logger.warn({ jobId: id, err }, 'the spend ledger did not take that a refused attempt billed nothing: if this process dies before the next one, its estimate is charged');
+    });
   };
 
   /** Sent, and not since answered with an error that bills nothing (a retry still waiting to go). */
