@@ -100,6 +100,8 @@ export class JobLedger {
   /** Settles and releases the ledger did not take in time, by job id. */
   readonly #kept = new Map<string, () => Promise<unknown>>();
   #keptTimer: NodeJS.Timeout | undefined;
+  /** Settles and releases under way (not yet taken or kept), by user key. */
+  readonly #settling = new Map<string, Set<Promise<unknown>>>();
 
   constructor(options: JobLedgerOptions) {
     this.store = options.store;
@@ -110,8 +112,13 @@ export class JobLedger {
     this.#onCharged = options.onCharged;
   }
 
-  /** Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. */
+  /**
+   * Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. The user's settles and
+   * releases under way are waited for first (up to `retryForMs`): a job asked for as the last one's result shows (a
+   * reroll) is decided on what that one cost, not on its reservation still holding the user's slot.
+   */
   async begin(input: BeginInput): Promise<{ ok: true; job: ChargedJob } | SpendRefusal> {
+    await this.#settlesOf(input.userKey);
     // What the ledger did not take before: it may hold the user's slot.
     await this.flushKept();
     const { request } = input;
@@ -133,7 +140,28 @@ export class JobLedger {
       job,
     });
     if (!reserved.ok) return reserved;
-    return { ok: true, job: new ChargedJob(this, input.jobId, estimate, request) };
+    return { ok: true, job: new ChargedJob(this, input.jobId, input.userKey, estimate, request) };
+  }
+
+  /** @internal Follows a job's settle or release until the ledger took it (or kept it), for the user's next `begin`. */
+  settling<T>(userKey: string, settle: Promise<T>): Promise<T> {
+    const under = this.#settling.get(userKey) ?? new Set<Promise<unknown>>();
+    this.#settling.set(userKey, under.add(settle));
+    const done = () => {
+      under.delete(settle);
+      if (under.size === 0 && this.#settling.get(userKey) === under) this.#settling.delete(userKey);
+    };
+    void settle.then(done, done);
+    return settle;
+  }
+
+  async #settlesOf(userKey: string): Promise<void> {
+    const under = this.#settling.get(userKey);
+    if (!under) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, this.#retryForMs)));
+    await Promise.race([Promise.allSettled(under), timeout]);
+    clearTimeout(timer);
   }
 
   /** How many settles or releases wait for the ledger. */
@@ -226,6 +254,7 @@ export class ChargedJob {
   constructor(
     private readonly ledger: JobLedger,
     readonly id: string,
+    readonly userKey: string,
     /** The upper-bound price reserved. */
     readonly estimate: PriceQuote,
     readonly request: ChargedRequest,
@@ -295,7 +324,7 @@ export class ChargedJob {
   end(ending: JobEnding): JobEnd {
     if (this.#ended) return this.#ended;
     const charge = chargeOf({ ending, sent: this.#sent, completed: this.#images }, this.estimate, this.request);
-    this.#ended = { charge, settled: this.#record(ending, charge) };
+    this.#ended = { charge, settled: this.ledger.settling(this.userKey, this.#record(ending, charge)) };
     return this.#ended;
   }
 

@@ -298,4 +298,56 @@ describe('JobLedger', () => {
     expect(await job.end({ kind: 'cancelled', leftNothing: true }).settled).toMatchObject({ action: 'released', usd: 0, released: 'answered' });
     expect(await store.usage({})).toEqual([]);
   });
+
+  describe('a user’s next job asked for while the last one’s settle is under way (a reroll as the result shows)', () => {
+    /** The store with its settles held until `open` is called. */
+    function heldSettles(store: QuotaStore): { store: QuotaStore; open: () => void } {
+      let open = () => {};
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      const held = new Proxy(store, {
+        get(target, key) {
+          if (key === 'settle') return async (...args: Parameters<QuotaStore['settle']>) => (await opened, target.settle(...args));
+          const value = Reflect.get(target, key) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      return { store: held, open };
+    }
+
+    it('waits for that settle before it is decided: the slot is free and the cost counted, not the estimate', async () => {
+      const store = await fileStore();
+      const { store: held, open } = heldSettles(store);
+      const ledger = new JobLedger({ store: held });
+      const limits = { userConcurrentJobs: 1, userDailyUsd: HIGH };
+      const last = await ledger.begin({ jobId: 'cli:ann:1', userKey: 'cli:ann', scopeKey: 'cli', limits, request: { ...request, quality: 'high' } });
+      if (!last.ok) throw new Error('refused');
+      await last.job.beforeSend();
+      last.job.onImage(image());
+      const ended = last.job.end({ kind: 'completed' });
+
+      const next = begin(ledger, 'cli:ann:2', limits);
+      // Another user is not held up by it.
+      const other = await ledger.begin({ jobId: 'cli:bob:1', userKey: 'cli:bob', scopeKey: 'cli', limits, request });
+      expect(other.ok).toBe(true);
+      open();
+
+      expect((await next).id).toBe('cli:ann:2');
+      expect(await ended.settled).toMatchObject({ action: 'settled', usd: LOW, recorded: true });
+    });
+
+    it('waits no longer than the ledger tries a settle: then it is decided on the reservation still held', async () => {
+      const store = await fileStore();
+      const { store: held, open } = heldSettles(store);
+      const ledger = new JobLedger({ store: held, retryForMs: 20 });
+      const limits = { userConcurrentJobs: 1 };
+      const last = await begin(ledger, 'cli:ann:1', limits);
+      await last.beforeSend();
+      last.onImage(image());
+      const ended = last.end({ kind: 'completed' });
+
+      expect(await ledger.begin({ jobId: 'cli:ann:2', userKey: 'cli:ann', scopeKey: 'cli', limits, request })).toMatchObject({ ok: false, code: 'user_concurrency' });
+      open();
+      await ended.settled;
+    });
+  });
 });
