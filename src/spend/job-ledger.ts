@@ -246,6 +246,7 @@ export class ChargedJob {
   /** An attempt was answered with an error that bills nothing and the request was to be sent again (`onRetry`). */
   #retried = false;
   #ended: JobEnd | undefined;
+  #taken = false;
   #requestId: string | undefined;
   /** The store's "not sent" mark of the last retry wait, written before the next `markSent`. */
   #unsent: Promise<void> | undefined;
@@ -303,6 +304,11 @@ export class ChargedJob {
     return this.#ended !== undefined;
   }
 
+  /** Its reservation still counts in the ledger: the job has not ended, or the ledger has not taken its settle or release yet. */
+  get reserving(): boolean {
+    return !this.#taken;
+  }
+
   /** A finished image reached the user (or is about to): it is charged whatever happens next. */
   onImage(event: CompletedEvent): void {
     if (this.#ended === undefined) this.#images.push(event);
@@ -332,6 +338,7 @@ export class ChargedJob {
     const { ledger, id } = this;
     if (!charge) {
       const { deferred } = await ledger.commit(id, 'release', () => ledger.store.release(id));
+      this.#taken = !deferred;
       // A job whose only attempt left nothing (a cancel before any byte of it left) was never sent either.
       const sentSomething = this.#everSent && (this.#retried || !leftNothing(ending));
       return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred, released: sentSomething ? 'answered' : 'not_sent' };
@@ -345,6 +352,7 @@ export class ChargedJob {
       if (charged) ledger.charged({ jobId: id, usd: charge.usd, basis: charge.basis, images: this.#images.length, request: this.request, reservedUsd });
       return charged;
     });
+    this.#taken = !deferred;
     return { action: 'settled', usd: charge.usd, basis: charge.basis, recorded: result === true, deferred };
   }
 }
