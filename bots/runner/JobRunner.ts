@@ -363,12 +363,15 @@ export class JobRunner {
     return handle;
   }
 
-  /** What the gauges read when metrics are scraped: USD reserved by jobs queued or running, jobs waiting to be sent, and the input bytes the queue bound counts. */
+  /**
+   * What the gauges read when metrics are scraped: USD reserved by jobs queued or running, or ended with their settle not
+   * yet taken by the ledger (their reservation still counts), jobs waiting to be sent, and the input bytes the queue bound counts.
+   */
   liveReadings(): { reservedUsd: () => number; queued: () => number; queuedInputBytes: () => number } {
-    const active = () => [...this.#jobs.values()].filter((j) => isActive(j.info.status));
+    const jobs = () => [...this.#jobs.values()];
     return {
-      reservedUsd: () => active().reduce((sum, j) => sum + j.info.estimate.totalUsd, 0),
-      queued: () => active().filter((j) => j.info.status === 'queued').length,
+      reservedUsd: () => jobs().reduce((sum, j) => sum + (j.charged.reserving ? j.info.estimate.totalUsd : 0), 0),
+      queued: () => jobs().filter((j) => j.info.status === 'queued').length,
       queuedInputBytes: () => this.#room.load.inputBytes,
     };
   }
@@ -669,11 +672,13 @@ export class JobRunner {
     const until = checkUntil(options.until);
     this.#closed = true;
     const upTo = (ms: number) => waitWithin(ms, until);
-    const active = [...this.#jobs.values()].filter((j) => isActive(j.info.status));
-    for (const job of active) if (job.info.status === 'queued' && !job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
-    const allDone = () => Promise.allSettled(active.map((j) => j.done));
+    // Every job not retired yet: those queued or running, and those ended whose settle the ledger has not taken (a result
+    // is shown before its settle lands), waited for within the grace: a settle lost here is charged its estimate later.
+    const jobs = [...this.#jobs.values()];
+    for (const job of jobs) if (job.info.status === 'queued' && !job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
+    const allDone = () => Promise.allSettled(jobs.map((j) => j.done));
     await waitAtMost(allDone(), upTo(options.graceMs ?? this.#shutdownGraceMs));
-    for (const job of active) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
+    for (const job of jobs) if (!job.decided) this.#cancel(job, { byUserId: '', reason: 'shutdown' });
     await waitAtMost(allDone(), upTo(SHUTDOWN_DRAIN_MS));
     // An ended job is kept in the history once its final update is shown: nothing is written after the runner is down.
     // What waits for the audit channels is posted now, and the entries of the jobs that just ended as they come, in the
@@ -682,7 +687,7 @@ export class JobRunner {
     await waitAtMost(Promise.allSettled([this.#recording.settled(), this.audit.flush()]), upTo(SHUTDOWN_DRAIN_MS));
     // An audit channel slower than those seconds (the platforms pace a channel's posts) keeps the rest: said, not silently lost.
     if (this.audit.waiting > 0) this.#logger.warn({ entries: this.audit.waiting, refusals: this.audit.waitingRefusals }, 'audit entries were not posted before the bot stopped');
-    this.#logger.info({ jobs: active.length }, 'job runner shut down');
+    this.#logger.info({ jobs: jobs.length }, 'job runner shut down');
   }
 
   /** Draining refuses new jobs (`restarting`); once shut down nothing starts, an admitted job neither. */

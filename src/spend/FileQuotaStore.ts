@@ -135,6 +135,15 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
+  markUnsent(jobId: string): Promise<void> {
+    return this.#update(this.#process.clock(), (ledger) => {
+      const reservation = ledger.reservations[jobId];
+      const changed = reservation?.sent === true;
+      if (changed) reservation.sent = false;
+      return { result: undefined, changed };
+    });
+  }
+
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     toNanos('actualUsd', actualUsd);
     const now = this.#process.clock();

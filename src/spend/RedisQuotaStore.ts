@@ -6,7 +6,7 @@ import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './c
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
 import { oldestRefusalDay, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
-import { MARK_SENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
+import { MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
@@ -68,6 +68,7 @@ const script = <R>(numberOfKeys: number, lua: string): Script<R> => ({ numberOfK
 const SCRIPTS = {
   pictorSpendReserve: script<[1] | [0, string, number]>(0, RESERVE),
   pictorSpendMarkSent: script<number>(0, MARK_SENT),
+  pictorSpendMarkUnsent: script<number>(1, MARK_UNSENT),
   pictorSpendSettle: script<number>(0, SETTLE),
   pictorSpendRelease: script<number>(0, RELEASE),
   pictorSpendUsed: script<number>(0, SPENT),
@@ -197,6 +198,10 @@ export class RedisQuotaStore implements QuotaStore {
     const found = await this.#redis.pictorSpendMarkSent(...this.#prelude(this.#process.clock()), jobId, ...copyArgs(copy), this.#process.owner, this.#ownerValue, this.#process.leaseMs);
     if (found === 0) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
     if (found === 2 && copy) this.#process.lost(jobId, copy, 'send', undefined);
+  }
+
+  async markUnsent(jobId: string): Promise<void> {
+    await this.#redis.pictorSpendMarkUnsent(this.#key('res', jobId));
   }
 
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {

@@ -100,6 +100,8 @@ export class JobLedger {
   /** Settles and releases the ledger did not take in time, by job id. */
   readonly #kept = new Map<string, () => Promise<unknown>>();
   #keptTimer: NodeJS.Timeout | undefined;
+  /** Settles and releases under way (not yet taken or kept), by user key. */
+  readonly #settling = new Map<string, Set<Promise<unknown>>>();
 
   constructor(options: JobLedgerOptions) {
     this.store = options.store;
@@ -110,8 +112,13 @@ export class JobLedger {
     this.#onCharged = options.onCharged;
   }
 
-  /** Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. */
+  /**
+   * Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. The user's settles and
+   * releases under way are waited for first (up to `retryForMs`): a job asked for as the last one's result shows (a
+   * reroll) is decided on what that one cost, not on its reservation still holding the user's slot.
+   */
   async begin(input: BeginInput): Promise<{ ok: true; job: ChargedJob } | SpendRefusal> {
+    await this.#settlesOf(input.userKey);
     // What the ledger did not take before: it may hold the user's slot.
     await this.flushKept();
     const { request } = input;
@@ -133,7 +140,28 @@ export class JobLedger {
       job,
     });
     if (!reserved.ok) return reserved;
-    return { ok: true, job: new ChargedJob(this, input.jobId, estimate, request) };
+    return { ok: true, job: new ChargedJob(this, input.jobId, input.userKey, estimate, request) };
+  }
+
+  /** @internal Follows a job's settle or release until the ledger took it (or kept it), for the user's next `begin`. */
+  settling<T>(userKey: string, settle: Promise<T>): Promise<T> {
+    const under = this.#settling.get(userKey) ?? new Set<Promise<unknown>>();
+    this.#settling.set(userKey, under.add(settle));
+    const done = () => {
+      under.delete(settle);
+      if (under.size === 0 && this.#settling.get(userKey) === under) this.#settling.delete(userKey);
+    };
+    void settle.then(done, done);
+    return settle;
+  }
+
+  async #settlesOf(userKey: string): Promise<void> {
+    const under = this.#settling.get(userKey);
+    if (!under) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, this.#retryForMs)));
+    await Promise.race([Promise.allSettled(under), timeout]);
+    clearTimeout(timer);
   }
 
   /** How many settles or releases wait for the ledger. */
@@ -218,12 +246,16 @@ export class ChargedJob {
   /** An attempt was answered with an error that bills nothing and the request was to be sent again (`onRetry`). */
   #retried = false;
   #ended: JobEnd | undefined;
+  #taken = false;
   #requestId: string | undefined;
+  /** The store's "not sent" mark of the last retry wait, written before the next `markSent`. */
+  #unsent: Promise<void> | undefined;
   readonly #images: CompletedEvent[] = [];
 
   constructor(
     private readonly ledger: JobLedger,
     readonly id: string,
+    readonly userKey: string,
     /** The upper-bound price reserved. */
     readonly estimate: PriceQuote,
     readonly request: ChargedRequest,
@@ -231,6 +263,7 @@ export class ChargedJob {
 
   /** Recorded before the body leaves: a crash from here on charges the job its estimate. If recording fails, nothing is sent. */
   readonly beforeSend = async (): Promise<void> => {
+    await this.#unsent;
     await this.ledger.store.markSent(this.id);
     this.#sent = true;
     this.#everSent = true;
@@ -239,8 +272,9 @@ export class ChargedJob {
   /**
    * The attempt sent ended with this error and the request waits to be sent again. An answer that bills nothing
    * (`mayBeBilled`: a 429, a 5xx) leaves nothing at the service: until the next `beforeSend` the job counts as not sent,
-   * so a cancel in the wait is released. Only in memory: the store keeps its `markSent` mark, so a process that dies in
-   * the wait leaves the job to reconcile, which charges its estimate (`uncertain`).
+   * so a cancel in the wait is released. The store is told too (`markUnsent`, begun at once and landed before the next
+   * `markSent`), so a process that dies in the wait leaves the job to reconcile as not sent: released. If the store does
+   * not take it, it keeps its `markSent` mark, and such a reconcile charges the estimate (`uncertain`).
    *
    * The client retries only an attempt whose answer it has not accepted (an error status, or no answer), and only on
    * codes that bill nothing (`isRetryable`), with no image yet: no earlier attempt can have been billed, so there is no
@@ -249,6 +283,11 @@ export class ChargedJob {
   readonly onRetry = ({ error }: { error: unknown }): void => {
     this.#sent = mayBeBilled({ ending: { kind: 'failed', error }, sent: this.#sent, completed: this.#images });
     this.#retried = true;
+    if (this.#sent) return;
+    const { id, ledger } = this;
+    this.#unsent = ledger.store.markUnsent(id).catch((err: unknown) => {
+      ledger.logger.warn({ jobId: id, err }, 'the spend ledger did not take that a refused attempt billed nothing: if this process dies before the next one, its estimate is charged');
+    });
   };
 
   /** Sent, and not since answered with an error that bills nothing (a retry still waiting to go). */
@@ -263,6 +302,11 @@ export class ChargedJob {
 
   get ended(): boolean {
     return this.#ended !== undefined;
+  }
+
+  /** Its reservation still counts in the ledger: the job has not ended, or the ledger has not taken its settle or release yet. */
+  get reserving(): boolean {
+    return !this.#taken;
   }
 
   /** A finished image reached the user (or is about to): it is charged whatever happens next. */
@@ -286,7 +330,7 @@ export class ChargedJob {
   end(ending: JobEnding): JobEnd {
     if (this.#ended) return this.#ended;
     const charge = chargeOf({ ending, sent: this.#sent, completed: this.#images }, this.estimate, this.request);
-    this.#ended = { charge, settled: this.#record(ending, charge) };
+    this.#ended = { charge, settled: this.ledger.settling(this.userKey, this.#record(ending, charge)) };
     return this.#ended;
   }
 
@@ -294,6 +338,7 @@ export class ChargedJob {
     const { ledger, id } = this;
     if (!charge) {
       const { deferred } = await ledger.commit(id, 'release', () => ledger.store.release(id));
+      this.#taken = !deferred;
       // A job whose only attempt left nothing (a cancel before any byte of it left) was never sent either.
       const sentSomething = this.#everSent && (this.#retried || !leftNothing(ending));
       return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred, released: sentSomething ? 'answered' : 'not_sent' };
@@ -307,6 +352,7 @@ export class ChargedJob {
       if (charged) ledger.charged({ jobId: id, usd: charge.usd, basis: charge.basis, images: this.#images.length, request: this.request, reservedUsd });
       return charged;
     });
+    this.#taken = !deferred;
     return { action: 'settled', usd: charge.usd, basis: charge.basis, recorded: result === true, deferred };
   }
 }

@@ -234,6 +234,13 @@ for _, k in ipairs(keysOf({ARGV[5], ARGV[6]})) do redis.call('zadd', P .. 'activ
 return 2
 `;
 
+/** KEYS[1]: the job's reservation. Marks it not sent (a retry waiting): a reconcile releases it. An ended one is left ended. */
+export const MARK_UNSENT = `
+if redis.call('exists', KEYS[1]) == 0 then return 0 end
+redis.call('hset', KEYS[1], 'sent', '0')
+return 1
+`;
+
 /**
  * ARGV: prelude, job, actualNanos, requestId (or ''), basis, outcome (or ''), images (or ''), then the process's copy
  * (userKey … at, ARGV[10..16]), then the size and quality the service reported (or '', ARGV[17..18]: recorded in place

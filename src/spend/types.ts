@@ -224,6 +224,12 @@ export interface QuotaStore {
    */
   markSent(jobId: string): Promise<void>;
   /**
+   * Records that what the job sent was answered with an error that bills nothing and it waits to be sent again
+   * (`markSent` marks it again before the next send): a reconcile now releases it. A job whose reservation ended, or
+   * was lost, is left as it is.
+   */
+  markUnsent(jobId: string): Promise<void>;
+  /**
    * Replaces the job's reservation with what it really cost, and ends it; appends its usage record. Resolves true;
    * false when the reservation had already ended (settled before, or settled at its estimate by a reconcile after
    * this process's lease lapsed): then nothing is charged or recorded. A reservation the ledger lost while this

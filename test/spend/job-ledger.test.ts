@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ServerError, StreamBrokenError } from '../../src/core/errors.js';
 import { PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { FileQuotaStore, JobLedger, type QuotaStore } from '../../src/internal.js';
@@ -244,7 +244,7 @@ describe('JobLedger', () => {
     expect(await resent.end({ kind: 'cancelled' }).settled).toMatchObject({ action: 'settled', usd: LOW });
   });
 
-  it('charges a job whose process died while it waited to retry a refused attempt its estimate, marked uncertain: the release lives only in memory', async () => {
+  it('releases at reconcile a job whose process died while it waited to retry a refused attempt: the store was told nothing was billed', async () => {
     const dir = await ledgerDir();
     const store = await fileStore(dir);
     const ledger = new JobLedger({ store });
@@ -252,12 +252,102 @@ describe('JobLedger', () => {
     await job.beforeSend();
     job.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
     expect(job.sent).toBe(false);
+    await vi.waitFor(async () => expect(await store.activeJobs()).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', sent: false })]));
     // The process dies in the wait (never ended); a later one meets the reservation of a dead owner.
     await store.close();
     await ownersDied(dir);
     const later = await fileStore(dir);
 
-    expect((await later.reconcile(Date.now())).settledAtEstimate).toEqual(['cli:ann:1']);
-    expect(await later.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: job.estimate.totalUsd, basis: 'uncertain' })]);
+    expect(await later.reconcile(Date.now())).toEqual({ released: ['cli:ann:1'], settledAtEstimate: [], chargedUsd: 0 });
+    expect(await later.usage({})).toEqual([]);
+  });
+
+  it('marks a retried job sent again only once its "not sent" mark has landed: the next attempt is never left marked unsent', async () => {
+    const store = await fileStore();
+    let land = () => {};
+    const landed = new Promise<void>((resolve) => (land = resolve));
+    let unsent: Promise<void> | undefined;
+    const slowUnsent = new Proxy(store, {
+      get(target, key) {
+        if (key === 'markUnsent') return (jobId: string) => (unsent = landed.then(() => target.markUnsent(jobId)));
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const ledger = new JobLedger({ store: slowUnsent });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+    job.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
+
+    const resent = job.beforeSend();
+    land();
+    await Promise.all([resent, unsent]);
+
+    expect(await store.activeJobs()).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', sent: true })]);
+    expect(job.sent).toBe(true);
+  });
+
+  it('says a job whose retry was cancelled before any byte of it left was answered, not unsent: its first attempt reached the service', async () => {
+    const store = await fileStore();
+    const ledger = new JobLedger({ store });
+    const job = await begin(ledger, 'cli:ann:1');
+    await job.beforeSend();
+    job.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
+    await job.beforeSend();
+
+    expect(await job.end({ kind: 'cancelled', leftNothing: true }).settled).toMatchObject({ action: 'released', usd: 0, released: 'answered' });
+    expect(await store.usage({})).toEqual([]);
+  });
+
+  describe('a user’s next job asked for while the last one’s settle is under way (a reroll as the result shows)', () => {
+    /** The store with its settles held until `open` is called. */
+    function heldSettles(store: QuotaStore): { store: QuotaStore; open: () => void } {
+      let open = () => {};
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      const held = new Proxy(store, {
+        get(target, key) {
+          if (key === 'settle') return async (...args: Parameters<QuotaStore['settle']>) => (await opened, target.settle(...args));
+          const value = Reflect.get(target, key) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      return { store: held, open };
+    }
+
+    it('waits for that settle before it is decided: the slot is free and the cost counted, not the estimate', async () => {
+      const store = await fileStore();
+      const { store: held, open } = heldSettles(store);
+      const ledger = new JobLedger({ store: held });
+      const limits = { userConcurrentJobs: 1, userDailyUsd: HIGH };
+      const last = await ledger.begin({ jobId: 'cli:ann:1', userKey: 'cli:ann', scopeKey: 'cli', limits, request: { ...request, quality: 'high' } });
+      if (!last.ok) throw new Error('refused');
+      await last.job.beforeSend();
+      last.job.onImage(image());
+      const ended = last.job.end({ kind: 'completed' });
+
+      const next = begin(ledger, 'cli:ann:2', limits);
+      // Another user is not held up by it.
+      const other = await ledger.begin({ jobId: 'cli:bob:1', userKey: 'cli:bob', scopeKey: 'cli', limits, request });
+      expect(other.ok).toBe(true);
+      open();
+
+      expect((await next).id).toBe('cli:ann:2');
+      expect(await ended.settled).toMatchObject({ action: 'settled', usd: LOW, recorded: true });
+    });
+
+    it('waits no longer than the ledger tries a settle: then it is decided on the reservation still held', async () => {
+      const store = await fileStore();
+      const { store: held, open } = heldSettles(store);
+      const ledger = new JobLedger({ store: held, retryForMs: 20 });
+      const limits = { userConcurrentJobs: 1 };
+      const last = await begin(ledger, 'cli:ann:1', limits);
+      await last.beforeSend();
+      last.onImage(image());
+      const ended = last.end({ kind: 'completed' });
+
+      expect(await ledger.begin({ jobId: 'cli:ann:2', userKey: 'cli:ann', scopeKey: 'cli', limits, request })).toMatchObject({ ok: false, code: 'user_concurrency' });
+      open();
+      await ended.settled;
+    });
   });
 });

@@ -438,6 +438,31 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]);
   });
 
+  it('releases at reconcile a job marked not sent again (an attempt answered with an error that bills nothing), and leaves an ended one ended', async () => {
+    const group = `unsent-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-waiting', 0.5, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
+    await dead.markSent('d-waiting');
+    await dead.markUnsent('d-waiting');
+    await dead.reserve(ask('d-resent', 0.4, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
+    await dead.markSent('d-resent');
+    await dead.markUnsent('d-resent');
+    await dead.markSent('d-resent');
+    await dead.reserve(ask('d-ended', 0.3, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
+    await dead.markSent('d-ended');
+    await dead.settle('d-ended', 0.2);
+    await dead.markUnsent('d-ended');
+    expect(Object.fromEntries((await dead.activeJobs()).map((j) => [j.jobId, j.sent]))).toEqual({ 'd-waiting': false, 'd-resent': true });
+    await dead.close();
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    expect(await alive.reconcile(time.now)).toEqual({ released: ['d-waiting'], settledAtEstimate: ['d-resent'], chargedUsd: 0.4 });
+    expect(await alive.spentToday('s', time.now)).toBe(0.6);
+  });
+
   it('renews its lease every third of it while it holds a reservation, and stops once it holds none', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
@@ -747,6 +772,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
       ['reserve', () => s.reserve(ask('late', 0.1, {}))],
       ['check', () => s.check(ask('late', 0.1, {}))],
       ['markSent', () => s.markSent('late')],
+      ['markUnsent', () => s.markUnsent('late')],
       ['settle', () => s.settle('late', 0.1)],
       ['release', () => s.release('late')],
       ['spentToday', () => s.spentToday('discord:alice', D)],

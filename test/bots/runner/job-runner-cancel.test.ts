@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { JobRunner, JobSpec, Requester } from '../../../bots/runner/index.js';
 import { ImageLimiter } from '../../../src/index.js';
 import type { QuotaStore } from '../../../src/internal.js';
@@ -222,6 +222,30 @@ describe('JobRunner cancel', () => {
     expect((await running.done).type).toBe('completed');
     expect(await store.spentToday(`discord:${bob.userId}`, Date.now())).toBe(0);
     expect(kit.emu.emulator.requests).toHaveLength(1);
+  });
+
+  it('on shutdown waits within the grace for a completed job’s settle the ledger has not taken yet, counting its reservation meanwhile', async () => {
+    const ledger = heldSettles(await kit.store());
+    const { runner, store } = await kit.runner({ partialImages: 0, store: ledger.held });
+    const who = requester();
+    const rec = recordingSink();
+    const handle = await runner.submit(job(who), rec.sink);
+    await waitUntil(() => rec.types.includes('completed') && ledger.asked === 1, 'the member gets the result, its settle held');
+    const estimate = runner.get(handle.id)!.estimate.totalUsd;
+    expect(runner.liveReadings().reservedUsd()).toBeCloseTo(estimate, 9);
+
+    // The ledger stays away longer than the few seconds a stop gives its last writes, less than the grace.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let stopped = false;
+    const stopping = runner.shutdown({ graceMs: 60_000 }).then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(30_000);
+    vi.useRealTimers();
+    expect(stopped).toBe(false);
+
+    ledger.open();
+    await stopping;
+    expect(await store.usage({})).toEqual([expect.objectContaining({ jobId: handle.id, outcome: 'completed', basis: 'table' })]);
+    expect(runner.liveReadings().reservedUsd()).toBe(0);
   });
 
   it('on shutdown stops a running job that outlasts the grace period, closes its stream and keeps its estimate charged', async () => {
