@@ -9,8 +9,9 @@ import { formatUsdExact } from '../core/pricing.js';
  * saying whether the request had been sent, what the ledger charged, and which images were written. If the request
  * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
  * does a second Ctrl+C, at once (it says which): a reservation left open then is charged its estimate (`uncertain`) by
- * a later run's reconcile, a job cancelled in a retry wait too (its release lived only in this process). A Ctrl+C that comes after the request ended (`jobEnded`: its result is being written) arms no exit: the
- * writes finish; only a second one stops them.
+ * a later run's reconcile, unless it was waiting to retry an attempt that billed nothing (the ledger marks such a job
+ * not sent, so the reconcile releases it). A Ctrl+C that comes after the request ended (`jobEnded`: its result is being
+ * written) arms no exit: the writes finish; only a second one stops them.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
  * SIGTERM is answered the same way, with exit code 143.

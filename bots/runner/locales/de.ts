@@ -306,7 +306,7 @@ export const de = {
   'slack.button.gone_reroll': 'Ich habe die Details dieses Auftrags nicht mehr; starte einen neuen mit {command}.',
   'slack.button.gone_delete': 'Ich habe die Details dieses Auftrags nicht mehr; lösche seine Nachricht über das Menü von Slack.',
   'slack.button.only_requester_delete': 'Nur {user} oder ein Admin kann diese Nachricht löschen.',
-  'slack.button.only_requester_edit': 'Nur {user} oder ein Admin kann diese Bilder bearbeiten.',
+  'slack.button.only_requester_edit': 'Nur {user} oder ein Admin kann diese Bearbeiten-Schaltfläche nutzen. Um diese Bilder selbst zu bearbeiten, nimm im ⋯-Menü der Nachricht *Edit image*.',
   'slack.button.could_not_delete': 'Ich konnte diese Nachricht nicht löschen; versuche es noch einmal.',
   'slack.button.gone_edit': 'Ich habe die Bilder dieses Auftrags nicht mehr; nutze stattdessen die Verknüpfung *Edit image* an den Bildern.',
   'slack.button.other_workspace': 'Dieser Auftrag wurde in einem anderen Workspace gestartet, der diesen Kanal teilt, und seine Schaltflächen funktionieren nur dort; starte deinen eigenen mit {command}.',

@@ -327,7 +327,7 @@ export const en = {
   'slack.button.gone_reroll': 'I no longer have the details of that job; start a new one with {command}.',
   'slack.button.gone_delete': 'I no longer have the details of that job; delete its message from Slack’s own menu.',
   'slack.button.only_requester_delete': 'Only {user} or an admin can delete this message.',
-  'slack.button.only_requester_edit': 'Only {user} or an admin can edit these images.',
+  'slack.button.only_requester_edit': 'Only {user} or an admin can use this Edit button. To edit these images yourself, use the message’s ⋯ menu → *Edit image*.',
   'slack.button.could_not_delete': 'I could not delete that message; try again.',
   'slack.button.gone_edit': 'I no longer have the images of that job; use the *Edit image* shortcut on the images instead.',
   'slack.button.other_workspace': 'That job was started in another workspace that shares this channel, and its buttons work only there; start your own with {command}.',

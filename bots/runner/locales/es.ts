@@ -306,7 +306,7 @@ export const es = {
   'slack.button.gone_reroll': 'Ya no tengo los detalles de ese trabajo; inicia uno nuevo con {command}.',
   'slack.button.gone_delete': 'Ya no tengo los detalles de ese trabajo; elimina su mensaje desde el menú de Slack.',
   'slack.button.only_requester_delete': 'Solo {user} o un admin puede eliminar este mensaje.',
-  'slack.button.only_requester_edit': 'Solo {user} o un admin puede editar estas imágenes.',
+  'slack.button.only_requester_edit': 'Solo {user} o un admin puede usar este botón Editar. Para editar estas imágenes tú mismo, usa el menú ⋯ del mensaje → *Edit image*.',
   'slack.button.could_not_delete': 'No pude eliminar ese mensaje; inténtalo de nuevo.',
   'slack.button.gone_edit': 'Ya no tengo las imágenes de ese trabajo; usa en su lugar el atajo *Edit image* sobre las imágenes.',
   'slack.button.other_workspace': 'Ese trabajo se inició en otro espacio de trabajo que comparte este canal, y sus botones solo funcionan allí; inicia el tuyo con {command}.',

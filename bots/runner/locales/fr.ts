@@ -306,7 +306,7 @@ export const fr = {
   'slack.button.gone_reroll': 'Je n’ai plus les détails de cette tâche ; lancez-en une nouvelle avec {command}.',
   'slack.button.gone_delete': 'Je n’ai plus les détails de cette tâche ; supprimez son message depuis le menu de Slack.',
   'slack.button.only_requester_delete': 'Seul {user} ou un admin peut supprimer ce message.',
-  'slack.button.only_requester_edit': 'Seul {user} ou un admin peut modifier ces images.',
+  'slack.button.only_requester_edit': 'Seul {user} ou un admin peut utiliser ce bouton Modifier. Pour modifier ces images vous-même, passez par le menu ⋯ du message → *Edit image*.',
   'slack.button.could_not_delete': 'Je n’ai pas pu supprimer ce message ; réessayez.',
   'slack.button.gone_edit': 'Je n’ai plus les images de cette tâche ; utilisez plutôt le raccourci *Edit image* sur les images.',
   'slack.button.other_workspace': 'Cette tâche a été lancée dans un autre espace de travail qui partage ce canal, et ses boutons ne fonctionnent que là-bas ; lancez la vôtre avec {command}.',

@@ -306,7 +306,7 @@ export const ja = {
   'slack.button.gone_reroll': 'そのジョブの詳細はもう保持していません。{command} で新しく始めてください。',
   'slack.button.gone_delete': 'そのジョブの詳細はもう保持していません。メッセージは Slack のメニューから削除してください。',
   'slack.button.only_requester_delete': 'このメッセージを削除できるのは {user} または管理者だけです。',
-  'slack.button.only_requester_edit': 'これらの画像を編集できるのは {user} または管理者だけです。',
+  'slack.button.only_requester_edit': 'この編集ボタンを使えるのは {user} または管理者だけです。自分でこれらの画像を編集するには、メッセージの ⋯ メニュー → *Edit image* を使ってください。',
   'slack.button.could_not_delete': 'そのメッセージを削除できませんでした。もう一度お試しください。',
   'slack.button.gone_edit': 'そのジョブの画像はもう保持していません。代わりに画像のショートカット *Edit image* を使ってください。',
   'slack.button.other_workspace': 'そのジョブはこのチャンネルを共有している別のワークスペースで開始されたため、ボタンはそちらでしか使えません。{command} で自分のジョブを開始してください。',

@@ -306,7 +306,7 @@ export const ptBR = {
   'slack.button.gone_reroll': 'Não tenho mais os detalhes dessa tarefa; inicie uma nova com {command}.',
   'slack.button.gone_delete': 'Não tenho mais os detalhes dessa tarefa; exclua a mensagem dela pelo menu do próprio Slack.',
   'slack.button.only_requester_delete': 'Só {user} ou um admin pode excluir esta mensagem.',
-  'slack.button.only_requester_edit': 'Só {user} ou um admin pode editar estas imagens.',
+  'slack.button.only_requester_edit': 'Só {user} ou um admin pode usar este botão Editar. Para editar estas imagens você mesmo, use o menu ⋯ da mensagem → *Edit image*.',
   'slack.button.could_not_delete': 'Não consegui excluir essa mensagem; tente de novo.',
   'slack.button.gone_edit': 'Não tenho mais as imagens dessa tarefa; use o atalho *Edit image* nas imagens.',
   'slack.button.other_workspace': 'Essa tarefa foi iniciada em outro workspace que compartilha este canal, e os botões dela só funcionam lá; inicie a sua com {command}.',

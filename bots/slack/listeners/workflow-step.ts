@@ -275,7 +275,7 @@ async function runStep(
   });
 }
 
-/** The options a step asks for, checked as the spec takes them; undefined when one is not (the step fails). */
+/** The options a step asks for, checked as the spec takes them; a bad one is named with what it takes (the step fails). */
 function optionsOf(step: StepInputs, locale: string | undefined): { ok: true; options: JobOptions } | { ok: false; error: string } {
   // Each bad input is named by its title in Workflow Builder (the manifest's: Size, Quality, Images), with what it takes.
   const bad = (input: 'size' | 'quality' | 'count', given: unknown, allowed: string) => ({ ok: false, error: say(locale, 'slack.step.bad_input', { input, given: String(given).slice(0, 100), allowed }) }) as const;

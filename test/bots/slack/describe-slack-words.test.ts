@@ -5,7 +5,7 @@ import { allowedFor, usageText } from '../../../bots/slack/imagine-text.js';
 /** The sentences of Slack's buttons, flags, help and workflow step, as a member reads them (each checked once, here). */
 describe('what Slack tells a member', () => {
   it('tells another member who may edit a job’s images', () => {
-    expect(say('en', 'slack.button.only_requester_edit', { user: '<@U0ALICE>' })).toBe('Only <@U0ALICE> or an admin can edit these images.');
+    expect(say('en', 'slack.button.only_requester_edit', { user: '<@U0ALICE>' })).toBe('Only <@U0ALICE> or an admin can use this Edit button. To edit these images yourself, use the message’s ⋯ menu → *Edit image*.');
   });
 
   it('words a flag’s range from the spec’s limits, and names --format in the rule of --compression', () => {
