@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import { say, usd } from '../../../bots/runner/index.js';
-import { answerOf, DiscordHarness, drawingReply } from './harness.js';
+import { JobRunner, say, usd } from '../../../bots/runner/index.js';
+import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
 
 /** What the job's estimate is charged (1024×1024, low quality): what a reconcile charges a job whose process died after sending it. */
 const ESTIMATE_USD = 0.00636;
@@ -42,5 +42,28 @@ describe('a job its process left at the worst moment, charged and recorded by th
       return answer.content.includes('a fox sent before its record knew it') ? answer : Promise.reject(new Error('not in the history yet'));
     }, { timeout: 15_000 });
     expect(history.content).toContain('$0.0064');
+  });
+
+  it('keeps in the history a charged job whose “stopped” could not be marked ended when the process died before its end was recorded: the next start records it', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a fox whose stop was never recorded', quality: 'low', size: '1024x1024' });
+    const running = await drawingReply(h, ix);
+    const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
+    const jobRecords = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const { runnerJobId } = await vi.waitFor(async () => ((await jobRecords().get(key))?.runnerJobId ? (await jobRecords().get(key))! : Promise.reject(new Error('no runner job yet'))));
+    await h.quotaStore.settle(runnerJobId!, ESTIMATE_USD, { basis: 'estimate', outcome: 'failed' });
+    // At the next start the sweep says "stopped", its mark fails every try, and the process dies while it records the end.
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    await h.restart({ crash: true });
+    await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the end');
+    expect(h.discord.messages.get(running.id)?.content).toContain(say('en', 'discord.job.interrupted'));
+    await h.restart({ crash: true });
+
+    await vi.waitFor(async () => expect(await jobRecords().get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
+    expect(history.content).toContain('a fox whose stop was never recorded');
+    expect(history.content).toContain('$0.0064');
+    expect(h.discord.messages.get(running.id)?.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted'), say('en', 'discord.job.charged', { usd: usd(ESTIMATE_USD) })]);
   });
 });
