@@ -47,6 +47,13 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   const toFetch = Array.isArray(job.images) ? undefined : job.images;
   /** The record written as the job was answered (`accept`): whether it was. */
   let recorded: Promise<boolean> | undefined;
+  /** An edit's images, here: its runner job put on its record before they are handed to the runner, which may send them at once. */
+  const withRunnerJob = async (fetched: InputImage[]): Promise<InputImage[]> => {
+    if (admitted && (await recorded)) {
+      await ctx.store.update(key, { runnerJobId: admitted.id }).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not put its runner job on the record of a job as its images came; it is put on once it starts'));
+    }
+    return fetched;
+  };
   const handle = await ctx.runner.request(
     {
       kind: job.kind,
@@ -56,7 +63,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       style: job.style,
       private: job.private,
       fieldNames: OPTION_NAME_OF_FIELD,
-      images: toFetch ? { declaredBytes: toFetch.declaredBytes, fetch: async () => (images = await toFetch.fetch()) } : job.images,
+      images: toFetch ? { declaredBytes: toFetch.declaredBytes, fetch: async () => withRunnerJob((images = await toFetch.fetch())) } : job.images,
     },
     {
       refuse: (reason) => refusePrivately(ctx, interaction, reason),
@@ -68,9 +75,11 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         if ((await acknowledge(`${kind}: ${firstAnswer === 'update' ? 'defer update' : 'defer'}`, answer, ctx.logger)) === 'expired') return undefined;
         // Recorded at once, running (held by this process), with the reply to edit: a process that dies now — an edit's
         // images still downloading — leaves it to the next sweep, which says it stopped rather than leave "thinking…".
-        // Its runner job and input images are added once the runner started it; nothing was sent, so nothing is charged.
+        // Its runner job is on it from before the runner can send it (the sweep finds its charge by it, and records its
+        // end): here when the runner takes it next, else once its images are here (`withRunnerJob`); until then nothing
+        // was sent, so nothing is charged or recorded. Its input images are added once the runner started it.
         recorded = ctx.store
-          .add({ key, kind, prompt: decided.prompt, options: decided.options, requester, status: 'running', reply: replyOf(interaction), locale: localeOf(interaction, decided), ...(decided.private && { private: true }) })
+          .add({ key, kind, prompt: decided.prompt, options: decided.options, requester, status: 'running', ...(!toFetch && { runnerJobId: decided.id }), reply: replyOf(interaction), locale: localeOf(interaction, decided), ...(decided.private && { private: true }) })
           .then(
             () => true,
             (error: unknown) => (ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not record a job as it was answered; it is recorded once it starts'), false),

@@ -197,14 +197,18 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
     await ctx.store.markEnded(record.key, 'failed', stoppedEnd ? { end: stoppedEnd } : {});
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its “stopped” is kept as shown');
+    // Kept as shown is kept as recorded (`endRecorded`): the next sweep says nothing of it and records nothing. So its end
+    // is recorded first, waited for: a stop before it leaves the record as it was (tried), and the next sweep says
+    // "stopped" again and records it (recording it again changes nothing), rather than a charged job left unrecorded.
+    if (stoppedEnd && !(await recordEnd(ctx, record, stoppedEnd, linkOf(ctx, record, target)))) {
+      ctx.logger.warn({ jobKey: record.key }, 'a swept job’s “stopped” is kept as shown without its end recorded');
+    }
     try {
       await ctx.store.markEndRecorded(record.key, { type: 'failed', shown: true });
     } catch (error2) {
       ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s “stopped” was shown; its record is left running');
       return 'left';
     }
-    // Kept as shown and recorded: its end is recorded here (the next sweep says nothing of it and records nothing).
-    if (stoppedEnd) ctx.track(recordEnd(ctx, record, stoppedEnd, linkOf(ctx, record, target)));
     return 'shown';
   }
   // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.

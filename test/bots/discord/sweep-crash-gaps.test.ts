@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
+import { JobRunner, say, usd } from '../../../bots/runner/index.js';
+import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
+
+/** What the job's estimate is charged (1024×1024, low quality): what a reconcile charges a job whose process died after sending it. */
+const ESTIMATE_USD = 0.00636;
+
+describe('a job its process left at the worst moment, charged and recorded by the next start', () => {
+  let h: DiscordHarness;
+  /** Ends what the test left hanging in a stopped process (its state closed: it writes nothing). */
+  let unhang: (() => void) | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    unhang?.();
+    unhang = undefined;
+    await h?.close();
+  });
+
+  it('says the charge of a job whose request reached the service before its record named its runner job, and keeps it in the history with that cost', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    // The record's second write (as the job started) never lands: the process dies while its request is out.
+    const add = JobRecordStore.prototype.add;
+    const adds = vi.spyOn(JobRecordStore.prototype, 'add').mockImplementation(function (this: JobRecordStore, ...args: Parameters<JobRecordStore['add']>) {
+      return adds.mock.calls.filter(([init]) => init.key === args[0].key).length > 1 ? new Promise<JobRecord>(() => undefined) : add.apply(this, args);
+    });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a fox sent before its record knew it', quality: 'low', size: '1024x1024' });
+    const running = await drawingReply(h, ix);
+    await h.discord.waitFor(() => h.emulator.requests.length > 0 || undefined, 'the request at the service');
+    const jobId = await h.discord.waitFor(() => adds.mock.calls[1]?.[0].runnerJobId, 'the record’s write as the job started');
+    // The ledger charges the job (a reconcile at the next start would; this harness's crash keeps its ledger alive).
+    await h.quotaStore.settle(jobId, ESTIMATE_USD, { basis: 'estimate', outcome: 'failed' });
+    await h.restart({ crash: true });
+
+    const stopped = await h.discord.waitFor(() => {
+      const message = h.discord.messages.get(running.id);
+      return message?.content.includes(say('en', 'discord.job.interrupted')) ? message : undefined;
+    }, 'the job told stopped');
+    expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted'), say('en', 'discord.job.charged', { usd: usd(ESTIMATE_USD) })]);
+    const history = await vi.waitFor(async () => {
+      const answer = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
+      return answer.content.includes('a fox sent before its record knew it') ? answer : Promise.reject(new Error('not in the history yet'));
+    }, { timeout: 15_000 });
+    expect(history.content).toContain('$0.0064');
+  });
+
+  it('keeps in the history a charged job whose “stopped” could not be marked ended when the process died before its end was recorded: the next start records it', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a fox whose stop was never recorded', quality: 'low', size: '1024x1024' });
+    const running = await drawingReply(h, ix);
+    const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
+    const jobRecords = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const { runnerJobId } = await vi.waitFor(async () => ((await jobRecords().get(key))?.runnerJobId ? (await jobRecords().get(key))! : Promise.reject(new Error('no runner job yet'))));
+    await h.quotaStore.settle(runnerJobId!, ESTIMATE_USD, { basis: 'estimate', outcome: 'failed' });
+    // At the next start the sweep says "stopped", its mark fails every try, and the process dies while it records the end.
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    await h.restart({ crash: true });
+    await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the end');
+    expect(h.discord.messages.get(running.id)?.content).toContain(say('en', 'discord.job.interrupted'));
+    await h.restart({ crash: true });
+
+    await vi.waitFor(async () => expect(await jobRecords().get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
+    expect(history.content).toContain('a fox whose stop was never recorded');
+    expect(history.content).toContain('$0.0064');
+    expect(h.discord.messages.get(running.id)?.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted'), say('en', 'discord.job.charged', { usd: usd(ESTIMATE_USD) })]);
+  });
+});
