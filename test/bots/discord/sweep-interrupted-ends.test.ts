@@ -79,7 +79,10 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h.emulator.injectFault('stalled_stream');
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image cancelled, its end cut off by a stop' });
-    await cancelShown(h, await drawingReply(h, ix));
+    const running = await drawingReply(h, ix);
+    // "Drawing…" is shown as the job starts, which may come before its request leaves: Cancel once the service has it.
+    await h.discord.waitFor(() => h.emulator.requests.length > 0 || undefined, 'the request to reach the service');
+    await cancelShown(h, running);
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
     const charged = (recordEnded.mock.calls[0]![2] as JobEnd).cost?.totalUsd;
     expect(charged).toBeGreaterThan(0);
