@@ -53,7 +53,7 @@ describe('a job view marking its record ended', () => {
   it('shows a result, with its facts or as kept images without them, and leaves its mark to the caller (the sweep)', async () => {
     const { view, markEnded, final } = viewWithStore(async () => {});
     await view.showResult(result);
-    await view.showResult({ type: 'kept', images: result.images, format: 'png' }, { indices: [0], made: 1, notes: [] });
+    await view.showResult({ type: 'kept', images: result.images, formats: ['png'] }, { indices: [0], made: 1, notes: [] });
     expect(final).toHaveBeenCalledTimes(2);
     expect(markEnded).not.toHaveBeenCalled();
   });
