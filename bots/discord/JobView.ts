@@ -233,7 +233,7 @@ export class JobView {
   async #withImages(message: OutgoingMessage, made: MadeImages | undefined, shown?: ShownImages): Promise<OutgoingMessage[]> {
     if (!made || made.images.length === 0) return [message];
     const { files, notes } = await this.#fit(made.images, made.formats, shown);
-    const first = { ...message, content: [message.content, describeKeptImages(shown?.made ?? made.images.length, this.#o.header.locale), ...notes].join('\n'), files: files.slice(0, DISCORD_LIMITS.filesPerMessage) };
+    const first = { ...message, content: [message.content, describeKeptImages(made.images.length, this.#o.header.locale), ...notes].join('\n'), files: files.slice(0, DISCORD_LIMITS.filesPerMessage) };
     return this.#spread(first, files);
   }
 

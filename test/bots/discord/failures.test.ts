@@ -1,32 +1,7 @@
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { say, usd } from '../../../bots/runner/index.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JobRunner, type IntakeAnswers, type JobUpdate } from '../../../bots/runner/index.js';
-import { makeImage } from '../../helpers/images.js';
-import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf } from './harness.js';
-
-/**
- * Hands the bot each job's final update as an answer mixing formats would have come: its second image a JPEG, each
- * image's own format in `formats` (`format` the first's, as the runner gives it).
- */
-function secondImageAsJpeg(): void {
-  const request = JobRunner.prototype.request;
-  vi.spyOn(JobRunner.prototype, 'request').mockImplementation(function (this: JobRunner, intent, answers: IntakeAnswers) {
-    return request.call(this, intent, {
-      ...answers,
-      accept: async (job) => {
-        const accepted = await answers.accept(job);
-        if (!accepted) return accepted;
-        const jpeg = Buffer.from(await makeImage('jpeg', 32, 32));
-        const mixed = (update: JobUpdate): JobUpdate =>
-          (update.type === 'completed' || update.type === 'failed' || update.type === 'cancelled') && update.images && update.images.length > 1
-            ? { ...update, images: [update.images[0]!, jpeg, ...update.images.slice(2)], formats: update.images.map((_, i) => (i === 1 ? 'jpeg' : 'png')) }
-            : update;
-        return { ...accepted, sink: (update) => accepted.sink(mixed(update)) };
-      },
-    });
-  });
-}
+import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf, secondImageAsJpeg } from './harness.js';
 
 /** Status lines of a reply, skipping the headline. */
 const statusOf = (content: string) => content.split('\n').slice(1).join('\n');
