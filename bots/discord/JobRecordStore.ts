@@ -101,7 +101,9 @@ export interface JobRecord {
    * The job's final update, saved with `endRecorded` on a record still pending or running — its view could not mark it
    * ended (or not show it): when its message reached Discord, only how it ended (`shown`), and the sweep marks it so,
    * saying nothing; else what that message shows (no images), and the sweep shows this end (the failure, the
-   * cancellation, the result) rather than "interrupted". Dropped with `end` once the record is marked ended.
+   * cancellation, the result) rather than "interrupted". Dropped with `end` once the record is marked ended. A failure
+   * or cancellation that came with images is saved here by its view too, in the write that keeps them (`saveOutputs`),
+   * before `endRecorded`: a stop before its mark leaves the sweep that end to show with them, and to record.
    */
   final?: FinalKept | undefined;
   /**
