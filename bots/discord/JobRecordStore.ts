@@ -101,7 +101,9 @@ export interface JobRecord {
    * The job's final update, saved with `endRecorded` on a record still pending or running — its view could not mark it
    * ended (or not show it): when its message reached Discord, only how it ended (`shown`), and the sweep marks it so,
    * saying nothing; else what that message shows (no images), and the sweep shows this end (the failure, the
-   * cancellation, the result) rather than "interrupted". Dropped with `end` once the record is marked ended.
+   * cancellation, the result) rather than "interrupted". Dropped with `end` once the record is marked ended. A failure
+   * or cancellation that came with images is saved here by its view too, in the write that keeps them (`saveOutputs`),
+   * before `endRecorded`: a stop before its mark leaves the sweep that end to show with them, and to record.
    */
   final?: FinalKept | undefined;
   /**
@@ -160,7 +162,7 @@ export interface ReplyHandle {
 
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };
 /** A change of a record's fields (`endRecorded` and `final` are set by `markEndRecorded` alone). */
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt'>>;
+export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final'>>;
 
 /**
  * What a write leaves of a record, decided from the record as changed (by `update` and `markEndRecorded` alike): once
@@ -289,11 +291,17 @@ export class JobRecordStore {
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** Keeps a finished job's images, for its Edit buttons, and (given) the facts its result shows, for a sweep to show it. */
-  async saveOutputs(key: string, images: readonly Buffer[], format: OutputFormat, result?: KeptResult): Promise<void> {
-    const named = images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
+  /**
+   * Keeps a finished job's images, for its Edit buttons — each named for its own format (`formats`, in their order; one
+   * format: all of them) — and, in the same write, given, the facts its result shows (`result`) or the failure or
+   * cancellation they came with (`final`), for a sweep to show that end with them.
+   */
+  async saveOutputs(key: string, images: readonly Buffer[], formats: OutputFormat | readonly OutputFormat[], also: { result?: KeptResult; final?: FinalShown } = {}): Promise<void> {
+    const formatOf = (i: number): OutputFormat => (typeof formats === 'string' ? formats : (formats[i] ?? formats[0] ?? 'png'));
+    const named = images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[formatOf(i)]}` }));
     const outputs = await this.#keep(key, 'out', named);
-    const { after } = await this.records.update(key, (record) => record && { ...record, outputs, made: images.length, ...(result && { result: structuredClone(result) }) });
+    const { result, final } = also;
+    const { after } = await this.records.update(key, (record) => record && { ...record, outputs, made: images.length, ...(result && { result: structuredClone(result) }), ...(final && { final: structuredClone(final) }) });
     if (after?.runnerJobId && outputs.length > 0) await this.#outputsOfJob.put(after.runnerJobId, { key });
   }
 

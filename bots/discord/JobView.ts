@@ -32,11 +32,28 @@ export interface JobViewOptions {
 
 export type Completed = Extract<JobUpdate, { type: 'completed' }>;
 
+/** The images a job made before it failed or was cancelled, each with its format (in the order of `images`). */
+export interface MadeImages {
+  images: Buffer[];
+  formats: OutputFormat[];
+}
+
 /** A finished job's images a record of an older version kept without the facts of its result (the sweep shows them). */
 export interface KeptImages {
   type: 'kept';
   images: Buffer[];
-  format: OutputFormat;
+  /** Each image's format, in the order of `images`. */
+  formats: OutputFormat[];
+}
+
+/**
+ * Each of an update's images' own format (`formats`: an answer may mix them), else its one `format` for all; undefined
+ * when it names none (its images cannot be named nor typed).
+ */
+export function formatsOf(update: { format?: OutputFormat | undefined; formats?: OutputFormat[] | undefined }, count: number): OutputFormat[] | undefined {
+  const fallback = update.format ?? update.formats?.[0];
+  if (!fallback) return undefined;
+  return Array.from({ length: count }, (_, i) => update.formats?.[i] ?? fallback);
 }
 
 /**
@@ -97,26 +114,22 @@ export class JobView {
         return;
       case 'failed': {
         this.#finished = true;
-        this.#final = finalShownOf(update);
-        // The images that came before the failure were made and charged: they are shown with it, with their Edit and
-        // Delete buttons, saved first as a result's are (so Edit works after a restart too).
-        const made = update.images ?? [];
-        if (made.length > 0 && update.format) {
-          await this.#o.store
-            .saveOutputs(header.key, made, update.format)
-            .catch((err: unknown) => this.#o.logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
-        }
-        const message = renderFailure(header, update, await this.#canRunAgain(), made.length > 0 && update.format ? allImages(made.length) : undefined);
-        this.#finalShown = (await target.final(await this.#withImages(message, made, update.format))).first;
+        const final = (this.#final = finalShownOf(update));
+        const made = await this.#keepMade(update, final);
+        const message = renderFailure(header, update, await this.#canRunAgain(), made && allImages(made.images.length));
+        this.#finalShown = (await target.final(await this.#withImages(message, made))).first;
         await this.#mark(jobEndOf(update));
         return;
       }
-      case 'cancelled':
+      case 'cancelled': {
         this.#finished = true;
-        this.#final = finalShownOf(update);
-        this.#finalShown = (await target.final(await this.#withImages(renderCancelled(header, update, await this.#canRunAgain()), update.images ?? [], update.format))).first;
+        const final = (this.#final = finalShownOf(update));
+        const made = await this.#keepMade(update, final);
+        const message = renderCancelled(header, update, await this.#canRunAgain(), made && allImages(made.images.length));
+        this.#finalShown = (await target.final(await this.#withImages(message, made))).first;
         await this.#mark(jobEndOf(update));
         return;
+      }
     }
   }
 
@@ -126,7 +139,7 @@ export class JobView {
     // that dies before the result reaches Discord leaves it to the next one's sweep (sweep-interrupted.ts).
     const { type: _type, jobId: _jobId, images: _images, usage: _usage, ...facts } = update;
     await store
-      .saveOutputs(header.key, update.images, update.format, { ...facts, attachmentSizeLimit: this.#o.attachmentSizeLimit })
+      .saveOutputs(header.key, update.images, formatsOf(update, update.images.length)!, { result: { ...facts, attachmentSizeLimit: this.#o.attachmentSizeLimit } })
       .catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
     await this.showResult(update);
     await this.#mark(jobEndOf(update));
@@ -156,7 +169,7 @@ export class JobView {
   async showResult(result: Completed | KeptImages, kept: ShownImages & { notes: readonly string[] } = { ...allImages(result.images.length), notes: [] }): Promise<void> {
     this.#finished = true;
     const { header, target, logger } = this.#o;
-    const { files, notes } = await this.#fit(result.images, result.format, kept);
+    const { files, notes } = await this.#fit(result.images, result.type === 'kept' ? result.formats : formatsOf(result, result.images.length)!, kept);
     const first = files.slice(0, DISCORD_LIMITS.filesPerMessage);
     const said = [...kept.notes, ...notes];
     const message = result.type === 'completed' ? renderCompleted(header, result, first, said, kept) : renderKeptResult(header, first, said, kept);
@@ -189,11 +202,38 @@ export class JobView {
     }
   }
 
+  /**
+   * The images a job finished before it failed or was cancelled: made and charged, shown with its end with their Edit
+   * and Delete buttons. Saved first as a result's are (so Edit works after a restart too), in the one write with the
+   * end they are shown with (`final`): a process that stops before that end is marked leaves the next sweep that end to
+   * show with them, and to record — never a result. Undefined when it came with none (or with no format to name them by).
+   */
+  async #keepMade(update: { images?: Buffer[] | undefined; format?: OutputFormat | undefined; formats?: OutputFormat[] | undefined }, final: FinalShown): Promise<MadeImages | undefined> {
+    const images = update.images ?? [];
+    const formats = formatsOf(update, images.length);
+    if (images.length === 0 || !formats) return undefined;
+    const { header, store, logger } = this.#o;
+    await store
+      .saveOutputs(header.key, images, formats, { final })
+      .catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
+    return { images, formats };
+  }
+
+  /**
+   * A failure or cancellation shown again by the sweep, with the images kept of those its job made before it (`shown`:
+   * which of them they are): answers whether its first message reached Discord. Its record's mark is the caller's.
+   */
+  async showEnd(message: OutgoingMessage, made: MadeImages | undefined, shown?: ShownImages): Promise<boolean> {
+    this.#finished = true;
+    this.#finalShown = (await this.#o.target.final(await this.#withImages(message, made, shown))).first;
+    return this.#finalShown;
+  }
+
   /** A final message with the images a job finished before it failed or was cancelled (none: the message alone). */
-  async #withImages(message: OutgoingMessage, images: Buffer[], format: OutputFormat | undefined): Promise<OutgoingMessage[]> {
-    if (images.length === 0 || !format) return [message];
-    const { files, notes } = await this.#fit(images, format);
-    const first = { ...message, content: [message.content, describeKeptImages(images.length, this.#o.header.locale), ...notes].join('\n'), files: files.slice(0, DISCORD_LIMITS.filesPerMessage) };
+  async #withImages(message: OutgoingMessage, made: MadeImages | undefined, shown?: ShownImages): Promise<OutgoingMessage[]> {
+    if (!made || made.images.length === 0) return [message];
+    const { files, notes } = await this.#fit(made.images, made.formats, shown);
+    const first = { ...message, content: [message.content, describeKeptImages(made.images.length, this.#o.header.locale), ...notes].join('\n'), files: files.slice(0, DISCORD_LIMITS.filesPerMessage) };
     return this.#spread(first, files);
   }
 
@@ -201,13 +241,13 @@ export class JobView {
    * Each image as an upload that fits the server's limit, with a note for what had to change (or could not fit); named
    * and numbered as the job's images `shown` says they are.
    */
-  async #fit(images: Buffer[], format: OutputFormat, shown: ShownImages = allImages(images.length)): Promise<{ files: OutgoingFile[]; notes: string[] }> {
+  async #fit(images: Buffer[], formats: readonly OutputFormat[], shown: ShownImages = allImages(images.length)): Promise<{ files: OutgoingFile[]; notes: string[] }> {
     const { header, attachmentSizeLimit } = this.#o;
     const files: OutgoingFile[] = [];
     const notes: string[] = [];
     for (const [i, image] of images.entries()) {
       const number = (shown.indices[i] ?? i) + 1;
-      const fitted = await fitImage(image, format, `pictor-${header.key}-${number}`, attachmentSizeLimit);
+      const fitted = await fitImage(image, formats[i] ?? formats[0] ?? 'png', `pictor-${header.key}-${number}`, attachmentSizeLimit);
       const which = { images: shown.made, index: number, limit: fileSize(attachmentSizeLimit) };
       if (!fitted.file) {
         notes.push(say(header.locale, 'discord.job.too_large_to_upload', which));

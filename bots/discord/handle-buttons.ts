@@ -41,7 +41,11 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
   }
 }
 
-/** Reroll posts a new reply; Retry reuses the message it is on. The clicker is the requester (their budget). */
+/**
+ * Reroll posts a new reply; Retry reuses the message it is on — unless that message shows images its job made and was
+ * charged for (a failure or cancellation that came with some): then it posts a new reply too, leaving them shown. The
+ * clicker is the requester (their budget).
+ */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
   // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
   const refusal = whyNotRunAgain(record);
@@ -61,10 +65,12 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
           },
         }
       : undefined;
-  // A private job's Reroll and Retry are private; a public job's Reroll follows the clicker's default, its Retry stays on its message.
+  // A private job's Reroll and Retry are private; a public job's Reroll follows the clicker's default, its Retry stays public.
   const privately = record.private === true ? true : action === 'retry' ? false : undefined;
   const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds), private: privately };
-  await startJob(ctx, interaction, job, action === 'reroll' ? 'reply' : 'update');
+  // Paid images on the message clicked (saved with its end, or at least shown on it) are not replaced by the retry.
+  const paidImagesShown = madeCount(record) > 0 || interaction.message.attachments.size > 0;
+  await startJob(ctx, interaction, job, action === 'reroll' || paidImagesShown ? 'reply' : 'update');
 }
 
 /**

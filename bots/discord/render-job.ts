@@ -173,9 +173,7 @@ export function renderFailure(
 ): OutgoingMessage {
   const icon = FAILURE_ICONS[failure.code] ?? '⚠️';
   const line = `${icon} ${sayWords(job.locale, failure.words)}`;
-  const again = failure.retryable && retry ? button(say(job.locale, 'button.retry'), '🔁', ButtonStyle.Primary, encodeCustomId({ action: 'retry', key: job.key })) : undefined;
-  const components = shown && shown.indices.length > 0 ? rows(withImageButtons(job.key, shown, job.locale, again)) : again ? rows([again]) : [];
-  return { content: withHeadline(job, line, ...chargedLine(job, failure.cost)), components, files: [] };
+  return { content: withHeadline(job, line, ...chargedLine(job, failure.cost)), components: endButtons(job, failure.retryable && retry, shown), files: [] };
 }
 
 /** What a failed or cancelled job's final update says the ledger charges it (`cost`); none when it was released. */
@@ -186,11 +184,20 @@ function chargedLine(job: JobHeader, cost: EndCost | undefined): string[] {
   return cost ? [say(job.locale, 'discord.job.charged', { usd: usd(cost.totalUsd) })] : [];
 }
 
-/** A cancellation (by a member, or by a stop) and what it was charged, with Retry when the job can run again (`retry`, as `renderFailure`'s). */
-export function renderCancelled(job: JobHeader, update: Extract<JobUpdate, { type: 'cancelled' }>, retry = true): OutgoingMessage {
+/**
+ * A cancellation (by a member, or by a stop) and what it was charged, with Retry when the job can run again (`retry`, as
+ * `renderFailure`'s); one that came with images (`shown`) has their Edit and Delete buttons beside it, as a failure does.
+ */
+export function renderCancelled(job: JobHeader, update: Extract<JobUpdate, { type: 'cancelled' }>, retry = true, shown?: ShownImages): OutgoingMessage {
   const line =
     update.reason === 'shutdown' || !update.byUserId ? say(job.locale, 'discord.job.restarted_before_done') : say(job.locale, 'discord.job.cancelled_by', { user: `<@${update.byUserId}>` });
-  return { content: withHeadline(job, line, ...chargedLine(job, update.cost)), components: retry ? retryButtons(job.key, job.locale) : [], files: [] };
+  return { content: withHeadline(job, line, ...chargedLine(job, update.cost)), components: endButtons(job, retry, shown), files: [] };
+}
+
+/** A failed or cancelled job's buttons: Retry (`retry`), and with the images it came with (`shown`) an Edit each and Delete. */
+function endButtons(job: JobHeader, retry: boolean, shown: ShownImages | undefined): APIActionRowComponent<APIButtonComponentWithCustomId>[] {
+  const again = retry ? button(say(job.locale, 'button.retry'), '🔁', ButtonStyle.Primary, encodeCustomId({ action: 'retry', key: job.key })) : undefined;
+  return shown && shown.indices.length > 0 ? rows(withImageButtons(job.key, shown, job.locale, again)) : again ? rows([again]) : [];
 }
 
 /** A job that finished before the bot restarted, its result never shown and its images no longer kept: no Retry (it would charge again). */

@@ -1,5 +1,5 @@
 import type { REST } from 'discord.js';
-import { sniffImageType } from 'pictor';
+import { sniffImageType, type OutputFormat } from 'pictor';
 import { say, userKeyOf } from '../runner/index.js';
 import { endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
@@ -7,8 +7,8 @@ import { DISCORD_LIMITS } from './discord-facts.js';
 import { KEPT_IMAGES_MS, madeCount, outputIndex, whyNotRunAgain, type FinalKept, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
-import { JobView, type Completed } from './JobView.js';
-import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage } from './render-job.js';
+import { JobView, type Completed, type MadeImages } from './JobView.js';
+import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage, type ShownImages } from './render-job.js';
 import { privacyOf, ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 
@@ -260,23 +260,14 @@ async function markTried(ctx: BotContext, record: JobRecord): Promise<void> {
  * shows it then and records its end again only to give its history entry the link to the message. Answers whether its message reached Discord.
  */
 async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget): Promise<LeftoverShown> {
-  // The images still kept, and which of the job's images they are: their buttons name those, whatever was left out.
-  const images: Buffer[] = [];
-  const indices: number[] = [];
-  for (const [position, kept] of record.outputs.entries()) {
-    const index = outputIndex(kept, position);
-    const image = await ctx.store.readKept(kept).catch(() => undefined);
-    if (!image) continue;
-    images.push(image.data);
-    indices.push(index);
-  }
+  const { images, formats, indices } = await keptImagesOf(ctx, record);
   // How many the job made (the buttons' count, and how many are missing), not how many were kept.
   const made = madeCount(record);
   let completed: Completed | undefined;
   let attachmentSizeLimit = 0;
   if (record.result) {
     const { attachmentSizeLimit: limit, ...facts } = record.result;
-    completed = { type: 'completed', jobId: record.runnerJobId ?? '', images, usage: undefined, ...facts };
+    completed = { type: 'completed', jobId: record.runnerJobId ?? '', ...facts, images, formats, usage: undefined };
     attachmentSizeLimit = limit;
   }
   let shown = false;
@@ -287,7 +278,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
     const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made })] : [];
     try {
       // Marked below, as the live path marks what its view showed.
-      await view.showResult(completed ?? { type: 'kept', images, format: sniffImageType(images[0]!) ?? 'png' }, { indices, made, notes });
+      await view.showResult(completed ?? { type: 'kept', images, formats }, { indices, made, notes });
       ctx.logger.info({ jobKey: record.key, images: images.length, missing, via: target.mode }, 'showed the result of a job the last stop left unshown');
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the result of a job the last stop left unshown');
@@ -333,15 +324,34 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
 }
 
 /**
+ * The images still kept of those a job made, each with its format (told by its bytes: an answer may mix them; else as
+ * its facts say), and which of the job's images they are: their buttons name those, whatever was left out.
+ */
+async function keptImagesOf(ctx: BotContext, record: JobRecord): Promise<MadeImages & { indices: number[] }> {
+  const images: Buffer[] = [];
+  const formats: OutputFormat[] = [];
+  const indices: number[] = [];
+  for (const [position, kept] of record.outputs.entries()) {
+    const index = outputIndex(kept, position);
+    const image = await ctx.store.readKept(kept).catch(() => undefined);
+    if (!image) continue;
+    images.push(image.data);
+    formats.push(sniffImageType(image.data) ?? record.result?.formats?.[index] ?? record.result?.format ?? 'png');
+    indices.push(index);
+  }
+  return { images, formats, indices };
+}
+
+/**
  * A kept result whose message did not reach Discord, its end not recorded yet: recorded (no link: nothing was shown),
  * then marked `endRecorded` with the final its message was to show — the record, still running, stays held with it, and
  * whoever takes it next (a Cancel, or the sweep that claims it once this process is gone) shows that result, its end recorded again only for the link to its message. A failure leaves the
  * record as it was: the next one to take it records the end too.
  */
-async function recordUnshownEnd(ctx: BotContext, record: JobRecord, end: JobEnd): Promise<void> {
+async function recordUnshownEnd(ctx: BotContext, record: JobRecord, end: JobEnd, final: FinalKept = { type: 'completed' }): Promise<void> {
   if (!(await recordEnd(ctx, record, end))) return;
   try {
-    await ctx.store.markEndRecorded(record.key, { type: 'completed' });
+    await ctx.store.markEndRecorded(record.key, final);
     ctx.logger.info({ jobKey: record.key }, 'recorded the end of a job the last stop left unshown; its result is left to the next to show it');
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job’s end recorded');
@@ -355,7 +365,7 @@ async function recordUnshownEnd(ctx: BotContext, record: JobRecord, end: JobEnd)
  * Answers whether it was marked.
  */
 async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown['type']): Promise<boolean> {
-  const end = status === 'completed' && record.endRecorded !== true ? jobEndOf({ type: 'completed', ...record.result }) : undefined;
+  const end = unrecordedEndOf(record, status);
   try {
     await ctx.store.markEnded(record.key, status, end ? { end } : {});
     ctx.logger.info({ jobKey: record.key, status }, 'marked ended, saying nothing, a job the last stop left whose end was shown or is older than its kept images');
@@ -368,10 +378,24 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
 }
 
 /**
- * A job that failed or was cancelled, whose end its runner recorded while its view could neither show it nor mark it
- * ended (its record kept the final update's facts): that end shown as its final message (its images, shown with it if
- * it could be, are not kept), then the record marked ended — released, its end being recorded already — as the live
- * view marks what it shows and as the other leftovers are. A message that did not reach Discord leaves the record as it
+ * The end a job its process left is still to have recorded, as it ended (`status`): none once its runner recorded it
+ * (`endRecorded`); else the failure or cancellation its view kept (`final`, saved with the images it came with before
+ * its process stopped), or, completed, its result's facts when they were kept. A job that made nothing has none here.
+ */
+function unrecordedEndOf(record: JobRecord, status: FinalShown['type']): JobEnd | undefined {
+  if (record.endRecorded === true) return undefined;
+  const final = record.final;
+  if (final && 'code' in final) return jobEndOf({ type: 'failed', code: final.code, ...(final.cost && { cost: final.cost }) });
+  if (final && 'byUserId' in final) return jobEndOf({ type: 'cancelled', ...(final.cost && { cost: final.cost }) });
+  return status === 'completed' ? jobEndOf({ type: 'completed', ...record.result }) : undefined;
+}
+
+/**
+ * A job that failed or was cancelled whose view could neither show that end nor mark it ended (its record kept the final
+ * update's facts: saved by its runner with its end recorded, or by its view with the images it came with, before its
+ * process stopped): that end shown as its final message — with those images still kept, their Edit and Delete buttons
+ * beside it — then the record marked ended, as the live view marks what it shows and as the other leftovers are: released
+ * when its end was recorded already, else marked with that end (held), which is then recorded, once. A message that did not reach Discord leaves the record as it
  * was, running with its final and held, to whoever takes it next — a Cancel on it here, or a sweep once the process
  * holding it is gone — which shows it then (until it is older than its kept images: ended saying nothing). A message
  * shown whose mark fails keeps its final as shown (`markEndRecorded`), so whoever takes it next marks it ended saying
@@ -382,7 +406,13 @@ async function endQuietly(ctx: BotContext, record: JobRecord, status: FinalShown
 async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHeader, target: ReplyTarget, final: Exclude<FinalKept, { type: 'completed' }>): Promise<LeftoverShown> {
   // Retry only when it can run again (`whyNotRunAgain`), as "stopped" offers it: a Retry that can only refuse is not offered.
   const retry = whyNotRunAgain(record, Date.now()) === undefined;
-  const message = renderRecordedEnd(header, record, final, retry);
+  const { images, formats, indices } = await keptImagesOf(ctx, record);
+  const shown = images.length > 0 ? { indices, made: madeCount(record) } : undefined;
+  const message = renderRecordedEnd(header, record, final, retry, shown);
+  // Recorded by its runner (`endRecorded`), or still to record (its view kept it with its images, then stopped).
+  const end = unrecordedEndOf(record, final.type);
+  // Kept as shown, not recorded: `markEndRecorded` would say it was.
+  const keep = (kept: FinalKept) => (end ? ctx.store.update(record.key, { final: kept }) : ctx.store.markEndRecorded(record.key, kept));
   // Through its reply (its token lives: the sweep's within 15 minutes, a Cancel's own), showing it twice edits the same
   // message: harmless. Else it is a new message (in the channel, mentioning the requester, or a DM), which a crash
   // between the post and the mark below would post again: the final is kept as shown first, so whoever takes it next
@@ -390,31 +420,44 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
   const newMessage = !target.replyReachable();
   if (newMessage) {
     try {
-      await ctx.store.markEndRecorded(record.key, { ...final, shown: true });
+      await keep({ ...final, shown: true });
     } catch (error) {
       ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep that the end of a job the last stop left unmarked is being shown; its record is left running');
       return 'left';
     }
   }
-  let shown = false;
+  const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit: record.result?.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes, logger: ctx.logger });
+  let reached = false;
   try {
-    shown = (await target.final([message])).first;
+    reached = await view.showEnd(message, images.length > 0 ? { images, formats } : undefined, shown);
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not show the end of a job the last stop left unmarked; its record is left running');
   }
-  if (!shown) {
+  if (!reached) {
     ctx.logger.warn({ jobKey: record.key, status: final.type, via: target.mode }, 'could not show the end of a job the last stop left unmarked (neither its reply nor the channel took it); its record is left running');
     // Not shown: its final kept as it was, for whoever takes it next to show it (a failure to do so leaves it ended unsaid).
-    if (newMessage) await ctx.store.markEndRecorded(record.key, final).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep the end of a swept job to show'));
+    if (newMessage) await keep(final).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep the end of a swept job to show'));
+    // Its end recorded once meanwhile (no link: nothing shows it), as a kept result's is; whoever shows it next does not again.
+    if (end) ctx.track(recordUnshownEnd(ctx, record, end, final));
     return 'left';
   }
-  ctx.logger.info({ jobKey: record.key, status: final.type, via: target.mode }, 'showed the end of a job the last stop left unmarked');
+  ctx.logger.info({ jobKey: record.key, status: final.type, via: target.mode, images: images.length }, 'showed the end of a job the last stop left unmarked');
   try {
-    await ctx.store.markEnded(record.key, final.type);
+    // With its end to record (held) when its runner did not record it, then recorded: the live view's order.
+    await ctx.store.markEnded(record.key, final.type, end ? { end } : {});
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its end is kept as shown');
-    await ctx.store.markEndRecorded(record.key, { ...final, shown: true }).catch((error2: unknown) => ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s end was shown'));
+    try {
+      await ctx.store.markEndRecorded(record.key, { ...final, shown: true });
+    } catch (error2) {
+      ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s end was shown');
+      return 'shown';
+    }
+    // Kept as shown and recorded: its end is recorded here (whoever takes it next says nothing of it and records nothing).
+    if (end) ctx.track(recordEnd(ctx, record, end, linkOf(ctx, record, target)));
+    return 'shown';
   }
+  if (end) ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
   return 'shown';
 }
 
@@ -422,9 +465,9 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
  * The message of a recorded failure or cancellation: from what it showed, when that was kept; else (kept as shown by a
  * version that kept only how it ended, or a "stopped" a sweep showed) "stopped", or "restarted before done".
  */
-function renderRecordedEnd(header: JobHeader, record: JobRecord, final: Exclude<FinalKept, { type: 'completed' }>, retry: boolean): OutgoingMessage {
-  if ('code' in final) return renderFailure(header, final, retry);
-  if ('byUserId' in final) return renderCancelled(header, { ...final, type: 'cancelled', jobId: record.runnerJobId ?? '' }, retry);
+function renderRecordedEnd(header: JobHeader, record: JobRecord, final: Exclude<FinalKept, { type: 'completed' }>, retry: boolean, shown?: ShownImages): OutgoingMessage {
+  if ('code' in final) return renderFailure(header, final, retry, shown);
+  if ('byUserId' in final) return renderCancelled(header, { ...final, type: 'cancelled', jobId: record.runnerJobId ?? '' }, retry, shown);
   return final.type === 'failed' ? renderInterrupted(header, retry) : renderCancelled(header, { type: 'cancelled', byUserId: '', reason: 'shutdown', jobId: record.runnerJobId ?? '' }, retry);
 }
 

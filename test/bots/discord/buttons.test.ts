@@ -345,8 +345,9 @@ describe('buttons keep working, restarts included', () => {
 
   it('shows the failure in the message clicked on a Cancel of a job its runner forgot whose failure was kept as shown (posted as a new message): not left “Drawing…”', async () => {
     const { running, records, key } = await leftRunningForgotten('a job whose failure went out as a new message');
-    // Its failure went to the channel (its token expired) and was kept as shown; the job's own message still says "Drawing…".
-    await records.update(key, (r) => r && { ...r, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true, shown: true } });
+    // Its failure (which came with no image) went to the channel (its token expired) and was kept as shown; the job's own
+    // message still says "Drawing…".
+    await records.update(key, (r) => r && { ...r, outputs: [], made: undefined, final: { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true, shown: true } });
 
     const { click, shown } = await cancelShown(h, running);
     expect(click.ack?.type).toBe(6);

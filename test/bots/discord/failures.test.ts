@@ -1,7 +1,7 @@
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { say, usd } from '../../../bots/runner/index.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf } from './harness.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf, secondImageAsJpeg } from './harness.js';
 
 /** Status lines of a reply, skipping the headline. */
 const statusOf = (content: string) => content.split('\n').slice(1).join('\n');
@@ -9,6 +9,7 @@ const statusOf = (content: string) => content.split('\n').slice(1).join('\n');
 describe('failures become short, kind messages', () => {
   let h: DiscordHarness;
   afterEach(async () => {
+    vi.restoreAllMocks();
     await h?.close();
   });
 
@@ -69,6 +70,47 @@ describe('failures become short, kind messages', () => {
     expect(labels).toContain('Delete');
     expect(labels.some((l) => l?.startsWith('Edit'))).toBe(true);
     expect(labels).not.toContain('Reroll');
+  });
+
+  it('keeps the paid images of a failure when its Retry is pressed: the retry runs in a message of its own', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    h.emulator.injectFault('short_result');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a pair of kites, one lost, tried again', quality: 'low', size: '1024x1024', count: 2 });
+    const failed = await h.finalReply(ix, (m) => buttonsOf(m).some((b) => b.label === 'Retry'));
+    expect(failed.attachments).toHaveLength(1);
+
+    const retry = h.discord.clickButton(failed, buttonId(failed, 'Retry'));
+    const done = await h.finalReply(retry, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).not.toBe(failed.id);
+    expect(done.attachments).toHaveLength(2);
+    // The failure's message still shows the image it was charged for, with its buttons.
+    const kept = h.discord.messages.get(failed.id)!;
+    expect(kept.attachments.map((a) => a.id)).toEqual(failed.attachments.map((a) => a.id));
+    expect(buttonsOf(kept).map((b) => b.label)).toEqual(buttonsOf(failed).map((b) => b.label));
+  });
+
+  it('names and types each image by its own format when an answer mixes them', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    secondImageAsJpeg();
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg', quality: 'low', size: '1024x1024', count: 2 });
+    const done = await h.finalReply(ix);
+    expect(done.attachments.map((a) => [a.filename.replace(/^pictor-\w+-/, ''), a.contentType])).toEqual([
+      ['1.png', 'image/png'],
+      ['2.jpg', 'image/jpeg'],
+    ]);
+  });
+
+  it('names and types each image a failure came with by its own format', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    secondImageAsJpeg();
+    // Three asked, two came: a PNG and a JPEG, shown with the failure.
+    h.emulator.injectFault('short_result');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg, one lost', quality: 'low', size: '1024x1024', count: 3 });
+    const failed = await h.finalReply(ix, (m) => buttonsOf(m).some((b) => b.label === 'Delete'));
+    expect(failed.attachments.map((a) => [a.filename.replace(/^pictor-\w+-/, ''), a.contentType])).toEqual([
+      ['1.png', 'image/png'],
+      ['2.jpg', 'image/jpeg'],
+    ]);
   });
 
   it('says the service is busy, with the wait, when it keeps rate-limiting', async () => {

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
-import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type DmCaps, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { vi } from 'vitest';
+import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type DmCaps, type IntakeAnswers, type JobUpdate, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { makeImage } from '../../helpers/images.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 
@@ -237,3 +239,27 @@ export function buttonId(message: FakeMessage, label: string): string {
   if (!button) throw new Error(`no button "${label}" on message ${message.id} (it has ${buttonsOf(message).map((b) => b.label).join(', ') || 'none'})`);
   return button.custom_id;
 }
+
+/**
+ * Hands the bot each job's final update as an answer mixing formats would have come: its second image a JPEG, each
+ * image's own format in `formats` (`format` the first's, as the runner gives it).
+ */
+export function secondImageAsJpeg(): void {
+  const request = JobRunner.prototype.request;
+  vi.spyOn(JobRunner.prototype, 'request').mockImplementation(function (this: JobRunner, intent, answers: IntakeAnswers) {
+    return request.call(this, intent, {
+      ...answers,
+      accept: async (job) => {
+        const accepted = await answers.accept(job);
+        if (!accepted) return accepted;
+        const jpeg = Buffer.from(await makeImage('jpeg', 32, 32));
+        const mixed = (update: JobUpdate): JobUpdate =>
+          (update.type === 'completed' || update.type === 'failed' || update.type === 'cancelled') && update.images && update.images.length > 1
+            ? { ...update, images: [update.images[0]!, jpeg, ...update.images.slice(2)], formats: update.images.map((_, i) => (i === 1 ? 'jpeg' : 'png')) }
+            : update;
+        return { ...accepted, sink: (update) => accepted.sink(mixed(update)) };
+      },
+    });
+  });
+}
+

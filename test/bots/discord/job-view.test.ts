@@ -53,8 +53,25 @@ describe('a job view marking its record ended', () => {
   it('shows a result, with its facts or as kept images without them, and leaves its mark to the caller (the sweep)', async () => {
     const { view, markEnded, final } = viewWithStore(async () => {});
     await view.showResult(result);
-    await view.showResult({ type: 'kept', images: result.images, format: 'png' }, { indices: [0], made: 1, notes: [] });
+    await view.showResult({ type: 'kept', images: result.images, formats: ['png'] }, { indices: [0], made: 1, notes: [] });
     expect(final).toHaveBeenCalledTimes(2);
     expect(markEnded).not.toHaveBeenCalled();
+  });
+
+  it('gives a cancellation that came with images their Edit and Delete buttons beside its Retry, as a failure has, and keeps them with that end', async () => {
+    const final = vi.fn(async () => ({ first: true, all: true }));
+    const saveOutputs = vi.fn(async () => undefined);
+    const view = new JobView({
+      target: { final, mode: 'webhook' } as unknown as ReplyTarget,
+      header: { key: 'k1', kind: 'generate', prompt: 'a cat', n: 2, locale: 'en-US' },
+      store: { markEnded: async () => undefined, saveOutputs, get: async () => undefined } as unknown as JobRecordStore,
+      attachmentSizeLimit: 10 * 1024 * 1024,
+      logger: new RecordingLogger(),
+    });
+    await view.sink({ type: 'cancelled', jobId: 'job-1', byUserId: 'u1', reason: 'requested', images: [Buffer.from('an image')], format: 'png', formats: ['png'] });
+    const [messages] = final.mock.calls[0] as unknown as [{ components: { components: { label?: string }[] }[] }[]];
+    expect(messages[0]!.components.flatMap((row) => row.components.map((b) => b.label))).toEqual(['Retry', 'Edit', 'Delete']);
+    // Saved for its Edit button, with the cancellation it came with (a sweep shows that end with it, not a result).
+    expect(saveOutputs).toHaveBeenCalledExactlyOnceWith('k1', [Buffer.from('an image')], ['png'], { final: { type: 'cancelled', byUserId: 'u1', reason: 'requested' } });
   });
 });

@@ -79,7 +79,10 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h.emulator.injectFault('stalled_stream');
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image cancelled, its end cut off by a stop' });
-    await cancelShown(h, await drawingReply(h, ix));
+    const running = await drawingReply(h, ix);
+    // "Drawing…" is shown as the job starts, which may come before its request leaves: Cancel once the service has it.
+    await h.discord.waitFor(() => h.emulator.requests.length > 0 || undefined, 'the request to reach the service');
+    await cancelShown(h, running);
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
     const charged = (recordEnded.mock.calls[0]![2] as JobEnd).cost?.totalUsd;
     expect(charged).toBeGreaterThan(0);
@@ -88,6 +91,30 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unrecorded'), 'the sweep');
     expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ status: 'cancelled', costUsd: charged }]);
     expect(await auditPosts(h, audit, say('en', 'audit.cost', { cost: usd(charged!) }))).toBe(1);
+  });
+
+  it('shows at the next start a failure that came with a paid image as that failure, with its image, when its process stopped after saving the image and before marking it — recorded once, failed', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    // Two asked, one came (charged); the process dies as its view marks the failure ended, its image saved.
+    h.emulator.injectFault('short_result');
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a pair of kites, one lost as the bot died', quality: 'low', size: '1024x1024', count: 2 });
+    const withDelete = (m: FakeMessage) => buttonsOf(m).some((b) => b.label === 'Delete');
+    const failed = { ...(await h.finalReply(ix, withDelete)) };
+    expect(failed.content).toContain('💵');
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', outputs: [{ index: 0 }] }]), { timeout: 15_000 });
+    await h.restart({ crash: true });
+
+    // The failure again, with its kept image and its buttons: never "done" with a Reroll, and no "interrupted".
+    await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'failed', endRecorded: true }]), { timeout: 15_000 });
+    const shown = h.discord.original(ix)!;
+    expect(shown.content).toBe(failed.content);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(buttonsOf(failed).map((b) => b.label));
+    expect(shown.attachments).toHaveLength(1);
+    expect(recordEnded).toHaveBeenCalledTimes(1);
+    expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ status: 'failed' }]);
+    expect((await h.runner.history!.mine(requesterOf(ix)))[0]!.costUsd).toBeGreaterThan(0);
   });
 
   it('marks ended at the next start, saying nothing, a failure a job’s view showed but could not mark ended while its runner recorded it — its end not recorded twice', async () => {

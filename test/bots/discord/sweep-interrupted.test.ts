@@ -8,7 +8,7 @@ import { JobRunner, say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf } from './harness.js';
+import { answerOf, buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf, secondImageAsJpeg } from './harness.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -454,6 +454,17 @@ describe('the sweep of jobs the last process left', () => {
     expect(shown.content).toMatch(/no longer kept/);
     expect(buttonsOf(shown)).toEqual([]);
     expect(h.emulator.requests.filter((r) => r.path.includes('/images/'))).toHaveLength(1);
+  });
+
+  it('names and types each image of a swept result by its own format when its answer mixed them', async () => {
+    const ix = await resultOnItsWay({ prompt: 'a png and a jpeg in flight', count: 2, quality: 'low', size: '1024x1024' }, async () => secondImageAsJpeg());
+    await h.restart({ crash: true });
+
+    const shown = await h.finalReply(ix);
+    expect(shown.attachments.map((a) => [a.filename.replace(/^pictor-\w+-/, ''), a.contentType])).toEqual([
+      ['1.png', 'image/png'],
+      ['2.jpg', 'image/jpeg'],
+    ]);
   });
 
   it('shows the kept images, with their buttons, of a record an older version kept without its result’s facts — never “no longer kept” for images it just read', async () => {
