@@ -2,7 +2,8 @@ import { isPictorError, type APIError, type PictorError, type PictorErrorCode, t
 import { parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import { isJobRefusedError } from './JobRefusedError.js';
 import type { FieldNames, RefusalCode } from './types.js';
-import { duration, say, sayWords, words, type MessageValues, type Words } from './words.js';
+import { isRangeField, rangeWords } from './range-words.js';
+import { duration, nested, say, sayWords, words, type MessageValues, type Words } from './words.js';
 
 /** Anything that is neither a core error nor a refusal: a bug of ours, reported without its details. */
 export const INTERNAL_ERROR_CODE = 'internal_error' as const;
@@ -96,10 +97,17 @@ export function describeValidation(error: Pick<ValidationError, 'param' | 'messa
 
 /**
  * A validation error's words: the field as the surface calls it, the core's detail (its schema's own sentence,
- * in English: the core speaks to the CLI and n8n too) and what the field accepts.
+ * in English: the core speaks to the CLI and n8n too) and what the field accepts. A field a member sets to an
+ * integer in a range (`n`, `output_compression`, out of range or with a format it does not go with) is answered
+ * wholly in the reader's language: what it accepts, from `rangeWords`.
  */
 export function validationWords(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>, fieldNames: FieldNames = {}): Words {
   const field = error.param.replace(/\[\d+\].*$/, '');
+  if (isRangeField(field)) {
+    const option = fieldNames[field] ?? field;
+    const range = rangeWords(field, fieldNames);
+    return words('failure.validation', { subject: 'option', option, detail: nested('failure.validation_range', { option, range: nested(range.key, range.values) }), allowed: 'none', values: '' });
+  }
   // The spec's field names as the surface calls them (Discord's option `format`, Slack's `--format`), wherever they appear.
   const named = (text: string) => text.replace(SPEC_FIELDS, (name) => fieldNames[name] ?? name);
   const subject = field === 'prompt' ? 'prompt' : field === 'image' ? 'image' : 'option';

@@ -1,5 +1,5 @@
-import { BACKGROUNDS, COMPRESSIBLE_FORMATS, DEFAULTS, LIMITS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
-import { anyOf, say, words, type FieldNames, type JobOptions } from '../runner/index.js';
+import { BACKGROUNDS, DEFAULTS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
+import { isRangeField, RANGE_FIELDS, rangeWords, say, sayWords, words, type FieldNames, type JobOptions } from '../runner/index.js';
 import { closestWord } from 'pictor/internal';
 import { SlackInputError } from './SlackInputError.js';
 import { plainTextOf } from './slack-text.js';
@@ -9,7 +9,7 @@ type OptionField = Exclude<keyof JobOptions, never> & string;
 interface FlagSpec {
   /** The request field the flag sets. */
   field: OptionField;
-  /** The values it takes, from the core's constants; or an integer range. */
+  /** The values it takes, from the core's constants; or an integer range (the runner's `RANGE_FIELDS`). */
   values?: readonly string[];
   range?: readonly [number, number];
   /** Other spellings people use: `jpg` for `jpeg`. */
@@ -24,8 +24,8 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   quality: { field: 'quality', values: QUALITIES, help: 'quality' },
   background: { field: 'background', values: BACKGROUNDS, help: 'background' },
   format: { field: 'output_format', values: OUTPUT_FORMATS, aliases: { jpg: 'jpeg' }, help: 'format' },
-  n: { field: 'n', range: [LIMITS.nMin, LIMITS.nMax], help: 'n' },
-  compression: { field: 'output_compression', range: [LIMITS.compressionMin, LIMITS.compressionMax], help: 'compression' },
+  n: { field: 'n', range: RANGE_FIELDS.n, help: 'n' },
+  compression: { field: 'output_compression', range: RANGE_FIELDS.output_compression, help: 'compression' },
   moderation: { field: 'moderation', values: MODERATIONS, help: 'moderation' },
 };
 
@@ -40,21 +40,9 @@ export function allowedFor(flag: string, locale?: string): string {
   if (flag === STYLE_FLAG) return say(locale, 'slack.flag.style_value');
   const spec = FLAGS[flag];
   if (!spec) return '';
-  const base = spec.range ? rangeWords(spec, locale) : (spec.values ?? []).join(', ');
+  const base = isRangeField(spec.field) ? sayWords(locale, rangeWords(spec.field, FLAG_NAMES)) : (spec.values ?? []).join(', ');
   const aliases = spec.aliases ? Object.entries(spec.aliases).map(([alias, value]) => `${alias} (= ${value})`) : [];
   return aliases.length ? say(locale, 'slack.flag.also', { base, aliases: aliases.join(', ') }) : base;
-}
-
-/** An integer range in words, in `locale`: `--compression`'s names the formats it goes with (`--format jpeg or webp`). */
-function rangeWords(spec: FlagSpec, locale: string | undefined): string {
-  const [min, max] = spec.range!;
-  if (spec.field !== 'output_compression') return say(locale, 'slack.flag.integer_range', { min, max });
-  return say(locale, 'slack.flag.compression_range', { min, max, flag: `--${flagOf('output_format')}`, formats: anyOf(COMPRESSIBLE_FORMATS) });
-}
-
-/** The flag that sets a request field (`output_format` → `format`). */
-function flagOf(field: OptionField): string {
-  return Object.entries(FLAGS).find(([, spec]) => spec.field === field)![0];
 }
 
 /** `--style NAME`: a house style of the workspace (the runner applies it; not a request field). */

@@ -43,6 +43,7 @@ export const de = {
   'failure.internal_error': 'Im Bot ist etwas schiefgelaufen; versuche es noch einmal und sag dem Betreiber des Bots Bescheid, wenn es wieder passiert.',
   'failure.validation':
     '{subject, select, prompt {Der Prompt ist ungültig} image {Ein Eingabebild ist ungültig} other {Die Option {option} ist ungültig}}: {detail}{allowed, select, some { (erlaubt: {values})} other {}}.',
+  'failure.validation_range': '{option} nimmt {range}',
   'failure.moderation_blocked': 'Der Bilddienst hat diese Anfrage wegen seiner Inhaltsrichtlinie abgelehnt; ändere den Prompt (oder die Bilder) und versuche es noch einmal.',
   'failure.rate_limited': 'Der Bilddienst ist gerade ausgelastet; versuche es in {known, select, yes {etwa {wait}} other {etwa einer Minute}} noch einmal.',
   'failure.quota_exhausted': 'Das Konto beim Bilddienst hat kein Guthaben mehr; sag dem Betreiber des Bots Bescheid.',

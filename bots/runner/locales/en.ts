@@ -49,6 +49,7 @@ export const en = {
   'failure.internal_error': 'Something went wrong inside the bot; try again, and tell the bot’s operator if it keeps happening.',
   'failure.validation':
     '{subject, select, prompt {The prompt is not valid} image {An input image is not valid} other {The {option} option is not valid}}: {detail}{allowed, select, some { (allowed: {values})} other {}}.',
+  'failure.validation_range': '{option} must be {range}',
   'failure.moderation_blocked': 'The image service refused this request under its content policy; change the prompt (or the images) and try again.',
   'failure.rate_limited': 'The image service is busy right now; try again in {known, select, yes {about {wait}} other {about a minute}}.',
   'failure.quota_exhausted': 'The image service account is out of credit; tell the bot’s operator.',

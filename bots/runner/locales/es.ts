@@ -43,6 +43,7 @@ export const es = {
   'failure.internal_error': 'Algo salió mal dentro del bot; inténtalo de nuevo y avisa al operador del bot si sigue pasando.',
   'failure.validation':
     '{subject, select, prompt {El prompt no es válido} image {Una imagen de entrada no es válida} other {La opción {option} no es válida}}: {detail}{allowed, select, some { (permitido: {values})} other {}}.',
+  'failure.validation_range': '{option} admite {range}',
   'failure.moderation_blocked': 'El servicio de imágenes rechazó esta solicitud por su política de contenido; cambia el prompt (o las imágenes) e inténtalo de nuevo.',
   'failure.rate_limited': 'El servicio de imágenes está ocupado ahora mismo; inténtalo de nuevo dentro de {known, select, yes {unos {wait}} other {un minuto aproximadamente}}.',
   'failure.quota_exhausted': 'La cuenta del servicio de imágenes se ha quedado sin crédito; avisa al operador del bot.',

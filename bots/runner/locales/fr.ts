@@ -43,6 +43,7 @@ export const fr = {
   'failure.internal_error': 'Un problème est survenu dans le bot ; réessayez, et prévenez l’opérateur du bot si cela se reproduit.',
   'failure.validation':
     '{subject, select, prompt {Le prompt n’est pas valide} image {Une image d’entrée n’est pas valide} other {L’option {option} n’est pas valide}} : {detail}{allowed, select, some { (autorisé : {values})} other {}}.',
+  'failure.validation_range': '{option} accepte {range}',
   'failure.moderation_blocked': 'Le service d’images a refusé cette demande au titre de sa politique de contenu ; modifiez le prompt (ou les images) et réessayez.',
   'failure.rate_limited': 'Le service d’images est occupé pour le moment ; réessayez dans {known, select, yes {environ {wait}} other {environ une minute}}.',
   'failure.quota_exhausted': 'Le compte du service d’images n’a plus de crédit ; prévenez l’opérateur du bot.',

@@ -43,6 +43,7 @@ export const ja = {
   'failure.internal_error': 'ボット内部で問題が発生しました。もう一度お試しください。繰り返し起きる場合はボットの運営者にお知らせください。',
   'failure.validation':
     '{subject, select, prompt {プロンプトが無効です} image {入力画像が無効です} other {オプション {option} が無効です}}: {detail}{allowed, select, some {（使用可能: {values}）} other {}}。',
+  'failure.validation_range': '{option} に指定できるのは {range} です',
   'failure.moderation_blocked': '画像サービスがコンテンツポリシーによりこのリクエストを拒否しました。プロンプト（または画像）を変えてもう一度お試しください。',
   'failure.rate_limited': '画像サービスが混み合っています。{known, select, yes {約 {wait}} other {1 分ほど}}後にもう一度お試しください。',
   'failure.quota_exhausted': '画像サービスのアカウントのクレジットが不足しています。ボットの運営者にお知らせください。',

@@ -43,6 +43,7 @@ export const ptBR = {
   'failure.internal_error': 'Algo deu errado dentro do bot; tente de novo e avise o operador do bot se continuar acontecendo.',
   'failure.validation':
     '{subject, select, prompt {O prompt não é válido} image {Uma imagem de entrada não é válida} other {A opção {option} não é válida}}: {detail}{allowed, select, some { (permitido: {values})} other {}}.',
+  'failure.validation_range': '{option} aceita {range}',
   'failure.moderation_blocked': 'O serviço de imagens recusou este pedido pela política de conteúdo dele; mude o prompt (ou as imagens) e tente de novo.',
   'failure.rate_limited': 'O serviço de imagens está ocupado agora; tente de novo em {known, select, yes {cerca de {wait}} other {cerca de um minuto}}.',
   'failure.quota_exhausted': 'A conta do serviço de imagens está sem crédito; avise o operador do bot.',

@@ -33,6 +33,16 @@ describe('describeFailure', () => {
     expect(describeValidation(validationErrorOf({ prompt: 'x', n: 0 }), { n: 'count' })).toBe('The count option is not valid: count must be an integer from 1 to 10.');
   });
 
+  it('answers a range field wholly in the member’s language: --compression with a format it does not go with, a count out of range', () => {
+    const flags = { output_compression: '--compression', output_format: '--format', n: '--n' };
+    const compressionWithPng = validationErrorOf({ prompt: 'x', output_compression: 80, output_format: 'png' });
+    const german = describeValidation(compressionWithPng, flags, 'de');
+    expect(german).toBe('Die Option --compression ist ungültig: --compression nimmt eine ganze Zahl von 0 bis 100, nur mit --format jpeg oder webp.');
+    expect(german).not.toMatch(/integer|only|applies|output_|must/);
+    expect(describeValidation(compressionWithPng, flags)).toBe('The --compression option is not valid: --compression must be an integer from 0 to 100, only with --format jpeg or webp.');
+    expect(describeValidation(validationErrorOf({ prompt: 'x', n: 11 }), { n: 'count' }, 'de')).toBe('Die Option count ist ungültig: count nimmt eine ganze Zahl von 1 bis 10.');
+  });
+
   it('maps the service’s error answers to stable codes and sentences that never quote the service', () => {
     const quota = makeAPIError({ status: 429, body: { error: { message: 'You exceeded your quota, key sk-abc', type: 'insufficient_quota', code: 'insufficient_quota' } } });
     expect(describeFailure(quota)).toMatchObject({

@@ -114,4 +114,11 @@ describe('a member’s language on Slack (users.info with include_locale)', () =
     expect(help).not.toContain('output_format');
     expect(help).not.toContain('integer');
   });
+  it('a German member’s --compression with a format it does not go with is refused by the intake with no English in the answer', async () => {
+    const logger = new RecordingLogger();
+    h = await start(logger);
+    const answer = await privately(h.fake, 'ein Fuchs --compression 80 --format png', ADMIN_DE);
+    expect(logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code)).toEqual(['validation_error']);
+    expect(answer).not.toMatch(/integer|only|applies|output_|must/);
+  });
 });
