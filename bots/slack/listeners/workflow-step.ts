@@ -1,7 +1,7 @@
 import type { App, webApi } from '@slack/bolt';
 import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
 import { MAX_TIMER_MS } from 'pictor/internal';
-import { RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
+import { rangeWords, RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
 import { RECENT_KEYS_MAX, takenForMs } from '../../runner/recent-keys.js';
 import { claimWithin, digestKeyOf, LateClaim, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
@@ -290,7 +290,7 @@ function optionsOf(step: StepInputs, locale: string | undefined): { ok: true; op
   }
   if (step.count !== undefined && step.count !== '') {
     const n = Number(step.count);
-    if (!Number.isInteger(n) || n < LIMITS.nMin || n > LIMITS.nMax) return bad('count', step.count, say(locale, 'slack.flag.integer_range', { min: LIMITS.nMin, max: LIMITS.nMax }));
+    if (!Number.isInteger(n) || n < LIMITS.nMin || n > LIMITS.nMax) return bad('count', step.count, sayWords(locale, rangeWords('n')));
     options.n = n;
   }
   return { ok: true, options };
