@@ -364,8 +364,9 @@ export class JobRunner {
   }
 
   /**
-   * What the gauges read when metrics are scraped: USD reserved by jobs queued or running, or ended with their settle not
-   * yet taken by the ledger (their reservation still counts), jobs waiting to be sent, and the input bytes the queue bound counts.
+   * What the gauges read when metrics are scraped: USD reserved by jobs queued or running, or ended with their settle
+   * still being tried (their reservation still counts; a settle the ledger kept for later is no longer counted once its
+   * job is retired), jobs waiting to be sent, and the input bytes the queue bound counts.
    */
   liveReadings(): { reservedUsd: () => number; queued: () => number; queuedInputBytes: () => number } {
     const jobs = () => [...this.#jobs.values()];

@@ -86,6 +86,12 @@ export interface JobEnd {
 }
 
 const DEFAULT_RETRY_FOR_MS = 30_000;
+/**
+ * How long a user's next job waits for that user's settles still under way before it is decided. `begin` runs before a
+ * chat's first answer (Discord gives 3 s), so a ledger in trouble must not hold it: past this, the job is decided on
+ * the reservation still held.
+ */
+export const NEXT_JOB_SETTLE_WAIT_MS = 1_000;
 const DEFAULT_RETRY_DELAY_MS = 200;
 const MAX_RETRY_DELAY_MS = 5_000;
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
@@ -102,6 +108,7 @@ export class JobLedger {
   #keptTimer: NodeJS.Timeout | undefined;
   /** Settles and releases under way (not yet taken or kept), by user key. */
   readonly #settling = new Map<string, Set<Promise<unknown>>>();
+  readonly #settleWaitMs: number;
 
   constructor(options: JobLedgerOptions) {
     this.store = options.store;
@@ -109,13 +116,15 @@ export class JobLedger {
     this.#now = options.now ?? Date.now;
     this.#retryForMs = options.retryForMs ?? DEFAULT_RETRY_FOR_MS;
     this.#retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+    this.#settleWaitMs = Math.min(this.#retryForMs, NEXT_JOB_SETTLE_WAIT_MS);
     this.#onCharged = options.onCharged;
   }
 
   /**
    * Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. The user's settles and
-   * releases under way are waited for first (up to `retryForMs`): a job asked for as the last one's result shows (a
-   * reroll) is decided on what that one cost, not on its reservation still holding the user's slot.
+   * releases under way are waited for first (up to `NEXT_JOB_SETTLE_WAIT_MS`, or `retryForMs` if shorter): a job asked
+   * for as the last one's result shows (a reroll) is decided on what that one cost, not on its reservation still
+   * holding the user's slot.
    */
   async begin(input: BeginInput): Promise<{ ok: true; job: ChargedJob } | SpendRefusal> {
     await this.#settlesOf(input.userKey);
@@ -159,7 +168,7 @@ export class JobLedger {
     const under = this.#settling.get(userKey);
     if (!under) return;
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, this.#retryForMs)));
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, this.#settleWaitMs).unref()));
     await Promise.race([Promise.allSettled(under), timeout]);
     clearTimeout(timer);
   }

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ServerError, StreamBrokenError } from '../../src/core/errors.js';
 import { PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { FileQuotaStore, JobLedger, type QuotaStore } from '../../src/internal.js';
+import { NEXT_JOB_SETTLE_WAIT_MS } from '../../src/spend/job-ledger.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
 const HIGH = PRICE_TABLE['1024x1024'].high;
@@ -335,17 +336,28 @@ describe('JobLedger', () => {
       expect(await ended.settled).toMatchObject({ action: 'settled', usd: LOW, recorded: true });
     });
 
-    it('waits no longer than the ledger tries a settle: then it is decided on the reservation still held', async () => {
+    it('waits at most NEXT_JOB_SETTLE_WAIT_MS, well inside a chat’s first-answer deadline, however long a settle is tried: then it is decided on the reservation still held', async () => {
       const store = await fileStore();
       const { store: held, open } = heldSettles(store);
-      const ledger = new JobLedger({ store: held, retryForMs: 20 });
+      // The default retry time (30 s): the wait is bounded by its own limit, not by it.
+      const ledger = new JobLedger({ store: held });
       const limits = { userConcurrentJobs: 1 };
       const last = await begin(ledger, 'cli:ann:1', limits);
       await last.beforeSend();
       last.onImage(image());
       const ended = last.end({ kind: 'completed' });
 
-      expect(await ledger.begin({ jobId: 'cli:ann:2', userKey: 'cli:ann', scopeKey: 'cli', limits, request })).toMatchObject({ ok: false, code: 'user_concurrency' });
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      let answer: unknown;
+      const next = ledger.begin({ jobId: 'cli:ann:2', userKey: 'cli:ann', scopeKey: 'cli', limits, request }).then((a) => (answer = a));
+      try {
+        await vi.advanceTimersByTimeAsync(NEXT_JOB_SETTLE_WAIT_MS - 1);
+        expect(answer).toBeUndefined();
+        await vi.advanceTimersByTimeAsync(1);
+      } finally {
+        vi.useRealTimers();
+      }
+      expect(await next).toMatchObject({ ok: false, code: 'user_concurrency' });
       open();
       await ended.settled;
     });
