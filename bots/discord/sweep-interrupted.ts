@@ -200,16 +200,7 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
     // Kept as shown is kept as recorded (`endRecorded`): the next sweep says nothing of it and records nothing. So its end
     // is recorded first, waited for: a stop before it leaves the record as it was (tried), and the next sweep says
     // "stopped" again and records it (recording it again changes nothing), rather than a charged job left unrecorded.
-    if (stoppedEnd && !(await recordEnd(ctx, record, stoppedEnd, linkOf(ctx, record, target)))) {
-      ctx.logger.warn({ jobKey: record.key }, 'a swept job’s “stopped” is kept as shown without its end recorded');
-    }
-    try {
-      await ctx.store.markEndRecorded(record.key, { type: 'failed', shown: true });
-    } catch (error2) {
-      ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s “stopped” was shown; its record is left running');
-      return 'left';
-    }
-    return 'shown';
+    return (await keepShownOnceRecorded(ctx, record, target, stoppedEnd, { type: 'failed', shown: true })) ? 'shown' : 'left';
   }
   // Not waited for here (it waits for its audit post): the next record is shown at once; a stop's grace waits for it.
   if (stoppedEnd) ctx.track(recordShownEnd(ctx, record, stoppedEnd, linkOf(ctx, record, target)));
@@ -447,14 +438,8 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
     await ctx.store.markEnded(record.key, final.type, end ? { end } : {});
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a swept job ended; its end is kept as shown');
-    try {
-      await ctx.store.markEndRecorded(record.key, { ...final, shown: true });
-    } catch (error2) {
-      ctx.logger.warn({ err: loggableError(error2), jobKey: record.key }, 'could not keep that a swept job’s end was shown');
-      return 'shown';
-    }
-    // Kept as shown and recorded: its end is recorded here (whoever takes it next says nothing of it and records nothing).
-    if (end) ctx.track(recordEnd(ctx, record, end, linkOf(ctx, record, target)));
+    // Kept as shown and recorded (whoever takes it next says nothing of it and records nothing): its end recorded first.
+    await keepShownOnceRecorded(ctx, record, target, end, { ...final, shown: true });
     return 'shown';
   }
   if (end) ctx.track(recordShownEnd(ctx, record, end, linkOf(ctx, record, target)));
@@ -472,6 +457,25 @@ function renderRecordedEnd(header: JobHeader, record: JobRecord, final: Exclude<
 }
 
 /** The link the live path gives (`jobLinkOf`): the reply the job was shown in, while its token lives; none for a private job. */
+/**
+ * Keeps a shown end as shown and recorded (`markEndRecorded`) when marking it ended failed: the next sweep then says
+ * nothing of it and records nothing, so its end (if any) is recorded first, waited for — a stop before the keep leaves
+ * the record as it was, and the next sweep shows it again and records it (recording it again changes nothing), rather
+ * than a charged job left unrecorded. False when the keep failed too.
+ */
+async function keepShownOnceRecorded(ctx: BotContext, record: JobRecord, target: ReplyTarget, end: JobEnd | undefined, kept: FinalKept): Promise<boolean> {
+  if (end && !(await recordEnd(ctx, record, end, linkOf(ctx, record, target)))) {
+    ctx.logger.warn({ jobKey: record.key }, 'a swept job’s end is kept as shown without being recorded');
+  }
+  try {
+    await ctx.store.markEndRecorded(record.key, kept);
+    return true;
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not keep that a swept job’s end was shown');
+    return false;
+  }
+}
+
 function linkOf(ctx: BotContext, record: JobRecord, target: ReplyTarget): (() => Promise<string | undefined>) | undefined {
   // Asked with the token the target shows it by: a Cancel's own (fresh), not the record's, which may have expired.
   return jobLinkOf(ctx, { reply: target.interaction, private: record.private, scopeId: record.requester.scopeId }, target);
