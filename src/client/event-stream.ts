@@ -1,8 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
 import { checkImage } from './check-result.js';
-import { imageBytes, keepImageBytes } from './image-bytes.js';
-import { sniffImageType } from '../spec/image-type.js';
+import { keepImageBytes } from './image-bytes.js';
 import type { OutputFormat } from '../spec/constants.js';
 import { isCompletedEvent, isPartialEvent, type CompletedEvent, type ImageStreamEvent, type PartialImageEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
@@ -165,11 +164,8 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         this.#tellMissing(result.missing, response.requestId);
         this.#jsonResult = result;
         finished = true;
-        // Each image labelled with its own real format (readJsonResult told one that is not the one asked for).
-        for (const event of completedEventsOf(result)) {
-          event.output_format = sniffImageType(imageBytes(event).subarray(0, 16)) ?? event.output_format;
-          yield event;
-        }
+        // Each image comes labelled with its own real format (`imageFormatOf`, when the answer was checked).
+        yield* completedEventsOf(result);
         return;
       }
       let done = false;

@@ -505,6 +505,20 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
     ]);
   });
 
+  it.each(['streamed', 'JSON to a streamed request'])('hands on each completed event of an answer that mixes formats labelled with its own (%s)', async (how) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(
+        how === 'streamed'
+          ? SSE_HEAD + chunk(sse('image_generation.completed', completed(PNG_B64)) + sse('image_generation.completed', completed(JPEG_B64))) + chunk('')
+          : head(200, { 'content-type': 'application/json' }, resultBody([PNG_B64, JPEG_B64])),
+      );
+    });
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2, output_format: 'png' })) events.push(event);
+    expect(events.filter(isCompletedEvent).map((event) => event.output_format)).toEqual(['png', 'jpeg']);
+  });
+
   it('takes a plain JSON answer to a streamed request as the result', async () => {
     const s = await serve(async (req) => {
       await req.body();

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
@@ -203,6 +205,69 @@ describe('generating with the Pictor Image node', () => {
     expect(out).toHaveLength(1);
     expect(emulator.stats().rateLimited).toBe(1);
     expect(emulator.stats().imagesGenerated).toBe(1);
+  });
+});
+
+describe('an answer that mixes formats', () => {
+  /** A service that answers every request with a PNG then a JPEG (as JSON, or as SSE to a streamed request), whatever format was asked for. */
+  async function mixedService(): Promise<{ url: string; close: () => Promise<void> }> {
+    const images = [(await png('#ff0000')).toString('base64'), (await jpeg('#0000ff')).toString('base64')];
+    const usage = { total_tokens: 3, input_tokens: 1, output_tokens: 2 };
+    const service: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const streamed = (JSON.parse(Buffer.concat(chunks).toString()) as { stream?: boolean }).stream === true;
+        if (!streamed) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ created: 1, data: images.map((b64_json) => ({ b64_json })), size: '1024x1024', quality: 'low', background: 'opaque', output_format: 'png', usage }));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const b64_json of images) {
+          const event = { type: 'image_generation.completed', b64_json, created_at: 1, size: '1024x1024', quality: 'low', background: 'opaque', output_format: 'png', usage };
+          res.write(`event: image_generation.completed\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+        res.end();
+      });
+    });
+    service.listen(0, '127.0.0.1');
+    await once(service, 'listening');
+    const { port } = service.address() as { port: number };
+    return {
+      url: `http://127.0.0.1:${port}`,
+      close: () => {
+        service.closeAllConnections();
+        return new Promise((resolve) => service.close(() => resolve()));
+      },
+    };
+  }
+
+  it.each([false, true])('gives a PNG and a JPEG of one answer each its own MIME type, extension and format (stream %s)', async (stream) => {
+    const service = await mixedService();
+    try {
+      const [out] = await run({ operation: 'generate', prompt: 'two of a kind', n: 2, quality: 'low', options: { stream } }, { credentials: { apiKey: DEV_API_KEY, baseUrl: service.url } });
+      expect(out).toHaveLength(2);
+      expect(await decoded(out![0]!)).toMatchObject({ format: 'png', binary: { mimeType: 'image/png', fileExtension: 'png', fileName: expect.stringMatching(/-1\.png$/) } });
+      expect(await decoded(out![1]!)).toMatchObject({ format: 'jpeg', binary: { mimeType: 'image/jpeg', fileExtension: 'jpg', fileName: expect.stringMatching(/-2\.jpg$/) } });
+      expect(out!.map((item) => item.json.format)).toEqual(['png', 'jpeg']);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('names and types each image of a mixed answer on its own binary field when all are on one item', async () => {
+    const service = await mixedService();
+    try {
+      const [out] = await run(
+        { operation: 'generate', prompt: 'two on one', n: 2, quality: 'low', options: { allImagesOnOneItem: true } },
+        { credentials: { apiKey: DEV_API_KEY, baseUrl: service.url } },
+      );
+      expect(out![0]!.binary).toMatchObject({ data_0: { mimeType: 'image/png', fileExtension: 'png' }, data_1: { mimeType: 'image/jpeg', fileExtension: 'jpg' } });
+      expect(out![0]!.json).toMatchObject({ format: 'png', images: [{ format: 'png' }, { format: 'jpeg', fileName: expect.stringMatching(/\.jpg$/) }] });
+    } finally {
+      await service.close();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { describeQuote, type PriceQuote, decodeImages, type ImageJobResult, FILE_EXTENSIONS, MIME_TYPES, sniffImageType, type OutputFormat } from 'pictor';
+import { describeQuote, type PriceQuote, decodeImages, type ImageJobResult, FILE_EXTENSIONS, MIME_TYPES, type OutputFormat } from 'pictor';
 import type { Operation } from './node-properties.js';
 
 export interface OutputShape {
@@ -24,14 +24,16 @@ function costOf(quote: PriceQuote, images: number): IDataObject {
 
 /**
  * Shapes a finished request as n8n items: one item per image (or all on one),
- * each image in a binary field with its real MIME type (read from the bytes),
+ * each image in a binary field with its real MIME type (the format the client
+ * labelled it with, told by its bytes),
  * file extension and name, and json saying what was made and what it cost.
  */
 export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResult, shape: OutputShape): Promise<INodeExecutionData[]> {
   const buffers = decodeImages(result);
   const images = await Promise.all(
     buffers.map(async (bytes, imageIndex) => {
-      const format: OutputFormat = sniffImageType(bytes) ?? (result.output_format as OutputFormat);
+      // The client's label: each image's real format, told by its bytes when the answer was checked (an answer may mix them).
+      const format = result.data[imageIndex]?.output_format ?? (result.output_format as OutputFormat);
       const fileName = `pictor-${shape.operation}-${result.created}-${shape.itemIndex + 1}-${imageIndex + 1}.${FILE_EXTENSIONS[format] ?? format}`;
       const binary = await ctx.helpers.prepareBinaryData(bytes, fileName, MIME_TYPES[format] ?? 'application/octet-stream');
       return { imageIndex, format, fileName, binary };
