@@ -46,13 +46,20 @@ export function imageFormatOf(bytes: Uint8Array): OutputFormat | null {
   return sniffImageType(bytes.subarray(0, 16));
 }
 
+/** An image of an answer as the client hands it on: its base64 and, once checked, its real format. */
+export interface LabelledImage {
+  b64_json: string;
+  output_format?: OutputFormat | undefined;
+}
+
 /**
  * Checks the images of an answer against what was asked: exactly `n` images
  * (each of any format `checkImage` takes). Keeps the bytes of each good one
- * (see image-bytes.ts) and returns the good ones, in order, with the first
- * problem found (none when all is well).
+ * (see image-bytes.ts), labels it with the real format its check found
+ * (`output_format`, the one decision of it), and returns the good ones, in
+ * order, with the first problem found (none when all is well).
  */
-export function checkImages<T extends { b64_json: string }>(images: readonly T[], expected: Expected): { good: T[]; problem: string | undefined } {
+export function checkImages<T extends LabelledImage>(images: readonly T[], expected: Expected): { good: T[]; problem: string | undefined } {
   let problem: string | undefined =
     images.length === expected.n
       ? undefined
@@ -64,6 +71,8 @@ export function checkImages<T extends { b64_json: string }>(images: readonly T[]
     const checked = checkImage(image.b64_json, expected.output_format);
     if (checked.bytes) {
       keepImageBytes(image, checked.bytes);
+      const labelled: LabelledImage = image;
+      labelled.output_format = checked.format;
       good.push(image);
     } else {
       problem ??= `image ${i + 1} of the answer ${checked.problem}`;

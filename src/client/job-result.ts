@@ -1,6 +1,6 @@
 import { priceOfImages, type PriceQuote } from '../core/pricing.js';
 import { BadResponseError, StreamBrokenError } from '../core/errors.js';
-import { EVENT_TYPES, type OutputFormat } from '../spec/constants.js';
+import { EVENT_TYPES } from '../spec/constants.js';
 import {
   IMAGE_EVENT_LABELS,
   isCompletedEvent,
@@ -10,7 +10,7 @@ import {
   type ImageStreamEvent,
   type Usage,
 } from '../spec/result-schemas.js';
-import { checkImage, checkImages, imageFormatOf, type Expected } from './check-result.js';
+import { checkImage, checkImages, type Expected, type LabelledImage } from './check-result.js';
 import { carryImageBytes, imageBytes, keepImageBytes } from './image-bytes.js';
 
 /** A finished generation or edit. */
@@ -39,10 +39,7 @@ export interface ImageJobResult {
 }
 
 /** One image of a result: its base64 and, once checked, its real format. */
-export interface ResultImage {
-  b64_json: string;
-  output_format?: OutputFormat | undefined;
-}
+export type ResultImage = LabelledImage;
 
 /** The images of a result as bytes: the ones the client decoded when it checked them (see `imageBytes`), never decoded again. */
 export function decodeImages(result: Pick<ImageJobResult, 'data'>): Buffer[] {
@@ -86,8 +83,9 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
     ...(missing.length > 0 && { missing }),
     ...(body.unlisted && { unlisted: body.unlisted }),
   };
+  // Each good image comes back labelled with the format its check found; the result takes the first one's.
   const { good, problem } = checkImages(result.data, request);
-  labelImages(result, good);
+  if (good[0]?.output_format !== undefined) result.output_format = good[0].output_format;
   // A bad answer keeps its good images (they may be paid for), to be handed over with the error.
   if (problem) {
     const kept = good.slice(0, request.n);
@@ -169,13 +167,6 @@ function* b64Strings(text: string): Generator<string> {
 }
 
 const BACKSLASH = 0x5c;
-
-/** Labels each good image of a result with its real format (told by its bytes), and the result with the first one's. */
-function labelImages(result: ImageJobResult, good: readonly ResultImage[]): void {
-  for (const image of good) image.output_format = imageFormatOf(imageBytes(image)) ?? undefined;
-  const first = good[0]?.output_format;
-  if (first !== undefined) result.output_format = first;
-}
 
 function withImages(result: ImageJobResult, data: ResultImage[], request: RequestedJob): ImageJobResult {
   return {
