@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
@@ -8,6 +8,8 @@ import { vi } from 'vitest';
 import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type DmCaps, type IntakeAnswers, type JobUpdate, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { makeImage } from '../../helpers/images.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
+import { LEDGER_FILES } from '../../../src/spend/ledger-files.js';
+import { openQuotaStore } from '../../../src/spend/open-store.js';
 import { FakeDiscord, buttonsOf, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 
 /** A logger that keeps every entry, so a test can check that no secret was ever logged. */
@@ -69,8 +71,8 @@ export class DiscordHarness {
     return this.#quotaStore;
   }
 
-  /** Runners left behind by a simulated crash, shut down on close. */
-  readonly #abandoned: JobRunner[] = [];
+  /** Runners left behind by a simulated crash, shut down on close (`now`: their ledger died with them, so they wait for nothing). */
+  readonly #abandoned: { runner: JobRunner; now?: boolean }[] = [];
 
   private constructor(
     readonly discord: FakeDiscord,
@@ -143,16 +145,25 @@ export class DiscordHarness {
 
   /**
    * A new bot process: new client and runner, same data folder. A `crash`
-   * skips the graceful shutdown: running jobs never report their end.
+   * skips the graceful shutdown: running jobs never report their end. With
+   * `leaseLapsed`, the crash takes the ledger too (its lease is renewed no more,
+   * its reservations stay in the file), and the next start comes once that lease
+   * has lapsed: it opens the ledger as a start does (`openQuotaStore`), whose
+   * reconcile ends the dead process's reservations (charges the sent ones).
    */
-  async restart(options: { crash?: boolean } = {}): Promise<void> {
+  async restart(options: { crash?: boolean; leaseLapsed?: boolean } = {}): Promise<void> {
     if (options.crash) {
-      this.#abandoned.push(this.runner);
+      this.#abandoned.push({ runner: this.runner, now: options.leaseLapsed });
       // Off the gateway for good, as a killed process is (a client only destroyed mid-login comes back through
       // discord.js's own retry); its jobs' replies are not waited for.
       await this.bot.stop({ graceMs: 0 });
       // A process that died writes nothing more into the data folder (its jobs go on here, writing nowhere).
       await this.state.close();
+      if (options.leaseLapsed) {
+        await this.#quotaStore.close();
+        await lapseLeases(this.dataDir);
+        this.#quotaStore = (await openQuotaStore({ dataDir: this.dataDir, logger: this.logger })) as FileQuotaStore;
+      }
       await this.#startBot(true);
       return;
     }
@@ -161,7 +172,7 @@ export class DiscordHarness {
   }
 
   async close(): Promise<void> {
-    for (const runner of this.#abandoned) await runner.shutdown({ graceMs: 0 });
+    for (const { runner, now } of this.#abandoned) await runner.shutdown({ graceMs: 0, ...(now && { until: Date.now() }) });
     await this.#stopBot();
     await this.discord.close();
     await this.#closeEmulator();
@@ -180,6 +191,17 @@ export class DiscordHarness {
 }
 
 export { buttonsOf };
+
+/**
+ * Ages every lease in the data folder's ledger past its length, as the time after a process died does: a start then
+ * takes their owners for gone (they share this process's pid, so only the lease's age tells). Nothing has the ledger open.
+ */
+async function lapseLeases(dataDir: string): Promise<void> {
+  const path = join(dataDir, LEDGER_FILES.ledger);
+  const ledger = JSON.parse(await readFile(path, 'utf8')) as { owners: Record<string, { renewedAt: number }> };
+  for (const owner of Object.values(ledger.owners)) owner.renewedAt = 0;
+  await writeFile(path, JSON.stringify(ledger));
+}
 
 /**
  * Waits until the interaction's reply says "Drawing…" (its job started), and answers a copy of that message as it was

@@ -28,9 +28,9 @@ describe('a job its process left at the worst moment, charged and recorded by th
     const running = await drawingReply(h, ix);
     await h.discord.waitFor(() => h.emulator.requests.length > 0 || undefined, 'the request at the service');
     const jobId = await h.discord.waitFor(() => adds.mock.calls[1]?.[0].runnerJobId, 'the record’s write as the job started');
-    // The ledger charges the job (a reconcile at the next start would; this harness's crash keeps its ledger alive).
-    await h.quotaStore.settle(jobId, ESTIMATE_USD, { basis: 'estimate', outcome: 'failed' });
-    await h.restart({ crash: true });
+    // The process dies with its ledger; the next start, once its lease lapsed, reconciles: it charges the sent job.
+    await h.restart({ crash: true, leaseLapsed: true });
+    expect((await h.quotaStore.usage({})).filter((r) => r.jobId === jobId)).toMatchObject([{ costUsd: ESTIMATE_USD }]);
 
     const stopped = await h.discord.waitFor(() => {
       const message = h.discord.messages.get(running.id);
@@ -50,12 +50,13 @@ describe('a job its process left at the worst moment, charged and recorded by th
     const running = await drawingReply(h, ix);
     const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
     const jobRecords = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
-    const { runnerJobId } = await vi.waitFor(async () => ((await jobRecords().get(key))?.runnerJobId ? (await jobRecords().get(key))! : Promise.reject(new Error('no runner job yet'))));
-    await h.quotaStore.settle(runnerJobId!, ESTIMATE_USD, { basis: 'estimate', outcome: 'failed' });
-    // At the next start the sweep says "stopped", its mark fails every try, and the process dies while it records the end.
+    await h.discord.waitFor(() => h.emulator.requests.length > 0 || undefined, 'the request at the service');
+    await vi.waitFor(async () => ((await jobRecords().get(key))?.runnerJobId ? undefined : Promise.reject(new Error('no runner job yet'))));
+    // The process dies with its ledger; at the next start (its lease lapsed) the reconcile charges the sent job, the sweep
+    // says "stopped", its mark fails every try, and the process dies while it records the end.
     vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
-    await h.restart({ crash: true });
+    await h.restart({ crash: true, leaseLapsed: true });
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the end');
     expect(h.discord.messages.get(running.id)?.content).toContain(say('en', 'discord.job.interrupted'));
     await h.restart({ crash: true });
