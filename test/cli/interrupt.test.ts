@@ -55,7 +55,7 @@ describe('Ctrl+C during a generation', () => {
   });
 
   it('words the end from why the process exits and from what the ledger decided, not from the phase alone', () => {
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt' })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
       'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain); check your usage before trying again.',
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' })[0]).toContain('the ledger did not answer in time');
@@ -78,7 +78,7 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
       "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain).",
     );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', emulator: true })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toBe(
       "pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl+C came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain).",
     );
     expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636 }, emulator: true })[0]).toBe(
@@ -115,6 +115,24 @@ describe('Ctrl+C during a generation', () => {
       process.emit('SIGINT');
       expect(exit).toHaveBeenCalledWith(130);
       expect(said[1]).toContain('the second Ctrl+C came before the ledger answered');
+    });
+  });
+
+  it('names the signal that ended the wait for the ledger: a SIGTERM after a Ctrl+C is not called a second Ctrl+C', async () => {
+    await withWatcher(({ job, said, exit }) => {
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      process.emit('SIGTERM');
+      expect(exit).toHaveBeenCalledWith(130);
+      expect(said[1]).toContain('and a SIGTERM came before the ledger answered');
+      expect(said[1]).not.toContain('Ctrl+C');
+    });
+    await withWatcher(({ job, said, exit }) => {
+      job.phase = 'sent';
+      process.emit('SIGTERM');
+      process.emit('SIGTERM');
+      expect(exit).toHaveBeenCalledWith(143);
+      expect(said[1]).toContain('and the second SIGTERM came before the ledger answered');
     });
   });
 
