@@ -189,7 +189,10 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       answer(
         JSON.stringify({
           ok: unwritten.length === 0 && lost.length === 0,
-          ...(unwritten.length || lost.length ? { code: 'output_not_written' } : {}),
+          // As every failure's line: what went wrong (stderr's sentences: where the images went instead) and what the ledger charged.
+          ...(unwritten.length || lost.length
+            ? { code: 'output_not_written', message: [...unwritten, ...lost].map((item) => item.told).join(' '), charged: jobJson(job, about).charged }
+            : {}),
           operation,
           files: [...files, ...saved],
           ...(lost.length ? { lost: lost.map((item) => item.wanted) } : {}),
@@ -276,7 +279,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       try {
         const [saved] = await saveToFallback([item]);
         job.noteWritten(saved!);
-        ctx.stderr(item.inTheWay ? `pictor: ${item.inTheWay}; saved the image to ${saved} instead.` : `pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`);
+        item.told = item.inTheWay ? `${item.inTheWay}; saved the image to ${saved} instead.` : `could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`;
+        ctx.stderr(`pictor: ${item.told}`);
         kept.saved.push(saved!);
         kept.unwritten.push(item);
         return true;
@@ -292,9 +296,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       for (const item of lost) {
         if (await save(item)) continue;
         kept.lost.push(item);
-        ctx.stderr(
-          `pictor: could not write ${item.wanted} (${item.why}) nor save it to the OS temp directory (${item.fallbackWhy}): the disk refused it, not the service; the service made it, so it is charged.`,
-        );
+        item.told = `could not write ${item.wanted} (${item.why}) nor save it to the OS temp directory (${item.fallbackWhy}): the disk refused it, not the service; the service made it, so it is charged.`;
+        ctx.stderr(`pictor: ${item.told}`);
       }
     }
   } finally {
@@ -326,6 +329,8 @@ interface Lost {
   /** Why it could not be written when a file of its name was there already (the sentence says so, and names the file). */
   inTheWay?: string | undefined;
   fallbackWhy?: string | undefined;
+  /** The sentence stderr said last about it (where it went instead, or that it is lost), without the `pictor: ` prefix. */
+  told?: string | undefined;
 }
 
 const FORMAT_NAMES: Record<OutputFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
