@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { describe, expect, it, vi, type MockInstance } from 'vitest';
+import { describe, expect, it, onTestFinished, vi, type MockInstance } from 'vitest';
 import { INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
@@ -304,6 +305,36 @@ describe('Ctrl+C during a generation', () => {
     expect(child.stderr().match(/pictor: interrupted after the request was sent/g)).toHaveLength(1);
     expect(child.stderr()).toContain('the second Ctrl+C came before');
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null });
+  }, 60_000);
+});
+
+describe('Ctrl+C or SIGTERM while connecting', () => {
+  it('is answered before the connection is up (a Redis that accepts and never answers): exit 143, nothing billed, and the --json line', async () => {
+    // A TCP listener that takes the connection and never says a word, as a hung Redis does.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    const connected = new Promise<void>((resolve) => silent.once('connection', () => resolve()));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    });
+    const { port } = silent.address() as AddressInfo;
+    const home = await tempDir();
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--json', '--out', `${home}/`], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: home, REDIS_URL: `redis://127.0.0.1:${port}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = followOutput(child);
+    onTestFinished(() => void child.kill('SIGKILL'));
+    await connected;
+    child.kill('SIGTERM');
+    const { code } = await output.ended;
+    expect(code).toBe(143);
+    expect(output.stderr()).toContain('pictor: stopped by SIGTERM; cancelling the request');
+    expect(output.stderr()).toContain('pictor: interrupted before the request was sent: nothing was billed.');
+    expect(onlyJsonLine(output.stdout())).toMatchObject({ ok: false, code: 'interrupted', message: 'interrupted before the request was sent: nothing was billed.', files: [], partials: [], sent: false, charged: null });
   }, 60_000);
 });
 
