@@ -29,6 +29,8 @@ export class JobWatch {
   settled?: JobSettled | undefined;
   /** Why the process exits before the ledger answered: the settle timer ran out, or a second Ctrl+C. */
   exitedBy?: 'timer' | 'second_interrupt' | undefined;
+  /** With `exitedBy: 'second_interrupt'`: the signal that cut the wait short, as the report names it ("the second Ctrl+C", "a SIGTERM"). */
+  secondSignal?: string | undefined;
   /** The job went to an emulator: nothing is spent, whatever its ledger records. */
   emulator?: boolean | undefined;
   readonly #controller = new AbortController();
@@ -69,7 +71,11 @@ export class JobWatch {
   #stop(signal: 'SIGINT' | 'SIGTERM'): void {
     // A second Ctrl+C (or SIGTERM): at once.
     if (this.#stoppedBy) {
-      this.exitedBy ??= 'second_interrupt';
+      if (!this.exitedBy) {
+        this.exitedBy = 'second_interrupt';
+        const name = signal === 'SIGINT' ? 'Ctrl+C' : 'SIGTERM';
+        this.secondSignal = `${signal === this.#stoppedBy ? 'the second' : 'a'} ${name}`;
+      }
       process.exit(this.interruptedExit());
       return;
     }
@@ -171,7 +177,7 @@ export interface InterruptJson {
   emulator: boolean;
 }
 
-export function interruptJson(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'emulator'>, about: Pick<JobAbout, 'operation' | 'isPartial'>): InterruptJson {
+export function interruptJson(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'secondSignal' | 'emulator'>, about: Pick<JobAbout, 'operation' | 'isPartial'>): InterruptJson {
   const { operation, files, partials, charged, emulator } = jobJson(job, about);
   return {
     ok: false,
@@ -211,7 +217,7 @@ export function jobJson(job: Pick<JobWatch, 'files' | 'settled' | 'emulator'>, a
 
 
 /** The lines Ctrl+C prints for a job in this state. */
-export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'emulator'> | undefined): string[] {
+export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'secondSignal' | 'emulator'> | undefined): string[] {
   if (!job) return ['pictor: interrupted.'];
   const lines = [firstLine(job)];
   if (job.files.length) {
@@ -223,12 +229,14 @@ export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled
   return lines;
 }
 
-function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy' | 'emulator'>): string {
+function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy' | 'secondSignal' | 'emulator'>): string {
   if (job.phase === 'waiting') return 'pictor: interrupted before the request was sent: nothing was billed.';
   const { settled } = job;
+  // Named for the signal that came (a SIGTERM after a Ctrl+C is no "second Ctrl+C").
+  const second = job.secondSignal ?? 'a second signal';
   const unanswered =
     job.exitedBy === 'second_interrupt'
-      ? 'the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain)'
+      ? `${second} came before the ledger answered, so a later run charges it its estimate (marked uncertain)`
       : 'the ledger did not answer in time, so a later run charges it its estimate (marked uncertain)';
   if (job.emulator && settled?.action !== 'released') {
     // An emulator's ledger records what the job would have cost; no service bills it.
@@ -237,7 +245,7 @@ function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy' | 'emula
     if (settled) return `pictor: interrupted ${when}: it would have cost ${formatUsdExact(settled.usd)} on the real service${what}; nothing was spent.`;
     const emulatorUnanswered =
       job.exitedBy === 'second_interrupt'
-        ? "the second Ctrl+C came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain)"
+        ? `${second} came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain)`
         : "the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain)";
     return `pictor: interrupted ${when}: nothing was spent; ${emulatorUnanswered}.`;
   }

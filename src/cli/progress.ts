@@ -36,11 +36,7 @@ export interface ProgressOptions {
 export async function startProgress(options: ProgressOptions): Promise<Progress> {
   // What Ctrl+C will say (sent or not, files written): the progress sees every step of the job.
   const { job } = options;
-  job.listen((lines) => {
-    // Off the live line, and the cursor the spinner hid shown again, before saying what was interrupted.
-    if (options.terminal?.isTTY) options.terminal.write('\r\u001b[2K\u001b[?25h');
-    for (const line of lines) options.line(line);
-  });
+  job.listen(sayInterruption(options));
   const now = options.now ?? Date.now;
   const started = now();
   let state = 'waiting for a slot';
@@ -93,6 +89,17 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
     imageDone: () => (done++, draw('update')),
     retrying: (detail) => ((state = detail), draw('update')),
     stop: () => draw('stop'),
+  };
+}
+
+/**
+ * How the job's Ctrl+C (and SIGTERM) lines reach stderr: off the live line, and with the cursor the spinner hid shown
+ * again, first. The command listens with it from before it connects (a Ctrl+C then is told too), the progress once it starts.
+ */
+export function sayInterruption(options: Pick<ProgressOptions, 'terminal' | 'line'>): (lines: string[]) => void {
+  return (lines) => {
+    if (options.terminal?.isTTY) options.terminal.write('\r\u001b[2K\u001b[?25h');
+    for (const line of lines) options.line(line);
   };
 }
 

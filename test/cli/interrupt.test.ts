@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { describe, expect, it, vi, type MockInstance } from 'vitest';
+import { describe, expect, it, onTestFinished, vi, type MockInstance } from 'vitest';
 import { INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
@@ -55,7 +56,7 @@ describe('Ctrl+C during a generation', () => {
   });
 
   it('words the end from why the process exits and from what the ledger decided, not from the phase alone', () => {
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt' })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
       'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain); check your usage before trying again.',
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' })[0]).toContain('the ledger did not answer in time');
@@ -78,7 +79,7 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
       "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain).",
     );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', emulator: true })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toBe(
       "pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl+C came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain).",
     );
     expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636 }, emulator: true })[0]).toBe(
@@ -115,6 +116,24 @@ describe('Ctrl+C during a generation', () => {
       process.emit('SIGINT');
       expect(exit).toHaveBeenCalledWith(130);
       expect(said[1]).toContain('the second Ctrl+C came before the ledger answered');
+    });
+  });
+
+  it('names the signal that ended the wait for the ledger: a SIGTERM after a Ctrl+C is not called a second Ctrl+C', async () => {
+    await withWatcher(({ job, said, exit }) => {
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      process.emit('SIGTERM');
+      expect(exit).toHaveBeenCalledWith(130);
+      expect(said[1]).toContain('and a SIGTERM came before the ledger answered');
+      expect(said[1]).not.toContain('Ctrl+C');
+    });
+    await withWatcher(({ job, said, exit }) => {
+      job.phase = 'sent';
+      process.emit('SIGTERM');
+      process.emit('SIGTERM');
+      expect(exit).toHaveBeenCalledWith(143);
+      expect(said[1]).toContain('and the second SIGTERM came before the ledger answered');
     });
   });
 
@@ -286,6 +305,36 @@ describe('Ctrl+C during a generation', () => {
     expect(child.stderr().match(/pictor: interrupted after the request was sent/g)).toHaveLength(1);
     expect(child.stderr()).toContain('the second Ctrl+C came before');
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null });
+  }, 60_000);
+});
+
+describe('Ctrl+C or SIGTERM while connecting', () => {
+  it('is answered before the connection is up (a Redis that accepts and never answers): exit 143, nothing billed, and the --json line', async () => {
+    // A TCP listener that takes the connection and never says a word, as a hung Redis does.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    const connected = new Promise<void>((resolve) => silent.once('connection', () => resolve()));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    });
+    const { port } = silent.address() as AddressInfo;
+    const home = await tempDir();
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--json', '--out', `${home}/`], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: home, REDIS_URL: `redis://127.0.0.1:${port}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = followOutput(child);
+    onTestFinished(() => void child.kill('SIGKILL'));
+    await connected;
+    child.kill('SIGTERM');
+    const { code } = await output.ended;
+    expect(code).toBe(143);
+    expect(output.stderr()).toContain('pictor: stopped by SIGTERM; cancelling the request');
+    expect(output.stderr()).toContain('pictor: interrupted before the request was sent: nothing was billed.');
+    expect(onlyJsonLine(output.stdout())).toMatchObject({ ok: false, code: 'interrupted', message: 'interrupted before the request was sent: nothing was billed.', files: [], partials: [], sent: false, charged: null });
   }, 60_000);
 });
 

@@ -123,9 +123,12 @@ describe('pictor keeps images it paid for when writing fails after the job', () 
       },
     });
     expect(code).toBe(1);
-    const result = JSON.parse(stdout) as { ok: boolean; code: string; files: string[] };
-    expect(result).toMatchObject({ ok: false, code: 'output_not_written' });
+    const result = JSON.parse(stdout) as { ok: boolean; code: string; files: string[]; message: string };
+    // As every failure's line: the sentence stderr says (where the image went instead) and what the ledger charged.
+    expect(result).toMatchObject({ ok: false, code: 'output_not_written', charged: expect.any(Number) });
     onTestFinished(() => removeFallback(result.files[0]!));
+    expect(result.message.startsWith(`could not write ${join(outDir, 'cat.png')} (`)).toBe(true);
+    expect(result.message.endsWith(`; saved it to ${result.files[0]} instead.`)).toBe(true);
     expect((await stat(result.files[0]!)).isFile()).toBe(true);
   });
 
@@ -176,7 +179,14 @@ describe('pictor keeps images it paid for when writing fails after the job', () 
       expect(code).toBe(1);
       expect(stderr).toContain('image 2/2 done');
       expect(stderr).toMatch(/cat\.png .* the disk refused it, not the service; the service made it, so it is charged/);
-      expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'output_not_written', files: [], lost: [expect.stringMatching(/cat\.png$/), expect.stringMatching(/cat-2\.png$/)] });
+      expect(JSON.parse(stdout)).toMatchObject({
+        ok: false,
+        code: 'output_not_written',
+        message: expect.stringMatching(/^could not write \S+cat\.png .* the disk refused it, not the service; the service made it, so it is charged\. could not write \S+cat-2\.png /),
+        charged: expect.any(Number),
+        files: [],
+        lost: [expect.stringMatching(/cat\.png$/), expect.stringMatching(/cat-2\.png$/)],
+      });
     });
   });
 });

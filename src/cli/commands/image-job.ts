@@ -13,10 +13,11 @@ import { isPartialEvent, type CompletedEvent } from '../../spec/result-schemas.j
 import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagName } from '../flags.js';
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
-import { startProgress } from '../progress.js';
+import { sayInterruption, startProgress } from '../progress.js';
 import { jobJson, JobWatch } from '../interrupt.js';
 import { JobFailure } from '../job-failure.js';
 import type { CliContext } from '../context.js';
+import type { Connection } from '../../connect.js';
 
 
 /**
@@ -67,9 +68,39 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     overwrite,
   });
 
-  // This run's Ctrl+C: what it says knows what the ledger charged the job, and every file written.
+  // This run's Ctrl+C: what it says knows what the ledger charged the job, and every file written. Answered from before
+  // connecting (a Redis or a base URL that does not answer, an emulator starting): stopped there, nothing was sent.
   const job = new JobWatch();
-  const connection = await ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement) });
+  job.listen(sayInterruption({ terminal: ctx.terminal, line: ctx.stderr }));
+  // Named before each is written: Ctrl+C tells partial images from final ones, even in the middle of a write.
+  const partialPaths = new Set<string>();
+  // --json prints one line: the result, or (a Ctrl+C that exits first) the interruption's.
+  let answered = false;
+  const answer = (line: string) => {
+    if (answered) return;
+    answered = true;
+    ctx.stdout(line);
+  };
+  const about = { operation, isPartial: (path: string) => partialPaths.has(path) };
+  // Until connected, only the embedded emulator (no PICTOR_BASE_URL) is known to be one.
+  job.noteJob({ ...about, emulator: !ctx.env.PICTOR_BASE_URL, json: values.json ? answer : undefined });
+  const connecting = ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement) });
+  let connection: Connection;
+  try {
+    connection = await untilStopped(connecting, job.signal);
+  } catch (error) {
+    if (!job.signal.aborted) {
+      job.close();
+      throw error;
+    }
+    // Stopped while connecting: nothing was sent. A connection that opens after all is closed; the exit timer the
+    // signal armed ends the process if connecting goes on longer (a Redis that never answers).
+    void connecting
+      .then((late) => late.close())
+      .catch(() => undefined)
+      .finally(() => job.close());
+    return job.interruptedExit();
+  }
   // From here on every way out closes the connection (its limiter, its ledger, an embedded emulator) and stops answering Ctrl+C.
   let stopProgress = (): void => undefined;
   try {
@@ -80,17 +111,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     else if (emulator) ctx.stderr(`PICTOR_BASE_URL is a Pictor emulator (no money is spent; its jobs go to the emulator's ledger, pictor usage --emulator).`);
     const started = Date.now();
     const partialFiles: string[] = [];
-    // Named before each is written: Ctrl+C tells partial images from final ones, even in the middle of a write.
-    const partialPaths = new Set<string>();
     // What Ctrl+C says (and, with --json, prints on stdout) knows where the job went.
-    // --json prints one line: the result, or (a Ctrl+C that exits first) the interruption's.
-    let answered = false;
-    const answer = (line: string) => {
-      if (answered) return;
-      answered = true;
-      ctx.stdout(line);
-    };
-    const about = { operation, isPartial: (path: string) => partialPaths.has(path) };
     job.noteJob({ ...about, emulator, json: values.json ? answer : undefined });
     let result: ImageJobResult;
     const completed: CompletedEvent[] = [];
@@ -189,7 +210,10 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       answer(
         JSON.stringify({
           ok: unwritten.length === 0 && lost.length === 0,
-          ...(unwritten.length || lost.length ? { code: 'output_not_written' } : {}),
+          // As every failure's line: what went wrong (stderr's sentences: where the images went instead) and what the ledger charged.
+          ...(unwritten.length || lost.length
+            ? { code: 'output_not_written', message: [...unwritten, ...lost].map((item) => item.told).join(' '), charged: jobJson(job, about).charged }
+            : {}),
           operation,
           files: [...files, ...saved],
           ...(lost.length ? { lost: lost.map((item) => item.wanted) } : {}),
@@ -276,7 +300,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       try {
         const [saved] = await saveToFallback([item]);
         job.noteWritten(saved!);
-        ctx.stderr(item.inTheWay ? `pictor: ${item.inTheWay}; saved the image to ${saved} instead.` : `pictor: could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`);
+        item.told = item.inTheWay ? `${item.inTheWay}; saved the image to ${saved} instead.` : `could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`;
+        ctx.stderr(`pictor: ${item.told}`);
         kept.saved.push(saved!);
         kept.unwritten.push(item);
         return true;
@@ -292,9 +317,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       for (const item of lost) {
         if (await save(item)) continue;
         kept.lost.push(item);
-        ctx.stderr(
-          `pictor: could not write ${item.wanted} (${item.why}) nor save it to the OS temp directory (${item.fallbackWhy}): the disk refused it, not the service; the service made it, so it is charged.`,
-        );
+        item.told = `could not write ${item.wanted} (${item.why}) nor save it to the OS temp directory (${item.fallbackWhy}): the disk refused it, not the service; the service made it, so it is charged.`;
+        ctx.stderr(`pictor: ${item.told}`);
       }
     }
   } finally {
@@ -326,6 +350,18 @@ interface Lost {
   /** Why it could not be written when a file of its name was there already (the sentence says so, and names the file). */
   inTheWay?: string | undefined;
   fallbackWhy?: string | undefined;
+  /** The sentence stderr said last about it (where it went instead, or that it is lost), without the `pictor: ` prefix. */
+  told?: string | undefined;
+}
+
+/** `work`'s outcome, or a rejection as soon as `signal` aborts (`work` itself goes on). */
+function untilStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 const FORMAT_NAMES: Record<OutputFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
