@@ -94,7 +94,7 @@ describe('failures become short, kind messages', () => {
     secondImageAsJpeg();
     const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg', quality: 'low', size: '1024x1024', count: 2 });
     const done = await h.finalReply(ix);
-    expect(done.attachments.map((a) => [a.filename.replace(/^pictor-\w+-/, ''), a.contentType])).toEqual([
+    expect(done.attachments.map((a) => [a.filename.replace(/^pictor-.*-(?=\d+\.\w+$)/, ''), a.contentType])).toEqual([
       ['1.png', 'image/png'],
       ['2.jpg', 'image/jpeg'],
     ]);
@@ -107,7 +107,7 @@ describe('failures become short, kind messages', () => {
     h.emulator.injectFault('short_result');
     const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg, one lost', quality: 'low', size: '1024x1024', count: 3 });
     const failed = await h.finalReply(ix, (m) => buttonsOf(m).some((b) => b.label === 'Delete'));
-    expect(failed.attachments.map((a) => [a.filename.replace(/^pictor-\w+-/, ''), a.contentType])).toEqual([
+    expect(failed.attachments.map((a) => [a.filename.replace(/^pictor-.*-(?=\d+\.\w+$)/, ''), a.contentType])).toEqual([
       ['1.png', 'image/png'],
       ['2.jpg', 'image/jpeg'],
     ]);
