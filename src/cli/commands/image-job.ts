@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { decodeImages, imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
+import { imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
 import { imageBytes } from '../../client/image-bytes.js';
-import { imageFormatOf } from '../../client/check-result.js';
+import { imageFormatOf, type LabelledImage } from '../../client/check-result.js';
 import { imageOfPartial } from '../../client/partial-bound.js';
 import { ValidationError } from '../../core/errors.js';
 import { BudgetExceededError } from '../../spend/errors.js';
@@ -143,8 +143,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             progress.partialReceived();
             // The image the stream says it belongs to (as its bound counted it), else the one being drawn.
             const image = imageOfPartial(event, completed.length);
-            const bytes = Buffer.from(event.b64_json, 'base64');
-            // Named for what it is (a preview in another format than asked for gets its own extension).
+            const bytes = imageBytes(event);
+            // Named for what it is (a preview in another format than asked for gets its own extension; previews are not
+            // checked by the client, so their bytes tell it).
             const path = plan.partialPath(image, event.partial_image_index, imageFormatOf(bytes) ?? undefined);
             partialPaths.add(path);
             const label = `partial ${event.partial_image_index + 1}${wanted !== undefined ? `/${wanted}` : ''} of image ${image + 1}/${request.n}`;
@@ -159,7 +160,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
           } else {
             completed.push(event);
             progress.imageDone();
-            await writeImages([imageBytes(event)], completed.length - 1);
+            await writeImages([event], completed.length - 1);
             ctx.stderr(`image ${completed.length}/${request.n} done`);
           }
         }
@@ -183,7 +184,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         error.message += " This is the emulator's own ledger, where the account's caps are rehearsed: nothing was spent, and the account's ledger is untouched.";
       }
       const arrived = values.stream ? completed : imagesOfFailure(error);
-      if (!values.stream && arrived.length > 0) await writeImages(arrived.map(imageBytes), 0);
+      if (!values.stream && arrived.length > 0) await writeImages(arrived, 0);
       await saveLost();
       if (job.signal.aborted) {
         // Ctrl+C: the request is over (settled or released) and the images that came are written: the interruption is told
@@ -202,7 +203,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     }
     progress.stop();
     // A stream's images are written already, as they came.
-    if (!values.stream) await writeImages(decodeImages(result), 0);
+    if (!values.stream) await writeImages(result.data, 0);
     await saveLost();
     const { files, saved, unwritten, lost } = kept;
     const seconds = (Date.now() - started) / 1000;
@@ -233,7 +234,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     } else {
       const all = [...files, ...saved];
       // Each image's own format (an answer may mix them), as its file is named.
-      const formats = [...new Set(decodeImages(result).map((bytes) => imageFormatOf(bytes) ?? result.output_format))].join(', ');
+      const formats = [...new Set(result.data.map((image) => image.output_format ?? result.output_format))].join(', ');
       ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${formats}) in ${seconds.toFixed(1)} s:`);
       for (const f of all) ctx.stdout(`  ${f}`);
       if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
@@ -252,10 +253,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
      * Writes final images where asked (the first is image number `first`, from 0); paid for, so never lost: what
      * cannot go there goes to the OS temp directory. Adds them to `kept`.
      */
-    async function writeImages(images: Buffer[], first: number): Promise<void> {
+    async function writeImages(labelled: readonly LabelledImage[], first: number): Promise<void> {
       const unwritten: Lost[] = [];
-      // Each named when it is written, for its real format (told by its bytes), which may not be the one asked for.
-      const formats = images.map((bytes) => imageFormatOf(bytes) ?? asked);
+      // Each named when it is written, for its real format (the client's check labels each image), which may not be the
+      // one asked for; its bytes as that check decoded them.
+      const formats = labelled.map((image) => image.output_format ?? asked);
+      const images = labelled.map(imageBytes);
       const paths = formats.map((format, i) => pathOf(first + i, format));
       // Written at once (each file is its own), reported in order.
       const outcomes = await Promise.allSettled(images.map((bytes, i) => write(paths[i]!, bytes)));
