@@ -105,7 +105,6 @@ export async function spendFigures(input: FigureInputs): Promise<SpendFigures> {
   const account = { day: use(day?.total, reserved.day.get(ACCOUNT_KEY) ?? 0), month: use(monthTotals.total, reserved.month.get(ACCOUNT_KEY) ?? 0) };
 
   const caps = await capsOf(input, monthTotals);
-  caps.sort((a, b) => (a.owner === 'account' ? -1 : 0) - (b.owner === 'account' ? -1 : 0) || b.ratio - a.ratio || a.key.localeCompare(b.key));
 
   const refusals = new Map<string, { day: number; month: number }>();
   for (const [refusalDay, counts] of Object.entries(input.refusals)) {
