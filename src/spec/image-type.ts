@@ -40,7 +40,8 @@ export function sniffImageType(bytes: Uint8Array): OutputFormat | null {
 }
 
 /** How each format is named in a message. */
-const FORMAT_NAMES: Record<OutputFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
+/** How a person names each format. */
+export const FORMAT_NAMES: Record<OutputFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
 
 /**
  * What is wrong with the structure of an image whose type `sniffImageType`

@@ -9,6 +9,7 @@ import { describeFileError } from '../../core/system-errors.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
 import { LIMITS, type OutputFormat } from '../../spec/constants.js';
 import { parseEditRequest, parseGenerationRequest } from '../../spec/validate.js';
+import { FORMAT_NAMES } from '../../spec/image-type.js';
 import { isPartialEvent, type CompletedEvent } from '../../spec/result-schemas.js';
 import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagName } from '../flags.js';
 import { readImageFile } from '../input-files.js';
@@ -367,7 +368,6 @@ function untilStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-const FORMAT_NAMES: Record<OutputFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
 
 function errorCode(error: unknown): string {
   return describeFileError(error);
