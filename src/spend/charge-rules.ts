@@ -69,7 +69,7 @@ function answeredWithAnError(ending: JobEnding): boolean {
  */
 export function endingOf(ending: JobEnding): JobEnding {
   if (ending.kind !== 'failed' || !isPictorError(ending.error) || ending.error.code !== 'aborted') return ending;
-  return (ending.error as { mayBeBilled?: unknown }).mayBeBilled === false ? { kind: 'cancelled', leftNothing: true } : { kind: 'cancelled' };
+  return leftNothing(ending) ? { kind: 'cancelled', leftNothing: true } : { kind: 'cancelled' };
 }
 
 /**
