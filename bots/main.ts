@@ -349,9 +349,6 @@ function nothingToRun(): ValidationError {
   );
 }
 
-/** Time the stop steps after the grace get (the last chat messages, closing connections) before the process ends regardless. */
-export { STOP_ALLOWANCE_MS };
-
 /** What the allowance keeps for closing the state, the ledger and the Redis link after the runner and the surfaces. */
 export const STOP_RESERVE_MS = 2_000;
 

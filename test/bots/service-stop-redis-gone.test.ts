@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { startService, STOP_ALLOWANCE_MS, STOP_RESERVE_MS } from '../../bots/main.js';
+import { startService, STOP_RESERVE_MS } from '../../bots/main.js';
+import { STOP_ALLOWANCE_MS } from '../../bots/runner/index.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
 import { startChatFakes, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
