@@ -81,7 +81,7 @@ export class PictorApi implements ICredentialType {
       default: '',
       placeholder: '~/.n8n/pictor',
       description:
-        "Used only with a cap and without a Redis URL: the folder of the file where spending is counted (quota-ledger.json), shared by every n8n process on this machine that uses it. An absolute path (~/ is the home folder of the user n8n runs as); a relative one is refused. Empty: pictor inside n8n's own folder (N8N_USER_FOLDER/.n8n, else ~/.n8n). With a Redis URL, spending is counted in Redis instead, under the Redis Key Prefix. The Pictor CLI (pictor usage, pictor console) shows it with PICTOR_DATA_DIR set to this folder.",
+        "Used only with a cap and without a Redis URL: the folder of the file where spending is counted (quota-ledger.json), shared by every n8n process on this machine that uses it. An absolute path (~ alone or a leading ~/ is the home folder of the user n8n runs as); a relative one is refused. Empty: pictor inside n8n's own folder (N8N_USER_FOLDER/.n8n, else ~/.n8n). With a Redis URL, spending is counted in Redis instead, under the Redis Key Prefix. The Pictor CLI (pictor usage, pictor console) shows it with PICTOR_DATA_DIR set to this folder.",
     },
   ];
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PictorApi } from '../../nodes/credentials/PictorApi.credentials.js';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
-import { credentialProblem } from '../../nodes/nodes/PictorImage/pictor-credentials.js';
+import { credentialProblem, ledgerFolderOf } from '../../nodes/nodes/PictorImage/pictor-credentials.js';
 import { DEFAULT_REDIS_PREFIX } from '../../src/core/redis-config.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { Workflow, type IAuthenticateGeneric, type INode, type INodeTypes, type IRequestOptionsSimplified } from './n8n-workflow.js';
@@ -93,6 +93,16 @@ describe('the Pictor API credential', () => {
     const field = credential.properties.find((p) => p.name === 'redisPrefix');
     expect(field).toMatchObject({ displayName: 'Redis Key Prefix', default: DEFAULT_REDIS_PREFIX });
     expect(field?.description).toMatch(/one prefix per API key/);
+  });
+});
+
+describe('the Ledger Folder', () => {
+  it('reads ~ alone and a leading ~/ as the home folder of the user n8n runs as, an absolute path as typed, empty as none', () => {
+    const of = (ledgerFolder: string) => ledgerFolderOf({ apiKey: 'sk-x', baseUrl: '', ledgerFolder }, '/home/node');
+    expect(of('~')).toBe('/home/node');
+    expect(of('~/.n8n/pictor')).toBe('/home/node/.n8n/pictor');
+    expect(of('/srv/pictor')).toBe('/srv/pictor');
+    expect(of('  ')).toBeUndefined();
   });
 });
 
