@@ -153,9 +153,10 @@ export class SlackJobView {
   #shownRendering: string | undefined;
   #posted: Promise<string | undefined> | undefined;
   #unpostable = false;
-  /** The first post's turn came: its call went to Slack. */
-  #firstPostSent = false;
-  #firstPostSentAt = 0;
+  /** When the first post's turn came and its call went to Slack (undefined: not yet). */
+  #firstPostSentAt: number | undefined;
+  /** The client of the posts sent once (the first, a final posted anew, the buttons): no automatic retries. */
+  readonly #onceClient: webApi.WebClient;
   /** A final message posted anew whose answer was lost: looked for before another is posted. */
   #finalUnanswered: UnansweredPost | undefined;
   /** The first post was given up at its deadline: not written if its turn had not come, taken back if it lands later. */
@@ -183,6 +184,7 @@ export class SlackJobView {
 
   constructor(options: SlackJobViewOptions) {
     this.#o = options;
+    this.#onceClient = options.firstPostClient ?? options.client;
     const { request } = options;
     this.#channelId = request.channelId;
     this.#state = {
@@ -293,11 +295,10 @@ export class SlackJobView {
         run: async () => {
           // Given up before its turn came: nothing is written.
           if (this.#firstPostLate) return SKIP;
-          this.#firstPostSent = true;
           this.#firstPostSentAt = Date.now();
           const version = this.#version;
           const rendered = renderJobMessage(this.#state);
-          const result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({
+          const result = await this.#onceClient.chat.postMessage({
             channel: this.#channelId,
             text: rendered.text,
             blocks: rendered.blocks,
@@ -549,7 +550,7 @@ export class SlackJobView {
             const after = this.#messageTs;
             let result: Awaited<ReturnType<webApi.WebClient['chat']['postMessage']>>;
             try {
-              result = await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
+              result = await this.#onceClient.chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
             } catch (error) {
               if (lostAnswerCode(error) !== undefined) this.#finalUnanswered = { channel, threadTs, sentAt, version, rendering, after };
               throw error;
@@ -587,7 +588,7 @@ export class SlackJobView {
    * `channels:history`, `groups:history`, `im:history`, `mpim:history`.
    */
   async #lookForOwnMessage(channel: string, threadTs: string | undefined, sentAt: number, isOwn: (message: { ts: string; blocks?: unknown }) => boolean): Promise<string | null | undefined> {
-    const client = this.#o.firstPostClient ?? this.#o.client;
+    const client = this.#onceClient;
     const oldest = (Math.max(0, sentAt - LOOK_BACK_MS) / 1000).toFixed(6);
     try {
       const page = await retryTransient(
@@ -609,7 +610,7 @@ export class SlackJobView {
    * member was told that if it shows up, the job will not run.
    */
   async #takeBackUnanswered(): Promise<void> {
-    const found = await this.#lookForOwnMessage(this.#channelId, this.#o.request.threadTs, this.#firstPostSentAt, (m) => requestLineOf(m.blocks) === this.#o.request.id);
+    const found = await this.#lookForOwnMessage(this.#channelId, this.#o.request.threadTs, this.#firstPostSentAt ?? 0, (m) => requestLineOf(m.blocks) === this.#o.request.id);
     if (found) this.#takeBack(found);
     else if (found === undefined) this.#o.logger.warn({ jobId: this.#state.jobId, channel: this.#channelId }, 'the message of a job that did not start could not be looked for: it may show the job queued');
   }
@@ -805,7 +806,7 @@ export class SlackJobView {
             await this.#imagesSaved;
             const sentAt = Date.now();
             try {
-              return await (this.#o.firstPostClient ?? this.#o.client).chat.postMessage({ channel: where.channel, text: rendered.text, blocks: rendered.blocks, ...(where.threadTs ? { thread_ts: where.threadTs } : {}) });
+              return await this.#onceClient.chat.postMessage({ channel: where.channel, text: rendered.text, blocks: rendered.blocks, ...(where.threadTs ? { thread_ts: where.threadTs } : {}) });
             } catch (error) {
               if (lostAnswerCode(error) !== undefined) unansweredAt = sentAt;
               throw error;
@@ -849,8 +850,8 @@ export class SlackJobView {
     let words: Parameters<typeof say>[1];
     if (late) {
       const deadlineMs = this.#o.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS;
-      this.#o.logger.warn({ channel, deadlineMs, sent: this.#firstPostSent }, 'a job message was not posted within its deadline; the job is not started');
-      words = this.#firstPostSent ? 'slack.job.maybe_posted' : 'slack.job.not_posted_at_all';
+      this.#o.logger.warn({ channel, deadlineMs, sent: this.#firstPostSentAt !== undefined }, 'a job message was not posted within its deadline; the job is not started');
+      words = this.#firstPostSentAt !== undefined ? 'slack.job.maybe_posted' : 'slack.job.not_posted_at_all';
     } else {
       const lost = lostAnswerCode(error);
       const code = slackErrorCode(error);
