@@ -1,5 +1,5 @@
 import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../core/errors.js';
-import { estimateOf, priceOfImages, type EstimatedRequest, type PriceQuote } from '../core/pricing.js';
+import { priceOfImages, type EstimatedRequest, type PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
 import { roundToNanoUsd } from './rules.js';
 import type { ChargeBasis } from './types.js';
@@ -30,12 +30,6 @@ export interface JobOutcome {
 
 /** What the request asked for, to price an answer. */
 export type ChargedRequest = EstimatedRequest;
-
-/**
- * What a job reserves, and what an image that may have been made and did not come back is charged: the request's
- * upper-bound price, by the rule the client's `estimate()` asks too.
- */
-export { estimateOf };
 
 export interface Charge {
   usd: number;

@@ -13,7 +13,8 @@ export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS, scopeLimits } from
 export { MEMBER_CAPS, memberLimits, type HeldRoles, type MemberCap, type MemberCapSource, type MemberLimits, type RoleBudget, type ScopeRoleBudgets } from './role-budgets.js';
 export { addUsage, roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';
 export { readBreakerSettings, breakerApplies, breakerLimit, type BreakerSettings } from './breaker.js';
-export { interruptedCostUsd, mayBeBilled, chargeOf, endingOf, estimateOf, type JobEnding, type JobOutcome, type Charge, type ChargedRequest } from './charge-rules.js';
+export { estimateOf } from '../core/pricing.js';
+export { interruptedCostUsd, mayBeBilled, chargeOf, endingOf, type JobEnding, type JobOutcome, type Charge, type ChargedRequest } from './charge-rules.js';
 export { JobLedger, ChargedJob, type JobLedgerOptions, type JobSettlement, type JobEnd, type ChargedSettle, type BeginInput } from './job-ledger.js';
 export { utcDay, utcMonth, nextUtcMidnight, nextUtcMonth, utcDayBefore, utcMonthBefore } from './utc-period.js';
 export { createSerialQueue } from './serial-queue.js';

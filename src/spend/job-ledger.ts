@@ -1,7 +1,8 @@
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
-import { chargeOf, estimateOf, leftNothing, mayBeBilled, type Charge, type ChargedRequest, type JobEnding } from './charge-rules.js';
+import { estimateOf } from '../core/pricing.js';
+import { chargeOf, leftNothing, mayBeBilled, type Charge, type ChargedRequest, type JobEnding } from './charge-rules.js';
 import { exceedsReservation } from './rules.js';
 import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { HookedRequest, RequestEnding, RequestWatch } from '../client/request-hook.js';
-import { endingOf, estimateOf, type ChargedRequest } from './charge-rules.js';
+import { estimateOf } from '../core/pricing.js';
+import { endingOf, type ChargedRequest } from './charge-rules.js';
 import { BudgetExceededError, isBudgetCode } from './errors.js';
 import { JobLedger, type ChargedJob, type JobSettlement } from './job-ledger.js';
 import type { QuotaStore, SpendLimits } from './types.js';

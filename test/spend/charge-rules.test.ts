@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { AbortedError, BadResponseError, ERROR_CODES, ModerationError, PictorError, ServerError, StreamBrokenError, TimeoutError } from '../../src/core/errors.js';
 import { estimatePrice, isRetryable, PictorClient, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
-import { endingOf, estimateOf } from '../../src/spend/charge-rules.js';
+import { estimateOf } from '../../src/core/pricing.js';
+import { endingOf } from '../../src/spend/charge-rules.js';
 import { makeImage } from '../helpers/images.js';
 import { countsUnder, keysOfJob } from '../../src/spend/rules.js';
 

@@ -1,7 +1,7 @@
 import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
-import { estimateOf } from '../../spend/charge-rules.js';
+import { estimateOf } from '../../core/pricing.js';
 import { roundToNanoUsd } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
