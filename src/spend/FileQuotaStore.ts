@@ -8,7 +8,7 @@ import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
-import { fromNanos, roundToNanoUsd, toNanos } from './rules.js';
+import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
@@ -180,6 +180,11 @@ export class FileQuotaStore implements QuotaStore {
   async spentMany(keys: readonly string[], now: number): Promise<Map<string, { day: number; month: number }>> {
     const ledger = this.#endingGone(await this.#peek(), now);
     return new Map(keys.map((key) => [key, { day: usedIn(ledger, key, 'day', now), month: usedIn(ledger, key, 'month', now) }]));
+  }
+
+  /** From the ledger as last written, without the lock (`#peek`), as `spentMany` reads it. */
+  async settledKeys(now: number): Promise<string[]> {
+    return Object.keys((await this.#peek()).spent[periodKey('month', now)] ?? {});
   }
 
   reconcile(now: number): Promise<ReconcileReport> {

@@ -400,6 +400,11 @@ export class RedisQuotaStore implements QuotaStore {
     return new Map(keys.map((key, i) => [key, { day: fromNanos(used[2 * i]!), month: fromNanos(used[2 * i + 1]!) }]));
   }
 
+  /** The `<key>` of every `spent:<month>:<key>` of the month (one SCAN of the keyspace: for the console's page, not for every job). */
+  settledKeys(now: number): Promise<string[]> {
+    return this.#scan('spent', periodKey('month', now));
+  }
+
   /** A process of this machine whose pid is gone (killed, crashed) is dead at once: its lease is deleted before the script runs. */
   async reconcile(now: number): Promise<ReconcileReport> {
     for (const id of await this.#scan('owner', THIS_HOST)) {

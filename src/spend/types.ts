@@ -245,6 +245,13 @@ export interface QuotaStore {
   spentThisMonth(key: string, now: number): Promise<number>;
   /** `spentToday` and `spentThisMonth` of many keys in one read, by key (for pages that show every cap at once). */
   spentMany(keys: readonly string[], now: number): Promise<Map<string, { day: number; month: number }>>;
+  /**
+   * Every key (user, scope, `ACCOUNT_KEY`) with an amount settled in the UTC month of `now`, each once, in no order: for
+   * the console, whose users with spend may have no usage record left (records are kept `PICTOR_USAGE_RETENTION_DAYS`,
+   * the month's amounts for the month). What is only reserved is not listed (`activeJobs` has it), nor what a gone
+   * process reserved before a `reconcile` ended it.
+   */
+  settledKeys(now: number): Promise<string[]>;
   /** Settles or releases the reservations of processes that are gone (called at start, and lazily by `reserve`). */
   reconcile(now: number): Promise<ReconcileReport>;
   /** The usage records of settled jobs, oldest first (kept `PICTOR_USAGE_RETENTION_DAYS`). */

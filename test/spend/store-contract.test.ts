@@ -276,6 +276,17 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect((await s.spentMany(keys, startOfToday + 1000)).get('discord:bob')).toEqual({ day: 0, month: await s.spentThisMonth('discord:bob', startOfToday + 1000) });
   });
 
+  it('lists the keys with an amount settled in the month, each once, without those only reserved or settled in another month', async () => {
+    const s = await open();
+    await s.reserve(ask('settled', 0.6, {}, { now: D }));
+    await s.settle('settled', 0.25);
+    await s.reserve(ask('again', 0.1, {}, { now: D }));
+    await s.settle('again', 0.1);
+    await s.reserve(ask('running', 0.6, {}, { userKey: 'discord:bob', now: D }));
+    expect((await s.settledKeys(D)).sort()).toEqual(['account', 'discord:alice', 'discord:guild']);
+    expect(await s.settledKeys(D + 40 * DAY)).toEqual([]);
+  });
+
   it('answers many keys as spentToday and spentThisMonth answer each once a process’s lease lapsed, its queued and sent reservations alike', async () => {
     const group = `many-dead-${Math.random()}`;
     const time = { now: Date.now() };
