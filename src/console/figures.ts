@@ -10,23 +10,26 @@ import { rounded, type DayTotals, type Totals, type UsageIndex } from './usage-i
 
 /**
  * Every figure of the spend page, computed in one place from the usage
- * records (`UsageIndex`) and what the ledger holds now (reservations, the
- * chat admins' caps, refusal counts). Settled amounts are the records'; a
- * cap's "used" adds what running jobs reserved, as the ledger counts it.
+ * records (`UsageIndex`) and what the ledger holds now (amounts by key,
+ * reservations, the chat admins' caps, refusal counts). What the account and
+ * each user spent is the ledger's (`spentMany`), the figure the caps count;
+ * jobs, images and what is uncertain are counted from the usage records kept,
+ * which only they have (records are dropped after
+ * `PICTOR_USAGE_RETENTION_DAYS`, the ledger keeps the month's amounts).
  */
 export interface SpendFigures {
   now: number;
   today: string;
   month: string;
-  /** The account: settled today and this month, what is reserved now, and the sum the caps count. */
+  /** The account: settled today and this month, what is reserved now, and the sum the caps count (the ledger's, as its cap rows). */
   account: { day: PeriodUse; month: PeriodUse };
   /** Every cap that applies, with what it counts now, fullest first. */
   caps: CapUse[];
   bySurface: { day: Row[]; month: Row[] };
   /** Servers, workspaces and DM users this month. */
   byScope: Row[];
-  /** Users this month (the 50 who spent most). */
-  byUser: Row[];
+  /** Users this month (the 50 who spent most, as the ledger has it settled), those with no usage record kept included. */
+  byUser: UserRow[];
   /** Settled per UTC day and surface, oldest first. */
   chart: { days: string[]; surfaces: { surface: string; usd: number[] }[] };
   /** Refusals by code, today and this month. */
@@ -36,17 +39,31 @@ export interface SpendFigures {
 }
 
 export interface PeriodUse {
+  /** The ledger's: settled (what the caps count, less what is reserved now). */
   settledUsd: number;
   reservedUsd: number;
-  /** Settled plus reserved: what the caps count. */
+  /** Settled plus reserved: what the caps count (`spentMany`, as the account's cap rows). */
   usedUsd: number;
+  /** From the usage records kept: the jobs settled, the images they asked for, the part charged at an estimate. */
   jobs: number;
   images: number;
   uncertainUsd: number;
+  /** What the usage records kept add up to: less than `settledUsd` when records were dropped (retention). */
+  recordsUsd: number;
 }
 
 export interface Row extends Totals {
   key: string;
+}
+
+/**
+ * A user's month: `usd` is what the ledger has settled under their key (as their caps count it, less what is reserved
+ * now); jobs and images are from their usage records kept. `recordsUsd`: what those records add up to (less when
+ * records were dropped). `ledgerOnly`: no usage record of theirs is kept this month, so jobs and images are not known.
+ */
+export interface UserRow extends Row {
+  recordsUsd: number;
+  ledgerOnly?: true | undefined;
 }
 
 export interface CapUse {
@@ -81,8 +98,17 @@ export interface FigureInputs {
   now: number;
   /** Days of the chart: 30 or 90. */
   chartDays: number;
-  /** The ledger: what each cap counts (`spentMany`: `spentToday`, `spentThisMonth` of every key in one read), as the caps read it when they refuse a job. */
-  ledger: Pick<QuotaStore, 'spentMany'>;
+  /**
+   * The ledger: what each cap counts (`spentMany`: `spentToday`, `spentThisMonth` of every key in one read), as the
+   * caps read it when they refuse a job; and which keys have spend settled this month (`settledKeys`), for users with
+   * no usage record left.
+   */
+  ledger: Pick<QuotaStore, 'spentMany' | 'settledKeys'>;
+  /**
+   * Whether the users' rows are wanted (the spend page; the default). The alerts need only the caps and spare the ledger
+   * the list of every key spent under this month (`settledKeys`: on Redis a SCAN of the keyspace).
+   */
+  withUsers?: boolean | undefined;
   /** The budgets chat admins gave roles, by scope key (the bots' state; absent: none known). */
   roleBudgets?: Readonly<Record<string, ScopeRoleBudgets>> | undefined;
 }
@@ -98,13 +124,34 @@ export async function spendFigures(input: FigureInputs): Promise<SpendFigures> {
   const monthTotals = index.period(month);
   const reserved = reservedBy(active, today, month);
 
-  const use = (settled: Totals | undefined, reservedUsd: number): PeriodUse => {
-    const t = rounded(settled ?? { jobs: 0, images: 0, usd: 0, uncertainUsd: 0 });
-    return { settledUsd: t.usd, reservedUsd: roundToNanoUsd(reservedUsd), usedUsd: roundToNanoUsd(t.usd + reservedUsd), jobs: t.jobs, images: t.images, uncertainUsd: t.uncertainUsd };
-  };
-  const account = { day: use(day?.total, reserved.day.get(ACCOUNT_KEY) ?? 0), month: use(monthTotals.total, reserved.month.get(ACCOUNT_KEY) ?? 0) };
+  const capRows = capRowsOf(input, monthTotals);
+  const withUsers = input.withUsers ?? true;
+  const ledgerUsers = withUsers ? await ledgerOnlyUsers(input, monthTotals) : [];
+  // One read of the ledger for every figure of a key (a page lists thousands of users' caps): the account's row and
+  // its cap rows, a user's row and theirs, are the same figure.
+  const spent = await input.ledger.spentMany([...new Set([ACCOUNT_KEY, ...capRows.map((row) => row.key), ...(withUsers ? monthTotals.users.keys() : []), ...ledgerUsers])], now);
+  const spentOf = (key: string, period: 'day' | 'month'): number => roundToNanoUsd(spent.get(key)?.[period] ?? 0);
 
-  const caps = await capsOf(input, monthTotals);
+  const use = (period: 'day' | 'month', records: Totals | undefined): PeriodUse => {
+    const t = rounded(records ?? { jobs: 0, images: 0, usd: 0, uncertainUsd: 0 });
+    const usedUsd = spentOf(ACCOUNT_KEY, period);
+    const reservedUsd = roundToNanoUsd(reserved[period].get(ACCOUNT_KEY) ?? 0);
+    // A job that settled between the read of the reservations and this one is counted in both: never below nothing.
+    return { settledUsd: Math.max(0, roundToNanoUsd(usedUsd - reservedUsd)), reservedUsd, usedUsd, jobs: t.jobs, images: t.images, uncertainUsd: t.uncertainUsd, recordsUsd: t.usd };
+  };
+  const account = { day: use('day', day?.total), month: use('month', monthTotals.total) };
+
+  const caps = capRows.map((row): CapUse => {
+    const usedUsd = spentOf(row.key, row.period);
+    return { ...row, usedUsd, ratio: row.limitUsd > 0 ? usedUsd / row.limitUsd : usedUsd > 0 ? Infinity : 1 };
+  });
+  caps.sort((a, b) => (a.owner === 'account' ? -1 : 0) - (b.owner === 'account' ? -1 : 0) || b.ratio - a.ratio || a.key.localeCompare(b.key));
+
+  const settledOf = (key: string): number => Math.max(0, roundToNanoUsd(spentOf(key, 'month') - (reserved.month.get(key) ?? 0)));
+  const byUser: UserRow[] = !withUsers ? [] : [
+    ...rows(monthTotals.users).map((r) => ({ ...r, recordsUsd: r.usd, usd: settledOf(r.key) })),
+    ...ledgerUsers.map((key) => ({ key, jobs: 0, images: 0, uncertainUsd: 0, recordsUsd: 0, usd: settledOf(key), ledgerOnly: true as const })).filter((r) => r.usd > 0),
+  ].sort((a, b) => b.usd - a.usd || a.key.localeCompare(b.key));
 
   const refusals = new Map<string, { day: number; month: number }>();
   for (const [refusalDay, counts] of Object.entries(input.refusals)) {
@@ -127,7 +174,7 @@ export async function spendFigures(input: FigureInputs): Promise<SpendFigures> {
     caps,
     bySurface: { day: rows(day?.surfaces), month: rows(monthTotals.surfaces) },
     byScope: rows(monthTotals.scopes),
-    byUser: rows(monthTotals.users).slice(0, 50),
+    byUser: byUser.slice(0, 50),
     chart: chartOf(index, now, input.chartDays),
     refusals: [...refusals].map(([code, n]) => ({ code, ...n })).sort((a, b) => b.month - a.month || a.code.localeCompare(b.code)),
     imagesPerHour: {
@@ -143,11 +190,30 @@ function rows(map: ReadonlyMap<string, Totals> | undefined): Row[] {
 }
 
 /**
- * Every cap that applies, with its limit from the rules the jobs are reserved with (`effectiveLimits`: the operator's
- * lowered by the scope's chat admins; `memberLimits`: a member's own caps as their roles' budgets make them) and its
- * use as the ledger counts it (settled and reserved, `spentMany`: one read for every row), fullest first.
+ * The keys the ledger has spend settled under this month with no usage record kept (dropped after
+ * `PICTOR_USAGE_RETENTION_DAYS`), that are not a scope the console knows: users with no row otherwise. The ledger keeps
+ * amounts by key, not whose: a server or workspace that has no record, chat admin's cap, role budget or running job
+ * this month cannot be told from a user, and is among them.
  */
-async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapUse[]> {
+async function ledgerOnlyUsers(input: FigureInputs, monthTotals: DayTotals): Promise<string[]> {
+  const scopes = new Set<string>([
+    ...monthTotals.scopes.keys(),
+    ...[...monthTotals.members].map((member) => member.split(' ')[1] ?? ''),
+    ...Object.keys(input.overrides),
+    ...Object.keys(input.roleBudgets ?? {}),
+    ...input.active.map((j) => j.scopeKey),
+  ]);
+  const keys = await input.ledger.settledKeys(input.now);
+  // A key without a colon is the CLI's or n8n's scope (their users are `cli:<name>`, `n8n:<workflow>`); `<platform>:dm:<id>` a person's own scope.
+  return keys.filter((key) => key !== ACCOUNT_KEY && !monthTotals.users.has(key) && !scopes.has(key) && isChatScopeKey(key) && !isDmScopeKey(key)).sort();
+}
+
+/**
+ * Every cap that applies, with its limit from the rules the jobs are reserved with (`effectiveLimits`: the operator's
+ * lowered by the scope's chat admins; `memberLimits`: a member's own caps as their roles' budgets make them); its use
+ * is the ledger's (settled and reserved, `spentMany`: one read for every row), added by `spendFigures`.
+ */
+function capRowsOf(input: FigureInputs, monthTotals: DayTotals): Omit<CapUse, 'usedUsd' | 'ratio'>[] {
   const { operator, active, overrides, now } = input;
   const { caps: operatorCaps, dmCaps } = operator;
   const rows: Omit<CapUse, 'usedUsd' | 'ratio'>[] = [];
@@ -204,14 +270,7 @@ async function capsOf(input: FigureInputs, monthTotals: DayTotals): Promise<CapU
     }
   }
 
-  // One read of the ledger for every row (a page lists thousands of users' caps).
-  const spent = await input.ledger.spentMany([...new Set(rows.map((row) => row.key))], now);
-  const caps = rows.map((row): CapUse => {
-    const usedUsd = roundToNanoUsd(spent.get(row.key)?.[row.period] ?? 0);
-    return { ...row, usedUsd, ratio: row.limitUsd > 0 ? usedUsd / row.limitUsd : usedUsd > 0 ? Infinity : 1 };
-  });
-  caps.sort((a, b) => (a.owner === 'account' ? -1 : 0) - (b.owner === 'account' ? -1 : 0) || b.ratio - a.ratio || a.key.localeCompare(b.key));
-  return caps;
+  return rows;
 }
 
 /** Where a scope's cap comes from: its chat admin, when theirs is the one in force; else the operator's variable. */

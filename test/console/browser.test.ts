@@ -96,6 +96,9 @@ describe.skipIf(!executablePath)('the console in a real browser', () => {
       ['account-month-settled', sumUsage(month, 'm').usd],
       ['cap-used:account:account:day', await store.spentToday(ACCOUNT_KEY, now)],
       ['cap-used:account:account:month', await store.spentThisMonth(ACCOUNT_KEY, now)],
+      // The account's row reads the ledger, as its cap rows do: one figure, never two.
+      ['account-day-used', await store.spentToday(ACCOUNT_KEY, now)],
+      ['account-month-used', await store.spentThisMonth(ACCOUNT_KEY, now)],
       ['cap-used:scope:discord:222222222222222222:day', await store.spentToday('discord:222222222222222222', now)],
       ['cap-used:dm:discord:dm:111111111111111113:day', await store.spentToday('discord:dm:111111111111111113', now)],
     ] as const) {

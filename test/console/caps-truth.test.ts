@@ -49,6 +49,30 @@ async function figuresOf(store: FileQuotaStore, operator: OperatorSettings, now:
   return spendFigures({ index, operator, active, overrides, refusals: {}, now, chartDays: 1, ledger: store, roleBudgets });
 }
 
+/** The spend page as the console serves it at `now`. */
+async function spendPageOf(store: FileQuotaStore, operator: OperatorSettings, now: number): Promise<string> {
+  const running = await startConsole({
+    source: { store, operator },
+    config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
+    alerts: NO_ALERTS,
+    ledgerWhere: 'a file ledger',
+    logger: silentLogger(),
+    now: () => now,
+  });
+  steps.push(() => running!.close());
+  const url = running!.url!;
+  const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/spend' }), redirect: 'manual', headers: { origin: url } });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  return (await fetch(`${url}/spend`, { headers: { cookie } })).text();
+}
+
+/** The value of the figure `name` on a page (`data-figure`). */
+function figureIn(page: string, name: string): number | undefined {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const found = new RegExp(`<data value="([^"]*)"[^>]*data-figure="${escaped}"`).exec(page);
+  return found ? Number(found[1]) : undefined;
+}
+
 function watching(store: FileQuotaStore, operator: OperatorSettings, now: () => number, roleBudgets?: Record<string, ScopeRoleBudgets>) {
   const sent: Alert[] = [];
   const channel: AlertChannel = { id: 'test', send: async (alert) => void sent.push(alert) };
@@ -179,6 +203,56 @@ describe('the caps as the console shows them and alerts of them', () => {
     expect(await store.spentThisMonth('account', now)).toBe(0.45);
     const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 0.5 }), now);
     expect(figures.caps.find((c) => c.period === 'month')).toMatchObject({ usedUsd: 0.45, ratio: 0.9 });
+  });
+
+  it('shows the account’s spent figure as its cap row does once the month’s usage records were pruned, and what the records kept add up to', async () => {
+    const dir = await folder();
+    const now = Date.UTC(2030, 5, 27, 12);
+    const then = now - 10 * DAY_MS;
+    const old = new FileQuotaStore({ dir, clock: () => then, usageRetentionDays: 7 });
+    await old.open();
+    await spend(old, 'old', 'cli:owner', 'cli', 0.4, then);
+    await old.close();
+    const store = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
+    await spend(store, 'new', 'cli:owner', 'cli', 0.05, now);
+    expect(await store.usage({})).toHaveLength(1);
+
+    const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 0.5 }), now);
+    const cap = figures.caps.find((c) => c.owner === 'account' && c.period === 'month')!;
+    expect(figures.account.month).toEqual({ settledUsd: 0.45, reservedUsd: 0, usedUsd: 0.45, jobs: 1, images: 0, uncertainUsd: 0, recordsUsd: 0.05 });
+    expect(figures.account.month.usedUsd).toBe(cap.usedUsd);
+
+    const page = await spendPageOf(store, operatorWith({ accountMonthlyUsd: 0.5 }), now);
+    expect(figureIn(page, 'account-month-settled')).toBe(0.45);
+    expect(figureIn(page, 'account-month-used')).toBe(figureIn(page, 'cap-used:account:account:month'));
+    expect(figureIn(page, 'account-month-records')).toBe(0.05);
+    expect(page).toContain('records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
+  });
+
+  it('gives a user with spend in the ledger and no usage record kept a row, with the ledger’s amount and no jobs claimed', async () => {
+    const dir = await folder();
+    const now = Date.UTC(2030, 5, 27, 12);
+    const then = now - 10 * DAY_MS;
+    const old = new FileQuotaStore({ dir, clock: () => then, usageRetentionDays: 7 });
+    await old.open();
+    await spend(old, 'gone', 'discord:555', 'discord:guild-old', 0.4, then);
+    await old.setCapOverride('discord:guild-old', 'scopeMonthlyUsd', 5, 'discord:admin1', then);
+    await old.close();
+    const store = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
+    await spend(store, 'kept', 'cli:owner', 'cli', 0.05, now);
+    expect(await store.usage({})).toEqual([expect.objectContaining({ userKey: 'cli:owner' })]);
+
+    const figures = await figuresOf(store, operatorWith({}), now);
+    // The server (a chat admin set its cap), the CLI's scope and the account are not users.
+    expect(figures.byUser).toEqual([
+      { key: 'discord:555', usd: 0.4, recordsUsd: 0, jobs: 0, images: 0, uncertainUsd: 0, ledgerOnly: true },
+      { key: 'cli:owner', usd: 0.05, recordsUsd: 0.05, jobs: 1, images: 0, uncertainUsd: 0 },
+    ]);
+
+    const page = await spendPageOf(store, operatorWith({}), now);
+    expect(figureIn(page, 'user-month:discord:555')).toBe(0.4);
+    expect(page).toMatch(/<tr data-user="discord:555">.*<td colspan="2">no usage record kept<\/td><\/tr>/);
+    expect(figureIn(page, 'user-jobs:cli:owner')).toBe(1);
   });
 
   it('no longer shows in flight, nor counts, the job of a process whose lease lapsed: it is recorded as interrupted', async () => {

@@ -102,7 +102,7 @@ export class AlertWatcher {
       source.store.refusals(`${utcMonth(now)}-01`),
       roleBudgetsOf(source, this.#options.logger),
     ]);
-    const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now, chartDays: 1, ledger: source.store, roleBudgets });
+    const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now, chartDays: 1, ledger: source.store, roleBudgets, withUsers: false });
     const pending: { alert: Alert; keepUntil: number; passed: string[] }[] = [];
     const keys = new Set<string>();
     for (const cap of figures.caps) {

@@ -1,5 +1,5 @@
 import { describeReset } from '../../core/describe-duration.js';
-import type { CapUse, PeriodUse, Row, SpendFigures } from '../figures.js';
+import type { CapUse, PeriodUse, Row, SpendFigures, UserRow } from '../figures.js';
 import { html, jsonInScript, type SafeHtml } from '../html.js';
 import { count, page, percent, usd, type PageContext } from './layout.js';
 
@@ -74,7 +74,7 @@ ${f.byScope.length === 0 ? html`<p>Nothing settled this month.</p>` : totalsTabl
 
 <section aria-labelledby="user-h">
 <h2 id="user-h">By user, this month</h2>
-${f.byUser.length === 0 ? html`<p>Nothing settled this month.</p>` : totalsTable('The users who spent most this month (at most 50).', 'Who', f.byUser.map((r) => ({ month: r })), names, 'user')}
+${f.byUser.length === 0 ? html`<p>Nothing settled this month.</p>` : usersTable(f.byUser, names)}
 </section>
 
 <section aria-labelledby="refusals-h">
@@ -104,17 +104,44 @@ ${
   return page('/spend', context, main, { charts: true });
 }
 
+/** The account's period: the amounts are the ledger's (the figure its cap rows show); jobs and images the usage records'. */
 function periodCard(title: string, period: string, use: PeriodUse, figure: string): SafeHtml {
+  const recordsDiffer = Math.abs(use.recordsUsd - use.settledUsd) >= 0.000_001;
   return html`<div class="card" data-period="${period}">
 <h3>${title} <small>(${period})</small></h3>
 <p class="big">${usd(use.settledUsd, `${figure}-settled`)} <span>settled</span></p>
 <dl>
 <dt>Reserved by running jobs</dt><dd>${usd(use.reservedUsd, `${figure}-reserved`)}</dd>
+<dt>Counted by the caps</dt><dd>${usd(use.usedUsd, `${figure}-used`)}</dd>
 <dt>Jobs</dt><dd>${count(use.jobs, `${figure}-jobs`)}</dd>
 <dt>Images</dt><dd>${count(use.images, `${figure}-images`)}</dd>
 ${use.uncertainUsd > 0 ? html`<dt>Of it uncertain</dt><dd>${usd(use.uncertainUsd, `${figure}-uncertain`)}</dd>` : ''}
 </dl>
+<p class="source">Amounts: the ledger, as the caps count them. Jobs and images: the usage records kept.${
+    recordsDiffer
+      ? html` <span class="differs">The usage records kept add up to ${usd(use.recordsUsd, `${figure}-records`)}: records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped, while the ledger keeps the month’s amounts, so jobs and images count fewer than were settled.</span>`
+      : ''
+  }</p>
 </div>`;
+}
+
+/** The users who spent most this month: the amount the ledger settled under their key, jobs and images from their records. */
+function usersTable(rows: readonly UserRow[], names: ReadonlyMap<string, string>): SafeHtml {
+  const ledgerOnly = rows.some((r) => r.ledgerOnly);
+  return html`<table><caption>The users who spent most this month (at most 50): settled, as their caps count it (the ledger); jobs and images from the usage records kept.${
+    ledgerOnly
+      ? ' A user marked “no usage record kept” has spend in the ledger and no record left (dropped after PICTOR_USAGE_RETENTION_DAYS): what they did is not known. The ledger keeps amounts by key, not whose: a server or workspace with no record left this month would be listed as one of them.'
+      : ''
+  }</caption>
+<thead><tr><th scope="col">Who</th><th scope="col">This month</th><th scope="col">Jobs</th><th scope="col">Images</th></tr></thead>
+<tbody>${rows.map(
+    (r) =>
+      html`<tr data-user="${r.key}"><th scope="row">${named(r.key, names)}</th><td>${usd(r.usd, `user-month:${r.key}`)}</td>${
+        r.ledgerOnly
+          ? html`<td colspan="2">no usage record kept</td>`
+          : html`<td>${count(r.jobs, `user-jobs:${r.key}`)}</td><td>${count(r.images)}</td>`
+      }</tr>`,
+  )}</tbody></table>`;
 }
 
 function mergeDayMonth(day: Row[], month: Row[]): { day?: Row; month?: Row }[] {
