@@ -85,7 +85,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   const about = { operation, isPartial: (path: string) => partialPaths.has(path) };
   // Until connected, only the embedded emulator (no PICTOR_BASE_URL) is known to be one.
   job.noteJob({ ...about, emulator: !ctx.env.PICTOR_BASE_URL, json: values.json ? answer : undefined });
-  const connecting = ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement) });
+  // The first Ctrl+C gives connecting up at once (a Redis or a base URL that does not answer): nothing was sent.
+  const connecting = ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement), signal: job.signal });
   let connection: Connection;
   try {
     connection = await untilStopped(connecting, job.signal);
@@ -94,8 +95,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       job.close();
       throw error;
     }
-    // Stopped while connecting: nothing was sent. A connection that opens after all is closed; the exit timer the
-    // signal armed ends the process if connecting goes on longer (a Redis that never answers).
+    // Stopped while connecting: nothing was sent. A connection that opened after all is closed; the exit timer the
+    // signal armed stays until then, in case closing it hangs.
     void connecting
       .then((late) => late.close())
       .catch(() => undefined)
