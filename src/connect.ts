@@ -1,6 +1,7 @@
 import { PictorClient, type LoggerLike } from './client/PictorClient.js';
 import { ImageLimiter } from './core/image-limiter.js';
 import type { RedisLink } from './core/redis-connection.js';
+import { redactRedisUrl } from './core/redis-url.js';
 import type { CoreConfig } from './config.js';
 import { ledgerKindOf } from './spend/ledger-kind.js';
 import type { LedgerKind } from './spend/open-store.js';
@@ -41,10 +42,23 @@ export async function connect(
     redis?: RedisLink;
     /** Told how each guarded job ended in the ledger (settled and what, or released). */
     onJobEnded?: (settlement: JobSettlement) => void;
+    /**
+     * Gives up connecting when aborted (the CLI's Ctrl+C): Redis's connection attempt and the emulator probe are
+     * dropped at once, what was opened is closed, and the call rejects with the signal's reason. Nothing was sent.
+     */
+    signal?: AbortSignal;
   } = {},
 ): Promise<Connection> {
+  const { signal } = options;
+  signal?.throwIfAborted();
   // One command connection and one subscriber for the limiter and the ledger (see RedisLink).
-  const link = options.redis ?? (config.redis ? await import('./core/redis-connection.js').then(({ RedisLink }) => RedisLink.open(config.redis!, { logger })) : undefined);
+  let link: RedisLink | undefined = options.redis;
+  if (!link && config.redis) {
+    const { RedisLink } = await import('./core/redis-connection.js');
+    signal?.throwIfAborted();
+    logger.debug({ redis: redactRedisUrl(config.redis.url) }, 'connecting to Redis');
+    link = await RedisLink.open(config.redis, { logger, signal });
+  }
   const closeLink = async () => {
     if (link && !options.redis) await link.close();
   };
@@ -52,12 +66,16 @@ export async function connect(
   let spend;
   let ledger: LedgerKind;
   try {
+    signal?.throwIfAborted();
     limiter = await makeLimiter(config, logger, link);
-    ledger = await ledgerKindOf(config);
+    ledger = await ledgerKindOf(config, { signal });
+    signal?.throwIfAborted();
     if (config.baseURL && ledger === 'emulator') logger.debug({ url: config.baseURL }, 'PICTOR_BASE_URL answers as a Pictor emulator: its jobs go to the emulator\'s ledger');
     spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger, link, options.onJobEnded);
+    signal?.throwIfAborted();
   } catch (error) {
     await limiter?.stop();
+    await spend?.close();
     await closeLink();
     throw error;
   }

@@ -7,8 +7,11 @@ import type { JobSettlement } from '../spend/job-ledger.js';
 export interface CliContext {
   stdout(line: string): void;
   stderr(line: string): void;
-  /** Opens a connection to the configured service or an embedded emulator; `onJobEnded` is told how the ledger ended each job. */
-  connect(options?: { onJobEnded?: (settlement: JobSettlement) => void }): Promise<Connection>;
+  /**
+   * Opens a connection to the configured service or an embedded emulator; `onJobEnded` is told how the ledger ended each
+   * job. Aborting `signal` (Ctrl+C) gives connecting up at once: it rejects with the signal's reason, nothing sent.
+   */
+  connect(options?: { onJobEnded?: (settlement: JobSettlement) => void; signal?: AbortSignal }): Promise<Connection>;
   client(connection: Connection): PictorClient;
   env: NodeJS.ProcessEnv;
   /** The directory the user ran the command from: relative `--image`/`--out` paths start here. Default: the process's. */

@@ -1,8 +1,9 @@
 import { formatUsdExact } from '../core/pricing.js';
 
 /**
- * What Ctrl+C (SIGINT) during `pictor generate` or `edit` does and says. The first Ctrl+C cancels the request through
- * the job's signal, so the spend guard ends it as any cancelled job: released when nothing that may be billed had
+ * What Ctrl+C (SIGINT) during `pictor generate` or `edit` does and says. The first Ctrl+C says what it does
+ * (`firstStopLine`) and aborts the job's signal: connecting is given up at once (nothing was sent), and a job handed
+ * to the client is cancelled, so the spend guard ends it as any cancelled job: released when nothing that may be billed had
  * reached the service (still waiting, or waiting to retry an attempt the service refused), settled otherwise (the
  * images that came, plus the estimate of each that did not). Each image is written as it arrives, so an exit at any
  * moment keeps those already paid. Once the cancelled request has ended the command exits 130 (`interruptedExit`),
@@ -33,6 +34,8 @@ export class JobWatch {
   secondSignal?: string | undefined;
   /** The job went to an emulator: nothing is spent, whatever its ledger records. */
   emulator?: boolean | undefined;
+  /** What the first Ctrl+C (or SIGTERM) did, once one came (see `FirstStop`). */
+  firstStop?: FirstStop | undefined;
   readonly #controller = new AbortController();
   #say: (lines: string[]) => void = () => undefined;
   #about: JobAbout | undefined;
@@ -80,14 +83,10 @@ export class JobWatch {
       return;
     }
     this.#stoppedBy = signal;
-    const again = signal === 'SIGINT' ? 'Ctrl+C again' : 'Ctrl+C';
-    const by = signal === 'SIGINT' ? '' : 'stopped by SIGTERM; ';
-    if (this.phase === 'done') {
-      // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
-      this.#say([`pictor: ${by}the job is done; writing its images (${again} to stop now).`]);
-      return;
-    }
-    this.#say([`pictor: ${by}cancelling the request (${again} to exit now).`]);
+    this.firstStop = firstStopOf(this.phase);
+    this.#say([firstStopLine(this.firstStop, signal)]);
+    // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
+    if (this.firstStop === 'writing') return;
     this.#controller.abort(new Error(signal === 'SIGINT' ? 'interrupted (Ctrl+C)' : 'terminated (SIGTERM)'));
     this.#exitTimer = setTimeout(() => {
       this.exitedBy ??= 'timer';
@@ -135,6 +134,27 @@ export class JobWatch {
   noteWritten(path: string): void {
     this.files.push(path);
   }
+}
+
+/**
+ * What the first Ctrl+C (or SIGTERM) does, by the job's phase: `stopping` before anything was sent (connecting to
+ * Redis, the ledger or the service, or waiting for a slot or the ledger's reservation: no request exists to cancel),
+ * `cancelling` the request that was sent, or, once the job is done, `writing` its images to the end.
+ */
+export type FirstStop = 'stopping' | 'cancelling' | 'writing';
+
+export function firstStopOf(phase: JobWatch['phase']): FirstStop {
+  if (phase === 'waiting') return 'stopping';
+  return phase === 'sent' ? 'cancelling' : 'writing';
+}
+
+/** The line the first Ctrl+C (or SIGTERM) prints at once, saying what it does and what a second one does. */
+export function firstStopLine(stop: FirstStop, signal: 'SIGINT' | 'SIGTERM'): string {
+  const again = signal === 'SIGINT' ? 'Ctrl+C again' : 'Ctrl+C';
+  const by = signal === 'SIGINT' ? '' : 'stopped by SIGTERM; ';
+  if (stop === 'stopping') return `pictor: ${signal === 'SIGINT' ? 'stopping' : 'stopped by SIGTERM'}; nothing was sent (${again} to exit now).`;
+  if (stop === 'cancelling') return `pictor: ${by}cancelling the request (${again} to exit now).`;
+  return `pictor: ${by}the job is done; writing its images (${again} to stop now).`;
 }
 
 /** What the command tells `noteJob` once it knows where the job goes and how its result is printed. */

@@ -15,7 +15,15 @@ const PROBE_TIMEOUT_MS = 3_000;
  * charge). Any failure — no answer, a timeout, no header — is "no": the job
  * then counts against the account, the safe side.
  */
-export async function answersAsEmulator(baseURL: string, apiKey: string | undefined, options: { timeoutMs?: number } = {}): Promise<boolean> {
+export async function answersAsEmulator(
+  baseURL: string,
+  apiKey: string | undefined,
+  options: {
+    timeoutMs?: number;
+    /** Gives up the question at once when aborted (a Ctrl+C while connecting); the answer is then "no". */
+    signal?: AbortSignal | undefined;
+  } = {},
+): Promise<boolean> {
   if (!mayBeEmulator(baseURL, apiKey)) return false;
   const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
   let url: URL;
@@ -26,7 +34,9 @@ export async function answersAsEmulator(baseURL: string, apiKey: string | undefi
   }
   const client = new Client(url.origin, { connectTimeout: timeoutMs, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   try {
-    const response = await client.request({ method: 'HEAD', path: url.pathname, signal: AbortSignal.timeout(timeoutMs) });
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+    const response = await client.request({ method: 'HEAD', path: url.pathname, signal });
     await response.body.dump();
     return response.headers[EMULATOR_HEADER] === '1';
   } catch {

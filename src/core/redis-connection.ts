@@ -44,6 +44,8 @@ export interface ConnectRedisOptions {
   name?: string | undefined;
   /** The name the URL's owner knows it by, said in errors. Default REDIS_URL (the bots and the CLI). */
   setting?: string | undefined;
+  /** Gives up connecting at once when aborted (a Ctrl+C): the connection is dropped and the call rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -61,6 +63,8 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   const setting = options.setting ?? DEFAULT_REDIS_SETTING;
   const unavailable = (reason: string, database?: number) => new RedisUnavailableError(url, reason, { setting, database });
   const secrets = redisUrlSecrets(url);
+  const { signal } = options;
+  signal?.throwIfAborted();
   let redis: Redis;
   try {
     redis = new Redis(url, {
@@ -86,9 +90,12 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
     throw unavailable(`${setting}'s database is not a number: give an empty path or a database number (e.g. /2)`);
   }
   try {
-    await withTimeout(redis.connect(), timeoutMs, `no connection within ${timeoutMs} ms`);
-    await withTimeout(redis.ping(), timeoutMs, `no answer within ${timeoutMs} ms`);
+    await untilAborted(withTimeout(redis.connect(), timeoutMs, `no connection within ${timeoutMs} ms`), signal);
+    await untilAborted(withTimeout(redis.ping(), timeoutMs, `no answer within ${timeoutMs} ms`), signal);
   } catch (error) {
+    // Given up by the caller: the socket is dropped at once (a polite close waits for a server that may never answer),
+    // and no word is said about Redis, which may be fine.
+    if (signal?.aborted) dropNow(redis, signal);
     redis.disconnect();
     // ioredis errors can carry the AUTH command's arguments: only a scrubbed message leaves here.
     throw unavailable(scrubRedisSecrets(messageOf(firstError ?? error), secrets));
@@ -97,11 +104,12 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   // where this process would share another account's spending and caps: the database is asked for again, and a refusal
   // means this Redis cannot be used.
   if (db !== 0) {
-    const refused = await withTimeout(redis.select(db), timeoutMs, `no answer to SELECT within ${timeoutMs} ms`).then(
+    const refused = await untilAborted(withTimeout(redis.select(db), timeoutMs, `no answer to SELECT within ${timeoutMs} ms`), signal).then(
       () => undefined,
       (error: unknown) => error,
     );
     if (refused !== undefined) {
+      if (signal?.aborted) dropNow(redis, signal);
       redis.disconnect();
       const reason = scrubRedisSecrets(messageOf(refused), secrets);
       // A reply is Redis saying no (`ERR DB index is out of range`); anything else (no answer) is said as it is.
@@ -181,7 +189,8 @@ export class RedisLink {
    */
   static async open(config: RedisConfig, options: Omit<ConnectRedisOptions, 'name'> = {}): Promise<RedisLink> {
     const commands = await connectRedis(config.url, { ...options, name: `pictor:${config.prefix}` });
-    if (options.logger) await warnIfRedisEvicts(commands, options.logger, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+    if (options.logger) await warnIfRedisEvicts(commands, options.logger, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, options.signal);
+    if (options.signal?.aborted) dropNow(commands, options.signal);
     return new RedisLink(config, commands);
   }
 
@@ -235,8 +244,8 @@ export class RedisLink {
  * open reservations under memory pressure (the `volatile-*` policies pick exactly those: they expire). Says nothing
  * when Redis does not tell its policy (some managed services do not) or does not answer within `timeoutMs`.
  */
-async function warnIfRedisEvicts(redis: Redis, logger: RedisLogger, timeoutMs: number): Promise<void> {
-  const info = await withTimeout(redis.info('memory'), timeoutMs, 'no answer to INFO').catch(() => '');
+async function warnIfRedisEvicts(redis: Redis, logger: RedisLogger, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+  const info = await untilAborted(withTimeout(redis.info('memory'), timeoutMs, 'no answer to INFO'), signal).catch(() => '');
   const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
   if (!policy || policy === 'noeviction') return;
   logger.warn(
@@ -263,6 +272,30 @@ function watchConnection(redis: Redis, url: string, secrets: readonly string[], 
     if (!lost) return;
     lost = false;
     logger?.info({ redis: where }, 'the Redis connection is back');
+  });
+}
+
+/** Connecting was given up (`signal` aborted): drops the connection at once, without waiting for the server, and throws the signal's reason. */
+function dropNow(redis: Redis, signal: AbortSignal): never {
+  redis.disconnect();
+  // ioredis ends the socket politely and destroys it only after its `disconnectTimeout` (2 s): a server that says nothing
+  // never closes its side.
+  redis.stream?.destroy();
+  // Its ready check then fails on the closed socket and it disconnects once more, arming that 2 s wait again for a close
+  // that already came, which holds the process: its connector forgets the dead socket, so there is nothing to wait for.
+  const connector = (redis as unknown as { connector?: { stream?: unknown } }).connector;
+  if (connector) connector.stream = undefined;
+  throw signal.reason;
+}
+
+/** `work`'s outcome, or a rejection with the signal's reason as soon as `signal` aborts (`work` itself is left to the caller). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 

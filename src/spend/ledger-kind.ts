@@ -8,7 +8,7 @@ import type { LedgerKind } from './open-store.js';
  * `PICTOR_BASE_URL` points at that says so (`answersAsEmulator`: believed for
  * the emulator's own key or a loopback address only) — else the account's.
  */
-export async function ledgerKindOf(config: Pick<CoreConfig, 'baseURL' | 'apiKey'>): Promise<LedgerKind> {
+export async function ledgerKindOf(config: Pick<CoreConfig, 'baseURL' | 'apiKey'>, options: { signal?: AbortSignal | undefined } = {}): Promise<LedgerKind> {
   if (!config.baseURL) return 'emulator';
-  return (await answersAsEmulator(config.baseURL, config.apiKey)) ? 'emulator' : 'account';
+  return (await answersAsEmulator(config.baseURL, config.apiKey, options)) ? 'emulator' : 'account';
 }

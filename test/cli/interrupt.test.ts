@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished, vi, type MockInstance } from 'vitest';
-import { INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, type InterruptJson } from '../../src/cli/interrupt.js';
+import { firstStopLine, firstStopOf, INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
@@ -109,6 +109,27 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
   });
 
+  it('says at once what the first Ctrl+C does: stops before anything was sent, cancels a sent request, or lets a done job write its images', () => {
+    expect(firstStopOf('waiting')).toBe('stopping');
+    expect(firstStopOf('sent')).toBe('cancelling');
+    expect(firstStopOf('done')).toBe('writing');
+    expect(firstStopLine('stopping', 'SIGINT')).toBe('pictor: stopping; nothing was sent (Ctrl+C again to exit now).');
+    expect(firstStopLine('stopping', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; nothing was sent (Ctrl+C to exit now).');
+    expect(firstStopLine('cancelling', 'SIGINT')).toBe('pictor: cancelling the request (Ctrl+C again to exit now).');
+    expect(firstStopLine('cancelling', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; cancelling the request (Ctrl+C to exit now).');
+    expect(firstStopLine('writing', 'SIGINT')).toBe('pictor: the job is done; writing its images (Ctrl+C again to stop now).');
+    expect(firstStopLine('writing', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; the job is done; writing its images (Ctrl+C to stop now).');
+  });
+
+  it('speaks of no request when Ctrl+C comes before one was sent (connecting, or waiting for a slot or the ledger), and still stops the job', async () => {
+    await withWatcher(({ job, said }) => {
+      process.emit('SIGINT');
+      expect(job.firstStop).toBe('stopping');
+      expect(job.signal.aborted).toBe(true);
+      expect(said).toEqual([firstStopLine('stopping', 'SIGINT')]);
+    });
+  });
+
   it('says a second Ctrl+C, not a silent ledger, ended the wait for the ledger', async () => {
     await withWatcher(({ job, said, exit }) => {
       job.phase = 'sent';
@@ -145,7 +166,8 @@ describe('Ctrl+C during a generation', () => {
       expect(job.signal.aborted).toBe(false);
       await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS * 2);
       expect(exit).not.toHaveBeenCalled();
-      expect(said).toEqual(['pictor: the job is done; writing its images (Ctrl+C again to stop now).']);
+      expect(job.firstStop).toBe('writing');
+      expect(said).toEqual([firstStopLine('writing', 'SIGINT')]);
       process.emit('SIGINT');
       expect(exit).toHaveBeenCalledWith(130);
     });
@@ -165,7 +187,8 @@ describe('Ctrl+C during a generation', () => {
       expect(job.signal.aborted).toBe(true);
       job.jobEnded();
       expect(job.interruptedExit()).toBe(130);
-      expect(said).toEqual(['pictor: cancelling the request (Ctrl+C again to exit now).', ...interruptReport({ phase: 'sent', files: [] })]);
+      expect(job.firstStop).toBe('cancelling');
+      expect(said).toEqual([firstStopLine('cancelling', 'SIGINT'), ...interruptReport({ phase: 'sent', files: [] })]);
     });
   });
 
@@ -281,7 +304,7 @@ describe('Ctrl+C during a generation', () => {
     await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
     child.process.kill('SIGTERM');
     expect(await child.exited).toBe(143);
-    expect(child.stderr()).toContain('pictor: stopped by SIGTERM; cancelling the request');
+    expect(child.stderr()).toContain(firstStopLine('cancelling', 'SIGTERM'));
     expect(child.stderr()).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $0.00636 on the real service');
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: 0.00636, emulator: true });
   }, 60_000);
@@ -296,7 +319,7 @@ describe('Ctrl+C during a generation', () => {
       await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
       lock.take();
       child.process.kill('SIGINT');
-      await waitUntil(() => child.stderr().includes('Ctrl+C again to exit now'), 'the first Ctrl+C is answered', 30_000);
+      await waitUntil(() => child.stderr().includes(firstStopLine('cancelling', 'SIGINT')), 'the first Ctrl+C is answered', 30_000);
       child.process.kill('SIGINT');
       expect(await child.exited).toBe(130);
     } finally {
@@ -309,34 +332,47 @@ describe('Ctrl+C during a generation', () => {
 });
 
 describe('Ctrl+C or SIGTERM while connecting', () => {
-  it('is answered before the connection is up (a Redis that accepts and never answers): exit 143, nothing billed, and the --json line', async () => {
-    // A TCP listener that takes the connection and never says a word, as a hung Redis does.
-    const sockets: Socket[] = [];
-    const silent = createServer((socket) => void sockets.push(socket));
-    const connected = new Promise<void>((resolve) => silent.once('connection', () => resolve()));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    onTestFinished(() => {
-      for (const socket of sockets) socket.destroy();
-      silent.close();
-    });
-    const { port } = silent.address() as AddressInfo;
+  it.each([
+    { name: 'Ctrl+C', signal: 'SIGINT', exitCode: 130 },
+    { name: 'SIGTERM', signal: 'SIGTERM', exitCode: 143 },
+  ] as const)('$name while connecting to a Redis that accepts and never answers gives connecting up: exit $exitCode, nothing sent, nothing charged, and the --json line', async ({ signal, exitCode }) => {
+    const silent = await silentServer();
     const home = await tempDir();
     const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--json', '--out', `${home}/`], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: home, REDIS_URL: `redis://127.0.0.1:${port}` },
+      // The debug log says when it starts connecting to Redis.
+      env: { PATH: process.env.PATH, HOME: home, REDIS_URL: `redis://127.0.0.1:${silent.port}`, PICTOR_LOG_LEVEL: 'debug' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output = followOutput(child);
     onTestFinished(() => void child.kill('SIGKILL'));
-    await connected;
-    child.kill('SIGTERM');
+    await waitUntil(() => output.stderr().includes('connecting to Redis'), 'the CLI says it is connecting to Redis', 30_000);
+    await silent.connected;
+    child.kill(signal);
     const { code } = await output.ended;
-    expect(code).toBe(143);
-    expect(output.stderr()).toContain('pictor: stopped by SIGTERM; cancelling the request');
-    expect(output.stderr()).toContain('pictor: interrupted before the request was sent: nothing was billed.');
-    expect(onlyJsonLine(output.stdout())).toMatchObject({ ok: false, code: 'interrupted', message: 'interrupted before the request was sent: nothing was billed.', files: [], partials: [], sent: false, charged: null });
+    expect(code).toBe(exitCode);
+    expect(output.stderr()).toContain(firstStopLine('stopping', signal));
+    expect(output.stderr()).not.toContain(firstStopLine('cancelling', signal));
+    expect(output.stderr()).toContain(interruptReport({ phase: 'waiting', files: [] })[0]);
+    expect(onlyJsonLine(output.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: false, charged: null });
   }, 60_000);
 });
+
+/** A TCP listener that takes connections and never says a word, as a hung Redis does: `connected` once one came. Closed after the test. */
+async function silentServer() {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    socket.on('error', () => undefined);
+  });
+  const connected = new Promise<void>((resolve) => server.once('connection', () => resolve()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  return { port: (server.address() as AddressInfo).port, connected };
+}
 
 /** `pictor generate` of a fox against the test's emulator, in its own process, its ledgers in `data`. */
 function spawnFox(args: string[], data: string) {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { JobWatch } from '../../src/cli/interrupt.js';
+import { firstStopLine, JobWatch } from '../../src/cli/interrupt.js';
 import { startProgress } from '../../src/cli/progress.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -97,7 +97,7 @@ describe('pictor progress and SIGTERM on a terminal', () => {
       (added[0] as () => void)();
       expect(job.signal.aborted).toBe(true);
       expect(written.endsWith('\u001b[?25h')).toBe(true);
-      expect(said).toEqual(['pictor: stopped by SIGTERM; cancelling the request (Ctrl+C to exit now).']);
+      expect(said).toEqual([firstStopLine('cancelling', 'SIGTERM')]);
       job.jobEnded();
       expect(job.interruptedExit()).toBe(143);
     } finally {

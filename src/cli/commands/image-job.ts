@@ -85,7 +85,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   const about = { operation, isPartial: (path: string) => partialPaths.has(path) };
   // Until connected, only the embedded emulator (no PICTOR_BASE_URL) is known to be one.
   job.noteJob({ ...about, emulator: !ctx.env.PICTOR_BASE_URL, json: values.json ? answer : undefined });
-  const connecting = ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement) });
+  // The first Ctrl+C gives connecting up at once (a Redis or a base URL that does not answer): nothing was sent.
+  const connecting = ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement), signal: job.signal });
   let connection: Connection;
   try {
     connection = await untilStopped(connecting, job.signal);
@@ -94,8 +95,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       job.close();
       throw error;
     }
-    // Stopped while connecting: nothing was sent. A connection that opens after all is closed; the exit timer the
-    // signal armed ends the process if connecting goes on longer (a Redis that never answers).
+    // Stopped while connecting: nothing was sent. A connection that opened after all is closed; the exit timer the
+    // signal armed stays until then, in case closing it hangs.
     void connecting
       .then((late) => late.close())
       .catch(() => undefined)
@@ -117,7 +118,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     let result: ImageJobResult;
     const completed: CompletedEvent[] = [];
     // The final images written so far (or saved to the temp directory): each as soon as it arrives, so an exit at any moment keeps what was paid.
-    const kept: Kept = { files: [], saved: [], unwritten: [], lost: [] };
+    const kept: Kept = { files: [], saved: [], unwritten: [], lost: [], formats: new Map() };
     try {
       const requestOptions = {
         // The first Ctrl+C cancels the request: the spend guard releases it (still waiting) or settles it (sent).
@@ -218,6 +219,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
             : {}),
           operation,
           files: [...files, ...saved],
+          // Each file's own format, in the order of `files` (an answer may mix them); `output_format` is the first image's.
+          formats: [...files, ...saved].map((file) => kept.formats.get(file) ?? result.output_format),
           ...(lost.length ? { lost: lost.map((item) => item.wanted) } : {}),
           partials: partialFiles,
           size: result.size,
@@ -267,9 +270,10 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         const path = paths[i]!;
         if (outcome.status === 'fulfilled') {
           kept.files.push(path);
+          kept.formats.set(path, formats[i]!);
           continue;
         }
-        const item: Lost = { wanted: path, bytes: images[i]!, why: errorCode(outcome.reason) };
+        const item: Lost = { wanted: path, bytes: images[i]!, format: formats[i]!, why: errorCode(outcome.reason) };
         // A file that is there already (its name was checked before sending for the format asked; an image of another
         // format has another name, or another process took it since) is never replaced without --overwrite: said so.
         if ((outcome.reason as NodeJS.ErrnoException | undefined)?.code === 'EEXIST') {
@@ -307,6 +311,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         item.told = item.inTheWay ? `${item.inTheWay}; saved the image to ${saved} instead.` : `could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`;
         ctx.stderr(`pictor: ${item.told}`);
         kept.saved.push(saved!);
+        kept.formats.set(saved!, item.format);
         kept.unwritten.push(item);
         return true;
       } catch (error) {
@@ -345,11 +350,15 @@ interface Kept {
   saved: string[];
   unwritten: Lost[];
   lost: Lost[];
+  /** The real format of each file in `files` and `saved` (an answer may mix formats). */
+  formats: Map<string, OutputFormat>;
 }
 
 interface Lost {
   wanted: string;
   bytes: Uint8Array;
+  /** Its real format (its bytes'), which names it. */
+  format: OutputFormat;
   why: string;
   /** Why it could not be written when a file of its name was there already (the sentence says so, and names the file). */
   inTheWay?: string | undefined;

@@ -55,6 +55,20 @@ describe('pictor generate names each image for its real format', () => {
     expect(stdout).toContain('png, jpeg');
   });
 
+  it.each([['plain', []], ['streamed', ['--stream', '--partial-images', '0']]])('with --json, gives each file its own format in `formats`, in the order of `files`, when an answer mixes them (%s)', async (_how, extra) => {
+    const s = await serviceSending([jpeg, png]);
+    const out = await tempDir();
+
+    const { code, stdout } = await generate(s, ['--n', '2', '--json', '--out', `${out}/`, ...extra]);
+
+    expect(code).toBe(0);
+    const line = JSON.parse(stdout) as { files: string[]; formats: string[]; output_format: string };
+    expect(line.files).toEqual([expect.stringMatching(/-1\.jpg$/), expect.stringMatching(/-2\.png$/)]);
+    expect(line.formats).toEqual(['jpeg', 'png']);
+    expect(await readFile(line.files[0]!)).toEqual(jpeg);
+    expect(await readFile(line.files[1]!)).toEqual(png);
+  });
+
   it('gives a JPEG the .jpg extension when --out names a file without one', async () => {
     const s = await serviceSending([jpeg]);
     const out = await tempDir();
@@ -90,8 +104,8 @@ describe('pictor generate names each image for its real format', () => {
 
     expect(code).toBe(1);
     expect(await readFile(join(out, 'fox.jpg'), 'utf8')).toBe('an older picture');
-    const line = JSON.parse(stdout) as { ok: boolean; code: string; files: string[] };
-    expect(line).toMatchObject({ ok: false, code: 'output_not_written' });
+    const line = JSON.parse(stdout) as { ok: boolean; code: string; files: string[]; formats: string[] };
+    expect(line).toMatchObject({ ok: false, code: 'output_not_written', formats: ['jpeg'] });
     expect(line.files).toHaveLength(1);
     expect(await readFile(line.files[0]!)).toEqual(jpeg);
     expect(stderr).toContain(`image 1 is a JPEG (the service sent another format than asked for), and ${join(out, 'fox.jpg')} already exists: not replaced without --overwrite; saved the image to ${line.files[0]} instead.`);
