@@ -26,6 +26,7 @@ export {
   isPictorError,
   type APIErrorDetails,
   type PictorErrorCode,
+  type ValidationRule,
 } from './core/errors.js';
 export { PRICE_TABLE, estimatePrice, priceOfResult, formatUsd, describeQuote, type PriceBasis, type PriceQuery, type PriceQuote } from './core/pricing.js';
 export { ImageLimiter, type ImageLimiterOptions, type LimiterCoordinator, type LimiterStats, type ScheduleOptions } from './core/image-limiter.js';

@@ -1,9 +1,9 @@
-import { isPictorError, type APIError, type PictorError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError } from 'pictor';
+import { isPictorError, type APIError, type PictorError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
 import { parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import { isJobRefusedError } from './JobRefusedError.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
-import { duration, nested, say, sayWords, words, type MessageValues, type Words } from './words.js';
+import { anyOf, duration, nested, say, sayWords, words, type MessageValues, type Words } from './words.js';
 
 /** Anything that is neither a core error nor a refusal: a bug of ours, reported without its details. */
 export const INTERNAL_ERROR_CODE = 'internal_error' as const;
@@ -24,8 +24,8 @@ export interface FailureDescription {
 /**
  * Turns whatever a job failed with into a code and a kind sentence in `locale`
  * (English by default: the log's). Messages are the catalog's, never copied
- * from the error, except the core's validation details (ours, naming the field
- * and what it accepts). A refusal that tells the person a command to type
+ * from the error, except the core's validation detail for a rule the catalogs have
+ * no words for (then the whole sentence is English: `validationWords`). A refusal that tells the person a command to type
  * (`{command} settings --private off`) names `command`, the surface's own as
  * configured (a Slack app's renamed `/imagine`), or `/imagine` when none is given.
  */
@@ -91,28 +91,52 @@ export function describeKeptImages(count: number, locale?: string): string {
 }
 
 /** "The size option is not valid: size must be one of …": the field, then what it accepts. */
-export function describeValidation(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>, fieldNames: FieldNames = {}, locale?: string): string {
+export function describeValidation(error: ValidationDetails, fieldNames: FieldNames = {}, locale?: string): string {
   return sayWords(locale, validationWords(error, fieldNames));
 }
 
+/** What a validation error tells: its field (`param`), its English message, what the field accepts and the rule it broke. */
+export type ValidationDetails = Pick<ValidationError, 'param' | 'message' | 'allowed'> & { readonly rule?: ValidationRule | undefined };
+
 /**
- * A validation error's words: the field as the surface calls it, the core's detail (its schema's own sentence,
- * in English: the core speaks to the CLI and n8n too) and what the field accepts. A field a member sets to an
- * integer in a range (`n`, `output_compression`, out of range or with a format it does not go with) is answered
- * wholly in the reader's language: what it accepts, from `rangeWords`.
+ * A validation error's words: the field as the surface calls it (`fieldNames`) and, from the rule it broke (the
+ * error's `rule`: its kind and values, never its English message), what is wrong in the reader's language — an empty or
+ * too long prompt, a value not among the field's, a size not among the spec's, a whole number out of its range (or
+ * compression with a format it does not go with: `rangeWords`), a format without transparency for a transparent
+ * background. A rule the catalogs have no words for (an input image's content, a field of the wrong type) is said
+ * wholly in English, the core's detail within the catalog's English sentence (`failure.validation_english`): one
+ * language in one sentence, not a translated opening around English.
  */
-export function validationWords(error: Pick<ValidationError, 'param' | 'message' | 'allowed'>, fieldNames: FieldNames = {}): Words {
+export function validationWords(error: ValidationDetails, fieldNames: FieldNames = {}): Words {
   const field = error.param.replace(/\[\d+\].*$/, '');
-  if (isRangeField(field)) {
-    const option = fieldNames[field] ?? field;
-    const range = rangeWords(field, fieldNames);
-    return words('failure.validation', { subject: 'option', option, detail: nested('failure.validation_range', { option, range: nested(range.key, range.values) }), allowed: 'none', values: '' });
-  }
+  const subject = field === 'prompt' ? 'prompt' : field === 'image' ? 'image' : 'option';
+  const option = fieldNames[field] ?? field;
+  const detail = error.rule && ruleWords(field, option, error.rule, fieldNames);
+  if (detail) return words('failure.validation', { subject, option, detail: nested(detail.key, detail.values), allowed: 'none', values: '' });
   // The spec's field names as the surface calls them (Discord's option `format`, Slack's `--format`), wherever they appear.
   const named = (text: string) => text.replace(SPEC_FIELDS, (name) => fieldNames[name] ?? name);
-  const subject = field === 'prompt' ? 'prompt' : field === 'image' ? 'image' : 'option';
   const allowed = error.allowed && !error.message.includes(error.allowed) ? named(error.allowed) : '';
-  return words('failure.validation', { subject, option: fieldNames[field] ?? error.param, detail: named(error.message), allowed: allowed === '' ? 'none' : 'some', values: allowed });
+  const english = { subject, option: fieldNames[field] ?? error.param, detail: named(error.message), allowed: allowed === '' ? 'none' : 'some', values: allowed };
+  return words('failure.validation_english', { sentence: say('en', 'failure.validation', english) });
+}
+
+/** What is wrong, in the catalog's words, for the rules a member can break; none for another. */
+function ruleWords(field: string, option: string, rule: ValidationRule, fieldNames: FieldNames): Words | undefined {
+  switch (rule.kind) {
+    case 'empty':
+      return field === 'prompt' ? words('failure.validation_prompt_empty') : undefined;
+    case 'too_long':
+      return field === 'prompt' ? words('failure.validation_prompt_too_long', { max: rule.max }) : undefined;
+    case 'one_of':
+      return words(field === 'size' ? 'failure.validation_size' : 'failure.validation_one_of', { option, values: anyOf(rule.values) });
+    case 'integer_range':
+    case 'compression_format': {
+      const range = isRangeField(field) ? rangeWords(field, fieldNames) : rule.kind === 'integer_range' ? words('slack.flag.integer_range', { min: rule.min, max: rule.max }) : undefined;
+      return range && words('failure.validation_range', { option, range: nested(range.key, range.values) });
+    }
+    case 'transparent_format':
+      return words('failure.validation_transparent_format', { option, background: fieldNames.background ?? 'background', formats: anyOf(rule.formats), given: rule.given });
+  }
 }
 
 /** The request fields a chat user can set, as whole words in a validation message. */

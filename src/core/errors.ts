@@ -68,19 +68,36 @@ export function sanitizeServiceText(text: string, maxLength = MAX_SERVICE_TEXT):
   return cleaned.length > maxLength ? `${cleaned.slice(0, maxLength)}…` : cleaned;
 }
 
+/**
+ * Which rule of the spec a field broke, and its values, for a caller that words it itself (the bots say it in a
+ * member's language): the message says the same in English. `empty` and `too_long` are a text's (the prompt's);
+ * `one_of` a field that takes one of `values`; `integer_range` a whole number from `min` to `max`;
+ * `transparent_format` and `compression_format` an `output_format` (`given`) that the background or the compression
+ * does not go with, and the `formats` that do.
+ */
+export type ValidationRule =
+  | { readonly kind: 'empty' }
+  | { readonly kind: 'too_long'; readonly max: number }
+  | { readonly kind: 'one_of'; readonly values: readonly string[] }
+  | { readonly kind: 'integer_range'; readonly min: number; readonly max: number }
+  | { readonly kind: 'transparent_format' | 'compression_format'; readonly formats: readonly string[]; readonly given: string };
+
 /** Input that breaks a rule of the spec. Raised before anything is sent. */
 export class ValidationError extends PictorError {
   /** The field at fault, as the spec names it (`size`, `output_format`, `image[2]`). */
   readonly param: string;
   /** What the field accepts, in words. */
   readonly allowed: string | undefined;
+  /** The rule `param` broke, when it is one of the kinds above (the first problem's, when there are more). */
+  readonly rule: ValidationRule | undefined;
   /** Every problem found, when there is more than one. */
   readonly issues: readonly { param: string; message: string }[];
 
-  constructor(param: string, message: string, options: { allowed?: string; issues?: { param: string; message: string }[] } = {}) {
+  constructor(param: string, message: string, options: { allowed?: string; rule?: ValidationRule; issues?: { param: string; message: string }[] } = {}) {
     super('validation_error', message);
     this.param = param;
     this.allowed = options.allowed;
+    this.rule = options.rule;
     this.issues = options.issues ?? [{ param, message }];
   }
 }

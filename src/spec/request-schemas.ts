@@ -13,6 +13,7 @@ import {
   TRANSPARENT_FORMATS,
 } from './constants.js';
 import { imageDamage, sniffImageType } from './image-type.js';
+import { INTEGER_RANGES, ruled } from './validation-rules.js';
 
 /** What each field accepts, in words: used in every validation message. */
 export const ALLOWED: Record<string, string> = {
@@ -35,7 +36,8 @@ function oneOf<const T extends readonly [string, ...string[]]>(field: string, va
   return z.enum(values, { error: () => `${field} must be one of ${values.join(', ')}` });
 }
 
-function intBetween(field: string, min: number, max: number) {
+function intBetween(field: keyof typeof INTEGER_RANGES) {
+  const [min, max] = INTEGER_RANGES[field];
   const message = `${field} must be an integer from ${min} to ${max}`;
   return z.int({ error: () => message }).min(min, { error: () => message }).max(max, { error: () => message });
 }
@@ -48,28 +50,29 @@ const codePointLength = (s: string): number => {
 
 const prompt = z
   .string({ error: () => 'prompt must be text' })
-  .refine((s) => s.trim().length > 0, { error: () => 'prompt must not be empty' })
+  .refine((s) => s.trim().length > 0, { error: () => 'prompt must not be empty', params: ruled({ kind: 'empty' }) })
   .refine((s) => s.length <= LIMITS.promptMaxChars || codePointLength(s) <= LIMITS.promptMaxChars, {
     error: () => `prompt must be at most ${LIMITS.promptMaxChars} characters`,
+    params: ruled({ kind: 'too_long', max: LIMITS.promptMaxChars }),
   });
 
 /** Fields shared by generations and edits, with the spec's defaults. */
 const commonFields = {
   model: oneOf('model', MODELS).default(MODELS[0]),
   prompt,
-  n: intBetween('n', LIMITS.nMin, LIMITS.nMax).default(DEFAULTS.n),
+  n: intBetween('n').default(DEFAULTS.n),
   size: oneOf('size', SIZES).default(DEFAULTS.size),
   quality: oneOf('quality', QUALITIES).default(DEFAULTS.quality),
   background: oneOf('background', BACKGROUNDS).default(DEFAULTS.background),
   output_format: oneOf('output_format', OUTPUT_FORMATS).default(DEFAULTS.output_format),
-  output_compression: intBetween('output_compression', LIMITS.compressionMin, LIMITS.compressionMax).optional(),
+  output_compression: intBetween('output_compression').optional(),
   moderation: oneOf('moderation', MODERATIONS).default(DEFAULTS.moderation),
   stream: z.boolean({ error: () => 'stream must be true or false' }).default(DEFAULTS.stream),
   user: z
     .string({ error: () => 'user must be text' })
     .min(1, { error: () => 'user must not be empty' })
     .optional(),
-  partial_images: intBetween('partial_images', LIMITS.partialImagesMin, LIMITS.partialImagesMax).optional(),
+  partial_images: intBetween('partial_images').optional(),
 };
 
 type CrossFieldInput = {
@@ -85,6 +88,7 @@ function checkCrossFieldRules(value: CrossFieldInput, ctx: z.core.$RefinementCtx
       code: 'custom',
       path: ['output_format'],
       message: `output_format must be ${TRANSPARENT_FORMATS.join(' or ')} when background is transparent (${value.output_format} has no transparency)`,
+      params: ruled({ kind: 'transparent_format', formats: TRANSPARENT_FORMATS, given: value.output_format }),
     });
   }
   if (value.output_compression !== undefined && !(COMPRESSIBLE_FORMATS as readonly string[]).includes(value.output_format)) {
@@ -92,6 +96,7 @@ function checkCrossFieldRules(value: CrossFieldInput, ctx: z.core.$RefinementCtx
       code: 'custom',
       path: ['output_compression'],
       message: `output_compression applies only to output_format ${COMPRESSIBLE_FORMATS.join(' or ')}, not ${value.output_format}`,
+      params: ruled({ kind: 'compression_format', formats: COMPRESSIBLE_FORMATS, given: value.output_format }),
     });
   }
 }

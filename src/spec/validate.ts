@@ -9,6 +9,7 @@ import {
   type GenerationRequest,
   type ImageRequest,
 } from './request-schemas.js';
+import { ruleOf } from './validation-rules.js';
 
 /** `['image', 2]` → `image[2]`; `['size']` → `size`. */
 export function paramOf(path: readonly PropertyKey[]): string {
@@ -20,7 +21,7 @@ export function paramOf(path: readonly PropertyKey[]): string {
   return out;
 }
 
-/** Turns zod's issues into one ValidationError that names the field and what it accepts. */
+/** Turns zod's issues into one ValidationError that names the field, what it accepts and the rule it broke. */
 export function toValidationError(error: z.ZodError): ValidationError {
   const issues = error.issues.map((issue) => {
     let param = paramOf(issue.path);
@@ -31,7 +32,8 @@ export function toValidationError(error: z.ZodError): ValidationError {
   const field = first.param.replace(/\[\d+\].*$/, '').split('.')[0] ?? first.param;
   const allowed = ALLOWED[field];
   const message = issues.length > 1 ? `${first.message} (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : first.message;
-  return new ValidationError(first.param, message, { ...(allowed ? { allowed } : {}), issues });
+  const rule = error.issues[0] === undefined ? undefined : ruleOf(error.issues[0], field);
+  return new ValidationError(first.param, message, { ...(allowed ? { allowed } : {}), ...(rule ? { rule } : {}), issues });
 }
 
 function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {

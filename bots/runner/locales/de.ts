@@ -44,6 +44,12 @@ export const de = {
   'failure.validation':
     '{subject, select, prompt {Der Prompt ist ungültig} image {Ein Eingabebild ist ungültig} other {Die Option {option} ist ungültig}}: {detail}{allowed, select, some { (erlaubt: {values})} other {}}.',
   'failure.validation_range': '{option} nimmt {range}',
+  'failure.validation_prompt_empty': 'er ist leer; schreib, was das Bild zeigen soll',
+  'failure.validation_prompt_too_long': 'er ist länger als {max, number} Zeichen; kürze ihn',
+  'failure.validation_one_of': '{option} nimmt {values}',
+  'failure.validation_size': '{option} nimmt {values} (Breite x Höhe in Pixeln)',
+  'failure.validation_transparent_format': '{option} muss bei {background} transparent {formats} sein ({given} hat keine Transparenz)',
+  'failure.validation_english': '{sentence}',
   'failure.moderation_blocked': 'Der Bilddienst hat diese Anfrage wegen seiner Inhaltsrichtlinie abgelehnt; ändere den Prompt (oder die Bilder) und versuche es noch einmal.',
   'failure.rate_limited': 'Der Bilddienst ist gerade ausgelastet; versuche es in {known, select, yes {etwa {wait}} other {etwa einer Minute}} noch einmal.',
   'failure.quota_exhausted': 'Das Konto beim Bilddienst hat kein Guthaben mehr; sag dem Betreiber des Bots Bescheid.',

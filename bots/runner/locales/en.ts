@@ -50,6 +50,13 @@ export const en = {
   'failure.validation':
     '{subject, select, prompt {The prompt is not valid} image {An input image is not valid} other {The {option} option is not valid}}: {detail}{allowed, select, some { (allowed: {values})} other {}}.',
   'failure.validation_range': '{option} must be {range}',
+  'failure.validation_prompt_empty': 'it is empty; write what the image should show',
+  'failure.validation_prompt_too_long': 'it is longer than {max, number} characters; shorten it',
+  'failure.validation_one_of': '{option} must be {values}',
+  'failure.validation_size': '{option} must be {values} (width x height, in pixels)',
+  'failure.validation_transparent_format': '{option} must be {formats} when {background} is transparent ({given} has no transparency)',
+  // A validation rule the catalogs have no words for: the whole sentence in English (the core's detail is English).
+  'failure.validation_english': '{sentence}',
   'failure.moderation_blocked': 'The image service refused this request under its content policy; change the prompt (or the images) and try again.',
   'failure.rate_limited': 'The image service is busy right now; try again in {known, select, yes {about {wait}} other {about a minute}}.',
   'failure.quota_exhausted': 'The image service account is out of credit; tell the bot’s operator.',

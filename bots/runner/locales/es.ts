@@ -44,6 +44,12 @@ export const es = {
   'failure.validation':
     '{subject, select, prompt {El prompt no es válido} image {Una imagen de entrada no es válida} other {La opción {option} no es válida}}: {detail}{allowed, select, some { (permitido: {values})} other {}}.',
   'failure.validation_range': '{option} admite {range}',
+  'failure.validation_prompt_empty': 'está vacío; escribe lo que debe mostrar la imagen',
+  'failure.validation_prompt_too_long': 'tiene más de {max, number} caracteres; acórtalo',
+  'failure.validation_one_of': '{option} admite {values}',
+  'failure.validation_size': '{option} admite {values} (ancho x alto, en píxeles)',
+  'failure.validation_transparent_format': '{option} debe ser {formats} con {background} transparent ({given} no admite transparencia)',
+  'failure.validation_english': '{sentence}',
   'failure.moderation_blocked': 'El servicio de imágenes rechazó esta solicitud por su política de contenido; cambia el prompt (o las imágenes) e inténtalo de nuevo.',
   'failure.rate_limited': 'El servicio de imágenes está ocupado ahora mismo; inténtalo de nuevo dentro de {known, select, yes {unos {wait}} other {un minuto aproximadamente}}.',
   'failure.quota_exhausted': 'La cuenta del servicio de imágenes se ha quedado sin crédito; avisa al operador del bot.',

@@ -44,6 +44,12 @@ export const fr = {
   'failure.validation':
     '{subject, select, prompt {Le prompt n’est pas valide} image {Une image d’entrée n’est pas valide} other {L’option {option} n’est pas valide}} : {detail}{allowed, select, some { (autorisé : {values})} other {}}.',
   'failure.validation_range': '{option} accepte {range}',
+  'failure.validation_prompt_empty': 'il est vide ; écrivez ce que l’image doit montrer',
+  'failure.validation_prompt_too_long': 'il dépasse {max, number} caractères ; raccourcissez-le',
+  'failure.validation_one_of': '{option} accepte {values}',
+  'failure.validation_size': '{option} accepte {values} (largeur x hauteur, en pixels)',
+  'failure.validation_transparent_format': '{option} doit être {formats} avec {background} transparent ({given} ne gère pas la transparence)',
+  'failure.validation_english': '{sentence}',
   'failure.moderation_blocked': 'Le service d’images a refusé cette demande au titre de sa politique de contenu ; modifiez le prompt (ou les images) et réessayez.',
   'failure.rate_limited': 'Le service d’images est occupé pour le moment ; réessayez dans {known, select, yes {environ {wait}} other {environ une minute}}.',
   'failure.quota_exhausted': 'Le compte du service d’images n’a plus de crédit ; prévenez l’opérateur du bot.',

@@ -44,6 +44,12 @@ export const ja = {
   'failure.validation':
     '{subject, select, prompt {プロンプトが無効です} image {入力画像が無効です} other {オプション {option} が無効です}}: {detail}{allowed, select, some {（使用可能: {values}）} other {}}。',
   'failure.validation_range': '{option} に指定できるのは {range} です',
+  'failure.validation_prompt_empty': '空です。画像に描いてほしい内容を書いてください',
+  'failure.validation_prompt_too_long': '{max, number} 文字を超えています。短くしてください',
+  'failure.validation_one_of': '{option} に指定できるのは {values} です',
+  'failure.validation_size': '{option} に指定できるサイズ（幅 x 高さ、ピクセル）は {values} です',
+  'failure.validation_transparent_format': '{background} が transparent のとき、{option} は {formats} にしてください（{given} は透過に対応していません）',
+  'failure.validation_english': '{sentence}',
   'failure.moderation_blocked': '画像サービスがコンテンツポリシーによりこのリクエストを拒否しました。プロンプト（または画像）を変えてもう一度お試しください。',
   'failure.rate_limited': '画像サービスが混み合っています。{known, select, yes {約 {wait}} other {1 分ほど}}後にもう一度お試しください。',
   'failure.quota_exhausted': '画像サービスのアカウントのクレジットが不足しています。ボットの運営者にお知らせください。',

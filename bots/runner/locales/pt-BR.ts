@@ -44,6 +44,12 @@ export const ptBR = {
   'failure.validation':
     '{subject, select, prompt {O prompt não é válido} image {Uma imagem de entrada não é válida} other {A opção {option} não é válida}}: {detail}{allowed, select, some { (permitido: {values})} other {}}.',
   'failure.validation_range': '{option} aceita {range}',
+  'failure.validation_prompt_empty': 'ele está vazio; escreva o que a imagem deve mostrar',
+  'failure.validation_prompt_too_long': 'ele tem mais de {max, number} caracteres; encurte-o',
+  'failure.validation_one_of': '{option} aceita {values}',
+  'failure.validation_size': '{option} aceita {values} (largura x altura, em pixels)',
+  'failure.validation_transparent_format': '{option} precisa ser {formats} com {background} transparent ({given} não tem transparência)',
+  'failure.validation_english': '{sentence}',
   'failure.moderation_blocked': 'O serviço de imagens recusou este pedido pela política de conteúdo dele; mude o prompt (ou as imagens) e tente de novo.',
   'failure.rate_limited': 'O serviço de imagens está ocupado agora; tente de novo em {known, select, yes {cerca de {wait}} other {cerca de um minuto}}.',
   'failure.quota_exhausted': 'A conta do serviço de imagens está sem crédito; avise o operador do bot.',

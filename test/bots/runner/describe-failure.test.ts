@@ -1,4 +1,4 @@
-import { duration, words } from '../../../bots/runner/index.js';
+import { CATALOGS, duration, LOCALES, words, type MessageKey } from '../../../bots/runner/index.js';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
 import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
@@ -21,14 +21,14 @@ describe('describeFailure', () => {
 
   it('says what quality accepts', () => {
     expect(describeFailure(validationErrorOf({ prompt: 'x', quality: 'ultra' })).message).toBe(
-      'The quality option is not valid: quality must be one of low, medium, high, auto.',
+      'The quality option is not valid: quality must be low, medium, high, or auto.',
     );
   });
 
   it('names a field as the surface calls it, wherever the sentence names it', () => {
     const error = validationErrorOf({ prompt: 'x', background: 'transparent', output_format: 'jpeg' });
     expect(describeValidation(error, { output_format: '--format', background: '--background' })).toBe(
-      'The --format option is not valid: --format must be png or webp when --background is transparent (jpeg has no transparency) (allowed: png, jpeg, webp).',
+      'The --format option is not valid: --format must be png or webp when --background is transparent (jpeg has no transparency).',
     );
     expect(describeValidation(validationErrorOf({ prompt: 'x', n: 0 }), { n: 'count' })).toBe('The count option is not valid: count must be an integer from 1 to 10.');
   });
@@ -41,6 +41,62 @@ describe('describeFailure', () => {
     expect(german).not.toMatch(/integer|only|applies|output_|must/);
     expect(describeValidation(compressionWithPng, flags)).toBe('The --compression option is not valid: --compression must be an integer from 0 to 100, only with --format jpeg or webp.');
     expect(describeValidation(validationErrorOf({ prompt: 'x', n: 11 }), { n: 'count' }, 'de')).toBe('Die Option count ist ungültig: count nimmt eine ganze Zahl von 1 bis 10.');
+  });
+
+  it('says an empty prompt, a too long prompt and a size the spec does not have in its own words', () => {
+    expect(describeFailure(validationErrorOf({ prompt: '   ' })).message).toBe('The prompt is not valid: it is empty; write what the image should show.');
+    expect(describeFailure(validationErrorOf({ prompt: 'ü'.repeat(32_001) })).message).toBe('The prompt is not valid: it is longer than 32,000 characters; shorten it.');
+    expect(describeValidation(validationErrorOf({ prompt: 'x', size: '999' }), { size: '--size' })).toBe(
+      'The --size option is not valid: --size must be 1024x1024, 1024x1536, or 1536x1024 (width x height, in pixels).',
+    );
+  });
+
+  it('says a rule it has no words for wholly in English, in every language: never a translated opening around English', () => {
+    const notText = validationErrorOf({ prompt: 42 });
+    const english = 'The prompt is not valid: prompt must be text (allowed: text of 1 to 32000 characters).';
+    for (const locale of LOCALES) expect(describeFailure(notText, locale).message).toBe(english);
+  });
+
+  it('has the words of every rule it names in every language, each its own', () => {
+    const keys: MessageKey[] = ['failure.validation_prompt_empty', 'failure.validation_prompt_too_long', 'failure.validation_one_of', 'failure.validation_size', 'failure.validation_transparent_format'];
+    for (const locale of LOCALES.filter((l) => l !== 'en')) for (const key of keys) expect(CATALOGS[locale][key], `${locale} ${key}`).not.toBe(CATALOGS.en[key]);
+  });
+
+  describe('says every rule a member can break in the member’s language, its values read from the error (German)', () => {
+    const flags = { output_format: '--format', background: '--background', size: '--size', n: '--n' };
+    const german = (input: unknown) => describeValidation(validationErrorOf(input), flags, 'de');
+
+    it('an empty prompt', () => {
+      expect(describeFailure(validationErrorOf({ prompt: '  ' }), 'de').message).toBe('Der Prompt ist ungültig: er ist leer; schreib, was das Bild zeigen soll.');
+    });
+
+    it('a prompt longer than the spec’s 32,000 characters', () => {
+      expect(describeFailure(validationErrorOf({ prompt: 'ü'.repeat(32_001) }), 'de').message).toBe('Der Prompt ist ungültig: er ist länger als 32.000 Zeichen; kürze ihn.');
+    });
+
+    it('a transparent background with a format without transparency', () => {
+      expect(german({ prompt: 'x', background: 'transparent', output_format: 'jpeg' })).toBe(
+        'Die Option --format ist ungültig: --format muss bei --background transparent png oder webp sein (jpeg hat keine Transparenz).',
+      );
+    });
+
+    it('a value the field does not take', () => {
+      expect(german({ prompt: 'x', quality: 'ultra' })).toBe('Die Option quality ist ungültig: quality nimmt low, medium, high oder auto.');
+    });
+
+    it('a size the spec does not have', () => {
+      expect(german({ prompt: 'x', size: '999' })).toBe('Die Option --size ist ungültig: --size nimmt 1024x1024, 1024x1536 oder 1536x1024 (Breite x Höhe in Pixeln).');
+    });
+
+    it('a whole number out of its range, for a field without words of its own', () => {
+      expect(describeValidation(validationErrorOf({ prompt: 'x', partial_images: 9 }), {}, 'de')).toBe('Die Option partial_images ist ungültig: partial_images nimmt eine ganze Zahl von 0 bis 3.');
+    });
+
+    it('none of them in English', () => {
+      for (const input of [{ prompt: '' }, { prompt: 'ü'.repeat(32_001) }, { prompt: 'x', quality: 'ultra' }, { prompt: 'x', size: '999' }, { prompt: 'x', background: 'transparent', output_format: 'jpeg' }]) {
+        expect(german(input)).not.toMatch(/must|allowed|characters|transparency|text of/);
+      }
+    });
   });
 
   it('maps the service’s error answers to stable codes and sentences that never quote the service', () => {
