@@ -1,6 +1,7 @@
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { say, usd } from '../../../bots/runner/index.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf, secondImageAsJpeg } from './harness.js';
 
 /** Status lines of a reply, skipping the headline. */
@@ -87,6 +88,16 @@ describe('failures become short, kind messages', () => {
     const kept = h.discord.messages.get(failed.id)!;
     expect(kept.attachments.map((a) => a.id)).toEqual(failed.attachments.map((a) => a.id));
     expect(buttonsOf(kept).map((b) => b.label)).toEqual(buttonsOf(failed).map((b) => b.label));
+  });
+
+  it('keeps the copies of a failure’s mixed images for their Edit buttons each named by its own format', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    secondImageAsJpeg();
+    h.emulator.injectFault('short_result');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg kept, one lost', quality: 'low', size: '1024x1024', count: 3 });
+    const failed = await h.finalReply(ix, (m) => buttonsOf(m).some((b) => b.label === 'Delete'));
+    const key = buttonId(failed, 'Delete').split(':')[2]!;
+    await vi.waitFor(async () => expect((await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key))?.outputs.map((o) => o.filename)).toEqual(['image-1.png', 'image-2.jpg']));
   });
 
   it('names and types each image by its own format when an answer mixes them', async () => {
