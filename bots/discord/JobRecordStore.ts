@@ -162,7 +162,7 @@ export interface ReplyHandle {
 
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };
 /** A change of a record's fields (`endRecorded` and `final` are set by `markEndRecorded` alone). */
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final'>>;
+export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final' | 'made'>>;
 
 /**
  * What a write leaves of a record, decided from the record as changed (by `update` and `markEndRecorded` alike): once
@@ -252,11 +252,11 @@ export class JobRecordStore {
 
   /**
    * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; the live view's and the
-   * sweep's with the `end` the runner is to record, which keeps the record held until `markEndRecorded`): tried again a few times,
+   * sweep's with the `end` the runner is to record, which keeps the record held until `markEndRecorded`; with the paid images it showed, `made`): tried again a few times,
    * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
    * shows its end again (its result twice, or "no longer kept" once its images are gone).
    */
-  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: { end?: JobEnd | undefined } = {}): Promise<void> {
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'end' | 'made'> = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.update(key, { ...also, status });

@@ -108,7 +108,7 @@ export class JobView {
         const made = await this.#keepMade(update, final);
         const message = renderFailure(header, update, await this.#canRunAgain(), made && allImages(made.images.length));
         this.#finalShown = (await target.final(await this.#withImages(message, made))).first;
-        await this.#mark(jobEndOf(update));
+        await this.#mark(jobEndOf(update), made);
         return;
       }
       case 'cancelled': {
@@ -117,7 +117,7 @@ export class JobView {
         const made = await this.#keepMade(update, final);
         const message = renderCancelled(header, update, await this.#canRunAgain(), made && allImages(made.images.length));
         this.#finalShown = (await target.final(await this.#withImages(message, made))).first;
-        await this.#mark(jobEndOf(update));
+        await this.#mark(jobEndOf(update), made);
         return;
       }
     }
@@ -171,10 +171,12 @@ export class JobView {
   /**
    * The record's end, once its final message is shown (`markEnded` tries again before it throws): a stop after it does
    * not show the job again. With the end the runner records next, which keeps the record held until it is recorded
-   * (`markEndRecorded`): a stop before that leaves it to the next sweep, which records that end and shows nothing.
+   * (`markEndRecorded`): a stop before that leaves it to the next sweep, which records that end and shows nothing. A
+   * failure or cancellation shown with paid images (`made`) says how many, even when their save failed: its Retry
+   * then runs in a new message, leaving them shown.
    */
-  async #mark(end: JobEnd): Promise<void> {
-    await this.#o.store.markEnded(this.#o.header.key, end.type, { end });
+  async #mark(end: JobEnd, made?: MadeImages): Promise<void> {
+    await this.#o.store.markEnded(this.#o.header.key, end.type, { end, ...(made && { made: made.images.length }) });
   }
 
   /**
