@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { safeJson } from 'pictor/internal';
-import type { InputImage, JobOptions, JobUpdate, Requester } from '../runner/types.js';
+import { formatsOf, type InputImage, type JobCost, type JobOptions, type JobUpdate, type Requester } from '../runner/types.js';
 import { words, type Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
 import { botSpaces, endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, promptErased, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
@@ -120,8 +120,8 @@ export interface JobRecord {
  */
 export type FinalShown =
   | { type: 'completed' }
-  | { type: 'failed'; code: string; words: Words; retryable: boolean; cost?: { totalUsd: number } | undefined }
-  | { type: 'cancelled'; byUserId: string; reason?: 'requested' | 'shutdown' | undefined; cost?: { totalUsd: number } | undefined };
+  | { type: 'failed'; code: string; words: Words; retryable: boolean; cost?: JobCost | undefined }
+  | { type: 'cancelled'; byUserId: string; reason?: 'requested' | 'shutdown' | undefined; cost?: JobCost | undefined };
 
 /**
  * A final update as a record still running keeps it once its runner recorded its end: what its message shows when that
@@ -143,12 +143,12 @@ export function finalShownOf(final: Extract<JobUpdate, { type: 'completed' | 'fa
 }
 
 /** A failed or cancelled job's charge as its final keeps it: the amount alone (none when it was released). */
-function chargeOf(final: { cost?: { totalUsd: number } | undefined }): { cost?: { totalUsd: number } } {
+function chargeOf(final: { cost?: JobCost | undefined }): { cost?: JobCost } {
   return final.cost ? { cost: { totalUsd: final.cost.totalUsd } } : {};
 }
 
-/** What a finished job's result shows besides its images (the runner's `completed` update without them). */
-export type KeptResult = Omit<Extract<JobUpdate, { type: 'completed' }>, 'type' | 'jobId' | 'images' | 'usage'> & {
+/** What a finished job's result shows besides its images (the runner's `completed` update without them; a record kept before `formats` has `format`, read by `formatsOf`). */
+export type KeptResult = Omit<Extract<JobUpdate, { type: 'completed' }>, 'type' | 'jobId' | 'images' | 'usage' | 'formats'> & { formats?: OutputFormat[] | undefined; format?: OutputFormat | undefined } & {
   /** The interaction's limit for one upload (bytes), which the images were fitted to. */
   attachmentSizeLimit: number;
 };
@@ -162,7 +162,7 @@ export interface ReplyHandle {
 
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };
 /** A change of a record's fields (`endRecorded` and `final` are set by `markEndRecorded` alone). */
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final'>>;
+export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final' | 'made'>>;
 
 /**
  * What a write leaves of a record, decided from the record as changed (by `update` and `markEndRecorded` alike): once
@@ -252,11 +252,11 @@ export class JobRecordStore {
 
   /**
    * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; the live view's and the
-   * sweep's with the `end` the runner is to record, which keeps the record held until `markEndRecorded`): tried again a few times,
+   * sweep's with the `end` the runner is to record, which keeps the record held until `markEndRecorded`; with the paid images it showed, `made`): tried again a few times,
    * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
    * shows its end again (its result twice, or "no longer kept" once its images are gone).
    */
-  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: { end?: JobEnd | undefined } = {}): Promise<void> {
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'end' | 'made'> = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.update(key, { ...also, status });
@@ -292,13 +292,12 @@ export class JobRecordStore {
   }
 
   /**
-   * Keeps a finished job's images, for its Edit buttons — each named for its own format (`formats`, in their order; one
-   * format: all of them) — and, in the same write, given, the facts its result shows (`result`) or the failure or
+   * Keeps a finished job's images, for its Edit buttons — each named for its own format (`formats`, in their order, as
+   * `formatsOf` reads them; one format: all of them) — and, in the same write, given, the facts its result shows (`result`) or the failure or
    * cancellation they came with (`final`), for a sweep to show that end with them.
    */
   async saveOutputs(key: string, images: readonly Buffer[], formats: OutputFormat | readonly OutputFormat[], also: { result?: KeptResult; final?: FinalShown } = {}): Promise<void> {
-    const formatOf = (i: number): OutputFormat => (typeof formats === 'string' ? formats : (formats[i] ?? formats[0] ?? 'png'));
-    const named = images.map((data, i) => ({ data, filename: `image-${i + 1}.${FILE_EXTENSIONS[formatOf(i)]}` }));
+    const named = formatsOf(typeof formats === 'string' ? { format: formats } : { formats }, images.length).map((format, i) => ({ data: images[i]!, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
     const outputs = await this.#keep(key, 'out', named);
     const { result, final } = also;
     const { after } = await this.records.update(key, (record) => record && { ...record, outputs, made: images.length, ...(result && { result: structuredClone(result) }), ...(final && { final: structuredClone(final) }) });

@@ -1,7 +1,7 @@
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { describeKeptImages, fileSize, say, type Words } from '../runner/index.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
-import type { JobUpdate, UpdateSink } from '../runner/types.js';
+import { formatsOf, type JobUpdate, type UpdateSink } from '../runner/types.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import { finalShownOf, whyNotRunAgain, type FinalKept, type FinalShown, type JobRecordStore } from './JobRecordStore.js';
@@ -44,16 +44,6 @@ export interface KeptImages {
   images: Buffer[];
   /** Each image's format, in the order of `images`. */
   formats: OutputFormat[];
-}
-
-/**
- * Each of an update's images' own format (`formats`: an answer may mix them), else its one `format` for all; undefined
- * when it names none (its images cannot be named nor typed).
- */
-export function formatsOf(update: { format?: OutputFormat | undefined; formats?: OutputFormat[] | undefined }, count: number): OutputFormat[] | undefined {
-  const fallback = update.format ?? update.formats?.[0];
-  if (!fallback) return undefined;
-  return Array.from({ length: count }, (_, i) => update.formats?.[i] ?? fallback);
 }
 
 /**
@@ -118,7 +108,7 @@ export class JobView {
         const made = await this.#keepMade(update, final);
         const message = renderFailure(header, update, await this.#canRunAgain(), made && allImages(made.images.length));
         this.#finalShown = (await target.final(await this.#withImages(message, made))).first;
-        await this.#mark(jobEndOf(update));
+        await this.#mark(jobEndOf(update), made);
         return;
       }
       case 'cancelled': {
@@ -127,7 +117,7 @@ export class JobView {
         const made = await this.#keepMade(update, final);
         const message = renderCancelled(header, update, await this.#canRunAgain(), made && allImages(made.images.length));
         this.#finalShown = (await target.final(await this.#withImages(message, made))).first;
-        await this.#mark(jobEndOf(update));
+        await this.#mark(jobEndOf(update), made);
         return;
       }
     }
@@ -139,7 +129,7 @@ export class JobView {
     // that dies before the result reaches Discord leaves it to the next one's sweep (sweep-interrupted.ts).
     const { type: _type, jobId: _jobId, images: _images, usage: _usage, ...facts } = update;
     await store
-      .saveOutputs(header.key, update.images, formatsOf(update, update.images.length)!, { result: { ...facts, attachmentSizeLimit: this.#o.attachmentSizeLimit } })
+      .saveOutputs(header.key, update.images, formatsOf(update, update.images.length), { result: { ...facts, attachmentSizeLimit: this.#o.attachmentSizeLimit } })
       .catch((err: unknown) => logger.error({ err: loggableError(err), jobKey: header.key }, 'could not save a job’s images for its Edit buttons'));
     await this.showResult(update);
     await this.#mark(jobEndOf(update));
@@ -169,7 +159,7 @@ export class JobView {
   async showResult(result: Completed | KeptImages, kept: ShownImages & { notes: readonly string[] } = { ...allImages(result.images.length), notes: [] }): Promise<void> {
     this.#finished = true;
     const { header, target, logger } = this.#o;
-    const { files, notes } = await this.#fit(result.images, result.type === 'kept' ? result.formats : formatsOf(result, result.images.length)!, kept);
+    const { files, notes } = await this.#fit(result.images, formatsOf(result, result.images.length), kept);
     const first = files.slice(0, DISCORD_LIMITS.filesPerMessage);
     const said = [...kept.notes, ...notes];
     const message = result.type === 'completed' ? renderCompleted(header, result, first, said, kept) : renderKeptResult(header, first, said, kept);
@@ -181,10 +171,12 @@ export class JobView {
   /**
    * The record's end, once its final message is shown (`markEnded` tries again before it throws): a stop after it does
    * not show the job again. With the end the runner records next, which keeps the record held until it is recorded
-   * (`markEndRecorded`): a stop before that leaves it to the next sweep, which records that end and shows nothing.
+   * (`markEndRecorded`): a stop before that leaves it to the next sweep, which records that end and shows nothing. A
+   * failure or cancellation shown with paid images (`made`) says how many, even when their save failed: its Retry
+   * then runs in a new message, leaving them shown.
    */
-  async #mark(end: JobEnd): Promise<void> {
-    await this.#o.store.markEnded(this.#o.header.key, end.type, { end });
+  async #mark(end: JobEnd, made?: MadeImages): Promise<void> {
+    await this.#o.store.markEnded(this.#o.header.key, end.type, { end, ...(made && { made: made.images.length }) });
   }
 
   /**
@@ -206,12 +198,12 @@ export class JobView {
    * The images a job finished before it failed or was cancelled: made and charged, shown with its end with their Edit
    * and Delete buttons. Saved first as a result's are (so Edit works after a restart too), in the one write with the
    * end they are shown with (`final`): a process that stops before that end is marked leaves the next sweep that end to
-   * show with them, and to record — never a result. Undefined when it came with none (or with no format to name them by).
+   * show with them, and to record — never a result. Undefined when it came with none.
    */
-  async #keepMade(update: { images?: Buffer[] | undefined; format?: OutputFormat | undefined; formats?: OutputFormat[] | undefined }, final: FinalShown): Promise<MadeImages | undefined> {
+  async #keepMade(update: { images?: Buffer[] | undefined; formats?: OutputFormat[] | undefined }, final: FinalShown): Promise<MadeImages | undefined> {
     const images = update.images ?? [];
+    if (images.length === 0) return undefined;
     const formats = formatsOf(update, images.length);
-    if (images.length === 0 || !formats) return undefined;
     const { header, store, logger } = this.#o;
     await store
       .saveOutputs(header.key, images, formats, { final })
@@ -247,7 +239,7 @@ export class JobView {
     const notes: string[] = [];
     for (const [i, image] of images.entries()) {
       const number = (shown.indices[i] ?? i) + 1;
-      const fitted = await fitImage(image, formats[i] ?? formats[0] ?? 'png', `pictor-${header.key}-${number}`, attachmentSizeLimit);
+      const fitted = await fitImage(image, formats[i]!, `pictor-${header.key}-${number}`, attachmentSizeLimit);
       const which = { images: shown.made, index: number, limit: fileSize(attachmentSizeLimit) };
       if (!fitted.file) {
         notes.push(say(header.locale, 'discord.job.too_large_to_upload', which));

@@ -42,9 +42,9 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
 }
 
 /**
- * Reroll posts a new reply; Retry reuses the message it is on — unless that message shows images its job made and was
- * charged for (a failure or cancellation that came with some): then it posts a new reply too, leaving them shown. The
- * clicker is the requester (their budget).
+ * Reroll posts a new reply; Retry reuses the message it is on — unless its job made images and was charged for them (a
+ * failure or cancellation that came with some: its record's `made`, as its message shows them): then it posts a new
+ * reply too, leaving them shown. The clicker is the requester (their budget).
  */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
   // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
@@ -68,9 +68,8 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   // A private job's Reroll and Retry are private; a public job's Reroll follows the clicker's default, its Retry stays public.
   const privately = record.private === true ? true : action === 'retry' ? false : undefined;
   const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds), private: privately };
-  // Paid images on the message clicked (saved with its end, or at least shown on it) are not replaced by the retry.
-  const paidImagesShown = madeCount(record) > 0 || interaction.message.attachments.size > 0;
-  await startJob(ctx, interaction, job, action === 'reroll' || paidImagesShown ? 'reply' : 'update');
+  // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry.
+  await startJob(ctx, interaction, job, action === 'reroll' || madeCount(record) > 0 ? 'reply' : 'update');
 }
 
 /**

@@ -2,7 +2,7 @@ import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonC
 import { DEFAULTS, type PriceQuote } from 'pictor';
 import { DEFAULT_LOCALE, elapsed, say, sayWords, usd, type Words } from '../runner/index.js';
 import type { JobRecord } from './JobRecordStore.js';
-import type { JobUpdate } from '../runner/types.js';
+import { formatsOf, type JobCost, type JobUpdate } from '../runner/types.js';
 import { encodeCustomId } from './custom-ids.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import type { OutgoingFile } from './fit-images.js';
@@ -126,7 +126,7 @@ export function describeCost(cost: PriceQuote, locale: string): string {
  * says which saved images they are (all of them, unless some were no longer kept).
  */
 export function renderCompleted(job: JobHeader, update: Completed, files: OutgoingFile[], notes: string[], shown: ShownImages = allImages(update.images.length)): OutgoingMessage {
-  const facts = [update.size, update.quality, update.format, describeCost(update.cost, job.locale), say(job.locale, 'discord.job.elapsed', { time: elapsed(update.elapsedMs) })].join(' · ');
+  const facts = [update.size, update.quality, formatsOf(update, 1)[0], describeCost(update.cost, job.locale), say(job.locale, 'discord.job.elapsed', { time: elapsed(update.elapsedMs) })].join(' · ');
   return {
     content: withHeadline(job, facts, ...notes.map((note) => `ℹ️ ${note}`)),
     components: resultButtons(job.key, shown, job.locale),
@@ -167,7 +167,7 @@ const FAILURE_ICONS: Record<string, string> = {
  */
 export function renderFailure(
   job: JobHeader,
-  failure: { code: string; words: Words; retryable: boolean; cost?: EndCost | undefined },
+  failure: { code: string; words: Words; retryable: boolean; cost?: JobCost | undefined },
   retry = true,
   shown?: ShownImages,
 ): OutgoingMessage {
@@ -176,11 +176,8 @@ export function renderFailure(
   return { content: withHeadline(job, line, ...chargedLine(job, failure.cost)), components: endButtons(job, failure.retryable && retry, shown), files: [] };
 }
 
-/** What a failed or cancelled job's final update says the ledger charges it (`cost`); none when it was released. */
-type EndCost = { totalUsd: number };
-
 /** The line saying what a failed or cancelled job was charged, when it was (its final update's `cost`): none otherwise. */
-function chargedLine(job: JobHeader, cost: EndCost | undefined): string[] {
+function chargedLine(job: JobHeader, cost: JobCost | undefined): string[] {
   return cost ? [say(job.locale, 'discord.job.charged', { usd: usd(cost.totalUsd) })] : [];
 }
 
@@ -210,7 +207,7 @@ export function renderResultGone(job: JobHeader): OutgoingMessage {
  * (`retry`), else saying it cannot (its prompt erased, its input images no longer kept); and what the ledger charged it
  * (`cost`: its request had reached the service), as a cancelled job's message says.
  */
-export function renderInterrupted(job: JobHeader, retry = true, cost?: EndCost): OutgoingMessage {
+export function renderInterrupted(job: JobHeader, retry = true, cost?: JobCost): OutgoingMessage {
   return {
     content: withHeadline(job, say(job.locale, retry ? 'discord.job.interrupted' : 'discord.job.interrupted_no_retry'), ...chargedLine(job, cost)),
     components: retry ? retryButtons(job.key, job.locale) : [],

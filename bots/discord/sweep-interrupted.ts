@@ -11,6 +11,7 @@ import { JobView, type Completed, type MadeImages } from './JobView.js';
 import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage, type ShownImages } from './render-job.js';
 import { privacyOf, ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
+import { formatsOf, type JobCost } from '../runner/types.js';
 
 /**
  * At start: jobs a dead process left pending or running still show
@@ -215,7 +216,7 @@ const INTERRUPTED = 'interrupted';
  * charged once its request had reached the service, or what its process settled. None when nothing was charged, when
  * the runner never took it, or when the ledger cannot be read (logged: "stopped" is said without the charge line).
  */
-async function chargedOf(ctx: BotContext, record: JobRecord): Promise<{ totalUsd: number } | undefined> {
+async function chargedOf(ctx: BotContext, record: JobRecord): Promise<JobCost | undefined> {
   const jobId = record.runnerJobId;
   if (!jobId || !ctx.ledger) return undefined;
   try {
@@ -327,7 +328,7 @@ async function keptImagesOf(ctx: BotContext, record: JobRecord): Promise<MadeIma
     const image = await ctx.store.readKept(kept).catch(() => undefined);
     if (!image) continue;
     images.push(image.data);
-    formats.push(sniffImageType(image.data) ?? record.result?.formats?.[index] ?? record.result?.format ?? 'png');
+    formats.push(sniffImageType(image.data) ?? formatsOf(record.result ?? {}, index + 1)[index]!);
     indices.push(index);
   }
   return { images, formats, indices };

@@ -47,6 +47,7 @@ import type {
   ImagesToFetch,
   InputImage,
   IntakeAnswers,
+  JobCost,
   JobHandle,
   JobIntent,
   JobInfo,
@@ -861,13 +862,11 @@ export class JobRunner {
     const { settled } = this.#end(job, { kind: 'completed' });
     const finishedAt = this.#now();
     this.#finish(job, 'completed', finishedAt);
-    const first = completed[0]!;
     job.pump.push({
       type: 'completed',
       jobId: id,
       images: decodeImages(result),
       // Each image's own real format (the client labels each from its bytes): an answer may mix them.
-      format: first.output_format,
       formats: completed.map((event) => event.output_format),
       size: result.size,
       quality: result.quality,
@@ -908,10 +907,10 @@ export class JobRunner {
   }
 
   /** The finished images of a job that did not complete, for its final update (none: nothing added). */
-  #imagesOf(job: Job): { images?: Buffer[]; format?: CompletedEvent['output_format']; formats?: CompletedEvent['output_format'][] } {
+  #imagesOf(job: Job): { images?: Buffer[]; formats?: CompletedEvent['output_format'][] } {
     const images = job.charged.images;
     if (images.length === 0) return {};
-    return { images: images.map(imageBytes), format: images[0]!.output_format, formats: images.map((image) => image.output_format) };
+    return { images: images.map(imageBytes), formats: images.map((image) => image.output_format) };
   }
 
   /**
@@ -1011,7 +1010,7 @@ interface Admission {
 }
 
 /** What a failed or cancelled job's final update says it cost: what the ledger charges it, or nothing when it releases it. */
-type EndCost = { cost?: { totalUsd: number } };
+type EndCost = { cost?: JobCost };
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {
   return images !== undefined && !Array.isArray(images) && typeof (images as ImagesToFetch).fetch === 'function';

@@ -215,10 +215,8 @@ export type JobUpdate =
       type: 'completed';
       jobId: string;
       images: Buffer[];
-      /** The first image's real format; each image's own is in `formats` (an answer may mix them). */
-      format: OutputFormat;
-      /** Each image's real format, told by its bytes, in the order of `images`: what its file is named and typed for (the runner always sets it; `format` for all when absent). */
-      formats?: OutputFormat[] | undefined;
+      /** Each image's real format, told by its bytes, in the order of `images` (an answer may mix them): read through `formatsOf`. */
+      formats: OutputFormat[];
       size: string;
       quality: string;
       background: string;
@@ -241,11 +239,10 @@ export type JobUpdate =
       retryable: boolean;
       /** The images that arrived before it failed: made, charged, and shown to the user. */
       images?: Buffer[] | undefined;
-      format?: OutputFormat | undefined;
-      /** Each image's real format, in the order of `images`. */
+      /** Each image's real format, in the order of `images`: read through `formatsOf`. */
       formats?: OutputFormat[] | undefined;
-      /** What the ledger charges it (USD), when it does (`chargeOf`): none when its reservation is released (nothing that bills was sent). */
-      cost?: { totalUsd: number } | undefined;
+      /** What the ledger charges it, when it does (`chargeOf`): none when its reservation is released (nothing that bills was sent). */
+      cost?: JobCost | undefined;
     }
   | {
       type: 'cancelled';
@@ -255,12 +252,25 @@ export type JobUpdate =
       reason?: 'requested' | 'shutdown' | undefined;
       /** The images finished before it was stopped: charged, and shown to the user. */
       images?: Buffer[] | undefined;
-      format?: OutputFormat | undefined;
-      /** Each image's real format, in the order of `images`. */
+      /** Each image's real format, in the order of `images`: read through `formatsOf`. */
       formats?: OutputFormat[] | undefined;
-      /** What the ledger charges it (USD), when it does (`chargeOf`; pushed once the request stopped, not waiting for the ledger's settle): none when released. */
-      cost?: { totalUsd: number } | undefined;
+      /** What the ledger charges it, when it does (`chargeOf`; pushed once the request stopped, not waiting for the ledger's settle): none when released. */
+      cost?: JobCost | undefined;
     };
+
+/** What the ledger charges a failed or cancelled job (USD): what the runner's final update says and every surface's charge line shows. */
+export interface JobCost {
+  totalUsd: number;
+}
+
+/**
+ * Each of a job's images' own format, in the order of its images (an answer may mix them): what each file is named and
+ * typed for. The one reader of `formats`; a record kept before it names one `format` for all (the first image's), and
+ * an image neither names is taken as PNG (the service's default).
+ */
+export function formatsOf(from: { formats?: readonly OutputFormat[] | undefined; format?: OutputFormat | undefined }, count: number): OutputFormat[] {
+  return Array.from({ length: count }, (_, i) => from.formats?.[i] ?? from.format ?? from.formats?.[0] ?? 'png');
+}
 
 /** A partial image ready to upload: its bytes and the format they are in (name and content type follow it). */
 export interface PreviewImage {

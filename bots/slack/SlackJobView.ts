@@ -2,6 +2,7 @@ import type { webApi } from '@slack/bolt';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
+import { formatsOf } from '../runner/types.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { isJobActionsMessage, renderJobActions, renderJobMessage, renderResultCaption, requestLineOf, type JobViewState } from './render-job.js';
@@ -114,14 +115,6 @@ function cannotPostWords(code: string | undefined, inDirectMessages: boolean): '
   if (inDirectMessages) return 'slack.job.not_posted_at_all';
   if (code === 'not_in_channel' || code === 'channel_not_found') return 'slack.job.not_in_channel';
   return code === 'is_archived' ? 'slack.job.archived' : 'slack.job.not_posted_at_all';
-}
-
-/**
- * Each image's own format, in the order of `images`: an answer may mix them, and a file named and typed for another
- * format than its bytes is shown wrong. The job's `format` (the first image's) for any the update does not name.
- */
-function formatsOf(images: readonly Buffer[], format: OutputFormat, formats: readonly OutputFormat[] | undefined): OutputFormat[] {
-  return images.map((_, i) => formats?.[i] ?? format);
 }
 
 const isFinal = (update: JobUpdate): update is FinalUpdate =>
@@ -378,7 +371,7 @@ export class SlackJobView {
         state.completed = {
           size: update.size,
           quality: update.quality,
-          format: update.format,
+          format: formatsOf(update, 1)[0]!,
           cost: update.cost,
           elapsedMs: update.elapsedMs,
           images: update.images.length,
@@ -402,7 +395,7 @@ export class SlackJobView {
     if (update.type === 'completed') {
       const posted = await this.#postImages(update, messageTs !== undefined);
       if (posted) await this.#postActions(posted);
-    } else if (update.images?.length && update.format) await this.#postKeptImages(update.images, formatsOf(update.images, update.format, update.formats), messageTs !== undefined);
+    } else if (update.images?.length) await this.#postKeptImages(update.images, formatsOf(update, update.images.length), messageTs !== undefined);
     if (this.#state.completed?.actionsBeside) {
       // The member has the images and their buttons: the job is shown. Its message's "Done" follows when the workspace's budget allows.
       this.#lastly = this.#showFinal()
@@ -682,7 +675,7 @@ export class SlackJobView {
   async #postImages(update: Extract<FinalUpdate, { type: 'completed' }>, inChannel: boolean): Promise<{ channel: string; threadTs: string | undefined } | undefined> {
     const done = this.#state.completed!;
     const beside = this.#o.finalImagesIn !== 'thread';
-    const formats = formatsOf(update.images, update.format, update.formats);
+    const formats = formatsOf(update, update.images.length);
     const title = truncate(this.#state.prompt.replace(/\s+/g, ' '), 80);
     const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
     const upload = (channel: string, threadTs: string | undefined) =>
@@ -742,7 +735,7 @@ export class SlackJobView {
       // And what the message's "Done" says: a stop before that update is made leaves the sweep able to show it.
       // (the job's end as the runner records it, should the sweep have to: its format as the job's, one of the spec's).
       const { size, quality, cost, elapsedMs, images, where } = done;
-      const result = { size, quality, format: update.format, cost, elapsedMs, images, where };
+      const result = { size, quality, format: formats[0]!, cost, elapsedMs, images, where };
       // Not waited for here: their buttons' message takes its turn in the channel meanwhile, and waits for it only then.
       this.#imagesSaved = this.#o.store.update(this.#o.request.id, { outputFiles: files, previewFiles, result }).catch((error: unknown) => this.#logError(error, 'could not save the images of a request'));
     }

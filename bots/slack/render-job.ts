@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import { DEFAULTS, type PriceQuote } from 'pictor';
-import { elapsed, say, sayWords, usd, type JobOptions, type Words } from '../runner/index.js';
+import { elapsed, say, sayWords, usd, type JobCost, type JobOptions, type Words } from '../runner/index.js';
 import { FLAGS } from './imagine-text.js';
 import { escapeMrkdwn, truncate } from './slack-text.js';
 
@@ -58,7 +58,7 @@ export interface JobViewState {
   failure?: { words: Words; retryable: boolean } | undefined;
   cancelled?: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
   /** What a failed or cancelled job was charged, when it was (its final update's `cost`: a request that reached the service). */
-  charged?: { totalUsd: number } | undefined;
+  charged?: JobCost | undefined;
 }
 
 export interface RenderedMessage {

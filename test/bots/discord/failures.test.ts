@@ -1,6 +1,7 @@
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { say, usd } from '../../../bots/runner/index.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf, secondImageAsJpeg } from './harness.js';
 
 /** Status lines of a reply, skipping the headline. */
@@ -87,6 +88,46 @@ describe('failures become short, kind messages', () => {
     const kept = h.discord.messages.get(failed.id)!;
     expect(kept.attachments.map((a) => a.id)).toEqual(failed.attachments.map((a) => a.id));
     expect(buttonsOf(kept).map((b) => b.label)).toEqual(buttonsOf(failed).map((b) => b.label));
+  });
+
+  it('keeps the paid images of a failure whose save for its Edit buttons failed when its Retry is pressed: its record still says the job made them', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    h.emulator.injectFault('short_result');
+    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockRejectedValueOnce(new Error('storage unavailable'));
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a pair of kites, one lost, not saved', quality: 'low', size: '1024x1024', count: 2 });
+    const failed = await h.finalReply(ix, (m) => buttonsOf(m).some((b) => b.label === 'Retry'));
+    expect(failed.attachments).toHaveLength(1);
+    const key = buttonId(failed, 'Retry').split(':')[2]!;
+    // Marked as its failure was shown: with the one image it made, though none was kept.
+    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key)).toMatchObject({ status: 'failed', made: 1, outputs: [] }));
+
+    const retry = h.discord.clickButton(failed, buttonId(failed, 'Retry'));
+    const done = await h.finalReply(retry, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).not.toBe(failed.id);
+    expect(h.discord.messages.get(failed.id)!.attachments.map((a) => a.id)).toEqual(failed.attachments.map((a) => a.id));
+  });
+
+  it('runs the Retry of a failure that came with no images in the message it is on, whatever files that message carries: the job’s paid images decide, not its attachments', async () => {
+    h = await DiscordHarness.start();
+    const other = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a picture from another job' }), (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    h.emulator.injectFault('server_error', { count: 1 });
+    const failed = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a bridge that failed, no image made' }), (m) => buttonsOf(m).some((b) => b.label === 'Retry'));
+    expect(failed.attachments).toEqual([]);
+
+    // The message as the click carries it shows a file that is no image of this job (none was made, none charged).
+    const retry = h.discord.clickButton({ ...failed, attachments: other.attachments }, buttonId(failed, 'Retry'));
+    const done = await h.finalReply(retry, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).toBe(failed.id);
+  });
+
+  it('keeps the copies of a failure’s mixed images for their Edit buttons each named by its own format', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    secondImageAsJpeg();
+    h.emulator.injectFault('short_result');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg kept, one lost', quality: 'low', size: '1024x1024', count: 3 });
+    const failed = await h.finalReply(ix, (m) => buttonsOf(m).some((b) => b.label === 'Delete'));
+    const key = buttonId(failed, 'Delete').split(':')[2]!;
+    await vi.waitFor(async () => expect((await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(key))?.outputs.map((o) => o.filename)).toEqual(['image-1.png', 'image-2.jpg']));
   });
 
   it('names and types each image by its own format when an answer mixes them', async () => {

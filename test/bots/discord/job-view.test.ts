@@ -8,7 +8,7 @@ const result: Completed = {
   type: 'completed',
   jobId: 'job-1',
   images: [Buffer.from('an image')],
-  format: 'png',
+  formats: ['png'],
   size: '1024x1024',
   quality: 'low',
   background: 'opaque',
@@ -68,7 +68,7 @@ describe('a job view marking its record ended', () => {
       attachmentSizeLimit: 10 * 1024 * 1024,
       logger: new RecordingLogger(),
     });
-    await view.sink({ type: 'cancelled', jobId: 'job-1', byUserId: 'u1', reason: 'requested', images: [Buffer.from('an image')], format: 'png', formats: ['png'] });
+    await view.sink({ type: 'cancelled', jobId: 'job-1', byUserId: 'u1', reason: 'requested', images: [Buffer.from('an image')], formats: ['png'] });
     const [messages] = final.mock.calls[0] as unknown as [{ components: { components: { label?: string }[] }[] }[]];
     expect(messages[0]!.components.flatMap((row) => row.components.map((b) => b.label))).toEqual(['Retry', 'Edit', 'Delete']);
     // Saved for its Edit button, with the cancellation it came with (a sweep shows that end with it, not a result).

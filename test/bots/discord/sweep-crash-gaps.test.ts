@@ -1,21 +1,12 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { JobRunner, say, usd } from '../../../bots/runner/index.js';
-import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
-
-/** What the job's estimate is charged (1024×1024, low quality): what a reconcile charges a job whose process died after sending it. */
-const ESTIMATE_USD = 0.00636;
+import { answerOf, DiscordHarness, drawingReply } from './harness.js';
+import { closeStoppedProcesses, drawingJob, ESTIMATE_USD, jobRecords, stoppedReply } from './sweep-scene.js';
 
 describe('a job its process left at the worst moment, charged and recorded by the next start', () => {
   let h: DiscordHarness;
-  /** Ends what the test left hanging in a stopped process (its state closed: it writes nothing). */
-  let unhang: (() => void) | undefined;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    unhang?.();
-    unhang = undefined;
-    await h?.close();
-  });
+  const hung = closeStoppedProcesses(() => h);
 
   it('says the charge of a job whose request reached the service before its record named its runner job, and keeps it in the history with that cost', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
@@ -32,10 +23,7 @@ describe('a job its process left at the worst moment, charged and recorded by th
     await h.restart({ crash: true, leaseLapsed: true });
     expect((await h.quotaStore.usage({})).filter((r) => r.jobId === jobId)).toMatchObject([{ costUsd: ESTIMATE_USD }]);
 
-    const stopped = await h.discord.waitFor(() => {
-      const message = h.discord.messages.get(running.id);
-      return message?.content.includes(say('en', 'discord.job.interrupted')) ? message : undefined;
-    }, 'the job told stopped');
+    const stopped = await stoppedReply(h, running);
     expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted'), say('en', 'discord.job.charged', { usd: usd(ESTIMATE_USD) })]);
     const history = await vi.waitFor(async () => {
       const answer = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
@@ -46,22 +34,18 @@ describe('a job its process left at the worst moment, charged and recorded by th
 
   it('keeps in the history a charged job whose “stopped” could not be marked ended when the process died before its end was recorded: the next start records it', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a fox whose stop was never recorded', quality: 'low', size: '1024x1024' });
-    const running = await drawingReply(h, ix);
-    const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
-    const jobRecords = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const { running, key } = await drawingJob(h, 'a fox whose stop was never recorded');
     await h.discord.waitFor(() => h.emulator.requests.length > 0 || undefined, 'the request at the service');
-    await vi.waitFor(async () => ((await jobRecords().get(key))?.runnerJobId ? undefined : Promise.reject(new Error('no runner job yet'))));
     // The process dies with its ledger; at the next start (its lease lapsed) the reconcile charges the sent job, the sweep
     // says "stopped", its mark fails every try, and the process dies while it records the end.
     vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     await h.restart({ crash: true, leaseLapsed: true });
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the end');
     expect(h.discord.messages.get(running.id)?.content).toContain(say('en', 'discord.job.interrupted'));
     await h.restart({ crash: true });
 
-    await vi.waitFor(async () => expect(await jobRecords().get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    await vi.waitFor(async () => expect(await jobRecords(h).get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
     const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
     expect(history.content).toContain('a fox whose stop was never recorded');
     expect(history.content).toContain('$0.0064');

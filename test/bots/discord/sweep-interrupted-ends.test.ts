@@ -1,20 +1,12 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PermissionFlagsBits } from 'discord.js';
+import { describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { JobRunner, say, usd, userKeyOf, words } from '../../../bots/runner/index.js';
 import { FORGET_CLOCK_MARGIN_MS, type JobEnd } from '../../../bots/runner/job-history.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonsOf, cancelShown, DiscordHarness, drawingReply } from './harness.js';
-
-/** An admin chooses the server's audit channel (kept in the bots' state: the next process posts there too). */
-async function chooseAuditChannel(h: DiscordHarness): Promise<string> {
-  const channel = snowflake();
-  const permissions = String(PermissionFlagsBits.ManageGuild);
-  await answerOf(h, h.discord.slashCommand('imagine-admin audit', { channel: { channel: { id: channel, name: 'audit' } } }, { permissions }));
-  return channel;
-}
+import { buttonsOf, cancelShown, DiscordHarness, drawingReply } from './harness.js';
+import { chooseAuditChannel, closeStoppedProcesses, jobRecords, records } from './sweep-scene.js';
 
 /** The audit channel's entries mentioning `text`, once the runner posted what waits (its stop posts it). */
 async function auditPosts(h: DiscordHarness, channelId: string, text: string): Promise<number> {
@@ -28,22 +20,9 @@ function writesThrough(h: DiscordHarness, ix: FakeInteraction): number {
   return h.discord.requests.filter((r) => r.token === ix.token && r.method !== 'GET').length;
 }
 
-async function records(h: DiscordHarness): Promise<JobRecord[]> {
-  const values: JobRecord[] = [];
-  for await (const { value } of h.state.store.space<JobRecord>(h.state.spaces.discordJobs).entries()) values.push(value);
-  return values;
-}
-
 describe('the end of a live job, recorded once whatever stops where', () => {
   let h: DiscordHarness;
-  /** Ends the record of a job's end the test left hanging in a stopped process (its state closed: it writes nothing). */
-  let unhang: (() => void) | undefined;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    unhang?.();
-    unhang = undefined;
-    await h?.close();
-  });
+  const hung = closeStoppedProcesses(() => h);
 
   const requesterOf = (ix: FakeInteraction) => ({ platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId });
 
@@ -51,7 +30,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
     // The process dies while its runner records the job's end: that record never resolves.
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image whose end a stop cut off' });
     await h.finalReply(ix);
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
@@ -77,7 +56,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const audit = await chooseAuditChannel(h);
     // The service takes the request and holds it: sent (its estimate may be billed), nothing back until it is aborted.
     h.emulator.injectFault('stalled_stream');
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image cancelled, its end cut off by a stop' });
     const running = await drawingReply(h, ix);
     // "Drawing…" is shown as the job starts, which may come before its request leaves: Cancel once the service has it.
@@ -98,7 +77,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     // Two asked, one came (charged); the process dies as its view marks the failure ended, its image saved.
     h.emulator.injectFault('short_result');
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a pair of kites, one lost as the bot died', quality: 'low', size: '1024x1024', count: 2 });
     const withDelete = (m: FakeMessage) => buttonsOf(m).some((b) => b.label === 'Delete');
     const failed = { ...(await h.finalReply(ix, withDelete)) };
@@ -213,7 +192,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       final,
     });
     const plant = async (...records: JobRecord[]) => {
-      for (const record of records) await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).put(record.key, record, { hold: true });
+      for (const record of records) await jobRecords(h).put(record.key, record, { hold: true });
     };
     const postFor = (record: JobRecord) => h.discord.channelMessages(h.discord.channelId).find((m) => m.content.includes(record.requester.userId));
 
@@ -291,7 +270,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       const failed = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true });
       await plant(failed);
       // The process stops right after the post: its mark never comes.
-      const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+      const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
       await h.restart({ crash: true });
       await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
       await h.discord.waitFor(() => markEnded.mock.calls.length > 0 || undefined, 'the mark after the post');
@@ -371,7 +350,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
     const requester = { platform: 'discord' as const, userId: snowflake(), channelId: h.discord.channelId, scopeId: h.discord.guildId };
-    const left = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const left = jobRecords(h);
     const record = (key: string, createdAt: number, rest: Partial<JobRecord>): JobRecord => ({ key, kind: 'generate', prompt: `swept ${key}`, options: {}, requester, createdAt, status: 'running', inputs: [], outputs: [], ...rest });
     // Two jobs whose ends were shown and are still to be recorded, then one left running: swept in that order.
     const ended = { status: 'completed' as const, end: { type: 'completed' as const } };
@@ -397,7 +376,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
   /** A job that completed, then its process died while its runner recorded its end: its record left for the next start's sweep. */
   async function endCutOff(prompt: string): Promise<FakeInteraction> {
-    vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt });
     await h.finalReply(ix);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed' }]), { timeout: 15_000 });

@@ -1,14 +1,13 @@
 import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PermissionFlagsBits } from 'discord.js';
+import { describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { JobRunner, say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import { snowflake } from '../../fakes/discord/snowflake.js';
-import { answerOf, buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf, secondImageAsJpeg } from './harness.js';
+import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf, secondImageAsJpeg } from './harness.js';
+import { chooseAuditChannel, closeStoppedProcesses, jobRecords } from './sweep-scene.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -28,14 +27,6 @@ function holdTheResult(h: DiscordHarness, ix: FakeInteraction): { readonly held:
   });
 }
 
-/** An admin chooses the server's audit channel (kept in the bots' state: the next process posts there too). */
-async function chooseAuditChannel(h: DiscordHarness): Promise<string> {
-  const channel = snowflake();
-  const permissions = String(PermissionFlagsBits.ManageGuild);
-  await answerOf(h, h.discord.slashCommand('imagine-admin audit', { channel: { channel: { id: channel, name: 'audit' } } }, { permissions }));
-  return channel;
-}
-
 /** Waits for an entry of the audit channel mentioning `text` (an embed's text). */
 function auditEntry(h: DiscordHarness, channelId: string, text: string): Promise<string> {
   const texts = (m: FakeMessage) => m.embeds.map((e) => String(e.description));
@@ -52,13 +43,7 @@ const linkTo = (h: DiscordHarness, message: FakeMessage) => `https://discord.com
 
 describe('the sweep of jobs the last process left', () => {
   let h: DiscordHarness;
-  let release: (() => void) | undefined;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    release?.();
-    release = undefined;
-    await h?.close();
-  });
+  const hung = closeStoppedProcesses(() => h);
 
   /** A bot whose `/imagine` job has its result on its way to Discord, held there: the process may now stop before it lands. */
   async function resultOnItsWay(options: Record<string, string | number | boolean>, before?: () => Promise<void>): Promise<FakeInteraction> {
@@ -66,7 +51,7 @@ describe('the sweep of jobs the last process left', () => {
     await before?.();
     const ix = h.discord.slashCommand('imagine', options);
     const held = holdTheResult(h, ix);
-    release = () => held.release();
+    hung.letGo = () => held.release();
     await h.discord.waitFor(() => held.held > 0, 'the job’s result on its way to Discord');
     return ix;
   }
@@ -130,7 +115,7 @@ describe('the sweep of jobs the last process left', () => {
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     await h.restart({ crash: true });
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'recorded the end of a job the last stop left unshown; its result is left to the next to show it'), 'the sweep recording the unshown end');
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     const kept: { key: string; value: JobRecord }[] = [];
     for await (const entry of records.entries()) kept.push(entry);
     expect(kept).toHaveLength(1);
@@ -145,7 +130,7 @@ describe('the sweep of jobs the last process left', () => {
     const shown = await h.finalReply(ix);
     expect(shown.attachments).toHaveLength(1);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
-    await vi.waitFor(async () => expect(await h.state.store.space<JobRecord>(h.state.spaces.discordJobs).get(kept[0]!.key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
+    await vi.waitFor(async () => expect(await jobRecords(h).get(kept[0]!.key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
     await vi.waitFor(async () => expect((await h.runner.history!.mine(requester))[0]?.link).toBe(linkTo(h, shown)), { timeout: 15_000 });
     expect(await h.runner.history!.mine(requester)).toMatchObject([{ prompt: 'a paid image no message could show', status: 'completed', at: first!.at }]);
     expect(recordEnded).toHaveBeenCalledTimes(2);
@@ -190,7 +175,7 @@ describe('the sweep of jobs the last process left', () => {
     update.mockRestore();
     await h.restart({ crash: true });
 
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
     }, { timeout: 15_000 });
@@ -211,7 +196,7 @@ describe('the sweep of jobs the last process left', () => {
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>(() => {}));
     await h.restart({ crash: true });
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     for await (const { value } of records.entries()) expect(value.endRecorded).toBeUndefined();
     await h.restart({ crash: true });
 
@@ -240,7 +225,7 @@ describe('the sweep of jobs the last process left', () => {
     const [entry] = await h.runner.history!.mine(requester);
     expect(entry).toMatchObject({ prompt: 'a paid image shown before a crash', status: 'completed' });
     expect(entry!.link).toMatch(/^https:\/\/discord\.com\/channels\//);
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
     }, { timeout: 15_000 });
@@ -252,7 +237,7 @@ describe('the sweep of jobs the last process left', () => {
     await h.restart({ crash: true });
 
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'showed the result of a job the last stop left unshown'), 'the sweep');
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     await vi.waitFor(async () => {
       for await (const { value } of records.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
     }, { timeout: 15_000 });
@@ -287,7 +272,7 @@ describe('the sweep of jobs the last process left', () => {
     await h.discord.waitFor(() => recordEnded.mock.results[0]?.value as Promise<void> | undefined, 'the runner recording the job’s end');
     expect(await h.runner.history!.mine(requester)).toHaveLength(1);
     await auditEntry(h, audit, 'a paid image recorded live');
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     await vi.waitFor(async () => {
       const values: JobRecord[] = [];
       for await (const { value } of records.entries()) values.push(value);
@@ -301,7 +286,7 @@ describe('the sweep of jobs the last process left', () => {
     // Its result reached Discord: shown again, after the token it would be a channel post out of the blue.
     expect(writes()).toBe(written);
     expect(recordEnded).toHaveBeenCalledTimes(1);
-    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const after = jobRecords(h);
     await vi.waitFor(async () => {
       for await (const { value } of after.entries()) expect(value.status).toBe('completed');
     }, { timeout: 15_000 });
@@ -359,7 +344,7 @@ describe('the sweep of jobs the last process left', () => {
   it('keeps a job whose images are no longer kept in the history as completed, with what it cost, and marks its record ended — trying the mark again when the write fails', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image gone from the history' });
     for (const file of keptOutputs(h.dataDir)) await rm(join(h.dataDir, file));
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     let jobKey = '';
     for await (const { key } of records.entries()) jobKey = key;
     // The next process's first write of a record fails once, as a storage hiccup would.
@@ -372,7 +357,7 @@ describe('the sweep of jobs the last process left', () => {
     const [entry] = await h.runner.history!.mine(requester);
     expect(entry).toMatchObject({ prompt: 'a paid image gone from the history', status: 'completed' });
     expect(entry!.costUsd).toBeGreaterThan(0);
-    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const after = jobRecords(h);
     expect((await after.get(jobKey))?.status).toBe('completed');
     expect(JobRecordStore.prototype.update).toHaveBeenCalledTimes(2);
   });
@@ -439,7 +424,7 @@ describe('the sweep of jobs the last process left', () => {
   it('says the images were made, with no Retry, when the facts of the result were saved but none of its images could be kept', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image none of whose copies was kept' });
     // As a record whose every image write failed while its update (the facts of its result) went through.
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     for await (const { key, value } of records.entries()) {
       expect(value.result).toBeDefined();
       await records.update(key, (record) => record && { ...record, outputs: [] });
@@ -469,7 +454,7 @@ describe('the sweep of jobs the last process left', () => {
 
   it('shows the kept images, with their buttons, of a record an older version kept without its result’s facts — never “no longer kept” for images it just read', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image kept by an older version' });
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     for await (const { key } of records.entries()) {
       await records.update(key, (record) => {
         if (!record) return record;
@@ -486,7 +471,7 @@ describe('the sweep of jobs the last process left', () => {
     expect(shown.content).not.toMatch(/no longer kept/);
     expect(shown.attachments).toHaveLength(1);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
-    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const after = jobRecords(h);
     await vi.waitFor(async () => {
       for await (const { value } of after.entries()) expect(value).toMatchObject({ status: 'completed', endRecorded: true });
     }, { timeout: 15_000 });
@@ -497,7 +482,7 @@ describe('the sweep of jobs the last process left', () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt });
     const running = await drawingReply(h, ix);
-    const records = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = () => jobRecords(h);
     return { ix, running, records, key: buttonId(running, 'Cancel').split(':')[2]! };
   }
 
@@ -619,7 +604,7 @@ describe('the sweep of jobs the last process left', () => {
 
   it('says nothing of a job with a kept result that is older than its images can be kept (most likely shown, its record never marked ended), marks it ended, and records its end (made and charged)', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image shown long ago' });
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
     let jobKey = '';
     for await (const { key } of records.entries()) {
@@ -630,7 +615,7 @@ describe('the sweep of jobs the last process left', () => {
     const messages = h.discord.messages.size;
     await h.restart({ crash: true });
 
-    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const after = jobRecords(h);
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg?.startsWith('marked ended, saying nothing')), 'the sweep marking the job ended');
     expect((await after.get(jobKey))?.status).toBe('completed');
     expect(h.discord.original(ix)!.content).toBe(before);
@@ -657,7 +642,7 @@ describe('the sweep of jobs the last process left', () => {
   it('posts the result as one channel message mentioning the member once the interaction’s token has expired', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image past its token' });
     // Its reply issued 20 minutes ago: the token (15 minutes) can no longer edit it.
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     for await (const { key } of records.entries()) {
       await records.update(key, (record) => record && { ...record, reply: record.reply && { ...record.reply, issuedAt: Date.now() - 20 * 60_000 } });
     }
@@ -668,7 +653,7 @@ describe('the sweep of jobs the last process left', () => {
     expect(posted.content.startsWith(`<@${ix.user.id}>`)).toBe(true);
     expect(buttonsOf(posted).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
     // The sweep is done once the record is marked: one message, no more.
-    const after = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const after = jobRecords(h);
     await vi.waitFor(async () => {
       for await (const { value } of after.entries()) expect(value.status).toBe('completed');
     }, { timeout: 15_000 });
@@ -677,7 +662,7 @@ describe('the sweep of jobs the last process left', () => {
 
   it('does not ask Discord for the link of a swept result’s reply once its token has expired (a GET that always fails, counted as invalid): its history entry has none', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image with no link to ask' });
-    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const records = jobRecords(h);
     for await (const { key } of records.entries()) {
       await records.update(key, (record) => record && { ...record, reply: record.reply && { ...record.reply, issuedAt: Date.now() - 20 * 60_000 } });
     }

@@ -1,41 +1,17 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
+import { describe, expect, it, vi } from 'vitest';
 import { say, usd } from '../../../bots/runner/index.js';
 import { makeImage } from '../../helpers/images.js';
-import { answerOf, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
-
-/** What the job's estimate is charged (1024×1024, low quality): what a reconcile charges a job whose process died after sending it. */
-const ESTIMATE_USD = 0.00636;
+import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
+import { closeStoppedProcesses, drawingJob, ESTIMATE_USD, jobRecords, stoppedReply } from './sweep-scene.js';
 
 describe('a job a stop cut off, told “stopped” by the next start', () => {
   let h: DiscordHarness;
-  let release: (() => void) | undefined;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    release?.();
-    release = undefined;
-    await h?.close();
-  });
-
-  const jobRecords = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+  const hung = closeStoppedProcesses(() => h);
 
   /** A bot whose `/imagine` job is drawing (a slow service): its request reached the service. */
   async function drawing(prompt: string) {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
-    const ix = h.discord.slashCommand('imagine', { prompt, quality: 'low', size: '1024x1024' });
-    const running = await drawingReply(h, ix);
-    const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
-    // Once its runner job is on it (the record is written as the job is answered, its runner job added as it starts).
-    const record = await vi.waitFor(async () => ((await jobRecords().get(key))?.runnerJobId ? (await jobRecords().get(key))! : Promise.reject(new Error('no runner job yet'))));
-    return { ix, running, key, record };
-  }
-
-  /** The "stopped" that replaced the job's "Drawing…". */
-  function stoppedReply(running: { id: string }) {
-    return h.discord.waitFor(() => {
-      const message = h.discord.messages.get(running.id);
-      return message?.content.includes(say('en', 'discord.job.interrupted')) ? message : undefined;
-    }, 'the job told stopped');
+    return drawingJob(h, prompt);
   }
 
   it('says what the ledger charged a job whose request had reached the service, and keeps it in the member’s history with that cost', async () => {
@@ -45,11 +21,11 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
     await h.quotaStore.settle(record.runnerJobId!, ESTIMATE_USD, { basis: 'estimate', outcome: 'failed' });
     await h.restart({ crash: true });
 
-    const stopped = await stoppedReply(running);
+    const stopped = await stoppedReply(h, running);
     expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted'), say('en', 'discord.job.charged', { usd: usd(ESTIMATE_USD) })]);
     expect(buttonsOf(stopped).map((b) => b.label)).toEqual(['Retry']);
     // Recorded once, as the runner records every job's end: its record released with it.
-    await vi.waitFor(async () => expect(await jobRecords().get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    await vi.waitFor(async () => expect(await jobRecords(h).get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
     const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
     expect(history.content).toContain('a fox charged as the bot died');
     expect(history.content).toContain('$0.0064');
@@ -59,9 +35,9 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
     const { running, key } = await drawing('a fox nothing was charged for');
     await h.restart({ crash: true });
 
-    const stopped = await stoppedReply(running);
+    const stopped = await stoppedReply(h, running);
     expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted')]);
-    await vi.waitFor(async () => expect(await jobRecords().get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    await vi.waitFor(async () => expect(await jobRecords(h).get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
     const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
     expect(history.content).toContain('a fox nothing was charged for');
   });
@@ -69,7 +45,7 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
   it('says an /edit stopped while its images were downloading, rather than leave its public reply “thinking…” for good: nothing charged, no Retry (its images were never kept)', async () => {
     h = await DiscordHarness.start();
     const held = h.discord.holdRequests((method, path) => method === 'GET' && path.startsWith('/attachments'));
-    release = () => held.release();
+    hung.letGo = () => held.release();
     const image1 = h.discord.hostFile({ filename: 'a.png', bytes: await makeImage('png', 16, 16) });
     const ix = h.discord.slashCommand('edit', { prompt: 'paint it blue', image1 });
     await h.discord.waitFor(() => held.held > 0 || undefined, 'the edit’s image downloading');

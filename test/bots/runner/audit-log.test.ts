@@ -7,7 +7,7 @@ import { useTempDirs, withSpace } from '../../helpers/runner-harness.js';
 const newDir = useTempDirs();
 
 const member = (userId = 'U1', scopeId = 'G1'): Requester => ({ platform: 'discord', userId, channelId: 'C-art', scopeId });
-const completed = { type: 'completed', jobId: 'j', images: [], format: 'png', size: '1024x1024', quality: 'low', background: 'opaque', usage: undefined, cost: { totalUsd: 0.011 }, elapsedMs: 1 } as unknown as FinalUpdate;
+const completed = { type: 'completed', jobId: 'j', images: [], formats: [], size: '1024x1024', quality: 'low', background: 'opaque', usage: undefined, cost: { totalUsd: 0.011 }, elapsedMs: 1 } as unknown as FinalUpdate;
 const job = (prompt: string, isPrivate = false) => ({ kind: 'generate' as const, prompt, options: {}, private: isPrivate });
 
 /**

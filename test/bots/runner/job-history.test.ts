@@ -258,7 +258,7 @@ describe('the end to record of a final update', () => {
         type: 'completed',
         jobId: 'j',
         images: [image],
-        format: 'png',
+        formats: ['png'],
         size: '1024x1024',
         quality: 'low',
         background: 'opaque',
@@ -266,8 +266,8 @@ describe('the end to record of a final update', () => {
         cost: { perImageUsd: 0.011, totalUsd: 0.011, n: 1, basis: 'table' },
         elapsedMs: 1,
       },
-      { type: 'failed', jobId: 'j', code: 'upstream_error', message: 'm', words: words('error.on_my_side'), retryable: true, images: [image], format: 'png' },
-      { type: 'cancelled', jobId: 'j', byUserId: 'U1', reason: 'requested', images: [image], format: 'png' },
+      { type: 'failed', jobId: 'j', code: 'upstream_error', message: 'm', words: words('error.on_my_side'), retryable: true, images: [image], formats: ['png'] },
+      { type: 'cancelled', jobId: 'j', byUserId: 'U1', reason: 'requested', images: [image], formats: ['png'] },
     ];
     expect(finals.map(jobEndOf)).toStrictEqual([
       { type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: 0.011 } },

@@ -182,7 +182,7 @@ describe('the intake: one call decides a job before its first public answer', ()
     await runner.policy.set(admin, 'auditChannel', { channelId: 'C-audit' });
     const who = requester();
     let asked = 0;
-    const final = { type: 'completed' as const, jobId: 'j1', images: [], usage: undefined, background: 'auto' as const, size: '1024x1024', quality: 'low', format: 'png' as const, cost: { totalUsd: 0.01 } };
+    const final = { type: 'completed' as const, jobId: 'j1', images: [], usage: undefined, background: 'auto' as const, size: '1024x1024', quality: 'low', formats: [], cost: { totalUsd: 0.01 } };
     // Its record resolves once its audit entry is posted: the stop posts what waits at once.
     const link = (url: string) => async () => (asked++, url);
     const recorded = [

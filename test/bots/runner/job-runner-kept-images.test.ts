@@ -22,7 +22,7 @@ describe('JobRunner: images made before a job ends badly reach the user and are 
 
     const final = await (await runner.submit(twoImages(), recordingSink().sink)).done;
 
-    expect(final).toMatchObject({ type: 'failed', code: 'server_error', format: 'png' });
+    expect(final).toMatchObject({ type: 'failed', code: 'server_error', formats: ['png'] });
     expect(final.type === 'failed' && final.images).toHaveLength(1);
     expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: LOW, basis: 'table' })]);
   });

@@ -29,7 +29,7 @@ describe('JobRunner updates', () => {
     expect(final.jobId).toBe(handle.id);
     expect(final.images).toHaveLength(2);
     for (const image of final.images) expect(sniffImageType(image)).toBe('png');
-    expect(final).toMatchObject({ format: 'png', size: '1024x1024', quality: 'low' });
+    expect(final).toMatchObject({ formats: ['png', 'png'], size: '1024x1024', quality: 'low' });
     expect(BACKGROUNDS).toContain(final.background);
     expect(final.usage?.total_tokens).toBeGreaterThan(0);
     expect(final.cost).toEqual(
