@@ -39,7 +39,8 @@ export interface LoggerConfig {
   destination?: DestinationStream | undefined;
   /**
    * Known secret values to hide from every string that is logged (free-text messages, nested fields, bindings, keys):
-   * they are registered with the one redaction (`registerSecret`), so errors hide them too.
+   * they are registered with the one redaction (`registerSecret`), the process's, so errors and every other logger of
+   * the process hide them too, from then on (see `redact-secrets.ts`).
    */
   secrets?: readonly (string | undefined)[] | undefined;
 }

@@ -11,6 +11,16 @@
  * URL-safe, at any of the three alignments it can have inside a longer
  * base64 text such as `Basic` credentials of `user:key`), and the whole token
  * it is part of goes with it (see `KEY_CHARACTER`).
+ *
+ * The registry is the process's, on purpose: a secret registered by one client, logger or bot (`registerSecret`,
+ * `createLogger({ secrets })`, `scrubSecrets`) is hidden in every error and log line of the process from then on, those
+ * of every other client and logger too (a library user with two clients hides both keys in both: one key echoed in the
+ * other's error is still a leak), and stays hidden after its bot has stopped or its client is gone (a test file of the
+ * same worker sees the secrets earlier files registered). Registering a secret again adds nothing (one entry a secret,
+ * however many loggers or runs name it) but makes it the most recent; the registry keeps the `MAX_KNOWN_SECRETS` most
+ * recently registered (each costs memory, about 0.7 kB, and a look through every text redacted), so a process handed
+ * ever new keys (a client made for each of its users' keys) does not grow without end: past that many, the least
+ * recently registered is forgotten, and hidden then only where its shape or field says it is a credential (below).
  */
 interface KnownSecret {
   /** The secret as written and JSON-escaped: the token around one is made of `KEY_CHARACTER`s. */
@@ -25,8 +35,16 @@ const knownSecrets = new Map<string, KnownSecret>();
 /** What this module shows instead of a credential. */
 const REDACTED = '[redacted]';
 
-/** Keys shorter than this are not scrubbed by value (too likely to hit ordinary words). */
+/**
+ * Keys shorter than this are not scrubbed by value: a short one is too likely to be part of our own words (a key
+ * `error` or `pict` would eat every "error" or "pictor" of every message, even as a whole word). Such a key is hidden
+ * only where its field or scheme says it is a credential (`Authorization: Bearer …`, `api_key=…`, `"apiKey":"…"`, see
+ * `redactSecrets`); the service's keys are far longer.
+ */
 const MIN_SECRET_LENGTH = 6;
+
+/** How many secrets the registry keeps: the most recently registered (see `KnownSecret`). */
+export const MAX_KNOWN_SECRETS = 1000;
 
 /**
  * The characters of the token a registered secret may begin or be part of (`sk-test` in `sk-test-0123456789`, the
@@ -38,9 +56,17 @@ const BASE64_CHARACTER = /[A-Za-z0-9+/_-]/;
 /** A `%XX` escape. */
 const PERCENT_ESCAPE = /^%[0-9A-Fa-f]{2}$/;
 
+/** Hides `secret` in every error and log line of the process from now on (see `KnownSecret`); one shorter than 6 characters is not hidden by value. */
 export function registerSecret(secret: string | undefined): void {
   // `[redacted]` (or a part of it) is what a hidden secret is shown as: showing it hides nothing more.
-  if (!secret || secret.length < MIN_SECRET_LENGTH || knownSecrets.has(secret) || REDACTED.includes(secret)) return;
+  if (!secret || secret.length < MIN_SECRET_LENGTH || REDACTED.includes(secret)) return;
+  const known = knownSecrets.get(secret);
+  if (known) {
+    // Most recent again: the last to be forgotten.
+    knownSecrets.delete(secret);
+    knownSecrets.set(secret, known);
+    return;
+  }
   const escaped = JSON.stringify(secret).slice(1, -1);
   const bytes = Buffer.from(secret, 'utf8');
   const base64 = new Set<string>();
@@ -52,6 +78,8 @@ export function registerSecret(secret: string | undefined): void {
   }
   base64.delete(secret);
   knownSecrets.set(secret, { written: escaped === secret ? [secret] : [secret, escaped], base64: [...base64], bytes: bytes.toString('latin1') });
+  // A Map keeps the order of insertion: the first is the least recently registered.
+  if (knownSecrets.size > MAX_KNOWN_SECRETS) knownSecrets.delete(knownSecrets.keys().next().value!);
 }
 
 /** Whether the three characters before `at` in `text` are a `%XX` escape. */

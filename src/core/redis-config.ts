@@ -23,18 +23,23 @@ const PREFIX_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 const DB_PATTERN = /^[0-9]+$/;
 
 /**
- * The URL's database, if it names one: the path (`/3`) or, without a path, the `db` query parameter the Redis client
- * also reads. Throws a ValidationError naming REDIS_URL for anything but an empty path or `/<non-negative integer>`.
+ * The URL's database: the path (`/3`) or, without a path, the `db` query parameter the Redis client also reads; 0 when
+ * it names none. The one check of a Redis URL's database, for every entry (the bots, the CLI and n8n read the URL here;
+ * `connectRedis` asks again for a URL given to it directly). Throws a ValidationError naming `setting` (default
+ * REDIS_URL) for anything but an empty path or `/<non-negative integer>`, or a URL that does not parse; never with the
+ * URL in it.
  */
-function checkDatabase(env: Env, url: string): void {
+export function redisDatabaseOf(url: string, setting = 'REDIS_URL'): number {
+  const refused = () => new ValidationError(setting, `${setting} must be a redis:// or rediss:// URL whose path is empty or a database number (e.g. redis://127.0.0.1:6379/2)`);
+  if (!URL.canParse(url)) throw refused();
   const parsed = new URL(url);
   const path = parsed.pathname === '/' ? '' : parsed.pathname.replace(/^\//, '');
-  const query = parsed.searchParams.get('db');
-  for (const db of [path, query ?? '']) {
-    if (db !== '' && !DB_PATTERN.test(db)) {
-      throw envError(env, 'REDIS_URL', 'a redis:// or rediss:// URL whose path is empty or a database number (e.g. redis://127.0.0.1:6379/2)', { secret: true });
-    }
-  }
+  const query = parsed.searchParams.get('db') ?? '';
+  for (const db of [path, query]) if (db !== '' && !DB_PATTERN.test(db)) throw refused();
+  // The path wins over the query, as the Redis client reads them.
+  const db = Number(path || query || '0');
+  if (!Number.isSafeInteger(db)) throw refused();
+  return db;
 }
 
 /**
@@ -56,7 +61,7 @@ export function readRedisConfig(env: Env): RedisConfig | undefined {
     }
     return undefined;
   }
-  checkDatabase(env, url);
+  redisDatabaseOf(url, 'REDIS_URL');
   return { url, prefix: prefix ?? DEFAULT_REDIS_PREFIX };
 }
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { ConnectionError } from './errors.js';
-import type { RedisConfig } from './redis-config.js';
+import { redisDatabaseOf, type RedisConfig } from './redis-config.js';
 import { redactRedisUrl, redisUrlSecrets, scrubRedisSecrets } from './redis-url.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -52,7 +52,8 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 const CLOSE_TIMEOUT_MS = 2000;
 
 /**
- * Connects to Redis and fails fast: rejects with RedisUnavailableError when
+ * Connects to Redis and fails fast: rejects with the ValidationError of `redisDatabaseOf` (naming `setting`) before
+ * connecting when the URL's database is not a number, and with RedisUnavailableError when
  * the server cannot be reached, refuses the credentials, refuses the URL's
  * database (`/9` on a Redis with fewer databases) or does not answer within
  * `connectTimeoutMs`. Once connected, the client never gives up: if the
@@ -62,6 +63,8 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const setting = options.setting ?? DEFAULT_REDIS_SETTING;
   const unavailable = (reason: string, database?: number) => new RedisUnavailableError(url, reason, { setting, database });
+  // The one check of the URL's database (`readRedisConfig`'s), for a URL given here directly: refused naming the setting.
+  const db = redisDatabaseOf(url, setting);
   const secrets = redisUrlSecrets(url);
   const { signal } = options;
   signal?.throwIfAborted();
@@ -84,11 +87,6 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
     firstError ??= error;
   };
   redis.on('error', onStartError);
-  const db = redis.options.db ?? 0;
-  if (!Number.isSafeInteger(db) || db < 0) {
-    redis.disconnect();
-    throw unavailable(`${setting}'s database is not a number: give an empty path or a database number (e.g. /2)`);
-  }
   try {
     await untilAborted(withTimeout(redis.connect(), timeoutMs, `no connection within ${timeoutMs} ms`), signal);
     await untilAborted(withTimeout(redis.ping(), timeoutMs, `no answer within ${timeoutMs} ms`), signal);

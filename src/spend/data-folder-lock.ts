@@ -22,7 +22,8 @@ export interface HeldLock {
  * Takes the data folder for this process's bots, for as long as it runs (until `release`): their state there is one
  * process's (two would sweep each other's running jobs as interrupted). The lock is `file-lock.ts`'s, held rather
  * than taken for a task and touched every 20 s while held: a lock left by a process of this machine that is gone (a
- * kill -9, a crash), or by this very pid before and untouched for 40 s (a container started again: pid 1 both times), is taken over, and so
+ * kill -9, a crash), or by this very pid before and untouched for 40 s (a container started again: pid 1 both times;
+ * under the breaker, see `removeOwnPidLeftover`), is taken over, and so
  * is one of another machine untouched for 90 s (a network folder, a container made again under a new host name); one
  * held by a live process refuses the start with a ValidationError naming `PICTOR_DATA_DIR` (a lock let go, or not yet
  * written, as this start looked at it is looked at again: two starts at once end one holding, one refused). The CLI and the console share only the
@@ -67,11 +68,7 @@ const lettingGo = new Map<string, Promise<void>>();
 
 /** Takes the lock (see `holdDataFolder`); answers how to give it back. */
 async function take(dataDir: string, path: string, renewMs: number): Promise<() => Promise<void>> {
-  // This pid on this machine, and not held here: written by an earlier process that had this pid (a container started
-  // again), never by a live one.
-  // Only once it is older than two renewals: a live holder with this pid and host name (another container sharing the
-  // folder and the host name) touches it every 20 s.
-  if (holderOf(path) === `pid ${process.pid} on ${THIS_HOST}` && Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0) > 2 * RENEW_MS) rmSync(path, { force: true });
+  await removeOwnPidLeftover(path);
   let letGo!: () => void;
   const released = new Promise<void>((done) => (letGo = done));
   let held!: Promise<void>;
@@ -120,6 +117,27 @@ async function take(dataDir: string, path: string, renewMs: number): Promise<() 
     letGo();
     return held;
   };
+}
+
+/**
+ * Removes a lock naming this pid on this machine that is not held here and is older than two renewals: one written by
+ * an earlier process that had this pid (a container started again: pid 1 both times). A live holder with this pid and
+ * host name (another container sharing the folder and the host name) touches it every 20 s, so a fresh one stays.
+ * Looked at and removed under the lock's breaker (`file-lock.ts`'s, the one every stale lock is broken under), looked
+ * at again there: two such starts at once (two containers started again together) cannot both remove a lock, the
+ * second removing the one the first has just taken. A breaker held by someone else just then leaves the lock as it
+ * is: the start is refused naming the holder, as for any held lock, and taken over when started again.
+ */
+async function removeOwnPidLeftover(path: string): Promise<void> {
+  const leftover = () => holderOf(path) === `pid ${process.pid} on ${THIS_HOST}` && Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 2 * RENEW_MS;
+  if (!leftover()) return;
+  await withFileLock(
+    `${path}.break`,
+    async () => {
+      if (leftover()) rmSync(path, { force: true });
+    },
+    { timeoutMs: 0, staleMs: DATA_FOLDER_LOCK_STALE_MS },
+  ).catch(() => undefined);
 }
 
 /** How often a start refused by a lock that is gone, or not yet readable, when it looks tries again. */

@@ -72,6 +72,23 @@ describe('secret redaction', () => {
     expect(redactSecrets(`later: ${plain}`), 'an error made later hides it too').toBe('later: [redacted]');
   });
 
+  it('hides a secret one logger was given in every other logger of the process too, from then on', () => {
+    const plain = ['plain', 'other', 'logger', 'secret', '99'].join('-');
+    const { lines, destination } = capture();
+    const other = createLogger({ level: 'info', destination });
+    createLogger({ level: 'info', destination: capture().destination, secrets: [plain] });
+    other.info({ echoed: plain }, `a library echoed ${plain}`);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: 'a library echoed [redacted]', echoed: '[redacted]' });
+  });
+
+  it('does not hide a key shorter than 6 characters by its value (it would eat our own words), only where a field or scheme names it', () => {
+    const short = 'pictr';
+    expect(scrubSecrets(`the key ${short} was refused; pictures of pictr-like birds`, [short])).toBe(`the key ${short} was refused; pictures of pictr-like birds`);
+    expect(scrubSecrets(`Authorization: Bearer ${short}`, [short])).toBe('Authorization: Bearer [redacted]');
+    expect(scrubSecrets(`GET /v1?api_key=${short}&n=1`, [short])).toBe('GET /v1?api_key=[redacted]&n=1');
+    expect(scrubSecrets(`{"apiKey":"${short}"}`, [short])).toBe('{"apiKey":"[redacted]"}');
+  });
+
   it('never shows the key in a client, its string, JSON or inspection', () => {
     const client = new PictorClient({ baseURL: env.url, apiKey: SECRET });
     expect(String(client) + JSON.stringify(client) + inspect(client, { depth: 5, showHidden: true })).not.toContain(SECRET);

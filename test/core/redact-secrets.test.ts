@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { makeAPIError, redactSecrets, registerSecret } from '../../src/internal.js';
 
@@ -304,5 +306,40 @@ describe('an environment variable holding a secret hides the rest of its line', 
     ['a capitalised field after other words', 'see PASSWORD=one two three', 'see PASSWORD=[redacted] three'],
   ])('keeps the words after a field that starts no environment line: %s', (_what, text, shown) => {
     expect(redactSecrets(text)).toBe(shown);
+  });
+});
+
+describe('the registry of secrets, the process’s own', () => {
+  /**
+   * Registers in a process of its own (the registry is the whole process's, and a test worker's is shared by its files):
+   * `a` once, `b` through 5000 scrubs (a logger's way), 998 other keys, `a` again, and one more; answers what a text
+   * echoing `a` and one echoing `b` show then.
+   */
+  function registerInAProcessOfItsOwn(): { a: string; b: string; afterOthers: string } {
+    const redaction = fileURLToPath(new URL('../../src/core/redact-secrets.ts', import.meta.url));
+    const logger = fileURLToPath(new URL('../../src/core/logger.ts', import.meta.url));
+    const script = `
+      const { registerSecret, redactSecrets } = await import(${JSON.stringify(redaction)});
+      const { scrubSecrets } = await import(${JSON.stringify(logger)});
+      registerSecret('first-key-0123456789');
+      for (let i = 0; i < 5000; i++) scrubSecrets('nothing to hide', ['busy-key-0123456789']);
+      for (let i = 0; i < 998; i++) registerSecret('other-key-' + i + '-0123456789');
+      const afterOthers = redactSecrets('echoed first-key-0123456789 and busy-key-0123456789');
+      registerSecret('first-key-0123456789');
+      registerSecret('one-more-key-0123456789');
+      console.log(JSON.stringify({ a: redactSecrets('echoed first-key-0123456789'), b: redactSecrets('echoed busy-key-0123456789'), afterOthers }));
+    `;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    return JSON.parse(child.stdout) as { a: string; b: string; afterOthers: string };
+  }
+
+  it('holds a secret registered again and again once, and keeps the 1000 most recently registered, forgetting the least recent past that', () => {
+    const { a, b, afterOthers } = registerInAProcessOfItsOwn();
+    // 1000 distinct secrets: 5000 registrations of one count once, and nothing is forgotten yet.
+    expect(afterOthers).toBe('echoed [redacted] and [redacted]');
+    // A thousand and one: registered again, `a` is among the most recent; `b`, the least recent, is forgotten.
+    expect(a).toBe('echoed [redacted]');
+    expect(b).toBe('echoed busy-key-0123456789');
   });
 });

@@ -106,6 +106,18 @@ describe('starting without a reachable Redis', () => {
     expect(everythingShown(error)).not.toContain(SECRET);
   });
 
+  it('refuses a URL given to it directly whose database is not a number with the ValidationError of the settings, naming the setting, before connecting', async () => {
+    const port = await closedPort();
+    for (const path of ['/abc', '/3abc', '?db=x', '/?db=-2']) {
+      const error = await connectRedis(`redis://:${SECRET}@127.0.0.1:${port}${path}`, { connectTimeoutMs: 2000, setting: 'the Redis URL field' }).catch((e: unknown) => e);
+      expect(error, path).toBeInstanceOf(ValidationError);
+      expect(error, path).toMatchObject({ code: 'validation_error', param: 'the Redis URL field' });
+      expect((error as Error).message, path).toBe('the Redis URL field must be a redis:// or rediss:// URL whose path is empty or a database number (e.g. redis://127.0.0.1:6379/2)');
+      expect(everythingShown(error), path).not.toContain(SECRET);
+    }
+    await expect(connectRedis(`redis://127.0.0.1:${port}/abc`, { connectTimeoutMs: 2000 })).rejects.toMatchObject({ code: 'validation_error', param: 'REDIS_URL' });
+  });
+
   it('keeps the reason readable when the password is a single letter, hiding it only as a word', async () => {
     const port = await closedPort();
     const error = await connectRedis(`redis://127.0.0.1:${port}/?password=e`, { connectTimeoutMs: 2000 }).catch((e: unknown) => e);

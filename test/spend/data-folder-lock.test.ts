@@ -16,7 +16,8 @@ describe('the data folder lock, held by a lock file that names no process yet', 
 
 /**
  * Runs `change` just before the start reads the lock file for the `nth` time (the first read is its look for a lock of
- * its own pid, the second the one after the refusal, asking who holds it): what another process does to the lock in
+ * its own pid, the second the one after the refusal, asking who holds it — or, when the first found one of its own pid
+ * left untouched, its look again under the breaker): what another process does to the lock in
  * that moment. Through node:fs itself, as every module reading it sees it.
  */
 function onLockRead(lock: string, changes: Record<number, () => void>): void {
@@ -57,5 +58,35 @@ describe('the data folder lock, changed by its holder between the refusal and th
       param: 'PICTOR_DATA_DIR',
       message: expect.stringContaining(`is in use by another Pictor process (pid ${process.ppid} on ${THIS_HOST})`),
     });
+  });
+});
+
+describe('the data folder lock, left by this very pid before (a container started again, pid 1 both times)', () => {
+  /** A lock naming this pid on this machine, untouched for a minute: an earlier process's, or a stalled twin's. */
+  async function leftover(): Promise<{ dir: string; lock: string }> {
+    const dir = await testTempDir('pictor-folder-own-pid-');
+    const lock = join(dir, DATA_FOLDER_LOCK);
+    writeFileSync(lock, `${process.pid}\n${THIS_HOST}\n`);
+    const past = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, past, past);
+    return { dir, lock };
+  }
+
+  it('is not removed while another process breaks the lock (the breaker every stale lock is broken under), and is taken over once that one is done', async () => {
+    const { dir, lock } = await leftover();
+    writeFileSync(`${lock}.break`, `${process.ppid}\n${THIS_HOST}\n`);
+    await expect(holdDataFolder(dir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR', message: expect.stringContaining(`(pid ${process.pid} on ${THIS_HOST})`) });
+    expect(fs.statSync(lock).mtimeMs).toBeLessThan(Date.now() - 50_000);
+    rmSync(`${lock}.break`);
+    const held = await holdDataFolder(dir);
+    await held.release();
+  });
+
+  it('is not removed when, looked at again under the breaker, it has just been taken by a twin (same pid, same host name, another container sharing the folder)', async () => {
+    const { dir, lock } = await leftover();
+    // The twin removes the leftover and takes the folder between this start's first look and its removal.
+    onLockRead(lock, { 2: () => writeFileSync(lock, `${process.pid}\n${THIS_HOST}\n`) });
+    await expect(holdDataFolder(dir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR' });
+    expect(Date.now() - fs.statSync(lock).mtimeMs).toBeLessThan(10_000);
   });
 });
