@@ -7,7 +7,7 @@ import { slackErrorCode } from './slack-error-code.js';
 import { isJobActionsMessage, renderJobActions, renderJobMessage, renderResultCaption, requestLineOf, type JobViewState, type RenderedMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
-import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryTransient } from './slack-faults.js';
+import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryAfterMsOf, retryTransient } from './slack-faults.js';
 import { previewFileName, uploadFiles, type UploadedFile } from './upload-files.js';
 
 /** Tells the person who asked something only they should see (ephemeral). */
@@ -77,6 +77,14 @@ export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
  */
 const LOOK_BACK_MS = 10 * 60_000;
 const LOOK_LIMIT = 200;
+/**
+ * How long a message of the job's posted once may wait in all for Slack's `Retry-After`s (429s, Slack not taking it)
+ * before it is posted again: a 429 that asks for more is taken as a refusal. Slack's limits on `chat.postMessage` count
+ * by the second and the minute.
+ */
+export const RATE_LIMITED_WAIT_MAX_MS = 60_000;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A job's message posted (`chat.postMessage`) whose answer was lost: it may be there. */
 interface UnansweredPost<S> {
@@ -784,17 +792,20 @@ export class SlackJobView {
 
   /**
    * A message of the job's posted once, through the client that sends each call once: tried again while Slack says it
-   * has trouble of its own. After an answer that was lost the message may be there: it is looked for first, and taken as
-   * posted when found; posted again only when it is not there. When the look cannot tell, it is not posted again (logged,
-   * the post kept as unanswered): a message missing rather than two. Its ts (posted or found); undefined when the look
-   * could not tell. Throws when Slack refused it, or kept failing.
+   * has trouble of its own; after a 429 (Slack did not take it), posted again once its `Retry-After` is over, while those
+   * waits stay within `RATE_LIMITED_WAIT_MAX_MS` in all (past it, a refusal). After an answer that was lost the message
+   * may be there: it is looked for first, and taken as posted when found; posted again only when it is not there. When
+   * the look cannot tell, it is not posted again (logged, the post kept as unanswered): a message missing rather than
+   * two. Its ts (posted or found); undefined when the look could not tell. Throws when Slack refused it, kept failing,
+   * or kept it waiting too long.
    */
   async #postOnce<S>(post: OncePost<S>): Promise<string | undefined> {
     const { channel, threadTs, unanswered: slot } = post;
     const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    let failures = 0;
     let lastError: unknown;
-    for (let attempt = 0; attempt <= pauses.length + 1; attempt++) {
-      if (attempt > 0 && attempt <= pauses.length) await new Promise((resolve) => setTimeout(resolve, pauses[attempt - 1]));
+    let rateLimitedMs = 0;
+    for (;;) {
       const unanswered = slot.post;
       if (unanswered) {
         const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt, (m) => post.isOwn(m, unanswered));
@@ -808,8 +819,8 @@ export class SlackJobView {
           return found;
         }
       }
-      // Every try made: what is left is the look after the last one.
-      if (attempt > pauses.length) break;
+      // Every try made: what was left was the look after the last one.
+      if (failures > pauses.length) throw lastError;
       try {
         return await this.#o.writer.write(channel, {
           urgent: true,
@@ -828,11 +839,21 @@ export class SlackJobView {
           },
         });
       } catch (error) {
-        lastError = error;
+        const retryAfterMs = retryAfterMsOf(error);
+        if (retryAfterMs !== undefined) {
+          // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bound.
+          if (rateLimitedMs + retryAfterMs > RATE_LIMITED_WAIT_MAX_MS) throw error;
+          rateLimitedMs += retryAfterMs;
+          this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
+          await pause(retryAfterMs);
+          continue;
+        }
         if (!isTransientSlackError(error)) throw error;
+        lastError = error;
+        failures++;
+        if (failures <= pauses.length) await pause(pauses[failures - 1]!);
       }
     }
-    throw lastError;
   }
 
   /**
