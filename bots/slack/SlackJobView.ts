@@ -5,10 +5,10 @@ import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { formatsOf } from '../runner/types.js';
 import { SKIP, type ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { isJobActionsMessage, renderJobActions, renderJobMessage, renderResultCaption, requestLineOf, type JobViewState } from './render-job.js';
+import { isJobActionsMessage, renderJobActions, renderJobMessage, renderResultCaption, requestLineOf, type JobViewState, type RenderedMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
-import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryTransient } from './slack-faults.js';
+import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryAfterMsOf, retryTransient } from './slack-faults.js';
 import { previewFileName, uploadFiles, type UploadedFile } from './upload-files.js';
 
 /** Tells the person who asked something only they should see (ephemeral). */
@@ -78,17 +78,47 @@ export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
  */
 const LOOK_BACK_MS = 10 * 60_000;
 const LOOK_LIMIT = 200;
+/**
+ * How long a message of the job's posted once may wait in all for Slack's `Retry-After`s (429s, Slack not taking it)
+ * before it is posted again: a 429 that asks for more is taken as a refusal. Slack's limits on `chat.postMessage` count
+ * by the second and the minute.
+ */
+export const RATE_LIMITED_WAIT_MAX_MS = 60_000;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A job's message posted (`chat.postMessage`) whose answer was lost: it may be there. */
-interface UnansweredPost {
+interface UnansweredPost<S> {
   channel: string;
   threadTs: string | undefined;
   sentAt: number;
-  /** What it showed: the version of the job and its rendering, should it be found. */
+  /** What it showed, should it be found. */
+  shown: S;
+}
+
+/** What a job's end posted anew shows. */
+interface FinalShown {
+  /** The version of the job and its rendering. */
   version: number;
   rendering: string;
   /** The job's message when it was posted (gone, or no longer the bot's to edit, but maybe still there): it is not the one looked for. */
   after: string | undefined;
+}
+
+/** A message of the job's posted once (`#postOnce`): the end posted anew, or the message of Reroll, Edit and Delete. */
+interface OncePost<S> {
+  channel: string;
+  threadTs: string | undefined;
+  /** Where a post whose answer was lost is kept until it is looked for (the end's is the view's: a repair looks again). */
+  unanswered: { post?: UnansweredPost<S> | undefined };
+  /** In the channel's turn, right before the call: the message, and what it shows. */
+  render: () => Promise<{ message: RenderedMessage; shown: S }>;
+  /** The message looked for after an answer that was lost. */
+  isOwn: (message: { ts: string; blocks?: unknown }, unanswered: UnansweredPost<S>) => boolean;
+  /** It is there, posted (in the channel's turn) or found. */
+  posted: (channel: string, ts: string | undefined, shown: S) => Promise<void>;
+  /** Logged when its answer was lost and the look could not tell: it is not posted again. */
+  notLookedFor: string;
 }
 
 /** Slack's `ts` `a` is later than `b` (seconds, then microseconds, as numbers). */
@@ -151,7 +181,7 @@ export class SlackJobView {
   /** The client of the posts sent once (the first, a final posted anew, the buttons): no automatic retries. */
   readonly #onceClient: webApi.WebClient;
   /** A final message posted anew whose answer was lost: looked for before another is posted. */
-  #finalUnanswered: UnansweredPost | undefined;
+  readonly #finalUnanswered: { post?: UnansweredPost<FinalShown> | undefined } = {};
   /** The first post was given up at its deadline: not written if its turn had not come, taken back if it lands later. */
   #firstPostLate = false;
   /** Where the end of the job goes: its channel, or (the channel no longer takes the bot's messages) the requester's DM. */
@@ -503,61 +533,25 @@ export class SlackJobView {
   }
 
   /**
-   * The job's end in a message of its own, posted once: through the client that sends each call once, tried again while
-   * Slack says it has trouble of its own. After an answer that was lost the message may be there: it is looked for first
-   * (by its request line), and taken as the job's message when found; posted again only when it is not there. When the
-   * look cannot tell, it is not posted again (logged): a message missing rather than two. The job's images are not in
-   * it — they were shared before it, by their own route — so no paid image waits on it; a button pressed on the job
-   * (`repair`) looks again. Throws when Slack refused it, or kept failing.
+   * The job's end in a message of its own, posted once (`#postOnce`): after an answer that was lost it is looked for by
+   * its request line, and taken as the job's message when found. The job's images are not in it — they were shared
+   * before it, by their own route — so no paid image waits on it; a button pressed on the job (`repair`) looks again.
+   * Throws when Slack refused it, or kept failing.
    */
   async #postFinalMessage(channel: string, threadTs: string | undefined): Promise<void> {
-    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
-    let lastError: unknown;
-    for (let attempt = 0; attempt <= pauses.length + 1; attempt++) {
-      if (attempt > 0 && attempt <= pauses.length) await new Promise((resolve) => setTimeout(resolve, pauses[attempt - 1]));
-      const unanswered = this.#finalUnanswered;
-      if (unanswered) {
-        const { after } = unanswered;
-        const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt, (m) => requestLineOf(m.blocks) === this.#o.request.id && (!after || isLaterTs(m.ts, after)));
-        if (found === undefined) {
-          this.#o.logger.warn({ jobId: this.#state.jobId, channel: unanswered.channel }, 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again');
-          return;
-        }
-        if (found !== null) {
-          this.#finalUnanswered = undefined;
-          await this.#finalPosted(unanswered.channel, found, unanswered.version, unanswered.rendering);
-          return;
-        }
-        this.#finalUnanswered = undefined;
-      }
-      // Every try made: what is left is the look after the last one.
-      if (attempt > pauses.length) break;
-      try {
-        await this.#o.writer.write(channel, {
-          urgent: true,
-          run: async () => {
-            const version = this.#version;
-            const rendered = renderJobMessage(this.#state);
-            const rendering = JSON.stringify(rendered);
-            const sentAt = Date.now();
-            const after = this.#messageTs;
-            let result: Awaited<ReturnType<webApi.WebClient['chat']['postMessage']>>;
-            try {
-              result = await this.#onceClient.chat.postMessage({ channel, text: rendered.text, blocks: rendered.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
-            } catch (error) {
-              if (lostAnswerCode(error) !== undefined) this.#finalUnanswered = { channel, threadTs, sentAt, version, rendering, after };
-              throw error;
-            }
-            await this.#finalPosted(channel, result.ts, version, rendering);
-          },
-        });
-        return;
-      } catch (error) {
-        lastError = error;
-        if (!isTransientSlackError(error)) throw error;
-      }
-    }
-    throw lastError;
+    const requestId = this.#o.request.id;
+    await this.#postOnce<FinalShown>({
+      channel,
+      threadTs,
+      unanswered: this.#finalUnanswered,
+      render: async () => {
+        const rendered = renderJobMessage(this.#state);
+        return { message: rendered, shown: { version: this.#version, rendering: JSON.stringify(rendered), after: this.#messageTs } };
+      },
+      isOwn: (m, { shown: { after } }) => requestLineOf(m.blocks) === requestId && (!after || isLaterTs(m.ts, after)),
+      posted: (at, ts, { version, rendering }) => this.#finalPosted(at, ts, version, rendering),
+      notLookedFor: 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again',
+    });
   }
 
   /** The job's end is shown in a message of its own (`ts`, posted or found in `channel`), showing `version`. */
@@ -774,45 +768,85 @@ export class SlackJobView {
 
   /** The message of Reroll, Edit and Delete posted once (see `#postActions`): its ts, undefined when the look after a lost answer could not tell. */
   async #postActionsOnce(where: { channel: string; threadTs: string | undefined }): Promise<string | undefined> {
-    const rendered = renderJobActions(this.#state);
-    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
     const requestId = this.#o.request.id;
-    let unansweredAt: number | undefined;
+    return this.#postOnce<undefined>({
+      ...where,
+      unanswered: {},
+      render: async () => {
+        // A click on them finds the images.
+        await this.#imagesSaved;
+        return { message: renderJobActions(this.#state), shown: undefined };
+      },
+      isOwn: (m) => isJobActionsMessage(m.blocks, requestId),
+      posted: async () => undefined,
+      notLookedFor: 'Slack’s answer to the buttons of a finished job was lost and their message could not be looked for: it is not posted again',
+    });
+  }
+
+  /**
+   * A message of the job's posted once, through the client that sends each call once: tried again while Slack says it
+   * has trouble of its own; after a 429 (Slack did not take it), posted again once its `Retry-After` is over, while those
+   * waits stay within `RATE_LIMITED_WAIT_MAX_MS` in all (past it, a refusal). After an answer that was lost the message
+   * may be there: it is looked for first, and taken as posted when found; posted again only when it is not there. When
+   * the look cannot tell, it is not posted again (logged, the post kept as unanswered): a message missing rather than
+   * two. Its ts (posted or found); undefined when the look could not tell. Throws when Slack refused it, kept failing,
+   * or kept it waiting too long.
+   */
+  async #postOnce<S>(post: OncePost<S>): Promise<string | undefined> {
+    const { channel, threadTs, unanswered: slot } = post;
+    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    let failures = 0;
     let lastError: unknown;
-    for (let attempt = 0; attempt <= pauses.length + 1; attempt++) {
-      if (attempt > 0 && attempt <= pauses.length) await new Promise((resolve) => setTimeout(resolve, pauses[attempt - 1]));
-      if (unansweredAt !== undefined) {
-        const found = await this.#lookForOwnMessage(where.channel, where.threadTs, unansweredAt, (m) => isJobActionsMessage(m.blocks, requestId));
-        unansweredAt = undefined;
+    let rateLimitedMs = 0;
+    for (;;) {
+      const unanswered = slot.post;
+      if (unanswered) {
+        const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt, (m) => post.isOwn(m, unanswered));
         if (found === undefined) {
-          this.#o.logger.warn({ jobId: this.#state.jobId, channel: where.channel }, 'Slack’s answer to the buttons of a finished job was lost and their message could not be looked for: it is not posted again');
+          this.#o.logger.warn({ jobId: this.#state.jobId, channel: unanswered.channel }, post.notLookedFor);
           return undefined;
         }
-        if (found !== null) return found;
+        slot.post = undefined;
+        if (found !== null) {
+          await post.posted(unanswered.channel, found, unanswered.shown);
+          return found;
+        }
       }
-      // Every try made: what is left is the look after the last one.
-      if (attempt > pauses.length) break;
+      // Every try made: what was left was the look after the last one.
+      if (failures > pauses.length) throw lastError;
       try {
-        const result = await this.#o.writer.write(where.channel, {
+        return await this.#o.writer.write(channel, {
           urgent: true,
           run: async () => {
-            await this.#imagesSaved;
+            const { message, shown } = await post.render();
             const sentAt = Date.now();
+            let result: Awaited<ReturnType<webApi.WebClient['chat']['postMessage']>>;
             try {
-              return await this.#onceClient.chat.postMessage({ channel: where.channel, text: rendered.text, blocks: rendered.blocks, ...(where.threadTs ? { thread_ts: where.threadTs } : {}) });
+              result = await this.#onceClient.chat.postMessage({ channel, text: message.text, blocks: message.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
             } catch (error) {
-              if (lostAnswerCode(error) !== undefined) unansweredAt = sentAt;
+              if (lostAnswerCode(error) !== undefined) slot.post = { channel, threadTs, sentAt, shown };
               throw error;
             }
+            await post.posted(channel, result.ts, shown);
+            return result.ts;
           },
         });
-        return result?.ts;
       } catch (error) {
-        lastError = error;
+        const retryAfterMs = retryAfterMsOf(error);
+        if (retryAfterMs !== undefined) {
+          // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bound.
+          if (rateLimitedMs + retryAfterMs > RATE_LIMITED_WAIT_MAX_MS) throw error;
+          rateLimitedMs += retryAfterMs;
+          this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
+          await pause(retryAfterMs);
+          continue;
+        }
         if (!isTransientSlackError(error)) throw error;
+        lastError = error;
+        failures++;
+        if (failures <= pauses.length) await pause(pauses[failures - 1]!);
       }
     }
-    throw lastError;
   }
 
   /**

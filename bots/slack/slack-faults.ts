@@ -6,7 +6,7 @@ import { slackErrorCode } from './slack-error-code.js';
  * saying no in an `ok: false` answer, or the client giving up. The clients of
  * the audit channel and of a job's own messages (its first one, the message of
  * Reroll, Edit and Delete beside its images, and its end posted anew) try each
- * call once.
+ * call once, and answer a 429 at once (`retryAfterMsOf`).
  */
 
 /** Slack's own trouble, not the request's: worth another try after a pause. */
@@ -55,6 +55,18 @@ export function lostAnswerCode(error: unknown): string | number | undefined {
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if ((status !== undefined && status < 500) || typeof e.body?.error === 'string') return undefined;
   return status ?? 'http_error';
+}
+
+/**
+ * How long Slack asked to wait before the call is made again (its `Retry-After`, in ms) when it refused the call with a
+ * 429, else undefined: what the clients that try each call once answer at once (`slack_webapi_rate_limited_error`, its
+ * `retryAfter` in seconds). A 429 is Slack not taking the call: made again once that wait is over, it makes no second
+ * message.
+ */
+export function retryAfterMsOf(error: unknown): number | undefined {
+  const e = error as { code?: unknown; retryAfter?: unknown } | undefined;
+  if (e?.code !== 'slack_webapi_rate_limited_error' || typeof e.retryAfter !== 'number' || !(e.retryAfter >= 0)) return undefined;
+  return e.retryAfter * 1000;
 }
 
 export function isTransientSlackError(error: unknown): boolean {

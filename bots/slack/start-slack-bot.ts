@@ -148,7 +148,10 @@ const AUDIT_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLim
  * on a 429: the intake holds the job's queue place and reservation while it waits, so it waits for no retry,
  * `firstPostDeadlineMs` bounds the whole), the message of Reroll, Edit and Delete beside a finished job's images, and
  * its end posted anew when its message is gone; and the looks (`conversations.history`, `conversations.replies`) for
- * one of those whose answer was lost, before anything is posted again.
+ * one of those whose answer was lost, before anything is posted again. A 429 is answered at once for those too
+ * (`slack_webapi_rate_limited_error` with its `retryAfter`): the job's view waits that out and posts again (`#postOnce`,
+ * at most `RATE_LIMITED_WAIT_MAX_MS` of such waits), which the client could not do without also sending again a call
+ * whose answer was lost.
  */
 const FIRST_POST_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 const STOP_DRAIN_MS = 10_000;

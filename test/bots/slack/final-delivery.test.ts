@@ -1,12 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say, usd } from '../../../bots/runner/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
-import { actionMessages, FAKE_CHANNEL_INTERVAL_MS, finishedActions, finishedJob, imageShares, isFinished, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
+import { actionMessages, FAKE_CHANNEL_INTERVAL_MS, finishedActions, finishedJob, hasButton, imageShares, isFinished, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
+/** Puts the real timers back (`clockOfLongTimers`), should a test end before it does. */
+let restoreClock: (() => void) | undefined;
 afterEach(async () => {
+  restoreClock?.();
   await h?.close();
   h = undefined;
 });
@@ -248,5 +251,122 @@ describe('results of jobs ending together, under Slack’s Tier 3 limit on chat.
     }
     expect(fake.rejectedWrites).toEqual([]);
     expect(fake.tier3Refusals).toEqual([]);
+  }, 30_000);
+});
+
+/**
+ * Timers of a second or more (Slack's waits, the bot's pauses between tries) run on vitest's clock, which stands still
+ * until `advance` moves it; shorter ones (the channel's pacing, the image service's latency, a queue's next step) run on
+ * the real one. `moved()` is how far the clock was moved, read when something happens.
+ */
+function clockOfLongTimers(): { advance: (ms: number) => Promise<void>; moved: () => number; restore: () => void } {
+  const real = { set: globalThis.setTimeout, clear: globalThis.clearTimeout };
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  const fake = { set: globalThis.setTimeout, clear: globalThis.clearTimeout };
+  const onClock = new Set<unknown>();
+  let moved = 0;
+  globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    if ((ms ?? 0) < 1000) return real.set(callback, ms, ...args);
+    const timer = fake.set(callback, ms, ...args);
+    onClock.add(timer);
+    return timer;
+  }) as typeof setTimeout;
+  globalThis.clearTimeout = ((timer: Parameters<typeof clearTimeout>[0]) => (onClock.has(timer) ? fake.clear(timer) : real.clear(timer))) as typeof clearTimeout;
+  const restore = () => {
+    restoreClock = undefined;
+    globalThis.setTimeout = fake.set;
+    globalThis.clearTimeout = fake.clear;
+    vi.useRealTimers();
+  };
+  restoreClock = restore;
+  return {
+    advance: async (ms) => {
+      moved += ms;
+      await vi.advanceTimersByTimeAsync(ms);
+    },
+    moved: () => moved,
+    restore,
+  };
+}
+
+describe('a message of a job’s sent once, when Slack rate-limits it (429 with Retry-After: it did not take it)', () => {
+  const isActionsPost = (channel: string) => (args: Record<string, unknown>) => args.channel === channel && typeof args.text === 'string' && args.text.startsWith('Reroll, Edit or Delete');
+  const rateLimitedWait = (logger: RecordingLogger) => logger.entries.find((e) => e.msg?.startsWith('Slack rate-limited a message of a job that is sent once'));
+
+  it('posts the buttons beside the images again once Slack’s Retry-After is over, not sooner, and once', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ bot: { logger } });
+    const { fake } = h;
+    const posts = () => fake.callsOf('chat.postMessage').filter((c) => isActionsPost('C0BUSY')(c.args));
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 30, count: 1, match: isActionsPost('C0BUSY') });
+      // How far the clock had moved when the buttons were posted again (its own deadline past anything moved here).
+      const postedAgain = fake.waitFor(() => posts().length > 1 && { at: clock.moved() }, 'the buttons posted again', 10 * 60_000);
+      await fake.command({ command: '/imagine', text: 'a lantern in a busy channel --quality low', channel: 'C0BUSY', user: 'U0ALICE' });
+      // Not vi.waitFor: under fake timers it moves the clock.
+      expect((await fake.waitFor(() => rateLimitedWait(logger), 'the bot to wait', 10 * 60_000)).obj).toMatchObject({ channel: 'C0BUSY', retryAfterMs: 30_000 });
+      await clock.advance(29_999);
+      await clock.advance(1);
+      expect((await postedAgain).at).toBe(30_000);
+    } finally {
+      clock.restore();
+    }
+    const buttons = await finishedActions(fake, 'C0BUSY');
+    const done = await finishedJob(fake, 'C0BUSY');
+    await h.close({ fake: true });
+    h = undefined;
+    expect(posts().map((c) => c.status)).toEqual([429, 200]);
+    expect(actionMessages(fake, 'C0BUSY').map((m) => m.ts)).toEqual([buttons.ts]);
+    expect(buttonsOf(done)).toEqual([]);
+    expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
+    await fake.close();
+  }, 30_000);
+
+  it('posts the end of a job anew in its channel once Slack’s Retry-After is over, not in the requester’s direct messages', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const finalPosts = () => fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0BUSYEND' && isFinalUpdate(c.args));
+    await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel: 'C0BUSYEND', user: 'U0ALICE' });
+    const running = await fake.waitFor(() => jobMessages(fake, 'C0BUSYEND').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.messages.splice(fake.messages.indexOf(running), 1);
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 20, count: 1, match: (args) => args.channel === 'C0BUSYEND' && isFinalUpdate(args) });
+      const postedAgain = fake.waitFor(() => finalPosts().length > 1 && { at: clock.moved() }, 'the end posted again', 10 * 60_000);
+      await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
+      expect((await fake.waitFor(() => rateLimitedWait(logger), 'the bot to wait', 10 * 60_000)).obj).toMatchObject({ channel: 'C0BUSYEND', retryAfterMs: 20_000 });
+      await clock.advance(19_999);
+      await clock.advance(1);
+      expect((await postedAgain).at).toBe(20_000);
+    } finally {
+      clock.restore();
+    }
+    const ended = await finishedJob(fake, 'C0BUSYEND');
+    expect(statusOf(ended)).toContain('Cancelled');
+    await h.close({ fake: true });
+    h = undefined;
+    expect(finalPosts().map((c) => c.status)).toEqual([429, 200]);
+    expect(jobMessages(fake, 'C0BUSYEND')).toHaveLength(1);
+    expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
+    await fake.close();
+  }, 30_000);
+
+  it('does not wait past a minute: buttons Slack holds back longer are shown on the job’s message, posted beside the images never', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ bot: { logger } });
+    const { fake } = h;
+    // Slack refuses every post of the buttons for two minutes: each try within them would get its 429.
+    fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 120, count: 3, match: isActionsPost('C0HELD') });
+    await fake.command({ command: '/imagine', text: 'a lantern held back --quality low', channel: 'C0HELD', user: 'U0ALICE' });
+    const done = await fake.waitFor(() => jobMessages(fake, 'C0HELD').find((m) => isFinished(m) && hasButton(m, 'pictor_reroll')), 'the buttons on the job’s message');
+    await h.close({ fake: true });
+    h = undefined;
+    expect(buttonsOf(done).map((b) => b.actionId)).toEqual(['pictor_reroll', 'pictor_edit', 'pictor_delete']);
+    expect(fake.callsOf('chat.postMessage').filter((c) => isActionsPost('C0HELD')(c.args)).map((c) => c.status)).toEqual([429]);
+    expect(actionMessages(fake, 'C0HELD')).toEqual([]);
+    expect(rateLimitedWait(logger)).toBeUndefined();
+    await fake.close();
   }, 30_000);
 });

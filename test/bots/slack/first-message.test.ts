@@ -225,11 +225,30 @@ describe('a job between its first message and the image service', () => {
     h = await startHarness({ bot: { firstPostDeadlineMs: 300 } });
     const { fake } = h;
     const held = fake.holdOpen('chat.postMessage');
-    // Bob's post went to Slack and is not answered; Carol's waits behind it for the channel's turn.
-    const toBob = privately(fake, 'a kite --quality low', 'U0BOB', 'C0SLOW');
-    await fake.waitFor(() => held.arrived() === 1, 'Bob’s post at Slack');
-    const carol = await privately(fake, 'a boat --quality low', 'U0CAROL', 'C0SLOW');
-    const bob = await toBob;
+    const realSetTimeout = globalThis.setTimeout;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    // The clock stands still from here, as in the test above (a callback asked for at the next turn runs at that turn);
+    // the deadlines of 300 ms set on it are counted.
+    const fakeSetTimeout = globalThis.setTimeout;
+    let deadlines = 0;
+    globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      if (ms === 300) deadlines++;
+      return (ms ?? 0) <= 0 ? realSetTimeout(callback, 0, ...args) : fakeSetTimeout(callback, ms, ...args);
+    }) as typeof setTimeout;
+    let bob: string;
+    let carol: string;
+    try {
+      // Bob's post went to Slack and is not answered; Carol's waits behind it for the channel's turn.
+      const toBob = privately(fake, 'a kite --quality low', 'U0BOB', 'C0SLOW');
+      await fake.waitFor(() => held.arrived() === 1, 'Bob’s post at Slack');
+      const toCarol = privately(fake, 'a boat --quality low', 'U0CAROL', 'C0SLOW');
+      await fake.waitFor(() => deadlines === 2, 'Carol’s deadline set');
+      await vi.advanceTimersByTimeAsync(300);
+      [bob, carol] = await Promise.all([toBob, toCarol]);
+    } finally {
+      globalThis.setTimeout = fakeSetTimeout;
+      vi.useRealTimers();
+    }
     expect(held.arrived()).toBe(1);
     // Bob's post may still land: he is told so. Carol's was never sent.
     expect(bob).toBe(say('en', 'slack.job.maybe_posted'));

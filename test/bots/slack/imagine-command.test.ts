@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { say, usd } from '../../../bots/runner/index.js';
 import { sniffImageType } from '../../../src/index.js';
 import { buttonsOf, visibleText } from '../../fakes/slack/slack-objects.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { finishedActions, finishedJob, imageShares, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -82,21 +83,23 @@ describe('/imagine over HTTP', () => {
   });
 
   it('runs a correctly signed request once: the same request sent again within five minutes is dropped', async () => {
-    h = await startHarness({ emulator: { latencyMs: 10 } });
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 10 }, bot: { logger } });
     const ack = await h.fake.command({ command: '/imagine', text: 'a cat --quality low', channel: 'C0REPLAY' });
     expect(ack.status).toBe(200);
     await finishedJob(h.fake, 'C0REPLAY');
     const replayed = await h.fake.replayLastDelivery();
     expect(replayed.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 500));
+    await h.fake.waitFor(() => logger.entries.find((e) => e.msg === 'refused a replayed Slack request'), 'the replay refused');
     expect(h.emulator.requests.filter((r) => r.path === '/v1/images/generations')).toHaveLength(1);
     expect(jobMessages(h.fake, 'C0REPLAY')).toHaveLength(1);
   });
 
   it('refuses a correctly signed request dated ten minutes in the future', async () => {
-    h = await startHarness();
+    const logger = new RecordingLogger();
+    h = await startHarness({ bot: { logger } });
     await h.fake.command({ command: '/imagine', text: 'a cat from the future' }, { timestampSec: Math.floor(Date.now() / 1000) + 10 * 60 });
-    await new Promise((r) => setTimeout(r, 500));
+    await h.fake.waitFor(() => logger.entries.find((e) => e.msg === 'refused a Slack request dated in the future'), 'the request refused');
     expect(h.fake.messages).toEqual([]);
     expect(h.emulator.requests).toEqual([]);
   });
