@@ -33,7 +33,7 @@ Environment (also read from ./.env):
   PICTOR_ACCOUNT_DAILY_USD, PICTOR_ACCOUNT_MONTHLY_USD   caps on what the account may spend (default: none)
   PICTOR_DATA_DIR           the file spend ledger without REDIS_URL (default ~/.local/state/pictor,
                             or $XDG_STATE_HOME/pictor; the emulator's ledger is its emulator/ folder)
-  PICTOR_LOG_LEVEL          error (default for the CLI), warn, info, debug, trace, silent
+  PICTOR_LOG_LEVEL          error (default for the CLI; info for pictor console), warn, info, debug, trace, silent
   PICTOR_LOG_FORMAT         human (default) or json
 
 Run "pictor <command> --help" for a command's options; "pictor --version" for the version.`;
@@ -78,7 +78,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
       return command === undefined ? 2 : 0;
     }
     const config = readCoreConfig(env);
-    const logger = await createCliLogger({ env, level: config.logLevel, secrets: [config.apiKey], line: out.stderr });
+    // `pictor console` is a long-running server: its log says what it does (info) unless PICTOR_LOG_LEVEL says otherwise.
+    const logger = await createCliLogger({ env: command === 'console' ? { ...env, PICTOR_LOG_LEVEL: env.PICTOR_LOG_LEVEL?.trim() || 'info' } : env, level: config.logLevel, secrets: [config.apiKey], line: out.stderr });
     const ctx: CliContext = {
       ...out,
       env,
@@ -101,7 +102,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
       case 'emulator':
         return await (await import('./commands/emulator.js')).runEmulator(args, ctx);
       case 'console':
-        if (!config.redis) writableFolder('PICTOR_DATA_DIR', config.spend.dataDir);
         return await (await import('./commands/console.js')).runConsole(args, ctx, config, logger);
       case 'usage':
         return await (await import('./commands/usage.js')).runUsage(args, ctx, config, io.stdoutIsTerminal === true);

@@ -1,4 +1,4 @@
-import { envBoolean, envError, envNumber, envText, type Env } from '../core/env.js';
+import { envBoolean, envError, envNumber, envText, envUrl, type Env } from '../core/env.js';
 import { isLoopbackHost } from '../core/emulator-identity.js';
 import { ValidationError } from '../core/errors.js';
 
@@ -15,6 +15,12 @@ export interface ConsoleConfig {
   token: string | undefined;
   /** `PICTOR_CONSOLE_ALLOW_CHANGES=1`: resume a paused server and change the alert rules from the console. Default: read-only. */
   allowChanges: boolean;
+  /**
+   * `PICTOR_CONSOLE_ORIGIN`: the address the owner opens the console at through a TLS proxy in front of it (e.g.
+   * `https://pictor.example.com`), an origin only. Its forms and its `Host` are accepted as the console's own, whatever
+   * `Host` the proxy passes on. Unset: only the console's own address is.
+   */
+  publicOrigin?: string | undefined;
 }
 
 /** The port `pictor console` listens on when neither `--port` nor `PICTOR_CONSOLE_PORT` says. */
@@ -49,9 +55,21 @@ export function readConsoleConfig(env: Env, options: { always?: { port: number }
     );
   }
   return {
+    publicOrigin: publicOriginOf(env),
     port: port ?? options.always!.port,
     host: listenOn,
     token,
     allowChanges: envBoolean(env, 'PICTOR_CONSOLE_ALLOW_CHANGES', '1 (resume paused servers and change alert rules from the console) or 0') ?? false,
   };
+}
+
+/** `PICTOR_CONSOLE_ORIGIN` as an origin (`https://host[:port]`, no path, no query), lower-cased; undefined when unset. */
+function publicOriginOf(env: Env): string | undefined {
+  const text = envUrl(env, 'PICTOR_CONSOLE_ORIGIN', { example: 'https://pictor.example.com' });
+  if (text === undefined) return undefined;
+  const url = new URL(text);
+  if (text.replace(/\/$/, '').toLowerCase() !== url.origin.toLowerCase() || url.username !== '' || url.password !== '') {
+    throw envError(env, 'PICTOR_CONSOLE_ORIGIN', 'the address the console is opened at through its proxy, an origin only (no path, no query), e.g. https://pictor.example.com');
+  }
+  return url.origin.toLowerCase();
 }

@@ -332,3 +332,37 @@ export async function roleBudgetsOf(source: ConsoleSource, logger: LoggerLike): 
     return {};
   });
 }
+
+/** The cap rows a page shows: `rows`, fullest first, and how many of the others were left out. */
+export interface CapsShown {
+  rows: CapUse[];
+  /** The members' and DM users' rows not shown (past the `members` fullest, or not matching `key`). */
+  hidden: number;
+  /** The filter asked for (a part of a key), when one was. */
+  key?: string | undefined;
+}
+
+/**
+ * The cap rows a page shows of `caps` (fullest first): every account's and server's/workspace's row, and of the members'
+ * and DM users' only the `members` fullest — with 5,000 members under a cap of each, every row made a page of
+ * megabytes. Given `key`, only the members' and DM users' rows whose key (or the scope it applies in) contains it, the
+ * fullest `members` of them.
+ */
+export function capsShown(caps: readonly CapUse[], options: { members: number; key?: string | undefined }): CapsShown {
+  const key = options.key?.trim().slice(0, 200).toLowerCase() || undefined;
+  const rows: CapUse[] = [];
+  let members = 0;
+  let hidden = 0;
+  for (const cap of caps) {
+    if (cap.owner === 'account' || cap.owner === 'scope') {
+      rows.push(cap);
+      continue;
+    }
+    const matches = key === undefined || cap.key.toLowerCase().includes(key) || (cap.scopeKey?.toLowerCase().includes(key) ?? false);
+    if (matches && members < options.members) {
+      rows.push(cap);
+      members++;
+    } else hidden++;
+  }
+  return { rows, hidden, key };
+}

@@ -29,6 +29,10 @@ export interface StartConsoleOptions {
   now?: (() => number) | undefined;
   /** How often the jobs page's live part reads the ledger while someone watches. Default 1 s. */
   liveIntervalMs?: number | undefined;
+  /** How long a page waits for the ledger before it answers 503 (default 5 s). */
+  ledgerWaitMs?: number | undefined;
+  /** A warning every page shows while it holds (no ledger where the console reads it). */
+  ledgerWarning?: (() => string | undefined) | undefined;
 }
 
 export interface RunningConsole {
@@ -78,6 +82,8 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
         now: options.now,
         liveIntervalMs: options.liveIntervalMs,
         ledgerNow,
+        ledgerWaitMs: options.ledgerWaitMs,
+        ledgerWarning: options.ledgerWarning,
       });
     } catch (error) {
       await watcher?.stop();

@@ -11,7 +11,7 @@ import { parseThresholds, type AlertConfig } from './alerts/config.js';
 import { loadAssets } from './assets.js';
 import { sameSecret, Sessions } from './auth.js';
 import { isLoopbackHost, type ConsoleConfig } from './config.js';
-import { roleBudgetsOf, spendFigures } from './figures.js';
+import { capsShown, roleBudgetsOf, spendFigures } from './figures.js';
 import { LedgerNow } from './ledger-now.js';
 import type { SafeHtml } from './html.js';
 import { LiveJobs } from './live-jobs.js';
@@ -19,6 +19,7 @@ import { alertsPage } from './pages/alerts.js';
 import { filterOf, jobRow, jobsPage, liveRow, matchesFilter, MAX_THUMBS, type JobFilter } from './pages/jobs.js';
 import type { PageContext } from './pages/layout.js';
 import { loginPage } from './pages/login.js';
+import { ledgerUnreachablePage } from './pages/unreachable.js';
 import { settingsPage } from './pages/settings.js';
 import { spendPage } from './pages/spend.js';
 import type { ConsoleSource, SettingRow } from './source.js';
@@ -42,6 +43,13 @@ export interface ConsoleServerOptions {
   liveIntervalMs?: number | undefined;
   /** The ledger's reservations with those of gone processes ended (shared with the alerts); default one of its own. */
   ledgerNow?: LedgerNow | undefined;
+  /** How long a page waits for the ledger before it answers 503. Default `LEDGER_WAIT_MS`. */
+  ledgerWaitMs?: number | undefined;
+  /**
+   * Said on every page while it holds (the file ledger's folder has no ledger in it: likely not the folder the bots or
+   * n8n write); undefined once it is fine.
+   */
+  ledgerWarning?: (() => string | undefined) | undefined;
 }
 
 export interface ConsoleServer {
@@ -59,6 +67,13 @@ export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const MAX_FORM_BYTES = 8 * 1024;
+/**
+ * How long a page waits for the ledger's reads (Redis unreachable: its commands wait for the connection to come back)
+ * before it answers 503, "the ledger cannot be reached"; the next page asks again.
+ */
+export const LEDGER_WAIT_MS = 5_000;
+/** The members' and DM users' cap rows the spend page shows (the fullest first); the account's and scopes' are all shown. */
+export const MEMBER_CAP_ROWS = 50;
 const PAGE_PATHS = new Set(['/spend', '/jobs', '/settings', '/alerts']);
 
 /**
@@ -76,7 +91,11 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const ledgerNow = options.ledgerNow ?? new LedgerNow(source.store, { now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
   const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   const loopback = isLoopbackHost(config.host);
-  let allowedHosts: Set<string> = new Set();
+  const ledgerWaitMs = options.ledgerWaitMs ?? LEDGER_WAIT_MS;
+  // The address the owner opens the console at through its proxy: its Host and its forms' Origin are the console's own.
+  const publicOrigin = config.publicOrigin;
+  const publicHost = publicOrigin === undefined ? undefined : new URL(publicOrigin).host;
+  let allowedHosts: Set<string> = new Set(publicHost === undefined ? [] : [publicHost]);
 
   const names = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
     const list = [...new Set(keys)];
@@ -91,6 +110,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     ledgerWhere: options.ledgerWhere,
     now: now(),
     notice: noticeOf(query),
+    warning: options.ledgerWarning?.(),
   });
 
   async function renderPage(path: string, query: URLSearchParams, csrf: string): Promise<SafeHtml> {
@@ -103,8 +123,9 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         const active = await ledgerNow.activeJobs();
         const [overrides, refusals, roleBudgets] = await Promise.all([store.allCapOverrides(), store.refusals(`${utcMonth(ctx.now)}-01`), roleBudgetsOf(source, logger)]);
         const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now: ctx.now, chartDays, ledger: store, roleBudgets });
-        const keys = [...figures.caps.flatMap((c) => (c.scopeKey === undefined ? [c.key] : [c.key, c.scopeKey])), ...figures.byScope.map((r) => r.key), ...figures.byUser.map((r) => r.key)];
-        return spendPage(ctx, figures, await names(keys), chartDays);
+        const caps = capsShown(figures.caps, { members: MEMBER_CAP_ROWS, key: query.get('cap') ?? undefined });
+        const keys = [...caps.rows.flatMap((c) => (c.scopeKey === undefined ? [c.key] : [c.key, c.scopeKey])), ...figures.byScope.map((r) => r.key), ...figures.byUser.map((r) => r.key)];
+        return spendPage(ctx, { ...figures, caps: caps.rows }, await names(keys), chartDays, caps);
       }
       case '/jobs': {
         const filter = filterOf(query);
@@ -187,7 +208,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         return html(res, 200, loginPage({ next: safeNext(url.searchParams.get('next')), generatedToken: options.generatedToken }));
       }
       if (method === 'POST') {
-        if (!sameOrigin(req)) return send(res, 403, 'text/plain; charset=utf-8', 'Refused: the form did not come from this console.\n');
+        if (!sameOrigin(req, publicOrigin)) return send(res, 403, 'text/plain; charset=utf-8', 'Refused: the form did not come from this console.\n');
         const form = await readForm(req);
         if (!form) return send(res, 413, 'text/plain; charset=utf-8', 'Too large\n');
         return login(res, form.get('token') ?? '', safeNext(form.get('next')), options.generatedToken);
@@ -200,7 +221,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       if (path === '/') return redirect(res, '/spend');
       if (PAGE_PATHS.has(path)) {
         if (!session) return redirect(res, `/login?next=${encodeURIComponent(path + url.search)}`);
-        return html(res, 200, await renderPage(path, url.searchParams, session.csrf));
+        return page(res, path, url.searchParams, session.csrf);
       }
       if (path === '/events/jobs') {
         if (!session) return send(res, 401, 'text/plain; charset=utf-8', 'Log in first.\n');
@@ -221,7 +242,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
     // A change: a session, this origin, its CSRF token, and changes allowed.
     if (!session) return send(res, 401, 'text/plain; charset=utf-8', 'Log in first.\n');
-    if (!sameOrigin(req)) return send(res, 403, 'text/plain; charset=utf-8', 'Refused: the form did not come from this console.\n');
+    if (!sameOrigin(req, publicOrigin)) return send(res, 403, 'text/plain; charset=utf-8', 'Refused: the form did not come from this console.\n');
     const form = await readForm(req);
     if (!form) return send(res, 413, 'text/plain; charset=utf-8', 'Too large\n');
     if (!sameSecret(form.get('_csrf') ?? '', session.csrf)) {
@@ -251,6 +272,29 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       return redirect(res, '/alerts?done=rules');
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
+  }
+
+  /**
+   * A page, its ledger reads bounded by `ledgerWaitMs`: past it (Redis unreachable, its commands waiting for the
+   * connection) the owner gets 503 and a short page saying so, and the log a line; the next page asks again.
+   */
+  async function page(res: ServerResponse, path: string, query: URLSearchParams, csrf: string): Promise<void> {
+    const rendering = renderPage(path, query, csrf);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), ledgerWaitMs);
+    });
+    try {
+      const answer = await Promise.race([rendering, late]);
+      if (answer !== 'late') return html(res, 200, answer);
+    } finally {
+      clearTimeout(timer);
+    }
+    // The reads go on waiting for the connection; whatever they end with, this page has answered.
+    rendering.catch(() => undefined);
+    logger.warn({ path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere }, 'the console could not reach the ledger in time: answered 503');
+    res.setHeader('retry-after', '5');
+    return html(res, 503, ledgerUnreachablePage(options.ledgerWhere, Math.round(ledgerWaitMs / 1000)));
   }
 
   function login(res: ServerResponse, token: string, next: string, generated: boolean): void {
@@ -305,7 +349,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   server.requestTimeout = 30_000;
   const listening = await listenOn(server, config.port, config.host);
   const port = listening.port;
-  allowedHosts = new Set([`${listening.host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `${config.host}:${port}`.toLowerCase()]);
+  allowedHosts = new Set([...allowedHosts, `${listening.host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `${config.host}:${port}`.toLowerCase()]);
   return {
     url: listening.url,
     close: () =>
@@ -347,12 +391,17 @@ function notAllowed(res: ServerResponse, allow: string): void {
   send(res, 405, 'text/plain; charset=utf-8', 'Method not allowed\n');
 }
 
-/** A POST from a page of this console: its Origin (or, without one, its Referer) names the host it was sent to. */
-function sameOrigin(req: IncomingMessage): boolean {
+/**
+ * A POST from a page of this console: its Origin (or, without one, its Referer) names the host it was sent to, or is
+ * the console's public origin (`PICTOR_CONSOLE_ORIGIN`: behind a proxy that passes on a Host of its own).
+ */
+function sameOrigin(req: IncomingMessage, publicOrigin: string | undefined): boolean {
   const from = req.headers.origin ?? req.headers.referer;
   if (from === undefined) return true; // not a browser's cross-site form: browsers send Origin with every POST
   try {
-    return new URL(from).host.toLowerCase() === (req.headers.host ?? '').toLowerCase();
+    const url = new URL(from);
+    if (publicOrigin !== undefined && url.origin.toLowerCase() === publicOrigin) return true;
+    return url.host.toLowerCase() === (req.headers.host ?? '').toLowerCase();
   } catch {
     return false;
   }

@@ -31,6 +31,14 @@ describe('readConsoleConfig', () => {
     expect(readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ALLOW_CHANGES: '1' })).toMatchObject({ allowChanges: true });
   });
 
+  it('takes PICTOR_CONSOLE_ORIGIN as an origin only, the address the owner opens through a TLS proxy', () => {
+    expect(readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ORIGIN: 'https://Pictor.Example.com/' })).toMatchObject({ publicOrigin: 'https://pictor.example.com' });
+    expect(readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ORIGIN: 'https://pictor.example.com:8443' })).toMatchObject({ publicOrigin: 'https://pictor.example.com:8443' });
+    for (const wrong of ['pictor.example.com', 'https://pictor.example.com/console', 'https://pictor.example.com/?a=1', 'ftp://pictor.example.com', 'https://user:pw@pictor.example.com']) {
+      expect(() => readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ORIGIN: wrong }), wrong).toThrow(expect.objectContaining({ param: 'PICTOR_CONSOLE_ORIGIN' }));
+    }
+  });
+
   it('knows the loopback addresses', () => {
     for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost']) expect(isLoopbackHost(host), host).toBe(true);
     for (const host of ['0.0.0.0', '::', '192.168.1.2', 'example.com']) expect(isLoopbackHost(host), host).toBe(false);

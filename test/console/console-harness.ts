@@ -161,12 +161,15 @@ export interface ConsoleUnderTest {
 }
 
 /** A console over a seeded file ledger, as `npm start` runs it (with the bots' stand-in), changes allowed. */
-export async function startSeededConsole(options: { allowChanges?: boolean; caps?: Record<string, number>; bots?: Partial<BotsView> } = {}): Promise<ConsoleUnderTest> {
+export async function startSeededConsole(
+  options: { allowChanges?: boolean; caps?: Record<string, number>; bots?: Partial<BotsView>; publicOrigin?: string; seed?: (store: QuotaStore, now: number) => Promise<void> } = {},
+): Promise<ConsoleUnderTest> {
   const dir = await mkdtemp(join(tmpdir(), 'pictor-console-'));
   const now = Date.now();
   await seedLedger(dir, now);
   const store = new FileQuotaStore({ dir });
   await store.open();
+  await options.seed?.(store, now);
   // A webhook destination on loopback, so the alerts page has somewhere to send to and something sent.
   const alerts: unknown[] = [];
   const receiver = createServer((req, res) => {
@@ -191,7 +194,7 @@ export async function startSeededConsole(options: { allowChanges?: boolean; caps
       },
       bots: { ...(await fakeBots()), ...options.bots },
     },
-    config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: options.allowChanges ?? true },
+    config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: options.allowChanges ?? true, publicOrigin: options.publicOrigin },
     alerts: { ...NO_ALERTS, webhook },
     ledgerWhere: `the file ledger in ${dir}`,
     logger: silentLogger(),

@@ -119,6 +119,63 @@ describe('the console’s server', () => {
     expect(status).toBe(421);
   });
 
+  it('lets the owner log in through a TLS proxy at PICTOR_CONSOLE_ORIGIN, whatever Host the proxy passes on, and still refuses a foreign origin', async () => {
+    const proxied = await startSeededConsole({ publicOrigin: 'https://pictor.example.com' });
+    try {
+      const { port } = new URL(proxied.url);
+      const loginVia = (host: string, origin: string) => rawRequest(port, { method: 'POST', path: '/login', headers: { host, origin, 'content-type': 'application/x-www-form-urlencoded' } }, new URLSearchParams({ token: TOKEN }).toString());
+      // nginx's default: Host rewritten to the upstream's address.
+      const upstream = await loginVia(`127.0.0.1:${port}`, 'https://pictor.example.com');
+      expect(upstream.status).toBe(303);
+      expect(upstream.headers['set-cookie']?.[0]).toMatch(/^pictor_console=/);
+      // proxy_set_header Host $host (caddy's default): the public host, answered on loopback too.
+      const kept = await loginVia('pictor.example.com', 'https://pictor.example.com');
+      expect(kept.status).toBe(303);
+      const cookie = kept.headers['set-cookie']![0]!.split(';')[0]!;
+      expect((await rawRequest(port, { path: '/spend', headers: { host: 'pictor.example.com', cookie } })).status).toBe(200);
+      // Anything else is still refused: a foreign origin's form, a rebinding page's Host.
+      expect((await loginVia(`127.0.0.1:${port}`, 'https://evil.example')).status).toBe(403);
+      expect((await loginVia('pictor.example.com', 'https://evil.example')).status).toBe(403);
+      expect((await rawRequest(port, { path: '/login', headers: { host: `evil.example:${port}` } })).status).toBe(421);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('shows the account’s and servers’ caps and only the 50 fullest members’ of many, says how many are not shown, and finds one by key', async () => {
+    const many = await startSeededConsole({
+      caps: { userDailyUsd: 100 },
+      seed: async (store, now) => {
+        for (let i = 0; i < 120; i++) {
+          const jobId = `m-${i}`;
+          const userKey = `discord:5${String(i).padStart(17, '0')}`;
+          expect(await store.reserve({ jobId, userKey, scopeKey: 'discord:444444444444444444', estimateUsd: 0.01 * (i + 1), limits: {}, now })).toEqual({ ok: true });
+          await store.markSent(jobId);
+          await store.settle(jobId, 0.01 * (i + 1));
+        }
+      },
+    });
+    try {
+      const { cookie } = await login(many);
+      const body = await (await fetch(`${many.url}/spend`, { headers: { cookie } })).text();
+      const rows = (page: string, owner: string) => [...page.matchAll(new RegExp(`<tr data-cap="${owner}:([^"]+)"`, 'g'))].map((m) => m[1]!);
+      expect(rows(body, 'account')).toEqual(['account:day', 'account:month']);
+      expect(rows(body, 'scope').length).toBeGreaterThan(0);
+      const members = rows(body, 'user');
+      expect(members.length + rows(body, 'dm').length).toBe(50);
+      // The fullest first: the member who spent most is shown, the one who spent least is not.
+      expect(members).toContain('discord:500000000000000119:day');
+      expect(members).not.toContain('discord:500000000000000000:day');
+      const hidden = Number(/data-caps-hidden="(\d+)"/.exec(body)![1]);
+      expect(hidden).toBeGreaterThanOrEqual(70); // of the 120 and the seeded ledger's chat members
+      const found = await (await fetch(`${many.url}/spend?cap=500000000000000000`, { headers: { cookie } })).text();
+      expect(rows(found, 'user')).toEqual(['discord:500000000000000000:day']);
+      expect(rows(found, 'account')).toEqual(['account:day', 'account:month']);
+    } finally {
+      await many.close();
+    }
+  });
+
   it('slows down guessing: after ten wrong tokens in a minute, even the right one waits', async () => {
     const at = await startSeededConsole();
     try {
@@ -164,3 +221,16 @@ describe('the console’s server', () => {
     for (const path of asked) expect((await fetch(`${c.url}${path}`, { headers: { cookie } })).status, path).toBe(200);
   });
 });
+
+/** A request with the headers a client (or a proxy) sets, Host among them (fetch does not let it be set). */
+async function rawRequest(port: string, options: { method?: string; path: string; headers: Record<string, string> }, body?: string): Promise<{ status: number; headers: Record<string, string[] | undefined> }> {
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode!, headers: { 'set-cookie': res.headers['set-cookie'] } });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

@@ -1,6 +1,10 @@
 import type { LoggerLike } from '../../client/PictorClient.js';
 import type { CoreConfig } from '../../config.js';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { writableFolder } from '../../core/env.js';
 import { ValidationError } from '../../core/errors.js';
+import { LEDGER_FILES } from '../../spend/ledger-files.js';
 import { readBreakerSettings } from '../../spend/breaker.js';
 import { readDmCaps } from '../../spend/caps.js';
 import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
@@ -23,6 +27,31 @@ an alert destination set (PICTOR_ALERT_*), it also sends the alerts. Runs until 
 Log in with PICTOR_CONSOLE_TOKEN, or with the link printed at start (a token made for this run). Read-only unless
 PICTOR_CONSOLE_ALLOW_CHANGES=1. See docs/console.md.`;
 
+/**
+ * The console reads a file ledger; it never makes one. A folder that does not exist is refused (a mistyped
+ * PICTOR_DATA_DIR used to become an empty ledger showing $0.00 everywhere); one that is not a folder this process can
+ * write in is named as the other commands name it. A folder with no ledger in it is served, with a warning on every
+ * page and in the log, until a job's record appears there (the answer: the warning then, else undefined).
+ */
+function fileLedgerWarning(dir: string, dataDir: string): (() => string | undefined) | undefined {
+  try {
+    statSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new ValidationError(
+        'PICTOR_DATA_DIR',
+        `no ledger found in ${dir}: the folder does not exist. Is PICTOR_DATA_DIR the folder the bots or n8n write (n8n: its credential's Ledger Folder)? The console reads a ledger, it does not make one`,
+      );
+    }
+  }
+  writableFolder('PICTOR_DATA_DIR', dataDir);
+  writableFolder('PICTOR_DATA_DIR', dir);
+  const found = () => existsSync(join(dir, LEDGER_FILES.ledger)) || existsSync(join(dir, LEDGER_FILES.usage));
+  if (found()) return undefined;
+  const text = `no ledger found in ${dir}: is PICTOR_DATA_DIR the folder the bots or n8n write? Every figure here is $0.00 until a job is recorded there.`;
+  return () => (existsSync(join(dir, LEDGER_FILES.usage)) ? undefined : text);
+}
+
 /** Runs the console until SIGINT/SIGTERM (or `stopSignal`), then closes it and the ledger. */
 export async function runConsole(args: string[], ctx: CliContext, config: CoreConfig, logger: LoggerLike, stopSignal?: AbortSignal): Promise<number> {
   const values = parseFlags(args, CONSOLE_FLAGS, 'console');
@@ -40,6 +69,8 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
   const consoleConfig = readConsoleConfig(env, { always: { port: DEFAULT_CONSOLE_PORT } })!;
   const alerts = readAlertConfig(env);
   const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';
+  const ledgerWarning = config.redis ? undefined : fileLedgerWarning(ledgerDir(config.spend.dataDir, ledger), config.spend.dataDir);
+  if (ledgerWarning?.() !== undefined) logger.warn({}, ledgerWarning()!);
   const store = await openQuotaStore({ redis: config.redis, dataDir: config.spend.dataDir, ledger, usageRetentionDays: config.spend.usageRetentionDays, logger, reconcile: false });
   const ledgerWhere = config.redis
     ? `the ${ledger === 'emulator' ? "emulator's" : "account's"} Redis ledger (prefix ${ledgerRedis(config.redis, ledger).prefix})`
@@ -55,6 +86,7 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
       alerts,
       ledgerWhere,
       logger,
+      ledgerWarning,
     });
   } catch (error) {
     await store.close();

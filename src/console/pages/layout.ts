@@ -23,6 +23,8 @@ export interface PageContext {
   now: number;
   /** A one-line notice after a change (from the query string), shown at the top. */
   notice?: string | undefined;
+  /** A warning about what the page shows, on every page (no ledger found where the console reads it). */
+  warning?: string | undefined;
 }
 
 /**
@@ -48,6 +50,7 @@ ${PAGES.map((p) => html`<li><a href="${p.path}"${p.path === path ? html` aria-cu
 <main id="main">
 <h1>${title}</h1>
 ${context.ledger === 'emulator' ? html`<p class="note" role="note">This is the embedded emulator’s ledger: its jobs cost nothing. Set PICTOR_BASE_URL to see the account’s.</p>` : ''}
+${context.warning ? html`<p class="problem" role="alert" data-warning="ledger">${context.warning}</p>` : ''}
 ${context.notice ? html`<p class="notice" role="status">${context.notice}</p>` : ''}
 ${main}
 </main>

@@ -1,5 +1,5 @@
 import { describeReset } from '../../core/describe-duration.js';
-import type { CapUse, PeriodUse, Row, SpendFigures, UserRow } from '../figures.js';
+import type { CapsShown, CapUse, PeriodUse, Row, SpendFigures, UserRow } from '../figures.js';
 import { html, jsonInScript, type SafeHtml } from '../html.js';
 import { count, page, percent, usd, type PageContext } from './layout.js';
 
@@ -12,7 +12,7 @@ export function named(key: string, names: ReadonlyMap<string, string>): SafeHtml
 const OWNER_WORDS: Record<CapUse['owner'], string> = { account: 'The whole account', scope: 'Server / workspace', dm: 'DM user', user: 'User' };
 
 /** The spend page: today and this month against every cap, by surface, server and user, the chart, refusals and images per hour. */
-export function spendPage(context: PageContext, f: SpendFigures, names: ReadonlyMap<string, string>, chartDays: number): SafeHtml {
+export function spendPage(context: PageContext, f: SpendFigures, names: ReadonlyMap<string, string>, chartDays: number, shown?: CapsShown): SafeHtml {
   const main = html`
 <section aria-labelledby="now-h">
 <h2 id="now-h">Today and this month</h2>
@@ -25,7 +25,7 @@ ${periodCard('This month', f.month, f.account.month, 'account-month')}
 <section aria-labelledby="caps-h">
 <h2 id="caps-h">Against the caps</h2>
 ${
-  f.caps.length === 0
+  f.caps.length === 0 && !shown?.key
     ? html`<p>No cap is set. The operator’s caps are the <code>PICTOR_*_USD</code> variables (see Caps and settings); chat admins may lower their server’s.</p>`
     : html`<table class="caps">
 <caption>Every cap that applies, fullest first. Used is the ledger’s figure: what was settled and what running jobs reserved, as the cap counts it when a job is reserved.</caption>
@@ -42,7 +42,8 @@ ${f.caps.map(
 <td>${c.source}</td>
 </tr>`,
 )}
-</tbody></table>`
+</tbody></table>
+${capsFinder(shown, chartDays)}`
 }
 </section>
 
@@ -157,4 +158,19 @@ function totalsTable(caption: string, what: string, rows: { day?: Row | undefine
     const key = (r.month ?? r.day)!.key;
     return html`<tr><th scope="row">${figure === 'surface' ? key : named(key, names)}</th>${withDay ? html`<td>${usd(r.day?.usd ?? 0, `${figure}-day:${key}`)}</td>` : ''}<td>${usd(r.month?.usd ?? 0, `${figure}-month:${key}`)}</td><td>${count(r.month?.jobs ?? 0, `${figure}-jobs:${key}`)}</td><td>${count(r.month?.images ?? 0)}</td></tr>`;
   })}</tbody></table>`;
+}
+
+/** Under the caps: how many members' and DM users' rows are not shown, and a search by key through them (`?cap=`). */
+function capsFinder(shown: CapsShown | undefined, chartDays: number): SafeHtml | string {
+  if (!shown || (shown.hidden === 0 && shown.key === undefined)) return '';
+  const said =
+    shown.key === undefined
+      ? html`${count(shown.hidden)} more rows of members and DM users are not shown: these are the fullest.`
+      : html`Members and DM users whose key contains <code>${shown.key}</code>, the fullest first${shown.hidden > 0 ? html`; ${count(shown.hidden)} other rows are not shown` : ''}. <a href="/spend${chartDays === 90 ? '?days=90' : ''}">Show the fullest of all</a>.`;
+  return html`<p class="more" data-caps-hidden="${String(shown.hidden)}">${said}</p>
+<form method="get" action="/spend" class="find">
+${chartDays === 90 ? html`<input type="hidden" name="days" value="90">` : ''}<label for="cap-key">Find a user, DM user or server by key</label>
+<input id="cap-key" name="cap" type="search" value="${shown.key ?? ''}" maxlength="200">
+<button type="submit">Find</button>
+</form>`;
 }

@@ -1,13 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runConsole } from '../../../src/cli/commands/console.js';
 import type { CliContext } from '../../../src/cli/context.js';
 import { readCoreConfig } from '../../../src/config.js';
 import { silentLogger } from '../../../src/internal.js';
 import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
-import { run } from '../run-cli.js';
+import { CLI_ENTRY, REPO_ROOT, run } from '../run-cli.js';
 
 function context(env: NodeJS.ProcessEnv) {
   const out: string[] = [];
@@ -49,6 +53,72 @@ describe('pictor console', () => {
     const { code, stderr } = await run(['console', '--host', '0.0.0.0', '--port', '0']);
     expect(code).toBe(2);
     expect(stderr).toContain('PICTOR_CONSOLE_TOKEN must be set for the console to listen on 0.0.0.0');
+  });
+
+  it('logs what it does at info by default, as the long-running server it is: a change of the alert rules is a line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-log-'));
+    const child = spawn(process.execPath, ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, CLI_ENTRY, 'console', '--port', '0'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_DATA_DIR: dir, PICTOR_CONSOLE_ALLOW_CHANGES: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await expect.poll(() => /^Log in: (\S+) /m.exec(stdout)?.[1], { timeout: 20_000 }).toBeDefined();
+      const link = /^Log in: (\S+) /m.exec(stdout)![1]!;
+      const cookie = (await fetch(link, { redirect: 'manual' })).headers.get('set-cookie')!.split(';')[0]!;
+      const alerts = await (await fetch(new URL('/alerts', link), { headers: { cookie } })).text();
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(alerts)![1]!;
+      const saved = await fetch(new URL('/alerts/rules', link), { method: 'POST', body: new URLSearchParams({ _csrf: csrf, thresholds: '40, 90' }), headers: { cookie }, redirect: 'manual' });
+      expect(saved.status).toBe(303);
+      await expect.poll(() => stderr, { timeout: 10_000 }).toContain('pictor: the owner changed the alert rules');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('refuses a data folder that does not exist, naming PICTOR_DATA_DIR, and makes none (exit 2)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-missing-'));
+    try {
+      const missing = join(dir, 'mistyped');
+      const { code, stderr } = await run(['console', '--port', '0'], { PICTOR_DATA_DIR: missing });
+      expect(code).toBe(2);
+      expect(stderr).toContain(`no ledger found in ${missing}: the folder does not exist. Is PICTOR_DATA_DIR the folder the bots or n8n write`);
+      expect(existsSync(missing)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('serves a folder with no ledger in it with a warning on every page and in the log, until a job is recorded there', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-empty-'));
+    try {
+      await mkdir(join(dir, 'elsewhere'));
+      const env = { PICTOR_DATA_DIR: join(dir, 'elsewhere'), PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k' };
+      const { ctx, out } = context(env);
+      const warnings: string[] = [];
+      const logger = { ...silentLogger(), warn: (_fields: object, message?: string) => void warnings.push(message ?? '') };
+      const stop = new AbortController();
+      const running = runConsole(['--port', '0'], ctx, readCoreConfig(env), logger, stop.signal);
+      await expect.poll(() => out.length).toBe(2);
+      const said = `no ledger found in ${join(dir, 'elsewhere')}: is PICTOR_DATA_DIR the folder the bots or n8n write?`;
+      expect(warnings.some((w) => w.startsWith(said))).toBe(true);
+      const link = /^Log in: (\S+) /.exec(out[1]!)![1]!;
+      const cookie = (await fetch(link, { redirect: 'manual' })).headers.get('set-cookie')!.split(';')[0]!;
+      for (const path of ['/spend', '/jobs', '/settings', '/alerts']) {
+        expect(await (await fetch(new URL(path, link), { headers: { cookie } })).text(), path).toContain(`<p class="problem" role="alert" data-warning="ledger">${said}`);
+      }
+      stop.abort();
+      expect(await running).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('explains itself with --help', async () => {

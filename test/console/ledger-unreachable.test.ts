@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { startConsole } from '../../src/console/index.js';
+import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
+import { startThrowawayRedis } from '../setup/redis-server.js';
+import { NO_ALERTS, TOKEN } from './console-harness.js';
+
+const redis = await startThrowawayRedis().catch(() => undefined);
+
+describe('the console with its ledger out of reach', () => {
+  it.skipIf(!redis)('answers each page 503 "the ledger cannot be reached" within its wait, logs it, and asks again at the next page', async () => {
+    const store = await RedisQuotaStore.connect({ url: redis!.url, prefix: 'pictor-unreachable' });
+    const warnings: string[] = [];
+    const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (_fields: object, message?: string) => void warnings.push(message ?? '') };
+    const running = (await startConsole({
+      source: { store, operator: { caps: { accountDailyUsd: 2 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
+      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
+      alerts: NO_ALERTS,
+      ledgerWhere: 'the account’s Redis ledger (prefix pictor-unreachable)',
+      logger,
+      ledgerWaitMs: 300,
+    }))!;
+    try {
+      const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url! } });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      expect((await fetch(`${running.url}/spend`, { headers: { cookie } })).status).toBe(200);
+
+      await redis!.stop();
+      for (const path of ['/spend', '/settings']) {
+        const res = await fetch(`${running.url}${path}`, { headers: { cookie } });
+        expect(res.status, path).toBe(503);
+        const body = await res.text();
+        expect(body).toContain('<h1>The ledger cannot be reached</h1>');
+        expect(body).toContain('the account’s Redis ledger (prefix pictor-unreachable)');
+      }
+      expect(warnings.filter((w) => w.includes('could not reach the ledger in time'))).toHaveLength(2);
+    } finally {
+      await running.close();
+      store.close().catch(() => undefined);
+    }
+  });
+});
