@@ -1,9 +1,11 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog, type AlertLogEntry, type AlertMark } from '../../src/console/alerts/alert-log.js';
-import type { Alert, AlertChannel } from '../../src/console/alerts/channels.js';
+import { discordChannel, slackChannel, type Alert, type AlertChannel } from '../../src/console/alerts/channels.js';
 import { AlertWatcher, MEMBERS_LISTED } from '../../src/console/alerts/watcher.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
@@ -216,5 +218,51 @@ describe('sending the alerts of a check', () => {
     expect((await log.recent(100)).map((e) => e.id)).toEqual([order[0]!.alert.id]);
     // And the lower ones stay sent.
     expect(await watcher.check()).toEqual([]);
+  });
+});
+
+describe('names in Discord and Slack alerts', () => {
+  const HOSTILE = '[free nitro](https://evil.example) @everyone <@&123456789012345678> *boss*';
+
+  /** A stand-in for Discord's and Slack's APIs: records each request's JSON body, answers as they do. */
+  async function chatApi() {
+    const bodies: { path: string; body: Record<string, unknown> }[] = [];
+    const server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      req.on('end', () => {
+        bodies.push({ path: req.url ?? '', body: JSON.parse(text) as Record<string, unknown> });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.includes('chat.postMessage') ? '{"ok":true}' : '{"id":"1"}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    steps.push(() => new Promise((resolve) => server.close(() => resolve())));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies };
+  }
+
+  it('writes a member’s name with Discord’s markdown escaped and mentions off, and Slack’s escapes with formatting off', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    await spend(store, 'a', 'discord:100000000000000001', 'discord:guild', 0.06, Date.now());
+    const api = await chatApi();
+    const channels = [
+      discordChannel({ channelId: '333333333333333333', token: 'bot-token', apiBaseUrl: api.url }),
+      slackChannel({ channel: 'C0ALERTS', teamId: undefined, token: 'xoxb-token', apiUrl: `${api.url}/` }),
+    ];
+    const names = { 'discord:100000000000000001': HOSTILE };
+    const sent = await watcherOf(store, operatorWith({ userDailyUsd: 0.1 }), channels, new MemoryAlertLog(), names).check();
+    expect(sent).toHaveLength(2);
+
+    const discord = api.bodies.find((b) => b.path.startsWith('/v10/channels/'))!.body;
+    expect(discord.allowed_mentions).toEqual({ parse: [] });
+    expect(discord.flags).toBe(1 << 2); // no link previews
+    expect(discord.content).toContain(
+      'the user \\[free nitro\\]\\(https\\://evil.example\\) \\@everyone \\<\\@&123456789012345678\\> \\*boss\\* (discord:100000000000000001)',
+    );
+    const slack = api.bodies.find((b) => b.path === '/chat.postMessage')!.body;
+    expect(slack.mrkdwn).toBe(false);
+    expect(slack.text).toContain('the user [free nitro](https://evil.example) @everyone &lt;@&amp;123456789012345678&gt; *boss* (discord:100000000000000001)');
+    // The webhook's and the alerts page's text is the name as it is.
+    expect(sent[0]!.text).toContain(`the user ${HOSTILE} (discord:100000000000000001)`);
   });
 });

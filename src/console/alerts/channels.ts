@@ -57,6 +57,8 @@ export interface CapAlert {
 export interface AlertChannel {
   /** For the log and the alerts page: "discord:<channel id>", "slack:<channel>", "webhook:<origin>". Never a secret. */
   readonly id: string;
+  /** A name someone chose (a member's, a server's) as this place's messages must write it to show it as it is; default as is. */
+  readonly quote?: ((name: string) => string) | undefined;
   /** `signal` aborts it (the console stops). */
   send(alert: Alert, signal?: AbortSignal): Promise<void>;
 }
@@ -74,15 +76,19 @@ export function alertChannels(config: AlertConfig, options: { slackToken?: ((tea
   return channels;
 }
 
-/** A Discord channel, through the REST API with the bot token: mentions are never parsed (an alert pings nobody). */
+/**
+ * A Discord channel, through the REST API with the bot token: mentions are never parsed (an alert pings nobody), names
+ * are written with Discord's markdown escaped, and links show no preview.
+ */
 export function discordChannel(config: NonNullable<AlertConfig['discord']>): AlertChannel {
   return {
     id: `discord:${config.channelId}`,
+    quote: escapeDiscord,
     send: (alert, signal) =>
       post(
         `${config.apiBaseUrl}/v10/channels/${config.channelId}/messages`,
         { authorization: `Bot ${config.token}` },
-        JSON.stringify({ content: alert.text.slice(0, 2000), allowed_mentions: { parse: [] } }),
+        JSON.stringify({ content: alert.text.slice(0, 2000), allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS }),
         async (res) => {
           if (!res.ok) throw new Error(`Discord answered ${res.status} to the alert`);
         },
@@ -98,7 +104,8 @@ export function slackChannel(config: NonNullable<AlertConfig['slack']>, tokenOf?
     async send(alert, signal) {
       const token = config.token ?? (config.teamId && tokenOf ? await tokenOf(config.teamId) : undefined);
       if (!token) throw new Error(`no Slack token for the workspace ${config.teamId ?? '(none)'}: is the app installed there?`);
-      const body = JSON.stringify({ channel: config.channel, text: escapeSlack(alert.text), unfurl_links: false, unfurl_media: false });
+      // Plain text: Slack's escapes over all of it (no mention, no link), and its formatting off (a name shows as it is).
+      const body = JSON.stringify({ channel: config.channel, text: escapeSlack(alert.text), mrkdwn: false, unfurl_links: false, unfurl_media: false });
       await post(
         `${config.apiUrl}chat.postMessage`,
         { authorization: `Bearer ${token}` },
@@ -132,6 +139,18 @@ export function webhookChannel(config: NonNullable<AlertConfig['webhook']>): Ale
     },
   };
 }
+
+/**
+ * A name in a Discord message as it is: one line, every markdown character escaped (Discord takes a backslash before
+ * any punctuation), so it makes no link (`[text](url)`), no mention (`@everyone`, `<@&role>`), no formatting, no
+ * autolink (`https\://`).
+ */
+export function escapeDiscord(name: string): string {
+  return name.replace(/\s+/g, ' ').replace(/[\\*_~`|>#\-[\]()<:@]/g, (c) => `\\${c}`);
+}
+
+/** Discord's message flag: no embeds (link previews). */
+const SUPPRESS_EMBEDS = 1 << 2;
 
 /** Slack's three escapes, so a name cannot mention a channel or make a link. */
 function escapeSlack(text: string): string {

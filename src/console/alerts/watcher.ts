@@ -278,7 +278,7 @@ export class AlertWatcher {
         logger.info({ left: messages.length - i }, 'the console stops: the alerts not sent yet are left to the next check');
         break;
       }
-      const text = alertText(alert, now);
+      const text = alertText(alert, now, channel.quote);
       try {
         await channel.send({ ...alert, text }, this.#abort.signal);
       } catch (error) {
@@ -287,9 +287,9 @@ export class AlertWatcher {
         logger.warn({ alert: alert.id, channel: channel.id, err: error instanceof Error ? error.message : String(error) }, 'an alert was not taken; it is tried again at the next check');
         continue;
       }
-      await log.sent(marks, now, { id: alert.id, channel: channel.id, text, at: now });
+      await log.sent(marks, now, { id: alert.id, channel: channel.id, text: alertText(alert, now), at: now });
       logger.info({ alert: alert.id, channel: channel.id, ...(alert.members && { members: alert.members.count }) }, 'alert sent');
-      sent.push({ ...alert, text });
+      sent.push({ ...alert, text: alertText(alert, now) });
     }
     return sent;
   }
@@ -313,10 +313,10 @@ function membersMessage(channel: AlertChannel, each: Message[], now: number): Me
   };
 }
 
-/** The sentence of an alert. */
-export function alertText(alert: Alert, now: number): string {
+/** The sentence of an alert; `quote` writes a name someone chose as the destination must (see `AlertChannel.quote`). */
+export function alertText(alert: Alert, now: number, quote: (name: string) => string = (name) => name): string {
   const tag = alert.ledger === 'emulator' ? 'Pictor (emulator ledger, no money spent)' : 'Pictor';
-  const named = (name: string | undefined, key: string) => (name ? `${name} (${key})` : key);
+  const named = (name: string | undefined, key: string) => (name ? `${quote(name)} (${key})` : key);
   if (alert.breaker) {
     const { scopeKey, name, pausedUsd, limitUsd } = alert.breaker;
     return (
