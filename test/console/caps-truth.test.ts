@@ -99,10 +99,10 @@ describe('the caps as the console shows them and alerts of them', () => {
     await spend(store, 'b', 'discord:1', 'discord:guild', 0.1, now);
     const { watcher, sent } = watching(store, operatorWith(limits), () => now);
     await watcher.check();
-    // 67 %: past 50, and $0.100 is left, less than a job of one image reserves: one alert, not a threshold's as well.
+    // 66.7 % (said 66 %, rounded down): past 50, and $0.100 is left, less than a job of one image reserves: one alert, not a threshold's as well.
     expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:full$/)]);
-    expect(sent[0]!.cap).toMatchObject({ trigger: 'full', usedUsd: 0.2, leftUsd: 0.1, percent: 67 });
-    expect(sent[0]!.text).toMatch(/its daily cap cannot take one more image \(a job reserves up to \$0\.224\)\. It has used \$0\.200 of its daily cap of \$0\.300 \(67 %/);
+    expect(sent[0]!.cap).toMatchObject({ trigger: 'full', usedUsd: 0.2, leftUsd: 0.1, percent: 66 });
+    expect(sent[0]!.text).toMatch(/its daily cap cannot take one more image \(a job reserves up to \$0\.224\)\. It has used \$0\.200 of its daily cap of \$0\.300 \(66 %/);
     expect(sent[0]!.text).not.toMatch(/refus/);
     expect(await watcher.check()).toEqual([]);
     // The same cap reaching 100 % later in the period is the same event: no second message.

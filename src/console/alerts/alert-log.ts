@@ -27,20 +27,33 @@ export interface AlertRules {
  * Redis prefix), so an alert goes out once per cap and period across
  * restarts and replicas: a process claims an alert before it sends it (a
  * claim lasts a minute, in case it dies meanwhile), marks it sent, or lets it
- * go when sending failed (the next check tries again). Also keeps the owner's
- * alert rules and the last 100 alerts sent.
+ * go when sending failed (the next check tries again). A check claims all it
+ * may send in one step. Also keeps the owner's alert rules and the last 100
+ * alerts sent.
  */
 export interface AlertLog {
-  /** True for the one process that is to send `key` now: no process sent it, and none is sending it. */
-  claim(key: string, now: number, leaseMs: number): Promise<boolean>;
-  /** It went out: not sent again before `keepUntil`. */
-  sent(key: string, entry: AlertLogEntry, now: number, keepUntil: number): Promise<void>;
-  /** Sending failed: a later check may try again. */
-  release(key: string): Promise<void>;
+  /**
+   * Claims every key of `keys` that no process sent and none is sending (all in one write); answers those this process
+   * is to send now.
+   */
+  claim(keys: readonly string[], now: number, leaseMs: number): Promise<Set<string>>;
+  /**
+   * They went out (or count as gone out): none is sent again before its `keepUntil` (one write). `entry`, when given, is
+   * what the alerts page lists; a mark alone (a lower threshold passed with a higher one) adds nothing to it.
+   */
+  sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void>;
+  /** Sending failed, or stopped before it: a later check may try again. */
+  release(keys: readonly string[]): Promise<void>;
   /** The last alerts sent, newest first. */
   recent(limit: number): Promise<AlertLogEntry[]>;
   rules(): Promise<AlertRules | undefined>;
   setRules(rules: AlertRules): Promise<void>;
+}
+
+/** A claim to mark sent: kept until `keepUntil`. */
+export interface AlertMark {
+  key: string;
+  keepUntil: number;
 }
 
 const LOG_KEPT = 100;
@@ -63,25 +76,32 @@ export class FileAlertLog implements AlertLog {
     this.path = join(dir, 'console-alerts.json');
   }
 
-  claim(key: string, now: number, leaseMs: number): Promise<boolean> {
+  claim(keys: readonly string[], now: number, leaseMs: number): Promise<Set<string>> {
+    if (keys.length === 0) return Promise.resolve(new Set());
     return this.#change((file) => {
-      const claim = file.claims[key];
-      if (claim && claim.until > now) return false;
-      file.claims[key] = { state: 'sending', until: now + leaseMs };
-      return true;
+      const claimed = new Set<string>();
+      for (const key of keys) {
+        const claim = file.claims[key];
+        if (claim && claim.until > now) continue;
+        file.claims[key] = { state: 'sending', until: now + leaseMs };
+        claimed.add(key);
+      }
+      return claimed;
+    }, now, (claimed) => claimed.size > 0);
+  }
+
+  sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void> {
+    if (marks.length === 0 && !entry) return Promise.resolve();
+    return this.#change((file) => {
+      for (const { key, keepUntil } of marks) file.claims[key] = { state: 'sent', until: keepUntil };
+      if (entry) file.log = [entry, ...file.log].slice(0, LOG_KEPT);
     }, now);
   }
 
-  sent(key: string, entry: AlertLogEntry, now: number, keepUntil: number): Promise<void> {
+  release(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return Promise.resolve();
     return this.#change((file) => {
-      file.claims[key] = { state: 'sent', until: keepUntil };
-      file.log = [entry, ...file.log].slice(0, LOG_KEPT);
-    }, now);
-  }
-
-  release(key: string): Promise<void> {
-    return this.#change((file) => {
-      if (file.claims[key]?.state === 'sending') delete file.claims[key];
+      for (const key of keys) if (file.claims[key]?.state === 'sending') delete file.claims[key];
     }, Date.now());
   }
 
@@ -110,11 +130,13 @@ export class FileAlertLog implements AlertLog {
     return { version: 1, claims: {}, log: [] };
   }
 
-  #change<T>(change: (file: AlertFile) => T, now: number): Promise<T> {
+  /** Changes the file under its lock; written unless `changed` says the change left it as it was. */
+  #change<T>(change: (file: AlertFile) => T, now: number, changed: (result: T) => boolean = () => true): Promise<T> {
     return this.#serial(() =>
       withFileLock(`${this.path}.lock`, async () => {
         const file = this.#read();
         const result = change(file);
+        if (!changed(result)) return result;
         for (const [key, claim] of Object.entries(file.claims)) if (claim.until <= now) delete file.claims[key];
         await writeFileAtomically(this.path, JSON.stringify(file));
         return result;
@@ -133,22 +155,28 @@ export class RedisAlertLog implements AlertLog {
     this.#prefix = `${prefix}:console:`;
   }
 
-  async claim(key: string, _now: number, leaseMs: number): Promise<boolean> {
-    return (await this.#redis.set(`${this.#prefix}alert:${key}`, 'sending', 'PX', Math.max(1, leaseMs), 'NX')) === 'OK';
+  async claim(keys: readonly string[], _now: number, leaseMs: number): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const pipeline = this.#redis.pipeline();
+    for (const key of keys) pipeline.set(`${this.#prefix}alert:${key}`, 'sending', 'PX', Math.max(1, leaseMs), 'NX');
+    const answers = (await pipeline.exec()) ?? [];
+    return new Set(keys.filter((_key, i) => answers[i]?.[0] === null && answers[i]?.[1] === 'OK'));
   }
 
-  async sent(key: string, entry: AlertLogEntry, now: number, keepUntil: number): Promise<void> {
-    await this.#redis
-      .multi()
-      .set(`${this.#prefix}alert:${key}`, 'sent', 'PX', Math.max(1, keepUntil - now))
-      .lpush(`${this.#prefix}alert-log`, JSON.stringify(entry))
-      .ltrim(`${this.#prefix}alert-log`, 0, LOG_KEPT - 1)
-      .exec();
+  async sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void> {
+    if (marks.length === 0 && !entry) return;
+    const multi = this.#redis.multi();
+    for (const { key, keepUntil } of marks) multi.set(`${this.#prefix}alert:${key}`, 'sent', 'PX', Math.max(1, keepUntil - now));
+    if (entry) multi.lpush(`${this.#prefix}alert-log`, JSON.stringify(entry)).ltrim(`${this.#prefix}alert-log`, 0, LOG_KEPT - 1);
+    await multi.exec();
   }
 
-  async release(key: string): Promise<void> {
+  async release(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
     // Only a claim still being sent; a 'sent' mark stays.
-    await this.#redis.eval("if redis.call('get', KEYS[1]) == 'sending' then return redis.call('del', KEYS[1]) end return 0", 1, `${this.#prefix}alert:${key}`);
+    const pipeline = this.#redis.pipeline();
+    for (const key of keys) pipeline.eval("if redis.call('get', KEYS[1]) == 'sending' then return redis.call('del', KEYS[1]) end return 0", 1, `${this.#prefix}alert:${key}`);
+    await pipeline.exec();
   }
 
   async recent(limit: number): Promise<AlertLogEntry[]> {
@@ -184,20 +212,24 @@ export class MemoryAlertLog implements AlertLog {
   #log: AlertLogEntry[] = [];
   #rules: AlertRules | undefined;
 
-  async claim(key: string, now: number, leaseMs: number): Promise<boolean> {
-    const claim = this.#claims.get(key);
-    if (claim && claim.until > now) return false;
-    this.#claims.set(key, { state: 'sending', until: now + leaseMs });
-    return true;
+  async claim(keys: readonly string[], now: number, leaseMs: number): Promise<Set<string>> {
+    const claimed = new Set<string>();
+    for (const key of keys) {
+      const claim = this.#claims.get(key);
+      if (claim && claim.until > now) continue;
+      this.#claims.set(key, { state: 'sending', until: now + leaseMs });
+      claimed.add(key);
+    }
+    return claimed;
   }
 
-  async sent(key: string, entry: AlertLogEntry, _now: number, keepUntil: number): Promise<void> {
-    this.#claims.set(key, { state: 'sent', until: keepUntil });
-    this.#log = [entry, ...this.#log].slice(0, LOG_KEPT);
+  async sent(marks: readonly AlertMark[], _now: number, entry?: AlertLogEntry): Promise<void> {
+    for (const { key, keepUntil } of marks) this.#claims.set(key, { state: 'sent', until: keepUntil });
+    if (entry) this.#log = [entry, ...this.#log].slice(0, LOG_KEPT);
   }
 
-  async release(key: string): Promise<void> {
-    if (this.#claims.get(key)?.state === 'sending') this.#claims.delete(key);
+  async release(keys: readonly string[]): Promise<void> {
+    for (const key of keys) if (this.#claims.get(key)?.state === 'sending') this.#claims.delete(key);
   }
 
   async recent(limit: number): Promise<AlertLogEntry[]> {

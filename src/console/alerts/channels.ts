@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { signWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './webhook-signature.js';
 import type { AlertConfig } from './config.js';
 
@@ -5,7 +6,7 @@ import type { AlertConfig } from './config.js';
 export interface Alert {
   /** Stable: the same alert is never sent twice (per cap, period and threshold; per pause). */
   id: string;
-  kind: 'cap' | 'breaker' | 'role-budgets';
+  kind: 'cap' | 'breaker' | 'role-budgets' | 'members';
   text: string;
   /** When it was decided (ms). */
   at: number;
@@ -14,6 +15,17 @@ export interface Alert {
   breaker?: { scopeKey: string; name?: string | undefined; pausedAt: number; pausedUsd: number; limitUsd: number } | undefined;
   /** A server/workspace whose role budgets cannot be read: its members may spend nothing until an admin sets them again. */
   roleBudgets?: { scopeKey: string; name?: string | undefined } | undefined;
+  /** Many members' caps passed a threshold (or cannot take one more image) in one check: one message for them all. */
+  members?: MembersAlert | undefined;
+}
+
+/** The members' caps of one summary: how many, how many per threshold, and the ones used the most. */
+export interface MembersAlert {
+  count: number;
+  /** How many passed each threshold (the highest each passed; `full`: cannot take one more image). */
+  byThreshold: Record<string, number>;
+  /** The ones used the most, highest share first (at most `MEMBERS_LISTED`). */
+  top: CapAlert[];
 }
 
 /** A cap's alert: its share passed a threshold, or the cap cannot take one more image. */
@@ -45,7 +57,10 @@ export interface CapAlert {
 export interface AlertChannel {
   /** For the log and the alerts page: "discord:<channel id>", "slack:<channel>", "webhook:<origin>". Never a secret. */
   readonly id: string;
-  send(alert: Alert): Promise<void>;
+  /** A name someone chose (a member's, a server's) as this place's messages must write it to show it as it is; default as is. */
+  readonly quote?: ((name: string) => string) | undefined;
+  /** `signal` aborts it (the console stops). */
+  send(alert: Alert, signal?: AbortSignal): Promise<void>;
 }
 
 const TIMEOUT_MS = 10_000;
@@ -61,14 +76,24 @@ export function alertChannels(config: AlertConfig, options: { slackToken?: ((tea
   return channels;
 }
 
-/** A Discord channel, through the REST API with the bot token: mentions are never parsed (an alert pings nobody). */
+/**
+ * A Discord channel, through the REST API with the bot token: mentions are never parsed (an alert pings nobody), names
+ * are written with Discord's markdown escaped, and links show no preview.
+ */
 export function discordChannel(config: NonNullable<AlertConfig['discord']>): AlertChannel {
   return {
     id: `discord:${config.channelId}`,
-    send: (alert) =>
-      post(`${config.apiBaseUrl}/v10/channels/${config.channelId}/messages`, { authorization: `Bot ${config.token}` }, JSON.stringify({ content: alert.text.slice(0, 2000), allowed_mentions: { parse: [] } }), async (res) => {
-        if (!res.ok) throw new Error(`Discord answered ${res.status} to the alert`);
-      }),
+    quote: escapeDiscord,
+    send: (alert, signal) =>
+      post(
+        `${config.apiBaseUrl}/v10/channels/${config.channelId}/messages`,
+        { authorization: `Bot ${config.token}` },
+        JSON.stringify({ content: alert.text.slice(0, 2000), allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS }),
+        async (res) => {
+          if (!res.ok) throw new Error(`Discord answered ${res.status} to the alert`);
+        },
+        signal,
+      ),
   };
 }
 
@@ -76,14 +101,21 @@ export function discordChannel(config: NonNullable<AlertConfig['discord']>): Ale
 export function slackChannel(config: NonNullable<AlertConfig['slack']>, tokenOf?: (teamId: string) => Promise<string | undefined>): AlertChannel {
   return {
     id: `slack:${config.teamId ? `${config.teamId}/` : ''}${config.channel}`,
-    async send(alert) {
+    async send(alert, signal) {
       const token = config.token ?? (config.teamId && tokenOf ? await tokenOf(config.teamId) : undefined);
       if (!token) throw new Error(`no Slack token for the workspace ${config.teamId ?? '(none)'}: is the app installed there?`);
-      const body = JSON.stringify({ channel: config.channel, text: escapeSlack(alert.text), unfurl_links: false, unfurl_media: false });
-      await post(`${config.apiUrl}chat.postMessage`, { authorization: `Bearer ${token}` }, body, async (res) => {
-        const answer = (await res.json().catch(() => undefined)) as { ok?: boolean; error?: string } | undefined;
-        if (!res.ok || answer?.ok !== true) throw new Error(`Slack answered ${res.status} ${answer?.error ?? ''} to the alert`.trim());
-      });
+      // Plain text: Slack's escapes over all of it (no mention, no link), and its formatting off (a name shows as it is).
+      const body = JSON.stringify({ channel: config.channel, text: escapeSlack(alert.text), mrkdwn: false, unfurl_links: false, unfurl_media: false });
+      await post(
+        `${config.apiUrl}chat.postMessage`,
+        { authorization: `Bearer ${token}` },
+        body,
+        async (res) => {
+          const answer = (await res.json().catch(() => undefined)) as { ok?: boolean; error?: string } | undefined;
+          if (!res.ok || answer?.ok !== true) throw new Error(`Slack answered ${res.status} ${answer?.error ?? ''} to the alert`.trim());
+        },
+        signal,
+      );
     },
   };
 }
@@ -92,15 +124,33 @@ export function slackChannel(config: NonNullable<AlertConfig['slack']>, tokenOf?
 export function webhookChannel(config: NonNullable<AlertConfig['webhook']>): AlertChannel {
   return {
     id: `webhook:${new URL(config.url).origin}`,
-    async send(alert) {
+    async send(alert, signal) {
       const body = JSON.stringify(alert);
       const timestamp = Math.floor(Date.now() / 1000);
-      await post(config.url, { [TIMESTAMP_HEADER]: String(timestamp), [SIGNATURE_HEADER]: signWebhook(config.secret, timestamp, body) }, body, async (res) => {
-        if (res.status < 200 || res.status >= 300) throw new Error(`the webhook answered ${res.status} to the alert`);
-      });
+      await post(
+        config.url,
+        { [TIMESTAMP_HEADER]: String(timestamp), [SIGNATURE_HEADER]: signWebhook(config.secret, timestamp, body) },
+        body,
+        async (res) => {
+          if (res.status < 200 || res.status >= 300) throw new Error(`the webhook answered ${res.status} to the alert`);
+        },
+        signal,
+      );
     },
   };
 }
+
+/**
+ * A name in a Discord message as it is: one line, every markdown character escaped (Discord takes a backslash before
+ * any punctuation), so it makes no link (`[text](url)`), no mention (`@everyone`, `<@&role>`), no formatting, no
+ * autolink (`https\://`).
+ */
+export function escapeDiscord(name: string): string {
+  return name.replace(/\s+/g, ' ').replace(/[\\*_~`|>#\-[\]()<:@]/g, (c) => `\\${c}`);
+}
+
+/** Discord's message flag: no embeds (link previews). */
+const SUPPRESS_EMBEDS = 1 << 2;
 
 /** Slack's three escapes, so a name cannot mention a channel or make a link. */
 function escapeSlack(text: string): string {
@@ -108,19 +158,19 @@ function escapeSlack(text: string): string {
 }
 
 /** POSTs JSON; a 429 is waited out once when it asks for 10 s or less. */
-async function post(url: string, headers: Record<string, string>, body: string, check: (res: Response) => Promise<void>): Promise<void> {
+async function post(url: string, headers: Record<string, string>, body: string, check: (res: Response) => Promise<void>, signal: AbortSignal | undefined): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Pictor alerts', ...headers },
       body,
       redirect: 'error',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
     });
     if (res.status === 429 && attempt === 1) {
       const waitMs = retryAfterMs(res.headers.get('retry-after'), (await res.json().catch(() => undefined)) as { retry_after?: number } | undefined);
       if (waitMs !== undefined && waitMs <= MAX_RETRY_WAIT_MS) {
-        await new Promise((resolve) => setTimeout(resolve, waitMs));
+        await sleep(waitMs, undefined, { signal });
         continue;
       }
     }

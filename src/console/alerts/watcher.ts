@@ -8,8 +8,8 @@ import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
-import type { AlertLog } from './alert-log.js';
-import type { Alert, AlertChannel } from './channels.js';
+import type { AlertLog, AlertMark } from './alert-log.js';
+import type { Alert, AlertChannel, CapAlert } from './channels.js';
 import type { AlertConfig } from './config.js';
 
 export interface AlertWatcherOptions {
@@ -28,11 +28,48 @@ export interface AlertWatcherOptions {
 const CLAIM_MS = 60_000;
 const DAY_MS = 24 * 60 * 60_000;
 const BREAKER_ALERT_KEPT_MS = 90 * DAY_MS;
+/** How long `stop()` waits for a check to end (the send under way is aborted, the rest is left for the next process). */
+const STOP_WAIT_MS = 1000;
+/** Up to this many members' cap alerts of one check go one by one to a destination; more go as one summary. */
+export const MEMBERS_ONE_BY_ONE = 5;
+/** How many members a summary names (the ones used the most). */
+export const MEMBERS_LISTED = 10;
 
 /** What a job of one image reserves at most (its upper-bound price, quality auto): a cap with less left cannot take it. */
 const ONE_IMAGE_USD = estimateOf({ operation: 'generate', n: 1 }).totalUsd;
 
 const OWNER_WORDS: Record<CapUse['owner'], string> = { account: 'the whole account', scope: 'the server/workspace', dm: 'the DM user', user: 'the user' };
+
+/** One alert to send, and the lower thresholds it stands for (marked sent with it, listed nowhere). */
+interface Pending {
+  alert: Alert;
+  keepUntil: number;
+  passed: string[];
+}
+
+/** One message to one destination, and the alerts (their claims) it carries. */
+interface Message {
+  channel: AlertChannel;
+  alert: Alert;
+  marks: AlertMark[];
+}
+
+/**
+ * What goes out first: a pause (its scope's jobs are refused now), then the account's caps, unreadable role budgets, a
+ * server's or workspace's caps, and last a member's (or DM user's) cap.
+ */
+function rankOf(alert: Alert): number {
+  if (alert.breaker) return 0;
+  if (alert.cap?.owner === 'account') return 1;
+  if (alert.roleBudgets) return 2;
+  if (alert.cap?.owner === 'scope') return 3;
+  return 4;
+}
+
+/** A cap that has counted all of it or more: its jobs are refused (the ratio, not the rounded percent). */
+export function usedUp(cap: { usedUsd: number; limitUsd: number }): boolean {
+  return cap.usedUsd >= cap.limitUsd;
+}
 
 /**
  * Looks at every cap (and at the breaker) every `PICTOR_ALERT_CHECK_SECONDS`,
@@ -40,7 +77,9 @@ const OWNER_WORDS: Record<CapUse['owner'], string> = { account: 'the whole accou
  * one of the thresholds (50, 80, 100 % by default; only the highest passed is
  * sent, the lower ones count as sent) or when the breaker pauses a server —
  * each once per cap, period and threshold (once per pause), whichever process
- * of the account sees it first, across restarts (the alert log).
+ * of the account sees it first, across restarts (the alert log). A pause goes
+ * first; many members' caps of one check go as one summary per destination; a
+ * stop ends the sending between two messages (the one under way is aborted).
  */
 export class AlertWatcher {
   readonly #options: AlertWatcherOptions;
@@ -50,6 +89,7 @@ export class AlertWatcher {
   #running: Promise<Alert[]> | undefined;
   #again = false;
   #stopped = false;
+  readonly #abort = new AbortController();
 
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
@@ -84,10 +124,19 @@ export class AlertWatcher {
     return this.#running;
   }
 
+  /**
+   * No more checks; the check under way sends nothing more (the send under way is aborted) and lets go of what it
+   * claimed. Waits for it a second at most: what is left is the next process's.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
-    await this.#running?.catch(() => undefined);
+    this.#abort.abort();
+    const running = this.#running;
+    if (!running) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([running.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   async #check(): Promise<Alert[]> {
@@ -103,21 +152,19 @@ export class AlertWatcher {
       roleBudgetsOf(source, this.#options.logger),
     ]);
     const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now, chartDays: 1, ledger: source.store, roleBudgets, withUsers: false });
-    const pending: { alert: Alert; keepUntil: number; passed: string[] }[] = [];
-    const keys = new Set<string>();
+    const pending: Pending[] = [];
     for (const cap of figures.caps) {
       // A member of a scope whose role budgets cannot be read: one alert for the scope (below), not one per member.
       if (cap.bound === 'unreadable') continue;
-      const percent = cap.ratio * 100;
+      // To a millionth of a percent: 0.58 of a cap is 58 %, not 57.99999999999999.
+      const percent = Math.round(cap.ratio * 100e6) / 1e6;
       const passed = rules.thresholds.filter((t) => percent >= t);
-      // At 100 % the threshold's alert says the cap refuses; below it, one that cannot take one more image says so.
-      const full = percent < 100 && cannotTakeOneImage(cap);
+      // Used up, the threshold's alert says the cap refuses; before that, one that cannot take one more image says so.
+      const full = !usedUp(cap) && cannotTakeOneImage(cap);
       if (passed.length === 0 && !full) continue;
       const threshold = passed.length === 0 ? 0 : Math.max(...passed);
       const periodKey = cap.period === 'day' ? figures.today : figures.month;
       const base = `cap:${cap.owner}:${cap.key}${cap.scopeKey === undefined ? '' : `@${cap.scopeKey}`}:${cap.period}:${periodKey}`;
-      keys.add(cap.key);
-      if (cap.scopeKey !== undefined) keys.add(cap.scopeKey);
       const facts = {
         owner: cap.owner,
         key: cap.key,
@@ -128,7 +175,8 @@ export class AlertWatcher {
         limitUsd: cap.limitUsd,
         usedUsd: cap.usedUsd,
         leftUsd: roundToNanoUsd(Math.max(0, cap.limitUsd - cap.usedUsd)),
-        percent: Math.round(percent),
+        // Rounded down: 99.6 % is not said to be 100 %.
+        percent: Math.floor(percent),
         threshold,
         resetsAt: cap.resetsAt,
       };
@@ -146,13 +194,12 @@ export class AlertWatcher {
           alert: { id: `${base}:${threshold}`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'threshold' } },
           keepUntil,
           // At 100 %, the alert that it cannot take one more image would tell the same: it counts as sent too.
-          passed: [...passed.filter((t) => t !== threshold).map((t) => `${base}:${t}`), ...(percent >= 100 ? [`${base}:full`] : [])],
+          passed: [...passed.filter((t) => t !== threshold).map((t) => `${base}:${t}`), ...(usedUp(cap) ? [`${base}:full`] : [])],
         });
       }
     }
     for (const [scopeKey, budgets] of Object.entries(roleBudgets)) {
       if (budgets !== 'unreadable') continue;
-      keys.add(scopeKey);
       pending.push({
         alert: { id: `role-budgets:${scopeKey}:${figures.today}`, kind: 'role-budgets', text: '', at: now, ledger: source.operator.ledger, roleBudgets: { scopeKey } },
         keepUntil: nextUtcMidnight(now) + DAY_MS,
@@ -162,7 +209,6 @@ export class AlertWatcher {
     if (rules.breaker) {
       for (const [scopeKey, state] of Object.entries(breaker)) {
         if (state.pausedAt === undefined) continue;
-        keys.add(scopeKey);
         pending.push({
           alert: {
             id: `breaker:${scopeKey}:${state.pausedAt}`,
@@ -178,56 +224,127 @@ export class AlertWatcher {
       }
     }
     if (pending.length === 0) return [];
+    pending.sort((a, b) => rankOf(a.alert) - rankOf(b.alert));
+    return this.#send(pending, now);
+  }
+
+  /**
+   * Claims all in one step, marks the lower thresholds passed with a higher one, names the ones claimed, then sends,
+   * most urgent first.
+   */
+  async #send(pending: Pending[], now: number): Promise<Alert[]> {
+    const { source, log, channels, logger } = this.#options;
+    if (this.#stopped) return [];
+    const keyOf = (id: string, channel: AlertChannel) => `${id}@${channel.id}`;
+    const claimed = await log.claim(
+      pending.flatMap(({ alert, passed }) => channels.flatMap((channel) => [...passed.map((lower) => keyOf(lower, channel)), keyOf(alert.id, channel)])),
+      now,
+      CLAIM_MS,
+    );
+    // A lower threshold passed at the same time is not sent after the higher one, nor listed as sent.
+    await log.sent(
+      pending.flatMap(({ passed, keepUntil }) => channels.flatMap((channel) => passed.map((lower) => keyOf(lower, channel)).filter((key) => claimed.has(key)).map((key) => ({ key, keepUntil })))),
+      now,
+    );
+    const toSend = pending.filter(({ alert }) => channels.some((channel) => claimed.has(keyOf(alert.id, channel))));
+    if (toSend.length === 0) return [];
+    const keys = new Set(toSend.flatMap(({ alert }) => [alert.cap?.key, alert.cap?.scopeKey, alert.breaker?.scopeKey, alert.roleBudgets?.scopeKey].filter((k) => k !== undefined)));
     const names = (await source.bots?.names?.([...keys]).catch(() => undefined)) ?? new Map<string, string>();
-    const sent: Alert[] = [];
-    for (const { alert, keepUntil, passed } of pending) {
+    for (const { alert } of toSend) {
       if (alert.cap) {
         alert.cap.name = names.get(alert.cap.key);
         if (alert.cap.scopeKey !== undefined) alert.cap.scopeName = names.get(alert.cap.scopeKey);
       }
       if (alert.breaker) alert.breaker.name = names.get(alert.breaker.scopeKey);
       if (alert.roleBudgets) alert.roleBudgets.name = names.get(alert.roleBudgets.scopeKey);
-      alert.text = alertText(alert, now);
-      for (const channel of this.#options.channels) {
-        // A lower threshold passed at the same time is not sent after the higher one.
-        for (const lower of passed) if (await log.claim(`${lower}@${channel.id}`, now, CLAIM_MS)) await log.sent(`${lower}@${channel.id}`, { id: lower, channel: channel.id, text: '(passed with a higher threshold)', at: now }, now, keepUntil);
-        const key = `${alert.id}@${channel.id}`;
-        if (!(await log.claim(key, now, CLAIM_MS))) continue;
-        try {
-          await channel.send(alert);
-        } catch (error) {
-          await log.release(key).catch(() => undefined);
-          this.#options.logger.warn({ alert: alert.id, channel: channel.id, err: error instanceof Error ? error.message : String(error) }, 'an alert was not taken; it is tried again at the next check');
-          continue;
-        }
-        await log.sent(key, { id: alert.id, channel: channel.id, text: alert.text, at: now }, now, keepUntil);
-        this.#options.logger.info({ alert: alert.id, channel: channel.id }, 'alert sent');
-        sent.push(alert);
+    }
+    const messages: Message[] = [];
+    const members = new Map<AlertChannel, Message[]>(channels.map((channel) => [channel, []]));
+    for (const { alert, keepUntil } of toSend) {
+      for (const channel of channels) {
+        const key = keyOf(alert.id, channel);
+        if (!claimed.has(key)) continue;
+        const message = { channel, alert, marks: [{ key, keepUntil }] };
+        if (rankOf(alert) === 4) members.get(channel)!.push(message);
+        else messages.push(message);
       }
+    }
+    for (const [channel, each] of members) messages.push(...(each.length > MEMBERS_ONE_BY_ONE ? [membersMessage(channel, each, now)] : each));
+    // Alert-major order: the first alert reaches every destination before the second goes anywhere.
+    const sent: Alert[] = [];
+    for (const [i, { channel, alert, marks }] of messages.entries()) {
+      if (this.#stopped) {
+        await log.release(messages.slice(i).flatMap((m) => m.marks.map((mark) => mark.key))).catch(() => undefined);
+        logger.info({ left: messages.length - i }, 'the console stops: the alerts not sent yet are left to the next check');
+        break;
+      }
+      const text = alertText(alert, now, channel.quote);
+      try {
+        await channel.send({ ...alert, text }, this.#abort.signal);
+      } catch (error) {
+        await log.release(marks.map((mark) => mark.key)).catch(() => undefined);
+        if (this.#stopped) continue; // aborted by the stop: said once, below
+        logger.warn({ alert: alert.id, channel: channel.id, err: error instanceof Error ? error.message : String(error) }, 'an alert was not taken; it is tried again at the next check');
+        continue;
+      }
+      await log.sent(marks, now, { id: alert.id, channel: channel.id, text: alertText(alert, now), at: now });
+      logger.info({ alert: alert.id, channel: channel.id, ...(alert.members && { members: alert.members.count }) }, 'alert sent');
+      sent.push({ ...alert, text: alertText(alert, now) });
     }
     return sent;
   }
 }
 
-/** The sentence of an alert. */
-export function alertText(alert: Alert, now: number): string {
+/** Many members' cap alerts for one destination as one message: how many, and the ones used the most. */
+function membersMessage(channel: AlertChannel, each: Message[], now: number): Message {
+  const caps = each.map((m) => m.alert.cap!);
+  const byThreshold: Record<string, number> = {};
+  for (const cap of caps) {
+    const passed = cap.trigger === 'full' ? 'full' : String(cap.threshold);
+    byThreshold[passed] = (byThreshold[passed] ?? 0) + 1;
+  }
+  const share = (cap: CapAlert) => (cap.limitUsd > 0 ? cap.usedUsd / cap.limitUsd : Infinity);
+  const top = [...caps].sort((a, b) => share(b) - share(a) || a.key.localeCompare(b.key)).slice(0, MEMBERS_LISTED);
+  const first = each[0]!.alert;
+  return {
+    channel,
+    alert: { id: `members:${now}:${caps.length}`, kind: 'members', text: '', at: first.at, ledger: first.ledger, members: { count: caps.length, byThreshold, top } },
+    marks: each.flatMap((m) => m.marks),
+  };
+}
+
+/** The sentence of an alert; `quote` writes a name someone chose as the destination must (see `AlertChannel.quote`). */
+export function alertText(alert: Alert, now: number, quote: (name: string) => string = (name) => name): string {
   const tag = alert.ledger === 'emulator' ? 'Pictor (emulator ledger, no money spent)' : 'Pictor';
+  const named = (name: string | undefined, key: string) => (name ? `${quote(name)} (${key})` : key);
   if (alert.breaker) {
     const { scopeKey, name, pausedUsd, limitUsd } = alert.breaker;
     return (
-      `${tag} paused ${name ? `${name} (${scopeKey})` : scopeKey}: it spent ${formatUsd(pausedUsd)} in the last hour, more than the ${formatUsd(limitUsd)} an hour its usual use allows. ` +
+      `${tag} paused ${named(name, scopeKey)}: it spent ${formatUsd(pausedUsd)} in the last hour, more than the ${formatUsd(limitUsd)} an hour its usual use allows. ` +
       'Its jobs are refused until you resume it in the Pictor console (Caps and settings).'
     );
   }
-  const named = (name: string | undefined, key: string) => (name ? `${name} (${key})` : key);
   if (alert.roleBudgets) {
     const { scopeKey, name } = alert.roleBudgets;
     return `${tag}: the role budgets of ${named(name, scopeKey)} cannot be read: its members may spend nothing until an admin of it sets them again.`;
   }
+  const whoOf = (cap: CapAlert) => `${named(cap.name, cap.key)}${cap.scopeKey === undefined ? '' : ` in ${named(cap.scopeName, cap.scopeKey)}`}`;
+  const periodOf = (cap: CapAlert) => (cap.period === 'day' ? 'daily' : 'monthly');
+  if (alert.members) {
+    const { count, byThreshold, top } = alert.members;
+    const counts = Object.entries(byThreshold)
+      .sort(([a], [b]) => (b === 'full' ? 1e9 : Number(b)) - (a === 'full' ? 1e9 : Number(a)))
+      .map(([threshold, n]) => (threshold === 'full' ? `${n} cannot take one more image` : `${n} past ${threshold} %`))
+      .join(', ');
+    const listed = top.map((cap) => `${whoOf(cap)} (${cap.bound === 'lower' ? 'at most ' : ''}${cap.percent} % of ${formatUsd(cap.limitUsd)} ${periodOf(cap)})`);
+    return (
+      `${tag}: ${count} members’ caps passed a threshold (${counts}). ` +
+      `${top.length < count ? `The ${top.length} most used` : 'They'}: ${listed.join('; ')}. All are in the Pictor console (Caps and settings).`
+    );
+  }
   const cap = alert.cap!;
-  const where = cap.scopeKey === undefined ? '' : ` in ${named(cap.scopeName, cap.scopeKey)}`;
-  const whose = cap.owner === 'account' ? OWNER_WORDS.account : `${OWNER_WORDS[cap.owner]} ${named(cap.name, cap.key)}${where}`;
-  const period = cap.period === 'day' ? 'daily' : 'monthly';
+  const whose = cap.owner === 'account' ? OWNER_WORDS.account : `${OWNER_WORDS[cap.owner]} ${whoOf(cap)}`;
+  const period = periodOf(cap);
   const used =
     cap.bound === 'lower'
       ? `${formatUsd(cap.usedUsd)} of its ${period} cap of at least ${formatUsd(cap.limitUsd)} (at most ${cap.percent} %, if the member holds no role with a larger budget`
@@ -240,7 +357,7 @@ export function alertText(alert: Alert, now: number): string {
   }
   // A lower bound (the member's roles are not known here) is never said to refuse: a role may lift the cap.
   if (cap.bound === 'lower') return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). The cap resets ${resets}.`;
-  if (cap.percent >= 100) return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). Its jobs are refused until the cap resets ${resets}.`;
+  if (usedUp(cap)) return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). Its jobs are refused until the cap resets ${resets}.`;
   return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs): ${left}. The cap resets ${resets}.`;
 }
 
