@@ -29,7 +29,7 @@ export { SlotSemaphore } from './core/SlotSemaphore.js';
 export { closestWord } from './core/closest-word.js';
 export { describeDuration, describeReset, describeUtcTime } from './core/describe-duration.js';
 export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
-export { restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
+export { removeLeftoverTemps, restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
 export { holdDataFolder, DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS } from './spend/data-folder-lock.js';
 export * from './spend/index.js';

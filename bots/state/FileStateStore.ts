@@ -1,13 +1,12 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { safeJson, writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, claimToken, encodeValue, holdAfter, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
+import { removeLeftoverTemps, safeJson, writeFileAtomically } from 'pictor/internal';
+import { checkKey, checkSpace, claimToken, encodeValue, holdAfter, isRecordValue, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 const PRUNE_EVERY_MS = 60 * 60_000;
-const STALE_TEMP_MS = 60_000;
 /** The holder of records written before holders existed (the bare record): no process alive holds them. */
 export const LEGACY_HOLDER = 'legacy';
 
@@ -27,7 +26,8 @@ export interface FileStateStoreOptions {
 /**
  * The data-folder backend: `<dataDir>/<dir>/<key>.json` (`{ pictorState: 1, holder, value }`) or a binary space's
  * bytes, `<key>.bin`, written atomically and synced; folders 0700, files 0600. One process per data folder: a record
- * held by another process id was left by one that is gone; the bounds are kept from an index of the folder read at start.
+ * held by another process id was left by one that is gone, and so is a temporary file no write of this one is making
+ * (removed at start and by `removeLeftovers`); the bounds are kept from an index of the folder read at start.
  */
 export class FileStateStore implements StateStore {
   readonly owner: string;
@@ -48,6 +48,10 @@ export class FileStateStore implements StateStore {
     let space = this.#spaces.get(definition.name);
     if (!space) this.#spaces.set(definition.name, (space = new FileSpace(this.dataDir, definition, this.owner, this.#pruneEveryMs, () => this.#closed)));
     return space as Space<T>;
+  }
+
+  async removeLeftovers(): Promise<void> {
+    for (const space of this.#spaces.values()) await removeLeftoverTemps(space.dir);
   }
 
   /** Refuses every call from now on and resolves once the writes under way (and the removals they queued) have ended. */
@@ -95,8 +99,8 @@ class FileSpace<T> implements Space<T> {
         await chmod(path, FILE_MODE).catch(() => undefined);
         const key = name.slice(0, -this.#extension.length);
         if (name.endsWith(this.#extension) && STATE_KEY_PATTERN.test(key)) found.push([key, { at: info.mtimeMs, bytes: info.size }]);
-        else if (name.endsWith('.tmp') && Date.now() - info.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true });
       }
+      await removeLeftoverTemps(this.dir);
       for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
       await this.#prune();
       // A call queued just before the store closed opens it after the close began: its timer would outlive the close.
@@ -264,8 +268,24 @@ class FileSpace<T> implements Space<T> {
     await this.#open();
     for (const key of [...this.#index.keys()]) {
       const value = await this.get(key);
-      if (value !== undefined) yield { key, value };
+      if (isRecordValue(value)) yield { key, value };
     }
+  }
+
+  async deleteDamaged(mentions: (text: string) => boolean): Promise<number> {
+    this.#assertOpen();
+    refuseBytes(this.definition, 'deleteDamaged');
+    await this.#open();
+    let deleted = 0;
+    for (const key of [...this.#index.keys()]) {
+      await this.#serial(key, async () => {
+        const text = await readFile(this.#path(key), 'utf8').catch(() => undefined);
+        if (text === undefined || safeJson(text) !== undefined || !mentions(text)) return;
+        await this.#remove(key);
+        deleted++;
+      });
+    }
+    return deleted;
   }
 
   async *keys(): AsyncIterable<string> {

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
 import { waitWithin } from 'pictor/internal';
-import { checkKey, checkSpace, claimToken, encodeValue, holdAfter, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
+import { checkKey, checkSpace, claimToken, encodeValue, holdAfter, isRecordValue, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
 import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
@@ -193,6 +193,8 @@ export class RedisStateStore implements StateStore {
     return listening;
   }
 
+  async removeLeftovers(): Promise<void> {} // Every write is one step: nothing is left half written.
+
   async close({ until }: { until?: number | undefined } = {}): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -301,9 +303,23 @@ class RedisSpace<T> implements Space<T> {
       const values: (string | Buffer | null)[] = this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
       for (const [i, key] of keys.entries()) {
         const value = readable(this.#decode(values[i]));
-        if (value !== undefined) yield { key, value };
+        if (isRecordValue(value)) yield { key, value };
       }
     }
+  }
+
+  async deleteDamaged(mentions: (text: string) => boolean): Promise<number> {
+    refuseBytes(this.definition, 'deleteDamaged');
+    let deleted = 0;
+    for await (const keys of this.#keyBatches()) {
+      const texts = keys.length ? await this.redis.mget(...keys.map((k) => this.#record(k))) : [];
+      for (const [i, key] of keys.entries()) {
+        const text = texts[i];
+        // Deleted only while it is still this text: one written anew meanwhile stays.
+        if (text && safeJson(text) === undefined && mentions(text) && (await this.#put(key, '', false, `v:${text}`))) deleted++;
+      }
+    }
+    return deleted;
   }
 
   /** The keys alone: no value is fetched. */

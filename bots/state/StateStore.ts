@@ -89,8 +89,10 @@ export interface Space<T> {
    */
   update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }>;
   delete(key: string): Promise<void>;
-  /** Every record (for `forget` and upgrades: a full scan, never on a hot path). */
+  /** Every record (for `forget` and upgrades: a full scan), an object (bytes too); another value (`null`: a hand edit) is skipped as damaged. */
   entries(): AsyncIterable<StateEntry<T>>;
+  /** Deletes each damaged record (not JSON) whose text `mentions` (for `forget`: whose it is cannot be read), unless written anew meanwhile. */
+  deleteDamaged(mentions: (text: string) => boolean): Promise<number>;
   /** The key of every record, one that cannot be read (`UNREADABLE`) too, which `entries` skips: a full scan, never on a hot path. */
   keys(): AsyncIterable<string>;
   /**
@@ -130,6 +132,8 @@ export interface StateStore {
   /** How long a holder's lease lasts without renewal (file backend: for ever, one process per data folder). */
   readonly leaseMs: number;
   space<T>(definition: SpaceDefinition): Space<T>;
+  /** Removes the temporary files writes a crash stopped left in the spaces opened (a record's whole version): for `forget`. */
+  removeLeftovers(): Promise<void>;
   /**
    * Stops renewing the lease and gives it back: what this process still holds is claimed by others at once. The
    * data folder's store also resolves only once the writes under way have ended, and refuses every call after
@@ -198,6 +202,9 @@ export function encodeValue(definition: SpaceDefinition, value: unknown): string
 export function refuseBytes(definition: SpaceDefinition, what: string): void {
   if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: no ${what} there`);
 }
+
+/** What `entries` yields: a value kept as an object (see `Space.entries`). */
+export const isRecordValue = <T>(value: T | undefined): value is T => typeof value === 'object' && value !== null;
 
 /** What `get` answers for what `read` found: a record that cannot be read counts as none. */
 export function readable<T>(found: T | typeof UNREADABLE): T | undefined {

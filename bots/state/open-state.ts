@@ -17,7 +17,8 @@ export interface BotState {
   /**
    * Erases a member's prompts everywhere Pictor keeps them: their Discord jobs and drafts, Slack requests, history
    * (the records of their running jobs keep no prompt), their own defaults, and the prompts of their usage records in the ledger (the
-   * amounts stay). Answers how many history entries there were.
+   * amounts stay), a damaged record naming them, and what a write a crash stopped left. A part it cannot erase (logged)
+   * stops nothing: the rest is erased, then it fails. Answers how many history entries there were.
    */
   forget(userKey: string): Promise<number>;
   /** Gives the lease back (what this process holds is swept by another at once), by `until` at the latest. The link is its opener's. */
@@ -55,7 +56,7 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
     await close();
     throw error;
   }
-  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options.ledger), close };
+  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options.ledger, logger), close };
 }
 
 export interface MemberRecord {
@@ -96,19 +97,27 @@ export async function forgetJobRecord<R extends MemberRecord>(spaces: MemberReco
   if (before.runnerJobId) await spaces.outputsOfJob.delete(before.runnerJobId);
 }
 
-async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, ledger: OpenBotStateOptions['ledger']): Promise<number> {
+async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, ledger: OpenBotStateOptions['ledger'], logger: LoggerLike): Promise<number> {
   const [platform, id] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
   const records = { discord: spaces.discordJobs, slack: spaces.slackRequests }[platform];
+  // Every step is taken whatever the one before met (logged): all else is erased, then the forget fails.
+  const failed: unknown[] = [];
+  const attempt = <R>(what: string, step: () => Promise<R>) =>
+    step().catch((error: unknown) => void (failed.push(error), logger.error({ err: error, userKey, what }, 'forget could not erase this; it erased the rest')));
   if (records) {
     const kept = { records: store.space<MemberRecord>(records), images: store.space(spaces.discordImages), outputsOfJob: store.space(spaces.discordJobOutputs) };
-    for await (const { key, value } of kept.records.entries()) {
-      if ((value.requester?.userId ?? value.userId) === id) await forgetJobRecord(kept, key);
-    }
+    await attempt(records.name, async () => {
+      for await (const { key, value } of kept.records.entries()) await attempt(`${records.name} ${key}`, async () => (value.requester?.userId ?? value.userId) === id && forgetJobRecord(kept, key));
+    });
+    // A damaged record (not JSON) naming them is never read again (it reads as none), and may hold a prompt of theirs.
+    await attempt(`damaged ${records.name}`, () => kept.records.deleteDamaged((text) => text.includes(JSON.stringify(id))));
   }
-  if (platform === 'discord') await store.space(spaces.discordDrafts).delete(id);
+  if (platform === 'discord') await attempt('drafts', () => store.space(spaces.discordDrafts).delete(id));
   // Their own defaults (`/imagine-settings`) go too.
-  await store.space(spaces.memberDefaults).delete(stateKeyOf(userKey));
-  const { before } = await store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined);
-  await ledger?.forgetPrompts(userKey);
-  return before?.length ?? 0;
+  await attempt('defaults', () => store.space(spaces.memberDefaults).delete(stateKeyOf(userKey)));
+  const history = await attempt('history', () => store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined));
+  await attempt('ledger', async () => ledger?.forgetPrompts(userKey));
+  await attempt('leftovers', () => store.removeLeftovers());
+  if (failed.length > 0) throw new AggregateError(failed, `forget erased all it could of ${userKey}, but ${failed.length} part(s) failed (logged)`);
+  return history?.before?.length ?? 0;
 }

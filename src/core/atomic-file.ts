@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, fsync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { copyFile, link, open, readFile, rename, rm } from 'node:fs/promises';
+import { copyFile, link, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 
 export type WriteFileAtomicallyOptions = WriteOptions &
   (
@@ -39,7 +40,8 @@ interface WriteOptions {
  * is never removed. No old version yet (a first write): no backup.
  * With `exclusive`, the temporary file is hard-linked to `path` instead, which
  * fails on an existing file, then removed. A write a crash stopped leaves at
- * most the temporary file (`<path>.<pid>.<hex>.tmp`), never a torn `path`.
+ * most the temporary file (`<path>.<pid>.<hex>.tmp`, and with `backupPath` its `.bak`), never a torn `path`: a
+ * whole version of the file, which `removeLeftoverTemps` removes.
  * Where the file system has no hard links, an exclusive write claims the name
  * with an empty file first (`wx`) and renames the new version over it: a crash
  * between those two steps leaves that empty file under `path` (never a part
@@ -49,6 +51,7 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
   const fs = options.inline ? INLINE : AWAITED;
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const backupTemp = `${temp}.bak`;
+  WRITING.add(resolve(temp));
   try {
     await fs.writeDurably(temp, data, options.mode ?? 0o600);
     if (options.exclusive) {
@@ -62,7 +65,32 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
     await fs.rm(temp);
     await fs.rm(backupTemp);
     throw error;
+  } finally {
+    WRITING.delete(resolve(temp));
   }
+}
+
+/** The temporary files of the atomic writes this process is making now (absolute paths): never leftovers. */
+const WRITING = new Set<string>();
+/** `<file>.<pid>.<hex>.tmp`, or its `.bak`: the temporary files of an atomic write of `<file>`. */
+const TEMP_NAME = /^(.+)\.\d+\.[0-9a-f]{8}\.tmp(\.bak)?$/;
+
+/**
+ * Removes the temporary files of atomic writes in `dir` that no write of this process is making: what a crash or a
+ * kill -9 left between a write and its rename, each a whole version of its file (a record, the ledger with its
+ * prompts). Only those of `files` (names in `dir`; default every file). Only for a caller that alone writes those
+ * files while it runs (under their lock, or in a folder held by this process): another process's write under way
+ * would lose its temporary file. Answers the paths removed.
+ */
+export async function removeLeftoverTemps(dir: string, files?: readonly string[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(dir).catch(() => [])) {
+    const file = TEMP_NAME.exec(name)?.[1];
+    if (file === undefined || (files && !files.includes(file)) || WRITING.has(resolve(dir, name.replace(/\.bak$/, '')))) continue;
+    await rm(join(dir, name), { force: true });
+    removed.push(join(dir, name));
+  }
+  return removed;
 }
 
 /** The file system calls an atomic write is made of, awaited one by one or made inline (all but the fsync). */

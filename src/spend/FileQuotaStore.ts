@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readF
 import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
@@ -83,6 +83,8 @@ export class FileQuotaStore implements QuotaStore {
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined }> {
     return this.#serial(() =>
       this.#locked(async () => {
+        // What a write a crash stopped left (each a whole version, prompts too): every write of them takes the lock.
+        await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
         await this.#checkUsageFile();
         const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#process.clock());
         await this.#readCapOverrides();
@@ -291,6 +293,7 @@ export class FileQuotaStore implements QuotaStore {
       await this.#write(ledger);
       const records = await this.#readUsage();
       if (records.some((r) => r.userKey === userKey && r.prompt !== undefined)) await this.#replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
+      await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
     });
   }
 

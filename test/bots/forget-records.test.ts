@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -8,8 +8,8 @@ import { RequestStore } from '../../bots/slack/RequestStore.js';
 import type { SlackActor } from '../../bots/slack/SlackJobs.js';
 import { sweepInterrupted } from '../../bots/slack/sweep-interrupted.js';
 import { JobRunner, type Requester } from '../../bots/runner/index.js';
-import { openBotState, type BotState, type SpaceDefinition, type StateEntry } from '../../bots/state/index.js';
-import { RedisLink, silentLogger } from '../../src/internal.js';
+import { openBotState, UNREADABLE, type BotState, type SpaceDefinition, type StateEntry } from '../../bots/state/index.js';
+import { FileQuotaStore, RedisLink, silentLogger } from '../../src/internal.js';
 import { recordingPoster, useRunnerKit } from '../helpers/runner-harness.js';
 import { snowflake } from '../fakes/discord/snowflake.js';
 import { answerOf, DiscordHarness } from './discord/harness.js';
@@ -46,8 +46,8 @@ async function scansSeeNow(state: BotState, space: SpaceDefinition): Promise<voi
 }
 
 /** An audit poster keeping what it was asked to post. */
-/** One backend; each `open()` is a process on it (the next one's sweep takes what the last one left). */
-async function backendOf(backend: 'file' | 'redis'): Promise<{ open(): Promise<BotState> }> {
+/** One backend; each `open()` is a process on it (the next one's sweep takes what the last one left); `keep` changes a kept record's value text behind the store (a hand edit). */
+async function backendOf(backend: 'file' | 'redis'): Promise<{ open(): Promise<BotState>; keep(state: BotState, space: SpaceDefinition, key: string, text: string): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pictor-forget-records-'));
   closers.push(() => rm(dataDir, { recursive: true, force: true }));
   const prefix = uniquePrefix('forget-records');
@@ -62,8 +62,15 @@ async function backendOf(backend: 'file' | 'redis'): Promise<{ open(): Promise<B
       });
       return state;
     },
+    keep: async (state, space, key, text) => {
+      if (state.redis) await state.redis.commands.set(`${prefix}:bots:${space.name}:r:${key}`, text, 'KEEPTTL');
+      else await writeFile(join(dataDir, space.dir, `${key}.json`), `{"pictorState":1,"holder":null,"value":${text}}`);
+    },
   };
 }
+
+/** What a member's forget is asked to erase: an ended Discord job of theirs (nothing left to record), with the marker word. */
+const endedJob = (key: string, userId: string) => ({ key, kind: 'generate', prompt: `a ${MARKER} cat`, options: {}, status: 'completed', requester: { userId }, inputs: [], outputs: [] });
 
 describe.each([
   { backend: 'file' as const, skip: undefined },
@@ -179,6 +186,72 @@ describe.each([
     await state.forget('discord:1');
     expect(await store.get(key)).toBeUndefined();
     expect(await store.claimInterrupted()).toEqual([]);
+  });
+});
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('forget, on the $backend backend, past records it cannot read', ({ backend, skip }) => {
+  it.skipIf(skip)('skips a record a hand edit left null and deletes a damaged one naming the member (its prompt with it), erasing all the rest', async () => {
+    const processes = await backendOf(backend);
+    const state = await processes.open();
+    const jobs = state.store.space(state.spaces.discordJobs);
+    for (const [key, userId] of [['mine', '42'], ['blanked', '7'], ['damaged', '42'], ['damagedOther', '7']] as const) await jobs.put(key, endedJob(key, userId));
+    await state.store.space(state.spaces.history).put('discord-42', [{ key: 'mine', prompt: `a ${MARKER} cat` }]);
+    await processes.keep(state, state.spaces.discordJobs, 'blanked', 'null');
+    // A trailing comma a hand edit left: no longer JSON, so it reads as none, but it still holds the member's prompt.
+    for (const [key, userId] of [['damaged', '42'], ['damagedOther', '7']] as const) await processes.keep(state, state.spaces.discordJobs, key, JSON.stringify(endedJob(key, userId)).replace(/}$/, ',}'));
+
+    await state.forget('discord:42');
+    expect([await jobs.has('mine'), await jobs.has('damaged'), await state.store.space(state.spaces.history).has('discord-42')]).toEqual([false, false, false]);
+    // Another member's records stay, as they are.
+    expect([await jobs.has('blanked'), await jobs.read('damagedOther')]).toEqual([true, UNREADABLE]);
+  });
+
+  it.skipIf(skip)('erases all the rest when erasing one record fails, then fails itself', async () => {
+    const state = await (await backendOf(backend)).open();
+    const jobs = state.store.space(state.spaces.discordJobs);
+    for (const key of ['failing', 'mine']) await jobs.put(key, endedJob(key, '42'));
+    await state.store.space(state.spaces.history).put('discord-42', [{ key: 'mine', prompt: `a ${MARKER} cat` }]);
+    const real = state.store.space.bind(state.store);
+    vi.spyOn(state.store, 'space').mockImplementation(((definition: SpaceDefinition) => {
+      const actual = real(definition);
+      if (definition !== state.spaces.discordJobs) return actual;
+      return new Proxy(actual, {
+        get: (target, name) => {
+          const member: unknown = Reflect.get(target, name, target);
+          if (name === 'update') return (key: string, ...rest: unknown[]) => (key === 'failing' ? Promise.reject(new Error('disk error')) : target.update(key, ...(rest as [never])));
+          return typeof member === 'function' ? member.bind(target) : member;
+        },
+      });
+    }) as typeof state.store.space);
+
+    await expect(state.forget('discord:42')).rejects.toThrow(/1 part\(s\) failed/);
+    vi.restoreAllMocks();
+    expect([await jobs.has('failing'), await jobs.has('mine'), await state.store.space(state.spaces.history).has('discord-42')]).toEqual([true, false, false]);
+  });
+});
+
+describe('forget on the data folder, after a crash in the middle of a write', () => {
+  it('removes the temporary files the write left (each a whole version holding the prompt): the bots’ records and history, and the ledger’s', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-forget-leftovers-'));
+    closers.push(() => rm(dataDir, { recursive: true, force: true }));
+    const ledger = new FileQuotaStore({ dir: dataDir });
+    closers.push(() => ledger.close());
+    const state = await openBotState({ dataDir, ledger, logger: silentLogger() });
+    closers.push(() => state.close());
+    await state.store.space(state.spaces.discordJobs).put('mine', endedJob('mine', '42'));
+    await state.store.space(state.spaces.history).put('discord-42', [{ key: 'mine', prompt: `a ${MARKER} cat` }]);
+    // A process killed between a write's temporary file and its rename (its pid now another's, or alive again).
+    const left = `.${process.pid + 1}.0a1b2c3d.tmp`;
+    for (const file of ['discord/jobs/mine.json', 'history/members/discord-42.json', 'quota-ledger.json']) await writeFile(join(dataDir, `${file}${left}`), `{"prompt":"a ${MARKER} cat"}`);
+
+    await state.forget('discord:42');
+    const files = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+    const holding = [];
+    for (const file of files) if ((await readFile(file, 'utf8')).includes(MARKER)) holding.push(file);
+    expect(holding).toEqual([]);
   });
 });
 

@@ -157,6 +157,24 @@ describe('FileQuotaStore', () => {
     expect(Object.keys(JSON.parse(await readFile(store.path, 'utf8')).reservations)).toHaveLength(20);
   });
 
+  it('removes at open, and when a member forgets, the temporary files a write a crash stopped left beside its files (each a whole version, their prompts too)', async () => {
+    const dir = await newDir();
+    const left = (name: string) => join(dir, `${name}.4242.0a1b2c3d.tmp`);
+    const leave = async () => {
+      for (const name of ['quota-ledger.json', 'usage.jsonl']) await writeFile(left(name), `{"prompt":"a QUIXOTIC cat"}`);
+      await writeFile(`${left('quota-ledger.json')}.bak`, `{"prompt":"a QUIXOTIC cat"}`);
+      // Not the ledger's: another writer's, left alone.
+      await writeFile(left('alerts.json'), '{}');
+    };
+    await leave();
+    const store = storeAt(dir);
+    await store.open();
+    expect((await readdir(dir)).sort()).toEqual(['alerts.json.4242.0a1b2c3d.tmp']);
+    await leave();
+    await store.forgetPrompts('discord:u1');
+    expect((await readdir(dir)).sort()).toEqual(['alerts.json.4242.0a1b2c3d.tmp', 'quota-ledger.json', 'quota-ledger.json.bak']);
+  });
+
   it('refuses to start on a ledger that is not JSON, naming the file, rather than forgetting what was spent', async () => {
     const dir = await newDir();
     await writeFile(join(dir, 'quota-ledger.json'), '{"version": 1, "spent": ');
