@@ -301,6 +301,10 @@ export class PictorClient {
    * call `release` when it is done with it.
    */
   async #open(initial: ImageRequest, options: RequestOptions, controller: AbortController): Promise<OpenedStream> {
+    // The registry keeps the most recently registered secrets only: a client that lives long beside many made since
+    // (a process making one per user's key) registers its key again with each request, so an answer that echoes it is
+    // still hidden whatever its shape.
+    registerSecret(this.#apiKey);
     let request = initial;
     const url = endpointURL(this.baseURL, isEditRequest(request) ? PATHS.edits : PATHS.generations);
     const maxRetries = options.maxRetries ?? this.maxRetries;
