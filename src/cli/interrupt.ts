@@ -138,7 +138,8 @@ export class JobWatch {
 
 /**
  * What the first Ctrl+C (or SIGTERM) does, by the job's phase: `stopping` before anything was sent (connecting to
- * Redis, the ledger or the service, or waiting for a slot or the ledger's reservation: no request exists to cancel),
+ * Redis, the ledger or the service, or waiting for a slot, the ledger's reservation or its mark that the request may be
+ * billed: no request left to cancel),
  * `cancelling` the request that was sent, or, once the job is done, `writing` its images to the end.
  */
 export type FirstStop = 'stopping' | 'cancelling' | 'writing';

@@ -3,7 +3,8 @@ import type { JobWatch } from './interrupt.js';
 
 /**
  * What a long job is doing, on stderr, while the user waits: queued (and how
- * many are ahead), sending, partial images received, retries, elapsed time.
+ * many are ahead), about to send (a slot given, the ledger recording it), sent,
+ * partial images received, retries, elapsed time.
  *
  * On a terminal it is one live line (a spinner from `yocto-spinner`, which also
  * keeps other stderr lines from tearing it). Elsewhere (a pipe, a log file, CI)
@@ -12,6 +13,9 @@ import type { JobWatch } from './interrupt.js';
  */
 export interface Progress {
   queued(ahead: number): void;
+  /** The limiter gave the job a slot: the ledger records that it may be billed, then it is sent (`sending`). */
+  starting(): void;
+  /** The request left (the client's `onSend`): from here on a Ctrl+C cancels a sent request. */
   sending(): void;
   partialReceived(): void;
   imageDone(): void;
@@ -84,6 +88,7 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
   };
   return {
     queued: (ahead) => ((state = ahead > 0 ? `queued, ${ahead} ahead` : 'waiting for a slot'), draw('update')),
+    starting: () => ((state = 'about to send'), draw('update')),
     sending: () => ((job.phase = 'sent'), (state = 'sent, the service is working'), draw('update')),
     partialReceived: () => (partials++, draw('update')),
     imageDone: () => (done++, draw('update')),

@@ -65,7 +65,10 @@ export interface RequestOptions {
   maxRetries?: number | undefined;
   /** While queued in the limiter: how many requests are ahead. */
   onQueuePosition?: ((ahead: number) => void) | undefined;
-  /** When the request leaves the queue and is sent (again on each retry). */
+  /**
+   * When the request leaves the queue: the limiter gave it a slot (again on each retry). It is not sent yet: `beforeSend`
+   * comes first, and `onSend` says when it leaves.
+   */
   onStart?: (() => void) | undefined;
   /**
    * Awaited after the limiter lets the request go and just before its body is
@@ -73,6 +76,12 @@ export interface RequestOptions {
    * A rejection stops the request unsent.
    */
   beforeSend?: (() => Promise<void>) | undefined;
+  /**
+   * When the request really leaves (again on each retry): `beforeSend` resolved (the spend guard has recorded that it
+   * may be billed) and it is handed to the connection. Not called when it was cancelled before that: such a cancel
+   * leaves nothing at the service (`AbortedError.mayBeBilled` false).
+   */
+  onSend?: (() => void) | undefined;
   /**
    * The service took the request (a success status): it will not be sent again, so its input images are no longer
    * needed — the client keeps no reference to them from here on. Called once.
@@ -301,6 +310,10 @@ export class PictorClient {
    * call `release` when it is done with it.
    */
   async #open(initial: ImageRequest, options: RequestOptions, controller: AbortController): Promise<OpenedStream> {
+    // The registry keeps the most recently registered secrets only: a client that lives long beside many made since
+    // (a process making one per user's key) registers its key again with each request, so an answer that echoes it is
+    // still hidden whatever its shape.
+    registerSecret(this.#apiKey);
     let request = initial;
     const url = endpointURL(this.baseURL, isEditRequest(request) ? PATHS.edits : PATHS.generations);
     const maxRetries = options.maxRetries ?? this.maxRetries;
@@ -340,6 +353,9 @@ export class PictorClient {
         }
       }
       startTotalTimer();
+      // Cancelled while `beforeSend` waited (a ledger busy with another process): the request does not leave; `send`
+      // answers the cancel as one before any byte left.
+      if (!controller.signal.aborted) options.onSend?.();
       const done = () => {
         release();
         stopTotalTimer();

@@ -126,18 +126,26 @@ async function take(dataDir: string, path: string, renewMs: number): Promise<() 
  * Looked at and removed under the lock's breaker (`file-lock.ts`'s, the one every stale lock is broken under), looked
  * at again there: two such starts at once (two containers started again together) cannot both remove a lock, the
  * second removing the one the first has just taken. A breaker held by someone else just then leaves the lock as it
- * is: the start is refused naming the holder, as for any held lock, and taken over when started again.
+ * is: the start is refused naming the holder, as for any held lock, and taken over when started again. A breaker that
+ * names this pid and is as old is a leftover by the same rule (the earlier process was killed in the few ms it held
+ * it; a live one holds it no longer than that): removed first, or it would name a live pid, this one, for ever.
  */
 async function removeOwnPidLeftover(path: string): Promise<void> {
-  const leftover = () => holderOf(path) === `pid ${process.pid} on ${THIS_HOST}` && Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 2 * RENEW_MS;
-  if (!leftover()) return;
+  const breaker = `${path}.break`;
+  if (!isOwnPidLeftover(path)) return;
+  if (isOwnPidLeftover(breaker)) rmSync(breaker, { force: true });
   await withFileLock(
-    `${path}.break`,
+    breaker,
     async () => {
-      if (leftover()) rmSync(path, { force: true });
+      if (isOwnPidLeftover(path)) rmSync(path, { force: true });
     },
     { timeoutMs: 0, staleMs: DATA_FOLDER_LOCK_STALE_MS },
   ).catch(() => undefined);
+}
+
+/** A file of `file-lock.ts`'s naming this pid on this machine, untouched for more than two renewals (see `removeOwnPidLeftover`). */
+function isOwnPidLeftover(file: string): boolean {
+  return holderOf(file) === `pid ${process.pid} on ${THIS_HOST}` && Date.now() - (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 2 * RENEW_MS;
 }
 
 /** How often a start refused by a lock that is gone, or not yet readable, when it looks tries again. */

@@ -13,7 +13,7 @@ import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { followOutput } from '../helpers/child-output.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
-import { CLI_ENTRY, REPO_ROOT, tempDir } from './run-cli.js';
+import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
 
 const env = useEmulator();
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -328,6 +328,48 @@ describe('Ctrl+C during a generation', () => {
     expect(child.stderr().match(/pictor: interrupted after the request was sent/g)).toHaveLength(1);
     expect(child.stderr()).toContain('the second Ctrl+C came before');
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null });
+  }, 60_000);
+});
+
+describe('Ctrl+C while the ledger records that the request may be billed', () => {
+  it('says nothing was sent, sends nothing and charges nothing: the request leaves only once the ledger has recorded it', async () => {
+    const data = await tempDir();
+    const out = await tempDir();
+    // The exit timer must not end the test's process: recorded instead.
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    onTestFinished(() => exit.mockRestore());
+    // The ledger's "may be billed" mark waits, as it does behind another process using the ledger, until the test lets it go.
+    const markSent = FileQuotaStore.prototype.markSent;
+    let reached!: () => void;
+    const atMark = new Promise<void>((resolve) => (reached = resolve));
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const mark = vi.spyOn(FileQuotaStore.prototype, 'markSent').mockImplementation(async function (this: FileQuotaStore, jobId: string) {
+      reached();
+      await held;
+      return markSent.call(this, jobId);
+    });
+    onTestFinished(() => mark.mockRestore());
+    const said: string[] = [];
+    const running = run(['generate', '--prompt', 'a slow fox', '--quality', 'low', '--json', '--out', `${out}/`], { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data }, { stderr: (line) => said.push(line) });
+    await atMark;
+    process.emit('SIGINT');
+    expect(said).toContain(firstStopLine('stopping', 'SIGINT'));
+    letGo();
+    const { code, stdout, stderr } = await running;
+    expect(code).toBe(130);
+    expect(exit).not.toHaveBeenCalled();
+    expect(stderr).not.toContain(firstStopLine('cancelling', 'SIGINT'));
+    expect(stderr).toContain(interruptReport({ phase: 'waiting', files: [] })[0]);
+    expect(env.emulator.requests).toHaveLength(0);
+    expect(onlyJsonLine(stdout)).toMatchObject({ ok: false, code: 'interrupted', sent: false, charged: 0 });
+    const store = new FileQuotaStore({ dir: join(data, 'emulator') });
+    try {
+      expect(await store.activeJobs()).toEqual([]);
+      expect((await store.usage({})).reduce((sum, record) => sum + record.costUsd, 0)).toBe(0);
+    } finally {
+      await store.close();
+    }
   }, 60_000);
 });
 

@@ -37,6 +37,22 @@ describe('pictor progress on long work', () => {
     expect(lines[0]).toMatch(/sent, the service is working, \d+ s, 1 partial image received, 1\/2 images done/);
   });
 
+  it('says "about to send" once a slot is given, and counts the request sent only once it left', async () => {
+    const lines: string[] = [];
+    const job = watchedJob();
+    const progress = await startProgress({ line: (l) => lines.push(l), images: 1, everyMs: 20, job });
+    try {
+      progress.starting();
+      await expect.poll(() => lines.length).toBeGreaterThan(0);
+      expect(lines.at(-1)).toMatch(/^… about to send, /);
+      expect(job.phase).toBe('waiting');
+      progress.sending();
+      expect(job.phase).toBe('sent');
+    } finally {
+      progress.stop();
+    }
+  });
+
   it('draws a live line with a spinner on a terminal, and leaves it clean when done', async () => {
     let written = '';
     const terminal = Object.assign(

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { answerByteBound, EVENT_BYTE_BOUND } from '../../src/client/answer-bound.js';
 import { decodeImages, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
+import { MAX_KNOWN_SECRETS, registerSecret } from '../../src/core/redact-secrets.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { head, misbehavingServer, sse, type MisbehavingServer, type SeenRequest } from './misbehaving-server.js';
 
@@ -249,6 +250,26 @@ describe('a key the server echoes back is never shown', () => {
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(key.slice(6));
     expect(error.message).toContain('[redacted]');
+  });
+});
+
+describe('a key of no known shape, echoed back by the server, on a client that lives long beside many others', () => {
+  it(`is still hidden after more than ${MAX_KNOWN_SECRETS} other secrets were registered since the client was made, plain or streamed`, async () => {
+    // Letters and digits only: nothing but the registry knows it is a key.
+    const key = 'Quiet0Owl7Lantern3Meadow5Brook';
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(401, { 'content-type': 'application/json' }, JSON.stringify({ error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error' } })));
+    });
+    const client = new PictorClient({ baseURL: s.url, apiKey: key, maxRetries: 0 });
+    // The keys of the clients made since (one per user of an n8n host, say).
+    for (let i = 0; i <= MAX_KNOWN_SECRETS; i++) registerSecret(`another-users-key-${i}-0123456789`);
+    for (const job of [client.generate({ prompt: 'x' }), client.generateStream({ prompt: 'x' }).finalResult()]) {
+      const error = await failureOf(job);
+      expect(error).toMatchObject({ code: 'authentication_failed' });
+      expect([error.message, String(error), JSON.stringify(error)].join('\n')).not.toContain(key);
+      expect(error.message).toContain('[redacted]');
+    }
   });
 });
 

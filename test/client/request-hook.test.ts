@@ -85,6 +85,24 @@ describe('the client’s request hook', () => {
     expect(env.emulator.requests).toHaveLength(0);
   });
 
+  it('says the request left (onSend) only once the watch was told of the send, and not at all when it was cancelled then', async () => {
+    const told: string[] = [];
+    const onRequest = (): RequestWatch => ({ beforeSend: async () => void told.push('watch told') });
+    const events = { onStart: () => void told.push('slot'), beforeSend: async () => void told.push('caller told'), onSend: () => void told.push('left') };
+    await env.client({ onRequest }).generate({ prompt: 'x', quality: 'low' }, events);
+    expect(told).toEqual(['slot', 'caller told', 'watch told', 'left']);
+
+    told.length = 0;
+    const controller = new AbortController();
+    const cancelling = (): RequestWatch => ({ beforeSend: async () => void (told.push('watch told'), controller.abort()) });
+    await expect(env.client({ onRequest: cancelling, maxRetries: 0 }).generate({ prompt: 'x', quality: 'low' }, { ...events, signal: controller.signal })).rejects.toMatchObject({
+      code: 'aborted',
+      mayBeBilled: false,
+    });
+    expect(told).toEqual(['slot', 'caller told', 'watch told']);
+    expect(env.emulator.requests).toHaveLength(1);
+  });
+
   it('never withholds a result the service made when the watch fails to settle it', async () => {
     const errors: unknown[] = [];
     const logger = { debug() {}, info() {}, warn() {}, error: (obj: object) => void errors.push(obj) };

@@ -82,6 +82,26 @@ describe('the data folder lock, left by this very pid before (a container starte
     await held.release();
   });
 
+  it('is taken over when the breaker names this pid too and is as old: the earlier process was killed while it held the breaker, and this pid is alive', async () => {
+    const { dir, lock } = await leftover();
+    writeFileSync(`${lock}.break`, `${process.pid}\n${THIS_HOST}\n`);
+    const past = new Date(Date.now() - 60_000);
+    fs.utimesSync(`${lock}.break`, past, past);
+    const held = await holdDataFolder(dir);
+    expect(fs.readFileSync(lock, 'utf8')).toBe(`${process.pid}\n${THIS_HOST}\n`);
+    expect(Date.now() - fs.statSync(lock).mtimeMs).toBeLessThan(10_000);
+    expect(fs.existsSync(`${lock}.break`)).toBe(false);
+    await held.release();
+  });
+
+  it('is not removed while a breaker naming this pid is fresh (a twin breaking a lock just then), and the breaker stays', async () => {
+    const { dir, lock } = await leftover();
+    writeFileSync(`${lock}.break`, `${process.pid}\n${THIS_HOST}\n`);
+    await expect(holdDataFolder(dir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR', message: expect.stringContaining(`(pid ${process.pid} on ${THIS_HOST})`) });
+    expect(fs.statSync(lock).mtimeMs).toBeLessThan(Date.now() - 50_000);
+    expect(fs.existsSync(`${lock}.break`)).toBe(true);
+  });
+
   it('is not removed when, looked at again under the breaker, it has just been taken by a twin (same pid, same host name, another container sharing the folder)', async () => {
     const { dir, lock } = await leftover();
     // The twin removes the leftover and takes the folder between this start's first look and its removal.

@@ -127,7 +127,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
           progress.queued(ahead);
           if (ahead > 0) ctx.stderr(`queued, ${ahead} ahead`);
         },
-        onStart: () => progress.sending(),
+        onStart: () => progress.starting(),
+        // Sent only once the ledger has recorded it (a Ctrl+C before then sends nothing and says so).
+        onSend: () => progress.sending(),
         onRetry: ({ attempt, delayMs, error }: { attempt: number; delayMs: number; error: { code: string } }) => {
           const line = `retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s (${error.code})`;
           progress.retrying(line);
