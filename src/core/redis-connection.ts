@@ -284,16 +284,15 @@ function watchConnection(redis: Redis, url: string, secrets: readonly string[], 
   });
 }
 
-/** Connecting was given up (`signal` aborted): drops the connection at once, without waiting for the server, and throws the signal's reason. */
+/**
+ * Connecting was given up (`signal` aborted): drops the connection at once, without waiting for the server, and throws
+ * the signal's reason. What the client still waits for afterwards (a close that already came, when its ready check fails
+ * on the destroyed socket and it disconnects once more) is bounded by DISCONNECT_TIMEOUT_MS.
+ */
 function dropNow(redis: Redis, signal: AbortSignal): never {
   redis.disconnect();
-  // ioredis ends the socket politely and destroys it only after its `disconnectTimeout` (2 s): a server that says nothing
-  // never closes its side.
+  // `disconnect()` ends the socket politely, and a server that says nothing never closes its side: destroyed now.
   redis.stream?.destroy();
-  // Its ready check then fails on the closed socket and it disconnects once more, arming that 2 s wait again for a close
-  // that already came, which holds the process: its connector forgets the dead socket, so there is nothing to wait for.
-  const connector = (redis as unknown as { connector?: { stream?: unknown } }).connector;
-  if (connector) connector.stream = undefined;
   throw signal.reason;
 }
 
