@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { readCoreConfig } from '../src/config.js';
 import { connect } from '../src/connect.js';
 import { silentLogger } from '../src/internal.js';
+import { outputOf } from './helpers/child-output.js';
 import { testTempDir } from './helpers/temp-dir.js';
 
 /**
@@ -39,6 +42,35 @@ describe('connect, given up by its signal', () => {
     stop.abort(reason);
     await expect(connecting).rejects.toBe(reason);
     await redis.dropped;
+  });
+
+  it('lets the process end once a Ctrl+C gave up connecting to a Redis that never answers: nothing of the attempt holds it', async () => {
+    const redis = await silentServer();
+    const [config, connectModule, internal] = ['../src/config.ts', '../src/connect.ts', '../src/internal.ts'].map((path) => JSON.stringify(fileURLToPath(new URL(path, import.meta.url))));
+    // The Redis client waits 2 s by default for a socket it ends to close: a process still running 1.5 s after the
+    // rejection is held by it (or by anything else of the attempt), and says by what before it is stopped.
+    const script = `
+      const { readCoreConfig } = await import(${config});
+      const { connect } = await import(${connectModule});
+      const { silentLogger } = await import(${internal});
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort(new Error('interrupted (Ctrl+C)')));
+      const error = await connect(readCoreConfig({ REDIS_URL: 'redis://127.0.0.1:${redis.port}' }), silentLogger(), { signal: stop.signal }).then(() => undefined, (e) => e);
+      console.log(JSON.stringify({ message: error?.message }));
+      setTimeout(() => {
+        console.log(JSON.stringify({ heldBy: process.getActiveResourcesInfo() }));
+        process.exit(1);
+      }, 1500).unref();
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    onTestFinished(() => void child.kill('SIGKILL'));
+    const output = outputOf(child);
+    await redis.connected;
+    child.kill('SIGINT');
+    const { code, stdout, stderr } = await output;
+    expect(stderr).toBe('');
+    expect(stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual([{ message: 'interrupted (Ctrl+C)' }]);
+    expect(code).toBe(0);
   });
 
   it('drops the question "are you an emulator?" to a PICTOR_BASE_URL that does not answer, and rejects with its reason', async () => {

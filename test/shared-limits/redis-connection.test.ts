@@ -1,11 +1,15 @@
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import { ValidationError } from '../../src/core/errors.js';
 import { readRedisConfig } from '../../src/core/redis-config.js';
 import { RedisLink, RedisUnavailableError, checkRedis, connectRedis, type RedisLogger } from '../../src/core/redis-connection.js';
 import { redactRedisUrl } from '../../src/core/redis-url.js';
 import { createImageLimiter } from '../../src/core/shared-limiter.js';
+import { outputOf } from '../helpers/child-output.js';
 import { closedPort } from '../helpers/shared-limits-proxy.js';
 import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
@@ -116,6 +120,37 @@ describe('starting without a reachable Redis', () => {
       expect(everythingShown(error), path).not.toContain(SECRET);
     }
     await expect(connectRedis(`redis://127.0.0.1:${port}/abc`, { connectTimeoutMs: 2000 })).rejects.toMatchObject({ code: 'validation_error', param: 'REDIS_URL' });
+  });
+
+  it('lets the process end once it has given up on a Redis that takes the connection and never answers: nothing of the attempt holds it', async () => {
+    // A hung Redis: the connection is taken, nothing is read or answered, and it is never closed from this side.
+    const sockets: Socket[] = [];
+    const server = createServer({ allowHalfOpen: true }, (socket) => void sockets.push(socket.on('error', () => undefined)));
+    onTestFinished(() => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const connection = fileURLToPath(new URL('../../src/core/redis-connection.ts', import.meta.url));
+    // The Redis client waits 2 s by default for a socket it ends to close: a process still running 1.5 s after the error
+    // is held by it (or by anything else of the attempt), and says by what before it is stopped.
+    const script = `
+      const { connectRedis } = await import(${JSON.stringify(connection)});
+      const error = await connectRedis('redis://127.0.0.1:${port}', { connectTimeoutMs: 200 }).then(() => undefined, (e) => e);
+      console.log(JSON.stringify({ code: error?.code }));
+      setTimeout(() => {
+        console.log(JSON.stringify({ heldBy: process.getActiveResourcesInfo() }));
+        process.exit(1);
+      }, 1500).unref();
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    onTestFinished(() => void child.kill('SIGKILL'));
+    const { code, stdout, stderr } = await outputOf(child);
+    expect(stderr).toBe('');
+    expect(stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual([{ code: 'connection_failed' }]);
+    expect(code).toBe(0);
+    expect(sockets.length).toBeGreaterThan(0);
   });
 
   it('keeps the reason readable when the password is a single letter, hiding it only as a word', async () => {
