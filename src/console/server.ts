@@ -95,6 +95,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   // The address the owner opens the console at through its proxy: its Host and its forms' Origin are the console's own.
   const publicOrigin = config.publicOrigin;
   const publicHost = publicOrigin === undefined ? undefined : new URL(publicOrigin).host;
+  // Opened at an https: address: the session cookie is sent over TLS only.
+  const cookieOptions = { secure: publicOrigin?.startsWith('https:') === true };
   let allowedHosts: Set<string> = new Set(publicHost === undefined ? [] : [publicHost]);
 
   const names = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
@@ -251,7 +253,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     }
     if (path === '/logout') {
       sessions.logout(session.id);
-      res.setHeader('set-cookie', Sessions.cookie(undefined));
+      res.setHeader('set-cookie', Sessions.cookie(undefined, cookieOptions));
       return redirect(res, '/login');
     }
     if (!config.allowChanges) return send(res, 403, 'text/plain; charset=utf-8', 'This console is read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to make changes from it.\n');
@@ -308,7 +310,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       html(res, 401, loginPage({ next, problem: 'That is not the console’s token.', generatedToken: generated }));
       return;
     }
-    res.setHeader('set-cookie', Sessions.cookie(session.id));
+    res.setHeader('set-cookie', Sessions.cookie(session.id, cookieOptions));
     redirect(res, next);
   }
 

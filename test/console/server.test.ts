@@ -119,7 +119,7 @@ describe('the console’s server', () => {
     expect(status).toBe(421);
   });
 
-  it('lets the owner log in through a TLS proxy at PICTOR_CONSOLE_ORIGIN, whatever Host the proxy passes on, and still refuses a foreign origin', async () => {
+  it('lets the owner log in through a TLS proxy at PICTOR_CONSOLE_ORIGIN with a Secure session cookie, whatever Host the proxy passes on, and still refuses a foreign origin', async () => {
     const proxied = await startSeededConsole({ publicOrigin: 'https://pictor.example.com' });
     try {
       const { port } = new URL(proxied.url);
@@ -128,6 +128,8 @@ describe('the console’s server', () => {
       const upstream = await loginVia(`127.0.0.1:${port}`, 'https://pictor.example.com');
       expect(upstream.status).toBe(303);
       expect(upstream.headers['set-cookie']?.[0]).toMatch(/^pictor_console=/);
+      // Opened at https: the browser sends the session cookie over TLS only.
+      expect(upstream.headers['set-cookie']?.[0]).toMatch(/; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200; Secure$/);
       // proxy_set_header Host $host (caddy's default): the public host, answered on loopback too.
       const kept = await loginVia('pictor.example.com', 'https://pictor.example.com');
       expect(kept.status).toBe(303);
