@@ -12,6 +12,7 @@ import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { QuotaStore } from '../../src/spend/types.js';
+import { percent } from '../../src/console/pages/layout.js';
 import { NO_ALERTS } from './console-harness.js';
 
 /**
@@ -204,6 +205,22 @@ describe('sending the alerts of a check', () => {
     expect(alert.text).toContain('(99 %, past 80 %');
     expect(alert.text).toContain('$0.400 is left');
     expect(alert.text).not.toContain('refused until');
+    // The spend page says the same share.
+    expect(percent(99.6 / 100)).toBe('99 %');
+  });
+
+  it('says a cap a billionth short of full is at 100 % and refuses its jobs, decided from the same percent as its threshold', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    await spend(store, 'a', 'cli:me', 'cli', 99.9999999, Date.now());
+    const order: { channel: string; alert: Alert }[] = [];
+    await watcherOf(store, operatorWith({ accountMonthlyUsd: 100 }), [recording('place', order)]).check();
+    expect(order).toHaveLength(1);
+    const { alert } = order[0]!;
+    expect(alert.cap).toMatchObject({ percent: 100, threshold: 100, trigger: 'threshold' });
+    expect(alert.text).toContain('(100 %, past 100 %');
+    expect(alert.text).toContain('Its jobs are refused until the cap resets');
+    expect(percent(99.9999999 / 100)).toBe('100 %');
   });
 
   it('lists only the alerts that went out: the lower thresholds passed with a higher one are marked, not listed', async () => {

@@ -6,6 +6,7 @@ import { roundToNanoUsd } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
+import { percentOf, usedUp } from '../percent.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
 import type { AlertLog, AlertMark } from './alert-log.js';
@@ -64,11 +65,6 @@ function rankOf(alert: Alert): number {
   if (alert.roleBudgets) return 2;
   if (alert.cap?.owner === 'scope') return 3;
   return 4;
-}
-
-/** A cap that has counted all of it or more: its jobs are refused (the ratio, not the rounded percent). */
-export function usedUp(cap: { usedUsd: number; limitUsd: number }): boolean {
-  return cap.usedUsd >= cap.limitUsd;
 }
 
 /**
@@ -156,8 +152,8 @@ export class AlertWatcher {
     for (const cap of figures.caps) {
       // A member of a scope whose role budgets cannot be read: one alert for the scope (below), not one per member.
       if (cap.bound === 'unreadable') continue;
-      // To a millionth of a percent: 0.58 of a cap is 58 %, not 57.99999999999999.
-      const percent = Math.round(cap.ratio * 100e6) / 1e6;
+      // The percent the page shows: the thresholds passed and "used up" are decided from it.
+      const percent = percentOf(cap.ratio);
       const passed = rules.thresholds.filter((t) => percent >= t);
       // Used up, the threshold's alert says the cap refuses; before that, one that cannot take one more image says so.
       const full = !usedUp(cap) && cannotTakeOneImage(cap);
@@ -175,8 +171,7 @@ export class AlertWatcher {
         limitUsd: cap.limitUsd,
         usedUsd: cap.usedUsd,
         leftUsd: roundToNanoUsd(Math.max(0, cap.limitUsd - cap.usedUsd)),
-        // Rounded down: 99.6 % is not said to be 100 %.
-        percent: Math.floor(percent),
+        percent,
         threshold,
         resetsAt: cap.resetsAt,
       };
