@@ -22,7 +22,7 @@ export function sameSecret(a: string, b: string): boolean {
 
 /**
  * The owner's sessions: a login with the console's token starts one, held by
- * an HttpOnly, SameSite=Strict cookie; each has its own CSRF token that every
+ * an HttpOnly, SameSite=Strict cookie (Secure behind an https: proxy); each has its own CSRF token that every
  * change (a POST) must carry. Kept in this process's memory: a restart logs
  * everyone out. At most 200 at once (the oldest goes first).
  */
@@ -70,11 +70,14 @@ export class Sessions {
     this.#sessions.delete(id);
   }
 
-  /** The Set-Cookie value that starts a session (`id`) or ends it (undefined). */
-  static cookie(id: string | undefined): string {
+  /**
+   * The Set-Cookie value that starts a session (`id`) or ends it (undefined). `secure` (the console is opened at an
+   * https: address through its proxy) adds `Secure`: the browser then sends it over TLS only.
+   */
+  static cookie(id: string | undefined, options: { secure?: boolean } = {}): string {
     const value = id ?? '';
     const age = id ? Math.floor(SESSION_MS / 1000) : 0;
-    return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${age}`;
+    return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${age}${options.secure ? '; Secure' : ''}`;
   }
 }
 

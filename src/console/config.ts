@@ -63,12 +63,17 @@ export function readConsoleConfig(env: Env, options: { always?: { port: number }
   };
 }
 
-/** `PICTOR_CONSOLE_ORIGIN` as an origin (`https://host[:port]`, no path, no query), lower-cased; undefined when unset. */
+/**
+ * `PICTOR_CONSOLE_ORIGIN` as an origin (`https://host[:port]`, no path, no query), lower-cased, its default port
+ * dropped (`https://host:443` is `https://host`); undefined when unset.
+ */
 function publicOriginOf(env: Env): string | undefined {
   const text = envUrl(env, 'PICTOR_CONSOLE_ORIGIN', { example: 'https://pictor.example.com' });
   if (text === undefined) return undefined;
   const url = new URL(text);
-  if (text.replace(/\/$/, '').toLowerCase() !== url.origin.toLowerCase() || url.username !== '' || url.password !== '') {
+  // Compared by its parts, not as text: `https://host:443` is `https://host`, and the origin is said as such.
+  const originOnly = (url.protocol === 'https:' || url.protocol === 'http:') && url.pathname === '/' && url.search === '' && url.hash === '' && !text.includes('?') && !text.includes('#');
+  if (!originOnly || url.username !== '' || url.password !== '') {
     throw envError(env, 'PICTOR_CONSOLE_ORIGIN', 'the address the console is opened at through its proxy, an origin only (no path, no query), e.g. https://pictor.example.com');
   }
   return url.origin.toLowerCase();

@@ -5,6 +5,7 @@ import { roundToNanoUsd } from '../spend/rules.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type QuotaStore, type RefusalCounts, type SpendLimits } from '../spend/types.js';
 import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth } from '../spend/utc-period.js';
 import type { LoggerLike } from '../client/PictorClient.js';
+import { capRatio } from './percent.js';
 import type { ConsoleSource, OperatorSettings } from './source.js';
 import { rounded, type DayTotals, type Totals, type UsageIndex } from './usage-index.js';
 
@@ -143,7 +144,7 @@ export async function spendFigures(input: FigureInputs): Promise<SpendFigures> {
 
   const caps = capRows.map((row): CapUse => {
     const usedUsd = spentOf(row.key, row.period);
-    return { ...row, usedUsd, ratio: row.limitUsd > 0 ? usedUsd / row.limitUsd : usedUsd > 0 ? Infinity : 1 };
+    return { ...row, usedUsd, ratio: capRatio(usedUsd, row.limitUsd) };
   });
   caps.sort((a, b) => (a.owner === 'account' ? -1 : 0) - (b.owner === 'account' ? -1 : 0) || b.ratio - a.ratio || a.key.localeCompare(b.key));
 

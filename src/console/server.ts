@@ -6,6 +6,7 @@ import { formatUsd } from '../core/pricing.js';
 import { SPEND_CAP_VARIABLES } from '../spend/caps.js';
 import type { UsageRecord } from '../spend/types.js';
 import { utcMonth } from '../spend/utc-period.js';
+import { FileQuotaStore } from '../spend/FileQuotaStore.js';
 import type { AlertLog } from './alerts/alert-log.js';
 import { parseThresholds, type AlertConfig } from './alerts/config.js';
 import { loadAssets } from './assets.js';
@@ -19,7 +20,7 @@ import { alertsPage } from './pages/alerts.js';
 import { filterOf, jobRow, jobsPage, liveRow, matchesFilter, MAX_THUMBS, type JobFilter } from './pages/jobs.js';
 import type { PageContext } from './pages/layout.js';
 import { loginPage } from './pages/login.js';
-import { ledgerUnreachablePage } from './pages/unreachable.js';
+import { ledgerSlowPage, ledgerUnreachablePage } from './pages/unreachable.js';
 import { settingsPage } from './pages/settings.js';
 import { spendPage } from './pages/spend.js';
 import type { ConsoleSource, SettingRow } from './source.js';
@@ -74,6 +75,10 @@ const MAX_FORM_BYTES = 8 * 1024;
 export const LEDGER_WAIT_MS = 5_000;
 /** The members' and DM users' cap rows the spend page shows (the fullest first); the account's and scopes' are all shown. */
 export const MEMBER_CAP_ROWS = 50;
+/** How long a page done after its 503 is kept for the reload that takes it. */
+const RENDER_KEPT_MS = 60_000;
+/** At most this many renders kept at once (a page beyond renders on its own). */
+const MAX_RENDERS_KEPT = 50;
 const PAGE_PATHS = new Set(['/spend', '/jobs', '/settings', '/alerts']);
 
 /**
@@ -84,6 +89,10 @@ const PAGE_PATHS = new Set(['/spend', '/jobs', '/settings', '/alerts']);
  */
 export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
   const { source, config, index, logger } = options;
+  // A file ledger that is slow is being read, not out of reach: its 503 says so.
+  const fileLedger = source.store instanceof FileQuotaStore;
+  /** The renders of pages under way, or done after their page answered 503 (kept for the reload): one per session and page. */
+  const renders = new Map<string, Promise<SafeHtml>>();
   const now = options.now ?? Date.now;
   const sessions = new Sessions(options.token, now);
   const assets = loadAssets();
@@ -95,6 +104,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   // The address the owner opens the console at through its proxy: its Host and its forms' Origin are the console's own.
   const publicOrigin = config.publicOrigin;
   const publicHost = publicOrigin === undefined ? undefined : new URL(publicOrigin).host;
+  // Opened at an https: address: the session cookie is sent over TLS only.
+  const cookieOptions = { secure: publicOrigin?.startsWith('https:') === true };
   let allowedHosts: Set<string> = new Set(publicHost === undefined ? [] : [publicHost]);
 
   const names = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
@@ -251,7 +262,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     }
     if (path === '/logout') {
       sessions.logout(session.id);
-      res.setHeader('set-cookie', Sessions.cookie(undefined));
+      res.setHeader('set-cookie', Sessions.cookie(undefined, cookieOptions));
       return redirect(res, '/login');
     }
     if (!config.allowChanges) return send(res, 403, 'text/plain; charset=utf-8', 'This console is read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to make changes from it.\n');
@@ -276,25 +287,53 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
   /**
    * A page, its ledger reads bounded by `ledgerWaitMs`: past it (Redis unreachable, its commands waiting for the
-   * connection) the owner gets 503 and a short page saying so, and the log a line; the next page asks again.
+   * connection; a file ledger slow to read) the owner gets 503 and a short page saying so, and the log a line. The
+   * render goes on: a reload of the same page (same session, same address) takes it, running or done, instead of
+   * starting another; one that failed is asked again.
    */
   async function page(res: ServerResponse, path: string, query: URLSearchParams, csrf: string): Promise<void> {
-    const rendering = renderPage(path, query, csrf);
+    const key = `${csrf} ${path}?${query.toString()}`;
+    let rendering = renders.get(key);
+    if (rendering === undefined) {
+      const started = renderPage(path, query, csrf);
+      rendering = started;
+      if (renders.size < MAX_RENDERS_KEPT) {
+        renders.set(key, started);
+        started.catch(() => forget(key, started));
+      }
+    }
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), ledgerWaitMs);
     });
     try {
       const answer = await Promise.race([rendering, late]);
-      if (answer !== 'late') return html(res, 200, answer);
+      if (answer !== 'late') {
+        forget(key, rendering);
+        return html(res, 200, answer);
+      }
     } finally {
       clearTimeout(timer);
     }
-    // The reads go on waiting for the connection; whatever they end with, this page has answered.
-    rendering.catch(() => undefined);
+    // The reads go on; whatever they end with, this page has answered. Done, the page is kept a while for the reload.
+    const kept = rendering;
+    kept.then(
+      () => setTimeout(() => forget(key, kept), RENDER_KEPT_MS).unref(),
+      () => undefined,
+    );
+    const waited = Math.round(ledgerWaitMs / 1000);
+    if (fileLedger) {
+      logger.warn({ path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere }, 'the console was still reading the file ledger: answered 503, the page is kept for the reload');
+      res.setHeader('retry-after', '5');
+      return html(res, 503, ledgerSlowPage(options.ledgerWhere, waited));
+    }
     logger.warn({ path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere }, 'the console could not reach the ledger in time: answered 503');
     res.setHeader('retry-after', '5');
-    return html(res, 503, ledgerUnreachablePage(options.ledgerWhere, Math.round(ledgerWaitMs / 1000)));
+    return html(res, 503, ledgerUnreachablePage(options.ledgerWhere, waited));
+  }
+
+  function forget(key: string, rendering: Promise<SafeHtml>): void {
+    if (renders.get(key) === rendering) renders.delete(key);
   }
 
   function login(res: ServerResponse, token: string, next: string, generated: boolean): void {
@@ -308,7 +347,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       html(res, 401, loginPage({ next, problem: 'That is not the console’s token.', generatedToken: generated }));
       return;
     }
-    res.setHeader('set-cookie', Sessions.cookie(session.id));
+    res.setHeader('set-cookie', Sessions.cookie(session.id, cookieOptions));
     redirect(res, next);
   }
 

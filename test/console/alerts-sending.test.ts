@@ -12,6 +12,7 @@ import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { QuotaStore } from '../../src/spend/types.js';
+import { percent } from '../../src/console/pages/layout.js';
 import { NO_ALERTS } from './console-harness.js';
 
 /**
@@ -59,6 +60,15 @@ class CountingLog extends MemoryAlertLog {
   override sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void> {
     if (marks.length > 0 || entry) this.marks++;
     return super.sent(marks, now, entry);
+  }
+}
+
+/** An alert log that records the keys let go. */
+class ReleasingLog extends MemoryAlertLog {
+  released: string[] = [];
+  override release(keys: readonly string[]): Promise<void> {
+    this.released.push(...keys);
+    return super.release(keys);
   }
 }
 
@@ -131,12 +141,12 @@ describe('sending the alerts of a check', () => {
     expect(order.map(({ channel, alert }) => `${alert.kind}:${alert.cap?.key}@${channel}`)).toEqual(['cap:discord:100000000000000077@one', 'cap:discord:100000000000000077@two']);
   });
 
-  it('returns from stop() within a second while a send hangs, and sends nothing more', async () => {
+  it('returns from stop() within a second while a send hangs, sends nothing more, and lets go of what was queued before it returns', async () => {
     const dir = await folder();
     const now = Date.now();
     const store = await opened(new FileQuotaStore({ dir }));
-    await spend(store, 'a', 'cli:me', 'cli', 0.6, now);
-    await spend(store, 'b', 'cli:other', 'cli', 0.6, now);
+    await spend(store, 'a', 'discord:100000000000000001', 'discord:guild', 0.6, now);
+    await spend(store, 'b', 'discord:100000000000000002', 'discord:guild', 0.6, now);
     let calls = 0;
     let called!: () => void;
     const sending = new Promise<void>((resolve) => (called = resolve));
@@ -149,7 +159,8 @@ describe('sending the alerts of a check', () => {
         return new Promise<void>(() => undefined);
       },
     };
-    const watcher = watcherOf(store, operatorWith({ accountDailyUsd: 2, userDailyUsd: 1 }), [hanging]);
+    const log = new ReleasingLog();
+    const watcher = watcherOf(store, operatorWith({ accountDailyUsd: 2, userDailyUsd: 1 }), [hanging], log);
     void watcher.check();
     await sending;
     vi.useFakeTimers();
@@ -161,9 +172,13 @@ describe('sending the alerts of a check', () => {
     await stop;
     expect(stopped).toBe(true);
     expect(calls).toBe(1);
+    // The two users' alerts, queued behind the hanging one, were let go while the store was still open; the one under
+    // way keeps its claim.
+    expect(log.released).toHaveLength(2);
+    expect(log.released.every((k) => k.startsWith('cap:user:discord:10000000000000000'))).toBe(true);
   });
 
-  it('aborts the send under way at stop() and leaves what was queued to the next process', async () => {
+  it('gives the send under way a second at stop(), then aborts it keeping its claim, so the next process sends what was queued at once and the cut one only once its claim lapses', async () => {
     const dir = await folder();
     const now = Date.now();
     const store = await opened(new FileQuotaStore({ dir }));
@@ -183,13 +198,25 @@ describe('sending the alerts of a check', () => {
     const first = watcherOf(store, operatorWith({ accountDailyUsd: 2, userDailyUsd: 1 }), [slow], log);
     const check = first.check();
     await sending;
-    await first.stop();
-    expect(await check).toEqual([]);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stop = first.stop();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(aborted).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    await stop;
     expect(aborted).toEqual([true]);
-    // The next process (the same log) sends all three: the account's and both users'.
+    vi.useRealTimers();
+    expect(await check).toEqual([]);
+    // The next process (the same log): both users' alerts, queued, go at once; the account's, cut (its request may have
+    // reached the destination), is not sent again while its claim holds.
     const order: { channel: string; alert: Alert }[] = [];
-    const next = watcherOf(store, operatorWith({ accountDailyUsd: 2, userDailyUsd: 1 }), [recording('place', order)], log);
-    expect((await next.check()).map((a) => a.cap?.owner)).toEqual(['account', 'user', 'user']);
+    const operator = operatorWith({ accountDailyUsd: 2, userDailyUsd: 1 });
+    const next = watcherOf(store, operator, [recording('place', order)], log);
+    expect((await next.check()).map((a) => a.cap?.owner)).toEqual(['user', 'user']);
+    // Once the claim lapses (a minute), a later check sends it.
+    const later = new AlertWatcher({ source: { store, operator }, index: new UsageIndex({ store }), log, channels: [recording('place', order)], config: NO_ALERTS, logger: silentLogger(), now: () => Date.now() + 61_000 });
+    steps.push(() => later.stop());
+    expect((await later.check()).map((a) => a.cap?.owner)).toEqual(['account']);
   });
 
   it('says a cap used $99.60 of $100 is at 99 % with $0.400 left, not that its jobs are refused', async () => {
@@ -204,6 +231,22 @@ describe('sending the alerts of a check', () => {
     expect(alert.text).toContain('(99 %, past 80 %');
     expect(alert.text).toContain('$0.400 is left');
     expect(alert.text).not.toContain('refused until');
+    // The spend page says the same share.
+    expect(percent(99.6 / 100)).toBe('99 %');
+  });
+
+  it('says a cap a billionth short of full is at 100 % and refuses its jobs, decided from the same percent as its threshold', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    await spend(store, 'a', 'cli:me', 'cli', 99.9999999, Date.now());
+    const order: { channel: string; alert: Alert }[] = [];
+    await watcherOf(store, operatorWith({ accountMonthlyUsd: 100 }), [recording('place', order)]).check();
+    expect(order).toHaveLength(1);
+    const { alert } = order[0]!;
+    expect(alert.cap).toMatchObject({ percent: 100, threshold: 100, trigger: 'threshold' });
+    expect(alert.text).toContain('(100 %, past 100 %');
+    expect(alert.text).toContain('Its jobs are refused until the cap resets');
+    expect(percent(99.9999999 / 100)).toBe('100 %');
   });
 
   it('lists only the alerts that went out: the lower thresholds passed with a higher one are marked, not listed', async () => {

@@ -31,10 +31,13 @@ describe('readConsoleConfig', () => {
     expect(readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ALLOW_CHANGES: '1' })).toMatchObject({ allowChanges: true });
   });
 
-  it('takes PICTOR_CONSOLE_ORIGIN as an origin only, the address the owner opens through a TLS proxy', () => {
+  it('takes PICTOR_CONSOLE_ORIGIN as an origin only, the address the owner opens through a TLS proxy, its default port written or not', () => {
     expect(readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ORIGIN: 'https://Pictor.Example.com/' })).toMatchObject({ publicOrigin: 'https://pictor.example.com' });
     expect(readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ORIGIN: 'https://pictor.example.com:8443' })).toMatchObject({ publicOrigin: 'https://pictor.example.com:8443' });
-    for (const wrong of ['pictor.example.com', 'https://pictor.example.com/console', 'https://pictor.example.com/?a=1', 'ftp://pictor.example.com', 'https://user:pw@pictor.example.com']) {
+    // Its default port written out is the same origin, said without it.
+    expect(readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ORIGIN: 'https://pictor.example.com:443' })).toMatchObject({ publicOrigin: 'https://pictor.example.com' });
+    expect(readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ORIGIN: 'http://Pictor.Example.com:80/' })).toMatchObject({ publicOrigin: 'http://pictor.example.com' });
+    for (const wrong of ['pictor.example.com', 'https://pictor.example.com/console', 'https://pictor.example.com/?a=1', 'https://pictor.example.com?', 'https://pictor.example.com/#top', 'ftp://pictor.example.com', 'https://user:pw@pictor.example.com']) {
       expect(() => readConsoleConfig({ PICTOR_CONSOLE_PORT: '1', PICTOR_CONSOLE_ORIGIN: wrong }), wrong).toThrow(expect.objectContaining({ param: 'PICTOR_CONSOLE_ORIGIN' }));
     }
   });

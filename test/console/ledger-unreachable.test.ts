@@ -1,13 +1,17 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startConsole } from '../../src/console/index.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
+import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
 import { NO_ALERTS, TOKEN } from './console-harness.js';
 
-const redis = await startThrowawayRedis().catch(() => undefined);
+// A Redis of its own, stopped and started again under the console. Skipped without redis-server (failed in CI).
+const present = testRedis();
+const redis = present.skipReason ? undefined : (requireRedisUrl(present), await startThrowawayRedis());
 
-describe('the console with its ledger out of reach', () => {
-  it.skipIf(!redis)('answers each page 503 "the ledger cannot be reached" within its wait, logs it, and asks again at the next page', async () => {
+describe.skipIf(present.skipReason)(`the console with its ledger out of reach ${present.skipReason ? `(${present.skipReason})` : ''}`, () => {
+  it('answers each page 503 "the ledger cannot be reached" within its wait, logs it, and asks again at the next page', async () => {
     const store = await RedisQuotaStore.connect({ url: redis!.url, prefix: 'pictor-unreachable' });
     const warnings: string[] = [];
     const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (_fields: object, message?: string) => void warnings.push(message ?? '') };
@@ -24,7 +28,11 @@ describe('the console with its ledger out of reach', () => {
       const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
       expect((await fetch(`${running.url}/spend`, { headers: { cookie } })).status).toBe(200);
 
-      await redis!.stop();
+      // Redis goes away (its process ends), to come back later on the same port.
+      const admin = new Redis(redis!.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+      await admin.connect();
+      await admin.shutdown('NOSAVE').catch(() => undefined);
+      admin.disconnect();
       for (const path of ['/spend', '/settings']) {
         const res = await fetch(`${running.url}${path}`, { headers: { cookie } });
         expect(res.status, path).toBe(503);
@@ -33,6 +41,11 @@ describe('the console with its ledger out of reach', () => {
         expect(body).toContain('the account’s Redis ledger (prefix pictor-unreachable)');
       }
       expect(warnings.filter((w) => w.includes('could not reach the ledger in time'))).toHaveLength(2);
+
+      // Back: the next page asks again, and is answered.
+      await redis!.restart();
+      await expect.poll(async () => (await fetch(`${running.url}/spend`, { headers: { cookie } })).status, { timeout: 20_000 }).toBe(200);
+      await redis!.stop();
     } finally {
       // All it opened is closed before the test ends (test files share a worker): the store's client, which Redis being
       // gone leaves retrying, and Redis itself when a failure came before it was stopped.

@@ -1,7 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BotsView } from '../../src/console/index.js';
+import { startConsole, type BotsView } from '../../src/console/index.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/server.js';
-import { startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
+import { silentLogger } from '../../src/internal.js';
+import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import type { CapOverrides } from '../../src/spend/types.js';
+import { NO_ALERTS, seedLedger, startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
 
 /** The console's HTTP rules, asked as a client would (the browser test drives the same through Chromium). */
 describe('the console’s server', () => {
@@ -119,7 +125,7 @@ describe('the console’s server', () => {
     expect(status).toBe(421);
   });
 
-  it('lets the owner log in through a TLS proxy at PICTOR_CONSOLE_ORIGIN, whatever Host the proxy passes on, and still refuses a foreign origin', async () => {
+  it('lets the owner log in through a TLS proxy at PICTOR_CONSOLE_ORIGIN with a Secure session cookie, whatever Host the proxy passes on, and still refuses a foreign origin', async () => {
     const proxied = await startSeededConsole({ publicOrigin: 'https://pictor.example.com' });
     try {
       const { port } = new URL(proxied.url);
@@ -128,6 +134,8 @@ describe('the console’s server', () => {
       const upstream = await loginVia(`127.0.0.1:${port}`, 'https://pictor.example.com');
       expect(upstream.status).toBe(303);
       expect(upstream.headers['set-cookie']?.[0]).toMatch(/^pictor_console=/);
+      // Opened at https: the browser sends the session cookie over TLS only.
+      expect(upstream.headers['set-cookie']?.[0]).toMatch(/; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200; Secure$/);
       // proxy_set_header Host $host (caddy's default): the public host, answered on loopback too.
       const kept = await loginVia('pictor.example.com', 'https://pictor.example.com');
       expect(kept.status).toBe(303);
@@ -223,6 +231,59 @@ describe('the console’s server', () => {
 });
 
 /** A request with the headers a client (or a proxy) sets, Host among them (fetch does not let it be set). */
+/** A file ledger whose read of the caps' overrides waits for `open()`, counting the reads. */
+class SlowFileStore extends FileQuotaStore {
+  reads = 0;
+  #open!: () => void;
+  readonly #gate = new Promise<void>((resolve) => (this.#open = resolve));
+  letThrough(): void {
+    this.#open();
+  }
+  override async allCapOverrides(): Promise<Record<string, CapOverrides>> {
+    this.reads++;
+    await this.#gate;
+    return super.allCapOverrides();
+  }
+}
+
+describe('the console over a file ledger slow to read', () => {
+  it('answers 503 "still being read" (not "cannot be reached"), and a reload takes the render under way instead of starting another', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-slow-'));
+    await seedLedger(dir, Date.now());
+    const store = new SlowFileStore({ dir });
+    await store.open();
+    const running = (await startConsole({
+      source: { store, operator: { caps: { accountDailyUsd: 2 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
+      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
+      alerts: NO_ALERTS,
+      ledgerWhere: `the file ledger in ${dir}`,
+      logger: silentLogger(),
+      // No wait at all: every page not done at once answers 503.
+      ledgerWaitMs: 0,
+    }))!;
+    try {
+      const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url! } });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      for (let reload = 0; reload < 3; reload++) {
+        const res = await fetch(`${running.url}/spend`, { headers: { cookie } });
+        expect(res.status).toBe(503);
+        const body = await res.text();
+        expect(body).toContain('<h1>The ledger is still being read</h1>');
+        expect(body).not.toContain('cannot be reached');
+      }
+      await expect.poll(() => store.reads).toBe(1);
+      store.letThrough();
+      // The render under way ends; the next reload gets it, without reading the ledger again.
+      await expect.poll(async () => (await fetch(`${running.url}/spend`, { headers: { cookie } })).status).toBe(200);
+      expect(store.reads).toBe(1);
+    } finally {
+      await running.close();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 async function rawRequest(port: string, options: { method?: string; path: string; headers: Record<string, string> }, body?: string): Promise<{ status: number; headers: Record<string, string[] | undefined> }> {
   const { request } = await import('node:http');
   return new Promise((resolve, reject) => {

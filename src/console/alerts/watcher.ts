@@ -6,6 +6,7 @@ import { roundToNanoUsd } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
+import { percentOf, usedUp } from '../percent.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
 import type { AlertLog, AlertMark } from './alert-log.js';
@@ -28,7 +29,7 @@ export interface AlertWatcherOptions {
 const CLAIM_MS = 60_000;
 const DAY_MS = 24 * 60 * 60_000;
 const BREAKER_ALERT_KEPT_MS = 90 * DAY_MS;
-/** How long `stop()` waits for a check to end (the send under way is aborted, the rest is left for the next process). */
+/** How long `stop()` gives the send under way to be taken before it aborts it (what was queued is let go at once). */
 const STOP_WAIT_MS = 1000;
 /** Up to this many members' cap alerts of one check go one by one to a destination; more go as one summary. */
 export const MEMBERS_ONE_BY_ONE = 5;
@@ -66,11 +67,6 @@ function rankOf(alert: Alert): number {
   return 4;
 }
 
-/** A cap that has counted all of it or more: its jobs are refused (the ratio, not the rounded percent). */
-export function usedUp(cap: { usedUsd: number; limitUsd: number }): boolean {
-  return cap.usedUsd >= cap.limitUsd;
-}
-
 /**
  * Looks at every cap (and at the breaker) every `PICTOR_ALERT_CHECK_SECONDS`,
  * or at once when poked, and sends an alert to every channel when a cap passes
@@ -79,7 +75,7 @@ export function usedUp(cap: { usedUsd: number; limitUsd: number }): boolean {
  * each once per cap, period and threshold (once per pause), whichever process
  * of the account sees it first, across restarts (the alert log). A pause goes
  * first; many members' caps of one check go as one summary per destination; a
- * stop ends the sending between two messages (the one under way is aborted).
+ * stop ends the sending between two messages (see `stop`).
  */
 export class AlertWatcher {
   readonly #options: AlertWatcherOptions;
@@ -90,6 +86,8 @@ export class AlertWatcher {
   #again = false;
   #stopped = false;
   readonly #abort = new AbortController();
+  /** The messages of the check under way whose send has not started (a stop lets them go). */
+  #queue: Message[] = [];
 
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
@@ -125,18 +123,29 @@ export class AlertWatcher {
   }
 
   /**
-   * No more checks; the check under way sends nothing more (the send under way is aborted) and lets go of what it
-   * claimed. Waits for it a second at most: what is left is the next process's.
+   * No more checks. The messages queued and not started are let go before this returns (while the store is open), for
+   * the next check of this or another process. The send under way (its request may have reached the destination
+   * already) keeps its claim: it is given a second to be taken, and marked sent; past that it is aborted, and sent
+   * again by a later check once its claim lapses (a minute).
    */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
-    this.#abort.abort();
+    await this.#letGo(this.#queue.splice(0));
     const running = this.#running;
-    if (!running) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([running.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)))]);
-    clearTimeout(timer);
+    if (running) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([running.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    this.#abort.abort();
+  }
+
+  /** The messages a stop keeps from being sent: their claims are let go, so the next check sends them. */
+  async #letGo(messages: readonly Message[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.#options.log.release(messages.flatMap((m) => m.marks.map((mark) => mark.key))).catch(() => undefined);
+    this.#options.logger.info({ left: messages.length }, 'the console stops: the alerts not sent yet are let go, for the next check');
   }
 
   async #check(): Promise<Alert[]> {
@@ -156,8 +165,8 @@ export class AlertWatcher {
     for (const cap of figures.caps) {
       // A member of a scope whose role budgets cannot be read: one alert for the scope (below), not one per member.
       if (cap.bound === 'unreadable') continue;
-      // To a millionth of a percent: 0.58 of a cap is 58 %, not 57.99999999999999.
-      const percent = Math.round(cap.ratio * 100e6) / 1e6;
+      // The percent the page shows: the thresholds passed and "used up" are decided from it.
+      const percent = percentOf(cap.ratio);
       const passed = rules.thresholds.filter((t) => percent >= t);
       // Used up, the threshold's alert says the cap refuses; before that, one that cannot take one more image says so.
       const full = !usedUp(cap) && cannotTakeOneImage(cap);
@@ -175,8 +184,7 @@ export class AlertWatcher {
         limitUsd: cap.limitUsd,
         usedUsd: cap.usedUsd,
         leftUsd: roundToNanoUsd(Math.max(0, cap.limitUsd - cap.usedUsd)),
-        // Rounded down: 99.6 % is not said to be 100 %.
-        percent: Math.floor(percent),
+        percent,
         threshold,
         resetsAt: cap.resetsAt,
       };
@@ -272,18 +280,24 @@ export class AlertWatcher {
     for (const [channel, each] of members) messages.push(...(each.length > MEMBERS_ONE_BY_ONE ? [membersMessage(channel, each, now)] : each));
     // Alert-major order: the first alert reaches every destination before the second goes anywhere.
     const sent: Alert[] = [];
-    for (const [i, { channel, alert, marks }] of messages.entries()) {
-      if (this.#stopped) {
-        await log.release(messages.slice(i).flatMap((m) => m.marks.map((mark) => mark.key))).catch(() => undefined);
-        logger.info({ left: messages.length - i }, 'the console stops: the alerts not sent yet are left to the next check');
-        break;
-      }
+    // Stopped while claiming: nothing starts.
+    if (this.#stopped) {
+      await this.#letGo(messages);
+      return sent;
+    }
+    this.#queue = messages;
+    for (let next = this.#queue.shift(); next !== undefined; next = this.#queue.shift()) {
+      const { channel, alert, marks } = next;
       const text = alertText(alert, now, channel.quote);
       try {
         await channel.send({ ...alert, text }, this.#abort.signal);
       } catch (error) {
+        if (this.#abort.signal.aborted) {
+          // Cut by a stop: the destination may have taken it. Its claim is kept; once it lapses, a later check sends it.
+          logger.info({ alert: alert.id, channel: channel.id }, 'the console stops: the alert under way was cut; it is sent again once its claim lapses');
+          continue;
+        }
         await log.release(marks.map((mark) => mark.key)).catch(() => undefined);
-        if (this.#stopped) continue; // aborted by the stop: said once, below
         logger.warn({ alert: alert.id, channel: channel.id, err: error instanceof Error ? error.message : String(error) }, 'an alert was not taken; it is tried again at the next check');
         continue;
       }

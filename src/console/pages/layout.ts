@@ -1,5 +1,6 @@
 import { formatUsd } from '../../core/pricing.js';
 import { html, type SafeHtml } from '../html.js';
+import { percentOf } from '../percent.js';
 
 /** The console's pages, in the order of its menu. */
 export const PAGES = [
@@ -98,7 +99,7 @@ export function shortDuration(ms: number): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-/** A percentage for people: "82 %". */
+/** A cap's share for people: "82 %", rounded down as the alerts say it (`percentOf`). */
 export function percent(ratio: number): string {
-  return Number.isFinite(ratio) ? `${Math.round(ratio * 100)} %` : '∞';
+  return Number.isFinite(ratio) ? `${percentOf(ratio)} %` : '∞';
 }

@@ -14,3 +14,17 @@ export function ledgerUnreachablePage(ledgerWhere: string, waitedSeconds: number
 </html>
 `;
 }
+
+/** The page answered (503) when a file ledger was still being read: the page is being made, and a reload takes it. */
+export function ledgerSlowPage(ledgerWhere: string, waitedSeconds: number): SafeHtml {
+  return html`${head('The ledger is still being read')}
+</head>
+<body class="login">
+<main id="main">
+<h1>The ledger is still being read</h1>
+<p class="problem" role="alert">The console is reading ${ledgerWhere} and did not finish within ${waitedSeconds} s (a large ledger takes longer). It goes on: reload the page in a few seconds to see it.</p>
+</main>
+</body>
+</html>
+`;
+}

@@ -20,6 +20,23 @@ function context(env: NodeJS.ProcessEnv) {
   return { ctx, out, err };
 }
 
+/** Records one settled job in the file ledger of `dir` from a process of its own, as the bots or n8n would; its exit code. */
+function recordJobElsewhere(dir: string): Promise<number | null> {
+  const store = pathToFileURL(join(REPO_ROOT, 'src/spend/FileQuotaStore.ts')).href;
+  const script = [
+    `import { FileQuotaStore } from ${JSON.stringify(store)};`,
+    `const ledger = new FileQuotaStore({ dir: ${JSON.stringify(dir)} });`,
+    'await ledger.open();',
+    "const reserved = await ledger.reserve({ jobId: 'j1', userKey: 'n8n:wf', scopeKey: 'n8n', estimateUsd: 0.1, limits: {}, now: Date.now() });",
+    "if (!reserved.ok) process.exit(3);",
+    "await ledger.markSent('j1');",
+    "await ledger.settle('j1', 0.042);",
+    'await ledger.close();',
+  ].join('\n');
+  const child = spawn(process.execPath, ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, '--input-type=module', '-e', script], { cwd: REPO_ROOT, stdio: 'inherit' });
+  return new Promise((resolve) => child.once('exit', resolve));
+}
+
 describe('pictor console', () => {
   it('serves the CLI’s and n8n’s ledger alone, printing its address and a link that logs in once, until stopped', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pictor-console-cli-'));
@@ -113,6 +130,11 @@ describe('pictor console', () => {
       const cookie = (await fetch(link, { redirect: 'manual' })).headers.get('set-cookie')!.split(';')[0]!;
       for (const path of ['/spend', '/jobs', '/settings', '/alerts']) {
         expect(await (await fetch(new URL(path, link), { headers: { cookie } })).text(), path).toContain(`<p class="problem" role="alert" data-warning="ledger">${said}`);
+      }
+      // A job recorded there by another process (the bots, n8n): the warning is gone from every page.
+      expect(await recordJobElsewhere(join(dir, 'elsewhere'))).toBe(0);
+      for (const path of ['/spend', '/jobs', '/settings', '/alerts']) {
+        expect(await (await fetch(new URL(path, link), { headers: { cookie } })).text(), path).not.toContain('data-warning="ledger"');
       }
       stop.abort();
       expect(await running).toBe(0);
