@@ -49,7 +49,7 @@ function fileLedgerWarning(dir: string, dataDir: string): (() => string | undefi
   const found = () => existsSync(join(dir, LEDGER_FILES.ledger)) || existsSync(join(dir, LEDGER_FILES.usage));
   if (found()) return undefined;
   const text = `no ledger found in ${dir}: is PICTOR_DATA_DIR the folder the bots or n8n write? Every figure here is $0.00 until a job is recorded there.`;
-  return () => (existsSync(join(dir, LEDGER_FILES.usage)) ? undefined : text);
+  return () => (found() ? undefined : text);
 }
 
 /** Runs the console until SIGINT/SIGTERM (or `stopSignal`), then closes it and the ledger. */
