@@ -102,12 +102,11 @@ interface RateLimitedWaits {
  * A post of the job's end given up because the bot began to stop while Slack had it wait (or asked it to): what it
  * would show is left to the next start's sweep, as a shed write is (the request stays active).
  */
-class CutByStop extends Error {
-  constructor() {
-    super('the bot began to stop while Slack had a message of a job wait');
-    this.name = 'CutByStop';
-  }
+class CutByStopError extends Error {
+  override name = 'CutByStopError';
 }
+
+const cutByStop = () => new CutByStopError('the bot began to stop while Slack had a message of a job wait');
 
 /** A job's message posted (`chat.postMessage`) whose answer was lost: it may be there. */
 interface UnansweredPost<S> {
@@ -139,8 +138,8 @@ interface OncePost<S> {
   isOwn: (message: { ts: string; blocks?: unknown }, unanswered: UnansweredPost<S>) => boolean;
   /** It is there, posted (in the channel's turn) or found. */
   posted: (channel: string, ts: string | undefined, shown: S) => Promise<void>;
-  /** Logged when its answer was lost and the look could not tell: it is not posted again. */
-  notLookedFor: string;
+  /** Logs that its answer was lost (in `channel`) and the look could not tell: it is not posted again. */
+  notLookedFor: (channel: string) => void;
 }
 
 /** Slack's `ts` `a` is later than `b` (seconds, then microseconds, as numbers). */
@@ -561,11 +560,11 @@ export class SlackJobView {
   }
 
   /**
-   * A post of the job's end cut by the bot's stop (`CutByStop`): logged, and the request left active — not marked ended,
+   * A post of the job's end cut by the bot's stop (`CutByStopError`): logged, and the request left active — not marked ended,
    * its end not shown — so the next start's sweep shows it, as it does a "Done" the stop shed.
    */
   #leftToSweep(error: unknown): boolean {
-    if (!(error instanceof CutByStop)) return false;
+    if (!(error instanceof CutByStopError)) return false;
     this.#o.logger.info({ jobId: this.#state.jobId, channel: this.#channelId }, 'the bot stopped while Slack had the end of a job wait: the next start shows it');
     return true;
   }
@@ -588,7 +587,7 @@ export class SlackJobView {
       },
       isOwn: (m, { shown: { after } }) => requestLineOf(m.blocks) === requestId && (!after || isLaterTs(m.ts, after)),
       posted: (at, ts, { version, rendering }) => this.#finalPosted(at, ts, version, rendering),
-      notLookedFor: 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again',
+      notLookedFor: (at) => this.#o.logger.warn({ jobId: this.#state.jobId, channel: at }, 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again'),
     });
   }
 
@@ -794,7 +793,7 @@ export class SlackJobView {
       ts = await this.#postActionsOnce(where);
     } catch (error) {
       // Cut by the bot's stop, or refused: the job's message shows the buttons (its final update is not shed by a stop).
-      if (error instanceof CutByStop) this.#o.logger.info({ jobId: this.#state.jobId, channel: where.channel }, 'the bot stopped while Slack had the buttons of a finished job wait: the job’s message shows them');
+      if (error instanceof CutByStopError) this.#o.logger.info({ jobId: this.#state.jobId, channel: where.channel }, 'the bot stopped while Slack had the buttons of a finished job wait: the job’s message shows them');
       else this.#logError(error, 'could not post the buttons of a finished job beside its images');
     }
     if (!ts) return;
@@ -819,7 +818,7 @@ export class SlackJobView {
       },
       isOwn: (m) => isJobActionsMessage(m.blocks, requestId),
       posted: async () => undefined,
-      notLookedFor: 'Slack’s answer to the buttons of a finished job was lost and their message could not be looked for: it is not posted again',
+      notLookedFor: (at) => this.#o.logger.warn({ jobId: this.#state.jobId, channel: at }, 'Slack’s answer to the buttons of a finished job was lost and their message could not be looked for: it is not posted again'),
     });
   }
 
@@ -828,7 +827,7 @@ export class SlackJobView {
    * has trouble of its own; after a 429 (Slack did not take it), posted again once its `Retry-After` is over (a second at
    * least), while the waits of the job's end stay within `RATE_LIMITED_WAIT_MAX_MS` and `RATE_LIMITED_WAITS_MAX` in all,
    * every post of it together (past them, a refusal). A 429 while the bot stops, or a stop during its wait, ends it
-   * there (`CutByStop`): it is not posted again. After an answer that was lost the message
+   * there (`CutByStopError`): it is not posted again. After an answer that was lost the message
    * may be there: it is looked for first, and taken as posted when found; posted again only when it is not there. When
    * the look cannot tell, it is not posted again (logged, the post kept as unanswered): a message missing rather than
    * two. Its ts (posted or found); undefined when the look could not tell. Throws when Slack refused it, kept failing,
@@ -844,7 +843,7 @@ export class SlackJobView {
       if (unanswered) {
         const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt, (m) => post.isOwn(m, unanswered));
         if (found === undefined) {
-          this.#o.logger.warn({ jobId: this.#state.jobId, channel: unanswered.channel }, post.notLookedFor);
+          post.notLookedFor(unanswered.channel);
           return undefined;
         }
         slot.post = undefined;
@@ -876,14 +875,14 @@ export class SlackJobView {
         const retryAfterMs = retryAfterMsOf(error);
         if (retryAfterMs !== undefined) {
           // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bounds.
-          if (this.#o.writer.stopping.aborted) throw new CutByStop();
+          if (this.#o.writer.stopping.aborted) throw cutByStop();
           const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
           const waits = this.#endWaits;
           if (waits.count >= RATE_LIMITED_WAITS_MAX || waits.ms + waitMs > RATE_LIMITED_WAIT_MAX_MS) throw error;
           waits.count++;
           waits.ms += waitMs;
           this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs, waitMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
-          if (!(await this.#waitUnlessStopping(waitMs))) throw new CutByStop();
+          if (!(await this.#waitUnlessStopping(waitMs))) throw cutByStop();
           continue;
         }
         if (!isTransientSlackError(error)) throw error;
