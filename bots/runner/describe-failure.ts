@@ -131,7 +131,9 @@ function ruleWords(field: string, option: string, rule: ValidationRule, fieldNam
       return words(field === 'size' ? 'failure.validation_size' : 'failure.validation_one_of', { option, values: anyOf(rule.values) });
     case 'integer_range':
     case 'compression_format': {
-      const range = isRangeField(field) ? rangeWords(field, fieldNames) : rule.kind === 'integer_range' ? words('slack.flag.integer_range', { min: rule.min, max: rule.max }) : undefined;
+      // The bounds the error carries (a range rule's own); compression with a format it does not go with carries none.
+      const bounds = rule.kind === 'integer_range' ? ([rule.min, rule.max] as const) : undefined;
+      const range = isRangeField(field) ? rangeWords(field, fieldNames, bounds) : bounds ? words('slack.flag.integer_range', { min: bounds[0], max: bounds[1] }) : undefined;
       return range && words('failure.validation_range', { option, range: nested(range.key, range.values) });
     }
     case 'transparent_format':

@@ -181,6 +181,7 @@ export class ChannelWriter {
   readonly #now: () => number;
   /** `shedProgress` was called: the bot is stopping, and sheds the writes it would also shed later. */
   #shedding = false;
+  readonly #stopping = new AbortController();
 
   constructor(options: ChannelWriterOptions) {
     this.intervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs, AS_VALIDATION_ERROR);
@@ -251,6 +252,7 @@ export class ChannelWriter {
    */
   shedProgress(): void {
     this.#shedding = true;
+    this.#stopping.abort();
     for (const state of this.#channels.values()) {
       for (let i = state.queue.length - 1; i >= 0; i--) {
         const entry = state.queue[i]!;
@@ -263,6 +265,14 @@ export class ChannelWriter {
       state.wake?.();
     }
     this.#settleIfIdle();
+  }
+
+  /**
+   * Aborted once the bot begins to stop (`shedProgress`): a wait between writes (Slack's `Retry-After`) ends there, and
+   * leaves what it waited to write to the next start's sweep, as a shed write does.
+   */
+  get stopping(): AbortSignal {
+    return this.#stopping.signal;
   }
 
   /** Answers every `idle()` caller once nothing is waiting or running. */

@@ -79,13 +79,34 @@ export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
 const LOOK_BACK_MS = 10 * 60_000;
 const LOOK_LIMIT = 200;
 /**
- * How long a message of the job's posted once may wait in all for Slack's `Retry-After`s (429s, Slack not taking it)
- * before it is posted again: a 429 that asks for more is taken as a refusal. Slack's limits on `chat.postMessage` count
- * by the second and the minute.
+ * How long the messages of a job's end posted once (the message of Reroll, Edit and Delete, and its end posted anew, in
+ * its channel or in the requester's direct messages: all of them together) may wait in all for Slack's `Retry-After`s
+ * (429s, Slack not taking them) before they are posted again: a 429 that asks for more is taken as a refusal. Slack's
+ * limits on `chat.postMessage` count by the second and the minute. A repair by button starts again.
  */
 export const RATE_LIMITED_WAIT_MAX_MS = 60_000;
+/** A `Retry-After` below a second (0 included) is waited as one: a server that keeps asking for none is not posted to in a loop. */
+export const RATE_LIMITED_WAIT_LEAST_MS = 1000;
+/** How many 429s those messages may wait out in all, however short their waits: past them, a 429 is a refusal. */
+export const RATE_LIMITED_WAITS_MAX = 10;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The waits for Slack's `Retry-After` a job's end has taken (see `RATE_LIMITED_WAIT_MAX_MS`). */
+interface RateLimitedWaits {
+  ms: number;
+  count: number;
+}
+
+/**
+ * A post of the job's end given up because the bot began to stop while Slack had it wait (or asked it to): what it
+ * would show is left to the next start's sweep, as a shed write is (the request stays active).
+ */
+class CutByStopError extends Error {
+  override name = 'CutByStopError';
+}
+
+const cutByStop = () => new CutByStopError('the bot began to stop while Slack had a message of a job wait');
 
 /** A job's message posted (`chat.postMessage`) whose answer was lost: it may be there. */
 interface UnansweredPost<S> {
@@ -117,8 +138,8 @@ interface OncePost<S> {
   isOwn: (message: { ts: string; blocks?: unknown }, unanswered: UnansweredPost<S>) => boolean;
   /** It is there, posted (in the channel's turn) or found. */
   posted: (channel: string, ts: string | undefined, shown: S) => Promise<void>;
-  /** Logged when its answer was lost and the look could not tell: it is not posted again. */
-  notLookedFor: string;
+  /** Logs that its answer was lost (in `channel`) and the look could not tell: it is not posted again. */
+  notLookedFor: (channel: string) => void;
 }
 
 /** Slack's `ts` `a` is later than `b` (seconds, then microseconds, as numbers). */
@@ -190,6 +211,8 @@ export class SlackJobView {
   #finalShown = false;
   /** The job's end as the runner records it, saved with the request's `ended` mark until it is recorded. */
   #end: JobEnd | undefined;
+  /** The `Retry-After`s waited out by the messages of the job's end posted once, all of them together (`#postOnce`). */
+  #endWaits: RateLimitedWaits = { ms: 0, count: 0 };
   /** The job's message showing its end, once the images and their buttons no longer wait for it (see `settled`). */
   #lastly: Promise<void> = Promise.resolve();
   #resultReported = false;
@@ -464,6 +487,8 @@ export class SlackJobView {
   /** Shows the end of the job again (a button was pressed on a message still showing it running). */
   async repair(): Promise<boolean> {
     if (!this.needsRepair) return this.#finalShown;
+    // A member's click, later: Slack's `Retry-After`s are waited out afresh.
+    this.#endWaits = { ms: 0, count: 0 };
     await this.#showFinal();
     return this.#finalShown;
   }
@@ -520,6 +545,7 @@ export class SlackJobView {
         await this.#postFinalMessage(this.#channelId, this.#o.request.threadTs);
         return;
       } catch (error) {
+        if (this.#leftToSweep(error)) return;
         this.#logError(error, 'could not post the end of a job in its channel');
         this.#where = 'dm';
       }
@@ -528,8 +554,19 @@ export class SlackJobView {
       const dm = await this.#dmChannel();
       await this.#postFinalMessage(dm, undefined);
     } catch (error) {
+      if (this.#leftToSweep(error)) return;
       this.#logError(error, 'could not send the end of a job to the requester directly');
     }
+  }
+
+  /**
+   * A post of the job's end cut by the bot's stop (`CutByStopError`): logged, and the request left active — not marked ended,
+   * its end not shown — so the next start's sweep shows it, as it does a "Done" the stop shed.
+   */
+  #leftToSweep(error: unknown): boolean {
+    if (!(error instanceof CutByStopError)) return false;
+    this.#o.logger.info({ jobId: this.#state.jobId, channel: this.#channelId }, 'the bot stopped while Slack had the end of a job wait: the next start shows it');
+    return true;
   }
 
   /**
@@ -550,7 +587,7 @@ export class SlackJobView {
       },
       isOwn: (m, { shown: { after } }) => requestLineOf(m.blocks) === requestId && (!after || isLaterTs(m.ts, after)),
       posted: (at, ts, { version, rendering }) => this.#finalPosted(at, ts, version, rendering),
-      notLookedFor: 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again',
+      notLookedFor: (at) => this.#o.logger.warn({ jobId: this.#state.jobId, channel: at }, 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again'),
     });
   }
 
@@ -755,7 +792,9 @@ export class SlackJobView {
     try {
       ts = await this.#postActionsOnce(where);
     } catch (error) {
-      this.#logError(error, 'could not post the buttons of a finished job beside its images');
+      // Cut by the bot's stop, or refused: the job's message shows the buttons (its final update is not shed by a stop).
+      if (error instanceof CutByStopError) this.#o.logger.info({ jobId: this.#state.jobId, channel: where.channel }, 'the bot stopped while Slack had the buttons of a finished job wait: the job’s message shows them');
+      else this.#logError(error, 'could not post the buttons of a finished job beside its images');
     }
     if (!ts) return;
     await this.#o.store.update(this.#o.request.id, { actionsMessage: { channelId: where.channel, ts } }).catch((error: unknown) => this.#logError(error, 'could not save the buttons of a request'));
@@ -779,14 +818,16 @@ export class SlackJobView {
       },
       isOwn: (m) => isJobActionsMessage(m.blocks, requestId),
       posted: async () => undefined,
-      notLookedFor: 'Slack’s answer to the buttons of a finished job was lost and their message could not be looked for: it is not posted again',
+      notLookedFor: (at) => this.#o.logger.warn({ jobId: this.#state.jobId, channel: at }, 'Slack’s answer to the buttons of a finished job was lost and their message could not be looked for: it is not posted again'),
     });
   }
 
   /**
    * A message of the job's posted once, through the client that sends each call once: tried again while Slack says it
-   * has trouble of its own; after a 429 (Slack did not take it), posted again once its `Retry-After` is over, while those
-   * waits stay within `RATE_LIMITED_WAIT_MAX_MS` in all (past it, a refusal). After an answer that was lost the message
+   * has trouble of its own; after a 429 (Slack did not take it), posted again once its `Retry-After` is over (a second at
+   * least), while the waits of the job's end stay within `RATE_LIMITED_WAIT_MAX_MS` and `RATE_LIMITED_WAITS_MAX` in all,
+   * every post of it together (past them, a refusal). A 429 while the bot stops, or a stop during its wait, ends it
+   * there (`CutByStopError`): it is not posted again. After an answer that was lost the message
    * may be there: it is looked for first, and taken as posted when found; posted again only when it is not there. When
    * the look cannot tell, it is not posted again (logged, the post kept as unanswered): a message missing rather than
    * two. Its ts (posted or found); undefined when the look could not tell. Throws when Slack refused it, kept failing,
@@ -797,13 +838,12 @@ export class SlackJobView {
     const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
     let failures = 0;
     let lastError: unknown;
-    let rateLimitedMs = 0;
     for (;;) {
       const unanswered = slot.post;
       if (unanswered) {
         const found = await this.#lookForOwnMessage(unanswered.channel, unanswered.threadTs, unanswered.sentAt, (m) => post.isOwn(m, unanswered));
         if (found === undefined) {
-          this.#o.logger.warn({ jobId: this.#state.jobId, channel: unanswered.channel }, post.notLookedFor);
+          post.notLookedFor(unanswered.channel);
           return undefined;
         }
         slot.post = undefined;
@@ -834,11 +874,15 @@ export class SlackJobView {
       } catch (error) {
         const retryAfterMs = retryAfterMsOf(error);
         if (retryAfterMs !== undefined) {
-          // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bound.
-          if (rateLimitedMs + retryAfterMs > RATE_LIMITED_WAIT_MAX_MS) throw error;
-          rateLimitedMs += retryAfterMs;
-          this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
-          await pause(retryAfterMs);
+          // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bounds.
+          if (this.#o.writer.stopping.aborted) throw cutByStop();
+          const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
+          const waits = this.#endWaits;
+          if (waits.count >= RATE_LIMITED_WAITS_MAX || waits.ms + waitMs > RATE_LIMITED_WAIT_MAX_MS) throw error;
+          waits.count++;
+          waits.ms += waitMs;
+          this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs, waitMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
+          if (!(await this.#waitUnlessStopping(waitMs))) throw cutByStop();
           continue;
         }
         if (!isTransientSlackError(error)) throw error;
@@ -847,6 +891,23 @@ export class SlackJobView {
         if (failures <= pauses.length) await pause(pauses[failures - 1]!);
       }
     }
+  }
+
+  /** Waits `ms`, or less when the bot begins to stop (`ChannelWriter.stopping`): whether the whole wait passed. */
+  #waitUnlessStopping(ms: number): Promise<boolean> {
+    const stopping = this.#o.writer.stopping;
+    if (stopping.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onStop = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        stopping.removeEventListener('abort', onStop);
+        resolve(true);
+      }, ms);
+      stopping.addEventListener('abort', onStop, { once: true });
+    });
   }
 
   /**

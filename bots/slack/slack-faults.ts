@@ -60,8 +60,8 @@ export function lostAnswerCode(error: unknown): string | number | undefined {
 /**
  * How long Slack asked to wait before the call is made again (its `Retry-After`, in ms) when it refused the call with a
  * 429, else undefined: what the clients that try each call once answer at once (`slack_webapi_rate_limited_error`, its
- * `retryAfter` in seconds). A 429 is Slack not taking the call: made again once that wait is over, it makes no second
- * message.
+ * `retryAfter` in seconds; 0 when it asked for none, which its callers wait as a second at least). A 429 is Slack not
+ * taking the call: made again once that wait is over, it makes no second message.
  */
 export function retryAfterMsOf(error: unknown): number | undefined {
   const e = error as { code?: unknown; retryAfter?: unknown } | undefined;

@@ -43,7 +43,7 @@ export const ja = {
   'failure.internal_error': 'ボット内部で問題が発生しました。もう一度お試しください。繰り返し起きる場合はボットの運営者にお知らせください。',
   'failure.validation':
     '{subject, select, prompt {プロンプトが無効です} image {入力画像が無効です} other {オプション {option} が無効です}}: {detail}{allowed, select, some {（使用可能: {values}）} other {}}。',
-  'failure.validation_range': '{option} に指定できるのは {range} です',
+  'failure.validation_range': '{option} に指定できるのは {range}です',
   'failure.validation_prompt_empty': '空です。画像に描いてほしい内容を書いてください',
   'failure.validation_prompt_too_long': '{max, number} 文字を超えています。短くしてください',
   'failure.validation_one_of': '{option} に指定できるのは {values} です',

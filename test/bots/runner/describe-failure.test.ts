@@ -43,6 +43,16 @@ describe('describeFailure', () => {
     expect(describeValidation(validationErrorOf({ prompt: 'x', n: 11 }), { n: 'count' }, 'de')).toBe('Die Option count ist ungültig: count nimmt eine ganze Zahl von 1 bis 10.');
   });
 
+  it('says the bounds the error carries, not a table of its own: a count refused out of a narrower range', () => {
+    const narrower = new ValidationError('n', 'n must be an integer from 1 to 4', { rule: { kind: 'integer_range', min: 1, max: 4 } });
+    expect(describeValidation(narrower, { n: '--n' })).toBe('The --n option is not valid: --n must be an integer from 1 to 4.');
+    expect(describeValidation(narrower, { n: '--n' }, 'de')).toBe('Die Option --n ist ungültig: --n nimmt eine ganze Zahl von 1 bis 4.');
+  });
+
+  it('says a range in Japanese without a space before its ending', () => {
+    expect(describeValidation(validationErrorOf({ prompt: 'x', n: 11 }), { n: '--n' }, 'ja')).toBe('オプション --n が無効です: --n に指定できるのは 1 から 10 までの整数です。');
+  });
+
   it('says an empty prompt, a too long prompt and a size the spec does not have in its own words', () => {
     expect(describeFailure(validationErrorOf({ prompt: '   ' })).message).toBe('The prompt is not valid: it is empty; write what the image should show.');
     expect(describeFailure(validationErrorOf({ prompt: 'ü'.repeat(32_001) })).message).toBe('The prompt is not valid: it is longer than 32,000 characters; shorten it.');

@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RATE_LIMITED_WAIT_LEAST_MS, RATE_LIMITED_WAIT_MAX_MS, RATE_LIMITED_WAITS_MAX } from '../../../bots/slack/SlackJobView.js';
 import { say, usd } from '../../../bots/runner/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -367,6 +371,111 @@ describe('a message of a job’s sent once, when Slack rate-limits it (429 with 
     expect(fake.callsOf('chat.postMessage').filter((c) => isActionsPost('C0HELD')(c.args)).map((c) => c.status)).toEqual([429]);
     expect(actionMessages(fake, 'C0HELD')).toEqual([]);
     expect(rateLimitedWait(logger)).toBeUndefined();
+    await fake.close();
+  }, 30_000);
+});
+
+describe('the end of a job posted anew, when Slack keeps rate-limiting it', () => {
+  const isEndPost = (...channels: string[]) => (args: Record<string, unknown>) => channels.includes(String(args.channel)) && isFinalUpdate(args);
+  const endPosts = (fake: FakeSlack, channel: string) => fake.callsOf('chat.postMessage').filter((c) => isEndPost(channel)(c.args)).map((c) => c.status);
+  const waits = (logger: RecordingLogger) => logger.entries.filter((e) => e.msg?.startsWith('Slack rate-limited a message of a job that is sent once'));
+  const gaveUp = (logger: RecordingLogger) => logger.entries.find((e) => e.msg === 'could not send the end of a job to the requester directly');
+
+  /** A job in `channel` whose message is deleted while it draws, then cancelled by U0ALICE: its end is posted anew. */
+  async function cancelWithMessageGone(fake: FakeSlack, channel: string): Promise<void> {
+    await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel, user: 'U0ALICE' });
+    const running = await fake.waitFor(() => jobMessages(fake, channel).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    fake.messages.splice(fake.messages.indexOf(running), 1);
+    await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
+  }
+
+  it('waits a second at least for a Retry-After of 0, and gives up after a bounded number of 429s, in its channel and the requester’s direct messages together', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 0, count: 10_000, match: isEndPost('C0NOWAIT', dm) });
+      await cancelWithMessageGone(fake, 'C0NOWAIT');
+      for (let i = 1; i <= RATE_LIMITED_WAITS_MAX; i++) {
+        await fake.waitFor(() => waits(logger).length >= i || undefined, `wait ${i}`, 10 * 60_000);
+        expect(waits(logger)).toHaveLength(i);
+        expect(waits(logger)[i - 1]!.obj).toMatchObject({ channel: 'C0NOWAIT', retryAfterMs: 0, waitMs: RATE_LIMITED_WAIT_LEAST_MS });
+        await clock.advance(RATE_LIMITED_WAIT_LEAST_MS - 1);
+        expect(endPosts(fake, 'C0NOWAIT')).toHaveLength(i);
+        await clock.advance(1);
+      }
+      await fake.waitFor(() => gaveUp(logger), 'the bot to give up', 10 * 60_000);
+      expect(clock.moved()).toBe(RATE_LIMITED_WAITS_MAX * RATE_LIMITED_WAIT_LEAST_MS);
+    } finally {
+      clock.restore();
+    }
+    // The job's end is settled: the stop does not wait for it.
+    await h.close({ fake: true });
+    h = undefined;
+    expect(endPosts(fake, 'C0NOWAIT')).toEqual(Array.from({ length: RATE_LIMITED_WAITS_MAX + 1 }, () => 429));
+    expect(endPosts(fake, dm)).toEqual([429]);
+    expect(waits(logger)).toHaveLength(RATE_LIMITED_WAITS_MAX);
+    await fake.close();
+  }, 30_000);
+
+  it('waits a minute in all, its channel and the requester’s direct messages together', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 25, count: 100, match: isEndPost('C0MINUTE', dm) });
+      await cancelWithMessageGone(fake, 'C0MINUTE');
+      for (let i = 1; i <= 2; i++) {
+        await fake.waitFor(() => waits(logger).length >= i || undefined, `wait ${i}`, 10 * 60_000);
+        await clock.advance(25_000);
+      }
+      // Two waits of 25 s: a third would pass the minute, in the channel or in the direct messages.
+      await fake.waitFor(() => gaveUp(logger) ?? waits(logger)[2], 'the bot to give up, or to wait a third time', 10 * 60_000);
+      expect(waits(logger).map((e) => (e.obj as { channel?: string }).channel)).toEqual(['C0MINUTE', 'C0MINUTE']);
+      expect(clock.moved()).toBeLessThanOrEqual(RATE_LIMITED_WAIT_MAX_MS);
+    } finally {
+      clock.restore();
+    }
+    await h.close({ fake: true });
+    h = undefined;
+    expect(endPosts(fake, 'C0MINUTE')).toEqual([429, 429, 429]);
+    expect(endPosts(fake, dm)).toEqual([429]);
+    expect(fake.messagesIn(dm)).toEqual([]);
+    await fake.close();
+  }, 30_000);
+
+  it('stops waiting when the bot stops, posts nothing more, and leaves the end to the next start’s sweep', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake, dataDir } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 60, count: 100, match: isEndPost('C0STOPPING', dm) });
+      await cancelWithMessageGone(fake, 'C0STOPPING');
+      await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
+      // The bot's stop (its bounds are on the clock that stands still: it ends only once nothing waits for Slack any more).
+      await h.bot.stop();
+      expect(clock.moved()).toBe(0);
+    } finally {
+      clock.restore();
+    }
+    await h.close({ fake: true, dataDir: true });
+    h = undefined;
+    expect(endPosts(fake, 'C0STOPPING')).toEqual([429]);
+    expect(endPosts(fake, dm)).toEqual([]);
+    expect(logger.entries.some((e) => e.msg === 'the bot stopped while Slack had the end of a job wait: the next start shows it')).toBe(true);
+    // Not marked ended, with no end to record: the next start's sweep takes it, as a "Done" the stop shed.
+    const dir = join(dataDir, 'slack', 'requests');
+    const [file] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
+    const saved = (JSON.parse(readFileSync(join(dir, file!), 'utf8')) as { value: Record<string, unknown> }).value;
+    expect(saved.status).toBe('active');
+    expect(saved.end).toBeUndefined();
+    await rm(dataDir, { recursive: true, force: true });
     await fake.close();
   }, 30_000);
 });
