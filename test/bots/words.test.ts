@@ -42,8 +42,6 @@ const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/runner/audit-log.ts', text: 'an audit post failed; its entries are posted again later', why: 'the log' },
   { file: 'bots/runner/audit-log.ts', text: 'the platform’s answer to an audit post was lost', why: 'an error’s message, for the log' },
   { file: 'bots/slack/listeners/mentions.ts', text: 'failed again', why: 'a claim’s outcome, compared in code' },
-  { file: 'bots/slack/SlackJobView.ts', text: 'Slack’s answer to the end of a job was lost and its message could not be looked for: it is not posted again', why: 'the log' },
-  { file: 'bots/slack/SlackJobView.ts', text: 'Slack’s answer to the buttons of a finished job was lost and their message could not be looked for: it is not posted again', why: 'the log' },
   { file: 'bots/runner/scope-settings.ts', text: '{} may hold at most {} entries', why: 'an error for the log: members and admins are answered invalid_value (settings.too_many)' },
 ];
 
