@@ -93,6 +93,10 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
       return notAdmin(platform, locale);
     case 'invalid_value':
       if (result.most !== undefined) return { ok: false, code: result.code, message: say(locale, 'settings.too_many', { setting, max: result.most }) };
+      if (result.unmatchable !== undefined) {
+        const entries = result.unmatchable.map((entry) => `“${entry}”`).join(', ');
+        return { ok: false, code: result.code, message: say(locale, 'settings.unmatchable_words', { setting, entries, count: result.unmatchable.length }) };
+      }
       return { ok: false, code: result.code, message: say(locale, 'settings.takes', { setting, hint: settingHint(result.name, locale) }) };
     case 'setting_unreadable':
       return { ok: false, code: result.code, message: say(locale, 'settings.unreadable_merge', { setting, op }) };

@@ -1,7 +1,7 @@
 import { ToldOnce } from './told-once.js';
 import { DEFAULTS, LIMITS, QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from 'pictor';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
-import { findBlockedWord } from './blocked-words.js';
+import { findBlockedWord, unmatchableEntries } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isFailClosed, ListTooLongError, valueRefusal, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingsRepair, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
@@ -76,6 +76,8 @@ export type SettingChangeResult =
       name: SettingName;
       /** What the operator allows. */
       allowed?: OperatorBound | undefined;
+      /** `invalid_value` of blocked words: the entries that could never match (no letter, digit, emoji or symbol), as typed. */
+      unmatchable?: string[] | undefined;
       /** `invalid_value` of a list of channels, users or roles longer than it may be: the most it may hold. */
       most?: number | undefined;
     };
@@ -497,7 +499,9 @@ function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value
  */
 function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChangeResult, { ok: false }> | undefined {
   const refusal = valueRefusal(name, value);
-  return refusal && { ok: false, code: 'invalid_value', name, ...refusal };
+  if (refusal) return { ok: false, code: 'invalid_value', name, ...refusal };
+  const unmatchable = name === 'blockedWords' && Array.isArray(value) ? unmatchableEntries(value as string[]) : [];
+  return unmatchable.length > 0 ? { ok: false, code: 'invalid_value', name, unmatchable } : undefined;
 }
 
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */

@@ -41,6 +41,19 @@ describe('changeSetting: what an admin types, and the answer in words', () => {
   });
 });
 
+describe('changeSetting: blocked words that could never match', () => {
+  it('refuses blocked words with an entry that has no letter, digit, emoji or symbol, naming it, and keeps emoji', async () => {
+    const { runner } = await kit.runner();
+    const admin = requester({ isAdmin: true });
+    expect(await changeSetting(runner.policy, admin, 'blocked-words', 'gore, ...')).toEqual({
+      ok: false,
+      code: 'invalid_value',
+      message: 'blocked-words cannot take “...”: it has no letter, digit, emoji or symbol to match, so it would block nothing. Nothing was changed.',
+    });
+    expect(await changeSetting(runner.policy, admin, 'blocked-words', '殺す, 血, 🍆, gore')).toEqual({ ok: true, message: 'blocked-words is now 殺す, 血, 🍆, gore (was the default).' });
+  });
+});
+
 describe('changeSetting: add and remove on two replicas', () => {
   /** Two replicas' policies over one shared settings space, each reading through its own cache (a minute long here). */
   function replicas(operator?: OperatorControls) {
