@@ -236,7 +236,10 @@ export class ScopePolicy {
     // The scope's defaults are filled in only where they differ from the spec's, so a job of a scope with no settings is sent as asked.
     const options = { ...spec.options };
     if (options.size === undefined && s.defaultSize.value !== DEFAULTS.size) options.size = s.defaultSize.value;
-    if (options.quality === undefined && s.defaultQuality.value !== DEFAULTS.quality) options.quality = s.defaultQuality.value;
+    if (options.quality === undefined) {
+      const quality = defaultQualityFor(spec.requester, s);
+      if (quality !== DEFAULTS.quality) options.quality = quality;
+    }
     const moderationAsked = options.moderation;
     if (moderationAsked === undefined && s.moderation.value !== DEFAULTS.moderation) options.moderation = s.moderation.value;
     return { options, refusal: optionsRefusal(spec, options, moderationAsked, s) };
@@ -502,6 +505,18 @@ function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChang
   if (refusal) return { ok: false, code: 'invalid_value', name, ...refusal };
   const unmatchable = name === 'blockedWords' && Array.isArray(value) ? unmatchableEntries(value as string[]) : [];
   return unmatchable.length > 0 ? { ok: false, code: 'invalid_value', name, unmatchable } : undefined;
+}
+
+/**
+ * The scope's default quality as it applies to this requester: where `high-quality` does not list them, a default of
+ * `high` is not theirs — the spec's default (`auto`) stands in, or, where the scope's qualities leave that out, the
+ * first of them they may use. Only when none is left does the default stay (and is refused, naming the rule).
+ */
+function defaultQualityFor(requester: Requester, s: EffectiveSettings): Quality {
+  const value = s.defaultQuality.value;
+  if (value !== 'high' || s.highQualityFor.value.length === 0 || isListed(requester, s.highQualityFor.value)) return value;
+  const theirs = s.qualities.value.filter((q) => q !== 'high');
+  return theirs.includes(DEFAULTS.quality) ? DEFAULTS.quality : (theirs[0] ?? value);
 }
 
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */
