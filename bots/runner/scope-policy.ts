@@ -65,8 +65,11 @@ export interface EffectiveSettings {
   unreadable: SettingName[];
 }
 
-/** Why a settings change was refused. Stable: surfaces and tests switch on it. */
-export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_by_operator';
+/**
+ * Why a settings change was refused. Stable: surfaces and tests switch on it. `not_allowed_by_scope`: a default size or
+ * quality outside the sizes or qualities this scope's own admins chose (theirs to widen, not the operator's).
+ */
+export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_by_operator' | 'not_allowed_by_scope';
 
 export type SettingChangeResult =
   | { ok: true; name: SettingName; previous: unknown; value: unknown; /** What it replaced was stored and unreadable (`previous` is then undefined). */ wasUnreadable: boolean }
@@ -74,8 +77,10 @@ export type SettingChangeResult =
       ok: false;
       code: SettingChangeRefusal;
       name: SettingName;
-      /** What the operator allows. */
+      /** What the operator allows (`not_allowed_by_operator`), or the scope's own setting (`not_allowed_by_scope`). */
       allowed?: OperatorBound | undefined;
+      /** `not_allowed_by_scope`: the scope's setting that bounds this one (`sizes` for `defaultSize`). */
+      boundBy?: SettingName | undefined;
       /** `invalid_value` of blocked words: the entries that could never match (no letter, digit, emoji or symbol), as typed. */
       unmatchable?: string[] | undefined;
       /** `invalid_value` of a list of channels, users or roles longer than it may be: the most it may hold. */
@@ -332,7 +337,11 @@ export class ScopePolicy {
     if (!requester.isAdmin) return { ok: false, code: 'not_admin', name };
     const invalid = invalidValueOf(name, value);
     if (invalid) return invalid;
-    const bound = value === undefined ? undefined : this.#operatorBound(name, value, name === 'defaultQuality' || name === 'defaultSize' ? await this.effective(requester) : undefined);
+    if (value !== undefined && (name === 'defaultQuality' || name === 'defaultSize')) {
+      const scopeBound = this.#scopeBound(name, value, await this.effective(requester));
+      if (scopeBound) return scopeBound;
+    }
+    const bound = value === undefined ? undefined : this.#operatorBound(name, value);
     if (bound) return { ok: false, code: 'not_allowed_by_operator', name, allowed: bound };
     const scopeKey = scopeKeyOf(requester);
     try {
@@ -410,10 +419,20 @@ export class ScopePolicy {
   }
 
   /**
-   * What the operator allows for this setting when `value` goes beyond it; undefined when it is within. The scope's
-   * default size and quality are bounded by its sizes and qualities (`s`, given for those two).
+   * The refusal of a default size or quality outside the sizes or qualities that apply to the scope: blamed on the
+   * scope's own setting (`not_allowed_by_scope`) when its admins chose that list and the operator allows the value,
+   * else on the operator; undefined when the value is within.
    */
-  #operatorBound(name: SettingName, value: unknown, s?: Pick<EffectiveSettings, 'qualities' | 'sizes'>): OperatorBound | undefined {
+  #scopeBound(name: 'defaultQuality' | 'defaultSize', value: unknown, s: Pick<EffectiveSettings, 'qualities' | 'sizes'>): Extract<SettingChangeResult, { ok: false }> | undefined {
+    const list = name === 'defaultQuality' ? s.qualities : s.sizes;
+    if ((list.value as readonly unknown[]).includes(value)) return undefined;
+    const operatorBound = this.#operatorBound(name, value);
+    if (list.source === 'admin' && !operatorBound) return { ok: false, code: 'not_allowed_by_scope', name, allowed: { oneOf: list.value }, boundBy: name === 'defaultQuality' ? 'qualities' : 'sizes' };
+    return { ok: false, code: 'not_allowed_by_operator', name, allowed: operatorBound ?? { oneOf: list.value } };
+  }
+
+  /** What the operator allows for this setting when `value` goes beyond it; undefined when it is within. */
+  #operatorBound(name: SettingName, value: unknown): OperatorBound | undefined {
     const op = this.#operator;
     switch (name) {
       case 'maxImages':
@@ -426,14 +445,10 @@ export class ScopePolicy {
         return value === 'low' && !op.allowLowModeration ? { oneOf: ['auto'] } : undefined;
       case 'defaultPreviews':
         return (value as number) > this.#partialImages ? { atMost: this.#partialImages } : undefined;
-      case 'defaultQuality': {
-        const qualities = s?.qualities.value ?? op.qualities;
-        return qualities.includes(value as Quality) ? undefined : { oneOf: qualities };
-      }
-      case 'defaultSize': {
-        const sizes = s?.sizes.value ?? op.sizes;
-        return sizes.includes(value as Size) ? undefined : { oneOf: sizes };
-      }
+      case 'defaultQuality':
+        return op.qualities.includes(value as Quality) ? undefined : { oneOf: op.qualities };
+      case 'defaultSize':
+        return op.sizes.includes(value as Size) ? undefined : { oneOf: op.sizes };
       default:
         return undefined;
     }
