@@ -226,7 +226,7 @@ export class ScopePolicy {
     const unreadable = unreadableRulesRefusal(s);
     if (unreadable) return unreadable;
     if (s.blocked.value.includes(requester.userId)) return refuse('member_blocked');
-    if (s.channels.value.length > 0 && !s.channels.value.includes(requester.channelId)) return refuse('channel_not_allowed', { channels: s.channels.value });
+    if (s.channels.value.length > 0 && !inAllowedChannel(requester, s.channels.value)) return refuse('channel_not_allowed', { channels: s.channels.value });
     if (s.allowed.value.length > 0 && !isListed(requester, s.allowed.value)) return refuse('member_not_allowed');
     return undefined;
   }
@@ -569,6 +569,11 @@ export function unreadableRulesRefusal(s: Pick<EffectiveSettings, 'platform' | '
 function refuserOf(requester: Requester) {
   return (code: Parameters<typeof refusalFromPolicy>[0], details: RefusalContext = {}): JobRefusedError =>
     refusalFromPolicy(code, { platform: requester.platform, ...details });
+}
+
+/** The requester's channel is one `channels` lists, or is a thread or forum post inside one. */
+function inAllowedChannel(requester: Requester, channels: readonly string[]): boolean {
+  return channels.includes(requester.channelId) || (requester.parentChannelId !== undefined && channels.includes(requester.parentChannelId));
 }
 
 /** The requester is in a list of users and roles (`user:<id>`, `role:<id>`). */
