@@ -1,4 +1,4 @@
-import { InteractionContextType, PermissionFlagsBits, type BaseInteraction } from 'discord.js';
+import { ChannelType, Events, InteractionContextType, PermissionFlagsBits, type BaseInteraction, type Client } from 'discord.js';
 import { dmScopeId } from '../runner/index.js';
 import type { Requester } from '../runner/types.js';
 
@@ -14,6 +14,41 @@ export function isPersonalContext(interaction: Pick<BaseInteraction, 'context' |
   return interaction.authorizingIntegrationOwners.guildId !== interaction.guildId;
 }
 
+/** Threads and forum posts: Discord sends their channel with the channel it is in (`parent_id`). */
+const THREAD_TYPES: readonly number[] = [ChannelType.AnnouncementThread, ChannelType.PublicThread, ChannelType.PrivateThread];
+
+/** The channel each interaction made in a thread or forum post came from, as Discord sent it (kept while the interaction is). */
+const threadParents = new WeakMap<BaseInteraction, string>();
+
+/**
+ * Makes `client` keep the channel a thread or forum post is in for each interaction made there. Discord sends it in
+ * the interaction's `channel` (`parent_id`), but discord.js keeps only the channel's id on the interaction, and a
+ * client with no gateway intents caches no channel to look it up in. Every interaction, from the gateway or over
+ * HTTP, is built by the client's `InteractionCreate` action, which emits `interactionCreate` as it builds one.
+ */
+export function followThreadParents(client: Client): void {
+  const action = (client as unknown as { actions?: { InteractionCreate?: { handle?: (data: unknown) => unknown } } }).actions?.InteractionCreate;
+  if (typeof action?.handle !== 'function') throw new Error('this discord.js version has no InteractionCreate action to read a thread’s channel from');
+  const handle = action.handle.bind(action);
+  let parent: string | undefined;
+  client.prependListener(Events.InteractionCreate, (interaction) => {
+    if (parent !== undefined) threadParents.set(interaction, parent);
+  });
+  action.handle = (data: unknown) => {
+    parent = threadParentOf(data);
+    try {
+      return handle(data);
+    } finally {
+      parent = undefined;
+    }
+  };
+}
+
+function threadParentOf(data: unknown): string | undefined {
+  const channel = (data as { channel?: { type?: unknown; parent_id?: unknown } } | null)?.channel;
+  return channel && THREAD_TYPES.includes(channel.type as number) && typeof channel.parent_id === 'string' ? channel.parent_id : undefined;
+}
+
 /**
  * Who is asking, for the runner: user, channel, server (the budget scope), and
  * whether they count as an admin (a configured admin role, or the server's
@@ -25,6 +60,7 @@ export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly
     userId: interaction.user.id,
     userName: interaction.user.username,
     channelId: interaction.channelId ?? '',
+    parentChannelId: threadParents.get(interaction) ?? (interaction.channel?.isThread() ? (interaction.channel.parentId ?? undefined) : undefined),
     scopeId: scopeOf(interaction),
     locale: interaction.locale,
   };

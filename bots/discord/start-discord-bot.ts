@@ -17,6 +17,7 @@ import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST
 import { createInteractionRouter } from './route-interaction.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
+import { followThreadParents } from './requester.js';
 import { stopOnce } from '../stop-once.js';
 import { InFlight } from '../in-flight.js';
 
@@ -173,6 +174,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   /** A discord.js client with the bot's handlers: one for each gateway login, or the one that takes interactions over HTTP. */
   const newClient = (ws: WebSocketOptions = {}) => {
     const client = new Client({ intents: [], ws, rest: restOptions });
+    followThreadParents(client);
     watched(client.rest);
     client.on(Events.InteractionCreate, (interaction) => {
       if (accepting) ctx.track(route(interaction));

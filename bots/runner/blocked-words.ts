@@ -9,6 +9,12 @@ import { createRequire } from 'node:module';
  * braille blank); letters of another script that look like a Latin one are
  * read as it ("gоre" with a Cyrillic о is "gore"); and whole words only ("ass"
  * does not block "class"; "red fox" blocks "a RED, fox" but not "redfox").
+ * Scripts written without spaces between words (Chinese, Japanese, Thai, Lao,
+ * Khmer, Myanmar …) have no whole words to find: each of their characters is a
+ * word of its own, so "殺す" blocks "猫を殺す絵". So is each emoji and symbol:
+ * "🍆" blocks "a🍆" and "👍" blocks "👍🏽". An entry with none of these — no
+ * letter, digit, emoji or symbol — could never match and is refused
+ * (`unmatchableEntries`), never kept as if it blocked something.
  *
  * The look-alikes are Unicode's own (UTS #39 `confusables.txt`, as the
  * `unhomoglyph` package ships it), one letter for one letter: a mapping to
@@ -72,14 +78,37 @@ export function foldText(text: string): string {
   return out;
 }
 
-/** The words of a text after folding: runs of letters and digits. */
+/**
+ * The scripts written without spaces between words (by Unicode's Script_Extensions, so the marks they share, such as
+ * the Japanese long-vowel mark ー, count too): every letter or digit of theirs is a word of its own.
+ */
+const UNSPACED =
+  '\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Bopomofo}\\p{scx=Yi}\\p{scx=Thai}\\p{scx=Lao}\\p{scx=Khmer}\\p{scx=Myanmar}\\p{scx=Tibetan}' +
+  '\\p{scx=Tai_Le}\\p{scx=New_Tai_Lue}\\p{scx=Tai_Tham}\\p{scx=Tai_Viet}\\p{scx=Balinese}\\p{scx=Javanese}';
+
+/**
+ * A text's words: one letter or digit of an unspaced script; one emoji or symbol (a flag's two regional indicators,
+ * a skin tone, each one: the joiners and variation selectors between them show nothing and are dropped before); or a
+ * run of other letters and digits.
+ */
+const WORD = new RegExp(`(?=[\\p{L}\\p{N}])[${UNSPACED}]|[\\p{S}\\p{Extended_Pictographic}]|(?:(?![${UNSPACED}])[\\p{L}\\p{N}])+`, 'gu');
+
+/** The words of a text after folding (`WORD`). */
 export function wordsOf(text: string): string[] {
-  return foldText(text).match(/[\p{L}\p{N}]+/gu) ?? [];
+  return foldText(text).match(WORD) ?? [];
 }
 
 /**
- * The first entry of `blocked` found in `prompt` as whole words, as the entry
- * was written; undefined when none is.
+ * The entries of a list that can never match — nothing in them is a letter, a digit, an emoji or a symbol (".", "—")
+ * — as written; empty when every one can. What the settings and `PICTOR_BLOCKED_WORDS` refuse.
+ */
+export function unmatchableEntries(entries: readonly string[]): string[] {
+  return entries.filter((entry) => wordsOf(entry).length === 0);
+}
+
+/**
+ * The first entry of `blocked` found in `prompt` as whole words (`wordsOf`: in an unspaced script, as the characters
+ * in a row; an emoji wherever it stands), as the entry was written; undefined when none is.
  */
 export function findBlockedWord(prompt: string, blocked: readonly string[]): string | undefined {
   if (blocked.length === 0) return undefined;
@@ -94,14 +123,18 @@ export function findBlockedWord(prompt: string, blocked: readonly string[]): str
   return undefined;
 }
 
-/** A list as people type it — comma- or newline-separated — trimmed, without blanks or repeats (by folded form). */
+/**
+ * A list as people type it — comma- or newline-separated — trimmed, without blanks or repeats (by folded form). An
+ * entry that can never match is kept, as typed, for the reader to refuse (`unmatchableEntries`), never dropped.
+ */
 export function parseWordList(text: string): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const raw of text.split(/[,\n]/)) {
     const entry = raw.trim().replace(/\s+/g, ' ');
-    const key = wordsOf(entry).join(' ');
-    if (key === '' || seen.has(key)) continue;
+    const words = wordsOf(entry);
+    const key = words.length > 0 ? words.join(' ') : `\u0000${entry}`;
+    if (entry === '' || seen.has(key)) continue;
     seen.add(key);
     out.push(entry);
   }

@@ -1,6 +1,6 @@
 import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
 import { envBoolean, envError, envList, envNumber, envSeconds, envText, MAX_TIMER_MS, readBreakerSettings, readDmCaps, type Env, type SpendCaps } from 'pictor/internal';
-import { BLOCKED_WORDS_LIMITS, parseWordList } from './blocked-words.js';
+import { BLOCKED_WORDS_LIMITS, parseWordList, unmatchableEntries } from './blocked-words.js';
 import { DEFAULT_MAX_QUEUED_INPUT_MB, DEFAULT_MAX_QUEUED_JOBS } from './queue-bound.js';
 import type { OperatorControls } from './scope-policy.js';
 import type { DmCaps, SpendLimits } from './types.js';
@@ -78,6 +78,10 @@ function readOperatorControls(env: Env): OperatorControls {
   }
   const wordsText = envText(env, 'PICTOR_BLOCKED_WORDS');
   const blockedWords = wordsText === undefined ? [] : parseWordList(wordsText);
+  const unmatchable = unmatchableEntries(blockedWords);
+  if (unmatchable.length > 0) {
+    throw envError(env, 'PICTOR_BLOCKED_WORDS', `words, phrases, emoji or symbols separated by commas; ${unmatchable.map((w) => JSON.stringify(w)).join(', ')} would never match`);
+  }
   if (blockedWords.length > BLOCKED_WORDS_LIMITS.entries || blockedWords.some((w) => w.length > BLOCKED_WORDS_LIMITS.length)) {
     throw envError(
       env,

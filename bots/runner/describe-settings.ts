@@ -10,7 +10,7 @@ import type { Platform, Requester } from './types.js';
 /** A chat admin's change as one answer: `ok` and a sentence for them. */
 export interface SettingAnswer {
   ok: boolean;
-  /** Stable: `not_admin`, `invalid_value`, `not_allowed_by_operator`, `unknown_setting`, `setting_unreadable`, `would_open`; undefined when it was changed. */
+  /** Stable: `not_admin`, `invalid_value`, `not_allowed_by_operator`, `not_allowed_by_scope`, `unknown_setting`, `setting_unreadable`, `would_open`; undefined when it was changed. */
   code?: string | undefined;
   message: string;
   /** An answer that is `ok` and changed nothing (a repair that found nothing to clear): what the settings show stays as it was. */
@@ -93,6 +93,10 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
       return notAdmin(platform, locale);
     case 'invalid_value':
       if (result.most !== undefined) return { ok: false, code: result.code, message: say(locale, 'settings.too_many', { setting, max: result.most }) };
+      if (result.unmatchable !== undefined) {
+        const entries = result.unmatchable.map((entry) => `“${entry}”`).join(', ');
+        return { ok: false, code: result.code, message: say(locale, 'settings.unmatchable_words', { setting, entries, count: result.unmatchable.length }) };
+      }
       return { ok: false, code: result.code, message: say(locale, 'settings.takes', { setting, hint: settingHint(result.name, locale) }) };
     case 'setting_unreadable':
       return { ok: false, code: result.code, message: say(locale, 'settings.unreadable_merge', { setting, op }) };
@@ -102,6 +106,11 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
       const bound = result.allowed;
       const allowed = bound === undefined ? '' : 'atMost' in bound ? say(locale, 'settings.at_most', { max: bound.atMost }) : bound.oneOf.join(', ');
       return { ok: false, code: result.code, message: say(locale, 'settings.beyond_operator', { setting, allowed }) };
+    }
+    case 'not_allowed_by_scope': {
+      const allowed = result.allowed !== undefined && 'oneOf' in result.allowed ? result.allowed.oneOf.join(', ') : '';
+      const list = result.boundBy === undefined ? '' : settingLabel(result.boundBy, locale);
+      return { ok: false, code: result.code, message: say(locale, 'settings.beyond_scope', { setting, allowed, list, scope: SCOPE_WORDS[platform] }) };
     }
   }
 }

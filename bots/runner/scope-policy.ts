@@ -1,7 +1,7 @@
 import { ToldOnce } from './told-once.js';
 import { DEFAULTS, LIMITS, QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from 'pictor';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
-import { findBlockedWord } from './blocked-words.js';
+import { findBlockedWord, unmatchableEntries } from './blocked-words.js';
 import { refusalFromPolicy } from './describe-refusal.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isFailClosed, ListTooLongError, valueRefusal, type ListSettingName, type ScopeSettings, type ScopeSettingsStore, type SettingChange, type SettingName, type SettingsRepair, type SettingUpdate, type StoredScopeSettings, type StoredSettingName } from './scope-settings.js';
@@ -65,8 +65,11 @@ export interface EffectiveSettings {
   unreadable: SettingName[];
 }
 
-/** Why a settings change was refused. Stable: surfaces and tests switch on it. */
-export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_by_operator';
+/**
+ * Why a settings change was refused. Stable: surfaces and tests switch on it. `not_allowed_by_scope`: a default size or
+ * quality outside the sizes or qualities this scope's own admins chose (theirs to widen, not the operator's).
+ */
+export type SettingChangeRefusal = 'not_admin' | 'invalid_value' | 'not_allowed_by_operator' | 'not_allowed_by_scope';
 
 export type SettingChangeResult =
   | { ok: true; name: SettingName; previous: unknown; value: unknown; /** What it replaced was stored and unreadable (`previous` is then undefined). */ wasUnreadable: boolean }
@@ -74,8 +77,12 @@ export type SettingChangeResult =
       ok: false;
       code: SettingChangeRefusal;
       name: SettingName;
-      /** What the operator allows. */
+      /** What the operator allows (`not_allowed_by_operator`), or the scope's own setting (`not_allowed_by_scope`). */
       allowed?: OperatorBound | undefined;
+      /** `not_allowed_by_scope`: the scope's setting that bounds this one (`sizes` for `defaultSize`). */
+      boundBy?: SettingName | undefined;
+      /** `invalid_value` of blocked words: the entries that could never match (no letter, digit, emoji or symbol), as typed. */
+      unmatchable?: string[] | undefined;
       /** `invalid_value` of a list of channels, users or roles longer than it may be: the most it may hold. */
       most?: number | undefined;
     };
@@ -219,7 +226,7 @@ export class ScopePolicy {
     const unreadable = unreadableRulesRefusal(s);
     if (unreadable) return unreadable;
     if (s.blocked.value.includes(requester.userId)) return refuse('member_blocked');
-    if (s.channels.value.length > 0 && !s.channels.value.includes(requester.channelId)) return refuse('channel_not_allowed', { channels: s.channels.value });
+    if (s.channels.value.length > 0 && !inAllowedChannel(requester, s.channels.value)) return refuse('channel_not_allowed', { channels: s.channels.value });
     if (s.allowed.value.length > 0 && !isListed(requester, s.allowed.value)) return refuse('member_not_allowed');
     return undefined;
   }
@@ -234,7 +241,10 @@ export class ScopePolicy {
     // The scope's defaults are filled in only where they differ from the spec's, so a job of a scope with no settings is sent as asked.
     const options = { ...spec.options };
     if (options.size === undefined && s.defaultSize.value !== DEFAULTS.size) options.size = s.defaultSize.value;
-    if (options.quality === undefined && s.defaultQuality.value !== DEFAULTS.quality) options.quality = s.defaultQuality.value;
+    if (options.quality === undefined) {
+      const quality = defaultQualityFor(spec.requester, s);
+      if (quality !== DEFAULTS.quality) options.quality = quality;
+    }
     const moderationAsked = options.moderation;
     if (moderationAsked === undefined && s.moderation.value !== DEFAULTS.moderation) options.moderation = s.moderation.value;
     return { options, refusal: optionsRefusal(spec, options, moderationAsked, s) };
@@ -327,7 +337,11 @@ export class ScopePolicy {
     if (!requester.isAdmin) return { ok: false, code: 'not_admin', name };
     const invalid = invalidValueOf(name, value);
     if (invalid) return invalid;
-    const bound = value === undefined ? undefined : this.#operatorBound(name, value, name === 'defaultQuality' || name === 'defaultSize' ? await this.effective(requester) : undefined);
+    if (value !== undefined && (name === 'defaultQuality' || name === 'defaultSize')) {
+      const scopeBound = this.#scopeBound(name, value, await this.effective(requester));
+      if (scopeBound) return scopeBound;
+    }
+    const bound = value === undefined ? undefined : this.#operatorBound(name, value);
     if (bound) return { ok: false, code: 'not_allowed_by_operator', name, allowed: bound };
     const scopeKey = scopeKeyOf(requester);
     try {
@@ -405,10 +419,20 @@ export class ScopePolicy {
   }
 
   /**
-   * What the operator allows for this setting when `value` goes beyond it; undefined when it is within. The scope's
-   * default size and quality are bounded by its sizes and qualities (`s`, given for those two).
+   * The refusal of a default size or quality outside the sizes or qualities that apply to the scope: blamed on the
+   * scope's own setting (`not_allowed_by_scope`) when its admins chose that list and the operator allows the value,
+   * else on the operator; undefined when the value is within.
    */
-  #operatorBound(name: SettingName, value: unknown, s?: Pick<EffectiveSettings, 'qualities' | 'sizes'>): OperatorBound | undefined {
+  #scopeBound(name: 'defaultQuality' | 'defaultSize', value: unknown, s: Pick<EffectiveSettings, 'qualities' | 'sizes'>): Extract<SettingChangeResult, { ok: false }> | undefined {
+    const list = name === 'defaultQuality' ? s.qualities : s.sizes;
+    if ((list.value as readonly unknown[]).includes(value)) return undefined;
+    const operatorBound = this.#operatorBound(name, value);
+    if (list.source === 'admin' && !operatorBound) return { ok: false, code: 'not_allowed_by_scope', name, allowed: { oneOf: list.value }, boundBy: name === 'defaultQuality' ? 'qualities' : 'sizes' };
+    return { ok: false, code: 'not_allowed_by_operator', name, allowed: operatorBound ?? { oneOf: list.value } };
+  }
+
+  /** What the operator allows for this setting when `value` goes beyond it; undefined when it is within. */
+  #operatorBound(name: SettingName, value: unknown): OperatorBound | undefined {
     const op = this.#operator;
     switch (name) {
       case 'maxImages':
@@ -421,14 +445,10 @@ export class ScopePolicy {
         return value === 'low' && !op.allowLowModeration ? { oneOf: ['auto'] } : undefined;
       case 'defaultPreviews':
         return (value as number) > this.#partialImages ? { atMost: this.#partialImages } : undefined;
-      case 'defaultQuality': {
-        const qualities = s?.qualities.value ?? op.qualities;
-        return qualities.includes(value as Quality) ? undefined : { oneOf: qualities };
-      }
-      case 'defaultSize': {
-        const sizes = s?.sizes.value ?? op.sizes;
-        return sizes.includes(value as Size) ? undefined : { oneOf: sizes };
-      }
+      case 'defaultQuality':
+        return op.qualities.includes(value as Quality) ? undefined : { oneOf: op.qualities };
+      case 'defaultSize':
+        return op.sizes.includes(value as Size) ? undefined : { oneOf: op.sizes };
       default:
         return undefined;
     }
@@ -497,7 +517,21 @@ function isOneOf<T extends string>(value: unknown, choices: readonly T[]): value
  */
 function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChangeResult, { ok: false }> | undefined {
   const refusal = valueRefusal(name, value);
-  return refusal && { ok: false, code: 'invalid_value', name, ...refusal };
+  if (refusal) return { ok: false, code: 'invalid_value', name, ...refusal };
+  const unmatchable = name === 'blockedWords' && Array.isArray(value) ? unmatchableEntries(value as string[]) : [];
+  return unmatchable.length > 0 ? { ok: false, code: 'invalid_value', name, unmatchable } : undefined;
+}
+
+/**
+ * The scope's default quality as it applies to this requester: where `high-quality` does not list them, a default of
+ * `high` is not theirs — the spec's default (`auto`) stands in, or, where the scope's qualities leave that out, the
+ * first of them they may use. Only when none is left does the default stay (and is refused, naming the rule).
+ */
+function defaultQualityFor(requester: Requester, s: EffectiveSettings): Quality {
+  const value = s.defaultQuality.value;
+  if (value !== 'high' || s.highQualityFor.value.length === 0 || isListed(requester, s.highQualityFor.value)) return value;
+  const theirs = s.qualities.value.filter((q) => q !== 'high');
+  return theirs.includes(DEFAULTS.quality) ? DEFAULTS.quality : (theirs[0] ?? value);
 }
 
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */
@@ -535,6 +569,11 @@ export function unreadableRulesRefusal(s: Pick<EffectiveSettings, 'platform' | '
 function refuserOf(requester: Requester) {
   return (code: Parameters<typeof refusalFromPolicy>[0], details: RefusalContext = {}): JobRefusedError =>
     refusalFromPolicy(code, { platform: requester.platform, ...details });
+}
+
+/** The requester's channel is one `channels` lists, or is a thread or forum post inside one. */
+function inAllowedChannel(requester: Requester, channels: readonly string[]): boolean {
+  return channels.includes(requester.channelId) || (requester.parentChannelId !== undefined && channels.includes(requester.parentChannelId));
 }
 
 /** The requester is in a list of users and roles (`user:<id>`, `role:<id>`). */

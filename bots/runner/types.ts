@@ -36,6 +36,11 @@ export interface Requester {
   userId: string;
   userName?: string | undefined;
   channelId: string;
+  /**
+   * Discord: the channel a thread or forum post (`channelId`) is in; undefined elsewhere. A server's `channels` rule
+   * lets a member work in a thread of a channel it allows.
+   */
+  parentChannelId?: string | undefined;
   scopeId: string;
   /** Holds the platform's admin role (may cancel others' jobs, is not exempt from budgets). */
   isAdmin?: boolean | undefined;

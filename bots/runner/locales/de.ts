@@ -106,6 +106,10 @@ export const de = {
   'settings.at_most': 'höchstens {max}',
   'settings.too_many': '{setting} darf höchstens {max} enthalten: nichts wurde geändert. Entferne einige oder setze einen kürzeren ganzen Wert.',
   'settings.beyond_operator': 'Der Betreiber des Bots erlaubt {allowed} für {setting}; ein Admin kann innerhalb davon wählen, nicht darüber hinaus. Bitte den Betreiber, es zu ändern.',
+  'settings.beyond_scope':
+    'Die eigene Einstellung {list} {scope, select, workspace {dieses Workspace} other {dieses Servers}} erlaubt {allowed}, daher kann {setting} nur eines davon sein. Ein Admin kann es zuerst zu {list} hinzufügen und dann {setting} setzen.',
+  'settings.unmatchable_words':
+    '{setting} kann {entries} nicht aufnehmen: {count, plural, one {Es enthält} other {Sie enthalten}} keinen Buchstaben, keine Ziffer, kein Emoji und kein Symbol und {count, plural, one {würde} other {würden}} nichts sperren. Nichts wurde geändert.',
   'settings.title':
     'Einstellungen {scope, select, workspace {dieses Workspace} other {dieses Servers}} — woher jede stammt: Betreiber (die Umgebung des Bots), Admin (hier festgelegt), Standard.',
   'settings.allowed_here':

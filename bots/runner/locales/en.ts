@@ -117,6 +117,10 @@ export const en = {
   'settings.at_most': 'at most {max}',
   'settings.too_many': '{setting} may hold at most {max}: nothing was changed. Remove some, or set a shorter whole value.',
   'settings.beyond_operator': 'The bot’s operator allows {allowed} for {setting}; an admin can choose within that, not beyond. Ask the operator to change it.',
+  'settings.beyond_scope':
+    '{scope, select, workspace {This workspace’s} other {This server’s}} own {list} setting allows {allowed}, so {setting} can only be one of those. An admin can add it to {list} first, then set {setting}.',
+  'settings.unmatchable_words':
+    '{setting} cannot take {entries}: {count, plural, one {it has} other {they have}} no letter, digit, emoji or symbol to match, so {count, plural, one {it} other {they}} would block nothing. Nothing was changed.',
   'settings.title':
     'Settings of {scope, select, workspace {this workspace} other {this server}} — where each comes from: operator (the bot’s environment), admin (set here), default.',
   'settings.allowed_here':

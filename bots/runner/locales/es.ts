@@ -106,6 +106,10 @@ export const es = {
   'settings.at_most': 'como máximo {max}',
   'settings.too_many': '{setting} puede tener como máximo {max}: no se cambió nada. Quita algunos o fija un valor completo más corto.',
   'settings.beyond_operator': 'El operador del bot permite {allowed} para {setting}; un admin puede elegir dentro de eso, no más allá. Pide al operador que lo cambie.',
+  'settings.beyond_scope':
+    'El ajuste {list} propio de {scope, select, workspace {este espacio de trabajo} other {este servidor}} permite {allowed}, así que {setting} solo puede ser uno de ellos. Un admin puede añadirlo primero a {list} y luego ajustar {setting}.',
+  'settings.unmatchable_words':
+    '{setting} no puede aceptar {entries}: {count, plural, one {no tiene} other {no tienen}} ninguna letra, cifra, emoji ni símbolo que buscar, así que no bloquearía{count, plural, one {} other {n}} nada. No se cambió nada.',
   'settings.title':
     'Ajustes de {scope, select, workspace {este espacio de trabajo} other {este servidor}}: de dónde viene cada uno: operador (el entorno del bot), admin (fijado aquí), predeterminado.',
   'settings.allowed_here':

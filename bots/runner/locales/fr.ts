@@ -106,6 +106,10 @@ export const fr = {
   'settings.at_most': 'au plus {max}',
   'settings.too_many': '{setting} peut contenir au plus {max} : rien n’a été modifié. Retirez-en, ou définissez une valeur entière plus courte.',
   'settings.beyond_operator': 'L’opérateur du bot autorise {allowed} pour {setting} ; un admin peut choisir dans cette limite, pas au-delà. Demandez à l’opérateur de la changer.',
+  'settings.beyond_scope':
+    'Le réglage {list} propre à {scope, select, workspace {cet espace de travail} other {ce serveur}} autorise {allowed} : {setting} ne peut être que l’un d’eux. Un admin peut d’abord l’ajouter à {list}, puis régler {setting}.',
+  'settings.unmatchable_words':
+    '{setting} ne peut pas prendre {entries} : {count, plural, one {cette entrée n’a} other {ces entrées n’ont}} ni lettre, ni chiffre, ni emoji, ni symbole à reconnaître et ne bloquerai{count, plural, one {t} other {ent}} rien. Rien n’a été changé.',
   'settings.title':
     'Réglages {scope, select, workspace {de cet espace de travail} other {de ce serveur}} — origine de chacun : opérateur (l’environnement du bot), admin (fixé ici), défaut.',
   'settings.allowed_here':

@@ -106,6 +106,10 @@ export const ja = {
   'settings.at_most': '最大 {max}',
   'settings.too_many': '{setting} は最大 {max} 件までです。何も変更していません。いくつか削除するか、より短い値全体を設定してください。',
   'settings.beyond_operator': 'ボットの運営者は {setting} に {allowed} を許可しています。管理者はその範囲内で選べますが、範囲外は選べません。変更は運営者に依頼してください。',
+  'settings.beyond_scope':
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}自身の {list} 設定は {allowed} を許可しているため、{setting} はその中からしか選べません。管理者が先に {list} に追加してから {setting} を設定できます。',
+  'settings.unmatchable_words':
+    '{setting} に {entries}（{count, plural, other {#件}}）は設定できません。文字・数字・絵文字・記号を含まないため、何もブロックできません。何も変更していません。',
   'settings.title':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}の設定 — それぞれの由来: 運営者（ボットの環境変数）、管理者（ここで設定）、既定値。',
   'settings.allowed_here':

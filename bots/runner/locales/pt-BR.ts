@@ -106,6 +106,10 @@ export const ptBR = {
   'settings.at_most': 'no máximo {max}',
   'settings.too_many': '{setting} pode ter no máximo {max}: nada foi alterado. Remova alguns ou defina um valor inteiro mais curto.',
   'settings.beyond_operator': 'O operador do bot permite {allowed} para {setting}; um admin pode escolher dentro disso, não além. Peça ao operador para mudar.',
+  'settings.beyond_scope':
+    'A configuração {list} própria {scope, select, workspace {deste workspace} other {deste servidor}} permite {allowed}, então {setting} só pode ser um desses. Um admin pode adicioná-lo primeiro a {list} e depois definir {setting}.',
+  'settings.unmatchable_words':
+    '{setting} não aceita {entries}: {count, plural, one {não tem} other {não têm}} nenhuma letra, dígito, emoji ou símbolo para encontrar, então não bloquearia{count, plural, one {} other {m}} nada. Nada foi alterado.',
   'settings.title':
     'Configurações {scope, select, workspace {deste espaço de trabalho} other {deste servidor}} — de onde vem cada uma: operador (o ambiente do bot), admin (definida aqui), padrão.',
   'settings.allowed_here':

@@ -47,6 +47,16 @@ describe('the rules of a server, on Discord', () => {
     expect(h.emulator.requests).toHaveLength(1);
   });
 
+  it('takes jobs in a thread or forum post inside a chosen channel, and refuses one inside another channel', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const art = snowflake();
+    expect((await set(h, 'channels', `<#${art}>`)).content).toMatch(/^✅/);
+    await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }, { channelId: snowflake(), threadParentId: snowflake() }), 'channel_not_allowed');
+    const done = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }, { channelId: snowflake(), threadParentId: art }));
+    expect(done.attachments.length).toBeGreaterThan(0);
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
   it('lets only members with a chosen role generate', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const artists = snowflake();

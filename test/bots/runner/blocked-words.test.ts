@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findBlockedWord, parseWordList } from '../../../bots/runner/index.js';
+import { unmatchableEntries } from '../../../bots/runner/blocked-words.js';
 import { GORE_VARIANTS } from '../../helpers/blocked-word-variants.js';
 
 /** A list an operator might keep, with words whose look-alike skeletons would catch ordinary ones (rn → m, cl → d). */
@@ -88,6 +89,24 @@ describe('findBlockedWord', () => {
     expect(findBlockedWord('a clam', ['dam'])).toBeUndefined();
   });
 
+  it('matches words of scripts written without spaces (Japanese, Chinese, Thai) inside a prompt, characters in a row', () => {
+    const blocked = ['殺す', '血', 'gore', 'ฆ่า'];
+    expect(findBlockedWord('猫を殺す絵', blocked)).toBe('殺す');
+    expect(findBlockedWord('血まみれの猫', blocked)).toBe('血');
+    expect(findBlockedWord('血 の 猫', blocked)).toBe('血');
+    expect(findBlockedWord('杀人', ['杀'])).toBe('杀');
+    expect(findBlockedWord('ฆ่าแมว', blocked)).toBe('ฆ่า');
+    expect(findBlockedWord('猫の絵', blocked)).toBeUndefined();
+    expect(findBlockedWord('殺風景な部屋', blocked)).toBeUndefined();
+  });
+
+  it('matches an emoji or symbol wherever it stands, in any skin tone', () => {
+    expect(findBlockedWord('a 🍆 on a plate', ['🍆'])).toBe('🍆');
+    expect(findBlockedWord('a🍆', ['🍆'])).toBe('🍆');
+    expect(findBlockedWord('thumbs 👍🏽', ['👍'])).toBe('👍');
+    expect(findBlockedWord('a plum on a plate', ['🍆'])).toBeUndefined();
+  });
+
   it('refuses none of a few thousand ordinary words and names in Latin, Cyrillic and Greek script', () => {
     const texts = ordinaryTexts();
     const words = new Set(texts.flatMap((text) => text.split(/\s+/)));
@@ -100,6 +119,11 @@ describe('findBlockedWord', () => {
 describe('parseWordList', () => {
   it('splits on commas and new lines, dropping blanks and repeats by their folded form', () => {
     expect(parseWordList(' gore,, Café ,cafe\nred   fox ')).toEqual(['gore', 'Café', 'red fox']);
+  });
+
+  it('keeps emoji and entries in unspaced scripts, and keeps an entry that could never match for the reader to refuse', () => {
+    expect(parseWordList('殺す, 血, 🍆, gore, ...')).toEqual(['殺す', '血', '🍆', 'gore', '...']);
+    expect(unmatchableEntries(['殺す', '🍆', 'gore', '...', '—'])).toEqual(['...', '—']);
   });
 
   it('takes a look-alike spelling of an entry already listed as a repeat', () => {

@@ -117,4 +117,11 @@ describe('readRunnerConfig', () => {
     expect(errorOf({ PICTOR_ALLOW_LOW_MODERATION: 'maybe' }).param).toBe('PICTOR_ALLOW_LOW_MODERATION');
     expect(errorOf({ PICTOR_ALLOWED_SCOPES: 'a b' }).param).toBe('PICTOR_ALLOWED_SCOPES');
   });
+
+  it('reads blocked words as the chat admins’ list is read: emoji and unspaced scripts kept, an entry that could never match refused by name', () => {
+    expect(readConfig({ PICTOR_BLOCKED_WORDS: '殺す, 🍆, gore' }).controls.blockedWords).toEqual(['殺す', '🍆', 'gore']);
+    const error = errorOf({ PICTOR_BLOCKED_WORDS: 'gore, ...' });
+    expect(error.param).toBe('PICTOR_BLOCKED_WORDS');
+    expect(error.message).toMatch(/^PICTOR_BLOCKED_WORDS must be words, phrases, emoji or symbols separated by commas; "\.\.\." would never match/);
+  });
 });

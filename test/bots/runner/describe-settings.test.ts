@@ -41,6 +41,41 @@ describe('changeSetting: what an admin types, and the answer in words', () => {
   });
 });
 
+describe('changeSetting: blocked words that could never match', () => {
+  it('refuses blocked words with an entry that has no letter, digit, emoji or symbol, naming it, and keeps emoji', async () => {
+    const { runner } = await kit.runner();
+    const admin = requester({ isAdmin: true });
+    expect(await changeSetting(runner.policy, admin, 'blocked-words', 'gore, ...')).toEqual({
+      ok: false,
+      code: 'invalid_value',
+      message: 'blocked-words cannot take “...”: it has no letter, digit, emoji or symbol to match, so it would block nothing. Nothing was changed.',
+    });
+    expect(await changeSetting(runner.policy, admin, 'blocked-words', '殺す, 血, 🍆, gore')).toEqual({ ok: true, message: 'blocked-words is now 殺す, 血, 🍆, gore (was the default).' });
+  });
+});
+
+describe('changeSetting: a default beyond the server’s own sizes or qualities', () => {
+  it('blames a default outside the sizes or qualities the server chose on that setting, not on the operator', async () => {
+    const { runner } = await kit.runner();
+    const admin = requester({ isAdmin: true });
+    await changeSetting(runner.policy, admin, 'sizes', '1024x1024');
+    expect(await changeSetting(runner.policy, admin, 'default-size', '1536x1024')).toEqual({
+      ok: false,
+      code: 'not_allowed_by_scope',
+      message: 'This server’s own sizes setting allows 1024x1024, so default-size can only be one of those. An admin can add it to sizes first, then set default-size.',
+    });
+    await changeSetting(runner.policy, admin, 'qualities', 'low medium');
+    expect(await changeSetting(runner.policy, admin, 'default-quality', 'high')).toMatchObject({ ok: false, code: 'not_allowed_by_scope' });
+  });
+
+  it('still blames the operator for a default the operator does not allow', async () => {
+    const { runner } = await kit.runner({ operatorControls: { sizes: ['1024x1024', '1024x1536'] } });
+    const admin = requester({ isAdmin: true });
+    await changeSetting(runner.policy, admin, 'sizes', '1024x1024');
+    expect(await changeSetting(runner.policy, admin, 'default-size', '1536x1024')).toMatchObject({ ok: false, code: 'not_allowed_by_operator' });
+  });
+});
+
 describe('changeSetting: add and remove on two replicas', () => {
   /** Two replicas' policies over one shared settings space, each reading through its own cache (a minute long here). */
   function replicas(operator?: OperatorControls) {

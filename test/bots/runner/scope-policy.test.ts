@@ -35,6 +35,26 @@ async function ranWith(runner: Awaited<ReturnType<typeof runnerWith>>, spec: Job
   return sent[0]!.fields ?? {};
 }
 
+describe('the server’s default quality and who may use high', () => {
+  it('sends a plain job of a member high-quality does not list at auto, and of a listed one at the default high', async () => {
+    const runner = await runnerWith();
+    await runner.policy.set(admin(), 'defaultQuality', 'high');
+    await runner.policy.set(admin(), 'highQualityFor', ['role:patrons']);
+    const plain = (who: Requester) => job(who, { options: {} });
+    expect((await runner.policy.admit(plain(requester({ roleIds: ['others'] })))).spec.options.quality).toBeUndefined();
+    expect((await runner.policy.admit(plain(requester({ roleIds: ['patrons'] })))).spec.options.quality).toBe('high');
+    expect(await refusedCode(runner.policy.admit(job(requester({ roleIds: ['others'] }), { options: { quality: 'high' } })))).toBe('high_quality_not_allowed');
+  });
+
+  it('falls back to the first quality the member may use when the server’s qualities leave out auto', async () => {
+    const runner = await runnerWith();
+    await runner.policy.set(admin(), 'qualities', ['medium', 'high']);
+    await runner.policy.set(admin(), 'defaultQuality', 'high');
+    await runner.policy.set(admin(), 'highQualityFor', ['user:someone-else']);
+    expect((await runner.policy.admit(job(requester(), { options: {} }))).spec.options.quality).toBe('medium');
+  });
+});
+
 describe('the rules of a server or workspace', () => {
   it('refuses every job in a server the operator does not list, with nothing sent, and lets the listed ones through', async () => {
     const runner = await runnerWith({ allowedScopes: ['guild-ok'] });

@@ -642,6 +642,7 @@ export class FakeDiscord {
       attachmentSizeLimit: as.attachmentSizeLimit ?? this.attachmentSizeLimit,
       locale: as.locale ?? 'en-US',
       guildLocale: as.guildLocale ?? 'en-US',
+      threadParentId: as.threadParentId,
     };
   }
 

@@ -21,6 +21,11 @@ export interface InteractionContext {
   locale: string;
   /** The server's language (`guild_locale`: its Community settings), sent with interactions in a server. */
   guildLocale: string;
+  /**
+   * In a server, the channel `channelId` is a thread or forum post of: the interaction's `channel` is then a public
+   * thread (type 11) with this `parent_id`, as Discord sends it. Undefined: `channelId` is a text channel.
+   */
+  threadParentId?: string | undefined;
 }
 
 /** A role picked for a role option (type 8): Discord sends its id, and the role itself in `resolved.roles`. */
@@ -63,7 +68,10 @@ function base(id: string, token: string, type: number, ctx: InteractionContext):
   return {
     ...common,
     guild_id: ctx.guildId,
-    channel: { id: ctx.channelId, type: 0, guild_id: ctx.guildId, name: 'general' },
+    channel:
+      ctx.threadParentId === undefined
+        ? { id: ctx.channelId, type: 0, guild_id: ctx.guildId, name: 'general' }
+        : { id: ctx.channelId, type: 11, guild_id: ctx.guildId, parent_id: ctx.threadParentId, name: 'a thread', thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: new Date(0).toISOString(), locked: false } },
     member: {
       user: ctx.user,
       roles: ctx.roles,
