@@ -11,6 +11,7 @@ import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
+import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
 const TOO_OLD = words('discord.button.too_old');
@@ -154,8 +155,15 @@ async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, rec
   const by = requesterOf(interaction, ctx.adminRoleIds);
   if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'delete' }));
   if ((await acknowledge('delete: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
-  await interaction.deleteReply();
-  ctx.logger.info({ jobKey: record.key, by: `discord:${by.userId}` }, 'a result message was deleted');
+  // Already gone (a second click of the same Delete, or deleted by hand meanwhile): what was asked is done.
+  const gone = await interaction.deleteReply().then(
+    () => false,
+    (error: unknown) => {
+      if (discordErrorCode(error) !== DISCORD_ERRORS.unknownMessage) throw error;
+      return true;
+    },
+  );
+  ctx.logger.info({ jobKey: record.key, by: `discord:${by.userId}`, ...(gone && { alreadyGone: true }) }, 'a result message was deleted');
 }
 
 /** The record was made in the server (or, outside a server, the DM) the interaction comes from. */

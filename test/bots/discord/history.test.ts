@@ -72,4 +72,16 @@ describe('the Delete button of a result', () => {
     h.discord.clickButton(result, buttonId(result, 'Delete'), { user: h.discord.newUser('mod'), permissions: String(PermissionFlagsBits.Administrator) });
     await h.discord.waitFor(() => !h!.discord.messages.has(result.id), 'the result to be deleted');
   });
+
+  it('takes a double-clicked Delete as one: both clicks are answered, the message is deleted once, and the second click finding it gone is no error', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a kite', quality: 'low' }));
+    const clicks = [h.discord.clickButton(result, buttonId(result, 'Delete')), h.discord.clickButton(result, buttonId(result, 'Delete'))];
+    const handled = () => h!.logger.entries.filter((e) => e.msg === 'a result message was deleted' || e.msg === 'an interaction handler failed');
+    await h.discord.waitFor(() => handled().length === 2, 'both clicks to be handled');
+    expect(h.discord.messages.has(result.id)).toBe(false);
+    expect(clicks.map((c) => c.ack?.type)).toEqual([6, 6]);
+    expect(handled().map((e) => e.level)).toEqual(['info', 'info']);
+    expect(h.logger.entries.filter((e) => e.level === 'error')).toEqual([]);
+  });
 });
