@@ -66,9 +66,12 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
           },
         }
       : undefined;
-  // A private job's Reroll and Retry are private; a public job's Reroll follows the clicker's default, its Retry stays public.
-  const privately = record.private === true ? true : action === 'retry' ? false : undefined;
-  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds), private: privately };
+  // A private job's Reroll and Retry are private; a public job's Retry stays public, its Reroll by another member follows
+  // their default. Its own member's Reroll or Retry sends it again as it was sent (its options hold the defaults it
+  // took; no note of those it could not take again); another member's takes their defaults where it chose nothing.
+  const own = record.requester.userId === interaction.user.id;
+  const privately = record.private === true ? true : action === 'retry' || own ? false : undefined;
+  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds), private: privately, memberDefaults: own ? ('previews' as const) : true };
   // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry.
   await startJob(ctx, interaction, job, action === 'reroll' || madeCount(record) > 0 ? 'reply' : 'update');
 }

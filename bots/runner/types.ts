@@ -108,11 +108,14 @@ export interface JobIntent extends Omit<JobSpec, 'images'> {
   /** A house style of the server/workspace the member picked (`runner.styles`): applied first, so every rule sees the prompt and options as sent. */
   style?: string | undefined;
   /**
-   * false: none of the member's own defaults apply (a Workflow Builder step, whose empty inputs are the workspace's
-   * defaults): what neither they nor the style chose is the server's/workspace's default, previews as it shows them,
-   * `private` only when asked. Default true.
+   * Which of the member's own defaults apply where they chose nothing. true (the default): all of them. `'previews'`:
+   * only whether they watch previews — their own Reroll or Retry, whose options are the job as it was sent (the
+   * defaults it took are in them already; no note of those it could not take is given again), `private` only when
+   * asked. false: none (a Workflow Builder step, whose empty inputs are the workspace's defaults): what neither they
+   * nor the style chose is the server's/workspace's default, previews as it shows them, `private` only when asked.
+   * The server's/workspace's rules apply in every case.
    */
-  memberDefaults?: boolean | undefined;
+  memberDefaults?: boolean | 'previews' | undefined;
 }
 
 /** What the intake tells a surface of a job it admitted (its budget reserved, its room held). */
