@@ -157,15 +157,19 @@ async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, 
 async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
   const by = requesterOf(interaction, ctx.adminRoleIds);
   if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'delete' }));
-  if ((await acknowledge('delete: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
-  // Already gone (a second click of the same Delete, or deleted by hand meanwhile): what was asked is done.
-  const gone = await interaction.deleteReply().then(
-    () => false,
-    (error: unknown) => {
-      if (discordErrorCode(error) !== DISCORD_ERRORS.unknownMessage) throw error;
-      return true;
-    },
-  );
+  // Already gone (a second click of the same Delete, or deleted by hand meanwhile): what was asked is done. Discord
+  // says so to the click's answer (no message left to update) or to the deletion.
+  const done = async (step: () => Promise<unknown>): Promise<'gone' | 'ok' | 'expired'> =>
+    step().then(
+      (outcome) => (outcome === 'expired' ? 'expired' : 'ok'),
+      (error: unknown) => {
+        if (discordErrorCode(error) !== DISCORD_ERRORS.unknownMessage) throw error;
+        return 'gone';
+      },
+    );
+  const answered = await done(() => acknowledge('delete: defer update', () => interaction.deferUpdate(), ctx.logger));
+  if (answered === 'expired') return;
+  const gone = answered === 'gone' || (await done(() => interaction.deleteReply())) === 'gone';
   ctx.logger.info({ jobKey: record.key, by: `discord:${by.userId}`, ...(gone && { alreadyGone: true }) }, 'a result message was deleted');
 }
 
