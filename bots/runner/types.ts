@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Words } from './words.js';
 import { type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type Usage } from 'pictor';
 import { DM_SCOPE_PREFIX, type SpendRefusalCode } from 'pictor/internal';
@@ -261,10 +262,12 @@ export type JobUpdate =
       cost?: JobCost | undefined;
     };
 
-/** What the ledger charges a failed or cancelled job (USD): what the runner's final update says and every surface's charge line shows. */
-export interface JobCost {
-  totalUsd: number;
-}
+/**
+ * What the ledger charges a failed or cancelled job (USD): what the runner's final update says and every surface's
+ * charge line shows. The schema is what a store keeps of it (the history's and the records' job ends), and the type's source.
+ */
+export const JobCostSchema = z.object({ totalUsd: z.number() });
+export type JobCost = z.output<typeof JobCostSchema>;
 
 /**
  * Each of a job's images' own format, in the order of its images (an answer may mix them): what each file is named and
