@@ -11,6 +11,7 @@ import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
+import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
 const TOO_OLD = words('discord.button.too_old');
@@ -65,9 +66,12 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
           },
         }
       : undefined;
-  // A private job's Reroll and Retry are private; a public job's Reroll follows the clicker's default, its Retry stays public.
-  const privately = record.private === true ? true : action === 'retry' ? false : undefined;
-  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds), private: privately };
+  // A private job's Reroll and Retry are private; a public job's Retry stays public, its Reroll by another member follows
+  // their default. Its own member's Reroll or Retry sends it again as it was sent (its options hold the defaults it
+  // took; no note of those it could not take again); another member's takes their defaults where it chose nothing.
+  const own = record.requester.userId === interaction.user.id;
+  const privately = record.private === true ? true : action === 'retry' || own ? false : undefined;
+  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds), private: privately, memberDefaults: own ? ('previews' as const) : true };
   // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry.
   await startJob(ctx, interaction, job, action === 'reroll' || madeCount(record) > 0 ? 'reply' : 'update');
 }
@@ -153,9 +157,20 @@ async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, 
 async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
   const by = requesterOf(interaction, ctx.adminRoleIds);
   if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'delete' }));
-  if ((await acknowledge('delete: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
-  await interaction.deleteReply();
-  ctx.logger.info({ jobKey: record.key, by: `discord:${by.userId}` }, 'a result message was deleted');
+  // Already gone (a second click of the same Delete, or deleted by hand meanwhile): what was asked is done. Discord
+  // says so to the click's answer (no message left to update) or to the deletion.
+  const done = async (step: () => Promise<unknown>): Promise<'gone' | 'ok' | 'expired'> =>
+    step().then(
+      (outcome) => (outcome === 'expired' ? 'expired' : 'ok'),
+      (error: unknown) => {
+        if (discordErrorCode(error) !== DISCORD_ERRORS.unknownMessage) throw error;
+        return 'gone';
+      },
+    );
+  const answered = await done(() => acknowledge('delete: defer update', () => interaction.deferUpdate(), ctx.logger));
+  if (answered === 'expired') return;
+  const gone = answered === 'gone' || (await done(() => interaction.deleteReply())) === 'gone';
+  ctx.logger.info({ jobKey: record.key, by: `discord:${by.userId}`, ...(gone && { alreadyGone: true }) }, 'a result message was deleted');
 }
 
 /** The record was made in the server (or, outside a server, the DM) the interaction comes from. */

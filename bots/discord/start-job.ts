@@ -1,6 +1,6 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { DEFAULTS } from 'pictor';
-import { sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobOptions, type Requester } from '../runner/index.js';
+import { sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobIntent, type JobOptions, type Requester } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { OPTION_NAME_OF_FIELD } from './command-choices.js';
@@ -26,6 +26,8 @@ export interface JobRequest {
   style?: string | undefined;
   /** `private:` as the member chose it (a Reroll or Retry: as the job was); undefined: their default. */
   private?: boolean | undefined;
+  /** Which of the member's own defaults apply (only previews on their own Reroll or Retry): see `JobIntent.memberDefaults`. */
+  memberDefaults?: JobIntent['memberDefaults'];
 }
 
 /**
@@ -62,6 +64,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       requester: job.requester,
       style: job.style,
       private: job.private,
+      memberDefaults: job.memberDefaults,
       fieldNames: OPTION_NAME_OF_FIELD,
       images: toFetch ? { declaredBytes: toFetch.declaredBytes, fetch: async () => withRunnerJob((images = await toFetch.fetch())) } : job.images,
     },

@@ -384,8 +384,9 @@ export class JobRunner {
     const { images, fieldNames, style, memberDefaults, ...asked } = intent;
     // A house style first: every rule below sees the prompt and options as they will be sent.
     const styled = await this.styles.apply(asked, style);
-    // Then the member's own defaults where neither they nor the style chose (none where the request takes none); each only where the rules below allow it.
-    const member = await this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults !== false });
+    // Then the member's own defaults where neither they nor the style chose (none where the request takes none, only
+    // their previews on their own Reroll or Retry: the job as it was sent); each only where the rules below allow it.
+    const member = await this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true });
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
     const { spec, previews } = await this.policy.admit(member.spec).catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;

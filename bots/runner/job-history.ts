@@ -4,7 +4,7 @@ import { InFlight } from '../in-flight.js';
 import { historyOf, historyOfScope, keepInHistory, stateKeyOf, type BotState } from '../state/index.js';
 import type { AuditForgotten } from './audit-log.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
-import type { JobOptions, JobSpec, MessageSeenBy, Requester } from './types.js';
+import { JobCostSchema, type JobOptions, type JobSpec, type MessageSeenBy, type Requester } from './types.js';
 
 /** What `/imagine-history` (Discord) and `/imagine history` (Slack) show of a member's last jobs, kept `PICTOR_HISTORY_RETENTION_DAYS`. */
 export const HistoryEntrySchema = z.object({
@@ -33,7 +33,7 @@ export const HistoryEntrySchema = z.object({
 
 export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 
-const cost = z.object({ totalUsd: z.number() }).optional();
+const cost = JobCostSchema.optional();
 /**
  * How a job ended, as the history and the audit channel keep it: only the facts they record — completed (its size,
  * quality), failed (its code) or cancelled, each with its cost when known (what the ledger charged; none when released,

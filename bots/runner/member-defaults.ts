@@ -107,10 +107,11 @@ export class MemberDefaultsBook {
    * Fills in the member's defaults where the job asks nothing: each option default the rules here allow (checked by
    * `policy.allowsOptions`, as if asked by hand; a format only where the job's other options take it), `private` unless the
    * job says otherwise (the rules then decide on it like on an asked one), and whether previews are shown. `own: false`
-   * applies none of them (a request that takes no member's defaults: `JobIntent.memberDefaults`).
+   * applies none of them, `own: 'previews'` only whether previews are shown (`JobIntent.memberDefaults`).
    */
-  async apply(spec: JobSpec, use: { own?: boolean } = {}): Promise<AppliedDefaults> {
-    const defaults: MemberDefaults = use.own === false ? {} : await this.of(spec.requester);
+  async apply(spec: JobSpec, use: { own?: boolean | 'previews' } = {}): Promise<AppliedDefaults> {
+    const theirs: MemberDefaults = use.own === false ? {} : await this.of(spec.requester);
+    const defaults: MemberDefaults = use.own === 'previews' ? { previews: theirs.previews } : theirs;
     const options: JobOptions = { ...spec.options };
     const ignored: string[] = [];
     for (const name of Object.keys(FIELD_OF) as OptionDefault[]) {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Words } from './words.js';
 import { type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type Usage } from 'pictor';
 import { DM_SCOPE_PREFIX, type SpendRefusalCode } from 'pictor/internal';
@@ -113,11 +114,14 @@ export interface JobIntent extends Omit<JobSpec, 'images'> {
   /** A house style of the server/workspace the member picked (`runner.styles`): applied first, so every rule sees the prompt and options as sent. */
   style?: string | undefined;
   /**
-   * false: none of the member's own defaults apply (a Workflow Builder step, whose empty inputs are the workspace's
-   * defaults): what neither they nor the style chose is the server's/workspace's default, previews as it shows them,
-   * `private` only when asked. Default true.
+   * Which of the member's own defaults apply where they chose nothing. true (the default): all of them. `'previews'`:
+   * only whether they watch previews — their own Reroll or Retry, whose options are the job as it was sent (the
+   * defaults it took are in them already; no note of those it could not take is given again), `private` only when
+   * asked. false: none (a Workflow Builder step, whose empty inputs are the workspace's defaults): what neither they
+   * nor the style chose is the server's/workspace's default, previews as it shows them, `private` only when asked.
+   * The server's/workspace's rules apply in every case.
    */
-  memberDefaults?: boolean | undefined;
+  memberDefaults?: boolean | 'previews' | undefined;
 }
 
 /** What the intake tells a surface of a job it admitted (its budget reserved, its room held). */
@@ -263,10 +267,12 @@ export type JobUpdate =
       cost?: JobCost | undefined;
     };
 
-/** What the ledger charges a failed or cancelled job (USD): what the runner's final update says and every surface's charge line shows. */
-export interface JobCost {
-  totalUsd: number;
-}
+/**
+ * What the ledger charges a failed or cancelled job (USD): what the runner's final update says and every surface's
+ * charge line shows. The schema is what a store keeps of it (the history's and the records' job ends), and the type's source.
+ */
+export const JobCostSchema = z.object({ totalUsd: z.number() });
+export type JobCost = z.output<typeof JobCostSchema>;
 
 /**
  * Each of a job's images' own format, in the order of its images (an answer may mix them): what each file is named and

@@ -9,6 +9,7 @@ import {
   type FieldNames,
   type ImagesToFetch,
   type JobHandle,
+  type JobIntent,
   type JobOptions,
   type JobRunner,
   type Requester,
@@ -61,8 +62,8 @@ export interface StartJob {
   style?: string | undefined;
   /** `--private`/`--public` as the person chose (a Reroll or Edit of a private job: true); undefined: their default. */
   private?: boolean | undefined;
-  /** false: none of the member's own defaults apply (a workflow step): see `JobIntent.memberDefaults`. */
-  memberDefaults?: boolean | undefined;
+  /** Which of the member's own defaults apply (none for a workflow step, only previews on their own Reroll): see `JobIntent.memberDefaults`. */
+  memberDefaults?: JobIntent['memberDefaults'];
 }
 
 export interface SlackJobsOptions {

@@ -1,5 +1,5 @@
 import type { types } from '@slack/bolt';
-import { DEFAULTS, type PriceQuote } from 'pictor';
+import { DEFAULTS, type OutputFormat, type PriceQuote } from 'pictor';
 import { elapsed, say, sayWords, usd, type JobCost, type JobOptions, type Words } from '../runner/index.js';
 import { FLAGS } from './imagine-text.js';
 import { escapeMrkdwn, truncate } from './slack-text.js';
@@ -36,7 +36,8 @@ export interface JobViewState {
     | {
         size: string;
         quality: string;
-        format: string;
+        /** The first image's own format (`formatsOf`), as the summary names it. */
+        format: OutputFormat;
         cost: PriceQuote;
         elapsedMs: number;
         images: number;

@@ -117,8 +117,12 @@ export function registerJobButtons(app: App, context: BotContext): void {
       return;
     }
     const { client, botToken } = context.workspace(auth);
-    // A private job's Reroll is private too, under the rules of the channel it was asked in; a public one's follows the clicker's default.
+    // A private job's Reroll is private too, under the rules of the channel it was asked in; a public one's is public when
+    // its own member presses it, else it follows the clicker's default. Its own member's Reroll sends it again as it was
+    // sent (its options hold the defaults it took; no note of those it could not take again); another member's takes
+    // their defaults where it chose nothing.
     const actor = { ...actorOf(body, auth), channelId: request.askedIn ?? request.channelId };
+    const own = request.userId === actor.userId;
     let images;
     try {
       // An edit's files are downloaded again once the runner's intake admitted the job.
@@ -138,7 +142,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
       threadTs: request.threadTs,
       notify,
       client,
-      private: request.private,
+      private: request.private ?? (own ? false : undefined),
+      memberDefaults: own ? 'previews' : true,
     });
   });
 

@@ -72,4 +72,31 @@ describe('the Delete button of a result', () => {
     h.discord.clickButton(result, buttonId(result, 'Delete'), { user: h.discord.newUser('mod'), permissions: String(PermissionFlagsBits.Administrator) });
     await h.discord.waitFor(() => !h!.discord.messages.has(result.id), 'the result to be deleted');
   });
+
+  it('takes a double-clicked Delete as one: the message is deleted once, and the second click finding it gone is no error', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a kite', quality: 'low' }));
+    const clicks = [h.discord.clickButton(result, buttonId(result, 'Delete')), h.discord.clickButton(result, buttonId(result, 'Delete'))];
+    const handled = () => h!.logger.entries.filter((e) => e.msg === 'a result message was deleted' || e.msg === 'an interaction handler failed');
+    await h.discord.waitFor(() => handled().length === 2, 'both clicks to be handled');
+    expect(h.discord.messages.has(result.id)).toBe(false);
+    // The first click's answer updates the message; the second's too, unless the message was gone already (nothing to update).
+    expect(clicks[0]!.ack?.type).toBe(6);
+    expect([6, undefined]).toContain(clicks[1]!.ack?.type);
+    expect(handled().map((e) => e.level)).toEqual(['info', 'info']);
+    expect(h.logger.entries.filter((e) => e.level === 'error')).toEqual([]);
+  });
+
+  it('takes a Delete pressed on a result already deleted (a client that did not refresh) as done: logged as a deletion, no error', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a kite', quality: 'low' }));
+    h.discord.clickButton(result, buttonId(result, 'Delete'));
+    await h.discord.waitFor(() => !h!.discord.messages.has(result.id), 'the result to be deleted');
+    const deletions = () => h!.logger.entries.filter((e) => e.msg === 'a result message was deleted' || e.msg === 'an interaction handler failed');
+    await h.discord.waitFor(() => deletions().length === 1, 'the first click to be handled');
+    h.discord.clickButton(result, buttonId(result, 'Delete'));
+    await h.discord.waitFor(() => deletions().length === 2, 'the second click to be handled');
+    expect(deletions().map((e) => [e.level, (e.obj as { alreadyGone?: boolean }).alreadyGone])).toEqual([['info', undefined], ['info', true]]);
+    expect(h.logger.entries.filter((e) => e.level === 'error')).toEqual([]);
+  });
 });

@@ -1,6 +1,7 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { answerOf, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+import { answerOf, buttonId, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { sayWords, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 
@@ -96,5 +97,34 @@ describe('/imagine-settings: a member’s own defaults on Discord', () => {
     const view = await answerOf(h, h.discord.slashCommand('imagine-settings', {}, { user: ada }));
     expect(view.content).toContain('• private: on — not allowed here: a job here is refused unless you ask for a public one');
     expect(view.content).toContain('private results not allowed.');
+  });
+
+  it('sends a member’s own Reroll again as the job was sent — no note of a default not used, and not their defaults changed since — while another member’s Reroll takes their defaults where it chose nothing', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'max-images', value: '1' }, { permissions: MANAGE_SERVER }));
+    const ada = h.discord.newUser('ada');
+    await answerOf(h, h.discord.slashCommand('imagine-settings', { count: 3, quality: 'low' }, { user: ada }));
+    const first = h.discord.slashCommand('imagine', { prompt: 'a fox' }, { user: ada });
+    const result = await h.finalReply(first);
+    expect((await privateNoteOf(h, first)).content).toBe('ℹ️ Not used here, as this server’s rules do not allow it: your default count 3.');
+    const asSent = h.emulator.requests.at(-1)!.fields!;
+    expect(asSent).toMatchObject({ prompt: 'a fox', n: 1, quality: 'low' });
+    const privateNotes = (ix: FakeInteraction) => [...h!.discord.messages.values()].filter((m) => m.interactionId === ix.id && (m.flags & EPHEMERAL) !== 0);
+
+    const reroll = h.discord.clickButton(result, buttonId(result, 'Reroll'), { user: ada });
+    expect((await h.finalReply(reroll)).flags & EPHEMERAL).toBe(0);
+    expect(privateNotes(reroll)).toEqual([]);
+    expect(h.emulator.requests.at(-1)!.fields).toEqual(asSent);
+
+    await answerOf(h, h.discord.slashCommand('imagine-settings', { size: '1536x1024', quality: 'medium', format: 'webp', private: true }, { user: ada }));
+    const later = h.discord.clickButton(result, buttonId(result, 'Reroll'), { user: ada });
+    expect((await h.finalReply(later)).flags & EPHEMERAL).toBe(0);
+    expect(privateNotes(later)).toEqual([]);
+    expect(h.emulator.requests.at(-1)!.fields).toEqual(asSent);
+
+    const bo = h.discord.newUser('bo');
+    await answerOf(h, h.discord.slashCommand('imagine-settings', { size: '1024x1536', quality: 'high' }, { user: bo }));
+    await h.finalReply(h.discord.clickButton(result, buttonId(result, 'Reroll'), { user: bo }));
+    expect(h.emulator.requests.at(-1)!.fields).toEqual({ ...asSent, size: '1024x1536' });
   });
 });

@@ -23,6 +23,16 @@ describe('a member’s own defaults', () => {
     expect((await members.apply(job({ kind: 'edit' }))).spec.options.n).toBeUndefined();
   });
 
+  it('applies only whether previews are shown to a job sent again as it was (its own member’s Reroll or Retry): no option, no private default, no note; none at all where the request takes none', async () => {
+    const { policy, members } = book();
+    await policy.set(admin, 'sizes', ['1024x1024']);
+    await members.change(member, { size: '1536x1024', quality: 'low', count: 3, private: true, previews: false });
+    const again = await members.apply(job({ options: { quality: 'medium' } }), { own: 'previews' });
+    expect([again.spec.options, again.spec.private, again.spec.privateByDefault, again.previews, again.ignored]).toEqual([{ quality: 'medium' }, false, false, false, undefined]);
+    const none = await members.apply(job({ options: { quality: 'medium' } }), { own: false });
+    expect([none.spec.options, none.spec.private, none.previews, none.ignored]).toEqual([{ quality: 'medium' }, false, true, undefined]);
+  });
+
   it('never widens the rules: a default they do not allow is left out and named, the operator’s bounds included', async () => {
     const { policy, members } = book({ maxImagesPerJob: 2 });
     await policy.set(admin, 'sizes', ['1024x1024']);

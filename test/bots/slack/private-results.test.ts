@@ -134,4 +134,33 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     await fake.command({ command: '/imagine', text: 'settings of a castle --quality low', channel: 'C0ART' });
     await finishedJob(fake, 'C0ART', 1);
   });
+
+  it('sends a member’s own Reroll again as the job was sent — no note of a default not used, and not their defaults changed since — while another member’s Reroll takes their defaults where it chose nothing', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, 'admin set max-images 1', ADMIN, 'C0ART');
+    await privately(fake, 'settings --n 3 --quality low', 'U0ALICE', 'C0ART');
+    expect(await privately(fake, 'a fox', 'U0ALICE', 'C0ART')).toBe(':information_source: Not used here, as this workspace’s rules do not allow it: your default count 3.');
+    await finishedJob(fake, 'C0ART');
+    const actions = await finishedActions(fake, 'C0ART');
+    const asSent = h.emulator.requests.at(-1)!.fields!;
+    expect(asSent).toMatchObject({ prompt: 'a fox', n: 1, quality: 'low' });
+    const notesTo = (click: { responseUrl: string }) => fake.responses.filter((r) => click.responseUrl.endsWith(r.id));
+
+    const reroll = await fake.clickButton(actions, 'pictor_reroll', 'U0ALICE');
+    await finishedJob(fake, 'C0ART', 1);
+    expect(notesTo(reroll)).toEqual([]);
+    expect(h.emulator.requests.at(-1)!.fields).toEqual(asSent);
+
+    await privately(fake, 'settings --size 1536x1024 --quality medium --format webp --private on', 'U0ALICE', 'C0ART');
+    const later = await fake.clickButton(actions, 'pictor_reroll', 'U0ALICE');
+    await finishedJob(fake, 'C0ART', 2);
+    expect(notesTo(later)).toEqual([]);
+    expect(h.emulator.requests.at(-1)!.fields).toEqual(asSent);
+
+    await privately(fake, 'settings --size 1024x1536 --quality high', 'U0BOB', 'C0ART');
+    await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    await finishedJob(fake, 'C0ART', 3);
+    expect(h.emulator.requests.at(-1)!.fields).toEqual({ ...asSent, size: '1024x1536' });
+  });
 });
