@@ -335,6 +335,7 @@ export const de = {
   'slack.home.admin_header': 'Dieser Workspace (nur für Admins)',
   'slack.home.how': 'Erstelle Bilder mit {command} in einem beliebigen Kanal, bearbeite sie mit *Edit image* im ⋯-Menü einer Nachricht, oder erwähne mich. Nur du siehst diese Seite.',
   'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft.',
+  'slack.step.not_user_context': 'Die Eingabe *For* des Schritts ist nicht die Person, die den Workflow benutzt hat (ein Benutzerkontext, den Slack setzt und niemand eintippen kann): Das Manifest dieser App ist veraltet. Aktualisiere es aus Pictors `manifest.json`. Es wurde nichts gesendet.',
   'slack.step.bad_input': 'Die Eingabe {input, select, size {Size} quality {Quality} other {Images}} des Schritts kann nicht „{given}“ sein: sie nimmt {allowed}.',
   'slack.step.cancelled': 'Der Bildauftrag wurde gestoppt, bevor er fertig war.',
   'slack.step.not_posted': 'Die Bilder wurden erstellt, konnten aber nicht im Kanal gepostet werden.',

@@ -361,6 +361,7 @@ export const en = {
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).
   'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for.',
+  'slack.step.not_user_context': 'The step’s *For* input is not the person who used the workflow (a user context, which Slack sets and nobody can type in): this app’s manifest is out of date. Update it from Pictor’s `manifest.json`. Nothing was sent.',
   'slack.step.bad_input': 'The step’s {input, select, size {Size} quality {Quality} other {Images}} input cannot be “{given}”: it takes {allowed}.',
   'slack.step.cancelled': 'The image job was stopped before it finished.',
   'slack.step.not_posted': 'The images were made but could not be posted in the channel.',

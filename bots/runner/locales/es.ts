@@ -335,6 +335,7 @@ export const es = {
   'slack.home.admin_header': 'Este espacio de trabajo (solo admins)',
   'slack.home.how': 'Crea imágenes con {command} en cualquier canal, edítalas con *Edit image* en el menú ⋯ de un mensaje o mencióname. Solo tú ves esta página.',
   'slack.step.bad_inputs': 'El paso necesita un prompt, un canal y la persona para la que se ejecuta.',
+  'slack.step.not_user_context': 'La entrada *For* del paso no es la persona que usó el flujo de trabajo (un contexto de usuario, que pone Slack y nadie puede escribir): el manifiesto de esta app está desactualizado. Actualízalo desde el `manifest.json` de Pictor. No se envió nada.',
   'slack.step.bad_input': 'La entrada {input, select, size {Size} quality {Quality} other {Images}} del paso no puede ser «{given}»: admite {allowed}.',
   'slack.step.cancelled': 'El trabajo de imagen se detuvo antes de terminar.',
   'slack.step.not_posted': 'Las imágenes se crearon, pero no se pudieron publicar en el canal.',

@@ -335,6 +335,7 @@ export const fr = {
   'slack.home.admin_header': 'Cet espace de travail (admins seulement)',
   'slack.home.how': 'Créez des images avec {command} dans n’importe quel canal, modifiez-les avec *Edit image* dans le menu ⋯ d’un message, ou mentionnez-moi. Vous seul voyez cette page.',
   'slack.step.bad_inputs': 'L’étape a besoin d’un prompt, d’un canal et de la personne pour qui elle s’exécute.',
+  'slack.step.not_user_context': 'L’entrée *For* de l’étape n’est pas la personne qui a utilisé le workflow (un contexte utilisateur, que Slack fournit et que personne ne peut saisir) : le manifeste de cette app n’est pas à jour. Mettez-le à jour depuis le `manifest.json` de Pictor. Rien n’a été envoyé.',
   'slack.step.bad_input': 'L’entrée {input, select, size {Size} quality {Quality} other {Images}} de l’étape ne peut pas être « {given} » : elle prend {allowed}.',
   'slack.step.cancelled': 'La tâche d’image a été arrêtée avant la fin.',
   'slack.step.not_posted': 'Les images ont été créées mais n’ont pas pu être publiées dans le canal.',

@@ -335,6 +335,7 @@ export const ja = {
   'slack.home.admin_header': 'このワークスペース（管理者のみ）',
   'slack.home.how': 'どのチャンネルでも {command} で画像を作成し、メッセージの ⋯ メニューの *Edit image* で編集するか、私をメンションしてください。このページはあなたにだけ表示されます。',
   'slack.step.bad_inputs': 'このステップには、プロンプト、チャンネル、実行対象の人が必要です。',
+  'slack.step.not_user_context': 'ステップの *For* 入力がワークフローを使った人（Slack が設定し、誰も手入力できないユーザーコンテキスト）ではありません。このアプリのマニフェストが古くなっています。Pictor の `manifest.json` から更新してください。何も送信していません。',
   'slack.step.bad_input': 'このステップの入力 {input, select, size {Size} quality {Quality} other {Images}} に「{given}」は使えません。指定できるのは {allowed} です。',
   'slack.step.cancelled': '画像のジョブは完了前に停止されました。',
   'slack.step.not_posted': '画像は作成されましたが、チャンネルに投稿できませんでした。',

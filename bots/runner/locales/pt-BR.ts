@@ -335,6 +335,7 @@ export const ptBR = {
   'slack.home.admin_header': 'Este espaço de trabalho (só admins)',
   'slack.home.how': 'Crie imagens com {command} em qualquer canal, edite-as com *Edit image* no menu ⋯ de uma mensagem, ou me mencione. Só você vê esta página.',
   'slack.step.bad_inputs': 'A etapa precisa de um prompt, de um canal e da pessoa para quem ela roda.',
+  'slack.step.not_user_context': 'A entrada *For* da etapa não é a pessoa que usou o fluxo de trabalho (um contexto de usuário, que o Slack define e ninguém pode digitar): o manifesto deste app está desatualizado. Atualize-o a partir do `manifest.json` do Pictor. Nada foi enviado.',
   'slack.step.bad_input': 'A entrada {input, select, size {Size} quality {Quality} other {Images}} da etapa não pode ser “{given}”: ela aceita {allowed}.',
   'slack.step.cancelled': 'A tarefa de imagem foi interrompida antes de terminar.',
   'slack.step.not_posted': 'As imagens foram criadas, mas não deu para publicá-las no canal.',
