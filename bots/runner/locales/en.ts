@@ -351,13 +351,15 @@ export const en = {
   // Slack: the Home tab.
   'slack.home.usage_header': 'Your spend and budgets',
   'slack.home.history_header': 'Your recent images',
-  'slack.home.history_empty': 'Nothing yet: make your first image with {command} in any channel.',
+  'slack.home.history_empty': 'Nothing yet: make your first image with {command} {where, select, any {in any channel} other {in {channels}}}.',
   'slack.home.thumbnail': 'The image of “{prompt}”',
   'slack.home.defaults_header': 'What you get when you choose nothing',
   'slack.home.defaults':
     'Size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}} while it draws. Here you may ask for up to {maxImages} {maxImages, plural, one {image} other {images}} a job, in quality {qualities} and size {sizes}.',
   'slack.home.admin_header': 'This workspace (admins only)',
-  'slack.home.how': 'Make images with {command} in any channel, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
+  'slack.home.how': 'Make images with {command} {where, select, any {in any channel} other {in {channels}}}, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
+  'slack.home.history_none': 'Nothing yet.',
+  'slack.home.only_you': 'Only you see this page.',
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).
   'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for.',
