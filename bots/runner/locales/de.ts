@@ -133,6 +133,8 @@ export const de = {
   'settings.hint.blocked': 'Nutzer-Erwähnungen (@sam)',
   'settings.hint.blockedWords': 'Wörter oder Wendungen, durch Kommas getrennt (gore, red fox)',
   'settings.hint.highQualityFor': 'Nutzer- oder Rollen-Erwähnungen, die Qualität high nutzen dürfen; clear für alle, die sie nutzen dürfen',
+  'settings.hint.slack.allowed': 'Nutzer-Erwähnungen (@sam @ana), keine Benutzergruppen; clear für alle',
+  'settings.hint.slack.highQualityFor': 'Nutzer-Erwähnungen (@sam), keine Benutzergruppen, die Qualität high nutzen dürfen; clear für alle, die sie nutzen dürfen',
   'settings.hint.someOf': 'eines oder mehrere von {values}',
   'settings.hint.oneOf': 'eines von {values}',
   'settings.hint.moderation': '{low} oder {auto}',

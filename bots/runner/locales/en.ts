@@ -144,6 +144,8 @@ export const en = {
   'settings.hint.blocked': 'user mentions (@sam)',
   'settings.hint.blockedWords': 'words or phrases separated by commas (gore, red fox)',
   'settings.hint.highQualityFor': 'user or role mentions who may use quality high; clear for everyone who may use it',
+  'settings.hint.slack.allowed': 'user mentions (@sam @ana), not user groups; clear for everyone',
+  'settings.hint.slack.highQualityFor': 'user mentions (@sam), not user groups, who may use quality high; clear for everyone who may use it',
   'settings.hint.someOf': 'one or more of {values}',
   'settings.hint.oneOf': 'one of {values}',
   'settings.hint.moderation': '{low} or {auto}',

@@ -133,6 +133,8 @@ export const es = {
   'settings.hint.blocked': 'menciones de usuarios (@sam)',
   'settings.hint.blockedWords': 'palabras o frases separadas por comas (gore, red fox)',
   'settings.hint.highQualityFor': 'menciones de usuarios o roles que pueden usar la calidad high; clear para todos los que pueden usarla',
+  'settings.hint.slack.allowed': 'menciones de usuarios (@sam @ana), no grupos de usuarios; clear para todos',
+  'settings.hint.slack.highQualityFor': 'menciones de usuarios (@sam), no grupos de usuarios, que pueden usar la calidad high; clear para todos los que pueden usarla',
   'settings.hint.someOf': 'uno o varios de {values}',
   'settings.hint.oneOf': 'uno de {values}',
   'settings.hint.moderation': '{low} o {auto}',

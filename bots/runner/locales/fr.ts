@@ -133,6 +133,8 @@ export const fr = {
   'settings.hint.blocked': 'des mentions de membres (@sam)',
   'settings.hint.blockedWords': 'des mots ou expressions séparés par des virgules (gore, red fox)',
   'settings.hint.highQualityFor': 'des mentions de membres ou de rôles qui peuvent utiliser la qualité high ; clear pour tous ceux qui peuvent l’utiliser',
+  'settings.hint.slack.allowed': 'des mentions de membres (@sam @ana), pas de groupes d’utilisateurs ; clear pour tout le monde',
+  'settings.hint.slack.highQualityFor': 'des mentions de membres (@sam), pas de groupes d’utilisateurs, qui peuvent utiliser la qualité high ; clear pour tous ceux qui peuvent l’utiliser',
   'settings.hint.someOf': 'une ou plusieurs valeurs parmi {values}',
   'settings.hint.oneOf': 'une valeur parmi {values}',
   'settings.hint.moderation': '{low} ou {auto}',

@@ -133,6 +133,8 @@ export const ja = {
   'settings.hint.blocked': 'ユーザーのメンション（@sam）',
   'settings.hint.blockedWords': 'カンマ区切りの語または語句（gore, red fox）',
   'settings.hint.highQualityFor': '品質 high を使えるユーザーまたはロールのメンション。使える人全員にするには clear',
+  'settings.hint.slack.allowed': 'ユーザーのメンション（@sam @ana）。ユーザーグループは不可。全員にするには clear',
+  'settings.hint.slack.highQualityFor': '品質 high を使えるユーザーのメンション（@sam）。ユーザーグループは不可。使える人全員にするには clear',
   'settings.hint.someOf': '{values} から 1 つ以上',
   'settings.hint.oneOf': '{values} のいずれか',
   'settings.hint.moderation': '{low} または {auto}',

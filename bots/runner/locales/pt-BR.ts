@@ -133,6 +133,8 @@ export const ptBR = {
   'settings.hint.blocked': 'menções de usuários (@sam)',
   'settings.hint.blockedWords': 'palavras ou expressões separadas por vírgulas (gore, red fox)',
   'settings.hint.highQualityFor': 'menções de usuários ou cargos que podem usar a qualidade high; clear para todos que podem usá-la',
+  'settings.hint.slack.allowed': 'menções de usuários (@sam @ana), não grupos de usuários; clear para todos',
+  'settings.hint.slack.highQualityFor': 'menções de usuários (@sam), não grupos de usuários, que podem usar a qualidade high; clear para todos que podem usá-la',
   'settings.hint.someOf': 'um ou mais de {values}',
   'settings.hint.oneOf': 'um de {values}',
   'settings.hint.moderation': '{low} ou {auto}',
