@@ -31,7 +31,7 @@ export async function changeSetting(policy: ScopePolicy, requester: Requester, w
   const name = settingOfWord(word);
   if (!name) return { ok: false, code: 'unknown_setting', message: say(locale, 'settings.unknown', { names: Object.keys(SETTING_WORDS).join(', ') }) };
   const parsed = parseSettingValue(name, text);
-  if (!parsed.ok) return { ok: false, code: 'invalid_value', message: say(locale, 'settings.takes', { setting: WORD_OF[name], hint: settingHint(name, locale) }) };
+  if (!parsed.ok) return { ok: false, code: 'invalid_value', message: say(locale, 'settings.takes', { setting: WORD_OF[name], hint: settingHint(name, locale, requester.platform) }) };
   const { op } = parsed;
   // A list that cannot be read is refused by the policy (`setting_unreadable`): adding to or removing from its default
   // would store a list the admins never chose and lift the refusal (`remove` from who opens the bot to everyone).
@@ -97,7 +97,7 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
         const entries = result.unmatchable.map((entry) => `“${entry}”`).join(', ');
         return { ok: false, code: result.code, message: say(locale, 'settings.unmatchable_words', { setting, entries, count: result.unmatchable.length }) };
       }
-      return { ok: false, code: result.code, message: say(locale, 'settings.takes', { setting, hint: settingHint(result.name, locale) }) };
+      return { ok: false, code: result.code, message: say(locale, 'settings.takes', { setting, hint: settingHint(result.name, locale, platform) }) };
     case 'setting_unreadable':
       return { ok: false, code: result.code, message: say(locale, 'settings.unreadable_merge', { setting, op }) };
     case 'would_open':

@@ -2,6 +2,7 @@ import { LIMITS, MODERATIONS, QUALITIES, SIZES } from 'pictor';
 import { anyOf, say } from './words.js';
 import { parseWordList } from './blocked-words.js';
 import { isListSetting, type ScopeSettings, type SettingName, type StoredSettingName } from './scope-settings.js';
+import type { Platform } from './types.js';
 
 /**
  * How chat admins name and write the settings (`/imagine-admin set`,
@@ -46,9 +47,13 @@ export function settingOfWord(word: string): WordedSettingName | undefined {
   return (SETTING_WORDS as Record<string, WordedSettingName>)[word.trim().toLowerCase()];
 }
 
-/** What each setting takes, in words (shown when a value cannot be read), in `locale`. The values themselves stay the spec's. */
-export function settingHint(name: SettingName, locale?: string): string {
+/** What each setting takes, in words (shown when a value cannot be read), in `locale`, for `platform`'s mentions. The values themselves stay the spec's. */
+export function settingHint(name: SettingName, locale?: string, platform?: Platform): string {
   switch (name) {
+    case 'allowed':
+    case 'highQualityFor':
+      // Slack has no roles, and these lists do not take its user groups: members only.
+      return say(locale, platform === 'slack' ? `settings.hint.slack.${name}` : `settings.hint.${name}`);
     case 'qualities':
     case 'sizes':
       return say(locale, 'settings.hint.someOf', { values: anyOf(name === 'qualities' ? QUALITIES : SIZES) });

@@ -1,7 +1,7 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { anyOf, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
+import { anyOf, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
@@ -212,13 +212,20 @@ export class HomeTabs {
           qualities: anyOf(settings.qualities.value),
           sizes: anyOf(settings.sizes.value),
         });
+    // Where this member may make images, by the rules of who and where `/imagine` is held to (the Home is in no
+    // channel: asked for one the workspace allows, so the refusal is about the member): a refused member is told why,
+    // not invited to make images (rules that cannot be read are told above); one limited to some channels is told which.
+    const allowedChannels = settings.channels.value;
+    const whoWhere = await runner.policy.whoWhereRefusal(allowedChannels.length > 0 ? { ...requester, channelId: allowedChannels[0]! } : requester);
+    const cannot = whoWhere && !refused ? describeFailure(whoWhere, locale, this.#o.command).message : undefined;
+    const where = allowedChannels.length > 0 ? { where: 'some', channels: listOf(allowedChannels.slice(0, 10).map((id) => `<#${id}>`)) } : { where: 'any', channels: '' };
     const blocks: types.KnownBlock[] = [
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.usage_header') } },
       section(describeUsage(summary, bold, locale, this.#o.command)),
       { type: 'divider' },
       { type: 'header', text: { type: 'plain_text', text: say(locale, 'slack.home.history_header') } },
     ];
-    if (entries.length === 0) blocks.push(section(say(locale, 'slack.home.history_empty', { command: `\`${this.#o.command}\`` })));
+    if (entries.length === 0) blocks.push(section(whoWhere ? say(locale, 'slack.home.history_none') : say(locale, 'slack.home.history_empty', { command: `\`${this.#o.command}\``, ...where })));
     for (const [i, entry] of entries.slice(0, HOME_JOBS).entries()) {
       const request = await store.get(entry.key).catch(() => undefined);
       const thumbnail = request?.outputFiles[0];
@@ -261,7 +268,10 @@ export class HomeTabs {
         section(describeSettings(settings, `\`${this.#o.command} admin set SETTING VALUE\``, locale, this.#o.runner.audit.trouble(requester), this.#o.command)),
       );
     }
-    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: say(locale, 'slack.home.how', { command: `\`${this.#o.command}\`` }) }] });
+    const how = whoWhere
+      ? [...(cannot === undefined ? [] : [cannot]), say(locale, 'slack.home.only_you')].join(' ')
+      : say(locale, 'slack.home.how', { command: `\`${this.#o.command}\``, ...where });
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: how }] });
     return { type: 'home', callback_id: 'pictor_home', blocks };
   }
 }

@@ -148,6 +148,8 @@ export const en = {
   'settings.hint.blocked': 'user mentions (@sam)',
   'settings.hint.blockedWords': 'words or phrases separated by commas (gore, red fox)',
   'settings.hint.highQualityFor': 'user or role mentions who may use quality high; clear for everyone who may use it',
+  'settings.hint.slack.allowed': 'user mentions (@sam @ana), not user groups; clear for everyone',
+  'settings.hint.slack.highQualityFor': 'user mentions (@sam), not user groups, who may use quality high; clear for everyone who may use it',
   'settings.hint.someOf': 'one or more of {values}',
   'settings.hint.oneOf': 'one of {values}',
   'settings.hint.moderation': '{low} or {auto}',
@@ -355,16 +357,19 @@ export const en = {
   // Slack: the Home tab.
   'slack.home.usage_header': 'Your spend and budgets',
   'slack.home.history_header': 'Your recent images',
-  'slack.home.history_empty': 'Nothing yet: make your first image with {command} in any channel.',
+  'slack.home.history_empty': 'Nothing yet: make your first image with {command} {where, select, any {in any channel} other {in {channels}}}.',
   'slack.home.thumbnail': 'The image of “{prompt}”',
   'slack.home.defaults_header': 'What you get when you choose nothing',
   'slack.home.defaults':
     'Size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}} while it draws. Here you may ask for up to {maxImages} {maxImages, plural, one {image} other {images}} a job, in quality {qualities} and size {sizes}.',
   'slack.home.admin_header': 'This workspace (admins only)',
-  'slack.home.how': 'Make images with {command} in any channel, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
+  'slack.home.how': 'Make images with {command} {where, select, any {in any channel} other {in {channels}}}, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
+  'slack.home.history_none': 'Nothing yet.',
+  'slack.home.only_you': 'Only you see this page.',
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).
   'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for.',
+  'slack.step.not_user_context': 'The step’s *For* input is not the person who used the workflow (a user context, which Slack sets and nobody can type in): this app’s manifest is out of date. Update it from Pictor’s `manifest.json`. Nothing was sent.',
   'slack.step.bad_input': 'The step’s {input, select, size {Size} quality {Quality} other {Images}} input cannot be “{given}”: it takes {allowed}.',
   'slack.step.cancelled': 'The image job was stopped before it finished.',
   'slack.step.not_posted': 'The images were made but could not be posted in the channel.',

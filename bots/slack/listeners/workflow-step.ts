@@ -27,7 +27,7 @@ interface StepInputs {
 /**
  * "Generate image" in Workflow Builder: a Bolt custom function (`function_executed`). The step goes through the same
  * intake as `/imagine` — a house style (`style`, by name), the workspace's rules, blocked words, the member's pace and every budget, counted against
- * the member the workflow names (`user`) and kept in their history — and posts its job in `channel` as `/imagine`
+ * the member who used the workflow (`user`, a user context Slack sets: a builder cannot name someone else) and kept in their history — and posts its job in `channel` as `/imagine`
  * would. What its inputs leave empty is the workspace's default, never that member's own (`/imagine settings`). It completes with the images' file ids, their permalinks, the job message's link and the cost
  * (`functions.completeSuccess`), or fails with the refusal's or failure's own words in the member's language
  * (`functions.completeError`): a refused step sends nothing.
@@ -67,7 +67,7 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
     const step = inputs as StepInputs;
     const teamId = body.team_id;
     const where = { team: teamId, execution: event.function_execution_id };
-    const userId = typeof step.user === 'string' ? step.user : '';
+    const userId = userOf(step.user) ?? '';
     const { client } = context.workspace(auth);
     // The member's language, asked of Slack only once the step is ours to answer.
     const localeOf = async () => (userId ? await context.locales.of(client, teamId, userId) : undefined);
@@ -221,6 +221,11 @@ async function runStep(
 ): Promise<void> {
   const { userId, teamId, locale, client } = who;
   const channelId = typeof step.channel === 'string' ? step.channel : '';
+  // Only Slack sets the person a step runs for: anything else (a member's id, which a builder can pick) is refused.
+  if (!userId && step.user !== undefined && step.user !== '') {
+    await end.fail(plain(say(locale, 'slack.step.not_user_context')));
+    return;
+  }
   if (!userId || !channelId || typeof step.prompt !== 'string') {
     await end.fail(say(locale, 'slack.step.bad_inputs'));
     return;
@@ -273,6 +278,18 @@ async function runStep(
     message_link: request?.messageTs ? await messageLink(client, channelId, request.messageTs, context) : '',
     cost_usd: final.cost.totalUsd,
   });
+}
+
+/**
+ * The person a step runs for: its `user` input, a Slack user context (`slack#/types/user_context`: `{ id, secret }`),
+ * which Slack fills in with whoever started the workflow or pressed a button in an earlier step — a workflow's builder
+ * cannot type one in. Anything else (a member's id, as an app whose manifest still declares `user_id` sends) names no
+ * one: its budget, rules and history would be whoever the builder picked.
+ */
+function userOf(input: unknown): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const { id, secret } = input as { id?: unknown; secret?: unknown };
+  return typeof id === 'string' && /^[UW][A-Z0-9]+$/.test(id) && typeof secret === 'string' && secret !== '' ? id : undefined;
 }
 
 /** The options a step asks for, checked as the spec takes them; a bad one is named with what it takes (the step fails). */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROMPT_PLACEHOLDER, say } from '../../../bots/runner/index.js';
+import { PROMPT_PLACEHOLDER, say, settingHint } from '../../../bots/runner/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { finishedJob, type Harness, ADMIN, startWithAdmin } from './harness.js';
@@ -50,6 +50,17 @@ const budgetUsage = () =>
   [say('en', 'slack.budget.usage', { how: '`/imagine admin budget CAP USD`' }), say('en', 'slack.budget.group_usage', { how: '`/imagine admin budget @group user-daily 5`' })].join('\n');
 
 describe('admin commands on Slack never become a paid image', () => {
+  it('asks for members, never roles (Slack has none), when who or high-quality gets a value it cannot read, such as a user group', async () => {
+    h = await start();
+    const { fake } = h;
+    for (const [word, name] of [['who', 'allowed'], ['high-quality', 'highQualityFor']] as const) {
+      const answer = await typed(fake, `admin set ${word} <!subteam^S0DESIGN|@designers>`, { escape: false });
+      expect(answer).toContain(settingHint(name, 'en', 'slack'));
+      expect(answer).not.toMatch(/role/i);
+    }
+    expect((await h.runner.policy.effective({ platform: 'slack', scopeId: fake.teamId })).allowed.value).toEqual([]);
+  });
+
   it('refuses a channel or member typed as plain text (an app whose command does not escape them), naming the field, and changes and sends nothing', async () => {
     h = await start();
     const { fake } = h;

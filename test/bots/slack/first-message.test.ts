@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { finishedActions, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness } from './harness.js';
+import { finishedActions, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness, userContext } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -100,7 +100,7 @@ describe('a job whose first message Slack refuses is not started, and nothing is
     h = await startHarness();
     const { fake } = h;
     fake.removeBotFrom('G0FLOW');
-    const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'weekly banner', channel: 'G0FLOW', user: 'U0BOB', quality: 'low' } });
+    const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'weekly banner', channel: 'G0FLOW', user: userContext('U0BOB'), quality: 'low' } });
     const outcome = await fake.waitFor(() => run.outcome, 'the step’s end');
     expect(outcome).toMatchObject({ ok: false });
     expect(JSON.stringify(outcome)).toContain('/invite @Pictor');

@@ -201,3 +201,11 @@ export async function privately(fake: FakeSlack, text: string, user = 'U0ALICE',
   if (answer.type !== 'ephemeral') throw new Error(`the answer to /imagine ${text} is not private: ${String(answer.type)}`);
   return answer.text;
 }
+
+/**
+ * The `user` input of a workflow step as Slack fills it (`slack#/types/user_context`): the person who used the
+ * workflow, with the secret Slack gives along (a builder cannot type one in).
+ */
+export function userContext(id: string): { id: string; secret: string } {
+  return { id, secret: `${id.toLowerCase()}-context-secret` };
+}

@@ -145,6 +145,30 @@ describe('the Slack Home tab', () => {
     expect(String(answer.body.text)).not.toContain('/imagine');
   });
 
+  it('tells a blocked member why they cannot make images, and a member of a workspace limited to some channels which ones, never “in any channel”', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    await privately(h.fake, 'admin set channels <#C0ART>', ADMIN);
+    await privately(h.fake, 'admin set blocked <@U0MALLORY>', ADMIN);
+    const everything = (blocks: Block[]) => JSON.stringify(blocks);
+    const context = (blocks: Block[]) => blocks.filter((b) => b.type === 'context').map((b) => (b.elements as unknown as { text: string }[])[0]!.text).join('\n');
+    const anyChannel = say('en', 'slack.home.how', { command: '`/imagine`', where: 'any' });
+
+    await h.fake.openHome('U0ALICE');
+    const alice = await homeOf(h.fake, 'U0ALICE');
+    expect(texts(alice)).toContain(say('en', 'slack.home.history_empty', { command: '`/imagine`', where: 'some', channels: '<#C0ART>' }));
+    expect(context(alice)).toBe(say('en', 'slack.home.how', { command: '`/imagine`', where: 'some', channels: '<#C0ART>' }));
+    expect(context(alice)).not.toBe(anyChannel);
+
+    await h.fake.openHome('U0MALLORY');
+    const mallory = await homeOf(h.fake, 'U0MALLORY');
+    const blocked = describeFailure((await h.runner.policy.whoWhereRefusal({ platform: 'slack', scopeId: h.fake.teamId, userId: 'U0MALLORY', channelId: 'C0ART', isAdmin: false } as Requester))!, 'en', '/imagine').message;
+    expect(blocked).toContain('blocked you');
+    expect(texts(mallory)).toContain(say('en', 'slack.home.history_none'));
+    expect(context(mallory)).toBe(`${blocked} ${say('en', 'slack.home.only_you')}`);
+    expect(everything(mallory)).not.toContain('make your first image');
+    expect(everything(mallory)).not.toContain('Make images with');
+  });
+
   it('is published again after a repair that cleared a setting, and not after one that found nothing to clear', async () => {
     h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
     const admin: Requester = { platform: 'slack', scopeId: h.fake.teamId, userId: ADMIN, channelId: 'C0ART', isAdmin: true };
@@ -181,7 +205,7 @@ describe('the Slack Home tab', () => {
     expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: Erased your history \(1 job\)/);
     await homeOf(h.fake, 'U0ALICE', 2);
     expect(view('U0ALICE')).not.toContain('lighthouse');
-    expect(texts(await homeOf(h.fake, 'U0ALICE', 2))).toContain(say('en', 'slack.home.history_empty', { command: '`/imagine`' }));
+    expect(texts(await homeOf(h.fake, 'U0ALICE', 2))).toContain(say('en', 'slack.home.history_empty', { command: '`/imagine`', where: 'any' }));
 
     // Bob never opened his Home here (another replica, or this one before a restart, may have published it): published.
     expect(h.fake.homes.has(`${h.fake.teamId}:U0BOB`)).toBe(false);
@@ -207,7 +231,7 @@ describe('the Slack Home tab', () => {
       expect(await privately(h.fake, 'forget', 'U0ALICE')).toBe(`:warning: ${say('en', 'error.on_my_side')}`);
       const blocks = await homeOf(h.fake, 'U0ALICE', 2);
       expect(JSON.stringify(blocks)).not.toContain('lighthouse');
-      expect(texts(blocks)).toContain(say('en', 'slack.home.history_empty', { command: '`/imagine`' }));
+      expect(texts(blocks)).toContain(say('en', 'slack.home.history_empty', { command: '`/imagine`', where: 'any' }));
     } finally {
       failing.mockRestore();
     }

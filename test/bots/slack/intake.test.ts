@@ -4,7 +4,7 @@ import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
 import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { finishedActions, png, startHarness, type Harness } from './harness.js';
+import { finishedActions, png, startHarness, type Harness, userContext } from './harness.js';
 
 /**
  * Every entry point of the Slack bot goes through the runner's one intake:
@@ -76,7 +76,7 @@ const ENTRY_POINTS: EntryPoint[] = [
     name: 'the workflow step',
     prompted: true,
     toldAs: 'step failure',
-    prepare: async ({ fake }) => () => fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: `a ${WORD}`, channel: CHANNEL, user: MEMBER, quality: 'low' } }),
+    prepare: async ({ fake }) => () => fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: `a ${WORD}`, channel: CHANNEL, user: userContext(MEMBER), quality: 'low' } }),
   },
   {
     name: 'the edit form',

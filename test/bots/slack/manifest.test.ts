@@ -98,6 +98,8 @@ describe('the app manifests', () => {
       const step = manifest.functions[WORKFLOW_STEP_ID]!;
       expect(Object.keys(step.input_parameters.properties)).toEqual(['prompt', 'channel', 'user', 'size', 'quality', 'count', 'style']);
       expect(step.input_parameters.required).toEqual(['prompt', 'channel', 'user']);
+      // Whom the step runs for is Slack's to say (the person who used the workflow), never a builder's pick.
+      expect(step.input_parameters.properties.user).toMatchObject({ type: 'slack#/types/user_context' });
       // The choices are the spec's, as the bot checks them.
       expect(step.input_parameters.properties.size!.enum).toEqual([...SIZES]);
       expect(step.input_parameters.properties.quality!.enum).toEqual([...QUALITIES]);
@@ -106,7 +108,7 @@ describe('the app manifests', () => {
   });
 });
 
-type Parameters = { properties: Record<string, { enum?: string[] }>; required: string[] };
+type Parameters = { properties: Record<string, { type?: string; enum?: string[] }>; required: string[] };
 type StepManifest = {
   _metadata: { major_version: number };
   settings: { function_runtime: string; org_deploy_enabled: boolean; event_subscriptions: { bot_events: string[] } };

@@ -9,7 +9,7 @@ import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { withSpace } from '../../helpers/runner-harness.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { imageShares, jobMessages, privately, settledCosts, startHarness, type Harness } from './harness.js';
+import { imageShares, jobMessages, privately, settledCosts, startHarness, type Harness, userContext } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -28,7 +28,7 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     h = await startHarness({ bot: { adminUserIds: ['U0ADMIN'] } });
     // The style is saved once its private answer is there (the command is acknowledged before).
     await privately(h.fake, 'admin style watercolor {prompt}, watercolor', 'U0ADMIN');
-    const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low', size: '1536x1024', count: 2, style: 'watercolor' } });
+    const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: userContext('U0ALICE'), quality: 'low', size: '1536x1024', count: 2, style: 'watercolor' } });
     const outcome = await outcomeOf(h, run);
     expect(outcome.ok).toBe(true);
     if (!outcome.ok) return;
@@ -53,8 +53,8 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     await privately(h.fake, 'admin set default-quality low', 'U0ADMIN');
     await privately(h.fake, 'settings --n 4 --quality high --size 1536x1024 --format webp --previews off --private on', 'U0BOB', 'C0ART');
     // The same step for a member with no defaults of their own: what the workspace's defaults send.
-    const plain = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'the weekly team banner', channel: 'C0FLOW', user: 'U0ALICE' } }));
-    const withDefaults = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'the weekly team banner', channel: 'C0FLOW', user: 'U0BOB' } }));
+    const plain = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'the weekly team banner', channel: 'C0FLOW', user: userContext('U0ALICE') } }));
+    const withDefaults = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'the weekly team banner', channel: 'C0FLOW', user: userContext('U0BOB') } }));
     expect(plain.ok && withDefaults.ok).toBe(true);
     const [forAlice, forBob] = h.emulator.requests.filter((r) => r.path === '/v1/images/generations').map((r) => r.parsed!);
     expect(forBob).toMatchObject({ n: 1, quality: 'low', size: forAlice!.size, output_format: 'png', partial_images: forAlice!.partial_images });
@@ -69,9 +69,9 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
   it('fails over budget with the refusal’s words, in the member’s language, and sends nothing', async () => {
     h = await startHarness({ limits: { userDailyUsd: 0.001 } });
     h.fake.setLocale('U0HANS', 'de-DE');
-    const english = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low' } }));
+    const english = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: userContext('U0ALICE'), quality: 'low' } }));
     expect(english).toMatchObject({ ok: false, error: expect.stringMatching(/^This job could cost up to \$0\.\d+, more than the \$0\.0010 left of your daily budget of \$0\.0010/) as unknown });
-    const german = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'ein Fuchs', channel: 'C0FLOW', user: 'U0HANS', quality: 'low' } }));
+    const german = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'ein Fuchs', channel: 'C0FLOW', user: userContext('U0HANS'), quality: 'low' } }));
     expect(german).toMatchObject({ ok: false, error: expect.stringMatching(/^Dieser Auftrag könnte bis zu 0,\d+\s\$ kosten/) as unknown });
     expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
     expect(generationRequests(h)).toBe(0);
@@ -80,10 +80,10 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
 
   it('holds a step to the workspace’s rules and blocked words as /imagine is held, and names what a bad input lacks', async () => {
     h = await startHarness({ controls: { blockedWords: ['kraken'] } });
-    const blocked = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a Kraken attacks', channel: 'C0FLOW', user: 'U0ALICE' } }));
+    const blocked = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a Kraken attacks', channel: 'C0FLOW', user: userContext('U0ALICE') } }));
     expect(blocked).toEqual({ ok: false, error: 'Your prompt contains “kraken”, which is blocked here; rephrase it and try again.', at: expect.any(Number) as unknown });
-    const bad = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', size: '999x999' } }));
-    const unknownStyle = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: 'U0ALICE', style: 'watercolor' } }));
+    const bad = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: userContext('U0ALICE'), size: '999x999' } }));
+    const unknownStyle = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: userContext('U0ALICE'), style: 'watercolor' } }));
     expect(unknownStyle).toMatchObject({ ok: false, error: expect.stringContaining('“watercolor”') as unknown });
     expect(bad).toMatchObject({ ok: false, error: say('en', 'slack.step.bad_input', { input: 'size', given: '999x999', allowed: '1024x1024, 1024x1536, 1536x1024' }) });
     expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
@@ -94,13 +94,32 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     h = await startHarness();
     h.fake.setLocale('U0HANS', 'de-DE');
     const run = async (inputs: Record<string, unknown>) =>
-      outcomeOf(h!, await h!.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'ein Fuchs', channel: 'C0FLOW', user: 'U0HANS', ...inputs } }));
+      outcomeOf(h!, await h!.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'ein Fuchs', channel: 'C0FLOW', user: userContext('U0HANS'), ...inputs } }));
     const images = say('de', 'slack.flag.integer_range', { min: 1, max: 10 });
     expect(await run({ size: '999x1' })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'size', given: '999x1', allowed: '1024x1024, 1024x1536, 1536x1024' }) });
     expect(await run({ quality: 'ultra' })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'quality', given: 'ultra', allowed: 'low, medium, high, auto' }) });
     expect(await run({ count: 11 })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'count', given: '11', allowed: images }) });
     expect(await run({ count: 0 })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'count', given: '0', allowed: images }) });
     expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
+    expect(generationRequests(h)).toBe(0);
+  });
+
+  it('refuses a step whose For is a member’s id a builder picked, not the user context Slack sets: a named error, nothing sent or charged to anyone', async () => {
+    h = await startHarness({ bot: { adminUserIds: ['U0ADMIN'] } });
+    await privately(h.fake, 'admin set blocked <@U0MALLORY>', 'U0ADMIN');
+    await privately(h.fake, 'admin set high-quality <@U0PATRON>', 'U0ADMIN');
+    // A blocked member's workflow whose For names a patron allowed quality high, as a `user_id` input would carry it.
+    const forged = { prompt: 'whatever Mallory wants', channel: 'C0FLOW', quality: 'high', count: 4 };
+    for (const user of ['U0PATRON', { id: 'U0PATRON' }, { id: 'U0PATRON', secret: '' }, ['U0PATRON']]) {
+      const outcome = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { ...forged, user } }));
+      expect(outcome).toMatchObject({ ok: false, error: say('en', 'slack.step.not_user_context').replace(/[*`]/g, '') });
+    }
+    expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
+    expect(generationRequests(h)).toBe(0);
+    expect(await h.store.usage({})).toHaveLength(0);
+    // The same step as Slack runs it for the blocked member who used it: refused as /imagine refuses them.
+    const asMallory = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { ...forged, user: userContext('U0MALLORY') } }));
+    expect(asMallory).toMatchObject({ ok: false, error: expect.stringMatching(/blocked/i) as unknown });
     expect(generationRequests(h)).toBe(0);
   });
 });
@@ -132,7 +151,7 @@ async function retryOverHttp(fake: FakeSlack, url: string, envelope: object): Pr
 
 const alreadyTaken = 'a workflow step already taken: not run again';
 const takenUpHere = 'a workflow step this process took up already: not run again';
-const inputs = { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: 'U0ALICE', quality: 'low' };
+const inputs = { prompt: 'a lighthouse at dusk', channel: 'C0FLOW', user: userContext('U0ALICE'), quality: 'low' };
 
 describe('a “Generate image” step delivered again', () => {
   it.each([
