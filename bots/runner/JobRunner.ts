@@ -817,7 +817,9 @@ export class JobRunner {
         if (!queuedSent) job.pump.push({ type: 'queued', jobId: id, ahead: 0 });
         job.info.status = 'running';
         job.info.startedAt = this.#now();
-        // Sent: it leaves the queue; its images still count until the service took them (a 429 or a 5xx sends them again).
+        // The limiter gave it its slot: it no longer waits its turn, so it leaves the queue. Not sent yet: the ledger's
+        // mark (`beforeSend`) comes first, `onSend` when it leaves. Its images still count until the service took them
+        // (a 429 or a 5xx sends them again).
         job.place.leave();
         this.#queueBound.started();
         this.#metrics.queueWait((job.info.startedAt - job.info.submittedAt) / 1000);

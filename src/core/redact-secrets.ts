@@ -4,8 +4,10 @@
 
 /**
  * Secret values (API keys) that must never appear in an error. A client
- * registers its key here when it is made, so an error built anywhere in the
- * process — even from a server that echoes the key back — is scrubbed. Each is
+ * registers its key here when it is made and again with each request (so a
+ * key in use stays among the most recently registered, below), so an error
+ * built anywhere in the process — even from a server that echoes the key
+ * back — is scrubbed. Each is
  * looked for as written, JSON-escaped, URL-encoded (any case of hex, any
  * character escaped: see `addPercentEncodedSpans`) and in base64 (standard or
  * URL-safe, at any of the three alignments it can have inside a longer

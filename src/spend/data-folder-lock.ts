@@ -1,16 +1,17 @@
-import { readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { readFileSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ValidationError } from '../core/errors.js';
-import { THIS_HOST, withFileLock } from './file-lock.js';
+import { OWN_PID_LEFTOVER_MS, withFileLock } from './file-lock.js';
 
 /** The lock file of the process whose bots keep their state in a data folder. */
 export const DATA_FOLDER_LOCK = 'bots.lock';
 
 /**
  * A held lock's file is touched this often, so one of another machine (a network folder, a container whose host name
- * changed when it was made again) that is not touched for `DATA_FOLDER_LOCK_STALE_MS` is known gone and taken over.
+ * changed when it was made again) that is not touched for `DATA_FOLDER_LOCK_STALE_MS` is known gone and taken over, and
+ * one naming this very pid that this process does not hold, for `OWN_PID_LEFTOVER_MS` (two renewals), too.
  */
-const RENEW_MS = 20_000;
+const RENEW_MS = OWN_PID_LEFTOVER_MS / 2;
 export const DATA_FOLDER_LOCK_STALE_MS = 90_000;
 
 /** A lock held until `release`. */
@@ -23,7 +24,7 @@ export interface HeldLock {
  * process's (two would sweep each other's running jobs as interrupted). The lock is `file-lock.ts`'s, held rather
  * than taken for a task and touched every 20 s while held: a lock left by a process of this machine that is gone (a
  * kill -9, a crash), or by this very pid before and untouched for 40 s (a container started again: pid 1 both times;
- * under the breaker, see `removeOwnPidLeftover`), is taken over, and so
+ * `file-lock.ts`'s rule for every lock, its breaker included), is taken over, and so
  * is one of another machine untouched for 90 s (a network folder, a container made again under a new host name); one
  * held by a live process refuses the start with a ValidationError naming `PICTOR_DATA_DIR` (a lock let go, or not yet
  * written, as this start looked at it is looked at again: two starts at once end one holding, one refused). The CLI and the console share only the
@@ -68,7 +69,6 @@ const lettingGo = new Map<string, Promise<void>>();
 
 /** Takes the lock (see `holdDataFolder`); answers how to give it back. */
 async function take(dataDir: string, path: string, renewMs: number): Promise<() => Promise<void>> {
-  await removeOwnPidLeftover(path);
   let letGo!: () => void;
   const released = new Promise<void>((done) => (letGo = done));
   let held!: Promise<void>;
@@ -117,35 +117,6 @@ async function take(dataDir: string, path: string, renewMs: number): Promise<() 
     letGo();
     return held;
   };
-}
-
-/**
- * Removes a lock naming this pid on this machine that is not held here and is older than two renewals: one written by
- * an earlier process that had this pid (a container started again: pid 1 both times). A live holder with this pid and
- * host name (another container sharing the folder and the host name) touches it every 20 s, so a fresh one stays.
- * Looked at and removed under the lock's breaker (`file-lock.ts`'s, the one every stale lock is broken under), looked
- * at again there: two such starts at once (two containers started again together) cannot both remove a lock, the
- * second removing the one the first has just taken. A breaker held by someone else just then leaves the lock as it
- * is: the start is refused naming the holder, as for any held lock, and taken over when started again. A breaker that
- * names this pid and is as old is a leftover by the same rule (the earlier process was killed in the few ms it held
- * it; a live one holds it no longer than that): removed first, or it would name a live pid, this one, for ever.
- */
-async function removeOwnPidLeftover(path: string): Promise<void> {
-  const breaker = `${path}.break`;
-  if (!isOwnPidLeftover(path)) return;
-  if (isOwnPidLeftover(breaker)) rmSync(breaker, { force: true });
-  await withFileLock(
-    breaker,
-    async () => {
-      if (isOwnPidLeftover(path)) rmSync(path, { force: true });
-    },
-    { timeoutMs: 0, staleMs: DATA_FOLDER_LOCK_STALE_MS },
-  ).catch(() => undefined);
-}
-
-/** A file of `file-lock.ts`'s naming this pid on this machine, untouched for more than two renewals (see `removeOwnPidLeftover`). */
-function isOwnPidLeftover(file: string): boolean {
-  return holderOf(file) === `pid ${process.pid} on ${THIS_HOST}` && Date.now() - (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 2 * RENEW_MS;
 }
 
 /** How often a start refused by a lock that is gone, or not yet readable, when it looks tries again. */

@@ -5,14 +5,19 @@ import { open, readFile, rm, stat } from 'node:fs/promises';
 
 /**
  * A lock shared by the processes of one machine: a file holding the owner's
- * pid and host, which appears with its content at once (written beside it, then
- * hard-linked into place, which fails when the lock exists), so a process
- * killed while taking the lock never leaves an empty one behind. A lock whose
- * owner is dead (same host, pid gone) is stale and broken — under a second
- * "breaker" lock, so two processes breaking it at once can never remove a
- * fresh lock. A lock of another host (a network folder) is stale only when it
- * has not changed for `staleMs`; one without a readable owner (a folder that
- * cannot link, a damaged file) after `UNREADABLE_STALE_MS`.
+ * pid, host and a token of its own, which appears with its content at once
+ * (written beside it, then hard-linked into place, which fails when the lock
+ * exists), so a process killed while taking the lock never leaves an empty one
+ * behind. A lock whose owner is dead (same host, pid gone) is stale and broken —
+ * under a second "breaker" lock, so two processes breaking it at once can never
+ * remove a fresh lock. A lock of another host (a network folder) is stale only
+ * when it has not changed for `staleMs`; one without a readable owner (a folder
+ * that cannot link, a damaged file) after `UNREADABLE_STALE_MS`. One naming this
+ * host and this very pid whose token this process does not hold (see
+ * `heldHere`) was left by an earlier process that had this pid — a
+ * container started again, pid 1 both times — and is stale once unchanged for
+ * `OWN_PID_LEFTOVER_MS`: its pid is alive (it is this process), so it would
+ * otherwise look held for ever. The same rules judge the breaker.
  *
  * Taking a free lock and letting it go are synchronous calls on a tiny file
  * (microseconds on a local disk), not awaited ones: on a busy event loop each
@@ -28,11 +33,11 @@ export interface FileLockOptions {
 const HOST = hostname();
 
 export async function withFileLock<T>(path: string, task: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
-  await acquire(path, options);
+  const token = await acquire(path, options);
   try {
     return await task();
   } finally {
-    rmSync(path, { force: true });
+    letGo(path, token);
   }
 }
 
@@ -49,18 +54,32 @@ export function isProcessAlive(pid: number): boolean {
 
 export const THIS_HOST = HOST;
 
-async function acquire(path: string, options: FileLockOptions): Promise<void> {
+/**
+ * The tokens of the locks (and breakers) this process holds or is taking, whoever in it took them: two stores of one
+ * file in one process, or a store and the data folder's lock, each see the other's lock as held, not as a leftover of
+ * this pid. A token is added before its file can appear and removed once the file is gone.
+ */
+const heldHere = new Set<string>();
+
+/**
+ * A lock naming this pid on this machine that this process does not hold is stale once unchanged this long (or
+ * `staleMs`, when shorter): a live holder of this pid and host name in another container sharing the folder has
+ * renewed it (the data folder's lock: every 20 s) or let it go (the ledger's: held for a commit) by then.
+ */
+export const OWN_PID_LEFTOVER_MS = 40_000;
+
+/** Takes the lock; answers its token. */
+async function acquire(path: string, options: FileLockOptions): Promise<string> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 60_000;
   const deadline = Date.now() + timeoutMs;
   let triedAfterLetGo = false;
   for (let attempt = 0; ; attempt++) {
-    if (await tryCreate(path, `${process.pid}\n${HOST}\n`)) return;
+    const token = await tryTake(path);
+    if (token) return token;
     const holder = await readHolder(path);
-    if (holder && (await isStale(path, holder, staleMs))) {
-      await breakStale(path, holder.raw, staleMs);
-      continue;
-    }
+    // A stale lock is broken and tried again; one whose breaker someone else holds just then is waited for as a held one.
+    if (holder && (await isStale(path, holder, staleMs)) && (await breakStale(path, holder.raw, staleMs))) continue;
     // Gone between the try and the read: its owner let go just then, so it is free. Tried once more, even once the
     // time is up (a caller with `timeoutMs: 0` asks whether the lock is free, and it is).
     if (!holder && !triedAfterLetGo) {
@@ -79,6 +98,28 @@ export const UNREADABLE_STALE_MS = 2000;
 
 /** Errors of a file system that has no hard links (some network and FUSE folders): the lock is then made with O_EXCL. */
 const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
+/** Makes the lock file naming this process and a new token, counted as held here from before it exists; its token, or undefined when it exists. */
+async function tryTake(path: string): Promise<string | undefined> {
+  const token = randomBytes(8).toString('hex');
+  heldHere.add(token);
+  try {
+    if (await tryCreate(path, `${process.pid}\n${HOST}\n${token}\n`)) return token;
+  } catch (error) {
+    heldHere.delete(token);
+    throw error;
+  }
+  heldHere.delete(token);
+  return undefined;
+}
+
+function letGo(path: string, token: string): void {
+  try {
+    rmSync(path, { force: true });
+  } finally {
+    heldHere.delete(token);
+  }
+}
 
 /** Makes the lock file with `content` in one step; false when it exists. */
 async function tryCreate(path: string, content: string): Promise<boolean> {
@@ -115,14 +156,16 @@ async function tryCreateExclusive(path: string, content: string): Promise<boolea
 interface Holder {
   pid: number;
   host: string;
+  /** Empty in a lock written before locks carried one. */
+  token: string;
   raw: string;
 }
 
 async function readHolder(path: string): Promise<Holder | undefined> {
   try {
     const raw = await readFile(path, 'utf8');
-    const [pid, host] = raw.split('\n');
-    return { pid: Number(pid), host: host ?? '', raw };
+    const [pid, host, token] = raw.split('\n');
+    return { pid: Number(pid), host: host ?? '', token: token ?? '', raw };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
@@ -131,30 +174,37 @@ async function readHolder(path: string): Promise<Holder | undefined> {
 
 async function isStale(path: string, holder: Holder, staleMs: number): Promise<boolean> {
   const readable = Number.isInteger(holder.pid) && holder.pid > 0 && holder.host !== '';
-  if (readable && holder.host === HOST) return !isProcessAlive(holder.pid);
-  // Another host's lock, or one without an owner: only time tells (an owner still filling it in is brief).
+  if (readable && holder.host === HOST && holder.pid !== process.pid) return !isProcessAlive(holder.pid);
+  if (readable && holder.host === HOST && heldHere.has(holder.token)) return false;
+  // Another host's lock, one without an owner, or one of this pid not held here: only time tells (an owner still
+  // filling it in is brief; a live one of this pid and host name in another container renews it or lets it go).
+  const limit = !readable ? Math.min(staleMs, UNREADABLE_STALE_MS) : holder.host === HOST ? Math.min(staleMs, OWN_PID_LEFTOVER_MS) : staleMs;
   try {
-    return Date.now() - (await stat(path)).mtimeMs > (readable ? staleMs : Math.min(staleMs, UNREADABLE_STALE_MS));
+    return Date.now() - (await stat(path)).mtimeMs > limit;
   } catch {
     return false;
   }
 }
 
-async function breakStale(path: string, seen: string, staleMs: number): Promise<void> {
+/** Removes the stale lock `seen` under the breaker; false when another holds the breaker just then (a stale breaker is removed, and taken). */
+async function breakStale(path: string, seen: string, staleMs: number): Promise<boolean> {
   const breaker = `${path}.break`;
-  if (!(await tryCreate(breaker, `${process.pid}\n${HOST}\n`))) {
+  let token = await tryTake(breaker);
+  if (!token) {
     const other = await readHolder(breaker);
     if (other && (await isStale(breaker, other, staleMs))) await rm(breaker, { force: true });
-    await sleep(2);
-    return;
+    token = await tryTake(breaker);
+    if (!token) return false;
   }
   try {
-    // Under the breaker nobody else removes the lock: if it still holds what we saw, its owner is still dead.
+    // Under the breaker nobody else removes the lock: if it still holds what we saw and is still stale, it goes (a lock
+    // written again meanwhile with the same words — a lock of this pid from before locks carried a token — is fresh).
     const now = await readHolder(path);
-    if (now && now.raw === seen) await rm(path, { force: true });
+    if (now && now.raw === seen && (await isStale(path, now, staleMs))) await rm(path, { force: true });
   } finally {
-    await rm(breaker, { force: true });
+    letGo(breaker, token);
   }
+  return true;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

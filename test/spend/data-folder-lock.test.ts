@@ -1,4 +1,5 @@
 import fs, { rmSync, writeFileSync } from 'node:fs';
+import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -15,10 +16,8 @@ describe('the data folder lock, held by a lock file that names no process yet', 
 });
 
 /**
- * Runs `change` just before the start reads the lock file for the `nth` time (the first read is its look for a lock of
- * its own pid, the second the one after the refusal, asking who holds it — or, when the first found one of its own pid
- * left untouched, its look again under the breaker): what another process does to the lock in
- * that moment. Through node:fs itself, as every module reading it sees it.
+ * Runs `change` just before the start reads who holds the lock after its refusal for the `nth` time: what another
+ * process does to the lock in that moment. Through node:fs itself, as every module reading it sees it.
  */
 function onLockRead(lock: string, changes: Record<number, () => void>): void {
   const { readFileSync } = fs;
@@ -42,9 +41,9 @@ describe('the data folder lock, changed by its holder between the refusal and th
     const dir = await testTempDir('pictor-folder-let-go-');
     const lock = join(dir, DATA_FOLDER_LOCK);
     writeFileSync(lock, holder);
-    onLockRead(lock, { 2: () => rmSync(lock) });
+    onLockRead(lock, { 1: () => rmSync(lock) });
     const held = await holdDataFolder(dir);
-    expect(fs.readFileSync(lock, 'utf8')).toBe(`${process.pid}\n${THIS_HOST}\n`);
+    expect(fs.readFileSync(lock, 'utf8')).toMatch(new RegExp(`^${process.pid}\n${THIS_HOST}\n`));
     await held.release();
   });
 
@@ -53,7 +52,7 @@ describe('the data folder lock, changed by its holder between the refusal and th
     const lock = join(dir, DATA_FOLDER_LOCK);
     writeFileSync(lock, holder);
     // Let go and taken again by a process whose lock is not yet filled in (a folder without hard links), then filled in.
-    onLockRead(lock, { 2: () => writeFileSync(lock, ''), 3: () => writeFileSync(lock, holder) });
+    onLockRead(lock, { 1: () => writeFileSync(lock, ''), 2: () => writeFileSync(lock, holder) });
     await expect(holdDataFolder(dir)).rejects.toMatchObject({
       param: 'PICTOR_DATA_DIR',
       message: expect.stringContaining(`is in use by another Pictor process (pid ${process.ppid} on ${THIS_HOST})`),
@@ -88,7 +87,7 @@ describe('the data folder lock, left by this very pid before (a container starte
     const past = new Date(Date.now() - 60_000);
     fs.utimesSync(`${lock}.break`, past, past);
     const held = await holdDataFolder(dir);
-    expect(fs.readFileSync(lock, 'utf8')).toBe(`${process.pid}\n${THIS_HOST}\n`);
+    expect(fs.readFileSync(lock, 'utf8')).toMatch(new RegExp(`^${process.pid}\n${THIS_HOST}\n`));
     expect(Date.now() - fs.statSync(lock).mtimeMs).toBeLessThan(10_000);
     expect(fs.existsSync(`${lock}.break`)).toBe(false);
     await held.release();
@@ -104,9 +103,20 @@ describe('the data folder lock, left by this very pid before (a container starte
 
   it('is not removed when, looked at again under the breaker, it has just been taken by a twin (same pid, same host name, another container sharing the folder)', async () => {
     const { dir, lock } = await leftover();
-    // The twin removes the leftover and takes the folder between this start's first look and its removal.
-    onLockRead(lock, { 2: () => writeFileSync(lock, `${process.pid}\n${THIS_HOST}\n`) });
+    // The twin removes the leftover and takes the folder between this start's look at the lock and its removal.
+    const { readFile } = fsp;
+    let reads = 0;
+    fsp.readFile = (async (file: Parameters<typeof readFile>[0], options?: Parameters<typeof readFile>[1]) => {
+      if (file === lock && ++reads === 2) writeFileSync(lock, `${process.pid}\n${THIS_HOST}\n`);
+      return readFile(file, options);
+    }) as typeof readFile;
+    syncBuiltinESMExports();
+    onTestFinished(() => {
+      fsp.readFile = readFile;
+      syncBuiltinESMExports();
+    });
     await expect(holdDataFolder(dir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR' });
+    expect(reads).toBeGreaterThanOrEqual(2);
     expect(Date.now() - fs.statSync(lock).mtimeMs).toBeLessThan(10_000);
   });
 });

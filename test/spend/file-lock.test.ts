@@ -1,9 +1,10 @@
-import fsp, { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import fsp, { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { THIS_HOST, UNREADABLE_STALE_MS, withFileLock } from '../../src/spend/file-lock.js';
+import { OWN_PID_LEFTOVER_MS, THIS_HOST, UNREADABLE_STALE_MS, withFileLock } from '../../src/spend/file-lock.js';
 
 const dirs: string[] = [];
 async function lockPath(): Promise<string> {
@@ -69,6 +70,57 @@ describe('the ledger’s file lock', () => {
   });
 
   it('waits for a live owner and gives up naming it', async () => {
+    const path = await lockPath();
+    await writeFile(path, `${process.ppid}\n${THIS_HOST}\n`);
+    await expect(withFileLock(path, async () => 'in', { timeoutMs: 300 })).rejects.toThrow(`held by process ${process.ppid} on ${THIS_HOST}`);
+  });
+});
+
+describe('the ledger’s file lock, naming this very pid (a container started again: pid 1 both times)', () => {
+  /** Makes `file` look untouched since before the rule's age. */
+  async function age(file: string): Promise<void> {
+    const past = new Date(Date.now() - OWN_PID_LEFTOVER_MS - 20_000);
+    await utimes(file, past, past);
+  }
+
+  it('takes a lock an earlier process of this pid left (killed while holding it), once untouched that long, within its wait', async () => {
+    const path = await lockPath();
+    await writeFile(path, `${process.pid}\n${THIS_HOST}\n`);
+    await age(path);
+    expect(await withFileLock(path, async () => 'in', { timeoutMs: 1000 })).toBe('in');
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('takes a stale lock whose breaker an earlier process of this pid left (killed in the moment it held it)', async () => {
+    const path = await lockPath();
+    await writeFile(path, `2147483646\n${THIS_HOST}\n`);
+    await writeFile(`${path}.break`, `${process.pid}\n${THIS_HOST}\n`);
+    await age(`${path}.break`);
+    expect(await withFileLock(path, async () => 'in', { timeoutMs: 1000 })).toBe('in');
+    expect(await readdir(join(path, '..'))).toEqual([]);
+  });
+
+  it('waits for one this process holds, however old (two stores of one ledger in one process), and gives up naming it', async () => {
+    const path = await lockPath();
+    let letGo!: () => void;
+    const holding = new Promise<void>((done) => (letGo = done));
+    let taken!: () => void;
+    const isTaken = new Promise<void>((done) => (taken = done));
+    const first = withFileLock(path, async () => {
+      taken();
+      await holding;
+      return 'first';
+    });
+    await isTaken;
+    await age(path);
+    await expect(withFileLock(path, async () => 'second', { timeoutMs: 300 })).rejects.toThrow(`held by process ${process.pid} on ${THIS_HOST}`);
+    expect(await readFile(path, 'utf8')).toMatch(new RegExp(`^${process.pid}\n${THIS_HOST}\n`));
+    letGo();
+    expect(await first).toBe('first');
+    expect(await withFileLock(path, async () => 'second', { timeoutMs: 0 })).toBe('second');
+  });
+
+  it('waits for a fresh one it does not hold (a live twin: same pid and host name, another container on the folder)', async () => {
     const path = await lockPath();
     await writeFile(path, `${process.pid}\n${THIS_HOST}\n`);
     await expect(withFileLock(path, async () => 'in', { timeoutMs: 300 })).rejects.toThrow(`held by process ${process.pid} on ${THIS_HOST}`);
