@@ -22,8 +22,9 @@ export interface Connection {
 /**
  * The one way an entry point (the CLI, `npm start`) gets its client: for the
  * configured service, or, with no `PICTOR_BASE_URL`, for an emulator started in
- * this process (the embedded default), always through the account's limiter
- * (shared through Redis with `REDIS_URL`).
+ * this process (the embedded default), always through the limiter of its
+ * ledger (shared through Redis with `REDIS_URL`): the account's, or for an
+ * emulator one of its own.
  *
  * What only some set-ups need is imported when they need it: the Redis client
  * with `REDIS_URL`, the emulator (and its image encoder) without
@@ -67,9 +68,10 @@ export async function connect(
   let ledger: LedgerKind;
   try {
     signal?.throwIfAborted();
-    limiter = await makeLimiter(config, logger, link);
+    // The ledger first: an emulator's jobs are paced by a limiter of its own, never the account's.
     ledger = await ledgerKindOf(config, { signal });
     signal?.throwIfAborted();
+    limiter = await makeLimiter(config, ledger, logger, link);
     if (config.baseURL && ledger === 'emulator') logger.debug({ url: config.baseURL }, 'PICTOR_BASE_URL answers as a Pictor emulator: its jobs go to the emulator\'s ledger');
     spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger, link, options.onJobEnded);
     signal?.throwIfAborted();
@@ -116,12 +118,16 @@ export async function connect(
   };
 }
 
-/** With REDIS_URL this limiter is shared with every other Pictor process on the account; without, it is this process's own. */
-async function makeLimiter(config: CoreConfig, logger: LoggerLike, link: RedisLink | undefined): Promise<ImageLimiter> {
+/**
+ * With REDIS_URL this limiter is shared with every other Pictor process on the account; without, it is this process's
+ * own. An emulator's is shared under the emulator ledger's prefix (`ledgerRedis`): its images, its 429 pauses and its
+ * `PICTOR_MAX_CONCURRENT` never touch the account's limiter.
+ */
+async function makeLimiter(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link: RedisLink | undefined): Promise<ImageLimiter> {
   const { imagesPerMinute, maxConcurrent, redis } = config;
   if (!redis) return new ImageLimiter({ imagesPerMinute, maxConcurrent });
-  const { createImageLimiter } = await import('./core/shared-limiter.js');
-  return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, link, logger });
+  const [{ createImageLimiter }, { ledgerRedis }] = await Promise.all([import('./core/shared-limiter.js'), import('./spend/open-store.js')]);
+  return createImageLimiter({ imagesPerMinute, maxConcurrent, redis: ledgerRedis(redis, ledger), link, logger });
 }
 
 /**

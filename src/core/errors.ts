@@ -269,12 +269,16 @@ export function makeAPIError(input: {
     serviceType,
     param: err?.param == null ? undefined : sanitizeServiceText(err.param, 100),
   };
-  const statusText = input.status === undefined ? 'error' : `${input.status}`;
   const rawMessage = err?.message ?? summarizeText(input.rawText);
   const serviceMessage = rawMessage === undefined ? undefined : sanitizeServiceText(rawMessage) || undefined;
   // The request is named once: not again when the service's own message already names its path ("Invalid URL (POST /v1/…)").
   const where = input.method && input.url && !serviceMessage?.includes(input.url) ? ` (${input.method} ${input.url})` : '';
-  const message = `${statusText}${serviceMessage ? ` ${serviceMessage}` : ' (no error details in the response)'}${where}`;
+  // An HTTP answer leads with its status; an error event inside a stream has none, so the service's words stand alone.
+  const said =
+    input.status === undefined
+      ? (serviceMessage ?? 'the service sent an error event without details')
+      : `${input.status}${serviceMessage ? ` ${serviceMessage}` : ' (no error details in the response)'}`;
+  const message = `${said}${where}`;
 
   if (serviceCode === 'moderation_blocked' || serviceType === 'image_generation_user_error') {
     return new ModerationError('moderation_blocked', message, details);

@@ -9,7 +9,8 @@ import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
  * Which ledger: the real account's, or the embedded emulator's. Jobs run
  * against the emulator (no `PICTOR_BASE_URL`) never count against the
  * account: they have a ledger of their own — the `emulator` folder inside
- * the data folder, or the Redis prefix `<prefix>:emulator`.
+ * the data folder, or the Redis prefix `<prefix>:emulator`, which their
+ * shared limiter uses too (`ledgerRedis`).
  */
 export type LedgerKind = 'account' | 'emulator';
 
@@ -40,7 +41,7 @@ export function ledgerDir(dataDir: string, ledger: LedgerKind = 'account'): stri
   return ledger === 'emulator' ? resolve(join(dataDir, 'emulator')) : resolve(dataDir);
 }
 
-/** The Redis prefix of a ledger. */
+/** The Redis prefix of a ledger, and of the limiter its jobs go through: an emulator's never shares the account's keys. */
 export function ledgerRedis(redis: RedisConfig, ledger: LedgerKind = 'account'): RedisConfig {
   return ledger === 'emulator' ? { ...redis, prefix: `${redis.prefix}:emulator` } : redis;
 }

@@ -253,6 +253,8 @@ describe('errors', () => {
     env.emulator.injectFault('stream_error_event');
     const error = await env.client().generateStream({ prompt: 'x', partial_images: 2 }).finalResult().catch((e: unknown) => e);
     expect(error).toHaveProperty('serviceCode');
+    // The event's own message, with no status word before it (an error event has no HTTP status).
+    expect((error as Error).message).toMatch(/^The server had an error/);
     expect(env.emulator.requests).toHaveLength(1);
   });
 

@@ -90,6 +90,16 @@ describe('a service error keeps its words around a credential it hides', () => {
 });
 
 describe('server-provided text in an error is made safe to print', () => {
+  it('leads an HTTP error with its status, and gives an error event inside a stream (no status) in the service’s words alone', () => {
+    const said = 'The server had an error while processing your request.';
+    const body = { error: { message: said, type: 'server_error', param: null, code: 'server_error' } };
+    expect(makeAPIError({ status: 500, body }).message).toBe(`500 ${said}`);
+    const inStream = makeAPIError({ status: undefined, body });
+    expect(inStream.message).toBe(said);
+    expect(inStream).toMatchObject({ code: 'server_error', status: undefined });
+    expect(makeAPIError({ status: undefined, body: { error: { type: 'server_error' } } }).message).not.toMatch(/^error\b/);
+  });
+
   it('removes ANSI escapes and control characters', () => {
     expect(sanitizeServiceText('\u001b[31mred\u001b[0m\u0007 and\r\nmore\u0000 \u001b]8;;http://x\u0007link\u001b]8;;\u0007')).toBe('red and more link');
   });

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId, type ThrottleKey } from '../../nodes/nodes/PictorImage/limiter-registry.js';
 import { toNodeError } from '../../nodes/nodes/PictorImage/node-errors.js';
-import { RedisUnavailableError } from '../../src/core/redis-connection.js';
+import { RedisUnavailableError, connectRedis } from '../../src/core/redis-connection.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
+import type { LedgerKind } from '../../src/spend/open-store.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { startCuttableLink } from '../helpers/shared-limits-proxy.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -85,6 +86,8 @@ describe('the limiter registry with a Redis URL', () => {
     expect(id).not.toBe(throttleId({ ...key, redis: { ...key.redis!, prefix: 'account-b' } }));
     expect(id).not.toBe(throttleId({ ...key, redis: { ...key.redis!, url: 'redis://127.0.0.1:6379/2' } }));
     expect(id).toBe(throttleId({ ...key, baseURL: 'http://127.0.0.1:4010/v1/' }));
+    expect(id).toBe(throttleId({ ...key, ledger: 'account' }));
+    expect(id).not.toBe(throttleId({ ...key, ledger: 'emulator' }));
   });
 });
 
@@ -203,14 +206,28 @@ describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one R
     return { apiKey: DEV_API_KEY, baseUrl, redisUrl, redisPrefix: prefix };
   }
 
-  function remember(credentials: ReturnType<typeof account>, imagesPerMinute: number | undefined, maxConcurrent: number) {
+  /** Keeps the key of a limiter an execution made, to stop it at the end; `ledger`: the service is a Pictor emulator (this file's is). */
+  function remember(credentials: ReturnType<typeof account>, imagesPerMinute: number | undefined, maxConcurrent: number, ledger: LedgerKind = 'emulator') {
     made.push({
       baseURL: credentials.baseUrl,
       apiKey: credentials.apiKey,
       imagesPerMinute,
       maxConcurrent,
       redis: { url: credentials.redisUrl, prefix: credentials.redisPrefix },
+      ledger,
     });
+  }
+
+  /** The names of every key under `prefix` (ours and bottleneck's), the emulator's apart from the account's. */
+  async function keyNames(prefix: string): Promise<{ account: string[]; emulator: string[] }> {
+    const redisClient = await connectRedis(url);
+    try {
+      const names = [...(await redisClient.keys(`${prefix}:*`)), ...(await redisClient.keys(`b_${prefix}:*`))].sort();
+      const ofEmulator = (name: string) => name.startsWith(`${prefix}:emulator:`) || name.startsWith(`b_${prefix}:emulator:`);
+      return { account: names.filter((name) => !ofEmulator(name)), emulator: names.filter(ofEmulator) };
+    } finally {
+      redisClient.disconnect();
+    }
   }
 
   const succeeded = (outcome: ExecutionOutcome) => {
@@ -273,6 +290,31 @@ describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one R
     expect(succeeded(there).every((item) => item.binary.includes('data'))).toBe(true);
     expect(emulator.stats()).toMatchObject({ imagesGenerated: 32, rateLimited: 0 });
   }, 45_000);
+
+  it("pace a Pictor emulator's jobs under the emulator's prefix, never with the account's limiter, and the account's jobs never with the emulator's", async () => {
+    const service = await createEmulator({ identifyAsEmulator: false, apiKeys: ['sk-n8n-account'] }).listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const onEmulator = account(server.url);
+      const onService = { ...onEmulator, apiKey: 'sk-n8n-account', baseUrl: service.url };
+      const parameters: INodeParameters = { operation: 'generate', prompt: 'a fox', quality: 'low', options: { imagesPerMinute: 60, maxConcurrent: 3 } };
+
+      expect((await run(parameters, { credentials: onEmulator }))[0]).toHaveLength(1);
+      remember(onEmulator, 60, 3, 'emulator');
+      const afterEmulator = await keyNames(onEmulator.redisPrefix);
+      expect(afterEmulator.account).toEqual([]);
+      expect(afterEmulator.emulator).toContain(`b_${onEmulator.redisPrefix}:emulator:slots_settings`);
+      expect(afterEmulator.emulator).toContain(`${onEmulator.redisPrefix}:emulator:images:tat`);
+
+      expect((await run(parameters, { credentials: onService }))[0]).toHaveLength(1);
+      remember(onService, 60, 3, 'account');
+      const afterAccount = await keyNames(onEmulator.redisPrefix);
+      expect(afterAccount.emulator).toEqual(afterEmulator.emulator);
+      expect(afterAccount.account).toContain(`b_${onEmulator.redisPrefix}:slots_settings`);
+      expect(afterAccount.account).toContain(`${onEmulator.redisPrefix}:images:tat`);
+    } finally {
+      await service.close();
+    }
+  });
 
   it('connect again on the next execution after Redis could not be reached', async () => {
     const link = await startCuttableLink(url);

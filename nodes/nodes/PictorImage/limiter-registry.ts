@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ImageLimiter } from 'pictor';
-import { type RedisConfig, type RedisLogger, createImageLimiter, normalizeBaseURL } from 'pictor/internal';
+import { type LedgerKind, type RedisConfig, type RedisLogger, createImageLimiter, ledgerRedis, normalizeBaseURL } from 'pictor/internal';
 
 /** Which account and limits a throttle stands for. */
 export interface ThrottleKey {
@@ -11,6 +11,11 @@ export interface ThrottleKey {
   maxConcurrent: number;
   /** Where other processes (n8n workers, Pictor bots) share the account's limits; undefined: this n8n process only. */
   redis?: RedisConfig | undefined;
+  /**
+   * `emulator` when the Base URL is a Pictor emulator (`ledgerKindOf`): shared under the emulator ledger's prefix, so its
+   * jobs never use the account's images per minute, pauses or concurrency. Default `account`.
+   */
+  ledger?: LedgerKind | undefined;
 }
 
 export interface LimiterForOptions {
@@ -29,10 +34,10 @@ const limiters = new Map<string, Promise<ImageLimiter>>();
 
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 16);
 
-/** The registry key: base URL, hashes of the key and of the Redis URL and prefix (never the key or URL themselves), and the limits. */
+/** The registry key: ledger kind, base URL, hashes of the key and of the Redis URL and prefix (never the key or URL themselves), and the limits. */
 export function throttleId(key: ThrottleKey): string {
   const shared = key.redis ? `redis:${digest(key.redis.url, key.redis.prefix)}` : 'local';
-  return [normalizeBaseURL(key.baseURL), digest(key.apiKey), key.imagesPerMinute ?? 'unpaced', key.maxConcurrent, shared].join('|');
+  return [key.ledger ?? 'account', normalizeBaseURL(key.baseURL), digest(key.apiKey), key.imagesPerMinute ?? 'unpaced', key.maxConcurrent, shared].join('|');
 }
 
 /**
@@ -56,8 +61,8 @@ export function limiterFor(key: ThrottleKey, options: LimiterForOptions = {}): P
 
 async function makeLimiter(id: string, key: ThrottleKey, options: LimiterForOptions): Promise<ImageLimiter> {
   const { imagesPerMinute, maxConcurrent, redis } = key;
-  // Shared: the core picks the bottleneck id (the prefix); the bucket runs on the service's clock either way.
-  if (redis) return createImageLimiter({ imagesPerMinute, maxConcurrent, redis, logger: options.logger });
+  // Shared: the core picks the bottleneck id (the ledger's prefix); the bucket runs on the service's clock either way.
+  if (redis) return createImageLimiter({ imagesPerMinute, maxConcurrent, redis: ledgerRedis(redis, key.ledger), logger: options.logger });
   return new ImageLimiter({
     id: `n8n-nodes-pictor|${id}`,
     imagesPerMinute,

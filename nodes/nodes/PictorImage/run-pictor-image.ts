@@ -228,7 +228,7 @@ async function send(
   const { redis } = ledger;
   // Shared through the credential's Redis when it has one; RedisUnavailableError becomes the item's error.
   const limiter = await limiterFor(
-    { baseURL: credentials.baseUrl, apiKey: credentials.apiKey, imagesPerMinute: params.imagesPerMinute, maxConcurrent: params.maxConcurrent, redis },
+    { baseURL: credentials.baseUrl, apiKey: credentials.apiKey, imagesPerMinute: params.imagesPerMinute, maxConcurrent: params.maxConcurrent, redis, ledger: ledger.ledger },
     { logger },
   );
   const common = { apiKey: credentials.apiKey, baseURL: credentials.baseUrl, limiter, maxRetries: params.maxRetries, logger };

@@ -1,5 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { FileQuotaStore } from '../../../src/internal.js';
@@ -27,7 +30,43 @@ async function ledgerWithTwoJobs(prompts = ['a lighthouse', 'a harbour']): Promi
   return { env };
 }
 
+/** A ledger as a CLI killed with kill -9 leaves it: a job it had sent (and one still queued) reserved under its name. */
+async function ledgerLeftByKilledProcess(dir: string): Promise<void> {
+  const pid = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString());
+  const owner = `${hostname()}:${pid}:killed`;
+  const now = Date.now();
+  const reservation = (usd: number, sent: boolean) => ({ userKey: 'cli:local', scopeKey: 'cli', usd, day: today(), month: today().slice(0, 7), at: now, owner, sent });
+  await writeFile(
+    join(dir, 'quota-ledger.json'),
+    JSON.stringify({
+      version: 2,
+      spent: {},
+      reservations: { sent: reservation(0.3, true), queued: reservation(0.2, false) },
+      owners: { [owner]: { pid, host: hostname(), renewedAt: now } },
+      uncertain: {},
+      lastJobAt: {},
+    }),
+  );
+}
+
 describe('pictor usage', () => {
+  it("ends a killed process's reservations before it reads, as the caps count them: the sent job at its estimate, uncertain", async () => {
+    const dir = await tempDir();
+    await ledgerLeftByKilledProcess(dir);
+    const report = async () => JSON.parse((await run(['usage', '--json'], { PICTOR_DATA_DIR: dir })).stdout) as { total: { jobs: number; usd: number; uncertainUsd: number } };
+    expect((await report()).total).toMatchObject({ jobs: 1, usd: expect.closeTo(0.3, 9), uncertainUsd: expect.closeTo(0.3, 9) });
+    const ledger = JSON.parse(await readFile(join(dir, 'quota-ledger.json'), 'utf8')) as { reservations: object };
+    expect(ledger.reservations).toEqual({});
+    // What the caps count is what it shows, and a second look charges nothing again.
+    const store = new FileQuotaStore({ dir });
+    try {
+      expect(await store.spentThisMonth('account', Date.now())).toBeCloseTo(0.3, 9);
+    } finally {
+      await store.close();
+    }
+    expect((await report()).total).toMatchObject({ jobs: 1, usd: expect.closeTo(0.3, 9) });
+  });
+
   it('totals what the CLI spent this month, equal to the sum of the settled costs, as JSON', async () => {
     const { env } = await ledgerWithTwoJobs();
     const { code, stdout } = await run(['usage', '--json'], env);
