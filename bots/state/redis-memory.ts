@@ -12,16 +12,20 @@ const MIB = 1024 * 1024;
  */
 export const REDIS_RECORD_BYTES = 640;
 
+/** Redis's allocator (jemalloc) gives a value the next of its size classes, 4 per doubling past 64 bytes: up to 25 % more. */
+export const ALLOCATOR_ROUNDING = 1.25;
+
 /**
- * The most bytes the bots' bounded spaces keep in all: a space's `maxBytes`, or for a space bounded by its count alone
- * (values of a few bytes), `maxCount` records of `REDIS_RECORD_BYTES` — what `maxmemory` must leave room for, beside
- * the ledger. The spaces whose keys are taken once (`claimOnce`: a Slack request's signature, a Slack message, a
- * Discord interaction over HTTP) are counted the same way, though on Redis only their minutes bound them: their count is how many are
- * expected within those minutes, each one key with its TTL.
+ * The most bytes the bots' bounded spaces take on Redis in all — what `maxmemory` must leave room for, beside the
+ * ledger: a space's `maxBytes` as the allocator rounds them (`ALLOCATOR_ROUNDING`), plus `REDIS_RECORD_BYTES` for each
+ * of its `maxCount` records (a space bounded by its count alone holds values of a few bytes). The spaces whose keys are
+ * taken once (`claimOnce`: a Slack request's signature, a Slack message, a Discord interaction over HTTP) are counted
+ * the same way, though on Redis only their minutes bound them: their count is how many are expected within those
+ * minutes, each one key with its TTL.
  */
 export function stateBytesBound(spaces: BotSpaces): number {
   const bounds: SpaceDefinition[] = Object.values(spaces);
-  return bounds.reduce((sum, { maxBytes, maxCount = 0 }) => sum + (maxBytes ?? maxCount * REDIS_RECORD_BYTES), 0);
+  return bounds.reduce((sum, { maxBytes = 0, maxCount = 0 }) => sum + maxBytes * ALLOCATOR_ROUNDING + maxCount * REDIS_RECORD_BYTES, 0);
 }
 
 /**

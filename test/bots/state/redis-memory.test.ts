@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
-import { botSpaces, DEFAULT_KEPT_IMAGES_MB, digestKeyOf, openBotState, stateKeyOf, type BotSpaces } from '../../../bots/state/index.js';
+import { botSpaces, DEFAULT_KEPT_IMAGES_MB, digestKeyOf, openBotState, stateKeyOf, type BotSpaces, type BotState } from '../../../bots/state/index.js';
 import type { SpaceDefinition, Space } from '../../../bots/state/StateStore.js';
-import { REDIS_RECORD_BYTES, stateBytesBound, warnIfRedisTooSmall } from '../../../bots/state/redis-memory.js';
+import { ALLOCATOR_ROUNDING, REDIS_RECORD_BYTES, stateBytesBound, warnIfRedisTooSmall } from '../../../bots/state/redis-memory.js';
 import { RedisLink } from '../../../src/internal.js';
 import { RedisQuotaStore } from '../../../src/spend/RedisQuotaStore.js';
 import { DEFAULT_USAGE_RETENTION_DAYS } from '../../../src/spend/usage-records.js';
@@ -100,6 +100,48 @@ describe('the spaces bounded by their count alone', () => {
   });
 });
 
+describe('the kept images on Redis', () => {
+  it.skipIf(redisPresent.skipReason)('take at most what stateBytesBound counts for them, the allocator’s rounding included: 600×600 and 1024×1024 PNGs', async () => {
+    requireRedisUrl(redisPresent);
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-kept-images-'));
+    const redis = (await startThrowawayRedis('redis-server', 3, ['--maxmemory-policy', 'noeviction']))!;
+    // Read by a connection of its own once the writer's are gone: a big write leaves its connection a query buffer of
+    // its size for a while, which is not kept (and which Redis counts among the clients' memory only later).
+    const reader = await RedisLink.open({ url: redis.url, prefix: 'pictor' });
+    const used = async () => {
+      await vi.waitFor(async () => expect(String(await reader.commands.client('LIST')).trim().split('\n')).toHaveLength(1));
+      const info = await reader.commands.info('memory');
+      return Number(/^used_memory:(\d+)/m.exec(info)![1]) - Number(/^mem_clients_normal:(\d+)/m.exec(info)![1]);
+    };
+    /** Opens the bots' state on a link of its own, writes, closes both: what a start leaves lasts, the rest goes. */
+    const withState = async (write: (state: BotState) => Promise<void>) => {
+      const link = await RedisLink.open({ url: redis.url, prefix: 'pictor' });
+      const state = await openBotState({ dataDir, redis: link, logger: new RecordingLogger() });
+      await write(state).finally(() => state.close().finally(() => link.close()));
+    };
+    try {
+      await withState(async () => undefined);
+      // A 600×600 PNG of noise is 1.08 MB, which the allocator gives 1.25 MiB; a 1024×1024 PNG, about 1.6 MB.
+      for (const size of [1_080_000, 1_600_000]) {
+        const count = 16;
+        const before = await used();
+        await withState(async (state) => {
+          const images = state.store.space<Buffer>(state.spaces.discordImages);
+          for (let i = 0; i < count; i++) await images.put(`job${size}-out-${i}`, randomBytes(size));
+        });
+        const grown = (await used()) - before;
+        const bound = stateBytesBound({ discordImages: { ...botSpaces().discordImages, maxBytes: count * size, maxCount: count } } as unknown as BotSpaces);
+        expect(grown, `${count} images of ${size} bytes`).toBeGreaterThan(count * size);
+        expect(grown, `${count} images of ${size} bytes`).toBeLessThanOrEqual(bound);
+      }
+    } finally {
+      await reader.close();
+      await redis.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('what docs/shared-limits.md says the bots’ state may keep', () => {
   const root = join(import.meta.dirname, '../../..');
   const page = () => readFile(join(root, 'docs/shared-limits.md'), 'utf8');
@@ -107,12 +149,13 @@ describe('what docs/shared-limits.md says the bots’ state may keep', () => {
   const paragraph = async () => ((await page()).split('\n\n').find((p) => p.startsWith('What it may keep:')) ?? '').replaceAll(/\s+/g, ' ');
   const number = (figure: string | undefined) => Number(figure?.replaceAll(' ', ''));
 
-  it('is the bound the spaces add up to: the kept images by default plus the MiB the page names', async () => {
-    const [, keptMb, restMb] = /`PICTOR_KEPT_IMAGES_MB` \((\d+) MiB by default\) plus (\d+) MiB at most \(`stateBytesBound`/.exec(await paragraph()) ?? [];
+  it('is the bound the spaces add up to: the kept images by default, as the allocator rounds them, plus the MiB the page names', async () => {
+    const [, rounding, keptMb, restMb] = /([\d.]+) × `PICTOR_KEPT_IMAGES_MB` \((\d+) MiB by default\) plus (\d+) MiB at most \(`stateBytesBound`/.exec(await paragraph()) ?? [];
     const spaces = botSpaces();
+    expect(Number(rounding)).toBe(ALLOCATOR_ROUNDING);
     expect(number(keptMb)).toBe(DEFAULT_KEPT_IMAGES_MB);
     expect(spaces.discordImages.maxBytes).toBe(DEFAULT_KEPT_IMAGES_MB * 2 ** 20);
-    expect(number(restMb)).toBe(Math.round((stateBytesBound(spaces) - spaces.discordImages.maxBytes) / 2 ** 20));
+    expect(number(restMb)).toBe(Math.round((stateBytesBound(spaces) - ALLOCATOR_ROUNDING * spaces.discordImages.maxBytes) / 2 ** 20));
   });
 
   it('names the counts of the spaces bounded by their count alone, and the bytes a record of them is counted', async () => {
@@ -159,18 +202,27 @@ describe('what docs/shared-limits.md says the bots’ state may keep', () => {
   });
 
   it('leaves room, at the maxmemory compose.yaml sets, for the bound and the ledger: no warning at start', async () => {
-    const [, pageGib, leftMib, perDay] = /A `maxmemory` of (\d+) GiB \(as `compose.yaml` sets\) covers the defaults' bound with ~(\d+) MiB left for the ledger's usage stream: at under \d+ bytes a job kept 400 days, up to ([\d ]+) settled jobs a day/.exec(await paragraph()) ?? [];
+    const [, pageGib, composeSays, leftMib, perDay] = /A `maxmemory` of ([\d.]+) GiB \(as `compose.yaml` sets, `(\d+mb)`\) covers the defaults' bound with ~(\d+) MiB left for the ledger's usage stream: at under \d+ bytes a job kept 400 days, up to ([\d ]+) settled jobs a day/.exec(await paragraph()) ?? [];
     const [, perJob] = /the ledger adds under (\d+) bytes per settled job/.exec(await paragraph()) ?? [];
     const left = number(pageGib) * 2 ** 30 - stateBytesBound(botSpaces());
     expect(number(leftMib)).toBe(Math.floor(left / 2 ** 20));
     expect(number(perDay)).toBeLessThanOrEqual(left / (number(perJob) * DEFAULT_USAGE_RETENTION_DAYS));
     expect(number(perDay)).toBeGreaterThan(0);
-    const [, composeGb] = /"--maxmemory", "(\d+)gb"/.exec(await readFile(join(root, 'compose.yaml'), 'utf8')) ?? [];
-    expect(number(pageGib)).toBe(number(composeGb));
+    const [, composeMb] = /"--maxmemory", "(\d+)mb"/.exec(await readFile(join(root, 'compose.yaml'), 'utf8')) ?? [];
+    expect(composeSays).toBe(`${composeMb}mb`);
+    expect(number(pageGib)).toBe(number(composeMb) / 1024);
     // ioredis's INFO answer as Redis gives it, for the one call the check makes.
-    const redis = { info: async () => `maxmemory:${number(composeGb) * 2 ** 30}\r\nmaxmemory_policy:noeviction\r\n` } as unknown as Redis;
-    const logger = new RecordingLogger();
-    await warnIfRedisTooSmall(redis, botSpaces(), logger);
-    expect(logger.entries.filter((e) => e.level === 'warn')).toEqual([]);
+    const warnings = async (maxmemory: number) => {
+      const redis = { info: async () => `maxmemory:${maxmemory}\r\nmaxmemory_policy:noeviction\r\n` } as unknown as Redis;
+      const logger = new RecordingLogger();
+      await warnIfRedisTooSmall(redis, botSpaces(), logger);
+      return logger.entries.filter((e) => e.level === 'warn');
+    };
+    expect(await warnings(number(composeMb) * 2 ** 20)).toEqual([]);
+    // What the page says of 1 GiB: the defaults' bound is past it, and the check says so at start.
+    const [, boundGib, smallGib] = /The defaults' bound is ~([\d.]+) GiB, so a `maxmemory` of (\d+) GiB is too small for them/.exec(await paragraph()) ?? [];
+    expect(number(boundGib)).toBe(Math.round((stateBytesBound(botSpaces()) / 2 ** 30) * 10) / 10);
+    expect(stateBytesBound(botSpaces())).toBeGreaterThan(number(smallGib) * 2 ** 30);
+    expect(await warnings(number(smallGib) * 2 ** 30)).toHaveLength(1);
   });
 });
