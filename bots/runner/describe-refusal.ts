@@ -1,5 +1,5 @@
 import { type ValidationError } from 'pictor';
-import { BUDGETS } from 'pictor/internal';
+import { BUDGETS, leftOf } from 'pictor/internal';
 import { validationWords } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
@@ -61,7 +61,7 @@ function spendRefusalWords(refusal: Refusal, context: { estimateUsd: number; now
     default: {
       const budget = BUDGETS.find((b) => b.code === code);
       if (!budget) return words('refusal.other_limit', { code });
-      const left = Math.max(0, limit - used);
+      const left = leftOf(limit, used);
       const values = { owner: budget.owner, scope, period: budget.period, limit: usd(limit), used: usd(used), reset: resetTime(resetsAt, context.now) };
       return left < 0.000_001 || used >= limit
         ? words('refusal.budget_reached', { ...values, left: usd(0) })

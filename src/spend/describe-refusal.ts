@@ -1,6 +1,6 @@
 import { describeDuration, describeReset } from '../core/describe-duration.js';
 import { formatUsd } from '../core/pricing.js';
-import { BUDGETS } from './rules.js';
+import { BUDGETS, leftOf } from './rules.js';
 import type { SpendRefusal } from './types.js';
 
 /** What a surface knows when it words a refusal. */
@@ -38,7 +38,7 @@ export function describeSpendRefusal(refusal: Pick<SpendRefusal, 'code' | 'limit
       if (!budget) return `This job was refused by the limit ${code as string}.`;
       const [whose, whoHas] = OWNERS[budget.owner](context.scopeName ?? 'this server or workspace');
       const period = budget.period === 'day' ? 'daily' : 'monthly';
-      const left = Math.max(0, limit - used);
+      const left = leftOf(limit, used);
       const inWords = describeReset(resetsAt, context.now);
       return left < 0.000_001 || used >= limit
         ? `${whoHas} reached ${whose === 'your' ? 'your' : 'its'} ${period} budget of ${formatUsd(limit)} (spent ${formatUsd(used)}, $0.00 left); it resets at ${inWords}.`

@@ -1,6 +1,6 @@
 import { PictorError } from '../core/errors.js';
 import { describeSpendRefusal } from './describe-refusal.js';
-import { BUDGETS, roundToNanoUsd } from './rules.js';
+import { BUDGETS, leftOf } from './rules.js';
 import { BREAKER_CODE, USER_PACE_CODES, type BudgetCode, type SpendRefusal, type SpendRefusalCode } from './types.js';
 
 export const isBudgetCode = (code: string): code is BudgetCode => BUDGETS.some((b) => b.code === code);
@@ -25,8 +25,7 @@ export class BudgetExceededError extends PictorError<BudgetCode> {
     super(refusal.code, describeSpendRefusal(refusal, { estimateUsd, now }));
     this.limitUsd = refusal.limit;
     this.usedUsd = refusal.used;
-    // To the nano-dollar, as the ledger counts: a float subtraction alone leaves noise (0.004559999999999998).
-    this.leftUsd = roundToNanoUsd(Math.max(0, refusal.limit - refusal.used));
+    this.leftUsd = leftOf(refusal.limit, refusal.used);
     this.resetsAt = refusal.resetsAt;
   }
 }

@@ -1,7 +1,7 @@
 /** The spend guard: the ledger every surface reserves, marks sent, settles and releases through, with the account's caps. */
 export * from './types.js';
 export { FileQuotaStore, type FileQuotaStoreOptions } from './FileQuotaStore.js';
-export { BUDGETS, EPSILON_USD, evaluate, resetsAt, periodKey, type Budget, type CapPeriod, type LedgerSnapshot } from './rules.js';
+export { BUDGETS, EPSILON_USD, evaluate, leftOf, resetsAt, periodKey, type Budget, type CapPeriod, type LedgerSnapshot } from './rules.js';
 export { LEDGER_FILES } from './ledger-files.js';
 export { openQuotaStore, ledgerDir, ledgerRedis, type LedgerKind, type OpenQuotaStoreOptions } from './open-store.js';
 export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';

@@ -52,6 +52,15 @@ export function fromNanos(nanos: number): number {
   return Math.round(nanos) / NANOS_PER_USD;
 }
 
+/**
+ * What is left of a cap of `limitUsd` with `usedUsd` spent: counted in whole nano-dollars, as the ledger counts, and
+ * never below zero. Every place that says how much is left (a refusal, the usage view, an alert) asks this: a float
+ * subtraction alone says 0.004559999999999998 for 0.01 − 0.00544, or $0.1000 for 1 − 0.9.
+ */
+export function leftOf(limitUsd: number, usedUsd: number): number {
+  return fromNanos(Math.max(0, Math.round(limitUsd * NANOS_PER_USD) - Math.round(usedUsd * NANOS_PER_USD)));
+}
+
 /** The key of the period a time falls in: `YYYY-MM-DD` for a day, `YYYY-MM` for a month. */
 export function periodKey(period: CapPeriod, now: number): string {
   return period === 'day' ? utcDay(now) : utcMonth(now);

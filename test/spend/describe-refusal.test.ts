@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { formatUsd } from '../../src/core/pricing.js';
 import { describeSpendRefusal } from '../../src/spend/describe-refusal.js';
 import { BudgetExceededError } from '../../src/spend/errors.js';
 
@@ -16,6 +17,12 @@ describe('describeSpendRefusal, the one sentence for a refused job on every surf
     expect(describeSpendRefusal({ code: 'budget_scope_daily', limit: 2, used: 2, resetsAt: MIDNIGHT }, { estimateUsd: 0.05, now: NOW, scopeName: 'this workspace' })).toBe(
       'This workspace has reached its daily budget of $2.00 (spent $2.00, $0.00 left); it resets at 00:00 UTC (in 3 h 12 min).',
     );
+  });
+
+  it('says what is left as the ledger counts it, without the noise of a float subtraction', () => {
+    // $1 a day with $0.90 spent: $0.10 left, where a float subtraction says 0.09999999999999998 (shown as $0.1000).
+    const sentence = describeSpendRefusal({ code: 'budget_user_daily', limit: 1, used: 0.9, resetsAt: MIDNIGHT }, { estimateUsd: 0.2, now: NOW });
+    expect(sentence).toContain(` ${formatUsd(0.1)} left `);
   });
 
   it('names the whole account, and the date a monthly cap resets', () => {

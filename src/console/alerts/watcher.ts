@@ -2,7 +2,7 @@ import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
 import { estimateOf } from '../../core/pricing.js';
-import { roundToNanoUsd } from '../../spend/rules.js';
+import { leftOf } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
@@ -183,7 +183,7 @@ export class AlertWatcher {
         periodKey,
         limitUsd: cap.limitUsd,
         usedUsd: cap.usedUsd,
-        leftUsd: roundToNanoUsd(Math.max(0, cap.limitUsd - cap.usedUsd)),
+        leftUsd: leftOf(cap.limitUsd, cap.usedUsd),
         percent,
         threshold,
         resetsAt: cap.resetsAt,

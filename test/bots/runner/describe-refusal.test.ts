@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { formatUsd } from '../../../src/index.js';
 import { refusalFromPolicy, refusalFromReservation } from '../../../bots/runner/describe-refusal.js';
 import { sayWords } from '../../../bots/runner/index.js';
 
@@ -76,5 +77,12 @@ describe('refusalFromReservation', () => {
       'Your use of the bot outside servers has reached its daily budget of $0.500 (spent $0.500, $0.00 left); it resets at 00:00 UTC (in 12 h).',
     );
     expect(refusalFromReservation(spent, { estimateUsd: 0.1, platform: 'discord', now, scopeId: '42' }).message).toMatch(/^This server has reached its daily budget/);
+  });
+
+  it('says what is left as the ledger counts it, without the noise of a float subtraction', () => {
+    // $1 a day with $0.90 spent: $0.10 left, where a float subtraction says 0.09999999999999998 (shown as $0.1000).
+    const now = Date.parse('2026-03-01T12:00:00Z');
+    const refusal = { ok: false as const, code: 'budget_user_daily' as const, limit: 1, used: 0.9, resetsAt: Date.parse('2026-03-02T00:00:00Z') };
+    expect(refusalFromReservation(refusal, { estimateUsd: 0.2, platform: 'discord', now }).message).toContain(` ${formatUsd(0.1)} left `);
   });
 });
