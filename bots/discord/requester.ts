@@ -20,15 +20,33 @@ const THREAD_TYPES: readonly number[] = [ChannelType.AnnouncementThread, Channel
 /** The channel each interaction made in a thread or forum post came from, as Discord sent it (kept while the interaction is). */
 const threadParents = new WeakMap<BaseInteraction, string>();
 
+/** The warning once a discord.js without the `InteractionCreate` action was met (`followThreadParents`): said once a process. */
+let warnedNoAction = false;
+
 /**
  * Makes `client` keep the channel a thread or forum post is in for each interaction made there. Discord sends it in
  * the interaction's `channel` (`parent_id`), but discord.js keeps only the channel's id on the interaction, and a
- * client with no gateway intents caches no channel to look it up in. Every interaction, from the gateway or over
- * HTTP, is built by the client's `InteractionCreate` action, which emits `interactionCreate` as it builds one.
+ * client with no gateway intents caches no channel to look it up in (not even with `Partials.Channel`: a thread
+ * needs its server cached), nor does it give the interaction's raw data to its handlers: no public way reads it. Every
+ * interaction, from the gateway or over HTTP, is built by the client's internal `InteractionCreate` action, which
+ * emits `interactionCreate` as it builds one, so that action is wrapped. A discord.js without it (a later version
+ * that renamed it) does not stop the bot: its first interaction warns once through the client's `warn` event, and
+ * interactions made in threads are then read through `interaction.channel` alone, which is not cached without intents,
+ * so a channels rule refuses them there, as it did before threads were followed.
  */
 export function followThreadParents(client: Client): void {
   const action = (client as unknown as { actions?: { InteractionCreate?: { handle?: (data: unknown) => unknown } } }).actions?.InteractionCreate;
-  if (typeof action?.handle !== 'function') throw new Error('this discord.js version has no InteractionCreate action to read a thread’s channel from');
+  if (typeof action?.handle !== 'function') {
+    client.prependOnceListener(Events.InteractionCreate, () => {
+      if (warnedNoAction) return;
+      warnedNoAction = true;
+      client.emit(
+        Events.Warn,
+        'this discord.js has no InteractionCreate action to read the channel a thread is in: a channels rule refuses jobs asked in threads and forum posts of an allowed channel',
+      );
+    });
+    return;
+  }
   const handle = action.handle.bind(action);
   let parent: string | undefined;
   client.prependListener(Events.InteractionCreate, (interaction) => {

@@ -12,7 +12,10 @@ import { createRequire } from 'node:module';
  * Scripts written without spaces between words (Chinese, Japanese, Thai, Lao,
  * Khmer, Myanmar …) have no whole words to find: each of their characters is a
  * word of its own, so "殺す" blocks "猫を殺す絵". So is each emoji and symbol:
- * "🍆" blocks "a🍆" and "👍" blocks "👍🏽". An entry with none of these — no
+ * "🍆" blocks "a🍆" and "👍" blocks "👍🏽". An entry of letters and digits only
+ * does not see emoji and symbols in a prompt, as it does not see punctuation:
+ * "kill him" blocks "kill 🔪 him", "kill + him" and "kill=him"; an entry with an
+ * emoji or symbol in it matches them as written. An entry with none of these — no
  * letter, digit, emoji or symbol — could never match and is refused
  * (`unmatchableEntries`), never kept as if it blocked something.
  *
@@ -98,6 +101,13 @@ export function wordsOf(text: string): string[] {
   return foldText(text).match(WORD) ?? [];
 }
 
+/** A word that is one emoji or symbol (`WORD`'s second kind). */
+const SYMBOL_WORD = /^[\p{S}\p{Extended_Pictographic}]$/u;
+
+function isSymbolWord(word: string): boolean {
+  return SYMBOL_WORD.test(word);
+}
+
 /**
  * The entries of a list that can never match — nothing in them is a letter, a digit, an emoji or a symbol (".", "—")
  * — as written; empty when every one can. What the settings and `PICTOR_BLOCKED_WORDS` refuse.
@@ -108,13 +118,17 @@ export function unmatchableEntries(entries: readonly string[]): string[] {
 
 /**
  * The first entry of `blocked` found in `prompt` as whole words (`wordsOf`: in an unspaced script, as the characters
- * in a row; an emoji wherever it stands), as the entry was written; undefined when none is.
+ * in a row; an emoji wherever it stands), as the entry was written; undefined when none is. An entry of letters and
+ * digits only is looked for among the prompt's letter and digit words, the emoji and symbols between them passed
+ * over like punctuation ("kill him" blocks "kill 🔪 him"); an entry holding an emoji or symbol, among all its words.
  */
 export function findBlockedWord(prompt: string, blocked: readonly string[]): string | undefined {
   if (blocked.length === 0) return undefined;
-  const words = wordsOf(prompt);
+  const allWords = wordsOf(prompt);
+  const plainWords = allWords.filter((word) => !isSymbolWord(word));
   for (const entry of blocked) {
     const phrase = wordsOf(entry);
+    const words = phrase.some(isSymbolWord) ? allWords : plainWords;
     if (phrase.length === 0 || phrase.length > words.length) continue;
     for (let i = 0; i + phrase.length <= words.length; i++) {
       if (phrase.every((word, j) => words[i + j] === word)) return entry;

@@ -79,34 +79,46 @@ export const DEFAULT_FIRST_POST_DEADLINE_MS = 30_000;
 const LOOK_BACK_MS = 10 * 60_000;
 const LOOK_LIMIT = 200;
 /**
- * How long the messages of a job's end posted once (the message of Reroll, Edit and Delete, and its end posted anew, in
- * its channel or in the requester's direct messages: all of them together) may wait in all for Slack's `Retry-After`s
- * (429s, Slack not taking them) before they are posted again: a 429 that asks for more is taken as a refusal. Slack's
- * limits on `chat.postMessage` count by the second and the minute. A repair by button starts again.
+ * How long the messages of a job's end posted once (the message of Reroll, Edit and Delete, and its end posted anew in
+ * its channel: all of them together) may wait in all for Slack's `Retry-After`s (429s, Slack not taking them) before
+ * they are posted again: a 429 that asks for more is taken as a refusal. Slack's limits on `chat.postMessage` count by
+ * the second and the minute. A repair by button starts again.
  */
 export const RATE_LIMITED_WAIT_MAX_MS = 60_000;
 /** A `Retry-After` below a second (0 included) is waited as one: a server that keeps asking for none is not posted to in a loop. */
 export const RATE_LIMITED_WAIT_LEAST_MS = 1000;
 /** How many 429s those messages may wait out in all, however short their waits: past them, a 429 is a refusal. */
 export const RATE_LIMITED_WAITS_MAX = 10;
+/**
+ * The allowance of a job's end sent to the requester's direct messages once its channel gave up (`RATE_LIMITED_WAIT_MAX_MS`
+ * and `RATE_LIMITED_WAITS_MAX` spent there, or the channel refusing it): a few more waits of its own, so a workspace
+ * that rate-limits still gets its end, and a job's end waits a minute and a half at most, well within a stop's grace.
+ */
+export const DM_RATE_LIMITED_WAIT_MAX_MS = 30_000;
+export const DM_RATE_LIMITED_WAITS_MAX = 3;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The waits for Slack's `Retry-After` a job's end has taken (see `RATE_LIMITED_WAIT_MAX_MS`). */
+/** The waits for Slack's `Retry-After` a job's end has taken, and the most it may take (see `RATE_LIMITED_WAIT_MAX_MS`). */
 interface RateLimitedWaits {
   ms: number;
   count: number;
+  readonly maxMs: number;
+  readonly maxCount: number;
 }
 
+const channelWaits = (): RateLimitedWaits => ({ ms: 0, count: 0, maxMs: RATE_LIMITED_WAIT_MAX_MS, maxCount: RATE_LIMITED_WAITS_MAX });
+const dmWaits = (): RateLimitedWaits => ({ ms: 0, count: 0, maxMs: DM_RATE_LIMITED_WAIT_MAX_MS, maxCount: DM_RATE_LIMITED_WAITS_MAX });
+
 /**
- * A post of the job's end given up because the bot began to stop while Slack had it wait (or asked it to): what it
- * would show is left to the next start's sweep, as a shed write is (the request stays active).
+ * A post of the buttons beside a finished job's images given up because the bot began to stop while Slack had it wait
+ * (or asked it to): the job's message shows the buttons instead.
  */
 class CutByStopError extends Error {
   override name = 'CutByStopError';
 }
 
-const cutByStop = () => new CutByStopError('the bot began to stop while Slack had a message of a job wait');
+const cutByStop = () => new CutByStopError('the bot began to stop while Slack had the buttons of a finished job wait');
 
 /** A job's message posted (`chat.postMessage`) whose answer was lost: it may be there. */
 interface UnansweredPost<S> {
@@ -140,6 +152,10 @@ interface OncePost<S> {
   posted: (channel: string, ts: string | undefined, shown: S) => Promise<void>;
   /** Logs that its answer was lost (in `channel`) and the look could not tell: it is not posted again. */
   notLookedFor: (channel: string) => void;
+  /** The `Retry-After`s it may wait out, shared with the posts that count with it (taken from as it waits). */
+  waits: RateLimitedWaits;
+  /** A stop ends its wait for Slack's `Retry-After` (`CutByStopError`): only for a post something else stands in for. */
+  cutByStop: boolean;
 }
 
 /** Slack's `ts` `a` is later than `b` (seconds, then microseconds, as numbers). */
@@ -211,8 +227,10 @@ export class SlackJobView {
   #finalShown = false;
   /** The job's end as the runner records it, saved with the request's `ended` mark until it is recorded. */
   #end: JobEnd | undefined;
-  /** The `Retry-After`s waited out by the messages of the job's end posted once, all of them together (`#postOnce`). */
-  #endWaits: RateLimitedWaits = { ms: 0, count: 0 };
+  /** The `Retry-After`s waited out by the messages of the job's end posted once in its channel, all of them together (`#postOnce`). */
+  #endWaits: RateLimitedWaits = channelWaits();
+  /** Those waited out by its end sent to the requester's direct messages: an allowance of its own. */
+  #dmEndWaits: RateLimitedWaits = dmWaits();
   /** The job's message showing its end, once the images and their buttons no longer wait for it (see `settled`). */
   #lastly: Promise<void> = Promise.resolve();
   #resultReported = false;
@@ -488,7 +506,8 @@ export class SlackJobView {
   async repair(): Promise<boolean> {
     if (!this.needsRepair) return this.#finalShown;
     // A member's click, later: Slack's `Retry-After`s are waited out afresh.
-    this.#endWaits = { ms: 0, count: 0 };
+    this.#endWaits = channelWaits();
+    this.#dmEndWaits = dmWaits();
     await this.#showFinal();
     return this.#finalShown;
   }
@@ -542,44 +561,36 @@ export class SlackJobView {
     if (this.#where === 'channel') {
       // The message is gone (or Slack kept failing to edit it): a new message in the same place.
       try {
-        await this.#postFinalMessage(this.#channelId, this.#o.request.threadTs);
+        await this.#postFinalMessage(this.#channelId, this.#o.request.threadTs, this.#endWaits);
         return;
       } catch (error) {
-        if (this.#leftToSweep(error)) return;
         this.#logError(error, 'could not post the end of a job in its channel');
         this.#where = 'dm';
       }
     }
     try {
       const dm = await this.#dmChannel();
-      await this.#postFinalMessage(dm, undefined);
+      await this.#postFinalMessage(dm, undefined, this.#dmEndWaits);
     } catch (error) {
-      if (this.#leftToSweep(error)) return;
       this.#logError(error, 'could not send the end of a job to the requester directly');
     }
-  }
-
-  /**
-   * A post of the job's end cut by the bot's stop (`CutByStopError`): logged, and the request left active — not marked ended,
-   * its end not shown — so the next start's sweep shows it, as it does a "Done" the stop shed.
-   */
-  #leftToSweep(error: unknown): boolean {
-    if (!(error instanceof CutByStopError)) return false;
-    this.#o.logger.info({ jobId: this.#state.jobId, channel: this.#channelId }, 'the bot stopped while Slack had the end of a job wait: the next start shows it');
-    return true;
   }
 
   /**
    * The job's end in a message of its own, posted once (`#postOnce`): after an answer that was lost it is looked for by
    * its request line, and taken as the job's message when found. The job's images are not in it — they were shared
    * before it, by their own route — so no paid image waits on it; a button pressed on the job (`repair`) looks again.
+   * Slack's `Retry-After`s are waited out within `waits`, a stop or not: the next start's sweep could only edit the job's
+   * message, which is gone or refused here, so what the job ended as (its failure, its charge) is said now or never.
    * Throws when Slack refused it, or kept failing.
    */
-  async #postFinalMessage(channel: string, threadTs: string | undefined): Promise<void> {
+  async #postFinalMessage(channel: string, threadTs: string | undefined, waits: RateLimitedWaits): Promise<void> {
     const requestId = this.#o.request.id;
     await this.#postOnce<FinalShown>({
       channel,
       threadTs,
+      waits,
+      cutByStop: false,
       unanswered: this.#finalUnanswered,
       render: async () => {
         const rendered = renderJobMessage(this.#state);
@@ -810,6 +821,9 @@ export class SlackJobView {
     const requestId = this.#o.request.id;
     return this.#postOnce<undefined>({
       ...where,
+      waits: this.#endWaits,
+      // The job's message shows them instead, should the stop come first.
+      cutByStop: true,
       unanswered: {},
       render: async () => {
         // A click on them finds the images.
@@ -825,9 +839,9 @@ export class SlackJobView {
   /**
    * A message of the job's posted once, through the client that sends each call once: tried again while Slack says it
    * has trouble of its own; after a 429 (Slack did not take it), posted again once its `Retry-After` is over (a second at
-   * least), while the waits of the job's end stay within `RATE_LIMITED_WAIT_MAX_MS` and `RATE_LIMITED_WAITS_MAX` in all,
-   * every post of it together (past them, a refusal). A 429 while the bot stops, or a stop during its wait, ends it
-   * there (`CutByStopError`): it is not posted again. After an answer that was lost the message
+   * least), while `post.waits` stays within its bounds (`RATE_LIMITED_WAIT_MAX_MS` and `RATE_LIMITED_WAITS_MAX` in all
+   * for the posts in the job's channel; past them, a refusal). With `post.cutByStop`, a 429 while the bot stops, or a
+   * stop during its wait, ends it there (`CutByStopError`): it is not posted again. After an answer that was lost the message
    * may be there: it is looked for first, and taken as posted when found; posted again only when it is not there. When
    * the look cannot tell, it is not posted again (logged, the post kept as unanswered): a message missing rather than
    * two. Its ts (posted or found); undefined when the look could not tell. Throws when Slack refused it, kept failing,
@@ -875,14 +889,15 @@ export class SlackJobView {
         const retryAfterMs = retryAfterMsOf(error);
         if (retryAfterMs !== undefined) {
           // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bounds.
-          if (this.#o.writer.stopping.aborted) throw cutByStop();
+          if (post.cutByStop && this.#o.writer.stopping.aborted) throw cutByStop();
           const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
-          const waits = this.#endWaits;
-          if (waits.count >= RATE_LIMITED_WAITS_MAX || waits.ms + waitMs > RATE_LIMITED_WAIT_MAX_MS) throw error;
+          const { waits } = post;
+          if (waits.count >= waits.maxCount || waits.ms + waitMs > waits.maxMs) throw error;
           waits.count++;
           waits.ms += waitMs;
           this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs, waitMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
-          if (!(await this.#waitUnlessStopping(waitMs))) throw cutByStop();
+          if (!post.cutByStop) await pause(waitMs);
+          else if (!(await this.#waitUnlessStopping(waitMs))) throw cutByStop();
           continue;
         }
         if (!isTransientSlackError(error)) throw error;

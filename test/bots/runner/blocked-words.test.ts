@@ -107,6 +107,24 @@ describe('findBlockedWord', () => {
     expect(findBlockedWord('a plum on a plate', ['🍆'])).toBeUndefined();
   });
 
+  it.each(['kill + him', 'kill 🔪 him', 'kill=him', 'kill|him', 'kill 👍🏽 him', 'KILL🔪HIM', 'kill ❤️ him'])(
+    'passes over an emoji or symbol between the words of a phrase made of letters only, as over punctuation: "kill him" refuses "%s"',
+    (prompt) => {
+      expect(findBlockedWord(`please ${prompt} now`, ['kill him'])).toBe('kill him');
+    },
+  );
+
+  it('still matches an entry holding an emoji or symbol as written, and still needs the words of a phrase in a row', () => {
+    expect(findBlockedWord('kill 🔪 him', ['kill 🔪'])).toBe('kill 🔪');
+    expect(findBlockedWord('kill 👍 him', ['kill 🔪'])).toBeUndefined();
+    expect(findBlockedWord('a + b', ['+'])).toBe('+');
+    expect(findBlockedWord('a 🍆🔪 b', ['🍆 🔪'])).toBe('🍆 🔪');
+    expect(findBlockedWord('kill the 🔪 him', ['kill him'])).toBeUndefined();
+    expect(findBlockedWord('猫を🔪殺す絵', ['殺す'])).toBe('殺す');
+    expect(findBlockedWord('殺🔪す', ['殺す'])).toBe('殺す');
+    expect(findBlockedWord('thumbs 👍🏽', ['👍'])).toBe('👍');
+  });
+
   it('refuses none of a few thousand ordinary words and names in Latin, Cyrillic and Greek script', () => {
     const texts = ordinaryTexts();
     const words = new Set(texts.flatMap((text) => text.split(/\s+/)));

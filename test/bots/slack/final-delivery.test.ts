@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RATE_LIMITED_WAIT_LEAST_MS, RATE_LIMITED_WAIT_MAX_MS, RATE_LIMITED_WAITS_MAX } from '../../../bots/slack/SlackJobView.js';
+import { DM_RATE_LIMITED_WAITS_MAX, RATE_LIMITED_WAIT_LEAST_MS, RATE_LIMITED_WAIT_MAX_MS, RATE_LIMITED_WAITS_MAX } from '../../../bots/slack/SlackJobView.js';
+import { ChannelWriter } from '../../../bots/slack/ChannelWriter.js';
 import { say, usd } from '../../../bots/runner/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -389,7 +390,7 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
   }
 
-  it('waits a second at least for a Retry-After of 0, and gives up after a bounded number of 429s, in its channel and the requester’s direct messages together', async () => {
+  it('waits a second at least for a Retry-After of 0, and gives up after a bounded number of 429s in its channel, then a few more of their own in the requester’s direct messages', async () => {
     const logger = new RecordingLogger();
     h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
     const { fake } = h;
@@ -406,8 +407,14 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
         expect(endPosts(fake, 'C0NOWAIT')).toHaveLength(i);
         await clock.advance(1);
       }
+      for (let i = 1; i <= DM_RATE_LIMITED_WAITS_MAX; i++) {
+        const all = RATE_LIMITED_WAITS_MAX + i;
+        await fake.waitFor(() => waits(logger).length >= all || undefined, `wait ${i} in the direct messages`, 10 * 60_000);
+        expect(waits(logger)[all - 1]!.obj).toMatchObject({ channel: dm, retryAfterMs: 0, waitMs: RATE_LIMITED_WAIT_LEAST_MS });
+        await clock.advance(RATE_LIMITED_WAIT_LEAST_MS);
+      }
       await fake.waitFor(() => gaveUp(logger), 'the bot to give up', 10 * 60_000);
-      expect(clock.moved()).toBe(RATE_LIMITED_WAITS_MAX * RATE_LIMITED_WAIT_LEAST_MS);
+      expect(clock.moved()).toBe((RATE_LIMITED_WAITS_MAX + DM_RATE_LIMITED_WAITS_MAX) * RATE_LIMITED_WAIT_LEAST_MS);
     } finally {
       clock.restore();
     }
@@ -415,66 +422,77 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     await h.close({ fake: true });
     h = undefined;
     expect(endPosts(fake, 'C0NOWAIT')).toEqual(Array.from({ length: RATE_LIMITED_WAITS_MAX + 1 }, () => 429));
-    expect(endPosts(fake, dm)).toEqual([429]);
-    expect(waits(logger)).toHaveLength(RATE_LIMITED_WAITS_MAX);
+    expect(endPosts(fake, dm)).toEqual(Array.from({ length: DM_RATE_LIMITED_WAITS_MAX + 1 }, () => 429));
+    expect(waits(logger)).toHaveLength(RATE_LIMITED_WAITS_MAX + DM_RATE_LIMITED_WAITS_MAX);
     await fake.close();
   }, 30_000);
 
-  it('waits a minute in all, its channel and the requester’s direct messages together', async () => {
+  it('waits a minute in all in its channel, then sends the end to the requester’s direct messages, which wait out a 429 of their own: a rate-limited workspace still gets its end', async () => {
     const logger = new RecordingLogger();
     h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
     const { fake } = h;
     const dm = fake.dmOf('U0ALICE');
     const clock = clockOfLongTimers();
     try {
-      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 25, count: 100, match: isEndPost('C0MINUTE', dm) });
+      // Three 429s in the channel (a third wait of 25 s would pass the minute), then one in the direct messages.
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 25, count: 4, match: isEndPost('C0MINUTE', dm) });
       await cancelWithMessageGone(fake, 'C0MINUTE');
       for (let i = 1; i <= 2; i++) {
         await fake.waitFor(() => waits(logger).length >= i || undefined, `wait ${i}`, 10 * 60_000);
         await clock.advance(25_000);
       }
-      // Two waits of 25 s: a third would pass the minute, in the channel or in the direct messages.
-      await fake.waitFor(() => gaveUp(logger) ?? waits(logger)[2], 'the bot to give up, or to wait a third time', 10 * 60_000);
-      expect(waits(logger).map((e) => (e.obj as { channel?: string }).channel)).toEqual(['C0MINUTE', 'C0MINUTE']);
       expect(clock.moved()).toBeLessThanOrEqual(RATE_LIMITED_WAIT_MAX_MS);
+      await fake.waitFor(() => waits(logger)[2], 'the bot to wait in the direct messages', 10 * 60_000);
+      expect(waits(logger).map((e) => (e.obj as { channel?: string }).channel)).toEqual(['C0MINUTE', 'C0MINUTE', dm]);
+      await clock.advance(25_000);
     } finally {
       clock.restore();
     }
+    const ended = await fake.waitFor(() => fake.messagesIn(dm).find((m) => statusOf(m).includes('Cancelled')), 'the end in the direct messages');
     await h.close({ fake: true });
     h = undefined;
     expect(endPosts(fake, 'C0MINUTE')).toEqual([429, 429, 429]);
-    expect(endPosts(fake, dm)).toEqual([429]);
-    expect(fake.messagesIn(dm)).toEqual([]);
+    expect(endPosts(fake, dm)).toEqual([429, 200]);
+    expect(fake.messagesIn(dm)).toEqual([ended]);
+    expect(gaveUp(logger)).toBeUndefined();
     await fake.close();
   }, 30_000);
 
-  it('stops waiting when the bot stops, posts nothing more, and leaves the end to the next start’s sweep', async () => {
+  it('keeps waiting when the bot begins to stop, and posts the end once Slack’s Retry-After is over: the next start could not show it, its message gone', async () => {
     const logger = new RecordingLogger();
     h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
     const { fake, dataDir } = h;
     const dm = fake.dmOf('U0ALICE');
     const clock = clockOfLongTimers();
+    let stopped: Promise<void>;
     try {
-      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 60, count: 100, match: isEndPost('C0STOPPING', dm) });
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 60, count: 1, match: isEndPost('C0STOPPING', dm) });
       await cancelWithMessageGone(fake, 'C0STOPPING');
       await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
-      // The bot's stop (its bounds are on the clock that stands still: it ends only once nothing waits for Slack any more).
-      await h.bot.stop();
-      expect(clock.moved()).toBe(0);
+      // The bot begins to stop while Slack has the end wait: its writer tells its waits so (`stopping`).
+      const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
+      stopped = h.bot.stop();
+      await fake.waitFor(() => shed.mock.calls.length > 0 || undefined, 'the bot to begin to stop', 10 * 60_000);
+      shed.mockRestore();
+      await clock.advance(60_000 - 1);
+      expect(endPosts(fake, 'C0STOPPING')).toEqual([429]);
+      await clock.advance(1);
+      await fake.waitFor(() => endPosts(fake, 'C0STOPPING').length > 1 || undefined, 'the end posted again', 10 * 60_000);
     } finally {
       clock.restore();
     }
+    await stopped;
+    const ended = await finishedJob(fake, 'C0STOPPING');
+    expect(statusOf(ended)).toContain('Cancelled');
     await h.close({ fake: true, dataDir: true });
     h = undefined;
-    expect(endPosts(fake, 'C0STOPPING')).toEqual([429]);
+    expect(endPosts(fake, 'C0STOPPING')).toEqual([429, 200]);
     expect(endPosts(fake, dm)).toEqual([]);
-    expect(logger.entries.some((e) => e.msg === 'the bot stopped while Slack had the end of a job wait: the next start shows it')).toBe(true);
-    // Not marked ended, with no end to record: the next start's sweep takes it, as a "Done" the stop shed.
+    // Shown and marked ended: nothing is left for the next start's sweep.
     const dir = join(dataDir, 'slack', 'requests');
     const [file] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
     const saved = (JSON.parse(readFileSync(join(dir, file!), 'utf8')) as { value: Record<string, unknown> }).value;
-    expect(saved.status).toBe('active');
-    expect(saved.end).toBeUndefined();
+    expect(saved.status).toBe('ended');
     await rm(dataDir, { recursive: true, force: true });
     await fake.close();
   }, 30_000);
