@@ -11,7 +11,9 @@ import { formatUsdExact } from '../core/pricing.js';
  * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
  * does a second Ctrl+C, at once (it says which): a reservation left open then is charged its estimate (`uncertain`) by
  * a later run's reconcile, unless it was waiting to retry an attempt that billed nothing (the ledger marks such a job
- * not sent, so the reconcile releases it). A Ctrl+C that comes after the request ended (`jobEnded`: its result is being
+ * not sent, so the reconcile releases it). A request not sent yet is charged so only when the exit comes while the
+ledger records that it may be billed (`marking`) and that mark was recorded: the report says nothing was sent, and that
+a later run charges the estimate if the ledger had recorded it. A Ctrl+C that comes after the request ended (`jobEnded`: its result is being
  * written) arms no exit: the writes finish; only a second one stops them.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
@@ -22,8 +24,13 @@ import { formatUsdExact } from '../core/pricing.js';
  * `close`, and two runs in one process never see each other's state.
  */
 export class JobWatch {
-  /** `done`: the request has ended (its images are being written). */
-  phase: 'waiting' | 'sent' | 'done' = 'waiting';
+  /**
+   * `waiting`: connecting, queued for a slot or for the ledger's reservation (nothing the ledger could charge);
+   * `marking`: the slot is given and the ledger is recording that the request may be billed (not sent yet, but once
+   * that mark is recorded a job left open is charged its estimate by a later run); `sent`: the request left; `done`:
+   * the request has ended (its images are being written).
+   */
+  phase: 'waiting' | 'marking' | 'sent' | 'done' = 'waiting';
   /** Files written so far (partial and final images, and any saved to the temp directory). */
   readonly files: string[] = [];
   /** What the ledger did when the request ended; absent until it answered. */
@@ -145,7 +152,7 @@ export class JobWatch {
 export type FirstStop = 'stopping' | 'cancelling' | 'writing';
 
 export function firstStopOf(phase: JobWatch['phase']): FirstStop {
-  if (phase === 'waiting') return 'stopping';
+  if (phase === 'waiting' || phase === 'marking') return 'stopping';
   return phase === 'sent' ? 'cancelling' : 'writing';
 }
 
@@ -192,7 +199,11 @@ export interface InterruptJson {
   partials: string[];
   /** Whether the request had reached the service. */
   sent: boolean;
-  /** What the ledger charged the job (0 when released); null when it had not answered before the exit. */
+  /**
+   * What the ledger charged the job (0 when released, or when it was stopped before the ledger could charge it); null
+   * when it had not answered before the exit: a later run may charge its estimate, even with `sent` false (stopped
+   * while the ledger recorded that the request may be billed).
+   */
   charged: number | null;
   /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
   emulator: boolean;
@@ -207,8 +218,9 @@ export function interruptJson(job: Pick<JobWatch, 'phase' | 'files' | 'settled' 
     operation,
     files,
     partials,
-    sent: job.phase !== 'waiting' && job.settled?.released !== 'not_sent',
-    charged,
+    sent: (job.phase === 'sent' || job.phase === 'done') && job.settled?.released !== 'not_sent',
+    // Stopped before the ledger's mark that it may be billed: whatever the ledger did, a later run releases it.
+    charged: job.phase === 'waiting' && charged === null ? 0 : charged,
     emulator,
   };
 }
@@ -244,7 +256,7 @@ export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled
   if (job.files.length) {
     lines.push(`Images written before the interruption (${job.files.length}):`);
     for (const file of job.files) lines.push(`  ${file}`);
-  } else if (job.phase !== 'waiting') {
+  } else if (job.phase === 'sent' || job.phase === 'done') {
     lines.push('No image had arrived yet, so none was written.');
   }
   return lines;
@@ -259,6 +271,15 @@ function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy' | 'secon
     job.exitedBy === 'second_interrupt'
       ? `${second} came before the ledger answered, so a later run charges it its estimate (marked uncertain)`
       : 'the ledger did not answer in time, so a later run charges it its estimate (marked uncertain)';
+  if (job.phase === 'marking' && !settled) {
+    // Nothing left, but the ledger's "may be billed" mark may have been recorded before the exit: its job is then
+    // charged its estimate by a later run, as a job that was sent.
+    const ledger = job.emulator ? "the emulator's ledger" : 'the ledger';
+    const why = job.exitedBy === 'second_interrupt' ? `${second} came while ${ledger} was recording that it may be billed` : `${ledger} did not answer in time while recording that it may be billed`;
+    return job.emulator
+      ? `pictor: interrupted before the request was sent to the emulator: nothing was spent; ${why}, and if it had recorded that, a later run records it there at its estimate (marked uncertain).`
+      : `pictor: interrupted before the request was sent: nothing was sent, but ${why}, and if it had recorded that, a later run charges it its estimate (marked uncertain); check your usage before trying again.`;
+  }
   if (job.emulator && settled?.action !== 'released') {
     // An emulator's ledger records what the job would have cost; no service bills it.
     const when = job.phase === 'done' ? 'while writing the images of a job the emulator had ended' : 'after the request was sent to the emulator';

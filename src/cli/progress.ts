@@ -88,7 +88,8 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
   };
   return {
     queued: (ahead) => ((state = ahead > 0 ? `queued, ${ahead} ahead` : 'waiting for a slot'), draw('update')),
-    starting: () => ((state = 'about to send'), draw('update')),
+    // The ledger now records that the request may be billed (a retry's slot keeps the phase: that request was sent).
+    starting: () => (job.phase === 'waiting' && (job.phase = 'marking'), (state = 'about to send'), draw('update')),
     sending: () => ((job.phase = 'sent'), (state = 'sent, the service is working'), draw('update')),
     partialReceived: () => (partials++, draw('update')),
     imageDone: () => (done++, draw('update')),

@@ -9,9 +9,10 @@ export function capRatio(usedUsd: number, limitUsd: number): number {
 }
 
 /**
- * The whole percent of a share, rounded down (99.6 % is said 99 %, never 100 % while something is left to say so),
- * after the float noise of the division (0.58 of a cap is 58 %, not 57.99999999999999): to a millionth of a percent
- * first. Infinite for a cap of $0 with something spent.
+ * The whole percent of a share, rounded down (99.6 % is said 99 %), after the float noise of the division (0.58 of a
+ * cap is 58 %, not 57.99999999999999): to a millionth of a percent first, so a share within a millionth of a percent
+ * of 100 % is said 100 % (and the cap used up: $99.9999999 of $100 leaves less than any job costs). Infinite for a cap
+ * of $0 with something spent.
  */
 export function percentOf(ratio: number): number {
   if (!Number.isFinite(ratio)) return ratio;

@@ -263,15 +263,15 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     if (path === '/logout') {
       sessions.logout(session.id);
       res.setHeader('set-cookie', Sessions.cookie(undefined, cookieOptions));
-      return redirect(res, '/login');
+      return changed(res, '/login');
     }
     if (!config.allowChanges) return send(res, 403, 'text/plain; charset=utf-8', 'This console is read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to make changes from it.\n');
     if (path === '/breaker/resume') {
       const scopeKey = (form.get('scope') ?? '').trim();
       const before = scopeKey ? await source.store.resumeScope(scopeKey, 'console', now()) : undefined;
-      if (!before) return redirect(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
+      if (!before) return changed(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
       logger.info({ scopeKey, by: 'console', pausedAt: before.pausedAt, pausedUsd: before.pausedUsd, limitUsd: before.limitUsd }, 'the owner resumed a server the breaker had paused');
-      return redirect(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
+      return changed(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
     }
     if (path === '/alerts/rules') {
       const thresholds = parseThresholds(form.get('thresholds') ?? '');
@@ -280,7 +280,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       await options.alerts.log.setRules(rules);
       logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
       options.alerts.poke();
-      return redirect(res, '/alerts?done=rules');
+      return changed(res, '/alerts?done=rules');
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
   }
@@ -330,6 +330,15 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     logger.warn({ path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere }, 'the console could not reach the ledger in time: answered 503');
     res.setHeader('retry-after', '5');
     return html(res, 503, ledgerUnreachablePage(options.ledgerWhere, waited));
+  }
+
+  /**
+   * A change was made (or a session ended): the renders kept for a reload were read before it, so they are dropped,
+   * and the page the owner is sent to (a fixed address, such as /alerts?done=rules) is read again.
+   */
+  function changed(res: ServerResponse, location: string): void {
+    renders.clear();
+    redirect(res, location);
   }
 
   function forget(key: string, rendering: Promise<SafeHtml>): void {

@@ -24,7 +24,10 @@ import { open, readFile, rm, stat } from 'node:fs/promises';
  * awaited call waits a turn of the loop, and taking the lock is three of them.
  */
 export interface FileLockOptions {
-  /** Give up after this long. Default 10 s. */
+  /**
+   * Give up after this long. Default 10 s. A lock an earlier process of this pid left is waited for longer: until it
+   * is stale (`OWN_PID_LEFTOVER_MS` after it last changed) and taken over.
+   */
   timeoutMs?: number | undefined;
   /** A lock of another host older than this is stale. Default 60 s. */
   staleMs?: number | undefined;
@@ -72,7 +75,9 @@ export const OWN_PID_LEFTOVER_MS = 40_000;
 async function acquire(path: string, options: FileLockOptions): Promise<string> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 60_000;
-  const deadline = Date.now() + timeoutMs;
+  const started = Date.now();
+  let deadline = started + timeoutMs;
+  let leftoverSeen = false;
   let triedAfterLetGo = false;
   for (let attempt = 0; ; attempt++) {
     const token = await tryTake(path);
@@ -86,10 +91,34 @@ async function acquire(path: string, options: FileLockOptions): Promise<string> 
       triedAfterLetGo = true;
       continue;
     }
+    // One naming this pid that this process does not hold (an earlier process of this pid left it) is waited for until
+    // it is stale and taken over, however short `timeoutMs`: bounded by its age when first seen, so one a live twin
+    // keeps renewing is still given up on. A caller that does not wait (`timeoutMs: 0`) is answered at once.
+    if (holder && timeoutMs > 0 && !leftoverSeen && isOwnPidNotHeld(holder)) {
+      leftoverSeen = true;
+      const changed = await mtimeOf(path);
+      if (changed !== undefined) deadline = Math.max(deadline, changed + Math.min(staleMs, OWN_PID_LEFTOVER_MS) + LEFTOVER_MARGIN_MS);
+    }
     if (Date.now() > deadline) {
-      throw new Error(`the lock ${path} is held by ${holder ? `process ${holder.pid} on ${holder.host}` : 'another process'} for more than ${timeoutMs / 1000} s`);
+      throw new Error(`the lock ${path} is held by ${holder ? `process ${holder.pid} on ${holder.host}` : 'another process'} for more than ${Math.round(deadline - started) / 1000} s`);
     }
     await sleep(Math.min(25, 1 + attempt) + Math.random() * 2);
+  }
+}
+
+/** How long past its stale age an own-pid leftover is waited for (a few polls: it is broken at the first after that age). */
+const LEFTOVER_MARGIN_MS = 1000;
+
+/** A lock naming this process's pid on this machine that this process does not hold: an earlier process of this pid left it, or a twin in another container holds it. */
+function isOwnPidNotHeld(holder: Holder): boolean {
+  return holder.host === HOST && holder.pid === process.pid && !heldHere.has(holder.token);
+}
+
+async function mtimeOf(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).mtimeMs;
+  } catch {
+    return undefined;
   }
 }
 

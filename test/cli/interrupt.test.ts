@@ -72,6 +72,20 @@ describe('Ctrl+C during a generation', () => {
     );
   });
 
+  it('says nothing was sent when the exit comes while the ledger records that the request may be billed, and that a later run charges the estimate if it had recorded it', () => {
+    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer' })).toEqual([
+      'pictor: interrupted before the request was sent: nothing was sent, but the ledger did not answer in time while recording that it may be billed, and if it had recorded that, a later run charges it its estimate (marked uncertain); check your usage before trying again.',
+    ]);
+    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
+      'pictor: interrupted before the request was sent: nothing was sent, but the second Ctrl+C came while the ledger was recording that it may be billed, and if it had recorded that, a later run charges it its estimate (marked uncertain); check your usage before trying again.',
+    );
+    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
+      "pictor: interrupted before the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time while recording that it may be billed, and if it had recorded that, a later run records it there at its estimate (marked uncertain).",
+    );
+    // The ledger answered: the cancel released it.
+    expect(interruptReport({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } })[0]).toBe(interruptReport({ phase: 'waiting', files: [] })[0]);
+  });
+
   it('tells a job the emulator answered as what it would have cost, with nothing spent and no usage to check', () => {
     expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854 }, emulator: true })[0]).toBe(
       'pictor: interrupted after the request was sent to the emulator: it would have cost $0.16854 on the real service (the images that came, plus the estimate of each that did not); nothing was spent.',
@@ -104,13 +118,18 @@ describe('Ctrl+C during a generation', () => {
       emulator: false,
     });
     expect(interruptJson({ phase: 'sent', files: [], exitedBy: 'timer' }, about)).toMatchObject({ sent: true, charged: null });
-    expect(interruptJson({ phase: 'waiting', files: [] }, about)).toMatchObject({ sent: false, charged: null });
+    // Stopped before the ledger's mark: a later run releases whatever the ledger holds.
+    expect(interruptJson({ phase: 'waiting', files: [] }, about)).toMatchObject({ sent: false, charged: 0 });
+    // Stopped while the ledger recorded that mark, which did not answer: nothing sent, but a later run may charge it.
+    expect(interruptJson({ phase: 'marking', files: [], exitedBy: 'timer' }, about)).toMatchObject({ sent: false, charged: null });
+    expect(interruptJson({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
     expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
     expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
   });
 
   it('says at once what the first Ctrl+C does: stops before anything was sent, cancels a sent request, or lets a done job write its images', () => {
     expect(firstStopOf('waiting')).toBe('stopping');
+    expect(firstStopOf('marking')).toBe('stopping');
     expect(firstStopOf('sent')).toBe('cancelling');
     expect(firstStopOf('done')).toBe('writing');
     expect(firstStopLine('stopping', 'SIGINT')).toBe('pictor: stopping; nothing was sent (Ctrl+C again to exit now).');
@@ -373,6 +392,46 @@ describe('Ctrl+C while the ledger records that the request may be billed', () =>
   }, 60_000);
 });
 
+describe('an exit while the ledger records that the request may be billed', () => {
+  it('says nothing was sent and, with --json, sent false and charged null, as the mark recorded leaves the job to be charged its estimate', async () => {
+    const data = await tempDir();
+    const out = await tempDir();
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    onTestFinished(() => exit.mockRestore());
+    // The mark is recorded, then its answer never comes (until the test lets it go, after the exit).
+    const markSent = FileQuotaStore.prototype.markSent;
+    let reached!: () => void;
+    const atMark = new Promise<void>((resolve) => (reached = resolve));
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const mark = vi.spyOn(FileQuotaStore.prototype, 'markSent').mockImplementation(async function (this: FileQuotaStore, jobId: string) {
+      await markSent.call(this, jobId);
+      reached();
+      await held;
+    });
+    onTestFinished(() => mark.mockRestore());
+    const said: string[] = [];
+    const lines: string[] = [];
+    const running = run(['generate', '--prompt', 'a slow fox', '--quality', 'low', '--json', '--out', `${out}/`], { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data }, { stderr: (line) => said.push(line), stdout: (line) => lines.push(line) });
+    await atMark;
+    // However the test ends, the run is let go, and it ends (its exit timer with it).
+    onTestFinished(async () => {
+      letGo();
+      await running;
+    });
+    process.emit('SIGINT');
+    expect(said).toContain(firstStopLine('stopping', 'SIGINT'));
+    process.emit('SIGINT');
+    expect(exit).toHaveBeenCalledWith(130);
+    expect(said).toContain(interruptReport({ phase: 'marking', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]);
+    expect(lines.map((line) => JSON.parse(line) as InterruptJson)).toEqual([expect.objectContaining({ ok: false, code: 'interrupted', sent: false, charged: null })]);
+    // What a later run finds: a reservation marked as possibly billed, which its reconcile charges at its estimate.
+    const ledger = JSON.parse(readFileSync(join(data, 'emulator', LEDGER_FILES.ledger), 'utf8')) as { reservations: Record<string, { sent?: boolean }> };
+    expect(Object.values(ledger.reservations)).toEqual([expect.objectContaining({ sent: true })]);
+    expect(env.emulator.requests).toHaveLength(0);
+  }, 60_000);
+});
+
 describe('Ctrl+C or SIGTERM while connecting', () => {
   it.each([
     { name: 'Ctrl+C', signal: 'SIGINT', exitCode: 130 },
@@ -396,7 +455,7 @@ describe('Ctrl+C or SIGTERM while connecting', () => {
     expect(output.stderr()).toContain(firstStopLine('stopping', signal));
     expect(output.stderr()).not.toContain(firstStopLine('cancelling', signal));
     expect(output.stderr()).toContain(interruptReport({ phase: 'waiting', files: [] })[0]);
-    expect(onlyJsonLine(output.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: false, charged: null });
+    expect(onlyJsonLine(output.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: false, charged: 0 });
   }, 60_000);
 });
 

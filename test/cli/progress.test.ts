@@ -45,7 +45,8 @@ describe('pictor progress on long work', () => {
       progress.starting();
       await expect.poll(() => lines.length).toBeGreaterThan(0);
       expect(lines.at(-1)).toMatch(/^… about to send, /);
-      expect(job.phase).toBe('waiting');
+      // Not sent yet: the ledger is recording that it may be billed.
+      expect(job.phase).toBe('marking');
       progress.sending();
       expect(job.phase).toBe('sent');
     } finally {

@@ -30,7 +30,10 @@ export async function run(argv: string[], environment: NodeJS.ProcessEnv = {}, i
   const out: string[] = [];
   const err: string[] = [];
   const code = await main(argv, { XDG_STATE_HOME: testStateHome(), ...environment }, {
-    stdout: (l) => out.push(l),
+    stdout: (l) => {
+      out.push(l);
+      io.stdout?.(l);
+    },
     stderr: (l) => {
       err.push(l);
       io.stderr?.(l);

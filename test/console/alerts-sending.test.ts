@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog, type AlertLogEntry, type AlertMark } from '../../src/console/alerts/alert-log.js';
 import { discordChannel, slackChannel, type Alert, type AlertChannel } from '../../src/console/alerts/channels.js';
-import { AlertWatcher, MEMBERS_LISTED } from '../../src/console/alerts/watcher.js';
+import { AlertWatcher, MEMBERS_LISTED, mostUsedFirst } from '../../src/console/alerts/watcher.js';
+import { capRatio } from '../../src/console/percent.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
@@ -307,5 +308,15 @@ describe('names in Discord and Slack alerts', () => {
     expect(slack.text).toContain('the user [free nitro](https://evil.example) @everyone &lt;@&amp;123456789012345678&gt; *boss* (discord:100000000000000001)');
     // The webhook's and the alerts page's text is the name as it is.
     expect(sent[0]!.text).toContain(`the user ${HOSTILE} (discord:100000000000000001)`);
+  });
+});
+
+describe('the members’ summary ranks the caps as the spend page does', () => {
+  it('puts a cap past its amount before a $0 cap with nothing spent (reached, at 100 %), as their share says', () => {
+    const zero = { key: 'discord:1', usedUsd: 0, limitUsd: 0 };
+    const past = { key: 'discord:2', usedUsd: 1.5, limitUsd: 1 };
+    const spentOnZero = { key: 'discord:3', usedUsd: 0.01, limitUsd: 0 };
+    expect(mostUsedFirst([zero, past, spentOnZero]).map((cap) => cap.key)).toEqual(['discord:3', 'discord:2', 'discord:1']);
+    expect(capRatio(zero.usedUsd, zero.limitUsd)).toBe(1);
   });
 });

@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FileAlertLog } from '../../src/console/alerts/alert-log.js';
 import { startConsole, type BotsView } from '../../src/console/index.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/server.js';
 import { silentLogger } from '../../src/internal.js';
@@ -277,6 +278,66 @@ describe('the console over a file ledger slow to read', () => {
       await expect.poll(async () => (await fetch(`${running.url}/spend`, { headers: { cookie } })).status).toBe(200);
       expect(store.reads).toBe(1);
     } finally {
+      await running.close();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the console after a change, with a page kept for the reload', () => {
+  it('shows the page read after the change, not one rendered before it and kept after its 503', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-kept-'));
+    await seedLedger(dir, Date.now());
+    const store = new FileQuotaStore({ dir });
+    await store.open();
+    // The alerts page's first read of the rules waits until the test lets it go: that page answers 503 and is kept.
+    const rules = FileAlertLog.prototype.rules;
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    let held = 0;
+    let heldDone = false;
+    const spy = vi.spyOn(FileAlertLog.prototype, 'rules').mockImplementation(async function (this: FileAlertLog) {
+      if (held++ > 0) return rules.call(this);
+      await gate;
+      const answer = await rules.call(this);
+      heldDone = true;
+      return answer;
+    });
+    const running = (await startConsole({
+      source: { store, operator: { caps: { accountDailyUsd: 2 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
+      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: true },
+      alerts: NO_ALERTS,
+      ledgerWhere: `the file ledger in ${dir}`,
+      logger: silentLogger(),
+      // No wait at all: a page not done at once answers 503 and is kept for the reload.
+      ledgerWaitMs: 0,
+    }))!;
+    try {
+      const url = running.url!;
+      const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      // A page with the session's form token: the reload that takes the render kept after a 503.
+      let settings = '';
+      await expect.poll(async () => (settings = await (await fetch(`${url}/settings`, { headers: { cookie } })).text())).toContain('name="_csrf"');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(settings)![1]!;
+      // Before the change: the page the change will send the owner to answers 503, and its render ends (kept).
+      expect((await fetch(`${url}/alerts?done=rules`, { headers: { cookie } })).status).toBe(503);
+      letGo();
+      await expect.poll(() => heldDone).toBe(true);
+      const change = await fetch(`${url}/alerts/rules`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, thresholds: '37, 81', breaker: '1' }), redirect: 'manual', headers: { cookie, origin: url } });
+      expect(change.status).toBe(303);
+      expect(change.headers.get('location')).toBe('/alerts?done=rules');
+      // Every page shown from here on was read after the change.
+      const after = async () => {
+        const res = await fetch(`${url}/alerts?done=rules`, { headers: { cookie } });
+        return res.status === 200 ? res.text() : undefined;
+      };
+      let page: string | undefined;
+      await expect.poll(async () => (page = await after())).toBeDefined();
+      expect(page).toContain('value="37, 81"');
+    } finally {
+      spy.mockRestore();
       await running.close();
       await store.close();
       await rm(dir, { recursive: true, force: true });

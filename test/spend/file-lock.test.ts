@@ -120,9 +120,63 @@ describe('the ledger’s file lock, naming this very pid (a container started ag
     expect(await withFileLock(path, async () => 'second', { timeoutMs: 0 })).toBe('second');
   });
 
-  it('waits for a fresh one it does not hold (a live twin: same pid and host name, another container on the folder)', async () => {
+  /** On a clock that moves `stepMs` at each look at the lock's owner; `onRead` runs at each look, before it. */
+  function clockMovingAtEachLook(path: string, stepMs: number, onRead: (reads: number) => Promise<void> = async () => undefined): { reads: () => number } {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { readFile } = fsp;
+    let reads = 0;
+    fsp.readFile = (async (file: Parameters<typeof readFile>[0], options?: Parameters<typeof readFile>[1]) => {
+      if (file === path) {
+        vi.setSystemTime(Date.now() + stepMs);
+        await onRead(++reads);
+      }
+      return readFile(file, options);
+    }) as typeof readFile;
+    syncBuiltinESMExports();
+    onTestFinished(() => {
+      fsp.readFile = readFile;
+      syncBuiltinESMExports();
+      vi.useRealTimers();
+    });
+    return { reads: () => reads };
+  }
+
+  it('waits past its timeout for a lock an earlier process of this pid left, until it is old enough to be taken over (a restart right after a crash mid-commit)', async () => {
     const path = await lockPath();
     await writeFile(path, `${process.pid}\n${THIS_HOST}\n`);
+    // Left 10 s ago: taken over 30 s from now, well past the commit's default 10 s wait.
+    const left = new Date(Date.now() - OWN_PID_LEFTOVER_MS + 30_000);
+    await utimes(path, left, left);
+    const clock = clockMovingAtEachLook(path, 1000);
+    expect(await withFileLock(path, async () => 'in')).toBe('in');
+    expect(clock.reads()).toBeGreaterThan(10);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('waits past its timeout for a fresh one it does not hold, and takes it once let go (a live twin: same pid and host name, another container on the folder)', async () => {
+    const path = await lockPath();
+    await writeFile(path, `${process.pid}\n${THIS_HOST}\n`);
+    // The twin's commit ends 20 s (of the clock) later.
+    const clock = clockMovingAtEachLook(path, 1000, async (reads) => {
+      if (reads === 20) await rm(path);
+    });
+    expect(await withFileLock(path, async () => 'in', { timeoutMs: 300 })).toBe('in');
+    expect(clock.reads()).toBe(20);
+  });
+
+  it('gives up, naming it, on one a live twin keeps renewing: the wait is bounded by its age when first seen', async () => {
+    const path = await lockPath();
+    await writeFile(path, `${process.pid}\n${THIS_HOST}\n`);
+    clockMovingAtEachLook(path, 1000, async () => {
+      const now = new Date();
+      await utimes(path, now, now);
+    });
     await expect(withFileLock(path, async () => 'in', { timeoutMs: 300 })).rejects.toThrow(`held by process ${process.pid} on ${THIS_HOST}`);
+  });
+
+  it('asks a caller that does not wait (timeoutMs 0) nothing more: such a lock is held', async () => {
+    const path = await lockPath();
+    await writeFile(path, `${process.pid}\n${THIS_HOST}\n`);
+    await expect(withFileLock(path, async () => 'in', { timeoutMs: 0 })).rejects.toThrow(`held by process ${process.pid} on ${THIS_HOST}`);
   });
 });

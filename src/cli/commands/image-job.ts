@@ -178,9 +178,9 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       // The request is over: a Ctrl+C from here on lets the images be written.
       job.jobEnded();
     } catch (error) {
-      // Refused before it left the waiting phase (a cap, invalid input, a ledger that cannot be used): nothing was sent,
+      // Refused before it was sent (a cap, invalid input, a ledger that cannot be used or did not record the mark): nothing was sent,
       // so nothing can have been charged.
-      const sent = job.phase !== 'waiting';
+      const sent = job.phase === 'sent';
       // The images that arrived before the failure were made (and are charged): they are written (a stream's already are), and the job still fails.
       job.jobEnded();
       progress.stop();

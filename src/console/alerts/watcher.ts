@@ -6,7 +6,7 @@ import { leftOf } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
-import { percentOf, usedUp } from '../percent.js';
+import { capRatio, percentOf, usedUp } from '../percent.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
 import type { AlertLog, AlertMark } from './alert-log.js';
@@ -310,6 +310,12 @@ export class AlertWatcher {
 }
 
 /** Many members' cap alerts for one destination as one message: how many, and the ones used the most. */
+/** The caps by the share used, as the spend page ranks them (`capRatio`), the larger first; a tie by key. */
+export function mostUsedFirst<T extends Pick<CapAlert, 'key' | 'usedUsd' | 'limitUsd'>>(caps: readonly T[]): T[] {
+  const share = (cap: T) => capRatio(cap.usedUsd, cap.limitUsd);
+  return [...caps].sort((a, b) => share(b) - share(a) || a.key.localeCompare(b.key));
+}
+
 function membersMessage(channel: AlertChannel, each: Message[], now: number): Message {
   const caps = each.map((m) => m.alert.cap!);
   const byThreshold: Record<string, number> = {};
@@ -317,8 +323,7 @@ function membersMessage(channel: AlertChannel, each: Message[], now: number): Me
     const passed = cap.trigger === 'full' ? 'full' : String(cap.threshold);
     byThreshold[passed] = (byThreshold[passed] ?? 0) + 1;
   }
-  const share = (cap: CapAlert) => (cap.limitUsd > 0 ? cap.usedUsd / cap.limitUsd : Infinity);
-  const top = [...caps].sort((a, b) => share(b) - share(a) || a.key.localeCompare(b.key)).slice(0, MEMBERS_LISTED);
+  const top = mostUsedFirst(caps).slice(0, MEMBERS_LISTED);
   const first = each[0]!.alert;
   return {
     channel,
