@@ -57,7 +57,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
       const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
       const link = await RedisLink.open({ url, prefix });
       const quota = sharedLedger ? new RedisQuotaStore({ redis: link.commands, prefix }) : new FileQuotaStore({ dir: dataDir });
-      const runner = new JobRunner({ client: new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, minUpdateIntervalMs: 5, partialImages: 0 });
+      const runner = new JobRunner({ client: new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: sharedLedger ? { userConcurrentJobs: 1 } : {}, minUpdateIntervalMs: 5, partialImages: 0 });
       const state = await openBotState({ dataDir, redis: link, leaseMs, logger: silentLogger() });
       const bot = await startDiscordBot({
         token: discord.botToken,
@@ -150,7 +150,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(1);
   });
 
-  it('when replica A dies mid-job, its request sent, replica B’s “stopped” says what the account’s ledger charged it once A’s ledger lease is gone', async () => {
+  it('when replica A dies mid-job, its request sent, replica B’s “stopped” says what the account’s ledger charged it once A’s ledger lease is gone, and frees the member’s one job at once', async () => {
     const { discord, replica, url, prefix } = await setUp(30_000);
     const a = await replica({ sharedLedger: true });
     const b = await replica({ sharedLedger: true });
@@ -171,6 +171,9 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     expect(swept.content.split('\n').slice(1)).toEqual([say('en-US', 'discord.job.interrupted'), say('en-US', 'discord.job.charged', { usd: usd(reserved!.usd) })]);
     expect(await b.quota.activeJobs()).toEqual([]);
     expect(await b.quota.usage({})).toEqual([expect.objectContaining({ jobId: reserved!.jobId, basis: 'uncertain', costUsd: reserved!.usd })]);
+    // One job at once: the member's next one is taken, the dead job's reservation ended.
+    b.use();
+    await drawingReply({ discord }, discord.slashCommand('imagine', { prompt: 'the next job' }), 'the member’s next job on B');
   });
 
   it('a Cancel pressed on replica B stops the job running on replica A: its request is aborted, it is charged once, its reply says who cancelled', async () => {
