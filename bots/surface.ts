@@ -13,7 +13,7 @@ export interface SurfaceContext {
    */
   state: BotState;
   /** The ledger the runner charges, to read what it charged a job (its usage records). */
-  ledger?: Pick<QuotaStore, 'usage'> | undefined;
+  ledger?: Pick<QuotaStore, 'usage' | 'reconcile' | 'activeJobs'> | undefined;
   /** Already a child logger for this surface. */
   logger: LoggerLike;
   /** Counts a write the platform refused (metrics), when metrics are on. */

@@ -33,7 +33,7 @@ export interface BotContext {
    * The ledger's usage records (what it charged each job, by the runner's job id): the sweep says what a job a stop cut
    * off was charged (the start's reconcile charges one that reached the service). Without it, nothing is said of it.
    */
-  ledger?: Pick<QuotaStore, 'usage'> | undefined;
+  ledger?: Pick<QuotaStore, 'usage' | 'reconcile' | 'activeJobs'> | undefined;
   /** Keeps track of a job until its reply is final (stop() waits for these). */
   track(done: Promise<unknown>): void;
 }

@@ -177,8 +177,8 @@ export function renderFailure(
 }
 
 /** The line saying what a failed or cancelled job was charged, when it was (its final update's `cost`): none otherwise. */
-function chargedLine(job: JobHeader, cost: JobCost | undefined): string[] {
-  return cost ? [say(job.locale, 'discord.job.charged', { usd: usd(cost.totalUsd) })] : [];
+function chargedLine(job: JobHeader, cost: JobCost | undefined, pending = false): string[] {
+  return cost ? [say(job.locale, pending ? 'discord.job.may_be_charged' : 'discord.job.charged', { usd: usd(cost.totalUsd) })] : [];
 }
 
 /**
@@ -205,11 +205,12 @@ export function renderResultGone(job: JobHeader): OutgoingMessage {
 /**
  * A job of a button whose record is gone (too old) or whose runner lost it (a restart): with Retry when it can run again
  * (`retry`), else saying it cannot (its prompt erased, its input images no longer kept); and what the ledger charged it
- * (`cost`: its request had reached the service), as a cancelled job's message says.
+ * (`cost`: its request had reached the service), as a cancelled job's message says — or may charge it (`pending`: the
+ * ledger has not settled it yet).
  */
-export function renderInterrupted(job: JobHeader, retry = true, cost?: JobCost): OutgoingMessage {
+export function renderInterrupted(job: JobHeader, retry = true, cost?: JobCost, pending = false): OutgoingMessage {
   return {
-    content: withHeadline(job, say(job.locale, retry ? 'discord.job.interrupted' : 'discord.job.interrupted_no_retry'), ...chargedLine(job, cost)),
+    content: withHeadline(job, say(job.locale, retry ? 'discord.job.interrupted' : 'discord.job.interrupted_no_retry'), ...chargedLine(job, cost, pending)),
     components: retry ? retryButtons(job.key, job.locale) : [],
     files: [],
   };

@@ -30,7 +30,7 @@ export interface StartDiscordBotOptions {
   apiBaseUrl?: string | undefined;
   runner: DiscordJobRunner;
   /** The ledger the runner charges (its usage records): the sweep's "stopped" says what the job was charged. */
-  ledger?: Pick<QuotaStore, 'usage'> | undefined;
+  ledger?: Pick<QuotaStore, 'usage' | 'reconcile' | 'activeJobs'> | undefined;
   /**
    * The bots' state (the data folder, or Redis shared by replicas): job records, kept images, drafts, interactions
    * taken. Not closed by `stop()`: its opener closes it after.

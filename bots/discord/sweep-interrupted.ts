@@ -171,14 +171,15 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
   // The try is saved first (`sweptAt`), as a record is before its mark: a post that reaches Discord and whose mark then
   // fails (or a crash between them) is not posted again at a later start past the age rule.
   await markTried(ctx, record);
-  // What the ledger charged it (the start's reconcile charges a job whose request had reached the service), said as a
-  // cancelled job's charge is; and, for a job its runner took, its end as the runner records every job's (history, audit).
-  const cost = await chargedOf(ctx, record);
-  const stoppedEnd: JobEnd | undefined = record.runnerJobId ? jobEndOf({ type: 'failed', code: INTERRUPTED, ...(cost && { cost }) }) : undefined;
+  // What the ledger charged it (a reconcile charges a job whose request had reached the service), said as a cancelled
+  // job's charge is, or what it may charge (`pending`); and, for a job its runner took, its end as the runner records
+  // every job's (history, audit), with what was charged.
+  const { cost, pending } = await chargedOf(ctx, record);
+  const stoppedEnd: JobEnd | undefined = record.runnerJobId ? jobEndOf({ type: 'failed', code: INTERRUPTED, ...(cost && !pending && { cost }) }) : undefined;
   let shown = false;
   try {
     // Retry only when it can run again (`whyNotRunAgain`: its prompt erased by a forget, an edit's images gone).
-    shown = (await target.final([renderInterrupted(header, whyNotRunAgain(record, Date.now()) === undefined, cost)])).first;
+    shown = (await target.final([renderInterrupted(header, whyNotRunAgain(record, Date.now()) === undefined, cost, pending)])).first;
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not mark a job interrupted by the last stop');
     return 'left';
@@ -213,20 +214,28 @@ const INTERRUPTED = 'interrupted';
 
 /**
  * What the ledger charged a job its process left (its usage record, by the runner's job id): the estimate a reconcile
- * charged once its request had reached the service, or what its process settled. None when nothing was charged, when
- * the runner never took it, or when the ledger cannot be read (logged: "stopped" is said without the charge line).
+ * charged once its request had reached the service, or what its process settled. Asked after a reconcile, which ends
+ * the reservations of every process that is gone (on this host a killed one at once; elsewhere once its ledger lease
+ * lapsed). Its process's ledger lease (60 s) outlives its lease on the job (15 s): a job whose reservation a process not
+ * yet gone to the ledger still holds, its request sent, has no verdict yet — most likely its estimate, charged when that
+ * lease lapses — and is said to be charged that much perhaps (`pending`), so a Retry is pressed knowing it may pay twice.
+ * None when nothing was charged nor may be, when the runner never took it, or when the ledger cannot be read (logged:
+ * "stopped" is said without the charge line).
  */
-async function chargedOf(ctx: BotContext, record: JobRecord): Promise<JobCost | undefined> {
+async function chargedOf(ctx: BotContext, record: JobRecord): Promise<{ cost?: JobCost | undefined; pending?: boolean }> {
   const jobId = record.runnerJobId;
-  if (!jobId || !ctx.ledger) return undefined;
+  if (!jobId || !ctx.ledger) return {};
   try {
+    await ctx.ledger.reconcile(Date.now());
     // By the day it counts in (the day it was reserved: its record was made just after).
     const records = await ctx.ledger.usage({ userKey: userKeyOf(record.requester), since: record.createdAt - DAY_MS });
     const charged = records.find((r) => r.jobId === jobId);
-    return charged && charged.costUsd > 0 ? { totalUsd: charged.costUsd } : undefined;
+    if (charged) return charged.costUsd > 0 ? { cost: { totalUsd: charged.costUsd } } : {};
+    const held = (await ctx.ledger.activeJobs()).find((j) => j.jobId === jobId && j.sent);
+    return held ? { cost: { totalUsd: held.usd }, pending: true } : {};
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not read what the ledger charged a job the last stop left; it is shown stopped without it');
-    return undefined;
+    return {};
   }
 }
 

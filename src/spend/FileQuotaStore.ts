@@ -190,6 +190,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   reconcile(now: number): Promise<ReconcileReport> {
+    this.#process.reconcileEachLease(() => this.reconcile(this.#process.clock()));
     return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
   }
 

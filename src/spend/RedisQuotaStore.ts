@@ -407,6 +407,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** A process of this machine whose pid is gone (killed, crashed) is dead at once: its lease is deleted before the script runs. */
   async reconcile(now: number): Promise<ReconcileReport> {
+    this.#process.reconcileEachLease(() => this.reconcile(this.#process.clock()));
     for (const id of await this.#scan('owner', THIS_HOST)) {
       const owner = `${THIS_HOST}:${id}`;
       if (owner !== this.#process.owner && !isProcessAlive(Number(id.split(':')[0]))) await this.#redis.del(this.#key('owner', owner));

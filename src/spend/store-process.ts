@@ -23,6 +23,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   readonly #onLost: ((lost: LostReservation) => void) | undefined;
   readonly #renew: () => Promise<void>;
   #stopRenewing: (() => void) | undefined;
+  #reconciling: ReturnType<typeof setInterval> | undefined;
   #closed = false;
 
   constructor(options: LedgerOptions, renew: () => Promise<void>) {
@@ -60,6 +61,16 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     for (const copy of this.held.values()) if (copy.userKey === userKey && copy.job) copy.job = withoutPromptOf(copy.job);
   }
 
+  /**
+   * From a process's first reconcile (a long-running one's start) on, `reconcile` again once per `leaseMs` until closed:
+   * a gone process's reservations end within a lease of its lease lapsing, though no reserve meets them.
+   */
+  reconcileEachLease(reconcile: () => Promise<unknown>): void {
+    if (this.#closed || this.#reconciling) return;
+    this.#reconciling = setInterval(() => void reconcile().catch((error: unknown) => this.onError?.(error)), this.leaseMs);
+    this.#reconciling.unref?.();
+  }
+
   /** The closed error (QuotaStoreClosedError) once the store is closed. */
   assertOpen(): void {
     refuseIfClosed(this.closed);
@@ -69,6 +80,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   close(): void {
     this.#closed = true;
     this.#stop();
+    clearInterval(this.#reconciling);
   }
 
   /** Stops renewing the lease (until the next `hold`). */

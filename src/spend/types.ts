@@ -252,7 +252,10 @@ export interface QuotaStore {
    * process reserved before a `reconcile` ended it.
    */
   settledKeys(now: number): Promise<string[]>;
-  /** Settles or releases the reservations of processes that are gone (called at start, and lazily by `reserve`). */
+  /**
+   * Settles or releases the reservations of processes that are gone, on any host (called at start, then by the store
+   * itself once per `leaseMs` until it is closed; and lazily by `reserve`).
+   */
   reconcile(now: number): Promise<ReconcileReport>;
   /** The usage records of settled jobs, oldest first (kept `PICTOR_USAGE_RETENTION_DAYS`). */
   usage(query: UsageQuery): Promise<UsageRecord[]>;

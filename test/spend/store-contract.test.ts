@@ -449,6 +449,29 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]);
   });
 
+  it('goes on ending a dead process’s reservations once per lease after its first reconcile, though no reserve meets them', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const group = `each-lease-${Math.random()}`;
+      const time = { now: Date.now() };
+      const lease = { leaseMs: 60_000, clock: () => time.now };
+      const dead = await open(group, lease);
+      await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
+      await dead.markSent('d-sent');
+      await dead.close(); // stops renewing, as a killed process does
+      const alive = await open(group, lease);
+      await alive.reconcile(time.now); // a long-running process's start, while the dead one's lease holds
+      time.now += 60_001;
+      await maker.lapseLeases(group);
+      expect(await alive.usage({})).toEqual([]);
+      await vi.advanceTimersByTimeAsync(60_000);
+      await vi.waitFor(async () => expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]));
+      expect((await alive.activeJobs()).map((j) => j.jobId)).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('releases at reconcile a job marked not sent again (an attempt answered with an error that bills nothing), and leaves an ended one ended', async () => {
     const group = `unsent-${Math.random()}`;
     const time = { now: Date.now() };

@@ -160,6 +160,7 @@ export const de = {
   'discord.job.restarted_before_done': '🔌 Der Bot wurde neu gestartet, bevor das fertig war; drücke Erneut versuchen, um es noch einmal auszuführen.',
   'discord.job.cancelled_by': '✖️ Abgebrochen von {user}.',
   'discord.job.charged': '💵 Berechnet: {usd}, denn die Anfrage hatte den Bilddienst erreicht.',
+  'discord.job.may_be_charged': '💵 Wird eventuell berechnet: {usd}, denn die Anfrage hatte den Bilddienst erreicht; die Abrechnung steht noch aus.',
   'discord.job.interrupted': '🔌 Dieser Auftrag wurde beim Neustart des Bots gestoppt; drücke Erneut versuchen, um ihn noch einmal auszuführen.',
   'discord.job.interrupted_no_retry': '🔌 Dieser Auftrag wurde beim Neustart des Bots gestoppt und kann nicht noch einmal laufen: Starte einen neuen mit /imagine oder /edit.',
   'discord.job.result_gone': '🔌 Dieser Auftrag wurde beim Neustart des Bots fertig, sein Ergebnis konnte aber nicht mehr gezeigt werden, und seine Bilder werden nicht mehr aufbewahrt. Sie wurden erstellt und berechnet; starte einen neuen Auftrag mit /imagine oder /edit, wenn du sie noch brauchst.',

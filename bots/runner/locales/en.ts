@@ -173,6 +173,7 @@ export const en = {
   'discord.job.restarted_before_done': '🔌 The bot restarted before this was done; press Retry to run it again.',
   'discord.job.cancelled_by': '✖️ Cancelled by {user}.',
   'discord.job.charged': '💵 Charged {usd}: the request had reached the image service.',
+  'discord.job.may_be_charged': '💵 May be charged {usd}: the request had reached the image service, and its charge is not settled yet.',
   'discord.job.interrupted': '🔌 This job stopped when the bot restarted; press Retry to run it again.',
   'discord.job.interrupted_no_retry': '🔌 This job stopped when the bot restarted, and it cannot run again: start a new one with /imagine or /edit.',
   'discord.job.result_gone': '🔌 This job finished just as the bot restarted, but its result could not be shown then, and its images are no longer kept. They were made and charged; start a new job with /imagine or /edit if you still need them.',

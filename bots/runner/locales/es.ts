@@ -160,6 +160,7 @@ export const es = {
   'discord.job.restarted_before_done': '🔌 El bot se reinició antes de terminar esto; pulsa Reintentar para ejecutarlo de nuevo.',
   'discord.job.cancelled_by': '✖️ Cancelado por {user}.',
   'discord.job.charged': '💵 Cobrado: {usd}, porque la solicitud ya había llegado al servicio de imágenes.',
+  'discord.job.may_be_charged': '💵 Puede cobrarse: {usd}, porque la solicitud ya había llegado al servicio de imágenes; el cobro aún no está cerrado.',
   'discord.job.interrupted': '🔌 Este trabajo se detuvo al reiniciarse el bot; pulsa Reintentar para ejecutarlo de nuevo.',
   'discord.job.interrupted_no_retry': '🔌 Este trabajo se detuvo al reiniciarse el bot y no puede ejecutarse de nuevo: empieza uno nuevo con /imagine o /edit.',
   'discord.job.result_gone': '🔌 Este trabajo terminó justo cuando el bot se reinició, pero su resultado no pudo mostrarse y sus imágenes ya no se conservan. Se crearon y se cobraron; inicia un trabajo nuevo con /imagine o /edit si aún las necesitas.',

@@ -160,6 +160,7 @@ export const fr = {
   'discord.job.restarted_before_done': '🔌 Le bot a redémarré avant la fin ; appuyez sur Réessayer pour relancer.',
   'discord.job.cancelled_by': '✖️ Annulée par {user}.',
   'discord.job.charged': '💵 Facturé : {usd}, car la demande avait atteint le service d’images.',
+  'discord.job.may_be_charged': '💵 Peut être facturé : {usd}, car la demande avait atteint le service d’images ; la facturation n’est pas encore arrêtée.',
   'discord.job.interrupted': '🔌 Cette tâche s’est arrêtée au redémarrage du bot ; appuyez sur Réessayer pour la relancer.',
   'discord.job.interrupted_no_retry': '🔌 Cette tâche s’est arrêtée au redémarrage du bot et ne peut pas être relancée : lancez-en une nouvelle avec /imagine ou /edit.',
   'discord.job.result_gone': '🔌 Cette tâche s’est terminée au redémarrage du bot, mais son résultat n’a pas pu être affiché et ses images ne sont plus conservées. Elles ont été créées et facturées ; lancez une nouvelle tâche avec /imagine ou /edit si vous en avez encore besoin.',

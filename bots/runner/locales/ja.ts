@@ -160,6 +160,7 @@ export const ja = {
   'discord.job.restarted_before_done': '🔌 完了前にボットが再起動しました。「再試行」を押すともう一度実行します。',
   'discord.job.cancelled_by': '✖️ {user} がキャンセルしました。',
   'discord.job.charged': '💵 {usd} が請求されました。リクエストは画像サービスに届いていました。',
+  'discord.job.may_be_charged': '💵 {usd} が請求される可能性があります。リクエストは画像サービスに届いていましたが、請求はまだ確定していません。',
   'discord.job.interrupted': '🔌 このジョブはボットの再起動で停止しました。「再試行」を押すともう一度実行します。',
   'discord.job.interrupted_no_retry': '🔌 このジョブはボットの再起動で停止し、もう一度実行することはできません。/imagine か /edit で新しく始めてください。',
   'discord.job.result_gone': '🔌 このジョブはボットの再起動時に完了しましたが、結果を表示できず、画像はもう保管されていません。画像は生成され、課金されています。必要な場合は /imagine または /edit で新しいジョブを始めてください。',

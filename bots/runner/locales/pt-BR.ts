@@ -160,6 +160,7 @@ export const ptBR = {
   'discord.job.restarted_before_done': '🔌 O bot reiniciou antes de terminar isto; toque em Tentar de novo para executar outra vez.',
   'discord.job.cancelled_by': '✖️ Cancelada por {user}.',
   'discord.job.charged': '💵 Cobrado: {usd}, pois o pedido já tinha chegado ao serviço de imagens.',
+  'discord.job.may_be_charged': '💵 Pode ser cobrado: {usd}, pois o pedido já tinha chegado ao serviço de imagens; a cobrança ainda não foi fechada.',
   'discord.job.interrupted': '🔌 Esta tarefa parou quando o bot reiniciou; toque em Tentar de novo para executá-la outra vez.',
   'discord.job.interrupted_no_retry': '🔌 Esta tarefa parou quando o bot reiniciou e não pode ser executada outra vez: comece uma nova com /imagine ou /edit.',
   'discord.job.result_gone': '🔌 Esta tarefa terminou quando o bot reiniciou, mas o resultado não pôde ser mostrado e as imagens não estão mais guardadas. Elas foram criadas e cobradas; comece uma nova tarefa com /imagine ou /edit se ainda precisar delas.',

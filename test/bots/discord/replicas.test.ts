@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
-import { say } from '../../../bots/runner/index.js';
-import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
+import { say, usd } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, RedisQuotaStore, type QuotaStore } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { createEmulator, DEV_API_KEY } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
@@ -24,8 +24,8 @@ interface Replica {
   /** Sends the next interactions to this replica. */
   use(): void;
   runner: JobRunner;
-  /** Its own ledger. */
-  quota: FileQuotaStore;
+  /** Its own ledger, or with `sharedLedger` the account's on the shared Redis (which the bot reads what it charged from). */
+  quota: QuotaStore;
   state: BotState;
   link: RedisLink;
   /** As kill -9: the gateway connection and Redis drop, nothing is stopped politely. */
@@ -53,17 +53,18 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
       await deleteKeys(url, prefix);
     });
     /** `leaseMs`: its own lease (a third of it paces its sweeps after the first). */
-    const replica = async ({ leaseMs = LEASE_MS }: { leaseMs?: number } = {}): Promise<Replica> => {
+    const replica = async ({ leaseMs = LEASE_MS, sharedLedger = false }: { leaseMs?: number; sharedLedger?: boolean } = {}): Promise<Replica> => {
       const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-replica-'));
-      const quota = new FileQuotaStore({ dir: dataDir });
-      const runner = new JobRunner({ client: new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: {}, minUpdateIntervalMs: 5, partialImages: 0 });
       const link = await RedisLink.open({ url, prefix });
+      const quota = sharedLedger ? new RedisQuotaStore({ redis: link.commands, prefix }) : new FileQuotaStore({ dir: dataDir });
+      const runner = new JobRunner({ client: new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0 }), store: quota, limits: sharedLedger ? { userConcurrentJobs: 1 } : {}, minUpdateIntervalMs: 5, partialImages: 0 });
       const state = await openBotState({ dataDir, redis: link, leaseMs, logger: silentLogger() });
       const bot = await startDiscordBot({
         token: discord.botToken,
         applicationId: discord.applicationId,
         apiBaseUrl: discord.apiBaseUrl,
         runner,
+        ...(sharedLedger && { ledger: quota }),
         state,
         allowedAttachmentHosts: [discord.cdnHost],
         // Over HTTP, the test picks which replica an interaction reaches (`discord.interactionsEndpoint`).
@@ -147,6 +148,32 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
     // Swept once: one replica claimed it.
     expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(1);
+  });
+
+  it('when replica A dies mid-job, its request sent, replica B’s “stopped” says what the account’s ledger charged it once A’s ledger lease is gone, and frees the member’s one job at once', async () => {
+    const { discord, replica, url, prefix } = await setUp(30_000);
+    const a = await replica({ sharedLedger: true });
+    const b = await replica({ sharedLedger: true });
+    a.use();
+    const ix = discord.slashCommand('imagine', { prompt: 'a job the crash ate, charged' });
+    const running = await drawingReply({ discord }, ix, 'the job to start on A');
+    const [reserved] = await b.quota.activeJobs();
+    expect(reserved).toMatchObject({ sent: true });
+    await a.kill();
+    // A's ledger lease (60 s) would outlive its lease on the job (600 ms here): gone now, as once it lapsed.
+    const admin = await RedisLink.open({ url, prefix });
+    await admin.commands.del(`${prefix}:quota:owner:${reserved!.owner}`);
+    await admin.close();
+    const swept = await discord.waitFor(() => {
+      const m = discord.messages.get(running.id)!;
+      return m.content.includes('restarted') ? m : undefined;
+    }, 'replica B to sweep A’s job');
+    expect(swept.content.split('\n').slice(1)).toEqual([say('en-US', 'discord.job.interrupted'), say('en-US', 'discord.job.charged', { usd: usd(reserved!.usd) })]);
+    expect(await b.quota.activeJobs()).toEqual([]);
+    expect(await b.quota.usage({})).toEqual([expect.objectContaining({ jobId: reserved!.jobId, basis: 'uncertain', costUsd: reserved!.usd })]);
+    // One job at once: the member's next one is taken, the dead job's reservation ended.
+    b.use();
+    await drawingReply({ discord }, discord.slashCommand('imagine', { prompt: 'the next job' }), 'the member’s next job on B');
   });
 
   it('a Cancel pressed on replica B stops the job running on replica A: its request is aborted, it is charged once, its reply says who cancelled', async () => {

@@ -31,9 +31,25 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
     expect(history.content).toContain('$0.0064');
   });
 
-  it('says no charge of a job the ledger did not charge (its request never sent), and still keeps it in the history', async () => {
-    const { running, key } = await drawing('a fox nothing was charged for');
+  it('says what the ledger may still charge a job whose reservation a process not gone to the ledger holds (its request sent): its estimate, not settled yet, and keeps it in the history without a cost', async () => {
+    // This harness's crash keeps its ledger's process alive: its lease on the reservation holds, as a killed replica's
+    // does for a while after its lease on the job lapsed, so the ledger has no verdict yet.
+    const { running, key, record } = await drawing('a fox not charged yet');
     await h.restart({ crash: true });
+
+    const stopped = await stoppedReply(h, running);
+    expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted'), say('en', 'discord.job.may_be_charged', { usd: usd(ESTIMATE_USD) })]);
+    expect((await h.quotaStore.activeJobs()).map((j) => j.jobId)).toEqual([record.runnerJobId]);
+    await vi.waitFor(async () => expect(await jobRecords(h).get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
+    expect(history.content).toContain('a fox not charged yet');
+    expect(history.content).not.toContain('$0.0064');
+  });
+
+  it('says no charge of a job the ledger released (its process gone before its request was sent), and still keeps it in the history', async () => {
+    const { running, key, record } = await drawing('a fox nothing was charged for');
+    await h.quotaStore.markUnsent(record.runnerJobId!);
+    await h.restart({ crash: true, leaseLapsed: true });
 
     const stopped = await stoppedReply(h, running);
     expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted')]);
