@@ -1,8 +1,14 @@
 import type { Redis } from 'ioredis';
 import { renewEvery, withTimeout } from 'pictor/internal';
 
-/** Extends the lease only while this holder has it. */
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+/**
+ * Extends the lease while this holder has it, and takes it back (`SET NX PX`, in the same script) when the key is gone:
+ * a Redis restarted empty (or flushed) has forgotten it, and nobody else holds it then. 0 only when another holds it.
+ */
+const RENEW = `local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if held == false and redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+return 0`;
 /** Drops the key only while this holder has it. */
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
@@ -32,7 +38,9 @@ export async function deleteIfHeld(redis: Redis, key: string, holder: string): P
 /**
  * A lease in Redis that one process at a time holds: a key set only if absent (`SET NX PX`), renewed by its holder,
  * gone when the holder stops renewing. The one rule that makes it a lease: a holder that cannot confirm it gives it up
- * (`onLost`) one renewal interval before it could lapse, so its holder has stopped before another can take it.
+ * (`onLost`) one renewal interval before it could lapse, so its holder has stopped before another can take it. A renewal
+ * that finds the key gone (Redis restarted empty, or flushed) takes it back for its holder; when another process took
+ * it first, that renewal is told so and the holder gives it up (`onLost`).
  */
 export class RedisLease {
   readonly #o: RedisLeaseOptions;

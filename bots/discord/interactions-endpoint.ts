@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { withTimeout } from 'pictor/internal';
-import { claimWithin, type Space } from '../state/index.js';
-import { RecentKeys } from '../runner/index.js';
+import type { Space } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
+import { InteractionClaims } from './interaction-claims.js';
 import { createSignatureCheck } from './verify-signature.js';
 
 type MakeRequest = RESTOptions['makeRequest'];
@@ -22,13 +22,6 @@ export const INTERACTIONS_PATH = '/interactions';
  */
 export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
 
-/**
- * Interaction ids a process remembers having taken, before it asks the state: Discord sends each interaction once, so
- * another POST of one (a replayed request, a proxy that retries) is refused instead of run twice. As long as the
- * state keeps it (`taken`'s TTL, the `discord-interactions` space's: a token lives 15 minutes), and at most this many
- * (the oldest forgotten first).
- */
-export const TAKEN_INTERACTIONS = { max: 10_000 } as const;
 
 const INTERACTION_PING = 1;
 const CALLBACK_PONG = 1;
@@ -140,8 +133,8 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
   const signedByDiscord = createSignatureCheck(options.publicKey);
   const deadlineMs = options.ackDeadlineMs ?? DISCORD_LIMITS.acknowledgeMs;
   const dispatch = interactionDispatcher(client);
-  // Remembered here as long as the state keeps it: one TTL, the space's (a space without one keeps it until `max`).
-  const taken = new RecentKeys(TAKEN_INTERACTIONS.max, options.taken.definition.ttlMs ?? Infinity);
+  // The same intake as the gateway's: an id taken once, by every replica and across restarts.
+  const claims = new InteractionClaims(options.taken, logger);
   let accepting = true;
 
   const server: Server = createServer((req, res) => {
@@ -188,21 +181,9 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       logger.warn({ id: payload.id, age, createdAt: new Date(createdAt).toISOString() }, 'refused an interaction made longer ago than its token lives (or stamped ahead)');
       return answer(res, 401, { message: age === 'expired' ? 'interaction expired' : 'interaction from the future' });
     }
-    let first = taken.first(payload.id);
-    if (first) {
-      try {
-        first = await claimWithin(options.taken, payload.id);
-      } catch (error) {
-        // Not taken here either: the same POST sent again (a proxy's retry) is checked again.
-        taken.drop(payload.id);
-        logger.warn({ id: payload.id, err: error instanceof Error ? { message: error.message } : String(error) }, 'refused an interaction: could not check that no other replica took it');
-        return answer(res, 503, { message: 'state store unavailable' });
-      }
-    }
-    if (!first) {
-      logger.warn({ id: payload.id }, 'refused an interaction received before (a replay, or a retry by a proxy)');
-      return answer(res, 409, { message: 'interaction already received' });
-    }
+    const taken = await claims.take(payload.id);
+    if (taken === 'unavailable') return answer(res, 503, { message: 'state store unavailable' });
+    if (taken === 'taken-before') return answer(res, 409, { message: 'interaction already received' });
     const answered = responses.expect(payload.id, payload.token, res, deadlineMs);
     dispatch(payload);
     if (!(await answered)) logger.warn({ id: payload.id, type: payload.type }, 'an interaction received over HTTP got no initial response in time');

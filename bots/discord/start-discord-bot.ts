@@ -1,4 +1,4 @@
-import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
+import { Client, Events, REST, RESTEvents, type Interaction, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { scrubSecrets, timerMsOf } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
@@ -9,6 +9,7 @@ import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
 import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
+import { InteractionClaims } from './interaction-claims.js';
 import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
@@ -170,6 +171,24 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // The audit channels of this process's servers: the runner batches the entries, this posts them with the bot's REST client.
   options.runner.audit.setPoster('discord', discordAuditPoster(botRest));
   const route = createInteractionRouter(ctx, loadCommands());
+  // An interaction id is taken once, by every replica and across restarts, before anything is answered: over HTTP by
+  // the endpoint (a replayed POST is refused), on the gateway here (two replicas that both hold a session for a moment
+  // — a lease Redis forgot — run it once). One intake, the same claims (interaction-claims.ts).
+  const taken = state.store.space(state.spaces.discordInteractions);
+  const gatewayClaims = options.interactions ? undefined : new InteractionClaims(taken, logger);
+  /** The claim of the interaction the gateway delivered last: each is routed after the one before it (never rejects). */
+  let lastClaim: Promise<unknown> = Promise.resolve();
+  /**
+   * Runs an interaction the gateway delivered once this process took it; one another replica took first is left alone.
+   * The claims go out at once, and the interactions are routed in the order the gateway delivered them (a double click's
+   * two presses), whatever order the claims are answered in.
+   */
+  const takeFromGateway = async (claims: InteractionClaims, interaction: Interaction) => {
+    const claimed = claims.take(interaction.id);
+    const inTurn = lastClaim.then(() => claimed);
+    lastClaim = inTurn;
+    if ((await inTurn) === 'first') await route(interaction);
+  };
   let accepting = true;
   /** A discord.js client with the bot's handlers: one for each gateway login, or the one that takes interactions over HTTP. */
   const newClient = (ws: WebSocketOptions = {}) => {
@@ -177,7 +196,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     followThreadParents(client);
     watched(client.rest);
     client.on(Events.InteractionCreate, (interaction) => {
-      if (accepting) ctx.track(route(interaction));
+      if (accepting) ctx.track(gatewayClaims ? takeFromGateway(gatewayClaims, interaction) : route(interaction));
     });
     client.on(Events.Error, (error) => logger.error({ err: scrub(error, token) }, 'discord.js reported an error'));
     client.on(Events.Warn, (message) => logger.warn({ detail: scrubSecrets(message, [token]) }, 'discord.js warning'));
@@ -201,8 +220,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   }
   if (options.interactions && httpResponses) {
     try {
-      // An interaction id is taken once, by every replica and across restarts (a replayed POST is refused).
-      const taken = state.store.space(state.spaces.discordInteractions);
       endpoint = await startInteractionsEndpoint({ ...options.interactions, client: httpClient!, responses: httpResponses, logger, taken });
     } catch (error) {
       await httpClient!.destroy().catch(() => {});

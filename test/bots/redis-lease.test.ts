@@ -101,6 +101,39 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     expect(await redis.pttl(key)).toBeGreaterThan(TTL_MS);
   });
 
+  it('takes itself back at its next renewal when Redis forgot it (restarted empty, or flushed), and is not lost; a holder that finds another there first is', async () => {
+    const { redis, key } = await redisAndKey();
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    const evals = vi.spyOn(redis, 'eval');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(why));
+      // What an empty restart does to this key: gone before the next renewal.
+      await redis.del(key);
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+      expect(evals).toHaveBeenCalledTimes(1);
+      expect(Number(await evals.mock.results[0]!.value)).toBe(1);
+      expect(await redis.get(key)).toBe('a');
+      const left = await redis.pttl(key);
+      expect(left).toBeGreaterThan(0);
+      expect(left).toBeLessThanOrEqual(TTL_MS);
+      // Gone again, and another process took it first: the next renewal is told so, and the lease is lost.
+      await redis.del(key);
+      expect(await leaseOf(redis, key, 'b').take()).toBe(true);
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+      expect(evals).toHaveBeenCalledTimes(2);
+      await evals.mock.results[1]!.value;
+      await vi.advanceTimersByTimeAsync(0);
+      expect(lost).toEqual(['another process holds the lease']);
+      a.letGo();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await redis.get(key)).toBe('b');
+  });
+
   it('tells its renewals’ failures once per streak, and the renewal that ends one: a renewal counts as failed when not answered within answerBoundMs of the lease', async () => {
     const { redis, key } = await redisAndKey();
     const told: string[] = [];

@@ -33,6 +33,8 @@ export interface GatewayStats {
   resumes: number;
   heartbeats: number;
   dispatches: number;
+  /** The most sessions connected at once so far (a bot connected twice gets every interaction twice). */
+  mostOpenSessions: number;
 }
 
 /**
@@ -48,7 +50,7 @@ export class FakeGateway {
   readonly #readyWaiters: (() => void)[] = [];
   /** While set (see `holdReady`), READY waits: the answers to each IDENTIFY, sent when let through. */
   #heldReadys: (() => void)[] | undefined;
-  readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0 };
+  readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0, mostOpenSessions: 0 };
   /** When each IDENTIFY with the bot's token came (`Date.now()`), in order: Discord counts its identify rate limit on these. */
   readonly identifiedAt: number[] = [];
 
@@ -159,6 +161,7 @@ export class FakeGateway {
           this.identifiedAt.push(Date.now());
           session = { id: randomBytes(16).toString('hex'), seq: 1, socket };
           this.#sessions.set(session.id, session);
+          this.stats.mostOpenSessions = Math.max(this.stats.mostOpenSessions, this.#open().length);
           const ready = { ...this.#options.readyData(), session_id: session.id, resume_gateway_url: this.#options.resumeUrl() };
           const sendReady = () => {
             if (socket.readyState !== socket.OPEN) return;
@@ -178,6 +181,7 @@ export class FakeGateway {
           this.stats.resumes += 1;
           session = known;
           known.socket = socket;
+          this.stats.mostOpenSessions = Math.max(this.stats.mostOpenSessions, this.#open().length);
           known.seq += 1;
           socket.send(JSON.stringify({ op: OP_DISPATCH, t: 'RESUMED', s: known.seq, d: {} }));
           for (const wake of this.#readyWaiters.splice(0)) wake();
