@@ -191,7 +191,7 @@ export class FileQuotaStore implements QuotaStore {
 
   reconcile(now: number): Promise<ReconcileReport> {
     this.#process.reconcileEachLease(() => this.reconcile(this.#process.clock()));
-    return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
+    return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false })).then((report) => this.#process.reconciled(report));
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {

@@ -413,7 +413,7 @@ export class RedisQuotaStore implements QuotaStore {
       if (owner !== this.#process.owner && !isProcessAlive(Number(id.split(':')[0]))) await this.#redis.del(this.#key('owner', owner));
     }
     const [released, settledAtEstimate, nanos] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
-    return { released, settledAtEstimate, chargedUsd: fromNanos(Number(nanos)) };
+    return this.#process.reconciled({ released, settledAtEstimate, chargedUsd: fromNanos(Number(nanos)) });
   }
 
   /** Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it. */

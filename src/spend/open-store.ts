@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import type { RedisConfig } from '../core/redis-config.js';
 import type { RedisLink, RedisLogger } from '../core/redis-connection.js';
 import { FileQuotaStore } from './FileQuotaStore.js';
-import type { LostReservation, QuotaStore } from './types.js';
+import type { LostReservation, QuotaStore, ReconcileReport } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS } from './usage-records.js';
 
 /**
@@ -30,8 +30,8 @@ export interface OpenQuotaStoreOptions {
   onRestored?: ((sentence: string) => void) | undefined;
   /** End the reservations left by a process that died (kill -9, crash) before answering. Default true. */
   reconcile?: boolean | undefined;
-  /** Called with what a reconcile at start charged or released, so metrics can count it. */
-  onReconciled?: ((report: Awaited<ReturnType<QuotaStore['reconcile']>>) => void) | undefined;
+  /** Called with what each reconcile (at start, once per lease after, a sweep's) charged or released, once, so metrics can count it. */
+  onReconciled?: ((report: ReconcileReport) => void) | undefined;
   /** Called for each reservation the ledger had lost (Redis restarted empty, a flush), after the warning, so metrics can count it. */
   onReservationLost?: ((lost: LostReservation) => void) | undefined;
 }
@@ -67,16 +67,20 @@ export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<Qu
     );
     options.onReservationLost?.(lost);
   };
+  const onReconciled = (report: ReconcileReport) => {
+    logger?.warn(report, 'ended the reservations of a process that stopped without settling them');
+    options.onReconciled?.(report);
+  };
   const usageRetentionDays = options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS;
   let store: QuotaStore;
   if (options.redis) {
     const { RedisQuotaStore } = await import('./RedisQuotaStore.js'); // ioredis only with a Redis URL
     const { prefix } = ledgerRedis(options.redis, options.ledger);
     store = options.link
-      ? new RedisQuotaStore({ redis: options.link.commands, prefix, onError, onReservationLost, usageRetentionDays })
-      : await RedisQuotaStore.connect(ledgerRedis(options.redis, options.ledger), { logger, onError, onReservationLost, usageRetentionDays });
+      ? new RedisQuotaStore({ redis: options.link.commands, prefix, onError, onReservationLost, onReconciled, usageRetentionDays })
+      : await RedisQuotaStore.connect(ledgerRedis(options.redis, options.ledger), { logger, onError, onReservationLost, onReconciled, usageRetentionDays });
   } else {
-    const file = new FileQuotaStore({ dir: ledgerDir(options.dataDir, options.ledger), onError, onReservationLost, usageRetentionDays });
+    const file = new FileQuotaStore({ dir: ledgerDir(options.dataDir, options.ledger), onError, onReservationLost, onReconciled, usageRetentionDays });
     try {
       const opened = await file.open();
       const restored: string[] = [];
@@ -97,11 +101,7 @@ export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<Qu
   }
   if (options.reconcile === false) return store;
   try {
-    const report = await store.reconcile(Date.now());
-    if (report.released.length + report.settledAtEstimate.length > 0) {
-      logger?.warn(report, 'ended the reservations of a process that stopped without settling them');
-      options.onReconciled?.(report);
-    }
+    await store.reconcile(Date.now()); // told through onReconciled, as every later one
   } catch (error) {
     await store.close();
     throw error;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { renewEveryThird } from '../core/renewal.js';
 import { refuseIfClosed } from './errors.js';
 import { THIS_HOST } from './file-lock.js';
-import type { JobDetails, LedgerOptions, LostReservation } from './types.js';
+import type { JobDetails, LedgerOptions, LostReservation, ReconcileReport } from './types.js';
 import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
 import { DAY_MS } from './utc-period.js';
 
@@ -21,6 +21,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   readonly clock: () => number;
   readonly onError: ((error: unknown) => void) | undefined;
   readonly #onLost: ((lost: LostReservation) => void) | undefined;
+  readonly #onReconciled: ((report: ReconcileReport) => void) | undefined;
   readonly #renew: () => Promise<void>;
   #stopRenewing: (() => void) | undefined;
   #reconciling: ReturnType<typeof setInterval> | undefined;
@@ -33,6 +34,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.clock = options.clock ?? Date.now;
     this.onError = options.onError;
     this.#onLost = options.onReservationLost;
+    this.#onReconciled = options.onReconciled;
     this.#renew = renew;
   }
 
@@ -54,6 +56,12 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
 
   lost(jobId: string, copy: Copy, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
     this.#onLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
+  }
+
+  /** What a reconcile ended, told to `onReconciled` when it ended any. */
+  reconciled(report: ReconcileReport): ReconcileReport {
+    if (report.released.length + report.settledAtEstimate.length > 0) this.#onReconciled?.(report);
+    return report;
   }
 
   /** Erases a member's prompts from the copies too: one put back after the storage lost it must not bring them back. */

@@ -370,6 +370,11 @@ export interface LedgerOptions {
    * settle.
    */
   onReservationLost?: ((lost: LostReservation) => void) | undefined;
+  /**
+   * Told what each `reconcile` that ended any reservation did (at start, once per lease after, a sweep's): once per
+   * reconcile, so what it charged can be counted as spent exactly once.
+   */
+  onReconciled?: ((report: ReconcileReport) => void) | undefined;
   /** The clock settles, releases and lease renewals use; must be the one the callers' `now` comes from. Default `Date.now`. */
   clock?: (() => number) | undefined;
 }

@@ -7,7 +7,7 @@ import { connectRedis } from '../../src/core/redis-connection.js';
 import { QuotaStoreClosedError } from '../../src/spend/errors.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
-import type { LegacyBotRecords, LostReservation, QuotaStore, ReserveInput, SpendLimits } from '../../src/spend/types.js';
+import type { LegacyBotRecords, LostReservation, QuotaStore, ReconcileReport, ReserveInput, SpendLimits } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 /**
@@ -31,6 +31,7 @@ interface StoreOptions {
   clock?: () => number;
   onReservationLost?: (lost: LostReservation) => void;
   onError?: (error: unknown) => void;
+  onReconciled?: (report: ReconcileReport) => void;
 }
 
 interface Maker {
@@ -467,6 +468,45 @@ describe.each(kinds)('the %s quota store', (kind) => {
       await vi.advanceTimersByTimeAsync(60_000);
       await vi.waitFor(async () => expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]));
       expect((await alive.activeJobs()).map((j) => j.jobId)).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('tells onReconciled once what each reconcile charged, at start as once per lease after, and nothing when it ended nothing', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const group = `told-${Math.random()}`;
+      const time = { now: Date.now() };
+      const reports: ReconcileReport[] = [];
+      const lease = { leaseMs: 60_000, clock: () => time.now };
+      const first = await open(group, lease);
+      await first.reserve(ask('d-first', 0.25, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
+      await first.markSent('d-first');
+      await first.close();
+      time.now += 60_001;
+      await maker.lapseLeases(group);
+      const tell = { onReconciled: (report: ReconcileReport) => reports.push(report) };
+      const started = await open(group, { ...lease, ...tell });
+      const atStart = await started.reconcile(time.now); // a start that meets a dead process's job
+      expect(reports).toEqual([{ released: [], settledAtEstimate: ['d-first'], chargedUsd: 0.25 }]);
+      expect(reports[0]).toEqual(atStart);
+      await started.close();
+      const dead = await open(group, lease);
+      await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
+      await dead.markSent('d-sent');
+      await dead.close(); // stops renewing, as a killed process does
+      const alive = await open(group, { ...lease, ...tell });
+      await alive.reconcile(time.now); // its lease holds: this start ends nothing, tells nothing
+      expect(reports).toHaveLength(1);
+      time.now += 60_001;
+      await maker.lapseLeases(group);
+      await vi.advanceTimersByTimeAsync(60_000);
+      await vi.waitFor(() => expect(reports).toHaveLength(2));
+      expect(reports[1]).toEqual({ released: [], settledAtEstimate: ['d-sent'], chargedUsd: 0.5 });
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(reports).toHaveLength(2);
+      await alive.close();
     } finally {
       vi.useRealTimers();
     }
