@@ -68,6 +68,13 @@ export interface SlackJobViewOptions {
    * (about one message a second per channel), and a job whose turn comes within that is not refused.
    */
   firstPostDeadlineMs?: number | undefined;
+  /**
+   * Once the bot has begun to stop (`ChannelWriter.stopping`): the time (as `Date.now()`) past which the stop no longer
+   * waits for the jobs' ends, undefined when it waits for them however long they take. A job's end that Slack asks to
+   * wait longer than that is not waited for: it is tried once in the requester's direct messages, and logged as lost
+   * when they do not take it either. Default none.
+   */
+  stopDeadline?: (() => number | undefined) | undefined;
 }
 
 const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
@@ -92,7 +99,9 @@ export const RATE_LIMITED_WAITS_MAX = 10;
 /**
  * The allowance of a job's end sent to the requester's direct messages once its channel gave up (`RATE_LIMITED_WAIT_MAX_MS`
  * and `RATE_LIMITED_WAITS_MAX` spent there, or the channel refusing it): a few more waits of its own, so a workspace
- * that rate-limits still gets its end, and a job's end waits a minute and a half at most, well within a stop's grace.
+ * that rate-limits still gets its end: a job's end waits a minute and a half at most. Once the bot stops, no wait goes past
+ * the stop's deadline (`SlackJobViewOptions.stopDeadline`): an end that does not fit is tried once in the requester's
+ * direct messages at once, and logged as lost when they do not take it.
  */
 export const DM_RATE_LIMITED_WAIT_MAX_MS = 30_000;
 export const DM_RATE_LIMITED_WAITS_MAX = 3;
@@ -119,6 +128,11 @@ class CutByStopError extends Error {
 }
 
 const cutByStop = () => new CutByStopError('the bot began to stop while Slack had the buttons of a finished job wait');
+
+/** A post of a job's end given up because Slack asked it to wait past the deadline of the bot's stop. */
+class PastStopDeadlineError extends Error {
+  override name = 'PastStopDeadlineError';
+}
 
 /** A job's message posted (`chat.postMessage`) whose answer was lost: it may be there. */
 interface UnansweredPost<S> {
@@ -156,6 +170,8 @@ interface OncePost<S> {
   waits: RateLimitedWaits;
   /** A stop ends its wait for Slack's `Retry-After` (`CutByStopError`): only for a post something else stands in for. */
   cutByStop: boolean;
+  /** Tried once: no try again when Slack has trouble of its own, no wait for a `Retry-After` (a 429 is a refusal). */
+  oneTry?: boolean | undefined;
 }
 
 /** Slack's `ts` `a` is later than `b` (seconds, then microseconds, as numbers). */
@@ -558,22 +574,36 @@ export class SlackJobView {
       this.#persistEnded();
       return;
     }
+    // Slack asked the end to wait past the stop's deadline in its channel: the direct messages are tried once, at once.
+    let pastDeadline = false;
     if (this.#where === 'channel') {
       // The message is gone (or Slack kept failing to edit it): a new message in the same place.
       try {
-        await this.#postFinalMessage(this.#channelId, this.#o.request.threadTs, this.#endWaits);
+        await this.#postFinalMessage(this.#channelId, this.#o.request.threadTs, this.#endWaits, false);
         return;
       } catch (error) {
-        this.#logError(error, 'could not post the end of a job in its channel');
+        pastDeadline = error instanceof PastStopDeadlineError;
+        if (pastDeadline) this.#o.logger.warn({ jobId: this.#state.jobId, channel: this.#channelId }, 'Slack asked the end of a job to wait past the deadline of the bot’s stop: it is sent to the requester directly, once');
+        else this.#logError(error, 'could not post the end of a job in its channel');
         this.#where = 'dm';
       }
     }
     try {
       const dm = await this.#dmChannel();
-      await this.#postFinalMessage(dm, undefined, this.#dmEndWaits);
+      await this.#postFinalMessage(dm, undefined, this.#dmEndWaits, pastDeadline);
     } catch (error) {
-      this.#logError(error, 'could not send the end of a job to the requester directly');
+      if (pastDeadline || error instanceof PastStopDeadlineError) this.#logEndLost(error);
+      else this.#logError(error, 'could not send the end of a job to the requester directly');
     }
+  }
+
+  /** The bot stops, and the job's end could be shown nowhere before the stop's deadline: what it ended as is logged. */
+  #logEndLost(error: unknown): void {
+    const chargedUsd = (this.#state.completed?.cost ?? this.#state.charged)?.totalUsd;
+    this.#o.logger.warn(
+      { jobId: this.#state.jobId, requestId: this.#o.request.id, userId: this.#state.userId, status: this.#state.status, chargedUsd, code: slackErrorCode(error) },
+      'the end of a job was lost: Slack did not take it before the deadline of the bot’s stop, in its channel nor in the requester’s direct messages',
+    );
   }
 
   /**
@@ -581,16 +611,18 @@ export class SlackJobView {
    * its request line, and taken as the job's message when found. The job's images are not in it — they were shared
    * before it, by their own route — so no paid image waits on it; a button pressed on the job (`repair`) looks again.
    * Slack's `Retry-After`s are waited out within `waits`, a stop or not: the next start's sweep could only edit the job's
-   * message, which is gone or refused here, so what the job ended as (its failure, its charge) is said now or never.
+   * message, which is gone or refused here, so what the job ended as (its failure, its charge) is said now or never —
+   * but never past the stop's deadline (`PastStopDeadlineError`), when the process ends. With `oneTry`, tried once.
    * Throws when Slack refused it, or kept failing.
    */
-  async #postFinalMessage(channel: string, threadTs: string | undefined, waits: RateLimitedWaits): Promise<void> {
+  async #postFinalMessage(channel: string, threadTs: string | undefined, waits: RateLimitedWaits, oneTry: boolean): Promise<void> {
     const requestId = this.#o.request.id;
     await this.#postOnce<FinalShown>({
       channel,
       threadTs,
       waits,
       cutByStop: false,
+      oneTry,
       unanswered: this.#finalUnanswered,
       render: async () => {
         const rendered = renderJobMessage(this.#state);
@@ -849,7 +881,7 @@ export class SlackJobView {
    */
   async #postOnce<S>(post: OncePost<S>): Promise<string | undefined> {
     const { channel, threadTs, unanswered: slot } = post;
-    const pauses = this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS;
+    const pauses = post.oneTry ? [] : (this.#o.retryPausesMs ?? DEFAULT_RETRY_PAUSES_MS);
     let failures = 0;
     let lastError: unknown;
     for (;;) {
@@ -890,14 +922,17 @@ export class SlackJobView {
         if (retryAfterMs !== undefined) {
           // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bounds.
           if (post.cutByStop && this.#o.writer.stopping.aborted) throw cutByStop();
+          if (post.oneTry) throw error;
           const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
           const { waits } = post;
           if (waits.count >= waits.maxCount || waits.ms + waitMs > waits.maxMs) throw error;
+          if (!post.cutByStop && !this.#fitsStop(Date.now() + waitMs)) throw new PastStopDeadlineError('Slack asked the end of a job to wait past the deadline of the bot’s stop');
           waits.count++;
           waits.ms += waitMs;
           this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs, waitMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
-          if (!post.cutByStop) await pause(waitMs);
-          else if (!(await this.#waitUnlessStopping(waitMs))) throw cutByStop();
+          if (!post.cutByStop) {
+            if (!(await this.#waitWithinStop(waitMs))) throw new PastStopDeadlineError('the bot began to stop while Slack had the end of a job wait past its deadline');
+          } else if (!(await this.#waitUnlessStopping(waitMs))) throw cutByStop();
           continue;
         }
         if (!isTransientSlackError(error)) throw error;
@@ -906,6 +941,35 @@ export class SlackJobView {
         if (failures <= pauses.length) await pause(pauses[failures - 1]!);
       }
     }
+  }
+
+  /** Whether something over at `at` (a time as `Date.now()`) is over by the deadline of the bot's stop, when it stops. */
+  #fitsStop(at: number): boolean {
+    if (!this.#o.writer.stopping.aborted) return true;
+    const deadline = this.#o.stopDeadline?.();
+    return deadline === undefined || at <= deadline;
+  }
+
+  /**
+   * Waits `ms`, or less when the bot begins to stop meanwhile and the rest of the wait would end past the stop's
+   * deadline (`#fitsStop`): whether the whole wait passed.
+   */
+  #waitWithinStop(ms: number): Promise<boolean> {
+    const stopping = this.#o.writer.stopping;
+    const endsAt = Date.now() + ms;
+    if (stopping.aborted) return pause(ms).then(() => true);
+    return new Promise((resolve) => {
+      const onStop = () => {
+        if (this.#fitsStop(endsAt)) return;
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        stopping.removeEventListener('abort', onStop);
+        resolve(true);
+      }, ms);
+      stopping.addEventListener('abort', onStop, { once: true });
+    });
   }
 
   /** Waits `ms`, or less when the bot begins to stop (`ChannelWriter.stopping`): whether the whole wait passed. */

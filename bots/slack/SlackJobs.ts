@@ -87,6 +87,8 @@ export interface SlackJobsOptions {
   firstPostClientOf?: ((client: webApi.WebClient) => webApi.WebClient) | undefined;
   /** How long a job's first message may take before the job is given up, nothing charged (see SlackJobViewOptions). */
   firstPostDeadlineMs?: number | undefined;
+  /** Once the bot stops, past when it no longer waits for the jobs' ends (see SlackJobViewOptions.stopDeadline). */
+  stopDeadline?: (() => number | undefined) | undefined;
 }
 
 /** A job whose message is posted and that the runner does not have yet (an edit's images downloading). */
@@ -243,6 +245,7 @@ export class SlackJobs {
               finalImagesIn: this.#o.finalImagesIn,
               firstPostClient: this.#o.firstPostClientOf?.(input.client),
               firstPostDeadlineMs: this.#o.firstPostDeadlineMs,
+              stopDeadline: this.#o.stopDeadline,
             });
             // The job's message first: a job is sent (and may be charged) only once it is there. One Slack refuses (the bot
             // not in the channel, the channel archived, the DM closed) drops the job, nothing charged; the member is told why.

@@ -250,6 +250,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
   const commands = { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' };
   const homes = new HomeTabs({ runner: options.runner, store, logger, command: commands.imagine });
+  // Once the bot stops with a deadline: the time by which it has stopped waiting for its jobs' ends (see the stop below).
+  let jobsWaitedUntil: number | undefined;
   const jobs = new SlackJobs({
     runner: options.runner,
     writer,
@@ -262,6 +264,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     command: commands.imagine,
     firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : client),
     firstPostDeadlineMs,
+    stopDeadline: () => jobsWaitedUntil,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
@@ -381,6 +384,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await budget.within(sweeper.stop({ until: budget.until() }), Number.POSITIVE_INFINITY);
         await locales.stop();
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
+        // The jobs' ends are waited for no later than this (the writer's idle, then the jobs, each STOP_DRAIN_MS at
+        // least, and never past the stop's deadline): a job's end that Slack asks to wait longer does not wait in vain.
+        const until = budget.until();
+        if (until !== undefined) jobsWaitedUntil = Math.min(until, Date.now() + STOP_DRAIN_MS);
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
         const stopWaiting = new AbortController();

@@ -496,4 +496,34 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     await rm(dataDir, { recursive: true, force: true });
     await fake.close();
   }, 30_000);
+  it('tries the requester’s direct messages at once, once, when Slack asks the end to wait past the stop’s deadline, and logs the end as lost (with its charge) when they refuse it too: the stop is not held past its deadline', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const lost = () => logger.entries.find((e) => e.msg?.startsWith('the end of a job was lost'));
+    const clock = clockOfLongTimers();
+    try {
+      // Slack asks for 30 s, in the channel and in the direct messages alike.
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 30, count: 2, match: isEndPost('C0DEADLINE', dm) });
+      await cancelWithMessageGone(fake, 'C0DEADLINE');
+      await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
+      // The stop begins with 5 s left: the 30 s Slack asked for do not fit.
+      const stopped = h.bot.stop({ until: Date.now() + 5000 });
+      const entry = await fake.waitFor(() => lost(), 'the end to be logged as lost', 10 * 60_000);
+      expect(entry.level).toBe('warn');
+      expect(entry.obj).toMatchObject({ jobId: expect.any(String), status: 'cancelled', chargedUsd: expect.any(Number) });
+      await stopped;
+      // Nothing waited on the clock: the direct messages were tried at once, and the stop did not wait for the 30 s.
+      expect(clock.moved()).toBe(0);
+    } finally {
+      clock.restore();
+    }
+    await h.close({ fake: true });
+    h = undefined;
+    expect(endPosts(fake, 'C0DEADLINE')).toEqual([429]);
+    expect(endPosts(fake, dm)).toEqual([429]);
+    expect(waits(logger)).toHaveLength(1);
+    await fake.close();
+  }, 30_000);
 });
