@@ -88,6 +88,9 @@ function watchWrites(before: (write: Write, n: number) => Error | undefined = ()
   return { writes, restore };
 }
 
+/** Each of these tests stops and starts the whole upgrade once per old record: a busy machine needs more than the default. */
+const LOOP_TIMEOUT_MS = 120_000;
+
 describe('the 0.1 upgrade on the data folder, stopped between two records and started again', () => {
   /** What 0.1 left in a data folder of its own, and a start on it (its ledger: the account's, in the same folder). */
   async function oldDataFolder({ backupOlder = false, mainDamaged = false } = {}) {
@@ -156,7 +159,7 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
       expect(again.records, `stopped before ${write}`).toEqual(whole.records);
       expect(again.files, `stopped before ${write}`).toEqual(whole.files);
     }
-  });
+  }, LOOP_TIMEOUT_MS);
 
   it.each([
     ['jobs.json, over the jobs it moved from it: not its older backup', { backupOlder: true }, 'jobs.json'],
@@ -288,7 +291,7 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
       expect(again.records, `stopped after ${whole.deleted[n]![0]}`).toEqual(whole.records);
       expect(again.keys, `stopped after ${whole.deleted[n]![0]}`).toEqual(whole.keys);
     }
-  });
+  }, LOOP_TIMEOUT_MS);
 
   it('loses nothing and moves nothing twice when an old key it wrote into the state fails to be deleted (a crash between the two), whichever it is', async () => {
     const whole = await uninterrupted();
@@ -298,5 +301,5 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade on Redis, its lease lost betw
       expect(again.records, `failed at ${n + 1}`).toEqual(whole.records);
       expect(again.keys, `failed at ${n + 1}`).toEqual(whole.keys);
     }
-  });
+  }, LOOP_TIMEOUT_MS);
 });
