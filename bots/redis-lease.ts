@@ -2,12 +2,13 @@ import type { Redis } from 'ioredis';
 import { renewEvery, withTimeout } from 'pictor/internal';
 
 /**
- * Extends the lease while this holder has it, and takes it back (`SET NX PX`, in the same script) when the key is gone:
- * a Redis restarted empty (or flushed) has forgotten it, and nobody else holds it then. 0 only when another holds it.
+ * Extends the lease while this holder has it; with `ARGV[3]` = '1' (`retakeForgotten`) it takes it back (`SET NX PX`, in
+ * the same script) when the key is gone: a Redis restarted empty (or flushed) has forgotten it, and nobody else holds it
+ * then. 0 when another holds it, or when the key is gone and the lease is not one to take back.
  */
 const RENEW = `local held = redis.call('GET', KEYS[1])
 if held == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if held == false and redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+if held == false and ARGV[3] == '1' and redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
 return 0`;
 /** Drops the key only while this holder has it. */
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
@@ -21,6 +22,12 @@ export interface RedisLeaseOptions {
   ttlMs: number;
   /** How often the holder renews it; at least twice per lifetime (`renewEveryMs * 2 < ttlMs`). */
   renewEveryMs: number;
+  /**
+   * Whether a renewal that finds the key gone takes it back (the gateway: after Redis lost its data, the holder keeps
+   * its session). Not for a lease that guards steps another holder may have finished meanwhile (the 0.1 upgrade: a key
+   * gone may be one a later holder released when done, and the steps of the first must not go on). Default false.
+   */
+  retakeForgotten?: boolean | undefined;
   /**
    * Told of a renewal that failed or was not answered within `answerBoundMs(ttlMs)` (the lease may still hold), once per
    * streak: the next failure is told after a renewal was confirmed (one answered after its bound too).
@@ -39,8 +46,9 @@ export async function deleteIfHeld(redis: Redis, key: string, holder: string): P
  * A lease in Redis that one process at a time holds: a key set only if absent (`SET NX PX`), renewed by its holder,
  * gone when the holder stops renewing. The one rule that makes it a lease: a holder that cannot confirm it gives it up
  * (`onLost`) one renewal interval before it could lapse, so its holder has stopped before another can take it. A renewal
- * that finds the key gone (Redis restarted empty, or flushed) takes it back for its holder; when another process took
- * it first, that renewal is told so and the holder gives it up (`onLost`).
+ * that finds the key gone (Redis restarted empty, or flushed) takes it back for its holder where the lease says so
+ * (`retakeForgotten`); when another process took it first, or the lease is not one to take back, that renewal is told
+ * so and the holder gives it up (`onLost`).
  */
 export class RedisLease {
   readonly #o: RedisLeaseOptions;
@@ -105,7 +113,7 @@ export class RedisLease {
     };
     const renew = async () => {
       const sentAt = Date.now();
-      const renewed = await redis.eval(RENEW, 1, key, holder, String(ttlMs));
+      const renewed = await redis.eval(RENEW, 1, key, holder, String(ttlMs), this.#o.retakeForgotten ? '1' : '0');
       // An answer to a keep let go meanwhile does nothing.
       if (!current()) return;
       if (Number(renewed) !== 1) return lost('another process holds the lease');

@@ -61,6 +61,7 @@ export class GatewayLease {
     this.#lease = new RedisLease({
       ...o,
       holder: this.holder,
+      retakeForgotten: true,
       onRenewFailed: (error) => o.logger.warn({ err: messageOf(error) }, 'could not renew the Discord gateway lease'),
     });
   }

@@ -23,8 +23,8 @@ async function redisAndKey(url = requireRedisUrl(redisSetup)): Promise<{ redis: 
   return { redis, key: `${prefix}:lease` };
 }
 
-function leaseOf(redis: Redis, key: string, holder: string): RedisLease {
-  return new RedisLease({ redis, key, holder, ttlMs: TTL_MS, renewEveryMs: RENEW_EVERY_MS });
+function leaseOf(redis: Redis, key: string, holder: string, retakeForgotten?: boolean): RedisLease {
+  return new RedisLease({ redis, key, holder, ttlMs: TTL_MS, renewEveryMs: RENEW_EVERY_MS, retakeForgotten });
 }
 
 /** What the renewals of `redis` answer, renewal by renewal: Redis's own answer, or a failure, or "renewed" late (on the fake clock). */
@@ -103,7 +103,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
 
   it('takes itself back at its next renewal when Redis forgot it (restarted empty, or flushed), and is not lost; a holder that finds another there first is', async () => {
     const { redis, key } = await redisAndKey();
-    const a = leaseOf(redis, key, 'a');
+    const a = leaseOf(redis, key, 'a', true);
     expect(await a.take()).toBe(true);
     const evals = vi.spyOn(redis, 'eval');
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
@@ -132,6 +132,28 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       vi.useRealTimers();
     }
     expect(await redis.get(key)).toBe('b');
+  });
+
+  it('is lost, not taken back, when its key is gone and it is not a lease to take back (a later holder may have finished and released it)', async () => {
+    const { redis, key } = await redisAndKey();
+    const a = leaseOf(redis, key, 'a');
+    expect(await a.take()).toBe(true);
+    const evals = vi.spyOn(redis, 'eval');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    try {
+      const lost: string[] = [];
+      a.keep((why) => lost.push(why));
+      await redis.del(key);
+      await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
+      expect(evals).toHaveBeenCalledTimes(1);
+      await evals.mock.results[0]!.value;
+      await vi.advanceTimersByTimeAsync(0);
+      expect(lost).toEqual(['another process holds the lease']);
+      a.letGo();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await redis.get(key)).toBeNull();
   });
 
   it('tells its renewals’ failures once per streak, and the renewal that ends one: a renewal counts as failed when not answered within answerBoundMs of the lease', async () => {
