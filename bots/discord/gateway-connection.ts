@@ -155,14 +155,13 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       logger.warn({ waitedMs: leaveTimeoutMs }, 'discord.js did not say it left the gateway in time; going on without it');
     }
   };
-  /** Set while `connectHolding` waits or logs in: a lease lost meanwhile is then its to handle (`wake` ends its wait). */
-  let connecting: { lost: boolean; wake?: () => void } | undefined;
+  /** Set while `connectHolding` logs in: a lease lost meanwhile is then its to handle. */
+  let connecting: { lost: boolean } | undefined;
   const onLost = (why: string) => {
     holding = false;
     logger.error({ why }, 'lost the Discord gateway lease; disconnecting from the gateway');
     if (connecting) {
       connecting.lost = true;
-      connecting.wake?.();
       void disconnect();
       return;
     }
@@ -172,30 +171,11 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
    * Logs in while renewing the lease (a login may take longer than the lease lives); false when the lease was lost
    * meanwhile, and the client is off the gateway again. Rejects when the login fails.
    */
-  const connectHolding = async (settleMs = 0): Promise<boolean> => {
-    const attempt: { lost: boolean; wake?: () => void } = { lost: false };
+  const connectHolding = async (): Promise<boolean> => {
+    const attempt = { lost: false };
     connecting = attempt;
     lease?.keep(onLost);
     try {
-      // Taken after Redis forgot the lease: the last holder may still be connected until it learns it lost it. Renewing
-      // meanwhile; then connecting only if the lease is still this process's.
-      if (lease && settleMs > 0) {
-        logger.info({ waitMs: settleMs }, 'took the Discord gateway lease after Redis forgot it; waiting for the last holder to leave before connecting');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, settleMs);
-          attempt.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        attempt.wake = undefined;
-        if (attempt.lost || leaving) return false;
-        if (!(await lease.held())) {
-          lease.letGo();
-          logger.warn({}, 'the Discord gateway lease was not this process’s after its wait; standing by again');
-          return false;
-        }
-      }
       await connect();
     } catch (error) {
       // Off the gateway already: the lease was lost, or the bot began to stop, while the login went on.
@@ -220,7 +200,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       while (await lease.acquire()) {
         if (leaving) return lease.release();
         try {
-          if (!(await connectHolding(lease.settleMs))) continue;
+          if (!(await connectHolding())) continue;
           logger.info({}, 'took over the Discord gateway');
           return;
         } catch (error) {
@@ -239,7 +219,6 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   let disconnected: Promise<void> | undefined;
   const leaveOnce = async (stop: StopBudget | undefined) => {
     leaving = true;
-    connecting?.wake?.();
     // Each wait on Redis by the stop's deadline too (the lease's stop and release take the stop's budget).
     // A standby's mark is gone before this resolves: a holder draining next does not count on this process.
     const stopped = lease?.stop(stop);

@@ -39,18 +39,16 @@ export function gatewayLeaseKey(token: string, prefix = 'pictor'): string {
  * set only if absent (`SET NX PX`), renewed by its holder, gone when the holder
  * stops renewing (`RedisLease`). A holder that cannot confirm its lease gives it up
  * (`onLost`) one renew interval before the lease can expire, so two processes are never
- * connected at once; a waiting process takes over within `ttlMs + pollEveryMs`
- * of the holder's death (at once, at the next poll, when it stops cleanly). When Redis
- * forgot the lease (restarted empty, flushed), the holder takes it back at its next renewal; a
- * standby that took it first waits `settleMs` (the TTL) before it connects, while the old holder
- * learns it lost it.
+ * connected at once while Redis keeps the key; a waiting process takes over within `ttlMs + pollEveryMs`
+ * of the holder's death (at once, at the next poll, when it stops cleanly). When Redis forgot the key
+ * (restarted empty, flushed), the holder takes it back at its next renewal, or a standby that took it
+ * first connects at once and the old holder leaves at that renewal: two sessions for up to `renewEveryMs`,
+ * each interaction still run once (its id is claimed in the bots' state before it is answered).
  */
 export class GatewayLease {
   readonly holder = randomUUID();
   readonly #o: Required<Omit<GatewayLeaseOptions, 'logger' | 'redis' | 'key' | 'prefix'>> & Pick<GatewayLeaseOptions, 'logger' | 'redis'> & { key: string };
   readonly #lease: RedisLease;
-  /** Whether Redis had forgotten the lease's history when this process last took it (see `settleMs`). */
-  #takenAfterRedisForgot = false;
   #stopped = false;
   #wake: (() => void) | undefined;
 
@@ -92,46 +90,9 @@ export class GatewayLease {
     }
   }
 
-  /**
-   * Set (with no TTL) by whoever takes the lease, so it is gone only when Redis forgot everything it kept (restarted
-   * empty, flushed) — or on the very first take of a new Redis.
-   */
-  get #keptKey(): string {
-    return `${this.#o.key}:kept`;
-  }
-
   /** One try: true when this process now holds the lease. */
   async tryAcquire(): Promise<boolean> {
-    const { redis, renewEveryMs } = this.#o;
-    const taken = await withTimeout(this.#lease.take(), renewEveryMs, 'Redis did not answer');
-    if (taken) {
-      // Not told (an error, no answer in time): counted as forgotten, the safe side (a wait before connecting).
-      const marked = await withTimeout(redis.set(this.#keptKey, '1', 'NX'), renewEveryMs, 'Redis did not answer').catch(() => 'OK');
-      this.#takenAfterRedisForgot = marked === 'OK';
-    }
-    return taken;
-  }
-
-  /**
-   * How long a standby that just took the lease waits (renewing it) before it connects: 0 when Redis still knew the
-   * lease (its key lapsed, or was given back: the last holder is off the gateway), else the lease's TTL. A key Redis
-   * forgot (restarted empty, flushed) says nothing of the last holder, which may still be connected: it is told at its
-   * next renewal that another holds the lease, or gives it up unconfirmed one renew interval before it could have
-   * lapsed — either way off the gateway within a TTL of this take, the same bound a lapsed lease gives.
-   */
-  get settleMs(): number {
-    return this.#takenAfterRedisForgot ? this.#o.ttlMs : 0;
-  }
-
-  /** Whether Redis says this process holds the lease now (false when it does not answer within a renew interval). */
-  async held(): Promise<boolean> {
-    const { redis, key, renewEveryMs } = this.#o;
-    return (await withTimeout(redis.get(key), renewEveryMs, 'Redis did not answer').catch(() => null)) === this.holder;
-  }
-
-  /** Stops renewing, without `onLost` (a standby that found, after its wait, that the lease is not its own). */
-  letGo(): void {
-    this.#lease.letGo();
+    return withTimeout(this.#lease.take(), this.#o.renewEveryMs, 'Redis did not answer');
   }
 
   /** Waits until this process holds the lease; false when `stop()` ended the wait. Redis errors are logged and retried. */

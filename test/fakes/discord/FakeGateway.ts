@@ -35,6 +35,12 @@ export interface GatewayStats {
   dispatches: number;
   /** The most sessions connected at once so far (a bot connected twice gets every interaction twice). */
   mostOpenSessions: number;
+  /** How many times a second session came while one was connected. */
+  overlaps: number;
+  /** The longest time two sessions or more were connected at once, in ms (`Date.now()` at each identify, resume and close). */
+  longestOverlapMs: number;
+  /** How many times the last connected session left (an interaction sent then reaches nobody). */
+  emptied: number;
 }
 
 /**
@@ -50,7 +56,10 @@ export class FakeGateway {
   readonly #readyWaiters: (() => void)[] = [];
   /** While set (see `holdReady`), READY waits: the answers to each IDENTIFY, sent when let through. */
   #heldReadys: (() => void)[] | undefined;
-  readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0, mostOpenSessions: 0 };
+  readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0, mostOpenSessions: 0, overlaps: 0, longestOverlapMs: 0, emptied: 0 };
+  /** How many sessions were connected at the last change, and since when two or more have been. */
+  #lastOpen = 0;
+  #overlapSince: number | undefined;
   /** When each IDENTIFY with the bot's token came (`Date.now()`), in order: Discord counts its identify rate limit on these. */
   readonly identifiedAt: number[] = [];
 
@@ -114,6 +123,23 @@ export class FakeGateway {
     };
   }
 
+  /** Counts a change in the connected sessions (after an identify, a resume, a close) into `stats`. */
+  #sessionsChanged(): void {
+    const open = this.#open().length;
+    const now = Date.now();
+    this.stats.mostOpenSessions = Math.max(this.stats.mostOpenSessions, open);
+    if (open >= 2 && this.#overlapSince === undefined) {
+      this.#overlapSince = now;
+      this.stats.overlaps += 1;
+    }
+    if (open < 2 && this.#overlapSince !== undefined) {
+      this.stats.longestOverlapMs = Math.max(this.stats.longestOverlapMs, now - this.#overlapSince);
+      this.#overlapSince = undefined;
+    }
+    if (open === 0 && this.#lastOpen > 0) this.stats.emptied += 1;
+    this.#lastOpen = open;
+  }
+
   #open(): Session[] {
     return [...this.#sessions.values()].filter((session) => session.socket && session.socket.readyState === session.socket.OPEN);
   }
@@ -161,7 +187,7 @@ export class FakeGateway {
           this.identifiedAt.push(Date.now());
           session = { id: randomBytes(16).toString('hex'), seq: 1, socket };
           this.#sessions.set(session.id, session);
-          this.stats.mostOpenSessions = Math.max(this.stats.mostOpenSessions, this.#open().length);
+          this.#sessionsChanged();
           const ready = { ...this.#options.readyData(), session_id: session.id, resume_gateway_url: this.#options.resumeUrl() };
           const sendReady = () => {
             if (socket.readyState !== socket.OPEN) return;
@@ -181,7 +207,7 @@ export class FakeGateway {
           this.stats.resumes += 1;
           session = known;
           known.socket = socket;
-          this.stats.mostOpenSessions = Math.max(this.stats.mostOpenSessions, this.#open().length);
+          this.#sessionsChanged();
           known.seq += 1;
           socket.send(JSON.stringify({ op: OP_DISPATCH, t: 'RESUMED', s: known.seq, d: {} }));
           for (const wake of this.#readyWaiters.splice(0)) wake();
@@ -193,6 +219,7 @@ export class FakeGateway {
     });
     socket.on('close', () => {
       if (session && session.socket === socket) session.socket = undefined;
+      this.#sessionsChanged();
     });
   }
 }
