@@ -931,8 +931,8 @@ export class SlackJobView {
           waits.ms += waitMs;
           this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs, waitMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
           if (!post.cutByStop) {
-            if (!(await this.#waitWithinStop(waitMs))) throw new PastStopDeadlineError('the bot began to stop while Slack had the end of a job wait past its deadline');
-          } else if (!(await this.#waitUnlessStopping(waitMs))) throw cutByStop();
+            if (!(await this.#waitUnlessStopped(waitMs, (endsAt) => this.#fitsStop(endsAt)))) throw new PastStopDeadlineError('the bot began to stop while Slack had the end of a job wait past its deadline');
+          } else if (!(await this.#waitUnlessStopped(waitMs, () => false))) throw cutByStop();
           continue;
         }
         if (!isTransientSlackError(error)) throw error;
@@ -951,33 +951,17 @@ export class SlackJobView {
   }
 
   /**
-   * Waits `ms`, or less when the bot begins to stop meanwhile and the rest of the wait would end past the stop's
-   * deadline (`#fitsStop`): whether the whole wait passed.
+   * Waits `ms`, or less when the bot stops: whether the whole wait passed. `goOn` says, at the stop (or at once when it
+   * has begun), whether the wait still goes on, given when it would end: the end of a job's wait goes on while it fits
+   * the stop's deadline (`#fitsStop`), the buttons' wait never does.
    */
-  #waitWithinStop(ms: number): Promise<boolean> {
+  #waitUnlessStopped(ms: number, goOn: (endsAt: number) => boolean): Promise<boolean> {
     const stopping = this.#o.writer.stopping;
     const endsAt = Date.now() + ms;
-    if (stopping.aborted) return pause(ms).then(() => true);
+    if (stopping.aborted) return goOn(endsAt) ? pause(ms).then(() => true) : Promise.resolve(false);
     return new Promise((resolve) => {
       const onStop = () => {
-        if (this.#fitsStop(endsAt)) return;
-        clearTimeout(timer);
-        resolve(false);
-      };
-      const timer = setTimeout(() => {
-        stopping.removeEventListener('abort', onStop);
-        resolve(true);
-      }, ms);
-      stopping.addEventListener('abort', onStop, { once: true });
-    });
-  }
-
-  /** Waits `ms`, or less when the bot begins to stop (`ChannelWriter.stopping`): whether the whole wait passed. */
-  #waitUnlessStopping(ms: number): Promise<boolean> {
-    const stopping = this.#o.writer.stopping;
-    if (stopping.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const onStop = () => {
+        if (goOn(endsAt)) return;
         clearTimeout(timer);
         resolve(false);
       };
