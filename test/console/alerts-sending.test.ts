@@ -1,19 +1,16 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog, type AlertLogEntry, type AlertMark } from '../../src/console/alerts/alert-log.js';
 import { discordChannel, slackChannel, type Alert, type AlertChannel } from '../../src/console/alerts/channels.js';
 import { AlertWatcher, MEMBERS_LISTED, mostUsedFirst } from '../../src/console/alerts/watcher.js';
 import { capRatio } from '../../src/console/percent.js';
-import type { OperatorSettings } from '../../src/console/source.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
-import type { QuotaStore } from '../../src/spend/types.js';
 import { percent } from '../../src/console/pages/layout.js';
+import type { OperatorSettings } from '../../src/console/source.js';
+import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
 import { NO_ALERTS } from './console-harness.js';
 
 /**
@@ -30,25 +27,7 @@ afterEach(async () => {
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
-async function folder(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'pictor-alerts-sending-'));
-  steps.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function opened(store: FileQuotaStore): Promise<FileQuotaStore> {
-  await store.open();
-  steps.push(() => store.close());
-  return store;
-}
-
-async function spend(store: QuotaStore, jobId: string, userKey: string, scopeKey: string, usd: number, now: number) {
-  expect(await store.reserve({ jobId, userKey, scopeKey, estimateUsd: usd, limits: {}, now })).toEqual({ ok: true });
-  await store.markSent(jobId);
-  await store.settle(jobId, usd);
-}
-
-const operatorWith = (caps: OperatorSettings['caps']): OperatorSettings => ({ caps, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' });
+const { folder, opened } = ledgerFixtures(steps, 'alerts-sending');
 
 /** An alert log that counts its writes. */
 class CountingLog extends MemoryAlertLog {

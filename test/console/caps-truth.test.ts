@@ -1,18 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
 import type { Alert, AlertChannel } from '../../src/console/alerts/channels.js';
 import { AlertWatcher } from '../../src/console/alerts/watcher.js';
 import { spendFigures } from '../../src/console/figures.js';
 import { startConsole } from '../../src/console/index.js';
-import type { OperatorSettings } from '../../src/console/source.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
-import type { QuotaStore } from '../../src/spend/types.js';
+import type { OperatorSettings } from '../../src/console/source.js';
+import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
 import { NO_ALERTS, TOKEN } from './console-harness.js';
 
 const steps: (() => Promise<void>)[] = [];
@@ -22,25 +19,7 @@ afterEach(async () => {
 
 const DAY_MS = 86_400_000;
 
-async function folder(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'pictor-caps-'));
-  steps.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function opened(store: FileQuotaStore): Promise<FileQuotaStore> {
-  await store.open();
-  steps.push(() => store.close());
-  return store;
-}
-
-async function spend(store: QuotaStore, jobId: string, userKey: string, scopeKey: string, usd: number, now: number) {
-  expect(await store.reserve({ jobId, userKey, scopeKey, estimateUsd: usd, limits: {}, now })).toEqual({ ok: true });
-  await store.markSent(jobId);
-  await store.settle(jobId, usd);
-}
-
-const operatorWith = (caps: OperatorSettings['caps']): OperatorSettings => ({ caps, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' });
+const { folder, opened } = ledgerFixtures(steps, 'caps');
 
 async function figuresOf(store: FileQuotaStore, operator: OperatorSettings, now: number, roleBudgets?: Parameters<typeof spendFigures>[0]['roleBudgets']) {
   const index = new UsageIndex({ store, now: () => now });
