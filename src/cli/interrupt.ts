@@ -12,8 +12,8 @@ import { formatUsdExact } from '../core/pricing.js';
  * does a second Ctrl+C, at once (it says which): a reservation left open then is charged its estimate (`uncertain`) by
  * a later run's reconcile, unless it was waiting to retry an attempt that billed nothing (the ledger marks such a job
  * not sent, so the reconcile releases it). A request not sent yet is charged so only when the exit comes while the
-ledger records that it may be billed (`marking`) and that mark was recorded: the report says nothing was sent, and that
-a later run charges the estimate if the ledger had recorded it. A Ctrl+C that comes after the request ended (`jobEnded`: its result is being
+ * ledger records that it may be billed (`marking`) and that mark was recorded: the report says nothing was sent, and
+ * that a later run charges the estimate if the ledger had recorded it. A Ctrl+C that comes after the request ended (`jobEnded`: its result is being
  * written) arms no exit: the writes finish; only a second one stops them.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.

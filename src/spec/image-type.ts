@@ -39,8 +39,7 @@ export function sniffImageType(bytes: Uint8Array): OutputFormat | null {
   return null;
 }
 
-/** How each format is named in a message. */
-/** How a person names each format. */
+/** How a person names each format (in a message). */
 export const FORMAT_NAMES: Record<OutputFormat, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP' };
 
 /**
