@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { ConnectionError } from './errors.js';
 import { redisDatabaseOf, type RedisConfig } from './redis-config.js';
 import { redactRedisUrl, redisUrlSecrets, scrubRedisSecrets } from './redis-url.js';
-import { withTimeout } from './with-timeout.js';
+import { untilSignalled, withTimeout } from './with-timeout.js';
 
 /** Any logger with pino's call shape (a pino logger or a child of one fits). */
 export interface RedisLogger {
@@ -99,8 +99,8 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   };
   redis.on('error', onStartError);
   try {
-    await untilAborted(withTimeout(redis.connect(), timeoutMs, `no connection within ${timeoutMs} ms`), signal);
-    await untilAborted(withTimeout(redis.ping(), timeoutMs, `no answer within ${timeoutMs} ms`), signal);
+    await untilSignalled(withTimeout(redis.connect(), timeoutMs, `no connection within ${timeoutMs} ms`), signal);
+    await untilSignalled(withTimeout(redis.ping(), timeoutMs, `no answer within ${timeoutMs} ms`), signal);
   } catch (error) {
     // Given up by the caller: the socket is dropped at once (a polite close waits for a server that may never answer),
     // and no word is said about Redis, which may be fine.
@@ -113,7 +113,7 @@ export async function connectRedis(url: string, options: ConnectRedisOptions = {
   // where this process would share another account's spending and caps: the database is asked for again, and a refusal
   // means this Redis cannot be used.
   if (db !== 0) {
-    const refused = await untilAborted(withTimeout(redis.select(db), timeoutMs, `no answer to SELECT within ${timeoutMs} ms`), signal).then(
+    const refused = await untilSignalled(withTimeout(redis.select(db), timeoutMs, `no answer to SELECT within ${timeoutMs} ms`), signal).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -254,7 +254,7 @@ export class RedisLink {
  * when Redis does not tell its policy (some managed services do not) or does not answer within `timeoutMs`.
  */
 async function warnIfRedisEvicts(redis: Redis, logger: RedisLogger, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
-  const info = await untilAborted(withTimeout(redis.info('memory'), timeoutMs, 'no answer to INFO'), signal).catch(() => '');
+  const info = await untilSignalled(withTimeout(redis.info('memory'), timeoutMs, 'no answer to INFO'), signal).catch(() => '');
   const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
   if (!policy || policy === 'noeviction') return;
   logger.warn(
@@ -294,17 +294,6 @@ function dropNow(redis: Redis, signal: AbortSignal): never {
   // `disconnect()` ends the socket politely, and a server that says nothing never closes its side: destroyed now.
   redis.stream?.destroy();
   throw signal.reason;
-}
-
-/** `work`'s outcome, or a rejection with the signal's reason as soon as `signal` aborts (`work` itself is left to the caller). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 function messageOf(error: unknown): string {

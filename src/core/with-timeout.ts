@@ -31,3 +31,14 @@ export function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void>
     promise.then(done, done);
   });
 }
+
+/** `work`'s outcome, or a rejection with the signal's reason as soon as `signal` aborts (`work` itself is left to the caller). */
+export function untilSignalled<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -6,6 +6,7 @@ import { imageOfPartial } from '../../client/partial-bound.js';
 import { ValidationError } from '../../core/errors.js';
 import { BudgetExceededError } from '../../spend/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
+import { untilSignalled } from '../../core/with-timeout.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
 import { LIMITS, type OutputFormat } from '../../spec/constants.js';
 import { parseEditRequest, parseGenerationRequest } from '../../spec/validate.js';
@@ -89,7 +90,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   const connecting = ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement), signal: job.signal });
   let connection: Connection;
   try {
-    connection = await untilStopped(connecting, job.signal);
+    connection = await untilSignalled(connecting, job.signal);
   } catch (error) {
     if (!job.signal.aborted) {
       job.close();
@@ -368,17 +369,6 @@ interface Lost {
   /** The sentence stderr said last about it (where it went instead, or that it is lost), without the `pictor: ` prefix. */
   told?: string | undefined;
 }
-
-/** `work`'s outcome, or a rejection as soon as `signal` aborts (`work` itself goes on). */
-function untilStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 
 function errorCode(error: unknown): string {
   return describeFileError(error);
