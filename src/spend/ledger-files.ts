@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * The files of a file ledger, all in one data folder. `FileQuotaStore.open()`
  * checks each before a surface takes jobs (see docs/spend-guard.md).
@@ -12,3 +15,8 @@ export const LEDGER_FILES = {
   /** Slack request signatures seen in the last minutes (HTTP mode), so a replay is dropped after a restart too. */
   replay: 'slack-replay.json',
 } as const;
+
+/** Whether `dir` holds a file ledger (its spending or its usage records): the readers (`pictor usage`, the console) make none. */
+export function hasFileLedger(dir: string): boolean {
+  return existsSync(join(dir, LEDGER_FILES.ledger)) || existsSync(join(dir, LEDGER_FILES.usage));
+}

@@ -1,10 +1,9 @@
 import type { LoggerLike } from '../../client/PictorClient.js';
 import type { CoreConfig } from '../../config.js';
-import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import { writableFolder } from '../../core/env.js';
 import { ValidationError } from '../../core/errors.js';
-import { LEDGER_FILES } from '../../spend/ledger-files.js';
+import { hasFileLedger } from '../../spend/ledger-files.js';
 import { readBreakerSettings } from '../../spend/breaker.js';
 import { readDmCaps } from '../../spend/caps.js';
 import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
@@ -46,10 +45,9 @@ function fileLedgerWarning(dir: string, dataDir: string): (() => string | undefi
   }
   writableFolder('PICTOR_DATA_DIR', dataDir);
   writableFolder('PICTOR_DATA_DIR', dir);
-  const found = () => existsSync(join(dir, LEDGER_FILES.ledger)) || existsSync(join(dir, LEDGER_FILES.usage));
-  if (found()) return undefined;
+  if (hasFileLedger(dir)) return undefined;
   const text = `no ledger found in ${dir}: is PICTOR_DATA_DIR the folder the bots or n8n write? Every figure here is $0.00 until a job is recorded there.`;
-  return () => (found() ? undefined : text);
+  return () => (hasFileLedger(dir) ? undefined : text);
 }
 
 /** Runs the console until SIGINT/SIGTERM (or `stopSignal`), then closes it and the ledger. */

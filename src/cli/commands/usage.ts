@@ -1,11 +1,9 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { ValidationError } from '../../core/errors.js';
 import { formatUsd } from '../../core/pricing.js';
 import type { CoreConfig } from '../../config.js';
 import type { QuotaStore, UsageRecord } from '../../spend/types.js';
 import { sumUsage, usageByKey, type UsageTotals } from '../../spend/usage-totals.js';
-import { LEDGER_FILES } from '../../spend/ledger-files.js';
+import { hasFileLedger } from '../../spend/ledger-files.js';
 import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
 import { parseFlags, USAGE_FLAGS } from '../flags.js';
 import type { CliContext } from '../context.js';
@@ -102,7 +100,7 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
  */
 async function openLedger(config: CoreConfig, ledger: LedgerKind): Promise<QuotaStore | undefined> {
   const dir = ledgerDir(config.spend.dataDir, ledger);
-  if (!config.redis && !existsSync(join(dir, LEDGER_FILES.ledger)) && !existsSync(join(dir, LEDGER_FILES.usage))) return undefined;
+  if (!config.redis && !hasFileLedger(dir)) return undefined;
   return openQuotaStore({ redis: config.redis, dataDir: config.spend.dataDir, ledger, usageRetentionDays: config.spend.usageRetentionDays });
 }
 
