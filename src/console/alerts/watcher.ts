@@ -301,9 +301,10 @@ export class AlertWatcher {
         logger.warn({ alert: alert.id, channel: channel.id, err: error instanceof Error ? error.message : String(error) }, 'an alert was not taken; it is tried again at the next check');
         continue;
       }
-      await log.sent(marks, now, { id: alert.id, channel: channel.id, text: alertText(alert, now), at: now });
+      const plain = alertText(alert, now);
+      await log.sent(marks, now, { id: alert.id, channel: channel.id, text: plain, at: now });
       logger.info({ alert: alert.id, channel: channel.id, ...(alert.members && { members: alert.members.count }) }, 'alert sent');
-      sent.push({ ...alert, text: alertText(alert, now) });
+      sent.push({ ...alert, text: plain });
     }
     return sent;
   }
