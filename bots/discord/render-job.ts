@@ -126,7 +126,7 @@ export function describeCost(cost: PriceQuote, locale: string): string {
  * says which saved images they are (all of them, unless some were no longer kept).
  */
 export function renderCompleted(job: JobHeader, update: Completed, files: OutgoingFile[], notes: string[], shown: ShownImages = allImages(update.images.length)): OutgoingMessage {
-  const facts = [update.size, update.quality, formatsOf(update, 1)[0], describeCost(update.cost, job.locale), say(job.locale, 'discord.job.elapsed', { time: elapsed(update.elapsedMs) })].join(' · ');
+  const facts = [update.size, update.quality, [...new Set(formatsOf(update, update.images.length))].join('/'), describeCost(update.cost, job.locale), say(job.locale, 'discord.job.elapsed', { time: elapsed(update.elapsedMs) })].join(' · ');
   return {
     content: withHeadline(job, facts, ...notes.map((note) => `ℹ️ ${note}`)),
     components: resultButtons(job.key, shown, job.locale),
