@@ -133,7 +133,7 @@ async function keepJobs(state: BotState): Promise<void> {
   for (let i = 0; i < KEPT_JOBS; i++) {
     const key = `kept${i}`;
     await jobs.add({ key, kind: 'generate', prompt: `kept ${i}`, options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'completed', runnerJobId: `bench-${i}` });
-    await jobs.saveOutputs(key, [image], 'png');
+    await jobs.saveOutputs(key, [image], ['png']);
   }
 }
 

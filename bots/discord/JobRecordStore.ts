@@ -293,11 +293,11 @@ export class JobRecordStore {
 
   /**
    * Keeps a finished job's images, for its Edit buttons — each named for its own format (`formats`, in their order, as
-   * `formatsOf` reads them; one format: all of them) — and, in the same write, given, the facts its result shows (`result`) or the failure or
+   * `formatsOf` reads them: one given names all) — and, in the same write, given, the facts its result shows (`result`) or the failure or
    * cancellation they came with (`final`), for a sweep to show that end with them.
    */
-  async saveOutputs(key: string, images: readonly Buffer[], formats: OutputFormat | readonly OutputFormat[], also: { result?: KeptResult; final?: FinalShown } = {}): Promise<void> {
-    const named = formatsOf(typeof formats === 'string' ? { format: formats } : { formats }, images.length).map((format, i) => ({ data: images[i]!, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
+  async saveOutputs(key: string, images: readonly Buffer[], formats: readonly OutputFormat[], also: { result?: KeptResult; final?: FinalShown } = {}): Promise<void> {
+    const named = formatsOf({ formats }, images.length).map((format, i) => ({ data: images[i]!, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
     const outputs = await this.#keep(key, 'out', named);
     const { result, final } = also;
     const { after } = await this.records.update(key, (record) => record && { ...record, outputs, made: images.length, ...(result && { result: structuredClone(result) }), ...(final && { final: structuredClone(final) }) });

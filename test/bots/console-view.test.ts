@@ -163,7 +163,7 @@ describe('the kept images the console shows of a Discord job', () => {
       const second = Buffer.from(await makeImage('png', 9, 9));
       await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'job-1' });
       // Its first image too large to keep: its Edit buttons are "Edit 2" alone, opening the job's image 1.
-      await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), second], 'png');
+      await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), second], ['png']);
       const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
       expect(await view.images!.indices(['job-1', 'job-2'])).toEqual(new Map([['job-1', [1]]]));
       expect(await view.images!.read('job-1', 0)).toBeUndefined();
@@ -206,7 +206,7 @@ describe('the kept images the console shows of a Discord job', () => {
     // The seeded ledger's Discord job d-2, here with six images kept.
     await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'd-2' });
     const made = await Promise.all([1, 2, 3, 4, 5, 6].map(async (shade) => Buffer.from(await makeImage('png', 9, 9, { r: shade * 40, g: 80, b: 40 }))));
-    await store.saveOutputs(key, made, 'png');
+    await store.saveOutputs(key, made, ['png']);
     const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
     const running = await startSeededConsole({ bots: { images: view.images } });
     const has = vi.spyOn(images, 'has');
@@ -244,7 +244,7 @@ describe('the kept images the console shows of a Discord job', () => {
     const key = store.newKey();
     // The seeded ledger's Discord job d-2 made two images; the first was too large to keep.
     await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'd-2' });
-    await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))], 'png');
+    await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))], ['png']);
     const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
     const running = await startSeededConsole({ bots: { images: view.images } });
     try {
@@ -277,14 +277,14 @@ describe('the kept images the console shows of a Discord job', () => {
       const rowOf = async (jobId: string) => new RegExp(`<tr data-job="${jobId}">(.*?)</tr>`).exec(await (await fetch(`${running.url}/jobs`, { headers: { cookie } })).text())?.[1] ?? '';
       const older = store.newKey();
       await store.add({ key: older, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'd-1' });
-      await store.saveOutputs(older, [first!], 'png');
+      await store.saveOutputs(older, [first!], ['png']);
       expect(await rowOf('d-1')).toContain('<img src="/thumbs/d-1/0"');
       // Its thumbnail is made, and kept by the console.
       expect((await fetch(`${running.url}/thumbs/d-1/0`, { headers: { cookie } })).status).toBe(200);
 
       const newer = store.newKey();
       await store.add({ key: newer, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'd-2' });
-      await store.saveOutputs(newer, [second!, third!], 'png');
+      await store.saveOutputs(newer, [second!, third!], ['png']);
       // The record of d-1 still lists its image; the images space dropped it.
       expect((await store.get(older))?.outputs).toHaveLength(1);
       expect(await store.readOutput(older, 0)).toBeUndefined();

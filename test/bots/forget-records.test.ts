@@ -128,7 +128,7 @@ describe.each([
     const image = Buffer.from(`${MARKER} pixels`);
     for (const key of [running, unrecorded, recorded]) {
       await store.add({ key, kind: 'edit', prompt: `make it ${MARKER}`, options: {}, requester, status: 'running', runnerJobId: `job-${key}` }, [{ data: image }]);
-      await store.saveOutputs(key, [image], 'png');
+      await store.saveOutputs(key, [image], ['png']);
     }
     const end = { type: 'completed' as const };
     await store.markEnded(unrecorded, 'completed', { end });
@@ -158,7 +158,7 @@ describe.each([
     const image = Buffer.from(`${MARKER} pixels`);
     for (const key of [ending, recording]) {
       await store.add({ key, kind: 'edit', prompt: `make it ${MARKER}`, options: {}, requester, status: 'running', runnerJobId: `job-${key}` }, [{ data: image }]);
-      await store.saveOutputs(key, [image], 'png');
+      await store.saveOutputs(key, [image], ['png']);
     }
     const end = { type: 'completed' as const };
     await store.markEnded(recording, 'completed', { end });

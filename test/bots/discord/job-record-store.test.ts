@@ -68,7 +68,7 @@ describe.each([
     const key = a.newKey();
     await a.add({ key, kind: 'edit', prompt: 'p', options: { size: '1024x1536' }, requester, status: 'running' }, [{ data: png, filename: 'a.png' }]);
     await a.update(key, { status: 'completed', runnerJobId: 'job1' });
-    await a.saveOutputs(key, [png, png], 'png');
+    await a.saveOutputs(key, [png, png], ['png']);
 
     expect(await b.get(key)).toMatchObject({ kind: 'edit', prompt: 'p', options: { size: '1024x1536' }, status: 'completed', runnerJobId: 'job1' });
     expect((await b.readInputs(key)).map((i) => [i.filename, i.data.equals(png)])).toEqual([['a.png', true]]);
@@ -103,7 +103,7 @@ describe.each([
     await a.add({ key, kind: 'edit', prompt: 'p', options: {}, requester, status: 'running' }, [{ data: small }, { data: huge }]);
     expect((await a.get(key))?.inputs).toEqual([]);
     expect(await a.readInputs(key)).toEqual([]);
-    await a.saveOutputs(key, [huge, small], 'png');
+    await a.saveOutputs(key, [huge, small], ['png']);
     // The output left out keeps its place: the job's second image is still its second.
     expect(await a.readOutput(key, 0)).toBeUndefined();
     expect(await a.readOutput(key, 1)).toMatchObject({ data: small });
@@ -235,7 +235,7 @@ describe.each([
     const [first, second] = [Buffer.from(await makeImage('png', 8, 8)), Buffer.from(await makeImage('png', 9, 9))];
     const key = a.newKey();
     await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
-    await a.saveOutputs(key, [first, second], 'png');
+    await a.saveOutputs(key, [first, second], ['png']);
     await a.records.update(key, (record) => {
       if (!record) return undefined;
       delete record.made;
@@ -252,7 +252,7 @@ describe.each([
     const key = a.newKey();
     await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'ledger-job-1' });
     expect(await a.keptOutputs('ledger-job-1')).toBeUndefined();
-    await a.saveOutputs(key, [first, second], 'png');
+    await a.saveOutputs(key, [first, second], ['png']);
     // Another process (a restart, a replica) finds them.
     expect(await b.keptOutputs('ledger-job-1')).toEqual([0, 1]);
     expect(await b.readKeptOutput('ledger-job-1', 1)).toMatchObject({ data: second });
@@ -268,7 +268,7 @@ describe.each([
     const [tooLarge, second] = [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))];
     const key = a.newKey();
     await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running', runnerJobId: 'ledger-job-2' });
-    await a.saveOutputs(key, [tooLarge, second], 'png');
+    await a.saveOutputs(key, [tooLarge, second], ['png']);
     expect(await b.keptOutputs('ledger-job-2')).toEqual([1]);
     expect(await b.readKeptOutput('ledger-job-2', 0)).toBeUndefined();
     expect(await b.readKeptOutput('ledger-job-2', 1)).toMatchObject({ data: second });
