@@ -237,6 +237,8 @@ export class SlackJobView {
   readonly #finalUnanswered: { post?: UnansweredPost<FinalShown> | undefined } = {};
   /** The first post was given up at its deadline: not written if its turn had not come, taken back if it lands later. */
   #firstPostLate = false;
+  /** When `postFirst` gives the first post up (`firstPostDeadlineMs` after it began). */
+  #firstPostDeadlineAt: number | undefined;
   /** Where the end of the job goes: its channel, or (the channel no longer takes the bot's messages) the requester's DM. */
   #where: 'channel' | 'dm' = 'channel';
   #dm: Promise<string> | undefined;
@@ -292,6 +294,7 @@ export class SlackJobView {
    * privately why, and the job must not start. The intake waits for no more than that deadline.
    */
   async postFirst(): Promise<boolean> {
+    this.#firstPostDeadlineAt = Date.now() + (this.#o.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), this.#o.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS);
@@ -369,33 +372,7 @@ export class SlackJobView {
 
   /** The first write of a job: its message, showing whatever the state is when the write's turn comes. */
   #ensurePosted(): Promise<string | undefined> {
-    this.#posted ??= this.#o.writer
-      .write(this.#channelId, {
-        urgent: true,
-        run: async () => {
-          // Given up before its turn came: nothing is written.
-          if (this.#firstPostLate) return SKIP;
-          this.#firstPostSentAt = Date.now();
-          const version = this.#version;
-          const rendered = renderJobMessage(this.#state);
-          const result = await this.#onceClient.chat.postMessage({
-            channel: this.#channelId,
-            text: rendered.text,
-            blocks: rendered.blocks,
-            ...(this.#o.request.threadTs ? { thread_ts: this.#o.request.threadTs } : {}),
-          });
-          if (this.#firstPostLate) {
-            // Landed after the job was given up (its member told it may show up): taken back.
-            if (result.ts) this.#takeBack(result.ts);
-            return undefined;
-          }
-          this.#messageTs = result.ts;
-          this.#shownRendering = JSON.stringify(rendered);
-          this.#markShown(version);
-          if (result.ts) await this.#o.store.update(this.#o.request.id, { messageTs: result.ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
-          return result.ts;
-        },
-      })
+    this.#posted ??= this.#postFirstMessage()
       .catch(async (error: unknown) => {
         await this.#cannotPost(error);
         // The job is not started: a message Slack made all the same would show it queued for ever.
@@ -403,6 +380,53 @@ export class SlackJobView {
         return undefined;
       });
     return this.#posted;
+  }
+
+  /**
+   * The job's message posted, once: a 429 is Slack not taking it, so it is posted again once Slack's `Retry-After` is
+   * over (a second at least), while that wait ends within the first post's deadline (`firstPostDeadlineMs`, counted
+   * from `postFirst`) and the bot is not stopping; otherwise the 429 is the refusal. A channel another process wrote to
+   * a moment before (a restart, a replica without Redis) draws such a 429.
+   */
+  async #postFirstMessage(): Promise<string | undefined> {
+    const deadlineAt = this.#firstPostDeadlineAt ?? Date.now() + (this.#o.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS);
+    for (;;) {
+      try {
+        return await this.#o.writer.write(this.#channelId, {
+          urgent: true,
+          run: async () => {
+            // Given up before its turn came: nothing is written.
+            if (this.#firstPostLate) return SKIP;
+            this.#firstPostSentAt = Date.now();
+            const version = this.#version;
+            const rendered = renderJobMessage(this.#state);
+            const result = await this.#onceClient.chat.postMessage({
+              channel: this.#channelId,
+              text: rendered.text,
+              blocks: rendered.blocks,
+              ...(this.#o.request.threadTs ? { thread_ts: this.#o.request.threadTs } : {}),
+            });
+            if (this.#firstPostLate) {
+              // Landed after the job was given up (its member told it may show up): taken back.
+              if (result.ts) this.#takeBack(result.ts);
+              return undefined;
+            }
+            this.#messageTs = result.ts;
+            this.#shownRendering = JSON.stringify(rendered);
+            this.#markShown(version);
+            if (result.ts) await this.#o.store.update(this.#o.request.id, { messageTs: result.ts }).catch((error: unknown) => this.#logError(error, 'could not save the message of a request'));
+            return result.ts;
+          },
+        });
+      } catch (error) {
+        const retryAfterMs = retryAfterMsOf(error);
+        if (retryAfterMs === undefined || this.#firstPostLate) throw error;
+        const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
+        if (Date.now() + waitMs > deadlineAt) throw error;
+        this.#o.logger.info({ channel: this.#channelId, retryAfterMs, waitMs }, 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over');
+        if (!(await this.#waitUnlessStopped(waitMs, () => false)) || this.#firstPostLate) throw error;
+      }
+    }
   }
 
   /** A progress update of the message (coalesced: one waiting write per job at most). */

@@ -144,9 +144,9 @@ const WEB_API_TIMEOUT_MS = 60_000;
 const AUDIT_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 /**
  * The client of a job's own messages, which sends each call once (Slack makes a new message of each `chat.postMessage`
- * it gets): the job's first message (one whose answer was lost is not sent again, the job not started; answered at once
- * on a 429: the intake holds the job's queue place and reservation while it waits, so it waits for no retry,
- * `firstPostDeadlineMs` bounds the whole), the message of Reroll, Edit and Delete beside a finished job's images, and
+ * it gets): the job's first message (one whose answer was lost is not sent again, the job not started; a 429 is answered
+ * at once, and the job's view posts again after its `Retry-After` when that fits `firstPostDeadlineMs`, which bounds
+ * the whole), the message of Reroll, Edit and Delete beside a finished job's images, and
  * its end posted anew when its message is gone; and the looks (`conversations.history`, `conversations.replies`) for
  * one of those whose answer was lost, before anything is posted again. A 429 is answered at once for those too
  * (`slack_webapi_rate_limited_error` with its `retryAfter`): the job's view waits that out and posts again (`#postOnce`,

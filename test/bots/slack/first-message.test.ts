@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { finishedActions, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness, userContext } from './harness.js';
+import { finishedActions, finishedJob, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness, userContext } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -139,6 +139,34 @@ describe('a job between its first message and the image service', () => {
     await vi.waitFor(() => expect(h!.runner.activeJobs()).toEqual([]));
     expect(h.emulator.requests).toHaveLength(1);
     expect(statusOf(cancelled()!)).toContain('Cancelled by <@U0BOB>');
+  });
+
+  it('a first message Slack rate-limits (a channel another process wrote to a moment before) is posted again once its Retry-After is over, and the job runs', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ bot: { logger } });
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 1, count: 1, match: (args) => args.channel === 'C0BUSY' });
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', user: 'U0BOB', channel: 'C0BUSY' });
+    await finishedJob(fake, 'C0BUSY');
+    const posts = fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0BUSY' && c.args.text === 'Pictor: queued');
+    expect(posts.map((c) => c.status)).toEqual([429, 200]);
+    // Not before Slack's Retry-After.
+    expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(1000);
+    expect(jobMessages(fake, 'C0BUSY')).toHaveLength(1);
+    expect(h.emulator.requests).toHaveLength(1);
+    expect(logger.entries.some((e) => e.msg?.startsWith('Slack rate-limited the first message of a job'))).toBe(true);
+  });
+
+  it('a first message Slack rate-limits past its 30 seconds is refused at once: the member is told privately; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 31, count: 1, match: (args) => args.channel === 'C0HELD' });
+    const note = await privately(fake, 'a kite --quality low', 'U0BOB', 'C0HELD');
+    expect(note).toBe(say('en', 'slack.job.not_posted_at_all'));
+    expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0HELD')).toHaveLength(1);
+    await expectNothingChargedTo(h, 'U0BOB');
+    expect(h.emulator.requests).toEqual([]);
+    expect(h.runner.activeJobs()).toEqual([]);
   });
 
   it('a first message whose answer is lost: not sent again, the job not started, the member told it may be there; nothing reaches the service', async () => {
