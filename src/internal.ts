@@ -7,6 +7,7 @@
 export { registerSecret, redactSecrets, sanitizeServiceText, makeAPIError, MAX_SERVICE_TEXT } from './core/errors.js';
 export { usdDigits, formatUsdExact } from './core/pricing.js';
 export { normalizeBaseURL } from './client/base-url.js';
+export { checkApiKey } from './client/PictorClient.js';
 export { imageOfPartial } from './client/partial-bound.js';
 export { backoffDelay, parseResetDuration, retryAfterFromHeaders } from './client/retry-timing.js';
 export { createImageLimiter, sharedLimiterWorks, type CreateImageLimiterOptions } from './core/shared-limiter.js';

@@ -88,7 +88,7 @@ export class PictorApi implements ICredentialType {
   authenticate: IAuthenticateGeneric = {
     type: 'generic',
     properties: {
-      headers: { Authorization: '=Bearer {{$credentials.apiKey}}' },
+      headers: { Authorization: '=Bearer {{$credentials.apiKey.trim()}}' },
     },
   };
 

@@ -70,6 +70,10 @@ describe('the Pictor API credential', () => {
     expect(result.verdict).toEqual({ status: 'Error', message: expect.stringMatching(/refused this API key/) });
   });
 
+  it('tests the key pasted with a space or a line break around it as the node sends it: the key itself', async () => {
+    expect(resolve((credential.authenticate as IAuthenticateGeneric).properties.headers!.Authorization, { apiKey: ' k-123\n' })).toBe('Bearer k-123');
+  });
+
   it('tolerates a Base URL given with a trailing /v1/', async () => {
     const result = await testCredential({ apiKey: DEV_API_KEY, baseUrl: `${server.url}/v1/` });
     expect(result).toEqual({ status: 400, verdict: { status: 'OK' } });

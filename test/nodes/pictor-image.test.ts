@@ -378,6 +378,19 @@ describe('errors of the Pictor Image node', () => {
     expect(JSON.stringify(error)).not.toContain('not-the-key');
   });
 
+  it('sends a key pasted with a space or a line break around it as the key itself', async () => {
+    const [out] = await run({ operation: 'generate', prompt: 'a calm sea', quality: 'low' }, { credentials: { ...credentials, apiKey: ` ${credentials.apiKey}\n` } });
+    expect(out).toHaveLength(1);
+    expect(out![0]!.json).toMatchObject({ prompt: 'a calm sea', imageIndex: 0 });
+  });
+
+  it('names the credential field when the API key has a space or a line break inside it', async () => {
+    const error = await failure({ operation: 'generate', prompt: 'a calm sea' }, { credentials: { ...credentials, apiKey: 'sk-abc def' } });
+    expect(error.context.code).toBe('validation_error');
+    expect(error.message).toMatch(/^Pictor API credential: the API Key/);
+    expect(JSON.stringify(error)).not.toContain('sk-abc def');
+  });
+
   it('names the credential field when the Base URL is not set', async () => {
     const error = await failure({ operation: 'generate', prompt: 'a calm sea' }, { credentials: { ...credentials, baseUrl: '' } });
     expect(error.message).toMatch(/^Pictor API credential: the Base URL is empty/);

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { ValidationError } from 'pictor';
-import { readRedisConfig, type RedisConfig, accountCaps, readSpendCaps, redactSecrets, registerSecret, type SpendLimits } from 'pictor/internal';
+import { checkApiKey, readRedisConfig, type RedisConfig, accountCaps, readSpendCaps, redactSecrets, registerSecret, type SpendLimits } from 'pictor/internal';
 import { defaultLedgerFolder, type LedgerKey } from './spend-registry.js';
 
 /** What the node reads from its "Pictor API" credential (the Redis fields are absent on credentials saved before they existed). */
@@ -17,6 +17,14 @@ export interface PictorCredentials {
   accountMonthlyUsd?: string | number | undefined;
   /** The file ledger's folder (without Redis); empty means the default in n8n's folder. */
   ledgerFolder?: string | undefined;
+}
+
+/**
+ * The credential as the node uses it: the API Key without the spaces or line breaks a paste leaves around it, as the
+ * credential's test sends it (`PictorApi.credentials.ts`), so a key that passes the test is the key every item sends.
+ */
+export function credentialsOf(raw: PictorCredentials): PictorCredentials {
+  return typeof raw.apiKey === 'string' ? { ...raw, apiKey: raw.apiKey.trim() } : raw;
 }
 
 /** The credential fields of the account caps, by the core's variable (the one parser every surface uses). */
@@ -101,7 +109,13 @@ function fieldWithValue(name: string, value: unknown): { named: string; hidden: 
  */
 export function credentialProblem(credentials: PictorCredentials): CredentialProblem | undefined {
   if (typeof credentials.apiKey !== 'string' || credentials.apiKey.trim() === '') return { field: 'apiKey', message: 'Pictor API credential: the API Key is empty' };
-  registerSecret(credentials.apiKey.trim());
+  const apiKey = credentials.apiKey.trim();
+  registerSecret(apiKey);
+  try {
+    checkApiKey(apiKey, 'apiKey');
+  } catch {
+    return { field: 'apiKey', message: 'Pictor API credential: the API Key has a space, a line break or a non-ASCII character inside it; paste the key again' };
+  }
   const baseUrl = String(credentials.baseUrl ?? '');
   if (baseUrl.trim() === '') return { field: 'baseUrl', message: 'Pictor API credential: the Base URL is empty; set the address of your image service' };
   if (!(URL.canParse(baseUrl.trim()) && /^https?:$/.test(new URL(baseUrl.trim()).protocol))) {

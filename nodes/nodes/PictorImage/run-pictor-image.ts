@@ -22,7 +22,7 @@ import { limiterFor } from './limiter-registry.js';
 import { codeOf, credentialNodeError, toNodeError, type NodeError } from './node-errors.js';
 import { answerForAgent } from './agent-answer.js';
 import { toOutputItems } from './output-items.js';
-import { CREDENTIAL_NAME, credentialProblem, ledgerOf, type CredentialProblem, type PictorCredentials } from './pictor-credentials.js';
+import { CREDENTIAL_NAME, credentialProblem, credentialsOf, ledgerOf, type CredentialProblem, type PictorCredentials } from './pictor-credentials.js';
 import { ledgerFor, needsLedger, type LedgerKey } from './spend-registry.js';
 
 /** One item, checked and ready to send. */
@@ -67,7 +67,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
   }
 
   if (prepared.length > 0) {
-    const credentials = await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME);
+    const credentials = credentialsOf(await ctx.getCredentials<PictorCredentials>(CREDENTIAL_NAME));
     const problem = credentialProblem(credentials);
     const key = problem ? undefined : ledgerOf(credentials);
     // Asked once, before any item is reserved (items are reserved in item order): a Pictor emulator (it says so, at a
