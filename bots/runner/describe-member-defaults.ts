@@ -1,5 +1,6 @@
 import type { MemberDefaultView } from './member-defaults.js';
-import { unreadableRulesRefusal, type EffectiveSettings } from './scope-policy.js';
+import { defaultQualityFor, unreadableRulesRefusal, type EffectiveSettings } from './scope-policy.js';
+import type { Requester } from './types.js';
 import { scopeWordOf } from './describe-refusal.js';
 import { describeFailure } from './describe-failure.js';
 import { say, type Markup } from './words.js';
@@ -16,9 +17,10 @@ export interface MemberDefaultsCommands {
  * A member's settings view: their own defaults, each marked when the rules of
  * this server/workspace do not let it be used here, beside the server's/
  * workspace's own defaults and bounds (or, while one of its rules cannot be read, that every job is refused) — in the
- * member's language.
+ * member's language. The default quality is the one `viewer` gets, as the policy decides it (a default of `high` that
+ * `high-quality` does not list them for is not theirs).
  */
-export function describeMemberDefaults(mine: readonly MemberDefaultView[], scope: EffectiveSettings, commands: MemberDefaultsCommands, locale?: string, markup?: Markup): string {
+export function describeMemberDefaults(mine: readonly MemberDefaultView[], scope: EffectiveSettings, viewer: Requester, commands: MemberDefaultsCommands, locale?: string, markup?: Markup): string {
   const word = scopeWordOf(scope.platform, scope.scopeId);
   const lines = [describeOwnDefaults(mine, scope, locale, markup)];
   // While a rule cannot be read every job is refused: the limits that would apply otherwise are not shown as if they did.
@@ -30,7 +32,7 @@ export function describeMemberDefaults(mine: readonly MemberDefaultView[], scope
       {
         scope: word,
         size: scope.defaultSize.value,
-        quality: scope.defaultQuality.value,
+        quality: defaultQualityFor(viewer, scope),
         previews: scope.defaultPreviews.value,
         maxImages: scope.maxImages.value,
         privateResults: scope.privateResults.value ? 'yes' : 'no',

@@ -1,4 +1,4 @@
-import type { EffectiveSetting, EffectiveSettings, ScopePolicy, SettingUpdateResult } from './scope-policy.js';
+import { defaultQualityFor, type EffectiveSetting, type EffectiveSettings, type ScopePolicy, type SettingUpdateResult } from './scope-policy.js';
 import { settingHint, settingLabel, WORD_OF, type WordedSettingName, mergeSetting, type ParsedSetting, parseSettingValue, settingOfWord, SETTING_WORDS } from './setting-words.js';
 import { isFailClosed, isListSetting, type SettingName, type StoredSettingName } from './scope-settings.js';
 import type { AuditTrouble } from './audit-log.js';
@@ -122,7 +122,8 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
  * A setting that cannot be read says so on its line — a rule: every job is refused until it is set again or
  * cleared, said above the lines too, with the repair that clears them all (`{command} admin repair` on Slack, `command`
  * the surface's main command as configured, as `describeFailure` takes it; `/imagine-admin repair` on Discord); another:
- * its default applies meanwhile.
+ * its default applies meanwhile. A default quality some members do not get (`high` where `high-quality` does not list
+ * them) says what those members get instead, as the policy decides it for them.
  */
 export function describeSettings(s: EffectiveSettings, howToChange: string, locale?: string, auditTrouble?: AuditTrouble, command = SURFACE_COMMAND): string {
   const p = s.platform;
@@ -148,7 +149,7 @@ export function describeSettings(s: EffectiveSettings, howToChange: string, loca
     line('highQualityFor', s.highQualityFor, 'settings.empty.highQualityFor'),
     line('moderation', s.moderation),
     line('defaultSize', s.defaultSize),
-    line('defaultQuality', s.defaultQuality),
+    defaultQualityLine(s, line('defaultQuality', s.defaultQuality), locale),
     line('defaultPreviews', s.defaultPreviews),
     line('privateResults', s.privateResults),
     s.unreadable.includes('auditChannel')
@@ -162,6 +163,17 @@ export function describeSettings(s: EffectiveSettings, howToChange: string, loca
     say(locale, 'settings.how_to_change', { command: howToChange }),
   ];
   return lines.join('\n');
+}
+
+/**
+ * The default-quality line, and where members `high-quality` does not list get another default, which: asked of the
+ * policy for a member on no list (the line as it is when everyone gets the default).
+ */
+function defaultQualityLine(s: EffectiveSettings, line: string, locale: string | undefined): string {
+  if (s.unreadable.includes('defaultQuality')) return line;
+  const unlisted = defaultQualityFor({ platform: s.platform, scopeId: s.scopeId, userId: '', channelId: '', roleIds: [] }, s);
+  if (unlisted === s.defaultQuality.value) return line;
+  return say(locale, 'settings.default_quality_unlisted', { setting: WORD_OF.defaultQuality, value: s.defaultQuality.value, source: sourceText(s.defaultQuality, locale), list: WORD_OF.highQualityFor, quality: unlisted });
 }
 
 function sourceText(setting: EffectiveSetting<unknown>, locale: string | undefined): string {

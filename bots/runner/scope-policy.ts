@@ -527,7 +527,7 @@ function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChang
  * `high` is not theirs — the spec's default (`auto`) stands in, or, where the scope's qualities leave that out, the
  * first of them they may use. Only when none is left does the default stay (and is refused, naming the rule).
  */
-function defaultQualityFor(requester: Requester, s: EffectiveSettings): Quality {
+export function defaultQualityFor(requester: Requester, s: EffectiveSettings): Quality {
   const value = s.defaultQuality.value;
   if (value !== 'high' || s.highQualityFor.value.length === 0 || isListed(requester, s.highQualityFor.value)) return value;
   const theirs = s.qualities.value.filter((q) => q !== 'high');

@@ -44,6 +44,7 @@ export default {
     const view = describeMemberDefaults(
       await ctx.runner.members.view(requester),
       await ctx.runner.policy.effective(requester),
+      requester,
       { change: '`/imagine-settings`', clear: '`/imagine-settings clear:`' },
       locale,
       { bold: (text) => `**${text}**` },

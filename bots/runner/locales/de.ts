@@ -115,6 +115,7 @@ export const de = {
   'settings.allowed_here':
     '• Bot hier erlaubt: {allowed, select, yes {ja} other {nein — der Betreiber hat {scope, select, workspace {diesen Workspace} other {diesen Server}} nicht erlaubt, daher wird jeder Auftrag abgelehnt}} (Betreiber)',
   'settings.line': '• {setting}: {value} ({source})',
+  'settings.default_quality_unlisted': '• {setting}: {value} ({source}); wen {list} nicht nennt, bekommt {quality}',
   'settings.operator_words': '• vom Betreiber gesperrte Wörter (überall): {words} (Betreiber)',
   'settings.source': '{source, select, operator {Betreiber} admin {Admin} other {Standard}}',
   'settings.source_admin': 'Admin: {who}, {when}',

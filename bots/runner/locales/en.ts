@@ -126,6 +126,7 @@ export const en = {
   'settings.allowed_here':
     '• bot allowed here: {allowed, select, yes {yes} other {no — the operator has not allowed {scope, select, workspace {this workspace} other {this server}}, so every job is refused}} (operator)',
   'settings.line': '• {setting}: {value} ({source})',
+  'settings.default_quality_unlisted': '• {setting}: {value} ({source}); whoever {list} does not list gets {quality}',
   'settings.operator_words': '• operator’s blocked words (everywhere): {words} (operator)',
   'settings.source': '{source, select, operator {operator} admin {admin} other {default}}',
   'settings.source_admin': 'admin: {who}, {when}',

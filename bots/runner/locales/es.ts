@@ -115,6 +115,7 @@ export const es = {
   'settings.allowed_here':
     '• bot permitido aquí: {allowed, select, yes {sí} other {no — el operador no ha permitido {scope, select, workspace {este espacio de trabajo} other {este servidor}}, así que se rechaza cada trabajo}} (operador)',
   'settings.line': '• {setting}: {value} ({source})',
+  'settings.default_quality_unlisted': '• {setting}: {value} ({source}); quien no está en {list} recibe {quality}',
   'settings.operator_words': '• palabras bloqueadas por el operador (en todas partes): {words} (operador)',
   'settings.source': '{source, select, operator {operador} admin {admin} other {predeterminado}}',
   'settings.source_admin': 'admin: {who}, {when}',

@@ -115,6 +115,7 @@ export const fr = {
   'settings.allowed_here':
     '• bot autorisé ici : {allowed, select, yes {oui} other {non — l’opérateur n’a pas autorisé {scope, select, workspace {cet espace de travail} other {ce serveur}}, chaque tâche est donc refusée}} (opérateur)',
   'settings.line': '• {setting} : {value} ({source})',
+  'settings.default_quality_unlisted': '• {setting} : {value} ({source}) ; qui n’est pas dans {list} obtient {quality}',
   'settings.operator_words': '• mots bloqués par l’opérateur (partout) : {words} (opérateur)',
   'settings.source': '{source, select, operator {opérateur} admin {admin} other {défaut}}',
   'settings.source_admin': 'admin : {who}, {when}',

@@ -115,6 +115,7 @@ export const ja = {
   'settings.allowed_here':
     '• ここでのボット利用: {allowed, select, yes {許可} other {不許可 — 運営者が{scope, select, workspace {このワークスペース} other {このサーバー}}を許可していないため、すべてのジョブが拒否されます}}（運営者）',
   'settings.line': '• {setting}: {value}（{source}）',
+  'settings.default_quality_unlisted': '• {setting}: {value}（{source}）。{list} に含まれない人は {quality}',
   'settings.operator_words': '• 運営者が禁止した語（全体）: {words}（運営者）',
   'settings.source': '{source, select, operator {運営者} admin {管理者} other {既定値}}',
   'settings.source_admin': '管理者: {who}、{when}',

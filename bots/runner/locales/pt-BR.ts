@@ -115,6 +115,7 @@ export const ptBR = {
   'settings.allowed_here':
     '• bot permitido aqui: {allowed, select, yes {sim} other {não — o operador não permitiu {scope, select, workspace {este espaço de trabalho} other {este servidor}}, então toda tarefa é recusada}} (operador)',
   'settings.line': '• {setting}: {value} ({source})',
+  'settings.default_quality_unlisted': '• {setting}: {value} ({source}); quem não está em {list} recebe {quality}',
   'settings.operator_words': '• palavras bloqueadas pelo operador (em todo lugar): {words} (operador)',
   'settings.source': '{source, select, operator {operador} admin {admin} other {padrão}}',
   'settings.source_admin': 'admin: {who}, {when}',

@@ -90,6 +90,7 @@ export async function answerMemberSettings(context: BotContext, actor: SlackActo
     const view = describeMemberDefaults(
       await context.runner.members.view(requester),
       await context.runner.policy.effective(requester),
+      requester,
       { change: `\`${context.commands.imagine} settings --size 1536x1024 --private on\``, clear: `\`${context.commands.imagine} settings clear size\``, surface: context.commands.imagine },
       locale,
       { bold: (t) => `*${t}*` },

@@ -177,6 +177,23 @@ describe('describeSettings', () => {
   });
 });
 
+describe('describeSettings: a default quality of high that high-quality limits', () => {
+  it('says what members high-quality does not list get instead, as their jobs get it', async () => {
+    const { runner } = await kit.runner();
+    const admin = requester({ isAdmin: true, userId: '42' });
+    await runner.policy.set(admin, 'defaultQuality', 'high');
+    const lineOf = async () => describeSettings(await runner.policy.effective(admin), '`/imagine-admin set`').split('\n').find((l) => l.startsWith('• default-quality:'));
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await lineOf()).toBe(`• default-quality: high (admin: <@42>, ${today})`);
+    await runner.policy.set(admin, 'highQualityFor', ['role:7']);
+    expect(await lineOf()).toBe(`• default-quality: high (admin: <@42>, ${today}); whoever high-quality does not list gets auto`);
+    // Where the qualities leave auto out, the first one they may use.
+    await runner.policy.set(admin, 'qualities', ['medium', 'high']);
+    expect(await lineOf()).toBe(`• default-quality: high (admin: <@42>, ${today}); whoever high-quality does not list gets medium`);
+    expect((await runner.policy.admit({ kind: 'generate', prompt: 'a boat', options: {}, requester: requester({ userId: '9' }) })).spec.options.quality).toBe('medium');
+  });
+});
+
 describe('describeSettings: settings that cannot be read', () => {
   it('says which cannot be read: a rule refuses every job until it is repaired, set again or cleared, a default applies meanwhile', async () => {
     const space = memorySpace<ScopeSettingEntries>();

@@ -72,7 +72,7 @@ describe('a member’s own defaults', () => {
     const { policy, members } = book();
     await policy.set(admin, 'privateResults', false);
     await members.change(member, { private: true, quality: 'low' });
-    const view = describeMemberDefaults(await members.view(member), await policy.effective(member), { change: '`/imagine-settings`', clear: '`clear:`' }, 'en');
+    const view = describeMemberDefaults(await members.view(member), await policy.effective(member), member, { change: '`/imagine-settings`', clear: '`clear:`' }, 'en');
     expect(view.split('\n').slice(1, 3)).toEqual(['• quality: low', '• private: on — not allowed here: a job here is refused unless you ask for a public one']);
   });
 

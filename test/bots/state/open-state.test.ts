@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -90,4 +90,29 @@ describe('openBotState on a data folder (no Redis)', () => {
       await state.close();
     }
   }, 60_000);
+});
+
+describe('openBotState on a data folder: what a write a kill cut short left', () => {
+  it('removes it from a space when the space is first used after the start, and from a space not used yet when a member is forgotten', async () => {
+    const dataDir = await testTempDir('pictor-state-leftovers-');
+    // Each a whole version of its file (a record with its prompt, a kept image), left by a process killed before its rename.
+    const left = (file: string) => join(dataDir, `${file}.${deadPid()}.0a1b2c3d.tmp`);
+    const record = left('discord/jobs/mine.json');
+    const image = left('discord/kept-images/mine-0.bin');
+    for (const file of [record, image]) {
+      mkdirSync(join(file, '..'), { recursive: true });
+      writeFileSync(file, 'a fox');
+    }
+    const state = await open(dataDir);
+    try {
+      state.store.space(state.spaces.discordImages);
+      expect(await state.store.space(state.spaces.discordJobs).get('mine')).toBeUndefined();
+      expect([existsSync(record), existsSync(image)]).toEqual([false, true]);
+      // Forget opens no kept images of a member with no job: what the kill left there goes all the same.
+      await state.forget('discord:42');
+      expect(existsSync(image)).toBe(false);
+    } finally {
+      await state.close();
+    }
+  });
 });
