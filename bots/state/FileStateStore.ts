@@ -27,7 +27,7 @@ export interface FileStateStoreOptions {
  * The data-folder backend: `<dataDir>/<dir>/<key>.json` (`{ pictorState: 1, holder, value }`) or a binary space's
  * bytes, `<key>.bin`, written atomically and synced; folders 0700, files 0600. One process per data folder: a record
  * held by another process id was left by one that is gone, and so is a temporary file no write of this one is making
- * (removed at start and by `removeLeftovers`); the bounds are kept from an index of the folder read at start.
+ * (removed from a space when it is first used after the start, and from every space by `removeLeftovers`); the bounds are kept from an index of the folder read at start.
  */
 export class FileStateStore implements StateStore {
   readonly owner: string;
