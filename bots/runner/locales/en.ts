@@ -353,7 +353,7 @@ export const en = {
   'slack.budget.usage':
     'Say {how}: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or `clear` for the operator’s setting.',
   'slack.history.line':
-    '{rank}. {when}{author} in {channel} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {completed}}} failed {failed{costKnown, select, yes { · {cost}} other {}}} other {cancelled{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+    '{rank}. {when}{author}{channel, select, dm { in a direct message} other { in {channel}}} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {completed}}} failed {failed{costKnown, select, yes { · {cost}} other {}}} other {cancelled{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
 
   // Slack: the Home tab.
   'slack.home.usage_header': 'Your spend and budgets',

@@ -331,7 +331,7 @@ export const es = {
   'slack.budget.usage':
     'Escribe {how}: CAP es user-daily, user-monthly, workspace-daily o workspace-monthly; USD es 0 o más (p. ej., 2.50), o `clear` para el ajuste del operador.',
   'slack.history.line':
-    '{rank}. {when}{author} en {channel} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
+    '{rank}. {when}{author}{channel, select, dm { en un mensaje directo} other { en {channel}}} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
   'slack.home.usage_header': 'Tu gasto y tus presupuestos',
   'slack.home.history_header': 'Tus imágenes recientes',
   'slack.home.history_empty': 'Todavía nada: crea tu primera imagen con {command} {where, select, any {en cualquier canal} other {en {channels}}}.',

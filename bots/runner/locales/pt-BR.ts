@@ -331,7 +331,7 @@ export const ptBR = {
   'slack.budget.usage':
     'Digite {how}: CAP é user-daily, user-monthly, workspace-daily ou workspace-monthly; USD é 0 ou mais (ex.: 2.50), ou `clear` para a configuração do operador.',
   'slack.history.line':
-    '{rank}. {when}{author} em {channel} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
+    '{rank}. {when}{author}{channel, select, dm { em uma mensagem direta} other { em {channel}}} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
   'slack.home.usage_header': 'Seus gastos e orçamentos',
   'slack.home.history_header': 'Suas imagens recentes',
   'slack.home.history_empty': 'Nada ainda: crie sua primeira imagem com {command} {where, select, any {em qualquer canal} other {em {channels}}}.',
