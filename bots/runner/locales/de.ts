@@ -312,6 +312,7 @@ export const de = {
   'slack.edit.label': '{field, select, size {Größe} quality {Qualität} background {Hintergrund} format {Format} other {Bilder}}',
   'slack.edit.out_of_date': 'Dieses Formular ist veraltet; schließe es und beginne die Bearbeitung noch einmal.',
   'slack.edit.say_what': 'Sag, was sich ändern soll.',
+  'slack.edit.default_choice': 'Dein Standard',
   'slack.edit.pick_one': 'Wähle eines von {values}.',
   'slack.edit.only_images': 'Nur PNG-, JPEG- und WebP-Bilder können bearbeitet werden.',
   'slack.edit.could_not_open': 'Ich konnte das Bearbeitungsformular nicht öffnen; versuche es noch einmal.',

@@ -334,6 +334,7 @@ export const en = {
   'slack.edit.label': '{field, select, size {Size} quality {Quality} background {Background} format {Format} other {Images}}',
   'slack.edit.out_of_date': 'This form is out of date; close it and start the edit again.',
   'slack.edit.say_what': 'Say what should change.',
+  'slack.edit.default_choice': 'Your default',
   'slack.edit.pick_one': 'Pick one of {values}.',
   'slack.edit.only_images': 'Only PNG, JPEG and WebP images can be edited.',
   'slack.edit.could_not_open': 'I could not open the edit form; try again.',

@@ -312,6 +312,7 @@ export const es = {
   'slack.edit.label': '{field, select, size {Tamaño} quality {Calidad} background {Fondo} format {Formato} other {Imágenes}}',
   'slack.edit.out_of_date': 'Este formulario está desactualizado; ciérralo y vuelve a empezar la edición.',
   'slack.edit.say_what': 'Di qué debería cambiar.',
+  'slack.edit.default_choice': 'Tu valor predeterminado',
   'slack.edit.pick_one': 'Elige uno de {values}.',
   'slack.edit.only_images': 'Solo se pueden editar imágenes PNG, JPEG y WebP.',
   'slack.edit.could_not_open': 'No pude abrir el formulario de edición; inténtalo de nuevo.',

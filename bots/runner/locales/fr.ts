@@ -312,6 +312,7 @@ export const fr = {
   'slack.edit.label': '{field, select, size {Taille} quality {Qualité} background {Arrière-plan} format {Format} other {Images}}',
   'slack.edit.out_of_date': 'Ce formulaire n’est plus à jour ; fermez-le et recommencez la modification.',
   'slack.edit.say_what': 'Dites ce qu’il faut changer.',
+  'slack.edit.default_choice': 'Votre valeur par défaut',
   'slack.edit.pick_one': 'Choisissez parmi {values}.',
   'slack.edit.only_images': 'Seules les images PNG, JPEG et WebP peuvent être modifiées.',
   'slack.edit.could_not_open': 'Je n’ai pas pu ouvrir le formulaire de modification ; réessayez.',

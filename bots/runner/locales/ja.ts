@@ -312,6 +312,7 @@ export const ja = {
   'slack.edit.label': '{field, select, size {サイズ} quality {品質} background {背景} format {形式} other {枚数}}',
   'slack.edit.out_of_date': 'このフォームは古くなっています。閉じてから編集をやり直してください。',
   'slack.edit.say_what': '何を変えるか書いてください。',
+  'slack.edit.default_choice': '自分の既定値',
   'slack.edit.pick_one': '{values} から選んでください。',
   'slack.edit.only_images': '編集できるのは PNG、JPEG、WebP の画像だけです。',
   'slack.edit.could_not_open': '編集フォームを開けませんでした。もう一度お試しください。',

@@ -312,6 +312,7 @@ export const ptBR = {
   'slack.edit.label': '{field, select, size {Tamanho} quality {Qualidade} background {Fundo} format {Formato} other {Imagens}}',
   'slack.edit.out_of_date': 'Este formulário está desatualizado; feche-o e comece a edição de novo.',
   'slack.edit.say_what': 'Diga o que deve mudar.',
+  'slack.edit.default_choice': 'Seu padrão',
   'slack.edit.pick_one': 'Escolha um de {values}.',
   'slack.edit.only_images': 'Só é possível editar imagens PNG, JPEG e WebP.',
   'slack.edit.could_not_open': 'Não consegui abrir o formulário de edição; tente de novo.',
