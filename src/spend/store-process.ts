@@ -58,7 +58,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.#onLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
   }
 
-  /** What a reconcile ended, told to `onReconciled` when it ended any. */
+  /** What a step of the ledger ended of dead processes' reservations (a reconcile's, or any that met them), told to `onReconciled` when it ended any. */
   reconciled(report: ReconcileReport): ReconcileReport {
     if (report.released.length + report.settledAtEstimate.length > 0) this.#onReconciled?.(report);
     return report;
