@@ -69,7 +69,11 @@ export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<Qu
   };
   const onReconciled = (report: ReconcileReport) => {
     logger?.warn(report, 'ended the reservations of a process that stopped without settling them');
-    options.onReconciled?.(report);
+    try {
+      options.onReconciled?.(report);
+    } catch (err) {
+      logger?.warn({ err }, 'the onReconciled hook failed; the ledger step that ended those reservations stands');
+    }
   };
   const usageRetentionDays = options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS;
   let store: QuotaStore;

@@ -566,6 +566,26 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(told).toBeCloseTo(3.75, 9);
   });
 
+  it('keeps a step that ended a dead process’s reservations when onReconciled throws: the reserve is written and answered, the hook’s error goes to onError', async () => {
+    const group = `hook-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const on = { userKey: 'discord:alice', scopeKey: 'discord:guild' };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-sent', 0.25, {}, { ...on, now: time.now }));
+    await dead.markSent('d-sent');
+    await dead.close();
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    const errors: unknown[] = [];
+    const hookError = new Error('a broken hook');
+    const store = await open(group, { ...lease, onReconciled: () => { throw hookError; }, onError: (error: unknown) => errors.push(error) });
+    await expect(store.reserve(ask('own', 0.1, {}, { ...on, now: time.now }))).resolves.toBeDefined();
+    expect(errors).toEqual([hookError]);
+    await store.release('own');
+    await store.close();
+  });
+
   it('releases at reconcile a job marked not sent again (an attempt answered with an error that bills nothing), and leaves an ended one ended', async () => {
     const group = `unsent-${Math.random()}`;
     const time = { now: Date.now() };
