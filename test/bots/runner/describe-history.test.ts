@@ -35,6 +35,10 @@ describe('a history line in words', () => {
     expect(slack).toBe('1. <@U1> in #art “a kite” · 1 × 1024x1024, low · failed · $0.0064');
   });
 
+  it('says at most what a job a stop cut off may cost when its charge was not settled as its end was recorded', () => {
+    expect(line(entry({ status: 'failed', mayCostUsd: 0.00636 }))).toBe('1. <@U1> “a kite” · 1 × 1024x1024, low · failed · ≤ $0.0064');
+  });
+
   it('says on a Slack job’s message what a failed or cancelled job was charged', () => {
     expect(say('en', 'slack.job.charged', { usd: '$0.0064' })).toBe(':dollar: Charged $0.0064: the request had reached the image service.');
   });
