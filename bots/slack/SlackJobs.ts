@@ -230,6 +230,8 @@ export class SlackJobs {
               threadTs: dm ? undefined : input.threadTs,
               locale: input.actor.locale,
               status: 'active',
+              // Its charge is found by it, should a stop cut the job off (the sweep's).
+              runnerJobId: decided.id,
               ...(dm && { private: true as const, askedIn: input.actor.channelId }),
             });
             const shown = new SlackJobView({

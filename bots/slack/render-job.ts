@@ -60,6 +60,8 @@ export interface JobViewState {
   cancelled?: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
   /** What a failed or cancelled job was charged, when it was (its final update's `cost`: a request that reached the service). */
   charged?: JobCost | undefined;
+  /** `charged` is what it may be charged, not settled yet (a job a stop cut off: the sweep's `SweptCharge` `pending`). */
+  chargePending?: boolean | undefined;
 }
 
 export interface RenderedMessage {
@@ -159,7 +161,7 @@ function statusLine(state: JobViewState): string {
 /** What a failed or cancelled job was charged, when it was: the sentence under its status, in its message and its plain text alike. */
 function chargedWords(state: JobViewState): string | undefined {
   if ((state.status !== 'failed' && state.status !== 'cancelled') || !state.charged) return undefined;
-  return say(state.locale, 'slack.job.charged', { usd: usd(state.charged.totalUsd) });
+  return say(state.locale, state.chargePending ? 'slack.job.may_be_charged' : 'slack.job.charged', { usd: usd(state.charged.totalUsd) });
 }
 
 function statusWords(state: JobViewState): string {

@@ -32,6 +32,8 @@ import { registerWorkflowStep } from './listeners/workflow-step.js';
 import { UserGroups } from './user-groups.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
 import { slackAuditPoster } from './audit-poster.js';
+import { userKeyOf } from '../runner/member-keys.js';
+import { sweptCharges, type SweptLedger } from '../runner/swept-charges.js';
 
 /** The bot scopes Pictor asks for when a workspace installs it through OAuth, as in the app manifest. */
 export const SLACK_BOT_SCOPES = [
@@ -60,6 +62,8 @@ export interface SlackBotSettings {
   apiUrl?: string | undefined;
   /** The shared job runner (one per process, shared with the Discord bot). */
   runner: SlackJobRunner;
+  /** The ledger the runner charges: the sweep's "stopped" says what the job was charged (`sweptCharges`). */
+  ledger?: SweptLedger | undefined;
   /**
    * The bots' state (the data folder, or Redis shared by replicas): requests and who holds them, installations
    * (OAuth), the request signatures seen (HTTP mode). Not closed by `stop()`: its opener closes it after.
@@ -302,8 +306,15 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const sweeper = startSweeper({
     store: state.store,
     name: 'slack requests',
-    claim: () => store.claimInterrupted(),
-    sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request, runner: options.runner, requester: (actor) => jobs.requester(actor), track: (recording) => jobs.track(recording) }).then(() => undefined),
+    // What the ledger charged the jobs of each sweep's claim, read once for all of them (at the first ask).
+    claim: async () => {
+      const requests = await store.claimInterrupted();
+      const swept = requests.flatMap((r) => (r.runnerJobId ? [{ jobId: r.runnerJobId, userKey: userKeyOf(jobs.requester({ userId: r.userId, teamId: r.teamId, channelId: r.askedIn ?? r.channelId, locale: r.locale })), createdAt: r.createdAt }] : []));
+      const charges = sweptCharges(options.ledger, swept, logger);
+      return requests.map((request) => ({ request, charges }));
+    },
+    sweep: ({ request, charges }) =>
+      sweepInterrupted({ clientFor, writer, store, logger, request, runner: options.runner, requester: (actor) => jobs.requester(actor), track: (recording) => jobs.track(recording), charges }).then(() => undefined),
     logger,
   });
   if (installations) {

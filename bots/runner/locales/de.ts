@@ -267,6 +267,7 @@ export const de = {
   'slack.job.restarted': ':no_entry_sign: Gestoppt, weil der Bot neu gestartet wurde; drücke Neu erstellen, um ihn noch einmal auszuführen.',
   'slack.job.cancelled_by': ':no_entry_sign: Abgebrochen von {user}',
   'slack.job.charged': ':dollar: Berechnet: {usd}, denn die Anfrage hatte den Bilddienst erreicht.',
+  'slack.job.may_be_charged': ':dollar: Wird eventuell berechnet: {usd}, denn die Anfrage hatte den Bilddienst erreicht; die Abrechnung steht noch aus.',
   'slack.job.preview': 'Vorschau {preview}{images, plural, one {} other { von Bild {image}}}',
   'slack.job.image': 'Bild {index}',
   'slack.job.kept_images': '{user} {kept}',

@@ -285,6 +285,7 @@ export const en = {
   'slack.job.restarted': ':no_entry_sign: Stopped because the bot restarted; press Reroll to run it again.',
   'slack.job.cancelled_by': ':no_entry_sign: Cancelled by {user}',
   'slack.job.charged': ':dollar: Charged {usd}: the request had reached the image service.',
+  'slack.job.may_be_charged': ':dollar: May be charged {usd}: the request had reached the image service, and its charge is not settled yet.',
   'slack.job.preview': 'Preview {preview}{images, plural, one {} other { of image {image}}}',
   'slack.job.image': 'Image {index}',
   'slack.job.kept_images': '{user} {kept}',

@@ -267,6 +267,7 @@ export const es = {
   'slack.job.restarted': ':no_entry_sign: Se detuvo porque el bot se reinició; pulsa Regenerar para ejecutarlo de nuevo.',
   'slack.job.cancelled_by': ':no_entry_sign: Cancelado por {user}',
   'slack.job.charged': ':dollar: Cobrado: {usd}, porque la solicitud ya había llegado al servicio de imágenes.',
+  'slack.job.may_be_charged': ':dollar: Puede cobrarse: {usd}, porque la solicitud ya había llegado al servicio de imágenes; el cobro aún no está cerrado.',
   'slack.job.preview': 'Vista previa {preview}{images, plural, one {} other { de la imagen {image}}}',
   'slack.job.image': 'Imagen {index}',
   'slack.job.kept_images': '{user} {kept}',

@@ -267,6 +267,7 @@ export const fr = {
   'slack.job.restarted': ':no_entry_sign: Arrêtée car le bot a redémarré ; appuyez sur Relancer pour la relancer.',
   'slack.job.cancelled_by': ':no_entry_sign: Annulée par {user}',
   'slack.job.charged': ':dollar: Facturé : {usd}, car la demande avait atteint le service d’images.',
+  'slack.job.may_be_charged': ':dollar: Peut être facturé : {usd}, car la demande avait atteint le service d’images ; la facturation n’est pas encore arrêtée.',
   'slack.job.preview': 'Aperçu {preview}{images, plural, one {} other { de l’image {image}}}',
   'slack.job.image': 'Image {index}',
   'slack.job.kept_images': '{user} {kept}',

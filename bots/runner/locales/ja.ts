@@ -267,6 +267,7 @@ export const ja = {
   'slack.job.restarted': ':no_entry_sign: ボットの再起動により停止しました。「再生成」を押すともう一度実行します。',
   'slack.job.cancelled_by': ':no_entry_sign: {user} がキャンセルしました',
   'slack.job.charged': ':dollar: {usd} が請求されました。リクエストは画像サービスに届いていました。',
+  'slack.job.may_be_charged': ':dollar: {usd} が請求される可能性があります。リクエストは画像サービスに届いていましたが、請求はまだ確定していません。',
   'slack.job.preview': 'プレビュー {preview}{images, plural, =1 {} other {（画像 {image}）}}',
   'slack.job.image': '画像 {index}',
   'slack.job.kept_images': '{user} {kept}',

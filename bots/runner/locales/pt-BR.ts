@@ -267,6 +267,7 @@ export const ptBR = {
   'slack.job.restarted': ':no_entry_sign: Parou porque o bot reiniciou; toque em Gerar de novo para executá-la outra vez.',
   'slack.job.cancelled_by': ':no_entry_sign: Cancelada por {user}',
   'slack.job.charged': ':dollar: Cobrado: {usd}, pois o pedido já tinha chegado ao serviço de imagens.',
+  'slack.job.may_be_charged': ':dollar: Pode ser cobrado: {usd}, pois o pedido já tinha chegado ao serviço de imagens; a cobrança ainda não foi fechada.',
   'slack.job.preview': 'Prévia {preview}{images, plural, one {} other { da imagem {image}}}',
   'slack.job.image': 'Imagem {index}',
   'slack.job.kept_images': '{user} {kept}',
