@@ -2,7 +2,7 @@ import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
 import { estimateOf } from '../../core/pricing.js';
-import { leftOf } from '../../spend/rules.js';
+import { leftOf, passes } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
@@ -383,9 +383,9 @@ export function alertText(alert: Alert, now: number, quote: (name: string) => st
 
 /**
  * A cap the jobs are reserved with (not a member's lower bound) that has been used and has less left than a job of one
- * image reserves: it cannot take one more image. The ledger counts refusals by kind of cap, not by whose, so no
- * refusal is claimed of it.
+ * image reserves: it cannot take one more image, as the spend guard decides it (`passes`, to the nano-dollar). The
+ * ledger counts refusals by kind of cap, not by whose, so no refusal is claimed of it.
  */
 export function cannotTakeOneImage(cap: CapUse): boolean {
-  return cap.bound === undefined && (cap.usedUsd > 0 || cap.limitUsd === 0) && cap.limitUsd - cap.usedUsd < ONE_IMAGE_USD;
+  return cap.bound === undefined && (cap.usedUsd > 0 || cap.limitUsd === 0) && passes(cap.usedUsd, ONE_IMAGE_USD, cap.limitUsd);
 }
