@@ -20,7 +20,7 @@ import { alertsPage } from './pages/alerts.js';
 import { filterOf, jobRow, jobsPage, liveRow, matchesFilter, MAX_THUMBS, type JobFilter } from './pages/jobs.js';
 import type { PageContext } from './pages/layout.js';
 import { loginPage } from './pages/login.js';
-import { ledgerSlowPage, ledgerUnreachablePage } from './pages/unreachable.js';
+import { ledgerWaitPage } from './pages/unreachable.js';
 import { settingsPage } from './pages/settings.js';
 import { spendPage } from './pages/spend.js';
 import type { ConsoleSource, SettingRow } from './source.js';
@@ -321,15 +321,13 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       () => setTimeout(() => forget(key, kept), RENDER_KEPT_MS).unref(),
       () => undefined,
     );
-    const waited = Math.round(ledgerWaitMs / 1000);
-    if (fileLedger) {
-      logger.warn({ path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere }, 'the console was still reading the file ledger: answered 503, the page is kept for the reload');
-      res.setHeader('retry-after', '5');
-      return html(res, 503, ledgerSlowPage(options.ledgerWhere, waited));
-    }
-    logger.warn({ path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere }, 'the console could not reach the ledger in time: answered 503');
+    const reason = fileLedger ? 'slow' : 'unreachable';
+    logger.warn(
+      { path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere, reason },
+      fileLedger ? 'the console was still reading the file ledger: answered 503, the page is kept for the reload' : 'the console could not reach the ledger in time: answered 503',
+    );
     res.setHeader('retry-after', '5');
-    return html(res, 503, ledgerUnreachablePage(options.ledgerWhere, waited));
+    return html(res, 503, ledgerWaitPage(reason, options.ledgerWhere, Math.round(ledgerWaitMs / 1000)));
   }
 
   /**
