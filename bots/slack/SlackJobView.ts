@@ -422,6 +422,8 @@ export class SlackJobView {
         const retryAfterMs = retryAfterMsOf(error);
         if (retryAfterMs === undefined || this.#firstPostLate) throw error;
         const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
+        // Slack did not take it: nothing of it may show up.
+        this.#firstPostSentAt = undefined;
         if (Date.now() + waitMs > deadlineAt) throw error;
         this.#o.logger.info({ channel: this.#channelId, retryAfterMs, waitMs }, 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over');
         if (!(await this.#waitUnlessStopped(waitMs, () => false)) || this.#firstPostLate) throw error;

@@ -57,7 +57,7 @@ export function ledgerRedis(redis: RedisConfig, ledger: LedgerKind = 'account'):
  */
 export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<QuotaStore> {
   const { logger } = options;
-  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease (or, on Redis, drop expired usage records: the error says which)');
+  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease (or, on Redis, drop expired usage records; or an onReconciled hook failed, the ledger step it was told of written all the same: the error says which)');
   const onReservationLost = (lost: LostReservation) => {
     logger?.warn(
       lost,
@@ -69,11 +69,7 @@ export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<Qu
   };
   const onReconciled = (report: ReconcileReport) => {
     logger?.warn(report, 'ended the reservations of a process that stopped without settling them');
-    try {
-      options.onReconciled?.(report);
-    } catch (err) {
-      logger?.warn({ err }, 'the onReconciled hook failed; the ledger step that ended those reservations stands');
-    }
+    options.onReconciled?.(report);
   };
   const usageRetentionDays = options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS;
   let store: QuotaStore;
