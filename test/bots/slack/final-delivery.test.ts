@@ -496,6 +496,38 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     await rm(dataDir, { recursive: true, force: true });
     await fake.close();
   }, 30_000);
+  it('stops waiting when a later call of the stop brings its deadline before the end of Slack’s Retry-After, and tries the requester’s direct messages at once, once', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 60, count: 1, match: isEndPost('C0SOONER', dm) });
+      await cancelWithMessageGone(fake, 'C0SOONER');
+      await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
+      // A stop without a deadline: the end's wait goes on through it.
+      const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
+      const stopped = h.bot.stop();
+      await fake.waitFor(() => shed.mock.calls.length > 0 || undefined, 'the bot to begin to stop', 10 * 60_000);
+      shed.mockRestore();
+      expect(endPosts(fake, dm)).toEqual([]);
+      // Then a deadline 5 s away: the 60 s no longer fit, so the direct messages are tried now.
+      const sooner = h.bot.stop({ until: Date.now() + 5000 });
+      await fake.waitFor(() => endPosts(fake, dm).length > 0 || undefined, 'the end in the direct messages', 10_000);
+      await Promise.all([stopped, sooner]);
+      expect(clock.moved()).toBe(0);
+    } finally {
+      clock.restore();
+    }
+    await h.close({ fake: true });
+    h = undefined;
+    expect(endPosts(fake, 'C0SOONER')).toEqual([429]);
+    expect(endPosts(fake, dm)).toEqual([200]);
+    expect(fake.messagesIn(dm).filter((m) => statusOf(m).includes('Cancelled'))).toHaveLength(1);
+    await fake.close();
+  }, 30_000);
+
   it('tries the requester’s direct messages at once, once, when Slack asks the end to wait past the stop’s deadline, and logs the end as lost (with its charge) when they refuse it too: the stop is not held past its deadline', async () => {
     const logger = new RecordingLogger();
     h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
