@@ -545,6 +545,45 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     await rm(dataDir, { recursive: true, force: true });
     await fake.close();
   }, 30_000);
+  /**
+   * A job's end Slack asks to wait `retryAfterSec` when the bot begins to stop with a deadline ten minutes away: whether
+   * it was posted in its channel once the wait was over (true), or sent to the requester's direct messages at once.
+   */
+  async function endWaitedThroughStop(channel: string, retryAfterSec: number): Promise<boolean> {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec, count: 1, match: isEndPost(channel, dm) });
+      await cancelWithMessageGone(fake, channel);
+      await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
+      const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
+      const stopped = h.bot.stop({ until: Date.now() + 10 * 60_000 });
+      await fake.waitFor(() => shed.mock.calls.length > 0 || undefined, 'the bot to begin to stop', 10 * 60_000);
+      shed.mockRestore();
+      await clock.advance(retryAfterSec * 1000);
+      await fake.waitFor(() => endPosts(fake, channel).length > 1 || endPosts(fake, dm).length > 0 || undefined, 'the end shown', 10 * 60_000);
+      await stopped;
+    } finally {
+      clock.restore();
+    }
+    await h.close({ fake: true });
+    h = undefined;
+    const inChannel = endPosts(fake, channel);
+    await fake.close();
+    return inChannel.length === 2;
+  }
+
+  it('waits out, through a stop with a far deadline, a Retry-After that ends within the README’s 10 seconds after the stop begins to wait for its jobs', async () => {
+    expect(await endWaitedThroughStop('C0NINE', 9)).toBe(true);
+  }, 30_000);
+
+  it('does not wait out, through a stop with a far deadline, a Retry-After that ends past those 10 seconds: the direct messages are tried at once', async () => {
+    expect(await endWaitedThroughStop('C0ELEVEN', 11)).toBe(false);
+  }, 30_000);
+
   it('stops waiting when a later call of the stop brings its deadline before the end of Slack’s Retry-After, and tries the requester’s direct messages at once, once', async () => {
     const logger = new RecordingLogger();
     h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
