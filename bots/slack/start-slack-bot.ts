@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
 import { AS_VALIDATION_ERROR, describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
-import { stopOnce } from '../stop-once.js';
+import { stopOnce, type StopBudget } from '../stop-once.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -24,7 +24,7 @@ import { SharedWriteBuckets } from './shared-write-buckets.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { startSweeper, type BotState } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { DEFAULT_FIRST_POST_DEADLINE_MS, type ShownEvent } from './SlackJobView.js';
+import { DEFAULT_FIRST_POST_DEADLINE_MS, type ShownEvent, type StopDeadline } from './SlackJobView.js';
 import { UserLocales } from './user-locales.js';
 import { HomeTabs } from './home-tab.js';
 import { registerAppHome } from './listeners/app-home.js';
@@ -254,8 +254,22 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
   const commands = { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' };
   const homes = new HomeTabs({ runner: options.runner, store, logger, command: commands.imagine });
-  // Once the bot stops with a deadline: the time by which it has stopped waiting for its jobs' ends (see the stop below).
-  let jobsWaitedUntil: number | undefined;
+  // Once the bot stops: its budget, and when it began to wait for its jobs (see the stop below). Their ends are waited
+  // for no later than the stop's deadline (the earliest `until` any call gave, so far) and STOP_DRAIN_MS after that
+  // began; a later call that brings the deadline forward tells the waits under way.
+  let stopBudget: StopBudget | undefined;
+  let jobsWaitedFrom: number | undefined;
+  const jobsDeadlineMoved = new EventTarget();
+  const jobsDeadline: StopDeadline = {
+    at: () => {
+      const until = stopBudget?.until();
+      return until === undefined || jobsWaitedFrom === undefined ? undefined : Math.min(until, jobsWaitedFrom + STOP_DRAIN_MS);
+    },
+    onMoved: (listener) => {
+      jobsDeadlineMoved.addEventListener('moved', listener);
+      return () => jobsDeadlineMoved.removeEventListener('moved', listener);
+    },
+  };
   const jobs = new SlackJobs({
     runner: options.runner,
     writer,
@@ -268,7 +282,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     command: commands.imagine,
     firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : client),
     firstPostDeadlineMs,
-    stopDeadline: () => jobsWaitedUntil,
+    stopDeadline: jobsDeadline,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
@@ -377,9 +391,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       );
       logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
     },
-    stop: (stopOptions = {}) =>
-      stopBot(stopOptions.until, async (budget) => {
+    stop: (stopOptions = {}) => {
+      const stopped = stopBot(stopOptions.until, async (budget) => {
         stopping = true;
+        stopBudget = budget;
         // Each wait below: its own STOP_DRAIN_MS, never past the stop's deadline (the earliest until it was given), bounded
         // there alone (`budget.within`), so a deadline brought forward cuts it.
         // A Socket Mode connection that does not close (Slack gone) holds no stop past its budget.
@@ -397,15 +412,18 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
         // The jobs' ends are waited for no later than this (the writer's idle, then the jobs, each STOP_DRAIN_MS at
         // least, and never past the stop's deadline): a job's end that Slack asks to wait longer does not wait in vain.
-        const until = budget.until();
-        if (until !== undefined) jobsWaitedUntil = Math.min(until, Date.now() + STOP_DRAIN_MS);
+        jobsWaitedFrom = Date.now();
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
         const stopWaiting = new AbortController();
         await budget.within(writer.idle(stopWaiting.signal), STOP_DRAIN_MS).finally(() => stopWaiting.abort());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await budget.within(jobs.settle(), STOP_DRAIN_MS);
-      }),
+      });
+      // This call's `until` may have brought the deadline forward: a job's end waiting past it stops waiting.
+      jobsDeadlineMoved.dispatchEvent(new Event('moved'));
+      return stopped;
+    },
   };
 }
 
