@@ -79,6 +79,11 @@ export const SavedRequestSchema = z.object({
   /** Shown only to its requester: `channelId` is their direct messages with the bot, `askedIn` the channel they asked in (whose rules apply to its Reroll and Edit). */
   private: z.literal(true).optional(),
   askedIn: z.string().optional(),
+  /**
+   * The Workflow Builder step the job runs for, until that step is ended: its execution and the token Slack gave for it
+   * (a secret: never logged, and gone with the request). A sweep ends a step a crash left open with it (`takeStep`).
+   */
+  step: z.object({ executionId: z.string().max(100), token: z.string().max(500) }).optional(),
 });
 
 export type SavedRequest = z.output<typeof SavedRequestSchema>;
@@ -165,6 +170,20 @@ export class RequestStore {
       return changed;
     };
     return (await this.space.update(id, change, { hold: releaseWhenDone })).after;
+  }
+
+  /**
+   * Takes the request's Workflow Builder step out of it, atomically for every process: whoever gets it ends the step,
+   * once (a sweep run again, or on another process, gets nothing). Undefined when the request has none (any more).
+   */
+  async takeStep(id: string): Promise<SavedRequest['step']> {
+    if (!ID_PATTERN.test(id)) return undefined;
+    const { before } = await this.space.update(id, (current) => {
+      if (current?.step === undefined) return current;
+      const { step: _, ...rest } = current;
+      return rest;
+    });
+    return before?.step;
   }
 
   /** Forgets a request (one the runner refused: it has no message and no buttons). */

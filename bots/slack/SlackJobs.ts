@@ -64,6 +64,8 @@ export interface StartJob {
   private?: boolean | undefined;
   /** Which of the member's own defaults apply (none for a workflow step, only previews on their own Reroll): see `JobIntent.memberDefaults`. */
   memberDefaults?: JobIntent['memberDefaults'];
+  /** The Workflow Builder step the job runs for, saved with its request until the step is ended (`RequestStore.takeStep`). */
+  step?: SavedRequest['step'];
 }
 
 export interface SlackJobsOptions {
@@ -233,6 +235,7 @@ export class SlackJobs {
               // Its charge is found by it, should a stop cut the job off (the sweep's).
               runnerJobId: decided.id,
               ...(dm && { private: true as const, askedIn: input.actor.channelId }),
+              ...(input.step && { step: input.step }),
             });
             const shown = new SlackJobView({
               client: input.client,

@@ -11,6 +11,7 @@ import type { SlackActor } from './SlackJobs.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { retryTransient } from './slack-faults.js';
+import { stepStoppedWords } from './listeners/workflow-step.js';
 
 /**
  * A job whose process is gone (stopped, killed, or a replica whose lease
@@ -33,8 +34,9 @@ import { retryTransient } from './slack-faults.js';
  * and nothing shown. A stopped job the runner took is recorded failed
  * (`interrupted`) with that charge (`stoppedEndOf`), then marked. Runs
  * for each request `RequestStore.claimInterrupted` hands this process, at
- * start and, with Redis, while running. Returns whether the message was
- * updated.
+ * start and, with Redis, while running. A Workflow Builder step the job ran
+ * for, left open by the crash, is ended with an error (`endStep`). Returns
+ * whether the message was updated.
  */
 export async function sweepInterrupted(input: {
   /** The Web API client of a request's workspace; undefined when the app is no longer installed there. */
@@ -56,6 +58,8 @@ export async function sweepInterrupted(input: {
   charges?: ((jobId: string | undefined) => Promise<SweptCharge>) | undefined;
 }): Promise<boolean> {
   const { store, logger, request } = input;
+  // A step that could not be taken out of its request: the request is left as it is, held here, for the next start's sweep.
+  if (!(await endStep(input))) return false;
   // The end its message showed (a stop between the view's mark and the runner's record): nothing to show.
   const shownEnd = endToRecord(request);
   const finished = request.outputFiles.length > 0 ? request.result : undefined;
@@ -73,6 +77,46 @@ export async function sweepInterrupted(input: {
   if (end) input.track(recordThenMark(input, request, end));
   else await markSwept(store, logger, request, { status: 'ended' });
   return updated;
+}
+
+/** What Slack answers when a step can no longer be ended: its token expired or was revoked, or the step has ended. */
+const STEP_GONE = new Set(['token_expired', 'token_revoked', 'invalid_auth', 'not_authed', 'function_execution_not_found', 'execution_not_in_running_state', 'function_execution_already_completed']);
+
+/**
+ * Ends the Workflow Builder step a crash left open (its request keeps the step until it is ended): with the words a
+ * graceful stop fails it with, in the step's language, so its workflow does not wait on it for ever (Slack's retry of
+ * the step is dropped: its key stays taken). The step is taken out of the request first (`takeStep`), so it is ended
+ * once however often the request is swept. A step Slack no longer knows (its token expired, or it has ended) is logged
+ * and dropped; so is one that cannot be ended. The token is never logged. Answers false when the step could not be
+ * taken (the state failed: logged), the request then to be left as it is for the next start's sweep.
+ */
+async function endStep(input: Pick<Parameters<typeof sweepInterrupted>[0], 'clientFor' | 'store' | 'logger' | 'request'>): Promise<boolean> {
+  const { store, logger, request } = input;
+  if (!request.step) return true;
+  let step: SavedRequest['step'];
+  try {
+    step = await store.takeStep(request.id);
+  } catch (error) {
+    logger.warn({ team: request.teamId, execution: request.step.executionId, err: String(error) }, 'could not take a workflow step a stop cut off: left to the next start');
+    return false;
+  }
+  if (!step) return true;
+  const where = { team: request.teamId, execution: step.executionId };
+  const client = await input.clientFor(request.teamId).catch(() => undefined);
+  if (!client) {
+    logger.warn(where, 'could not end a workflow step a stop cut off: the app is no longer installed there');
+    return true;
+  }
+  try {
+    const error = stepStoppedWords(request.locale);
+    await retryTransient(() => client.functions.completeError({ token: step.token, function_execution_id: step.executionId, error }), [1000, 3000]);
+    logger.info(where, 'ended a workflow step a stop cut off: it failed, stopped before it finished');
+  } catch (error) {
+    const code = slackErrorCode(error);
+    if (code !== undefined && STEP_GONE.has(code)) logger.info({ ...where, code }, 'a workflow step a stop cut off could no longer be ended (its token expired, or it ended): dropped');
+    else logger.warn({ ...where, code }, 'could not end a workflow step a stop cut off: dropped');
+  }
+  return true;
 }
 
 /**

@@ -5,6 +5,7 @@ import { RANGE_FIELDS, rangeWords, RecentKeys, say, sayWords, type JobOptions } 
 import { RECENT_KEYS_MAX, takenForMs } from '../../runner/recent-keys.js';
 import { claimWithin, digestKeyOf, LateClaim, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
+import type { StartedJob } from '../SlackJobs.js';
 import { slackErrorCode } from '../slack-error-code.js';
 
 /** The Workflow Builder step's `callback_id`, as the app manifests declare it (`functions.generate_image`). */
@@ -125,7 +126,8 @@ export function registerWorkflowStep(app: App, context: BotContext, taken: Pick<
     };
     try {
       locale = await localeOf();
-      await runStep(step, { userId, teamId, locale, client }, end, context);
+      // The step's execution and its token go with the job's request: a sweep after a crash ends the step with them.
+      await runStep(step, { userId, teamId, locale, client, step: { executionId: event.function_execution_id, token: event.bot_access_token } }, end, context);
     } catch (err) {
       context.logger.error({ err, ...where }, 'a workflow step failed on our side: it fails, the member told it failed on my side');
       if (!ended) await fail({ error: plain(say(locale, 'error.on_my_side')) });
@@ -215,7 +217,7 @@ interface StepEnd {
 /** Runs a step taken: its job, through the intake, and the step's end with the job's outputs or the words why not. */
 async function runStep(
   step: StepInputs,
-  who: { userId: string; teamId: string; locale: string | undefined; client: webApi.WebClient },
+  who: { userId: string; teamId: string; locale: string | undefined; client: webApi.WebClient; step: { executionId: string; token: string } },
   end: StepEnd,
   context: BotContext,
 ): Promise<void> {
@@ -254,16 +256,39 @@ async function runStep(
       refusal = text;
     },
     client,
+    step: who.step,
   });
   if (!started) {
     await end.fail(plain(refusal ?? say(locale, 'error.on_my_side')));
     return;
   }
+  try {
+    await endStarted(started, refusal, { locale, client, channelId }, end, context);
+  } finally {
+    // Ended here (or failed on the way, which the listener ends): the request keeps its step no longer, nor its token.
+    await context.store.takeStep(started.requestId).catch((err: unknown) => context.logger.warn({ err: String(err), team: teamId }, 'could not let go of a workflow step ended'));
+  }
+}
+
+/** The words a step stopped before its job finished fails with (a graceful stop, or the sweep after a crash). */
+export function stepStoppedWords(locale: string | undefined): string {
+  return plain(say(locale, 'slack.step.cancelled'));
+}
+
+/** Ends a step whose job started: with the job's outputs once it finished, or the words why not. */
+async function endStarted(
+  started: StartedJob,
+  refusal: string | undefined,
+  where: { locale: string | undefined; client: webApi.WebClient; channelId: string },
+  end: StepEnd,
+  context: BotContext,
+): Promise<void> {
+  const { locale, client, channelId } = where;
   const final = await started.done;
   await started.shown;
   if (final.type !== 'completed') {
     const words = final.type === 'failed' ? final.words : undefined;
-    await end.fail(plain(words ? sayWords(locale, words) : (refusal ?? say(locale, 'slack.step.cancelled'))));
+    await end.fail(words ? plain(sayWords(locale, words)) : refusal !== undefined ? plain(refusal) : stepStoppedWords(locale));
     return;
   }
   const request = await context.store.get(started.requestId);

@@ -60,6 +60,20 @@ describe('the Slack request store', () => {
     }
   });
 
+  it('hands a request’s Workflow Builder step, token and all, to one taker only, and keeps it no more', async () => {
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
+    const store = new RequestStore(state);
+    try {
+      const saved = await store.create({ ...request, step: { executionId: 'Fx1', token: 'xwfp-T1-secret' } });
+      const [first, second] = await Promise.all([store.takeStep(saved.id), store.takeStep(saved.id)]);
+      expect([first, second].filter(Boolean)).toEqual([{ executionId: 'Fx1', token: 'xwfp-T1-secret' }]);
+      expect(JSON.stringify(await store.space.get(saved.id))).not.toContain('xwfp-T1-secret');
+      expect(await store.get(saved.id)).toMatchObject({ prompt: 'a private prompt', status: 'active' });
+    } finally {
+      await state.close();
+    }
+  });
+
   it('changes a request in one step, and lets go of it (nobody sweeps it) once its end is shown', async () => {
     const state = await openBotState({ dataDir: dir, logger: silentLogger() });
     const store = new RequestStore(state);

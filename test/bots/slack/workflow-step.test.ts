@@ -1,6 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { STEP_RETAKE_MS, WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
+import { RequestStore } from '../../../bots/slack/RequestStore.js';
+import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
 import { digestKeyOf, openBotState } from '../../../bots/state/index.js';
 import type { Space } from '../../../bots/state/StateStore.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -13,6 +18,7 @@ import { imageShares, jobMessages, privately, settledCosts, startHarness, type H
 
 let h: Harness | undefined;
 afterEach(async () => {
+  vi.restoreAllMocks();
   await h?.close();
   h = undefined;
 });
@@ -436,5 +442,108 @@ describe('a “Generate image” step failed because the bots’ state could not
       h = undefined;
       await state.close();
     }
+  });
+});
+
+describe('a “Generate image” step a crash cut off', () => {
+  /** The saved request of the only job run in a data folder: read, and rewritten as a process that crashed would leave it. */
+  async function savedRequest(dataDir: string) {
+    const dir = join(dataDir, 'slack', 'requests');
+    const [file] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
+    const path = join(dir, file!);
+    const read = () => JSON.parse(readFileSync(path, 'utf8')) as { holder?: string; value: Record<string, unknown> };
+    return { read, crashed: () => writeFile(path, JSON.stringify({ ...read(), holder: 'a-crashed-process', value: { ...read().value, status: 'active' } })) };
+  }
+
+  /** A step whose job was drawing when its process died: the step never ended, its request left active. */
+  async function stepCutOffByACrash() {
+    const before = await startHarness({ emulator: { latencyMs: 20_000 } });
+    const { fake, dataDir } = before;
+    fake.setLocale('U0HANS', 'de-DE');
+    // The process dies with the job: its step is never ended there (a graceful stop would end it).
+    const start = SlackJobs.prototype.start;
+    vi.spyOn(SlackJobs.prototype, 'start').mockImplementation(async function (this: SlackJobs, input) {
+      const started = await start.call(this, input);
+      return started && { ...started, done: new Promise<never>(() => {}) };
+    });
+    const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { ...inputs, user: userContext('U0HANS') } });
+    await fake.waitFor(() => before.emulator.requests.length > 0 || undefined, 'its request to reach the service');
+    await before.close({ fake: true, dataDir: true });
+    vi.mocked(SlackJobs.prototype.start).mockRestore();
+    const saved = await savedRequest(dataDir);
+    await saved.crashed();
+    expect(run.outcome).toBeUndefined();
+    return { fake, dataDir, run, saved };
+  }
+
+  it('is ended by the next start’s sweep with the words a graceful stop uses, in the member’s language, and its token is gone from the request and never logged', async () => {
+    const { fake, dataDir, run, saved } = await stepCutOffByACrash();
+    expect(JSON.stringify(saved.read())).toContain(run.token);
+    const logger = new RecordingLogger();
+    h = await startHarness({ fake, dataDir, bot: { logger } });
+    expect(await outcomeOf(h, run)).toStrictEqual({ ok: false, error: say('de-DE', 'slack.step.cancelled'), at: expect.any(Number) as unknown });
+    await vi.waitFor(() => expect(saved.read().value.status).toBe('ended'), { timeout: 15_000 });
+    expect(JSON.stringify(saved.read())).not.toContain(run.token);
+    expect(logger.text()).not.toContain(run.token);
+    expect(h.fake.callsOf('functions.completeError')).toHaveLength(1);
+  });
+
+  it('keeps no token once the step is ended where it ran: a stop, or a crash after it, ends nothing more', async () => {
+    const before = await startHarness({ emulator: { latencyMs: 10 } });
+    const { fake, dataDir } = before;
+    const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+    expect((await outcomeOf(before, run)).ok).toBe(true);
+    const saved = await savedRequest(dataDir);
+    // Let go of right after the step's end.
+    await vi.waitFor(() => expect(JSON.stringify(saved.read())).not.toContain(run.token), { timeout: 15_000 });
+    await before.close({ fake: true, dataDir: true });
+    await saved.crashed();
+
+    h = await startHarness({ fake, dataDir });
+    await vi.waitFor(() => expect(saved.read().value.status).toBe('ended'), { timeout: 15_000 });
+    expect(h.fake.callsOf('functions.completeError')).toHaveLength(0);
+  });
+
+  it('is ended once when the request is swept twice (the first sweep could not mark it)', async () => {
+    const { fake, dataDir, run, saved } = await stepCutOffByACrash();
+    const update = vi.spyOn(RequestStore.prototype, 'update').mockRejectedValue(new Error('storage unavailable'));
+    const first = await startHarness({ fake, dataDir });
+    expect((await outcomeOf(first, run)).ok).toBe(false);
+    await first.close({ fake: true, dataDir: true });
+    update.mockRestore();
+    expect(saved.read().value.status).toBe('active');
+    await saved.crashed();
+
+    h = await startHarness({ fake, dataDir });
+    await vi.waitFor(() => expect(saved.read().value.status).toBe('ended'), { timeout: 15_000 });
+    expect(h.fake.callsOf('functions.completeError')).toHaveLength(1);
+  });
+
+  it('is left to the next start when the sweep cannot take it out of its request: that start ends it', async () => {
+    const { fake, dataDir, run, saved } = await stepCutOffByACrash();
+    const take = vi.spyOn(RequestStore.prototype, 'takeStep').mockRejectedValue(new Error('storage unavailable'));
+    const first = await startHarness({ fake, dataDir });
+    await vi.waitFor(() => expect(take).toHaveBeenCalled(), { timeout: 15_000 });
+    await first.close({ fake: true, dataDir: true });
+    take.mockRestore();
+    expect(saved.read().value.status).toBe('active');
+    expect(run.outcome).toBeUndefined();
+    await saved.crashed();
+
+    h = await startHarness({ fake, dataDir });
+    expect(await outcomeOf(h, run)).toMatchObject({ ok: false, error: say('de-DE', 'slack.step.cancelled') });
+    expect(h.fake.callsOf('functions.completeError')).toHaveLength(1);
+  });
+
+  it('is logged and dropped when its token has expired, the token never logged', async () => {
+    const { fake, dataDir, run, saved } = await stepCutOffByACrash();
+    fake.failNext('functions.completeError', { status: 200, error: 'token_expired' });
+    const logger = new RecordingLogger();
+    h = await startHarness({ fake, dataDir, bot: { logger } });
+    await vi.waitFor(() => expect(saved.read().value.status).toBe('ended'), { timeout: 15_000 });
+    expect(logger.entries.filter((e) => e.msg?.includes('could no longer be ended'))).toMatchObject([{ obj: { code: 'token_expired', execution: run.executionId } }]);
+    expect(logger.text()).not.toContain(run.token);
+    expect(JSON.stringify(saved.read())).not.toContain(run.token);
+    expect(run.outcome).toBeUndefined();
   });
 });
