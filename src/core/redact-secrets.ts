@@ -254,7 +254,7 @@ const SK_KEY = /sk-([A-Za-z0-9_-]+)/gi;
  */
 const PEM_PRIVATE_KEY = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END \1PRIVATE KEY-----|$)/g;
 /**
- * Tokens of known services by their shape, each at the start of a word (or after a `%XX` escape): Slack (`xoxb-`,
+ * Tokens of known services by their shape, each at the start of a word (or after a `%XX` escape): Slack (`xoxb-`, `xwfp-` (a workflow step's),
  * `xoxp-`, `xapp-`, `xoxe.xoxp-`, … with a digit in what follows), GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`,
  * `github_pat_`, 20 characters or more after), Google API keys (`AIza` and 30 or more), Stripe secret and restricted
  * keys (`sk_live_`, `rk_live_`, `sk_test_`, `rk_test_`), AWS access key ids (`AKIA` or `ASIA` and 16 capitals or
@@ -262,7 +262,7 @@ const PEM_PRIVATE_KEY = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----
  * first a user id: see `DISCORD_TOKEN_END`). The prefix stays so a reader knows which kind of token was hidden.
  */
 const SHAPE_PREFIX = {
-  slack: String.raw`(?:xoxe\.)?xox[a-z]-|xapp-|xoxe-`,
+  slack: String.raw`(?:xoxe\.)?xox[a-z]-|xapp-|xoxe-|xwfp-`,
   github: 'gh[pousr]_|github_pat_',
   google: 'AIza',
   stripe: '[rs]k_(?:live|test)_',

@@ -7,6 +7,7 @@ import { makeAPIError, redactSecrets, registerSecret } from '../../src/internal.
 const slackBot = ['xoxb', '17653672481', '19874698323', 'pdFZKVeTuE8sk7oOcBrzbqgy'].join('-');
 const slackUser = ['xoxp', '2', '3', '4', 'abcdef0123'].join('-');
 const slackApp = ['xapp', '1', 'A0123ABCDEF', '4567890123456', '0123456789abcdef'].join('-');
+const slackWorkflow = ['xwfp', '1', 'T0123ABCD', '4567890123456', '0123456789abcdef'].join('-');
 const slackRotated = `xoxe.${['xoxp', '1', 'Mi0yLTEyMzQ1Njc4OTAtMTIzNDU2Nzg5MDEyMw'].join('-')}`;
 const slackRefresh = ['xoxe', '1', 'My0xLTEyMzQ1Njc4OTAtNDU2Nzg5MDEyMzQ1'].join('-');
 const githubClassic = `ghp_${'A1b2C3d4E5f6'.repeat(3)}`;
@@ -106,6 +107,7 @@ describe('a token of a known service is hidden wherever it shows, and the words 
     ['a Slack bot token in an error', `An API error occurred: invalid_auth (token ${slackBot} was revoked; incident 7781)`, 'An API error occurred: invalid_auth (token xoxb-[redacted] was revoked; incident 7781)'],
     ['a Slack user token in a URL', `GET https://slack.com/api/auth.test?token=${slackUser}&pretty=1 failed`, 'GET https://slack.com/api/auth.test?token=xoxp-[redacted]&pretty=1 failed'],
     ['a Slack app token in JSON', `{"app_token":"${slackApp}","ok":false}`, '{"app_token":"xapp-[redacted]","ok":false}'],
+    ['a Slack workflow step token in an error', `functions.completeError failed with ${slackWorkflow} (token_expired)`, 'functions.completeError failed with xwfp-[redacted] (token_expired)'],
     ['a rotated Slack token ending a sentence', `refresh failed for ${slackRotated}. Try again.`, 'refresh failed for xoxe.xoxp-[redacted]. Try again.'],
     ['a Slack refresh token', `{"ok":false,"error":"invalid_refresh_token","refresh_token":"${slackRefresh}"}`, '{"ok":false,"error":"invalid_refresh_token","refresh_token":"xoxe-[redacted]"}'],
     ['a GitHub token in an error', `Bad credentials: ${githubClassic} is not valid (documentation_url https://docs.github.com/rest)`, 'Bad credentials: ghp_[redacted] is not valid (documentation_url https://docs.github.com/rest)'],
