@@ -16,6 +16,17 @@ export function isRangeField(field: string): field is RangeField {
 }
 
 /**
+ * A range field's value as a member gives it: a whole number in the field's range, written as digits (a number already
+ * parsed, as a form gives it, counts when whole); undefined otherwise — `0x3`, `3.0`, `1e1`, `2.5` and out of range
+ * alike. The one check behind `/imagine`'s `--n` and `--compression` and a workflow step's count.
+ */
+export function rangeValueOf(field: RangeField, raw: string | number): number | undefined {
+  const value = typeof raw === 'number' ? raw : /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+  const [min, max] = RANGE_FIELDS[field];
+  return Number.isInteger(value) && value >= min && value <= max ? value : undefined;
+}
+
+/**
  * What a range field accepts, not yet said: "an integer from 1 to 10"; compression's names the formats it goes with and
  * the format field as the surface calls it (`fieldNames`: Slack's `--format`, Discord's `format`). The one home of
  * these words: a flag's help and a refusal of the request's fields both say them. `bounds`: the field's own by default;

@@ -1,5 +1,5 @@
 import { BACKGROUNDS, DEFAULTS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
-import { isRangeField, RANGE_FIELDS, rangeWords, say, sayWords, words, type FieldNames, type JobOptions } from '../runner/index.js';
+import { isRangeField, rangeValueOf, rangeWords, say, sayWords, words, type FieldNames, type JobOptions } from '../runner/index.js';
 import { closestWord } from 'pictor/internal';
 import { SlackInputError } from './SlackInputError.js';
 import { plainTextOf } from './slack-text.js';
@@ -9,9 +9,8 @@ type OptionField = Exclude<keyof JobOptions, never> & string;
 interface FlagSpec {
   /** The request field the flag sets. */
   field: OptionField;
-  /** The values it takes, from the core's constants; or an integer range (the runner's `RANGE_FIELDS`). */
+  /** The values it takes, from the core's constants; none for a range field (the runner's `RANGE_FIELDS`, `rangeValueOf`). */
   values?: readonly string[];
-  range?: readonly [number, number];
   /** Other spellings people use: `jpg` for `jpeg`. */
   aliases?: Readonly<Record<string, string>>;
   /** What it means, for the help text (`slack.flag.help`). */
@@ -24,8 +23,8 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   quality: { field: 'quality', values: QUALITIES, help: 'quality' },
   background: { field: 'background', values: BACKGROUNDS, help: 'background' },
   format: { field: 'output_format', values: OUTPUT_FORMATS, aliases: { jpg: 'jpeg' }, help: 'format' },
-  n: { field: 'n', range: RANGE_FIELDS.n, help: 'n' },
-  compression: { field: 'output_compression', range: RANGE_FIELDS.output_compression, help: 'compression' },
+  n: { field: 'n', help: 'n' },
+  compression: { field: 'output_compression', help: 'compression' },
   moderation: { field: 'moderation', values: MODERATIONS, help: 'moderation' },
 };
 
@@ -121,9 +120,9 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
 
 function flagValue(flag: string, spec: FlagSpec, raw: string, locale: string | undefined): string | number {
   const value = raw.trim().toLowerCase().replace(/×/g, 'x');
-  if (spec.range) {
-    const [min, max] = spec.range;
-    if (/^\d+$/.test(value) && Number(value) >= min && Number(value) <= max) return Number(value);
+  if (isRangeField(spec.field)) {
+    const n = rangeValueOf(spec.field, value);
+    if (n !== undefined) return n;
   } else {
     const resolved = spec.aliases?.[value] ?? value;
     if (spec.values?.includes(resolved)) return resolved;
