@@ -414,11 +414,11 @@ export const de = {
   'member.ignored':
     'Hier nicht verwendet, weil die Regeln {scope, select, workspace {dieses Workspace} other {dieses Servers}} {count, plural, one {sie} other {sie}} nicht erlauben: deine Voreinstellung {defaults}.',
   'member.title': '<b>Deine Voreinstellungen</b> (überall, wo du Pictor nutzt; eine, die die Regeln eines {scope, select, workspace {Workspace} other {Servers}} nicht erlauben, wird dort nicht verwendet)',
-  'member.none': 'Du hast keine festgelegt: Es gelten die Voreinstellungen {scope, select, workspace {dieses Workspace} other {dieses Servers}}.',
+  'member.none': 'Du hast keine festgelegt: Es gelten die Voreinstellungen {scope, select, workspace {dieses Workspace} dm {des Bot-Betreibers} other {dieses Servers}}.',
   'member.line': '• {name}: {value}{ignored, select, yes { — hier nicht erlaubt, nicht verwendet} refused { — hier nicht erlaubt: ein Auftrag hier wird abgelehnt, außer du bittest um ein öffentliches Ergebnis} other {}}',
   'member.on_off': '{on, select, yes {an} other {aus}}',
   'member.scope':
-    '<b>{scope, select, workspace {Dieser Workspace} other {Dieser Server}}</b> (wenn du nichts wählst): Größe {size}, Qualität {quality}, {previews, plural, =0 {keine Vorschauen} one {# Vorschau} other {# Vorschauen}}; bis zu {maxImages, plural, one {# Bild} other {# Bilder}} pro Auftrag; private Ergebnisse {privateResults, select, yes {erlaubt} other {nicht erlaubt}}.',
+    '<b>{scope, select, workspace {Dieser Workspace} dm {Außerhalb von Servern} other {Dieser Server}}</b> (wenn du nichts wählst{scope, select, dm {; hier gelten keine Servereinstellungen, sondern die des Bot-Betreibers} other {}}): Größe {size}, Qualität {quality}, {previews, plural, =0 {keine Vorschauen} one {# Vorschau} other {# Vorschauen}}; bis zu {maxImages, plural, one {# Bild} other {# Bilder}} pro Auftrag; private Ergebnisse {privateResults, select, yes {erlaubt} other {nicht erlaubt}}.',
   'member.how': 'Ändere deine mit {command}; {clear} löscht eine oder alle.',
   'member.saved': 'Deine Voreinstellungen sind gespeichert.',
   'discord.command.settings.name': 'imagine-settings',

@@ -440,11 +440,11 @@ export const en = {
   'member.ignored':
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',
   'member.title': '<b>Your defaults</b> (wherever you use Pictor; one a {scope, select, workspace {workspace’s} other {server’s}} rules do not allow is not used there)',
-  'member.none': 'You have set none: {scope, select, workspace {this workspace’s} other {this server’s}} defaults apply.',
+  'member.none': 'You have set none: {scope, select, workspace {this workspace’s} dm {the bot operator’s} other {this server’s}} defaults apply.',
   'member.line': '• {name}: {value}{ignored, select, yes { — not allowed here, not used} refused { — not allowed here: a job here is refused unless you ask for a public one} other {}}',
   'member.on_off': '{on, select, yes {on} other {off}}',
   'member.scope':
-    '<b>{scope, select, workspace {This workspace} other {This server}}</b> (when you choose nothing): size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}}; up to {maxImages, plural, one {# image} other {# images}} a job; private results {privateResults, select, yes {allowed} other {not allowed}}.',
+    '<b>{scope, select, workspace {This workspace} dm {Outside servers} other {This server}}</b> (when you choose nothing{scope, select, dm {; no server’s settings apply here, the bot operator’s do} other {}}): size {size}, quality {quality}, {previews, plural, =0 {no previews} one {# preview} other {# previews}}; up to {maxImages, plural, one {# image} other {# images}} a job; private results {privateResults, select, yes {allowed} other {not allowed}}.',
   'member.how': 'Change yours with {command}; {clear} clears one, or all.',
   'member.saved': 'Your defaults are saved.',
   'discord.command.settings.name': 'imagine-settings',

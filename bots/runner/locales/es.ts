@@ -414,11 +414,11 @@ export const es = {
   'member.ignored':
     'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',
   'member.title': '<b>Tus valores predeterminados</b> (donde uses Pictor; uno que las reglas de un {scope, select, workspace {espacio de trabajo} other {servidor}} no permiten no se usa allí)',
-  'member.none': 'No has definido ninguno: se aplican los valores predeterminados de {scope, select, workspace {este espacio de trabajo} other {este servidor}}.',
+  'member.none': 'No has definido ninguno: se aplican los valores predeterminados de {scope, select, workspace {este espacio de trabajo} dm {el operador del bot} other {este servidor}}.',
   'member.line': '• {name}: {value}{ignored, select, yes { — no permitido aquí, no se usa} refused { — no permitido aquí: un trabajo aquí se rechaza salvo que pidas uno público} other {}}',
   'member.on_off': '{on, select, yes {activado} other {desactivado}}',
   'member.scope':
-    '<b>{scope, select, workspace {Este espacio de trabajo} other {Este servidor}}</b> (si no eliges nada): tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}}; hasta {maxImages, plural, one {# imagen} other {# imágenes}} por trabajo; resultados privados {privateResults, select, yes {permitidos} other {no permitidos}}.',
+    '<b>{scope, select, workspace {Este espacio de trabajo} dm {Fuera de los servidores} other {Este servidor}}</b> (si no eliges nada{scope, select, dm {; aquí no se aplican los ajustes de ningún servidor, sino los del operador del bot} other {}}): tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}}; hasta {maxImages, plural, one {# imagen} other {# imágenes}} por trabajo; resultados privados {privateResults, select, yes {permitidos} other {no permitidos}}.',
   'member.how': 'Cambia los tuyos con {command}; {clear} borra uno, o todos.',
   'member.saved': 'Tus valores predeterminados están guardados.',
   'discord.command.settings.name': 'imagine-settings',

@@ -414,11 +414,11 @@ export const fr = {
   'member.ignored':
     'Non utilisé ici, car les règles de {scope, select, workspace {cet espace de travail} other {ce serveur}} ne {count, plural, one {l’autorisent} other {les autorisent}} pas : votre réglage par défaut {defaults}.',
   'member.title': '<b>Vos réglages par défaut</b> (partout où vous utilisez Pictor ; un réglage que les règles d’un {scope, select, workspace {espace de travail} other {serveur}} n’autorisent pas n’y est pas utilisé)',
-  'member.none': 'Vous n’en avez défini aucun : les réglages par défaut de {scope, select, workspace {cet espace de travail} other {ce serveur}} s’appliquent.',
+  'member.none': 'Vous n’en avez défini aucun : les réglages par défaut de {scope, select, workspace {cet espace de travail} dm {l’opérateur du bot} other {ce serveur}} s’appliquent.',
   'member.line': '• {name} : {value}{ignored, select, yes { — non autorisé ici, non utilisé} refused { — non autorisé ici : une tâche ici est refusée sauf si vous en demandez une publique} other {}}',
   'member.on_off': '{on, select, yes {activé} other {désactivé}}',
   'member.scope':
-    '<b>{scope, select, workspace {Cet espace de travail} other {Ce serveur}}</b> (quand vous ne choisissez rien) : taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} ; jusqu’à {maxImages, plural, one {# image} other {# images}} par tâche ; résultats privés {privateResults, select, yes {autorisés} other {non autorisés}}.',
+    '<b>{scope, select, workspace {Cet espace de travail} dm {Hors des serveurs} other {Ce serveur}}</b> (quand vous ne choisissez rien{scope, select, dm { ; aucun réglage de serveur ne s’applique ici, ceux de l’opérateur du bot s’appliquent} other {}}) : taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} ; jusqu’à {maxImages, plural, one {# image} other {# images}} par tâche ; résultats privés {privateResults, select, yes {autorisés} other {non autorisés}}.',
   'member.how': 'Modifiez les vôtres avec {command} ; {clear} en efface un, ou tous.',
   'member.saved': 'Vos réglages par défaut sont enregistrés.',
   'discord.command.settings.name': 'imagine-settings',

@@ -414,11 +414,11 @@ export const ja = {
   'member.ignored':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',
   'member.title': '<b>あなたの既定値</b>（Pictor を使うすべての場所で有効。{scope, select, workspace {ワークスペース} other {サーバー}}のルールで許可されていないものはそこでは使われません）',
-  'member.none': '設定されていません：{scope, select, workspace {このワークスペース} other {このサーバー}}の既定値が使われます。',
+  'member.none': '設定されていません：{scope, select, workspace {このワークスペース} dm {ボット運営者} other {このサーバー}}の既定値が使われます。',
   'member.line': '• {name}: {value}{ignored, select, yes { — ここでは許可されていないため使われません} refused { — ここでは許可されていません。公開のジョブを依頼しない限り、ここでのジョブは拒否されます} other {}}',
   'member.on_off': '{on, select, yes {オン} other {オフ}}',
   'member.scope':
-    '<b>{scope, select, workspace {このワークスペース} other {このサーバー}}</b>（何も選ばない場合）：サイズ {size}、品質 {quality}、{previews, plural, =0 {プレビューなし} other {プレビュー #枚}}。1回のジョブで最大 {maxImages, plural, other {#枚}}。プライベートな結果は{privateResults, select, yes {許可されています} other {許可されていません}}。',
+    '<b>{scope, select, workspace {このワークスペース} dm {サーバーの外} other {このサーバー}}</b>（何も選ばない場合{scope, select, dm {。ここではサーバーの設定は適用されず、ボット運営者の設定が適用されます} other {}}）：サイズ {size}、品質 {quality}、{previews, plural, =0 {プレビューなし} other {プレビュー #枚}}。1回のジョブで最大 {maxImages, plural, other {#枚}}。プライベートな結果は{privateResults, select, yes {許可されています} other {許可されていません}}。',
   'member.how': '{command} で変更できます。{clear} で1つ、またはすべてを消去します。',
   'member.saved': '既定値を保存しました。',
   'discord.command.settings.name': 'imagine-settings',

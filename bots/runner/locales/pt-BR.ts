@@ -414,11 +414,11 @@ export const ptBR = {
   'member.ignored':
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',
   'member.title': '<b>Seus padrões</b> (onde você usar o Pictor; um que as regras de um {scope, select, workspace {workspace} other {servidor}} não permitem não é usado lá)',
-  'member.none': 'Você não definiu nenhum: valem os padrões {scope, select, workspace {deste workspace} other {deste servidor}}.',
+  'member.none': 'Você não definiu nenhum: valem os padrões {scope, select, workspace {deste workspace} dm {do operador do bot} other {deste servidor}}.',
   'member.line': '• {name}: {value}{ignored, select, yes { — não permitido aqui, não usado} refused { — não permitido aqui: um trabalho aqui é recusado, a menos que você peça um público} other {}}',
   'member.on_off': '{on, select, yes {ligado} other {desligado}}',
   'member.scope':
-    '<b>{scope, select, workspace {Este workspace} other {Este servidor}}</b> (quando você não escolhe nada): tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}}; até {maxImages, plural, one {# imagem} other {# imagens}} por tarefa; resultados privados {privateResults, select, yes {permitidos} other {não permitidos}}.',
+    '<b>{scope, select, workspace {Este workspace} dm {Fora dos servidores} other {Este servidor}}</b> (quando você não escolhe nada{scope, select, dm {; aqui não valem as configurações de nenhum servidor, e sim as do operador do bot} other {}}): tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}}; até {maxImages, plural, one {# imagem} other {# imagens}} por tarefa; resultados privados {privateResults, select, yes {permitidos} other {não permitidos}}.',
   'member.how': 'Mude os seus com {command}; {clear} apaga um, ou todos.',
   'member.saved': 'Seus padrões foram salvos.',
   'discord.command.settings.name': 'imagine-settings',
