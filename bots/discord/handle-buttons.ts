@@ -2,6 +2,7 @@ import { InteractionContextType, MessageFlags, type BaseInteraction, type Button
 import { isDmScope, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
+import { COMMAND_NAMES } from './command-words.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobRecordStore.js';
@@ -14,7 +15,7 @@ import { declaredBytesOf, InputImageError } from './download-images.js';
 import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
-const TOO_OLD = words('discord.button.too_old');
+const TOO_OLD = words('discord.button.too_old', COMMAND_NAMES);
 
 /** A private answer to a button, in the member's language: its first answer, or a follow-up once it was deferred. */
 async function tell(ctx: BotContext, interaction: ButtonInteraction, what: Words): Promise<void> {

@@ -2,6 +2,7 @@ import { MessageFlags, type ModalSubmitInteraction } from 'discord.js';
 import { say, words, type ImagesToFetch } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
+import { COMMAND_NAMES } from './command-words.js';
 import type { CustomIdData } from './custom-ids.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
 import { draftImages } from './edit-drafts.js';
@@ -33,7 +34,7 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
       declaredBytes: declaredBytesOf(kept ? [kept] : []),
       fetch: async () => {
         const image = await ctx.store.readOutput(record.key, index);
-        if (!image) throw new InputImageError('no_images', words('discord.edit.image_gone'));
+        if (!image) throw new InputImageError('no_images', words('discord.edit.image_gone', COMMAND_NAMES));
         return [image];
       },
     };
