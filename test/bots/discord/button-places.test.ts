@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
+import { jobRecords } from './sweep-scene.js';
 
 const EPHEMERAL = 64;
 
@@ -75,6 +76,31 @@ describe('the buttons of a private server job sent to its member’s DM', () => 
     const edited = await h.finalReply(sent);
     expect(edited.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(1);
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:${h.discord.guildId}`]);
+  });
+});
+
+describe('the Retry of a private server job’s “stopped when the bot restarted” sent to its member’s DM', () => {
+  it('runs the job again in that server, on its budget, privately, with DMs off', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 3000 } });
+    const ada = h.discord.newUser('ada');
+    const job = h.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: ada });
+    await drawingReply(h, job);
+    // Its token expired while it drew (issued 20 minutes ago): the next process's sweep can only tell the member by DM.
+    h.discord.expireToken(job.token);
+    const records = jobRecords(h);
+    for await (const { key } of records.entries()) {
+      await records.update(key, (record) => record && { ...record, reply: record.reply && { ...record.reply, issuedAt: Date.now() - 20 * 60_000 } });
+    }
+    await h.restart({ crash: true });
+    const dm = h.discord.dmChannelOf(ada.id);
+    const stopped = await h.discord.waitFor(() => h!.discord.channelMessages(dm).find((m) => buttonsOf(m).some((b) => b.label === 'Retry')), 'its “stopped” in the DM', 20_000);
+
+    const retry = h.discord.clickButton(stopped, buttonId(stopped, 'Retry'), { user: ada, place: 'dm' });
+    await h.discord.waitFor(() => (h!.emulator.requests.length === 2 ? true : undefined), 'the job sent again', 20_000);
+    expect(logged(h, 'dms_not_enabled')).toBe(false);
+    expect(answersTo(h, retry).every((m) => (m.flags & EPHEMERAL) === EPHEMERAL || m.channelId === dm)).toBe(true);
+    await vi.waitFor(async () => expect(await chargedScopes(h!)).toHaveLength(2), { timeout: 20_000 });
     expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:${h.discord.guildId}`]);
   });
 });

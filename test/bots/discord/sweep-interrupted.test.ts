@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
-import { COMMAND_NAMES } from '../../../bots/discord/command-words.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES } from '../../../bots/discord/command-words.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { JobRunner, say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
