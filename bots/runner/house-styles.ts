@@ -199,8 +199,10 @@ export class HouseStyles {
     if (!style) {
       throw new JobRefusedError(
         'style_unknown',
-        // Outside servers (a DM, a user install) there are none to have: said as such, not "ask an admin".
-        words('refusal.style_unknown', { style: styleName, count: styles.length, styles: styles.map((s) => s.name).join(', '), scope: scopeWordOf(job.requester.platform, job.requester.scopeId) }),
+        // Outside servers (a DM, a user install) there are none to have: said as such, not "ask an admin to define it".
+        scopeWordOf(job.requester.platform, job.requester.scopeId) === 'dm'
+          ? words('refusal.style_outside_servers', { style: styleName })
+          : words('refusal.style_unknown', { style: styleName, count: styles.length, styles: styles.map((s) => s.name).join(', ') }),
         { field: 'style' },
       );
     }

@@ -376,7 +376,8 @@ export const fr = {
   'slack.budget.unknown_group':
     'Je ne trouve pas le groupe d’utilisateurs {group} dans cet espace de travail{missingScope, select, yes { : l’app a besoin du scope usergroups:read (réinstallez-la depuis son manifeste)} other {}}.',
   'refusal.style_unknown':
-    '{scope, select, dm {Les styles maison appartiennent à un serveur et ne s’appliquent pas en dehors, donc « {style} » ne peut pas être utilisé ici ; retirez le style.} other {{count, plural, =0 {Il n’y a pas encore de style maison ici, donc « {style} » ne peut pas être utilisé ; retirez le style ou demandez à un admin de le définir.} other {Il n’y a pas de style maison « {style} » ici ; choisissez-en un parmi {styles}.}}}}',
+    '{count, plural, =0 {Il n’y a pas encore de style maison ici, donc « {style} » ne peut pas être utilisé ; retirez le style ou demandez à un admin de le définir.} other {Il n’y a pas de style maison « {style} » ici ; choisissez-en un parmi {styles}.}}',
+  'refusal.style_outside_servers': 'Les styles maison appartiennent à un serveur et ne s’appliquent pas en dehors, donc « {style} » ne peut pas être utilisé ici ; retirez le style.',
   'refusal.style_option_not_allowed': 'Le style maison « {style} » demande {option} {value}, ce qui n’est pas autorisé ici ; choisissez {option} vous-même, prenez un autre style, ou demandez à un admin de le modifier.',
   'refusal.style_blocked_word': 'Le style maison « {style} » ajoute « {word} », qui est bloqué ici ; choisissez un autre style ou demandez à un admin de le modifier.',
   'styles.title': '<b>Styles maison</b> ({count} sur {max} au plus) ; les membres en choisissent un avec {how} :',

@@ -67,7 +67,7 @@ describe('house styles on Discord', () => {
     const job = h.discord.slashCommand('imagine', { prompt: 'a cat', style: 'noir' });
     const answer = await answerOf(h, job);
     expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
-    expect(answer.content).toContain(say('en', 'refusal.style_unknown', { style: 'noir', count: 1, styles: 'neon', scope: 'server' }));
+    expect(answer.content).toContain(say('en', 'refusal.style_unknown', { style: 'noir', count: 1, styles: 'neon' }));
     expect(h.emulator.requests).toHaveLength(0);
 
     const member = await answerOf(h, h.discord.slashCommand('imagine-admin style', { name: 'mine', text: '{prompt}' }));
