@@ -21,6 +21,7 @@ export { createLogger, scrubSecrets, silentLogger, REDACT_PATHS, type Logger, ty
 export { humanLogDestination } from './core/log-format.js';
 export { runsInContainer } from './core/container.js';
 export { processOutput } from './core/process-output.js';
+export { sleep } from './core/sleep.js';
 export { waitAtMost, withTimeout } from './core/with-timeout.js';
 export { CLAIM_WAIT_MS } from './core/claim-wait.js';
 export { AS_VALIDATION_ERROR, checkUntil, MAX_TIMER_MS, timerMsOf, waitWithin } from './core/timer-ms.js';

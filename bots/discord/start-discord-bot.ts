@@ -16,7 +16,7 @@ import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from 
 import { FirstAnswersInFlight } from './first-answers-first.js';
 import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS, withFirstAnswerPool } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
-import { sweepInterrupted } from './sweep-interrupted.js';
+import { chargesOf, sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
 import { followThreadParents } from './requester.js';
 import { stopOnce } from '../stop-once.js';
@@ -236,9 +236,14 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const sweeper = startSweeper({
     store: state.store,
     name: 'discord jobs',
-    claim: () => store.claimInterrupted(),
-    sweep: async (record) => {
-      await sweepInterrupted(ctx, botRest, [record]);
+    // What the ledger charged the jobs of each sweep's claim, read once for all of them (at the first ask).
+    claim: async () => {
+      const records = await store.claimInterrupted();
+      const charges = chargesOf(ctx, records);
+      return records.map((record) => ({ record, charges }));
+    },
+    sweep: async ({ record, charges }) => {
+      await sweepInterrupted(ctx, botRest, [record], charges);
     },
     // The showing of each swept job, of every sweep: a stop's grace covers the reply being shown. A sweep still looking
     // for jobs (its storage gone) shows nothing: the sweeper's stop gives up on it, and the grace does not wait for it again.

@@ -50,6 +50,18 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   /** The record written as the job was answered (`accept`): whether it was. */
   let recorded: Promise<boolean> | undefined;
   /** An edit's images, here: its runner job put on its record before they are handed to the runner, which may send them at once. */
+  /** The job's record as the job was answered (`decided`): running (held by this process), with the reply to edit. */
+  const recordOf = (decided: AdmittedJob) => ({
+    key,
+    kind,
+    prompt: decided.prompt,
+    options: decided.options,
+    requester,
+    status: 'running' as const,
+    reply: replyOf(interaction),
+    locale: localeOf(interaction, decided),
+    ...(decided.private && { private: true }),
+  });
   const withRunnerJob = async (fetched: InputImage[]): Promise<InputImage[]> => {
     if (admitted && (await recorded)) {
       await ctx.store.update(key, { runnerJobId: admitted.id }).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not put its runner job on the record of a job as its images came; it is put on once it starts'));
@@ -82,7 +94,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
         // end): here when the runner takes it next, else once its images are here (`withRunnerJob`); until then nothing
         // was sent, so nothing is charged or recorded. Its input images are added once the runner started it.
         recorded = ctx.store
-          .add({ key, kind, prompt: decided.prompt, options: decided.options, requester, status: 'running', ...(!toFetch && { runnerJobId: decided.id }), reply: replyOf(interaction), locale: localeOf(interaction, decided), ...(decided.private && { private: true }) })
+          .add({ ...recordOf(decided), ...(!toFetch && { runnerJobId: decided.id }) })
           .then(
             () => true,
             (error: unknown) => (ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not record a job as it was answered; it is recorded once it starts'), false),
@@ -121,11 +133,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
     return;
   }
   // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
-  const { prompt, options } = admitted;
-  await ctx.store.add(
-    { key, kind, prompt, options, requester, status: 'running', runnerJobId: handle.id, reply: replyOf(interaction), locale: localeOf(interaction, admitted), createdAt: handle.submittedAt, ...(admitted.private && { private: true }) },
-    images,
-  );
+  await ctx.store.add({ ...recordOf(admitted), runnerJobId: handle.id, createdAt: handle.submittedAt }, images);
   // A forget landing between the acceptance and this write did not find the record: asked once it is written (a forget
   // marks first, then erases what is kept), the forget does here what it does to every record it finds.
   if (await ctx.runner.history?.forgotten(requester, handle.submittedAt)) {

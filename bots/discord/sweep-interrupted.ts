@@ -11,7 +11,8 @@ import { JobView, type Completed, type MadeImages } from './JobView.js';
 import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage, type ShownImages } from './render-job.js';
 import { privacyOf, ReplyTarget } from './ReplyTarget.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
-import { formatsOf, type JobCost } from '../runner/types.js';
+import { formatsOf } from '../runner/types.js';
+import { stoppedEndOf, sweptCharges, type SweptCharge } from '../runner/swept-charges.js';
 
 /**
  * At start: jobs a dead process left pending or running still show
@@ -30,13 +31,25 @@ import { formatsOf, type JobCost } from '../runner/types.js';
  * so, or left "interrupted" by posts that failed at a sweep's try (`sweptAt`) — is marked ended saying nothing (it would
  * come out of the blue), unless a Cancel was pressed on it: then its end is shown in the message clicked; one that made
  * nothing and was never tried (the bot down a day) is still told "stopped". The recording of an end is not waited for (it waits for its audit entry's post, a couple of seconds): it is
- * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. Returns how many were swept.
+ * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. What the ledger charged
+ * them is read once for all of them (`charges`: a sweep's claim, `chargesOf`). Returns how many were swept.
  */
-export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[]): Promise<number> {
+export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[], charges: Charges = chargesOf(ctx, records)): Promise<number> {
   // One record that cannot be shown (its storage failing: `left`) never stops the others: it is left held, for the next to take it.
-  for (const record of records) await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record));
+  for (const record of records) await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record), { charges });
   return records.length;
 }
+
+/**
+ * What the ledger charged the runner jobs of `records` (`sweptCharges`: a reconcile, each member's records and what is
+ * still held, read once, at the first ask): one per sweep, given to `sweepInterrupted` for each record it shows.
+ */
+export function chargesOf(ctx: Pick<BotContext, 'ledger' | 'logger'>, records: readonly JobRecord[]): Charges {
+  const jobs = records.flatMap((r) => (r.runnerJobId ? [{ jobId: r.runnerJobId, userKey: userKeyOf(r.requester), createdAt: r.createdAt }] : []));
+  return sweptCharges(ctx.ledger, jobs, ctx.logger);
+}
+
+export type Charges = (jobId: string | undefined) => Promise<SweptCharge>;
 
 /**
  * How the showing of a leftover record went: `shown`, its message reached Discord; `ended`, nothing was shown as none is
@@ -113,12 +126,12 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`). Never throws: its storage failing
  * answers `left`, logged here (the sweep goes on with the next record, a Cancel tells its member to press again).
  */
-export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget, options: { clicked?: boolean } = {}): Promise<LeftoverShown> {
+export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget, options: { clicked?: boolean; charges?: Charges } = {}): Promise<LeftoverShown> {
   try {
     const shown = await ctx.store.showAlone(record, async (current): Promise<LeftoverShown> => {
       // Still what `record` was: running, or ended with its end to record (the sweep's); else the other path took it.
       if (!current || !(isRunning(current) || (!isRunning(record) && endToRecord(current)))) return 'ended';
-      return showOnce(ctx, current, target, options.clicked === true);
+      return showOnce(ctx, current, target, options.clicked === true, options.charges ?? chargesOf(ctx, [current]));
     });
     return shown ?? 'busy';
   } catch (error) {
@@ -128,7 +141,7 @@ export async function showLeftover(ctx: BotContext, record: JobRecord, target: R
   }
 }
 
-async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget, clicked: boolean): Promise<LeftoverShown> {
+async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget, clicked: boolean, charges: Charges): Promise<LeftoverShown> {
   const header = headerOf(record);
   const end = endToRecord(record);
   if (end) {
@@ -173,9 +186,11 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
   await markTried(ctx, record);
   // What the ledger charged it (a reconcile charges a job whose request had reached the service), said as a cancelled
   // job's charge is, or what it may charge (`pending`); and, for a job its runner took, its end as the runner records
-  // every job's (history, audit), with what was charged.
-  const { cost, pending } = await chargedOf(ctx, record);
-  const stoppedEnd: JobEnd | undefined = record.runnerJobId ? jobEndOf({ type: 'failed', code: INTERRUPTED, ...(cost && !pending && { cost }) }) : undefined;
+  // every job's (history, audit), with what was charged or may be (`stoppedEndOf`).
+  const charge = await charges(record.runnerJobId);
+  const cost = charge.type === 'none' ? undefined : charge.cost;
+  const pending = charge.type === 'pending';
+  const stoppedEnd: JobEnd | undefined = record.runnerJobId ? stoppedEndOf(charge) : undefined;
   let shown = false;
   try {
     // Retry only when it can run again (`whyNotRunAgain`: its prompt erased by a forget, an edit's images gone).
@@ -208,38 +223,6 @@ async function showOnce(ctx: BotContext, record: JobRecord, target: ReplyTarget,
   if (stoppedEnd) ctx.track(recordShownEnd(ctx, record, stoppedEnd, linkOf(ctx, record, target)));
   return 'shown';
 }
-
-/** The failure code of a job a stop cut off, as its history and audit entries keep it (the ledger's outcome `interrupted`). */
-const INTERRUPTED = 'interrupted';
-
-/**
- * What the ledger charged a job its process left (its usage record, by the runner's job id): the estimate a reconcile
- * charged once its request had reached the service, or what its process settled. Asked after a reconcile, which ends
- * the reservations of every process that is gone (on this host a killed one at once; elsewhere once its ledger lease
- * lapsed). Its process's ledger lease (60 s) outlives its lease on the job (15 s): a job whose reservation a process not
- * yet gone to the ledger still holds, its request sent, has no verdict yet — most likely its estimate, charged when that
- * lease lapses — and is said to be charged that much perhaps (`pending`), so a Retry is pressed knowing it may pay twice.
- * None when nothing was charged nor may be, when the runner never took it, or when the ledger cannot be read (logged:
- * "stopped" is said without the charge line).
- */
-async function chargedOf(ctx: BotContext, record: JobRecord): Promise<{ cost?: JobCost | undefined; pending?: boolean }> {
-  const jobId = record.runnerJobId;
-  if (!jobId || !ctx.ledger) return {};
-  try {
-    await ctx.ledger.reconcile(Date.now());
-    // By the day it counts in (the day it was reserved: its record was made just after).
-    const records = await ctx.ledger.usage({ userKey: userKeyOf(record.requester), since: record.createdAt - DAY_MS });
-    const charged = records.find((r) => r.jobId === jobId);
-    if (charged) return charged.costUsd > 0 ? { cost: { totalUsd: charged.costUsd } } : {};
-    const held = (await ctx.ledger.activeJobs()).find((j) => j.jobId === jobId && j.sent);
-    return held ? { cost: { totalUsd: held.usd }, pending: true } : {};
-  } catch (error) {
-    ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not read what the ledger charged a job the last stop left; it is shown stopped without it');
-    return {};
-  }
-}
-
-const DAY_MS = 24 * 3_600_000;
 
 /** Saves on a record that a sweep tried to say it stopped (`sweptAt`), before the try; a failure is logged. */
 async function markTried(ctx: BotContext, record: JobRecord): Promise<void> {

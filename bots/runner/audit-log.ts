@@ -36,6 +36,8 @@ export const AuditEntrySchema = z.object({
   /** A job: how it ended; a refusal: its code (`blocked_word`, `budget_user_daily` …). */
   status: z.string().max(64),
   costUsd: z.number().nonnegative().optional(),
+  /** What the job may cost at most, when its charge was pending as its end was recorded (`JobEnd`'s `mayCost`). */
+  mayCostUsd: z.number().nonnegative().optional(),
   /** Shown only to the member: the audit channel records it, without a link. */
   private: z.boolean().optional(),
   link: z.string().max(500).optional(),

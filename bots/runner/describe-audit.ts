@@ -3,7 +3,7 @@ import type { SettingAnswer } from './describe-settings.js';
 import { SCOPE_WORDS } from './describe-refusal.js';
 import type { ScopePolicy } from './scope-policy.js';
 import type { Platform, Requester } from './types.js';
-import { say, usd } from './words.js';
+import { say, usd, usdAtMost } from './words.js';
 
 /**
  * An audit entry in words, in `locale` (the admin who chose the channel reads it), for a surface to lay out: its
@@ -30,6 +30,8 @@ export function auditLinesOf(entry: AuditEntry, locale: string | undefined): Aud
     const [status, code] = entry.status.split(':');
     head = say(locale, 'audit.job', { status: status ?? 'cancelled', who, where });
     if (entry.costUsd !== undefined) notes.push(say(locale, 'audit.cost', { cost: usd(entry.costUsd) }));
+    // Not settled as it was recorded (a job a stop cut off): at most that much.
+    else if (entry.mayCostUsd !== undefined) notes.push(say(locale, 'audit.cost', { cost: usdAtMost(entry.mayCostUsd) }));
     if (code) notes.push(say(locale, 'audit.failure', { code }));
   } else {
     head = say(locale, 'audit.refusal', { reason: entry.status, who, where });

@@ -1,17 +1,20 @@
 import type { HistoryEntry } from './job-history.js';
-import { say, usd, type MessageValues } from './words.js';
+import { say, usd, usdAtMost, type MessageValues } from './words.js';
 
 /**
  * The values every history line shows, on both surfaces (`discord.history.line`, `slack.history.line`): how many
- * images, size and quality (the defaults when unset), the cost — or, when it is not known, how the job ended.
+ * images, size and quality (the defaults when unset), the cost (or `≤` what it may cost, not settled yet) — or, when
+ * it is not known, how the job ended.
  */
 export function historyLineValues(e: HistoryEntry): MessageValues {
+  // Not settled as its end was recorded (a job a stop cut off): at most that much.
+  const cost = e.costUsd !== undefined ? usd(e.costUsd) : e.mayCostUsd !== undefined ? usdAtMost(e.mayCostUsd) : undefined;
   return {
     n: e.n,
     size: e.size ?? 'default',
     quality: e.quality ?? 'default',
-    costKnown: e.costUsd === undefined ? 'no' : 'yes',
-    cost: e.costUsd === undefined ? '' : usd(e.costUsd),
+    costKnown: cost === undefined ? 'no' : 'yes',
+    cost: cost ?? '',
     status: e.status,
   };
 }

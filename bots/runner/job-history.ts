@@ -21,6 +21,11 @@ export const HistoryEntrySchema = z.object({
   status: z.enum(['completed', 'failed', 'cancelled']),
   /** What it cost (USD), when known. */
   costUsd: z.number().nonnegative().optional(),
+  /**
+   * What it may cost (USD) at most, when its charge was not settled as its end was recorded (a job a stop cut off whose
+   * reservation the ledger still held: most likely charged that much once it counts its process gone).
+   */
+  mayCostUsd: z.number().nonnegative().optional(),
   /** When it ended (ms since the epoch). */
   at: z.number(),
   /** A link to the result message, when the surface knows it. */
@@ -37,11 +42,12 @@ const cost = JobCostSchema.optional();
 /**
  * How a job ended, as the history and the audit channel keep it: only the facts they record — completed (its size,
  * quality), failed (its code) or cancelled, each with its cost when known (what the ledger charged; none when released,
- * nor in a record of an older version). A final update is one; a sweep passes the facts it kept, not an update made up.
+ * nor in a record of an older version), or what it may cost at most (`mayCost`) when the ledger had not settled it yet
+ * (a sweep's "stopped": `stoppedEndOf`). A final update is one; a sweep passes the facts it kept, not an update made up.
  */
 export const JobEndSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('completed'), size: z.string().optional(), quality: z.string().optional(), cost }),
-  z.object({ type: z.literal('failed'), code: z.string(), cost }),
+  z.object({ type: z.literal('failed'), code: z.string(), cost, mayCost: cost }),
   z.object({ type: z.literal('cancelled'), cost }),
 ]);
 export type JobEnd = z.output<typeof JobEndSchema>;
@@ -58,14 +64,17 @@ export function jobEndOf(final: JobEnd): JobEnd {
 /**
  * What the history and the audit channel say of an ended job's size, quality and cost: a completed end's own size and
  * quality, else those the job asked for (a failed or cancelled job, a record swept from an older version); its cost
- * whenever it is known, however it ended (a failed or cancelled job the ledger charged).
+ * whenever it is known, however it ended (a failed or cancelled job the ledger charged), else what it may cost at most
+ * (`mayCostUsd`: a swept job whose charge was pending).
  */
-export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'quality'>): { size: string | undefined; quality: string | undefined; costUsd?: number } {
+export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'quality'>): { size: string | undefined; quality: string | undefined; costUsd?: number; mayCostUsd?: number } {
   const completed = final.type === 'completed' ? final : undefined;
+  const mayCost = final.type === 'failed' && !final.cost ? final.mayCost : undefined;
   return {
     size: completed?.size || options.size,
     quality: completed?.quality || options.quality,
     ...(final.cost && { costUsd: final.cost.totalUsd }),
+    ...(mayCost && { mayCostUsd: mayCost.totalUsd }),
   };
 }
 

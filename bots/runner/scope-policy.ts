@@ -197,6 +197,16 @@ export class ScopePolicy {
   }
 
   /**
+   * The refusal of who the member is, asked in no channel: the rules `admit` holds a member to wherever they ask (the
+   * server/workspace allowed, its rules readable, the member not blocked, and listed when `allowed` lists anyone), the
+   * `channels` rule left out. For a view that is in no channel (Slack's Home), which says where apart.
+   */
+  async whoRefusal(requester: Omit<Requester, 'channelId' | 'parentChannelId'>): Promise<JobRefusedError | undefined> {
+    // A whole Requester given here (with the channel a surface's has) is asked about in none all the same.
+    return this.#whoWhereRefusal({ ...requester, channelId: undefined, parentChannelId: undefined }, await this.effective(requester));
+  }
+
+  /**
    * The refusal `admit` would give the job a form makes for its private setting (`private_not_allowed`; true for the
    * edit of a private result, else the member's default, `MemberDefaultsBook.apply`), asked before the form opens: its
    * words name nothing the form lacks (a form has no private option).
@@ -213,7 +223,8 @@ export class ScopePolicy {
     return this.#withOptions({ kind, prompt: '', options, requester }, await this.effective(requester)).refusal === undefined;
   }
 
-  #whoWhereRefusal(requester: Requester, s: EffectiveSettings): JobRefusedError | undefined {
+  /** Who, then where (a requester in no channel: who alone, `whoRefusal`). */
+  #whoWhereRefusal(requester: Omit<Requester, 'channelId'> & { channelId?: string | undefined }, s: EffectiveSettings): JobRefusedError | undefined {
     const refuse = refuserOf(requester);
     if (!s.scopeAllowed) {
       const scopeKey = scopeKeyOf(requester);
@@ -226,7 +237,7 @@ export class ScopePolicy {
     const unreadable = unreadableRulesRefusal(s);
     if (unreadable) return unreadable;
     if (s.blocked.value.includes(requester.userId)) return refuse('member_blocked');
-    if (s.channels.value.length > 0 && !inAllowedChannel(requester, s.channels.value)) return refuse('channel_not_allowed', { channels: s.channels.value });
+    if (requester.channelId !== undefined && s.channels.value.length > 0 && !inAllowedChannel({ ...requester, channelId: requester.channelId }, s.channels.value)) return refuse('channel_not_allowed', { channels: s.channels.value });
     if (s.allowed.value.length > 0 && !isListed(requester, s.allowed.value)) return refuse('member_not_allowed');
     return undefined;
   }
@@ -566,17 +577,17 @@ export function unreadableRulesRefusal(s: Pick<EffectiveSettings, 'platform' | '
 }
 
 /** Makes the refusal of a rule, for a requester's platform. */
-function refuserOf(requester: Requester) {
+function refuserOf(requester: Pick<Requester, 'platform'>) {
   return (code: Parameters<typeof refusalFromPolicy>[0], details: RefusalContext = {}): JobRefusedError =>
     refusalFromPolicy(code, { platform: requester.platform, ...details });
 }
 
 /** The requester's channel is one `channels` lists, or is a thread or forum post inside one. */
-function inAllowedChannel(requester: Requester, channels: readonly string[]): boolean {
+function inAllowedChannel(requester: Pick<Requester, 'channelId' | 'parentChannelId'>, channels: readonly string[]): boolean {
   return channels.includes(requester.channelId) || (requester.parentChannelId !== undefined && channels.includes(requester.parentChannelId));
 }
 
 /** The requester is in a list of users and roles (`user:<id>`, `role:<id>`). */
-function isListed(requester: Requester, list: readonly string[]): boolean {
+function isListed(requester: Pick<Requester, 'userId' | 'roleIds'>, list: readonly string[]): boolean {
   return list.includes(`user:${requester.userId}`) || (requester.roleIds ?? []).some((role) => list.includes(`role:${role}`));
 }

@@ -80,10 +80,17 @@ const formatted = (format: (locale: Locale) => string): Formatted => ({ [FORMAT]
 
 /** US dollars as the locale writes them ("$0.224", "0,224 $", "US$ 0,224"), with as many decimals as `formatUsd`. */
 export function usd(amount: number): Formatted {
-  return formatted((locale) => {
-    const digits = usdDigits(amount);
-    return new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD', minimumFractionDigits: digits, maximumFractionDigits: digits }).format(amount);
-  });
+  return formatted((locale) => usdIn(locale, amount));
+}
+
+/** At most so many US dollars ("≤ $0.224"): what a job may still be charged, not settled yet. */
+export function usdAtMost(amount: number): Formatted {
+  return formatted((locale) => `≤ ${usdIn(locale, amount)}`);
+}
+
+function usdIn(locale: Locale, amount: number): string {
+  const digits = usdDigits(amount);
+  return new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD', minimumFractionDigits: digits, maximumFractionDigits: digits }).format(amount);
 }
 
 /** A wait, rounded up ("45 s", "3 h 12 min"; "3 Std. 12 Min."): never too early. */

@@ -59,6 +59,8 @@ export const SavedRequestSchema = z.object({
   /** The message with a finished job's Reroll, Edit and Delete, right after its images (Delete removes it too). */
   actionsMessage: z.object({ channelId: z.string(), ts: z.string() }).optional(),
   createdAt: z.number(),
+  /** The runner's job (the ledger's job id): a sweep finds what the ledger charged a job a stop cut off by it. */
+  runnerJobId: z.string().max(100).optional(),
   /** The language of the job's messages (the requester's); English for requests saved before it was kept. */
   locale: z.string().max(35).optional(),
   /** `active` from submission until the message shows the job's end; a crash leaves it `active` (see the start-up sweep). */

@@ -1,5 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
+import { sleep } from 'pictor/internal';
 import { DEFAULT_LOCALE, describeKeptImages, say, type FinalUpdate, type JobUpdate, type PreviewImage, type UpdateSink } from '../runner/index.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { formatsOf } from '../runner/types.js';
@@ -69,12 +70,19 @@ export interface SlackJobViewOptions {
    */
   firstPostDeadlineMs?: number | undefined;
   /**
-   * Once the bot has begun to stop (`ChannelWriter.stopping`): the time (as `Date.now()`) past which the stop no longer
-   * waits for the jobs' ends, undefined when it waits for them however long they take. A job's end that Slack asks to
-   * wait longer than that is not waited for: it is tried once in the requester's direct messages, and logged as lost
-   * when they do not take it either. Default none.
+   * Once the bot has begun to stop (`ChannelWriter.stopping`): past when the stop no longer waits for the jobs' ends. A
+   * job's end that Slack asks to wait longer than that is not waited for: it is tried once in the requester's direct
+   * messages, and logged as lost when they do not take it either. Default none.
    */
-  stopDeadline?: (() => number | undefined) | undefined;
+  stopDeadline?: StopDeadline | undefined;
+}
+
+/** Past when a stop under way no longer waits for the jobs' ends; a later call of the stop may bring it forward. */
+export interface StopDeadline {
+  /** The time (as `Date.now()`) now; undefined while the stop waits for them however long they take. */
+  at(): number | undefined;
+  /** Calls `listener` each time the deadline may have been brought forward; answers how to stop calling it. */
+  onMoved(listener: () => void): () => void;
 }
 
 const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
@@ -105,8 +113,6 @@ export const RATE_LIMITED_WAITS_MAX = 10;
  */
 export const DM_RATE_LIMITED_WAIT_MAX_MS = 30_000;
 export const DM_RATE_LIMITED_WAITS_MAX = 3;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The waits for Slack's `Retry-After` a job's end has taken, and the most it may take (see `RATE_LIMITED_WAIT_MAX_MS`). */
 interface RateLimitedWaits {
@@ -422,6 +428,8 @@ export class SlackJobView {
         const retryAfterMs = retryAfterMsOf(error);
         if (retryAfterMs === undefined || this.#firstPostLate) throw error;
         const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
+        // Slack did not take it: nothing of it may show up.
+        this.#firstPostSentAt = undefined;
         if (Date.now() + waitMs > deadlineAt) throw error;
         this.#o.logger.info({ channel: this.#channelId, retryAfterMs, waitMs }, 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over');
         if (!(await this.#waitUnlessStopped(waitMs, () => false)) || this.#firstPostLate) throw error;
@@ -962,7 +970,7 @@ export class SlackJobView {
         if (!isTransientSlackError(error)) throw error;
         lastError = error;
         failures++;
-        if (failures <= pauses.length) await pause(pauses[failures - 1]!);
+        if (failures <= pauses.length) await sleep(pauses[failures - 1]!);
       }
     }
   }
@@ -970,31 +978,36 @@ export class SlackJobView {
   /** Whether something over at `at` (a time as `Date.now()`) is over by the deadline of the bot's stop, when it stops. */
   #fitsStop(at: number): boolean {
     if (!this.#o.writer.stopping.aborted) return true;
-    const deadline = this.#o.stopDeadline?.();
+    const deadline = this.#o.stopDeadline?.at();
     return deadline === undefined || at <= deadline;
   }
 
   /**
-   * Waits `ms`, or less when the bot stops: whether the whole wait passed. `goOn` says, at the stop (or at once when it
-   * has begun), whether the wait still goes on, given when it would end: the end of a job's wait goes on while it fits
-   * the stop's deadline (`#fitsStop`), the buttons' wait never does.
+   * Waits `ms` (the core's `sleep`), or less when the bot stops: whether the whole wait passed. `goOn` says, at the stop
+   * (or at once when it has begun) and each time its deadline is brought forward after, whether the wait still goes on,
+   * given when it would end: the end of a job's wait goes on while it fits the stop's deadline (`#fitsStop`), the
+   * buttons' wait never does.
    */
-  #waitUnlessStopped(ms: number, goOn: (endsAt: number) => boolean): Promise<boolean> {
+  async #waitUnlessStopped(ms: number, goOn: (endsAt: number) => boolean): Promise<boolean> {
     const stopping = this.#o.writer.stopping;
     const endsAt = Date.now() + ms;
-    if (stopping.aborted) return goOn(endsAt) ? pause(ms).then(() => true) : Promise.resolve(false);
-    return new Promise((resolve) => {
-      const onStop = () => {
-        if (goOn(endsAt)) return;
-        clearTimeout(timer);
-        resolve(false);
-      };
-      const timer = setTimeout(() => {
-        stopping.removeEventListener('abort', onStop);
-        resolve(true);
-      }, ms);
-      stopping.addEventListener('abort', onStop, { once: true });
-    });
+    const cut = new AbortController();
+    const look = () => {
+      if (stopping.aborted && !goOn(endsAt)) cut.abort();
+    };
+    look();
+    stopping.addEventListener('abort', look, { once: true });
+    const unwatch = this.#o.stopDeadline?.onMoved(look);
+    try {
+      await sleep(ms, cut.signal);
+      return true;
+    } catch (error) {
+      if (cut.signal.aborted) return false;
+      throw error;
+    } finally {
+      stopping.removeEventListener('abort', look);
+      unwatch?.();
+    }
   }
 
   /**

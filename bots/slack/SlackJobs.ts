@@ -19,7 +19,7 @@ import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { isSlackInputError } from './SlackInputError.js';
 import { askHolderToCancel, cancelWhenAsked, isRunning } from '../state/index.js';
 import { InFlight } from '../in-flight.js';
-import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
+import { SlackJobView, type Notifier, type ShownEvent, type StopDeadline } from './SlackJobView.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
@@ -88,7 +88,7 @@ export interface SlackJobsOptions {
   /** How long a job's first message may take before the job is given up, nothing charged (see SlackJobViewOptions). */
   firstPostDeadlineMs?: number | undefined;
   /** Once the bot stops, past when it no longer waits for the jobs' ends (see SlackJobViewOptions.stopDeadline). */
-  stopDeadline?: (() => number | undefined) | undefined;
+  stopDeadline?: StopDeadline | undefined;
 }
 
 /** A job whose message is posted and that the runner does not have yet (an edit's images downloading). */
@@ -230,6 +230,8 @@ export class SlackJobs {
               threadTs: dm ? undefined : input.threadTs,
               locale: input.actor.locale,
               status: 'active',
+              // Its charge is found by it, should a stop cut the job off (the sweep's).
+              runnerJobId: decided.id,
               ...(dm && { private: true as const, askedIn: input.actor.channelId }),
             });
             const shown = new SlackJobView({

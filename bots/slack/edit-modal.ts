@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import { BACKGROUNDS, DEFAULTS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
+import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
 import { say, sayWords, type FieldNames, type JobOptions } from '../runner/index.js';
 import { checkImageFiles, imageFilesOf, type SlackFileRef } from './input-images.js';
 import { isSlackInputError } from './SlackInputError.js';
@@ -38,28 +38,29 @@ export interface EditContext {
 }
 
 const SELECTS = [
-  { block: 'size', name: 'size', field: 'size', values: SIZES, initial: DEFAULTS.size },
-  { block: 'quality', name: 'quality', field: 'quality', values: QUALITIES, initial: DEFAULTS.quality },
-  { block: 'background', name: 'background', field: 'background', values: BACKGROUNDS, initial: DEFAULTS.background },
-  { block: 'format', name: 'format', field: 'output_format', values: OUTPUT_FORMATS, initial: DEFAULTS.output_format },
-  {
-    block: 'n',
-    name: 'images',
-    field: 'n',
-    values: Array.from({ length: LIMITS.nMax - LIMITS.nMin + 1 }, (_, i) => String(LIMITS.nMin + i)),
-    initial: String(DEFAULTS.n),
-  },
+  { block: 'size', name: 'size', field: 'size', values: SIZES },
+  { block: 'quality', name: 'quality', field: 'quality', values: QUALITIES },
+  { block: 'background', name: 'background', field: 'background', values: BACKGROUNDS },
+  { block: 'format', name: 'format', field: 'output_format', values: OUTPUT_FORMATS },
+  { block: 'n', name: 'images', field: 'n', values: Array.from({ length: LIMITS.nMax - LIMITS.nMin + 1 }, (_, i) => String(LIMITS.nMin + i)) },
 ] as const;
+
+/**
+ * Each option's first choice, preselected: it sends nothing, so the intake fills in what applies to whoever submits —
+ * their own default, else the workspace's, else the spec's — as for a flag left out of `/imagine`. The form never
+ * decides a default itself: left as it opened, it asks only what the member would get by choosing nothing.
+ */
+export const DEFAULT_CHOICE = 'default';
 
 /** The request's fields as the modal calls them, for the runner's refusals (its English labels, as the spec's names read). */
 export const MODAL_FIELD_NAMES: FieldNames = Object.fromEntries(SELECTS.map((select) => [select.field, select.name]));
 
-const option = (value: string): types.PlainTextOption => ({ text: { type: 'plain_text', text: value }, value });
+const option = (value: string, text = value): types.PlainTextOption => ({ text: { type: 'plain_text', text }, value });
 
 /**
  * The edit modal: a prompt, the options (choices from the spec's constants,
- * the spec's defaults preselected), and a file input when the images are not
- * known yet (`/imagine-edit`).
+ * after a preselected "your default" that sends nothing: `DEFAULT_CHOICE`), and
+ * a file input when the images are not known yet (`/imagine-edit`).
  */
 export function editModal(context: EditContext, locale?: string): types.ModalView {
   const known = context.files ?? [];
@@ -95,6 +96,7 @@ export function editModal(context: EditContext, locale?: string): types.ModalVie
       ...(context.initialPrompt ? { initial_value: truncate(plainTextOf(context.initialPrompt), PROMPT_INPUT_MAX) } : {}),
     },
   });
+  const byDefault = option(DEFAULT_CHOICE, say(locale, 'slack.edit.default_choice').slice(0, 75));
   for (const select of SELECTS) {
     blocks.push({
       type: 'input',
@@ -103,8 +105,8 @@ export function editModal(context: EditContext, locale?: string): types.ModalVie
       element: {
         type: 'static_select',
         action_id: 'value',
-        options: select.values.map(option),
-        initial_option: option(select.initial),
+        options: [byDefault, ...select.values.map((value) => option(value))],
+        initial_option: byDefault,
       },
     });
   }
@@ -149,7 +151,7 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
   const options: Record<string, string | number> = {};
   for (const select of SELECTS) {
     const value = selected(select.block);
-    if (value === undefined) continue;
+    if (value === undefined || value === DEFAULT_CHOICE) continue;
     if (!(select.values as readonly string[]).includes(value)) errors[select.block] = say(locale, 'slack.edit.pick_one', { values: select.values.join(', ') });
     else options[select.field] = select.field === 'n' ? Number(value) : value;
   }

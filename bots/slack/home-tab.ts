@@ -212,11 +212,11 @@ export class HomeTabs {
           qualities: anyOf(settings.qualities.value),
           sizes: anyOf(settings.sizes.value),
         });
-    // Where this member may make images, by the rules of who and where `/imagine` is held to (the Home is in no
-    // channel: asked for one the workspace allows, so the refusal is about the member): a refused member is told why,
-    // not invited to make images (rules that cannot be read are told above); one limited to some channels is told which.
+    // Whether this member may make images, by the rules of who `/imagine` is held to (the Home is in no channel: the
+    // policy is asked about the member alone): a refused member is told why, not invited to make images (rules that
+    // cannot be read are told above); where they may, the workspace's channels, is said apart: one limited to some is told which.
     const allowedChannels = settings.channels.value;
-    const whoWhere = await runner.policy.whoWhereRefusal(allowedChannels.length > 0 ? { ...requester, channelId: allowedChannels[0]! } : requester);
+    const whoWhere = await runner.policy.whoRefusal(requester);
     const cannot = whoWhere && !refused ? describeFailure(whoWhere, locale, this.#o.command).message : undefined;
     const where = allowedChannels.length > 0 ? { where: 'some', channels: listOf(allowedChannels.slice(0, 10).map((id) => `<#${id}>`)) } : { where: 'any', channels: '' };
     const blocks: types.KnownBlock[] = [

@@ -60,6 +60,8 @@ export interface JobViewState {
   cancelled?: { byUserId: string; reason: 'requested' | 'shutdown' } | undefined;
   /** What a failed or cancelled job was charged, when it was (its final update's `cost`: a request that reached the service). */
   charged?: JobCost | undefined;
+  /** `charged` is what it may be charged, not settled yet (a job a stop cut off: the sweep's `SweptCharge` `pending`). */
+  chargePending?: boolean | undefined;
 }
 
 export interface RenderedMessage {
@@ -159,7 +161,7 @@ function statusLine(state: JobViewState): string {
 /** What a failed or cancelled job was charged, when it was: the sentence under its status, in its message and its plain text alike. */
 function chargedWords(state: JobViewState): string | undefined {
   if ((state.status !== 'failed' && state.status !== 'cancelled') || !state.charged) return undefined;
-  return say(state.locale, 'slack.job.charged', { usd: usd(state.charged.totalUsd) });
+  return say(state.locale, state.chargePending ? 'slack.job.may_be_charged' : 'slack.job.charged', { usd: usd(state.charged.totalUsd) });
 }
 
 function statusWords(state: JobViewState): string {
@@ -200,11 +202,16 @@ function plainStatus(state: JobViewState): string {
   const failure = state.failure ? sayWords(locale, state.failure.words) : '';
   const status = say(locale, 'slack.job.plain_status', { stage, ahead: state.ahead ?? 0, summary, failure });
   const charged = chargedWords(state);
-  return charged ? `${status}\n${charged.replace(LEADING_EMOJI, '')}` : status;
+  return charged ? `${status}\n${withoutChargeEmoji(charged)}` : status;
 }
 
-/** A Slack emoji code (`:dollar: `) leading a sentence of the blocks. */
-const LEADING_EMOJI = /^:[\w+-]+:\s*/;
+/** The emoji every catalog leads its charge sentence with (`slack.job.charged`), for the blocks alone. */
+const CHARGE_EMOJI = ':dollar:';
+
+/** The charge sentence without our emoji that leads it in the blocks: the translation's own words and symbols kept. */
+function withoutChargeEmoji(sentence: string): string {
+  return sentence.startsWith(CHARGE_EMOJI) ? sentence.slice(CHARGE_EMOJI.length).trimStart() : sentence;
+}
 
 /** A Cancel button's value: the runner's job id (on this replica) and the request's id (for another replica to find it). */
 function cancelValue(jobId: string, requestId: string): string {

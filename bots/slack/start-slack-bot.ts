@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
 import { AS_VALIDATION_ERROR, describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
-import { stopOnce } from '../stop-once.js';
+import { stopOnce, type StopBudget } from '../stop-once.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -24,7 +24,7 @@ import { SharedWriteBuckets } from './shared-write-buckets.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { startSweeper, type BotState } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { DEFAULT_FIRST_POST_DEADLINE_MS, type ShownEvent } from './SlackJobView.js';
+import { DEFAULT_FIRST_POST_DEADLINE_MS, type ShownEvent, type StopDeadline } from './SlackJobView.js';
 import { UserLocales } from './user-locales.js';
 import { HomeTabs } from './home-tab.js';
 import { registerAppHome } from './listeners/app-home.js';
@@ -32,6 +32,8 @@ import { registerWorkflowStep } from './listeners/workflow-step.js';
 import { UserGroups } from './user-groups.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
 import { slackAuditPoster } from './audit-poster.js';
+import { userKeyOf } from '../runner/member-keys.js';
+import { sweptCharges, type SweptLedger } from '../runner/swept-charges.js';
 
 /** The bot scopes Pictor asks for when a workspace installs it through OAuth, as in the app manifest. */
 export const SLACK_BOT_SCOPES = [
@@ -60,6 +62,8 @@ export interface SlackBotSettings {
   apiUrl?: string | undefined;
   /** The shared job runner (one per process, shared with the Discord bot). */
   runner: SlackJobRunner;
+  /** The ledger the runner charges: the sweep's "stopped" says what the job was charged (`sweptCharges`). */
+  ledger?: SweptLedger | undefined;
   /**
    * The bots' state (the data folder, or Redis shared by replicas): requests and who holds them, installations
    * (OAuth), the request signatures seen (HTTP mode). Not closed by `stop()`: its opener closes it after.
@@ -250,8 +254,22 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
   const commands = { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' };
   const homes = new HomeTabs({ runner: options.runner, store, logger, command: commands.imagine });
-  // Once the bot stops with a deadline: the time by which it has stopped waiting for its jobs' ends (see the stop below).
-  let jobsWaitedUntil: number | undefined;
+  // Once the bot stops: its budget, and when it began to wait for its jobs (see the stop below). Their ends are waited
+  // for no later than the stop's deadline (the earliest `until` any call gave, so far) and STOP_DRAIN_MS after that
+  // began; a later call that brings the deadline forward tells the waits under way.
+  let stopBudget: StopBudget | undefined;
+  let jobsWaitedFrom: number | undefined;
+  const jobsDeadlineMoved = new EventTarget();
+  const jobsDeadline: StopDeadline = {
+    at: () => {
+      const until = stopBudget?.until();
+      return until === undefined || jobsWaitedFrom === undefined ? undefined : Math.min(until, jobsWaitedFrom + STOP_DRAIN_MS);
+    },
+    onMoved: (listener) => {
+      jobsDeadlineMoved.addEventListener('moved', listener);
+      return () => jobsDeadlineMoved.removeEventListener('moved', listener);
+    },
+  };
   const jobs = new SlackJobs({
     runner: options.runner,
     writer,
@@ -264,7 +282,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     command: commands.imagine,
     firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : client),
     firstPostDeadlineMs,
-    stopDeadline: () => jobsWaitedUntil,
+    stopDeadline: jobsDeadline,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
@@ -302,8 +320,15 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const sweeper = startSweeper({
     store: state.store,
     name: 'slack requests',
-    claim: () => store.claimInterrupted(),
-    sweep: (request) => sweepInterrupted({ clientFor, writer, store, logger, request, runner: options.runner, requester: (actor) => jobs.requester(actor), track: (recording) => jobs.track(recording) }).then(() => undefined),
+    // What the ledger charged the jobs of each sweep's claim, read once for all of them (at the first ask).
+    claim: async () => {
+      const requests = await store.claimInterrupted();
+      const swept = requests.flatMap((r) => (r.runnerJobId ? [{ jobId: r.runnerJobId, userKey: userKeyOf(jobs.requester({ userId: r.userId, teamId: r.teamId, channelId: r.askedIn ?? r.channelId, locale: r.locale })), createdAt: r.createdAt }] : []));
+      const charges = sweptCharges(options.ledger, swept, logger);
+      return requests.map((request) => ({ request, charges }));
+    },
+    sweep: ({ request, charges }) =>
+      sweepInterrupted({ clientFor, writer, store, logger, request, runner: options.runner, requester: (actor) => jobs.requester(actor), track: (recording) => jobs.track(recording), charges }).then(() => undefined),
     logger,
   });
   if (installations) {
@@ -366,9 +391,10 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       );
       logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
     },
-    stop: (stopOptions = {}) =>
-      stopBot(stopOptions.until, async (budget) => {
+    stop: (stopOptions = {}) => {
+      const stopped = stopBot(stopOptions.until, async (budget) => {
         stopping = true;
+        stopBudget = budget;
         // Each wait below: its own STOP_DRAIN_MS, never past the stop's deadline (the earliest until it was given), bounded
         // there alone (`budget.within`), so a deadline brought forward cuts it.
         // A Socket Mode connection that does not close (Slack gone) holds no stop past its budget.
@@ -386,15 +412,18 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
         // The jobs' ends are waited for no later than this (the writer's idle, then the jobs, each STOP_DRAIN_MS at
         // least, and never past the stop's deadline): a job's end that Slack asks to wait longer does not wait in vain.
-        const until = budget.until();
-        if (until !== undefined) jobsWaitedUntil = Math.min(until, Date.now() + STOP_DRAIN_MS);
+        jobsWaitedFrom = Date.now();
         // The jobs have ended: their final updates are waited for, progress nobody will see is not.
         writer.shedProgress();
         const stopWaiting = new AbortController();
         await budget.within(writer.idle(stopWaiting.signal), STOP_DRAIN_MS).finally(() => stopWaiting.abort());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await budget.within(jobs.settle(), STOP_DRAIN_MS);
-      }),
+      });
+      // This call's `until` may have brought the deadline forward: a job's end waiting past it stops waiting.
+      jobsDeadlineMoved.dispatchEvent(new Event('moved'));
+      return stopped;
+    },
   };
 }
 

@@ -20,6 +20,7 @@ export const slackSurface: Surface<SlackConfig> = {
     const bot = await startSlackBot({
       ...config,
       runner: ctx.runner,
+      ledger: ctx.ledger,
       state: ctx.state,
       logger: ctx.logger,
       onWriteRefused: ctx.onWriteRefused,

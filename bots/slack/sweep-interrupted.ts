@@ -6,6 +6,7 @@ import { renderJobMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { endToRecord } from '../state/index.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
+import { stoppedEndOf, type SweptCharge } from '../runner/swept-charges.js';
 import type { SlackActor } from './SlackJobs.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
@@ -14,7 +15,8 @@ import { retryTransient } from './slack-faults.js';
 /**
  * A job whose process is gone (stopped, killed, or a replica whose lease
  * lapsed) still shows "Drawing…" and a Cancel button. Its message is updated
- * to say the job stopped when the bot restarted, with Reroll — or, when the
+ * to say the job stopped when the bot restarted, with Reroll and what the
+ * ledger charged it or may still charge it (`sweptCharges`, as on Discord) — or, when the
  * job had finished and its images were posted but the stop came before the
  * message said so (its "Done" waits for the workspace's update budget, and a
  * stopping bot sheds it), to show it done: without buttons when Reroll, Edit
@@ -28,7 +30,8 @@ import { retryTransient } from './slack-faults.js';
  * nothing). A request whose message showed its end but whose end was not yet
  * recorded (ended with its `end`, without `endRecorded`: a stop between the
  * view's mark and the runner's record) gets that end recorded, then marked,
- * and nothing shown. Runs
+ * and nothing shown. A stopped job the runner took is recorded failed
+ * (`interrupted`) with that charge (`stoppedEndOf`), then marked. Runs
  * for each request `RequestStore.claimInterrupted` hands this process, at
  * start and, with Redis, while running. Returns whether the message was
  * updated.
@@ -49,17 +52,24 @@ export async function sweepInterrupted(input: {
    * request is swept without waiting for it (a record waits for its audit entry's post), and the stop waits for it.
    */
   track: (recording: Promise<void>) => void;
+  /** What the ledger charged a runner job (`sweptCharges`, read once per sweep); none given: nothing is said of a charge. */
+  charges?: ((jobId: string | undefined) => Promise<SweptCharge>) | undefined;
 }): Promise<boolean> {
   const { store, logger, request } = input;
   // The end its message showed (a stop between the view's mark and the runner's record): nothing to show.
   const shownEnd = endToRecord(request);
   const finished = request.outputFiles.length > 0 ? request.result : undefined;
-  const updated = shownEnd ? false : await showEnd(input, finished);
+  // Stopped: what the ledger charged it, or may charge it (`pending`), as Discord's "stopped" says it (`sweptCharges`).
+  const charge: SweptCharge = shownEnd || finished ? { type: 'none' } : ((await input.charges?.(request.runnerJobId)) ?? { type: 'none' });
+  const updated = shownEnd ? false : await showEnd(input, finished, charge);
   // Made, charged and posted, or shown ended: its end is recorded, then the request marked so, as the live path does —
   // a stop or a failed mark between the two leaves the request held for the next sweep, whose record of it again
   // changes nothing (the history merges by the job's key, the audit channel enters it once). An end that could not be
-  // recorded (its history entry not written) leaves the request as it is, held here, for the next start's sweep.
-  const end = shownEnd ?? (finished && request.endRecorded !== true ? jobEndOf({ type: 'completed', ...finished }) : undefined);
+  // recorded (its history entry not written) leaves the request as it is, held here, for the next start's sweep. A job
+  // the runner took that it stopped is recorded failed (`interrupted`) with what was charged or may be (`stoppedEndOf`),
+  // as on Discord.
+  const stopped = !shownEnd && !finished && request.runnerJobId !== undefined ? stoppedEndOf(charge) : undefined;
+  const end = shownEnd ?? stopped ?? (finished && request.endRecorded !== true ? jobEndOf({ type: 'completed', ...finished }) : undefined);
   if (end) input.track(recordThenMark(input, request, end));
   else await markSwept(store, logger, request, { status: 'ended' });
   return updated;
@@ -72,6 +82,7 @@ export async function sweepInterrupted(input: {
 async function showEnd(
   input: Pick<Parameters<typeof sweepInterrupted>[0], 'clientFor' | 'writer' | 'logger' | 'request'>,
   finished: SavedRequest['result'],
+  charge: SweptCharge,
 ): Promise<boolean> {
   const { writer, logger, request } = input;
   const client = request.messageTs ? await input.clientFor(request.teamId).catch(() => undefined) : undefined;
@@ -90,6 +101,7 @@ async function showEnd(
     ahead: undefined,
     previewsShown: 0,
     locale: request.locale ?? DEFAULT_LOCALE,
+    ...(charge.type !== 'none' && { charged: charge.cost, chargePending: charge.type === 'pending' }),
   });
   try {
     await retryTransient(

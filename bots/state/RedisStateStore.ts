@@ -32,8 +32,12 @@ end`;
 /**
  * Writes or deletes (empty value) one record, keeping its holder and its space's bounds, in one step.
  * KEYS: record, holders hash, index (zset: key → last write, µs of Redis's clock), sizes (hash: key → bytes,
- * `*` → total). ARGV: key, value, TTL ms (''), hold ('1', '0', ''), owner, expected ('' any, 'n' none,
- * 'v:<value>'), max count (''), max bytes (''), the prefix of record keys. Returns 0 when the record was not as expected.
+ * `*` → total), the writer's lease. ARGV: key, value, TTL ms (''), hold ('1', '0', ''), owner, expected ('' any, 'n'
+ * none, 'v:<value>'), max count (''), max bytes (''), the prefix of record keys, the lease's ms. A record held by its
+ * writer puts back the writer's lease when it is missing (a Redis restarted empty or flushed loses every lease until its
+ * holder's next renewal, up to a third of it later): a process writing a record is alive, and another's sweep must not
+ * take that record from it meanwhile (a job shown "stopped" while it ran, or its result shown twice). Returns 0 when the
+ * record was not as expected.
  */
 const PUT = `
 redis.replicate_commands()
@@ -52,6 +56,7 @@ else
   if ARGV[4] == '1' then
     redis.call('HSET', KEYS[2], key, ARGV[5])
     if ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+    redis.call('SET', KEYS[5], '1', 'PX', ARGV[10], 'NX')
   elseif ARGV[4] == '0' then redis.call('HDEL', KEYS[2], key) end
 end
 local maxCount, maxBytes = tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -138,7 +143,7 @@ export class RedisStateStore implements StateStore {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.owner = newOwnerId();
     this.#logger = options.logger;
-    if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 4, lua: PUT });
+    if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 5, lua: PUT });
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
     if (!this.#redis.pictorStateGone) this.#redis.defineCommand('pictorStateGone', { numberOfKeys: 4, lua: GONE });
     if (!this.#redis.pictorStateRelease) this.#redis.defineCommand('pictorStateRelease', { numberOfKeys: 1, lua: RELEASE });
@@ -230,8 +235,8 @@ class RedisSpace<T> implements Space<T> {
   async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
     const keys = this.#keys(key);
-    const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', this.#record('')];
-    return (await this.redis.pictorStatePut(...keys, ...args)) === 1;
+    const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', this.#record(''), this.store.leaseMs];
+    return (await this.redis.pictorStatePut(...keys, this.store.leaseKey(this.store.owner), ...args)) === 1;
   }
 
   /** The value as kept: JSON text, or a binary space's bytes (null when there is none). */

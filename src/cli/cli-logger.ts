@@ -9,22 +9,27 @@ import { cleanForTerminal } from './terminal-text.js';
  * (queued, retrying, written), so by default its log says nothing below
  * `error`, and says it as one human line on stderr. `PICTOR_LOG_LEVEL` set
  * explicitly shows more, still as sentences; `PICTOR_LOG_FORMAT=json` gives
- * the core's JSON log lines (pino) for machines.
+ * the core's JSON log lines (pino) for machines. A command that runs as a
+ * long-running server (`pictor console`) gives its own `defaultLevel`, used
+ * in either format while `PICTOR_LOG_LEVEL` is not set.
  */
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 
 export async function createCliLogger(options: {
   env: NodeJS.ProcessEnv;
   level: string;
+  /** The level while `PICTOR_LOG_LEVEL` is not set; default `error` for human lines, `level` for JSON. */
+  defaultLevel?: string | undefined;
   secrets: readonly (string | undefined)[];
   line: (text: string) => void;
 }): Promise<LoggerLike> {
   const format = envChoice(options.env, 'PICTOR_LOG_FORMAT', LOG_FORMATS) ?? 'human';
+  const chosen = envText(options.env, 'PICTOR_LOG_LEVEL') !== undefined;
   if (format === 'json') {
     const { createLogger } = await import('../core/logger.js');
-    return createLogger({ level: options.level, secrets: options.secrets });
+    return createLogger({ level: chosen ? options.level : (options.defaultLevel ?? options.level), secrets: options.secrets });
   }
-  const level = envText(options.env, 'PICTOR_LOG_LEVEL') !== undefined ? options.level : 'error';
+  const level = chosen ? options.level : (options.defaultLevel ?? 'error');
   const threshold = level === 'silent' ? Infinity : LEVELS.indexOf(level as (typeof LEVELS)[number]);
   // The one redaction hides them from here on, in every form a line may echo them (JSON-escaped, URL-encoded, base64),
   // in this logger's lines and in every error.

@@ -78,8 +78,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: CliIo): P
       return command === undefined ? 2 : 0;
     }
     const config = readCoreConfig(env);
-    // `pictor console` is a long-running server: its log says what it does (info) unless PICTOR_LOG_LEVEL says otherwise.
-    const logger = await createCliLogger({ env: command === 'console' ? { ...env, PICTOR_LOG_LEVEL: env.PICTOR_LOG_LEVEL?.trim() || 'info' } : env, level: config.logLevel, secrets: [config.apiKey], line: out.stderr });
+    // `pictor console` is a long-running server: its log says what it does at its own level unless PICTOR_LOG_LEVEL says otherwise.
+    const defaultLevel = command === 'console' ? (await import('./commands/console.js')).CONSOLE_LOG_LEVEL : undefined;
+    const logger = await createCliLogger({ env, level: config.logLevel, defaultLevel, secrets: [config.apiKey], line: out.stderr });
     const ctx: CliContext = {
       ...out,
       env,

@@ -23,7 +23,8 @@ import { ImageEventStream, type OpenedStream } from './event-stream.js';
 import { completedEventsOf, imagesOfFailure, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { readJsonResult } from './read-json-body.js';
 import { chainBeforeSend, chainOnRetry, endWatch, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
-import { backoffDelay, retryAfterFromHeaders, sleep } from './retry-timing.js';
+import { sleep } from '../core/sleep.js';
+import { backoffDelay, retryAfterFromHeaders } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
 /** Any logger with pino's call shape (a pino logger or a child of one fits). */

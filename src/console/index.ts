@@ -31,6 +31,10 @@ export interface StartConsoleOptions {
   liveIntervalMs?: number | undefined;
   /** How long a page waits for the ledger before it answers 503 (default 5 s). */
   ledgerWaitMs?: number | undefined;
+  /** How long a change, the live stream's first read and a thumbnail wait (default `ledgerWaitMs`). */
+  backendWaitMs?: number | undefined;
+  /** Where the alerts sent and the rules chosen are kept; default beside the ledger (its data folder, its Redis prefix, or memory). */
+  alertLog?: AlertLog | undefined;
   /** A warning every page shows while it holds (no ledger where the console reads it). */
   ledgerWarning?: (() => string | undefined) | undefined;
 }
@@ -59,7 +63,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   const index = new UsageIndex({ store: source.store, now: options.now });
   // Read in the background: the first page waits for the same read.
   void index.refresh().catch((error: unknown) => logger.warn({ err: error }, 'the console could not read the usage records'));
-  const log = alertLogOf(source);
+  const log = options.alertLog ?? alertLogOf(source);
   const channels = alertChannels(alerts, { slackToken: source.bots?.slackToken?.bind(source.bots) });
   // One reconcile of gone processes' reservations for the pages, the live list and the alerts (it runs at most every few seconds).
   const ledgerNow = new LedgerNow(source.store, { now: options.now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
@@ -83,6 +87,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
         liveIntervalMs: options.liveIntervalMs,
         ledgerNow,
         ledgerWaitMs: options.ledgerWaitMs,
+        backendWaitMs: options.backendWaitMs,
         ledgerWarning: options.ledgerWarning,
       });
     } catch (error) {

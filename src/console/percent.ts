@@ -1,6 +1,10 @@
+import { PRICE_TABLE } from '../core/pricing.js';
+import { passes } from '../spend/rules.js';
+
 /**
  * A cap's share, said once for the page and the alerts: what share of the cap is used, its percent as people read it,
- * and whether it is used up. The alert's thresholds, its "used up" and every percent shown are decided from these.
+ * and whether it is used up. The alert's thresholds and every percent shown are decided from these; "used up" is the
+ * spend guard's own rule (`passes`), so an alert never says refused of a job the guard would take.
  */
 
 /** used / limit (1 = reached); a cap of $0 is reached at once, and past it (infinitely) once anything is spent. */
@@ -19,7 +23,14 @@ export function percentOf(ratio: number): number {
   return Math.floor(Math.round(ratio * 100e6) / 1e6);
 }
 
-/** A cap that has counted all of it or more (its jobs are refused): its percent is 100 or more. */
+/**
+ * A cap the spend guard refuses every job of (`passes`, the guard's own rule): not even the cheapest job the price
+ * table knows fits in what is left. Its percent may still be said 99 % (a cap of millions); a cap at 100 % with more
+ * left than that is not used up.
+ */
 export function usedUp(cap: { usedUsd: number; limitUsd: number }): boolean {
-  return percentOf(capRatio(cap.usedUsd, cap.limitUsd)) >= 100;
+  return passes(cap.usedUsd, CHEAPEST_JOB_USD, cap.limitUsd);
 }
+
+/** What the cheapest job reserves: one image at the lowest price of the price table. */
+export const CHEAPEST_JOB_USD = Math.min(...Object.values(PRICE_TABLE).flatMap((prices) => Object.values(prices)));

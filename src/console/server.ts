@@ -20,7 +20,7 @@ import { alertsPage } from './pages/alerts.js';
 import { filterOf, jobRow, jobsPage, liveRow, matchesFilter, MAX_THUMBS, type JobFilter } from './pages/jobs.js';
 import type { PageContext } from './pages/layout.js';
 import { loginPage } from './pages/login.js';
-import { ledgerSlowPage, ledgerUnreachablePage } from './pages/unreachable.js';
+import { ledgerWaitPage } from './pages/unreachable.js';
 import { settingsPage } from './pages/settings.js';
 import { spendPage } from './pages/spend.js';
 import type { ConsoleSource, SettingRow } from './source.js';
@@ -46,6 +46,8 @@ export interface ConsoleServerOptions {
   ledgerNow?: LedgerNow | undefined;
   /** How long a page waits for the ledger before it answers 503. Default `LEDGER_WAIT_MS`. */
   ledgerWaitMs?: number | undefined;
+  /** How long a change, the live stream's first read and a thumbnail wait before they answer 503 (or end). Default `ledgerWaitMs`. */
+  backendWaitMs?: number | undefined;
   /**
    * Said on every page while it holds (the file ledger's folder has no ledger in it: likely not the folder the bots or
    * n8n write); undefined once it is fine.
@@ -79,6 +81,8 @@ export const MEMBER_CAP_ROWS = 50;
 const RENDER_KEPT_MS = 60_000;
 /** At most this many renders kept at once (a page beyond renders on its own). */
 const MAX_RENDERS_KEPT = 50;
+/** What `within` answers when the wait ran out first. */
+const LATE = Symbol('late');
 const PAGE_PATHS = new Set(['/spend', '/jobs', '/settings', '/alerts']);
 
 /**
@@ -101,6 +105,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   const loopback = isLoopbackHost(config.host);
   const ledgerWaitMs = options.ledgerWaitMs ?? LEDGER_WAIT_MS;
+  const backendWaitMs = options.backendWaitMs ?? ledgerWaitMs;
   // The address the owner opens the console at through its proxy: its Host and its forms' Origin are the console's own.
   const publicOrigin = config.publicOrigin;
   const publicHost = publicOrigin === undefined ? undefined : new URL(publicOrigin).host;
@@ -123,6 +128,29 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     notice: noticeOf(query),
     warning: options.ledgerWarning?.(),
   });
+
+  /**
+   * `work` (a read or write of the ledger, Redis or the disk), or `LATE` once `waitMs` has passed without it. The work
+   * goes on; what it ends with later is the caller's to handle.
+   */
+  async function within<T>(work: Promise<T>, waitMs = backendWaitMs): Promise<T | typeof LATE> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<typeof LATE>((resolve) => {
+      timer = setTimeout(() => resolve(LATE), waitMs);
+    });
+    try {
+      return await Promise.race([work, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A change or a thumbnail that had no answer within the wait: 503 and a line in the log (a change may still be made). */
+  function tooLate(res: ServerResponse, path: string, what: string): void {
+    logger.warn({ path, waitedMs: backendWaitMs, ledger: options.ledgerWhere }, `the console had no answer from ${what} in time: answered 503`);
+    res.setHeader('retry-after', '5');
+    send(res, 503, 'text/plain; charset=utf-8', `No answer from ${what} within ${Math.round(backendWaitMs / 1000)} s: try again in a moment${what === 'the kept images' ? '' : ' (reload the page to see whether the change was made)'}.\n`);
+  }
 
   async function renderPage(path: string, query: URLSearchParams, csrf: string): Promise<SafeHtml> {
     const ctx = context(csrf, query);
@@ -241,7 +269,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       const thumb = /^\/thumbs\/([A-Za-z0-9_:.-]{1,200})\/(\d{1,2})$/.exec(path);
       if (thumb) {
         if (!session) return send(res, 401, 'text/plain; charset=utf-8', 'Log in first.\n');
-        const image = await thumbnails.get(decodeURIComponent(thumb[1]!), Number(thumb[2]), url.searchParams.get('full') === '1');
+        const image = await within(thumbnails.get(decodeURIComponent(thumb[1]!), Number(thumb[2]), url.searchParams.get('full') === '1'));
+        if (image === LATE) return tooLate(res, path, 'the kept images');
         if (!image) return send(res, 404, 'text/plain; charset=utf-8', 'No kept image\n');
         res.writeHead(200, { 'content-type': image.type, 'cache-control': 'private, max-age=3600', 'content-length': image.data.length });
         res.end(method === 'HEAD' ? undefined : image.data);
@@ -268,7 +297,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     if (!config.allowChanges) return send(res, 403, 'text/plain; charset=utf-8', 'This console is read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to make changes from it.\n');
     if (path === '/breaker/resume') {
       const scopeKey = (form.get('scope') ?? '').trim();
-      const before = scopeKey ? await source.store.resumeScope(scopeKey, 'console', now()) : undefined;
+      const before = scopeKey ? await within(source.store.resumeScope(scopeKey, 'console', now())) : undefined;
+      if (before === LATE) return tooLate(res, path, 'the ledger');
       if (!before) return changed(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
       logger.info({ scopeKey, by: 'console', pausedAt: before.pausedAt, pausedUsd: before.pausedUsd, limitUsd: before.limitUsd }, 'the owner resumed a server the breaker had paused');
       return changed(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
@@ -277,7 +307,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       const thresholds = parseThresholds(form.get('thresholds') ?? '');
       if (!thresholds) return send(res, 400, 'text/plain; charset=utf-8', 'thresholds must be whole percentages from 1 to 1000, separated by commas (at most 10), e.g. 50, 80, 100.\n');
       const rules = { thresholds, breaker: form.get('breaker') === '1', by: 'console', at: now() };
-      await options.alerts.log.setRules(rules);
+      if ((await within(options.alerts.log.setRules(rules))) === LATE) return tooLate(res, path, 'the alert log');
       logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
       options.alerts.poke();
       return changed(res, '/alerts?done=rules');
@@ -302,18 +332,10 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         started.catch(() => forget(key, started));
       }
     }
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), ledgerWaitMs);
-    });
-    try {
-      const answer = await Promise.race([rendering, late]);
-      if (answer !== 'late') {
-        forget(key, rendering);
-        return html(res, 200, answer);
-      }
-    } finally {
-      clearTimeout(timer);
+    const answer = await within(rendering, ledgerWaitMs);
+    if (answer !== LATE) {
+      forget(key, rendering);
+      return html(res, 200, answer);
     }
     // The reads go on; whatever they end with, this page has answered. Done, the page is kept a while for the reload.
     const kept = rendering;
@@ -321,15 +343,13 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       () => setTimeout(() => forget(key, kept), RENDER_KEPT_MS).unref(),
       () => undefined,
     );
-    const waited = Math.round(ledgerWaitMs / 1000);
-    if (fileLedger) {
-      logger.warn({ path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere }, 'the console was still reading the file ledger: answered 503, the page is kept for the reload');
-      res.setHeader('retry-after', '5');
-      return html(res, 503, ledgerSlowPage(options.ledgerWhere, waited));
-    }
-    logger.warn({ path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere }, 'the console could not reach the ledger in time: answered 503');
+    const reason = fileLedger ? 'slow' : 'unreachable';
+    logger.warn(
+      { path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere, reason },
+      fileLedger ? 'the console was still reading the file ledger: answered 503, the page is kept for the reload' : 'the console could not reach the ledger in time: answered 503',
+    );
     res.setHeader('retry-after', '5');
-    return html(res, 503, ledgerUnreachablePage(options.ledgerWhere, waited));
+    return html(res, 503, ledgerWaitPage(reason, options.ledgerWhere, Math.round(ledgerWaitMs / 1000)));
   }
 
   /**
@@ -364,7 +384,9 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.write('retry: 3000\n\n');
     const write = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    const unsubscribe = await live.subscribe({
+    let closed = false;
+    req.on('close', () => (closed = true));
+    const subscribing = live.subscribe({
       live: (jobs) => {
         const shown = jobs.filter((j) => matchesFilter(filter, j));
         void names(keysOf([], shown)).then((named) => write('live', shown.map((j) => liveRow(j, named))));
@@ -375,8 +397,21 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         void Promise.all([names(keysOf(shown, [])), keptIndices(shown)]).then(([named, kept]) => write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? []))));
       },
     });
+    const unsubscribe = await within(subscribing);
+    if (unsubscribe === LATE) {
+      // The ledger did not answer the first read: the stream ends (the page's EventSource asks again in 3 s), and the
+      // listener, once the read ends, is let go at once.
+      void subscribing.then((late) => late?.(), () => undefined);
+      logger.warn({ path: '/events/jobs', waitedMs: backendWaitMs, ledger: options.ledgerWhere }, 'the console could not read the live jobs in time: the live stream was closed');
+      res.end('event: unavailable\ndata: "the ledger did not answer in time; trying again"\n\n');
+      return;
+    }
     if (!unsubscribe) {
       res.end('event: busy\ndata: "too many pages are listening; reload later"\n\n');
+      return;
+    }
+    if (closed) {
+      unsubscribe();
       return;
     }
     const heartbeat = setInterval(() => res.write(': still here\n\n'), 15_000).unref();

@@ -191,7 +191,7 @@ export class FileQuotaStore implements QuotaStore {
 
   reconcile(now: number): Promise<ReconcileReport> {
     this.#process.reconcileEachLease(() => this.reconcile(this.#process.clock()));
-    return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false })).then((report) => this.#process.reconciled(report));
+    return this.#update(now, (_ledger, reconciled) => ({ result: reconciled, changed: false }));
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
@@ -392,7 +392,7 @@ export class FileQuotaStore implements QuotaStore {
   async #flush(): Promise<void> {
     const batch = this.#pending.splice(0);
     try {
-      const outcomes = await this.#locked(async () => {
+      const { outcomes, report } = await this.#locked(async () => {
         const ledger = await this.#load();
         let dirty = false;
         const usage: UsageRecord[] = [];
@@ -417,8 +417,10 @@ export class FileQuotaStore implements QuotaStore {
         // again at its estimate when its dead process is met, and the later record is the one read (latestPerJob).
         if (dirty) await this.#appendUsage(usage, batch[batch.length - 1]!.now);
         if (dirty) await this.#write(ledger);
-        return outcomes;
+        return { outcomes, report: reconciled.report };
       });
+      // What the commit ended of gone processes' reservations, told once, whichever operations it wrote.
+      this.#process.reconciled(report);
       outcomes.forEach((outcome, i) => {
         if (!outcome.ok) return batch[i]!.reject(outcome.error);
         outcome.committed?.();

@@ -61,19 +61,21 @@ redis.call('INCR', KEYS[4])
 return 1`;
 
 type Arg = string | number;
+/** What a script that may meet dead processes' reservations answers (`answer`): its reply, then what it ended of them. */
+type Ended<R> = [reply: R, released: string[], settledAtEstimate: string[], nanos: number];
 /** A script for `defineCommand`, with what it answers (`reply`, a type only). */
 type Script<R> = { numberOfKeys: number; lua: string; reply?: R };
 const script = <R>(numberOfKeys: number, lua: string): Script<R> => ({ numberOfKeys, lua });
 
 const SCRIPTS = {
-  pictorSpendReserve: script<[1] | [0, string, number]>(0, RESERVE),
+  pictorSpendReserve: script<Ended<[1] | [0, string, number]>>(0, RESERVE),
   pictorSpendMarkSent: script<number>(0, MARK_SENT),
   pictorSpendMarkUnsent: script<number>(1, MARK_UNSENT),
   pictorSpendSettle: script<number>(0, SETTLE),
   pictorSpendRelease: script<number>(0, RELEASE),
-  pictorSpendUsed: script<number>(0, SPENT),
-  pictorSpendUsedMany: script<number[]>(0, SPENT_MANY),
-  pictorSpendReconcile: script<[string[], string[], string]>(0, RECONCILE),
+  pictorSpendUsed: script<Ended<number>>(0, SPENT),
+  pictorSpendUsedMany: script<Ended<number[]>>(0, SPENT_MANY),
+  pictorSpendReconcile: script<Ended<0>>(0, RECONCILE),
   pictorSpendSetCap: script<string | null>(1, SET_CAP),
   pictorSpendResume: script<string[]>(0, RESUME),
   pictorSpendForget: script<number>(4, FORGET),
@@ -145,7 +147,7 @@ export class RedisQuotaStore implements QuotaStore {
     const caps = capsAsData(limits, userKey, scopeKey).flatMap((c) => [c.code, c.key, c.period === 'day' ? 3 : 4, c.limitNanos]);
     const watched = breakerWatches(limits, scopeKey);
     const limit = watched ? breakerLimit(await this.#historyOf(scopeKey, now), limits.breaker!) : undefined;
-    const reply = await this.#redis
+    const [reply] = await this.#redis
       .pictorSpendReserve(
         ...this.#prelude(now),
         jobId,
@@ -171,7 +173,8 @@ export class RedisQuotaStore implements QuotaStore {
       .catch((error: unknown) => {
         if (error instanceof Error && error.message.includes('DUPLICATE_JOB')) throw new Error(`job ${jobId} already has a reservation`);
         throw error;
-      });
+      })
+      .then((answer) => this.#told(answer));
     if (reply[0] === 1) {
       if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
       return { ok: true };
@@ -386,17 +389,17 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async spentToday(key: string, now: number): Promise<number> {
-    return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 3, periodKey('day', now)));
+    return fromNanos(this.#told(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 3, periodKey('day', now)))[0]);
   }
 
   async spentThisMonth(key: string, now: number): Promise<number> {
-    return fromNanos(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, periodKey('month', now)));
+    return fromNanos(this.#told(await this.#redis.pictorSpendUsed(...this.#prelude(now), key, 4, periodKey('month', now)))[0]);
   }
 
   /** One script (`SPENT_MANY`): what `spentToday` and `spentThisMonth` answer per key, read in one atomic step. */
   async spentMany(keys: readonly string[], now: number): Promise<Map<string, { day: number; month: number }>> {
     if (keys.length === 0) return new Map();
-    const used = await this.#redis.pictorSpendUsedMany(...this.#prelude(now), periodKey('day', now), periodKey('month', now), ...keys);
+    const [used] = this.#told(await this.#redis.pictorSpendUsedMany(...this.#prelude(now), periodKey('day', now), periodKey('month', now), ...keys));
     return new Map(keys.map((key, i) => [key, { day: fromNanos(used[2 * i]!), month: fromNanos(used[2 * i + 1]!) }]));
   }
 
@@ -412,8 +415,12 @@ export class RedisQuotaStore implements QuotaStore {
       const owner = `${THIS_HOST}:${id}`;
       if (owner !== this.#process.owner && !isProcessAlive(Number(id.split(':')[0]))) await this.#redis.del(this.#key('owner', owner));
     }
-    const [released, settledAtEstimate, nanos] = await this.#redis.pictorSpendReconcile(...this.#prelude(now));
-    return this.#process.reconciled({ released, settledAtEstimate, chargedUsd: fromNanos(Number(nanos)) });
+    return this.#told(await this.#redis.pictorSpendReconcile(...this.#prelude(now)))[1];
+  }
+
+  /** A script's reply, and what it ended of dead processes' reservations (every script that meets them ends them), told once. */
+  #told<R>([reply, released, settledAtEstimate, nanos]: Ended<R>): [R, ReconcileReport] {
+    return [reply, this.#process.reconciled({ released, settledAtEstimate, chargedUsd: fromNanos(nanos) })];
   }
 
   /** Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it. */

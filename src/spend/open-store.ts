@@ -30,7 +30,7 @@ export interface OpenQuotaStoreOptions {
   onRestored?: ((sentence: string) => void) | undefined;
   /** End the reservations left by a process that died (kill -9, crash) before answering. Default true. */
   reconcile?: boolean | undefined;
-  /** Called with what each reconcile (at start, once per lease after, a sweep's) charged or released, once, so metrics can count it. */
+  /** Called with what each step that ended a dead process's reservations (a reconcile, or a reserve, read or write that met them) charged or released, once, so metrics can count it. */
   onReconciled?: ((report: ReconcileReport) => void) | undefined;
   /** Called for each reservation the ledger had lost (Redis restarted empty, a flush), after the warning, so metrics can count it. */
   onReservationLost?: ((lost: LostReservation) => void) | undefined;
@@ -57,7 +57,7 @@ export function ledgerRedis(redis: RedisConfig, ledger: LedgerKind = 'account'):
  */
 export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<QuotaStore> {
   const { logger } = options;
-  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease (or, on Redis, drop expired usage records: the error says which)');
+  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease (or, on Redis, drop expired usage records; or an onReconciled hook failed, the ledger step it was told of written all the same: the error says which)');
   const onReservationLost = (lost: LostReservation) => {
     logger?.warn(
       lost,

@@ -18,7 +18,8 @@ const BREAKER_KEEP_MS = 9 * DAY_MS;
  * A reservation `res:<job>` is a hash; `active:<key>` (one per user key, scope
  * key and the account) lists the reservations not yet ended. `owner:<id>` is a
  * process's lease: a reservation whose owner key is gone belongs to a dead
- * process and is ended by whichever script meets it first.
+ * process and is ended by whichever script meets it first, which answers what
+ * it ended (`answer`) so the caller reports it.
  *
  * ARGV of every script starts with: key prefix (`<prefix>:quota:`), daily keep ms, now.
  */
@@ -27,6 +28,13 @@ local P, keepMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local MONTH_KEEP_MS = ${MONTH_KEEP_MS}
 local ACCOUNT = '${ACCOUNT_KEY}'
 local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job', 'at'}
+-- The reservations of dead processes this script ended: released, settled at their estimate, and what those cost.
+local ENDED = {released = {}, settled = {}, nanos = 0}
+
+-- A script's reply, with what it ended of dead processes' reservations: {reply, released, settled, nanos}.
+local function answer(reply)
+  return {reply, ENDED.released, ENDED.settled, ENDED.nanos}
+end
 
 -- One usage record per settled job, in the same step as the charge: never lost, never doubled.
 local function record(job, r, nanos, basis, requestId, outcome, images, size, quality)
@@ -92,7 +100,7 @@ local function load(job)
 end
 
 -- The reservation if it still counts; ends it first when its process is dead.
-local function live(job, ended)
+local function live(job)
   local r = load(job)
   if not r then return nil end
   if r[6] and redis.call('exists', P .. 'owner:' .. r[6]) == 1 then return r end
@@ -103,18 +111,19 @@ local function live(job, ended)
     record(job, r, tonumber(r[5]), 'uncertain', nil)
     redis.call('hset', P .. 'uncertain', job, table.concat({r[5], r[3], r[1], r[2], now}, ' '))
     redis.call('pexpire', P .. 'uncertain', keepMs)
-    if ended then ended.settled[#ended.settled + 1] = job; ended.nanos = ended.nanos + tonumber(r[5]) end
-  elseif ended then
-    ended.released[#ended.released + 1] = job
+    ENDED.settled[#ENDED.settled + 1] = job
+    ENDED.nanos = ENDED.nanos + tonumber(r[5])
+  else
+    ENDED.released[#ENDED.released + 1] = job
   end
   return nil
 end
 
-local function members(key, ended)
+local function members(key)
   local out = {}
   local activeKey = P .. 'active:' .. key
   for _, job in ipairs(redis.call('zrange', activeKey, 0, -1)) do
-    local r = live(job, ended)
+    local r = live(job)
     if r then out[#out + 1] = r else redis.call('zrem', activeKey, job) end
   end
   return out
@@ -136,7 +145,7 @@ end
  *       limit in nanos ('' when none: a cold start), and the first and last 5-minute buckets of the last hour; then
  *       '1' for a dry run (`check`: answer only, write nothing). The script knows no cap or limit of its own: it is
  *       handed them.
- * Returns {1} (reserved), or {0, code, used} (for the cooldown: {0, code, last job time}); for the breaker
+ * Answers (`answer`) {1} (reserved), or {0, code, used} (for the cooldown: {0, code, last job time}); for the breaker
  * {0, 'scope_paused', used, limit, 1 when this job tripped it}.
  */
 export const RESERVE = `${PRELUDE}
@@ -150,14 +159,14 @@ local dry = ARGV[capsEnd + 4] == '1'
 
 local existing = not dry and load(job)
 if existing then
-  if existing[1] == userKey and existing[2] == scopeKey and tonumber(existing[5]) == nanos then return {1} end
+  if existing[1] == userKey and existing[2] == scopeKey and tonumber(existing[5]) == nanos then return answer({1}) end
   return redis.error_reply('DUPLICATE_JOB')
 end
 
 local stateKey = P .. 'brk-state:' .. scopeKey
 if breakerOn then
   local paused = redis.call('hmget', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos')
-  if paused[1] then return {0, 'scope_paused', tonumber(paused[2] or '0'), tonumber(paused[3] or '0'), 0} end
+  if paused[1] then return answer({0, 'scope_paused', tonumber(paused[2] or '0'), tonumber(paused[3] or '0'), 0}) end
 end
 
 local lists = {}
@@ -170,19 +179,19 @@ listOf(userKey); listOf(scopeKey); listOf(ACCOUNT)
 if concurrent then
   local count = 0
   for _, r in ipairs(listOf(userKey)) do if r[1] == userKey then count = count + 1 end end
-  if count >= concurrent then return {0, 'user_concurrency', count} end
+  if count >= concurrent then return answer({0, 'user_concurrency', count}) end
 end
 
 if cooldownMs and cooldownMs > 0 then
   local last = tonumber(redis.call('get', P .. 'last:' .. userKey))
-  if last and now < last + cooldownMs then return {0, 'user_cooldown', last} end
+  if last and now < last + cooldownMs then return answer({0, 'user_cooldown', last}) end
 end
 
 for i = 0, tonumber(ARGV[16]) - 1 do
   local at = 17 + i * 4
   local code, key, idx, limit = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
   local u = used(key, listOf(key), idx, idx == 3 and day or month)
-  if u + nanos > limit then return {0, code, u} end
+  if u + nanos > limit then return answer({0, code, u}) end
 end
 
 if breakerOn and breakerLimit then
@@ -192,21 +201,21 @@ if breakerOn and breakerLimit then
   for _, v in ipairs(redis.call('hmget', P .. 'brk:' .. scopeKey, unpack(fields))) do recent = recent + tonumber(v or '0') end
   for _, r in ipairs(listOf(scopeKey)) do if r[2] == scopeKey then recent = recent + tonumber(r[5]) end end
   if recent + nanos > breakerLimit then
-    if dry then return {0, 'scope_paused', recent + nanos, breakerLimit, 0} end
+    if dry then return answer({0, 'scope_paused', recent + nanos, breakerLimit, 0}) end
     redis.call('hset', stateKey, 'pausedAt', ARGV[3], 'pausedNanos', recent + nanos, 'limitNanos', breakerLimit)
     redis.call('sadd', P .. 'brk-scopes', scopeKey)
-    return {0, 'scope_paused', recent + nanos, breakerLimit, 1}
+    return answer({0, 'scope_paused', recent + nanos, breakerLimit, 1})
   end
 end
 
-if dry then return {1} end
+if dry then return answer({1}) end
 redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
 redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
   'at', ARGV[3], 'owner', owner, 'sent', '0')
 if ARGV[15] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[15]) end
 for _, k in ipairs(keysOf({userKey, scopeKey})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
 redis.call('set', P .. 'last:' .. userKey, ARGV[3], 'PX', keepMs)
-return {1}
+return answer({1})
 `;
 
 /*
@@ -288,26 +297,25 @@ forget(ARGV[4], r)
 return 1
 `;
 
-/** ARGV: prelude, key, field index (3 day, 4 month), current period. Spent plus reserved. */
+/** ARGV: prelude, key, field index (3 day, 4 month), current period. Answers (`answer`) spent plus reserved. */
 export const SPENT = `${PRELUDE}
-return used(ARGV[4], members(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
+return answer(used(ARGV[4], members(ARGV[4]), tonumber(ARGV[5]), ARGV[6]))
 `;
 
-/** ARGV: prelude, day, month, then the keys. Per key its day's and month's spent plus reserved, as SPENT answers each. */
+/** ARGV: prelude, day, month, then the keys. Answers (`answer`) per key its day's and month's spent plus reserved, as SPENT each. */
 export const SPENT_MANY = `${PRELUDE}
 local list, out = members(ACCOUNT), {}
 for i = 6, #ARGV do
   out[#out + 1] = used(ARGV[i], list, 3, ARGV[4])
   out[#out + 1] = used(ARGV[i], list, 4, ARGV[5])
 end
-return out
+return answer(out)
 `;
 
-/** ARGV: prelude. Ends every reservation of a dead process; returns {released, settled}. */
+/** ARGV: prelude. Ends every reservation of a dead process; answers (`answer`) 0 and what it ended. */
 export const RECONCILE = `${PRELUDE}
-local ended = {released = {}, settled = {}, nanos = 0}
-members(ACCOUNT, ended)
-return {ended.released, ended.settled, tostring(ended.nanos)}
+members(ACCOUNT)
+return answer(0)
 `;
 
 /**

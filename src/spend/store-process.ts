@@ -58,9 +58,15 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.#onLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
   }
 
-  /** What a reconcile ended, told to `onReconciled` when it ended any. */
+  /** What a step of the ledger ended of dead processes' reservations (a reconcile's, or any that met them), told to `onReconciled` when it ended any; a hook that throws never fails the written step (its error goes to `onError`). */
   reconciled(report: ReconcileReport): ReconcileReport {
-    if (report.released.length + report.settledAtEstimate.length > 0) this.#onReconciled?.(report);
+    if (report.released.length + report.settledAtEstimate.length > 0) {
+      try {
+        this.#onReconciled?.(report);
+      } catch (error) {
+        this.onError?.(error);
+      }
+    }
     return report;
   }
 

@@ -371,8 +371,9 @@ export interface LedgerOptions {
    */
   onReservationLost?: ((lost: LostReservation) => void) | undefined;
   /**
-   * Told what each `reconcile` that ended any reservation did (at start, once per lease after, a sweep's): once per
-   * reconcile, so what it charged can be counted as spent exactly once.
+   * Told what each step that ended a dead process's reservations did: a `reconcile` (at start, once per lease after, a
+   * sweep's, the console's), or any other that met them first (a reserve, a check; on Redis a read of what is spent,
+   * on the file ledger any write). Once per step, so what it charged can be counted as spent exactly once.
    */
   onReconciled?: ((report: ReconcileReport) => void) | undefined;
   /** The clock settles, releases and lease renewals use; must be the one the callers' `now` comes from. Default `Date.now`. */

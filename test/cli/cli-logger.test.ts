@@ -22,4 +22,13 @@ describe("the CLI's human log lines", () => {
 
     expect(lines).toEqual(['pictor: warn: a proxy echoed [redacted] and [redacted] (header Basic [redacted])']);
   });
+
+  it('say nothing below error by default, log from the default level a command gives, and from PICTOR_LOG_LEVEL once it is set', async () => {
+    const lines: string[] = [];
+    const line = (text: string) => lines.push(text);
+    (await createCliLogger({ env: {}, level: 'info', secrets: [], line })).info({}, 'quiet');
+    (await createCliLogger({ env: {}, level: 'info', defaultLevel: 'info', secrets: [], line })).info({}, 'a server says what it does');
+    (await createCliLogger({ env: { PICTOR_LOG_LEVEL: 'warn' }, level: 'warn', defaultLevel: 'info', secrets: [], line })).info({}, 'chosen away');
+    expect(lines).toEqual(['pictor: a server says what it does']);
+  });
 });

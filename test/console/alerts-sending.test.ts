@@ -290,6 +290,49 @@ describe('names in Discord and Slack alerts', () => {
   });
 });
 
+describe('a members’ summary in one message of its destination', () => {
+  it('names as many of the most used as fit Discord’s 2,000 characters and says how many more there are; Slack, with room, names all ten', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    await membersPastHalf(store, 30, Date.now());
+    const bodies: { path: string; body: Record<string, unknown> }[] = [];
+    const server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      req.on('end', () => {
+        bodies.push({ path: req.url ?? '', body: JSON.parse(text) as Record<string, unknown> });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.includes('chat.postMessage') ? '{"ok":true}' : '{"id":"1"}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    steps.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const channels = [
+      discordChannel({ channelId: '333333333333333333', token: 'bot-token', apiBaseUrl: api }),
+      slackChannel({ channel: 'C0ALERTS', teamId: undefined, token: 'xoxb-token', apiUrl: `${api}/` }),
+    ];
+    // Long names full of markdown (each character escaped for Discord: twice as long there).
+    const names: Record<string, string> = {};
+    for (let i = 0; i < 30; i++) names[`discord:1000000000000000${String(i).padStart(2, '0')}`] = `member_${i} ${'*'.repeat(80)}`;
+    await watcherOf(store, operatorWith({ userDailyUsd: 1 }), channels, new MemoryAlertLog(), names).check();
+
+    const discord = String(bodies.find((b) => b.path.startsWith('/v10/channels/'))!.body.content);
+    expect(discord.length).toBeLessThanOrEqual(2000);
+    const cut = /^Pictor: 30 members’ caps passed a threshold \(30 past 50 %\)\. The (\d+) most used: .*; and (\d+) more\. All are in the Pictor console \(Caps and settings\)\.$/.exec(discord);
+    expect(cut, discord).not.toBeNull();
+    const [shown, more] = [Number(cut![1]), Number(cut![2])];
+    expect(shown).toBeGreaterThan(0);
+    expect(shown).toBeLessThan(MEMBERS_LISTED);
+    expect(shown + more).toBe(30);
+    expect(discord.match(/member\\_\d+/g)).toHaveLength(shown);
+
+    const slack = String(bodies.find((b) => b.path === '/chat.postMessage')!.body.text);
+    expect(slack).toMatch(/The 10 most used: .*\. All are in the Pictor console/);
+    expect(slack).not.toMatch(/ more\. All are/);
+    expect(slack.match(/member_\d+/g)).toHaveLength(MEMBERS_LISTED);
+  });
+});
+
 describe('the members’ summary ranks the caps as the spend page does', () => {
   it('puts a cap past its amount before a $0 cap with nothing spent (reached, at 100 %), as their share says', () => {
     const zero = { key: 'discord:1', usedUsd: 0, limitUsd: 0 };

@@ -5,6 +5,7 @@ import { AlertWatcher } from '../../src/console/alerts/watcher.js';
 import { spendFigures } from '../../src/console/figures.js';
 import { startConsole } from '../../src/console/index.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
+import { estimateOf } from '../../src/core/pricing.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
@@ -88,6 +89,21 @@ describe('the caps as the console shows them and alerts of them', () => {
     await spend(store, 'c', 'discord:2', 'discord:guild', 0.1, now);
     now += 1;
     expect(await watcher.check()).toEqual([]);
+  });
+
+  it('says a cap cannot take one more image only when the spend guard would refuse that image (to the nano-dollar, not by float subtraction)', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    const now = Date.now();
+    const oneImage = estimateOf({ operation: 'generate', n: 1 }).totalUsd;
+    // $1 − $0.77634 is 0.22365999999999997 in floats: exactly one image left, which the guard reserves.
+    const limits = { accountDailyUsd: 1 };
+    await spend(store, 'a', 'discord:1', 'discord:guild', 1 - oneImage, now);
+    const { watcher, sent } = watching(store, operatorWith(limits), () => now);
+    await watcher.check();
+    expect(sent.map((a) => a.cap?.trigger)).toEqual(['threshold']);
+    expect(sent[0]!.text).not.toMatch(/cannot take one more image|Its jobs are refused/);
+    expect(await store.reserve({ jobId: 'b', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: oneImage, limits, now })).toEqual({ ok: true });
   });
 
   it('says a cap cannot take one more image only of the cap that is that full, whatever a cap of its kind refused: no count, no fullest one', async () => {

@@ -15,17 +15,26 @@ describe.skipIf(present.skipReason)(`the console with its ledger out of reach ${
     const store = await RedisQuotaStore.connect({ url: redis!.url, prefix: 'pictor-unreachable' });
     const warnings: string[] = [];
     const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (_fields: object, message?: string) => void warnings.push(message ?? '') };
-    const running = (await startConsole({
-      source: { store, operator: { caps: { accountDailyUsd: 2 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
-      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
-      alerts: NO_ALERTS,
-      ledgerWhere: 'the account’s Redis ledger (prefix pictor-unreachable)',
-      logger,
-      ledgerWaitMs: 300,
-    }))!;
+    const consoleWaiting = (ledgerWaitMs?: number) =>
+      startConsole({
+        source: { store, operator: { caps: { accountDailyUsd: 2 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
+        config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
+        alerts: NO_ALERTS,
+        ledgerWhere: 'the account’s Redis ledger (prefix pictor-unreachable)',
+        logger,
+        ledgerWaitMs,
+      });
+    // The console as it runs (its 5 s wait), and one over the same ledger that waits not at all: Redis gone, a page of
+    // it answers 503 at once, whatever the clock says (a read of Redis cannot answer in no time).
+    const running = (await consoleWaiting())!;
+    const impatient = (await consoleWaiting(0))!;
+    const logIn = async (url: string) => {
+      const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
+      return login.headers.get('set-cookie')!.split(';')[0]!;
+    };
     try {
-      const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url! } });
-      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const cookie = await logIn(running.url!);
+      const impatientCookie = await logIn(impatient.url!);
       expect((await fetch(`${running.url}/spend`, { headers: { cookie } })).status).toBe(200);
 
       // Redis goes away (its process ends), to come back later on the same port.
@@ -34,7 +43,7 @@ describe.skipIf(present.skipReason)(`the console with its ledger out of reach ${
       await admin.shutdown('NOSAVE').catch(() => undefined);
       admin.disconnect();
       for (const path of ['/spend', '/settings']) {
-        const res = await fetch(`${running.url}${path}`, { headers: { cookie } });
+        const res = await fetch(`${impatient.url}${path}`, { headers: { cookie: impatientCookie } });
         expect(res.status, path).toBe(503);
         const body = await res.text();
         expect(body).toContain('<h1>The ledger cannot be reached</h1>');
@@ -50,6 +59,7 @@ describe.skipIf(present.skipReason)(`the console with its ledger out of reach ${
       // All it opened is closed before the test ends (test files share a worker): the store's client, which Redis being
       // gone leaves retrying, and Redis itself when a failure came before it was stopped.
       await running.close();
+      await impatient.close();
       await store.close();
       await redis!.stop();
     }

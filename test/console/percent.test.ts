@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { capRatio, percentOf, usedUp } from '../../src/console/percent.js';
+import { capRatio, CHEAPEST_JOB_USD, percentOf, usedUp } from '../../src/console/percent.js';
+import { passes } from '../../src/spend/rules.js';
 
 describe('a cap’s percent, the one rule of the page and the alerts', () => {
   it('is the whole percent rounded down, without the float noise of the division', () => {
@@ -10,11 +11,21 @@ describe('a cap’s percent, the one rule of the page and the alerts', () => {
     expect(percentOf(Infinity)).toBe(Infinity);
   });
 
-  it('calls a cap used up exactly when its percent reaches 100', () => {
+  it('calls a cap used up exactly when the spend guard refuses its cheapest job', () => {
     expect(usedUp({ usedUsd: 99.6, limitUsd: 100 })).toBe(false);
-    expect(usedUp({ usedUsd: 99.9999999, limitUsd: 100 })).toBe(percentOf(capRatio(99.9999999, 100)) >= 100);
+    expect(usedUp({ usedUsd: 99.9999999, limitUsd: 100 })).toBe(passes(99.9999999, CHEAPEST_JOB_USD, 100));
     expect(usedUp({ usedUsd: 99.9999999, limitUsd: 100 })).toBe(true);
+    // A cap of millions said 100 % with a cent left: the guard takes a job of the cheapest image, so it is not used up.
+    expect(percentOf(capRatio(1_999_999.99, 2_000_000))).toBe(100);
+    expect(passes(1_999_999.99, CHEAPEST_JOB_USD, 2_000_000)).toBe(false);
+    expect(usedUp({ usedUsd: 1_999_999.99, limitUsd: 2_000_000 })).toBe(false);
+    // Exactly the cheapest job left: it fits, as the guard counts (to the nano-dollar).
+    expect(usedUp({ usedUsd: 1 - CHEAPEST_JOB_USD, limitUsd: 1 })).toBe(false);
     expect(usedUp({ usedUsd: 0, limitUsd: 0 })).toBe(true);
     expect(usedUp({ usedUsd: 0.5, limitUsd: 0 })).toBe(true);
+  });
+
+  it('is the price table’s cheapest image', () => {
+    expect(CHEAPEST_JOB_USD).toBe(0.0053);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FileAlertLog } from '../../src/console/alerts/alert-log.js';
 import { startConsole, type BotsView } from '../../src/console/index.js';
-import { CONTENT_SECURITY_POLICY } from '../../src/console/server.js';
+import { CONTENT_SECURITY_POLICY, LEDGER_WAIT_MS } from '../../src/console/server.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { CapOverrides } from '../../src/spend/types.js';
@@ -310,8 +310,9 @@ describe('the console after a change, with a page kept for the reload', () => {
       alerts: NO_ALERTS,
       ledgerWhere: `the file ledger in ${dir}`,
       logger: silentLogger(),
-      // No wait at all: a page not done at once answers 503 and is kept for the reload.
+      // No wait at all: a page not done at once answers 503 and is kept for the reload. The change waits as usual.
       ledgerWaitMs: 0,
+      backendWaitMs: LEDGER_WAIT_MS,
     }))!;
     try {
       const url = running.url!;

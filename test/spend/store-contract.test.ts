@@ -512,6 +512,80 @@ describe.each(kinds)('the %s quota store', (kind) => {
     }
   });
 
+  it('tells onReconciled what every step that ends a dead process’s reservations charged — a reserve, a check, a settle, a read of what is spent — once, so the reports add up to the ledger’s charges at estimate', async () => {
+    const group = `met-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const reports: ReconcileReport[] = [];
+    const tell = { ...lease, onReconciled: (report: ReconcileReport) => reports.push(report) };
+    const on = { userKey: 'discord:alice', scopeKey: 'discord:guild' };
+    /** A process that sent one job and queued another, then was killed; its lease lapses unless `lapse` is false. Every process tells. */
+    const dies = async (jobId: string, usd: number, lapse = true) => {
+      const dead = await open(group, tell);
+      await dead.reserve(ask(jobId, usd, {}, { ...on, now: time.now }));
+      await dead.markSent(jobId);
+      await dead.reserve(ask(`${jobId}-queued`, 0.1, {}, { ...on, now: time.now }));
+      await dead.close();
+      if (!lapse) return;
+      time.now += 60_001;
+      await maker.lapseLeases(group);
+    };
+    /** A live process takes one step, then stops (one store per ledger file per process). */
+    const meets = async (step: (store: QuotaStore) => Promise<unknown>) => {
+      const store = await open(group, tell);
+      await step(store);
+      await store.close();
+    };
+    await dies('d-reserve', 0.25);
+    // A reserve and a reconcile written in one commit (the file ledger's group commit) report the one end once.
+    await meets((store) => Promise.all([store.reserve(ask('own-1', 0.1, {}, { ...on, now: time.now })).then(() => store.release('own-1')), store.reconcile(time.now)]));
+    await dies('d-check', 0.5);
+    await meets((store) => store.check({ ...on, estimateUsd: 0.1, limits: { accountDailyUsd: 100 }, now: time.now }));
+    await dies('d-many', 0.75);
+    await meets((store) => store.spentMany([on.userKey], time.now));
+    await dies('d-today', 1);
+    await meets((store) => store.spentToday(on.userKey, time.now));
+    await dies('d-settle', 1.25, false);
+    await meets(async (store) => {
+      await store.reserve(ask('own-2', 0.1, {}, { ...on, now: time.now }));
+      await store.markSent('own-2');
+      time.now += 60_001;
+      await maker.lapseLeases(group);
+      await store.settle('own-2', 0.1);
+    });
+    await meets((store) => store.reconcile(time.now)); // what no step met yet
+    const reader = await open(group, tell);
+    const atEstimate = (await reader.usage({})).filter((record) => record.basis === 'uncertain');
+    const dead = ['d-check', 'd-many', 'd-reserve', 'd-settle', 'd-today'];
+    expect(atEstimate.map((record) => record.jobId).sort()).toEqual(dead);
+    expect(reports.flatMap((report) => report.settledAtEstimate).sort()).toEqual(dead);
+    expect(reports.flatMap((report) => report.released).sort()).toEqual(dead.map((jobId) => `${jobId}-queued`));
+    expect(reports.every((report) => report.released.length + report.settledAtEstimate.length > 0)).toBe(true);
+    const told = reports.reduce((sum, report) => sum + report.chargedUsd, 0);
+    expect(told).toBeCloseTo(atEstimate.reduce((sum, record) => sum + record.costUsd, 0), 9);
+    expect(told).toBeCloseTo(3.75, 9);
+  });
+
+  it('keeps a step that ended a dead process’s reservations when onReconciled throws: the reserve is written and answered, the hook’s error goes to onError', async () => {
+    const group = `hook-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const on = { userKey: 'discord:alice', scopeKey: 'discord:guild' };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-sent', 0.25, {}, { ...on, now: time.now }));
+    await dead.markSent('d-sent');
+    await dead.close();
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    const errors: unknown[] = [];
+    const hookError = new Error('a broken hook');
+    const store = await open(group, { ...lease, onReconciled: () => { throw hookError; }, onError: (error: unknown) => errors.push(error) });
+    await expect(store.reserve(ask('own', 0.1, {}, { ...on, now: time.now }))).resolves.toBeDefined();
+    expect(errors).toEqual([hookError]);
+    await store.release('own');
+    await store.close();
+  });
+
   it('releases at reconcile a job marked not sent again (an attempt answered with an error that bills nothing), and leaves an ended one ended', async () => {
     const group = `unsent-${Math.random()}`;
     const time = { now: Date.now() };

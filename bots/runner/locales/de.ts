@@ -267,6 +267,7 @@ export const de = {
   'slack.job.restarted': ':no_entry_sign: Gestoppt, weil der Bot neu gestartet wurde; drücke Neu erstellen, um ihn noch einmal auszuführen.',
   'slack.job.cancelled_by': ':no_entry_sign: Abgebrochen von {user}',
   'slack.job.charged': ':dollar: Berechnet: {usd}, denn die Anfrage hatte den Bilddienst erreicht.',
+  'slack.job.may_be_charged': ':dollar: Wird eventuell berechnet: {usd}, denn die Anfrage hatte den Bilddienst erreicht; die Abrechnung steht noch aus.',
   'slack.job.preview': 'Vorschau {preview}{images, plural, one {} other { von Bild {image}}}',
   'slack.job.image': 'Bild {index}',
   'slack.job.kept_images': '{user} {kept}',
@@ -313,6 +314,7 @@ export const de = {
   'slack.edit.label': '{field, select, size {Größe} quality {Qualität} background {Hintergrund} format {Format} other {Bilder}}',
   'slack.edit.out_of_date': 'Dieses Formular ist veraltet; schließe es und beginne die Bearbeitung noch einmal.',
   'slack.edit.say_what': 'Sag, was sich ändern soll.',
+  'slack.edit.default_choice': 'Dein Standard',
   'slack.edit.pick_one': 'Wähle eines von {values}.',
   'slack.edit.only_images': 'Nur PNG-, JPEG- und WebP-Bilder können bearbeitet werden.',
   'slack.edit.could_not_open': 'Ich konnte das Bearbeitungsformular nicht öffnen; versuche es noch einmal.',
@@ -332,7 +334,7 @@ export const de = {
   'slack.budget.usage':
     'Sag {how}: CAP ist user-daily, user-monthly, workspace-daily oder workspace-monthly; USD ist 0 oder mehr (z. B. 2.50), oder `clear` für die Einstellung des Betreibers.',
   'slack.history.line':
-    '{rank}. {when}{author} in {channel} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|Nachricht>} other {}}',
+    '{rank}. {when}{author}{channel, select, dm { in einer Direktnachricht} other { in {channel}}} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|Nachricht>} other {}}',
   'slack.home.usage_header': 'Deine Ausgaben und Budgets',
   'slack.home.history_header': 'Deine letzten Bilder',
   'slack.home.history_empty': 'Noch nichts: Erstelle dein erstes Bild mit {command} {where, select, any {in einem beliebigen Kanal} other {in {channels}}}.',

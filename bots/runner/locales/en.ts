@@ -285,6 +285,7 @@ export const en = {
   'slack.job.restarted': ':no_entry_sign: Stopped because the bot restarted; press Reroll to run it again.',
   'slack.job.cancelled_by': ':no_entry_sign: Cancelled by {user}',
   'slack.job.charged': ':dollar: Charged {usd}: the request had reached the image service.',
+  'slack.job.may_be_charged': ':dollar: May be charged {usd}: the request had reached the image service, and its charge is not settled yet.',
   'slack.job.preview': 'Preview {preview}{images, plural, one {} other { of image {image}}}',
   'slack.job.image': 'Image {index}',
   'slack.job.kept_images': '{user} {kept}',
@@ -335,6 +336,7 @@ export const en = {
   'slack.edit.label': '{field, select, size {Size} quality {Quality} background {Background} format {Format} other {Images}}',
   'slack.edit.out_of_date': 'This form is out of date; close it and start the edit again.',
   'slack.edit.say_what': 'Say what should change.',
+  'slack.edit.default_choice': 'Your default',
   'slack.edit.pick_one': 'Pick one of {values}.',
   'slack.edit.only_images': 'Only PNG, JPEG and WebP images can be edited.',
   'slack.edit.could_not_open': 'I could not open the edit form; try again.',
@@ -354,7 +356,7 @@ export const en = {
   'slack.budget.usage':
     'Say {how}: CAP is user-daily, user-monthly, workspace-daily or workspace-monthly; USD is 0 or more (e.g. 2.50), or `clear` for the operator’s setting.',
   'slack.history.line':
-    '{rank}. {when}{author} in {channel} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {completed}}} failed {failed{costKnown, select, yes { · {cost}} other {}}} other {cancelled{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+    '{rank}. {when}{author}{channel, select, dm { in a direct message} other { in {channel}}} “{prompt}” · {n} × {size, select, default {default size} other {{size}}}, {quality, select, default {default quality} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {completed}}} failed {failed{costKnown, select, yes { · {cost}} other {}}} other {cancelled{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
 
   // Slack: the Home tab.
   'slack.home.usage_header': 'Your spend and budgets',

@@ -267,6 +267,7 @@ export const es = {
   'slack.job.restarted': ':no_entry_sign: Se detuvo porque el bot se reinició; pulsa Regenerar para ejecutarlo de nuevo.',
   'slack.job.cancelled_by': ':no_entry_sign: Cancelado por {user}',
   'slack.job.charged': ':dollar: Cobrado: {usd}, porque la solicitud ya había llegado al servicio de imágenes.',
+  'slack.job.may_be_charged': ':dollar: Puede cobrarse: {usd}, porque la solicitud ya había llegado al servicio de imágenes; el cobro aún no está cerrado.',
   'slack.job.preview': 'Vista previa {preview}{images, plural, one {} other { de la imagen {image}}}',
   'slack.job.image': 'Imagen {index}',
   'slack.job.kept_images': '{user} {kept}',
@@ -313,6 +314,7 @@ export const es = {
   'slack.edit.label': '{field, select, size {Tamaño} quality {Calidad} background {Fondo} format {Formato} other {Imágenes}}',
   'slack.edit.out_of_date': 'Este formulario está desactualizado; ciérralo y vuelve a empezar la edición.',
   'slack.edit.say_what': 'Di qué debería cambiar.',
+  'slack.edit.default_choice': 'Tu valor predeterminado',
   'slack.edit.pick_one': 'Elige uno de {values}.',
   'slack.edit.only_images': 'Solo se pueden editar imágenes PNG, JPEG y WebP.',
   'slack.edit.could_not_open': 'No pude abrir el formulario de edición; inténtalo de nuevo.',
@@ -332,7 +334,7 @@ export const es = {
   'slack.budget.usage':
     'Escribe {how}: CAP es user-daily, user-monthly, workspace-daily o workspace-monthly; USD es 0 o más (p. ej., 2.50), o `clear` para el ajuste del operador.',
   'slack.history.line':
-    '{rank}. {when}{author} en {channel} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
+    '{rank}. {when}{author}{channel, select, dm { en un mensaje directo} other { en {channel}}} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensaje>} other {}}',
   'slack.home.usage_header': 'Tu gasto y tus presupuestos',
   'slack.home.history_header': 'Tus imágenes recientes',
   'slack.home.history_empty': 'Todavía nada: crea tu primera imagen con {command} {where, select, any {en cualquier canal} other {en {channels}}}.',

@@ -267,6 +267,7 @@ export const fr = {
   'slack.job.restarted': ':no_entry_sign: Arrêtée car le bot a redémarré ; appuyez sur Relancer pour la relancer.',
   'slack.job.cancelled_by': ':no_entry_sign: Annulée par {user}',
   'slack.job.charged': ':dollar: Facturé : {usd}, car la demande avait atteint le service d’images.',
+  'slack.job.may_be_charged': ':dollar: Peut être facturé : {usd}, car la demande avait atteint le service d’images ; la facturation n’est pas encore arrêtée.',
   'slack.job.preview': 'Aperçu {preview}{images, plural, one {} other { de l’image {image}}}',
   'slack.job.image': 'Image {index}',
   'slack.job.kept_images': '{user} {kept}',
@@ -313,6 +314,7 @@ export const fr = {
   'slack.edit.label': '{field, select, size {Taille} quality {Qualité} background {Arrière-plan} format {Format} other {Images}}',
   'slack.edit.out_of_date': 'Ce formulaire n’est plus à jour ; fermez-le et recommencez la modification.',
   'slack.edit.say_what': 'Dites ce qu’il faut changer.',
+  'slack.edit.default_choice': 'Votre valeur par défaut',
   'slack.edit.pick_one': 'Choisissez parmi {values}.',
   'slack.edit.only_images': 'Seules les images PNG, JPEG et WebP peuvent être modifiées.',
   'slack.edit.could_not_open': 'Je n’ai pas pu ouvrir le formulaire de modification ; réessayez.',
@@ -332,7 +334,7 @@ export const fr = {
   'slack.budget.usage':
     'Tapez {how} : CAP est user-daily, user-monthly, workspace-daily ou workspace-monthly ; USD vaut 0 ou plus (par ex. 2.50), ou `clear` pour le réglage de l’opérateur.',
   'slack.history.line':
-    '{rank}. {when}{author} dans {channel} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
+    '{rank}. {when}{author}{channel, select, dm { en message direct} other { dans {channel}}} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|message>} other {}}',
   'slack.home.usage_header': 'Vos dépenses et budgets',
   'slack.home.history_header': 'Vos images récentes',
   'slack.home.history_empty': 'Rien pour l’instant : créez votre première image avec {command} {where, select, any {dans n’importe quel canal} other {dans {channels}}}.',

@@ -267,6 +267,7 @@ export const ja = {
   'slack.job.restarted': ':no_entry_sign: ボットの再起動により停止しました。「再生成」を押すともう一度実行します。',
   'slack.job.cancelled_by': ':no_entry_sign: {user} がキャンセルしました',
   'slack.job.charged': ':dollar: {usd} が請求されました。リクエストは画像サービスに届いていました。',
+  'slack.job.may_be_charged': ':dollar: {usd} が請求される可能性があります。リクエストは画像サービスに届いていましたが、請求はまだ確定していません。',
   'slack.job.preview': 'プレビュー {preview}{images, plural, =1 {} other {（画像 {image}）}}',
   'slack.job.image': '画像 {index}',
   'slack.job.kept_images': '{user} {kept}',
@@ -313,6 +314,7 @@ export const ja = {
   'slack.edit.label': '{field, select, size {サイズ} quality {品質} background {背景} format {形式} other {枚数}}',
   'slack.edit.out_of_date': 'このフォームは古くなっています。閉じてから編集をやり直してください。',
   'slack.edit.say_what': '何を変えるか書いてください。',
+  'slack.edit.default_choice': '自分の既定値',
   'slack.edit.pick_one': '{values} から選んでください。',
   'slack.edit.only_images': '編集できるのは PNG、JPEG、WebP の画像だけです。',
   'slack.edit.could_not_open': '編集フォームを開けませんでした。もう一度お試しください。',
@@ -332,7 +334,7 @@ export const ja = {
   'slack.budget.usage':
     '{how} と入力してください。CAP は user-daily、user-monthly、workspace-daily、workspace-monthly のいずれか、USD は 0 以上（例: 2.50）、運営者の設定に戻すには `clear` です。',
   'slack.history.line':
-    '{rank}. {when}{author} {channel} で「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {完了}}} failed {失敗{costKnown, select, yes { · {cost}} other {}}} other {キャンセル{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|メッセージ>} other {}}',
+    '{rank}. {when}{author} {channel, select, dm {ダイレクトメッセージ} other {{channel}}} で「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {完了}}} failed {失敗{costKnown, select, yes { · {cost}} other {}}} other {キャンセル{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|メッセージ>} other {}}',
   'slack.home.usage_header': 'あなたの支出と予算',
   'slack.home.history_header': 'あなたの最近の画像',
   'slack.home.history_empty': 'まだありません。{where, select, any {どのチャンネルでも} other {{channels} で}} {command} で最初の画像を作れます。',

@@ -267,6 +267,7 @@ export const ptBR = {
   'slack.job.restarted': ':no_entry_sign: Parou porque o bot reiniciou; toque em Gerar de novo para executá-la outra vez.',
   'slack.job.cancelled_by': ':no_entry_sign: Cancelada por {user}',
   'slack.job.charged': ':dollar: Cobrado: {usd}, pois o pedido já tinha chegado ao serviço de imagens.',
+  'slack.job.may_be_charged': ':dollar: Pode ser cobrado: {usd}, pois o pedido já tinha chegado ao serviço de imagens; a cobrança ainda não foi fechada.',
   'slack.job.preview': 'Prévia {preview}{images, plural, one {} other { da imagem {image}}}',
   'slack.job.image': 'Imagem {index}',
   'slack.job.kept_images': '{user} {kept}',
@@ -313,6 +314,7 @@ export const ptBR = {
   'slack.edit.label': '{field, select, size {Tamanho} quality {Qualidade} background {Fundo} format {Formato} other {Imagens}}',
   'slack.edit.out_of_date': 'Este formulário está desatualizado; feche-o e comece a edição de novo.',
   'slack.edit.say_what': 'Diga o que deve mudar.',
+  'slack.edit.default_choice': 'Seu padrão',
   'slack.edit.pick_one': 'Escolha um de {values}.',
   'slack.edit.only_images': 'Só é possível editar imagens PNG, JPEG e WebP.',
   'slack.edit.could_not_open': 'Não consegui abrir o formulário de edição; tente de novo.',
@@ -332,7 +334,7 @@ export const ptBR = {
   'slack.budget.usage':
     'Digite {how}: CAP é user-daily, user-monthly, workspace-daily ou workspace-monthly; USD é 0 ou mais (ex.: 2.50), ou `clear` para a configuração do operador.',
   'slack.history.line':
-    '{rank}. {when}{author} em {channel} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
+    '{rank}. {when}{author}{channel, select, dm { em uma mensagem direta} other { em {channel}}} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · <{link}|mensagem>} other {}}',
   'slack.home.usage_header': 'Seus gastos e orçamentos',
   'slack.home.history_header': 'Suas imagens recentes',
   'slack.home.history_empty': 'Nada ainda: crie sua primeira imagem com {command} {where, select, any {em qualquer canal} other {em {channels}}}.',

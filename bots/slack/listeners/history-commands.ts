@@ -3,7 +3,7 @@ import { describeForgotten, historyLineValues, say, type HistoryEntry } from '..
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
-import { messageLinkOf, plainTextOf } from '../slack-text.js';
+import { jobMessageSeenBy, messageLinkOf, plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -60,7 +60,10 @@ export async function answerHistoryCommand(
 /**
  * One section per job, newest first: when, where, the prompt, options and
  * cost, a link to its message (while the request is kept), and a Reroll
- * button that runs it again in its channel, counted against whoever clicks.
+ * button that runs it again in its channel, counted against whoever clicks
+ * (a job asked in another member's direct messages: in the clicker's own).
+ * In the workspace's view, a job asked in a direct message with the app says
+ * so, with neither its conversation nor a link.
  */
 async function renderHistory(context: BotContext, entries: readonly HistoryEntry[], whose: 'mine' | 'scope', locale: string | undefined): Promise<{ text: string; blocks: types.KnownBlock[] }> {
   const title = say(locale, 'history.title', { whose, scope: 'workspace' }, { bold: (text) => `*${text}*` });
@@ -69,13 +72,16 @@ async function renderHistory(context: BotContext, entries: readonly HistoryEntry
   const lines = await Promise.all(
     entries.map(async (e, i) => {
       const prompt = e.prompt.length > 80 ? `${e.prompt.slice(0, 79)}…` : e.prompt;
-      const request = await context.store.get(e.key).catch(() => undefined);
+      // A job asked in a member's direct messages with the app, read by an admin: only the member can open that message,
+      // so the workspace's view names neither the conversation nor links it (their own history does, as the audit channel).
+      const theirsAlone = whose === 'scope' && jobMessageSeenBy(e) === 'member';
+      const request = theirsAlone ? undefined : await context.store.get(e.key).catch(() => undefined);
       return say(locale, 'slack.history.line', {
         rank: i + 1,
         // Slack shows the date in each reader's own time zone and language.
         when: `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`,
         author: whose === 'scope' ? ` <@${e.userId}>` : '',
-        channel: `<#${e.channelId}>`,
+        channel: theirsAlone ? 'dm' : `<#${e.channelId}>`,
         prompt: prompt.replace(/[\n`<>&]/g, ' '),
         ...historyLineValues(e),
         hasLink: request?.messageTs ? 'yes' : 'no',

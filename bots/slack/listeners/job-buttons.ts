@@ -5,6 +5,7 @@ import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
+import { jobMessageSeenBy } from '../slack-text.js';
 import type { SavedRequest } from '../RequestStore.js';
 import { mayCancel, say, sayWords } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
@@ -17,7 +18,7 @@ import { localeIn } from '../user-locales.js';
  * folder), so they keep working after a restart: Cancel stops a queued or
  * running job (its owner or an admin), and on a job that finished says so and
  * where its buttons are; Reroll runs the same request again for whoever clicks
- * it, Edit opens the edit modal on the job's images and Delete deletes the job's
+ * it (a job asked in another member's direct messages: in the clicker's own), Edit opens the edit modal on the job's images and Delete deletes the job's
  * message, its images with their caption, the message with their buttons, and
  * the previews in its thread (each its owner or an admin, as for Cancel).
  */
@@ -54,6 +55,25 @@ async function resultMessageTs(client: App['client'], request: SavedRequest): Pr
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Where a job's Reroll or Edit runs for whoever pressed it: where it was asked, and in its thread; but a job asked in a
+ * member's direct messages with the app is theirs alone there — anyone else's (an admin's, from the workspace's
+ * history) runs in the presser's own direct messages with the app, as if asked there, never in the member's.
+ * Undefined when those could not be opened (logged; the presser is told).
+ */
+async function whereAgain(context: BotContext, client: App['client'], request: SavedRequest, userId: string, notify: (text: string) => Promise<void>, locale: string | undefined): Promise<{ channelId: string; theirsAlone: boolean } | undefined> {
+  const askedIn = request.askedIn ?? request.channelId;
+  if (request.userId === userId || jobMessageSeenBy({ channelId: askedIn }) === 'everyone') return { channelId: askedIn, theirsAlone: false };
+  try {
+    const opened = await client.conversations.open({ users: userId });
+    if (opened.channel?.id) return { channelId: opened.channel.id, theirsAlone: true };
+  } catch (error) {
+    context.logger.warn({ code: slackErrorCode(error), user: userId }, 'could not open a member’s direct messages for another member’s job');
+  }
+  await notify(`:warning: ${say(locale, 'error.on_my_side')}`);
+  return undefined;
 }
 
 export function registerJobButtons(app: App, context: BotContext): void {
@@ -120,8 +140,10 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // A private job's Reroll is private too, under the rules of the channel it was asked in; a public one's is public when
     // its own member presses it, else it follows the clicker's default. Its own member's Reroll sends it again as it was
     // sent (its options hold the defaults it took; no note of those it could not take again); another member's takes
-    // their defaults where it chose nothing.
-    const actor = { ...actorOf(body, auth), channelId: request.askedIn ?? request.channelId };
+    // their defaults where it chose nothing. A job asked in a member's direct messages runs again in the clicker's own.
+    const where = await whereAgain(context, client, request, body.user.id, notify, localeIn(auth));
+    if (!where) return;
+    const actor = { ...actorOf(body, auth), channelId: where.channelId };
     const own = request.userId === actor.userId;
     let images;
     try {
@@ -139,7 +161,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       images,
       inputFiles: request.inputFiles,
       actor,
-      threadTs: request.threadTs,
+      threadTs: where.theirsAlone ? undefined : request.threadTs,
       notify,
       client,
       private: request.private ?? (own ? false : undefined),
@@ -213,11 +235,14 @@ export function registerJobButtons(app: App, context: BotContext): void {
     }
     // The runner's intake for a form (who, where, whether its job may be private here, a budget left) before the modal opens.
     // A private result's edit is private too (shown in the member's direct messages), under the rules of the channel it was asked in.
-    const channelId = request.askedIn ?? request.channelId;
+    // A job asked in a member's direct messages is edited in the presser's own, outside the member's conversation.
+    const where = await whereAgain(context, client, request, body.user.id, notify, locale);
+    if (!where) return;
+    const { channelId } = where;
     await context.jobs.openForm({ ...actorOf(body, auth), channelId }, notify, () =>
       openEditModal(context, client, body.trigger_id, notify, {
         channelId,
-        threadTs: request.private ? undefined : (request.threadTs ?? request.messageTs),
+        threadTs: request.private || where.theirsAlone ? undefined : (request.threadTs ?? request.messageTs),
         files: request.outputFiles,
         responseUrl: body.response_url,
         private: request.private,

@@ -1,7 +1,7 @@
 import type { App, webApi } from '@slack/bolt';
-import { LIMITS, QUALITIES, SIZES, type Quality, type Size } from 'pictor';
+import { QUALITIES, SIZES, type Quality, type Size } from 'pictor';
 import { MAX_TIMER_MS } from 'pictor/internal';
-import { rangeWords, RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
+import { RANGE_FIELDS, rangeWords, RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
 import { RECENT_KEYS_MAX, takenForMs } from '../../runner/recent-keys.js';
 import { claimWithin, digestKeyOf, LateClaim, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
@@ -306,8 +306,11 @@ function optionsOf(step: StepInputs, locale: string | undefined): { ok: true; op
     options.quality = step.quality as Quality;
   }
   if (step.count !== undefined && step.count !== '') {
-    const n = Number(step.count);
-    if (!Number.isInteger(n) || n < LIMITS.nMin || n > LIMITS.nMax) return bad('count', step.count, sayWords(locale, rangeWords('n')));
+    // The range, and the words that say it, are `/imagine`'s `--n` (the runner's `RANGE_FIELDS`, the spec's): a whole
+    // number, or its digits as text (not `0x3`, `3.0` or `1e1`, which `--n` refuses too).
+    const [min, max] = RANGE_FIELDS.n;
+    const n = typeof step.count === 'number' ? step.count : typeof step.count === 'string' && /^\d+$/.test(step.count.trim()) ? Number(step.count) : Number.NaN;
+    if (!Number.isInteger(n) || n < min || n > max) return bad('count', step.count, sayWords(locale, rangeWords('n')));
     options.n = n;
   }
   return { ok: true, options };

@@ -11,6 +11,9 @@ import { DEFAULT_CONSOLE_PORT, readAlertConfig, readConsoleConfig, startConsole 
 import { CONSOLE_FLAGS, parseFlags } from '../flags.js';
 import type { CliContext } from '../context.js';
 
+/** The level the console logs at while PICTOR_LOG_LEVEL is not set: a long-running server says what it does. */
+export const CONSOLE_LOG_LEVEL = 'info';
+
 export const CONSOLE_USAGE = `Usage: pictor console [--port P] [--host H] [--emulator]
 
 A web page of what the account spends, for whoever pays the bill: today and this month against every cap, by

@@ -56,7 +56,8 @@ export interface AlertMark {
   keepUntil: number;
 }
 
-const LOG_KEPT = 100;
+/** The alerts page's history: the last this many alerts sent are kept (older ones dropped at each send). */
+export const ALERT_LOG_KEPT = 100;
 const RulesSchema = z.object({ thresholds: z.array(z.number().int().min(1).max(1000)).min(1).max(10), breaker: z.boolean(), by: z.string(), at: z.number() });
 const EntrySchema = z.object({ id: z.string(), channel: z.string(), text: z.string(), at: z.number() });
 const FileSchema = z.object({
@@ -94,7 +95,7 @@ export class FileAlertLog implements AlertLog {
     if (marks.length === 0 && !entry) return Promise.resolve();
     return this.#change((file) => {
       for (const { key, keepUntil } of marks) file.claims[key] = { state: 'sent', until: keepUntil };
-      if (entry) file.log = [entry, ...file.log].slice(0, LOG_KEPT);
+      if (entry) file.log = [entry, ...file.log].slice(0, ALERT_LOG_KEPT);
     }, now);
   }
 
@@ -167,7 +168,7 @@ export class RedisAlertLog implements AlertLog {
     if (marks.length === 0 && !entry) return;
     const multi = this.#redis.multi();
     for (const { key, keepUntil } of marks) multi.set(`${this.#prefix}alert:${key}`, 'sent', 'PX', Math.max(1, keepUntil - now));
-    if (entry) multi.lpush(`${this.#prefix}alert-log`, JSON.stringify(entry)).ltrim(`${this.#prefix}alert-log`, 0, LOG_KEPT - 1);
+    if (entry) multi.lpush(`${this.#prefix}alert-log`, JSON.stringify(entry)).ltrim(`${this.#prefix}alert-log`, 0, ALERT_LOG_KEPT - 1);
     await multi.exec();
   }
 
@@ -225,7 +226,7 @@ export class MemoryAlertLog implements AlertLog {
 
   async sent(marks: readonly AlertMark[], _now: number, entry?: AlertLogEntry): Promise<void> {
     for (const { key, keepUntil } of marks) this.#claims.set(key, { state: 'sent', until: keepUntil });
-    if (entry) this.#log = [entry, ...this.#log].slice(0, LOG_KEPT);
+    if (entry) this.#log = [entry, ...this.#log].slice(0, ALERT_LOG_KEPT);
   }
 
   async release(keys: readonly string[]): Promise<void> {

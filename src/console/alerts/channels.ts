@@ -62,9 +62,16 @@ export interface AlertChannel {
   readonly id: string;
   /** A name someone chose (a member's, a server's) as this place's messages must write it to show it as it is; default as is. */
   readonly quote?: ((name: string) => string) | undefined;
+  /** Whether a sentence fits in one message of this place (Discord's 2,000 characters, Slack's 40,000); default any. */
+  readonly fits?: ((text: string) => boolean) | undefined;
   /** `signal` aborts it (the console stops). */
   send(alert: Alert, signal?: AbortSignal): Promise<void>;
 }
+
+/** Discord takes at most this many characters in a message's content. */
+export const DISCORD_MESSAGE_CHARS = 2000;
+/** Slack truncates a message's text past this many characters (as escaped). */
+export const SLACK_MESSAGE_CHARS = 40_000;
 
 const TIMEOUT_MS = 10_000;
 /** A 429 asking to wait longer than this is not waited for: the alert is tried again at the next check. */
@@ -87,11 +94,12 @@ export function discordChannel(config: NonNullable<AlertConfig['discord']>): Ale
   return {
     id: `discord:${config.channelId}`,
     quote: escapeDiscord,
+    fits: (text) => text.length <= DISCORD_MESSAGE_CHARS,
     send: (alert, signal) =>
       post(
         `${config.apiBaseUrl}/v10/channels/${config.channelId}/messages`,
         { authorization: `Bot ${config.token}` },
-        JSON.stringify({ content: alert.text.slice(0, 2000), allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS }),
+        JSON.stringify({ content: alert.text.slice(0, DISCORD_MESSAGE_CHARS), allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS }),
         async (res) => {
           if (!res.ok) throw new Error(`Discord answered ${res.status} to the alert`);
         },
@@ -104,6 +112,7 @@ export function discordChannel(config: NonNullable<AlertConfig['discord']>): Ale
 export function slackChannel(config: NonNullable<AlertConfig['slack']>, tokenOf?: (teamId: string) => Promise<string | undefined>): AlertChannel {
   return {
     id: `slack:${config.teamId ? `${config.teamId}/` : ''}${config.channel}`,
+    fits: (text) => escapeSlack(text).length <= SLACK_MESSAGE_CHARS,
     async send(alert, signal) {
       const token = config.token ?? (config.teamId && tokenOf ? await tokenOf(config.teamId) : undefined);
       if (!token) throw new Error(`no Slack token for the workspace ${config.teamId ?? '(none)'}: is the app installed there?`);

@@ -2,7 +2,7 @@ import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
 import { estimateOf } from '../../core/pricing.js';
-import { leftOf } from '../../spend/rules.js';
+import { leftOf, passes } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
@@ -288,7 +288,7 @@ export class AlertWatcher {
     this.#queue = messages;
     for (let next = this.#queue.shift(); next !== undefined; next = this.#queue.shift()) {
       const { channel, alert, marks } = next;
-      const text = alertText(alert, now, channel.quote);
+      const text = alertText(alert, now, channel.quote, channel.fits);
       try {
         await channel.send({ ...alert, text }, this.#abort.signal);
       } catch (error) {
@@ -333,8 +333,12 @@ function membersMessage(channel: AlertChannel, each: Message[], now: number): Me
   };
 }
 
-/** The sentence of an alert; `quote` writes a name someone chose as the destination must (see `AlertChannel.quote`). */
-export function alertText(alert: Alert, now: number, quote: (name: string) => string = (name) => name): string {
+/**
+ * The sentence of an alert; `quote` writes a name someone chose as the destination must (see `AlertChannel.quote`), and
+ * a members' summary lists only as many of its most used as `fits` one message of the destination, then says how many
+ * more there are (see `AlertChannel.fits`).
+ */
+export function alertText(alert: Alert, now: number, quote: (name: string) => string = (name) => name, fits: (text: string) => boolean = () => true): string {
   const tag = alert.ledger === 'emulator' ? 'Pictor (emulator ledger, no money spent)' : 'Pictor';
   const named = (name: string | undefined, key: string) => (name ? `${quote(name)} (${key})` : key);
   if (alert.breaker) {
@@ -357,10 +361,17 @@ export function alertText(alert: Alert, now: number, quote: (name: string) => st
       .map(([threshold, n]) => (threshold === 'full' ? `${n} cannot take one more image` : `${n} past ${threshold} %`))
       .join(', ');
     const listed = top.map((cap) => `${whoOf(cap)} (${cap.bound === 'lower' ? 'at most ' : ''}${cap.percent} % of ${formatUsd(cap.limitUsd)} ${periodOf(cap)})`);
-    return (
-      `${tag}: ${count} members’ caps passed a threshold (${counts}). ` +
-      `${top.length < count ? `The ${top.length} most used` : 'They'}: ${listed.join('; ')}. All are in the Pictor console (Caps and settings).`
-    );
+    const opening = `${tag}: ${count} members’ caps passed a threshold (${counts}).`;
+    const closing = 'All are in the Pictor console (Caps and settings).';
+    // As many of the most used as fit one message, the rest counted: a long name leaves room for fewer.
+    for (let shown = listed.length; shown > 0; shown--) {
+      const more = count - shown;
+      const names = listed.slice(0, shown).join('; ');
+      const text =
+        more === 0 ? `${opening} They: ${names}. ${closing}` : shown === listed.length ? `${opening} The ${shown} most used: ${names}. ${closing}` : `${opening} The ${shown} most used: ${names}; and ${more} more. ${closing}`;
+      if (fits(text)) return text;
+    }
+    return `${opening} ${closing}`;
   }
   const cap = alert.cap!;
   const whose = cap.owner === 'account' ? OWNER_WORDS.account : `${OWNER_WORDS[cap.owner]} ${whoOf(cap)}`;
@@ -383,9 +394,9 @@ export function alertText(alert: Alert, now: number, quote: (name: string) => st
 
 /**
  * A cap the jobs are reserved with (not a member's lower bound) that has been used and has less left than a job of one
- * image reserves: it cannot take one more image. The ledger counts refusals by kind of cap, not by whose, so no
- * refusal is claimed of it.
+ * image reserves: it cannot take one more image, as the spend guard decides it (`passes`, to the nano-dollar). The
+ * ledger counts refusals by kind of cap, not by whose, so no refusal is claimed of it.
  */
 export function cannotTakeOneImage(cap: CapUse): boolean {
-  return cap.bound === undefined && (cap.usedUsd > 0 || cap.limitUsd === 0) && cap.limitUsd - cap.usedUsd < ONE_IMAGE_USD;
+  return cap.bound === undefined && (cap.usedUsd > 0 || cap.limitUsd === 0) && passes(cap.usedUsd, ONE_IMAGE_USD, cap.limitUsd);
 }

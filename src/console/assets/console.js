@@ -132,6 +132,7 @@
     });
     events.addEventListener('live', function (event) {
       var jobs = JSON.parse(event.data);
+      status.textContent = '';
       liveBody.replaceChildren.apply(liveBody, jobs.length ? jobs.map(liveRow) : [emptyRow(7, 'Nothing queued or running.')]);
       section.setAttribute('data-live-count', String(jobs.length));
     });
@@ -145,6 +146,10 @@
         recentBody.insertBefore(finishedRow(job), recentBody.firstChild);
       });
       while (recentBody.rows.length > 100) recentBody.deleteRow(recentBody.rows.length - 1);
+    });
+    // The ledger did not answer the stream's first read: the stream ended, and the browser asks again in a few seconds.
+    events.addEventListener('unavailable', function () {
+      status.textContent = 'The ledger did not answer in time: live updates try again in a few seconds.';
     });
     events.addEventListener('busy', function () {
       status.textContent = 'Too many pages are watching the jobs: reload later for live updates.';

@@ -1,28 +1,33 @@
 import { html, type SafeHtml } from '../html.js';
 import { head } from './layout.js';
 
-/** The page answered (503) when the ledger did not answer in time: short, with where it is and that a reload asks again. */
-export function ledgerUnreachablePage(ledgerWhere: string, waitedSeconds: number): SafeHtml {
-  return html`${head('The ledger cannot be reached')}
-</head>
-<body class="login">
-<main id="main">
-<h1>The ledger cannot be reached</h1>
-<p class="problem" role="alert">The console asked ${ledgerWhere} and had no answer within ${waitedSeconds} s, so it has no figure to show. Check that it is running and reachable (the console’s log says when this happened); reload the page to ask again.</p>
-</main>
-</body>
-</html>
-`;
-}
+/**
+ * Why a page answered 503: `unreachable`, the ledger did not answer (Redis gone); `slow`, a file ledger was still being
+ * read (the page goes on being made, and a reload takes it).
+ */
+export type LedgerWaitReason = 'unreachable' | 'slow';
 
-/** The page answered (503) when a file ledger was still being read: the page is being made, and a reload takes it. */
-export function ledgerSlowPage(ledgerWhere: string, waitedSeconds: number): SafeHtml {
-  return html`${head('The ledger is still being read')}
+const WORDS: Record<LedgerWaitReason, { title: string; text: (where: string, seconds: number) => string }> = {
+  unreachable: {
+    title: 'The ledger cannot be reached',
+    text: (where, seconds) =>
+      `The console asked ${where} and had no answer within ${seconds} s, so it has no figure to show. Check that it is running and reachable (the console’s log says when this happened); reload the page to ask again.`,
+  },
+  slow: {
+    title: 'The ledger is still being read',
+    text: (where, seconds) => `The console is reading ${where} and did not finish within ${seconds} s (a large ledger takes longer). It goes on: reload the page in a few seconds to see it.`,
+  },
+};
+
+/** The page answered (503) when the ledger did not answer in time: short, with its reason, where the ledger is and what a reload does. */
+export function ledgerWaitPage(reason: LedgerWaitReason, ledgerWhere: string, waitedSeconds: number): SafeHtml {
+  const { title, text } = WORDS[reason];
+  return html`${head(title)}
 </head>
 <body class="login">
 <main id="main">
-<h1>The ledger is still being read</h1>
-<p class="problem" role="alert">The console is reading ${ledgerWhere} and did not finish within ${waitedSeconds} s (a large ledger takes longer). It goes on: reload the page in a few seconds to see it.</p>
+<h1>${title}</h1>
+<p class="problem" role="alert">${text(ledgerWhere, waitedSeconds)}</p>
 </main>
 </body>
 </html>

@@ -1,9 +1,16 @@
 import { describe, expect, it, vi } from 'vitest';
 import { COMMAND_NAMES } from '../../../bots/discord/command-words.js';
-import { say, usd } from '../../../bots/runner/index.js';
+import { say, usd, type HistoryEntry } from '../../../bots/runner/index.js';
 import { makeImage } from '../../helpers/images.js';
 import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
 import { closeStoppedProcesses, drawingJob, ESTIMATE_USD, jobRecords, stoppedReply } from './sweep-scene.js';
+
+/** Every entry of every member's history, as kept. */
+async function historyEntries(h: DiscordHarness): Promise<HistoryEntry[]> {
+  const entries: HistoryEntry[] = [];
+  for await (const { value } of h.state.store.space<HistoryEntry[]>(h.state.spaces.history).entries()) entries.push(...value);
+  return entries;
+}
 
 describe('a job a stop cut off, told “stopped” by the next start', () => {
   let h: DiscordHarness;
@@ -32,7 +39,7 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
     expect(history.content).toContain('$0.0064');
   });
 
-  it('says what the ledger may still charge a job whose reservation a process not gone to the ledger holds (its request sent): its estimate, not settled yet, and keeps it in the history without a cost', async () => {
+  it('says what the ledger may still charge a job whose reservation a process not gone to the ledger holds (its request sent): its estimate, not settled yet, and keeps it in the history as what it may cost, not as its cost', async () => {
     // This harness's crash keeps its ledger's process alive: its lease on the reservation holds, as a killed replica's
     // does for a while after its lease on the job lapsed, so the ledger has no verdict yet.
     const { running, key, record } = await drawing('a fox not charged yet');
@@ -42,9 +49,24 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
     expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted'), say('en', 'discord.job.may_be_charged', { usd: usd(ESTIMATE_USD) })]);
     expect((await h.quotaStore.activeJobs()).map((j) => j.jobId)).toEqual([record.runnerJobId]);
     await vi.waitFor(async () => expect(await jobRecords(h).get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
-    const history = await answerOf(h, h.discord.slashCommand('imagine-history', {}));
-    expect(history.content).toContain('a fox not charged yet');
-    expect(history.content).not.toContain('$0.0064');
+    const [entry] = (await historyEntries(h)).filter((e) => e.key === key);
+    expect(entry).toMatchObject({ prompt: 'a fox not charged yet', status: 'failed', mayCostUsd: ESTIMATE_USD });
+    expect(entry!.costUsd).toBeUndefined();
+  });
+
+  it('reads the ledger once per sweep, however many jobs it says “stopped” of: one reconcile, one read of the reservations held', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
+    const first = await drawingJob(h, 'a fox stopped first');
+    const second = await drawingJob(h, 'a fox stopped second');
+    const reconciles = vi.spyOn(h.quotaStore, 'reconcile');
+    const reads = vi.spyOn(h.quotaStore, 'activeJobs');
+    await h.restart({ crash: true });
+
+    for (const { key } of [first, second]) {
+      await vi.waitFor(async () => expect(await jobRecords(h).get(key)).toMatchObject({ status: 'failed', endRecorded: true }), { timeout: 15_000 });
+    }
+    expect(reconciles).toHaveBeenCalledTimes(1);
+    expect(reads).toHaveBeenCalledTimes(1);
   });
 
   it('says no charge of a job the ledger released (its process gone before its request was sent), and still keeps it in the history', async () => {

@@ -48,6 +48,11 @@ describe('an audit entry in words', () => {
     expect([failed.head, failed.notes]).toEqual(['⚠️ Failed · <@U1> in <#C1>', ['cost $0.0064', 'reason: upstream_error']]);
   });
 
+  it('says at most what a job a stop cut off may cost when its charge was not settled as its end was recorded', () => {
+    const stopped = auditLinesOf({ ...base, type: 'job', prompt: 'x', status: 'failed:interrupted', mayCostUsd: 0.00636 }, 'en');
+    expect(stopped.notes).toEqual(['cost ≤ $0.0064', 'reason: interrupted']);
+  });
+
   it('says the greeting, the skipped entries, a post’s summary and forget’s answer', () => {
     expect(auditGreeting('discord', 'en')).toBe(
       'Audit entries for this server will be posted here: every job (who, where, prompt, options, cost, link) and every refusal by a rule or a budget.',

@@ -35,6 +35,20 @@ describe('a history line in words', () => {
     expect(slack).toBe('1. <@U1> in #art “a kite” · 1 × 1024x1024, low · failed · $0.0064');
   });
 
+  it('says on Slack that a job was asked in a direct message, without naming that conversation', () => {
+    const values = { rank: 1, when: '', author: '<@U1>', channel: 'dm', prompt: 'a kite', hasLink: 'no', link: '', ...historyLineValues(entry({ costUsd: 0.011 })) };
+    expect(say('en', 'slack.history.line', values)).toBe('1. <@U1> in a direct message “a kite” · 1 × 1024x1024, low · $0.0110');
+    for (const locale of LOCALES) expect(say(locale, 'slack.history.line', values)).not.toMatch(/\bdm\b/);
+  });
+
+  it('says at most what a job a stop cut off may cost when its charge was not settled as its end was recorded', () => {
+    expect(line(entry({ status: 'failed', mayCostUsd: 0.00636 }))).toBe('1. <@U1> “a kite” · 1 × 1024x1024, low · failed · ≤ $0.0064');
+  });
+
+  it('says on a Slack job’s message what a job a stop cut off may be charged, not settled yet', () => {
+    expect(say('en', 'slack.job.may_be_charged', { usd: '$0.0064' })).toBe(':dollar: May be charged $0.0064: the request had reached the image service, and its charge is not settled yet.');
+  });
+
   it('says on a Slack job’s message what a failed or cancelled job was charged', () => {
     expect(say('en', 'slack.job.charged', { usd: '$0.0064' })).toBe(':dollar: Charged $0.0064: the request had reached the image service.');
   });

@@ -79,6 +79,20 @@ describe('the rules of a server or workspace', () => {
     await ranWith(runner, job(requester({ channelId: 'art' })));
   });
 
+  it('answers who a member is in no channel (a Home): the rules of who alone, the channels left to be said apart', async () => {
+    const runner = await runnerWith();
+    await runner.policy.set(admin(), 'channels', ['art', 'studio']);
+    await runner.policy.set(admin(), 'allowed', ['role:artists']);
+    const { channelId: _channel, ...artist } = requester({ roleIds: ['artists'] });
+    const { channelId: _elsewhere, ...visitor } = requester({ roleIds: ['visitors'] });
+    expect(await runner.policy.whoRefusal(artist)).toBeUndefined();
+    expect((await runner.policy.whoRefusal(visitor))?.code).toBe('member_not_allowed');
+    await runner.policy.set(admin(), 'blocked', [artist.userId]);
+    expect((await runner.policy.whoRefusal(artist))?.code).toBe('member_blocked');
+    // A requester with a channel (as a surface has one) is asked about in none all the same.
+    expect(await runner.policy.whoRefusal(requester({ roleIds: ['artists'], channelId: 'general' }))).toBeUndefined();
+  });
+
   it('lets only the chosen roles and users generate, and never a blocked member', async () => {
     const runner = await runnerWith();
     const carol = requester();

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settingsCommandOf } from '../../../bots/slack/listeners/settings-commands.js';
 import { finishedActions, finishedJob, imageShares, png, type Harness, privately, ADMIN, startWithAdmin } from './harness.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
+import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { say, type Requester } from '../../../bots/runner/index.js';
 
 let h: Harness | undefined;
@@ -171,6 +172,48 @@ describe('/imagine history and /imagine forget, on Slack', () => {
     expect(note.body.text).toBe(say('en', 'job.prompt_erased'));
     expect(h.emulator.requests).toHaveLength(1);
     expect(h.runner.activeJobs()).toHaveLength(0);
+  });
+});
+
+describe('a job asked in a member’s direct messages, in the workspace’s history, on Slack', () => {
+  it('is listed for an admin with neither that conversation nor a link, and an admin’s Reroll or Edit of it runs in the admin’s own direct messages, never in the member’s', async () => {
+    h = await start();
+    const bobDm = h.fake.dmOf('U0BOB');
+    await h.fake.userMessage({ channel: bobDm, channelType: 'im', user: 'U0BOB', text: 'my diary page --quality low' });
+    await finishedJob(h.fake, bobDm);
+    const bob = { platform: 'slack' as const, userId: 'U0BOB', channelId: bobDm, scopeId: h.fake.teamId };
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(bob)).not.toHaveLength(0), { timeout: 15_000 });
+    await h.runner.history!.settled();
+
+    // Bob's own history names and links his direct message; the admins' view of the workspace does neither.
+    expect(await privately(h.fake, 'history', 'U0BOB')).toContain(`/archives/${bobDm}/p`);
+    const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
+    expect(workspace).toContain('<@U0BOB>');
+    expect(workspace).toContain('my diary page');
+    expect(workspace).not.toContain(bobDm);
+    expect(workspace).not.toContain('/archives/');
+    expect(workspace).toBe(workspace.replace(/<#[^>]*>/g, ''));
+
+    // The line's Reroll, pressed by the admin where they read it.
+    const listing = h.fake.responses.at(-1)!.body;
+    const shown: FakeMessage = { channel: 'C0ADM', ts: '1700000000.000100', text: String(listing.text), blocks: listing.blocks as unknown[], postedAt: Date.now(), edits: [] };
+    const bobsMessages = h.fake.botMessages(bobDm).length;
+    await h.fake.clickButton(shown, 'pictor_reroll', ADMIN);
+    await finishedJob(h.fake, h.fake.dmOf(ADMIN));
+    expect(h.emulator.requests).toHaveLength(2);
+    expect(h.emulator.requests[1]!.parsed?.prompt).toBe('my diary page');
+    expect(h.fake.botMessages(bobDm)).toHaveLength(bobsMessages);
+    expect(h.fake.botMessages('C0ADM')).toHaveLength(0);
+    // Counted against the admin, and in the admin's own history as asked in their direct messages.
+    const admin = { platform: 'slack' as const, userId: ADMIN, channelId: h.fake.dmOf(ADMIN), scopeId: h.fake.teamId, isAdmin: true };
+    await vi.waitFor(async () => expect((await h!.runner.history!.mine(admin)).map((e) => e.channelId)).toEqual([h!.fake.dmOf(ADMIN)]), { timeout: 15_000 });
+
+    // An admin's Edit of Bob's images opens a form whose edit goes to the admin's own direct messages, outside Bob's thread.
+    await h.fake.clickButton(await finishedActions(h.fake, bobDm), 'pictor_edit', ADMIN);
+    const form = await h.fake.waitFor(() => h!.fake.views[0], 'the edit form');
+    const where = JSON.parse(String(form.view.private_metadata)) as { c: string; t?: string };
+    expect(where.c).toBe(h.fake.dmOf(ADMIN));
+    expect(where.t).toBeUndefined();
   });
 });
 

@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { anyOf, LOCALES, say } from '../../../bots/runner/index.js';
+import { editModal } from '../../../bots/slack/edit-modal.js';
 import { allowedFor, usageText } from '../../../bots/slack/imagine-text.js';
 
 /** The sentences of Slack's buttons, flags, help and workflow step, as a member reads them (each checked once, here). */
 describe('what Slack tells a member', () => {
   it('tells another member who may edit a job’s images', () => {
     expect(say('en', 'slack.button.only_requester_edit', { user: '<@U0ALICE>' })).toBe('Only <@U0ALICE> or an admin can use this Edit button. To edit these images yourself, use the message’s ⋯ menu → *Edit image*.');
+  });
+
+  it('offers, first in each option of the edit form, the member’s default, which fits a choice of Slack’s', () => {
+    const view = editModal({ channelId: 'C0ART' }, 'en');
+    const first = (view.blocks as { element?: { options?: { text: { text: string } }[] } }[]).flatMap((b) => (b.element?.options ? [b.element.options[0]!.text.text] : []));
+    expect(first).toEqual(Array.from({ length: 5 }, () => 'Your default'));
+    for (const locale of LOCALES) expect(say(locale, 'slack.edit.default_choice').length, locale).toBeLessThanOrEqual(75);
   });
 
   it('words a flag’s range from the spec’s limits, and names --format in the rule of --compression', () => {

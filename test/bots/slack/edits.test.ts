@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { RecordingServer } from '../../fakes/slack/RecordingServer.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
-import { ADMIN, finishedActions, finishedJob, imageShares, jobMessages, png, startHarness, startWithAdmin, statusOf, type Harness } from './harness.js';
+import { DEFAULT_CHOICE } from '../../../bots/slack/edit-modal.js';
+import { ADMIN, finishedActions, finishedJob, imageShares, jobMessages, png, privately, startHarness, startWithAdmin, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 let foreign: RecordingServer | undefined;
@@ -44,6 +45,42 @@ describe('editing images in Slack', () => {
     const [final, actions] = fake.replies('C0PHOTOS', post.ts).slice(-2);
     expect(final!.files).toHaveLength(1);
     expect(actions).toBe(await finishedActions(fake, 'C0PHOTOS'));
+  });
+
+  it('fills in what the edit form is left at with the member’s own defaults, as /imagine does where they choose nothing', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await privately(fake, 'settings --quality low --size 1536x1024 --format webp', 'U0BOB');
+    const post = await fake.userMessage({ channel: 'C0PHOTOS', user: 'U0CAROL', text: 'look', files: [fake.addFile({ name: 'c.png', bytes: await png() })] });
+    await fake.messageShortcut(post, 'pictor_edit_image', 'U0BOB');
+    const view = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    const initial = (view.view.blocks as { block_id?: string; element?: { initial_option?: { value?: string } } }[]).filter((b) => b.element?.initial_option);
+    expect(initial.map((b) => [b.block_id, b.element!.initial_option!.value])).toEqual(['size', 'quality', 'background', 'format', 'n'].map((block) => [block, DEFAULT_CHOICE]));
+
+    const submitted = await fake.submitView(view, { prompt: 'make it red' }, 'U0BOB');
+    expect(submitted.body).toBeUndefined();
+    await finishedJob(fake, 'C0PHOTOS');
+    expect(edits(h)[0]!.fields).toMatchObject({ quality: 'low', size: '1536x1024', output_format: 'webp' });
+  });
+
+  it('takes an edit form left as it opened within the workspace’s allowed qualities and its default size, and a choice made in it as asked', async () => {
+    h = await startWithAdmin();
+    const { fake } = h;
+    await privately(fake, 'admin set qualities low medium', ADMIN);
+    await privately(fake, 'admin set default-size 1024x1536', ADMIN);
+    const post = await fake.userMessage({ channel: 'C0PHOTOS', user: 'U0CAROL', text: 'look', files: [fake.addFile({ name: 'c.png', bytes: await png() })] });
+
+    await fake.messageShortcut(post, 'pictor_edit_image', 'U0BOB');
+    const unchanged = await fake.waitFor(() => fake.views[0], 'the edit modal');
+    expect((await fake.submitView(unchanged, { prompt: 'make it red' }, 'U0BOB')).body).toBeUndefined();
+    await finishedJob(fake, 'C0PHOTOS');
+    expect(edits(h)[0]!.fields).toMatchObject({ quality: 'low', size: '1024x1536' });
+
+    await fake.messageShortcut(post, 'pictor_edit_image', 'U0BOB');
+    const chosen = await fake.waitFor(() => fake.views[1], 'the second edit modal');
+    await fake.submitView(chosen, { prompt: 'make it blue', quality: 'medium', size: '1024x1024' }, 'U0BOB');
+    await finishedJob(fake, 'C0PHOTOS', 1);
+    expect(edits(h)[1]!.fields).toMatchObject({ quality: 'medium', size: '1024x1024' });
   });
 
   it('refuses the shortcut privately on a message without images, without opening a modal', async () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DM_RATE_LIMITED_WAITS_MAX, RATE_LIMITED_WAIT_LEAST_MS, RATE_LIMITED_WAIT_MAX_MS, RATE_LIMITED_WAITS_MAX } from '../../../bots/slack/SlackJobView.js';
+import { RATE_LIMITED_WAIT_MAX_MS } from '../../../bots/slack/SlackJobView.js';
 import { ChannelWriter } from '../../../bots/slack/ChannelWriter.js';
 import { say, usd } from '../../../bots/runner/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
@@ -382,6 +382,28 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
   const waits = (logger: RecordingLogger) => logger.entries.filter((e) => e.msg?.startsWith('Slack rate-limited a message of a job that is sent once'));
   const gaveUp = (logger: RecordingLogger) => logger.entries.find((e) => e.msg === 'could not send the end of a job to the requester directly');
 
+  /** Slack rate-limits the calls `match` takes, one after another, with these Retry-After seconds, in turn. */
+  function failInTurn(fake: FakeSlack, match: (args: Record<string, unknown>) => boolean, retryAfterSecs: readonly number[]): void {
+    let turn = 0;
+    // The fake may ask a fault's `match` more than once of one call: the next turn is set once per call.
+    const seen = new WeakSet<object>();
+    const next = () => {
+      if (turn >= retryAfterSecs.length) return;
+      fake.failNext('chat.postMessage', {
+        status: 429,
+        retryAfterSec: retryAfterSecs[turn++]!,
+        count: 1,
+        match: (args) => {
+          if (!match(args)) return false;
+          if (!seen.has(args)) queueMicrotask(next);
+          seen.add(args);
+          return true;
+        },
+      });
+    };
+    next();
+  }
+
   /** A job in `channel` whose message is deleted while it draws, then cancelled by U0ALICE: its end is posted anew. */
   async function cancelWithMessageGone(fake: FakeSlack, channel: string): Promise<void> {
     await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel, user: 'U0ALICE' });
@@ -390,7 +412,7 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
   }
 
-  it('waits a second at least for a Retry-After of 0, and gives up after a bounded number of 429s in its channel, then a few more of their own in the requester’s direct messages', async () => {
+  it('waits a second at least for a Retry-After of 0, and gives up after ten 429s in its channel, then three more of their own in the requester’s direct messages (the README’s numbers)', async () => {
     const logger = new RecordingLogger();
     h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
     const { fake } = h;
@@ -399,31 +421,58 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     try {
       fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 0, count: 10_000, match: isEndPost('C0NOWAIT', dm) });
       await cancelWithMessageGone(fake, 'C0NOWAIT');
-      for (let i = 1; i <= RATE_LIMITED_WAITS_MAX; i++) {
+      for (let i = 1; i <= 10; i++) {
         await fake.waitFor(() => waits(logger).length >= i || undefined, `wait ${i}`, 10 * 60_000);
         expect(waits(logger)).toHaveLength(i);
-        expect(waits(logger)[i - 1]!.obj).toMatchObject({ channel: 'C0NOWAIT', retryAfterMs: 0, waitMs: RATE_LIMITED_WAIT_LEAST_MS });
-        await clock.advance(RATE_LIMITED_WAIT_LEAST_MS - 1);
+        expect(waits(logger)[i - 1]!.obj).toMatchObject({ channel: 'C0NOWAIT', retryAfterMs: 0, waitMs: 1000 });
+        await clock.advance(1000 - 1);
         expect(endPosts(fake, 'C0NOWAIT')).toHaveLength(i);
         await clock.advance(1);
       }
-      for (let i = 1; i <= DM_RATE_LIMITED_WAITS_MAX; i++) {
-        const all = RATE_LIMITED_WAITS_MAX + i;
+      for (let i = 1; i <= 3; i++) {
+        const all = 10 + i;
         await fake.waitFor(() => waits(logger).length >= all || undefined, `wait ${i} in the direct messages`, 10 * 60_000);
-        expect(waits(logger)[all - 1]!.obj).toMatchObject({ channel: dm, retryAfterMs: 0, waitMs: RATE_LIMITED_WAIT_LEAST_MS });
-        await clock.advance(RATE_LIMITED_WAIT_LEAST_MS);
+        expect(waits(logger)[all - 1]!.obj).toMatchObject({ channel: dm, retryAfterMs: 0, waitMs: 1000 });
+        await clock.advance(1000);
       }
       await fake.waitFor(() => gaveUp(logger), 'the bot to give up', 10 * 60_000);
-      expect(clock.moved()).toBe((RATE_LIMITED_WAITS_MAX + DM_RATE_LIMITED_WAITS_MAX) * RATE_LIMITED_WAIT_LEAST_MS);
+      expect(clock.moved()).toBe((10 + 3) * 1000);
     } finally {
       clock.restore();
     }
     // The job's end is settled: the stop does not wait for it.
     await h.close({ fake: true });
     h = undefined;
-    expect(endPosts(fake, 'C0NOWAIT')).toEqual(Array.from({ length: RATE_LIMITED_WAITS_MAX + 1 }, () => 429));
-    expect(endPosts(fake, dm)).toEqual(Array.from({ length: DM_RATE_LIMITED_WAITS_MAX + 1 }, () => 429));
-    expect(waits(logger)).toHaveLength(RATE_LIMITED_WAITS_MAX + DM_RATE_LIMITED_WAITS_MAX);
+    expect(endPosts(fake, 'C0NOWAIT')).toEqual(Array.from({ length: 10 + 1 }, () => 429));
+    expect(endPosts(fake, dm)).toEqual(Array.from({ length: 3 + 1 }, () => 429));
+    expect(waits(logger)).toHaveLength(10 + 3);
+    await fake.close();
+  }, 30_000);
+
+  it('waits out a minute of Retry-After in its channel and not a second more, then 30 seconds in the requester’s direct messages and not a second more (the README’s numbers)', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const clock = clockOfLongTimers();
+    try {
+      // 20 s three times (a minute, all waited), then 1 s (past the minute: the direct messages); there 15 s twice (30 s), then 1 s (past them: given up).
+      failInTurn(fake, isEndPost('C0EXACT', dm), [20, 20, 20, 1, 15, 15, 1]);
+      await cancelWithMessageGone(fake, 'C0EXACT');
+      for (const [i, sec] of [20, 20, 20, 15, 15].entries()) {
+        await fake.waitFor(() => waits(logger).length > i || undefined, `wait ${i + 1}`, 10 * 60_000);
+        await clock.advance(sec * 1000);
+      }
+      await fake.waitFor(() => gaveUp(logger), 'the bot to give up', 10 * 60_000);
+      expect(clock.moved()).toBe(60_000 + 30_000);
+    } finally {
+      clock.restore();
+    }
+    await h.close({ fake: true });
+    h = undefined;
+    expect(endPosts(fake, 'C0EXACT')).toEqual([429, 429, 429, 429]);
+    expect(endPosts(fake, dm)).toEqual([429, 429, 429]);
+    expect(waits(logger).map((e) => (e.obj as { waitMs?: number }).waitMs)).toEqual([20_000, 20_000, 20_000, 15_000, 15_000]);
     await fake.close();
   }, 30_000);
 
@@ -496,6 +545,77 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     await rm(dataDir, { recursive: true, force: true });
     await fake.close();
   }, 30_000);
+  /**
+   * A job's end Slack asks to wait `retryAfterSec` when the bot begins to stop with a deadline ten minutes away: whether
+   * it was posted in its channel once the wait was over (true), or sent to the requester's direct messages at once.
+   */
+  async function endWaitedThroughStop(channel: string, retryAfterSec: number): Promise<boolean> {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec, count: 1, match: isEndPost(channel, dm) });
+      await cancelWithMessageGone(fake, channel);
+      await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
+      const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
+      const stopped = h.bot.stop({ until: Date.now() + 10 * 60_000 });
+      await fake.waitFor(() => shed.mock.calls.length > 0 || undefined, 'the bot to begin to stop', 10 * 60_000);
+      shed.mockRestore();
+      await clock.advance(retryAfterSec * 1000);
+      await fake.waitFor(() => endPosts(fake, channel).length > 1 || endPosts(fake, dm).length > 0 || undefined, 'the end shown', 10 * 60_000);
+      await stopped;
+    } finally {
+      clock.restore();
+    }
+    await h.close({ fake: true });
+    h = undefined;
+    const inChannel = endPosts(fake, channel);
+    await fake.close();
+    return inChannel.length === 2;
+  }
+
+  it('waits out, through a stop with a far deadline, a Retry-After that ends within the README’s 10 seconds after the stop begins to wait for its jobs', async () => {
+    expect(await endWaitedThroughStop('C0NINE', 9)).toBe(true);
+  }, 30_000);
+
+  it('does not wait out, through a stop with a far deadline, a Retry-After that ends past those 10 seconds: the direct messages are tried at once', async () => {
+    expect(await endWaitedThroughStop('C0ELEVEN', 11)).toBe(false);
+  }, 30_000);
+
+  it('stops waiting when a later call of the stop brings its deadline before the end of Slack’s Retry-After, and tries the requester’s direct messages at once, once', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });
+    const { fake } = h;
+    const dm = fake.dmOf('U0ALICE');
+    const clock = clockOfLongTimers();
+    try {
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 60, count: 1, match: isEndPost('C0SOONER', dm) });
+      await cancelWithMessageGone(fake, 'C0SOONER');
+      await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
+      // A stop without a deadline: the end's wait goes on through it.
+      const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
+      const stopped = h.bot.stop();
+      await fake.waitFor(() => shed.mock.calls.length > 0 || undefined, 'the bot to begin to stop', 10 * 60_000);
+      shed.mockRestore();
+      expect(endPosts(fake, dm)).toEqual([]);
+      // Then a deadline 5 s away: the 60 s no longer fit, so the direct messages are tried now.
+      const sooner = h.bot.stop({ until: Date.now() + 5000 });
+      await fake.waitFor(() => endPosts(fake, dm).length > 0 || undefined, 'the end in the direct messages', 10_000);
+      await Promise.all([stopped, sooner]);
+      expect(clock.moved()).toBe(0);
+    } finally {
+      clock.restore();
+    }
+    await h.close({ fake: true });
+    h = undefined;
+    expect(endPosts(fake, 'C0SOONER')).toEqual([429]);
+    expect(endPosts(fake, dm)).toEqual([200]);
+    expect(fake.messagesIn(dm).filter((m) => statusOf(m).includes('Cancelled'))).toHaveLength(1);
+    await fake.close();
+  }, 30_000);
+
   it('tries the requester’s direct messages at once, once, when Slack asks the end to wait past the stop’s deadline, and logs the end as lost (with its charge) when they refuse it too: the stop is not held past its deadline', async () => {
     const logger = new RecordingLogger();
     h = await startHarness({ emulator: { latencyMs: 1500 }, bot: { logger } });

@@ -102,6 +102,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     host: '127.0.0.1',
     apiUrl: fake.apiUrl,
     runner,
+    ledger: store,
     state,
     allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost].map(parseFileHost),
     logger: silentLogger(),

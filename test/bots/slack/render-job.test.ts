@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ACTIONS, describeFinishedJob, renderJobActions, renderJobMessage, requestIdOfJobMessage, type JobViewState } from '../../../bots/slack/render-job.js';
-import { say, usd } from '../../../bots/runner/index.js';
+import { LOCALES, say, usd } from '../../../bots/runner/index.js';
 import { estimatePrice } from '../../../src/index.js';
 
 function completedJob(completed: Partial<NonNullable<JobViewState['completed']>>): JobViewState {
@@ -94,6 +94,16 @@ describe('a cancelled job that was charged', () => {
     const charged = say('en', 'slack.job.charged', { usd: usd(0.0064) });
     expect(JSON.stringify(rendered.blocks)).toContain(JSON.stringify(`\n${charged}`).slice(1, -1));
     expect(rendered.text).toBe(`Pictor: cancelled\n${charged.replace(/^:dollar: /, '')}`);
+  });
+
+  it('drops from its plain text only the emoji that leads the charge in the blocks, in every language: the translation’s own words and symbols stay', () => {
+    for (const locale of LOCALES.filter((l) => l !== 'en')) {
+      const rendered = renderJobMessage({ ...cancelled, locale });
+      const charged = say(locale, 'slack.job.charged', { usd: usd(0.0064) });
+      expect(charged.startsWith(':dollar: ')).toBe(true);
+      expect(JSON.stringify(rendered.blocks)).toContain(JSON.stringify(charged).slice(1, -1));
+      expect(rendered.text.split('\n').at(-1)).toBe(charged.slice(':dollar: '.length));
+    }
   });
 
   it('says nothing of a charge when it was not charged', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JobHistory, JobRunner, userKeyOf } from '../../../bots/runner/index.js';
+import { JobHistory, JobRunner, say, usd, userKeyOf } from '../../../bots/runner/index.js';
 import { FORGET_CLOCK_MARGIN_MS } from '../../../bots/runner/job-history.js';
 import { openBotState, stateKeyOf } from '../../../bots/state/index.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -95,6 +95,32 @@ describe('buttons after a restart', () => {
     const edit = after.emulator.requests.find((r) => r.path === '/v1/images/edits')!;
     expect(edit.fields).toMatchObject({ prompt: 'add plants' });
     expect(Buffer.from(edit.images[0]!.bytes!).equals(bytes)).toBe(true);
+  });
+
+  it('says what the ledger charged a job a crash cut off after its request reached the service, and records it failed (interrupted) with that cost, as Discord does', async () => {
+    const before = await startHarness({ emulator: { latencyMs: 20_000 } });
+    const { fake, dataDir } = before;
+    await fake.command({ command: '/imagine', text: 'a kite in the rain --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    await fake.waitFor(() => jobMessages(fake, 'C0KITES').find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+    await fake.waitFor(() => before.emulator.requests.length > 0 || undefined, 'its request to reach the service');
+    const saved = await savedRequest(dataDir);
+    const runnerJobId = saved.read().value.runnerJobId;
+    expect(runnerJobId).toEqual(expect.any(String));
+    // Its stop settles what it sent (the ledger's verdict); the crash leaves its request active, held by the dead process.
+    await before.close({ fake: true, dataDir: true });
+    await saved.write({ ...saved.read(), holder: 'a-crashed-process', value: { ...saved.read().value, status: 'active' } });
+    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+
+    const after = await startHarness({ fake, dataDir });
+    open.push(after);
+    const [charged] = (await after.store.usage({})).filter((r) => r.jobId === runnerJobId);
+    expect(charged!.costUsd).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true }), { timeout: 15_000 });
+    const stopped = jobMessages(fake, 'C0KITES')[0]!;
+    expect(statusOf(stopped)).toContain(say('en', 'slack.job.charged', { usd: usd(charged!.costUsd) }).replace(/^:dollar: /, ''));
+    expect(recorded.mock.calls.map((call) => call[2])).toStrictEqual([{ type: 'failed', code: 'interrupted', cost: { totalUsd: charged!.costUsd } }]);
+    const [entry] = await after.runner.history!.mine({ platform: 'slack', userId: 'U0ALICE', channelId: '', scopeId: 'T0PICTOR' });
+    expect(entry).toMatchObject({ status: 'failed', costUsd: charged!.costUsd });
   });
 
   it('shows Done, without buttons, for a finished job whose message’s last update a stop shed (its buttons are beside its images)', async () => {

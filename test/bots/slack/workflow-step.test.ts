@@ -90,7 +90,7 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     expect(generationRequests(h)).toBe(0);
   });
 
-  it('fails a step with a bad size, quality or image count naming that input and what it takes, in the member’s language, before anything is sent', async () => {
+  it('fails a step with a bad size, quality or image count (by the range and words of /imagine --n) naming that input and what it takes, in the member’s language, before anything is sent', async () => {
     h = await startHarness();
     h.fake.setLocale('U0HANS', 'de-DE');
     const run = async (inputs: Record<string, unknown>) =>
@@ -100,6 +100,10 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     expect(await run({ quality: 'ultra' })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'quality', given: 'ultra', allowed: 'low, medium, high, auto' }) });
     expect(await run({ count: 11 })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'count', given: '11', allowed: images }) });
     expect(await run({ count: 0 })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'count', given: '0', allowed: images }) });
+    // What `/imagine --n` refuses, a step refuses too: a count is a whole number, not another way to write one.
+    for (const count of ['0x3', '3.0', '1e1', 2.5]) {
+      expect(await run({ count })).toMatchObject({ ok: false, error: say('de', 'slack.step.bad_input', { input: 'count', given: String(count), allowed: images }) });
+    }
     expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
     expect(generationRequests(h)).toBe(0);
   });

@@ -748,6 +748,16 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
     expect(await link.commands.pttl(`${prefix}:bots:lease:${store.owner}`)).toBeGreaterThan(10_000);
   });
 
+  it('keeps a record its holder writes after Redis lost every key (restarted empty, flushed) from another’s sweep before the holder renews its lease: the write puts that lease back', async () => {
+    const { prefix, store: a, open } = await redisStoreForTest('state-flushed', { leaseMs: 60_000 });
+    const b = await open();
+    await a.space<Job>(SPACE).put('k', job('running'), { hold: true });
+    await deleteKeys(requireRedisUrl(redis), prefix);
+    // Its job goes on (its next renewal is a third of a lease away): its record is written again, held.
+    await a.space<Job>(SPACE).put('k', job('shown'), { hold: true });
+    expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([]);
+  });
+
   it('gives its lease back on close, so what it still held is taken over at once', async () => {
     const { store: a, open } = await redisStoreForTest('state-close', { leaseMs: 60_000 });
     const b = await open();
