@@ -5,6 +5,7 @@ import { formatsOf, type InputImage, type JobCost, type JobOptions, type JobUpda
 import { words, type Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
 import { botSpaces, endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, promptErased, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
+import { COMMAND_NAMES } from './command-words.js';
 import type { AttachmentSource } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
@@ -52,7 +53,7 @@ export const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
  */
 export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now?: number): Words | undefined {
   if (promptErased(record)) return words('job.prompt_erased');
-  if (record.kind === 'edit' && (record.inputs.length === 0 || (now !== undefined && now - record.createdAt > KEPT_IMAGES_MS))) return words('discord.button.too_old');
+  if (record.kind === 'edit' && (record.inputs.length === 0 || (now !== undefined && now - record.createdAt > KEPT_IMAGES_MS))) return words('discord.button.too_old', COMMAND_NAMES);
   return undefined;
 }
 

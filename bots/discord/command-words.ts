@@ -1,5 +1,5 @@
 import { ApplicationCommandType, ContextMenuCommandBuilder, SlashCommandBuilder, type LocalizationMap } from 'discord.js';
-import { say, type Locale, type MessageKey, type MessageValues } from '../runner/index.js';
+import { nested, say, type Locale, type MessageKey, type MessageValues } from '../runner/index.js';
 
 /**
  * Discord's locale codes for the languages Pictor speaks, and which of ours each shows (Discord calls Spain's
@@ -66,3 +66,9 @@ export function messageMenu(command: Exclude<CatalogName, CatalogCommand>): Cont
 export function namedChoice<T extends string>(key: MessageKey, values: MessageValues, value: T): { name: string; name_localizations: LocalizationMap; value: T } {
   return { name: english(key, values), name_localizations: localized(key, values), value };
 }
+
+/**
+ * The commands a sentence tells a member to use (`/{imagine}`, `/{edit}`), named as their Discord shows them in the
+ * language the sentence is said in: the catalog's command names, the ones the commands are registered with (`slashCommand`).
+ */
+export const COMMAND_NAMES: MessageValues = { imagine: nested('discord.command.imagine.name'), edit: nested('discord.command.edit.name') };

@@ -1,12 +1,13 @@
-import { MessageFlags, type BaseInteraction, type ButtonInteraction } from 'discord.js';
-import { mayCancel, say, sayWords, words, type JobOptions, type Words } from '../runner/index.js';
+import { InteractionContextType, MessageFlags, type BaseInteraction, type ButtonInteraction } from 'discord.js';
+import { isDmScope, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
+import { COMMAND_NAMES } from './command-words.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobRecordStore.js';
 import { isRunning } from '../state/index.js';
-import { requesterOf, scopeOf } from './requester.js';
+import { isPersonalContext, requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
@@ -14,7 +15,7 @@ import { declaredBytesOf, InputImageError } from './download-images.js';
 import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
-const TOO_OLD = words('discord.button.too_old');
+const TOO_OLD = words('discord.button.too_old', COMMAND_NAMES);
 
 /** A private answer to a button, in the member's language: its first answer, or a follow-up once it was deferred. */
 async function tell(ctx: BotContext, interaction: ButtonInteraction, what: Words): Promise<void> {
@@ -26,17 +27,18 @@ async function tell(ctx: BotContext, interaction: ButtonInteraction, what: Words
 export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData): Promise<void> {
   const record = await ctx.store.get(id.key);
   // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its budget).
-  if (!record || !inScope(record, interaction)) return tell(ctx, interaction, TOO_OLD);
+  const by = record && pressedBy(ctx, record, interaction, id.action);
+  if (!record || !by) return tell(ctx, interaction, TOO_OLD);
   switch (id.action) {
     case 'reroll':
     case 'retry':
-      return runAgain(ctx, interaction, record, id.action);
+      return runAgain(ctx, interaction, record, id.action, by);
     case 'edit':
-      return openEdit(ctx, interaction, record, id.index ?? 0);
+      return openEdit(ctx, interaction, record, id.index ?? 0, by);
     case 'cancel':
-      return cancel(ctx, interaction, record);
+      return cancel(ctx, interaction, record, by);
     case 'delete':
-      return deleteResult(ctx, interaction, record);
+      return deleteResult(ctx, interaction, record, by);
     default:
       return tell(ctx, interaction, words('discord.button.unknown'));
   }
@@ -47,7 +49,7 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
  * failure or cancellation that came with some: its record's `made`, as its message shows them): then it posts a new
  * reply too, leaving them shown. The clicker is the requester (their budget).
  */
-async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry'): Promise<void> {
+async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry', requester: Requester): Promise<void> {
   // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
   const refusal = whyNotRunAgain(record);
   if (refusal) return tell(ctx, interaction, refusal);
@@ -71,7 +73,7 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   // took; no note of those it could not take again); another member's takes their defaults where it chose nothing.
   const own = record.requester.userId === interaction.user.id;
   const privately = record.private === true ? true : action === 'retry' || own ? false : undefined;
-  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester: requesterOf(interaction, ctx.adminRoleIds), private: privately, memberDefaults: own ? ('previews' as const) : true };
+  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester, private: privately, memberDefaults: own ? ('previews' as const) : true };
   // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry.
   await startJob(ctx, interaction, job, action === 'reroll' || madeCount(record) > 0 ? 'reply' : 'update');
 }
@@ -80,11 +82,11 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
  * The Edit button of a result: the runner's intake for a form (who, where, private results for a private result's edit,
  * which is private too, a budget left), then the modal asking what to change.
  */
-async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, index: number): Promise<void> {
+async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, index: number, requester: Requester): Promise<void> {
   if (!keptOutput(record, index)) return tell(ctx, interaction, TOO_OLD);
   const title = say(interaction.locale, 'discord.edit.title_result', { images: madeCount(record), index: index + 1 });
   await ctx.runner.requestForm(
-    requesterOf(interaction, ctx.adminRoleIds),
+    requester,
     {
       refuse: (reason) => refusePrivately(ctx, interaction, reason),
       accept: async () => {
@@ -109,13 +111,13 @@ const LEFTOVER_NOT_SHOWN: Record<Exclude<Awaited<ReturnType<typeof showClickedLe
   unclaimed: words('discord.button.not_updated'),
 };
 
-async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
+async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
   const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
   // Recorded as it was answered and not started yet here (an edit's images downloading): no leftover of a gone process.
   if (!info && !record.runnerJobId && isRunning(record) && (await ctx.store.heldHere(record.key).catch(() => false))) return tell(ctx, interaction, words('discord.button.not_updated'));
   if (!info) {
     // Running on another replica: the same rule as here, from the record, then that replica cancels it (its reply shows it).
-    if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record);
+    if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record, by);
     // The runner does not know the job: the bot restarted while it ran, or its runner forgot it long after it ended
     // (its record left running, its view's mark failed). Shown here as the sweep shows such a record: the end it kept
     // (a result, made and charged, is not offered a Retry), else "stopped when the bot restarted" with Retry — once
@@ -131,7 +133,6 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
     return tell(ctx, interaction, words('discord.button.finished'));
   }
   if (info.status !== 'queued' && info.status !== 'running') return tell(ctx, interaction, words('discord.button.finished'));
-  const by = requesterOf(interaction, ctx.adminRoleIds);
   if (!ctx.runner.cancel(info.id, by)) {
     const what = mayCancel(info.requester, by) ? words('discord.button.too_late_to_cancel') : words('discord.button.only_requester', { user: `<@${info.requester.userId}>`, action: 'cancel' });
     return tell(ctx, interaction, what);
@@ -140,8 +141,7 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
   await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger);
 }
 
-async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
-  const by = requesterOf(interaction, ctx.adminRoleIds);
+async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
   if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'cancel' }));
   // Answered first (Discord's 3 s): the ask goes through Redis, and the job's own reply shows the cancellation.
   if ((await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
@@ -154,8 +154,7 @@ async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, 
  * Deletes a result message, and its images with it, for the person who asked
  * for the job or an admin of the server (who may cancel it may delete it).
  */
-async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord): Promise<void> {
-  const by = requesterOf(interaction, ctx.adminRoleIds);
+async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
   if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'delete' }));
   // Already gone (a second click of the same Delete, or deleted by hand meanwhile): what was asked is done. Discord
   // says so to the click's answer (no message left to update) or to the deletion.
@@ -176,6 +175,43 @@ async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, rec
 /** The record was made in the server (or, outside a server, the DM) the interaction comes from. */
 export function inScope(record: JobRecord, interaction: BaseInteraction): boolean {
   return record.requester.platform === 'discord' && record.requester.scopeId === scopeOf(interaction);
+}
+
+/**
+ * A private server job's own message in its member's DM: its result, or its "stopped when the bot restarted", sent
+ * there once its token expired. Only its requester is shown it, so only their press there acts on it — taken even
+ * while DMs are off (`DISCORD_USER_INSTALLS`), as the job is not a DM job but their server's.
+ */
+export function isOwnPrivateJobInDm(record: JobRecord, interaction: BaseInteraction): boolean {
+  return (
+    record.requester.platform === 'discord' &&
+    record.private === true &&
+    !isDmScope(record.requester.scopeId) &&
+    record.requester.userId === interaction.user.id &&
+    interaction.context === InteractionContextType.BotDM
+  );
+}
+
+/**
+ * Who presses a job's button or sends its form, and where it counts — undefined where it may not act on that job
+ * (another server's record: its inputs, its budget). In the job's own server (or DM): the presser, there. On a private
+ * server job's message in its member's DM (`isOwnPrivateJobInDm`): the member in that job's server and channel, under
+ * that server's rules and budget (with the roles that job was asked with; no admin). A member's Reroll of their own job
+ * made elsewhere (from `/imagine-history`): a new job where it is pressed, on this place's rules and budget. A job made
+ * outside the servers the bot is in (a DM, a user install), pressed in its own channel by someone else: that presser,
+ * on their own budget (their Delete or Cancel is refused as anyone else's).
+ */
+export function pressedBy(ctx: Pick<BotContext, 'adminRoleIds'>, record: JobRecord, interaction: BaseInteraction, action: CustomIdData['action']): Requester | undefined {
+  if (record.requester.platform !== 'discord') return undefined;
+  if (isOwnPrivateJobInDm(record, interaction)) {
+    const { channelId, parentChannelId, scopeId, roleIds } = record.requester;
+    return { ...requesterOf(interaction, ctx.adminRoleIds), channelId, parentChannelId, scopeId, isAdmin: false, roleIds };
+  }
+  const presser = requesterOf(interaction, ctx.adminRoleIds);
+  if (inScope(record, interaction)) return presser;
+  if (action === 'reroll' && record.requester.userId === presser.userId) return presser;
+  const outsideServers = isDmScope(record.requester.scopeId) && isPersonalContext(interaction) && record.requester.channelId === presser.channelId;
+  return outsideServers ? presser : undefined;
 }
 
 /** The options of an edit of a finished job's image: the same look, one image. */

@@ -2,13 +2,13 @@ import { MessageFlags, type ModalSubmitInteraction } from 'discord.js';
 import { say, words, type ImagesToFetch } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
+import { COMMAND_NAMES } from './command-words.js';
 import type { CustomIdData } from './custom-ids.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
 import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
-import { editOptionsFrom, inScope } from './handle-buttons.js';
+import { editOptionsFrom, pressedBy } from './handle-buttons.js';
 import { keptOutput } from './JobRecordStore.js';
-import { requesterOf } from './requester.js';
 import { startJob } from './start-job.js';
 
 /** The edit form has outlived what it needs: said privately, in the member's language. */
@@ -21,10 +21,11 @@ async function tellExpired(ctx: BotContext, interaction: ModalSubmitInteraction)
 export async function handleModal(ctx: BotContext, interaction: ModalSubmitInteraction, id: CustomIdData): Promise<void> {
   const prompt = promptOf(interaction);
   const record = await ctx.store.get(id.key);
-  if (!record || !inScope(record, interaction)) return tellExpired(ctx, interaction);
+  // Where it counts as its Edit button decided (`pressedBy`): a private server job's form sent in its member's DM, in that server.
+  const requester = record && pressedBy(ctx, record, interaction, id.action);
+  if (!record || !requester) return tellExpired(ctx, interaction);
   // A draft holds the images one member chose: only they may submit it.
   if (id.action === 'edit-message' && (record.status !== 'draft' || record.requester.userId !== interaction.user.id)) return tellExpired(ctx, interaction);
-  const requester = requesterOf(interaction, ctx.adminRoleIds);
   if (id.action === 'edit-result') {
     const index = id.index ?? 0;
     const kept = keptOutput(record, index);
@@ -33,7 +34,7 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
       declaredBytes: declaredBytesOf(kept ? [kept] : []),
       fetch: async () => {
         const image = await ctx.store.readOutput(record.key, index);
-        if (!image) throw new InputImageError('no_images', words('discord.edit.image_gone'));
+        if (!image) throw new InputImageError('no_images', words('discord.edit.image_gone', COMMAND_NAMES));
         return [image];
       },
     };

@@ -1,18 +1,34 @@
 import { ButtonStyle, ComponentType, Routes, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIMessage, type BaseInteraction } from 'discord.js';
-import { historyLineValues, say, type HistoryEntry } from '../runner/index.js';
+import { historyLineValues, isDmScope, say, type HistoryEntry } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import { encodeCustomId } from './custom-ids.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 
+/** What a link to a job's reply is asked with: its interaction (with its server, where it came from one), or a reply handle. */
+export type LinkedReply = Pick<BaseInteraction, 'applicationId'> & { token: string; guildId?: string | null | undefined };
+
+/**
+ * The place part of a link to a job's message: its server's id; for a job made outside the servers the bot is in (its
+ * budget scope the member's own), the server it was asked in (a user install) or `@me` (a DM or group DM), as the
+ * interaction says — unknown (no link) when only a reply handle without it is left (a sweep's).
+ */
+export function linkPlaceOf(scopeId: string, reply: LinkedReply): string | undefined {
+  if (!isDmScope(scopeId)) return scopeId;
+  if (reply.guildId) return reply.guildId;
+  return reply.guildId === null ? '@me' : undefined;
+}
+
 /**
  * A link to a job's message for its history entry, when Discord still tells
  * it (the interaction token works for 15 minutes); undefined otherwise (logged).
  */
-export async function linkToReply(ctx: BotContext, interaction: Pick<BaseInteraction, 'applicationId'> & { token: string }, scopeId: string): Promise<string | undefined> {
+export async function linkToReply(ctx: BotContext, interaction: LinkedReply, scopeId: string): Promise<string | undefined> {
+  const place = linkPlaceOf(scopeId, interaction);
+  if (place === undefined) return undefined;
   try {
     const message = (await ctx.webhookRest.get(Routes.webhookMessage(interaction.applicationId, interaction.token, '@original'), { auth: false })) as APIMessage;
-    return `https://discord.com/channels/${scopeId}/${message.channel_id}/${message.id}`;
+    return `https://discord.com/channels/${place}/${message.channel_id}/${message.id}`;
   } catch (error) {
     ctx.logger.debug({ err: loggableError(error) }, 'no link to the job’s message for its history');
     return undefined;
@@ -29,7 +45,7 @@ export async function linkToReply(ctx: BotContext, interaction: Pick<BaseInterac
  */
 export function jobLinkOf(
   ctx: BotContext,
-  job: { reply: (Pick<BaseInteraction, 'applicationId'> & { token: string }) | undefined; private: boolean | undefined; scopeId: string },
+  job: { reply: LinkedReply | undefined; private: boolean | undefined; scopeId: string },
   target: { replyReachable(): boolean },
 ): (() => Promise<string | undefined>) | undefined {
   const { reply, scopeId } = job;

@@ -3,6 +3,7 @@ import { DEFAULTS, type PriceQuote } from 'pictor';
 import { DEFAULT_LOCALE, elapsed, say, sayWords, usd, type Words } from '../runner/index.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { formatsOf, type JobCost, type JobUpdate } from '../runner/types.js';
+import { COMMAND_NAMES } from './command-words.js';
 import { encodeCustomId } from './custom-ids.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
 import type { OutgoingFile } from './fit-images.js';
@@ -199,7 +200,7 @@ function endButtons(job: JobHeader, retry: boolean, shown: ShownImages | undefin
 
 /** A job that finished before the bot restarted, its result never shown and its images no longer kept: no Retry (it would charge again). */
 export function renderResultGone(job: JobHeader): OutgoingMessage {
-  return { content: withHeadline(job, say(job.locale, 'discord.job.result_gone')), components: [], files: [] };
+  return { content: withHeadline(job, say(job.locale, 'discord.job.result_gone', COMMAND_NAMES)), components: [], files: [] };
 }
 
 /**
@@ -210,7 +211,7 @@ export function renderResultGone(job: JobHeader): OutgoingMessage {
  */
 export function renderInterrupted(job: JobHeader, retry = true, cost?: JobCost, pending = false): OutgoingMessage {
   return {
-    content: withHeadline(job, say(job.locale, retry ? 'discord.job.interrupted' : 'discord.job.interrupted_no_retry'), ...chargedLine(job, cost, pending)),
+    content: withHeadline(job, say(job.locale, retry ? 'discord.job.interrupted' : 'discord.job.interrupted_no_retry', COMMAND_NAMES), ...chargedLine(job, cost, pending)),
     components: retry ? retryButtons(job.key, job.locale) : [],
     files: [],
   };

@@ -4,7 +4,7 @@ import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import type { Command } from './commands/index.js';
 import { decodeCustomId } from './custom-ids.js';
-import { handleButton } from './handle-buttons.js';
+import { handleButton, isOwnPrivateJobInDm } from './handle-buttons.js';
 import { handleModal } from './handle-modals.js';
 import { interactionAge } from './interaction-age.js';
 import { loggableError } from './loggable-error.js';
@@ -23,7 +23,8 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
         return;
       }
       // DMs and user installs are the operator's choice (`DISCORD_USER_INSTALLS`): otherwise refused here, privately, before anything runs.
-      if (!ctx.userInstalls && interaction.isRepliable() && isPersonalContext(interaction)) return await refuseOutsideServers(ctx, interaction);
+      // A private server job's own message in its member's DM (its result or "stopped" past its token) is that server's, not a DM job: taken.
+      if (!ctx.userInstalls && interaction.isRepliable() && isPersonalContext(interaction) && !(await isOwnPrivateJobPress(ctx, interaction))) return await refuseOutsideServers(ctx, interaction);
       if (interaction.isChatInputCommand()) {
         const command = commands.get(interaction.commandName);
         if (command?.kind === 'slash') return await command.execute(interaction, ctx);
@@ -51,6 +52,14 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
       if (interaction.isRepliable()) await sayQuietly(interaction, `⚠️ ${say(interaction.locale, 'error.on_my_side')}`);
     }
   };
+}
+
+/** A button or form of a private server job pressed by its member in their DM (`isOwnPrivateJobInDm`). */
+async function isOwnPrivateJobPress(ctx: BotContext, interaction: Interaction): Promise<boolean> {
+  if (!interaction.isButton() && !interaction.isModalSubmit()) return false;
+  const id = decodeCustomId(interaction.customId);
+  const record = id && (await ctx.store.get(id.key));
+  return !!record && isOwnPrivateJobInDm(record, interaction);
 }
 
 async function refuseOutsideServers(ctx: BotContext, interaction: RepliableInteraction): Promise<void> {

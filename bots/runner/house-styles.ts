@@ -5,6 +5,7 @@ import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES, type LoggerLike 
 import { stateKeyOf, type Space } from '../state/index.js';
 import { findBlockedWord } from './blocked-words.js';
 import { JobRefusedError } from './JobRefusedError.js';
+import { scopeWordOf } from './describe-refusal.js';
 import { memorySpace } from './memory-space.js';
 import { TtlCache } from './ttl-cache.js';
 import { words } from './words.js';
@@ -198,7 +199,10 @@ export class HouseStyles {
     if (!style) {
       throw new JobRefusedError(
         'style_unknown',
-        words('refusal.style_unknown', { style: styleName, count: styles.length, styles: styles.map((s) => s.name).join(', ') }),
+        // Outside servers (a DM, a user install) there are none to have: said as such, not "ask an admin to define it".
+        scopeWordOf(job.requester.platform, job.requester.scopeId) === 'dm'
+          ? words('refusal.style_outside_servers', { style: styleName })
+          : words('refusal.style_unknown', { style: styleName, count: styles.length, styles: styles.map((s) => s.name).join(', ') }),
         { field: 'style' },
       );
     }

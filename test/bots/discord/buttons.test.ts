@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES } from '../../../bots/discord/command-words.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
@@ -108,7 +109,7 @@ describe('buttons keep working, restarts included', () => {
     const click = h.discord.clickButton(result, buttonId(result, 'Reroll'));
     const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
     expect(click.ack?.type).toBe(4);
-    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.too_old')}`);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.too_old', COMMAND_NAMES)}`);
     expect([...h.discord.messages.values()].filter((m) => m.interactionId === click.id)).toEqual([note]);
     expect(h.discord.requests.filter((r) => r.token === click.token && r.method === 'DELETE')).toEqual([]);
     expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(1);

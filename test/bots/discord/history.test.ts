@@ -20,6 +20,21 @@ async function inHistory(harness: DiscordHarness, userId: string): Promise<void>
 }
 
 describe('/imagine-history', () => {
+  it('links a DM job’s entry through @me and a user-install job’s through the server it was asked in (not the member’s budget scope)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: true }, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const inDm = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a dm fox', quality: 'low' }, { user: ada, place: 'dm' }));
+    const installed = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a heron', quality: 'low' }, { user: ada, place: 'user-install' }));
+    const requester = { platform: 'discord' as const, userId: ada.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(requester)).toHaveLength(2), { timeout: 15_000 });
+    await h.runner.history!.settled();
+
+    const links = (await h.runner.history!.mine(requester)).map((e) => e.link).sort();
+    expect(links).toEqual(
+      [`https://discord.com/channels/@me/${inDm.channelId}/${inDm.id}`, `https://discord.com/channels/${h.discord.foreignGuildId}/${installed.channelId}/${installed.id}`].sort(),
+    );
+  });
+
   it('shows a member their own jobs privately with a link and a Reroll, lets admins see the server’s, and forgets a member’s on request', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const ada = h.discord.newUser('ada');

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES } from '../../../bots/discord/command-words.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { JobRunner, say, usd, userKeyOf, words } from '../../../bots/runner/index.js';
 import { FORGET_CLOCK_MARGIN_MS, type JobEnd } from '../../../bots/runner/job-history.js';
@@ -311,7 +312,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       await h.restart({ crash: true });
 
       const note = await h.discord.waitFor(() => postFor(edit), 'the edit’s “stopped”');
-      expect(note.content).toContain(say('en', 'discord.job.interrupted_no_retry'));
+      expect(note.content).toContain(say('en', 'discord.job.interrupted_no_retry', COMMAND_NAMES));
       expect(buttonsOf(note)).toEqual([]);
     });
 

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES } from '../../../bots/discord/command-words.js';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { JobRunner, say } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
@@ -549,7 +550,7 @@ describe('the sweep of jobs the last process left', () => {
 
     it('a result made and charged: says its images are no longer kept, with no Retry that would charge again', async () => {
       const { shown, status } = await clickedOld({ type: 'completed' });
-      expect(shown.content.split('\n')[1]).toBe(say('en', 'discord.job.result_gone'));
+      expect(shown.content.split('\n')[1]).toBe(say('en', 'discord.job.result_gone', COMMAND_NAMES));
       expect(buttonsOf(shown)).toEqual([]);
       await vi.waitFor(async () => expect(await status()).toBe('completed'), { timeout: 15_000 });
     });
@@ -571,7 +572,7 @@ describe('the sweep of jobs the last process left', () => {
       const m = h.discord.messages.get(running.id);
       return m && !m.content.includes('Drawing') ? m : undefined;
     }, 'the sweep');
-    expect(stopped.content).toContain(say('en', 'discord.job.interrupted_no_retry'));
+    expect(stopped.content).toContain(say('en', 'discord.job.interrupted_no_retry', COMMAND_NAMES));
     expect(buttonsOf(stopped)).toEqual([]);
   });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES } from '../../../bots/discord/command-words.js';
 import { say, usd, type HistoryEntry } from '../../../bots/runner/index.js';
 import { makeImage } from '../../helpers/images.js';
 import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
@@ -91,9 +92,9 @@ describe('a job a stop cut off, told “stopped” by the next start', () => {
 
     const stopped = await h.discord.waitFor(() => {
       const message = h.discord.original(ix);
-      return message?.content.includes(say('en', 'discord.job.interrupted_no_retry')) ? message : undefined;
+      return message?.content.includes(say('en', 'discord.job.interrupted_no_retry', COMMAND_NAMES)) ? message : undefined;
     }, 'the edit told stopped');
-    expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted_no_retry')]);
+    expect(stopped.content.split('\n').slice(1)).toEqual([say('en', 'discord.job.interrupted_no_retry', COMMAND_NAMES)]);
     expect(buttonsOf(stopped)).toEqual([]);
     expect(h.emulator.requests ?? []).toEqual([]);
   });

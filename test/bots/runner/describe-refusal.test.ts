@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
 import { refusalFromPolicy, refusalFromReservation } from '../../../bots/runner/describe-refusal.js';
-import { sayWords } from '../../../bots/runner/index.js';
+import { say, sayWords } from '../../../bots/runner/index.js';
 
 describe('refusalFromPolicy', () => {
   it('tells a member of a server the operator has not allowed that the bot is off here and whom to ask', () => {
@@ -84,5 +84,11 @@ describe('refusalFromReservation', () => {
     const now = Date.parse('2026-03-01T12:00:00Z');
     const refusal = { ok: false as const, code: 'budget_user_daily' as const, limit: 1, used: 0.9, resetsAt: Date.parse('2026-03-02T00:00:00Z') };
     expect(refusalFromReservation(refusal, { estimateUsd: 0.2, platform: 'discord', now }).message).toContain(` ${formatUsd(0.1)} left `);
+  });
+});
+
+describe('a house style asked for outside servers', () => {
+  it('says styles belong to a server, not that an admin could define one there', () => {
+    expect(say('en', 'refusal.style_outside_servers', { style: 'neon' })).toBe('House styles belong to a server, and none apply outside one, so “neon” can’t be used here; leave the style out.');
   });
 });

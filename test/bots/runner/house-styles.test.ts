@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeStyle, describeStyles, HOUSE_STYLE_LIMITS, HouseStyles, parseStyleText, say, sayWords, type AdmittedJob, type HouseStyleRecord, type JobIntent, type JobRefusedError } from '../../../bots/runner/index.js';
+import { changeStyle, describeStyles, dmScopeId, HOUSE_STYLE_LIMITS, HouseStyles, parseStyleText, say, sayWords, type AdmittedJob, type HouseStyleRecord, type JobIntent, type JobRefusedError } from '../../../bots/runner/index.js';
 import { openBotState } from '../../../bots/state/index.js';
 import { PRICE_TABLE } from '../../../src/index.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -122,6 +122,14 @@ describe('house styles: an admin’s text around the prompt and default options'
 
     await runner.request({ kind: 'generate', prompt: 'a cat', options: {}, requester: requester({ scopeId: 'guild-2' }), style: 'neon' }, refusing((r) => (reason = r)));
     expect(reason).toMatchObject({ code: 'style_unknown', words: { values: { count: 0 } } });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('refuses a style asked for outside servers (a DM) as such, not as one an admin could define there', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    let reason: unknown;
+    await runner.request({ kind: 'generate', prompt: 'a cat', options: {}, requester: requester({ scopeId: dmScopeId('user-1') }), style: 'neon' }, refusing((r) => (reason = r)));
+    expect(reason).toMatchObject({ code: 'style_unknown', field: 'style', words: { key: 'refusal.style_outside_servers', values: { style: 'neon' } } });
     expect(kit.emu.emulator.requests).toHaveLength(0);
   });
 

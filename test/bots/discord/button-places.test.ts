@@ -1,0 +1,143 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
+import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
+import { jobRecords } from './sweep-scene.js';
+
+const EPHEMERAL = 64;
+
+let h: DiscordHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+function logged(harness: DiscordHarness, code: string): boolean {
+  return harness.logger.entries.some((e) => (e.obj as { code?: string }).code === code);
+}
+
+/** The private answers to a press (its first answer or a follow-up). */
+function answersTo(harness: DiscordHarness, click: FakeInteraction): FakeMessage[] {
+  return [...harness.discord.messages.values()].filter((m) => m.interactionId === click.id);
+}
+
+/** The budget scopes the jobs so far were charged to. */
+async function chargedScopes(harness: DiscordHarness): Promise<string[]> {
+  return (await harness.quotaStore.usage({})).map((u) => u.scopeKey).sort();
+}
+
+/** A private job of `user` in the server, whose token expires while it draws: its result is sent to their DM. */
+async function privateResultInDm(harness: DiscordHarness, user: { id: string }): Promise<FakeMessage> {
+  const job = harness.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: user as never });
+  await harness.discord.waitFor(() => (harness.discord.original(job)?.content.includes('Drawing') ? true : undefined), 'the job drawing');
+  harness.discord.expireToken(job.token);
+  return harness.discord.waitFor(() => harness.discord.channelMessages(harness.discord.dmChannelOf(user.id)).find((m) => m.attachments.length > 0), 'its result in the DM', 20_000);
+}
+
+describe('the buttons of a private server job sent to its member’s DM', () => {
+  it.each([false, true])('run its Reroll in that server, on its budget, privately, and delete it for its member (DMs and user installs on: %s)', async (userInstalls) => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 }, bot: { userInstalls }, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada);
+
+    const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+    const again = await h.finalReply(reroll);
+    expect(again.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(again.attachments).toHaveLength(1);
+    expect(logged(h, 'dms_not_enabled')).toBe(false);
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:${h.discord.guildId}`]);
+
+    h.discord.clickButton(posted, buttonId(posted, 'Delete'), { user: ada, place: 'dm' });
+    await h.discord.waitFor(() => (h!.discord.messages.has(posted.id) ? undefined : true), 'the result deleted');
+  });
+
+  it('refuses the same buttons pressed by another member in their DM as before (DMs off: dms_not_enabled), and nothing runs', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const bo = h.discord.newUser('bo');
+    const posted = await privateResultInDm(h, ada);
+    const sent = h.emulator.requests.length;
+
+    const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: bo, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(logged(h, 'dms_not_enabled')).toBe(true);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+
+  it('opens its Edit form in the DM and runs the edit in that server, privately (DMs off)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada);
+
+    const edit = h.discord.clickButton(posted, buttonId(posted, 'Edit'), { user: ada, place: 'dm' });
+    await h.discord.waitFor(() => edit.modal, 'the edit form');
+    const sent = h.discord.submitModal(edit, { prompt: 'give it a hat' }, { place: 'dm' });
+    const edited = await h.finalReply(sent);
+    expect(edited.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(1);
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:${h.discord.guildId}`]);
+  });
+});
+
+describe('the Retry of a private server job’s “stopped when the bot restarted” sent to its member’s DM', () => {
+  it('runs the job again in that server, on its budget, privately, with DMs off', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 3000 } });
+    const ada = h.discord.newUser('ada');
+    const job = h.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: ada });
+    await drawingReply(h, job);
+    // Its token expired while it drew (issued 20 minutes ago): the next process's sweep can only tell the member by DM.
+    h.discord.expireToken(job.token);
+    const records = jobRecords(h);
+    for await (const { key } of records.entries()) {
+      await records.update(key, (record) => record && { ...record, reply: record.reply && { ...record.reply, issuedAt: Date.now() - 20 * 60_000 } });
+    }
+    await h.restart({ crash: true });
+    const dm = h.discord.dmChannelOf(ada.id);
+    const stopped = await h.discord.waitFor(() => h!.discord.channelMessages(dm).find((m) => buttonsOf(m).some((b) => b.label === 'Retry')), 'its “stopped” in the DM', 20_000);
+
+    const retry = h.discord.clickButton(stopped, buttonId(stopped, 'Retry'), { user: ada, place: 'dm' });
+    await h.discord.waitFor(() => (h!.emulator.requests.length === 2 ? true : undefined), 'the job sent again', 20_000);
+    expect(logged(h, 'dms_not_enabled')).toBe(false);
+    expect(answersTo(h, retry).every((m) => (m.flags & EPHEMERAL) === EPHEMERAL || m.channelId === dm)).toBe(true);
+    await vi.waitFor(async () => expect(await chargedScopes(h!)).toHaveLength(2), { timeout: 20_000 });
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:${h.discord.guildId}`]);
+  });
+});
+
+describe('a Reroll from /imagine-history of a job made elsewhere', () => {
+  it('runs the member’s DM job again in the server where it is clicked, on that server’s budget', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: true }, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a dm fox', quality: 'low' }, { user: ada, place: 'dm' }));
+    const requester = { platform: 'discord' as const, userId: ada.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(requester)).toHaveLength(1), { timeout: 15_000 });
+    await h.runner.history!.settled();
+    const list = h.discord.slashCommand('imagine-history', {}, { user: ada });
+    const history = await h.discord.waitFor(() => (h!.discord.original(list)?.content ? h!.discord.original(list) : undefined), 'the history');
+
+    const again = await h.finalReply(h.discord.clickButton(history, buttonsOf(history)[0]!.custom_id, { user: ada }));
+    expect(again.channelId).toBe(h.discord.channelId);
+    expect(again.attachments).toHaveLength(1);
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:dm:${ada.id}`]);
+  });
+});
+
+describe('a user-install job’s buttons pressed by someone else, in a server the bot is not in', () => {
+  it('run the Reroll on the presser’s own budget, and tell them privately that only its member may Delete it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: true }, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const bo = h.discord.newUser('bo');
+    const done = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a heron', quality: 'low' }, { user: ada, place: 'user-install' }));
+
+    const again = await h.finalReply(h.discord.clickButton(done, buttonId(done, 'Reroll'), { user: bo, place: 'user-install' }));
+    expect(again.attachments).toHaveLength(1);
+    expect(await chargedScopes(h)).toEqual([`discord:dm:${ada.id}`, `discord:dm:${bo.id}`].sort());
+
+    const del = h.discord.clickButton(done, buttonId(done, 'Delete'), { user: bo, place: 'user-install' });
+    const note = await h.discord.waitFor(() => answersTo(h!, del)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.only_requester', { user: `<@${ada.id}>`, action: 'delete' })}`);
+    expect(h.discord.messages.has(done.id)).toBe(true);
+  });
+});
