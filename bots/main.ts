@@ -146,7 +146,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     if (link) checks.limiter = () => sharedLimiterWorks(client.limiter);
 
     // Off unless PICTOR_METRICS_PORT is set; counted from the first job on.
-    const metrics: Metrics | undefined = core.metrics ? createMetrics() : undefined;
+    const metrics: Metrics | undefined = core.metrics ? createMetrics({ logger }) : undefined;
     /** Set once the console runs: a job refused by the breaker looks at the alerts at once. */
     let consoleOfService: RunningConsole | undefined;
     let runnerOfService: JobRunner | undefined;

@@ -43,10 +43,43 @@ export async function createCliLogger(options: {
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-/** ` (key value, …)` for the simple fields of a log call. */
+/** A field's value is cut after this many characters, and a list after this many items: a log line stays a line. */
+const MAX_VALUE_CHARS = 300;
+const MAX_LIST_ITEMS = 10;
+
+/**
+ * ` (key value, …)` for the fields of a log call: simple values as they are, an error as its code and message
+ * (`err EISDIR: …`), a list as `[a, b, …]`. Each value is redacted before it is cut, so a cut never leaves part of a
+ * secret showing; other objects are left out.
+ */
 function describeFields(fields: object): string {
-  const parts = Object.entries(fields)
-    .filter(([, value]) => value !== undefined && ['string', 'number', 'boolean'].includes(typeof value))
-    .map(([key, value]) => `${key} ${String(value)}`);
+  const parts = Object.entries(fields).flatMap(([key, value]) => {
+    const text = describeValue(value);
+    return text === undefined ? [] : [`${key} ${text}`];
+  });
   return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
+function describeValue(value: unknown): string | undefined {
+  if (Array.isArray(value)) {
+    const items = value.slice(0, MAX_LIST_ITEMS).map((item) => (Array.isArray(item) ? undefined : describeValue(item)) ?? '…');
+    const more = value.length > MAX_LIST_ITEMS ? `, … (${value.length} in all)` : '';
+    return bounded(`[${items.join(', ')}${more}]`);
+  }
+  if (value instanceof Error) return bounded(describeError(value));
+  if (['string', 'number', 'boolean', 'bigint'].includes(typeof value)) return bounded(String(value));
+  return undefined;
+}
+
+/** `code: message`, the code being the error's stable `code` (ours, or Node's `EISDIR`…), else its name when not plain `Error`. */
+function describeError(error: Error): string {
+  const code = (error as { code?: unknown }).code;
+  const label = typeof code === 'string' || typeof code === 'number' ? String(code) : error.name !== 'Error' ? error.name : undefined;
+  const message = error.message || '(no message)';
+  return label === undefined || message.startsWith(label) ? message : `${label}: ${message}`;
+}
+
+function bounded(text: string): string {
+  const hidden = redactSecrets(text);
+  return hidden.length > MAX_VALUE_CHARS ? `${hidden.slice(0, MAX_VALUE_CHARS - 1)}…` : hidden;
 }

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { Gauge, type Registry } from 'prom-client';
 import { listenOn } from '../core/listen.js';
 import { withTimeout } from '../core/with-timeout.js';
+import { BACKEND_WAIT_MS } from './backend-wait.js';
 
 /** One readiness check of `/healthz`: a surface connected, Redis answering. */
 export type HealthCheck = () => boolean | Promise<boolean>;
@@ -14,7 +15,7 @@ export interface MetricsServerOptions {
   host?: string | undefined;
   /** 0 picks a free port. */
   port: number;
-  /** A check that has not answered after this long counts as failed, so a probe is answered in time. Default 3 s. */
+  /** A check that has not answered after this long counts as failed, so a probe is answered in time. Default `BACKEND_WAIT_MS` (3 s), the bound of every `/metrics` series read from a backend. */
   checkTimeoutMs?: number | undefined;
 }
 
@@ -23,8 +24,6 @@ export interface MetricsServer {
   url: string;
   close(): Promise<void>;
 }
-
-const DEFAULT_CHECK_TIMEOUT_MS = 3_000;
 
 /**
  * Serves `GET /metrics` (Prometheus text format, from the registry) and
@@ -40,7 +39,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       help: 'Whether this process is ready (every /healthz check passes): 1 or 0.',
       registers: [options.registry],
       async collect() {
-        const results = await Promise.all(Object.values(options.checks).map((check) => passes(check, options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS)));
+        const results = await Promise.all(Object.values(options.checks).map((check) => passes(check, options.checkTimeoutMs ?? BACKEND_WAIT_MS)));
         this.set(results.every(Boolean) ? 1 : 0);
       },
     });
@@ -55,7 +54,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('Method not allowed\n');
       return;
     }
-    const answer = path === '/metrics' ? metricsAnswer(options.registry) : healthAnswer(options.checks, options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS);
+    const answer = path === '/metrics' ? metricsAnswer(options.registry) : healthAnswer(options.checks, options.checkTimeoutMs ?? BACKEND_WAIT_MS);
     answer.then(
       ({ status, type, body }) => {
         res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });

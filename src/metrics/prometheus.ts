@@ -1,4 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { LoggerLike } from '../client/PictorClient.js';
+import { withTimeout } from '../core/with-timeout.js';
+import { BACKEND_WAIT_MS } from './backend-wait.js';
 import type { JobMetrics } from './job-metrics.js';
 
 /** Read when Prometheus scrapes: what is reserved and queued right now. */
@@ -26,13 +29,24 @@ export interface Metrics extends JobMetrics {
   watchLedger(readings: LedgerReadings): void;
 }
 
+export interface MetricsOptions {
+  /** Told once per streak when a series read from the ledger is late or fails (left out of the scrape), and when it is back. */
+  logger?: Pick<LoggerLike, 'info' | 'warn'> | undefined;
+  /** How long a scrape waits for the ledger before it leaves its series out. Default `BACKEND_WAIT_MS` (3 s), the bound of `/healthz`'s checks. */
+  backendWaitMs?: number | undefined;
+}
+
 /**
  * The service's Prometheus metrics, in a registry of its own (two services in
  * one process, or tests, never share counters), with Node's process metrics
  * under the same `pictor_` prefix. Labels are bounded: surfaces, outcomes,
- * codes, sizes and qualities — never users, prompts or ids.
+ * codes, sizes and qualities — never users, prompts or ids. A series read from
+ * a backend is bounded in time: a hung Redis leaves it out of the scrape
+ * rather than holding the whole scrape (and `pictor_ready 0`) back.
  */
-export function createMetrics(): Metrics {
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const { logger } = options;
+  const backendWaitMs = options.backendWaitMs ?? BACKEND_WAIT_MS;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'pictor_' });
   const jobs = new Counter({ name: 'pictor_jobs_total', help: 'Jobs by surface and outcome (refused: before anything was sent).', labelNames: ['surface', 'outcome'], registers: [registry] });
@@ -43,6 +57,20 @@ export function createMetrics(): Metrics {
   const overReservedUsd = new Counter({ name: 'pictor_over_reservation_usd_total', help: 'US dollars charged beyond what their jobs had reserved.', registers: [registry] });
   let readings: LiveReadings | undefined;
   let ledger: LedgerReadings | undefined;
+  /** The ledger read a late scrape left running: the next scrape waits on it rather than piling another on a hung Redis. */
+  let spentRead: { from: LedgerReadings; read: Promise<[number, number]> } | undefined;
+  let spentUnread = false;
+  const readSpent = (from: LedgerReadings): Promise<[number, number]> => {
+    if (spentRead?.from === from) return spentRead.read;
+    const read = Promise.all([from.spentUsd('day'), from.spentUsd('month')]);
+    const current = { from, read };
+    spentRead = current;
+    const done = () => {
+      if (spentRead === current) spentRead = undefined;
+    };
+    read.then(done, done);
+    return read;
+  };
   new Gauge({
     name: 'pictor_account_spent_usd',
     help: 'US dollars the whole account spent this UTC day or month (settled, plus what running jobs reserved), read from the ledger every process shares.',
@@ -50,9 +78,23 @@ export function createMetrics(): Metrics {
     registers: [registry],
     async collect() {
       if (!ledger) return;
-      const [day, month] = await Promise.all([ledger.spentUsd('day'), ledger.spentUsd('month')]);
-      this.set({ period: 'day' }, day);
-      this.set({ period: 'month' }, month);
+      try {
+        const [day, month] = await withTimeout(readSpent(ledger), backendWaitMs, `the ledger did not answer within ${backendWaitMs} ms`);
+        this.set({ period: 'day' }, day);
+        this.set({ period: 'month' }, month);
+        if (spentUnread) logger?.info({ metric: 'pictor_account_spent_usd' }, 'the ledger answers /metrics again');
+        spentUnread = false;
+      } catch (error) {
+        // No figure is better than an old one passed off as current: the series is absent until the ledger answers.
+        this.reset();
+        if (!spentUnread) {
+          logger?.warn(
+            { err: error, metric: 'pictor_account_spent_usd', waitMs: backendWaitMs },
+            'could not read what the account spent for /metrics: the series is left out of each scrape until the ledger answers (said once until then)',
+          );
+        }
+        spentUnread = true;
+      }
     },
   });
   new Gauge({

@@ -31,4 +31,36 @@ describe("the CLI's human log lines", () => {
     (await createCliLogger({ env: { PICTOR_LOG_LEVEL: 'warn' }, level: 'warn', defaultLevel: 'info', secrets: [], line })).info({}, 'chosen away');
     expect(lines).toEqual(['pictor: a server says what it does']);
   });
+  it('show an error as its code and message, the API key inside it hidden', async () => {
+    const lines: string[] = [];
+    const key = ['sk-', 'cli-logger-', 'Err0r/Key+9'].join('');
+    const logger = await createCliLogger({ env: {}, level: 'error', secrets: [key], line: (text) => lines.push(text) });
+    const denied = Object.assign(new Error(`EISDIR: illegal operation on a directory, read`), { code: 'EISDIR' });
+    const echoed = Object.assign(new Error(`the proxy refused Bearer ${key}`), { code: 'upstream_error' });
+
+    logger.error({ err: denied, path: '/spend' }, 'the console failed to answer');
+    logger.error({ err: echoed }, 'the job failed');
+    logger.error({ err: new TypeError('rules is not iterable') }, 'could not save');
+
+    expect(lines).toEqual([
+      'pictor: the console failed to answer (err EISDIR: illegal operation on a directory, read, path /spend)',
+      'pictor: the job failed (err upstream_error: the proxy refused Bearer [redacted])',
+      'pictor: could not save (err TypeError: rules is not iterable)',
+    ]);
+  });
+
+  it('show a list joined, and cut a long list or value short without leaving part of a secret showing', async () => {
+    const lines: string[] = [];
+    const key = ['sk-', 'cli-logger-', 'L0ng/Line+7'].join('');
+    const logger = await createCliLogger({ env: { PICTOR_LOG_LEVEL: 'info' }, level: 'info', secrets: [key], line: (text) => lines.push(text) });
+
+    logger.info({ thresholds: [50, 80, 100], breaker: true, by: 'console' }, 'the owner changed the alert rules');
+    logger.info({ ids: Array.from({ length: 25 }, (_, i) => i) }, 'many');
+    logger.error({ err: new Error(`${'x'.repeat(285)} ${key} and more`) }, 'long');
+
+    expect(lines[0]).toBe('pictor: the owner changed the alert rules (thresholds [50, 80, 100], breaker true, by console)');
+    expect(lines[1]).toBe('pictor: many (ids [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, … (25 in all)])');
+    expect(lines[2]).not.toContain('sk-cli');
+    expect(lines[2]).toMatch(/^pictor: long \(err x{285} \[redacted\] an…\)$/);
+  });
 });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { createMetrics, startMetricsServer, type HealthCheck, type MetricsServer } from '../../src/metrics/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BACKEND_WAIT_MS, createMetrics, startMetricsServer, type HealthCheck, type LedgerReadings, type MetricsServer } from '../../src/metrics/index.js';
 import { useCleanup } from '../helpers/service-fakes.js';
 import { scrape } from './scrape.js';
 
@@ -88,5 +88,85 @@ describe('the metrics server', () => {
     up = false;
     scraped = await text();
     expect(scraped).toMatch(/^pictor_ready 0$/m);
+  });
+});
+
+describe('a scrape while Redis hangs', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A ledger whose reads never answer until `answer` is called; `reads` counts the reads started. */
+  function stalledLedger() {
+    let answer: (usd: number) => void = () => {};
+    const hung = new Promise<number>((resolve) => (answer = resolve));
+    const state = { reads: 0, hung: true };
+    const ledger: LedgerReadings = {
+      spentUsd: (period) => {
+        state.reads += 1;
+        return state.hung ? hung : Promise.resolve(period === 'day' ? 2 : 40);
+      },
+      capUsd: { day: 5, month: undefined },
+    };
+    return { ledger, state, answer: (usd: number) => ((state.hung = false), answer(usd)) };
+  }
+
+  it('is answered within the bound with pictor_ready 0 and without the ledger series, logged once until the ledger answers again', async () => {
+    const logged: string[] = [];
+    const logger = { info: (_: object, message?: string) => logged.push(`info: ${message}`), warn: (_: object, message?: string) => logged.push(`warn: ${message}`) };
+    const metrics = createMetrics({ logger, backendWaitMs: 20 });
+    const stalled = stalledLedger();
+    metrics.watchLedger(stalled.ledger);
+    const server = await startMetricsServer({ registry: metrics.registry, checks: { redis: () => new Promise<boolean>(() => {}) }, port: 0, checkTimeoutMs: 20 });
+    defer(() => server.close());
+
+    const first = await scrape(`${server.url}/metrics`);
+    const second = await scrape(`${server.url}/metrics`);
+
+    for (const scraped of [first, second]) {
+      expect(scraped.value('pictor_ready')).toBe(0);
+      expect(scraped.family('pictor_account_spent_usd').metrics).toEqual([]);
+      expect(scraped.value('pictor_account_cap_usd', { period: 'day' })).toBe(5);
+    }
+    // The second scrape waited on the read the first left running, rather than piling another on the hung ledger.
+    expect(stalled.state.reads).toBe(2);
+    expect(logged).toEqual([expect.stringMatching(/^warn: could not read what the account spent for \/metrics/)]);
+
+    stalled.answer(1.5);
+    const back = await scrape(`${server.url}/metrics`);
+    expect(back.value('pictor_account_spent_usd', { period: 'day' })).toBe(2);
+    expect(back.value('pictor_account_spent_usd', { period: 'month' })).toBe(40);
+    expect(logged).toEqual([expect.stringMatching(/^warn: /), 'info: the ledger answers /metrics again']);
+  });
+
+  it('leaves the series out of a scrape when the ledger fails, and answers the rest', async () => {
+    const metrics = createMetrics();
+    metrics.watchLedger({ spentUsd: () => Promise.reject(new Error('READONLY')), capUsd: { day: undefined, month: undefined } });
+    const server = await startMetricsServer({ registry: metrics.registry, checks: { redis: () => true }, port: 0 });
+    defer(() => server.close());
+
+    const scraped = await scrape(`${server.url}/metrics`);
+
+    expect(scraped.value('pictor_ready')).toBe(1);
+    expect(scraped.family('pictor_account_spent_usd').metrics).toEqual([]);
+  });
+
+  it('waits 3 s by default, the bound of the readiness checks, for the checks and the ledger alike', async () => {
+    const metrics = createMetrics();
+    metrics.watchLedger(stalledLedger().ledger);
+    const server = await startMetricsServer({ registry: metrics.registry, checks: { redis: () => new Promise<boolean>(() => {}) }, port: 0 });
+    defer(() => server.close());
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let text: string | undefined;
+
+    const collected = metrics.registry.metrics().then((answer) => (text = answer));
+    await vi.advanceTimersByTimeAsync(BACKEND_WAIT_MS - 1);
+    expect(text).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    await collected;
+
+    expect(BACKEND_WAIT_MS).toBe(3_000);
+    expect(text).toMatch(/^pictor_ready 0$/m);
+    expect(text).not.toMatch(/^pictor_account_spent_usd\{/m);
   });
 });
