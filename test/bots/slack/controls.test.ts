@@ -212,8 +212,11 @@ describe('a job asked in a member’s direct messages, in the workspace’s hist
     await h.fake.clickButton(await finishedActions(h.fake, bobDm), 'pictor_edit', ADMIN);
     const form = await h.fake.waitFor(() => h!.fake.views[0], 'the edit form');
     const where = JSON.parse(String(form.view.private_metadata)) as { c: string; t?: string };
-    expect(where.c).toBe(h.fake.dmOf(ADMIN));
+    expect(where.c).not.toBe(bobDm);
     expect(where.t).toBeUndefined();
+    await h.fake.submitView(form, { prompt: 'add a margin' }, ADMIN);
+    await finishedJob(h.fake, h.fake.dmOf(ADMIN), 1);
+    expect(h.fake.botMessages(bobDm)).toHaveLength(bobsMessages);
   });
 });
 
