@@ -30,7 +30,11 @@ export const HistoryEntrySchema = z.object({
   at: z.number(),
   /** A link to the result message, when the surface knows it. */
   link: z.string().max(500).optional(),
-  /** The link leads to a message only the member can open (a direct message with the app): the admins' view drops it. */
+  /**
+   * Its message is one only the member can open (`linkSeenBy`: a private job's, or one shown in a direct message with
+   * the app), recorded as it ended whether or not its link is known: the admins' view drops its link (but an admin's
+   * own) and the surfaces name no conversation for it there.
+   */
   memberLink: z.boolean().optional(),
   /** Shown only to the member: in their own history, never in the server's/workspace's. */
   private: z.boolean().optional(),
@@ -162,7 +166,8 @@ export class JobHistory {
           n: job.options.n ?? DEFAULTS.n,
           ...endFactsOf(final, job.options),
           status: final.type,
-          ...(url && { link: url, ...(linkSeenBy(job) === 'member' && { memberLink: true }) }),
+          ...(url && { link: url }),
+          ...(linkSeenBy(job) === 'member' && { memberLink: true }),
           ...(job.private && { private: true }),
         };
         await this.#keep(requester, entry);
@@ -195,14 +200,15 @@ export class JobHistory {
 
   /**
    * An admin's view: the server's/workspace's last jobs, without the private ones (only their members see them), and
-   * without a link to a message only its member can open; undefined for anyone else.
+   * without a link to a message only its member can open (`memberLink`, which stays on the entry), but for the admin's
+   * own jobs; undefined for anyone else.
    */
   async ofScope(requester: Requester): Promise<HistoryEntry[] | undefined> {
     if (!requester.isAdmin) return undefined;
     return this.#fresh(await historyOfScope(this.#state, scopeKeyOf(requester)))
       .filter((entry) => entry.private !== true)
       .slice(0, SHOWN * 2)
-      .map(({ link, memberLink, ...entry }) => (memberLink ? entry : { ...entry, ...(link !== undefined && { link }) }));
+      .map(({ link, ...entry }) => (entry.memberLink && entry.userId !== requester.userId ? entry : { ...entry, ...(link !== undefined && { link }) }));
   }
 
   /**

@@ -24,6 +24,8 @@ const EditContextSchema = z.object({
   u: z.string().optional(),
   /** An edit of a private result: private too. */
   p: z.literal(1).optional(),
+  /** Runs in the submitter's own direct messages with the app, opened as the form is submitted (`c` is their id until then). */
+  d: z.literal(1).optional(),
 });
 
 export interface EditContext {
@@ -33,6 +35,11 @@ export interface EditContext {
   responseUrl?: string | undefined;
   /** An edit of a private result: shown only to the member, as the result was. */
   private?: boolean | undefined;
+  /**
+   * The edit of a job asked in another member's direct messages: it runs in the submitter's own direct messages with
+   * the app, which are opened as the form is submitted, not before it opens (`channelId` is the submitter's id until then).
+   */
+  inOwnDirectMessages?: boolean | undefined;
   /** Text to start the prompt with (not kept in the metadata). */
   initialPrompt?: string | undefined;
 }
@@ -70,6 +77,7 @@ export function editModal(context: EditContext, locale?: string): types.ModalVie
     ...(known.length ? { f: known.map((f) => ({ id: f.id, ...(f.name ? { n: f.name.slice(0, 80) } : {}) })) } : {}),
     ...(context.responseUrl ? { u: context.responseUrl } : {}),
     ...(context.private ? { p: 1 as const } : {}),
+    ...(context.inOwnDirectMessages ? { d: 1 as const } : {}),
   } satisfies z.input<typeof EditContextSchema>);
   const blocks: types.KnownBlock[] = [];
   if (known.length) {
@@ -170,7 +178,7 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
   if (Object.keys(errors).length) return { ok: false, errors };
   return {
     ok: true,
-    context: { channelId: meta.c, threadTs: meta.t, responseUrl: meta.u, files, private: meta.p === 1 },
+    context: { channelId: meta.c, threadTs: meta.t, responseUrl: meta.u, files, private: meta.p === 1, inOwnDirectMessages: meta.d === 1 },
     prompt,
     options: options as JobOptions,
     files,

@@ -2,6 +2,7 @@ import type { App } from '@slack/bolt';
 import { ephemeralVia, respondVia, type BotContext } from '../bot-context.js';
 import { EDIT_VIEW_ID, MODAL_FIELD_NAMES, readEditSubmission } from '../edit-modal.js';
 import { imagesOf } from '../input-images.js';
+import { ownDirectMessages } from '../own-direct-messages.js';
 import { localeIn } from '../user-locales.js';
 
 /**
@@ -9,7 +10,8 @@ import { localeIn } from '../user-locales.js';
  * the modal closes and the job goes to the runner's intake — refused
  * privately, or admitted, its images downloaded from Slack (bot token, Slack's
  * file hosts only, checked by content) and the edit started in the channel
- * (and thread) the modal came from.
+ * (and thread) the modal came from — or, for the edit of a job asked in another
+ * member's direct messages, in the submitter's own, opened now.
  */
 export function registerEditView(app: App, context: BotContext): void {
   app.view(EDIT_VIEW_ID, async ({ ack, view, body, context: auth }) => {
@@ -21,11 +23,15 @@ export function registerEditView(app: App, context: BotContext): void {
     }
     await ack();
     const { context: where, prompt, options, files } = submission;
-    const actor = { userId: body.user.id, userName: body.user.name, teamId: body.team?.id ?? body.user.team_id ?? '', channelId: where.channelId, locale };
     const { client, botToken } = context.workspace(auth);
     const notify = where.responseUrl
       ? respondVia(where.responseUrl, context.logger)
-      : ephemeralVia({ client, writer: context.writer }, { channelId: where.channelId, userId: actor.userId, threadTs: where.threadTs });
+      : ephemeralVia({ client, writer: context.writer }, { channelId: where.channelId, userId: body.user.id, threadTs: where.threadTs });
+    // The edit of a job asked in another member's direct messages: in the submitter's own, opened now (not before the
+    // form opened, whose trigger lasts 3 s).
+    const channelId = where.inOwnDirectMessages ? await ownDirectMessages(context, client, body.user.id, notify, locale) : where.channelId;
+    if (!channelId) return;
+    const actor = { userId: body.user.id, userName: body.user.name, teamId: body.team?.id ?? body.user.team_id ?? '', channelId, locale };
     // The runner's intake decides (rules, budgets, room) before anything is downloaded or posted.
     await context.jobs.start({
       kind: 'edit',

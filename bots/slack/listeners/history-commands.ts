@@ -3,7 +3,7 @@ import { describeForgotten, historyLineValues, say, type HistoryEntry } from '..
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
-import { jobMessageSeenBy, messageLinkOf, plainTextOf } from '../slack-text.js';
+import { plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -42,9 +42,9 @@ export async function answerHistoryCommand(
       answer = { text: describeForgotten(await history.forgetEverywhere(requester), locale, ':broom:') };
     } else if (command.kind === 'workspace') {
       const entries = await history.ofScope(requester);
-      answer = entries ? await renderHistory(context, entries, 'scope', locale) : { text: say(locale, 'history.not_admin', { icon: ':raised_hand:', scope: 'workspace' }) };
+      answer = entries ? renderHistory(entries, 'scope', locale) : { text: say(locale, 'history.not_admin', { icon: ':raised_hand:', scope: 'workspace' }) };
     } else {
-      answer = await renderHistory(context, await history.mine(requester), 'mine', locale);
+      answer = renderHistory(await history.mine(requester), 'mine', locale);
     }
   } catch (error) {
     context.logger.error({ err: error, what: `history ${command.kind}` }, 'a history command failed');
@@ -59,36 +59,32 @@ export async function answerHistoryCommand(
 
 /**
  * One section per job, newest first: when, where, the prompt, options and
- * cost, a link to its message (while the request is kept), and a Reroll
- * button that runs it again in its channel, counted against whoever clicks
- * (a job asked in another member's direct messages: in the clicker's own).
- * In the workspace's view, a job asked in a direct message with the app says
- * so, with neither its conversation nor a link.
+ * cost, a link to its message (as its entry recorded it when the job ended),
+ * and a Reroll button that runs it again in its channel, counted against
+ * whoever clicks (a job asked in another member's direct messages: in the
+ * clicker's own). In the workspace's view, a job whose message only its member
+ * can open (`memberLink`, recorded as it ended: asked in a direct message with
+ * the app) says it was asked in a direct message, without naming that
+ * conversation, and has no link unless it is the reader's own (`ofScope`).
  */
-async function renderHistory(context: BotContext, entries: readonly HistoryEntry[], whose: 'mine' | 'scope', locale: string | undefined): Promise<{ text: string; blocks: types.KnownBlock[] }> {
+function renderHistory(entries: readonly HistoryEntry[], whose: 'mine' | 'scope', locale: string | undefined): { text: string; blocks: types.KnownBlock[] } {
   const title = say(locale, 'history.title', { whose, scope: 'workspace' }, { bold: (text) => `*${text}*` });
   const empty = `${title}\n${say(locale, 'history.empty')}`;
   if (entries.length === 0) return { text: empty, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: empty } }] };
-  const lines = await Promise.all(
-    entries.map(async (e, i) => {
-      const prompt = e.prompt.length > 80 ? `${e.prompt.slice(0, 79)}…` : e.prompt;
-      // A job asked in a member's direct messages with the app, read by an admin: only the member can open that message,
-      // so the workspace's view names neither the conversation nor links it (their own history does, as the audit channel).
-      const theirsAlone = whose === 'scope' && jobMessageSeenBy(e) === 'member';
-      const request = theirsAlone ? undefined : await context.store.get(e.key).catch(() => undefined);
-      return say(locale, 'slack.history.line', {
-        rank: i + 1,
-        // Slack shows the date in each reader's own time zone and language.
-        when: `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`,
-        author: whose === 'scope' ? ` <@${e.userId}>` : '',
-        channel: theirsAlone ? 'dm' : `<#${e.channelId}>`,
-        prompt: prompt.replace(/[\n`<>&]/g, ' '),
-        ...historyLineValues(e),
-        hasLink: request?.messageTs ? 'yes' : 'no',
-        link: request?.messageTs ? messageLinkOf(request.channelId, request.messageTs) : '',
-      });
-    }),
-  );
+  const lines = entries.map((e, i) => {
+    const prompt = e.prompt.length > 80 ? `${e.prompt.slice(0, 79)}…` : e.prompt;
+    return say(locale, 'slack.history.line', {
+      rank: i + 1,
+      // Slack shows the date in each reader's own time zone and language.
+      when: `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`,
+      author: whose === 'scope' ? ` <@${e.userId}>` : '',
+      channel: whose === 'scope' && e.memberLink ? 'dm' : `<#${e.channelId}>`,
+      prompt: prompt.replace(/[\n`<>&]/g, ' '),
+      ...historyLineValues(e),
+      hasLink: e.link ? 'yes' : 'no',
+      link: e.link ?? '',
+    });
+  });
   const blocks: types.KnownBlock[] = [
     { type: 'section', text: { type: 'mrkdwn', text: title } },
     ...lines.map(

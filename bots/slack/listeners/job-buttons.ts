@@ -5,6 +5,7 @@ import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
+import { ownDirectMessages } from '../own-direct-messages.js';
 import { jobMessageSeenBy } from '../slack-text.js';
 import type { SavedRequest } from '../RequestStore.js';
 import { mayCancel, say, sayWords } from '../../runner/index.js';
@@ -60,20 +61,12 @@ async function resultMessageTs(client: App['client'], request: SavedRequest): Pr
 /**
  * Where a job's Reroll or Edit runs for whoever pressed it: where it was asked, and in its thread; but a job asked in a
  * member's direct messages with the app is theirs alone there — anyone else's (an admin's, from the workspace's
- * history) runs in the presser's own direct messages with the app, as if asked there, never in the member's.
- * Undefined when those could not be opened (logged; the presser is told).
+ * history) runs in the presser's own direct messages with the app, as if asked there, never in the member's
+ * (`ownDirectMessages`: opened by Reroll at once, by Edit as its form is submitted). Decided from the saved request
+ * alone: nothing is asked of Slack.
  */
-async function whereAgain(context: BotContext, client: App['client'], request: SavedRequest, userId: string, notify: (text: string) => Promise<void>, locale: string | undefined): Promise<{ channelId: string; theirsAlone: boolean } | undefined> {
-  const askedIn = request.askedIn ?? request.channelId;
-  if (request.userId === userId || jobMessageSeenBy({ channelId: askedIn }) === 'everyone') return { channelId: askedIn, theirsAlone: false };
-  try {
-    const opened = await client.conversations.open({ users: userId });
-    if (opened.channel?.id) return { channelId: opened.channel.id, theirsAlone: true };
-  } catch (error) {
-    context.logger.warn({ code: slackErrorCode(error), user: userId }, 'could not open a member’s direct messages for another member’s job');
-  }
-  await notify(`:warning: ${say(locale, 'error.on_my_side')}`);
-  return undefined;
+function inOwnDirectMessages(request: SavedRequest, userId: string): boolean {
+  return request.userId !== userId && jobMessageSeenBy({ channelId: request.askedIn ?? request.channelId }) === 'member';
 }
 
 export function registerJobButtons(app: App, context: BotContext): void {
@@ -141,9 +134,10 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // its own member presses it, else it follows the clicker's default. Its own member's Reroll sends it again as it was
     // sent (its options hold the defaults it took; no note of those it could not take again); another member's takes
     // their defaults where it chose nothing. A job asked in a member's direct messages runs again in the clicker's own.
-    const where = await whereAgain(context, client, request, body.user.id, notify, localeIn(auth));
-    if (!where) return;
-    const actor = { ...actorOf(body, auth), channelId: where.channelId };
+    const theirsAlone = inOwnDirectMessages(request, body.user.id);
+    const channelId = theirsAlone ? await ownDirectMessages(context, client, body.user.id, notify, localeIn(auth)) : (request.askedIn ?? request.channelId);
+    if (!channelId) return;
+    const actor = { ...actorOf(body, auth), channelId };
     const own = request.userId === actor.userId;
     let images;
     try {
@@ -161,7 +155,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       images,
       inputFiles: request.inputFiles,
       actor,
-      threadTs: where.theirsAlone ? undefined : request.threadTs,
+      threadTs: theirsAlone ? undefined : request.threadTs,
       notify,
       client,
       private: request.private ?? (own ? false : undefined),
@@ -235,17 +229,19 @@ export function registerJobButtons(app: App, context: BotContext): void {
     }
     // The runner's intake for a form (who, where, whether its job may be private here, a budget left) before the modal opens.
     // A private result's edit is private too (shown in the member's direct messages), under the rules of the channel it was asked in.
-    // A job asked in a member's direct messages is edited in the presser's own, outside the member's conversation.
-    const where = await whereAgain(context, client, request, body.user.id, notify, locale);
-    if (!where) return;
-    const { channelId } = where;
+    // A job asked in another member's direct messages is edited in the presser's own, outside the member's conversation:
+    // nothing is asked of Slack before the form opens (its trigger lasts 3 s), so those are opened as the form is
+    // submitted; until then they go by the presser's id (Slack's name for a member's direct messages with the app).
+    const theirsAlone = inOwnDirectMessages(request, body.user.id);
+    const channelId = theirsAlone ? body.user.id : (request.askedIn ?? request.channelId);
     await context.jobs.openForm({ ...actorOf(body, auth), channelId }, notify, () =>
       openEditModal(context, client, body.trigger_id, notify, {
         channelId,
-        threadTs: request.private || where.theirsAlone ? undefined : (request.threadTs ?? request.messageTs),
+        threadTs: request.private || theirsAlone ? undefined : (request.threadTs ?? request.messageTs),
         files: request.outputFiles,
         responseUrl: body.response_url,
         private: request.private,
+        inOwnDirectMessages: theirsAlone,
       }, locale),
       { private: request.private },
     );

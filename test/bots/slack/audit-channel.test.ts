@@ -83,7 +83,7 @@ describe('the audit channel on Slack', () => {
     const [kept] = await h.runner.history!.mine(alice);
     expect(kept).toMatchObject({ prompt: 'a lighthouse asked in a DM', status: 'completed' });
     expect(kept!.link).toMatch(/^https:\/\/slack\.com\/archives\/D0ALICE\//);
-    const [seen] = (await h.runner.history!.ofScope({ ...alice, isAdmin: true }))!;
+    const [seen] = (await h.runner.history!.ofScope({ ...alice, userId: ADMIN, isAdmin: true }))!;
     expect(seen).toMatchObject({ prompt: 'a lighthouse asked in a DM' });
     expect(seen!.link).toBeUndefined();
   });

@@ -212,8 +212,41 @@ describe('a job asked in a member’s direct messages, in the workspace’s hist
     await h.fake.clickButton(await finishedActions(h.fake, bobDm), 'pictor_edit', ADMIN);
     const form = await h.fake.waitFor(() => h!.fake.views[0], 'the edit form');
     const where = JSON.parse(String(form.view.private_metadata)) as { c: string; t?: string };
-    expect(where.c).toBe(h.fake.dmOf(ADMIN));
+    expect(where.c).not.toBe(bobDm);
     expect(where.t).toBeUndefined();
+    await h.fake.submitView(form, { prompt: 'add a margin' }, ADMIN);
+    await finishedJob(h.fake, h.fake.dmOf(ADMIN), 1);
+    expect(h.fake.botMessages(bobDm)).toHaveLength(bobsMessages);
+  });
+});
+
+describe('a job in a direct message with the app, in the workspace’s history, as its entry recorded it when it ended', () => {
+  it('keeps the link of an admin’s own job asked in their direct messages, which they can open, in the workspace’s view', async () => {
+    h = await start({ bot: { adminUserIds: [ADMIN, 'U0ADMIN2'] } });
+    const adminDm = h.fake.dmOf(ADMIN);
+    await h.fake.userMessage({ channel: adminDm, channelType: 'im', user: ADMIN, text: 'my own sketch --quality low' });
+    await finishedJob(h.fake, adminDm);
+    const admin = { platform: 'slack' as const, userId: ADMIN, channelId: adminDm, scopeId: h.fake.teamId, isAdmin: true };
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(admin)).not.toHaveLength(0), { timeout: 15_000 });
+    await h.runner.history!.settled();
+
+    const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
+    expect(workspace).toContain(`<@${ADMIN}> in a direct message “my own sketch”`);
+    expect(workspace).toContain(`/archives/${adminDm}/p`);
+    // Another admin reads it without that link.
+    const other = await privately(h.fake, 'history workspace', 'U0ADMIN2', 'C0ADM');
+    expect(other).toContain(`<@${ADMIN}> in a direct message “my own sketch”`);
+    expect(other).not.toContain('/archives/');
+  });
+
+  it('lists a job asked in a member’s direct messages whose link was not known as it ended as asked in a direct message, naming no conversation', async () => {
+    h = await start();
+    const bobDm = h.fake.dmOf('U0BOB');
+    const bob: Requester = { platform: 'slack', userId: 'U0BOB', channelId: bobDm, scopeId: h.fake.teamId };
+    await h.runner.recordEnded(bob, { key: 'no-link', kind: 'generate', prompt: 'a page with no link', options: {}, private: false, seenBy: 'member', acceptedAt: Date.now() }, { type: 'completed' });
+    const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
+    expect(workspace).toContain('<@U0BOB> in a direct message “a page with no link”');
+    expect(workspace).not.toContain(bobDm);
   });
 });
 

@@ -16,6 +16,49 @@ afterEach(async () => {
 
 const edits = (harness: Harness) => harness.emulator.requests.filter((r) => r.path === '/v1/images/edits');
 
+describe('the Edit of a job asked in another member’s direct messages, in Slack', () => {
+  it('opens its form before Slack is asked for the presser’s own direct messages, which are opened as it is submitted and where the edit runs', async () => {
+    h = await startWithAdmin();
+    const { fake } = h;
+    const bobDm = fake.dmOf('U0BOB');
+    await fake.userMessage({ channel: bobDm, channelType: 'im', user: 'U0BOB', text: 'my diary page --quality low' });
+    await finishedJob(fake, bobDm);
+    const bobsMessages = fake.botMessages(bobDm).length;
+
+    // Slack is slow to open a conversation: the form's trigger (3 s) must not wait on it.
+    const slow = fake.holdOpen('conversations.open');
+    await fake.clickButton(await finishedActions(fake, bobDm), 'pictor_edit', ADMIN);
+    const form = await fake.waitFor(() => fake.views[0], 'the edit form, while conversations.open is held');
+    expect(slow.arrived()).toBe(0);
+
+    const submitted = await fake.submitView(form, { prompt: 'add a margin' }, ADMIN);
+    expect(submitted.status).toBe(200);
+    await fake.waitFor(() => slow.arrived() === 1 || undefined, 'the presser’s direct messages asked for as the form is submitted');
+    slow.release();
+    const done = await finishedJob(fake, fake.dmOf(ADMIN));
+    expect(statusOf(done)).toContain('Done');
+    expect(edits(h)).toHaveLength(1);
+    expect(edits(h)[0]!.fields).toMatchObject({ prompt: 'add a margin' });
+    expect(fake.botMessages(bobDm)).toHaveLength(bobsMessages);
+  });
+
+  it('tells the presser privately that it failed on our side, and runs nothing, when Slack will not open their direct messages as the form is submitted', async () => {
+    h = await startWithAdmin();
+    const { fake } = h;
+    const bobDm = fake.dmOf('U0BOB');
+    await fake.userMessage({ channel: bobDm, channelType: 'im', user: 'U0BOB', text: 'my diary page --quality low' });
+    await finishedJob(fake, bobDm);
+    await fake.clickButton(await finishedActions(fake, bobDm), 'pictor_edit', ADMIN);
+    const form = await fake.waitFor(() => fake.views[0], 'the edit form');
+    fake.failNext('conversations.open', { status: 200, error: 'fatal_error' });
+    await fake.submitView(form, { prompt: 'add a margin' }, ADMIN);
+    const told = await fake.waitFor(() => fake.responses.find((r) => String(r.body.text).includes(say('en', 'error.on_my_side'))), 'the presser told');
+    expect(told).toBeDefined();
+    expect(edits(h)).toHaveLength(0);
+    expect(fake.botMessages(fake.dmOf(ADMIN))).toHaveLength(0);
+  });
+});
+
 describe('editing images in Slack', () => {
   it('edits the images of a message through the Edit image shortcut and its modal, in that message’s thread', async () => {
     h = await startHarness();
