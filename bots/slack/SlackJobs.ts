@@ -21,6 +21,7 @@ import { askHolderToCancel, cancelWhenAsked, isRunning } from '../state/index.js
 import { InFlight } from '../in-flight.js';
 import { SlackJobView, type Notifier, type ShownEvent, type StopDeadline } from './SlackJobView.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
+import { ownDirectMessages } from './own-direct-messages.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
 const MAX_UNREPAIRED = 50;
@@ -217,7 +218,7 @@ export class SlackJobs {
           accept: async (decided) => {
             // A private job lives in the member's direct messages with the bot (an ephemeral message can carry no files and
             // cannot be updated): its message, previews, images and buttons; the channel gets a note only they see.
-            const dm = decided.private ? await this.#directMessagesOf(input) : undefined;
+            const dm = decided.private ? await ownDirectMessages(this.#o, input.client, input.actor.userId, input.notify, input.actor.locale) : undefined;
             if (decided.private && !dm) return undefined;
             request = await this.#o.store.create({
               kind: input.kind,
@@ -325,21 +326,6 @@ export class SlackJobs {
     const repaired = await view.repair();
     if (repaired) this.#unrepaired.delete(jobId);
     return repaired;
-  }
-
-  /**
-   * The member's direct messages with the bot (`conversations.open`, scope `im:write`), where a private job is shown;
-   * undefined (the member told why, the job dropped: nothing charged) when Slack does not open them.
-   */
-  async #directMessagesOf(input: StartJob): Promise<string | undefined> {
-    try {
-      const opened = await input.client.conversations.open({ users: input.actor.userId });
-      if (opened.channel?.id) return opened.channel.id;
-    } catch (error) {
-      this.#o.logger.warn({ err: String(error), user: input.actor.userId }, 'could not open a member’s direct messages for a private job');
-    }
-    await input.notify(`:warning: ${say(input.actor.locale, 'error.on_my_side')}`).catch(() => undefined);
-    return undefined;
   }
 
   /** Tells the person privately why their job did not start: the runner's refusal, or an input image's own words. */
