@@ -51,6 +51,16 @@ class SlowDestroyClient extends SlowLoginClient {
   }
 }
 
+/**
+ * Waits until Discord has read the close of every gateway connection: leaving ends once the client has sent its close
+ * (or discord.js's retry of the login was kept off, after it), and the fake, in this same process, reads that close at
+ * its next turn for I/O — on a busy machine, after the check that follows. A client still connected (or connected
+ * again) times this out.
+ */
+async function closedAtDiscord(discord: FakeDiscord): Promise<void> {
+  await discord.waitFor(() => discord.openGatewayConnections === 0 || undefined, 'Discord to see the gateway connection closed', 10_000);
+}
+
 describe('the gateway connection, logging in', () => {
   it('asks Discord for its identify rate again at the next login when asking failed once, instead of failing every later login', async () => {
     // A stand-in manager drives the throttle directly: this shows what the connection does with a throttle whose making
@@ -188,6 +198,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
         'discord.js’s own retry of the login',
         15_000,
       );
+      await closedAtDiscord(discord);
       expect(discord.gatewayStats.identifies).toBe(1);
       expect(discord.openGatewaySessions).toBe(0);
       expect(discord.openGatewayConnections).toBe(0);
@@ -230,6 +241,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
         'discord.js’s own retry of the login',
         15_000,
       );
+      await closedAtDiscord(discord);
+      expect(discord.gatewayStats.identifies).toBe(1);
       expect(discord.openGatewaySessions).toBe(0);
       expect(discord.openGatewayConnections).toBe(0);
       expect(clients.every((client) => !client.isReady())).toBe(true);

@@ -345,11 +345,16 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('hands over at once on a clean stop', async () => {
     const a = await startReplica('a');
-    await startReplica('b');
-    const stoppedAt = Date.now();
+    const b = await startReplica('b');
+    const tries = vi.spyOn(b.redis, 'set');
     await a.close();
+    const triesBefore = tries.mock.calls.length;
     await discord.waitFor(() => discord.gatewayStats.identifies === 2, 'the standby to connect', 10_000);
-    expect(Date.now() - stoppedAt).toBeLessThan(LEASE.ttlMs);
+    // At once: the standby's first try after the stop took the lease it gave back (no wait for it to lapse).
+    const firstTry = tries.mock.calls.findIndex((args, i) => i >= triesBefore && args.includes('NX'));
+    expect(firstTry).toBeGreaterThanOrEqual(0);
+    expect(await tries.mock.results[firstTry]!.value).toBe('OK');
+    tries.mockRestore();
     expect((await imagine('after the hand-over')).callbackAttempts).toBe(1);
   });
 
@@ -361,10 +366,15 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     const refused = discord.slashCommand('imagine', { prompt: 'while alone and draining' });
     await discord.waitFor(() => (/restarting/.test(discord.original(refused)?.content ?? '') ? true : undefined), 'the refusal of a new job');
 
+    // The holder's looks for a standby from now on, and what each found.
+    const looks = vi.spyOn(a.redis, 'get');
     const b = await startReplica('b');
-    const waitingSince = Date.now();
     await discord.waitFor(() => discord.gatewayStats.identifies === 2 || undefined, 'the standby to connect', 10_000);
-    expect(Date.now() - waitingSince).toBeLessThan(3 * LEASE.pollEveryMs + 2000);
+    // As soon as one waits: the holder left at its first look that found the standby's mark, and looked no more.
+    const found = await Promise.all(looks.mock.calls.map(async ([k], i) => (k === `${key}:standby` ? await looks.mock.results[i]!.value : null)));
+    looks.mockRestore();
+    expect(found.filter((value) => value !== null)).toHaveLength(1);
+    expect(found.at(-1)).not.toBeNull();
     expect(a.logger.entries.some((e) => e.msg === 'another process stands by for the Discord gateway; leaving it to that one')).toBe(true);
     expect((await imagine('after the hand-over')).callbackAttempts).toBe(1);
     expect(handledBy(b)).toBe(1);
@@ -374,14 +384,24 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   it('stops standing by once a standby drains, so it never takes the gateway only to refuse every command', async () => {
     const a = await startReplica('a');
     const b = await startReplica('b');
-    const drained = b.runner.drain(10_000);
-    await b.bot.handOver();
-    await a.close();
-    // A poll that does not happen has no event: three of the standby's poll intervals, real time (its Redis is real).
-    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE.pollEveryMs + 300));
-    expect(discord.gatewayStats.identifies).toBe(1);
-    expect(discord.openGatewaySessions).toBe(0);
-    expect(await drained).toBe(0);
+    // The standby's tries for the lease (SET NX), on a clock of the test's from here: a poll that does not happen has no
+    // event, so the time for three of them is made to pass.
+    const tries = vi.spyOn(b.redis, 'set');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const drained = b.runner.drain(10_000);
+      await b.bot.handOver();
+      const triesAtHandOver = tries.mock.calls.length;
+      await a.close();
+      await vi.advanceTimersByTimeAsync(3 * LEASE.pollEveryMs);
+      expect(tries.mock.calls.slice(triesAtHandOver).filter((args) => args.includes('NX'))).toEqual([]);
+      expect(discord.gatewayStats.identifies).toBe(1);
+      expect(discord.openGatewaySessions).toBe(0);
+      expect(await drained).toBe(0);
+    } finally {
+      vi.useRealTimers();
+      tries.mockRestore();
+    }
   });
 
   it('stays on the gateway when the only standby stopped standing by just before the holder drains', async () => {

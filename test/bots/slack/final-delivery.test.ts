@@ -294,6 +294,26 @@ function clockOfLongTimers(): { advance: (ms: number) => Promise<void>; moved: (
   };
 }
 
+/**
+ * Stops `Date.now()` at the first call `match` takes (Slack answering it with a 429), until `restore`: the bot's sense of
+ * now — when a Retry-After ends, when its stop began to wait, its deadline — then moves only with the test's clock, not
+ * with how long this machine takes to get there. The writer's pace keeps its own clock (read when it was made).
+ */
+function dateStoppedAt(match: (args: Record<string, unknown>) => boolean): { match: (args: Record<string, unknown>) => boolean; restore: () => void } {
+  let now: ReturnType<typeof vi.spyOn> | undefined;
+  return {
+    match: (args) => {
+      if (!match(args)) return false;
+      if (!now) {
+        const at = Date.now();
+        now = vi.spyOn(Date, 'now').mockReturnValue(at);
+      }
+      return true;
+    },
+    restore: () => now?.mockRestore(),
+  };
+}
+
 describe('a message of a job’s sent once, when Slack rate-limits it (429 with Retry-After: it did not take it)', () => {
   const isActionsPost = (channel: string) => (args: Record<string, unknown>) => args.channel === channel && typeof args.text === 'string' && args.text.startsWith('Reroll, Edit or Delete');
   const rateLimitedWait = (logger: RecordingLogger) => logger.entries.find((e) => e.msg?.startsWith('Slack rate-limited a message of a job that is sent once'));
@@ -555,8 +575,9 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     const { fake } = h;
     const dm = fake.dmOf('U0ALICE');
     const clock = clockOfLongTimers();
+    const date = dateStoppedAt(isEndPost(channel, dm));
     try {
-      fake.failNext('chat.postMessage', { status: 429, retryAfterSec, count: 1, match: isEndPost(channel, dm) });
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec, count: 1, match: date.match });
       await cancelWithMessageGone(fake, channel);
       await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
       const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
@@ -567,6 +588,7 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
       await fake.waitFor(() => endPosts(fake, channel).length > 1 || endPosts(fake, dm).length > 0 || undefined, 'the end shown', 10 * 60_000);
       await stopped;
     } finally {
+      date.restore();
       clock.restore();
     }
     await h.close({ fake: true });
@@ -623,9 +645,11 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     const dm = fake.dmOf('U0ALICE');
     const lost = () => logger.entries.find((e) => e.msg?.startsWith('the end of a job was lost'));
     const clock = clockOfLongTimers();
+    // From Slack's first 429 on: the stop's 5 s are the test's clock's, however long this machine takes to stop.
+    const date = dateStoppedAt(isEndPost('C0DEADLINE', dm));
     try {
       // Slack asks for 30 s, in the channel and in the direct messages alike.
-      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 30, count: 2, match: isEndPost('C0DEADLINE', dm) });
+      fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 30, count: 2, match: date.match });
       await cancelWithMessageGone(fake, 'C0DEADLINE');
       await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
       // The stop begins with 5 s left: the 30 s Slack asked for do not fit.
@@ -637,6 +661,7 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
       // Nothing waited on the clock: the direct messages were tried at once, and the stop did not wait for the 30 s.
       expect(clock.moved()).toBe(0);
     } finally {
+      date.restore();
       clock.restore();
     }
     await h.close({ fake: true });
