@@ -1,7 +1,7 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { anyOf, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
+import { anyOf, defaultQualityFor, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, qualitiesFor, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
@@ -206,10 +206,11 @@ export class HomeTabs {
         : describeFailure(refused, locale, this.#o.command).message
       : say(locale, 'slack.home.defaults', {
           size: settings.defaultSize.value,
-          quality: settings.defaultQuality.value,
+          // What the member gets, as the policy decides it: `high` only where the `high-quality` list names them.
+          quality: defaultQualityFor(requester, settings),
           previews: settings.defaultPreviews.value,
           maxImages: settings.maxImages.value,
-          qualities: anyOf(settings.qualities.value),
+          qualities: anyOf(qualitiesFor(requester, settings)),
           sizes: anyOf(settings.sizes.value),
         });
     // Whether this member may make images, by the rules of who `/imagine` is held to (the Home is in no channel: the

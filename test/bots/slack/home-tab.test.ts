@@ -111,6 +111,22 @@ describe('the Slack Home tab', () => {
     expect(changed).not.toContain('You have set none');
   });
 
+  it('says the quality a member gets and the ones they may use as the rules decide them: `high` only to those the high-quality list names', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    await h.fake.command({ command: '/imagine', text: 'admin set high-quality <@U0KIM>', user: ADMIN });
+    await h.fake.command({ command: '/imagine', text: 'admin set default-quality high', user: ADMIN });
+    const workspaceDefaults = (blocks: Block[]) => texts(blocks).split('\n').find((line) => line.startsWith('Size 1024x1024'))!;
+
+    await h.fake.openHome('U0ALICE');
+    const unlisted = workspaceDefaults(await homeOf(h.fake, 'U0ALICE'));
+    expect(unlisted).toContain('quality auto,');
+    expect(unlisted).not.toContain('high');
+    await h.fake.openHome('U0KIM');
+    const listed = workspaceDefaults(await homeOf(h.fake, 'U0KIM'));
+    expect(listed).toContain('quality high,');
+    expect(listed).toMatch(/in quality [^.]*high/);
+  });
+
   it('shows a member, while a rule of the workspace cannot be read, that every job is refused, naming the app’s own command — not the limits that would apply otherwise; an admin once', async () => {
     h = await startHarness({ bot: { adminUserIds: [ADMIN], commands: { imagine: '/draw' } } });
     const admin: Requester = { platform: 'slack', scopeId: h.fake.teamId, userId: ADMIN, channelId: 'C0ART', isAdmin: true };
