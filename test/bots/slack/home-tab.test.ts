@@ -230,6 +230,27 @@ describe('the Slack Home tab', () => {
     expect(view('U0BOB')).not.toContain('lighthouse');
   });
 
+  it('is published again after a restart when one of the member’s jobs ends or an admin changes a setting, for members who opened it before; forget erases who opened it', async () => {
+    const before = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    const { fake, dataDir } = before;
+    await fake.openHome('U0ALICE');
+    await homeOf(fake, 'U0ALICE');
+    await before.close({ fake: true, dataDir: true });
+
+    h = await startHarness({ fake, dataDir, bot: { adminUserIds: [ADMIN] } });
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    expect(texts(await homeOf(fake, 'U0ALICE', 2))).toContain('a lighthouse number 0');
+    await h.fake.command({ command: '/imagine', text: 'admin set default-quality low', user: ADMIN });
+    expect(texts(await homeOf(fake, 'U0ALICE', 3))).toContain('Size 1024x1024, quality low');
+
+    const viewers = h.state.store.space<Record<string, unknown>>(h.state.spaces.slackHomeViewers);
+    const key = `slack-${fake.teamId}`;
+    expect(Object.keys((await viewers.get(key)) ?? {})).toEqual(['U0ALICE']);
+    await h.runner.history!.settled();
+    await privately(fake, 'forget', 'U0ALICE');
+    expect(Object.keys((await viewers.get(key)) ?? {})).toEqual([]);
+  });
+
   it('is published again after a forget that failed partway, with what is left: the history it erased is gone from it', async () => {
     h = await startHarness();
     await draw(h, 'U0ALICE', 'C0ART', 0);
