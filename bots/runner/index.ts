@@ -51,6 +51,8 @@ export { dmScopeId, isDmScope, POLICY_REFUSAL_CODES, RUNNER_REFUSAL_CODES } from
 export {
   ScopePolicy,
   DEFAULT_SETTINGS_CACHE_MS,
+  defaultQualityFor,
+  qualitiesFor,
   unreadableRulesRefusal,
   type EffectiveSetting,
   type EffectiveSettings,

@@ -540,9 +540,18 @@ function invalidValueOf(name: SettingName, value: unknown): Extract<SettingChang
  */
 export function defaultQualityFor(requester: Requester, s: EffectiveSettings): Quality {
   const value = s.defaultQuality.value;
-  if (value !== 'high' || s.highQualityFor.value.length === 0 || isListed(requester, s.highQualityFor.value)) return value;
-  const theirs = s.qualities.value.filter((q) => q !== 'high');
+  if (value !== 'high' || mayUseHigh(requester, s)) return value;
+  const theirs = qualitiesFor(requester, s);
   return theirs.includes(DEFAULTS.quality) ? DEFAULTS.quality : (theirs[0] ?? value);
+}
+
+/** The qualities this requester may ask for: the scope's, without `high` where `high-quality` does not list them. */
+export function qualitiesFor(requester: Requester, s: EffectiveSettings): Quality[] {
+  return mayUseHigh(requester, s) ? s.qualities.value : s.qualities.value.filter((q) => q !== 'high');
+}
+
+function mayUseHigh(requester: Requester, s: EffectiveSettings): boolean {
+  return s.highQualityFor.value.length === 0 || isListed(requester, s.highQualityFor.value);
 }
 
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */
@@ -555,7 +564,7 @@ function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: Job
   // A value the service would not take at all is left to validation, which names the field and what it takes.
   if (Number.isInteger(n) && n <= LIMITS.nMax && n > s.maxImages.value) return refuse('too_many_images', { limit: s.maxImages.value, used: n });
   if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) return refuse('quality_not_allowed', { allowed: s.qualities.value });
-  if (quality === 'high' && s.highQualityFor.value.length > 0 && !isListed(spec.requester, s.highQualityFor.value)) return refuse('high_quality_not_allowed');
+  if (quality === 'high' && !mayUseHigh(spec.requester, s)) return refuse('high_quality_not_allowed');
   if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) return refuse('size_not_allowed', { allowed: s.sizes.value });
   return privateRefusal(spec, s);
 }

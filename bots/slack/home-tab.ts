@@ -1,8 +1,10 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { anyOf, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
+import { anyOf, defaultQualityFor, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, qualitiesFor, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
+import { memorySpace } from '../runner/memory-space.js';
+import { stateKeyOf, type Space } from '../state/index.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
 import { slackErrorCode } from './slack-error-code.js';
@@ -12,8 +14,8 @@ import { truncate } from './slack-text.js';
 const HOME_JOBS = 10;
 /** Slack's limit on a section's text. */
 const SECTION_TEXT = 3000;
-/** People whose Home is kept up to date (the least recently seen go first), and for how long after they last opened it. */
-const KEEP_VIEWERS = 1000;
+/** Members of a workspace whose Home is kept up to date (the least recently seen go first), and for how long after they last opened it. */
+const KEEP_VIEWERS = 500;
 const VIEWER_TTL_MS = 24 * 60 * 60_000;
 /** A change is shown after this pause, so a burst of changes costs one `views.publish`. */
 const COALESCE_MS = 500;
@@ -27,13 +29,24 @@ export interface HomeTabsOptions {
   /** `views.publish` calls a minute, at most, a forget's aside (Slack's Tier 4: 100+ a minute per workspace). Default 100. */
   perMinute?: number | undefined;
   now?: (() => number) | undefined;
+  /**
+   * Who opened their Home lately, by workspace: the bots' state (`slack-home-viewers`), so a change reaches them on any
+   * replica and after a restart. Default: this process's memory (tests).
+   */
+  viewers?: Pick<Space<HomeViewers>, 'get' | 'update'> | undefined;
+  /** A workspace's client, to publish a Home its member opened through another replica or before a restart. */
+  clientFor: (teamId: string) => Promise<webApi.WebClient | undefined>;
+  /** Who a member is (as `/imagine` takes them: their admin rights, their language). */
+  requesterOf: (actor: SlackActor) => Requester;
 }
+
+/** A workspace's members who opened their Home lately: when, where (their direct messages with the app), in which language. */
+export type HomeViewers = Record<string, { seenAt: number; channelId: string; locale?: string | undefined }>;
 
 interface Viewer {
   actor: SlackActor;
   requester: Requester;
   client: webApi.WebClient;
-  seenAt: number;
 }
 
 /**
@@ -41,12 +54,13 @@ interface Viewer {
  * Reroll, the defaults that apply to them, and for admins the workspace's totals, top users and settings — in their
  * language, from the runner's ledger, history and rules (the same as `/imagine usage`, `history` and `admin settings`).
  * Published when a member opens it (`app_home_opened`) and again when what it shows changes — one of their jobs ends,
- * an admin changes the workspace's settings or budgets — for members who opened it lately; coalesced per member and
+ * an admin changes the workspace's settings or budgets — for members who opened it lately (on any replica, before a
+ * restart too: `viewers`); coalesced per member and
  * paced (Tier 4). After a member's `forget` it is published at once, opened lately or not (`forgotten`).
  */
 export class HomeTabs {
   readonly #o: HomeTabsOptions;
-  readonly #viewers = new Map<string, Viewer>();
+  readonly #viewers: NonNullable<HomeTabsOptions['viewers']>;
   readonly #pending = new Map<string, NodeJS.Timeout>();
   readonly #publishing = new Set<Promise<unknown>>();
   /** Each member's publishes rendering or sending now (started, not queued for the pace): what a forget waits for. */
@@ -60,25 +74,28 @@ export class HomeTabs {
   constructor(options: HomeTabsOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
+    this.#viewers = options.viewers ?? memorySpace<HomeViewers>();
     const perMinute = options.perMinute ?? 100;
     this.#limiter = new Bottleneck({ maxConcurrent: 4, reservoir: perMinute, reservoirRefreshAmount: perMinute, reservoirRefreshInterval: 60_000 });
   }
 
   /** A member opened their Home: published now, and kept up to date for a while. */
   async opened(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<void> {
-    const key = keyOf(actor);
-    this.#viewers.delete(key);
-    this.#viewers.set(key, { actor, requester, client, seenAt: this.#now() });
-    for (const oldest of this.#viewers.keys()) {
-      if (this.#viewers.size <= KEEP_VIEWERS) break;
-      this.#viewers.delete(oldest);
-    }
-    await this.#publish(key);
+    const now = this.#now();
+    const seen = { seenAt: now, channelId: actor.channelId, locale: actor.locale?.slice(0, 35) };
+    // The latest KEEP_VIEWERS of the workspace within the day, this member last; one that cannot be kept is still shown now.
+    await this.#viewers
+      .update(stateKeyOf(`slack:${actor.teamId}`), (viewers = {}) => {
+        const recent = Object.entries(viewers).filter(([user, v]) => user !== actor.userId && now - v.seenAt <= VIEWER_TTL_MS);
+        return Object.fromEntries([...recent.sort(([, a], [, b]) => a.seenAt - b.seenAt).slice(-(KEEP_VIEWERS - 1)), [actor.userId, seen]]);
+      })
+      .catch((error: unknown) => this.#o.logger.warn({ err: error, team: actor.teamId }, 'could not keep who opened a Home tab: their next changes do not reach it'));
+    await this.#publishTo({ actor, requester, client });
   }
 
   /** What a member's Home shows changed (one of their jobs ended): published again if they opened it lately. */
   changed(teamId: string, userId: string): void {
-    this.#soon(`${teamId}:${userId}`);
+    this.#soon(teamId, userId);
   }
 
   /**
@@ -107,7 +124,19 @@ export class HomeTabs {
 
   /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
   changedFor(teamId: string): void {
-    for (const key of this.#viewers.keys()) if (key.startsWith(`${teamId}:`)) this.#soon(key);
+    if (this.#stopping) return;
+    this.#track(
+      this.#recentViewers(teamId).then(
+        (viewers) => viewers.forEach(([userId]) => this.#soon(teamId, userId)),
+        (error: unknown) => this.#o.logger.warn({ err: error, team: teamId }, 'could not read who opened a Home tab: the change reaches none now'),
+      ),
+    );
+  }
+
+  /** The workspace's members who opened their Home within the day, as the bots' state keeps them. */
+  async #recentViewers(teamId: string): Promise<[string, HomeViewers[string]][]> {
+    const viewers = (await this.#viewers.get(stateKeyOf(`slack:${teamId}`))) ?? {};
+    return Object.entries(viewers).filter(([, v]) => this.#now() - v.seenAt <= VIEWER_TTL_MS);
   }
 
   /** Waits for the publishes under way and queued (tests). */
@@ -133,24 +162,32 @@ export class HomeTabs {
     this.#stopped = true;
   }
 
-  #soon(key: string): void {
-    const viewer = this.#viewers.get(key);
-    if (this.#stopping || !viewer || this.#now() - viewer.seenAt > VIEWER_TTL_MS || this.#pending.has(key)) return;
+  #soon(teamId: string, userId: string): void {
+    const key = keyOf({ teamId, userId });
+    if (this.#stopping || this.#pending.has(key)) return;
     const timer = setTimeout(() => {
       this.#pending.delete(key);
-      void this.#publish(key);
+      this.#track(this.#publish(teamId, userId));
     }, COALESCE_MS);
     timer.unref();
     this.#pending.set(key, timer);
   }
 
-  #publish(key: string): Promise<void> {
-    const viewer = this.#viewers.get(key);
-    return viewer ? this.#publishTo(viewer) : Promise.resolve();
+  /** Publishes the member's Home again if they opened it within the day (on any replica), with their workspace's client. */
+  async #publish(teamId: string, userId: string): Promise<void> {
+    try {
+      const seen = (await this.#recentViewers(teamId)).find(([user]) => user === userId)?.[1];
+      const client = seen && (await this.#o.clientFor(teamId));
+      if (!seen || !client || this.#stopping) return;
+      const actor = { teamId, userId, channelId: seen.channelId, locale: seen.locale };
+      await this.#publishTo({ actor, requester: this.#o.requesterOf(actor), client });
+    } catch (error) {
+      this.#o.logger.warn({ err: error, team: teamId }, 'could not read who opened a Home tab: a change did not reach theirs');
+    }
   }
 
   /** Publishes a member's Home: paced, or at once for a forget (`forgotten`). */
-  #publishTo(viewer: Pick<Viewer, 'actor' | 'requester' | 'client'>, forget = false): Promise<void> {
+  #publishTo(viewer: Viewer, forget = false): Promise<void> {
     const publish = () =>
       this.#whileRendering(keyOf(viewer.actor), async () => {
         const view = await this.render(viewer.requester);
@@ -206,10 +243,11 @@ export class HomeTabs {
         : describeFailure(refused, locale, this.#o.command).message
       : say(locale, 'slack.home.defaults', {
           size: settings.defaultSize.value,
-          quality: settings.defaultQuality.value,
+          // What the member gets, as the policy decides it: `high` only where the `high-quality` list names them.
+          quality: defaultQualityFor(requester, settings),
           previews: settings.defaultPreviews.value,
           maxImages: settings.maxImages.value,
-          qualities: anyOf(settings.qualities.value),
+          qualities: anyOf(qualitiesFor(requester, settings)),
           sizes: anyOf(settings.sizes.value),
         });
     // Whether this member may make images, by the rules of who `/imagine` is held to (the Home is in no channel: the

@@ -253,7 +253,16 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
 
   const single: Workspace | undefined = options.botToken && auth ? { client: clients.client(options.botToken), botToken: options.botToken, botUserId: auth.botUserId } : undefined;
   const commands = { imagine: options.commands?.imagine ?? '/imagine', edit: options.commands?.edit ?? '/imagine-edit' };
-  const homes = new HomeTabs({ runner: options.runner, store, logger, command: commands.imagine });
+  const homes = new HomeTabs({
+    runner: options.runner,
+    store,
+    logger,
+    command: commands.imagine,
+    viewers: state.store.space(state.spaces.slackHomeViewers),
+    // Both made below, asked only once a change comes.
+    clientFor: (teamId) => clientFor(teamId),
+    requesterOf: (actor) => jobs.requester(actor),
+  });
   // Once the bot stops: its budget, and when it began to wait for its jobs (see the stop below). Their ends are waited
   // for no later than the stop's deadline (the earliest `until` any call gave, so far) and STOP_DRAIN_MS after that
   // began; a later call that brings the deadline forward tells the waits under way.

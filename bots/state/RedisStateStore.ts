@@ -36,8 +36,8 @@ end`;
  * none, 'v:<value>'), max count (''), max bytes (''), the prefix of record keys, the lease's ms. A record held by its
  * writer puts back the writer's lease when it is missing (a Redis restarted empty or flushed loses every lease until its
  * holder's next renewal, up to a third of it later): a process writing a record is alive, and another's sweep must not
- * take that record from it meanwhile (a job shown "stopped" while it ran, or its result shown twice). Returns 0 when the
- * record was not as expected.
+ * take that record from it meanwhile (a job shown "stopped" while it ran, or its result shown twice) — unless the writer
+ * is closing (lease ''): what it still holds is then taken over at once. Returns 0 when the record was not as expected.
  */
 const PUT = `
 redis.replicate_commands()
@@ -56,7 +56,7 @@ else
   if ARGV[4] == '1' then
     redis.call('HSET', KEYS[2], key, ARGV[5])
     if ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
-    redis.call('SET', KEYS[5], '1', 'PX', ARGV[10], 'NX')
+    if ARGV[10] ~= '' then redis.call('SET', KEYS[5], '1', 'PX', ARGV[10], 'NX') end
   elseif ARGV[4] == '0' then redis.call('HDEL', KEYS[2], key) end
 end
 local maxCount, maxBytes = tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -165,6 +165,11 @@ export class RedisStateStore implements StateStore {
     if (!this.#closed) await this.#redis.set(this.leaseKey(this.owner), '1', 'PX', this.leaseMs);
   }
 
+  /** `close` began: a write no longer puts the lease back (it was given back, or is being). */
+  get closing(): boolean {
+    return this.#closed;
+  }
+
   leaseKey(owner: string): string {
     return `${this.#prefix}:lease:${owner}`;
   }
@@ -235,7 +240,7 @@ class RedisSpace<T> implements Space<T> {
   async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
     const keys = this.#keys(key);
-    const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', this.#record(''), this.store.leaseMs];
+    const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', this.#record(''), this.store.closing ? '' : this.store.leaseMs];
     return (await this.redis.pictorStatePut(...keys, this.store.leaseKey(this.store.owner), ...args)) === 1;
   }
 

@@ -16,7 +16,7 @@ export interface BotState {
   readonly redis: RedisLink | undefined;
   /**
    * Erases a member's prompts everywhere Pictor keeps them: their Discord jobs and drafts, Slack requests, history
-   * (the records of their running jobs keep no prompt), their own defaults, and the prompts of their usage records in the ledger (the
+   * (the records of their running jobs keep no prompt), their own defaults, their Slack Home's last opens, and the prompts of their usage records in the ledger (the
    * amounts stay), a damaged record naming them, and what a write a crash stopped left. A part it cannot erase (logged)
    * stops nothing: the rest is erased, then it fails. Answers how many history entries there were.
    */
@@ -113,6 +113,13 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
     await attempt(`damaged ${records.name}`, () => kept.records.deleteDamaged((text) => text.includes(JSON.stringify(id))));
   }
   if (platform === 'discord') await attempt('drafts', () => store.space(spaces.discordDrafts).delete(id));
+  // Who opened the Slack Home lately: each workspace's record lists them.
+  if (platform === 'slack') {
+    const viewers = store.space<Record<string, unknown>>(spaces.slackHomeViewers);
+    await attempt(viewers.definition.name, async () => {
+      for await (const { key, value } of viewers.entries()) if (Object.hasOwn(value, id)) await viewers.update(key, (v) => (v && Object.fromEntries(Object.entries(v).filter(([user]) => user !== id))));
+    });
+  }
   // Their own defaults (`/imagine-settings`) go too.
   await attempt('defaults', () => store.space(spaces.memberDefaults).delete(stateKeyOf(userKey)));
   const history = await attempt('history', () => store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined));

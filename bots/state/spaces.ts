@@ -64,6 +64,11 @@ export function botSpaces(settings: SpaceSettings = {}) {
      * (by workspace and `function_execution_id`) is taken here too, for the same retries and redeliveries.
      */
     slackMessages: { name: 'slack-messages', dir: 'slack/messages', ttlMs: 15 * MINUTE, maxValueBytes: 64, maxCount: 20_000 },
+    /**
+     * Who opened the Slack Home tab lately, by workspace (each member's last open, DM channel and language; no prompt): a
+     * change publishes their Home again on any replica and after a restart. The 500 of a workspace seen last, for 24 hours.
+     */
+    slackHomeViewers: { name: 'slack-home-viewers', dir: 'slack/home-viewers', ttlMs: DAY, maxValueBytes: 64 * KIB, maxCount: 10_000, maxBytes: 8 * MIB },
     /** Slack installations (OAuth): each workspace's bot token; kept until the app is uninstalled. */
     slackInstallations: { name: 'slack-installations', dir: 'slack/installations', ttlMs: undefined, maxValueBytes: 16 * KIB },
     /** Each member's last jobs (at most 20, newest first) for the history commands. */

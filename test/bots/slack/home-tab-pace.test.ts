@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { webApi } from '@slack/bolt';
-import { HomeTabs } from '../../../bots/slack/home-tab.js';
+import { HomeTabs, type HomeViewers } from '../../../bots/slack/home-tab.js';
+import { memorySpace } from '../../../bots/runner/memory-space.js';
 import type { Requester } from '../../../bots/runner/index.js';
 import type { RequestStore } from '../../../bots/slack/RequestStore.js';
 import type { SlackActor, SlackJobRunner } from '../../../bots/slack/SlackJobs.js';
@@ -33,8 +34,9 @@ function recordingSlack(answer: (userId: string) => Promise<void> = () => Promis
 }
 
 /** The Home tabs, their views rendered empty, at `perMinute` publishes a minute (the default pace unless given). */
-function homeTabs({ perMinute, logger = silentLogger() }: { perMinute?: number; logger?: ConstructorParameters<typeof HomeTabs>[0]['logger'] } = {}): HomeTabs {
-  const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', ...(perMinute === undefined ? {} : { perMinute }) });
+function homeTabs({ perMinute, logger = silentLogger(), client }: { perMinute?: number; logger?: ConstructorParameters<typeof HomeTabs>[0]['logger']; client?: webApi.WebClient } = {}): HomeTabs {
+  const clientFor = async () => client;
+  const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', clientFor, requesterOf: (a) => requester(a.userId), ...(perMinute === undefined ? {} : { perMinute }) });
   vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
   return homes;
 }
@@ -45,7 +47,7 @@ describe('a Home tab published after a forget', () => {
     /** Bob's publish is sent and Slack has not answered it yet. */
     let answerBob: () => void = () => {};
     const { client, published } = recordingSlack((user) => (user === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve()));
-    const homes = homeTabs({ perMinute: 2 });
+    const homes = homeTabs({ perMinute: 2, client });
     try {
       // Two publishes a minute: Bob's and Carol's go now, six more members' wait for the next minutes.
       const viewers = ['U0BOB', 'U0CAROL', 'U0DAN', 'U0ERIN', 'U0FRANK', 'U0GRACE', 'U0HEIDI', 'U0IVAN'];
@@ -83,7 +85,7 @@ describe('a Home tab published after a forget', () => {
         },
       },
     } as unknown as webApi.WebClient;
-    const homes = homeTabs();
+    const homes = homeTabs({ client });
     try {
       void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
       await vi.advanceTimersByTimeAsync(10);
@@ -112,7 +114,7 @@ describe('a stop of the Home tabs', () => {
     let answerBob: () => void = () => {};
     const { client, published } = recordingSlack((user) => (user === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve()));
     const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
-    const homes = homeTabs({ perMinute: 2, logger });
+    const homes = homeTabs({ perMinute: 2, logger, client });
     // Two publishes a minute: Bob's and Carol's go now, four more members' wait for the next minutes.
     for (const user of ['U0BOB', 'U0CAROL', 'U0DAN', 'U0ERIN', 'U0FRANK', 'U0GRACE']) void homes.opened(client, actor(user), requester(user));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -137,7 +139,7 @@ describe('a stop of the Home tabs', () => {
     /** Alice's publish is sent and Slack has not answered it yet (a slow Slack, or a 429 being waited out). */
     let answerAlice: () => void = () => {};
     const { client, published } = recordingSlack((user) => (user === 'U0ALICE' ? new Promise<void>((resolve) => (answerAlice = resolve)) : Promise.resolve()));
-    const homes = homeTabs({ perMinute: 2 });
+    const homes = homeTabs({ perMinute: 2, client });
     // Two publishes a minute: Bob's and Carol's go now; Dan's change waits for the next minute, Alice's forget does not.
     for (const user of ['U0BOB', 'U0CAROL', 'U0DAN']) void homes.opened(client, actor(user), requester(user));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -165,7 +167,7 @@ describe('a stop of the Home tabs', () => {
     /** Alice's and Dan's publishes stay unanswered until the test answers them (a slow Slack). */
     const answer = new Map<string, () => void>();
     const { client, published } = recordingSlack((user) => (['U0ALICE', 'U0DAN'].includes(user) ? new Promise<void>((resolve) => answer.set(user, resolve)) : Promise.resolve()));
-    const homes = homeTabs({ perMinute: 2 });
+    const homes = homeTabs({ perMinute: 2, client });
     // Two publishes a minute: Bob's and Carol's go now, and Alice's forget past the pace.
     for (const user of ['U0BOB', 'U0CAROL']) void homes.opened(client, actor(user), requester(user));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -195,7 +197,7 @@ describe('a stop of the Home tabs', () => {
     /** Each of Erin's publishes stays unanswered until the test answers it (a slow Slack). */
     const answers: (() => void)[] = [];
     const { client, published } = recordingSlack(() => new Promise<void>((resolve) => answers.push(resolve)));
-    const homes = homeTabs();
+    const homes = homeTabs({ client });
     void homes.opened(client, actor('U0ERIN'), requester('U0ERIN'));
     await vi.advanceTimersByTimeAsync(10);
     expect(published).toEqual(['U0ERIN']);
@@ -220,11 +222,30 @@ describe('a stop of the Home tabs', () => {
     const warnings: string[] = [];
     const { client, published } = recordingSlack();
     const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
-    const homes = homeTabs({ logger });
+    const homes = homeTabs({ logger, client });
     await homes.stop();
     await homes.forgotten(client, actor('U0ERIN'), requester('U0ERIN'));
     await homes.settled();
     expect(published).toEqual([]);
     expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('who opened their Home', () => {
+  it('is kept for the 500 members of a workspace who opened it last: the one seen longest ago goes first', async () => {
+    const viewers = memorySpace<HomeViewers>();
+    const { client } = recordingSlack();
+    let now = 0;
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger: silentLogger(), command: '/imagine', perMinute: 1000, viewers, now: () => now, clientFor: async () => client, requesterOf: (a) => requester(a.userId) });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    for (let i = 0; i <= 500; i++) {
+      now = i;
+      await homes.opened(client, actor(`U${i}`), requester(`U${i}`));
+    }
+    const kept = Object.keys((await viewers.get(`slack-${TEAM}`)) ?? {});
+    expect(kept).toHaveLength(500);
+    expect(kept).not.toContain('U0');
+    expect(kept).toContain('U500');
+    await homes.stop();
   });
 });

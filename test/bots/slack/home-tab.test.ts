@@ -111,6 +111,22 @@ describe('the Slack Home tab', () => {
     expect(changed).not.toContain('You have set none');
   });
 
+  it('says the quality a member gets and the ones they may use as the rules decide them: `high` only to those the high-quality list names', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    await h.fake.command({ command: '/imagine', text: 'admin set high-quality <@U0KIM>', user: ADMIN });
+    await h.fake.command({ command: '/imagine', text: 'admin set default-quality high', user: ADMIN });
+    const workspaceDefaults = (blocks: Block[]) => texts(blocks).split('\n').find((line) => line.startsWith('Size 1024x1024'))!;
+
+    await h.fake.openHome('U0ALICE');
+    const unlisted = workspaceDefaults(await homeOf(h.fake, 'U0ALICE'));
+    expect(unlisted).toContain('quality auto,');
+    expect(unlisted).not.toContain('high');
+    await h.fake.openHome('U0KIM');
+    const listed = workspaceDefaults(await homeOf(h.fake, 'U0KIM'));
+    expect(listed).toContain('quality high,');
+    expect(listed).toMatch(/in quality [^.]*high/);
+  });
+
   it('shows a member, while a rule of the workspace cannot be read, that every job is refused, naming the app’s own command — not the limits that would apply otherwise; an admin once', async () => {
     h = await startHarness({ bot: { adminUserIds: [ADMIN], commands: { imagine: '/draw' } } });
     const admin: Requester = { platform: 'slack', scopeId: h.fake.teamId, userId: ADMIN, channelId: 'C0ART', isAdmin: true };
@@ -212,6 +228,27 @@ describe('the Slack Home tab', () => {
     expect(await privately(h.fake, 'forget', 'U0BOB')).toMatch(/^:broom: Erased your history \(1 job\)/);
     await homeOf(h.fake, 'U0BOB');
     expect(view('U0BOB')).not.toContain('lighthouse');
+  });
+
+  it('is published again after a restart when one of the member’s jobs ends or an admin changes a setting, for members who opened it before; forget erases who opened it', async () => {
+    const before = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    const { fake, dataDir } = before;
+    await fake.openHome('U0ALICE');
+    await homeOf(fake, 'U0ALICE');
+    await before.close({ fake: true, dataDir: true });
+
+    h = await startHarness({ fake, dataDir, bot: { adminUserIds: [ADMIN] } });
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    expect(texts(await homeOf(fake, 'U0ALICE', 2))).toContain('a lighthouse number 0');
+    await h.fake.command({ command: '/imagine', text: 'admin set default-quality low', user: ADMIN });
+    expect(texts(await homeOf(fake, 'U0ALICE', 3))).toContain('Size 1024x1024, quality low');
+
+    const viewers = h.state.store.space<Record<string, unknown>>(h.state.spaces.slackHomeViewers);
+    const key = `slack-${fake.teamId}`;
+    expect(Object.keys((await viewers.get(key)) ?? {})).toEqual(['U0ALICE']);
+    await h.runner.history!.settled();
+    await privately(fake, 'forget', 'U0ALICE');
+    expect(Object.keys((await viewers.get(key)) ?? {})).toEqual([]);
   });
 
   it('is published again after a forget that failed partway, with what is left: the history it erased is gone from it', async () => {

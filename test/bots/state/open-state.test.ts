@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { openBotState } from '../../../bots/state/index.js';
-import { DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS, holdDataFolder, silentLogger } from '../../../src/internal.js';
+import { DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS, holdDataFolder, RedisLink, silentLogger } from '../../../src/internal.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { run } from '../../cli/run-cli.js';
 
@@ -113,6 +114,33 @@ describe('openBotState on a data folder: what a write a kill cut short left', ()
       expect(existsSync(image)).toBe(false);
     } finally {
       await state.close();
+    }
+  });
+});
+
+const redis = testRedis();
+
+describe.each([
+  { name: 'the data folder', backend: 'file' as const, skip: undefined },
+  { name: 'Redis', backend: 'redis' as const, skip: redis.skipReason },
+])('a Slack member’s forget on $name', ({ backend, skip }) => {
+  it.skipIf(skip)('erases them from who opened the Home tab lately, in every workspace, and leaves the others', async () => {
+    const prefix = uniquePrefix('home-viewers');
+    const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+    const state = await openBotState({ dataDir: await testTempDir('pictor-home-viewers-'), redis: link, logger: silentLogger() });
+    try {
+      const viewers = state.store.space<Record<string, { seenAt: number }>>(state.spaces.slackHomeViewers);
+      await viewers.put('slack-T0ONE', { U0ALICE: { seenAt: 1 }, U0BOB: { seenAt: 2 } });
+      await viewers.put('slack-T0TWO', { U0ALICE: { seenAt: 3 } });
+      await state.forget('slack:U0ALICE');
+      expect(await viewers.get('slack-T0ONE')).toEqual({ U0BOB: { seenAt: 2 } });
+      expect(await viewers.get('slack-T0TWO')).toEqual({});
+    } finally {
+      await state.close();
+      if (link) {
+        await link.close();
+        await deleteKeys(requireRedisUrl(redis), prefix);
+      }
     }
   });
 });

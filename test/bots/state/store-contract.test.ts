@@ -766,6 +766,17 @@ describe.skipIf(redis.skipReason)('the Redis backend’s bounds', () => {
     await a.close();
     expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('x') }]);
   });
+
+  it('lets a record written held while its process closes be taken over at once: that write does not put the lease back', async () => {
+    const { store: a, open } = await redisStoreForTest('state-close-late', { leaseMs: 60_000 });
+    const b = await open();
+    await a.space<Job>(SPACE).put('k', job('running'), { hold: true });
+    // A job the stop gave up on ends as its process closes: its write reaches Redis after the lease was given back.
+    const closing = a.close();
+    await a.space<Job>(SPACE).put('k', job('ended late'), { hold: true });
+    await closing;
+    expect(await b.space<Job>(SPACE).claimOrphans()).toEqual([{ key: 'k', value: job('ended late') }]);
+  });
 });
 
 describe.skipIf(redis.skipReason)('a Redis update written again because the record changed under it', () => {
