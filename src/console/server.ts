@@ -297,19 +297,26 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     if (!config.allowChanges) return send(res, 403, 'text/plain; charset=utf-8', 'This console is read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to make changes from it.\n');
     if (path === '/breaker/resume') {
       const scopeKey = (form.get('scope') ?? '').trim();
-      const before = scopeKey ? await within(source.store.resumeScope(scopeKey, 'console', now())) : undefined;
+      // What follows the change is done when it is made, answered in time or not (a late one may still be made).
+      const resuming = scopeKey
+        ? afterChange(source.store.resumeScope(scopeKey, 'console', now()), (before) => {
+            if (before) logger.info({ scopeKey, by: 'console', pausedAt: before.pausedAt, pausedUsd: before.pausedUsd, limitUsd: before.limitUsd }, 'the owner resumed a server the breaker had paused');
+          })
+        : undefined;
+      const before = resuming ? await within(resuming) : undefined;
       if (before === LATE) return tooLate(res, path, 'the ledger');
       if (!before) return changed(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
-      logger.info({ scopeKey, by: 'console', pausedAt: before.pausedAt, pausedUsd: before.pausedUsd, limitUsd: before.limitUsd }, 'the owner resumed a server the breaker had paused');
       return changed(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
     }
     if (path === '/alerts/rules') {
       const thresholds = parseThresholds(form.get('thresholds') ?? '');
       if (!thresholds) return send(res, 400, 'text/plain; charset=utf-8', 'thresholds must be whole percentages from 1 to 1000, separated by commas (at most 10), e.g. 50, 80, 100.\n');
       const rules = { thresholds, breaker: form.get('breaker') === '1', by: 'console', at: now() };
-      if ((await within(options.alerts.log.setRules(rules))) === LATE) return tooLate(res, path, 'the alert log');
-      logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
-      options.alerts.poke();
+      const setting = afterChange(options.alerts.log.setRules(rules), () => {
+        logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
+        options.alerts.poke();
+      });
+      if ((await within(setting)) === LATE) return tooLate(res, path, 'the alert log');
       return changed(res, '/alerts?done=rules');
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
@@ -359,6 +366,18 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   function changed(res: ServerResponse, location: string): void {
     renders.clear();
     redirect(res, location);
+  }
+
+  /**
+   * A change, and what follows it once made: the renders kept for a reload (read before it) are dropped, then `done`
+   * (its log line, a poke). Run when the change is made, so also for one whose form was answered 503 meanwhile.
+   */
+  function afterChange<T>(change: Promise<T>, done: (result: T) => void): Promise<T> {
+    return change.then((result) => {
+      renders.clear();
+      done(result);
+      return result;
+    });
   }
 
   function forget(key: string, rendering: Promise<SafeHtml>): void {
