@@ -102,7 +102,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const assets = loadAssets();
   const thumbnails = new Thumbnails(source.bots);
   const ledgerNow = options.ledgerNow ?? new LedgerNow(source.store, { now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
-  const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
+  const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, readWaitMs: options.backendWaitMs ?? options.ledgerWaitMs ?? LEDGER_WAIT_MS, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   const loopback = isLoopbackHost(config.host);
   const ledgerWaitMs = options.ledgerWaitMs ?? LEDGER_WAIT_MS;
   const backendWaitMs = options.backendWaitMs ?? ledgerWaitMs;
@@ -117,6 +117,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     const list = [...new Set(keys)];
     if (list.length === 0 || !source.bots?.names) return new Map();
     return source.bots.names(list).catch(() => new Map());
+  };
+
+  /** `names`, given the backends' wait: past it, none (the keys are shown). */
+  const namesWithin = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
+    const named = await within(names(keys));
+    return named === LATE ? new Map() : named;
   };
 
   const context = (csrf: string, query?: URLSearchParams): PageContext => ({
@@ -408,12 +414,15 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     const subscribing = live.subscribe({
       live: (jobs) => {
         const shown = jobs.filter((j) => matchesFilter(filter, j));
-        void names(keysOf([], shown)).then((named) => write('live', shown.map((j) => liveRow(j, named))));
+        // The names are looked up within the wait; past it the rows go with the keys alone.
+        void namesWithin(keysOf([], shown)).then((named) => write('live', shown.map((j) => liveRow(j, named))));
       },
       finished: (records) => {
         const shown = records.filter((r) => matchesFilter(filter, r));
         if (shown.length === 0) return;
-        void Promise.all([names(keysOf(shown, [])), keptIndices(shown)]).then(([named, kept]) => write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? []))));
+        void Promise.all([namesWithin(keysOf(shown, [])), within(keptIndices(shown)).then((kept) => (kept === LATE ? new Map<string, readonly number[]>() : kept))]).then(([named, kept]) =>
+          write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? []))),
+        );
       },
     });
     const unsubscribe = await within(subscribing);
