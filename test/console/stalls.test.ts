@@ -203,6 +203,41 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     expect(warnings).toContain('the console could not read the live jobs in time: the live stream was closed');
   });
 
+  it('sends the live jobs with their keys when the names are not found within the wait', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-stalls-'));
+    steps.push(() => rm(dir, { recursive: true, force: true }));
+    const store = new FileQuotaStore({ dir });
+    await store.open();
+    steps.push(() => store.close());
+    expect(await store.reserve({ jobId: 'running', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.2, limits: {}, now: Date.now() })).toEqual({ ok: true });
+    const running = (await startConsole({
+      source: { store, operator: { caps: {}, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' }, bots: { names: () => never() } },
+      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
+      alerts: NO_ALERTS,
+      ledgerWhere: `the file ledger in ${dir}`,
+      logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+      // Long enough for the file ledger's first read; the names never answer.
+      backendWaitMs: 1000,
+    })) as RunningConsole;
+    steps.push(() => running.close());
+    const url = running.url!;
+    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const abort = new AbortController();
+    const res = await fetch(`${url}/events/jobs`, { headers: { cookie }, signal: abort.signal });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!/event: live\ndata: .*\n\n/.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    abort.abort();
+    const data = JSON.parse(/event: live\ndata: (.*)\n\n/.exec(text)![1]!) as unknown[];
+    expect(data).toHaveLength(1);
+    expect(JSON.stringify(data[0])).toContain('discord:1');
+  });
+
   it('answers a thumbnail 503 when the kept images do not answer', async () => {
     const { url, cookie, warnings } = await stalledConsole();
     const res = await fetch(`${url}/thumbs/job-1/0`, { headers: { cookie } });
