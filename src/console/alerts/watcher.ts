@@ -170,7 +170,7 @@ export class AlertWatcher {
     for (const cap of figures.caps) {
       // A member of a scope whose role budgets cannot be read: one alert for the scope (below), not one per member.
       if (cap.bound === 'unreadable') continue;
-      // The percent the page shows: the thresholds passed and "used up" are decided from it.
+      // The percent the page shows: the thresholds passed are decided from it ("used up" by the guard's own rule).
       const percent = percentOf(cap.ratio);
       const passed = rules.thresholds.filter((t) => percent >= t);
       // A cap the guard refuses every job of (used up) says so once per period, whatever its percent shows: through the
