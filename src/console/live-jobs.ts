@@ -9,10 +9,12 @@ export interface LiveListener {
 
 export interface LiveJobsOptions {
   store: Pick<QuotaStore, 'activeJobs'>;
-  index: UsageIndex;
+  index: Pick<UsageIndex, 'refresh' | 'recent'>;
   /** How often the ledger is read while someone listens. Default 1 s. */
   intervalMs?: number | undefined;
-  /** Listeners at once; past it `subscribe` answers undefined. Default 20. */
+  /** How long one read may take: past it the next read runs (what the late one brings is dropped). Default 5 s. */
+  readWaitMs?: number | undefined;
+  /** Listeners at once, those waiting for the first read included; past it `subscribe` answers undefined. Default 20. */
   maxListeners?: number | undefined;
   onError?: ((error: unknown) => void) | undefined;
 }
@@ -21,13 +23,21 @@ export interface LiveJobsOptions {
  * The live part of the jobs page, for every listener at once: while anyone
  * listens it reads the ledger's reservations (every process's jobs) and the
  * usage records written since, once a second, and tells the listeners what
- * changed. Nobody listening: nothing is read.
+ * changed. Nobody listening: nothing is read. The first listener's first read
+ * is shared by every listener arriving meanwhile; one read at a time, each
+ * given `readWaitMs`.
  */
 export class LiveJobs {
   readonly #options: LiveJobsOptions;
   readonly #listeners = new Set<LiveListener>();
   #timer: NodeJS.Timeout | undefined;
+  /** The first read under way (nobody listening yet), shared by all who subscribe meanwhile. */
+  #starting: Promise<void> | undefined;
+  /** Subscribers waiting for the first read: they count toward `maxListeners`. */
+  #waiting = 0;
   #polling = false;
+  /** The read whose answer is taken: a later one makes an earlier (late) one's answer dropped. */
+  #read = 0;
   #lastLive: readonly ActiveJob[] = [];
   #lastSignature = '';
   /** The newest record already told. */
@@ -39,13 +49,14 @@ export class LiveJobs {
 
   /** Starts telling `listener` (at once: the jobs running now); undefined when too many listen already. */
   async subscribe(listener: LiveListener): Promise<(() => void) | undefined> {
-    if (this.#listeners.size >= (this.#options.maxListeners ?? 20)) return undefined;
-    if (this.#listeners.size === 0) {
-      await this.#options.index.refresh();
-      this.#newest = this.#options.index.recent(() => true, 1)[0];
-      this.#lastLive = await this.#options.store.activeJobs();
-      this.#lastSignature = signature(this.#lastLive);
-      this.#timer = setInterval(() => void this.#poll(), this.#options.intervalMs ?? 1000).unref();
+    if (this.#listeners.size + this.#waiting >= (this.#options.maxListeners ?? 20)) return undefined;
+    if (this.#timer === undefined) {
+      this.#waiting++;
+      try {
+        await (this.#starting ??= this.#start().finally(() => (this.#starting = undefined)));
+      } finally {
+        this.#waiting--;
+      }
     }
     this.#listeners.add(listener);
     listener.live(this.#lastLive);
@@ -64,36 +75,64 @@ export class LiveJobs {
 
   close(): void {
     clearInterval(this.#timer);
+    this.#timer = undefined;
     this.#listeners.clear();
   }
 
+  /** The first read (nobody listens yet), then one interval for everyone. */
+  async #start(): Promise<void> {
+    const read = ++this.#read;
+    await this.#options.index.refresh();
+    const newest = this.#options.index.recent(() => true, 1)[0];
+    const live = await this.#options.store.activeJobs();
+    if (read === this.#read) {
+      this.#newest = newest;
+      this.#lastLive = live;
+      this.#lastSignature = signature(live);
+    }
+    this.#timer ??= setInterval(() => void this.#poll(), this.#options.intervalMs ?? 1000).unref();
+  }
+
+  /** One read, given `readWaitMs`: a read that stalls does not stop the next one. */
   async #poll(): Promise<void> {
     if (this.#polling || this.#listeners.size === 0) return;
     this.#polling = true;
+    const read = ++this.#read;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.#options.readWaitMs ?? 5000)));
     try {
-      const { index, store } = this.#options;
-      await index.refresh();
-      // Newest first; those before the newest one already told have ended since (all of them, if it is gone from the list).
-      const latest = index.recent(() => true, 200);
-      const newest = this.#newest;
-      const seen = newest === undefined ? -1 : latest.findIndex((r) => r.jobId === newest.jobId && r.time === newest.time);
-      const ended = seen >= 0 ? latest.slice(0, seen) : latest;
-      if (ended.length > 0) {
-        this.#newest = ended[0];
-        const oldestFirst = [...ended].reverse();
-        for (const listener of this.#listeners) listener.finished(oldestFirst);
-      }
-      const live = await store.activeJobs();
-      const sig = signature(live);
-      if (sig !== this.#lastSignature) {
-        this.#lastSignature = sig;
-        this.#lastLive = live;
-        for (const listener of this.#listeners) listener.live(live);
-      }
+      const outcome = await Promise.race([this.#readOnce(read), late]);
+      if (outcome === 'late') this.#options.onError?.(new Error(`the ledger did not answer the live read within ${this.#options.readWaitMs ?? 5000} ms; read again at the next tick`));
     } catch (error) {
       this.#options.onError?.(error);
     } finally {
+      clearTimeout(timer);
       this.#polling = false;
+    }
+  }
+
+  /** Reads and tells what changed, unless a later read has begun meanwhile (this one was late). */
+  async #readOnce(read: number): Promise<void> {
+    const { index, store } = this.#options;
+    await index.refresh();
+    if (read !== this.#read) return;
+    // Newest first; those before the newest one already told have ended since (all of them, if it is gone from the list).
+    const latest = index.recent(() => true, 200);
+    const newest = this.#newest;
+    const seen = newest === undefined ? -1 : latest.findIndex((r) => r.jobId === newest.jobId && r.time === newest.time);
+    const ended = seen >= 0 ? latest.slice(0, seen) : latest;
+    if (ended.length > 0) {
+      this.#newest = ended[0];
+      const oldestFirst = [...ended].reverse();
+      for (const listener of this.#listeners) listener.finished(oldestFirst);
+    }
+    const live = await store.activeJobs();
+    if (read !== this.#read) return;
+    const sig = signature(live);
+    if (sig !== this.#lastSignature) {
+      this.#lastSignature = sig;
+      this.#lastLive = live;
+      for (const listener of this.#listeners) listener.live(live);
     }
   }
 }

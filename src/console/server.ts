@@ -102,7 +102,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const assets = loadAssets();
   const thumbnails = new Thumbnails(source.bots);
   const ledgerNow = options.ledgerNow ?? new LedgerNow(source.store, { now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
-  const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
+  const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, readWaitMs: options.backendWaitMs ?? options.ledgerWaitMs ?? LEDGER_WAIT_MS, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   const loopback = isLoopbackHost(config.host);
   const ledgerWaitMs = options.ledgerWaitMs ?? LEDGER_WAIT_MS;
   const backendWaitMs = options.backendWaitMs ?? ledgerWaitMs;
@@ -117,6 +117,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     const list = [...new Set(keys)];
     if (list.length === 0 || !source.bots?.names) return new Map();
     return source.bots.names(list).catch(() => new Map());
+  };
+
+  /** `names`, given the backends' wait: past it, none (the keys are shown). */
+  const namesWithin = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
+    const named = await within(names(keys));
+    return named === LATE ? new Map() : named;
   };
 
   const context = (csrf: string, query?: URLSearchParams): PageContext => ({
@@ -297,19 +303,26 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     if (!config.allowChanges) return send(res, 403, 'text/plain; charset=utf-8', 'This console is read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to make changes from it.\n');
     if (path === '/breaker/resume') {
       const scopeKey = (form.get('scope') ?? '').trim();
-      const before = scopeKey ? await within(source.store.resumeScope(scopeKey, 'console', now())) : undefined;
+      // What follows the change is done when it is made, answered in time or not (a late one may still be made).
+      const resuming = scopeKey
+        ? afterChange(source.store.resumeScope(scopeKey, 'console', now()), (before) => {
+            if (before) logger.info({ scopeKey, by: 'console', pausedAt: before.pausedAt, pausedUsd: before.pausedUsd, limitUsd: before.limitUsd }, 'the owner resumed a server the breaker had paused');
+          })
+        : undefined;
+      const before = resuming ? await within(resuming) : undefined;
       if (before === LATE) return tooLate(res, path, 'the ledger');
       if (!before) return changed(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
-      logger.info({ scopeKey, by: 'console', pausedAt: before.pausedAt, pausedUsd: before.pausedUsd, limitUsd: before.limitUsd }, 'the owner resumed a server the breaker had paused');
       return changed(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
     }
     if (path === '/alerts/rules') {
       const thresholds = parseThresholds(form.get('thresholds') ?? '');
       if (!thresholds) return send(res, 400, 'text/plain; charset=utf-8', 'thresholds must be whole percentages from 1 to 1000, separated by commas (at most 10), e.g. 50, 80, 100.\n');
       const rules = { thresholds, breaker: form.get('breaker') === '1', by: 'console', at: now() };
-      if ((await within(options.alerts.log.setRules(rules))) === LATE) return tooLate(res, path, 'the alert log');
-      logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
-      options.alerts.poke();
+      const setting = afterChange(options.alerts.log.setRules(rules), () => {
+        logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
+        options.alerts.poke();
+      });
+      if ((await within(setting)) === LATE) return tooLate(res, path, 'the alert log');
       return changed(res, '/alerts?done=rules');
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
@@ -361,6 +374,18 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     redirect(res, location);
   }
 
+  /**
+   * A change, and what follows it once made: the renders kept for a reload (read before it) are dropped, then `done`
+   * (its log line, a poke). Run when the change is made, so also for one whose form was answered 503 meanwhile.
+   */
+  function afterChange<T>(change: Promise<T>, done: (result: T) => void): Promise<T> {
+    return change.then((result) => {
+      renders.clear();
+      done(result);
+      return result;
+    });
+  }
+
   function forget(key: string, rendering: Promise<SafeHtml>): void {
     if (renders.get(key) === rendering) renders.delete(key);
   }
@@ -389,12 +414,15 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     const subscribing = live.subscribe({
       live: (jobs) => {
         const shown = jobs.filter((j) => matchesFilter(filter, j));
-        void names(keysOf([], shown)).then((named) => write('live', shown.map((j) => liveRow(j, named))));
+        // The names are looked up within the wait; past it the rows go with the keys alone.
+        void namesWithin(keysOf([], shown)).then((named) => write('live', shown.map((j) => liveRow(j, named))));
       },
       finished: (records) => {
         const shown = records.filter((r) => matchesFilter(filter, r));
         if (shown.length === 0) return;
-        void Promise.all([names(keysOf(shown, [])), keptIndices(shown)]).then(([named, kept]) => write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? []))));
+        void Promise.all([namesWithin(keysOf(shown, [])), within(keptIndices(shown)).then((kept) => (kept === LATE ? new Map<string, readonly number[]>() : kept))]).then(([named, kept]) =>
+          write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? []))),
+        );
       },
     });
     const unsubscribe = await within(subscribing);

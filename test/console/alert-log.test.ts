@@ -1,8 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALERT_LOG_KEPT, FileAlertLog, MemoryAlertLog, type AlertLog } from '../../src/console/alerts/alert-log.js';
+import type { Alert } from '../../src/console/alerts/channels.js';
+import { AlertWatcher } from '../../src/console/alerts/watcher.js';
+import { UsageIndex } from '../../src/console/usage-index.js';
+import { silentLogger } from '../../src/internal.js';
+import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import { nextUtcMidnight } from '../../src/spend/utc-period.js';
+import { NO_ALERTS } from './console-harness.js';
+import { operatorWith, spend } from './ledger-fixtures.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -10,6 +19,7 @@ afterEach(async () => {
 });
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** `count` alerts sent one after another from `start`, each with its mark kept an hour. */
 async function sendMany(log: AlertLog, count: number, start: number): Promise<void> {
@@ -42,5 +52,44 @@ describe('the alert log', () => {
     const log = new MemoryAlertLog();
     await sendMany(log, ALERT_LOG_KEPT + 5, Date.now());
     expect(await log.recent(1000)).toHaveLength(ALERT_LOG_KEPT);
+  });
+
+  it('keeps the marks of a cap alert the watcher sent until its period ends plus a day, and drops them after', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-alert-log-'));
+    dirs.push(dir);
+    const store = new FileQuotaStore({ dir });
+    await store.open();
+    try {
+      const now = Date.now();
+      // $8.50 of a $10 daily cap: past 50 and 80 at once (80 is sent, 50 marked with it).
+      await spend(store, 'a', 'discord:1', 'discord:guild', 8.5, now);
+      const log = new FileAlertLog(dir);
+      const sent: Alert[] = [];
+      const watcher = new AlertWatcher({
+        source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
+        index: new UsageIndex({ store, now: () => now }),
+        log,
+        channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
+        config: NO_ALERTS,
+        logger: silentLogger(),
+        now: () => now,
+      });
+      await watcher.check();
+      await watcher.stop();
+      expect(sent.map((a) => a.cap?.threshold)).toEqual([80]);
+      const periodEnds = nextUtcMidnight(now);
+      expect(sent[0]!.cap?.resetsAt).toBe(periodEnds);
+      const claims = () => (JSON.parse(readFileSync(log.path, 'utf8')) as { claims: Record<string, { state: string; until: number }> }).claims;
+      const marks = Object.entries(claims()).filter(([key]) => key.startsWith('cap:account:account:day:'));
+      expect(marks.map(([key]) => key.replace(/^.*:(\w+@test)$/, '$1')).sort()).toEqual(['50@test', '80@test']);
+      for (const [, mark] of marks) expect(mark).toEqual({ state: 'sent', until: periodEnds + DAY_MS });
+      // A write just before that keeps them; one at it drops them.
+      await log.sent([], periodEnds + DAY_MS - 1, { id: 'x', channel: 'test', text: 'x', at: periodEnds + DAY_MS - 1 });
+      expect(Object.keys(claims()).filter((key) => key.startsWith('cap:account:'))).toHaveLength(2);
+      await log.sent([], periodEnds + DAY_MS, { id: 'y', channel: 'test', text: 'y', at: periodEnds + DAY_MS });
+      expect(Object.keys(claims()).filter((key) => key.startsWith('cap:account:'))).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -106,6 +106,47 @@ describe('the caps as the console shows them and alerts of them', () => {
     expect(await store.reserve({ jobId: 'b', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: oneImage, limits, now })).toEqual({ ok: true });
   });
 
+  it('tells once a cap that refuses its cheapest job that it refuses, though its 80 % alert went out and its percent shows 99', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    let now = Date.now();
+    const limits = { accountDailyUsd: 10 };
+    await spend(store, 'a', 'discord:1', 'discord:guild', 8, now);
+    const { watcher, sent } = watching(store, operatorWith(limits), () => now);
+    await watcher.check();
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:80$/)]);
+    // $9.996 of $10: said 99 %, and $0.004 left, less than the cheapest image: the guard refuses every job.
+    await spend(store, 'b', 'discord:1', 'discord:guild', 1.996, now);
+    now += 1;
+    await watcher.check();
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:80$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:full$/)]);
+    expect(sent[1]!.cap).toMatchObject({ trigger: 'full', percent: 99, threshold: 80, leftUsd: 0.004 });
+    expect(sent[1]!.text).toMatch(/the whole account: its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left\. It has used \$10\.00 of its daily cap of \$10\.00 \(99 %/);
+    expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
+    // Once per period: checked again, and reaching 100 % later, nothing more.
+    now += 1;
+    expect(await watcher.check()).toEqual([]);
+    await spend(store, 'd', 'discord:1', 'discord:guild', 0.004, now);
+    now += 1;
+    expect(await watcher.check()).toEqual([]);
+    expect(sent).toHaveLength(2);
+  });
+
+  it('tells a cap that refuses its jobs once, with its highest threshold when that is new: one message, not a second for the event', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    let now = Date.now();
+    const limits = { accountDailyUsd: 10 };
+    await spend(store, 'a', 'discord:1', 'discord:guild', 9.996, now);
+    const { watcher, sent } = watching(store, operatorWith(limits), () => now);
+    await watcher.check();
+    expect(sent.map((a) => a.cap?.threshold)).toEqual([80]);
+    expect(sent[0]!.cap?.trigger).toBe('threshold');
+    expect(sent[0]!.text).toContain('Its jobs are refused until the cap resets');
+    now += 1;
+    expect(await watcher.check()).toEqual([]);
+  });
+
   it('says a cap cannot take one more image only of the cap that is that full, whatever a cap of its kind refused: no count, no fullest one', async () => {
     const dir = await folder();
     const store = await opened(new FileQuotaStore({ dir }));

@@ -6,7 +6,7 @@ import { leftOf, passes } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
-import { capRatio, percentOf, usedUp } from '../percent.js';
+import { capRatio, CHEAPEST_JOB_USD, percentOf, usedUp } from '../percent.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
 import type { AlertLog, AlertMark } from './alert-log.js';
@@ -46,6 +46,11 @@ interface Pending {
   alert: Alert;
   keepUntil: number;
   passed: string[];
+  /**
+   * Sent instead to a destination that already had `alert` (and has not had this one); where `alert` goes, this one
+   * counts as sent with it.
+   */
+  instead?: Alert;
 }
 
 /** One message to one destination, and the alerts (their claims) it carries. */
@@ -165,11 +170,14 @@ export class AlertWatcher {
     for (const cap of figures.caps) {
       // A member of a scope whose role budgets cannot be read: one alert for the scope (below), not one per member.
       if (cap.bound === 'unreadable') continue;
-      // The percent the page shows: the thresholds passed and "used up" are decided from it.
+      // The percent the page shows: the thresholds passed are decided from it ("used up" by the guard's own rule).
       const percent = percentOf(cap.ratio);
       const passed = rules.thresholds.filter((t) => percent >= t);
-      // Used up, the threshold's alert says the cap refuses; before that, one that cannot take one more image says so.
-      const full = !usedUp(cap) && cannotTakeOneImage(cap);
+      // A cap the guard refuses every job of (used up) says so once per period, whatever its percent shows: through the
+      // highest threshold passed when that is new (its alert says the cap refuses), else in an alert of its own.
+      const refuses = cap.bound === undefined && usedUp(cap);
+      // Before that, one that cannot take one more image says so.
+      const full = refuses || cannotTakeOneImage(cap);
       if (passed.length === 0 && !full) continue;
       const threshold = passed.length === 0 ? 0 : Math.max(...passed);
       const periodKey = cap.period === 'day' ? figures.today : figures.month;
@@ -189,20 +197,20 @@ export class AlertWatcher {
         resetsAt: cap.resetsAt,
       };
       const keepUntil = cap.resetsAt + DAY_MS;
-      if (full) {
+      const fullAlert: Alert = { id: `${base}:full`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'full' } };
+      if (full && (!refuses || passed.length === 0)) {
         // One message for the event: every threshold of the cap and period counts as sent with it (100 % included, the
         // same event seen later: nothing fits in what is left).
-        pending.push({
-          alert: { id: `${base}:full`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'full' } },
-          keepUntil,
-          passed: rules.thresholds.map((t) => `${base}:${t}`),
-        });
+        pending.push({ alert: fullAlert, keepUntil, passed: rules.thresholds.map((t) => `${base}:${t}`) });
       } else {
         pending.push({
           alert: { id: `${base}:${threshold}`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'threshold' } },
           keepUntil,
-          // At 100 %, the alert that it cannot take one more image would tell the same: it counts as sent too.
-          passed: [...passed.filter((t) => t !== threshold).map((t) => `${base}:${t}`), ...(usedUp(cap) ? [`${base}:full`] : [])],
+          // Used up, the higher thresholds count as sent too: the cap takes nothing more this period.
+          passed: (refuses ? rules.thresholds : passed).filter((t) => t !== threshold).map((t) => `${base}:${t}`),
+          // Used up: this threshold's alert says the cap refuses, and stands for the event; where it went out before
+          // (at 80 %, say), the event's own alert goes instead.
+          ...(refuses && { instead: fullAlert }),
         });
       }
     }
@@ -245,20 +253,33 @@ export class AlertWatcher {
     if (this.#stopped) return [];
     const keyOf = (id: string, channel: AlertChannel) => `${id}@${channel.id}`;
     const claimed = await log.claim(
-      pending.flatMap(({ alert, passed }) => channels.flatMap((channel) => [...passed.map((lower) => keyOf(lower, channel)), keyOf(alert.id, channel)])),
+      pending.flatMap(({ alert, passed, instead }) =>
+        channels.flatMap((channel) => [...passed.map((lower) => keyOf(lower, channel)), keyOf(alert.id, channel), ...(instead ? [keyOf(instead.id, channel)] : [])]),
+      ),
       now,
       CLAIM_MS,
     );
-    // A lower threshold passed at the same time is not sent after the higher one, nor listed as sent.
+    /** What goes to `channel` of one pending alert: the alert, else what goes instead of it, else nothing (sent already). */
+    const chosen = ({ alert, instead }: Pending, channel: AlertChannel): Alert | undefined =>
+      claimed.has(keyOf(alert.id, channel)) ? alert : instead && claimed.has(keyOf(instead.id, channel)) ? instead : undefined;
+    // A lower threshold passed at the same time is not sent after the higher one, nor listed as sent; nor is what the
+    // alert stands for.
     await log.sent(
-      pending.flatMap(({ passed, keepUntil }) => channels.flatMap((channel) => passed.map((lower) => keyOf(lower, channel)).filter((key) => claimed.has(key)).map((key) => ({ key, keepUntil })))),
+      pending.flatMap(({ alert, passed, instead, keepUntil }) =>
+        channels.flatMap((channel) =>
+          [...passed, ...(instead && claimed.has(keyOf(alert.id, channel)) ? [instead.id] : [])]
+            .map((lower) => keyOf(lower, channel))
+            .filter((key) => claimed.has(key))
+            .map((key) => ({ key, keepUntil })),
+        ),
+      ),
       now,
     );
-    const toSend = pending.filter(({ alert }) => channels.some((channel) => claimed.has(keyOf(alert.id, channel))));
+    const toSend = pending.flatMap((p) => [...new Set(channels.map((channel) => chosen(p, channel)).filter((a) => a !== undefined))]);
     if (toSend.length === 0) return [];
-    const keys = new Set(toSend.flatMap(({ alert }) => [alert.cap?.key, alert.cap?.scopeKey, alert.breaker?.scopeKey, alert.roleBudgets?.scopeKey].filter((k) => k !== undefined)));
+    const keys = new Set(toSend.flatMap((alert) => [alert.cap?.key, alert.cap?.scopeKey, alert.breaker?.scopeKey, alert.roleBudgets?.scopeKey].filter((k) => k !== undefined)));
     const names = (await source.bots?.names?.([...keys]).catch(() => undefined)) ?? new Map<string, string>();
-    for (const { alert } of toSend) {
+    for (const alert of toSend) {
       if (alert.cap) {
         alert.cap.name = names.get(alert.cap.key);
         if (alert.cap.scopeKey !== undefined) alert.cap.scopeName = names.get(alert.cap.scopeKey);
@@ -268,11 +289,11 @@ export class AlertWatcher {
     }
     const messages: Message[] = [];
     const members = new Map<AlertChannel, Message[]>(channels.map((channel) => [channel, []]));
-    for (const { alert, keepUntil } of toSend) {
+    for (const p of pending) {
       for (const channel of channels) {
-        const key = keyOf(alert.id, channel);
-        if (!claimed.has(key)) continue;
-        const message = { channel, alert, marks: [{ key, keepUntil }] };
+        const alert = chosen(p, channel);
+        if (!alert) continue;
+        const message = { channel, alert, marks: [{ key: keyOf(alert.id, channel), keepUntil: p.keepUntil }] };
         if (rankOf(alert) === 4) members.get(channel)!.push(message);
         else messages.push(message);
       }
@@ -383,6 +404,9 @@ export function alertText(alert: Alert, now: number, quote: (name: string) => st
   // A job reserves its upper-bound price before it is sent, and the cap refuses it when that does not fit in what is left.
   const left = `${formatUsd(cap.leftUsd)} is left, and a job that reserves more is refused (one image of quality auto reserves ${formatUsd(ONE_IMAGE_USD)})`;
   const resets = `at ${describeReset(cap.resetsAt, now)}`;
+  if (cap.trigger === 'full' && usedUp(cap)) {
+    return `${tag}: ${whose}: its ${period} cap refuses its jobs: not even the cheapest image (${formatUsd(CHEAPEST_JOB_USD)}) fits in what is left. It has used ${used}, settled and reserved by running jobs); ${formatUsd(cap.leftUsd)} is left until the cap resets ${resets}.`;
+  }
   if (cap.trigger === 'full') {
     return `${tag}: ${whose}: its ${period} cap cannot take one more image (a job reserves up to ${formatUsd(ONE_IMAGE_USD)}). It has used ${used}, settled and reserved by running jobs); ${formatUsd(cap.leftUsd)} is left until the cap resets ${resets}.`;
   }

@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LiveJobs, type LiveListener } from '../../src/console/live-jobs.js';
+import type { ActiveJob } from '../../src/spend/types.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A ledger whose reads of the running jobs the test answers, one by one. */
+function heldLedger() {
+  const asked: ((jobs: ActiveJob[]) => void)[] = [];
+  return {
+    asked,
+    store: { activeJobs: () => new Promise<ActiveJob[]>((resolve) => asked.push(resolve)) },
+    index: { refresh: async () => undefined, recent: () => [] },
+  };
+}
+
+const job = (jobId: string): ActiveJob => ({ jobId, userKey: 'discord:1', scopeKey: 'discord:guild', usd: 0.2, at: 0, sent: true, owner: 'process-1' });
+
+function listener(): LiveListener & { lives: string[][] } {
+  const lives: string[][] = [];
+  return { lives, live: (jobs) => void lives.push(jobs.map((j) => j.jobId)), finished: () => undefined };
+}
+
+/** Lets the promises settled so far run their callbacks. */
+const settle = () => vi.advanceTimersByTimeAsync(0);
+
+describe('the live jobs the jobs page listens to', () => {
+  it('shares one first read among listeners arriving meanwhile, counts them toward the limit, and reads on one interval', async () => {
+    vi.useFakeTimers();
+    const ledger = heldLedger();
+    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000, maxListeners: 2 });
+    const a = listener();
+    const b = listener();
+    const first = live.subscribe(a);
+    const second = live.subscribe(b);
+    // A third while the two wait for the stalled first read: past the limit.
+    expect(await live.subscribe(listener())).toBeUndefined();
+    await settle();
+    expect(ledger.asked).toHaveLength(1);
+    ledger.asked[0]!([job('j1')]);
+    const [offA, offB] = await Promise.all([first, second]);
+    expect(a.lives).toEqual([['j1']]);
+    expect(b.lives).toEqual([['j1']]);
+    // One interval: one read a second, not one per listener.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(ledger.asked).toHaveLength(2);
+    ledger.asked[1]!([job('j1')]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(ledger.asked).toHaveLength(3);
+    ledger.asked[2]!([]);
+    offA!();
+    offB!();
+    // Nobody listens: nothing is read, no interval is left.
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(ledger.asked).toHaveLength(3);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('reads again after a read that stalls, and drops what the late read brings', async () => {
+    vi.useFakeTimers();
+    const ledger = heldLedger();
+    const errors: unknown[] = [];
+    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000, readWaitMs: 3000, onError: (e) => void errors.push(e) });
+    const a = listener();
+    const subscribing = live.subscribe(a);
+    await settle();
+    ledger.asked[0]!([]);
+    const off = await subscribing;
+    // The first poll stalls.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(ledger.asked).toHaveLength(2);
+    // Past its wait, the next tick reads again.
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(errors).toHaveLength(1);
+    expect(ledger.asked.length).toBeGreaterThanOrEqual(3);
+    ledger.asked[2]!([job('new')]);
+    await settle();
+    expect(a.lives).toEqual([[], ['new']]);
+    // The stalled read answers at last: what it brings is older, and dropped.
+    ledger.asked[1]!([job('old')]);
+    await settle();
+    expect(a.lives).toEqual([[], ['new']]);
+    off!();
+  });
+
+  it('lets a retry during a stall wait for the same first read, and leaves one interval once the ledger answers', async () => {
+    vi.useFakeTimers();
+    const ledger = heldLedger();
+    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000, maxListeners: 20 });
+    // Each retry of the browser during the stall: a subscribe whose first read does not answer.
+    const tries = [live.subscribe(listener()), live.subscribe(listener()), live.subscribe(listener())];
+    await settle();
+    expect(ledger.asked).toHaveLength(1);
+    ledger.asked[0]!([]);
+    // Each was answered late (its stream ended): let go once the read ends.
+    for (const off of await Promise.all(tries)) off!();
+    expect(live.listeners).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
