@@ -11,7 +11,7 @@ import type { SlackActor } from './SlackJobs.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { retryTransient } from './slack-faults.js';
-import { stepStoppedWords } from './listeners/workflow-step.js';
+import { stepOutputsOf, stepStoppedWords } from './listeners/workflow-step.js';
 
 /**
  * A job whose process is gone (stopped, killed, or a replica whose lease
@@ -35,8 +35,9 @@ import { stepStoppedWords } from './listeners/workflow-step.js';
  * (`interrupted`) with that charge (`stoppedEndOf`), then marked. Runs
  * for each request `RequestStore.claimInterrupted` hands this process, at
  * start and, with Redis, while running. A Workflow Builder step the job ran
- * for, left open by the crash, is ended with an error (`endStep`). Returns
- * whether the message was updated.
+ * for, left open by the crash, is ended (`endStep`): completed with the
+ * finished job's outputs, as the step's listener would have, or failed with
+ * the words of a stopped job. Returns whether the message was updated.
  */
 export async function sweepInterrupted(input: {
   /** The Web API client of a request's workspace; undefined when the app is no longer installed there. */
@@ -58,11 +59,12 @@ export async function sweepInterrupted(input: {
   charges?: ((jobId: string | undefined) => Promise<SweptCharge>) | undefined;
 }): Promise<boolean> {
   const { store, logger, request } = input;
+  // A finished job: its images posted, and what its "Done" says saved with them.
+  const finished = request.outputFiles.length > 0 ? request.result : undefined;
   // A step that could not be taken out of its request: the request is left as it is, held here, for the next start's sweep.
-  if (!(await endStep(input))) return false;
+  if (!(await endStep(input, finished))) return false;
   // The end its message showed (a stop between the view's mark and the runner's record): nothing to show.
   const shownEnd = endToRecord(request);
-  const finished = request.outputFiles.length > 0 ? request.result : undefined;
   // Stopped: what the ledger charged it, or may charge it (`pending`), as Discord's "stopped" says it (`sweptCharges`).
   const charge: SweptCharge = shownEnd || finished ? { type: 'none' } : ((await input.charges?.(request.runnerJobId)) ?? { type: 'none' });
   const updated = shownEnd ? false : await showEnd(input, finished, charge);
@@ -83,14 +85,16 @@ export async function sweepInterrupted(input: {
 const STEP_GONE = new Set(['token_expired', 'token_revoked', 'invalid_auth', 'not_authed', 'function_execution_not_found', 'execution_not_in_running_state', 'function_execution_already_completed']);
 
 /**
- * Ends the Workflow Builder step a crash left open (its request keeps the step until it is ended): with the words a
- * graceful stop fails it with, in the step's language, so its workflow does not wait on it for ever (Slack's retry of
- * the step is dropped: its key stays taken). The step is taken out of the request first (`takeStep`), so it is ended
+ * Ends the Workflow Builder step a crash left open (its request keeps the step until it is ended), so its workflow does
+ * not wait on it for ever (Slack's retry of the step is dropped: its key stays taken): a job that finished, its images
+ * posted (the request holds them and its result), completes the step with those outputs, built as the step's listener
+ * builds them (`stepOutputsOf`) — the images were made and paid for; any other fails it with the words a graceful stop
+ * fails it with, in the step's language. The step is taken out of the request first (`takeStep`), so it is ended
  * once however often the request is swept. A step Slack no longer knows (its token expired, or it has ended) is logged
  * and dropped; so is one that cannot be ended. The token is never logged. Answers false when the step could not be
  * taken (the state failed: logged), the request then to be left as it is for the next start's sweep.
  */
-async function endStep(input: Pick<Parameters<typeof sweepInterrupted>[0], 'clientFor' | 'store' | 'logger' | 'request'>): Promise<boolean> {
+async function endStep(input: Pick<Parameters<typeof sweepInterrupted>[0], 'clientFor' | 'store' | 'logger' | 'request'>, finished: SavedRequest['result']): Promise<boolean> {
   const { store, logger, request } = input;
   if (!request.step) return true;
   let step: SavedRequest['step'];
@@ -108,9 +112,15 @@ async function endStep(input: Pick<Parameters<typeof sweepInterrupted>[0], 'clie
     return true;
   }
   try {
-    const error = stepStoppedWords(request.locale);
-    await retryTransient(() => client.functions.completeError({ token: step.token, function_execution_id: step.executionId, error }), [1000, 3000]);
-    logger.info(where, 'ended a workflow step a stop cut off: it failed, stopped before it finished');
+    if (finished) {
+      const outputs = await stepOutputsOf(client, request, finished.cost.totalUsd, logger);
+      await retryTransient(() => client.functions.completeSuccess({ token: step.token, function_execution_id: step.executionId, outputs }), [1000, 3000]);
+      logger.info(where, 'ended a workflow step a stop cut off: it completed with the images its job made');
+    } else {
+      const error = stepStoppedWords(request.locale);
+      await retryTransient(() => client.functions.completeError({ token: step.token, function_execution_id: step.executionId, error }), [1000, 3000]);
+      logger.info(where, 'ended a workflow step a stop cut off: it failed, stopped before it finished');
+    }
   } catch (error) {
     const code = slackErrorCode(error);
     if (code !== undefined && STEP_GONE.has(code)) logger.info({ ...where, code }, 'a workflow step a stop cut off could no longer be ended (its token expired, or it ended): dropped');

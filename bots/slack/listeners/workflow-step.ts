@@ -1,10 +1,11 @@
 import type { App, webApi } from '@slack/bolt';
-import { QUALITIES, SIZES, type Quality, type Size } from 'pictor';
+import { QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from 'pictor';
 import { MAX_TIMER_MS } from 'pictor/internal';
 import { rangeValueOf, rangeWords, RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
 import { RECENT_KEYS_MAX, takenForMs } from '../../runner/recent-keys.js';
 import { claimWithin, digestKeyOf, LateClaim, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
+import type { SavedRequest } from '../RequestStore.js';
 import type { StartedJob } from '../SlackJobs.js';
 import { slackErrorCode } from '../slack-error-code.js';
 
@@ -292,17 +293,31 @@ async function endStarted(
     return;
   }
   const request = await context.store.get(started.requestId);
-  const files = request?.outputFiles ?? [];
-  if (files.length === 0) {
+  if (!request || request.outputFiles.length === 0) {
     await end.fail(say(locale, 'slack.step.not_posted'));
     return;
   }
-  await end.complete({
+  await end.complete(await stepOutputsOf(client, { ...request, channelId }, final.cost.totalUsd, context.logger));
+}
+
+/**
+ * The outputs a step completes with once its job finished and its images were posted: their file ids and permalinks,
+ * the job message's link and the cost. The one builder of the step's end where it ran and of the sweep's, after a crash
+ * cut it off before that end (`sweepInterrupted`). A permalink or link Slack does not give is empty (logged).
+ */
+export async function stepOutputsOf(
+  client: webApi.WebClient,
+  request: Pick<SavedRequest, 'outputFiles' | 'channelId' | 'messageTs'>,
+  costUsd: number,
+  logger: LoggerLike,
+): Promise<Record<string, unknown>> {
+  const files = request.outputFiles;
+  return {
     file_ids: files.map((f) => f.id),
-    permalinks: await Promise.all(files.map((f) => permalinkOf(client, f.id, context))),
-    message_link: request?.messageTs ? await messageLink(client, channelId, request.messageTs, context) : '',
-    cost_usd: final.cost.totalUsd,
-  });
+    permalinks: await Promise.all(files.map((f) => permalinkOf(client, f.id, logger))),
+    message_link: request.messageTs ? await messageLink(client, request.channelId, request.messageTs, logger) : '',
+    cost_usd: costUsd,
+  };
 }
 
 /**
@@ -339,20 +354,20 @@ function optionsOf(step: StepInputs, locale: string | undefined): { ok: true; op
   return { ok: true, options };
 }
 
-async function permalinkOf(client: webApi.WebClient, file: string, context: Pick<BotContext, 'logger'>): Promise<string> {
+async function permalinkOf(client: webApi.WebClient, file: string, logger: LoggerLike): Promise<string> {
   try {
     return (await client.files.info({ file })).file?.permalink ?? '';
   } catch (error) {
-    context.logger.warn({ code: slackErrorCode(error) }, 'no permalink for an image of a workflow step');
+    logger.warn({ code: slackErrorCode(error) }, 'no permalink for an image of a workflow step');
     return '';
   }
 }
 
-async function messageLink(client: webApi.WebClient, channel: string, ts: string, context: Pick<BotContext, 'logger'>): Promise<string> {
+async function messageLink(client: webApi.WebClient, channel: string, ts: string, logger: LoggerLike): Promise<string> {
   try {
     return (await client.chat.getPermalink({ channel, message_ts: ts })).permalink ?? '';
   } catch (error) {
-    context.logger.warn({ code: slackErrorCode(error) }, 'no link to the message of a workflow step');
+    logger.warn({ code: slackErrorCode(error) }, 'no link to the message of a workflow step');
     return '';
   }
 }

@@ -488,6 +488,51 @@ describe('a “Generate image” step a crash cut off', () => {
     expect(h.fake.callsOf('functions.completeError')).toHaveLength(1);
   });
 
+  it('is completed by the next start with the images its job made, once, when the crash came after they were posted and before the step’s end', async () => {
+    const before = await startHarness({ emulator: { latencyMs: 10 } });
+    const { fake, dataDir } = before;
+    // The job finishes and its images are posted; the process dies before the step's end (`functions.completeSuccess`).
+    const start = SlackJobs.prototype.start;
+    vi.spyOn(SlackJobs.prototype, 'start').mockImplementation(async function (this: SlackJobs, input) {
+      const started = await start.call(this, input);
+      return started && { ...started, done: new Promise<never>(() => {}) };
+    });
+    const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+    await fake.waitFor(() => imageShares(fake, 'C0FLOW').length > 0 || undefined, 'its images to be posted');
+    const saved = await savedRequest(dataDir);
+    await vi.waitFor(() => expect(saved.read().value).toMatchObject({ outputFiles: [expect.anything()], result: expect.anything() }), { timeout: 15_000 });
+    await before.close({ fake: true, dataDir: true });
+    vi.mocked(SlackJobs.prototype.start).mockRestore();
+    await saved.crashed();
+    expect(run.outcome).toBeUndefined();
+    expect(JSON.stringify(saved.read())).toContain(run.token);
+
+    const logger = new RecordingLogger();
+    h = await startHarness({ fake, dataDir, bot: { logger } });
+    const outcome = await outcomeOf(h, run);
+    expect(outcome.ok).toBe(true);
+    if (!outcome.ok) return;
+    // The outputs of the step's end where it runs: the images posted, their permalinks, the message's link, the cost charged.
+    const posted = imageShares(h.fake, 'C0FLOW')[0]!.files!.map((f) => f.id);
+    expect(outcome.outputs.file_ids).toEqual(posted);
+    expect(outcome.outputs.permalinks).toEqual(posted.map((id) => h!.fake.files.get(id)!.url_private + '?permalink=1'));
+    expect(outcome.outputs.message_link).toMatch(/^https:\/\/.+\/archives\/C0FLOW\/p\d+$/);
+    const charged = (await h.store.usage({})).filter((r) => r.userKey === 'slack:U0ALICE');
+    expect(charged).toHaveLength(1);
+    expect(outcome.outputs.cost_usd).toBeCloseTo(charged[0]!.costUsd, 9);
+    await vi.waitFor(() => expect(saved.read().value.status).toBe('ended'), { timeout: 15_000 });
+    expect(JSON.stringify(saved.read())).not.toContain(run.token);
+    expect(logger.text()).not.toContain(run.token);
+
+    // Swept again (a crash before its mark): the step is ended no more.
+    await h.close({ fake: true, dataDir: true });
+    await saved.crashed();
+    h = await startHarness({ fake, dataDir });
+    await vi.waitFor(() => expect(saved.read().value.status).toBe('ended'), { timeout: 15_000 });
+    expect(h.fake.callsOf('functions.completeSuccess')).toHaveLength(1);
+    expect(h.fake.callsOf('functions.completeError')).toHaveLength(0);
+  });
+
   it('keeps no token once the step is ended where it ran: a stop, or a crash after it, ends nothing more', async () => {
     const before = await startHarness({ emulator: { latencyMs: 10 } });
     const { fake, dataDir } = before;

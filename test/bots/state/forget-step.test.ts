@@ -1,0 +1,85 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RequestStore } from '../../../bots/slack/RequestStore.js';
+import { openBotState, type BotState } from '../../../bots/state/index.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { testTempDir } from '../../helpers/temp-dir.js';
+
+const redis = testRedis();
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+/** The bots' state on one backend, and everything it keeps there as text: every file of the data folder, or every key's values under its prefix. */
+async function stateOn(backend: 'file' | 'redis'): Promise<{ state: BotState; everything(): Promise<string> }> {
+  const dataDir = await testTempDir('pictor-forget-step-');
+  const prefix = uniquePrefix('forget-step');
+  const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+  const state = await openBotState({ dataDir, redis: link, leaseMs: 300, logger: silentLogger() });
+  closers.push(async () => {
+    await state.close().catch(() => undefined);
+    await link?.close();
+    if (link) await deleteKeys(requireRedisUrl(redis), prefix);
+  });
+  const everything = async () => {
+    const texts: string[] = [];
+    for (const entry of await readdir(dataDir, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) texts.push(await readFile(join(entry.parentPath, entry.name), 'utf8'));
+    }
+    if (link) {
+      const r = link.commands;
+      for (const key of await r.keys(`${prefix}:*`)) {
+        const type = await r.type(key);
+        if (type === 'string') texts.push((await r.get(key)) ?? '');
+        else if (type === 'hash') texts.push(JSON.stringify(await r.hgetall(key)));
+        else if (type === 'zset') texts.push(JSON.stringify(await r.zrange(key, 0, -1)));
+        else if (type === 'set') texts.push(JSON.stringify(await r.smembers(key)));
+        else if (type === 'list') texts.push(JSON.stringify(await r.lrange(key, 0, -1)));
+        else texts.push(`${key}: ${type}`);
+      }
+    }
+    return texts.join('\n');
+  };
+  return { state, everything };
+}
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('forget of a Slack request that kept its Workflow Builder step, on the $backend backend', ({ backend, skip }) => {
+  it.skipIf(skip)('leaves no token of an ended job’s step in any file or key (its end still to be recorded, or recorded); a running job’s request keeps its step until the step is ended', async () => {
+    const { state, everything } = await stateOn(backend);
+    const store = new RequestStore(state);
+    const request = (token: string) => ({
+      kind: 'generate' as const,
+      prompt: 'a fox',
+      options: {},
+      teamId: 'T1',
+      userId: 'U1',
+      channelId: 'C1',
+      status: 'active' as const,
+      step: { executionId: `Fx${token}`, token: `xwfp-${token}` },
+    });
+    // Ended with its step still kept: the step's end came, but letting go of it failed (or a crash came before it).
+    const [running, unrecorded, recorded] = [await store.create(request('RUNNINGSTEP')), await store.create(request('UNRECORDEDSTEP')), await store.create(request('RECORDEDSTEP'))];
+    const end = { type: 'failed' as const, code: 'server_error' };
+    await store.update(unrecorded.id, { status: 'ended', end });
+    await store.update(recorded.id, { status: 'ended', end });
+    await store.update(recorded.id, { endRecorded: true });
+    const before = await everything();
+    for (const token of ['xwfp-RUNNINGSTEP', 'xwfp-UNRECORDEDSTEP', 'xwfp-RECORDEDSTEP']) expect(before).toContain(token);
+
+    await state.forget('slack:U1');
+    const after = await everything();
+    expect(after).not.toContain('xwfp-UNRECORDEDSTEP');
+    expect(after).not.toContain('FxUNRECORDEDSTEP');
+    expect(after).not.toContain('xwfp-RECORDEDSTEP');
+    // The ended job's request stays for the sweep to record its end, without the step; the running one's still ends its step.
+    expect(await store.get(unrecorded.id)).toMatchObject({ prompt: '', status: 'ended', end });
+    expect((await store.get(unrecorded.id))?.step).toBeUndefined();
+    expect(await store.get(running.id)).toMatchObject({ prompt: '', status: 'active', step: { executionId: 'FxRUNNINGSTEP', token: 'xwfp-RUNNINGSTEP' } });
+  });
+});
