@@ -81,7 +81,8 @@ export const SavedRequestSchema = z.object({
   askedIn: z.string().optional(),
   /**
    * The Workflow Builder step the job runs for, until that step is ended: its execution and the token Slack gave for it
-   * (a secret: never logged, and gone with the request). A sweep ends a step a crash left open with it (`takeStep`).
+   * (a secret: never logged; taken out when the step is ended, and by a forget once the job has ended). The request
+   * stays held while it keeps a step, its job done or not, so a sweep ends a step a crash left open (`takeStep`).
    */
   step: z.object({ executionId: z.string().max(100), token: z.string().max(500) }).optional(),
 });
@@ -121,7 +122,7 @@ export class RequestStore {
     const found: SavedRequest[] = [];
     for (const { key, value } of await this.space.claimOrphans()) {
       const request = SavedRequestSchema.safeParse(value);
-      if (request.success && (isRunning(request.data) || endToRecord(request.data))) found.push(request.data);
+      if (request.success && (isRunning(request.data) || endToRecord(request.data) || request.data.step)) found.push(request.data);
       // Released as it is now, not written back from the copy claimed: a request forgotten meanwhile stays deleted.
       else if (request.success) await this.space.update(key, (current) => current, { hold: false });
       else await this.space.delete(key);
@@ -169,7 +170,7 @@ export class RequestStore {
       if (keepsNoEnd(changed)) delete changed.end;
       return changed;
     };
-    return (await this.space.update(id, change, { hold: releaseWhenDone })).after;
+    return (await this.space.update(id, change, { hold: releasedWhenDone })).after;
   }
 
   /**
@@ -178,11 +179,15 @@ export class RequestStore {
    */
   async takeStep(id: string): Promise<SavedRequest['step']> {
     if (!ID_PATTERN.test(id)) return undefined;
-    const { before } = await this.space.update(id, (current) => {
-      if (current?.step === undefined) return current;
-      const { step: _, ...rest } = current;
-      return rest;
-    });
+    const { before } = await this.space.update(
+      id,
+      (current) => {
+        if (current?.step === undefined) return current;
+        const { step: _, ...rest } = current;
+        return rest;
+      },
+      { hold: releasedWhenDone },
+    );
     return before?.step;
   }
 
@@ -190,4 +195,9 @@ export class RequestStore {
   async delete(id: string): Promise<void> {
     if (ID_PATTERN.test(id)) await this.space.delete(id);
   }
+}
+
+/** A request's hold once a write changed it: released when it is done and keeps no Workflow Builder step to end. */
+function releasedWhenDone(request: SavedRequest): false | undefined {
+  return request.step === undefined ? releaseWhenDone(request) : undefined;
 }

@@ -4,7 +4,7 @@ import type { ChannelWriter } from './ChannelWriter.js';
 import { DEFAULT_LOCALE, type JobRunner, type Requester } from '../runner/index.js';
 import { renderJobMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
-import { endToRecord } from '../state/index.js';
+import { endToRecord, isDone } from '../state/index.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { stoppedEndOf, type SweptCharge } from '../runner/swept-charges.js';
 import type { SlackActor } from './SlackJobs.js';
@@ -63,6 +63,11 @@ export async function sweepInterrupted(input: {
   const finished = request.outputFiles.length > 0 ? request.result : undefined;
   // A step that could not be taken out of its request: the request is left as it is, held here, for the next start's sweep.
   if (!(await endStep(input, finished))) return false;
+  // Done, its end shown and recorded, and held only for its step (now ended): let go of, nothing more shown or recorded.
+  if (isDone(request)) {
+    await markSwept(store, logger, request, { status: 'ended' });
+    return false;
+  }
   // The end its message showed (a stop between the view's mark and the runner's record): nothing to show.
   const shownEnd = endToRecord(request);
   // Stopped: what the ledger charged it, or may charge it (`pending`), as Discord's "stopped" says it (`sweptCharges`).

@@ -533,6 +533,37 @@ describe('a “Generate image” step a crash cut off', () => {
     expect(h.fake.callsOf('functions.completeError')).toHaveLength(0);
   });
 
+  it('keeps a request held while its step is open though its job is done and recorded, so a crash before the step’s end leaves it to the next start, which completes the step with its images once', async () => {
+    const before = await startHarness({ emulator: { latencyMs: 10 } });
+    const { fake, dataDir } = before;
+    // The job's end is shown and recorded; the process dies before the step's end (`functions.completeSuccess`).
+    const start = SlackJobs.prototype.start;
+    vi.spyOn(SlackJobs.prototype, 'start').mockImplementation(async function (this: SlackJobs, input) {
+      const started = await start.call(this, input);
+      return started && { ...started, done: new Promise<never>(() => {}) };
+    });
+    const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
+    const saved = await (async () => {
+      await fake.waitFor(() => imageShares(fake, 'C0FLOW').length > 0 || undefined, 'its images to be posted');
+      return savedRequest(dataDir);
+    })();
+    await vi.waitFor(() => expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true }), { timeout: 15_000 });
+    expect(saved.read().holder).toBeTruthy();
+    await before.close({ fake: true, dataDir: true });
+    vi.mocked(SlackJobs.prototype.start).mockRestore();
+    await writeFile(join(dataDir, 'slack', 'requests', `${String(saved.read().value.id)}.json`), JSON.stringify({ ...saved.read(), holder: 'a-crashed-process' }));
+    expect(run.outcome).toBeUndefined();
+
+    h = await startHarness({ fake, dataDir });
+    const outcome = await outcomeOf(h, run);
+    expect(outcome.ok).toBe(true);
+    await vi.waitFor(() => expect(JSON.stringify(saved.read())).not.toContain(run.token), { timeout: 15_000 });
+    expect(h.fake.callsOf('functions.completeSuccess')).toHaveLength(1);
+    expect(h.fake.callsOf('functions.completeError')).toHaveLength(0);
+    // Its end was shown and recorded already: nothing is shown or recorded again.
+    expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true });
+  });
+
   it('keeps no token once the step is ended where it ran: a stop, or a crash after it, ends nothing more', async () => {
     const before = await startHarness({ emulator: { latencyMs: 10 } });
     const { fake, dataDir } = before;
