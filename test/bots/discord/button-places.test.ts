@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
@@ -77,6 +78,24 @@ describe('the buttons of a private server job sent to its member’s DM', () => 
     expect(edited.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(1);
     expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:${h.discord.guildId}`]);
+  });
+});
+
+describe('a press in a DM while DMs are off, while the bots’ state does not answer', () => {
+  it('is refused at once (dms_not_enabled) when it is another member’s press of a private server job’s message there', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const bo = h.discord.newUser('bo');
+    const posted = await privateResultInDm(h, ada);
+    const hung = vi.spyOn(JobRecordStore.prototype, 'get').mockImplementation(() => new Promise(() => {}));
+    try {
+      const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: bo, place: 'dm' });
+      const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal', 10_000);
+      expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+      expect(logged(h, 'dms_not_enabled')).toBe(true);
+    } finally {
+      hung.mockRestore();
+    }
   });
 });
 
