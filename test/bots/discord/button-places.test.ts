@@ -1,7 +1,9 @@
+import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+import { snowflake } from '../../fakes/discord/snowflake.js';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
 import { jobRecords } from './sweep-scene.js';
 
@@ -27,9 +29,9 @@ async function chargedScopes(harness: DiscordHarness): Promise<string[]> {
   return (await harness.quotaStore.usage({})).map((u) => u.scopeKey).sort();
 }
 
-/** A private job of `user` in the server, whose token expires while it draws: its result is sent to their DM. */
-async function privateResultInDm(harness: DiscordHarness, user: { id: string }): Promise<FakeMessage> {
-  const job = harness.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: user as never });
+/** A private job of `user` in the server (asked with `roles`), whose token expires while it draws: its result is sent to their DM. */
+async function privateResultInDm(harness: DiscordHarness, user: { id: string }, roles: string[] = []): Promise<FakeMessage> {
+  const job = harness.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: user as never, roles });
   await harness.discord.waitFor(() => (harness.discord.original(job)?.content.includes('Drawing') ? true : undefined), 'the job drawing');
   harness.discord.expireToken(job.token);
   return harness.discord.waitFor(() => harness.discord.channelMessages(harness.discord.dmChannelOf(user.id)).find((m) => m.attachments.length > 0), 'its result in the DM', 20_000);
@@ -78,6 +80,58 @@ describe('the buttons of a private server job sent to its member’s DM', () => 
     expect(edited.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(1);
     expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:${h.discord.guildId}`]);
+  });
+});
+
+describe('a member’s press of their private server job’s message in their DM, read against who they are in that server now', () => {
+  it('is refused privately once they are no longer a member of that server, and nothing runs; their Delete still deletes', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada);
+    const sent = h.emulator.requests.length;
+    // Kicked, banned or gone: Discord answers 10007 Unknown Member.
+    h.discord.guildMembers.delete(ada.id);
+
+    const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_member', { why: 'gone' })}`);
+    expect(h.emulator.requests).toHaveLength(sent);
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`]);
+
+    // Their Delete spends nothing: the image in their DM is still theirs to delete.
+    h.discord.clickButton(posted, buttonId(posted, 'Delete'), { user: ada, place: 'dm' });
+    await h.discord.waitFor(() => (h!.discord.messages.has(posted.id) ? undefined : true), 'the result deleted');
+  });
+
+  it('runs under the roles they have there now: a role taken from them since the job refuses it by that server’s rules', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const artists = snowflake();
+    await h.finalReply(h.discord.slashCommand('imagine-admin set', { setting: 'who', value: `<@&${artists}>` }, { permissions: String(PermissionFlagsBits.ManageGuild) }), (m) => m.content.length > 0);
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada, [artists]);
+    const sent = h.emulator.requests.length;
+    h.discord.guildMembers.set(ada.id, { user: ada, roles: [] });
+
+    const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(logged(h, 'member_not_allowed')).toBe(true);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+
+  it('is refused privately when Discord cannot tell their roles there, rather than run on the roles the job was asked with', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada);
+    const sent = h.emulator.requests.length;
+    h.discord.failNext({ route: 'guild-member' }, { status: 500, code: 0, message: 'Internal Server Error', count: 10 });
+
+    const retry = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, retry)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_member', { why: 'unknown' })}`);
+    expect(h.emulator.requests).toHaveLength(sent);
   });
 });
 
