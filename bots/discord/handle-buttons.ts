@@ -1,4 +1,4 @@
-import { InteractionContextType, MessageFlags, Routes, type APIGuildMember, type BaseInteraction, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
+import { InteractionContextType, InteractionType, MessageFlags, Routes, type APIGuildMember, type BaseInteraction, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
 import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
 import { isDmScope, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
@@ -182,8 +182,10 @@ export function inScope(record: JobRecord, interaction: BaseInteraction): boolea
 
 /**
  * A private server job's own message in its member's DM: its result, or its "stopped when the bot restarted", sent
- * there once its token expired. Only its requester is shown it, so only their press there acts on it — taken even
- * while DMs are off (`DISCORD_USER_INSTALLS`), as the job is not a DM job but their server's.
+ * there once its token expired (or a job's answer to a press of such a message there). Only its requester is shown
+ * it, so only their press there acts on it — taken even while DMs are off (`DISCORD_USER_INSTALLS`), as the job is not
+ * a DM job but their server's. A command's answer listing the job (`/imagine-history` asked in the DM) is not that
+ * message: its Reroll runs where it is clicked, as any history Reroll.
  */
 export function isOwnPrivateJobInDm(record: JobRecord, interaction: BaseInteraction): boolean {
   return (
@@ -191,8 +193,15 @@ export function isOwnPrivateJobInDm(record: JobRecord, interaction: BaseInteract
     record.private === true &&
     !isDmScope(record.requester.scopeId) &&
     record.requester.userId === interaction.user.id &&
-    interaction.context === InteractionContextType.BotDM
+    interaction.context === InteractionContextType.BotDM &&
+    !onCommandAnswer(interaction)
   );
+}
+
+/** The button (or the form opened from it) is on a slash command's answer, such as `/imagine-history`'s list. */
+function onCommandAnswer(interaction: BaseInteraction): boolean {
+  const message = interaction.isMessageComponent() || interaction.isModalSubmit() ? interaction.message : null;
+  return message?.interactionMetadata?.type === InteractionType.ApplicationCommand;
 }
 
 /** A press that is the job's but is refused, with what the member is told privately. */

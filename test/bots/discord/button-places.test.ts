@@ -135,6 +135,48 @@ describe('a member’s press of their private server job’s message in their DM
   });
 });
 
+/** `/imagine-history` asked by `user` in their DM, after their private job in the server: the list, with its Reroll. */
+async function historyInDmOfPrivateServerJob(harness: DiscordHarness, user: { id: string }): Promise<FakeMessage> {
+  await harness.finalReply(harness.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: user as never }));
+  const requester = { platform: 'discord' as const, userId: user.id, channelId: '', scopeId: harness.discord.guildId };
+  await vi.waitFor(async () => expect(await harness.runner.history!.mine(requester)).toHaveLength(1), { timeout: 15_000 });
+  await harness.runner.history!.settled();
+  const list = harness.discord.slashCommand('imagine-history', {}, { user: user as never, place: 'dm' });
+  return harness.discord.waitFor(() => {
+    const shown = harness.discord.original(list);
+    return shown && buttonsOf(shown).length > 0 ? shown : undefined;
+  }, 'the history');
+}
+
+describe('a Reroll from /imagine-history asked in a DM, of the member’s private server job', () => {
+  it('runs as a DM job, on the member’s own budget, not the server’s (DMs on)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: true }, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const history = await historyInDmOfPrivateServerJob(h, ada);
+
+    const again = await h.finalReply(h.discord.clickButton(history, buttonsOf(history)[0]!.custom_id, { user: ada, place: 'dm' }));
+    expect(again.attachments).toHaveLength(1);
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:dm:${ada.id}`]);
+  });
+
+  it('is refused as any DM press once DMs are off (dms_not_enabled), and nothing runs', async () => {
+    const bot = { userInstalls: true };
+    h = await DiscordHarness.start({ partialImages: 0, bot, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const history = await historyInDmOfPrivateServerJob(h, ada);
+    // The operator turns DMs off; the list stays in the DM.
+    bot.userInstalls = false;
+    await h.restart();
+    const sent = h.emulator.requests.length;
+
+    const reroll = h.discord.clickButton(history, buttonsOf(history)[0]!.custom_id, { user: ada, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(logged(h, 'dms_not_enabled')).toBe(true);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
 describe('a press in a DM while DMs are off, while the bots’ state does not answer', () => {
   it('is refused at once (dms_not_enabled) when it is another member’s press of a private server job’s message there', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
