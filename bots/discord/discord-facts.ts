@@ -44,6 +44,8 @@ export const DISCORD_ERRORS = {
   /** Someone (perhaps an earlier try of ours) already answered the interaction. */
   alreadyAcknowledged: 40060,
   unknownChannel: 10003,
+  /** The user is not a member of that server (never was, left, was kicked or banned). */
+  unknownMember: 10007,
   missingAccess: 50001,
   missingPermissions: 50013,
   /** The interaction token is older than 15 minutes. */

@@ -1,4 +1,5 @@
-import { InteractionContextType, MessageFlags, type BaseInteraction, type ButtonInteraction } from 'discord.js';
+import { InteractionContextType, InteractionType, MessageFlags, Routes, type APIGuildMember, type BaseInteraction, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
+import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
 import { isDmScope, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
@@ -7,6 +8,7 @@ import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobRecordStore.js';
 import { isRunning } from '../state/index.js';
+import { loggableError } from './loggable-error.js';
 import { isPersonalContext, requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
@@ -17,8 +19,8 @@ import type { ImagesToFetch } from '../runner/index.js';
 
 const TOO_OLD = words('discord.button.too_old', COMMAND_NAMES);
 
-/** A private answer to a button, in the member's language: its first answer, or a follow-up once it was deferred. */
-async function tell(ctx: BotContext, interaction: ButtonInteraction, what: Words): Promise<void> {
+/** A private answer to a button (or form), in the member's language: its first answer, or a follow-up once it was deferred. */
+export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonInteraction | ModalSubmitInteraction, what: Words): Promise<void> {
   const answer = { content: `✋ ${sayWords(interaction.locale, what)}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } } as const;
   await acknowledge('button: explain', () => (interaction.deferred || interaction.replied ? interaction.followUp(answer) : interaction.reply(answer)), ctx.logger);
 }
@@ -27,8 +29,9 @@ async function tell(ctx: BotContext, interaction: ButtonInteraction, what: Words
 export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData): Promise<void> {
   const record = await ctx.store.get(id.key);
   // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its budget).
-  const by = record && pressedBy(ctx, record, interaction, id.action);
+  const by = record && (await pressedBy(ctx, record, interaction, id.action));
   if (!record || !by) return tell(ctx, interaction, TOO_OLD);
+  if ('refused' in by) return tell(ctx, interaction, by.refused);
   switch (id.action) {
     case 'reroll':
     case 'retry':
@@ -179,8 +182,10 @@ export function inScope(record: JobRecord, interaction: BaseInteraction): boolea
 
 /**
  * A private server job's own message in its member's DM: its result, or its "stopped when the bot restarted", sent
- * there once its token expired. Only its requester is shown it, so only their press there acts on it — taken even
- * while DMs are off (`DISCORD_USER_INSTALLS`), as the job is not a DM job but their server's.
+ * there once its token expired (or a job's answer to a press of such a message there). Only its requester is shown
+ * it, so only their press there acts on it — taken even while DMs are off (`DISCORD_USER_INSTALLS`), as the job is not
+ * a DM job but their server's. A command's answer listing the job (`/imagine-history` asked in the DM) is not that
+ * message: its Reroll runs where it is clicked, as any history Reroll.
  */
 export function isOwnPrivateJobInDm(record: JobRecord, interaction: BaseInteraction): boolean {
   return (
@@ -188,30 +193,73 @@ export function isOwnPrivateJobInDm(record: JobRecord, interaction: BaseInteract
     record.private === true &&
     !isDmScope(record.requester.scopeId) &&
     record.requester.userId === interaction.user.id &&
-    interaction.context === InteractionContextType.BotDM
+    interaction.context === InteractionContextType.BotDM &&
+    !onCommandAnswer(interaction)
   );
+}
+
+/** The button (or the form opened from it) is on a slash command's answer, such as `/imagine-history`'s list. */
+function onCommandAnswer(interaction: BaseInteraction): boolean {
+  const message = interaction.isMessageComponent() || interaction.isModalSubmit() ? interaction.message : null;
+  return message?.interactionMetadata?.type === InteractionType.ApplicationCommand;
+}
+
+/** A press that is the job's but is refused, with what the member is told privately. */
+export interface RefusedPress {
+  refused: Words;
 }
 
 /**
  * Who presses a job's button or sends its form, and where it counts — undefined where it may not act on that job
  * (another server's record: its inputs, its budget). In the job's own server (or DM): the presser, there. On a private
  * server job's message in its member's DM (`isOwnPrivateJobInDm`): the member in that job's server and channel, under
- * that server's rules and budget (with the roles that job was asked with; no admin). A member's Reroll of their own job
- * made elsewhere (from `/imagine-history`): a new job where it is pressed, on this place's rules and budget. A job made
- * outside the servers the bot is in (a DM, a user install), pressed in its own channel by someone else: that presser,
- * on their own budget (their Delete or Cancel is refused as anyone else's).
+ * that server's rules and budget, with the roles they have there now (`memberNow`; no admin) — a Reroll, Retry or Edit
+ * refused when they are no longer a member, or their roles could not be read (their Delete and Cancel are theirs still). A member's Reroll of their own job made elsewhere (from
+ * `/imagine-history`): a new job where it is pressed, on this place's rules and budget. A job made outside the servers
+ * the bot is in (a DM, a user install), pressed in its own channel by someone else: that presser, on their own budget
+ * (their Delete or Cancel is refused as anyone else's).
  */
-export function pressedBy(ctx: Pick<BotContext, 'adminRoleIds'>, record: JobRecord, interaction: BaseInteraction, action: CustomIdData['action']): Requester | undefined {
+export async function pressedBy(
+  ctx: Pick<BotContext, 'adminRoleIds' | 'botRest' | 'logger'>,
+  record: JobRecord,
+  interaction: BaseInteraction,
+  action: CustomIdData['action'],
+): Promise<Requester | RefusedPress | undefined> {
   if (record.requester.platform !== 'discord') return undefined;
   if (isOwnPrivateJobInDm(record, interaction)) {
-    const { channelId, parentChannelId, scopeId, roleIds } = record.requester;
-    return { ...requesterOf(interaction, ctx.adminRoleIds), channelId, parentChannelId, scopeId, isAdmin: false, roleIds };
+    const { channelId, parentChannelId, scopeId } = record.requester;
+    const there = { ...requesterOf(interaction, ctx.adminRoleIds), channelId, parentChannelId, scopeId, isAdmin: false };
+    // Their Delete and Cancel spend nothing and need no roles: theirs even once they left the server.
+    if (action === 'delete' || action === 'cancel') return { ...there, roleIds: [] };
+    const member = await memberNow(ctx, scopeId, interaction.user.id);
+    if ('refused' in member) return member;
+    return { ...there, roleIds: member.roles };
   }
   const presser = requesterOf(interaction, ctx.adminRoleIds);
   if (inScope(record, interaction)) return presser;
   if (action === 'reroll' && record.requester.userId === presser.userId) return presser;
   const outsideServers = isDmScope(record.requester.scopeId) && isPersonalContext(interaction) && record.requester.channelId === presser.channelId;
   return outsideServers ? presser : undefined;
+}
+
+/**
+ * A member's roles in a server as Discord has them now (`GET /guilds/{guild}/members/{user}`), for a press made
+ * outside it: one who left, was kicked or banned, is refused, and a role given or taken since the job counts. Read
+ * within the time an intake waits for the bots' state (the press is answered within Discord's 3 s); Discord not
+ * answering in time, or failing, refuses the press rather than run it on roles that may be stale.
+ */
+async function memberNow(ctx: Pick<BotContext, 'botRest' | 'logger'>, guildId: string, userId: string): Promise<{ roles: string[] } | RefusedPress> {
+  try {
+    const member = (await withTimeout(ctx.botRest.get(Routes.guildMember(guildId, userId)), CLAIM_WAIT_MS, 'Discord did not answer in time')) as APIGuildMember;
+    return { roles: [...member.roles] };
+  } catch (error) {
+    if (discordErrorCode(error) === DISCORD_ERRORS.unknownMember) {
+      ctx.logger.info({ guildId, userId }, 'refused a press of a server job in a DM: its member is no longer in that server');
+      return { refused: words('discord.button.not_member', { why: 'gone' }) };
+    }
+    ctx.logger.warn({ err: loggableError(error), guildId, userId }, 'refused a press of a server job in a DM: its member’s roles there could not be read');
+    return { refused: words('discord.button.not_member', { why: 'unknown' }) };
+  }
 }
 
 /** The options of an edit of a finished job's image: the same look, one image. */

@@ -7,7 +7,7 @@ import type { CustomIdData } from './custom-ids.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
 import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
-import { editOptionsFrom, pressedBy } from './handle-buttons.js';
+import { editOptionsFrom, pressedBy, tell } from './handle-buttons.js';
 import { keptOutput } from './JobRecordStore.js';
 import { startJob } from './start-job.js';
 
@@ -22,8 +22,9 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
   const prompt = promptOf(interaction);
   const record = await ctx.store.get(id.key);
   // Where it counts as its Edit button decided (`pressedBy`): a private server job's form sent in its member's DM, in that server.
-  const requester = record && pressedBy(ctx, record, interaction, id.action);
+  const requester = record && (await pressedBy(ctx, record, interaction, id.action));
   if (!record || !requester) return tellExpired(ctx, interaction);
+  if ('refused' in requester) return tell(ctx, interaction, requester.refused);
   // A draft holds the images one member chose: only they may submit it.
   if (id.action === 'edit-message' && (record.status !== 'draft' || record.requester.userId !== interaction.user.id)) return tellExpired(ctx, interaction);
   if (id.action === 'edit-result') {

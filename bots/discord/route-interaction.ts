@@ -1,4 +1,5 @@
 import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
+import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
 import { describeFailure, refusalFromPolicy, say } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
@@ -54,11 +55,19 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
   };
 }
 
-/** A button or form of a private server job pressed by its member in their DM (`isOwnPrivateJobInDm`). */
+/**
+ * A button or form of a private server job pressed by its member in their DM (`isOwnPrivateJobInDm`). Its record is
+ * read within the time an intake waits for the bots' state: a state that does not answer in time (or fails) leaves
+ * the press a DM's, refused at once as any other while DMs are off, rather than unanswered.
+ */
 async function isOwnPrivateJobPress(ctx: BotContext, interaction: Interaction): Promise<boolean> {
   if (!interaction.isButton() && !interaction.isModalSubmit()) return false;
   const id = decodeCustomId(interaction.customId);
-  const record = id && (await ctx.store.get(id.key));
+  if (!id) return false;
+  const record = await withTimeout(ctx.store.get(id.key), CLAIM_WAIT_MS, 'the state store did not answer in time').catch((error: unknown) => {
+    ctx.logger.warn({ err: loggableError(error), jobKey: id.key }, 'could not read the job of a press in a DM while DMs are off; refused it as any press there');
+    return undefined;
+  });
   return !!record && isOwnPrivateJobInDm(record, interaction);
 }
 

@@ -189,6 +189,7 @@ export const de = {
   'discord.button.finished': 'Dieser Auftrag ist schon fertig.',
   'discord.button.too_late_to_cancel': 'Dieser Auftrag ist gleich fertig und kann nicht mehr abgebrochen werden.',
   'discord.button.only_requester': 'Nur {user} oder ein Admin kann {action, select, delete {diese Nachricht löschen} other {diesen Auftrag abbrechen}}.',
+  'discord.button.not_member': '{why, select, gone {Du bist nicht mehr Mitglied des Servers, auf dem dieser Auftrag erstellt wurde, daher tun seine Buttons für dich nichts.} other {Ich konnte deine Rollen auf dem Server dieses Auftrags gerade nicht prüfen, daher wurde nichts gestartet; drücke gleich noch einmal.}}',
   'discord.button.runs_elsewhere': 'Dieser Auftrag wird von einer anderen Instanz des Bots gezeichnet, die nicht erreichbar war: Sie zeigt das Ergebnis, wenn er fertig ist.',
   'discord.button.being_shown': 'Das Ende dieses Auftrags wird gerade angezeigt, hier oder in einer neuen Nachricht.',
   'discord.button.not_updated': 'Die Nachricht dieses Auftrags konnte gerade nicht aktualisiert werden; drücke gleich noch einmal Abbrechen.',

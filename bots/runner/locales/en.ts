@@ -204,6 +204,7 @@ export const en = {
   'discord.button.finished': 'This job has already finished.',
   'discord.button.too_late_to_cancel': 'This job is about to finish and can no longer be cancelled.',
   'discord.button.only_requester': 'Only {user} or an admin can {action, select, delete {delete this message} other {cancel this job}}.',
+  'discord.button.not_member': '{why, select, gone {You are no longer a member of the server this job was made in, so its buttons do nothing for you.} other {I could not check your roles in the server this job was made in just now, so nothing was started; press again in a moment.}}',
   'discord.button.runs_elsewhere': 'This job is being drawn by another instance of the bot, which could not be reached: it will show its result when done.',
   'discord.button.being_shown': 'This job’s end is being shown now, here or in a new message.',
   'discord.button.not_updated': 'This job’s message could not be updated just now; press Cancel again in a moment.',

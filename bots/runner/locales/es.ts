@@ -189,6 +189,7 @@ export const es = {
   'discord.button.finished': 'Este trabajo ya terminó.',
   'discord.button.too_late_to_cancel': 'Este trabajo está a punto de terminar y ya no se puede cancelar.',
   'discord.button.only_requester': 'Solo {user} o un admin puede {action, select, delete {eliminar este mensaje} other {cancelar este trabajo}}.',
+  'discord.button.not_member': '{why, select, gone {Ya no eres miembro del servidor donde se hizo este trabajo, así que sus botones no hacen nada para ti.} other {No pude comprobar tus roles en el servidor de este trabajo ahora mismo, así que no se inició nada; pulsa de nuevo en un momento.}}',
   'discord.button.runs_elsewhere': 'Otra instancia del bot, a la que no se pudo llegar, está dibujando este trabajo: mostrará su resultado cuando termine.',
   'discord.button.being_shown': 'El final de este trabajo se está mostrando ahora, aquí o en un mensaje nuevo.',
   'discord.button.not_updated': 'No se pudo actualizar el mensaje de este trabajo ahora mismo; pulsa Cancelar de nuevo en un momento.',

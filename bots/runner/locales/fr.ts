@@ -189,6 +189,7 @@ export const fr = {
   'discord.button.finished': 'Cette tâche est déjà terminée.',
   'discord.button.too_late_to_cancel': 'Cette tâche est sur le point de se terminer et ne peut plus être annulée.',
   'discord.button.only_requester': 'Seul {user} ou un admin peut {action, select, delete {supprimer ce message} other {annuler cette tâche}}.',
+  'discord.button.not_member': '{why, select, gone {Vous n’êtes plus membre du serveur où cette tâche a été créée : ses boutons ne font donc rien pour vous.} other {Je n’ai pas pu vérifier vos rôles sur le serveur de cette tâche pour l’instant, donc rien n’a été lancé ; appuyez de nouveau dans un instant.}}',
   'discord.button.runs_elsewhere': 'Cette tâche est dessinée par une autre instance du bot, injoignable : elle affichera le résultat une fois terminée.',
   'discord.button.being_shown': 'La fin de cette tâche est en train d’être affichée, ici ou dans un nouveau message.',
   'discord.button.not_updated': 'Le message de cette tâche n’a pas pu être mis à jour pour l’instant ; appuyez de nouveau sur Annuler dans un moment.',

@@ -189,6 +189,7 @@ export const ja = {
   'discord.button.finished': 'このジョブはすでに完了しています。',
   'discord.button.too_late_to_cancel': 'このジョブはまもなく完了するため、もうキャンセルできません。',
   'discord.button.only_requester': '{action, select, delete {このメッセージを削除} other {このジョブをキャンセル}}できるのは {user} または管理者だけです。',
+  'discord.button.not_member': '{why, select, gone {このジョブが作られたサーバーのメンバーではなくなったため、このボタンは使えません。} other {このジョブのサーバーでのあなたのロールを今は確認できなかったため、何も開始していません。少ししてからもう一度押してください。}}',
   'discord.button.runs_elsewhere': 'このジョブは接続できない別のボットインスタンスで描画中です。完了するとそちらで結果が表示されます。',
   'discord.button.being_shown': 'このジョブの終了内容を、ここか新しいメッセージで今表示しているところです。',
   'discord.button.not_updated': '今はこのジョブのメッセージを更新できませんでした。少ししてからもう一度「キャンセル」を押してください。',

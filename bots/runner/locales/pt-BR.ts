@@ -189,6 +189,7 @@ export const ptBR = {
   'discord.button.finished': 'Esta tarefa já terminou.',
   'discord.button.too_late_to_cancel': 'Esta tarefa está quase terminando e não pode mais ser cancelada.',
   'discord.button.only_requester': 'Só {user} ou um admin pode {action, select, delete {excluir esta mensagem} other {cancelar esta tarefa}}.',
+  'discord.button.not_member': '{why, select, gone {Você não é mais membro do servidor onde esta tarefa foi feita, então os botões dela não fazem nada para você.} other {Não consegui verificar seus cargos no servidor desta tarefa agora, então nada foi iniciado; aperte de novo daqui a pouco.}}',
   'discord.button.runs_elsewhere': 'Esta tarefa está sendo desenhada por outra instância do bot, que não pôde ser acessada: ela mostrará o resultado quando terminar.',
   'discord.button.being_shown': 'O fim desta tarefa está sendo mostrado agora, aqui ou em uma nova mensagem.',
   'discord.button.not_updated': 'Não foi possível atualizar a mensagem desta tarefa agora; toque em Cancelar de novo daqui a pouco.',

@@ -1,6 +1,9 @@
+import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+import { snowflake } from '../../fakes/discord/snowflake.js';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
 import { jobRecords } from './sweep-scene.js';
 
@@ -26,9 +29,9 @@ async function chargedScopes(harness: DiscordHarness): Promise<string[]> {
   return (await harness.quotaStore.usage({})).map((u) => u.scopeKey).sort();
 }
 
-/** A private job of `user` in the server, whose token expires while it draws: its result is sent to their DM. */
-async function privateResultInDm(harness: DiscordHarness, user: { id: string }): Promise<FakeMessage> {
-  const job = harness.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: user as never });
+/** A private job of `user` in the server (asked with `roles`), whose token expires while it draws: its result is sent to their DM. */
+async function privateResultInDm(harness: DiscordHarness, user: { id: string }, roles: string[] = []): Promise<FakeMessage> {
+  const job = harness.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: user as never, roles });
   await harness.discord.waitFor(() => (harness.discord.original(job)?.content.includes('Drawing') ? true : undefined), 'the job drawing');
   harness.discord.expireToken(job.token);
   return harness.discord.waitFor(() => harness.discord.channelMessages(harness.discord.dmChannelOf(user.id)).find((m) => m.attachments.length > 0), 'its result in the DM', 20_000);
@@ -77,6 +80,118 @@ describe('the buttons of a private server job sent to its member’s DM', () => 
     expect(edited.flags & EPHEMERAL).toBe(EPHEMERAL);
     expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(1);
     expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:${h.discord.guildId}`]);
+  });
+});
+
+describe('a member’s press of their private server job’s message in their DM, read against who they are in that server now', () => {
+  it('is refused privately once they are no longer a member of that server, and nothing runs; their Delete still deletes', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada);
+    const sent = h.emulator.requests.length;
+    // Kicked, banned or gone: Discord answers 10007 Unknown Member.
+    h.discord.guildMembers.delete(ada.id);
+
+    const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_member', { why: 'gone' })}`);
+    expect(h.emulator.requests).toHaveLength(sent);
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`]);
+
+    // Their Delete spends nothing: the image in their DM is still theirs to delete.
+    h.discord.clickButton(posted, buttonId(posted, 'Delete'), { user: ada, place: 'dm' });
+    await h.discord.waitFor(() => (h!.discord.messages.has(posted.id) ? undefined : true), 'the result deleted');
+  });
+
+  it('runs under the roles they have there now: a role taken from them since the job refuses it by that server’s rules', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const artists = snowflake();
+    await h.finalReply(h.discord.slashCommand('imagine-admin set', { setting: 'who', value: `<@&${artists}>` }, { permissions: String(PermissionFlagsBits.ManageGuild) }), (m) => m.content.length > 0);
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada, [artists]);
+    const sent = h.emulator.requests.length;
+    h.discord.guildMembers.set(ada.id, { user: ada, roles: [] });
+
+    const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(logged(h, 'member_not_allowed')).toBe(true);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+
+  it('is refused privately when Discord cannot tell their roles there, rather than run on the roles the job was asked with', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada);
+    const sent = h.emulator.requests.length;
+    h.discord.failNext({ route: 'guild-member' }, { status: 500, code: 0, message: 'Internal Server Error', count: 10 });
+
+    const retry = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, retry)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_member', { why: 'unknown' })}`);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
+/** `/imagine-history` asked by `user` in their DM, after their private job in the server: the list, with its Reroll. */
+async function historyInDmOfPrivateServerJob(harness: DiscordHarness, user: { id: string }): Promise<FakeMessage> {
+  await harness.finalReply(harness.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: user as never }));
+  const requester = { platform: 'discord' as const, userId: user.id, channelId: '', scopeId: harness.discord.guildId };
+  await vi.waitFor(async () => expect(await harness.runner.history!.mine(requester)).toHaveLength(1), { timeout: 15_000 });
+  await harness.runner.history!.settled();
+  const list = harness.discord.slashCommand('imagine-history', {}, { user: user as never, place: 'dm' });
+  return harness.discord.waitFor(() => {
+    const shown = harness.discord.original(list);
+    return shown && buttonsOf(shown).length > 0 ? shown : undefined;
+  }, 'the history');
+}
+
+describe('a Reroll from /imagine-history asked in a DM, of the member’s private server job', () => {
+  it('runs as a DM job, on the member’s own budget, not the server’s (DMs on)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: true }, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const history = await historyInDmOfPrivateServerJob(h, ada);
+
+    const again = await h.finalReply(h.discord.clickButton(history, buttonsOf(history)[0]!.custom_id, { user: ada, place: 'dm' }));
+    expect(again.attachments).toHaveLength(1);
+    expect(await chargedScopes(h)).toEqual([`discord:${h.discord.guildId}`, `discord:dm:${ada.id}`]);
+  });
+
+  it('is refused as any DM press once DMs are off (dms_not_enabled), and nothing runs', async () => {
+    const bot = { userInstalls: true };
+    h = await DiscordHarness.start({ partialImages: 0, bot, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const history = await historyInDmOfPrivateServerJob(h, ada);
+    // The operator turns DMs off; the list stays in the DM.
+    bot.userInstalls = false;
+    await h.restart();
+    const sent = h.emulator.requests.length;
+
+    const reroll = h.discord.clickButton(history, buttonsOf(history)[0]!.custom_id, { user: ada, place: 'dm' });
+    const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
+    expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(logged(h, 'dms_not_enabled')).toBe(true);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
+describe('a press in a DM while DMs are off, while the bots’ state does not answer', () => {
+  it('is refused at once (dms_not_enabled) when it is another member’s press of a private server job’s message there', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const bo = h.discord.newUser('bo');
+    const posted = await privateResultInDm(h, ada);
+    const hung = vi.spyOn(JobRecordStore.prototype, 'get').mockImplementation(() => new Promise(() => {}));
+    try {
+      const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: bo, place: 'dm' });
+      const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal', 10_000);
+      expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+      expect(logged(h, 'dms_not_enabled')).toBe(true);
+    } finally {
+      hung.mockRestore();
+    }
   });
 });
 

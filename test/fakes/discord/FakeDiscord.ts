@@ -61,6 +61,7 @@ export type RouteName =
   | 'channel-message'
   | 'dm-channel'
   | 'guild-roles'
+  | 'guild-member'
   | 'cdn'
   | 'unknown';
 
@@ -169,6 +170,8 @@ const CALLBACK_MODAL = 9;
 const MAX_AUTOCOMPLETE_CHOICES = 25;
 const MAX_CHOICE_LENGTH = 100;
 const ADMINISTRATOR = 1n << 3n;
+/** An interaction's `type` as Discord numbers them (in a message's `interaction_metadata`). */
+const INTERACTION_TYPES: Record<FakeInteraction['kind'], number> = { command: 2, 'message-command': 2, autocomplete: 4, button: 3, 'modal-submit': 5 };
 const MAX_FILES_PER_MESSAGE = 10;
 const MAX_RECORDED_REQUESTS = 20_000;
 
@@ -183,6 +186,12 @@ export class FakeDiscord {
   readonly guildId = snowflake();
   /** The server's roles as `GET /guilds/{guild}/roles` lists them, after its @everyone (whose id is the server's); a test adds and deletes them. */
   readonly guildRoles: { id: string; name: string }[] = [];
+  /**
+   * The server's members as `GET /guilds/{guild}/members/{user}` answers (their role ids), by user id: whoever makes an
+   * interaction in the server is one, with the roles it was made with; a test removes one (kicked, banned, left) or
+   * changes their roles.
+   */
+  readonly guildMembers = new Map<string, { user: APIUser; roles: string[] }>();
   readonly channelId = snowflake();
   /** A server the bot is not in, where the user installed the app for themselves, and a channel of it (the bot cannot post there). */
   readonly foreignGuildId = snowflake();
@@ -415,7 +424,7 @@ export class FakeDiscord {
   /** A user runs a message context-menu command on a message. */
   messageCommand(name: string, target: FakeMessage | APIMessage, as: Partial<InteractionContext> = {}): FakeInteraction {
     const ix = this.#newInteraction('message-command', name, as);
-    const message = 'history' in target ? apiMessage(target, this.#authorOf(target)) : target;
+    const message = 'history' in target ? this.#api(target) : target;
     this.#deliver(ix, messageCommandPayload({ ...ix, commandId: this.#commandId(name) }, name, message, this.#context(as)));
     return ix;
   }
@@ -427,7 +436,7 @@ export class FakeDiscord {
     }
     const ix = this.#newInteraction('button', customId, as);
     ix.sourceMessageId = message.id;
-    this.#deliver(ix, buttonPayload(ix, customId, apiMessage(message, this.#authorOf(message)), this.#context(as)));
+    this.#deliver(ix, buttonPayload(ix, customId, this.#api(message), this.#context(as)));
     return ix;
   }
 
@@ -439,7 +448,7 @@ export class FakeDiscord {
     const ix = this.#newInteraction('modal-submit', modal.custom_id, { user: shownBy.user, ...as });
     ix.sourceMessageId = shownBy.kind === 'button' ? shownBy.sourceMessageId : undefined;
     const source = ix.sourceMessageId ? this.messages.get(ix.sourceMessageId) : undefined;
-    const message = source ? apiMessage(source, this.#authorOf(source)) : undefined;
+    const message = source ? this.#api(source) : undefined;
     this.#deliver(ix, modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, ...as })));
     return ix;
   }
@@ -599,6 +608,8 @@ export class FakeDiscord {
     };
     this.interactions.set(ix.id, ix);
     this.#byToken.set(ix.token, ix);
+    const made = this.#context(as);
+    if (made.place === 'guild' && made.guildId === this.guildId) this.guildMembers.set(made.user.id, { user: made.user, roles: [...made.roles] });
     return ix;
   }
 
@@ -654,6 +665,12 @@ export class FakeDiscord {
 
   #authorOf(message: FakeMessage): APIUser {
     return message.authorId === this.botUser.id ? this.botUser : { ...this.user, id: message.authorId };
+  }
+
+  /** A message as the API shows it; one made in answer to an interaction carries its `interaction_metadata`. */
+  #api(message: FakeMessage, author: APIUser = this.#authorOf(message)): APIMessage {
+    const ix = message.interactionId ? this.interactions.get(message.interactionId) : undefined;
+    return apiMessage(message, author, ix && { id: ix.id, type: INTERACTION_TYPES[ix.kind], user: ix.user });
   }
 
   // ---- HTTP ------------------------------------------------------------------------------------
@@ -817,6 +834,18 @@ export class FakeDiscord {
       }));
       return { status: 200, body: roles };
     }
+    if (a === 'guilds' && c === 'members' && d && segments.length === 4 && method === 'GET') {
+      record.route = 'guild-member';
+      return this.#withFaults(record, method, () => {
+        if (b !== this.guildId) throw new DiscordHttpError(404, 10004, 'Unknown Guild');
+        const member = this.guildMembers.get(d);
+        if (!member) throw new DiscordHttpError(404, 10007, 'Unknown Member');
+        return {
+          status: 200,
+          body: { user: member.user, nick: null, avatar: null, roles: [...member.roles], joined_at: new Date(0).toISOString(), premium_since: null, deaf: false, mute: false, flags: 0, pending: false },
+        };
+      });
+    }
     if (a === 'channels' && b) {
       if (segments.length === 2 && method === 'GET') {
         record.route = 'channel';
@@ -832,13 +861,13 @@ export class FakeDiscord {
         if (segments.length === 4) {
           const message = this.messages.get(d!);
           if (!message || message.channelId !== b) throw new DiscordHttpError(404, 10008, 'Unknown Message');
-          if (method === 'GET') return { status: 200, body: apiMessage(message, this.#authorOf(message)), messageId: message.id };
+          if (method === 'GET') return { status: 200, body: this.#api(message), messageId: message.id };
           if (method === 'PATCH') {
             return this.#withFaults(record, method, () =>
               this.#limited(`channel:${b}`, record, () => {
                 if (message.authorId !== this.botUser.id) throw new DiscordHttpError(403, 50005, 'Cannot edit a message authored by another user');
                 this.#applyMessageBody(message, body, 'channel');
-                return { status: 200, body: apiMessage(message, this.botUser), messageId: message.id };
+                return { status: 200, body: this.#api(message, this.botUser), messageId: message.id };
               }),
             );
           }
@@ -896,7 +925,7 @@ export class FakeDiscord {
       status: 200,
       body: {
         interaction: { id: ix.id, type: 2, response_message_id: message?.id, response_message_loading: type === CALLBACK_DEFER, response_message_ephemeral: ((message?.flags ?? 0) & 64) !== 0 },
-        resource: { type, ...(message ? { message: apiMessage(message, this.botUser) } : {}) },
+        resource: { type, ...(message ? { message: this.#api(message, this.botUser) } : {}) },
       },
     };
   }
@@ -964,10 +993,10 @@ export class FakeDiscord {
     if (!message || (which !== '@original' && message.interactionId !== ix.id)) throw new DiscordHttpError(404, 10008, 'Unknown Message');
     switch (method) {
       case 'GET':
-        return { status: 200, body: apiMessage(message, this.botUser), messageId: message.id };
+        return { status: 200, body: this.#api(message, this.botUser), messageId: message.id };
       case 'PATCH':
         this.#applyMessageBody(message, body, 'webhook');
-        return { status: 200, body: apiMessage(message, this.botUser), messageId: message.id };
+        return { status: 200, body: this.#api(message, this.botUser), messageId: message.id };
       case 'DELETE':
         this.messages.delete(message.id);
         return { status: 204, messageId: message.id };
@@ -980,13 +1009,13 @@ export class FakeDiscord {
     const ix = this.#interactionFor(token);
     const message = this.#newMessage(ix.channelId, ix.id);
     this.#applyMessageBody(message, body, 'followup');
-    return wait ? { status: 200, body: apiMessage(message, this.botUser), messageId: message.id } : { status: 204, messageId: message.id };
+    return wait ? { status: 200, body: this.#api(message, this.botUser), messageId: message.id } : { status: 204, messageId: message.id };
   }
 
   #createChannelMessage(channelId: string, body: ReadBody): Answer {
     const message = this.#newMessage(channelId, undefined);
     this.#applyMessageBody(message, body, 'channel');
-    return { status: 200, body: apiMessage(message, this.botUser), messageId: message.id };
+    return { status: 200, body: this.#api(message, this.botUser), messageId: message.id };
   }
 
   #newMessage(channelId: string, interactionId: string | undefined): FakeMessage {

@@ -59,7 +59,11 @@ export function apiAttachment(a: FakeAttachment): APIAttachment {
   return { id: a.id, filename: a.filename, size: a.size, url: a.url, proxy_url: a.url, content_type: a.contentType };
 }
 
-export function apiMessage(message: FakeMessage, author: APIUser): APIMessage {
+/**
+ * A message as the API shows it. `madeBy`: the interaction it answers (its response or a follow-up), shown as its
+ * `interaction_metadata` (the interaction's id, type and user).
+ */
+export function apiMessage(message: FakeMessage, author: APIUser, madeBy?: { id: string; type: number; user: APIUser }): APIMessage {
   return {
     id: message.id,
     channel_id: message.channelId,
@@ -78,6 +82,7 @@ export function apiMessage(message: FakeMessage, author: APIUser): APIMessage {
     flags: message.flags,
     components: message.components as APIMessage['components'],
     ...(message.interactionId ? { webhook_id: author.id, application_id: author.id } : {}),
+    ...(madeBy && { interaction_metadata: { id: madeBy.id, type: madeBy.type, user: madeBy.user, authorizing_integration_owners: {} } as APIMessage['interaction_metadata'] }),
   };
 }
 
