@@ -82,20 +82,17 @@ export interface MemberRecordSpaces<R extends MemberRecord> {
 /**
  * A member's forget of one of their job records, the one rule: `forget`'s for each record it finds, and a surface's
  * for a record written after the forget's scan (a job accepted as its member forgot). A running job's record stays
- * (its buttons and its sweep need it), without its prompt; so does an ended one whose end is still to be recorded,
- * without its images too, and without a Slack request's Workflow Builder step (its execution id and token, a secret
- * kept only for a sweep to end a step a crash left open: a running job's request keeps it until its step is ended,
- * an ended one's is let go of here, ended or not): the sweep records that end (the audit channel enters every ended job), with the prompt the
- * record then has — none. Any other goes. Which, is decided on the record as it is when it is written (a job may end,
+ * (its buttons and its sweep need it), without its prompt; so does an ended one whose end is still to be recorded, or
+ * whose Slack Workflow Builder step is still open (its execution id and token, no member's data: kept until the step is
+ * ended, by its listener or by the sweep after a crash), without its images too: the sweep records that end (the
+ * audit channel enters every ended job), with the prompt the record then has — none. Any other goes. Which, is decided on the record as it is when it is written (a job may end,
  * or its end be recorded, after the caller read it). An ended one's kept images go too (a running job's are its
  * Retry's), and the console's link to them.
  */
 export async function forgetJobRecord<R extends MemberRecord>(spaces: MemberRecordSpaces<R>, key: string): Promise<void> {
-  const ended = (r: R): R => {
-    const { step: _, ...rest } = r as R & { step?: unknown };
-    return { ...rest, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) } as R;
-  };
-  const { before } = await spaces.records.update(key, (r) => r && (isRunning(r) ? { ...r, prompt: '' } : endToRecord(r) !== undefined ? ended(r) : undefined));
+  const ended = (r: R): R => ({ ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) });
+  const stepOpen = (r: R) => (r as R & { step?: unknown }).step !== undefined;
+  const { before } = await spaces.records.update(key, (r) => r && (isRunning(r) ? { ...r, prompt: '' } : endToRecord(r) !== undefined || stepOpen(r) ? ended(r) : undefined));
   if (!before || isRunning(before)) return;
   for (const { file } of [...(before.inputs ?? []), ...(before.outputs ?? [])]) await spaces.images.delete(file);
   if (before.runnerJobId) await spaces.outputsOfJob.delete(before.runnerJobId);
