@@ -159,6 +159,8 @@ export interface ReplyHandle {
   applicationId: string;
   token: string;
   issuedAt: number;
+  /** Where the job was asked: its server's id, `null` in a DM (what its link opens: `linkPlaceOf`); unknown on older records. */
+  guildId?: string | null | undefined;
 }
 
 export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };

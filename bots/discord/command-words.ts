@@ -1,5 +1,5 @@
 import { ApplicationCommandType, ContextMenuCommandBuilder, SlashCommandBuilder, type LocalizationMap } from 'discord.js';
-import { nested, say, type Locale, type MessageKey, type MessageValues } from '../runner/index.js';
+import { say, type Locale, type MessageKey, type MessageValues } from '../runner/index.js';
 
 /**
  * Discord's locale codes for the languages Pictor speaks, and which of ours each shows (Discord calls Spain's
@@ -68,7 +68,8 @@ export function namedChoice<T extends string>(key: MessageKey, values: MessageVa
 }
 
 /**
- * The commands a sentence tells a member to use (`/{imagine}`, `/{edit}`), named as their Discord shows them in the
- * language the sentence is said in: the catalog's command names, the ones the commands are registered with (`slashCommand`).
+ * The commands a sentence tells a member to use (`/{imagine}`, `/{edit}`, `/{admin}`), named as their Discord shows them
+ * in the language the sentence is said in: the runner's, which says them in its own sentences too (the admin command in
+ * a refusal, the settings and the usage); the names `slashCommand` registers the commands with.
  */
-export const COMMAND_NAMES: MessageValues = { imagine: nested('discord.command.imagine.name'), edit: nested('discord.command.edit.name') };
+export { COMMAND_NAMES } from '../runner/index.js';

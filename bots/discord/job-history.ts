@@ -11,7 +11,7 @@ export type LinkedReply = Pick<BaseInteraction, 'applicationId'> & { token: stri
 /**
  * The place part of a link to a job's message: its server's id; for a job made outside the servers the bot is in (its
  * budget scope the member's own), the server it was asked in (a user install) or `@me` (a DM or group DM), as the
- * interaction says — unknown (no link) when only a reply handle without it is left (a sweep's).
+ * interaction says, or the record a sweep shows it from kept it — unknown (no link) for a record kept before it kept it.
  */
 export function linkPlaceOf(scopeId: string, reply: LinkedReply): string | undefined {
   if (!isDmScope(scopeId)) return scopeId;

@@ -8,6 +8,7 @@ import { DISCORD_LIMITS } from './discord-facts.js';
 import { jobLinkOf } from './job-history.js';
 import { loggableError } from './loggable-error.js';
 import { JobView } from './JobView.js';
+import type { ReplyHandle } from './JobRecordStore.js';
 import { refuseAfterAnswer, refusePrivately, type FirstAnswer } from './refuse-privately.js';
 import { privacyOf, ReplyTarget } from './ReplyTarget.js';
 import { publicLocaleOf } from './requester.js';
@@ -144,8 +145,9 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
 }
 
 /** The job's reply, as a later process can edit it (its token, for 15 minutes). */
-function replyOf(interaction: JobInteraction): { applicationId: string; token: string; issuedAt: number } {
-  return { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
+/** The reply a later process edits, with where the job was asked (a sweep links a DM's or a user install's job as the live path does). */
+function replyOf(interaction: JobInteraction): ReplyHandle {
+  return { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp, guildId: interaction.guildId };
 }
 
 /** The language of a job's messages: the server's for a public one (everyone in the channel reads it), the member's for a private one. */

@@ -470,8 +470,10 @@ async function keepShownOnceRecorded(ctx: BotContext, record: JobRecord, target:
 }
 
 function linkOf(ctx: BotContext, record: JobRecord, target: ReplyTarget): (() => Promise<string | undefined>) | undefined {
-  // Asked with the token the target shows it by: a Cancel's own (fresh), not the record's, which may have expired.
-  return jobLinkOf(ctx, { reply: target.interaction, private: record.private, scopeId: record.requester.scopeId }, target);
+  // Asked with the token the target shows it by: a Cancel's own (fresh), not the record's, which may have expired; in the
+  // place the record kept (a DM's `@me`, a user install's server), as the live path's interaction says it.
+  const reply = target.interaction && { ...target.interaction, guildId: record.reply?.guildId };
+  return jobLinkOf(ctx, { reply, private: record.private, scopeId: record.requester.scopeId }, target);
 }
 
 /**

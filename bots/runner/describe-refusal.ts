@@ -1,5 +1,6 @@
 import { type ValidationError } from 'pictor';
 import { BUDGETS, leftOf } from 'pictor/internal';
+import { COMMAND_NAMES } from './command-words.js';
 import { validationWords } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
@@ -112,9 +113,10 @@ export function refusalFromPolicy(
     case 'private_not_allowed':
       return new JobRefusedError(code, words(context.inForm ? 'refusal.private_not_allowed_form' : 'refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND }), { field: 'private' });
     case 'settings_unreadable': {
-      // Named as admins type them (`max-images`), with the command that sets them again: Slack's as the app configured it (`command`).
+      // Named as admins type them (`max-images`), with the command that sets them again: Slack's as the app configured it
+      // (`command`), Discord's as the admin's Discord shows it (`COMMAND_NAMES`).
       const settings = (context.settings ?? []).map((name) => settingLabel(name));
-      return new JobRefusedError(code, words('refusal.settings_unreadable', { scope, count: settings.length, settings: listOf(settings), platform: context.platform, command: SURFACE_COMMAND }));
+      return new JobRefusedError(code, words('refusal.settings_unreadable', { scope, count: settings.length, settings: listOf(settings), platform: context.platform, command: SURFACE_COMMAND, ...COMMAND_NAMES }));
     }
     case 'scope_not_allowed':
     case 'dms_not_enabled':

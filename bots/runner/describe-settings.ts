@@ -4,6 +4,7 @@ import { isFailClosed, isListSetting, type SettingName, type StoredSettingName }
 import type { AuditTrouble } from './audit-log.js';
 import { describeAuditTrouble } from './describe-audit.js';
 import { SCOPE_WORDS, SURFACE_COMMAND } from './describe-refusal.js';
+import { COMMAND_NAMES } from './command-words.js';
 import { say, utcDate, type MessageKey } from './words.js';
 import type { Platform, Requester } from './types.js';
 
@@ -62,7 +63,7 @@ export async function repairSettings(policy: ScopePolicy, requester: Requester, 
     // With some left as they are, "every setting can be read" would be false: they say it alone.
     ...(cleared.length > 0 || left.length === 0 ? [say(locale, 'settings.repaired', { count: cleared.length, settings: labels(cleared), scope: SCOPE_WORDS[platform] })] : []),
     ...(unrestricted.length > 0
-      ? [say(locale, 'settings.repair_unrestricted', { settings: labels(unrestricted), budgets: unrestricted.includes('roleBudgets') ? 'yes' : 'no', scope: SCOPE_WORDS[platform], command })]
+      ? [say(locale, 'settings.repair_unrestricted', { settings: labels(unrestricted), budgets: unrestricted.includes('roleBudgets') ? 'yes' : 'no', scope: SCOPE_WORDS[platform], command, ...COMMAND_NAMES })]
       : []),
     ...(left.length > 0 ? [say(locale, 'settings.repair_left', { count: left.length, settings: labels(left) })] : []),
   ];
@@ -121,7 +122,8 @@ function answerOf(result: SettingUpdateResult, op: ParsedSettingOp, platform: Pl
  * `<@id>`, `<@&id>`), in `locale`. `howToChange` names the command for this surface.
  * A setting that cannot be read says so on its line — a rule: every job is refused until it is set again or
  * cleared, said above the lines too, with the repair that clears them all (`{command} admin repair` on Slack, `command`
- * the surface's main command as configured, as `describeFailure` takes it; `/imagine-admin repair` on Discord); another:
+ * the surface's main command as configured, as `describeFailure` takes it; `/imagine-admin repair` on Discord, named
+ * as the admin's Discord shows it: `COMMAND_NAMES`); another:
  * its default applies meanwhile. A default quality some members do not get (`high` where `high-quality` does not list
  * them) says what those members get instead, as the policy decides it for them.
  */
@@ -137,7 +139,7 @@ export function describeSettings(s: EffectiveSettings, howToChange: string, loca
   const lines = [
     say(locale, 'settings.title', { scope }),
     say(locale, 'settings.allowed_here', { allowed: s.scopeAllowed ? 'yes' : 'no', scope }),
-    ...(unreadableRules > 0 ? [say(locale, 'settings.unreadable_rules', { count: unreadableRules, scope, platform: p, command })] : []),
+    ...(unreadableRules > 0 ? [say(locale, 'settings.unreadable_rules', { count: unreadableRules, scope, platform: p, command, ...COMMAND_NAMES })] : []),
     line('channels', s.channels, 'settings.empty.channels'),
     line('allowed', s.allowed, 'settings.empty.allowed'),
     line('blocked', s.blocked, 'settings.empty.blocked'),

@@ -1,4 +1,5 @@
 import type { CapStatus, RoleBudgetView, UsageSummary } from './chat-budgets.js';
+import { COMMAND_NAMES } from './command-words.js';
 import { scopeWordOf, SURFACE_COMMAND } from './describe-refusal.js';
 import { resetTime, say, usd, type Markup } from './words.js';
 
@@ -10,7 +11,8 @@ export type UsageMarkup = Markup;
  * each cap that applies to them, and for admins the scope's totals and top
  * users (as `<@id>` mentions; the surface sends them so that nobody is pinged).
  * The wording is the runner's; a surface only gives its markup, and on Slack its
- * `/imagine` command as configured (`command`: the admins' how-to names it).
+ * `/imagine` command as configured (`command`: the admins' how-to names it); on Discord the admin command as the
+ * reader's Discord shows it (`COMMAND_NAMES`).
  */
 export function describeUsage(summary: UsageSummary, markup: UsageMarkup, locale?: string, command = SURFACE_COMMAND): string {
   const scope = scopeWordOf(summary.platform, summary.scopeId);
@@ -28,7 +30,7 @@ export function describeUsage(summary: UsageSummary, markup: UsageMarkup, locale
       lines.push(say(locale, 'usage.top_users'));
       summary.scope.topUsers.forEach((u, i) => lines.push(say(locale, 'usage.top_user', { rank: i + 1, user: `<@${u.userId}>`, usd: usd(u.usd), jobs: u.jobs })));
     }
-    if (summary.scope.roleBudgetsUnreadable) lines.push('', say(locale, 'usage.role_budgets_unreadable', { scope, command }, markup));
+    if (summary.scope.roleBudgetsUnreadable) lines.push('', say(locale, 'usage.role_budgets_unreadable', { scope, command, ...COMMAND_NAMES }, markup));
     if (summary.scope.roleBudgets.length > 0) {
       lines.push('', say(locale, 'usage.role_budgets', { scope }, markup));
       for (const role of summary.scope.roleBudgets) lines.push(describeRoleBudget(role, locale));

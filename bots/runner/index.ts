@@ -106,6 +106,7 @@ export {
 export { describeHowToChange, describeMemberDefaults, describeOwnDefaults, type MemberDefaultsCommands } from './describe-member-defaults.js';
 export { isRangeField, rangeValueOf, rangeWords, RANGE_FIELDS, type RangeField } from './range-words.js';
 export { CLEAR_VALUE, LIST_VERB, SETTING_WORDS, settingHint, settingOfWord, parseSettingValue, onOffOf, type SettingWord } from './setting-words.js';
+export { COMMAND_NAMES } from './command-words.js';
 export { JobHistory, type HistoryEntry, type JobHistoryState, type JobHistoryOptions } from './job-history.js';
 export {
   anyOf,

@@ -101,7 +101,7 @@ export const de = {
   'settings.repair_left':
     '{count, plural, one {Unverändert gelassen: {settings} – gültig, aber von einer neueren Version des Bots geschrieben, die diese nicht lesen kann. Lege sie von Hand neu fest oder setze sie zurück.} other {Unverändert gelassen: {settings} – gültig, aber von einer neueren Version des Bots geschrieben, die diese nicht lesen kann. Lege jede von Hand neu fest oder setze sie zurück.}}',
   'settings.repair_unrestricted':
-    '⚠️ Jetzt ohne Einschränkung: {settings}. Lege neu fest, was weiter gelten soll{budgets, select, yes { – das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} mit {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}; bis dahin hat jedes Mitglied das Budget jedes Benutzers} other {}}.',
+    '⚠️ Jetzt ohne Einschränkung: {settings}. Lege neu fest, was weiter gelten soll{budgets, select, yes { – das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} mit {scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}; bis dahin hat jedes Mitglied das Budget jedes Benutzers} other {}}.',
   'settings.role_budgets': 'Rollenbudgets',
   'settings.at_most': 'höchstens {max}',
   'settings.too_many': '{setting} darf höchstens {max} enthalten: nichts wurde geändert. Entferne einige oder setze einen kürzeren ganzen Wert.',
@@ -121,7 +121,7 @@ export const de = {
   'settings.source_admin': 'Admin: {who}, {when}',
   'settings.how_to_change': 'Ändere eine mit {command} (clear für den Standard; add oder remove für Listen).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {Eine Regel} other {# Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen, daher wird hier jeder Auftrag abgelehnt, bis ein Admin mit {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}} alles Unlesbare zurücksetzt oder jede neu festlegt oder zurücksetzt (unten).',
+    '⚠️ {count, plural, one {Eine Regel} other {# Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen, daher wird hier jeder Auftrag abgelehnt, bis ein Admin mit {platform, select, slack {`{command} admin repair`} other {`/{admin} repair`}} alles Unlesbare zurücksetzt oder jede neu festlegt oder zurücksetzt (unten).',
   'settings.would_open':
     '{setting, select, channels {Den letzten Kanal aus channels zu entfernen, würde den Bot für jeden Kanal öffnen} qualities {Die letzte Qualität aus qualities zu entfernen, würde jede Qualität öffnen} sizes {Die letzte Größe aus sizes zu entfernen, würde jede Größe öffnen} other {Den letzten Eintrag aus {setting} zu entfernen, würde es für alle öffnen}}: nichts wurde geändert. Dafür gibt es `clear`.',
   'settings.unreadable_merge':
@@ -369,7 +369,7 @@ export const de = {
   'usage.role_budgets':
     '<b>Budgets der {scope, select, workspace {Benutzergruppen} other {Rollen}}</b> (jedes Mitglied bekommt das großzügigste seiner eigenen statt des Budgets jedes Nutzers):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); das erste beginnt eine neue Liste, in der die anderen keines haben, bis sie festgelegt sind.',
+    '⚠️ <b>Die Budgets der {scope, select, workspace {Benutzergruppen dieses Workspaces} other {Rollen dieses Servers}} lassen sich nicht lesen</b> (ihr Eintrag im Speicher des Bots ist beschädigt): bis sie neu festgelegt sind, kann kein Mitglied etwas ausgeben. Lege das Budget jeder {scope, select, workspace {Benutzergruppe} other {Rolle}} neu fest ({scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}); das erste beginnt eine neue Liste, in der die anderen keines haben, bis sie festgelegt sind.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} pro Tag} other {das Budget jedes Nutzers pro Tag}} · {hasMonthly, select, yes {{monthly} pro Monat} other {das Budget jedes Nutzers pro Monat}}',
   'discord.option.role':
@@ -413,7 +413,7 @@ export const de = {
   'refusal.private_not_allowed_form':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} und bearbeite dann erneut} other {, und die Bearbeitung eines privaten Ergebnisses wäre ebenfalls privat: bearbeite stattdessen ein Bild, das alle sehen}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {Eine Regel} other {Einige Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen (im Speicher des Bots beschädigt): {settings}. Hier werden keine Bilder erstellt, bis ein Admin {count, plural, one {sie} other {jede}} neu festlegt oder zurücksetzt: frag einen Admin{platform, select, slack {; Admins: {command} admin repair setzt alles Unlesbare zurück, oder {command} admin set SETTING VALUE oder {command} admin set SETTING clear} other {; Admins: /imagine-admin repair setzt alles Unlesbare zurück, oder /imagine-admin set, mit einem Wert oder clear}}.',
+    '{count, plural, one {Eine Regel} other {Einige Regeln}} {scope, select, workspace {dieses Workspaces} other {dieses Servers}} {count, plural, one {lässt} other {lassen}} sich nicht lesen (im Speicher des Bots beschädigt): {settings}. Hier werden keine Bilder erstellt, bis ein Admin {count, plural, one {sie} other {jede}} neu festlegt oder zurücksetzt: frag einen Admin{platform, select, slack {; Admins: {command} admin repair setzt alles Unlesbare zurück, oder {command} admin set SETTING VALUE oder {command} admin set SETTING clear} other {; Admins: /{admin} repair setzt alles Unlesbare zurück, oder /{admin} set, mit einem Wert oder clear}}.',
   'settings.hint.onOff': '{on} oder {off}',
   'member.ignored':
     'Hier nicht verwendet, weil die Regeln {scope, select, workspace {dieses Workspace} other {dieses Servers}} {count, plural, one {sie} other {sie}} nicht erlauben: deine Voreinstellung {defaults}.',

@@ -112,7 +112,7 @@ export const en = {
   'settings.repair_left':
     '{count, plural, one {Left as it is: {settings}, well-formed but written by a newer version of the bot, which this one cannot read. Set or clear it by hand.} other {Left as they are: {settings}, well-formed but written by a newer version of the bot, which this one cannot read. Set or clear each by hand.}}',
   'settings.repair_unrestricted':
-    '⚠️ Now unrestricted: {settings}. Set again what should still hold{budgets, select, yes { — each {scope, select, workspace {user group’s} other {role’s}} budget with {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}; until then every member has the budget of each user} other {}}.',
+    '⚠️ Now unrestricted: {settings}. Set again what should still hold{budgets, select, yes { — each {scope, select, workspace {user group’s} other {role’s}} budget with {scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}; until then every member has the budget of each user} other {}}.',
   'settings.role_budgets': 'role budgets',
   'settings.at_most': 'at most {max}',
   'settings.too_many': '{setting} may hold at most {max}: nothing was changed. Remove some, or set a shorter whole value.',
@@ -132,7 +132,7 @@ export const en = {
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Change one with {command} (clear for the default; add or remove for lists).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {A rule} other {# rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read, so every job here is refused until an admin clears what cannot be read with {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}}, or sets each again or clears it (below).',
+    '⚠️ {count, plural, one {A rule} other {# rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read, so every job here is refused until an admin clears what cannot be read with {platform, select, slack {`{command} admin repair`} other {`/{admin} repair`}}, or sets each again or clears it (below).',
   'settings.would_open':
     '{setting, select, channels {Removing the last channel from channels would open the bot to every channel} qualities {Removing the last quality from qualities would open every quality} sizes {Removing the last size from sizes would open every size} other {Removing the last one from {setting} would open it to everyone}}: nothing was changed. To do that, use `clear`.',
   'settings.unreadable_merge':
@@ -395,7 +395,7 @@ export const en = {
   'usage.role_budgets':
     '<b>Budgets of {scope, select, workspace {user groups} other {roles}}</b> (each member gets the most generous of theirs, in place of the budget of each user):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); the first one set starts a new list, in which the others have none until they are set.',
+    '⚠️ <b>The budgets of {scope, select, workspace {this workspace’s user groups} other {this server’s roles}} cannot be read</b> (their record in the bot’s storage is damaged): until they are set again, no member may spend anything. Set each {scope, select, workspace {user group’s} other {role’s}} budget again ({scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}); the first one set starts a new list, in which the others have none until they are set.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} a day} other {the budget of each user a day}} · {hasMonthly, select, yes {{monthly} a month} other {the budget of each user a month}}',
   'discord.option.role':
@@ -439,7 +439,7 @@ export const en = {
   'refusal.private_not_allowed_form':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: turn your default off with {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}}, then edit again} other {, and the edit of a private result would be private too: edit an image everyone can see instead}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {A rule} other {Some rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read (damaged in the bot’s storage): {settings}. No images are made here until an admin sets {count, plural, one {it} other {each}} again or clears {count, plural, one {it} other {them}}: ask an admin{platform, select, slack {; admins: {command} admin repair clears what cannot be read, or {command} admin set SETTING VALUE, or {command} admin set SETTING clear} other {; admins: /imagine-admin repair clears what cannot be read, or /imagine-admin set, with a value or clear}}.',
+    '{count, plural, one {A rule} other {Some rules}} of {scope, select, workspace {this workspace} other {this server}} cannot be read (damaged in the bot’s storage): {settings}. No images are made here until an admin sets {count, plural, one {it} other {each}} again or clears {count, plural, one {it} other {them}}: ask an admin{platform, select, slack {; admins: {command} admin repair clears what cannot be read, or {command} admin set SETTING VALUE, or {command} admin set SETTING clear} other {; admins: /{admin} repair clears what cannot be read, or /{admin} set, with a value or clear}}.',
   'settings.hint.onOff': '{on} or {off}',
   'member.ignored':
     'Not used here, as {scope, select, workspace {this workspace’s} other {this server’s}} rules do not allow {count, plural, one {it} other {them}}: your default {defaults}.',

@@ -101,7 +101,7 @@ export const es = {
   'settings.repair_left':
     '{count, plural, one {Se deja como está: {settings}, válido pero escrito por una versión más nueva del bot, que esta no sabe leer. Fíjalo o bórralo a mano.} other {Se dejan como están: {settings}, válidos pero escritos por una versión más nueva del bot, que esta no sabe leer. Fija o borra cada uno a mano.}}',
   'settings.repair_unrestricted':
-    '⚠️ Ahora sin restricción: {settings}. Vuelve a fijar lo que deba seguir vigente{budgets, select, yes { — el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} con {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}; mientras tanto, cada miembro tiene el presupuesto de cada usuario} other {}}.',
+    '⚠️ Ahora sin restricción: {settings}. Vuelve a fijar lo que deba seguir vigente{budgets, select, yes { — el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} con {scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}; mientras tanto, cada miembro tiene el presupuesto de cada usuario} other {}}.',
   'settings.role_budgets': 'presupuestos de roles',
   'settings.at_most': 'como máximo {max}',
   'settings.too_many': '{setting} puede tener como máximo {max}: no se cambió nada. Quita algunos o fija un valor completo más corto.',
@@ -121,7 +121,7 @@ export const es = {
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Cambia uno con {command} (clear para el predeterminado; add o remove para las listas).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {Una regla} other {# reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer, así que aquí se rechaza todo trabajo hasta que un admin borre lo que no se puede leer con {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}}, o vuelva a fijar o borre cada una (abajo).',
+    '⚠️ {count, plural, one {Una regla} other {# reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer, así que aquí se rechaza todo trabajo hasta que un admin borre lo que no se puede leer con {platform, select, slack {`{command} admin repair`} other {`/{admin} repair`}}, o vuelva a fijar o borre cada una (abajo).',
   'settings.would_open':
     '{setting, select, channels {Quitar el último canal de channels abriría el bot a todos los canales} qualities {Quitar la última calidad de qualities abriría todas las calidades} sizes {Quitar el último tamaño de sizes abriría todos los tamaños} other {Quitar el último de {setting} lo abriría a todo el mundo}}: no se cambió nada. Para eso, usa `clear`.',
   'settings.unreadable_merge':
@@ -369,7 +369,7 @@ export const es = {
   'usage.role_budgets':
     '<b>Presupuestos de {scope, select, workspace {grupos de usuarios} other {roles}}</b> (cada miembro recibe el más generoso de los suyos, en lugar del presupuesto de cada usuario):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); el primero que se fije empieza una lista nueva, en la que los demás no tienen ninguno hasta que se fijen.',
+    '⚠️ <b>No se pueden leer los presupuestos de {scope, select, workspace {los grupos de usuarios de este workspace} other {los roles de este servidor}}</b> (su registro en el almacenamiento del bot está dañado): hasta que se vuelvan a fijar, ningún miembro puede gastar nada. Vuelve a fijar el presupuesto de cada {scope, select, workspace {grupo de usuarios} other {rol}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}); el primero que se fije empieza una lista nueva, en la que los demás no tienen ninguno hasta que se fijen.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} al día} other {el presupuesto de cada usuario al día}} · {hasMonthly, select, yes {{monthly} al mes} other {el presupuesto de cada usuario al mes}}',
   'discord.option.role':
@@ -413,7 +413,7 @@ export const es = {
   'refusal.private_not_allowed_form':
     '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} y vuelve a editar} other {, y la edición de un resultado privado también sería privada: edita en su lugar una imagen que todos vean}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {Una regla} other {Algunas reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer (su registro en el almacenamiento del bot está dañado): {settings}. No se crean imágenes aquí hasta que un admin {count, plural, one {la vuelva} other {las vuelva}} a fijar o {count, plural, one {la borre} other {las borre}}: pide ayuda a un admin{platform, select, slack {; admins: {command} admin repair borra lo que no se puede leer, o {command} admin set SETTING VALUE, o {command} admin set SETTING clear} other {; admins: /imagine-admin repair borra lo que no se puede leer, o /imagine-admin set, con un valor o clear}}.',
+    '{count, plural, one {Una regla} other {Algunas reglas}} de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no se {count, plural, one {puede} other {pueden}} leer (su registro en el almacenamiento del bot está dañado): {settings}. No se crean imágenes aquí hasta que un admin {count, plural, one {la vuelva} other {las vuelva}} a fijar o {count, plural, one {la borre} other {las borre}}: pide ayuda a un admin{platform, select, slack {; admins: {command} admin repair borra lo que no se puede leer, o {command} admin set SETTING VALUE, o {command} admin set SETTING clear} other {; admins: /{admin} repair borra lo que no se puede leer, o /{admin} set, con un valor o clear}}.',
   'settings.hint.onOff': '{on} u {off}',
   'member.ignored':
     'No se usa aquí, porque las reglas de {scope, select, workspace {este espacio de trabajo} other {este servidor}} no {count, plural, one {lo permiten} other {los permiten}}: tu valor predeterminado {defaults}.',

@@ -101,7 +101,7 @@ export const ja = {
   'settings.repair_left':
     '{count, plural, other {そのままにしました: {settings}。形式は正しいものの、新しいバージョンのボットが書いた値で、このバージョンでは読み取れません。それぞれ手動で設定するか消去してください。}}',
   'settings.repair_unrestricted':
-    '⚠️ 制限がなくなりました: {settings}。引き続き適用すべきものは設定し直してください{budgets, select, yes {（各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算は {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}} で。それまでは各メンバーにユーザーごとの予算が適用されます）} other {}}。',
+    '⚠️ 制限がなくなりました: {settings}。引き続き適用すべきものは設定し直してください{budgets, select, yes {（各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算は {scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}} で。それまでは各メンバーにユーザーごとの予算が適用されます）} other {}}。',
   'settings.role_budgets': 'ロールの予算',
   'settings.at_most': '最大 {max}',
   'settings.too_many': '{setting} は最大 {max} 件までです。何も変更していません。いくつか削除するか、より短い値全体を設定してください。',
@@ -121,7 +121,7 @@ export const ja = {
   'settings.source_admin': '管理者: {who}、{when}',
   'settings.how_to_change': '変更するには {command} を使います（既定値に戻すには clear、リストには add または remove）。',
   'settings.unreadable_rules':
-    '⚠️ {scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルールを読み取れません。管理者が {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}} で読み取れないものを消去するか、それぞれ設定し直すか clear するまで、ここではすべてのジョブを断ります（下記）。',
+    '⚠️ {scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルールを読み取れません。管理者が {platform, select, slack {`{command} admin repair`} other {`/{admin} repair`}} で読み取れないものを消去するか、それぞれ設定し直すか clear するまで、ここではすべてのジョブを断ります（下記）。',
   'settings.would_open':
     '{setting, select, channels {channels から最後のチャンネルを削除すると、ボットがすべてのチャンネルで使えるようになります} qualities {qualities から最後の品質を削除すると、すべての品質が使えるようになります} sizes {sizes から最後のサイズを削除すると、すべてのサイズが使えるようになります} other {{setting} から最後の 1 件を削除すると、全員に開放されます}}。何も変更していません。そうするには `clear` を使ってください。',
   'settings.unreadable_merge':
@@ -369,7 +369,7 @@ export const ja = {
   'usage.role_budgets':
     '<b>{scope, select, workspace {ユーザーグループ} other {ロール}}の予算</b>（各メンバーには、各ユーザーの予算の代わりに自分のものの中で最も多い予算が適用されます）:',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}）。最初に設定したものから新しいリストが始まり、ほかは設定し直すまで予算なしになります。',
+    '⚠️ <b>{scope, select, workspace {このワークスペースのユーザーグループ} other {このサーバーのロール}}の予算を読み取れません</b>（ボットの保存データの記録が壊れています）。設定し直すまで、どのメンバーも何も使えません。各{scope, select, workspace {ユーザーグループ} other {ロール}}の予算を設定し直してください（{scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}）。最初に設定したものから新しいリストが始まり、ほかは設定し直すまで予算なしになります。',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {1日 {daily}} other {1日は各ユーザーの予算}} · {hasMonthly, select, yes {1か月 {monthly}} other {1か月は各ユーザーの予算}}',
   'discord.option.role':
@@ -413,7 +413,7 @@ export const ja = {
   'refusal.private_not_allowed_form':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてから、もう一度編集してください} other {。プライベートな結果の編集もプライベートになるため、代わりに全員が見られる画像を編集してください}}。',
   'refusal.settings_unreadable':
-    '{scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルール（{settings}）を読み取れません（ボットの保存データの記録が壊れています）。管理者が設定し直すか clear するまで、ここでは画像を作れません。管理者に依頼してください{platform, select, slack {（管理者: {command} admin repair で読み取れないものを消去、または {command} admin set SETTING VALUE または {command} admin set SETTING clear）} other {（管理者: /imagine-admin repair で読み取れないものを消去、または /imagine-admin set で値または clear を指定）}}。',
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルール（{settings}）を読み取れません（ボットの保存データの記録が壊れています）。管理者が設定し直すか clear するまで、ここでは画像を作れません。管理者に依頼してください{platform, select, slack {（管理者: {command} admin repair で読み取れないものを消去、または {command} admin set SETTING VALUE または {command} admin set SETTING clear）} other {（管理者: /{admin} repair で読み取れないものを消去、または /{admin} set で値または clear を指定）}}。',
   'settings.hint.onOff': '{on} または {off}',
   'member.ignored':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',

@@ -101,7 +101,7 @@ export const ptBR = {
   'settings.repair_left':
     '{count, plural, one {Mantida como está: {settings}, válida, mas gravada por uma versão mais nova do bot, que esta não consegue ler. Defina-a ou limpe-a manualmente.} other {Mantidas como estão: {settings}, válidas, mas gravadas por uma versão mais nova do bot, que esta não consegue ler. Defina ou limpe cada uma manualmente.}}',
   'settings.repair_unrestricted':
-    '⚠️ Agora sem restrição: {settings}. Defina de novo o que deve continuar valendo{budgets, select, yes { — o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} com {scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}; até lá, cada membro tem o orçamento de cada usuário} other {}}.',
+    '⚠️ Agora sem restrição: {settings}. Defina de novo o que deve continuar valendo{budgets, select, yes { — o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} com {scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}; até lá, cada membro tem o orçamento de cada usuário} other {}}.',
   'settings.role_budgets': 'orçamentos de cargos',
   'settings.at_most': 'no máximo {max}',
   'settings.too_many': '{setting} pode ter no máximo {max}: nada foi alterado. Remova alguns ou defina um valor inteiro mais curto.',
@@ -121,7 +121,7 @@ export const ptBR = {
   'settings.source_admin': 'admin: {who}, {when}',
   'settings.how_to_change': 'Mude uma com {command} (clear para o padrão; add ou remove para listas).',
   'settings.unreadable_rules':
-    '⚠️ {count, plural, one {Uma regra} other {# regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}}, então todo pedido aqui é recusado até que um admin limpe o que não pode ser lido com {platform, select, slack {`{command} admin repair`} other {`/imagine-admin repair`}}, ou defina de novo ou limpe cada uma (abaixo).',
+    '⚠️ {count, plural, one {Uma regra} other {# regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}}, então todo pedido aqui é recusado até que um admin limpe o que não pode ser lido com {platform, select, slack {`{command} admin repair`} other {`/{admin} repair`}}, ou defina de novo ou limpe cada uma (abaixo).',
   'settings.would_open':
     '{setting, select, channels {Remover o último canal de channels abriria o bot a todos os canais} qualities {Remover a última qualidade de qualities abriria todas as qualidades} sizes {Remover o último tamanho de sizes abriria todos os tamanhos} other {Remover o último de {setting} o abriria a todos}}: nada foi alterado. Para isso, use `clear`.',
   'settings.unreadable_merge':
@@ -369,7 +369,7 @@ export const ptBR = {
   'usage.role_budgets':
     '<b>Orçamentos de {scope, select, workspace {grupos de usuários} other {cargos}}</b> (cada membro recebe o mais generoso dos seus, no lugar do orçamento de cada usuário):',
   'usage.role_budgets_unreadable':
-    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/imagine-admin budget cap:user-daily usd:… role:@role}}); o primeiro definido começa uma lista nova, na qual os outros não têm nenhum até serem definidos.',
+    '⚠️ <b>Não é possível ler os orçamentos {scope, select, workspace {dos grupos de usuários deste workspace} other {dos cargos deste servidor}}</b> (o registro deles no armazenamento do bot está danificado): até que sejam definidos de novo, nenhum membro pode gastar nada. Defina de novo o orçamento de cada {scope, select, workspace {grupo de usuários} other {cargo}} ({scope, select, workspace {{command} admin budget @group user-daily …} other {/{admin} budget cap:user-daily usd:… role:@role}}); o primeiro definido começa uma lista nova, na qual os outros não têm nenhum até serem definidos.',
   'usage.role_budget':
     '• {role}: {hasDaily, select, yes {{daily} por dia} other {o orçamento de cada usuário por dia}} · {hasMonthly, select, yes {{monthly} por mês} other {o orçamento de cada usuário por mês}}',
   'discord.option.role':
@@ -413,7 +413,7 @@ export const ptBR = {
   'refusal.private_not_allowed_form':
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} e edite de novo} other {, e a edição de um resultado privado também seria privada: edite em vez disso uma imagem que todos veem}}.',
   'refusal.settings_unreadable':
-    '{count, plural, one {Uma regra} other {Algumas regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}} (o registro no armazenamento do bot está danificado): {settings}. Nenhuma imagem é criada aqui até que um admin {count, plural, one {a defina} other {as defina}} de novo ou {count, plural, one {a limpe} other {as limpe}}: peça a um admin{platform, select, slack {; admins: {command} admin repair limpa o que não pode ser lido, ou {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other {; admins: /imagine-admin repair limpa o que não pode ser lido, ou /imagine-admin set, com um valor ou clear}}.',
+    '{count, plural, one {Uma regra} other {Algumas regras}} {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lida} other {lidas}} (o registro no armazenamento do bot está danificado): {settings}. Nenhuma imagem é criada aqui até que um admin {count, plural, one {a defina} other {as defina}} de novo ou {count, plural, one {a limpe} other {as limpe}}: peça a um admin{platform, select, slack {; admins: {command} admin repair limpa o que não pode ser lido, ou {command} admin set SETTING VALUE, ou {command} admin set SETTING clear} other {; admins: /{admin} repair limpa o que não pode ser lido, ou /{admin} set, com um valor ou clear}}.',
   'settings.hint.onOff': '{on} ou {off}',
   'member.ignored':
     'Não usado aqui, pois as regras {scope, select, workspace {deste workspace} other {deste servidor}} não {count, plural, one {o permitem} other {os permitem}}: o seu padrão {defaults}.',

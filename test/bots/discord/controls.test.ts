@@ -4,7 +4,7 @@ import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDisco
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { GORE_VARIANTS } from '../../helpers/blocked-word-variants.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
-import { say, type Requester } from '../../../bots/runner/index.js';
+import { COMMAND_NAMES, say, type Requester } from '../../../bots/runner/index.js';
 import { answerOf, buttonId, DiscordHarness } from './harness.js';
 
 const EPHEMERAL = 64;
@@ -130,7 +130,7 @@ describe('the rules of a server, on Discord', () => {
     await INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!.apply(h.runner, admin, 'elsewhere', h.state);
     await expectRefusedPrivately(h, h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }), 'settings_unreadable');
     // The admins' settings view warns of it, naming the repair.
-    const warning = say('en', 'settings.unreadable_rules', { count: 1, scope: 'server', platform: 'discord' });
+    const warning = say('en', 'settings.unreadable_rules', { count: 1, scope: 'server', platform: 'discord', ...COMMAND_NAMES });
     expect((await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { permissions: MANAGE_SERVER }))).content).toContain(warning);
 
     const member = await answerOf(h, h.discord.slashCommand('imagine-admin repair', {}));

@@ -308,6 +308,27 @@ describe('the sweep of jobs the last process left', () => {
     expect(entry!.link).toBe(linkTo(h, shown));
   });
 
+  it('links a DM job’s result swept after a crash in its history through @me, as the live path does, and a user install’s through the server it was asked in', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: true }, dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const inDm = h.discord.slashCommand('imagine', { prompt: 'a paid dm image cut off by a crash', quality: 'low' }, { user: ada, place: 'dm' });
+    const installed = h.discord.slashCommand('imagine', { prompt: 'a paid user-install image cut off by a crash', quality: 'low' }, { user: ada, place: 'user-install' });
+    const held = [holdTheResult(h, inDm), holdTheResult(h, installed)];
+    hung.letGo = () => held.forEach((hold) => hold.release());
+    await h.discord.waitFor(() => held.every((hold) => hold.held > 0), 'both jobs’ results on their way to Discord');
+    await h.restart({ crash: true });
+
+    const [dmShown, installShown] = [await h.finalReply(inDm), await h.finalReply(installed)];
+    const requester = { platform: 'discord' as const, userId: ada.id, channelId: '', scopeId: h.discord.guildId };
+    await vi.waitFor(async () => expect(await h.runner.history!.mine(requester)).toHaveLength(2), { timeout: 15_000 });
+    await h.runner.history!.settled();
+    const links = Object.fromEntries((await h.runner.history!.mine(requester)).map((e) => [e.prompt, e.link]));
+    expect(links).toEqual({
+      'a paid dm image cut off by a crash': `https://discord.com/channels/@me/${dmShown.channelId}/${dmShown.id}`,
+      'a paid user-install image cut off by a crash': `https://discord.com/channels/${h.discord.foreignGuildId}/${installShown.channelId}/${installShown.id}`,
+    });
+  });
+
   it('posts the swept result to the audit channel as the entry of a job that ended normally: who, where, options, cost and the link to its message', async () => {
     let audit = '';
     const ix = await resultOnItsWay({ prompt: 'a paid image for the audit', quality: 'low' }, async () => {

@@ -69,6 +69,18 @@ describe('refusalFromPolicy', () => {
   });
 });
 
+describe('refusalFromPolicy: the admin command on Discord', () => {
+  it('names /imagine-admin to whom cannot use the server for an unreadable rule as their Discord shows it, in every language (/bild-admin)', () => {
+    const refusal = refusalFromPolicy('settings_unreadable', { platform: 'discord', settings: ['blocked'] });
+    expect(sayWords('de', refusal.words)).toContain('Admins: /bild-admin repair setzt alles Unlesbare zurück, oder /bild-admin set, mit einem Wert oder clear.');
+    for (const locale of ['de', 'fr', 'es', 'pt-BR', 'ja'] as const) {
+      const said = sayWords(locale, refusal.words);
+      expect(said).toContain(`/${say(locale, 'discord.command.admin.name')} repair`);
+      expect(said).not.toContain('/imagine-admin');
+    }
+  });
+});
+
 describe('refusalFromReservation', () => {
   it('names the user’s own DM budget, not a server’s, for a job in a DM or a user install', () => {
     const now = Date.parse('2026-03-01T12:00:00Z');

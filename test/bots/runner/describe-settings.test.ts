@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { changeSetting, describeAuditTrouble, LOCALES, describeSettings, parseSettingValue, repairSettings, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
+import { changeSetting, describeAuditTrouble, LOCALES, describeSettings, say, parseSettingValue, repairSettings, ScopePolicy, type OperatorControls } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { settingLabel, WORD_OF } from '../../../bots/runner/setting-words.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
@@ -447,6 +447,30 @@ describe('settingLabel: a stored setting as an admin reads it', () => {
     // WORD_OF holds the settings `set` names, and its type says so: the audit channel is no key of it.
     // @ts-expect-error auditChannel is typed with `audit …`, not `set`
     expect(WORD_OF.auditChannel).toBeUndefined();
+  });
+});
+
+describe('the admin command named as the admin’s Discord shows it', () => {
+  it('names /imagine-admin in the settings’ warning and the repair’s as it is registered in the admin’s language (/bild-admin), Slack’s own command on Slack', async () => {
+    const space = memorySpace<ScopeSettingEntries>();
+    const { runner } = await kit.runner({ settings: settingsInState(space), settingsCacheMs: 0 });
+    const admin = requester({ isAdmin: true, userId: '42' });
+    const at = { by: 'discord:42', at: 1 };
+    const damage = () => space.update(stateKeyOf(scopeKeyOf(admin)), () => ({ blocked: { value: 'mallory', ...at }, roleBudgets: { value: 'a penny', ...at } }));
+    await damage();
+    const settings = await runner.policy.effective(admin);
+    expect(describeSettings(settings, '', 'de').split('\n')[2]).toContain('`/bild-admin repair`');
+    for (const locale of ['de', 'fr', 'es', 'pt-BR', 'ja'] as const) {
+      const said = describeSettings(settings, '', locale);
+      expect(said).toContain(`\`/${say(locale, 'discord.command.admin.name')} repair\``);
+      expect(said).not.toContain('/imagine-admin');
+      await damage();
+      const repaired = (await repairSettings(runner.policy, { ...admin, locale })).message;
+      expect(repaired).toContain(`/${say(locale, 'discord.command.admin.name')} budget cap:user-daily`);
+      expect(repaired).not.toContain('/imagine-admin');
+    }
+    const onSlack = { ...settings, platform: 'slack' as const };
+    expect(describeSettings(onSlack, '', 'de', undefined, '/draw')).toContain('`/draw admin repair`');
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeUsage, type CapStatus, type UsageSummary } from '../../../bots/runner/index.js';
+import { describeUsage, say, type CapStatus, type UsageSummary } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 import { scopeKeyOf } from '../../../bots/runner/member-keys.js';
@@ -61,6 +61,17 @@ describe('describeUsage: the budget of a member’s role, in words', () => {
     );
     expect(view('slack')).toContain('(/imagine admin budget @group user-daily …)');
     expect(view('slack', '/paint')).toContain('(/paint admin budget @group user-daily …)');
+  });
+
+  it('names the admin command in that warning as the admin’s Discord shows it, in every language (/bild-admin)', () => {
+    const view = (locale: string, platform: 'discord' | 'slack' = 'discord') =>
+      describeUsage(summary([], platform, { todayUsd: 0, monthUsd: 0, topUsers: [], roleBudgets: [], roleBudgetsUnreadable: true }), bold, locale, platform === 'slack' ? '/paint' : undefined);
+    expect(view('de')).toContain('(/bild-admin budget cap:user-daily usd:… role:@role)');
+    for (const locale of ['de', 'fr', 'es', 'pt-BR', 'ja'] as const) {
+      expect(view(locale)).toContain(`/${say(locale, 'discord.command.admin.name')} budget cap:user-daily`);
+      expect(view(locale)).not.toContain('/imagine-admin');
+      expect(view(locale, 'slack')).toContain('/paint admin budget @group user-daily');
+    }
   });
 
   it('lists every role’s budget for an admin', () => {

@@ -1,0 +1,13 @@
+import { nested, type MessageValues } from './words.js';
+
+/**
+ * The Discord commands a sentence tells a member or an admin to use (`/{imagine}`, `/{edit}`, `/{admin}`), named as
+ * their Discord shows them in the language the sentence is said in: the catalog's command names, the ones the commands
+ * are registered with (the Discord bot's `slashCommand`). Slack's sentences name its own command instead, as the app
+ * configured it (`{command}`).
+ */
+export const COMMAND_NAMES: MessageValues = {
+  imagine: nested('discord.command.imagine.name'),
+  edit: nested('discord.command.edit.name'),
+  admin: nested('discord.command.admin.name'),
+};
