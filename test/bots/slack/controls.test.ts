@@ -4,6 +4,7 @@ import { finishedActions, finishedJob, imageShares, png, type Harness, privately
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { say, type Requester } from '../../../bots/runner/index.js';
+import { stateKeyOf } from '../../../bots/state/index.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -246,6 +247,18 @@ describe('a job in a direct message with the app, in the workspace’s history, 
     await h.runner.recordEnded(bob, { key: 'no-link', kind: 'generate', prompt: 'a page with no link', options: {}, private: false, seenBy: 'member', acceptedAt: Date.now() }, { type: 'completed' });
     const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
     expect(workspace).toContain('<@U0BOB> in a direct message “a page with no link”');
+    expect(workspace).not.toContain(bobDm);
+  });
+
+  it('lists as asked in a direct message, naming no conversation, an entry written before its history kept that only its member could open it', async () => {
+    h = await start();
+    const bobDm = h.fake.dmOf('U0BOB');
+    const bob: Requester = { platform: 'slack', userId: 'U0BOB', channelId: bobDm, scopeId: h.fake.teamId };
+    await h.runner.recordEnded(bob, { key: 'older', kind: 'generate', prompt: 'an older page', options: {}, private: false, seenBy: 'member', acceptedAt: Date.now() }, { type: 'completed' });
+    // As an older version wrote it: no `memberLink` on an entry without a link.
+    await h.state.store.space<Record<string, unknown>[]>(h.state.spaces.history).update(stateKeyOf('slack:U0BOB'), (entries = []) => entries.map(({ memberLink: _, ...entry }) => entry));
+    const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
+    expect(workspace).toContain('<@U0BOB> in a direct message “an older page”');
     expect(workspace).not.toContain(bobDm);
   });
 });
