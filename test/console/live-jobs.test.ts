@@ -100,6 +100,25 @@ describe('the live jobs the jobs page listens to', () => {
     expect(live.listeners).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it('reads nothing more once closed during the first read: no interval left, the listeners waiting are not taken', async () => {
+    vi.useFakeTimers();
+    const ledger = heldLedger();
+    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000 });
+    const a = listener();
+    const subscribing = live.subscribe(a);
+    await settle();
+    live.close();
+    ledger.asked[0]!([job('j1')]);
+    expect(await subscribing).toBeUndefined();
+    expect(a.lives).toEqual([]);
+    expect(live.listeners).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    // A page asking after the close is not taken either, and nothing is read.
+    expect(await live.subscribe(listener())).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(ledger.asked).toHaveLength(1);
+  });
 });
 
 describe('the live jobs over a usage index whose ledger stalls', () => {
