@@ -42,14 +42,16 @@ export class LiveJobs {
   #lastSignature = '';
   /** The newest record already told. */
   #newest: UsageRecord | undefined;
+  /** Closed: nothing more is read, nobody more is taken (a first read under way when it closed included). */
+  #closed = false;
 
   constructor(options: LiveJobsOptions) {
     this.#options = options;
   }
 
-  /** Starts telling `listener` (at once: the jobs running now); undefined when too many listen already. */
+  /** Starts telling `listener` (at once: the jobs running now); undefined when too many listen already, or once closed. */
   async subscribe(listener: LiveListener): Promise<(() => void) | undefined> {
-    if (this.#listeners.size + this.#waiting >= (this.#options.maxListeners ?? 20)) return undefined;
+    if (this.#closed || this.#listeners.size + this.#waiting >= (this.#options.maxListeners ?? 20)) return undefined;
     if (this.#timer === undefined) {
       this.#waiting++;
       try {
@@ -57,6 +59,8 @@ export class LiveJobs {
       } finally {
         this.#waiting--;
       }
+      // Closed during the first read.
+      if (this.#closed) return undefined;
     }
     this.#listeners.add(listener);
     listener.live(this.#lastLive);
@@ -74,6 +78,7 @@ export class LiveJobs {
   }
 
   close(): void {
+    this.#closed = true;
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.#listeners.clear();
@@ -90,6 +95,7 @@ export class LiveJobs {
       this.#lastLive = live;
       this.#lastSignature = signature(live);
     }
+    if (this.#closed) return;
     this.#timer ??= setInterval(() => void this.#poll(), this.#options.intervalMs ?? 1000).unref();
   }
 

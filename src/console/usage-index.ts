@@ -24,6 +24,11 @@ export interface UsageIndexOptions {
   now?: (() => number) | undefined;
   /** Records kept whole, newest last, for the list of recent jobs. Default 2000. */
   recentJobs?: number | undefined;
+  /**
+   * How long calls share a read under way: past it the next `refresh` asks the ledger again, so a read that stalls
+   * does not stop every later one (what the late read brings is dropped once a later one was counted). Default 5 s.
+   */
+  readWaitMs?: number | undefined;
 }
 
 const HOUR_MS = 60 * 60_000;
@@ -56,6 +61,9 @@ export class UsageIndex {
   /** The record counted for each job of the last days, so a later one replaces it. */
   #byJob = new Map<string, UsageRecord>();
   #refreshing: Promise<void> | undefined;
+  readonly #readWaitMs: number;
+  /** How many reads were counted: a read that answers after another one was counted since it began is dropped. */
+  #reads = 0;
   #records = 0;
   #prunedAt = 0;
 
@@ -63,14 +71,25 @@ export class UsageIndex {
     this.#store = options.store;
     this.#now = options.now ?? Date.now;
     this.#recentJobs = options.recentJobs ?? 2000;
+    this.#readWaitMs = options.readWaitMs ?? 5000;
   }
 
-  /** Reads what was written since the last refresh; calls made while one runs share it. */
+  /**
+   * Reads what was written since the last refresh; calls made while one runs share it, for `readWaitMs`: past that a
+   * call reads again (the stalled read is left to answer or not).
+   */
   refresh(): Promise<void> {
-    this.#refreshing ??= this.#refresh().finally(() => {
-      this.#refreshing = undefined;
+    if (this.#refreshing) return this.#refreshing;
+    // Settles after the timer is set (`#refresh` answers no earlier than its read).
+    const shared: Promise<void> = this.#refresh().finally(() => {
+      clearTimeout(timer);
+      if (this.#refreshing === shared) this.#refreshing = undefined;
     });
-    return this.#refreshing;
+    this.#refreshing = shared;
+    const timer = setTimeout(() => {
+      if (this.#refreshing === shared) this.#refreshing = undefined;
+    }, this.#readWaitMs).unref();
+    return shared;
   }
 
   /** How many records have been counted (a job's replaced record included). */
@@ -79,7 +98,11 @@ export class UsageIndex {
   }
 
   async #refresh(): Promise<void> {
+    const counted = this.#reads;
     const feed = await this.#store.usageSince(this.#cursor);
+    // Late: a later read was counted meanwhile, from where this one began; counting this one too would count twice.
+    if (counted !== this.#reads) return;
+    this.#reads++;
     if (feed.reset) this.#clear();
     for (const record of feed.records) this.#add(record);
     this.#cursor = feed.cursor;

@@ -85,8 +85,10 @@ describe('the caps as the console shows them and alerts of them', () => {
     expect(sent[0]!.text).toMatch(/its daily cap cannot take one more image \(a job reserves up to \$0\.224\)\. It has used \$0\.200 of its daily cap of \$0\.300 \(66 %/);
     expect(sent[0]!.text).not.toMatch(/refus/);
     expect(await watcher.check()).toEqual([]);
-    // The same cap reaching 100 % later in the period is the same event: no second message.
+    // The same cap used up later in the period: its 100 % counts as sent, and the refusal is told once, on its own.
     await spend(store, 'c', 'discord:2', 'discord:guild', 0.1, now);
+    now += 1;
+    expect((await watcher.check()).map((a) => a.id)).toEqual([expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:refused$/)]);
     now += 1;
     expect(await watcher.check()).toEqual([]);
   });
@@ -119,11 +121,38 @@ describe('the caps as the console shows them and alerts of them', () => {
     await spend(store, 'b', 'discord:1', 'discord:guild', 1.996, now);
     now += 1;
     await watcher.check();
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:80$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:full$/)]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:80$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:refused$/)]);
     expect(sent[1]!.cap).toMatchObject({ trigger: 'full', percent: 99, threshold: 80, leftUsd: 0.004 });
     expect(sent[1]!.text).toMatch(/the whole account: its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left\. It has used \$10\.00 of its daily cap of \$10\.00 \(99 %/);
     expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
     // Once per period: checked again, and reaching 100 % later, nothing more.
+    now += 1;
+    expect(await watcher.check()).toEqual([]);
+    await spend(store, 'd', 'discord:1', 'discord:guild', 0.004, now);
+    now += 1;
+    expect(await watcher.check()).toEqual([]);
+    expect(sent).toHaveLength(2);
+  });
+
+  it('tells a cap that could not take one more image, and later refuses its jobs, both: once each', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    let now = Date.now();
+    const limits = { accountDailyUsd: 10 };
+    await spend(store, 'a', 'discord:1', 'discord:guild', 9.9, now);
+    const { watcher, sent } = watching(store, operatorWith(limits), () => now);
+    await watcher.check();
+    // $9.90 of $10: $0.100 left, less than one image of quality auto reserves, more than the cheapest image.
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:full$/)]);
+    expect(sent[0]!.text).toMatch(/its daily cap cannot take one more image/);
+    // Low-quality jobs bring it to $9.996: $0.004 left, the guard refuses every job.
+    await spend(store, 'b', 'discord:1', 'discord:guild', 0.096, now);
+    now += 1;
+    await watcher.check();
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:full$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:refused$/)]);
+    expect(sent[1]!.text).toMatch(/the whole account: its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left\. It has used \$10\.00 of its daily cap of \$10\.00 \(99 %/);
+    expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
+    // Once each: checked again, and reaching 100 % later, nothing more.
     now += 1;
     expect(await watcher.check()).toEqual([]);
     await spend(store, 'd', 'discord:1', 'discord:guild', 0.004, now);

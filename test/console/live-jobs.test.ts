@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LiveJobs, type LiveListener } from '../../src/console/live-jobs.js';
-import type { ActiveJob } from '../../src/spend/types.js';
+import { UsageIndex } from '../../src/console/usage-index.js';
+import type { ActiveJob, UsageFeed, UsageRecord } from '../../src/spend/types.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -98,5 +99,52 @@ describe('the live jobs the jobs page listens to', () => {
     for (const off of await Promise.all(tries)) off!();
     expect(live.listeners).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('reads nothing more once closed during the first read: no interval left, the listeners waiting are not taken', async () => {
+    vi.useFakeTimers();
+    const ledger = heldLedger();
+    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000 });
+    const a = listener();
+    const subscribing = live.subscribe(a);
+    await settle();
+    live.close();
+    ledger.asked[0]!([job('j1')]);
+    expect(await subscribing).toBeUndefined();
+    expect(a.lives).toEqual([]);
+    expect(live.listeners).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    // A page asking after the close is not taken either, and nothing is read.
+    expect(await live.subscribe(listener())).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(ledger.asked).toHaveLength(1);
+  });
+});
+
+describe('the live jobs over a usage index whose ledger stalls', () => {
+  it('goes on telling the jobs that end once the ledger answers again, though one read of the records never does', async () => {
+    vi.useFakeTimers();
+    const now = Date.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    const record = (jobId: string): UsageRecord => ({ jobId, time: now, day, month: day.slice(0, 7), surface: 'discord', userKey: 'discord:1', scopeKey: 'discord:g', costUsd: 0.1, basis: 'table' });
+    const reads: ((feed: UsageFeed) => void)[] = [];
+    const index = new UsageIndex({ store: { usageSince: () => new Promise<UsageFeed>((answer) => reads.push(answer)) }, now: () => now, readWaitMs: 3000 });
+    const live = new LiveJobs({ store: { activeJobs: async () => [] }, index, intervalMs: 1000, readWaitMs: 3000, onError: () => undefined });
+    const finished: string[] = [];
+    const subscribing = live.subscribe({ live: () => undefined, finished: (records) => void finished.push(...records.map((r) => r.jobId)) });
+    await settle();
+    reads[0]!({ records: [], cursor: '0', reset: false });
+    const off = await subscribing;
+    // The first poll's read of the records stalls, for good.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(reads).toHaveLength(2);
+    // Past its wait a later poll asks the ledger again, which answers: the job that ended is told.
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(reads).toHaveLength(3);
+    reads[2]!({ records: [record('done')], cursor: '1', reset: false });
+    await settle();
+    expect(finished).toEqual(['done']);
+    off!();
+    live.close();
   });
 });

@@ -1,11 +1,11 @@
 import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { rounded, UsageIndex } from '../../src/console/usage-index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
-import type { QuotaStore } from '../../src/spend/types.js';
+import type { QuotaStore, UsageFeed, UsageRecord } from '../../src/spend/types.js';
 import { sumUsage, usageByKey } from '../../src/spend/usage-totals.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
@@ -107,5 +107,43 @@ describe('the console’s usage index over a year of records', () => {
     const today = index.day(new Date().toISOString().slice(0, 10))!;
     expect([...today.users.keys()]).toEqual(['discord:2']);
     expect([...today.scopes.keys()]).toEqual(['discord:g']);
+  });
+});
+
+describe('the console’s usage index when the ledger stalls', () => {
+  it('asks the ledger again once a read has had its wait, and counts a record once though the stalled read answers late', async () => {
+    vi.useFakeTimers();
+    try {
+      const asked: { cursor: string | undefined; answer: (feed: UsageFeed) => void }[] = [];
+      const usageSince = (cursor: string | undefined) => new Promise<UsageFeed>((answer) => asked.push({ cursor, answer }));
+      const now = Date.now();
+      const index = new UsageIndex({ store: { usageSince }, now: () => now, readWaitMs: 5000 });
+      const day = new Date(now).toISOString().slice(0, 10);
+      const record: UsageRecord = { jobId: 'a', time: now, day, month: day.slice(0, 7), surface: 'discord', userKey: 'discord:1', scopeKey: 'discord:g', costUsd: 0.1, basis: 'table' };
+      const stalled = index.refresh();
+      // Calls while the read is within its wait share it.
+      void index.refresh();
+      expect(asked).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(5000);
+      // Past its wait the next call reads again, and is answered.
+      const again = index.refresh();
+      expect(asked).toHaveLength(2);
+      asked[1]!.answer({ records: [record], cursor: '1', reset: false });
+      await again;
+      expect(index.records).toBe(1);
+      // The stalled read answers at last with the same record: dropped, not counted twice.
+      asked[0]!.answer({ records: [record], cursor: '1', reset: false });
+      await stalled;
+      expect(index.records).toBe(1);
+      expect(index.day(day)!.total.usd).toBeCloseTo(0.1, 9);
+      // The next read goes on from where the answered one left off, and leaves no timer once answered.
+      const next = index.refresh();
+      expect(asked[2]!.cursor).toBe('1');
+      asked[2]!.answer({ records: [], cursor: '1', reset: false });
+      await next;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

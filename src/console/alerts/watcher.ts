@@ -197,20 +197,31 @@ export class AlertWatcher {
         resetsAt: cap.resetsAt,
       };
       const keepUntil = cap.resetsAt + DAY_MS;
-      const fullAlert: Alert = { id: `${base}:full`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'full' } };
-      if (full && (!refuses || passed.length === 0)) {
+      // Two events, each with its own id: "cannot take one more image" (`:full`), and, usually later in the period as
+      // cheaper jobs use up what is left, "refuses its jobs" (`:refused`); the first sent never keeps the second.
+      const fullId = `${base}:full`;
+      const refusedAlert: Alert = { id: `${base}:refused`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'full' } };
+      if (full && passed.length === 0 && refuses) {
+        // Nothing passed yet (a cap of $0): the refusal, standing for every threshold and for "cannot take one more".
+        pending.push({ alert: refusedAlert, keepUntil, passed: [...rules.thresholds.map((t) => `${base}:${t}`), fullId] });
+      } else if (full && !refuses) {
         // One message for the event: every threshold of the cap and period counts as sent with it (100 % included, the
-        // same event seen later: nothing fits in what is left).
-        pending.push({ alert: fullAlert, keepUntil, passed: rules.thresholds.map((t) => `${base}:${t}`) });
+        // same event seen later: nothing fits in what is left). The refusal is not: it is told when it comes.
+        pending.push({
+          alert: { id: fullId, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'full' } },
+          keepUntil,
+          passed: rules.thresholds.map((t) => `${base}:${t}`),
+        });
       } else {
         pending.push({
           alert: { id: `${base}:${threshold}`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'threshold' } },
           keepUntil,
-          // Used up, the higher thresholds count as sent too: the cap takes nothing more this period.
-          passed: (refuses ? rules.thresholds : passed).filter((t) => t !== threshold).map((t) => `${base}:${t}`),
-          // Used up: this threshold's alert says the cap refuses, and stands for the event; where it went out before
-          // (at 80 %, say), the event's own alert goes instead.
-          ...(refuses && { instead: fullAlert }),
+          // Used up, the higher thresholds count as sent too (the cap takes nothing more this period), and so does
+          // "cannot take one more image", said by this one.
+          passed: [...(refuses ? rules.thresholds : passed).filter((t) => t !== threshold).map((t) => `${base}:${t}`), ...(refuses ? [fullId] : [])],
+          // Used up: this threshold's alert says the cap refuses, and stands for the refusal; where it went out before
+          // (at 80 %, say, or as "cannot take one more image"), the refusal's own alert goes instead.
+          ...(refuses && { instead: refusedAlert }),
         });
       }
     }
