@@ -19,15 +19,31 @@ import type { ImagesToFetch } from '../runner/index.js';
 
 const TOO_OLD = words('discord.button.too_old', COMMAND_NAMES);
 
-/** A private answer to a button (or form), in the member's language: its first answer, or a follow-up once it was deferred. */
-export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonInteraction | ModalSubmitInteraction, what: Words): Promise<void> {
-  const answer = { content: `✋ ${sayWords(interaction.locale, what)}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } } as const;
+/**
+ * A private answer to a button (or form), in the member's language: its first answer, or a follow-up once it was
+ * deferred. `mark` leads it: ✋ for a refusal, ⚠️ for a failure on the bot's side.
+ */
+export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonInteraction | ModalSubmitInteraction, what: Words, mark = '✋'): Promise<void> {
+  const answer = { content: `${mark} ${sayWords(interaction.locale, what)}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } } as const;
   await acknowledge('button: explain', () => (interaction.deferred || interaction.replied ? interaction.followUp(answer) : interaction.reply(answer)), ctx.logger);
 }
 
-/** Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store, so they work after a restart. */
+/**
+ * Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store, so they work after a restart. The job's
+ * record is read within the time an intake waits for the bots' state (`CLAIM_WAIT_MS`), so the press is answered within
+ * Discord's 3 s: a state that does not answer in time, or fails, is told to the member privately as a failure on the
+ * bot's side (press again in a moment), nothing started.
+ */
 export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData): Promise<void> {
-  const record = await ctx.store.get(id.key);
+  const read = await withTimeout(ctx.store.get(id.key), CLAIM_WAIT_MS, 'the state store did not answer in time').then(
+    (record) => ({ record }),
+    (error: unknown) => {
+      ctx.logger.warn({ err: loggableError(error), jobKey: id.key, action: id.action }, 'could not read the job of a button press; told its member to try again');
+      return undefined;
+    },
+  );
+  if (!read) return tell(ctx, interaction, words('error.on_my_side'), '⚠️');
+  const { record } = read;
   // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its budget).
   const by = record && (await pressedBy(ctx, record, interaction, id.action));
   if (!record || !by) return tell(ctx, interaction, TOO_OLD);

@@ -111,7 +111,12 @@ export function refusalFromPolicy(
     case 'moderation_not_allowed':
       return new JobRefusedError(code, words('refusal.moderation_not_allowed', { scope }), { field: 'moderation' });
     case 'private_not_allowed':
-      return new JobRefusedError(code, words(context.inForm ? 'refusal.private_not_allowed_form' : 'refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND }), { field: 'private' });
+      // The member's own settings command: Slack's as the app configured it (`command`), Discord's as their Discord shows it.
+      return new JobRefusedError(
+        code,
+        words(context.inForm ? 'refusal.private_not_allowed_form' : 'refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND, ...COMMAND_NAMES }),
+        { field: 'private' },
+      );
     case 'settings_unreadable': {
       // Named as admins type them (`max-images`), with the command that sets them again: Slack's as the app configured it
       // (`command`), Discord's as the admin's Discord shows it (`COMMAND_NAMES`).

@@ -409,9 +409,9 @@ export const ja = {
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
   // Private results and member defaults
   'refusal.private_not_allowed':
-    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
   'refusal.private_not_allowed_form':
-    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {{command} settings --private off} other {/imagine-settings private: False}} で既定値をオフにしてから、もう一度編集してください} other {。プライベートな結果の編集もプライベートになるため、代わりに全員が見られる画像を編集してください}}。',
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} で既定値をオフにしてから、もう一度編集してください} other {。プライベートな結果の編集もプライベートになるため、代わりに全員が見られる画像を編集してください}}。',
   'refusal.settings_unreadable':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルール（{settings}）を読み取れません（ボットの保存データの記録が壊れています）。管理者が設定し直すか clear するまで、ここでは画像を作れません。管理者に依頼してください{platform, select, slack {（管理者: {command} admin repair で読み取れないものを消去、または {command} admin set SETTING VALUE または {command} admin set SETTING clear）} other {（管理者: /{admin} repair で読み取れないものを消去、または /{admin} set で値または clear を指定）}}。',
   'settings.hint.onOff': '{on} または {off}',

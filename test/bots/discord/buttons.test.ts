@@ -6,6 +6,32 @@ import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply } from './harness.js';
 
+describe('a press while the bots’ state does not answer', () => {
+  let h: DiscordHarness;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await h?.close();
+  });
+
+  it.each([
+    ['in a server', 'guild'],
+    ['in a DM, with DMs on', 'dm'],
+  ] as const)('is answered privately in time %s, asked to press again, with nothing started', async (_where, place) => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: place === 'dm' } });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a red kite' }, { place }));
+    const hung = vi.spyOn(JobRecordStore.prototype, 'get').mockImplementation(() => new Promise(() => {}));
+    const click = h.discord.clickButton(result, buttonId(result, 'Reroll'), { place });
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id), 'the private answer', 10_000);
+    expect(hung).toHaveBeenCalled();
+    expect(click.ack?.type).toBe(4);
+    expect(note.flags & 64).toBe(64);
+    expect(note.content).toBe(`⚠️ ${say('en-US', 'error.on_my_side')}`);
+    expect(h.logger.entries.some((e) => e.msg === 'could not read the job of a button press; told its member to try again')).toBe(true);
+    expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
+    expect(h.runner.activeJobs()).toHaveLength(0);
+  });
+});
+
 describe('buttons keep working, restarts included', () => {
   let h: DiscordHarness;
   afterEach(async () => {

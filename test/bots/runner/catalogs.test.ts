@@ -110,6 +110,15 @@ describe('the message catalogs', () => {
     }
   });
 
+  it.each(LOCALES)('%s never writes a Discord command’s name out: a sentence names it as the reader’s Discord shows it (`/{imagineSettings}`)', (locale: Locale) => {
+    // The commands whose English name is not a word of the sentence around it; each as registered in every language.
+    const commands = ['settings', 'usage', 'history', 'admin'] as const;
+    const names = new Set(commands.flatMap((command) => LOCALES.map((l) => say(l, `discord.command.${command}.name`))));
+    for (const [key, message] of Object.entries(CATALOGS[locale])) {
+      for (const name of names) expect(message, `${locale} ${key}`).not.toContain(`/${name}`);
+    }
+  });
+
   it('reports a missing key, a missing or extra placeholder, a placeholder of another kind and a misspelt choice', () => {
     const source = { a: 'Hello {name}', b: 'By {who}', c: '{scope, select, server {server} other {workspace}}', d: 'plain', f: '{n, plural, one {# image} other {# images}}' };
     expect(catalogProblems(source, { a: 'Hallo', b: 'Von {who, plural, one {#} other {#}}', c: '{scope, select, sever {Server} other {Workspace}}', e: 'x', f: '{n} 枚' })).toEqual([

@@ -81,6 +81,20 @@ describe('refusalFromPolicy: the admin command on Discord', () => {
   });
 });
 
+describe('refusalFromPolicy: the settings command on Discord', () => {
+  it('names /imagine-settings to whom asks for a private result by default where none is allowed as their Discord shows it, in every language', () => {
+    for (const inForm of [false, true]) {
+      const refusal = refusalFromPolicy('private_not_allowed', { platform: 'discord', fromDefault: true, inForm });
+      for (const locale of ['en', 'de', 'fr', 'es', 'pt-BR', 'ja'] as const) {
+        expect(sayWords(locale, refusal.words), `${locale}${inForm ? ' in a form' : ''}`).toContain(`/${say(locale, 'discord.command.settings.name')} private: False`);
+      }
+    }
+    // Slack's sentence names the app's own command.
+    const slack = refusalFromPolicy('private_not_allowed', { platform: 'slack', fromDefault: true });
+    expect(sayWords('de', { ...slack.words, values: { ...slack.words.values, command: '/draw' } })).toContain('/draw settings --private off');
+  });
+});
+
 describe('refusalFromReservation', () => {
   it('names the user’s own DM budget, not a server’s, for a job in a DM or a user install', () => {
     const now = Date.parse('2026-03-01T12:00:00Z');
