@@ -14,7 +14,7 @@ import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
-import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
+import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
 const TOO_OLD = words('discord.button.too_old', COMMAND_NAMES);
@@ -28,22 +28,8 @@ export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonI
   await acknowledge('button: explain', () => (interaction.deferred || interaction.replied ? interaction.followUp(answer) : interaction.reply(answer)), ctx.logger);
 }
 
-/**
- * Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store, so they work after a restart. The job's
- * record is read within the time an intake waits for the bots' state (`CLAIM_WAIT_MS`), so the press is answered within
- * Discord's 3 s: a state that does not answer in time, or fails, is told to the member privately as a failure on the
- * bot's side (press again in a moment), nothing started.
- */
-export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData): Promise<void> {
-  const read = await withTimeout(ctx.store.get(id.key), CLAIM_WAIT_MS, 'the state store did not answer in time').then(
-    (record) => ({ record }),
-    (error: unknown) => {
-      ctx.logger.warn({ err: loggableError(error), jobKey: id.key, action: id.action }, 'could not read the job of a button press; told its member to try again');
-      return undefined;
-    },
-  );
-  if (!read) return tell(ctx, interaction, words('error.on_my_side'), '⚠️');
-  const { record } = read;
+/** Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store (`record`, read once by the router), so they work after a restart. */
+export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData, record: JobRecord | undefined): Promise<void> {
   // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its budget).
   const by = record && (await pressedBy(ctx, record, interaction, id.action));
   if (!record || !by) return tell(ctx, interaction, TOO_OLD);
@@ -247,7 +233,7 @@ export async function pressedBy(
     const there = { ...requesterOf(interaction, ctx.adminRoleIds), channelId, parentChannelId, scopeId, isAdmin: false };
     // Their Delete and Cancel spend nothing and need no roles: theirs even once they left the server.
     if (action === 'delete' || action === 'cancel') return { ...there, roleIds: [] };
-    const member = await memberNow(ctx, scopeId, interaction.user.id);
+    const member = await memberNow(ctx, scopeId, interaction.user.id, interaction.createdTimestamp);
     if ('refused' in member) return member;
     return { ...there, roleIds: member.roles };
   }
@@ -258,22 +244,28 @@ export async function pressedBy(
   return outsideServers ? presser : undefined;
 }
 
+/** How long before Discord's deadline a press's first answer is sent at the latest: its own trip to Discord. */
+const ANSWER_TRIP_MS = 500;
+
 /**
  * A member's roles in a server as Discord has them now (`GET /guilds/{guild}/members/{user}`), for a press made
  * outside it: one who left, was kicked or banned, is refused, and a role given or taken since the job counts. Read
- * within the time an intake waits for the bots' state (the press is answered within Discord's 3 s); Discord not
- * answering in time, or failing, refuses the press rather than run it on roles that may be stale.
+ * within what is left, once the press was routed (its job record read), of Discord's 3 s less the answer's own trip
+ * (`ANSWER_TRIP_MS`), and never longer than an intake waits for the bots' state (`CLAIM_WAIT_MS`); no time left,
+ * Discord not answering in time, or failing, refuses the press privately rather than run it on roles that may be stale.
  */
-async function memberNow(ctx: Pick<BotContext, 'botRest' | 'logger'>, guildId: string, userId: string): Promise<{ roles: string[] } | RefusedPress> {
+async function memberNow(ctx: Pick<BotContext, 'botRest' | 'logger'>, guildId: string, userId: string, pressedAt: number): Promise<{ roles: string[] } | RefusedPress> {
+  const left = Math.min(CLAIM_WAIT_MS, DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS - (Date.now() - pressedAt));
   try {
-    const member = (await withTimeout(ctx.botRest.get(Routes.guildMember(guildId, userId)), CLAIM_WAIT_MS, 'Discord did not answer in time')) as APIGuildMember;
+    if (left <= 0) throw new Error('no time was left to ask Discord before the press must be answered');
+    const member = (await withTimeout(ctx.botRest.get(Routes.guildMember(guildId, userId)), left, 'Discord did not answer in time')) as APIGuildMember;
     return { roles: [...member.roles] };
   } catch (error) {
     if (discordErrorCode(error) === DISCORD_ERRORS.unknownMember) {
       ctx.logger.info({ guildId, userId }, 'refused a press of a server job in a DM: its member is no longer in that server');
       return { refused: words('discord.button.not_member', { why: 'gone' }) };
     }
-    ctx.logger.warn({ err: loggableError(error), guildId, userId }, 'refused a press of a server job in a DM: its member’s roles there could not be read');
+    ctx.logger.warn({ err: loggableError(error), guildId, userId, waitedMs: Math.max(0, left) }, 'refused a press of a server job in a DM: its member’s roles there could not be read');
     return { refused: words('discord.button.not_member', { why: 'unknown' }) };
   }
 }

@@ -8,7 +8,7 @@ import { declaredBytesOf, InputImageError } from './download-images.js';
 import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
 import { editOptionsFrom, pressedBy, tell } from './handle-buttons.js';
-import { keptOutput } from './JobRecordStore.js';
+import { keptOutput, type JobRecord } from './JobRecordStore.js';
 import { startJob } from './start-job.js';
 
 /** The edit form has outlived what it needs: said privately, in the member's language. */
@@ -17,10 +17,9 @@ async function tellExpired(ctx: BotContext, interaction: ModalSubmitInteraction)
   await acknowledge('modal: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral }), ctx.logger);
 }
 
-/** The prompt of an edit: for the images of a message ("Edit image" menu), or for one image of a result (Edit button). */
-export async function handleModal(ctx: BotContext, interaction: ModalSubmitInteraction, id: CustomIdData): Promise<void> {
+/** The prompt of an edit: for the images of a message ("Edit image" menu), or for one image of a result (Edit button). Its job's `record` was read once by the router. */
+export async function handleModal(ctx: BotContext, interaction: ModalSubmitInteraction, id: CustomIdData, record: JobRecord | undefined): Promise<void> {
   const prompt = promptOf(interaction);
-  const record = await ctx.store.get(id.key);
   // Where it counts as its Edit button decided (`pressedBy`): a private server job's form sent in its member's DM, in that server.
   const requester = record && (await pressedBy(ctx, record, interaction, id.action));
   if (!record || !requester) return tellExpired(ctx, interaction);

@@ -4,7 +4,8 @@ import { describeFailure, refusalFromPolicy, say } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import type { Command } from './commands/index.js';
-import { decodeCustomId } from './custom-ids.js';
+import { decodeCustomId, type CustomIdData } from './custom-ids.js';
+import type { JobRecord } from './JobRecordStore.js';
 import { handleButton, isOwnPrivateJobInDm } from './handle-buttons.js';
 import { handleModal } from './handle-modals.js';
 import { interactionAge } from './interaction-age.js';
@@ -25,7 +26,13 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
       }
       // DMs and user installs are the operator's choice (`DISCORD_USER_INSTALLS`): otherwise refused here, privately, before anything runs.
       // A private server job's own message in its member's DM (its result or "stopped" past its token) is that server's, not a DM job: taken.
-      if (!ctx.userInstalls && interaction.isRepliable() && isPersonalContext(interaction) && !(await isOwnPrivateJobPress(ctx, interaction))) return await refuseOutsideServers(ctx, interaction);
+      // A press (a button, or the form opened from one) acts on a job: its record is read here, once, for every check below.
+      const press = await readPressedJob(ctx, interaction);
+      if (!ctx.userInstalls && interaction.isRepliable() && isPersonalContext(interaction) && !(press?.read && press.record && isOwnPrivateJobInDm(press.record, interaction))) {
+        if (press && !press.read) ctx.logger.warn({ err: loggableError(press.error), jobKey: press.id.key }, 'could not read the job of a press in a DM while DMs are off; refused it as any press there');
+        return await refuseOutsideServers(ctx, interaction);
+      }
+      if (press && !press.read && interaction.isRepliable()) return await refuseUnread(ctx, interaction, press);
       if (interaction.isChatInputCommand()) {
         const command = commands.get(interaction.commandName);
         if (command?.kind === 'slash') return await command.execute(interaction, ctx);
@@ -33,11 +40,9 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
         const command = commands.get(interaction.commandName);
         if (command?.kind === 'message-menu') return await command.execute(interaction, ctx);
       } else if (interaction.isButton()) {
-        const id = decodeCustomId(interaction.customId);
-        if (id) return await handleButton(ctx, interaction, id);
+        if (press?.read) return await handleButton(ctx, interaction, press.id, press.record);
       } else if (interaction.isModalSubmit()) {
-        const id = decodeCustomId(interaction.customId);
-        if (id && (id.action === 'edit-message' || id.action === 'edit-result')) return await handleModal(ctx, interaction, id);
+        if (press?.read && (press.id.action === 'edit-message' || press.id.action === 'edit-result')) return await handleModal(ctx, interaction, press.id, press.record);
       } else if (interaction.isAutocomplete()) {
         const command = commands.get(interaction.commandName);
         if (command?.kind === 'slash' && command.autocomplete) return await command.autocomplete(interaction, ctx);
@@ -55,20 +60,30 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
   };
 }
 
+/** The job a press acts on, as read from the bots' state: its record (undefined once gone), or why it could not be read. */
+type PressedJob = { id: CustomIdData } & ({ read: true; record: JobRecord | undefined } | { read: false; error: unknown });
+
 /**
- * A button or form of a private server job pressed by its member in their DM (`isOwnPrivateJobInDm`). Its record is
- * read within the time an intake waits for the bots' state: a state that does not answer in time (or fails) leaves
- * the press a DM's, refused at once as any other while DMs are off, rather than unanswered.
+ * The job record of a button or form (undefined for anything else), read once for the whole press — whether it is a
+ * private server job's own press in its member's DM (`isOwnPrivateJobInDm`), and what its handler acts on — within
+ * the time an intake waits for the bots' state, so the checks after it (`memberNow`) still have time before the answer
+ * is due. A state that does not answer in time (or fails) leaves a press in a DM a DM's, refused at once as any other
+ * while DMs are off; anywhere else it is told privately that something went wrong on our side.
  */
-async function isOwnPrivateJobPress(ctx: BotContext, interaction: Interaction): Promise<boolean> {
-  if (!interaction.isButton() && !interaction.isModalSubmit()) return false;
+async function readPressedJob(ctx: BotContext, interaction: Interaction): Promise<PressedJob | undefined> {
+  if (!interaction.isButton() && !interaction.isModalSubmit()) return undefined;
   const id = decodeCustomId(interaction.customId);
-  if (!id) return false;
-  const record = await withTimeout(ctx.store.get(id.key), CLAIM_WAIT_MS, 'the state store did not answer in time').catch((error: unknown) => {
-    ctx.logger.warn({ err: loggableError(error), jobKey: id.key }, 'could not read the job of a press in a DM while DMs are off; refused it as any press there');
-    return undefined;
-  });
-  return !!record && isOwnPrivateJobInDm(record, interaction);
+  if (!id) return undefined;
+  try {
+    return { id, read: true, record: await withTimeout(ctx.store.get(id.key), CLAIM_WAIT_MS, 'the state store did not answer in time') };
+  } catch (error) {
+    return { id, read: false, error };
+  }
+}
+
+async function refuseUnread(ctx: BotContext, interaction: RepliableInteraction, press: PressedJob & { read: false }): Promise<void> {
+  ctx.logger.warn({ err: loggableError(press.error), jobKey: press.id.key, action: press.id.action }, 'could not read the job of a press; told its member privately');
+  await sayQuietly(interaction, `⚠️ ${say(interaction.locale, 'error.on_my_side')}`);
 }
 
 async function refuseOutsideServers(ctx: BotContext, interaction: RepliableInteraction): Promise<void> {

@@ -51,13 +51,21 @@ export async function answerAdmin(
 }
 
 /**
+ * A Discord command and what follows it (`/imagine-admin set`), named as the reader's Discord shows it in their
+ * language (`/bild-admin set`): the catalog's command name, the one `COMMAND_NAMES` names in the runner's sentences.
+ */
+export function commandAs(locale: string | undefined, command: 'imagine' | 'admin', rest: string): string {
+  return `\`/${sayIn(locale, `discord.command.${command}.name`)} ${rest}\``;
+}
+
+/**
  * `/imagine-admin settings`, `/imagine-admin set` and `/imagine-admin repair`: private answers. Who may
  * see and change them: the same admins as `/imagine-admin budget`.
  */
 export async function answerSettings(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void> {
   await answerAdmin(interaction, ctx, sayIn(interaction.locale, 'discord.settings.not_admin'), async (requester, say) => {
     if (interaction.options.getSubcommand() === 'settings') {
-      await say(describeSettings(await ctx.runner.policy.effective(requester), '`/imagine-admin set`', interaction.locale, ctx.runner.audit.trouble(requester)));
+      await say(describeSettings(await ctx.runner.policy.effective(requester), commandAs(interaction.locale, 'admin', 'set'), interaction.locale, ctx.runner.audit.trouble(requester)));
       return;
     }
     const answer =

@@ -3,12 +3,12 @@ import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say as sayIn, STYLE_NA
 import type { BotContext } from '../bot-context.js';
 import { described } from '../command-words.js';
 import { DISCORD_LIMITS } from '../discord-facts.js';
-import { answerAdmin } from './admin-settings.js';
+import { answerAdmin, commandAs } from './admin-settings.js';
 import { addImageOptions, readImageOptions } from './job-options.js';
 
-/** How members pick a style on Discord, and how admins define one: named in the answers. */
-const HOW_TO_PICK = '`/imagine style:`';
-const HOW_TO_DEFINE = '`/imagine-admin style`';
+/** How members pick a style on Discord, and how admins define one: named in the answers, as the reader's Discord shows them. */
+const howToPick = (locale: string) => commandAs(locale, 'imagine', 'style:');
+const howToDefine = (locale: string) => commandAs(locale, 'admin', 'style');
 /** Room a style's text may take in the `text` option: its characters and the placeholder. */
 const TEXT_MAX = HOUSE_STYLE_LIMITS.textLength + PROMPT_PLACEHOLDER.length;
 
@@ -44,10 +44,10 @@ export async function answerStyles(interaction: ChatInputCommandInteraction, ctx
   await answerAdmin(interaction, ctx, `✋ ${sayIn(interaction.locale, 'styles.not_admin', { scope: 'server' })}`, async (requester, say) => {
     if (interaction.options.getSubcommand() === 'styles') {
       const styles = await ctx.runner.styles.list(requester);
-      await say(describeStyles(styles, HOW_TO_PICK, HOW_TO_DEFINE, interaction.locale, { markup: { bold: (text) => `**${text}**` }, maxChars: DISCORD_LIMITS.contentChars }));
+      await say(describeStyles(styles, howToPick(interaction.locale), howToDefine(interaction.locale), interaction.locale, { markup: { bold: (text) => `**${text}**` }, maxChars: DISCORD_LIMITS.contentChars }));
       return;
     }
-    const answer = await changeStyle(ctx.runner.styles, requester, interaction.options.getString('name', true), interaction.options.getString('text', true), readImageOptions(interaction), HOW_TO_PICK);
+    const answer = await changeStyle(ctx.runner.styles, requester, interaction.options.getString('name', true), interaction.options.getString('text', true), readImageOptions(interaction), howToPick(interaction.locale));
     await say(answer.ok ? `✅ ${answer.message}` : `✋ ${answer.message}`);
   });
 }

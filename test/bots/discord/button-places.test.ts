@@ -135,6 +135,35 @@ describe('a member’s press of their private server job’s message in their DM
   });
 });
 
+describe('a member’s press of their private server job’s message in their DM, while Discord does not say who they are there', () => {
+  it.each([
+    { what: 'a press made just now', madeAgoMs: 0, asked: 1 },
+    // The press reached the bot late (a slow gateway, the state slow to answer): only what is left of Discord's 3 s is waited.
+    { what: 'a press made 1.6 s ago', madeAgoMs: 1_600, asked: 1 },
+    // Nothing left to wait: Discord is not asked at all.
+    { what: 'a press made 2.6 s ago', madeAgoMs: 2_600, asked: 0 },
+  ])('is refused privately within Discord’s deadline for $what, and nothing runs', async ({ madeAgoMs, asked }) => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada);
+    const sent = h.emulator.requests.length;
+    const members = h.discord.holdRequests((method, path) => method === 'GET' && path.includes(`/guilds/${h!.discord.guildId}/members/`));
+    try {
+      h.discord.staleness.madeAgoMs = madeAgoMs;
+      const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+      // The fake takes a first answer only within its 3 s (later it answers 10062 Unknown interaction, as Discord does).
+      const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
+      expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
+      expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_member', { why: 'unknown' })}`);
+      expect(members.held).toBe(asked);
+      expect(h.emulator.requests).toHaveLength(sent);
+    } finally {
+      h.discord.staleness.madeAgoMs = 0;
+      members.release();
+    }
+  });
+});
+
 /** `/imagine-history` asked by `user` in their DM, after their private job in the server: the list, with its Reroll. */
 async function historyInDmOfPrivateServerJob(harness: DiscordHarness, user: { id: string }): Promise<FakeMessage> {
   await harness.finalReply(harness.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: user as never }));

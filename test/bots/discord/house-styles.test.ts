@@ -80,7 +80,7 @@ describe('house styles on Discord', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     await asAdmin(h, 'style', { name: 'neon', text: 'neon {prompt}', size: '1024x1536' });
     const listed = await answerOf(h, h.discord.slashCommand('imagine-admin styles', {}, { permissions: MANAGE_SERVER, locale: 'de' }));
-    expect(listed.content).toBe(['**Hausstile** (1 von höchstens 25); Mitglieder wählen einen mit `/imagine style:`:', '• neon: „neon {prompt}“ (size 1024x1536)'].join('\n'));
+    expect(listed.content).toBe(['**Hausstile** (1 von höchstens 25); Mitglieder wählen einen mit `/bild style:`:', '• neon: „neon {prompt}“ (size 1024x1536)'].join('\n'));
 
     const removed = await asAdmin(h, 'style', { name: 'neon', text: 'clear' });
     expect(removed.content).toBe(`✅ ${say('en', 'styles.removed', { name: 'neon' })}`);

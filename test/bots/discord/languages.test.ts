@@ -53,6 +53,21 @@ describe('a member’s language on Discord', () => {
     expect(log).not.toMatch(/Auftrag|Bilder|Einstellungen/);
   });
 
+  it('a German admin is told the commands as their Discord lists them: /bild-admin set, /bild-admin style and /bild style:', async () => {
+    h = await server();
+    const admin = { locale: 'de', guildLocale: 'de', permissions: MANAGE_SERVER };
+
+    const settings = await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, admin));
+    expect(settings.content.split('\n').at(-1)).toBe('Ändere eine mit `/bild-admin set` (clear für den Standard; add oder remove für Listen).');
+    const none = await answerOf(h, h.discord.slashCommand('imagine-admin styles', {}, admin));
+    expect(none.content).toBe('Noch keine Hausstile; Admins legen einen mit `/bild-admin style` an.');
+    const defined = await answerOf(h, h.discord.slashCommand('imagine-admin style', { name: 'aquarell', text: 'ein Aquarell von {prompt}' }, admin));
+    expect(defined.content).toMatch(/Mitglieder wählen ihn mit `\/bild style:`\.$/);
+    const listed = await answerOf(h, h.discord.slashCommand('imagine-admin styles', {}, admin));
+    expect(listed.content.split('\n')[0]).toMatch(/Mitglieder wählen einen mit `\/bild style:`:$/);
+    expect([settings, none, defined, listed].map((m) => m.content).join('\n')).not.toContain('imagine');
+  });
+
   it('a Japanese member in a Japanese server: the refusals, the finished job and the settings view in Japanese', async () => {
     h = await server();
     const ja = { locale: 'ja', guildLocale: 'ja' };
