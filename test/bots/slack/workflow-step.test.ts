@@ -447,6 +447,15 @@ describe('a “Generate image” step failed because the bots’ state could not
 
 describe('a “Generate image” step a crash cut off', () => {
   /** The saved request of the only job run in a data folder: read, and rewritten as a process that crashed would leave it. */
+  /** The process dies with the step's job: its end never comes, so the step is never ended there (restored by `mockRestore`). */
+  function stepNeverEnded() {
+    const start = SlackJobs.prototype.start;
+    vi.spyOn(SlackJobs.prototype, 'start').mockImplementation(async function (this: SlackJobs, input) {
+      const started = await start.call(this, input);
+      return started && { ...started, done: new Promise<never>(() => {}) };
+    });
+  }
+
   async function savedRequest(dataDir: string) {
     const dir = join(dataDir, 'slack', 'requests');
     const [file] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
@@ -461,11 +470,7 @@ describe('a “Generate image” step a crash cut off', () => {
     const { fake, dataDir } = before;
     fake.setLocale('U0HANS', 'de-DE');
     // The process dies with the job: its step is never ended there (a graceful stop would end it).
-    const start = SlackJobs.prototype.start;
-    vi.spyOn(SlackJobs.prototype, 'start').mockImplementation(async function (this: SlackJobs, input) {
-      const started = await start.call(this, input);
-      return started && { ...started, done: new Promise<never>(() => {}) };
-    });
+    stepNeverEnded();
     const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { ...inputs, user: userContext('U0HANS') } });
     await fake.waitFor(() => before.emulator.requests.length > 0 || undefined, 'its request to reach the service');
     await before.close({ fake: true, dataDir: true });
@@ -492,11 +497,7 @@ describe('a “Generate image” step a crash cut off', () => {
     const before = await startHarness({ emulator: { latencyMs: 10 } });
     const { fake, dataDir } = before;
     // The job finishes and its images are posted; the process dies before the step's end (`functions.completeSuccess`).
-    const start = SlackJobs.prototype.start;
-    vi.spyOn(SlackJobs.prototype, 'start').mockImplementation(async function (this: SlackJobs, input) {
-      const started = await start.call(this, input);
-      return started && { ...started, done: new Promise<never>(() => {}) };
-    });
+    stepNeverEnded();
     const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
     await fake.waitFor(() => imageShares(fake, 'C0FLOW').length > 0 || undefined, 'its images to be posted');
     const saved = await savedRequest(dataDir);
@@ -537,16 +538,10 @@ describe('a “Generate image” step a crash cut off', () => {
     const before = await startHarness({ emulator: { latencyMs: 10 } });
     const { fake, dataDir } = before;
     // The job's end is shown and recorded; the process dies before the step's end (`functions.completeSuccess`).
-    const start = SlackJobs.prototype.start;
-    vi.spyOn(SlackJobs.prototype, 'start').mockImplementation(async function (this: SlackJobs, input) {
-      const started = await start.call(this, input);
-      return started && { ...started, done: new Promise<never>(() => {}) };
-    });
+    stepNeverEnded();
     const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
-    const saved = await (async () => {
-      await fake.waitFor(() => imageShares(fake, 'C0FLOW').length > 0 || undefined, 'its images to be posted');
-      return savedRequest(dataDir);
-    })();
+    await fake.waitFor(() => imageShares(fake, 'C0FLOW').length > 0 || undefined, 'its images to be posted');
+    const saved = await savedRequest(dataDir);
     await vi.waitFor(() => expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true }), { timeout: 15_000 });
     expect(saved.read().holder).toBeTruthy();
     await before.close({ fake: true, dataDir: true });
