@@ -4,6 +4,7 @@ import { formatUsd } from '../../core/pricing.js';
 import { estimateOf } from '../../core/pricing.js';
 import { leftOf, passes } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
+import { waitAtMost } from '../../core/with-timeout.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
 import { capRatio, CHEAPEST_JOB_USD, percentOf, usedUp } from '../percent.js';
@@ -138,11 +139,7 @@ export class AlertWatcher {
     clearInterval(this.#timer);
     await this.#letGo(this.#queue.splice(0));
     const running = this.#running;
-    if (running) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([running.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)))]);
-      clearTimeout(timer);
-    }
+    if (running) await waitAtMost(running, STOP_WAIT_MS);
     this.#abort.abort();
   }
 
