@@ -1,6 +1,7 @@
 import { type LoggerLike } from 'pictor';
 import { RecentKeys } from '../runner/index.js';
 import { claimWithin, type Space } from '../state/index.js';
+import { loggableError } from './loggable-error.js';
 
 /**
  * Interaction ids a process remembers having taken, before it asks the state: Discord sends each interaction once, so
@@ -39,7 +40,7 @@ export class InteractionClaims {
       } catch (error) {
         // Not taken here either: the same interaction sent again (a proxy's retry) is checked again.
         this.#recent.drop(id);
-        this.logger.warn({ id, err: error instanceof Error ? { message: error.message } : String(error) }, 'refused an interaction: could not check that no other replica took it');
+        this.logger.warn({ id, err: loggableError(error) }, 'refused an interaction: could not check that no other replica took it');
         return 'unavailable';
       }
     }
