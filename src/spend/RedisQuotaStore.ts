@@ -19,11 +19,7 @@ export interface RedisQuotaStoreOptions extends LedgerOptions {
   redis: Redis;
   /** The account's key prefix (`PICTOR_REDIS_PREFIX`); keys are `<prefix>:quota:…`. Default `pictor`. */
   prefix?: string | undefined;
-  /** `close()` also closes `redis`. Default false (true from `connect`). */
-  ownsConnection?: boolean | undefined;
 }
-
-const DEFAULT_PREFIX = 'pictor';
 
 /**
  * Erases a user's prompts, keeping every amount. KEYS: the usage stream, a scratch key, the user's active set, the
@@ -64,8 +60,7 @@ type Arg = string | number;
 /** What a script that may meet dead processes' reservations answers (`answer`): its reply, then what it ended of them. */
 type Ended<R> = [reply: R, released: string[], settledAtEstimate: string[], nanos: number];
 /** A script for `defineCommand`, with what it answers (`reply`, a type only). */
-type Script<R> = { numberOfKeys: number; lua: string; reply?: R };
-const script = <R>(numberOfKeys: number, lua: string): Script<R> => ({ numberOfKeys, lua });
+const script = <R>(numberOfKeys: number, lua: string): { numberOfKeys: number; lua: string; reply?: R } => ({ numberOfKeys, lua });
 
 const SCRIPTS = {
   pictorSpendReserve: script<Ended<[1] | [0, string, number]>>(0, RESERVE),
@@ -91,7 +86,8 @@ type LedgerClient = Redis & { [Name in keyof typeof SCRIPTS]: (...args: Arg[]) =
 export class RedisQuotaStore implements QuotaStore {
   readonly prefix: string;
   readonly #client: LedgerClient;
-  readonly #ownsConnection: boolean;
+  /** Set by `connect` only: `close()` closes the connection it made. */
+  #ownsConnection = false;
   /** The lease (renewed while this process holds reservations) and its copies of them (put back if Redis loses them). */
   readonly #process: StoreProcess<HeldReservation>;
   /** When this process last trimmed expired usage records (at most once an hour). */
@@ -103,16 +99,17 @@ export class RedisQuotaStore implements QuotaStore {
   /** Connects (failing fast with RedisUnavailableError) and returns a store that closes the connection on `close()`. */
   static async connect(
     config: RedisConfig,
-    options: Omit<RedisQuotaStoreOptions, 'redis' | 'prefix' | 'ownsConnection'> & { connectTimeoutMs?: number | undefined; logger?: RedisLogger | undefined } = {},
+    options: LedgerOptions & { connectTimeoutMs?: number | undefined; logger?: RedisLogger | undefined } = {},
   ): Promise<RedisQuotaStore> {
     const redis = await connectRedis(config.url, { connectTimeoutMs: options.connectTimeoutMs, logger: options.logger, name: `pictor-quota:${config.prefix}` });
-    return new RedisQuotaStore({ ...options, redis, prefix: config.prefix, ownsConnection: true });
+    const store = new RedisQuotaStore({ ...options, redis, prefix: config.prefix });
+    store.#ownsConnection = true;
+    return store;
   }
 
   constructor(options: RedisQuotaStoreOptions) {
-    this.prefix = options.prefix ?? DEFAULT_PREFIX;
+    this.prefix = options.prefix ?? 'pictor';
     this.#client = options.redis as LedgerClient;
-    this.#ownsConnection = options.ownsConnection ?? false;
     this.#process = new StoreProcess(options, () => this.renewLease());
     for (const [name, definition] of Object.entries(SCRIPTS)) {
       if (!(name in this.#client)) this.#client.defineCommand(name, definition);
