@@ -349,31 +349,22 @@ export class FileQuotaStore implements QuotaStore {
     ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
   }
 
-  /** Whether a process's lease still holds: this one, or another that renewed within the lease (and, on this host, whose pid lives). */
-  #isAlive(ledger: Ledger, owner: string, now: number): boolean {
-    if (owner === this.#process.owner) return true;
-    const entry = ledger.owners[owner];
-    if (!entry || (entry.host === THIS_HOST && !isProcessAlive(entry.pid))) return false;
-    return now - entry.renewedAt < this.#process.leaseMs;
-  }
-
-  /** Whether each owner's lease holds now, asked once per owner (by this process's clock: leases are not the time a job counts in). */
+  /**
+   * Whether each owner's lease holds now, asked once per owner (by this process's clock: leases are not the time a job
+   * counts in): this process's, or another's renewed within the lease whose pid, on this host, lives.
+   */
   #aliveness(ledger: Ledger): (owner: string) => boolean {
     const alive = new Map<string, boolean>();
-    const liveAt = this.#process.clock();
-    return (owner) => alive.get(owner) ?? alive.set(owner, this.#isAlive(ledger, owner, liveAt)).get(owner)!;
+    const now = this.#process.clock();
+    const isAlive = (owner: string, entry = ledger.owners[owner]): boolean =>
+      owner === this.#process.owner || (!!entry && !(entry.host === THIS_HOST && !isProcessAlive(entry.pid)) && now - entry.renewedAt < this.#process.leaseMs);
+    return (owner) => alive.get(owner) ?? alive.set(owner, isAlive(owner)).get(owner)!;
   }
 
-  /**
-   * The ledger as the next commit's reconcile will leave it, for reads that write nothing: a gone process's queued
-   * reservations released, its sent ones charged at their estimate (`reconcileIn` on a copy, made only when there are
-   * some). The caller must not change what it gets.
-   */
+  /** The ledger as the next commit's reconcile will leave it, for reads that write nothing (a copy, only when it differs: not to be changed). */
   #endingGone(ledger: Ledger, now: number): Ledger {
     const isAlive = this.#aliveness(ledger);
-    let gone = false;
-    for (const jobId in ledger.reservations) if (!isAlive(ledger.reservations[jobId]!.owner)) gone = true;
-    if (!gone) return ledger;
+    if (Object.values(ledger.reservations).every((r) => isAlive(r.owner))) return ledger;
     const copy = structuredClone(ledger);
     reconcileIn(copy, isAlive, now);
     return copy;
@@ -560,19 +551,17 @@ export class FileQuotaStore implements QuotaStore {
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
   async #readCapOverrides(): Promise<CapOverridesFile> {
+    const unreadable = (problem: string, cause: unknown) => new LedgerUnreadableError(this.capOverridesPath, problem, { cause, remedy: CAP_OVERRIDES_REMEDY });
     let text: string | undefined;
     try {
       text = readIfExists(this.capOverridesPath);
     } catch (error) {
-      throw new LedgerUnreadableError(this.capOverridesPath, "cannot be read (the chat admins' caps)", { cause: error, remedy: CAP_OVERRIDES_REMEDY });
+      throw unreadable("cannot be read (the chat admins' caps)", error);
     }
     if (text === undefined) return { version: 1, scopes: {} };
     const parsed = CapOverridesFileSchema.safeParse(safeJson(text));
     if (parsed.success) return parsed.data;
-    throw new LedgerUnreadableError(this.capOverridesPath, "is damaged (the chat admins' caps), and no good backup copy (.bak) is beside it", {
-      cause: parsed.error,
-      remedy: CAP_OVERRIDES_REMEDY,
-    });
+    throw unreadable("is damaged (the chat admins' caps), and no good backup copy (.bak) is beside it", parsed.error);
   }
 
   async #writeCapOverrides(file: CapOverridesFile): Promise<void> {
