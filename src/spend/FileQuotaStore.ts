@@ -32,11 +32,10 @@ type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T
 const OPEN_LEDGERS = new Set<string>();
 
 /**
- * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by the processes of one machine, with
- * `usage.jsonl` and `cap-overrides.json` beside it; the lock and group commit are docs/spend-guard.md's "Without
- * Redis", the `.bak` copies and `open()` putting them back its "Start checks". Every change is written before it
- * answers. A commit awaits only its fsyncs: a job's `markSent` stands between the limiter's grant and the request
- * leaving, and each awaited call would wait a turn of a busy event loop.
+ * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by one machine's processes, with `usage.jsonl`
+ * and `cap-overrides.json` beside it (docs/spend-guard.md, "Without Redis" and "Start checks"). Every change is written
+ * before it answers. A commit awaits only its fsyncs: `markSent` stands between the limiter's grant and the send, and
+ * each awaited call would wait a turn of a busy event loop.
  */
 export class FileQuotaStore implements QuotaStore {
   readonly path: string;
@@ -44,7 +43,6 @@ export class FileQuotaStore implements QuotaStore {
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
   readonly #dir: string;
-  /** The lease (renewed while this process holds reservations) and its copies of them (put back if the file loses them). */
   readonly #process: StoreProcess<Reservation>;
   readonly #serial = createSerialQueue();
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
@@ -67,7 +65,6 @@ export class FileQuotaStore implements QuotaStore {
     this.#process = new StoreProcess(options, () => this.renewLease());
   }
 
-  /** The data folder of this ledger (the console keeps its alerts beside it). */
   get storage(): LedgerStorage {
     return { kind: 'file', dir: resolve(this.#dir) };
   }
@@ -95,7 +92,6 @@ export class FileQuotaStore implements QuotaStore {
     );
   }
 
-  /** A reservation answered once the store is closed (asked before `close`, written while it waits for pending operations) is refused by `hold`. */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     let copy: Reservation | undefined;
     const answer = await this.#update<ReserveResult>(input.now, (ledger) => {
@@ -184,7 +180,6 @@ export class FileQuotaStore implements QuotaStore {
     return new Map(keys.map((key) => [key, { day: usedIn(ledger, key, 'day', now), month: usedIn(ledger, key, 'month', now) }]));
   }
 
-  /** From the ledger as last written, without the lock (`#peek`), as `spentMany` reads it. */
   async settledKeys(now: number): Promise<string[]> {
     return Object.keys((await this.#peek()).spent[periodKey('month', now)] ?? {});
   }
@@ -231,10 +226,8 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * The records appended to `usage.jsonl` after `cursor` (`<inode>:<byte offset>`), without the lock: appends are
-   * whole lines written under it, and only complete lines are read (a line still being written is read next time).
-   * A file that was replaced (dropping expired records, or forgetting prompts, writes a new one) or is shorter than
-   * the cursor is read again from its start (`reset`).
+   * After `cursor` (`<inode>:<byte offset>`), without the lock: appends are whole lines written under it, and only
+   * complete lines are read. A file replaced (pruned, prompts forgotten) or shorter than the cursor is read whole (`reset`).
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#process.assertOpen();
@@ -298,10 +291,7 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  /**
-   * The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json`: read, handed to
-   * `accept` (outside the lock), and removed only once `accept` has resolved.
-   */
+  /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json` (`accept` runs outside the lock). */
   async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
     const replay = join(this.#dir, 'slack-replay.json');
     const taken = await this.#readLocked(async () => {
@@ -323,10 +313,7 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  /**
-   * Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`, and tells
-   * `onError` of its failures); once closed, nothing.
-   */
+  /** Renews the lease now, while this process holds reservations (the timer does it every third of `leaseMs`); once closed, nothing. */
   renewLease(): Promise<void> {
     if (this.#process.held.size === 0 || this.#process.closed) return Promise.resolve();
     const now = this.#process.clock();
@@ -468,11 +455,7 @@ export class FileQuotaStore implements QuotaStore {
     return parsed.ledger;
   }
 
-  /**
-   * The ledger as last written, without the lock, for readers that change nothing (the console, `check`): it is
-   * always replaced whole (rename), so a read sees one version. Read again only when the file changed; the caller
-   * must not change what it gets.
-   */
+  /** The ledger as last written, without the lock (replaced whole by rename), read again only when the file changed: not to be changed. */
   async #peek(): Promise<Ledger> {
     this.#process.assertOpen();
     const stamp = fileStamp(this.path);
@@ -516,10 +499,8 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * The records of `usage.jsonl` in file order. Without `from`, the whole file read at once. With it, those a query from
-   * a day later may need, read from the end back 64 KiB at a time: records are appended in time order give or take a
-   * day (a job counts in the day it was reserved, settled up to days later), so once a whole chunk is older than
-   * `from`, so are the lines before it.
+   * The records of `usage.jsonl` in file order; with `from`, read from the end back 64 KiB at a time until a whole chunk
+   * is older than `from`: records are appended in time order give or take a day (a job counts in the day it was reserved).
    */
   async #readUsage(from?: number): Promise<UsageRecord[]> {
     if (from === undefined) return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');

@@ -88,7 +88,6 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #client: LedgerClient;
   /** Set by `connect` only: `close()` closes the connection it made. */
   #ownsConnection = false;
-  /** The lease (renewed while this process holds reservations) and its copies of them (put back if Redis loses them). */
   readonly #process: StoreProcess<HeldReservation>;
   /** When this process last trimmed expired usage records (at most once an hour). */
   #usageTrimmedAt = Number.NEGATIVE_INFINITY;
@@ -122,7 +121,6 @@ export class RedisQuotaStore implements QuotaStore {
     return this.#client;
   }
 
-  /** The prefix, and the connection (shared with whoever keeps records beside the ledger: the console's alerts). */
   get storage(): LedgerStorage {
     return { kind: 'redis', redis: this.#client, prefix: this.prefix };
   }
@@ -261,10 +259,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.#process.forgetPrompts(userKey);
   }
 
-  /**
-   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys: every one read, handed to `accept`,
-   * then all deleted in one DEL once `accept` has resolved — a failure or a stop before that deletes none.
-   */
+  /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, all deleted in one DEL once `accept` has resolved. */
   async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
     const redis = this.#redis;
     const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
@@ -308,11 +303,7 @@ export class RedisQuotaStore implements QuotaStore {
     return jobs.sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
   }
 
-  /**
-   * The stream entries after the cursor's id (`(id` excludes it); the cursor is `<rewrites>/<stream id>`. A stream
-   * made anew (no entry at or after the cursor's id), or rewritten since (a member's prompts erased: `forgetPrompts`),
-   * is read again whole.
-   */
+  /** After the cursor (`<rewrites>/<stream id>`); a stream made anew (no entry at the cursor's id) or rewritten since is read whole. */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     const key = this.#key('usage');
     const rewrites = (await this.#redis.get(this.#key('usage', 'rewrites'))) ?? '0';

@@ -75,17 +75,13 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     for (const copy of this.held.values()) if (copy.userKey === userKey && copy.job) copy.job = withoutPromptOf(copy.job);
   }
 
-  /**
-   * From a process's first reconcile (a long-running one's start) on, `reconcile` again once per `leaseMs` until closed:
-   * a gone process's reservations end within a lease of its lease lapsing, though no reserve meets them.
-   */
+  /** From the first reconcile on, once per `leaseMs` until closed: a gone process's reservations end though no reserve meets them. */
   reconcileEachLease(reconcile: () => Promise<unknown>): void {
     if (this.#closed || this.#reconciling) return;
     this.#reconciling = setInterval(() => void reconcile().catch((error: unknown) => this.onError?.(error)), this.leaseMs);
     this.#reconciling.unref?.();
   }
 
-  /** The closed error (QuotaStoreClosedError) once the store is closed. */
   assertOpen(): void {
     refuseIfClosed(this.closed);
   }
