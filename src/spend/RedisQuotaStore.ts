@@ -255,7 +255,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   async forgetPrompts(userKey: string): Promise<void> {
     const usage = this.#key('usage');
-    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, `${this.prefix}:quota:res:`);
+    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, this.#key('res', ''));
     this.#process.forgetPrompts(userKey);
   }
 
@@ -426,7 +426,7 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   #prelude(now: number): Arg[] {
-    return [`${this.prefix}:quota:`, this.#process.keepDays * DAY_MS, now];
+    return [this.#key(''), this.#process.keepDays * DAY_MS, now];
   }
 
   /** `<prefix>:quota:<parts>`: the keys of the table in docs/shared-limits.md. */

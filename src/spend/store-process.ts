@@ -20,8 +20,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   readonly usageRetentionMs: number;
   readonly clock: () => number;
   readonly onError: ((error: unknown) => void) | undefined;
-  readonly #onLost: ((lost: LostReservation) => void) | undefined;
-  readonly #onReconciled: ((report: ReconcileReport) => void) | undefined;
+  readonly #options: LedgerOptions;
   readonly #renew: () => Promise<void>;
   #stopRenewing: (() => void) | undefined;
   #reconciling: ReturnType<typeof setInterval> | undefined;
@@ -33,8 +32,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.usageRetentionMs = Math.max(1, options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS) * DAY_MS;
     this.clock = options.clock ?? Date.now;
     this.onError = options.onError;
-    this.#onLost = options.onReservationLost;
-    this.#onReconciled = options.onReconciled;
+    this.#options = options;
     this.#renew = renew;
   }
 
@@ -55,14 +53,14 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   }
 
   lost(jobId: string, copy: Copy, foundAt: LostReservation['foundAt'], chargedUsd: number | undefined): void {
-    this.#onLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
+    this.#options.onReservationLost?.({ jobId, userKey: copy.userKey, scopeKey: copy.scopeKey, day: copy.day, foundAt, chargedUsd });
   }
 
   /** What a step of the ledger ended of dead processes' reservations (a reconcile's, or any that met them), told to `onReconciled` when it ended any; a hook that throws never fails the written step (its error goes to `onError`). */
   reconciled(report: ReconcileReport): ReconcileReport {
     if (report.released.length + report.settledAtEstimate.length > 0) {
       try {
-        this.#onReconciled?.(report);
+        this.#options.onReconciled?.(report);
       } catch (error) {
         this.onError?.(error);
       }
