@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +12,7 @@ import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { followOutput } from '../helpers/child-output.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
+import { silentServer } from '../helpers/silent-server.js';
 import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
 
 const env = useEmulator();
@@ -458,22 +458,6 @@ describe('Ctrl+C or SIGTERM while connecting', () => {
     expect(onlyJsonLine(output.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: false, charged: 0 });
   }, 60_000);
 });
-
-/** A TCP listener that takes connections and never says a word, as a hung Redis does: `connected` once one came. Closed after the test. */
-async function silentServer() {
-  const sockets: Socket[] = [];
-  const server = createServer((socket) => {
-    sockets.push(socket);
-    socket.on('error', () => undefined);
-  });
-  const connected = new Promise<void>((resolve) => server.once('connection', () => resolve()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  return { port: (server.address() as AddressInfo).port, connected };
-}
 
 /** `pictor generate` of a fox against the test's emulator, in its own process, its ledgers in `data`. */
 function spawnFox(args: string[], data: string) {
