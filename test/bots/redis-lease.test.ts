@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { RedisLease } from '../../bots/redis-lease.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { answerBoundMs } from '../../src/core/renewal.js';
+import { onFakeClock } from '../helpers/fake-clock.js';
 import { startCuttableLink } from '../helpers/shared-limits-proxy.js';
 import { useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -80,8 +81,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     expect(await a.take()).toBe(true);
     await redis.set(key, 'b', 'PX', 60_000);
     const evals = vi.spyOn(redis, 'eval');
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-    try {
+    await onFakeClock(async () => {
       const keptAt = Date.now();
       const lost: { why: string; at: number }[] = [];
       a.keep((why) => lost.push({ why, at: Date.now() }));
@@ -94,9 +94,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       await vi.advanceTimersByTimeAsync(3 * TTL_MS);
       expect(evals).toHaveBeenCalledTimes(1);
       expect(lost).toHaveLength(1);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
     expect(await redis.get(key)).toBe('b');
     expect(await redis.pttl(key)).toBeGreaterThan(TTL_MS);
   });
@@ -106,8 +104,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     const a = leaseOf(redis, key, 'a', true);
     expect(await a.take()).toBe(true);
     const evals = vi.spyOn(redis, 'eval');
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-    try {
+    await onFakeClock(async () => {
       const lost: string[] = [];
       a.keep((why) => lost.push(why));
       // What an empty restart does to this key: gone before the next renewal.
@@ -128,9 +125,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       await vi.advanceTimersByTimeAsync(0);
       expect(lost).toEqual(['another process holds the lease']);
       a.letGo();
-    } finally {
-      vi.useRealTimers();
-    }
+    });
     expect(await redis.get(key)).toBe('b');
   });
 
@@ -139,8 +134,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     const a = leaseOf(redis, key, 'a');
     expect(await a.take()).toBe(true);
     const evals = vi.spyOn(redis, 'eval');
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-    try {
+    await onFakeClock(async () => {
       const lost: string[] = [];
       a.keep((why) => lost.push(why));
       await redis.del(key);
@@ -150,9 +144,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       await vi.advanceTimersByTimeAsync(0);
       expect(lost).toEqual(['another process holds the lease']);
       a.letGo();
-    } finally {
-      vi.useRealTimers();
-    }
+    });
     expect(await redis.get(key)).toBeNull();
   });
 
@@ -169,8 +161,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     // streak of its own after a confirmed renewal, which its late answer ends (the next renewal's answer lands later).
     const answers = [{ lateMs }, 'redis', 'fail', 'fail', 'redis', 'fail', 'redis', { lateMs: answerBoundMs(ttlMs) + 500 }, 'redis', { lateMs }, 'redis', 'redis'] as const;
     const evals = renewalsAnswer(redis, [...answers]);
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-    try {
+    await onFakeClock(async () => {
       const lost: string[] = [];
       a.keep((why) => lost.push(why));
       for (const [n, answer] of answers.entries()) {
@@ -183,9 +174,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       expect(told).toEqual(['failed: Redis is loading', 'recovered', 'failed: Redis is loading', 'recovered', `failed: the renewal was not answered within ${answerBoundMs(ttlMs)} ms`, 'recovered']);
       a.letGo();
       expect(lost).toEqual([]);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('sends no third renewal while two are unanswered (a connection that queues its commands replays at most two), and renews on once one is answered', async () => {
@@ -195,8 +184,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     expect(await a.take()).toBe(true);
     const held: ((answer: number) => void)[] = [];
     const evals = vi.spyOn(redis, 'eval').mockImplementation((() => new Promise((resolve) => held.push(resolve))) as never);
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-    try {
+    await onFakeClock(async () => {
       const lost: string[] = [];
       a.keep((why) => lost.push(why));
       await vi.advanceTimersByTimeAsync(5 * RENEW_EVERY_MS);
@@ -206,9 +194,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       expect(evals).toHaveBeenCalledTimes(3);
       expect(lost).toEqual([]);
       a.letGo();
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('ignores a late answer of a renewal sent before it was let go: taken and kept again, the new keep renews on and only its own onLost is called', async () => {
@@ -220,8 +206,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     const evalByRedis = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
     const evals = vi.spyOn(redis, 'eval').mockImplementationOnce((() => new Promise((resolve) => (answerFirst = resolve))) as never);
     evals.mockImplementation(((...args: unknown[]) => evalByRedis(...args)) as never);
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-    try {
+    await onFakeClock(async () => {
       const lost: string[] = [];
       a.keep((why) => lost.push(`first: ${why}`));
       await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS);
@@ -242,9 +227,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       }
       expect(lost).toEqual([]);
       a.letGo();
-    } finally {
-      vi.useRealTimers();
-    }
+    });
     expect(await redis.get(key)).toBe('a');
   });
 
@@ -253,8 +236,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     const a = leaseOf(redis, key, 'a');
     expect(await a.take()).toBe(true);
     const evals = vi.spyOn(redis, 'eval');
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-    try {
+    await onFakeClock(async () => {
       const lost: string[] = [];
       a.keep((why) => lost.push(`first: ${why}`));
       await vi.advanceTimersByTimeAsync(RENEW_EVERY_MS / 2);
@@ -269,9 +251,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       await vi.advanceTimersByTimeAsync(3 * TTL_MS);
       expect(evals).toHaveBeenCalledTimes(4);
       expect(lost).toEqual([]);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('is given up one renewal interval before it could lapse when Redis has not confirmed it, counted from when the last confirmed renewal was sent', async () => {
@@ -284,8 +264,7 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
     const sentAt: number[] = [];
     const evalByA = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
     const evals = vi.spyOn(redis, 'eval').mockImplementation(((...args: unknown[]) => (sentAt.push(Date.now()), evalByA(...args))) as never);
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-    try {
+    await onFakeClock(async () => {
       const lost: { why: string; at: number }[] = [];
       a.keep((why) => lost.push({ why, at: Date.now() }));
       // The first renewal is confirmed.
@@ -301,8 +280,6 @@ describe.skipIf(redisSetup.skipReason)('RedisLease on a real Redis', () => {
       await vi.advanceTimersByTimeAsync(3 * TTL_MS);
       expect(sentAt).toHaveLength(sent);
       expect(lost).toHaveLength(1);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 });

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +12,7 @@ import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { followOutput } from '../helpers/child-output.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
+import { silentServer } from '../helpers/silent-server.js';
 import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
 
 const env = useEmulator();
@@ -25,7 +25,7 @@ const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).
  */
 async function withWatcher(body: (watcher: { job: JobWatch; said: string[]; exit: MockInstance<typeof process.exit> }) => void | Promise<void>): Promise<void> {
   vi.useFakeTimers();
-  const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+  const exit = exitRecorded();
   const job = new JobWatch();
   const said: string[] = [];
   job.listen((lines) => said.push(...lines));
@@ -355,20 +355,9 @@ describe('Ctrl+C while the ledger records that the request may be billed', () =>
     const data = await tempDir();
     const out = await tempDir();
     // The exit timer must not end the test's process: recorded instead.
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    onTestFinished(() => exit.mockRestore());
+    const exit = exitRecorded();
     // The ledger's "may be billed" mark waits, as it does behind another process using the ledger, until the test lets it go.
-    const markSent = FileQuotaStore.prototype.markSent;
-    let reached!: () => void;
-    const atMark = new Promise<void>((resolve) => (reached = resolve));
-    let letGo!: () => void;
-    const held = new Promise<void>((resolve) => (letGo = resolve));
-    const mark = vi.spyOn(FileQuotaStore.prototype, 'markSent').mockImplementation(async function (this: FileQuotaStore, jobId: string) {
-      reached();
-      await held;
-      return markSent.call(this, jobId);
-    });
-    onTestFinished(() => mark.mockRestore());
+    const { atMark, letGo } = ledgerMarkHeld('before recording it');
     const said: string[] = [];
     const running = run(['generate', '--prompt', 'a slow fox', '--quality', 'low', '--json', '--out', `${out}/`], { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data }, { stderr: (line) => said.push(line) });
     await atMark;
@@ -396,20 +385,9 @@ describe('an exit while the ledger records that the request may be billed', () =
   it('says nothing was sent and, with --json, sent false and charged null, as the mark recorded leaves the job to be charged its estimate', async () => {
     const data = await tempDir();
     const out = await tempDir();
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    onTestFinished(() => exit.mockRestore());
+    const exit = exitRecorded();
     // The mark is recorded, then its answer never comes (until the test lets it go, after the exit).
-    const markSent = FileQuotaStore.prototype.markSent;
-    let reached!: () => void;
-    const atMark = new Promise<void>((resolve) => (reached = resolve));
-    let letGo!: () => void;
-    const held = new Promise<void>((resolve) => (letGo = resolve));
-    const mark = vi.spyOn(FileQuotaStore.prototype, 'markSent').mockImplementation(async function (this: FileQuotaStore, jobId: string) {
-      await markSent.call(this, jobId);
-      reached();
-      await held;
-    });
-    onTestFinished(() => mark.mockRestore());
+    const { atMark, letGo } = ledgerMarkHeld('after recording it');
     const said: string[] = [];
     const lines: string[] = [];
     const running = run(['generate', '--prompt', 'a slow fox', '--quality', 'low', '--json', '--out', `${out}/`], { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data }, { stderr: (line) => said.push(line), stdout: (line) => lines.push(line) });
@@ -459,20 +437,31 @@ describe('Ctrl+C or SIGTERM while connecting', () => {
   }, 60_000);
 });
 
-/** A TCP listener that takes connections and never says a word, as a hung Redis does: `connected` once one came. Closed after the test. */
-async function silentServer() {
-  const sockets: Socket[] = [];
-  const server = createServer((socket) => {
-    sockets.push(socket);
-    socket.on('error', () => undefined);
+/** `process.exit` recorded instead of run, as it is again once the running test has finished (or at `mockRestore`). */
+function exitRecorded(): MockInstance<typeof process.exit> {
+  const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+  onTestFinished(() => exit.mockRestore());
+  return exit;
+}
+
+/**
+ * The ledger's "may be billed" mark held, before or after it is recorded, until the test lets it go: `atMark` once a
+ * job reached it. The mark is the ledger's own again once the running test has finished.
+ */
+function ledgerMarkHeld(when: 'before recording it' | 'after recording it'): { atMark: Promise<void>; letGo: () => void } {
+  const markSent = FileQuotaStore.prototype.markSent;
+  let reached!: () => void;
+  const atMark = new Promise<void>((resolve) => (reached = resolve));
+  let letGo!: () => void;
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  const mark = vi.spyOn(FileQuotaStore.prototype, 'markSent').mockImplementation(async function (this: FileQuotaStore, jobId: string) {
+    if (when === 'after recording it') await markSent.call(this, jobId);
+    reached();
+    await held;
+    if (when === 'before recording it') await markSent.call(this, jobId);
   });
-  const connected = new Promise<void>((resolve) => server.once('connection', () => resolve()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  return { port: (server.address() as AddressInfo).port, connected };
+  onTestFinished(() => mark.mockRestore());
+  return { atMark, letGo };
 }
 
 /** `pictor generate` of a fox against the test's emulator, in its own process, its ledgers in `data`. */

@@ -1,10 +1,10 @@
 import fs, { rmSync, writeFileSync } from 'node:fs';
-import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { DATA_FOLDER_LOCK, holdDataFolder } from '../../src/spend/data-folder-lock.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
+import { beforeEachRead } from '../helpers/file-reads.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 describe('the data folder lock, held by a lock file that names no process yet', () => {
@@ -104,19 +104,11 @@ describe('the data folder lock, left by this very pid before (a container starte
   it('is not removed when, looked at again under the breaker, it has just been taken by a twin (same pid, same host name, another container sharing the folder)', async () => {
     const { dir, lock } = await leftover();
     // The twin removes the leftover and takes the folder between this start's look at the lock and its removal.
-    const { readFile } = fsp;
-    let reads = 0;
-    fsp.readFile = (async (file: Parameters<typeof readFile>[0], options?: Parameters<typeof readFile>[1]) => {
-      if (file === lock && ++reads === 2) writeFileSync(lock, `${process.pid}\n${THIS_HOST}\n`);
-      return readFile(file, options);
-    }) as typeof readFile;
-    syncBuiltinESMExports();
-    onTestFinished(() => {
-      fsp.readFile = readFile;
-      syncBuiltinESMExports();
+    const lockReads = beforeEachRead(lock, (reads) => {
+      if (reads === 2) writeFileSync(lock, `${process.pid}\n${THIS_HOST}\n`);
     });
     await expect(holdDataFolder(dir)).rejects.toMatchObject({ param: 'PICTOR_DATA_DIR' });
-    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(lockReads.reads()).toBeGreaterThanOrEqual(2);
     expect(Date.now() - fs.statSync(lock).mtimeMs).toBeLessThan(10_000);
   });
 });

@@ -1,10 +1,10 @@
-import fsp, { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { OWN_PID_LEFTOVER_MS, THIS_HOST, UNREADABLE_STALE_MS, withFileLock } from '../../src/spend/file-lock.js';
+import { beforeEachRead } from '../helpers/file-reads.js';
 
 const dirs: string[] = [];
 async function lockPath(): Promise<string> {
@@ -50,23 +50,14 @@ describe('the ledger’s file lock', () => {
     await writeFile(path, `${process.ppid}\n${THIS_HOST}\n`);
     // The owner lets go as the lock is read, a moment after the try that found it: the read finds no lock.
     vi.useFakeTimers({ toFake: ['Date'] });
-    const { readFile } = fsp;
-    let reads = 0;
-    fsp.readFile = (async (file: Parameters<typeof readFile>[0], options?: Parameters<typeof readFile>[1]) => {
-      if (file === path && ++reads === 1) {
-        await rm(path);
-        vi.setSystemTime(Date.now() + 1);
-      }
-      return readFile(file, options);
-    }) as typeof readFile;
-    syncBuiltinESMExports();
-    onTestFinished(() => {
-      fsp.readFile = readFile;
-      syncBuiltinESMExports();
-      vi.useRealTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const lockReads = beforeEachRead(path, async (reads) => {
+      if (reads !== 1) return;
+      await rm(path);
+      vi.setSystemTime(Date.now() + 1);
     });
     expect(await withFileLock(path, async () => 'in', { timeoutMs: 0 })).toBe('in');
-    expect(reads).toBe(1);
+    expect(lockReads.reads()).toBe(1);
   });
 
   it('waits for a live owner and gives up naming it', async () => {
@@ -123,22 +114,11 @@ describe('the ledger’s file lock, naming this very pid (a container started ag
   /** On a clock that moves `stepMs` at each look at the lock's owner; `onRead` runs at each look, before it. */
   function clockMovingAtEachLook(path: string, stepMs: number, onRead: (reads: number) => Promise<void> = async () => undefined): { reads: () => number } {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const { readFile } = fsp;
-    let reads = 0;
-    fsp.readFile = (async (file: Parameters<typeof readFile>[0], options?: Parameters<typeof readFile>[1]) => {
-      if (file === path) {
-        vi.setSystemTime(Date.now() + stepMs);
-        await onRead(++reads);
-      }
-      return readFile(file, options);
-    }) as typeof readFile;
-    syncBuiltinESMExports();
-    onTestFinished(() => {
-      fsp.readFile = readFile;
-      syncBuiltinESMExports();
-      vi.useRealTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    return beforeEachRead(path, async (reads) => {
+      vi.setSystemTime(Date.now() + stepMs);
+      await onRead(reads);
     });
-    return { reads: () => reads };
   }
 
   it('waits past its timeout for a lock an earlier process of this pid left, until it is old enough to be taken over (a restart right after a crash mid-commit)', async () => {
