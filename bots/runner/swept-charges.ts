@@ -1,4 +1,5 @@
 import type { LoggerLike } from 'pictor';
+import { cutOffCostUsd } from 'pictor/internal';
 import { jobEndOf, type JobEnd } from './job-history.js';
 import type { JobCost, QuotaStore } from './types.js';
 
@@ -10,7 +11,9 @@ export type SweptLedger = Pick<QuotaStore, 'usage' | 'reconcile' | 'activeJobs'>
  * a reconcile charged once its request had reached the service); `pending`, its request sent and its reservation still
  * held by a process the ledger does not count gone yet (its ledger lease, 60 s, outlives its lease on the job, 15 s):
  * most likely charged its estimate (`cost`) once that lease lapses, so it may be charged up to that; `none`, nothing
- * charged nor to be (released, never sent, never taken by the runner), or the ledger could not be read.
+ * charged nor to be (released, never sent, never taken by the runner), or the ledger could not be read. Whether a held
+ * reservation may have been billed, and up to what, is the core's rule for a job cut off by its process's death
+ * (`cutOffCostUsd`): its estimate once its request was sent, what the reconcile charges it.
  */
 export type SweptCharge = { type: 'charged'; cost: JobCost } | { type: 'pending'; cost: JobCost } | { type: 'none' };
 
@@ -31,13 +34,18 @@ const DAY_MS = 24 * 3_600_000;
  * process the ledger counts live still holds; then the usage records of each member (by the day it counts in: the day
  * it was reserved, just before its record was made) and the reservations still held, once each. A ledger that cannot
  * be read answers `none` for every job (logged once): "stopped" is said without its charge. Discord's sweep and
- * Slack's share it: one rule for what a swept job was charged.
+ * Slack's share it: one rule for what a swept job was charged. `now` is the caller's clock, the reconcile's time.
  */
-export function sweptCharges(ledger: SweptLedger | undefined, jobs: readonly SweptJob[], logger: LoggerLike): (jobId: string | undefined) => Promise<SweptCharge> {
+export function sweptCharges(
+  ledger: SweptLedger | undefined,
+  jobs: readonly SweptJob[],
+  logger: LoggerLike,
+  now: () => number = Date.now,
+): (jobId: string | undefined) => Promise<SweptCharge> {
   let read: Promise<Map<string, SweptCharge>> | undefined;
   return async (jobId) => {
     if (!jobId || !ledger || !jobs.some((job) => job.jobId === jobId)) return NONE;
-    read ??= readCharges(ledger, jobs).catch((error: unknown) => {
+    read ??= readCharges(ledger, jobs, now()).catch((error: unknown) => {
       logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not read what the ledger charged the jobs a stop left; they are shown stopped without it');
       return new Map<string, SweptCharge>();
     });
@@ -45,13 +53,17 @@ export function sweptCharges(ledger: SweptLedger | undefined, jobs: readonly Swe
   };
 }
 
-async function readCharges(ledger: SweptLedger, jobs: readonly SweptJob[]): Promise<Map<string, SweptCharge>> {
-  await ledger.reconcile(Date.now());
+async function readCharges(ledger: SweptLedger, jobs: readonly SweptJob[], now: number): Promise<Map<string, SweptCharge>> {
+  await ledger.reconcile(now);
   const since = new Map<string, number>();
   for (const job of jobs) since.set(job.userKey, Math.min(since.get(job.userKey) ?? Infinity, job.createdAt - DAY_MS));
   const settled = new Map<string, number>();
   for (const [userKey, from] of since) for (const record of await ledger.usage({ userKey, since: from })) settled.set(record.jobId, record.costUsd);
-  const held = new Map((await ledger.activeJobs()).filter((j) => j.sent).map((j) => [j.jobId, j.usd]));
+  const held = new Map<string, number>();
+  for (const reservation of await ledger.activeJobs()) {
+    const mayCostUsd = cutOffCostUsd(reservation);
+    if (mayCostUsd !== undefined) held.set(reservation.jobId, mayCostUsd);
+  }
   const charges = new Map<string, SweptCharge>();
   for (const { jobId } of jobs) {
     const costUsd = settled.get(jobId);

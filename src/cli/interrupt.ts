@@ -144,6 +144,15 @@ export class JobWatch {
 }
 
 /**
+ * Whether the job's request had left by this phase: `sent`, or `done` (its request ended; a job refused before its
+ * request left fails with its refusal, its phase read before it is marked done). The one answer of the Ctrl+C report,
+ * its `--json` line, the first Ctrl+C's line and a failed job's exit.
+ */
+export function wasSent(phase: JobWatch['phase']): boolean {
+  return phase === 'sent' || phase === 'done';
+}
+
+/**
  * What the first Ctrl+C (or SIGTERM) does, by the job's phase: `stopping` before anything was sent (connecting to
  * Redis, the ledger or the service, or waiting for a slot, the ledger's reservation or its mark that the request may be
  * billed: no request left to cancel),
@@ -152,7 +161,7 @@ export class JobWatch {
 export type FirstStop = 'stopping' | 'cancelling' | 'writing';
 
 export function firstStopOf(phase: JobWatch['phase']): FirstStop {
-  if (phase === 'waiting' || phase === 'marking') return 'stopping';
+  if (!wasSent(phase)) return 'stopping';
   return phase === 'sent' ? 'cancelling' : 'writing';
 }
 
@@ -218,7 +227,7 @@ export function interruptJson(job: Pick<JobWatch, 'phase' | 'files' | 'settled' 
     operation,
     files,
     partials,
-    sent: (job.phase === 'sent' || job.phase === 'done') && job.settled?.released !== 'not_sent',
+    sent: wasSent(job.phase) && job.settled?.released !== 'not_sent',
     // Stopped before the ledger's mark that it may be billed: whatever the ledger did, a later run releases it.
     charged: job.phase === 'waiting' && charged === null ? 0 : charged,
     emulator,
@@ -256,7 +265,7 @@ export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled
   if (job.files.length) {
     lines.push(`Images written before the interruption (${job.files.length}):`);
     for (const file of job.files) lines.push(`  ${file}`);
-  } else if (job.phase === 'sent' || job.phase === 'done') {
+  } else if (wasSent(job.phase)) {
     lines.push('No image had arrived yet, so none was written.');
   }
   return lines;

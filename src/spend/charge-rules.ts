@@ -118,3 +118,19 @@ export function chargeOf(outcome: JobOutcome, estimate: PriceQuote, request: Cha
 export function interruptedCostUsd(estimate: PriceQuote, completed: CompletedEvent[], request: ChargedRequest): number {
   return chargeOf({ ending: { kind: 'cancelled' }, sent: true, completed }, estimate, request)!.usd;
 }
+
+/** A job's reservation as the ledger holds it: what it reserved (its estimate, `estimateOf`) and whether its request may have left. */
+export interface HeldReservation {
+  usd: number;
+  sent: boolean;
+}
+
+/**
+ * What a job cut off by the death of its process may cost, when its reservation is all that is left of it (the images
+ * that came, if any, went with the process): an interrupted job's charge (`interruptedCostUsd`) with no image seen —
+ * nothing unless its request was sent (`mayBeBilled`), else each image asked at its estimate, which is what it reserved:
+ * the figure the ledger's reconcile charges it once its process is counted gone. Undefined: it cannot have been billed.
+ */
+export function cutOffCostUsd(reservation: HeldReservation): number | undefined {
+  return mayBeBilled({ ending: { kind: 'cancelled' }, sent: reservation.sent, completed: [] }) ? reservation.usd : undefined;
+}

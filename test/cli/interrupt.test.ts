@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished, vi, type MockInstance } from 'vitest';
-import { firstStopLine, firstStopOf, INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, type InterruptJson } from '../../src/cli/interrupt.js';
+import { firstStopLine, firstStopOf, INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, wasSent, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
@@ -125,6 +125,10 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptJson({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
     expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
     expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
+  });
+
+  it('counts a request sent once it left, and still once it ended; not while waiting nor while the ledger records its mark', () => {
+    expect((['waiting', 'marking', 'sent', 'done'] as const).map(wasSent)).toEqual([false, false, true, true]);
   });
 
   it('says at once what the first Ctrl+C does: stops before anything was sent, cancels a sent request, or lets a done job write its images', () => {

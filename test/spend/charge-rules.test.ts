@@ -3,7 +3,7 @@ import { AbortedError, BadResponseError, ERROR_CODES, ModerationError, PictorErr
 import { estimatePrice, isRetryable, PictorClient, PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { chargeOf, mayBeBilled, type JobEnding } from '../../src/internal.js';
 import { estimateOf } from '../../src/core/pricing.js';
-import { endingOf } from '../../src/spend/charge-rules.js';
+import { cutOffCostUsd, endingOf, interruptedCostUsd } from '../../src/spend/charge-rules.js';
 import { makeImage } from '../helpers/images.js';
 import { countsUnder, keysOfJob } from '../../src/spend/rules.js';
 
@@ -124,6 +124,26 @@ describe('chargeOf: the one cost rule', () => {
 
   it('releases what cannot have been billed', () => {
     expect(chargeOf({ ending: failed(serverError), sent: true, completed: [] }, estimate, request)).toBeUndefined();
+  });
+});
+
+describe('cutOffCostUsd: what a job its process’s death cut off may cost, known by its reservation alone', () => {
+  it('is nothing for a reservation whose request was never sent', () => {
+    expect(cutOffCostUsd({ usd: estimate.totalUsd, sent: false })).toBeUndefined();
+  });
+
+  it('is what an interrupted job with no image seen is charged (its estimate), for every request a reservation is made for', () => {
+    for (const operation of ['generate', 'edit'] as const) {
+      for (const size of ['1024x1024', '1536x1024', 'auto']) {
+        for (const quality of ['low', 'medium', 'high', 'auto']) {
+          for (const n of [1, 3, 10]) {
+            const asked = { operation, size, quality, n };
+            const reserved = estimateOf(asked);
+            expect(cutOffCostUsd({ usd: reserved.totalUsd, sent: true })).toBe(interruptedCostUsd(reserved, [], asked));
+          }
+        }
+      }
+    }
   });
 });
 

@@ -16,7 +16,7 @@ import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagNa
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
 import { sayInterruption, startProgress } from '../progress.js';
-import { jobJson, JobWatch } from '../interrupt.js';
+import { jobJson, JobWatch, wasSent } from '../interrupt.js';
 import { JobFailure } from '../job-failure.js';
 import type { CliContext } from '../context.js';
 import type { Connection } from '../../connect.js';
@@ -181,7 +181,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     } catch (error) {
       // Refused before it was sent (a cap, invalid input, a ledger that cannot be used or did not record the mark): nothing was sent,
       // so nothing can have been charged.
-      const sent = job.phase === 'sent';
+      const sent = wasSent(job.phase);
       // The images that arrived before the failure were made (and are charged): they are written (a stream's already are), and the job still fails.
       job.jobEnded();
       progress.stop();

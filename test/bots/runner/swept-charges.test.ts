@@ -9,9 +9,11 @@ const held = (jobId: string, usd: number, sent: boolean): ActiveJob => ({ jobId,
 /** A ledger whose reconcile settles `settles` (what a gone process held), and that counts what it is asked. */
 function ledger(settled: UsageRecord[], active: ActiveJob[], settles: string[] = []) {
   const asked: string[] = [];
+  const reconciledAt: number[] = [];
   const fake: SweptLedger = {
-    reconcile: async () => {
+    reconcile: async (now) => {
       asked.push('reconcile');
+      reconciledAt.push(now);
       for (const jobId of settles) {
         const job = active.splice(active.findIndex((j) => j.jobId === jobId), 1)[0]!;
         settled.push(used(jobId, job.usd));
@@ -21,7 +23,7 @@ function ledger(settled: UsageRecord[], active: ActiveJob[], settles: string[] =
     usage: async (query) => (asked.push(`usage ${query.userKey}`), settled.filter((r) => r.userKey === query.userKey)),
     activeJobs: async () => (asked.push('activeJobs'), [...active]),
   };
-  return { fake, asked };
+  return { fake, asked, reconciledAt };
 }
 
 const job = (jobId: string, userKey = 'discord:u1') => ({ jobId, userKey, createdAt: 0 });
@@ -44,6 +46,15 @@ describe('what the ledger charged the jobs a sweep says “stopped” of', () =>
     expect(asked).toEqual([]);
     for (const id of ['j1', 'j2', 'j3']) await charges(id);
     expect(asked.sort()).toEqual(['activeJobs', 'reconcile', 'usage discord:u1', 'usage discord:u2']);
+  });
+
+  it('reconciles at the time of the caller’s clock, read at the first ask', async () => {
+    const { fake, reconciledAt } = ledger([], [held('j1', 0.04, true)]);
+    let now = 1_000;
+    const charges = sweptCharges(fake, [job('j1')], silentLogger(), () => now);
+    now = 5_000;
+    await charges('j1');
+    expect(reconciledAt).toEqual([5_000]);
   });
 
   it('answers nothing charged when the ledger cannot be read, or for a job the runner never took', async () => {
