@@ -2,7 +2,7 @@ import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import { buttonsOf, DiscordHarness, type HarnessOptions } from './harness.js';
+import { buttonsOf, DiscordHarness, previewByPreview, type HarnessOptions } from './harness.js';
 
 const EPHEMERAL = 64;
 
@@ -63,7 +63,7 @@ describe('DMs and user installs, off (the default)', () => {
 describe('DMs and user installs, on (DISCORD_USER_INSTALLS=1)', () => {
   it('draws /imagine in a DM through the interaction webhook — previews, then the result — charged to the user’s own DM scope', async () => {
     // The servers' budget is spent (0): it does not count in a DM.
-    h = await start({ userInstalls: true, partialImages: 1, limits: { scopeDailyUsd: 0 }, emulator: { latencyMs: 300 } });
+    h = await start({ userInstalls: true, partialImages: 1, limits: { scopeDailyUsd: 0 }, emulator: { latencyMs: 300 }, holdEvent: previewByPreview });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a fox in the snow', quality: 'low' }, { place: 'dm' });
     const final = await h.finalReply(ix);
 

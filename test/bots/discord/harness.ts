@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serveHoldingEvents } from '../../fakes/held-stream.js';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
@@ -52,6 +53,8 @@ export interface HarnessOptions {
   http?: boolean;
   /** The runner's clock (default `Date.now`): a test tells its times from the bot's own. */
   runnerNow?: () => number;
+  /** Holds each event of the service's streamed answers until this settles (`serveHoldingEvents`); index 0 is the first. */
+  holdEvent?: (harness: DiscordHarness, index: number) => Promise<unknown>;
 }
 
 /**
@@ -85,9 +88,12 @@ export class DiscordHarness {
   static async start(options: HarnessOptions = {}): Promise<DiscordHarness> {
     const discord = await FakeDiscord.start({ messageRateLimit: { limit: 30, windowMs: 5000 }, heartbeatIntervalMs: 1000, ...options.discord });
     const emulator = createEmulator({ latencyMs: 150, recordImageBytes: true, ...options.emulator });
-    const server = await emulator.listen({ port: 0 });
+    // The held stream asks the harness, made once the server's address is known.
+    const made: { harness?: DiscordHarness } = {};
+    const { holdEvent } = options;
+    const server = holdEvent ? await serveHoldingEvents(emulator, (index) => holdEvent(made.harness!, index)) : await emulator.listen({ port: 0 });
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-'));
-    const harness = new DiscordHarness(discord, emulator, server.url, dataDir, options);
+    const harness = (made.harness = new DiscordHarness(discord, emulator, server.url, dataDir, options));
     harness.#closeEmulator = server.close;
     await harness.#startBot();
     return harness;
@@ -285,3 +291,12 @@ export function secondImageAsJpeg(): void {
   });
 }
 
+
+/**
+ * A `holdEvent` that lets the service's next partial image (and then its final image) through only once Discord shows
+ * the preview before it: every preview is shown, however slow the machine, where otherwise the next one may overtake it.
+ */
+export function previewByPreview(harness: DiscordHarness, index: number): Promise<unknown> {
+  const shown = () => harness.discord.requests.flatMap((r) => r.files).filter((f) => f.filename.startsWith('preview-')).length;
+  return index === 0 ? Promise.resolve() : harness.discord.waitFor(() => shown() >= index || undefined, `preview ${index} shown on Discord`);
+}

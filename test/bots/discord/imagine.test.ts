@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buttonId, buttonsOf, DiscordHarness } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, previewByPreview } from './harness.js';
 
 describe('/imagine through the real discord.js client and a fake Discord', () => {
   let h: DiscordHarness;
@@ -9,7 +9,7 @@ describe('/imagine through the real discord.js client and a fake Discord', () =>
   });
 
   it('defers, shows the queue, each preview replacing the last, then the final image with its facts and buttons', async () => {
-    h = await DiscordHarness.start({ emulator: { latencyMs: 600 } });
+    h = await DiscordHarness.start({ emulator: { latencyMs: 600 }, holdEvent: previewByPreview });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a lighthouse at dusk', quality: 'low' });
     const final = await h.finalReply(ix);
 

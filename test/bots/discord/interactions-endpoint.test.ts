@@ -12,7 +12,7 @@ import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 import { deliveringToBoth, deliveringToBothAtOnce, recordingProxy } from '../../helpers/delivering-to-both.js';
-import { buttonId, buttonsOf, DiscordHarness, RecordingLogger } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, previewByPreview, RecordingLogger } from './harness.js';
 
 describe('interactions over HTTP: a signed POST from the fake Discord to the bot’s /interactions endpoint', () => {
   let h: DiscordHarness;
@@ -56,7 +56,7 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
   });
 
   it('runs /imagine: the answer to the POST is the deferral, then the queue, each preview and the final image', async () => {
-    h = await DiscordHarness.start({ http: true, emulator: { latencyMs: 600 } });
+    h = await DiscordHarness.start({ http: true, emulator: { latencyMs: 600 }, holdEvent: previewByPreview });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a lighthouse at dusk', quality: 'low' });
     const final = await h.finalReply(ix);
 

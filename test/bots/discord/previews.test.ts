@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PREVIEW_LONGEST_SIDE } from '../../../bots/runner/index.js';
 import { streamedImages } from '../../helpers/service-images.js';
-import { DiscordHarness } from './harness.js';
+import { DiscordHarness, previewByPreview } from './harness.js';
 
 describe('previews of a job on Discord', () => {
   let h: DiscordHarness;
@@ -11,7 +11,7 @@ describe('previews of a job on Discord', () => {
   });
 
   it('are uploaded as JPEGs at display size, lighter than the partials, while the final image is the service’s PNG byte for byte', async () => {
-    h = await DiscordHarness.start({ emulator: { latencyMs: 600 } });
+    h = await DiscordHarness.start({ emulator: { latencyMs: 600 }, holdEvent: previewByPreview });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a harbour at noon', size: '1536x1024', quality: 'low' });
     const final = await h.finalReply(ix);
 

@@ -4,7 +4,7 @@ import { privacyOf } from '../../../bots/discord/ReplyTarget.js';
 import { dmScopeId } from '../../../bots/runner/index.js';
 import { makeImage } from '../../helpers/images.js';
 import type { FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import { answerOf, buttonId, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+import { answerOf, buttonId, DiscordHarness, EPHEMERAL, previewByPreview, privateNoteOf } from './harness.js';
 
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
 
@@ -35,7 +35,7 @@ describe('how private a job’s messages are (privacyOf): the live job’s and t
 
 describe('private results on Discord', () => {
   it('shows a private /imagine only to its requester — every preview, the result, and its Reroll, Edit and Delete — and nothing in the channel', async () => {
-    h = await DiscordHarness.start({ partialImages: 2 });
+    h = await DiscordHarness.start({ partialImages: 2, holdEvent: previewByPreview });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a secret garden', quality: 'low', private: true });
     const result = await h.finalReply(ix);
     expect(result.flags & EPHEMERAL).toBe(EPHEMERAL);

@@ -8,6 +8,7 @@ import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { type QuotaStore, silentLogger } from '../../../src/internal.js';
 import { ImageLimiter, PictorClient } from '../../../src/index.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorOptions, type EmulatorServer } from '../../../src/emulator/index.js';
+import { serveHoldingEvents } from '../../fakes/held-stream.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { buttonsOf, visibleText } from '../../fakes/slack/slack-objects.js';
@@ -29,6 +30,8 @@ export interface HarnessOptions {
   maxQueuedInputBytes?: number;
   /** Where the runner's client sends its requests instead of the emulator: an image service of the test's own, whose answers it writes. */
   serviceUrl?: string;
+  /** Holds each event of the emulator's streamed answers until this settles (`serveHoldingEvents`); index 0 is the first. */
+  holdEvent?: (fake: FakeSlack, index: number) => Promise<unknown>;
 }
 
 export interface Harness {
@@ -67,7 +70,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const fake = options.fake ?? (await new FakeSlack({ channelWriteIntervalMs: FAKE_CHANNEL_INTERVAL_MS }).start());
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'pictor-slack-')));
   const emulator = createEmulator({ latencyMs: 150, defaultPartialImages: 2, recordImageBytes: true, ...options.emulator });
-  const server: EmulatorServer = await emulator.listen({ port: 0 });
+  const { holdEvent } = options;
+  const held = holdEvent && (await serveHoldingEvents(emulator, (index) => holdEvent(fake, index)));
+  const server: EmulatorServer = held || (await emulator.listen({ port: 0 }));
   const limiter = new ImageLimiter({ maxConcurrent: 4 });
   const client = new PictorClient({ baseURL: options.serviceUrl ?? server.url, apiKey: DEV_API_KEY, limiter, maxRetries: 0 });
   // The workspaces' settings are kept beside the ledger's caps, as `npm start` keeps them without Redis.
@@ -126,6 +131,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (!options.bot?.state) await state.close();
       await store.close();
       await limiter.stop();
+      await held?.close();
       await emulator.close();
       if (!keep.fake) await fake.close();
       if (!keep.dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -148,6 +154,17 @@ export function png(width = 32, height = 32, color = { r: 40, g: 120, b: 200 }):
 /** The job message the bot posted (top level, or in a thread) whose buttons or text match. */
 export function jobMessages(fake: FakeSlack, channel: string): FakeMessage[] {
   return fake.botMessages(channel).filter((m) => (m.blocks ?? []).some((b) => (b as { block_id?: string }).block_id === 'status'));
+}
+
+/**
+ * A `holdEvent` that lets the service's next partial image (and then its final image) through only once the job's
+ * message in `channel` says the preview before it is in the thread: every preview is shown, however slow the machine,
+ * where otherwise the next one may overtake it.
+ */
+export function previewByPreview(channel: string): (fake: FakeSlack, index: number) => Promise<unknown> {
+  const said = (fake: FakeSlack, index: number) =>
+    jobMessages(fake, channel).some((m) => [m, ...m.edits].some((version) => visibleText(version).includes(`preview ${index} is in the thread`)));
+  return (fake, index) => (index === 0 ? Promise.resolve() : fake.waitFor(() => said(fake, index) || undefined, `preview ${index} shown in ${channel}`));
 }
 
 export function statusOf(message: FakeMessage): string {

@@ -270,9 +270,14 @@ describe('the Slack Home tab', () => {
     });
     try {
       expect(await privately(h.fake, 'forget', 'U0ALICE')).toBe(`:warning: ${say('en', 'error.on_my_side')}`);
-      const blocks = await homeOf(h.fake, 'U0ALICE', 2);
+      // The forget's publish: the one showing an empty history. (Alice's job ending asked for a publish of its own,
+      // paced: it may come before the forget's, still showing her prompt — never after it.)
+      const empty = say('en', 'slack.home.history_empty', { command: '`/imagine`', where: 'any' });
+      const blocks = await h.fake.waitFor(() => {
+        const home = h!.fake.homes.get(`${h!.fake.teamId}:U0ALICE`);
+        return home && texts(home.view.blocks as Block[]).includes(empty) ? (home.view.blocks as Block[]) : undefined;
+      }, 'Alice’s Home published with an empty history');
       expect(JSON.stringify(blocks)).not.toContain('lighthouse');
-      expect(texts(blocks)).toContain(say('en', 'slack.home.history_empty', { command: '`/imagine`', where: 'any' }));
     } finally {
       failing.mockRestore();
     }

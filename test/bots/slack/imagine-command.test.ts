@@ -5,7 +5,7 @@ import { say, usd } from '../../../bots/runner/index.js';
 import { sniffImageType } from '../../../src/index.js';
 import { buttonsOf, visibleText } from '../../fakes/slack/slack-objects.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { finishedActions, finishedJob, imageShares, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
+import { finishedActions, finishedJob, imageShares, jobMessages, previewByPreview, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -15,8 +15,9 @@ afterEach(async () => {
 
 describe('/imagine over HTTP', () => {
   it('posts a queued message, updates it in place as the job starts and previews arrive, and shares the final image beside it with the prompt and cost', async () => {
-    // Slow enough that each preview is shown before the next one arrives.
-    h = await startHarness({ emulator: { latencyMs: 1200 } });
+    // Each partial image comes once the message shows the one before it: a preview still waiting to be shown is dropped
+    // when the next update comes (the latest wins), and a loaded machine is slower than any latency chosen here.
+    h = await startHarness({ emulator: { latencyMs: 1200 }, holdEvent: previewByPreview('C0ART') });
     const { fake } = h;
     const ack = await fake.command({ command: '/imagine', text: 'a lighthouse at dusk --quality low', channel: 'C0ART' });
     expect(ack.status).toBe(200);

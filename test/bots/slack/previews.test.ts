@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PREVIEW_LONGEST_SIDE } from '../../../bots/runner/index.js';
 import { streamedImages } from '../../helpers/service-images.js';
-import { finishedJob, imageShares, startHarness, statusOf, type Harness } from './harness.js';
+import { finishedJob, imageShares, previewByPreview, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -12,8 +12,9 @@ afterEach(async () => {
 
 describe('previews of a job in Slack', () => {
   it('are posted as JPEGs at display size, lighter than the partials, while the final image is the service’s PNG byte for byte', async () => {
-    // Slow enough that each preview is posted before the next one arrives.
-    h = await startHarness({ emulator: { latencyMs: 1200 } });
+    // Each partial image comes once the message shows the one before it: a preview still waiting to be posted is dropped
+    // when the next update comes (the latest wins), and a loaded machine is slower than any latency chosen here.
+    h = await startHarness({ emulator: { latencyMs: 1200 }, holdEvent: previewByPreview('C0ART') });
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a harbour at noon --size 1536x1024 --quality low', channel: 'C0ART' });
     const message = await finishedJob(fake, 'C0ART');
@@ -41,7 +42,7 @@ describe('previews of a job in Slack', () => {
   });
 
   it('post a partial that cannot be decoded as it came, and the job still goes on to its final image', async () => {
-    h = await startHarness({ emulator: { latencyMs: 1200 } });
+    h = await startHarness({ emulator: { latencyMs: 1200 }, holdEvent: previewByPreview('C0ART') });
     const { fake } = h;
     h.emulator.injectFault('corrupt_partials');
     await fake.command({ command: '/imagine', text: 'a harbour at dusk --quality low', channel: 'C0ART' });
