@@ -3,7 +3,7 @@ import { describeForgotten, historyLineValues, say, type HistoryEntry } from '..
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
-import { plainTextOf, jobMessageSeenBy } from '../slack-text.js';
+import { askedInDirectMessages, plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -78,8 +78,8 @@ function renderHistory(entries: readonly HistoryEntry[], whose: 'mine' | 'scope'
       // Slack shows the date in each reader's own time zone and language.
       when: `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`,
       author: whose === 'scope' ? ` <@${e.userId}>` : '',
-      // An entry written before `memberLink` was kept without a link says nothing of it: its channel tells (`jobMessageSeenBy`).
-      channel: whose === 'scope' && (e.memberLink || jobMessageSeenBy(e) === 'member') ? 'dm' : `<#${e.channelId}>`,
+      // An entry written before `memberLink` was kept without a link says nothing of it: where it was asked tells.
+      channel: whose === 'scope' && (e.memberLink || askedInDirectMessages(e)) ? 'dm' : `<#${e.channelId}>`,
       prompt: prompt.replace(/[\n`<>&]/g, ' '),
       ...historyLineValues(e),
       hasLink: e.link ? 'yes' : 'no',
