@@ -79,6 +79,16 @@ export function askedInDirectMessages(job: { channelId: string; askedIn?: string
   return jobMessageSeenBy({ channelId: job.askedIn ?? job.channelId }) === 'member';
 }
 
+/**
+ * Where a history line (`slack.history.line`, in `/imagine history` and the Home tab) says a job was asked: `dm` ("in
+ * a direct message") for one asked in a direct message with the app (`askedInDirectMessages`: a `<#D…>` shows badly in
+ * Slack, and names a conversation only its member can open) — and in the workspace's view (`scope`) for any whose
+ * message only its member can open (`memberLink`, recorded as it ended) —, else its channel.
+ */
+export function historyChannelOf(entry: { channelId: string; memberLink?: boolean | undefined }, whose: 'mine' | 'scope'): string {
+  return askedInDirectMessages(entry) || (whose === 'scope' && entry.memberLink === true) ? 'dm' : `<#${entry.channelId}>`;
+}
+
 /** Shortens text to `max` characters (code points), with an ellipsis. */
 export function truncate(text: string, max: number): string {
   const chars = [...text];
