@@ -69,20 +69,6 @@ export interface SlackJobViewOptions {
    * (about one message a second per channel), and a job whose turn comes within that is not refused.
    */
   firstPostDeadlineMs?: number | undefined;
-  /**
-   * Once the bot has begun to stop (`ChannelWriter.stopping`): past when the stop no longer waits for the jobs' ends. A
-   * job's end that Slack asks to wait longer than that is not waited for: it is tried once in the requester's direct
-   * messages, and logged as lost when they do not take it either. Default none.
-   */
-  stopDeadline?: StopDeadline | undefined;
-}
-
-/** Past when a stop under way no longer waits for the jobs' ends; a later call of the stop may bring it forward. */
-export interface StopDeadline {
-  /** The time (as `Date.now()`) now; undefined while the stop waits for them however long they take. */
-  at(): number | undefined;
-  /** Calls `listener` each time the deadline may have been brought forward; answers how to stop calling it. */
-  onMoved(listener: () => void): () => void;
 }
 
 const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
@@ -108,7 +94,7 @@ export const RATE_LIMITED_WAITS_MAX = 10;
  * The allowance of a job's end sent to the requester's direct messages once its channel gave up (`RATE_LIMITED_WAIT_MAX_MS`
  * and `RATE_LIMITED_WAITS_MAX` spent there, or the channel refusing it): a few more waits of its own, so a workspace
  * that rate-limits still gets its end: a job's end waits a minute and a half at most. Once the bot stops, no wait goes past
- * the stop's deadline (`SlackJobViewOptions.stopDeadline`): an end that does not fit is tried once in the requester's
+ * the stop's deadline (`ChannelWriter.stopDeadline`): an end that does not fit is tried once in the requester's
  * direct messages at once, and logged as lost when they do not take it.
  */
 export const DM_RATE_LIMITED_WAIT_MAX_MS = 30_000;
@@ -977,8 +963,7 @@ export class SlackJobView {
 
   /** Whether something over at `at` (a time as `Date.now()`) is over by the deadline of the bot's stop, when it stops. */
   #fitsStop(at: number): boolean {
-    if (!this.#o.writer.stopping.aborted) return true;
-    const deadline = this.#o.stopDeadline?.at();
+    const deadline = this.#o.writer.stopDeadline;
     return deadline === undefined || at <= deadline;
   }
 
@@ -997,7 +982,7 @@ export class SlackJobView {
     };
     look();
     stopping.addEventListener('abort', look, { once: true });
-    const unwatch = this.#o.stopDeadline?.onMoved(look);
+    const unwatch = this.#o.writer.onStopDeadlineMoved(look);
     try {
       await sleep(ms, cut.signal);
       return true;
@@ -1006,7 +991,7 @@ export class SlackJobView {
       throw error;
     } finally {
       stopping.removeEventListener('abort', look);
-      unwatch?.();
+      unwatch();
     }
   }
 
