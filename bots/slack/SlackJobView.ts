@@ -413,12 +413,15 @@ export class SlackJobView {
       } catch (error) {
         const retryAfterMs = retryAfterMsOf(error);
         if (retryAfterMs === undefined || this.#firstPostLate) throw error;
-        const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
         // Slack did not take it: nothing of it may show up.
         this.#firstPostSentAt = undefined;
-        if (Date.now() + waitMs > deadlineAt) throw error;
-        this.#o.logger.info({ channel: this.#channelId, retryAfterMs, waitMs }, 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over');
-        if (!(await this.#waitUnlessStopped(waitMs, () => false)) || this.#firstPostLate) throw error;
+        await this.#waitOutRetryAfter(retryAfterMs, {
+          admit: (waitMs) => (Date.now() + waitMs > deadlineAt ? error : undefined),
+          goOn: () => false,
+          cut: () => error,
+          log: [{ channel: this.#channelId }, 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over'],
+        });
+        if (this.#firstPostLate) throw error;
       }
     }
   }
@@ -941,16 +944,19 @@ export class SlackJobView {
           // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bounds.
           if (post.cutByStop && this.#o.writer.stopping.aborted) throw cutByStop();
           if (post.oneTry) throw error;
-          const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
           const { waits } = post;
-          if (waits.count >= waits.maxCount || waits.ms + waitMs > waits.maxMs) throw error;
-          if (!post.cutByStop && !this.#fitsStop(Date.now() + waitMs)) throw new PastStopDeadlineError('Slack asked the end of a job to wait past the deadline of the bot’s stop');
-          waits.count++;
-          waits.ms += waitMs;
-          this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs, waitMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
-          if (!post.cutByStop) {
-            if (!(await this.#waitUnlessStopped(waitMs, (endsAt) => this.#fitsStop(endsAt)))) throw new PastStopDeadlineError('the bot began to stop while Slack had the end of a job wait past its deadline');
-          } else if (!(await this.#waitUnlessStopped(waitMs, () => false))) throw cutByStop();
+          await this.#waitOutRetryAfter(retryAfterMs, {
+            admit: (waitMs) => {
+              if (waits.count >= waits.maxCount || waits.ms + waitMs > waits.maxMs) return error;
+              if (!post.cutByStop && !this.#fitsStop(Date.now() + waitMs)) return new PastStopDeadlineError('Slack asked the end of a job to wait past the deadline of the bot’s stop');
+              waits.count++;
+              waits.ms += waitMs;
+              return undefined;
+            },
+            goOn: post.cutByStop ? () => false : (endsAt) => this.#fitsStop(endsAt),
+            cut: post.cutByStop ? cutByStop : () => new PastStopDeadlineError('the bot began to stop while Slack had the end of a job wait past its deadline'),
+            log: [{ jobId: this.#state.jobId, channel }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over'],
+          });
           continue;
         }
         if (!isTransientSlackError(error)) throw error;
@@ -959,6 +965,24 @@ export class SlackJobView {
         if (failures <= pauses.length) await sleep(pauses[failures - 1]!);
       }
     }
+  }
+
+  /**
+   * A post Slack refused with a 429 (`retryAfterMsOf`), the one way every post of the job waits it out — its first
+   * message (`#postFirstMessage`) as those posted once (`#postOnce`): its `Retry-After` (a second at least,
+   * `RATE_LIMITED_WAIT_LEAST_MS`) is waited out, logged, when `admit` takes it (answering undefined; else what it answers
+   * is thrown: the post's bounds, its deadline); a stop cuts the wait unless `goOn` says it goes on (`#waitUnlessStopped`),
+   * and what `cut` makes is thrown. Resolves once the post may be made again.
+   */
+  async #waitOutRetryAfter(
+    retryAfterMs: number,
+    wait: { admit: (waitMs: number) => unknown; goOn: (endsAt: number) => boolean; cut: () => unknown; log: [Record<string, unknown>, string] },
+  ): Promise<void> {
+    const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
+    const refused = wait.admit(waitMs);
+    if (refused !== undefined) throw refused;
+    this.#o.logger.info({ ...wait.log[0], retryAfterMs, waitMs }, wait.log[1]);
+    if (!(await this.#waitUnlessStopped(waitMs, wait.goOn))) throw wait.cut();
   }
 
   /** Whether something over at `at` (a time as `Date.now()`) is over by the deadline of the bot's stop, when it stops. */
