@@ -182,6 +182,12 @@ export class ChannelWriter {
   /** `shedProgress` was called: the bot is stopping, and sheds the writes it would also shed later. */
   #shedding = false;
   readonly #stopping = new AbortController();
+  /** The earliest `until` a call of the bot's stop gave (`stopBy`); undefined while none gave one. */
+  #stopUntil: number | undefined;
+  /** Past when the stop no longer waits for the jobs' ends, however late its `until` (`shedProgress`). */
+  #drainUntil: number | undefined;
+  /** Told each time the stop's deadline is brought forward (`onStopDeadlineMoved`). */
+  readonly #stopDeadlineMoved = new EventTarget();
 
   constructor(options: ChannelWriterOptions) {
     this.intervalMs = timerMsOf('channelWriteIntervalMs', options.channelWriteIntervalMs, AS_VALIDATION_ERROR);
@@ -248,10 +254,12 @@ export class ChannelWriter {
    * update would only be skipped once its token came, waiting for those
    * tokens would hold the stop for nothing, and a deferrable write is left to
    * the next start's sweep. Other final updates, messages and uploads still
-   * wait their turn.
+   * wait their turn. The stop begins here (`stopping`): `drainUntil` is when it
+   * no longer waits for the jobs' ends, whatever its `until` (`stopDeadline`).
    */
-  shedProgress(): void {
+  shedProgress(drainUntil?: number): void {
     this.#shedding = true;
+    this.#drainUntil = drainUntil;
     this.#stopping.abort();
     for (const state of this.#channels.values()) {
       for (let i = state.queue.length - 1; i >= 0; i--) {
@@ -273,6 +281,32 @@ export class ChannelWriter {
    */
   get stopping(): AbortSignal {
     return this.#stopping.signal;
+  }
+
+  /**
+   * A call of the bot's stop asks it to end by `until` (a time as `Date.now()`): the earliest of them counts — a later
+   * one brings the deadline forward, never back —, and the waits under way are told (`onStopDeadlineMoved`).
+   */
+  stopBy(until: number | undefined): void {
+    if (until === undefined || (this.#stopUntil !== undefined && this.#stopUntil <= until)) return;
+    this.#stopUntil = until;
+    this.#stopDeadlineMoved.dispatchEvent(new Event('moved'));
+  }
+
+  /**
+   * Once the bot has begun to stop (`stopping`): past when it no longer waits for the jobs' ends — the earliest `until`
+   * of its calls (`stopBy`), and no later than the drain's bound (`shedProgress`). Undefined before, and while no call
+   * gave an `until`: the stop then waits for them however long they take.
+   */
+  get stopDeadline(): number | undefined {
+    if (!this.#stopping.signal.aborted || this.#stopUntil === undefined || this.#drainUntil === undefined) return undefined;
+    return Math.min(this.#stopUntil, this.#drainUntil);
+  }
+
+  /** Calls `listener` each time the stop's deadline is brought forward (`stopBy`); answers how to stop calling it. */
+  onStopDeadlineMoved(listener: () => void): () => void {
+    this.#stopDeadlineMoved.addEventListener('moved', listener);
+    return () => this.#stopDeadlineMoved.removeEventListener('moved', listener);
   }
 
   /** Answers every `idle()` caller once nothing is waiting or running. */

@@ -69,20 +69,6 @@ export interface SlackJobViewOptions {
    * (about one message a second per channel), and a job whose turn comes within that is not refused.
    */
   firstPostDeadlineMs?: number | undefined;
-  /**
-   * Once the bot has begun to stop (`ChannelWriter.stopping`): past when the stop no longer waits for the jobs' ends. A
-   * job's end that Slack asks to wait longer than that is not waited for: it is tried once in the requester's direct
-   * messages, and logged as lost when they do not take it either. Default none.
-   */
-  stopDeadline?: StopDeadline | undefined;
-}
-
-/** Past when a stop under way no longer waits for the jobs' ends; a later call of the stop may bring it forward. */
-export interface StopDeadline {
-  /** The time (as `Date.now()`) now; undefined while the stop waits for them however long they take. */
-  at(): number | undefined;
-  /** Calls `listener` each time the deadline may have been brought forward; answers how to stop calling it. */
-  onMoved(listener: () => void): () => void;
 }
 
 const DEFAULT_RETRY_PAUSES_MS = [1000, 3000];
@@ -108,7 +94,7 @@ export const RATE_LIMITED_WAITS_MAX = 10;
  * The allowance of a job's end sent to the requester's direct messages once its channel gave up (`RATE_LIMITED_WAIT_MAX_MS`
  * and `RATE_LIMITED_WAITS_MAX` spent there, or the channel refusing it): a few more waits of its own, so a workspace
  * that rate-limits still gets its end: a job's end waits a minute and a half at most. Once the bot stops, no wait goes past
- * the stop's deadline (`SlackJobViewOptions.stopDeadline`): an end that does not fit is tried once in the requester's
+ * the stop's deadline (`ChannelWriter.stopDeadline`): an end that does not fit is tried once in the requester's
  * direct messages at once, and logged as lost when they do not take it.
  */
 export const DM_RATE_LIMITED_WAIT_MAX_MS = 30_000;
@@ -427,12 +413,15 @@ export class SlackJobView {
       } catch (error) {
         const retryAfterMs = retryAfterMsOf(error);
         if (retryAfterMs === undefined || this.#firstPostLate) throw error;
-        const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
         // Slack did not take it: nothing of it may show up.
         this.#firstPostSentAt = undefined;
-        if (Date.now() + waitMs > deadlineAt) throw error;
-        this.#o.logger.info({ channel: this.#channelId, retryAfterMs, waitMs }, 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over');
-        if (!(await this.#waitUnlessStopped(waitMs, () => false)) || this.#firstPostLate) throw error;
+        await this.#waitOutRetryAfter(retryAfterMs, {
+          admit: (waitMs) => (Date.now() + waitMs > deadlineAt ? error : undefined),
+          goOn: () => false,
+          cut: () => error,
+          log: [{ channel: this.#channelId }, 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over'],
+        });
+        if (this.#firstPostLate) throw error;
       }
     }
   }
@@ -955,16 +944,19 @@ export class SlackJobView {
           // Slack did not take it: posted again once its wait is over (not a try spent), or refused past the bounds.
           if (post.cutByStop && this.#o.writer.stopping.aborted) throw cutByStop();
           if (post.oneTry) throw error;
-          const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
           const { waits } = post;
-          if (waits.count >= waits.maxCount || waits.ms + waitMs > waits.maxMs) throw error;
-          if (!post.cutByStop && !this.#fitsStop(Date.now() + waitMs)) throw new PastStopDeadlineError('Slack asked the end of a job to wait past the deadline of the bot’s stop');
-          waits.count++;
-          waits.ms += waitMs;
-          this.#o.logger.info({ jobId: this.#state.jobId, channel, retryAfterMs, waitMs }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over');
-          if (!post.cutByStop) {
-            if (!(await this.#waitUnlessStopped(waitMs, (endsAt) => this.#fitsStop(endsAt)))) throw new PastStopDeadlineError('the bot began to stop while Slack had the end of a job wait past its deadline');
-          } else if (!(await this.#waitUnlessStopped(waitMs, () => false))) throw cutByStop();
+          await this.#waitOutRetryAfter(retryAfterMs, {
+            admit: (waitMs) => {
+              if (waits.count >= waits.maxCount || waits.ms + waitMs > waits.maxMs) return error;
+              if (!post.cutByStop && !this.#fitsStop(Date.now() + waitMs)) return new PastStopDeadlineError('Slack asked the end of a job to wait past the deadline of the bot’s stop');
+              waits.count++;
+              waits.ms += waitMs;
+              return undefined;
+            },
+            goOn: post.cutByStop ? () => false : (endsAt) => this.#fitsStop(endsAt),
+            cut: post.cutByStop ? cutByStop : () => new PastStopDeadlineError('the bot began to stop while Slack had the end of a job wait past its deadline'),
+            log: [{ jobId: this.#state.jobId, channel }, 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over'],
+          });
           continue;
         }
         if (!isTransientSlackError(error)) throw error;
@@ -975,10 +967,27 @@ export class SlackJobView {
     }
   }
 
+  /**
+   * A post Slack refused with a 429 (`retryAfterMsOf`), the one way every post of the job waits it out — its first
+   * message (`#postFirstMessage`) as those posted once (`#postOnce`): its `Retry-After` (a second at least,
+   * `RATE_LIMITED_WAIT_LEAST_MS`) is waited out, logged, when `admit` takes it (answering undefined; else what it answers
+   * is thrown: the post's bounds, its deadline); a stop cuts the wait unless `goOn` says it goes on (`#waitUnlessStopped`),
+   * and what `cut` makes is thrown. Resolves once the post may be made again.
+   */
+  async #waitOutRetryAfter(
+    retryAfterMs: number,
+    wait: { admit: (waitMs: number) => unknown; goOn: (endsAt: number) => boolean; cut: () => unknown; log: [Record<string, unknown>, string] },
+  ): Promise<void> {
+    const waitMs = Math.max(RATE_LIMITED_WAIT_LEAST_MS, retryAfterMs);
+    const refused = wait.admit(waitMs);
+    if (refused !== undefined) throw refused;
+    this.#o.logger.info({ ...wait.log[0], retryAfterMs, waitMs }, wait.log[1]);
+    if (!(await this.#waitUnlessStopped(waitMs, wait.goOn))) throw wait.cut();
+  }
+
   /** Whether something over at `at` (a time as `Date.now()`) is over by the deadline of the bot's stop, when it stops. */
   #fitsStop(at: number): boolean {
-    if (!this.#o.writer.stopping.aborted) return true;
-    const deadline = this.#o.stopDeadline?.at();
+    const deadline = this.#o.writer.stopDeadline;
     return deadline === undefined || at <= deadline;
   }
 
@@ -997,7 +1006,7 @@ export class SlackJobView {
     };
     look();
     stopping.addEventListener('abort', look, { once: true });
-    const unwatch = this.#o.stopDeadline?.onMoved(look);
+    const unwatch = this.#o.writer.onStopDeadlineMoved(look);
     try {
       await sleep(ms, cut.signal);
       return true;
@@ -1006,7 +1015,7 @@ export class SlackJobView {
       throw error;
     } finally {
       stopping.removeEventListener('abort', look);
-      unwatch?.();
+      unwatch();
     }
   }
 

@@ -19,7 +19,7 @@ import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { isSlackInputError } from './SlackInputError.js';
 import { askHolderToCancel, cancelWhenAsked, isRunning } from '../state/index.js';
 import { InFlight } from '../in-flight.js';
-import { SlackJobView, type Notifier, type ShownEvent, type StopDeadline } from './SlackJobView.js';
+import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { ownDirectMessages } from './own-direct-messages.js';
 
@@ -90,8 +90,6 @@ export interface SlackJobsOptions {
   firstPostClientOf?: ((client: webApi.WebClient) => webApi.WebClient) | undefined;
   /** How long a job's first message may take before the job is given up, nothing charged (see SlackJobViewOptions). */
   firstPostDeadlineMs?: number | undefined;
-  /** Once the bot stops, past when it no longer waits for the jobs' ends (see SlackJobViewOptions.stopDeadline). */
-  stopDeadline?: StopDeadline | undefined;
 }
 
 /** A job whose message is posted and that the runner does not have yet (an edit's images downloading). */
@@ -251,7 +249,6 @@ export class SlackJobs {
               finalImagesIn: this.#o.finalImagesIn,
               firstPostClient: this.#o.firstPostClientOf?.(input.client),
               firstPostDeadlineMs: this.#o.firstPostDeadlineMs,
-              stopDeadline: this.#o.stopDeadline,
             });
             // The job's message first: a job is sent (and may be charged) only once it is there. One Slack refuses (the bot
             // not in the channel, the channel archived, the DM closed) drops the job, nothing charged; the member is told why.

@@ -8,7 +8,7 @@ import { stateKeyOf, type Space } from '../state/index.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { truncate } from './slack-text.js';
+import { historyChannelOf, jobMessageLinkOf, truncate } from './slack-text.js';
 
 /** Jobs a Home tab shows (Slack allows 100 blocks a view; each job takes two). */
 const HOME_JOBS = 10;
@@ -267,15 +267,16 @@ export class HomeTabs {
     for (const [i, entry] of entries.slice(0, HOME_JOBS).entries()) {
       const request = await store.get(entry.key).catch(() => undefined);
       const thumbnail = request?.outputFiles[0];
+      const link = request && jobMessageLinkOf(request);
       const line = say(locale, 'slack.history.line', {
         rank: i + 1,
         when: `<!date^${Math.floor(entry.at / 1000)}^{date_short_pretty} {time}|${new Date(entry.at).toISOString()}>`,
         author: '',
-        channel: `<#${entry.channelId}>`,
+        channel: historyChannelOf(entry, 'mine'),
         prompt: truncate(entry.prompt, 80).replace(/[\n`<>&]/g, ' '),
         ...historyLineValues(entry),
-        hasLink: request?.messageTs ? 'yes' : 'no',
-        link: request?.messageTs ? `https://slack.com/archives/${request.channelId}/p${request.messageTs.replace('.', '')}` : '',
+        hasLink: link ? 'yes' : 'no',
+        link: link ?? '',
       });
       blocks.push({
         type: 'section',

@@ -161,7 +161,20 @@ function statusLine(state: JobViewState): string {
 /** What a failed or cancelled job was charged, when it was: the sentence under its status, in its message and its plain text alike. */
 function chargedWords(state: JobViewState): string | undefined {
   if ((state.status !== 'failed' && state.status !== 'cancelled') || !state.charged) return undefined;
-  return say(state.locale, state.chargePending ? 'slack.job.may_be_charged' : 'slack.job.charged', { usd: usd(state.charged.totalUsd) });
+  return chargeSentence(state.locale, state.charged, state.chargePending === true);
+}
+
+/** What a job was charged (`pending`: what it may be charged, not settled yet), as its message says it under its status. */
+function chargeSentence(locale: string, charged: JobCost, pending: boolean): string {
+  return say(locale, pending ? 'slack.job.may_be_charged' : 'slack.job.charged', { usd: usd(charged.totalUsd) });
+}
+
+/**
+ * What a job was charged, in the words its message's plain text says it (without the emoji that leads it in the
+ * blocks): for where no emoji is shown, a workflow step's error (the sweep's, of a step a crash cut off).
+ */
+export function plainChargeWords(locale: string, charged: JobCost, pending: boolean): string {
+  return withoutChargeEmoji(chargeSentence(locale, charged, pending));
 }
 
 function statusWords(state: JobViewState): string {

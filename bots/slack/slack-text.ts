@@ -69,6 +69,26 @@ export function jobMessageSeenBy(request: { channelId: string }): MessageSeenBy 
   return request.channelId.startsWith('D') ? 'member' : 'everyone';
 }
 
+/**
+ * Whether a job was asked in its member's own direct messages with the app — the one rule for it: a saved request (a
+ * private job's keeps the channel it was asked in as `askedIn`) or a history entry (its `channelId` is where it was
+ * asked). Such a job is the member's alone there: anyone else's Reroll or Edit of it runs in their own direct messages,
+ * and a history line names no conversation for it ("in a direct message": a `<#D…>` shows badly in Slack).
+ */
+export function askedInDirectMessages(job: { channelId: string; askedIn?: string | undefined }): boolean {
+  return jobMessageSeenBy({ channelId: job.askedIn ?? job.channelId }) === 'member';
+}
+
+/**
+ * Where a history line (`slack.history.line`, in `/imagine history` and the Home tab) says a job was asked: `dm` ("in
+ * a direct message") for one asked in a direct message with the app (`askedInDirectMessages`: a `<#D…>` shows badly in
+ * Slack, and names a conversation only its member can open) — and in the workspace's view (`scope`) for any whose
+ * message only its member can open (`memberLink`, recorded as it ended) —, else its channel.
+ */
+export function historyChannelOf(entry: { channelId: string; memberLink?: boolean | undefined }, whose: 'mine' | 'scope'): string {
+  return askedInDirectMessages(entry) || (whose === 'scope' && entry.memberLink === true) ? 'dm' : `<#${entry.channelId}>`;
+}
+
 /** Shortens text to `max` characters (code points), with an ellipsis. */
 export function truncate(text: string, max: number): string {
   const chars = [...text];

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike } from 'pictor';
 import { AS_VALIDATION_ERROR, describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
-import { stopOnce, type StopBudget } from '../stop-once.js';
+import { stopOnce } from '../stop-once.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -24,7 +24,7 @@ import { SharedWriteBuckets } from './shared-write-buckets.js';
 import { sweepInterrupted } from './sweep-interrupted.js';
 import { startSweeper, type BotState } from '../state/index.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { DEFAULT_FIRST_POST_DEADLINE_MS, type ShownEvent, type StopDeadline } from './SlackJobView.js';
+import { DEFAULT_FIRST_POST_DEADLINE_MS, type ShownEvent } from './SlackJobView.js';
 import { UserLocales } from './user-locales.js';
 import { HomeTabs } from './home-tab.js';
 import { registerAppHome } from './listeners/app-home.js';
@@ -263,22 +263,6 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     clientFor: (teamId) => clientFor(teamId),
     requesterOf: (actor) => jobs.requester(actor),
   });
-  // Once the bot stops: its budget, and when it began to wait for its jobs (see the stop below). Their ends are waited
-  // for no later than the stop's deadline (the earliest `until` any call gave, so far) and STOP_DRAIN_MS after that
-  // began; a later call that brings the deadline forward tells the waits under way.
-  let stopBudget: StopBudget | undefined;
-  let jobsWaitedFrom: number | undefined;
-  const jobsDeadlineMoved = new EventTarget();
-  const jobsDeadline: StopDeadline = {
-    at: () => {
-      const until = stopBudget?.until();
-      return until === undefined || jobsWaitedFrom === undefined ? undefined : Math.min(until, jobsWaitedFrom + STOP_DRAIN_MS);
-    },
-    onMoved: (listener) => {
-      jobsDeadlineMoved.addEventListener('moved', listener);
-      return () => jobsDeadlineMoved.removeEventListener('moved', listener);
-    },
-  };
   const jobs = new SlackJobs({
     runner: options.runner,
     writer,
@@ -291,7 +275,6 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     command: commands.imagine,
     firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : client),
     firstPostDeadlineMs,
-    stopDeadline: jobsDeadline,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
   await jobs.listenForCancels();
@@ -403,7 +386,6 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     stop: (stopOptions = {}) => {
       const stopped = stopBot(stopOptions.until, async (budget) => {
         stopping = true;
-        stopBudget = budget;
         // Each wait below: its own STOP_DRAIN_MS, never past the stop's deadline (the earliest until it was given), bounded
         // there alone (`budget.within`), so a deadline brought forward cuts it.
         // A Socket Mode connection that does not close (Slack gone) holds no stop past its budget.
@@ -419,18 +401,17 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await budget.within(sweeper.stop({ until: budget.until() }), Number.POSITIVE_INFINITY);
         await locales.stop();
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
-        // The jobs' ends are waited for no later than this (the writer's idle, then the jobs, each STOP_DRAIN_MS at
-        // least, and never past the stop's deadline): a job's end that Slack asks to wait longer does not wait in vain.
-        jobsWaitedFrom = Date.now();
-        // The jobs have ended: their final updates are waited for, progress nobody will see is not.
-        writer.shedProgress();
+        // The jobs have ended: their final updates are waited for, progress nobody will see is not — and their ends no
+        // later than the stop's deadline (the writer's `stopDeadline`: the earliest `until`, and STOP_DRAIN_MS from now,
+        // as the writer's idle, then the jobs, are waited for): a job's end that Slack asks to wait longer does not wait in vain.
+        writer.shedProgress(Date.now() + STOP_DRAIN_MS);
         const stopWaiting = new AbortController();
         await budget.within(writer.idle(stopWaiting.signal), STOP_DRAIN_MS).finally(() => stopWaiting.abort());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await budget.within(jobs.settle(), STOP_DRAIN_MS);
       });
-      // This call's `until` may have brought the deadline forward: a job's end waiting past it stops waiting.
-      jobsDeadlineMoved.dispatchEvent(new Event('moved'));
+      // This call's `until` may bring the deadline forward: a job's end waiting past it stops waiting.
+      writer.stopBy(stopOptions.until);
       return stopped;
     },
   };

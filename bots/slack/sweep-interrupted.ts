@@ -37,7 +37,8 @@ import { stepOutputsOf, stepStoppedWords } from './listeners/workflow-step.js';
  * start and, with Redis, while running. A Workflow Builder step the job ran
  * for, left open by the crash, is ended (`endStep`): completed with the
  * finished job's outputs, as the step's listener would have, or failed with
- * the words of a stopped job. Returns whether the message was updated.
+ * the words of a stopped job and its charge, as its message says them. Returns
+ * whether the message was updated.
  */
 export async function sweepInterrupted(input: {
   /** The Web API client of a request's workspace; undefined when the app is no longer installed there. */
@@ -61,17 +62,18 @@ export async function sweepInterrupted(input: {
   const { store, logger, request } = input;
   // A finished job: its images posted, and what its "Done" says saved with them.
   const finished = request.outputFiles.length > 0 ? request.result : undefined;
+  // The end its message showed (a stop between the view's mark and the runner's record): nothing to show.
+  const shownEnd = endToRecord(request);
+  // Stopped: what the ledger charged it, or may charge it (`pending`), as Discord's "stopped" says it (`sweptCharges`) —
+  // and its step's error with it. None of a job done, whose message showed its end.
+  const charge: SweptCharge = isDone(request) || shownEnd || finished ? { type: 'none' } : ((await input.charges?.(request.runnerJobId)) ?? { type: 'none' });
   // A step that could not be taken out of its request: the request is left as it is, held here, for the next start's sweep.
-  if (!(await endStep(input, finished))) return false;
+  if (!(await endStep(input, finished, charge))) return false;
   // Done, its end shown and recorded, and held only for its step (now ended): let go of, nothing more shown or recorded.
   if (isDone(request)) {
     await markSwept(store, logger, request, { status: 'ended' });
     return false;
   }
-  // The end its message showed (a stop between the view's mark and the runner's record): nothing to show.
-  const shownEnd = endToRecord(request);
-  // Stopped: what the ledger charged it, or may charge it (`pending`), as Discord's "stopped" says it (`sweptCharges`).
-  const charge: SweptCharge = shownEnd || finished ? { type: 'none' } : ((await input.charges?.(request.runnerJobId)) ?? { type: 'none' });
   const updated = shownEnd ? false : await showEnd(input, finished, charge);
   // Made, charged and posted, or shown ended: its end is recorded, then the request marked so, as the live path does —
   // a stop or a failed mark between the two leaves the request held for the next sweep, whose record of it again
@@ -94,12 +96,13 @@ const STEP_GONE = new Set(['token_expired', 'token_revoked', 'invalid_auth', 'no
  * not wait on it for ever (Slack's retry of the step is dropped: its key stays taken): a job that finished, its images
  * posted (the request holds them and its result), completes the step with those outputs, built as the step's listener
  * builds them (`stepOutputsOf`) — the images were made and paid for; any other fails it with the words a graceful stop
- * fails it with, in the step's language. The step is taken out of the request first (`takeStep`), so it is ended
+ * fails it with, in the step's language, and what the ledger charged its job or may charge it (`charge`), as its
+ * message says it. The step is taken out of the request first (`takeStep`), so it is ended
  * once however often the request is swept. A step Slack no longer knows (its token expired, or it has ended) is logged
  * and dropped; so is one that cannot be ended. The token is never logged. Answers false when the step could not be
  * taken (the state failed: logged), the request then to be left as it is for the next start's sweep.
  */
-async function endStep(input: Pick<Parameters<typeof sweepInterrupted>[0], 'clientFor' | 'store' | 'logger' | 'request'>, finished: SavedRequest['result']): Promise<boolean> {
+async function endStep(input: Pick<Parameters<typeof sweepInterrupted>[0], 'clientFor' | 'store' | 'logger' | 'request'>, finished: SavedRequest['result'], charge: SweptCharge): Promise<boolean> {
   const { store, logger, request } = input;
   if (!request.step) return true;
   let step: SavedRequest['step'];
@@ -122,7 +125,7 @@ async function endStep(input: Pick<Parameters<typeof sweepInterrupted>[0], 'clie
       await retryTransient(() => client.functions.completeSuccess({ token: step.token, function_execution_id: step.executionId, outputs }), [1000, 3000]);
       logger.info(where, 'ended a workflow step a stop cut off: it completed with the images its job made');
     } else {
-      const error = stepStoppedWords(request.locale);
+      const error = stepStoppedWords(request.locale, charge);
       await retryTransient(() => client.functions.completeError({ token: step.token, function_execution_id: step.executionId, error }), [1000, 3000]);
       logger.info(where, 'ended a workflow step a stop cut off: it failed, stopped before it finished');
     }

@@ -3,7 +3,7 @@ import { describeForgotten, historyLineValues, say, type HistoryEntry } from '..
 import type { BotContext } from '../bot-context.js';
 import { ACTIONS } from '../render-job.js';
 import type { SlackActor } from '../SlackJobs.js';
-import { plainTextOf, jobMessageSeenBy } from '../slack-text.js';
+import { historyChannelOf, plainTextOf } from '../slack-text.js';
 
 type Ack = (answer?: { response_type: 'ephemeral'; text: string }) => Promise<void>;
 
@@ -62,10 +62,10 @@ export async function answerHistoryCommand(
  * cost, a link to its message (as its entry recorded it when the job ended),
  * and a Reroll button that runs it again in its channel, counted against
  * whoever clicks (a job asked in another member's direct messages: in the
- * clicker's own). In the workspace's view, a job whose message only its member
- * can open (`memberLink`, recorded as it ended: asked in a direct message with
- * the app) says it was asked in a direct message, without naming that
- * conversation, and has no link unless it is the reader's own (`ofScope`).
+ * clicker's own). A job asked in a direct message with the app says so, without
+ * naming that conversation (`historyChannelOf`); in the workspace's view, so does
+ * one whose message only its member can open (`memberLink`, recorded as it
+ * ended), which has no link unless it is the reader's own (`ofScope`).
  */
 function renderHistory(entries: readonly HistoryEntry[], whose: 'mine' | 'scope', locale: string | undefined): { text: string; blocks: types.KnownBlock[] } {
   const title = say(locale, 'history.title', { whose, scope: 'workspace' }, { bold: (text) => `*${text}*` });
@@ -78,8 +78,7 @@ function renderHistory(entries: readonly HistoryEntry[], whose: 'mine' | 'scope'
       // Slack shows the date in each reader's own time zone and language.
       when: `<!date^${Math.floor(e.at / 1000)}^{date_short_pretty} {time}|${new Date(e.at).toISOString()}>`,
       author: whose === 'scope' ? ` <@${e.userId}>` : '',
-      // An entry written before `memberLink` was kept without a link says nothing of it: its channel tells (`jobMessageSeenBy`).
-      channel: whose === 'scope' && (e.memberLink || jobMessageSeenBy(e) === 'member') ? 'dm' : `<#${e.channelId}>`,
+      channel: historyChannelOf(e, whose),
       prompt: prompt.replace(/[\n`<>&]/g, ' '),
       ...historyLineValues(e),
       hasLink: e.link ? 'yes' : 'no',

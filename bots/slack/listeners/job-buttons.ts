@@ -6,7 +6,7 @@ import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
-import { jobMessageSeenBy } from '../slack-text.js';
+import { askedInDirectMessages } from '../slack-text.js';
 import type { SavedRequest } from '../RequestStore.js';
 import { mayCancel, say, sayWords } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
@@ -66,7 +66,7 @@ async function resultMessageTs(client: App['client'], request: SavedRequest): Pr
  * alone: nothing is asked of Slack.
  */
 function inOwnDirectMessages(request: SavedRequest, userId: string): boolean {
-  return request.userId !== userId && jobMessageSeenBy({ channelId: request.askedIn ?? request.channelId }) === 'member';
+  return request.userId !== userId && askedInDirectMessages(request);
 }
 
 export function registerJobButtons(app: App, context: BotContext): void {

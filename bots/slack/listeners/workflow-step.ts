@@ -1,10 +1,12 @@
 import type { App, webApi } from '@slack/bolt';
 import { QUALITIES, SIZES, type LoggerLike, type Quality, type Size } from 'pictor';
 import { MAX_TIMER_MS } from 'pictor/internal';
-import { rangeValueOf, rangeWords, RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
+import { DEFAULT_LOCALE, rangeValueOf, rangeWords, RecentKeys, say, sayWords, type JobOptions } from '../../runner/index.js';
+import type { SweptCharge } from '../../runner/swept-charges.js';
 import { RECENT_KEYS_MAX, takenForMs } from '../../runner/recent-keys.js';
 import { claimWithin, digestKeyOf, LateClaim, type Space } from '../../state/index.js';
 import type { BotContext } from '../bot-context.js';
+import { plainChargeWords } from '../render-job.js';
 import type { SavedRequest } from '../RequestStore.js';
 import type { StartedJob } from '../SlackJobs.js';
 import { slackErrorCode } from '../slack-error-code.js';
@@ -271,9 +273,13 @@ async function runStep(
   }
 }
 
-/** The words a step stopped before its job finished fails with (a graceful stop, or the sweep after a crash). */
-export function stepStoppedWords(locale: string | undefined): string {
-  return plain(say(locale, 'slack.step.cancelled'));
+/**
+ * The words a step stopped before its job finished fails with (a graceful stop, or the sweep after a crash): with what
+ * the ledger charged its job or may still charge it (`charge`, the sweep's), in the words the job's message says it.
+ */
+export function stepStoppedWords(locale: string | undefined, charge: SweptCharge = { type: 'none' }): string {
+  const stopped = plain(say(locale, 'slack.step.cancelled'));
+  return charge.type === 'none' ? stopped : `${stopped}\n${plainChargeWords(locale ?? DEFAULT_LOCALE, charge.cost, charge.type === 'pending')}`;
 }
 
 /** Ends a step whose job started: with the job's outputs once it finished, or the words why not. */

@@ -186,7 +186,7 @@ describe('a job asked in a member’s direct messages, in the workspace’s hist
     await vi.waitFor(async () => expect(await h!.runner.history!.mine(bob)).not.toHaveLength(0), { timeout: 15_000 });
     await h.runner.history!.settled();
 
-    // Bob's own history names and links his direct message; the admins' view of the workspace does neither.
+    // Bob's own history links his direct message (saying it was asked in one); the admins' view of the workspace does not.
     expect(await privately(h.fake, 'history', 'U0BOB')).toContain(`/archives/${bobDm}/p`);
     const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
     expect(workspace).toContain('<@U0BOB>');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { anyOf, LOCALES, say } from '../../../bots/runner/index.js';
 import { editModal } from '../../../bots/slack/edit-modal.js';
 import { allowedFor, usageText } from '../../../bots/slack/imagine-text.js';
+import { stepStoppedWords } from '../../../bots/slack/listeners/workflow-step.js';
 
 /** The sentences of Slack's buttons, flags, help and workflow step, as a member reads them (each checked once, here). */
 describe('what Slack tells a member', () => {
@@ -22,6 +23,14 @@ describe('what Slack tells a member', () => {
     expect(allowedFor('n', 'de')).toBe('eine ganze Zahl von 1 bis 10');
     expect(say('de', 'slack.flag.compression_range', { min: 0, max: 100, flag: '--format', formats: anyOf(['jpeg', 'webp']) })).toBe(
       'eine ganze Zahl von 0 bis 100, nur mit --format jpeg oder webp',
+    );
+  });
+
+  it('fails a workflow step a crash cut off with the words of a stopped job and what the ledger charged it, or may still charge it, as the job’s message says it', () => {
+    expect(stepStoppedWords('en')).toBe('The image job was stopped before it finished.');
+    expect(stepStoppedWords('en', { type: 'charged', cost: { totalUsd: 0.25 } })).toBe('The image job was stopped before it finished.\nCharged $0.250: the request had reached the image service.');
+    expect(stepStoppedWords('en', { type: 'pending', cost: { totalUsd: 0.05 } })).toBe(
+      'The image job was stopped before it finished.\nMay be charged $0.0500: the request had reached the image service, and its charge is not settled yet.',
     );
   });
 

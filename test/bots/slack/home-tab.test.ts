@@ -283,6 +283,27 @@ describe('the Slack Home tab', () => {
     }
   });
 
+  it('says a job the member asked in their direct messages with the app was asked in a direct message, with the link to its message — never `<#D…>` — as their /imagine history does', async () => {
+    h = await startHarness();
+    const dm = h.fake.dmOf('U0ALICE');
+    await h.fake.userMessage({ channel: dm, channelType: 'im', user: 'U0ALICE', text: 'a lighthouse in my diary --quality low' });
+    await finishedJob(h.fake, dm);
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: dm, scopeId: h.fake.teamId };
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(alice)).toHaveLength(2), { timeout: 15_000 });
+
+    await h.fake.openHome('U0ALICE');
+    const lines = (await homeOf(h.fake, 'U0ALICE')).filter((b) => b.block_id?.match(/^job\.\d+$/)).map((b) => b.text!.text);
+    const history = await privately(h.fake, 'history', 'U0ALICE', 'C0ART');
+    for (const shown of [lines.join('\n'), history]) {
+      const [inChannel, inDm] = shown.split('\n').filter((line) => line.includes('lighthouse'));
+      expect(inChannel).toContain('<#C0ART>');
+      expect(inDm).toContain('in a direct message');
+      expect(inDm).toContain(`/archives/${dm}/p`);
+      expect(inDm).not.toContain('<#');
+    }
+  });
+
   it('runs a job again from its Reroll, in the job’s channel, counted against whoever clicks; a refusal goes to their direct messages', async () => {
     h = await startHarness({ limits: { userDailyUsd: 0.01 } });
     await draw(h, 'U0ALICE', 'C0ART', 0);

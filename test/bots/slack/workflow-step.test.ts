@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { say } from '../../../bots/runner/index.js';
+import { say, usd } from '../../../bots/runner/index.js';
 import { STEP_RETAKE_MS, WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
@@ -14,7 +14,7 @@ import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { withSpace } from '../../helpers/runner-harness.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { imageShares, jobMessages, privately, settledCosts, startHarness, type Harness, userContext } from './harness.js';
+import { imageShares, jobMessages, privately, settledCosts, startHarness, statusOf, type Harness, userContext } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -481,12 +481,17 @@ describe('a “Generate image” step a crash cut off', () => {
     return { fake, dataDir, run, saved };
   }
 
-  it('is ended by the next start’s sweep with the words a graceful stop uses, in the member’s language, and its token is gone from the request and never logged', async () => {
+  it('is ended by the next start’s sweep with the words a graceful stop uses and what the ledger charged its job, as its message says them, in the member’s language, and its token is gone from the request and never logged', async () => {
     const { fake, dataDir, run, saved } = await stepCutOffByACrash();
     expect(JSON.stringify(saved.read())).toContain(run.token);
     const logger = new RecordingLogger();
     h = await startHarness({ fake, dataDir, bot: { logger } });
-    expect(await outcomeOf(h, run)).toStrictEqual({ ok: false, error: say('de-DE', 'slack.step.cancelled'), at: expect.any(Number) as unknown });
+    // Its request had reached the service: the stop settled what it sent, and its message says so.
+    const [charged] = (await h.store.usage({})).filter((r) => r.jobId === saved.read().value.runnerJobId);
+    expect(charged!.costUsd).toBeGreaterThan(0);
+    const chargedWords = say('de-DE', 'slack.job.charged', { usd: usd(charged!.costUsd) }).replace(/^:dollar: /, '');
+    expect(await outcomeOf(h, run)).toStrictEqual({ ok: false, error: `${say('de-DE', 'slack.step.cancelled')}\n${chargedWords}`, at: expect.any(Number) as unknown });
+    await h.fake.waitFor(() => (statusOf(jobMessages(h!.fake, 'C0FLOW')[0]!).includes(chargedWords) ? true : undefined), 'the job’s message to say its charge');
     await vi.waitFor(() => expect(saved.read().value.status).toBe('ended'), { timeout: 15_000 });
     expect(JSON.stringify(saved.read())).not.toContain(run.token);
     expect(logger.text()).not.toContain(run.token);
@@ -602,7 +607,9 @@ describe('a “Generate image” step a crash cut off', () => {
     await saved.crashed();
 
     h = await startHarness({ fake, dataDir });
-    expect(await outcomeOf(h, run)).toMatchObject({ ok: false, error: say('de-DE', 'slack.step.cancelled') });
+    const outcome = await outcomeOf(h, run);
+    expect(outcome.ok).toBe(false);
+    expect(!outcome.ok && outcome.error.split('\n')[0]).toBe(say('de-DE', 'slack.step.cancelled'));
     expect(h.fake.callsOf('functions.completeError')).toHaveLength(1);
   });
 
