@@ -61,23 +61,15 @@ describe('listening on a port', () => {
   });
 
   it('streams events to the socket as they are produced, without buffering the body', async () => {
-    const emulator = createEmulator({ latencyMs: 900 });
+    // A stream that stalls after its first partial never ends: that partial reaches the client only if nothing holds
+    // the body back until its end. No clock is read, so a busy machine cannot bunch the events up into a failure.
+    const emulator = createEmulator({ latencyMs: 90 });
+    emulator.injectFault('stalled_stream');
     const server = await emulator.listen();
-    const started = performance.now();
     const response = await generate(http, { ...body, stream: true, partial_images: 2 }, { base: server.url });
-    const reader = response.body!.getReader();
-    const first = await reader.read();
-    const firstAt = performance.now() - started;
+    const first = await response.body!.getReader().read();
     expect(parseSse(new TextDecoder().decode(first.value))[0]!.event).toBe('image_generation.partial_image');
-    let rest = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      rest += new TextDecoder().decode(value);
-    }
-    const endAt = performance.now() - started;
-    expect(firstAt).toBeLessThan(endAt - 400);
-    expect(parseSse(rest).at(-1)!.event).toBe('image_generation.completed');
+    expect(emulator.stats().openStreams).toBe(1);
     await emulator.close();
   });
 
