@@ -200,9 +200,12 @@ describe('refusals of commands that send nothing', () => {
 describe('pictor emulator', () => {
   it('prints its URL once listening and answers until stopped', async () => {
     const out: string[] = [];
+    let printed!: () => void;
+    const listening = new Promise<void>((resolve) => (printed = resolve));
     const stop = new AbortController();
-    const running = runEmulator(['--port', '0'], { stdout: (l) => out.push(l), stderr: () => {}, env: {}, connect: () => Promise.reject(new Error('unused')), client: (c) => c.client }, stop.signal);
-    await expect.poll(() => out.length).toBeGreaterThan(0);
+    const stdout = (l: string) => (out.push(l), printed());
+    const running = runEmulator(['--port', '0'], { stdout, stderr: () => {}, env: {}, connect: () => Promise.reject(new Error('unused')), client: (c) => c.client }, stop.signal);
+    await Promise.race([listening, running]); // its first line, not a poll with a 1 s bound
     const url = /listening on (\S+)/.exec(out[0]!)?.[1];
     expect(out.join('\n')).toContain(`API key: ${DEV_API_KEY}`);
     const config = readCoreConfig({ PICTOR_BASE_URL: url, PICTOR_API_KEY: DEV_API_KEY });

@@ -28,16 +28,19 @@ async function folder(): Promise<string> {
 /**
  * The next write of a file (by `writeFile`, or through a handle opened for writing) takes only half of the bytes:
  * the first half reaches the disk, then the disk is full or the process is gone. Whatever name the image is written
- * under first is where it tears.
+ * under first is where it tears. `halfWritten` resolves once that half is on the disk.
  */
-function writeHalfThen(end: 'fail' | 'hang') {
+function writeHalfThen(end: 'fail' | 'hang'): { halfWritten: Promise<void> } {
   const realOpen = vi.mocked(fs.open).getMockImplementation()!;
   const realWriteFile = vi.mocked(fs.writeFile).getMockImplementation()!;
+  let wroteHalf!: () => void;
+  const halfWritten = new Promise<void>((resolve) => (wroteHalf = resolve));
   const torn = async (handle: fs.FileHandle, data: unknown) => {
     vi.mocked(fs.open).mockImplementation(realOpen);
     vi.mocked(fs.writeFile).mockImplementation(realWriteFile);
     const bytes = data as Uint8Array;
     await handle.write(bytes.subarray(0, bytes.length / 2));
+    wroteHalf();
     if (end === 'fail') throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
     hanging.push(handle);
     await new Promise(() => undefined);
@@ -56,6 +59,7 @@ function writeHalfThen(end: 'fail' | 'hang') {
       if (end === 'fail') await handle.close();
     }
   });
+  return { halfWritten };
 }
 
 const image = Buffer.alloc(4096, 7);
@@ -70,9 +74,10 @@ describe('an image file is whole or absent under its name', () => {
 
   it('leaves only a sibling named as unfinished when the process stops half way', async () => {
     const dir = await folder();
-    writeHalfThen('hang');
+    const { halfWritten } = writeHalfThen('hang');
     void writeOutput(join(dir, 'fox-2.png'), image, false);
-    await vi.waitFor(async () => expect(await readdir(dir)).toEqual([expect.stringMatching(new RegExp(`^fox-2\\.png\\.${process.pid}\\.[0-9a-f]+\\.tmp$`))]));
+    await halfWritten;
+    expect(await readdir(dir)).toEqual([expect.stringMatching(new RegExp(`^fox-2\\.png\\.${process.pid}\\.[0-9a-f]+\\.tmp$`))]);
     // Half the image, and not under its name.
     expect((await readFile(join(dir, (await readdir(dir))[0]!))).length).toBe(image.length / 2);
   });

@@ -27,23 +27,29 @@ describe('pictor progress on long work', () => {
   });
 
   it('counts partial images and finished images in the status', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
     const lines: string[] = [];
     const progress = await startProgress({ line: (l) => lines.push(l), images: 2, everyMs: 20, now: () => (lines.length ? 7_000 : 0), job: watchedJob() });
     progress.sending();
     progress.partialReceived();
     progress.imageDone();
-    await expect.poll(() => lines.length).toBeGreaterThan(0);
+    vi.advanceTimersByTime(20);
+    expect(lines).toHaveLength(1);
     progress.stop();
     expect(lines[0]).toMatch(/sent, the service is working, \d+ s, 1 partial image received, 1\/2 images done/);
   });
 
   it('says "about to send" once a slot is given, and counts the request sent only once it left', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
     const lines: string[] = [];
     const job = watchedJob();
     const progress = await startProgress({ line: (l) => lines.push(l), images: 1, everyMs: 20, job });
     try {
       progress.starting();
-      await expect.poll(() => lines.length).toBeGreaterThan(0);
+      vi.advanceTimersByTime(20);
+      expect(lines).toHaveLength(1);
       expect(lines.at(-1)).toMatch(/^… about to send, /);
       // Not sent yet: the ledger is recording that it may be billed.
       expect(job.phase).toBe('marking');

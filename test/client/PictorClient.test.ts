@@ -122,7 +122,8 @@ describe('streaming', () => {
       expect(isPartialEvent(event)).toBe(true);
       break;
     }
-    await expect.poll(() => env.emulator.stats().openStreams).toBe(0);
+    // The emulator's server learns the socket closed on its own time: bounded by the test's time, not poll's default second.
+    await expect.poll(() => env.emulator.stats().openStreams, { timeout: 15_000 }).toBe(0);
     // The only slot is free again: a second request runs.
     env.emulator.configure({ latencyMs: 0 });
     expect((await client.generate({ prompt: 'next', quality: 'low' })).data).toHaveLength(1);

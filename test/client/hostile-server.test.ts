@@ -146,10 +146,19 @@ describe('a request that may have reached the service is sent once', () => {
   });
 
   it('says a timeout after the request was sent may be billed, and sends it once', async () => {
+    // The timeout's own clock is faked, and moved on once the server has read the request: no race with a busy machine.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    let read!: () => void;
+    const received = new Promise<void>((resolve) => (read = resolve));
     const s = await serve(async (req) => {
       await req.body();
+      read();
     });
-    const error = await failureOf(clientOf(s, { timeoutMs: 400 }).generate({ prompt: 'x' }));
+    const failure = failureOf(clientOf(s, { timeoutMs: 400 }).generate({ prompt: 'x' }));
+    await received;
+    vi.advanceTimersByTime(400);
+    const error = await failure;
     expect(error).toMatchObject({ code: 'timeout', mayBeBilled: true });
     expect(error.message).toMatch(/may have been billed/);
     expect(s.requests).toBe(1);
@@ -174,11 +183,22 @@ describe('a connection carries one request', () => {
 
 describe('a job is done when its images are in', () => {
   it('says a stream that runs out of time after it started may be billed', async () => {
+    // The timeout's own clock is faked, and moved on once the first partial is in: no race with a busy machine.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
     const s = await serve(async (req) => {
       await req.body();
       req.socket.write(SSE_HEAD + chunk(sse('image_generation.partial_image', { ...completed(), type: 'image_generation.partial_image', partial_image_index: 0, usage: undefined })));
     });
-    const error = await failureOf(clientOf(s, { timeoutMs: 500, idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', partial_images: 1 }).finalResult());
+    let startedStreaming!: () => void;
+    const firstEvent = new Promise<void>((resolve) => (startedStreaming = resolve));
+    const stream = clientOf(s, { timeoutMs: 500, idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', partial_images: 1 });
+    const failure = failureOf((async () => {
+      for await (const _event of stream) startedStreaming();
+    })());
+    await firstEvent;
+    vi.advanceTimersByTime(500);
+    const error = await failure;
     expect(error).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true });
     expect(error.message).toMatch(/may have been billed/);
     expect(s.requests).toBe(1);

@@ -23,9 +23,12 @@ describe('the temporary files atomic writes left', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const realRename = vi.mocked(fsp.rename).getMockImplementation()!;
-    vi.mocked(fsp.rename).mockImplementationOnce(async (from, to) => (await held, realRename(from, to)));
+    let reachedRename!: () => void;
+    const atRename = new Promise<void>((resolve) => (reachedRename = resolve));
+    vi.mocked(fsp.rename).mockImplementationOnce(async (from, to) => (reachedRename(), await held, realRename(from, to)));
     const writing = writeFileAtomically(file, 'new');
-    await vi.waitFor(async () => expect((await readdir(dir)).filter((name) => name.includes(`.${process.pid}.`))).toHaveLength(1));
+    await atRename; // the write's temporary file is whole and waits for its rename
+    expect((await readdir(dir)).filter((name) => name.includes(`.${process.pid}.`))).toHaveLength(1);
 
     expect((await removeLeftoverTemps(dir, ['record.json'])).sort()).toEqual([`${file}.4242.0a1b2c3d.tmp`, `${file}.4242.0a1b2c3d.tmp.bak`]);
     // Only the files named: another file's is left to its own writer.

@@ -1,19 +1,11 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createEmulator } from '../../src/emulator/index.js';
 import { AUTH, edit, errorOf, generate, metadataOf, parseSse, readEvents, solidImage } from './emulator-helpers.js';
 
 const http = { fetch: globalThis.fetch };
 const body = { prompt: 'a windmill in the rain', quality: 'low' };
-
-async function waitFor(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const until = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('listening on a port', () => {
   it('serves on a free loopback port and gives its base URL without /v1', async () => {
@@ -61,23 +53,15 @@ describe('listening on a port', () => {
   });
 
   it('streams events to the socket as they are produced, without buffering the body', async () => {
-    const emulator = createEmulator({ latencyMs: 900 });
+    // A stream that stalls after its first partial never ends: that partial reaches the client only if nothing holds
+    // the body back until its end. No clock is read, so a busy machine cannot bunch the events up into a failure.
+    const emulator = createEmulator({ latencyMs: 90 });
+    emulator.injectFault('stalled_stream');
     const server = await emulator.listen();
-    const started = performance.now();
     const response = await generate(http, { ...body, stream: true, partial_images: 2 }, { base: server.url });
-    const reader = response.body!.getReader();
-    const first = await reader.read();
-    const firstAt = performance.now() - started;
+    const first = await response.body!.getReader().read();
     expect(parseSse(new TextDecoder().decode(first.value))[0]!.event).toBe('image_generation.partial_image');
-    let rest = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      rest += new TextDecoder().decode(value);
-    }
-    const endAt = performance.now() - started;
-    expect(firstAt).toBeLessThan(endAt - 400);
-    expect(parseSse(rest).at(-1)!.event).toBe('image_generation.completed');
+    expect(emulator.stats().openStreams).toBe(1);
     await emulator.close();
   });
 
@@ -90,7 +74,8 @@ describe('listening on a port', () => {
     await reader.read();
     expect(emulator.stats().openStreams).toBe(1);
     controller.abort();
-    await waitFor(() => emulator.stats().openStreams === 0);
+    // The server sees the socket close on its own time: on a busy machine that can take past a second or two.
+    await vi.waitFor(() => expect(emulator.stats().openStreams).toBe(0), { timeout: 15_000, interval: 10 });
     expect(emulator.stats().imagesGenerated).toBe(0);
     await emulator.close();
   });

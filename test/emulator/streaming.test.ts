@@ -149,7 +149,8 @@ describe('streamed edits', () => {
 
 /** Waits until the emulator has read the last request it got: its answer now waits out the latency. */
 async function waitingAnswer(emulator: Emulator): Promise<void> {
-  await vi.waitFor(() => expect(emulator.requests.at(-1)?.fields).toBeDefined(), { interval: 5 });
+  // Bounded by the test's time, not vi.waitFor's default second: reading the body can wait on a busy machine.
+  await vi.waitFor(() => expect(emulator.requests.at(-1)?.fields).toBeDefined(), { interval: 5, timeout: 15_000 });
 }
 
 describe('waiting answers', () => {

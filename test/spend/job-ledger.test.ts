@@ -248,12 +248,14 @@ describe('JobLedger', () => {
   it('releases at reconcile a job whose process died while it waited to retry a refused attempt: the store was told nothing was billed', async () => {
     const dir = await ledgerDir();
     const store = await fileStore(dir);
+    const markUnsent = vi.spyOn(store, 'markUnsent');
     const ledger = new JobLedger({ store });
     const job = await begin(ledger, 'cli:ann:1');
     await job.beforeSend();
     job.onRetry({ error: new ServerError('server_error', 'busy', { status: 503 }) });
     expect(job.sent).toBe(false);
-    await vi.waitFor(async () => expect(await store.activeJobs()).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', sent: false })]));
+    await markUnsent.mock.results[0]?.value; // the store took the "not sent" mark
+    expect(await store.activeJobs()).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', sent: false })]);
     // The process dies in the wait (never ended); a later one meets the reservation of a dead owner.
     await store.close();
     await ownersDied(dir);

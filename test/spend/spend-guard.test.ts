@@ -162,7 +162,9 @@ describe('the spend guard as the client’s request hook', () => {
     emu.emulator.injectFault('service_unavailable', { retryAfterMs: 10 });
     const controller = new AbortController();
     const job = client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' }, { signal: controller.signal, timeoutMs: 120_000 });
-    await vi.waitFor(() => expect(emu.emulator.requests).toHaveLength(2));
+    // The retry goes out after the 503, a reservation written to disk and a new connection: on a busy machine that
+    // takes longer than vi.waitFor's default second, so the wait is bounded by the test's own time, not by that.
+    await vi.waitFor(() => expect(emu.emulator.requests).toHaveLength(2), { timeout: 15_000 });
     controller.abort();
     await expect(job).rejects.toMatchObject({ code: 'aborted' });
     expect(await store.activeJobs()).toEqual([]);

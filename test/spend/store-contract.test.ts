@@ -460,13 +460,16 @@ describe.each(kinds)('the %s quota store', (kind) => {
       await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'u', scopeKey: 's', now: time.now }));
       await dead.markSent('d-sent');
       await dead.close(); // stops renewing, as a killed process does
-      const alive = await open(group, lease);
+      let told!: () => void;
+      const reconciled = new Promise<void>((resolve) => (told = resolve));
+      const alive = await open(group, { ...lease, onReconciled: () => told() });
       await alive.reconcile(time.now); // a long-running process's start, while the dead one's lease holds
       time.now += 60_001;
       await maker.lapseLeases(group);
       expect(await alive.usage({})).toEqual([]);
       await vi.advanceTimersByTimeAsync(60_000);
-      await vi.waitFor(async () => expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]));
+      await reconciled; // the lease's reconcile wrote what it ended
+      expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]);
       expect((await alive.activeJobs()).map((j) => j.jobId)).toEqual([]);
     } finally {
       vi.useRealTimers();
@@ -486,7 +489,9 @@ describe.each(kinds)('the %s quota store', (kind) => {
       await first.close();
       time.now += 60_001;
       await maker.lapseLeases(group);
-      const tell = { onReconciled: (report: ReconcileReport) => reports.push(report) };
+      let toldTwice!: () => void;
+      const secondReport = new Promise<void>((resolve) => (toldTwice = resolve));
+      const tell = { onReconciled: (report: ReconcileReport) => reports.push(report) === 2 && toldTwice() };
       const started = await open(group, { ...lease, ...tell });
       const atStart = await started.reconcile(time.now); // a start that meets a dead process's job
       expect(reports).toEqual([{ released: [], settledAtEstimate: ['d-first'], chargedUsd: 0.25 }]);
@@ -502,7 +507,8 @@ describe.each(kinds)('the %s quota store', (kind) => {
       time.now += 60_001;
       await maker.lapseLeases(group);
       await vi.advanceTimersByTimeAsync(60_000);
-      await vi.waitFor(() => expect(reports).toHaveLength(2));
+      await secondReport; // the lease's reconcile told what it ended
+      expect(reports).toHaveLength(2);
       expect(reports[1]).toEqual({ released: [], settledAtEstimate: ['d-sent'], chargedUsd: 0.5 });
       await vi.advanceTimersByTimeAsync(60_000);
       expect(reports).toHaveLength(2);

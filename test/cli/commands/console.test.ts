@@ -16,8 +16,21 @@ import { CLI_ENTRY, REPO_ROOT, run } from '../run-cli.js';
 function context(env: NodeJS.ProcessEnv) {
   const out: string[] = [];
   const err: string[] = [];
-  const ctx: CliContext = { stdout: (l) => out.push(l), stderr: (l) => err.push(l), env, connect: () => Promise.reject(new Error('unused')), client: (c) => c.client };
-  return { ctx, out, err };
+  let printedLine = () => {};
+  /** Resolves once `ready` holds, checked as each line is printed: a wait on the output, not on the clock. */
+  const printed = (ready: () => boolean) =>
+    new Promise<void>((resolve) => {
+      printedLine = () => void (ready() && resolve());
+      printedLine();
+    });
+  const ctx: CliContext = {
+    stdout: (l) => (out.push(l), printedLine()),
+    stderr: (l) => (err.push(l), printedLine()),
+    env,
+    connect: () => Promise.reject(new Error('unused')),
+    client: (c) => c.client,
+  };
+  return { ctx, out, err, printed };
 }
 
 /** Records one settled job in the file ledger of `dir` from a process of its own, as the bots or n8n would; its exit code. */
@@ -48,10 +61,11 @@ describe('pictor console', () => {
       await ledger.settle('n1', 0.042);
       await ledger.close();
       const env = { PICTOR_DATA_DIR: dir, PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k' };
-      const { ctx, out } = context(env);
+      const { ctx, out, printed } = context(env);
       const stop = new AbortController();
       const running = runConsole(['--port', '0'], ctx, readCoreConfig(env), silentLogger(), stop.signal);
-      await expect.poll(() => out.length).toBe(2);
+      await Promise.race([printed(() => out.length >= 2), running]);
+      expect(out).toHaveLength(2);
       expect(out[0]).toMatch(new RegExp(`^Pictor console at http://127\\.0\\.0\\.1:\\d+ \\(the account's file ledger in ${dir}\\)\\.$`));
       const link = /^Log in: (\S+) /.exec(out[1]!)![1]!;
       const login = await fetch(link, { redirect: 'manual' });
@@ -118,12 +132,13 @@ describe('pictor console', () => {
     try {
       await mkdir(join(dir, 'elsewhere'));
       const env = { PICTOR_DATA_DIR: join(dir, 'elsewhere'), PICTOR_BASE_URL: 'http://127.0.0.1:9', PICTOR_API_KEY: 'k' };
-      const { ctx, out } = context(env);
+      const { ctx, out, printed } = context(env);
       const warnings: string[] = [];
       const logger = { ...silentLogger(), warn: (_fields: object, message?: string) => void warnings.push(message ?? '') };
       const stop = new AbortController();
       const running = runConsole(['--port', '0'], ctx, readCoreConfig(env), logger, stop.signal);
-      await expect.poll(() => out.length).toBe(2);
+      await Promise.race([printed(() => out.length >= 2), running]);
+      expect(out).toHaveLength(2);
       const said = `no ledger found in ${join(dir, 'elsewhere')}: is PICTOR_DATA_DIR the folder the bots or n8n write?`;
       expect(warnings.some((w) => w.startsWith(said))).toBe(true);
       const link = /^Log in: (\S+) /.exec(out[1]!)![1]!;

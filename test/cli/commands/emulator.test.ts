@@ -10,22 +10,29 @@ import { run } from '../run-cli.js';
 function context(env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];
   const err: string[] = [];
+  let printedLine = () => {};
+  /** Resolves once `ready` holds, checked as each line is printed: a wait on the output, not on the clock. */
+  const printed = (ready: () => boolean) =>
+    new Promise<void>((resolve) => {
+      printedLine = () => void (ready() && resolve());
+      printedLine();
+    });
   const ctx: CliContext = {
-    stdout: (l) => out.push(l),
-    stderr: (l) => err.push(l),
+    stdout: (l) => (out.push(l), printedLine()),
+    stderr: (l) => (err.push(l), printedLine()),
     env,
     connect: () => Promise.reject(new Error('unused')),
     client: (c) => c.client,
   };
-  return { ctx, out, err };
+  return { ctx, out, err, printed };
 }
 
 /** Starts `pictor emulator` with these flags; resolves once its banner is printed. */
 async function started(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const { ctx, out, err } = context(env);
+  const { ctx, out, err, printed } = context(env);
   const stop = new AbortController();
   const running = runEmulator(args, ctx, stop.signal);
-  await expect.poll(() => out.length >= 4 || err.length > 0).toBe(true);
+  await Promise.race([printed(() => out.length >= 4 || err.length > 0), running]);
   return { out, err, stop: async () => {
     stop.abort();
     return running;
