@@ -27,6 +27,11 @@ export interface SpaceDefinition {
    * changed in place (`update`) or taken once (`claimOnce`, `releaseClaim`).
    */
   binary?: true | undefined;
+  /**
+   * Fields a member's forget keeps, no member's data (`forgetJobRecord`): a job record with one of them stays, without
+   * its prompt and images, until they are taken out.
+   */
+  keptThroughForget?: readonly string[] | undefined;
 }
 
 export interface PutOptions {

@@ -52,8 +52,11 @@ export function botSpaces(settings: SpaceSettings = {}) {
     discordDrafts: { name: 'discord-drafts', dir: 'discord/drafts', ttlMs: HOUR, maxValueBytes: 4 * KIB, maxCount: 10_000, maxBytes: 8 * MIB },
     /** Interaction ids taken (over HTTP), across restarts and replicas, while one can be taken: its token's life, and the minute a clock may lag Discord's. */
     discordInteractions: { name: 'discord-interactions', dir: 'discord/interactions', ttlMs: INTERACTION_TOKEN_MS + INTERACTION_MAX_AHEAD_MS, maxValueBytes: 64, maxCount: 100_000 },
-    /** Slack requests: what a Reroll or Edit button needs (the files stay Slack's). */
-    slackRequests: { name: 'slack-requests', dir: 'slack/requests', ttlMs: 90 * DAY, maxValueBytes: 64 * KIB, maxCount: 50_000, maxBytes: 64 * MIB },
+    /**
+     * Slack requests: what a Reroll or Edit button needs (the files stay Slack's). An open Workflow Builder `step` (its
+     * execution id and token) is kept through a forget, until its listener or the sweep after a crash ends it.
+     */
+    slackRequests: { name: 'slack-requests', dir: 'slack/requests', ttlMs: 90 * DAY, maxValueBytes: 64 * KIB, maxCount: 50_000, maxBytes: 64 * MIB, keptThroughForget: ['step'] },
     /** Slack request signatures seen (HTTP mode), until Bolt would refuse the request anyway (5 minutes plus the clock skew). */
     slackSeen: { name: 'slack-seen', dir: 'slack/seen', ttlMs: 7 * MINUTE, maxValueBytes: 64, maxCount: 100_000 },
     /**
