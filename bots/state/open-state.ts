@@ -15,10 +15,8 @@ export interface BotState {
   /** With Redis: the process's link (its one command connection and one subscriber), lent to leases and buckets. */
   readonly redis: RedisLink | undefined;
   /**
-   * Erases a member's prompts everywhere Pictor keeps them: their Discord jobs and drafts, Slack requests, history
-   * and its servers' lists of members (the records of their running jobs keep no prompt), their own defaults, their Slack Home's last opens, and the prompts of their usage records in the ledger (the
-   * amounts stay), a damaged record naming them, and what a write a crash stopped left. A part it cannot erase (logged)
-   * stops nothing: the rest is erased, then it fails. Answers how many history entries there were.
+   * Erases a member's prompts everywhere Pictor keeps them (README, "What a member's forget erases"). A part it cannot
+   * erase (logged) stops nothing: the rest is erased, then it fails. Answers how many history entries there were.
    */
   forget(userKey: string): Promise<number>;
   /** Gives the lease back (what this process holds is swept by another at once), by `until` at the latest. The link is its opener's. */
