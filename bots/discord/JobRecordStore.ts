@@ -18,14 +18,11 @@ export interface StoredImage {
   /** The name it came with, if any. */
   filename?: string | undefined;
   bytes?: number | undefined;
-  /**
-   * Which of the images given it is (0-based: for outputs, the job's image), as one left out (too large, a failed write)
-   * leaves a gap; undefined in records kept before it, whose images are read by their position.
-   */
+  /** Which of the images given it is (0-based): one left out leaves a gap. Older records lack it (read by position). */
   index?: number | undefined;
 }
 
-/** Which of the job's images a kept output is (0-based): its `index`, or in a record kept before it, its position among the outputs. */
+/** Which of the job's images a kept output is (0-based). */
 export function outputIndex(img: StoredImage, position: number): number {
   return img.index ?? position;
 }
@@ -44,12 +41,9 @@ export function madeCount(record: Pick<JobRecord, 'outputs' | 'made'>): number {
 export const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
 
 /**
- * Why a job cannot run again (its Retry and Reroll), or undefined when it can: its member erased its prompt (`forget`),
- * or it is an edit whose input images are no longer kept — none was (a failed write), or, asked with `now` (a message
- * deciding whether to offer Retry), they are likely gone: older than the images space keeps any (`KEPT_IMAGES_MS` since
- * its record was made). The one rule: those buttons refuse by it (without `now`: whether the images are kept decides the
- * age — a look before the first answer (`inputsKept`), then their read — as images moved by an upgrade are kept from their move, not from their record's making), and a message offers
- * Retry only when it holds.
+ * Why a job cannot run again (Retry, Reroll), the one rule: its prompt was erased, or it is an edit with no kept inputs
+ * or, asked with `now` (whether a message offers Retry), older than kept images live. Without `now` the buttons let
+ * `inputsKept` and the read decide: images an upgrade moved live from their move, not their record's making.
  */
 export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now?: number): Words | undefined {
   if (promptErased(record)) return words('job.prompt_erased');
@@ -75,63 +69,38 @@ export interface JobRecord {
   made?: number | undefined;
   /** A draft of the "Edit image" menu: the attachments to fetch when its modal is sent. */
   sources?: AttachmentSource[] | undefined;
-  /** Pending or running jobs only: the reply to edit if the process dies before the job ends (dropped when it ends). */
+  /** The reply to edit if the process dies before the job is done (dropped once it is). */
   reply?: ReplyHandle | undefined;
   /** The language of the job's public messages (`JobHeader.locale`); English for records made before it was kept. */
   locale?: string | undefined;
   /** Shown only to its requester (ephemeral): its Reroll, Retry and Edit are private too, and so is its end after a restart. */
   private?: boolean | undefined;
-  /**
-   * A finished job's facts, saved with its images before its result is shown: a process that dies before the result
-   * reaches Discord leaves them to the next one's sweep, which shows that result instead of "interrupted".
-   */
+  /** A finished job's facts, saved with its images before its result is shown: a sweep shows that result, not "interrupted". */
   result?: KeptResult | undefined;
-  /**
-   * The job's end was recorded (the runner's `recordEnded`: the member's history and the audit channel), saved by the
-   * live path once the runner recorded it; a record the sweep shows without it (a stop before its end) has its end
-   * recorded there, one with it not again.
-   */
+  /** The runner recorded the job's end (history, audit channel): a sweep does not record it again. */
   endRecorded?: true | undefined;
-  /**
-   * The end the runner is to record (its history entry and audit entry), saved by the live view with the status it
-   * marks once the job's final message is shown, until `endRecorded`: the record stays held by its process meanwhile,
-   * and one a stop left so is claimed by the next sweep, which records this end (and shows nothing).
-   */
+  /** The end the runner is to record, saved with the ended status until `endRecorded`: held meanwhile, so a sweep records it. */
   end?: JobEnd | undefined;
   /**
-   * The job's final update, saved with `endRecorded` on a record still pending or running — its view could not mark it
-   * ended (or not show it): when its message reached Discord, only how it ended (`shown`), and the sweep marks it so,
-   * saying nothing; else what that message shows (no images), and the sweep shows this end (the failure, the
-   * cancellation, the result) rather than "interrupted". Dropped with `end` once the record is marked ended. A failure
-   * or cancellation that came with images is saved here by its view too, in the write that keeps them (`saveOutputs`),
-   * before `endRecorded`: a stop before its mark leaves the sweep that end to show with them, and to record.
+   * The job's final update on a record its view could not mark ended: how it ended when its message reached Discord
+   * (`shown`: the sweep marks it silently), else what the message shows, for the sweep to show rather than
+   * "interrupted". A failure or cancellation with images is saved here with them (`saveOutputs`). Dropped with `end`.
    */
   final?: FinalKept | undefined;
-  /**
-   * When a sweep (or a Cancel on the job) last tried to post that a job which made nothing was stopped and no post
-   * reached Discord: once it is older than its kept images, such a job is marked ended saying nothing rather than tried
-   * at every start; one never tried is still told "stopped", however old.
-   */
+  /** When a sweep or Cancel last failed to post "stopped" for a job that made nothing: past the images' life it is marked silently. */
   sweptAt?: number | undefined;
 }
 
-/**
- * What a job's final message shows besides its images: the facts a sweep needs to show it again. A failed or cancelled
- * job's `cost` is what the ledger charges it (its charge line); absent when it was released, and in finals of older versions.
- */
+/** What a job's final message shows besides its images, for a sweep to show again; `cost`: the ledger's charge (none when released). */
 export type FinalShown =
   | { type: 'completed' }
   | { type: 'failed'; code: string; words: Words; retryable: boolean; cost?: JobCost | undefined }
   | { type: 'cancelled'; byUserId: string; reason?: 'requested' | 'shutdown' | undefined; cost?: JobCost | undefined };
 
-/**
- * A final update as a record still running keeps it once its runner recorded its end: what its message shows when that
- * message did not reach Discord (the sweep shows it), else how it ended, `shown` (the sweep marks it, saying nothing),
- * with what it showed when that was kept (a Cancel pressed on its "Drawing…" message shows that end there again).
- */
+/** `JobRecord.final`: what to show, or `shown` (with what it showed when kept: a Cancel on its message shows it again). */
 export type FinalKept = FinalShown | (FinalShown & { shown: true }) | { type: FinalShown['type']; shown: true };
 
-/** The facts of a job's final update its message shows (`FinalShown`), a failure's or a cancel's charge with them: never its images. */
+/** The facts of a final update its message shows (`FinalShown`): never its images. */
 export function finalShownOf(final: Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>): FinalShown {
   switch (final.type) {
     case 'completed':
@@ -148,7 +117,7 @@ function chargeOf(final: { cost?: JobCost | undefined }): { cost?: JobCost } {
   return final.cost ? { cost: { totalUsd: final.cost.totalUsd } } : {};
 }
 
-/** What a finished job's result shows besides its images (the runner's `completed` update without them; a record kept before `formats` has `format`, read by `formatsOf`). */
+/** What a finished job's result shows besides its images (older records: `format`, read by `formatsOf`). */
 export type KeptResult = Omit<Extract<JobUpdate, { type: 'completed' }>, 'type' | 'jobId' | 'images' | 'usage' | 'formats'> & { formats?: OutputFormat[] | undefined; format?: OutputFormat | undefined } & {
   /** The interaction's limit for one upload (bytes), which the images were fitted to. */
   attachmentSizeLimit: number;
@@ -159,7 +128,7 @@ export interface ReplyHandle {
   applicationId: string;
   token: string;
   issuedAt: number;
-  /** Where the job was asked: its server's id, `null` in a DM (what its link opens: `linkPlaceOf`); unknown on older records. */
+  /** Where the job was asked: its server's id, `null` in a DM (`linkPlaceOf`); unknown on older records. */
   guildId?: string | null | undefined;
 }
 
@@ -167,42 +136,33 @@ export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 
 /** A change of a record's fields (`endRecorded` and `final` are set by `markEndRecorded` alone). */
 export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final' | 'made'>>;
 
-/**
- * What a write leaves of a record, decided from the record as changed (by `update` and `markEndRecorded` alike): once
- * it ended with its end recorded, neither that end nor the final its sweep would have shown is kept, and once it is
- * done its reply token goes too (its message is not shown again). A record still pending or running keeps them: its
- * sweep shows its end from them.
- */
+/** What a write leaves of a record, decided on the record as changed: no end or final once recorded, no reply once done. */
 function settled(record: JobRecord): JobRecord {
   if (keepsNoEnd(record)) {
     delete record.end;
     delete record.final;
   }
-  // An ended job's reply is of use until its end is recorded: the recorded end carries the link to its message.
   if (isDone(record)) delete record.reply;
   return record;
 }
 
-/** How many times `markEnded` tries before it throws the failure, and the pause after a failed try (times the tries so far). */
+/** `markEnded`'s tries, and the pause after a failed one (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
 
 /**
- * The Discord jobs in the bots' state (with Redis a button works whichever replica gets it). A pending or running
- * record is held by the process running its job, and so is an ended one whose end is still to be recorded (`end`
- * without `endRecorded`); each is claimed by one survivor when that process is gone (`claimInterrupted`).
- * Images are copies bounded by the images space: a job whose images are gone says it is too old.
+ * The Discord jobs in the bots' state (with Redis a button works on any replica), held by their process while the
+ * release rule says (`job-records.ts`), then claimed by one survivor (`claimInterrupted`). Images are bounded copies:
+ * a job whose images are gone says it is too old.
  */
 export class JobRecordStore {
-  /** The records (a Cancel on another replica reaches the job's process through them). */
   readonly records: Space<JobRecord>;
-  /** The images' bytes (0.1's Redis records, JSON with base64, are read as well). */
   readonly #images: Space<Buffer>;
   readonly #drafts: Space<{ key: string; createdAt: number }[]>;
   /** Runner job id → the record that kept its images (the console's thumbnails). */
   readonly #outputsOfJob: Space<{ key: string }>;
   readonly #logger: LoggerLike;
-  /** Records being added: visible to `get` from the moment `add` is called (a modal's submit may come before the write ends). */
+  /** Records being added, visible to `get` at once (a modal's submit may come before the write ends). */
   readonly #adding = new Map<string, JobRecord>();
   /** Leftover records this process is showing (its sweep's, or a Cancel's on a job no runner knows): `showAlone`. */
   readonly #showing = new Set<string>();
@@ -243,21 +203,14 @@ export class JobRecordStore {
     return record;
   }
 
-  /**
-   * Changes a record's fields; a record that was dropped meanwhile is ignored. A change that leaves a job ended with
-   * nothing left to do (its end recorded, or none to record) releases it, in its one write; one whose end is still to
-   * be recorded (the live view's mark, before the runner records it) stays held until `markEndRecorded`. What it keeps
-   * of its end and its reply is `settled`'s rule, and whether it is released the state's (`releaseWhenDone`).
-   */
+  /** Changes a record's fields (one dropped meanwhile is ignored), released in the same write once done (`releaseWhenDone`). */
   async update(key: string, patch: JobRecordPatch): Promise<void> {
     await this.records.update(key, (record) => record && settled(Object.assign(record, structuredClone(patch))), { hold: releaseWhenDone });
   }
 
   /**
-   * A job's end, once it is shown (its result, failure, cancellation, or the sweep's word on it; the live view's and the
-   * sweep's with the `end` the runner is to record, which keeps the record held until `markEndRecorded`; with the paid images it showed, `made`): tried again a few times,
-   * each failure logged, then the last one thrown — a record left pending or running is swept by the next start, which
-   * shows its end again (its result twice, or "no longer kept" once its images are gone).
+   * A job's end, once shown (with the `end` to record, held until `markEndRecorded`): tried a few times, then thrown —
+   * a record left running is swept by the next start, which shows its end again.
    */
   async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'end' | 'made'> = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -273,12 +226,9 @@ export class JobRecordStore {
   }
 
   /**
-   * Saves that the runner recorded the job's end (`endRecorded`), in one update, with its `final` (`FinalKept`: whether
-   * its message reached Discord, else what it shows). A record marked ended (its view showed and marked it, or the sweep
-   * did) is released with it, nothing being left to do of it, and keeps neither. One still pending or running (its view
-   * could not mark it) stays held and keeps `final`, for the sweep to mark it ended — showing that end, not
-   * "interrupted", only when its message did not reach Discord — its end recorded again only for the link to the message it shows. Decided from
-   * the record as changed: a record marked ended by a write whose answer was lost is released too.
+   * Saves that the runner recorded the job's end, with its `final`, in one write: a record marked ended is released;
+   * one still running (its view could not mark it) stays held with `final` for the sweep. Decided on the record as
+   * changed, so one marked ended by a write whose answer was lost is released too.
    */
   async markEndRecorded(key: string, final?: FinalKept): Promise<void> {
     await this.records.update(key, (record) => record && settled({ ...record, endRecorded: true, ...(final && { final: structuredClone(final) }) }), { hold: releaseWhenDone });
@@ -295,9 +245,8 @@ export class JobRecordStore {
   }
 
   /**
-   * Keeps a finished job's images, for its Edit buttons — each named for its own format (`formats`, in their order, as
-   * `formatsOf` reads them: one given names all) — and, in the same write, given, the facts its result shows (`result`) or the failure or
-   * cancellation they came with (`final`), for a sweep to show that end with them.
+   * Keeps a finished job's images for its Edit buttons, each named for its format (`formatsOf`), and in the same write
+   * what its result (`result`) or the failure or cancellation they came with (`final`) shows, for a sweep.
    */
   async saveOutputs(key: string, images: readonly Buffer[], formats: readonly OutputFormat[], also: { result?: KeptResult; final?: FinalShown } = {}): Promise<void> {
     const named = formatsOf({ formats }, images.length).map((format, i) => ({ data: images[i]!, filename: `image-${i + 1}.${FILE_EXTENSIONS[format]}` }));
@@ -308,12 +257,9 @@ export class JobRecordStore {
   }
 
   /**
-   * Which of a runner job's images (its id in the ledger) are kept, for the console's thumbnails: their indices in the
-   * job's numbering, as its Edit buttons name them (0-based, ascending) — one left out (too large, a failed write) is
-   * not among them, never a shift of those after it, nor one the images' bound dropped since (the images space drops
-   * the oldest without touching the records: one `has` per image asked); undefined when none is kept. Given `atMost`,
-   * the first `atMost` of them: the images are asked in the job's order, `atMost` at a time side by side, and only those
-   * still missing after a round are asked of the next ones.
+   * Which of a runner job's images are still kept (the console's thumbnails): their indices in the job's numbering,
+   * ascending, each asked with `has` (the images' bound drops them without touching the records); undefined when none.
+   * Given `atMost`, the first `atMost`, asked that many at a time.
    */
   async keptOutputs(runnerJobId: string, atMost = Number.POSITIVE_INFINITY): Promise<number[] | undefined> {
     const link = await this.#outputsOfJob.get(runnerJobId);
@@ -328,22 +274,19 @@ export class JobRecordStore {
     return indices.length > 0 ? indices : undefined;
   }
 
-  /** Whether a runner job's image `index` (the job's numbering) is kept still: one `has`, whatever the job's count of images. */
+  /** Whether a runner job's image `index` is still kept: one `has`. */
   async hasKeptOutput(runnerJobId: string, index: number): Promise<boolean> {
     const img = await this.#keptOutputOfJob({ runnerJobId }, index);
     return img ? this.#images.has(img.file) : false;
   }
 
-  /** A runner job's image `index` (the job's own numbering, as its Edit button's), if it was kept and still is. */
+  /** A runner job's image `index`, if it was kept and still is. */
   async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
     const img = await this.#keptOutputOfJob({ runnerJobId }, index);
     return img ? this.#read(img) : undefined;
   }
 
-  /**
-   * Whether a record's input images are all still kept (it names some): one `has` each, side by side, no bytes read —
-   * for a button to refuse an edit whose images are gone before it answers; `readInputs` still decides at the read.
-   */
+  /** Whether a record's input images (some) are all still kept, no bytes read: a button refuses before it answers. */
   async inputsKept(record: Pick<JobRecord, 'inputs'>): Promise<boolean> {
     if (record.inputs.length === 0) return false;
     const there = await Promise.all(record.inputs.map((img) => this.#images.has(img.file)));
@@ -357,7 +300,7 @@ export class JobRecordStore {
     return images.every((img): img is InputImage => img !== undefined) ? images : [];
   }
 
-  /** The job's output image `index` (as its Edit button names it), if it was kept and still is. */
+  /** The job's output image `index`, if it was kept and still is. */
   async readOutput(key: string, index: number): Promise<InputImage | undefined> {
     const img = await this.#keptOutputOfJob({ key }, index);
     return img ? this.#read(img) : undefined;
@@ -377,10 +320,8 @@ export class JobRecordStore {
   }
 
   /**
-   * Takes the records whose process is gone (at start: the last one; with Redis also a replica whose lease lapsed),
-   * each for one process only: the pending or running ones, which the caller shows ended (`markEnded`), and the ended
-   * ones whose end is still to be recorded (`endToRecord`), whose end the caller records, then marks (`markEndRecorded`).
-   * Any other held record is released. A record ended by an older version is not held: nothing is left to do of it.
+   * Takes the records whose process is gone, each for one process: the running ones (the caller shows them ended) and
+   * the ended ones whose end is still to be recorded (the caller records it). Any other is released.
    */
   async claimInterrupted(): Promise<JobRecord[]> {
     const found: JobRecord[] = [];
@@ -393,11 +334,8 @@ export class JobRecordStore {
   }
 
   /**
-   * Shows a leftover record by one path at a time in this process — its sweep (which shows the records it claimed one
-   * after another) or a Cancel on it — so that a result is never posted, nor its end recorded, twice: `show` gets the
-   * record as kept once its key is taken (the caller's copy, when it cannot be read), as the other path may have shown
-   * and marked it since that copy was read, and its answer is returned; undefined, `show` not called, while another
-   * path here shows it.
+   * Shows a leftover record by one path at a time here (its sweep or a Cancel), so a result is never posted twice:
+   * `show` gets the record as kept now (the copy when it cannot be read); undefined, not called, while another shows it.
    */
   async showAlone<R>(copy: JobRecord, show: (current: JobRecord | undefined) => Promise<R>): Promise<R | undefined> {
     if (this.#showing.has(copy.key)) return undefined;
@@ -409,10 +347,7 @@ export class JobRecordStore {
     }
   }
 
-  /**
-   * A member's forget of this record, written after the forget's scan (its job accepted as its member forgot): what
-   * `forget` does to each record it finds (`forgetJobRecord`, the one rule) — a running job's keeps no prompt.
-   */
+  /** A member's forget of a record written after the forget's scan: `forgetJobRecord`, the one rule. */
   forget(key: string): Promise<void> {
     return forgetJobRecord({ records: this.records, images: this.#images, outputsOfJob: this.#outputsOfJob }, key);
   }
@@ -427,10 +362,7 @@ export class JobRecordStore {
     return this.records.heldElsewhere(key);
   }
 
-  /**
-   * Keeps copies of images, those `imagesToKeep` chooses: one over the bound is left out (its buttons say the job is
-   * too old), and a job's inputs go together — a write that fails leaves its image out as well, by the same rule.
-   */
+  /** Keeps copies of the images `imagesToKeep` chooses; a failed write leaves its image out by the same rule. */
   async #keep(key: string, prefix: 'in' | 'out', images: readonly InputImage[]): Promise<StoredImage[]> {
     const { kept: chosen, tooLarge } = imagesToKeep(prefix, images);
     for (const i of tooLarge) this.#logger.warn({ jobKey: key, bytes: images[i]!.data.length, max: MAX_KEPT_IMAGE_BYTES }, 'an image is too large to keep for its buttons');
@@ -452,7 +384,7 @@ export class JobRecordStore {
     return kept;
   }
 
-  /** The kept output `index` of a job (by its record's key, or its runner job's id through the console's link), as its record lists it. */
+  /** The kept output `index` of a job, by its record's key or its runner job's id. */
   async #keptOutputOfJob(job: { key: string } | { runnerJobId: string }, index: number): Promise<StoredImage | undefined> {
     const key = 'key' in job ? job.key : (await this.#outputsOfJob.get(job.runnerJobId))?.key;
     const record = key === undefined ? undefined : await this.records.get(key);

@@ -8,21 +8,14 @@ import { loggableError } from './loggable-error.js';
 /** What a link to a job's reply is asked with: its interaction (with its server, where it came from one), or a reply handle. */
 export type LinkedReply = Pick<BaseInteraction, 'applicationId'> & { token: string; guildId?: string | null | undefined };
 
-/**
- * The place part of a link to a job's message: its server's id; for a job made outside the servers the bot is in (its
- * budget scope the member's own), the server it was asked in (a user install) or `@me` (a DM or group DM), as the
- * interaction says, or the record a sweep shows it from kept it — unknown (no link) for a record kept before it kept it.
- */
+/** The place part of a link to a job's message: its server's id, else where it was asked (a user install's server, `@me`), if known. */
 export function linkPlaceOf(scopeId: string, reply: LinkedReply): string | undefined {
   if (!isDmScope(scopeId)) return scopeId;
   if (reply.guildId) return reply.guildId;
   return reply.guildId === null ? '@me' : undefined;
 }
 
-/**
- * A link to a job's message for its history entry, when Discord still tells
- * it (the interaction token works for 15 minutes); undefined otherwise (logged).
- */
+/** A link to a job's message for its history entry, while Discord still tells it (the token's 15 minutes). */
 export async function linkToReply(ctx: BotContext, interaction: LinkedReply, scopeId: string): Promise<string | undefined> {
   const place = linkPlaceOf(scopeId, interaction);
   if (place === undefined) return undefined;
@@ -36,12 +29,9 @@ export async function linkToReply(ctx: BotContext, interaction: LinkedReply, sco
 }
 
 /**
- * The link a job's end is recorded with (`recordEnded`'s `link`): its reply's, asked only while the reply is reached
- * through its token (`replyReachable`: an expired token's GET always fails, and counts toward Discord's limit of invalid
- * requests). A private job's reply is ephemeral: no link opens it, not even for the member — none. So every link
- * given leads to a message everyone in its channel can open, as `recordEnded` takes one by default (`seenBy`
- * `everyone`): one rule for the live path and the sweep. Where a link given is kept is the runner's one rule
- * (`linkSeenBy`): a private job's never in the audit channel nor the admins' view, whatever a surface gives.
+ * The link a job's end is recorded with, one rule for the live path and the sweep: asked only while its token reaches
+ * the reply (an expired token's GET counts toward Discord's limit of invalid requests); none for a private job's
+ * ephemeral reply, which no link opens.
  */
 export function jobLinkOf(
   ctx: BotContext,

@@ -21,20 +21,13 @@ export const HistoryEntrySchema = z.object({
   status: z.enum(['completed', 'failed', 'cancelled']),
   /** What it cost (USD), when known. */
   costUsd: z.number().nonnegative().optional(),
-  /**
-   * What it may cost (USD) at most, when its charge was not settled as its end was recorded (a job a stop cut off whose
-   * reservation the ledger still held: most likely charged that much once it counts its process gone).
-   */
+  /** What it may cost (USD) at most, when a stop cut it off before the ledger settled its charge. */
   mayCostUsd: z.number().nonnegative().optional(),
   /** When it ended (ms since the epoch). */
   at: z.number(),
   /** A link to the result message, when the surface knows it. */
   link: z.string().max(500).optional(),
-  /**
-   * Its message is one only the member can open (`linkSeenBy`: a private job's, or one shown in a direct message with
-   * the app), recorded as it ended whether or not its link is known: the admins' view drops its link (but an admin's
-   * own) and the surfaces name no conversation for it there.
-   */
+  /** Only the member can open its message (`linkSeenBy`), link known or not: the admins' view drops the link and names no conversation. */
   memberLink: z.boolean().optional(),
   /** Shown only to the member: in their own history, never in the server's/workspace's. */
   private: z.boolean().optional(),
@@ -44,10 +37,8 @@ export type HistoryEntry = z.output<typeof HistoryEntrySchema>;
 
 const cost = JobCostSchema.optional();
 /**
- * How a job ended, as the history and the audit channel keep it: only the facts they record — completed (its size,
- * quality), failed (its code) or cancelled, each with its cost when known (what the ledger charged; none when released,
- * nor in a record of an older version), or what it may cost at most (`mayCost`) when the ledger had not settled it yet
- * (a sweep's "stopped": `stoppedEndOf`). A final update is one; a sweep passes the facts it kept, not an update made up.
+ * How a job ended, as the history and the audit channel keep it: only the facts they record, with its cost when known
+ * (none when released), or what it may cost at most (`mayCost`: a sweep's "stopped" before the ledger settled it).
  */
 export const JobEndSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('completed'), size: z.string().optional(), quality: z.string().optional(), cost }),
@@ -56,21 +47,12 @@ export const JobEndSchema = z.discriminatedUnion('type', [
 ]);
 export type JobEnd = z.output<typeof JobEndSchema>;
 
-/**
- * The end to record of a job's final update: only the facts `JobEnd` names — never its images, usage or anything else
- * the update carries, so what a store keeps of it (a request or record held until its end is recorded) stays small.
- */
+/** The end to record of a final update: only what `JobEnd` names (zod drops the rest), so a stored record stays small. */
 export function jobEndOf(final: JobEnd): JobEnd {
-  // The schema keeps exactly those (zod drops the keys it does not name, in `cost` too).
   return JobEndSchema.parse(final);
 }
 
-/**
- * What the history and the audit channel say of an ended job's size, quality and cost: a completed end's own size and
- * quality, else those the job asked for (a failed or cancelled job, a record swept from an older version); its cost
- * whenever it is known, however it ended (a failed or cancelled job the ledger charged), else what it may cost at most
- * (`mayCostUsd`: a swept job whose charge was pending).
- */
+/** An ended job's size and quality (a completed end's own, else those asked), and its cost when known, else its most. */
 export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'quality'>): { size: string | undefined; quality: string | undefined; costUsd?: number; mayCostUsd?: number } {
   const completed = final.type === 'completed' ? final : undefined;
   const mayCost = final.type === 'failed' && !final.cost ? final.mayCost : undefined;
@@ -83,11 +65,9 @@ export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'qu
 }
 
 /**
- * Who can open a job's message through its link — the one rule for where a link is kept, asked by the history
- * (`recordEnd`) and the audit channel (`AuditLog.jobEnded`) alike: a private job's message is its member's alone,
- * whatever its surface says (Slack posts it in a direct message with the app; Discord's ephemeral reply has no link at
- * all, and `jobLinkOf` gives none); any other as its surface says (`seenBy`, default `everyone`). A `member` link is
- * kept in the member's own history only (`memberLink`: the admins' view drops it), never in the audit channel.
+ * Who can open a job's message through its link, the one rule for the history and the audit channel: a private job's
+ * is its member's alone, whatever its surface says; any other as its surface says. A `member` link is kept in the
+ * member's own history only, never in the audit channel.
  */
 export function linkSeenBy(job: { private?: boolean | undefined; seenBy?: MessageSeenBy | undefined }): MessageSeenBy {
   return job.private === true ? 'member' : (job.seenBy ?? 'everyone');
@@ -102,10 +82,7 @@ export const FORGET_CLOCK_MARGIN_MS = 60_000;
 /** Jobs a member is shown of their own history (an admin twice as many of the server's/workspace's); what is kept is `HISTORY_BOUNDS`. */
 const SHOWN = 10;
 
-/**
- * Where the history lives: the bots' state, whose history space's TTL (`PICTOR_HISTORY_RETENTION_DAYS`) is how long a job
- * is kept, and whose `forget` erases a member's prompts everywhere (their history among them).
- */
+/** Where the history lives: the bots' state (its history space's TTL is the retention; its `forget` erases everywhere). */
 export type JobHistoryState = Pick<BotState, 'store' | 'spaces' | 'forget'>;
 
 export interface JobHistoryOptions {
@@ -133,12 +110,10 @@ export class JobHistory {
   }
 
   /**
-   * Keeps a job that has ended (`link`: its message, which the surface may still be asking for); `settled()` covers it
-   * from this call. Its prompt is left out when its member erased their prompts while it ran (`forgotten`, given
-   * `acceptedAt`), asked once the link is here, just before the write, and again once written with its prompt: a
-   * `forget` on another replica may have marked the member after the first read and erased their history before this
-   * write, which is then written again without its prompt. A failed write is logged and rejects: the job's end is not
-   * recorded, and its surface must not mark it so (a sweep records it again, which merges by its key).
+   * Keeps a job that has ended (`link`: its message, maybe still being asked for); `settled()` covers it from this call.
+   * Its prompt is left out when its member forgot while it ran (`forgotten`), asked just before the write and again
+   * after it (a forget on another replica may land between). A failed write is logged and rejects: the surface must not
+   * mark the end recorded (a sweep records it again, merged by its key).
    */
   recordEnd(
     requester: Requester,
@@ -149,15 +124,9 @@ export class JobHistory {
     const kept = Promise.resolve(link)
       .catch(() => undefined)
       .then(async (url) => {
-        // The member's mark is read twice here, and twice more by the audit channel (`AuditLog`'s `forgotten`, just before
-        // its post and once kept): four reads of one key an end while nobody forgot, two without an audit channel — and a
-        // Discord job reads it once more as it starts, once its record is written (a forget may not have found that
-        // record: `start-job`), so five for its whole life, three without. Each closes a window the others
-        // leave open, as a forget (mark, audit posts, then history) may land between any two steps on another replica:
-        // this one keeps a prompt its member already erased from ever being written (a crash before a second write would
-        // leave it); the one after the write catches a forget that marked after this read and erased the history before
-        // the write; the audit's are read later (its batch, its channel's pace) for its own write. None stands for
-        // another, so none goes; an end with no prompt (a sweep's of a job running at the forget) reads none.
+        // Each read of the mark closes a window the others leave open (a forget may land between any two steps on
+        // another replica): this one keeps an erased prompt from ever being written, the one after the write catches a
+        // forget that erased the history meanwhile. An end with no prompt reads none.
         const erased = job.prompt === '' || (await this.forgotten(requester, job.acceptedAt));
         const entry = {
           key: job.key,
@@ -198,11 +167,7 @@ export class JobHistory {
     return this.#fresh(await historyOf(this.#state, userKeyOf(requester))).slice(0, SHOWN);
   }
 
-  /**
-   * An admin's view: the server's/workspace's last jobs, without the private ones (only their members see them), and
-   * without a link to a message only its member can open (`memberLink`, which stays on the entry), but for the admin's
-   * own jobs; undefined for anyone else.
-   */
+  /** An admin's view of the server's/workspace's last jobs: no private ones, no member-only links but their own; undefined for others. */
   async ofScope(requester: Requester): Promise<HistoryEntry[] | undefined> {
     if (!requester.isAdmin) return undefined;
     return this.#fresh(await historyOfScope(this.#state, scopeKeyOf(requester)))
@@ -212,10 +177,8 @@ export class JobHistory {
   }
 
   /**
-   * Erases the member's prompts everywhere: the audit channels' posts first (written again with the erased marker;
-   * a failure there is logged and the rest still erased), then their history and everything the bots' state and the
-   * ledger keep. Answers how many history entries there were, how many audit posts were edited, and how many could
-   * not be edited yet (their prompts erased from the bots' state all the same; edited again later): `describeForgotten` words it.
+   * Erases the member's prompts everywhere: the mark, the audit posts (a failure logged, the rest still erased), then the
+   * bots' state and the ledger. Answers the history entries erased and the audit posts edited and still to edit.
    */
   async forgetEverywhere(requester: Requester): Promise<{ entries: number; auditPosts: number; auditPending: number }> {
     const userKey = userKeyOf(requester);
@@ -231,14 +194,9 @@ export class JobHistory {
   }
 
   /**
-   * Whether a job's end is recorded without its prompt, which its member erased while it ran: the one rule, read as
-   * its history entry is written and again once it was written with its prompt (`recordEnd`),
-   * and by the audit channel before each post and once it was posted (`AuditLog`). So it is for a job accepted
-   * (`acceptedAt`: by the runner's clock, or for an end a sweep records, when its record or request was made, as the
-   * job started: Slack's request just before, Discord's record with the runner's own time, `JobHandle.submittedAt`) before the member's last `forget` or up to `FORGET_CLOCK_MARGIN_MS` after it, on any replica, for as
-   * long as the `forgotten` space keeps the mark; a later job keeps its prompt. A swept end of a job that was running
-   * at the forget carries no prompt whatever the mark says: `forget` erased it from the stored record or request. A
-   * mark that cannot be read erases it (logged).
+   * Whether a job's end is recorded without its prompt, the one rule (`recordEnd`, `AuditLog`): a job accepted
+   * (`acceptedAt`, as its record or request was made) before its member's last `forget`, or up to
+   * `FORGET_CLOCK_MARGIN_MS` after it, while the `forgotten` space keeps the mark. A mark that cannot be read erases it.
    */
   async forgotten(requester: Requester, acceptedAt: number): Promise<boolean> {
     const userKey = userKeyOf(requester);

@@ -19,11 +19,7 @@ export function installationKey(query: { isEnterpriseInstall?: boolean | undefin
   return `${kind}-${id}`;
 }
 
-/**
- * Bolt's installation store for an OAuth app: one record per workspace or org-wide install (its bot token), in the
- * `slack-installations` space. OAuth's redirect stores, `authorize` fetches (an org-wide install answers for each of
- * its workspaces), `app_uninstalled` / `tokens_revoked` delete. Only team and enterprise ids are logged, never tokens.
- */
+/** Bolt's installation store for an OAuth app: one record per workspace or org-wide install; only ids are logged, never tokens. */
 export function slackInstallationStore(records: Space<Installation>, logger: LoggerLike): InstallationStore & {
   /** The installation serving a workspace, if any (an org-wide one when the workspace has none of its own). */
   forTeam(teamId: string, enterpriseId?: string | undefined): Promise<Installation | undefined>;

@@ -25,9 +25,8 @@ export interface FileStateStoreOptions {
 
 /**
  * The data-folder backend: `<dataDir>/<dir>/<key>.json` (`{ pictorState: 1, holder, value }`) or a binary space's
- * bytes, `<key>.bin`, written atomically and synced; folders 0700, files 0600. One process per data folder: a record
- * held by another process id was left by one that is gone, and so is a temporary file no write of this one is making
- * (removed from a space when it is first used after the start, and from every space by `removeLeftovers`); the bounds are kept from an index of the folder read at start.
+ * `<key>.bin`, written atomically; folders 0700, files 0600. One process per data folder: another holder, or a
+ * temporary file no write of this one is making, was left by a process that is gone. Bounds from an index read at start.
  */
 export class FileStateStore implements StateStore {
   readonly owner: string;
@@ -54,7 +53,6 @@ export class FileStateStore implements StateStore {
     for (const space of this.#spaces.values()) await removeLeftoverTemps(space.dir);
   }
 
-  /** Refuses every call from now on and resolves once the writes under way (and the removals they queued) have ended. */
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all([...this.#spaces.values()].map((space) => space.close()));
@@ -81,7 +79,6 @@ class FileSpace<T> implements Space<T> {
     this.dir = join(dataDir, definition.dir);
   }
 
-  /** Every call begins here: once the store is closed, nothing is read or written (not even the folder made). */
   #assertOpen(): void {
     if (this.closed()) throw new StateClosedError(this.definition.name);
   }
@@ -110,7 +107,7 @@ class FileSpace<T> implements Space<T> {
   }
 
   async close(): Promise<void> {
-    // The open under way, if any (it starts the prune timer unless the store is closed by then), then each record's queue (a write's removals of older records join them).
+    // The open under way (it may start the prune timer), then each record's queue.
     await this.#opening?.catch(() => undefined);
     clearInterval(this.#pruneTimer);
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
@@ -128,7 +125,7 @@ class FileSpace<T> implements Space<T> {
     }
   }
 
-  /** Whether a record written at `at` is past the space's TTL (read as none, listed as none, dropped by the next prune). */
+  /** Whether a record written at `at` is past the space's TTL. */
   #expired(at: number): boolean {
     return this.definition.ttlMs !== undefined && at < Date.now() - this.definition.ttlMs;
   }
@@ -153,9 +150,8 @@ class FileSpace<T> implements Space<T> {
   }
 
   /**
-   * The envelope; `UNREADABLE` if its text is not JSON or its file fails to read (permissions changed by a redeploy, a
-   * disk error …). A listed record whose file is gone is forgotten: at once when the caller runs in the key's queue
-   * already (`queued`: no write of the key can be under way, so the file missing is final), else through `#forgetGone`.
+   * The envelope, or `UNREADABLE`. A listed record whose file is gone is forgotten: at once in the key's queue
+   * (`queued`: no write of it can be under way), else through `#forgetGone`.
    */
   async #read(key: string, queued: boolean): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
@@ -175,7 +171,7 @@ class FileSpace<T> implements Space<T> {
     return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
   }
 
-  /** Writes the value as kept (a binary space's bytes as they are), with its holder: this process, none, or (`hold` absent) `current`'s. */
+  /** Writes the value as kept, with its holder: this process, none, or (`hold` absent) `current`'s. */
   async #write(key: string, encoded: string | Buffer, hold: boolean | undefined, current?: Envelope): Promise<void> {
     const holder = hold === undefined ? (current?.holder ?? null) : hold ? this.owner : null;
     const data = typeof encoded === 'string' ? `{"pictorState":1,"holder":${JSON.stringify(holder)},"value":${encoded}}` : encoded;
@@ -184,11 +180,7 @@ class FileSpace<T> implements Space<T> {
     await this.#prune(key);
   }
 
-  /**
-   * Drops from the index a record whose file was removed behind the store (by hand, or lost), so `keys` and the bounds
-   * agree with `has` and `read`, which no longer find it, outside the key's queue. Run in it, after a second look: a
-   * write of the key under way then has either put its file in place, or not yet listed it.
-   */
+  /** Drops from the index a record whose file was removed behind the store; run in the key's queue, after a second look. */
   async #forgetGone(key: string): Promise<void> {
     if (!this.#index.has(key)) return;
     const gone = await stat(this.#path(key)).then(
@@ -213,11 +205,7 @@ class FileSpace<T> implements Space<T> {
     return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
-  /**
-   * As `read` would answer, without reading the file: listed in the index, not past the TTL, and its file there (a stat:
-   * one removed by hand, or lost, is not had, as `read` finds none, and is forgotten as `read` forgets it). A file that
-   * cannot be looked at (permissions) is had, as `read` answers it unreadable.
-   */
+  /** As `read` would answer, from the index and a stat (a file that cannot be looked at is had, as `read` answers it unreadable). */
   async has(key: string): Promise<boolean> {
     this.#assertOpen();
     if (!STATE_KEY_PATTERN.test(key)) return false;
@@ -291,7 +279,6 @@ class FileSpace<T> implements Space<T> {
   async *keys(): AsyncIterable<string> {
     this.#assertOpen();
     await this.#open();
-    // From the index alone: a record that cannot be read is listed too, and no file is read to list it.
     for (const [key, { at }] of [...this.#index]) if (!this.#expired(at)) yield key;
   }
 
@@ -326,9 +313,8 @@ class FileSpace<T> implements Space<T> {
   }
 
   /**
-   * A record written (and synced) under the key's queue, so a key taken before a restart stays taken. A record kept
-   * but unreadable (damaged, a failing read) is a claim too, as Redis's SET NX sees any value: taking it anew would
-   * start a replayed request's paid job a second time. The record keeps the claim's token (an older version's, `1`).
+   * A record written in the key's queue, so a key stays taken across a restart. An unreadable record is a claim too, as
+   * for Redis's SET NX: taking it anew would pay a replayed request's job twice.
    */
   async claimOnce(key: string, token?: string): Promise<boolean> {
     this.#assertOpen();
@@ -342,10 +328,6 @@ class FileSpace<T> implements Space<T> {
     });
   }
 
-  /**
-   * The claim's record removed under the key's queue (so it is given back after a claim still being written), only
-   * while it still keeps this claim's token: a key taken again since stays taken, as on Redis.
-   */
   async releaseClaim(key: string, token: string): Promise<void> {
     this.#assertOpen();
     refuseBytes(this.definition, 'releaseClaim');
@@ -357,7 +339,7 @@ class FileSpace<T> implements Space<T> {
     });
   }
 
-  /** One process per data folder: the holder of a running job is this one, and nobody else sends notices. */
+  /** One process per data folder: nobody else holds a job or sends notices. */
   async notifyHolder(): Promise<boolean> {
     return false;
   }

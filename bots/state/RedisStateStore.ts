@@ -31,13 +31,11 @@ end`;
 
 /**
  * Writes or deletes (empty value) one record, keeping its holder and its space's bounds, in one step.
- * KEYS: record, holders hash, index (zset: key → last write, µs of Redis's clock), sizes (hash: key → bytes,
- * `*` → total), the writer's lease. ARGV: key, value, TTL ms (''), hold ('1', '0', ''), owner, expected ('' any, 'n'
- * none, 'v:<value>'), max count (''), max bytes (''), the prefix of record keys, the lease's ms. A record held by its
- * writer puts back the writer's lease when it is missing (a Redis restarted empty or flushed loses every lease until its
- * holder's next renewal, up to a third of it later): a process writing a record is alive, and another's sweep must not
- * take that record from it meanwhile (a job shown "stopped" while it ran, or its result shown twice) — unless the writer
- * is closing (lease ''): what it still holds is then taken over at once. Returns 0 when the record was not as expected.
+ * KEYS: record, holders hash, index (zset: key → last write, µs), sizes (hash: key → bytes, `*` → total), the writer's
+ * lease. ARGV: key, value, TTL ms (''), hold ('1', '0', ''), owner, expected ('' any, 'n' none, 'v:<value>'), max count
+ * (''), max bytes (''), the prefix of record keys, the lease's ms ('' when closing). A held write puts back its writer's
+ * lease when Redis lost it (flushed, restarted empty): a writer is alive, and no sweep may take its job meanwhile.
+ * Returns 0 when the record was not as expected.
  */
 const PUT = `
 redis.replicate_commands()
@@ -87,9 +85,8 @@ end
 return 1`;
 
 /**
- * Drops a record found gone (its key deleted behind the store, or expired) from its space's bounds, if it is still gone:
- * a write of it meanwhile is seen (KEYS as `PUT`'s, ARGV[1] its key). Run only after a plain read missed, so reads stay
- * reads (a Redis at its `maxmemory` refuses a script that writes, and nothing is to be dropped on a hit).
+ * Drops a record found gone from its space's bounds, if it is still gone (KEYS as `PUT`'s, ARGV[1] its key). Run only
+ * after a plain read missed, so reads stay reads (a Redis at its `maxmemory` refuses a script that writes).
  */
 const GONE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -105,10 +102,7 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
 end
 return 0`;
 
-/**
- * Gives back a claim (`claimOnce`) only while it is still the one with this token (ARGV[1]): a release sent again after
- * another claim took the key (the link's offline queue sends again what went unanswered) leaves that claim alone.
- */
+/** Gives back a claim (`claimOnce`) only while it still keeps this token (ARGV[1]). */
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
@@ -120,10 +114,7 @@ type StateClient = Redis & {
   pictorStateGone(...args: string[]): Promise<number>;
 };
 
-/**
- * The Redis backend, for any number of processes on one `REDIS_URL` (its keys, `<prefix>:bots:…`: docs/shared-limits.md).
- * Every write is one Lua step, so the bounds hold with any number of processes; notices travel over the link's one subscriber.
- */
+/** The Redis backend for any number of processes (keys `<prefix>:bots:…`: docs/shared-limits.md); every write is one Lua step. */
 export class RedisStateStore implements StateStore {
   readonly owner: string;
   readonly leaseMs: number;
@@ -149,7 +140,7 @@ export class RedisStateStore implements StateStore {
     if (!this.#redis.pictorStateRelease) this.#redis.defineCommand('pictorStateRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 
-  /** Takes the lease (Redis must answer now) and keeps renewing it (`renewEveryThird`: each renewal's bound ends by the next tick, at most two unanswered). */
+  /** Takes the lease (Redis must answer now) and keeps renewing it. */
   static async open(options: RedisStateStoreOptions): Promise<RedisStateStore> {
     const store = new RedisStateStore(options);
     await store.#renew();
@@ -165,7 +156,7 @@ export class RedisStateStore implements StateStore {
     if (!this.#closed) await this.#redis.set(this.leaseKey(this.owner), '1', 'PX', this.leaseMs);
   }
 
-  /** `close` began: a write no longer puts the lease back (it was given back, or is being). */
+  /** `close` began: a write no longer puts the lease back. */
   get closing(): boolean {
     return this.#closed;
   }
@@ -183,7 +174,7 @@ export class RedisStateStore implements StateStore {
     return new RedisSpace<T>(this.#redis, `${this.#prefix}:${definition.name}`, definition, this);
   }
 
-  /** Subscribes (once; again after a subscription that failed) to this process's channel, and routes each notice to its space's handler. */
+  /** Subscribes once (again after a failure) to this process's channel, routing each notice to its space's handler. */
   listen(space: string, handler: (key: string, notice: Notice) => void): Promise<void> {
     this.#noticeHandlers.set(space, handler);
     if (this.#listening) return this.#listening;
@@ -195,7 +186,6 @@ export class RedisStateStore implements StateStore {
         if (route && typeof key === 'string' && STATE_KEY_PATTERN.test(key) && typeof notice === 'object' && notice !== null) route(key, notice as Notice);
       })
       .catch((error: unknown) => {
-        // A subscription Redis refused is forgotten, so the next listen subscribes again instead of failing the same way.
         if (this.#listening === listening) this.#listening = undefined;
         throw error;
       });
@@ -209,7 +199,7 @@ export class RedisStateStore implements StateStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopRenewing?.();
-    // Redis may be the one that went away: then the lease simply lapses. Each wait ends by `until` at the latest.
+    // Redis may be the one that went away: then the lease simply lapses.
     if (this.#listening) await withTimeout(this.#link.unsubscribe(this.noticeChannel(this.owner)), waitWithin(CLOSE_WAIT_MS, until), 'not unsubscribed').catch(() => undefined);
     await withTimeout(this.#redis.del(this.leaseKey(this.owner)), waitWithin(CLOSE_WAIT_MS, until), 'lease not given back').catch(() => undefined);
   }
@@ -236,7 +226,7 @@ class RedisSpace<T> implements Space<T> {
     return [this.#record(key), this.#held, `${this.base}:index`, `${this.base}:sizes`];
   }
 
-  /** `text`: the value as kept (JSON, or a binary space's bytes), '' to delete; `expected` as the script's ARGV. */
+  /** `text`: the value as kept, '' to delete; `expected` as `PUT`'s ARGV. */
   async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
     const keys = this.#keys(key);
@@ -244,12 +234,10 @@ class RedisSpace<T> implements Space<T> {
     return (await this.redis.pictorStatePut(...keys, this.store.leaseKey(this.store.owner), ...args)) === 1;
   }
 
-  /** The value as kept: JSON text, or a binary space's bytes (null when there is none). */
   #raw(key: string): Promise<string | Buffer | null> {
     return this.definition.binary ? this.redis.getBuffer(this.#record(key)) : this.redis.get(this.#record(key));
   }
 
-  /** The value kept as `raw`; `UNREADABLE` when there is one and it does not decode (damaged). */
   #decode(raw: string | Buffer | null | undefined): T | typeof UNREADABLE | undefined {
     if (raw === null || raw === undefined) return undefined;
     const value = this.definition.binary ? raw : safeJson<T>(raw as string);
@@ -260,7 +248,6 @@ class RedisSpace<T> implements Space<T> {
     return readable(await this.read(key));
   }
 
-  /** The record's value; one found gone leaves the space's bounds (`#gone`). */
   async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
     if (!STATE_KEY_PATTERN.test(key)) return undefined;
     const raw = await this.#raw(key);
@@ -268,7 +255,6 @@ class RedisSpace<T> implements Space<T> {
     return this.#decode(raw);
   }
 
-  /** EXISTS on the record's key: no value is fetched (a record past its TTL has expired with its key); one found gone leaves the space's bounds. */
   async has(key: string): Promise<boolean> {
     if (!STATE_KEY_PATTERN.test(key)) return false;
     if ((await this.redis.exists(this.#record(key))) === 1) return true;
@@ -276,14 +262,13 @@ class RedisSpace<T> implements Space<T> {
     return false;
   }
 
-  /** After a read missed: the key leaves the space's bounds if it is still gone. A failure only leaves that for the next miss. */
+  /** After a read missed: a failure only leaves that for the next miss. */
   async #gone(key: string): Promise<void> {
     await this.redis.pictorStateGone(...this.#keys(key), key).catch(() => undefined);
   }
 
   async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
     checkKey(key);
-    // A binary space's records are never held.
     await this.#put(key, encodeValue(this.definition, value), this.definition.binary ? undefined : options.hold);
   }
 
@@ -297,7 +282,7 @@ class RedisSpace<T> implements Space<T> {
       // Written only if nobody else wrote the record since it was read; else read again and change that.
       if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), holdAfter(options?.hold, after), text === null ? 'n' : `v:${text}`)) return { before: current(), after };
       if (attempt >= UPDATE_ATTEMPTS) throw new Error(`the ${this.definition.name} record ${key} kept changing; not updated`);
-      // Others are writing it now: let them finish (a little longer each time, never all at once again).
+      // Others are writing it: let them finish (a little longer each time, never all at once again).
       await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
     }
   }
@@ -332,12 +317,11 @@ class RedisSpace<T> implements Space<T> {
     return deleted;
   }
 
-  /** The keys alone: no value is fetched. */
   async *keys(): AsyncIterable<string> {
     for await (const keys of this.#keyBatches()) yield* keys;
   }
 
-  /** The keys of the records kept, one SCAN batch at a time (a full scan may list thousands of records). */
+  /** The keys of the records kept, one SCAN batch at a time. */
   async *#keyBatches(): AsyncIterable<string[]> {
     const prefix = this.#record('');
     for await (const found of this.redis.scanStream({ match: `${prefix}*`, count: 500 })) {
@@ -364,7 +348,6 @@ class RedisSpace<T> implements Space<T> {
     return `${this.base}:once:${key}`;
   }
 
-  /** SET NX of the claim's token (a key kept by an older version holds '1': taken all the same, until its TTL). */
   async claimOnce(key: string, token?: string): Promise<boolean> {
     refuseBytes(this.definition, 'claimOnce');
     const kept = claimToken(token);

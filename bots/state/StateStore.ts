@@ -21,12 +21,13 @@ export interface SpaceDefinition {
   maxCount?: number | undefined;
   /** Most bytes of values kept; past it the oldest records are dropped. */
   maxBytes?: number | undefined;
-  /**
-   * The values are bytes (a Buffer), kept as they are — no JSON, no base64 — so a process never holds more than the
-   * bytes themselves while it writes or reads one (the kept images). Such records are never held (`hold` is ignored),
-   * changed in place (`update`) or taken once (`claimOnce`, `releaseClaim`).
-   */
+  /** The values are bytes (a Buffer) kept as they are, never more than them in memory: only put, read and deleted, never held. */
   binary?: true | undefined;
+  /**
+   * Fields a member's forget keeps, no member's data (`forgetJobRecord`): a job record with one of them stays, without
+   * its prompt and images, until they are taken out.
+   */
+  keptThroughForget?: readonly string[] | undefined;
 }
 
 export interface PutOptions {
@@ -35,10 +36,7 @@ export interface PutOptions {
 }
 
 export interface UpdateOptions<T = never> {
-  /**
-   * As `PutOptions.hold`, or decided from the value `change` answered, in the same write: `(after) => true | false |
-   * undefined` (not asked when the record is deleted; asked again with each try's value when the write is tried again).
-   */
+  /** As `PutOptions.hold`, or decided in the same write from the value `change` answered (not asked on a delete). */
   hold?: boolean | ((after: T) => boolean | undefined) | undefined;
   /** true: a record that is kept and cannot be read reaches `change` as `UNREADABLE`, not as undefined (none). */
   unreadable?: boolean | undefined;
@@ -57,63 +55,44 @@ export interface StateEntry<T> {
   value: T;
 }
 
-/**
- * What `Space.read` answers for a record that is kept but cannot be read: its text is not JSON (damaged), or its file
- * cannot be read (permissions, a disk error).
- */
+/** What `Space.read` answers for a record kept but unreadable: not JSON (damaged), or a failing read (permissions, disk). */
 export const UNREADABLE: unique symbol = Symbol('unreadable record');
 
 export interface Space<T> {
   readonly definition: SpaceDefinition;
   /** The record, or undefined when there is none — or when it cannot be read (see `read`). */
   get(key: string): Promise<T | undefined>;
-  /** As `get`, but a record that cannot be read is `UNREADABLE`: for a reader that must not take it for none (a restriction it held would drop). */
+  /** As `get`, but a record that cannot be read is `UNREADABLE`, for a reader that must not take it for none. */
   read(key: string): Promise<T | typeof UNREADABLE | undefined>;
   /**
-   * Whether a record is kept under the key — one that cannot be read too (`read` answers it `UNREADABLE`) — without
-   * reading its value: the data folder's index and a stat of its file, Redis's EXISTS. A record removed behind the
-   * store (a file deleted by hand or lost, a key deleted) is not kept, as `read` finds none, and whichever of the two
-   * finds it gone drops it from the space's index: `keys` no longer lists it, and it no longer counts toward `maxCount`
-   * or `maxBytes`. For a caller that lists what is kept (the console's thumbnails).
+   * Whether a record (readable or not) is kept under the key, without reading its value. A record removed behind the
+   * store is not, and `has` or `read` finding it gone drops it from the space's index and bounds.
    */
   has(key: string): Promise<boolean>;
   put(key: string, value: T, options?: PutOptions): Promise<void>;
   /**
-   * Changes a record atomically for every process sharing the backend: `change` gets the record (or undefined) and
-   * answers its new value (undefined deletes it). `change` may run more than once (when another process wrote the
-   * record meanwhile), so it must not act outside. Answers the value before and after. A record that is kept and
-   * cannot be read (as `read` tells) reaches `change` as undefined, like a missing one, unless asked for with
-   * `{ unreadable: true }`: then `change` (and `before`) get `UNREADABLE`, read in the same step as the write.
-   * `hold` may be decided from the value `change` answered (`(after) => …`): the record is changed and held or released
-   * in one write.
+   * Changes a record atomically for every process: `change` gets the record (or undefined) and answers its new value
+   * (undefined deletes it); it may run more than once, so it must not act outside. Answers the value before and after.
    */
   update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }>;
   delete(key: string): Promise<void>;
-  /** Every record (for `forget` and upgrades: a full scan), an object (bytes too); another value (`null`: a hand edit) is skipped as damaged. */
+  /** Every record that is an object (a full scan: `forget`, upgrades); another value (`null`: a hand edit) is skipped. */
   entries(): AsyncIterable<StateEntry<T>>;
-  /** Deletes each damaged record (not JSON) whose text `mentions` (for `forget`: whose it is cannot be read), unless written anew meanwhile. */
+  /** Deletes each damaged record (not JSON) whose text `mentions`, unless written anew meanwhile (`forget`). */
   deleteDamaged(mentions: (text: string) => boolean): Promise<number>;
-  /** The key of every record, one that cannot be read (`UNREADABLE`) too, which `entries` skips: a full scan, never on a hot path. */
+  /** The key of every record, unreadable ones too: a full scan, never on a hot path. */
   keys(): AsyncIterable<string>;
-  /**
-   * Takes the records whose holder's lease has lapsed: each is returned to one process only, which then holds it
-   * until it releases it (`put` or `update` with `{ hold: false }`, or `delete`).
-   */
+  /** Takes the records whose holder's lease lapsed, each for one process, which holds it until it releases it. */
   claimOrphans(): Promise<StateEntry<T>[]>;
   /** Whether another live process holds the record (its job runs there, not here). */
   heldElsewhere(key: string): Promise<boolean>;
-  /** Whether this process holds the record (it took it with a write that held it, or claimed it, and released it not since). */
+  /** Whether this process holds the record. */
   heldHere(key: string): Promise<boolean>;
-  /**
-   * Takes a key once: true for the first call across every process and restart within the space's TTL, false after.
-   * The claim keeps `token` (`CLAIM_TOKEN_PATTERN`; a random one when absent): only a release naming it gives it back.
-   */
+  /** Takes a key once: true for the first call across processes and restarts within the TTL; keeps `token` for `releaseClaim`. */
   claimOnce(key: string, token?: string): Promise<boolean>;
   /**
-   * Gives back a key the `claimOnce` with this `token` took, so the next `claimOnce` of it answers true again: for a
-   * claim whose answer came too late to be used (`claimWithin`), so the request refused meanwhile can be taken when it
-   * comes again. A key held by another claim (given back and taken again since, by any process) stays taken: a release
-   * sent again late (a Redis link that reconnects sends again what went unanswered) never frees another's claim.
+   * Gives back a key the `claimOnce` with this `token` took (its answer came too late: `claimWithin`). A key taken by
+   * another claim since stays taken: a release sent again late never frees another's claim.
    */
   releaseClaim(key: string, token: string): Promise<void>;
   /** Sends a notice to the live process holding the record (another replica): true when it received it. */
@@ -132,18 +111,16 @@ export interface StateStore {
   /** How long a holder's lease lasts without renewal (file backend: for ever, one process per data folder). */
   readonly leaseMs: number;
   space<T>(definition: SpaceDefinition): Space<T>;
-  /** Removes the temporary files writes a crash stopped left in the spaces opened (a record's whole version): for `forget`. */
+  /** Removes the temporary files writes a crash stopped left (a record's whole version): for `forget`. */
   removeLeftovers(): Promise<void>;
   /**
-   * Stops renewing the lease and gives it back: what this process still holds is claimed by others at once. The
-   * data folder's store also resolves only once the writes under way have ended, and refuses every call after
-   * (`StateClosedError`): a stopped bot writes nothing more into its folder, whatever it gave up waiting for.
-   * `until` (a time as `Date.now()`): a wait on Redis ends by then at the latest (the lease then lapses on its own).
+   * Gives the lease back (what this process holds is claimed by others at once); the data folder's store waits for the
+   * writes under way and refuses every later call. A wait on Redis ends by `until` at the latest.
    */
   close(options?: { until?: number | undefined }): Promise<void>;
 }
 
-/** A call on the bots' state after it was closed (a job the stop gave up on, ending late): nothing is read or written. */
+/** A call on the bots' state after it was closed: nothing is read or written. */
 export class StateClosedError extends Error {
   override readonly name = 'StateClosedError';
   readonly code = 'state_closed';

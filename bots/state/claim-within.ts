@@ -7,7 +7,7 @@ type Claims = Pick<Space<unknown>, 'claimOnce' | 'releaseClaim'>;
 interface Caller {
   /** Whether it still waits for an answer (its wait has not run out, or it keeps a late answer). */
   waiting(): boolean;
-  /** Answers the call; false when it was answered before (its wait ran out, unless it keeps a late answer): the answer is then nobody's. */
+  /** Answers the call; false when it was answered before: the answer is then nobody's. */
   answer(taken: boolean): boolean;
   fail(error: Error): void;
 }
@@ -21,29 +21,17 @@ interface Flight {
 const flights = new WeakMap<Claims, Map<string, Flight>>();
 
 /**
- * Takes a key once in the bots' shared state (`claimOnce`), waiting at most `CLAIM_WAIT_MS`: true when this request is
- * the first, false when the key was taken before; rejects when the state fails, or does not answer in time (a Redis
- * down queues the claim and answers when it is back), and the caller refuses what the claim guards.
+ * Takes a key once in the bots' shared state (`claimOnce`), waiting at most `CLAIM_WAIT_MS`: true when first, false
+ * when taken before; rejects when the state fails or is late, and the caller refuses what the claim guards.
  *
- * A claim that did not answer in time may still land later. Had it then taken the key, that key would be marked taken
- * for a request that was refused: the request's retry (Slack sends one, a proxy may) would find it taken and be
- * dropped, and nobody would ever be answered. So:
- * - in this process, a call for a key whose claim is still under way sends no claim of its own (the state answers the
- *   claims of one key in order, so it would only answer after that one, and lose to it): it waits, within its own
- *   wait, for that claim's answer. The first claim answered in time keeps the key and the later calls are answered
- *   false; a claim that lands late having taken the key hands it to the first later call still waiting, which is
- *   answered true (a retry during a slow spell is taken, not dropped); one that failed or lost lets the waiting calls
- *   claim for themselves;
- * - a claim that lands late having taken the key with no call left waiting for it gives it back (`releaseClaim`, of
- *   this claim only: a key taken again since, by any process, stays taken): the next retry takes it then. Giving it
- *   back may fail too (the state still failing): the key then stays taken until the space's TTL, as without this.
+ * A late claim that took the key would leave a refused request's retry dropped for good. So, in this process, a call
+ * for a key whose claim is under way waits for that claim instead of sending its own (it would lose to it); a late
+ * claim that took the key hands it to the first call still waiting, else gives it back (`releaseClaim`, this claim
+ * only); one that failed or lost lets the waiting calls claim for themselves. Across processes a retry still loses to
+ * a late claim until it is given back.
  *
- * Across processes (a retry reaching another replica while this one's claim is late) the retry still loses to the late
- * claim, and is dropped, unless it comes after the key is given back.
- *
- * With `keepLate`, a call whose wait runs out is refused with a `LateClaim`, and its claim's answer when it comes is
- * that call's own (`late`): a key it took is kept — neither given back nor handed to a later call — and the caller
- * is told (true), as it is told the key taken before (false) or the state's error.
+ * With `keepLate`, a call whose wait runs out is refused with a `LateClaim`, whose `late` is its claim's own answer:
+ * a key it took is kept, not given back nor handed on.
  */
 export function claimWithin(space: Claims, key: string, options: { waitMs?: number; keepLate?: boolean } = {}): Promise<boolean> {
   const { waitMs = CLAIM_WAIT_MS, keepLate = false } = options;

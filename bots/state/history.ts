@@ -14,12 +14,9 @@ export interface HistoryItem {
 }
 
 /**
- * The members' job history in the bots' state: each member's last jobs in one
- * record (newest first, at most 20, none older than the history space's TTL, the
- * retention), and each server's/workspace's latest members in another, so an
- * admin's view reads at most 100 members' records. Both spaces expire with the retention. An item kept again by its key
- * (a job's end recorded again: a sweep after a crash between the record and its mark) replaces the first one but keeps
- * its time, and its link and cost when the new one has none (its message no longer asked for its link, its end saved costless).
+ * Keeps ended jobs in the history: each member's last ones in one record (newest first, within the retention), and each
+ * server's/workspace's latest members in another. An item kept again by its key (a sweep after a crash) replaces the
+ * first but keeps its time, and its link and cost when the new one has none.
  */
 export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState, 'store' | 'spaces'>, userKey: string, items: readonly T[], now = Date.now()): Promise<void> {
   const since = now - state.spaces.history.ttlMs;

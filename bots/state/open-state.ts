@@ -3,7 +3,7 @@ import { holdDataFolder, type QuotaStore, type RedisLink } from 'pictor/internal
 import { FileStateStore } from './FileStateStore.js';
 import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
-import type { Space, StateStore } from './StateStore.js';
+import type { Space, SpaceDefinition, StateStore } from './StateStore.js';
 import { upgradeOldLayout } from './upgrade.js';
 import { warnIfRedisTooSmall } from './redis-memory.js';
 import { endToRecord, isRunning } from './job-records.js';
@@ -15,10 +15,8 @@ export interface BotState {
   /** With Redis: the process's link (its one command connection and one subscriber), lent to leases and buckets. */
   readonly redis: RedisLink | undefined;
   /**
-   * Erases a member's prompts everywhere Pictor keeps them: their Discord jobs and drafts, Slack requests, history
-   * (the records of their running jobs keep no prompt), their own defaults, their Slack Home's last opens, and the prompts of their usage records in the ledger (the
-   * amounts stay), a damaged record naming them, and what a write a crash stopped left. A part it cannot erase (logged)
-   * stops nothing: the rest is erased, then it fails. Answers how many history entries there were.
+   * Erases a member's prompts everywhere Pictor keeps them (README, "What a member's forget erases"). A part it cannot
+   * erase (logged) stops nothing: the rest is erased, then it fails. Answers how many history entries there were.
    */
   forget(userKey: string): Promise<number>;
   /** Gives the lease back (what this process holds is swept by another at once), by `until` at the latest. The link is its opener's. */
@@ -82,17 +80,15 @@ export interface MemberRecordSpaces<R extends MemberRecord> {
 /**
  * A member's forget of one of their job records, the one rule: `forget`'s for each record it finds, and a surface's
  * for a record written after the forget's scan (a job accepted as its member forgot). A running job's record stays
- * (its buttons and its sweep need it), without its prompt; so does an ended one whose end is still to be recorded, or
- * whose Slack Workflow Builder step is still open (its execution id and token, no member's data: kept until the step is
- * ended, by its listener or by the sweep after a crash), without its images too: the sweep records that end (the
- * audit channel enters every ended job), with the prompt the record then has — none. Any other goes. Which, is decided on the record as it is when it is written (a job may end,
- * or its end be recorded, after the caller read it). An ended one's kept images go too (a running job's are its
- * Retry's), and the console's link to them.
+ * (its buttons and its sweep need it) without its prompt; so does, without its images too, an ended one whose end is
+ * still to be recorded (the sweep records it, with no prompt) or that keeps a field its space keeps through a forget
+ * (`SpaceDefinition.keptThroughForget`). Any other goes, with its kept images and the console's link to them. Decided
+ * on the record as it is written (a job may end, or its end be recorded, after the caller read it).
  */
 export async function forgetJobRecord<R extends MemberRecord>(spaces: MemberRecordSpaces<R>, key: string): Promise<void> {
   const ended = (r: R): R => ({ ...r, prompt: '', ...(r.inputs && { inputs: [] }), ...(r.outputs && { outputs: [] }) });
-  const stepOpen = (r: R) => (r as R & { step?: unknown }).step !== undefined;
-  const { before } = await spaces.records.update(key, (r) => r && (isRunning(r) ? { ...r, prompt: '' } : endToRecord(r) !== undefined || stepOpen(r) ? ended(r) : undefined));
+  const keeps = (r: R) => endToRecord(r) !== undefined || (spaces.records.definition.keptThroughForget ?? []).some((field) => Object.hasOwn(r, field));
+  const { before } = await spaces.records.update(key, (r) => r && (isRunning(r) ? { ...r, prompt: '' } : keeps(r) ? ended(r) : undefined));
   if (!before || isRunning(before)) return;
   for (const { file } of [...(before.inputs ?? []), ...(before.outputs ?? [])]) await spaces.images.delete(file);
   if (before.runnerJobId) await spaces.outputsOfJob.delete(before.runnerJobId);
@@ -105,6 +101,12 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
   const failed: unknown[] = [];
   const attempt = <R>(what: string, step: () => Promise<R>) =>
     step().catch((error: unknown) => void (failed.push(error), logger.error({ err: error, userKey, what }, 'forget could not erase this; it erased the rest')));
+  /** Takes the member out of each record of a space that lists them among others (an empty list goes). */
+  const eraseFromEach = <V extends object>(definition: SpaceDefinition, names: (value: V) => boolean, without: (value: V) => V | undefined) =>
+    attempt(definition.name, async () => {
+      const space = store.space<V>(definition);
+      for await (const { key, value } of space.entries()) if (names(value)) await space.update(key, (v) => v && without(v));
+    });
   if (records) {
     const kept = { records: store.space<MemberRecord>(records), images: store.space(spaces.discordImages), outputsOfJob: store.space(spaces.discordJobOutputs) };
     await attempt(records.name, async () => {
@@ -114,14 +116,10 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
     await attempt(`damaged ${records.name}`, () => kept.records.deleteDamaged((text) => text.includes(JSON.stringify(id))));
   }
   if (platform === 'discord') await attempt('drafts', () => store.space(spaces.discordDrafts).delete(id));
-  // Who opened the Slack Home lately: each workspace's record lists them.
-  if (platform === 'slack') {
-    const viewers = store.space<Record<string, unknown>>(spaces.slackHomeViewers);
-    await attempt(viewers.definition.name, async () => {
-      for await (const { key, value } of viewers.entries()) if (Object.hasOwn(value, id)) await viewers.update(key, (v) => (v && Object.fromEntries(Object.entries(v).filter(([user]) => user !== id))));
-    });
-  }
-  // Their own defaults (`/imagine-settings`) go too.
+  // Who opened the Slack Home lately, by workspace.
+  if (platform === 'slack') await eraseFromEach<Record<string, unknown>>(spaces.slackHomeViewers, (v) => Object.hasOwn(v, id), (v) => Object.fromEntries(Object.entries(v).filter(([user]) => user !== id)));
+  // Each server's/workspace's members with history.
+  await eraseFromEach<string[]>(spaces.historyScopes, (members) => members.includes(userKey), (members) => nonEmpty(members.filter((m) => m !== userKey)));
   await attempt('defaults', () => store.space(spaces.memberDefaults).delete(stateKeyOf(userKey)));
   const history = await attempt('history', () => store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined));
   await attempt('ledger', async () => ledger?.forgetPrompts(userKey));
@@ -129,3 +127,5 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
   if (failed.length > 0) throw new AggregateError(failed, `forget erased all it could of ${userKey}, but ${failed.length} part(s) failed (logged)`);
   return history?.before?.length ?? 0;
 }
+
+const nonEmpty = <T>(list: T[]): T[] | undefined => (list.length > 0 ? list : undefined);

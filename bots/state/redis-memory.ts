@@ -16,23 +16,16 @@ export const REDIS_RECORD_BYTES = 640;
 export const ALLOCATOR_ROUNDING = 1.25;
 
 /**
- * The most bytes the bots' bounded spaces take on Redis in all — what `maxmemory` must leave room for, beside the
- * ledger: a space's `maxBytes` as the allocator rounds them (`ALLOCATOR_ROUNDING`), plus `REDIS_RECORD_BYTES` for each
- * of its `maxCount` records (a space bounded by its count alone holds values of a few bytes). The spaces whose keys are
- * taken once (`claimOnce`: a Slack request's signature, a Slack message, a Discord interaction over HTTP) are counted
- * the same way, though on Redis only their minutes bound them: their count is how many are expected within those
- * minutes, each one key with its TTL.
+ * The most bytes the bots' spaces take on Redis, beside the ledger: each space's `maxBytes` as the allocator rounds
+ * them, plus `REDIS_RECORD_BYTES` for each of its `maxCount` records (for keys taken once, only their TTL bounds them
+ * on Redis: their count is how many are expected within it).
  */
 export function stateBytesBound(spaces: BotSpaces): number {
   const bounds: SpaceDefinition[] = Object.values(spaces);
   return bounds.reduce((sum, { maxBytes = 0, maxCount = 0 }) => sum + maxBytes * ALLOCATOR_ROUNDING + maxCount * REDIS_RECORD_BYTES, 0);
 }
 
-/**
- * Warns (once, at start) when Redis's `maxmemory` is below what the bots' state may hold plus room for the ledger:
- * Redis would refuse writes. (Whether Redis may evict keys at all is said once by whoever opens the link,
- * `RedisLink.open`.)
- */
+/** Warns (at start) when Redis's `maxmemory` is below what the bots' state may hold plus room for the ledger. */
 export async function warnIfRedisTooSmall(redis: Redis, spaces: BotSpaces, logger: LoggerLike): Promise<void> {
   const info = await redis.info('memory').catch(() => '');
   const maxmemory = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0);

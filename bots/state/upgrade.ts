@@ -48,19 +48,15 @@ type Upgrade = Pick<OpenBotStateOptions, 'dataDir' | 'ledger' | 'legacyLedgers' 
 /** The upgrade's steps, told when to stop: aborted once this process no longer holds the upgrade. */
 type Steps = Upgrade & { signal?: AbortSignal | undefined };
 
-/**
- * Moves what older versions kept elsewhere into the bots' state, once (docs/shared-limits.md lists it); each step
- * deletes what it moved and merges with what is there, so a start stopped midway loses nothing. Logged once.
- */
+/** Moves what older versions kept into the bots' state, once (docs/shared-limits.md); a start stopped midway loses nothing. */
 export async function upgradeOldLayout(o: Upgrade): Promise<void> {
   // The data folder is one process's (bots/README.md), its old files go as they move; Redis's replicas take turns.
   return o.redis ? onceAcrossReplicas(o, o.redis) : moveOldLayout(o);
 }
 
 /**
- * One process at a time upgrades, under the lease `<p>:bots:upgrading`: two taking the same records at once merged them
- * twice, the second bringing back what an admin cleared after the first. The others wait until `<p>:bots:layout` says
- * it was done (so no later start scans the keyspace again) and take over from a holder whose lease lapsed.
+ * One process at a time upgrades, under the lease `<p>:bots:upgrading` (two at once brought back what an admin cleared).
+ * The others wait until `<p>:bots:layout` says it was done, and take over from a holder whose lease lapsed.
  */
 async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): Promise<void> {
   const [key, done, { owner, leaseMs }] = [`${config.prefix}:bots:upgrading`, `${config.prefix}:bots:layout`, o.store];
@@ -151,8 +147,7 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
       // Only an image is kept: one that is not would count as kept (its button offering it) and fail when used.
       const isImage = (found: { img: { file: string }; data: Buffer }) => sniffImageType(found.data) !== null || (undecodable.push(`${record.key}/${found.img.file}`), false);
       const [fromInputs, fromOutputs] = [await Promise.all(record.inputs.map(read)), await Promise.all(record.outputs.map(read))];
-      // What a job keeps now, by the store's own rule (`imagesToKeep`: its bytes as they are, none over the bound, an
-      // edit's inputs all or none, an output its number in the job — its Edit button's — whatever is left out).
+      // What a job keeps now, by the store's own rule (`imagesToKeep`).
       const keep = async ({ image: found, index }: { image: NonNullable<(typeof fromInputs)[number]>; index: number }, numbered: boolean) => {
         await o.store.space<Buffer>(o.spaces.discordImages).put(found.file, found.data);
         return { ...found.img, file: found.file, ...(numbered && { index }) };
@@ -183,9 +178,8 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
 }
 
 /**
- * Removes every copy 0.1 left of the file `base` in `dir` (they held the prompts): its backup, its lock, the temporary
- * file of a write a crash stopped (`<base>.<pid>.<hex>.tmp`, and its `.bak`), the file itself — the copy `readFrom` was
- * read from last, so a start stopped between two removals reads that one again, never an older copy over what it moved.
+ * Removes every copy 0.1 left of the file `base` in `dir` (they held the prompts), `readFrom` last: a start stopped
+ * between two removals reads that one again, never an older copy over what it moved.
  */
 async function removeOldCopies(dir: string, base: string, readFrom: string): Promise<void> {
   const copies = (await readdir(dir).catch(() => [] as string[])).filter((name) => name === base || name.startsWith(`${base}.`));

@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
-import { openBotState, type BotState } from '../../../bots/state/index.js';
+import { historyOfScope, keepInHistory, openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
@@ -79,5 +79,22 @@ describe.each([
     for (const { id } of [running, unrecorded, recorded]) await store.takeStep(id);
     const after = await everything();
     for (const token of ['RUNNINGSTEP', 'UNRECORDEDSTEP', 'RECORDEDSTEP']) expect(after).not.toContain(token);
+  });
+});
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('a member’s forget and the history’s index of each server’s members, on the $backend backend', ({ backend, skip }) => {
+  it.skipIf(skip)('erases the member from every server’s list of members with history, and keeps the others there', async () => {
+    const { state, everything } = await stateOn(backend);
+    const entry = (key: string, scopeKey: string) => ({ key, scopeKey, at: Date.now() });
+    await keepInHistory(state, 'discord:4242MARKER', [entry('j1', 'discord:G1'), entry('j2', 'discord:G2')]);
+    await keepInHistory(state, 'discord:77', [entry('j3', 'discord:G1')]);
+    expect(await everything()).toContain('4242MARKER');
+
+    await state.forget('discord:4242MARKER');
+    expect(await everything()).not.toContain('4242MARKER');
+    expect(await historyOfScope(state, 'discord:G1')).toMatchObject([{ key: 'j3' }]);
   });
 });
