@@ -46,10 +46,23 @@ type CatalogName = MessageKey extends infer K ? (K extends `discord.command.${in
 /** The slash commands the catalog names and describes (`discord.command.<command>.name`, `….description`). */
 type CatalogCommand = MessageKey extends infer K ? (K extends `discord.command.${infer C}.description` ? C : never) : never;
 
-/** `builder` named by the catalog (`discord.command.<command>.name`): in English (Discord's own name) and in every other language. */
+/** The catalog's name of a command (`discord.command.<command>.name`): the one list of the commands' localized names. */
+function nameKey(command: CatalogName) {
+  return `discord.command.${command}.name` as const;
+}
+
+/** `builder` named by the catalog (`nameKey`): in English (Discord's own name) and in every other language. */
 function named<T extends Nameable<T>>(builder: T, command: CatalogName): T {
-  const name = `discord.command.${command}.name` as const;
-  return builder.setName(english(name)).setNameLocalizations(localized(name));
+  return builder.setName(english(nameKey(command))).setNameLocalizations(localized(nameKey(command)));
+}
+
+/**
+ * A Discord command and what follows it (`/imagine-admin set`), named as the reader's Discord shows it in their
+ * language (`/bild-admin set`): by the catalog's name (`nameKey`), the one it is registered with and `COMMAND_NAMES`
+ * says in the runner's sentences.
+ */
+export function commandAs(locale: string | undefined, command: CatalogName, rest: string): string {
+  return `\`/${say(locale, nameKey(command))} ${rest}\``;
 }
 
 /** A slash command named and described by the catalog (`discord.command.<command>.name`, `….description`), in English and every other language. */

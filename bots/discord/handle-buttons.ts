@@ -1,7 +1,7 @@
 import { InteractionContextType, InteractionType, MessageFlags, Routes, type APIGuildMember, type BaseInteraction, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
-import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
 import { isDmScope, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
+import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
 import { COMMAND_NAMES } from './command-words.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
@@ -14,7 +14,7 @@ import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
-import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode } from './discord-facts.js';
+import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
 const TOO_OLD = words('discord.button.too_old', COMMAND_NAMES);
@@ -60,7 +60,12 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   if (refusal) return tell(ctx, interaction, refusal);
   // Images gone (past their day, or pushed out by newer ones) refuse before any answer, privately; images that lapse
   // after this look are still refused by their read, once the job is admitted.
-  if (record.kind === 'edit' && !(await ctx.store.inputsKept(record))) return tell(ctx, interaction, TOO_OLD);
+  // That look waits only for what is left of the press's answer budget: a state too slow is told as a failure, to press again.
+  if (record.kind === 'edit') {
+    const kept = await readInTime(ctx, interaction, () => ctx.store.inputsKept(record), 'its kept images');
+    if (kept === undefined) return;
+    if (!kept) return tell(ctx, interaction, TOO_OLD);
+  }
   const images: ImagesToFetch | undefined =
     record.kind === 'edit'
       ? {
@@ -119,10 +124,14 @@ const LEFTOVER_NOT_SHOWN: Record<Exclude<Awaited<ReturnType<typeof showClickedLe
 async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
   const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
   // Recorded as it was answered and not started yet here (an edit's images downloading): no leftover of a gone process.
-  if (!info && !record.runnerJobId && isRunning(record) && (await ctx.store.heldHere(record.key).catch(() => false))) return tell(ctx, interaction, words('discord.button.not_updated'));
+  // Its looks at who holds the job wait only for what is left of the press's answer budget.
+  const budget = answerBudgetOf(interaction);
+  if (!info && !record.runnerJobId && isRunning(record) && (await budget.within(() => ctx.store.heldHere(record.key), 'the state store').catch(() => false))) return tell(ctx, interaction, words('discord.button.not_updated'));
   if (!info) {
     // Running on another replica: the same rule as here, from the record, then that replica cancels it (its reply shows it).
-    if (await ctx.store.runsElsewhere(record.key)) return cancelElsewhere(ctx, interaction, record, by);
+    const elsewhere = await readInTime(ctx, interaction, () => ctx.store.runsElsewhere(record.key), 'who runs its job');
+    if (elsewhere === undefined) return;
+    if (elsewhere) return cancelElsewhere(ctx, interaction, record, by);
     // The runner does not know the job: the bot restarted while it ran, or its runner forgot it long after it ended
     // (its record left running, its view's mark failed). Shown here as the sweep shows such a record: the end it kept
     // (a result, made and charged, is not offered a Retry), else "stopped when the bot restarted" with Retry — once
@@ -233,7 +242,7 @@ export async function pressedBy(
     const there = { ...requesterOf(interaction, ctx.adminRoleIds), channelId, parentChannelId, scopeId, isAdmin: false };
     // Their Delete and Cancel spend nothing and need no roles: theirs even once they left the server.
     if (action === 'delete' || action === 'cancel') return { ...there, roleIds: [] };
-    const member = await memberNow(ctx, scopeId, interaction.user.id, interaction.createdTimestamp);
+    const member = await memberNow(ctx, scopeId, interaction);
     if ('refused' in member) return member;
     return { ...there, roleIds: member.roles };
   }
@@ -244,29 +253,42 @@ export async function pressedBy(
   return outsideServers ? presser : undefined;
 }
 
-/** How long before Discord's deadline a press's first answer is sent at the latest: its own trip to Discord. */
-const ANSWER_TRIP_MS = 500;
-
 /**
  * A member's roles in a server as Discord has them now (`GET /guilds/{guild}/members/{user}`), for a press made
  * outside it: one who left, was kicked or banned, is refused, and a role given or taken since the job counts. Read
- * within what is left, once the press was routed (its job record read), of Discord's 3 s less the answer's own trip
- * (`ANSWER_TRIP_MS`), and never longer than an intake waits for the bots' state (`CLAIM_WAIT_MS`); no time left,
- * Discord not answering in time, or failing, refuses the press privately rather than run it on roles that may be stale.
+ * within what is left of the press's answer budget (answer-budget.ts: its claim and job record came first); no time
+ * left, Discord not answering in time, or failing, refuses the press privately rather than run it on roles that may be
+ * stale.
  */
-async function memberNow(ctx: Pick<BotContext, 'botRest' | 'logger'>, guildId: string, userId: string, pressedAt: number): Promise<{ roles: string[] } | RefusedPress> {
-  const left = Math.min(CLAIM_WAIT_MS, DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS - (Date.now() - pressedAt));
+async function memberNow(ctx: Pick<BotContext, 'botRest' | 'logger'>, guildId: string, interaction: BaseInteraction): Promise<{ roles: string[] } | RefusedPress> {
+  const userId = interaction.user.id;
+  const budget = answerBudgetOf(interaction);
+  const waitedMs = budget.timeLeft();
   try {
-    if (left <= 0) throw new Error('no time was left to ask Discord before the press must be answered');
-    const member = (await withTimeout(ctx.botRest.get(Routes.guildMember(guildId, userId)), left, 'Discord did not answer in time')) as APIGuildMember;
+    const member = (await budget.within(() => ctx.botRest.get(Routes.guildMember(guildId, userId)), 'Discord')) as APIGuildMember;
     return { roles: [...member.roles] };
   } catch (error) {
     if (discordErrorCode(error) === DISCORD_ERRORS.unknownMember) {
       ctx.logger.info({ guildId, userId }, 'refused a press of a server job in a DM: its member is no longer in that server');
       return { refused: words('discord.button.not_member', { why: 'gone' }) };
     }
-    ctx.logger.warn({ err: loggableError(error), guildId, userId, waitedMs: Math.max(0, left) }, 'refused a press of a server job in a DM: its member’s roles there could not be read');
+    ctx.logger.warn({ err: loggableError(error), guildId, userId, waitedMs }, 'refused a press of a server job in a DM: its member’s roles there could not be read');
     return { refused: words('discord.button.not_member', { why: 'unknown' }) };
+  }
+}
+
+/**
+ * A read before a press's first answer, within what is left of its answer budget: its answer, or undefined once the
+ * press was told privately that something went wrong on our side (the read failed, or did not answer in time), to
+ * press again in a moment.
+ */
+async function readInTime<T>(ctx: Pick<BotContext, 'logger'>, interaction: ButtonInteraction, read: () => Promise<T>, what: string): Promise<T | undefined> {
+  try {
+    return await answerBudgetOf(interaction).within(read, 'the state store');
+  } catch (error) {
+    ctx.logger.warn({ err: loggableError(error), what }, 'could not read what a press needs before its answer was due; told its member privately');
+    await tell(ctx, interaction, words('error.on_my_side'), '⚠️');
+    return undefined;
   }
 }
 

@@ -1,6 +1,9 @@
+import type { Interaction } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { RecentKeys } from '../runner/index.js';
 import { claimWithin, type Space } from '../state/index.js';
+import { answerBudgetOf, type AnswerBudget } from './answer-budget.js';
+import { interactionAge } from './interaction-age.js';
 import { loggableError } from './loggable-error.js';
 
 /**
@@ -16,9 +19,10 @@ export type InteractionTaken = 'first' | 'taken-before' | 'unavailable';
 
 /**
  * The one intake of every Discord interaction, over HTTP and on the gateway alike: its id is taken once in the bots'
- * state (`claimOnce` in the `discord-interactions` space, waiting at most `CLAIM_WAIT_MS`), by every replica and
- * across restarts, before anything is answered, reserved or sent. Only the process whose claim took it goes on; one
- * that finds it taken, or cannot ask the state, does nothing with it (it may be a paid job another replica runs).
+ * state (`claimOnce` in the `discord-interactions` space, waiting only for what is left of its answer budget: see
+ * answer-budget.ts), by every replica and across restarts, before anything is answered, reserved or sent. Only the
+ * process whose claim took it goes on; one that finds it taken, or cannot ask the state in time, does nothing with it
+ * (it may be a paid job another replica runs).
  */
 export class InteractionClaims {
   readonly #recent: RecentKeys;
@@ -31,12 +35,14 @@ export class InteractionClaims {
     this.#recent = new RecentKeys(TAKEN_INTERACTIONS.max, taken.definition.ttlMs ?? Infinity);
   }
 
-  /** Takes interaction `id` once for every replica; logs why when it is not this process's to run. */
-  async take(id: string): Promise<InteractionTaken> {
+  /** Takes interaction `id` once for every replica, within what is left of its `budget`; logs why when it is not this process's to run. */
+  async take(id: string, budget: AnswerBudget): Promise<InteractionTaken> {
     let first = this.#recent.first(id);
     if (first) {
       try {
-        first = await claimWithin(this.taken, id);
+        const waitMs = budget.timeLeft();
+        if (waitMs <= 0) throw new Error('no time was left to ask the state store before the interaction had to be answered');
+        first = await claimWithin(this.taken, id, { waitMs });
       } catch (error) {
         // Not taken here either: the same interaction sent again (a proxy's retry) is checked again.
         this.#recent.drop(id);
@@ -50,4 +56,28 @@ export class InteractionClaims {
     }
     return 'first';
   }
+}
+
+/**
+ * The gateway's intake: runs each interaction it delivers once this process took it (`claims`), within its answer
+ * budget; one another replica took first, or whose claim could not be answered in time, is left alone. One made longer
+ * ago than its token lives (delivered late, a replay) is dropped before it is claimed: nothing can be shown to the
+ * member any more, so nothing is run, reserved or answered (the HTTP endpoint refuses these before claiming them too).
+ * The claims go out at once, and the interactions are routed in the order the gateway delivered them (a double click's
+ * two presses), whatever order the claims are answered in.
+ */
+export function gatewayIntake(claims: InteractionClaims, route: (interaction: Interaction) => Promise<void>): (interaction: Interaction) => Promise<void> {
+  /** The claim of the interaction the gateway delivered last: each is routed after the one before it (never rejects). */
+  let lastClaim: Promise<unknown> = Promise.resolve();
+  return async (interaction) => {
+    const age = interactionAge(interaction.createdTimestamp);
+    if (age !== 'fresh') {
+      claims.logger.warn({ id: interaction.id, type: interaction.type, age, createdAt: new Date(interaction.createdTimestamp).toISOString() }, 'dropped an interaction made longer ago than its token lives (or stamped ahead)');
+      return;
+    }
+    const claimed = claims.take(interaction.id, answerBudgetOf(interaction));
+    const inTurn = lastClaim.then(() => claimed);
+    lastClaim = inTurn;
+    if ((await inTurn) === 'first') await route(interaction);
+  };
 }

@@ -6,6 +6,8 @@ import { withTimeout } from 'pictor/internal';
 import type { Space } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
+import { AnswerBudget } from './answer-budget.js';
+import { interactionDispatcher } from './interaction-action.js';
 import { InteractionClaims } from './interaction-claims.js';
 import { createSignatureCheck } from './verify-signature.js';
 
@@ -147,6 +149,7 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
   server.headersTimeout = 10_000;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrivedAt = Date.now();
     const path = new URL(req.url ?? '/', 'http://endpoint').pathname;
     if (path !== INTERACTIONS_PATH) return answer(res, 404, { message: 'not found' });
     if (req.method !== 'POST') return answer(res, 405, { message: 'POST only' }, { allow: 'POST' });
@@ -181,11 +184,13 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       logger.warn({ id: payload.id, age, createdAt: new Date(createdAt).toISOString() }, 'refused an interaction made longer ago than its token lives (or stamped ahead)');
       return answer(res, 401, { message: age === 'expired' ? 'interaction expired' : 'interaction from the future' });
     }
-    const taken = await claims.take(payload.id);
+    // One deadline for every wait before the first answer, from when it was made or arrived (answer-budget.ts).
+    const budget = new AnswerBudget(createdAt, arrivedAt);
+    const taken = await claims.take(payload.id, budget);
     if (taken === 'unavailable') return answer(res, 503, { message: 'state store unavailable' });
     if (taken === 'taken-before') return answer(res, 409, { message: 'interaction already received' });
     const answered = responses.expect(payload.id, payload.token, res, deadlineMs);
-    dispatch(payload);
+    dispatch(payload, budget);
     if (!(await answered)) logger.warn({ id: payload.id, type: payload.type }, 'an interaction received over HTTP got no initial response in time');
   }
 
@@ -221,17 +226,6 @@ export async function useTokenWithoutGateway(client: Client, token: string, time
   client.rest.setToken(token);
   const application = (await withTimeout(client.rest.get(Routes.currentApplication()), timeoutMs, 'Discord did not answer in time')) as APIApplication;
   Object.assign(client, { application: Reflect.construct(ClientApplication, [client, application]) as ClientApplication });
-}
-
-/**
- * discord.js turns a raw interaction into its objects (ChatInputCommandInteraction,
- * ButtonInteraction, …) and emits `interactionCreate` in its handler of the
- * gateway's INTERACTION_CREATE; the same handler takes the payloads received here.
- */
-function interactionDispatcher(client: Client): (payload: object) => void {
-  const action = (client as unknown as { actions?: { InteractionCreate?: { handle?: (data: object) => void } } }).actions?.InteractionCreate;
-  if (typeof action?.handle !== 'function') throw new Error('this discord.js version has no InteractionCreate action to build interactions from HTTP payloads');
-  return (payload) => action.handle!(payload);
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -1,6 +1,7 @@
-import { ChannelType, Events, InteractionContextType, PermissionFlagsBits, type BaseInteraction, type Client } from 'discord.js';
+import { InteractionContextType, PermissionFlagsBits, type BaseInteraction } from 'discord.js';
 import { dmScopeId } from '../runner/index.js';
 import type { Requester } from '../runner/types.js';
+import { threadParentOf } from './interaction-action.js';
 
 /**
  * Whether an interaction comes from the user's own context rather than a server the bot is installed in: a DM with
@@ -14,59 +15,6 @@ export function isPersonalContext(interaction: Pick<BaseInteraction, 'context' |
   return interaction.authorizingIntegrationOwners.guildId !== interaction.guildId;
 }
 
-/** Threads and forum posts: Discord sends their channel with the channel it is in (`parent_id`). */
-const THREAD_TYPES: readonly number[] = [ChannelType.AnnouncementThread, ChannelType.PublicThread, ChannelType.PrivateThread];
-
-/** The channel each interaction made in a thread or forum post came from, as Discord sent it (kept while the interaction is). */
-const threadParents = new WeakMap<BaseInteraction, string>();
-
-/** The warning once a discord.js without the `InteractionCreate` action was met (`followThreadParents`): said once a process. */
-let warnedNoAction = false;
-
-/**
- * Makes `client` keep the channel a thread or forum post is in for each interaction made there. Discord sends it in
- * the interaction's `channel` (`parent_id`), but discord.js keeps only the channel's id on the interaction, and a
- * client with no gateway intents caches no channel to look it up in (not even with `Partials.Channel`: a thread
- * needs its server cached), nor does it give the interaction's raw data to its handlers: no public way reads it. Every
- * interaction, from the gateway or over HTTP, is built by the client's internal `InteractionCreate` action, which
- * emits `interactionCreate` as it builds one, so that action is wrapped. A discord.js without it (a later version
- * that renamed it) does not stop the bot: its first interaction warns once through the client's `warn` event, and
- * interactions made in threads are then read through `interaction.channel` alone, which is not cached without intents,
- * so a channels rule refuses them there, as it did before threads were followed.
- */
-export function followThreadParents(client: Client): void {
-  const action = (client as unknown as { actions?: { InteractionCreate?: { handle?: (data: unknown) => unknown } } }).actions?.InteractionCreate;
-  if (typeof action?.handle !== 'function') {
-    client.prependOnceListener(Events.InteractionCreate, () => {
-      if (warnedNoAction) return;
-      warnedNoAction = true;
-      client.emit(
-        Events.Warn,
-        'this discord.js has no InteractionCreate action to read the channel a thread is in: a channels rule refuses jobs asked in threads and forum posts of an allowed channel',
-      );
-    });
-    return;
-  }
-  const handle = action.handle.bind(action);
-  let parent: string | undefined;
-  client.prependListener(Events.InteractionCreate, (interaction) => {
-    if (parent !== undefined) threadParents.set(interaction, parent);
-  });
-  action.handle = (data: unknown) => {
-    parent = threadParentOf(data);
-    try {
-      return handle(data);
-    } finally {
-      parent = undefined;
-    }
-  };
-}
-
-function threadParentOf(data: unknown): string | undefined {
-  const channel = (data as { channel?: { type?: unknown; parent_id?: unknown } } | null)?.channel;
-  return channel && THREAD_TYPES.includes(channel.type as number) && typeof channel.parent_id === 'string' ? channel.parent_id : undefined;
-}
-
 /**
  * Who is asking, for the runner: user, channel, server (the budget scope), and
  * whether they count as an admin (a configured admin role, or the server's
@@ -78,7 +26,7 @@ export function requesterOf(interaction: BaseInteraction, adminRoleIds: readonly
     userId: interaction.user.id,
     userName: interaction.user.username,
     channelId: interaction.channelId ?? '',
-    parentChannelId: threadParents.get(interaction) ?? (interaction.channel?.isThread() ? (interaction.channel.parentId ?? undefined) : undefined),
+    parentChannelId: threadParentOf(interaction) ?? (interaction.channel?.isThread() ? (interaction.channel.parentId ?? undefined) : undefined),
     scopeId: scopeOf(interaction),
     locale: interaction.locale,
   };

@@ -1,29 +1,21 @@
 import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
-import { CLAIM_WAIT_MS, withTimeout } from 'pictor/internal';
 import { describeFailure, refusalFromPolicy, say } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
+import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
 import type { Command } from './commands/index.js';
 import { decodeCustomId, type CustomIdData } from './custom-ids.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { handleButton, isOwnPrivateJobInDm } from './handle-buttons.js';
 import { handleModal } from './handle-modals.js';
-import { interactionAge } from './interaction-age.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext } from './requester.js';
 
 
-/** One handler for every interaction: commands, buttons, modals. Never throws; a bug is logged and the user told briefly. An interaction too old to answer is dropped first. */
+/** One handler for every interaction: commands, buttons, modals. Never throws; a bug is logged and the user told briefly. An interaction too old to answer never reaches it (each intake drops it before claiming it). */
 export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<string, Command>): (interaction: Interaction) => Promise<void> {
   return async (interaction) => {
     try {
-      // Made longer ago than its token lives (a gateway event delivered late, a replay): nothing can be shown to the
-      // member any more, so nothing is run, reserved or answered (the HTTP endpoint refuses these before claiming them).
-      const age = interactionAge(interaction.createdTimestamp);
-      if (age !== 'fresh') {
-        ctx.logger.warn({ id: interaction.id, type: interaction.type, age, createdAt: new Date(interaction.createdTimestamp).toISOString() }, 'dropped an interaction made longer ago than its token lives (or stamped ahead)');
-        return;
-      }
       // DMs and user installs are the operator's choice (`DISCORD_USER_INSTALLS`): otherwise refused here, privately, before anything runs.
       // A private server job's own message in its member's DM (its result or "stopped" past its token) is that server's, not a DM job: taken.
       // A press (a button, or the form opened from one) acts on a job: its record is read here, once, for every check below.
@@ -66,16 +58,16 @@ type PressedJob = { id: CustomIdData } & ({ read: true; record: JobRecord | unde
 /**
  * The job record of a button or form (undefined for anything else), read once for the whole press — whether it is a
  * private server job's own press in its member's DM (`isOwnPrivateJobInDm`), and what its handler acts on — within
- * the time an intake waits for the bots' state, so the checks after it (`memberNow`) still have time before the answer
- * is due. A state that does not answer in time (or fails) leaves a press in a DM a DM's, refused at once as any other
- * while DMs are off; anywhere else it is told privately that something went wrong on our side.
+ * what is left of the press's answer budget (answer-budget.ts), after its claim and before the checks after it
+ * (`memberNow`). A state that does not answer in time (or fails) leaves a press in a DM a DM's, refused at once as any
+ * other while DMs are off; anywhere else it is told privately that something went wrong on our side, to press again.
  */
 async function readPressedJob(ctx: BotContext, interaction: Interaction): Promise<PressedJob | undefined> {
   if (!interaction.isButton() && !interaction.isModalSubmit()) return undefined;
   const id = decodeCustomId(interaction.customId);
   if (!id) return undefined;
   try {
-    return { id, read: true, record: await withTimeout(ctx.store.get(id.key), CLAIM_WAIT_MS, 'the state store did not answer in time') };
+    return { id, read: true, record: await answerBudgetOf(interaction).within(() => ctx.store.get(id.key), 'the state store') };
   } catch (error) {
     return { id, read: false, error };
   }

@@ -1,4 +1,4 @@
-import { Client, Events, REST, RESTEvents, type Interaction, type WebSocketOptions } from 'discord.js';
+import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { scrubSecrets, timerMsOf } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
@@ -9,7 +9,8 @@ import { DISCORD_API_BASE_URL, DISCORD_CDN_HOSTS } from './discord-facts.js';
 import { defaultDownloadPolicy } from './download-images.js';
 import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
-import { InteractionClaims } from './interaction-claims.js';
+import { hookInteractionAction } from './interaction-action.js';
+import { gatewayIntake, InteractionClaims } from './interaction-claims.js';
 import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
@@ -18,7 +19,6 @@ import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST
 import { createInteractionRouter } from './route-interaction.js';
 import { chargesOf, sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
-import { followThreadParents } from './requester.js';
 import { stopOnce } from '../stop-once.js';
 import { InFlight } from '../in-flight.js';
 
@@ -175,28 +175,15 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // the endpoint (a replayed POST is refused), on the gateway here (two replicas that both hold a session for a moment
   // — a lease Redis forgot — run it once). One intake, the same claims (interaction-claims.ts).
   const taken = state.store.space(state.spaces.discordInteractions);
-  const gatewayClaims = options.interactions ? undefined : new InteractionClaims(taken, logger);
-  /** The claim of the interaction the gateway delivered last: each is routed after the one before it (never rejects). */
-  let lastClaim: Promise<unknown> = Promise.resolve();
-  /**
-   * Runs an interaction the gateway delivered once this process took it; one another replica took first is left alone.
-   * The claims go out at once, and the interactions are routed in the order the gateway delivered them (a double click's
-   * two presses), whatever order the claims are answered in.
-   */
-  const takeFromGateway = async (claims: InteractionClaims, interaction: Interaction) => {
-    const claimed = claims.take(interaction.id);
-    const inTurn = lastClaim.then(() => claimed);
-    lastClaim = inTurn;
-    if ((await inTurn) === 'first') await route(interaction);
-  };
+  const fromGateway = options.interactions ? undefined : gatewayIntake(new InteractionClaims(taken, logger), route);
   let accepting = true;
   /** A discord.js client with the bot's handlers: one for each gateway login, or the one that takes interactions over HTTP. */
   const newClient = (ws: WebSocketOptions = {}) => {
     const client = new Client({ intents: [], ws, rest: restOptions });
-    followThreadParents(client);
+    hookInteractionAction(client);
     watched(client.rest);
     client.on(Events.InteractionCreate, (interaction) => {
-      if (accepting) ctx.track(gatewayClaims ? takeFromGateway(gatewayClaims, interaction) : route(interaction));
+      if (accepting) ctx.track(fromGateway ? fromGateway(interaction) : route(interaction));
     });
     client.on(Events.Error, (error) => logger.error({ err: scrub(error, token) }, 'discord.js reported an error'));
     client.on(Events.Warn, (message) => logger.warn({ detail: scrubSecrets(message, [token]) }, 'discord.js warning'));

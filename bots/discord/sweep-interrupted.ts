@@ -34,7 +34,7 @@ import { stoppedEndOf, sweptCharges, type SweptCharge } from '../runner/swept-ch
  * handed to `ctx.track`, so the next record is shown at once and a stop's grace waits for it. What the ledger charged
  * them is read once for all of them (`charges`: a sweep's claim, `chargesOf`). Returns how many were swept.
  */
-export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[], charges: Charges = chargesOf(ctx, records)): Promise<number> {
+export async function sweepInterrupted(ctx: BotContext, botRest: REST, records: readonly JobRecord[], charges: Charges): Promise<number> {
   // One record that cannot be shown (its storage failing: `left`) never stops the others: it is left held, for the next to take it.
   for (const record of records) await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record), { charges });
   return records.length;
@@ -77,6 +77,8 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
   });
   const mine = claimed?.some((r) => r.key === record.key) ?? false;
   const others = claimed?.filter((r) => r.key !== record.key) ?? [];
+  // What the ledger charged this record's job and the others claimed with it: read once for all of them, as a sweep's claim.
+  const charges = chargesOf(ctx, [record, ...others]);
   try {
     // Neither claimed now nor held here (a Cancel on a job its runner forgot, a record this process's sweep claimed):
     // another live process holds it, whose sweep shows it. Its storage failing: nothing is shown, the record left as it
@@ -85,10 +87,10 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
     if (elsewhere === undefined) return 'left';
     if (elsewhere) return 'elsewhere';
     if (!claimed && !(await ctx.store.heldHere(record.key).catch(() => false))) return 'unclaimed';
-    return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked), { clicked: true });
+    return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked), { clicked: true, charges });
   } finally {
     // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
-    if (others.length > 0) ctx.track(sweepInterrupted(ctx, botRest, others));
+    if (others.length > 0) ctx.track(sweepInterrupted(ctx, botRest, others, charges));
   }
 }
 
@@ -126,12 +128,12 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
  * at a time shows a record, from the record as kept then (`JobRecordStore.showAlone`). Never throws: its storage failing
  * answers `left`, logged here (the sweep goes on with the next record, a Cancel tells its member to press again).
  */
-export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget, options: { clicked?: boolean; charges?: Charges } = {}): Promise<LeftoverShown> {
+export async function showLeftover(ctx: BotContext, record: JobRecord, target: ReplyTarget, options: { clicked?: boolean; charges: Charges }): Promise<LeftoverShown> {
   try {
     const shown = await ctx.store.showAlone(record, async (current): Promise<LeftoverShown> => {
       // Still what `record` was: running, or ended with its end to record (the sweep's); else the other path took it.
       if (!current || !(isRunning(current) || (!isRunning(record) && endToRecord(current)))) return 'ended';
-      return showOnce(ctx, current, target, options.clicked === true, options.charges ?? chargesOf(ctx, [current]));
+      return showOnce(ctx, current, target, options.clicked === true, options.charges);
     });
     return shown ?? 'busy';
   } catch (error) {

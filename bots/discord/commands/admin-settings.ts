@@ -1,7 +1,7 @@
 import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
 import { changeSetting, describeSettings, repairSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
-import { described } from '../command-words.js';
+import { commandAs, described } from '../command-words.js';
 import type { BotContext } from '../bot-context.js';
 import { budgetRequesterOf } from '../requester.js';
 
@@ -48,14 +48,6 @@ export async function answerAdmin(
     return;
   }
   await answer(requester, say);
-}
-
-/**
- * A Discord command and what follows it (`/imagine-admin set`), named as the reader's Discord shows it in their
- * language (`/bild-admin set`): the catalog's command name, the one `COMMAND_NAMES` names in the runner's sentences.
- */
-export function commandAs(locale: string | undefined, command: 'imagine' | 'admin', rest: string): string {
-  return `\`/${sayIn(locale, `discord.command.${command}.name`)} ${rest}\``;
 }
 
 /**

@@ -3,7 +3,8 @@ import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say as sayIn, STYLE_NA
 import type { BotContext } from '../bot-context.js';
 import { described } from '../command-words.js';
 import { DISCORD_LIMITS } from '../discord-facts.js';
-import { answerAdmin, commandAs } from './admin-settings.js';
+import { answerAdmin } from './admin-settings.js';
+import { commandAs } from '../command-words.js';
 import { addImageOptions, readImageOptions } from './job-options.js';
 
 /** How members pick a style on Discord, and how admins define one: named in the answers, as the reader's Discord shows them. */

@@ -140,8 +140,6 @@ describe('a member’s press of their private server job’s message in their DM
     { what: 'a press made just now', madeAgoMs: 0, asked: 1 },
     // The press reached the bot late (a slow gateway, the state slow to answer): only what is left of Discord's 3 s is waited.
     { what: 'a press made 1.6 s ago', madeAgoMs: 1_600, asked: 1 },
-    // Nothing left to wait: Discord is not asked at all.
-    { what: 'a press made 2.6 s ago', madeAgoMs: 2_600, asked: 0 },
   ])('is refused privately within Discord’s deadline for $what, and nothing runs', async ({ madeAgoMs, asked }) => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
     const ada = h.discord.newUser('ada');
@@ -156,6 +154,32 @@ describe('a member’s press of their private server job’s message in their DM
       expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
       expect(note.content).toBe(`✋ ${say('en-US', 'discord.button.not_member', { why: 'unknown' })}`);
       expect(members.held).toBe(asked);
+      expect(h.emulator.requests).toHaveLength(sent);
+    } finally {
+      h.discord.staleness.madeAgoMs = 0;
+      members.release();
+    }
+  });
+});
+
+describe('a press that reaches the bot with nothing left of its 2.5 s (made 2.6 s ago)', () => {
+  it('is neither claimed nor answered, and nothing runs: its member is not looked up, its job not sent', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+    const ada = h.discord.newUser('ada');
+    const posted = await privateResultInDm(h, ada);
+    const sent = h.emulator.requests.length;
+    const members = h.discord.holdRequests((method, path) => method === 'GET' && path.includes(`/guilds/${h!.discord.guildId}/members/`));
+    try {
+      h.discord.staleness.madeAgoMs = 2_600;
+      const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+      const refused = await h.discord.waitFor(
+        () => h!.logger.entries.find((e) => e.msg === 'refused an interaction: could not check that no other replica took it' && (e.obj as { id?: string }).id === reroll.id),
+        'the press refused before its claim',
+      );
+      expect(String((refused.obj as { err?: { message?: string } }).err?.message)).toMatch(/no time was left/);
+      expect(answersTo(h, reroll)).toEqual([]);
+      expect(reroll.callbackAttempts).toBe(0);
+      expect(members.held).toBe(0);
       expect(h.emulator.requests).toHaveLength(sent);
     } finally {
       h.discord.staleness.madeAgoMs = 0;

@@ -1,6 +1,7 @@
 import { Client, Events, type BaseInteraction } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { followThreadParents, requesterOf } from '../../../bots/discord/requester.js';
+import { hookInteractionAction } from '../../../bots/discord/interaction-action.js';
+import { requesterOf } from '../../../bots/discord/requester.js';
 import { chatInputPayload, type InteractionContext } from '../../fakes/discord/interaction-payloads.js';
 
 const clients: Client[] = [];
@@ -49,10 +50,10 @@ function interactionsOf(client: Client, build: (data: unknown) => unknown, paylo
   return seen;
 }
 
-describe('followThreadParents', () => {
+describe('the client’s interaction hook (hookInteractionAction)', () => {
   it('keeps the channel a thread is in for an interaction made there, which discord.js alone does not', () => {
     const client = newClient();
-    followThreadParents(client);
+    hookInteractionAction(client);
     const action = actionOf(client).InteractionCreate!;
     const [inThread, inChannel] = interactionsOf(client, (data) => action.handle(data), [imagine('300000000000000001'), imagine(undefined)]);
     expect(inThread!.channel).toBeNull();
@@ -68,7 +69,7 @@ describe('followThreadParents', () => {
       // A later discord.js, as the bot would meet it: the internal action renamed (the test keeps it to make interactions).
       const action = actionOf(client).InteractionCreate!;
       actionOf(client).InteractionCreate = undefined;
-      expect(() => followThreadParents(client)).not.toThrow();
+      expect(() => hookInteractionAction(client)).not.toThrow();
       client.on(Events.Warn, (message) => warnings.push(message));
       built.push(...interactionsOf(client, (data) => action.handle(data), [imagine('300000000000000001'), imagine('300000000000000001')]));
     }

@@ -1,0 +1,138 @@
+import { Client, Events, type ButtonInteraction, type Interaction } from 'discord.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
+import type { BotContext } from '../../../bots/discord/bot-context.js';
+import { encodeCustomId } from '../../../bots/discord/custom-ids.js';
+import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
+import { hookInteractionAction } from '../../../bots/discord/interaction-action.js';
+import { gatewayIntake, InteractionClaims } from '../../../bots/discord/interaction-claims.js';
+import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
+import { createInteractionRouter } from '../../../bots/discord/route-interaction.js';
+import { say } from '../../../bots/runner/index.js';
+import { apiMessage, apiUser } from '../../fakes/discord/api-objects.js';
+import { buttonPayload, type InteractionContext } from '../../fakes/discord/interaction-payloads.js';
+import { snowflake } from '../../fakes/discord/snowflake.js';
+import { RecordingLogger } from './harness.js';
+
+const EPHEMERAL = 64;
+/** When the first answer to an interaction must have left, at the latest, counted from when it was made. */
+const ANSWERED_BY_MS = DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS;
+
+const guildId = '200000000000000001';
+const channelId = '300000000000000002';
+const user = apiUser({ id: '400000000000000001', username: 'ada' });
+const botUser = apiUser({ id: '100000000000000001', username: 'pictor', bot: true });
+
+function place(where: 'guild' | 'dm'): InteractionContext {
+  return { place: where, applicationId: botUser.id, guildId, channelId, user: user as InteractionContext['user'], roles: [], permissions: '0', attachmentSizeLimit: 10 * 1024 * 1024, locale: 'en-US', guildLocale: 'en-US', threadParentId: undefined };
+}
+
+/** A finished job of Ada's in the server: private when its message is in her DM. */
+function jobOf(kind: JobRecord['kind'], isPrivate = false): JobRecord {
+  const requester = { platform: 'discord' as const, userId: user.id, channelId, scopeId: guildId };
+  const image = { id: 'a', bytes: 10, mimeType: 'image/png' };
+  return { key: 'k1', kind, prompt: 'a fox', options: {}, requester, createdAt: Date.now(), status: 'completed', inputs: kind === 'edit' ? [image] : [], outputs: [], ...(isPrivate && { private: true }) } as unknown as JobRecord;
+}
+
+/** Never answers: the bots' state (or Discord) stalled. */
+const never = <T>() => new Promise<T>(() => undefined);
+/** Answers `value` after `ms` of (fake) time. */
+const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+
+interface Scene {
+  /** The first answers to the press (its reply, update or follow-up), with when each left. */
+  answers: { at: number; content?: string; flags?: number }[];
+  request: ReturnType<typeof vi.fn>;
+  createdAt: number;
+  done: Promise<void>;
+}
+
+/**
+ * A press of Reroll, delivered by the gateway to a client of the bot, its claim answered by the state after `claimMs`,
+ * its job record read with `store.get` and the other reads as given; the bot's answers recorded as they leave.
+ */
+function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }): Scene {
+  const client = new Client({ intents: [] });
+  hookInteractionAction(client);
+  const request = vi.fn();
+  const ctx = {
+    runner: { request, requestForm: vi.fn(), get: () => undefined, cancel: () => false },
+    store,
+    logger: new RecordingLogger(),
+    adminRoleIds: [],
+    userInstalls: false,
+    botRest,
+    track: () => undefined,
+  } as unknown as BotContext;
+  const taken = { claimOnce: () => after(claimMs, true), releaseClaim: async () => undefined, definition: { name: 'discord-interactions', ttlMs: 16 * 60_000 } };
+  const intake = gatewayIntake(new InteractionClaims(taken as never, ctx.logger), createInteractionRouter(ctx, new Map()));
+  const answers: Scene['answers'] = [];
+  let done: Promise<void> = Promise.resolve();
+  client.on(Events.InteractionCreate, (interaction: Interaction) => {
+    const button = interaction as ButtonInteraction;
+    const answer = async (options: unknown) => {
+      answers.push({ at: Date.now(), ...(typeof options === 'object' ? (options as object) : {}) });
+      return undefined as never;
+    };
+    vi.spyOn(button, 'reply').mockImplementation(answer);
+    vi.spyOn(button, 'deferUpdate').mockImplementation(answer);
+    vi.spyOn(button, 'followUp').mockImplementation(answer);
+    done = intake(interaction);
+  });
+  const createdAt = Date.now();
+  const message = apiMessage({ id: snowflake(), channelId, guildId: where === 'guild' ? guildId : undefined, authorId: botUser.id, content: 'done', components: [], flags: 0, attachments: [], embeds: [], allowedMentions: {}, interactionId: undefined, createdAt, editedAt: undefined, history: [] }, botUser);
+  const payload = buttonPayload({ id: snowflake(createdAt), token: 'token' }, encodeCustomId({ action: 'reroll', key: 'k1' }), message, place(where));
+  (client as unknown as { actions: { InteractionCreate: { handle(data: unknown): void } } }).actions.InteractionCreate.handle(payload);
+  return { answers, request, createdAt, get done() { return done; } };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('a Reroll pressed while the bots’ state is slow: one deadline for every wait before its first answer', () => {
+  it('is answered privately, to press again, before Discord’s 3 s when its claim took most of them and its job record does not come, and no job is sent', async () => {
+    const scene = press('guild', 1_400, { get: never });
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    expect(scene.answers).toHaveLength(1);
+    expect(scene.answers[0]!.content).toBe(`⚠️ ${say('en-US', 'error.on_my_side')}`);
+    expect(scene.answers[0]!.flags! & EPHEMERAL).toBe(EPHEMERAL);
+    expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
+    expect(scene.request).not.toHaveBeenCalled();
+  });
+
+  it('of an edit is answered privately, to press again, before Discord’s 3 s when the look at its kept images does not come, and no job is sent', async () => {
+    const scene = press('guild', 1_000, { get: () => after(1_000, jobOf('edit')), inputsKept: never });
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    expect(scene.answers.map((a) => a.content)).toEqual([`⚠️ ${say('en-US', 'error.on_my_side')}`]);
+    expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
+    expect(scene.request).not.toHaveBeenCalled();
+  });
+
+  it('in its member’s DM, of their private server job, is refused privately 2.5 s after it was made at the latest when its claim and record took 2 s and Discord does not say who they are', async () => {
+    const scene = press('dm', 1_000, { get: () => after(1_000, jobOf('generate', true)) });
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    expect(scene.answers.map((a) => a.content)).toEqual([`✋ ${say('en-US', 'discord.button.not_member', { why: 'unknown' })}`]);
+    // bots/discord/README.md: the waits before a press's first answer end 2.5 s after it was made at the latest.
+    expect(ANSWERED_BY_MS).toBe(2_500);
+    expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(2_500);
+    expect(scene.request).not.toHaveBeenCalled();
+  });
+
+  it('in its member’s DM is refused privately without asking Discord when its claim and record took all of its 2.5 s', async () => {
+    const botRest = { get: vi.fn(never) };
+    const scene = press('dm', 1_200, { get: () => after(1_300, jobOf('generate', true)) }, botRest);
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    expect(scene.answers.map((a) => a.content)).toEqual([`✋ ${say('en-US', 'discord.button.not_member', { why: 'unknown' })}`]);
+    expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
+    expect(botRest.get).not.toHaveBeenCalled();
+    expect(scene.request).not.toHaveBeenCalled();
+  });
+});
