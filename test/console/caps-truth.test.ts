@@ -12,6 +12,7 @@ import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
 import { NO_ALERTS, TOKEN } from './console-harness.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -23,7 +24,7 @@ const DAY_MS = 86_400_000;
 const { folder, opened } = ledgerFixtures(steps, 'caps');
 
 async function figuresOf(store: FileQuotaStore, operator: OperatorSettings, now: number, roleBudgets?: Parameters<typeof spendFigures>[0]['roleBudgets']) {
-  const index = new UsageIndex({ store, now: () => now });
+  const index = new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now });
   await index.refresh();
   const [active, overrides] = await Promise.all([store.activeJobs(), store.allCapOverrides()]);
   return spendFigures({ index, operator, active, overrides, refusals: {}, now, chartDays: 1, ledger: store, roleBudgets });
@@ -58,7 +59,7 @@ function watching(store: FileQuotaStore, operator: OperatorSettings, now: () => 
   const channel: AlertChannel = { id: 'test', send: async (alert) => void sent.push(alert) };
   const watcher = new AlertWatcher({
     source: { store, operator, ...(roleBudgets && { bots: { roleBudgets: async () => roleBudgets } }) },
-    index: new UsageIndex({ store, now }),
+    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now }),
     log: new MemoryAlertLog(),
     channels: [channel],
     config: NO_ALERTS,

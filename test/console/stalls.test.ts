@@ -9,6 +9,7 @@ import { UsageIndex } from '../../src/console/usage-index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ActiveJob, BreakerState } from '../../src/spend/types.js';
 import { NO_ALERTS, TOKEN } from './console-harness.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -148,7 +149,7 @@ describe('the console when the ledger, the alert log or the kept images stall', 
       config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: true },
       token: TOKEN,
       generatedToken: false,
-      index: new UsageIndex({ store }),
+      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
       alerts: { config: NO_ALERTS, log, channels: [], poke: () => void pokes++ },
       ledgerWhere: `the file ledger in ${dir}`,
       logger,
