@@ -1,13 +1,12 @@
 import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
-import { estimateOf } from '../../core/pricing.js';
-import { leftOf, passes } from '../../spend/rules.js';
+import { leftOf } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { waitAtMost } from '../../core/with-timeout.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
-import { capRatio, CHEAPEST_JOB_USD, percentOf, usedUp } from '../percent.js';
+import { cannotTakeOneImage, capRatio, CHEAPEST_JOB_USD, ONE_IMAGE_USD, percentOf, usedUp } from '../percent.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
 import type { AlertLog, AlertMark } from './alert-log.js';
@@ -36,9 +35,6 @@ const STOP_WAIT_MS = 1000;
 export const MEMBERS_ONE_BY_ONE = 5;
 /** How many members a summary names (the ones used the most). */
 export const MEMBERS_LISTED = 10;
-
-/** What a job of one image reserves at most (its upper-bound price, quality auto): a cap with less left cannot take it. */
-const ONE_IMAGE_USD = estimateOf({ operation: 'generate', n: 1 }).totalUsd;
 
 const OWNER_WORDS: Record<CapUse['owner'], string> = { account: 'the whole account', scope: 'the server/workspace', dm: 'the DM user', user: 'the user' };
 
@@ -172,7 +168,7 @@ export class AlertWatcher {
       const passed = rules.thresholds.filter((t) => percent >= t);
       // A cap the guard refuses every job of (used up) says so once per period, whatever its percent shows: through the
       // highest threshold passed when that is new (its alert says the cap refuses), else in an alert of its own.
-      const refuses = cap.bound === undefined && usedUp(cap);
+      const refuses = usedUp(cap);
       // Before that, one that cannot take one more image says so.
       const full = refuses || cannotTakeOneImage(cap);
       if (passed.length === 0 && !full) continue;
@@ -422,13 +418,4 @@ export function alertText(alert: Alert, now: number, quote: (name: string) => st
   if (cap.bound === 'lower') return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). The cap resets ${resets}.`;
   if (usedUp(cap)) return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). Its jobs are refused until the cap resets ${resets}.`;
   return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs): ${left}. The cap resets ${resets}.`;
-}
-
-/**
- * A cap the jobs are reserved with (not a member's lower bound) that has been used and has less left than a job of one
- * image reserves: it cannot take one more image, as the spend guard decides it (`passes`, to the nano-dollar). The
- * ledger counts refusals by kind of cap, not by whose, so no refusal is claimed of it.
- */
-export function cannotTakeOneImage(cap: CapUse): boolean {
-  return cap.bound === undefined && (cap.usedUsd > 0 || cap.limitUsd === 0) && passes(cap.usedUsd, ONE_IMAGE_USD, cap.limitUsd);
 }
