@@ -4,6 +4,7 @@ import type { LoggerLike } from '../client/PictorClient.js';
 import { listenOn } from '../core/listen.js';
 import { LATE, within } from '../core/with-timeout.js';
 import { formatUsd } from '../core/pricing.js';
+import { redactSecrets } from '../core/redact-secrets.js';
 import { SPEND_CAP_VARIABLES } from '../spend/caps.js';
 import type { UsageRecord } from '../spend/types.js';
 import { utcMonth } from '../spend/utc-period.js';
@@ -136,9 +137,16 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     warning: options.ledgerWarning?.(),
   });
 
-  /** A change or a thumbnail that had no answer within the wait: 503 and a line in the log (a change may still be made). */
-  function tooLate(res: ServerResponse, path: string, what: string): void {
+  /**
+   * A change or a thumbnail that had no answer within the wait: 503 and a line in the log. A change may still be made
+   * (`afterChange` logs it then); one that fails later is logged too, its error redacted and its code kept, so the
+   * owner who was told "reload to see" can find why it was not made.
+   */
+  function tooLate(res: ServerResponse, path: string, what: string, change?: Promise<unknown>): void {
     logger.warn({ path, waitedMs: backendWaitMs, ledger: options.ledgerWhere }, `the console had no answer from ${what} in time: answered 503`);
+    change?.catch((error: unknown) =>
+      logger.warn({ path, ledger: options.ledgerWhere, ...failureOf(error) }, `a change the console answered 503 for failed later: ${what} did not make it`),
+    );
     res.setHeader('retry-after', '5');
     send(res, 503, 'text/plain; charset=utf-8', `No answer from ${what} within ${Math.round(backendWaitMs / 1000)} s: try again in a moment${what === 'the kept images' ? '' : ' (reload the page to see whether the change was made)'}.\n`);
   }
@@ -295,7 +303,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
           })
         : undefined;
       const before = resuming ? await within(resuming, backendWaitMs) : undefined;
-      if (before === LATE) return tooLate(res, path, 'the ledger');
+      if (before === LATE) return tooLate(res, path, 'the ledger', resuming);
       if (!before) return changed(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
       return changed(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
     }
@@ -307,7 +315,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
         options.alerts.poke();
       });
-      if ((await within(setting, backendWaitMs)) === LATE) return tooLate(res, path, 'the alert log');
+      if ((await within(setting, backendWaitMs)) === LATE) return tooLate(res, path, 'the alert log', setting);
       return changed(res, '/alerts?done=rules');
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
@@ -531,6 +539,12 @@ function noticeOf(query: URLSearchParams | undefined): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** An error as a log line may carry it: its stable code (a Pictor error's, or the system's such as ECONNREFUSED) and its message with every secret hidden. */
+function failureOf(error: unknown): { code?: string; err: string } {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return { ...(typeof code === 'string' && { code }), err: redactSecrets(error instanceof Error ? error.message : String(error)) };
 }
 
 function keysOf(records: readonly UsageRecord[], active: readonly { userKey: string; scopeKey: string }[]): string[] {
