@@ -32,8 +32,8 @@ export interface StartConsoleOptions {
   /** How long a page waits for the ledger before it answers 503 (default 5 s). */
   ledgerWaitMs?: number | undefined;
   /**
-   * How long a change, the live stream's reads, a name, a thumbnail and the usage records' shared read wait for the
-   * ledger (default `ledgerWaitMs`): read here once and passed down.
+   * How long a change, the live stream's reads, a name, a thumbnail, the usage records' shared read and the alerts'
+   * check wait for the ledger (default `ledgerWaitMs`): read here once and passed down.
    */
   backendWaitMs?: number | undefined;
   /** Where the alerts sent and the rules chosen are kept; default beside the ledger (its data folder, its Redis prefix, or memory). */
@@ -73,7 +73,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   const channels = alertChannels(alerts, { slackToken: source.bots?.slackToken?.bind(source.bots) });
   // One reconcile of gone processes' reservations for the pages, the live list and the alerts (it runs at most every few seconds).
   const ledgerNow = new LedgerNow(source.store, { now: options.now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
-  const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now, ledgerNow }) : undefined;
+  const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now, ledgerNow, readWaitMs: backendWaitMs }) : undefined;
   watcher?.start();
   let server: Awaited<ReturnType<typeof startConsoleServer>> | undefined;
   let loginLink: string | undefined;

@@ -67,6 +67,7 @@ describe('the alert log', () => {
       const log = new FileAlertLog(dir);
       const sent: Alert[] = [];
       const watcher = new AlertWatcher({
+        readWaitMs: LEDGER_WAIT_MS,
         source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
         index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
         log,

@@ -60,6 +60,7 @@ function recording(id: string, order: { channel: string; alert: Alert }[]): Aler
 
 function watcherOf(store: FileQuotaStore, operator: OperatorSettings, channels: AlertChannel[], log = new MemoryAlertLog(), names?: Record<string, string>) {
   const watcher = new AlertWatcher({
+    readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator, ...(names && { bots: { names: async () => new Map(Object.entries(names)) } }) },
     index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
     log,
@@ -195,7 +196,7 @@ describe('sending the alerts of a check', () => {
     const next = watcherOf(store, operator, [recording('place', order)], log);
     expect((await next.check()).map((a) => a.cap?.owner)).toEqual(['user', 'user']);
     // Once the claim lapses (a minute), a later check sends it.
-    const later = new AlertWatcher({ source: { store, operator }, index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }), log, channels: [recording('place', order)], config: NO_ALERTS, logger: silentLogger(), now: () => Date.now() + 61_000 });
+    const later = new AlertWatcher({ readWaitMs: LEDGER_WAIT_MS, source: { store, operator }, index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }), log, channels: [recording('place', order)], config: NO_ALERTS, logger: silentLogger(), now: () => Date.now() + 61_000 });
     steps.push(() => later.stop());
     expect((await later.check()).map((a) => a.cap?.owner)).toEqual(['account']);
   });

@@ -45,6 +45,7 @@ async function setUp(dir: string, url: string, caps = { accountDailyUsd: 1 }) {
   await store.open();
   steps.push(() => store.close());
   const watcher = new AlertWatcher({
+    readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator: { caps, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
     index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
     log: new FileAlertLog(dir),

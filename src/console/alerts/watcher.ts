@@ -3,7 +3,7 @@ import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
 import { leftOf } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
-import { waitAtMost } from '../../core/with-timeout.js';
+import { LATE, waitAtMost, within } from '../../core/with-timeout.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
 import { cannotTakeOneImage, capRatio, CHEAPEST_JOB_USD, ONE_IMAGE_USD, percentOf, usedUp } from '../percent.js';
@@ -23,6 +23,11 @@ export interface AlertWatcherOptions {
   now?: (() => number) | undefined;
   /** The ledger's reservations with those of gone processes ended (shared with the pages); default one of its own. */
   ledgerNow?: LedgerNow | undefined;
+  /**
+   * How long a check waits for its reads (the alert rules, the usage records, the caps): past it the check ends with
+   * nothing sent, and the next one runs at its time. The console's one backend wait.
+   */
+  readWaitMs: number;
 }
 
 /** How long a process's claim on an alert lasts while it sends it (if it dies, another sends it after this). */
@@ -90,6 +95,8 @@ export class AlertWatcher {
   readonly #abort = new AbortController();
   /** The messages of the check under way whose send has not started (a stop lets them go). */
   #queue: Message[] = [];
+  /** The checks' reads are stalled (said once in the log, until a check reads again). */
+  #stalled = false;
 
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
@@ -146,9 +153,29 @@ export class AlertWatcher {
     this.#options.logger.info({ left: messages.length }, 'the console stops: the alerts not sent yet are let go, for the next check');
   }
 
+  /**
+   * One check: its reads, given `readWaitMs` (a stalled ledger does not hold this check, nor the next ones: the stalled
+   * read is left, logged once until a check reads again), then what they found is sent.
+   */
   async #check(): Promise<Alert[]> {
-    const { source, index, log, config } = this.#options;
+    const { logger, readWaitMs } = this.#options;
     const now = this.#now();
+    const found = await within(this.#find(now), readWaitMs);
+    if (found === LATE) {
+      if (!this.#stalled) logger.warn({ waitedMs: readWaitMs }, 'the alert check had no answer from the ledger in time: nothing is sent until it answers; the next check asks again');
+      this.#stalled = true;
+      return [];
+    }
+    if (this.#stalled) logger.info({}, 'the alert check reads the ledger again');
+    this.#stalled = false;
+    if (found.length === 0) return [];
+    found.sort((a, b) => rankOf(a.alert) - rankOf(b.alert));
+    return this.#send(found, now);
+  }
+
+  /** What the caps, the role budgets and the breaker call for now: the alerts to send (claimed or not yet). */
+  async #find(now: number): Promise<Pending[]> {
+    const { source, index, log, config } = this.#options;
     const rules = (await log.rules()) ?? { thresholds: config.thresholds, breaker: config.breaker };
     await index.refresh();
     const active = await this.#ledgerNow.activeJobs();
@@ -243,9 +270,7 @@ export class AlertWatcher {
         });
       }
     }
-    if (pending.length === 0) return [];
-    pending.sort((a, b) => rankOf(a.alert) - rankOf(b.alert));
-    return this.#send(pending, now);
+    return pending;
   }
 
   /**
