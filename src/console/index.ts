@@ -5,7 +5,7 @@ import { hasDestination, type AlertConfig } from './alerts/config.js';
 import { AlertWatcher } from './alerts/watcher.js';
 import { newToken } from './auth.js';
 import type { ConsoleConfig } from './config.js';
-import { startConsoleServer } from './server.js';
+import { LEDGER_WAIT_MS, startConsoleServer } from './server.js';
 import type { ConsoleSource } from './source.js';
 import { UsageIndex } from './usage-index.js';
 import { LedgerNow } from './ledger-now.js';
@@ -31,7 +31,10 @@ export interface StartConsoleOptions {
   liveIntervalMs?: number | undefined;
   /** How long a page waits for the ledger before it answers 503 (default 5 s). */
   ledgerWaitMs?: number | undefined;
-  /** How long a change, the live stream's first read and a thumbnail wait (default `ledgerWaitMs`). */
+  /**
+   * How long a change, the live stream's reads, a name, a thumbnail, the usage records' shared read and the alerts'
+   * check wait for the ledger (default `ledgerWaitMs`): read here once and passed down.
+   */
   backendWaitMs?: number | undefined;
   /** Where the alerts sent and the rules chosen are kept; default beside the ledger (its data folder, its Redis prefix, or memory). */
   alertLog?: AlertLog | undefined;
@@ -60,14 +63,17 @@ export interface RunningConsole {
 export async function startConsole(options: StartConsoleOptions): Promise<RunningConsole | undefined> {
   const { source, config, alerts, logger } = options;
   if (!config && !hasDestination(alerts)) return undefined;
-  const index = new UsageIndex({ store: source.store, now: options.now });
+  // The waits, read once here: every part of the console bounds its reads of the ledger with these.
+  const ledgerWaitMs = options.ledgerWaitMs ?? LEDGER_WAIT_MS;
+  const backendWaitMs = options.backendWaitMs ?? ledgerWaitMs;
+  const index = new UsageIndex({ store: source.store, now: options.now, readWaitMs: backendWaitMs });
   // Read in the background: the first page waits for the same read.
   void index.refresh().catch((error: unknown) => logger.warn({ err: error }, 'the console could not read the usage records'));
   const log = options.alertLog ?? alertLogOf(source);
   const channels = alertChannels(alerts, { slackToken: source.bots?.slackToken?.bind(source.bots) });
   // One reconcile of gone processes' reservations for the pages, the live list and the alerts (it runs at most every few seconds).
   const ledgerNow = new LedgerNow(source.store, { now: options.now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
-  const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now, ledgerNow }) : undefined;
+  const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now, ledgerNow, readWaitMs: backendWaitMs }) : undefined;
   watcher?.start();
   let server: Awaited<ReturnType<typeof startConsoleServer>> | undefined;
   let loginLink: string | undefined;
@@ -86,8 +92,8 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
         now: options.now,
         liveIntervalMs: options.liveIntervalMs,
         ledgerNow,
-        ledgerWaitMs: options.ledgerWaitMs,
-        backendWaitMs: options.backendWaitMs,
+        ledgerWaitMs,
+        backendWaitMs,
         ledgerWarning: options.ledgerWarning,
       });
     } catch (error) {

@@ -1,3 +1,4 @@
+import { LATE, within } from '../core/with-timeout.js';
 import type { ActiveJob, QuotaStore, UsageRecord } from '../spend/types.js';
 import type { UsageIndex } from './usage-index.js';
 
@@ -12,8 +13,8 @@ export interface LiveJobsOptions {
   index: Pick<UsageIndex, 'refresh' | 'recent'>;
   /** How often the ledger is read while someone listens. Default 1 s. */
   intervalMs?: number | undefined;
-  /** How long one read may take: past it the next read runs (what the late one brings is dropped). Default 5 s. */
-  readWaitMs?: number | undefined;
+  /** How long one read may take: past it the next read runs (what the late one brings is dropped). The console's one backend wait. */
+  readWaitMs: number;
   /** Listeners at once, those waiting for the first read included; past it `subscribe` answers undefined. Default 20. */
   maxListeners?: number | undefined;
   onError?: ((error: unknown) => void) | undefined;
@@ -104,15 +105,12 @@ export class LiveJobs {
     if (this.#polling || this.#listeners.size === 0) return;
     this.#polling = true;
     const read = ++this.#read;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.#options.readWaitMs ?? 5000)));
+    const waitMs = this.#options.readWaitMs;
     try {
-      const outcome = await Promise.race([this.#readOnce(read), late]);
-      if (outcome === 'late') this.#options.onError?.(new Error(`the ledger did not answer the live read within ${this.#options.readWaitMs ?? 5000} ms; read again at the next tick`));
+      if ((await within(this.#readOnce(read), waitMs)) === LATE) this.#options.onError?.(new Error(`the ledger did not answer the live read within ${waitMs} ms; read again at the next tick`));
     } catch (error) {
       this.#options.onError?.(error);
     } finally {
-      clearTimeout(timer);
       this.#polling = false;
     }
   }

@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { isChatScopeKey } from '../spend/caps.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import { listenOn } from '../core/listen.js';
+import { LATE, within } from '../core/with-timeout.js';
 import { formatUsd } from '../core/pricing.js';
+import { redactSecrets } from '../core/redact-secrets.js';
 import { SPEND_CAP_VARIABLES } from '../spend/caps.js';
 import type { UsageRecord } from '../spend/types.js';
 import { utcMonth } from '../spend/utc-period.js';
@@ -44,10 +46,13 @@ export interface ConsoleServerOptions {
   liveIntervalMs?: number | undefined;
   /** The ledger's reservations with those of gone processes ended (shared with the alerts); default one of its own. */
   ledgerNow?: LedgerNow | undefined;
-  /** How long a page waits for the ledger before it answers 503. Default `LEDGER_WAIT_MS`. */
-  ledgerWaitMs?: number | undefined;
-  /** How long a change, the live stream's first read and a thumbnail wait before they answer 503 (or end). Default `ledgerWaitMs`. */
-  backendWaitMs?: number | undefined;
+  /** How long a page waits for the ledger before it answers 503 (`startConsole` reads it once: `LEDGER_WAIT_MS` unless set). */
+  ledgerWaitMs: number;
+  /**
+   * How long a change, the live stream's reads, a name and a thumbnail wait before they answer 503 (or end, or go
+   * without): the one backend wait `startConsole` reads once and gives the usage records' read and the alerts too.
+   */
+  backendWaitMs: number;
   /**
    * Said on every page while it holds (the file ledger's folder has no ledger in it: likely not the folder the bots or
    * n8n write); undefined once it is fine.
@@ -81,8 +86,6 @@ export const MEMBER_CAP_ROWS = 50;
 const RENDER_KEPT_MS = 60_000;
 /** At most this many renders kept at once (a page beyond renders on its own). */
 const MAX_RENDERS_KEPT = 50;
-/** What `within` answers when the wait ran out first. */
-const LATE = Symbol('late');
 const PAGE_PATHS = new Set(['/spend', '/jobs', '/settings', '/alerts']);
 
 /**
@@ -103,8 +106,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const thumbnails = new Thumbnails(source.bots);
   const ledgerNow = options.ledgerNow ?? new LedgerNow(source.store, { now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
   const loopback = isLoopbackHost(config.host);
-  const ledgerWaitMs = options.ledgerWaitMs ?? LEDGER_WAIT_MS;
-  const backendWaitMs = options.backendWaitMs ?? ledgerWaitMs;
+  const { ledgerWaitMs, backendWaitMs } = options;
   const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   // The address the owner opens the console at through its proxy: its Host and its forms' Origin are the console's own.
   const publicOrigin = config.publicOrigin;
@@ -121,7 +123,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
   /** `names`, given the backends' wait: past it, none (the keys are shown). */
   const namesWithin = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
-    const named = await within(names(keys));
+    const named = await within(names(keys), backendWaitMs);
     return named === LATE ? new Map() : named;
   };
 
@@ -136,24 +138,15 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   });
 
   /**
-   * `work` (a read or write of the ledger, Redis or the disk), or `LATE` once `waitMs` has passed without it. The work
-   * goes on; what it ends with later is the caller's to handle.
+   * A change or a thumbnail that had no answer within the wait: 503 and a line in the log. A change may still be made
+   * (`afterChange` logs it then); one that fails later is logged too, its error redacted and its code kept, so the
+   * owner who was told "reload to see" can find why it was not made.
    */
-  async function within<T>(work: Promise<T>, waitMs = backendWaitMs): Promise<T | typeof LATE> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<typeof LATE>((resolve) => {
-      timer = setTimeout(() => resolve(LATE), waitMs);
-    });
-    try {
-      return await Promise.race([work, late]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** A change or a thumbnail that had no answer within the wait: 503 and a line in the log (a change may still be made). */
-  function tooLate(res: ServerResponse, path: string, what: string): void {
+  function tooLate(res: ServerResponse, path: string, what: string, change?: Promise<unknown>): void {
     logger.warn({ path, waitedMs: backendWaitMs, ledger: options.ledgerWhere }, `the console had no answer from ${what} in time: answered 503`);
+    change?.catch((error: unknown) =>
+      logger.warn({ path, ledger: options.ledgerWhere, ...failureOf(error) }, `a change the console answered 503 for failed later: ${what} did not make it`),
+    );
     res.setHeader('retry-after', '5');
     send(res, 503, 'text/plain; charset=utf-8', `No answer from ${what} within ${Math.round(backendWaitMs / 1000)} s: try again in a moment${what === 'the kept images' ? '' : ' (reload the page to see whether the change was made)'}.\n`);
   }
@@ -275,7 +268,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       const thumb = /^\/thumbs\/([A-Za-z0-9_:.-]{1,200})\/(\d{1,2})$/.exec(path);
       if (thumb) {
         if (!session) return send(res, 401, 'text/plain; charset=utf-8', 'Log in first.\n');
-        const image = await within(thumbnails.get(decodeURIComponent(thumb[1]!), Number(thumb[2]), url.searchParams.get('full') === '1'));
+        const image = await within(thumbnails.get(decodeURIComponent(thumb[1]!), Number(thumb[2]), url.searchParams.get('full') === '1'), backendWaitMs);
         if (image === LATE) return tooLate(res, path, 'the kept images');
         if (!image) return send(res, 404, 'text/plain; charset=utf-8', 'No kept image\n');
         res.writeHead(200, { 'content-type': image.type, 'cache-control': 'private, max-age=3600', 'content-length': image.data.length });
@@ -309,8 +302,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
             if (before) logger.info({ scopeKey, by: 'console', pausedAt: before.pausedAt, pausedUsd: before.pausedUsd, limitUsd: before.limitUsd }, 'the owner resumed a server the breaker had paused');
           })
         : undefined;
-      const before = resuming ? await within(resuming) : undefined;
-      if (before === LATE) return tooLate(res, path, 'the ledger');
+      const before = resuming ? await within(resuming, backendWaitMs) : undefined;
+      if (before === LATE) return tooLate(res, path, 'the ledger', resuming);
       if (!before) return changed(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
       return changed(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
     }
@@ -322,7 +315,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         logger.info({ thresholds: rules.thresholds, breaker: rules.breaker, by: rules.by }, 'the owner changed the alert rules');
         options.alerts.poke();
       });
-      if ((await within(setting)) === LATE) return tooLate(res, path, 'the alert log');
+      if ((await within(setting, backendWaitMs)) === LATE) return tooLate(res, path, 'the alert log', setting);
       return changed(res, '/alerts?done=rules');
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
@@ -420,12 +413,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       finished: (records) => {
         const shown = records.filter((r) => matchesFilter(filter, r));
         if (shown.length === 0) return;
-        void Promise.all([namesWithin(keysOf(shown, [])), within(keptIndices(shown)).then((kept) => (kept === LATE ? new Map<string, readonly number[]>() : kept))]).then(([named, kept]) =>
+        void Promise.all([namesWithin(keysOf(shown, [])), within(keptIndices(shown), backendWaitMs).then((kept) => (kept === LATE ? new Map<string, readonly number[]>() : kept))]).then(([named, kept]) =>
           write('finished', shown.map((r) => jobRow(r, named, kept.get(r.jobId) ?? []))),
         );
       },
     });
-    const unsubscribe = await within(subscribing);
+    const unsubscribe = await within(subscribing, backendWaitMs);
     if (unsubscribe === LATE) {
       // The ledger did not answer the first read: the stream ends (the page's EventSource asks again in 3 s), and the
       // listener, once the read ends, is let go at once.
@@ -546,6 +539,12 @@ function noticeOf(query: URLSearchParams | undefined): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** An error as a log line may carry it: its stable code (a Pictor error's, or the system's such as ECONNREFUSED) and its message with every secret hidden. */
+function failureOf(error: unknown): { code?: string; err: string } {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return { ...(typeof code === 'string' && { code }), err: redactSecrets(error instanceof Error ? error.message : String(error)) };
 }
 
 function keysOf(records: readonly UsageRecord[], active: readonly { userKey: string; scopeKey: string }[]): string[] {

@@ -26,9 +26,10 @@ export interface UsageIndexOptions {
   recentJobs?: number | undefined;
   /**
    * How long calls share a read under way: past it the next `refresh` asks the ledger again, so a read that stalls
-   * does not stop every later one (what the late read brings is dropped once a later one was counted). Default 5 s.
+   * does not stop every later one (what the late read brings is dropped once a later one was counted). The console's
+   * one backend wait, read at its start and passed down (the live list's and the alerts' reads wait as long).
    */
-  readWaitMs?: number | undefined;
+  readWaitMs: number;
 }
 
 const HOUR_MS = 60 * 60_000;
@@ -71,7 +72,7 @@ export class UsageIndex {
     this.#store = options.store;
     this.#now = options.now ?? Date.now;
     this.#recentJobs = options.recentJobs ?? 2000;
-    this.#readWaitMs = options.readWaitMs ?? 5000;
+    this.#readWaitMs = options.readWaitMs;
   }
 
   /**

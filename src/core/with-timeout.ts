@@ -42,3 +42,24 @@ export function untilSignalled<T>(work: Promise<T>, signal: AbortSignal | undefi
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
+
+/** What `within` answers when its wait ran out first. */
+export const LATE: unique symbol = Symbol('late');
+
+/**
+ * `work`'s value, or `LATE` once `ms` have passed without it: "answer within `ms` or give up", for a read or a write
+ * that may stall (Redis unreachable, a slow disk). The work goes on: what it ends with later is the caller's to handle
+ * (a rejection before the wait ran out rejects this). The timer never keeps the process alive.
+ */
+export async function within<T>(work: Promise<T>, ms: number): Promise<T | typeof LATE> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof LATE>((resolve) => {
+    timer = setTimeout(() => resolve(LATE), ms);
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -12,6 +12,7 @@ import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { nextUtcMidnight } from '../../src/spend/utc-period.js';
 import { NO_ALERTS } from './console-harness.js';
 import { operatorWith, spend } from './ledger-fixtures.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -66,8 +67,9 @@ describe('the alert log', () => {
       const log = new FileAlertLog(dir);
       const sent: Alert[] = [];
       const watcher = new AlertWatcher({
+        readWaitMs: LEDGER_WAIT_MS,
         source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
-        index: new UsageIndex({ store, now: () => now }),
+        index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
         log,
         channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
         config: NO_ALERTS,

@@ -12,6 +12,7 @@ import { percent } from '../../src/console/pages/layout.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
 import { NO_ALERTS } from './console-harness.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 /**
  * How a check sends what it found: the most urgent first (a pause, then the account), many members' caps as one
@@ -59,8 +60,9 @@ function recording(id: string, order: { channel: string; alert: Alert }[]): Aler
 
 function watcherOf(store: FileQuotaStore, operator: OperatorSettings, channels: AlertChannel[], log = new MemoryAlertLog(), names?: Record<string, string>) {
   const watcher = new AlertWatcher({
+    readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator, ...(names && { bots: { names: async () => new Map(Object.entries(names)) } }) },
-    index: new UsageIndex({ store }),
+    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
     log,
     channels,
     config: NO_ALERTS,
@@ -194,7 +196,7 @@ describe('sending the alerts of a check', () => {
     const next = watcherOf(store, operator, [recording('place', order)], log);
     expect((await next.check()).map((a) => a.cap?.owner)).toEqual(['user', 'user']);
     // Once the claim lapses (a minute), a later check sends it.
-    const later = new AlertWatcher({ source: { store, operator }, index: new UsageIndex({ store }), log, channels: [recording('place', order)], config: NO_ALERTS, logger: silentLogger(), now: () => Date.now() + 61_000 });
+    const later = new AlertWatcher({ readWaitMs: LEDGER_WAIT_MS, source: { store, operator }, index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }), log, channels: [recording('place', order)], config: NO_ALERTS, logger: silentLogger(), now: () => Date.now() + 61_000 });
     steps.push(() => later.stop());
     expect((await later.check()).map((a) => a.cap?.owner)).toEqual(['account']);
   });

@@ -12,6 +12,7 @@ import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { NO_ALERTS } from './console-harness.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const SECRET = 'whsec-a-long-shared-secret';
 const steps: (() => Promise<void>)[] = [];
@@ -44,8 +45,9 @@ async function setUp(dir: string, url: string, caps = { accountDailyUsd: 1 }) {
   await store.open();
   steps.push(() => store.close());
   const watcher = new AlertWatcher({
+    readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator: { caps, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
-    index: new UsageIndex({ store }),
+    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
     log: new FileAlertLog(dir),
     channels: [webhookChannel({ url, secret: SECRET })],
     config: NO_ALERTS,

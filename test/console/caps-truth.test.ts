@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
 import type { Alert, AlertChannel } from '../../src/console/alerts/channels.js';
 import { AlertWatcher } from '../../src/console/alerts/watcher.js';
@@ -12,6 +12,7 @@ import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
 import { NO_ALERTS, TOKEN } from './console-harness.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -23,7 +24,7 @@ const DAY_MS = 86_400_000;
 const { folder, opened } = ledgerFixtures(steps, 'caps');
 
 async function figuresOf(store: FileQuotaStore, operator: OperatorSettings, now: number, roleBudgets?: Parameters<typeof spendFigures>[0]['roleBudgets']) {
-  const index = new UsageIndex({ store, now: () => now });
+  const index = new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now });
   await index.refresh();
   const [active, overrides] = await Promise.all([store.activeJobs(), store.allCapOverrides()]);
   return spendFigures({ index, operator, active, overrides, refusals: {}, now, chartDays: 1, ledger: store, roleBudgets });
@@ -57,8 +58,9 @@ function watching(store: FileQuotaStore, operator: OperatorSettings, now: () => 
   const sent: Alert[] = [];
   const channel: AlertChannel = { id: 'test', send: async (alert) => void sent.push(alert) };
   const watcher = new AlertWatcher({
+    readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator, ...(roleBudgets && { bots: { roleBudgets: async () => roleBudgets } }) },
-    index: new UsageIndex({ store, now }),
+    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now }),
     log: new MemoryAlertLog(),
     channels: [channel],
     config: NO_ALERTS,
@@ -159,6 +161,72 @@ describe('the caps as the console shows them and alerts of them', () => {
     now += 1;
     expect(await watcher.check()).toEqual([]);
     expect(sent).toHaveLength(2);
+  });
+
+  it('tells a small cap that could not take one more image, and later in the same period refuses its jobs below its first threshold, both: once each', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    let now = Date.now();
+    const limits = { accountDailyUsd: 0.01 };
+    await spend(store, 'a', 'discord:1', 'discord:guild', 0.001, now);
+    const { watcher, sent } = watching(store, operatorWith(limits), () => now);
+    await watcher.check();
+    // $0.001 of $0.01 (10 %): less left than one image of quality auto reserves, more than the cheapest image.
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:full$/)]);
+    // $0.0048 (48 %, no threshold passed): $0.0052 left, the guard refuses every job.
+    await spend(store, 'b', 'discord:1', 'discord:guild', 0.0038, now);
+    now += 1;
+    await watcher.check();
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:full$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:refused$/)]);
+    expect(sent[1]!.cap).toMatchObject({ trigger: 'full', percent: 48, threshold: 0 });
+    expect(sent[1]!.text).toMatch(/its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left/);
+    expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
+    now += 1;
+    expect(await watcher.check()).toEqual([]);
+  });
+
+  it('gives up a check whose ledger read stalls (nothing sent, said once in the log), and the next check alerts once the ledger answers', async () => {
+    const dir = await folder();
+    /** A file ledger whose usage records are not answered while `stalled` is set. */
+    class StallingStore extends FileQuotaStore {
+      stalled = false;
+      override usageSince(cursor?: string) {
+        return this.stalled ? new Promise<never>(() => undefined) : super.usageSince(cursor);
+      }
+    }
+    const store = (await opened(new StallingStore({ dir }))) as StallingStore;
+    const now = Date.now();
+    await spend(store, 'a', 'discord:1', 'discord:guild', 9.9, now);
+    const sent: Alert[] = [];
+    const logged: string[] = [];
+    const logger = { ...silentLogger(), warn: (_fields: object, message?: string) => void logged.push(`warn ${message}`), info: (_fields: object, message?: string) => void logged.push(`info ${message}`) };
+    const watcher = new AlertWatcher({
+      readWaitMs: LEDGER_WAIT_MS,
+      source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
+      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      log: new MemoryAlertLog(),
+      channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
+      config: NO_ALERTS,
+      logger,
+      now: () => now,
+    });
+    steps.push(() => watcher.stop());
+    store.stalled = true;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const checking = watcher.check();
+        await vi.advanceTimersByTimeAsync(LEDGER_WAIT_MS);
+        expect(await checking).toEqual([]);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(logged).toEqual(['warn the alert check had no answer from the ledger in time: nothing is sent until it answers; the next check asks again']);
+    store.stalled = false;
+    expect((await watcher.check()).map((a) => a.cap?.trigger)).toEqual(['full']);
+    expect(sent).toHaveLength(1);
+    expect(logged.slice(1, 2)).toEqual(['info the alert check reads the ledger again']);
   });
 
   it('tells a cap that refuses its jobs once, with its highest threshold when that is new: one message, not a second for the event', async () => {

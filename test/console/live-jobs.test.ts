@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LiveJobs, type LiveListener } from '../../src/console/live-jobs.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
 import type { ActiveJob, UsageFeed, UsageRecord } from '../../src/spend/types.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -31,7 +32,7 @@ describe('the live jobs the jobs page listens to', () => {
   it('shares one first read among listeners arriving meanwhile, counts them toward the limit, and reads on one interval', async () => {
     vi.useFakeTimers();
     const ledger = heldLedger();
-    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000, maxListeners: 2 });
+    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, store: ledger.store, index: ledger.index, intervalMs: 1000, maxListeners: 2 });
     const a = listener();
     const b = listener();
     const first = live.subscribe(a);
@@ -89,7 +90,7 @@ describe('the live jobs the jobs page listens to', () => {
   it('lets a retry during a stall wait for the same first read, and leaves one interval once the ledger answers', async () => {
     vi.useFakeTimers();
     const ledger = heldLedger();
-    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000, maxListeners: 20 });
+    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, store: ledger.store, index: ledger.index, intervalMs: 1000, maxListeners: 20 });
     // Each retry of the browser during the stall: a subscribe whose first read does not answer.
     const tries = [live.subscribe(listener()), live.subscribe(listener()), live.subscribe(listener())];
     await settle();
@@ -104,7 +105,7 @@ describe('the live jobs the jobs page listens to', () => {
   it('reads nothing more once closed during the first read: no interval left, the listeners waiting are not taken', async () => {
     vi.useFakeTimers();
     const ledger = heldLedger();
-    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000 });
+    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, store: ledger.store, index: ledger.index, intervalMs: 1000 });
     const a = listener();
     const subscribing = live.subscribe(a);
     await settle();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { capRatio, CHEAPEST_JOB_USD, percentOf, usedUp } from '../../src/console/percent.js';
+import { cannotTakeOneImage, capRatio, CHEAPEST_JOB_USD, ONE_IMAGE_USD, percentOf, refusesJob, usedUp } from '../../src/console/percent.js';
+import { estimateOf } from '../../src/core/pricing.js';
 import { passes } from '../../src/spend/rules.js';
 
 describe('a cap’s percent, the one rule of the page and the alerts', () => {
@@ -27,5 +28,24 @@ describe('a cap’s percent, the one rule of the page and the alerts', () => {
 
   it('is the price table’s cheapest image', () => {
     expect(CHEAPEST_JOB_USD).toBe(0.0053);
+  });
+
+  it('says "cannot take one more image" and "used up" by the one rule, the spend guard’s: each with its job, never of a lower bound', () => {
+    expect(ONE_IMAGE_USD).toBe(estimateOf({ operation: 'generate', n: 1 }).totalUsd);
+    const cap = { usedUsd: 9.9, limitUsd: 10 };
+    expect(cannotTakeOneImage(cap)).toBe(refusesJob(cap, ONE_IMAGE_USD));
+    expect(cannotTakeOneImage(cap)).toBe(passes(9.9, ONE_IMAGE_USD, 10));
+    expect(cannotTakeOneImage(cap)).toBe(true);
+    expect(usedUp(cap)).toBe(false);
+    // Used up: it cannot take one more image either.
+    expect(usedUp({ usedUsd: 9.996, limitUsd: 10 })).toBe(true);
+    expect(cannotTakeOneImage({ usedUsd: 9.996, limitUsd: 10 })).toBe(true);
+    // A member's lower bound (a role may lift the cap): neither.
+    expect(refusesJob({ usedUsd: 10, limitUsd: 10, bound: 'lower' }, CHEAPEST_JOB_USD)).toBe(false);
+    expect(usedUp({ usedUsd: 10, limitUsd: 10, bound: 'lower' })).toBe(false);
+    expect(cannotTakeOneImage({ usedUsd: 10, limitUsd: 10, bound: 'lower' })).toBe(false);
+    // A small cap not used yet is not an event of its own; one of $0 is.
+    expect(cannotTakeOneImage({ usedUsd: 0, limitUsd: 0.1 })).toBe(false);
+    expect(cannotTakeOneImage({ usedUsd: 0, limitUsd: 0 })).toBe(true);
   });
 });

@@ -9,6 +9,7 @@ import { UsageIndex } from '../../src/console/usage-index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ActiveJob, BreakerState } from '../../src/spend/types.js';
 import { NO_ALERTS, TOKEN } from './console-harness.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -148,7 +149,7 @@ describe('the console when the ledger, the alert log or the kept images stall', 
       config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: true },
       token: TOKEN,
       generatedToken: false,
-      index: new UsageIndex({ store }),
+      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
       alerts: { config: NO_ALERTS, log, channels: [], poke: () => void pokes++ },
       ledgerWhere: `the file ledger in ${dir}`,
       logger,
@@ -191,6 +192,69 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     });
     expect(reloaded).not.toContain(`data-paused="${scopeKey}"`);
     expect(reloaded).toContain('Nothing is paused.');
+  });
+
+  it('logs a change answered 503 that fails later, with its code and its message with secrets hidden', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-stalls-'));
+    steps.push(() => rm(dir, { recursive: true, force: true }));
+    const refusal = Object.assign(new Error('connect ECONNREFUSED redis://default:hunter2hunter2@redis.internal:6379'), { code: 'ECONNREFUSED' });
+    /** A ledger whose resume fails once the test lets it answer. */
+    class FailingStore extends FileQuotaStore {
+      resume = gate();
+      override async resumeScope(): Promise<BreakerState | undefined> {
+        await this.resume.opened;
+        throw refusal;
+      }
+    }
+    /** An alert log whose rules fail to be written once the test lets it answer. */
+    class FailingLog extends MemoryAlertLog {
+      write = gate();
+      override async setRules(): Promise<void> {
+        await this.write.opened;
+        throw Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' });
+      }
+    }
+    const store = new FailingStore({ dir });
+    await store.open();
+    steps.push(() => store.close());
+    const log = new FailingLog();
+    const warnings: { fields: Record<string, unknown>; message: string }[] = [];
+    const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (fields: object, message?: string) => void warnings.push({ fields: fields as Record<string, unknown>, message: message ?? '' }) };
+    const running = (await startConsole({
+      source: { store, operator: { caps: {}, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
+      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: true },
+      alerts: NO_ALERTS,
+      alertLog: log,
+      ledgerWhere: `the file ledger in ${dir}`,
+      logger,
+      // The pages are read in time; a change not answered at once is late.
+      ledgerWaitMs: LEDGER_WAIT_MS,
+      backendWaitMs: 0,
+    })) as RunningConsole;
+    steps.push(() => running.close());
+    const url = running.url!;
+    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(`${url}/alerts`, { headers: { cookie } })).text())![1]!;
+    const post = (path: string, form: Record<string, string>) =>
+      fetch(`${url}${path}`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, ...form }), headers: { cookie, origin: url }, redirect: 'manual' });
+    expect((await post('/breaker/resume', { scope: 'discord:222222222222222222' })).status).toBe(503);
+    expect((await post('/alerts/rules', { thresholds: '40, 90' })).status).toBe(503);
+    store.resume.open();
+    log.write.open();
+    const failed = await vi.waitFor(() => {
+      const late = warnings.filter((w) => w.message.startsWith('a change the console answered 503 for failed later'));
+      expect(late).toHaveLength(2);
+      return late;
+    });
+    expect(failed.map((w) => w.message).sort()).toEqual([
+      'a change the console answered 503 for failed later: the alert log did not make it',
+      'a change the console answered 503 for failed later: the ledger did not make it',
+    ]);
+    const resume = failed.find((w) => w.fields.path === '/breaker/resume')!;
+    expect(resume.fields).toMatchObject({ code: 'ECONNREFUSED', err: 'connect ECONNREFUSED redis://default:[redacted]@redis.internal:6379' });
+    expect(JSON.stringify(warnings)).not.toContain('hunter2hunter2');
+    expect(failed.find((w) => w.fields.path === '/alerts/rules')!.fields).toMatchObject({ code: 'EROFS', err: 'EROFS: read-only file system' });
   });
 
   it('closes the live stream, saying why, when the ledger does not answer its first read', async () => {

@@ -8,6 +8,7 @@ import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { QuotaStore, UsageFeed, UsageRecord } from '../../src/spend/types.js';
 import { sumUsage, usageByKey } from '../../src/spend/usage-totals.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const redis = testRedis();
 const cleanups: (() => Promise<void>)[] = [];
@@ -45,7 +46,7 @@ async function settle(store: QuotaStore, jobId: string, userKey: string, scopeKe
 describe.each(Object.keys(makers).filter((k) => k !== 'redis' || !redis.skipReason))('the console’s usage index (%s ledger)', (kind) => {
   it('adds the records up as pictor usage does, and takes only the new ones at each refresh', async () => {
     const store = await makers[kind]!();
-    const index = new UsageIndex({ store });
+    const index = new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store });
     await settle(store, 'a', 'discord:1', 'discord:g', 0.1, 2);
     await settle(store, 'b', 'slack:U1', 'slack:T', 0.25);
     await index.refresh();
@@ -65,7 +66,7 @@ describe.each(Object.keys(makers).filter((k) => k !== 'redis' || !redis.skipReas
 describe('the console’s usage index over a file ledger', () => {
   it('counts the later of two records of a job (the earlier is taken away), as the ledger did', async () => {
     const store = (await makers.file!()) as FileQuotaStore;
-    const index = new UsageIndex({ store });
+    const index = new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store });
     await settle(store, 'a', 'discord:1', 'discord:g', 0.1);
     await index.refresh();
     const usage = store.storage.kind === 'file' ? join(store.storage.dir, 'usage.jsonl') : '';
@@ -99,7 +100,7 @@ describe('the console’s usage index over a year of records', () => {
     const oldDay = new Date(time.now).toISOString().slice(0, 10);
     time.now = Date.now();
     await old('b', 'discord:2');
-    const index = new UsageIndex({ store });
+    const index = new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store });
     await index.refresh();
     expect(index.day(oldDay)).toMatchObject({ total: { jobs: 1, usd: 0.1 } });
     expect([...index.day(oldDay)!.surfaces.keys()]).toEqual(['discord']);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { waitAtMost } from '../../src/core/with-timeout.js';
+import { LATE, waitAtMost, within } from '../../src/core/with-timeout.js';
 
 /** The real timer, as the files after this one (sharing its worker) need it. */
 const realSetTimeout = globalThis.setTimeout;
@@ -45,5 +45,29 @@ describe('waitAtMost', () => {
     const left = globalThis.setTimeout;
     globalThis.setTimeout = realSetTimeout;
     expect(left).toBe(realSetTimeout);
+  });
+});
+
+describe('within', () => {
+  it('answers the work\'s value when it comes in time, and its rejection', async () => {
+    await expect(within(Promise.resolve('read'), 60_000)).resolves.toBe('read');
+    await expect(within(Promise.reject(new Error('refused')), 60_000)).rejects.toThrow('refused');
+  });
+
+  it('answers LATE once its time has passed without the work, and its timer does not hold the process', async () => {
+    vi.useFakeTimers();
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      let answer: unknown;
+      const waiting = within(new Promise(() => {}), 1_500).then((value) => (answer = value));
+      await vi.advanceTimersByTimeAsync(1_499);
+      expect(answer).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      await waiting;
+      expect(answer).toBe(LATE);
+      expect((timers.mock.results[0]!.value as NodeJS.Timeout).hasRef()).toBe(false);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });

@@ -1,13 +1,12 @@
 import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
-import { estimateOf } from '../../core/pricing.js';
-import { leftOf, passes } from '../../spend/rules.js';
+import { leftOf } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
-import { waitAtMost } from '../../core/with-timeout.js';
+import { LATE, waitAtMost, within } from '../../core/with-timeout.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
 import { LedgerNow } from '../ledger-now.js';
-import { capRatio, CHEAPEST_JOB_USD, percentOf, usedUp } from '../percent.js';
+import { cannotTakeOneImage, capRatio, CHEAPEST_JOB_USD, ONE_IMAGE_USD, percentOf, usedUp } from '../percent.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
 import type { AlertLog, AlertMark } from './alert-log.js';
@@ -24,6 +23,11 @@ export interface AlertWatcherOptions {
   now?: (() => number) | undefined;
   /** The ledger's reservations with those of gone processes ended (shared with the pages); default one of its own. */
   ledgerNow?: LedgerNow | undefined;
+  /**
+   * How long a check waits for its reads (the alert rules, the usage records, the caps): past it the check ends with
+   * nothing sent, and the next one runs at its time. The console's one backend wait.
+   */
+  readWaitMs: number;
 }
 
 /** How long a process's claim on an alert lasts while it sends it (if it dies, another sends it after this). */
@@ -36,9 +40,6 @@ const STOP_WAIT_MS = 1000;
 export const MEMBERS_ONE_BY_ONE = 5;
 /** How many members a summary names (the ones used the most). */
 export const MEMBERS_LISTED = 10;
-
-/** What a job of one image reserves at most (its upper-bound price, quality auto): a cap with less left cannot take it. */
-const ONE_IMAGE_USD = estimateOf({ operation: 'generate', n: 1 }).totalUsd;
 
 const OWNER_WORDS: Record<CapUse['owner'], string> = { account: 'the whole account', scope: 'the server/workspace', dm: 'the DM user', user: 'the user' };
 
@@ -94,6 +95,8 @@ export class AlertWatcher {
   readonly #abort = new AbortController();
   /** The messages of the check under way whose send has not started (a stop lets them go). */
   #queue: Message[] = [];
+  /** The checks' reads are stalled (said once in the log, until a check reads again). */
+  #stalled = false;
 
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
@@ -150,9 +153,29 @@ export class AlertWatcher {
     this.#options.logger.info({ left: messages.length }, 'the console stops: the alerts not sent yet are let go, for the next check');
   }
 
+  /**
+   * One check: its reads, given `readWaitMs` (a stalled ledger does not hold this check, nor the next ones: the stalled
+   * read is left, logged once until a check reads again), then what they found is sent.
+   */
   async #check(): Promise<Alert[]> {
-    const { source, index, log, config } = this.#options;
+    const { logger, readWaitMs } = this.#options;
     const now = this.#now();
+    const found = await within(this.#find(now), readWaitMs);
+    if (found === LATE) {
+      if (!this.#stalled) logger.warn({ waitedMs: readWaitMs }, 'the alert check had no answer from the ledger in time: nothing is sent until it answers; the next check asks again');
+      this.#stalled = true;
+      return [];
+    }
+    if (this.#stalled) logger.info({}, 'the alert check reads the ledger again');
+    this.#stalled = false;
+    if (found.length === 0) return [];
+    found.sort((a, b) => rankOf(a.alert) - rankOf(b.alert));
+    return this.#send(found, now);
+  }
+
+  /** What the caps, the role budgets and the breaker call for now: the alerts to send (claimed or not yet). */
+  async #find(now: number): Promise<Pending[]> {
+    const { source, index, log, config } = this.#options;
     const rules = (await log.rules()) ?? { thresholds: config.thresholds, breaker: config.breaker };
     await index.refresh();
     const active = await this.#ledgerNow.activeJobs();
@@ -172,7 +195,7 @@ export class AlertWatcher {
       const passed = rules.thresholds.filter((t) => percent >= t);
       // A cap the guard refuses every job of (used up) says so once per period, whatever its percent shows: through the
       // highest threshold passed when that is new (its alert says the cap refuses), else in an alert of its own.
-      const refuses = cap.bound === undefined && usedUp(cap);
+      const refuses = usedUp(cap);
       // Before that, one that cannot take one more image says so.
       const full = refuses || cannotTakeOneImage(cap);
       if (passed.length === 0 && !full) continue;
@@ -247,9 +270,7 @@ export class AlertWatcher {
         });
       }
     }
-    if (pending.length === 0) return [];
-    pending.sort((a, b) => rankOf(a.alert) - rankOf(b.alert));
-    return this.#send(pending, now);
+    return pending;
   }
 
   /**
@@ -422,13 +443,4 @@ export function alertText(alert: Alert, now: number, quote: (name: string) => st
   if (cap.bound === 'lower') return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). The cap resets ${resets}.`;
   if (usedUp(cap)) return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs). Its jobs are refused until the cap resets ${resets}.`;
   return `${tag}: ${whose} has used ${used}, past ${cap.threshold} %, settled and reserved by running jobs): ${left}. The cap resets ${resets}.`;
-}
-
-/**
- * A cap the jobs are reserved with (not a member's lower bound) that has been used and has less left than a job of one
- * image reserves: it cannot take one more image, as the spend guard decides it (`passes`, to the nano-dollar). The
- * ledger counts refusals by kind of cap, not by whose, so no refusal is claimed of it.
- */
-export function cannotTakeOneImage(cap: CapUse): boolean {
-  return cap.bound === undefined && (cap.usedUsd > 0 || cap.limitUsd === 0) && passes(cap.usedUsd, ONE_IMAGE_USD, cap.limitUsd);
 }
