@@ -652,7 +652,14 @@ export class JobRunner {
     if (this.draining) return new JobRefusedError('restarting', RESTARTING_MESSAGE);
     const rule = await this.policy.whoWhereRefusal(requester);
     if (rule) return rule;
-    const { spec } = await this.members.apply({ kind: 'edit', prompt: '', options: {}, requester, private: form.private });
+    let spec: JobSpec;
+    try {
+      ({ spec } = await this.members.apply({ kind: 'edit', prompt: '', options: {}, requester, private: form.private }));
+    } catch (error) {
+      // Their own defaults unreadable: the job the form makes would be refused, so the form does not open.
+      if (error instanceof JobRefusedError) return error;
+      throw error;
+    }
     const privately = await this.policy.formPrivateRefusal(spec);
     if (privately) return privately;
     const spent = await this.budgets.spentRefusal(requester);

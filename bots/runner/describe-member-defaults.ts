@@ -15,7 +15,7 @@ export interface MemberDefaultsCommands {
 
 /**
  * A member's settings view: their own defaults, each marked when the rules of
- * this server/workspace do not let it be used here, beside the server's/
+ * this server/workspace do not let it be used here (or when it is kept but cannot be read), beside the server's/
  * workspace's own defaults and bounds (or, while one of its rules cannot be read, that every job is refused) — in the
  * member's language. The default quality is the one `viewer` gets, as the policy decides it (a default of `high` that
  * `high-quality` does not list them for is not theirs).
@@ -49,7 +49,12 @@ export function describeOwnDefaults(mine: readonly MemberDefaultView[], scope: P
   const word = scopeWordOf(scope.platform, scope.scopeId);
   const lines = [say(locale, 'member.title', { scope: word }, markup)];
   if (mine.length === 0) lines.push(say(locale, 'member.none', { scope: word }));
-  for (const { name, value, ignoredHere } of mine) {
+  for (const { name, value, ignoredHere, unreadable } of mine) {
+    // One kept but unreadable has no value to show: that it refuses their jobs until set again or cleared.
+    if (unreadable) {
+      lines.push(say(locale, 'member.line', { name, value: '', ignored: 'unreadable' }));
+      continue;
+    }
     const shown = typeof value === 'boolean' ? say(locale, 'member.on_off', { on: value ? 'yes' : 'no' }) : String(value);
     // A private default the rules forbid is not set aside like an option's: the job is refused (never shown in public against the member's wish).
     const ignored = !ignoredHere ? 'no' : name === 'private' ? 'refused' : 'yes';

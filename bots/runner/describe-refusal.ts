@@ -7,6 +7,7 @@ import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type
 import { anyOf, duration, listOf, resetTime, usd, words, type Words } from './words.js';
 import { settingLabel } from './setting-words.js';
 import type { SettingName } from './scope-settings.js';
+import type { MemberDefaultName } from './member-defaults.js';
 
 type Refusal = Extract<Awaited<ReturnType<QuotaStore['reserve']>>, { ok: false }>;
 
@@ -129,4 +130,12 @@ export function refusalFromPolicy(
     case 'member_not_allowed':
       return new JobRefusedError(code, words(`refusal.${code}`, { scope }));
   }
+}
+
+/**
+ * A member's own defaults kept but unreadable (`defaults_unreadable`): named as they type them, with the command that
+ * sets them again or clears them (Slack's as the app configured it, `command`; Discord's as their Discord shows it).
+ */
+export function refusalOfUnreadableDefaults(platform: Platform, names: readonly MemberDefaultName[]): JobRefusedError {
+  return new JobRefusedError('defaults_unreadable', words('refusal.defaults_unreadable', { count: names.length, defaults: listOf(names), platform, command: SURFACE_COMMAND, ...COMMAND_NAMES }));
 }

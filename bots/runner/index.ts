@@ -101,6 +101,7 @@ export {
   type MemberDefaults,
   type MemberDefaultsChange,
   type MemberDefaultsStore,
+  type StoredMemberDefaults,
   type MemberDefaultView,
 } from './member-defaults.js';
 export { describeHowToChange, describeMemberDefaults, describeOwnDefaults, type MemberDefaultsCommands } from './describe-member-defaults.js';

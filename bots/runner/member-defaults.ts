@@ -2,7 +2,7 @@ import { definedOf } from 'pictor/internal';
 import { z } from 'zod';
 import { LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, type LoggerLike } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
-import { scopeWordOf } from './describe-refusal.js';
+import { refusalOfUnreadableDefaults, scopeWordOf } from './describe-refusal.js';
 import { userKeyOf } from './member-keys.js';
 import type { ScopePolicy } from './scope-policy.js';
 import { memorySpace } from './memory-space.js';
@@ -34,10 +34,17 @@ export const MEMBER_DEFAULT_NAMES: readonly MemberDefaultName[] = ['size', 'qual
 /** A change of a member's defaults: a value sets one, `null` clears it (back to the server's/workspace's). */
 export type MemberDefaultsChange = { [K in MemberDefaultName]?: MemberDefaults[K] | null };
 
+/** A member's defaults as stored: those that can be read, and those kept but unreadable (never taken for unset). */
+export interface StoredMemberDefaults {
+  defaults: MemberDefaults;
+  /** Defaults kept that cannot be read (a damaged record: every one of them); none when empty. */
+  unreadable: readonly MemberDefaultName[];
+}
+
 /** Where members' defaults are kept (the bots' state: `memberDefaultsInState`). Storage only. */
 export interface MemberDefaultsStore {
-  get(userKey: string): Promise<MemberDefaults>;
-  /** Applies a change atomically; answers the defaults after it. */
+  get(userKey: string): Promise<StoredMemberDefaults>;
+  /** Applies a change atomically (on a damaged record too: what it sets or clears is readable after); answers the defaults that can be read after it. */
   change(userKey: string, change: MemberDefaultsChange): Promise<MemberDefaults>;
 }
 
@@ -61,6 +68,8 @@ export interface MemberDefaultView {
   value: MemberDefaults[MemberDefaultName];
   /** Not used in this server/workspace: its rules do not allow it. */
   ignoredHere: boolean;
+  /** Kept but unreadable (no value): every job of the member is refused until they set it again or clear it. */
+  unreadable?: boolean | undefined;
 }
 
 /**
@@ -79,9 +88,16 @@ export class MemberDefaultsBook {
     this.#logger = options.logger;
   }
 
-  /** The member's defaults (empty when they set none). */
-  of(requester: Pick<Requester, 'platform' | 'userId'>): Promise<MemberDefaults> {
-    return this.#store.get(userKeyOf(requester));
+  /**
+   * The member's defaults (empty when they set none). One kept but unreadable is never taken for unset (a private
+   * default would be lost): their job is refused privately (`defaults_unreadable`) until they set it again or clear it.
+   */
+  async of(requester: Pick<Requester, 'platform' | 'userId'>): Promise<MemberDefaults> {
+    const userKey = userKeyOf(requester);
+    const { defaults, unreadable } = await this.#store.get(userKey);
+    if (unreadable.length === 0) return defaults;
+    this.#logger?.warn({ userKey, unreadable }, 'stored defaults of a member are unreadable: their jobs are refused until they set or clear them');
+    throw refusalOfUnreadableDefaults(requester.platform, unreadable);
   }
 
   /** Changes the member's own defaults (anyone may: they are theirs); logged without values. */
@@ -93,10 +109,11 @@ export class MemberDefaultsBook {
 
   /** Each default the member set, and whether the rules of the requester's server/workspace let it be used there. */
   async view(requester: Requester): Promise<MemberDefaultView[]> {
-    const defaults = await this.of(requester);
+    const { defaults, unreadable } = await this.#store.get(userKeyOf(requester));
     const views: MemberDefaultView[] = [];
     for (const name of MEMBER_DEFAULT_NAMES) {
       const value = defaults[name];
+      if (unreadable.includes(name)) views.push({ name, value: undefined, ignoredHere: false, unreadable: true });
       if (value === undefined) continue;
       views.push({ name, value, ignoredHere: !(await this.#usableHere(requester, name, value)) });
     }
@@ -107,7 +124,8 @@ export class MemberDefaultsBook {
    * Fills in the member's defaults where the job asks nothing: each option default the rules here allow (checked by
    * `policy.allowsOptions`, as if asked by hand; a format only where the job's other options take it), `private` unless the
    * job says otherwise (the rules then decide on it like on an asked one), and whether previews are shown. `own: false`
-   * applies none of them, `own: 'previews'` only whether previews are shown (`JobIntent.memberDefaults`).
+   * applies none of them, `own: 'previews'` only whether previews are shown (`JobIntent.memberDefaults`). Refuses
+   * (`defaults_unreadable`, see `of`) while one of theirs is kept but unreadable, unless it applies none.
    */
   async apply(spec: JobSpec, use: { own?: boolean | 'previews' } = {}): Promise<AppliedDefaults> {
     const theirs: MemberDefaults = use.own === false ? {} : await this.of(spec.requester);
@@ -158,31 +176,50 @@ function takesFormat(spec: JobSpec, options: JobOptions, format: string): boolea
 
 /**
  * Members' defaults as the bots' state keeps them: one small record per member (the `member-defaults` space; no
- * prompt), erased by `forget`. A stored value this version cannot read is left out (the server's default applies).
- * Without a space, a store of this process alone.
+ * prompt), erased by `forget`. A record that cannot be read (damaged), or a stored value this version cannot read, is
+ * answered as unreadable, never as unset. A change on a damaged record writes it anew with what the change sets or
+ * clears readable and the rest still unreadable (a clear of all deletes it). Without a space, a store of this process alone.
  */
-export function memberDefaultsInState(space: Pick<Space<MemberDefaults>, 'get' | 'update'> = memorySpace<MemberDefaults>()): MemberDefaultsStore {
-  const read = (stored: unknown): MemberDefaults => {
-    const out: Record<string, unknown> = {};
-    for (const name of MEMBER_DEFAULT_NAMES) {
-      const parsed = MemberDefaultsSchema.shape[name].safeParse((stored as Record<string, unknown> | undefined)?.[name]);
-      if (parsed.success && parsed.data !== undefined) out[name] = parsed.data;
-    }
-    return out as MemberDefaults;
-  };
+export function memberDefaultsInState(space: Pick<Space<MemberDefaults>, 'read' | 'update'> = memorySpace<MemberDefaults>()): MemberDefaultsStore {
   return {
-    get: async (userKey) => read(await space.get(stateKeyOf(userKey))),
+    get: async (userKey) => readStored(await space.read(stateKeyOf(userKey))),
     async change(userKey, change) {
       for (const [name, value] of Object.entries(change)) if (value !== null) MemberDefaultsSchema.shape[name as MemberDefaultName].parse(value);
-      const { after } = await space.update(stateKeyOf(userKey), (current) => {
-        const next: Record<string, unknown> = { ...read(current) };
-        for (const [name, value] of Object.entries(change)) {
-          if (value === null) delete next[name];
-          else if (value !== undefined) next[name] = value;
-        }
-        return Object.keys(next).length > 0 ? (next as MemberDefaults) : undefined;
-      });
-      return read(after);
+      const { after } = await space.update(
+        stateKeyOf(userKey),
+        (current) => {
+          // A damaged record: each default it may have held stays unreadable (a mark no version reads) but those the change names.
+          const next: Record<string, unknown> = isRecord(current) ? { ...current } : current === undefined ? {} : Object.fromEntries(MEMBER_DEFAULT_NAMES.map((name) => [name, DAMAGED_MARK]));
+          for (const [name, value] of Object.entries(change)) {
+            if (value === null) delete next[name];
+            else if (value !== undefined) next[name] = value;
+          }
+          return Object.keys(next).length > 0 ? (next as MemberDefaults) : undefined;
+        },
+        { unreadable: true },
+      );
+      return readStored(after).defaults;
     },
   };
+}
+
+/** What a damaged record's defaults are written as until set again or cleared: a value no version reads as a default. */
+const DAMAGED_MARK = { damaged: true } as const;
+
+function readStored(stored: unknown): StoredMemberDefaults {
+  if (stored === undefined) return { defaults: {}, unreadable: [] };
+  if (!isRecord(stored)) return { defaults: {}, unreadable: [...MEMBER_DEFAULT_NAMES] };
+  const defaults: Record<string, unknown> = {};
+  const unreadable: MemberDefaultName[] = [];
+  for (const name of MEMBER_DEFAULT_NAMES) {
+    if (stored[name] === undefined) continue;
+    const parsed = MemberDefaultsSchema.shape[name].safeParse(stored[name]);
+    if (parsed.success && parsed.data !== undefined) defaults[name] = parsed.data;
+    else unreadable.push(name);
+  }
+  return { defaults: defaults as MemberDefaults, unreadable };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

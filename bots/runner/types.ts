@@ -334,8 +334,10 @@ export type PolicyRefusalCode = (typeof POLICY_REFUSAL_CODES)[number];
  * (`PICTOR_MAX_QUEUED_JOBS`), or an edit's images would take the input images held past `PICTOR_MAX_QUEUED_INPUT_MB`;
  * `input_too_large`: an edit's images alone pass that bound (it never fits: fewer or smaller images). Nothing queued,
  * nothing spent, for each of them. `style_unknown`: the member picked a house style the server/workspace does not have.
+ * `defaults_unreadable`: one of the member's own defaults is stored and cannot be read (a damaged record), so none of
+ * their jobs runs until they set it again or clear it (never taken for unset: a private default would be lost).
  */
-export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full', 'input_too_large', 'style_unknown'] as const;
+export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full', 'input_too_large', 'style_unknown', 'defaults_unreadable'] as const;
 
 /** Why a job was refused before anything was queued or spent. */
 export type RefusalCode = SpendRefusalCode | (typeof RUNNER_REFUSAL_CODES)[number];

@@ -412,6 +412,8 @@ export const ja = {
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',
   'refusal.private_not_allowed_form':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} で既定値をオフにしてから、もう一度編集してください} other {。プライベートな結果の編集もプライベートになるため、代わりに全員が見られる画像を編集してください}}。',
+  'refusal.defaults_unreadable':
+    'あなたの既定値{count, plural, other {（{defaults}）}}を読み取れません（ボットの保存データの記録が壊れています）。設定し直すか消去するまで、あなたの画像は作られません：{platform, select, slack {{command} settings --NAME VALUE、または {command} settings clear} other {/{imagineSettings} で値を指定、または /{imagineSettings} clear: all}}。',
   'refusal.settings_unreadable':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}の{count, plural, other {# 件の}}ルール（{settings}）を読み取れません（ボットの保存データの記録が壊れています）。管理者が設定し直すか clear するまで、ここでは画像を作れません。管理者に依頼してください{platform, select, slack {（管理者: {command} admin repair で読み取れないものを消去、または {command} admin set SETTING VALUE または {command} admin set SETTING clear）} other {（管理者: /{admin} repair で読み取れないものを消去、または /{admin} set で値または clear を指定）}}。',
   'settings.hint.onOff': '{on} または {off}',
@@ -419,7 +421,7 @@ export const ja = {
     '{scope, select, workspace {このワークスペース} other {このサーバー}}のルールで許可されていないため、ここでは使われませんでした（{count, plural, other {#件}}）：あなたの既定値 {defaults}。',
   'member.title': '<b>あなたの既定値</b>（Pictor を使うすべての場所で有効。{scope, select, workspace {ワークスペース} other {サーバー}}のルールで許可されていないものはそこでは使われません）',
   'member.none': '設定されていません：{scope, select, workspace {このワークスペース} dm {ボット運営者} other {このサーバー}}の既定値が使われます。',
-  'member.line': '• {name}: {value}{ignored, select, yes { — ここでは許可されていないため使われません} refused { — ここでは許可されていません。公開のジョブを依頼しない限り、ここでのジョブは拒否されます} other {}}',
+  'member.line': '• {name}: {value}{ignored, select, yes { — ここでは許可されていないため使われません} refused { — ここでは許可されていません。公開のジョブを依頼しない限り、ここでのジョブは拒否されます} unreadable {読み取れません（ボットの保存データの記録が壊れています）。設定し直すか消去してください。それまであなたのジョブは拒否されます} other {}}',
   'member.on_off': '{on, select, yes {オン} other {オフ}}',
   'member.scope':
     '<b>{scope, select, workspace {このワークスペース} dm {サーバーの外} other {このサーバー}}</b>（何も選ばない場合{scope, select, dm {。ここではサーバーの設定は適用されず、ボット運営者の設定が適用されます} other {}}）：サイズ {size}、品質 {quality}、{previews, plural, =0 {プレビューなし} other {プレビュー #枚}}。1回のジョブで最大 {maxImages, plural, other {#枚}}。プライベートな結果は{privateResults, select, yes {許可されています} other {許可されていません}}。',

@@ -1,9 +1,12 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { answerOf, buttonId, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+import { answerOf, buttonId, DiscordHarness, EPHEMERAL, privateNoteOf, publicMessagesOf } from './harness.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { sayWords, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
+import { stateKeyOf } from '../../../bots/state/index.js';
 
 const MANAGE_SERVER = String(PermissionFlagsBits.ManageGuild);
 
@@ -43,6 +46,23 @@ describe('/imagine-settings: a member’s own defaults on Discord', () => {
 
     const cleared = await answerOf(h, h.discord.slashCommand('imagine-settings', { clear: 'all' }, { user: ada }));
     expect(cleared.content).toContain('You have set none: this server’s defaults apply.');
+  });
+
+  it('refuses /imagine privately, nothing sent, while the member’s own defaults cannot be read (never public against their private default); clearing them recovers', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ada = h.discord.newUser('ada');
+    await answerOf(h, h.discord.slashCommand('imagine-settings', { size: '1536x1024', private: true }, { user: ada }));
+    // Their record cut short in the bots' state (a torn write, a full disk).
+    await writeFile(join(h.dataDir, h.state.spaces.memberDefaults.dir, `${stateKeyOf(`discord:${ada.id}`)}.json`), '{"pictorState":1,"holder":null,"value":{"size":"1536x1024","pri');
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a sea', quality: 'low' }, { user: ada });
+    const answer = await answerOf(h, ix);
+    expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'defaults_unreadable' && e.msg === 'job refused')).toBe(true);
+    expect(publicMessagesOf(h, ix)).toEqual([]);
+    expect(h.emulator.requests).toHaveLength(0);
+    const cleared = await answerOf(h, h.discord.slashCommand('imagine-settings', { clear: 'all' }, { user: ada }));
+    expect(cleared.content).toContain('You have set none: this server’s defaults apply.');
+    expect((await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a sea', quality: 'low' }, { user: ada }))).flags & EPHEMERAL).toBe(0);
   });
 
   it('shows a member, while a rule of the server cannot be read, that every job is refused — not the limits that would apply otherwise', async () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { describeMemberDefaults, dmScopeId, memberDefaultsInState, MemberDefaultsBook, ScopePolicy, settingsInState, type Requester } from '../../../bots/runner/index.js';
+import { refusalOfUnreadableDefaults } from '../../../bots/runner/describe-refusal.js';
+import { memorySpace } from '../../../bots/runner/memory-space.js';
+import { describeFailure, describeMemberDefaults, dmScopeId, memberDefaultsInState, MemberDefaultsBook, ScopePolicy, settingsInState, type Requester } from '../../../bots/runner/index.js';
 
 const member: Requester = { platform: 'discord', userId: 'U1', channelId: 'C1', scopeId: 'G1', roleIds: ['R1'] };
 const admin: Requester = { ...member, userId: 'A1', roleIds: [], isAdmin: true };
@@ -35,5 +37,20 @@ describe('describeMemberDefaults: the server’s defaults as they apply to the m
       expect(otherNone).not.toBe(serverNone);
       expect(title(otherScope)).not.toBe(title(serverScope));
     }
+  });
+
+  it('says of a default kept but unreadable that it refuses their jobs until set again or cleared, and the refusal names the command on each surface', async () => {
+    const policy = new ScopePolicy({ store: settingsInState(), partialImages: 2 });
+    const space = memorySpace<Record<string, unknown>>();
+    const members = new MemberDefaultsBook({ store: memberDefaultsInState(space as never), policy });
+    await space.update('discord-U1', () => ({ size: '1536x1024', private: 'true' }));
+    const lines = describeMemberDefaults(await members.view(member), await policy.effective(member), member, commands, 'en').split('\n');
+    expect(lines.slice(1, 3)).toEqual(['• size: 1536x1024', '• private: cannot be read (damaged in the bot’s storage): set it again or clear it; until then your jobs are refused']);
+    expect(describeFailure(refusalOfUnreadableDefaults('discord', ['private']), 'en').message).toBe(
+      'Your own default private cannot be read (damaged in the bot’s storage), so no images are made for you until you set it again or clear it: /imagine-settings with a value, or /imagine-settings clear: all.',
+    );
+    expect(describeFailure(refusalOfUnreadableDefaults('slack', ['size', 'private']), 'en', '/paint').message).toBe(
+      'Your own defaults size, private cannot be read (damaged in the bot’s storage), so no images are made for you until you set each again or clear them: /paint settings --NAME VALUE, or /paint settings clear.',
+    );
   });
 });

@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { describeMemberDefaults, memberDefaultsInState, MemberDefaultsBook, ScopePolicy, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
+import { openBotState, stateKeyOf, type BotState } from '../../../bots/state/index.js';
+import { silentLogger } from '../../../src/internal.js';
+import { useRunnerKit } from '../../helpers/runner-harness.js';
 
 const member: Requester = { platform: 'discord', userId: 'U1', channelId: 'C1', scopeId: 'G1' };
 const admin: Requester = { ...member, userId: 'A1', isAdmin: true };
@@ -76,15 +81,64 @@ describe('a member’s own defaults', () => {
     expect(view.split('\n').slice(1, 3)).toEqual(['• quality: low', '• private: on — not allowed here: a job here is refused unless you ask for a public one']);
   });
 
-  it('keeps one small record per member: a change sets or clears, an unreadable value is left out', async () => {
+  it('keeps one small record per member: a change sets or clears, an unreadable value is answered as such until set or cleared', async () => {
     const space = memorySpace<Record<string, unknown>>();
     const store = memberDefaultsInState(space as never);
     await store.change('discord:U1', { size: '1536x1024', private: true });
     expect(await store.change('discord:U1', { size: null, quality: 'low' })).toEqual({ private: true, quality: 'low' });
     await space.update('discord-U1', () => ({ size: 'huge', quality: 'low' }));
-    expect(await store.get('discord:U1')).toEqual({ quality: 'low' });
-    await store.change('discord:U1', { quality: null });
+    expect(await store.get('discord:U1')).toEqual({ defaults: { quality: 'low' }, unreadable: ['size'] });
+    await store.change('discord:U1', { quality: null, size: null });
     expect(await space.get('discord-U1')).toBeUndefined();
     await expect(store.change('discord:U1', { count: 99 })).rejects.toThrow();
   });
+});
+
+describe('a member’s defaults the bots’ state keeps but cannot read', () => {
+  const kit = useRunnerKit();
+  const opened: BotState[] = [];
+  afterAll(async () => {
+    for (const state of opened.splice(0)) await state.close();
+  });
+
+  /** A runner whose members' defaults are kept in a data folder, a member who made their results private by default, and ways to damage their record. */
+  async function damageable() {
+    const dir = await kit.newDir();
+    const state = await openBotState({ dataDir: dir, logger: silentLogger() });
+    opened.push(state);
+    const { runner } = await kit.runner({ memberDefaults: memberDefaultsInState(state.store.space(state.spaces.memberDefaults)) });
+    await runner.members.change(member, { size: '1536x1024', private: true });
+    const file = join(dir, state.spaces.memberDefaults.dir, `${stateKeyOf('discord:U1')}.json`);
+    const space = state.store.space<Record<string, unknown>>(state.spaces.memberDefaults);
+    return {
+      runner,
+      tear: () => writeFile(file, '{"pictorState":1,"holder":null,"value":{"size":"1536x1024","pri'),
+      damageField: () => space.update(stateKeyOf('discord:U1'), (stored) => ({ ...stored, private: 'true' })),
+    };
+  }
+
+  const cheap = (): JobSpec => ({ kind: 'generate', prompt: 'a sea', options: { quality: 'low' }, requester: member });
+
+  for (const damage of ['tear', 'damageField'] as const) {
+    it(`refuses the member’s job privately, before anything is sent, never taking it for unset (${damage === 'tear' ? 'the record cut short' : 'the private field not a value'}); clearing them takes their jobs again`, async () => {
+      const made = await damageable();
+      await made[damage]();
+      const sent = kit.emu.emulator.requests.length;
+      const refusal = { code: 'defaults_unreadable', words: { key: 'refusal.defaults_unreadable', values: { count: damage === 'tear' ? 6 : 1 } } };
+      await expect(made.runner.submit(cheap(), () => {})).rejects.toMatchObject(refusal);
+      // A form it would make is not opened either.
+      const refused: unknown[] = [];
+      expect(await made.runner.requestForm(member, { refuse: async (r) => void refused.push(r), accept: async () => {} })).toBe(false);
+      expect(refused).toMatchObject([refusal]);
+      expect(kit.emu.emulator.requests.length).toBe(sent);
+      // Their view says which cannot be read.
+      expect((await made.runner.members.view(member)).filter((v) => v.unreadable).map((v) => v.name)).toEqual(damage === 'tear' ? ['size', 'quality', 'format', 'count', 'private', 'previews'] : ['private']);
+      // Setting another keeps the unreadable one refused; clearing it (all of them, for a record cut short) takes the job again.
+      await made.runner.members.change(member, { quality: 'low' });
+      await expect(made.runner.submit(cheap(), () => {})).rejects.toMatchObject({ code: 'defaults_unreadable' });
+      await made.runner.members.change(member, damage === 'tear' ? { size: null, quality: null, format: null, count: null, private: null, previews: null } : { private: null });
+      const handle = await made.runner.submit(cheap(), () => {});
+      expect(await handle.done).toMatchObject({ type: 'completed' });
+    });
+  }
 });

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
+import { sayWords } from '../../../bots/runner/index.js';
+import { refusalOfUnreadableDefaults } from '../../../bots/runner/describe-refusal.js';
+import { stateKeyOf } from '../../../bots/state/index.js';
 import { actionMessages, finishedActions, finishedJob, jobMessages, privately, type Harness, ADMIN, startWithAdmin } from './harness.js';
 
 const start = startWithAdmin;
@@ -97,6 +100,21 @@ describe('private results on Slack', () => {
 });
 
 describe('/imagine settings: a member’s own defaults on Slack', () => {
+  it('refuses a job privately, nothing posted or sent, while the member’s own private default cannot be read (never public against their wish); settings clear recovers', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, 'settings --size 1536x1024 --private on', 'U0ALICE', 'C0ART');
+    // The stored private default damaged (a hand edit): not a value this version reads.
+    await h.state.store.space<Record<string, unknown>>(h.state.spaces.memberDefaults).update(stateKeyOf('slack:U0ALICE'), (stored) => ({ ...stored, private: 'true' }));
+    expect(await privately(fake, 'a sea --quality low', 'U0ALICE', 'C0ART')).toBe(sayWords('en', refusalOfUnreadableDefaults('slack', ['private']).words));
+    expect(seenIn(fake, 'C0ART')).toEqual([]);
+    expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
+    expect(h.emulator.requests).toHaveLength(0);
+    expect(await privately(fake, 'settings clear', 'U0ALICE', 'C0ART')).toContain('You have set none: this workspace’s defaults apply.');
+    await fake.command({ command: '/imagine', text: 'a sea --quality low', channel: 'C0ART', user: 'U0ALICE' });
+    await finishedJob(fake, 'C0ART');
+  });
+
   it('sets, shows and applies a member’s defaults within the workspace’s rules, naming one they do not allow, and --public over a private default', async () => {
     h = await start();
     const { fake } = h;
