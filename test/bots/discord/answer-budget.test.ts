@@ -44,6 +44,7 @@ interface Scene {
   answers: { at: number; content?: string; flags?: number }[];
   request: ReturnType<typeof vi.fn>;
   createdAt: number;
+  logger: RecordingLogger;
   done: Promise<void>;
 }
 
@@ -51,13 +52,13 @@ interface Scene {
  * A press of Reroll, delivered by the gateway to a client of the bot, its claim answered by the state after `claimMs`,
  * its job record read with `store.get` and the other reads as given; the bot's answers recorded as they leave.
  */
-function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }): Scene {
+function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }, idMadeAgoMs = 0): Scene {
   const client = new Client({ intents: [] });
   hookInteractionAction(client);
   const request = vi.fn();
   const ctx = {
     runner: { request, requestForm: vi.fn(), get: () => undefined, cancel: () => false },
-    store,
+    store: { newKey: () => 'k2', ...store },
     logger: new RecordingLogger(),
     adminRoleIds: [],
     userInstalls: false,
@@ -79,11 +80,12 @@ function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'ge
     vi.spyOn(button, 'followUp').mockImplementation(answer);
     done = intake(interaction);
   });
-  const createdAt = Date.now();
+  // Its id's time, by this host's clock: `idMadeAgoMs` before it arrives (a host clock ahead of Discord's).
+  const createdAt = Date.now() - idMadeAgoMs;
   const message = apiMessage({ id: snowflake(), channelId, guildId: where === 'guild' ? guildId : undefined, authorId: botUser.id, content: 'done', components: [], flags: 0, attachments: [], embeds: [], allowedMentions: {}, interactionId: undefined, createdAt, editedAt: undefined, history: [] }, botUser);
   const payload = buttonPayload({ id: snowflake(createdAt), token: 'token' }, encodeCustomId({ action: 'reroll', key: 'k1' }), message, place(where));
   (client as unknown as { actions: { InteractionCreate: { handle(data: unknown): void } } }).actions.InteractionCreate.handle(payload);
-  return { answers, request, createdAt, get done() { return done; } };
+  return { answers, request, createdAt, logger: ctx.logger as RecordingLogger, get done() { return done; } };
 }
 
 beforeEach(() => {
@@ -134,5 +136,17 @@ describe('a Reroll pressed while the bots’ state is slow: one deadline for eve
     expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
     expect(botRest.get).not.toHaveBeenCalled();
     expect(scene.request).not.toHaveBeenCalled();
+  });
+});
+
+describe('a press whose id’s time is 10 s before it reached the bot (the host’s clock 10 s ahead of Discord’s)', () => {
+  it('is claimed and run (its job handed to the runner, which gives its first answer): its deadline counts from when it arrived, not from its id', async () => {
+    const arrivedAt = Date.now();
+    const scene = press('guild', 100, { get: () => after(100, jobOf('generate')) }, { get: never }, 10_000);
+    expect(arrivedAt - scene.createdAt).toBe(10_000);
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    expect(scene.logger.entries.filter((e) => e.level === 'warn').map((e) => e.msg)).toEqual([]);
+    expect(scene.request).toHaveBeenCalledTimes(1);
   });
 });
