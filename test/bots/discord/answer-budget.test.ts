@@ -1,7 +1,8 @@
-import { Client, Events, type ButtonInteraction, type Interaction } from 'discord.js';
+import { Client, Events, type AutocompleteInteraction, type ButtonInteraction, type Interaction } from 'discord.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
 import type { BotContext } from '../../../bots/discord/bot-context.js';
+import { suggestStyles } from '../../../bots/discord/commands/job-options.js';
 import { encodeCustomId } from '../../../bots/discord/custom-ids.js';
 import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { hookInteractionAction } from '../../../bots/discord/interaction-action.js';
@@ -10,7 +11,7 @@ import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { createInteractionRouter } from '../../../bots/discord/route-interaction.js';
 import { say } from '../../../bots/runner/index.js';
 import { apiMessage, apiUser } from '../../fakes/discord/api-objects.js';
-import { buttonPayload, type InteractionContext } from '../../fakes/discord/interaction-payloads.js';
+import { autocompletePayload, buttonPayload, type InteractionContext } from '../../fakes/discord/interaction-payloads.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { RecordingLogger } from './harness.js';
 
@@ -148,5 +149,30 @@ describe('a press whose id’s time is 10 s before it reached the bot (the host�
     await scene.done;
     expect(scene.logger.entries.filter((e) => e.level === 'warn').map((e) => e.msg)).toEqual([]);
     expect(scene.request).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('a member typing a house style while the bots’ state does not answer', () => {
+  it('is offered no styles, within Discord’s 3 s of the autocomplete’s arrival', async () => {
+    const client = new Client({ intents: [] });
+    hookInteractionAction(client);
+    const list = vi.fn(never);
+    const logger = new RecordingLogger();
+    const ctx = { runner: { styles: { list } }, logger } as unknown as BotContext;
+    const offered: { at: number; choices: unknown }[] = [];
+    client.on(Events.InteractionCreate, (interaction: Interaction) => {
+      const typing = interaction as AutocompleteInteraction;
+      vi.spyOn(typing, 'respond').mockImplementation(async (choices) => {
+        offered.push({ at: Date.now(), choices });
+      });
+      void suggestStyles(typing, ctx);
+    });
+    const arrivedAt = Date.now();
+    const payload = autocompletePayload({ id: snowflake(arrivedAt), token: 'token', commandId: snowflake() }, 'imagine', { prompt: 'a cat' }, { name: 'style', value: 'ne' }, place('guild'));
+    (client as unknown as { actions: { InteractionCreate: { handle(data: unknown): void } } }).actions.InteractionCreate.handle(payload);
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    expect(list).toHaveBeenCalledTimes(1);
+    expect(offered).toEqual([{ at: arrivedAt + ANSWERED_BY_MS, choices: [] }]);
+    expect(logger.entries.map((e) => e.msg)).toEqual(['offered no house styles: they could not be read in time']);
   });
 });
