@@ -7,8 +7,9 @@ export const ANSWER_TRIP_MS = 500;
 
 /**
  * The one deadline of an interaction's first answer: Discord's 3 s (`DISCORD_LIMITS.acknowledgeMs`) less the answer's
- * own trip (`ANSWER_TRIP_MS`), counted from when the interaction was made (its id's time) or when it reached this
- * process, whichever is earlier. Every wait before the first answer — the intake's claim, a press's job record, the
+ * own trip (`ANSWER_TRIP_MS`), counted from when the interaction reached this process. Not from its id's time: that is
+ * Discord's clock, and a host clock a few seconds ahead of it would leave no time to any interaction (Discord's own
+ * delivery delay is small, and this process cannot measure it). Every wait before the first answer — the intake's claim, a press's job record, the
  * member lookup of a press in a DM, a Reroll's look at its kept images, a Cancel's look at who runs the job — waits
  * only for what is left of it, so however they add up, the first answer (a refusal when one ran out) goes out in time.
  */
@@ -16,8 +17,8 @@ export class AnswerBudget {
   /** When the waits must have ended (ms, as `Date.now()`). */
   readonly endsAt: number;
 
-  constructor(createdAt: number, arrivedAt: number = Date.now()) {
-    this.endsAt = Math.min(createdAt, arrivedAt) + DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS;
+  constructor(arrivedAt: number = Date.now()) {
+    this.endsAt = arrivedAt + DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS;
   }
 
   /** Ms left to wait before the first answer must go out (0 once none is). */
@@ -41,10 +42,10 @@ const budgets = new WeakMap<object, AnswerBudget>();
 
 /**
  * The answer budget of `interaction`: the one it was given as it arrived (`given`, the first time it is asked for),
- * else one counted from when it was made and now.
+ * else one counted from now.
  */
-export function answerBudgetOf(interaction: Pick<BaseInteraction, 'createdTimestamp'>, given?: AnswerBudget): AnswerBudget {
+export function answerBudgetOf(interaction: BaseInteraction, given?: AnswerBudget): AnswerBudget {
   let budget = budgets.get(interaction);
-  if (!budget) budgets.set(interaction, (budget = given ?? new AnswerBudget(interaction.createdTimestamp)));
+  if (!budget) budgets.set(interaction, (budget = given ?? new AnswerBudget()));
   return budget;
 }

@@ -184,8 +184,8 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       logger.warn({ id: payload.id, age, createdAt: new Date(createdAt).toISOString() }, 'refused an interaction made longer ago than its token lives (or stamped ahead)');
       return answer(res, 401, { message: age === 'expired' ? 'interaction expired' : 'interaction from the future' });
     }
-    // One deadline for every wait before the first answer, from when it was made or arrived (answer-budget.ts).
-    const budget = new AnswerBudget(createdAt, arrivedAt);
+    // One deadline for every wait before the first answer, from when it arrived (answer-budget.ts).
+    const budget = new AnswerBudget(arrivedAt);
     const taken = await claims.take(payload.id, budget);
     if (taken === 'unavailable') return answer(res, 503, { message: 'state store unavailable' });
     if (taken === 'taken-before') return answer(res, 409, { message: 'interaction already received' });

@@ -1,8 +1,10 @@
 import type { AutocompleteInteraction, ChatInputCommandInteraction, SlashCommandIntegerOption, SlashCommandOptionsOnlyBuilder, SlashCommandStringOption } from 'discord.js';
 import { type Background, type OutputFormat, type Quality, type Size, TRANSPARENT_FORMATS } from 'pictor';
 import { anyOf, styleChoiceName, STYLE_NAME_MAX, type JobOptions, type MessageKey } from '../../runner/index.js';
+import { answerBudgetOf } from '../answer-budget.js';
 import type { BotContext } from '../bot-context.js';
 import { DISCORD_LIMITS } from '../discord-facts.js';
+import { loggableError } from '../loggable-error.js';
 import { scopeOf } from '../requester.js';
 import { described } from '../command-words.js';
 import { BACKGROUND_CHOICES, COUNT_RANGE, FORMAT_CHOICES, PROMPT_OPTION_MAX, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
@@ -51,11 +53,23 @@ export function readStyle(interaction: ChatInputCommandInteraction): string | un
   return interaction.options.getString('style') ?? undefined;
 }
 
-/** The server's house styles whose name holds what the member typed so far, as autocomplete choices (the style's text beside its name). */
+/**
+ * The server's house styles whose name holds what the member typed so far, as autocomplete choices (the style's text
+ * beside its name). Autocomplete is answered within Discord's 3 s too: the styles are read within what is left of the
+ * interaction's answer budget (answer-budget.ts), and when they are not read in time no choices are offered.
+ */
 export async function suggestStyles(interaction: AutocompleteInteraction, ctx: BotContext): Promise<void> {
   const focused = interaction.options.getFocused(true);
   const typed = focused.name === 'style' ? String(focused.value).trim().toLowerCase() : undefined;
-  const styles = typed === undefined ? [] : await ctx.runner.styles.list({ platform: 'discord', scopeId: scopeOf(interaction) });
+  const styles =
+    typed === undefined
+      ? []
+      : await answerBudgetOf(interaction)
+          .within(() => ctx.runner.styles.list({ platform: 'discord', scopeId: scopeOf(interaction) }), 'the house styles')
+          .catch((error: unknown) => {
+            ctx.logger.warn({ err: loggableError(error) }, 'offered no house styles: they could not be read in time');
+            return [];
+          });
   const choices = styles
     .filter((style) => style.name.includes(typed!))
     .slice(0, DISCORD_LIMITS.choicesPerOption)

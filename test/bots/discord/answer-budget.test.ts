@@ -1,7 +1,8 @@
-import { Client, Events, type ButtonInteraction, type Interaction } from 'discord.js';
+import { Client, Events, type AutocompleteInteraction, type ButtonInteraction, type Interaction } from 'discord.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
 import type { BotContext } from '../../../bots/discord/bot-context.js';
+import { suggestStyles } from '../../../bots/discord/commands/job-options.js';
 import { encodeCustomId } from '../../../bots/discord/custom-ids.js';
 import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { hookInteractionAction } from '../../../bots/discord/interaction-action.js';
@@ -10,7 +11,7 @@ import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { createInteractionRouter } from '../../../bots/discord/route-interaction.js';
 import { say } from '../../../bots/runner/index.js';
 import { apiMessage, apiUser } from '../../fakes/discord/api-objects.js';
-import { buttonPayload, type InteractionContext } from '../../fakes/discord/interaction-payloads.js';
+import { autocompletePayload, buttonPayload, type InteractionContext } from '../../fakes/discord/interaction-payloads.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { RecordingLogger } from './harness.js';
 
@@ -44,6 +45,7 @@ interface Scene {
   answers: { at: number; content?: string; flags?: number }[];
   request: ReturnType<typeof vi.fn>;
   createdAt: number;
+  logger: RecordingLogger;
   done: Promise<void>;
 }
 
@@ -51,13 +53,13 @@ interface Scene {
  * A press of Reroll, delivered by the gateway to a client of the bot, its claim answered by the state after `claimMs`,
  * its job record read with `store.get` and the other reads as given; the bot's answers recorded as they leave.
  */
-function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }): Scene {
+function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }, idMadeAgoMs = 0): Scene {
   const client = new Client({ intents: [] });
   hookInteractionAction(client);
   const request = vi.fn();
   const ctx = {
     runner: { request, requestForm: vi.fn(), get: () => undefined, cancel: () => false },
-    store,
+    store: { newKey: () => 'k2', ...store },
     logger: new RecordingLogger(),
     adminRoleIds: [],
     userInstalls: false,
@@ -79,11 +81,12 @@ function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'ge
     vi.spyOn(button, 'followUp').mockImplementation(answer);
     done = intake(interaction);
   });
-  const createdAt = Date.now();
+  // Its id's time, by this host's clock: `idMadeAgoMs` before it arrives (a host clock ahead of Discord's).
+  const createdAt = Date.now() - idMadeAgoMs;
   const message = apiMessage({ id: snowflake(), channelId, guildId: where === 'guild' ? guildId : undefined, authorId: botUser.id, content: 'done', components: [], flags: 0, attachments: [], embeds: [], allowedMentions: {}, interactionId: undefined, createdAt, editedAt: undefined, history: [] }, botUser);
   const payload = buttonPayload({ id: snowflake(createdAt), token: 'token' }, encodeCustomId({ action: 'reroll', key: 'k1' }), message, place(where));
   (client as unknown as { actions: { InteractionCreate: { handle(data: unknown): void } } }).actions.InteractionCreate.handle(payload);
-  return { answers, request, createdAt, get done() { return done; } };
+  return { answers, request, createdAt, logger: ctx.logger as RecordingLogger, get done() { return done; } };
 }
 
 beforeEach(() => {
@@ -134,5 +137,42 @@ describe('a Reroll pressed while the bots’ state is slow: one deadline for eve
     expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
     expect(botRest.get).not.toHaveBeenCalled();
     expect(scene.request).not.toHaveBeenCalled();
+  });
+});
+
+describe('a press whose id’s time is 10 s before it reached the bot (the host’s clock 10 s ahead of Discord’s)', () => {
+  it('is claimed and run (its job handed to the runner, which gives its first answer): its deadline counts from when it arrived, not from its id', async () => {
+    const arrivedAt = Date.now();
+    const scene = press('guild', 100, { get: () => after(100, jobOf('generate')) }, { get: never }, 10_000);
+    expect(arrivedAt - scene.createdAt).toBe(10_000);
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    expect(scene.logger.entries.filter((e) => e.level === 'warn').map((e) => e.msg)).toEqual([]);
+    expect(scene.request).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('a member typing a house style while the bots’ state does not answer', () => {
+  it('is offered no styles, within Discord’s 3 s of the autocomplete’s arrival', async () => {
+    const client = new Client({ intents: [] });
+    hookInteractionAction(client);
+    const list = vi.fn(never);
+    const logger = new RecordingLogger();
+    const ctx = { runner: { styles: { list } }, logger } as unknown as BotContext;
+    const offered: { at: number; choices: unknown }[] = [];
+    client.on(Events.InteractionCreate, (interaction: Interaction) => {
+      const typing = interaction as AutocompleteInteraction;
+      vi.spyOn(typing, 'respond').mockImplementation(async (choices) => {
+        offered.push({ at: Date.now(), choices });
+      });
+      void suggestStyles(typing, ctx);
+    });
+    const arrivedAt = Date.now();
+    const payload = autocompletePayload({ id: snowflake(arrivedAt), token: 'token', commandId: snowflake() }, 'imagine', { prompt: 'a cat' }, { name: 'style', value: 'ne' }, place('guild'));
+    (client as unknown as { actions: { InteractionCreate: { handle(data: unknown): void } } }).actions.InteractionCreate.handle(payload);
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    expect(list).toHaveBeenCalledTimes(1);
+    expect(offered).toEqual([{ at: arrivedAt + ANSWERED_BY_MS, choices: [] }]);
+    expect(logger.entries.map((e) => e.msg)).toEqual(['offered no house styles: they could not be read in time']);
   });
 });

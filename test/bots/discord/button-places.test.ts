@@ -138,8 +138,6 @@ describe('a member’s press of their private server job’s message in their DM
 describe('a member’s press of their private server job’s message in their DM, while Discord does not say who they are there', () => {
   it.each([
     { what: 'a press made just now', madeAgoMs: 0, asked: 1 },
-    // The press reached the bot late (a slow gateway, the state slow to answer): only what is left of Discord's 3 s is waited.
-    { what: 'a press made 1.6 s ago', madeAgoMs: 1_600, asked: 1 },
   ])('is refused privately within Discord’s deadline for $what, and nothing runs', async ({ madeAgoMs, asked }) => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
     const ada = h.discord.newUser('ada');
@@ -162,24 +160,21 @@ describe('a member’s press of their private server job’s message in their DM
   });
 });
 
-describe('a press that reaches the bot with nothing left of its 2.5 s (made 2.6 s ago)', () => {
-  it('is neither claimed nor answered, and nothing runs: its member is not looked up, its job not sent', async () => {
+describe('a press whose id says it was made seconds before it reached the bot (a late delivery, or the host’s clock ahead of Discord’s)', () => {
+  it.each([{ madeAgoMs: 1_600 }, { madeAgoMs: 2_600 }])('is claimed and answered as any other when made $madeAgoMs ms before, its deadline counted from its arrival: its member looked up, and nothing runs', async ({ madeAgoMs }) => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
     const ada = h.discord.newUser('ada');
     const posted = await privateResultInDm(h, ada);
     const sent = h.emulator.requests.length;
     const members = h.discord.holdRequests((method, path) => method === 'GET' && path.includes(`/guilds/${h!.discord.guildId}/members/`));
     try {
-      h.discord.staleness.madeAgoMs = 2_600;
+      h.discord.staleness.madeAgoMs = madeAgoMs;
       const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
-      const refused = await h.discord.waitFor(
-        () => h!.logger.entries.find((e) => e.msg === 'refused an interaction: could not check that no other replica took it' && (e.obj as { id?: string }).id === reroll.id),
-        'the press refused before its claim',
-      );
-      expect(String((refused.obj as { err?: { message?: string } }).err?.message)).toMatch(/no time was left/);
-      expect(answersTo(h, reroll)).toEqual([]);
-      expect(reroll.callbackAttempts).toBe(0);
-      expect(members.held).toBe(0);
+      // The bot cannot tell a late delivery from its own clock running ahead: it answers. (The fake, as Discord would
+      // for a delivery that late, no longer takes that answer: 10062.)
+      await h.discord.waitFor(() => (reroll.callbackAttempts > 0 ? true : undefined), 'the press answered');
+      expect(members.held).toBe(1);
+      expect(h.logger.entries.some((e) => e.msg === 'refused an interaction: could not check that no other replica took it')).toBe(false);
       expect(h.emulator.requests).toHaveLength(sent);
     } finally {
       h.discord.staleness.madeAgoMs = 0;

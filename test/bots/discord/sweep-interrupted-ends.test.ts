@@ -92,7 +92,10 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(shown.content).toBe(failed.content);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(buttonsOf(failed).map((b) => b.label));
     expect(shown.attachments).toHaveLength(1);
-    expect(recordEnded).toHaveBeenCalledTimes(1);
+    // Recorded once by the next process (its sweep). The spy is on the prototype, so it also sees the crashed process's
+    // runner, which goes on inside this test process (a real crash would have ended it, and its state is closed: it
+    // writes nothing). Only the next process's calls are what is checked.
+    expect(recordEnded.mock.contexts.filter((runner) => runner === h.runner)).toHaveLength(1);
     expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ status: 'failed' }]);
     expect((await h.runner.history!.mine(requesterOf(ix)))[0]!.costUsd).toBeGreaterThan(0);
   });
