@@ -47,6 +47,7 @@ const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/discord/handle-buttons.ts', text: 'the state store', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/handle-buttons.ts', text: 'who runs its job', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/handle-buttons.ts', text: 'Discord', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
+  { file: 'bots/discord/commands/job-options.ts', text: 'the house styles', why: 'what the style autocomplete waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/route-interaction.ts', text: 'the state store', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/slack/SlackJobView.ts', text: 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over', why: 'the log' },
   { file: 'bots/slack/SlackJobView.ts', text: 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over', why: 'the log' },
