@@ -13,8 +13,8 @@ import { formatUsdExact } from '../core/pricing.js';
  * a later run's reconcile, unless it was waiting to retry an attempt that billed nothing (the ledger marks such a job
  * not sent, so the reconcile releases it). A request not sent yet is charged so only when the exit comes while the
  * ledger records that it may be billed (`marking`) and that mark was recorded: the report says nothing was sent, and
- * that a later run charges the estimate if the ledger had recorded it. A Ctrl+C that comes after the request ended (`jobEnded`: its result is being
- * written) arms no exit: the writes finish; only a second one stops them.
+ * that a later run charges the estimate if the ledger had recorded it. A Ctrl+C that comes after a sent request
+ * ended (`jobEnded`: its result is being written) arms no exit: the writes finish; only a second one stops them.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
  * SIGTERM is answered the same way, with exit code 143.
@@ -28,7 +28,7 @@ export class JobWatch {
    * `waiting`: connecting, queued for a slot or for the ledger's reservation (nothing the ledger could charge);
    * `marking`: the slot is given and the ledger is recording that the request may be billed (not sent yet, but once
    * that mark is recorded a job left open is charged its estimate by a later run); `sent`: the request left; `done`:
-   * the request has ended (its images are being written).
+   * the request that left has ended (its images are being written).
    */
   phase: 'waiting' | 'marking' | 'sent' | 'done' = 'waiting';
   /** Files written so far (partial and final images, and any saved to the temp directory). */
@@ -123,13 +123,15 @@ export class JobWatch {
   }
 
   /**
-   * The job's request is over (whatever its outcome), before its images are written: a Ctrl+C from here on no longer
-   * arms the exit timer, and one already armed is stopped, so a slow disk never leaves a file half written.
+   * The job's request is over (whatever its outcome), before its images are written: an exit timer already armed is
+   * stopped, and a request that had left is `done`, so a Ctrl+C from here on no longer arms the timer and a slow disk
+   * never leaves a file half written. A job refused before its request left (a cap, a mark the ledger did not record)
+   * keeps its phase: nothing was sent, so a Ctrl+C then stops it as before sending, and its report charges nothing.
    */
   jobEnded(): void {
     clearTimeout(this.#exitTimer);
     // After a cancel the report tells what was cancelled: waiting or sent.
-    if (!this.#stoppedBy) this.phase = 'done';
+    if (!this.#stoppedBy && wasSent(this.phase)) this.phase = 'done';
   }
 
   /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) tells nothing. */
@@ -145,7 +147,7 @@ export class JobWatch {
 
 /**
  * Whether the job's request had left by this phase: `sent`, or `done` (its request ended; a job refused before its
- * request left fails with its refusal, its phase read before it is marked done). The one answer of the Ctrl+C report,
+ * request left is never marked done). The one answer of the Ctrl+C report,
  * its `--json` line, the first Ctrl+C's line and a failed job's exit.
  */
 export function wasSent(phase: JobWatch['phase']): boolean {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, recentBucket, type BreakerReading } from './breaker.js';
+import { cutOffCostUsd } from './charge-rules.js';
 import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
 import type { BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, usageRecord } from './usage-records.js';
@@ -325,8 +326,9 @@ export function settleIn(
 }
 
 /**
- * Ends the reservations of processes that are gone (`alive` says which are not): sent ones charged at their
- * estimate and marked uncertain (with their usage record), the others released; forgets the gone processes.
+ * Ends the reservations of processes that are gone (`alive` says which are not): each charged what a job cut off so
+ * may cost (`cutOffCostUsd`: a sent one its estimate) and marked uncertain (with its usage record), the others
+ * released; forgets the gone processes.
  */
 export function reconcileIn(ledger: Ledger, alive: (owner: string) => boolean, now: number): { report: ReconcileReport; usage: UsageRecord[] } {
   const report: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
@@ -336,15 +338,16 @@ export function reconcileIn(ledger: Ledger, alive: (owner: string) => boolean, n
     const r = ledger.reservations[jobId]!;
     if (alive(r.owner)) continue;
     delete ledger.reservations[jobId];
-    if (!r.sent) {
+    const usd = cutOffCostUsd(r);
+    if (usd === undefined) {
       report.released.push(jobId);
       continue;
     }
-    chargeIn(ledger, r, r.usd, now);
-    ledger.uncertain[jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, day: r.day, at: now };
-    usage.push(recordOf(jobId, r, r.usd, 'uncertain', now, {}));
+    chargeIn(ledger, r, usd, now);
+    ledger.uncertain[jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd, day: r.day, at: now };
+    usage.push(recordOf(jobId, r, usd, 'uncertain', now, {}));
     report.settledAtEstimate.push(jobId);
-    report.chargedUsd = roundToNanoUsd(report.chargedUsd + r.usd);
+    report.chargedUsd = roundToNanoUsd(report.chargedUsd + usd);
   }
   for (const owner of Object.keys(ledger.owners)) if (!alive(owner)) delete ledger.owners[owner];
   return { report, usage };

@@ -196,6 +196,28 @@ describe('Ctrl+C during a generation', () => {
     });
   });
 
+  it('tells a job refused before its request left (a cap) as never sent after it ended: a Ctrl+C then stops it, and the report charges nothing', async () => {
+    for (const phase of ['waiting', 'marking'] as const) {
+      await withWatcher(({ job, said, exit }) => {
+        const lines: string[] = [];
+        job.noteJob({ operation: 'generate', emulator: false, json: (line) => lines.push(line), isPartial: () => false });
+        job.phase = phase;
+        // Refused: the ledger released it (a refused mark), or never held it (a cap).
+        if (phase === 'marking') job.noteSettled({ action: 'released', usd: 0, released: 'not_sent' });
+        job.jobEnded();
+        expect(job.phase).toBe(phase);
+        process.emit('SIGINT');
+        expect(job.firstStop).toBe('stopping');
+        expect(said).toEqual([firstStopLine('stopping', 'SIGINT')]);
+        process.emit('SIGINT');
+        expect(exit).toHaveBeenCalledWith(130);
+        expect(said[1]).toBe('pictor: interrupted before the request was sent: nothing was billed.');
+        expect(said.join('\n')).not.toContain('charges it');
+        expect(lines.map((line) => JSON.parse(line) as InterruptJson)).toEqual([expect.objectContaining({ sent: false, charged: 0 })]);
+      });
+    }
+  });
+
   it("gives each job a Ctrl+C of its own: a job run after an interrupted one in the same process is cancelled by its first Ctrl+C, and told", async () => {
     await withWatcher(({ job }) => {
       job.phase = 'sent';

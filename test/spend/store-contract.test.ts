@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
+import { cutOffCostUsd } from '../../src/spend/charge-rules.js';
 import { QuotaStoreClosedError } from '../../src/spend/errors.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
@@ -448,6 +449,29 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await alive.spentToday('s', time.now)).toBe(0.5);
     expect(await alive.settle('d-sent', 0.1)).toBe(false);
     expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'd-sent', basis: 'uncertain', costUsd: 0.5 })]);
+  });
+
+  it('charges a job its dead process cut off exactly what the money rule says it may cost (cutOffCostUsd): its estimate once sent, nothing while queued', async () => {
+    const group = `cut-off-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const on = { userKey: 'u', scopeKey: 's' };
+    const dead = await open(group, lease);
+    // An amount with nano-dollar digits, as a real estimate has them.
+    const sent = { usd: 0.123456789, sent: true };
+    const queued = { usd: 0.2, sent: false };
+    await dead.reserve(ask('cut-sent', sent.usd, {}, { ...on, now: time.now }));
+    await dead.markSent('cut-sent');
+    await dead.reserve(ask('cut-queued', queued.usd, {}, { ...on, now: time.now }));
+    await dead.close();
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    const report = await alive.reconcile(time.now);
+    expect(cutOffCostUsd(queued)).toBeUndefined();
+    expect(report).toEqual({ released: ['cut-queued'], settledAtEstimate: ['cut-sent'], chargedUsd: cutOffCostUsd(sent) });
+    expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'cut-sent', basis: 'uncertain', costUsd: cutOffCostUsd(sent) })]);
+    expect(await alive.spentToday('s', time.now)).toBe(cutOffCostUsd(sent));
   });
 
   it('goes on ending a dead process’s reservations once per lease after its first reconcile, though no reserve meets them', async () => {
