@@ -295,12 +295,13 @@ export class ChannelWriter {
 
   /**
    * Once the bot has begun to stop (`stopping`): past when it no longer waits for the jobs' ends — the earliest `until`
-   * of its calls (`stopBy`), and no later than the drain's bound (`shedProgress`). Undefined before, and while no call
-   * gave an `until`: the stop then waits for them however long they take.
+   * of its calls (`stopBy`), and no later than the drain's bound when `shedProgress` gave one. Undefined before, and
+   * while no call gave an `until`: the stop then waits for them however long they take.
    */
   get stopDeadline(): number | undefined {
-    if (!this.#stopping.signal.aborted || this.#stopUntil === undefined || this.#drainUntil === undefined) return undefined;
-    return Math.min(this.#stopUntil, this.#drainUntil);
+    const until = this.#stopUntil;
+    if (!this.#stopping.signal.aborted || until === undefined) return undefined;
+    return this.#drainUntil === undefined ? until : Math.min(until, this.#drainUntil);
   }
 
   /** Calls `listener` each time the stop's deadline is brought forward (`stopBy`); answers how to stop calling it. */

@@ -172,6 +172,18 @@ describe('ChannelWriter’s workspace budgets', () => {
     expect(finalSettled).toBe(false);
   });
 
+  it('keeps the stop’s until as its deadline when the stop gives no drain bound, and the earlier of the two when it gives one', () => {
+    const until = Date.now() + 5_000;
+    const alone = new ChannelWriter({ channelWriteIntervalMs: 1 });
+    alone.shedProgress();
+    alone.stopBy(until);
+    expect(alone.stopDeadline).toBe(until);
+    const bounded = new ChannelWriter({ channelWriteIntervalMs: 1 });
+    bounded.shedProgress(until - 1_000);
+    bounded.stopBy(until);
+    expect(bounded.stopDeadline).toBe(until - 1_000);
+  });
+
   it('puts a deferrable final update after the channel’s other urgent writes, and before its progress', async () => {
     const writer = new ChannelWriter({ channelWriteIntervalMs: 1, progressWritesPerMinute: 600 });
     const done: string[] = [];
