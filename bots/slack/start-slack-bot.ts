@@ -383,8 +383,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       );
       logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
     },
-    stop: (stopOptions = {}) => {
-      const stopped = stopBot(stopOptions.until, async (budget) => {
+    stop: (stopOptions = {}) =>
+      stopBot(stopOptions.until, async (budget) => {
         stopping = true;
         // Each wait below: its own STOP_DRAIN_MS, never past the stop's deadline (the earliest until it was given), bounded
         // there alone (`budget.within`), so a deadline brought forward cuts it.
@@ -402,18 +402,15 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await locales.stop();
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
         // The jobs have ended: their final updates are waited for, progress nobody will see is not — and their ends no
-        // later than the stop's deadline (the writer's `stopDeadline`: the earliest `until`, and STOP_DRAIN_MS from now,
-        // as the writer's idle, then the jobs, are waited for): a job's end that Slack asks to wait longer does not wait in vain.
-        writer.shedProgress(Date.now() + STOP_DRAIN_MS);
+        // later than the stop's deadline (the writer's `stopDeadline`: the budget's `until`, the earliest any call gave,
+        // brought forward by a later call, and STOP_DRAIN_MS from now, as the writer's idle, then the jobs, are waited
+        // for): a job's end that Slack asks to wait longer does not wait in vain.
+        writer.shedProgress({ budget, drainUntil: Date.now() + STOP_DRAIN_MS });
         const stopWaiting = new AbortController();
         await budget.within(writer.idle(stopWaiting.signal), STOP_DRAIN_MS).finally(() => stopWaiting.abort());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await budget.within(jobs.settle(), STOP_DRAIN_MS);
-      });
-      // This call's `until` may bring the deadline forward: a job's end waiting past it stops waiting.
-      writer.stopBy(stopOptions.until);
-      return stopped;
-    },
+      }),
   };
 }
 
