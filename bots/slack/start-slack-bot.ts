@@ -65,6 +65,11 @@ export interface SlackBotSettings {
   /** The ledger the runner charges: the sweep's "stopped" says what the job was charged (`sweptCharges`). */
   ledger?: SweptLedger | undefined;
   /**
+   * The bot's clock, milliseconds since the epoch: the time the sweep reconciles the ledger at (`sweptCharges`) and the
+   * writer paces the channels' writes by, so it must advance with real time. Default `Date.now`.
+   */
+  now?: (() => number) | undefined;
+  /**
    * The bots' state (the data folder, or Redis shared by replicas): requests and who holds them, installations
    * (OAuth), the request signatures seen (HTTP mode). Not closed by `stop()`: its opener closes it after.
    */
@@ -153,7 +158,7 @@ const AUDIT_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLim
  * the whole), the message of Reroll, Edit and Delete beside a finished job's images, and
  * its end posted anew when its message is gone; and the looks (`conversations.history`, `conversations.replies`) for
  * one of those whose answer was lost, before anything is posted again. A 429 is answered at once for those too
- * (`slack_webapi_rate_limited_error` with its `retryAfter`): the job's view waits that out and posts again (`#postOnce`,
+ * (`slack_webapi_rate_limited_error` with its `retryAfter`): the job's view waits that out and posts again (`#waitOutRetryAfter`,
  * at most `RATE_LIMITED_WAIT_MAX_MS` of such waits), which the client could not do without also sending again a call
  * whose answer was lost.
  */
@@ -183,6 +188,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     progressWritesBurst: options.progressWritesBurst,
     shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
     onFailure: options.onWriteRefused,
+    now: options.now,
   });
   const firstPostDeadlineMs = timerMsOf('firstPostDeadlineMs', options.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS, { ...AS_VALIDATION_ERROR, aboveZero: true });
   const boltLogger = boltLoggerFor(logger, secrets);
@@ -316,7 +322,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     claim: async () => {
       const requests = await store.claimInterrupted();
       const swept = requests.flatMap((r) => (r.runnerJobId ? [{ jobId: r.runnerJobId, userKey: userKeyOf(jobs.requester({ userId: r.userId, teamId: r.teamId, channelId: r.askedIn ?? r.channelId, locale: r.locale })), createdAt: r.createdAt }] : []));
-      const charges = sweptCharges(options.ledger, swept, logger);
+      const charges = sweptCharges(options.ledger, swept, logger, options.now);
       return requests.map((request) => ({ request, charges }));
     },
     sweep: ({ request, charges }) =>
