@@ -9,6 +9,8 @@ export interface StopBudget {
    * already under way. True when `work` ended in time (its error is thrown), false when the wait gave up on it.
    */
   within(work: Promise<unknown>, ms: number): Promise<boolean>;
+  /** Calls `listener` each time a later call brings the deadline (`until()`) forward; answers how to stop calling it. */
+  onBroughtForward(listener: () => void): () => void;
 }
 
 /**
@@ -24,8 +26,14 @@ export function stopOnce(): (until: number | undefined, run: (budget: StopBudget
   let dueTimer: NodeJS.Timeout | undefined;
   let reached!: () => void;
   const due = new Promise<false>((resolve) => (reached = () => resolve(false)));
+  const broughtForward = new Set<() => void>();
   const budget: StopBudget = {
     until: () => earliest,
+    onBroughtForward(listener) {
+      const own = () => listener();
+      broughtForward.add(own);
+      return () => broughtForward.delete(own);
+    },
     async within(work, ms) {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitWithin(ms, earliest)).unref()));
@@ -42,6 +50,7 @@ export function stopOnce(): (until: number | undefined, run: (budget: StopBudget
       earliest = until;
       clearTimeout(dueTimer);
       dueTimer = setTimeout(reached, waitWithin(Number.POSITIVE_INFINITY, until)).unref();
+      for (const listener of [...broughtForward]) listener();
     }
     return (stopping ??= run(budget).finally(() => clearTimeout(dueTimer)));
   };

@@ -1,6 +1,10 @@
 import { ValidationError } from 'pictor';
 import { AS_VALIDATION_ERROR, LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
+import type { StopBudget } from '../stop-once.js';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
+
+/** The deadline of the bot's stop, as the stop keeps it (`stopOnce`'s budget): the one place its earliest `until` is kept. */
+export type StopDeadline = Pick<StopBudget, 'until' | 'onBroughtForward'>;
 
 /** What a write task returns when, at its turn, it has nothing to write (so it costs no slot). */
 export const SKIP: unique symbol = Symbol('skip');
@@ -182,8 +186,8 @@ export class ChannelWriter {
   /** `shedProgress` was called: the bot is stopping, and sheds the writes it would also shed later. */
   #shedding = false;
   readonly #stopping = new AbortController();
-  /** The earliest `until` a call of the bot's stop gave (`stopBy`); undefined while none gave one. */
-  #stopUntil: number | undefined;
+  /** The bot's stop, once it sheds (`shedProgress`): its deadline is read there, never kept a second time here. */
+  #stop: StopDeadline | undefined;
   /** Past when the stop no longer waits for the jobs' ends, however late its `until` (`shedProgress`). */
   #drainUntil: number | undefined;
   /** Told each time the stop's deadline is brought forward (`onStopDeadlineMoved`). */
@@ -254,12 +258,18 @@ export class ChannelWriter {
    * update would only be skipped once its token came, waiting for those
    * tokens would hold the stop for nothing, and a deferrable write is left to
    * the next start's sweep. Other final updates, messages and uploads still
-   * wait their turn. The stop begins here (`stopping`): `drainUntil` is when it
-   * no longer waits for the jobs' ends, whatever its `until` (`stopDeadline`).
+   * wait their turn. The stop begins here (`stopping`): `stop` is the bot's
+   * stop, whose `until` (the earliest its calls gave) bounds the jobs' ends,
+   * and `drainUntil` when it no longer waits for them, whatever that `until`
+   * (`stopDeadline`).
    */
-  shedProgress(drainUntil?: number): void {
+  shedProgress(stop: { budget?: StopDeadline; drainUntil?: number } = {}): void {
+    if (!this.#shedding && stop.budget) {
+      this.#stop = stop.budget;
+      stop.budget.onBroughtForward(() => this.#stopDeadlineMoved.dispatchEvent(new Event('moved')));
+    }
     this.#shedding = true;
-    this.#drainUntil = drainUntil;
+    this.#drainUntil = stop.drainUntil;
     this.#stopping.abort();
     for (const state of this.#channels.values()) {
       for (let i = state.queue.length - 1; i >= 0; i--) {
@@ -284,26 +294,18 @@ export class ChannelWriter {
   }
 
   /**
-   * A call of the bot's stop asks it to end by `until` (a time as `Date.now()`): the earliest of them counts — a later
-   * one brings the deadline forward, never back —, and the waits under way are told (`onStopDeadlineMoved`).
-   */
-  stopBy(until: number | undefined): void {
-    if (until === undefined || (this.#stopUntil !== undefined && this.#stopUntil <= until)) return;
-    this.#stopUntil = until;
-    this.#stopDeadlineMoved.dispatchEvent(new Event('moved'));
-  }
-
-  /**
-   * Once the bot has begun to stop (`stopping`): past when it no longer waits for the jobs' ends — the earliest `until`
-   * of its calls (`stopBy`), and no later than the drain's bound (`shedProgress`). Undefined before, and while no call
-   * gave an `until`: the stop then waits for them however long they take.
+   * Once the bot has begun to stop (`stopping`): past when it no longer waits for the jobs' ends — the stop's `until`
+   * (`StopBudget.until`: the earliest its calls gave, a later one bringing it forward, never back), and no later than
+   * the drain's bound when `shedProgress` gave one. Undefined before, and while no call gave an `until`: the stop then
+   * waits for them however long they take.
    */
   get stopDeadline(): number | undefined {
-    if (!this.#stopping.signal.aborted || this.#stopUntil === undefined || this.#drainUntil === undefined) return undefined;
-    return Math.min(this.#stopUntil, this.#drainUntil);
+    const until = this.#stop?.until();
+    if (!this.#stopping.signal.aborted || until === undefined) return undefined;
+    return this.#drainUntil === undefined ? until : Math.min(until, this.#drainUntil);
   }
 
-  /** Calls `listener` each time the stop's deadline is brought forward (`stopBy`); answers how to stop calling it. */
+  /** Calls `listener` each time the stop's deadline is brought forward (`StopBudget.onBroughtForward`); answers how to stop calling it. */
   onStopDeadlineMoved(listener: () => void): () => void {
     this.#stopDeadlineMoved.addEventListener('moved', listener);
     return () => this.#stopDeadlineMoved.removeEventListener('moved', listener);

@@ -61,7 +61,8 @@ interface Viewer {
 export class HomeTabs {
   readonly #o: HomeTabsOptions;
   readonly #viewers: NonNullable<HomeTabsOptions['viewers']>;
-  readonly #pending = new Map<string, NodeJS.Timeout>();
+  /** The changes still coalescing, by member: each one's timer, and its publish. */
+  readonly #pending = new Map<string, { timer: NodeJS.Timeout; run: () => void }>();
   readonly #publishing = new Set<Promise<unknown>>();
   /** Each member's publishes rendering or sending now (started, not queued for the pace): what a forget waits for. */
   readonly #rendering = new Map<string, Set<Promise<void>>>();
@@ -145,6 +146,18 @@ export class HomeTabs {
   }
 
   /**
+   * Publishes at once the changes still coalescing, then waits until no publish is under way or queued (tests: what a
+   * member's Home shows once every change asked for has reached it).
+   */
+  async flush(): Promise<void> {
+    for (const { timer, run } of [...this.#pending.values()]) {
+      clearTimeout(timer);
+      run();
+    }
+    while (this.#publishing.size > 0) await this.settled();
+  }
+
+  /**
    * Finishes the publishes in flight and drops the changes still waiting (coalescing, or queued for the pace): a stop
    * waits for no change after the ones Slack is answering, however slow Slack is. A dropped one shows what changed when
    * the member next opens their Home (it is published then), here or on another replica. A forget's publish is never
@@ -153,7 +166,7 @@ export class HomeTabs {
    */
   async stop(): Promise<void> {
     this.#stopping = true;
-    for (const timer of this.#pending.values()) clearTimeout(timer);
+    for (const { timer } of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
     // Bottleneck's stop waits for the jobs running.
     await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
@@ -165,12 +178,13 @@ export class HomeTabs {
   #soon(teamId: string, userId: string): void {
     const key = keyOf({ teamId, userId });
     if (this.#stopping || this.#pending.has(key)) return;
-    const timer = setTimeout(() => {
+    const run = () => {
       this.#pending.delete(key);
       this.#track(this.#publish(teamId, userId));
-    }, COALESCE_MS);
+    };
+    const timer = setTimeout(run, COALESCE_MS);
     timer.unref();
-    this.#pending.set(key, timer);
+    this.#pending.set(key, { timer, run });
   }
 
   /** Publishes the member's Home again if they opened it within the day (on any replica), with their workspace's client. */

@@ -65,6 +65,11 @@ export interface SlackBotSettings {
   /** The ledger the runner charges: the sweep's "stopped" says what the job was charged (`sweptCharges`). */
   ledger?: SweptLedger | undefined;
   /**
+   * The bot's clock, milliseconds since the epoch: the time the sweep reconciles the ledger at (`sweptCharges`) and the
+   * writer paces the channels' writes by, so it must advance with real time. Default `Date.now`.
+   */
+  now?: (() => number) | undefined;
+  /**
    * The bots' state (the data folder, or Redis shared by replicas): requests and who holds them, installations
    * (OAuth), the request signatures seen (HTTP mode). Not closed by `stop()`: its opener closes it after.
    */
@@ -153,7 +158,7 @@ const AUDIT_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLim
  * the whole), the message of Reroll, Edit and Delete beside a finished job's images, and
  * its end posted anew when its message is gone; and the looks (`conversations.history`, `conversations.replies`) for
  * one of those whose answer was lost, before anything is posted again. A 429 is answered at once for those too
- * (`slack_webapi_rate_limited_error` with its `retryAfter`): the job's view waits that out and posts again (`#postOnce`,
+ * (`slack_webapi_rate_limited_error` with its `retryAfter`): the job's view waits that out and posts again (`#waitOutRetryAfter`,
  * at most `RATE_LIMITED_WAIT_MAX_MS` of such waits), which the client could not do without also sending again a call
  * whose answer was lost.
  */
@@ -183,6 +188,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     progressWritesBurst: options.progressWritesBurst,
     shared: options.sharedWrites && new SharedWriteBuckets({ ...options.sharedWrites, logger }),
     onFailure: options.onWriteRefused,
+    now: options.now,
   });
   const firstPostDeadlineMs = timerMsOf('firstPostDeadlineMs', options.firstPostDeadlineMs ?? DEFAULT_FIRST_POST_DEADLINE_MS, { ...AS_VALIDATION_ERROR, aboveZero: true });
   const boltLogger = boltLoggerFor(logger, secrets);
@@ -316,7 +322,7 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     claim: async () => {
       const requests = await store.claimInterrupted();
       const swept = requests.flatMap((r) => (r.runnerJobId ? [{ jobId: r.runnerJobId, userKey: userKeyOf(jobs.requester({ userId: r.userId, teamId: r.teamId, channelId: r.askedIn ?? r.channelId, locale: r.locale })), createdAt: r.createdAt }] : []));
-      const charges = sweptCharges(options.ledger, swept, logger);
+      const charges = sweptCharges(options.ledger, swept, logger, options.now);
       return requests.map((request) => ({ request, charges }));
     },
     sweep: ({ request, charges }) =>
@@ -383,8 +389,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
       );
       logger.info({}, 'closed the Socket Mode connection: Slack sends new events to the other connections');
     },
-    stop: (stopOptions = {}) => {
-      const stopped = stopBot(stopOptions.until, async (budget) => {
+    stop: (stopOptions = {}) =>
+      stopBot(stopOptions.until, async (budget) => {
         stopping = true;
         // Each wait below: its own STOP_DRAIN_MS, never past the stop's deadline (the earliest until it was given), bounded
         // there alone (`budget.within`), so a deadline brought forward cuts it.
@@ -402,18 +408,15 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await locales.stop();
         await budget.within(homes.stop(), STOP_DRAIN_MS).catch(() => undefined);
         // The jobs have ended: their final updates are waited for, progress nobody will see is not — and their ends no
-        // later than the stop's deadline (the writer's `stopDeadline`: the earliest `until`, and STOP_DRAIN_MS from now,
-        // as the writer's idle, then the jobs, are waited for): a job's end that Slack asks to wait longer does not wait in vain.
-        writer.shedProgress(Date.now() + STOP_DRAIN_MS);
+        // later than the stop's deadline (the writer's `stopDeadline`: the budget's `until`, the earliest any call gave,
+        // brought forward by a later call, and STOP_DRAIN_MS from now, as the writer's idle, then the jobs, are waited
+        // for): a job's end that Slack asks to wait longer does not wait in vain.
+        writer.shedProgress({ budget, drainUntil: Date.now() + STOP_DRAIN_MS });
         const stopWaiting = new AbortController();
         await budget.within(writer.idle(stopWaiting.signal), STOP_DRAIN_MS).finally(() => stopWaiting.abort());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await budget.within(jobs.settle(), STOP_DRAIN_MS);
-      });
-      // This call's `until` may bring the deadline forward: a job's end waiting past it stops waiting.
-      writer.stopBy(stopOptions.until);
-      return stopped;
-    },
+      }),
   };
 }
 

@@ -275,7 +275,8 @@ async function runStep(
 
 /**
  * The words a step stopped before its job finished fails with (a graceful stop, or the sweep after a crash): with what
- * the ledger charged its job or may still charge it (`charge`, the sweep's), in the words the job's message says it.
+ * the ledger charged its job or may still charge it (`charge`: the stopped job's final cost, or the sweep's), in the
+ * words the job's message says it. The one rule of both: the same job is told the same way however it was stopped.
  */
 export function stepStoppedWords(locale: string | undefined, charge: SweptCharge = { type: 'none' }): string {
   const stopped = plain(say(locale, 'slack.step.cancelled'));
@@ -295,7 +296,9 @@ async function endStarted(
   await started.shown;
   if (final.type !== 'completed') {
     const words = final.type === 'failed' ? final.words : undefined;
-    await end.fail(words ? plain(sayWords(locale, words)) : refusal !== undefined ? plain(refusal) : stepStoppedWords(locale));
+    // Stopped (a graceful stop, or Cancel): said with what the ledger charges it, as the crash's sweep says it.
+    const charge: SweptCharge = final.type === 'cancelled' && final.cost ? { type: 'charged', cost: final.cost } : { type: 'none' };
+    await end.fail(words ? plain(sayWords(locale, words)) : refusal !== undefined ? plain(refusal) : stepStoppedWords(locale, charge));
     return;
   }
   const request = await context.store.get(started.requestId);

@@ -3,6 +3,7 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ValidationError } from 'pictor';
 import { MAX_TIMER_MS } from 'pictor/internal';
 import { ChannelWriter, SKIP } from '../../../bots/slack/ChannelWriter.js';
+import { stopOnce } from '../../../bots/stop-once.js';
 
 describe('ChannelWriter', () => {
   it('runs the writes of one channel one at a time, in the order they came', async () => {
@@ -170,6 +171,39 @@ describe('ChannelWriter’s workspace budgets', () => {
     expect(writer.stats().skipped).toBe(1);
     expect(writer.pending).toBe(1);
     expect(finalSettled).toBe(false);
+  });
+
+  it('keeps the stop’s until as its deadline when the stop gives no drain bound, and the earlier of the two when it gives one', async () => {
+    const until = Date.now() + 5_000;
+    const alone = new ChannelWriter({ channelWriteIntervalMs: 1 });
+    await stopOnce()(until, async (budget) => alone.shedProgress({ budget }));
+    expect(alone.stopDeadline).toBe(until);
+    const bounded = new ChannelWriter({ channelWriteIntervalMs: 1 });
+    await stopOnce()(until, async (budget) => bounded.shedProgress({ budget, drainUntil: until - 1_000 }));
+    expect(bounded.stopDeadline).toBe(until - 1_000);
+  });
+
+  it('reads the stop’s deadline from the stop itself: a later call bringing it forward moves it, and the waits on it are told; a later one does not', async () => {
+    const writer = new ChannelWriter({ channelWriteIntervalMs: 1 });
+    const stop = stopOnce();
+    const until = Date.now() + 60_000;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const stopped = stop(until, async (budget) => {
+      writer.shedProgress({ budget });
+      await held;
+    });
+    let moved = 0;
+    writer.onStopDeadlineMoved(() => moved++);
+    expect(writer.stopDeadline).toBe(until);
+    void stop(until - 30_000, () => Promise.resolve());
+    expect(writer.stopDeadline).toBe(until - 30_000);
+    expect(moved).toBe(1);
+    void stop(until, () => Promise.resolve());
+    expect(writer.stopDeadline).toBe(until - 30_000);
+    expect(moved).toBe(1);
+    release();
+    await stopped;
   });
 
   it('puts a deferrable final update after the channel’s other urgent writes, and before its progress', async () => {

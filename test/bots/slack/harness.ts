@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
-import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, say, settingsInState, memberDefaultsInState, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { type QuotaStore, silentLogger } from '../../../src/internal.js';
 import { ImageLimiter, PictorClient } from '../../../src/index.js';
@@ -162,8 +162,9 @@ export function jobMessages(fake: FakeSlack, channel: string): FakeMessage[] {
  * where otherwise the next one may overtake it.
  */
 export function previewByPreview(channel: string): (fake: FakeSlack, index: number) => Promise<unknown> {
+  // The status the message shows once preview `index` is in the thread, as the catalog words it.
   const said = (fake: FakeSlack, index: number) =>
-    jobMessages(fake, channel).some((m) => [m, ...m.edits].some((version) => visibleText(version).includes(`preview ${index} is in the thread`)));
+    jobMessages(fake, channel).some((m) => [m, ...m.edits].some((version) => visibleText(version).includes(say('en', 'slack.job.drawing', { previews: index }))));
   return (fake, index) => (index === 0 ? Promise.resolve() : fake.waitFor(() => said(fake, index) || undefined, `preview ${index} shown in ${channel}`));
 }
 

@@ -29,6 +29,17 @@ function homeOf(fake: FakeSlack, user: string, count = 1): Promise<Block[]> {
 
 const texts = (blocks: Block[]) => blocks.map((b) => b.text?.text ?? '').join('\n');
 
+/** The bot's Home tabs, caught when a member opens theirs (`opened`): a test asks them for a change, and lets every change through (`flush`). */
+const opened = HomeTabs.prototype.opened;
+function homeTabsOf(): Promise<HomeTabs> {
+  return new Promise((resolve) => {
+    vi.spyOn(HomeTabs.prototype, 'opened').mockImplementation(function (this: HomeTabs, ...args) {
+      resolve(this);
+      return opened.apply(this, args);
+    });
+  });
+}
+
 async function draw(harness: Harness, user: string, channel: string, index: number): Promise<void> {
   await harness.fake.command({ command: '/imagine', text: `a lighthouse number ${index} --quality low`, user, channel });
   await finishedJob(harness.fake, channel, index);
@@ -213,19 +224,20 @@ describe('the Slack Home tab', () => {
     await draw(h, 'U0ALICE', 'C0ART', 0);
     await draw(h, 'U0BOB', 'C0ART', 1);
     const view = (user: string) => JSON.stringify(h!.fake.homes.get(`${h!.fake.teamId}:${user}`)?.view ?? {});
+    const homes = homeTabsOf();
     await h.fake.openHome('U0ALICE');
     await homeOf(h.fake, 'U0ALICE');
     expect(view('U0ALICE')).toContain('lighthouse');
     await h.runner.history!.settled();
 
+    // A change of her Home asked for just before the forget (as one of her jobs ending asks): coalesced, it runs after
+    // the forget. Every change asked for is let through: no publish after the forget's shows her prompts.
+    (await homes).changed(h.fake.teamId, 'U0ALICE');
     expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: Erased your history \(1 job\)/);
-    // The forget's publish: the one showing an empty history. (Alice's job ending asked for a publish of its own a
-    // moment before she opened her Home; paced and coalesced, it may come before or after the forget's, never showing
-    // her prompts after it — the forget waits for the member's publishes under way.)
+    await (await homes).flush();
     const empty = say('en', 'slack.home.history_empty', { command: '`/imagine`', where: 'any' });
-    await h.fake.waitFor(() => view('U0ALICE').includes(JSON.stringify(empty).slice(1, -1)), 'Alice’s Home published with an empty history');
+    expect(view('U0ALICE')).toContain(JSON.stringify(empty).slice(1, -1));
     expect(view('U0ALICE')).not.toContain('lighthouse');
-    await h.fake.waitFor(() => (h!.fake.homes.get(`${h!.fake.teamId}:U0ALICE`)?.count ?? 0) >= 2, 'Alice’s Home published again');
 
     // Bob never opened his Home here (another replica, or this one before a restart, may have published it): published.
     expect(h.fake.homes.has(`${h.fake.teamId}:U0BOB`)).toBe(false);
@@ -258,6 +270,7 @@ describe('the Slack Home tab', () => {
   it('is published again after a forget that failed partway, with what is left: the history it erased is gone from it', async () => {
     h = await startHarness();
     await draw(h, 'U0ALICE', 'C0ART', 0);
+    const homes = homeTabsOf();
     await h.fake.openHome('U0ALICE');
     expect(JSON.stringify((await homeOf(h.fake, 'U0ALICE')) ?? [])).toContain('lighthouse');
     await h.runner.history!.settled();
@@ -269,14 +282,14 @@ describe('the Slack Home tab', () => {
       throw new Error('the state failed after the history was erased');
     });
     try {
+      // A change of her Home asked for just before the forget (as her job ending asks): coalesced, it runs after it.
+      (await homes).changed(h.fake.teamId, 'U0ALICE');
       expect(await privately(h.fake, 'forget', 'U0ALICE')).toBe(`:warning: ${say('en', 'error.on_my_side')}`);
-      // The forget's publish: the one showing an empty history. (Alice's job ending asked for a publish of its own,
-      // paced: it may come before the forget's, still showing her prompt — never after it.)
+      // Every change asked for is let through: the last view Slack keeps has an empty history.
+      await (await homes).flush();
       const empty = say('en', 'slack.home.history_empty', { command: '`/imagine`', where: 'any' });
-      const blocks = await h.fake.waitFor(() => {
-        const home = h!.fake.homes.get(`${h!.fake.teamId}:U0ALICE`);
-        return home && texts(home.view.blocks as Block[]).includes(empty) ? (home.view.blocks as Block[]) : undefined;
-      }, 'Alice’s Home published with an empty history');
+      const blocks = h.fake.homes.get(`${h.fake.teamId}:U0ALICE`)!.view.blocks as Block[];
+      expect(texts(blocks)).toContain(empty);
       expect(JSON.stringify(blocks)).not.toContain('lighthouse');
     } finally {
       failing.mockRestore();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JobHistory, JobRunner, say, usd, userKeyOf } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobHistory, JobRunner, say, usd, userKeyOf } from '../../../bots/runner/index.js';
 import { FORGET_CLOCK_MARGIN_MS } from '../../../bots/runner/job-history.js';
 import { openBotState, stateKeyOf } from '../../../bots/state/index.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -121,6 +121,24 @@ describe('buttons after a restart', () => {
     expect(recorded.mock.calls.map((call) => call[2])).toStrictEqual([{ type: 'failed', code: 'interrupted', cost: { totalUsd: charged!.costUsd } }]);
     const [entry] = await after.runner.history!.mine({ platform: 'slack', userId: 'U0ALICE', channelId: '', scopeId: 'T0PICTOR' });
     expect(entry).toMatchObject({ status: 'failed', costUsd: charged!.costUsd });
+  });
+
+  it('reads what a swept job was charged at the bot’s own clock: the ledger’s reconcile is at its time', async () => {
+    const before = await startHarness({ emulator: { latencyMs: 20_000 } });
+    const { fake, dataDir } = before;
+    await fake.command({ command: '/imagine', text: 'a kite in the rain --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    await fake.waitFor(() => before.emulator.requests.length > 0 || undefined, 'its request to reach the service');
+    await before.close({ fake: true, dataDir: true });
+    const saved = await savedRequest(dataDir);
+    await saved.write({ ...saved.read(), holder: 'a-crashed-process', value: { ...saved.read().value, status: 'active' } });
+    // The bot's clock runs an hour ahead of the machine's.
+    const aheadMs = 3_600_000;
+    const store = new FileQuotaStore({ dir: dataDir });
+    const reconcile = vi.spyOn(store, 'reconcile');
+    const after = await startHarness({ fake, dataDir, store, bot: { now: () => Date.now() + aheadMs } });
+    open.push(after);
+    await vi.waitFor(() => expect(saved.read().value).toMatchObject({ status: 'ended', endRecorded: true }), { timeout: 15_000 });
+    expect(reconcile.mock.calls.some(([at]) => at >= Date.now() + aheadMs / 2)).toBe(true);
   });
 
   it('shows Done, without buttons, for a finished job whose message’s last update a stop shed (its buttons are beside its images)', async () => {

@@ -3,7 +3,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say, usd } from '../../../bots/runner/index.js';
-import { STEP_RETAKE_MS, WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
+import { STEP_RETAKE_MS, stepStoppedWords, WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
 import { digestKeyOf, openBotState } from '../../../bots/state/index.js';
@@ -442,6 +442,19 @@ describe('a “Generate image” step failed because the bots’ state could not
       h = undefined;
       await state.close();
     }
+  });
+});
+
+describe('a “Generate image” step a graceful stop cut off', () => {
+  it('fails a step whose paid job a graceful stop cut off with the stop’s words and what the ledger charged it, as the crash’s sweep says them, in the member’s language', async () => {
+    h = await startHarness({ emulator: { latencyMs: 20_000 } });
+    h.fake.setLocale('U0HANS', 'de-DE');
+    const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { ...inputs, user: userContext('U0HANS') } });
+    await h.fake.waitFor(() => generationRequests(h!) > 0 || undefined, 'its request to reach the service');
+    await h.runner.shutdown({ graceMs: 0 });
+    const [charged] = (await h.store.usage({})).filter((r) => r.userKey === 'slack:U0HANS');
+    expect(charged!.costUsd).toBeGreaterThan(0);
+    expect(await outcomeOf(h, run)).toStrictEqual({ ok: false, error: stepStoppedWords('de-DE', { type: 'charged', cost: { totalUsd: charged!.costUsd } }), at: expect.any(Number) as unknown });
   });
 });
 
