@@ -27,6 +27,9 @@ const NAME_TTL_MS = 6 * 60 * 60_000;
 const LOOKUPS_PER_CALL = 20;
 const LOOKUP_TIMEOUT_MS = 3_000;
 
+/** How many servers' and workspaces' settings the console's role budgets read asks for at once. */
+export const ROLE_BUDGET_READS_AT_ONCE = 16;
+
 /**
  * What the console learns from the chat bots of `npm start` (see
  * `BotsView` in src/console): names of servers, workspaces and members
@@ -147,12 +150,21 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
     // Every scope with settings kept, read as the jobs read them (`roleBudgetsOf`): the caps page and the alerts give
     // its members their roles' budgets (`memberLimits`). One whose budgets cannot be read is `unreadable`: its members
     // may spend nothing, and the page says so.
+    // Read ROLE_BUDGET_READS_AT_ONCE scopes at a time: an alert check waits for them all (hundreds of servers, one
+    // round trip each).
     async roleBudgets() {
+      const scopeKeys = await storedScopeKeys(scopeSettingsSpace);
+      const read = new Array<ScopeRoleBudgets>(scopeKeys.length);
+      let next = 0;
+      const reader = async () => {
+        for (let i = next++; i < scopeKeys.length; i = next++) read[i] = roleBudgetsOf(await scopeSettings.get(scopeKeys[i]!));
+      };
+      await Promise.all(Array.from({ length: Math.min(ROLE_BUDGET_READS_AT_ONCE, scopeKeys.length) }, reader));
       const all: Record<string, ScopeRoleBudgets> = {};
-      for (const scopeKey of await storedScopeKeys(scopeSettingsSpace)) {
-        const budgets = roleBudgetsOf(await scopeSettings.get(scopeKey));
+      scopeKeys.forEach((scopeKey, i) => {
+        const budgets = read[i]!;
         if (budgets === 'unreadable' || budgets.length > 0) all[scopeKey] = budgets;
-      }
+      });
       return all;
     },
 

@@ -4,7 +4,6 @@ import type { LoggerLike } from '../client/PictorClient.js';
 import { listenOn } from '../core/listen.js';
 import { LATE, within } from '../core/with-timeout.js';
 import { formatUsd } from '../core/pricing.js';
-import { redactSecrets } from '../core/redact-secrets.js';
 import { SPEND_CAP_VARIABLES } from '../spend/caps.js';
 import type { UsageRecord } from '../spend/types.js';
 import { utcMonth } from '../spend/utc-period.js';
@@ -139,13 +138,13 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
   /**
    * A change or a thumbnail that had no answer within the wait: 503 and a line in the log. A change may still be made
-   * (`afterChange` logs it then); one that fails later is logged too, its error redacted and its code kept, so the
+   * (`afterChange` logs it then); one that fails later is logged too, with its error (the logger hides its secrets), so the
    * owner who was told "reload to see" can find why it was not made.
    */
   function tooLate(res: ServerResponse, path: string, what: string, change?: Promise<unknown>): void {
     logger.warn({ path, waitedMs: backendWaitMs, ledger: options.ledgerWhere }, `the console had no answer from ${what} in time: answered 503`);
     change?.catch((error: unknown) =>
-      logger.warn({ path, ledger: options.ledgerWhere, ...failureOf(error) }, `a change the console answered 503 for failed later: ${what} did not make it`),
+      logger.warn({ path, ledger: options.ledgerWhere, err: error }, `a change the console answered 503 for failed later: ${what} did not make it`),
     );
     res.setHeader('retry-after', '5');
     send(res, 503, 'text/plain; charset=utf-8', `No answer from ${what} within ${Math.round(backendWaitMs / 1000)} s: try again in a moment${what === 'the kept images' ? '' : ' (reload the page to see whether the change was made)'}.\n`);
@@ -539,12 +538,6 @@ function noticeOf(query: URLSearchParams | undefined): string | undefined {
     default:
       return undefined;
   }
-}
-
-/** An error as a log line may carry it: its stable code (a Pictor error's, or the system's such as ECONNREFUSED) and its message with every secret hidden. */
-function failureOf(error: unknown): { code?: string; err: string } {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return { ...(typeof code === 'string' && { code }), err: redactSecrets(error instanceof Error ? error.message : String(error)) };
 }
 
 function keysOf(records: readonly UsageRecord[], active: readonly { userKey: string; scopeKey: string }[]): string[] {

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { botsConsoleView } from '../../bots/console-view.js';
+import { botsConsoleView, ROLE_BUDGET_READS_AT_ONCE } from '../../bots/console-view.js';
 import { settingsInState } from '../../bots/runner/index.js';
 import type { RunnerConfig } from '../../bots/runner/config.js';
 import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
@@ -129,6 +129,55 @@ describe('the chat settings the console shows the owner', () => {
       // Those asked for are listed too, once.
       expect(Object.keys(await view.chatSettings!(['discord:G2', 'discord:G1'])).sort()).toEqual(['discord:G2', 'discord:G4', 'slack:T9']);
     } finally {
+      await state.close();
+    }
+  });
+
+  it('give the role budgets of many servers read side by side, a bounded number at once, not one server after another', async () => {
+    const state = await openBotState({ dataDir: await kit.newDir(), logger: silentLogger() });
+    try {
+      const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+      const { runner } = await kit.runner({ settings: settingsInState(space) });
+      const budget = { roleId: '123456789012345678', name: 'artists', userDailyUsd: 1 };
+      const guilds = Array.from({ length: ROLE_BUDGET_READS_AT_ONCE * 2 + 3 }, (_, i) => `discord:G${i}`);
+      for (const guild of guilds) await space.put(stateKeyOf(guild), { roleBudgets: { value: [budget], by: 'discord:42', at: 5 } });
+      // Each read of a server's settings waits until the test lets the ones asked so far answer.
+      let asked = 0;
+      let inFlight = 0;
+      let most = 0;
+      let answer!: () => void;
+      let answered = new Promise<void>((resolve) => (answer = resolve));
+      const spaceOf = state.store.space.bind(state.store);
+      vi.spyOn(state.store, 'space').mockImplementation(<T>(definition: Parameters<typeof spaceOf>[0]) => {
+        const inner = spaceOf<T>(definition);
+        const read = inner.read.bind(inner);
+        inner.read = async (key) => {
+          asked++;
+          most = Math.max(most, ++inFlight);
+          await answered;
+          inFlight--;
+          return read(key);
+        };
+        return inner;
+      });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const all = view.roleBudgets!();
+      await vi.waitFor(() => expect(asked).toBe(ROLE_BUDGET_READS_AT_ONCE));
+      const release = () => {
+        const now = answer;
+        answered = new Promise<void>((resolve) => (answer = resolve));
+        now();
+      };
+      while (asked < guilds.length) {
+        const before = asked;
+        release();
+        await vi.waitFor(() => expect(asked).toBeGreaterThan(before));
+      }
+      answer();
+      expect(Object.keys(await all).sort()).toEqual([...guilds].sort());
+      expect(most).toBe(ROLE_BUDGET_READS_AT_ONCE);
+    } finally {
+      vi.restoreAllMocks();
       await state.close();
     }
   });

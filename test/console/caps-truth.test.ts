@@ -229,6 +229,120 @@ describe('the caps as the console shows them and alerts of them', () => {
     expect(logged.slice(1, 2)).toEqual(['info the alert check reads the ledger again']);
   });
 
+  it('waits for the bots’ role budgets apart from the ledger, and names them, not the ledger, when they do not answer in time', async () => {
+    const dir = await folder();
+    /** A file ledger that says when a check's reads of it are done (the refusals are read last). */
+    class ReadStore extends FileQuotaStore {
+      onRead = () => {};
+      override async refusals(since: string) {
+        const refusals = await super.refusals(since);
+        this.onRead();
+        return refusals;
+      }
+    }
+    const store = (await opened(new ReadStore({ dir }))) as ReadStore;
+    const now = Date.now();
+    await spend(store, 'a', 'discord:1', 'discord:guild', 5.5, now);
+    let rolesAnswer = false;
+    const sent: Alert[] = [];
+    const logged: string[] = [];
+    const logger = { ...silentLogger(), warn: (_fields: object, message?: string) => void logged.push(`warn ${message}`), info: (_fields: object, message?: string) => void logged.push(`info ${message}`) };
+    const watcher = new AlertWatcher({
+      readWaitMs: LEDGER_WAIT_MS,
+      source: { store, operator: operatorWith({ accountDailyUsd: 10 }), bots: { roleBudgets: () => (rolesAnswer ? Promise.resolve({}) : new Promise<never>(() => undefined)) } },
+      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      log: new MemoryAlertLog(),
+      channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
+      config: NO_ALERTS,
+      logger,
+      now: () => now,
+    });
+    steps.push(() => watcher.stop());
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const ledgerRead = new Promise<void>((done) => (store.onRead = done));
+      const checking = watcher.check();
+      // The ledger answered in time; the role budgets do not.
+      await ledgerRead;
+      await vi.advanceTimersByTimeAsync(LEDGER_WAIT_MS);
+      expect(await checking).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(logged).toEqual(['warn the alert check had no answer from the bots’ role budgets in time: nothing is sent until it answers; the next check asks again']);
+    rolesAnswer = true;
+    expect((await watcher.check()).map((a) => a.cap?.threshold)).toEqual([50]);
+    expect(sent).toHaveLength(1);
+    expect(logged.slice(1, 2)).toEqual(['info the alert check reads the ledger again']);
+  });
+
+  it('gives up a check whose claim the alert log does not answer (said once in the log), the next check still runs, and the alert goes out once the stalled claim lapses', async () => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    let now = Date.now();
+    await spend(store, 'a', 'discord:1', 'discord:guild', 5.5, now);
+    /** An alert log whose claims wait while `stalled` is set (as Redis queues them while it is down), made once it answers. */
+    class StallingLog extends MemoryAlertLog {
+      stalled = false;
+      claims = 0;
+      /** Called at each claim. */
+      onClaim = () => {};
+      readonly #waiting: (() => void)[] = [];
+      override claim(keys: readonly string[], at: number, leaseMs: number): Promise<Set<string>> {
+        this.claims++;
+        this.onClaim();
+        if (!this.stalled) return super.claim(keys, at, leaseMs);
+        return new Promise((answer) => this.#waiting.push(() => answer(super.claim(keys, at, leaseMs))));
+      }
+      answer(): void {
+        this.stalled = false;
+        for (const claim of this.#waiting.splice(0)) claim();
+      }
+    }
+    const log = new StallingLog();
+    const sent: Alert[] = [];
+    const logged: string[] = [];
+    const logger = { ...silentLogger(), warn: (_fields: object, message?: string) => void logged.push(`warn ${message}`), info: (_fields: object, message?: string) => void logged.push(`info ${message}`) };
+    const watcher = new AlertWatcher({
+      readWaitMs: LEDGER_WAIT_MS,
+      source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
+      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      log,
+      channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
+      config: NO_ALERTS,
+      logger,
+      now: () => now,
+    });
+    steps.push(() => watcher.stop());
+    log.stalled = true;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      for (let i = 1; i <= 2; i++) {
+        const asked = new Promise<void>((claimed) => (log.onClaim = claimed));
+        const checking = watcher.check();
+        // The reads answered; the claim does not.
+        await asked;
+        await vi.advanceTimersByTimeAsync(LEDGER_WAIT_MS);
+        // The check has ended: the next one runs.
+        expect(await Promise.race([checking, Promise.resolve('still waiting for the claim')])).toEqual([]);
+        expect(log.claims).toBe(i);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(sent).toEqual([]);
+    expect(logged).toEqual(['warn the alert check had no answer from the alert log in time: nothing is sent until it answers; the next check asks again']);
+    // The alert log answers: the stalled claims are made late, and hold the alert for their minute.
+    log.answer();
+    now += 1;
+    expect(await watcher.check()).toEqual([]);
+    // Their minute past, the alert goes out, from the figures read then.
+    await spend(store, 'b', 'discord:1', 'discord:guild', 3, now);
+    now += 61_000;
+    expect((await watcher.check()).map((a) => a.cap?.threshold)).toEqual([80]);
+    expect(sent).toHaveLength(1);
+  });
+
   it('tells a cap that refuses its jobs once, with its highest threshold when that is new: one message, not a second for the event', async () => {
     const dir = await folder();
     const store = await opened(new FileQuotaStore({ dir }));

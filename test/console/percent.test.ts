@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { cannotTakeOneImage, capRatio, CHEAPEST_JOB_USD, ONE_IMAGE_USD, percentOf, refusesJob, usedUp } from '../../src/console/percent.js';
-import { estimateOf } from '../../src/core/pricing.js';
 import { passes } from '../../src/spend/rules.js';
 
 describe('a cap’s percent, the one rule of the page and the alerts', () => {
@@ -31,12 +30,17 @@ describe('a cap’s percent, the one rule of the page and the alerts', () => {
   });
 
   it('says "cannot take one more image" and "used up" by the one rule, the spend guard’s: each with its job, never of a lower bound', () => {
-    expect(ONE_IMAGE_USD).toBe(estimateOf({ operation: 'generate', n: 1 }).totalUsd);
+    // One image of quality auto reserves its upper-bound price: $0.22366 (said $0.224).
+    expect(ONE_IMAGE_USD).toBe(0.22366);
     const cap = { usedUsd: 9.9, limitUsd: 10 };
-    expect(cannotTakeOneImage(cap)).toBe(refusesJob(cap, ONE_IMAGE_USD));
-    expect(cannotTakeOneImage(cap)).toBe(passes(9.9, ONE_IMAGE_USD, 10));
     expect(cannotTakeOneImage(cap)).toBe(true);
     expect(usedUp(cap)).toBe(false);
+    // Exactly one image left fits, to the nano-dollar; a ten-thousandth of a cent less does not.
+    expect(cannotTakeOneImage({ usedUsd: 9.77634, limitUsd: 10 })).toBe(false);
+    expect(cannotTakeOneImage({ usedUsd: 9.7763401, limitUsd: 10 })).toBe(true);
+    // Any job: refused when it does not fit in what is left, taken when it does.
+    expect(refusesJob({ usedUsd: 1, limitUsd: 1.5 }, 0.5)).toBe(false);
+    expect(refusesJob({ usedUsd: 1.000000001, limitUsd: 1.5 }, 0.5)).toBe(true);
     // Used up: it cannot take one more image either.
     expect(usedUp({ usedUsd: 9.996, limitUsd: 10 })).toBe(true);
     expect(cannotTakeOneImage({ usedUsd: 9.996, limitUsd: 10 })).toBe(true);

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog, type AlertRules } from '../../src/console/alerts/alert-log.js';
 import { startConsole, type RunningConsole } from '../../src/console/index.js';
 import { startConsoleServer } from '../../src/console/server.js';
+import { createLogger } from '../../src/core/logger.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ActiveJob, BreakerState } from '../../src/spend/types.js';
@@ -218,8 +219,10 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     await store.open();
     steps.push(() => store.close());
     const log = new FailingLog();
-    const warnings: { fields: Record<string, unknown>; message: string }[] = [];
-    const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (fields: object, message?: string) => void warnings.push({ fields: fields as Record<string, unknown>, message: message ?? '' }) };
+    // The logger the console runs with, its lines as written.
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(line) } });
+    const warnings = () => lines.map((line) => JSON.parse(line) as { path?: string; msg: string; err?: { code?: string; message?: string } });
     const running = (await startConsole({
       source: { store, operator: { caps: {}, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
       config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: true },
@@ -243,18 +246,18 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     store.resume.open();
     log.write.open();
     const failed = await vi.waitFor(() => {
-      const late = warnings.filter((w) => w.message.startsWith('a change the console answered 503 for failed later'));
+      const late = warnings().filter((w) => w.msg.startsWith('a change the console answered 503 for failed later'));
       expect(late).toHaveLength(2);
       return late;
     });
-    expect(failed.map((w) => w.message).sort()).toEqual([
+    expect(failed.map((w) => w.msg).sort()).toEqual([
       'a change the console answered 503 for failed later: the alert log did not make it',
       'a change the console answered 503 for failed later: the ledger did not make it',
     ]);
-    const resume = failed.find((w) => w.fields.path === '/breaker/resume')!;
-    expect(resume.fields).toMatchObject({ code: 'ECONNREFUSED', err: 'connect ECONNREFUSED redis://default:[redacted]@redis.internal:6379' });
-    expect(JSON.stringify(warnings)).not.toContain('hunter2hunter2');
-    expect(failed.find((w) => w.fields.path === '/alerts/rules')!.fields).toMatchObject({ code: 'EROFS', err: 'EROFS: read-only file system' });
+    const resume = failed.find((w) => w.path === '/breaker/resume')!;
+    expect(resume.err).toMatchObject({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED redis://default:[redacted]@redis.internal:6379' });
+    expect(lines.join('')).not.toContain('hunter2hunter2');
+    expect(failed.find((w) => w.path === '/alerts/rules')!.err).toMatchObject({ code: 'EROFS', message: 'EROFS: read-only file system' });
   });
 
   it('closes the live stream, saying why, when the ledger does not answer its first read', async () => {

@@ -24,7 +24,8 @@ export interface AlertWatcherOptions {
   /** The ledger's reservations with those of gone processes ended (shared with the pages); default one of its own. */
   ledgerNow?: LedgerNow | undefined;
   /**
-   * How long a check waits for its reads (the alert rules, the usage records, the caps): past it the check ends with
+   * How long a check waits for each of its reads, made side by side — the ledger's (the usage records, the caps), the
+   * alert log's (the rules, then the claim of what it sends), the bots' role budgets — past it the check ends with
    * nothing sent, and the next one runs at its time. The console's one backend wait.
    */
   readWaitMs: number;
@@ -53,6 +54,15 @@ interface Pending {
    * counts as sent with it.
    */
   instead?: Alert;
+}
+
+/** What a check reads from, as the log names it when it has no answer in time. */
+type Backend = 'the ledger' | 'the alert log' | 'the bots’ role budgets';
+
+/** What a check did: the alerts it sent, and what did not answer in time (the check ended there). */
+interface Outcome {
+  sent: Alert[];
+  late?: Backend[];
 }
 
 /** One message to one destination, and the alerts (their claims) it carries. */
@@ -95,8 +105,8 @@ export class AlertWatcher {
   readonly #abort = new AbortController();
   /** The messages of the check under way whose send has not started (a stop lets them go). */
   #queue: Message[] = [];
-  /** The checks' reads are stalled (said once in the log, until a check reads again). */
-  #stalled = false;
+  /** What the checks' reads are stalled on (said once in the log, until a check reads again). */
+  #stalled: string | undefined;
 
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
@@ -149,43 +159,73 @@ export class AlertWatcher {
   /** The messages a stop keeps from being sent: their claims are let go, so the next check sends them. */
   async #letGo(messages: readonly Message[]): Promise<void> {
     if (messages.length === 0) return;
-    await this.#options.log.release(messages.flatMap((m) => m.marks.map((mark) => mark.key))).catch(() => undefined);
+    // Not let go within the stop's wait (an alert log that does not answer), they lapse with their claims (a minute).
+    await waitAtMost(this.#options.log.release(messages.flatMap((m) => m.marks.map((mark) => mark.key))), STOP_WAIT_MS);
     this.#options.logger.info({ left: messages.length }, 'the console stops: the alerts not sent yet are let go, for the next check');
   }
 
   /**
-   * One check: its reads, given `readWaitMs` (a stalled ledger does not hold this check, nor the next ones: the stalled
-   * read is left, logged once until a check reads again), then what they found is sent.
+   * One check: its reads, each given `readWaitMs` (a stalled ledger or alert log does not hold this check, nor the next
+   * ones: the stalled read is left, logged once, naming what stalled, until a check reads again), then what they found
+   * is claimed (given as long) and sent.
    */
   async #check(): Promise<Alert[]> {
-    const { logger, readWaitMs } = this.#options;
     const now = this.#now();
-    const found = await within(this.#find(now), readWaitMs);
-    if (found === LATE) {
-      if (!this.#stalled) logger.warn({ waitedMs: readWaitMs }, 'the alert check had no answer from the ledger in time: nothing is sent until it answers; the next check asks again');
-      this.#stalled = true;
+    const found = await this.#find(now);
+    if (!Array.isArray(found)) return this.#late(found);
+    if (found.length === 0) {
+      this.#answered();
       return [];
     }
-    if (this.#stalled) logger.info({}, 'the alert check reads the ledger again');
-    this.#stalled = false;
-    if (found.length === 0) return [];
     found.sort((a, b) => rankOf(a.alert) - rankOf(b.alert));
-    return this.#send(found, now);
+    const outcome = await this.#send(found, now);
+    return outcome.late ? this.#late(outcome) : outcome.sent;
   }
 
-  /** What the caps, the role budgets and the breaker call for now: the alerts to send (claimed or not yet). */
-  async #find(now: number): Promise<Pending[]> {
-    const { source, index, log, config } = this.#options;
-    const rules = (await log.rules()) ?? { thresholds: config.thresholds, breaker: config.breaker };
-    await index.refresh();
-    const active = await this.#ledgerNow.activeJobs();
-    const [overrides, breaker, refusals, roleBudgets] = await Promise.all([
-      source.store.allCapOverrides(),
-      source.store.breakerStates(),
-      source.store.refusals(`${utcMonth(now)}-01`),
-      roleBudgetsOf(source, this.#options.logger),
-    ]);
-    const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now, chartDays: 1, ledger: source.store, roleBudgets, withUsers: false });
+  /** A check read and claimed in time: said once after a stall. */
+  #answered(): void {
+    if (this.#stalled !== undefined) this.#options.logger.info({}, 'the alert check reads the ledger again');
+    this.#stalled = undefined;
+  }
+
+  /** A check that ended on a read or a write not answered in time: said once (naming what), until a check reads again. */
+  #late({ sent, late = [] }: Outcome): Alert[] {
+    const what = late.join(' nor from ');
+    if (this.#stalled !== what) {
+      this.#options.logger.warn(
+        { waitedMs: this.#options.readWaitMs, late },
+        `the alert check had no answer from ${what} in time: nothing is sent until ${late.length > 1 ? 'they answer' : 'it answers'}; the next check asks again`,
+      );
+    }
+    this.#stalled = what;
+    return sent;
+  }
+
+  /**
+   * What the caps, the role budgets and the breaker call for now: the alerts to send (claimed or not yet). The alert
+   * rules, the ledger and the role budgets are read side by side, each given `readWaitMs`: the ledger's reads (before
+   * and while the figures are made) share theirs; the role budgets' wait is not the ledger's.
+   */
+  async #find(now: number): Promise<Pending[] | Outcome> {
+    const { source, index, log, config, readWaitMs } = this.#options;
+    const started = performance.now();
+    const ledgerReads = (async () => {
+      await index.refresh();
+      const active = await this.#ledgerNow.activeJobs();
+      const [overrides, breaker, refusals] = await Promise.all([source.store.allCapOverrides(), source.store.breakerStates(), source.store.refusals(`${utcMonth(now)}-01`)]);
+      return { active, overrides, breaker, refusals, tookMs: performance.now() - started };
+    })();
+    const [kept, read, roleBudgets] = await Promise.all([within(log.rules(), readWaitMs), within(ledgerReads, readWaitMs), within(roleBudgetsOf(source, this.#options.logger), readWaitMs)]);
+    const late: Backend[] = [...(read === LATE ? ['the ledger' as const] : []), ...(kept === LATE ? ['the alert log' as const] : []), ...(roleBudgets === LATE ? ['the bots’ role budgets' as const] : [])];
+    if (read === LATE || kept === LATE || roleBudgets === LATE) return { sent: [], late };
+    const rules = kept ?? { thresholds: config.thresholds, breaker: config.breaker };
+    const { active, overrides, breaker, refusals, tookMs } = read;
+    // The figures read the ledger too (the amounts each cap counts): in what is left of its wait.
+    const figures = await within(
+      spendFigures({ index, operator: source.operator, active, overrides, refusals, now, chartDays: 1, ledger: source.store, roleBudgets, withUsers: false }),
+      Math.max(0, readWaitMs - tookMs),
+    );
+    if (figures === LATE) return { sent: [], late: ['the ledger'] };
     const pending: Pending[] = [];
     for (const cap of figures.caps) {
       // A member of a scope whose role budgets cannot be read: one alert for the scope (below), not one per member.
@@ -275,39 +315,51 @@ export class AlertWatcher {
 
   /**
    * Claims all in one step, marks the lower thresholds passed with a higher one, names the ones claimed, then sends,
-   * most urgent first.
+   * most urgent first. Each write of the alert log is given `readWaitMs`: past it, nothing more is sent (what this check
+   * claimed lapses with its claim, a minute, and a later check sends it from the figures it reads then); the names past
+   * it are left out (the keys are said).
    */
-  async #send(pending: Pending[], now: number): Promise<Alert[]> {
-    const { source, log, channels, logger } = this.#options;
-    if (this.#stopped) return [];
+  async #send(pending: Pending[], now: number): Promise<Outcome> {
+    const { source, log, channels, logger, readWaitMs } = this.#options;
+    if (this.#stopped) return { sent: [] };
     const keyOf = (id: string, channel: AlertChannel) => `${id}@${channel.id}`;
-    const claimed = await log.claim(
-      pending.flatMap(({ alert, passed, instead }) =>
-        channels.flatMap((channel) => [...passed.map((lower) => keyOf(lower, channel)), keyOf(alert.id, channel), ...(instead ? [keyOf(instead.id, channel)] : [])]),
+    const claimed = await within(
+      log.claim(
+        pending.flatMap(({ alert, passed, instead }) =>
+          channels.flatMap((channel) => [...passed.map((lower) => keyOf(lower, channel)), keyOf(alert.id, channel), ...(instead ? [keyOf(instead.id, channel)] : [])]),
+        ),
+        now,
+        CLAIM_MS,
       ),
-      now,
-      CLAIM_MS,
+      readWaitMs,
     );
+    if (claimed === LATE) return { sent: [], late: ['the alert log'] };
     /** What goes to `channel` of one pending alert: the alert, else what goes instead of it, else nothing (sent already). */
     const chosen = ({ alert, instead }: Pending, channel: AlertChannel): Alert | undefined =>
       claimed.has(keyOf(alert.id, channel)) ? alert : instead && claimed.has(keyOf(instead.id, channel)) ? instead : undefined;
     // A lower threshold passed at the same time is not sent after the higher one, nor listed as sent; nor is what the
     // alert stands for.
-    await log.sent(
-      pending.flatMap(({ alert, passed, instead, keepUntil }) =>
-        channels.flatMap((channel) =>
-          [...passed, ...(instead && claimed.has(keyOf(alert.id, channel)) ? [instead.id] : [])]
-            .map((lower) => keyOf(lower, channel))
-            .filter((key) => claimed.has(key))
-            .map((key) => ({ key, keepUntil })),
+    const marked = await within(
+      log.sent(
+        pending.flatMap(({ alert, passed, instead, keepUntil }) =>
+          channels.flatMap((channel) =>
+            [...passed, ...(instead && claimed.has(keyOf(alert.id, channel)) ? [instead.id] : [])]
+              .map((lower) => keyOf(lower, channel))
+              .filter((key) => claimed.has(key))
+              .map((key) => ({ key, keepUntil })),
+          ),
         ),
+        now,
       ),
-      now,
+      readWaitMs,
     );
+    if (marked === LATE) return { sent: [], late: ['the alert log'] };
+    this.#answered();
     const toSend = pending.flatMap((p) => [...new Set(channels.map((channel) => chosen(p, channel)).filter((a) => a !== undefined))]);
-    if (toSend.length === 0) return [];
+    if (toSend.length === 0) return { sent: [] };
     const keys = new Set(toSend.flatMap((alert) => [alert.cap?.key, alert.cap?.scopeKey, alert.breaker?.scopeKey, alert.roleBudgets?.scopeKey].filter((k) => k !== undefined)));
-    const names = (await source.bots?.names?.([...keys]).catch(() => undefined)) ?? new Map<string, string>();
+    const named = source.bots?.names ? await within(source.bots.names([...keys]).catch(() => undefined), readWaitMs) : undefined;
+    const names = named === LATE || named === undefined ? new Map<string, string>() : named;
     for (const alert of toSend) {
       if (alert.cap) {
         alert.cap.name = names.get(alert.cap.key);
@@ -333,7 +385,7 @@ export class AlertWatcher {
     // Stopped while claiming: nothing starts.
     if (this.#stopped) {
       await this.#letGo(messages);
-      return sent;
+      return { sent };
     }
     this.#queue = messages;
     for (let next = this.#queue.shift(); next !== undefined; next = this.#queue.shift()) {
@@ -347,16 +399,21 @@ export class AlertWatcher {
           logger.info({ alert: alert.id, channel: channel.id }, 'the console stops: the alert under way was cut; it is sent again once its claim lapses');
           continue;
         }
-        await log.release(marks.map((mark) => mark.key)).catch(() => undefined);
+        await waitAtMost(log.release(marks.map((mark) => mark.key)), readWaitMs);
         logger.warn({ alert: alert.id, channel: channel.id, err: error instanceof Error ? error.message : String(error) }, 'an alert was not taken; it is tried again at the next check');
         continue;
       }
       const plain = alertText(alert, now);
-      await log.sent(marks, now, { id: alert.id, channel: channel.id, text: plain, at: now });
+      const kept = await within(log.sent(marks, now, { id: alert.id, channel: channel.id, text: plain, at: now }), readWaitMs);
       logger.info({ alert: alert.id, channel: channel.id, ...(alert.members && { members: alert.members.count }) }, 'alert sent');
       sent.push({ ...alert, text: plain });
+      if (kept === LATE) {
+        // Sent, not marked: the rest of this check waits (their claims lapse) for an alert log that answers.
+        this.#queue = [];
+        return { sent, late: ['the alert log'] };
+      }
     }
-    return sent;
+    return { sent };
   }
 }
 
