@@ -160,6 +160,34 @@ describe('sending the alerts of a check', () => {
     expect(log.released.every((k) => k.startsWith('cap:user:discord:10000000000000000'))).toBe(true);
   });
 
+  it('returns from stop() within a second while both the send under way and the alert log’s release of what was queued hang', async () => {
+    const dir = await folder();
+    const now = Date.now();
+    const store = await opened(new FileQuotaStore({ dir }));
+    await spend(store, 'a', 'discord:100000000000000001', 'discord:guild', 0.6, now);
+    await spend(store, 'b', 'discord:100000000000000002', 'discord:guild', 0.6, now);
+    let called!: () => void;
+    const sending = new Promise<void>((resolve) => (called = resolve));
+    const hanging: AlertChannel = { id: 'hangs', send: () => (called(), new Promise<void>(() => undefined)) };
+    // An alert log that stops answering once the first send is under way.
+    class StallingLog extends MemoryAlertLog {
+      override release(): Promise<void> {
+        return new Promise<void>(() => undefined);
+      }
+    }
+    const watcher = watcherOf(store, operatorWith({ accountDailyUsd: 2, userDailyUsd: 1 }), [hanging], new StallingLog());
+    void watcher.check();
+    await sending;
+    vi.useFakeTimers();
+    let stopped = false;
+    const stop = watcher.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await stop;
+    expect(stopped).toBe(true);
+  });
+
   it('gives the send under way a second at stop(), then aborts it keeping its claim, so the next process sends what was queued at once and the cut one only once its claim lapses', async () => {
     const dir = await folder();
     const now = Date.now();

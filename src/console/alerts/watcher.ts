@@ -150,9 +150,9 @@ export class AlertWatcher {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
-    await this.#letGo(this.#queue.splice(0));
+    // One second for both, side by side: the release of what was queued and the send under way.
     const running = this.#running;
-    if (running) await waitAtMost(running, STOP_WAIT_MS);
+    await Promise.all([this.#letGo(this.#queue.splice(0)), running && waitAtMost(running, STOP_WAIT_MS)]);
     this.#abort.abort();
   }
 
