@@ -227,8 +227,8 @@ class FileSpace<T> extends BaseSpace<T> {
     return this.#serial(key, async () => {
       const envelope = await this.#read(key, true);
       const change = step(envelope === UNREADABLE ? envelope : (envelope?.value as T | undefined));
-      if (change?.kept === undefined) await (change && this.#remove(key));
-      else await this.#write(key, change.kept, change.hold, readable(envelope));
+      if (change?.kept !== undefined) await this.#write(key, change.kept, change.hold, readable(envelope));
+      else if (change) await this.#remove(key);
     });
   }
 

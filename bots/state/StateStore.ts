@@ -173,7 +173,10 @@ export abstract class BaseSpace<T> {
    */
   protected async takeOnce(key: string, token: string): Promise<boolean> {
     let taken = false;
-    await this.changeRecord(key, (found) => (found === undefined ? ((taken = true), { kept: JSON.stringify(token), hold: false }) : undefined));
+    await this.changeRecord(key, (found) => {
+      taken = found === undefined;
+      return taken ? { kept: JSON.stringify(token), hold: false } : undefined;
+    });
     return taken;
   }
 
@@ -217,8 +220,7 @@ export abstract class BaseSpace<T> {
    * (undefined deletes it); it may run more than once, so it must not act outside. Answers the value before and after.
    */
   async update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
-    this.assertOpen();
-    this.#refuseBytes('update');
+    this.#usable('update');
     checkKey(key);
     let done!: { before: UpdateCurrent<T, O>; after: T | undefined };
     await this.changeRecord(key, (found) => {
@@ -248,8 +250,7 @@ export abstract class BaseSpace<T> {
 
   /** Deletes each damaged record (not JSON) whose text `mentions`, unless written anew meanwhile (`forget`). */
   async deleteDamaged(mentions: (text: string) => boolean): Promise<number> {
-    this.assertOpen();
-    this.#refuseBytes('deleteDamaged');
+    this.#usable('deleteDamaged');
     let deleted = 0;
     // Deleted only while it is still this text: one written anew meanwhile stays.
     for await (const [key, text] of this.texts()) if (text !== undefined && safeJson(text) === undefined && mentions(text) && (await this.deleteIfText(key, text))) deleted++;
@@ -276,8 +277,7 @@ export abstract class BaseSpace<T> {
 
   /** Takes a key once: true for the first call across processes and restarts within the TTL; keeps `token` for `releaseClaim`. */
   async claimOnce(key: string, token?: string): Promise<boolean> {
-    this.assertOpen();
-    this.#refuseBytes('claimOnce');
+    this.#usable('claimOnce');
     const kept = claimToken(token);
     return STATE_KEY_PATTERN.test(key) && this.takeOnce(key, kept);
   }
@@ -287,8 +287,7 @@ export abstract class BaseSpace<T> {
    * another claim since stays taken: a release sent again late never frees another's claim.
    */
   async releaseClaim(key: string, token: string): Promise<void> {
-    this.assertOpen();
-    this.#refuseBytes('releaseClaim');
+    this.#usable('releaseClaim');
     const kept = claimToken(token);
     if (STATE_KEY_PATTERN.test(key)) await this.giveBackOnce(key, kept);
   }
@@ -301,8 +300,9 @@ export abstract class BaseSpace<T> {
   /** Receives the notices other processes send about the records this process holds (one handler per space; none: one process). */
   async onNotice(_handler: (key: string, notice: Notice) => void): Promise<void> {}
 
-  /** `update`, `claimOnce` and `releaseClaim` are for JSON records: a binary space's bytes are only put, read and deleted. */
-  #refuseBytes(what: string): void {
+  /** Open, and (`update`, `claimOnce` … are for JSON records) not a binary space, whose bytes are only put, read and deleted. */
+  #usable(what: string): void {
+    this.assertOpen();
     if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no ${what} there`);
   }
 }
