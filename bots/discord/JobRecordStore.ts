@@ -132,9 +132,9 @@ export interface ReplyHandle {
   guildId?: string | null | undefined;
 }
 
-export type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };
+type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };
 /** A change of a record's fields (`endRecorded` and `final` are set by `markEndRecorded` alone). */
-export type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final' | 'made'>>;
+type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final' | 'made'>>;
 
 /** What a write leaves of a record, decided on the record as changed: no end or final once recorded, no reply once done. */
 function settled(record: JobRecord): JobRecord {
@@ -282,8 +282,7 @@ export class JobRecordStore {
 
   /** A runner job's image `index`, if it was kept and still is. */
   async readKeptOutput(runnerJobId: string, index: number): Promise<InputImage | undefined> {
-    const img = await this.#keptOutputOfJob({ runnerJobId }, index);
-    return img ? this.#read(img) : undefined;
+    return this.readKept(await this.#keptOutputOfJob({ runnerJobId }, index));
   }
 
   /** Whether a record's input images (some) are all still kept, no bytes read: a button refuses before it answers. */
@@ -296,19 +295,13 @@ export class JobRecordStore {
   /** The record's input images; empty when any of them is no longer kept (a job's inputs go together). */
   async readInputs(key: string): Promise<InputImage[]> {
     const record = await this.records.get(key);
-    const images = await Promise.all((record?.inputs ?? []).map((img) => this.#read(img)));
+    const images = await Promise.all((record?.inputs ?? []).map((img) => this.readKept(img)));
     return images.every((img): img is InputImage => img !== undefined) ? images : [];
   }
 
   /** The job's output image `index`, if it was kept and still is. */
   async readOutput(key: string, index: number): Promise<InputImage | undefined> {
-    const img = await this.#keptOutputOfJob({ key }, index);
-    return img ? this.#read(img) : undefined;
-  }
-
-  /** A kept image of a record the caller holds (no read of the record again); undefined when it is no longer kept. */
-  readKept(img: StoredImage): Promise<InputImage | undefined> {
-    return this.#read(img);
+    return this.readKept(await this.#keptOutputOfJob({ key }, index));
   }
 
   async remove(key: string): Promise<void> {
@@ -391,7 +384,9 @@ export class JobRecordStore {
     return record && keptOutput(record, index);
   }
 
-  async #read(img: StoredImage): Promise<InputImage | undefined> {
+  /** A kept image (of a record the caller holds: no read of the record again); undefined when it is no longer kept. */
+  async readKept(img: StoredImage | undefined): Promise<InputImage | undefined> {
+    if (!img) return undefined;
     const kept = await this.#images.get(img.file);
     const legacy = kept && isLegacyImage(kept) ? safeJson<{ data?: unknown; filename?: unknown }>(kept.toString('utf8')) : undefined;
     if (legacy) return typeof legacy.data === 'string' ? { data: Buffer.from(legacy.data, 'base64'), filename: img.filename ?? (typeof legacy.filename === 'string' ? legacy.filename : undefined) } : undefined;

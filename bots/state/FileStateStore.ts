@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeLeftoverTemps, safeJson, writeFileAtomically } from 'pictor/internal';
-import { checkKey, checkSpace, claimToken, encodeValue, holdAfter, isRecordValue, newOwnerId, readable, refuseBytes, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type PutOptions, type Space, type SpaceDefinition, type StateEntry, type StateStore, type UpdateCurrent, type UpdateOptions } from './StateStore.js';
+import { BaseSpace, checkSpace, newOwnerId, readable, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type Change, type Found, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -59,7 +59,7 @@ export class FileStateStore implements StateStore {
   }
 }
 
-class FileSpace<T> implements Space<T> {
+class FileSpace<T> extends BaseSpace<T> {
   readonly dir: string;
   #opening: Promise<void> | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
@@ -71,15 +71,16 @@ class FileSpace<T> implements Space<T> {
 
   constructor(
     readonly dataDir: string,
-    readonly definition: SpaceDefinition,
-    readonly owner: string,
+    definition: SpaceDefinition,
+    owner: string,
     readonly pruneEveryMs: number,
     readonly closed: () => boolean,
   ) {
+    super(definition, owner);
     this.dir = join(dataDir, definition.dir);
   }
 
-  #assertOpen(): void {
+  protected override assertOpen(): void {
     if (this.closed()) throw new StateClosedError(this.definition.name);
   }
 
@@ -125,6 +126,13 @@ class FileSpace<T> implements Space<T> {
     }
   }
 
+  /** Whether the index lists the record, not past the TTL. */
+  async #listed(key: string): Promise<boolean> {
+    await this.#open();
+    const at = this.#index.get(key)?.at;
+    return at !== undefined && !this.#expired(at);
+  }
+
   /** Whether a record written at `at` is past the space's TTL. */
   #expired(at: number): boolean {
     return this.definition.ttlMs !== undefined && at < Date.now() - this.definition.ttlMs;
@@ -154,10 +162,7 @@ class FileSpace<T> implements Space<T> {
    * (`queued`: no write of it can be under way), else through `#forgetGone`.
    */
   async #read(key: string, queued: boolean): Promise<Envelope | typeof UNREADABLE | undefined> {
-    if (!STATE_KEY_PATTERN.test(key)) return undefined;
-    await this.#open();
-    const at = this.#index.get(key)?.at;
-    if (at === undefined || this.#expired(at)) return undefined;
+    if (!(await this.#listed(key))) return undefined;
     const found = await readFile(this.#path(key)).catch(missingOrUnreadable);
     if (found === undefined && queued) this.#noteDelete(key);
     else if (found === undefined) await this.#serial(key, () => this.#forgetGone(key));
@@ -195,23 +200,14 @@ class FileSpace<T> implements Space<T> {
     await rm(this.#path(key), { force: true });
   }
 
-  async get(key: string): Promise<T | undefined> {
-    return readable(await this.read(key));
-  }
-
-  async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
-    this.#assertOpen();
+  protected async readRecord(key: string): Promise<Found<T>> {
     const envelope = await this.#read(key, false);
     return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
   /** As `read` would answer, from the index and a stat (a file that cannot be looked at is had, as `read` answers it unreadable). */
-  async has(key: string): Promise<boolean> {
-    this.#assertOpen();
-    if (!STATE_KEY_PATTERN.test(key)) return false;
-    await this.#open();
-    const at = this.#index.get(key)?.at;
-    if (at === undefined || this.#expired(at)) return false;
+  protected async hasRecord(key: string): Promise<boolean> {
+    if (!(await this.#listed(key))) return false;
     const found = await stat(this.#path(key)).then(
       () => true,
       (error: unknown) => missingOrUnreadable(error) !== undefined,
@@ -220,76 +216,55 @@ class FileSpace<T> implements Space<T> {
     return found;
   }
 
-  async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
-    this.#assertOpen();
-    checkKey(key);
-    const encoded = encodeValue(this.definition, value);
+  protected async putRecord(key: string, kept: string | Buffer, hold: boolean | undefined): Promise<void> {
     await this.#serial(key, async () => {
-      const current = options.hold === undefined && !this.definition.binary ? readable(await this.#read(key, true)) : undefined;
-      await this.#write(key, encoded, options.hold, current);
+      const current = hold === undefined && typeof kept === 'string' ? readable(await this.#read(key, true)) : undefined;
+      await this.#write(key, kept, hold, current);
     });
   }
 
-  async update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
-    this.#assertOpen();
-    refuseBytes(this.definition, 'update');
-    checkKey(key);
+  protected changeRecord(key: string, step: (found: Found<T>) => Change): Promise<void> {
     return this.#serial(key, async () => {
-      const checked = await this.#read(key, true);
-      const envelope = readable(checked);
-      const before = (checked === UNREADABLE && options?.unreadable ? UNREADABLE : envelope?.value) as UpdateCurrent<T, O>;
-      // `change` gets a copy of its own (it may keep or change it).
-      const after = change(before === UNREADABLE ? before : structuredClone(before));
-      if (after === undefined) await this.#remove(key);
-      else await this.#write(key, encodeValue(this.definition, after), holdAfter(options?.hold, after), envelope);
-      return { before, after };
+      const envelope = await this.#read(key, true);
+      const change = step(envelope === UNREADABLE ? envelope : (envelope?.value as T | undefined));
+      if (change?.kept !== undefined) await this.#write(key, change.kept, change.hold, readable(envelope));
+      else if (change) await this.#remove(key);
     });
   }
 
-  async delete(key: string): Promise<void> {
-    this.#assertOpen();
-    if (STATE_KEY_PATTERN.test(key)) await this.#serial(key, () => this.#remove(key));
+  protected deleteRecord(key: string): Promise<void> {
+    return this.#serial(key, () => this.#remove(key));
   }
 
-  async *entries(): AsyncIterable<StateEntry<T>> {
-    this.#assertOpen();
+  protected async *records(): AsyncIterable<[string, Found<T>]> {
     await this.#open();
-    for (const key of [...this.#index.keys()]) {
-      const value = await this.get(key);
-      if (isRecordValue(value)) yield { key, value };
-    }
+    for (const key of [...this.#index.keys()]) yield [key, await this.read(key)];
   }
 
-  async deleteDamaged(mentions: (text: string) => boolean): Promise<number> {
-    this.#assertOpen();
-    refuseBytes(this.definition, 'deleteDamaged');
+  protected async *texts(): AsyncIterable<[string, string | undefined]> {
     await this.#open();
-    let deleted = 0;
-    for (const key of [...this.#index.keys()]) {
-      await this.#serial(key, async () => {
-        const text = await readFile(this.#path(key), 'utf8').catch(() => undefined);
-        if (text === undefined || safeJson(text) !== undefined || !mentions(text)) return;
-        await this.#remove(key);
-        deleted++;
-      });
-    }
-    return deleted;
+    for (const key of [...this.#index.keys()]) yield [key, await readFile(this.#path(key), 'utf8').catch(() => undefined)];
+  }
+
+  protected deleteIfText(key: string, text: string): Promise<boolean> {
+    return this.#serial(key, async () => {
+      if ((await readFile(this.#path(key), 'utf8').catch(() => undefined)) !== text) return false;
+      await this.#remove(key);
+      return true;
+    });
   }
 
   async *keys(): AsyncIterable<string> {
-    this.#assertOpen();
+    this.assertOpen();
     await this.#open();
     for (const [key, { at }] of [...this.#index]) if (!this.#expired(at)) yield key;
   }
 
-  async claimOrphans(): Promise<StateEntry<T>[]> {
-    this.#assertOpen();
-    // A binary space's records are never held.
-    if (this.definition.binary) return [];
+  protected async takeOrphans(): Promise<StateEntry<T>[]> {
     await this.#open();
     const claimed: StateEntry<T>[] = [];
     for (const key of [...this.#index.keys()]) {
-      this.#assertOpen();
+      this.assertOpen();
       const taken = await this.#serial(key, async () => {
         const envelope = readable(await this.#read(key, true));
         // One process per data folder: any other holder is gone.
@@ -302,49 +277,9 @@ class FileSpace<T> implements Space<T> {
     return claimed;
   }
 
-  async heldElsewhere(): Promise<boolean> {
-    return false;
+  protected async holderOf(key: string): Promise<string | null | undefined> {
+    return readable(await this.#read(key, false))?.holder;
   }
-
-  async heldHere(key: string): Promise<boolean> {
-    this.#assertOpen();
-    const envelope = readable(await this.#read(key, false));
-    return envelope?.holder === this.owner;
-  }
-
-  /**
-   * A record written in the key's queue, so a key stays taken across a restart. An unreadable record is a claim too, as
-   * for Redis's SET NX: taking it anew would pay a replayed request's job twice.
-   */
-  async claimOnce(key: string, token?: string): Promise<boolean> {
-    this.#assertOpen();
-    refuseBytes(this.definition, 'claimOnce');
-    const kept = claimToken(token);
-    if (!STATE_KEY_PATTERN.test(key)) return false;
-    return this.#serial(key, async () => {
-      if ((await this.#read(key, true)) !== undefined) return false;
-      await this.#write(key, JSON.stringify(kept), false);
-      return true;
-    });
-  }
-
-  async releaseClaim(key: string, token: string): Promise<void> {
-    this.#assertOpen();
-    refuseBytes(this.definition, 'releaseClaim');
-    const kept = claimToken(token);
-    if (!STATE_KEY_PATTERN.test(key)) return;
-    await this.#serial(key, async () => {
-      const found = await this.#read(key, true);
-      if (found !== undefined && found !== UNREADABLE && found.value === kept) await this.#remove(key);
-    });
-  }
-
-  /** One process per data folder: nobody else holds a job or sends notices. */
-  async notifyHolder(): Promise<boolean> {
-    return false;
-  }
-
-  async onNotice(): Promise<void> {}
 
   #serial<R>(key: string, run: () => Promise<R>): Promise<R> {
     const next = (this.#queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(async () => {
@@ -356,6 +291,7 @@ class FileSpace<T> implements Space<T> {
     return next;
   }
 }
+
 
 /** Only a file that is not there is a missing record: any other failure to read it leaves a record that cannot be read. */
 function missingOrUnreadable(error: unknown): undefined | typeof UNREADABLE {

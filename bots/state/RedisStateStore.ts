@@ -2,8 +2,8 @@ import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
 import { waitWithin } from 'pictor/internal';
-import { checkKey, checkSpace, claimToken, encodeValue, holdAfter, isRecordValue, MAX_NOTICE_BYTES, newOwnerId, readable, refuseBytes, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
-import type { Notice, PutOptions, Space, SpaceDefinition, StateEntry, StateStore, UpdateCurrent, UpdateOptions } from './StateStore.js';
+import { BaseSpace, checkSpace, MAX_NOTICE_BYTES, newOwnerId, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
+import type { Change, Found, Notice, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
 const DEFAULT_LEASE_MS = 15_000;
@@ -205,13 +205,15 @@ export class RedisStateStore implements StateStore {
   }
 }
 
-class RedisSpace<T> implements Space<T> {
+class RedisSpace<T> extends BaseSpace<T> {
   constructor(
     readonly redis: StateClient,
     readonly base: string,
-    readonly definition: SpaceDefinition,
+    definition: SpaceDefinition,
     readonly store: RedisStateStore,
-  ) {}
+  ) {
+    super(definition, store.owner);
+  }
 
   #record(key: string): string {
     return `${this.base}:r:${key}`;
@@ -227,7 +229,7 @@ class RedisSpace<T> implements Space<T> {
   }
 
   /** `text`: the value as kept, '' to delete; `expected` as `PUT`'s ARGV. */
-  async #put(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
+  protected async putRecord(key: string, text: string | Buffer, hold: boolean | undefined, expected = ''): Promise<boolean> {
     const { ttlMs, maxCount, maxBytes } = this.definition;
     const keys = this.#keys(key);
     const args = [key, text, ttlMs ?? '', hold === undefined ? '' : hold ? '1' : '0', this.store.owner, expected, maxCount ?? '', maxBytes ?? '', this.#record(''), this.store.closing ? '' : this.store.leaseMs];
@@ -238,25 +240,19 @@ class RedisSpace<T> implements Space<T> {
     return this.definition.binary ? this.redis.getBuffer(this.#record(key)) : this.redis.get(this.#record(key));
   }
 
-  #decode(raw: string | Buffer | null | undefined): T | typeof UNREADABLE | undefined {
+  #decode(raw: string | Buffer | null | undefined): Found<T> {
     if (raw === null || raw === undefined) return undefined;
     const value = this.definition.binary ? raw : safeJson<T>(raw as string);
     return value === undefined ? UNREADABLE : (value as T);
   }
 
-  async get(key: string): Promise<T | undefined> {
-    return readable(await this.read(key));
-  }
-
-  async read(key: string): Promise<T | typeof UNREADABLE | undefined> {
-    if (!STATE_KEY_PATTERN.test(key)) return undefined;
+  protected async readRecord(key: string): Promise<Found<T>> {
     const raw = await this.#raw(key);
     if (raw === null) await this.#gone(key);
     return this.#decode(raw);
   }
 
-  async has(key: string): Promise<boolean> {
-    if (!STATE_KEY_PATTERN.test(key)) return false;
+  protected async hasRecord(key: string): Promise<boolean> {
     if ((await this.redis.exists(this.#record(key))) === 1) return true;
     await this.#gone(key);
     return false;
@@ -267,54 +263,37 @@ class RedisSpace<T> implements Space<T> {
     await this.redis.pictorStateGone(...this.#keys(key), key).catch(() => undefined);
   }
 
-  async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
-    checkKey(key);
-    await this.#put(key, encodeValue(this.definition, value), this.definition.binary ? undefined : options.hold);
-  }
-
-  async update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
-    refuseBytes(this.definition, 'update');
-    checkKey(key);
+  protected async changeRecord(key: string, step: (found: Found<T>) => Change): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const text = (await this.#raw(key)) as string | null;
-      const current = () => (options?.unreadable ? this.#decode(text) : readable(this.#decode(text))) as UpdateCurrent<T, O>;
-      const after = change(current());
+      const change = step(this.#decode(text));
       // Written only if nobody else wrote the record since it was read; else read again and change that.
-      if (await this.#put(key, after === undefined ? '' : encodeValue(this.definition, after), holdAfter(options?.hold, after), text === null ? 'n' : `v:${text}`)) return { before: current(), after };
+      if (!change || (await this.putRecord(key, change.kept ?? '', change.hold, text === null ? 'n' : `v:${text}`))) return;
       if (attempt >= UPDATE_ATTEMPTS) throw new Error(`the ${this.definition.name} record ${key} kept changing; not updated`);
       // Others are writing it: let them finish (a little longer each time, never all at once again).
       await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
     }
   }
 
-  async delete(key: string): Promise<void> {
-    if (STATE_KEY_PATTERN.test(key)) await this.#put(key, '', false);
+  protected async deleteRecord(key: string): Promise<void> {
+    await this.putRecord(key, '', false);
   }
 
-  async *entries(): AsyncIterable<StateEntry<T>> {
+  protected async *records(): AsyncIterable<[string, Found<T>]> {
+    for await (const [key, raw] of this.texts()) yield [key, this.#decode(raw)];
+  }
+
+  /** Each record's value as kept (a binary space's bytes), one SCAN batch at a time. */
+  protected async *texts(): AsyncIterable<[string, string | undefined]> {
     for await (const keys of this.#keyBatches()) {
-      if (!keys.length) continue;
       const records = keys.map((k) => this.#record(k));
-      const values: (string | Buffer | null)[] = this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
-      for (const [i, key] of keys.entries()) {
-        const value = readable(this.#decode(values[i]));
-        if (isRecordValue(value)) yield { key, value };
-      }
+      const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
+      for (const [i, key] of keys.entries()) yield [key, (values[i] ?? undefined) as string | undefined];
     }
   }
 
-  async deleteDamaged(mentions: (text: string) => boolean): Promise<number> {
-    refuseBytes(this.definition, 'deleteDamaged');
-    let deleted = 0;
-    for await (const keys of this.#keyBatches()) {
-      const texts = keys.length ? await this.redis.mget(...keys.map((k) => this.#record(k))) : [];
-      for (const [i, key] of keys.entries()) {
-        const text = texts[i];
-        // Deleted only while it is still this text: one written anew meanwhile stays.
-        if (text && safeJson(text) === undefined && mentions(text) && (await this.#put(key, '', false, `v:${text}`))) deleted++;
-      }
-    }
-    return deleted;
+  protected deleteIfText(key: string, text: string): Promise<boolean> {
+    return this.putRecord(key, '', false, `v:${text}`);
   }
 
   async *keys(): AsyncIterable<string> {
@@ -329,16 +308,11 @@ class RedisSpace<T> implements Space<T> {
     }
   }
 
-  async heldElsewhere(key: string): Promise<boolean> {
-    return STATE_KEY_PATTERN.test(key) && (await this.#liveHolderElsewhere(key)) !== undefined;
+  protected holderOf(key: string): Promise<string | null> {
+    return this.redis.hget(this.#held, key);
   }
 
-  async heldHere(key: string): Promise<boolean> {
-    return STATE_KEY_PATTERN.test(key) && (await this.redis.hget(this.#held, key)) === this.store.owner;
-  }
-
-  /** The process holding `key` when it is another one whose lease is alive. */
-  async #liveHolderElsewhere(key: string): Promise<string | undefined> {
+  protected override async holderElsewhere(key: string): Promise<string | undefined> {
     const holder = await this.redis.hget(this.#held, key);
     if (holder === null || holder === this.store.owner) return undefined;
     return (await this.redis.exists(this.store.leaseKey(holder))) === 1 ? holder : undefined;
@@ -348,34 +322,29 @@ class RedisSpace<T> implements Space<T> {
     return `${this.base}:once:${key}`;
   }
 
-  async claimOnce(key: string, token?: string): Promise<boolean> {
-    refuseBytes(this.definition, 'claimOnce');
-    const kept = claimToken(token);
-    if (!STATE_KEY_PATTERN.test(key)) return false;
+  protected override async takeOnce(key: string, token: string): Promise<boolean> {
     const once = this.#once(key);
     const ttlMs = this.definition.ttlMs;
-    return (await (ttlMs === undefined ? this.redis.set(once, kept, 'NX') : this.redis.set(once, kept, 'PX', ttlMs, 'NX'))) === 'OK';
+    return (await (ttlMs === undefined ? this.redis.set(once, token, 'NX') : this.redis.set(once, token, 'PX', ttlMs, 'NX'))) === 'OK';
   }
 
-  async releaseClaim(key: string, token: string): Promise<void> {
-    refuseBytes(this.definition, 'releaseClaim');
-    const kept = claimToken(token);
-    if (STATE_KEY_PATTERN.test(key)) await this.redis.pictorStateRelease(this.#once(key), kept);
+  protected override async giveBackOnce(key: string, token: string): Promise<void> {
+    await this.redis.pictorStateRelease(this.#once(key), token);
   }
 
-  async notifyHolder(key: string, notice: Notice): Promise<boolean> {
+  override async notifyHolder(key: string, notice: Notice): Promise<boolean> {
     if (!STATE_KEY_PATTERN.test(key)) return false;
     const text = JSON.stringify({ space: this.definition.name, key, notice });
     if (text.length > MAX_NOTICE_BYTES) throw new Error(`a notice of ${text.length} characters is over the bound of ${MAX_NOTICE_BYTES}`);
-    const holder = await this.#liveHolderElsewhere(key);
+    const holder = await this.holderElsewhere(key);
     return holder !== undefined && (await this.redis.publish(this.store.noticeChannel(holder), text)) > 0;
   }
 
-  onNotice(handler: (key: string, notice: Notice) => void): Promise<void> {
+  override onNotice(handler: (key: string, notice: Notice) => void): Promise<void> {
     return this.store.listen(this.definition.name, handler);
   }
 
-  async claimOrphans(): Promise<StateEntry<T>[]> {
+  protected async takeOrphans(): Promise<StateEntry<T>[]> {
     const held = await this.redis.hgetall(this.#held);
     const holders = [...new Set(Object.values(held))].filter((holder) => holder !== this.store.owner);
     if (!holders.length) return [];

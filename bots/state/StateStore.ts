@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { safeJson } from 'pictor/internal';
 
 /**
  * The bots' one storage room: every record the bots keep after the moment it was made is a record of a space
@@ -42,11 +43,6 @@ export interface UpdateOptions<T = never> {
   unreadable?: boolean | undefined;
 }
 
-/** What `update`'s `hold` option asks for a record changed into `after` (undefined: deleted). */
-export function holdAfter<T>(hold: UpdateOptions<T>['hold'], after: T | undefined): boolean | undefined {
-  return typeof hold === 'function' ? (after === undefined ? undefined : hold(after)) : hold;
-}
-
 /** What `update`'s `change` gets: the record or undefined, and `UNREADABLE` too when the options ask for it. */
 export type UpdateCurrent<T, O extends UpdateOptions<T>> = T | undefined | (O extends { unreadable: true } ? typeof UNREADABLE : never);
 
@@ -57,49 +53,6 @@ export interface StateEntry<T> {
 
 /** What `Space.read` answers for a record kept but unreadable: not JSON (damaged), or a failing read (permissions, disk). */
 export const UNREADABLE: unique symbol = Symbol('unreadable record');
-
-export interface Space<T> {
-  readonly definition: SpaceDefinition;
-  /** The record, or undefined when there is none — or when it cannot be read (see `read`). */
-  get(key: string): Promise<T | undefined>;
-  /** As `get`, but a record that cannot be read is `UNREADABLE`, for a reader that must not take it for none. */
-  read(key: string): Promise<T | typeof UNREADABLE | undefined>;
-  /**
-   * Whether a record (readable or not) is kept under the key, without reading its value. A record removed behind the
-   * store is not, and `has` or `read` finding it gone drops it from the space's index and bounds.
-   */
-  has(key: string): Promise<boolean>;
-  put(key: string, value: T, options?: PutOptions): Promise<void>;
-  /**
-   * Changes a record atomically for every process: `change` gets the record (or undefined) and answers its new value
-   * (undefined deletes it); it may run more than once, so it must not act outside. Answers the value before and after.
-   */
-  update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }>;
-  delete(key: string): Promise<void>;
-  /** Every record that is an object (a full scan: `forget`, upgrades); another value (`null`: a hand edit) is skipped. */
-  entries(): AsyncIterable<StateEntry<T>>;
-  /** Deletes each damaged record (not JSON) whose text `mentions`, unless written anew meanwhile (`forget`). */
-  deleteDamaged(mentions: (text: string) => boolean): Promise<number>;
-  /** The key of every record, unreadable ones too: a full scan, never on a hot path. */
-  keys(): AsyncIterable<string>;
-  /** Takes the records whose holder's lease lapsed, each for one process, which holds it until it releases it. */
-  claimOrphans(): Promise<StateEntry<T>[]>;
-  /** Whether another live process holds the record (its job runs there, not here). */
-  heldElsewhere(key: string): Promise<boolean>;
-  /** Whether this process holds the record. */
-  heldHere(key: string): Promise<boolean>;
-  /** Takes a key once: true for the first call across processes and restarts within the TTL; keeps `token` for `releaseClaim`. */
-  claimOnce(key: string, token?: string): Promise<boolean>;
-  /**
-   * Gives back a key the `claimOnce` with this `token` took (its answer came too late: `claimWithin`). A key taken by
-   * another claim since stays taken: a release sent again late never frees another's claim.
-   */
-  releaseClaim(key: string, token: string): Promise<void>;
-  /** Sends a notice to the live process holding the record (another replica): true when it received it. */
-  notifyHolder(key: string, notice: Notice): Promise<boolean>;
-  /** Receives the notices other processes send about the records this process holds (one handler per space). */
-  onNotice(handler: (key: string, notice: Notice) => void): Promise<void>;
-}
 
 /** A small message between processes about one record (at most `MAX_NOTICE_BYTES` as JSON). */
 export type Notice = Record<string, unknown>;
@@ -146,7 +99,7 @@ export function newClaimToken(): string {
 }
 
 /** The claim's token, checked: a token not of the pattern is a bug (it would be compared, never matched). */
-export function claimToken(token: string | undefined): string {
+function claimToken(token: string | undefined): string {
   if (token === undefined) return newClaimToken();
   if (!CLAIM_TOKEN_PATTERN.test(token)) throw new TypeError('a claim token is 8 to 64 of A-Z a-z 0-9 _ -');
   return token;
@@ -162,12 +115,12 @@ export function checkSpace(definition: SpaceDefinition): void {
   if ((ttlMs !== undefined && !(ttlMs > 0)) || !(maxValueBytes > 0)) throw new Error(`the state space ${name} needs a positive TTL (or none) and a size bound`);
 }
 
-export function checkKey(key: string): void {
+function checkKey(key: string): void {
   if (!STATE_KEY_PATTERN.test(key)) throw new Error(`not a state key: ${JSON.stringify(key.slice(0, 80))}`);
 }
 
 /** A value as it is kept: JSON, or a binary space's Buffer itself (never empty); either checked against the bound. */
-export function encodeValue(definition: SpaceDefinition, value: unknown): string | Buffer {
+function encodeValue(definition: SpaceDefinition, value: unknown): string | Buffer {
   if (definition.binary && (!Buffer.isBuffer(value) || value.length === 0)) throw new TypeError(`the ${definition.name} space keeps bytes (a Buffer, not empty)`);
   const kept = definition.binary ? (value as Buffer) : JSON.stringify(value);
   const bytes = Buffer.byteLength(kept);
@@ -175,17 +128,183 @@ export function encodeValue(definition: SpaceDefinition, value: unknown): string
   return kept;
 }
 
-/** `update`, `claimOnce` and `releaseClaim` are for JSON records: a binary space's bytes are only put, read and deleted. */
-export function refuseBytes(definition: SpaceDefinition, what: string): void {
-  if (definition.binary) throw new TypeError(`the ${definition.name} space keeps bytes: no ${what} there`);
-}
-
-/** What `entries` yields: a value kept as an object (see `Space.entries`). */
-export const isRecordValue = <T>(value: T | undefined): value is T => typeof value === 'object' && value !== null;
-
 /** What `get` answers for what `read` found: a record that cannot be read counts as none. */
 export function readable<T>(found: T | typeof UNREADABLE): T | undefined {
   return found === UNREADABLE ? undefined : found;
+}
+
+/** A space of records, as every backend keeps it (`BaseSpace`'s public side). */
+export type Space<T> = Pick<BaseSpace<T>, keyof BaseSpace<T>>;
+
+/** A record as a backend found it: its value, `UNREADABLE`, or undefined (none). */
+export type Found<T> = T | typeof UNREADABLE | undefined;
+/** What a change writes for the record it found: the value as kept (undefined: delete it) and its hold; none: nothing. */
+export type Change = { kept: string | undefined; hold: boolean | undefined } | undefined;
+
+/**
+ * A space's rules, the same on every backend: which keys reach storage, the bound and encoding of values, what
+ * `update` and `entries` make of a record, which calls a binary space refuses. A backend adds only its storage.
+ */
+export abstract class BaseSpace<T> {
+  constructor(
+    readonly definition: SpaceDefinition,
+    protected readonly owner: string,
+  ) {}
+
+  /** Throws once the store is closed (the data folder's store refuses every later call). */
+  protected assertOpen(): void {}
+  protected abstract readRecord(key: string): Promise<Found<T>>;
+  protected abstract hasRecord(key: string): Promise<boolean>;
+  protected abstract putRecord(key: string, kept: string | Buffer, hold: boolean | undefined): Promise<unknown>;
+  /** Writes what `step` answers for the record as found, atomically for every process (`step` may run more than once). */
+  protected abstract changeRecord(key: string, step: (found: Found<T>) => Change): Promise<void>;
+  protected abstract deleteRecord(key: string): Promise<void>;
+  protected abstract records(): AsyncIterable<[string, Found<T>]>;
+  protected abstract texts(): AsyncIterable<[string, string | undefined]>;
+  protected abstract deleteIfText(key: string, text: string): Promise<boolean>;
+  protected abstract holderOf(key: string): Promise<string | null | undefined>;
+  protected abstract takeOrphans(): Promise<StateEntry<T>[]>;
+  /** The key of every record, unreadable ones too: a full scan, never on a hot path. */
+  abstract keys(): AsyncIterable<string>;
+
+  /**
+   * A claim is a record of its token, so a key stays taken across a restart. An unreadable record is a claim too, as
+   * for Redis's SET NX: taking it anew would pay a replayed request's job twice.
+   */
+  protected async takeOnce(key: string, token: string): Promise<boolean> {
+    let taken = false;
+    await this.changeRecord(key, (found) => {
+      taken = found === undefined;
+      return taken ? { kept: JSON.stringify(token), hold: false } : undefined;
+    });
+    return taken;
+  }
+
+  protected async giveBackOnce(key: string, token: string): Promise<void> {
+    await this.changeRecord(key, (found) => (found === token ? { kept: undefined, hold: undefined } : undefined));
+  }
+
+  /** The process holding the record when it is another live one (the data folder's: none, one process per folder). */
+  protected async holderElsewhere(_key: string): Promise<string | undefined> {
+    return undefined;
+  }
+
+  /** The record, or undefined when there is none — or when it cannot be read (see `read`). */
+  async get(key: string): Promise<T | undefined> {
+    return readable(await this.read(key));
+  }
+
+  /** As `get`, but a record that cannot be read is `UNREADABLE`, for a reader that must not take it for none. */
+  async read(key: string): Promise<Found<T>> {
+    this.assertOpen();
+    return STATE_KEY_PATTERN.test(key) ? this.readRecord(key) : undefined;
+  }
+
+  /**
+   * Whether a record (readable or not) is kept under the key, without reading its value. A record removed behind the
+   * store is not, and `has` or `read` finding it gone drops it from the space's index and bounds.
+   */
+  async has(key: string): Promise<boolean> {
+    this.assertOpen();
+    return STATE_KEY_PATTERN.test(key) && this.hasRecord(key);
+  }
+
+  async put(key: string, value: T, options: PutOptions = {}): Promise<void> {
+    this.assertOpen();
+    checkKey(key);
+    await this.putRecord(key, encodeValue(this.definition, value), this.definition.binary ? undefined : options.hold);
+  }
+
+  /**
+   * Changes a record atomically for every process: `change` gets the record (or undefined) and answers its new value
+   * (undefined deletes it); it may run more than once, so it must not act outside. Answers the value before and after.
+   */
+  async update<O extends UpdateOptions<T> = UpdateOptions<T>>(key: string, change: (current: UpdateCurrent<T, O>) => T | undefined, options?: O): Promise<{ before: UpdateCurrent<T, O>; after: T | undefined }> {
+    this.#usable('update');
+    checkKey(key);
+    let done!: { before: UpdateCurrent<T, O>; after: T | undefined };
+    await this.changeRecord(key, (found) => {
+      const before = (found === UNREADABLE && !options?.unreadable ? undefined : found) as UpdateCurrent<T, O>;
+      // `change` gets a copy of its own (it may keep or change it).
+      const after = change(before === UNREADABLE ? before : structuredClone(before));
+      done = { before, after };
+      const hold = typeof options?.hold === 'function' ? (after === undefined ? undefined : options.hold(after)) : options?.hold;
+      return { kept: after === undefined ? undefined : (encodeValue(this.definition, after) as string), hold };
+    });
+    return done;
+  }
+
+  async delete(key: string): Promise<void> {
+    this.assertOpen();
+    if (STATE_KEY_PATTERN.test(key)) await this.deleteRecord(key);
+  }
+
+  /** Every record that is an object (a full scan: `forget`, upgrades); another value (`null`: a hand edit) is skipped. */
+  async *entries(): AsyncIterable<StateEntry<T>> {
+    this.assertOpen();
+    for await (const [key, found] of this.records()) {
+      const value = readable(found);
+      if (typeof value === 'object' && value !== null) yield { key, value };
+    }
+  }
+
+  /** Deletes each damaged record (not JSON) whose text `mentions`, unless written anew meanwhile (`forget`). */
+  async deleteDamaged(mentions: (text: string) => boolean): Promise<number> {
+    this.#usable('deleteDamaged');
+    let deleted = 0;
+    // Deleted only while it is still this text: one written anew meanwhile stays.
+    for await (const [key, text] of this.texts()) if (text !== undefined && safeJson(text) === undefined && mentions(text) && (await this.deleteIfText(key, text))) deleted++;
+    return deleted;
+  }
+
+  /** Takes the records whose holder's lease lapsed, each for one process, which holds it until it releases it. */
+  async claimOrphans(): Promise<StateEntry<T>[]> {
+    this.assertOpen();
+    // A binary space's records are never held.
+    return this.definition.binary ? [] : this.takeOrphans();
+  }
+
+  /** Whether another live process holds the record (its job runs there, not here). */
+  async heldElsewhere(key: string): Promise<boolean> {
+    return STATE_KEY_PATTERN.test(key) && (await this.holderElsewhere(key)) !== undefined;
+  }
+
+  /** Whether this process holds the record. */
+  async heldHere(key: string): Promise<boolean> {
+    this.assertOpen();
+    return STATE_KEY_PATTERN.test(key) && (await this.holderOf(key)) === this.owner;
+  }
+
+  /** Takes a key once: true for the first call across processes and restarts within the TTL; keeps `token` for `releaseClaim`. */
+  async claimOnce(key: string, token?: string): Promise<boolean> {
+    this.#usable('claimOnce');
+    const kept = claimToken(token);
+    return STATE_KEY_PATTERN.test(key) && this.takeOnce(key, kept);
+  }
+
+  /**
+   * Gives back a key the `claimOnce` with this `token` took (its answer came too late: `claimWithin`). A key taken by
+   * another claim since stays taken: a release sent again late never frees another's claim.
+   */
+  async releaseClaim(key: string, token: string): Promise<void> {
+    this.#usable('releaseClaim');
+    const kept = claimToken(token);
+    if (STATE_KEY_PATTERN.test(key)) await this.giveBackOnce(key, kept);
+  }
+
+  /** Sends a notice to the live process holding the record (another replica): true when it received it (none: one process). */
+  async notifyHolder(_key: string, _notice: Notice): Promise<boolean> {
+    return false;
+  }
+
+  /** Receives the notices other processes send about the records this process holds (one handler per space; none: one process). */
+  async onNotice(_handler: (key: string, notice: Notice) => void): Promise<void> {}
+
+  /** Open, and (`update`, `claimOnce` … are for JSON records) not a binary space, whose bytes are only put, read and deleted. */
+  #usable(what: string): void {
+    this.assertOpen();
+    if (this.definition.binary) throw new TypeError(`the ${this.definition.name} space keeps bytes: no ${what} there`);
+  }
 }
 
 /** A process id no other process (here or on another host, now or later) has: host, pid and a random part. */
