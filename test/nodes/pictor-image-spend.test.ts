@@ -364,4 +364,38 @@ describe('the Pictor Image node when a request fails after some images', () => {
     const ledger = await ledgerOf(folder);
     expect(ledger.spent[utcDay(Date.now())]!.account).toBeGreaterThan(ONE_IMAGE_USD);
   });
+
+  it('says on the error’s item what the ledger charged for the whole job, beyond the cost of the image that came', async () => {
+    const folder = await ledgerFolder();
+    emulator.injectFault('short_result');
+    const [out] = await run(['two lighthouses'], { accountDailyUsd: '1', ledgerFolder: folder }, {
+      parameters: () => ({ ...LOW, prompt: 'two lighthouses', n: 2 }),
+    });
+    const spent = (await ledgerOf(folder)).spent[utcDay(Date.now())]!.account!;
+    expect(out![0]!.json.cost).toMatchObject({ usd: ONE_IMAGE_USD });
+    expect(out![1]!.json).toMatchObject({ code: 'bad_response', charged: spent });
+    expect(out![1]!.json.charged).toBeGreaterThan(ONE_IMAGE_USD);
+  });
+
+  it('says on the error’s item of a stream that failed after one image that the ledger charged that image, with the error output too', async () => {
+    const folder = await ledgerFolder();
+    emulator.configure({ latencyMs: 0, defaultPartialImages: 0 });
+    emulator.injectFault('stream_error_event');
+    const [out] = await run(['two lighthouses'], { accountDailyUsd: '1', ledgerFolder: folder }, {
+      parameters: () => ({ ...LOW, prompt: 'two lighthouses', n: 2, options: { stream: true } }),
+      onError: 'continueErrorOutput',
+    });
+    expect(out![1]!.json).toMatchObject({ code: 'server_error', charged: ONE_IMAGE_USD });
+  });
+
+  it('says charged 0 on the item of a request the service refused, and nothing about a charge for one refused before it was sent', async () => {
+    const folder = await ledgerFolder();
+    const [blocked] = await run(['a forbidden fox'], { accountDailyUsd: '0.007', ledgerFolder: folder });
+    expect(blocked![0]!.json).toMatchObject({ code: 'moderation_blocked', charged: 0 });
+    const [made] = await run(['a calm sea'], { accountDailyUsd: '0.007', ledgerFolder: folder });
+    expect(made![0]!.binary?.data).toBeDefined();
+    const [refused] = await run(['over the cap now'], { accountDailyUsd: '0.007', ledgerFolder: folder });
+    expect(refused![0]!.json.code).toBe('budget_account_daily');
+    expect(refused![0]!.json).not.toHaveProperty('charged');
+  });
 });

@@ -327,6 +327,20 @@ describe('editing with the Pictor Image node', () => {
     expect(error.description).toBe('Binary fields on this item: photo.');
   });
 
+  it('gives a missing binary field’s item code validation_error and the field as the request names it, with Continue and with the error output', async () => {
+    const item = itemWithFiles({ photo: { bytes: await png('#000000'), fileName: 'p.png', mimeType: 'image/png' } });
+    for (const onError of ['continueRegularOutput', 'continueErrorOutput'] as const) {
+      const [out] = await run({ operation: 'edit', prompt: 'edit it', inputBinaryFields: 'photo, nope' }, { items: [item], onError });
+      expect(out![0]!.json, onError).toMatchObject({ code: 'validation_error', field: 'image[1]', error: 'Input Binary Fields: the input item has no binary field "nope"', itemIndex: 0 });
+    }
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('gives any input error of the node that has no code of its own code validation_error', async () => {
+    const [out] = await run({ operation: 'upscale', prompt: 'x' }, { onError: 'continueRegularOutput' });
+    expect(out![0]!.json).toMatchObject({ code: 'validation_error', error: expect.stringMatching(/^Operation: "upscale" is not one of/), itemIndex: 0 });
+  });
+
   it(`refuses more than ${LIMITS.editImagesMax} input images`, async () => {
     const bytes = await png('#ffffff');
     const files = Object.fromEntries(Array.from({ length: LIMITS.editImagesMax + 1 }, (_, i) => [`f${i}`, { bytes, fileName: `f${i}.png`, mimeType: 'image/png' }]));

@@ -9,15 +9,18 @@ import { FIELD_PARAMETERS } from './node-properties.js';
 export async function readInputImages(ctx: IExecuteFunctions, itemIndex: number, fieldNames: readonly string[]): Promise<EditImage[]> {
   const binary = ctx.getInputData()[itemIndex]?.binary ?? {};
   const images: EditImage[] = [];
-  for (const name of fieldNames) {
+  for (const [index, name] of fieldNames.entries()) {
     if (!binary[name]) {
       const present = Object.keys(binary);
-      throw new NodeOperationError(ctx.getNode(), `${FIELD_PARAMETERS.image.displayName}: the input item has no binary field "${name}"`, {
+      const error = new NodeOperationError(ctx.getNode(), `${FIELD_PARAMETERS.image.displayName}: the input item has no binary field "${name}"`, {
         itemIndex,
         description: present.length
           ? `Binary fields on this item: ${present.join(', ')}.`
           : 'This item has no binary data. Put the images to edit in binary fields first (e.g. with Read/Write Files from Disk or HTTP Request).',
       });
+      // Bad input like any the core refuses: the request's field is the image at this place, as the core names it.
+      Object.assign(error.context, { parameter: `image[${index}]`, code: 'validation_error' });
+      throw error;
     }
     const meta = ctx.helpers.assertBinaryData(itemIndex, name);
     const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, name);

@@ -53,7 +53,13 @@ export function parameterOf(param: string, inputBinaryFields: readonly string[] 
  * their status and code.
  */
 export function toNodeError(node: INode, error: unknown, itemIndex: number, inputBinaryFields: readonly string[] = []): NodeError {
-  if (error instanceof NodeOperationError || error instanceof NodeApiError) return error;
+  if (error instanceof NodeApiError) return error;
+  if (error instanceof NodeOperationError) {
+    // The node's own checks of an item (and n8n's, e.g. a binary field it cannot read) are about the input: a failed
+    // item is promised a stable code, so one without its own is bad input.
+    if (codeOf(error) === undefined) error.context.code = 'validation_error';
+    return error;
+  }
   if (error instanceof ValidationError) {
     const { displayName, detail } = parameterOf(error.param, inputBinaryFields);
     const more = error.issues.length > 1 ? ` Also: ${error.issues.slice(1).map((i) => `${parameterOf(i.param).displayName}: ${i.message}`).join('; ')}.` : '';

@@ -15,7 +15,7 @@ import {
   type EditRequest,
   type GenerationRequest,
 } from 'pictor';
-import { SpendGuard, ledgerKindOf, type RedisUnavailableError } from 'pictor/internal';
+import { SpendGuard, ledgerKindOf, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
@@ -124,14 +124,17 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             const result = await send(ctx, credentials, ledger!, job, sending);
             if (result instanceof FailedAfterImages) {
               // The images that came are output before the error's item (On Error → Continue); they are charged.
-              const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields);
+              const nodeError = withCharged(toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields), sending.ended);
               if (!continueOnFail) throw result.error;
               return { itemIndex: job.itemIndex, error: nodeError, items: answerForAgent(ctx, await toOutputItems(ctx, result.arrived, shape)) };
             }
             return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
           } catch (error) {
             const missing = missingDatabaseOf(error);
-            const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
+            const nodeError = withCharged(
+              missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields),
+              sending.ended,
+            );
             if (!continueOnFail && !firstFailure) {
               // One failure fails the node: stop the requests still queued, never one already at the service.
               firstFailure = nodeError;
@@ -188,6 +191,8 @@ interface Sending {
   beforeSend: () => Promise<void>;
   leaving: () => void;
   onRetry: () => void;
+  /** How the ledger ended the request (set by the spend guard when the item has a ledger and its job was reserved). */
+  ended?: JobSettlement | undefined;
 }
 
 /** The request's watch (the spend guard's, or none), told last of its `beforeSend` what `leaving` is told. */
@@ -202,6 +207,16 @@ function leavingLast(watch: RequestWatch | undefined, leaving: () => void): Requ
     onImage: watch?.onImage?.bind(watch),
     end: watch?.end?.bind(watch),
   };
+}
+
+/**
+ * A failed item's error with what the ledger charged its job (`charged`), as the CLI's `--json` failure line says it: the
+ * images that came plus the estimate of each that did not when the service may have made them, 0 when nothing can have
+ * been billed, null when the ledger has not taken the settle yet. Left out when the job never reached the ledger.
+ */
+function withCharged(error: NodeError, ended: JobSettlement | undefined): NodeError {
+  if (ended) error.context.charged = ended.deferred ? null : ended.usd;
+  return error;
 }
 
 /**
@@ -235,7 +250,14 @@ async function send(
   // Through the account's spend guard (the same ledger as the CLI and the bots): reserved at its highest price before it
   // is sent, refused with BudgetExceededError (nothing sent) over a cap, settled at its real cost.
   const guard = needsLedger(ledger)
-    ? new SpendGuard({ store: await ledgerFor(ledger, { logger }), limits: ledger.limits, userKey: `n8n:${workflowIdOf(ctx)}`, scopeKey: 'n8n' })
+    ? new SpendGuard({
+        store: await ledgerFor(ledger, { logger }),
+        limits: ledger.limits,
+        userKey: `n8n:${workflowIdOf(ctx)}`,
+        scopeKey: 'n8n',
+        // The CLI's way of knowing what a failed job was charged: told before the request's failure reaches us.
+        onEnded: (settlement) => (sending.ended = settlement),
+      })
     : undefined;
   const client = new PictorClient({ ...common, onRequest: async (hooked) => leavingLast(await guard?.onRequest(hooked), sending.leaving) });
   const options = { signal: sending.signal, beforeSend: sending.beforeSend, onRetry: sending.onRetry };
@@ -282,6 +304,9 @@ export function failedItem(error: NodeError, itemIndex: number, onError: string 
     const value = error.context[key];
     if (typeof value === 'string' || typeof value === 'number') json[key] = value;
   }
+  // What the ledger charged the job: the images output before this item cost less when the job was charged for more.
+  const { charged } = error.context;
+  if (typeof charged === 'number' || charged === null) json.charged = charged;
   json.itemIndex = itemIndex;
   const item: INodeExecutionData = { json, pairedItem: { item: itemIndex } };
   if (onError === 'continueErrorOutput') Object.defineProperty(item, 'error', { value: error, enumerable: false, configurable: true, writable: true });
