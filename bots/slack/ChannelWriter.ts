@@ -296,8 +296,9 @@ export class ChannelWriter {
   /**
    * Once the bot has begun to stop (`stopping`): past when it no longer waits for the jobs' ends — the stop's `until`
    * (`StopBudget.until`: the earliest its calls gave, a later one bringing it forward, never back), and no later than
-   * the drain's bound when `shedProgress` gave one. Undefined before, and while no call gave an `until`: the stop then
-   * waits for them however long they take.
+   * the drain's bound when `shedProgress` gave one. Undefined before, and while no call gave an `until`: a job's end
+   * then waits within its own bounds, and the stop waits for the writes and the jobs up to 10 s each (the bot's
+   * `STOP_DRAIN_MS`), then stops waiting for them.
    */
   get stopDeadline(): number | undefined {
     const until = this.#stop?.until();

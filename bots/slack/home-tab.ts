@@ -1,7 +1,7 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { anyOf, defaultQualityFor, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, qualitiesFor, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
+import { anyOf, AUDIT_LIMITS, defaultQualityFor, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, qualitiesFor, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import { memorySpace } from '../runner/memory-space.js';
 import { stateKeyOf, type Space } from '../state/index.js';
@@ -19,6 +19,12 @@ const KEEP_VIEWERS = 500;
 const VIEWER_TTL_MS = 24 * 60 * 60_000;
 /** A change is shown after this pause, so a burst of changes costs one `views.publish`. */
 const COALESCE_MS = 500;
+/**
+ * A forget's publish that Slack did not take (`ok: false`, such as its `internal_error`; a 5xx; a broken connection)
+ * is tried again after these waits — the audit posts' schedule (`AUDIT_LIMITS.retryMs`, then twice as
+ * long each time) — then given up (logged): the member's next open of their Home publishes it.
+ */
+const FORGET_RETRY_MS = [1, 2, 4, 8].map((times) => times * AUDIT_LIMITS.retryMs);
 
 export interface HomeTabsOptions {
   runner: SlackJobRunner;
@@ -63,6 +69,8 @@ export class HomeTabs {
   readonly #viewers: NonNullable<HomeTabsOptions['viewers']>;
   /** The changes still coalescing, by member: each one's timer, and its publish. */
   readonly #pending = new Map<string, { timer: NodeJS.Timeout; run: () => void }>();
+  /** The forgets' publishes that failed, waiting to be tried again, by member: each one's timer, and its try. */
+  readonly #retries = new Map<string, { timer: NodeJS.Timeout; run: () => void }>();
   readonly #publishing = new Set<Promise<unknown>>();
   /** Each member's publishes rendering or sending now (started, not queued for the pace): what a forget waits for. */
   readonly #rendering = new Map<string, Set<Promise<void>>>();
@@ -106,21 +114,57 @@ export class HomeTabs {
    * the pace (a forget is rare; a 429 is waited out by the client): never queued, so it goes before the queued changes
    * and no stop drops it. The member's publishes under way (rendering or sending) are waited for first, so none
    * rendered before the forget comes after this one; other members' and the ones still queued for the pace (rendered
-   * when they run, after the forget) are not.
+   * when they run, after the forget) are not. Answers whether Slack took it: when it did not, it is tried again later
+   * (`FORGET_RETRY_MS`) until it passes, the tries run out or the bot stops (each logged); the member's next open of
+   * their Home publishes it in any case.
    */
-  async forgotten(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<void> {
+  async forgotten(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<boolean> {
     if (this.#stopped) {
       // Nothing here sends it any more: the member's next open of their Home (another replica, the next start) does.
       this.#o.logger.warn({ team: actor.teamId }, 'did not publish a Home tab after a forget: the Home tabs have stopped');
-      return;
+      return false;
     }
+    // This forget's publish replaces one an earlier forget still had to try again.
+    this.#dropRetry(keyOf(actor));
+    return this.#forgetPublish({ actor, requester, client }, 0);
+  }
+
+  /** A forget's publish (its `attempt`-th retry, or 0), once the member's own publishes under way have ended; tried again later when it failed. */
+  async #forgetPublish(viewer: Viewer, attempt: number): Promise<boolean> {
     // Under way from now on, while it waits for the member's own publishes too: a stop waits for it.
     const sent = (async () => {
-      await Promise.allSettled([...(this.#rendering.get(keyOf(actor)) ?? [])]);
-      await this.#publishTo({ actor, requester, client }, true);
+      await Promise.allSettled([...(this.#rendering.get(keyOf(viewer.actor)) ?? [])]);
+      return this.#publishTo(viewer, true);
     })();
     this.#track(sent);
-    await sent;
+    const published = await sent;
+    if (published.ok) return true;
+    this.#retryLater(viewer, attempt);
+    return false;
+  }
+
+  /** Tries a forget's failed publish again after its wait (`FORGET_RETRY_MS`); given up, and logged, once the waits run out or a stop began. */
+  #retryLater(viewer: Viewer, attempt: number): void {
+    const key = keyOf(viewer.actor);
+    const wait = FORGET_RETRY_MS[attempt];
+    if (wait === undefined || this.#stopping) {
+      this.#o.logger.warn({ team: viewer.actor.teamId, tries: attempt + 1 }, 'gave up publishing a Home tab after a forget: the member’s next open of it publishes it');
+      return;
+    }
+    this.#dropRetry(key);
+    const run = () => {
+      if (this.#retries.get(key)?.run === run) this.#retries.delete(key);
+      void this.#forgetPublish(viewer, attempt + 1);
+    };
+    const timer = setTimeout(run, wait);
+    timer.unref();
+    this.#retries.set(key, { timer, run });
+  }
+
+  #dropRetry(key: string): void {
+    const retry = this.#retries.get(key);
+    if (retry) clearTimeout(retry.timer);
+    this.#retries.delete(key);
   }
 
   /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
@@ -146,11 +190,11 @@ export class HomeTabs {
   }
 
   /**
-   * Publishes at once the changes still coalescing, then waits until no publish is under way or queued (tests: what a
-   * member's Home shows once every change asked for has reached it).
+   * Publishes at once the changes still coalescing and the forgets' publishes waiting to be tried again, then waits
+   * until no publish is under way or queued (tests: what a member's Home shows once every change asked for has reached it).
    */
   async flush(): Promise<void> {
-    for (const { timer, run } of [...this.#pending.values()]) {
+    for (const { timer, run } of [...this.#pending.values(), ...this.#retries.values()]) {
       clearTimeout(timer);
       run();
     }
@@ -162,12 +206,15 @@ export class HomeTabs {
    * waits for no change after the ones Slack is answering, however slow Slack is. A dropped one shows what changed when
    * the member next opens their Home (it is published then), here or on another replica. A forget's publish is never
    * queued (`forgotten`): one under way, or asked during the stop, is waited for too; the caller bounds the wait. One
-   * asked after the stop ended is not sent (it is logged): the member's next open of their Home shows it.
+   * asked after the stop ended is not sent (it is logged): the member's next open of their Home shows it. A forget's
+   * publish waiting to be tried again is given up (logged): the member's next open of their Home publishes it.
    */
   async stop(): Promise<void> {
     this.#stopping = true;
     for (const { timer } of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
+    if (this.#retries.size > 0) this.#o.logger.warn({ members: this.#retries.size }, 'gave up publishing Home tabs after a forget: the bot stops; each member’s next open of theirs publishes it');
+    for (const key of [...this.#retries.keys()]) this.#dropRetry(key);
     // Bottleneck's stop waits for the jobs running.
     await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
     // A forget asked meanwhile is under way too: waited for until none is left.
@@ -200,24 +247,27 @@ export class HomeTabs {
     }
   }
 
-  /** Publishes a member's Home: paced, or at once for a forget (`forgotten`). */
-  #publishTo(viewer: Viewer, forget = false): Promise<void> {
+  /** Publishes a member's Home: paced, or at once for a forget (`forgotten`). Answers whether Slack took it, and if not why. */
+  #publishTo(viewer: Viewer, forget = false): Promise<{ ok: true } | { ok: false; error: unknown }> {
     const publish = () =>
       this.#whileRendering(keyOf(viewer.actor), async () => {
         const view = await this.render(viewer.requester);
         await viewer.client.views.publish({ user_id: viewer.actor.userId, view });
       });
-    const sent = (forget ? publish() : this.#limiter.schedule(publish)).catch((error: unknown) => {
-      // Dropped by the stop, or asked after it: nothing failed.
-      if (this.#stopping && error instanceof Bottleneck.BottleneckError) return;
-      this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab');
-    });
+    const sent = (forget ? publish() : this.#limiter.schedule(publish)).then(
+      () => ({ ok: true }) as const,
+      (error: unknown) => {
+        // Dropped by the stop, or asked after it: nothing failed.
+        if (!(this.#stopping && error instanceof Bottleneck.BottleneckError)) this.#o.logger.warn({ code: slackErrorCode(error), team: viewer.actor.teamId }, 'could not publish a Home tab');
+        return { ok: false, error } as const;
+      },
+    );
     this.#track(sent);
     return sent;
   }
 
   /** Known as under way (`settled`, `stop`) until it ends. */
-  #track(sent: Promise<void>): void {
+  #track(sent: Promise<unknown>): void {
     this.#publishing.add(sent);
     void sent.finally(() => this.#publishing.delete(sent));
   }

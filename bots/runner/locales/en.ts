@@ -371,6 +371,7 @@ export const en = {
   'slack.home.how': 'Make images with {command} {where, select, any {in any channel} other {in {channels}}}, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
   'slack.home.history_none': 'Nothing yet.',
   'slack.home.only_you': 'Only you see this page.',
+  'slack.home.forgetPending': 'Your Home tab still shows your prompts: Slack did not take its new version yet. Pictor sends it again shortly, and it is shown without them the next time you open your Home tab.',
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).
   'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for.',

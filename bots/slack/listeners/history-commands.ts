@@ -37,9 +37,11 @@ export async function answerHistoryCommand(
   await ack();
   const requester = context.jobs.requester(actor);
   let answer: { text: string; blocks?: types.KnownBlock[] };
+  let erased = false;
   try {
     if (command.kind === 'forget') {
       answer = { text: describeForgotten(await history.forgetEverywhere(requester), locale, ':broom:') };
+      erased = true;
     } else if (command.kind === 'workspace') {
       const entries = await history.ofScope(requester);
       answer = entries ? renderHistory(entries, 'scope', locale) : { text: say(locale, 'history.not_admin', { icon: ':raised_hand:', scope: 'workspace' }) };
@@ -51,10 +53,14 @@ export async function answerHistoryCommand(
     answer = { text: `:warning: ${say(locale, 'error.on_my_side')}` };
   }
   // Their Home tab showed their prompts: it is published again with what is left of them, whatever becomes of the
-  // answer — a forget that failed partway may have erased their history already.
-  const republished = command.kind === 'forget' ? context.homes.forgotten(client, actor, requester) : undefined;
+  // answer — a forget that failed partway may have erased their history already. When Slack did not take it, the
+  // answer says their Home still shows their prompts, as it says it of the audit posts not edited yet (it is tried
+  // again shortly, and their next open of it publishes it).
+  if (command.kind === 'forget') {
+    const republished = await context.homes.forgotten(client, actor, requester);
+    if (erased && !republished) answer = { ...answer, text: `${answer.text} ${say(locale, 'slack.home.forgetPending')}` };
+  }
   await respond({ response_type: 'ephemeral', replace_original: false, ...answer });
-  await republished;
 }
 
 /**

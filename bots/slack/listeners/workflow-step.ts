@@ -279,8 +279,15 @@ async function runStep(
  * words the job's message says it. The one rule of both: the same job is told the same way however it was stopped.
  */
 export function stepStoppedWords(locale: string | undefined, charge: SweptCharge = { type: 'none' }): string {
-  const stopped = plain(say(locale, 'slack.step.cancelled'));
-  return charge.type === 'none' ? stopped : `${stopped}\n${plainChargeWords(locale ?? DEFAULT_LOCALE, charge.cost, charge.type === 'pending')}`;
+  return withChargeWords(locale, plain(say(locale, 'slack.step.cancelled')), charge);
+}
+
+/**
+ * The words a step fails with, and under them what the ledger charged its job (or may still charge it), as its message
+ * says it under its status: the one rule of a stopped job's step (`stepStoppedWords`) and a failed one's.
+ */
+function withChargeWords(locale: string | undefined, words: string, charge: SweptCharge): string {
+  return charge.type === 'none' ? words : `${words}\n${plainChargeWords(locale ?? DEFAULT_LOCALE, charge.cost, charge.type === 'pending')}`;
 }
 
 /** Ends a step whose job started: with the job's outputs once it finished, or the words why not. */
@@ -296,9 +303,11 @@ async function endStarted(
   await started.shown;
   if (final.type !== 'completed') {
     const words = final.type === 'failed' ? final.words : undefined;
-    // Stopped (a graceful stop, or Cancel): said with what the ledger charges it, as the crash's sweep says it.
-    const charge: SweptCharge = final.type === 'cancelled' && final.cost ? { type: 'charged', cost: final.cost } : { type: 'none' };
-    await end.fail(words ? plain(sayWords(locale, words)) : refusal !== undefined ? plain(refusal) : stepStoppedWords(locale, charge));
+    // Failed or stopped (a graceful stop, or Cancel): said with what the ledger charges it, as its message says it under
+    // its status and the crash's sweep says it.
+    const charge: SweptCharge = final.cost ? { type: 'charged', cost: final.cost } : { type: 'none' };
+    const reason = words ? plain(sayWords(locale, words)) : refusal !== undefined ? plain(refusal) : undefined;
+    await end.fail(reason === undefined ? stepStoppedWords(locale, charge) : withChargeWords(locale, reason, charge));
     return;
   }
   const request = await context.store.get(started.requestId);

@@ -34,6 +34,12 @@ describe('what Slack tells a member', () => {
     );
   });
 
+  it('tells a member whose forget’s Home tab Slack did not take yet that it still shows their prompts, and when it no longer will', () => {
+    expect(say('en', 'slack.home.forgetPending')).toBe(
+      'Your Home tab still shows your prompts: Slack did not take its new version yet. Pictor sends it again shortly, and it is shown without them the next time you open your Home tab.',
+    );
+  });
+
   it('names a workflow step’s bad input by its title in Workflow Builder, and what it takes', () => {
     expect(say('en', 'slack.step.bad_input', { input: 'count', given: '11', allowed: allowedFor('n', 'en') })).toBe('The step’s Images input cannot be “11”: it takes an integer from 1 to 10.');
     expect(say('en', 'slack.step.bad_input', { input: 'size', given: '999x1', allowed: '1024x1024' })).toBe('The step’s Size input cannot be “999x1”: it takes 1024x1024.');

@@ -231,6 +231,56 @@ describe('a stop of the Home tabs', () => {
   });
 });
 
+describe('a forget’s Home tab that Slack did not take', () => {
+  /** Slack answering `ok: false` with its own trouble (`internal_error`) to each publish, as the Web API client throws it. */
+  const slackTrouble = () => Promise.reject(Object.assign(new Error('An API error occurred: internal_error'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'internal_error' } }));
+
+  it('is tried again on the audit posts’ schedule (a minute, then twice as long each time), then given up and logged: four more tries at most', async () => {
+    vi.useFakeTimers();
+    const warnings: string[] = [];
+    const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
+    const { client, published } = recordingSlack(slackTrouble);
+    const homes = homeTabs({ logger, client });
+    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe(false);
+    expect(published).toHaveLength(1);
+    for (const [minutes, tries] of [[1, 2], [2, 3], [4, 4], [8, 5]] as const) {
+      await vi.advanceTimersByTimeAsync(minutes * 60_000 - 1);
+      expect(published).toHaveLength(tries - 1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(published).toHaveLength(tries);
+    }
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    expect(published).toHaveLength(5);
+    expect(warnings.filter((w) => w.startsWith('gave up publishing a Home tab after a forget'))).toHaveLength(1);
+  });
+
+  it('stops being tried again when a retry passes', async () => {
+    vi.useFakeTimers();
+    let fails = 1;
+    const { client, published } = recordingSlack(() => (fails-- > 0 ? slackTrouble() : Promise.resolve()));
+    const homes = homeTabs({ client });
+    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe(false);
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    expect(published).toHaveLength(2);
+  });
+
+  it('is given up, and logged, when the bot stops: the stop does not wait for its retry', async () => {
+    vi.useFakeTimers();
+    const warnings: string[] = [];
+    const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
+    const { client, published } = recordingSlack(slackTrouble);
+    const homes = homeTabs({ logger, client });
+    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe(false);
+    let stopped = false;
+    void homes.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stopped).toBe(true);
+    expect(warnings.filter((w) => w.startsWith('gave up publishing Home tabs after a forget'))).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    expect(published).toHaveLength(1);
+  });
+});
+
 describe('who opened their Home', () => {
   it('is kept for the 500 members of a workspace who opened it last: the one seen longest ago goes first', async () => {
     const viewers = memorySpace<HomeViewers>();

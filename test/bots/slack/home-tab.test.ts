@@ -246,6 +246,28 @@ describe('the Slack Home tab', () => {
     expect(view('U0BOB')).not.toContain('lighthouse');
   });
 
+  it('is published again later when Slack does not take it after a member’s forget, and the forget’s answer says their Home still shows their prompts until then', async () => {
+    h = await startHarness();
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    const view = () => JSON.stringify(h!.fake.homes.get(`${h!.fake.teamId}:U0ALICE`)?.view ?? {});
+    const homes = homeTabsOf();
+    await h.fake.openHome('U0ALICE');
+    await homeOf(h.fake, 'U0ALICE');
+    expect(view()).toContain('lighthouse');
+    await h.runner.history!.settled();
+
+    h.fake.failNext('views.publish', { status: 200, error: 'internal_error', count: 1 });
+    const said = await privately(h.fake, 'forget', 'U0ALICE');
+    expect(said).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(said.endsWith(` ${say('en', 'slack.home.forgetPending')}`)).toBe(true);
+    expect(view()).toContain('lighthouse');
+
+    // Its retry (tried at once here, not after its wait) publishes it without her prompts.
+    await (await homes).flush();
+    expect(view()).not.toContain('lighthouse');
+    expect(h.fake.homes.get(`${h.fake.teamId}:U0ALICE`)!.count).toBe(2);
+  });
+
   it('is published again after a restart when one of the member’s jobs ends or an admin changes a setting, for members who opened it before; forget erases who opened it', async () => {
     const before = await startHarness({ bot: { adminUserIds: [ADMIN] } });
     const { fake, dataDir } = before;

@@ -458,6 +458,27 @@ describe('a “Generate image” step a graceful stop cut off', () => {
   });
 });
 
+describe('a “Generate image” step whose paid job failed', () => {
+  it('fails with the failure’s words and what the ledger charged the job, as its message says them under its failure, in the member’s language', async () => {
+    h = await startHarness();
+    h.fake.setLocale('U0HANS', 'de-DE');
+    h.emulator.injectFault('reset_mid_stream');
+    const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { ...inputs, user: userContext('U0HANS') } });
+    const outcome = await outcomeOf(h, run);
+    const [charged] = (await h.store.usage({})).filter((r) => r.userKey === 'slack:U0HANS');
+    expect(charged!.costUsd).toBeGreaterThan(0);
+    const chargedWords = say('de-DE', 'slack.job.charged', { usd: usd(charged!.costUsd) }).replace(/^:dollar: /, '');
+    expect(outcome.ok).toBe(false);
+    const lines = !outcome.ok ? outcome.error.split('\n') : [];
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toBe(chargedWords);
+    // The message's status says the same two things.
+    const status = statusOf(jobMessages(h.fake, 'C0FLOW')[0]!);
+    expect(status).toContain(chargedWords);
+    expect(status).toContain(lines[0]!);
+  });
+});
+
 describe('a “Generate image” step a crash cut off', () => {
   /** The saved request of the only job run in a data folder: read, and rewritten as a process that crashed would leave it. */
   /** The process dies with the step's job: its end never comes, so the step is never ended there (restored by `mockRestore`). */
