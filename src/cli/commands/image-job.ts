@@ -215,8 +215,15 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         process.exit(job.interruptedExit());
       }
       if (arrived.length > 0) {
-        ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
-        for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
+        const written = [...kept.files, ...kept.saved];
+        const lead = `pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}`;
+        if (written.length === 0) {
+          ctx.stderr(`${lead}; ${arrived.length === 1 ? 'the one that arrived' : `the ${arrived.length} that arrived`} could not be written (see the lost images above).`);
+        } else {
+          const which = written.length === arrived.length ? `the ${arrived.length === 1 ? 'one' : arrived.length} that arrived` : `${written.length} of the ${arrived.length} that arrived (the others are lost, see above)`;
+          ctx.stderr(`${lead}; wrote ${which}:`);
+          for (const f of written) ctx.stderr(`  ${f}`);
+        }
       }
       // A job never sent fails as any refusal before sending does: its --json line has no `charged` (nor files), which
       // would read as a charge the ledger had not answered.
@@ -264,9 +271,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       const all = [...files, ...saved];
       // Each image's own format (an answer may mix them), as its file is named.
       const formats = [...new Set(result.data.map((image) => image.output_format ?? result.output_format))].join(', ');
-      ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${formats}) in ${seconds.toFixed(1)} s:`);
-      for (const f of all) ctx.stdout(`  ${f}`);
-      if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
+      // None written (the disk refused them all: stderr said so, naming each): no "Wrote" line to read as a success.
+      if (all.length > 0) {
+        ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${formats}) in ${seconds.toFixed(1)} s:`);
+        for (const f of all) ctx.stdout(`  ${f}`);
+        if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
+      }
       // An emulator's image cost nothing: what it would have cost on the real service.
       ctx.stdout(emulator ? `Would cost on the real service: ${describeQuote(result.cost)} (an emulator made it: nothing was spent)` : `Cost: ${describeQuote(result.cost)}`);
     }
