@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, mkdtemp, open, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { writeFileAtomically } from '../core/atomic-file.js';
@@ -162,14 +162,23 @@ async function writeWhole(path: string, bytes: Uint8Array, overwrite: boolean): 
   await writeFileAtomically(path, bytes, { mode: 0o666, ...(overwrite ? {} : { exclusive: true }) });
 }
 
-/** Saves images that could not be written where asked into a new folder of the OS temp directory; returns their paths. */
+/**
+ * Saves images that could not be written where asked into a new folder of the OS temp directory; returns their paths.
+ * All or none: when one cannot be written (the temp directory full or read-only), the folder is removed with what it
+ * held, and the error is thrown, so a failed save leaves no empty `pictor-…` folder behind.
+ */
 export async function saveToFallback(images: readonly { wanted: string; bytes: Uint8Array }[]): Promise<string[]> {
   const directory = await mkdtemp(join(tmpdir(), 'pictor-'));
   const saved: string[] = [];
-  for (const { wanted, bytes } of images) {
-    const path = join(directory, basename(wanted));
-    await writeWhole(path, bytes, false);
-    saved.push(path);
+  try {
+    for (const { wanted, bytes } of images) {
+      const path = join(directory, basename(wanted));
+      await writeWhole(path, bytes, false);
+      saved.push(path);
+    }
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true }).catch(() => undefined);
+    throw error;
   }
   return saved;
 }

@@ -228,11 +228,11 @@ export class PictorClient {
     } catch (error) {
       // The good images of a bad answer are the caller's (on the error), and the watch is told of them.
       for (const image of imagesOfFailure(error)) watch.onImage?.(image);
-      await endWatch(watch, { kind: 'failed', error, requestId: (error as { requestId?: string }).requestId }, this.#logger);
+      endWatch(watch, { kind: 'failed', error, requestId: (error as { requestId?: string }).requestId }, this.#logger);
       throw error;
     }
     for (const image of completedEventsOf(result)) watch.onImage?.(image);
-    await endWatch(watch, { kind: 'completed', requestId: result.requestId }, this.#logger);
+    endWatch(watch, { kind: 'completed', requestId: result.requestId }, this.#logger);
     return result;
   }
 

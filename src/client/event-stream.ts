@@ -115,7 +115,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       throw error;
     } finally {
       // Left early by the reader (the request was aborted then): a cancel.
-      await endWatch(watch, { ...ending, requestId: this.#requestId ?? (ending.kind === 'failed' ? (ending.error as { requestId?: string }).requestId : undefined) }, this.#ctx.logger ?? SILENT);
+      endWatch(watch, { ...ending, requestId: this.#requestId ?? (ending.kind === 'failed' ? (ending.error as { requestId?: string }).requestId : undefined) }, this.#ctx.logger ?? SILENT);
     }
   }
 

@@ -29,8 +29,9 @@ export interface RequestWatch {
   onImage?(image: CompletedEvent): void;
   /**
    * Once, when the request is over: `completed`, `failed` (with the error the caller gets), or `cancelled` (a stream
-   * its reader left early). Awaited before the caller gets the result or the error, or before a stream's loop ends.
-   * A rejection is logged and changes nothing the caller gets (a result the service made is never withheld).
+   * its reader left early). Not awaited: the caller gets the result or the error at once, whatever the watch does with
+   * it (the spend guard's settle may wait for a busy ledger). A rejection is logged and changes nothing the caller gets
+   * (a result the service made is never withheld).
    */
   end?(ending: RequestEnding): Promise<unknown>;
 }
@@ -42,12 +43,13 @@ export interface RequestWatch {
  */
 export type RequestHook = (request: HookedRequest) => Promise<RequestWatch | undefined> | RequestWatch | undefined;
 
-/** Tells a watch how its request ended; what it throws is logged, never handed to the caller. */
-export async function endWatch(watch: RequestWatch, ending: RequestEnding, logger: LoggerLike): Promise<void> {
+/** Tells a watch how its request ended, without waiting for it; what it throws is logged, never handed to the caller. */
+export function endWatch(watch: RequestWatch, ending: RequestEnding, logger: LoggerLike): void {
+  const failed = (error: unknown) => logger.error({ err: error, requestId: ending.requestId }, 'the request hook failed to settle a request');
   try {
-    await watch.end?.(ending);
+    void Promise.resolve(watch.end?.(ending)).catch(failed);
   } catch (error) {
-    logger.error({ err: error, requestId: ending.requestId }, 'the request hook failed to settle a request');
+    failed(error);
   }
 }
 

@@ -2,6 +2,7 @@ import type { LoggerLike } from '../client/PictorClient.js';
 import type { PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
 import { estimateOf } from '../core/pricing.js';
+import { withTimeout } from '../core/with-timeout.js';
 import { chargeOf, leftNothing, mayBeBilled, type Charge, type ChargedRequest, type JobEnding } from './charge-rules.js';
 import { exceedsReservation } from './rules.js';
 import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
@@ -16,7 +17,7 @@ import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } f
  *   → end (decide at once what it may have been billed — `chargeOf` — then settle it, or release)
  *
  * A settle or release the ledger does not take (its lock busy, Redis away) is
- * tried again with backoff for `retryForMs`; then it is kept and tried again
+ * tried again with backoff for `retryForMs`, each try given `attemptTimeoutMs`; then it is kept and tried again
  * before the next `begin` and every `retryForMs`, so the user's concurrency
  * slot is freed once the ledger answers. Never lost: until it lands, the
  * reservation stays in the ledger (renewed by this process's lease), and if
@@ -31,6 +32,11 @@ export interface JobLedgerOptions {
   retryForMs?: number | undefined;
   /** The first wait between two tries; doubled each time, up to 5 s. Default 200 ms. */
   retryDelayMs?: number | undefined;
+  /**
+   * How long one try may take before it counts as refused (a ledger whose lock another process holds, a Redis that
+   * queues commands while it is away): the next try, or keeping it, follows. Default 5 s (at most `retryForMs`).
+   */
+  attemptTimeoutMs?: number | undefined;
   /** Told of every settle that charged the ledger (for metrics). */
   onCharged?: ((charged: ChargedSettle) => void) | undefined;
 }
@@ -94,6 +100,7 @@ const DEFAULT_RETRY_FOR_MS = 30_000;
  */
 export const NEXT_JOB_SETTLE_WAIT_MS = 1_000;
 const DEFAULT_RETRY_DELAY_MS = 200;
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 5_000;
 const MAX_RETRY_DELAY_MS = 5_000;
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -103,6 +110,7 @@ export class JobLedger {
   readonly #now: () => number;
   readonly #retryForMs: number;
   readonly #retryDelayMs: number;
+  readonly #attemptTimeoutMs: number;
   readonly #onCharged: ((charged: ChargedSettle) => void) | undefined;
   /** Settles and releases the ledger did not take in time, by job id. */
   readonly #kept = new Map<string, () => Promise<unknown>>();
@@ -117,6 +125,7 @@ export class JobLedger {
     this.#now = options.now ?? Date.now;
     this.#retryForMs = options.retryForMs ?? DEFAULT_RETRY_FOR_MS;
     this.#retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+    this.#attemptTimeoutMs = Math.max(1, Math.min(this.#retryForMs, options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS));
     this.#settleWaitMs = Math.min(this.#retryForMs, NEXT_JOB_SETTLE_WAIT_MS);
     this.#onCharged = options.onCharged;
   }
@@ -174,6 +183,14 @@ export class JobLedger {
     clearTimeout(timer);
   }
 
+  /**
+   * Resolves once every settle and release under way has been taken by the ledger or kept for later (each is bounded
+   * by `retryForMs`). A process that closes its ledger waits for this first, so no charge is cut off by the close.
+   */
+  async settlesUnderWay(): Promise<void> {
+    while (this.#settling.size > 0) await Promise.allSettled([...this.#settling.values()].flatMap((under) => [...under]));
+  }
+
   /** How many settles or releases wait for the ledger. */
   get kept(): number {
     return this.#kept.size;
@@ -197,9 +214,10 @@ export class JobLedger {
   }
 
   /** @internal Ends a job in the ledger: retried with backoff, then kept. */
-  async commit(jobId: string, what: 'settle' | 'release', commit: () => Promise<unknown>): Promise<{ result: unknown; deferred: boolean }> {
+  async commit(jobId: string, what: 'settle' | 'release', untimed: () => Promise<unknown>): Promise<{ result: unknown; deferred: boolean }> {
     const deadline = this.#now() + this.#retryForMs;
     let delay = this.#retryDelayMs;
+    const commit = this.#oneAtATime(untimed);
     for (let attempt = 1; ; attempt++) {
       try {
         return { result: await commit(), deferred: false };
@@ -214,6 +232,30 @@ export class JobLedger {
         delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS);
       }
     }
+  }
+
+  /**
+   * A settle or release tried one at a time, each try given `attemptTimeoutMs`. A try that does not answer in time counts
+   * as refused, but it may still land (a Redis back from away runs the commands it queued): no new one is sent while it
+   * is under way — the next try waits for that one again — and once one has landed, every later try answers with its
+   * result. So a job is never settled twice, however long its ledger stayed silent.
+   */
+  #oneAtATime(commit: () => Promise<unknown>): () => Promise<unknown> {
+    let current: Promise<unknown> | undefined;
+    let landed: { value: unknown } | undefined;
+    const ms = this.#attemptTimeoutMs;
+    return () => {
+      if (landed) return Promise.resolve(landed.value);
+      if (!current) {
+        const attempt = commit();
+        current = attempt;
+        attempt.then(
+          (value) => void (landed = { value }),
+          () => void (current === attempt && (current = undefined)),
+        );
+      }
+      return withTimeout(current, ms, `the spend ledger did not answer within ${ms} ms`);
+    };
   }
 
   /** @internal */

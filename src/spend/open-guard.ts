@@ -34,8 +34,13 @@ export async function openSpendGuard(
   } catch {
     // No passwd entry (some containers): spending is still counted, under "unknown".
   }
+  const guard = new SpendGuard({ store, limits: accountCaps(config.spend.caps), userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts, onEnded });
   return {
-    guard: new SpendGuard({ store, limits: accountCaps(config.spend.caps), userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts, onEnded }),
-    close: () => store.close(),
+    guard,
+    // The caller got its result without waiting for the job's settle: it lands (or is kept) before the ledger closes.
+    close: async () => {
+      await guard.settlesUnderWay();
+      await store.close();
+    },
   };
 }

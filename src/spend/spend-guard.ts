@@ -20,7 +20,7 @@ export interface SpendGuardOptions {
   logger?: LoggerLike | undefined;
   /** How long a settle the ledger does not take is tried again before it is kept for later. Default 30 s. */
   settleRetryMs?: number | undefined;
-  /** Told how each job ended in the ledger (the CLI says what a cancelled job was charged). */
+  /** Told how each job ended in the ledger, once its settle landed or was kept (the CLI says what a cancelled job was charged). */
   onEnded?: ((settlement: JobSettlement) => void) | undefined;
 }
 
@@ -34,7 +34,7 @@ type Meta = ChargedRequest & { prompt?: string | undefined };
  * queued (a refusal throws BudgetExceededError: nothing is sent), marked sent
  * just before its body leaves, each image counted as it reaches the caller, and
  * settled or released by the one rule (`chargeOf`) when it ends: billing is
- * decided by what reached the service.
+ * decided by what reached the service. The caller never waits for that settle.
  */
 export class SpendGuard {
   readonly #options: SpendGuardOptions;
@@ -74,12 +74,21 @@ export class SpendGuard {
       beforeSend: job.beforeSend,
       onRetry: job.onRetry,
       onImage: (image) => job.onImage(image),
+      // The charge is decided at once and given back; the settle that records it goes on without the caller, who gets the
+      // result now, whatever the ledger does (its lock busy, Redis away): `onEnded` is told once it lands or is kept.
       end: async ({ requestId, ...ending }: RequestEnding) => {
         job.requestId = requestId;
-        const settlement = await job.end(endingOf(ending)).settled;
-        this.#options.onEnded?.(settlement);
-        return settlement;
+        const ended = job.end(endingOf(ending));
+        void ended.settled
+          .then((settlement) => this.#options.onEnded?.(settlement))
+          .catch((err: unknown) => this.#options.logger?.error({ err, jobId: job.id }, 'the spend guard could not tell how a job ended in the ledger'));
+        return ended.charge;
       },
     };
   };
+
+  /** Resolves once every job's settle under way has landed in the ledger or been kept for later (bounded by `settleRetryMs`). */
+  settlesUnderWay(): Promise<void> {
+    return this.ledger.settlesUnderWay();
+  }
 }

@@ -37,6 +37,10 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((store) => store.close()));
 });
 
+/** Every guard of the test: the caller gets its result or error without waiting for the settle, so a test that reads the ledger waits for it. */
+const guards: SpendGuard[] = [];
+const everySettle = () => Promise.all(guards.map((guard) => guard.settlesUnderWay()));
+
 /** A ledger in a folder of its own, closed after the test. */
 async function ledger(Store: typeof FileQuotaStore = FileQuotaStore): Promise<FileQuotaStore> {
   const store = new Store({ dir: await newDir() });
@@ -47,6 +51,7 @@ async function ledger(Store: typeof FileQuotaStore = FileQuotaStore): Promise<Fi
 /** A client of the emulator whose every request goes through a spend guard on `store`, as the CLI's do. */
 function guardedClient(store: FileQuotaStore, { userKey = 'cli:test', limits = {} }: { userKey?: string; limits?: SpendLimits } = {}): PictorClient {
   const guard = new SpendGuard({ store, limits, userKey, scopeKey: 'cli' });
+  guards.push(guard);
   return new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, onRequest: guard.onRequest });
 }
 
@@ -109,6 +114,7 @@ describe('the spend guard as the client’s request hook', () => {
     const store = await ledger(BrokenMark);
     const client = guardedClient(store, { limits: { accountDailyUsd: 1 } });
     await expect(client.generate({ prompt: 'x', quality: 'low' })).rejects.toThrow('disk full');
+    await everySettle();
     expect(emu.emulator.requests).toHaveLength(0);
     expect(await store.spentToday('account', Date.now())).toBe(0);
   });
@@ -134,6 +140,7 @@ describe('the spend guard as the client’s request hook', () => {
     const client = guardedClient(store);
     const stream = client.generateStream({ prompt: 'x', quality: 'low', size: '1024x1024', partial_images: 1 });
     for await (const _event of stream) break; // the first partial arrived: the request was sent, the reader leaves
+    await everySettle();
     expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
   });
 
@@ -148,6 +155,7 @@ describe('the spend guard as the client’s request hook', () => {
       const controller = new AbortController();
       const job = client.generate({ prompt: 'a harbour', quality: 'low' }, { signal: controller.signal, timeoutMs: 120_000, onRetry: () => controller.abort() });
       await expect(job).rejects.toMatchObject({ code: 'aborted' });
+      await everySettle();
       expect(emu.emulator.requests).toHaveLength(1);
       expect(await store.activeJobs()).toEqual([]);
       expect(await store.usage({})).toEqual([]);
@@ -167,6 +175,7 @@ describe('the spend guard as the client’s request hook', () => {
     await vi.waitFor(() => expect(emu.emulator.requests).toHaveLength(2), { timeout: 15_000 });
     controller.abort();
     await expect(job).rejects.toMatchObject({ code: 'aborted' });
+    await everySettle();
     expect(await store.activeJobs()).toEqual([]);
     expect(await store.spentToday('account', Date.now())).toBeCloseTo(0.00636, 9);
     expect(await store.usage({})).toMatchObject([{ basis: 'estimate' }]);
@@ -187,6 +196,7 @@ describe('the spend guard as the client’s request hook', () => {
     const pool = new Pool(origin);
     try {
       const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+      guards.push(guard);
       const client = new PictorClient({ baseURL: origin, apiKey: DEV_API_KEY, maxRetries: 0, timeoutMs: 60_000, dispatcher: pool, onRequest: guard.onRequest });
       const job = client.generate({ prompt: 'a harbour', quality: 'low' });
       await taken;
@@ -194,6 +204,7 @@ describe('the spend guard as the client’s request hook', () => {
       // undici lets the request go once its handshake ends: the service drops it, after the timeout struck.
       for (const socket of sockets) socket.destroy();
       await expect(job).rejects.toMatchObject({ code: 'timeout', mayBeBilled: false });
+      await everySettle();
       vi.useRealTimers();
       expect(await store.activeJobs()).toEqual([]);
       expect(await store.usage({})).toEqual([]);
@@ -218,6 +229,7 @@ describe('the spend guard as the client’s request hook', () => {
     try {
       const settled: JobSettlement[] = [];
       const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli', onEnded: (s) => settled.push(s) });
+      guards.push(guard);
       const client = new PictorClient({ baseURL: origin, apiKey: DEV_API_KEY, maxRetries: 0, dispatcher: pool, onRequest: guard.onRequest });
       const controller = new AbortController();
       const job = client.generate({ prompt: 'a harbour', quality: 'low' }, { signal: controller.signal });
@@ -226,6 +238,7 @@ describe('the spend guard as the client’s request hook', () => {
       // undici lets the request go once its handshake ends: the service drops it, after the cancel.
       for (const socket of sockets) socket.destroy();
       await expect(job).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+      await everySettle();
       expect(settled).toEqual([expect.objectContaining({ action: 'released', usd: 0, released: 'not_sent' })]);
       expect(await store.activeJobs()).toEqual([]);
       expect(await store.usage({})).toEqual([]);
@@ -251,12 +264,14 @@ describe('the spend guard as the client’s request hook', () => {
       const through: Dispatcher = dispatcher(emu.url);
       try {
         const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+        guards.push(guard);
         const client = new PictorClient({ baseURL: emu.url, apiKey: DEV_API_KEY, maxRetries: 0, dispatcher: through, onRequest: guard.onRequest });
         const before = emu.emulator.requests.length;
         await expect(client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' }, { signal: controller.signal })).rejects.toMatchObject({
           code: 'aborted',
           mayBeBilled: false,
         });
+        await everySettle();
         expect(emu.emulator.requests).toHaveLength(before);
         expect(await store.activeJobs()).toEqual([]);
         expect(await store.usage({})).toEqual([]);
@@ -278,12 +293,14 @@ describe('the spend guard as the client’s request hook', () => {
       const through: Dispatcher = dispatcher(server.url);
       try {
         const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+        guards.push(guard);
         const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0, dispatcher: through, onRequest: guard.onRequest });
         const controller = new AbortController();
         const job = client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' }, { signal: controller.signal });
         await read;
         controller.abort();
         await expect(job).rejects.toMatchObject({ code: 'aborted', mayBeBilled: true });
+        await everySettle();
         expect(await store.activeJobs()).toEqual([]);
         expect(await store.usage({})).toMatchObject([{ costUsd: PRICE_TABLE['1024x1024'].low, basis: 'estimate', outcome: 'cancelled' }]);
         expect(await store.spentToday('account', Date.now())).toBeCloseTo(PRICE_TABLE['1024x1024'].low, 9);
@@ -313,11 +330,13 @@ describe('the spend guard as the client’s request hook', () => {
       const through: Dispatcher = dispatcher(server.url);
       try {
         const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
+        guards.push(guard);
         const client = new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 0, timeoutMs: 60_000, dispatcher: through, onRequest: guard.onRequest });
         const job = client.generate({ prompt: 'a harbour', quality: 'low', size: '1024x1024' });
         await read;
         vi.advanceTimersByTime(60_000);
         await expect(job).rejects.toMatchObject({ code: 'timeout', mayBeBilled: true });
+        await everySettle();
         vi.useRealTimers();
         expect(await store.activeJobs()).toEqual([]);
         expect(await store.usage({})).toMatchObject([{ costUsd: PRICE_TABLE['1024x1024'].low, basis: 'estimate' }]);

@@ -16,10 +16,11 @@ import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagNa
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
 import { sayInterruption, startProgress } from '../progress.js';
-import { jobJson, JobWatch, wasSent } from '../interrupt.js';
+import { INTERRUPT_SETTLE_MS, jobJson, JobWatch, wasSent } from '../interrupt.js';
 import { JobFailure } from '../job-failure.js';
 import type { CliContext } from '../context.js';
 import type { Connection } from '../../connect.js';
+import type { JobSettlement } from '../../spend/job-ledger.js';
 
 
 /**
@@ -86,8 +87,16 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   const about = { operation, isPartial: (path: string) => partialPaths.has(path) };
   // Until connected, only the embedded emulator (no PICTOR_BASE_URL) is known to be one.
   job.noteJob({ ...about, emulator: !ctx.env.PICTOR_BASE_URL, json: values.json ? answer : undefined });
+  // The ledger's settle of the job goes on after its result is handed over (a busy ledger never holds the images back);
+  // what the command says about the charge waits for it, once the images are written.
+  let ledgerAnswered = (): void => undefined;
+  const ledgerAnswer = new Promise<void>((resolve) => (ledgerAnswered = resolve));
+  const onJobEnded = (settlement: JobSettlement) => {
+    job.noteSettled(settlement);
+    ledgerAnswered();
+  };
   // The first Ctrl+C gives connecting up at once (a Redis or a base URL that does not answer): nothing was sent.
-  const connecting = ctx.connect({ onJobEnded: (settlement) => job.noteSettled(settlement), signal: job.signal });
+  const connecting = ctx.connect({ onJobEnded, signal: job.signal });
   let connection: Connection;
   try {
     connection = await untilSignalled(connecting, job.signal);
@@ -192,17 +201,35 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       if (!values.stream && arrived.length > 0) await writeImages(arrived, 0);
       await saveLost();
       if (job.signal.aborted) {
-        // Ctrl+C: the request is over (settled or released) and the images that came are written: the interruption is told
-        // (with --json, also as the one line on stdout).
-        return job.interruptedExit();
+        // Ctrl+C: the request is over and the images that came are written; the ledger's settle or release is waited for
+        // as long as the report's promise allows, then the interruption is told (with --json, also as the one line on stdout).
+        // (A timer that holds the process: the exit comes from here, not from an event loop that ran dry.)
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), INTERRUPT_SETTLE_MS)));
+        const answered = (await Promise.race([ledgerAnswer, late])) !== 'late';
+        clearTimeout(timer);
+        if (answered) return job.interruptedExit();
+        // The ledger did not answer in time: exits now, as the first Ctrl+C promised, leaving the job's reservation to a
+        // later run's reconcile (its estimate, marked uncertain), as the report says.
+        job.exitedBy ??= 'timer';
+        process.exit(job.interruptedExit());
       }
       if (arrived.length > 0) {
-        ctx.stderr(`pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}; wrote the ${arrived.length === 1 ? 'one' : arrived.length} that arrived:`);
-        for (const f of [...kept.files, ...kept.saved]) ctx.stderr(`  ${f}`);
+        const written = [...kept.files, ...kept.saved];
+        const lead = `pictor: the job failed after ${arrived.length} of ${request.n} image${request.n === 1 ? '' : 's'}`;
+        if (written.length === 0) {
+          ctx.stderr(`${lead}; ${arrived.length === 1 ? 'the one that arrived' : `the ${arrived.length} that arrived`} could not be written (see the lost images above).`);
+        } else {
+          const which = written.length === arrived.length ? `the ${arrived.length === 1 ? 'one' : arrived.length} that arrived` : `${written.length} of the ${arrived.length} that arrived (the others are lost, see above)`;
+          ctx.stderr(`${lead}; wrote ${which}:`);
+          for (const f of written) ctx.stderr(`  ${f}`);
+        }
       }
       // A job never sent fails as any refusal before sending does: its --json line has no `charged` (nor files), which
       // would read as a charge the ledger had not answered.
       if (!sent) throw error;
+      // Sent: the spend guard has the job, and its settle ends (lands, or is kept for later) within the ledger's retry time.
+      await ledgerAnswer;
       // With --json the failure's line names them too, and what the ledger charged: a script learns of every image it paid for.
       throw new JobFailure(error, { ...jobJson(job, about), ...(kept.lost.length ? { lost: kept.lost.map((item) => item.wanted) } : {}) });
     }
@@ -212,6 +239,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     await saveLost();
     const { files, saved, unwritten, lost } = kept;
     const seconds = (Date.now() - started) / 1000;
+    // A line that says what was charged (images that could not be written) waits for the ledger, after the writes.
+    if (values.json && (unwritten.length || lost.length)) await ledgerAnswer;
     if (values.json) {
       answer(
         JSON.stringify({
@@ -242,9 +271,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       const all = [...files, ...saved];
       // Each image's own format (an answer may mix them), as its file is named.
       const formats = [...new Set(result.data.map((image) => image.output_format ?? result.output_format))].join(', ');
-      ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${formats}) in ${seconds.toFixed(1)} s:`);
-      for (const f of all) ctx.stdout(`  ${f}`);
-      if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
+      // None written (the disk refused them all: stderr said so, naming each): no "Wrote" line to read as a success.
+      if (all.length > 0) {
+        ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${formats}) in ${seconds.toFixed(1)} s:`);
+        for (const f of all) ctx.stdout(`  ${f}`);
+        if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
+      }
       // An emulator's image cost nothing: what it would have cost on the real service.
       ctx.stdout(emulator ? `Would cost on the real service: ${describeQuote(result.cost)} (an emulator made it: nothing was spent)` : `Cost: ${describeQuote(result.cost)}`);
     }

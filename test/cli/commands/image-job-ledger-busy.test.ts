@@ -1,0 +1,62 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEV_API_KEY } from '../../../src/emulator/index.js';
+import { PRICE_TABLE } from '../../../src/index.js';
+import { FileQuotaStore } from '../../../src/internal.js';
+import { useEmulator } from '../../helpers/emulator.js';
+import { run, tempDir } from '../run-cli.js';
+
+// The emulator poses as the real service here: its jobs are the account's.
+const env = useEmulator({ identifyAsEmulator: false });
+const LOW = PRICE_TABLE['1024x1024'].low;
+
+const stores: FileQuotaStore[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+});
+
+describe('pictor generate while another process holds the ledger when the job is settled', () => {
+  it('writes the paid image and says so at once, a Ctrl+C then lists it, and the charge lands once the ledger is free', async () => {
+    // Every settle waits (the ledger's lock held by another live process) until `free()`.
+    let free = () => {};
+    const freed = new Promise<void>((resolve) => (free = resolve));
+    const settle = FileQuotaStore.prototype.settle;
+    vi.spyOn(FileQuotaStore.prototype, 'settle').mockImplementation(async function (this: FileQuotaStore, ...args) {
+      await freed;
+      return settle.apply(this, args);
+    });
+    // A second Ctrl+C exits the process at once: here it only says its report.
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const out = await tempDir();
+    const data = await tempDir();
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+
+    const running = run(
+      ['generate', '--prompt', 'a lighthouse', '--quality', 'low', '--size', '1024x1024', '--out', out],
+      { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '10' },
+      { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) },
+    );
+
+    await vi.waitFor(() => expect(stdout.join('\n')).toMatch(/^Wrote 1 image/), { timeout: 15_000 });
+    const [file] = (await readdir(out)).filter((name) => name.endsWith('.png'));
+    expect(file).toBeDefined();
+    expect(stdout.join('\n')).toContain(join(out, file!));
+
+    process.emit('SIGINT');
+    process.emit('SIGINT');
+    expect(exit).toHaveBeenCalledWith(130);
+    expect(stderr).toContain('Images written before the interruption (1):');
+    expect(stderr).toContain(`  ${join(out, file!)}`);
+    expect(stderr.join('\n')).not.toContain('No image had arrived yet');
+
+    free();
+    expect((await running).code).toBe(0);
+    const store = new FileQuotaStore({ dir: data });
+    stores.push(store);
+    expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: LOW, basis: 'table', outcome: 'completed' })]);
+    expect(await store.spentToday('account', Date.now())).toBeCloseTo(LOW, 9);
+  });
+});
