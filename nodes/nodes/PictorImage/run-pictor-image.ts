@@ -15,7 +15,7 @@ import {
   type EditRequest,
   type GenerationRequest,
 } from 'pictor';
-import { SpendGuard, ledgerKindOf, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
+import { SpendGuard, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
@@ -93,7 +93,10 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
           if (stopAll.signal.aborted) stopOwn();
           else stopAll.signal.addEventListener('abort', stopOwn, { once: true });
           unsent.add(own);
+          let endedNow!: () => void;
           const sending: Sending = {
+            endedOnce: new Promise<void>((resolve) => (endedNow = resolve)),
+            endedNow: () => endedNow(),
             signal: own.signal,
             // Its turn came (again on a retry): a failure elsewhere stops it unsent, before the ledger marks it sent.
             beforeSend: async () => {
@@ -124,7 +127,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             const result = await send(ctx, credentials, ledger!, job, sending);
             if (result instanceof FailedAfterImages) {
               // The images that came are output before the error's item (On Error → Continue); they are charged.
-              const nodeError = withCharged(toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields), sending.ended);
+              const nodeError = withCharged(toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields), await endedOf(sending));
               if (!continueOnFail) throw result.error;
               return { itemIndex: job.itemIndex, error: nodeError, items: answerForAgent(ctx, await toOutputItems(ctx, result.arrived, shape)) };
             }
@@ -133,7 +136,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             const missing = missingDatabaseOf(error);
             const nodeError = withCharged(
               missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields),
-              sending.ended,
+              await endedOf(sending),
             );
             if (!continueOnFail && !firstFailure) {
               // One failure fails the node: stop the requests still queued, never one already at the service.
@@ -193,6 +196,24 @@ interface Sending {
   onRetry: () => void;
   /** How the ledger ended the request (set by the spend guard when the item has a ledger and its job was reserved). */
   ended?: JobSettlement | undefined;
+  /** Its job was reserved in the ledger: the ledger will tell how it ended it (`ended`). */
+  reserved?: boolean;
+  /** Resolves once `ended` is set (`endedNow`). */
+  endedOnce: Promise<void>;
+  endedNow: () => void;
+}
+
+/**
+ * How long a failed item waits for the ledger to say what its job was charged (`charged`): one settle's try. The result
+ * is handed over before the settle; only a failure's item waits, and past this says `charged: null` (not taken yet).
+ */
+const CHARGED_WAIT_MS = 5_000;
+
+/** How the ledger ended a failed item's job, waited for at most CHARGED_WAIT_MS; none when it was never reserved. */
+async function endedOf(sending: Sending): Promise<JobSettlement | { deferred: true } | undefined> {
+  if (!sending.reserved) return undefined;
+  await waitAtMost(sending.endedOnce, CHARGED_WAIT_MS);
+  return sending.ended ?? { deferred: true };
 }
 
 /** The request's watch (the spend guard's, or none), told last of its `beforeSend` what `leaving` is told. */
@@ -214,8 +235,8 @@ function leavingLast(watch: RequestWatch | undefined, leaving: () => void): Requ
  * images that came plus the estimate of each that did not when the service may have made them, 0 when nothing can have
  * been billed, null when the ledger has not taken the settle yet. Left out when the job never reached the ledger.
  */
-function withCharged(error: NodeError, ended: JobSettlement | undefined): NodeError {
-  if (ended) error.context.charged = ended.deferred ? null : ended.usd;
+function withCharged(error: NodeError, ended: JobSettlement | { deferred: true } | undefined): NodeError {
+  if (ended) error.context.charged = 'usd' in ended && !ended.deferred ? ended.usd : null;
   return error;
 }
 
@@ -256,10 +277,18 @@ async function send(
         userKey: `n8n:${workflowIdOf(ctx)}`,
         scopeKey: 'n8n',
         // The CLI's way of knowing what a failed job was charged: told before the request's failure reaches us.
-        onEnded: (settlement) => (sending.ended = settlement),
+        onEnded: (settlement) => {
+          sending.ended = settlement;
+          sending.endedNow();
+        },
       })
     : undefined;
-  const client = new PictorClient({ ...common, onRequest: async (hooked) => leavingLast(await guard?.onRequest(hooked), sending.leaving) });
+  const client = new PictorClient({ ...common, onRequest: async (hooked) => {
+      const watch = await guard?.onRequest(hooked);
+      if (watch) sending.reserved = true;
+      return leavingLast(watch, sending.leaving);
+    },
+  });
   const options = { signal: sending.signal, beforeSend: sending.beforeSend, onRetry: sending.onRetry };
   const meta = { operation: 'image' in request ? ('edit' as const) : ('generate' as const), size: request.size, quality: request.quality };
   const completed: CompletedEvent[] = [];
