@@ -335,7 +335,7 @@ export class JobRunner {
     let refusal: JobRefusedError | undefined;
     try {
       // Its reads wait only until the surface must answer (`JobIntent.answerBy`).
-      refusal = await byAnswer(form.answerBy, this.#formRefusal(requester, form), 'the checks before a form');
+      refusal = await byAnswer(form.answerBy, this.#formRefusal(requester, form));
     } catch (error) {
       await answers.refuse(error);
       return false;
@@ -384,14 +384,14 @@ export class JobRunner {
     this.#assertOpen();
     const { images, fieldNames, style, memberDefaults, answerBy, ...asked } = intent;
     // Each read waits only until the surface must answer (`JobIntent.answerBy`): a stalled store refuses, in time.
-    const inTime = <T>(read: Promise<T>, what: string) => byAnswer(answerBy, read, what);
+    const inTime = <T>(read: Promise<T>) => byAnswer(answerBy, read);
     // A house style first: every rule below sees the prompt and options as they will be sent.
-    const styled = await inTime(this.styles.apply(asked, style), 'the house styles');
+    const styled = await inTime(this.styles.apply(asked, style));
     // Then the member's own defaults where neither they nor the style chose (none where the request takes none, only
     // their previews on their own Reroll or Retry: the job as it was sent); each only where the rules below allow it.
-    const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }), 'the member’s defaults');
+    const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }));
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await inTime(this.policy.admit(member.spec), 'the rules of the server/workspace').catch((error: unknown) => {
+    const { spec, previews } = await inTime(this.policy.admit(member.spec)).catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
       this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
@@ -416,9 +416,9 @@ export class JobRunner {
     }
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
     try {
-      const limits = await inTime(this.budgets.limitsFor(requester), 'the budgets');
+      const limits = await inTime(this.budgets.limitsFor(requester));
       // Nothing is reserved once the first answer would come too late to say so.
-      if (isLate(answerBy)) throw tooLate('a reservation');
+      if (isLate(answerBy)) throw tooLate();
       const begun = this.#ledger.begin({
         jobId: id,
         userKey: userKeyOf(requester),
@@ -427,7 +427,7 @@ export class JobRunner {
         request: charging,
         prompt: this.#recordPrompts ? fields.prompt : undefined,
       });
-      reservation = await byAnswer(answerBy, begun, 'the ledger').catch((error: unknown) => {
+      reservation = await byAnswer(answerBy, begun).catch((error: unknown) => {
         // Too late to answer with it: a reservation that still comes is ended at once (none is left open).
         void begun.then(
           async (late) => {
@@ -455,7 +455,7 @@ export class JobRunner {
     // A reservation that came after the surface had to answer: dropped, and the member told (nothing reserved).
     if (isLate(answerBy)) {
       await this.#drop(admission);
-      throw tooLate('the job to be answered');
+      throw tooLate();
     }
     return admission;
   }
@@ -1049,19 +1049,19 @@ function isLate(answerBy: number | undefined): boolean {
 }
 
 /** The intake's wait for `read`: only until `answerBy` (undefined: as long as it takes); once it has come, not at all. */
-function byAnswer<T>(answerBy: number | undefined, read: Promise<T>, what: string): Promise<T> {
+function byAnswer<T>(answerBy: number | undefined, read: Promise<T>): Promise<T> {
   if (answerBy === undefined) return read;
   const left = answerBy - Date.now();
   if (left <= 0) {
     read.catch(() => undefined);
-    return Promise.reject(tooLate(what));
+    return Promise.reject(tooLate());
   }
-  return withTimeout(read, left, `${what} did not answer before the request had to be answered`);
+  return withTimeout(read, left, 'the state or the ledger did not answer before the request had to be answered');
 }
 
 /** Why the intake refused a request it could not decide before its first answer was due (told as an error on the bot's side). */
-function tooLate(what: string): Error {
-  return new Error(`no time was left for ${what} before the request had to be answered`);
+function tooLate(): Error {
+  return new Error('no time was left to decide before the request had to be answered');
 }
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {
