@@ -10,7 +10,8 @@ export const ANSWER_TRIP_MS = 500;
  * own trip (`ANSWER_TRIP_MS`), counted from when the interaction reached this process. Not from its id's time: that is
  * Discord's clock, and a host clock a few seconds ahead of it would leave no time to any interaction (Discord's own
  * delivery delay is small, and this process cannot measure it). Every wait before the first answer — the intake's claim, a press's job record, the
- * member lookup of a press in a DM, a Reroll's look at its kept images, a Cancel's look at who runs the job — waits
+ * member lookup of a press in a DM, a Reroll's look at its kept images, a Cancel's look at who runs the job, the
+ * runner's intake (its reads and its reservation: `endsAt` is the job's or the form's `answerBy`) — waits
  * only for what is left of it, so however they add up, the first answer (a refusal when one ran out) goes out in time.
  */
 export class AnswerBudget {

@@ -103,7 +103,7 @@ async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record:
         await acknowledge('edit: modal', () => interaction.showModal(editPromptModal(encodeCustomId({ action: 'edit-result', key: record.key, index }), title, interaction.locale)), ctx.logger);
       },
     },
-    { private: record.private === true ? true : undefined },
+    { private: record.private === true ? true : undefined, answerBy: answerBudgetOf(interaction).endsAt },
   );
 }
 

@@ -102,7 +102,7 @@ export interface InteractionsEndpointOptions {
   client: Client;
   responses: HttpInitialResponses;
   logger: LoggerLike;
-  /** How long an interaction's initial response may take. Default Discord's 3 s. */
+  /** How long an interaction's initial response may take, counted from the POST's arrival. Default Discord's 3 s. */
   ackDeadlineMs?: number | undefined;
   /**
    * The ids taken (the state's `discord-interactions` space): by every replica, and across restarts, so a POST
@@ -189,7 +189,8 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
     const taken = await claims.take(payload.id, budget);
     if (taken === 'unavailable') return answer(res, 503, { message: 'state store unavailable' });
     if (taken === 'taken-before') return answer(res, 409, { message: 'interaction already received' });
-    const answered = responses.expect(payload.id, payload.token, res, deadlineMs);
+    // Held only for what is left of Discord's wait for this POST, counted from its arrival (its claim took some of it).
+    const answered = responses.expect(payload.id, payload.token, res, Math.max(0, arrivedAt + deadlineMs - Date.now()));
     dispatch(payload, budget);
     if (!(await answered)) logger.warn({ id: payload.id, type: payload.type }, 'an interaction received over HTTP got no initial response in time');
   }

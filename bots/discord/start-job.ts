@@ -2,6 +2,7 @@ import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { DEFAULTS } from 'pictor';
 import { sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobIntent, type JobOptions, type Requester } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
+import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
 import { OPTION_NAME_OF_FIELD } from './command-choices.js';
 import { DISCORD_LIMITS } from './discord-facts.js';
@@ -78,6 +79,8 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       style: job.style,
       private: job.private,
       memberDefaults: job.memberDefaults,
+      // The intake's reads wait only for what is left of the interaction's one deadline: a refusal still goes out in time.
+      answerBy: answerBudgetOf(interaction).endsAt,
       fieldNames: OPTION_NAME_OF_FIELD,
       images: toFetch ? { declaredBytes: toFetch.declaredBytes, fetch: async () => withRunnerJob((images = await toFetch.fetch())) } : job.images,
     },

@@ -22,7 +22,7 @@ import {
 } from 'pictor';
 import { AS_VALIDATION_ERROR, endingOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
-import { checkUntil, imageOfPartial, waitAtMost, waitWithin } from 'pictor/internal';
+import { checkUntil, imageOfPartial, waitAtMost, waitWithin, withTimeout } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -331,10 +331,11 @@ export class JobRunner {
    * (private; counted as a refused job) or `answers.accept` (opens the form).
    * Resolves with whether the form was opened.
    */
-  async requestForm(requester: Requester, answers: FormAnswers, form: { private?: boolean | undefined } = {}): Promise<boolean> {
+  async requestForm(requester: Requester, answers: FormAnswers, form: { private?: boolean | undefined; answerBy?: number | undefined } = {}): Promise<boolean> {
     let refusal: JobRefusedError | undefined;
     try {
-      refusal = await this.#formRefusal(requester, form);
+      // Its reads wait only until the surface must answer (`JobIntent.answerBy`).
+      refusal = await byAnswer(form.answerBy, this.#formRefusal(requester, form));
     } catch (error) {
       await answers.refuse(error);
       return false;
@@ -381,14 +382,16 @@ export class JobRunner {
   /** Rules, fields, room and ledger, in that order (see `request`): an admission, or a throw (JobRefusedError for a refusal). */
   async #admit(intent: JobIntent): Promise<Admission> {
     this.#assertOpen();
-    const { images, fieldNames, style, memberDefaults, ...asked } = intent;
+    const { images, fieldNames, style, memberDefaults, answerBy, ...asked } = intent;
+    // Each read waits only until the surface must answer (`JobIntent.answerBy`): a stalled store refuses, in time.
+    const inTime = <T>(read: Promise<T>) => byAnswer(answerBy, read);
     // A house style first: every rule below sees the prompt and options as they will be sent.
-    const styled = await this.styles.apply(asked, style);
+    const styled = await inTime(this.styles.apply(asked, style));
     // Then the member's own defaults where neither they nor the style chose (none where the request takes none, only
     // their previews on their own Reroll or Retry: the job as it was sent); each only where the rules below allow it.
-    const member = await this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true });
+    const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }));
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await this.policy.admit(member.spec).catch((error: unknown) => {
+    const { spec, previews } = await inTime(this.policy.admit(member.spec)).catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
       this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
@@ -413,13 +416,26 @@ export class JobRunner {
     }
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
     try {
-      reservation = await this.#ledger.begin({
+      const limits = await inTime(this.budgets.limitsFor(requester));
+      // Nothing is reserved once the first answer would come too late to say so.
+      if (isLate(answerBy)) throw tooLate();
+      const begun = this.#ledger.begin({
         jobId: id,
         userKey: userKeyOf(requester),
         scopeKey: scopeKeyOf(requester),
-        limits: await this.budgets.limitsFor(requester),
+        limits,
         request: charging,
         prompt: this.#recordPrompts ? fields.prompt : undefined,
+      });
+      reservation = await byAnswer(answerBy, begun).catch((error: unknown) => {
+        // Too late to answer with it: a reservation that still comes is ended at once (none is left open).
+        void begun.then(
+          async (late) => {
+            if (late.ok) await late.job.end({ kind: 'cancelled' }).settled;
+          },
+          () => undefined,
+        ).catch((failure: unknown) => this.#logger.warn({ jobId: id, err: String(failure) }, 'could not end a reservation that came after its request was refused'));
+        throw error;
       });
     } catch (error) {
       place.release();
@@ -435,6 +451,11 @@ export class JobRunner {
     if (this.#closed) {
       await this.#drop(admission);
       this.#assertOpen();
+    }
+    // A reservation that came after the surface had to answer: dropped, and the member told (nothing reserved).
+    if (isLate(answerBy)) {
+      await this.#drop(admission);
+      throw tooLate();
     }
     return admission;
   }
@@ -1021,6 +1042,27 @@ interface Admission {
 
 /** What a failed or cancelled job's final update says it cost: what the ledger charges it, or nothing when it releases it. */
 type EndCost = { cost?: JobCost };
+
+/** Whether the time the surface must answer by (`JobIntent.answerBy`) has come. */
+function isLate(answerBy: number | undefined): boolean {
+  return answerBy !== undefined && Date.now() >= answerBy;
+}
+
+/** The intake's wait for `read`: only until `answerBy` (undefined: as long as it takes); once it has come, not at all. */
+function byAnswer<T>(answerBy: number | undefined, read: Promise<T>): Promise<T> {
+  if (answerBy === undefined) return read;
+  const left = answerBy - Date.now();
+  if (left <= 0) {
+    read.catch(() => undefined);
+    return Promise.reject(tooLate());
+  }
+  return withTimeout(read, left, 'the state or the ledger did not answer before the request had to be answered');
+}
+
+/** Why the intake refused a request it could not decide before its first answer was due (told as an error on the bot's side). */
+function tooLate(): Error {
+  return new Error('no time was left to decide before the request had to be answered');
+}
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {
   return images !== undefined && !Array.isArray(images) && typeof (images as ImagesToFetch).fetch === 'function';

@@ -92,9 +92,12 @@ export class MemberDefaultsBook {
    * The member's defaults (empty when they set none). One kept but unreadable is never taken for unset (a private
    * default would be lost): their job is refused privately (`defaults_unreadable`) until they set it again or clear it.
    */
-  async of(requester: Pick<Requester, 'platform' | 'userId'>): Promise<MemberDefaults> {
+  async of(requester: Pick<Requester, 'platform' | 'userId'>, only?: readonly MemberDefaultName[]): Promise<MemberDefaults> {
     const userKey = userKeyOf(requester);
-    const { defaults, unreadable } = await this.#store.get(userKey);
+    const stored = await this.#store.get(userKey);
+    // `only`: the defaults the job uses (their own Reroll or Retry: previews alone); another unreadable one is not its concern.
+    const unreadable = only ? stored.unreadable.filter((name) => only.includes(name)) : stored.unreadable;
+    const defaults = only ? (Object.fromEntries(only.filter((name) => stored.defaults[name] !== undefined).map((name) => [name, stored.defaults[name]])) as MemberDefaults) : stored.defaults;
     if (unreadable.length === 0) return defaults;
     this.#logger?.warn({ userKey, unreadable }, 'stored defaults of a member are unreadable: their jobs are refused until they set or clear them');
     throw refusalOfUnreadableDefaults(requester.platform, unreadable);
@@ -125,11 +128,11 @@ export class MemberDefaultsBook {
    * `policy.allowsOptions`, as if asked by hand; a format only where the job's other options take it), `private` unless the
    * job says otherwise (the rules then decide on it like on an asked one), and whether previews are shown. `own: false`
    * applies none of them, `own: 'previews'` only whether previews are shown (`JobIntent.memberDefaults`). Refuses
-   * (`defaults_unreadable`, see `of`) while one of theirs is kept but unreadable, unless it applies none.
+   * (`defaults_unreadable`, see `of`) while one it applies is kept but unreadable (with `own: 'previews'`, only
+   * `previews` itself; none when it applies none).
    */
   async apply(spec: JobSpec, use: { own?: boolean | 'previews' } = {}): Promise<AppliedDefaults> {
-    const theirs: MemberDefaults = use.own === false ? {} : await this.of(spec.requester);
-    const defaults: MemberDefaults = use.own === 'previews' ? { previews: theirs.previews } : theirs;
+    const defaults: MemberDefaults = use.own === false ? {} : await this.of(spec.requester, use.own === 'previews' ? ['previews'] : undefined);
     const options: JobOptions = { ...spec.options };
     const ignored: string[] = [];
     for (const name of Object.keys(FIELD_OF) as OptionDefault[]) {

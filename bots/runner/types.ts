@@ -122,6 +122,12 @@ export interface JobIntent extends Omit<JobSpec, 'images'> {
    * The server's/workspace's rules apply in every case.
    */
   memberDefaults?: boolean | 'previews' | undefined;
+  /**
+   * When the surface must give its first answer by (ms, as `Date.now()`; a chat platform's deadline, less the answer's
+   * own trip): every read of the intake before it waits only until then, and a job not decided by then — or whose
+   * reservation came after it — is refused (`answers.refuse`, with nothing reserved) in time for that answer. Undefined: no limit.
+   */
+  answerBy?: number | undefined;
 }
 
 /** What the intake tells a surface of a job it admitted (its budget reserved, its room held). */

@@ -1,6 +1,7 @@
 import { InteractionContextType, MessageFlags, type Attachment } from 'discord.js';
 import { say } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
+import { answerBudgetOf } from '../answer-budget.js';
 import { messageMenu } from '../command-words.js';
 import { encodeCustomId } from '../custom-ids.js';
 import { isAllowedImageUrl, type AttachmentSource } from '../download-images.js';
@@ -56,6 +57,6 @@ export default {
         await ctx.store.add({ key, kind: 'edit', prompt: '', options: {}, requester, status: 'draft', sources });
         for (const old of draftsToDrop(await ctx.store.drafts(requester.userId), requester.userId)) await ctx.store.remove(old);
       },
-    });
+    }, { answerBy: answerBudgetOf(interaction).endsAt });
   },
 } satisfies MessageMenuCommand;

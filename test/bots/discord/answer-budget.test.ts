@@ -1,5 +1,8 @@
 import { Client, Events, type AutocompleteInteraction, type ButtonInteraction, type Interaction } from 'discord.js';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
 import type { BotContext } from '../../../bots/discord/bot-context.js';
 import { suggestStyles } from '../../../bots/discord/commands/job-options.js';
@@ -9,7 +12,8 @@ import { hookInteractionAction } from '../../../bots/discord/interaction-action.
 import { gatewayIntake, InteractionClaims } from '../../../bots/discord/interaction-claims.js';
 import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { createInteractionRouter } from '../../../bots/discord/route-interaction.js';
-import { say } from '../../../bots/runner/index.js';
+import { FileQuotaStore, JobRunner, say, type MemberDefaultsStore, type QuotaStore } from '../../../bots/runner/index.js';
+import { PictorClient } from '../../../src/index.js';
 import { apiMessage, apiUser } from '../../fakes/discord/api-objects.js';
 import { autocompletePayload, buttonPayload, type InteractionContext } from '../../fakes/discord/interaction-payloads.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
@@ -53,12 +57,12 @@ interface Scene {
  * A press of Reroll, delivered by the gateway to a client of the bot, its claim answered by the state after `claimMs`,
  * its job record read with `store.get` and the other reads as given; the bot's answers recorded as they leave.
  */
-function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }, idMadeAgoMs = 0): Scene {
+function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }, idMadeAgoMs = 0, runner?: JobRunner): Scene {
   const client = new Client({ intents: [] });
   hookInteractionAction(client);
-  const request = vi.fn();
+  const request = runner ? vi.fn(runner.request.bind(runner)) : vi.fn();
   const ctx = {
-    runner: { request, requestForm: vi.fn(), get: () => undefined, cancel: () => false },
+    runner: { request, requestForm: vi.fn(), get: () => undefined, cancel: () => false, history: undefined },
     store: { newKey: () => 'k2', ...store },
     logger: new RecordingLogger(),
     adminRoleIds: [],
@@ -137,6 +141,60 @@ describe('a Reroll pressed while the bots’ state is slow: one deadline for eve
     expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
     expect(botRest.get).not.toHaveBeenCalled();
     expect(scene.request).not.toHaveBeenCalled();
+  });
+});
+
+/**
+ * A real runner whose intake reads the member's defaults with `defaults.get` and reserves in a ledger in a fresh data
+ * folder, each reservation answered `reserveMs` (fake time) after it was asked; no image service is reachable.
+ */
+async function runnerOf(defaults: MemberDefaultsStore['get'], reserveMs = 0): Promise<{ runner: JobRunner; ledger: FileQuotaStore }> {
+  const ledger = new FileQuotaStore({ dir: await mkdtemp(join(tmpdir(), 'pictor-answer-budget-')) });
+  const store = new Proxy(ledger, {
+    get: (target, name) => {
+      const value = Reflect.get(target, name, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (name === 'reserve') return async (...args: unknown[]) => (await after(reserveMs, undefined), (value as (...a: unknown[]) => unknown).apply(target, args));
+      return (value as (...a: unknown[]) => unknown).bind(target);
+    },
+  }) as QuotaStore;
+  const runner = new JobRunner({
+    client: new PictorClient({ baseURL: 'http://127.0.0.1:9', apiKey: 'sk-unused', maxRetries: 0 }),
+    store,
+    limits: {},
+    partialImages: 0,
+    memberDefaults: { get: defaults, change: never },
+  });
+  onTestFinished(async () => {
+    await runner.shutdown({ graceMs: 0 });
+    await ledger.close();
+  });
+  return { runner, ledger };
+}
+
+describe('a Reroll whose claim took most of Discord’s 3 s, while the runner’s intake is slow', () => {
+  it('is refused privately 2.5 s after it arrived at the latest when the member’s defaults do not come: nothing reserved, nothing sent', async () => {
+    const { runner, ledger } = await runnerOf(never);
+    const scene = press('guild', 1_400, { get: () => after(300, jobOf('generate')) }, { get: never }, 0, runner);
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    expect(scene.request).toHaveBeenCalledTimes(1);
+    expect(scene.answers.map((a) => a.content)).toEqual([`✋ ${say('en-US', 'failure.internal_error')}`]);
+    expect(scene.answers[0]!.flags! & EPHEMERAL).toBe(EPHEMERAL);
+    expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
+    expect(runner.activeJobs()).toEqual([]);
+    expect(await ledger.activeJobs()).toEqual([]);
+  });
+
+  it('is refused privately in time when its reservation comes after the answer was due: the reservation is dropped, none left open', async () => {
+    const { runner, ledger } = await runnerOf(async () => ({ defaults: {}, unreadable: [] }), 1_000);
+    const scene = press('guild', 1_400, { get: () => after(300, jobOf('generate')) }, { get: never }, 0, runner);
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    expect(scene.answers.map((a) => a.content)).toEqual([`✋ ${say('en-US', 'failure.internal_error')}`]);
+    expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
+    expect(runner.activeJobs()).toEqual([]);
+    await vi.waitFor(async () => expect(await ledger.activeJobs()).toEqual([]));
   });
 });
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../../bots/discord/index.js';
+import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { HttpInitialResponses, MAX_INTERACTION_BODY_BYTES } from '../../../bots/discord/interactions-endpoint.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
@@ -156,6 +157,31 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
       expect(claims).toBe(2);
     } finally {
       await recorder.close();
+    }
+  });
+
+  it('holds a POST only until Discord’s 3 s from its arrival are over, the wait for its claim counted in (never a fresh 3 s after it)', async () => {
+    h = await DiscordHarness.start({ http: true, partialImages: 0 });
+    const taken = h.state.store.space(h.state.spaces.discordInteractions);
+    const claimOnce = taken.claimOnce.bind(taken);
+    // The claim takes 1.4 s by the bot's clock.
+    const realNow = Date.now.bind(Date);
+    let shift = 0;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+    vi.spyOn(taken, 'claimOnce').mockImplementation(async (key) => {
+      const took = await claimOnce(key);
+      shift += 1_400;
+      return took;
+    });
+    const held = vi.spyOn(HttpInitialResponses.prototype, 'expect');
+    try {
+      const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      await h.discord.waitFor(() => ix.httpStatus, 'the answer to the POST');
+      expect(held).toHaveBeenCalledTimes(1);
+      expect(held.mock.calls[0]![3]).toBeLessThanOrEqual(DISCORD_LIMITS.acknowledgeMs - 1_400);
+    } finally {
+      clock.mockRestore();
+      held.mockRestore();
     }
   });
 

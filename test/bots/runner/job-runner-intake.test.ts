@@ -288,7 +288,7 @@ describe('the intake: one call decides a job before its first public answer', ()
 });
 
 describe('the intake of an entry point that opens a form first', () => {
-  async function formOf(runner: JobRunner, who = requester(), form: { private?: boolean } = {}) {
+  async function formOf(runner: JobRunner, who = requester(), form: { private?: boolean; answerBy?: number } = {}) {
     const said: string[] = [];
     let reason: unknown;
     const opened = await runner.requestForm(
@@ -304,6 +304,18 @@ describe('the intake of an entry point that opens a form first', () => {
     );
     return { opened, said, reason };
   }
+
+  it('refuses the form privately once the time to answer by has come while the member’s defaults do not come: it does not open', async () => {
+    const { runner } = await kit.runner({ partialImages: 0, memberDefaults: { get: () => new Promise(() => undefined), change: async () => ({}) } });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const form = formOf(runner, requester(), { answerBy: Date.now() + 2_000 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    const { opened, said, reason } = await form;
+    expect(opened).toBe(false);
+    expect(said).toEqual(['refuse']);
+    expect(reason).toBeInstanceOf(Error);
+  });
 
   it('opens the form while some budget is left, and refuses it privately once a budget is spent to its end', async () => {
     const { runner } = await kit.runner({ partialImages: 0, limits: { userDailyUsd: LOW } });

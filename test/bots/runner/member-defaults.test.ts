@@ -119,6 +119,16 @@ describe('a member’s defaults the bots’ state keeps but cannot read', () => 
 
   const cheap = (): JobSpec => ({ kind: 'generate', prompt: 'a sea', options: { quality: 'low' }, requester: member });
 
+  it('takes the member’s own Reroll or Retry (previews alone) while a default it does not use is unreadable, and refuses it while previews is', async () => {
+    const made = await damageable();
+    await made.damageField();
+    const again = await made.runner.members.apply(cheap(), { own: 'previews' });
+    expect(again.spec.options).toEqual({ quality: 'low' });
+    expect(again.previews).toBe(true);
+    await made.tear();
+    await expect(made.runner.members.apply(cheap(), { own: 'previews' })).rejects.toMatchObject({ code: 'defaults_unreadable', words: { values: { count: 1 } } });
+  });
+
   for (const damage of ['tear', 'damageField'] as const) {
     it(`refuses the member’s job privately, before anything is sent, never taking it for unset (${damage === 'tear' ? 'the record cut short' : 'the private field not a value'}); clearing them takes their jobs again`, async () => {
       const made = await damageable();
