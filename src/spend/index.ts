@@ -15,7 +15,7 @@ export { addUsage, roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from
 export { readBreakerSettings, breakerApplies, breakerLimit, type BreakerSettings } from './breaker.js';
 export { estimateOf } from '../core/pricing.js';
 export { interruptedCostUsd, cutOffCostUsd, mayBeBilled, chargeOf, endingOf, type JobEnding, type JobOutcome, type Charge, type ChargedRequest } from './charge-rules.js';
-export { JobLedger, ChargedJob, type JobLedgerOptions, type JobSettlement, type JobEnd, type ChargedSettle, type BeginInput } from './job-ledger.js';
+export { JobLedger, ChargedJob, DEFAULT_ATTEMPT_TIMEOUT_MS, type JobLedgerOptions, type JobSettlement, type JobEnd, type ChargedSettle, type BeginInput } from './job-ledger.js';
 export { utcDay, utcMonth, nextUtcMidnight, nextUtcMonth, utcDayBefore, utcMonthBefore } from './utc-period.js';
 export { createSerialQueue } from './serial-queue.js';
 export { RefusalTally } from './refusal-tally.js';

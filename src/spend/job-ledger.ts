@@ -100,7 +100,8 @@ const DEFAULT_RETRY_FOR_MS = 30_000;
  */
 export const NEXT_JOB_SETTLE_WAIT_MS = 1_000;
 const DEFAULT_RETRY_DELAY_MS = 200;
-const DEFAULT_ATTEMPT_TIMEOUT_MS = 5_000;
+/** How long one settle's try is given by default (the n8n node's failed items wait as long for what was charged). */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 5_000;
 const MAX_RETRY_DELAY_MS = 5_000;
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
 

@@ -15,7 +15,7 @@ import {
   type EditRequest,
   type GenerationRequest,
 } from 'pictor';
-import { SpendGuard, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS, SpendGuard, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
@@ -207,7 +207,7 @@ interface Sending {
  * How long a failed item waits for the ledger to say what its job was charged (`charged`): one settle's try. The result
  * is handed over before the settle; only a failure's item waits, and past this says `charged: null` (not taken yet).
  */
-const CHARGED_WAIT_MS = 5_000;
+const CHARGED_WAIT_MS = DEFAULT_ATTEMPT_TIMEOUT_MS;
 
 /** How the ledger ended a failed item's job, waited for at most CHARGED_WAIT_MS; none when it was never reserved. */
 async function endedOf(sending: Sending): Promise<JobSettlement | { deferred: true } | undefined> {
