@@ -241,17 +241,19 @@ class FileSpace<T> extends BaseSpace<T> {
     for (const key of [...this.#index.keys()]) yield [key, await this.read(key)];
   }
 
-  protected async *texts(): AsyncIterable<[string, string | undefined]> {
+  protected async deleteTexts(doomed: (text: string) => boolean): Promise<number> {
     await this.#open();
-    for (const key of [...this.#index.keys()]) yield [key, await readFile(this.#path(key), 'utf8').catch(() => undefined)];
-  }
-
-  protected deleteIfText(key: string, text: string): Promise<boolean> {
-    return this.#serial(key, async () => {
-      if ((await readFile(this.#path(key), 'utf8').catch(() => undefined)) !== text) return false;
-      await this.#remove(key);
-      return true;
-    });
+    let deleted = 0;
+    // Read in the key's queue: no write of it is under way, so what is read is what is deleted.
+    for (const key of [...this.#index.keys()]) {
+      await this.#serial(key, async () => {
+        const text = await readFile(this.#path(key), 'utf8').catch(() => undefined);
+        if (text === undefined || !doomed(text)) return;
+        await this.#remove(key);
+        deleted++;
+      });
+    }
+    return deleted;
   }
 
   async *keys(): AsyncIterable<string> {
