@@ -226,7 +226,8 @@ class FileSpace<T> extends BaseSpace<T> {
   protected changeRecord(key: string, step: (found: Found<T>) => Change): Promise<void> {
     return this.#serial(key, async () => {
       const envelope = await this.#read(key, true);
-      const change = step(envelope === UNREADABLE ? envelope : (envelope?.value as T | undefined));
+      // A file kept without a value (a hand edit) is a record all the same: a claim of it stays taken.
+      const change = step(envelope === UNREADABLE || (envelope && !Object.hasOwn(envelope, 'value')) ? UNREADABLE : (envelope?.value as T | undefined));
       if (change?.kept !== undefined) await this.#write(key, change.kept, change.hold, readable(envelope));
       else if (change) await this.#remove(key);
     });
