@@ -325,6 +325,7 @@ class RedisSpace<T> extends BaseSpace<T> {
     return `${this.base}:once:${key}`;
   }
 
+  /** SET NX of the token: a key an older version took holds '1', and counts as taken all the same until its TTL. */
   protected override async takeOnce(key: string, token: string): Promise<boolean> {
     const once = this.#once(key);
     const ttlMs = this.definition.ttlMs;

@@ -228,6 +228,7 @@ export abstract class BaseSpace<T> {
       // `change` gets a copy of its own (it may keep or change it).
       const after = change(before === UNREADABLE ? before : structuredClone(before));
       done = { before, after };
+      // Asked again on each write tried again (another process wrote the record): `hold` must not act outside either.
       const hold = typeof options?.hold === 'function' ? (after === undefined ? undefined : options.hold(after)) : options?.hold;
       return { kept: after === undefined ? undefined : (encodeValue(this.definition, after) as string), hold };
     });
