@@ -34,4 +34,4 @@ export const INTEGRATION = [
  */
 export const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts', 'test/cli/output-paths-whole.test.ts', 'test/core/atomic-file-no-hard-links.test.ts', 'test/core/atomic-file-leftovers.test.ts'];
 /** Integration test files that replace a module with `vi.mock`: a module graph of their own too. */
-export const INTEGRATION_MOCKS_MODULES = ['test/bots/slack/surface.test.ts', 'test/bots/state/upgrade-stops.test.ts'];
+export const INTEGRATION_MOCKS_MODULES = ['test/bots/slack/surface.test.ts', 'test/bots/state/upgrade-stops.test.ts', 'test/bots/state/file-forget-reads.test.ts'];

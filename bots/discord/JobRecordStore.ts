@@ -142,6 +142,7 @@ function settled(record: JobRecord): JobRecord {
     delete record.end;
     delete record.final;
   }
+  // Kept until the end is recorded, not only shown: the recorded end carries the link to its message.
   if (isDone(record)) delete record.reply;
   return record;
 }

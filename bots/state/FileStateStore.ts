@@ -226,7 +226,8 @@ class FileSpace<T> extends BaseSpace<T> {
   protected changeRecord(key: string, step: (found: Found<T>) => Change): Promise<void> {
     return this.#serial(key, async () => {
       const envelope = await this.#read(key, true);
-      const change = step(envelope === UNREADABLE ? envelope : (envelope?.value as T | undefined));
+      // A file kept without a value (a hand edit) is a record all the same: a claim of it stays taken.
+      const change = step(envelope === UNREADABLE || (envelope && !Object.hasOwn(envelope, 'value')) ? UNREADABLE : (envelope?.value as T | undefined));
       if (change?.kept !== undefined) await this.#write(key, change.kept, change.hold, readable(envelope));
       else if (change) await this.#remove(key);
     });
@@ -241,17 +242,19 @@ class FileSpace<T> extends BaseSpace<T> {
     for (const key of [...this.#index.keys()]) yield [key, await this.read(key)];
   }
 
-  protected async *texts(): AsyncIterable<[string, string | undefined]> {
+  protected async deleteTexts(doomed: (text: string) => boolean): Promise<number> {
     await this.#open();
-    for (const key of [...this.#index.keys()]) yield [key, await readFile(this.#path(key), 'utf8').catch(() => undefined)];
-  }
-
-  protected deleteIfText(key: string, text: string): Promise<boolean> {
-    return this.#serial(key, async () => {
-      if ((await readFile(this.#path(key), 'utf8').catch(() => undefined)) !== text) return false;
-      await this.#remove(key);
-      return true;
-    });
+    let deleted = 0;
+    // Read in the key's queue: no write of it is under way, so what is read is what is deleted.
+    for (const key of [...this.#index.keys()]) {
+      await this.#serial(key, async () => {
+        const text = await readFile(this.#path(key), 'utf8').catch(() => undefined);
+        if (text === undefined || !doomed(text)) return;
+        await this.#remove(key);
+        deleted++;
+      });
+    }
+    return deleted;
   }
 
   async *keys(): AsyncIterable<string> {

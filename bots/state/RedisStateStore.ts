@@ -280,11 +280,11 @@ class RedisSpace<T> extends BaseSpace<T> {
   }
 
   protected async *records(): AsyncIterable<[string, Found<T>]> {
-    for await (const [key, raw] of this.texts()) yield [key, this.#decode(raw)];
+    for await (const [key, raw] of this.#texts()) yield [key, this.#decode(raw)];
   }
 
   /** Each record's value as kept (a binary space's bytes), one SCAN batch at a time. */
-  protected async *texts(): AsyncIterable<[string, string | undefined]> {
+  async *#texts(): AsyncIterable<[string, string | undefined]> {
     for await (const keys of this.#keyBatches()) {
       const records = keys.map((k) => this.#record(k));
       const values: (string | Buffer | null)[] = !keys.length ? [] : this.definition.binary ? await this.redis.mgetBuffer(...records) : await this.redis.mget(...records);
@@ -292,8 +292,11 @@ class RedisSpace<T> extends BaseSpace<T> {
     }
   }
 
-  protected deleteIfText(key: string, text: string): Promise<boolean> {
-    return this.putRecord(key, '', false, `v:${text}`);
+  protected async deleteTexts(doomed: (text: string) => boolean): Promise<number> {
+    let deleted = 0;
+    // Deleted only while it is still this text: one written anew meanwhile stays.
+    for await (const [key, text] of this.#texts()) if (text !== undefined && doomed(text) && (await this.putRecord(key, '', false, `v:${text}`))) deleted++;
+    return deleted;
   }
 
   async *keys(): AsyncIterable<string> {
@@ -322,6 +325,7 @@ class RedisSpace<T> extends BaseSpace<T> {
     return `${this.base}:once:${key}`;
   }
 
+  /** SET NX of the token: a key an older version took holds '1', and counts as taken all the same until its TTL. */
   protected override async takeOnce(key: string, token: string): Promise<boolean> {
     const once = this.#once(key);
     const ttlMs = this.definition.ttlMs;

@@ -160,8 +160,8 @@ export abstract class BaseSpace<T> {
   protected abstract changeRecord(key: string, step: (found: Found<T>) => Change): Promise<void>;
   protected abstract deleteRecord(key: string): Promise<void>;
   protected abstract records(): AsyncIterable<[string, Found<T>]>;
-  protected abstract texts(): AsyncIterable<[string, string | undefined]>;
-  protected abstract deleteIfText(key: string, text: string): Promise<boolean>;
+  /** Deletes each record whose text as kept is `doomed`, unless written anew meanwhile; each text is read once. */
+  protected abstract deleteTexts(doomed: (text: string) => boolean): Promise<number>;
   protected abstract holderOf(key: string): Promise<string | null | undefined>;
   protected abstract takeOrphans(): Promise<StateEntry<T>[]>;
   /** The key of every record, unreadable ones too: a full scan, never on a hot path. */
@@ -228,6 +228,7 @@ export abstract class BaseSpace<T> {
       // `change` gets a copy of its own (it may keep or change it).
       const after = change(before === UNREADABLE ? before : structuredClone(before));
       done = { before, after };
+      // Asked again on each write tried again (another process wrote the record): `hold` must not act outside either.
       const hold = typeof options?.hold === 'function' ? (after === undefined ? undefined : options.hold(after)) : options?.hold;
       return { kept: after === undefined ? undefined : (encodeValue(this.definition, after) as string), hold };
     });
@@ -251,10 +252,7 @@ export abstract class BaseSpace<T> {
   /** Deletes each damaged record (not JSON) whose text `mentions`, unless written anew meanwhile (`forget`). */
   async deleteDamaged(mentions: (text: string) => boolean): Promise<number> {
     this.#usable('deleteDamaged');
-    let deleted = 0;
-    // Deleted only while it is still this text: one written anew meanwhile stays.
-    for await (const [key, text] of this.texts()) if (text !== undefined && safeJson(text) === undefined && mentions(text) && (await this.deleteIfText(key, text))) deleted++;
-    return deleted;
+    return this.deleteTexts((text) => safeJson(text) === undefined && mentions(text));
   }
 
   /** Takes the records whose holder's lease lapsed, each for one process, which holds it until it releases it. */

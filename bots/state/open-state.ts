@@ -102,10 +102,10 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
   const attempt = <R>(what: string, step: () => Promise<R>) =>
     step().catch((error: unknown) => void (failed.push(error), logger.error({ err: error, userKey, what }, 'forget could not erase this; it erased the rest')));
   /** Takes the member out of each record of a space that lists them among others (an empty list goes). */
-  const eraseFromEach = <V extends object>(definition: SpaceDefinition, names: (value: V) => boolean, without: (value: V) => V | undefined) =>
+  const eraseFromEach = <V extends object>(definition: SpaceDefinition, names: (value: V, key: string) => boolean, without: (value: V) => V | undefined) =>
     attempt(definition.name, async () => {
       const space = store.space<V>(definition);
-      for await (const { key, value } of space.entries()) if (names(value)) await space.update(key, (v) => v && without(v));
+      for await (const { key, value } of space.entries()) if (names(value, key)) await space.update(key, (v) => v && without(v));
     });
   if (records) {
     const kept = { records: store.space<MemberRecord>(records), images: store.space(spaces.discordImages), outputsOfJob: store.space(spaces.discordJobOutputs) };
@@ -118,10 +118,12 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
   if (platform === 'discord') await attempt('drafts', () => store.space(spaces.discordDrafts).delete(id));
   // Who opened the Slack Home lately, by workspace.
   if (platform === 'slack') await eraseFromEach<Record<string, unknown>>(spaces.slackHomeViewers, (v) => Object.hasOwn(v, id), (v) => Object.fromEntries(Object.entries(v).filter(([user]) => user !== id)));
-  // Each server's/workspace's members with history.
-  await eraseFromEach<string[]>(spaces.historyScopes, (members) => members.includes(userKey), (members) => nonEmpty(members.filter((m) => m !== userKey)));
   await attempt('defaults', () => store.space(spaces.memberDefaults).delete(stateKeyOf(userKey)));
   const history = await attempt('history', () => store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined));
+  // Each server's/workspace's members with history, after the history: a job ending meanwhile writes its history, then
+  // lists its member. A list that is not one (a hand edit) fails every reader of it: it goes.
+  const isList = (members: string[], key: string) => Array.isArray(members) || (logger.warn({ key }, 'forget deleted a list of members with history that was not a list'), false);
+  await eraseFromEach<string[]>(spaces.historyScopes, (members, key) => !isList(members, key) || members.includes(userKey), (members) => (Array.isArray(members) ? nonEmpty(members.filter((m) => m !== userKey)) : undefined));
   await attempt('ledger', async () => ledger?.forgetPrompts(userKey));
   await attempt('leftovers', () => store.removeLeftovers());
   if (failed.length > 0) throw new AggregateError(failed, `forget erased all it could of ${userKey}, but ${failed.length} part(s) failed (logged)`);

@@ -75,6 +75,7 @@ export function startSweeper<T>(options: {
     async stop({ until } = {}) {
       stopped = true;
       clearInterval(timer);
+      // With `track` the entry being shown is the caller's to wait for: only a sweep still claiming entries is waited for here.
       const waitFor = options.track ? claiming : running;
       if (!waitFor) return;
       await withTimeout(waitFor, waitWithin(STOP_WAIT_MS, until), 'sweep still running').catch(() => undefined);

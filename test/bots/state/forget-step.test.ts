@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
-import { historyOfScope, keepInHistory, openBotState, type BotState } from '../../../bots/state/index.js';
+import { historyOf, historyOfScope, keepInHistory, openBotState, stateKeyOf, type BotState, type Space } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
@@ -14,11 +14,11 @@ afterEach(async () => {
 });
 
 /** The bots' state on one backend, and everything it keeps there as text: every file of the data folder, or every key's values under its prefix. */
-async function stateOn(backend: 'file' | 'redis'): Promise<{ state: BotState; everything(): Promise<string> }> {
+async function stateOn(backend: 'file' | 'redis', logger = silentLogger()): Promise<{ state: BotState; everything(): Promise<string> }> {
   const dataDir = await testTempDir('pictor-forget-step-');
   const prefix = uniquePrefix('forget-step');
   const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
-  const state = await openBotState({ dataDir, redis: link, leaseMs: 300, logger: silentLogger() });
+  const state = await openBotState({ dataDir, redis: link, leaseMs: 300, logger });
   closers.push(async () => {
     await state.close().catch(() => undefined);
     await link?.close();
@@ -96,5 +96,42 @@ describe.each([
     await state.forget('discord:4242MARKER');
     expect(await everything()).not.toContain('4242MARKER');
     expect(await historyOfScope(state, 'discord:G1')).toMatchObject([{ key: 'j3' }]);
+  });
+
+  it.skipIf(skip)('leaves no server listing the member when one of their jobs ends as the forget runs (its history written, then its list)', async () => {
+    const { state } = await stateOn(backend);
+    const entry = (key: string, scopeKey: string) => ({ key, scopeKey, at: Date.now() });
+    await keepInHistory(state, 'discord:4242MARKER', [entry('j1', 'discord:G1')]);
+    // The job ends just before the forget erases the history: its entry and its server's list are written first.
+    const space = state.store.space.bind(state.store);
+    let ended = false;
+    vi.spyOn(state.store, 'space').mockImplementation(<T>(definition: Parameters<typeof space>[0]) => {
+      const opened = space<T>(definition);
+      if (definition.name !== state.spaces.history.name || ended) return opened;
+      const update: Space<T>['update'] = async (...args) => {
+        ended = true;
+        await keepInHistory(state, 'discord:4242MARKER', [entry('j2', 'discord:G2')]);
+        return opened.update(...args);
+      };
+      return Object.assign(Object.create(opened) as Space<T>, { update });
+    });
+
+    await state.forget('discord:4242MARKER');
+    vi.mocked(state.store.space).mockRestore();
+    expect(await historyOf(state, 'discord:4242MARKER')).toEqual([]);
+    for (const scope of ['discord:G1', 'discord:G2']) expect(await state.store.space<string[]>(state.spaces.historyScopes).get(stateKeyOf(scope))).toBeUndefined();
+  });
+
+  it.skipIf(skip)('erases the member from every other list when one server’s list is not a list (a hand edit): that one goes, logged', async () => {
+    const logger = { ...silentLogger(), warn: vi.fn() };
+    const { state } = await stateOn(backend, logger);
+    await keepInHistory(state, 'discord:4242MARKER', [{ key: 'j1', scopeKey: 'discord:G1', at: Date.now() }]);
+    const scopes = state.store.space<unknown>(state.spaces.historyScopes);
+    await scopes.put(stateKeyOf('discord:G0'), { 0: 'discord:4242MARKER' });
+
+    await state.forget('discord:4242MARKER');
+    expect(await scopes.get(stateKeyOf('discord:G1'))).toBeUndefined();
+    expect(await scopes.has(stateKeyOf('discord:G0'))).toBe(false);
+    expect(logger.warn).toHaveBeenCalledWith({ key: stateKeyOf('discord:G0') }, expect.stringContaining('not a list'));
   });
 });

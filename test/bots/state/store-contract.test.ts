@@ -33,6 +33,8 @@ interface Backend {
    * `value`, keeps that text as its value instead (a hand edit's `null`, or a value whose JSON was cut).
    */
   damage(key: string, value?: string): Promise<void>;
+  /** Keeps a claim of `SPACE` without a token, as a hand edit or an older version left it (a record with no value, Redis's '1'). */
+  keepTokenlessClaim(key: string): Promise<void>;
   /** Removes a record of the space where it is kept, behind the store's back (a file deleted by hand, a key deleted). */
   removeBehind(space: SpaceDefinition, key: string): Promise<void>;
   close(): Promise<void>;
@@ -52,6 +54,10 @@ async function fileBackend(): Promise<Backend> {
     lose: async (store) => store.close(),
     everything: async () => (await Promise.all((await list(dataDir)).map(async (file) => `${file} ${await readFile(file, 'utf8')}`))).join('\n'),
     damage: (key, value = '{"prom') => writeFile(join(dataDir, SPACE.dir, `${key}.json`), `{"pictorState":1,"holder":null,"value":${value}}`),
+    keepTokenlessClaim: async (key) => {
+      await mkdir(join(dataDir, SPACE.dir), { recursive: true });
+      await writeFile(join(dataDir, SPACE.dir, `${key}.json`), '{"pictorState":1,"holder":null}');
+    },
     removeBehind: (space, key) => rm(join(dataDir, space.dir, `${key}.${space.binary ? 'bin' : 'json'}`)),
     close: async () => {
       await a.close();
@@ -97,6 +103,7 @@ async function redisBackend(): Promise<Backend & { links: RedisLink[] }> {
       const [record] = await commands.keys(`${prefix}:*${SPACE.name}*:r:${key}`);
       await commands.set(record!, value, 'KEEPTTL');
     },
+    keepTokenlessClaim: async (key) => void (await commands.set(`${prefix}:bots:${SPACE.name}:once:${key}`, '1', 'PX', 60_000)),
     removeBehind: async (space, key) => {
       const [record] = await commands.keys(`${prefix}:*${space.name}*:r:${key}`);
       await commands.del(record!);
@@ -417,6 +424,16 @@ describe.each([
     expect(await backend.b.space<Job>(SPACE).heldHere('k')).toBe(true);
     await backend.b.space<Job>(SPACE).update('k', (j) => j, { hold: false });
     expect(await backend.b.space<Job>(SPACE).heldHere('k')).toBe(false);
+  });
+
+  it.skipIf(skip)('counts a key whose claim was kept without a token (a hand edit, an older version) as taken, and no release frees it', async () => {
+    backend = await make();
+    await backend.keepTokenlessClaim('kept1');
+    const space = backend.b.space(SPACE);
+    // A replayed request taken again would start a second paid job.
+    expect(await space.claimOnce('kept1')).toBe(false);
+    await space.releaseClaim('kept1', 'token-of-another');
+    expect(await space.claimOnce('kept1')).toBe(false);
   });
 
   it.skipIf(skip)('takes a key once: the first claim wins, every later one loses, from any process and after a restart', async () => {
