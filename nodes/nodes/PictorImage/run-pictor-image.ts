@@ -127,23 +127,22 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             const result = await send(ctx, credentials, ledger!, job, sending);
             if (result instanceof FailedAfterImages) {
               // The images that came are output before the error's item (On Error → Continue); they are charged.
-              const nodeError = withCharged(toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields), await endedOf(sending));
+              // Without On Error it fails the node (below, at once); with it, its item waits for what was charged.
               if (!continueOnFail) throw result.error;
+              const nodeError = withCharged(toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields), await endedOf(sending));
               return { itemIndex: job.itemIndex, error: nodeError, items: answerForAgent(ctx, await toOutputItems(ctx, result.arrived, shape)) };
             }
             return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
           } catch (error) {
             const missing = missingDatabaseOf(error);
-            const nodeError = withCharged(
-              missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields),
-              await endedOf(sending),
-            );
+            const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
             if (!continueOnFail && !firstFailure) {
-              // One failure fails the node: stop the requests still queued, never one already at the service.
+              // One failure fails the node: stop the requests still queued, never one already at the service — at once,
+              // before waiting for what the ledger charged this one (a sibling could be sent meanwhile).
               firstFailure = nodeError;
               for (const waiting of unsent) waiting.abort(nodeError);
             }
-            return { itemIndex: job.itemIndex, error: nodeError };
+            return { itemIndex: job.itemIndex, error: withCharged(nodeError, await endedOf(sending)) };
           } finally {
             unsent.delete(own);
             stopAll.signal.removeEventListener('abort', stopOwn);
