@@ -50,6 +50,8 @@ export class JobWatch {
   #stoppedBy: 'SIGINT' | 'SIGTERM' | undefined;
   #reported = false;
   #exitTimer: NodeJS.Timeout | undefined;
+  /** Its images are written (`imagesWritten`). */
+  #written = false;
   readonly #onSigint = () => this.#stop('SIGINT');
   readonly #onSigterm = () => this.#stop('SIGTERM');
 
@@ -90,7 +92,8 @@ export class JobWatch {
       return;
     }
     this.#stoppedBy = signal;
-    this.firstStop = firstStopOf(this.phase);
+    // Its images written, only the ledger's answer is waited for: as long as after a cancel, then the exit.
+    this.firstStop = this.#written ? 'settling' : firstStopOf(this.phase);
     this.#say([firstStopLine(this.firstStop, signal)]);
     // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
     if (this.firstStop === 'writing') return;
@@ -134,6 +137,14 @@ export class JobWatch {
     if (!this.#stoppedBy && wasSent(this.phase)) this.phase = 'done';
   }
 
+  /**
+   * The job's images are written (or listed as lost): what is left is the ledger's answer, which a first Ctrl+C (or
+   * SIGTERM) then waits for `INTERRUPT_SETTLE_MS` at most, as after a cancel, before the exit.
+   */
+  imagesWritten(): void {
+    this.#written = true;
+  }
+
   /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) tells nothing. */
   noteSettled(settled: JobSettled & { deferred?: boolean }): void {
     if (!settled.deferred) this.settled = { action: settled.action, usd: settled.usd, released: settled.released };
@@ -160,7 +171,7 @@ export function wasSent(phase: JobWatch['phase']): boolean {
  * billed: no request left to cancel),
  * `cancelling` the request that was sent, or, once the job is done, `writing` its images to the end.
  */
-export type FirstStop = 'stopping' | 'cancelling' | 'writing';
+export type FirstStop = 'stopping' | 'cancelling' | 'writing' | 'settling';
 
 export function firstStopOf(phase: JobWatch['phase']): FirstStop {
   if (!wasSent(phase)) return 'stopping';
@@ -173,6 +184,7 @@ export function firstStopLine(stop: FirstStop, signal: 'SIGINT' | 'SIGTERM'): st
   const by = signal === 'SIGINT' ? '' : 'stopped by SIGTERM; ';
   if (stop === 'stopping') return `pictor: ${signal === 'SIGINT' ? 'stopping' : 'stopped by SIGTERM'}; nothing was sent (${again} to exit now).`;
   if (stop === 'cancelling') return `pictor: ${by}cancelling the request (${again} to exit now).`;
+  if (stop === 'settling') return `pictor: ${by}the images are written; waiting ${INTERRUPT_SETTLE_MS / 1000} s at most for the ledger's answer (${again} to exit now).`;
   return `pictor: ${by}the job is done; writing its images (${again} to stop now).`;
 }
 

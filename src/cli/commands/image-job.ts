@@ -200,6 +200,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       const arrived = values.stream ? completed : imagesOfFailure(error);
       if (!values.stream && arrived.length > 0) await writeImages(arrived, 0);
       await saveLost();
+      job.imagesWritten();
       if (job.signal.aborted) {
         // Ctrl+C: the request is over and the images that came are written; the ledger's settle or release is waited for
         // as long as the report's promise allows, then the interruption is told (with --json, also as the one line on stdout).
@@ -237,6 +238,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     // A stream's images are written already, as they came.
     if (!values.stream) await writeImages(result.data, 0);
     await saveLost();
+    job.imagesWritten();
     const { files, saved, unwritten, lost } = kept;
     const seconds = (Date.now() - started) / 1000;
     // A line that says what was charged (images that could not be written) waits for the ledger, after the writes.

@@ -59,4 +59,35 @@ describe('pictor generate while another process holds the ledger when the job is
     expect(await store.usage({})).toEqual([expect.objectContaining({ costUsd: LOW, basis: 'table', outcome: 'completed' })]);
     expect(await store.spentToday('account', Date.now())).toBeCloseTo(LOW, 9);
   });
+
+  it('exits after one Ctrl+C once the paid image is written, waiting for the ledger no longer than after a cancel, and says so', async () => {
+    let free = () => {};
+    const freed = new Promise<void>((resolve) => (free = resolve));
+    const settle = FileQuotaStore.prototype.settle;
+    vi.spyOn(FileQuotaStore.prototype, 'settle').mockImplementation(async function (this: FileQuotaStore, ...args) {
+      await freed;
+      return settle.apply(this, args);
+    });
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const out = await tempDir();
+    const data = await tempDir();
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const running = run(
+      ['generate', '--prompt', 'a lighthouse', '--quality', 'low', '--size', '1024x1024', '--out', out],
+      { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '10' },
+      { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) },
+    );
+    await vi.waitFor(() => expect(stdout.join('\n')).toMatch(/^Wrote 1 image/), { timeout: 15_000 });
+    const [file] = (await readdir(out)).filter((name) => name.endsWith('.png'));
+
+    process.emit('SIGINT');
+    expect(stderr.join('\n')).toContain('the images are written; waiting 2 s at most');
+    // The exit timer of a cancel, not the ledger's retries (about 35 s): the exit comes while the ledger still holds.
+    await vi.waitFor(() => expect(exit).toHaveBeenCalledWith(130), { timeout: 10_000 });
+    expect(stderr).toContain(`  ${join(out, file!)}`);
+
+    free();
+    await running;
+  });
 });
