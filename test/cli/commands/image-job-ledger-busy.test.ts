@@ -17,39 +17,45 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
+/**
+ * `pictor generate` of one low image while every settle waits (the ledger's lock held by another live process) until
+ * `free()`; `process.exit` only recorded (here it says the report). Resolves once the image is written and said.
+ */
+async function generateWhileTheLedgerIsBusy() {
+  let free = () => {};
+  const freed = new Promise<void>((resolve) => (free = resolve));
+  const settle = FileQuotaStore.prototype.settle;
+  vi.spyOn(FileQuotaStore.prototype, 'settle').mockImplementation(async function (this: FileQuotaStore, ...args) {
+    await freed;
+    return settle.apply(this, args);
+  });
+  const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+  const out = await tempDir();
+  const data = await tempDir();
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const running = run(
+    ['generate', '--prompt', 'a lighthouse', '--quality', 'low', '--size', '1024x1024', '--out', out],
+    { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '10' },
+    { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) },
+  );
+  await vi.waitFor(() => expect(stdout.join('\n')).toMatch(/^Wrote 1 image/), { timeout: 15_000 });
+  const [file] = (await readdir(out)).filter((name) => name.endsWith('.png'));
+  expect(file).toBeDefined();
+  return { free, exit, running, data, stdout, stderr, path: join(out, file!) };
+}
+
 describe('pictor generate while another process holds the ledger when the job is settled', () => {
   it('writes the paid image and says so at once, a Ctrl+C then lists it, and the charge lands once the ledger is free', async () => {
-    // Every settle waits (the ledger's lock held by another live process) until `free()`.
-    let free = () => {};
-    const freed = new Promise<void>((resolve) => (free = resolve));
-    const settle = FileQuotaStore.prototype.settle;
-    vi.spyOn(FileQuotaStore.prototype, 'settle').mockImplementation(async function (this: FileQuotaStore, ...args) {
-      await freed;
-      return settle.apply(this, args);
-    });
+    const { free, exit, running, data, stdout, stderr, path } = await generateWhileTheLedgerIsBusy();
+    expect(stdout.join('\n')).toContain(path);
+
     // A second Ctrl+C exits the process at once: here it only says its report.
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    const out = await tempDir();
-    const data = await tempDir();
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-
-    const running = run(
-      ['generate', '--prompt', 'a lighthouse', '--quality', 'low', '--size', '1024x1024', '--out', out],
-      { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '10' },
-      { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) },
-    );
-
-    await vi.waitFor(() => expect(stdout.join('\n')).toMatch(/^Wrote 1 image/), { timeout: 15_000 });
-    const [file] = (await readdir(out)).filter((name) => name.endsWith('.png'));
-    expect(file).toBeDefined();
-    expect(stdout.join('\n')).toContain(join(out, file!));
-
     process.emit('SIGINT');
     process.emit('SIGINT');
     expect(exit).toHaveBeenCalledWith(130);
     expect(stderr).toContain('Images written before the interruption (1):');
-    expect(stderr).toContain(`  ${join(out, file!)}`);
+    expect(stderr).toContain(`  ${path}`);
     expect(stderr.join('\n')).not.toContain('No image had arrived yet');
 
     free();
@@ -61,31 +67,13 @@ describe('pictor generate while another process holds the ledger when the job is
   });
 
   it('exits after one Ctrl+C once the paid image is written, waiting for the ledger no longer than after a cancel, and says so', async () => {
-    let free = () => {};
-    const freed = new Promise<void>((resolve) => (free = resolve));
-    const settle = FileQuotaStore.prototype.settle;
-    vi.spyOn(FileQuotaStore.prototype, 'settle').mockImplementation(async function (this: FileQuotaStore, ...args) {
-      await freed;
-      return settle.apply(this, args);
-    });
-    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-    const out = await tempDir();
-    const data = await tempDir();
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    const running = run(
-      ['generate', '--prompt', 'a lighthouse', '--quality', 'low', '--size', '1024x1024', '--out', out],
-      { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data, PICTOR_ACCOUNT_DAILY_USD: '10' },
-      { stdout: (line) => stdout.push(line), stderr: (line) => stderr.push(line) },
-    );
-    await vi.waitFor(() => expect(stdout.join('\n')).toMatch(/^Wrote 1 image/), { timeout: 15_000 });
-    const [file] = (await readdir(out)).filter((name) => name.endsWith('.png'));
+    const { free, exit, running, stderr, path } = await generateWhileTheLedgerIsBusy();
 
     process.emit('SIGINT');
     expect(stderr.join('\n')).toContain('the images are written; waiting 2 s at most');
     // The exit timer of a cancel, not the ledger's retries (about 35 s): the exit comes while the ledger still holds.
     await vi.waitFor(() => expect(exit).toHaveBeenCalledWith(130), { timeout: 10_000 });
-    expect(stderr).toContain(`  ${join(out, file!)}`);
+    expect(stderr).toContain(`  ${path}`);
 
     free();
     await running;
