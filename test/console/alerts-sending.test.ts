@@ -58,6 +58,18 @@ function recording(id: string, order: { channel: string; alert: Alert }[]): Aler
   return { id, send: async (alert) => void order.push({ channel: id, alert }) };
 }
 
+/** `watcher.stop()` has not returned 999 ms (fake) after it was asked, and has at 1 s. */
+async function expectStopWithinASecond(watcher: { stop(): Promise<void> }): Promise<void> {
+  vi.useFakeTimers();
+  let stopped = false;
+  const stop = watcher.stop().then(() => (stopped = true));
+  await vi.advanceTimersByTimeAsync(999);
+  expect(stopped).toBe(false);
+  await vi.advanceTimersByTimeAsync(1);
+  await stop;
+  expect(stopped).toBe(true);
+}
+
 function watcherOf(store: FileQuotaStore, operator: OperatorSettings, channels: AlertChannel[], log = new MemoryAlertLog(), names?: Record<string, string>) {
   const watcher = new AlertWatcher({
     readWaitMs: LEDGER_WAIT_MS,
@@ -145,14 +157,7 @@ describe('sending the alerts of a check', () => {
     const watcher = watcherOf(store, operatorWith({ accountDailyUsd: 2, userDailyUsd: 1 }), [hanging], log);
     void watcher.check();
     await sending;
-    vi.useFakeTimers();
-    let stopped = false;
-    const stop = watcher.stop().then(() => (stopped = true));
-    await vi.advanceTimersByTimeAsync(999);
-    expect(stopped).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    await stop;
-    expect(stopped).toBe(true);
+    await expectStopWithinASecond(watcher);
     expect(calls).toBe(1);
     // The two users' alerts, queued behind the hanging one, were let go while the store was still open; the one under
     // way keeps its claim.
@@ -178,14 +183,7 @@ describe('sending the alerts of a check', () => {
     const watcher = watcherOf(store, operatorWith({ accountDailyUsd: 2, userDailyUsd: 1 }), [hanging], new StallingLog());
     void watcher.check();
     await sending;
-    vi.useFakeTimers();
-    let stopped = false;
-    const stop = watcher.stop().then(() => (stopped = true));
-    await vi.advanceTimersByTimeAsync(999);
-    expect(stopped).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    await stop;
-    expect(stopped).toBe(true);
+    await expectStopWithinASecond(watcher);
   });
 
   it('gives the send under way a second at stop(), then aborts it keeping its claim, so the next process sends what was queued at once and the cut one only once its claim lapses', async () => {
