@@ -1,5 +1,5 @@
 import { formatUsd, type LoggerLike } from 'pictor';
-import { envText, type Env, type BotsView, type ScopeRoleBudgets, type ScopeSettingEntries, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
+import { SlotSemaphore, envText, type Env, type BotsView, type ScopeRoleBudgets, type ScopeSettingEntries, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
 import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
 import { roleBudgetsOf } from './runner/chat-budgets.js';
@@ -154,12 +154,17 @@ export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
     // round trip each).
     async roleBudgets() {
       const scopeKeys = await storedScopeKeys(scopeSettingsSpace);
-      const read = new Array<ScopeRoleBudgets>(scopeKeys.length);
-      let next = 0;
-      const reader = async () => {
-        for (let i = next++; i < scopeKeys.length; i = next++) read[i] = roleBudgetsOf(await scopeSettings.get(scopeKeys[i]!));
-      };
-      await Promise.all(Array.from({ length: Math.min(ROLE_BUDGET_READS_AT_ONCE, scopeKeys.length) }, reader));
+      const slots = new SlotSemaphore(ROLE_BUDGET_READS_AT_ONCE);
+      const read = await Promise.all(
+        scopeKeys.map(async (scopeKey) => {
+          const free = await slots.take();
+          try {
+            return roleBudgetsOf(await scopeSettings.get(scopeKey));
+          } finally {
+            free();
+          }
+        }),
+      );
       const all: Record<string, ScopeRoleBudgets> = {};
       scopeKeys.forEach((scopeKey, i) => {
         const budgets = read[i]!;
