@@ -1,4 +1,5 @@
 import { formatUsdExact } from '../core/pricing.js';
+import { chargedOf } from '../spend/charge-rules.js';
 
 /**
  * What Ctrl+C (SIGINT) during `pictor generate` or `edit` does and says. The first Ctrl+C says what it does
@@ -266,7 +267,7 @@ export function jobJson(job: Pick<JobWatch, 'files' | 'settled' | 'emulator'>, a
     operation: about.operation,
     files: job.files.filter((file) => !about.isPartial(file)),
     partials: job.files.filter((file) => about.isPartial(file)),
-    charged: settled ? (settled.action === 'released' ? 0 : settled.usd) : null,
+    charged: chargedOf(settled && { ...settled, deferred: false }),
     emulator: job.emulator === true,
   };
 }

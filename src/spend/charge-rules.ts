@@ -131,3 +131,12 @@ export function interruptedCostUsd(estimate: PriceQuote, completed: CompletedEve
 export function cutOffCostUsd(reservation: Pick<ActiveJob, 'usd' | 'sent'>): number | undefined {
   return mayBeBilled({ ending: { kind: 'cancelled' }, sent: reservation.sent, completed: [] }) ? reservation.usd : undefined;
 }
+
+/**
+ * What a job was charged, as every surface says it (`charged`): nothing (0) when released, `usd` when settled, null while
+ * the ledger has not taken it (`deferred`) or has not answered yet (no settlement).
+ */
+export function chargedOf(settlement: { action: 'settled' | 'released'; usd: number; deferred: boolean } | undefined): number | null {
+  if (!settlement || settlement.deferred) return null;
+  return settlement.action === 'released' ? 0 : settlement.usd;
+}

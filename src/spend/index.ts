@@ -14,7 +14,7 @@ export { MEMBER_CAPS, memberLimits, type HeldRoles, type MemberCap, type MemberC
 export { addUsage, roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';
 export { readBreakerSettings, breakerApplies, breakerLimit, type BreakerSettings } from './breaker.js';
 export { estimateOf } from '../core/pricing.js';
-export { interruptedCostUsd, cutOffCostUsd, mayBeBilled, chargeOf, endingOf, type JobEnding, type JobOutcome, type Charge, type ChargedRequest } from './charge-rules.js';
+export { interruptedCostUsd, cutOffCostUsd, chargedOf, mayBeBilled, chargeOf, endingOf, type JobEnding, type JobOutcome, type Charge, type ChargedRequest } from './charge-rules.js';
 export { JobLedger, ChargedJob, DEFAULT_ATTEMPT_TIMEOUT_MS, type JobLedgerOptions, type JobSettlement, type JobEnd, type ChargedSettle, type BeginInput } from './job-ledger.js';
 export { utcDay, utcMonth, nextUtcMidnight, nextUtcMonth, utcDayBefore, utcMonthBefore } from './utc-period.js';
 export { createSerialQueue } from './serial-queue.js';

@@ -15,7 +15,7 @@ import {
   type EditRequest,
   type GenerationRequest,
 } from 'pictor';
-import { DEFAULT_ATTEMPT_TIMEOUT_MS, SpendGuard, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS, SpendGuard, chargedOf, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
@@ -235,7 +235,7 @@ function leavingLast(watch: RequestWatch | undefined, leaving: () => void): Requ
  * been billed, null when the ledger has not taken the settle yet. Left out when the job never reached the ledger.
  */
 function withCharged(error: NodeError, ended: JobSettlement | { deferred: true } | undefined): NodeError {
-  if (ended) error.context.charged = 'usd' in ended && !ended.deferred ? ended.usd : null;
+  if (ended) error.context.charged = 'usd' in ended ? chargedOf(ended) : null;
   return error;
 }
 
