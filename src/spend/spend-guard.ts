@@ -22,6 +22,12 @@ export interface SpendGuardOptions {
   settleRetryMs?: number | undefined;
   /** Told how each job ended in the ledger, once its settle landed or was kept (the CLI says what a cancelled job was charged). */
   onEnded?: ((settlement: JobSettlement) => void) | undefined;
+  /**
+   * The job ledger to go through, shared by every guard over `store` in this process (the n8n node makes a guard per
+   * request): a settle one job's guard could not land is tried again before any later job is reserved. Default: a new
+   * one over `store`, with `now`, `logger` and `settleRetryMs`.
+   */
+  ledger?: JobLedger | undefined;
 }
 
 /** What a job asks, as the ledger prices it, and its prompt (kept only with `recordPrompts`). */
@@ -42,7 +48,7 @@ export class SpendGuard {
 
   constructor(options: SpendGuardOptions) {
     this.#options = options;
-    this.ledger = new JobLedger({ store: options.store, now: options.now, logger: options.logger, retryForMs: options.settleRetryMs });
+    this.ledger = options.ledger ?? new JobLedger({ store: options.store, now: options.now, logger: options.logger, retryForMs: options.settleRetryMs });
   }
 
   /** Reserves the job's upper-bound price, or throws BudgetExceededError (nothing reserved, nothing sent). */

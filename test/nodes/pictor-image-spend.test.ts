@@ -412,3 +412,45 @@ describe('the Pictor Image node when a request fails after some images', () => {
     expect(refused![0]!.json).not.toHaveProperty('charged');
   });
 });
+
+describe('the Pictor Image node from one execution to the next (a loop near a cap)', () => {
+  it('has a settle the ledger refused once taken before the next execution’s item is reserved, so that item is not refused on the estimate still reserved', async () => {
+    const folder = await ledgerFolder();
+    const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
+    // What the ledger was asked, in order: the first settle is refused (a busy ledger), later ones land.
+    const asked: string[] = [];
+    const { settle, reserve } = store;
+    let busy = true;
+    const settles = vi.spyOn(store, 'settle').mockImplementation(async (...args) => {
+      if (busy) {
+        busy = false;
+        asked.push('settle refused');
+        throw new Error('the ledger is busy');
+      }
+      asked.push('settle');
+      return settle.apply(store, args);
+    });
+    const reserves = vi.spyOn(store, 'reserve').mockImplementation(async (input) => {
+      const reserved = await reserve.call(store, input);
+      asked.push(`reserve ${input.job?.quality}: ${reserved.ok ? 'ok' : reserved.code}`);
+      return reserved;
+    });
+    try {
+      // Quality auto is reserved at the high price (0.22366 USD); the service makes a medium image (0.05618 USD). The cap
+      // leaves room for a low image (0.00636 USD) next to what the first cost, not next to its estimate.
+      const credentials = { accountDailyUsd: '0.225', ledgerFolder: folder };
+      const [first] = await run(['an auto fox'], credentials, { parameters: () => ({ ...LOW, quality: 'auto', prompt: 'an auto fox' }) });
+      expect(first![0]!.binary?.data).toBeDefined();
+      const [next] = await run(['a low fox right after'], credentials);
+      expect(next![0]!.json.code).toBeUndefined();
+      expect(next![0]!.binary?.data).toBeDefined();
+      // (The second item's own settle may follow.)
+      expect(asked.slice(0, 4)).toEqual(['reserve auto: ok', 'settle refused', 'settle', 'reserve low: ok']);
+      const ledger = await ledgerOf(folder);
+      expect(ledger.spent[utcDay(Date.now())]?.account).toBeCloseTo(0.05618 + ONE_IMAGE_USD, 9);
+    } finally {
+      settles.mockRestore();
+      reserves.mockRestore();
+    }
+  });
+});

@@ -23,7 +23,7 @@ import { codeOf, credentialNodeError, toNodeError, type NodeError } from './node
 import { answerForAgent } from './agent-answer.js';
 import { toOutputItems } from './output-items.js';
 import { CREDENTIAL_NAME, credentialProblem, credentialsOf, ledgerOf, type CredentialProblem, type PictorCredentials } from './pictor-credentials.js';
-import { ledgerFor, needsLedger, type LedgerKey } from './spend-registry.js';
+import { jobLedgerFor, needsLedger, type LedgerKey } from './spend-registry.js';
 
 /** One item, checked and ready to send. */
 interface PreparedItem {
@@ -268,10 +268,14 @@ async function send(
   );
   const common = { apiKey: credentials.apiKey, baseURL: credentials.baseUrl, limiter, maxRetries: params.maxRetries, logger };
   // Through the account's spend guard (the same ledger as the CLI and the bots): reserved at its highest price before it
-  // is sent, refused with BudgetExceededError (nothing sent) over a cap, settled at its real cost.
-  const guard = needsLedger(ledger)
+  // is sent, refused with BudgetExceededError (nothing sent) over a cap, settled at its real cost. The guard is the
+  // item's (it tells this item how its job ended); the job ledger under it is the process's one for this store, so a
+  // settle an earlier item's store did not take is waited for, or tried again, before this item is reserved.
+  const jobs = needsLedger(ledger) ? await jobLedgerFor(ledger, { logger }) : undefined;
+  const guard = jobs
     ? new SpendGuard({
-        store: await ledgerFor(ledger, { logger }),
+        store: jobs.store,
+        ledger: jobs,
         limits: ledger.limits,
         userKey: `n8n:${workflowIdOf(ctx)}`,
         scopeKey: 'n8n',

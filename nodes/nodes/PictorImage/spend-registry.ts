@@ -9,7 +9,9 @@ import {
   type LedgerKind,
   type QuotaStore,
   type SpendLimits,
+  JobLedger,
 } from 'pictor/internal';
+import type { LoggerLike } from 'pictor';
 
 /** Where the node's spending is counted, and the account caps it enforces there. */
 export interface LedgerKey {
@@ -48,15 +50,40 @@ const stores = new Map<string, Promise<QuotaStore>>();
 
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 16);
 
-export function ledgerFor(key: LedgerKey, options: { logger?: RedisLogger | undefined } = {}): Promise<QuotaStore> {
+/** The registry key of a ledger: its kind and where it is (a hash of the Redis URL and prefix, or the folder). */
+function ledgerId(key: LedgerKey): string {
   const where = key.redis ? `redis:${digest(key.redis.url, key.redis.prefix)}` : `file:${resolve(key.ledgerFolder)}`;
-  const id = `${key.ledger ?? 'account'}:${where}`;
+  return `${key.ledger ?? 'account'}:${where}`;
+}
+
+export function ledgerFor(key: LedgerKey, options: { logger?: RedisLogger | undefined } = {}): Promise<QuotaStore> {
+  const id = ledgerId(key);
   const known = stores.get(id);
   if (known) return known;
   const made = openLedger(key, options);
   stores.set(id, made);
   made.catch(() => {
     if (stores.get(id) === made) stores.delete(id);
+  });
+  return made;
+}
+
+/**
+ * One job ledger per ledger store for the whole n8n process, kept like the store (a failure to open the store is not
+ * kept either): every request of every execution and workflow goes through it, so a settle the store did not take for
+ * one item is waited for, or tried again if it was kept, before the next item is reserved (in this execution or a later
+ * one), and that item is never refused on the estimate still reserved for the one before.
+ */
+const jobLedgers = new Map<string, Promise<JobLedger>>();
+
+export function jobLedgerFor(key: LedgerKey, options: { logger?: LoggerLike | undefined } = {}): Promise<JobLedger> {
+  const id = ledgerId(key);
+  const known = jobLedgers.get(id);
+  if (known) return known;
+  const made = ledgerFor(key, options).then((store) => new JobLedger({ store, logger: options.logger }));
+  jobLedgers.set(id, made);
+  made.catch(() => {
+    if (jobLedgers.get(id) === made) jobLedgers.delete(id);
   });
   return made;
 }
