@@ -15,7 +15,7 @@ import {
   type EditRequest,
   type GenerationRequest,
 } from 'pictor';
-import { DEFAULT_ATTEMPT_TIMEOUT_MS, SpendGuard, chargedOf, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
+import { SpendGuard, chargedOf, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
@@ -203,10 +203,11 @@ interface Sending {
 }
 
 /**
- * How long a failed item waits for the ledger to say what its job was charged (`charged`): one settle's try. The result
- * is handed over before the settle; only a failure's item waits, and past this says `charged: null` (not taken yet).
+ * How long a failed item waits for the ledger to say what its job was charged (`charged`): the node's own promise,
+ * "within 5 seconds" in nodes/README.md (the `charged` field of an error's item). The result is handed over before the
+ * settle; only a failure's item waits, and past this says `charged: null` (not taken yet; the ledger keeps trying).
  */
-const CHARGED_WAIT_MS = DEFAULT_ATTEMPT_TIMEOUT_MS;
+const CHARGED_WAIT_MS = 5_000;
 
 /** How the ledger ended a failed item's job, waited for at most CHARGED_WAIT_MS; none when it was never reserved. */
 async function endedOf(sending: Sending): Promise<JobSettlement | { deferred: true } | undefined> {
