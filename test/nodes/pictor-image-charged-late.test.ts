@@ -132,3 +132,51 @@ describe('the Pictor Image node when its ledger does not take a failed requestâ€
     expect(settles).not.toHaveBeenCalled();
   });
 });
+
+describe('the Pictor Image node without On Error when a failed item waits for its charge', () => {
+  it('stops the items still queued before that wait, so none is sent while it lasts', async () => {
+    const folder = await ledgerFolder();
+    const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
+    // The jobs in item order, as they are reserved; the first one's settle does not answer until `answer()`.
+    const jobs: string[] = [];
+    const { reserve, settle } = store;
+    vi.spyOn(store, 'reserve').mockImplementation(async (input) => {
+      jobs.push(input.jobId);
+      return reserve.call(store, input);
+    });
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const ended: { jobId: string; how: string }[] = [];
+    vi.spyOn(store, 'settle').mockImplementation(async (jobId, usd, info) => {
+      ended.push({ jobId, how: 'settled' });
+      if (jobId === jobs[0]) await answered;
+      return settle.call(store, jobId, usd, info);
+    });
+    const { release } = store;
+    vi.spyOn(store, 'release').mockImplementation(async (jobId) => {
+      ended.push({ jobId, how: 'released' });
+      return release.call(store, jobId);
+    });
+    // The first item breaks after its first image; the second waits for the one request slot.
+    emulator.injectFault('stream_error_event');
+    const prompts = ['first breaks', 'second queued'];
+    const running = createHarness({
+      n8n: { NodeHelpers, NodeOperationError },
+      nodeType: node,
+      parameters: (i) => (i === 0 ? { ...LOW, prompt: prompts[0], n: 2, options: { stream: true, maxConcurrent: 1 } } : { ...LOW, prompt: prompts[1], options: { maxConcurrent: 1 } }),
+      items: prompts.map((): INodeExecutionData => ({ json: {} })),
+      credentials: { apiKey: DEV_API_KEY, baseUrl: server.url, accountDailyUsd: '1', ledgerFolder: folder },
+    }).run();
+    const failed = running.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    // The second item's job ends while the first one's charge is still unknown (its settle held): released, never sent.
+    await vi.waitFor(() => expect(ended.map((e) => e.jobId)).toContain(jobs[1]), { timeout: 5_000 });
+    expect(ended.find((e) => e.jobId === jobs[1])?.how).toBe('released');
+    answer();
+    expect(await failed).toMatchObject({ context: { code: 'server_error', itemIndex: 0 } });
+    expect(emulator.requests.map((r) => r.fields?.prompt)).toEqual([prompts[0]]);
+  });
+});
