@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { defaultLedgerFolder, ledgerFor } from '../../nodes/nodes/PictorImage/spend-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
-import { utcDay, utcMonth } from '../../src/spend/index.js';
+import { QuotaStoreClosedError, utcDay, utcMonth } from '../../src/spend/index.js';
 import { spawnCli } from '../cli/run-cli.js';
 import { createHarness, type HarnessOptions } from './execute-harness.js';
 import { NodeHelpers, NodeOperationError, type INodeExecutionData } from './n8n-workflow.js';
@@ -450,6 +450,23 @@ describe('the Pictor Image node from one execution to the next (a loop near a ca
       expect(ledger.spent[utcDay(Date.now())]?.account).toBeCloseTo(0.05618 + ONE_IMAGE_USD, 9);
     } finally {
       settles.mockRestore();
+      reserves.mockRestore();
+    }
+  });
+});
+
+describe('the Pictor Image node when something unexpected fails an item', () => {
+  it('gives the item code internal_error for an error that is not one of Pictor’s, and keeps the code of one that is', async () => {
+    const folder = await ledgerFolder();
+    const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
+    const reserves = vi.spyOn(store, 'reserve').mockRejectedValueOnce(new TypeError('something broke inside')).mockRejectedValueOnce(new QuotaStoreClosedError());
+    try {
+      const [unexpected] = await run(['an unexpected fox'], { accountDailyUsd: '1', ledgerFolder: folder });
+      expect(unexpected![0]!.json).toMatchObject({ error: 'something broke inside', code: 'internal_error', itemIndex: 0 });
+      const [closed] = await run(['a fox for a closed ledger'], { accountDailyUsd: '1', ledgerFolder: folder });
+      expect(closed![0]!.json).toMatchObject({ code: 'quota_store_closed', itemIndex: 0 });
+      expect(emulator.requests).toHaveLength(0);
+    } finally {
       reserves.mockRestore();
     }
   });

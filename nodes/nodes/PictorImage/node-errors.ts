@@ -1,5 +1,5 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
-import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
+import { APIError, PictorError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
 import { RedisUnavailableError, BudgetExceededError, LedgerUnreadableError } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 import type { CredentialProblem } from './pictor-credentials.js';
@@ -111,8 +111,15 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     Object.assign(nodeError.context, { code: error.code });
     return nodeError;
   }
-  return new NodeOperationError(node, error instanceof Error ? error : String(error), { itemIndex });
+  // Any other error of the project keeps its own code (e.g. `quota_store_closed`); one that is not the project's is
+  // `internal_error`, as in the CLI's --json lines and the chat bots: a failed item always has a stable code.
+  const nodeError = new NodeOperationError(node, error instanceof Error ? error : String(error), { itemIndex });
+  nodeError.context.code = error instanceof PictorError ? error.code : INTERNAL_ERROR_CODE;
+  return nodeError;
 }
+
+/** The code of an error that is not one of the project's own (the CLI's and the chat bots' word for it). */
+export const INTERNAL_ERROR_CODE = 'internal_error';
 
 /**
  * A credential value that cannot work (an empty key, a cap of "$5", a bad Redis URL): bad input like a bad
