@@ -25,8 +25,8 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
 const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
 
-/** A change of the ledger: its answer, whether it changed it, its usage record, and what may be done only once it is written. */
-type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
+/** A change of the ledger: its answer, whether it changed it, its usage record, what may be done only once written; `ended`: jobs settled before it in the commit. */
+type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport, ended: Set<string>) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
@@ -117,12 +117,12 @@ export class FileQuotaStore implements QuotaStore {
 
   markSent(jobId: string): Promise<void> {
     const now = this.#process.clock();
-    return this.#update(now, (ledger) => {
+    return this.#update(now, (ledger, _reconciled, ended) => {
       const reservation = ledger.reservations[jobId];
       if (!reservation) {
         // Lost by the ledger while queued (not ended: a reconcile that charged it leaves it `uncertain`): put back, sent.
         const copy = this.#process.held.get(jobId);
-        if (!copy || ledger.uncertain[jobId]) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+        if (!copy || ledger.uncertain[jobId] || ended.has(jobId)) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
         ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
         this.#markAlive(ledger, now);
         return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
@@ -145,9 +145,11 @@ export class FileQuotaStore implements QuotaStore {
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     toNanos('actualUsd', actualUsd);
     const now = this.#process.clock();
-    return this.#update(now, (ledger) => {
-      const copy = this.#process.held.get(jobId);
+    return this.#update(now, (ledger, _reconciled, ended) => {
+      // A settle of a job settled earlier in this commit finds its copy still held: ended, not lost.
+      const copy = ended.has(jobId) ? undefined : this.#process.held.get(jobId);
       const settled = settleIn(ledger, jobId, actualUsd, info, now, copy);
+      if (settled) ended.add(jobId);
       const committed = () => {
         this.#process.held.delete(jobId);
         if (settled?.lost) this.#process.lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
@@ -380,10 +382,11 @@ export class FileQuotaStore implements QuotaStore {
         const reconciled = reconcileIn(ledger, this.#aliveness(ledger), now);
         if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
         usage.push(...reconciled.usage);
+        const ended = new Set<string>();
         const outcomes = batch.map(({ operation }) => {
           try {
             // An operation that throws does so before it changes anything (unknown job, duplicate, bad amount).
-            const { result, changed, usage: record, committed } = operation(ledger, reconciled.report);
+            const { result, changed, usage: record, committed } = operation(ledger, reconciled.report, ended);
             if (changed) dirty = true;
             if (record) usage.push(record);
             return { ok: true as const, result, committed };

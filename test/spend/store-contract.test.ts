@@ -233,6 +233,40 @@ describe.each(kinds)('the %s quota store', (kind) => {
     ]);
   });
 
+  it('charges a job once when two settles of it arrive together: the first answers true, the second false and charges nothing', async () => {
+    const s = await open();
+    await s.reserve(ask('twice', 0.6, {}));
+    await s.markSent('twice');
+    expect(await Promise.all([s.settle('twice', 0.25, { requestId: 'req_1' }), s.settle('twice', 0.25)])).toEqual([true, false]);
+    expect(await s.spentToday('account', D)).toBe(0.25);
+    expect((await s.usage({})).map((r) => [r.jobId, r.costUsd])).toEqual([['twice', 0.25]]);
+  });
+
+  it('charges a job whose reservation the ledger lost once when two settles of it arrive together, and says so once', async () => {
+    const group = `lost-twice-${Math.random()}`;
+    const lost: LostReservation[] = [];
+    const s = await open(group, { onReservationLost: (l) => lost.push(l) });
+    await s.reserve(ask('lost-twice', 0.6, {}));
+    await s.markSent('lost-twice');
+    await maker.wipe(group);
+    expect(await Promise.all([s.settle('lost-twice', 0.25), s.settle('lost-twice', 0.25)])).toEqual([true, false]);
+    expect(await s.spentToday('account', D)).toBe(0.25);
+    expect((await s.usage({})).map((r) => [r.jobId, r.costUsd])).toEqual([['lost-twice', 0.25]]);
+    expect(lost.map((l) => [l.jobId, l.foundAt, l.chargedUsd])).toEqual([['lost-twice', 'settle', 0.25]]);
+  });
+
+  it('refuses to send a job settled just before it, even in the same step: its reservation is not put back', async () => {
+    const group = `settled-then-sent-${Math.random()}`;
+    const s = await open(group);
+    await s.reserve(ask('done', 0.6, {}));
+    await maker.wipe(group);
+    const [settled, sent] = await Promise.allSettled([s.settle('done', 0.25), s.markSent('done')]);
+    expect(settled).toEqual({ status: 'fulfilled', value: true });
+    expect(sent).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/no reservation/) }) });
+    expect(await s.activeJobs()).toEqual([]);
+    expect(await s.spentToday('account', D)).toBe(0.25);
+  });
+
   it('refuses a job it has no reservation for at markSent', async () => {
     const s = await open();
     await expect(s.markSent('ghost')).rejects.toThrow(/no reservation/);
