@@ -49,6 +49,8 @@ interface Maker {
   failRenewals(group: string): Promise<() => Promise<void>>;
   /** The group's storage holds what an older version kept for the bots there: `LEGACY`'s settings, and its seen mark for a minute. */
   keepLegacy(group: string): Promise<void>;
+  /** The group's storage holds a reservation an older version made: no owner, and whether it was sent unknown. */
+  keepOwnerless(group: string, jobId: string, r: { userKey: string; scopeKey: string; usd: number; at: number }): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -91,6 +93,13 @@ const makers: Record<string, () => Maker> = {
         await writeFile(join(dir, 'cap-overrides.json'), JSON.stringify({ version: 1, scopes: {}, settings: LEGACY.settings }));
         await writeFile(join(dir, 'slack-replay.json'), JSON.stringify({ version: 1, seen: Object.fromEntries(LEGACY.seen.map((id) => [id, Date.now() + 60_000])) }));
       },
+      keepOwnerless: async (group, jobId, { at, ...r }) => {
+        const dir = dirs.get(group) ?? (await mkdtemp(join(tmpdir(), 'pictor-contract-')));
+        dirs.set(group, dir);
+        // The first ledger format kept no owner (nor whether a job was sent).
+        const ledger = { version: 1, spent: {}, reservations: { [jobId]: { ...r, day: dayOf(at), at } }, lastJobAt: {} };
+        await writeFile(join(dir, 'quota-ledger.json'), JSON.stringify(ledger));
+      },
       cleanup: async () => {
         for (const dir of dirs.values()) await rm(dir, { recursive: true, force: true });
       },
@@ -119,6 +128,13 @@ const makers: Record<string, () => Maker> = {
         for (const [scopeKey, entries] of Object.entries(LEGACY.settings))
           for (const [name, entry] of Object.entries(entries)) await redisClient!.hset(`${prefix}:quota:settings:${scopeKey}`, name, JSON.stringify(entry));
         for (const id of LEGACY.seen) await redisClient!.set(`${prefix}:quota:seen:${id}`, '1', 'PX', 60_000);
+      },
+      keepOwnerless: async (group, jobId, { userKey, scopeKey, usd, at }) => {
+        const prefix = prefixes.get(group) ?? uniquePrefix('contract');
+        prefixes.set(group, prefix);
+        // An older version's reservation: no owner, no month, no sent mark.
+        await redisClient!.hset(`${prefix}:quota:res:${jobId}`, { userKey, scopeKey, nanos: Math.round(usd * 1e9), day: dayOf(at), at });
+        for (const key of [userKey, scopeKey, 'account']) await redisClient!.zadd(`${prefix}:quota:active:${key}`, at, jobId);
       },
       cleanup: async () => {
         for (const prefix of prefixes.values()) await deleteKeys(redis.url!, prefix);
@@ -506,6 +522,19 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(report).toEqual({ released: ['cut-queued'], settledAtEstimate: ['cut-sent'], chargedUsd: cutOffCostUsd(sent) });
     expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'cut-sent', basis: 'uncertain', costUsd: cutOffCostUsd(sent) })]);
     expect(await alive.spentToday('s', time.now)).toBe(cutOffCostUsd(sent));
+  });
+
+  it('ends a reservation an older version made (no owner, sent or not unknown) as the money rule says of an unknown (cutOffCostUsd)', async () => {
+    const group = `ownerless-${Math.random()}`;
+    const old = { userKey: 'u', scopeKey: 's', usd: 0.123456789, at: D - 60_000 };
+    await maker.keepOwnerless(group, 'older', old);
+    const s = await open(group);
+    const charged = cutOffCostUsd({ usd: old.usd, sent: undefined });
+    expect(charged).toBe(old.usd);
+    expect(await s.reconcile(D)).toEqual({ released: [], settledAtEstimate: ['older'], chargedUsd: charged });
+    expect(await s.spentToday('s', D)).toBe(charged);
+    expect(await s.usage({})).toEqual([expect.objectContaining({ jobId: 'older', basis: 'uncertain', costUsd: charged })]);
+    expect(await s.settle('older', 0.1)).toBe(false);
   });
 
   it('goes on ending a dead process’s reservations once per lease after its first reconcile, though no reserve meets them', async () => {
