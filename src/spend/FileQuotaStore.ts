@@ -92,6 +92,7 @@ export class FileQuotaStore implements QuotaStore {
     );
   }
 
+  /** A reservation answered after `close` (asked before it, written while close waits) is refused by `hold`: no lease would keep it. */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     let copy: Reservation | undefined;
     const answer = await this.#update<ReserveResult>(input.now, (ledger) => {
@@ -303,6 +304,7 @@ export class FileQuotaStore implements QuotaStore {
       return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
     });
     await accept(taken);
+    // Removed only once `accept` succeeded: a hand-over that fails leaves them for the next take.
     await this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
       if (file.settings) {
@@ -345,8 +347,11 @@ export class FileQuotaStore implements QuotaStore {
   #aliveness(ledger: Ledger): (owner: string) => boolean {
     const alive = new Map<string, boolean>();
     const now = this.#process.clock();
-    const isAlive = (owner: string, entry = ledger.owners[owner]): boolean =>
-      owner === this.#process.owner || (!!entry && !(entry.host === THIS_HOST && !isProcessAlive(entry.pid)) && now - entry.renewedAt < this.#process.leaseMs);
+    const isAlive = (owner: string, entry = ledger.owners[owner]): boolean => {
+      if (owner === this.#process.owner) return true;
+      const deadHere = entry?.host === THIS_HOST && !isProcessAlive(entry.pid);
+      return !!entry && !deadHere && now - entry.renewedAt < this.#process.leaseMs;
+    };
     return (owner) => alive.get(owner) ?? alive.set(owner, isAlive(owner)).get(owner)!;
   }
 
