@@ -25,8 +25,8 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
 const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
 
-/** A change of the ledger: its answer, whether it changed it, its usage record, and what may be done only once it is written. */
-type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
+/** A change of the ledger: its answer, whether it changed it, its usage record, what may be done only once written; `ended`: jobs settled before it in the commit. */
+type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport, ended: Set<string>) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
@@ -92,6 +92,7 @@ export class FileQuotaStore implements QuotaStore {
     );
   }
 
+  /** A reservation answered after `close` (asked before it, written while close waits) is refused by `hold`: no lease would keep it. */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     let copy: Reservation | undefined;
     const answer = await this.#update<ReserveResult>(input.now, (ledger) => {
@@ -117,12 +118,12 @@ export class FileQuotaStore implements QuotaStore {
 
   markSent(jobId: string): Promise<void> {
     const now = this.#process.clock();
-    return this.#update(now, (ledger) => {
+    return this.#update(now, (ledger, _reconciled, ended) => {
       const reservation = ledger.reservations[jobId];
       if (!reservation) {
         // Lost by the ledger while queued (not ended: a reconcile that charged it leaves it `uncertain`): put back, sent.
         const copy = this.#process.held.get(jobId);
-        if (!copy || ledger.uncertain[jobId]) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+        if (!copy || ledger.uncertain[jobId] || ended.has(jobId)) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
         ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
         this.#markAlive(ledger, now);
         return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
@@ -145,9 +146,11 @@ export class FileQuotaStore implements QuotaStore {
   async settle(jobId: string, actualUsd: number, info: SettleInfo = {}): Promise<boolean> {
     toNanos('actualUsd', actualUsd);
     const now = this.#process.clock();
-    return this.#update(now, (ledger) => {
-      const copy = this.#process.held.get(jobId);
+    return this.#update(now, (ledger, _reconciled, ended) => {
+      // A settle of a job settled earlier in this commit finds its copy still held: ended, not lost.
+      const copy = ended.has(jobId) ? undefined : this.#process.held.get(jobId);
       const settled = settleIn(ledger, jobId, actualUsd, info, now, copy);
+      if (settled) ended.add(jobId);
       const committed = () => {
         this.#process.held.delete(jobId);
         if (settled?.lost) this.#process.lost(jobId, copy!, 'settle', roundToNanoUsd(actualUsd));
@@ -301,6 +304,7 @@ export class FileQuotaStore implements QuotaStore {
       return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
     });
     await accept(taken);
+    // Removed only once `accept` succeeded: a hand-over that fails leaves them for the next take.
     await this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
       if (file.settings) {
@@ -343,8 +347,11 @@ export class FileQuotaStore implements QuotaStore {
   #aliveness(ledger: Ledger): (owner: string) => boolean {
     const alive = new Map<string, boolean>();
     const now = this.#process.clock();
-    const isAlive = (owner: string, entry = ledger.owners[owner]): boolean =>
-      owner === this.#process.owner || (!!entry && !(entry.host === THIS_HOST && !isProcessAlive(entry.pid)) && now - entry.renewedAt < this.#process.leaseMs);
+    const isAlive = (owner: string, entry = ledger.owners[owner]): boolean => {
+      if (owner === this.#process.owner) return true;
+      const deadHere = entry?.host === THIS_HOST && !isProcessAlive(entry.pid);
+      return !!entry && !deadHere && now - entry.renewedAt < this.#process.leaseMs;
+    };
     return (owner) => alive.get(owner) ?? alive.set(owner, isAlive(owner)).get(owner)!;
   }
 
@@ -380,10 +387,11 @@ export class FileQuotaStore implements QuotaStore {
         const reconciled = reconcileIn(ledger, this.#aliveness(ledger), now);
         if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
         usage.push(...reconciled.usage);
+        const ended = new Set<string>();
         const outcomes = batch.map(({ operation }) => {
           try {
             // An operation that throws does so before it changes anything (unknown job, duplicate, bad amount).
-            const { result, changed, usage: record, committed } = operation(ledger, reconciled.report);
+            const { result, changed, usage: record, committed } = operation(ledger, reconciled.report, ended);
             if (changed) dirty = true;
             if (record) usage.push(record);
             return { ok: true as const, result, committed };

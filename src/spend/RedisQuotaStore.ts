@@ -125,6 +125,7 @@ export class RedisQuotaStore implements QuotaStore {
     return { kind: 'redis', redis: this.#client, prefix: this.prefix };
   }
 
+  /** A reservation answered after `close` (asked before it) is refused by `hold`: no lease would keep it. */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     return this.#reserve(input, false);
   }
@@ -272,6 +273,7 @@ export class RedisQuotaStore implements QuotaStore {
       }));
     }
     await accept(taken);
+    // Deleted only once `accept` succeeded: a hand-over that fails leaves them for the next take.
     const keys = [...scopes.map((scopeKey) => this.#key('settings', scopeKey)), ...seen.map((id) => this.#key('seen', id))];
     if (keys.length > 0) await this.#redis.del(...keys);
   }

@@ -2,7 +2,7 @@ import { ANSWERED_ERROR_CODES, isPictorError, type PictorErrorCode } from '../co
 import { priceOfImages, type EstimatedRequest, type PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
 import { roundToNanoUsd } from './rules.js';
-import type { ActiveJob, ChargeBasis } from './types.js';
+import type { ChargeBasis } from './types.js';
 
 /**
  * The one money rule of every surface (the job runner, the CLI, the n8n node):
@@ -124,12 +124,13 @@ export function interruptedCostUsd(estimate: PriceQuote, completed: CompletedEve
  * that came, if any, went with the process): an interrupted job's charge (`interruptedCostUsd`) with no image seen —
  * nothing unless its request was sent (`mayBeBilled`), else each image asked at its estimate, which is what it reserved:
  * the figure the ledger's reconcile charges it once its process is counted gone (the file ledger's `reconcileIn` calls
- * this; the Redis ledger's script, which cannot, is held to it by the stores' contract test). Undefined: it cannot
- * have been billed, and the reconcile releases it. Of the reservation it reads only what it reserved (`usd`, its
- * estimate) and whether its request may have left (`sent`).
+ * this; the Redis ledger's script is handed its answers, `CUT_OFF_CHARGED`, and held to it by the stores' contract
+ * test). Undefined: it cannot have been billed, and the reconcile releases it. Of the reservation it reads only what it
+ * reserved (`usd`, its estimate) and whether its request may have left (`sent`); `undefined` when that is unknown (a
+ * reservation an older version wrote, with no owner): it may have left, so it is charged as a sent one, the safe side of a cap.
  */
-export function cutOffCostUsd(reservation: Pick<ActiveJob, 'usd' | 'sent'>): number | undefined {
-  return mayBeBilled({ ending: { kind: 'cancelled' }, sent: reservation.sent, completed: [] }) ? reservation.usd : undefined;
+export function cutOffCostUsd(reservation: { usd: number; sent: boolean | undefined }): number | undefined {
+  return mayBeBilled({ ending: { kind: 'cancelled' }, sent: reservation.sent ?? true, completed: [] }) ? reservation.usd : undefined;
 }
 
 /**

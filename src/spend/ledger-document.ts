@@ -273,8 +273,8 @@ function upgrade(v1: z.output<typeof LedgerV1Schema>): Ledger {
     for (const [key, usd] of Object.entries(totals)) month[key] = roundToNanoUsd((month[key] ?? 0) + usd);
   }
   for (const [jobId, r] of Object.entries(v1.reservations)) {
-    // Whether it was sent is unknown: it is charged at its estimate when reconciled, the safe side of a cap.
-    ledger.reservations[jobId] = { ...r, month: r.day.slice(0, 7), owner: 'version-1', sent: true };
+    // No owner, and whether it was sent is unknown: marked as the money rule (`cutOffCostUsd`) takes an unknown.
+    ledger.reservations[jobId] = { ...r, month: r.day.slice(0, 7), owner: 'version-1', sent: cutOffCostUsd({ usd: r.usd, sent: undefined }) !== undefined };
   }
   return ledger;
 }

@@ -4,6 +4,7 @@
  * and the document ledger (`ledger-document.ts`), each one atomic step.
  */
 import { BREAKER_BUCKET_MS, HOUR_MS } from './breaker.js';
+import { cutOffCostUsd } from './charge-rules.js';
 import { ACCOUNT_KEY } from './types.js';
 import { DAY_MS } from './utc-period.js';
 
@@ -11,6 +12,9 @@ import { DAY_MS } from './utc-period.js';
 const MONTH_KEEP_MS = 62 * DAY_MS;
 /** The breaker's buckets of a scope are kept a little longer than the 7 days of its trailing average. */
 const BREAKER_KEEP_MS = 9 * DAY_MS;
+
+/** Whether the money rule (`cutOffCostUsd`) charges a job its dead process cut off, by what is known of its send. */
+const chargedCutOff = (sent: boolean | undefined): boolean => cutOffCostUsd({ usd: 1, sent }) !== undefined;
 
 /*
  * Every script is one atomic step of the ledger, and safe to run twice (ioredis
@@ -30,6 +34,9 @@ local ACCOUNT = '${ACCOUNT_KEY}'
 local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job', 'at'}
 -- The reservations of dead processes this script ended: released, settled at their estimate, and what those cost.
 local ENDED = {released = {}, settled = {}, nanos = 0}
+-- Charged at its estimate or released, as the money rule says (cutOffCostUsd): a job its dead process cut off, by
+-- whether it was sent; unknown when its reservation has no owner (an older version wrote it).
+local CUT_OFF_CHARGED = {sent = ${chargedCutOff(true)}, queued = ${chargedCutOff(false)}, unknown = ${chargedCutOff(undefined)}}
 
 -- A script's reply, with what it ended of dead processes' reservations: {reply, released, settled, nanos}.
 local function answer(reply)
@@ -105,8 +112,7 @@ local function live(job)
   if not r then return nil end
   if r[6] and redis.call('exists', P .. 'owner:' .. r[6]) == 1 then return r end
   forget(job, r)
-  -- No owner: written by an older version, whether it was sent is unknown; charge it (the safe side of a cap).
-  if r[7] == '1' or not r[6] then
+  if CUT_OFF_CHARGED[not r[6] and 'unknown' or (r[7] == '1' and 'sent' or 'queued')] then
     charge(r, tonumber(r[5]))
     record(job, r, tonumber(r[5]), 'uncertain', nil)
     redis.call('hset', P .. 'uncertain', job, table.concat({r[5], r[3], r[1], r[2], now}, ' '))

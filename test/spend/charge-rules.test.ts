@@ -132,6 +132,10 @@ describe('cutOffCostUsd: what a job its process’s death cut off may cost, know
     expect(cutOffCostUsd({ usd: estimate.totalUsd, sent: false })).toBeUndefined();
   });
 
+  it('is its estimate for a reservation whose send is unknown (an older version wrote it, with no owner): it may have left', () => {
+    expect(cutOffCostUsd({ usd: estimate.totalUsd, sent: undefined })).toBe(cutOffCostUsd({ usd: estimate.totalUsd, sent: true }));
+  });
+
   it('is what an interrupted job with no image seen is charged (its estimate), for every request a reservation is made for', () => {
     for (const operation of ['generate', 'edit'] as const) {
       for (const size of ['1024x1024', '1536x1024', 'auto']) {

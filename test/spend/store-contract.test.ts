@@ -49,6 +49,8 @@ interface Maker {
   failRenewals(group: string): Promise<() => Promise<void>>;
   /** The group's storage holds what an older version kept for the bots there: `LEGACY`'s settings, and its seen mark for a minute. */
   keepLegacy(group: string): Promise<void>;
+  /** The group's storage holds a reservation an older version made: no owner, and whether it was sent unknown. */
+  keepOwnerless(group: string, jobId: string, r: { userKey: string; scopeKey: string; usd: number; at: number }): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -91,6 +93,13 @@ const makers: Record<string, () => Maker> = {
         await writeFile(join(dir, 'cap-overrides.json'), JSON.stringify({ version: 1, scopes: {}, settings: LEGACY.settings }));
         await writeFile(join(dir, 'slack-replay.json'), JSON.stringify({ version: 1, seen: Object.fromEntries(LEGACY.seen.map((id) => [id, Date.now() + 60_000])) }));
       },
+      keepOwnerless: async (group, jobId, { at, ...r }) => {
+        const dir = dirs.get(group) ?? (await mkdtemp(join(tmpdir(), 'pictor-contract-')));
+        dirs.set(group, dir);
+        // The first ledger format kept no owner (nor whether a job was sent).
+        const ledger = { version: 1, spent: {}, reservations: { [jobId]: { ...r, day: dayOf(at), at } }, lastJobAt: {} };
+        await writeFile(join(dir, 'quota-ledger.json'), JSON.stringify(ledger));
+      },
       cleanup: async () => {
         for (const dir of dirs.values()) await rm(dir, { recursive: true, force: true });
       },
@@ -119,6 +128,13 @@ const makers: Record<string, () => Maker> = {
         for (const [scopeKey, entries] of Object.entries(LEGACY.settings))
           for (const [name, entry] of Object.entries(entries)) await redisClient!.hset(`${prefix}:quota:settings:${scopeKey}`, name, JSON.stringify(entry));
         for (const id of LEGACY.seen) await redisClient!.set(`${prefix}:quota:seen:${id}`, '1', 'PX', 60_000);
+      },
+      keepOwnerless: async (group, jobId, { userKey, scopeKey, usd, at }) => {
+        const prefix = prefixes.get(group) ?? uniquePrefix('contract');
+        prefixes.set(group, prefix);
+        // An older version's reservation: no owner, no month, no sent mark.
+        await redisClient!.hset(`${prefix}:quota:res:${jobId}`, { userKey, scopeKey, nanos: Math.round(usd * 1e9), day: dayOf(at), at });
+        for (const key of [userKey, scopeKey, 'account']) await redisClient!.zadd(`${prefix}:quota:active:${key}`, at, jobId);
       },
       cleanup: async () => {
         for (const prefix of prefixes.values()) await deleteKeys(redis.url!, prefix);
@@ -231,6 +247,40 @@ describe.each(kinds)('the %s quota store', (kind) => {
       { jobId: 'queued', userKey: 'discord:alice', scopeKey: 'discord:guild', day: dayOf(D), foundAt: 'send', chargedUsd: undefined },
       { jobId: 'at-the-service', userKey: 'discord:alice', scopeKey: 'discord:guild', day: dayOf(D), foundAt: 'settle', chargedUsd: 0.25 },
     ]);
+  });
+
+  it('charges a job once when two settles of it arrive together: the first answers true, the second false and charges nothing', async () => {
+    const s = await open();
+    await s.reserve(ask('twice', 0.6, {}));
+    await s.markSent('twice');
+    expect(await Promise.all([s.settle('twice', 0.25, { requestId: 'req_1' }), s.settle('twice', 0.25)])).toEqual([true, false]);
+    expect(await s.spentToday('account', D)).toBe(0.25);
+    expect((await s.usage({})).map((r) => [r.jobId, r.costUsd])).toEqual([['twice', 0.25]]);
+  });
+
+  it('charges a job whose reservation the ledger lost once when two settles of it arrive together, and says so once', async () => {
+    const group = `lost-twice-${Math.random()}`;
+    const lost: LostReservation[] = [];
+    const s = await open(group, { onReservationLost: (l) => lost.push(l) });
+    await s.reserve(ask('lost-twice', 0.6, {}));
+    await s.markSent('lost-twice');
+    await maker.wipe(group);
+    expect(await Promise.all([s.settle('lost-twice', 0.25), s.settle('lost-twice', 0.25)])).toEqual([true, false]);
+    expect(await s.spentToday('account', D)).toBe(0.25);
+    expect((await s.usage({})).map((r) => [r.jobId, r.costUsd])).toEqual([['lost-twice', 0.25]]);
+    expect(lost.map((l) => [l.jobId, l.foundAt, l.chargedUsd])).toEqual([['lost-twice', 'settle', 0.25]]);
+  });
+
+  it('refuses to send a job settled just before it, even in the same step: its reservation is not put back', async () => {
+    const group = `settled-then-sent-${Math.random()}`;
+    const s = await open(group);
+    await s.reserve(ask('done', 0.6, {}));
+    await maker.wipe(group);
+    const [settled, sent] = await Promise.allSettled([s.settle('done', 0.25), s.markSent('done')]);
+    expect(settled).toEqual({ status: 'fulfilled', value: true });
+    expect(sent).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/no reservation/) }) });
+    expect(await s.activeJobs()).toEqual([]);
+    expect(await s.spentToday('account', D)).toBe(0.25);
   });
 
   it('refuses a job it has no reservation for at markSent', async () => {
@@ -472,6 +522,19 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(report).toEqual({ released: ['cut-queued'], settledAtEstimate: ['cut-sent'], chargedUsd: cutOffCostUsd(sent) });
     expect(await alive.usage({})).toEqual([expect.objectContaining({ jobId: 'cut-sent', basis: 'uncertain', costUsd: cutOffCostUsd(sent) })]);
     expect(await alive.spentToday('s', time.now)).toBe(cutOffCostUsd(sent));
+  });
+
+  it('ends a reservation an older version made (no owner, sent or not unknown) as the money rule says of an unknown (cutOffCostUsd)', async () => {
+    const group = `ownerless-${Math.random()}`;
+    const old = { userKey: 'u', scopeKey: 's', usd: 0.123456789, at: D - 60_000 };
+    await maker.keepOwnerless(group, 'older', old);
+    const s = await open(group);
+    const charged = cutOffCostUsd({ usd: old.usd, sent: undefined });
+    expect(charged).toBe(old.usd);
+    expect(await s.reconcile(D)).toEqual({ released: [], settledAtEstimate: ['older'], chargedUsd: charged });
+    expect(await s.spentToday('s', D)).toBe(charged);
+    expect(await s.usage({})).toEqual([expect.objectContaining({ jobId: 'older', basis: 'uncertain', costUsd: charged })]);
+    expect(await s.settle('older', 0.1)).toBe(false);
   });
 
   it('goes on ending a dead process’s reservations once per lease after its first reconcile, though no reserve meets them', async () => {
