@@ -268,6 +268,21 @@ describe('the Slack Home tab', () => {
     expect(h.fake.homes.get(`${h.fake.teamId}:U0ALICE`)!.count).toBe(2);
   });
 
+  it('is not published after a forget asked once the Home tabs stopped, and the forget’s answer says only the member’s next open of it shows it without their prompts', async () => {
+    h = await startHarness();
+    await draw(h, 'U0ALICE', 'C0ART', 0);
+    const homes = homeTabsOf();
+    await h.fake.openHome('U0ALICE');
+    await homeOf(h.fake, 'U0ALICE');
+    await h.runner.history!.settled();
+
+    await (await homes).stop();
+    const said = await privately(h.fake, 'forget', 'U0ALICE');
+    expect(said).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(said.endsWith(` ${say('en', 'slack.home.forgetNextOpen')}`)).toBe(true);
+    expect(h.fake.homes.get(`${h.fake.teamId}:U0ALICE`)!.count).toBe(1);
+  });
+
   it('is published again after a restart when one of the member’s jobs ends or an admin changes a setting, for members who opened it before; forget erases who opened it', async () => {
     const before = await startHarness({ bot: { adminUserIds: [ADMIN] } });
     const { fake, dataDir } = before;
