@@ -210,8 +210,12 @@ export interface AuditLogOptions {
  */
 export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3, retryMs: 60_000, retryMaxMs: 3_600_000, replayMs: 150_000 } as const;
 
-/** The wait after one more failed try: `first` the first time, then twice the last one, up to `retryMaxMs`. */
-function nextWait(last: number | undefined, first: number): number {
+/**
+ * The audit log's wait before trying again after one more failed try: `first` (`retryMs` unless given) the first time,
+ * then twice the last one (`last`), up to `retryMaxMs`. Its posts and their edits wait by it; so does a forget's Home
+ * tab that Slack did not take, on the same schedule.
+ */
+export function auditRetryWaitMs(last: number | undefined, first: number = AUDIT_LIMITS.retryMs): number {
   return last === undefined ? first : Math.min(last * 2, AUDIT_LIMITS.retryMaxMs);
 }
 
@@ -594,7 +598,7 @@ export class AuditLog {
    * up to `retryMaxMs` (`waitMs` given: that wait, once); not while its platform has no poster here. Answers its wait, whether it is its first, and whether it is the longest.
    */
   #stillToEdit(key: string, platform: Platform, before: StillToEdit | undefined, waitMs?: number): { waitMs: number; first: boolean; atMost: boolean } {
-    const wait = waitMs ?? nextWait(before?.waitMs, AUDIT_LIMITS.retryMs);
+    const wait = waitMs ?? auditRetryWaitMs(before?.waitMs, AUDIT_LIMITS.retryMs);
     // A platform without its poster here is not tried here: its posts are looked for once a poster comes (the scan).
     if (this.#posters.has(platform)) this.#pending.set(key, { platform, waitMs: waitMs === undefined ? wait : (before?.waitMs ?? AUDIT_LIMITS.retryMs), nextAt: this.#now() + wait });
     else this.#pending.delete(key);
@@ -889,7 +893,7 @@ export class AuditLog {
           const again: Lost = lost ?? { items, entries, skipped, nonce, at: sentAt };
           if (!poster.replaysLost || this.#closing) return void (await this.#letGo(queue, again, error));
           queue.lost = again;
-          queue.failWaitMs = nextWait(queue.failWaitMs, this.#postRetryMs);
+          queue.failWaitMs = auditRetryWaitMs(queue.failWaitMs, this.#postRetryMs);
           this.#failed(scopeKey, queue.channelId, error, items.length, queue.failWaitMs);
           return;
         }
@@ -899,7 +903,7 @@ export class AuditLog {
         queue.items.unshift(...items);
         if (!(error instanceof AuditChannelError && error.noteShown)) queue.skipped += skipped;
         this.#bound(queue);
-        queue.failWaitMs = nextWait(queue.failWaitMs, this.#postRetryMs);
+        queue.failWaitMs = auditRetryWaitMs(queue.failWaitMs, this.#postRetryMs);
         this.#failed(scopeKey, queue.channelId, error, items.length, queue.failWaitMs);
         return;
       }

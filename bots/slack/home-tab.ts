@@ -1,9 +1,10 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
-import { anyOf, AUDIT_LIMITS, defaultQualityFor, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, qualitiesFor, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
+import { anyOf, defaultQualityFor, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, qualitiesFor, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import { memorySpace } from '../runner/memory-space.js';
+import { auditRetryWaitMs } from '../runner/audit-log.js';
 import { stateKeyOf, type Space } from '../state/index.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
@@ -21,10 +22,17 @@ const VIEWER_TTL_MS = 24 * 60 * 60_000;
 const COALESCE_MS = 500;
 /**
  * A forget's publish that Slack did not take (`ok: false`, such as its `internal_error`; a 5xx; a broken connection)
- * is tried again after these waits — the audit posts' schedule (`AUDIT_LIMITS.retryMs`, then twice as
+ * is tried again this many times, each after the audit log's own wait (`auditRetryWaitMs`: a minute, then twice as
  * long each time) — then given up (logged): the member's next open of their Home publishes it.
  */
-const FORGET_RETRY_MS = [1, 2, 4, 8].map((times) => times * AUDIT_LIMITS.retryMs);
+const FORGET_RETRIES = 4;
+
+/**
+ * What becomes of a forget's Home tab: `published` (Slack took it), `retrying` (Slack did not take it; it is tried
+ * again later), `next-open` (not sent, or not taken and not tried again: only the member's next open of their Home
+ * publishes it).
+ */
+export type ForgetPublish = 'published' | 'retrying' | 'next-open';
 
 export interface HomeTabsOptions {
   runner: SlackJobRunner;
@@ -114,23 +122,27 @@ export class HomeTabs {
    * the pace (a forget is rare; a 429 is waited out by the client): never queued, so it goes before the queued changes
    * and no stop drops it. The member's publishes under way (rendering or sending) are waited for first, so none
    * rendered before the forget comes after this one; other members' and the ones still queued for the pace (rendered
-   * when they run, after the forget) are not. Answers whether Slack took it: when it did not, it is tried again later
-   * (`FORGET_RETRY_MS`) until it passes, the tries run out or the bot stops (each logged); the member's next open of
-   * their Home publishes it in any case.
+   * when they run, after the forget) are not. Answers what becomes of it (`ForgetPublish`): when Slack did not take it, it is tried again
+   * later (`FORGET_RETRIES`, on the audit log's waits) until it passes, the tries run out or the bot stops (each
+   * logged) — `retrying`, unless the bot stops, when only the member's next open of their Home publishes it
+   * (`next-open`, as for a forget asked after the stop).
    */
-  async forgotten(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<boolean> {
+  async forgotten(client: webApi.WebClient, actor: SlackActor, requester: Requester): Promise<ForgetPublish> {
     if (this.#stopped) {
       // Nothing here sends it any more: the member's next open of their Home (another replica, the next start) does.
       this.#o.logger.warn({ team: actor.teamId }, 'did not publish a Home tab after a forget: the Home tabs have stopped');
-      return false;
+      return 'next-open';
     }
     // This forget's publish replaces one an earlier forget still had to try again.
     this.#dropRetry(keyOf(actor));
-    return this.#forgetPublish({ actor, requester, client }, 0);
+    return this.#forgetPublish({ actor, requester, client }, 0, undefined);
   }
 
-  /** A forget's publish (its `attempt`-th retry, or 0), once the member's own publishes under way have ended; tried again later when it failed. */
-  async #forgetPublish(viewer: Viewer, attempt: number): Promise<boolean> {
+  /**
+   * A forget's publish (its `attempt`-th retry, or 0; `lastWait`: the wait before it), once the member's own publishes
+   * under way have ended; tried again later when it failed.
+   */
+  async #forgetPublish(viewer: Viewer, attempt: number, lastWait: number | undefined): Promise<ForgetPublish> {
     // Under way from now on, while it waits for the member's own publishes too: a stop waits for it.
     const sent = (async () => {
       await Promise.allSettled([...(this.#rendering.get(keyOf(viewer.actor)) ?? [])]);
@@ -138,27 +150,30 @@ export class HomeTabs {
     })();
     this.#track(sent);
     const published = await sent;
-    if (published.ok) return true;
-    this.#retryLater(viewer, attempt);
-    return false;
+    if (published.ok) return 'published';
+    return this.#retryLater(viewer, attempt, lastWait) ? 'retrying' : 'next-open';
   }
 
-  /** Tries a forget's failed publish again after its wait (`FORGET_RETRY_MS`); given up, and logged, once the waits run out or a stop began. */
-  #retryLater(viewer: Viewer, attempt: number): void {
+  /**
+   * Tries a forget's failed publish again after the audit log's wait (`auditRetryWaitMs`); given up, and logged, once
+   * its tries run out (`FORGET_RETRIES`) or a stop began. Answers whether it will be tried again.
+   */
+  #retryLater(viewer: Viewer, attempt: number, lastWait: number | undefined): boolean {
     const key = keyOf(viewer.actor);
-    const wait = FORGET_RETRY_MS[attempt];
-    if (wait === undefined || this.#stopping) {
+    if (attempt >= FORGET_RETRIES || this.#stopping) {
       this.#o.logger.warn({ team: viewer.actor.teamId, tries: attempt + 1 }, 'gave up publishing a Home tab after a forget: the member’s next open of it publishes it');
-      return;
+      return false;
     }
+    const wait = auditRetryWaitMs(lastWait);
     this.#dropRetry(key);
     const run = () => {
       if (this.#retries.get(key)?.run === run) this.#retries.delete(key);
-      void this.#forgetPublish(viewer, attempt + 1);
+      void this.#forgetPublish(viewer, attempt + 1, wait);
     };
     const timer = setTimeout(run, wait);
     timer.unref();
     this.#retries.set(key, { timer, run });
+    return true;
   }
 
   #dropRetry(key: string): void {

@@ -32,6 +32,7 @@ import { registerWorkflowStep } from './listeners/workflow-step.js';
 import { UserGroups } from './user-groups.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
 import { slackAuditPoster } from './audit-poster.js';
+import { arrivalMiddleware } from './answer-by.js';
 import { userKeyOf } from '../runner/member-keys.js';
 import { sweptCharges, type SweptLedger } from '../runner/swept-charges.js';
 
@@ -252,6 +253,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
             ...installerSettings,
           }),
         });
+  // When each request arrived, before anything else: a form's deadline (its trigger's 3 s) is counted from it.
+  app.use(arrivalMiddleware());
   if (replayGuard) app.use(replayGuard.middleware);
   // Every member is answered in their language: `context.locale`, asked of Slack once and kept (`UserLocales`).
   const locales = new UserLocales({ logger });

@@ -348,6 +348,7 @@ export const de = {
   'slack.home.history_none': 'Noch nichts.',
   'slack.home.only_you': 'Nur du siehst diese Seite.',
   'slack.home.forgetPending': 'Dein Home-Tab zeigt deine Prompts noch: Slack hat seine neue Fassung noch nicht angenommen. Pictor sendet sie in Kürze erneut, und beim nächsten Öffnen deines Home-Tabs wird er ohne sie angezeigt.',
+  'slack.home.forgetNextOpen': 'Dein Home-Tab zeigt deine Prompts noch: Slack hat seine neue Fassung nicht angenommen, und Pictor sendet sie nicht erneut. Beim nächsten Öffnen deines Home-Tabs wird er ohne sie angezeigt.',
   'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft.',
   'slack.step.not_user_context': 'Die Eingabe *For* des Schritts ist nicht die Person, die den Workflow benutzt hat (ein Benutzerkontext, den Slack setzt und niemand eintippen kann): Das Manifest dieser App ist veraltet. Aktualisiere es aus Pictors `manifest.json`. Es wurde nichts gesendet.',
   'slack.step.bad_input': 'Die Eingabe {input, select, size {Size} quality {Quality} other {Images}} des Schritts kann nicht „{given}“ sein: sie nimmt {allowed}.',

@@ -372,6 +372,7 @@ export const en = {
   'slack.home.history_none': 'Nothing yet.',
   'slack.home.only_you': 'Only you see this page.',
   'slack.home.forgetPending': 'Your Home tab still shows your prompts: Slack did not take its new version yet. Pictor sends it again shortly, and it is shown without them the next time you open your Home tab.',
+  'slack.home.forgetNextOpen': 'Your Home tab still shows your prompts: Slack did not take its new version, and Pictor does not send it again. It is shown without them the next time you open your Home tab.',
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).
   'slack.step.bad_inputs': 'The step needs a prompt, a channel and the person it runs for.',

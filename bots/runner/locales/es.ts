@@ -348,6 +348,7 @@ export const es = {
   'slack.home.history_none': 'Todavía nada.',
   'slack.home.only_you': 'Solo tú ves esta página.',
   'slack.home.forgetPending': 'Tu pestaña Inicio aún muestra tus prompts: Slack todavía no aceptó su nueva versión. Pictor la vuelve a enviar en breve, y la próxima vez que abras tu pestaña Inicio se mostrará sin ellos.',
+  'slack.home.forgetNextOpen': 'Tu pestaña Inicio aún muestra tus prompts: Slack no aceptó su nueva versión, y Pictor no la vuelve a enviar. La próxima vez que abras tu pestaña Inicio se mostrará sin ellos.',
   'slack.step.bad_inputs': 'El paso necesita un prompt, un canal y la persona para la que se ejecuta.',
   'slack.step.not_user_context': 'La entrada *For* del paso no es la persona que usó el flujo de trabajo (un contexto de usuario, que pone Slack y nadie puede escribir): el manifiesto de esta app está desactualizado. Actualízalo desde el `manifest.json` de Pictor. No se envió nada.',
   'slack.step.bad_input': 'La entrada {input, select, size {Size} quality {Quality} other {Images}} del paso no puede ser «{given}»: admite {allowed}.',

@@ -348,6 +348,7 @@ export const fr = {
   'slack.home.history_none': 'Rien pour l’instant.',
   'slack.home.only_you': 'Vous seul voyez cette page.',
   'slack.home.forgetPending': 'Votre onglet Accueil affiche encore vos prompts : Slack n’a pas encore accepté sa nouvelle version. Pictor la renvoie sous peu, et il s’affiche sans eux la prochaine fois que vous ouvrez votre onglet Accueil.',
+  'slack.home.forgetNextOpen': 'Votre onglet Accueil affiche encore vos prompts : Slack n’a pas accepté sa nouvelle version, et Pictor ne la renvoie pas. Il s’affiche sans eux la prochaine fois que vous ouvrez votre onglet Accueil.',
   'slack.step.bad_inputs': 'L’étape a besoin d’un prompt, d’un canal et de la personne pour qui elle s’exécute.',
   'slack.step.not_user_context': 'L’entrée *For* de l’étape n’est pas la personne qui a utilisé le workflow (un contexte utilisateur, que Slack fournit et que personne ne peut saisir) : le manifeste de cette app n’est pas à jour. Mettez-le à jour depuis le `manifest.json` de Pictor. Rien n’a été envoyé.',
   'slack.step.bad_input': 'L’entrée {input, select, size {Size} quality {Quality} other {Images}} de l’étape ne peut pas être « {given} » : elle prend {allowed}.',

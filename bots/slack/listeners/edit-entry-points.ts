@@ -4,6 +4,7 @@ import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { localeIn } from '../user-locales.js';
+import { formAnswerBy } from '../answer-by.js';
 import { sayWords } from '../../runner/index.js';
 
 /**
@@ -29,8 +30,11 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
     const message = shortcut.message as { ts: string; thread_ts?: string };
     const actor = { userId: shortcut.user.id, userName: shortcut.user.name, teamId: shortcut.team?.id ?? shortcut.user.team_id ?? '', channelId: shortcut.channel.id, locale };
     // The runner's intake for a form (who, where, a budget left) before the modal opens.
-    await context.jobs.openForm(actor, notify, () =>
-      openEditModal(context, client, shortcut.trigger_id, notify, { channelId: shortcut.channel.id, threadTs: message.thread_ts ?? message.ts, files, responseUrl: shortcut.response_url }, locale),
+    await context.jobs.openForm(
+      actor,
+      notify,
+      () => openEditModal(context, client, shortcut.trigger_id, notify, { channelId: shortcut.channel.id, threadTs: message.thread_ts ?? message.ts, files, responseUrl: shortcut.response_url }, locale),
+      { answerBy: formAnswerBy(auth) },
     );
   });
 
@@ -43,8 +47,11 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
     await ack();
     const notify = respondVia(command.response_url, context.logger);
     const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id, locale };
-    await context.jobs.openForm(actor, notify, () =>
-      openEditModal(context, client, command.trigger_id, notify, { channelId: command.channel_id, responseUrl: command.response_url, initialPrompt: command.text.trim() || undefined }, locale),
+    await context.jobs.openForm(
+      actor,
+      notify,
+      () => openEditModal(context, client, command.trigger_id, notify, { channelId: command.channel_id, responseUrl: command.response_url, initialPrompt: command.text.trim() || undefined }, locale),
+      { answerBy: formAnswerBy(auth) },
     );
   });
 }

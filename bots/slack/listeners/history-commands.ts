@@ -54,11 +54,14 @@ export async function answerHistoryCommand(
   }
   // Their Home tab showed their prompts: it is published again with what is left of them, whatever becomes of the
   // answer — a forget that failed partway may have erased their history already. When Slack did not take it, the
-  // answer says their Home still shows their prompts, as it says it of the audit posts not edited yet (it is tried
-  // again shortly, and their next open of it publishes it).
+  // answer says their Home still shows their prompts, as it says it of the audit posts not edited yet, and what comes
+  // next as it will be: sent again shortly, or (the bot stopping, or stopped) only at their next open of it.
   if (command.kind === 'forget') {
     const republished = await context.homes.forgotten(client, actor, requester);
-    if (erased && !republished) answer = { ...answer, text: `${answer.text} ${say(locale, 'slack.home.forgetPending')}` };
+    if (erased && republished !== 'published') {
+      const pending = say(locale, republished === 'retrying' ? 'slack.home.forgetPending' : 'slack.home.forgetNextOpen');
+      answer = { ...answer, text: `${answer.text} ${pending}` };
+    }
   }
   await respond({ response_type: 'ephemeral', replace_original: false, ...answer });
 }

@@ -11,6 +11,7 @@ import type { SavedRequest } from '../RequestStore.js';
 import { mayCancel, say, sayWords } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
+import { formAnswerBy } from '../answer-by.js';
 
 /**
  * The buttons of a job: Cancel on its message while it runs, Reroll, Edit and
@@ -243,7 +244,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
         private: request.private,
         inOwnDirectMessages: theirsAlone,
       }, locale),
-      { private: request.private },
+      { private: request.private, answerBy: formAnswerBy(auth) },
     );
   });
 }

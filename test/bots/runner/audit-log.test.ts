@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AUDIT_LIMITS, AuditChannelError, AuditLog, AuditPostLost, JobHistory, JobRefusedError, refusalFromPolicy, type AuditEntry, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, type Space } from '../../../bots/state/index.js';
 import { words } from '../../../bots/runner/words.js';
+import { auditRetryWaitMs } from '../../../bots/runner/audit-log.js';
 import { useTempDirs, withSpace } from '../../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
@@ -893,6 +894,13 @@ describe('a job’s end in the audit channel', () => {
 });
 
 describe('an audit post whose edit failed at a forget', () => {
+  it('is tried again after the wait the audit log exports for others to share: a minute, then twice the last wait, up to an hour', () => {
+    const waits = [auditRetryWaitMs(undefined)];
+    for (let i = 0; i < 7; i++) waits.push(auditRetryWaitMs(waits.at(-1)));
+    expect(waits).toEqual([1, 2, 4, 8, 16, 32, 60, 60].map((minutes) => minutes * 60_000));
+    expect(auditRetryWaitMs(undefined, 5_000)).toBe(5_000);
+  });
+
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
   const closing: (() => Promise<void>)[] = [];
   afterEach(async () => {

@@ -38,6 +38,10 @@ describe('what Slack tells a member', () => {
     expect(say('en', 'slack.home.forgetPending')).toBe(
       'Your Home tab still shows your prompts: Slack did not take its new version yet. Pictor sends it again shortly, and it is shown without them the next time you open your Home tab.',
     );
+    // Not sent again (the bot stopping, or stopped): only their next open of it.
+    expect(say('en', 'slack.home.forgetNextOpen')).toBe(
+      'Your Home tab still shows your prompts: Slack did not take its new version, and Pictor does not send it again. It is shown without them the next time you open your Home tab.',
+    );
   });
 
   it('names a workflow step’s bad input by its title in Workflow Builder, and what it takes', () => {

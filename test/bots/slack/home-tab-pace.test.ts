@@ -224,7 +224,8 @@ describe('a stop of the Home tabs', () => {
     const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
     const homes = homeTabs({ logger, client });
     await homes.stop();
-    await homes.forgotten(client, actor('U0ERIN'), requester('U0ERIN'));
+    // Only her next open of her Home publishes it: what the forget's answer tells her.
+    expect(await homes.forgotten(client, actor('U0ERIN'), requester('U0ERIN'))).toBe('next-open');
     await homes.settled();
     expect(published).toEqual([]);
     expect(warnings).toHaveLength(1);
@@ -241,7 +242,7 @@ describe('a forget’s Home tab that Slack did not take', () => {
     const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
     const { client, published } = recordingSlack(slackTrouble);
     const homes = homeTabs({ logger, client });
-    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe(false);
+    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe('retrying');
     expect(published).toHaveLength(1);
     for (const [minutes, tries] of [[1, 2], [2, 3], [4, 4], [8, 5]] as const) {
       await vi.advanceTimersByTimeAsync(minutes * 60_000 - 1);
@@ -259,9 +260,26 @@ describe('a forget’s Home tab that Slack did not take', () => {
     let fails = 1;
     const { client, published } = recordingSlack(() => (fails-- > 0 ? slackTrouble() : Promise.resolve()));
     const homes = homeTabs({ client });
-    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe(false);
+    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe('retrying');
     await vi.advanceTimersByTimeAsync(60 * 60_000);
     expect(published).toHaveLength(2);
+  });
+
+  it('is not tried again when Slack does not take it during a stop: the forget answers that only the member’s next open publishes it', async () => {
+    vi.useFakeTimers();
+    /** Alice's publish stays unanswered until the test fails it (a slow Slack, then its trouble). */
+    let failAlice: () => void = () => {};
+    const { client, published } = recordingSlack(() => new Promise<void>((_, reject) => (failAlice = () => void slackTrouble().catch(reject))));
+    const homes = homeTabs({ client });
+    const outcome = homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'));
+    await vi.advanceTimersByTimeAsync(10);
+    let stopped = false;
+    void homes.stop().then(() => (stopped = true));
+    failAlice();
+    expect(await outcome).toBe('next-open');
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    expect(stopped).toBe(true);
+    expect(published).toHaveLength(1);
   });
 
   it('is given up, and logged, when the bot stops: the stop does not wait for its retry', async () => {
@@ -270,7 +288,7 @@ describe('a forget’s Home tab that Slack did not take', () => {
     const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
     const { client, published } = recordingSlack(slackTrouble);
     const homes = homeTabs({ logger, client });
-    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe(false);
+    expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe('retrying');
     let stopped = false;
     void homes.stop().then(() => (stopped = true));
     await vi.advanceTimersByTimeAsync(10);

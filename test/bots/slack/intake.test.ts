@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Requester } from '../../../bots/runner/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describeFailure, type Requester } from '../../../bots/runner/index.js';
+import { SHORTCUT_EDIT_IMAGE } from '../../../bots/slack/bot-context.js';
 import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
 import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
@@ -126,5 +127,44 @@ describe('every entry point of the Slack bot refuses privately, before anything 
     expect(fake.views).toHaveLength(views);
     expect(fake.downloads).toHaveLength(downloads);
     expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
+describe('a form’s intake while the bots’ state is slow', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+    await h?.close();
+    h = undefined;
+  });
+
+  /** Its rules' read held until the test lets it through (a stalled state); the clock the test's to move. */
+  async function stalledRules(harness: Harness) {
+    let release: () => void = () => {};
+    const asked = vi.spyOn(harness.runner.policy, 'whoWhereRefusal').mockImplementation(() => new Promise((resolve) => (release = () => resolve(undefined))));
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    return { asked, release: () => release() };
+  }
+
+  it.each([
+    ['/imagine-edit', (harness: Harness) => harness.fake.command({ command: '/imagine-edit', text: '', channel: CHANNEL, user: MEMBER })],
+    ['the Edit image shortcut', async (harness: Harness) => {
+      const photo = harness.fake.addFile({ name: 'sea.png', bytes: await png() });
+      const message = await harness.fake.userMessage({ channel: CHANNEL, user: MEMBER, text: 'a photo', files: [photo] });
+      return harness.fake.messageShortcut(message, SHORTCUT_EDIT_IMAGE, MEMBER);
+    }],
+  ] as const)('%s is refused privately once the trigger’s 3 s (less the form’s trip) are over, and no form opens however late the state answers', async (_name, enter) => {
+    h = await startHarness();
+    const { asked, release } = await stalledRules(h);
+    await enter(h);
+    await h.fake.waitFor(() => asked.mock.calls.length > 0, 'the intake to read the rules');
+    vi.advanceTimersByTime(3_000);
+    const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => r.body.response_type === 'ephemeral'), 'the private refusal');
+    // Told as the bot's own trouble (`internal_error`), privately, in time: the form's trigger would have expired.
+    expect(answer.body.text).toBe(describeFailure(new Error('too late'), 'en', '/imagine').message);
+    release();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(h.fake.views).toHaveLength(0);
   });
 });

@@ -14,7 +14,7 @@ import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { withSpace } from '../../helpers/runner-harness.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { imageShares, jobMessages, privately, settledCosts, startHarness, statusOf, type Harness, userContext } from './harness.js';
+import { ADMIN, imageShares, jobMessages, privately, settledCosts, startHarness, startWithAdmin, statusOf, type Harness, userContext } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -476,6 +476,27 @@ describe('a “Generate image” step whose paid job failed', () => {
     const status = statusOf(jobMessages(h.fake, 'C0FLOW')[0]!);
     expect(status).toContain(chargedWords);
     expect(status).toContain(lines[0]!);
+  });
+});
+
+describe('a “Generate image” step whose job failed after some of its images were made', () => {
+  it('fails with the failure’s words and the charge, and its job shows its failure and posts the images made before it (charged), not among the step’s outputs', async () => {
+    h = await startWithAdmin({ emulator: { defaultPartialImages: 0 } });
+    // No previews (the step takes the workspace's): image 1 of 2 arrives first, then the service's error event.
+    await privately(h.fake, 'admin set default-previews 0', ADMIN);
+    h.emulator.injectFault('stream_error_event');
+    const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { ...inputs, count: 2 } });
+    const outcome = await outcomeOf(h, run);
+    expect(outcome.ok).toBe(false);
+    const [charged] = (await h.store.usage({})).filter((r) => r.userKey === 'slack:U0ALICE');
+    expect(charged!.costUsd).toBeGreaterThan(0);
+    const lines = !outcome.ok ? outcome.error.split('\n') : [];
+    expect(lines[1]).toBe(say('en', 'slack.job.charged', { usd: usd(charged!.costUsd) }).replace(/^:dollar: /, ''));
+    // Its message stays in the channel, showing the failure; the image made before it is posted in its thread.
+    const [message] = jobMessages(h.fake, 'C0FLOW');
+    expect(statusOf(message!)).toContain(lines[0]!);
+    const kept = await h.fake.waitFor(() => h!.fake.replies('C0FLOW', message!.ts).find((m) => (m.files ?? []).length > 0), 'the image made before the failure, in its thread');
+    expect(kept.files).toHaveLength(1);
   });
 });
 
