@@ -153,7 +153,7 @@ export class AlertWatcher {
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#ledgerNow = options.ledgerNow ?? new LedgerNow(options.source.store, { now: this.#now, onError: (err) => options.logger.warn({ err }, 'could not end the reservations of gone processes') });
+    this.#ledgerNow = options.ledgerNow ?? new LedgerNow(options.source.store, { now: this.#now, readWaitMs: options.readWaitMs, onError: (err) => options.logger.warn({ err }, 'could not end the reservations of gone processes') });
   }
 
   start(): void {
