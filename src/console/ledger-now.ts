@@ -1,3 +1,4 @@
+import { LATE, within } from '../core/with-timeout.js';
 import type { ActiveJob, QuotaStore } from '../spend/types.js';
 
 export interface LedgerNowOptions {
@@ -5,6 +6,11 @@ export interface LedgerNowOptions {
   everyMs?: number | undefined;
   now?: (() => number) | undefined;
   onError?: ((error: unknown) => void) | undefined;
+  /**
+   * How long calls share a reconcile under way and wait for it: past it they read without it, and the next call asks
+   * the ledger again (a stalled one is left to answer or not). The console's one backend wait.
+   */
+  readWaitMs: number;
 }
 
 /**
@@ -19,35 +25,48 @@ export interface LedgerNowOptions {
  * in this process (a file lock; on Redis a SCAN for this host's leases, which
  * walks the whole keyspace, and one script), and only while the ledger holds a
  * reservation (a reconcile only ends reservations: with none, the read of them
- * is all it costs), and a reconcile that fails leaves the read as it is.
+ * is all it costs), and a reconcile that fails, or has no answer within
+ * `readWaitMs`, leaves the read as it is (after a stalled one, the next call
+ * asks again).
  */
 export class LedgerNow {
   readonly #store: Pick<QuotaStore, 'reconcile' | 'activeJobs'>;
   readonly #everyMs: number;
   readonly #now: () => number;
   readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #readWaitMs: number;
   #lastAt = Number.NEGATIVE_INFINITY;
   #running: Promise<void> | undefined;
 
-  constructor(store: Pick<QuotaStore, 'reconcile' | 'activeJobs'>, options: LedgerNowOptions = {}) {
+  constructor(store: Pick<QuotaStore, 'reconcile' | 'activeJobs'>, options: LedgerNowOptions) {
     this.#store = store;
     this.#everyMs = options.everyMs ?? 5_000;
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
+    this.#readWaitMs = options.readWaitMs;
   }
 
-  /** Ends the reservations of gone processes, unless that was done less than `everyMs` ago (calls meanwhile share one). */
+  /**
+   * Ends the reservations of gone processes, unless that was done less than `everyMs` ago; calls meanwhile share one, for
+   * at most `readWaitMs` (never rejects).
+   */
   reconcile(): Promise<void> {
     if (this.#running) return this.#running;
     const now = this.#now();
     if (now - this.#lastAt < this.#everyMs) return Promise.resolve();
     this.#lastAt = now;
-    this.#running = this.#endGone(now)
-      .catch((error: unknown) => this.#onError?.(error))
-      .finally(() => {
-        this.#running = undefined;
-      });
+    this.#running = this.#sharedWithin(this.#endGone(now).catch((error: unknown) => this.#onError?.(error)));
     return this.#running;
+  }
+
+  /** Answers once `ending` settled or had its wait; no longer shared before its callers go on. */
+  async #sharedWithin(ending: Promise<void>): Promise<void> {
+    try {
+      // Past its wait: not done, so the next call asks again.
+      if ((await within(ending, this.#readWaitMs)) === LATE) this.#lastAt = Number.NEGATIVE_INFINITY;
+    } finally {
+      this.#running = undefined;
+    }
   }
 
   /** Ends the reservations of gone processes, when there are reservations at all. */

@@ -103,9 +103,10 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const sessions = new Sessions(options.token, now);
   const assets = loadAssets();
   const thumbnails = new Thumbnails(source.bots);
-  const ledgerNow = options.ledgerNow ?? new LedgerNow(source.store, { now, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
-  const loopback = isLoopbackHost(config.host);
   const { ledgerWaitMs, backendWaitMs } = options;
+  const ledgerNow =
+    options.ledgerNow ?? new LedgerNow(source.store, { now, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
+  const loopback = isLoopbackHost(config.host);
   const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   // The address the owner opens the console at through its proxy: its Host and its forms' Origin are the console's own.
   const publicOrigin = config.publicOrigin;

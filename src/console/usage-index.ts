@@ -1,6 +1,7 @@
 import { addUsage, roundToNanoUsd, type UsageTotals } from '../spend/usage-totals.js';
 import type { QuotaStore, UsageRecord } from '../spend/types.js';
 import { utcMonthBefore } from '../spend/utc-period.js';
+import { LATE, within } from '../core/with-timeout.js';
 
 /** Jobs, images and cost of a group of usage records (`addUsage` defines them). */
 export type Totals = Omit<UsageTotals, 'key'>;
@@ -61,7 +62,8 @@ export class UsageIndex {
   #recent: UsageRecord[] = [];
   /** The record counted for each job of the last days, so a later one replaces it. */
   #byJob = new Map<string, UsageRecord>();
-  #refreshing: Promise<void> | undefined;
+  /** The read under way that calls share, and what they are answered. */
+  #sharing: { read: Promise<void>; shared: Promise<void> } | undefined;
   readonly #readWaitMs: number;
   /** How many reads were counted: a read that answers after another one was counted since it began is dropped. */
   #reads = 0;
@@ -80,17 +82,27 @@ export class UsageIndex {
    * call reads again (the stalled read is left to answer or not).
    */
   refresh(): Promise<void> {
-    if (this.#refreshing) return this.#refreshing;
-    // Settles after the timer is set (`#refresh` answers no earlier than its read).
-    const shared: Promise<void> = this.#refresh().finally(() => {
-      clearTimeout(timer);
-      if (this.#refreshing === shared) this.#refreshing = undefined;
-    });
-    this.#refreshing = shared;
-    const timer = setTimeout(() => {
-      if (this.#refreshing === shared) this.#refreshing = undefined;
-    }, this.#readWaitMs).unref();
+    if (this.#sharing) return this.#sharing.shared;
+    const read = this.#refresh();
+    const shared = this.#shareWithin(read);
+    this.#sharing = { read, shared };
     return shared;
+  }
+
+  /** `read`'s outcome; it is shared until it settles (before its callers go on) or has had its wait, whichever comes first. */
+  async #shareWithin(read: Promise<void>): Promise<void> {
+    try {
+      if ((await within(read, this.#readWaitMs)) !== LATE) return;
+      // Past its wait: later calls read again; this one's callers still get what it ends with.
+      this.#unshare(read);
+      await read;
+    } finally {
+      this.#unshare(read);
+    }
+  }
+
+  #unshare(read: Promise<void>): void {
+    if (this.#sharing?.read === read) this.#sharing = undefined;
   }
 
   /** How many records have been counted (a job's replaced record included). */

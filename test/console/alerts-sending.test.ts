@@ -135,6 +135,24 @@ describe('sending the alerts of a check', () => {
     expect(order.map(({ channel, alert }) => `${alert.kind}:${alert.cap?.key}@${channel}`)).toEqual(['cap:discord:100000000000000077@one', 'cap:discord:100000000000000077@two']);
   });
 
+  it('counts in a members’ summary the caps that refuse their jobs apart from those that cannot take one more image, as their own alerts say', async () => {
+    const dir = await folder();
+    const now = Date.now();
+    const store = await opened(new FileQuotaStore({ dir }));
+    // Members' caps of $0.01 a day: $0.0048 (48 %) leaves less than the cheapest image; $0.001 less than one image of quality auto.
+    for (let i = 0; i < 3; i++) await spend(store, `r${i}`, `discord:10000000000000001${i}`, 'discord:crowd', 0.0048, now);
+    for (let i = 0; i < 3; i++) await spend(store, `f${i}`, `discord:10000000000000002${i}`, 'discord:crowd', 0.001, now);
+    const order: { channel: string; alert: Alert }[] = [];
+    const watcher = watcherOf(store, operatorWith({ userDailyUsd: 0.01 }), [recording('one', order)]);
+
+    await watcher.check();
+
+    expect(order.map(({ alert }) => alert.kind)).toEqual(['members']);
+    const summary = order[0]!.alert;
+    expect(summary.members).toMatchObject({ count: 6, byThreshold: { refused: 3, full: 3 } });
+    expect(summary.text).toMatch(/^Pictor: 6 members’ caps passed a threshold \(3 refuse their jobs, 3 cannot take one more image\)\. /);
+  });
+
   it('returns from stop() within a second while a send hangs, sends nothing more, and lets go of what was queued before it returns', async () => {
     const dir = await folder();
     const now = Date.now();

@@ -124,7 +124,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     now += 1;
     await watcher.check();
     expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:80$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:refused$/)]);
-    expect(sent[1]!.cap).toMatchObject({ trigger: 'full', percent: 99, threshold: 80, leftUsd: 0.004 });
+    expect(sent[1]!.cap).toMatchObject({ trigger: 'refused', percent: 99, threshold: 80, leftUsd: 0.004 });
     expect(sent[1]!.text).toMatch(/the whole account: its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left\. It has used \$10\.00 of its daily cap of \$10\.00 \(99 %/);
     expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
     // Once per period: checked again, and reaching 100 % later, nothing more.
@@ -178,11 +178,27 @@ describe('the caps as the console shows them and alerts of them', () => {
     now += 1;
     await watcher.check();
     expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:full$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:refused$/)]);
-    expect(sent[1]!.cap).toMatchObject({ trigger: 'full', percent: 48, threshold: 0 });
+    expect(sent[1]!.cap).toMatchObject({ trigger: 'refused', percent: 48, threshold: 0 });
     expect(sent[1]!.text).toMatch(/its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left/);
     expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
     now += 1;
     expect(await watcher.check()).toEqual([]);
+  });
+
+  it.each([
+    ['passed a threshold', 2, 1.04, ':50', 'threshold', /has used \$1\.04 of its daily cap of \$2\.00 \(52 %, past 50 %/],
+    ['cannot take one more image', 10, 9.9, ':full', 'full', /its daily cap cannot take one more image/],
+    ['refuses its jobs', 0.01, 0.0048, ':refused', 'refused', /its daily cap refuses its jobs/],
+  ] as const)('gives the alert of a cap that %s its own id and trigger', async (_event, capUsd, spentUsd, id, trigger, says) => {
+    const dir = await folder();
+    const store = await opened(new FileQuotaStore({ dir }));
+    const now = Date.now();
+    await spend(store, 'a', 'discord:1', 'discord:guild', spentUsd, now);
+    const { watcher, sent } = watching(store, operatorWith({ accountDailyUsd: capUsd }), () => now);
+    await watcher.check();
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(new RegExp(`^cap:account:account:day:[\\d-]+${id}$`))]);
+    expect(sent[0]!.cap?.trigger).toBe(trigger);
+    expect(sent[0]!.text).toMatch(says);
   });
 
   it('gives up a check whose ledger read stalls (nothing sent, said once in the log), and the next check alerts once the ledger answers', async () => {

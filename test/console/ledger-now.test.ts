@@ -4,6 +4,9 @@ import type { ActiveJob, ReconcileReport } from '../../src/spend/types.js';
 
 const NOTHING_ENDED: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
 
+/** The console's backend wait. */
+const WAIT_MS = 5_000;
+
 const JOB: ActiveJob = { jobId: 'j1', userKey: 'discord:alice', scopeKey: 'discord:guild', usd: 0.5, at: Date.UTC(2030, 5, 15, 11), sent: true, owner: 'host:1:a' };
 
 /** A ledger holding `active`, whose reconcile answers when the test says so, counting its calls. */
@@ -40,7 +43,7 @@ afterEach(() => void vi.useRealTimers());
 describe('the ledger as the console reads it now', () => {
   it('ends gone processes’ reservations at most once every 5 s, calls meanwhile sharing the one running', async () => {
     const l = ledger();
-    const now = new LedgerNow(l.store);
+    const now = new LedgerNow(l.store, { readWaitMs: WAIT_MS });
     const asked = l.asked();
     const first = now.reconcile();
     const second = now.reconcile();
@@ -62,7 +65,7 @@ describe('the ledger as the console reads it now', () => {
 
   it('asks the ledger to end nothing while it holds no reservation (a reconcile only ends reservations), and does once it holds one', async () => {
     const l = ledger([]);
-    const now = new LedgerNow(l.store);
+    const now = new LedgerNow(l.store, { readWaitMs: WAIT_MS });
     for (let i = 0; i < 12; i++) {
       expect(await now.activeJobs()).toEqual([]);
       vi.advanceTimersByTime(5_000);
@@ -79,9 +82,36 @@ describe('the ledger as the console reads it now', () => {
   it('tells a reconcile that failed and still answers the reservations', async () => {
     const l = ledger();
     const errors: unknown[] = [];
-    const now = new LedgerNow(l.store, { onError: (error) => errors.push(error) });
+    const now = new LedgerNow(l.store, { readWaitMs: WAIT_MS, onError: (error) => errors.push(error) });
     l.failNext();
     expect(await now.activeJobs()).toEqual([JOB]);
     expect(errors).toEqual([expect.objectContaining({ message: 'the ledger is unreachable' })]);
+  });
+
+  it('stops sharing a reconcile whose read of the reservations never answers once it has had its wait: the reservations are read without it, and the next call asks again', async () => {
+    const reconciled: number[] = [];
+    let reads = 0;
+    const store = {
+      // The reconcile's first read of the reservations never answers; the later ones do.
+      activeJobs: (): Promise<ActiveJob[]> => (reads++ === 0 ? new Promise<never>(() => undefined) : Promise.resolve([JOB])),
+      reconcile: async (now: number) => {
+        reconciled.push(now);
+        return NOTHING_ENDED;
+      },
+    };
+    const now = new LedgerNow(store, { readWaitMs: WAIT_MS, everyMs: 60_000 });
+    let answered: ActiveJob[] | undefined;
+    void now.activeJobs().then((jobs) => (answered = jobs));
+    await vi.advanceTimersByTimeAsync(WAIT_MS - 1);
+    // Within its wait, calls share it.
+    void now.reconcile();
+    expect(reads).toBe(1);
+    expect(answered).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    // Past it, the reservations are read without it, and the next call asks again (though 60 s have not passed).
+    expect(answered).toEqual([JOB]);
+    await now.reconcile();
+    expect(reads).toBe(3);
+    expect(reconciled).toEqual([Date.UTC(2030, 5, 15, 12) + WAIT_MS]);
   });
 });

@@ -147,4 +147,24 @@ describe('the console’s usage index when the ledger stalls', () => {
       vi.useRealTimers();
     }
   });
+
+  it('asks the ledger again at the next refresh after a read that failed, without waiting out its wait, and leaves no timer', async () => {
+    vi.useFakeTimers();
+    try {
+      const asked: { answer: (feed: UsageFeed) => void; fail: (error: Error) => void }[] = [];
+      const usageSince = () => new Promise<UsageFeed>((answer, fail) => asked.push({ answer, fail }));
+      const index = new UsageIndex({ store: { usageSince }, readWaitMs: 5000 });
+      const failed = index.refresh();
+      asked[0]!.fail(new Error('the ledger is unreachable'));
+      await expect(failed).rejects.toThrow('the ledger is unreachable');
+      // At once, not 5 s on: the failed read is no longer shared.
+      const again = index.refresh();
+      expect(asked).toHaveLength(2);
+      asked[1]!.answer({ records: [], cursor: '0', reset: false });
+      await again;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

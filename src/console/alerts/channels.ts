@@ -49,8 +49,12 @@ export interface CapAlert {
   percent: number;
   /** The highest threshold passed (0: none). */
   threshold: number;
-  /** `threshold`: the share passed `threshold`; `full`: less is left than a job of one image reserves (sent instead of any threshold's alert of the cap and period). */
-  trigger: 'threshold' | 'full';
+  /**
+   * `threshold`: the share passed `threshold` (used up, the alert says the cap refuses its jobs too); `full`: less is
+   * left than a job of one image reserves (sent instead of any threshold's alert of the cap and period); `refused`: not
+   * even the cheapest image fits, told on its own when no new threshold's alert says it.
+   */
+  trigger: 'threshold' | 'full' | 'refused';
   /** A member's cap where the member's roles are not known here: the least it can be (see `CapUse.bound`). */
   bound?: 'lower' | undefined;
   resetsAt: number;

@@ -72,6 +72,48 @@ interface Message {
   marks: AlertMark[];
 }
 
+/** The events of a cap and period that each have an alert of their own (see `CapAlert.trigger`). */
+type CapEvent = CapAlert['trigger'];
+
+/** What a cap's alert is decided from. */
+interface CapState {
+  /** The alert rules' thresholds. */
+  thresholds: readonly number[];
+  /** The thresholds its percent passed. */
+  passed: readonly number[];
+  /** It cannot take one more image (a cap that refuses its jobs cannot either). */
+  full: boolean;
+  /** It refuses every job: not even the cheapest image fits in what is left (used up). */
+  refuses: boolean;
+}
+
+/**
+ * The one rule for a cap's alert, each event said once per period: the first row that applies says which alert goes
+ * (`threshold`: the highest passed), the thresholds and events that count as sent with it, and what goes instead to a
+ * destination that had that alert already. No row: no alert. "Cannot take one more image" and "refuses its jobs" are
+ * two events (the first sent never keeps the second).
+ */
+const CAP_ALERTS: readonly {
+  applies(state: CapState): boolean;
+  sends: CapEvent;
+  thresholdsSent(state: CapState): readonly number[];
+  standsFor?: readonly CapEvent[];
+  instead?: CapEvent;
+}[] = [
+  // Used up before any threshold passed (a small cap, cheap jobs): the refusal, standing for every threshold and for
+  // "cannot take one more image".
+  { applies: (s) => s.refuses && s.passed.length === 0, sends: 'refused', thresholdsSent: (s) => s.thresholds, standsFor: ['full'] },
+  // Cannot take one more image, whatever its share: every threshold counts as sent with it (100 % included, the same
+  // event seen later). The refusal does not: it is told when it comes.
+  { applies: (s) => s.full && !s.refuses, sends: 'full', thresholdsSent: (s) => s.thresholds },
+  // Used up past a threshold: the highest threshold's alert says the cap refuses, and stands for the refusal, for the
+  // higher thresholds (it takes nothing more this period) and for "cannot take one more image"; where it went out
+  // before (at 80 %, say), the refusal's own alert goes instead.
+  { applies: (s) => s.refuses, sends: 'threshold', thresholdsSent: (s) => s.thresholds, standsFor: ['full'], instead: 'refused' },
+  // A threshold passed: the highest, the lower ones counting as sent with it.
+  { applies: (s) => s.passed.length > 0, sends: 'threshold', thresholdsSent: (s) => s.passed },
+];
+
 /**
  * What goes out first: a pause (its scope's jobs are refused now), then the account's caps, unreadable role budgets, a
  * server's or workspace's caps, and last a member's (or DM user's) cap.
@@ -111,7 +153,7 @@ export class AlertWatcher {
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#ledgerNow = options.ledgerNow ?? new LedgerNow(options.source.store, { now: this.#now, onError: (err) => options.logger.warn({ err }, 'could not end the reservations of gone processes') });
+    this.#ledgerNow = options.ledgerNow ?? new LedgerNow(options.source.store, { now: this.#now, readWaitMs: options.readWaitMs, onError: (err) => options.logger.warn({ err }, 'could not end the reservations of gone processes') });
   }
 
   start(): void {
@@ -233,12 +275,11 @@ export class AlertWatcher {
       // The percent the page shows: the thresholds passed are decided from it ("used up" by the guard's own rule).
       const percent = percentOf(cap.ratio);
       const passed = rules.thresholds.filter((t) => percent >= t);
-      // A cap the guard refuses every job of (used up) says so once per period, whatever its percent shows: through the
-      // highest threshold passed when that is new (its alert says the cap refuses), else in an alert of its own.
+      // A cap the guard refuses every job of (used up); before that, one that cannot take one more image.
       const refuses = usedUp(cap);
-      // Before that, one that cannot take one more image says so.
-      const full = refuses || cannotTakeOneImage(cap);
-      if (passed.length === 0 && !full) continue;
+      const state: CapState = { thresholds: rules.thresholds, passed, refuses, full: refuses || cannotTakeOneImage(cap) };
+      const row = CAP_ALERTS.find((r) => r.applies(state));
+      if (!row) continue;
       const threshold = passed.length === 0 ? 0 : Math.max(...passed);
       const periodKey = cap.period === 'day' ? figures.today : figures.month;
       const base = `cap:${cap.owner}:${cap.key}${cap.scopeKey === undefined ? '' : `@${cap.scopeKey}`}:${cap.period}:${periodKey}`;
@@ -256,34 +297,15 @@ export class AlertWatcher {
         threshold,
         resetsAt: cap.resetsAt,
       };
-      const keepUntil = cap.resetsAt + DAY_MS;
-      // Two events, each with its own id: "cannot take one more image" (`:full`), and, usually later in the period as
-      // cheaper jobs use up what is left, "refuses its jobs" (`:refused`); the first sent never keeps the second.
-      const fullId = `${base}:full`;
-      const refusedAlert: Alert = { id: `${base}:refused`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'full' } };
-      if (full && passed.length === 0 && refuses) {
-        // Nothing passed yet (a cap of $0): the refusal, standing for every threshold and for "cannot take one more".
-        pending.push({ alert: refusedAlert, keepUntil, passed: [...rules.thresholds.map((t) => `${base}:${t}`), fullId] });
-      } else if (full && !refuses) {
-        // One message for the event: every threshold of the cap and period counts as sent with it (100 % included, the
-        // same event seen later: nothing fits in what is left). The refusal is not: it is told when it comes.
-        pending.push({
-          alert: { id: fullId, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'full' } },
-          keepUntil,
-          passed: rules.thresholds.map((t) => `${base}:${t}`),
-        });
-      } else {
-        pending.push({
-          alert: { id: `${base}:${threshold}`, kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger: 'threshold' } },
-          keepUntil,
-          // Used up, the higher thresholds count as sent too (the cap takes nothing more this period), and so does
-          // "cannot take one more image", said by this one.
-          passed: [...(refuses ? rules.thresholds : passed).filter((t) => t !== threshold).map((t) => `${base}:${t}`), ...(refuses ? [fullId] : [])],
-          // Used up: this threshold's alert says the cap refuses, and stands for the refusal; where it went out before
-          // (at 80 %, say, or as "cannot take one more image"), the refusal's own alert goes instead.
-          ...(refuses && { instead: refusedAlert }),
-        });
-      }
+      const idOf = (event: CapEvent) => `${base}:${event === 'threshold' ? threshold : event}`;
+      const alertOf = (trigger: CapEvent): Alert => ({ id: idOf(trigger), kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger } });
+      const alert = alertOf(row.sends);
+      pending.push({
+        alert,
+        keepUntil: cap.resetsAt + DAY_MS,
+        passed: [...row.thresholdsSent(state).map((t) => `${base}:${t}`), ...(row.standsFor ?? []).map(idOf)].filter((id) => id !== alert.id),
+        ...(row.instead && { instead: alertOf(row.instead) }),
+      });
     }
     for (const [scopeKey, budgets] of Object.entries(roleBudgets)) {
       if (budgets !== 'unreadable') continue;
@@ -417,19 +439,29 @@ export class AlertWatcher {
   }
 }
 
-/** Many members' cap alerts for one destination as one message: how many, and the ones used the most. */
 /** The caps by the share used, as the spend page ranks them (`capRatio`), the larger first; a tie by key. */
 export function mostUsedFirst<T extends Pick<CapAlert, 'key' | 'usedUsd' | 'limitUsd'>>(caps: readonly T[]): T[] {
   const share = (cap: T) => capRatio(cap.usedUsd, cap.limitUsd);
   return [...caps].sort((a, b) => share(b) - share(a) || a.key.localeCompare(b.key));
 }
 
+/**
+ * How a members' summary counts an alert that is not a threshold's, as the single alert says it; most urgent first (a
+ * threshold's alert counts under its threshold).
+ */
+const EVENT_COUNTS: Record<Exclude<CapEvent, 'threshold'>, { rank: number; says: (n: number) => string }> = {
+  refused: { rank: 2e9, says: (n) => `${n} refuse their jobs` },
+  full: { rank: 1e9, says: (n) => `${n} cannot take one more image` },
+};
+const eventOf = (bucket: string) => (Object.hasOwn(EVENT_COUNTS, bucket) ? EVENT_COUNTS[bucket as keyof typeof EVENT_COUNTS] : undefined);
+
+/** Many members' cap alerts for one destination as one message: how many, each in its alert's bucket, and the ones used the most. */
 function membersMessage(channel: AlertChannel, each: Message[], now: number): Message {
   const caps = each.map((m) => m.alert.cap!);
   const byThreshold: Record<string, number> = {};
   for (const cap of caps) {
-    const passed = cap.trigger === 'full' ? 'full' : String(cap.threshold);
-    byThreshold[passed] = (byThreshold[passed] ?? 0) + 1;
+    const bucket = cap.trigger === 'threshold' ? String(cap.threshold) : cap.trigger;
+    byThreshold[bucket] = (byThreshold[bucket] ?? 0) + 1;
   }
   const top = mostUsedFirst(caps).slice(0, MEMBERS_LISTED);
   const first = each[0]!.alert;
@@ -464,8 +496,8 @@ export function alertText(alert: Alert, now: number, quote: (name: string) => st
   if (alert.members) {
     const { count, byThreshold, top } = alert.members;
     const counts = Object.entries(byThreshold)
-      .sort(([a], [b]) => (b === 'full' ? 1e9 : Number(b)) - (a === 'full' ? 1e9 : Number(a)))
-      .map(([threshold, n]) => (threshold === 'full' ? `${n} cannot take one more image` : `${n} past ${threshold} %`))
+      .sort(([a], [b]) => (eventOf(b)?.rank ?? Number(b)) - (eventOf(a)?.rank ?? Number(a)))
+      .map(([bucket, n]) => eventOf(bucket)?.says(n) ?? `${n} past ${bucket} %`)
       .join(', ');
     const listed = top.map((cap) => `${whoOf(cap)} (${cap.bound === 'lower' ? 'at most ' : ''}${cap.percent} % of ${formatUsd(cap.limitUsd)} ${periodOf(cap)})`);
     const opening = `${tag}: ${count} members’ caps passed a threshold (${counts}).`;
@@ -490,7 +522,7 @@ export function alertText(alert: Alert, now: number, quote: (name: string) => st
   // A job reserves its upper-bound price before it is sent, and the cap refuses it when that does not fit in what is left.
   const left = `${formatUsd(cap.leftUsd)} is left, and a job that reserves more is refused (one image of quality auto reserves ${formatUsd(ONE_IMAGE_USD)})`;
   const resets = `at ${describeReset(cap.resetsAt, now)}`;
-  if (cap.trigger === 'full' && usedUp(cap)) {
+  if (cap.trigger === 'refused') {
     return `${tag}: ${whose}: its ${period} cap refuses its jobs: not even the cheapest image (${formatUsd(CHEAPEST_JOB_USD)}) fits in what is left. It has used ${used}, settled and reserved by running jobs); ${formatUsd(cap.leftUsd)} is left until the cap resets ${resets}.`;
   }
   if (cap.trigger === 'full') {
