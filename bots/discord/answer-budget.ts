@@ -1,13 +1,14 @@
 import type { BaseInteraction } from 'discord.js';
-import { withTimeout } from 'pictor/internal';
+import { withinDeadline } from 'pictor/internal';
 import { DISCORD_LIMITS } from './discord-facts.js';
 
 /** How long before Discord's deadline an interaction's first answer is sent at the latest: its own trip to Discord. */
 export const ANSWER_TRIP_MS = 500;
 
 /**
- * The one deadline of an interaction's first answer: Discord's 3 s (`DISCORD_LIMITS.acknowledgeMs`) less the answer's
- * own trip (`ANSWER_TRIP_MS`), counted from when the interaction reached this process. Not from its id's time: that is
+ * The one deadline of an interaction's first answer: Discord's 3 s (`DISCORD_LIMITS.acknowledgeMs`; over HTTP, the
+ * endpoint's `ackDeadlineMs`, the same number its hold of the POST is counted with) less the answer's own trip
+ * (`ANSWER_TRIP_MS`), counted from when the interaction reached this process. Not from its id's time: that is
  * Discord's clock, and a host clock a few seconds ahead of it would leave no time to any interaction (Discord's own
  * delivery delay is small, and this process cannot measure it). Every wait before the first answer — the intake's claim, a press's job record, the
  * member lookup of a press in a DM, a Reroll's look at its kept images, a Cancel's look at who runs the job, the
@@ -15,11 +16,14 @@ export const ANSWER_TRIP_MS = 500;
  * only for what is left of it, so however they add up, the first answer (a refusal when one ran out) goes out in time.
  */
 export class AnswerBudget {
-  /** When the waits must have ended (ms, as `Date.now()`). */
+  /** When the first answer must have reached Discord (ms, as `Date.now()`). */
+  readonly answerBy: number;
+  /** When the waits must have ended (ms, as `Date.now()`): `answerBy` less the answer's trip. */
   readonly endsAt: number;
 
-  constructor(arrivedAt: number = Date.now()) {
-    this.endsAt = arrivedAt + DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS;
+  constructor(arrivedAt: number = Date.now(), deadlineMs: number = DISCORD_LIMITS.acknowledgeMs) {
+    this.answerBy = arrivedAt + deadlineMs;
+    this.endsAt = this.answerBy - ANSWER_TRIP_MS;
   }
 
   /** Ms left to wait before the first answer must go out (0 once none is). */
@@ -28,13 +32,11 @@ export class AnswerBudget {
   }
 
   /**
-   * The outcome of `ask`, or a rejection naming `who` once no time is left to wait for it; with none left, `ask` is not
-   * called at all (nothing is asked that could not be waited for).
+   * The outcome of `ask` (told the ms left), or a rejection (naming `who` when given) once no time is left to wait for
+   * it; with none left, `ask` is not called at all (nothing is asked that could not be waited for): `withinDeadline`.
    */
-  within<T>(ask: () => Promise<T>, who: string): Promise<T> {
-    const left = this.timeLeft();
-    if (left <= 0) return Promise.reject(new Error(`no time was left to ask ${who} before the interaction had to be answered`));
-    return withTimeout(ask(), left, `${who} did not answer before the interaction had to be answered`);
+  within<T>(ask: (leftMs: number) => Promise<T>, who?: string): Promise<T> {
+    return withinDeadline(this.endsAt, ask, who);
   }
 }
 

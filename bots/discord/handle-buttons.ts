@@ -124,9 +124,13 @@ const LEFTOVER_NOT_SHOWN: Record<Exclude<Awaited<ReturnType<typeof showClickedLe
 async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
   const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
   // Recorded as it was answered and not started yet here (an edit's images downloading): no leftover of a gone process.
-  // Its looks at who holds the job wait only for what is left of the press's answer budget.
-  const budget = answerBudgetOf(interaction);
-  if (!info && !record.runnerJobId && isRunning(record) && (await budget.within(() => ctx.store.heldHere(record.key), 'the state store').catch(() => false))) return tell(ctx, interaction, words('discord.button.not_updated'));
+  // Its looks at who holds the job wait only for what is left of the press's answer budget; one that fails or does not
+  // answer in time cannot tell, and is told as a failure, to press again (never taken for "not held here").
+  if (!info && !record.runnerJobId && isRunning(record)) {
+    const here = await readInTime(ctx, interaction, () => ctx.store.heldHere(record.key), 'who runs its job');
+    if (here === undefined) return;
+    if (here) return tell(ctx, interaction, words('discord.button.not_updated'));
+  }
   if (!info) {
     // Running on another replica: the same rule as here, from the record, then that replica cancels it (its reply shows it).
     const elsewhere = await readInTime(ctx, interaction, () => ctx.store.runsElsewhere(record.key), 'who runs its job');
@@ -279,17 +283,26 @@ async function memberNow(ctx: Pick<BotContext, 'botRest' | 'logger'>, guildId: s
 
 /**
  * A read before a press's first answer, within what is left of its answer budget: its answer, or undefined once the
- * press was told privately that something went wrong on our side (the read failed, or did not answer in time), to
- * press again in a moment.
+ * press was told privately that it could not be read (`tellUnread`).
  */
 async function readInTime<T>(ctx: Pick<BotContext, 'logger'>, interaction: ButtonInteraction, read: () => Promise<T>, what: string): Promise<T | undefined> {
   try {
     return await answerBudgetOf(interaction).within(read, 'the state store');
   } catch (error) {
-    ctx.logger.warn({ err: loggableError(error), what }, 'could not read what a press needs before its answer was due; told its member privately');
-    await tell(ctx, interaction, words('error.on_my_side'), '⚠️');
+    await tellUnread(ctx, interaction, error, { what });
     return undefined;
   }
+}
+
+/**
+ * What a press (a button, or the form opened from one) is answered when what it needs could not be read before its
+ * first answer (its job record, an edit's kept images, who runs its job: the read failed, or did not answer within what
+ * is left of its answer budget): logged with `about`, and its member told privately that something went wrong on the
+ * bot's side, to press again in a moment. Nothing is started.
+ */
+export async function tellUnread(ctx: Pick<BotContext, 'logger'>, interaction: ButtonInteraction | ModalSubmitInteraction, error: unknown, about: Record<string, unknown>): Promise<void> {
+  ctx.logger.warn({ err: loggableError(error), ...about }, 'could not read what a press needs; told its member privately');
+  await tell(ctx, interaction, words('error.on_my_side'), '⚠️');
 }
 
 /** The options of an edit of a finished job's image: the same look, one image. */

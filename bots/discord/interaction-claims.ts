@@ -40,9 +40,8 @@ export class InteractionClaims {
     let first = this.#recent.first(id);
     if (first) {
       try {
-        const waitMs = budget.timeLeft();
-        if (waitMs <= 0) throw new Error('no time was left to ask the state store before the interaction had to be answered');
-        first = await claimWithin(this.taken, id, { waitMs });
+        // Its own wait ends with the budget's: a claim that comes later is given back (claimWithin).
+        first = await budget.within((waitMs) => claimWithin(this.taken, id, { waitMs }));
       } catch (error) {
         // Not taken here either: the same interaction sent again (a proxy's retry) is checked again.
         this.#recent.drop(id);

@@ -102,7 +102,10 @@ export interface InteractionsEndpointOptions {
   client: Client;
   responses: HttpInitialResponses;
   logger: LoggerLike;
-  /** How long an interaction's initial response may take, counted from the POST's arrival. Default Discord's 3 s. */
+  /**
+   * How long an interaction's initial response may take, counted from the POST's arrival. Default Discord's 3 s. The
+   * one number of both the POST's hold and every wait before the first answer (its answer budget: answer-budget.ts).
+   */
   ackDeadlineMs?: number | undefined;
   /**
    * The ids taken (the state's `discord-interactions` space): by every replica, and across restarts, so a POST
@@ -185,12 +188,12 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
       return answer(res, 401, { message: age === 'expired' ? 'interaction expired' : 'interaction from the future' });
     }
     // One deadline for every wait before the first answer, from when it arrived (answer-budget.ts).
-    const budget = new AnswerBudget(arrivedAt);
+    const budget = new AnswerBudget(arrivedAt, deadlineMs);
     const taken = await claims.take(payload.id, budget);
     if (taken === 'unavailable') return answer(res, 503, { message: 'state store unavailable' });
     if (taken === 'taken-before') return answer(res, 409, { message: 'interaction already received' });
     // Held only for what is left of Discord's wait for this POST, counted from its arrival (its claim took some of it).
-    const answered = responses.expect(payload.id, payload.token, res, Math.max(0, arrivedAt + deadlineMs - Date.now()));
+    const answered = responses.expect(payload.id, payload.token, res, Math.max(0, budget.answerBy - Date.now()));
     dispatch(payload, budget);
     if (!(await answered)) logger.warn({ id: payload.id, type: payload.type }, 'an interaction received over HTTP got no initial response in time');
   }

@@ -6,7 +6,7 @@ import type { BotContext } from './bot-context.js';
 import type { Command } from './commands/index.js';
 import { decodeCustomId, type CustomIdData } from './custom-ids.js';
 import type { JobRecord } from './JobRecordStore.js';
-import { handleButton, isOwnPrivateJobInDm } from './handle-buttons.js';
+import { handleButton, isOwnPrivateJobInDm, tellUnread } from './handle-buttons.js';
 import { handleModal } from './handle-modals.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext } from './requester.js';
@@ -24,7 +24,7 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
         if (press && !press.read) ctx.logger.warn({ err: loggableError(press.error), jobKey: press.id.key }, 'could not read the job of a press in a DM while DMs are off; refused it as any press there');
         return await refuseOutsideServers(ctx, interaction);
       }
-      if (press && !press.read && interaction.isRepliable()) return await refuseUnread(ctx, interaction, press);
+      if (press && !press.read && (interaction.isButton() || interaction.isModalSubmit())) return await tellUnread(ctx, interaction, press.error, { jobKey: press.id.key, action: press.id.action });
       if (interaction.isChatInputCommand()) {
         const command = commands.get(interaction.commandName);
         if (command?.kind === 'slash') return await command.execute(interaction, ctx);
@@ -71,11 +71,6 @@ async function readPressedJob(ctx: BotContext, interaction: Interaction): Promis
   } catch (error) {
     return { id, read: false, error };
   }
-}
-
-async function refuseUnread(ctx: BotContext, interaction: RepliableInteraction, press: PressedJob & { read: false }): Promise<void> {
-  ctx.logger.warn({ err: loggableError(press.error), jobKey: press.id.key, action: press.id.action }, 'could not read the job of a press; told its member privately');
-  await sayQuietly(interaction, `⚠️ ${say(interaction.locale, 'error.on_my_side')}`);
 }
 
 async function refuseOutsideServers(ctx: BotContext, interaction: RepliableInteraction): Promise<void> {

@@ -11,7 +11,7 @@ import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
 import { hookInteractionAction } from './interaction-action.js';
 import { gatewayIntake, InteractionClaims } from './interaction-claims.js';
-import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint } from './interactions-endpoint.js';
+import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint, type InteractionsEndpointOptions } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
 import { FirstAnswersInFlight } from './first-answers-first.js';
@@ -52,8 +52,12 @@ export interface StartDiscordBotOptions {
   loginTimeoutMs?: number | undefined;
   /** Called for every write of the bot Discord answered with an error status (429, 5xx, 4xx), retried or not (for metrics). */
   onWriteRefused?: (() => void) | undefined;
-  /** Take interactions over HTTP at `/interactions` on this port (checked with the public key) instead of the gateway. */
-  interactions?: { publicKey: string; port: number; host?: string | undefined } | undefined;
+  /**
+   * Take interactions over HTTP at `/interactions` on this port (checked with the public key) instead of the gateway.
+   * `ackDeadlineMs` (default Discord's 3 s): how long Discord waits for an initial response, the one number of the
+   * POST's hold and of every wait before the first answer.
+   */
+  interactions?: Pick<InteractionsEndpointOptions, 'publicKey' | 'port' | 'host' | 'ackDeadlineMs'> | undefined;
   /**
    * On the gateway, with several processes on one Redis: only the holder of this lease connects; the others stand by
    * and one takes over when the holder stops or dies (see gateway-lease.ts).

@@ -22,7 +22,7 @@ import {
 } from 'pictor';
 import { AS_VALIDATION_ERROR, endingOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
-import { checkUntil, imageOfPartial, waitAtMost, waitWithin, withTimeout } from 'pictor/internal';
+import { checkUntil, imageOfPartial, waitAtMost, waitWithin, withinDeadline } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
 import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -1050,13 +1050,7 @@ function isLate(answerBy: number | undefined): boolean {
 
 /** The intake's wait for `read`: only until `answerBy` (undefined: as long as it takes); once it has come, not at all. */
 function byAnswer<T>(answerBy: number | undefined, read: Promise<T>): Promise<T> {
-  if (answerBy === undefined) return read;
-  const left = answerBy - Date.now();
-  if (left <= 0) {
-    read.catch(() => undefined);
-    return Promise.reject(tooLate());
-  }
-  return withTimeout(read, left, 'the state or the ledger did not answer before the request had to be answered');
+  return answerBy === undefined ? read : withinDeadline(answerBy, read);
 }
 
 /** Why the intake refused a request it could not decide before its first answer was due (told as an error on the bot's side). */

@@ -63,3 +63,25 @@ export async function within<T>(work: Promise<T>, ms: number): Promise<T | typeo
     clearTimeout(timer);
   }
 }
+
+/**
+ * `work`'s outcome, waited for only until `endsAt` (ms, as `now()`): the one rule of "wait only for the time left
+ * before a deadline". Once the deadline has come, it rejects at once and `work` is not asked at all (given as a
+ * promise, it is already under way: its rejection is handled, its outcome the caller's); a wait that runs out first
+ * rejects too (`withTimeout`). Each rejection names `who` when given. `work` given as a function is told the ms left,
+ * so a wait of its own can end with this one.
+ */
+export function withinDeadline<T>(endsAt: number, work: Promise<T> | ((leftMs: number) => Promise<T>), who?: string, now: () => number = Date.now): Promise<T> {
+  const leftMs = endsAt - now();
+  if (leftMs <= 0) {
+    if (typeof work !== 'function') work.catch(() => undefined);
+    return Promise.reject(new Error(who === undefined ? 'no time was left before the deadline' : `no time was left to ask ${who} before the deadline`));
+  }
+  let asked: Promise<T>;
+  try {
+    asked = typeof work === 'function' ? work(leftMs) : work;
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+  return withTimeout(asked, leftMs, who === undefined ? 'no answer came before the deadline' : `${who} did not answer before the deadline`);
+}

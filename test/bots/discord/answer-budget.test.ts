@@ -57,7 +57,7 @@ interface Scene {
  * A press of Reroll, delivered by the gateway to a client of the bot, its claim answered by the state after `claimMs`,
  * its job record read with `store.get` and the other reads as given; the bot's answers recorded as they leave.
  */
-function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }, idMadeAgoMs = 0, runner?: JobRunner): Scene {
+function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'get' | 'inputsKept' | 'heldHere' | 'runsElsewhere', () => Promise<unknown>>>, botRest: { get: () => Promise<unknown> } = { get: never }, idMadeAgoMs = 0, runner?: JobRunner, action: 'reroll' | 'cancel' = 'reroll'): Scene {
   const client = new Client({ intents: [] });
   hookInteractionAction(client);
   const request = runner ? vi.fn(runner.request.bind(runner)) : vi.fn();
@@ -88,7 +88,7 @@ function press(where: 'guild' | 'dm', claimMs: number, store: Partial<Record<'ge
   // Its id's time, by this host's clock: `idMadeAgoMs` before it arrives (a host clock ahead of Discord's).
   const createdAt = Date.now() - idMadeAgoMs;
   const message = apiMessage({ id: snowflake(), channelId, guildId: where === 'guild' ? guildId : undefined, authorId: botUser.id, content: 'done', components: [], flags: 0, attachments: [], embeds: [], allowedMentions: {}, interactionId: undefined, createdAt, editedAt: undefined, history: [] }, botUser);
-  const payload = buttonPayload({ id: snowflake(createdAt), token: 'token' }, encodeCustomId({ action: 'reroll', key: 'k1' }), message, place(where));
+  const payload = buttonPayload({ id: snowflake(createdAt), token: 'token' }, encodeCustomId({ action, key: 'k1' }), message, place(where));
   (client as unknown as { actions: { InteractionCreate: { handle(data: unknown): void } } }).actions.InteractionCreate.handle(payload);
   return { answers, request, createdAt, logger: ctx.logger as RecordingLogger, get done() { return done; } };
 }
@@ -141,6 +141,27 @@ describe('a Reroll pressed while the bots’ state is slow: one deadline for eve
     expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
     expect(botRest.get).not.toHaveBeenCalled();
     expect(scene.request).not.toHaveBeenCalled();
+  });
+});
+
+describe('a Cancel of a job recorded as running, that this process’s runner does not know, while the bots’ state cannot say who holds it', () => {
+  /** Ada's job, recorded as answered and running, with no runner job id yet (as while an edit's images download). */
+  const running = () => ({ ...jobOf('generate'), status: 'running' }) as unknown as JobRecord;
+
+  it.each([
+    { what: 'fails', heldHere: () => Promise.reject(new Error('state unreachable')) },
+    { what: 'does not answer in time', heldHere: never },
+  ])('is answered privately, to press again, when the look at whether it is held here $what: never taken for a job left by a gone process', async ({ heldHere }) => {
+    const runsElsewhere = vi.fn(async () => false);
+    const scene = press('guild', 100, { get: async () => running(), heldHere, runsElsewhere }, undefined, 0, undefined, 'cancel');
+    await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs);
+    await scene.done;
+    // One private answer, and no "stopped when the bot restarted" shown for a job that may be starting here.
+    expect(scene.answers.map((a) => a.content)).toEqual([`⚠️ ${say('en-US', 'error.on_my_side')}`]);
+    expect(scene.answers[0]!.flags! & EPHEMERAL).toBe(EPHEMERAL);
+    expect(scene.answers[0]!.at - scene.createdAt).toBeLessThanOrEqual(ANSWERED_BY_MS);
+    expect(runsElsewhere).not.toHaveBeenCalled();
+    expect(scene.logger.entries.some((e) => e.msg === 'could not read what a press needs; told its member privately')).toBe(true);
   });
 });
 

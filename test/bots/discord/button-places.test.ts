@@ -1,5 +1,7 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
+import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
@@ -11,6 +13,7 @@ const EPHEMERAL = 64;
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   await h?.close();
   h = undefined;
 });
@@ -27,6 +30,19 @@ function answersTo(harness: DiscordHarness, click: FakeInteraction): FakeMessage
 /** The budget scopes the jobs so far were charged to. */
 async function chargedScopes(harness: DiscordHarness): Promise<string[]> {
   return (await harness.quotaStore.usage({})).map((u) => u.scopeKey).sort();
+}
+
+/**
+ * From now on the bot's timers are the test's (they run as real time passes, and `passTheAnswerBudget` jumps them):
+ * a press's answer budget runs out without waiting for it.
+ */
+function takeTheTimers(): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+}
+
+/** Jumps the bot's timers past a press's answer budget (Discord's 3 s less its answer's trip), its clock left as it is. */
+async function passTheAnswerBudget(): Promise<void> {
+  await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS);
 }
 
 /** A private job of `user` in the server (asked with `roles`), whose token expires while it draws: its result is sent to their DM. */
@@ -146,7 +162,10 @@ describe('a member’s press of their private server job’s message in their DM
     const members = h.discord.holdRequests((method, path) => method === 'GET' && path.includes(`/guilds/${h!.discord.guildId}/members/`));
     try {
       h.discord.staleness.madeAgoMs = madeAgoMs;
+      takeTheTimers();
       const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+      await h.discord.waitFor(() => members.held === asked || undefined, 'the member lookup');
+      await passTheAnswerBudget();
       // The fake takes a first answer only within its 3 s (later it answers 10062 Unknown interaction, as Discord does).
       const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal');
       expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
@@ -169,7 +188,10 @@ describe('a press whose id says it was made seconds before it reached the bot (a
     const members = h.discord.holdRequests((method, path) => method === 'GET' && path.includes(`/guilds/${h!.discord.guildId}/members/`));
     try {
       h.discord.staleness.madeAgoMs = madeAgoMs;
+      takeTheTimers();
       const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+      await h.discord.waitFor(() => members.held === 1 || undefined, 'the member lookup');
+      await passTheAnswerBudget();
       // The bot cannot tell a late delivery from its own clock running ahead: it answers. (The fake, as Discord would
       // for a delivery that late, no longer takes that answer: 10062.)
       await h.discord.waitFor(() => (reroll.callbackAttempts > 0 ? true : undefined), 'the press answered');

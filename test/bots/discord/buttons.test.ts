@@ -26,7 +26,7 @@ describe('a press while the bots’ state does not answer', () => {
     expect(click.ack?.type).toBe(4);
     expect(note.flags & 64).toBe(64);
     expect(note.content).toBe(`⚠️ ${say('en-US', 'error.on_my_side')}`);
-    expect(h.logger.entries.some((e) => e.msg === 'could not read the job of a press; told its member privately')).toBe(true);
+    expect(h.logger.entries.some((e) => e.msg === 'could not read what a press needs; told its member privately')).toBe(true);
     expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
     expect(h.runner.activeJobs()).toHaveLength(0);
   });

@@ -51,6 +51,8 @@ export interface HarnessOptions {
   maxQueuedInputBytes?: number;
   /** Interactions over HTTP: the bot takes them at an interactions endpoint the fake Discord POSTs to, signed, instead of the gateway. */
   http?: boolean;
+  /** Over HTTP, the endpoint's `ackDeadlineMs` (default Discord's 3 s). */
+  endpointAckDeadlineMs?: number;
   /** The runner's clock (default `Date.now`): a test tells its times from the bot's own. */
   runnerNow?: () => number;
   /** Holds each event of the service's streamed answers until this settles (`serveHoldingEvents`); index 0 is the first. */
@@ -135,7 +137,7 @@ export class DiscordHarness {
       allowedAttachmentHosts: [this.discord.cdnHost],
       logger: this.logger,
       stopGraceMs: 5000,
-      ...(this.options.http ? { interactions: { publicKey: this.discord.publicKeyHex, host: '127.0.0.1', port: 0 } } : {}),
+      ...(this.options.http ? { interactions: { publicKey: this.discord.publicKeyHex, host: '127.0.0.1', port: 0, ackDeadlineMs: this.options.endpointAckDeadlineMs } } : {}),
       ...this.options.bot,
     });
     // As an operator would set the new address in the Developer Portal (a replica behind a load balancer keeps one).

@@ -185,6 +185,34 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     }
   });
 
+  it('counts every wait before the first answer with its ackDeadlineMs, as it counts its hold of the POST: one number decides both', async () => {
+    // A deadline of 10 s, on both sides; the claim takes 4 s of it by the bot's clock (past Discord's usual 3 s).
+    h = await DiscordHarness.start({ http: true, partialImages: 0, endpointAckDeadlineMs: 10_000, discord: { ackDeadlineMs: 10_000 } });
+    const taken = h.state.store.space(h.state.spaces.discordInteractions);
+    const claimOnce = taken.claimOnce.bind(taken);
+    const realNow = Date.now.bind(Date);
+    let shift = 0;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+    vi.spyOn(taken, 'claimOnce').mockImplementation(async (key) => {
+      const took = await claimOnce(key);
+      shift += 4_000;
+      return took;
+    });
+    const held = vi.spyOn(HttpInitialResponses.prototype, 'expect');
+    try {
+      const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      // Its intake (the runner's reads and reservation) still had time: the job is sent.
+      await h.discord.waitFor(() => h.emulator.requests.some((r) => r.route === 'generations'), 'the image request');
+      expect(ix.httpStatus).toBe(200);
+      expect(held).toHaveBeenCalledTimes(1);
+      expect(held.mock.calls[0]![3]).toBeGreaterThan(DISCORD_LIMITS.acknowledgeMs);
+      expect(held.mock.calls[0]![3]).toBeLessThanOrEqual(10_000 - 4_000);
+    } finally {
+      clock.mockRestore();
+      held.mockRestore();
+    }
+  });
+
   it('shares the work between two processes behind a load balancer, each interaction answered by one of them', async () => {
     h = await DiscordHarness.start({ http: true, partialImages: 0 });
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-second-'));
