@@ -16,6 +16,9 @@ import { chargedOf } from '../spend/charge-rules.js';
  * ledger records that it may be billed (`marking`) and that mark was recorded: the report says nothing was sent, and
  * that a later run charges the estimate if the ledger had recorded it. A Ctrl+C that comes after a sent request
  * ended (`jobEnded`: its result is being written) arms no exit: the writes finish; only a second one stops them.
+ * Once the images are written (`imagesWritten`), what is left is the ledger's answer, waited for by the same rule
+ * however the first Ctrl+C came (before, during or after the writes): `INTERRUPT_SETTLE_MS` at most from then, then the
+ * exit the timer tells. The command waits for that answer without a timer of its own: this one bounds it.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
  * SIGTERM is answered the same way, with exit code 143.
@@ -99,6 +102,16 @@ export class JobWatch {
     // The request is over: nothing to cancel, and its images are being written; only a second Ctrl+C cuts that short.
     if (this.firstStop === 'writing') return;
     this.#controller.abort(new Error(signal === 'SIGINT' ? 'interrupted (Ctrl+C)' : 'terminated (SIGTERM)'));
+    this.#armExit();
+  }
+
+  /**
+   * The one wait of a first Ctrl+C (or SIGTERM): for the cancelled request to end, or once the images are written for
+   * the ledger's answer; `INTERRUPT_SETTLE_MS` at most, then the exit, which says the ledger did not answer in time. The
+   * timer holds the process: the exit comes from here, not from an event loop that ran dry.
+   */
+  #armExit(): void {
+    clearTimeout(this.#exitTimer);
     this.#exitTimer = setTimeout(() => {
       this.exitedBy ??= 'timer';
       process.exit(this.interruptedExit());
@@ -140,10 +153,12 @@ export class JobWatch {
 
   /**
    * The job's images are written (or listed as lost): what is left is the ledger's answer, which a first Ctrl+C (or
-   * SIGTERM) then waits for `INTERRUPT_SETTLE_MS` at most, as after a cancel, before the exit.
+   * SIGTERM) then waits for `INTERRUPT_SETTLE_MS` at most, as after a cancel, before the exit: from now when it came
+   * already (a cancel, or one during the writes), from that Ctrl+C when it comes later.
    */
   imagesWritten(): void {
     this.#written = true;
+    if (this.#stoppedBy) this.#armExit();
   }
 
   /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) tells nothing. */

@@ -196,6 +196,60 @@ describe('Ctrl+C during a generation', () => {
     });
   });
 
+  it('once the images are written after a Ctrl+C during the writes, waits for the ledger 2 s at most, as after a cancel, then exits saying it did not answer', async () => {
+    await withWatcher(async ({ job, said, exit }) => {
+      job.phase = 'sent';
+      job.jobEnded();
+      process.emit('SIGINT');
+      expect(job.firstStop).toBe('writing');
+      job.imagesWritten();
+      await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS - 1);
+      expect(exit).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(exit).toHaveBeenCalledWith(130);
+      expect(job.exitedBy).toBe('timer');
+      expect(said[1]).toBe(interruptReport({ phase: 'done', files: [], exitedBy: 'timer' })[0]);
+    });
+  });
+
+  it('after a cancel, waits for the request to end, lets its images be written, then waits for the ledger 2 s at most from the writes', async () => {
+    await withWatcher(async ({ job, exit }) => {
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      expect(job.firstStop).toBe('cancelling');
+      await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS - 1);
+      job.jobEnded();
+      // Writing the images that came: no exit, however long the disk takes.
+      await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS * 2);
+      expect(exit).not.toHaveBeenCalled();
+      job.imagesWritten();
+      await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS - 1);
+      expect(exit).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(exit).toHaveBeenCalledWith(130);
+      expect(job.exitedBy).toBe('timer');
+    });
+  });
+
+  it('arms no exit when the images are written with no Ctrl+C, nor once the run is closed', async () => {
+    await withWatcher(async ({ job, exit }) => {
+      job.phase = 'sent';
+      job.jobEnded();
+      job.imagesWritten();
+      await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS * 2);
+      expect(exit).not.toHaveBeenCalled();
+    });
+    await withWatcher(async ({ job, exit }) => {
+      job.phase = 'sent';
+      process.emit('SIGINT');
+      job.jobEnded();
+      job.imagesWritten();
+      job.close();
+      await vi.advanceTimersByTimeAsync(INTERRUPT_SETTLE_MS * 2);
+      expect(exit).not.toHaveBeenCalled();
+    });
+  });
+
   it('tells a job refused before its request left (a cap) as never sent after it ended: a Ctrl+C then stops it, and the report charges nothing', async () => {
     for (const phase of ['waiting', 'marking'] as const) {
       await withWatcher(({ job, said, exit }) => {

@@ -16,7 +16,7 @@ import { EDIT_FLAGS, IMAGE_FLAGS, parseFlags, requestFieldsFromFlags, withFlagNa
 import { readImageFile } from '../input-files.js';
 import { jobNameOf, planOutput, saveToFallback, writeOutput } from '../output-paths.js';
 import { sayInterruption, startProgress } from '../progress.js';
-import { INTERRUPT_SETTLE_MS, jobJson, JobWatch, wasSent } from '../interrupt.js';
+import { jobJson, JobWatch, wasSent } from '../interrupt.js';
 import { JobFailure } from '../job-failure.js';
 import type { CliContext } from '../context.js';
 import type { Connection } from '../../connect.js';
@@ -202,18 +202,12 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       await saveLost();
       job.imagesWritten();
       if (job.signal.aborted) {
-        // Ctrl+C: the request is over and the images that came are written; the ledger's settle or release is waited for
-        // as long as the report's promise allows, then the interruption is told (with --json, also as the one line on stdout).
-        // (A timer that holds the process: the exit comes from here, not from an event loop that ran dry.)
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), INTERRUPT_SETTLE_MS)));
-        const answered = (await Promise.race([ledgerAnswer, late])) !== 'late';
-        clearTimeout(timer);
-        if (answered) return job.interruptedExit();
-        // The ledger did not answer in time: exits now, as the first Ctrl+C promised, leaving the job's reservation to a
-        // later run's reconcile (its estimate, marked uncertain), as the report says.
-        job.exitedBy ??= 'timer';
-        process.exit(job.interruptedExit());
+        // Ctrl+C: the request is over and the images that came are written; the ledger's settle or release is waited for,
+        // then the interruption is told (with --json, also as the one line on stdout). The watch's exit timer, armed
+        // again by imagesWritten, bounds that wait as the first Ctrl+C promised: a ledger that does not answer in time
+        // leaves the job's reservation to a later run's reconcile (its estimate, marked uncertain), as the report says.
+        await ledgerAnswer;
+        return job.interruptedExit();
       }
       if (arrived.length > 0) {
         const written = [...kept.files, ...kept.saved];
