@@ -263,7 +263,8 @@ class FileSpace<T> extends BaseSpace<T> {
     for (const key of [...this.#index.keys()]) {
       this.assertOpen();
       const taken = await this.#serial(key, async () => {
-        const envelope = readable(await this.#read(key, true));
+        // A record that fails to read now is left for the next sweep; the others are taken.
+        const envelope = readable(await this.#read(key, true).catch(() => undefined));
         // One process per data folder: any other holder is gone.
         if (!envelope?.holder || envelope.holder === this.owner) return undefined;
         await this.#write(key, JSON.stringify(envelope.value), true);

@@ -641,6 +641,23 @@ describe('the data-folder backend', () => {
     await store.close();
   });
 
+  it('takes the orphans it can read when one fails to read, leaving that one for the next sweep', async () => {
+    const before = new FileStateStore({ dataDir });
+    for (const key of ['held1', 'held2']) await before.space<Job>(SPACE).put(key, job(key), { hold: true });
+    await before.close();
+    const store = new FileStateStore({ dataDir });
+    const space = store.space<Job>(SPACE);
+    expect(await space.has('held1')).toBe(true);
+    const file = join(dataDir, 'test', 'jobs', 'held1.json');
+    await rename(file, `${file}.aside`);
+    await mkdir(file);
+    expect(await space.claimOrphans()).toEqual([{ key: 'held2', value: job('held2') }]);
+    await rm(file, { recursive: true });
+    await rename(`${file}.aside`, file);
+    expect(await space.claimOrphans()).toEqual([{ key: 'held1', value: job('held1') }]);
+    await store.close();
+  });
+
   it('keeps its folders private (0700) and its files readable by the bot’s user only (0600), and drops records past their TTL while running', async () => {
     const store = new FileStateStore({ dataDir, pruneEveryMs: 50 });
     const space = store.space<Job>({ ...SPACE, ttlMs: 300 });
