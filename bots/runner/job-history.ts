@@ -155,7 +155,7 @@ export class JobHistory {
   async #keep(requester: Requester, entry: Omit<HistoryEntry, 'scopeKey' | 'userId' | 'channelId' | 'at'>): Promise<void> {
     const full: HistoryEntry = { ...entry, scopeKey: scopeKeyOf(requester), userId: requester.userId, channelId: requester.channelId, at: this.#now() };
     try {
-      await keepInHistory(this.#state, userKeyOf(requester), [HistoryEntrySchema.parse(full)], this.#now());
+      await keepInHistory(this.#state, userKeyOf(requester), [HistoryEntrySchema.parse(full)], this.#now(), this.#damaged);
     } catch (error) {
       this.#logger?.warn({ err: error, key: entry.key }, 'could not keep a job in the history');
       throw error;
@@ -164,13 +164,13 @@ export class JobHistory {
 
   /** The member's last jobs (at most 10), newest first. */
   async mine(requester: Requester): Promise<HistoryEntry[]> {
-    return this.#fresh(await historyOf(this.#state, userKeyOf(requester))).slice(0, SHOWN);
+    return this.#fresh(await historyOf(this.#state, userKeyOf(requester), this.#damaged)).slice(0, SHOWN);
   }
 
   /** An admin's view of the server's/workspace's last jobs: no private ones, no member-only links but their own; undefined for others. */
   async ofScope(requester: Requester): Promise<HistoryEntry[] | undefined> {
     if (!requester.isAdmin) return undefined;
-    return this.#fresh(await historyOfScope(this.#state, scopeKeyOf(requester)))
+    return this.#fresh(await historyOfScope(this.#state, scopeKeyOf(requester), this.#damaged))
       .filter((entry) => entry.private !== true)
       .slice(0, SHOWN * 2)
       .map(({ link, ...entry }) => (entry.memberLink && entry.userId !== requester.userId ? entry : { ...entry, ...(link !== undefined && { link }) }));
@@ -212,6 +212,9 @@ export class JobHistory {
   #marks() {
     return this.#state.store.space<number>(this.#state.spaces.forgotten);
   }
+
+  /** A kept history list that is no list (a hand edit): skipped, written anew with the next job's end. */
+  readonly #damaged = (key: string): void => void this.#logger?.warn({ key }, 'a kept history list is damaged: skipped, and written anew with the next job’s end');
 
   /** The entries that are well formed and within the retention. */
   #fresh(entries: readonly unknown[]): HistoryEntry[] {

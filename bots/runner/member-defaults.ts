@@ -207,6 +207,7 @@ export function memberDefaultsInState(space: Pick<Space<MemberDefaults>, 'read' 
 }
 
 /** What a damaged record's defaults are written as until set again or cleared: a value no version reads as a default. */
+// Every one, unlike `FAIL_CLOSED_SETTINGS`' restrictions alone: each is the member's own choice (private, count), which the server's default would override.
 const DAMAGED_MARK = { damaged: true } as const;
 
 function readStored(stored: unknown): StoredMemberDefaults {

@@ -158,15 +158,15 @@ class FileSpace<T> extends BaseSpace<T> {
   }
 
   /**
-   * The envelope, or `UNREADABLE`. A listed record whose file is gone is forgotten: at once in the key's queue
-   * (`queued`: no write of it can be under way), else through `#forgetGone`.
+   * The envelope, or `UNREADABLE` (damaged: not JSON). A file that fails to read throws. A listed record whose file is
+   * gone is forgotten: at once in the key's queue (`queued`: no write of it can be under way), else through `#forgetGone`.
    */
   async #read(key: string, queued: boolean): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!(await this.#listed(key))) return undefined;
-    const found = await readFile(this.#path(key)).catch(missingOrUnreadable);
+    const found = await readFile(this.#path(key)).catch(missing);
     if (found === undefined && queued) this.#noteDelete(key);
     else if (found === undefined) await this.#serial(key, () => this.#forgetGone(key));
-    if (found === undefined || found === UNREADABLE) return found;
+    if (found === undefined) return found;
     if (this.definition.binary) return { pictorState: 1, holder: null, value: found };
     const text = found.toString('utf8');
     const parsed = safeJson(text);
@@ -188,10 +188,7 @@ class FileSpace<T> extends BaseSpace<T> {
   /** Drops from the index a record whose file was removed behind the store; run in the key's queue, after a second look. */
   async #forgetGone(key: string): Promise<void> {
     if (!this.#index.has(key)) return;
-    const gone = await stat(this.#path(key)).then(
-      () => false,
-      (error: unknown) => missingOrUnreadable(error) === undefined,
-    );
+    const gone = await stat(this.#path(key)).then(() => false, isMissing);
     if (gone) this.#noteDelete(key);
   }
 
@@ -205,13 +202,10 @@ class FileSpace<T> extends BaseSpace<T> {
     return envelope === UNREADABLE ? UNREADABLE : (envelope?.value as T | undefined);
   }
 
-  /** As `read` would answer, from the index and a stat (a file that cannot be looked at is had, as `read` answers it unreadable). */
+  /** As `read` would answer, from the index and a stat (a file that cannot be looked at throws, as `read` does). */
   protected async hasRecord(key: string): Promise<boolean> {
     if (!(await this.#listed(key))) return false;
-    const found = await stat(this.#path(key)).then(
-      () => true,
-      (error: unknown) => missingOrUnreadable(error) !== undefined,
-    );
+    const found = await stat(this.#path(key)).then(() => true, (error: unknown) => missing(error) ?? false);
     if (!found) await this.#serial(key, () => this.#forgetGone(key));
     return found;
   }
@@ -248,7 +242,7 @@ class FileSpace<T> extends BaseSpace<T> {
     // Read in the key's queue: no write of it is under way, so what is read is what is deleted.
     for (const key of [...this.#index.keys()]) {
       await this.#serial(key, async () => {
-        const text = await readFile(this.#path(key), 'utf8').catch(() => undefined);
+        const text = await readFile(this.#path(key), 'utf8').catch(missing);
         if (text === undefined || !doomed(text)) return;
         await this.#remove(key);
         deleted++;
@@ -269,7 +263,8 @@ class FileSpace<T> extends BaseSpace<T> {
     for (const key of [...this.#index.keys()]) {
       this.assertOpen();
       const taken = await this.#serial(key, async () => {
-        const envelope = readable(await this.#read(key, true));
+        // A record that fails to read now is left for the next sweep; the others are taken.
+        const envelope = readable(await this.#read(key, true).catch(() => undefined));
         // One process per data folder: any other holder is gone.
         if (!envelope?.holder || envelope.holder === this.owner) return undefined;
         await this.#write(key, JSON.stringify(envelope.value), true);
@@ -295,8 +290,12 @@ class FileSpace<T> extends BaseSpace<T> {
   }
 }
 
+/** Only a file that is not there is a missing record: any other failure is thrown, as Redis's are (not none, not damaged). */
+function missing(error: unknown): undefined {
+  if (isMissing(error)) return undefined;
+  throw error;
+}
 
-/** Only a file that is not there is a missing record: any other failure to read it leaves a record that cannot be read. */
-function missingOrUnreadable(error: unknown): undefined | typeof UNREADABLE {
-  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? undefined : UNREADABLE;
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
 }

@@ -39,7 +39,7 @@ export interface PutOptions {
 export interface UpdateOptions<T = never> {
   /** As `PutOptions.hold`, or decided in the same write from the value `change` answered (not asked on a delete). */
   hold?: boolean | ((after: T) => boolean | undefined) | undefined;
-  /** true: a record that is kept and cannot be read reaches `change` as `UNREADABLE`, not as undefined (none). */
+  /** true: a record that is kept and damaged reaches `change` as `UNREADABLE`, not as undefined (none). A failing read throws, `change` unasked. */
   unreadable?: boolean | undefined;
 }
 
@@ -51,7 +51,10 @@ export interface StateEntry<T> {
   value: T;
 }
 
-/** What `Space.read` answers for a record kept but unreadable: not JSON (damaged), or a failing read (permissions, disk). */
+/**
+ * What `Space.read` answers for a record kept but damaged (not JSON). A read that fails (permissions, a disk, a lost
+ * connection) throws instead, on every backend: what could not be read now is neither none nor damaged, never written over.
+ */
 export const UNREADABLE: unique symbol = Symbol('unreadable record');
 
 /** A small message between processes about one record (at most `MAX_NOTICE_BYTES` as JSON). */
@@ -128,7 +131,7 @@ function encodeValue(definition: SpaceDefinition, value: unknown): string | Buff
   return kept;
 }
 
-/** What `get` answers for what `read` found: a record that cannot be read counts as none. */
+/** What `get` answers for what `read` found: a damaged record counts as none. */
 export function readable<T>(found: T | typeof UNREADABLE): T | undefined {
   return found === UNREADABLE ? undefined : found;
 }
@@ -189,12 +192,12 @@ export abstract class BaseSpace<T> {
     return undefined;
   }
 
-  /** The record, or undefined when there is none — or when it cannot be read (see `read`). */
+  /** The record, or undefined when there is none — or when it is damaged (see `read`); a failing read throws. */
   async get(key: string): Promise<T | undefined> {
     return readable(await this.read(key));
   }
 
-  /** As `get`, but a record that cannot be read is `UNREADABLE`, for a reader that must not take it for none. */
+  /** As `get`, but a damaged record is `UNREADABLE`, for a reader that must not take it for none; a failing read throws. */
   async read(key: string): Promise<Found<T>> {
     this.assertOpen();
     return STATE_KEY_PATTERN.test(key) ? this.readRecord(key) : undefined;

@@ -1,5 +1,5 @@
 import type { JobRunner, Requester } from '../../bots/runner/index.js';
-import { scopeKeyOf } from '../../bots/runner/member-keys.js';
+import { scopeKeyOf, userKeyOf } from '../../bots/runner/member-keys.js';
 import { stateKeyOf, type BotState } from '../../bots/state/index.js';
 import type { ScopeSettingEntries } from '../../src/internal.js';
 
@@ -9,13 +9,27 @@ export const BLOCKED_WORD = 'kraken';
 /** One way a member's next job is refused, and whether it applies to an entry point. */
 export interface IntakeRefusal {
   code: string;
-  /** A blocked word refuses only an entry point that carries a prompt (a form gets its own when it is sent). */
-  appliesTo(entry: { prompted: boolean }): boolean;
-  /** Makes the member's next job refused, as an admin of the server/workspace would (`elsewhere`: a channel that is not the member's), or its kept settings (`state`) would. */
-  apply(runner: JobRunner, admin: Requester, elsewhere: string, state: BotState): Promise<unknown>;
+  /** A blocked word refuses only an entry point that carries a prompt (a form gets its own when it is sent); the member's defaults only one that takes them. */
+  appliesTo(entry: IntakeEntry): boolean;
+  /**
+   * Makes the member's next job refused, as an admin of the server/workspace would (`elsewhere`: a channel that is not
+   * the member's), or its kept settings or the member's own defaults (`state`) would (`member`: who uses the entry point).
+   */
+  apply(runner: JobRunner, admin: Requester, elsewhere: string, state: BotState, member?: Pick<Requester, 'platform' | 'userId'>): Promise<unknown>;
 }
 
-/** What refuses a job in the tables of entry points: the member's budget, two rules of the server/workspace, and a rule of it that cannot be read. */
+/** What an entry point of the tables says of itself. */
+export interface IntakeEntry {
+  name: string;
+  prompted: boolean;
+  /** false: it takes none of the member's own defaults (Slack's workflow step takes the workspace's). */
+  memberDefaults?: false | undefined;
+}
+
+/**
+ * What refuses a job in the tables of entry points: the member's budget, two rules of the server/workspace, a rule of
+ * it that cannot be read, and the member's own defaults that cannot be read.
+ */
 export const INTAKE_REFUSALS: readonly IntakeRefusal[] = [
   { code: 'budget_user_daily', appliesTo: () => true, apply: (runner, admin) => runner.budgets.setCap(admin, 'userDailyUsd', 0) },
   { code: 'blocked_word', appliesTo: (entry) => entry.prompted, apply: (runner, admin) => runner.policy.set(admin, 'blockedWords', [BLOCKED_WORD]) },
@@ -32,9 +46,18 @@ export const INTAKE_REFUSALS: readonly IntakeRefusal[] = [
       await runner.policy.settings.set(scopeKeyOf(admin), 'defaultPreviews', undefined, { by: 'hand-edit', at: 0 });
     },
   },
+  {
+    code: 'defaults_unreadable',
+    appliesTo: (entry) => entry.memberDefaults !== false,
+    // The member's record no set of defaults (a torn value): never taken for "none set" (a private default would be lost).
+    apply: async (_runner, _admin, _elsewhere, state, member) => {
+      if (!member) throw new TypeError('the defaults_unreadable case needs the member who uses the entry point');
+      await state.store.space<unknown>(state.spaces.memberDefaults).put(stateKeyOf(userKeyOf(member)), '{"private":tr');
+    },
+  },
 ];
 
 /** Every entry point with every refusal that applies to it, as `it.each` rows: [entry name, code, case]. */
-export function intakeCases<E extends { name: string; prompted: boolean }>(entries: readonly E[]) {
+export function intakeCases<E extends IntakeEntry>(entries: readonly E[]) {
   return entries.flatMap((entry) => INTAKE_REFUSALS.filter((refusal) => refusal.appliesTo(entry)).map((refusal) => [entry.name, refusal.code, { entry, refusal }] as const));
 }

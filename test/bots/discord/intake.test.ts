@@ -122,7 +122,7 @@ describe('every entry point of the Discord bot refuses privately, before anythin
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 5 }, http: entry.http });
     const use = await entry.prepare(h);
     const admin: Requester = { platform: 'discord', userId: 'an-admin', channelId: h.discord.channelId, scopeId: h.discord.guildId, isAdmin: true };
-    await refusal.apply(h.runner, admin, snowflake(), h.state);
+    await refusal.apply(h.runner, admin, snowflake(), h.state, { platform: 'discord', userId: h.discord.user.id });
     const sent = h.emulator.requests.length;
     const downloads = h.discord.requests.filter((r) => r.route === 'cdn').length;
 

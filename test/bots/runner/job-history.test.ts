@@ -4,7 +4,8 @@ import { FORGET_CLOCK_MARGIN_MS, jobEndOf } from '../../../bots/runner/job-histo
 import type { FinalUpdate, Requester } from '../../../bots/runner/types.js';
 import { words } from '../../../bots/runner/words.js';
 import type { Usage } from '../../../src/index.js';
-import { HISTORY_BOUNDS, historyOf, historyOfScope, openBotState, type BotState } from '../../../bots/state/index.js';
+import { HISTORY_BOUNDS, historyOf, historyOfScope, openBotState, stateKeyOf, type BotState } from '../../../bots/state/index.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { requester, useTempDirs, withSpace } from '../../helpers/runner-harness.js';
@@ -56,6 +57,27 @@ function historyBehaviour(name: string, open: (historyRetentionDays?: number) =>
       expect((await history.forgetEverywhere(alice)).entries).toBe(1);
       expect(await history.mine(alice)).toEqual([]);
       expect((await history.ofScope({ ...bob, isAdmin: true }))!.map((e) => e.userId)).toEqual([bob.userId]);
+    });
+
+    it('shows an admin the other members’ jobs while one member’s list or the server’s list of members is damaged (no list), logs it, and writes it anew with the next job', async () => {
+      const state = await open();
+      const logger = new RecordingLogger();
+      const history = new JobHistory({ state, logger });
+      const scopeId = `guild-${Math.random()}`;
+      const [alice, bob, admin] = [requester({ scopeId }), requester({ scopeId }), requester({ scopeId, isAdmin: true })];
+      await ended(history, alice, 1);
+      await ended(history, bob, 2);
+      const damaged = () => logger.entries.filter((e) => e.msg?.startsWith('a kept history list is damaged')).map((e) => (e.obj as { key: string }).key);
+      // A hand edit: bob's list an object, then the server's list of members one with a number among them.
+      await state.store.space(state.spaces.history).put(stateKeyOf(`discord:${bob.userId}`), { key: 'job-2' });
+      expect((await history.ofScope(admin))!.map((e) => e.userId)).toEqual([alice.userId]);
+      expect(await history.mine(bob)).toEqual([]);
+      await state.store.space(state.spaces.historyScopes).put(stateKeyOf(`discord:${scopeId}`), [7, `discord:${alice.userId}`]);
+      expect((await history.ofScope(admin))!.map((e) => e.userId)).toEqual([alice.userId]);
+      expect(damaged()).toEqual([`discord:${bob.userId}`, `discord:${bob.userId}`, `discord:${scopeId}`]);
+      await ended(history, bob, 3);
+      expect((await history.ofScope(admin))!.map((e) => e.key)).toEqual(['job-3', 'job-1']);
+      expect(await historyOf(state, `discord:${bob.userId}`)).toHaveLength(1);
     });
 
     it('forgets every job of a member in the server’s list, also those past the 20 their own list keeps', async () => {

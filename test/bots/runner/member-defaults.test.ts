@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeMemberDefaults, memberDefaultsInState, MemberDefaultsBook, ScopePolicy, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
@@ -114,6 +114,15 @@ describe('a member’s defaults the bots’ state keeps but cannot read', () => 
       runner,
       tear: () => writeFile(file, '{"pictorState":1,"holder":null,"value":{"size":"1536x1024","pri'),
       damageField: () => space.update(stateKeyOf('discord:U1'), (stored) => ({ ...stored, private: 'true' })),
+      /** A folder in the file's place (EISDIR): a read that fails now, as a permission or a disk would; answers how to undo it. */
+      failReads: async () => {
+        await rename(file, `${file}.aside`);
+        await mkdir(file);
+        return async () => {
+          await rm(file, { recursive: true });
+          await rename(`${file}.aside`, file);
+        };
+      },
     };
   }
 
@@ -127,6 +136,17 @@ describe('a member’s defaults the bots’ state keeps but cannot read', () => 
     expect(again.previews).toBe(true);
     await made.tear();
     await expect(made.runner.members.apply(cheap(), { own: 'previews' })).rejects.toMatchObject({ code: 'defaults_unreadable', words: { values: { count: 1 } } });
+  });
+
+  it('answers the member’s job on the bot’s side while their record fails to read (no damage to refuse for), and writes nothing over their defaults', async () => {
+    const made = await damageable();
+    const undo = await made.failReads();
+    const sent = kit.emu.emulator.requests.length;
+    await expect(made.runner.submit(cheap(), () => {})).rejects.toMatchObject({ code: 'EISDIR' });
+    await expect(made.runner.members.change(member, { quality: 'low' })).rejects.toMatchObject({ code: 'EISDIR' });
+    expect(kit.emu.emulator.requests.length).toBe(sent);
+    await undo();
+    expect((await made.runner.members.view(member)).map((v) => [v.name, v.value, v.unreadable])).toEqual([['size', '1536x1024', undefined], ['private', true, undefined]]);
   });
 
   for (const damage of ['tear', 'damageField'] as const) {

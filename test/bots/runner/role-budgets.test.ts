@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatBudgets, describeUsage, JobRefusedError, settingsInState, type JobSpec, type Requester } from '../../../bots/runner/index.js';
@@ -281,7 +281,7 @@ describe.each([
 });
 
 describe('role budgets on the data folder', () => {
-  it('give every member nothing when the scope’s file fails to read (not only when it is torn), never the cap of each user', async () => {
+  it('refuse every member’s job on the bot’s side while the scope’s file fails to read (not damaged: never the cap of each user), and write nothing over it', async () => {
     const dataDir = await kit.newDir();
     const state = await stateOn('file', dataDir);
     try {
@@ -289,12 +289,17 @@ describe('role budgets on the data folder', () => {
       expect(await runner.budgets.setRoleBudget(admin(), interns, 'userDailyUsd', 0.001)).toMatchObject({ ok: true });
       // A folder in the file's place (EISDIR), as a redeploy that changed the folder's owner (EACCES) or a disk error would fail it.
       const file = join(dataDir, state.space.definition.dir, `${stateKeyOf('discord:guild-1')}.json`);
-      await rm(file);
+      await rename(file, `${file}.aside`);
       await mkdir(file);
-      await expect(runner.submit(lowJob(requester({ roleIds: [interns.id] })), () => {})).rejects.toMatchObject({ code: 'settings_unreadable' });
-      expect(await runner.budgets.limitsFor(requester({ roleIds: [interns.id] }))).toMatchObject({ userDailyUsd: 0 });
-      expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 0 });
+      await expect(runner.submit(lowJob(requester({ roleIds: [designers.id] })), () => {})).rejects.toMatchObject({ code: 'EISDIR' });
+      await expect(runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).rejects.toMatchObject({ code: 'EISDIR' });
+      await expect(runner.budgets.setRoleBudget(admin(), designers, 'userDailyUsd', 0.5)).rejects.toMatchObject({ code: 'EISDIR' });
       expect(kit.emu.emulator.requests).toHaveLength(0);
+      // Read again, the budgets are as they were: the admin's change that failed wrote nothing over them.
+      await rm(file, { recursive: true });
+      await rename(`${file}.aside`, file);
+      expect(await runner.budgets.limitsFor(requester({ roleIds: [interns.id] }))).toMatchObject({ userDailyUsd: 0.001 });
+      expect(await runner.budgets.limitsFor(requester({ roleIds: [designers.id] }))).toMatchObject({ userDailyUsd: 1 });
     } finally {
       await state.close();
     }

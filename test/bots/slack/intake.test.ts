@@ -28,6 +28,8 @@ interface EntryPoint {
   prepare(h: Harness): Promise<() => Promise<unknown>>;
   /** How the refusal is told: privately (the response URL or an ephemeral message), or as the workflow step's failure. */
   toldAs?: 'private' | 'step failure';
+  /** false: it takes none of the member's own defaults (the workflow step takes the workspace's). */
+  memberDefaults?: false;
 }
 
 /** A finished job's buttons (Reroll, Edit, Delete) in the channel. */
@@ -77,6 +79,7 @@ const ENTRY_POINTS: EntryPoint[] = [
     name: 'the workflow step',
     prompted: true,
     toldAs: 'step failure',
+    memberDefaults: false,
     prepare: async ({ fake }) => () => fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: `a ${WORD}`, channel: CHANNEL, user: userContext(MEMBER), quality: 'low' } }),
   },
   {
@@ -104,7 +107,7 @@ describe('every entry point of the Slack bot refuses privately, before anything 
     const { fake } = h;
     const use = await entry.prepare(h);
     const admin: Requester = { platform: 'slack', userId: 'U0ADMIN', channelId: CHANNEL, scopeId: fake.teamId, isAdmin: true };
-    await refusal.apply(h.runner, admin, 'C0ART', h.state);
+    await refusal.apply(h.runner, admin, 'C0ART', h.state, { platform: 'slack', userId: MEMBER });
     const [sent, downloads, views, posted] = [h.emulator.requests.length, fake.downloads.length, fake.views.length, fake.botMessages(CHANNEL).length];
     const [responses, ephemerals] = [fake.responses.length, fake.ephemerals.length];
 

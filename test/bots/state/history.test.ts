@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { historyOf, keepInHistory, openBotState, type HistoryItem } from '../../../bots/state/index.js';
+import { historyOf, historyOfScope, keepInHistory, openBotState, stateKeyOf, type HistoryItem } from '../../../bots/state/index.js';
 import { silentLogger } from '../../../src/internal.js';
 import { useTempDirs } from '../../helpers/runner-harness.js';
 
@@ -27,5 +27,20 @@ describe('a job’s end kept again in the history by its key', () => {
     await keepInHistory(s, 'discord:member', [{ key: 'job-1', scopeKey: 'discord:guild', at: 1_500, link: 'https://example.com/m/1', costUsd: 0.042 }], 2_000);
 
     expect(await historyOf(s, 'discord:member')).toEqual([{ key: 'job-1', scopeKey: 'discord:guild', at: 1_000, link: 'https://example.com/m/1', costUsd: 0.042 }]);
+  });
+});
+
+describe('a damaged history list (no list: a hand edit)', () => {
+  it('is skipped when a server’s list of members is one, telling its key, and written anew with the next job’s end', async () => {
+    const s = await state();
+    const told: string[] = [];
+    const tell = (key: string) => void told.push(key);
+    await keepInHistory(s, 'discord:a', [{ key: 'job-1', scopeKey: 'discord:guild', at: 1_000 }], 2_000);
+    await s.store.space(s.spaces.historyScopes).put(stateKeyOf('discord:guild'), { members: ['discord:a'] });
+    expect(await historyOfScope(s, 'discord:guild', tell)).toEqual([]);
+    await keepInHistory(s, 'discord:b', [{ key: 'job-2', scopeKey: 'discord:guild', at: 1_500 }], 2_000, tell);
+
+    expect(await historyOfScope(s, 'discord:guild', tell)).toEqual([{ key: 'job-2', scopeKey: 'discord:guild', at: 1_500 }]);
+    expect(told).toEqual(['discord:guild', 'discord:guild']);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FileStateStore, readStateConfig, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type Space, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
@@ -33,6 +33,8 @@ interface Backend {
    * `value`, keeps that text as its value instead (a hand edit's `null`, or a value whose JSON was cut).
    */
   damage(key: string, value?: string): Promise<void>;
+  /** Makes a record of `SPACE` fail to read where it is kept (not damaged: a disk or a permission failing now); answers how to undo it. */
+  failReads(key: string): Promise<() => Promise<void>>;
   /** Keeps a claim of `SPACE` without a token, as a hand edit or an older version left it (a record with no value, Redis's '1'). */
   keepTokenlessClaim(key: string): Promise<void>;
   /** Removes a record of the space where it is kept, behind the store's back (a file deleted by hand, a key deleted). */
@@ -54,6 +56,16 @@ async function fileBackend(): Promise<Backend> {
     lose: async (store) => store.close(),
     everything: async () => (await Promise.all((await list(dataDir)).map(async (file) => `${file} ${await readFile(file, 'utf8')}`))).join('\n'),
     damage: (key, value = '{"prom') => writeFile(join(dataDir, SPACE.dir, `${key}.json`), `{"pictorState":1,"holder":null,"value":${value}}`),
+    // A folder in the file's place (EISDIR): the bot's user reads any file (a test runs as root), so no permission can fail it.
+    failReads: async (key) => {
+      const file = join(dataDir, SPACE.dir, `${key}.json`);
+      await rename(file, `${file}.aside`);
+      await mkdir(file);
+      return async () => {
+        await rm(file, { recursive: true });
+        await rename(`${file}.aside`, file);
+      };
+    },
     keepTokenlessClaim: async (key) => {
       await mkdir(join(dataDir, SPACE.dir), { recursive: true });
       await writeFile(join(dataDir, SPACE.dir, `${key}.json`), '{"pictorState":1,"holder":null}');
@@ -102,6 +114,13 @@ async function redisBackend(): Promise<Backend & { links: RedisLink[] }> {
     damage: async (key, value = '{"prom') => {
       const [record] = await commands.keys(`${prefix}:*${SPACE.name}*:r:${key}`);
       await commands.set(record!, value, 'KEEPTTL');
+    },
+    // Another type in the record's place: every read of it fails (WRONGTYPE), as on a Redis that cannot answer.
+    failReads: async (key) => {
+      const [record] = await commands.keys(`${prefix}:*${SPACE.name}*:r:${key}`);
+      await commands.rename(record!, `${record!}:aside`);
+      await commands.hset(record!, 'not', 'a record');
+      return async () => void (await commands.rename(`${record!}:aside`, record!));
     },
     keepTokenlessClaim: async (key) => void (await commands.set(`${prefix}:bots:${SPACE.name}:once:${key}`, '1', 'PX', 60_000)),
     removeBehind: async (space, key) => {
@@ -158,6 +177,21 @@ describe.each([
     expect(await other.get('k1')).toBeUndefined();
     await other.update('k1', (current) => current ?? job('a harbour'));
     expect(await other.read('k1')).toEqual(job('a harbour'));
+  });
+
+  it.skipIf(skip)('throws when a record fails to read, taking it neither for none nor for damaged, and writes nothing over it', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    await space.put('k1', job('a lighthouse'));
+    const undo = await backend.failReads('k1');
+    await expect(space.read('k1')).rejects.toThrow();
+    await expect(space.get('k1')).rejects.toThrow();
+    const change = vi.fn(() => job('a harbour'));
+    await expect(space.update('k1', change, { unreadable: true })).rejects.toThrow();
+    await expect(space.update('k1', change)).rejects.toThrow();
+    expect(change).not.toHaveBeenCalled();
+    await undo();
+    expect(await space.read('k1')).toEqual(job('a lighthouse'));
   });
 
   it.skipIf(skip)('lists every record’s key, a damaged one too, which entries skips; not a deleted one', async () => {
@@ -587,7 +621,7 @@ describe('the data-folder backend', () => {
     await store.close();
   });
 
-  it('takes a record whose file fails to read (not only a missing one) for unreadable, not for none: get answers none as for damaged text', async () => {
+  it('throws for a record whose file fails to read (only a missing one is none), of bytes too, and on update; the record is still had', async () => {
     const store = new FileStateStore({ dataDir });
     const space = store.space<Job>(SPACE);
     const bytes = store.space<Buffer>({ name: 'test-bytes', dir: 'test/bytes', ttlMs: undefined, maxValueBytes: 1024, binary: true });
@@ -598,19 +632,29 @@ describe('the data-folder backend', () => {
       await rm(file);
       await mkdir(file);
     }
-    expect(await space.read('k1')).toBe(UNREADABLE);
-    expect(await space.get('k1')).toBeUndefined();
-    expect(await bytes.read('b1')).toBe(UNREADABLE);
-    const seen: unknown[] = [];
-    const leave = (current: unknown): never => {
-      seen.push(current);
-      throw new Error('changes nothing');
-    };
-    await expect(space.update('k1', leave, { unreadable: true })).rejects.toThrow('changes nothing');
-    await expect(space.update('k1', leave)).rejects.toThrow('changes nothing');
-    expect(seen).toEqual([UNREADABLE, undefined]);
+    await expect(space.read('k1')).rejects.toMatchObject({ code: 'EISDIR' });
+    await expect(bytes.read('b1')).rejects.toMatchObject({ code: 'EISDIR' });
+    await expect(space.update('k1', () => job('a harbour'))).rejects.toMatchObject({ code: 'EISDIR' });
+    expect(await space.has('k1')).toBe(true);
     await rm(join(dataDir, 'test', 'jobs', 'k1.json'), { recursive: true });
     expect(await space.read('k1')).toBeUndefined();
+    await store.close();
+  });
+
+  it('takes the orphans it can read when one fails to read, leaving that one for the next sweep', async () => {
+    const before = new FileStateStore({ dataDir });
+    for (const key of ['held1', 'held2']) await before.space<Job>(SPACE).put(key, job(key), { hold: true });
+    await before.close();
+    const store = new FileStateStore({ dataDir });
+    const space = store.space<Job>(SPACE);
+    expect(await space.has('held1')).toBe(true);
+    const file = join(dataDir, 'test', 'jobs', 'held1.json');
+    await rename(file, `${file}.aside`);
+    await mkdir(file);
+    expect(await space.claimOrphans()).toEqual([{ key: 'held2', value: job('held2') }]);
+    await rm(file, { recursive: true });
+    await rename(`${file}.aside`, file);
+    expect(await space.claimOrphans()).toEqual([{ key: 'held1', value: job('held1') }]);
     await store.close();
   });
 
@@ -658,7 +702,7 @@ describe('the data-folder backend', () => {
     }
   });
 
-  it('counts a key taken once whose file is kept but cannot be read (damaged text, a failing read) as taken, as Redis does', async () => {
+  it('counts a key taken once whose file is kept but damaged as taken, as Redis does; one whose file fails to read throws, never taken anew', async () => {
     const store = new FileStateStore({ dataDir });
     const taken = store.space(SPACE);
     const folder = join(dataDir, 'test', 'jobs');
@@ -669,7 +713,7 @@ describe('the data-folder backend', () => {
     await mkdir(join(folder, 'unreadable.json'));
     // A replayed Slack request or a repeated Discord interaction: a second claim would start a second paid job.
     expect(await taken.claimOnce('damaged')).toBe(false);
-    expect(await taken.claimOnce('unreadable')).toBe(false);
+    await expect(taken.claimOnce('unreadable')).rejects.toMatchObject({ code: 'EISDIR' });
     expect(await readFile(join(folder, 'damaged.json'), 'utf8')).toBe('{"pictorState":1,"hol');
     await store.close();
   });
