@@ -32,7 +32,7 @@ import { registerWorkflowStep } from './listeners/workflow-step.js';
 import { UserGroups } from './user-groups.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
 import { slackAuditPoster } from './audit-poster.js';
-import { arrivalMiddleware } from './answer-by.js';
+import { arrivalOf } from './answer-by.js';
 import { userKeyOf } from '../runner/member-keys.js';
 import { sweptCharges, type SweptLedger } from '../runner/swept-charges.js';
 
@@ -215,7 +215,15 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
   const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: state.store.space(state.spaces.slackSeen) }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
   const socketReceiver =
-    options.mode === 'socket' ? new SocketModeReceiver({ appToken: options.appToken, logger: boltLogger, installerOptions: { clientOptions } }) : undefined;
+    options.mode === 'socket'
+      ? new SocketModeReceiver({
+          appToken: options.appToken,
+          logger: boltLogger,
+          installerOptions: { clientOptions },
+          // When the request arrived, as it is taken in: a form's deadline (its trigger's 3 s) is counted from it.
+          customPropertiesExtractor: () => arrivalOf(),
+        })
+      : undefined;
   let socketOpen = false;
   socketReceiver?.client.on('connected', () => (socketOpen = true));
   for (const state of ['reconnecting', 'disconnecting', 'disconnected']) socketReceiver?.client.on(state, () => (socketOpen = false));
@@ -249,12 +257,12 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
             signingSecret: options.signingSecret,
             logger: boltLogger,
             processBeforeResponse: false,
-            customPropertiesExtractor: (req) => replayGuard!.extract(req),
+            // When the request arrived, as it is taken in (before Bolt's authorize, which with OAuth reads the
+            // installation in the bots' state): a form's deadline (its trigger's 3 s) is counted from it.
+            customPropertiesExtractor: (req) => ({ ...arrivalOf(), ...replayGuard!.extract(req) }),
             ...installerSettings,
           }),
         });
-  // When each request arrived, before anything else: a form's deadline (its trigger's 3 s) is counted from it.
-  app.use(arrivalMiddleware());
   if (replayGuard) app.use(replayGuard.middleware);
   // Every member is answered in their language: `context.locale`, asked of Slack once and kept (`UserLocales`).
   const locales = new UserLocales({ logger });

@@ -170,4 +170,28 @@ describe('a form’s intake while the bots’ state is slow', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(h.fake.views).toHaveLength(0);
   });
+
+  it('over Socket Mode too, counts the 3 s from when the request arrived, not from when the member’s language was looked up', async () => {
+    // The clock is the test's from the start: the bot's every reading of it is the test's to move.
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    h = await startHarness({ mode: 'socket' });
+    // Slack does not answer the look-up of the member's language (a middleware, which gives up after 1.5 s).
+    const lookup = h.fake.holdOpen('users.info');
+    try {
+      const delivered = h.fake.command({ command: '/imagine-edit', text: '', channel: CHANNEL, user: MEMBER });
+      await h.fake.waitFor(() => lookup.arrived() > 0 || undefined, 'the look-up of the member’s language');
+      vi.advanceTimersByTime(2_700);
+      await delivered;
+      // The private refusal, or the form opened (with a trigger Slack would no longer take).
+      const answer = await h.fake.waitFor(
+        () => h!.fake.responses.find((r) => r.body.response_type === 'ephemeral')?.body.text ?? (h!.fake.callsOf('views.open').length > 0 ? 'a form opened' : undefined),
+        'the private refusal',
+      );
+
+      expect(answer).toBe(describeFailure(new Error('too late'), 'en', '/imagine').message);
+      expect(h.fake.callsOf('views.open')).toHaveLength(0);
+    } finally {
+      lookup.release();
+    }
+  });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/internal.js';
 import { RecordingLogger } from '../discord/harness.js';
+import { describeFailure } from '../../../bots/runner/index.js';
 import { startSlackBot, type SlackBotSettings } from '../../../bots/slack/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { finishedActions, finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
@@ -270,6 +271,40 @@ describe('the Slack app in many workspaces (OAuth)', () => {
     // Refused before Bolt reads it: nothing of it runs.
     expect(forged.status).toBe(401);
     expect(jobMessages(h.fake, 'C0ALPHA')).toHaveLength(1);
+  });
+
+  it('counts a form’s 3 s from when the request reached the bot, not from when Bolt had read its installation: a stalled read is refused privately and no form opens', async () => {
+    // The clock is the test's from the start: the bot's every reading of it is the test's to move.
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    let release: () => void = () => {};
+    try {
+      h = await startOAuth();
+      await install(h, 'T0ALPHA');
+      // Bolt reads the workspace's installation (its authorize) before any middleware runs: that read is held.
+      const installations = h.state.store.space(h.state.spaces.slackInstallations);
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const read = installations.get.bind(installations);
+      const reads = vi.spyOn(installations, 'get').mockImplementation(async (key) => {
+        await held;
+        return read(key);
+      });
+      const delivered = h.fake.command({ command: '/imagine-edit', text: '', team: 'T0ALPHA', channel: 'C0ALPHA', user: ADMIN });
+      await h.fake.waitFor(() => reads.mock.calls.length > 0 || undefined, 'Bolt to read the installation');
+      // Past the intake's 2.5 s, within Bolt's own 3 s for an acknowledgement.
+      vi.advanceTimersByTime(2_700);
+      release();
+      await delivered;
+      const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => r.body.response_type === 'ephemeral'), 'the private refusal');
+
+      // Told as the bot's own trouble (`internal_error`), privately: the form's trigger would have expired on the way.
+      expect(answer.body.text).toBe(describeFailure(new Error('too late'), 'en', '/imagine').message);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(h.fake.callsOf('views.open')).toHaveLength(0);
+    } finally {
+      release();
+      vi.restoreAllMocks();
+      vi.useRealTimers();
+    }
   });
 
   it('never logs a workspace’s bot token, the client secret or the state secret', async () => {
