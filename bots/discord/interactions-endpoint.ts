@@ -2,11 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
-import { withTimeout } from 'pictor/internal';
+import { timerMsOf, withTimeout } from 'pictor/internal';
 import type { Space } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
-import { AnswerBudget } from './answer-budget.js';
+import { ANSWER_TRIP_MS, AnswerBudget } from './answer-budget.js';
 import { interactionDispatcher } from './interaction-action.js';
 import { InteractionClaims } from './interaction-claims.js';
 import { createSignatureCheck } from './verify-signature.js';
@@ -93,6 +93,21 @@ export class HttpInitialResponses {
   }
 }
 
+/**
+ * The endpoint's `ackDeadlineMs` as given (default Discord's 3 s), or a RangeError naming it: a number of ms a timer
+ * can wait (`timerMsOf`, as `stopGraceMs`) and more than the first answer's own trip (`ANSWER_TRIP_MS`). At or under
+ * that trip no time is left for any wait before the first answer, and every interaction would be refused (503); NaN,
+ * Infinity or more than 2^31 − 1 would reach setTimeout as 1 ms, and every claim would run out at once.
+ */
+export function ackDeadlineMsOf(ms: number | undefined): number {
+  if (ms === undefined) return DISCORD_LIMITS.acknowledgeMs;
+  const checked = timerMsOf('ackDeadlineMs', ms);
+  if (checked <= ANSWER_TRIP_MS) {
+    throw new RangeError(`ackDeadlineMs must be more than ${ANSWER_TRIP_MS} ms (the first answer's own trip to Discord), not ${checked}`);
+  }
+  return checked;
+}
+
 export interface InteractionsEndpointOptions {
   /** The application's public key (hex), for the signature check. */
   publicKey: string;
@@ -105,6 +120,7 @@ export interface InteractionsEndpointOptions {
   /**
    * How long an interaction's initial response may take, counted from the POST's arrival. Default Discord's 3 s. The
    * one number of both the POST's hold and every wait before the first answer (its answer budget: answer-budget.ts).
+   * More than the answer's own trip (500 ms) and at most 2^31 − 1; anything else is a RangeError naming it (`ackDeadlineMsOf`).
    */
   ackDeadlineMs?: number | undefined;
   /**
@@ -136,7 +152,7 @@ export interface InteractionsEndpoint {
 export async function startInteractionsEndpoint(options: InteractionsEndpointOptions): Promise<InteractionsEndpoint> {
   const { client, responses, logger } = options;
   const signedByDiscord = createSignatureCheck(options.publicKey);
-  const deadlineMs = options.ackDeadlineMs ?? DISCORD_LIMITS.acknowledgeMs;
+  const deadlineMs = ackDeadlineMsOf(options.ackDeadlineMs);
   const dispatch = interactionDispatcher(client);
   // The same intake as the gateway's: an id taken once, by every replica and across restarts.
   const claims = new InteractionClaims(options.taken, logger);

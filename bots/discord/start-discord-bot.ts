@@ -11,7 +11,7 @@ import { gatewayConnection } from './gateway-connection.js';
 import type { GatewayLeaseOptions } from './gateway-lease.js';
 import { hookInteractionAction } from './interaction-action.js';
 import { gatewayIntake, InteractionClaims } from './interaction-claims.js';
-import { HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint, type InteractionsEndpointOptions } from './interactions-endpoint.js';
+import { ackDeadlineMsOf, HttpInitialResponses, startInteractionsEndpoint, useTokenWithoutGateway, type InteractionsEndpoint, type InteractionsEndpointOptions } from './interactions-endpoint.js';
 import { JobRecordStore } from './JobRecordStore.js';
 import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
 import { FirstAnswersInFlight } from './first-answers-first.js';
@@ -55,7 +55,8 @@ export interface StartDiscordBotOptions {
   /**
    * Take interactions over HTTP at `/interactions` on this port (checked with the public key) instead of the gateway.
    * `ackDeadlineMs` (default Discord's 3 s): how long Discord waits for an initial response, the one number of the
-   * POST's hold and of every wait before the first answer.
+   * POST's hold and of every wait before the first answer. More than the answer's own trip (500 ms) and at most
+   * 2^31 − 1: anything else is a RangeError naming it, before the bot connects.
    */
   interactions?: Pick<InteractionsEndpointOptions, 'publicKey' | 'port' | 'host' | 'ackDeadlineMs'> | undefined;
   /**
@@ -105,6 +106,8 @@ export interface DiscordBot {
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
   const stopGraceMs = timerMsOf('stopGraceMs', options.stopGraceMs ?? 10_000);
+  // Refused before anything is started, as a stopGraceMs is (the endpoint checks it again with the same call).
+  if (options.interactions) ackDeadlineMsOf(options.interactions.ackDeadlineMs);
   // With Redis every replica sees every job; else the data folder has them.
   const { state } = options;
   const store = new JobRecordStore({ state, logger });

@@ -417,19 +417,20 @@ export class JobRunner {
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
     try {
       const limits = await inTime(this.budgets.limitsFor(requester));
-      // Nothing is reserved once the first answer would come too late to say so.
-      if (isLate(answerBy)) throw tooLate();
-      const begun = this.#ledger.begin({
-        jobId: id,
-        userKey: userKeyOf(requester),
-        scopeKey: scopeKeyOf(requester),
-        limits,
-        request: charging,
-        prompt: this.#recordPrompts ? fields.prompt : undefined,
-      });
-      reservation = await byAnswer(answerBy, begun).catch((error: unknown) => {
+      // Nothing is reserved once the first answer would come too late to say so: the ledger is not asked at all.
+      let begun: ReturnType<JobLedger['begin']> | undefined;
+      const begin = () =>
+        (begun = this.#ledger.begin({
+          jobId: id,
+          userKey: userKeyOf(requester),
+          scopeKey: scopeKeyOf(requester),
+          limits,
+          request: charging,
+          prompt: this.#recordPrompts ? fields.prompt : undefined,
+        }));
+      reservation = await byAnswer(answerBy, begin).catch((error: unknown) => {
         // Too late to answer with it: a reservation that still comes is ended at once (none is left open).
-        void begun.then(
+        void begun?.then(
           async (late) => {
             if (late.ok) await late.job.end({ kind: 'cancelled' }).settled;
           },
@@ -452,12 +453,12 @@ export class JobRunner {
       await this.#drop(admission);
       this.#assertOpen();
     }
-    // A reservation that came after the surface had to answer: dropped, and the member told (nothing reserved).
-    if (isLate(answerBy)) {
+    // A reservation that came after the surface had to answer: dropped, and the member told (nothing reserved), with
+    // the one reason of a time to answer by that has come (`withinDeadline`'s).
+    return byAnswer(answerBy, async () => admission).catch(async (error: unknown) => {
       await this.#drop(admission);
-      throw tooLate();
-    }
-    return admission;
+      throw error;
+    });
   }
 
   /** After the intake admitted a job: its public answer, then its images, then its start (see `request`). */
@@ -1043,19 +1044,14 @@ interface Admission {
 /** What a failed or cancelled job's final update says it cost: what the ledger charges it, or nothing when it releases it. */
 type EndCost = { cost?: JobCost };
 
-/** Whether the time the surface must answer by (`JobIntent.answerBy`) has come. */
-function isLate(answerBy: number | undefined): boolean {
-  return answerBy !== undefined && Date.now() >= answerBy;
-}
-
-/** The intake's wait for `read`: only until `answerBy` (undefined: as long as it takes); once it has come, not at all. */
-function byAnswer<T>(answerBy: number | undefined, read: Promise<T>): Promise<T> {
-  return answerBy === undefined ? read : withinDeadline(answerBy, read);
-}
-
-/** Why the intake refused a request it could not decide before its first answer was due (told as an error on the bot's side). */
-function tooLate(): Error {
-  return new Error('no time was left to decide before the request had to be answered');
+/**
+ * The intake's wait for `read`: only until `answerBy` (undefined: as long as it takes); once it has come, not at all
+ * (`read` given as a function is then not asked). The one rule of the intake's "no time left", so that one event has
+ * one reason, whichever step it came at (`withinDeadline`'s; told as an error on the bot's side).
+ */
+function byAnswer<T>(answerBy: number | undefined, read: Promise<T> | (() => Promise<T>)): Promise<T> {
+  if (answerBy === undefined) return typeof read === 'function' ? read() : read;
+  return withinDeadline(answerBy, read);
 }
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {

@@ -1,12 +1,12 @@
 import { isPictorError, type APIError, type PictorError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
-import { parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
+import { INTERNAL_ERROR_CODE, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import { isJobRefusedError } from './JobRefusedError.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
 import { anyOf, duration, nested, say, sayWords, words, type MessageValues, type Words } from './words.js';
 
-/** Anything that is neither a core error nor a refusal: a bug of ours, reported without its details. */
-export const INTERNAL_ERROR_CODE = 'internal_error' as const;
+/** Anything that is neither a core error nor a refusal: a bug of ours, reported without its details (the core's code). */
+export { INTERNAL_ERROR_CODE };
 
 export type FailureCode = PictorErrorCode | RefusalCode | typeof INTERNAL_ERROR_CODE;
 

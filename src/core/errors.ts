@@ -34,6 +34,13 @@ export const ERROR_CODES = [...ANSWERED_ERROR_CODES, ...UNKNOWN_OUTCOME_CODES] a
 export type PictorErrorCode = (typeof ERROR_CODES)[number];
 
 /**
+ * The code of a failure that is none of the project's errors (a bug of ours, or a library's throw): not a code of the
+ * tree above, the one word the CLI's --json lines, the chat bots and the n8n node give it, so every failure they report
+ * has a stable code.
+ */
+export const INTERNAL_ERROR_CODE = 'internal_error' as const;
+
+/**
  * The root of every error the project raises. The core's own errors use the
  * codes above; an error of a part above the core (the spend guard, the bots,
  * the CLI) names its own stable code as `C`.

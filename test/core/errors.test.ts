@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BadResponseError, ConnectionError, StreamBrokenError, TimeoutError } from '../../src/index.js';
-import { makeAPIError, redactSecrets, registerSecret, sanitizeServiceText } from '../../src/internal.js';
+import { BadResponseError, ConnectionError, ERROR_CODES, StreamBrokenError, TimeoutError } from '../../src/index.js';
+import { INTERNAL_ERROR_CODE, makeAPIError, redactSecrets, registerSecret, sanitizeServiceText } from '../../src/internal.js';
 
 describe('errors never carry a secret', () => {
   it('redacts a registered key wherever it appears in a message', () => {
@@ -132,5 +132,12 @@ describe('error codes', () => {
 
   it('keeps connection_failed for what never reached the service', () => {
     expect(new ConnectionError('could not reach')).toMatchObject({ code: 'connection_failed' });
+  });
+});
+
+describe('the code of a failure that is none of the project’s errors', () => {
+  it('is internal_error, a code of its own that no error of the tree has', () => {
+    expect(INTERNAL_ERROR_CODE).toBe('internal_error');
+    expect(ERROR_CODES).not.toContain(INTERNAL_ERROR_CODE);
   });
 });

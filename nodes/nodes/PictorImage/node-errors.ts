@@ -1,6 +1,6 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 import { APIError, PictorError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
-import { RedisUnavailableError, BudgetExceededError, LedgerUnreadableError } from 'pictor/internal';
+import { RedisUnavailableError, BudgetExceededError, INTERNAL_ERROR_CODE, LedgerUnreadableError } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 import type { CredentialProblem } from './pictor-credentials.js';
 
@@ -117,9 +117,6 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
   nodeError.context.code = error instanceof PictorError ? error.code : INTERNAL_ERROR_CODE;
   return nodeError;
 }
-
-/** The code of an error that is not one of the project's own (the CLI's and the chat bots' word for it). */
-export const INTERNAL_ERROR_CODE = 'internal_error';
 
 /**
  * A credential value that cannot work (an empty key, a cap of "$5", a bad Redis URL): bad input like a bad

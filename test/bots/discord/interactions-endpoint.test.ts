@@ -213,6 +213,25 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     }
   });
 
+  it.each([0, 500, Infinity, NaN, -1, 2 ** 31])('refuses an ackDeadlineMs of %s, naming it, before it connects or takes a port', async (ackDeadlineMs) => {
+    // At or under the answer's own trip every interaction would get a 503 (no time left to claim it); NaN, Infinity or
+    // more than a timer waits would reach setTimeout as 1 ms, and every claim would run out at once.
+    const start = startDiscordBot({
+      token: 'unused',
+      runner: {} as never,
+      state: {} as never,
+      logger: {} as never,
+      interactions: { publicKey: '00'.repeat(32), host: '127.0.0.1', port: 0, ackDeadlineMs },
+    });
+    await expect(start).rejects.toThrow(RangeError);
+    await expect(start).rejects.toThrow(/ackDeadlineMs/);
+  });
+
+  it('takes an ackDeadlineMs just over the answer’s own trip, and answers a PING with it', async () => {
+    h = await DiscordHarness.start({ http: true, endpointAckDeadlineMs: 501 });
+    expect(await h.discord.pingInteractionsEndpoint()).toEqual({ status: 200, body: { type: 1 } });
+  });
+
   it('shares the work between two processes behind a load balancer, each interaction answered by one of them', async () => {
     h = await DiscordHarness.start({ http: true, partialImages: 0 });
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-discord-second-'));

@@ -258,6 +258,43 @@ describe('the intake: one call decides a job before its first public answer', ()
     expect(marks).toEqual([1]);
   });
 
+  it('gives one reason for a request whose time to answer by has come, whichever step of the intake it came at: nothing reserved, nothing sent', async () => {
+    const { runner, store } = await kit.runner({ partialImages: 0 });
+    const realNow = Date.now.bind(Date);
+    let shift = 0;
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+    /** The step whose answer comes only once the time to answer by has (the clock moves past it as it answers). */
+    let lateAt: 'limits' | 'reservation' | undefined;
+    const comingLate = <A extends unknown[], R>(step: typeof lateAt, original: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        const answered = await original(...args);
+        if (lateAt === step) shift = 120_000;
+        return answered;
+      };
+    const readLimits = comingLate('limits', runner.budgets.limitsFor.bind(runner.budgets));
+    vi.spyOn(runner.budgets, 'limitsFor').mockImplementation(readLimits);
+    const reserveLate = comingLate('reservation', store.reserve.bind(store));
+    const reserve = vi.spyOn(store, 'reserve').mockImplementation(reserveLate);
+    const reasonOf = async (step: typeof lateAt, answerBy: number) => {
+      [lateAt, shift] = [step, 0];
+      const { answers, said, reasons } = answering();
+      expect(await runner.request(low({ answerBy }), answers)).toBeUndefined();
+      expect(said).toEqual(['refuse']);
+      return (reasons[0] as Error).message;
+    };
+
+    const beforeTheIntake = await reasonOf(undefined, realNow() - 1);
+    const beforeReserving = await reasonOf('limits', realNow() + 60_000);
+    expect(reserve).not.toHaveBeenCalled();
+    // The reservation that came is ended at once.
+    const afterReserving = await reasonOf('reservation', realNow() + 60_000);
+    expect(reserve).toHaveBeenCalledOnce();
+
+    expect(new Set([beforeTheIntake, beforeReserving, afterReserving]).size).toBe(1);
+    expect(await store.activeJobs()).toEqual([]);
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
   it('parses a request once on its way to the service: the fields once, an edit’s images once, never the whole again', async () => {
     const { runner } = await kit.runner({ partialImages: 0 });
     // Parses by the bot (the runner, the client), not by the emulator receiving the request.
