@@ -1,5 +1,5 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
-import { describeFailure, sayWords } from '../runner/index.js';
+import { describeFailure, INTERNAL_ERROR_CODE, sayWords } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { InputImageError } from './download-images.js';
@@ -41,6 +41,6 @@ export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableI
 function wordsOf(ctx: BotContext, reason: unknown, locale: string): { code: string; message: string } {
   if (reason instanceof InputImageError) return { code: reason.code, message: sayWords(locale, reason.words) };
   const failure = describeFailure(reason, locale);
-  if (failure.code === 'internal_error') ctx.logger.error({ err: loggableError(reason) }, 'the runner did not take a job');
+  if (failure.code === INTERNAL_ERROR_CODE) ctx.logger.error({ err: loggableError(reason) }, 'the runner did not take a job');
   return failure;
 }
