@@ -391,7 +391,7 @@ export class JobRunner {
     // their previews on their own Reroll or Retry: the job as it was sent); each only where the rules below allow it.
     const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }));
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await inTime(this.policy.admit(member.spec)).catch((error: unknown) => {
+    const { spec, previews } = await inTime(this.policy.admit(member.spec, { again: memberDefaults === 'previews' })).catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
       this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');

@@ -90,6 +90,11 @@ export function refusalFromPolicy(
     fromDefault?: boolean | undefined;
     /** `private_not_allowed` before a form opens (`JobRunner.requestForm`): the advice names no option the form lacks. */
     inForm?: boolean | undefined;
+    /**
+     * `private_not_allowed` of a job a button runs again as it was sent (the member's own Reroll or Retry:
+     * `JobIntent.memberDefaults` `'previews'`): the advice names no option the button lacks (run the command again).
+     */
+    again?: boolean | undefined;
     /** `settings_unreadable`: the scope's restrictions that cannot be read. */
     settings?: readonly SettingName[] | undefined;
   },
@@ -113,9 +118,10 @@ export function refusalFromPolicy(
       return new JobRefusedError(code, words('refusal.moderation_not_allowed', { scope }), { field: 'moderation' });
     case 'private_not_allowed':
       // The member's own settings command: Slack's as the app configured it (`command`), Discord's as their Discord shows it.
+      // A form and a button have no private option: their advice is one the member can follow from where they are.
       return new JobRefusedError(
         code,
-        words(context.inForm ? 'refusal.private_not_allowed_form' : 'refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND, ...COMMAND_NAMES }),
+        words(context.inForm ? 'refusal.private_not_allowed_form' : context.again ? 'refusal.private_not_allowed_again' : 'refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND, ...COMMAND_NAMES }),
         { field: 'private' },
       );
     case 'settings_unreadable': {

@@ -181,12 +181,14 @@ export class ScopePolicy {
    * The job as it will run — the scope's defaults filled in where the member
    * chose nothing — or the refusal (`JobRefusedError`, thrown) saying which
    * rule stops it: who and where, then the prompt, then the options. Nothing is reserved or sent either way.
+   * `asked.again`: a job a button runs again as it was sent (the member's own Reroll or Retry), whose private refusal
+   * names no option the button lacks.
    */
-  async admit(spec: JobSpec): Promise<{ spec: JobSpec; previews: number }> {
+  async admit(spec: JobSpec, asked: { again?: boolean | undefined } = {}): Promise<{ spec: JobSpec; previews: number }> {
     const s = await this.effective(spec.requester);
     const refusal = this.#whoWhereRefusal(spec.requester, s) ?? this.#promptRefusal(spec, s);
     if (refusal) throw refusal;
-    const { options, refusal: optionRefusal } = this.#withOptions(spec, s);
+    const { options, refusal: optionRefusal } = this.#withOptions(spec, s, asked);
     if (optionRefusal) throw optionRefusal;
     return { spec: { ...spec, options }, previews: s.defaultPreviews.value };
   }
@@ -248,7 +250,7 @@ export class ScopePolicy {
   }
 
   /** The job's options with the scope's defaults filled in, and the rule they break if one does. */
-  #withOptions(spec: JobSpec, s: EffectiveSettings): { options: JobOptions; refusal: JobRefusedError | undefined } {
+  #withOptions(spec: JobSpec, s: EffectiveSettings, asked: { again?: boolean | undefined } = {}): { options: JobOptions; refusal: JobRefusedError | undefined } {
     // The scope's defaults are filled in only where they differ from the spec's, so a job of a scope with no settings is sent as asked.
     const options = { ...spec.options };
     if (options.size === undefined && s.defaultSize.value !== DEFAULTS.size) options.size = s.defaultSize.value;
@@ -258,7 +260,7 @@ export class ScopePolicy {
     }
     const moderationAsked = options.moderation;
     if (moderationAsked === undefined && s.moderation.value !== DEFAULTS.moderation) options.moderation = s.moderation.value;
-    return { options, refusal: optionsRefusal(spec, options, moderationAsked, s) };
+    return { options, refusal: optionsRefusal(spec, options, moderationAsked, s, asked) };
   }
 
   /** Every rule that applies to a scope's jobs and where it comes from. */
@@ -555,7 +557,7 @@ function mayUseHigh(requester: Requester, s: EffectiveSettings): boolean {
 }
 
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */
-function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: JobOptions['moderation'], s: EffectiveSettings): JobRefusedError | undefined {
+function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: JobOptions['moderation'], s: EffectiveSettings, asked: { again?: boolean | undefined }): JobRefusedError | undefined {
   const refuse = refuserOf(spec.requester);
   if (moderationAsked === 'low' && s.moderation.value !== 'low') return refuse('moderation_not_allowed');
   const n = options.n ?? DEFAULTS.n;
@@ -566,11 +568,11 @@ function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: Job
   if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) return refuse('quality_not_allowed', { allowed: s.qualities.value });
   if (quality === 'high' && !mayUseHigh(spec.requester, s)) return refuse('high_quality_not_allowed');
   if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) return refuse('size_not_allowed', { allowed: s.sizes.value });
-  return privateRefusal(spec, s);
+  return privateRefusal(spec, s, { again: asked.again });
 }
 
 /** The one private rule: a private job (asked, or the member's default) where `private-results` is off. */
-function privateRefusal(spec: Pick<JobSpec, 'requester' | 'private' | 'privateByDefault'>, s: EffectiveSettings, context: { inForm?: boolean } = {}): JobRefusedError | undefined {
+function privateRefusal(spec: Pick<JobSpec, 'requester' | 'private' | 'privateByDefault'>, s: EffectiveSettings, context: { inForm?: boolean; again?: boolean | undefined } = {}): JobRefusedError | undefined {
   if (spec.private !== true || s.privateResults.value) return undefined;
   return refuserOf(spec.requester)('private_not_allowed', { fromDefault: spec.privateByDefault === true, ...context });
 }

@@ -12,6 +12,7 @@ import { mayCancel, say, sayWords } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
 import { formAnswerBy } from '../answer-by.js';
+import { withinDeadline } from 'pictor/internal';
 
 /**
  * The buttons of a job: Cancel on its message while it runs, Reroll, Edit and
@@ -214,7 +215,18 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = respondVia(body.response_url, context.logger);
-    const request = inScope(await context.store.get(action.value ?? ''), body);
+    // Its saved request is read by the form's deadline too (the trigger's 3 s, `formAnswerBy`), as the intake's reads
+    // are: a state that does not answer by then is told privately, in time, as trouble on our side; no form opens.
+    const answerBy = formAnswerBy(auth);
+    let saved: SavedRequest | undefined;
+    try {
+      saved = await withinDeadline(answerBy, context.store.get(action.value ?? ''));
+    } catch (error) {
+      context.logger.warn({ err: String(error), request: action.value }, 'the saved request of an Edit was not read before its form had to open; no form opens');
+      await notify(`:warning: ${say(locale, 'error.on_my_side')}`);
+      return;
+    }
+    const request = inScope(saved, body);
     if (request === 'elsewhere') {
       await notify(otherWorkspaceNote(context, locale));
       return;
@@ -244,7 +256,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
         private: request.private,
         inOwnDirectMessages: theirsAlone,
       }, locale),
-      { private: request.private, answerBy: formAnswerBy(auth) },
+      { private: request.private, answerBy },
     );
   });
 }

@@ -53,6 +53,17 @@ describe('refusalFromPolicy', () => {
     expect(slack).not.toMatch(/--public|ask again without/);
   });
 
+  it('refuses a private job its button runs again (Reroll, Retry) with advice a button can follow: ask again with the command, without private', () => {
+    expect(refusalFromPolicy('private_not_allowed', { platform: 'discord', again: true }).message).toBe(
+      'This server does not allow private results, and a private job run again by its button would be private too: ask again with /imagine, without private.',
+    );
+    const slack = refusalFromPolicy('private_not_allowed', { platform: 'slack', again: true });
+    expect(slack.message).toBe('This workspace does not allow private results, and a private job run again by its button would be private too: ask again with /imagine, without --private.');
+    // The Slack app says it with its own configured command; Discord's as the member's Discord shows it.
+    expect(sayWords('en', { ...slack.words, values: { ...slack.words.values, command: '/draw' } })).toContain('ask again with /draw, without --private.');
+    expect(sayWords('de', refusalFromPolicy('private_not_allowed', { platform: 'discord', again: true }).words)).toContain(`/${say('de', 'discord.command.imagine.name')}, ohne private`);
+  });
+
   it('names the rules that cannot be read, tells members to ask an admin and admins the commands that clear them all or set them again', () => {
     expect(refusalFromPolicy('settings_unreadable', { platform: 'discord', settings: ['blocked', 'allowed'] }).message).toBe(
       'Some rules of this server cannot be read (damaged in the bot’s storage): blocked, who. No images are made here until an admin sets each again or clears them: ask an admin; admins: /imagine-admin repair clears what cannot be read, or /imagine-admin set, with a value or clear.',

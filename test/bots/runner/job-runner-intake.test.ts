@@ -388,3 +388,20 @@ describe('the intake of an entry point that opens a form first', () => {
     expect(await formOf(runner, privateByDefault, { private: false })).toMatchObject({ opened: true });
   });
 });
+
+describe('the intake of a job a button runs again', () => {
+  it('refuses a private job a button runs again (the member’s own Reroll or Retry) where private results are off since, with advice the button can follow', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.policy.set(requester({ isAdmin: true }), 'privateResults', false);
+    const member = requester();
+    const again = (memberDefaults: JobIntent['memberDefaults']) => {
+      const { answers, said, reasons } = answering();
+      return runner.request({ kind: 'generate', prompt: 'a secret diary', options: { quality: 'low' }, requester: member, private: true, memberDefaults }, answers).then(() => ({ said, reason: reasons[0] }));
+    };
+    // Its own Reroll or Retry (the job as it was sent): no private option on a button, so the advice names none.
+    expect(await again('previews')).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed_again' } } });
+    // Asked by hand (`--private`, `private: True`): asking again without it is advice they can follow.
+    expect(await again(true)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed' } } });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+});

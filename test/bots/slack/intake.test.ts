@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { describeFailure, type Requester } from '../../../bots/runner/index.js';
+import { describeFailure, say, type Requester } from '../../../bots/runner/index.js';
+import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SHORTCUT_EDIT_IMAGE } from '../../../bots/slack/bot-context.js';
 import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
 import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js';
@@ -193,5 +194,27 @@ describe('a form’s intake while the bots’ state is slow', () => {
     } finally {
       lookup.release();
     }
+  });
+
+  it('the Edit button is answered privately, as trouble on our side, once the trigger’s 3 s (less the form’s trip) are over while its saved request is still being read, and no form opens nor intake runs however late the state answers', async () => {
+    h = await startHarness();
+    const job = await jobMessage(h.fake);
+    const intake = vi.spyOn(h.runner, 'requestForm');
+    // The saved request's read held until the test lets it through (a stalled state); the clock the test's to move.
+    let release: () => void = () => {};
+    const read = RequestStore.prototype.get;
+    const asked = vi.spyOn(RequestStore.prototype, 'get').mockImplementation(function (this: RequestStore, id: string) {
+      return new Promise((resolve) => (release = () => resolve(read.call(this, id))));
+    });
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    const click = await h.fake.clickButton(job, 'pictor_edit', MEMBER);
+    await h.fake.waitFor(() => asked.mock.calls.length > 0, 'the saved request to be read');
+    vi.advanceTimersByTime(3_000);
+    const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: `:warning: ${say('en', 'error.on_my_side')}` });
+    release();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(h.fake.views).toHaveLength(0);
+    expect(intake).not.toHaveBeenCalled();
   });
 });

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { sayWords } from '../../../bots/runner/index.js';
-import { refusalOfUnreadableDefaults } from '../../../bots/runner/describe-refusal.js';
+import { describeFailure, sayWords } from '../../../bots/runner/index.js';
+import { refusalFromPolicy, refusalOfUnreadableDefaults } from '../../../bots/runner/describe-refusal.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 import { actionMessages, finishedActions, finishedJob, jobMessages, privately, type Harness, ADMIN, startWithAdmin } from './harness.js';
 
@@ -70,6 +70,38 @@ describe('private results on Slack', () => {
     expect(logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code)).toEqual(['private_not_allowed']);
     expect(fake.views.length).toBe(views);
     expect(h.emulator.requests.length).toBe(requests);
+  });
+
+  it('refuses the Reroll of a private result (its button in the direct messages, the Home tab’s) where private results were turned off since, privately, with advice a button can follow, and sends nothing', async () => {
+    const logger = new RecordingLogger();
+    h = await start({ bot: { adminUserIds: [ADMIN], logger } });
+    const { fake } = h;
+    await privately(fake, 'a secret diary --quality low --private', 'U0ALICE', 'C0ART');
+    const dm = fake.dmOf('U0ALICE');
+    await finishedJob(fake, dm);
+    const actions = await finishedActions(fake, dm);
+    await privately(fake, 'admin set private-results off', ADMIN, 'C0ADMIN');
+    const [responses, requests] = [fake.responses.length, h.emulator.requests.length];
+    const refusals = () => logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code);
+    // The sentence is describe-refusal's to check: here, that it is the one a button can follow (no option to leave out).
+    const advice = describeFailure(refusalFromPolicy('private_not_allowed', { platform: 'slack', again: true }), 'en', '/imagine').message;
+
+    await fake.clickButton(actions, 'pictor_reroll', 'U0ALICE');
+    const told = await fake.waitFor(() => fake.responses[responses], 'the private refusal of the Reroll');
+    expect(told.body.text).toBe(advice);
+
+    // The Home tab lists the job once its end is recorded in the member's history.
+    const requester = { platform: 'slack' as const, userId: 'U0ALICE', channelId: 'C0ART', scopeId: fake.teamId };
+    await vi.waitFor(async () => expect(await h!.runner.history!.mine(requester)).toHaveLength(1));
+    await fake.openHome('U0ALICE');
+    const home = await fake.waitFor(() => fake.homes.get(`${fake.teamId}:U0ALICE`), 'the Home tab');
+    const reroll = ((home.view.blocks ?? []) as { elements?: { action_id?: string; value?: string }[] }[]).flatMap((b) => b.elements ?? []).find((e) => e.action_id === 'pictor_reroll')?.value;
+    await fake.clickHomeButton('U0ALICE', 'pictor_reroll', reroll!);
+    // From the Home tab (no response URL): told in a direct message, posted to the member's id (Slack's name for it).
+    await fake.waitFor(() => fake.messagesIn('U0ALICE').find((m) => m.text === advice), 'the Home tab Reroll’s refusal in the direct messages');
+    expect(refusals()).toEqual(['private_not_allowed', 'private_not_allowed']);
+    expect(h.emulator.requests.length).toBe(requests);
+    expect(seenIn(fake, 'C0ART')).toEqual([]);
   });
 
   it('keeps private jobs out of the workspace’s history', async () => {
@@ -151,6 +183,23 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     // “settings” followed by words is a prompt.
     await fake.command({ command: '/imagine', text: 'settings of a castle --quality low', channel: 'C0ART' });
     await finishedJob(fake, 'C0ART', 1);
+  });
+
+  it('keeps a job asked in the member’s own direct messages a direct-message job under a private default: no note that it moves there, listed in the workspace’s history; only --private asked there keeps it out', async () => {
+    h = await start();
+    const { fake } = h;
+    await privately(fake, 'settings --private on', 'U0ALICE', 'C0ART');
+    const dm = fake.dmOf('U0ALICE');
+    await fake.userMessage({ channel: dm, channelType: 'im', user: 'U0ALICE', text: 'a dm owl --quality low' });
+    await finishedJob(fake, dm);
+    await fake.userMessage({ channel: dm, channelType: 'im', user: 'U0ALICE', text: 'a dm secret --quality low --private' });
+    await finishedJob(fake, dm, 1);
+    // Neither is told it moved to the direct messages it was asked in.
+    expect(fake.ephemerals.filter((e) => e.channel === dm)).toEqual([]);
+    await h.runner.shutdown({ graceMs: 2000 });
+    const admin = { platform: 'slack' as const, userId: ADMIN, channelId: 'C0ADMIN', scopeId: fake.teamId, isAdmin: true };
+    expect((await h.runner.history!.ofScope(admin))!.map((e) => e.prompt)).toEqual(['a dm owl']);
+    expect((await h.runner.history!.mine({ ...admin, userId: 'U0ALICE' })).map((e) => e.prompt)).toEqual(['a dm secret', 'a dm owl']);
   });
 
   it('sends a member’s own Reroll again as the job was sent — no note of a default not used, and not their defaults changed since — while another member’s Reroll takes their defaults where it chose nothing', async () => {
