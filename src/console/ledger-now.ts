@@ -1,4 +1,4 @@
-import { LATE, within } from '../core/with-timeout.js';
+import { within } from '../core/with-timeout.js';
 import type { ActiveJob, QuotaStore } from '../spend/types.js';
 
 export interface LedgerNowOptions {
@@ -7,8 +7,8 @@ export interface LedgerNowOptions {
   now?: (() => number) | undefined;
   onError?: ((error: unknown) => void) | undefined;
   /**
-   * How long calls share a reconcile under way and wait for it: past it they read without it, and the next call asks
-   * the ledger again (a stalled one is left to answer or not). The console's one backend wait.
+   * How long each call waits for the reconcile under way: past it, it reads without it. A stalled one stays under way
+   * (no other is started beside it) until it answers or fails. The console's one backend wait.
    */
   readWaitMs: number;
 }
@@ -26,8 +26,10 @@ export interface LedgerNowOptions {
  * walks the whole keyspace, and one script), and only while the ledger holds a
  * reservation (a reconcile only ends reservations: with none, the read of them
  * is all it costs), and a reconcile that fails, or has no answer within
- * `readWaitMs`, leaves the read as it is (after a stalled one, the next call
- * asks again).
+ * `readWaitMs`, leaves the read as it is. A stalled one is not started again
+ * beside itself: later calls wait for that same one (each at most
+ * `readWaitMs`), and the next starts once it has settled and `everyMs` have
+ * passed since it began.
  */
 export class LedgerNow {
   readonly #store: Pick<QuotaStore, 'reconcile' | 'activeJobs'>;
@@ -47,26 +49,23 @@ export class LedgerNow {
   }
 
   /**
-   * Ends the reservations of gone processes, unless that was done less than `everyMs` ago; calls meanwhile share one, for
-   * at most `readWaitMs` (never rejects).
+   * Ends the reservations of gone processes, unless that was started less than `everyMs` ago; calls meanwhile share the
+   * one under way, each waiting for it at most `readWaitMs` (never rejects). One that stalls stays the one under way
+   * until it settles: no call starts another beside it, so a ledger that is away is not sent a pile of them to run
+   * when it is back.
    */
   reconcile(): Promise<void> {
-    if (this.#running) return this.#running;
-    const now = this.#now();
-    if (now - this.#lastAt < this.#everyMs) return Promise.resolve();
-    this.#lastAt = now;
-    this.#running = this.#sharedWithin(this.#endGone(now).catch((error: unknown) => this.#onError?.(error)));
-    return this.#running;
-  }
-
-  /** Answers once `ending` settled or had its wait; no longer shared before its callers go on. */
-  async #sharedWithin(ending: Promise<void>): Promise<void> {
-    try {
-      // Past its wait: not done, so the next call asks again.
-      if ((await within(ending, this.#readWaitMs)) === LATE) this.#lastAt = Number.NEGATIVE_INFINITY;
-    } finally {
-      this.#running = undefined;
+    if (!this.#running) {
+      const now = this.#now();
+      if (now - this.#lastAt < this.#everyMs) return Promise.resolve();
+      this.#lastAt = now;
+      const running = this.#endGone(now).catch((error: unknown) => this.#onError?.(error));
+      this.#running = running;
+      void running.finally(() => {
+        if (this.#running === running) this.#running = undefined;
+      });
     }
+    return within(this.#running, this.#readWaitMs).then(() => undefined);
   }
 
   /** Ends the reservations of gone processes, when there are reservations at all. */

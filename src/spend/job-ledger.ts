@@ -2,7 +2,7 @@ import type { LoggerLike } from '../client/PictorClient.js';
 import type { PriceQuote } from '../core/pricing.js';
 import type { CompletedEvent } from '../spec/index.js';
 import { estimateOf } from '../core/pricing.js';
-import { withTimeout } from '../core/with-timeout.js';
+import { waitAtMost, withTimeout } from '../core/with-timeout.js';
 import { chargeOf, leftNothing, mayBeBilled, type Charge, type ChargedRequest, type JobEnding } from './charge-rules.js';
 import { exceedsReservation } from './rules.js';
 import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } from './types.js';
@@ -18,8 +18,9 @@ import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } f
  *
  * A settle or release the ledger does not take (its lock busy, Redis away) is
  * tried again with backoff for `retryForMs`, each try given `attemptTimeoutMs`; then it is kept and tried again
- * before the next `begin` and every `retryForMs`, so the user's concurrency
- * slot is freed once the ledger answers. Never lost: until it lands, the
+ * every `retryForMs` and before the next `begin` (which waits for that at most
+ * `NEXT_JOB_SETTLE_WAIT_MS`, joining a try of them already under way), so the
+ * user's concurrency slot is freed once the ledger answers. Never lost: until it lands, the
  * reservation stays in the ledger (renewed by this process's lease), and if
  * this process dies first, reconcile charges its estimate (`uncertain`) —
  * once, since a settle of a job already ended charges nothing.
@@ -94,13 +95,13 @@ export interface JobEnd {
 
 const DEFAULT_RETRY_FOR_MS = 30_000;
 /**
- * How long a user's next job waits for that user's settles still under way before it is decided. `begin` runs before a
- * chat's first answer (Discord gives 3 s), so a ledger in trouble must not hold it: past this, the job is decided on
- * the reservation still held.
+ * How long a user's next job waits, in all, for that user's settles still under way and for the kept ones tried again
+ * before it is decided. `begin` runs before a chat's first answer (Discord gives 3 s), so a ledger in trouble must not
+ * hold it: past this, the job is decided on the reservation still held.
  */
 export const NEXT_JOB_SETTLE_WAIT_MS = 1_000;
 const DEFAULT_RETRY_DELAY_MS = 200;
-/** How long one settle's try is given by default (the n8n node's failed items wait as long for what was charged). */
+/** How long one settle's try is given by default. */
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 5_000;
 const MAX_RETRY_DELAY_MS = 5_000;
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
@@ -119,6 +120,8 @@ export class JobLedger {
   /** Settles and releases under way (not yet taken or kept), by user key. */
   readonly #settling = new Map<string, Set<Promise<unknown>>>();
   readonly #settleWaitMs: number;
+  /** The try of every kept settle under way (`flushKept`), joined by every caller until it ends. */
+  #flushing: Promise<void> | undefined;
 
   constructor(options: JobLedgerOptions) {
     this.store = options.store;
@@ -132,15 +135,14 @@ export class JobLedger {
   }
 
   /**
-   * Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. The user's settles and
-   * releases under way are waited for first (up to `NEXT_JOB_SETTLE_WAIT_MS`, or `retryForMs` if shorter): a job asked
-   * for as the last one's result shows (a reroll) is decided on what that one cost, not on its reservation still
-   * holding the user's slot.
+   * Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. First the user's settles and
+   * releases under way are waited for, then those kept (every user's: one may hold this user's slot) are tried again —
+   * both together up to `NEXT_JOB_SETTLE_WAIT_MS` (or `retryForMs` if shorter): a job asked for as the last one's result
+   * shows (a reroll) is decided on what that one cost, not on its reservation still holding the user's slot. Past that
+   * wait (a ledger in trouble), it is decided on the reservations still held; the tries go on behind.
    */
   async begin(input: BeginInput): Promise<{ ok: true; job: ChargedJob } | SpendRefusal> {
-    await this.#settlesOf(input.userKey);
-    // What the ledger did not take before: it may hold the user's slot.
-    await this.flushKept();
+    await this.#beforeNextJob(input.userKey);
     const { request } = input;
     const estimate = estimateOf(request);
     const job: JobDetails = {
@@ -175,13 +177,15 @@ export class JobLedger {
     return settle;
   }
 
-  async #settlesOf(userKey: string): Promise<void> {
+  /** The user's settles under way, then the kept ones tried again (joining a try under way): at most `#settleWaitMs` in all. */
+  async #beforeNextJob(userKey: string): Promise<void> {
     const under = this.#settling.get(userKey);
-    if (!under) return;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, this.#settleWaitMs).unref()));
-    await Promise.race([Promise.allSettled(under), timeout]);
-    clearTimeout(timer);
+    if (!under && this.#kept.size === 0 && !this.#flushing) return;
+    const settled = async () => {
+      if (under) await Promise.allSettled(under);
+      await this.flushKept();
+    };
+    await waitAtMost(settled(), this.#settleWaitMs);
   }
 
   /**
@@ -197,8 +201,17 @@ export class JobLedger {
     return this.#kept.size;
   }
 
-  /** Tries once more every settle or release the ledger did not take; those it still refuses stay kept. */
-  async flushKept(): Promise<void> {
+  /**
+   * Tries once more every settle or release the ledger did not take, one at a time; those it still refuses stay kept.
+   * A call while such a try is under way joins it rather than starting another (each kept one may take
+   * `attemptTimeoutMs` against a ledger that stalls).
+   */
+  flushKept(): Promise<void> {
+    this.#flushing ??= this.#flushAll().finally(() => (this.#flushing = undefined));
+    return this.#flushing;
+  }
+
+  async #flushAll(): Promise<void> {
     for (const [jobId, commit] of [...this.#kept]) {
       try {
         await commit();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
-import { defaultLedgerFolder, ledgerFor } from '../../nodes/nodes/PictorImage/spend-registry.js';
+import { defaultLedgerFolder, jobLedgerFor, ledgerFor } from '../../nodes/nodes/PictorImage/spend-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { QuotaStoreClosedError, utcDay, utcMonth } from '../../src/spend/index.js';
 import { spawnCli } from '../cli/run-cli.js';
@@ -417,14 +417,18 @@ describe('the Pictor Image node from one execution to the next (a loop near a ca
   it('has a settle the ledger refused once taken before the next execution’s item is reserved, so that item is not refused on the estimate still reserved', async () => {
     const folder = await ledgerFolder();
     const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
+    const jobLedger = await jobLedgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
     // What the ledger was asked, in order: the first settle is refused (a busy ledger), later ones land.
     const asked: string[] = [];
     const { settle, reserve } = store;
     let busy = true;
+    let refusing!: () => void;
+    const refused = new Promise<void>((resolve) => (refusing = resolve));
     const settles = vi.spyOn(store, 'settle').mockImplementation(async (...args) => {
       if (busy) {
         busy = false;
         asked.push('settle refused');
+        refusing();
         throw new Error('the ledger is busy');
       }
       asked.push('settle');
@@ -435,22 +439,46 @@ describe('the Pictor Image node from one execution to the next (a loop near a ca
       asked.push(`reserve ${input.job?.quality}: ${reserved.ok ? 'ok' : reserved.code}`);
       return reserved;
     });
+    // Each job's `begin` in the node's one job ledger for this folder, told as it is called.
+    const { begin } = jobLedger;
+    const begun: (() => void)[] = [];
+    const begins = vi.spyOn(jobLedger, 'begin').mockImplementation((input) => {
+      begun.splice(0).forEach((told) => told());
+      return begin.call(jobLedger, input);
+    });
+    // Time is fake (only setTimeout): the ledger's retry of the refused settle, and the next item's wait for it, come
+    // only as the test steps through them.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       // Quality auto is reserved at the high price (0.22366 USD); the service makes a medium image (0.05618 USD). The cap
       // leaves room for a low image (0.00636 USD) next to what the first cost, not next to its estimate.
       const credentials = { accountDailyUsd: '0.225', ledgerFolder: folder };
       const [first] = await run(['an auto fox'], credentials, { parameters: () => ({ ...LOW, quality: 'auto', prompt: 'an auto fox' }) });
       expect(first![0]!.binary?.data).toBeDefined();
-      const [next] = await run(['a low fox right after'], credentials);
+      await refused;
+      const nextBegun = new Promise<void>((resolve) => begun.push(resolve));
+      const running = run(['a low fox right after'], credentials);
+      // The next item's reservation waits for the first one's settle, retried only once its (fake) 200 ms have passed.
+      await nextBegun;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(reserves).toHaveBeenCalledTimes(1);
+      await vi.advanceTimersByTimeAsync(200);
+      // No more time passes: the next item's 1 s wait cannot run out, it ends only as the retried settle lands.
+      const [next] = await running;
       expect(next![0]!.json.code).toBeUndefined();
       expect(next![0]!.binary?.data).toBeDefined();
       // (The second item's own settle may follow.)
       expect(asked.slice(0, 4)).toEqual(['reserve auto: ok', 'settle refused', 'settle', 'reserve low: ok']);
+    } finally {
+      vi.useRealTimers();
+    }
+    try {
       const ledger = await ledgerOf(folder);
       expect(ledger.spent[utcDay(Date.now())]?.account).toBeCloseTo(0.05618 + ONE_IMAGE_USD, 9);
     } finally {
       settles.mockRestore();
       reserves.mockRestore();
+      begins.mockRestore();
     }
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PRICE_TABLE, type CompletedEvent } from '../../src/index.js';
 import { FileQuotaStore, JobLedger, type QuotaStore } from '../../src/internal.js';
+import { NEXT_JOB_SETTLE_WAIT_MS } from '../../src/spend/job-ledger.js';
 
 const LOW = PRICE_TABLE['1024x1024'].low;
 const image: CompletedEvent = {
@@ -87,5 +88,90 @@ describe('JobLedger when the ledger never answers a settle', () => {
     expect(await store.activeJobs()).toEqual([]);
     expect(await store.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:ann:1', costUsd: LOW, basis: 'table' })]);
     expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(LOW, 9);
+  });
+});
+
+describe('JobLedger when kept settles meet a ledger that stalls', () => {
+  /** The store refusing every settle at once (lock busy) until `stall()`; then silent (Redis away) until `back()`. */
+  function troubledSettles(store: QuotaStore) {
+    let mode: 'refuse' | 'silent' | 'take' = 'refuse';
+    const waiting: (() => void)[] = [];
+    let tries = 0;
+    const troubled = new Proxy(store, {
+      get(target, key) {
+        if (key === 'settle') {
+          return (...args: Parameters<QuotaStore['settle']>) => {
+            tries++;
+            if (mode === 'refuse') return Promise.reject(new Error('the ledger lock is busy'));
+            if (mode === 'silent') return new Promise((resolve, reject) => waiting.push(() => target.settle(...args).then(resolve, reject)));
+            return target.settle(...args);
+          };
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return {
+      troubled,
+      tries: () => tries,
+      stall: () => void (mode = 'silent'),
+      back: () => {
+        mode = 'take';
+        for (const run of waiting.splice(0)) run();
+      },
+    };
+  }
+
+  afterEach(() => void vi.useRealTimers());
+
+  it('has the next job of any user wait for their try at most NEXT_JOB_SETTLE_WAIT_MS, not 5 s for each, and joins a try already under way', async () => {
+    const store = await fileStore();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { troubled, tries, stall, back } = troubledSettles(store);
+    const reserves = vi.spyOn(troubled, 'reserve');
+    // The defaults: 30 s of tries, each given 5 s.
+    const ledger = new JobLedger({ store: troubled });
+    const request = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low' };
+    const jobs = [];
+    for (const jobId of ['n8n:wf1:1', 'n8n:wf1:2', 'n8n:wf1:3']) {
+      const begun = await ledger.begin({ jobId, userKey: 'n8n:wf1', scopeKey: 'n8n', limits: {}, request });
+      if (!begun.ok) throw new Error(begun.code);
+      await begun.job.beforeSend();
+      begun.job.onImage(image);
+      jobs.push(begun.job);
+    }
+    const endings = jobs.map((job) => job.end({ kind: 'completed' }).settled);
+    await vi.advanceTimersByTimeAsync(31_000);
+    await Promise.all(endings);
+    expect(ledger.kept).toBe(3);
+
+    // The ledger now stalls: each kept settle's try takes its full 5 s.
+    stall();
+    reserves.mockClear();
+    const triesBefore = tries();
+    const next = ledger.begin({ jobId: 'n8n:wf2:1', userKey: 'n8n:wf2', scopeKey: 'n8n', limits: {}, request });
+    await vi.advanceTimersByTimeAsync(NEXT_JOB_SETTLE_WAIT_MS - 1);
+    expect(reserves).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(reserves).toHaveBeenCalledTimes(1);
+    expect(await next).toMatchObject({ ok: true });
+
+    // Another job while that try is still under way: it joins it (no second round of tries) and waits as long at most.
+    expect(ledger.flushKept()).toBe(ledger.flushKept());
+    const another = ledger.begin({ jobId: 'n8n:wf3:1', userKey: 'n8n:wf3', scopeKey: 'n8n', limits: {}, request });
+    await vi.advanceTimersByTimeAsync(NEXT_JOB_SETTLE_WAIT_MS);
+    expect(reserves).toHaveBeenCalledTimes(2);
+    expect(await another).toMatchObject({ ok: true });
+    expect(tries() - triesBefore).toBe(1);
+    expect(ledger.kept).toBe(3);
+
+    // The ledger is back: the kept settles land, each charged once.
+    back();
+    vi.useRealTimers();
+    await vi.waitFor(async () => {
+      await ledger.flushKept();
+      expect(ledger.kept).toBe(0);
+    });
+    expect(await store.spentToday('n8n:wf1', Date.now())).toBeCloseTo(3 * LOW, 9);
   });
 });

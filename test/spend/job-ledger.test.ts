@@ -137,7 +137,9 @@ describe('JobLedger', () => {
     expect(await store.reserve({ jobId: 'other', userKey: 'cli:ann', scopeKey: 'cli', estimateUsd: 0, limits, now: Date.now() })).toMatchObject({ ok: false, code: 'user_concurrency' });
 
     failures.left = 0;
-    const next = await begin(ledger, 'cli:ann:2', limits);
+    // No time passes (the next job's wait for the kept settle is only 30 ms here): it is decided once the settle landed.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const next = await begin(ledger, 'cli:ann:2', limits).finally(() => vi.useRealTimers());
 
     expect(ledger.kept).toBe(0);
     expect(next.id).toBe('cli:ann:2');

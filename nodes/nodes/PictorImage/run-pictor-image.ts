@@ -271,7 +271,8 @@ async function send(
   // Through the account's spend guard (the same ledger as the CLI and the bots): reserved at its highest price before it
   // is sent, refused with BudgetExceededError (nothing sent) over a cap, settled at its real cost. The guard is the
   // item's (it tells this item how its job ended); the job ledger under it is the process's one for this store, so a
-  // settle an earlier item's store did not take is waited for, or tried again, before this item is reserved.
+  // settle an earlier item's store did not take is waited for, or tried again, before this item is reserved (at most
+  // 1 s in all: past it, this item is decided on the reservations still held).
   const jobs = needsLedger(ledger) ? await jobLedgerFor(ledger, { logger }) : undefined;
   const guard = jobs
     ? new SpendGuard({

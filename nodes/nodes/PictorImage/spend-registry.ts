@@ -69,10 +69,13 @@ export function ledgerFor(key: LedgerKey, options: { logger?: RedisLogger | unde
 }
 
 /**
- * One job ledger per ledger store for the whole n8n process, kept like the store (a failure to open the store is not
- * kept either): every request of every execution and workflow goes through it, so a settle the store did not take for
- * one item is waited for, or tried again if it was kept, before the next item is reserved (in this execution or a later
- * one), and that item is never refused on the estimate still reserved for the one before.
+ * One job ledger per ledger store for the whole n8n process (per Redis URL and prefix, or folder, and ledger kind; each
+ * queue-mode worker has its own), kept like the store (a failure to open the store is not kept either): every request of
+ * every execution and workflow goes through it. Before a request is reserved, its `begin` waits for the settles still
+ * under way of the same workflow (the user key is `n8n:<workflow>`), then for those kept, of every workflow on that
+ * store, to be tried once more — at most `NEXT_JOB_SETTLE_WAIT_MS` (1 s) in all. A settle the store takes within that
+ * second no longer counts its estimate against the next item; past it, the next item is decided on the reservations
+ * still held, and may be refused on that estimate.
  */
 const jobLedgers = new Map<string, Promise<JobLedger>>();
 
