@@ -9,6 +9,7 @@ import { useEmulator } from '../helpers/emulator.js';
 import { surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { builtFile } from '../helpers/built.js';
 import { waitUntil } from '../helpers/runner-harness.js';
+import { untilPrinted } from '../helpers/until-printed.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const emu = useEmulator();
@@ -70,7 +71,7 @@ describe('stopping npm start', () => {
   it('ends quietly when its stdout reader is gone (npm start | head -1), without an EPIPE stack', async () => {
     const dataDir = await tempDataDir(defer, 'pictor-stop-');
     const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0' });
-    await waitUntil(() => started.printed().includes('\n'), 'the first line', 30_000);
+    await untilPrinted(started.child, () => started.printed().includes('\n'), 'the first line');
     closeStdout(started);
     started.child.kill('SIGTERM'); // its answer ("SIGTERM: taking no new jobs…") goes to the closed pipe
     expect(await within(started.exited, 15_000)).toBe(0);
@@ -108,7 +109,7 @@ describe('stopping npm start', () => {
       ...surfaceEnv({ discord }),
     };
     const started = npmStart(env);
-    await waitUntil(() => started.printed().includes('Discord bot is online'), 'the bot is online', 30_000);
+    await untilPrinted(started.child, () => started.printed().includes('Discord bot is online'), 'the bot is online');
     discord.slashCommand('imagine', { prompt: 'a lighthouse that never finishes', quality: 'low' });
     await waitUntil(() => emu.emulator.requests.length > 0, 'the job reached the service', 30_000);
 
@@ -125,7 +126,7 @@ describe('stopping npm start', () => {
     const answering = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
     defer(() => answering.close());
     const again = npmStart({ ...env, ...surfaceEnv({ discord: answering }), PICTOR_SHUTDOWN_GRACE_SECONDS: '300' });
-    await waitUntil(() => again.printed().includes('Discord bot is online'), 'the bot is online again', 30_000);
+    await untilPrinted(again.child, () => again.printed().includes('Discord bot is online'), 'the bot is online again');
     const sent = emu.emulator.requests.length;
     answering.slashCommand('imagine', { prompt: 'another that never finishes', quality: 'low' });
     await waitUntil(() => emu.emulator.requests.length > sent, 'the second job reached the service', 30_000);
