@@ -11,6 +11,7 @@ import { buttonsOf } from '../fakes/slack/slack-objects.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { startRoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { waitUntil } from '../helpers/runner-harness.js';
+import { untilPrinted } from '../helpers/until-printed.js';
 import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 import { describeFinishedJob } from '../../bots/slack/render-job.js';
@@ -65,7 +66,7 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     });
     let printed = '';
     child.stdout!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-    await waitUntil(() => slackEventsUrl(printed) !== undefined || /Socket Mode/.test(printed), 'a replica is online', 30_000);
+    await untilPrinted(child, () => slackEventsUrl(printed) !== undefined || /Socket Mode/.test(printed), 'a replica is online');
     return { process: child, url: slackEventsUrl(printed) ?? '', exited };
   }
 

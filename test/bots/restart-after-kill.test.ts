@@ -9,6 +9,7 @@ import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { waitUntil } from '../helpers/runner-harness.js';
+import { untilPrinted } from '../helpers/until-printed.js';
 import { scrape } from '../metrics/scrape.js';
 import { finishedJob, statusOf } from './slack/harness.js';
 
@@ -39,7 +40,7 @@ describe('npm start killed with SIGKILL in the middle of a paid job, then starte
     let printed = '';
     first.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     try {
-      await waitUntil(() => slackEventsUrl(printed) !== undefined, 'the first process is online', 30_000);
+      await untilPrinted(first, () => slackEventsUrl(printed) !== undefined, 'the first process is online');
       slack.deliverOverHttp(slackEventsUrl(printed)!);
       expect((await slack.command({ command: '/imagine', text: 'a paid lighthouse --quality low --size 1024x1024', user: 'U0PAYER', channel: 'C0KILL' })).status).toBe(200);
       await waitUntil(() => emu.emulator.stats().openStreams === 1, 'the request reached the service', 30_000);

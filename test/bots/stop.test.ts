@@ -9,6 +9,7 @@ import { useEmulator } from '../helpers/emulator.js';
 import { surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { builtFile } from '../helpers/built.js';
 import { waitUntil } from '../helpers/runner-harness.js';
+import { untilPrinted } from '../helpers/until-printed.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const emu = useEmulator();
@@ -70,7 +71,7 @@ describe('stopping npm start', () => {
   it('ends quietly when its stdout reader is gone (npm start | head -1), without an EPIPE stack', async () => {
     const dataDir = await tempDataDir(defer, 'pictor-stop-');
     const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0' });
-    await waitUntil(() => started.printed().includes('\n'), 'the first line', 30_000);
+    await untilPrinted(started.child, () => started.printed().includes('\n'), 'the first line');
     closeStdout(started);
     started.child.kill('SIGTERM'); // its answer ("SIGTERM: taking no new jobs…") goes to the closed pipe
     expect(await within(started.exited, 15_000)).toBe(0);
@@ -81,6 +82,7 @@ describe('stopping npm start', () => {
     // A Discord API that takes connections and never answers: the login waits.
     const sockets: Socket[] = [];
     const silent = createServer((socket) => void sockets.push(socket));
+    const reached = new Promise<'reached'>((resolve) => silent.once('connection', () => resolve('reached')));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     defer(() => {
       for (const socket of sockets) socket.destroy();
@@ -89,7 +91,8 @@ describe('stopping npm start', () => {
     const dataDir = await tempDataDir(defer, 'pictor-stop-');
     const discord = { DISCORD_TOKEN: `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`, DISCORD_API_BASE_URL: `http://127.0.0.1:${(silent.address() as { port: number }).port}/api` };
     const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0', ...discord });
-    await waitUntil(() => sockets.length > 0, 'the login reached Discord', 30_000);
+    // The login's connection, however long a loaded machine takes to start the process; unless the process ends first.
+    expect(await Promise.race([reached, started.exited.then(() => 'exited before its login reached Discord')])).toBe('reached');
     started.child.kill('SIGTERM');
     expect(await within(started.exited, 5_000)).toBe(143);
   }, 60_000);
@@ -108,7 +111,7 @@ describe('stopping npm start', () => {
       ...surfaceEnv({ discord }),
     };
     const started = npmStart(env);
-    await waitUntil(() => started.printed().includes('Discord bot is online'), 'the bot is online', 30_000);
+    await untilPrinted(started.child, () => started.printed().includes('Discord bot is online'), 'the bot is online');
     discord.slashCommand('imagine', { prompt: 'a lighthouse that never finishes', quality: 'low' });
     await waitUntil(() => emu.emulator.requests.length > 0, 'the job reached the service', 30_000);
 
@@ -125,7 +128,7 @@ describe('stopping npm start', () => {
     const answering = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
     defer(() => answering.close());
     const again = npmStart({ ...env, ...surfaceEnv({ discord: answering }), PICTOR_SHUTDOWN_GRACE_SECONDS: '300' });
-    await waitUntil(() => again.printed().includes('Discord bot is online'), 'the bot is online again', 30_000);
+    await untilPrinted(again.child, () => again.printed().includes('Discord bot is online'), 'the bot is online again');
     const sent = emu.emulator.requests.length;
     answering.slashCommand('imagine', { prompt: 'another that never finishes', quality: 'low' });
     await waitUntil(() => emu.emulator.requests.length > sent, 'the second job reached the service', 30_000);

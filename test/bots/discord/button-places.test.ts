@@ -1,12 +1,10 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
-import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
-import { buttonId, buttonsOf, DiscordHarness, drawingReply } from './harness.js';
+import { buttonId, buttonsOf, DiscordHarness, drawingReply, passTheAnswerBudget, takeTheTimers } from './harness.js';
 import { jobRecords } from './sweep-scene.js';
 
 const EPHEMERAL = 64;
@@ -30,19 +28,6 @@ function answersTo(harness: DiscordHarness, click: FakeInteraction): FakeMessage
 /** The budget scopes the jobs so far were charged to. */
 async function chargedScopes(harness: DiscordHarness): Promise<string[]> {
   return (await harness.quotaStore.usage({})).map((u) => u.scopeKey).sort();
-}
-
-/**
- * From now on the bot's timers are the test's (they run as real time passes, and `passTheAnswerBudget` jumps them):
- * a press's answer budget runs out without waiting for it.
- */
-function takeTheTimers(): void {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
-}
-
-/** Jumps the bot's timers past a press's answer budget (Discord's 3 s less its answer's trip), its clock left as it is. */
-async function passTheAnswerBudget(): Promise<void> {
-  await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS);
 }
 
 /** A private job of `user` in the server (asked with `roles`), whose token expires while it draws: its result is sent to their DM. */
@@ -255,7 +240,10 @@ describe('a press in a DM while DMs are off, while the bots’ state does not an
     const posted = await privateResultInDm(h, ada);
     const hung = vi.spyOn(JobRecordStore.prototype, 'get').mockImplementation(() => new Promise(() => {}));
     try {
+      takeTheTimers();
       const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: bo, place: 'dm' });
+      await h.discord.waitFor(() => hung.mock.calls.length > 0 || undefined, 'the job record read');
+      await passTheAnswerBudget();
       const note = await h.discord.waitFor(() => answersTo(h!, reroll)[0], 'the refusal', 10_000);
       expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
       expect(logged(h, 'dms_not_enabled')).toBe(true);

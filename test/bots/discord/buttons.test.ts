@@ -4,11 +4,12 @@ import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordS
 import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
-import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply } from './harness.js';
+import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, passTheAnswerBudget, takeTheTimers } from './harness.js';
 
 describe('a press while the bots’ state does not answer', () => {
   let h: DiscordHarness;
   afterEach(async () => {
+    vi.useRealTimers();
     vi.restoreAllMocks();
     await h?.close();
   });
@@ -20,7 +21,10 @@ describe('a press while the bots’ state does not answer', () => {
     h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: place === 'dm' } });
     const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a red kite' }, { place }));
     const hung = vi.spyOn(JobRecordStore.prototype, 'get').mockImplementation(() => new Promise(() => {}));
+    takeTheTimers();
     const click = h.discord.clickButton(result, buttonId(result, 'Reroll'), { place });
+    await h.discord.waitFor(() => hung.mock.calls.length > 0 || undefined, 'the job record read');
+    await passTheAnswerBudget();
     const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id), 'the private answer', 10_000);
     expect(hung).toHaveBeenCalled();
     expect(click.ack?.type).toBe(4);

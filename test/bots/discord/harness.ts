@@ -5,6 +5,8 @@ import { serveHoldingEvents } from '../../fakes/held-stream.js';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
+import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
+import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { vi } from 'vitest';
 import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type DmCaps, type IntakeAnswers, type JobUpdate, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { makeImage } from '../../helpers/images.js';
@@ -262,6 +264,19 @@ export function privateNoteOf(harness: DiscordHarness, ix: FakeInteraction): Pro
 /** The messages an interaction left that everyone in the channel sees (its public reply, follow-ups). */
 export function publicMessagesOf(harness: DiscordHarness, ix: FakeInteraction): FakeMessage[] {
   return [...harness.discord.messages.values()].filter((m) => m.interactionId === ix.id && (m.flags & EPHEMERAL) === 0);
+}
+
+/**
+ * From now on the bot's timers are the test's (they run as real time passes, and `passTheAnswerBudget` jumps them):
+ * an interaction's answer budget runs out without waiting for it. Undone by `vi.useRealTimers()`.
+ */
+export function takeTheTimers(): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+}
+
+/** Jumps the bot's timers past an interaction's answer budget (Discord's 3 s less its answer's trip), its clock left as it is. */
+export async function passTheAnswerBudget(): Promise<void> {
+  await vi.advanceTimersByTimeAsync(DISCORD_LIMITS.acknowledgeMs - ANSWER_TRIP_MS);
 }
 
 export function buttonId(message: FakeMessage, label: string): string {

@@ -34,10 +34,17 @@ describe('a finished job’s Reroll, Edit and Delete, when many jobs end togethe
     // Slack's limits as they are (Tier 3: 50 chat.updates a minute per workspace) and the bot's default budget
     // (40 a minute, 10 saved up): most job messages cannot show "Done" for a minute after 50 jobs end together.
     const fake = await new FakeSlack({ channelWriteIntervalMs: FAKE_CHANNEL_INTERVAL_MS }).start();
-    h = await startHarness({ fake, emulator: { latencyMs: 300 } });
+    // A job's first message waits its channel's turn behind the images and buttons of the jobs before it; past
+    // `firstPostDeadlineMs` (30 s) the bot gives the job up and tells its member so. That deadline is the first-message
+    // tests' to measure: here it is the test's own bound, so a loaded machine slows these writes without dropping a reroll.
+    h = await startHarness({ fake, emulator: { latencyMs: 300 }, bot: { firstPostDeadlineMs: 240_000 } });
 
-    const asked = await Promise.all(members.map((m) => fake.command({ command: '/imagine', text: `${m.prompt} --quality low`, channel: m.channel, user: m.user })));
-    expect(asked.every((a) => a.status === 200)).toBe(true);
+    // Asked one after the other: Slack (and Bolt, which answers 404 for it) gives each command 3 s to be answered, and
+    // many intakes at once on a loaded machine can miss that. The jobs still end together: the service draws four at a
+    // time, so they queue up behind each other whatever the pace of the asking, and their updates behind the budget.
+    const asked: number[] = [];
+    for (const m of members) asked.push((await fake.command({ command: '/imagine', text: `${m.prompt} --quality low`, channel: m.channel, user: m.user })).status);
+    expect(asked).toEqual(members.map(() => 200));
 
     // Each member clicks Reroll as soon as its button shows; the click works when a new job of theirs is posted.
     const rounds = await Promise.all(
