@@ -161,10 +161,10 @@ export class FileQuotaStore implements QuotaStore {
 
   release(jobId: string): Promise<void> {
     return this.#update(this.#process.clock(), (ledger) => {
-      this.#process.held.delete(jobId);
       const changed = ledger.reservations[jobId] !== undefined;
       delete ledger.reservations[jobId];
-      return { result: undefined, changed };
+      // Dropped once written, as a settle's: a release whose write failed leaves the reservation in the file, still held.
+      return { result: undefined, changed, committed: () => this.#process.held.delete(jobId) };
     });
   }
 
