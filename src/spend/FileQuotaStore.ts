@@ -288,8 +288,14 @@ export class FileQuotaStore implements QuotaStore {
       // Twice: the backup copy is the version before, which may hold them too.
       await this.#write(ledger);
       await this.#write(ledger);
-      const records = await this.#readUsage();
-      if (records.some((r) => r.userKey === userKey && r.prompt !== undefined)) await this.#replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
+      // Decided on the lines as written: a line of theirs a crash cut short is skipped when read, and may hold a prompt.
+      const text = (await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '';
+      const key = JSON.stringify(userKey).slice(1, -1);
+      const promptOrTorn = (line: string) => parseUsageLines(line)[0]?.prompt !== undefined || parseUsageLines(line).length === 0;
+      // The rewrite keeps the records read back: a torn line goes.
+      if (text.split('\n').some((line) => line.includes(key) && promptOrTorn(line))) {
+        await this.#replaceUsage(parseUsageLines(text).map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
+      }
       await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
     });
   }
