@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomi
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endRecordedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
@@ -85,7 +85,7 @@ export class FileQuotaStore implements QuotaStore {
         await this.#checkUsageFile();
         const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#process.clock());
         await this.#readCapOverrides();
-        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
+        const ledger = await this.#restoreLedger();
         await this.#load();
         return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }) };
       }),
@@ -448,6 +448,20 @@ export class FileQuotaStore implements QuotaStore {
         remedy: 'Move it away (or give this user access to it) and start again: spending is still counted by the ledger, but pictor usage and the chat usage summaries lose the records it held.',
       });
     }
+  }
+
+  /**
+   * The one restore of the ledger, at `open()`: a good backup copy takes the place of a missing or unreadable ledger
+   * (`restoreFromBackup`). The copy is one change behind: a job it still shows open that `usage.jsonl` shows ended is
+   * ended at what its record says (`endRecordedIn`), not charged again when its gone process is met.
+   */
+  async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
+    const restored = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
+    if (!restored.restored) return restored;
+    this.#written = undefined;
+    const ledger = await this.#load();
+    if (Object.keys(ledger.reservations).length > 0 && endRecordedIn(ledger, await this.#readUsage()).length > 0) await this.#write(ledger);
+    return restored;
   }
 
   /** The ledger (an empty one when there is none yet); throws LedgerUnreadableError naming what is wrong. */
