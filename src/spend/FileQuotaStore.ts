@@ -20,6 +20,11 @@ import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-recor
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
   dir: string;
+  /**
+   * Told when a step found the ledger file gone while the process ran and put its backup copy back (as `open()` does,
+   * which says so in its answer instead): the ledger is one change behind, the step went on.
+   */
+  onRestored?: ((restored: { brokenCopy?: string | undefined }) => void) | undefined;
 }
 
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
@@ -43,6 +48,7 @@ export class FileQuotaStore implements QuotaStore {
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
   readonly #dir: string;
+  readonly #onRestored: FileQuotaStoreOptions['onRestored'];
   readonly #process: StoreProcess<Reservation>;
   readonly #serial = createSerialQueue();
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
@@ -55,6 +61,7 @@ export class FileQuotaStore implements QuotaStore {
 
   constructor(options: FileQuotaStoreOptions) {
     this.#dir = options.dir;
+    this.#onRestored = options.onRestored;
     this.path = resolve(join(options.dir, LEDGER_FILES.ledger));
     if (OPEN_LEDGERS.has(this.path)) {
       throw new Error(`the quota ledger ${this.path} is already open in this process; share one FileQuotaStore between the bots`);
@@ -451,9 +458,10 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * The one restore of the ledger, at `open()`: a good backup copy takes the place of a missing or unreadable ledger
-   * (`restoreFromBackup`). The copy is one change behind: a job it still shows open that `usage.jsonl` shows ended is
-   * ended at what its record says (`endRecordedIn`), not charged again when its gone process is met.
+   * The one restore of the ledger, at `open()` and when a step finds the file gone while the process runs: a good
+   * backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`). The copy is one change behind:
+   * a job it still shows open that `usage.jsonl` shows ended is ended at what its record says (`endRecordedIn`), not
+   * charged again when its gone process is met.
    */
   async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
     const restored = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
@@ -471,9 +479,16 @@ export class FileQuotaStore implements QuotaStore {
     this.#written = undefined;
     const text = readIfExists(this.path);
     if (text === undefined) {
-      // No ledger: a fresh start, unless a backup shows there was one (`open()` restores it).
-      if (existsSync(this.backupPath)) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
-      return emptyLedger();
+      // No ledger: a fresh start, unless a backup shows there was one: deleted while running, it is put back as at start.
+      if (!existsSync(this.backupPath)) return emptyLedger();
+      const restored = await this.#restoreLedger();
+      if (!restored.restored) {
+        throw new LedgerUnreadableError(this.path, `is missing, and its backup copy ${this.backupPath} is damaged (not a spend ledger)`, {
+          remedy: 'Restore a copy of the ledger, or move the backup copy away to start counting spending from zero (caps then ignore what was already spent).',
+        });
+      }
+      this.#onRestored?.({ brokenCopy: restored.brokenCopy });
+      return this.#load();
     }
     if (text.trim() === '') throw new LedgerUnreadableError(this.path, 'is empty');
     const json = safeJson(text);
@@ -487,7 +502,8 @@ export class FileQuotaStore implements QuotaStore {
   async #peek(): Promise<Ledger> {
     this.#process.assertOpen();
     const stamp = fileStamp(this.path);
-    if (stamp === undefined) return emptyLedger();
+    // Gone beside its backup copy: the locked read puts it back.
+    if (stamp === undefined) return existsSync(this.backupPath) ? this.#readLocked(() => this.#load()) : emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
     // A file of the current version is taken as it is (the locked steps check it); others are parsed (and upgraded).
     const json = safeJson(readFileSync(this.path, 'utf8'));
