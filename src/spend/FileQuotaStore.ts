@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomi
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endRecordedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
@@ -20,6 +20,11 @@ import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-recor
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
   dir: string;
+  /**
+   * Told when a step found the ledger file gone while the process ran and put its backup copy back (as `open()` does,
+   * which says so in its answer instead): the ledger is one change behind, the step went on.
+   */
+  onRestored?: ((restored: { brokenCopy?: string | undefined }) => void) | undefined;
 }
 
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
@@ -43,6 +48,7 @@ export class FileQuotaStore implements QuotaStore {
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
   readonly #dir: string;
+  readonly #onRestored: FileQuotaStoreOptions['onRestored'];
   readonly #process: StoreProcess<Reservation>;
   readonly #serial = createSerialQueue();
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
@@ -55,6 +61,7 @@ export class FileQuotaStore implements QuotaStore {
 
   constructor(options: FileQuotaStoreOptions) {
     this.#dir = options.dir;
+    this.#onRestored = options.onRestored;
     this.path = resolve(join(options.dir, LEDGER_FILES.ledger));
     if (OPEN_LEDGERS.has(this.path)) {
       throw new Error(`the quota ledger ${this.path} is already open in this process; share one FileQuotaStore between the bots`);
@@ -85,7 +92,7 @@ export class FileQuotaStore implements QuotaStore {
         await this.#checkUsageFile();
         const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#process.clock());
         await this.#readCapOverrides();
-        const ledger = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
+        const ledger = await this.#restoreLedger();
         await this.#load();
         return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }) };
       }),
@@ -161,10 +168,10 @@ export class FileQuotaStore implements QuotaStore {
 
   release(jobId: string): Promise<void> {
     return this.#update(this.#process.clock(), (ledger) => {
-      this.#process.held.delete(jobId);
       const changed = ledger.reservations[jobId] !== undefined;
       delete ledger.reservations[jobId];
-      return { result: undefined, changed };
+      // Dropped once written, as a settle's: a release whose write failed leaves the reservation in the file, still held.
+      return { result: undefined, changed, committed: () => this.#process.held.delete(jobId) };
     });
   }
 
@@ -288,8 +295,14 @@ export class FileQuotaStore implements QuotaStore {
       // Twice: the backup copy is the version before, which may hold them too.
       await this.#write(ledger);
       await this.#write(ledger);
-      const records = await this.#readUsage();
-      if (records.some((r) => r.userKey === userKey && r.prompt !== undefined)) await this.#replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
+      // Decided on the lines as written: a line of theirs a crash cut short is skipped when read, and may hold a prompt.
+      const text = (await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '';
+      const key = JSON.stringify(userKey).slice(1, -1);
+      const promptOrTorn = (line: string) => parseUsageLines(line)[0]?.prompt !== undefined || parseUsageLines(line).length === 0;
+      // The rewrite keeps the records read back: a torn line goes.
+      if (text.split('\n').some((line) => line.includes(key) && promptOrTorn(line))) {
+        await this.#replaceUsage(parseUsageLines(text).map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
+      }
       await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
     });
   }
@@ -444,6 +457,21 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
+  /**
+   * The one restore of the ledger, at `open()` and when a step finds the file gone while the process runs: a good
+   * backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`). The copy is one change behind:
+   * a job it still shows open that `usage.jsonl` shows ended is ended at what its record says (`endRecordedIn`), not
+   * charged again when its gone process is met.
+   */
+  async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
+    const restored = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
+    if (!restored.restored) return restored;
+    this.#written = undefined;
+    const ledger = await this.#load();
+    if (Object.keys(ledger.reservations).length > 0 && endRecordedIn(ledger, await this.#readUsage()).length > 0) await this.#write(ledger);
+    return restored;
+  }
+
   /** The ledger (an empty one when there is none yet); throws LedgerUnreadableError naming what is wrong. */
   async #load(): Promise<Ledger> {
     const written = this.#written;
@@ -451,9 +479,16 @@ export class FileQuotaStore implements QuotaStore {
     this.#written = undefined;
     const text = readIfExists(this.path);
     if (text === undefined) {
-      // No ledger: a fresh start, unless a backup shows there was one (`open()` restores it).
-      if (existsSync(this.backupPath)) throw new LedgerUnreadableError(this.path, 'is missing although a backup exists');
-      return emptyLedger();
+      // No ledger: a fresh start, unless a backup shows there was one: deleted while running, it is put back as at start.
+      if (!existsSync(this.backupPath)) return emptyLedger();
+      const restored = await this.#restoreLedger();
+      if (!restored.restored) {
+        throw new LedgerUnreadableError(this.path, `is missing, and its backup copy ${this.backupPath} is damaged (not a spend ledger)`, {
+          remedy: 'Restore a copy of the ledger, or move the backup copy away to start counting spending from zero (caps then ignore what was already spent).',
+        });
+      }
+      this.#onRestored?.({ brokenCopy: restored.brokenCopy });
+      return this.#load();
     }
     if (text.trim() === '') throw new LedgerUnreadableError(this.path, 'is empty');
     const json = safeJson(text);
@@ -467,7 +502,8 @@ export class FileQuotaStore implements QuotaStore {
   async #peek(): Promise<Ledger> {
     this.#process.assertOpen();
     const stamp = fileStamp(this.path);
-    if (stamp === undefined) return emptyLedger();
+    // Gone beside its backup copy: the locked read puts it back.
+    if (stamp === undefined) return existsSync(this.backupPath) ? this.#readLocked(() => this.#load()) : emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
     // A file of the current version is taken as it is (the locked steps check it); others are parsed (and upgraded).
     const json = safeJson(readFileSync(this.path, 'utf8'));

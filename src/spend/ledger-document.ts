@@ -3,7 +3,7 @@ import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, 
 import { cutOffCostUsd } from './charge-rules.js';
 import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
 import type { BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
-import { JobDetailsSchema, usageRecord } from './usage-records.js';
+import { JobDetailsSchema, latestPerJob, usageRecord } from './usage-records.js';
 import { DAY_MS, utcDayBefore, utcMonthBefore } from './utc-period.js';
 
 /**
@@ -323,6 +323,25 @@ export function settleIn(
   delete ledger.reservations[jobId];
   chargeIn(ledger, reservation, actualUsd, now);
   return { usage: recordOf(jobId, reservation, roundToNanoUsd(actualUsd), settledBasis(info), now, info), lost };
+}
+
+/**
+ * Ends the reservations of jobs whose usage records show them ended already: a ledger put back from its backup copy is
+ * one change behind and may still hold a job settled since. Each is charged what its latest record says (at that
+ * record's time; marked uncertain when a reconcile charged it), once: it has its record, so none is added, and it is
+ * not charged again at its estimate when its gone process is met. Answers the jobs ended.
+ */
+export function endRecordedIn(ledger: Ledger, records: Iterable<UsageRecord>): string[] {
+  const ended: string[] = [];
+  for (const record of latestPerJob(records)) {
+    const r = ledger.reservations[record.jobId];
+    if (!r) continue;
+    delete ledger.reservations[record.jobId];
+    chargeIn(ledger, r, record.costUsd, record.time);
+    if (record.basis === 'uncertain') ledger.uncertain[record.jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: record.costUsd, day: r.day, at: record.time };
+    ended.push(record.jobId);
+  }
+  return ended;
 }
 
 /**

@@ -26,7 +26,7 @@ export interface OpenQuotaStoreOptions {
   usageRetentionDays?: number | undefined;
   /** Warnings (a lease not renewed, reservations of a dead process ended, a file restored) and Redis's connection news. */
   logger?: RedisLogger | undefined;
-  /** Told (one sentence) when a damaged ledger file was replaced by its backup copy. Default: a warning in the log. */
+  /** Told (one sentence) when a ledger file was replaced by its backup copy: a damaged one at start, or one deleted while the process runs. Default: a warning in the log. */
   onRestored?: ((sentence: string) => void) | undefined;
   /** End the reservations left by a process that died (kill -9, crash) before answering. Default true. */
   reconcile?: boolean | undefined;
@@ -80,19 +80,24 @@ export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<Qu
       ? new RedisQuotaStore({ redis: options.link.commands, prefix, onError, onReservationLost, onReconciled, usageRetentionDays })
       : await RedisQuotaStore.connect(ledgerRedis(options.redis, options.ledger), { logger, onError, onReservationLost, onReconciled, usageRetentionDays });
   } else {
-    const file = new FileQuotaStore({ dir: ledgerDir(options.dataDir, options.ledger), onError, onReservationLost, onReconciled, usageRetentionDays });
+    const tell = (sentence: string) => (options.onRestored ? options.onRestored(sentence) : logger?.warn({ path: file.path }, sentence));
+    const ledgerRestored = ({ brokenCopy }: { brokenCopy?: string | undefined }) => {
+      const what = brokenCopy ? `was unreadable (kept as ${brokenCopy})` : 'was missing';
+      return `The spend ledger ${file.path} ${what}: restored its backup copy ${file.backupPath}, one change behind.`;
+    };
+    // Deleted while the process runs: put back by the next step, which goes on (the job it was for is charged).
+    const file: FileQuotaStore = new FileQuotaStore({
+      dir: ledgerDir(options.dataDir, options.ledger),
+      onError,
+      onReservationLost,
+      onReconciled,
+      onRestored: (restored) => tell(ledgerRestored(restored)),
+      usageRetentionDays,
+    });
     try {
       const opened = await file.open();
-      const restored: string[] = [];
-      if (opened.restoredFromBackup) {
-        const what = opened.brokenCopy ? `was unreadable (kept as ${opened.brokenCopy})` : 'was missing';
-        restored.push(`The spend ledger ${file.path} ${what}: restored its backup copy ${file.backupPath}, one change behind.`);
-      }
-      if (opened.restoredCapOverrides) restored.push(`The chat admins' caps ${file.capOverridesPath} were unreadable: restored their backup copy, one change behind.`);
-      for (const sentence of restored) {
-        if (options.onRestored) options.onRestored(sentence);
-        else logger?.warn({ path: file.path }, sentence);
-      }
+      if (opened.restoredFromBackup) tell(ledgerRestored(opened));
+      if (opened.restoredCapOverrides) tell(`The chat admins' caps ${file.capOverridesPath} were unreadable: restored their backup copy, one change behind.`);
     } catch (error) {
       await file.close();
       throw error;

@@ -182,7 +182,7 @@ describe('the file ledger over the life of its processes', () => {
     const error = await store.open().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LedgerUnreadableError);
     expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
-    expect((error as Error).message).toContain(`${store.path} is missing although a backup exists`);
+    expect((error as Error).message).toContain(`${store.path} is missing, and its backup copy ${store.backupPath} is damaged`);
     expect((error as Error).message).toContain(store.backupPath);
     expect(await readdir(dir)).toEqual(['quota-ledger.json.bak']);
   });

@@ -34,4 +34,25 @@ describe('openQuotaStore', () => {
       await store.close();
     }
   });
+
+  it('says, as at start, that it put back the ledger deleted while the process ran, and the job goes on to be charged', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'pictor-open-store-'));
+    const restored: string[] = [];
+    const store = await openQuotaStore({ dataDir, onRestored: (sentence) => restored.push(sentence) });
+    try {
+      const ask = (jobId: string) => ({ jobId, userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.2, limits: {}, now: Date.now() });
+      await store.reserve(ask('first'));
+      await store.settle('first', 0.1);
+      await store.reserve(ask('second'));
+      await rm(join(ledgerDir(dataDir), 'quota-ledger.json'));
+
+      expect(await store.settle('second', 0.1)).toBe(true);
+
+      const path = join(ledgerDir(dataDir), 'quota-ledger.json');
+      expect(restored).toEqual([`The spend ledger ${path} was missing: restored its backup copy ${path}.bak, one change behind.`]);
+      expect(await store.spentToday('discord:alice', Date.now())).toBeCloseTo(0.2, 9);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -1,0 +1,36 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileQuotaStore } from '../../src/internal.js';
+import { useTempDirs } from '../helpers/runner-harness.js';
+
+const newDir = useTempDirs();
+const open: FileQuotaStore[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+const job = (prompt: string) => ({ operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt });
+
+async function settledJob(store: FileQuotaStore, jobId: string, userKey: string, prompt: string): Promise<void> {
+  await store.reserve({ jobId, userKey, scopeKey: 'slack:T1', estimateUsd: 0.02, limits: {}, now: Date.now(), job: job(prompt) });
+  await store.settle(jobId, 0.011);
+}
+
+describe('forgetting a member’s prompts in the file ledger', () => {
+  it('erases the prompt of a usage line of theirs a crash cut short (skipped when read), and keeps the whole records', async () => {
+    const store = new FileQuotaStore({ dir: await newDir() });
+    open.push(store);
+    await store.open();
+    await settledJob(store, 'other', 'slack:U2', 'a calm lake');
+    await settledJob(store, 'theirs', 'slack:U1', 'a QUIXOTIC fox');
+    // The last append cut short after its prompt: not a record any more, the prompt still in the file.
+    const text = await readFile(store.usagePath, 'utf8');
+    await writeFile(store.usagePath, text.trimEnd().slice(0, -20));
+    expect(await readFile(store.usagePath, 'utf8')).toContain('QUIXOTIC');
+
+    await store.forgetPrompts('slack:U1');
+
+    expect(await readFile(store.usagePath, 'utf8')).not.toContain('QUIXOTIC');
+    expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([['other', 'a calm lake']]);
+  });
+});

@@ -1,0 +1,116 @@
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileQuotaStore, LedgerUnreadableError } from '../../src/internal.js';
+import { useTempDirs } from '../helpers/runner-harness.js';
+
+const newDir = useTempDirs();
+const open: FileQuotaStore[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+function storeAt(dir: string, options: Partial<ConstructorParameters<typeof FileQuotaStore>[0]> = {}): FileQuotaStore {
+  const store = new FileQuotaStore({ dir, ...options });
+  open.push(store);
+  return store;
+}
+
+const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'high' };
+const reserve = (s: FileQuotaStore, jobId: string, usd: number, userKey = 'slack:U1') =>
+  s.reserve({ jobId, userKey, scopeKey: 'slack:T1', estimateUsd: usd, limits: { userConcurrentJobs: 1 }, now: Date.now(), job });
+
+describe('a ledger file deleted while a job runs', () => {
+  it('is put back from its backup copy by the next step, which says so, and the job is charged and recorded', async () => {
+    const dir = await newDir();
+    const restored: unknown[] = [];
+    const store = storeAt(dir, { onRestored: (r) => restored.push(r) });
+    await store.open();
+    await reserve(store, 'first', 0.05);
+    await store.settle('first', 0.05);
+    await reserve(store, 'second', 0.224);
+    await store.markSent('second');
+    await rm(store.path);
+
+    expect(await store.settle('second', 0.0562)).toBe(true);
+
+    expect(restored).toEqual([{ brokenCopy: undefined }]);
+    expect(await store.spentToday('slack:U1', Date.now())).toBeCloseTo(0.1062, 9);
+    expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([
+      ['first', 0.05, 'table'],
+      ['second', 0.0562, 'table'],
+    ]);
+    expect(await store.activeJobs()).toEqual([]);
+    // Not refused for ever after: the next job of the same user (one at a time) is taken.
+    expect(await reserve(store, 'third', 0.05)).toEqual({ ok: true });
+  });
+
+  it('charges from the process’s copy a job the backup copy does not know (reserved by the last change)', async () => {
+    const dir = await newDir();
+    const lost: unknown[] = [];
+    const store = storeAt(dir, { onReservationLost: (l) => lost.push(l) });
+    await store.open();
+    await reserve(store, 'first', 0.05);
+    await store.settle('first', 0.05);
+    await reserve(store, 'second', 0.224);
+    await rm(store.path);
+
+    expect(await store.settle('second', 0.0562)).toBe(true);
+
+    expect(lost).toMatchObject([{ jobId: 'second', foundAt: 'settle', chargedUsd: 0.0562 }]);
+    expect(await store.spentThisMonth('account', Date.now())).toBeCloseTo(0.1062, 9);
+  });
+
+  it('is put back for a read without the lock too, rather than read as a fresh ledger with nothing spent', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir, { onRestored: () => undefined });
+    await store.open();
+    await reserve(store, 'first', 0.05);
+    await store.settle('first', 0.05);
+    await rm(store.path);
+
+    expect((await store.spentMany(['account'], Date.now())).get('account')?.day).toBeCloseTo(0.05, 9);
+  });
+
+  it('names both files, and says the backup copy is damaged, when that copy cannot take its place', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await reserve(store, 'first', 0.05);
+    await rm(store.path);
+    await writeFile(store.backupPath, '{"version":2,"spent":');
+
+    const error = await store.settle('first', 0.05).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(LedgerUnreadableError);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
+    expect((error as Error).message).toContain(`${store.path} is missing, and its backup copy ${store.backupPath} is damaged`);
+    expect((error as Error).message).not.toMatch(/no good backup/);
+  });
+});
+
+describe('a ledger put back from its backup copy', () => {
+  it('ends a job the copy still shows open at what its usage record says it was settled at, not again at its estimate', async () => {
+    const dir = await newDir();
+    const first = storeAt(dir);
+    await first.open();
+    await reserve(first, 'job-1', 0.224);
+    await first.markSent('job-1');
+    await first.settle('job-1', 0.0562);
+    await first.close();
+    // Damaged after the settle was written: the backup copy is the one before it, the job reserved and sent.
+    await writeFile(join(dir, 'quota-ledger.json'), '{"version":2,"spent":{"');
+
+    // Past the first store's lease: its reservations are a gone process's.
+    const later = () => Date.now() + 5 * 60_000;
+    const store = storeAt(dir, { clock: later });
+    expect(await store.open()).toMatchObject({ restoredFromBackup: true });
+    expect(await store.reconcile(later())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
+
+    expect(await store.spentToday('slack:U1', Date.now())).toBeCloseTo(0.0562, 9);
+    expect(await store.spentThisMonth('account', Date.now())).toBeCloseTo(0.0562, 9);
+    expect(await store.activeJobs()).toEqual([]);
+    expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['job-1', 0.0562, 'table']]);
+    expect((await readdir(dir)).some((f) => f.startsWith('quota-ledger.json.broken-'))).toBe(true);
+    expect(JSON.parse(await readFile(store.path, 'utf8')).uncertain).toEqual({});
+  });
+});
