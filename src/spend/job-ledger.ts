@@ -19,7 +19,7 @@ import type { ChargeBasis, JobDetails, QuotaStore, SpendLimits, SpendRefusal } f
  * A settle or release the ledger does not take (its lock busy, Redis away) is
  * tried again with backoff for `retryForMs`, each try given `attemptTimeoutMs`; then it is kept and tried again
  * every `retryForMs` and before the next `begin` (which waits for that at most
- * `NEXT_JOB_SETTLE_WAIT_MS`, joining a try of them already under way), so the
+ * `NEXT_JOB_SETTLE_WAIT_MS`, joining a try of them already under way and trying its own user's at once), so the
  * user's concurrency slot is freed once the ledger answers. Never lost: until it lands, the
  * reservation stays in the ledger (renewed by this process's lease), and if
  * this process dies first, reconcile charges its estimate (`uncertain`) —
@@ -104,6 +104,19 @@ const DEFAULT_RETRY_DELAY_MS = 200;
 /** How long one settle's try is given by default. */
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 5_000;
 const MAX_RETRY_DELAY_MS = 5_000;
+/** A settle or release the ledger did not take in time, and the user whose slot its reservation holds. */
+interface KeptSettle {
+  userKey: string;
+  commit: () => Promise<unknown>;
+}
+
+/** One try of every kept settle: the job ids it has tried (or a next job tried beside it), and those tries beside it. */
+interface FlushRound {
+  readonly tried: Set<string>;
+  readonly beside: Promise<void>[];
+  done: Promise<void>;
+}
+
 const noopLogger: LoggerLike = { debug() {}, info() {}, warn() {}, error() {} };
 
 export class JobLedger {
@@ -114,14 +127,14 @@ export class JobLedger {
   readonly #retryDelayMs: number;
   readonly #attemptTimeoutMs: number;
   readonly #onCharged: ((charged: ChargedSettle) => void) | undefined;
-  /** Settles and releases the ledger did not take in time, by job id. */
-  readonly #kept = new Map<string, () => Promise<unknown>>();
+  /** Settles and releases the ledger did not take in time, by job id, with the user whose slot each one holds. */
+  readonly #kept = new Map<string, KeptSettle>();
   #keptTimer: NodeJS.Timeout | undefined;
   /** Settles and releases under way (not yet taken or kept), by user key. */
   readonly #settling = new Map<string, Set<Promise<unknown>>>();
   readonly #settleWaitMs: number;
   /** The try of every kept settle under way (`flushKept`), joined by every caller until it ends. */
-  #flushing: Promise<void> | undefined;
+  #flushing: FlushRound | undefined;
 
   constructor(options: JobLedgerOptions) {
     this.store = options.store;
@@ -136,7 +149,8 @@ export class JobLedger {
 
   /**
    * Checks the caps and reserves the job's upper-bound price; a refusal reserves nothing. First the user's settles and
-   * releases under way are waited for, then those kept (every user's: one may hold this user's slot) are tried again —
+   * releases under way are waited for, then those kept (every user's: one may hold this user's slot; the user's own
+   * at once, even while a try of the others is under way) are tried again —
    * both together up to `NEXT_JOB_SETTLE_WAIT_MS` (or `retryForMs` if shorter): a job asked for as the last one's result
    * shows (a reroll) is decided on what that one cost, not on its reservation still holding the user's slot. Past that
    * wait (a ledger in trouble), it is decided on the reservations still held; the tries go on behind.
@@ -177,13 +191,25 @@ export class JobLedger {
     return settle;
   }
 
-  /** The user's settles under way, then the kept ones tried again (joining a try under way): at most `#settleWaitMs` in all. */
+  /**
+   * The user's settles under way, then the kept ones tried again (joining a try under way): at most `#settleWaitMs` in
+   * all. The user's own kept ones that try has not reached yet are tried at once, beside it: one that try is stalled
+   * behind (another job's, each given `attemptTimeoutMs`) is not left untried while this job is decided.
+   */
   async #beforeNextJob(userKey: string): Promise<void> {
     const under = this.#settling.get(userKey);
     if (!under && this.#kept.size === 0 && !this.#flushing) return;
     const settled = async () => {
       if (under) await Promise.allSettled(under);
-      await this.flushKept();
+      const round = this.#flushRound();
+      const own: Promise<void>[] = [];
+      for (const [jobId, kept] of this.#kept) {
+        if (kept.userKey !== userKey || round.tried.has(jobId)) continue;
+        round.tried.add(jobId);
+        own.push(this.#tryKept(jobId, kept));
+      }
+      round.beside.push(...own);
+      await Promise.all([round.done, ...own]);
     };
     await waitAtMost(settled(), this.#settleWaitMs);
   }
@@ -203,23 +229,38 @@ export class JobLedger {
 
   /**
    * Tries once more every settle or release the ledger did not take, one at a time; those it still refuses stay kept.
-   * A call while such a try is under way joins it rather than starting another (each kept one may take
-   * `attemptTimeoutMs` against a ledger that stalls).
+   * One kept while this try is under way is tried by it too: it ends once no kept one is left that it has not tried,
+   * each tried once. A call while such a try is under way joins it rather than starting another (each kept one may
+   * take `attemptTimeoutMs` against a ledger that stalls).
    */
   flushKept(): Promise<void> {
-    this.#flushing ??= this.#flushAll().finally(() => (this.#flushing = undefined));
-    return this.#flushing;
+    return this.#flushRound().done;
   }
 
-  async #flushAll(): Promise<void> {
-    for (const [jobId, commit] of [...this.#kept]) {
-      try {
-        await commit();
-        this.#kept.delete(jobId);
-        this.#logger.info({ jobId }, 'a kept settle reached the spend ledger');
-      } catch (error) {
-        this.#logger.warn({ jobId, err: error }, 'the spend ledger still refuses a kept settle');
+  #flushRound(): FlushRound {
+    if (this.#flushing) return this.#flushing;
+    const round: FlushRound = { tried: new Set(), beside: [], done: Promise.resolve() };
+    this.#flushing = round;
+    round.done = this.#flushAll(round);
+    return round;
+  }
+
+  async #flushAll(round: FlushRound): Promise<void> {
+    try {
+      for (;;) {
+        const next = [...this.#kept].find(([jobId]) => !round.tried.has(jobId));
+        if (next) {
+          round.tried.add(next[0]);
+          await this.#tryKept(...next);
+        } else if (round.beside.length > 0) {
+          await Promise.all(round.beside.splice(0));
+        } else {
+          break;
+        }
       }
+    } finally {
+      // Cleared as the round ends, in the same step: a caller from here on starts a new one rather than joining this.
+      if (this.#flushing === round) this.#flushing = undefined;
     }
     if (this.#kept.size === 0 && this.#keptTimer) {
       clearInterval(this.#keptTimer);
@@ -227,8 +268,19 @@ export class JobLedger {
     }
   }
 
+  /** One try of a kept settle or release; never rejects. */
+  async #tryKept(jobId: string, kept: KeptSettle): Promise<void> {
+    try {
+      await kept.commit();
+      if (this.#kept.get(jobId) === kept) this.#kept.delete(jobId);
+      this.#logger.info({ jobId }, 'a kept settle reached the spend ledger');
+    } catch (error) {
+      this.#logger.warn({ jobId, err: error }, 'the spend ledger still refuses a kept settle');
+    }
+  }
+
   /** @internal Ends a job in the ledger: retried with backoff, then kept. */
-  async commit(jobId: string, what: 'settle' | 'release', untimed: () => Promise<unknown>): Promise<{ result: unknown; deferred: boolean }> {
+  async commit(jobId: string, userKey: string, what: 'settle' | 'release', untimed: () => Promise<unknown>): Promise<{ result: unknown; deferred: boolean }> {
     const deadline = this.#now() + this.#retryForMs;
     let delay = this.#retryDelayMs;
     const commit = this.#oneAtATime(untimed);
@@ -238,7 +290,7 @@ export class JobLedger {
       } catch (error) {
         if (this.#now() + delay > deadline) {
           this.#logger.error({ jobId, action: what, attempts: attempt, err: error }, 'the spend ledger did not take a finished job: kept, and tried again later');
-          this.#keep(jobId, commit);
+          this.#keep(jobId, { userKey, commit });
           return { result: undefined, deferred: true };
         }
         this.#logger.warn({ jobId, action: what, attempt, err: error }, 'the spend ledger did not take a finished job: trying again');
@@ -288,8 +340,8 @@ export class JobLedger {
     return this.#logger;
   }
 
-  #keep(jobId: string, commit: () => Promise<unknown>): void {
-    this.#kept.set(jobId, commit);
+  #keep(jobId: string, kept: KeptSettle): void {
+    this.#kept.set(jobId, kept);
     this.#keptTimer ??= setInterval(() => void this.flushKept(), Math.max(1000, this.#retryForMs)).unref();
   }
 
@@ -401,9 +453,9 @@ export class ChargedJob {
   }
 
   async #record(ending: JobEnding, charge: Charge | undefined): Promise<JobSettlement> {
-    const { ledger, id } = this;
+    const { ledger, id, userKey } = this;
     if (!charge) {
-      const { deferred } = await ledger.commit(id, 'release', () => ledger.store.release(id));
+      const { deferred } = await ledger.commit(id, userKey, 'release', () => ledger.store.release(id));
       this.#taken = !deferred;
       // A job whose only attempt left nothing (a cancel before any byte of it left) was never sent either.
       const sentSomething = this.#everSent && (this.#retried || !leftNothing(ending));
@@ -412,7 +464,7 @@ export class ChargedJob {
     const reservedUsd = exceedsReservation({ usd: this.estimate.totalUsd }, charge.usd) ? this.estimate.totalUsd : undefined;
     // The record keeps the size and quality the service reported making (what it is charged for), not those asked.
     const info = { requestId: this.#requestId, basis: charge.basis, outcome: ending.kind, images: this.#images.length, ...charge.made };
-    const { result, deferred } = await ledger.commit(id, 'settle', async () => {
+    const { result, deferred } = await ledger.commit(id, userKey, 'settle', async () => {
       const charged = await ledger.store.settle(id, charge.usd, info);
       // Told once, by whichever try (now, or a kept one later) charged it.
       if (charged) ledger.charged({ jobId: id, usd: charge.usd, basis: charge.basis, images: this.#images.length, request: this.request, reservedUsd });

@@ -175,3 +175,92 @@ describe('JobLedger when kept settles meet a ledger that stalls', () => {
     expect(await store.spentToday('n8n:wf1', Date.now())).toBeCloseTo(3 * LOW, 9);
   });
 });
+
+describe('JobLedger when a settle is kept while the kept ones are being tried against a ledger that stalls', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  /**
+   * Ann's job's settle that the ledger never answers, tried again (10 s each) from when it is kept; while that try
+   * stalls, Bob's job's settle, refused until then, is kept too, and then the ledger takes it.
+   */
+  async function keptDuringAStalledTry() {
+    const store = await fileStore();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const modes = new Map<string, 'refuse' | 'silent' | 'take'>([
+      ['cli:ann:1', 'silent'],
+      ['cli:bob:1', 'refuse'],
+    ]);
+    const tries = new Map<string, number>();
+    const troubled = new Proxy(store, {
+      get(target, key) {
+        if (key === 'settle') {
+          return (...args: Parameters<QuotaStore['settle']>) => {
+            const [jobId] = args;
+            tries.set(jobId, (tries.get(jobId) ?? 0) + 1);
+            const mode = modes.get(jobId) ?? 'take';
+            if (mode === 'refuse') return Promise.reject(new Error('the ledger lock is busy'));
+            if (mode === 'silent') return new Promise(() => {});
+            return target.settle(...args);
+          };
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const ledger = new JobLedger({ store: troubled, retryForMs: 10_000, attemptTimeoutMs: 10_000 });
+    const request = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low' };
+    const limits = { userConcurrentJobs: 1 };
+    const started = async (jobId: string, userKey: string) => {
+      const begun = await ledger.begin({ jobId, userKey, scopeKey: 'cli', limits, request });
+      if (!begun.ok) throw new Error(begun.code);
+      await begun.job.beforeSend();
+      begun.job.onImage(image);
+      return begun.job;
+    };
+    const ann = await started('cli:ann:1', 'cli:ann');
+    const bob = await started('cli:bob:1', 'cli:bob');
+
+    const annEnded = ann.end({ kind: 'completed' }).settled;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await annEnded).toMatchObject({ deferred: true });
+    // The kept ones are tried: Ann's try stalls for its 10 s.
+    const flushed = ledger.flushKept();
+    const bobEnded = bob.end({ kind: 'completed' }).settled;
+    await vi.advanceTimersByTimeAsync(7_000);
+    expect(await bobEnded).toMatchObject({ deferred: true });
+    expect(ledger.kept).toBe(2);
+    // The ledger takes Bob's settle now; Ann's try is still under way.
+    modes.set('cli:bob:1', 'take');
+    return { store, ledger, flushed, tries, limits, request };
+  }
+
+  it('has the try under way try that settle too before it ends, each kept one once', async () => {
+    const { store, ledger, flushed, tries } = await keptDuringAStalledTry();
+    const annTries = tries.get('cli:ann:1');
+    const bobTries = tries.get('cli:bob:1') ?? 0;
+
+    await vi.advanceTimersByTimeAsync(3_000);
+    vi.useRealTimers();
+    await flushed;
+
+    expect(ledger.kept).toBe(1);
+    expect(tries.get('cli:bob:1')).toBe(bobTries + 1);
+    // Ann's, whose first settle may still land, got no second one.
+    expect(tries.get('cli:ann:1')).toBe(annTries);
+    expect(await store.spentToday('cli:bob', Date.now())).toBeCloseTo(LOW, 9);
+    ledger.close();
+  });
+
+  it('has that user’s next job try it at once, not wait its NEXT_JOB_SETTLE_WAIT_MS behind the stalled try: it is decided on what the last job cost', async () => {
+    const { store, ledger, limits, request } = await keptDuringAStalledTry();
+
+    const next = ledger.begin({ jobId: 'cli:bob:2', userKey: 'cli:bob', scopeKey: 'cli', limits, request });
+    // The ledger's answer comes from its file (real I/O): waited for with a clock that moves 1 ms a look.
+    await vi.waitFor(() => expect(ledger.kept).toBe(1), { interval: 1, timeout: 2_000 });
+    await vi.advanceTimersByTimeAsync(NEXT_JOB_SETTLE_WAIT_MS);
+
+    expect(await next).toMatchObject({ ok: true });
+    expect(await store.usage({})).toEqual([expect.objectContaining({ jobId: 'cli:bob:1', costUsd: LOW })]);
+    ledger.close();
+  });
+});
