@@ -20,7 +20,7 @@ import { isSlackInputError } from './SlackInputError.js';
 import { askHolderToCancel, cancelWhenAsked, isRunning } from '../state/index.js';
 import { InFlight } from '../in-flight.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
-import { askedInDirectMessages, jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
+import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { ownDirectMessages } from './own-direct-messages.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
@@ -209,14 +209,10 @@ export class SlackJobs {
         }
       },
     };
-    // A job asked in the member's own direct messages with the app stays there, theirs alone already: their private
-    // default does not make it private (it is listed as asked "in a direct message"); only `--private` asked there does.
-    const askedInTheirs = askedInDirectMessages({ channelId: input.actor.channelId });
-    const privately = askedInTheirs ? (input.private ?? false) : input.private;
     let handle: JobHandle | undefined;
     try {
       handle = await this.#o.runner.request(
-        { kind: input.kind, prompt: input.prompt, options: input.options, requester, images, fieldNames: input.fieldNames, style: input.style, private: privately, memberDefaults: input.memberDefaults },
+        { kind: input.kind, prompt: input.prompt, options: input.options, requester, images, fieldNames: input.fieldNames, style: input.style, private: input.private, memberDefaults: input.memberDefaults },
         {
           refuse: (reason) => this.#tellRefusal(reason, input),
           accept: async (decided) => {
@@ -266,7 +262,8 @@ export class SlackJobs {
             // Its message has Cancel from now on: until the runner has the job, a Cancel drops it here (`cancelElsewhere`).
             starting = { owner: requester, view: shown };
             this.#starting.set(request.id, starting);
-            // The note that it moved to the direct messages, only where it did (not for one asked there).
+            // The note that it moved to the direct messages, only where it did: a private job asked in those very direct
+            // messages (under the member's private default, or `--private`) stays private, with no note there.
             const notes = [dm && dm !== input.actor.channelId && say(input.actor.locale, 'slack.job.private_in_dm'), decided.ignoredDefaults && `:information_source: ${sayWords(input.actor.locale, decided.ignoredDefaults)}`].filter(Boolean);
             if (notes.length > 0) await input.notify(notes.join('\n')).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member about their job privately'));
             // Cancelled while the notes were sent: dropped before it is sent, nothing charged.

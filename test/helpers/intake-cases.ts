@@ -1,6 +1,8 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { JobRunner, Requester } from '../../bots/runner/index.js';
 import { scopeKeyOf, userKeyOf } from '../../bots/runner/member-keys.js';
-import { stateKeyOf, type BotState } from '../../bots/state/index.js';
+import { FileStateStore, UNREADABLE, stateKeyOf, type BotState } from '../../bots/state/index.js';
 import type { ScopeSettingEntries } from '../../src/internal.js';
 
 /** The word the intake tables block, and put in every prompt. */
@@ -49,10 +51,17 @@ export const INTAKE_REFUSALS: readonly IntakeRefusal[] = [
   {
     code: 'defaults_unreadable',
     appliesTo: (entry) => entry.memberDefaults !== false,
-    // The member's record no set of defaults (a torn value): never taken for "none set" (a private default would be lost).
+    // The member's private default kept, then its record cut short on disk (a torn write, not JSON any more): never
+    // taken for "none set" (a private default would be lost).
     apply: async (_runner, _admin, _elsewhere, state, member) => {
       if (!member) throw new TypeError('the defaults_unreadable case needs the member who uses the entry point');
-      await state.store.space<unknown>(state.spaces.memberDefaults).put(stateKeyOf(userKeyOf(member)), '{"private":tr');
+      if (!(state.store instanceof FileStateStore)) throw new TypeError('the defaults_unreadable case tears a record of the data folder');
+      const key = stateKeyOf(userKeyOf(member));
+      const space = state.store.space(state.spaces.memberDefaults);
+      await space.put(key, { private: true });
+      await writeFile(join(state.store.dataDir, state.spaces.memberDefaults.dir, `${key}.json`), '{"pictorState":1,"holder":null,"value":{"private":tr');
+      // The store itself reads it as damaged (a value it could parse would be another path: not a set of defaults).
+      if ((await space.read(key)) !== UNREADABLE) throw new Error('the member’s defaults record was not torn');
     },
   },
 ];

@@ -185,21 +185,22 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     await finishedJob(fake, 'C0ART', 1);
   });
 
-  it('keeps a job asked in the member’s own direct messages a direct-message job under a private default: no note that it moves there, listed in the workspace’s history; only --private asked there keeps it out', async () => {
+  it('keeps a job a member with a private default asks in her own direct messages with the app private — drawn there, with no note that it moves there, out of the workspace’s history and in her own — while --public asked there is listed', async () => {
     h = await start();
     const { fake } = h;
     await privately(fake, 'settings --private on', 'U0ALICE', 'C0ART');
     const dm = fake.dmOf('U0ALICE');
     await fake.userMessage({ channel: dm, channelType: 'im', user: 'U0ALICE', text: 'a dm owl --quality low' });
-    await finishedJob(fake, dm);
-    await fake.userMessage({ channel: dm, channelType: 'im', user: 'U0ALICE', text: 'a dm secret --quality low --private' });
+    const job = await finishedJob(fake, dm);
+    expect(job.text + JSON.stringify(job.blocks)).toContain('a dm owl');
+    await fake.userMessage({ channel: dm, channelType: 'im', user: 'U0ALICE', text: 'a dm kite --quality low --public' });
     await finishedJob(fake, dm, 1);
     // Neither is told it moved to the direct messages it was asked in.
     expect(fake.ephemerals.filter((e) => e.channel === dm)).toEqual([]);
     await h.runner.shutdown({ graceMs: 2000 });
     const admin = { platform: 'slack' as const, userId: ADMIN, channelId: 'C0ADMIN', scopeId: fake.teamId, isAdmin: true };
-    expect((await h.runner.history!.ofScope(admin))!.map((e) => e.prompt)).toEqual(['a dm owl']);
-    expect((await h.runner.history!.mine({ ...admin, userId: 'U0ALICE' })).map((e) => e.prompt)).toEqual(['a dm secret', 'a dm owl']);
+    expect((await h.runner.history!.ofScope(admin))!.map((e) => e.prompt)).toEqual(['a dm kite']);
+    expect((await h.runner.history!.mine({ ...admin, userId: 'U0ALICE' })).map((e) => e.prompt)).toEqual(['a dm kite', 'a dm owl']);
   });
 
   it('sends a member’s own Reroll again as the job was sent — no note of a default not used, and not their defaults changed since — while another member’s Reroll takes their defaults where it chose nothing', async () => {
