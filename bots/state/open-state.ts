@@ -47,10 +47,12 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   const spaces = botSpaces(options);
   // Without Redis the folder is this process's while it runs: a second start on it is refused (`holdDataFolder`).
   const lock = redis ? undefined : await holdDataFolder(options.dataDir);
-  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir });
+  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir, spaces: Object.values(spaces) });
   const close = (closeOptions?: { until?: number | undefined }) => store.close(closeOptions).finally(() => lock?.release());
   try {
     if (redis) await warnIfRedisTooSmall(redis.commands, spaces, logger);
+    // What a crash left beside a record (a whole version of it, prompts too), in every space, opened later or not.
+    await store.removeLeftovers();
     await upgradeOldLayout({ ...options, store, spaces, redis });
   } catch (error) {
     await close();
