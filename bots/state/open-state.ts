@@ -125,7 +125,7 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
   await attempt('defaults', () => store.space(spaces.memberDefaults).delete(stateKeyOf(userKey)));
   const history = await attempt('history', () => store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined));
   // Each server's/workspace's members with history, after the history: a job ending meanwhile writes its history, then
-  // lists its member. A list that is not one (a hand edit) fails every reader of it: it goes.
+  // lists its member (and takes them out again when their history is gone by then: `keepInHistory`). A list that is not one (a hand edit) fails every reader of it: it goes.
   const isList = (members: string[], key: string) => Array.isArray(members) || (logger.warn({ key }, 'forget deleted a list of members with history that was not a list'), false);
   await eraseFromEach<string[]>(spaces.historyScopes, (members, key) => !isList(members, key) || members.includes(userKey), (members) => (Array.isArray(members) ? nonEmpty(members.filter((m) => m !== userKey)) : undefined));
   await attempt('ledger', async () => ledger?.forgetPrompts(userKey));
