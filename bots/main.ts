@@ -6,6 +6,7 @@
  * The only place besides the CLI that reads the environment.
  */
 import { realpathSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ValidationError, DEV_API_KEY } from 'pictor';
 import {
@@ -24,6 +25,9 @@ import {
   processOutput,
   LedgerUnreadableError,
   ledgerDir,
+  ledgerRedis,
+  LEDGER_FILES,
+  type LedgerKind,
   openQuotaStore,
   SERVICE_LIKE_LATENCY_MS,
   emulatorBanner,
@@ -184,6 +188,13 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           core.baseURL && connection.ledger === 'emulator'
             ? [() => openQuotaStore({ redis: core.redis, link, dataDir: core.spend.dataDir, ledger: 'account', usageRetentionDays: core.spend.usageRetentionDays, logger, onRestored: print, reconcile: false })]
             : undefined,
+        // `forget` erases the prompts everywhere in the data folder (or Redis): in the other ledger too, kept before a
+        // switch between the embedded emulator and the real service, when it exists. Opened for that only.
+        otherLedger: async () => {
+          const other = connection.ledger === 'emulator' ? 'account' : 'emulator';
+          if (!(await ledgerKept(core, link, other))) return undefined;
+          return openQuotaStore({ redis: core.redis, link, dataDir: core.spend.dataDir, ledger: other, usageRetentionDays: core.spend.usageRetentionDays, logger, onRestored: print, reconcile: false });
+        },
         logger,
       });
       stops.push(({ closesBy }) => state.close({ until: closesBy }));
@@ -435,4 +446,14 @@ async function run(): Promise<void> {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
   await run();
+}
+
+/** Whether a ledger was ever kept: a file of it in its folder, or a key under its Redis prefix. */
+async function ledgerKept(core: ReturnType<typeof readCoreConfig>, link: RedisLink | undefined, ledger: LedgerKind): Promise<boolean> {
+  if (core.redis && link) {
+    for await (const keys of link.commands.scanStream({ match: `${ledgerRedis(core.redis, ledger).prefix}:quota:*`, count: 500 })) if ((keys as string[]).length > 0) return true;
+    return false;
+  }
+  const names = await readdir(ledgerDir(core.spend.dataDir, ledger)).catch(() => [] as string[]);
+  return names.some((name) => [LEDGER_FILES.ledger, LEDGER_FILES.usage].some((file) => name.startsWith(file)));
 }

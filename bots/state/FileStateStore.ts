@@ -21,6 +21,8 @@ export interface FileStateStoreOptions {
   /** How often expired records are dropped while running. Default hourly (and at start). */
   pruneEveryMs?: number | undefined;
   owner?: string | undefined;
+  /** Every space the process declares: what a crash left in their folders goes with `removeLeftovers`, opened or not. */
+  spaces?: readonly SpaceDefinition[] | undefined;
 }
 
 /**
@@ -34,12 +36,14 @@ export class FileStateStore implements StateStore {
   readonly dataDir: string;
   readonly #pruneEveryMs: number;
   readonly #spaces = new Map<string, FileSpace<unknown>>();
+  readonly #declared: readonly SpaceDefinition[];
   #closed = false;
 
   constructor(options: FileStateStoreOptions) {
     this.dataDir = options.dataDir;
     this.owner = options.owner ?? newOwnerId();
     this.#pruneEveryMs = options.pruneEveryMs ?? PRUNE_EVERY_MS;
+    this.#declared = options.spaces ?? [];
   }
 
   space<T>(definition: SpaceDefinition): Space<T> {
@@ -50,7 +54,8 @@ export class FileStateStore implements StateStore {
   }
 
   async removeLeftovers(): Promise<void> {
-    for (const space of this.#spaces.values()) await removeLeftoverTemps(space.dir);
+    const dirs = new Set([...this.#declared.map((definition) => join(this.dataDir, definition.dir)), ...[...this.#spaces.values()].map((space) => space.dir)]);
+    for (const dir of dirs) await removeLeftoverTemps(dir);
   }
 
   async close(): Promise<void> {

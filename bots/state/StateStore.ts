@@ -67,7 +67,7 @@ export interface StateStore {
   /** How long a holder's lease lasts without renewal (file backend: for ever, one process per data folder). */
   readonly leaseMs: number;
   space<T>(definition: SpaceDefinition): Space<T>;
-  /** Removes the temporary files writes a crash stopped left (a record's whole version): for `forget`. */
+  /** Removes the temporary files writes a crash stopped left (a record's whole version), in every declared space: for the start and `forget`. */
   removeLeftovers(): Promise<void>;
   /**
    * Gives the lease back (what this process holds is claimed by others at once); the data folder's store waits for the

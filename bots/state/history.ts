@@ -43,10 +43,13 @@ export async function keepInHistory<T extends HistoryItem>(state: Pick<BotState,
     const merged = [...items.map(again), ...kept.filter((old) => !items.some((item) => item.key === old.key))];
     return merged.filter((e) => e.at >= since).sort((a, b) => b.at - a.at).slice(0, HISTORY_BOUNDS.perMember);
   });
+  const lists = state.store.space<string[]>(state.spaces.historyScopes);
   for (const scopeKey of new Set(items.map((item) => item.scopeKey))) {
-    await state.store
-      .space<string[]>(state.spaces.historyScopes)
-      .update(stateKeyOf(scopeKey), (members) => [userKey, ...listOf<string>(members, scopeKey, note, isString).filter((m) => m !== userKey)].slice(0, HISTORY_BOUNDS.membersPerScope));
+    await lists.update(stateKeyOf(scopeKey), (members) => [userKey, ...listOf<string>(members, scopeKey, note, isString).filter((m) => m !== userKey)].slice(0, HISTORY_BOUNDS.membersPerScope));
+    // A forget that erased the entries written above and scanned the lists before this write: the member goes again.
+    if ((await historyOf<T>(state, userKey)).some((entry) => entry.scopeKey === scopeKey)) continue;
+    const without = (members: string[]) => (members.some((m) => m !== userKey) ? members.filter((m) => m !== userKey) : undefined);
+    await lists.update(stateKeyOf(scopeKey), (members) => (Array.isArray(members) ? without(members) : members));
   }
   for (const key of found) damaged?.(key);
 }

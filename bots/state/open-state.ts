@@ -32,6 +32,8 @@ export interface OpenBotStateOptions extends SpaceSettings {
   leaseMs?: number | undefined;
   /** The ledger in use: `forget` erases its usage records' prompts, and an upgrade takes over what it kept for the bots. */
   ledger?: Pick<QuotaStore, 'forgetPrompts' | 'takeLegacy'> | undefined;
+  /** The ledger not in use (the embedded emulator's, or the account's), if it was ever kept: `forget` opens it for its prompts only, then closes it. */
+  otherLedger?: (() => Promise<Pick<QuotaStore, 'forgetPrompts' | 'close'> | undefined>) | undefined;
   /** Other ledgers an older version may have kept the bots' records in (0.1: the account's), opened and closed only when the upgrade runs. */
   legacyLedgers?: readonly (() => Promise<Pick<QuotaStore, 'takeLegacy' | 'close'>>)[] | undefined;
   /** How long a start waits for another process's upgrade from 0.1 (its lease renewed) before it fails. Default 5 minutes. */
@@ -45,16 +47,18 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   const spaces = botSpaces(options);
   // Without Redis the folder is this process's while it runs: a second start on it is refused (`holdDataFolder`).
   const lock = redis ? undefined : await holdDataFolder(options.dataDir);
-  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir });
+  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir, spaces: Object.values(spaces) });
   const close = (closeOptions?: { until?: number | undefined }) => store.close(closeOptions).finally(() => lock?.release());
   try {
     if (redis) await warnIfRedisTooSmall(redis.commands, spaces, logger);
+    // What a crash left beside a record (a whole version of it, prompts too), in every space, opened later or not.
+    await store.removeLeftovers();
     await upgradeOldLayout({ ...options, store, spaces, redis });
   } catch (error) {
     await close();
     throw error;
   }
-  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options.ledger, logger), close };
+  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options, logger), close };
 }
 
 export interface MemberRecord {
@@ -94,7 +98,7 @@ export async function forgetJobRecord<R extends MemberRecord>(spaces: MemberReco
   if (before.runnerJobId) await spaces.outputsOfJob.delete(before.runnerJobId);
 }
 
-async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, ledger: OpenBotStateOptions['ledger'], logger: LoggerLike): Promise<number> {
+async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, { ledger, otherLedger }: OpenBotStateOptions, logger: LoggerLike): Promise<number> {
   const [platform, id] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
   const records = { discord: spaces.discordJobs, slack: spaces.slackRequests }[platform];
   // Every step is taken whatever the one before met (logged): all else is erased, then the forget fails.
@@ -121,10 +125,15 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
   await attempt('defaults', () => store.space(spaces.memberDefaults).delete(stateKeyOf(userKey)));
   const history = await attempt('history', () => store.space<unknown[]>(spaces.history).update(stateKeyOf(userKey), () => undefined));
   // Each server's/workspace's members with history, after the history: a job ending meanwhile writes its history, then
-  // lists its member. A list that is not one (a hand edit) fails every reader of it: it goes.
+  // lists its member (and takes them out again when their history is gone by then: `keepInHistory`). A list that is not one (a hand edit) fails every reader of it: it goes.
   const isList = (members: string[], key: string) => Array.isArray(members) || (logger.warn({ key }, 'forget deleted a list of members with history that was not a list'), false);
   await eraseFromEach<string[]>(spaces.historyScopes, (members, key) => !isList(members, key) || members.includes(userKey), (members) => (Array.isArray(members) ? nonEmpty(members.filter((m) => m !== userKey)) : undefined));
   await attempt('ledger', async () => ledger?.forgetPrompts(userKey));
+  // What it kept before a switch between the embedded emulator and the real service (PICTOR_BASE_URL).
+  await attempt('other ledger', async () => {
+    const other = await otherLedger?.();
+    await other?.forgetPrompts(userKey).finally(() => other.close());
+  });
   await attempt('leftovers', () => store.removeLeftovers());
   if (failed.length > 0) throw new AggregateError(failed, `forget erased all it could of ${userKey}, but ${failed.length} part(s) failed (logged)`);
   return history?.before?.length ?? 0;

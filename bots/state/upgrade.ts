@@ -30,6 +30,13 @@ export class JobStoreUnreadableError extends PictorError<'job_store_unreadable'>
   }
 }
 
+/** The job history an older version left (`history.json`) cannot be read, nor its backup copy: its entries must not go without a word. */
+export class HistoryUnreadableError extends PictorError<'history_store_unreadable'> {
+  constructor(readonly file: string) {
+    super('history_store_unreadable', `the job history ${file} (of an older version) is unreadable and has no usable backup (${file}.bak); move it aside (or delete it) to start without it — the history it held is then not shown`);
+  }
+}
+
 /** Another process has held the upgrade past the bound, neither finishing it nor letting its lease lapse. */
 export class UpgradeHeldError extends PictorError<'state_upgrade_held'> {
   constructor(readonly key: string, waitedMs: number) {
@@ -168,13 +175,21 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
   await removeOldCopies(discord, 'jobs.json', from);
   await rm(join(discord, 'images'), { recursive: true, force: true });
 
-  const history = safeJson<{ users?: Record<string, HistoryItem[]> }>(await read(join(o.dataDir, 'history.json')));
-  for (const [userKey, entries] of Object.entries(history?.users ?? {})) {
+  const oldHistory = async (file: string) => {
+    const text = await read(join(o.dataDir, file));
+    const parsed = safeJson<{ users?: Record<string, HistoryItem[]> }>(text);
+    const good = typeof parsed === 'object' && parsed !== null && Object.values(parsed.users ?? {}).every(Array.isArray);
+    return { found: text !== undefined, users: good ? (parsed.users ?? {}) : undefined };
+  };
+  const [history, historyBackup] = [await oldHistory('history.json'), await oldHistory('history.json.bak')];
+  if (history.found && !history.users && !historyBackup.users) throw new HistoryUnreadableError(join(o.dataDir, 'history.json'));
+  const [historyFrom, users] = history.users ? ['history.json', history.users] : ['history.json.bak', historyBackup.users ?? {}];
+  for (const [userKey, entries] of Object.entries(users)) {
     o.signal?.throwIfAborted();
     await keepInHistory(o, userKey, entries);
     count('history entries', entries.length);
   }
-  await removeOldCopies(o.dataDir, 'history.json', 'history.json');
+  await removeOldCopies(o.dataDir, 'history.json', historyFrom);
 }
 
 /**
@@ -213,6 +228,8 @@ async function upgradeRedis(o: Steps, redis: RedisLink, count: (what: string, n?
   });
 }
 
+/** An old store's text; none when it is absent (any other error, EACCES, stops the start, naming the file). */
 async function read(path: string): Promise<string | undefined> {
-  return readFile(path, 'utf8').catch(() => undefined);
+  const unreadable = (error: NodeJS.ErrnoException) => new Error(`could not read ${path}, kept by an older version (${error.code ?? error.message}): make it readable to the bot, or move it aside`, { cause: error });
+  return readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(unreadable(error))));
 }

@@ -44,3 +44,42 @@ describe('a damaged history list (no list: a hand edit)', () => {
     expect(told).toEqual(['discord:guild', 'discord:guild']);
   });
 });
+
+/** A member of `target` as its own: a method called through a proxy still reaches its private fields. */
+function bound(target: object, name: string | symbol): unknown {
+  const value: unknown = Reflect.get(target, name);
+  return typeof value === 'function' ? value.bind(target) : value;
+}
+
+describe('a member forgotten while a job of theirs ends', () => {
+  it('is not left in their server’s list of members when the forget ran between the history write and the list write', async () => {
+    const s = await state();
+    const lists = s.store.space<string[]>(s.spaces.historyScopes);
+    // The job's first write to the list waits until the forget is done (it erased the history, then scanned the lists).
+    let arrived!: () => void;
+    let release!: () => void;
+    const atList = new Promise<void>((resolve) => (arrived = resolve));
+    const forgotten = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const heldLists = new Proxy(lists, {
+      get: (target, name) =>
+        name === 'update' && !held
+          ? async (...args: Parameters<typeof lists.update>) => {
+              held = true;
+              arrived();
+              await forgotten;
+              return target.update(...args);
+            }
+          : bound(target, name),
+    });
+    const store = new Proxy(s.store, { get: (target, name) => (name === 'space' ? (definition: { name: string }) => (definition.name === s.spaces.historyScopes.name ? heldLists : target.space(definition as never)) : bound(target, name)) });
+    const ended = keepInHistory({ store, spaces: s.spaces }, 'discord:member', [{ key: 'job-1', scopeKey: 'discord:guild', at: 1_000 }], 2_000);
+    await atList;
+    expect(await s.forget('discord:member')).toBe(1);
+    release();
+    await ended;
+
+    expect(await historyOf(s, 'discord:member')).toEqual([]);
+    expect(await lists.get(stateKeyOf('discord:guild'))).toBeUndefined();
+  });
+});

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSyn
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { openBotState } from '../../../bots/state/index.js';
+import { botSpaces, openBotState } from '../../../bots/state/index.js';
 import { DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS, holdDataFolder, RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
@@ -94,24 +94,27 @@ describe('openBotState on a data folder (no Redis)', () => {
 });
 
 describe('openBotState on a data folder: what a write a kill cut short left', () => {
-  it('removes it from a space when the space is first used after the start, and from a space not used yet when a member is forgotten', async () => {
+  it('removes it from every space at the start, used yet or not, and again from every space when a member is forgotten', async () => {
     const dataDir = await testTempDir('pictor-state-leftovers-');
     // Each a whole version of its file (a record with its prompt, a kept image), left by a process killed before its rename.
-    const left = (file: string) => join(dataDir, `${file}.${deadPid()}.0a1b2c3d.tmp`);
-    const record = left('discord/jobs/mine.json');
-    const image = left('discord/kept-images/mine-0.bin');
-    for (const file of [record, image]) {
-      mkdirSync(join(file, '..'), { recursive: true });
-      writeFileSync(file, 'a fox');
-    }
+    const pid = deadPid();
+    const leftovers = Object.values(botSpaces()).flatMap(({ dir }) => ['mine.json', 'mine.bin'].map((file) => join(dataDir, dir, `${file}.${pid}.0a1b2c3d.tmp`)));
+    const leave = () => {
+      for (const file of leftovers) {
+        mkdirSync(join(file, '..'), { recursive: true });
+        writeFileSync(file, 'a fox');
+        writeFileSync(`${file}.bak`, 'a fox');
+      }
+    };
+    const kept = () => leftovers.flatMap((file) => [file, `${file}.bak`]).filter((file) => existsSync(file));
+    leave();
     const state = await open(dataDir);
     try {
-      state.store.space(state.spaces.discordImages);
-      expect(await state.store.space(state.spaces.discordJobs).get('mine')).toBeUndefined();
-      expect([existsSync(record), existsSync(image)]).toEqual([false, true]);
-      // Forget opens no kept images of a member with no job: what the kill left there goes all the same.
+      expect(kept()).toEqual([]);
+      // A forget, which uses few spaces, removes them from every one too.
+      leave();
       await state.forget('discord:42');
-      expect(existsSync(image)).toBe(false);
+      expect(kept()).toEqual([]);
     } finally {
       await state.close();
     }

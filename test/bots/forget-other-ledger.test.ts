@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { startService } from '../../bots/main.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { slackEventsUrl, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { everythingKept } from '../helpers/everything-kept.js';
+import { finishedJob } from './slack/harness.js';
+
+const defer = useCleanup();
+const redis = testRedis();
+const MARKER = 'ZEPHYRINE';
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('forget after a switch between the embedded emulator and the real service, with npm start on $backend', ({ backend, skip }) => {
+  it.skipIf(skip).each([
+    { before: 'the embedded emulator', after: 'the real service' },
+    { before: 'the real service', after: 'the embedded emulator' },
+  ])('erases the usage records’ prompts the ledger of $before kept, once on $after', async ({ before }) => {
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
+    defer(() => slack.close());
+    const upstream = await startUpstream(defer, 0, { identifyAsEmulator: false });
+    const dataDir = await tempDataDir(defer, 'pictor-forget-switch-');
+    const prefix = uniquePrefix('forget-switch');
+    const url = backend === 'redis' ? requireRedisUrl(redis) : undefined;
+    if (url) defer(() => deleteKeys(url, prefix));
+    const base = {
+      PICTOR_LOG_LEVEL: 'silent',
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_USAGE_PROMPTS: '1',
+      PICTOR_PARTIAL_IMAGES: '0',
+      PICTOR_EMULATOR_LATENCY_MS: '0',
+      ...surfaceEnv({ slack }),
+      ...(url && { REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix }),
+    };
+    const real = { PICTOR_BASE_URL: upstream.url, PICTOR_API_KEY: DEV_API_KEY };
+    const start = async (env: Record<string, string>) => {
+      const lines: string[] = [];
+      const service = await startService(env, (line) => lines.push(line));
+      slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
+      return service;
+    };
+    const first = await start(before === 'the real service' ? { ...base, ...real } : base);
+    await slack.command({ command: '/imagine', text: `a ${MARKER} fox --quality low`, channel: 'C0SWITCH', user: 'U0FORGET' });
+    await finishedJob(slack, 'C0SWITCH');
+    await first.stop();
+    expect(await everythingKept(dataDir, url, prefix)).toContain(MARKER);
+
+    const second = await start(before === 'the real service' ? base : { ...base, ...real });
+    defer(() => second.stop());
+    const ack = await slack.command({ command: '/imagine', text: 'forget', channel: 'C0SWITCH', user: 'U0FORGET' });
+    const said = await slack.waitFor(() => slack.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /imagine forget');
+    expect(String(said.body.text)).toContain('Erased your history (1 job)');
+    expect(await everythingKept(dataDir, url, prefix)).not.toContain(MARKER);
+  }, 60_000);
+});
