@@ -162,6 +162,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
       client,
       private: request.private ?? (own ? false : undefined),
       memberDefaults: own ? 'previews' : true,
+      // Whoever's job it is, a refusal's advice names no option a button lacks.
+      again: true,
     });
   });
 
