@@ -27,6 +27,19 @@ import { ownDirectMessages } from './own-direct-messages.js';
 const MAX_UNREPAIRED = 50;
 
 /**
+ * Whether a job is private as it was asked (`--private`/`--public`; undefined: the member's default), by the one rule of
+ * a member's own direct messages with the app: a job asked there stays there, theirs alone already, so their private
+ * default does not make it private (it is listed as asked "in a direct message"); only `--private` asked there does.
+ * Those direct messages are named by their id (`D…`), or — before they are opened, as an Edit's form of a job asked in
+ * another member's direct messages opens (`ownDirectMessages` waits for its submission) — by the member's own id,
+ * Slack's name for them: a button's payload carries the conversation it was pressed in, never the presser's own.
+ */
+function privateAsked(actor: SlackActor, asked: boolean | undefined): boolean | undefined {
+  const inTheirs = askedInDirectMessages({ channelId: actor.channelId }) || actor.channelId === actor.userId;
+  return inTheirs ? (asked ?? false) : asked;
+}
+
+/**
  * What the Slack bot needs of the job runner: its intake — `request` for a job, `requestForm` before a form opens —
  * called once per entry point (through `SlackJobs`); `cancel` and `get` for the buttons; the budgets, rules and
  * history for the usage, admin and history commands.
@@ -182,7 +195,8 @@ export class SlackJobs {
    * a slow state makes it refuse privately by then rather than open the form with a trigger Slack no longer takes.
    */
   openForm(actor: SlackActor, notify: Notifier, open: () => Promise<void>, form: { private?: boolean | undefined; answerBy?: number | undefined } = {}): Promise<boolean> {
-    return this.#o.runner.requestForm(this.requester(actor), { refuse: (reason) => this.#tellRefusal(reason, { actor, notify }), accept: open }, form);
+    // Whether the job the form makes is private is decided as the job will be (`privateAsked`).
+    return this.#o.runner.requestForm(this.requester(actor), { refuse: (reason) => this.#tellRefusal(reason, { actor, notify }), accept: open }, { ...form, private: privateAsked(actor, form.private) });
   }
 
   /**
@@ -211,10 +225,7 @@ export class SlackJobs {
         }
       },
     };
-    // A job asked in the member's own direct messages with the app stays there, theirs alone already: their private
-    // default does not make it private (it is listed as asked "in a direct message"); only `--private` asked there does.
-    const askedInTheirs = askedInDirectMessages({ channelId: input.actor.channelId });
-    const privately = askedInTheirs ? (input.private ?? false) : input.private;
+    const privately = privateAsked(input.actor, input.private);
     let handle: JobHandle | undefined;
     try {
       handle = await this.#o.runner.request(

@@ -42,6 +42,34 @@ describe('the Edit of a job asked in another member’s direct messages, in Slac
     expect(fake.botMessages(bobDm)).toHaveLength(bobsMessages);
   });
 
+  it('opens its form under the presser’s private default where private results are off: the edit runs in their own direct messages, which their default does not make private', async () => {
+    h = await startWithAdmin();
+    const { fake } = h;
+    const bobDm = fake.dmOf('U0BOB');
+    await fake.userMessage({ channel: bobDm, channelType: 'im', user: 'U0BOB', text: 'my diary page --quality low' });
+    await finishedJob(fake, bobDm);
+    await privately(fake, 'settings --private on', ADMIN, 'C0ADM');
+    await privately(fake, 'admin set private-results off', ADMIN, 'C0ADM');
+    const responses = fake.responses.length;
+
+    await fake.clickButton(await finishedActions(fake, bobDm), 'pictor_edit', ADMIN);
+    const form = await fake.waitFor(() => fake.views[0] ?? fake.responses[responses], 'the edit form, or a refusal');
+    expect(fake.responses.slice(responses)).toEqual([]);
+    await fake.submitView(form as (typeof fake.views)[number], { prompt: 'add a margin' }, ADMIN);
+    const done = await finishedJob(fake, fake.dmOf(ADMIN));
+    expect(statusOf(done)).toContain('Done');
+    expect(edits(h)).toHaveLength(1);
+    // No note that it moved to the direct messages it runs in: it is not private.
+    expect(fake.responses.slice(responses)).toEqual([]);
+
+    // Bob's own Edit of it, under a private default of his: the same rule, its form opens.
+    await privately(fake, 'settings --private on', 'U0BOB', 'C0ADM');
+    const before = fake.responses.length;
+    await fake.clickButton(await finishedActions(fake, bobDm), 'pictor_edit', 'U0BOB');
+    await fake.waitFor(() => fake.views[1] ?? fake.responses[before], 'Bob’s edit form, or a refusal');
+    expect(fake.responses.slice(before)).toEqual([]);
+  });
+
   it('tells the presser privately that it failed on our side, and runs nothing, when Slack will not open their direct messages as the form is submitted', async () => {
     h = await startWithAdmin();
     const { fake } = h;
