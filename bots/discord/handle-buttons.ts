@@ -81,9 +81,10 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   // A private job's Reroll and Retry are private; a public job's Retry stays public, its Reroll by another member follows
   // their default. Its own member's Reroll or Retry sends it again as it was sent (its options hold the defaults it
   // took; no note of those it could not take again); another member's takes their defaults where it chose nothing.
+  // Whoever's job it is, a refusal's advice names no option a button lacks (`again`).
   const own = record.requester.userId === interaction.user.id;
   const privately = record.private === true ? true : action === 'retry' || own ? false : undefined;
-  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester, private: privately, memberDefaults: own ? ('previews' as const) : true };
+  const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester, private: privately, memberDefaults: own ? ('previews' as const) : true, again: true };
   // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry.
   await startJob(ctx, interaction, job, action === 'reroll' || madeCount(record) > 0 ? 'reply' : 'update');
 }

@@ -30,6 +30,8 @@ export interface JobRequest {
   private?: boolean | undefined;
   /** Which of the member's own defaults apply (only previews on their own Reroll or Retry): see `JobIntent.memberDefaults`. */
   memberDefaults?: JobIntent['memberDefaults'];
+  /** Run again by a job's button (Reroll, Retry), whoever's job it is: see `JobIntent.again`. */
+  again?: JobIntent['again'];
 }
 
 /**
@@ -79,6 +81,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       style: job.style,
       private: job.private,
       memberDefaults: job.memberDefaults,
+      again: job.again,
       // The intake's reads wait only for what is left of the interaction's one deadline: a refusal still goes out in time.
       answerBy: answerBudgetOf(interaction).endsAt,
       fieldNames: OPTION_NAME_OF_FIELD,

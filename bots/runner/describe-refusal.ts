@@ -91,8 +91,9 @@ export function refusalFromPolicy(
     /** `private_not_allowed` before a form opens (`JobRunner.requestForm`): the advice names no option the form lacks. */
     inForm?: boolean | undefined;
     /**
-     * `private_not_allowed` of a job a button runs again as it was sent (the member's own Reroll or Retry:
-     * `JobIntent.memberDefaults` `'previews'`): the advice names no option the button lacks (run the command again).
+     * `private_not_allowed` of a job a button runs again (a Reroll or Retry, whoever's job it is: `JobIntent.again`):
+     * the advice names no option the button lacks — a private job's, the command again without private; one the
+     * presser's default makes private, their default turned off and the button pressed again.
      */
     again?: boolean | undefined;
     /** `settings_unreadable`: the scope's restrictions that cannot be read. */
@@ -121,7 +122,7 @@ export function refusalFromPolicy(
       // A form and a button have no private option: their advice is one the member can follow from where they are.
       return new JobRefusedError(
         code,
-        words(context.inForm ? 'refusal.private_not_allowed_form' : context.again ? 'refusal.private_not_allowed_again' : 'refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND, ...COMMAND_NAMES }),
+        words(context.inForm ? 'refusal.private_not_allowed_form' : context.again ? (context.fromDefault ? 'refusal.private_not_allowed_again_default' : 'refusal.private_not_allowed_again') : 'refusal.private_not_allowed', { scope, platform: context.platform, fromDefault: context.fromDefault ? 'yes' : 'no', command: SURFACE_COMMAND, ...COMMAND_NAMES }),
         { field: 'private' },
       );
     case 'settings_unreadable': {

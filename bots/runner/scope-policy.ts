@@ -181,8 +181,8 @@ export class ScopePolicy {
    * The job as it will run — the scope's defaults filled in where the member
    * chose nothing — or the refusal (`JobRefusedError`, thrown) saying which
    * rule stops it: who and where, then the prompt, then the options. Nothing is reserved or sent either way.
-   * `asked.again`: a job a button runs again as it was sent (the member's own Reroll or Retry), whose private refusal
-   * names no option the button lacks.
+   * `asked.again`: a job a button runs again (a Reroll or Retry, whoever's job it is: `JobIntent.again`), whose private
+   * refusal names no option the button lacks.
    */
   async admit(spec: JobSpec, asked: { again?: boolean | undefined } = {}): Promise<{ spec: JobSpec; previews: number }> {
     const s = await this.effective(spec.requester);

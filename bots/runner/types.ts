@@ -123,6 +123,12 @@ export interface JobIntent extends Omit<JobSpec, 'images'> {
    */
   memberDefaults?: boolean | 'previews' | undefined;
   /**
+   * Run again by a job's button (Reroll, Retry), whoever's job it is: a refusal's advice names no option the button
+   * lacks (a private job: ask again with the command, without private; the presser's private default: turn it off,
+   * then press again). Undefined: asked with a command, a form or a step, whose options the advice may name.
+   */
+  again?: boolean | undefined;
+  /**
    * When the surface must give its first answer by (ms, as `Date.now()`; a chat platform's deadline, less the answer's
    * own trip): every read of the intake before it waits only until then, and a job not decided by then — or whose
    * reservation came after it — is refused (`answers.refuse`, with nothing reserved) in time for that answer. Undefined: no limit.

@@ -65,6 +65,8 @@ export interface StartJob {
   private?: boolean | undefined;
   /** Which of the member's own defaults apply (none for a workflow step, only previews on their own Reroll): see `JobIntent.memberDefaults`. */
   memberDefaults?: JobIntent['memberDefaults'];
+  /** Run again by a job's button (Reroll), whoever's job it is: see `JobIntent.again`. */
+  again?: JobIntent['again'];
   /** The Workflow Builder step the job runs for, saved with its request until the step is ended (`RequestStore.takeStep`). */
   step?: SavedRequest['step'];
 }
@@ -212,7 +214,7 @@ export class SlackJobs {
     let handle: JobHandle | undefined;
     try {
       handle = await this.#o.runner.request(
-        { kind: input.kind, prompt: input.prompt, options: input.options, requester, images, fieldNames: input.fieldNames, style: input.style, private: input.private, memberDefaults: input.memberDefaults },
+        { kind: input.kind, prompt: input.prompt, options: input.options, requester, images, fieldNames: input.fieldNames, style: input.style, private: input.private, memberDefaults: input.memberDefaults, again: input.again },
         {
           refuse: (reason) => this.#tellRefusal(reason, input),
           accept: async (decided) => {

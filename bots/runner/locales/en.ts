@@ -442,6 +442,8 @@ export const en = {
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: turn your default off with {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}, then edit again} other {, and the edit of a private result would be private too: edit an image everyone can see instead}}.',
   'refusal.private_not_allowed_again':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results, and a private job run again by its button would be private too: ask again with {platform, select, slack {{command}} other {/{imagine}}}, without {platform, select, slack {--private} other {private}}.',
+  'refusal.private_not_allowed_again_default':
+    '{scope, select, workspace {This workspace} other {This server}} does not allow private results, and your default asks for them: turn your default off with {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}, then press the button again.',
   'refusal.defaults_unreadable':
     '{count, plural, one {Your own default} other {Your own defaults}} {defaults} cannot be read (damaged in the bot’s storage), so no images are made for you until you set {count, plural, one {it} other {each}} again or clear {count, plural, one {it} other {them}}: {platform, select, slack {{command} settings --NAME VALUE, or {command} settings clear} other {/{imagineSettings} with a value, or /{imagineSettings} clear: all}}.',
   'refusal.settings_unreadable':

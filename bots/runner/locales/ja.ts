@@ -416,6 +416,8 @@ export const ja = {
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} で既定値をオフにしてから、もう一度編集してください} other {。プライベートな結果の編集もプライベートになるため、代わりに全員が見られる画像を編集してください}}。',
   'refusal.private_not_allowed_again':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません。プライベートなジョブをボタンでやり直すとそれもプライベートになるため、{platform, select, slack {{command}} other {/{imagine}}} で {platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください。',
+  'refusal.private_not_allowed_again_default':
+    '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません。あなたの既定値がプライベートになっています。{platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} で既定値をオフにしてから、もう一度ボタンを押してください。',
   'refusal.defaults_unreadable':
     'あなたの既定値{count, plural, other {（{defaults}）}}を読み取れません（ボットの保存データの記録が壊れています）。設定し直すか消去するまで、あなたの画像は作られません：{platform, select, slack {{command} settings --NAME VALUE、または {command} settings clear} other {/{imagineSettings} で値を指定、または /{imagineSettings} clear: all}}。',
   'refusal.settings_unreadable':

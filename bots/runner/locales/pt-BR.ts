@@ -416,6 +416,8 @@ export const ptBR = {
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} e edite de novo} other {, e a edição de um resultado privado também seria privada: edite em vez disso uma imagem que todos veem}}.',
   'refusal.private_not_allowed_again':
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados, e uma tarefa privada refeita pelo seu botão também seria privada: peça de novo com {platform, select, slack {{command}} other {/{imagine}}}, sem {platform, select, slack {--private} other {private}}.',
+  'refusal.private_not_allowed_again_default':
+    '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados, e o seu padrão os pede: desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} e aperte o botão de novo.',
   'refusal.defaults_unreadable':
     '{count, plural, one {Seu padrão} other {Seus padrões}} {defaults} não {count, plural, one {pode} other {podem}} ser {count, plural, one {lido} other {lidos}} (o registro no armazenamento do bot está danificado), então nenhuma imagem é criada para você até que {count, plural, one {o defina} other {os defina}} de novo ou {count, plural, one {o limpe} other {os limpe}}: {platform, select, slack {{command} settings --NAME VALUE, ou {command} settings clear} other {/{imagineSettings} com um valor, ou /{imagineSettings} clear: all}}.',
   'refusal.settings_unreadable':

@@ -162,6 +162,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
       client,
       private: request.private ?? (own ? false : undefined),
       memberDefaults: own ? 'previews' : true,
+      // Whoever's job it is, a refusal's advice names no option a button lacks.
+      again: true,
     });
   });
 
@@ -244,7 +246,9 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // A private result's edit is private too (shown in the member's direct messages), under the rules of the channel it was asked in.
     // A job asked in another member's direct messages is edited in the presser's own, outside the member's conversation:
     // nothing is asked of Slack before the form opens (its trigger lasts 3 s), so those are opened as the form is
-    // submitted; until then they go by the presser's id (Slack's name for a member's direct messages with the app).
+    // submitted; until then they go by the presser's id (Slack's name for a member's direct messages with the app; the
+    // press's payload names only the conversation it was pressed in, the other member's), which `SlackJobs` takes for
+    // their own direct messages, as the job will run: their private default does not make it private.
     const theirsAlone = inOwnDirectMessages(request, body.user.id);
     const channelId = theirsAlone ? body.user.id : (request.askedIn ?? request.channelId);
     await context.jobs.openForm({ ...actorOf(body, auth), channelId }, notify, () =>

@@ -1,7 +1,8 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { privacyOf } from '../../../bots/discord/ReplyTarget.js';
-import { dmScopeId } from '../../../bots/runner/index.js';
+import { describeFailure, dmScopeId } from '../../../bots/runner/index.js';
+import { refusalFromPolicy } from '../../../bots/runner/describe-refusal.js';
 import { makeImage } from '../../helpers/images.js';
 import type { FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { answerOf, buttonId, DiscordHarness, EPHEMERAL, previewByPreview, privateNoteOf } from './harness.js';
@@ -123,6 +124,22 @@ describe('private results on Discord', () => {
     // Public jobs still run.
     const shown = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'an open thing', quality: 'low' }));
     expect(shown.flags & EPHEMERAL).toBe(0);
+  });
+
+  it('refuses another member’s Reroll of a public result that their private default would make private, with advice the button can follow, and sends nothing', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a public kite', quality: 'low' }));
+    const grace = h.discord.newUser('grace');
+    await answerOf(h, h.discord.slashCommand('imagine-settings', { private: true }, { user: grace }));
+    await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'private-results', value: 'off' }, { permissions: MANAGE_SERVER }));
+    const sent = h.emulator.requests.length;
+    // The sentence is describe-refusal's to check: here, that it is the one a button can follow (no private option to set).
+    const advice = describeFailure(refusalFromPolicy('private_not_allowed', { platform: 'discord', again: true, fromDefault: true }), 'en').message;
+
+    const reroll = h.discord.clickButton(result, buttonId(result, 'Reroll'), { user: grace });
+    const note = await privateNoteOf(h, reroll);
+    expect(note.content).toBe(`✋ ${advice}`);
+    expect(h.emulator.requests).toHaveLength(sent);
   });
 
   it('refuses the Edit of a private result before its modal opens once the server forbids private results, with advice the modal can follow', async () => {

@@ -64,6 +64,16 @@ describe('refusalFromPolicy', () => {
     expect(sayWords('de', refusalFromPolicy('private_not_allowed', { platform: 'discord', again: true }).words)).toContain(`/${say('de', 'discord.command.imagine.name')}, ohne private`);
   });
 
+  it('refuses a job a button runs again that the presser’s private default would make private with advice a button can follow: their default off, then the button again', () => {
+    expect(refusalFromPolicy('private_not_allowed', { platform: 'discord', again: true, fromDefault: true }).message).toBe(
+      'This server does not allow private results, and your default asks for them: turn your default off with /imagine-settings private: False, then press the button again.',
+    );
+    const slack = refusalFromPolicy('private_not_allowed', { platform: 'slack', again: true, fromDefault: true });
+    expect(slack.message).toBe('This workspace does not allow private results, and your default asks for them: turn your default off with /imagine settings --private off, then press the button again.');
+    expect(sayWords('en', { ...slack.words, values: { ...slack.words.values, command: '/draw' } })).toContain('/draw settings --private off');
+    expect(sayWords('de', refusalFromPolicy('private_not_allowed', { platform: 'discord', again: true, fromDefault: true }).words)).toContain(`/${say('de', 'discord.command.settings.name')} private: False`);
+  });
+
   it('names the rules that cannot be read, tells members to ask an admin and admins the commands that clear them all or set them again', () => {
     expect(refusalFromPolicy('settings_unreadable', { platform: 'discord', settings: ['blocked', 'allowed'] }).message).toBe(
       'Some rules of this server cannot be read (damaged in the bot’s storage): blocked, who. No images are made here until an admin sets each again or clears them: ask an admin; admins: /imagine-admin repair clears what cannot be read, or /imagine-admin set, with a value or clear.',

@@ -394,14 +394,33 @@ describe('the intake of a job a button runs again', () => {
     const { runner } = await kit.runner({ partialImages: 0 });
     await runner.policy.set(requester({ isAdmin: true }), 'privateResults', false);
     const member = requester();
-    const again = (memberDefaults: JobIntent['memberDefaults']) => {
+    const again = (memberDefaults: JobIntent['memberDefaults'], byButton: boolean | undefined) => {
       const { answers, said, reasons } = answering();
-      return runner.request({ kind: 'generate', prompt: 'a secret diary', options: { quality: 'low' }, requester: member, private: true, memberDefaults }, answers).then(() => ({ said, reason: reasons[0] }));
+      return runner.request({ kind: 'generate', prompt: 'a secret diary', options: { quality: 'low' }, requester: member, private: true, memberDefaults, again: byButton }, answers).then(() => ({ said, reason: reasons[0] }));
     };
     // Its own Reroll or Retry (the job as it was sent): no private option on a button, so the advice names none.
-    expect(await again('previews')).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed_again' } } });
+    expect(await again('previews', true)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed_again' } } });
+    // Another member's Reroll of a private job (their defaults where it chose nothing): a button too, the same advice.
+    expect(await again(true, true)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed_again' } } });
     // Asked by hand (`--private`, `private: True`): asking again without it is advice they can follow.
-    expect(await again(true)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed' } } });
+    expect(await again(true, undefined)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed' } } });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('refuses another member’s Reroll of a public job that their private default would make private with advice the button can follow: their default off, then press again', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.policy.set(requester({ isAdmin: true }), 'privateResults', false);
+    const presser = requester();
+    await runner.members.change(presser, { private: true });
+    const rerolled = async (byButton: boolean | undefined) => {
+      const { answers, said, reasons } = answering();
+      await runner.request({ kind: 'generate', prompt: 'a public kite', options: { quality: 'low' }, requester: presser, memberDefaults: true, again: byButton }, answers);
+      return { said, reason: reasons[0] };
+    };
+    // A button has no public option to ask for: the advice is their default turned off, then the button again.
+    expect(await rerolled(true)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed_again_default', values: { fromDefault: 'yes' } } } });
+    // The same job asked with the command: asking for a public one is advice they can follow.
+    expect(await rerolled(undefined)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed', values: { fromDefault: 'yes' } } } });
     expect(kit.emu.emulator.requests).toHaveLength(0);
   });
 });

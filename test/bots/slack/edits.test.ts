@@ -42,6 +42,23 @@ describe('the Edit of a job asked in another member’s direct messages, in Slac
     expect(fake.botMessages(bobDm)).toHaveLength(bobsMessages);
   });
 
+  it('refuses privately the Edit of a job asked in another member’s direct messages under the presser’s private default where private results are off: the edit runs in their own direct messages, where their default applies as anywhere', async () => {
+    h = await startWithAdmin();
+    const { fake } = h;
+    const bobDm = fake.dmOf('U0BOB');
+    await fake.userMessage({ channel: bobDm, channelType: 'im', user: 'U0BOB', text: 'my diary page --quality low' });
+    await finishedJob(fake, bobDm);
+    await privately(fake, 'settings --private on', ADMIN, 'C0ADM');
+    await privately(fake, 'admin set private-results off', ADMIN, 'C0ADM');
+    const responses = fake.responses.length;
+
+    await fake.clickButton(await finishedActions(fake, bobDm), 'pictor_edit', ADMIN);
+    const refusal = await fake.waitFor(() => fake.responses[responses] ?? fake.ephemerals[0], 'the private refusal');
+    expect((refusal as { body?: { response_type?: string } }).body?.response_type ?? 'ephemeral').toBe('ephemeral');
+    expect(fake.views).toHaveLength(0);
+    expect(edits(h)).toHaveLength(0);
+  });
+
   it('tells the presser privately that it failed on our side, and runs nothing, when Slack will not open their direct messages as the form is submitted', async () => {
     h = await startWithAdmin();
     const { fake } = h;

@@ -104,6 +104,26 @@ describe('private results on Slack', () => {
     expect(seenIn(fake, 'C0ART')).toEqual([]);
   });
 
+  it('refuses another member’s Reroll of a public job that their private default would make private, privately, with advice a button can follow, and sends nothing', async () => {
+    const logger = new RecordingLogger();
+    h = await start({ bot: { adminUserIds: [ADMIN], logger } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a public kite --quality low', user: 'U0ALICE', channel: 'C0ART' });
+    await finishedJob(fake, 'C0ART');
+    const actions = await finishedActions(fake, 'C0ART');
+    await privately(fake, 'settings --private on', 'U0BOB', 'C0ART');
+    await privately(fake, 'admin set private-results off', ADMIN, 'C0ADMIN');
+    const [responses, requests] = [fake.responses.length, h.emulator.requests.length];
+    // The sentence is describe-refusal's to check: here, that it is the one a button can follow (no --public to add).
+    const advice = describeFailure(refusalFromPolicy('private_not_allowed', { platform: 'slack', again: true, fromDefault: true }), 'en', '/imagine').message;
+
+    await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    const told = await fake.waitFor(() => fake.responses[responses], 'the private refusal of the Reroll');
+    expect(told.body.text).toBe(advice);
+    expect(logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code)).toEqual(['private_not_allowed']);
+    expect(h.emulator.requests.length).toBe(requests);
+  });
+
   it('keeps private jobs out of the workspace’s history', async () => {
     h = await start();
     const { fake } = h;
