@@ -1,11 +1,12 @@
 import { PictorClient, type LoggerLike } from './client/PictorClient.js';
+import type { HookedRequest } from './client/request-hook.js';
 import { ImageLimiter } from './core/image-limiter.js';
 import type { RedisLink } from './core/redis-connection.js';
 import { redactRedisUrl } from './core/redis-url.js';
 import type { CoreConfig } from './config.js';
 import { ledgerKindOf } from './spend/ledger-kind.js';
 import type { LedgerKind } from './spend/open-store.js';
-import type { JobSettlement } from './spend/job-ledger.js';
+import type { SpendWatch } from './spend/spend-guard.js';
 
 export interface Connection {
   client: PictorClient;
@@ -41,8 +42,12 @@ export async function connect(
     spendGuard?: boolean;
     /** With `REDIS_URL`: the process's link to Redis (not closed here). Default a link of the connection's own. */
     redis?: RedisLink;
-    /** Told how each guarded job ended in the ledger (settled and what, or released). */
-    onJobEnded?: (settlement: JobSettlement) => void;
+    /**
+     * Told of each job the spend guard reserved, with its watch: once the client has handed over the job's result or
+     * error, `watch.settled` is how the ledger ended it (settled and what, or released). A job refused before its
+     * reservation is never told: no settle is coming for it.
+     */
+    onJob?: (watch: SpendWatch) => void;
     /**
      * Gives up connecting when aborted (the CLI's Ctrl+C): Redis's connection attempt and the emulator probe are
      * dropped at once, what was opened is closed, and the call rejects with the signal's reason. Nothing was sent.
@@ -73,7 +78,7 @@ export async function connect(
     signal?.throwIfAborted();
     limiter = await makeLimiter(config, ledger, logger, link);
     if (config.baseURL && ledger === 'emulator') logger.debug({ url: config.baseURL }, 'PICTOR_BASE_URL answers as a Pictor emulator: its jobs go to the emulator\'s ledger');
-    spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger, link, options.onJobEnded);
+    spend = options.spendGuard === false ? undefined : await openGuard(config, ledger, logger, link);
     signal?.throwIfAborted();
   } catch (error) {
     await limiter?.stop();
@@ -87,8 +92,17 @@ export async function connect(
     await closeLink();
   };
   const common = { limiter, logger, timeoutMs: config.timeoutMs, maxRetries: config.maxRetries };
-  const newClient = (baseURL: string, apiKey: string | undefined): PictorClient =>
-    new PictorClient({ ...common, baseURL, apiKey, onRequest: spend?.guard.onRequest });
+  const { onJob } = options;
+  const guarded = spend?.guard.onRequest;
+  const onRequest =
+    guarded && onJob
+      ? async (request: HookedRequest) => {
+          const watch = await guarded(request);
+          onJob(watch);
+          return watch;
+        }
+      : guarded;
+  const newClient = (baseURL: string, apiKey: string | undefined): PictorClient => new PictorClient({ ...common, baseURL, apiKey, onRequest });
   if (config.baseURL) {
     const client = newClient(config.baseURL, config.apiKey);
     return { client, emulatorUrl: undefined, emulatorLatencyMs: undefined, ledger, close: stopAll };
@@ -134,7 +148,7 @@ async function makeLimiter(config: CoreConfig, ledger: LedgerKind, logger: Logge
  * The spend guard: every job is recorded (for `pictor usage`) and held to the
  * account's caps, in the account's ledger or, for an emulator, the emulator's.
  */
-async function openGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link: RedisLink | undefined, onEnded: ((settlement: JobSettlement) => void) | undefined) {
+async function openGuard(config: CoreConfig, ledger: LedgerKind, logger: LoggerLike, link: RedisLink | undefined) {
   const { openSpendGuard } = await import('./spend/open-guard.js');
-  return openSpendGuard(config, ledger, logger, link, onEnded);
+  return openSpendGuard(config, ledger, logger, link);
 }

@@ -1,17 +1,17 @@
 import type { Writable } from 'node:stream';
 import type { PictorClient } from '../client/PictorClient.js';
 import type { Connection } from '../connect.js';
-import type { JobSettlement } from '../spend/job-ledger.js';
+import type { SpendWatch } from '../spend/spend-guard.js';
 
 /** What a command needs from the outside world; tests pass their own. */
 export interface CliContext {
   stdout(line: string): void;
   stderr(line: string): void;
   /**
-   * Opens a connection to the configured service or an embedded emulator; `onJobEnded` is told how the ledger ended each
-   * job. Aborting `signal` (Ctrl+C) gives connecting up at once: it rejects with the signal's reason, nothing sent.
+   * Opens a connection to the configured service or an embedded emulator; `onJob` is told of each job the spend guard
+   * reserved, with its watch (whose `settled` says how the ledger ended it). Aborting `signal` (Ctrl+C) gives connecting up at once: it rejects with the signal's reason, nothing sent.
    */
-  connect(options?: { onJobEnded?: (settlement: JobSettlement) => void; signal?: AbortSignal }): Promise<Connection>;
+  connect(options?: { onJob?: (watch: SpendWatch) => void; signal?: AbortSignal }): Promise<Connection>;
   client(connection: Connection): PictorClient;
   env: NodeJS.ProcessEnv;
   /** The directory the user ran the command from: relative `--image`/`--out` paths start here. Default: the process's. */

@@ -18,7 +18,9 @@ import { chargedOf } from '../spend/charge-rules.js';
  * ended (`jobEnded`: its result is being written) arms no exit: the writes finish; only a second one stops them.
  * Once the images are written (`imagesWritten`), what is left is the ledger's answer, waited for by the same rule
  * however the first Ctrl+C came (before, during or after the writes): `INTERRUPT_SETTLE_MS` at most from then, then the
- * exit the timer tells. The command waits for that answer without a timer of its own: this one bounds it.
+ * exit the timer tells (its report says the images were written: what the exit cut short was the wait for the ledger).
+ * The command waits for that answer without a timer of its own: this one bounds it. A job the ledger never reserved (a
+ * Ctrl+C while it was being reserved, and the reservation failed) has no answer coming: the command exits at once.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
  * SIGTERM is answered the same way, with exit code 143.
@@ -54,10 +56,14 @@ export class JobWatch {
   #stoppedBy: 'SIGINT' | 'SIGTERM' | undefined;
   #reported = false;
   #exitTimer: NodeJS.Timeout | undefined;
-  /** Its images are written (`imagesWritten`). */
   #written = false;
   readonly #onSigint = () => this.#stop('SIGINT');
   readonly #onSigterm = () => this.#stop('SIGTERM');
+
+  /** Its images are written (`imagesWritten`): an exit from then on came while waiting for the ledger, not during the writes. */
+  get written(): boolean {
+    return this.#written;
+  }
 
   /** Aborted by the first Ctrl+C: give it to the request, which is then cancelled. */
   get signal(): AbortSignal {
@@ -248,7 +254,7 @@ export interface InterruptJson {
   emulator: boolean;
 }
 
-export function interruptJson(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'secondSignal' | 'emulator'>, about: Pick<JobAbout, 'operation' | 'isPartial'>): InterruptJson {
+export function interruptJson(job: ReportedJob, about: Pick<JobAbout, 'operation' | 'isPartial'>): InterruptJson {
   const { operation, files, partials, charged, emulator } = jobJson(job, about);
   return {
     ok: false,
@@ -289,7 +295,7 @@ export function jobJson(job: Pick<JobWatch, 'files' | 'settled' | 'emulator'>, a
 
 
 /** The lines Ctrl+C prints for a job in this state. */
-export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'secondSignal' | 'emulator'> | undefined): string[] {
+export function interruptReport(job: ReportedJob | undefined): string[] {
   if (!job) return ['pictor: interrupted.'];
   const lines = [firstLine(job)];
   if (job.files.length) {
@@ -301,7 +307,10 @@ export function interruptReport(job: Pick<JobWatch, 'phase' | 'files' | 'settled
   return lines;
 }
 
-function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy' | 'secondSignal' | 'emulator'>): string {
+/** What the Ctrl+C report reads of a job (`written` absent: its images are not written yet). */
+type ReportedJob = Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'secondSignal' | 'emulator'> & { written?: boolean | undefined };
+
+function firstLine(job: Omit<ReportedJob, 'files'>): string {
   if (job.phase === 'waiting') return 'pictor: interrupted before the request was sent: nothing was billed.';
   const { settled } = job;
   // Named for the signal that came (a SIGTERM after a Ctrl+C is no "second Ctrl+C").
@@ -321,7 +330,7 @@ function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy' | 'secon
   }
   if (job.emulator && settled?.action !== 'released') {
     // An emulator's ledger records what the job would have cost; no service bills it.
-    const when = job.phase === 'done' ? 'while writing the images of a job the emulator had ended' : 'after the request was sent to the emulator';
+    const when = job.phase === 'done' ? `${job.written ? 'after writing' : 'while writing'} the images of a job the emulator had ended` : 'after the request was sent to the emulator';
     const what = job.phase === 'done' ? '' : ' (the images that came, plus the estimate of each that did not)';
     if (settled) return `pictor: interrupted ${when}: it would have cost ${formatUsdExact(settled.usd)} on the real service${what}; nothing was spent.`;
     const emulatorUnanswered =
@@ -331,9 +340,11 @@ function firstLine(job: Pick<JobWatch, 'phase' | 'settled' | 'exitedBy' | 'secon
     return `pictor: interrupted ${when}: nothing was spent; ${emulatorUnanswered}.`;
   }
   if (job.phase === 'done') {
-    if (settled?.action === 'released') return 'pictor: interrupted while writing the images of a job that had ended: nothing was charged.';
-    if (settled) return `pictor: interrupted while writing the images of a job that had ended: charged ${formatUsdExact(settled.usd)}.`;
-    return `pictor: interrupted while writing the images of a job that had ended: ${unanswered}.`;
+    // Once they are written, what was left was the wait for the ledger: the report does not say the writes were cut.
+    const when = `${job.written ? 'after writing' : 'while writing'} the images of a job that had ended`;
+    if (settled?.action === 'released') return `pictor: interrupted ${when}: nothing was charged.`;
+    if (settled) return `pictor: interrupted ${when}: charged ${formatUsdExact(settled.usd)}.`;
+    return `pictor: interrupted ${when}: ${unanswered}.`;
   }
   if (settled?.action === 'released') {
     return settled.released === 'not_sent'

@@ -8,7 +8,7 @@ export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.
 export { DM_SCOPE_PREFIX, isDmScopeKey, readDmCaps, readSpendCaps, readSpendConfig, readUsageRetentionDays, userStateDir, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
 export { BudgetExceededError, LedgerUnreadableError, QuotaStoreClosedError, isBudgetCode, isSpendRefusalCode } from './errors.js';
 export { describeSpendRefusal, type RefusalContext } from './describe-refusal.js';
-export { SpendGuard, type SpendGuardOptions } from './spend-guard.js';
+export { SpendGuard, type SpendGuardOptions, type SpendWatch } from './spend-guard.js';
 export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS, scopeLimits } from './cap-overrides.js';
 export { MEMBER_CAPS, memberLimits, type HeldRoles, type MemberCap, type MemberCapSource, type MemberLimits, type RoleBudget, type ScopeRoleBudgets } from './role-budgets.js';
 export { addUsage, roundToNanoUsd, sumUsage, usageByKey, type UsageTotals } from './usage-totals.js';

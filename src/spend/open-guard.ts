@@ -3,7 +3,7 @@ import type { CoreConfig } from '../config.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import type { RedisLink } from '../core/redis-connection.js';
 import { accountCaps } from './caps.js';
-import { SpendGuard, type SpendGuardOptions } from './spend-guard.js';
+import { SpendGuard } from './spend-guard.js';
 import { openQuotaStore, type LedgerKind } from './open-store.js';
 
 /**
@@ -18,7 +18,6 @@ export async function openSpendGuard(
   ledger: LedgerKind,
   logger: LoggerLike,
   link?: RedisLink,
-  onEnded?: SpendGuardOptions['onEnded'],
 ): Promise<{ guard: SpendGuard; close(): Promise<void> }> {
   const store = await openQuotaStore({
     redis: config.redis,
@@ -34,7 +33,7 @@ export async function openSpendGuard(
   } catch {
     // No passwd entry (some containers): spending is still counted, under "unknown".
   }
-  const guard = new SpendGuard({ store, limits: accountCaps(config.spend.caps), userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts, onEnded });
+  const guard = new SpendGuard({ store, limits: accountCaps(config.spend.caps), userKey: `cli:${user}`, scopeKey: 'cli', recordPrompts: config.spend.recordPrompts });
   return {
     guard,
     // The caller got its result without waiting for the job's settle: it lands (or is kept) before the ledger closes.

@@ -20,8 +20,6 @@ export interface SpendGuardOptions {
   logger?: LoggerLike | undefined;
   /** How long a settle the ledger does not take is tried again before it is kept for later. Default 30 s. */
   settleRetryMs?: number | undefined;
-  /** Told how each job ended in the ledger, once its settle landed or was kept (the CLI says what a cancelled job was charged). */
-  onEnded?: ((settlement: JobSettlement) => void) | undefined;
   /**
    * The job ledger to go through, shared by every guard over `store` in this process (the n8n node makes a guard per
    * request): a settle one job's guard could not land is tried again before any later job is reserved. Default: a new
@@ -33,6 +31,17 @@ export interface SpendGuardOptions {
 /** What a job asks, as the ledger prices it, and its prompt (kept only with `recordPrompts`). */
 type Meta = ChargedRequest & { prompt?: string | undefined };
 
+/** The watch the guard gives the client for a job it reserved: also says how the ledger ended the job. */
+export interface SpendWatch extends RequestWatch {
+  /**
+   * The job's settle or release as the ledger took it (or kept it for later); never rejects. Undefined until the job
+   * ended: the client ends it before it hands over the result or the error, so from then on it is always there (the
+   * CLI says what a cancelled job was charged, the n8n node what a failed item was). A job the guard refused, or whose
+   * reservation failed, has no watch at all: no settle is coming.
+   */
+  readonly settled: Promise<JobSettlement> | undefined;
+}
+
 /**
  * The account's caps for one spender (the CLI's `cli:<name>`, an n8n
  * workflow), as the client's request hook: `new PictorClient({ onRequest: guard.onRequest })`.
@@ -40,7 +49,8 @@ type Meta = ChargedRequest & { prompt?: string | undefined };
  * queued (a refusal throws BudgetExceededError: nothing is sent), marked sent
  * just before its body leaves, each image counted as it reaches the caller, and
  * settled or released by the one rule (`chargeOf`) when it ends: billing is
- * decided by what reached the service. The caller never waits for that settle.
+ * decided by what reached the service. The caller never waits for that settle; the watch's `settled` tells how it
+ * went, for a caller that wants to say so.
  */
 export class SpendGuard {
   readonly #options: SpendGuardOptions;
@@ -74,21 +84,24 @@ export class SpendGuard {
   }
 
   /** The client's `onRequest` hook: reserves the request, and gives the watch that marks it sent and settles it. */
-  readonly onRequest = async (request: HookedRequest): Promise<RequestWatch> => {
+  readonly onRequest = async (request: HookedRequest): Promise<SpendWatch> => {
     const job = await this.begin(request);
+    let settled: Promise<JobSettlement> | undefined;
     return {
       beforeSend: job.beforeSend,
       onRetry: job.onRetry,
       onImage: (image) => job.onImage(image),
       // The charge is decided at once and given back; the settle that records it goes on without the caller, who gets the
-      // result now, whatever the ledger does (its lock busy, Redis away): `onEnded` is told once it lands or is kept.
-      end: async ({ requestId, ...ending }: RequestEnding) => {
+      // result now, whatever the ledger does (its lock busy, Redis away): `settled` says once it lands or is kept.
+      // Not async: `settled` is there as soon as the client has called `end`, before the caller gets anything.
+      end: ({ requestId, ...ending }: RequestEnding) => {
         job.requestId = requestId;
         const ended = job.end(endingOf(ending));
-        void ended.settled
-          .then((settlement) => this.#options.onEnded?.(settlement))
-          .catch((err: unknown) => this.#options.logger?.error({ err, jobId: job.id }, 'the spend guard could not tell how a job ended in the ledger'));
-        return ended.charge;
+        settled ??= ended.settled;
+        return Promise.resolve(ended.charge);
+      },
+      get settled() {
+        return settled;
       },
     };
   };

@@ -70,6 +70,16 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'done', files: [], settled: { action: 'released', usd: 0, released: 'answered' } })[0]).toBe(
       'pictor: interrupted while writing the images of a job that had ended: nothing was charged.',
     );
+    // Its images written, the exit came while waiting for the ledger: not "while writing".
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: { action: 'settled', usd: 0.00636 } })[0]).toBe(
+      'pictor: interrupted after writing the images of a job that had ended: charged $0.00636.',
+    );
+    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
+      'pictor: interrupted after writing the images of a job that had ended: the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain).',
+    );
+    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer', emulator: true })[0]).toBe(
+      "pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain).",
+    );
   });
 
   it('says nothing was sent when the exit comes while the ledger records that the request may be billed, and that a later run charges the estimate if it had recorded it', () => {
@@ -208,7 +218,10 @@ describe('Ctrl+C during a generation', () => {
       await vi.advanceTimersByTimeAsync(1);
       expect(exit).toHaveBeenCalledWith(130);
       expect(job.exitedBy).toBe('timer');
-      expect(said[1]).toBe(interruptReport({ phase: 'done', files: [], exitedBy: 'timer' })[0]);
+      // The writes had finished: the wait cut short was the ledger's, not the writes.
+      expect(said[1]).toBe(
+        'pictor: interrupted after writing the images of a job that had ended: the ledger did not answer in time, so a later run charges it its estimate (marked uncertain).',
+      );
     });
   });
 

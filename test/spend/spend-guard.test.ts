@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { decodeImages, PictorClient, PRICE_TABLE } from '../../src/index.js';
 import { FileQuotaStore, SpendGuard, type SpendLimits } from '../../src/internal.js';
-import type { JobSettlement } from '../../src/spend/job-ledger.js';
+import type { SpendWatch } from '../../src/spend/spend-guard.js';
+import type { HookedRequest } from '../../src/client/request-hook.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { misbehavingServer } from '../client/misbehaving-server.js';
@@ -227,10 +228,15 @@ describe('the spend guard as the client’s request hook', () => {
     const origin = `https://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
     const pool = new Pool(origin);
     try {
-      const settled: JobSettlement[] = [];
-      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli', onEnded: (s) => settled.push(s) });
+      const guard = new SpendGuard({ store, limits: {}, userKey: 'cli:someone', scopeKey: 'cli' });
       guards.push(guard);
-      const client = new PictorClient({ baseURL: origin, apiKey: DEV_API_KEY, maxRetries: 0, dispatcher: pool, onRequest: guard.onRequest });
+      const watches: SpendWatch[] = [];
+      const onRequest = async (request: HookedRequest) => {
+        const watch = await guard.onRequest(request);
+        watches.push(watch);
+        return watch;
+      };
+      const client = new PictorClient({ baseURL: origin, apiKey: DEV_API_KEY, maxRetries: 0, dispatcher: pool, onRequest });
       const controller = new AbortController();
       const job = client.generate({ prompt: 'a harbour', quality: 'low' }, { signal: controller.signal });
       await taken;
@@ -239,7 +245,7 @@ describe('the spend guard as the client’s request hook', () => {
       for (const socket of sockets) socket.destroy();
       await expect(job).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
       await everySettle();
-      expect(settled).toEqual([expect.objectContaining({ action: 'released', usd: 0, released: 'not_sent' })]);
+      expect(await Promise.all(watches.map((watch) => watch.settled))).toEqual([expect.objectContaining({ action: 'released', usd: 0, released: 'not_sent' })]);
       expect(await store.activeJobs()).toEqual([]);
       expect(await store.usage({})).toEqual([]);
       expect(await store.spentToday('account', Date.now())).toBe(0);

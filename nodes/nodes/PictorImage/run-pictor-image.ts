@@ -15,7 +15,7 @@ import {
   type EditRequest,
   type GenerationRequest,
 } from 'pictor';
-import { SpendGuard, chargedOf, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError } from 'pictor/internal';
+import { SpendGuard, chargedOf, ledgerKindOf, waitAtMost, type JobSettlement, type RedisUnavailableError, type SpendWatch } from 'pictor/internal';
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
@@ -93,10 +93,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
           if (stopAll.signal.aborted) stopOwn();
           else stopAll.signal.addEventListener('abort', stopOwn, { once: true });
           unsent.add(own);
-          let endedNow!: () => void;
           const sending: Sending = {
-            endedOnce: new Promise<void>((resolve) => (endedNow = resolve)),
-            endedNow: () => endedNow(),
             signal: own.signal,
             // Its turn came (again on a retry): a failure elsewhere stops it unsent, before the ledger marks it sent.
             beforeSend: async () => {
@@ -193,13 +190,8 @@ interface Sending {
   beforeSend: () => Promise<void>;
   leaving: () => void;
   onRetry: () => void;
-  /** How the ledger ended the request (set by the spend guard when the item has a ledger and its job was reserved). */
-  ended?: JobSettlement | undefined;
-  /** Its job was reserved in the ledger: the ledger will tell how it ended it (`ended`). */
-  reserved?: boolean;
-  /** Resolves once `ended` is set (`endedNow`). */
-  endedOnce: Promise<void>;
-  endedNow: () => void;
+  /** The spend guard's watch of its job, once the ledger reserved it (the item has a ledger): its `settled` says how the ledger ended it. */
+  watch?: SpendWatch | undefined;
 }
 
 /**
@@ -209,11 +201,16 @@ interface Sending {
  */
 const CHARGED_WAIT_MS = 5_000;
 
-/** How the ledger ended a failed item's job, waited for at most CHARGED_WAIT_MS; none when it was never reserved. */
+/**
+ * How the ledger ended a failed item's job, waited for at most CHARGED_WAIT_MS; none when it was never reserved (no
+ * settle is coming). Asked once the client has handed over the failure: it has ended the watch by then.
+ */
 async function endedOf(sending: Sending): Promise<JobSettlement | { deferred: true } | undefined> {
-  if (!sending.reserved) return undefined;
-  await waitAtMost(sending.endedOnce, CHARGED_WAIT_MS);
-  return sending.ended ?? { deferred: true };
+  const settled = sending.watch?.settled;
+  if (!settled) return undefined;
+  let ended: JobSettlement | undefined;
+  await waitAtMost(settled.then((settlement) => (ended = settlement)), CHARGED_WAIT_MS);
+  return ended ?? { deferred: true };
 }
 
 /** The request's watch (the spend guard's, or none), told last of its `beforeSend` what `leaving` is told. */
@@ -281,16 +278,12 @@ async function send(
         limits: ledger.limits,
         userKey: `n8n:${workflowIdOf(ctx)}`,
         scopeKey: 'n8n',
-        // The CLI's way of knowing what a failed job was charged: told before the request's failure reaches us.
-        onEnded: (settlement) => {
-          sending.ended = settlement;
-          sending.endedNow();
-        },
       })
     : undefined;
   const client = new PictorClient({ ...common, onRequest: async (hooked) => {
       const watch = await guard?.onRequest(hooked);
-      if (watch) sending.reserved = true;
+      // Its `settled` is how the ledger ended the job (what a failed item was charged), as the CLI learns it.
+      sending.watch = watch;
       return leavingLast(watch, sending.leaving);
     },
   });

@@ -20,7 +20,7 @@ import { jobJson, JobWatch, wasSent } from '../interrupt.js';
 import { JobFailure } from '../job-failure.js';
 import type { CliContext } from '../context.js';
 import type { Connection } from '../../connect.js';
-import type { JobSettlement } from '../../spend/job-ledger.js';
+import type { SpendWatch } from '../../spend/spend-guard.js';
 
 
 /**
@@ -88,15 +88,16 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   // Until connected, only the embedded emulator (no PICTOR_BASE_URL) is known to be one.
   job.noteJob({ ...about, emulator: !ctx.env.PICTOR_BASE_URL, json: values.json ? answer : undefined });
   // The ledger's settle of the job goes on after its result is handed over (a busy ledger never holds the images back);
-  // what the command says about the charge waits for it, once the images are written.
-  let ledgerAnswered = (): void => undefined;
-  const ledgerAnswer = new Promise<void>((resolve) => (ledgerAnswered = resolve));
-  const onJobEnded = (settlement: JobSettlement) => {
-    job.noteSettled(settlement);
-    ledgerAnswered();
-  };
+  // what the command says about the charge waits for it, once the images are written. The spend guard's watch of the
+  // job says it; a job the ledger never reserved (refused, or stopped while it was being reserved) has no watch, and no
+  // settle is coming: nothing to wait for.
+  let spendWatch: SpendWatch | undefined;
+  let ledgerAnswered: Promise<void> | undefined;
+  /** Asked once the request is over (the client has ended the watch by then); noted for Ctrl+C's report as soon as it comes. */
+  const ledgerAnswer = (): Promise<void> =>
+    (ledgerAnswered ??= Promise.resolve(spendWatch?.settled).then((settlement) => settlement && job.noteSettled(settlement)));
   // The first Ctrl+C gives connecting up at once (a Redis or a base URL that does not answer): nothing was sent.
-  const connecting = ctx.connect({ onJobEnded, signal: job.signal });
+  const connecting = ctx.connect({ onJob: (watch) => (spendWatch = watch), signal: job.signal });
   let connection: Connection;
   try {
     connection = await untilSignalled(connecting, job.signal);
@@ -187,12 +188,14 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       }
       // The request is over: a Ctrl+C from here on lets the images be written.
       job.jobEnded();
+      void ledgerAnswer();
     } catch (error) {
       // Refused before it was sent (a cap, invalid input, a ledger that cannot be used or did not record the mark): nothing was sent,
       // so nothing can have been charged.
       const sent = wasSent(job.phase);
       // The images that arrived before the failure were made (and are charged): they are written (a stream's already are), and the job still fails.
       job.jobEnded();
+      void ledgerAnswer();
       progress.stop();
       if (emulator && error instanceof BudgetExceededError) {
         error.message += " This is the emulator's own ledger, where the account's caps are rehearsed: nothing was spent, and the account's ledger is untouched.";
@@ -206,7 +209,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         // then the interruption is told (with --json, also as the one line on stdout). The watch's exit timer, armed
         // again by imagesWritten, bounds that wait as the first Ctrl+C promised: a ledger that does not answer in time
         // leaves the job's reservation to a later run's reconcile (its estimate, marked uncertain), as the report says.
-        await ledgerAnswer;
+        // A job stopped before the ledger reserved it has no settle coming: the exit is at once.
+        await ledgerAnswer();
         return job.interruptedExit();
       }
       if (arrived.length > 0) {
@@ -224,7 +228,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       // would read as a charge the ledger had not answered.
       if (!sent) throw error;
       // Sent: the spend guard has the job, and its settle ends (lands, or is kept for later) within the ledger's retry time.
-      await ledgerAnswer;
+      await ledgerAnswer();
       // With --json the failure's line names them too, and what the ledger charged: a script learns of every image it paid for.
       throw new JobFailure(error, { ...jobJson(job, about), ...(kept.lost.length ? { lost: kept.lost.map((item) => item.wanted) } : {}) });
     }
@@ -236,7 +240,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     const { files, saved, unwritten, lost } = kept;
     const seconds = (Date.now() - started) / 1000;
     // A line that says what was charged (images that could not be written) waits for the ledger, after the writes.
-    if (values.json && (unwritten.length || lost.length)) await ledgerAnswer;
+    if (values.json && (unwritten.length || lost.length)) await ledgerAnswer();
     if (values.json) {
       answer(
         JSON.stringify({
