@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomi
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endRecordedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, chargeRecordedIn, emptyLedger, noteReservedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
@@ -132,6 +132,7 @@ export class FileQuotaStore implements QuotaStore {
         const copy = this.#process.held.get(jobId);
         if (!copy || ledger.uncertain[jobId] || ended.has(jobId)) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
         ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
+        noteReservedIn(ledger, copy.userKey, copy.at);
         this.#markAlive(ledger, now);
         return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
       }
@@ -460,15 +461,16 @@ export class FileQuotaStore implements QuotaStore {
   /**
    * The one restore of the ledger, at `open()` and when a step finds the file gone or damaged while the process runs:
    * a good backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`, which moves a damaged
-   * one aside). The copy is one change behind: a job it still shows open that `usage.jsonl` shows ended is ended at what
-   * its record says (`endRecordedIn`), not charged again when its gone process is met.
+   * one aside). The copy is behind by the changes written after it: what `usage.jsonl` recorded since that it does not
+   * account for is charged (`chargeRecordedIn`), so what is spent equals what was settled.
    */
   async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
     const restored = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
     if (!restored.restored) return restored;
     this.#written = undefined;
     const ledger = await this.#load();
-    if (Object.keys(ledger.reservations).length > 0 && endRecordedIn(ledger, await this.#readUsage()).length > 0) await this.#write(ledger);
+    const horizon = this.#process.clock() - this.#process.keepDays * DAY_MS;
+    if (chargeRecordedIn(ledger, await this.#readUsage(), horizon).length > 0) await this.#write(ledger);
     return restored;
   }
 
