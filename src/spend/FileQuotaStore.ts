@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomi
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerUnreadableError } from './errors.js';
 import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endRecordedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, chargeRecordedIn, emptyLedger, noteReservedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
@@ -21,8 +21,8 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
   dir: string;
   /**
-   * Told when a step found the ledger file gone while the process ran and put its backup copy back (as `open()` does,
-   * which says so in its answer instead): the ledger is one change behind, the step went on.
+   * Told when a step found the ledger file gone or damaged while the process ran and put its backup copy back (as
+   * `open()` does, which says so in its answer instead; `brokenCopy`: where the damaged one was moved): the step went on.
    */
   onRestored?: ((restored: { brokenCopy?: string | undefined }) => void) | undefined;
 }
@@ -132,6 +132,7 @@ export class FileQuotaStore implements QuotaStore {
         const copy = this.#process.held.get(jobId);
         if (!copy || ledger.uncertain[jobId] || ended.has(jobId)) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
         ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
+        noteReservedIn(ledger, copy.userKey, copy.at);
         this.#markAlive(ledger, now);
         return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
       }
@@ -458,51 +459,51 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * The one restore of the ledger, at `open()` and when a step finds the file gone while the process runs: a good
-   * backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`). The copy is one change behind:
-   * a job it still shows open that `usage.jsonl` shows ended is ended at what its record says (`endRecordedIn`), not
-   * charged again when its gone process is met.
+   * The one restore of the ledger, at `open()` and when a step finds the file gone or damaged while the process runs:
+   * a good backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`, which moves a damaged
+   * one aside). The copy is behind by the changes written after it: what `usage.jsonl` recorded since that it does not
+   * account for is charged (`chargeRecordedIn`), so what is spent equals what was settled.
    */
   async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
     const restored = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
     if (!restored.restored) return restored;
     this.#written = undefined;
     const ledger = await this.#load();
-    if (Object.keys(ledger.reservations).length > 0 && endRecordedIn(ledger, await this.#readUsage()).length > 0) await this.#write(ledger);
+    const horizon = this.#process.clock() - this.#process.keepDays * DAY_MS;
+    if (chargeRecordedIn(ledger, await this.#readUsage(), horizon).length > 0) await this.#write(ledger);
     return restored;
   }
 
-  /** The ledger (an empty one when there is none yet); throws LedgerUnreadableError naming what is wrong. */
+  /**
+   * The ledger (an empty one when there is none yet); one missing or damaged beside its backup copy (deleted or damaged
+   * while the process runs) is put back as at start (`#restoreLedger`) and told (`onRestored`). Throws
+   * LedgerUnreadableError naming what is wrong when it cannot be.
+   */
   async #load(): Promise<Ledger> {
     const written = this.#written;
     if (written && fileStamp(this.path) === written.stamp) return written.ledger;
     this.#written = undefined;
     const text = readIfExists(this.path);
-    if (text === undefined) {
-      // No ledger: a fresh start, unless a backup shows there was one: deleted while running, it is put back as at start.
-      if (!existsSync(this.backupPath)) return emptyLedger();
-      const restored = await this.#restoreLedger();
-      if (!restored.restored) {
-        throw new LedgerUnreadableError(this.path, `is missing, and its backup copy ${this.backupPath} is damaged (not a spend ledger)`, {
-          remedy: 'Restore a copy of the ledger, or move the backup copy away to start counting spending from zero (caps then ignore what was already spent).',
-        });
-      }
+    const read = text === undefined ? undefined : readLedger(text);
+    if (read?.ok) return read.ledger;
+    const hasBackup = existsSync(this.backupPath);
+    if (!read && !hasBackup) return emptyLedger();
+    const restored = hasBackup ? await this.#restoreLedger() : { restored: false };
+    if (restored.restored) {
       this.#onRestored?.({ brokenCopy: restored.brokenCopy });
       return this.#load();
     }
-    if (text.trim() === '') throw new LedgerUnreadableError(this.path, 'is empty');
-    const json = safeJson(text);
-    if (json === undefined) throw new LedgerUnreadableError(this.path, 'is not JSON (truncated or damaged)');
-    const parsed = parseLedger(json);
-    if (!parsed.ok) throw new LedgerUnreadableError(this.path, 'is not a spend ledger (unknown shape)', { cause: parsed.cause });
-    return parsed.ledger;
+    if (read) throw new LedgerUnreadableError(this.path, read.problem, { cause: read.cause });
+    throw new LedgerUnreadableError(this.path, `is missing, and its backup copy ${this.backupPath} is damaged (not a spend ledger)`, {
+      remedy: 'Restore a copy of the ledger, or move the backup copy away to start counting spending from zero (caps then ignore what was already spent).',
+    });
   }
 
   /** The ledger as last written, without the lock (replaced whole by rename), read again only when the file changed: not to be changed. */
   async #peek(): Promise<Ledger> {
     this.#process.assertOpen();
     const stamp = fileStamp(this.path);
-    // Gone beside its backup copy: the locked read puts it back.
+    // Gone beside its backup copy (or damaged, below): the locked read puts it back.
     if (stamp === undefined) return existsSync(this.backupPath) ? this.#readLocked(() => this.#load()) : emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
     // A file of the current version is taken as it is (the locked steps check it); others are parsed (and upgraded).
@@ -618,6 +619,15 @@ function readIfExists(path: string): string | undefined {
 /** The usage records of lines of `usage.jsonl`; a line cut short by a crash (its settle never reached the ledger) or not yet complete is skipped. */
 function parseUsageLines(text: string): UsageRecord[] {
   return text.split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []);
+}
+
+/** The ledger a file's text holds, or what is wrong with it. */
+function readLedger(text: string): { ok: true; ledger: Ledger } | { ok: false; problem: string; cause?: unknown } {
+  if (text.trim() === '') return { ok: false, problem: 'is empty' };
+  const json = safeJson(text);
+  if (json === undefined) return { ok: false, problem: 'is not JSON (truncated or damaged)' };
+  const parsed = parseLedger(json);
+  return parsed.ok ? parsed : { ok: false, problem: 'is not a spend ledger (unknown shape)', cause: parsed.cause };
 }
 
 /** A ledger of the current version as this store writes it (the shape checked by the locked steps). */

@@ -191,7 +191,7 @@ export function countRefusalsIn(ledger: Ledger, counts: Readonly<Record<string, 
  * Adds what a job cost to the day and month it was reserved in, for its user, its scope and the account; and, for a
  * scope the breaker watches, to its spend of the moment it was charged (`now`).
  */
-export function chargeIn(ledger: Ledger, r: Reservation, usd: number, now: number): void {
+export function chargeIn(ledger: Ledger, r: Pick<Reservation, 'userKey' | 'scopeKey' | 'day' | 'month'>, usd: number, now: number): void {
   for (const period of [r.day, r.month]) {
     const totals = (ledger.spent[period] ??= {});
     for (const key of keysOfJob(r.userKey, r.scopeKey)) totals[key] = roundToNanoUsd((totals[key] ?? 0) + usd);
@@ -319,6 +319,7 @@ export function settleIn(
     if (!copy || ledger.uncertain[jobId]) return undefined;
     reservation = copy;
     lost = true;
+    noteReservedIn(ledger, copy.userKey, copy.at);
   }
   delete ledger.reservations[jobId];
   chargeIn(ledger, reservation, actualUsd, now);
@@ -326,22 +327,42 @@ export function settleIn(
 }
 
 /**
- * Ends the reservations of jobs whose usage records show them ended already: a ledger put back from its backup copy is
- * one change behind and may still hold a job settled since. Each is charged what its latest record says (at that
- * record's time; marked uncertain when a reconcile charged it), once: it has its record, so none is added, and it is
- * not charged again at its estimate when its gone process is met. Answers the jobs ended.
+ * Notes that the ledger knows a job of `userKey` reserved at `at`: its user's last reservation (`lastJobAt`, the
+ * cooldown's) is never moved back. Every job whose amount the ledger holds is so noted, so a copy of the ledger
+ * accounts for the jobs reserved up to it (`chargeRecordedIn`).
  */
-export function endRecordedIn(ledger: Ledger, records: Iterable<UsageRecord>): string[] {
-  const ended: string[] = [];
+export function noteReservedIn(ledger: Ledger, userKey: string, at: number): void {
+  const last = ledger.lastJobAt[userKey];
+  if (last === undefined || last < at) ledger.lastJobAt[userKey] = at;
+}
+
+/**
+ * Brings a ledger put back from its backup copy up to what `usage.jsonl` recorded since: each job's latest record is
+ * charged once, at its amount and time (marked uncertain when a reconcile charged it), unless the copy accounts for it
+ * already. The copy holds no list of the jobs it charged, only totals; what it accounts for is told by job ids and
+ * times: a job it still shows open is ended here (not charged again at its estimate when its gone process is met); a job
+ * it marked uncertain was charged by it; a job reserved no later than its user's last reservation the copy knows
+ * (`lastJobAt`, `noteReservedIn`) and no longer open in it had ended before the copy, its amount in the totals. A job
+ * reserved after that is one the copy never saw: its record is added. A user the copy knows no reservation of (none, or
+ * pruned) counts from `horizon` (the oldest reservation time a ledger keeps: an older job's day is no longer kept).
+ * Answers the jobs charged.
+ */
+export function chargeRecordedIn(ledger: Ledger, records: Iterable<UsageRecord>, horizon: number): string[] {
+  const charged: string[] = [];
   for (const record of latestPerJob(records)) {
-    const r = ledger.reservations[record.jobId];
-    if (!r) continue;
+    const open = ledger.reservations[record.jobId];
+    const reservedAt = open?.at ?? record.reservedAt;
+    const unseen = reservedAt !== undefined && !ledger.uncertain[record.jobId] && reservedAt > (ledger.lastJobAt[record.userKey] ?? horizon);
+    if (!open && !unseen) continue;
+    // The day and month a job counts in are its reservation's, which its record keeps.
+    const r = open ?? record;
     delete ledger.reservations[record.jobId];
     chargeIn(ledger, r, record.costUsd, record.time);
+    noteReservedIn(ledger, r.userKey, reservedAt!);
     if (record.basis === 'uncertain') ledger.uncertain[record.jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: record.costUsd, day: r.day, at: record.time };
-    ended.push(record.jobId);
+    charged.push(record.jobId);
   }
-  return ended;
+  return charged;
 }
 
 /**

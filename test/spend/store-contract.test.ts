@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,10 +83,13 @@ const makers: Record<string, () => Maker> = {
       },
       lapseLeases: async () => undefined,
       failRenewals: async (group) => {
-        const path = join(dirs.get(group)!, 'quota-ledger.json');
-        const text = await readFile(path, 'utf8');
-        await writeFile(path, '{"version":');
-        return () => writeFile(path, text);
+        // Its backup copy too, when there is one: a damaged ledger alone is put back from it by the next step.
+        const paths = ['quota-ledger.json', 'quota-ledger.json.bak'].map((name) => join(dirs.get(group)!, name)).filter((path) => existsSync(path));
+        const texts = await Promise.all(paths.map((path) => readFile(path, 'utf8')));
+        for (const path of paths) await writeFile(path, '{"version":');
+        return async () => {
+          for (const [i, path] of paths.entries()) await writeFile(path, texts[i]!);
+        };
       },
       keepLegacy: async (group) => {
         const dir = dirs.get(group) ?? (await mkdtemp(join(tmpdir(), 'pictor-contract-')));
