@@ -19,7 +19,9 @@ import { chargedOf } from '../spend/charge-rules.js';
  * Once the images are written (`imagesWritten`), what is left is the ledger's answer, waited for by the same rule
  * however the first Ctrl+C came (before, during or after the writes): `INTERRUPT_SETTLE_MS` at most from then, then the
  * exit the timer tells (its report says the images were written: what the exit cut short was the wait for the ledger).
- * The command waits for that answer without a timer of its own: this one bounds it. A job the ledger never reserved (a
+ * The command waits for that answer without a timer of its own: this one bounds it. A job that ended well and had a
+ * Ctrl+C before its result was told says nothing before that answer: one in time (`ledgerAnswered`) gives the job's own
+ * result and exit code; otherwise the interruption is the one thing told (a settle the ledger kept for later, at once). A job the ledger never reserved (a
  * Ctrl+C while it was being reserved, and the reservation failed) has no answer coming: the command exits at once.
  * With `--json` the same report is also one JSON line on stdout (`interruptJson`), written before the process exits
  * on every one of those paths. A job that went to an emulator is told as what it would have cost: nothing was spent.
@@ -165,6 +167,14 @@ export class JobWatch {
   imagesWritten(): void {
     this.#written = true;
     if (this.#stoppedBy) this.#armExit();
+  }
+
+  /**
+   * A Ctrl+C came, the images are written, and the ledger answered before the exit timer ran out: the command gives the
+   * job's own answer (its result, and its exit code), so the timer no longer exits. A second Ctrl+C still does.
+   */
+  ledgerAnswered(): void {
+    clearTimeout(this.#exitTimer);
   }
 
   /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) tells nothing. */

@@ -455,8 +455,12 @@ export class ChargedJob {
   async #record(ending: JobEnding, charge: Charge | undefined): Promise<JobSettlement> {
     const { ledger, id, userKey } = this;
     if (!charge) {
-      const { deferred } = await ledger.commit(id, userKey, 'release', () => ledger.store.release(id));
-      this.#taken = !deferred;
+      const { deferred } = await ledger.commit(id, userKey, 'release', async () => {
+        const released = await ledger.store.release(id);
+        // Taken now, or by a kept try later: its reservation no longer counts from then on.
+        this.#taken = true;
+        return released;
+      });
       // A job whose only attempt left nothing (a cancel before any byte of it left) was never sent either.
       const sentSomething = this.#everSent && (this.#retried || !leftNothing(ending));
       return { action: 'released', usd: 0, basis: undefined, recorded: !deferred, deferred, released: sentSomething ? 'answered' : 'not_sent' };
@@ -466,11 +470,11 @@ export class ChargedJob {
     const info = { requestId: this.#requestId, basis: charge.basis, outcome: ending.kind, images: this.#images.length, ...charge.made };
     const { result, deferred } = await ledger.commit(id, userKey, 'settle', async () => {
       const charged = await ledger.store.settle(id, charge.usd, info);
+      this.#taken = true;
       // Told once, by whichever try (now, or a kept one later) charged it.
       if (charged) ledger.charged({ jobId: id, usd: charge.usd, basis: charge.basis, images: this.#images.length, request: this.request, reservedUsd });
       return charged;
     });
-    this.#taken = !deferred;
     return { action: 'settled', usd: charge.usd, basis: charge.basis, recorded: result === true, deferred };
   }
 }

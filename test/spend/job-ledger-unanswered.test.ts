@@ -264,3 +264,51 @@ describe('JobLedger when a settle is kept while the kept ones are being tried ag
     ledger.close();
   });
 });
+
+describe('ChargedJob whose settle or release is kept and lands later', () => {
+  /** A store that refuses every settle and release (the ledger lock busy) until `take()`. */
+  function refusingUntilTaken(store: QuotaStore) {
+    let taking = false;
+    const refusing = new Proxy(store, {
+      get(target, key) {
+        if (key === 'settle' || key === 'release') {
+          const real = (Reflect.get(target, key) as (...a: unknown[]) => Promise<unknown>).bind(target);
+          return (...args: unknown[]) => (taking ? real(...args) : Promise.reject(new Error('the ledger lock is busy')));
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return { refusing, take: () => void (taking = true) };
+  }
+
+  for (const [what, ending, action] of [
+    ['settle', { kind: 'completed' }, 'settled'],
+    ['release', { kind: 'cancelled' }, 'released'],
+  ] as const) {
+    it(`no longer counts its reservation once its kept ${what} lands on a later try`, async () => {
+      const store = await fileStore();
+      const { refusing, take } = refusingUntilTaken(store);
+      const ledger = new JobLedger({ store: refusing, retryDelayMs: 5, retryForMs: 20, attemptTimeoutMs: 5_000 });
+      const begun = await ledger.begin({ jobId: 'cli:ann:1', userKey: 'cli:ann', scopeKey: 'cli', limits: {}, request: { operation: 'generate', n: 1, size: '1024x1024', quality: 'low' } });
+      if (!begun.ok) throw new Error(begun.code);
+      const job = begun.job;
+      if (action === 'settled') {
+        await job.beforeSend();
+        job.onImage(image);
+      }
+
+      expect(await job.end(ending).settled).toMatchObject({ action, deferred: true });
+      expect(job.reserving).toBe(true);
+
+      take();
+      // Tried again (here, or by a round its timer began before the ledger took it) until it lands.
+      await vi.waitFor(async () => {
+        await ledger.flushKept();
+        expect(ledger.kept).toBe(0);
+      });
+      expect(await store.activeJobs()).toEqual([]);
+      expect(job.reserving).toBe(false);
+    });
+  }
+});

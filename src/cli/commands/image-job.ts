@@ -237,6 +237,15 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     if (!values.stream) await writeImages(result.data, 0);
     await saveLost();
     job.imagesWritten();
+    if (job.firstStop) {
+      // A Ctrl+C came (during the writes, or a cancel too late for a request that had ended): nothing is said before the
+      // ledger's answer, which the watch's exit timer bounds. That timer's exit says the interruption as the one answer
+      // (with --json, the one line); a settle the ledger kept for later is told the same way, at once. A ledger that
+      // answers in time gives the job's own answer, and the timer no longer exits.
+      await ledgerAnswer();
+      if (job.exitedBy || (spendWatch && !job.settled)) return job.interruptedExit();
+      job.ledgerAnswered();
+    }
     const { files, saved, unwritten, lost } = kept;
     const seconds = (Date.now() - started) / 1000;
     // A line that says what was charged (images that could not be written) waits for the ledger, after the writes.
