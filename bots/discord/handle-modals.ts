@@ -38,8 +38,9 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
         return [image];
       },
     };
-    // An edit of a private result is private too; of a public one, as the member's default says.
-    await startJob(ctx, interaction, { kind: 'edit', prompt, options: editOptionsFrom(record), images, requester, private: record.private === true ? true : undefined }, 'reply');
+    // An edit of a private result is private too; of a public one, as the member's default says. A form: a refusal of
+    // its private rule (turned off while it was open) names no option the form lacks.
+    await startJob(ctx, interaction, { kind: 'edit', prompt, options: editOptionsFrom(record), images, requester, private: record.private === true ? true : undefined, inForm: true }, 'reply');
     return;
   }
   const images: ImagesToFetch = {
@@ -47,7 +48,7 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
     declaredBytes: declaredBytesOf(record.inputs.length ? record.inputs : (record.sources ?? [])),
     fetch: () => draftImages(ctx, record.key),
   };
-  await startJob(ctx, interaction, { kind: 'edit', prompt, options: {}, images, requester }, 'reply');
+  await startJob(ctx, interaction, { kind: 'edit', prompt, options: {}, images, requester, inForm: true }, 'reply');
   // The draft has served its purpose: a job that started has a record of its own; a refused one, none.
   await ctx.store.remove(record.key);
 }

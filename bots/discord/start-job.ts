@@ -32,6 +32,8 @@ export interface JobRequest {
   memberDefaults?: JobIntent['memberDefaults'];
   /** Run again by a job's button (Reroll, Retry), whoever's job it is: see `JobIntent.again`. */
   again?: JobIntent['again'];
+  /** Asked with a form (an edit modal submitted): see `JobIntent.inForm`. */
+  inForm?: JobIntent['inForm'];
 }
 
 /**
@@ -82,6 +84,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       private: job.private,
       memberDefaults: job.memberDefaults,
       again: job.again,
+      inForm: job.inForm,
       // The intake's reads wait only for what is left of the interaction's one deadline: a refusal still goes out in time.
       answerBy: answerBudgetOf(interaction).endsAt,
       fieldNames: OPTION_NAME_OF_FIELD,

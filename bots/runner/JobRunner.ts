@@ -382,7 +382,7 @@ export class JobRunner {
   /** Rules, fields, room and ledger, in that order (see `request`): an admission, or a throw (JobRefusedError for a refusal). */
   async #admit(intent: JobIntent): Promise<Admission> {
     this.#assertOpen();
-    const { images, fieldNames, style, memberDefaults, again, answerBy, ...asked } = intent;
+    const { images, fieldNames, style, memberDefaults, again, inForm, answerBy, ...asked } = intent;
     // Each read waits only until the surface must answer (`JobIntent.answerBy`): a stalled store refuses, in time.
     const inTime = <T>(read: Promise<T>) => byAnswer(answerBy, read);
     // A house style first: every rule below sees the prompt and options as they will be sent.
@@ -391,7 +391,7 @@ export class JobRunner {
     // their previews on their own Reroll or Retry: the job as it was sent); each only where the rules below allow it.
     const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }));
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await inTime(this.policy.admit(member.spec, { again })).catch((error: unknown) => {
+    const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm })).catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
       this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');

@@ -88,7 +88,10 @@ export function refusalFromPolicy(
     used?: number | undefined;
     /** `private_not_allowed`: the member's default asked for it, not the command. */
     fromDefault?: boolean | undefined;
-    /** `private_not_allowed` before a form opens (`JobRunner.requestForm`): the advice names no option the form lacks. */
+    /**
+     * `private_not_allowed` of a form's job, before the form opens (`JobRunner.requestForm`) or as it is submitted
+     * (`JobIntent.inForm`, private results turned off meanwhile): the advice names no option the form lacks.
+     */
     inForm?: boolean | undefined;
     /**
      * `private_not_allowed` of a job a button runs again (a Reroll or Retry, whoever's job it is: `JobIntent.again`):

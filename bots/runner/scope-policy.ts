@@ -182,9 +182,10 @@ export class ScopePolicy {
    * chose nothing — or the refusal (`JobRefusedError`, thrown) saying which
    * rule stops it: who and where, then the prompt, then the options. Nothing is reserved or sent either way.
    * `asked.again`: a job a button runs again (a Reroll or Retry, whoever's job it is: `JobIntent.again`), whose private
-   * refusal names no option the button lacks.
+   * refusal names no option the button lacks; `asked.inForm`: a job a form makes (`JobIntent.inForm`), whose private
+   * refusal is the one `formPrivateRefusal` gives before the form opens.
    */
-  async admit(spec: JobSpec, asked: { again?: boolean | undefined } = {}): Promise<{ spec: JobSpec; previews: number }> {
+  async admit(spec: JobSpec, asked: AskedHow = {}): Promise<{ spec: JobSpec; previews: number }> {
     const s = await this.effective(spec.requester);
     const refusal = this.#whoWhereRefusal(spec.requester, s) ?? this.#promptRefusal(spec, s);
     if (refusal) throw refusal;
@@ -250,7 +251,7 @@ export class ScopePolicy {
   }
 
   /** The job's options with the scope's defaults filled in, and the rule they break if one does. */
-  #withOptions(spec: JobSpec, s: EffectiveSettings, asked: { again?: boolean | undefined } = {}): { options: JobOptions; refusal: JobRefusedError | undefined } {
+  #withOptions(spec: JobSpec, s: EffectiveSettings, asked: AskedHow = {}): { options: JobOptions; refusal: JobRefusedError | undefined } {
     // The scope's defaults are filled in only where they differ from the spec's, so a job of a scope with no settings is sent as asked.
     const options = { ...spec.options };
     if (options.size === undefined && s.defaultSize.value !== DEFAULTS.size) options.size = s.defaultSize.value;
@@ -556,8 +557,11 @@ function mayUseHigh(requester: Requester, s: EffectiveSettings): boolean {
   return s.highQualityFor.value.length === 0 || isListed(requester, s.highQualityFor.value);
 }
 
+/** How a job was asked, as its private refusal's advice follows it: run again by a button (`JobIntent.again`), or with a form (`JobIntent.inForm`). */
+type AskedHow = { again?: boolean | undefined; inForm?: boolean | undefined };
+
 /** The rule a job's options (the scope's defaults filled in) break, checked in this order; undefined when none. */
-function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: JobOptions['moderation'], s: EffectiveSettings, asked: { again?: boolean | undefined }): JobRefusedError | undefined {
+function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: JobOptions['moderation'], s: EffectiveSettings, asked: AskedHow): JobRefusedError | undefined {
   const refuse = refuserOf(spec.requester);
   if (moderationAsked === 'low' && s.moderation.value !== 'low') return refuse('moderation_not_allowed');
   const n = options.n ?? DEFAULTS.n;
@@ -568,11 +572,11 @@ function optionsRefusal(spec: JobSpec, options: JobOptions, moderationAsked: Job
   if (isOneOf(quality, QUALITIES) && !s.qualities.value.includes(quality)) return refuse('quality_not_allowed', { allowed: s.qualities.value });
   if (quality === 'high' && !mayUseHigh(spec.requester, s)) return refuse('high_quality_not_allowed');
   if (isOneOf(size, SIZES) && !s.sizes.value.includes(size)) return refuse('size_not_allowed', { allowed: s.sizes.value });
-  return privateRefusal(spec, s, { again: asked.again });
+  return privateRefusal(spec, s, asked);
 }
 
 /** The one private rule: a private job (asked, or the member's default) where `private-results` is off. */
-function privateRefusal(spec: Pick<JobSpec, 'requester' | 'private' | 'privateByDefault'>, s: EffectiveSettings, context: { inForm?: boolean; again?: boolean | undefined } = {}): JobRefusedError | undefined {
+function privateRefusal(spec: Pick<JobSpec, 'requester' | 'private' | 'privateByDefault'>, s: EffectiveSettings, context: AskedHow = {}): JobRefusedError | undefined {
   if (spec.private !== true || s.privateResults.value) return undefined;
   return refuserOf(spec.requester)('private_not_allowed', { fromDefault: spec.privateByDefault === true, ...context });
 }

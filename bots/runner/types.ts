@@ -125,9 +125,14 @@ export interface JobIntent extends Omit<JobSpec, 'images'> {
   /**
    * Run again by a job's button (Reroll, Retry), whoever's job it is: a refusal's advice names no option the button
    * lacks (a private job: ask again with the command, without private; the presser's private default: turn it off,
-   * then press again). Undefined: asked with a command, a form or a step, whose options the advice may name.
+   * then press again). Undefined: asked with a command, a form (`inForm`) or a step.
    */
   again?: boolean | undefined;
+  /**
+   * Asked with a form (an edit form submitted): a refusal's advice names no option the form lacks — its private rule
+   * says what `JobRunner.requestForm` says before the form opens, for private results turned off while it was open.
+   */
+  inForm?: boolean | undefined;
   /**
    * When the surface must give its first answer by (ms, as `Date.now()`; a chat platform's deadline, less the answer's
    * own trip): every read of the intake before it waits only until then, and a job not decided by then — or whose

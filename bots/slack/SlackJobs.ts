@@ -67,6 +67,8 @@ export interface StartJob {
   memberDefaults?: JobIntent['memberDefaults'];
   /** Run again by a job's button (Reroll), whoever's job it is: see `JobIntent.again`. */
   again?: JobIntent['again'];
+  /** Asked with a form (the edit modal submitted): see `JobIntent.inForm`. */
+  inForm?: JobIntent['inForm'];
   /** The Workflow Builder step the job runs for, saved with its request until the step is ended (`RequestStore.takeStep`). */
   step?: SavedRequest['step'];
 }
@@ -214,7 +216,7 @@ export class SlackJobs {
     let handle: JobHandle | undefined;
     try {
       handle = await this.#o.runner.request(
-        { kind: input.kind, prompt: input.prompt, options: input.options, requester, images, fieldNames: input.fieldNames, style: input.style, private: input.private, memberDefaults: input.memberDefaults, again: input.again },
+        { kind: input.kind, prompt: input.prompt, options: input.options, requester, images, fieldNames: input.fieldNames, style: input.style, private: input.private, memberDefaults: input.memberDefaults, again: input.again, inForm: input.inForm },
         {
           refuse: (reason) => this.#tellRefusal(reason, input),
           accept: async (decided) => {

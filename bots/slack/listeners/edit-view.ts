@@ -45,6 +45,8 @@ export function registerEditView(app: App, context: BotContext): void {
       notify,
       client,
       private: where.private ? true : undefined,
+      // A form: a refusal of its private rule (turned off while it was open) names no option the form lacks.
+      inForm: true,
     });
   });
 }

@@ -142,6 +142,22 @@ describe('private results on Discord', () => {
     expect(h.emulator.requests).toHaveLength(sent);
   });
 
+  it('refuses the edit form of a private result submitted after the server forbade private results, with advice the form can follow, and sends nothing', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a secret garden', quality: 'low', private: true }));
+    const edit = h.discord.clickButton(result, buttonId(result, 'Edit'));
+    await vi.waitFor(() => expect(edit.modal).toBeDefined());
+    // Turned off while the form is open: the submission is refused, in words the form can follow (it has no private option).
+    await answerOf(h, h.discord.slashCommand('imagine-admin set', { setting: 'private-results', value: 'off' }, { permissions: MANAGE_SERVER }));
+    const advice = describeFailure(refusalFromPolicy('private_not_allowed', { platform: 'discord', inForm: true }), 'en').message;
+
+    const submit = h.discord.submitModal(edit, { prompt: 'add a fountain' });
+    const note = await privateNoteOf(h, submit);
+    expect(note.content).toBe(`✋ ${advice}`);
+    expect(h.emulator.requests.filter((r) => r.route === 'edits')).toHaveLength(0);
+    expect(publicMessages(h)).toEqual([]);
+  });
+
   it('refuses the Edit of a private result before its modal opens once the server forbids private results, with advice the modal can follow', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a secret garden', quality: 'low', private: true }));

@@ -41,7 +41,7 @@ describe('refusalFromPolicy', () => {
     );
   });
 
-  it('refuses a private job before a form opens with advice the form can follow: it names no private option, which the form lacks', () => {
+  it('refuses a form’s private job, before the form opens or as it is submitted, with advice the form can follow: it names no private option, which the form lacks', () => {
     expect(refusalFromPolicy('private_not_allowed', { platform: 'slack', inForm: true }).message).toBe(
       'This workspace does not allow private results, and the edit of a private result would be private too: edit an image everyone can see instead.',
     );

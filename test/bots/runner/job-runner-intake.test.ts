@@ -387,6 +387,21 @@ describe('the intake of an entry point that opens a form first', () => {
     expect(await formOf(runner, member)).toMatchObject({ opened: true });
     expect(await formOf(runner, privateByDefault, { private: false })).toMatchObject({ opened: true });
   });
+
+  it('refuses a form’s job submitted after private results were turned off with the words it gives before the form opens: a private result’s edit, or by the member’s default', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.policy.set(requester({ isAdmin: true }), 'privateResults', false);
+    const [member, privateByDefault] = [requester(), requester()];
+    await runner.members.change(privateByDefault, { private: true });
+    const submitted = async (who: JobIntent['requester'], asked: boolean | undefined) => {
+      const { answers, said, reasons } = answering();
+      await runner.request({ kind: 'generate', prompt: 'a secret diary', options: { quality: 'low' }, requester: who, private: asked, inForm: true }, answers);
+      return { said, reason: reasons[0] };
+    };
+    expect(await submitted(member, true)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed_form', values: { fromDefault: 'no' } } } });
+    expect(await submitted(privateByDefault, undefined)).toMatchObject({ said: ['refuse'], reason: { code: 'private_not_allowed', words: { key: 'refusal.private_not_allowed_form', values: { fromDefault: 'yes' } } } });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
 });
 
 describe('the intake of a job a button runs again', () => {

@@ -72,6 +72,30 @@ describe('private results on Slack', () => {
     expect(h.emulator.requests.length).toBe(requests);
   });
 
+  it('refuses the edit form of a private result submitted after private results were turned off, privately, with advice the form can follow, and sends nothing', async () => {
+    const logger = new RecordingLogger();
+    h = await start({ bot: { adminUserIds: [ADMIN], logger } });
+    const { fake } = h;
+    await privately(fake, 'a secret diary --quality low --private', 'U0ALICE', 'C0ART');
+    const dm = fake.dmOf('U0ALICE');
+    await finishedJob(fake, dm);
+    const actions = await finishedActions(fake, dm);
+    const views = fake.views.length;
+    await fake.clickButton(actions, 'pictor_edit', 'U0ALICE');
+    const form = await fake.waitFor(() => fake.views[views], 'the edit modal');
+    // Turned off while the form is open: the submission is refused, in words the form can follow (it has no --public).
+    await privately(fake, 'admin set private-results off', ADMIN, 'C0ADMIN');
+    const [responses, requests] = [fake.responses.length, h.emulator.requests.length];
+    const advice = describeFailure(refusalFromPolicy('private_not_allowed', { platform: 'slack', inForm: true }), 'en', '/imagine').message;
+
+    await fake.submitView(form, { prompt: 'add a fountain', quality: 'low' }, 'U0ALICE');
+    const told = await fake.waitFor(() => fake.responses[responses], 'the private refusal of the submitted form');
+    expect(told.body.text).toBe(advice);
+    expect(logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code)).toEqual(['private_not_allowed']);
+    expect(h.emulator.requests.length).toBe(requests);
+    expect(seenIn(fake, 'C0ART')).toEqual([]);
+  });
+
   it('refuses the Reroll of a private result (its button in the direct messages, the Home tab’s) where private results were turned off since, privately, with advice a button can follow, and sends nothing', async () => {
     const logger = new RecordingLogger();
     h = await start({ bot: { adminUserIds: [ADMIN], logger } });
