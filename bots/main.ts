@@ -55,6 +55,7 @@ import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
 import { checkUntil } from 'pictor/internal';
 import { openBotState, readStateConfig, type BotState } from './state/index.js';
+import { HistoryUnreadableError, JobStoreUnreadableError } from './state/upgrade.js';
 
 /** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */
 export const SERVICE_DATA_DIR = './.data';
@@ -397,8 +398,9 @@ async function run(): Promise<void> {
       writeLog: (line) => output.err(line.replace(/\n$/, '')),
     });
   } catch (error) {
-    if (error instanceof ValidationError || error instanceof LedgerUnreadableError) {
-      output.err(`pictor: ${error.message}`);
+    // A setting, or a kept file the operator must move aside: the message names it and what to do.
+    if ([ValidationError, LedgerUnreadableError, JobStoreUnreadableError, HistoryUnreadableError].some((kind) => error instanceof kind)) {
+      output.err(`pictor: ${(error as Error).message}`);
       process.exitCode = 2;
       return;
     }

@@ -236,14 +236,21 @@ class FileSpace<T> extends BaseSpace<T> {
     return this.#serial(key, () => this.#remove(key));
   }
 
+  /** Every record; one whose file fails to read is passed over, the others still come, and then the scan throws naming how many. */
   protected async *records(): AsyncIterable<[string, Found<T>]> {
     await this.#open();
-    for (const key of [...this.#index.keys()]) yield [key, await this.read(key)];
+    const failed = new UnreadFiles(this.definition.name, this.dir);
+    for (const key of [...this.#index.keys()]) {
+      const found = await this.read(key).then((value): { value: Found<T> } => ({ value }), failed.note(this.#path(key)));
+      if (found) yield [key, found.value];
+    }
+    failed.throwIfAny();
   }
 
   protected async deleteTexts(doomed: (text: string) => boolean): Promise<number> {
     await this.#open();
     let deleted = 0;
+    const failed = new UnreadFiles(this.definition.name, this.dir);
     // Read in the key's queue: no write of it is under way, so what is read is what is deleted.
     for (const key of [...this.#index.keys()]) {
       await this.#serial(key, async () => {
@@ -251,8 +258,9 @@ class FileSpace<T> extends BaseSpace<T> {
         if (text === undefined || !doomed(text)) return;
         await this.#remove(key);
         deleted++;
-      });
+      }).catch(failed.note(this.#path(key)));
     }
+    failed.throwIfAny();
     return deleted;
   }
 
@@ -292,6 +300,39 @@ class FileSpace<T> extends BaseSpace<T> {
     this.#queues.set(key, next);
     void next.finally(() => this.#queues.get(key) === next && this.#queues.delete(key)).catch(() => undefined);
     return next;
+  }
+}
+
+/** A scan of a space met records whose files failed to read (EACCES, EISDIR): it went on past them, then threw this. */
+export class StateRecordsUnreadableError extends Error {
+  readonly code = 'state_records_unreadable';
+  constructor(space: string, dir: string, readonly files: readonly string[], cause: unknown) {
+    const why = (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : String(cause));
+    super(`${files.length} ${space} record(s) in ${dir} could not be read (first: ${files[0]}, ${why}); the others were gone through: make them readable to the bot, or move them aside`, { cause });
+  }
+}
+
+/** The files a scan could not read, told at its end. A closed store stops the scan at once. */
+class UnreadFiles {
+  readonly #files: string[] = [];
+  #first: unknown;
+
+  constructor(
+    readonly space: string,
+    readonly dir: string,
+  ) {}
+
+  note(file: string): (error: unknown) => undefined {
+    return (error) => {
+      if (error instanceof StateClosedError) throw error;
+      if (this.#files.length === 0) this.#first = error;
+      this.#files.push(file);
+      return undefined;
+    };
+  }
+
+  throwIfAny(): void {
+    if (this.#files.length > 0) throw new StateRecordsUnreadableError(this.space, this.dir, this.#files, this.#first);
   }
 }
 

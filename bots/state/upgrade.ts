@@ -148,7 +148,8 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
     for (const record of records.filter((r) => STATE_KEY_PATTERN.test(r?.key ?? '')).sort((a, b) => a.createdAt - b.createdAt)) {
       o.signal?.throwIfAborted();
       const read = async (img: OldJobRecord['inputs'][number]) => {
-        const data = await readFile(join(discord, 'images', record.key, img.file)).catch(() => undefined);
+        // Only one that is not there is missing: any other failure stops the start, naming the file (as \`read\` does).
+        const data = await readOld(join(discord, 'images', record.key, img.file));
         return data && data.length > 0 ? { img, data, file: `${record.key}-${img.file.replace(/\..*$/, '')}` } : undefined;
       };
       // Only an image is kept: one that is not would count as kept (its button offering it) and fail when used.
@@ -213,7 +214,10 @@ async function upgradeRedis(o: Steps, redis: RedisLink, count: (what: string, n?
     }
   };
   await each('history:user:', async (key, userKey) => {
-    const entries = (await commands.lrange(key, 0, -1)).flatMap((raw) => safeJson<HistoryItem>(raw) ?? []);
+    const kept = await commands.lrange(key, 0, -1);
+    const entries = kept.flatMap((raw) => safeJson<HistoryItem>(raw) ?? []).filter((entry) => typeof entry === 'object' && entry !== null);
+    // Not moved, and said so (how many, and where: never their text, which may hold a prompt).
+    if (entries.length < kept.length) o.logger.warn({ key, damaged: kept.length - entries.length }, 'left behind damaged entries of a job history version 0.1 kept in Redis (not JSON objects)');
     await keepInHistory(o, userKey, entries);
     await commands.del(key, `${prefix}:history:scopes:${userKey}`);
     count('history entries', entries.length);
@@ -230,6 +234,11 @@ async function upgradeRedis(o: Steps, redis: RedisLink, count: (what: string, n?
 
 /** An old store's text; none when it is absent (any other error, EACCES, stops the start, naming the file). */
 async function read(path: string): Promise<string | undefined> {
+  return (await readOld(path))?.toString('utf8');
+}
+
+/** An old file's bytes; none when it is absent (any other error, EACCES or EISDIR, stops the start, naming the file). */
+async function readOld(path: string): Promise<Buffer | undefined> {
   const unreadable = (error: NodeJS.ErrnoException) => new Error(`could not read ${path}, kept by an older version (${error.code ?? error.message}): make it readable to the bot, or move it aside`, { cause: error });
-  return readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(unreadable(error))));
+  return readFile(path).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(unreadable(error))));
 }

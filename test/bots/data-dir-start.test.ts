@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -66,4 +66,19 @@ describe('npm start on a data folder another npm start runs on (no Redis)', () =
     first.kill('SIGTERM');
     expect((await firstOutput.ended).code).toBe(0);
   }, 120_000);
+});
+
+describe('npm start on a data folder whose store of an older version cannot be read, nor its backup', () => {
+  it.each([
+    { store: 'the Discord job store', file: join('discord', 'jobs.json'), remedy: 'buttons of the jobs it held will then say they are too old' },
+    { store: 'the job history', file: 'history.json', remedy: 'the history it held is then not shown' },
+  ])('exits 2 naming $store, its file and what to do, as for an unreadable ledger', async ({ store, file, remedy }) => {
+    const dataDir = await testTempDir('pictor-data-dir-old-');
+    await mkdir(join(dataDir, 'discord'), { recursive: true });
+    await writeFile(join(dataDir, file), '{"version":1,"records":[{"ke');
+    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^pictor: ${store} ${join(dataDir, file).replaceAll('.', '\\.')} \\(of an older version\\) is unreadable`));
+    expect(result.stderr).toContain(`move it aside (or delete it) to start without it — ${remedy}`);
+  }, 60_000);
 });

@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { historyOf } from '../../../bots/state/history.js';
 import { openBotState } from '../../../bots/state/index.js';
-import { silentLogger } from '../../../src/internal.js';
+import { RedisLink, silentLogger } from '../../../src/internal.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 
 const defer = useCleanup();
+const redis = testRedis();
 const MEMBER = 'slack:U0ONE';
 const whole = () => JSON.stringify({ version: 1, users: { [MEMBER]: [{ key: 'j1', scopeKey: 'slack:T0PICTOR', at: Date.now(), prompt: 'a fox' }] } });
 
@@ -36,5 +39,26 @@ describe('the upgrade of a 0.1 history.json', () => {
     await mkdir(file);
     await expect(openBotState({ dataDir, logger: silentLogger() })).rejects.toThrow(`could not read ${file}, kept by an older version (EISDIR)`);
     expect(existsSync(file)).toBe(true);
+  });
+});
+
+describe.skipIf(redis.skipReason)('the upgrade of the job history 0.1 kept in Redis', () => {
+  it('moves the entries it can read and logs how many it left behind as damaged, and where, never their text', async () => {
+    const [url, prefix] = [requireRedisUrl(redis), uniquePrefix('upgrade-history')];
+    const link = await RedisLink.open({ url, prefix });
+    defer(async () => {
+      await link.close();
+      await deleteKeys(url, prefix);
+    });
+    const key = `${prefix}:history:user:${MEMBER}`;
+    await link.commands.rpush(key, JSON.stringify({ key: 'j1', scopeKey: 'slack:T0PICTOR', at: Date.now(), prompt: 'a fox' }), '{"key":"j2","prompt":"a SECRETIVE owl', '42');
+    const logger = new RecordingLogger();
+    const state = await openBotState({ dataDir: await tempDataDir(defer, 'pictor-upgrade-history-'), redis: link, logger });
+    defer(() => state.close());
+    expect((await historyOf(state, MEMBER)).map((entry) => entry.key)).toEqual(['j1']);
+    const told = logger.entries.filter((e) => e.level === 'warn' && e.msg?.includes('damaged entries'));
+    expect(told.map((e) => e.obj)).toEqual([{ key, damaged: 2 }]);
+    expect(JSON.stringify(logger.entries)).not.toContain('SECRETIVE');
+    expect(await link.commands.exists(key)).toBe(0);
   });
 });

@@ -1,4 +1,5 @@
-import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
@@ -50,5 +51,15 @@ describe('the upgrade of a data folder version 0.1 left, whose kept images are n
     const told = logger.entries.filter((e) => e.level === 'warn' && e.msg?.includes('not images'));
     expect(told).toHaveLength(1);
     expect((told[0]!.obj as { images: string[] }).images.sort()).toEqual(['oldEditKey1/in-0.png', 'oldGenKey01/out-0.png']);
+  });
+
+  it('stops the start on a kept image it cannot read for another reason than its absence (here a folder), naming it, and leaves what version 0.1 kept', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-upgrade-images-');
+    await restoreOldDataFolder(dataDir, {});
+    const image = join(dataDir, 'discord', 'images', 'oldGenKey01', 'out-0.png');
+    await rm(image);
+    await mkdir(image);
+    await expect(openBotState({ dataDir, logger: new RecordingLogger() })).rejects.toThrow(`could not read ${image}, kept by an older version (EISDIR)`);
+    expect([existsSync(image), existsSync(join(dataDir, 'discord', 'jobs.json'))]).toEqual([true, true]);
   });
 });
