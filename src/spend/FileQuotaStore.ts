@@ -462,7 +462,9 @@ export class FileQuotaStore implements QuotaStore {
    * The one restore of the ledger, at `open()` and when a step finds the file gone or damaged while the process runs:
    * a good backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`, which moves a damaged
    * one aside). The copy is behind by the changes written after it: what `usage.jsonl` recorded since that it does not
-   * account for is charged (`chargeRecordedIn`), so what is spent equals what was settled.
+   * account for is charged (`chargeRecordedIn`), so what is spent equals what was settled. This process's own
+   * reservations are as it holds them: one it no longer holds was ended by a change after the copy (a release writes no
+   * usage record) and is dropped, not left to take its user's slot and be charged at the next start.
    */
   async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
     const restored = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
@@ -470,7 +472,11 @@ export class FileQuotaStore implements QuotaStore {
     this.#written = undefined;
     const ledger = await this.#load();
     const horizon = this.#process.clock() - this.#process.keepDays * DAY_MS;
-    if (chargeRecordedIn(ledger, await this.#readUsage(), horizon).length > 0) await this.#write(ledger);
+    // Charged first: a settle ended its job with a record, which a dropped reservation would no longer be charged by.
+    const charged = chargeRecordedIn(ledger, await this.#readUsage(), horizon).length > 0;
+    const ended = Object.keys(ledger.reservations).filter((jobId) => ledger.reservations[jobId]!.owner === this.#process.owner && !this.#process.held.has(jobId));
+    for (const jobId of ended) delete ledger.reservations[jobId];
+    if (charged || ended.length > 0) await this.#write(ledger);
     return restored;
   }
 

@@ -60,6 +60,33 @@ describe('a ledger file deleted while a job runs', () => {
     expect(await store.spentThisMonth('account', Date.now())).toBeCloseTo(0.1062, 9);
   });
 
+  it('does not bring back a job this process released by the last change: no slot taken, nothing charged at the next start', async () => {
+    const dir = await newDir();
+    const first = storeAt(dir, { onRestored: () => undefined });
+    await first.open();
+    await reserve(first, 'first', 0.05);
+    await first.settle('first', 0.05);
+    await reserve(first, 'released', 0.224);
+    await first.markSent('released');
+    // The last change: the backup copy is the one before it, the job still reserved and sent.
+    await first.release('released');
+    await rm(first.path);
+
+    expect(await first.activeJobs()).toEqual([]);
+    // Its user's one job at a time is free again.
+    expect(await reserve(first, 'next', 0.05)).toEqual({ ok: true });
+    await first.release('next');
+    await first.close();
+
+    // Past the first store's lease: what it left open is a gone process's.
+    const later = () => Date.now() + 5 * 60_000;
+    const second = storeAt(dir, { clock: later });
+    await second.open();
+    expect(await second.reconcile(later())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
+    expect(await second.spentToday('slack:U1', Date.now())).toBeCloseTo(0.05, 9);
+    expect((await second.usage({})).map((r) => r.jobId)).toEqual(['first']);
+  });
+
   it('is put back for a read without the lock too, rather than read as a fresh ledger with nothing spent', async () => {
     const dir = await newDir();
     const store = storeAt(dir, { onRestored: () => undefined });
