@@ -46,8 +46,13 @@ describe('a finished job’s Reroll, Edit and Delete, when many jobs end togethe
 
     // Each member clicks Reroll as soon as its button shows; the click works when a new job of theirs is posted (a
     // private answer to the click instead, such as a refusal, fails the test with its words).
-    const roundOf = async (member: Member) => {
-      const actions = await fake.waitFor(() => actionsOf(fake, member), `the buttons of ${member.prompt}`, HANG_GUARD_MS.step);
+    const roundOf = async (member: Member, command: { responseUrl: string }) => {
+      const actions = await fake.waitFor(() => actionsOf(fake, member), `the buttons of ${member.prompt}`, HANG_GUARD_MS.step).catch((error: Error) => {
+        // What the member saw instead, to tell a lost job from a slow one.
+        const job = jobsOf(fake, member)[0];
+        const answers = fake.responses.filter((r) => command.responseUrl.endsWith(r.id)).map((r) => JSON.stringify(r.body));
+        throw new Error(`${error.message}; their job's message: ${job ? JSON.stringify(visibleText(job)) : 'none'}; answers to their command: ${answers.join(' | ') || 'none'}`);
+      });
       const images = imagesOf(fake, member)!;
       const jobMessage = jobsOf(fake, member)[0]!;
       // What the member sees of their job's message then: still "Drawing…" with Cancel, when its "Done" waits for the budget.
@@ -74,8 +79,9 @@ describe('a finished job’s Reroll, Edit and Delete, when many jobs end togethe
     const asked: number[] = [];
     const pending: ReturnType<typeof roundOf>[] = [];
     for (const m of members) {
-      asked.push((await fake.command({ command: '/imagine', text: `${m.prompt} --quality low`, channel: m.channel, user: m.user })).status);
-      const round = roundOf(m);
+      const command = await fake.command({ command: '/imagine', text: `${m.prompt} --quality low`, channel: m.channel, user: m.user });
+      asked.push(command.status);
+      const round = roundOf(m, command);
       round.catch(() => {}); // awaited below, with the others
       pending.push(round);
     }
