@@ -122,8 +122,8 @@ export function discordAnswer(discord: FakeDiscord, ix: FakeInteraction): Promis
  * The note only the member sees that answers an interaction on the fake Discord: an ephemeral first answer, or an
  * ephemeral follow-up once a public one was given (an edit whose kept images are gone is admitted, then told).
  */
-export function discordPrivateNote(discord: FakeDiscord, ix: FakeInteraction): Promise<FakeMessage> {
-  return discord.waitFor(() => [...discord.messages.values()].find((m) => m.interactionId === ix.id && (m.flags & 64) !== 0 && m.content !== ''), `a private note answering ${ix.name}`);
+export function discordPrivateNote(discord: FakeDiscord, ix: FakeInteraction, timeoutMs?: number): Promise<FakeMessage> {
+  return discord.waitFor(() => [...discord.messages.values()].find((m) => m.interactionId === ix.id && (m.flags & 64) !== 0 && m.content !== ''), `a private note answering ${ix.name}`, timeoutMs);
 }
 
 /** An interaction's reply once it shows a job's end with its Reroll button. */

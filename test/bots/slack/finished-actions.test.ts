@@ -11,6 +11,11 @@ afterEach(async () => {
 });
 
 const MEMBERS = 50;
+/**
+ * Bounds against a hang only, not a measure (how fast the buttons come is bench/slack-imagine.ts's): alone on a busy
+ * machine the whole test takes under 20 s.
+ */
+const HANG_GUARD_MS = { step: 180_000, test: 600_000 };
 const CHANNELS = 10;
 interface Member {
   user: string;
@@ -37,29 +42,51 @@ describe('a finished job’s Reroll, Edit and Delete, when many jobs end togethe
     // A job's first message waits its channel's turn behind the images and buttons of the jobs before it; past
     // `firstPostDeadlineMs` (30 s) the bot gives the job up and tells its member so. That deadline is the first-message
     // tests' to measure: here it is the test's own bound, so a loaded machine slows these writes without dropping a reroll.
-    h = await startHarness({ fake, emulator: { latencyMs: 300 }, bot: { firstPostDeadlineMs: 240_000 } });
+    h = await startHarness({ fake, emulator: { latencyMs: 300 }, bot: { firstPostDeadlineMs: HANG_GUARD_MS.test } });
 
-    // Asked one after the other: Slack (and Bolt, which answers 404 for it) gives each command 3 s to be answered, and
-    // many intakes at once on a loaded machine can miss that. The jobs still end together: the service draws four at a
-    // time, so they queue up behind each other whatever the pace of the asking, and their updates behind the budget.
+    // Each member clicks Reroll as soon as its button shows; the click works when a new job of theirs is posted (a
+    // private answer to the click instead, such as a refusal, fails the test with its words).
+    const roundOf = async (member: Member, command: { responseUrl: string }) => {
+      const actions = await fake.waitFor(() => actionsOf(fake, member), `the buttons of ${member.prompt}`, HANG_GUARD_MS.step).catch((error: Error) => {
+        // What the member saw instead, to tell a lost job from a slow one.
+        const job = jobsOf(fake, member)[0];
+        const answers = fake.responses.filter((r) => command.responseUrl.endsWith(r.id)).map((r) => JSON.stringify(r.body));
+        throw new Error(`${error.message}; their job's message: ${job ? JSON.stringify(visibleText(job)) : 'none'}; answers to their command: ${answers.join(' | ') || 'none'}`);
+      });
+      const images = imagesOf(fake, member)!;
+      const jobMessage = jobsOf(fake, member)[0]!;
+      // What the member sees of their job's message then: still "Drawing…" with Cancel, when its "Done" waits for the budget.
+      const seen: FakeMessage = { ...jobMessage, blocks: jobMessage.blocks };
+      const click = await fake.clickButton(actions, 'pictor_reroll', member.user);
+      expect(click.status).toBe(200);
+      const reroll = await fake.waitFor(
+        () => {
+          const answer = fake.responses.find((r) => click.responseUrl.endsWith(r.id));
+          if (answer) throw new Error(`the Reroll of ${member.prompt} was answered instead: ${JSON.stringify(answer.body)}`);
+          return jobsOf(fake, member)[1];
+        },
+        `the reroll of ${member.prompt}`,
+        HANG_GUARD_MS.step,
+      );
+      return { member, images, actions, seen, rerolledAt: reroll.postedAt };
+    };
+
+    // The members ask one after the other, each then waiting for their own buttons, as people do: Slack (and Bolt, which
+    // answers 404 for it) gives each command and each click 3 s to be answered, and fifty intakes or clicks within one
+    // moment on a loaded machine can miss that; the clicks come as the buttons do, not all at once. The jobs still end
+    // together: the service draws four at a time, so they queue up behind each other whatever the pace of the asking,
+    // and their updates behind the budget.
     const asked: number[] = [];
-    for (const m of members) asked.push((await fake.command({ command: '/imagine', text: `${m.prompt} --quality low`, channel: m.channel, user: m.user })).status);
+    const pending: ReturnType<typeof roundOf>[] = [];
+    for (const m of members) {
+      const command = await fake.command({ command: '/imagine', text: `${m.prompt} --quality low`, channel: m.channel, user: m.user });
+      asked.push(command.status);
+      const round = roundOf(m, command);
+      round.catch(() => {}); // awaited below, with the others
+      pending.push(round);
+    }
     expect(asked).toEqual(members.map(() => 200));
-
-    // Each member clicks Reroll as soon as its button shows; the click works when a new job of theirs is posted.
-    const rounds = await Promise.all(
-      members.map(async (member) => {
-        const actions = await fake.waitFor(() => actionsOf(fake, member), `the buttons of ${member.prompt}`, 90_000);
-        const images = imagesOf(fake, member)!;
-        const jobMessage = jobsOf(fake, member)[0]!;
-        // What the member sees of their job's message then: still "Drawing…" with Cancel, when its "Done" waits for the budget.
-        const seen: FakeMessage = { ...jobMessage, blocks: jobMessage.blocks };
-        const click = await fake.clickButton(actions, 'pictor_reroll', member.user);
-        expect(click.status).toBe(200);
-        const reroll = await fake.waitFor(() => jobsOf(fake, member)[1], `the reroll of ${member.prompt}`, 90_000);
-        return { member, images, actions, seen, rerolledAt: reroll.postedAt };
-      }),
-    );
+    const rounds = await Promise.all(pending);
 
     // The Reroll worked while the job's own message still waited for the budget to show "Done": the buttons never wait
     // for it. (How many seconds that takes is the bench's to measure — bench/slack-imagine.ts, "A finished job's buttons
@@ -83,8 +110,8 @@ describe('a finished job’s Reroll, Edit and Delete, when many jobs end togethe
     expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: describeFinishedJob({ actionsAt: link }) });
 
     // The rerolls end too (their own buttons beside their images), and Slack never refused a write.
-    await Promise.all(members.map((m) => fake.waitFor(() => actionMessages(fake, m.channel).filter((a) => visibleText(a).includes(quoted(m)))[1], `the buttons of the reroll of ${m.prompt}`, 90_000)));
+    await Promise.all(members.map((m) => fake.waitFor(() => actionMessages(fake, m.channel).filter((a) => visibleText(a).includes(quoted(m)))[1], `the buttons of the reroll of ${m.prompt}`, HANG_GUARD_MS.step)));
     expect(fake.rejectedWrites).toEqual([]);
     expect(fake.tier3Refusals).toEqual([]);
-  }, 240_000);
+  }, HANG_GUARD_MS.test);
 });
