@@ -200,6 +200,8 @@ function loadSettingsFile(): void {
   try {
     loadDotEnv();
   } catch (error) {
+    // Already said in full (a folder named .env).
+    if (error instanceof ValidationError) throw error;
     const why = describeFileError(error);
     throw new ValidationError('.env', `.env: cannot read ${resolve('.env')} (${why})`);
   }
