@@ -8,6 +8,7 @@ import { BudgetExceededError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
 import { processOutput } from '../core/process-output.js';
 import { describeFileError } from '../core/system-errors.js';
+import { runsAsPictorScript } from '../core/npm-script.js';
 import { writableFolder } from '../core/env.js';
 import { createCliLogger } from './cli-logger.js';
 import { JobFailure } from './job-failure.js';
@@ -190,8 +191,7 @@ function packageVersion(): string {
  * directory, not from here.
  */
 export function userDirectory(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): string {
-  const packageJson = env.npm_package_json;
-  if (env.INIT_CWD && env.npm_package_name === 'pictor' && packageJson && resolve(dirname(packageJson)) === resolve(cwd)) return resolve(env.INIT_CWD);
+  if (env.INIT_CWD && runsAsPictorScript(env, cwd)) return resolve(env.INIT_CWD);
   return cwd;
 }
 
