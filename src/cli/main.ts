@@ -4,7 +4,7 @@ import { unknownSettingWarnings } from '../core/setting-names.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { INTERNAL_ERROR_CODE, isPictorError, ValidationError, type PictorError } from '../core/errors.js';
-import { BudgetExceededError, LedgerUnreadableError } from '../spend/errors.js';
+import { BudgetExceededError, LedgerBusyError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
 import { processOutput } from '../core/process-output.js';
 import { describeFileError } from '../core/system-errors.js';
@@ -143,6 +143,13 @@ function report(failure: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, jso
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message, ...job }));
     io.stderr(`pictor: ${error.message}${nothingSent}`);
     return 2;
+  }
+  if (error instanceof LedgerBusyError) {
+    // Another process holds the ledger: a job refused so was not sent (one that was, ends as a JobFailure); trying again works.
+    const notSent = failure instanceof JobFailure ? '' : nothingSent;
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, path: error.path, retryable: true, message: error.message, ...job }));
+    io.stderr(`pictor: ${error.message}.${notSent}`);
+    return 1;
   }
   if (error instanceof BudgetExceededError) {
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, limitUsd: error.limitUsd, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message, ...job }));
