@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { envChoice, envError, envNumber, envText, envUrl, type Env } from './core/env.js';
 import { ValidationError } from './core/errors.js';
 import { LOG_FORMATS, type LogFormat } from './core/log-format.js';
@@ -88,6 +90,19 @@ export function loadDotEnv(path = '.env'): void {
   try {
     process.loadEnvFile(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    // A folder named .env: Node 20 says only ERR_INVALID_ARG_TYPE, later ones EISDIR; either way the user needs to hear what it is.
+    if (isFolder(path)) {
+      throw new ValidationError('.env', `.env: ${resolve(path)} is a folder, not a file: put the settings in a file named .env (NAME=value lines), or move the folder away`);
+    }
+    throw error;
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -30,6 +30,8 @@ export {
 } from './core/errors.js';
 export { PRICE_TABLE, estimatePrice, priceOfResult, formatUsd, describeQuote, type PriceBasis, type PriceQuery, type PriceQuote } from './core/pricing.js';
 export { ImageLimiter, type ImageLimiterOptions, type LimiterCoordinator, type LimiterStats, type ScheduleOptions } from './core/image-limiter.js';
+// The images-per-minute bucket limiters share through `ImageLimiterOptions.bucket` (docs/shared-limits.md, "A coordinator of your own").
+export { LocalImageBucket, type BucketShape, type ImageBucket } from './core/image-bucket.js';
 export { PictorClient, isRetryable, type LoggerLike, type PictorClientOptions, type RequestOptions } from './client/PictorClient.js';
 export type { HookedRequest, RequestEnding, RequestHook, RequestWatch } from './client/request-hook.js';
 export { ImageEventStream } from './client/event-stream.js';

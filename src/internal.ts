@@ -11,7 +11,7 @@ export { checkApiKey } from './client/PictorClient.js';
 export { imageOfPartial } from './client/partial-bound.js';
 export { backoffDelay, parseResetDuration, retryAfterFromHeaders } from './client/retry-timing.js';
 export { createImageLimiter, sharedLimiterWorks, type CreateImageLimiterOptions } from './core/shared-limiter.js';
-export { bucketShape, DEFAULT_TOLERANCE_MS, LocalImageBucket, type BucketShape, type ImageBucket } from './core/image-bucket.js';
+export { bucketShape, DEFAULT_TOLERANCE_MS, type BucketShape, type ImageBucket } from './core/image-bucket.js';
 export { RedisImageBucket } from './core/RedisImageBucket.js';
 export { readRedisConfig, describeRedisConfig, DEFAULT_REDIS_PREFIX, type RedisConfig } from './core/redis-config.js';
 export { connectRedis, checkRedis, closeRedis, pingRedis, RedisLink, RedisUnavailableError, type ConnectRedisOptions, type RedisLogger } from './core/redis-connection.js';

@@ -27,7 +27,7 @@ const PUBLIC_NAMES = [
   // Pricing.
   'PRICE_TABLE', 'describeQuote', 'estimatePrice', 'formatUsd', 'priceOfResult',
   // The client, its limiter and its results.
-  'ImageEventStream', 'ImageLimiter', 'PictorClient', 'completedEventsOf', 'decodeImages', 'imageBytes', 'imagesOfFailure',
+  'ImageEventStream', 'ImageLimiter', 'LocalImageBucket', 'PictorClient', 'completedEventsOf', 'decodeImages', 'imageBytes', 'imagesOfFailure',
   'isRetryable', 'resultFromCompleted',
   // The emulator.
   'DEFAULT_SETTINGS', 'DEV_API_KEY', 'EmulatedConnectionReset', 'FAULT_NAMES', 'createEmulator',

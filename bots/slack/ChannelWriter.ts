@@ -1,5 +1,6 @@
 import { ValidationError } from 'pictor';
-import { AS_VALIDATION_ERROR, LocalImageBucket, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
+import { LocalImageBucket } from 'pictor';
+import { AS_VALIDATION_ERROR, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
 import type { StopBudget } from '../stop-once.js';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
 

@@ -4,10 +4,11 @@ import { unknownSettingWarnings } from '../core/setting-names.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { INTERNAL_ERROR_CODE, isPictorError, ValidationError, type PictorError } from '../core/errors.js';
-import { BudgetExceededError, LedgerUnreadableError } from '../spend/errors.js';
+import { BudgetExceededError, LedgerBusyError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
 import { processOutput } from '../core/process-output.js';
 import { describeFileError } from '../core/system-errors.js';
+import { runsAsPictorScript } from '../core/npm-script.js';
 import { writableFolder } from '../core/env.js';
 import { createCliLogger } from './cli-logger.js';
 import { JobFailure } from './job-failure.js';
@@ -143,6 +144,13 @@ function report(failure: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, jso
     io.stderr(`pictor: ${error.message}${nothingSent}`);
     return 2;
   }
+  if (error instanceof LedgerBusyError) {
+    // Another process holds the ledger: a job refused so was not sent (one that was, ends as a JobFailure); trying again works.
+    const notSent = failure instanceof JobFailure ? '' : nothingSent;
+    if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, path: error.path, retryable: true, message: error.message, ...job }));
+    io.stderr(`pictor: ${error.message}.${notSent}`);
+    return 1;
+  }
   if (error instanceof BudgetExceededError) {
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, limitUsd: error.limitUsd, leftUsd: error.leftUsd, resetsAt: new Date(error.resetsAt).toISOString(), message: error.message, ...job }));
     io.stderr(`pictor: ${error.message}${nothingSent}`);
@@ -190,8 +198,7 @@ function packageVersion(): string {
  * directory, not from here.
  */
 export function userDirectory(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): string {
-  const packageJson = env.npm_package_json;
-  if (env.INIT_CWD && env.npm_package_name === 'pictor' && packageJson && resolve(dirname(packageJson)) === resolve(cwd)) return resolve(env.INIT_CWD);
+  if (env.INIT_CWD && runsAsPictorScript(env, cwd)) return resolve(env.INIT_CWD);
   return cwd;
 }
 
@@ -200,6 +207,8 @@ function loadSettingsFile(): void {
   try {
     loadDotEnv();
   } catch (error) {
+    // Already said in full (a folder named .env).
+    if (error instanceof ValidationError) throw error;
     const why = describeFileError(error);
     throw new ValidationError('.env', `.env: cannot read ${resolve('.env')} (${why})`);
   }

@@ -17,9 +17,9 @@ export type RequestEnding = ({ kind: 'completed' } | { kind: 'failed'; error: un
 export interface RequestWatch {
   /**
    * Awaited after the limiter lets the request go and just before its body is sent (again on each retry).
-   * A rejection stops the request unsent; the caller gets that error.
+   * A rejection (or a throw) stops the request unsent; the caller gets that error. A synchronous watch returns nothing.
    */
-  beforeSend?(): Promise<void>;
+  beforeSend?(): void | Promise<void>;
   /**
    * The attempt just sent ended with this error and the request waits to be sent again (announced by `beforeSend`):
    * until then, what is at the service is what that error says (an error answer bills nothing).
@@ -31,9 +31,9 @@ export interface RequestWatch {
    * Once, when the request is over: `completed`, `failed` (with the error the caller gets), or `cancelled` (a stream
    * its reader left early). Not awaited: the caller gets the result or the error at once, whatever the watch does with
    * it (the spend guard's settle may wait for a busy ledger). A rejection is logged and changes nothing the caller gets
-   * (a result the service made is never withheld).
+   * (a result the service made is never withheld). A synchronous watch returns nothing.
    */
-  end?(ending: RequestEnding): Promise<unknown>;
+  end?(ending: RequestEnding): void | Promise<unknown>;
 }
 
 /**
@@ -62,7 +62,11 @@ export function chainOnRetry<T extends { error: unknown }>(first: ((info: T) => 
 
 /** The caller's own `beforeSend` first, then the watch's. */
 export function chainBeforeSend(first: (() => Promise<void>) | undefined, watch: RequestWatch | undefined): (() => Promise<void>) | undefined {
-  const second = watch?.beforeSend?.bind(watch);
-  if (!second) return first;
+  const hook = watch?.beforeSend?.bind(watch);
+  if (!hook) return first;
+  // A synchronous watch's throw becomes the same rejection as an asynchronous one's.
+  const second = async (): Promise<void> => {
+    await hook();
+  };
   return first ? async () => (await first(), await second()) : second;
 }

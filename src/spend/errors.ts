@@ -54,6 +54,28 @@ export class LedgerUnreadableError extends PictorError<'ledger_unreadable'> {
 }
 
 /**
+ * A file of the ledger stayed locked by another live process longer than a write waits (10 s): another Pictor
+ * process writing it, or one stopped in the middle of a write (suspended, paused in a debugger). Nothing was written,
+ * so a job refused so was not sent and nothing was charged; trying again once that process lets go works
+ * (`retryable`). A lock whose process is gone is not this: it is broken and taken over at once.
+ */
+export class LedgerBusyError extends PictorError<'ledger_busy'> {
+  /** The lock file. */
+  readonly path: string;
+  /** Trying the same job again once the other process lets go works. */
+  readonly retryable = true;
+
+  constructor(path: string, holder: string, waitedMs: number) {
+    super(
+      'ledger_busy',
+      `the spend ledger is busy: its lock ${path} is held by ${holder} for more than ${Math.round(waitedMs / 100) / 10} s ` +
+        `(another Pictor process writing it, or one stopped while it did). Try again in a moment; if that process is stopped, let it go on or end it`,
+    );
+    this.path = path;
+  }
+}
+
+/**
  * A call on a quota store after its `close()` (a job the stop gave up on, ending late; a reservation answered as it
  * closed): nothing is read or written, and a reservation so answered is not handed out.
  */

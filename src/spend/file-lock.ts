@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { linkSync, rmSync, writeFileSync } from 'node:fs';
 import { open, readFile, rm, stat } from 'node:fs/promises';
+import { LedgerBusyError } from './errors.js';
 
 /**
  * A lock shared by the processes of one machine: a file holding the owner's
@@ -100,7 +101,7 @@ async function acquire(path: string, options: FileLockOptions): Promise<string> 
       if (changed !== undefined) deadline = Math.max(deadline, changed + Math.min(staleMs, OWN_PID_LEFTOVER_MS) + LEFTOVER_MARGIN_MS);
     }
     if (Date.now() > deadline) {
-      throw new Error(`the lock ${path} is held by ${holder ? `process ${holder.pid} on ${holder.host}` : 'another process'} for more than ${Math.round(deadline - started) / 1000} s`);
+      throw new LedgerBusyError(path, holder ? `process ${holder.pid} on ${holder.host}` : 'another process', deadline - started);
     }
     await sleep(Math.min(25, 1 + attempt) + Math.random() * 2);
   }

@@ -64,7 +64,7 @@ describe('pictor settings errors', () => {
     const { code, stderr } = await spawnCli(['price'], { cwd: dir });
     expect(code).toBe(2);
     expect(stderr.trim().split('\n')).toHaveLength(1);
-    expect(stderr).toContain('.env');
+    expect(stderr).toContain(`${join(dir, '.env')} is a folder, not a file`);
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 

@@ -111,4 +111,29 @@ describe('the client’s request hook', () => {
     expect(result.data).toHaveLength(1);
     expect(errors).toEqual([expect.objectContaining({ err: expect.objectContaining({ message: 'ledger gone' }) })]);
   });
+
+  it('takes a synchronous watch: its beforeSend and end return nothing, and a throw in beforeSend stops the request unsent', async () => {
+    const told: string[] = [];
+    // Typed as the public RequestWatch: a watch without promises compiles as the runtime accepts it.
+    const syncWatch: RequestWatch = {
+      beforeSend() {
+        told.push('send');
+      },
+      end(ending) {
+        told.push(`end ${ending.kind}`);
+      },
+    };
+    await env.client({ onRequest: () => syncWatch }).generate({ prompt: 'x', quality: 'low' });
+    expect(told).toEqual(['send', 'end completed']);
+
+    const refusal = new Error('not now');
+    const refusing: RequestWatch = {
+      beforeSend() {
+        throw refusal;
+      },
+    };
+    const sentBefore = env.emulator.requests.length;
+    await expect(env.client({ onRequest: () => refusing }).generate({ prompt: 'x', quality: 'low' })).rejects.toBe(refusal);
+    expect(env.emulator.requests).toHaveLength(sentBefore);
+  });
 });

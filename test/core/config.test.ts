@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadDotEnv, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
 import { PictorClient, ValidationError } from '../../src/index.js';
 
 /** src/config.ts: the core's settings, read once at an entry point. */
@@ -58,5 +61,20 @@ describe('client options checked like the config', () => {
 
   it('refuses a timeout a timer cannot hold', () => {
     expect(() => new PictorClient({ baseURL: 'http://127.0.0.1:1', apiKey: 'k', timeoutMs: 2 ** 31 })).toThrow(expect.objectContaining({ param: 'timeoutMs' }));
+  });
+
+  it('says a .env that is a folder is a folder, not a file, naming it (Node 20 would say only ERR_INVALID_ARG_TYPE)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-env-'));
+    try {
+      await mkdir(join(dir, '.env'));
+      expect(() => loadDotEnv(join(dir, '.env'))).toThrow(ValidationError);
+      expect(() => loadDotEnv(join(dir, '.env'))).toThrow(`.env: ${join(dir, '.env')} is a folder, not a file`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads no .env when there is none', () => {
+    expect(() => loadDotEnv(join(tmpdir(), 'pictor-no-such-folder', '.env'))).not.toThrow();
   });
 });

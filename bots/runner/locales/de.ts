@@ -41,6 +41,7 @@ export const de = {
     'Die Bilder dieser Bearbeitung umfassen {job}, mehr als dieser Bot auf einmal annimmt ({max}), daher wurde sie nicht gestartet und kostet nichts; nutze weniger oder kleinere Bilder.',
 
   'failure.internal_error': 'Im Bot ist etwas schiefgelaufen; versuche es noch einmal und sag dem Betreiber des Bots Bescheid, wenn es wieder passiert.',
+  'failure.ledger_busy': 'Die Ausgabenaufzeichnung des Bots war von einem anderen Prozess belegt, daher wurde der Auftrag nicht gesendet und kostet nichts; versuche es gleich noch einmal.',
   'failure.validation':
     '{subject, select, prompt {Der Prompt ist ungültig} image {Ein Eingabebild ist ungültig} other {Die Option {option} ist ungültig}}: {detail}{allowed, select, some { (erlaubt: {values})} other {}}.',
   'failure.validation_range': '{option} nimmt {range}',

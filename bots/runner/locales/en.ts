@@ -47,6 +47,7 @@ export const en = {
 
   // Failures: a job that was admitted and did not finish (codes of the core's errors).
   'failure.internal_error': 'Something went wrong inside the bot; try again, and tell the bot’s operator if it keeps happening.',
+  'failure.ledger_busy': 'The bot’s spending record was busy with another process, so the job was not sent and costs nothing; try again in a moment.',
   'failure.validation':
     '{subject, select, prompt {The prompt is not valid} image {An input image is not valid} other {The {option} option is not valid}}: {detail}{allowed, select, some { (allowed: {values})} other {}}.',
   'failure.validation_range': '{option} must be {range}',

@@ -41,6 +41,7 @@ export const es = {
     'Las imágenes de esta edición suman {job}, más de lo que este bot acepta a la vez ({max}), así que no se inició y no cuesta nada; usa menos imágenes o más pequeñas.',
 
   'failure.internal_error': 'Algo salió mal dentro del bot; inténtalo de nuevo y avisa al operador del bot si sigue pasando.',
+  'failure.ledger_busy': 'El registro de gastos del bot estaba ocupado por otro proceso, así que el trabajo no se envió y no cuesta nada; inténtalo de nuevo en un momento.',
   'failure.validation':
     '{subject, select, prompt {El prompt no es válido} image {Una imagen de entrada no es válida} other {La opción {option} no es válida}}: {detail}{allowed, select, some { (permitido: {values})} other {}}.',
   'failure.validation_range': '{option} admite {range}',

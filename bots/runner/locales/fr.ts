@@ -41,6 +41,7 @@ export const fr = {
     'Les images de cette modification pèsent {job}, plus que ce que ce bot accepte à la fois ({max}), elle n’a donc pas été lancée et ne coûte rien ; utilisez moins d’images ou des images plus petites.',
 
   'failure.internal_error': 'Un problème est survenu dans le bot ; réessayez, et prévenez l’opérateur du bot si cela se reproduit.',
+  'failure.ledger_busy': 'Le registre des dépenses du bot était occupé par un autre processus : la tâche n’a pas été envoyée et ne coûte rien ; réessayez dans un instant.',
   'failure.validation':
     '{subject, select, prompt {Le prompt n’est pas valide} image {Une image d’entrée n’est pas valide} other {L’option {option} n’est pas valide}} : {detail}{allowed, select, some { (autorisé : {values})} other {}}.',
   'failure.validation_range': '{option} accepte {range}',

@@ -41,6 +41,7 @@ export const ja = {
     'この編集の画像は合計 {job} で、このボットが一度に受け付けられる量（{max}）を超えるため、開始されず料金もかかりません。画像の数を減らすか、小さい画像を使ってください。',
 
   'failure.internal_error': 'ボット内部で問題が発生しました。もう一度お試しください。繰り返し起きる場合はボットの運営者にお知らせください。',
+  'failure.ledger_busy': 'ボットの支出記録が別のプロセスで使用中だったため、ジョブは送信されず、費用はかかりません。少ししてからもう一度お試しください。',
   'failure.validation':
     '{subject, select, prompt {プロンプトが無効です} image {入力画像が無効です} other {オプション {option} が無効です}}: {detail}{allowed, select, some {（使用可能: {values}）} other {}}。',
   'failure.validation_range': '{option} に指定できるのは {range}です',

@@ -41,6 +41,7 @@ export const ptBR = {
     'As imagens desta edição somam {job}, mais do que este bot aceita de uma vez ({max}), então ela não foi iniciada e não custa nada; use menos imagens ou imagens menores.',
 
   'failure.internal_error': 'Algo deu errado dentro do bot; tente de novo e avise o operador do bot se continuar acontecendo.',
+  'failure.ledger_busy': 'O registro de gastos do bot estava ocupado por outro processo, então o trabalho não foi enviado e não custa nada; tente de novo em instantes.',
   'failure.validation':
     '{subject, select, prompt {O prompt não é válido} image {Uma imagem de entrada não é válida} other {A opção {option} não é válida}}: {detail}{allowed, select, some { (permitido: {values})} other {}}.',
   'failure.validation_range': '{option} aceita {range}',

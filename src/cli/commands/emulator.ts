@@ -3,6 +3,7 @@ import { createEmulator, DEV_API_KEY, emulatorBanner, FAULT_NAMES, SERVICE_LIKE_
 import { EMULATOR_FLAGS, parseFlags } from '../flags.js';
 import type { CliContext } from '../context.js';
 import { PictorError, ValidationError } from '../../core/errors.js';
+import { runsAsPictorScript } from '../../core/npm-script.js';
 
 export const EMULATOR_USAGE = `Usage: pictor emulator [--port P] [--host H] [--api-key KEY …] [--latency-ms MS] [--images-per-minute N] [--fault NAME[:N] …] [--out-of-credit]
 
@@ -71,6 +72,7 @@ export async function runEmulator(args: string[], ctx: CliContext, stopSignal?: 
     latencyMs: settings.latencyMs,
     latencyScales: true,
     latencySetting: '--latency-ms',
+    ownNpmScript: runsAsPictorScript(ctx.env, process.cwd()),
   })) {
     ctx.stdout(line);
   }

@@ -2,7 +2,7 @@ import { CATALOGS, duration, LOCALES, words, type MessageKey } from '../../../bo
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
 import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
-import { makeAPIError } from '../../../src/internal.js';
+import { LedgerBusyError, makeAPIError } from '../../../src/internal.js';
 
 function validationErrorOf(input: unknown): ValidationError {
   try {
@@ -152,6 +152,13 @@ describe('describeFailure', () => {
     const failure = describeFailure(new TypeError("Cannot read properties of undefined (reading 'b64_json')"));
     expect(failure.code).toBe('internal_error');
     expect(failure.message).not.toContain('b64_json');
+  });
+
+  it('tells a job refused by a busy spend ledger that it was not sent and may be tried again (ledger_busy)', () => {
+    const failure = describeFailure(new LedgerBusyError('/data/quota-ledger.json.lock', 'process 42 on host-a', 10_000));
+    expect(failure).toMatchObject({ code: 'ledger_busy', retryable: true });
+    expect(failure.message).toBe('The bot’s spending record was busy with another process, so the job was not sent and costs nothing; try again in a moment.');
+    expect(failure.message).not.toContain('/data');
   });
 
   it('passes a refusal through with its code', () => {

@@ -41,14 +41,28 @@ async function started(args: string[], env: NodeJS.ProcessEnv = {}) {
 
 describe('pictor emulator', () => {
   it('prints a Try line that runs as printed in this repository, with the key it printed', async () => {
-    const emulator = await started(['--port', '0', '--latency-ms', '0']);
+    // `npm run pictor -- emulator` in Pictor's own repository.
+    const ownScript = { npm_package_name: 'pictor', npm_package_json: `${process.cwd()}/package.json` };
+    const emulator = await started(['--port', '0', '--latency-ms', '0'], ownScript);
     const tryLine = emulator.out.find((l) => l.startsWith('Try:'))!;
+    expect(tryLine).toContain(' npm run pictor -- generate ');
     expect(tryLine).not.toContain('<');
     expect(tryLine).toContain(`PICTOR_API_KEY=${DEV_API_KEY}`);
     const result = await runTryLine(tryLine);
     expect(result.code).toBe(0);
     expect(result.files.some((f) => f.endsWith('.png'))).toBe(true);
     await expect(emulator.stop()).resolves.toBe(0);
+  });
+
+  it('prints a Try line with npx pictor where Pictor is an installed package (npx pictor emulator, or another project’s script), which runs as printed', async () => {
+    for (const env of [{}, { npm_package_name: 'thumbnails', npm_package_json: `${process.cwd()}/package.json` }]) {
+      const emulator = await started(['--port', '0', '--latency-ms', '0'], env);
+      const tryLine = emulator.out.find((l) => l.startsWith('Try:'))!;
+      expect(tryLine).toMatch(/^Try: PICTOR_BASE_URL=\S+ PICTOR_API_KEY=\S+ npx pictor generate --prompt /);
+      expect(tryLine).not.toContain('npm run');
+      expect((await runTryLine(tryLine)).code).toBe(0);
+      await emulator.stop();
+    }
   });
 
   it('does not print a key it was given, and its Try line still runs with the key set by the user', async () => {
