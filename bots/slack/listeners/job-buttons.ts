@@ -13,6 +13,7 @@ import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
 import { formAnswerBy } from '../answer-by.js';
 import { withinDeadline } from 'pictor/internal';
+import type { Notifier } from '../SlackJobView.js';
 
 /**
  * The buttons of a job: Cancel on its message while it runs, Reroll, Edit and
@@ -71,6 +72,27 @@ function inOwnDirectMessages(request: SavedRequest, userId: string): boolean {
   return request.userId !== userId && askedInDirectMessages(request);
 }
 
+/**
+ * The private answer to a press of a job's button: through the press's response URL (from a message), else in the
+ * presser's direct messages with the app (from the Home tab, which gives none, or when that URL cannot be reached: a
+ * job given up as it starts, or refused, is never left untold).
+ */
+function answerOfPress(context: BotContext, auth: Context, body: BlockAction): Notifier {
+  const direct: Notifier = (text) => directVia(context, context.workspace(auth).client, body.user.id)(text);
+  if (!body.response_url) return direct;
+  const respond = respondVia(body.response_url, context.logger);
+  return async (text) => {
+    try {
+      await respond(text);
+    } catch (error) {
+      // Its cause only: the URL itself is a credential of the press.
+      const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+      context.logger.warn({ code: typeof cause === 'string' ? cause : error instanceof Error ? error.name : undefined }, 'a button’s response_url could not be reached: its private note goes to the member’s direct messages');
+      await direct(text);
+    }
+  };
+}
+
 export function registerJobButtons(app: App, context: BotContext): void {
   const actorOf = (body: BlockAction, auth: Context) => ({
     userId: body.user.id,
@@ -96,27 +118,39 @@ export function registerJobButtons(app: App, context: BotContext): void {
     if (await context.jobs.repair(jobId)) return;
     // Another workspace's job (a channel shared with Slack Connect), running or not: told so, as its other buttons are.
     if (requestId && inScope(await context.store.get(requestId), body) === 'elsewhere') {
-      await respondVia(body.response_url, context.logger)(otherWorkspaceNote(context, actor.locale));
+      await answerOfPress(context, auth, body)(otherWorkspaceNote(context, actor.locale));
       return;
     }
     const info = context.runner.get(jobId);
     // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
     const finished = await finishedJobNote({ client, store: context.store, requestId, teamId: actor.teamId, runnerStatus: info?.status, locale: actor.locale });
     if (finished) {
-      await respondVia(body.response_url, context.logger)(finished);
+      await answerOfPress(context, auth, body)(finished);
       return;
     }
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
     const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, actor.teamId, requester) : undefined;
     if (elsewhere === 'asked') return;
     const text = say(actor.locale, elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
-    await respondVia(body.response_url, context.logger)(text);
+    await answerOfPress(context, auth, body)(text);
   });
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {
     await ack();
     // From a message, the answer is private through its response URL; from the Home tab (no response URL), a direct message.
-    const notify = body.response_url ? respondVia(body.response_url, context.logger) : directVia(context, context.workspace(auth).client, body.user.id);
+    const notify = answerOfPress(context, auth, body);
+    try {
+      await reroll(body, action, auth, notify);
+    } catch (error) {
+      // Answered at once, the press must not end in silence: whatever failed before the job was the runner's (its saved
+      // request, its direct messages, its request saved anew), nothing was sent to the service; the member is told so.
+      context.logger.error({ code: slackErrorCode(error), err: error instanceof Error ? error.name : undefined }, 'a Reroll failed before its job started; its member is told');
+      await notify(`:warning: ${say(localeIn(auth), 'error.on_my_side')}`).catch((e: unknown) => context.logger.warn({ code: slackErrorCode(e) }, 'could not tell a member that their Reroll failed'));
+    }
+  });
+
+  /** A Reroll pressed (see `ACTIONS.reroll`): its job started for the presser, or they are told privately why not. */
+  async function reroll(body: BlockAction<ButtonAction>, action: ButtonAction, auth: Context, notify: Notifier): Promise<void> {
     const request = inScope(await context.store.get(action.value ?? ''), body);
     if (request === 'elsewhere') {
       await notify(otherWorkspaceNote(context, localeIn(auth)));
@@ -165,12 +199,12 @@ export function registerJobButtons(app: App, context: BotContext): void {
       // Whoever's job it is, a refusal's advice names no option a button lacks.
       again: true,
     });
-  });
+  }
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.delete, async ({ ack, body, action, client, context: auth }) => {
     await ack();
     const locale = localeIn(auth);
-    const notify = respondVia(body.response_url, context.logger);
+    const notify = answerOfPress(context, auth, body);
     const request = inScope(await context.store.get(action.value ?? ''), body);
     if (request === 'elsewhere') {
       await notify(otherWorkspaceNote(context, locale));
@@ -216,7 +250,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
   app.action<BlockAction<ButtonAction>>(ACTIONS.edit, async ({ ack, body, action, client, context: auth }) => {
     await ack();
     const locale = localeIn(auth);
-    const notify = respondVia(body.response_url, context.logger);
+    const notify = answerOfPress(context, auth, body);
     // Its saved request is read by the form's deadline too (the trigger's 3 s, `formAnswerBy`), as the intake's reads
     // are: a state that does not answer by then is told privately, in time, as trouble on our side; no form opens.
     const answerBy = formAnswerBy(auth);

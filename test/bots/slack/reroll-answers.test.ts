@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
+import { RequestStore } from '../../../bots/slack/RequestStore.js';
+import { finishedActions, startHarness, type Harness } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await h?.close();
+  h = undefined;
+});
+
+/** A finished job of U0ALICE's in C0KITES, and its buttons. */
+async function finishedKite(harness: Harness) {
+  await harness.fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+  return finishedActions(harness.fake, 'C0KITES');
+}
+
+/** From now on, the private notes the bot sends through a press's response URL never arrive (the URL out of reach). */
+function responseUrlsOutOfReach(): void {
+  const realFetch = globalThis.fetch;
+  vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    return url.includes('/response/') ? Promise.reject(new TypeError('fetch failed')) : realFetch(input, init);
+  });
+}
+
+describe('a Reroll answered at once never ends in silence for whoever pressed it', () => {
+  it('its job’s message answered by nothing (the answer lost) and the press’s response URL out of reach: the member is told in their direct messages that it may show up; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const actions = await finishedKite(h);
+    responseUrlsOutOfReach();
+    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0KITES' });
+    const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    expect(click.status).toBe(200);
+    const note = await fake.waitFor(() => fake.messages.find((m) => m.channel === 'U0BOB' || m.channel === fake.dmOf('U0BOB')), 'the private note in their direct messages');
+    expect(note.text).toBe(say('en', 'slack.job.maybe_posted'));
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('its request not saved anew (the data folder failing): the member is told privately that something went wrong on our side; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const actions = await finishedKite(h);
+    vi.spyOn(RequestStore.prototype, 'create').mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    expect(click.status).toBe(200);
+    const note = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(note.body).toMatchObject({ response_type: 'ephemeral', text: `:warning: ${say('en', 'error.on_my_side')}` });
+    expect(h.emulator.requests).toHaveLength(1);
+    expect(h.runner.activeJobs()).toEqual([]);
+  });
+});
