@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
 import { openBotState } from '../../bots/state/open-state.js';
@@ -103,4 +104,39 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
     expect(opening).toHaveLength(2);
     expect(await everythingKept(dataDir, undefined, '')).not.toContain(MARKER);
   });
+
+  it.skipIf(redis.skipReason)('looks for the other ledger on Redis without walking the keyspace', async () => {
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
+    defer(() => slack.close());
+    const dataDir = await tempDataDir(defer, 'pictor-forget-never-kept-');
+    const prefix = uniquePrefix('forget-never-kept');
+    const url = requireRedisUrl(redis);
+    defer(() => deleteKeys(url, prefix));
+    const lines: string[] = [];
+    const service = await startService(
+      { PICTOR_LOG_LEVEL: 'silent', PICTOR_DATA_DIR: dataDir, PICTOR_PARTIAL_IMAGES: '0', PICTOR_EMULATOR_LATENCY_MS: '0', REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix, ...surfaceEnv({ slack }) },
+      (line) => lines.push(line),
+    );
+    defer(() => service.stop());
+    slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
+
+    const monitor = await new Redis(url).monitor();
+    defer(async () => void monitor.disconnect());
+    const scans: string[] = [];
+    const marker = `${prefix}:seen-by-monitor`;
+    let markerSeen = false;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (String(args[0]).toLowerCase() === 'scan' && args.some((arg) => arg.includes(':quota:'))) scans.push(args.join(' '));
+      if (args.includes(marker)) markerSeen = true;
+    });
+    const ack = await slack.command({ command: '/imagine', text: 'forget', channel: 'C0NEVER', user: 'U0NEVER' });
+    const said = await slack.waitFor(() => slack.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /imagine forget');
+    expect(String(said.body.text)).toContain('Erased your history (0 jobs)');
+    // MONITOR shows commands in the order Redis ran them: once it shows this one, it has shown the forget's.
+    const probe = new Redis(url);
+    defer(async () => void probe.disconnect());
+    await probe.get(marker);
+    await slack.waitFor(() => markerSeen || undefined, 'the monitor to see the marker');
+    expect(scans).toEqual([]);
+  }, 60_000);
 });
