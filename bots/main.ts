@@ -450,11 +450,15 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.a
   await run();
 }
 
-/** Whether a ledger was ever kept: a file of it in its folder, or a key under its Redis prefix. */
+/**
+ * Whether a ledger holds anything a forget erases: a file of it in its folder, or in Redis its usage records or a
+ * reservation not yet ended (every reservation is listed under the account's key) — two keys looked up, not a walk
+ * of the keyspace.
+ */
 async function ledgerKept(core: ReturnType<typeof readCoreConfig>, link: RedisLink | undefined, ledger: LedgerKind): Promise<boolean> {
   if (core.redis && link) {
-    for await (const keys of link.commands.scanStream({ match: `${ledgerRedis(core.redis, ledger).prefix}:quota:*`, count: 500 })) if ((keys as string[]).length > 0) return true;
-    return false;
+    const quota = `${ledgerRedis(core.redis, ledger).prefix}:quota`;
+    return (await link.commands.exists(`${quota}:usage`, `${quota}:active:${ACCOUNT_KEY}`)) > 0;
   }
   const names = await readdir(ledgerDir(core.spend.dataDir, ledger)).catch(() => [] as string[]);
   return names.some((name) => [LEDGER_FILES.ledger, LEDGER_FILES.usage].some((file) => name.startsWith(file)));

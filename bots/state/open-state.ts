@@ -1,5 +1,5 @@
 import type { LoggerLike } from 'pictor';
-import { holdDataFolder, type QuotaStore, type RedisLink } from 'pictor/internal';
+import { createSerialQueue, holdDataFolder, type QuotaStore, type RedisLink } from 'pictor/internal';
 import { FileStateStore } from './FileStateStore.js';
 import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
@@ -58,7 +58,10 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
     await close();
     throw error;
   }
-  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options, logger), close };
+  // The other ledger is opened by one forget at a time: a file ledger's folder is opened once per process, so a second
+  // forget meanwhile (two members, or Discord's and Slack's of one) waits for the first to close it.
+  const otherLedgerTurn = createSerialQueue();
+  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options, otherLedgerTurn, logger), close };
 }
 
 export interface MemberRecord {
@@ -98,7 +101,14 @@ export async function forgetJobRecord<R extends MemberRecord>(spaces: MemberReco
   if (before.runnerJobId) await spaces.outputsOfJob.delete(before.runnerJobId);
 }
 
-async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: string, { ledger, otherLedger }: OpenBotStateOptions, logger: LoggerLike): Promise<number> {
+async function forgetMember(
+  store: StateStore,
+  spaces: BotSpaces,
+  userKey: string,
+  { ledger, otherLedger }: OpenBotStateOptions,
+  otherLedgerTurn: ReturnType<typeof createSerialQueue>,
+  logger: LoggerLike,
+): Promise<number> {
   const [platform, id] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
   const records = { discord: spaces.discordJobs, slack: spaces.slackRequests }[platform];
   // Every step is taken whatever the one before met (logged): all else is erased, then the forget fails.
@@ -130,10 +140,12 @@ async function forgetMember(store: StateStore, spaces: BotSpaces, userKey: strin
   await eraseFromEach<string[]>(spaces.historyScopes, (members, key) => !isList(members, key) || members.includes(userKey), (members) => (Array.isArray(members) ? nonEmpty(members.filter((m) => m !== userKey)) : undefined));
   await attempt('ledger', async () => ledger?.forgetPrompts(userKey));
   // What it kept before a switch between the embedded emulator and the real service (PICTOR_BASE_URL).
-  await attempt('other ledger', async () => {
-    const other = await otherLedger?.();
-    await other?.forgetPrompts(userKey).finally(() => other.close());
-  });
+  await attempt('other ledger', () =>
+    otherLedgerTurn(async () => {
+      const other = await otherLedger?.();
+      await other?.forgetPrompts(userKey).finally(() => other.close());
+    }),
+  );
   await attempt('leftovers', () => store.removeLeftovers());
   if (failed.length > 0) throw new AggregateError(failed, `forget erased all it could of ${userKey}, but ${failed.length} part(s) failed (logged)`);
   return history?.before?.length ?? 0;

@@ -1,5 +1,8 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
+import { openBotState } from '../../bots/state/open-state.js';
+import { openQuotaStore, silentLogger } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { slackEventsUrl, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
@@ -54,5 +57,86 @@ describe.each([
     const said = await slack.waitFor(() => slack.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /imagine forget');
     expect(String(said.body.text)).toContain('Erased your history (1 job)');
     expect(await everythingKept(dataDir, url, prefix)).not.toContain(MARKER);
+  }, 60_000);
+});
+
+describe('forget of the other ledger, at the same moment or never kept', () => {
+  it('erases in the other ledger for two members who forget at the same moment, on the file backend', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-forget-together-');
+    const logger = silentLogger();
+    // The other ledger was kept: it holds a prompt of the first member.
+    const kept = await openQuotaStore({ dataDir, ledger: 'emulator', logger });
+    const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt: `a ${MARKER} fox` };
+    await kept.reserve({ jobId: 'job-1', userKey: 'slack:U0FIRST', scopeKey: 'slack:T0', estimateUsd: 0.01, limits: {}, now: Date.now(), job });
+    await kept.settle('job-1', 0.01);
+    await kept.close();
+    expect(await everythingKept(dataDir, undefined, '')).toContain(MARKER);
+
+    // The second member's forget reaches the ledger step while the first's has the other ledger open.
+    let secondAtLedger!: () => void;
+    const secondReached = new Promise<void>((resolve) => (secondAtLedger = resolve));
+    const opening: Promise<unknown>[] = [];
+    const state = await openBotState({
+      dataDir,
+      logger,
+      ledger: { forgetPrompts: async (userKey) => void (userKey === 'slack:U0SECOND' && secondAtLedger()), takeLegacy: async () => undefined },
+      otherLedger: () => {
+        const opened = openQuotaStore({ dataDir, ledger: 'emulator', logger, reconcile: false }).then((store) => ({
+          forgetPrompts: async (userKey: string) => {
+            if (userKey === 'slack:U0FIRST') {
+              await secondReached;
+              // Whatever the second forget starts on its way from the ledger step is started by now.
+              await new Promise((resolve) => setImmediate(resolve));
+              await Promise.allSettled(opening.slice(1));
+            }
+            await store.forgetPrompts(userKey);
+          },
+          close: () => store.close(),
+        }));
+        opening.push(opened);
+        return opened;
+      },
+    });
+    defer(() => state.close());
+
+    const forgets = await Promise.allSettled([state.forget('slack:U0FIRST'), state.forget('slack:U0SECOND')]);
+    expect(forgets.map((f) => f.status)).toEqual(['fulfilled', 'fulfilled']);
+    expect(opening).toHaveLength(2);
+    expect(await everythingKept(dataDir, undefined, '')).not.toContain(MARKER);
+  });
+
+  it.skipIf(redis.skipReason)('looks for the other ledger on Redis without walking the keyspace', async () => {
+    const slack = await new FakeSlack({ channelWriteIntervalMs: 10 }).start();
+    defer(() => slack.close());
+    const dataDir = await tempDataDir(defer, 'pictor-forget-never-kept-');
+    const prefix = uniquePrefix('forget-never-kept');
+    const url = requireRedisUrl(redis);
+    defer(() => deleteKeys(url, prefix));
+    const lines: string[] = [];
+    const service = await startService(
+      { PICTOR_LOG_LEVEL: 'silent', PICTOR_DATA_DIR: dataDir, PICTOR_PARTIAL_IMAGES: '0', PICTOR_EMULATOR_LATENCY_MS: '0', REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix, ...surfaceEnv({ slack }) },
+      (line) => lines.push(line),
+    );
+    defer(() => service.stop());
+    slack.deliverOverHttp(slackEventsUrl(lines.join('\n'))!);
+
+    const monitor = await new Redis(url).monitor();
+    defer(async () => void monitor.disconnect());
+    const scans: string[] = [];
+    const marker = `${prefix}:seen-by-monitor`;
+    let markerSeen = false;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (String(args[0]).toLowerCase() === 'scan' && args.some((arg) => arg.includes(':quota:'))) scans.push(args.join(' '));
+      if (args.includes(marker)) markerSeen = true;
+    });
+    const ack = await slack.command({ command: '/imagine', text: 'forget', channel: 'C0NEVER', user: 'U0NEVER' });
+    const said = await slack.waitFor(() => slack.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to /imagine forget');
+    expect(String(said.body.text)).toContain('Erased your history (0 jobs)');
+    // MONITOR shows commands in the order Redis ran them: once it shows this one, it has shown the forget's.
+    const probe = new Redis(url);
+    defer(async () => void probe.disconnect());
+    await probe.get(marker);
+    await slack.waitFor(() => markerSeen || undefined, 'the monitor to see the marker');
+    expect(scans).toEqual([]);
   }, 60_000);
 });
