@@ -191,7 +191,8 @@ export class SlackJobs {
    * Starts a job through the runner's intake, the one call that decides it: a refusal is told privately (`notify`);
    * an admitted job gets its saved request (for Reroll and Edit after a restart) and its message, posted before the
    * runner has the job (one Slack refuses drops it), then its images are downloaded. Resolves with its handle, or
-   * undefined when it did not start (the person has been told why; nothing is spent then).
+   * undefined when it did not start (the person has been told why; nothing is spent then) — also when anything failed
+   * before the runner had the job (its request not saved): logged, and they are told privately it went wrong on our side.
    */
   async start(input: StartJob): Promise<StartedJob | undefined> {
     const requester = this.requester(input.actor);
@@ -297,6 +298,18 @@ export class SlackJobs {
           },
         },
       );
+    } catch (error) {
+      // Failed after the member's request was taken and before the runner had the job (its request not saved, say): nothing
+      // was sent to the service. Every entry point gets the one rule: logged, and the member told privately, as a refusal is.
+      if (!starting?.cancelledBy) {
+        await view?.withdraw();
+        if (request) await this.#o.store.delete(request.id).catch(() => undefined);
+        request = undefined;
+        this.#o.logger.error({ err: String(error), user: input.actor.userId }, 'a Slack job failed before the runner had it: its member is told');
+        // A workflow step fails with these words as plain text (no emoji there).
+        const onMySide = say(input.actor.locale, 'error.on_my_side');
+        await input.notify(input.step ? onMySide : `:warning: ${onMySide}`).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member that their job failed on our side'));
+      }
     } finally {
       handedOver();
     }

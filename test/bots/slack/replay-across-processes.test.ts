@@ -297,7 +297,7 @@ describe('a Slack mention whose job cannot be started', () => {
       // Told, or (were it not) only the listener's failure that Bolt logs.
       await vi.waitFor(() => expect(h.fake.ephemerals.length > 0 || logger.entries.some((e) => e.msg === 'a Slack listener failed')).toBe(true), { timeout: 15_000 });
       expect(h.fake.ephemerals.map((e) => ({ channel: e.channel, user: e.user, text: e.text }))).toEqual([{ channel: 'C0NOSAVE', user: 'U0ALICE', text: onMySide }]);
-      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['a mention’s job could not be started: the member is told it failed on our side']);
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['a Slack job failed before the runner had it: its member is told']);
       await h.runner.shutdown({ graceMs: 500 });
       expect(generations(h)).toHaveLength(0);
       expect(jobMessages(h.fake, 'C0NOSAVE')).toHaveLength(0);

@@ -234,7 +234,7 @@ describe('a “Generate image” step that fails on our side', () => {
     try {
       const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
       expect(await outcomeOrListenerFailure(h, run, logger)).toMatchObject({ ok: false, error: onMySide });
-      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['a workflow step failed on our side: it fails, the member told it failed on my side']);
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['a Slack job failed before the runner had it: its member is told']);
       await h.runner.shutdown({ graceMs: 500 });
       expect(generationRequests(h)).toBe(0);
       expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
