@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
-import { LedgerUnreadableError } from './errors.js';
-import { isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
+import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
+import { FileLockBusyError, isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, chargeRecordedIn, emptyLedger, noteReservedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
@@ -440,7 +440,10 @@ export class FileQuotaStore implements QuotaStore {
 
   #locked<T>(task: () => Promise<T>): Promise<T> {
     mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
-    return withFileLock(`${this.path}.lock`, task);
+    return withFileLock(`${this.path}.lock`, task).catch((error: unknown) => {
+      // The lock's own error names a file; the ledger's says what waits on it (nothing was sent).
+      throw error instanceof FileLockBusyError ? new LedgerBusyError(error.path, error.holder, error.waitedMs) : error;
+    });
   }
 
   /** `usage.jsonl` must be a file this process can read and append to (or not exist yet). */

@@ -2,7 +2,6 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { linkSync, rmSync, writeFileSync } from 'node:fs';
 import { open, readFile, rm, stat } from 'node:fs/promises';
-import { LedgerBusyError } from './errors.js';
 
 /**
  * A lock shared by the processes of one machine: a file holding the owner's
@@ -101,9 +100,21 @@ async function acquire(path: string, options: FileLockOptions): Promise<string> 
       if (changed !== undefined) deadline = Math.max(deadline, changed + Math.min(staleMs, OWN_PID_LEFTOVER_MS) + LEFTOVER_MARGIN_MS);
     }
     if (Date.now() > deadline) {
-      throw new LedgerBusyError(path, holder ? `process ${holder.pid} on ${holder.host}` : 'another process', deadline - started);
+      throw new FileLockBusyError(path, holder ? `process ${holder.pid} on ${holder.host}` : 'another process', deadline - started);
     }
     await sleep(Math.min(25, 1 + attempt) + Math.random() * 2);
+  }
+}
+
+/** A lock another process held for longer than the caller waits; its owner (the spend ledger: `LedgerBusyError`) says what it guards. */
+export class FileLockBusyError extends Error {
+  override readonly name = 'FileLockBusyError';
+  constructor(
+    readonly path: string,
+    readonly holder: string,
+    readonly waitedMs: number,
+  ) {
+    super(`the lock ${path} is held by ${holder} for more than ${Math.round(waitedMs / 100) / 10} s`);
   }
 }
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { OWN_PID_LEFTOVER_MS, THIS_HOST, UNREADABLE_STALE_MS, withFileLock } from '../../src/spend/file-lock.js';
+import { FileLockBusyError, OWN_PID_LEFTOVER_MS, THIS_HOST, UNREADABLE_STALE_MS, withFileLock } from '../../src/spend/file-lock.js';
 import { beforeEachRead } from '../helpers/file-reads.js';
 
 const dirs: string[] = [];
@@ -64,6 +64,15 @@ describe('the ledger’s file lock', () => {
     const path = await lockPath();
     await writeFile(path, `${process.ppid}\n${THIS_HOST}\n`);
     await expect(withFileLock(path, async () => 'in', { timeoutMs: 300 })).rejects.toThrow(`held by process ${process.ppid} on ${THIS_HOST}`);
+  });
+
+  it('gives up with an error of its own, naming the lock, never the spend ledger (the alert log shares it): its owner says what waits on it', async () => {
+    const path = await lockPath();
+    await writeFile(path, `${process.ppid}\n${THIS_HOST}\n`);
+    const error = await withFileLock(path, async () => 'in', { timeoutMs: 0 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FileLockBusyError);
+    expect(error).toMatchObject({ path, holder: `process ${process.ppid} on ${THIS_HOST}` });
+    expect((error as { code?: unknown }).code).toBeUndefined();
   });
 });
 
