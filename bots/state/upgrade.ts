@@ -216,8 +216,8 @@ async function upgradeRedis(o: Steps, redis: RedisLink, count: (what: string, n?
   await each('history:user:', async (key, userKey) => {
     const kept = await commands.lrange(key, 0, -1);
     const entries = kept.flatMap((raw) => safeJson<HistoryItem>(raw) ?? []).filter((entry) => typeof entry === 'object' && entry !== null);
-    // Not moved, and said so (how many, and where: never their text, which may hold a prompt).
-    if (entries.length < kept.length) o.logger.warn({ key, damaged: kept.length - entries.length }, 'left behind damaged entries of a job history version 0.1 kept in Redis (not JSON objects)');
+    // Not moved and deleted with the old list, and said so (how many, and where: never their text, which may hold a prompt).
+    if (entries.length < kept.length) o.logger.warn({ key, damaged: kept.length - entries.length }, 'dropped damaged entries of a job history version 0.1 kept in Redis (not JSON objects)');
     await keepInHistory(o, userKey, entries);
     await commands.del(key, `${prefix}:history:scopes:${userKey}`);
     count('history entries', entries.length);

@@ -43,7 +43,7 @@ describe('the upgrade of a 0.1 history.json', () => {
 });
 
 describe.skipIf(redis.skipReason)('the upgrade of the job history 0.1 kept in Redis', () => {
-  it('moves the entries it can read and logs how many it left behind as damaged, and where, never their text', async () => {
+  it('moves the entries it can read and logs how many it dropped as damaged, and where, never their text', async () => {
     const [url, prefix] = [requireRedisUrl(redis), uniquePrefix('upgrade-history')];
     const link = await RedisLink.open({ url, prefix });
     defer(async () => {
