@@ -35,6 +35,22 @@ export function useTempDirs(): () => Promise<string> {
   };
 }
 
+/**
+ * File ledgers a test opens at a folder, each closed after the test. Call it after `useTempDirs`: hooks after a test run
+ * in reverse, so the ledgers close before their folders are removed.
+ */
+export function useFileQuotaStores(): (dir: string, options?: Partial<FileQuotaStoreOptions>) => FileQuotaStore {
+  const open: FileQuotaStore[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((store) => store.close()));
+  });
+  return (dir, options = {}) => {
+    const store = new FileQuotaStore({ dir, ...options });
+    open.push(store);
+    return store;
+  };
+}
+
 let nextUser = 0;
 
 /** A Discord requester with a user id of its own unless one is given. */

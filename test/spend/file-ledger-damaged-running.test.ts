@@ -1,21 +1,13 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { FileQuotaStore, LedgerUnreadableError } from '../../src/internal.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { LedgerUnreadableError } from '../../src/internal.js';
 import { ledgerDir, openQuotaStore } from '../../src/spend/open-store.js';
 import type { QuotaStore } from '../../src/spend/types.js';
-import { useTempDirs } from '../helpers/runner-harness.js';
+import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
-const open: QuotaStore[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-function storeAt(dir: string, options: Partial<ConstructorParameters<typeof FileQuotaStore>[0]> = {}): FileQuotaStore {
-  const store = new FileQuotaStore({ dir, ...options });
-  open.push(store);
-  return store;
-}
+const storeAt = useFileQuotaStores();
 
 const T0 = Date.now();
 const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'high' };
@@ -66,7 +58,7 @@ describe('a ledger file damaged while a job runs', () => {
     const dataDir = await newDir();
     const sentences: string[] = [];
     const store = await openQuotaStore({ dataDir, onRestored: (sentence) => sentences.push(sentence) });
-    open.push(store);
+    onTestFinished(() => store.close());
     await reserve(store, 'first', 0.05, 0);
     await store.settle('first', 0.05);
     await reserve(store, 'second', 0.2, 1);

@@ -2,20 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileQuotaStore, LedgerUnreadableError } from '../../src/internal.js';
-import { useTempDirs } from '../helpers/runner-harness.js';
+import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
-const open: FileQuotaStore[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-function storeAt(dir: string, options: { leaseMs?: number; clock?: () => number } = {}): FileQuotaStore {
-  const store = new FileQuotaStore({ dir, ...options });
-  open.push(store);
-  return store;
-}
+const storeAt = useFileQuotaStores();
 
 const T = Date.UTC(2030, 5, 15, 12);
 const reserve = (s: FileQuotaStore, jobId: string, usd: number, limits = {}, now = T, userKey = 'discord:u1') =>

@@ -1,19 +1,11 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileQuotaStore, LedgerUnreadableError } from '../../src/internal.js';
-import { useTempDirs } from '../helpers/runner-harness.js';
+import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
-const open: FileQuotaStore[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-function storeAt(dir: string, options: Partial<ConstructorParameters<typeof FileQuotaStore>[0]> = {}): FileQuotaStore {
-  const store = new FileQuotaStore({ dir, ...options });
-  open.push(store);
-  return store;
-}
+const storeAt = useFileQuotaStores();
 
 const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'high' };
 const reserve = (s: FileQuotaStore, jobId: string, usd: number, userKey = 'slack:U1') =>

@@ -1,22 +1,13 @@
 import { appendFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { FileQuotaStore, type FileQuotaStoreOptions, type SpendLimits } from '../../src/internal.js';
+import { describe, expect, it } from 'vitest';
+import { FileQuotaStore, type SpendLimits } from '../../src/internal.js';
 import { matchesQuery } from '../../src/spend/usage-records.js';
 import { utcDay } from '../../src/spend/utc-period.js';
-import { useTempDirs } from '../helpers/runner-harness.js';
+import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
-const open: FileQuotaStore[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-function storeAt(dir: string, options: Partial<FileQuotaStoreOptions> = {}): FileQuotaStore {
-  const store = new FileQuotaStore({ dir, ...options });
-  open.push(store);
-  return store;
-}
+const storeAt = useFileQuotaStores();
 
 const NOON = Date.UTC(2030, 5, 15, 12, 0, 0);
 const HOUR = 60 * 60 * 1000;
