@@ -162,18 +162,8 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
 
   it('holds a POST only until Discord’s 3 s from its arrival are over, the wait for its claim counted in (never a fresh 3 s after it)', async () => {
     h = await DiscordHarness.start({ http: true, partialImages: 0 });
-    const taken = h.state.store.space(h.state.spaces.discordInteractions);
-    const claimOnce = taken.claimOnce.bind(taken);
     // The claim takes 1.4 s by the bot's clock.
-    const realNow = Date.now.bind(Date);
-    let shift = 0;
-    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
-    vi.spyOn(taken, 'claimOnce').mockImplementation(async (key) => {
-      const took = await claimOnce(key);
-      shift += 1_400;
-      return took;
-    });
-    const held = vi.spyOn(HttpInitialResponses.prototype, 'expect');
+    const { clock, held } = claimTaking(h, 1_400);
     try {
       const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
       await h.discord.waitFor(() => ix.httpStatus, 'the answer to the POST');
@@ -188,17 +178,7 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
   it('counts every wait before the first answer with its ackDeadlineMs, as it counts its hold of the POST: one number decides both', async () => {
     // A deadline of 10 s, on both sides; the claim takes 4 s of it by the bot's clock (past Discord's usual 3 s).
     h = await DiscordHarness.start({ http: true, partialImages: 0, endpointAckDeadlineMs: 10_000, discord: { ackDeadlineMs: 10_000 } });
-    const taken = h.state.store.space(h.state.spaces.discordInteractions);
-    const claimOnce = taken.claimOnce.bind(taken);
-    const realNow = Date.now.bind(Date);
-    let shift = 0;
-    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
-    vi.spyOn(taken, 'claimOnce').mockImplementation(async (key) => {
-      const took = await claimOnce(key);
-      shift += 4_000;
-      return took;
-    });
-    const held = vi.spyOn(HttpInitialResponses.prototype, 'expect');
+    const { clock, held } = claimTaking(h, 4_000);
     try {
       const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
       // Its intake (the runner's reads and reservation) still had time: the job is sent.
@@ -401,6 +381,21 @@ describe('HttpInitialResponses: discord.js’s callback request becomes the answ
 });
 
 /** A load balancer that sends each request to the next of `targets` in turn. */
+/** The interaction's claim takes `ms` by the bot's clock (Date.now moves on as it answers); `held` spies on the POST's hold. */
+function claimTaking(harness: DiscordHarness, ms: number) {
+  const taken = harness.state.store.space(harness.state.spaces.discordInteractions);
+  const claimOnce = taken.claimOnce.bind(taken);
+  const realNow = Date.now.bind(Date);
+  let shift = 0;
+  const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+  vi.spyOn(taken, 'claimOnce').mockImplementation(async (key) => {
+    const took = await claimOnce(key);
+    shift += ms;
+    return took;
+  });
+  return { clock, held: vi.spyOn(HttpInitialResponses.prototype, 'expect') };
+}
+
 async function roundRobin(targets: string[]): Promise<{ url: string; close(): Promise<void> }> {
   let next = 0;
   const server = createServer((req, res) => {
