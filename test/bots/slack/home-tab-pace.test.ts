@@ -34,6 +34,12 @@ function recordingSlack(answer: (userId: string) => Promise<void> = () => Promis
 }
 
 /** The Home tabs, their views rendered empty, at `perMinute` publishes a minute (the default pace unless given). */
+/** A silent logger that keeps the message of each warning. */
+function warningsKept(): { logger: ReturnType<typeof silentLogger>; warnings: string[] } {
+  const warnings: string[] = [];
+  return { logger: { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) }, warnings };
+}
+
 function homeTabs({ perMinute, logger = silentLogger(), client }: { perMinute?: number; logger?: ConstructorParameters<typeof HomeTabs>[0]['logger']; client?: webApi.WebClient } = {}): HomeTabs {
   const clientFor = async () => client;
   const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', clientFor, requesterOf: (a) => requester(a.userId), ...(perMinute === undefined ? {} : { perMinute }) });
@@ -109,11 +115,10 @@ describe('a Home tab published after a forget', () => {
 describe('a stop of the Home tabs', () => {
   it('finishes the publish Slack is answering and drops those queued for the pace, without waiting for them or warning of them', async () => {
     vi.useFakeTimers();
-    const warnings: string[] = [];
+    const { logger, warnings } = warningsKept();
     /** Bob's publish is sent and Slack has not answered it yet (a slow Slack). */
     let answerBob: () => void = () => {};
     const { client, published } = recordingSlack((user) => (user === 'U0BOB' ? new Promise<void>((resolve) => (answerBob = resolve)) : Promise.resolve()));
-    const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
     const homes = homeTabs({ perMinute: 2, logger, client });
     // Two publishes a minute: Bob's and Carol's go now, four more members' wait for the next minutes.
     for (const user of ['U0BOB', 'U0CAROL', 'U0DAN', 'U0ERIN', 'U0FRANK', 'U0GRACE']) void homes.opened(client, actor(user), requester(user));
@@ -219,9 +224,8 @@ describe('a stop of the Home tabs', () => {
   });
 
   it('does not send a forget asked after it has stopped, and logs it', async () => {
-    const warnings: string[] = [];
+    const { logger, warnings } = warningsKept();
     const { client, published } = recordingSlack();
-    const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
     const homes = homeTabs({ logger, client });
     await homes.stop();
     // Only her next open of her Home publishes it: what the forget's answer tells her.
@@ -238,8 +242,7 @@ describe('a forget’s Home tab that Slack did not take', () => {
 
   it('is tried again on the audit posts’ schedule (a minute, then twice as long each time), then given up and logged: four more tries at most', async () => {
     vi.useFakeTimers();
-    const warnings: string[] = [];
-    const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
+    const { logger, warnings } = warningsKept();
     const { client, published } = recordingSlack(slackTrouble);
     const homes = homeTabs({ logger, client });
     expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe('retrying');
@@ -284,8 +287,7 @@ describe('a forget’s Home tab that Slack did not take', () => {
 
   it('is given up, and logged, when the bot stops: the stop does not wait for its retry', async () => {
     vi.useFakeTimers();
-    const warnings: string[] = [];
-    const logger = { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) };
+    const { logger, warnings } = warningsKept();
     const { client, published } = recordingSlack(slackTrouble);
     const homes = homeTabs({ logger, client });
     expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe('retrying');
