@@ -9,6 +9,24 @@ import { actionMessages, finishedActions, finishedJob, jobMessages, privately, t
 const start = startWithAdmin;
 
 let h: Harness | undefined;
+
+/** A started bot (ADMIN its admin) that keeps its log: `refusals()` are the codes of the jobs it refused. */
+async function refusing() {
+  const logger = new RecordingLogger();
+  h = await start({ bot: { adminUserIds: [ADMIN], logger } });
+  const refusals = () => logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code);
+  return { h, fake: h.fake, refusals };
+}
+
+/** As `refusing`, with a private job of Alice's (asked in #art) finished in her direct messages: `actions` its buttons' message. */
+async function withAPrivateResult() {
+  const started = await refusing();
+  const { fake } = started;
+  await privately(fake, 'a secret diary --quality low --private', 'U0ALICE', 'C0ART');
+  const dm = fake.dmOf('U0ALICE');
+  await finishedJob(fake, dm);
+  return { ...started, dm, actions: await finishedActions(fake, dm) };
+}
 afterEach(async () => {
   await h?.close();
   h = undefined;
@@ -55,58 +73,39 @@ describe('private results on Slack', () => {
   });
 
   it('refuses the Edit of a private result where private results were turned off since, before its form opens, privately, and sends and charges nothing', async () => {
-    const logger = new RecordingLogger();
-    h = await start({ bot: { adminUserIds: [ADMIN], logger } });
-    const { fake } = h;
-    await privately(fake, 'a secret diary --quality low --private', 'U0ALICE', 'C0ART');
-    const dm = fake.dmOf('U0ALICE');
-    await finishedJob(fake, dm);
-    const actions = await finishedActions(fake, dm);
+    const { fake, actions, refusals } = await withAPrivateResult();
     await privately(fake, 'admin set private-results off', ADMIN, 'C0ADMIN');
-    const [views, responses, requests] = [fake.views.length, fake.responses.length, h.emulator.requests.length];
+    const [views, responses, requests] = [fake.views.length, fake.responses.length, h!.emulator.requests.length];
     await fake.clickButton(actions, 'pictor_edit', 'U0ALICE');
     await fake.waitFor(() => fake.responses[responses], 'the private refusal');
     // The sentence is describe-refusal's to check (one the form can follow); here, its code, and that no form opened.
-    expect(logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code)).toEqual(['private_not_allowed']);
+    expect(refusals()).toEqual(['private_not_allowed']);
     expect(fake.views.length).toBe(views);
-    expect(h.emulator.requests.length).toBe(requests);
+    expect(h!.emulator.requests.length).toBe(requests);
   });
 
   it('refuses the edit form of a private result submitted after private results were turned off, privately, with advice the form can follow, and sends nothing', async () => {
-    const logger = new RecordingLogger();
-    h = await start({ bot: { adminUserIds: [ADMIN], logger } });
-    const { fake } = h;
-    await privately(fake, 'a secret diary --quality low --private', 'U0ALICE', 'C0ART');
-    const dm = fake.dmOf('U0ALICE');
-    await finishedJob(fake, dm);
-    const actions = await finishedActions(fake, dm);
+    const { fake, actions, refusals } = await withAPrivateResult();
     const views = fake.views.length;
     await fake.clickButton(actions, 'pictor_edit', 'U0ALICE');
     const form = await fake.waitFor(() => fake.views[views], 'the edit modal');
     // Turned off while the form is open: the submission is refused, in words the form can follow (it has no --public).
     await privately(fake, 'admin set private-results off', ADMIN, 'C0ADMIN');
-    const [responses, requests] = [fake.responses.length, h.emulator.requests.length];
+    const [responses, requests] = [fake.responses.length, h!.emulator.requests.length];
     const advice = describeFailure(refusalFromPolicy('private_not_allowed', { platform: 'slack', inForm: true }), 'en', '/imagine').message;
 
     await fake.submitView(form, { prompt: 'add a fountain', quality: 'low' }, 'U0ALICE');
     const told = await fake.waitFor(() => fake.responses[responses], 'the private refusal of the submitted form');
     expect(told.body.text).toBe(advice);
-    expect(logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code)).toEqual(['private_not_allowed']);
-    expect(h.emulator.requests.length).toBe(requests);
+    expect(refusals()).toEqual(['private_not_allowed']);
+    expect(h!.emulator.requests.length).toBe(requests);
     expect(seenIn(fake, 'C0ART')).toEqual([]);
   });
 
   it('refuses the Reroll of a private result (its button in the direct messages, the Home tab’s) where private results were turned off since, privately, with advice a button can follow, and sends nothing', async () => {
-    const logger = new RecordingLogger();
-    h = await start({ bot: { adminUserIds: [ADMIN], logger } });
-    const { fake } = h;
-    await privately(fake, 'a secret diary --quality low --private', 'U0ALICE', 'C0ART');
-    const dm = fake.dmOf('U0ALICE');
-    await finishedJob(fake, dm);
-    const actions = await finishedActions(fake, dm);
+    const { fake, actions, refusals } = await withAPrivateResult();
     await privately(fake, 'admin set private-results off', ADMIN, 'C0ADMIN');
-    const [responses, requests] = [fake.responses.length, h.emulator.requests.length];
-    const refusals = () => logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code);
+    const [responses, requests] = [fake.responses.length, h!.emulator.requests.length];
     // The sentence is describe-refusal's to check: here, that it is the one a button can follow (no option to leave out).
     const advice = describeFailure(refusalFromPolicy('private_not_allowed', { platform: 'slack', again: true }), 'en', '/imagine').message;
 
@@ -124,28 +123,26 @@ describe('private results on Slack', () => {
     // From the Home tab (no response URL): told in a direct message, posted to the member's id (Slack's name for it).
     await fake.waitFor(() => fake.messagesIn('U0ALICE').find((m) => m.text === advice), 'the Home tab Reroll’s refusal in the direct messages');
     expect(refusals()).toEqual(['private_not_allowed', 'private_not_allowed']);
-    expect(h.emulator.requests.length).toBe(requests);
+    expect(h!.emulator.requests.length).toBe(requests);
     expect(seenIn(fake, 'C0ART')).toEqual([]);
   });
 
   it('refuses another member’s Reroll of a public job that their private default would make private, privately, with advice a button can follow, and sends nothing', async () => {
-    const logger = new RecordingLogger();
-    h = await start({ bot: { adminUserIds: [ADMIN], logger } });
-    const { fake } = h;
+    const { fake, refusals } = await refusing();
     await fake.command({ command: '/imagine', text: 'a public kite --quality low', user: 'U0ALICE', channel: 'C0ART' });
     await finishedJob(fake, 'C0ART');
     const actions = await finishedActions(fake, 'C0ART');
     await privately(fake, 'settings --private on', 'U0BOB', 'C0ART');
     await privately(fake, 'admin set private-results off', ADMIN, 'C0ADMIN');
-    const [responses, requests] = [fake.responses.length, h.emulator.requests.length];
+    const [responses, requests] = [fake.responses.length, h!.emulator.requests.length];
     // The sentence is describe-refusal's to check: here, that it is the one a button can follow (no --public to add).
     const advice = describeFailure(refusalFromPolicy('private_not_allowed', { platform: 'slack', again: true, fromDefault: true }), 'en', '/imagine').message;
 
     await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
     const told = await fake.waitFor(() => fake.responses[responses], 'the private refusal of the Reroll');
     expect(told.body.text).toBe(advice);
-    expect(logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code)).toEqual(['private_not_allowed']);
-    expect(h.emulator.requests.length).toBe(requests);
+    expect(refusals()).toEqual(['private_not_allowed']);
+    expect(h!.emulator.requests.length).toBe(requests);
   });
 
   it('keeps private jobs out of the workspace’s history', async () => {
@@ -169,7 +166,7 @@ describe('private results on Slack', () => {
     expect(await privately(fake, 'admin set private-results off', ADMIN, 'C0ART')).toMatch(/^:white_check_mark: private-results is now off/);
     const refused = await privately(fake, 'a hidden thing --private', 'U0ALICE', 'C0ART');
     expect(refused).toBe('This workspace does not allow private results; ask again without --private.');
-    expect(h.emulator.requests).toHaveLength(0);
+    expect(h!.emulator.requests).toHaveLength(0);
     expect(seenIn(fake, 'C0ART')).toEqual([]);
     expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
   });
