@@ -79,6 +79,27 @@ export function directVia(context: Pick<BotContext, 'writer'>, client: webApi.We
   };
 }
 
+/**
+ * A private answer to a member's press or command: through its response URL, else in their direct messages with the
+ * app — where there is none (the Home tab gives none) or it cannot be reached, so a refusal or a job given up as it
+ * starts is never left untold.
+ */
+export function privateAnswerVia(context: Pick<BotContext, 'writer' | 'logger' | 'workspace'>, auth: Context, where: { userId: string; responseUrl?: string | undefined }): Notifier {
+  const direct: Notifier = (text) => directVia(context, context.workspace(auth).client, where.userId)(text);
+  if (!where.responseUrl) return direct;
+  const respond = respondVia(where.responseUrl, context.logger);
+  return async (text) => {
+    try {
+      await respond(text);
+    } catch (error) {
+      // Its code only (fetch keeps the system's in its cause): the URL itself is a credential of the press.
+      const code = slackErrorCode(error) ?? slackErrorCode((error as { cause?: unknown } | undefined)?.cause) ?? (error instanceof Error ? error.name : undefined);
+      context.logger.warn({ code }, 'a response_url could not be reached: its private note goes to the member’s direct messages');
+      await direct(text);
+    }
+  };
+}
+
 /** Opens the edit modal for a trigger (valid 3 s); a failure is logged and the person told privately. */
 export async function openEditModal(context: Pick<BotContext, 'logger'>, client: webApi.WebClient, triggerId: string, notify: Notifier, edit: EditContext, locale?: string): Promise<void> {
   try {

@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import { openEditModal, respondVia, SHORTCUT_EDIT_IMAGE, type BotContext } from '../bot-context.js';
+import { openEditModal, privateAnswerVia, SHORTCUT_EDIT_IMAGE, type BotContext } from '../bot-context.js';
 import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
@@ -18,7 +18,7 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
   app.shortcut({ callback_id: SHORTCUT_EDIT_IMAGE, type: 'message_action' }, async ({ shortcut, ack, client, context: auth }) => {
     const locale = localeIn(auth);
     await ack();
-    const notify = respondVia(shortcut.response_url, context.logger);
+    const notify = privateAnswerVia(context, auth, { userId: shortcut.user.id, responseUrl: shortcut.response_url });
     const files = imageFilesOf(shortcut.message.files);
     try {
       checkImageFiles(files);
@@ -45,7 +45,7 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
       return;
     }
     await ack();
-    const notify = respondVia(command.response_url, context.logger);
+    const notify = privateAnswerVia(context, auth, { userId: command.user_id, responseUrl: command.response_url });
     const actor = { userId: command.user_id, userName: command.user_name, teamId: command.team_id, channelId: command.channel_id, locale };
     await context.jobs.openForm(
       actor,

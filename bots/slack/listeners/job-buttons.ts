@@ -1,5 +1,5 @@
 import type { App, BlockAction, ButtonAction, Context } from '@slack/bolt';
-import { directVia, openEditModal, respondVia, type BotContext } from '../bot-context.js';
+import { openEditModal, privateAnswerVia, type BotContext } from '../bot-context.js';
 import { finishedJobNote } from '../finished-job-note.js';
 import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
@@ -78,19 +78,7 @@ function inOwnDirectMessages(request: SavedRequest, userId: string): boolean {
  * job given up as it starts, or refused, is never left untold).
  */
 function answerOfPress(context: BotContext, auth: Context, body: BlockAction): Notifier {
-  const direct: Notifier = (text) => directVia(context, context.workspace(auth).client, body.user.id)(text);
-  if (!body.response_url) return direct;
-  const respond = respondVia(body.response_url, context.logger);
-  return async (text) => {
-    try {
-      await respond(text);
-    } catch (error) {
-      // Its cause only: the URL itself is a credential of the press.
-      const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-      context.logger.warn({ code: typeof cause === 'string' ? cause : error instanceof Error ? error.name : undefined }, 'a button’s response_url could not be reached: its private note goes to the member’s direct messages');
-      await direct(text);
-    }
-  };
+  return privateAnswerVia(context, auth, { userId: body.user.id, responseUrl: body.response_url });
 }
 
 export function registerJobButtons(app: App, context: BotContext): void {

@@ -246,6 +246,16 @@ describe('the Slack Home tab', () => {
     expect(view('U0BOB')).not.toContain('lighthouse');
   });
 
+  it('answers a forget only once Slack took its Home’s publish: the answer comes when their Home no longer shows their prompts', async () => {
+    h = await startHarness();
+    await draw(h, 'U0BOB', 'C0ART', 0);
+    await h.runner.history!.settled();
+    expect(await privately(h.fake, 'forget', 'U0BOB')).toMatch(/^:broom: Erased your history \(1 job\)/);
+    const home = h.fake.homes.get(`${h.fake.teamId}:U0BOB`);
+    expect(home?.count).toBe(1);
+    expect(JSON.stringify(home?.view ?? {})).not.toContain('lighthouse');
+  });
+
   it('is published again later when Slack does not take it after a member’s forget, and the forget’s answer says their Home still shows their prompts until then', async () => {
     h = await startHarness();
     await draw(h, 'U0ALICE', 'C0ART', 0);

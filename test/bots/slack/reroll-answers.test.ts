@@ -52,3 +52,30 @@ describe('a Reroll answered at once never ends in silence for whoever pressed it
     expect(h.runner.activeJobs()).toEqual([]);
   });
 });
+
+describe('a private answer whose response URL cannot be reached goes to the member’s direct messages with the app', () => {
+  it('another member’s press of a job’s Delete: they are told there that only its member or an admin may delete it', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const actions = await finishedKite(h);
+    responseUrlsOutOfReach();
+    const click = await fake.clickButton(actions, 'pictor_delete', 'U0BOB');
+    expect(click.status).toBe(200);
+    const note = await fake.waitFor(() => fake.messages.find((m) => m.channel === 'U0BOB' || m.channel === fake.dmOf('U0BOB')), 'the private note in their direct messages');
+    expect(note.text).toBe(say('en', 'slack.button.only_requester_delete', { user: '<@U0ALICE>' }));
+    expect(fake.responses).toEqual([]);
+  });
+
+  it('the Edit image shortcut on a message without images: the member is told there why no form opens', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const post = await fake.userMessage({ channel: 'C0PHOTOS', text: 'no pictures here' });
+    responseUrlsOutOfReach();
+    const shortcut = await fake.messageShortcut(post, 'pictor_edit_image', 'U0ALICE');
+    expect(shortcut.status).toBe(200);
+    const note = await fake.waitFor(() => fake.messages.find((m) => m.channel === 'U0ALICE' || m.channel === fake.dmOf('U0ALICE')), 'the private note in their direct messages');
+    expect(note.text).toContain('no PNG, JPEG or WebP image');
+    expect(fake.views).toEqual([]);
+    expect(fake.responses).toEqual([]);
+  });
+});
