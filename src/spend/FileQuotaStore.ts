@@ -442,7 +442,7 @@ export class FileQuotaStore implements QuotaStore {
     mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
     return withFileLock(`${this.path}.lock`, task).catch((error: unknown) => {
       // The lock's own error names a file; the ledger's says what waits on it (nothing was sent).
-      throw error instanceof FileLockBusyError ? new LedgerBusyError(error.path, error.holder, error.waitedMs) : error;
+      throw error instanceof FileLockBusyError ? new LedgerBusyError(error) : error;
     });
   }
 
