@@ -1,5 +1,6 @@
 import { formatUsdExact } from '../core/pricing.js';
 import { chargedOf } from '../spend/charge-rules.js';
+import type { JobSettlement } from '../spend/job-ledger.js';
 
 /**
  * What Ctrl+C (SIGINT) during `pictor generate` or `edit` does and says. The first Ctrl+C says what it does
@@ -178,8 +179,8 @@ export class JobWatch {
   }
 
   /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) tells nothing. */
-  noteSettled(settled: JobSettled & { deferred?: boolean }): void {
-    if (!settled.deferred) this.settled = { action: settled.action, usd: settled.usd, released: settled.released };
+  noteSettled(settled: JobSettled): void {
+    if (!settled.deferred) this.settled = settled;
   }
 
   /** Records a file written for the job. */
@@ -231,13 +232,8 @@ export interface JobAbout {
   isPartial(path: string): boolean;
 }
 
-/** How the ledger ended the job: charged `usd` (`settled`), or nothing (`released`). */
-export interface JobSettled {
-  action: 'settled' | 'released';
-  usd: number;
-  /** Why a release charged nothing, as the ledger decided it: never sent, or every attempt sent was answered with an error that bills nothing. */
-  released?: 'not_sent' | 'answered' | undefined;
-}
+/** How the ledger ended the job, as its settlement came: charged `usd` (`settled`), or nothing (`released`, and why). */
+export type JobSettled = Pick<JobSettlement, 'action' | 'usd' | 'deferred' | 'released'>;
 
 /** How long the first Ctrl+C waits for the cancelled request to end (settled or released) before exiting. */
 export const INTERRUPT_SETTLE_MS = 2_000;
@@ -298,7 +294,7 @@ export function jobJson(job: Pick<JobWatch, 'files' | 'settled' | 'emulator'>, a
     operation: about.operation,
     files: job.files.filter((file) => !about.isPartial(file)),
     partials: job.files.filter((file) => about.isPartial(file)),
-    charged: chargedOf(settled && { ...settled, deferred: false }),
+    charged: chargedOf(settled),
     emulator: job.emulator === true,
   };
 }

@@ -55,6 +55,7 @@ export class LedgerNow {
    * when it is back.
    */
   reconcile(): Promise<void> {
+    // Kept shared while it stalls, unlike UsageIndex's read: a reconcile writes, and each one started beside it would queue on a Redis that is away, all run once it is back.
     if (!this.#running) {
       const now = this.#now();
       if (now - this.#lastAt < this.#everyMs) return Promise.resolve();

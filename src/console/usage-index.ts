@@ -94,6 +94,7 @@ export class UsageIndex {
     try {
       if ((await within(read, this.#readWaitMs)) !== LATE) return;
       // Past its wait: later calls read again; this one's callers still get what it ends with.
+      // Dropped, unlike LedgerNow's stalled reconcile: a read writes nothing, so asking again is cheap, and what it brings late is not counted twice (`#refresh`).
       this.#unshare(read);
       await read;
     } finally {

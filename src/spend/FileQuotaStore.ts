@@ -299,10 +299,13 @@ export class FileQuotaStore implements QuotaStore {
       // Decided on the lines as written: a line of theirs a crash cut short is skipped when read, and may hold a prompt.
       const text = (await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '';
       const key = JSON.stringify(userKey).slice(1, -1);
-      const promptOrTorn = (line: string) => parseUsageLines(line)[0]?.prompt !== undefined || parseUsageLines(line).length === 0;
+      const lines = text.split('\n');
+      // Each line parsed once: a line naming them now (undefined: torn), any other only for the rewrite.
+      const theirs = lines.map((line) => (line.includes(key) ? { record: parseUsageLine(line) } : undefined));
       // The rewrite keeps the records read back: a torn line goes.
-      if (text.split('\n').some((line) => line.includes(key) && promptOrTorn(line))) {
-        await this.#replaceUsage(parseUsageLines(text).map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
+      if (theirs.some((line) => line && (line.record === undefined || line.record.prompt !== undefined))) {
+        const records = lines.flatMap((line, i) => (theirs[i] ? theirs[i].record : parseUsageLine(line)) ?? []);
+        await this.#replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
       }
       await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
     });
@@ -442,7 +445,7 @@ export class FileQuotaStore implements QuotaStore {
     mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
     return withFileLock(`${this.path}.lock`, task).catch((error: unknown) => {
       // The lock's own error names a file; the ledger's says what waits on it (nothing was sent).
-      throw error instanceof FileLockBusyError ? new LedgerBusyError(error.path, error.holder, error.waitedMs) : error;
+      throw error instanceof FileLockBusyError ? new LedgerBusyError(error) : error;
     });
   }
 
@@ -627,7 +630,12 @@ function readIfExists(path: string): string | undefined {
 
 /** The usage records of lines of `usage.jsonl`; a line cut short by a crash (its settle never reached the ledger) or not yet complete is skipped. */
 function parseUsageLines(text: string): UsageRecord[] {
-  return text.split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []);
+  return text.split('\n').flatMap((line) => parseUsageLine(line) ?? []);
+}
+
+/** The usage record of one line of `usage.jsonl`; undefined for a line cut short (or blank). */
+function parseUsageLine(line: string): UsageRecord | undefined {
+  return UsageRecordSchema.safeParse(safeJson(line)).data;
 }
 
 /** The ledger a file's text holds, or what is wrong with it. */

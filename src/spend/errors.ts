@@ -1,5 +1,6 @@
 import { PictorError } from '../core/errors.js';
 import { describeSpendRefusal } from './describe-refusal.js';
+import type { FileLockBusyError } from './file-lock.js';
 import { BUDGETS, leftOf } from './rules.js';
 import { BREAKER_CODE, USER_PACE_CODES, type BudgetCode, type SpendRefusal, type SpendRefusalCode } from './types.js';
 
@@ -65,13 +66,15 @@ export class LedgerBusyError extends PictorError<'ledger_busy'> {
   /** Trying the same job again once the other process lets go works. */
   readonly retryable = true;
 
-  constructor(path: string, holder: string, waitedMs: number) {
+  /** `cause`: the lock's own error, whose sentence (lock, holder, wait) this one carries with the ledger's advice. */
+  constructor(cause: FileLockBusyError) {
     super(
       'ledger_busy',
-      `the spend ledger is busy: its lock ${path} is held by ${holder} for more than ${Math.round(waitedMs / 100) / 10} s ` +
+      `the spend ledger is busy: its ${cause.message} ` +
         `(another Pictor process writing it, or one stopped while it did). Try again in a moment; if that process is stopped, let it go on or end it`,
+      { cause },
     );
-    this.path = path;
+    this.path = cause.path;
   }
 }
 

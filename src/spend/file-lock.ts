@@ -114,7 +114,7 @@ export class FileLockBusyError extends Error {
     readonly holder: string,
     readonly waitedMs: number,
   ) {
-    super(`the lock ${path} is held by ${holder} for more than ${Math.round(waitedMs / 100) / 10} s`);
+    super(`lock ${path} is held by ${holder} for more than ${Math.round(waitedMs / 100) / 10} s`);
   }
 }
 

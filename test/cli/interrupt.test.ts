@@ -45,12 +45,12 @@ describe('Ctrl+C during a generation', () => {
       'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time, so a later run charges it its estimate (marked uncertain); check your usage before trying again.',
       'No image had arrived yet, so none was written.',
     ]);
-    expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636 } })).toEqual([
+    expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636, deferred: false } })).toEqual([
       'pictor: interrupted after the request was sent: charged $0.00636 (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.',
       'Images written before the interruption (1):',
       '  /tmp/out/fox.partial-1.png',
     ]);
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'answered' } })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'answered' } })[0]).toBe(
       'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.',
     );
   });
@@ -60,18 +60,18 @@ describe('Ctrl+C during a generation', () => {
       'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain); check your usage before trying again.',
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' })[0]).toContain('the ledger did not answer in time');
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } })[0]).toBe(
       'pictor: interrupted before the request was sent: nothing was billed.',
     );
     // A failed job whose good images are being written: what the ledger charged, not "as finished".
-    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], settled: { action: 'settled', usd: 0.00636 } })[0]).toBe(
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], settled: { action: 'settled', usd: 0.00636, deferred: false } })[0]).toBe(
       'pictor: interrupted while writing the images of a job that had ended: charged $0.00636.',
     );
-    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'released', usd: 0, released: 'answered' } })[0]).toBe(
+    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'answered' } })[0]).toBe(
       'pictor: interrupted while writing the images of a job that had ended: nothing was charged.',
     );
     // Its images written, the exit came while waiting for the ledger: not "while writing".
-    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: { action: 'settled', usd: 0.00636 } })[0]).toBe(
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: { action: 'settled', usd: 0.00636, deferred: false } })[0]).toBe(
       'pictor: interrupted after writing the images of a job that had ended: charged $0.00636.',
     );
     expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
@@ -93,11 +93,11 @@ describe('Ctrl+C during a generation', () => {
       "pictor: interrupted before the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time while recording that it may be billed, and if it had recorded that, a later run records it there at its estimate (marked uncertain).",
     );
     // The ledger answered: the cancel released it.
-    expect(interruptReport({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } })[0]).toBe(interruptReport({ phase: 'waiting', files: [] })[0]);
+    expect(interruptReport({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } })[0]).toBe(interruptReport({ phase: 'waiting', files: [] })[0]);
   });
 
   it('tells a job the emulator answered as what it would have cost, with nothing spent and no usage to check', () => {
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854 }, emulator: true })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted after the request was sent to the emulator: it would have cost $0.16854 on the real service (the images that came, plus the estimate of each that did not); nothing was spent.',
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
@@ -106,20 +106,20 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toBe(
       "pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl+C came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain).",
     );
-    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636 }, emulator: true })[0]).toBe(
+    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted while writing the images of a job the emulator had ended: it would have cost $0.00636 on the real service; nothing was spent.',
     );
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' }, emulator: true })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' }, emulator: true })[0]).toBe(
       'pictor: interrupted before the request was sent: nothing was billed.',
     );
   });
 
   it("with --json, tells the interruption as a failure that still lists the files written and what the ledger charged (null when it had not answered)", () => {
     const about = { operation: 'generate' as const, isPartial: (path: string) => path.includes('.partial-') };
-    expect(interruptJson({ phase: 'sent', files: ['/out/fox.partial-1.png', '/out/fox.png'], settled: { action: 'settled', usd: 0.16854 } }, about)).toEqual({
+    expect(interruptJson({ phase: 'sent', files: ['/out/fox.partial-1.png', '/out/fox.png'], settled: { action: 'settled', usd: 0.16854, deferred: false } }, about)).toEqual({
       ok: false,
       code: 'interrupted',
-      message: interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854 } })[0]!.replace(/^pictor: /, ''),
+      message: interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854, deferred: false } })[0]!.replace(/^pictor: /, ''),
       operation: 'generate',
       files: ['/out/fox.png'],
       partials: ['/out/fox.partial-1.png'],
@@ -132,9 +132,9 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptJson({ phase: 'waiting', files: [] }, about)).toMatchObject({ sent: false, charged: 0 });
     // Stopped while the ledger recorded that mark, which did not answer: nothing sent, but a later run may charge it.
     expect(interruptJson({ phase: 'marking', files: [], exitedBy: 'timer' }, about)).toMatchObject({ sent: false, charged: null });
-    expect(interruptJson({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
-    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
-    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
+    expect(interruptJson({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
+    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
+    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
   });
 
   it('counts a request sent once it left, and still once it ended; not while waiting nor while the ledger records its mark', () => {
@@ -270,7 +270,7 @@ describe('Ctrl+C during a generation', () => {
         job.noteJob({ operation: 'generate', emulator: false, json: (line) => lines.push(line), isPartial: () => false });
         job.phase = phase;
         // Refused: the ledger released it (a refused mark), or never held it (a cap).
-        if (phase === 'marking') job.noteSettled({ action: 'released', usd: 0, released: 'not_sent' });
+        if (phase === 'marking') job.noteSettled({ action: 'released', usd: 0, deferred: false, released: 'not_sent' });
         job.jobEnded();
         expect(job.phase).toBe(phase);
         process.emit('SIGINT');

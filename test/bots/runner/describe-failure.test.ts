@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
 import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
 import { LedgerBusyError, makeAPIError } from '../../../src/internal.js';
+import { FileLockBusyError } from '../../../src/spend/file-lock.js';
 
 function validationErrorOf(input: unknown): ValidationError {
   try {
@@ -155,7 +156,7 @@ describe('describeFailure', () => {
   });
 
   it('tells a job refused by a busy spend ledger that it was not sent and may be tried again (ledger_busy)', () => {
-    const failure = describeFailure(new LedgerBusyError('/data/quota-ledger.json.lock', 'process 42 on host-a', 10_000));
+    const failure = describeFailure(new LedgerBusyError(new FileLockBusyError('/data/quota-ledger.json.lock', 'process 42 on host-a', 10_000)));
     expect(failure).toMatchObject({ code: 'ledger_busy', retryable: true });
     expect(failure.message).toBe('The bot’s spending record was busy with another process, so the job was not sent and costs nothing; try again in a moment.');
     expect(failure.message).not.toContain('/data');
