@@ -6,7 +6,6 @@
  * The only place besides the CLI that reads the environment.
  */
 import { realpathSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ValidationError, DEV_API_KEY } from 'pictor';
 import {
@@ -26,7 +25,8 @@ import {
   LedgerUnreadableError,
   ledgerDir,
   ledgerRedis,
-  LEDGER_FILES,
+  hasFileLedger,
+  hasRedisLedger,
   type LedgerKind,
   openQuotaStore,
   SERVICE_LIKE_LATENCY_MS,
@@ -450,16 +450,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.a
   await run();
 }
 
-/**
- * Whether a ledger holds anything a forget erases: a file of it in its folder, or in Redis its usage records or a
- * reservation not yet ended (every reservation is listed under the account's key) — two keys looked up, not a walk
- * of the keyspace.
- */
+/** Whether a ledger holds anything a forget erases: a file ledger in its folder, or in Redis its usage records or a reservation not yet ended. */
 async function ledgerKept(core: ReturnType<typeof readCoreConfig>, link: RedisLink | undefined, ledger: LedgerKind): Promise<boolean> {
-  if (core.redis && link) {
-    const quota = `${ledgerRedis(core.redis, ledger).prefix}:quota`;
-    return (await link.commands.exists(`${quota}:usage`, `${quota}:active:${ACCOUNT_KEY}`)) > 0;
-  }
-  const names = await readdir(ledgerDir(core.spend.dataDir, ledger)).catch(() => [] as string[]);
-  return names.some((name) => [LEDGER_FILES.ledger, LEDGER_FILES.usage].some((file) => name.startsWith(file)));
+  if (core.redis && link) return hasRedisLedger(link.commands, ledgerRedis(core.redis, ledger).prefix);
+  return hasFileLedger(ledgerDir(core.spend.dataDir, ledger));
 }

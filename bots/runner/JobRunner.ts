@@ -335,7 +335,7 @@ export class JobRunner {
     let refusal: JobRefusedError | undefined;
     try {
       // Its reads wait only until the surface must answer (`JobIntent.answerBy`).
-      refusal = await byAnswer(form.answerBy, this.#formRefusal(requester, form));
+      refusal = await byAnswer(form.answerBy, this.#formRefusal(requester, form), 'the checks before a form');
     } catch (error) {
       await answers.refuse(error);
       return false;
@@ -384,14 +384,14 @@ export class JobRunner {
     this.#assertOpen();
     const { images, fieldNames, style, memberDefaults, again, inForm, answerBy, ...asked } = intent;
     // Each read waits only until the surface must answer (`JobIntent.answerBy`): a stalled store refuses, in time.
-    const inTime = <T>(read: Promise<T>) => byAnswer(answerBy, read);
+    const inTime = <T>(read: Promise<T>, who: string) => byAnswer(answerBy, read, who);
     // A house style first: every rule below sees the prompt and options as they will be sent.
-    const styled = await inTime(this.styles.apply(asked, style));
+    const styled = await inTime(this.styles.apply(asked, style), 'the house styles');
     // Then the member's own defaults where neither they nor the style chose (none where the request takes none, only
     // their previews on their own Reroll or Retry: the job as it was sent); each only where the rules below allow it.
-    const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }));
+    const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }), 'the member’s defaults');
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm })).catch((error: unknown) => {
+    const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm }), 'the rules of the server/workspace').catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
       this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
@@ -416,7 +416,7 @@ export class JobRunner {
     }
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
     try {
-      const limits = await inTime(this.budgets.limitsFor(requester));
+      const limits = await inTime(this.budgets.limitsFor(requester), 'the budgets');
       // Nothing is reserved once the first answer would come too late to say so: the ledger is not asked at all.
       let begun: ReturnType<JobLedger['begin']> | undefined;
       const begin = () =>
@@ -428,7 +428,7 @@ export class JobRunner {
           request: charging,
           prompt: this.#recordPrompts ? fields.prompt : undefined,
         }));
-      reservation = await byAnswer(answerBy, begin).catch((error: unknown) => {
+      reservation = await byAnswer(answerBy, begin, 'the ledger').catch((error: unknown) => {
         // Too late to answer with it: a reservation that still comes is ended at once (none is left open).
         void begun?.then(
           async (late) => {
@@ -455,7 +455,7 @@ export class JobRunner {
     }
     // A reservation that came after the surface had to answer: dropped, and the member told (nothing reserved), with
     // the one reason of a time to answer by that has come (`withinDeadline`'s).
-    return byAnswer(answerBy, async () => admission).catch(async (error: unknown) => {
+    return byAnswer(answerBy, async () => admission, 'the ledger').catch(async (error: unknown) => {
       await this.#drop(admission);
       throw error;
     });
@@ -1047,11 +1047,12 @@ type EndCost = { cost?: JobCost };
 /**
  * The intake's wait for `read`: only until `answerBy` (undefined: as long as it takes); once it has come, not at all
  * (`read` given as a function is then not asked). The one rule of the intake's "no time left", so that one event has
- * one reason, whichever step it came at (`withinDeadline`'s; told as an error on the bot's side).
+ * one reason, whichever step it came at (`withinDeadline`'s; told as an error on the bot's side), naming `who` — the
+ * step that was waited for — so the log says which one stalled.
  */
-function byAnswer<T>(answerBy: number | undefined, read: Promise<T> | (() => Promise<T>)): Promise<T> {
+function byAnswer<T>(answerBy: number | undefined, read: Promise<T> | (() => Promise<T>), who: string): Promise<T> {
   if (answerBy === undefined) return typeof read === 'function' ? read() : read;
-  return withinDeadline(answerBy, read);
+  return withinDeadline(answerBy, read, who);
 }
 
 function isImagesToFetch(images: JobIntent['images']): images is ImagesToFetch {

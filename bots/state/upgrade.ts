@@ -182,9 +182,11 @@ async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void)
     const good = typeof parsed === 'object' && parsed !== null && Object.values(parsed.users ?? {}).every(Array.isArray);
     return { found: text !== undefined, users: good ? (parsed.users ?? {}) : undefined };
   };
-  const [history, historyBackup] = [await oldHistory('history.json'), await oldHistory('history.json.bak')];
-  if (history.found && !history.users && !historyBackup.users) throw new HistoryUnreadableError(join(o.dataDir, 'history.json'));
-  const [historyFrom, users] = history.users ? ['history.json', history.users] : ['history.json.bak', historyBackup.users ?? {}];
+  // The backup copy only when history.json cannot be used: a good one is all that is read.
+  const history = await oldHistory('history.json');
+  const historyBackup = history.users ? undefined : await oldHistory('history.json.bak');
+  if (history.found && !history.users && !historyBackup?.users) throw new HistoryUnreadableError(join(o.dataDir, 'history.json'));
+  const [historyFrom, users] = history.users ? ['history.json', history.users] : ['history.json.bak', historyBackup?.users ?? {}];
   for (const [userKey, entries] of Object.entries(users)) {
     o.signal?.throwIfAborted();
     await keepInHistory(o, userKey, entries);

@@ -433,8 +433,18 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** `<prefix>:quota:<parts>`: the keys of the table in docs/shared-limits.md. */
   #key(...parts: string[]): string {
-    return [this.prefix, 'quota', ...parts].join(':');
+    return quotaKey(this.prefix, ...parts);
   }
+}
+
+/** `<prefix>:quota:<parts>`: every key of a Redis ledger (the table in docs/shared-limits.md) is named here. */
+export function quotaKey(prefix: string, ...parts: string[]): string {
+  return [prefix, 'quota', ...parts].join(':');
+}
+
+/** The keys a Redis ledger keeps anything a forget erases in: its usage records, and the account's reservations not yet ended (every reservation is listed there). */
+export function keptLedgerKeys(prefix: string): [usage: string, active: string] {
+  return [quotaKey(prefix, 'usage'), quotaKey(prefix, 'active', ACCOUNT_KEY)];
 }
 
 /** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos. */

@@ -2,7 +2,7 @@
 export * from './types.js';
 export { FileQuotaStore, type FileQuotaStoreOptions } from './FileQuotaStore.js';
 export { BUDGETS, EPSILON_USD, evaluate, leftOf, resetsAt, periodKey, type Budget, type CapPeriod, type LedgerSnapshot } from './rules.js';
-export { LEDGER_FILES } from './ledger-files.js';
+export { LEDGER_FILES, hasFileLedger, hasRedisLedger } from './ledger-files.js';
 export { openQuotaStore, ledgerDir, ledgerRedis, type LedgerKind, type OpenQuotaStoreOptions } from './open-store.js';
 export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';
 export { DM_SCOPE_PREFIX, isDmScopeKey, readDmCaps, readSpendCaps, readSpendConfig, readUsageRetentionDays, userStateDir, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';

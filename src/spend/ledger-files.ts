@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { keptLedgerKeys } from './RedisQuotaStore.js';
 
 /**
  * The files of a file ledger, all in one data folder. `FileQuotaStore.open()`
@@ -19,4 +21,12 @@ export const LEDGER_FILES = {
 /** Whether `dir` holds a file ledger (its spending or its usage records): the readers (`pictor usage`, the console) make none. */
 export function hasFileLedger(dir: string): boolean {
   return existsSync(join(dir, LEDGER_FILES.ledger)) || existsSync(join(dir, LEDGER_FILES.usage));
+}
+
+/**
+ * Whether the Redis ledger under `prefix` holds anything a forget erases: its usage records or a reservation not yet
+ * ended — two keys looked up in one EXISTS, not a walk of the keyspace.
+ */
+export async function hasRedisLedger(redis: Pick<Redis, 'exists'>, prefix: string): Promise<boolean> {
+  return (await redis.exists(...keptLedgerKeys(prefix))) > 0;
 }

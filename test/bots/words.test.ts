@@ -51,6 +51,12 @@ const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/discord/route-interaction.ts', text: 'the state store', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/slack/SlackJobView.ts', text: 'Slack rate-limited the first message of a job: it is posted again when Slack’s Retry-After is over', why: 'the log' },
   { file: 'bots/slack/SlackJobView.ts', text: 'Slack rate-limited a message of a job that is sent once: it is posted again when Slack’s Retry-After is over', why: 'the log' },
+  { file: 'bots/runner/JobRunner.ts', text: 'the checks before a form', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
+  { file: 'bots/runner/JobRunner.ts', text: 'the house styles', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
+  { file: 'bots/runner/JobRunner.ts', text: 'the member’s defaults', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
+  { file: 'bots/runner/JobRunner.ts', text: 'the rules of the server/workspace', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
+  { file: 'bots/runner/JobRunner.ts', text: 'the budgets', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
+  { file: 'bots/runner/JobRunner.ts', text: 'the ledger', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
   { file: 'bots/runner/scope-settings.ts', text: '{} may hold at most {} entries', why: 'an error for the log: members and admins are answered invalid_value (settings.too_many)' },
 ];
 

@@ -290,7 +290,12 @@ describe('the intake: one call decides a job before its first public answer', ()
     const afterReserving = await reasonOf('reservation', realNow() + 60_000);
     expect(reserve).toHaveBeenCalledOnce();
 
-    expect(new Set([beforeTheIntake, beforeReserving, afterReserving]).size).toBe(1);
+    // One reason, naming the step that was waited for, so the log says which one stalled.
+    expect(beforeTheIntake).toContain('the house styles');
+    expect(beforeReserving).toContain('the ledger');
+    expect(afterReserving).toContain('the ledger');
+    const reason = (message: string) => message.replace(/the house styles|the ledger/, '<step>');
+    expect(new Set([beforeTheIntake, beforeReserving, afterReserving].map(reason)).size).toBe(1);
     expect(await store.activeJobs()).toEqual([]);
     expect(kit.emu.emulator.requests).toHaveLength(0);
   });

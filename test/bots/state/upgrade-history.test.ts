@@ -33,6 +33,16 @@ describe('the upgrade of a 0.1 history.json', () => {
     expect([existsSync(join(dataDir, 'history.json')), existsSync(join(dataDir, 'history.json.bak'))]).toEqual([false, false]);
   });
 
+  it('reads only history.json when it is good, not its backup copy (here one it could not read, a folder), then removes both', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-upgrade-history-');
+    await writeFile(join(dataDir, 'history.json'), whole());
+    await mkdir(join(dataDir, 'history.json.bak'));
+    const state = await openBotState({ dataDir, logger: silentLogger() });
+    defer(() => state.close());
+    expect((await historyOf(state, MEMBER)).map((entry) => entry.key)).toEqual(['j1']);
+    expect([existsSync(join(dataDir, 'history.json')), existsSync(join(dataDir, 'history.json.bak'))]).toEqual([false, false]);
+  });
+
   it('stops the start on a history.json it cannot read for another reason than its absence (here a folder), naming it, and leaves it', async () => {
     const dataDir = await tempDataDir(defer, 'pictor-upgrade-history-');
     const file = join(dataDir, 'history.json');
