@@ -18,9 +18,12 @@ export const LEDGER_FILES = {
   replay: 'slack-replay.json',
 } as const;
 
-/** Whether `dir` holds a file ledger (its spending or its usage records): the readers (`pictor usage`, the console) make none. */
+/**
+ * Whether `dir` holds a file ledger: its spending, its usage records, or only the backup copy a start puts back (a
+ * forget must reach that copy's prompts too). The readers (`pictor usage`, the console) make none.
+ */
 export function hasFileLedger(dir: string): boolean {
-  return existsSync(join(dir, LEDGER_FILES.ledger)) || existsSync(join(dir, LEDGER_FILES.usage));
+  return [LEDGER_FILES.ledger, `${LEDGER_FILES.ledger}.bak`, LEDGER_FILES.usage].some((name) => existsSync(join(dir, name)));
 }
 
 /**

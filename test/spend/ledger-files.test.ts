@@ -1,7 +1,21 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
-import { hasRedisLedger, RedisQuotaStore } from '../../src/internal.js';
+import { hasFileLedger, hasRedisLedger, RedisQuotaStore } from '../../src/internal.js';
+import { useTempDirs } from '../helpers/runner-harness.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+
+const newDir = useTempDirs();
+
+describe('hasFileLedger', () => {
+  it.each(['quota-ledger.json', 'quota-ledger.json.bak', 'usage.jsonl'])('finds a file ledger kept as %s alone (a backup copy is what a start puts back)', async (name) => {
+    const dir = await newDir();
+    expect(hasFileLedger(dir)).toBe(false);
+    await writeFile(join(dir, name), '');
+    expect(hasFileLedger(dir)).toBe(true);
+  });
+});
 
 const redis = testRedis();
 
