@@ -135,11 +135,11 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
             if (!continueOnFail && !firstFailure) {
               // One failure fails the node: stop the requests still queued, never one already at the service — at once,
-              // before waiting for what the ledger charged this one (a sibling could be sent meanwhile).
+              // and without waiting for what the ledger charged this one: only an error's item (On Error) says `charged`.
               firstFailure = nodeError;
               for (const waiting of unsent) waiting.abort(nodeError);
             }
-            return { itemIndex: job.itemIndex, error: withCharged(nodeError, await endedOf(sending)) };
+            return { itemIndex: job.itemIndex, error: continueOnFail ? withCharged(nodeError, await endedOf(sending)) : nodeError };
           } finally {
             unsent.delete(own);
             stopAll.signal.removeEventListener('abort', stopOwn);
@@ -197,7 +197,7 @@ interface Sending {
 /**
  * How long a failed item waits for the ledger to say what its job was charged (`charged`): the node's own promise,
  * "within 5 seconds" in nodes/README.md (the `charged` field of an error's item). The result is handed over before the
- * settle; only a failure's item waits, and past this says `charged: null` (not taken yet; the ledger keeps trying).
+ * settle; only an error's item (On Error) waits, and past this says `charged: null` (not taken yet; the ledger keeps trying).
  */
 const CHARGED_WAIT_MS = 5_000;
 
