@@ -1,6 +1,6 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
-import { APIError, PictorError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
-import { RedisUnavailableError, BudgetExceededError, INTERNAL_ERROR_CODE, LedgerUnreadableError } from 'pictor/internal';
+import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
+import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerUnreadableError } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 import type { CredentialProblem } from './pictor-credentials.js';
 
@@ -114,7 +114,7 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
   // Any other error of the project keeps its own code (e.g. `quota_store_closed`); one that is not the project's is
   // `internal_error`, as in the CLI's --json lines and the chat bots: a failed item always has a stable code.
   const nodeError = new NodeOperationError(node, error instanceof Error ? error : String(error), { itemIndex });
-  nodeError.context.code = error instanceof PictorError ? error.code : INTERNAL_ERROR_CODE;
+  nodeError.context.code = errorCodeOf(error);
   return nodeError;
 }
 
