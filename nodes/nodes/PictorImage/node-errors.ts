@@ -1,6 +1,6 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
-import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerUnreadableError } from 'pictor/internal';
+import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerBusyError, LedgerUnreadableError } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 import type { CredentialProblem } from './pictor-credentials.js';
 
@@ -102,6 +102,14 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     const nodeError = new NodeOperationError(node, error.message, {
       itemIndex,
       description: 'Nothing was sent: the node will not spend without knowing what was already spent. Set the Ledger Folder of the Pictor API credential to change where it is kept.',
+    });
+    Object.assign(nodeError.context, { code: error.code });
+    return nodeError;
+  }
+  if (error instanceof LedgerBusyError) {
+    const nodeError = new NodeOperationError(node, error.message, {
+      itemIndex,
+      description: 'Nothing was sent: another process has held the ledger longer than 10 s. Run it again once that process lets go.',
     });
     Object.assign(nodeError.context, { code: error.code });
     return nodeError;
