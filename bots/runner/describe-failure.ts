@@ -1,5 +1,5 @@
-import { isPictorError, PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
-import { INTERNAL_ERROR_CODE, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
+import { isPictorError, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
+import { INTERNAL_ERROR_CODE, LedgerBusyError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import { isJobRefusedError } from './JobRefusedError.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
@@ -8,9 +8,7 @@ import { anyOf, duration, nested, say, sayWords, words, type MessageValues, type
 /** Anything that is neither a core error nor a refusal: a bug of ours, reported without its details (the core's code). */
 export { INTERNAL_ERROR_CODE };
 
-export type FailureCode = PictorErrorCode | RefusalCode | 'ledger_busy' | typeof INTERNAL_ERROR_CODE;
-
-const isLedgerBusy = (error: unknown): boolean => error instanceof PictorError && error.code === 'ledger_busy';
+export type FailureCode = PictorErrorCode | RefusalCode | LedgerBusyError['code'] | typeof INTERNAL_ERROR_CODE;
 
 export interface FailureDescription {
   /** Stable: switch on it. */
@@ -42,7 +40,7 @@ function failureOf(error: unknown): { code: FailureCode; words: Words; retryable
     return { code: error.code, words: error.words, retryable: error.code === 'user_cooldown' || error.code === 'user_concurrency' || error.code === 'restarting' || error.code === 'queue_full' };
   }
   // The spend ledger held by another process past the wait: the job was not sent; trying again works.
-  if (isLedgerBusy(error)) return { code: 'ledger_busy', words: words('failure.ledger_busy'), retryable: true };
+  if (error instanceof LedgerBusyError) return { code: 'ledger_busy', words: words('failure.ledger_busy'), retryable: true };
   if (!isPictorError(error)) return { code: INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
   return { code: error.code, ...describeCoreError(error) };
 }

@@ -3,7 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { unknownSettingWarnings } from '../core/setting-names.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { INTERNAL_ERROR_CODE, isPictorError, ValidationError, type PictorError } from '../core/errors.js';
+import { errorCodeOf, isPictorError, ValidationError, type PictorError } from '../core/errors.js';
 import { BudgetExceededError, LedgerBusyError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
 import { processOutput } from '../core/process-output.js';
@@ -166,7 +166,7 @@ function report(failure: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, jso
     return 1;
   }
   const message = error instanceof Error ? error.message : String(error);
-  if (json) io.stdout(JSON.stringify({ ok: false, code: INTERNAL_ERROR_CODE, message, ...job }));
+  if (json) io.stdout(JSON.stringify({ ok: false, code: errorCodeOf(error), message, ...job }));
   io.stderr(`pictor: ${message}`);
   return 1;
 }

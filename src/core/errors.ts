@@ -55,6 +55,14 @@ export class PictorError<C extends string = PictorErrorCode> extends Error {
   }
 }
 
+/**
+ * The stable code every surface (the CLI's --json lines, the n8n node's failed items) reports for a failure: a project
+ * error keeps its own `code` (`quota_store_closed`, `ledger_busy`, …), anything else is INTERNAL_ERROR_CODE.
+ */
+export function errorCodeOf(error: unknown): string {
+  return error instanceof PictorError ? error.code : INTERNAL_ERROR_CODE;
+}
+
 /** Longest piece of server-provided text kept in an error message. */
 export const MAX_SERVICE_TEXT = 300;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BadResponseError, ConnectionError, ERROR_CODES, StreamBrokenError, TimeoutError } from '../../src/index.js';
-import { INTERNAL_ERROR_CODE, makeAPIError, redactSecrets, registerSecret, sanitizeServiceText } from '../../src/internal.js';
+import { BadResponseError, ConnectionError, ERROR_CODES, PictorError, StreamBrokenError, TimeoutError } from '../../src/index.js';
+import { errorCodeOf, INTERNAL_ERROR_CODE, LedgerBusyError, makeAPIError, QuotaStoreClosedError, redactSecrets, registerSecret, sanitizeServiceText } from '../../src/internal.js';
 
 describe('errors never carry a secret', () => {
   it('redacts a registered key wherever it appears in a message', () => {
@@ -139,5 +139,14 @@ describe('the code of a failure that is none of the project’s errors', () => {
   it('is internal_error, a code of its own that no error of the tree has', () => {
     expect(INTERNAL_ERROR_CODE).toBe('internal_error');
     expect(ERROR_CODES).not.toContain(INTERNAL_ERROR_CODE);
+  });
+
+  it('is what errorCodeOf says for anything that is not a project error, while a project error keeps its own code', () => {
+    expect(errorCodeOf(new TypeError('x is undefined'))).toBe('internal_error');
+    expect(errorCodeOf('a thrown string')).toBe('internal_error');
+    expect(errorCodeOf(new TimeoutError('total', 1_000))).toBe('timeout');
+    expect(errorCodeOf(new LedgerBusyError('/ledger.lock', 'pid 7', 10_000))).toBe('ledger_busy');
+    expect(errorCodeOf(new QuotaStoreClosedError())).toBe('quota_store_closed');
+    expect(errorCodeOf(new PictorError('state_upgrade_held', 'held'))).toBe('state_upgrade_held');
   });
 });

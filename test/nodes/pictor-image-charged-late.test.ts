@@ -133,8 +133,39 @@ describe('the Pictor Image node when its ledger does not take a failed request�
   });
 });
 
-describe('the Pictor Image node without On Error when a failed item waits for its charge', () => {
-  it('stops the items still queued before that wait, so none is sent while it lasts', async () => {
+describe('the Pictor Image node without On Error when the ledger holds a failed item’s charge', () => {
+  it('fails the node at once, without waiting for the ledger to take the charge it would not show', async () => {
+    const folder = await ledgerFolder();
+    const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
+    // The ledger's settle does not answer until `answer()`.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const { settle } = store;
+    vi.spyOn(store, 'settle').mockImplementation(async (jobId, usd, info) => {
+      await answered;
+      return settle.call(store, jobId, usd, info);
+    });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    emulator.injectFault('stream_error_event');
+
+    // No fake time passes, so a node that waited for the ledger (up to 5 seconds) would never fail.
+    let failure: unknown;
+    void run('two lighthouses', { accountDailyUsd: '1', ledgerFolder: folder }, { onError: undefined }).then(
+      () => (failure = 'no failure'),
+      (error: unknown) => (failure = error),
+    );
+    await vi.waitFor(() => expect(failure, 'the node’s failure, without fake time passing').toBeDefined(), { timeout: 5_000 });
+    expect(failure).toMatchObject({ context: { code: 'server_error', itemIndex: 0 } });
+    expect((failure as { context: Record<string, unknown> }).context).not.toHaveProperty('charged');
+
+    // The ledger answers later: the charge still lands.
+    answer();
+    vi.useRealTimers();
+    await vi.waitFor(async () => expect((await ledgerFile(folder)).reservations).toEqual({}), { timeout: 5_000 });
+    expect((await ledgerFile(folder)).spent[utcDay(Date.now())]?.account).toBeCloseTo(ONE_IMAGE_USD, 9);
+  });
+
+  it('stops the items still queued, so none is sent while the ledger holds that charge', async () => {
     const folder = await ledgerFolder();
     const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
     // The jobs in item order, as they are reserved; the first one's settle does not answer until `answer()`.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { defaultLedgerFolder, jobLedgerFor, ledgerFor } from '../../nodes/nodes/PictorImage/spend-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
-import { QuotaStoreClosedError, utcDay, utcMonth } from '../../src/spend/index.js';
+import { LedgerBusyError, QuotaStoreClosedError, utcDay, utcMonth } from '../../src/spend/index.js';
 import { spawnCli } from '../cli/run-cli.js';
 import { createHarness, type HarnessOptions } from './execute-harness.js';
 import { NodeHelpers, NodeOperationError, type INodeExecutionData } from './n8n-workflow.js';
@@ -266,6 +266,18 @@ describe('the Pictor Image node under an account cap', () => {
     expect(second![0]!.json).toMatchObject({ code: 'ledger_unreadable' });
     expect(String(second![0]!.json.error)).toContain(join(folder, 'usage.jsonl'));
     expect(emulator.requests).toHaveLength(0);
+  });
+
+  it('fails the item with ledger_busy, saying nothing was sent and to run it again, when another process holds the ledger', async () => {
+    const folder = await ledgerFolder();
+    const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
+    // The ledger's lock held past the 10 s a commit waits, without holding it for real.
+    vi.spyOn(store, 'reserve').mockRejectedValue(new LedgerBusyError(join(folder, 'quota-ledger.json.lock'), 'process 42 on host-a', 10_000));
+    const [out] = await run(['a fox on a busy ledger'], { accountDailyUsd: '1', ledgerFolder: folder });
+    expect(out![0]!.json).toMatchObject({ code: 'ledger_busy', itemIndex: 0 });
+    expect(out![0]!.json.description).toMatch(/^Nothing was sent.*Run it again/);
+    expect(emulator.requests).toHaveLength(0);
+    vi.restoreAllMocks();
   });
 
   it('puts back the backup of a damaged cap-overrides.json and runs the item', async () => {

@@ -1,6 +1,6 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
-import { APIError, PictorError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
-import { RedisUnavailableError, BudgetExceededError, INTERNAL_ERROR_CODE, LedgerUnreadableError } from 'pictor/internal';
+import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
+import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerBusyError, LedgerUnreadableError } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 import type { CredentialProblem } from './pictor-credentials.js';
 
@@ -106,6 +106,14 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     Object.assign(nodeError.context, { code: error.code });
     return nodeError;
   }
+  if (error instanceof LedgerBusyError) {
+    const nodeError = new NodeOperationError(node, error.message, {
+      itemIndex,
+      description: 'Nothing was sent: another process has held the ledger longer than 10 s. Run it again once that process lets go.',
+    });
+    Object.assign(nodeError.context, { code: error.code });
+    return nodeError;
+  }
   if (isPictorError(error)) {
     const nodeError = new NodeOperationError(node, error.message, { itemIndex, description: HINTS[error.code] });
     Object.assign(nodeError.context, { code: error.code });
@@ -114,7 +122,7 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
   // Any other error of the project keeps its own code (e.g. `quota_store_closed`); one that is not the project's is
   // `internal_error`, as in the CLI's --json lines and the chat bots: a failed item always has a stable code.
   const nodeError = new NodeOperationError(node, error instanceof Error ? error : String(error), { itemIndex });
-  nodeError.context.code = error instanceof PictorError ? error.code : INTERNAL_ERROR_CODE;
+  nodeError.context.code = errorCodeOf(error);
   return nodeError;
 }
 

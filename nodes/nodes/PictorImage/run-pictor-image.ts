@@ -126,7 +126,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
               // The images that came are output before the error's item (On Error → Continue); they are charged.
               // Without On Error it fails the node (below, at once); with it, its item waits for what was charged.
               if (!continueOnFail) throw result.error;
-              const nodeError = withCharged(toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields), await endedOf(sending));
+              const nodeError = await withCharged(toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields), sending);
               return { itemIndex: job.itemIndex, error: nodeError, items: answerForAgent(ctx, await toOutputItems(ctx, result.arrived, shape)) };
             }
             return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
@@ -135,11 +135,11 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
             if (!continueOnFail && !firstFailure) {
               // One failure fails the node: stop the requests still queued, never one already at the service — at once,
-              // before waiting for what the ledger charged this one (a sibling could be sent meanwhile).
+              // and without waiting for what the ledger charged this one: only an error's item (On Error) says `charged`.
               firstFailure = nodeError;
               for (const waiting of unsent) waiting.abort(nodeError);
             }
-            return { itemIndex: job.itemIndex, error: withCharged(nodeError, await endedOf(sending)) };
+            return { itemIndex: job.itemIndex, error: continueOnFail ? await withCharged(nodeError, sending) : nodeError };
           } finally {
             unsent.delete(own);
             stopAll.signal.removeEventListener('abort', stopOwn);
@@ -197,20 +197,19 @@ interface Sending {
 /**
  * How long a failed item waits for the ledger to say what its job was charged (`charged`): the node's own promise,
  * "within 5 seconds" in nodes/README.md (the `charged` field of an error's item). The result is handed over before the
- * settle; only a failure's item waits, and past this says `charged: null` (not taken yet; the ledger keeps trying).
+ * settle; only an error's item (On Error) waits, and past this says `charged: null` (not taken yet; the ledger keeps trying).
  */
 const CHARGED_WAIT_MS = 5_000;
 
 /**
- * How the ledger ended a failed item's job, waited for at most CHARGED_WAIT_MS; none when it was never reserved (no
- * settle is coming). Asked once the client has handed over the failure: it has ended the watch by then.
+ * How the ledger ended a failed item's job, waited for at most CHARGED_WAIT_MS: its settlement, or undefined when it
+ * has not answered by then (`chargedOf` says null for that). Asked once the client has handed over the failure: it has
+ * ended the watch by then. Only for a job the ledger reserved (`sending.watch`).
  */
-async function endedOf(sending: Sending): Promise<JobSettlement | { deferred: true } | undefined> {
-  const settled = sending.watch?.settled;
-  if (!settled) return undefined;
+async function endedOf(settled: Promise<JobSettlement>): Promise<JobSettlement | undefined> {
   let ended: JobSettlement | undefined;
   await waitAtMost(settled.then((settlement) => (ended = settlement)), CHARGED_WAIT_MS);
-  return ended ?? { deferred: true };
+  return ended;
 }
 
 /** The request's watch (the spend guard's, or none), told last of its `beforeSend` what `leaving` is told. */
@@ -230,10 +229,12 @@ function leavingLast(watch: RequestWatch | undefined, leaving: () => void): Requ
 /**
  * A failed item's error with what the ledger charged its job (`charged`), as the CLI's `--json` failure line says it: the
  * images that came plus the estimate of each that did not when the service may have made them, 0 when nothing can have
- * been billed, null when the ledger has not taken the settle yet. Left out when the job never reached the ledger.
+ * been billed, null when the ledger has not taken the settle yet or not answered within CHARGED_WAIT_MS. Left out when
+ * the job never reached the ledger.
  */
-function withCharged(error: NodeError, ended: JobSettlement | { deferred: true } | undefined): NodeError {
-  if (ended) error.context.charged = 'usd' in ended ? chargedOf(ended) : null;
+async function withCharged(error: NodeError, sending: Sending): Promise<NodeError> {
+  const settled = sending.watch?.settled;
+  if (settled) error.context.charged = chargedOf(await endedOf(settled));
   return error;
 }
 
