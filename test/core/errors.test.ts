@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BadResponseError, ConnectionError, ERROR_CODES, PictorError, StreamBrokenError, TimeoutError } from '../../src/index.js';
+import { FileLockBusyError } from '../../src/spend/file-lock.js';
 import { errorCodeOf, INTERNAL_ERROR_CODE, LedgerBusyError, makeAPIError, QuotaStoreClosedError, redactSecrets, registerSecret, sanitizeServiceText } from '../../src/internal.js';
 
 describe('errors never carry a secret', () => {
@@ -145,7 +146,7 @@ describe('the code of a failure that is none of the project’s errors', () => {
     expect(errorCodeOf(new TypeError('x is undefined'))).toBe('internal_error');
     expect(errorCodeOf('a thrown string')).toBe('internal_error');
     expect(errorCodeOf(new TimeoutError('total', 1_000))).toBe('timeout');
-    expect(errorCodeOf(new LedgerBusyError('/ledger.lock', 'pid 7', 10_000))).toBe('ledger_busy');
+    expect(errorCodeOf(new LedgerBusyError(new FileLockBusyError('/ledger.lock', 'pid 7', 10_000)))).toBe('ledger_busy');
     expect(errorCodeOf(new QuotaStoreClosedError())).toBe('quota_store_closed');
     expect(errorCodeOf(new PictorError('state_upgrade_held', 'held'))).toBe('state_upgrade_held');
   });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { defaultLedgerFolder, jobLedgerFor, ledgerFor } from '../../nodes/nodes/PictorImage/spend-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
+import { FileLockBusyError } from '../../src/spend/file-lock.js';
 import { LedgerBusyError, QuotaStoreClosedError, utcDay, utcMonth } from '../../src/spend/index.js';
 import { spawnCli } from '../cli/run-cli.js';
 import { createHarness, type HarnessOptions } from './execute-harness.js';
@@ -272,7 +273,7 @@ describe('the Pictor Image node under an account cap', () => {
     const folder = await ledgerFolder();
     const store = await ledgerFor({ limits: {}, ledgerFolder: folder, ledger: 'account' });
     // The ledger's lock held past the 10 s a commit waits, without holding it for real.
-    vi.spyOn(store, 'reserve').mockRejectedValue(new LedgerBusyError(join(folder, 'quota-ledger.json.lock'), 'process 42 on host-a', 10_000));
+    vi.spyOn(store, 'reserve').mockRejectedValue(new LedgerBusyError(new FileLockBusyError(join(folder, 'quota-ledger.json.lock'), 'process 42 on host-a', 10_000)));
     const [out] = await run(['a fox on a busy ledger'], { accountDailyUsd: '1', ledgerFolder: folder });
     expect(out![0]!.json).toMatchObject({ code: 'ledger_busy', itemIndex: 0 });
     expect(out![0]!.json.description).toMatch(/^Nothing was sent.*Run it again/);
