@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
+import { quotaKey } from './ledger-files.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
 import { oldestRefusalDay, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
@@ -435,16 +436,6 @@ export class RedisQuotaStore implements QuotaStore {
   #key(...parts: string[]): string {
     return quotaKey(this.prefix, ...parts);
   }
-}
-
-/** `<prefix>:quota:<parts>`: every key of a Redis ledger (the table in docs/shared-limits.md) is named here. */
-export function quotaKey(prefix: string, ...parts: string[]): string {
-  return [prefix, 'quota', ...parts].join(':');
-}
-
-/** The keys a Redis ledger keeps anything a forget erases in: its usage records, and the account's reservations not yet ended (every reservation is listed there). */
-export function keptLedgerKeys(prefix: string): [usage: string, active: string] {
-  return [quotaKey(prefix, 'usage'), quotaKey(prefix, 'active', ACCOUNT_KEY)];
 }
 
 /** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos. */

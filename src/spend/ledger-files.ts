@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { keptLedgerKeys } from './RedisQuotaStore.js';
+import { ACCOUNT_KEY } from './types.js';
 
 /**
  * The files of a file ledger, all in one data folder. `FileQuotaStore.open()`
@@ -24,6 +24,19 @@ export const LEDGER_FILES = {
  */
 export function hasFileLedger(dir: string): boolean {
   return [LEDGER_FILES.ledger, `${LEDGER_FILES.ledger}.bak`, LEDGER_FILES.usage].some((name) => existsSync(join(dir, name)));
+}
+
+/**
+ * `<prefix>:quota:<parts>`: every key of a Redis ledger (the table in docs/shared-limits.md) is named here, beside the
+ * files of a file ledger, in a module that loads no Redis client (the CLI's readers import it).
+ */
+export function quotaKey(prefix: string, ...parts: string[]): string {
+  return [prefix, 'quota', ...parts].join(':');
+}
+
+/** The keys a Redis ledger keeps anything a forget erases in: its usage records, and the account's reservations not yet ended (every reservation is listed there). */
+export function keptLedgerKeys(prefix: string): [usage: string, active: string] {
+  return [quotaKey(prefix, 'usage'), quotaKey(prefix, 'active', ACCOUNT_KEY)];
 }
 
 /**
