@@ -11,11 +11,12 @@ import type { JobSettlement } from '../spend/job-ledger.js';
  * moment keeps those already paid. Once the cancelled request has ended the command exits 130 (`interruptedExit`),
  * saying whether the request had been sent, what the ledger charged, and which images were written. If the request
  * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
- * does a second Ctrl+C, at once (it says which): a reservation left open then is charged its estimate (`uncertain`) by
- * a later run's reconcile, unless it was waiting to retry an attempt that billed nothing (the ledger marks such a job
- * not sent, so the reconcile releases it). A request not sent yet is charged so only when the exit comes while the
- * ledger records that it may be billed (`marking`) and that mark was recorded: the report says nothing was sent, and
- * that a later run charges the estimate if the ledger had recorded it. A Ctrl+C that comes after a sent request
+ * does a second Ctrl+C, at once (it says which): the job's settle, under way or kept for later, may still land (then
+ * it is charged what this run decided); if it never does, a later run's reconcile charges the reservation left open
+ * its estimate (`uncertain`), unless it was waiting to retry an attempt that billed nothing (the ledger marks such a
+ * job not sent, so the reconcile releases it). The report says both (`leftOpen`). A request not sent yet is charged so
+ * only when the exit comes while the ledger records that it may be billed (`marking`) and that mark was recorded: the
+ * report says nothing was sent, and that the job may then be charged its estimate. A Ctrl+C that comes after a sent request
  * ended (`jobEnded`: its result is being written) arms no exit: the writes finish; only a second one stops them.
  * Once the images are written (`imagesWritten`), what is left is the ledger's answer, waited for by the same rule
  * however the first Ctrl+C came (before, during or after the writes): `INTERRUPT_SETTLE_MS` at most from then, then the
@@ -321,28 +322,22 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
   const { settled } = job;
   // Named for the signal that came (a SIGTERM after a Ctrl+C is no "second Ctrl+C").
   const second = job.secondSignal ?? 'a second signal';
-  const unanswered =
-    job.exitedBy === 'second_interrupt'
-      ? `${second} came before the ledger answered, so a later run charges it its estimate (marked uncertain)`
-      : 'the ledger did not answer in time, so a later run charges it its estimate (marked uncertain)';
+  const unanswered = `${job.exitedBy === 'second_interrupt' ? `${second} came before the ledger answered` : 'the ledger did not answer in time'}: ${leftOpen(false)}`;
   if (job.phase === 'marking' && !settled) {
-    // Nothing left, but the ledger's "may be billed" mark may have been recorded before the exit: its job is then
-    // charged its estimate by a later run, as a job that was sent.
+    // Nothing left, but the ledger's "may be billed" mark may have been recorded before the exit: its job may then be
+    // charged its estimate (by a later run, as a job that was sent, unless the release this run sent still lands).
     const ledger = job.emulator ? "the emulator's ledger" : 'the ledger';
     const why = job.exitedBy === 'second_interrupt' ? `${second} came while ${ledger} was recording that it may be billed` : `${ledger} did not answer in time while recording that it may be billed`;
     return job.emulator
-      ? `pictor: interrupted before the request was sent to the emulator: nothing was spent; ${why}, and if it had recorded that, a later run records it there at its estimate (marked uncertain).`
-      : `pictor: interrupted before the request was sent: nothing was sent, but ${why}, and if it had recorded that, a later run charges it its estimate (marked uncertain); check your usage before trying again.`;
+      ? `pictor: interrupted before the request was sent to the emulator: nothing was spent; ${why}, and if it had recorded that, the job may be recorded there at its estimate (marked uncertain when a later run records it).`
+      : `pictor: interrupted before the request was sent: nothing was sent, but ${why}, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.`;
   }
   if (job.emulator && settled?.action !== 'released') {
     // An emulator's ledger records what the job would have cost; no service bills it.
     const when = job.phase === 'done' ? `${job.written ? 'after writing' : 'while writing'} the images of a job the emulator had ended` : 'after the request was sent to the emulator';
     const what = job.phase === 'done' ? '' : ' (the images that came, plus the estimate of each that did not)';
     if (settled) return `pictor: interrupted ${when}: it would have cost ${formatUsdExact(settled.usd)} on the real service${what}; nothing was spent.`;
-    const emulatorUnanswered =
-      job.exitedBy === 'second_interrupt'
-        ? `${second} came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain)`
-        : "the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain)";
+    const emulatorUnanswered = `${job.exitedBy === 'second_interrupt' ? `${second} came before the emulator's ledger answered` : "the emulator's ledger did not answer in time"}: ${leftOpen(true)}`;
     return `pictor: interrupted ${when}: nothing was spent; ${emulatorUnanswered}.`;
   }
   if (job.phase === 'done') {
@@ -359,4 +354,16 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
   }
   if (settled) return `pictor: interrupted after the request was sent: charged ${formatUsdExact(settled.usd)} (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.`;
   return `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${unanswered}; check your usage before trying again.`;
+}
+
+/**
+ * What a job the exit left open in the ledger comes to (on an emulator's ledger: is recorded at; nothing is spent). Its
+ * settle or release, under way or kept for later, may still land (as the run closes its ledger, or from a Redis command
+ * already sent): then the job is charged what this run decided, once. If it never lands, a later run's reconcile ends
+ * it: at its estimate (marked uncertain) while the ledger holds it as possibly billed, for nothing when the ledger had
+ * recorded that nothing was billed (a wait to retry an attempt the service refused).
+ */
+function leftOpen(emulator: boolean): string {
+  const [ledger, charged, charges] = emulator ? ["the emulator's ledger", 'recorded there at', 'records it there at'] : ['the ledger', 'charged', 'charges it'];
+  return `if its settle still reaches ${ledger}, the job is ${charged} what this run decided; if not, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
 }

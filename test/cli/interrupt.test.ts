@@ -42,7 +42,7 @@ describe('Ctrl+C during a generation', () => {
   it('says whether the job may have been billed, what the ledger charged, and which images were written', () => {
     expect(interruptReport({ phase: 'waiting', files: [] })).toEqual(['pictor: interrupted before the request was sent: nothing was billed.']);
     expect(interruptReport({ phase: 'sent', files: [] })).toEqual([
-      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time, so a later run charges it its estimate (marked uncertain); check your usage before trying again.',
+      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time: if its settle still reaches the ledger, the job is charged what this run decided; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
       'No image had arrived yet, so none was written.',
     ]);
     expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636, deferred: false } })).toEqual([
@@ -56,9 +56,12 @@ describe('Ctrl+C during a generation', () => {
   });
 
   it('words the end from why the process exits and from what the ledger decided, not from the phase alone', () => {
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
-      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain); check your usage before trying again.',
+    // The ways a job left open can end are one clause, whatever ended the wait: the sentence above.
+    const leftOpen = /: if its settle still reaches the ledger, .*; if not, a later run charges it its estimate \(marked uncertain\), or nothing if the ledger had recorded that nothing was billed/;
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
+      /^pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl\+C came before the ledger answered: /,
     );
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(leftOpen);
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' })[0]).toContain('the ledger did not answer in time');
     expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } })[0]).toBe(
       'pictor: interrupted before the request was sent: nothing was billed.',
@@ -74,23 +77,23 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: { action: 'settled', usd: 0.00636, deferred: false } })[0]).toBe(
       'pictor: interrupted after writing the images of a job that had ended: charged $0.00636.',
     );
-    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
-      'pictor: interrupted after writing the images of a job that had ended: the second Ctrl+C came before the ledger answered, so a later run charges it its estimate (marked uncertain).',
+    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
+      /^pictor: interrupted after writing the images of a job that had ended: the second Ctrl\+C came before the ledger answered: if its settle still reaches the ledger, /,
     );
-    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer', emulator: true })[0]).toBe(
-      "pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain).",
+    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer', emulator: true })[0]).toMatch(
+      /^pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, the job is recorded there at what this run decided; if not, a later run records it there at its estimate \(marked uncertain\)/,
     );
   });
 
-  it('says nothing was sent when the exit comes while the ledger records that the request may be billed, and that a later run charges the estimate if it had recorded it', () => {
+  it('says nothing was sent when the exit comes while the ledger records that the request may be billed, and that the job may be charged its estimate if it had recorded it', () => {
     expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer' })).toEqual([
-      'pictor: interrupted before the request was sent: nothing was sent, but the ledger did not answer in time while recording that it may be billed, and if it had recorded that, a later run charges it its estimate (marked uncertain); check your usage before trying again.',
+      'pictor: interrupted before the request was sent: nothing was sent, but the ledger did not answer in time while recording that it may be billed, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.',
     ]);
-    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
-      'pictor: interrupted before the request was sent: nothing was sent, but the second Ctrl+C came while the ledger was recording that it may be billed, and if it had recorded that, a later run charges it its estimate (marked uncertain); check your usage before trying again.',
+    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
+      /^pictor: interrupted before the request was sent: nothing was sent, but the second Ctrl\+C came while the ledger was recording that it may be billed, /,
     );
     expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
-      "pictor: interrupted before the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time while recording that it may be billed, and if it had recorded that, a later run records it there at its estimate (marked uncertain).",
+      "pictor: interrupted before the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time while recording that it may be billed, and if it had recorded that, the job may be recorded there at its estimate (marked uncertain when a later run records it).",
     );
     // The ledger answered: the cancel released it.
     expect(interruptReport({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } })[0]).toBe(interruptReport({ phase: 'waiting', files: [] })[0]);
@@ -101,10 +104,10 @@ describe('Ctrl+C during a generation', () => {
       'pictor: interrupted after the request was sent to the emulator: it would have cost $0.16854 on the real service (the images that came, plus the estimate of each that did not); nothing was spent.',
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
-      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time, so a later run records it there at its estimate (marked uncertain).",
+      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, the job is recorded there at what this run decided; if not, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
     );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toBe(
-      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl+C came before the emulator's ledger answered, so a later run records it there at its estimate (marked uncertain).",
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toMatch(
+      /^pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl\+C came before the emulator's ledger answered: /,
     );
     expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted while writing the images of a job the emulator had ended: it would have cost $0.00636 on the real service; nothing was spent.',
@@ -219,9 +222,23 @@ describe('Ctrl+C during a generation', () => {
       expect(exit).toHaveBeenCalledWith(130);
       expect(job.exitedBy).toBe('timer');
       // The writes had finished: the wait cut short was the ledger's, not the writes.
-      expect(said[1]).toBe(
-        'pictor: interrupted after writing the images of a job that had ended: the ledger did not answer in time, so a later run charges it its estimate (marked uncertain).',
-      );
+      expect(said[1]).toMatch(/^pictor: interrupted after writing the images of a job that had ended: the ledger did not answer in time: /);
+    });
+  });
+
+  it('tells a settle the ledger kept for later as one that may still land at what this run decided, else be charged its estimate by a later run', async () => {
+    await withWatcher(async ({ job, said, exit }) => {
+      job.phase = 'sent';
+      job.jobEnded();
+      process.emit('SIGINT');
+      job.imagesWritten();
+      // The ledger kept the settle (tried again until the process closes its ledger): no charge is known, none is lost.
+      job.noteSettled({ action: 'settled', usd: 0.00636, deferred: true });
+      expect(job.interruptedExit()).toBe(130);
+      expect(job.settled).toBeUndefined();
+      expect(said[1]).toMatch(/: if its settle still reaches the ledger, the job is charged what this run decided; if not, a later run charges it its estimate/);
+      expect(interruptJson(job, { operation: 'generate', isPartial: () => false })).toMatchObject({ sent: true, charged: null });
+      expect(exit).not.toHaveBeenCalled();
     });
   });
 

@@ -208,7 +208,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         // Ctrl+C: the request is over and the images that came are written; the ledger's settle or release is waited for,
         // then the interruption is told (with --json, also as the one line on stdout). The watch's exit timer, armed
         // again by imagesWritten, bounds that wait as the first Ctrl+C promised: a ledger that does not answer in time
-        // leaves the job's reservation to a later run's reconcile (its estimate, marked uncertain), as the report says.
+        // leaves the job's end to its settle if that still lands, else to a later run's reconcile, as the report says.
         // A job stopped before the ledger reserved it has no settle coming: the exit is at once.
         await ledgerAnswer();
         return job.interruptedExit();
