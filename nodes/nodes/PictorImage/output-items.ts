@@ -1,5 +1,6 @@
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { describeQuote, type PriceQuote, decodeImages, type ImageJobResult, FILE_EXTENSIONS, MIME_TYPES, type OutputFormat } from 'pictor';
+import { type PriceQuote, decodeImages, type ImageJobResult, FILE_EXTENSIONS, MIME_TYPES, type OutputFormat } from 'pictor';
+import { formatUsdExact } from 'pictor/internal';
 import type { Operation } from './node-properties.js';
 
 export interface OutputShape {
@@ -18,8 +19,19 @@ function costOf(quote: PriceQuote, images: number): IDataObject {
     perImageUsd: quote.perImageUsd,
     basis: quote.basis,
     ...(quote.reason ? { reason: quote.reason } : {}),
-    text: describeQuote(share),
+    text: costText(share),
   };
+}
+
+/**
+ * `cost.text`, one format on every item (one image, or all of a request's on one): the total and what each image cost,
+ * every digit shown, so the figures are those of `usd` and `perImageUsd` and the product is the total — "$0.00636
+ * (1 × $0.00636)", "$0.01272 (2 × $0.00636)"; an estimate says so and why: "up to $0.22375 (1 × $0.22375), an
+ * estimate: …".
+ */
+export function costText(quote: PriceQuote): string {
+  const amount = `${formatUsdExact(quote.totalUsd)} (${quote.n} × ${formatUsdExact(quote.perImageUsd)})`;
+  return quote.basis === 'table' ? amount : `up to ${amount}, an estimate: ${quote.reason ?? 'no price shown'}`;
 }
 
 /**
