@@ -276,7 +276,7 @@ describe('the Pictor Image node under an account cap', () => {
     vi.spyOn(store, 'reserve').mockRejectedValue(new LedgerBusyError(new FileLockBusyError(join(folder, 'quota-ledger.json.lock'), 'process 42 on host-a', 10_000)));
     const [out] = await run(['a fox on a busy ledger'], { accountDailyUsd: '1', ledgerFolder: folder });
     expect(out![0]!.json).toMatchObject({ code: 'ledger_busy', itemIndex: 0 });
-    expect(out![0]!.json.description).toMatch(/^Nothing was sent.*Run it again/);
+    expect(out![0]!.json.description).toMatch(/^Nothing was sent.*run it again.*route the items with code ledger_busy back to this node/);
     expect(emulator.requests).toHaveLength(0);
     vi.restoreAllMocks();
   });

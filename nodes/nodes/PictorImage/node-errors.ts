@@ -109,7 +109,10 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
   if (error instanceof LedgerBusyError) {
     const nodeError = new NodeOperationError(node, error.message, {
       itemIndex,
-      description: 'Nothing was sent: another process has held the ledger longer than 10 s. Run it again once that process lets go.',
+      // How long it waited is the message's (the lock's own error): written once, there.
+      description:
+        'Nothing was sent, so nothing was charged: another process held the spend ledger for the whole wait (the message says which, and how long). ' +
+        "The item can be sent again as it is once that process lets go: run it again, or, with On Error set to Continue, route the items with code ledger_busy back to this node (n8n's Retry On Fail re-runs every item, paid ones included).",
     });
     Object.assign(nodeError.context, { code: error.code });
     return nodeError;
