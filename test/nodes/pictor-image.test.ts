@@ -6,7 +6,7 @@ import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
 import { costText } from '../../nodes/nodes/PictorImage/output-items.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
-import { BACKGROUNDS, DEFAULTS, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
+import { BACKGROUNDS, DEFAULTS, GenerationRequestSchema, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
 import { startCountingProxy } from './counting-proxy.js';
 import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
 import { NodeApiError, NodeHelpers, NodeOperationError, type INodeExecutionData, type INodeParameters, type INodeProperties } from './n8n-workflow.js';
@@ -86,7 +86,13 @@ describe('the Pictor Image node description', () => {
   });
 
   it('explains the cross-field rules where the fields are set', () => {
-    expect(property('background').description).toMatch(/Transparent.*png or webp/);
+    // The formats named for a transparent background are those the request schema accepts with it, and no other.
+    const transparent = OUTPUT_FORMATS.filter((format) => GenerationRequestSchema.safeParse({ prompt: 'a fox', background: 'transparent', output_format: format }).success);
+    expect(transparent).not.toContain('jpeg');
+    const rule = `When Background is Transparent, Output Format must be ${transparent.join(' or ')}.`;
+    expect(property('background').description).toContain(rule);
+    expect(property('outputFormat').description).toContain(rule);
+    expect((property('background').options as { value: string; description?: string }[]).find((o) => o.value === 'transparent')?.description).toBe(`Needs Output Format ${transparent.join(' or ')}`);
     expect(property('outputFormat').description).toMatch(/Output Compression applies only to Output Format jpeg or webp/);
     expect(property('outputCompression', 'options').description).toMatch(/jpeg or webp/);
   });
