@@ -253,8 +253,8 @@ export interface InterruptJson {
   sent: boolean;
   /**
    * What the ledger charged the job (0 when released, or when it was stopped before the ledger could charge it); null
-   * when it had not answered before the exit: a later run may charge its estimate, even with `sent` false (stopped
-   * while the ledger recorded that the request may be billed).
+   * when it had not answered before the exit: its settle may still land, or else a later run may charge its estimate,
+   * even with `sent` false (stopped while the ledger recorded that the request may be billed).
    */
   charged: number | null;
   /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
