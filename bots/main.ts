@@ -22,7 +22,6 @@ import {
   humanLogDestination,
   runsInContainer,
   processOutput,
-  LedgerUnreadableError,
   ledgerDir,
   ledgerRedis,
   hasFileLedger,
@@ -44,6 +43,7 @@ import {
   RefusalTally,
   writableFolder,
   unknownSettingWarnings,
+  operatorMustFix,
 } from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
@@ -55,7 +55,6 @@ import { slackSurface } from './slack/index.js';
 import { listed, type ConfiguredSurface, type ListedSurface, type RunningSurface, type StopOptions } from './surface.js';
 import { checkUntil } from 'pictor/internal';
 import { openBotState, readStateConfig, type BotState } from './state/index.js';
-import { HistoryUnreadableError, JobStoreUnreadableError } from './state/upgrade.js';
 
 /** `npm start`'s data folder without `PICTOR_DATA_DIR`: the working directory's `.data` (the CLI's is the user's state folder). */
 export const SERVICE_DATA_DIR = './.data';
@@ -398,8 +397,9 @@ async function run(): Promise<void> {
       writeLog: (line) => output.err(line.replace(/\n$/, '')),
     });
   } catch (error) {
-    // A setting, or a kept file the operator must move aside: the message names it and what to do.
-    if ([ValidationError, LedgerUnreadableError, JobStoreUnreadableError, HistoryUnreadableError].some((kind) => error instanceof kind)) {
+    // A setting to change, or a kept file to restore, make readable or move aside: the message names it and what to
+    // do. Decided by the error's code, in one place (OPERATOR_FIX_CODES), whichever part raised it.
+    if (operatorMustFix(error)) {
       output.err(`pictor: ${(error as Error).message}`);
       process.exitCode = 2;
       return;

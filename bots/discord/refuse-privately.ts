@@ -1,5 +1,5 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
-import { describeFailure, INTERNAL_ERROR_CODE, sayWords } from '../runner/index.js';
+import { describeFailure, isJobRefusedError, sayWords } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { InputImageError } from './download-images.js';
@@ -37,10 +37,16 @@ export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableI
   }
 }
 
-/** The code and sentence of a refusal in the member's language: the runner's words (`describeFailure`), or an input image's own. */
+/**
+ * The code and sentence of a refusal in the member's language: the runner's words (`describeFailure`), or an input
+ * image's own. A refusal of the runner's (a limit, a rule, a setting) or an input image's is the member's, its code says
+ * it all. Anything else stopped the intake — the spend ledger unreadable (naming the file), busy or closed, Redis gone,
+ * a deadline, a bug — and the operator needs it, as Slack logs it: its code and the error (name, message, and for a bug
+ * its stack; never the interaction's token), never the prompt.
+ */
 function wordsOf(ctx: BotContext, reason: unknown, locale: string): { code: string; message: string } {
   if (reason instanceof InputImageError) return { code: reason.code, message: sayWords(locale, reason.words) };
   const failure = describeFailure(reason, locale);
-  if (failure.code === INTERNAL_ERROR_CODE) ctx.logger.error({ err: loggableError(reason) }, 'the runner did not take a job');
+  if (!isJobRefusedError(reason)) ctx.logger.error({ code: failure.code, err: loggableError(reason) }, 'the runner did not take a job');
   return failure;
 }

@@ -24,7 +24,7 @@ import { AS_VALIDATION_ERROR, endingOf, estimateOf, JobLedger, type ChargedJob, 
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin, withinDeadline } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
-import { describeFailure, INTERNAL_ERROR_CODE } from './describe-failure.js';
+import { describeFailure } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
@@ -933,9 +933,9 @@ export class JobRunner {
     // The images that came before the failure were made and are charged: the user gets them with the failure.
     job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...cost });
     const settlement = await settled;
-    const log = failure.code === INTERNAL_ERROR_CODE ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
+    const log = failure.forOperator ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
     const mayBeBilled = settlement.action === 'settled';
-    log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err: failure.code === INTERNAL_ERROR_CODE ? error : undefined }, 'job failed');
+    log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err: failure.forOperator ? error : undefined }, 'job failed');
   }
 
   /** The finished images of a job that did not complete, for its final update (none: nothing added). */

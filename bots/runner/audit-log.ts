@@ -174,6 +174,9 @@ type EraseOutcome = 'edited' | 'pending' | 'failed' | 'unchanged' | 'gone';
 /** The audit channel of a scope (`auditChannel` of its settings), or undefined. */
 export type AuditChannelOf = (requester: Pick<Requester, 'platform' | 'scopeId'>) => Promise<{ channelId: string; locale?: string | undefined } | undefined>;
 
+/** The code of the error a listing of records ends with when some failed to read (the others were gone through). */
+const UNREADABLE_RECORDS = 'state_records_unreadable';
+
 export interface AuditLogOptions {
   channelOf: AuditChannelOf;
   /** Where posted messages are kept for `forget` (the bots' state: its `audit-posts` space). Without it, `forget` cannot reach the posts. */
@@ -473,10 +476,18 @@ export class AuditLog {
     // Theirs: a post showing a prompt of theirs, or one still to edit holding an entry of theirs. Another's post still
     // to edit is left to the retries (known here from now on), not edited before this member's answer.
     const records: string[] = [];
-    for await (const { key, value } of this.#posts.entries()) {
-      if (value.platform !== platform) continue;
-      if (value.entries.some((e) => theirs(e) && (e.prompt !== '' || value.pending === true))) records.push(key);
-      else if (value.pending && !this.#pending.has(key)) this.#stillToEdit(key, platform, undefined);
+    // Records that failed to read (the data folder's: EACCES, EISDIR) end the listing with an error naming how many,
+    // once the others were gone through: the posts found are erased all the same, then the forget fails with it.
+    let unread: unknown;
+    try {
+      for await (const { key, value } of this.#posts.entries()) {
+        if (value.platform !== platform) continue;
+        if (value.entries.some((e) => theirs(e) && (e.prompt !== '' || value.pending === true))) records.push(key);
+        else if (value.pending && !this.#pending.has(key)) this.#stillToEdit(key, platform, undefined);
+      }
+    } catch (error) {
+      if ((error as { code?: unknown } | undefined)?.code !== UNREADABLE_RECORDS) throw error;
+      unread = error;
     }
     // A post handed over counts once: not when it failed (nothing was posted, its entries wait erased), nor when it
     // landed before the listing (listed, it is edited and counted below); edited when its own erase was done by then.
@@ -492,6 +503,7 @@ export class AuditLog {
       else if (outcome === 'pending') done.pending++;
     }
     this.#logger.info({ userKey, posts: done.edited, pending: done.pending }, 'erased a member’s prompts from the audit posts');
+    if (unread !== undefined) throw unread;
     return done;
   }
 

@@ -1,5 +1,5 @@
 import { isPictorError, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
-import { INTERNAL_ERROR_CODE, LedgerBusyError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
+import { errorCodeOf, INTERNAL_ERROR_CODE, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import { isJobRefusedError } from './JobRefusedError.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
@@ -8,7 +8,18 @@ import { anyOf, duration, nested, say, sayWords, words, type MessageValues, type
 /** Anything that is neither a core error nor a refusal: a bug of ours, reported without its details (the core's code). */
 export { INTERNAL_ERROR_CODE };
 
-export type FailureCode = PictorErrorCode | RefusalCode | LedgerBusyError['code'] | typeof INTERNAL_ERROR_CODE;
+/** The spend ledger's failures a job can meet, each with its own sentence (`failure.<code>`) in every language. */
+type LedgerFailureCode = LedgerBusyError['code'] | LedgerUnreadableError['code'] | QuotaStoreClosedError['code'];
+
+/**
+ * A failure's code, by the project's one rule (`errorCodeOf`): a project error keeps its own code, anything else is
+ * `internal_error`. A project error without a sentence of its own here (those of a start: an older version's store,
+ * the upgrade's lease) keeps its code and is said as `internal_error` is.
+ */
+export type FailureCode = PictorErrorCode | RefusalCode | LedgerFailureCode | typeof INTERNAL_ERROR_CODE | ProjectErrorCode;
+
+/** The code of a project error this file has no sentence of its own for: kept as it is, said as `internal_error`. */
+type ProjectErrorCode = string & { readonly projectErrorCode?: never };
 
 export interface FailureDescription {
   /** Stable: switch on it. */
@@ -19,6 +30,12 @@ export interface FailureDescription {
   words: Words;
   /** Trying the same job again later may work (worth a Retry button). */
   retryable: boolean;
+  /**
+   * The error's own message is for the operator, so a log line of it carries the error: it is neither a refusal nor
+   * one of the core's (the service's answer, a request that failed), whose code says it all — a bug of ours, the spend
+   * ledger busy, unreadable (naming the file) or closed, another project error.
+   */
+  forOperator: boolean;
 }
 
 /**
@@ -32,18 +49,28 @@ export interface FailureDescription {
 export function describeFailure(error: unknown, locale?: string, command?: string): FailureDescription {
   const { code, words: said, retryable } = failureOf(error);
   const what = command !== undefined && said.values?.command !== undefined ? words(said.key, { ...said.values, command }) : said;
-  return { code, message: sayWords(locale, what), words: what, retryable };
+  return { code, message: sayWords(locale, what), words: what, retryable, forOperator: !isJobRefusedError(error) && !isPictorError(error) };
 }
 
 function failureOf(error: unknown): { code: FailureCode; words: Words; retryable: boolean } {
   if (isJobRefusedError(error)) {
     return { code: error.code, words: error.words, retryable: error.code === 'user_cooldown' || error.code === 'user_concurrency' || error.code === 'restarting' || error.code === 'queue_full' };
   }
-  // The spend ledger held by another process past the wait: the job was not sent; trying again works.
-  if (error instanceof LedgerBusyError) return { code: 'ledger_busy', words: words('failure.ledger_busy'), retryable: true };
-  if (!isPictorError(error)) return { code: INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
-  return { code: error.code, ...describeCoreError(error) };
+  // A core error by its code, as the core tells its own across copies of its module.
+  if (isPictorError(error)) return { code: error.code, ...describeCoreError(error) };
+  const code = errorCodeOf(error);
+  // The spend ledger: held by another process past the wait (the job was not sent; trying again works), a file of it
+  // that cannot be read (the operator's to fix), or closed by a stop under way.
+  const ledger = Object.hasOwn(LEDGER_FAILURES, code) ? LEDGER_FAILURES[code as LedgerFailureCode] : undefined;
+  if (ledger) return { code, words: words(`failure.${code as LedgerFailureCode}`), retryable: ledger.retryable };
+  return { code, words: words('failure.internal_error'), retryable: true };
 }
+
+const LEDGER_FAILURES: Record<LedgerFailureCode, { retryable: boolean }> = {
+  ledger_busy: { retryable: true },
+  ledger_unreadable: { retryable: false },
+  quota_store_closed: { retryable: true },
+};
 
 function describeCoreError(error: PictorError): { words: Words; retryable: boolean } {
   switch (error.code) {

@@ -63,6 +63,21 @@ export function errorCodeOf(error: unknown): string {
   return error instanceof PictorError ? error.code : INTERNAL_ERROR_CODE;
 }
 
+/**
+ * Codes of a failure only the operator can end, by changing a setting (`validation_error`) or a file the project
+ * keeps (restore it, make it readable to the process, or move it aside: the spend ledger's, the bots' state's, what
+ * an older version left). Their messages name the setting or the file and what to do. `npm start` refused by one
+ * exits 2 with its message as it is; any other failure to start (a network, a service, Redis: trying again may work)
+ * exits 1 as "could not start". An error of that kind, whatever part raises it, takes its code here.
+ */
+export const OPERATOR_FIX_CODES = ['validation_error', 'ledger_unreadable', 'job_store_unreadable', 'history_store_unreadable', 'state_records_unreadable'] as const;
+
+/** Whether only the operator can end `error` (its `code` is one of `OPERATOR_FIX_CODES`): by code, so it works for any error carrying one and across copies of this module. */
+export function operatorMustFix(error: unknown): boolean {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && (OPERATOR_FIX_CODES as readonly string[]).includes(code);
+}
+
 /** Longest piece of server-provided text kept in an error message. */
 export const MAX_SERVICE_TEXT = 300;
 

@@ -42,6 +42,8 @@ export const de = {
 
   'failure.internal_error': 'Im Bot ist etwas schiefgelaufen; versuche es noch einmal und sag dem Betreiber des Bots Bescheid, wenn es wieder passiert.',
   'failure.ledger_busy': 'Die Ausgabenaufzeichnung des Bots war von einem anderen Prozess belegt, daher wurde der Auftrag nicht gesendet und kostet nichts; versuche es gleich noch einmal.',
+  'failure.ledger_unreadable': 'Der Bot kann seine Ausgabenaufzeichnung nicht lesen und deshalb gerade keine Aufträge ausführen; sag dem Betreiber des Bots Bescheid.',
+  'failure.quota_store_closed': 'Der Bot wird gerade beendet und konnte diesen Auftrag deshalb nicht fortsetzen; versuche es in einer Minute noch einmal.',
   'failure.validation':
     '{subject, select, prompt {Der Prompt ist ungültig} image {Ein Eingabebild ist ungültig} other {Die Option {option} ist ungültig}}: {detail}{allowed, select, some { (erlaubt: {values})} other {}}.',
   'failure.validation_range': '{option} nimmt {range}',

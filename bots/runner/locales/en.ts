@@ -48,6 +48,8 @@ export const en = {
   // Failures: a job that was admitted and did not finish (codes of the core's errors).
   'failure.internal_error': 'Something went wrong inside the bot; try again, and tell the bot’s operator if it keeps happening.',
   'failure.ledger_busy': 'The bot’s spending record was busy with another process, so the job was not sent and costs nothing; try again in a moment.',
+  'failure.ledger_unreadable': 'The bot cannot read its spending record, so it cannot run jobs for now; tell the bot’s operator.',
+  'failure.quota_store_closed': 'The bot is stopping, so it could not go on with this job; try again in a minute.',
   'failure.validation':
     '{subject, select, prompt {The prompt is not valid} image {An input image is not valid} other {The {option} option is not valid}}: {detail}{allowed, select, some { (allowed: {values})} other {}}.',
   'failure.validation_range': '{option} must be {range}',

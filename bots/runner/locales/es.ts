@@ -42,6 +42,8 @@ export const es = {
 
   'failure.internal_error': 'Algo salió mal dentro del bot; inténtalo de nuevo y avisa al operador del bot si sigue pasando.',
   'failure.ledger_busy': 'El registro de gastos del bot estaba ocupado por otro proceso, así que el trabajo no se envió y no cuesta nada; inténtalo de nuevo en un momento.',
+  'failure.ledger_unreadable': 'El bot no puede leer su registro de gastos, así que por ahora no puede ejecutar trabajos; avisa al operador del bot.',
+  'failure.quota_store_closed': 'El bot se está deteniendo, así que no pudo continuar con este trabajo; inténtalo de nuevo en un minuto.',
   'failure.validation':
     '{subject, select, prompt {El prompt no es válido} image {Una imagen de entrada no es válida} other {La opción {option} no es válida}}: {detail}{allowed, select, some { (permitido: {values})} other {}}.',
   'failure.validation_range': '{option} admite {range}',

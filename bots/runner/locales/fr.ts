@@ -42,6 +42,8 @@ export const fr = {
 
   'failure.internal_error': 'Un problème est survenu dans le bot ; réessayez, et prévenez l’opérateur du bot si cela se reproduit.',
   'failure.ledger_busy': 'Le registre des dépenses du bot était occupé par un autre processus : la tâche n’a pas été envoyée et ne coûte rien ; réessayez dans un instant.',
+  'failure.ledger_unreadable': 'Le bot ne peut pas lire son registre des dépenses et ne peut donc pas exécuter de tâches pour l’instant ; prévenez l’opérateur du bot.',
+  'failure.quota_store_closed': 'Le bot est en train de s’arrêter et n’a donc pas pu poursuivre cette tâche ; réessayez dans une minute.',
   'failure.validation':
     '{subject, select, prompt {Le prompt n’est pas valide} image {Une image d’entrée n’est pas valide} other {L’option {option} n’est pas valide}} : {detail}{allowed, select, some { (autorisé : {values})} other {}}.',
   'failure.validation_range': '{option} accepte {range}',

@@ -42,6 +42,8 @@ export const ja = {
 
   'failure.internal_error': 'ボット内部で問題が発生しました。もう一度お試しください。繰り返し起きる場合はボットの運営者にお知らせください。',
   'failure.ledger_busy': 'ボットの支出記録が別のプロセスで使用中だったため、ジョブは送信されず、費用はかかりません。少ししてからもう一度お試しください。',
+  'failure.ledger_unreadable': 'ボットが支出記録を読み取れないため、現在ジョブを実行できません。ボットの運営者にお知らせください。',
+  'failure.quota_store_closed': 'ボットが停止中のため、このジョブを続けられませんでした。1分ほどしてからもう一度お試しください。',
   'failure.validation':
     '{subject, select, prompt {プロンプトが無効です} image {入力画像が無効です} other {オプション {option} が無効です}}: {detail}{allowed, select, some {（使用可能: {values}）} other {}}。',
   'failure.validation_range': '{option} に指定できるのは {range}です',

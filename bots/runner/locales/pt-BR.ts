@@ -42,6 +42,8 @@ export const ptBR = {
 
   'failure.internal_error': 'Algo deu errado dentro do bot; tente de novo e avise o operador do bot se continuar acontecendo.',
   'failure.ledger_busy': 'O registro de gastos do bot estava ocupado por outro processo, então o trabalho não foi enviado e não custa nada; tente de novo em instantes.',
+  'failure.ledger_unreadable': 'O bot não consegue ler o próprio registro de gastos, então não pode executar trabalhos por enquanto; avise o operador do bot.',
+  'failure.quota_store_closed': 'O bot está parando, então não pôde continuar com este trabalho; tente de novo em um minuto.',
   'failure.validation':
     '{subject, select, prompt {O prompt não é válido} image {Uma imagem de entrada não é válida} other {A opção {option} não é válida}}: {detail}{allowed, select, some { (permitido: {values})} other {}}.',
   'failure.validation_range': '{option} aceita {range}',

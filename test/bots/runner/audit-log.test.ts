@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AUDIT_LIMITS, AuditChannelError, AuditLog, AuditPostLost, JobHistory, JobRefusedError, refusalFromPolicy, type AuditEntry, type AuditPost, type AuditPoster, type AuditRecord, type FinalUpdate, type Requester } from '../../../bots/runner/index.js';
 import { openBotState, type Space } from '../../../bots/state/index.js';
+import { StateRecordsUnreadableError } from '../../../bots/state/FileStateStore.js';
 import { words } from '../../../bots/runner/words.js';
 import { auditRetryWaitMs } from '../../../bots/runner/audit-log.js';
 import { useTempDirs, withSpace } from '../../helpers/runner-harness.js';
@@ -442,6 +443,26 @@ describe('forget in the audit channel', () => {
     const files = (await readdir(join(dataDir, 'audit'), { recursive: true, withFileTypes: true })).filter((f) => f.isFile());
     for (const file of files) expect(await readFile(join(file.parentPath, file.name), 'utf8')).not.toContain('zanzibarwhisper');
     await state.close();
+  });
+
+  it('erases the posts it found when a record of another cannot be read, then fails saying how many could not', async () => {
+    const space = memorySpace();
+    const poster = new RecordingPoster();
+    const log = new AuditLog({ channelOf: async () => ({ channelId: 'C-audit' }), batchMs: 10, posts: space });
+    log.setPoster('discord', poster);
+    log.jobEnded(member('U-ada'), job('zanzibarwhisper lighthouse'), completed);
+    await log.flush();
+    log.jobEnded(member('U-ada'), job('zanzibarwhisper alone'), completed);
+    await log.flush();
+    // The data folder's listing: every readable record, then the error naming those it could not read.
+    const listed = space.entries;
+    space.entries = async function* () {
+      yield* listed();
+      throw new StateRecordsUnreadableError('audit-posts', '/data/audit/posts', ['/data/audit/posts/p9.json'], Object.assign(new Error('permission denied'), { code: 'EACCES' }));
+    };
+    await expect(log.forget('discord:U-ada')).rejects.toMatchObject({ code: 'state_records_unreadable', message: expect.stringMatching(/^1 audit-posts record\(s\) in \/data\/audit\/posts could not be read/) });
+    expect(poster.edits.map((e) => e.messageId).sort()).toEqual(['m1', 'm2']);
+    expect(JSON.stringify([...space.records.values()])).not.toContain('zanzibarwhisper');
   });
 
   it('logs why an edit failed as a lost post’s answer says it: `timeout` for an abort, the network code of a connection cut', async () => {

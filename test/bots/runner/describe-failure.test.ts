@@ -2,7 +2,8 @@ import { CATALOGS, duration, LOCALES, words, type MessageKey } from '../../../bo
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
 import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
-import { LedgerBusyError, makeAPIError } from '../../../src/internal.js';
+import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError, errorCodeOf, makeAPIError } from '../../../src/internal.js';
+import { UpgradeHeldError } from '../../../bots/state/upgrade.js';
 import { FileLockBusyError } from '../../../src/spend/file-lock.js';
 
 function validationErrorOf(input: unknown): ValidationError {
@@ -160,6 +161,53 @@ describe('describeFailure', () => {
     expect(failure).toMatchObject({ code: 'ledger_busy', retryable: true });
     expect(failure.message).toBe('The bot’s spending record was busy with another process, so the job was not sent and costs nothing; try again in a moment.');
     expect(failure.message).not.toContain('/data');
+  });
+
+  it('tells a job whose spend ledger cannot be read to tell the operator, never naming the file (ledger_unreadable)', () => {
+    const failure = describeFailure(new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'));
+    expect(failure).toMatchObject({ code: 'ledger_unreadable', retryable: false, forOperator: true });
+    expect(failure.message).toBe('The bot cannot read its spending record, so it cannot run jobs for now; tell the bot’s operator.');
+    expect(failure.message).not.toContain('/data');
+  });
+
+  it('tells a job the stop closed the ledger under that the bot is stopping (quota_store_closed)', () => {
+    expect(describeFailure(new QuotaStoreClosedError())).toMatchObject({
+      code: 'quota_store_closed',
+      retryable: true,
+      message: 'The bot is stopping, so it could not go on with this job; try again in a minute.',
+    });
+  });
+
+  it('keeps a project error’s own code, as every surface reports it, and says it as an internal error when it has no sentence of its own', () => {
+    const error = new UpgradeHeldError('pictor:bots:upgrading', 300_000);
+    const failure = describeFailure(error, 'de');
+    expect(failure).toMatchObject({ code: errorCodeOf(error), retryable: true, forOperator: true });
+    expect(failure.code).toBe('state_upgrade_held');
+    expect(failure.message).toBe(describeFailure(new Error('a bug'), 'de').message);
+  });
+
+  it('gives every failure the code errorCodeOf gives it, and words in every language', () => {
+    const failures = [
+      new TypeError('a bug'),
+      new LedgerBusyError(new FileLockBusyError('/data/quota-ledger.json.lock', 'process 42 on host-a', 10_000)),
+      new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'),
+      new QuotaStoreClosedError(),
+      new UpgradeHeldError('pictor:bots:upgrading', 300_000),
+      new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'),
+      new JobRefusedError('user_cooldown', words('refusal.user_cooldown', { every: duration(30_000), wait: duration(12_000) })),
+    ];
+    for (const error of failures) {
+      const failure = describeFailure(error);
+      expect(failure.code).toBe(errorCodeOf(error));
+      for (const locale of LOCALES) expect(CATALOGS[locale][failure.words.key as MessageKey], `${locale} ${failure.words.key}`).toBeTruthy();
+    }
+  });
+
+  it('keeps the error for the operator’s log only when its code does not say it all: a bug, the ledger, not a refusal nor the service’s answer', () => {
+    expect(describeFailure(new TypeError('a bug')).forOperator).toBe(true);
+    expect(describeFailure(new LedgerBusyError(new FileLockBusyError('/l.lock', 'process 42 on host-a', 10_000))).forOperator).toBe(true);
+    expect(describeFailure(new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)')).forOperator).toBe(false);
+    expect(describeFailure(new JobRefusedError('restarting', words('refusal.restarting'))).forOperator).toBe(false);
   });
 
   it('passes a refusal through with its code', () => {

@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { OPERATOR_FIX_CODES, operatorMustFix } from '../../src/internal.js';
+import { StateRecordsUnreadableError } from '../../bots/state/FileStateStore.js';
+import { HistoryUnreadableError, JobStoreUnreadableError, UpgradeHeldError } from '../../bots/state/upgrade.js';
+import { LedgerBusyError, LedgerUnreadableError } from '../../src/spend/errors.js';
+import { FileLockBusyError } from '../../src/spend/file-lock.js';
+import { ConnectionError, ValidationError } from '../../src/index.js';
+import { outputOf, type ChildOutput } from '../helpers/child-output.js';
+import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { surfaceEnv } from '../helpers/service-fakes.js';
+import { testTempDir } from '../helpers/temp-dir.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN = join(REPO, 'bots', 'main.ts');
+
+/** `npm start` as its own process with only `env` (and PATH) set, to its exit. */
+function start(env: Record<string, string>): Promise<ChildOutput> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, PICTOR_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  onTestFinished(() => void child.kill('SIGKILL'));
+  return outputOf(child as typeof child & { stdout: Readable; stderr: Readable });
+}
+
+async function fakeSlack(): Promise<FakeSlack> {
+  const slack = await new FakeSlack().start();
+  onTestFinished(() => slack.close());
+  return slack;
+}
+
+describe('what decides that a refused start is the operator’s to fix (exit 2) rather than one that could not start (exit 1)', () => {
+  it.each([
+    ['a setting', new ValidationError('PICTOR_BASE_URL', 'PICTOR_BASE_URL must be an http(s) URL')],
+    ['an unreadable ledger file', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON')],
+    ['an unreadable Discord job store of an older version', new JobStoreUnreadableError('/data/discord/jobs.json')],
+    ['an unreadable history of an older version', new HistoryUnreadableError('/data/history.json')],
+    ['state records the bot cannot read', new StateRecordsUnreadableError('slack-requests', '/data/slack/requests', ['/data/slack/requests/a.json'], Object.assign(new Error('denied'), { code: 'EACCES' }))],
+  ])('%s is the operator’s to fix', (_, error) => {
+    expect(operatorMustFix(error)).toBe(true);
+  });
+
+  it.each([
+    ['Redis or the network gone', new ConnectionError('cannot use Redis at redis://localhost:6379')],
+    ['a ledger busy a moment', new LedgerBusyError(new FileLockBusyError('/data/quota-ledger.json.lock', 'pid 7', 10_000))],
+    ['another replica holding the upgrade', new UpgradeHeldError('pictor:bots:upgrading', 300_000)],
+    ['an error that is none of the project’s', new Error('could not log in to Discord: An invalid token was provided.')],
+    ['something thrown that is not an error', 'validation_error'],
+  ])('%s is not', (_, error) => {
+    expect(operatorMustFix(error)).toBe(false);
+  });
+
+  // The one marker must not be forgotten: an error class named for a file it cannot read takes its code there.
+  it('knows every error code the sources give a class named …UnreadableError', () => {
+    const codes = new Map<string, string>();
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory() && entry.name !== 'node_modules') walk(path);
+        else if (entry.name.endsWith('.ts')) {
+          const text = readFileSync(path, 'utf8');
+          for (const match of text.matchAll(/class (\w+UnreadableError)\b[\s\S]*?(?:readonly code = |super\(\s*)'([a-z_]+)'/g)) codes.set(`${relative(REPO, path)}: ${match[1]}`, match[2]!);
+        }
+      }
+    };
+    walk(join(REPO, 'src'));
+    walk(join(REPO, 'bots'));
+    expect(codes.size).toBeGreaterThanOrEqual(4);
+    for (const [where, code] of codes) expect(OPERATOR_FIX_CODES, where).toContain(code);
+  });
+});
+
+// Every row of README's troubleshooting table that names an exit code at start.
+describe('npm start refused by a setting, as README’s troubleshooting table says', () => {
+  it('exits 2 naming PICTOR_BASE_URL when it is not an http(s) URL', async () => {
+    const result = await start({ PICTOR_BASE_URL: 'ftp://images.example.com', PICTOR_API_KEY: 'k', PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^pictor: PICTOR_BASE_URL must be an http\(s\) URL/);
+  }, 60_000);
+
+  it('exits 2 naming PICTOR_API_KEY when PICTOR_BASE_URL is set without it', async () => {
+    const result = await start({ PICTOR_BASE_URL: 'https://images.example.com', PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^pictor: PICTOR_BASE_URL is set but PICTOR_API_KEY is not/);
+  }, 60_000);
+
+  it('exits 2 naming SLACK_APP_TOKEN when Socket Mode has none', async () => {
+    const result = await start({ SLACK_BOT_TOKEN: 'xoxb-1', PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^pictor: SLACK_APP_TOKEN is needed in Socket Mode/);
+  }, 60_000);
+
+  it('exits 1, could not start, naming SLACK_BOT_TOKEN when Slack refuses the token', async () => {
+    const slack = await fakeSlack();
+    const result = await start({ ...surfaceEnv({ slack }), SLACK_BOT_TOKEN: 'xoxb-not-the-one-slack-issued', PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('pictor: could not start: Slack did not accept the bot token (invalid_auth); check SLACK_BOT_TOKEN\n');
+  }, 60_000);
+});
