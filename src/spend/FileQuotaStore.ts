@@ -470,13 +470,19 @@ export class FileQuotaStore implements QuotaStore {
    * one aside). The copy is behind by the changes written after it: what `usage.jsonl` recorded since that it does not
    * account for is charged (`chargeRecordedIn`), so what is spent equals what was settled. This process's own
    * reservations are as it holds them: one it no longer holds was ended by a change after the copy (a release writes no
-   * usage record) and is dropped, not left to take its user's slot and be charged at the next start.
+   * usage record) and is dropped, not left to take its user's slot and be charged at the next start. Run under the lock:
+   * the ledger its check found good (the file's, or the copy put in its place) is kept as read, not read again.
    */
   async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
-    const restored = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
+    let good: Ledger | undefined;
+    const restored = await restoreFromBackup(this.path, this.backupPath, (text) => {
+      const parsed = parseLedger(safeJson(text));
+      if (parsed.ok) good = parsed.ledger;
+      return parsed.ok;
+    }, this.#process.clock());
+    if (good) this.#keep(good);
     if (!restored.restored) return restored;
-    this.#written = undefined;
-    const ledger = await this.#load();
+    const ledger = good!;
     const horizon = this.#process.clock() - this.#process.keepDays * DAY_MS;
     // Charged first: a settle ended its job with a record, which a dropped reservation would no longer be charged by.
     const charged = chargeRecordedIn(ledger, await this.#readUsage(), horizon).length > 0;
@@ -530,8 +536,13 @@ export class FileQuotaStore implements QuotaStore {
     // Until the write is done the file is not known to be this ledger (a failed write: read again next time).
     this.#written = undefined;
     await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath, inline: true });
+    this.#keep(ledger);
+  }
+
+  /** Takes `ledger` as what the file holds now (just written or read under the lock), until the file changes. */
+  #keep(ledger: Ledger): void {
     const stamp = fileStamp(this.path);
-    if (stamp !== undefined) this.#written = { stamp, ledger };
+    this.#written = stamp === undefined ? undefined : { stamp, ledger };
   }
 
   /** Appends records to `usage.jsonl` (0600) and syncs it; drops expired records at most once a day. */
