@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomi
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, leasesIn, markAliveIn, noteReservedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, settleIn, usedIn } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, leasesIn, markAliveIn, firstRefusalDay, noteReservedIn, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, settleIn, usedIn } from './ledger-document.js';
 import type { Ledger, Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
@@ -273,9 +273,8 @@ export class FileQuotaStore implements QuotaStore {
 
   async refusals(sinceDay: string): Promise<RefusalCounts> {
     const ledger = await this.#peek();
-    // The days kept, even before the next write drops the oldest.
-    const oldest = oldestRefusalDay(this.#process.clock());
-    return Object.fromEntries(Object.entries(ledger.refusals ?? {}).filter(([day]) => day >= sinceDay && day >= oldest));
+    const from = firstRefusalDay(sinceDay, this.#process.clock());
+    return Object.fromEntries(Object.entries(ledger.refusals ?? {}).filter(([day]) => day >= from));
   }
 
   async breakerStates(): Promise<Record<string, BreakerState>> {

@@ -5,7 +5,7 @@ import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { keptLedgerKeys, quotaKey } from './ledger-files.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
-import { oldestRefusalDay, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
+import { firstRefusalDay, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
@@ -337,7 +337,7 @@ export class RedisQuotaStore implements QuotaStore {
     const now = this.#process.clock();
     const days: string[] = [];
     // Back from today, as far as counts are kept (a day's key outlives it: it expires a kept span after its last count).
-    const oldest = sinceDay > oldestRefusalDay(now) ? sinceDay : oldestRefusalDay(now);
+    const oldest = firstRefusalDay(sinceDay, now);
     for (let back = 0; utcDayBefore(now, back) >= oldest; back++) days.unshift(utcDayBefore(now, back));
     const pipeline = this.#redis.pipeline();
     for (const day of days) pipeline.hgetall(this.#key('refusals', day));

@@ -21,6 +21,12 @@ export function oldestRefusalDay(now: number): string {
   return utcDayBefore(now, REFUSAL_KEEP_DAYS - 1);
 }
 
+/** The first day `refusals(sinceDay)` answers at `now`: `sinceDay`, or the oldest day kept when that is later (even before a write drops the older ones). */
+export function firstRefusalDay(sinceDay: string, now: number): string {
+  const oldest = oldestRefusalDay(now);
+  return sinceDay > oldest ? sinceDay : oldest;
+}
+
 const ReservationSchema = z.object({
   userKey: z.string(),
   scopeKey: z.string(),
