@@ -253,12 +253,12 @@ class FileSpace<T> extends BaseSpace<T> {
     const failed = new UnreadFiles(this.definition.name, this.dir);
     // Read in the key's queue: no write of it is under way, so what is read is what is deleted.
     for (const key of [...this.#index.keys()]) {
+      const path = this.#path(key);
       await this.#serial(key, async () => {
-        const text = await readFile(this.#path(key), 'utf8').catch(missing);
+        const text = await readFile(path, 'utf8').catch(missing);
         if (text === undefined || !doomed(text)) return;
-        await this.#remove(key);
-        deleted++;
-      }).catch(failed.note(this.#path(key)));
+        await this.#remove(key).then(() => deleted++, failed.note(path, 'deleted'));
+      }).catch(failed.note(path, 'read'));
     }
     failed.throwIfAny();
     return deleted;
@@ -303,18 +303,20 @@ class FileSpace<T> extends BaseSpace<T> {
   }
 }
 
-/** A scan of a space met records whose files failed to read (EACCES, EISDIR): it went on past them, then threw this. */
+/** A scan of a space met records whose files failed to read (EACCES, EISDIR) or, to delete, to be removed: it went on past them, then threw this. */
 export class StateRecordsUnreadableError extends Error {
   readonly code = 'state_records_unreadable';
-  constructor(space: string, dir: string, readonly files: readonly string[], cause: unknown) {
+  constructor(space: string, dir: string, readonly files: readonly string[], cause: unknown, failed: readonly ('read' | 'deleted')[] = ['read']) {
     const why = (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : String(cause));
-    super(`${files.length} ${space} record(s) in ${dir} could not be read (first: ${files[0]}, ${why}); the others were gone through: make them readable to the bot, or move them aside`, { cause });
+    const remedy = failed.includes('deleted') ? 'make them and their folder writable by the bot' : 'make them readable to the bot';
+    super(`${files.length} ${space} record(s) in ${dir} could not be ${failed.join(' or ')} (first: ${files[0]}, ${why}); the others were gone through: ${remedy}, or move them aside`, { cause });
   }
 }
 
-/** The files a scan could not read, told at its end. A closed store stops the scan at once. */
+/** The files a scan could not read or delete, told at its end. A closed store stops the scan at once. */
 class UnreadFiles {
   readonly #files: string[] = [];
+  readonly #failed = new Set<'read' | 'deleted'>();
   #first: unknown;
 
   constructor(
@@ -322,17 +324,18 @@ class UnreadFiles {
     readonly dir: string,
   ) {}
 
-  note(file: string): (error: unknown) => undefined {
+  note(file: string, failed: 'read' | 'deleted' = 'read'): (error: unknown) => undefined {
     return (error) => {
       if (error instanceof StateClosedError) throw error;
       if (this.#files.length === 0) this.#first = error;
       this.#files.push(file);
+      this.#failed.add(failed);
       return undefined;
     };
   }
 
   throwIfAny(): void {
-    if (this.#files.length > 0) throw new StateRecordsUnreadableError(this.space, this.dir, this.#files, this.#first);
+    if (this.#files.length > 0) throw new StateRecordsUnreadableError(this.space, this.dir, this.#files, this.#first, [...this.#failed]);
   }
 }
 

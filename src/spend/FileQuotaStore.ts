@@ -5,8 +5,9 @@ import { z } from 'zod';
 import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
-import { FileLockBusyError, isProcessAlive, THIS_HOST, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, chargeRecordedIn, emptyLedger, noteReservedIn, oldestRefusalDay, parseLedger, reconcileIn, reserveIn, resumeIn, settleIn, usedIn, type Ledger, type Reservation } from './ledger-document.js';
+import { FileLockBusyError, withFileLock } from './file-lock.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, leasesIn, markAliveIn, firstRefusalDay, noteReservedIn, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, settleIn, usedIn } from './ledger-document.js';
+import type { Ledger, Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
@@ -106,7 +107,7 @@ export class FileQuotaStore implements QuotaStore {
       const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
-      this.#markAlive(ledger, this.#process.clock());
+      markAliveIn(ledger, this.#process.owner, this.#process.clock());
       copy = { ...ledger.reservations[input.jobId]! };
       return { result: { ok: true }, changed: true };
     });
@@ -133,7 +134,7 @@ export class FileQuotaStore implements QuotaStore {
         if (!copy || ledger.uncertain[jobId] || ended.has(jobId)) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
         ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
         noteReservedIn(ledger, copy.userKey, copy.at);
-        this.#markAlive(ledger, now);
+        markAliveIn(ledger, this.#process.owner, now);
         return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
       }
       const changed = !reservation.sent;
@@ -272,9 +273,8 @@ export class FileQuotaStore implements QuotaStore {
 
   async refusals(sinceDay: string): Promise<RefusalCounts> {
     const ledger = await this.#peek();
-    // The days kept, even before the next write drops the oldest.
-    const oldest = oldestRefusalDay(this.#process.clock());
-    return Object.fromEntries(Object.entries(ledger.refusals ?? {}).filter(([day]) => day >= sinceDay && day >= oldest));
+    const from = firstRefusalDay(sinceDay, this.#process.clock());
+    return Object.fromEntries(Object.entries(ledger.refusals ?? {}).filter(([day]) => day >= from));
   }
 
   async breakerStates(): Promise<Record<string, BreakerState>> {
@@ -339,7 +339,7 @@ export class FileQuotaStore implements QuotaStore {
     if (this.#process.held.size === 0 || this.#process.closed) return Promise.resolve();
     const now = this.#process.clock();
     return this.#update(now, (ledger) => {
-      this.#markAlive(ledger, now);
+      markAliveIn(ledger, this.#process.owner, now);
       return { result: undefined, changed: true };
     });
   }
@@ -352,33 +352,14 @@ export class FileQuotaStore implements QuotaStore {
     OPEN_LEDGERS.delete(this.path);
   }
 
-  /** This process's lease in the ledger, renewed as of `now` (its reservations count while it holds). */
-  #markAlive(ledger: Ledger, now: number): void {
-    ledger.owners[this.#process.owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+  /** Whose lease holds, by this process's clock: leases are not the time a job counts in (`leasesIn`). */
+  #leases(ledger: Ledger): (owner: string) => boolean {
+    return leasesIn(ledger, this.#process.owner, this.#process.clock(), this.#process.leaseMs);
   }
 
-  /**
-   * Whether each owner's lease holds now, asked once per owner (by this process's clock: leases are not the time a job
-   * counts in): this process's, or another's renewed within the lease whose pid, on this host, lives.
-   */
-  #aliveness(ledger: Ledger): (owner: string) => boolean {
-    const alive = new Map<string, boolean>();
-    const now = this.#process.clock();
-    const isAlive = (owner: string, entry = ledger.owners[owner]): boolean => {
-      if (owner === this.#process.owner) return true;
-      const deadHere = entry?.host === THIS_HOST && !isProcessAlive(entry.pid);
-      return !!entry && !deadHere && now - entry.renewedAt < this.#process.leaseMs;
-    };
-    return (owner) => alive.get(owner) ?? alive.set(owner, isAlive(owner)).get(owner)!;
-  }
-
-  /** The ledger as the next commit's reconcile will leave it, for reads that write nothing (a copy, only when it differs: not to be changed). */
+  /** The ledger as the next commit's reconcile will leave it (`endingGoneIn`: not to be changed). */
   #endingGone(ledger: Ledger, now: number): Ledger {
-    const isAlive = this.#aliveness(ledger);
-    if (Object.values(ledger.reservations).every((r) => isAlive(r.owner))) return ledger;
-    const copy = structuredClone(ledger);
-    reconcileIn(copy, isAlive, now);
-    return copy;
+    return endingGoneIn(ledger, this.#leases(ledger), now);
   }
 
   async #update<T>(now: number, operation: Operation<T>): Promise<T> {
@@ -401,7 +382,7 @@ export class FileQuotaStore implements QuotaStore {
         // The reservations of gone processes are ended once per commit, as of its latest operation (whose process is
         // alive is asked once per owner): every operation of the commit then sees the same ledger.
         const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
-        const reconciled = reconcileIn(ledger, this.#aliveness(ledger), now);
+        const reconciled = reconcileIn(ledger, this.#leases(ledger), now);
         if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
         usage.push(...reconciled.usage);
         const ended = new Set<string>();
@@ -467,22 +448,21 @@ export class FileQuotaStore implements QuotaStore {
   /**
    * The one restore of the ledger, at `open()` and when a step finds the file gone or damaged while the process runs:
    * a good backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`, which moves a damaged
-   * one aside). The copy is behind by the changes written after it: what `usage.jsonl` recorded since that it does not
-   * account for is charged (`chargeRecordedIn`), so what is spent equals what was settled. This process's own
-   * reservations are as it holds them: one it no longer holds was ended by a change after the copy (a release writes no
-   * usage record) and is dropped, not left to take its user's slot and be charged at the next start.
+   * one aside), and is brought up to what `usage.jsonl` and this process's reservations say since (`restoredIn`). Run
+   * under the lock: the ledger its check found good (the file's, or the copy put in its place) is kept as read.
    */
   async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
-    const restored = await restoreFromBackup(this.path, this.backupPath, (text) => parseLedger(safeJson(text)).ok, this.#process.clock());
+    let good: Ledger | undefined;
+    const restored = await restoreFromBackup(this.path, this.backupPath, (text) => {
+      const parsed = parseLedger(safeJson(text));
+      if (parsed.ok) good = parsed.ledger;
+      return parsed.ok;
+    }, this.#process.clock());
+    if (good) this.#keep(good);
     if (!restored.restored) return restored;
-    this.#written = undefined;
-    const ledger = await this.#load();
     const horizon = this.#process.clock() - this.#process.keepDays * DAY_MS;
-    // Charged first: a settle ended its job with a record, which a dropped reservation would no longer be charged by.
-    const charged = chargeRecordedIn(ledger, await this.#readUsage(), horizon).length > 0;
-    const ended = Object.keys(ledger.reservations).filter((jobId) => ledger.reservations[jobId]!.owner === this.#process.owner && !this.#process.held.has(jobId));
-    for (const jobId of ended) delete ledger.reservations[jobId];
-    if (charged || ended.length > 0) await this.#write(ledger);
+    const { owner, held } = this.#process;
+    if (restoredIn(good!, await this.#readUsage(), horizon, owner, (jobId) => held.has(jobId))) await this.#write(good!);
     return restored;
   }
 
@@ -530,8 +510,13 @@ export class FileQuotaStore implements QuotaStore {
     // Until the write is done the file is not known to be this ledger (a failed write: read again next time).
     this.#written = undefined;
     await writeFileAtomically(this.path, JSON.stringify(ledger), { backupPath: this.backupPath, inline: true });
+    this.#keep(ledger);
+  }
+
+  /** Takes `ledger` as what the file holds now (just written or read under the lock), until the file changes. */
+  #keep(ledger: Ledger): void {
     const stamp = fileStamp(this.path);
-    if (stamp !== undefined) this.#written = { stamp, ledger };
+    this.#written = stamp === undefined ? undefined : { stamp, ledger };
   }
 
   /** Appends records to `usage.jsonl` (0600) and syncs it; drops expired records at most once a day. */

@@ -2,15 +2,15 @@ import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
-import { quotaKey } from './ledger-files.js';
+import { keptLedgerKeys, quotaKey } from './ledger-files.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
-import { oldestRefusalDay, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
+import { firstRefusalDay, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
-import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type LedgerOptions, type LedgerStorage, type LegacyBotRecords, type OverridableCap } from './types.js';
+import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { DAY_MS, utcDay, utcDayBefore } from './utc-period.js';
 import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
@@ -290,7 +290,8 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The members of `active:account` (every reservation counts for the account) and their hashes, in one round trip. */
   async activeJobs(): Promise<ActiveJob[]> {
-    const jobIds = await this.#redis.zrange(this.#key('active', ACCOUNT_KEY), 0, -1);
+    const [, active] = keptLedgerKeys(this.prefix);
+    const jobIds = await this.#redis.zrange(active, 0, -1);
     if (jobIds.length === 0) return [];
     const pipeline = this.#redis.pipeline();
     for (const jobId of jobIds) pipeline.hmget(this.#key('res', jobId), 'userKey', 'scopeKey', 'nanos', 'at', 'sent', 'owner', 'job');
@@ -336,7 +337,7 @@ export class RedisQuotaStore implements QuotaStore {
     const now = this.#process.clock();
     const days: string[] = [];
     // Back from today, as far as counts are kept (a day's key outlives it: it expires a kept span after its last count).
-    const oldest = sinceDay > oldestRefusalDay(now) ? sinceDay : oldestRefusalDay(now);
+    const oldest = firstRefusalDay(sinceDay, now);
     for (let back = 0; utcDayBefore(now, back) >= oldest; back++) days.unshift(utcDayBefore(now, back));
     const pipeline = this.#redis.pipeline();
     for (const day of days) pipeline.hgetall(this.#key('refusals', day));

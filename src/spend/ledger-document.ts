@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, recentBucket, type BreakerReading } from './breaker.js';
 import { cutOffCostUsd } from './charge-rules.js';
+import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
 import type { BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, latestPerJob, usageRecord } from './usage-records.js';
@@ -18,6 +19,12 @@ export const REFUSAL_KEEP_DAYS = 92;
 /** The oldest UTC day whose refusal counts are kept at `now`: today and the days before it, `REFUSAL_KEEP_DAYS` in all. */
 export function oldestRefusalDay(now: number): string {
   return utcDayBefore(now, REFUSAL_KEEP_DAYS - 1);
+}
+
+/** The first day `refusals(sinceDay)` answers at `now`: `sinceDay`, or the oldest day kept when that is later (even before a write drops the older ones). */
+export function firstRefusalDay(sinceDay: string, now: number): string {
+  const oldest = oldestRefusalDay(now);
+  return sinceDay > oldest ? sinceDay : oldest;
 }
 
 const ReservationSchema = z.object({
@@ -391,4 +398,46 @@ export function reconcileIn(ledger: Ledger, alive: (owner: string) => boolean, n
   }
   for (const owner of Object.keys(ledger.owners)) if (!alive(owner)) delete ledger.owners[owner];
   return { report, usage };
+}
+
+/** Marks `owner` (this process) alive as of `now`: its reservations count while its lease holds (`leasesIn`). */
+export function markAliveIn(ledger: Ledger, owner: string, now: number): void {
+  ledger.owners[owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
+}
+
+/**
+ * Whether each owner's lease holds at `now`, asked once per owner: `self`'s always, another's when renewed within
+ * `leaseMs` and, on this host, its pid lives (a killed process's reservations end at once).
+ */
+export function leasesIn(ledger: Ledger, self: string, now: number, leaseMs: number): (owner: string) => boolean {
+  const alive = new Map<string, boolean>();
+  const isAlive = (owner: string, entry = ledger.owners[owner]): boolean => {
+    if (owner === self) return true;
+    const deadHere = entry?.host === THIS_HOST && !isProcessAlive(entry.pid);
+    return !!entry && !deadHere && now - entry.renewedAt < leaseMs;
+  };
+  return (owner) => alive.get(owner) ?? alive.set(owner, isAlive(owner)).get(owner)!;
+}
+
+/** The ledger as a reconcile at `now` will leave it, for reads that write nothing: a copy, only when it differs. */
+export function endingGoneIn(ledger: Ledger, alive: (owner: string) => boolean, now: number): Ledger {
+  if (Object.values(ledger.reservations).every((r) => alive(r.owner))) return ledger;
+  const copy = structuredClone(ledger);
+  reconcileIn(copy, alive, now);
+  return copy;
+}
+
+/**
+ * Brings a ledger put back from its backup copy up to date, and answers whether it changed it. The copy is behind by
+ * the changes written after it: what the usage records say since that it does not account for is charged
+ * (`chargeRecordedIn`), so what is spent equals what was settled. `owner`'s reservations (the process restoring it) are
+ * as it holds them (`held`): one it no longer holds was ended by a change after the copy (a release writes no usage
+ * record) and is dropped, not left to take its user's slot and be charged at the next start.
+ */
+export function restoredIn(ledger: Ledger, records: Iterable<UsageRecord>, horizon: number, owner: string, held: (jobId: string) => boolean): boolean {
+  // Charged first: a settle ended its job with a record, which a dropped reservation would no longer be charged by.
+  const charged = chargeRecordedIn(ledger, records, horizon).length > 0;
+  const ended = Object.keys(ledger.reservations).filter((jobId) => ledger.reservations[jobId]!.owner === owner && !held(jobId));
+  for (const jobId of ended) delete ledger.reservations[jobId];
+  return charged || ended.length > 0;
 }

@@ -1,4 +1,5 @@
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FileStateStore, readStateConfig, RedisStateStore, startSweeper, StateClosedError, StateValueTooLargeError, UNREADABLE, type Space, type SpaceDefinition, type StateStore } from '../../../bots/state/index.js';
@@ -35,6 +36,8 @@ interface Backend {
   damage(key: string, value?: string): Promise<void>;
   /** Makes a record of `SPACE` fail to read where it is kept (not damaged: a disk or a permission failing now); answers how to undo it. */
   failReads(key: string): Promise<() => Promise<void>>;
+  /** Makes `a`'s look-up whether a record of `SPACE` is kept fail (a disk or a connection failing now, not the record gone); answers how to undo it. */
+  failLookups(key: string): Promise<() => Promise<void>>;
   /** Keeps a claim of `SPACE` without a token, as a hand edit or an older version left it (a record with no value, Redis's '1'). */
   keepTokenlessClaim(key: string): Promise<void>;
   /** Removes a record of the space where it is kept, behind the store's back (a file deleted by hand, a key deleted). */
@@ -63,6 +66,16 @@ async function fileBackend(): Promise<Backend> {
       await mkdir(file);
       return async () => {
         await rm(file, { recursive: true });
+        await rename(`${file}.aside`, file);
+      };
+    },
+    // A link to itself in the file's place: looking at it fails (ELOOP), whoever the bot's user is.
+    failLookups: async (key) => {
+      const file = join(dataDir, SPACE.dir, `${key}.json`);
+      await rename(file, `${file}.aside`);
+      await symlink(file, file);
+      return async () => {
+        await rm(file);
         await rename(`${file}.aside`, file);
       };
     },
@@ -121,6 +134,16 @@ async function redisBackend(): Promise<Backend & { links: RedisLink[] }> {
       await commands.rename(record!, `${record!}:aside`);
       await commands.hset(record!, 'not', 'a record');
       return async () => void (await commands.rename(`${record!}:aside`, record!));
+    },
+    // a's connection as a user allowed no key: every look-up of a key fails (NOPERM), as on a Redis that cannot answer.
+    failLookups: async () => {
+      const user = `pictor-test-${randomUUID().slice(0, 8)}`;
+      await commands.call('ACL', 'SETUSER', user, 'on', 'nopass', '+@all', '~no-key-of-pictor');
+      await links[0]!.commands.call('AUTH', user, 'any');
+      return async () => {
+        await links[0]!.commands.call('AUTH', 'default', 'any');
+        await commands.call('ACL', 'DELUSER', user);
+      };
     },
     keepTokenlessClaim: async (key) => void (await commands.set(`${prefix}:bots:${SPACE.name}:once:${key}`, '1', 'PX', 60_000)),
     removeBehind: async (space, key) => {
@@ -192,6 +215,17 @@ describe.each([
     expect(change).not.toHaveBeenCalled();
     await undo();
     expect(await space.read('k1')).toEqual(job('a lighthouse'));
+  });
+
+  it.skipIf(skip)('throws from has when it cannot look a record up, never answering that there is none', async () => {
+    backend = await make();
+    const space = backend.a.space<Job>(SPACE);
+    await space.put('k1', job('a lighthouse'));
+    const undo = await backend.failLookups('k1');
+    await expect(space.has('k1')).rejects.toThrow();
+    await undo();
+    expect(await space.has('k1')).toBe(true);
+    expect(await space.get('k1')).toEqual(job('a lighthouse'));
   });
 
   it.skipIf(skip)('goes on past a record that fails to read in entries and deleteDamaged, then says so: the records after it are still yielded and deleted', async () => {
