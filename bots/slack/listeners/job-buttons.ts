@@ -11,8 +11,7 @@ import type { SavedRequest } from '../RequestStore.js';
 import { mayCancel, say, sayWords } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
-import { formAnswerBy } from '../answer-by.js';
-import { withinDeadline } from 'pictor/internal';
+import { formBudget } from '../answer-by.js';
 import type { Notifier } from '../SlackJobView.js';
 
 /**
@@ -239,12 +238,13 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
-    // Its saved request is read by the form's deadline too (the trigger's 3 s, `formAnswerBy`), as the intake's reads
-    // are: a state that does not answer by then is told privately, in time, as trouble on our side; no form opens.
-    const answerBy = formAnswerBy(auth);
+    // Its saved request is read within the form's one budget (the trigger's 3 s, `formBudget`), the one the runner's
+    // intake waits within after it (`answerBy`: its `endsAt`): a state that does not answer by then is told privately,
+    // in time, as trouble on our side; no form opens.
+    const budget = formBudget(auth);
     let saved: SavedRequest | undefined;
     try {
-      saved = await withinDeadline(answerBy, context.store.get(action.value ?? ''));
+      saved = await budget.within(() => context.store.get(action.value ?? ''));
     } catch (error) {
       context.logger.warn({ err: String(error), request: action.value }, 'the saved request of an Edit was not read before its form had to open; no form opens');
       await notify(`:warning: ${say(locale, 'error.on_my_side')}`);
@@ -282,7 +282,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
         private: request.private,
         inOwnDirectMessages: theirsAlone,
       }, locale),
-      { private: request.private, answerBy },
+      { private: request.private, answerBy: budget.endsAt },
     );
   });
 }
