@@ -8,6 +8,7 @@ import { auditRetryWaitMs } from '../runner/audit-log.js';
 import { stateKeyOf, type Space } from '../state/index.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
+import { KeyedTimers } from './keyed-timers.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { historyChannelOf, jobMessageLinkOf, truncate } from './slack-text.js';
 
@@ -75,10 +76,10 @@ interface Viewer {
 export class HomeTabs {
   readonly #o: HomeTabsOptions;
   readonly #viewers: NonNullable<HomeTabsOptions['viewers']>;
-  /** The changes still coalescing, by member: each one's timer, and its publish. */
-  readonly #pending = new Map<string, { timer: NodeJS.Timeout; run: () => void }>();
-  /** The forgets' publishes that failed, waiting to be tried again, by member: each one's timer, and its try. */
-  readonly #retries = new Map<string, { timer: NodeJS.Timeout; run: () => void }>();
+  /** The changes still coalescing, by member: each one's publish. */
+  readonly #pending = new KeyedTimers();
+  /** The forgets' publishes that failed, waiting to be tried again, by member: each one's try. */
+  readonly #retries = new KeyedTimers();
   readonly #publishing = new Set<Promise<unknown>>();
   /** Each member's publishes rendering or sending now (started, not queued for the pace): what a forget waits for. */
   readonly #rendering = new Map<string, Set<Promise<void>>>();
@@ -134,7 +135,7 @@ export class HomeTabs {
       return 'next-open';
     }
     // This forget's publish replaces one an earlier forget still had to try again.
-    this.#dropRetry(keyOf(actor));
+    this.#retries.drop(keyOf(actor));
     return this.#forgetPublish({ actor, requester, client }, 0, undefined);
   }
 
@@ -165,21 +166,8 @@ export class HomeTabs {
       return false;
     }
     const wait = auditRetryWaitMs(lastWait);
-    this.#dropRetry(key);
-    const run = () => {
-      if (this.#retries.get(key)?.run === run) this.#retries.delete(key);
-      void this.#forgetPublish(viewer, attempt + 1, wait);
-    };
-    const timer = setTimeout(run, wait);
-    timer.unref();
-    this.#retries.set(key, { timer, run });
+    this.#retries.set(key, wait, () => void this.#forgetPublish(viewer, attempt + 1, wait));
     return true;
-  }
-
-  #dropRetry(key: string): void {
-    const retry = this.#retries.get(key);
-    if (retry) clearTimeout(retry.timer);
-    this.#retries.delete(key);
   }
 
   /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
@@ -209,10 +197,8 @@ export class HomeTabs {
    * until no publish is under way or queued (tests: what a member's Home shows once every change asked for has reached it).
    */
   async flush(): Promise<void> {
-    for (const { timer, run } of [...this.#pending.values(), ...this.#retries.values()]) {
-      clearTimeout(timer);
-      run();
-    }
+    this.#pending.runAll();
+    this.#retries.runAll();
     while (this.#publishing.size > 0) await this.settled();
   }
 
@@ -226,10 +212,9 @@ export class HomeTabs {
    */
   async stop(): Promise<void> {
     this.#stopping = true;
-    for (const { timer } of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
     if (this.#retries.size > 0) this.#o.logger.warn({ members: this.#retries.size }, 'gave up publishing Home tabs after a forget: the bot stops; each member’s next open of theirs publishes it');
-    for (const key of [...this.#retries.keys()]) this.#dropRetry(key);
+    this.#retries.clear();
     // Bottleneck's stop waits for the jobs running.
     await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
     // A forget asked meanwhile is under way too: waited for until none is left.
@@ -240,13 +225,7 @@ export class HomeTabs {
   #soon(teamId: string, userId: string): void {
     const key = keyOf({ teamId, userId });
     if (this.#stopping || this.#pending.has(key)) return;
-    const run = () => {
-      this.#pending.delete(key);
-      this.#track(this.#publish(teamId, userId));
-    };
-    const timer = setTimeout(run, COALESCE_MS);
-    timer.unref();
-    this.#pending.set(key, { timer, run });
+    this.#pending.set(key, COALESCE_MS, () => this.#track(this.#publish(teamId, userId)));
   }
 
   /** Publishes the member's Home again if they opened it within the day (on any replica), with their workspace's client. */
