@@ -1,6 +1,7 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
+import { LATE, within } from 'pictor/internal';
 import { anyOf, defaultQualityFor, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, qualitiesFor, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import { memorySpace } from '../runner/memory-space.js';
@@ -27,6 +28,12 @@ const COALESCE_MS = 500;
  * long each time) — then given up (logged): the member's next open of their Home publishes it.
  */
 const FORGET_RETRIES = 4;
+/**
+ * How long a forget's publish waits, at most, for the member's own publishes already under way (their render, read
+ * from the bots' state, and Slack's answer) before it is sent all the same; each one still under way then is followed,
+ * once it ends, by the forget's publish again, so a view rendered before the forget never stays the last one.
+ */
+export const FORGET_WAIT_MS = 10_000;
 
 /**
  * What becomes of a forget's Home tab: `published` (Slack took it), `retrying` (Slack did not take it; it is tried
@@ -121,8 +128,9 @@ export class HomeTabs {
    * Slack keeps shows their prompts (each job's line and its thumbnail's alt text) however long ago it was published,
    * by this process, another replica or one before a restart, and only a publish replaces it. It is sent at once, past
    * the pace (a forget is rare; a 429 is waited out by the client): never queued, so it goes before the queued changes
-   * and no stop drops it. The member's publishes under way (rendering or sending) are waited for first, so none
-   * rendered before the forget comes after this one; other members' and the ones still queued for the pace (rendered
+   * and no stop drops it. The member's publishes under way (rendering or sending) are waited for first, at most
+   * `FORGET_WAIT_MS` (one still under way then is followed by this publish again once it ends), so none rendered
+   * before the forget comes after this one; other members' and the ones still queued for the pace (rendered
    * when they run, after the forget) are not. Answers what becomes of it (`ForgetPublish`): when Slack did not take it, it is tried again
    * later (`FORGET_RETRIES`, on the audit log's waits) until it passes, the tries run out or the bot stops (each
    * logged) — `retrying`, unless the bot stops, when only the member's next open of their Home publishes it
@@ -141,12 +149,14 @@ export class HomeTabs {
 
   /**
    * A forget's publish (its `attempt`-th retry, or 0; `lastWait`: the wait before it), once the member's own publishes
-   * under way have ended; tried again later when it failed.
+   * under way have ended or `FORGET_WAIT_MS` passed (each one still under way then is followed by this publish again
+   * once it ends); tried again later when it failed.
    */
   async #forgetPublish(viewer: Viewer, attempt: number, lastWait: number | undefined): Promise<ForgetPublish> {
     // Under way from now on, while it waits for the member's own publishes too: a stop waits for it.
     const sent = (async () => {
-      await Promise.allSettled([...(this.#rendering.get(keyOf(viewer.actor)) ?? [])]);
+      const earlier = Promise.allSettled([...(this.#rendering.get(keyOf(viewer.actor)) ?? [])]);
+      if ((await within(earlier, FORGET_WAIT_MS)) === LATE) this.#publishAgainAfter(viewer, earlier);
       return this.#publishTo(viewer, true);
     })();
     this.#track(sent);
@@ -168,6 +178,25 @@ export class HomeTabs {
     const wait = auditRetryWaitMs(lastWait);
     this.#retries.set(key, wait, () => void this.#forgetPublish(viewer, attempt + 1, wait));
     return true;
+  }
+
+  /**
+   * A forget's publish sent before the member's own publishes under way (`earlier`) ended (`FORGET_WAIT_MS`): sent again
+   * once they end, so theirs — rendered before the forget — is not the view Slack keeps. Not sent once the bot stopped
+   * (logged): the member's next open of their Home publishes it.
+   */
+  #publishAgainAfter(viewer: Viewer, earlier: Promise<unknown>): void {
+    this.#o.logger.warn({ team: viewer.actor.teamId }, 'a forget’s Home tab did not wait longer for the member’s publish under way: it is published again once that one ends');
+    this.#track(
+      earlier.then(async () => {
+        if (this.#stopped) {
+          this.#o.logger.warn({ team: viewer.actor.teamId }, 'did not publish a Home tab again after a forget: the Home tabs have stopped');
+          return;
+        }
+        const published = await this.#publishTo(viewer, true);
+        if (!published.ok) this.#retryLater(viewer, 0, undefined);
+      }),
+    );
   }
 
   /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
