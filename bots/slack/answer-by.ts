@@ -1,9 +1,8 @@
 import type { Context } from '@slack/bolt';
+import { AnswerBudget } from '../runner/answer-budget.js';
 
 /** A trigger (`trigger_id`) lasts 3 s from the member's action in Slack: a form (`views.open`) opens within it, or not at all. */
 export const SLACK_TRIGGER_MS = 3_000;
-/** How long before the trigger expires the intake must have decided at the latest: the form's own trip to Slack. */
-export const TRIGGER_TRIP_MS = 500;
 
 /** The context key of a request's arrival (ms as `Date.now()`). */
 const ARRIVED_AT = 'arrivedAt';
@@ -20,11 +19,18 @@ export function arrivalOf(now: () => number = Date.now): Record<string, unknown>
 }
 
 /**
- * When the runner's intake must have decided a form by (`JobIntent.answerBy`, ms as `Date.now()`): the trigger's 3 s
- * from when the request arrived (`arrivalOf`), less the form's trip. A form not decided by then is refused privately
- * rather than opened with an expired trigger. A request not stamped (no receiver of ours took it in) counts from now.
+ * The answer budget of a form (the runner's `AnswerBudget`): the trigger's 3 s from when the request arrived
+ * (`arrivalOf`), less the form's own trip to Slack. Its `endsAt` is when the runner's intake must have decided the form
+ * by (`JobIntent.answerBy`), and every read before the form waits only within it (`within`): a form not decided by then
+ * is refused privately rather than opened with an expired trigger. A request not stamped (no receiver of ours took it
+ * in) counts from now.
  */
-export function formAnswerBy(context: Context): number {
+export function formBudget(context: Context): AnswerBudget {
   const arrivedAt = typeof context[ARRIVED_AT] === 'number' ? context[ARRIVED_AT] : Date.now();
-  return arrivedAt + SLACK_TRIGGER_MS - TRIGGER_TRIP_MS;
+  return new AnswerBudget(arrivedAt, SLACK_TRIGGER_MS);
+}
+
+/** When the runner's intake must have decided a form by (`JobIntent.answerBy`, ms as `Date.now()`): its budget's `endsAt` (`formBudget`). */
+export function formAnswerBy(context: Context): number {
+  return formBudget(context).endsAt;
 }

@@ -39,8 +39,15 @@ export interface BotContext {
 /** Message shortcut and modal ids, as in the app manifest. */
 export const SHORTCUT_EDIT_IMAGE = 'pictor_edit_image';
 
-/** A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). */
-export function respondVia(responseUrl: string, logger: LoggerLike): Notifier {
+/** Statuses a `response_url` answers once it is used up (5 uses) or expired (30 minutes): its note reached nobody. */
+const RESPONSE_URL_GONE = new Set([404, 410]);
+
+/**
+ * A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). Rejects when
+ * it cannot be reached, or answers that it is used up or expired (404, 410): the note reached nobody. Another refusal
+ * is logged. Only through `privateAnswerVia`, which takes such a note to the member's direct messages.
+ */
+function respondVia(responseUrl: string, logger: LoggerLike): Notifier {
   return async (text) => {
     const response = await fetch(responseUrl, {
       method: 'POST',
@@ -49,8 +56,17 @@ export function respondVia(responseUrl: string, logger: LoggerLike): Notifier {
       signal: AbortSignal.timeout(15_000),
     });
     await response.arrayBuffer();
+    if (RESPONSE_URL_GONE.has(response.status)) throw new ResponseUrlGoneError(response.status);
     if (!response.ok) logger.warn({ status: response.status }, 'a response_url refused a private note');
   };
+}
+
+/** A `response_url` used up or expired: what it answered (404, 410). */
+class ResponseUrlGoneError extends Error {
+  override readonly name = 'ResponseUrlGoneError';
+  constructor(readonly status: number) {
+    super(`the response_url answered ${status}: used up or expired`);
+  }
 }
 
 /** A private note in a channel (or thread) through chat.postEphemeral, paced with the channel's other writes. */
@@ -80,9 +96,9 @@ export function directVia(context: Pick<BotContext, 'writer'>, client: webApi.We
 }
 
 /**
- * A private answer to a member's press or command: through its response URL, else in their direct messages with the
- * app — where there is none (the Home tab gives none) or it cannot be reached, so a refusal or a job given up as it
- * starts is never left untold.
+ * A private answer to a member's press, command or form: through its response URL, else in their direct messages with
+ * the app — where there is none (the Home tab gives none), or it cannot be reached, or it answers that it is used up or
+ * expired (404, 410) — so a refusal, a private result's note or a job given up as it starts is never left untold.
  */
 export function privateAnswerVia(context: Pick<BotContext, 'writer' | 'logger' | 'workspace'>, auth: Context, where: { userId: string; responseUrl?: string | undefined }): Notifier {
   const direct: Notifier = (text) => directVia(context, context.workspace(auth).client, where.userId)(text);
@@ -92,9 +108,13 @@ export function privateAnswerVia(context: Pick<BotContext, 'writer' | 'logger' |
     try {
       await respond(text);
     } catch (error) {
-      // Its code only (fetch keeps the system's in its cause): the URL itself is a credential of the press.
-      const code = slackErrorCode(error) ?? slackErrorCode((error as { cause?: unknown } | undefined)?.cause) ?? (error instanceof Error ? error.name : undefined);
-      context.logger.warn({ code }, 'a response_url could not be reached: its private note goes to the member’s direct messages');
+      if (error instanceof ResponseUrlGoneError) {
+        context.logger.warn({ status: error.status }, 'a response_url is used up or expired: its private note goes to the member’s direct messages');
+      } else {
+        // Its code only (fetch keeps the system's in its cause): the URL itself is a credential of the press.
+        const code = slackErrorCode(error) ?? slackErrorCode((error as { cause?: unknown } | undefined)?.cause) ?? (error instanceof Error ? error.name : undefined);
+        context.logger.warn({ code }, 'a response_url could not be reached: its private note goes to the member’s direct messages');
+      }
       await direct(text);
     }
   };

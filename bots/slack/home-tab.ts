@@ -1,6 +1,7 @@
 import Bottleneck from 'bottleneck';
 import type { types, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
+import { LATE, within } from 'pictor/internal';
 import { anyOf, defaultQualityFor, describeFailure, describeHowToChange, describeOwnDefaults, describeSettings, describeUsage, historyLineValues, listOf, qualitiesFor, say, unreadableRulesRefusal, type HistoryEntry, type Requester } from '../runner/index.js';
 import { ACTIONS } from './render-job.js';
 import { memorySpace } from '../runner/memory-space.js';
@@ -8,6 +9,7 @@ import { auditRetryWaitMs } from '../runner/audit-log.js';
 import { stateKeyOf, type Space } from '../state/index.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
+import { KeyedTimers } from './keyed-timers.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { historyChannelOf, jobMessageLinkOf, truncate } from './slack-text.js';
 
@@ -26,6 +28,12 @@ const COALESCE_MS = 500;
  * long each time) — then given up (logged): the member's next open of their Home publishes it.
  */
 const FORGET_RETRIES = 4;
+/**
+ * How long a forget's publish waits, at most, for the member's own publishes already under way (their render, read
+ * from the bots' state, and Slack's answer) before it is sent all the same; each one still under way then is followed,
+ * once it ends, by the forget's publish again, so a view rendered before the forget never stays the last one.
+ */
+export const FORGET_WAIT_MS = 10_000;
 
 /**
  * What becomes of a forget's Home tab: `published` (Slack took it), `retrying` (Slack did not take it; it is tried
@@ -75,10 +83,10 @@ interface Viewer {
 export class HomeTabs {
   readonly #o: HomeTabsOptions;
   readonly #viewers: NonNullable<HomeTabsOptions['viewers']>;
-  /** The changes still coalescing, by member: each one's timer, and its publish. */
-  readonly #pending = new Map<string, { timer: NodeJS.Timeout; run: () => void }>();
-  /** The forgets' publishes that failed, waiting to be tried again, by member: each one's timer, and its try. */
-  readonly #retries = new Map<string, { timer: NodeJS.Timeout; run: () => void }>();
+  /** The changes still coalescing, by member: each one's publish. */
+  readonly #pending = new KeyedTimers();
+  /** The forgets' publishes that failed, waiting to be tried again, by member: each one's try. */
+  readonly #retries = new KeyedTimers();
   readonly #publishing = new Set<Promise<unknown>>();
   /** Each member's publishes rendering or sending now (started, not queued for the pace): what a forget waits for. */
   readonly #rendering = new Map<string, Set<Promise<void>>>();
@@ -120,8 +128,9 @@ export class HomeTabs {
    * Slack keeps shows their prompts (each job's line and its thumbnail's alt text) however long ago it was published,
    * by this process, another replica or one before a restart, and only a publish replaces it. It is sent at once, past
    * the pace (a forget is rare; a 429 is waited out by the client): never queued, so it goes before the queued changes
-   * and no stop drops it. The member's publishes under way (rendering or sending) are waited for first, so none
-   * rendered before the forget comes after this one; other members' and the ones still queued for the pace (rendered
+   * and no stop drops it. The member's publishes under way (rendering or sending) are waited for first, at most
+   * `FORGET_WAIT_MS` (one still under way then is followed by this publish again once it ends), so none rendered
+   * before the forget comes after this one; other members' and the ones still queued for the pace (rendered
    * when they run, after the forget) are not. Answers what becomes of it (`ForgetPublish`): when Slack did not take it, it is tried again
    * later (`FORGET_RETRIES`, on the audit log's waits) until it passes, the tries run out or the bot stops (each
    * logged) — `retrying`, unless the bot stops, when only the member's next open of their Home publishes it
@@ -134,18 +143,20 @@ export class HomeTabs {
       return 'next-open';
     }
     // This forget's publish replaces one an earlier forget still had to try again.
-    this.#dropRetry(keyOf(actor));
+    this.#retries.drop(keyOf(actor));
     return this.#forgetPublish({ actor, requester, client }, 0, undefined);
   }
 
   /**
    * A forget's publish (its `attempt`-th retry, or 0; `lastWait`: the wait before it), once the member's own publishes
-   * under way have ended; tried again later when it failed.
+   * under way have ended or `FORGET_WAIT_MS` passed (each one still under way then is followed by this publish again
+   * once it ends); tried again later when it failed.
    */
   async #forgetPublish(viewer: Viewer, attempt: number, lastWait: number | undefined): Promise<ForgetPublish> {
     // Under way from now on, while it waits for the member's own publishes too: a stop waits for it.
     const sent = (async () => {
-      await Promise.allSettled([...(this.#rendering.get(keyOf(viewer.actor)) ?? [])]);
+      const earlier = Promise.allSettled([...(this.#rendering.get(keyOf(viewer.actor)) ?? [])]);
+      if ((await within(earlier, FORGET_WAIT_MS)) === LATE) this.#publishAgainAfter(viewer, earlier);
       return this.#publishTo(viewer, true);
     })();
     this.#track(sent);
@@ -165,21 +176,27 @@ export class HomeTabs {
       return false;
     }
     const wait = auditRetryWaitMs(lastWait);
-    this.#dropRetry(key);
-    const run = () => {
-      if (this.#retries.get(key)?.run === run) this.#retries.delete(key);
-      void this.#forgetPublish(viewer, attempt + 1, wait);
-    };
-    const timer = setTimeout(run, wait);
-    timer.unref();
-    this.#retries.set(key, { timer, run });
+    this.#retries.set(key, wait, () => void this.#forgetPublish(viewer, attempt + 1, wait));
     return true;
   }
 
-  #dropRetry(key: string): void {
-    const retry = this.#retries.get(key);
-    if (retry) clearTimeout(retry.timer);
-    this.#retries.delete(key);
+  /**
+   * A forget's publish sent before the member's own publishes under way (`earlier`) ended (`FORGET_WAIT_MS`): sent again
+   * once they end, so theirs — rendered before the forget — is not the view Slack keeps. Not sent once the bot stopped
+   * (logged): the member's next open of their Home publishes it.
+   */
+  #publishAgainAfter(viewer: Viewer, earlier: Promise<unknown>): void {
+    this.#o.logger.warn({ team: viewer.actor.teamId }, 'a forget’s Home tab did not wait longer for the member’s publish under way: it is published again once that one ends');
+    this.#track(
+      earlier.then(async () => {
+        if (this.#stopped) {
+          this.#o.logger.warn({ team: viewer.actor.teamId }, 'did not publish a Home tab again after a forget: the Home tabs have stopped');
+          return;
+        }
+        const published = await this.#publishTo(viewer, true);
+        if (!published.ok) this.#retryLater(viewer, 0, undefined);
+      }),
+    );
   }
 
   /** What every Home of a workspace shows changed (its settings, its budgets): each recent viewer's is published again. */
@@ -209,10 +226,8 @@ export class HomeTabs {
    * until no publish is under way or queued (tests: what a member's Home shows once every change asked for has reached it).
    */
   async flush(): Promise<void> {
-    for (const { timer, run } of [...this.#pending.values(), ...this.#retries.values()]) {
-      clearTimeout(timer);
-      run();
-    }
+    this.#pending.runAll();
+    this.#retries.runAll();
     while (this.#publishing.size > 0) await this.settled();
   }
 
@@ -226,10 +241,9 @@ export class HomeTabs {
    */
   async stop(): Promise<void> {
     this.#stopping = true;
-    for (const { timer } of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
     if (this.#retries.size > 0) this.#o.logger.warn({ members: this.#retries.size }, 'gave up publishing Home tabs after a forget: the bot stops; each member’s next open of theirs publishes it');
-    for (const key of [...this.#retries.keys()]) this.#dropRetry(key);
+    this.#retries.clear();
     // Bottleneck's stop waits for the jobs running.
     await this.#limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
     // A forget asked meanwhile is under way too: waited for until none is left.
@@ -240,13 +254,7 @@ export class HomeTabs {
   #soon(teamId: string, userId: string): void {
     const key = keyOf({ teamId, userId });
     if (this.#stopping || this.#pending.has(key)) return;
-    const run = () => {
-      this.#pending.delete(key);
-      this.#track(this.#publish(teamId, userId));
-    };
-    const timer = setTimeout(run, COALESCE_MS);
-    timer.unref();
-    this.#pending.set(key, { timer, run });
+    this.#pending.set(key, COALESCE_MS, () => this.#track(this.#publish(teamId, userId)));
   }
 
   /** Publishes the member's Home again if they opened it within the day (on any replica), with their workspace's client. */

@@ -42,6 +42,7 @@ const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/runner/audit-log.ts', text: 'an audit post failed; its entries are posted again later', why: 'the log' },
   { file: 'bots/runner/audit-log.ts', text: 'the platform’s answer to an audit post was lost', why: 'an error’s message, for the log' },
   { file: 'bots/slack/listeners/mentions.ts', text: 'failed again', why: 'a claim’s outcome, compared in code' },
+  { file: 'bots/slack/bot-context.ts', text: 'the response_url answered {}: used up or expired', why: 'an error’s message, caught by privateAnswerVia, which sends the note to the member’s direct messages and logs only the status' },
   { file: 'bots/discord/interaction-action.ts', text: 'this discord.js has no InteractionCreate action to read the channel a thread is in: a channels rule refuses jobs asked in threads and forum posts of an allowed channel', why: 'a warning for the operator’s log (the client’s warn event)' },
   { file: 'bots/discord/handle-buttons.ts', text: 'its kept images', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/handle-buttons.ts', text: 'the state store', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },

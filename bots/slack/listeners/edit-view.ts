@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import { ephemeralVia, respondVia, type BotContext } from '../bot-context.js';
+import { ephemeralVia, privateAnswerVia, type BotContext } from '../bot-context.js';
 import { EDIT_VIEW_ID, MODAL_FIELD_NAMES, readEditSubmission } from '../edit-modal.js';
 import { imagesOf } from '../input-images.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
@@ -24,8 +24,10 @@ export function registerEditView(app: App, context: BotContext): void {
     await ack();
     const { context: where, prompt, options, files } = submission;
     const { client, botToken } = context.workspace(auth);
+    // Its private answers go through the response URL of the press or shortcut that opened the form (in the member's
+    // direct messages when it is used up or expired), else as a note only they see where the form came from.
     const notify = where.responseUrl
-      ? respondVia(where.responseUrl, context.logger)
+      ? privateAnswerVia(context, auth, { userId: body.user.id, responseUrl: where.responseUrl })
       : ephemeralVia({ client, writer: context.writer }, { channelId: where.channelId, userId: body.user.id, threadTs: where.threadTs });
     // The edit of a job asked in another member's direct messages: in the submitter's own, opened now (not before the
     // form opened, whose trigger lasts 3 s).

@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import { respondVia, type BotContext } from '../bot-context.js';
+import { privateAnswerVia, type BotContext } from '../bot-context.js';
 import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { localeIn } from '../user-locales.js';
@@ -71,7 +71,8 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       private: parsed.private,
       fieldNames: FLAG_NAMES,
       actor,
-      notify: respondVia(command.response_url, context.logger),
+      // Private answers through the command's response URL; in the member's direct messages when it is used up or expired.
+      notify: privateAnswerVia(context, auth, { userId: command.user_id, responseUrl: command.response_url }),
       client: context.workspace(auth).client,
     });
   });

@@ -11,8 +11,7 @@ import type { SavedRequest } from '../RequestStore.js';
 import { mayCancel, say, sayWords } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
-import { formAnswerBy } from '../answer-by.js';
-import { withinDeadline } from 'pictor/internal';
+import { formBudget } from '../answer-by.js';
 import type { Notifier } from '../SlackJobView.js';
 
 /**
@@ -126,20 +125,24 @@ export function registerJobButtons(app: App, context: BotContext): void {
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {
     await ack();
     // From a message, the answer is private through its response URL; from the Home tab (no response URL), a direct message.
-    const notify = answerOfPress(context, auth, body);
-    try {
-      await reroll(body, action, auth, notify);
-    } catch (error) {
-      // Answered at once, the press must not end in silence: whatever failed before the job was the runner's (its saved
-      // request, its direct messages, its request saved anew), nothing was sent to the service; the member is told so.
-      context.logger.error({ code: slackErrorCode(error), err: error instanceof Error ? error.name : undefined }, 'a Reroll failed before its job started; its member is told');
-      await notify(`:warning: ${say(localeIn(auth), 'error.on_my_side')}`).catch((e: unknown) => context.logger.warn({ code: slackErrorCode(e) }, 'could not tell a member that their Reroll failed'));
-    }
+    await reroll(body, action, auth, answerOfPress(context, auth, body));
   });
 
-  /** A Reroll pressed (see `ACTIONS.reroll`): its job started for the presser, or they are told privately why not. */
+  /**
+   * A Reroll pressed (see `ACTIONS.reroll`): its job started for the presser, or they are told privately why not. Answered
+   * at once, the press never ends in silence: a saved request that cannot be read is told as trouble on our side (nothing
+   * was sent to the service), and whatever fails once its job is asked for is told by `SlackJobs.start` itself, once.
+   */
   async function reroll(body: BlockAction<ButtonAction>, action: ButtonAction, auth: Context, notify: Notifier): Promise<void> {
-    const request = inScope(await context.store.get(action.value ?? ''), body);
+    let saved: SavedRequest | undefined;
+    try {
+      saved = await context.store.get(action.value ?? '');
+    } catch (error) {
+      context.logger.error({ code: slackErrorCode(error), err: error instanceof Error ? error.name : undefined }, 'the saved request of a Reroll could not be read; its member is told');
+      await notify(`:warning: ${say(localeIn(auth), 'error.on_my_side')}`).catch((e: unknown) => context.logger.warn({ code: slackErrorCode(e) }, 'could not tell a member that their Reroll failed'));
+      return;
+    }
+    const request = inScope(saved, body);
     if (request === 'elsewhere') {
       await notify(otherWorkspaceNote(context, localeIn(auth)));
       return;
@@ -239,12 +242,13 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
-    // Its saved request is read by the form's deadline too (the trigger's 3 s, `formAnswerBy`), as the intake's reads
-    // are: a state that does not answer by then is told privately, in time, as trouble on our side; no form opens.
-    const answerBy = formAnswerBy(auth);
+    // Its saved request is read within the form's one budget (the trigger's 3 s, `formBudget`), the one the runner's
+    // intake waits within after it (`answerBy`: its `endsAt`): a state that does not answer by then is told privately,
+    // in time, as trouble on our side; no form opens.
+    const budget = formBudget(auth);
     let saved: SavedRequest | undefined;
     try {
-      saved = await withinDeadline(answerBy, context.store.get(action.value ?? ''));
+      saved = await budget.within(() => context.store.get(action.value ?? ''));
     } catch (error) {
       context.logger.warn({ err: String(error), request: action.value }, 'the saved request of an Edit was not read before its form had to open; no form opens');
       await notify(`:warning: ${say(locale, 'error.on_my_side')}`);
@@ -282,7 +286,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
         private: request.private,
         inOwnDirectMessages: theirsAlone,
       }, locale),
-      { private: request.private, answerBy },
+      { private: request.private, answerBy: budget.endsAt },
     );
   });
 }

@@ -167,26 +167,21 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
       return;
     }
     // One call to the runner's intake: a refusal is told privately; an edit's images are downloaded once it is admitted.
-    // A job that cannot be started (its request cannot be saved) is told privately too: it failed on our side.
-    try {
-      await context.jobs.start({
-        kind: images ? 'edit' : 'generate',
-        prompt: parsed.prompt,
-        options: parsed.options,
-        style: parsed.style,
-        private: parsed.private,
-        fieldNames: FLAG_NAMES,
-        images,
-        inputFiles: images && files.map((f) => ({ id: f.id, name: f.name })),
-        actor,
-        threadTs,
-        notify,
-        client,
-      });
-    } catch (err) {
-      context.logger.error({ err, team: mention.teamId, channel: mention.channelId, ts: mention.ts }, 'a mention’s job could not be started: the member is told it failed on our side');
-      await notify(`:warning: ${say(mention.locale, 'error.on_my_side')}`);
-    }
+    // A job that cannot be started (its request cannot be saved) is told privately by `SlackJobs.start`: it failed on our side.
+    await context.jobs.start({
+      kind: images ? 'edit' : 'generate',
+      prompt: parsed.prompt,
+      options: parsed.options,
+      style: parsed.style,
+      private: parsed.private,
+      fieldNames: FLAG_NAMES,
+      images,
+      inputFiles: images && files.map((f) => ({ id: f.id, name: f.name })),
+      actor,
+      threadTs,
+      notify,
+      client,
+    });
   }
 
   /** The final images of the job whose message has these blocks (none when it is not a job's message, or has none yet). */

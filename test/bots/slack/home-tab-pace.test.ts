@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { webApi } from '@slack/bolt';
-import { HomeTabs, type HomeViewers } from '../../../bots/slack/home-tab.js';
+import { FORGET_WAIT_MS, HomeTabs, type HomeViewers } from '../../../bots/slack/home-tab.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 import type { Requester } from '../../../bots/runner/index.js';
 import type { RequestStore } from '../../../bots/slack/RequestStore.js';
@@ -105,6 +105,48 @@ describe('a Home tab published after a forget', () => {
       await vi.advanceTimersByTimeAsync(10);
       expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2']);
       expect(forgotten).toBe(true);
+    } finally {
+      answerFirst();
+      await homes.stop();
+    }
+  });
+});
+
+describe('a forget’s wait for the member’s own publish under way', () => {
+  it('ends after FORGET_WAIT_MS: the forget’s publish goes then, and again once the earlier one ends, so the view rendered before the forget is never the last', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    let answerFirst: () => void = () => {};
+    let calls = 0;
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(`${user_id}#${++calls}`);
+          // Slack does not answer the member's own publish (the one rendered before the forget) until told to.
+          return calls === 1 ? new Promise<void>((resolve) => (answerFirst = resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const { logger, warnings } = warningsKept();
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', clientFor: async () => client, requesterOf: (a) => requester(a.userId) });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    try {
+      void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
+      await vi.advanceTimersByTimeAsync(10);
+      expect(published).toEqual(['U0ALICE#1']);
+      let outcome: string | undefined;
+      void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE')).then((o) => (outcome = o));
+      await vi.advanceTimersByTimeAsync(FORGET_WAIT_MS - 1);
+      expect(published).toEqual(['U0ALICE#1']);
+      expect(outcome).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2']);
+      expect(outcome).toBe('published');
+      expect(warnings).toContain('a forget’s Home tab did not wait longer for the member’s publish under way: it is published again once that one ends');
+      // The earlier one ends: the forget's view goes again, after it.
+      answerFirst();
+      await vi.advanceTimersByTimeAsync(10);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2', 'U0ALICE#3']);
     } finally {
       answerFirst();
       await homes.stop();

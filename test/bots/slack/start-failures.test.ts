@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
-import { startHarness, type Harness } from './harness.js';
+import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
+import { buttonsOf } from '../../fakes/slack/slack-objects.js';
+import { finishedActions, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -21,5 +23,53 @@ describe('a job that fails after its request was taken and before the runner had
     expect(fake.messages.filter((m) => m.channel === 'C0KITES')).toEqual([]);
     expect(h.emulator.requests).toHaveLength(0);
     expect(h.runner.activeJobs()).toEqual([]);
+  });
+
+  it('a mention whose request cannot be saved: the member is told privately once, by the job’s start itself, that something went wrong on our side; nothing reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    const start = vi.spyOn(SlackJobs.prototype, 'start');
+    vi.spyOn(RequestStore.prototype, 'create').mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    await fake.userMessage({ channel: 'C0KITES', user: 'U0ALICE', text: `<@${fake.botUserId}> a kite --quality low` });
+    await fake.waitFor(() => start.mock.results[0], 'the job asked for');
+    // The start answers (it never rejects): the member was told by then, and nothing after it tells them again.
+    await expect(start.mock.results[0]!.value).resolves.toBeUndefined();
+    expect(fake.ephemerals.filter((e) => e.user === 'U0ALICE').map((e) => e.text)).toEqual([`:warning: ${say('en', 'error.on_my_side')}`]);
+    expect(fake.responses).toEqual([]);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('a Reroll whose request cannot be saved anew: the presser is told privately once, by the job’s start itself; nothing more reaches the service', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    const actions = await finishedActions(fake, 'C0KITES');
+    const start = vi.spyOn(SlackJobs.prototype, 'start');
+    vi.spyOn(RequestStore.prototype, 'create').mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    await fake.waitFor(() => start.mock.results[0], 'the job asked for');
+    await expect(start.mock.results[0]!.value).resolves.toBeUndefined();
+    expect(fake.responses.filter((r) => click.responseUrl.endsWith(r.id)).map((r) => r.body.text)).toEqual([`:warning: ${say('en', 'error.on_my_side')}`]);
+    expect(fake.messages.filter((m) => m.channel === 'U0BOB' || m.channel === fake.dmOf('U0BOB'))).toEqual([]);
+    expect(h.emulator.requests).toHaveLength(1);
+  });
+
+  it('a Reroll whose saved request cannot be read: the presser is told privately once that something went wrong on our side; no job is asked for', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    const actions = await finishedActions(fake, 'C0KITES');
+    const start = vi.spyOn(SlackJobs.prototype, 'start');
+    // The read of this job's saved request fails (the data folder failing); every other read is as usual.
+    const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value;
+    const read = RequestStore.prototype.get;
+    vi.spyOn(RequestStore.prototype, 'get').mockImplementation(function (this: RequestStore, id: string) {
+      return id === requestId ? Promise.reject(Object.assign(new Error('input/output error'), { code: 'EIO' })) : read.call(this, id);
+    });
+    const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
+    const note = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(note.body.text).toBe(`:warning: ${say('en', 'error.on_my_side')}`);
+    expect(start).not.toHaveBeenCalled();
+    expect(h.emulator.requests).toHaveLength(1);
   });
 });

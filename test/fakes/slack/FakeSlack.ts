@@ -267,6 +267,18 @@ export class FakeSlack {
   }
 
   /**
+   * From now on every response URL answers `status` (404 or 410: used up or expired, as Slack's do after 5 uses or 30
+   * minutes) with Slack's `expired_url`, and takes nothing: no note reaches `responses`. `refusedResponses` counts them.
+   */
+  expireResponseUrls(status: 404 | 410 = 404): void {
+    this.#responseUrlStatus = status;
+  }
+
+  /** Posts to a response URL refused since `expireResponseUrls`. */
+  refusedResponses = 0;
+  #responseUrlStatus: 404 | 410 | undefined;
+
+  /**
    * Holds every call of `method` open from now on, as a Slack that does not answer: a call waits (its connection
    * open, nothing sent back) until `release()`, then is answered as usual and counted in `callsOf`. `arrived()` counts
    * the calls that came while held.
@@ -800,6 +812,13 @@ export class FakeSlack {
     if (req.method === 'POST' && path.startsWith('/upload/v1/')) return this.#upload(path.slice('/upload/v1/'.length), req, res);
     if (req.method === 'POST' && path.startsWith('/response/')) {
       const body = await readBody(req);
+      if (this.#responseUrlStatus) {
+        this.refusedResponses++;
+        this.#changed();
+        res.writeHead(this.#responseUrlStatus, { 'content-type': 'text/plain' });
+        res.end('expired_url');
+        return;
+      }
       this.responses.push({ id: path.slice('/response/'.length), body: JSON.parse(body.toString('utf8') || '{}') as Rec, at: Date.now() });
       this.#changed();
       return json(res, 200, { ok: true });
