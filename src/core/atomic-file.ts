@@ -192,14 +192,23 @@ async function copyAside(fs: WriteSteps, file: string, aside: string): Promise<b
 /**
  * The one restore of a file written with a backup copy (`writeFileAtomically`'s `backupPath`): when `path` is missing
  * although its backup exists, or is not `good`, a good backup takes its place (a bad file is kept as
- * `<path>.broken-<time>`). Answers what it did; a caller then reads `path` and names what is wrong if it is still bad.
+ * `<path>.broken-<time>`). With `restored`, what takes its place is what that makes of the backup's text, made before
+ * anything is touched (when it throws, nothing was) and put in place by one atomic write: a crash leaves either the
+ * file as it was (or moved aside: the next restore runs again) or the whole result, never the backup as it is.
+ * Answers what it did; a caller then reads `path` and names what is wrong if it is still bad.
  */
-export async function restoreFromBackup(path: string, backupPath: string, good: (text: string) => boolean, now = Date.now()): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
+export async function restoreFromBackup(
+  path: string,
+  backupPath: string,
+  good: (text: string) => boolean,
+  options: { now?: number | undefined; restored?: ((backup: string) => string | Promise<string>) | undefined } = {},
+): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
   const read = (file: string) => readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : ''));
   const [main, backup] = [await read(path), await read(backupPath)];
   if ((main !== undefined && good(main)) || backup === undefined || !good(backup)) return { restored: false };
-  const brokenCopy = main === undefined ? undefined : `${path}.broken-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
+  const text = options.restored ? await options.restored(backup) : backup;
+  const brokenCopy = main === undefined ? undefined : `${path}.broken-${new Date(options.now ?? Date.now()).toISOString().replace(/[:.]/g, '-')}`;
   if (brokenCopy) await rename(path, brokenCopy);
-  await writeFileAtomically(path, backup);
+  await writeFileAtomically(path, text);
   return { restored: true, brokenCopy };
 }

@@ -91,7 +91,7 @@ export class FileQuotaStore implements QuotaStore {
         // What a write a crash stopped left (each a whole version, prompts too): every write of them takes the lock.
         await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
         await this.#checkUsageFile();
-        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, this.#process.clock());
+        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, { now: this.#process.clock() });
         await this.#readCapOverrides();
         const ledger = await this.#restoreLedger();
         await this.#load();
@@ -448,22 +448,33 @@ export class FileQuotaStore implements QuotaStore {
   /**
    * The one restore of the ledger, at `open()` and when a step finds the file gone or damaged while the process runs:
    * a good backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`, which moves a damaged
-   * one aside), and is brought up to what `usage.jsonl` and this process's reservations say since (`restoredIn`). Run
-   * under the lock: the ledger its check found good (the file's, or the copy put in its place) is kept as read.
+   * one aside), brought up to what `usage.jsonl` and this process's reservations say since (`restoredIn`) before one
+   * write puts it in place: a crash never leaves the copy there without the charges recorded since, and a `usage.jsonl`
+   * that cannot be read stops it, nothing changed. Run under the lock: the ledger found good (the file's, or the one
+   * put in its place) is kept as read.
    */
   async #restoreLedger(): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
     let good: Ledger | undefined;
-    const restored = await restoreFromBackup(this.path, this.backupPath, (text) => {
+    const check = (text: string) => {
       const parsed = parseLedger(safeJson(text));
       if (parsed.ok) good = parsed.ledger;
       return parsed.ok;
-    }, this.#process.clock());
+    };
+    // Asked only once the backup copy was found good, last: `good` is its ledger.
+    const restored = async () => {
+      const records = await this.#readUsage().catch((cause: unknown) => {
+        throw new LedgerUnreadableError(this.usagePath, 'cannot be read (the usage records of settled jobs), so the backup copy of the spend ledger was not put back', {
+          cause,
+          remedy: `Nothing was changed: make it readable and try again. Moving it away instead puts ${this.backupPath} back without the charges recorded since it was written: they go uncounted.`,
+        });
+      });
+      const { owner, held } = this.#process;
+      restoredIn(good!, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
+      return JSON.stringify(good);
+    };
+    const answer = await restoreFromBackup(this.path, this.backupPath, check, { now: this.#process.clock(), restored });
     if (good) this.#keep(good);
-    if (!restored.restored) return restored;
-    const horizon = this.#process.clock() - this.#process.keepDays * DAY_MS;
-    const { owner, held } = this.#process;
-    if (restoredIn(good!, await this.#readUsage(), horizon, owner, (jobId) => held.has(jobId))) await this.#write(good!);
-    return restored;
+    return answer;
   }
 
   /**

@@ -428,16 +428,16 @@ export function endingGoneIn(ledger: Ledger, alive: (owner: string) => boolean, 
 }
 
 /**
- * Brings a ledger put back from its backup copy up to date, and answers whether it changed it. The copy is behind by
+ * Brings a ledger put back from its backup copy up to date. The copy is behind by
  * the changes written after it: what the usage records say since that it does not account for is charged
  * (`chargeRecordedIn`), so what is spent equals what was settled. `owner`'s reservations (the process restoring it) are
  * as it holds them (`held`): one it no longer holds was ended by a change after the copy (a release writes no usage
  * record) and is dropped, not left to take its user's slot and be charged at the next start.
  */
-export function restoredIn(ledger: Ledger, records: Iterable<UsageRecord>, horizon: number, owner: string, held: (jobId: string) => boolean): boolean {
+export function restoredIn(ledger: Ledger, records: Iterable<UsageRecord>, horizon: number, owner: string, held: (jobId: string) => boolean): void {
   // Charged first: a settle ended its job with a record, which a dropped reservation would no longer be charged by.
-  const charged = chargeRecordedIn(ledger, records, horizon).length > 0;
-  const ended = Object.keys(ledger.reservations).filter((jobId) => ledger.reservations[jobId]!.owner === owner && !held(jobId));
-  for (const jobId of ended) delete ledger.reservations[jobId];
-  return charged || ended.length > 0;
+  chargeRecordedIn(ledger, records, horizon);
+  for (const [jobId, reservation] of Object.entries(ledger.reservations)) {
+    if (reservation.owner === owner && !held(jobId)) delete ledger.reservations[jobId];
+  }
 }
