@@ -28,7 +28,7 @@ export {
   type PictorErrorCode,
   type ValidationRule,
 } from './core/errors.js';
-export { PRICE_TABLE, estimatePrice, priceOfResult, formatUsd, describeQuote, type PriceBasis, type PriceQuery, type PriceQuote } from './core/pricing.js';
+export { PRICE_TABLE, estimatePrice, priceOfResult, formatUsd, describeQuote, type DescribeQuoteOptions, type PriceBasis, type PriceQuery, type PriceQuote } from './core/pricing.js';
 export { ImageLimiter, type ImageLimiterOptions, type LimiterCoordinator, type LimiterStats, type ScheduleOptions } from './core/image-limiter.js';
 // The images-per-minute bucket limiters share through `ImageLimiterOptions.bucket` (docs/shared-limits.md, "A coordinator of your own").
 export { LocalImageBucket, type BucketShape, type ImageBucket } from './core/image-bucket.js';

@@ -45,6 +45,11 @@ export class JobWatch {
   readonly files: string[] = [];
   /** What the ledger did when the request ended; absent until it answered. */
   settled?: JobSettled | undefined;
+  /**
+   * The ledger answered that it kept the job's settle (or release) for later (`deferred`): no charge is known yet, but
+   * the ledger did answer, and that settle may still land at what this run decided.
+   */
+  kept?: JobSettled | undefined;
   /** Why the process exits before the ledger answered: the settle timer ran out, or a second Ctrl+C. */
   exitedBy?: 'timer' | 'second_interrupt' | undefined;
   /** With `exitedBy: 'second_interrupt'`: the signal that cut the wait short, as the report names it ("the second Ctrl+C", "a SIGTERM"). */
@@ -179,9 +184,10 @@ export class JobWatch {
     clearTimeout(this.#exitTimer);
   }
 
-  /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) tells nothing. */
+  /** Records how the ledger ended the job; a settle the ledger did not take yet (`deferred`) is recorded as `kept`, charging nothing known. */
   noteSettled(settled: JobSettled): void {
-    if (!settled.deferred) this.settled = settled;
+    if (settled.deferred) this.kept = settled;
+    else this.settled = settled;
   }
 
   /** Records a file written for the job. */
@@ -315,19 +321,26 @@ export function interruptReport(job: ReportedJob | undefined): string[] {
 }
 
 /** What the Ctrl+C report reads of a job (`written` absent: its images are not written yet). */
-type ReportedJob = Pick<JobWatch, 'phase' | 'files' | 'settled' | 'exitedBy' | 'secondSignal' | 'emulator'> & { written?: boolean | undefined };
+type ReportedJob = Pick<JobWatch, 'phase' | 'files' | 'settled' | 'kept' | 'exitedBy' | 'secondSignal' | 'emulator'> & { written?: boolean | undefined };
 
 function firstLine(job: Omit<ReportedJob, 'files'>): string {
   if (job.phase === 'waiting') return 'pictor: interrupted before the request was sent: nothing was billed.';
   const { settled } = job;
   // Named for the signal that came (a SIGTERM after a Ctrl+C is no "second Ctrl+C").
   const second = job.secondSignal ?? 'a second signal';
-  const unanswered = `${job.exitedBy === 'second_interrupt' ? `${second} came before the ledger answered` : 'the ledger did not answer in time'}: ${leftOpen(false)}`;
+  // Why no charge is known: the ledger answered that it kept the settle for later, or the exit came before it answered.
+  const whyOpen = (ledger: string): string =>
+    job.kept ? `${ledger} kept its ${keptWhat(job.kept)} for later` : job.exitedBy === 'second_interrupt' ? `${second} came before ${ledger} answered` : `${ledger} did not answer in time`;
+  const unanswered = `${whyOpen('the ledger')}: ${leftOpen(false, job.kept)}`;
   if (job.phase === 'marking' && !settled) {
     // Nothing left, but the ledger's "may be billed" mark may have been recorded before the exit: its job may then be
     // charged its estimate (by a later run, as a job that was sent, unless the release this run sent still lands).
     const ledger = job.emulator ? "the emulator's ledger" : 'the ledger';
-    const why = job.exitedBy === 'second_interrupt' ? `${second} came while ${ledger} was recording that it may be billed` : `${ledger} did not answer in time while recording that it may be billed`;
+    const why = job.kept
+      ? `${ledger} kept its ${keptNoun(job.kept)} for later without saying whether it had recorded that it may be billed`
+      : job.exitedBy === 'second_interrupt'
+        ? `${second} came while ${ledger} was recording that it may be billed`
+        : `${ledger} did not answer in time while recording that it may be billed`;
     return job.emulator
       ? `pictor: interrupted before the request was sent to the emulator: nothing was spent; ${why}, and if it had recorded that, the job may be recorded there at its estimate (marked uncertain when a later run records it).`
       : `pictor: interrupted before the request was sent: nothing was sent, but ${why}, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.`;
@@ -337,7 +350,7 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
     const when = job.phase === 'done' ? `${job.written ? 'after writing' : 'while writing'} the images of a job the emulator had ended` : 'after the request was sent to the emulator';
     const what = job.phase === 'done' ? '' : ' (the images that came, plus the estimate of each that did not)';
     if (settled) return `pictor: interrupted ${when}: it would have cost ${formatUsdExact(settled.usd)} on the real service${what}; nothing was spent.`;
-    const emulatorUnanswered = `${job.exitedBy === 'second_interrupt' ? `${second} came before the emulator's ledger answered` : "the emulator's ledger did not answer in time"}: ${leftOpen(true)}`;
+    const emulatorUnanswered = `${whyOpen("the emulator's ledger")}: ${leftOpen(true, job.kept)}`;
     return `pictor: interrupted ${when}: nothing was spent; ${emulatorUnanswered}.`;
   }
   if (job.phase === 'done') {
@@ -363,7 +376,17 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
  * it: at its estimate (marked uncertain) while the ledger holds it as possibly billed, for nothing when the ledger had
  * recorded that nothing was billed (a wait to retry an attempt the service refused).
  */
-function leftOpen(emulator: boolean): string {
+function leftOpen(emulator: boolean, kept?: JobSettled): string {
   const [ledger, charged, charges] = emulator ? ["the emulator's ledger", 'recorded there at', 'records it there at'] : ['the ledger', 'charged', 'charges it'];
-  return `if its settle still reaches ${ledger}, the job is ${charged} what this run decided; if not, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
+  return `if its ${kept ? keptNoun(kept) : 'settle'} still reaches ${ledger}, the job is ${charged} what this run decided; if not, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
+}
+
+/** What the ledger kept for later: the job's settle, or its release. */
+function keptNoun(kept: JobSettled): 'settle' | 'release' {
+  return kept.action === 'released' ? 'release' : 'settle';
+}
+
+/** The same, with the charge this run decided: "settle of $0.00636", "release". */
+function keptWhat(kept: JobSettled): string {
+  return kept.action === 'released' ? 'release' : `settle of ${formatUsdExact(kept.usd)}`;
 }

@@ -162,11 +162,21 @@ export function formatUsdExact(usd: number): string {
   return `$${usd.toFixed(6)}`;
 }
 
+/** How `describeQuote` shows a quote. */
+export interface DescribeQuoteOptions {
+  /**
+   * When the total is followed by how many images at what price each: `several` (the default) only for more than one
+   * image, as the CLI prints it ("$0.00636", "$0.01272 (2 × $0.00636)"); `always`, so that one format reads on every
+   * record whatever its count, as the n8n node's `cost.text` does ("$0.00636 (1 × $0.00636)").
+   */
+  breakdown?: 'several' | 'always';
+}
+
 /** "$0.112 (2 × $0.056)" or "up to $0.895 (4 × $0.22375), an estimate: …". */
-export function describeQuote(quote: PriceQuote): string {
-  // With several images every digit shows, so the product is the total shown; one image reads as any other price.
-  const several = quote.n > 1;
-  const each = several ? ` (${quote.n} × ${formatUsdExact(quote.perImageUsd)})` : '';
-  const total = several ? formatUsdExact(quote.totalUsd) : formatUsd(quote.totalUsd);
+export function describeQuote(quote: PriceQuote, options: DescribeQuoteOptions = {}): string {
+  // With the breakdown every digit shows, so the product is the total shown; one image without it reads as any other price.
+  const broken = quote.n > 1 || options.breakdown === 'always';
+  const each = broken ? ` (${quote.n} × ${formatUsdExact(quote.perImageUsd)})` : '';
+  const total = broken ? formatUsdExact(quote.totalUsd) : formatUsd(quote.totalUsd);
   return quote.basis === 'table' ? `${total}${each}` : `up to ${total}${each}, an estimate: ${quote.reason ?? 'no price shown'}`;
 }

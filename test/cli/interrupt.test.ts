@@ -95,6 +95,10 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
       "pictor: interrupted before the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time while recording that it may be billed, and if it had recorded that, the job may be recorded there at its estimate (marked uncertain when a later run records it).",
     );
+    // The ledger answered that it kept the cancel's release for later: it cannot tell whether its mark was recorded.
+    expect(interruptReport({ phase: 'marking', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'not_sent' } })[0]).toBe(
+      'pictor: interrupted before the request was sent: nothing was sent, but the ledger kept its release for later without saying whether it had recorded that it may be billed, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.',
+    );
     // The ledger answered: the cancel released it.
     expect(interruptReport({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } })[0]).toBe(interruptReport({ phase: 'waiting', files: [] })[0]);
   });
@@ -105,6 +109,9 @@ describe('Ctrl+C during a generation', () => {
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
       "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, the job is recorded there at what this run decided; if not, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
+    );
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'settled', usd: 0.16854, deferred: true }, emulator: true })[0]).toBe(
+      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its settle of $0.16854 for later: if its settle still reaches the emulator's ledger, the job is recorded there at what this run decided; if not, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toMatch(
       /^pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl\+C came before the emulator's ledger answered: /,
@@ -236,7 +243,10 @@ describe('Ctrl+C during a generation', () => {
       job.noteSettled({ action: 'settled', usd: 0.00636, deferred: true });
       expect(job.interruptedExit()).toBe(130);
       expect(job.settled).toBeUndefined();
-      expect(said[1]).toMatch(/: if its settle still reaches the ledger, the job is charged what this run decided; if not, a later run charges it its estimate/);
+      // The ledger did answer (no "did not answer in time"): with the charge this run decided, and both ways it can end.
+      expect(said[1]).toBe(
+        'pictor: interrupted after writing the images of a job that had ended: the ledger kept its settle of $0.00636 for later: if its settle still reaches the ledger, the job is charged what this run decided; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed.',
+      );
       expect(interruptJson(job, { operation: 'generate', isPartial: () => false })).toMatchObject({ sent: true, charged: null });
       expect(exit).not.toHaveBeenCalled();
     });

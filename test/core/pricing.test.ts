@@ -45,4 +45,16 @@ describe('pricing', () => {
     expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'high', n: 4 }))).toBe('$0.89464 (4 × $0.22366)');
     expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'auto' }))).toMatch(/^up to \$0\.224, an estimate/);
   });
+
+  it('shows one image as any other price, and with its breakdown when always asked, as the n8n node words each item', () => {
+    const one = estimatePrice({ size: '1024x1024', quality: 'low' });
+    // The CLI's "Cost:" line: one image reads as any other price.
+    expect(describeQuote(one)).toBe('$0.0064');
+    // The node's cost.text: one format on every item, every digit shown, so its figures are those of usd and perImageUsd.
+    expect(describeQuote(one, { breakdown: 'always' })).toBe('$0.00636 (1 × $0.00636)');
+    expect(describeQuote(estimatePrice({ size: '1024x1024', quality: 'low', n: 2 }), { breakdown: 'always' })).toBe('$0.01272 (2 × $0.00636)');
+    expect(describeQuote({ n: 1, perImageUsd: 0.22375, totalUsd: 0.22375, basis: 'estimate', reason: 'no price is shown for edits' }, { breakdown: 'always' })).toBe(
+      'up to $0.22375 (1 × $0.22375), an estimate: no price is shown for edits',
+    );
+  });
 });

@@ -4,8 +4,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
-import { costText } from '../../nodes/nodes/PictorImage/output-items.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
+import { describeQuote } from '../../src/index.js';
 import { BACKGROUNDS, DEFAULTS, GenerationRequestSchema, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
 import { startCountingProxy } from './counting-proxy.js';
 import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
@@ -123,8 +123,8 @@ describe('generating with the Pictor Image node', () => {
     expect(json).toMatchObject({ size: '1024x1024', quality: 'low', background: expect.any(String), format: 'png' });
     expect(json.usage).toMatchObject({ total_tokens: expect.any(Number), output_tokens: expect.any(Number) });
     expect(json.cost).toMatchObject({ usd: 0.00636, perImageUsd: 0.00636, basis: 'table' });
-    // The text's figures are those fields', as on an item holding several images.
-    expect((json.cost as { text: string }).text).toBe(costText({ n: 1, perImageUsd: 0.00636, totalUsd: 0.00636, basis: 'table' }));
+    // The text's figures are those fields', as on an item holding several images: the core's quote with its breakdown always shown.
+    expect((json.cost as { text: string }).text).toBe(describeQuote({ n: 1, perImageUsd: 0.00636, totalUsd: 0.00636, basis: 'table' }, { breakdown: 'always' }));
   });
 
   it('marks the cost of an edit as an estimate and says why', async () => {
@@ -190,7 +190,7 @@ describe('generating with the Pictor Image node', () => {
     expect(out![0]!.json.images).toHaveLength(3);
     const cost = out![0]!.json.cost as { usd: number; perImageUsd: number; basis: 'table' | 'estimate'; reason?: string; text: string };
     expect(cost.usd).toBeCloseTo(cost.perImageUsd * 3, 6);
-    expect(cost.text).toBe(costText({ n: 3, perImageUsd: cost.perImageUsd, totalUsd: cost.usd, basis: cost.basis, reason: cost.reason }));
+    expect(cost.text).toBe(describeQuote({ n: 3, perImageUsd: cost.perImageUsd, totalUsd: cost.usd, basis: cost.basis, reason: cost.reason }, { breakdown: 'always' }));
     expect((await decoded(out![0]!, 'img_2')).format).toBe('png');
     expect(out![0]!.pairedItem).toEqual({ item: 0 });
   });

@@ -1,6 +1,5 @@
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { type PriceQuote, decodeImages, type ImageJobResult, FILE_EXTENSIONS, MIME_TYPES, type OutputFormat } from 'pictor';
-import { formatUsdExact } from 'pictor/internal';
+import { type PriceQuote, decodeImages, describeQuote, type ImageJobResult, FILE_EXTENSIONS, MIME_TYPES, type OutputFormat } from 'pictor';
 import type { Operation } from './node-properties.js';
 
 export interface OutputShape {
@@ -11,7 +10,11 @@ export interface OutputShape {
   allImagesOnOneItem: boolean;
 }
 
-/** The cost of `images` images of a result, with its basis (`table` or `estimate`) spelled out. */
+/**
+ * The cost of `images` images of a result, with its basis (`table` or `estimate`) spelled out. Its `text` is the core's
+ * description of the quote with its breakdown always shown, so one format reads on every item (one image, or all of a
+ * request's on one) and its figures are those of `usd` and `perImageUsd`: "$0.00636 (1 × $0.00636)".
+ */
 function costOf(quote: PriceQuote, images: number): IDataObject {
   const share: PriceQuote = { ...quote, n: images, totalUsd: Math.round(quote.perImageUsd * images * 1e6) / 1e6 };
   return {
@@ -19,19 +22,8 @@ function costOf(quote: PriceQuote, images: number): IDataObject {
     perImageUsd: quote.perImageUsd,
     basis: quote.basis,
     ...(quote.reason ? { reason: quote.reason } : {}),
-    text: costText(share),
+    text: describeQuote(share, { breakdown: 'always' }),
   };
-}
-
-/**
- * `cost.text`, one format on every item (one image, or all of a request's on one): the total and what each image cost,
- * every digit shown, so the figures are those of `usd` and `perImageUsd` and the product is the total — "$0.00636
- * (1 × $0.00636)", "$0.01272 (2 × $0.00636)"; an estimate says so and why: "up to $0.22375 (1 × $0.22375), an
- * estimate: …".
- */
-export function costText(quote: PriceQuote): string {
-  const amount = `${formatUsdExact(quote.totalUsd)} (${quote.n} × ${formatUsdExact(quote.perImageUsd)})`;
-  return quote.basis === 'table' ? amount : `up to ${amount}, an estimate: ${quote.reason ?? 'no price shown'}`;
 }
 
 /**
