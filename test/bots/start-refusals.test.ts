@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { OPERATOR_FIX_CODES, operatorMustFix } from '../../src/internal.js';
 import { StateRecordsUnreadableError } from '../../bots/state/FileStateStore.js';
-import { HistoryUnreadableError, JobStoreUnreadableError, UpgradeHeldError } from '../../bots/state/upgrade.js';
+import { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError } from '../../bots/state/upgrade.js';
 import { LedgerBusyError, LedgerUnreadableError } from '../../src/spend/errors.js';
 import { FileLockBusyError } from '../../src/spend/file-lock.js';
 import { ConnectionError, ValidationError } from '../../src/index.js';
@@ -37,6 +37,7 @@ describe('what decides that a refused start is the operator’s to fix (exit 2) 
     ['an unreadable ledger file', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON')],
     ['an unreadable Discord job store of an older version', new JobStoreUnreadableError('/data/discord/jobs.json')],
     ['an unreadable history of an older version', new HistoryUnreadableError('/data/history.json')],
+    ['a file of an older version the bot cannot read', new OldFileUnreadableError('/data/discord/jobs.json', Object.assign(new Error('denied'), { code: 'EACCES' }))],
     ['state records the bot cannot read', new StateRecordsUnreadableError('slack-requests', '/data/slack/requests', ['/data/slack/requests/a.json'], Object.assign(new Error('denied'), { code: 'EACCES' }))],
   ])('%s is the operator’s to fix', (_, error) => {
     expect(operatorMustFix(error)).toBe(true);
