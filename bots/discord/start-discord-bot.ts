@@ -1,5 +1,5 @@
-import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
-import { type LoggerLike } from 'pictor';
+import { Client, DiscordAPIError, Events, HTTPError, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
+import { type LoggerLike, ValidationError } from 'pictor';
 import { scrubSecrets, timerMsOf } from 'pictor/internal';
 import { describeDiscordUnreachable } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
@@ -209,6 +209,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   } catch (error) {
     await httpClient?.destroy().catch(() => {});
     retireBotRest();
+    // A token Discord refused is a setting to change (exit 2, as every other); Discord out of reach may answer next time.
+    if (tokenRefused(error)) throw new ValidationError('DISCORD_TOKEN', 'Discord did not accept the bot token (401 Unauthorized); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)');
     const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
@@ -279,3 +281,8 @@ function scrub(error: Error, token: string): { name: string; message: string } {
   return { name: error.name, message: scrubSecrets(error.message, [token]) };
 }
 
+/** Discord refused the token: 401 to the gateway login (discord.js's `TokenInvalid`) or to REST (interactions over HTTP). */
+function tokenRefused(error: unknown): boolean {
+  if (error instanceof DiscordAPIError || error instanceof HTTPError) return error.status === 401;
+  return (error as { code?: unknown } | undefined)?.code === 'TokenInvalid';
+}

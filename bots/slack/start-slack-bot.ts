@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
-import { type LoggerLike } from 'pictor';
+import { type LoggerLike, ValidationError } from 'pictor';
 import { AS_VALIDATION_ERROR, describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
 import { stopOnce } from '../stop-once.js';
 import type { BotContext } from './bot-context.js';
@@ -449,15 +449,12 @@ async function checkToken(
     const host = new URL(apiUrl).host;
     // SLACK_API_URL is named only when it was set: most people never set it, and a network problem is likelier.
     const fix = apiUrl === DEFAULT_SLACK_API_URL ? 'check the network (and a proxy, if one is needed)' : `check the network and SLACK_API_URL (${apiUrl})`;
+    // A token Slack refused is a setting to change (exit 2, as every other); Slack out of reach may answer next time.
+    if (code === 'invalid_auth' || code === 'not_authed' || code === 'account_inactive' || code === 'token_revoked') {
+      throw new ValidationError('SLACK_BOT_TOKEN', `Slack did not accept the bot token (${code}); check SLACK_BOT_TOKEN`);
+    }
     const unreachable = describeUnreachable(error, host);
-    throw new Error(
-      code === 'invalid_auth' || code === 'not_authed' || code === 'account_inactive' || code === 'token_revoked'
-        ? `Slack did not accept the bot token (${code}); check SLACK_BOT_TOKEN`
-        : unreachable
-          ? `${unreachable}; ${fix}`
-          : `Slack's Web API at ${apiUrl} did not answer as expected (${scrubSecrets(code ?? String(error), secrets)}); ${fix}`,
-      { cause: error },
-    );
+    throw new Error(unreachable ? `${unreachable}; ${fix}` : `Slack's Web API at ${apiUrl} did not answer as expected (${scrubSecrets(code ?? String(error), secrets)}); ${fix}`, { cause: error });
   }
 }
 

@@ -197,9 +197,10 @@ class FileSpace<T> extends BaseSpace<T> {
     if (gone) this.#noteDelete(key);
   }
 
+  /** Unlisted only once its file is gone: one that could not be removed stays counted and found by scans (it is still there). */
   async #remove(key: string): Promise<void> {
-    this.#noteDelete(key);
     await rm(this.#path(key), { force: true });
+    this.#noteDelete(key);
   }
 
   protected async readRecord(key: string): Promise<Found<T>> {

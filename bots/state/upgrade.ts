@@ -37,6 +37,13 @@ export class HistoryUnreadableError extends PictorError<'history_store_unreadabl
   }
 }
 
+/** A file an older version left (a store, a kept image) exists but cannot be read (EACCES, EISDIR): the start stops, naming it. */
+export class OldFileUnreadableError extends PictorError<'old_file_unreadable'> {
+  constructor(readonly file: string, cause: NodeJS.ErrnoException) {
+    super('old_file_unreadable', `could not read ${file}, kept by an older version (${cause.code ?? cause.message}): make it readable to the bot, or move it aside`, { cause });
+  }
+}
+
 /** Another process has held the upgrade past the bound, neither finishing it nor letting its lease lapse. */
 export class UpgradeHeldError extends PictorError<'state_upgrade_held'> {
   constructor(readonly key: string, waitedMs: number) {
@@ -241,6 +248,5 @@ async function read(path: string): Promise<string | undefined> {
 
 /** An old file's bytes; none when it is absent (any other error, EACCES or EISDIR, stops the start, naming the file). */
 async function readOld(path: string): Promise<Buffer | undefined> {
-  const unreadable = (error: NodeJS.ErrnoException) => new Error(`could not read ${path}, kept by an older version (${error.code ?? error.message}): make it readable to the bot, or move it aside`, { cause: error });
-  return readFile(path).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(unreadable(error))));
+  return readFile(path).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(new OldFileUnreadableError(path, error))));
 }

@@ -70,7 +70,7 @@ export function errorCodeOf(error: unknown): string {
  * exits 2 with its message as it is; any other failure to start (a network, a service, Redis: trying again may work)
  * exits 1 as "could not start". An error of that kind, whatever part raises it, takes its code here.
  */
-export const OPERATOR_FIX_CODES = ['validation_error', 'ledger_unreadable', 'job_store_unreadable', 'history_store_unreadable', 'state_records_unreadable'] as const;
+export const OPERATOR_FIX_CODES = ['validation_error', 'ledger_unreadable', 'job_store_unreadable', 'history_store_unreadable', 'old_file_unreadable', 'state_records_unreadable'] as const;
 
 /** Whether only the operator can end `error` (its `code` is one of `OPERATOR_FIX_CODES`): by code, so it works for any error carrying one and across copies of this module. */
 export function operatorMustFix(error: unknown): boolean {

@@ -81,4 +81,16 @@ describe('npm start on a data folder whose store of an older version cannot be r
     expect(result.stderr).toMatch(new RegExp(`^pictor: ${store} ${join(dataDir, file).replaceAll('.', '\\.')} \\(of an older version\\) is unreadable`));
     expect(result.stderr).toContain(`move it aside (or delete it) to start without it — ${remedy}`);
   }, 60_000);
+
+  // A folder in the file's place (EISDIR): a test may run as root, whom no file mode stops reading.
+  it.each([
+    { what: 'the Discord job store', file: join('discord', 'jobs.json') },
+    { what: 'the job history', file: 'history.json' },
+  ])('exits 2 naming $what of an older version it cannot read (not absent, not damaged) and what to do', async ({ file }) => {
+    const dataDir = await testTempDir('pictor-data-dir-old-');
+    await mkdir(join(dataDir, file), { recursive: true });
+    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`pictor: could not read ${join(dataDir, file)}, kept by an older version (EISDIR): make it readable to the bot, or move it aside\n`);
+  }, 60_000);
 });

@@ -6,11 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { OPERATOR_FIX_CODES, operatorMustFix } from '../../src/internal.js';
 import { StateRecordsUnreadableError } from '../../bots/state/FileStateStore.js';
-import { HistoryUnreadableError, JobStoreUnreadableError, UpgradeHeldError } from '../../bots/state/upgrade.js';
+import { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError } from '../../bots/state/upgrade.js';
 import { LedgerBusyError, LedgerUnreadableError } from '../../src/spend/errors.js';
 import { FileLockBusyError } from '../../src/spend/file-lock.js';
 import { ConnectionError, ValidationError } from '../../src/index.js';
 import { outputOf, type ChildOutput } from '../helpers/child-output.js';
+import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { surfaceEnv } from '../helpers/service-fakes.js';
 import { testTempDir } from '../helpers/temp-dir.js';
@@ -25,6 +26,12 @@ function start(env: Record<string, string>): Promise<ChildOutput> {
   return outputOf(child as typeof child & { stdout: Readable; stderr: Readable });
 }
 
+async function fakeDiscord(): Promise<FakeDiscord> {
+  const discord = await FakeDiscord.start();
+  onTestFinished(() => discord.close());
+  return discord;
+}
+
 async function fakeSlack(): Promise<FakeSlack> {
   const slack = await new FakeSlack().start();
   onTestFinished(() => slack.close());
@@ -37,6 +44,7 @@ describe('what decides that a refused start is the operator’s to fix (exit 2) 
     ['an unreadable ledger file', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON')],
     ['an unreadable Discord job store of an older version', new JobStoreUnreadableError('/data/discord/jobs.json')],
     ['an unreadable history of an older version', new HistoryUnreadableError('/data/history.json')],
+    ['a file of an older version the bot cannot read', new OldFileUnreadableError('/data/discord/jobs.json', Object.assign(new Error('denied'), { code: 'EACCES' }))],
     ['state records the bot cannot read', new StateRecordsUnreadableError('slack-requests', '/data/slack/requests', ['/data/slack/requests/a.json'], Object.assign(new Error('denied'), { code: 'EACCES' }))],
   ])('%s is the operator’s to fix', (_, error) => {
     expect(operatorMustFix(error)).toBe(true);
@@ -46,7 +54,7 @@ describe('what decides that a refused start is the operator’s to fix (exit 2) 
     ['Redis or the network gone', new ConnectionError('cannot use Redis at redis://localhost:6379')],
     ['a ledger busy a moment', new LedgerBusyError(new FileLockBusyError('/data/quota-ledger.json.lock', 'pid 7', 10_000))],
     ['another replica holding the upgrade', new UpgradeHeldError('pictor:bots:upgrading', 300_000)],
-    ['an error that is none of the project’s', new Error('could not log in to Discord: An invalid token was provided.')],
+    ['an error that is none of the project’s', new Error('could not log in to Discord: connect ECONNREFUSED 127.0.0.1:443')],
     ['something thrown that is not an error', 'validation_error'],
   ])('%s is not', (_, error) => {
     expect(operatorMustFix(error)).toBe(false);
@@ -92,10 +100,36 @@ describe('npm start refused by a setting, as README’s troubleshooting table sa
     expect(result.stderr).toMatch(/^pictor: SLACK_APP_TOKEN is needed in Socket Mode/);
   }, 60_000);
 
-  it('exits 1, could not start, naming SLACK_BOT_TOKEN when Slack refuses the token', async () => {
+  it('exits 2 naming SLACK_BOT_TOKEN when Slack refuses the token, never printing it', async () => {
     const slack = await fakeSlack();
-    const result = await start({ ...surfaceEnv({ slack }), SLACK_BOT_TOKEN: 'xoxb-not-the-one-slack-issued', PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    const token = 'xoxb-not-the-one-slack-issued';
+    const result = await start({ ...surfaceEnv({ slack }), SLACK_BOT_TOKEN: token, PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('pictor: Slack did not accept the bot token (invalid_auth); check SLACK_BOT_TOKEN\n');
+    expect(result.stdout + result.stderr).not.toContain(token);
+  }, 60_000);
+
+  it.each([
+    ['on the gateway', (_: FakeDiscord) => ({})],
+    ['with interactions over HTTP', (discord: FakeDiscord) => ({ DISCORD_INTERACTIONS_PORT: '0', DISCORD_INTERACTIONS_HOST: '127.0.0.1', DISCORD_PUBLIC_KEY: discord.publicKeyHex })],
+  ])('exits 2 naming DISCORD_TOKEN when Discord refuses the token (%s), never printing it', async (_, mode) => {
+    const discord = await fakeDiscord();
+    const token = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.not-the-one.discord-issued-it';
+    const result = await start({ ...surfaceEnv({ discord }), ...mode(discord), DISCORD_TOKEN: token, PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('pictor: Discord did not accept the bot token (401 Unauthorized); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)\n');
+    expect(result.stdout + result.stderr).not.toContain(token);
+  }, 60_000);
+});
+
+describe('npm start that could not reach a chat service: trying again may work (exit 1)', () => {
+  it('exits 1, could not start, when Discord does not answer at all', async () => {
+    const discord = await fakeDiscord();
+    const env = surfaceEnv({ discord });
+    await discord.close();
+    const result = await start({ ...env, PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('pictor: could not start: Slack did not accept the bot token (invalid_auth); check SLACK_BOT_TOKEN\n');
+    expect(result.stderr).toMatch(/^pictor: could not start: could not log in to Discord: /);
+    expect(result.stdout + result.stderr).not.toContain(env.DISCORD_TOKEN);
   }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -692,6 +693,32 @@ describe('the data-folder backend', () => {
     expect(await space.has('k1')).toBe(true);
     await rm(join(dataDir, 'test', 'jobs', 'k1.json'), { recursive: true });
     expect(await space.read('k1')).toBeUndefined();
+    await store.close();
+  });
+
+  it('keeps a record whose file a delete could not remove (a folder in its place): still had, listed and scanned until a delete removes it', async () => {
+    const store = new FileStateStore({ dataDir });
+    const space = store.space<Job>(SPACE);
+    await space.put('k1', job('a lighthouse'));
+    await space.put('k2', job('a harbour'));
+    const file = join(dataDir, 'test', 'jobs', 'k1.json');
+    await rm(file);
+    await mkdir(file);
+    await expect(space.delete('k1')).rejects.toMatchObject({ code: 'ERR_FS_EISDIR' });
+    expect(await space.has('k1')).toBe(true);
+    const keys: string[] = [];
+    for await (const key of space.keys()) keys.push(key);
+    expect(keys.sort()).toEqual(['k1', 'k2']);
+    // A scan still meets it (and says it could not read it), so nothing reports it gone while its file stays.
+    await expect(
+      (async () => {
+        for await (const entry of space.entries()) void entry;
+      })(),
+    ).rejects.toMatchObject({ code: 'state_records_unreadable', files: [file] });
+    await rm(file, { recursive: true });
+    await writeFile(file, '{}');
+    await space.delete('k1');
+    expect([await space.has('k1'), existsSync(file)]).toEqual([false, false]);
     await store.close();
   });
 
