@@ -126,7 +126,8 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
     const marker = `${prefix}:seen-by-monitor`;
     let markerSeen = false;
     monitor.on('monitor', (_time: string, args: string[]) => {
-      if (String(args[0]).toLowerCase() === 'scan' && args.some((arg) => arg.includes(':quota:'))) scans.push(args.join(' '));
+      // Other test files share this Redis: only this service's keys (its prefix) count.
+      if (String(args[0]).toLowerCase() === 'scan' && args.some((arg) => arg.includes(`${prefix}:`) && arg.includes(':quota:'))) scans.push(args.join(' '));
       if (args.includes(marker)) markerSeen = true;
     });
     const ack = await slack.command({ command: '/imagine', text: 'forget', channel: 'C0NEVER', user: 'U0NEVER' });
