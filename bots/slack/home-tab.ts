@@ -9,7 +9,7 @@ import { auditRetryWaitMs } from '../runner/audit-log.js';
 import { stateKeyOf, type Space } from '../state/index.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
-import { KeyedTimers } from './keyed-timers.js';
+import { KeyedTimers } from '../runner/keyed-timers.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { historyChannelOf, jobMessageLinkOf, truncate } from './slack-text.js';
 
