@@ -200,6 +200,42 @@ describe('a forget’s publish sent again after the member’s late publish', ()
   });
 });
 
+describe('a stop after a forget’s wait for the member’s own publish ran out', () => {
+  it('waits for the forget’s publish sent again once that publish ends, and sends it, so the earlier view is not left last', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    let answerFirst: () => void = () => {};
+    let calls = 0;
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(`${user_id}#${++calls}`);
+          return calls === 1 ? new Promise<void>((resolve) => (answerFirst = resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = homeTabs({ client });
+    try {
+      void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
+      await vi.advanceTimersByTimeAsync(10);
+      void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'));
+      await vi.advanceTimersByTimeAsync(FORGET_WAIT_MS);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2']);
+      let stopped = false;
+      void homes.stop().then(() => (stopped = true));
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(stopped).toBe(false);
+      answerFirst();
+      await vi.advanceTimersByTimeAsync(10);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2', 'U0ALICE#3']);
+      expect(stopped).toBe(true);
+    } finally {
+      answerFirst();
+      await homes.stop();
+    }
+  });
+});
+
 describe('a stop of the Home tabs', () => {
   it('finishes the publish Slack is answering and drops those queued for the pace, without waiting for them or warning of them', async () => {
     vi.useFakeTimers();
