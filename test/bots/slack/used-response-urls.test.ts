@@ -73,15 +73,4 @@ describe('a private answer through a response URL goes to the member’s direct 
     expect(fake.responses.map((r) => r.body.text)).toContain(say('en', 'slack.button.only_requester_delete', { user: '<@U0ALICE>' }));
     expect(fake.messages.filter((m) => m.channel === 'U0BOB' || m.channel === fake.dmOf('U0BOB'))).toEqual([]);
   });
-
-  it('(regression guard) a response URL nothing listens on (the connection refused, nothing sent): the note is in their direct messages', async () => {
-    h = await startHarness();
-    const { fake } = h;
-    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
-    const actions = await finishedActions(fake, 'C0KITES');
-    await fake.unreachableResponseUrls();
-    expect((await fake.clickButton(actions, 'pictor_delete', 'U0BOB')).status).toBe(200);
-    await inDirectMessages(fake, 'U0BOB', say('en', 'slack.button.only_requester_delete', { user: '<@U0ALICE>' }));
-    expect(fake.responses.filter((r) => r.body.text === say('en', 'slack.button.only_requester_delete', { user: '<@U0ALICE>' }))).toEqual([]);
-  });
 });
