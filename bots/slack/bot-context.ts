@@ -43,30 +43,93 @@ export const SHORTCUT_EDIT_IMAGE = 'pictor_edit_image';
 const RESPONSE_URL_GONE = new Set([404, 410]);
 
 /**
- * A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). Rejects when
- * it cannot be reached, or answers that it is used up or expired (404, 410): the note reached nobody. Another refusal
- * is logged. Only through `privateAnswerVia`, which takes such a note to the member's direct messages.
+ * What a `response_url` could not be reached with before anything was sent (fetch's cause): no connection was made, so
+ * its note surely reached nobody. A reset or a closed socket (`ECONNRESET`, `UND_ERR_SOCKET`) is not among them: fetch
+ * does not tell whether the note was written before it, so it may have reached the member.
  */
-function respondVia(responseUrl: string, logger: LoggerLike): Notifier {
-  return async (text) => {
-    const response = await fetch(responseUrl, {
+const NOTHING_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** The most of a `response_url`'s answer read (Slack's is a few bytes of JSON). */
+const ANSWER_BYTES = 16 * 1024;
+
+/**
+ * What became of a note sent through a `response_url`: `delivered` (a 2xx, its JSON `ok` not false), `lost` (sent, but
+ * the answer did not come or broke: it may have reached the member, so it is not sent again), or not delivered, why.
+ */
+type ResponseUrlOutcome = { delivered: true } | { delivered: false; lost: true; code: string | undefined } | { delivered: false; lost: false; why: string };
+
+/**
+ * A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). Slack
+ * answers JSON (`{"ok":true}`, `{"ok":false,"error":"expired_url"}`): a body whose `ok` is false, a 404 or 410 (used up
+ * or expired), or a connection never made (`NOTHING_SENT`) is a note that reached nobody; a 2xx whose body is not JSON
+ * or says `ok: true` is delivered; another status is logged. Only through `privateAnswerVia`, which takes a note that
+ * reached nobody to the member's direct messages.
+ */
+async function respondVia(responseUrl: string, text: string, logger: LoggerLike): Promise<ResponseUrlOutcome> {
+  let response: Response;
+  try {
+    response = await fetch(responseUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ response_type: 'ephemeral', replace_original: false, text }),
       signal: AbortSignal.timeout(15_000),
     });
-    await response.arrayBuffer();
-    if (RESPONSE_URL_GONE.has(response.status)) throw new ResponseUrlGoneError(response.status);
-    if (!response.ok) logger.warn({ status: response.status }, 'a response_url refused a private note');
-  };
+  } catch (error) {
+    const code = fetchErrorCode(error);
+    return nothingSent(error) ? { delivered: false, lost: false, why: code ?? 'unreachable' } : { delivered: false, lost: true, code };
+  }
+  const gone = RESPONSE_URL_GONE.has(response.status);
+  let body: string;
+  try {
+    body = await readAtMost(response, ANSWER_BYTES);
+  } catch (error) {
+    // The status was told: a used-up URL took nothing, whatever became of its body.
+    return gone ? { delivered: false, lost: false, why: String(response.status) } : { delivered: false, lost: true, code: fetchErrorCode(error) };
+  }
+  const answer = okOf(body);
+  if (answer?.ok === false) return { delivered: false, lost: false, why: answer.error ?? String(response.status) };
+  if (gone) return { delivered: false, lost: false, why: String(response.status) };
+  if (!response.ok) logger.warn({ status: response.status }, 'a response_url refused a private note');
+  return { delivered: true };
 }
 
-/** A `response_url` used up or expired: what it answered (404, 410). */
-class ResponseUrlGoneError extends Error {
-  override readonly name = 'ResponseUrlGoneError';
-  constructor(readonly status: number) {
-    super(`the response_url answered ${status}: used up or expired`);
+/** The `ok` and `error` of a `response_url`'s JSON answer, or undefined when it is not JSON. */
+function okOf(body: string): { ok: unknown; error: string | undefined } | undefined {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const { ok, error } = parsed as { ok?: unknown; error?: unknown };
+    return { ok, error: typeof error === 'string' ? error.slice(0, 100) : undefined };
+  } catch {
+    return undefined;
   }
+}
+
+/** The first `limit` bytes of a response's body as text; the rest is not read. */
+async function readAtMost(response: Response, limit: number): Promise<string> {
+  if (!response.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    chunks.push(chunk);
+    size += chunk.byteLength;
+    if (size >= limit) break;
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+}
+
+/** Fetch's error: its system code (kept in its cause), else its name (`TimeoutError`). Never its message: the URL is a credential of the press. */
+function fetchErrorCode(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  return slackErrorCode(cause) ?? slackErrorCode(error) ?? (error instanceof Error ? error.name : undefined);
+}
+
+/** Whether fetch failed before any of the request was sent (every address it tried, for a name with several). */
+function nothingSent(error: unknown): boolean {
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  const errors = (cause as { errors?: unknown } | undefined)?.errors;
+  const codes = Array.isArray(errors) ? errors.map(slackErrorCode) : [slackErrorCode(cause)];
+  return codes.length > 0 && codes.every((code) => code !== undefined && NOTHING_SENT.has(code));
 }
 
 /** A private note in a channel (or thread) through chat.postEphemeral, paced with the channel's other writes. */
@@ -97,26 +160,24 @@ export function directVia(context: Pick<BotContext, 'writer'>, client: webApi.We
 
 /**
  * A private answer to a member's press, command or form: through its response URL, else in their direct messages with
- * the app — where there is none (the Home tab gives none), or it cannot be reached, or it answers that it is used up or
- * expired (404, 410) — so a refusal, a private result's note or a job given up as it starts is never left untold.
+ * the app — where there is none (the Home tab gives none), or the note surely reached nobody (a connection never made,
+ * a 404 or 410, an `ok: false` answer: used up or expired) — so a refusal, a private result's note or a job given up as
+ * it starts is never left untold. A note whose answer timed out or broke after it was sent may have reached the member:
+ * it is logged, not sent again.
  */
 export function privateAnswerVia(context: Pick<BotContext, 'writer' | 'logger' | 'workspace'>, auth: Context, where: { userId: string; responseUrl?: string | undefined }): Notifier {
   const direct: Notifier = (text) => directVia(context, context.workspace(auth).client, where.userId)(text);
-  if (!where.responseUrl) return direct;
-  const respond = respondVia(where.responseUrl, context.logger);
+  const { responseUrl } = where;
+  if (!responseUrl) return direct;
   return async (text) => {
-    try {
-      await respond(text);
-    } catch (error) {
-      if (error instanceof ResponseUrlGoneError) {
-        context.logger.warn({ status: error.status }, 'a response_url is used up or expired: its private note goes to the member’s direct messages');
-      } else {
-        // Its code only (fetch keeps the system's in its cause): the URL itself is a credential of the press.
-        const code = slackErrorCode(error) ?? slackErrorCode((error as { cause?: unknown } | undefined)?.cause) ?? (error instanceof Error ? error.name : undefined);
-        context.logger.warn({ code }, 'a response_url could not be reached: its private note goes to the member’s direct messages');
-      }
-      await direct(text);
+    const outcome = await respondVia(responseUrl, text, context.logger);
+    if (outcome.delivered) return;
+    if (outcome.lost) {
+      context.logger.warn({ code: outcome.code }, 'a response_url did not answer a private note it may have taken: it is not sent again');
+      return;
     }
+    context.logger.warn({ code: outcome.why }, 'a response_url took no private note (used up, expired or unreachable): it goes to the member’s direct messages');
+    await direct(text);
   };
 }
 

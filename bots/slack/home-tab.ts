@@ -9,7 +9,7 @@ import { auditRetryWaitMs } from '../runner/audit-log.js';
 import { stateKeyOf, type Space } from '../state/index.js';
 import type { RequestStore } from './RequestStore.js';
 import type { SlackActor, SlackJobRunner } from './SlackJobs.js';
-import { KeyedTimers } from './keyed-timers.js';
+import { KeyedTimers } from '../runner/keyed-timers.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { historyChannelOf, jobMessageLinkOf, truncate } from './slack-text.js';
 
@@ -27,17 +27,18 @@ const COALESCE_MS = 500;
  * is tried again this many times, each after the audit log's own wait (`auditRetryWaitMs`: a minute, then twice as
  * long each time) — then given up (logged): the member's next open of their Home publishes it.
  */
-const FORGET_RETRIES = 4;
+export const FORGET_RETRIES = 4;
 /**
  * How long a forget's publish waits, at most, for the member's own publishes already under way (their render, read
  * from the bots' state, and Slack's answer) before it is sent all the same; each one still under way then is followed,
- * once it ends, by the forget's publish again, so a view rendered before the forget never stays the last one.
+ * once it ends, by the forget's publish again (the forget answers `retrying` then), so a view this process rendered
+ * before the forget does not stay the last one once that publish is taken.
  */
 export const FORGET_WAIT_MS = 10_000;
 
 /**
- * What becomes of a forget's Home tab: `published` (Slack took it), `retrying` (Slack did not take it; it is tried
- * again later), `next-open` (not sent, or not taken and not tried again: only the member's next open of their Home
+ * What becomes of a forget's Home tab: `published` (Slack took it), `retrying` (Slack did not take it, or took it
+ * while a view rendered before the forget may still reach it: it is sent again later), `next-open` (not sent, or not taken and not tried again: only the member's next open of their Home
  * publishes it).
  */
 export type ForgetPublish = 'published' | 'retrying' | 'next-open';
@@ -129,8 +130,9 @@ export class HomeTabs {
    * by this process, another replica or one before a restart, and only a publish replaces it. It is sent at once, past
    * the pace (a forget is rare; a 429 is waited out by the client): never queued, so it goes before the queued changes
    * and no stop drops it. The member's publishes under way (rendering or sending) are waited for first, at most
-   * `FORGET_WAIT_MS` (one still under way then is followed by this publish again once it ends), so none rendered
-   * before the forget comes after this one; other members' and the ones still queued for the pace (rendered
+   * `FORGET_WAIT_MS` (one still under way then is followed by this publish again once it ends, and the forget answers
+   * `retrying`: that earlier view may reach Slack after this one), so none rendered here before the forget stays the
+   * last once that publish is taken (another replica's publishes are not waited for); other members' and the ones still queued for the pace (rendered
    * when they run, after the forget) are not. Answers what becomes of it (`ForgetPublish`): when Slack did not take it, it is tried again
    * later (`FORGET_RETRIES`, on the audit log's waits) until it passes, the tries run out or the bot stops (each
    * logged) — `retrying`, unless the bot stops, when only the member's next open of their Home publishes it
@@ -156,12 +158,15 @@ export class HomeTabs {
     // Under way from now on, while it waits for the member's own publishes too: a stop waits for it.
     const sent = (async () => {
       const earlier = Promise.allSettled([...(this.#rendering.get(keyOf(viewer.actor)) ?? [])]);
-      if ((await within(earlier, FORGET_WAIT_MS)) === LATE) this.#publishAgainAfter(viewer, earlier);
-      return this.#publishTo(viewer, true);
+      const late = (await within(earlier, FORGET_WAIT_MS)) === LATE;
+      if (late) this.#publishAgainAfter(viewer, earlier, attempt, lastWait);
+      return { late, published: await this.#publishTo(viewer, true) };
     })();
     this.#track(sent);
-    const published = await sent;
-    if (published.ok) return 'published';
+    const { late, published } = await sent;
+    // Taken, but the member's earlier view (with the prompts) may still reach Slack after it: only the publish that
+    // follows that one replaces it for sure, so the member is told it is sent again shortly, not that it is done.
+    if (published.ok) return late ? 'retrying' : 'published';
     return this.#retryLater(viewer, attempt, lastWait) ? 'retrying' : 'next-open';
   }
 
@@ -182,19 +187,16 @@ export class HomeTabs {
 
   /**
    * A forget's publish sent before the member's own publishes under way (`earlier`) ended (`FORGET_WAIT_MS`): sent again
-   * once they end, so theirs — rendered before the forget — is not the view Slack keeps. Not sent once the bot stopped
-   * (logged): the member's next open of their Home publishes it.
+   * once they end, so theirs — rendered before the forget — is not the view Slack keeps. It is under way until then, so
+   * a stop waits for it as for any forget's publish (the caller bounds the wait); when Slack does not take it, it is
+   * tried again as the forget's publish it follows would be (its `attempt`, `lastWait`: no fresh count of tries).
    */
-  #publishAgainAfter(viewer: Viewer, earlier: Promise<unknown>): void {
+  #publishAgainAfter(viewer: Viewer, earlier: Promise<unknown>, attempt: number, lastWait: number | undefined): void {
     this.#o.logger.warn({ team: viewer.actor.teamId }, 'a forget’s Home tab did not wait longer for the member’s publish under way: it is published again once that one ends');
     this.#track(
       earlier.then(async () => {
-        if (this.#stopped) {
-          this.#o.logger.warn({ team: viewer.actor.teamId }, 'did not publish a Home tab again after a forget: the Home tabs have stopped');
-          return;
-        }
         const published = await this.#publishTo(viewer, true);
-        if (!published.ok) this.#retryLater(viewer, 0, undefined);
+        if (!published.ok) this.#retryLater(viewer, attempt, lastWait);
       }),
     );
   }

@@ -1,6 +1,7 @@
 import { definedOf } from 'pictor/internal';
 import type { webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
+import { KeyedTimers } from '../runner/keyed-timers.js';
 import { slackErrorCode } from './slack-error-code.js';
 
 /** A Slack user group as a workspace's admin names it: its id (`S0123…`), handle (`designers`) and name. */
@@ -76,8 +77,10 @@ export class UserGroups {
    * retry of a look-up Slack did not answer is due then, else `retryMs` after the failure).
    */
   readonly #failed = new Map<string, { code: string | undefined; retryAt: number }>();
-  /** The background retry of each workspace whose look-up Slack did not answer, and how many came before it. */
-  readonly #refresh = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
+  /** The background retry waiting, of each workspace whose look-up Slack did not answer. */
+  readonly #refresh = new KeyedTimers();
+  /** How many background retries of each such workspace were scheduled in a row (kept once its retry ran, until a look-up passes). */
+  readonly #refreshAttempts = new Map<string, number>();
   readonly #warned = new Set<string>();
   #stopped = false;
 
@@ -169,7 +172,8 @@ export class UserGroups {
    */
   stop(): void {
     this.#stopped = true;
-    for (const teamId of [...this.#refresh.keys()]) this.#cancelRefresh(teamId);
+    this.#refresh.clear();
+    this.#refreshAttempts.clear();
     for (const asking of this.#asking.values()) clearTimeout(asking.giveUp);
     this.#asking.clear();
   }
@@ -180,24 +184,23 @@ export class UserGroups {
    */
   #scheduleRefresh(teamId: string, groupIds: ReadonlySet<string>): number | undefined {
     if (this.#stopped) return undefined;
-    const attempt = (this.#refresh.get(teamId)?.attempt ?? 0) + 1;
+    const attempt = (this.#refreshAttempts.get(teamId) ?? 0) + 1;
     this.#cancelRefresh(teamId);
     if (attempt > this.#o.refreshAttempts) return undefined;
     const inMs = this.#o.retryMs * 2 ** (attempt - 1);
-    const timer = setTimeout(() => {
+    this.#refresh.set(teamId, inMs, () => {
       if (this.#asking.has(teamId)) return;
       // Nobody waits for a background retry: members use the last membership (or none) meanwhile.
       this.#start(teamId, groupIds, -Infinity);
-    }, inMs);
-    timer.unref?.();
-    this.#refresh.set(teamId, { timer, attempt });
-    if (this.#refresh.size > this.#o.maxWorkspaces) this.#cancelRefresh(this.#refresh.keys().next().value!);
+    });
+    this.#refreshAttempts.set(teamId, attempt);
+    if (this.#refreshAttempts.size > this.#o.maxWorkspaces) this.#cancelRefresh(this.#refreshAttempts.keys().next().value!);
     return inMs;
   }
 
   #cancelRefresh(teamId: string): void {
-    clearTimeout(this.#refresh.get(teamId)?.timer);
-    this.#refresh.delete(teamId);
+    this.#refresh.drop(teamId);
+    this.#refreshAttempts.delete(teamId);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { webApi } from '@slack/bolt';
-import { FORGET_WAIT_MS, HomeTabs, type HomeViewers } from '../../../bots/slack/home-tab.js';
+import { FORGET_RETRIES, FORGET_WAIT_MS, HomeTabs, type HomeViewers } from '../../../bots/slack/home-tab.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
 import type { Requester } from '../../../bots/runner/index.js';
 import type { RequestStore } from '../../../bots/slack/RequestStore.js';
@@ -113,7 +113,7 @@ describe('a Home tab published after a forget', () => {
 });
 
 describe('a forget’s wait for the member’s own publish under way', () => {
-  it('ends after FORGET_WAIT_MS: the forget’s publish goes then, and again once the earlier one ends, so the view rendered before the forget is never the last', async () => {
+  it('ends after FORGET_WAIT_MS: the forget’s publish goes then, answered as `retrying` (the earlier view may still reach Slack after it), and goes again once the earlier one ends, so the view rendered before the forget is not the last', async () => {
     vi.useFakeTimers();
     const published: string[] = [];
     let answerFirst: () => void = () => {};
@@ -141,12 +141,94 @@ describe('a forget’s wait for the member’s own publish under way', () => {
       expect(outcome).toBeUndefined();
       await vi.advanceTimersByTimeAsync(1);
       expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2']);
-      expect(outcome).toBe('published');
+      // Slack took it, but the earlier view may still come after it: not told as done.
+      expect(outcome).toBe('retrying');
       expect(warnings).toContain('a forget’s Home tab did not wait longer for the member’s publish under way: it is published again once that one ends');
       // The earlier one ends: the forget's view goes again, after it.
       answerFirst();
       await vi.advanceTimersByTimeAsync(10);
       expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2', 'U0ALICE#3']);
+    } finally {
+      answerFirst();
+      await homes.stop();
+    }
+  });
+});
+
+describe('a forget’s publish sent again after the member’s late publish', () => {
+  it('counts its tries with those of the forget it follows: never more than FORGET_RETRIES retries in all, however late the member’s own publish was', async () => {
+    vi.useFakeTimers();
+    let answerOpened: () => void = () => {};
+    let forgetCalls = 0;
+    /** The member's own publish (from their open) is held until told; every forget's publish Slack does not take. */
+    let holding = false;
+    const client = {
+      views: {
+        publish: () => {
+          if (holding) {
+            holding = false;
+            return new Promise<void>((resolve) => (answerOpened = resolve));
+          }
+          forgetCalls++;
+          return Promise.reject(Object.assign(new Error('An API error occurred: internal_error'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'internal_error' } }));
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const { logger, warnings } = warningsKept();
+    const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', clientFor: async () => client, requesterOf: (a) => requester(a.userId) });
+    vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
+    try {
+      // The forget's publish fails: tried again a minute later.
+      expect(await homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'))).toBe('retrying');
+      expect(forgetCalls).toBe(1);
+      // Meanwhile the member opens their Home, and Slack holds that publish: the retry waits for it, then goes (and fails).
+      holding = true;
+      void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
+      await vi.advanceTimersByTimeAsync(60_000 + FORGET_WAIT_MS);
+      expect(forgetCalls).toBe(2);
+      // The held publish ends: the forget's goes again (and fails), then the retries left run out.
+      answerOpened();
+      await vi.advanceTimersByTimeAsync(60 * 60_000);
+      await homes.flush();
+      // The forget's publish, its retries, and the one sent again after the member's own.
+      expect(forgetCalls).toBe(1 + FORGET_RETRIES + 1);
+      expect(warnings.filter((w) => w.startsWith('gave up publishing a Home tab after a forget'))).toHaveLength(1);
+    } finally {
+      answerOpened();
+      await homes.stop();
+    }
+  });
+});
+
+describe('a stop after a forget’s wait for the member’s own publish ran out', () => {
+  it('waits for the forget’s publish sent again once that publish ends, and sends it, so the earlier view is not left last', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    let answerFirst: () => void = () => {};
+    let calls = 0;
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(`${user_id}#${++calls}`);
+          return calls === 1 ? new Promise<void>((resolve) => (answerFirst = resolve)) : Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = homeTabs({ client });
+    try {
+      void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
+      await vi.advanceTimersByTimeAsync(10);
+      void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE'));
+      await vi.advanceTimersByTimeAsync(FORGET_WAIT_MS);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2']);
+      let stopped = false;
+      void homes.stop().then(() => (stopped = true));
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(stopped).toBe(false);
+      answerFirst();
+      await vi.advanceTimersByTimeAsync(10);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2', 'U0ALICE#3']);
+      expect(stopped).toBe(true);
     } finally {
       answerFirst();
       await homes.stop();

@@ -16,21 +16,13 @@ async function finishedKite(harness: Harness) {
   return finishedActions(harness.fake, 'C0KITES');
 }
 
-/** From now on, the private notes the bot sends through a press's response URL never arrive (the URL out of reach). */
-function responseUrlsOutOfReach(): void {
-  const realFetch = globalThis.fetch;
-  vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    return url.includes('/response/') ? Promise.reject(new TypeError('fetch failed')) : realFetch(input, init);
-  });
-}
-
 describe('a Reroll answered at once never ends in silence for whoever pressed it', () => {
   it('its job’s message answered by nothing (the answer lost) and the press’s response URL out of reach: the member is told in their direct messages that it may show up; nothing reaches the service', async () => {
     h = await startHarness();
     const { fake } = h;
     const actions = await finishedKite(h);
-    responseUrlsOutOfReach();
+    // The response URLs given from now on point where nothing listens: the note is refused before anything is sent.
+    await fake.unreachableResponseUrls();
     fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0KITES' });
     const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
     expect(click.status).toBe(200);
@@ -58,7 +50,8 @@ describe('a private answer whose response URL cannot be reached goes to the memb
     h = await startHarness();
     const { fake } = h;
     const actions = await finishedKite(h);
-    responseUrlsOutOfReach();
+    // The response URLs given from now on point where nothing listens: the note is refused before anything is sent.
+    await fake.unreachableResponseUrls();
     const click = await fake.clickButton(actions, 'pictor_delete', 'U0BOB');
     expect(click.status).toBe(200);
     const note = await fake.waitFor(() => fake.messages.find((m) => m.channel === 'U0BOB' || m.channel === fake.dmOf('U0BOB')), 'the private note in their direct messages');
@@ -70,7 +63,8 @@ describe('a private answer whose response URL cannot be reached goes to the memb
     h = await startHarness();
     const { fake } = h;
     const post = await fake.userMessage({ channel: 'C0PHOTOS', text: 'no pictures here' });
-    responseUrlsOutOfReach();
+    // The response URLs given from now on point where nothing listens: the note is refused before anything is sent.
+    await fake.unreachableResponseUrls();
     const shortcut = await fake.messageShortcut(post, 'pictor_edit_image', 'U0ALICE');
     expect(shortcut.status).toBe(200);
     const note = await fake.waitFor(() => fake.messages.find((m) => m.channel === 'U0ALICE' || m.channel === fake.dmOf('U0ALICE')), 'the private note in their direct messages');

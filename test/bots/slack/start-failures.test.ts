@@ -25,7 +25,9 @@ describe('a job that fails after its request was taken and before the runner had
     expect(h.runner.activeJobs()).toEqual([]);
   });
 
-  it('a mention whose request cannot be saved: the member is told privately once, by the job’s start itself, that something went wrong on our side; nothing reaches the service', async () => {
+  // Regression guards: these pass with the listeners' former catch-alls around the start too (the start never rejected,
+  // so those never ran); they keep the start the only one telling a start failure, and telling it once.
+  it('(regression guard) a mention whose request cannot be saved: the member is told privately once, by the job’s start itself, that something went wrong on our side; nothing reaches the service', async () => {
     h = await startHarness();
     const { fake } = h;
     const start = vi.spyOn(SlackJobs.prototype, 'start');
@@ -39,7 +41,7 @@ describe('a job that fails after its request was taken and before the runner had
     expect(h.emulator.requests).toHaveLength(0);
   });
 
-  it('a Reroll whose request cannot be saved anew: the presser is told privately once, by the job’s start itself; nothing more reaches the service', async () => {
+  it('(regression guard) a Reroll whose request cannot be saved anew: the presser is told privately once, by the job’s start itself; nothing more reaches the service', async () => {
     h = await startHarness();
     const { fake } = h;
     await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { silentLogger } from '../../../src/internal.js';
 import { finishedActions, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -15,8 +16,8 @@ function inDirectMessages(fake: FakeSlack, user: string, text: string) {
 }
 
 describe('a private answer whose response URL is used up or expired reaches the member in their direct messages with the app', () => {
-  for (const status of [404, 410] as const) {
-    it(`another member’s press of a job’s Delete, the press’s response URL answering ${status}: they are told there that only its member or an admin may delete it`, async () => {
+  for (const status of [404, 410, 200] as const) {
+    it(`another member’s press of a job’s Delete, the press’s response URL answering ${status === 200 ? '200 with `ok: false` (expired_url)' : status}: they are told there that only its member or an admin may delete it`, async () => {
       h = await startHarness();
       const { fake } = h;
       await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
@@ -29,10 +30,10 @@ describe('a private answer whose response URL is used up or expired reaches the 
     });
   }
 
-  it('/imagine --private whose response URL answers 410: the note that the job is drawn in their direct messages is there', async () => {
+  for (const status of [410, 200] as const) it(`/imagine --private whose response URL answers ${status === 200 ? '200 with `ok: false`' : status}: the note that the job is drawn in their direct messages is there`, async () => {
     h = await startHarness();
     const { fake } = h;
-    fake.expireResponseUrls(410);
+    fake.expireResponseUrls(status);
     expect((await fake.command({ command: '/imagine', text: 'a secret garden --quality low --private', channel: 'C0ART', user: 'U0ALICE' })).status).toBe(200);
     await inDirectMessages(fake, 'U0ALICE', say('en', 'slack.job.private_in_dm'));
     expect(fake.responses).toEqual([]);
@@ -50,5 +51,26 @@ describe('a private answer whose response URL is used up or expired reaches the 
     expect(note.text).toContain('*notes.png* is not a PNG, JPEG or WebP image (checked by its content)');
     expect(fake.responses).toEqual([]);
     expect(h.emulator.requests).toEqual([]);
+  });
+});
+
+/** A silent logger that keeps the message of each warning. */
+function warningsKept() {
+  const warnings: string[] = [];
+  return { logger: { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) }, warnings };
+}
+
+describe('a private answer through a response URL goes to the member’s direct messages only when it surely reached nobody', () => {
+  it('a note Slack took whose answer is lost on its way back (the connection closed after it) is logged, not sent again to their direct messages', async () => {
+    const { logger, warnings } = warningsKept();
+    h = await startHarness({ bot: { logger } });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    const actions = await finishedActions(fake, 'C0KITES');
+    fake.loseResponseUrlAnswers();
+    expect((await fake.clickButton(actions, 'pictor_delete', 'U0BOB')).status).toBe(200);
+    await fake.waitFor(() => warnings.includes('a response_url did not answer a private note it may have taken: it is not sent again'), 'the lost answer logged');
+    expect(fake.responses.map((r) => r.body.text)).toContain(say('en', 'slack.button.only_requester_delete', { user: '<@U0ALICE>' }));
+    expect(fake.messages.filter((m) => m.channel === 'U0BOB' || m.channel === fake.dmOf('U0BOB'))).toEqual([]);
   });
 });

@@ -267,16 +267,41 @@ export class FakeSlack {
   }
 
   /**
-   * From now on every response URL answers `status` (404 or 410: used up or expired, as Slack's do after 5 uses or 30
-   * minutes) with Slack's `expired_url`, and takes nothing: no note reaches `responses`. `refusedResponses` counts them.
+   * From now on every response URL is used up or expired (as Slack's are after 5 uses or 30 minutes) and takes nothing:
+   * no note reaches `responses`. It answers `status` with the text `expired_url` (404 or 410), or 200 with Slack's JSON
+   * `{"ok":false,"error":"expired_url"}` (200): the README says why both. `refusedResponses` counts them.
    */
-  expireResponseUrls(status: 404 | 410 = 404): void {
+  expireResponseUrls(status: 404 | 410 | 200 = 404): void {
     this.#responseUrlStatus = status;
   }
 
   /** Posts to a response URL refused since `expireResponseUrls`. */
   refusedResponses = 0;
-  #responseUrlStatus: 404 | 410 | undefined;
+  #responseUrlStatus: 404 | 410 | 200 | undefined;
+
+  /**
+   * From now on every response URL takes its note (it reaches `responses`) and then closes the connection without
+   * answering: the answer of a note Slack took is lost on its way back.
+   */
+  loseResponseUrlAnswers(): void {
+    this.#responseUrlAnswersLost = true;
+  }
+
+  #responseUrlAnswersLost = false;
+
+  /**
+   * The response URLs given from now on (in commands, presses, shortcuts) point where nothing listens: a post to one is
+   * refused before anything is sent (`ECONNREFUSED`), as when Slack cannot be reached at all.
+   */
+  async unreachableResponseUrls(): Promise<void> {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    this.#responseUrlBase = `http://127.0.0.1:${port}`;
+  }
+
+  #responseUrlBase: string | undefined;
 
   /**
    * Holds every call of `method` open from now on, as a Slack that does not answer: a call waits (its connection
@@ -815,12 +840,17 @@ export class FakeSlack {
       if (this.#responseUrlStatus) {
         this.refusedResponses++;
         this.#changed();
+        if (this.#responseUrlStatus === 200) return json(res, 200, { ok: false, error: 'expired_url' });
         res.writeHead(this.#responseUrlStatus, { 'content-type': 'text/plain' });
         res.end('expired_url');
         return;
       }
       this.responses.push({ id: path.slice('/response/'.length), body: JSON.parse(body.toString('utf8') || '{}') as Rec, at: Date.now() });
       this.#changed();
+      if (this.#responseUrlAnswersLost) {
+        res.socket?.destroy();
+        return;
+      }
       return json(res, 200, { ok: true });
     }
     res.writeHead(404, { 'content-type': 'text/plain' });
@@ -1239,7 +1269,7 @@ export class FakeSlack {
   }
 
   #responseUrl(): string {
-    return `${this.#url}/response/${this.#id('R')}`;
+    return `${this.#responseUrlBase ?? this.#url}/response/${this.#id('R')}`;
   }
 
   #trigger(user: string): string {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KeyedTimers } from '../../../bots/slack/keyed-timers.js';
+import { KeyedTimers } from '../../../bots/runner/keyed-timers.js';
 
 afterEach(() => {
   vi.useRealTimers();
