@@ -188,6 +188,12 @@ describe('describeFailure', () => {
     expect(failure.message).toBe(describeFailure(new Error('a bug'), 'de').message);
   });
 
+  it('keeps the code of the bots’ state it cannot read, a project error (state_records_unreadable)', () => {
+    const error = new StateRecordsUnreadableError('slack-requests', '/data/slack/requests', ['/data/slack/requests/a.json'], Object.assign(new Error('denied'), { code: 'EACCES' }));
+    expect(describeFailure(error)).toMatchObject({ code: 'state_records_unreadable', retryable: true, logLevel: 'error' });
+    expect(errorCodeOf(error)).toBe('state_records_unreadable');
+  });
+
   it('gives every failure the code errorCodeOf gives it, and words in every language', () => {
     const failures = [
       new TypeError('a bug'),
