@@ -933,9 +933,10 @@ export class JobRunner {
     // The images that came before the failure were made and are charged: the user gets them with the failure.
     job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...cost });
     const settlement = await settled;
-    const log = failure.forOperator ? this.#logger.error.bind(this.#logger) : this.#logger.warn.bind(this.#logger);
     const mayBeBilled = settlement.action === 'settled';
-    log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err: failure.forOperator ? error : undefined }, 'job failed');
+    const err = failure.logLevel === 'error' ? error : undefined;
+    const log = this.#logger[failure.logLevel].bind(this.#logger);
+    log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err }, 'job failed');
   }
 
   /** The finished images of a job that did not complete, for its final update (none: nothing added). */

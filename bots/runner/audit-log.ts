@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
 import { CLAIM_WAIT_MS, isSpendRefusalCode, waitAtMost } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
+import { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { endFactsOf, linkSeenBy, type JobEnd, type JobHistory } from './job-history.js';
 import { scopeKeyOf } from './member-keys.js';
@@ -173,9 +174,6 @@ type EraseOutcome = 'edited' | 'pending' | 'failed' | 'unchanged' | 'gone';
 
 /** The audit channel of a scope (`auditChannel` of its settings), or undefined. */
 export type AuditChannelOf = (requester: Pick<Requester, 'platform' | 'scopeId'>) => Promise<{ channelId: string; locale?: string | undefined } | undefined>;
-
-/** The code of the error a listing of records ends with when some failed to read (the others were gone through). */
-const UNREADABLE_RECORDS = 'state_records_unreadable';
 
 export interface AuditLogOptions {
   channelOf: AuditChannelOf;
@@ -486,7 +484,7 @@ export class AuditLog {
         else if (value.pending && !this.#pending.has(key)) this.#stillToEdit(key, platform, undefined);
       }
     } catch (error) {
-      if ((error as { code?: unknown } | undefined)?.code !== UNREADABLE_RECORDS) throw error;
+      if (!(error instanceof StateRecordsUnreadableError)) throw error;
       unread = error;
     }
     // A post handed over counts once: not when it failed (nothing was posted, its entries wait erased), nor when it

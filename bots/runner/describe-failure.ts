@@ -30,12 +30,27 @@ export interface FailureDescription {
   words: Words;
   /** Trying the same job again later may work (worth a Retry button). */
   retryable: boolean;
-  /**
-   * The error's own message is for the operator, so a log line of it carries the error: it is neither a refusal nor
-   * one of the core's (the service's answer, a request that failed), whose code says it all — a bug of ours, the spend
-   * ledger busy, unreadable (naming the file) or closed, another project error.
-   */
-  forOperator: boolean;
+  /** How the operator's log tells it (`failureLogLevel`): the runner and every surface read this one rule. */
+  logLevel: FailureLogLevel;
+}
+
+/**
+ * The level of a failure's line in the operator's log; only an `error` line carries the error itself (as the surface
+ * may log one), the others its code alone.
+ */
+export type FailureLogLevel = 'info' | 'warn' | 'error';
+
+/**
+ * Where a failure goes in the operator's log, the one rule the runner's end of a job and each surface's intake follow:
+ * - a refusal (a limit, a rule, a setting): the member's, `info` with its code;
+ * - a core error (the service's answer, a request that failed on the network): the service's or the network's,
+ *   `warn` with its code, which says it all;
+ * - anything else — a bug of ours, the spend ledger busy, unreadable (naming the file) or closed, the bots' state
+ *   unreadable, another project error: `error` with the error, whose own message is for the operator.
+ */
+export function failureLogLevel(error: unknown): FailureLogLevel {
+  if (isJobRefusedError(error)) return 'info';
+  return isPictorError(error) ? 'warn' : 'error';
 }
 
 /**
@@ -49,7 +64,7 @@ export interface FailureDescription {
 export function describeFailure(error: unknown, locale?: string, command?: string): FailureDescription {
   const { code, words: said, retryable } = failureOf(error);
   const what = command !== undefined && said.values?.command !== undefined ? words(said.key, { ...said.values, command }) : said;
-  return { code, message: sayWords(locale, what), words: what, retryable, forOperator: !isJobRefusedError(error) && !isPictorError(error) };
+  return { code, message: sayWords(locale, what), words: what, retryable, logLevel: failureLogLevel(error) };
 }
 
 function failureOf(error: unknown): { code: FailureCode; words: Words; retryable: boolean } {

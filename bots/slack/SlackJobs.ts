@@ -2,7 +2,6 @@ import type { webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
 import {
   describeFailure,
-  isJobRefusedError,
   mayCancel,
   say,
   sayWords,
@@ -355,8 +354,14 @@ export class SlackJobs {
     }
     // A refusal that names the command (`{command} settings --private off`) names the one this app has.
     const failure = describeFailure(error, input.actor.locale, this.#o.command);
-    if (!isJobRefusedError(error)) this.#o.logger.error({ code: failure.code, err: error }, 'the runner did not take a Slack job');
-    else this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
+    // Logged by the runner's one rule: a refusal is the member's (info), a core error the service's or the network's
+    // (warn, its code), anything else the operator's to read (error, with the error).
+    if (failure.logLevel === 'info') {
+      this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
+    } else {
+      const log = this.#o.logger[failure.logLevel].bind(this.#o.logger);
+      log({ code: failure.code, ...(failure.logLevel === 'error' && { err: error }) }, 'the runner did not take a Slack job');
+    }
     await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }
 

@@ -1,5 +1,6 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PictorError } from 'pictor';
 import { removeLeftoverTemps, safeJson, writeFileAtomically } from 'pictor/internal';
 import { BaseSpace, checkSpace, newOwnerId, readable, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type Change, type Found, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
@@ -305,12 +306,11 @@ class FileSpace<T> extends BaseSpace<T> {
 }
 
 /** A scan of a space met records whose files failed to read (EACCES, EISDIR) or, to delete, to be removed: it went on past them, then threw this. */
-export class StateRecordsUnreadableError extends Error {
-  readonly code = 'state_records_unreadable';
+export class StateRecordsUnreadableError extends PictorError<'state_records_unreadable'> {
   constructor(space: string, dir: string, readonly files: readonly string[], cause: unknown, failed: readonly ('read' | 'deleted')[] = ['read']) {
     const why = (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : String(cause));
     const remedy = failed.includes('deleted') ? 'make them and their folder writable by the bot' : 'make them readable to the bot';
-    super(`${files.length} ${space} record(s) in ${dir} could not be ${failed.join(' or ')} (first: ${files[0]}, ${why}); the others were gone through: ${remedy}, or move them aside`, { cause });
+    super('state_records_unreadable', `${files.length} ${space} record(s) in ${dir} could not be ${failed.join(' or ')} (first: ${files[0]}, ${why}); the others were gone through: ${remedy}, or move them aside`, { cause });
   }
 }
 

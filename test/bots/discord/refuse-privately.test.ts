@@ -2,7 +2,7 @@ import type { RepliableInteraction } from 'discord.js';
 import { describe, expect, it, vi } from 'vitest';
 import { refuseAfterAnswer, refusePrivately } from '../../../bots/discord/refuse-privately.js';
 import type { BotContext } from '../../../bots/discord/bot-context.js';
-import { JobRefusedError, words } from '../../../bots/runner/index.js';
+import { describeFailure, JobRefusedError, words } from '../../../bots/runner/index.js';
 import { ConnectionError } from '../../../src/index.js';
 import { LedgerUnreadableError } from '../../../src/internal.js';
 import { RecordingLogger } from './harness.js';
@@ -19,17 +19,24 @@ function scene() {
 }
 
 describe('a job the runner’s intake did not take, on Discord', () => {
+  // The runner's one rule (`failureLogLevel`), by code: a refusal the member’s, a core error the service’s or the
+  // network’s (its code says it), the rest the operator’s to read (with the error).
   it.each([
-    ['the spend ledger cannot be read, naming its file', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'ledger_unreadable', '/data/quota-ledger.json'],
-    ['Redis is gone', new ConnectionError('cannot use Redis at redis://redis.internal:6379: connect ECONNREFUSED'), 'connection_failed', 'redis://redis.internal:6379'],
-    ['a bug of ours', new TypeError("Cannot read properties of undefined (reading 'caps')"), 'internal_error', "reading 'caps'"],
-  ])('logs for the operator what stopped it when %s, and tells the member privately', async (_, reason, code, named) => {
+    ['a refusal of the runner’s', new JobRefusedError('restarting', words('refusal.restarting')), 'restarting', 'info'],
+    ['Redis gone', new ConnectionError('cannot use Redis at redis://redis.internal:6379: connect ECONNREFUSED'), 'connection_failed', 'warn'],
+    ['the spend ledger unreadable', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'ledger_unreadable', 'error'],
+    ['a bug of ours', new TypeError("Cannot read properties of undefined (reading 'caps')"), 'internal_error', 'error'],
+  ])('logs %s once, at the level its code has by the runner’s rule, and tells the member privately', async (_, reason, code, level) => {
     const { logger, ctx, interaction, answers } = scene();
     await refusePrivately(ctx, interaction, reason);
     expect(answers).toHaveLength(1);
     expect(answers[0]!.flags & EPHEMERAL).toBe(EPHEMERAL);
-    const logged = logger.entries.find((e) => e.level === 'error');
-    expect(logged).toMatchObject({ msg: 'the runner did not take a job', obj: { code, err: { message: expect.stringContaining(named) } } });
+    expect(logger.entries).toHaveLength(1);
+    expect(logger.entries[0]).toMatchObject({ level, obj: { code } });
+    // Only an error line carries the error; the others their code alone.
+    const { err } = logger.entries[0]!.obj as { err?: { message?: string } };
+    if (level === 'error') expect(err?.message).toBe(reason.message);
+    else expect(err).toBeUndefined();
   });
 
   it('logs what stopped it after its first answer too', async () => {
@@ -38,10 +45,11 @@ describe('a job the runner’s intake did not take, on Discord', () => {
     expect(logger.entries.find((e) => e.level === 'error')).toMatchObject({ obj: { code: 'ledger_unreadable', err: { message: expect.stringContaining('/data/quota-ledger.json') } } });
   });
 
-  it('keeps a refusal of the runner’s to its code: the member’s, not the operator’s', async () => {
+  it('keeps a refusal of the runner’s to its code: the member’s, not the operator’s, in the runner’s words', async () => {
     const { logger, ctx, interaction, answers } = scene();
-    await refusePrivately(ctx, interaction, new JobRefusedError('restarting', words('refusal.restarting')));
-    expect(answers[0]!.content).toBe('✋ The bot is restarting; try again in a minute.');
+    const refusal = new JobRefusedError('restarting', words('refusal.restarting'));
+    await refusePrivately(ctx, interaction, refusal);
+    expect(answers[0]!.content).toBe(`✋ ${describeFailure(refusal, 'en-US').message}`);
     expect(logger.entries).toEqual([{ level: 'info', obj: { code: 'restarting' }, msg: 'job refused' }]);
   });
 });

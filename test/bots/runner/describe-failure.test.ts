@@ -1,6 +1,8 @@
 import { CATALOGS, duration, LOCALES, words, type MessageKey } from '../../../bots/runner/index.js';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
+import { failureLogLevel } from '../../../bots/runner/describe-failure.js';
+import { StateRecordsUnreadableError } from '../../../bots/state/FileStateStore.js';
 import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
 import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError, errorCodeOf, makeAPIError } from '../../../src/internal.js';
 import { UpgradeHeldError } from '../../../bots/state/upgrade.js';
@@ -165,7 +167,7 @@ describe('describeFailure', () => {
 
   it('tells a job whose spend ledger cannot be read to tell the operator, never naming the file (ledger_unreadable)', () => {
     const failure = describeFailure(new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'));
-    expect(failure).toMatchObject({ code: 'ledger_unreadable', retryable: false, forOperator: true });
+    expect(failure).toMatchObject({ code: 'ledger_unreadable', retryable: false, });
     expect(failure.message).toBe('The bot cannot read its spending record, so it cannot run jobs for now; tell the bot’s operator.');
     expect(failure.message).not.toContain('/data');
   });
@@ -181,9 +183,15 @@ describe('describeFailure', () => {
   it('keeps a project error’s own code, as every surface reports it, and says it as an internal error when it has no sentence of its own', () => {
     const error = new UpgradeHeldError('pictor:bots:upgrading', 300_000);
     const failure = describeFailure(error, 'de');
-    expect(failure).toMatchObject({ code: errorCodeOf(error), retryable: true, forOperator: true });
+    expect(failure).toMatchObject({ code: errorCodeOf(error), retryable: true });
     expect(failure.code).toBe('state_upgrade_held');
     expect(failure.message).toBe(describeFailure(new Error('a bug'), 'de').message);
+  });
+
+  it('keeps the code of the bots’ state it cannot read, a project error (state_records_unreadable)', () => {
+    const error = new StateRecordsUnreadableError('slack-requests', '/data/slack/requests', ['/data/slack/requests/a.json'], Object.assign(new Error('denied'), { code: 'EACCES' }));
+    expect(describeFailure(error)).toMatchObject({ code: 'state_records_unreadable', retryable: true, logLevel: 'error' });
+    expect(errorCodeOf(error)).toBe('state_records_unreadable');
   });
 
   it('gives every failure the code errorCodeOf gives it, and words in every language', () => {
@@ -203,11 +211,18 @@ describe('describeFailure', () => {
     }
   });
 
-  it('keeps the error for the operator’s log only when its code does not say it all: a bug, the ledger, not a refusal nor the service’s answer', () => {
-    expect(describeFailure(new TypeError('a bug')).forOperator).toBe(true);
-    expect(describeFailure(new LedgerBusyError(new FileLockBusyError('/l.lock', 'process 42 on host-a', 10_000))).forOperator).toBe(true);
-    expect(describeFailure(new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)')).forOperator).toBe(false);
-    expect(describeFailure(new JobRefusedError('restarting', words('refusal.restarting'))).forOperator).toBe(false);
+  // The one rule the runner's end of a job and each surface's intake log by (their own tests check each reads it).
+  it.each([
+    ['a refusal: the member’s', new JobRefusedError('restarting', words('refusal.restarting')), 'info'],
+    ['the service’s answer', makeAPIError({ status: 503, body: { error: { message: 'overloaded', type: 'server_error' } } }), 'warn'],
+    ['the network', new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'), 'warn'],
+    ['a bug of ours', new TypeError('a bug'), 'error'],
+    ['the spend ledger busy', new LedgerBusyError(new FileLockBusyError('/l.lock', 'process 42 on host-a', 10_000)), 'error'],
+    ['the spend ledger unreadable', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'error'],
+    ['the bots’ state unreadable', new StateRecordsUnreadableError('audit-posts', '/data/audit/posts', ['/data/audit/posts/p9.json'], new Error('denied')), 'error'],
+  ])('logs %s for the operator at its level, by the one rule', (_, error, level) => {
+    expect(describeFailure(error).logLevel).toBe(level);
+    expect(failureLogLevel(error)).toBe(level);
   });
 
   it('passes a refusal through with its code', () => {
