@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, fsync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, link, open, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 export type WriteFileAtomicallyOptions = WriteOptions &
   (
@@ -34,7 +34,10 @@ interface WriteOptions {
 
 /**
  * Writes `path` so that it is always either its old or its new version, never
- * missing or torn: a temporary file beside it, fsync, then a rename over it.
+ * missing or torn: a temporary file beside it, fsync, then a rename over it,
+ * then an fsync of the folder, so that a power cut after the write answered
+ * cannot take the rename back (where a folder cannot be synced, as on Windows,
+ * that last step is skipped).
  * With `backupPath`, the old version becomes the backup first, by a hard link
  * (instant, atomic; a copy where the file system has none), so `path` itself
  * is never removed. No old version yet (a first write): no backup.
@@ -57,10 +60,15 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
     if (options.exclusive) {
       await linkExclusively(fs, temp, path);
       await fs.rm(temp);
+      await fs.syncFolder(path);
       return;
     }
-    if (options.backupPath !== undefined && (await copyAside(fs, path, backupTemp))) await fs.rename(backupTemp, options.backupPath);
+    if (options.backupPath !== undefined && (await copyAside(fs, path, backupTemp))) {
+      await fs.rename(backupTemp, options.backupPath);
+      if (dirname(resolve(options.backupPath)) !== dirname(resolve(path))) await fs.syncFolder(options.backupPath);
+    }
     await fs.rename(temp, path);
+    await fs.syncFolder(path);
   } catch (error) {
     await fs.rm(temp);
     await fs.rm(backupTemp);
@@ -104,6 +112,11 @@ interface WriteSteps {
   rename(from: string, to: string): Promise<void> | void;
   /** Removes `path` if it exists. */
   rm(path: string): Promise<void> | void;
+  /**
+   * Syncs the folder holding `path` to disk: the renames and links made in it outlive a power cut. Skipped where a
+   * folder cannot be opened or synced (`FOLDER_SYNC_UNSUPPORTED`); any other error is thrown.
+   */
+  syncFolder(path: string): Promise<void>;
 }
 
 const AWAITED: WriteSteps = {
@@ -121,6 +134,16 @@ const AWAITED: WriteSteps = {
   copyFile,
   rename,
   rm: (path) => rm(path, { force: true }),
+  async syncFolder(path) {
+    await skipIfUnsupported(async () => {
+      const handle = await open(dirname(path), 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    });
+  },
 };
 
 const INLINE: WriteSteps = {
@@ -137,7 +160,28 @@ const INLINE: WriteSteps = {
   copyFile: copyFileSync,
   rename: renameSync,
   rm: (path) => rmSync(path, { force: true }),
+  async syncFolder(path) {
+    await skipIfUnsupported(async () => {
+      const fd = openSync(dirname(path), 'r');
+      try {
+        await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+      } finally {
+        closeSync(fd);
+      }
+    });
+  },
 };
+
+/** Why a folder cannot be opened or synced here (Windows opens no folder; some file systems sync none): nothing to do. */
+const FOLDER_SYNC_UNSUPPORTED = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
+
+async function skipIfUnsupported(step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    if (!FOLDER_SYNC_UNSUPPORTED.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+  }
+}
 
 /** Writes all of `data` at the descriptor's position (synchronously), then fsync(2) on the thread pool: the one step that may take long. */
 export async function writeAllAndSync(fd: number, data: string | Uint8Array): Promise<void> {
