@@ -464,8 +464,8 @@ export class FileQuotaStore implements QuotaStore {
       if (parsed.ok) good = parsed.ledger;
       return parsed.ok;
     };
-    // Asked only once the backup copy was found good, last: `good` is its ledger.
-    const restored = async () => {
+    // Handed the backup copy's text as checked: its ledger, brought up to date, is what is written and kept.
+    const restored = async (backup: string) => {
       const records = await this.#readUsage().catch((cause: unknown) => {
         throw new LedgerUnreadableError(this.usagePath, 'cannot be read (the usage records of settled jobs), so the backup copy of the spend ledger was not put back', {
           cause,
@@ -473,8 +473,11 @@ export class FileQuotaStore implements QuotaStore {
         });
       });
       const { owner, held } = this.#process;
-      restoredIn(good!, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
-      return JSON.stringify(good);
+      const copy = readLedger(backup);
+      if (!copy.ok) throw new LedgerUnreadableError(this.backupPath, copy.problem, { cause: copy.cause });
+      restoredIn(copy.ledger, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
+      good = copy.ledger;
+      return JSON.stringify(copy.ledger);
     };
     const answer = await restoreFromBackup(this.path, this.backupPath, check, { now: this.#process.clock(), restored }).catch((cause: unknown) => {
       if (cause instanceof LedgerUnreadableError || (cause as NodeJS.ErrnoException).path !== this.backupPath) throw cause;
