@@ -24,8 +24,9 @@ interface WriteOptions {
   /** Default 0600 (before the umask). */
   mode?: number | undefined;
   /**
-   * Every step but the fsync as a synchronous call (microseconds for a small
-   * file on a local disk); only the fsync is awaited. For small files written
+   * Every step but the fsyncs as a synchronous call (microseconds for a small
+   * file on a local disk); only the fsyncs (the file's, then its folder's) are
+   * awaited. For small files written
    * on a hot path (the spend ledger): on a busy event loop each awaited call
    * costs a turn of the loop, and a write is eight of them. Default false.
    */
