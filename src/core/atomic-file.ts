@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, fsync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { copyFile, link, open, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 export type WriteFileAtomicallyOptions = WriteOptions &
   (
@@ -24,8 +24,9 @@ interface WriteOptions {
   /** Default 0600 (before the umask). */
   mode?: number | undefined;
   /**
-   * Every step but the fsync as a synchronous call (microseconds for a small
-   * file on a local disk); only the fsync is awaited. For small files written
+   * Every step but the fsyncs as a synchronous call (microseconds for a small
+   * file on a local disk); only the fsyncs (the file's, then its folder's) are
+   * awaited. For small files written
    * on a hot path (the spend ledger): on a busy event loop each awaited call
    * costs a turn of the loop, and a write is eight of them. Default false.
    */
@@ -34,7 +35,10 @@ interface WriteOptions {
 
 /**
  * Writes `path` so that it is always either its old or its new version, never
- * missing or torn: a temporary file beside it, fsync, then a rename over it.
+ * missing or torn: a temporary file beside it, fsync, then a rename over it,
+ * then an fsync of the folder, so that a power cut after the write answered
+ * cannot take the rename back (where a folder cannot be synced, as on Windows,
+ * that last step is skipped).
  * With `backupPath`, the old version becomes the backup first, by a hard link
  * (instant, atomic; a copy where the file system has none), so `path` itself
  * is never removed. No old version yet (a first write): no backup.
@@ -57,10 +61,15 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
     if (options.exclusive) {
       await linkExclusively(fs, temp, path);
       await fs.rm(temp);
+      await fs.syncFolder(path);
       return;
     }
-    if (options.backupPath !== undefined && (await copyAside(fs, path, backupTemp))) await fs.rename(backupTemp, options.backupPath);
+    if (options.backupPath !== undefined && (await copyAside(fs, path, backupTemp))) {
+      await fs.rename(backupTemp, options.backupPath);
+      if (dirname(resolve(options.backupPath)) !== dirname(resolve(path))) await fs.syncFolder(options.backupPath);
+    }
     await fs.rename(temp, path);
+    await fs.syncFolder(path);
   } catch (error) {
     await fs.rm(temp);
     await fs.rm(backupTemp);
@@ -104,6 +113,11 @@ interface WriteSteps {
   rename(from: string, to: string): Promise<void> | void;
   /** Removes `path` if it exists. */
   rm(path: string): Promise<void> | void;
+  /**
+   * Syncs the folder holding `path` to disk: the renames and links made in it outlive a power cut. Skipped where a
+   * folder cannot be opened or synced (`FOLDER_SYNC_UNSUPPORTED`); any other error is thrown.
+   */
+  syncFolder(path: string): Promise<void>;
 }
 
 const AWAITED: WriteSteps = {
@@ -121,6 +135,16 @@ const AWAITED: WriteSteps = {
   copyFile,
   rename,
   rm: (path) => rm(path, { force: true }),
+  async syncFolder(path) {
+    await skipIfUnsupported(async () => {
+      const handle = await open(dirname(path), 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    });
+  },
 };
 
 const INLINE: WriteSteps = {
@@ -137,7 +161,28 @@ const INLINE: WriteSteps = {
   copyFile: copyFileSync,
   rename: renameSync,
   rm: (path) => rmSync(path, { force: true }),
+  async syncFolder(path) {
+    await skipIfUnsupported(async () => {
+      const fd = openSync(dirname(path), 'r');
+      try {
+        await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+      } finally {
+        closeSync(fd);
+      }
+    });
+  },
 };
+
+/** Why a folder cannot be opened or synced here (Windows opens no folder; some file systems sync none): nothing to do. */
+const FOLDER_SYNC_UNSUPPORTED = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
+
+async function skipIfUnsupported(step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    if (!FOLDER_SYNC_UNSUPPORTED.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+  }
+}
 
 /** Writes all of `data` at the descriptor's position (synchronously), then fsync(2) on the thread pool: the one step that may take long. */
 export async function writeAllAndSync(fd: number, data: string | Uint8Array): Promise<void> {
@@ -192,10 +237,13 @@ async function copyAside(fs: WriteSteps, file: string, aside: string): Promise<b
 /**
  * The one restore of a file written with a backup copy (`writeFileAtomically`'s `backupPath`): when `path` is missing
  * although its backup exists, or is not `good`, a good backup takes its place (a bad file is kept as
- * `<path>.broken-<time>`). With `restored`, what takes its place is what that makes of the backup's text, made before
- * anything is touched (when it throws, nothing was) and put in place by one atomic write: a crash leaves either the
- * file as it was (or moved aside: the next restore runs again) or the whole result, never the backup as it is.
- * Answers what it did; a caller then reads `path` and names what is wrong if it is still bad.
+ * `<path>.broken-<time>`). `path` is checked first and the backup only then, each once; `restored` is handed the
+ * backup's text as checked and answers what takes its place, made before anything is touched (when it throws,
+ * nothing was) and put in place by one atomic write: a crash leaves either the file as it was (or moved aside: the
+ * next restore runs again) or the whole result, never the backup as it is. A `path` that cannot be read counts as
+ * not good; a backup that exists but cannot be read (EACCES, EIO) is thrown as read (its `path` the backup's),
+ * nothing touched, so the caller names that rather than a damaged copy. Answers what it did; a caller then reads
+ * `path` and names what is wrong if it is still bad.
  */
 export async function restoreFromBackup(
   path: string,
@@ -203,9 +251,15 @@ export async function restoreFromBackup(
   good: (text: string) => boolean,
   options: { now?: number | undefined; restored?: ((backup: string) => string | Promise<string>) | undefined } = {},
 ): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
-  const read = (file: string) => readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : ''));
-  const [main, backup] = [await read(path), await read(backupPath)];
-  if ((main !== undefined && good(main)) || backup === undefined || !good(backup)) return { restored: false };
+  const main = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : ''));
+  if (main !== undefined && good(main)) return { restored: false };
+  const backup = await readFile(backupPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    // Named, so a caller tells it from an error of the restore itself (a read error may name no file: EISDIR).
+    error.path ??= backupPath;
+    throw error;
+  });
+  if (backup === undefined || !good(backup)) return { restored: false };
   const text = options.restored ? await options.restored(backup) : backup;
   const brokenCopy = main === undefined ? undefined : `${path}.broken-${new Date(options.now ?? Date.now()).toISOString().replace(/[:.]/g, '-')}`;
   if (brokenCopy) await rename(path, brokenCopy);

@@ -91,7 +91,11 @@ export class FileQuotaStore implements QuotaStore {
         // What a write a crash stopped left (each a whole version, prompts too): every write of them takes the lock.
         await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
         await this.#checkUsageFile();
-        const caps = await restoreFromBackup(this.capOverridesPath, `${this.capOverridesPath}.bak`, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, { now: this.#process.clock() });
+        const capsBackup = `${this.capOverridesPath}.bak`;
+        const caps = await restoreFromBackup(this.capOverridesPath, capsBackup, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, { now: this.#process.clock() }).catch((cause: unknown) => {
+          if ((cause as NodeJS.ErrnoException).path !== capsBackup) throw cause;
+          throw new LedgerUnreadableError(capsBackup, "cannot be read (the backup copy of the chat admins' caps), so it was neither checked nor put back", { cause, remedy: CAP_OVERRIDES_REMEDY });
+        });
         await this.#readCapOverrides();
         const ledger = await this.#restoreLedger();
         await this.#load();
@@ -460,8 +464,8 @@ export class FileQuotaStore implements QuotaStore {
       if (parsed.ok) good = parsed.ledger;
       return parsed.ok;
     };
-    // Asked only once the backup copy was found good, last: `good` is its ledger.
-    const restored = async () => {
+    // Handed the backup copy's text as checked: its ledger, brought up to date, is what is written and kept.
+    const restored = async (backup: string) => {
       const records = await this.#readUsage().catch((cause: unknown) => {
         throw new LedgerUnreadableError(this.usagePath, 'cannot be read (the usage records of settled jobs), so the backup copy of the spend ledger was not put back', {
           cause,
@@ -469,10 +473,19 @@ export class FileQuotaStore implements QuotaStore {
         });
       });
       const { owner, held } = this.#process;
-      restoredIn(good!, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
-      return JSON.stringify(good);
+      const copy = readLedger(backup);
+      if (!copy.ok) throw new LedgerUnreadableError(this.backupPath, copy.problem, { cause: copy.cause });
+      restoredIn(copy.ledger, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
+      good = copy.ledger;
+      return JSON.stringify(copy.ledger);
     };
-    const answer = await restoreFromBackup(this.path, this.backupPath, check, { now: this.#process.clock(), restored });
+    const answer = await restoreFromBackup(this.path, this.backupPath, check, { now: this.#process.clock(), restored }).catch((cause: unknown) => {
+      if (cause instanceof LedgerUnreadableError || (cause as NodeJS.ErrnoException).path !== this.backupPath) throw cause;
+      throw new LedgerUnreadableError(this.backupPath, `cannot be read (the backup copy of the spend ledger ${this.path}), so it was neither checked nor put back`, {
+        cause,
+        remedy: 'Nothing was changed: give this user access to it and try again, or move it away (the ledger then has no copy to fall back on).',
+      });
+    });
     if (good) this.#keep(good);
     return answer;
   }

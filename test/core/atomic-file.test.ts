@@ -1,8 +1,8 @@
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFileAtomically } from '../../src/internal.js';
+import { restoreFromBackup, writeFileAtomically } from '../../src/internal.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -72,5 +72,44 @@ describe.each([
     await expect(writeFileAtomically(file, 'new', { exclusive: true, inline })).rejects.toMatchObject({ code: 'EEXIST' });
     expect(await readFile(file, 'utf8')).toBe('old');
     expect(await readdir(dir)).toEqual(['fox.png']);
+  });
+});
+
+describe('restoreFromBackup', () => {
+  const good = (text: string) => text.startsWith('ok');
+
+  it('puts a good backup copy in place of a missing file, handing `restored` the copy’s text as checked', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'ledger.json');
+    await writeFile(`${file}.bak`, 'ok 1');
+    const handed: string[] = [];
+
+    const answer = await restoreFromBackup(file, `${file}.bak`, good, { restored: (backup) => (handed.push(backup), `${backup} + since`) });
+
+    expect(answer).toEqual({ restored: true });
+    expect(handed).toEqual(['ok 1']);
+    expect(await readFile(file, 'utf8')).toBe('ok 1 + since');
+  });
+
+  it('throws the read error of a backup copy that exists but cannot be read (here a folder), not taking it for a damaged copy, and touches nothing', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'ledger.json');
+    await mkdir(`${file}.bak`);
+
+    await expect(restoreFromBackup(file, `${file}.bak`, good)).rejects.toMatchObject({ code: 'EISDIR', path: `${file}.bak` });
+    await writeFile(file, 'damaged');
+    await expect(restoreFromBackup(file, `${file}.bak`, good)).rejects.toMatchObject({ code: 'EISDIR', path: `${file}.bak` });
+    expect((await readdir(dir)).sort()).toEqual(['ledger.json', 'ledger.json.bak']);
+    expect(await readFile(file, 'utf8')).toBe('damaged');
+  });
+
+  it('does not read the backup copy of a good file: one that cannot be read is no error then', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'ledger.json');
+    await writeFile(file, 'ok 2');
+    await mkdir(`${file}.bak`);
+
+    expect(await restoreFromBackup(file, `${file}.bak`, good)).toEqual({ restored: false });
+    expect(await readFile(file, 'utf8')).toBe('ok 2');
   });
 });

@@ -1,4 +1,4 @@
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileQuotaStore, LedgerUnreadableError } from '../../src/internal.js';
@@ -104,6 +104,34 @@ describe('a ledger file deleted while a job runs', () => {
     expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
     expect((error as Error).message).toContain(`${store.path} is missing, and its backup copy ${store.backupPath} is damaged`);
     expect((error as Error).message).not.toMatch(/no good backup/);
+  });
+});
+
+describe('a backup copy that cannot be read', () => {
+  it('is named as unreadable, not as damaged, when the ledger is missing: the start is refused and nothing is changed', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await mkdir(store.backupPath);
+
+    const error = await store.open().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(LedgerUnreadableError);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.backupPath });
+    expect((error as Error).message).toContain(`${store.backupPath} cannot be read (the backup copy of the spend ledger ${store.path})`);
+    expect((error as Error).message).not.toMatch(/damaged/);
+    expect(await readdir(dir)).toEqual(['quota-ledger.json.bak']);
+  });
+
+  it('is named as unreadable for the chat admins’ caps too, rather than starting without them', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await mkdir(`${store.capOverridesPath}.bak`);
+
+    const error = await store.open().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(LedgerUnreadableError);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: `${store.capOverridesPath}.bak` });
+    expect((error as Error).message).toContain("cannot be read (the backup copy of the chat admins' caps)");
   });
 });
 

@@ -7,7 +7,8 @@ import { useTempDirs } from '../helpers/runner-harness.js';
  * What a commit of the file ledger waits for. A job's `markSent` stands between
  * the limiter letting its request go and the request leaving, so on a busy
  * event loop every awaited file call there delays the request by a turn of the
- * loop: a commit awaits its fsyncs and nothing else.
+ * loop: a commit awaits its fsyncs (the files', then the folder's, so a power
+ * cut cannot take the rename back) and nothing else.
  */
 const io = vi.hoisted(() => ({ recording: false, awaited: [] as string[], synced: [] as string[], paths: new Map<number, string>() }));
 
@@ -35,7 +36,8 @@ vi.mock('node:fs', async (importOriginal) => {
     return fd;
   }) as typeof actual.openSync;
   const fsync = ((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
-    if (io.recording) io.synced.push(basename(io.paths.get(fd) ?? '?').replace(/\.\d+\.[0-9a-f]+\.tmp$/, '.tmp'));
+    const path = io.paths.get(fd) ?? '?';
+    if (io.recording) io.synced.push(actual.statSync(path, { throwIfNoEntry: false })?.isDirectory() ? 'its folder' : basename(path).replace(/\.\d+\.[0-9a-f]+\.tmp$/, '.tmp'));
     actual.fsync(fd, callback);
   }) as typeof actual.fsync;
   return { ...actual, openSync, fsync, default: { ...actual, openSync, fsync } };
@@ -62,7 +64,7 @@ async function reservedJob(): Promise<FileQuotaStore> {
 }
 
 describe('a commit of the file ledger', () => {
-  it('records a job as sent with one fsync of the ledger and no other awaited file call', async () => {
+  it('records a job as sent with one fsync of the ledger and one of its folder, and no other awaited file call', async () => {
     const ledger = await reservedJob();
 
     io.recording = true;
@@ -70,10 +72,10 @@ describe('a commit of the file ledger', () => {
     io.recording = false;
 
     expect(io.awaited).toEqual([]);
-    expect(io.synced).toEqual(['quota-ledger.json.tmp']);
+    expect(io.synced).toEqual(['quota-ledger.json.tmp', 'its folder']);
   });
 
-  it('settles a job with the usage record synced first, then the ledger, and no other awaited file call', async () => {
+  it('settles a job with the usage record synced first, then the ledger and its folder, and no other awaited file call', async () => {
     const ledger = await reservedJob();
     await ledger.markSent('job-1');
 
@@ -82,10 +84,10 @@ describe('a commit of the file ledger', () => {
     io.recording = false;
 
     expect(io.awaited).toEqual([]);
-    expect(io.synced).toEqual(['usage.jsonl', 'quota-ledger.json.tmp']);
+    expect(io.synced).toEqual(['usage.jsonl', 'quota-ledger.json.tmp', 'its folder']);
   });
 
-  it('commits a burst of markSents that arrive while a commit is under way together: one more fsync, not one each', async () => {
+  it('commits a burst of markSents that arrive while a commit is under way together: one more write (its fsync and its folder’s), not one each', async () => {
     const ledger = await reservedJob();
     for (let i = 2; i <= 20; i++) await ledger.reserve({ jobId: `job-${i}`, userKey: `slack:U${i}`, scopeKey: 'slack:T1', estimateUsd: 0.05, limits: {}, now: Date.now() });
 
@@ -94,8 +96,8 @@ describe('a commit of the file ledger', () => {
     io.recording = false;
 
     expect(io.awaited).toEqual([]);
-    expect(io.synced.length).toBeGreaterThanOrEqual(1);
-    expect(io.synced.length).toBeLessThanOrEqual(2);
-    expect(new Set(io.synced)).toEqual(new Set(['quota-ledger.json.tmp']));
+    expect(io.synced.length).toBeGreaterThanOrEqual(2);
+    expect(io.synced.length).toBeLessThanOrEqual(4);
+    expect(new Set(io.synced)).toEqual(new Set(['quota-ledger.json.tmp', 'its folder']));
   });
 });
