@@ -55,6 +55,18 @@ describe('Ctrl+C during a generation', () => {
     );
   });
 
+  it('tells a release the ledger kept for later as nothing billed, with only whether the ledger takes it still open', () => {
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'answered' } })[0]).toBe(
+      'pictor: interrupted after the service had refused the request, before it was sent again: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
+    );
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'not_sent' } })[0]).toMatch(
+      /^pictor: interrupted before the request was sent: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; /,
+    );
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'answered' }, emulator: true })[0]).toMatch(
+      /: nothing was spent; the emulator's ledger kept its release for later: if its release still reaches the emulator's ledger, nothing is recorded there; /,
+    );
+  });
+
   it('words the end from why the process exits and from what the ledger decided, not from the phase alone', () => {
     // The ways a job left open can end are one clause, whatever ended the wait: the sentence above.
     const leftOpen = /: if its settle still reaches the ledger, .*; if not, a later run charges it its estimate \(marked uncertain\), or nothing if the ledger had recorded that nothing was billed/;
