@@ -259,8 +259,9 @@ export interface InterruptJson {
   sent: boolean;
   /**
    * What the ledger charged the job (0 when released, or when it was stopped before the ledger could charge it); null
-   * when it had not answered before the exit: its settle may still land, or else a later run may charge its estimate,
-   * even with `sent` false (stopped while the ledger recorded that the request may be billed).
+   * when no charge is known yet (no answer before the exit, or its settle or release kept for later): it may still
+   * land, or else a later run may charge its estimate, even with `sent` false (stopped while the ledger recorded that
+   * the request may be billed).
    */
   charged: number | null;
   /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
@@ -289,7 +290,7 @@ export interface JobJson {
   /** Final images written (or saved to the temp directory). */
   files: string[];
   partials: string[];
-  /** What the ledger charged the job (0 when released); null when it had not answered. */
+  /** What the ledger charged the job (0 when released); null when no charge is known yet (no answer, or kept for later). */
   charged: number | null;
   /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
   emulator: boolean;
