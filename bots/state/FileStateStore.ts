@@ -74,6 +74,8 @@ class FileSpace<T> extends BaseSpace<T> {
   #bytes = 0;
   /** Writes of one record run one after the other. */
   readonly #queues = new Map<string, Promise<unknown>>();
+  /** Records the bounds dropped whose files wait for their key's turn to be removed, as they were listed then. */
+  readonly #dropping = new Map<string, { at: number; bytes: number }>();
 
   constructor(
     readonly dataDir: string,
@@ -120,23 +122,43 @@ class FileSpace<T> extends BaseSpace<T> {
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
   }
 
-  /** Drops the oldest records while the space is past a bound or they are past the TTL (never `keep`, the one just written). */
+  /**
+   * Drops the oldest records while the space is past a bound or they are past the TTL (never `keep`, the one just
+   * written). Each goes as a delete does, in its key's turn: unlisted once its file is gone; one whose file cannot be
+   * removed stays listed where it was (still there, a forget still meets it). Until then the bounds count it out and
+   * reads pass it over.
+   */
   async #prune(keep?: string): Promise<void> {
     const { maxCount = Infinity, maxBytes = Infinity } = this.definition;
-    for (const [key, { at }] of this.#index) {
-      if (!this.#expired(at) && this.#index.size <= maxCount && this.#bytes <= maxBytes) break;
+    let count = this.#index.size;
+    let bytes = this.#bytes;
+    for (const key of this.#dropping.keys()) if (this.#dropped(key)) [count, bytes] = [count - 1, bytes - (this.#index.get(key)?.bytes ?? 0)];
+    for (const [key, entry] of this.#index) {
+      if (this.#dropping.has(key)) continue;
+      if (!this.#expired(entry.at) && count <= maxCount && bytes <= maxBytes) break;
       if (key === keep) continue;
-      this.#noteDelete(key);
-      // Not awaited: a write under way waits for its own turn, never for another's.
-      void this.#serial(key, () => rm(this.#path(key), { force: true })).catch(() => undefined);
+      count--;
+      bytes -= entry.bytes;
+      this.#dropping.set(key, entry);
+      // Not awaited: a write under way waits for its own turn, never for another's. A write of the key queued before
+      // this drop makes it the latest record: its file stays.
+      void this.#serial(key, () => (this.#index.get(key) === entry ? this.#remove(key) : Promise.resolve()))
+        .catch(() => undefined)
+        .finally(() => this.#dropping.get(key) === entry && this.#dropping.delete(key));
     }
   }
 
-  /** Whether the index lists the record, not past the TTL. */
+  /** Whether the bounds dropped the record as it is now listed, its file not removed yet. */
+  #dropped(key: string): boolean {
+    const entry = this.#index.get(key);
+    return entry !== undefined && this.#dropping.get(key) === entry;
+  }
+
+  /** Whether the index lists the record, not past the TTL nor dropped by the bounds. */
   async #listed(key: string): Promise<boolean> {
     await this.#open();
     const at = this.#index.get(key)?.at;
-    return at !== undefined && !this.#expired(at);
+    return at !== undefined && !this.#expired(at) && !this.#dropped(key);
   }
 
   /** Whether a record written at `at` is past the space's TTL. */
@@ -269,7 +291,7 @@ class FileSpace<T> extends BaseSpace<T> {
   async *keys(): AsyncIterable<string> {
     this.assertOpen();
     await this.#open();
-    for (const [key, { at }] of [...this.#index]) if (!this.#expired(at)) yield key;
+    for (const [key, { at }] of [...this.#index]) if (!this.#expired(at) && !this.#dropped(key)) yield key;
   }
 
   protected async takeOrphans(): Promise<StateEntry<T>[]> {

@@ -259,8 +259,9 @@ export interface InterruptJson {
   sent: boolean;
   /**
    * What the ledger charged the job (0 when released, or when it was stopped before the ledger could charge it); null
-   * when it had not answered before the exit: its settle may still land, or else a later run may charge its estimate,
-   * even with `sent` false (stopped while the ledger recorded that the request may be billed).
+   * when no charge is known yet (no answer before the exit, or its settle or release kept for later): it may still
+   * land, or else a later run may charge its estimate, even with `sent` false (stopped while the ledger recorded that
+   * the request may be billed).
    */
   charged: number | null;
   /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
@@ -289,7 +290,7 @@ export interface JobJson {
   /** Final images written (or saved to the temp directory). */
   files: string[];
   partials: string[];
-  /** What the ledger charged the job (0 when released); null when it had not answered. */
+  /** What the ledger charged the job (0 when released); null when no charge is known yet (no answer, or kept for later). */
   charged: number | null;
   /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
   emulator: boolean;
@@ -365,6 +366,11 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
       ? 'pictor: interrupted before the request was sent: nothing was billed.'
       : 'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.';
   }
+  if (job.kept?.action === 'released') {
+    // This run decided nothing was billed; only whether the ledger takes that is open.
+    const when = job.kept.released === 'not_sent' ? 'before the request was sent' : 'after the service had refused the request, before it was sent again';
+    return `pictor: interrupted ${when}: nothing was billed, and ${unanswered}; check your usage before trying again.`;
+  }
   if (settled) return `pictor: interrupted after the request was sent: charged ${formatUsdExact(settled.usd)} (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.`;
   return `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${unanswered}; check your usage before trying again.`;
 }
@@ -372,13 +378,14 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
 /**
  * What a job the exit left open in the ledger comes to (on an emulator's ledger: is recorded at; nothing is spent). Its
  * settle or release, under way or kept for later, may still land (as the run closes its ledger, or from a Redis command
- * already sent): then the job is charged what this run decided, once. If it never lands, a later run's reconcile ends
+ * already sent): then the job is charged what this run decided, once (a release: nothing). If it never lands, a later run's reconcile ends
  * it: at its estimate (marked uncertain) while the ledger holds it as possibly billed, for nothing when the ledger had
  * recorded that nothing was billed (a wait to retry an attempt the service refused).
  */
 function leftOpen(emulator: boolean, kept?: JobSettled): string {
   const [ledger, charged, charges] = emulator ? ["the emulator's ledger", 'recorded there at', 'records it there at'] : ['the ledger', 'charged', 'charges it'];
-  return `if its ${kept ? keptNoun(kept) : 'settle'} still reaches ${ledger}, the job is ${charged} what this run decided; if not, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
+  const decided = kept?.action === 'released' ? `nothing is ${emulator ? 'recorded there' : 'charged'}` : `the job is ${charged} what this run decided`;
+  return `if its ${kept ? keptNoun(kept) : 'settle'} still reaches ${ledger}, ${decided}; if not, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
 }
 
 /** What the ledger kept for later: the job's settle, or its release. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished, vi, type MockInstance } from 'vitest';
-import { firstStopLine, firstStopOf, INTERRUPT_SETTLE_MS, interruptJson, interruptReport, JobWatch, wasSent, type InterruptJson } from '../../src/cli/interrupt.js';
+import { firstStopLine, firstStopOf, INTERRUPT_SETTLE_MS, interruptJson, interruptReport, jobJson, JobWatch, wasSent, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
@@ -52,6 +52,18 @@ describe('Ctrl+C during a generation', () => {
     ]);
     expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'answered' } })[0]).toBe(
       'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.',
+    );
+  });
+
+  it('tells a release the ledger kept for later as nothing billed, with only whether the ledger takes it still open', () => {
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'answered' } })[0]).toBe(
+      'pictor: interrupted after the service had refused the request, before it was sent again: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
+    );
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'not_sent' } })[0]).toMatch(
+      /^pictor: interrupted before the request was sent: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; /,
+    );
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'answered' }, emulator: true })[0]).toMatch(
+      /: nothing was spent; the emulator's ledger kept its release for later: if its release still reaches the emulator's ledger, nothing is recorded there; /,
     );
   });
 
@@ -124,7 +136,7 @@ describe('Ctrl+C during a generation', () => {
     );
   });
 
-  it("with --json, tells the interruption as a failure that still lists the files written and what the ledger charged (null when it had not answered)", () => {
+  it("with --json, tells the interruption as a failure that still lists the files written and what the ledger charged (null when no charge is known yet: no answer, or kept for later)", () => {
     const about = { operation: 'generate' as const, isPartial: (path: string) => path.includes('.partial-') };
     expect(interruptJson({ phase: 'sent', files: ['/out/fox.partial-1.png', '/out/fox.png'], settled: { action: 'settled', usd: 0.16854, deferred: false } }, about)).toEqual({
       ok: false,
@@ -145,6 +157,13 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptJson({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
     expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
     expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
+    // The ledger answered, but kept the settle or release for later: no charge is known yet.
+    expect(interruptJson({ phase: 'done', files: [], kept: { action: 'settled', usd: 0.00636, deferred: true } }, about)).toMatchObject({ sent: true, charged: null });
+    expect(interruptJson({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: null });
+    // A failed job's line says the same.
+    const failed = new JobWatch();
+    failed.noteSettled({ action: 'released', usd: 0, deferred: true, released: 'answered' });
+    expect(jobJson(failed, about)).toMatchObject({ charged: null });
   });
 
   it('counts a request sent once it left, and still once it ended; not while waiting nor while the ledger records its mark', () => {

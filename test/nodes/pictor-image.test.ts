@@ -5,7 +5,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
-import { describeQuote } from '../../src/index.js';
 import { BACKGROUNDS, DEFAULTS, GenerationRequestSchema, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
 import { startCountingProxy } from './counting-proxy.js';
 import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
@@ -123,8 +122,8 @@ describe('generating with the Pictor Image node', () => {
     expect(json).toMatchObject({ size: '1024x1024', quality: 'low', background: expect.any(String), format: 'png' });
     expect(json.usage).toMatchObject({ total_tokens: expect.any(Number), output_tokens: expect.any(Number) });
     expect(json.cost).toMatchObject({ usd: 0.00636, perImageUsd: 0.00636, basis: 'table' });
-    // The text's figures are those fields', as on an item holding several images: the core's quote with its breakdown always shown.
-    expect((json.cost as { text: string }).text).toBe(describeQuote({ n: 1, perImageUsd: 0.00636, totalUsd: 0.00636, basis: 'table' }, { breakdown: 'always' }));
+    // The README's words: the total and what each image cost, as on an item holding several images.
+    expect((json.cost as { text: string }).text).toBe('$0.00636 (1 × $0.00636)');
   });
 
   it('marks the cost of an edit as an estimate and says why', async () => {
@@ -184,14 +183,13 @@ describe('generating with the Pictor Image node', () => {
   });
 
   it('puts all images of one request on one item when asked', async () => {
-    const [out] = await run({ operation: 'generate', prompt: 'three cats', n: 3, options: { allImagesOnOneItem: true, binaryPropertyName: 'img' } });
+    const [out] = await run({ operation: 'generate', prompt: 'two cats', n: 2, quality: 'low', size: '1024x1024', options: { allImagesOnOneItem: true, binaryPropertyName: 'img' } });
     expect(out).toHaveLength(1);
-    expect(Object.keys(out![0]!.binary!)).toEqual(['img_0', 'img_1', 'img_2']);
-    expect(out![0]!.json.images).toHaveLength(3);
-    const cost = out![0]!.json.cost as { usd: number; perImageUsd: number; basis: 'table' | 'estimate'; reason?: string; text: string };
-    expect(cost.usd).toBeCloseTo(cost.perImageUsd * 3, 6);
-    expect(cost.text).toBe(describeQuote({ n: 3, perImageUsd: cost.perImageUsd, totalUsd: cost.usd, basis: cost.basis, reason: cost.reason }, { breakdown: 'always' }));
-    expect((await decoded(out![0]!, 'img_2')).format).toBe('png');
+    expect(Object.keys(out![0]!.binary!)).toEqual(['img_0', 'img_1']);
+    expect(out![0]!.json.images).toHaveLength(2);
+    // The README's words for an item holding all of a request's images.
+    expect(out![0]!.json.cost).toMatchObject({ usd: 0.01272, perImageUsd: 0.00636, basis: 'table', text: '$0.01272 (2 × $0.00636)' });
+    expect((await decoded(out![0]!, 'img_1')).format).toBe('png');
     expect(out![0]!.pairedItem).toEqual({ item: 0 });
   });
 

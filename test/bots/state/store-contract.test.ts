@@ -722,6 +722,36 @@ describe('the data-folder backend', () => {
     await store.close();
   });
 
+  it('keeps a record the count bound dropped whose file could not be removed (a folder in its place): still had, listed and met by a forget, until it is removed', async () => {
+    const store = new FileStateStore({ dataDir });
+    const COUNTED: SpaceDefinition = { ...SPACE, name: 'test-counted', dir: 'test/counted', maxCount: 2 };
+    const space = store.space<Job>(COUNTED);
+    await space.put('k1', job('a lighthouse'));
+    await space.put('k2', job('a harbour'));
+    const file = join(dataDir, COUNTED.dir, 'k1.json');
+    await rm(file);
+    await mkdir(file);
+    // The bound drops k1, the oldest, and k3 is kept; k1's file cannot be removed.
+    await space.put('k3', job('a quay'));
+    await vi.waitFor(async () => {
+      const keys: string[] = [];
+      for await (const key of space.keys()) keys.push(key);
+      expect(keys.sort()).toEqual(['k1', 'k2', 'k3']);
+    });
+    expect(await space.has('k1')).toBe(true);
+    // A forget's sweep of damaged records meets it (and says it could not read it): it does not say done with it on disk.
+    await expect(space.deleteDamaged(() => true)).rejects.toMatchObject({ code: 'state_records_unreadable', files: [file] });
+    await rm(file, { recursive: true });
+    await writeFile(file, '{}');
+    // The next write's bound removes it.
+    await space.put('k4', job('a pier'));
+    await vi.waitFor(() => expect(existsSync(file)).toBe(false));
+    const keys: string[] = [];
+    for await (const key of space.keys()) keys.push(key);
+    expect(keys.sort()).toEqual(['k3', 'k4']);
+    await store.close();
+  });
+
   it('takes the orphans it can read when one fails to read, leaving that one for the next sweep', async () => {
     const before = new FileStateStore({ dataDir });
     for (const key of ['held1', 'held2']) await before.space<Job>(SPACE).put(key, job(key), { hold: true });
