@@ -3,8 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { refuseAfterAnswer, refusePrivately } from '../../../bots/discord/refuse-privately.js';
 import type { BotContext } from '../../../bots/discord/bot-context.js';
 import { describeFailure, JobRefusedError, words } from '../../../bots/runner/index.js';
-import { ConnectionError } from '../../../src/index.js';
 import { LedgerUnreadableError } from '../../../src/internal.js';
+import { INTAKE_FAILURES } from '../../helpers/intake-failures.js';
 import { RecordingLogger } from './harness.js';
 
 const EPHEMERAL = 64;
@@ -19,14 +19,7 @@ function scene() {
 }
 
 describe('a job the runner’s intake did not take, on Discord', () => {
-  // The runner's one rule (`failureLogLevel`), by code: a refusal the member’s, a core error the service’s or the
-  // network’s (its code says it), the rest the operator’s to read (with the error).
-  it.each([
-    ['a refusal of the runner’s', new JobRefusedError('restarting', words('refusal.restarting')), 'restarting', 'info'],
-    ['Redis gone', new ConnectionError('cannot use Redis at redis://redis.internal:6379: connect ECONNREFUSED'), 'connection_failed', 'warn'],
-    ['the spend ledger unreadable', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'ledger_unreadable', 'error'],
-    ['a bug of ours', new TypeError("Cannot read properties of undefined (reading 'caps')"), 'internal_error', 'error'],
-  ])('logs %s once, at the level its code has by the runner’s rule, and tells the member privately', async (_, reason, code, level) => {
+  it.each(INTAKE_FAILURES)('logs %s once, at the level its code has by the runner’s rule, and tells the member privately', async (_, reason, code, level) => {
     const { logger, ctx, interaction, answers } = scene();
     await refusePrivately(ctx, interaction, reason);
     expect(answers).toHaveLength(1);

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { JobRefusedError, words } from '../../../bots/runner/index.js';
 import type { ChannelWriter } from '../../../bots/slack/ChannelWriter.js';
 import type { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from '../../../bots/slack/SlackJobs.js';
-import { ConnectionError } from '../../../src/index.js';
-import { LedgerUnreadableError } from '../../../src/internal.js';
+import { INTAKE_FAILURES } from '../../helpers/intake-failures.js';
 import { RecordingLogger } from '../discord/harness.js';
 
 /** Slack's jobs over an intake that stops every form with `reason` (as the runner's `requestForm` hands it to `refuse`). */
@@ -23,14 +21,7 @@ function scene(reason: unknown) {
 }
 
 describe('a job the runner’s intake did not take, on Slack', () => {
-  // The runner's one rule (`failureLogLevel`), by code: a refusal the member’s, a core error the service’s or the
-  // network’s (its code says it), the rest the operator’s to read (with the error).
-  it.each([
-    ['a refusal of the runner’s', new JobRefusedError('restarting', words('refusal.restarting')), 'restarting', 'info'],
-    ['Redis gone', new ConnectionError('cannot use Redis at redis://redis.internal:6379: connect ECONNREFUSED'), 'connection_failed', 'warn'],
-    ['the spend ledger unreadable', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'ledger_unreadable', 'error'],
-    ['a bug of ours', new TypeError("Cannot read properties of undefined (reading 'caps')"), 'internal_error', 'error'],
-  ])('logs %s once, at the level its code has by the runner’s rule, and tells the member privately', async (_, reason, code, level) => {
+  it.each(INTAKE_FAILURES)('logs %s once, at the level its code has by the runner’s rule, and tells the member privately', async (_, reason, code, level) => {
     const { logger, jobs, told, notify } = scene(reason);
     expect(await jobs.openForm({ userId: 'U0ALICE', teamId: 'T0TEAM', channelId: 'C0TEAM' }, notify, async () => undefined)).toBe(false);
     expect(told).toHaveLength(1);
