@@ -33,6 +33,24 @@ function recordingSlack(answer: (userId: string) => Promise<void> = () => Promis
   return { client, published };
 }
 
+/**
+ * Slack's `views.publish`, recording each view that went out as `<user>#<n>`: it does not answer the first (the member's
+ * own publish, rendered before a forget) until `answerFirst` is called; the others at once.
+ */
+function slackHoldingTheFirstPublish() {
+  const published: string[] = [];
+  let answer: () => void = () => {};
+  const client = {
+    views: {
+      publish: ({ user_id }: { user_id: string }) => {
+        published.push(`${user_id}#${published.length + 1}`);
+        return published.length === 1 ? new Promise<void>((resolve) => (answer = resolve)) : Promise.resolve();
+      },
+    },
+  } as unknown as webApi.WebClient;
+  return { client, published, answerFirst: () => answer() };
+}
+
 /** The Home tabs, their views rendered empty, at `perMinute` publishes a minute (the default pace unless given). */
 /** A silent logger that keeps the message of each warning. */
 function warningsKept(): { logger: ReturnType<typeof silentLogger>; warnings: string[] } {
@@ -80,17 +98,7 @@ describe('a Home tab published after a forget', () => {
 
   it('comes after the member’s own publish under way, so a view rendered before the forget never replaces it', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
-    let answerFirst: () => void = () => {};
-    let calls = 0;
-    const client = {
-      views: {
-        publish: ({ user_id }: { user_id: string }) => {
-          published.push(`${user_id}#${++calls}`);
-          return calls === 1 ? new Promise<void>((resolve) => (answerFirst = resolve)) : Promise.resolve();
-        },
-      },
-    } as unknown as webApi.WebClient;
+    const { client, published, answerFirst } = slackHoldingTheFirstPublish();
     const homes = homeTabs({ client });
     try {
       void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
@@ -115,18 +123,7 @@ describe('a Home tab published after a forget', () => {
 describe('a forget’s wait for the member’s own publish under way', () => {
   it('ends after FORGET_WAIT_MS: the forget’s publish goes then, answered as `retrying` (the earlier view may still reach Slack after it), and goes again once the earlier one ends, so the view rendered before the forget is not the last', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
-    let answerFirst: () => void = () => {};
-    let calls = 0;
-    const client = {
-      views: {
-        publish: ({ user_id }: { user_id: string }) => {
-          published.push(`${user_id}#${++calls}`);
-          // Slack does not answer the member's own publish (the one rendered before the forget) until told to.
-          return calls === 1 ? new Promise<void>((resolve) => (answerFirst = resolve)) : Promise.resolve();
-        },
-      },
-    } as unknown as webApi.WebClient;
+    const { client, published, answerFirst } = slackHoldingTheFirstPublish();
     const { logger, warnings } = warningsKept();
     const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', clientFor: async () => client, requesterOf: (a) => requester(a.userId) });
     vi.spyOn(homes, 'render').mockResolvedValue({ type: 'home', blocks: [] });
@@ -203,17 +200,7 @@ describe('a forget’s publish sent again after the member’s late publish', ()
 describe('a stop after a forget’s wait for the member’s own publish ran out', () => {
   it('waits for the forget’s publish sent again once that publish ends, and sends it, so the earlier view is not left last', async () => {
     vi.useFakeTimers();
-    const published: string[] = [];
-    let answerFirst: () => void = () => {};
-    let calls = 0;
-    const client = {
-      views: {
-        publish: ({ user_id }: { user_id: string }) => {
-          published.push(`${user_id}#${++calls}`);
-          return calls === 1 ? new Promise<void>((resolve) => (answerFirst = resolve)) : Promise.resolve();
-        },
-      },
-    } as unknown as webApi.WebClient;
+    const { client, published, answerFirst } = slackHoldingTheFirstPublish();
     const homes = homeTabs({ client });
     try {
       void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
