@@ -364,6 +364,11 @@ export class FakeDiscord {
     return this.#gateway.holdReady();
   }
 
+  /** Closes every IDENTIFY from now on with 4004 Authentication failed, while REST still takes the token (see FakeGateway.refuseIdentifies). */
+  refuseGatewayIdentifies(): void {
+    this.#gateway.refuseIdentifies();
+  }
+
   waitForReady(timeoutMs?: number): Promise<void> {
     return this.#gateway.waitForReady(timeoutMs);
   }

@@ -54,6 +54,8 @@ export class FakeGateway {
   readonly #wss = new WebSocketServer({ noServer: true });
   readonly #sessions = new Map<string, Session>();
   readonly #readyWaiters: (() => void)[] = [];
+  /** Set by `refuseIdentifies`: every IDENTIFY is closed with 4004, whatever its token. */
+  #refusingIdentifies = false;
   /** While set (see `holdReady`), READY waits: the answers to each IDENTIFY, sent when let through. */
   #heldReadys: (() => void)[] | undefined;
   readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0, mostOpenSessions: 0, overlaps: 0, longestOverlapMs: 0, emptied: 0 };
@@ -123,6 +125,14 @@ export class FakeGateway {
     };
   }
 
+  /**
+   * From now on every IDENTIFY is closed with 4004 Authentication failed, as Discord does when the token it carries is
+   * not (or no longer) valid: a token reset in the Developer Portal after the bot's REST requests were answered.
+   */
+  refuseIdentifies(): void {
+    this.#refusingIdentifies = true;
+  }
+
   /** Counts a change in the connected sessions (after an identify, a resume, a close) into `stats`. */
   #sessionsChanged(): void {
     const open = this.#open().length;
@@ -179,7 +189,7 @@ export class FakeGateway {
           socket.send(JSON.stringify({ op: OP_HEARTBEAT_ACK, d: null, s: null, t: null }));
           return;
         case OP_IDENTIFY: {
-          if (d.token !== this.#options.botToken) {
+          if (this.#refusingIdentifies || d.token !== this.#options.botToken) {
             socket.close(CLOSE_AUTHENTICATION_FAILED, 'Authentication failed.');
             return;
           }
