@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { DiscordAPIError, HTTPError, REST, Routes, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
 import { loadDotEnv, readDmCaps, scrubSecrets, unknownSettingWarnings } from 'pictor/internal';
-import { describeDiscordUnreachable } from './unreachable.js';
+import { describeDiscordUnreachable, discordRefusedToken } from './unreachable.js';
 import { commandDefinitions } from './commands/index.js';
 import { checkUserInstalls, readDiscordConfig } from './config.js';
 import { DISCORD_API_BASE_URL } from './discord-facts.js';
@@ -69,8 +69,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: { out(li
 
 /** Why Discord refused, naming the setting to fix: the token (401), the server id (no access to it), or the network. */
 function describeDeployFailure(error: unknown, config: { token: string; apiBaseUrl: string; guildId: string | undefined }): string {
+  const refused = discordRefusedToken(error);
+  if (refused) return `Discord did not accept DISCORD_TOKEN (${refused}): copy it again, or Bot → Reset Token in the Developer Portal.`;
   const status = error instanceof DiscordAPIError || error instanceof HTTPError ? error.status : undefined;
-  if (status === 401) return 'Discord did not accept DISCORD_TOKEN (401 Unauthorized): copy it again, or Bot → Reset Token in the Developer Portal.';
   if (config.guildId && (status === 403 || status === 404)) {
     return `Discord refused to register commands in server ${config.guildId} (${status}): check DISCORD_GUILD_ID, and that the bot was invited there with the applications.commands scope.`;
   }

@@ -1,7 +1,7 @@
-import { Client, DiscordAPIError, Events, HTTPError, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
+import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike, ValidationError } from 'pictor';
 import { scrubSecrets, timerMsOf } from 'pictor/internal';
-import { describeDiscordUnreachable } from './unreachable.js';
+import { describeDiscordUnreachable, discordRefusedToken } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import type { QuotaStore } from '../runner/index.js';
 import { loadCommands } from './commands/index.js';
@@ -184,6 +184,11 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const taken = state.store.space(state.spaces.discordInteractions);
   const fromGateway = options.interactions ? undefined : gatewayIntake(new InteractionClaims(taken, logger), route);
   let accepting = true;
+  /**
+   * The close code of the last gateway connection discord.js gave up on (it reports it before the login rejects): 4004
+   * is Discord refusing the token, which the login's own error ("Authentication failed") does not say by a code.
+   */
+  let unrecoverableCloseCode: number | undefined;
   /** A discord.js client with the bot's handlers: one for each gateway login, or the one that takes interactions over HTTP. */
   const newClient = (ws: WebSocketOptions = {}) => {
     const client = new Client({ intents: [], ws, rest: restOptions });
@@ -194,7 +199,10 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     });
     client.on(Events.Error, (error) => logger.error({ err: scrub(error, token) }, 'discord.js reported an error'));
     client.on(Events.Warn, (message) => logger.warn({ detail: scrubSecrets(message, [token]) }, 'discord.js warning'));
-    client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'disconnected from the Discord gateway'));
+    client.on(Events.ShardDisconnect, (event, shardId) => {
+      unrecoverableCloseCode = event.code;
+      logger.warn({ code: event.code, shardId }, 'disconnected from the Discord gateway');
+    });
     client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'resumed the Discord gateway session'));
     return client;
   };
@@ -210,7 +218,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     await httpClient?.destroy().catch(() => {});
     retireBotRest();
     // A token Discord refused is a setting to change (exit 2, as every other); Discord out of reach may answer next time.
-    if (tokenRefused(error)) throw new ValidationError('DISCORD_TOKEN', 'Discord did not accept the bot token (401 Unauthorized); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)');
+    const refused = discordRefusedToken(error, unrecoverableCloseCode);
+    if (refused) throw new ValidationError('DISCORD_TOKEN', `Discord did not accept the bot token (${refused}); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)`);
     const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
@@ -281,8 +290,3 @@ function scrub(error: Error, token: string): { name: string; message: string } {
   return { name: error.name, message: scrubSecrets(error.message, [token]) };
 }
 
-/** Discord refused the token: 401 to the gateway login (discord.js's `TokenInvalid`) or to REST (interactions over HTTP). */
-function tokenRefused(error: unknown): boolean {
-  if (error instanceof DiscordAPIError || error instanceof HTTPError) return error.status === 401;
-  return (error as { code?: unknown } | undefined)?.code === 'TokenInvalid';
-}

@@ -1,3 +1,4 @@
+import { DiscordAPIError, GatewayCloseCodes, HTTPError } from 'discord.js';
 import { describeUnreachable } from 'pictor/internal';
 import { DISCORD_API_BASE_URL } from './discord-facts.js';
 
@@ -12,4 +13,17 @@ export function describeDiscordUnreachable(error: unknown, apiBaseUrl: string | 
   const unreachable = describeUnreachable(error, new URL(base).host);
   if (!unreachable) return undefined;
   return base === DISCORD_API_BASE_URL ? `${unreachable}; check the network` : `${unreachable}; check the network and DISCORD_API_BASE_URL (${base})`;
+}
+
+/**
+ * How Discord refused the bot token, when it did: a 401 from REST (`DiscordAPIError`, `HTTPError`), discord.js's
+ * `TokenInvalid` (its 401 to `GET /gateway/bot` at login), or the gateway closing the login with 4004 Authentication
+ * failed (`gatewayCloseCode`: discord.js then rejects with a bare "Authentication failed", so the caller passes the
+ * close code its client reported). Undefined when the error is not the token's. The one rule of every entry point
+ * that reports a refused DISCORD_TOKEN (`npm start`, `npm run discord:deploy`).
+ */
+export function discordRefusedToken(error: unknown, gatewayCloseCode?: number): string | undefined {
+  if (gatewayCloseCode === GatewayCloseCodes.AuthenticationFailed) return 'gateway close 4004 Authentication failed';
+  if (error instanceof DiscordAPIError || error instanceof HTTPError) return error.status === 401 ? '401 Unauthorized' : undefined;
+  return (error as { code?: unknown } | undefined)?.code === 'TokenInvalid' ? '401 Unauthorized' : undefined;
 }

@@ -140,6 +140,15 @@ describe('npm start refused by a setting, as README’s troubleshooting table sa
     expect(result.stderr).toBe('pictor: Discord did not accept the bot token (401 Unauthorized); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)\n');
     expect(result.stdout + result.stderr).not.toContain(token);
   }, 60_000);
+  it('exits 2 naming DISCORD_TOKEN when Discord’s gateway closes the login with 4004 Authentication failed, never printing the token', async () => {
+    const discord = await fakeDiscord();
+    discord.refuseGatewayIdentifies();
+    const env = surfaceEnv({ discord });
+    const result = await start({ ...env, PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('pictor: Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)\n');
+    expect(result.stdout + result.stderr).not.toContain(env.DISCORD_TOKEN);
+  }, 60_000);
 });
 
 describe('npm start that could not reach a chat service: trying again may work (exit 1)', () => {
