@@ -234,16 +234,36 @@ async function copyAside(fs: WriteSteps, file: string, aside: string): Promise<b
   }
 }
 
+/** The read errors `restoreFromBackup` throws, each naming its file in `path`. */
+const readErrors = new WeakSet<object>();
+
+/** The file `restoreFromBackup` could not read when `error` is that read's error; undefined for any other error. */
+export function unreadFileOf(error: unknown): string | undefined {
+  return error instanceof Error && readErrors.has(error) ? (error as NodeJS.ErrnoException).path : undefined;
+}
+
+/** `file`'s text; undefined when there is none; any other read error thrown marked (`unreadFileOf`). */
+async function readIfThere(file: string): Promise<string | undefined> {
+  return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    // Named: a read error may name no file (EISDIR).
+    error.path ??= file;
+    readErrors.add(error);
+    throw error;
+  });
+}
+
 /**
  * The one restore of a file written with a backup copy (`writeFileAtomically`'s `backupPath`): when `path` is missing
  * although its backup exists, or is not `good`, a good backup takes its place (a bad file is kept as
  * `<path>.broken-<time>`). `path` is checked first and the backup only then, each once; `restored` is handed the
  * backup's text as checked and answers what takes its place, made before anything is touched (when it throws,
  * nothing was) and put in place by one atomic write: a crash leaves either the file as it was (or moved aside: the
- * next restore runs again) or the whole result, never the backup as it is. A `path` that cannot be read counts as
- * not good; a backup that exists but cannot be read (EACCES, EIO) is thrown as read (its `path` the backup's),
- * nothing touched, so the caller names that rather than a damaged copy. Answers what it did; a caller then reads
- * `path` and names what is wrong if it is still bad.
+ * next restore runs again) or the whole result, never the backup as it is. Only a file read whole and found not
+ * `good` is damaged: either file that exists but cannot be read (EACCES, EIO, a folder) is thrown as read (its `path`
+ * the file's; `unreadFileOf` tells it from an error of the restore itself), nothing touched, so the caller names that
+ * rather than rolling back to the copy or naming a damaged one. Answers what it did; a caller then reads `path` and
+ * names what is wrong if it is still bad.
  */
 export async function restoreFromBackup(
   path: string,
@@ -251,14 +271,9 @@ export async function restoreFromBackup(
   good: (text: string) => boolean,
   options: { now?: number | undefined; restored?: ((backup: string) => string | Promise<string>) | undefined } = {},
 ): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
-  const main = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : ''));
+  const main = await readIfThere(path);
   if (main !== undefined && good(main)) return { restored: false };
-  const backup = await readFile(backupPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    // Named, so a caller tells it from an error of the restore itself (a read error may name no file: EISDIR).
-    error.path ??= backupPath;
-    throw error;
-  });
+  const backup = await readIfThere(backupPath);
   if (backup === undefined || !good(backup)) return { restored: false };
   const text = options.restored ? await options.restored(backup) : backup;
   const brokenCopy = main === undefined ? undefined : `${path}.broken-${new Date(options.now ?? Date.now()).toISOString().replace(/[:.]/g, '-')}`;

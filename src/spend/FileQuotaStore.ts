@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readF
 import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { removeLeftoverTemps, restoreFromBackup, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
@@ -29,6 +29,7 @@ export interface FileQuotaStoreOptions extends LedgerOptions {
 }
 
 const SeenFileSchema = z.object({ version: z.literal(1), seen: z.record(z.string(), z.number()) });
+const CAPS_UNREADABLE = "cannot be read (the chat admins' caps)";
 const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operator's caps then apply until chat admins set theirs again).";
 
 /** A change of the ledger: its answer, whether it changed it, its usage record, what may be done only once written; `ended`: jobs settled before it in the commit. */
@@ -82,8 +83,8 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * Checks every file before a surface takes jobs: an unreadable ledger or caps file is moved aside and its backup put
-   * back (the answer says so), or LedgerUnreadableError names it; `usage.jsonl` must be readable (torn lines are skipped).
+   * Checks every file before a surface takes jobs: a damaged ledger or caps file is moved aside and its backup put
+   * back (the answer says so), or LedgerUnreadableError names it (one that cannot be read: untouched); `usage.jsonl` must be readable (torn lines are skipped).
    */
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined }> {
     return this.#serial(() =>
@@ -93,7 +94,9 @@ export class FileQuotaStore implements QuotaStore {
         await this.#checkUsageFile();
         const capsBackup = `${this.capOverridesPath}.bak`;
         const caps = await restoreFromBackup(this.capOverridesPath, capsBackup, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, { now: this.#process.clock() }).catch((cause: unknown) => {
-          if ((cause as NodeJS.ErrnoException).path !== capsBackup) throw cause;
+          const unread = unreadFileOf(cause);
+          if (unread === this.capOverridesPath) throw new LedgerUnreadableError(unread, CAPS_UNREADABLE, { cause, remedy: CAP_OVERRIDES_REMEDY });
+          if (unread !== capsBackup) throw cause;
           throw new LedgerUnreadableError(capsBackup, "cannot be read (the backup copy of the chat admins' caps), so it was neither checked nor put back", { cause, remedy: CAP_OVERRIDES_REMEDY });
         });
         await this.#readCapOverrides();
@@ -451,7 +454,7 @@ export class FileQuotaStore implements QuotaStore {
 
   /**
    * The one restore of the ledger, at `open()` and when a step finds the file gone or damaged while the process runs:
-   * a good backup copy takes the place of a missing or unreadable ledger (`restoreFromBackup`, which moves a damaged
+   * a good backup copy takes the place of a missing or damaged ledger (`restoreFromBackup`, which moves a damaged
    * one aside), brought up to what `usage.jsonl` and this process's reservations say since (`restoredIn`) before one
    * write puts it in place: a crash never leaves the copy there without the charges recorded since, and a `usage.jsonl`
    * that cannot be read stops it, nothing changed. Run under the lock: the ledger found good (the file's, or the one
@@ -480,7 +483,9 @@ export class FileQuotaStore implements QuotaStore {
       return JSON.stringify(copy.ledger);
     };
     const answer = await restoreFromBackup(this.path, this.backupPath, check, { now: this.#process.clock(), restored }).catch((cause: unknown) => {
-      if (cause instanceof LedgerUnreadableError || (cause as NodeJS.ErrnoException).path !== this.backupPath) throw cause;
+      const unread = unreadFileOf(cause);
+      if (unread === this.path) throw this.#unreadable(cause);
+      if (unread !== this.backupPath) throw cause;
       throw new LedgerUnreadableError(this.backupPath, `cannot be read (the backup copy of the spend ledger ${this.path}), so it was neither checked nor put back`, {
         cause,
         remedy: 'Nothing was changed: give this user access to it and try again, or move it away (the ledger then has no copy to fall back on).',
@@ -499,7 +504,12 @@ export class FileQuotaStore implements QuotaStore {
     const written = this.#written;
     if (written && fileStamp(this.path) === written.stamp) return written.ledger;
     this.#written = undefined;
-    const text = readIfExists(this.path);
+    let text: string | undefined;
+    try {
+      text = readIfExists(this.path);
+    } catch (cause) {
+      throw this.#unreadable(cause);
+    }
     const read = text === undefined ? undefined : readLedger(text);
     if (read?.ok) return read.ledger;
     const hasBackup = existsSync(this.backupPath);
@@ -512,6 +522,14 @@ export class FileQuotaStore implements QuotaStore {
     if (read) throw new LedgerUnreadableError(this.path, read.problem, { cause: read.cause });
     throw new LedgerUnreadableError(this.path, `is missing, and its backup copy ${this.backupPath} is damaged (not a spend ledger)`, {
       remedy: 'Restore a copy of the ledger, or move the backup copy away to start counting spending from zero (caps then ignore what was already spent).',
+    });
+  }
+
+  /** The ledger file exists but cannot be read (its permissions, a disk error): not damaged, so its backup copy is not put in its place. */
+  #unreadable(cause: unknown): LedgerUnreadableError {
+    return new LedgerUnreadableError(this.path, 'cannot be read (the spend ledger), so neither it nor its backup copy was touched', {
+      cause,
+      remedy: `Nothing was changed: give this user access to it (or mend the disk) and try again. Moving it away instead puts ${this.backupPath} back.`,
     });
   }
 
@@ -603,7 +621,7 @@ export class FileQuotaStore implements QuotaStore {
     try {
       text = readIfExists(this.capOverridesPath);
     } catch (error) {
-      throw unreadable("cannot be read (the chat admins' caps)", error);
+      throw unreadable(CAPS_UNREADABLE, error);
     }
     if (text === undefined) return { version: 1, scopes: {} };
     const parsed = CapOverridesFileSchema.safeParse(safeJson(text));

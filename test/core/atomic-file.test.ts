@@ -103,6 +103,17 @@ describe('restoreFromBackup', () => {
     expect(await readFile(file, 'utf8')).toBe('damaged');
   });
 
+  it('throws the read error of a file that exists but cannot be read (here a folder), not taking it for a damaged one: nothing is moved or put back', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'ledger.json');
+    await mkdir(file);
+    await writeFile(`${file}.bak`, 'ok 1');
+
+    await expect(restoreFromBackup(file, `${file}.bak`, good)).rejects.toMatchObject({ code: 'EISDIR', path: file });
+    expect((await readdir(dir)).sort()).toEqual(['ledger.json', 'ledger.json.bak']);
+    expect((await stat(file)).isDirectory()).toBe(true);
+  });
+
   it('does not read the backup copy of a good file: one that cannot be read is no error then', async () => {
     const dir = await tempDir();
     const file = join(dir, 'ledger.json');

@@ -135,6 +135,70 @@ describe('a backup copy that cannot be read', () => {
   });
 });
 
+describe('a ledger that exists but cannot be read (its permissions, a disk error; here a folder in its place)', () => {
+  /** A ledger with a good backup copy beside it, then made unreadable. */
+  async function unreadableLedgerIn(dir: string): Promise<FileQuotaStore> {
+    const first = storeAt(dir);
+    await first.open();
+    await reserve(first, 'first', 0.05);
+    await first.settle('first', 0.05);
+    await first.close();
+    await rm(first.path);
+    await mkdir(first.path);
+    return storeAt(dir);
+  }
+
+  it('refuses the start naming it as unreadable, not damaged, and leaves it and its backup copy as they are', async () => {
+    const dir = await newDir();
+    const store = await unreadableLedgerIn(dir);
+    const backup = await readFile(store.backupPath, 'utf8');
+
+    const error = await store.open().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(LedgerUnreadableError);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
+    expect((error as Error).message).toContain(`${store.path} cannot be read (the spend ledger)`);
+    expect((error as Error).message).not.toMatch(/damaged/);
+    expect((await readdir(dir)).filter((f) => f.startsWith('quota-ledger.json')).sort()).toEqual(['quota-ledger.json', 'quota-ledger.json.bak']);
+    expect(await readFile(store.backupPath, 'utf8')).toBe(backup);
+  });
+
+  it('fails the next step with the same error when it becomes unreadable while the process runs', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await reserve(store, 'first', 0.05);
+    await store.settle('first', 0.05);
+    await rm(store.path);
+    await mkdir(store.path);
+
+    const error = await reserve(store, 'second', 0.05).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(LedgerUnreadableError);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
+    expect((await readdir(dir)).some((f) => f.includes('.broken-'))).toBe(false);
+  });
+
+  it('refuses the start for the chat admins’ caps too, rather than rolling them back to their backup copy', async () => {
+    const dir = await newDir();
+    const first = storeAt(dir);
+    await first.open();
+    await first.setCapOverride('slack:T1', 'userMonthlyUsd', 9, 'slack:admin', Date.now());
+    await first.setCapOverride('slack:T1', 'userMonthlyUsd', 5, 'slack:admin', Date.now());
+    await first.close();
+    await rm(first.capOverridesPath);
+    await mkdir(first.capOverridesPath);
+    const store = storeAt(dir);
+
+    const error = await store.open().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(LedgerUnreadableError);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.capOverridesPath });
+    expect((error as Error).message).toContain(`${store.capOverridesPath} cannot be read (the chat admins' caps)`);
+    expect((await readdir(dir)).some((f) => f.includes('.broken-'))).toBe(false);
+  });
+});
+
 describe('a ledger put back from its backup copy', () => {
   it('ends a job the copy still shows open at what its usage record says it was settled at, not again at its estimate', async () => {
     const dir = await newDir();
