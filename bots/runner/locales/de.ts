@@ -350,7 +350,7 @@ export const de = {
   'slack.home.how': 'Erstelle Bilder mit {command} {where, select, any {in einem beliebigen Kanal} other {in {channels}}}, bearbeite sie mit *Edit image* im ⋯-Menü einer Nachricht, oder erwähne mich. Nur du siehst diese Seite.',
   'slack.home.history_none': 'Noch nichts.',
   'slack.home.only_you': 'Nur du siehst diese Seite.',
-  'slack.home.forgetPending': 'Dein Home-Tab zeigt deine Prompts noch: Slack hat seine neue Fassung noch nicht angenommen. Pictor sendet sie in Kürze erneut, und beim nächsten Öffnen deines Home-Tabs wird er ohne sie angezeigt.',
+  'slack.home.forgetPending': 'Dein Home-Tab zeigt deine Prompts womöglich noch, während er aktualisiert wird: Pictor sendet ihn in Kürze erneut, und beim nächsten Öffnen deines Home-Tabs wird er ohne sie angezeigt.',
   'slack.home.forgetNextOpen': 'Dein Home-Tab zeigt deine Prompts noch: Slack hat seine neue Fassung nicht angenommen, und Pictor sendet sie nicht erneut. Beim nächsten Öffnen deines Home-Tabs wird er ohne sie angezeigt.',
   'slack.step.bad_inputs': 'Der Schritt braucht einen Prompt, einen Kanal und die Person, für die er läuft.',
   'slack.step.not_user_context': 'Die Eingabe *For* des Schritts ist nicht die Person, die den Workflow benutzt hat (ein Benutzerkontext, den Slack setzt und niemand eintippen kann): Das Manifest dieser App ist veraltet. Aktualisiere es aus Pictors `manifest.json`. Es wurde nichts gesendet.',

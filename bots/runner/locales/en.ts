@@ -374,7 +374,7 @@ export const en = {
   'slack.home.how': 'Make images with {command} {where, select, any {in any channel} other {in {channels}}}, edit them with *Edit image* in a message’s ⋯ menu, or mention me. Only you see this page.',
   'slack.home.history_none': 'Nothing yet.',
   'slack.home.only_you': 'Only you see this page.',
-  'slack.home.forgetPending': 'Your Home tab still shows your prompts: Slack did not take its new version yet. Pictor sends it again shortly, and it is shown without them the next time you open your Home tab.',
+  'slack.home.forgetPending': 'Your Home tab may still show your prompts while it is being updated: Pictor sends it again shortly, and it is shown without them the next time you open your Home tab.',
   'slack.home.forgetNextOpen': 'Your Home tab still shows your prompts: Slack did not take its new version, and Pictor does not send it again. It is shown without them the next time you open your Home tab.',
 
   // Slack: the Workflow Builder step (its errors are shown as plain text).

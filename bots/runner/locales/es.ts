@@ -350,7 +350,7 @@ export const es = {
   'slack.home.how': 'Crea imágenes con {command} {where, select, any {en cualquier canal} other {en {channels}}}, edítalas con *Edit image* en el menú ⋯ de un mensaje o mencióname. Solo tú ves esta página.',
   'slack.home.history_none': 'Todavía nada.',
   'slack.home.only_you': 'Solo tú ves esta página.',
-  'slack.home.forgetPending': 'Tu pestaña Inicio aún muestra tus prompts: Slack todavía no aceptó su nueva versión. Pictor la vuelve a enviar en breve, y la próxima vez que abras tu pestaña Inicio se mostrará sin ellos.',
+  'slack.home.forgetPending': 'Tu pestaña Inicio puede seguir mostrando tus prompts mientras se actualiza: Pictor la vuelve a enviar en breve, y la próxima vez que abras tu pestaña Inicio se mostrará sin ellos.',
   'slack.home.forgetNextOpen': 'Tu pestaña Inicio aún muestra tus prompts: Slack no aceptó su nueva versión, y Pictor no la vuelve a enviar. La próxima vez que abras tu pestaña Inicio se mostrará sin ellos.',
   'slack.step.bad_inputs': 'El paso necesita un prompt, un canal y la persona para la que se ejecuta.',
   'slack.step.not_user_context': 'La entrada *For* del paso no es la persona que usó el flujo de trabajo (un contexto de usuario, que pone Slack y nadie puede escribir): el manifiesto de esta app está desactualizado. Actualízalo desde el `manifest.json` de Pictor. No se envió nada.',

@@ -350,7 +350,7 @@ export const fr = {
   'slack.home.how': 'Créez des images avec {command} {where, select, any {dans n’importe quel canal} other {dans {channels}}}, modifiez-les avec *Edit image* dans le menu ⋯ d’un message, ou mentionnez-moi. Vous seul voyez cette page.',
   'slack.home.history_none': 'Rien pour l’instant.',
   'slack.home.only_you': 'Vous seul voyez cette page.',
-  'slack.home.forgetPending': 'Votre onglet Accueil affiche encore vos prompts : Slack n’a pas encore accepté sa nouvelle version. Pictor la renvoie sous peu, et il s’affiche sans eux la prochaine fois que vous ouvrez votre onglet Accueil.',
+  'slack.home.forgetPending': 'Votre onglet Accueil peut encore afficher vos prompts pendant sa mise à jour : Pictor le renvoie sous peu, et il s’affiche sans eux la prochaine fois que vous ouvrez votre onglet Accueil.',
   'slack.home.forgetNextOpen': 'Votre onglet Accueil affiche encore vos prompts : Slack n’a pas accepté sa nouvelle version, et Pictor ne la renvoie pas. Il s’affiche sans eux la prochaine fois que vous ouvrez votre onglet Accueil.',
   'slack.step.bad_inputs': 'L’étape a besoin d’un prompt, d’un canal et de la personne pour qui elle s’exécute.',
   'slack.step.not_user_context': 'L’entrée *For* de l’étape n’est pas la personne qui a utilisé le workflow (un contexte utilisateur, que Slack fournit et que personne ne peut saisir) : le manifeste de cette app n’est pas à jour. Mettez-le à jour depuis le `manifest.json` de Pictor. Rien n’a été envoyé.',

@@ -350,7 +350,7 @@ export const ja = {
   'slack.home.how': '{where, select, any {どのチャンネルでも} other {{channels} で}} {command} で画像を作成し、メッセージの ⋯ メニューの *Edit image* で編集するか、私をメンションしてください。このページはあなたにだけ表示されます。',
   'slack.home.history_none': 'まだありません。',
   'slack.home.only_you': 'このページはあなたにだけ表示されます。',
-  'slack.home.forgetPending': 'ホームタブにはまだあなたのプロンプトが表示されています。Slack が新しい内容をまだ受け付けていません。Pictor はまもなく再送し、次にホームタブを開いたときにはプロンプトなしで表示されます。',
+  'slack.home.forgetPending': 'ホームタブは更新中のため、まだあなたのプロンプトが表示されている場合があります。Pictor はまもなく再送し、次にホームタブを開いたときにはプロンプトなしで表示されます。',
   'slack.home.forgetNextOpen': 'ホームタブにはまだあなたのプロンプトが表示されています。Slack が新しい内容を受け付けず、Pictor は再送しません。次にホームタブを開いたときにはプロンプトなしで表示されます。',
   'slack.step.bad_inputs': 'このステップには、プロンプト、チャンネル、実行対象の人が必要です。',
   'slack.step.not_user_context': 'ステップの *For* 入力がワークフローを使った人（Slack が設定し、誰も手入力できないユーザーコンテキスト）ではありません。このアプリのマニフェストが古くなっています。Pictor の `manifest.json` から更新してください。何も送信していません。',

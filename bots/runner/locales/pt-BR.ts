@@ -350,7 +350,7 @@ export const ptBR = {
   'slack.home.how': 'Crie imagens com {command} {where, select, any {em qualquer canal} other {em {channels}}}, edite-as com *Edit image* no menu ⋯ de uma mensagem, ou me mencione. Só você vê esta página.',
   'slack.home.history_none': 'Nada ainda.',
   'slack.home.only_you': 'Só você vê esta página.',
-  'slack.home.forgetPending': 'Sua aba Início ainda mostra seus prompts: o Slack ainda não aceitou a nova versão dela. O Pictor a envia de novo em breve, e ela aparece sem eles na próxima vez que você abrir sua aba Início.',
+  'slack.home.forgetPending': 'Sua aba Início ainda pode mostrar seus prompts enquanto é atualizada: o Pictor a envia de novo em breve, e ela aparece sem eles na próxima vez que você abrir sua aba Início.',
   'slack.home.forgetNextOpen': 'Sua aba Início ainda mostra seus prompts: o Slack não aceitou a nova versão dela, e o Pictor não a envia de novo. Ela aparece sem eles na próxima vez que você abrir sua aba Início.',
   'slack.step.bad_inputs': 'A etapa precisa de um prompt, de um canal e da pessoa para quem ela roda.',
   'slack.step.not_user_context': 'A entrada *For* da etapa não é a pessoa que usou o fluxo de trabalho (um contexto de usuário, que o Slack define e ninguém pode digitar): o manifesto deste app está desatualizado. Atualize-o a partir do `manifest.json` do Pictor. Nada foi enviado.',

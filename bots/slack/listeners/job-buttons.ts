@@ -8,7 +8,7 @@ import { slackErrorCode } from '../slack-error-code.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
 import { askedInDirectMessages } from '../slack-text.js';
 import type { SavedRequest } from '../RequestStore.js';
-import { mayCancel, say, sayWords } from '../../runner/index.js';
+import { mayCancel, say, sayWords, type Requester } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
 import { formBudget } from '../answer-by.js';
@@ -80,6 +80,17 @@ function answerOfPress(context: BotContext, auth: Context, body: BlockAction): N
   return privateAnswerVia(context, auth, { userId: body.user.id, responseUrl: body.response_url });
 }
 
+/**
+ * What a press of a job's button (Cancel, Reroll, Edit, Delete) is answered when what it needs could not be read — the
+ * job's saved request, or who runs its job (the state down, the data unreadable, or too slow for an Edit's form):
+ * logged with `about`, and its member told privately that something went wrong on our side. Nothing is started, sent
+ * or deleted; the press never ends in silence.
+ */
+async function tellUnread(context: BotContext, notify: Notifier, locale: string | undefined, error: unknown, about: { button: string; request?: string | undefined }): Promise<void> {
+  context.logger.warn({ code: slackErrorCode(error), err: error instanceof Error ? error.name : undefined, ...about }, 'could not read what a press of a job’s button needs; its member is told privately');
+  await notify(`:warning: ${say(locale, 'error.on_my_side')}`).catch((e: unknown) => context.logger.warn({ code: slackErrorCode(e), ...about }, 'could not tell a member that their press failed on our side'));
+}
+
 export function registerJobButtons(app: App, context: BotContext): void {
   const actorOf = (body: BlockAction, auth: Context) => ({
     userId: body.user.id,
@@ -103,24 +114,31 @@ export function registerJobButtons(app: App, context: BotContext): void {
     if (context.runner.cancel(jobId, requester)) return;
     // The job ended but its message never said so (Slack failed every try): the click brings it up to date.
     if (await context.jobs.repair(jobId)) return;
-    // Another workspace's job (a channel shared with Slack Connect), running or not: told so, as its other buttons are.
-    if (requestId && inScope(await context.store.get(requestId), body) === 'elsewhere') {
-      await answerOfPress(context, auth, body)(otherWorkspaceNote(context, actor.locale));
+    const notify = answerOfPress(context, auth, body);
+    // Decided before it is answered: what it needs (the job's saved request, who runs it) unread is told as trouble on our side.
+    let text: string | undefined;
+    try {
+      text = await cancelAnswer(body, jobId, requestId, client, actor, requester);
+    } catch (error) {
+      await tellUnread(context, notify, actor.locale, error, { button: 'cancel', request: requestId });
       return;
     }
+    if (text) await notify(text);
+  });
+
+  /** What a Cancel that stopped nothing here answers its presser privately; undefined when another replica was asked to cancel it. */
+  async function cancelAnswer(body: BlockAction, jobId: string, requestId: string | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<string | undefined> {
+    // Another workspace's job (a channel shared with Slack Connect), running or not: told so, as its other buttons are.
+    if (requestId && inScope(await context.store.get(requestId), body) === 'elsewhere') return otherWorkspaceNote(context, actor.locale);
     const info = context.runner.get(jobId);
     // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
     const finished = await finishedJobNote({ client, store: context.store, requestId, teamId: actor.teamId, runnerStatus: info?.status, locale: actor.locale });
-    if (finished) {
-      await answerOfPress(context, auth, body)(finished);
-      return;
-    }
+    if (finished) return finished;
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
     const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, actor.teamId, requester) : undefined;
-    if (elsewhere === 'asked') return;
-    const text = say(actor.locale, elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
-    await answerOfPress(context, auth, body)(text);
-  });
+    if (elsewhere === 'asked') return undefined;
+    return say(actor.locale, elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
+  }
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {
     await ack();
@@ -138,8 +156,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     try {
       saved = await context.store.get(action.value ?? '');
     } catch (error) {
-      context.logger.error({ code: slackErrorCode(error), err: error instanceof Error ? error.name : undefined }, 'the saved request of a Reroll could not be read; its member is told');
-      await notify(`:warning: ${say(localeIn(auth), 'error.on_my_side')}`).catch((e: unknown) => context.logger.warn({ code: slackErrorCode(e) }, 'could not tell a member that their Reroll failed'));
+      await tellUnread(context, notify, localeIn(auth), error, { button: 'reroll', request: action.value });
       return;
     }
     const request = inScope(saved, body);
@@ -196,7 +213,14 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
-    const request = inScope(await context.store.get(action.value ?? ''), body);
+    let saved: SavedRequest | undefined;
+    try {
+      saved = await context.store.get(action.value ?? '');
+    } catch (error) {
+      await tellUnread(context, notify, locale, error, { button: 'delete', request: action.value });
+      return;
+    }
+    const request = inScope(saved, body);
     if (request === 'elsewhere') {
       await notify(otherWorkspaceNote(context, locale));
       return;
@@ -250,8 +274,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
     try {
       saved = await budget.within(() => context.store.get(action.value ?? ''));
     } catch (error) {
-      context.logger.warn({ err: String(error), request: action.value }, 'the saved request of an Edit was not read before its form had to open; no form opens');
-      await notify(`:warning: ${say(locale, 'error.on_my_side')}`);
+      // Also when it was not read before the form had to open: no form opens.
+      await tellUnread(context, notify, locale, error, { button: 'edit', request: action.value });
       return;
     }
     const request = inScope(saved, body);

@@ -34,9 +34,9 @@ describe('what Slack tells a member', () => {
     );
   });
 
-  it('tells a member whose forget’s Home tab Slack did not take yet that it still shows their prompts, and when it no longer will', () => {
+  it('tells a member whose forget’s Home tab is sent again (Slack did not take it yet, or an older view of it may still land after it) that it may still show their prompts, and when it no longer will', () => {
     expect(say('en', 'slack.home.forgetPending')).toBe(
-      'Your Home tab still shows your prompts: Slack did not take its new version yet. Pictor sends it again shortly, and it is shown without them the next time you open your Home tab.',
+      'Your Home tab may still show your prompts while it is being updated: Pictor sends it again shortly, and it is shown without them the next time you open your Home tab.',
     );
     // Not sent again (the bot stopping, or stopped): only their next open of it.
     expect(say('en', 'slack.home.forgetNextOpen')).toBe(

@@ -75,3 +75,42 @@ describe('a job that fails after its request was taken and before the runner had
     expect(h.emulator.requests).toHaveLength(1);
   });
 });
+
+describe('a press of a finished job’s Cancel or Delete whose saved request cannot be read is answered privately, as Reroll and Edit are', () => {
+  /** The read of `requestId`'s saved request fails (the data folder failing); every other read is as usual. */
+  function failReadOf(requestId: string | undefined): void {
+    const read = RequestStore.prototype.get;
+    vi.spyOn(RequestStore.prototype, 'get').mockImplementation(function (this: RequestStore, id: string) {
+      return id === requestId ? Promise.reject(Object.assign(new Error('input/output error'), { code: 'EIO' })) : read.call(this, id);
+    });
+  }
+
+  it('a Cancel still shown on a finished job’s message: the presser is told privately that something went wrong on our side', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    const actions = await finishedActions(fake, 'C0KITES');
+    const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value!;
+    // A screen that still shows the job running: its Cancel names a job this process no longer runs, and its saved request.
+    const stale = { channel: 'C0KITES', ts: '1700000000.000001', text: '', postedAt: 0, edits: [], user: fake.botUserId, blocks: [
+      { type: 'actions', block_id: 'job_actions', elements: [{ type: 'button', action_id: 'pictor_cancel', value: `gonejob12345:${requestId}`, text: { type: 'plain_text', text: 'Cancel' } }] },
+    ] };
+    failReadOf(requestId);
+    const click = await fake.clickButton(stale, 'pictor_cancel', 'U0ALICE');
+    const note = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(note.body).toMatchObject({ response_type: 'ephemeral', text: `:warning: ${say('en', 'error.on_my_side')}` });
+  });
+
+  it('a Delete: the presser is told privately that something went wrong on our side; nothing is deleted', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    const actions = await finishedActions(fake, 'C0KITES');
+    failReadOf(buttonsOf(actions).find((b) => b.actionId === 'pictor_delete')!.value);
+    const click = await fake.clickButton(actions, 'pictor_delete', 'U0ALICE');
+    const note = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(note.body).toMatchObject({ response_type: 'ephemeral', text: `:warning: ${say('en', 'error.on_my_side')}` });
+    expect(fake.callsOf('files.delete')).toEqual([]);
+    expect(fake.callsOf('chat.delete')).toEqual([]);
+  });
+});
