@@ -7,7 +7,7 @@ import { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
 import { RequestStore } from '../../bots/slack/RequestStore.js';
 import type { SlackActor } from '../../bots/slack/SlackJobs.js';
 import { sweepInterrupted } from '../../bots/slack/sweep-interrupted.js';
-import { JobRunner, type Requester } from '../../bots/runner/index.js';
+import type { Requester } from '../../bots/runner/index.js';
 import { openBotState, UNREADABLE, type BotState, type SpaceDefinition, type StateEntry } from '../../bots/state/index.js';
 import { FileQuotaStore, RedisLink, silentLogger } from '../../src/internal.js';
 import { recordingPoster, useRunnerKit } from '../helpers/runner-harness.js';
@@ -270,8 +270,9 @@ describe('forget, then a crash before a Discord job’s shown end was recorded',
     const audit = snowflake();
     const permissions = String(PermissionFlagsBits.ManageGuild);
     await answerOf(harness, harness.discord.slashCommand('imagine-admin audit', { channel: { channel: { id: audit, name: 'audit' } } }, { permissions }));
-    // The process dies while its runner records the job's end: that record never resolves.
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
+    // The process dies while its runner records the job's end: that record never resolves. This runner's own, not the
+    // class's: the files of a test worker share their modules, and a runner another file left could take that hang.
+    const recordEnded = vi.spyOn(harness.runner, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (unhang = resolve)));
     const ix = harness.discord.slashCommand('imagine', { prompt: `a ${MARKER} lighthouse` });
     await harness.finalReply(ix);
     await harness.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
