@@ -14,6 +14,15 @@ const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 
 /** Reserves `jobId` at T0 plus `second` seconds (each job at its own time, as the copy's times tell them apart). */
 const reserve = (s: QuotaStore, jobId: string, usd: number, second: number, userKey = 'slack:U1') =>
   s.reserve({ jobId, userKey, scopeKey: 'slack:T1', estimateUsd: usd, limits: { userConcurrentJobs: 1 }, now: T0 + second * 1000, job });
+/** A ledger whose member's job 'first' was charged $0.05 and whose 'second' ($0.224 at most) is reserved, nothing sent. */
+async function firstSettledSecondReserved() {
+  const store = storeAt(await newDir(), { onRestored: () => undefined, onReservationLost: () => undefined });
+  await store.open();
+  await reserve(store, 'first', 0.05, 0);
+  await store.settle('first', 0.05);
+  await reserve(store, 'second', 0.224, 1);
+  return store;
+}
 const brokenCopies = async (dir: string) => (await readdir(dir)).filter((f) => f.startsWith('quota-ledger.json.broken-'));
 
 describe('a ledger file damaged while a job runs', () => {
@@ -165,12 +174,7 @@ describe('a ledger put back from a backup copy older than jobs settled since', (
   });
 
   it('does not count again a job the copy charged from a process’s own copy of its reservation (the ledger had lost it)', async () => {
-    const dir = await newDir();
-    const store = storeAt(dir, { onRestored: () => undefined, onReservationLost: () => undefined });
-    await store.open();
-    await reserve(store, 'first', 0.05, 0);
-    await store.settle('first', 0.05);
-    await reserve(store, 'second', 0.224, 1);
+    const store = await firstSettledSecondReserved();
     // Put back one change behind: 'second' is not in it, and is charged from this process's copy.
     await writeFile(store.path, 'damaged');
     expect(await store.settle('second', 0.0562)).toBe(true);
@@ -184,12 +188,7 @@ describe('a ledger put back from a backup copy older than jobs settled since', (
   });
 
   it('does not count again a job the ledger lost and got back when it was sent, then settled, once a copy holds its charge', async () => {
-    const dir = await newDir();
-    const store = storeAt(dir, { onRestored: () => undefined, onReservationLost: () => undefined });
-    await store.open();
-    await reserve(store, 'first', 0.05, 0);
-    await store.settle('first', 0.05);
-    await reserve(store, 'second', 0.224, 1);
+    const store = await firstSettledSecondReserved();
     await writeFile(store.path, 'damaged');
     // Put back one change behind, without 'second': sending it puts it back from this process's copy.
     await store.markSent('second');
