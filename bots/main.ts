@@ -264,7 +264,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         },
         config: consoleConfig,
         alerts: alertConfig,
-        ledgerWhere: core.redis ? `the Redis ledger shared by every replica (prefix ${core.redis.prefix}${connection.ledger === 'emulator' ? ':emulator' : ''})` : `the file ledger in ${ledgerDir(core.spend.dataDir, connection.ledger)}`,
+        ledgerWhere: core.redis ? `the Redis ledger shared by every replica (prefix ${ledgerRedis(core.redis, connection.ledger).prefix})` : `the file ledger in ${ledgerDir(core.spend.dataDir, connection.ledger)}`,
         logger: logger.child({ surface: 'console' }),
       });
       if (consoleOfService) {
