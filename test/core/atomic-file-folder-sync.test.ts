@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { writeFileAtomically } from '../../src/core/atomic-file.js';
+import { testTempDir } from '../helpers/temp-dir.js';
 
 // Every call stays the real one; the spies record, in order, the renames, links, opens and fsyncs an atomic write makes.
 vi.mock('node:fs', async (importOriginal) => {
@@ -72,15 +72,7 @@ beforeEach(async () => {
   });
 });
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'pictor-atomic-sync-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = () => testTempDir('pictor-atomic-sync-');
 
 describe.each([
   { steps: 'awaited one by one', inline: false },

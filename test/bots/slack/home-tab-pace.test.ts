@@ -6,6 +6,7 @@ import type { Requester } from '../../../bots/runner/index.js';
 import type { RequestStore } from '../../../bots/slack/RequestStore.js';
 import type { SlackActor, SlackJobRunner } from '../../../bots/slack/SlackJobs.js';
 import { silentLogger } from '../../../src/internal.js';
+import { warningsKept } from '../../helpers/warnings-kept.js';
 
 /**
  * The pace of the Home tabs' publishes, by the clock (fake timers): what is rendered is not the point here (the
@@ -52,12 +53,6 @@ function slackHoldingTheFirstPublish() {
 }
 
 /** The Home tabs, their views rendered empty, at `perMinute` publishes a minute (the default pace unless given). */
-/** A silent logger that keeps the message of each warning. */
-function warningsKept(): { logger: ReturnType<typeof silentLogger>; warnings: string[] } {
-  const warnings: string[] = [];
-  return { logger: { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) }, warnings };
-}
-
 function homeTabs({ perMinute, logger = silentLogger(), client }: { perMinute?: number; logger?: ConstructorParameters<typeof HomeTabs>[0]['logger']; client?: webApi.WebClient } = {}): HomeTabs {
   const clientFor = async () => client;
   const homes = new HomeTabs({ runner: {} as SlackJobRunner, store: {} as RequestStore, logger, command: '/imagine', clientFor, requesterOf: (a) => requester(a.userId), ...(perMinute === undefined ? {} : { perMinute }) });

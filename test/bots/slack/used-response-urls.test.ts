@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { silentLogger } from '../../../src/internal.js';
+import { warningsKept } from '../../helpers/warnings-kept.js';
 import { finishedActions, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -53,12 +53,6 @@ describe('a private answer whose response URL is used up or expired reaches the 
     expect(h.emulator.requests).toEqual([]);
   });
 });
-
-/** A silent logger that keeps the message of each warning. */
-function warningsKept() {
-  const warnings: string[] = [];
-  return { logger: { ...silentLogger(), warn: (_: object, msg?: string) => void warnings.push(String(msg)) }, warnings };
-}
 
 describe('a private answer through a response URL goes to the member’s direct messages only when it surely reached nobody', () => {
   it('a note Slack took whose answer is lost on its way back (the connection closed after it) is logged, not sent again to their direct messages', async () => {
