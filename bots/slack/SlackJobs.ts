@@ -179,7 +179,7 @@ export class SlackJobs {
    * An entry point that opens a form (the edit modal) first: the runner's intake for a form — who and where, private
    * results (`form.private`: true for a private result's Edit; unset, the member's default), a budget left — then `open`
    * (within the trigger's 3 s), or the person is told privately why not. True when opened. `form.answerBy`: when the
-   * intake must have decided by (`formAnswerBy`: the `endsAt` of the form's budget, the trigger's 3 s from the request's arrival less the form's trip);
+   * intake must have decided by (`formBudget(…).endsAt`: the form's budget, the trigger's 3 s from the request's arrival less the form's trip);
    * a slow state makes it refuse privately by then rather than open the form with a trigger Slack no longer takes.
    */
   openForm(actor: SlackActor, notify: Notifier, open: () => Promise<void>, form: { private?: boolean | undefined; answerBy?: number | undefined } = {}): Promise<boolean> {

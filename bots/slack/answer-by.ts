@@ -29,8 +29,3 @@ export function formBudget(context: Context): AnswerBudget {
   const arrivedAt = typeof context[ARRIVED_AT] === 'number' ? context[ARRIVED_AT] : Date.now();
   return new AnswerBudget(arrivedAt, SLACK_TRIGGER_MS);
 }
-
-/** When the runner's intake must have decided a form by (`JobIntent.answerBy`, ms as `Date.now()`): its budget's `endsAt` (`formBudget`). */
-export function formAnswerBy(context: Context): number {
-  return formBudget(context).endsAt;
-}

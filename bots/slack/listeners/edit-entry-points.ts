@@ -4,7 +4,7 @@ import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
 import { localeIn } from '../user-locales.js';
-import { formAnswerBy } from '../answer-by.js';
+import { formBudget } from '../answer-by.js';
 import { sayWords } from '../../runner/index.js';
 
 /**
@@ -34,7 +34,7 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
       actor,
       notify,
       () => openEditModal(context, client, shortcut.trigger_id, notify, { channelId: shortcut.channel.id, threadTs: message.thread_ts ?? message.ts, files, responseUrl: shortcut.response_url }, locale),
-      { answerBy: formAnswerBy(auth) },
+      { answerBy: formBudget(auth).endsAt },
     );
   });
 
@@ -51,7 +51,7 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
       actor,
       notify,
       () => openEditModal(context, client, command.trigger_id, notify, { channelId: command.channel_id, responseUrl: command.response_url, initialPrompt: command.text.trim() || undefined }, locale),
-      { answerBy: formAnswerBy(auth) },
+      { answerBy: formBudget(auth).endsAt },
     );
   });
 }
