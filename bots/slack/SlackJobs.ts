@@ -143,9 +143,10 @@ export class SlackJobs {
    * A Cancel for a job this process's runner does not run. One this process is still starting (its message posted, its
    * images downloading) is dropped before it is sent, nothing charged, its message showing it cancelled: 'asked'.
    * Else, with Redis, asks the replica that runs it, after the same check as here (`mayCancel`, from the saved
-   * request). 'asked' when that replica got it; 'not_allowed'; or undefined when no live replica runs the request's job.
+   * request: `request`, as the press read it, not read again). 'asked' when that replica got it; 'not_allowed'; or
+   * undefined when no live replica runs the request's job.
    */
-  async cancelElsewhere(requestId: string, teamId: string, by: Requester): Promise<'asked' | 'not_allowed' | undefined> {
+  async cancelElsewhere(requestId: string, request: SavedRequest | undefined, teamId: string, by: Requester): Promise<'asked' | 'not_allowed' | undefined> {
     const starting = this.#starting.get(requestId);
     if (starting && starting.owner.scopeId === teamId) {
       if (!mayCancel(starting.owner, by)) return 'not_allowed';
@@ -155,7 +156,6 @@ export class SlackJobs {
       }
       return 'asked';
     }
-    const request = await this.#o.store.get(requestId);
     if (request?.teamId !== teamId || !isRunning(request)) return undefined;
     const owner = this.requester({ userId: request.userId, teamId: request.teamId, channelId: request.channelId });
     if (!(await this.#o.store.space.heldElsewhere(requestId))) return undefined;

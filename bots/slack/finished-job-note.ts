@@ -1,7 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import type { JobInfo } from '../runner/index.js';
 import { describeFinishedJob } from './render-job.js';
-import type { RequestStore } from './RequestStore.js';
+import type { SavedRequest } from './RequestStore.js';
 
 /**
  * What a Cancel pressed on a finished job's message answers, privately, while
@@ -15,19 +15,14 @@ import type { RequestStore } from './RequestStore.js';
  */
 export async function finishedJobNote(input: {
   client: webApi.WebClient;
-  store: RequestStore;
-  /** From the Cancel button's value (undefined on buttons made before it carried it). */
-  requestId: string | undefined;
-  /** The workspace of the click: a request of another workspace is not told about. */
-  teamId: string;
+  /** The job's saved request, as the press read it (of the presser's workspace: another's is not told about); undefined when not kept. */
+  request: SavedRequest | undefined;
   /** What this process's runner says of the job, if it ran here. */
   runnerStatus: JobInfo['status'] | undefined;
   /** The language of whoever pressed Cancel (the note is theirs alone). */
   locale?: string | undefined;
 }): Promise<string | undefined> {
-  const { locale } = input;
-  const saved = input.requestId ? await input.store.get(input.requestId) : undefined;
-  const request = saved?.teamId === input.teamId ? saved : undefined;
+  const { locale, request } = input;
   const actions = request?.actionsMessage;
   if (actions && request) {
     if (actions.channelId !== request.channelId) return describeFinishedJob({ inDirectMessages: true }, locale);

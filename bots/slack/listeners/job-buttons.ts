@@ -91,6 +91,30 @@ async function tellUnread(context: BotContext, notify: Notifier, locale: string 
   await notify(`:warning: ${say(locale, 'error.on_my_side')}`).catch((e: unknown) => context.logger.warn({ code: slackErrorCode(e), ...about }, 'could not tell a member that their press failed on our side'));
 }
 
+/**
+ * The saved request a press of a job's button acts on, read once for the press (`read`: how it is waited for; an Edit's
+ * within its form's budget): the request, undefined when it is not kept, or `answered` when the press was answered
+ * here and nothing more is to follow — its read failed (`tellUnread`), or it is another workspace's (`inScope`: its
+ * member is told so, not that it is gone).
+ */
+async function savedOfPress(
+  context: BotContext,
+  press: { body: BlockAction; notify: Notifier; locale: string | undefined; button: string; requestId: string },
+  read: (ask: () => Promise<SavedRequest | undefined>) => Promise<SavedRequest | undefined> = (ask) => ask(),
+): Promise<SavedRequest | undefined | 'answered'> {
+  let saved: SavedRequest | undefined;
+  try {
+    saved = await read(() => context.store.get(press.requestId));
+  } catch (error) {
+    await tellUnread(context, press.notify, press.locale, error, { button: press.button, request: press.requestId });
+    return 'answered';
+  }
+  const request = inScope(saved, press.body);
+  if (request !== 'elsewhere') return request;
+  await press.notify(otherWorkspaceNote(context, press.locale));
+  return 'answered';
+}
+
 export function registerJobButtons(app: App, context: BotContext): void {
   const actorOf = (body: BlockAction, auth: Context) => ({
     userId: body.user.id,
@@ -115,10 +139,14 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // The job ended but its message never said so (Slack failed every try): the click brings it up to date.
     if (await context.jobs.repair(jobId)) return;
     const notify = answerOfPress(context, auth, body);
-    // Decided before it is answered: what it needs (the job's saved request, who runs it) unread is told as trouble on our side.
+    // Decided before it is answered: what it needs (the job's saved request, who runs it) unread is told as trouble on
+    // our side; another workspace's job (a channel shared with Slack Connect), running or not, is told so, as its other
+    // buttons are. Its saved request is read once, here, for all that follows.
+    const saved = requestId ? await savedOfPress(context, { body, notify, locale: actor.locale, button: 'cancel', requestId }) : undefined;
+    if (saved === 'answered') return;
     let text: string | undefined;
     try {
-      text = await cancelAnswer(body, jobId, requestId, client, actor, requester);
+      text = await cancelAnswer(jobId, requestId, saved, client, actor, requester);
     } catch (error) {
       await tellUnread(context, notify, actor.locale, error, { button: 'cancel', request: requestId });
       return;
@@ -126,16 +154,17 @@ export function registerJobButtons(app: App, context: BotContext): void {
     if (text) await notify(text);
   });
 
-  /** What a Cancel that stopped nothing here answers its presser privately; undefined when another replica was asked to cancel it. */
-  async function cancelAnswer(body: BlockAction, jobId: string, requestId: string | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<string | undefined> {
-    // Another workspace's job (a channel shared with Slack Connect), running or not: told so, as its other buttons are.
-    if (requestId && inScope(await context.store.get(requestId), body) === 'elsewhere') return otherWorkspaceNote(context, actor.locale);
+  /**
+   * What a Cancel that stopped nothing here answers its presser privately (`saved`: its job's saved request, of the
+   * presser's workspace, as the press read it); undefined when another replica was asked to cancel it.
+   */
+  async function cancelAnswer(jobId: string, requestId: string | undefined, saved: SavedRequest | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<string | undefined> {
     const info = context.runner.get(jobId);
     // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
-    const finished = await finishedJobNote({ client, store: context.store, requestId, teamId: actor.teamId, runnerStatus: info?.status, locale: actor.locale });
+    const finished = await finishedJobNote({ client, request: saved, runnerStatus: info?.status, locale: actor.locale });
     if (finished) return finished;
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
-    const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, actor.teamId, requester) : undefined;
+    const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, saved, actor.teamId, requester) : undefined;
     if (elsewhere === 'asked') return undefined;
     return say(actor.locale, elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
   }
@@ -152,18 +181,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
    * was sent to the service), and whatever fails once its job is asked for is told by `SlackJobs.start` itself, once.
    */
   async function reroll(body: BlockAction<ButtonAction>, action: ButtonAction, auth: Context, notify: Notifier): Promise<void> {
-    let saved: SavedRequest | undefined;
-    try {
-      saved = await context.store.get(action.value ?? '');
-    } catch (error) {
-      await tellUnread(context, notify, localeIn(auth), error, { button: 'reroll', request: action.value });
-      return;
-    }
-    const request = inScope(saved, body);
-    if (request === 'elsewhere') {
-      await notify(otherWorkspaceNote(context, localeIn(auth)));
-      return;
-    }
+    const request = await savedOfPress(context, { body, notify, locale: localeIn(auth), button: 'reroll', requestId: action.value ?? '' });
+    if (request === 'answered') return;
     if (!request) {
       await notify(say(localeIn(auth), 'slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` }));
       return;
@@ -213,18 +232,8 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
-    let saved: SavedRequest | undefined;
-    try {
-      saved = await context.store.get(action.value ?? '');
-    } catch (error) {
-      await tellUnread(context, notify, locale, error, { button: 'delete', request: action.value });
-      return;
-    }
-    const request = inScope(saved, body);
-    if (request === 'elsewhere') {
-      await notify(otherWorkspaceNote(context, locale));
-      return;
-    }
+    const request = await savedOfPress(context, { body, notify, locale, button: 'delete', requestId: action.value ?? '' });
+    if (request === 'answered') return;
     if (!request?.messageTs) {
       await notify(say(locale, 'slack.button.gone_delete'));
       return;
@@ -269,20 +278,10 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // Its saved request is read within the form's one budget (the trigger's 3 s, `formBudget`), the one the runner's
     // intake waits within after it (`answerBy`: its `endsAt`): a state that does not answer by then is told privately,
     // in time, as trouble on our side; no form opens.
+    // Also when it was not read before the form had to open: no form opens.
     const budget = formBudget(auth);
-    let saved: SavedRequest | undefined;
-    try {
-      saved = await budget.within(() => context.store.get(action.value ?? ''));
-    } catch (error) {
-      // Also when it was not read before the form had to open: no form opens.
-      await tellUnread(context, notify, locale, error, { button: 'edit', request: action.value });
-      return;
-    }
-    const request = inScope(saved, body);
-    if (request === 'elsewhere') {
-      await notify(otherWorkspaceNote(context, locale));
-      return;
-    }
+    const request = await savedOfPress(context, { body, notify, locale, button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
+    if (request === 'answered') return;
     if (!request?.outputFiles.length) {
       await notify(say(locale, 'slack.button.gone_edit'));
       return;

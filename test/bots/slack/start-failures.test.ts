@@ -76,7 +76,7 @@ describe('a job that fails after its request was taken and before the runner had
   });
 });
 
-describe('a press of a finished job’s Cancel or Delete whose saved request cannot be read is answered privately, as Reroll and Edit are', () => {
+describe('a press of a finished job’s Cancel, Delete or Edit whose saved request cannot be read is answered privately, as Reroll’s is', () => {
   /** The read of `requestId`'s saved request fails (the data folder failing); every other read is as usual. */
   function failReadOf(requestId: string | undefined): void {
     const read = RequestStore.prototype.get;
@@ -112,5 +112,17 @@ describe('a press of a finished job’s Cancel or Delete whose saved request can
     expect(note.body).toMatchObject({ response_type: 'ephemeral', text: `:warning: ${say('en', 'error.on_my_side')}` });
     expect(fake.callsOf('files.delete')).toEqual([]);
     expect(fake.callsOf('chat.delete')).toEqual([]);
+  });
+
+  it('an Edit: the presser is told privately that something went wrong on our side; no form opens', async () => {
+    h = await startHarness();
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    const actions = await finishedActions(fake, 'C0KITES');
+    failReadOf(buttonsOf(actions).find((b) => b.actionId === 'pictor_edit')!.value);
+    const click = await fake.clickButton(actions, 'pictor_edit', 'U0ALICE');
+    const note = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(note.body).toMatchObject({ response_type: 'ephemeral', text: `:warning: ${say('en', 'error.on_my_side')}` });
+    expect(fake.callsOf('views.open')).toEqual([]);
   });
 });
