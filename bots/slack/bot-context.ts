@@ -3,6 +3,7 @@ import { editModal, type EditContext } from './edit-modal.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { say } from '../runner/index.js';
 import type { LoggerLike } from 'pictor';
+import { readBounded, systemErrorCode } from 'pictor/internal';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { FileHost } from './file-hosts.js';
 import type { RequestStore } from './RequestStore.js';
@@ -49,7 +50,7 @@ const RESPONSE_URL_GONE = new Set([404, 410]);
  */
 const NOTHING_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
-/** The most of a `response_url`'s answer read (Slack's is a few bytes of JSON). */
+/** The most of a `response_url`'s answer read (Slack's is a few bytes of JSON; a longer one is not Slack's JSON: read as none). */
 const ANSWER_BYTES = 16 * 1024;
 
 /**
@@ -81,7 +82,9 @@ async function respondVia(responseUrl: string, text: string, logger: LoggerLike)
   const gone = RESPONSE_URL_GONE.has(response.status);
   let body: string;
   try {
-    body = await readAtMost(response, ANSWER_BYTES);
+    // A body that breaks rejects with fetch's own error (its code is logged).
+    const read = await readBounded(response, ANSWER_BYTES, (error) => error);
+    body = read === 'too_large' ? '' : read.toString('utf8');
   } catch (error) {
     // The status was told: a used-up URL took nothing, whatever became of its body.
     return gone ? { delivered: false, lost: false, why: String(response.status) } : { delivered: false, lost: true, code: fetchErrorCode(error) };
@@ -105,30 +108,16 @@ function okOf(body: string): { ok: unknown; error: string | undefined } | undefi
   }
 }
 
-/** The first `limit` bytes of a response's body as text; the rest is not read. */
-async function readAtMost(response: Response, limit: number): Promise<string> {
-  if (!response.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    chunks.push(chunk);
-    size += chunk.byteLength;
-    if (size >= limit) break;
-  }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-}
-
-/** Fetch's error: its system code (kept in its cause), else its name (`TimeoutError`). Never its message: the URL is a credential of the press. */
+/** Fetch's error: its system code (`systemErrorCode`: kept in its cause), else its name (`TimeoutError`). Never its message: the URL is a credential of the press. */
 function fetchErrorCode(error: unknown): string | undefined {
-  const cause = (error as { cause?: unknown } | undefined)?.cause;
-  return slackErrorCode(cause) ?? slackErrorCode(error) ?? (error instanceof Error ? error.name : undefined);
+  return systemErrorCode(error) ?? (error instanceof Error ? error.name : undefined);
 }
 
 /** Whether fetch failed before any of the request was sent (every address it tried, for a name with several). */
 function nothingSent(error: unknown): boolean {
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   const errors = (cause as { errors?: unknown } | undefined)?.errors;
-  const codes = Array.isArray(errors) ? errors.map(slackErrorCode) : [slackErrorCode(cause)];
+  const codes = Array.isArray(errors) ? errors.map(systemErrorCode) : [systemErrorCode(cause)];
   return codes.length > 0 && codes.every((code) => code !== undefined && NOTHING_SENT.has(code));
 }
 

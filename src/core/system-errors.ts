@@ -13,12 +13,18 @@ const LOOKUP_WORDS: Record<string, string> = {
   EAI_NONAME: 'its name could not be found (no network, or a wrong host name)',
 };
 
-/** The first `code` like `ENOENT` or `EAI_AGAIN` on the error or the errors it wraps. */
+/**
+ * A system error's code (`ENOENT`, `EAI_AGAIN`, Node's `ERR_…`), or undici's (fetch's: `UND_ERR_CONNECT_TIMEOUT`,
+ * `UND_ERR_SOCKET`).
+ */
+const SYSTEM_CODE = /^(E[A-Z0-9_]+|UND_ERR_[A-Z0-9_]+)$/;
+
+/** The first `code` like `ENOENT`, `EAI_AGAIN` or `UND_ERR_SOCKET` on the error or the errors it wraps. */
 export function systemErrorCode(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) return code;
+    if (typeof code === 'string' && SYSTEM_CODE.test(code)) return code;
     const errors = (current as { errors?: unknown }).errors;
     if (Array.isArray(errors) && errors.length) {
       const inner = systemErrorCode(errors[0]);

@@ -7,23 +7,35 @@ export function declaredLength(request: Request): number | undefined {
   return Number(raw);
 }
 
+/** What a body is read from: a request the emulator took, or the response a `fetch` got (a bot reading Slack's answer). */
+export type WithBody = Pick<Request, 'body'> | Pick<Response, 'body'>;
+
+/**
+ * What a body that breaks mid-read rejects with. By default, in the emulator, a reset connection, so the request is not
+ * answered; a reader of a response passes its own (`(error) => error`: fetch's error as it is, with its code).
+ */
+export type BrokenBody = (error: unknown) => unknown;
+
+const resetConnection: BrokenBody = () => connectionResetError('before_response');
+
 /**
  * Yields the body's chunks, counting as it goes: as soon as more than
  * `maxBytes` have arrived it stops reading (cancels the body) and yields
- * nothing more, returning `'too_large'`. A body that breaks (the caller went
- * away) rejects as a reset connection, so it is not answered.
+ * nothing more, returning `'too_large'`. A body that breaks rejects with
+ * `broken`'s error (by default as a reset connection, so the emulator does not
+ * answer it).
  */
-export async function* boundedChunks(request: Request, maxBytes: number): AsyncGenerator<Uint8Array, 'ok' | 'too_large'> {
-  if (!request.body) return 'ok';
-  const reader = request.body.getReader();
+export async function* boundedChunks(from: WithBody, maxBytes: number, broken: BrokenBody = resetConnection): AsyncGenerator<Uint8Array, 'ok' | 'too_large'> {
+  if (!from.body) return 'ok';
+  const reader = from.body.getReader();
   let size = 0;
   try {
     for (;;) {
       let result: Awaited<ReturnType<typeof reader.read>>;
       try {
         result = await reader.read();
-      } catch {
-        throw connectionResetError('before_response');
+      } catch (error) {
+        throw broken(error);
       }
       if (result.done) return 'ok';
       size += result.value.byteLength;
@@ -35,10 +47,10 @@ export async function* boundedChunks(request: Request, maxBytes: number): AsyncG
   }
 }
 
-/** Reads a whole body of at most `maxBytes` (a small one: a JSON request). */
-export async function readBounded(request: Request, maxBytes: number): Promise<Buffer | 'too_large'> {
+/** Reads a whole body of at most `maxBytes` (a small one: a JSON request, a JSON answer); `broken` as for `boundedChunks`. */
+export async function readBounded(from: WithBody, maxBytes: number, broken?: BrokenBody): Promise<Buffer | 'too_large'> {
   const chunks: Uint8Array[] = [];
-  const it = boundedChunks(request, maxBytes);
+  const it = boundedChunks(from, maxBytes, broken);
   for (;;) {
     const next = await it.next();
     if (next.done) return next.value === 'too_large' ? 'too_large' : Buffer.concat(chunks);

@@ -20,6 +20,14 @@ describe('system errors in words', () => {
     expect(systemErrorCode(Object.assign(new Error('A request error occurred'), { code: 'slack_webapi_request_error', original: dns }))).toBe('ENOTFOUND');
   });
 
+  it('finds undici’s code inside fetch’s error (its cause), and no code that is not a system’s', () => {
+    const connect = Object.assign(new Error('Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' });
+    expect(systemErrorCode(new TypeError('fetch failed', { cause: connect }))).toBe('UND_ERR_CONNECT_TIMEOUT');
+    expect(systemErrorCode(new TypeError('terminated', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) }))).toBe('UND_ERR_SOCKET');
+    expect(systemErrorCode(Object.assign(new Error('An API error occurred: internal_error'), { code: 'slack_webapi_platform_error' }))).toBeUndefined();
+    expect(systemErrorCode(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))).toBeUndefined();
+  });
+
   it('says a host could not be reached, and why, only for errors of reaching it', () => {
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND discord.com'), { code: 'ENOTFOUND' });
     expect(describeUnreachable(new TypeError('fetch failed', { cause: dns }), 'discord.com')).toBe(
