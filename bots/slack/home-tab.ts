@@ -134,7 +134,8 @@ export class HomeTabs {
    * `retrying`: that earlier view may reach Slack after this one), so none rendered here before the forget stays the
    * last once that publish is taken (another replica's publishes are not waited for); other members' and the ones still queued for the pace (rendered
    * when they run, after the forget) are not. Answers what becomes of it (`ForgetPublish`): when Slack did not take it, it is tried again
-   * later (`FORGET_RETRIES`, on the audit log's waits) until it passes, the tries run out or the bot stops (each
+   * later (`FORGET_RETRIES`, on the audit log's waits; one sent before the member's publish under way ended, first once
+   * that one ends) until it passes, the tries run out or the bot stops (each
    * logged) — `retrying`, unless the bot stops, when only the member's next open of their Home publishes it
    * (`next-open`, as for a forget asked after the stop).
    */
@@ -167,6 +168,9 @@ export class HomeTabs {
     // Taken, but the member's earlier view (with the prompts) may still reach Slack after it: only the publish that
     // follows that one replaces it for sure, so the member is told it is sent again shortly, not that it is done.
     if (published.ok) return late ? 'retrying' : 'published';
+    // Sent before the member's own publish ended, it is sent again once that one ends (`#publishAgainAfter`): that
+    // publish is its retry too, and the one tried again later if Slack does not take it — never a second path besides.
+    if (late) return 'retrying';
     return this.#retryLater(viewer, attempt, lastWait) ? 'retrying' : 'next-open';
   }
 
@@ -188,8 +192,9 @@ export class HomeTabs {
   /**
    * A forget's publish sent before the member's own publishes under way (`earlier`) ended (`FORGET_WAIT_MS`): sent again
    * once they end, so theirs — rendered before the forget — is not the view Slack keeps. It is under way until then, so
-   * a stop waits for it as for any forget's publish (the caller bounds the wait); when Slack does not take it, it is
-   * tried again as the forget's publish it follows would be (its `attempt`, `lastWait`: no fresh count of tries).
+   * a stop waits for it as for any forget's publish (the caller bounds the wait). It is the one retry of the publish it
+   * follows, whether Slack took that one or not; when Slack does not take it, it is tried again as the forget's publish
+   * it follows would be (its `attempt`, `lastWait`: no fresh count of tries).
    */
   #publishAgainAfter(viewer: Viewer, earlier: Promise<unknown>, attempt: number, lastWait: number | undefined): void {
     this.#o.logger.warn({ team: viewer.actor.teamId }, 'a forget’s Home tab did not wait longer for the member’s publish under way: it is published again once that one ends');

@@ -192,6 +192,45 @@ describe('a forget’s publish sent again after the member’s late publish', ()
   });
 });
 
+describe('a forget’s publish that went after its wait ran out and that Slack did not take', () => {
+  it('is sent again once, after the member’s own publish ends — not also a minute later by its retry', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    let answerOpened: () => void = () => {};
+    /** The member's own publish (from their open) is held until told; the forget's first is not taken; the rest are. */
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(`${user_id}#${published.length + 1}`);
+          if (published.length === 1) return new Promise<void>((resolve) => (answerOpened = resolve));
+          if (published.length === 2) return Promise.reject(Object.assign(new Error('An API error occurred: internal_error'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'internal_error' } }));
+          return Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const homes = homeTabs({ client });
+    try {
+      void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
+      await vi.advanceTimersByTimeAsync(10);
+      let outcome: string | undefined;
+      void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE')).then((o) => (outcome = o));
+      await vi.advanceTimersByTimeAsync(FORGET_WAIT_MS);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2']);
+      expect(outcome).toBe('retrying');
+      // The member's own publish ends: the forget's goes again, after it, and is taken.
+      answerOpened();
+      await vi.advanceTimersByTimeAsync(10);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2', 'U0ALICE#3']);
+      // Nothing more: that one was the failed publish's retry too.
+      await vi.advanceTimersByTimeAsync(60 * 60_000);
+      expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2', 'U0ALICE#3']);
+    } finally {
+      answerOpened();
+      await homes.stop();
+    }
+  });
+});
+
 describe('a stop after a forget’s wait for the member’s own publish ran out', () => {
   it('waits for the forget’s publish sent again once that publish ends, and sends it, so the earlier view is not left last', async () => {
     vi.useFakeTimers();
