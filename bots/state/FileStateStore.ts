@@ -55,8 +55,8 @@ export class FileStateStore implements StateStore {
   }
 
   async removeLeftovers(): Promise<void> {
-    const dirs = new Set([...this.#declared.map((definition) => join(this.dataDir, definition.dir)), ...[...this.#spaces.values()].map((space) => space.dir)]);
-    for (const dir of dirs) await removeLeftoverTemps(dir);
+    const definitions = [...this.#declared, ...[...this.#spaces.values()].map((space) => space.definition)];
+    for (const dir of new Set(definitions.map((definition) => spaceDir(this.dataDir, definition)))) await removeLeftoverTemps(dir);
   }
 
   async close(): Promise<void> {
@@ -64,6 +64,9 @@ export class FileStateStore implements StateStore {
     await Promise.all([...this.#spaces.values()].map((space) => space.close()));
   }
 }
+
+/** A space's folder: `<dataDir>/<dir>`. */
+const spaceDir = (dataDir: string, definition: SpaceDefinition): string => join(dataDir, definition.dir);
 
 class FileSpace<T> extends BaseSpace<T> {
   readonly dir: string;
@@ -85,7 +88,7 @@ class FileSpace<T> extends BaseSpace<T> {
     readonly closed: () => boolean,
   ) {
     super(definition, owner);
-    this.dir = join(dataDir, definition.dir);
+    this.dir = spaceDir(dataDir, definition);
   }
 
   protected override assertOpen(): void {
