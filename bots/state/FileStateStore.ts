@@ -111,9 +111,9 @@ class FileSpace<T> extends BaseSpace<T> {
       }
       await removeLeftoverTemps(this.dir);
       for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
-      await this.#prune();
+      this.#prune();
       // A call queued just before the store closed opens it after the close began: its timer would outlive the close.
-      if (this.definition.ttlMs !== undefined && !this.closed()) this.#pruneTimer = setInterval(() => void this.#prune().catch(() => undefined), this.pruneEveryMs).unref();
+      if (this.definition.ttlMs !== undefined && !this.closed()) this.#pruneTimer = setInterval(() => this.#prune(), this.pruneEveryMs).unref();
     })();
     return this.#opening;
   }
@@ -131,7 +131,7 @@ class FileSpace<T> extends BaseSpace<T> {
    * removed stays listed where it was (still there, a forget still meets it). Until then the bounds count it out and
    * reads pass it over.
    */
-  async #prune(keep?: string): Promise<void> {
+  #prune(keep?: string): void {
     const { maxCount = Infinity, maxBytes = Infinity } = this.definition;
     let count = this.#index.size;
     let bytes = this.#bytes;
@@ -213,7 +213,7 @@ class FileSpace<T> extends BaseSpace<T> {
     const data = typeof encoded === 'string' ? `{"pictorState":1,"holder":${JSON.stringify(holder)},"value":${encoded}}` : encoded;
     await writeFileAtomically(this.#path(key), data, { mode: FILE_MODE });
     this.#noteWrite(key, Buffer.byteLength(data));
-    await this.#prune(key);
+    this.#prune(key);
   }
 
   /** Drops from the index a record whose file was removed behind the store; run in the key's queue, after a second look. */
