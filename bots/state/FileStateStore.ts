@@ -77,8 +77,9 @@ class FileSpace<T> extends BaseSpace<T> {
   #bytes = 0;
   /** Writes of one record run one after the other. */
   readonly #queues = new Map<string, Promise<unknown>>();
-  /** Records the bounds dropped whose files wait for their key's turn to be removed, as they were listed then. */
+  /** Records the bounds dropped whose files wait for their key's turn to be removed, each as it is listed, and their bytes. */
   readonly #dropping = new Map<string, { at: number; bytes: number }>();
+  #droppingBytes = 0;
 
   constructor(
     readonly dataDir: string,
@@ -133,35 +134,30 @@ class FileSpace<T> extends BaseSpace<T> {
    */
   #prune(keep?: string): void {
     const { maxCount = Infinity, maxBytes = Infinity } = this.definition;
-    let count = this.#index.size;
-    let bytes = this.#bytes;
-    for (const key of this.#dropping.keys()) if (this.#dropped(key)) [count, bytes] = [count - 1, bytes - (this.#index.get(key)?.bytes ?? 0)];
     for (const [key, entry] of this.#index) {
-      if (this.#dropping.has(key)) continue;
-      if (!this.#expired(entry.at) && count <= maxCount && bytes <= maxBytes) break;
-      if (key === keep) continue;
-      count--;
-      bytes -= entry.bytes;
+      if (!this.#expired(entry.at) && this.#index.size - this.#dropping.size <= maxCount && this.#bytes - this.#droppingBytes <= maxBytes) break;
+      if (key === keep || this.#dropping.has(key)) continue;
       this.#dropping.set(key, entry);
+      this.#droppingBytes += entry.bytes;
       // Not awaited: a write under way waits for its own turn, never for another's. A write of the key queued before
       // this drop makes it the latest record: its file stays.
       void this.#serial(key, () => (this.#index.get(key) === entry ? this.#remove(key) : Promise.resolve()))
         .catch(() => undefined)
-        .finally(() => this.#dropping.get(key) === entry && this.#dropping.delete(key));
+        .finally(() => this.#dropping.get(key) === entry && this.#undrop(key));
     }
   }
 
-  /** Whether the bounds dropped the record as it is now listed, its file not removed yet. */
-  #dropped(key: string): boolean {
-    const entry = this.#index.get(key);
-    return entry !== undefined && this.#dropping.get(key) === entry;
+  /** The record is no longer one the bounds dropped: its file is gone, it was written anew, or (not removed) it counts again. */
+  #undrop(key: string): void {
+    this.#droppingBytes -= this.#dropping.get(key)?.bytes ?? 0;
+    this.#dropping.delete(key);
   }
 
   /** Whether the index lists the record, not past the TTL nor dropped by the bounds. */
   async #listed(key: string): Promise<boolean> {
     await this.#open();
     const at = this.#index.get(key)?.at;
-    return at !== undefined && !this.#expired(at) && !this.#dropped(key);
+    return at !== undefined && !this.#expired(at) && !this.#dropping.has(key);
   }
 
   /** Whether a record written at `at` is past the space's TTL. */
@@ -176,6 +172,7 @@ class FileSpace<T> extends BaseSpace<T> {
   }
 
   #noteDelete(key: string): void {
+    this.#undrop(key);
     this.#bytes -= this.#index.get(key)?.bytes ?? 0;
     this.#index.delete(key);
   }
@@ -294,7 +291,7 @@ class FileSpace<T> extends BaseSpace<T> {
   async *keys(): AsyncIterable<string> {
     this.assertOpen();
     await this.#open();
-    for (const [key, { at }] of [...this.#index]) if (!this.#expired(at) && !this.#dropped(key)) yield key;
+    for (const [key, { at }] of [...this.#index]) if (!this.#expired(at) && !this.#dropping.has(key)) yield key;
   }
 
   protected async takeOrphans(): Promise<StateEntry<T>[]> {

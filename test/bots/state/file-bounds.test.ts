@@ -69,6 +69,8 @@ describe('a data-folder space’s size and age bounds', () => {
     const store = new FileStateStore({ dataDir });
     const space = store.space<Job>(bounded);
     await space.put('k1', { prompt: 'new' });
+    // Read at once, the new version is the record: the old one's drop no longer passes it over.
+    expect(await space.get('k1')).toEqual({ prompt: 'new' });
     await store.close();
     expect(JSON.parse(await readFile(join(dataDir, SPACE.dir, 'k1.json'), 'utf8')).value).toEqual({ prompt: 'new' });
     const next = new FileStateStore({ dataDir });
