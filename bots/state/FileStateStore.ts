@@ -1,8 +1,8 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError } from 'pictor';
-import { removeLeftoverTemps, safeJson, writeFileAtomically } from 'pictor/internal';
-import { BaseSpace, checkSpace, newOwnerId, readable, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type Change, type Found, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { removeLeftoverTemps, writeFileAtomically } from 'pictor/internal';
+import { BaseSpace, checkSpace, decodeValue, newOwnerId, readable, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type Change, type Found, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -195,10 +195,9 @@ class FileSpace<T> extends BaseSpace<T> {
     if (found === undefined && queued) this.#noteDelete(key);
     else if (found === undefined) await this.#serial(key, () => this.#forgetGone(key));
     if (found === undefined) return found;
-    if (this.definition.binary) return { pictorState: 1, holder: null, value: found };
-    const text = found.toString('utf8');
-    const parsed = safeJson(text);
-    if (parsed === undefined) return UNREADABLE;
+    const parsed = decodeValue(this.definition, found);
+    if (parsed === UNREADABLE) return parsed;
+    if (this.definition.binary) return { pictorState: 1, holder: null, value: parsed };
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
     // A file from before holders: the bare record.
     return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
