@@ -1,8 +1,8 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError } from 'pictor';
-import { removeLeftoverTemps, safeJson, writeFileAtomically } from 'pictor/internal';
-import { BaseSpace, checkSpace, newOwnerId, readable, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type Change, type Found, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
+import { removeLeftoverTemps, writeFileAtomically } from 'pictor/internal';
+import { BaseSpace, checkSpace, decodeValue, newOwnerId, readable, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type Change, type Found, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
 /** Records hold people's prompts: only the bot's user may read them. */
 const DIR_MODE = 0o700;
@@ -55,8 +55,8 @@ export class FileStateStore implements StateStore {
   }
 
   async removeLeftovers(): Promise<void> {
-    const dirs = new Set([...this.#declared.map((definition) => join(this.dataDir, definition.dir)), ...[...this.#spaces.values()].map((space) => space.dir)]);
-    for (const dir of dirs) await removeLeftoverTemps(dir);
+    const definitions = [...this.#declared, ...[...this.#spaces.values()].map((space) => space.definition)];
+    for (const dir of new Set(definitions.map((definition) => spaceDir(this.dataDir, definition)))) await removeLeftoverTemps(dir);
   }
 
   async close(): Promise<void> {
@@ -64,6 +64,9 @@ export class FileStateStore implements StateStore {
     await Promise.all([...this.#spaces.values()].map((space) => space.close()));
   }
 }
+
+/** A space's folder: `<dataDir>/<dir>`. */
+const spaceDir = (dataDir: string, definition: SpaceDefinition): string => join(dataDir, definition.dir);
 
 class FileSpace<T> extends BaseSpace<T> {
   readonly dir: string;
@@ -74,8 +77,9 @@ class FileSpace<T> extends BaseSpace<T> {
   #bytes = 0;
   /** Writes of one record run one after the other. */
   readonly #queues = new Map<string, Promise<unknown>>();
-  /** Records the bounds dropped whose files wait for their key's turn to be removed, as they were listed then. */
+  /** Records the bounds dropped whose files wait for their key's turn to be removed, each as it is listed, and their bytes. */
   readonly #dropping = new Map<string, { at: number; bytes: number }>();
+  #droppingBytes = 0;
 
   constructor(
     readonly dataDir: string,
@@ -85,7 +89,7 @@ class FileSpace<T> extends BaseSpace<T> {
     readonly closed: () => boolean,
   ) {
     super(definition, owner);
-    this.dir = join(dataDir, definition.dir);
+    this.dir = spaceDir(dataDir, definition);
   }
 
   protected override assertOpen(): void {
@@ -108,9 +112,9 @@ class FileSpace<T> extends BaseSpace<T> {
       }
       await removeLeftoverTemps(this.dir);
       for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
-      await this.#prune();
+      this.#prune();
       // A call queued just before the store closed opens it after the close began: its timer would outlive the close.
-      if (this.definition.ttlMs !== undefined && !this.closed()) this.#pruneTimer = setInterval(() => void this.#prune().catch(() => undefined), this.pruneEveryMs).unref();
+      if (this.definition.ttlMs !== undefined && !this.closed()) this.#pruneTimer = setInterval(() => this.#prune(), this.pruneEveryMs).unref();
     })();
     return this.#opening;
   }
@@ -128,37 +132,32 @@ class FileSpace<T> extends BaseSpace<T> {
    * removed stays listed where it was (still there, a forget still meets it). Until then the bounds count it out and
    * reads pass it over.
    */
-  async #prune(keep?: string): Promise<void> {
+  #prune(keep?: string): void {
     const { maxCount = Infinity, maxBytes = Infinity } = this.definition;
-    let count = this.#index.size;
-    let bytes = this.#bytes;
-    for (const key of this.#dropping.keys()) if (this.#dropped(key)) [count, bytes] = [count - 1, bytes - (this.#index.get(key)?.bytes ?? 0)];
     for (const [key, entry] of this.#index) {
-      if (this.#dropping.has(key)) continue;
-      if (!this.#expired(entry.at) && count <= maxCount && bytes <= maxBytes) break;
-      if (key === keep) continue;
-      count--;
-      bytes -= entry.bytes;
+      if (!this.#expired(entry.at) && this.#index.size - this.#dropping.size <= maxCount && this.#bytes - this.#droppingBytes <= maxBytes) break;
+      if (key === keep || this.#dropping.has(key)) continue;
       this.#dropping.set(key, entry);
+      this.#droppingBytes += entry.bytes;
       // Not awaited: a write under way waits for its own turn, never for another's. A write of the key queued before
       // this drop makes it the latest record: its file stays.
       void this.#serial(key, () => (this.#index.get(key) === entry ? this.#remove(key) : Promise.resolve()))
         .catch(() => undefined)
-        .finally(() => this.#dropping.get(key) === entry && this.#dropping.delete(key));
+        .finally(() => this.#dropping.get(key) === entry && this.#undrop(key));
     }
   }
 
-  /** Whether the bounds dropped the record as it is now listed, its file not removed yet. */
-  #dropped(key: string): boolean {
-    const entry = this.#index.get(key);
-    return entry !== undefined && this.#dropping.get(key) === entry;
+  /** The record is no longer one the bounds dropped: its file is gone, it was written anew, or (not removed) it counts again. */
+  #undrop(key: string): void {
+    this.#droppingBytes -= this.#dropping.get(key)?.bytes ?? 0;
+    this.#dropping.delete(key);
   }
 
   /** Whether the index lists the record, not past the TTL nor dropped by the bounds. */
   async #listed(key: string): Promise<boolean> {
     await this.#open();
     const at = this.#index.get(key)?.at;
-    return at !== undefined && !this.#expired(at) && !this.#dropped(key);
+    return at !== undefined && !this.#expired(at) && !this.#dropping.has(key);
   }
 
   /** Whether a record written at `at` is past the space's TTL. */
@@ -173,6 +172,7 @@ class FileSpace<T> extends BaseSpace<T> {
   }
 
   #noteDelete(key: string): void {
+    this.#undrop(key);
     this.#bytes -= this.#index.get(key)?.bytes ?? 0;
     this.#index.delete(key);
   }
@@ -195,10 +195,9 @@ class FileSpace<T> extends BaseSpace<T> {
     if (found === undefined && queued) this.#noteDelete(key);
     else if (found === undefined) await this.#serial(key, () => this.#forgetGone(key));
     if (found === undefined) return found;
-    if (this.definition.binary) return { pictorState: 1, holder: null, value: found };
-    const text = found.toString('utf8');
-    const parsed = safeJson(text);
-    if (parsed === undefined) return UNREADABLE;
+    const parsed = decodeValue(this.definition, found);
+    if (parsed === UNREADABLE) return parsed;
+    if (this.definition.binary) return { pictorState: 1, holder: null, value: parsed };
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
     // A file from before holders: the bare record.
     return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
@@ -210,7 +209,7 @@ class FileSpace<T> extends BaseSpace<T> {
     const data = typeof encoded === 'string' ? `{"pictorState":1,"holder":${JSON.stringify(holder)},"value":${encoded}}` : encoded;
     await writeFileAtomically(this.#path(key), data, { mode: FILE_MODE });
     this.#noteWrite(key, Buffer.byteLength(data));
-    await this.#prune(key);
+    this.#prune(key);
   }
 
   /** Drops from the index a record whose file was removed behind the store; run in the key's queue, after a second look. */
@@ -291,7 +290,7 @@ class FileSpace<T> extends BaseSpace<T> {
   async *keys(): AsyncIterable<string> {
     this.assertOpen();
     await this.#open();
-    for (const [key, { at }] of [...this.#index]) if (!this.#expired(at) && !this.#dropped(key)) yield key;
+    for (const [key, { at }] of [...this.#index]) if (!this.#expired(at) && !this.#dropping.has(key)) yield key;
   }
 
   protected async takeOrphans(): Promise<StateEntry<T>[]> {

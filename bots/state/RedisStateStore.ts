@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
 import { waitWithin } from 'pictor/internal';
-import { BaseSpace, checkSpace, MAX_NOTICE_BYTES, newOwnerId, STATE_KEY_PATTERN, UNREADABLE } from './StateStore.js';
+import { BaseSpace, checkSpace, decodeValue, MAX_NOTICE_BYTES, newOwnerId, STATE_KEY_PATTERN } from './StateStore.js';
 import type { Change, Found, Notice, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
 
 /** Default lease: a dead replica's jobs are taken over within this (plus one sweep interval). */
@@ -241,9 +241,7 @@ class RedisSpace<T> extends BaseSpace<T> {
   }
 
   #decode(raw: string | Buffer | null | undefined): Found<T> {
-    if (raw === null || raw === undefined) return undefined;
-    const value = this.definition.binary ? raw : safeJson<T>(raw as string);
-    return value === undefined ? UNREADABLE : (value as T);
+    return raw === null || raw === undefined ? undefined : (decodeValue(this.definition, raw) as Found<T>);
   }
 
   protected async readRecord(key: string): Promise<Found<T>> {

@@ -131,6 +131,12 @@ function encodeValue(definition: SpaceDefinition, value: unknown): string | Buff
   return kept;
 }
 
+/** A value as kept, read back: a binary space's bytes as they are, else its JSON, or `UNREADABLE` when that is damaged (not JSON). */
+export function decodeValue(definition: SpaceDefinition, kept: string | Buffer): unknown {
+  const value = definition.binary ? kept : safeJson(kept.toString());
+  return value === undefined ? UNREADABLE : value;
+}
+
 /** What `get` answers for what `read` found: a damaged record counts as none. */
 export function readable<T>(found: T | typeof UNREADABLE): T | undefined {
   return found === UNREADABLE ? undefined : found;
