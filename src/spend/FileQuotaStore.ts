@@ -92,13 +92,8 @@ export class FileQuotaStore implements QuotaStore {
         // What a write a crash stopped left (each a whole version, prompts too): every write of them takes the lock.
         await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
         await this.#checkUsageFile();
-        const capsBackup = `${this.capOverridesPath}.bak`;
-        const caps = await restoreFromBackup(this.capOverridesPath, capsBackup, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, { now: this.#process.clock() }).catch((cause: unknown) => {
-          const unread = unreadFileOf(cause);
-          if (unread === this.capOverridesPath) throw new LedgerUnreadableError(unread, CAPS_UNREADABLE, { cause, remedy: CAP_OVERRIDES_REMEDY });
-          if (unread !== capsBackup) throw cause;
-          throw new LedgerUnreadableError(capsBackup, "cannot be read (the backup copy of the chat admins' caps), so it was neither checked nor put back", { cause, remedy: CAP_OVERRIDES_REMEDY });
-        });
+        const unreadable = (cause: unknown) => new LedgerUnreadableError(this.capOverridesPath, CAPS_UNREADABLE, { cause, remedy: CAP_OVERRIDES_REMEDY });
+        const caps = await this.#restore(this.capOverridesPath, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, undefined, { unreadable, of: "the chat admins' caps", remedy: CAP_OVERRIDES_REMEDY });
         await this.#readCapOverrides();
         const ledger = await this.#restoreLedger();
         await this.#load();
@@ -482,17 +477,21 @@ export class FileQuotaStore implements QuotaStore {
       good = copy.ledger;
       return JSON.stringify(copy.ledger);
     };
-    const answer = await restoreFromBackup(this.path, this.backupPath, check, { now: this.#process.clock(), restored }).catch((cause: unknown) => {
-      const unread = unreadFileOf(cause);
-      if (unread === this.path) throw this.#unreadable(cause);
-      if (unread !== this.backupPath) throw cause;
-      throw new LedgerUnreadableError(this.backupPath, `cannot be read (the backup copy of the spend ledger ${this.path}), so it was neither checked nor put back`, {
-        cause,
-        remedy: 'Nothing was changed: give this user access to it and try again, or move it away (the ledger then has no copy to fall back on).',
-      });
-    });
+    const remedy = 'Nothing was changed: give this user access to it and try again, or move it away (the ledger then has no copy to fall back on).';
+    const answer = await this.#restore(this.path, check, restored, { unreadable: (cause) => this.#unreadable(cause), of: `the spend ledger ${this.path}`, remedy });
     if (good) this.#keep(good);
     return answer;
+  }
+
+  /** `restoreFromBackup` of `path` and `<path>.bak`, one path for both files kept so: either that exists but cannot be read is named so (`unreadable`, or as the backup copy of `of`), not as damaged, nothing touched. */
+  #restore(path: string, good: (text: string) => boolean, restored: ((backup: string) => Promise<string>) | undefined, named: { unreadable: (cause: unknown) => Error; of: string; remedy: string }) {
+    const backupPath = `${path}.bak`;
+    return restoreFromBackup(path, backupPath, good, { now: this.#process.clock(), restored }).catch((cause: unknown) => {
+      const unread = unreadFileOf(cause);
+      if (unread === path) throw named.unreadable(cause);
+      if (unread !== backupPath) throw cause;
+      throw new LedgerUnreadableError(backupPath, `cannot be read (the backup copy of ${named.of}), so it was neither checked nor put back`, { cause, remedy: named.remedy });
+    });
   }
 
   /**
