@@ -503,12 +503,7 @@ export class FileQuotaStore implements QuotaStore {
     const written = this.#written;
     if (written && fileStamp(this.path) === written.stamp) return written.ledger;
     this.#written = undefined;
-    let text: string | undefined;
-    try {
-      text = readIfExists(this.path);
-    } catch (cause) {
-      throw this.#unreadable(cause);
-    }
+    const text = this.#readText();
     const read = text === undefined ? undefined : readLedger(text);
     if (read?.ok) return read.ledger;
     const hasBackup = existsSync(this.backupPath);
@@ -522,6 +517,15 @@ export class FileQuotaStore implements QuotaStore {
     throw new LedgerUnreadableError(this.path, `is missing, and its backup copy ${this.backupPath} is damaged (not a spend ledger)`, {
       remedy: 'Restore a copy of the ledger, or move the backup copy away to start counting spending from zero (caps then ignore what was already spent).',
     });
+  }
+
+  /** The ledger file's text, undefined when there is none; one that exists but cannot be read is named so (`#unreadable`), with or without the lock. */
+  #readText(): string | undefined {
+    try {
+      return readIfExists(this.path);
+    } catch (cause) {
+      throw this.#unreadable(cause);
+    }
   }
 
   /** The ledger file exists but cannot be read (its permissions, a disk error): not damaged, so its backup copy is not put in its place. */
@@ -540,7 +544,7 @@ export class FileQuotaStore implements QuotaStore {
     if (stamp === undefined) return existsSync(this.backupPath) ? this.#readLocked(() => this.#load()) : emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
     // A file of the current version is taken as it is (the locked steps check it); others are parsed (and upgraded).
-    const json = safeJson(readFileSync(this.path, 'utf8'));
+    const json = safeJson(this.#readText());
     const parsed = isCurrentLedger(json) ? { ok: true as const, ledger: json } : parseLedger(json);
     if (!parsed.ok) return this.#readLocked(() => this.#load());
     this.#peeked = { stamp, ledger: parsed.ledger };

@@ -179,6 +179,30 @@ describe('a ledger that exists but cannot be read (its permissions, a disk error
     expect((await readdir(dir)).some((f) => f.includes('.broken-'))).toBe(false);
   });
 
+  it('fails a read without the lock (check, activeJobs, spentMany) with the same error, and leaves it as it is', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await reserve(store, 'first', 0.05);
+    await store.settle('first', 0.05);
+    // Read once, so the next reads would take it as unchanged if they did not see the file change.
+    await store.activeJobs();
+    await rm(store.path);
+    await mkdir(store.path);
+
+    for (const read of [
+      () => store.check({ userKey: 'slack:U1', scopeKey: 'slack:T1', estimateUsd: 0.05, limits: {}, now: Date.now() }),
+      () => store.activeJobs(),
+      () => store.spentMany(['account'], Date.now()),
+    ]) {
+      const error = await read().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LedgerUnreadableError);
+      expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
+      expect((error as Error).message).toContain(`${store.path} cannot be read (the spend ledger)`);
+    }
+    expect((await readdir(dir)).filter((f) => f.startsWith('quota-ledger.json')).sort()).toEqual(['quota-ledger.json', 'quota-ledger.json.bak']);
+  });
+
   it('refuses the start for the chat admins’ caps too, rather than rolling them back to their backup copy', async () => {
     const dir = await newDir();
     const first = storeAt(dir);
