@@ -430,14 +430,27 @@ export function endingGoneIn(ledger: Ledger, alive: (owner: string) => boolean, 
 /**
  * Brings a ledger put back from its backup copy up to date. The copy is behind by
  * the changes written after it: what the usage records say since that it does not account for is charged
- * (`chargeRecordedIn`), so what is spent equals what was settled. `owner`'s reservations (the process restoring it) are
- * as it holds them (`held`): one it no longer holds was ended by a change after the copy (a release writes no usage
- * record) and is dropped, not left to take its user's slot and be charged at the next start.
+ * (`chargeRecordedIn`), so what is spent equals what was settled; the restoring process's reservations are as it holds
+ * them (`unheldDroppedIn`).
  */
 export function restoredIn(ledger: Ledger, records: Iterable<UsageRecord>, horizon: number, owner: string, held: (jobId: string) => boolean): void {
   // Charged first: a settle ended its job with a record, which a dropped reservation would no longer be charged by.
   chargeRecordedIn(ledger, records, horizon);
-  for (const [jobId, reservation] of Object.entries(ledger.reservations)) {
-    if (reservation.owner === owner && !held(jobId)) delete ledger.reservations[jobId];
+  unheldDroppedIn(ledger, owner, held);
+}
+
+/**
+ * `owner`'s reservations (this process's) are as it holds them (`held`): one it no longer holds was ended by a change
+ * a restore from the backup copy took back (a release writes no usage record; a settle's record is charged by the
+ * restore), and is dropped, not left to take its user's slot and be charged at its estimate once `owner` is gone.
+ * Whichever process put the copy back, `owner` drops its own at its next commit. Answers whether it dropped any.
+ */
+export function unheldDroppedIn(ledger: Ledger, owner: string, held: (jobId: string) => boolean): boolean {
+  let dropped = false;
+  for (const jobId in ledger.reservations) {
+    if (ledger.reservations[jobId]!.owner !== owner || held(jobId)) continue;
+    delete ledger.reservations[jobId];
+    dropped = true;
   }
+  return dropped;
 }
