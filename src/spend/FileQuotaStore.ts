@@ -315,7 +315,7 @@ export class FileQuotaStore implements QuotaStore {
 
   /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json` (`accept` runs outside the lock). */
   async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
-    const replay = join(this.#dir, 'slack-replay.json');
+    const replay = join(this.#dir, LEDGER_FILES.replay);
     const taken = await this.#readLocked(async () => {
       const settings = (await this.#readCapOverrides()).settings ?? {};
       const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
