@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, 
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, leasesIn, markAliveIn, firstRefusalDay, noteReservedIn, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, noteReservedIn, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
 import type { Ledger, Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
@@ -677,11 +677,4 @@ function readLedger(text: string): { ok: true; ledger: Ledger } | { ok: false; p
   if (json === undefined) return { ok: false, problem: 'is not JSON (truncated or damaged)' };
   const parsed = parseLedger(json);
   return parsed.ok ? parsed : { ok: false, problem: 'is not a spend ledger (unknown shape)', cause: parsed.cause };
-}
-
-/** A ledger of the current version as this store writes it (the shape checked by the locked steps). */
-function isCurrentLedger(json: unknown): json is Ledger {
-  const doc = json as Partial<Ledger> | null | undefined;
-  const parts = [doc?.spent, doc?.reservations, doc?.owners, doc?.uncertain, doc?.lastJobAt];
-  return doc?.version === 2 && parts.every((part) => typeof part === 'object' && part !== null);
 }
