@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, 
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, noteReservedIn, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
 import type { Ledger, Reservation } from './ledger-document.js';
 import { LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
@@ -129,19 +129,10 @@ export class FileQuotaStore implements QuotaStore {
   markSent(jobId: string): Promise<void> {
     const now = this.#process.clock();
     return this.#update(now, (ledger, _reconciled, ended) => {
-      const reservation = ledger.reservations[jobId];
-      if (!reservation) {
-        // Lost by the ledger while queued (not ended: a reconcile that charged it leaves it `uncertain`): put back, sent.
-        const copy = this.#process.held.get(jobId);
-        if (!copy || ledger.uncertain[jobId] || ended.has(jobId)) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
-        ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
-        noteReservedIn(ledger, copy.userKey, copy.at);
-        markAliveIn(ledger, this.#process.owner, now);
-        return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
-      }
-      const changed = !reservation.sent;
-      reservation.sent = true;
-      return { result: undefined, changed };
+      // A job settled earlier in this commit finds its copy still held: ended, not lost.
+      const copy = ended.has(jobId) ? undefined : this.#process.held.get(jobId);
+      const { changed, lost } = sentIn(ledger, jobId, copy, this.#process.owner, now);
+      return { result: undefined, changed, ...(lost && { committed: () => this.#process.lost(jobId, copy!, 'send', undefined) }) };
     });
   }
 

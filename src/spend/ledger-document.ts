@@ -327,17 +327,38 @@ export function settleIn(
   now: number,
   copy: Reservation | undefined,
 ): { usage: UsageRecord; lost: boolean } | undefined {
-  let reservation = ledger.reservations[jobId];
-  let lost = false;
-  if (!reservation) {
-    if (!copy || ledger.uncertain[jobId]) return undefined;
-    reservation = copy;
-    lost = true;
-    noteReservedIn(ledger, copy.userKey, copy.at);
-  }
+  const lost = !ledger.reservations[jobId];
+  const reservation = ledger.reservations[jobId] ?? foundLostIn(ledger, jobId, copy);
+  if (!reservation) return undefined;
   delete ledger.reservations[jobId];
   chargeIn(ledger, reservation, actualUsd, now);
   return { usage: recordOf(jobId, reservation, roundToNanoUsd(actualUsd), settledBasis(info), now, info), lost };
+}
+
+/**
+ * Marks a job sent (answers whether that changed the ledger); a reservation the ledger lost while `owner` held it is
+ * put back from its `copy`, sent (`lost`), as the Redis ledger's `MARK_SENT` script does. Throws, changing nothing, when
+ * there is none to put back (no copy, or ended: charged by a reconcile, `uncertain`): the job must not be sent.
+ */
+export function sentIn(ledger: Ledger, jobId: string, copy: Reservation | undefined, owner: string, now: number): { changed: boolean; lost: boolean } {
+  const reservation = ledger.reservations[jobId];
+  if (reservation) {
+    const changed = !reservation.sent;
+    reservation.sent = true;
+    return { changed, lost: false };
+  }
+  const found = foundLostIn(ledger, jobId, copy);
+  if (!found) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+  ledger.reservations[jobId] = { ...found, owner, sent: true };
+  markAliveIn(ledger, owner, now);
+  return { changed: true, lost: true };
+}
+
+/** A reservation the ledger lost, from its process's `copy` (noted, `noteReservedIn`); undefined without one, or when it ended (a reconcile charged it: `uncertain`). */
+function foundLostIn(ledger: Ledger, jobId: string, copy: Reservation | undefined): Reservation | undefined {
+  if (!copy || ledger.uncertain[jobId]) return undefined;
+  noteReservedIn(ledger, copy.userKey, copy.at);
+  return copy;
 }
 
 /**
