@@ -8,7 +8,7 @@ import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
 import type { Ledger, Reservation } from './ledger-document.js';
-import { LEDGER_FILES } from './ledger-files.js';
+import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
@@ -79,7 +79,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   get backupPath(): string {
-    return `${this.path}.bak`;
+    return backupOf(this.path);
   }
 
   /**
@@ -476,9 +476,9 @@ export class FileQuotaStore implements QuotaStore {
     return answer;
   }
 
-  /** `restoreFromBackup` of `path` and `<path>.bak`, one path for both files kept so: either that exists but cannot be read is named so (`unreadable`, or as the backup copy of `of`), not as damaged, nothing touched. */
+  /** `restoreFromBackup` of `path` and its `backupOf`, one path for both files kept so: either that exists but cannot be read is named so (`unreadable`, or as the backup copy of `of`), not as damaged, nothing touched. */
   #restore(path: string, good: (text: string) => boolean, restored: ((backup: string) => Promise<string>) | undefined, named: { unreadable: (cause: unknown) => Error; of: string; remedy: string }) {
-    const backupPath = `${path}.bak`;
+    const backupPath = backupOf(path);
     return restoreFromBackup(path, backupPath, good, { now: this.#process.clock(), restored }).catch((cause: unknown) => {
       const unread = unreadFileOf(cause);
       if (unread === path) throw named.unreadable(cause);
@@ -626,7 +626,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   async #writeCapOverrides(file: CapOverridesFile): Promise<void> {
-    await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: `${this.capOverridesPath}.bak` });
+    await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: backupOf(this.capOverridesPath) });
   }
 }
 
