@@ -6,9 +6,9 @@ import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, 
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, leasesIn, markAliveIn, firstRefusalDay, noteReservedIn, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, settleIn, usedIn } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
 import type { Ledger, Reservation } from './ledger-document.js';
-import { LEDGER_FILES } from './ledger-files.js';
+import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
@@ -79,7 +79,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   get backupPath(): string {
-    return `${this.path}.bak`;
+    return backupOf(this.path);
   }
 
   /**
@@ -92,13 +92,8 @@ export class FileQuotaStore implements QuotaStore {
         // What a write a crash stopped left (each a whole version, prompts too): every write of them takes the lock.
         await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
         await this.#checkUsageFile();
-        const capsBackup = `${this.capOverridesPath}.bak`;
-        const caps = await restoreFromBackup(this.capOverridesPath, capsBackup, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, { now: this.#process.clock() }).catch((cause: unknown) => {
-          const unread = unreadFileOf(cause);
-          if (unread === this.capOverridesPath) throw new LedgerUnreadableError(unread, CAPS_UNREADABLE, { cause, remedy: CAP_OVERRIDES_REMEDY });
-          if (unread !== capsBackup) throw cause;
-          throw new LedgerUnreadableError(capsBackup, "cannot be read (the backup copy of the chat admins' caps), so it was neither checked nor put back", { cause, remedy: CAP_OVERRIDES_REMEDY });
-        });
+        const unreadable = (cause: unknown) => new LedgerUnreadableError(this.capOverridesPath, CAPS_UNREADABLE, { cause, remedy: CAP_OVERRIDES_REMEDY });
+        const caps = await this.#restore(this.capOverridesPath, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, undefined, { unreadable, of: "the chat admins' caps", remedy: CAP_OVERRIDES_REMEDY });
         await this.#readCapOverrides();
         const ledger = await this.#restoreLedger();
         await this.#load();
@@ -134,19 +129,10 @@ export class FileQuotaStore implements QuotaStore {
   markSent(jobId: string): Promise<void> {
     const now = this.#process.clock();
     return this.#update(now, (ledger, _reconciled, ended) => {
-      const reservation = ledger.reservations[jobId];
-      if (!reservation) {
-        // Lost by the ledger while queued (not ended: a reconcile that charged it leaves it `uncertain`): put back, sent.
-        const copy = this.#process.held.get(jobId);
-        if (!copy || ledger.uncertain[jobId] || ended.has(jobId)) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
-        ledger.reservations[jobId] = { ...copy, owner: this.#process.owner, sent: true };
-        noteReservedIn(ledger, copy.userKey, copy.at);
-        markAliveIn(ledger, this.#process.owner, now);
-        return { result: undefined, changed: true, committed: () => this.#process.lost(jobId, copy, 'send', undefined) };
-      }
-      const changed = !reservation.sent;
-      reservation.sent = true;
-      return { result: undefined, changed };
+      // A job settled earlier in this commit finds its copy still held: ended, not lost.
+      const copy = ended.has(jobId) ? undefined : this.#process.held.get(jobId);
+      const { changed, lost } = sentIn(ledger, jobId, copy, this.#process.owner, now);
+      return { result: undefined, changed, ...(lost && { committed: () => this.#process.lost(jobId, copy!, 'send', undefined) }) };
     });
   }
 
@@ -320,7 +306,7 @@ export class FileQuotaStore implements QuotaStore {
 
   /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json` (`accept` runs outside the lock). */
   async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
-    const replay = join(this.#dir, 'slack-replay.json');
+    const replay = join(this.#dir, LEDGER_FILES.replay);
     const taken = await this.#readLocked(async () => {
       const settings = (await this.#readCapOverrides()).settings ?? {};
       const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
@@ -391,6 +377,8 @@ export class FileQuotaStore implements QuotaStore {
         const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
         const reconciled = reconcileIn(ledger, this.#leases(ledger), now);
         if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
+        // Its own ended jobs a restore by any process brought back: dropped as a restore of its own drops them.
+        if (unheldDroppedIn(ledger, this.#process.owner, (jobId) => this.#process.held.has(jobId))) dirty = true;
         usage.push(...reconciled.usage);
         const ended = new Set<string>();
         const outcomes = batch.map(({ operation }) => {
@@ -482,17 +470,21 @@ export class FileQuotaStore implements QuotaStore {
       good = copy.ledger;
       return JSON.stringify(copy.ledger);
     };
-    const answer = await restoreFromBackup(this.path, this.backupPath, check, { now: this.#process.clock(), restored }).catch((cause: unknown) => {
-      const unread = unreadFileOf(cause);
-      if (unread === this.path) throw this.#unreadable(cause);
-      if (unread !== this.backupPath) throw cause;
-      throw new LedgerUnreadableError(this.backupPath, `cannot be read (the backup copy of the spend ledger ${this.path}), so it was neither checked nor put back`, {
-        cause,
-        remedy: 'Nothing was changed: give this user access to it and try again, or move it away (the ledger then has no copy to fall back on).',
-      });
-    });
+    const remedy = 'Nothing was changed: give this user access to it and try again, or move it away (the ledger then has no copy to fall back on).';
+    const answer = await this.#restore(this.path, check, restored, { unreadable: (cause) => this.#unreadable(cause), of: `the spend ledger ${this.path}`, remedy });
     if (good) this.#keep(good);
     return answer;
+  }
+
+  /** `restoreFromBackup` of `path` and its `backupOf`, one path for both files kept so: either that exists but cannot be read is named so (`unreadable`, or as the backup copy of `of`), not as damaged, nothing touched. */
+  #restore(path: string, good: (text: string) => boolean, restored: ((backup: string) => Promise<string>) | undefined, named: { unreadable: (cause: unknown) => Error; of: string; remedy: string }) {
+    const backupPath = backupOf(path);
+    return restoreFromBackup(path, backupPath, good, { now: this.#process.clock(), restored }).catch((cause: unknown) => {
+      const unread = unreadFileOf(cause);
+      if (unread === path) throw named.unreadable(cause);
+      if (unread !== backupPath) throw cause;
+      throw new LedgerUnreadableError(backupPath, `cannot be read (the backup copy of ${named.of}), so it was neither checked nor put back`, { cause, remedy: named.remedy });
+    });
   }
 
   /**
@@ -504,12 +496,7 @@ export class FileQuotaStore implements QuotaStore {
     const written = this.#written;
     if (written && fileStamp(this.path) === written.stamp) return written.ledger;
     this.#written = undefined;
-    let text: string | undefined;
-    try {
-      text = readIfExists(this.path);
-    } catch (cause) {
-      throw this.#unreadable(cause);
-    }
+    const text = this.#readText();
     const read = text === undefined ? undefined : readLedger(text);
     if (read?.ok) return read.ledger;
     const hasBackup = existsSync(this.backupPath);
@@ -523,6 +510,15 @@ export class FileQuotaStore implements QuotaStore {
     throw new LedgerUnreadableError(this.path, `is missing, and its backup copy ${this.backupPath} is damaged (not a spend ledger)`, {
       remedy: 'Restore a copy of the ledger, or move the backup copy away to start counting spending from zero (caps then ignore what was already spent).',
     });
+  }
+
+  /** The ledger file's text, undefined when there is none; one that exists but cannot be read is named so (`#unreadable`), with or without the lock. */
+  #readText(): string | undefined {
+    try {
+      return readIfExists(this.path);
+    } catch (cause) {
+      throw this.#unreadable(cause);
+    }
   }
 
   /** The ledger file exists but cannot be read (its permissions, a disk error): not damaged, so its backup copy is not put in its place. */
@@ -541,7 +537,7 @@ export class FileQuotaStore implements QuotaStore {
     if (stamp === undefined) return existsSync(this.backupPath) ? this.#readLocked(() => this.#load()) : emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
     // A file of the current version is taken as it is (the locked steps check it); others are parsed (and upgraded).
-    const json = safeJson(readFileSync(this.path, 'utf8'));
+    const json = safeJson(this.#readText());
     const parsed = isCurrentLedger(json) ? { ok: true as const, ledger: json } : parseLedger(json);
     if (!parsed.ok) return this.#readLocked(() => this.#load());
     this.#peeked = { stamp, ledger: parsed.ledger };
@@ -630,7 +626,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   async #writeCapOverrides(file: CapOverridesFile): Promise<void> {
-    await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: `${this.capOverridesPath}.bak` });
+    await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: backupOf(this.capOverridesPath) });
   }
 }
 
@@ -672,11 +668,4 @@ function readLedger(text: string): { ok: true; ledger: Ledger } | { ok: false; p
   if (json === undefined) return { ok: false, problem: 'is not JSON (truncated or damaged)' };
   const parsed = parseLedger(json);
   return parsed.ok ? parsed : { ok: false, problem: 'is not a spend ledger (unknown shape)', cause: parsed.cause };
-}
-
-/** A ledger of the current version as this store writes it (the shape checked by the locked steps). */
-function isCurrentLedger(json: unknown): json is Ledger {
-  const doc = json as Partial<Ledger> | null | undefined;
-  const parts = [doc?.spent, doc?.reservations, doc?.owners, doc?.uncertain, doc?.lastJobAt];
-  return doc?.version === 2 && parts.every((part) => typeof part === 'object' && part !== null);
 }

@@ -100,6 +100,13 @@ export function parseLedger(json: unknown): { ok: true; ledger: Ledger } | { ok:
   return { ok: false, cause: v2.error };
 }
 
+/** A ledger of the current version as the file store writes it, taken as it is by a read without the lock (the locked steps check it whole: `parseLedger`). */
+export function isCurrentLedger(json: unknown): json is Ledger {
+  const doc = json as Partial<Ledger> | null | undefined;
+  const parts = [doc?.spent, doc?.reservations, doc?.owners, doc?.uncertain, doc?.lastJobAt];
+  return doc?.version === 2 && parts.every((part) => typeof part === 'object' && part !== null);
+}
+
 /** Settled plus reserved under `key` in the period of `now`. Reservations of dead processes count until they are reconciled. */
 export function usedIn(ledger: Ledger, key: string, period: CapPeriod, now: number): number {
   const current = periodKey(period, now);
@@ -320,17 +327,38 @@ export function settleIn(
   now: number,
   copy: Reservation | undefined,
 ): { usage: UsageRecord; lost: boolean } | undefined {
-  let reservation = ledger.reservations[jobId];
-  let lost = false;
-  if (!reservation) {
-    if (!copy || ledger.uncertain[jobId]) return undefined;
-    reservation = copy;
-    lost = true;
-    noteReservedIn(ledger, copy.userKey, copy.at);
-  }
+  const lost = !ledger.reservations[jobId];
+  const reservation = ledger.reservations[jobId] ?? foundLostIn(ledger, jobId, copy);
+  if (!reservation) return undefined;
   delete ledger.reservations[jobId];
   chargeIn(ledger, reservation, actualUsd, now);
   return { usage: recordOf(jobId, reservation, roundToNanoUsd(actualUsd), settledBasis(info), now, info), lost };
+}
+
+/**
+ * Marks a job sent (answers whether that changed the ledger); a reservation the ledger lost while `owner` held it is
+ * put back from its `copy`, sent (`lost`), as the Redis ledger's `MARK_SENT` script does. Throws, changing nothing, when
+ * there is none to put back (no copy, or ended: charged by a reconcile, `uncertain`): the job must not be sent.
+ */
+export function sentIn(ledger: Ledger, jobId: string, copy: Reservation | undefined, owner: string, now: number): { changed: boolean; lost: boolean } {
+  const reservation = ledger.reservations[jobId];
+  if (reservation) {
+    const changed = !reservation.sent;
+    reservation.sent = true;
+    return { changed, lost: false };
+  }
+  const found = foundLostIn(ledger, jobId, copy);
+  if (!found) throw new Error(`job ${jobId} has no reservation: it must not be sent`);
+  ledger.reservations[jobId] = { ...found, owner, sent: true };
+  markAliveIn(ledger, owner, now);
+  return { changed: true, lost: true };
+}
+
+/** A reservation the ledger lost, from its process's `copy` (noted, `noteReservedIn`); undefined without one, or when it ended (a reconcile charged it: `uncertain`). */
+function foundLostIn(ledger: Ledger, jobId: string, copy: Reservation | undefined): Reservation | undefined {
+  if (!copy || ledger.uncertain[jobId]) return undefined;
+  noteReservedIn(ledger, copy.userKey, copy.at);
+  return copy;
 }
 
 /**
@@ -430,14 +458,27 @@ export function endingGoneIn(ledger: Ledger, alive: (owner: string) => boolean, 
 /**
  * Brings a ledger put back from its backup copy up to date. The copy is behind by
  * the changes written after it: what the usage records say since that it does not account for is charged
- * (`chargeRecordedIn`), so what is spent equals what was settled. `owner`'s reservations (the process restoring it) are
- * as it holds them (`held`): one it no longer holds was ended by a change after the copy (a release writes no usage
- * record) and is dropped, not left to take its user's slot and be charged at the next start.
+ * (`chargeRecordedIn`), so what is spent equals what was settled; the restoring process's reservations are as it holds
+ * them (`unheldDroppedIn`).
  */
 export function restoredIn(ledger: Ledger, records: Iterable<UsageRecord>, horizon: number, owner: string, held: (jobId: string) => boolean): void {
   // Charged first: a settle ended its job with a record, which a dropped reservation would no longer be charged by.
   chargeRecordedIn(ledger, records, horizon);
-  for (const [jobId, reservation] of Object.entries(ledger.reservations)) {
-    if (reservation.owner === owner && !held(jobId)) delete ledger.reservations[jobId];
+  unheldDroppedIn(ledger, owner, held);
+}
+
+/**
+ * `owner`'s reservations (this process's) are as it holds them (`held`): one it no longer holds was ended by a change
+ * a restore from the backup copy took back (a release writes no usage record; a settle's record is charged by the
+ * restore), and is dropped, not left to take its user's slot and be charged at its estimate once `owner` is gone.
+ * Whichever process put the copy back, `owner` drops its own at its next commit. Answers whether it dropped any.
+ */
+export function unheldDroppedIn(ledger: Ledger, owner: string, held: (jobId: string) => boolean): boolean {
+  let dropped = false;
+  for (const jobId in ledger.reservations) {
+    if (ledger.reservations[jobId]!.owner !== owner || held(jobId)) continue;
+    delete ledger.reservations[jobId];
+    dropped = true;
   }
+  return dropped;
 }

@@ -18,12 +18,15 @@ export const LEDGER_FILES = {
   replay: 'slack-replay.json',
 } as const;
 
+/** The backup copy of a ledger file (`ledger`, `capOverrides`): its previous version, put back when the file is missing or damaged. */
+export const backupOf = (file: string): string => `${file}.bak`;
+
 /**
  * Whether `dir` holds a file ledger: its spending, its usage records, or only the backup copy a start puts back (a
  * forget must reach that copy's prompts too). The readers (`pictor usage`, the console) make none.
  */
 export function hasFileLedger(dir: string): boolean {
-  return [LEDGER_FILES.ledger, `${LEDGER_FILES.ledger}.bak`, LEDGER_FILES.usage].some((name) => existsSync(join(dir, name)));
+  return [LEDGER_FILES.ledger, backupOf(LEDGER_FILES.ledger), LEDGER_FILES.usage].some((name) => existsSync(join(dir, name)));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileQuotaStore, LedgerUnreadableError } from '../../src/internal.js';
@@ -179,6 +179,30 @@ describe('a ledger that exists but cannot be read (its permissions, a disk error
     expect((await readdir(dir)).some((f) => f.includes('.broken-'))).toBe(false);
   });
 
+  it('fails a read without the lock (check, activeJobs, spentMany) with the same error, and leaves it as it is', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await reserve(store, 'first', 0.05);
+    await store.settle('first', 0.05);
+    // Read once, so the next reads would take it as unchanged if they did not see the file change.
+    await store.activeJobs();
+    await rm(store.path);
+    await mkdir(store.path);
+
+    for (const read of [
+      () => store.check({ userKey: 'slack:U1', scopeKey: 'slack:T1', estimateUsd: 0.05, limits: {}, now: Date.now() }),
+      () => store.activeJobs(),
+      () => store.spentMany(['account'], Date.now()),
+    ]) {
+      const error = await read().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LedgerUnreadableError);
+      expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
+      expect((error as Error).message).toContain(`${store.path} cannot be read (the spend ledger)`);
+    }
+    expect((await readdir(dir)).filter((f) => f.startsWith('quota-ledger.json')).sort()).toEqual(['quota-ledger.json', 'quota-ledger.json.bak']);
+  });
+
   it('refuses the start for the chat admins’ caps too, rather than rolling them back to their backup copy', async () => {
     const dir = await newDir();
     const first = storeAt(dir);
@@ -223,5 +247,43 @@ describe('a ledger put back from its backup copy', () => {
     expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['job-1', 0.0562, 'table']]);
     expect((await readdir(dir)).some((f) => f.startsWith('quota-ledger.json.broken-'))).toBe(true);
     expect(JSON.parse(await readFile(store.path, 'utf8')).uncertain).toEqual({});
+  });
+});
+
+describe('a ledger put back from its backup copy by another process', () => {
+  it('loses a job the first process released by the last change once that process next writes: its user’s slot is free, nothing is charged', async () => {
+    const dir = await newDir();
+    // A second process on the same ledger: one store per file per process, so the other opens it through a link.
+    const alias = `${dir}-other-process`;
+    await symlink(dir, alias);
+    const first = storeAt(dir);
+    await first.open();
+    // A job it still runs (it renews its lease while it holds one), and one sent then released (answered, billed nothing).
+    await reserve(first, 'running', 0.05, 'slack:U2');
+    await reserve(first, 'released', 0.224);
+    await first.markSent('released');
+    // The last change: the backup copy is the one before it, the job still reserved and sent, under the first process.
+    await first.release('released');
+    await writeFile(first.path, '{"version":2,"spent":{"');
+
+    const second = storeAt(alias);
+    expect(await second.open()).toMatchObject({ restoredFromBackup: true });
+    // The copy brings it back: nobody holds it, yet it takes its user's one job at a time while the first process lives.
+    expect((await second.activeJobs()).map((j) => j.jobId)).toEqual(['running', 'released']);
+    expect(await reserve(second, 'next', 0.05)).toMatchObject({ ok: false, code: 'user_concurrency' });
+
+    // The first process's next write (here its lease renewal) drops what it no longer holds, as its own restore would.
+    await first.renewLease();
+
+    expect((await second.activeJobs()).map((j) => j.jobId)).toEqual(['running']);
+    expect(await reserve(second, 'next', 0.05)).toEqual({ ok: true });
+    await second.release('next');
+    await first.settle('running', 0.05);
+    await first.close();
+    // Past the first process's lease: nothing of it is left to charge at its estimate.
+    const later = Date.now() + 5 * 60_000;
+    expect(await second.reconcile(later)).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
+    expect(await second.spentToday('slack:U1', Date.now())).toBe(0);
+    expect((await second.usage({})).map((r) => r.jobId)).toEqual(['running']);
   });
 });
