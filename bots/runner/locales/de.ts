@@ -436,7 +436,7 @@ export const de = {
     '<b>{scope, select, workspace {Dieser Workspace} dm {Außerhalb von Servern} other {Dieser Server}}</b> (wenn du nichts wählst{scope, select, dm {; hier gelten keine Servereinstellungen, sondern die des Bot-Betreibers} other {}}): Größe {size}, Qualität {quality}, {previews, plural, =0 {keine Vorschauen} one {# Vorschau} other {# Vorschauen}}; bis zu {maxImages, plural, one {# Bild} other {# Bilder}} pro Auftrag; private Ergebnisse {privateResults, select, yes {erlaubt} other {nicht erlaubt}}.',
   'member.how': 'Ändere deine mit {command}; {clear} löscht eine oder alle.',
   'member.saved': 'Deine Voreinstellungen sind gespeichert.',
-  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.name': 'bild-voreinstellungen',
   'discord.command.settings.description': 'Deine Voreinstellungen: Größe, Qualität, Format, Anzahl, privat, Vorschauen; ohne Option anzeigen',
   'discord.option.private': 'Nur du siehst den Auftrag und seine Bilder (wenn dieser Server es erlaubt)',
   'discord.option.default_private': 'Deine Aufträge sieht nur du, außer du bittest um etwas anderes',

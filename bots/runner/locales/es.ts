@@ -436,7 +436,7 @@ export const es = {
     '<b>{scope, select, workspace {Este espacio de trabajo} dm {Fuera de los servidores} other {Este servidor}}</b> (si no eliges nada{scope, select, dm {; aquí no se aplican los ajustes de ningún servidor, sino los del operador del bot} other {}}): tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}}; hasta {maxImages, plural, one {# imagen} other {# imágenes}} por trabajo; resultados privados {privateResults, select, yes {permitidos} other {no permitidos}}.',
   'member.how': 'Cambia los tuyos con {command}; {clear} borra uno, o todos.',
   'member.saved': 'Tus valores predeterminados están guardados.',
-  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.name': 'imaginar-ajustes',
   'discord.command.settings.description': 'Tus valores: tamaño, calidad, formato, cantidad, privado, vistas previas; sin opción, los muestra',
   'discord.option.private': 'Solo tú ves el trabajo y sus imágenes (si este servidor lo permite)',
   'discord.option.default_private': 'Tus trabajos solo se te muestran a ti, salvo que pidas otra cosa',

@@ -436,7 +436,7 @@ export const ja = {
     '<b>{scope, select, workspace {このワークスペース} dm {サーバーの外} other {このサーバー}}</b>（何も選ばない場合{scope, select, dm {。ここではサーバーの設定は適用されず、ボット運営者の設定が適用されます} other {}}）：サイズ {size}、品質 {quality}、{previews, plural, =0 {プレビューなし} other {プレビュー #枚}}。1回のジョブで最大 {maxImages, plural, other {#枚}}。プライベートな結果は{privateResults, select, yes {許可されています} other {許可されていません}}。',
   'member.how': '{command} で変更できます。{clear} で1つ、またはすべてを消去します。',
   'member.saved': '既定値を保存しました。',
-  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.name': '画像生成-既定値',
   'discord.command.settings.description': 'あなたの既定値：サイズ、品質、形式、枚数、プライベート、プレビュー。オプションなしで表示',
   'discord.option.private': 'ジョブと画像をあなただけに表示します（このサーバーが許可している場合）',
   'discord.option.default_private': '特に指定しない限り、ジョブをあなただけに表示します',
