@@ -186,6 +186,7 @@ export const de = {
     '{rank}. {when}{author} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [Nachricht]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Nur ein Admin dieses Servers kann seine Einstellungen sehen und ändern.',
+  'discord.admin.outside_servers': '/{admin} verwaltet einen Server, in dem der Bot ist, von diesem Server aus: Außerhalb von Servern (eine Direktnachricht, eine Gruppen-DM, ein Server, in dem nur du die App hinzugefügt hast) gibt es kein Budget, keine Einstellung und keinen Stil eines Servers zu ändern.',
   'discord.unknown_interaction': 'Diesen Befehl oder Button kenne ich nicht (vielleicht stammt er von einer älteren Version von mir).',
   'discord.button.too_old': 'Dieser Auftrag ist zu alt: Ich habe nicht mehr, was er braucht. Starte einen neuen mit /{imagine} oder /{edit}.',
   'discord.button.unknown': 'Dieser Button macht nichts mehr.',

@@ -186,6 +186,7 @@ export const es = {
     '{rank}. {when}{author} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensaje]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Solo un admin de este servidor puede ver y cambiar sus ajustes.',
+  'discord.admin.outside_servers': '/{admin} administra un servidor en el que está el bot, desde ese servidor: fuera de los servidores (un mensaje directo, un grupo privado, un servidor donde solo tú añadiste la app) no hay presupuesto, ajuste ni estilo de un servidor que cambiar.',
   'discord.unknown_interaction': 'No conozco ese comando o botón (puede que sea de una versión anterior de mí).',
   'discord.button.too_old': 'Este trabajo es demasiado antiguo: ya no guardo lo que necesita. Inicia uno nuevo con /{imagine} o /{edit}.',
   'discord.button.unknown': 'Ese botón ya no hace nada.',

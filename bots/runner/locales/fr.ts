@@ -186,6 +186,7 @@ export const fr = {
     '{rank}. {when}{author} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [message]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Seul un admin de ce serveur peut voir et modifier ses réglages.',
+  'discord.admin.outside_servers': '/{admin} gère un serveur où se trouve le bot, depuis ce serveur : hors des serveurs (un message privé, un groupe privé, un serveur où vous seul avez ajouté l’app), il n’y a ni budget, ni réglage, ni style de serveur à modifier.',
   'discord.unknown_interaction': 'Je ne connais pas cette commande ni ce bouton (ils viennent peut-être d’une ancienne version de moi).',
   'discord.button.too_old': 'Cette tâche est trop ancienne : je n’ai plus ce qu’il lui faut. Lancez-en une nouvelle avec /{imagine} ou /{edit}.',
   'discord.button.unknown': 'Ce bouton ne fait plus rien.',

@@ -186,6 +186,7 @@ export const ja = {
     '{rank}. {when}{author}「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {完了}}} failed {失敗{costKnown, select, yes { · {cost}} other {}}} other {キャンセル{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [メッセージ]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ このサーバーの設定を表示・変更できるのは管理者だけです。',
+  'discord.admin.outside_servers': '/{admin} はボットが参加しているサーバーを、そのサーバーの中で管理するコマンドです。サーバーの外（DM、グループ DM、あなただけがアプリを追加したサーバー）には、変更できるサーバーの予算・設定・スタイルはありません。',
   'discord.unknown_interaction': 'そのコマンドまたはボタンはわかりません（以前のバージョンのものかもしれません）。',
   'discord.button.too_old': 'このジョブは古すぎます。必要な情報をもう保持していません。/{imagine} または /{edit} で新しく始めてください。',
   'discord.button.unknown': 'このボタンはもう使えません。',

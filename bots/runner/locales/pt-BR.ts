@@ -186,6 +186,7 @@ export const ptBR = {
     '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensagem]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Só um admin deste servidor pode ver e mudar as configurações dele.',
+  'discord.admin.outside_servers': '/{admin} administra um servidor em que o bot está, a partir desse servidor: fora dos servidores (uma mensagem direta, um grupo privado, um servidor em que só você adicionou o app) não há orçamento, configuração nem estilo de servidor para mudar.',
   'discord.unknown_interaction': 'Não conheço esse comando ou botão (talvez seja de uma versão antiga minha).',
   'discord.button.too_old': 'Esta tarefa é antiga demais: não guardo mais o que ela precisa. Inicie uma nova com /{imagine} ou /{edit}.',
   'discord.button.unknown': 'Esse botão não faz mais nada.',

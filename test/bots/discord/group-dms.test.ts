@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES, say } from '../../../bots/runner/index.js';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf, type HarnessOptions } from './harness.js';
@@ -138,14 +139,22 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     expect(answer.content).not.toContain('server’s');
   });
 
-  it('refuses /imagine-admin there privately (it is never registered for group DMs) and changes nothing', async () => {
+  it('refuses every /imagine-admin subcommand there privately, saying it is for a server’s admins in that server (it is never registered for group DMs), and changes nothing', async () => {
     h = await start();
-    const budget = await answerOf(h, h.discord.slashCommand('imagine-admin budget', { cap: 'user-daily', usd: '5' }, inGroup));
-    expect(budget.flags & EPHEMERAL).toBe(EPHEMERAL);
-    expect(budget.content).toMatch(/^✋/);
+    const outsideServers = `✋ ${say('en', 'discord.admin.outside_servers', COMMAND_NAMES)}`;
+    const asked = [
+      ['imagine-admin budget', { cap: 'user-daily', usd: '5' }],
+      ['imagine-admin settings', {}],
+      ['imagine-admin set', { setting: 'max-images', value: '1' }],
+      ['imagine-admin style', { name: 'ink', text: 'an ink drawing of {prompt}' }],
+      ['imagine-admin styles', {}],
+      ['imagine-admin audit', { off: true }],
+    ] as const;
+    for (const [name, options] of asked) {
+      const answer = await answerOf(h, h.discord.slashCommand(name, options, inGroup));
+      expect(answer.flags & EPHEMERAL, name).toBe(EPHEMERAL);
+      expect(answer.content, name).toBe(outsideServers);
+    }
     expect(await h.quotaStore.capOverrides(`discord:dm:${h.discord.user.id}`)).toEqual({});
-    const usage = await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, inGroup));
-    expect(usage.flags & EPHEMERAL).toBe(EPHEMERAL);
-    expect(usage.content).toMatch(/^✋/);
   });
 });
