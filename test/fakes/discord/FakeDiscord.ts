@@ -192,12 +192,15 @@ export class FakeDiscord {
    * changes their roles.
    */
   readonly guildMembers = new Map<string, { user: APIUser; roles: string[] }>();
+  /**
+   * A group DM the user shares with friends, where they use the app they installed (`place: 'group-dm'`): the bot is no
+   * recipient, so it can neither see nor post there. Made before `channelId`, so ids counted up from that one are not it.
+   */
+  readonly groupDmChannelId = snowflake();
   readonly channelId = snowflake();
   /** A server the bot is not in, where the user installed the app for themselves, and a channel of it (the bot cannot post there). */
   readonly foreignGuildId = snowflake();
   readonly foreignChannelId = snowflake();
-  /** A group DM the user shares with friends, where they use the app they installed (`place: 'group-dm'`): the bot is no recipient, so it can neither see nor post there. */
-  readonly groupDmChannelId = snowflake();
   /**
    * Channels where the bot may post but lacks Embed Links: Discord keeps such a message's text and drops its embeds
    * (a message left with nothing is refused, 50006 "Cannot send an empty message"). A test adds channel ids.
