@@ -186,6 +186,7 @@ export const de = {
     '{rank}. {when}{author} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [Nachricht]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Nur ein Admin dieses Servers kann seine Einstellungen sehen und ändern.',
+  'discord.admin.outside_servers': '/{admin} verwaltet einen Server, in dem der Bot ist, von diesem Server aus: Außerhalb von Servern (eine Direktnachricht, eine Gruppen-DM, ein Server, in dem nur du die App hinzugefügt hast) gibt es kein Budget, keine Einstellung und keinen Stil eines Servers zu ändern.',
   'discord.unknown_interaction': 'Diesen Befehl oder Button kenne ich nicht (vielleicht stammt er von einer älteren Version von mir).',
   'discord.button.too_old': 'Dieser Auftrag ist zu alt: Ich habe nicht mehr, was er braucht. Starte einen neuen mit /{imagine} oder /{edit}.',
   'discord.button.unknown': 'Dieser Button macht nichts mehr.',
@@ -436,7 +437,7 @@ export const de = {
     '<b>{scope, select, workspace {Dieser Workspace} dm {Außerhalb von Servern} other {Dieser Server}}</b> (wenn du nichts wählst{scope, select, dm {; hier gelten keine Servereinstellungen, sondern die des Bot-Betreibers} other {}}): Größe {size}, Qualität {quality}, {previews, plural, =0 {keine Vorschauen} one {# Vorschau} other {# Vorschauen}}; bis zu {maxImages, plural, one {# Bild} other {# Bilder}} pro Auftrag; private Ergebnisse {privateResults, select, yes {erlaubt} other {nicht erlaubt}}.',
   'member.how': 'Ändere deine mit {command}; {clear} löscht eine oder alle.',
   'member.saved': 'Deine Voreinstellungen sind gespeichert.',
-  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.name': 'bild-voreinstellungen',
   'discord.command.settings.description': 'Deine Voreinstellungen: Größe, Qualität, Format, Anzahl, privat, Vorschauen; ohne Option anzeigen',
   'discord.option.private': 'Nur du siehst den Auftrag und seine Bilder (wenn dieser Server es erlaubt)',
   'discord.option.default_private': 'Deine Aufträge sieht nur du, außer du bittest um etwas anderes',

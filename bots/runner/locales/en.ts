@@ -201,6 +201,7 @@ export const en = {
 
   // Discord: private answers (in the member's language).
   'discord.settings.not_admin': '✋ Only an admin of this server can see and change its settings.',
+  'discord.admin.outside_servers': '/{admin} manages a server the bot is in, from that server: outside servers (a DM, a group DM, a server where only you added the app) there is no server’s budget, setting or style to change.',
   'discord.unknown_interaction': 'I do not know that command or button (it may be from an older version of me).',
   'discord.button.too_old': 'This job is too old: I no longer keep what it needs. Start a new one with /{imagine} or /{edit}.',
   'discord.button.unknown': 'That button does not do anything any more.',

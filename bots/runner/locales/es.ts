@@ -186,6 +186,7 @@ export const es = {
     '{rank}. {when}{author} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensaje]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Solo un admin de este servidor puede ver y cambiar sus ajustes.',
+  'discord.admin.outside_servers': '/{admin} administra un servidor en el que está el bot, desde ese servidor: fuera de los servidores (un mensaje directo, un grupo privado, un servidor donde solo tú añadiste la app) no hay presupuesto, ajuste ni estilo de un servidor que cambiar.',
   'discord.unknown_interaction': 'No conozco ese comando o botón (puede que sea de una versión anterior de mí).',
   'discord.button.too_old': 'Este trabajo es demasiado antiguo: ya no guardo lo que necesita. Inicia uno nuevo con /{imagine} o /{edit}.',
   'discord.button.unknown': 'Ese botón ya no hace nada.',
@@ -436,7 +437,7 @@ export const es = {
     '<b>{scope, select, workspace {Este espacio de trabajo} dm {Fuera de los servidores} other {Este servidor}}</b> (si no eliges nada{scope, select, dm {; aquí no se aplican los ajustes de ningún servidor, sino los del operador del bot} other {}}): tamaño {size}, calidad {quality}, {previews, plural, =0 {sin vistas previas} one {# vista previa} other {# vistas previas}}; hasta {maxImages, plural, one {# imagen} other {# imágenes}} por trabajo; resultados privados {privateResults, select, yes {permitidos} other {no permitidos}}.',
   'member.how': 'Cambia los tuyos con {command}; {clear} borra uno, o todos.',
   'member.saved': 'Tus valores predeterminados están guardados.',
-  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.name': 'imaginar-ajustes',
   'discord.command.settings.description': 'Tus valores: tamaño, calidad, formato, cantidad, privado, vistas previas; sin opción, los muestra',
   'discord.option.private': 'Solo tú ves el trabajo y sus imágenes (si este servidor lo permite)',
   'discord.option.default_private': 'Tus trabajos solo se te muestran a ti, salvo que pidas otra cosa',

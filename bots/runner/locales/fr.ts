@@ -186,6 +186,7 @@ export const fr = {
     '{rank}. {when}{author} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [message]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Seul un admin de ce serveur peut voir et modifier ses réglages.',
+  'discord.admin.outside_servers': '/{admin} gère un serveur où se trouve le bot, depuis ce serveur : hors des serveurs (un message privé, un groupe privé, un serveur où vous seul avez ajouté l’app), il n’y a ni budget, ni réglage, ni style de serveur à modifier.',
   'discord.unknown_interaction': 'Je ne connais pas cette commande ni ce bouton (ils viennent peut-être d’une ancienne version de moi).',
   'discord.button.too_old': 'Cette tâche est trop ancienne : je n’ai plus ce qu’il lui faut. Lancez-en une nouvelle avec /{imagine} ou /{edit}.',
   'discord.button.unknown': 'Ce bouton ne fait plus rien.',
@@ -436,7 +437,7 @@ export const fr = {
     '<b>{scope, select, workspace {Cet espace de travail} dm {Hors des serveurs} other {Ce serveur}}</b> (quand vous ne choisissez rien{scope, select, dm { ; aucun réglage de serveur ne s’applique ici, ceux de l’opérateur du bot s’appliquent} other {}}) : taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} ; jusqu’à {maxImages, plural, one {# image} other {# images}} par tâche ; résultats privés {privateResults, select, yes {autorisés} other {non autorisés}}.',
   'member.how': 'Modifiez les vôtres avec {command} ; {clear} en efface un, ou tous.',
   'member.saved': 'Vos réglages par défaut sont enregistrés.',
-  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.name': 'imaginer-réglages',
   'discord.command.settings.description': 'Vos réglages : taille, qualité, format, nombre, privé, aperçus ; sans option, les affiche',
   'discord.option.private': 'Vous seul voyez la tâche et ses images (si ce serveur le permet)',
   'discord.option.default_private': 'Vos tâches ne sont montrées qu’à vous, sauf demande contraire',

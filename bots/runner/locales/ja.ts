@@ -186,6 +186,7 @@ export const ja = {
     '{rank}. {when}{author}「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {完了}}} failed {失敗{costKnown, select, yes { · {cost}} other {}}} other {キャンセル{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [メッセージ]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ このサーバーの設定を表示・変更できるのは管理者だけです。',
+  'discord.admin.outside_servers': '/{admin} はボットが参加しているサーバーを、そのサーバーの中で管理するコマンドです。サーバーの外（DM、グループ DM、あなただけがアプリを追加したサーバー）には、変更できるサーバーの予算・設定・スタイルはありません。',
   'discord.unknown_interaction': 'そのコマンドまたはボタンはわかりません（以前のバージョンのものかもしれません）。',
   'discord.button.too_old': 'このジョブは古すぎます。必要な情報をもう保持していません。/{imagine} または /{edit} で新しく始めてください。',
   'discord.button.unknown': 'このボタンはもう使えません。',
@@ -436,7 +437,7 @@ export const ja = {
     '<b>{scope, select, workspace {このワークスペース} dm {サーバーの外} other {このサーバー}}</b>（何も選ばない場合{scope, select, dm {。ここではサーバーの設定は適用されず、ボット運営者の設定が適用されます} other {}}）：サイズ {size}、品質 {quality}、{previews, plural, =0 {プレビューなし} other {プレビュー #枚}}。1回のジョブで最大 {maxImages, plural, other {#枚}}。プライベートな結果は{privateResults, select, yes {許可されています} other {許可されていません}}。',
   'member.how': '{command} で変更できます。{clear} で1つ、またはすべてを消去します。',
   'member.saved': '既定値を保存しました。',
-  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.name': '画像生成-既定値',
   'discord.command.settings.description': 'あなたの既定値：サイズ、品質、形式、枚数、プライベート、プレビュー。オプションなしで表示',
   'discord.option.private': 'ジョブと画像をあなただけに表示します（このサーバーが許可している場合）',
   'discord.option.default_private': '特に指定しない限り、ジョブをあなただけに表示します',

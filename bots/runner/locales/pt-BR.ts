@@ -186,6 +186,7 @@ export const ptBR = {
     '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensagem]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Só um admin deste servidor pode ver e mudar as configurações dele.',
+  'discord.admin.outside_servers': '/{admin} administra um servidor em que o bot está, a partir desse servidor: fora dos servidores (uma mensagem direta, um grupo privado, um servidor em que só você adicionou o app) não há orçamento, configuração nem estilo de servidor para mudar.',
   'discord.unknown_interaction': 'Não conheço esse comando ou botão (talvez seja de uma versão antiga minha).',
   'discord.button.too_old': 'Esta tarefa é antiga demais: não guardo mais o que ela precisa. Inicie uma nova com /{imagine} ou /{edit}.',
   'discord.button.unknown': 'Esse botão não faz mais nada.',
@@ -436,7 +437,7 @@ export const ptBR = {
     '<b>{scope, select, workspace {Este workspace} dm {Fora dos servidores} other {Este servidor}}</b> (quando você não escolhe nada{scope, select, dm {; aqui não valem as configurações de nenhum servidor, e sim as do operador do bot} other {}}): tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}}; até {maxImages, plural, one {# imagem} other {# imagens}} por tarefa; resultados privados {privateResults, select, yes {permitidos} other {não permitidos}}.',
   'member.how': 'Mude os seus com {command}; {clear} apaga um, ou todos.',
   'member.saved': 'Seus padrões foram salvos.',
-  'discord.command.settings.name': 'imagine-settings',
+  'discord.command.settings.name': 'imaginar-padrões',
   'discord.command.settings.description': 'Seus padrões: tamanho, qualidade, formato, quantidade, privado, prévias; sem opção, mostra-os',
   'discord.option.private': 'Só você vê a tarefa e as imagens (se este servidor permitir)',
   'discord.option.default_private': 'Suas tarefas são mostradas só a você, a menos que peça outra coisa',

@@ -192,6 +192,11 @@ export class FakeDiscord {
    * changes their roles.
    */
   readonly guildMembers = new Map<string, { user: APIUser; roles: string[] }>();
+  /**
+   * A group DM the user shares with friends, where they use the app they installed (`place: 'group-dm'`): the bot is no
+   * recipient, so it can neither see nor post there. Made before `channelId`, so ids counted up from that one are not it.
+   */
+  readonly groupDmChannelId = snowflake();
   readonly channelId = snowflake();
   /** A server the bot is not in, where the user installed the app for themselves, and a channel of it (the bot cannot post there). */
   readonly foreignGuildId = snowflake();
@@ -651,7 +656,7 @@ export class FakeDiscord {
       place,
       applicationId: this.applicationId,
       guildId: as.guildId ?? (place === 'user-install' ? this.foreignGuildId : this.guildId),
-      channelId: as.channelId ?? (place === 'dm' ? this.dmChannelOf(user.id) : place === 'user-install' ? this.foreignChannelId : this.channelId),
+      channelId: as.channelId ?? (place === 'dm' ? this.dmChannelOf(user.id) : place === 'group-dm' ? this.groupDmChannelId : place === 'user-install' ? this.foreignChannelId : this.channelId),
       user: as.user ?? this.user,
       roles: as.roles ?? [],
       permissions: as.permissions ?? '0',
@@ -859,7 +864,7 @@ export class FakeDiscord {
       if (c === 'messages') {
         record.route = 'channel-message';
         // A server the bot is not in: it can neither see nor post in its channels.
-        if (b === this.foreignChannelId) throw new DiscordHttpError(403, 50001, 'Missing Access');
+        if (b === this.foreignChannelId || b === this.groupDmChannelId) throw new DiscordHttpError(403, 50001, 'Missing Access');
         if (segments.length === 3 && method === 'POST') {
           return this.#withFaults(record, method, () => this.#limited(`channel:${b}`, record, () => this.#createChannelMessage(b, body)));
         }

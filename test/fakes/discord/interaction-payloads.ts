@@ -5,9 +5,11 @@ export interface InteractionContext {
   /**
    * Where it happens: a server the bot is installed in (`guild`), the user's DM with the bot (`dm`: context 1, no
    * guild, `user` instead of `member`), or a server where only the user installed the app (`user-install`: context 0,
-   * the guild's id, but `authorizing_integration_owners` names only the user).
+   * the guild's id, but `authorizing_integration_owners` names only the user), or a group DM the user is in with
+   * friends (`group-dm`: context 2 PRIVATE_CHANNEL, no guild, a channel of type 3 GROUP_DM, `user` instead of
+   * `member`, the user's install only).
    */
-  place: 'guild' | 'dm' | 'user-install';
+  place: 'guild' | 'dm' | 'user-install' | 'group-dm';
   applicationId: string;
   guildId: string;
   channelId: string;
@@ -63,6 +65,16 @@ function base(id: string, token: string, type: number, ctx: InteractionContext):
       app_permissions: USER_INSTALL_APP_PERMISSIONS,
       authorizing_integration_owners: { '1': ctx.user.id },
       context: 1,
+    };
+  }
+  if (ctx.place === 'group-dm') {
+    return {
+      ...common,
+      channel: { id: ctx.channelId, type: 3, name: null, icon: null, owner_id: ctx.user.id, recipients: [ctx.user], flags: 0 },
+      user: ctx.user,
+      app_permissions: USER_INSTALL_APP_PERMISSIONS,
+      authorizing_integration_owners: { '1': ctx.user.id },
+      context: 2,
     };
   }
   return {

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { commandDefinitions } from '../../../bots/discord/index.js';
+import { DISCORD_LOCALES } from '../../../bots/discord/command-words.js';
+import { LOCALES } from '../../../bots/runner/index.js';
+
+type Choice = { name: string; name_localizations?: Record<string, string> | null; value: unknown };
+type Option = { name: string; description: string; name_localizations?: Record<string, string> | null; description_localizations?: Record<string, string> | null; choices?: Choice[]; options?: Option[] };
+type Command = { name: string; type?: number; description?: string; name_localizations?: Record<string, string> | null; description_localizations?: Record<string, string> | null; options?: Option[] };
+
+const commands = commandDefinitions(undefined, { userInstalls: true }) as unknown as Command[];
+const discordLocales = Object.keys(DISCORD_LOCALES).sort();
+
+/** Every option of a command, its subcommands' too, each with where it is (`imagine-admin set setting`). */
+function optionsOf(command: Command): { at: string; option: Option }[] {
+  const walk = (at: string, options: Option[] | undefined): { at: string; option: Option }[] =>
+    (options ?? []).flatMap((option) => [{ at: `${at} ${option.name}`, option }, ...walk(`${at} ${option.name}`, option.options)]);
+  return walk(command.name, command.options);
+}
+
+/** The languages a localization map lacks (absent, empty), of Discord's codes for the languages the catalog has. */
+function lacking(map: Record<string, string> | null | undefined): string[] {
+  return discordLocales.filter((locale) => !map?.[locale]);
+}
+
+/** The languages whose words are the English ones: a message copied, never translated. */
+function untranslated(map: Record<string, string> | null | undefined, english: string): string[] {
+  return discordLocales.filter((locale) => map?.[locale] === english);
+}
+
+describe('the commands in every language the catalog has', () => {
+  it('registers every language of the catalog but English (Discord’s own words) under one of Discord’s locale codes', () => {
+    expect(new Set(Object.values(DISCORD_LOCALES))).toEqual(new Set(LOCALES.filter((locale) => locale !== 'en')));
+  });
+
+  it.each(commands.map((c) => [c.name, c] as const))('names %s in each of them, and describes it, in words of that language', (_name, command) => {
+    expect(lacking(command.name_localizations), 'name').toEqual([]);
+    expect(untranslated(command.name_localizations, command.name), 'name').toEqual([]);
+    // A message menu has no description (Discord takes none).
+    if ((command.type ?? 1) !== 1) return;
+    expect(lacking(command.description_localizations), 'description').toEqual([]);
+    expect(untranslated(command.description_localizations, command.description!), 'description').toEqual([]);
+  });
+
+  it.each(commands.filter((c) => c.options?.length).map((c) => [c.name, c] as const))(
+    'describes every option and subcommand of %s in each of them, and names every choice in each; option names stay English',
+    (_name, command) => {
+      for (const { at, option } of optionsOf(command)) {
+        expect(lacking(option.description_localizations), `${at}: description`).toEqual([]);
+        expect(untranslated(option.description_localizations, option.description), `${at}: description`).toEqual([]);
+        // What a member types, and what the bot's answers name (`/bild style:`), is the same in every language.
+        expect(option.name_localizations ?? undefined, `${at}: name`).toBeUndefined();
+        for (const choice of option.choices ?? []) expect(lacking(choice.name_localizations), `${at}: choice ${String(choice.value)}`).toEqual([]);
+      }
+    },
+  );
+});

@@ -1,0 +1,160 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES, say } from '../../../bots/runner/index.js';
+import { formatUsd } from '../../../src/index.js';
+import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
+import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf, type HarnessOptions } from './harness.js';
+
+let h: DiscordHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const inGroup = { place: 'group-dm' as const };
+
+function start(options: HarnessOptions = {}): Promise<DiscordHarness> {
+  return DiscordHarness.start({ partialImages: 0, ...options, bot: { userInstalls: true, ...options.bot } });
+}
+
+function logged(harness: DiscordHarness, code: string): boolean {
+  return harness.logger.entries.some((e) => (e.obj as { code?: string }).code === code);
+}
+
+/** Requests the bot made with its own token to post in a channel (not through an interaction's webhook). */
+function channelPosts(harness: DiscordHarness, channelId: string): number {
+  return harness.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST' && r.rawPath.includes(`/channels/${channelId}/`)).length;
+}
+
+/** The scopes the quota store charged, one per job. */
+async function chargedScopes(harness: DiscordHarness): Promise<string[]> {
+  return (await harness.quotaStore.usage({})).map((r) => r.scopeKey);
+}
+
+async function historyOf(harness: DiscordHarness, userId: string, length: number): Promise<void> {
+  const requester = { platform: 'discord' as const, userId, channelId: '', scopeId: `dm:${userId}` };
+  await vi.waitFor(async () => expect(await harness.runner.history!.mine(requester)).toHaveLength(length), { timeout: 15_000 });
+  await harness.runner.history!.settled();
+}
+
+describe('Discord group DMs (a user-installed app used with friends: context 2, no server, the bot no recipient)', () => {
+  it('refuses /imagine there privately while DMs and user installs are off, and sends nothing', async () => {
+    h = await start({ bot: { userInstalls: false } });
+    const answer = await answerOf(h, h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }, inGroup));
+    expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(logged(h, 'dms_not_enabled')).toBe(true);
+    expect(h.emulator.requests).toHaveLength(0);
+  });
+
+  it('draws /imagine in the group through the webhook, charged to the member’s own scope — a server’s spent budget does not count', async () => {
+    h = await start({ limits: { scopeDailyUsd: 0 } });
+    const final = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a fox among friends', quality: 'low' }, inGroup));
+    expect(final.channelId).toBe(h.discord.groupDmChannelId);
+    expect(final.flags & EPHEMERAL).toBe(0);
+    expect(final.attachments).toHaveLength(1);
+    expect(buttonsOf(final).map((b) => b.label)).toEqual(['Reroll', 'Edit', 'Delete']);
+    expect(channelPosts(h, h.discord.groupDmChannelId)).toBe(0);
+    expect(await chargedScopes(h)).toEqual([`discord:dm:${h.discord.user.id}`]);
+  });
+
+  it('runs another member’s Reroll of that result on their own scope, never the asker’s, and refuses them its Delete privately', async () => {
+    h = await start({ dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const bo = h.discord.newUser('bo');
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a shared heron', quality: 'low' }, { ...inGroup, user: ada }));
+
+    const reroll = h.discord.clickButton(result, buttonId(result, 'Reroll'), { ...inGroup, user: bo });
+    const rerolled = await h.finalReply(reroll);
+    expect(rerolled.channelId).toBe(h.discord.groupDmChannelId);
+    expect(h.emulator.requests.at(-1)!.fields).toMatchObject({ prompt: 'a shared heron' });
+    const byScope = (await h.quotaStore.usage({})).map((r) => [r.userKey, r.scopeKey]);
+    expect(byScope).toEqual(
+      expect.arrayContaining([
+        [`discord:${ada.id}`, `discord:dm:${ada.id}`],
+        [`discord:${bo.id}`, `discord:dm:${bo.id}`],
+      ]),
+    );
+    expect(byScope).toHaveLength(2);
+
+    const del = h.discord.clickButton(result, buttonId(result, 'Delete'), { ...inGroup, user: bo });
+    const refused = await privateNoteOf(h, del);
+    expect(refused.content).toMatch(/^✋/);
+    expect(h.discord.messages.has(result.id)).toBe(true);
+  });
+
+  it('keeps a private /imagine private there: an ephemeral result, and past its token it goes to the member’s DM, never to the group', async () => {
+    const harness = (h = await start({ emulator: { latencyMs: 600 } }));
+    const quick = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a secret fox', quality: 'low', private: true }, inGroup));
+    expect(quick.flags & EPHEMERAL).toBe(EPHEMERAL);
+
+    const ix: FakeInteraction = harness.discord.slashCommand('imagine', { prompt: 'a long secret', quality: 'low', private: true }, inGroup);
+    await harness.discord.waitFor(() => harness.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    harness.discord.expireToken(ix.token);
+    const dm = harness.discord.dmChannelOf(harness.discord.user.id);
+    const posted = await harness.discord.waitFor(() => harness.discord.channelMessages(dm).find((m) => m.attachments.length === 1), 'the result in the DM');
+    expect(posted.content).toContain('a long secret');
+    expect(harness.discord.channelMessages(harness.discord.groupDmChannelId).filter((m) => (m.flags & EPHEMERAL) === 0)).toEqual([]);
+    expect(channelPosts(harness, harness.discord.groupDmChannelId)).toBe(0);
+  });
+
+  it('sends a public job’s result to the member’s DM once its token expired (the bot cannot post in the group)', async () => {
+    const harness = (h = await start({ emulator: { latencyMs: 600 } }));
+    const ix = harness.discord.slashCommand('imagine', { prompt: 'a very long group job', quality: 'low' }, inGroup);
+    await harness.discord.waitFor(() => harness.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    harness.discord.expireToken(ix.token);
+    const dm = harness.discord.dmChannelOf(harness.discord.user.id);
+    const posted = await harness.discord.waitFor(() => harness.discord.channelMessages(dm).find((m) => m.attachments.length === 1), 'the result in the DM');
+    expect(posted.content).toContain('a very long group job');
+    expect(channelPosts(harness, harness.discord.groupDmChannelId)).toBe(0);
+  });
+
+  it('shows /imagine-history there privately: the member’s own jobs, linked through @me, and none of another member’s', async () => {
+    h = await start({ dmCaps: { dailyUsd: 5 } });
+    const ada = h.discord.newUser('ada');
+    const bo = h.discord.newUser('bo');
+    const done = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a group lighthouse', quality: 'low' }, { ...inGroup, user: ada }));
+    await historyOf(h, ada.id, 1);
+
+    const mine = await answerOf(h, h.discord.slashCommand('imagine-history', {}, { ...inGroup, user: ada }));
+    expect(mine.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(mine.content).toContain('“a group lighthouse”');
+    expect(mine.content).toContain(`(https://discord.com/channels/@me/${h.discord.groupDmChannelId}/${done.id})`);
+    expect(buttonsOf(mine).map((b) => b.label)).toEqual(['Reroll 1']);
+
+    const others = await answerOf(h, h.discord.slashCommand('imagine-history', {}, { ...inGroup, user: bo }));
+    expect(others.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(others.content).toContain('Nothing yet.');
+    const scope = await answerOf(h, h.discord.slashCommand('imagine-history', { show: 'server' }, { ...inGroup, user: bo }));
+    expect(scope.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(scope.content).toMatch(/^✋/);
+    expect(scope.content).not.toContain('a group lighthouse');
+  });
+
+  it('shows /imagine-usage there privately with the member’s budget outside servers, not a server’s', async () => {
+    h = await start({ dmCaps: { dailyUsd: 1 }, limits: { scopeMonthlyUsd: 5 } });
+    await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a fox', quality: 'low' }, inGroup));
+    const spent = await h.quotaStore.spentToday(`discord:dm:${h.discord.user.id}`, Date.now());
+    const answer = await answerOf(h, h.discord.slashCommand('imagine-usage', {}, inGroup));
+    expect(answer.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(answer.content).toContain(`Your daily budget outside servers: ${formatUsd(1 - spent)} left of $1.00 (spent ${formatUsd(spent)})`);
+    expect(answer.content).not.toContain('server’s');
+  });
+
+  it('refuses every /imagine-admin subcommand there privately, saying it is for a server’s admins in that server (it is never registered for group DMs), and changes nothing', async () => {
+    h = await start();
+    const outsideServers = `✋ ${say('en', 'discord.admin.outside_servers', COMMAND_NAMES)}`;
+    const asked = [
+      ['imagine-admin budget', { cap: 'user-daily', usd: '5' }],
+      ['imagine-admin settings', {}],
+      ['imagine-admin set', { setting: 'max-images', value: '1' }],
+      ['imagine-admin style', { name: 'ink', text: 'an ink drawing of {prompt}' }],
+      ['imagine-admin styles', {}],
+      ['imagine-admin audit', { off: true }],
+    ] as const;
+    for (const [name, options] of asked) {
+      const answer = await answerOf(h, h.discord.slashCommand(name, options, inGroup));
+      expect(answer.flags & EPHEMERAL, name).toBe(EPHEMERAL);
+      expect(answer.content, name).toBe(outsideServers);
+    }
+    expect(await h.quotaStore.capOverrides(`discord:dm:${h.discord.user.id}`)).toEqual({});
+  });
+});
