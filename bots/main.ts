@@ -90,6 +90,8 @@ export interface ServiceOutput {
   logToTerminal?: boolean | undefined;
   /** Where log lines go. Default stderr. */
   writeLog?: ((line: string) => void) | undefined;
+  /** A surface that can no longer run once started (see `SurfaceContext.fail`). Default: logged. */
+  onSurfaceFailed?: ((surface: string, error: Error) => void) | undefined;
 }
 
 export async function startService(env: NodeJS.ProcessEnv, print: (line: string) => void, output: ServiceOutput = {}): Promise<Service> {
@@ -249,6 +251,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           logger: logger.child({ surface: surface.id }),
           onWriteRefused: metrics && (() => metrics.chatWriteRefused(surface.id)),
           print,
+          fail: (error) => (output.onSurfaceFailed ? output.onSurfaceFailed(surface.id, error) : logger.error({ surface: surface.id, err: error.message }, 'a surface can no longer run')),
         });
         surfaces.push({ id: surface.id, running });
         checks[surface.id] = () => running.health();
@@ -376,7 +379,9 @@ async function run(): Promise<void> {
   loadDotEnv();
   for (const line of unknownSettingWarnings(process.env)) process.stderr.write(`pictor: warning: ${line}\n`);
   // Set once the service runs; a stream closed before that is remembered and stops it as soon as it is up.
-  const stopper: { request?: (reason: string) => void; closedBeforeStart?: boolean } = {};
+  const stopper: { request?: (reason: string) => void; stopping?: boolean; closedBeforeStart?: boolean; failedBeforeStart?: string } = {};
+  /** Set when a surface failed after it started: the stop it begins ends the process with this code. */
+  let failedExitCode: number | undefined;
   const output = processOutput((stream) => {
     // Nobody reads us any more: stop as on SIGTERM (running jobs still end within the grace), quietly.
     if (stopper.request) stopper.request(`${stream} closed`);
@@ -395,6 +400,17 @@ async function run(): Promise<void> {
     service = await startService(process.env, output.out, {
       logToTerminal: process.stderr.isTTY === true && process.env.TERM !== 'dumb',
       writeLog: (line) => output.err(line.replace(/\n$/, '')),
+      // As a failed start: the message names the setting, and a setting to change exits 2 — after running jobs end.
+      onSurfaceFailed: (surface, error) => {
+        if (failedExitCode !== undefined) return;
+        output.err(`pictor: ${error.message}`);
+        failedExitCode = operatorMustFix(error) ? 2 : 1;
+        const reason = `the ${surface} surface can no longer run`;
+        // A stop under way (a signal came first) ends with this code; not a second signal's stop at once.
+        if (stopper.stopping) return;
+        if (stopper.request) stopper.request(reason);
+        else stopper.failedBeforeStart = reason;
+      },
     });
   } catch (error) {
     // A setting to change, or a kept file to restore, make readable or move aside: the message names it and what to
@@ -408,15 +424,14 @@ async function run(): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  let stopping = false;
   const stop = (reason: string) => {
-    if (stopping) {
+    if (stopper.stopping) {
       if (reason.endsWith('closed')) return;
       // A second signal: stop now. Jobs still running are shown as interrupted at the next start.
       output.out(`${reason} again: stopping at once.`);
       process.exit(1);
     }
-    stopping = true;
+    stopper.stopping = true;
     output.out(`${reason}: taking no new jobs; letting running ones finish (a second SIGTERM or SIGINT stops at once)…`);
     // The grace bounds the whole stop, whatever state a job ended in and whatever no longer answers
     // (a chat platform that went away while the last messages were being written): then the process ends regardless.
@@ -431,7 +446,7 @@ async function run(): Promise<void> {
       .drain()
       .then(() => service.stop({ until: surfacesUntil }))
       .then(
-        () => process.exit(0),
+        () => process.exit(failedExitCode ?? 0),
         (error: unknown) => {
           output.err(`pictor: error while stopping: ${error instanceof Error ? error.message : String(error)}`);
           process.exit(1);
@@ -443,7 +458,8 @@ async function run(): Promise<void> {
   process.off('SIGTERM', stopWhileStarting);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  if (stopper.closedBeforeStart) stop('stdout closed');
+  if (stopper.failedBeforeStart) stop(stopper.failedBeforeStart);
+  else if (stopper.closedBeforeStart) stop('stdout closed');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {

@@ -20,6 +20,12 @@ export interface SurfaceContext {
   onWriteRefused: (() => void) | undefined;
   /** A line for the operator (stdout). */
   print(line: string): void;
+  /**
+   * The surface can no longer run, after it started (a token the platform refused since): `npm start` prints the
+   * message and stops the process as on SIGTERM (running jobs end within the grace), exiting 2 for a setting to change
+   * (a ValidationError), as a failed start does. Once is enough.
+   */
+  fail(error: Error): void;
 }
 
 /** How a stop is bounded: see `RunningSurface.stop`. */

@@ -3,6 +3,7 @@ import { Events, type Client, type WebSocketOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
+import { discordRefusedToken } from './unreachable.js';
 import type { StopBudget } from '../stop-once.js';
 
 export interface GatewayConnectionOptions {
@@ -19,14 +20,26 @@ export interface GatewayConnectionOptions {
   leaveTimeoutMs?: number | undefined;
   /** With several processes on one Redis: connect only while holding this lease. */
   lease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
+  /**
+   * Called once when Discord refuses the token as a standby takes over (the gateway closes its login with 4004, or a
+   * 401): it is off the gateway, has given the lease back and stands by no more, as a refused token at `start()` stops
+   * the bot. `how`: as `discordRefusedToken` says it.
+   */
+  onTokenRefused?: ((how: string) => void) | undefined;
   logger: LoggerLike;
 }
 
 export interface GatewayConnection {
   /** Logs in (rejects when that fails), or, when another process holds the lease, stands by and returns. */
   start(): Promise<void>;
-  /** Connected, or standing by for the lease (a healthy state). */
+  /** Connected, or standing by for the lease (a healthy state); false once Discord refused the token at a takeover. */
   online(): boolean;
+  /**
+   * How Discord refused the token, when `error` (a failed `start()`) is that (`discordRefusedToken`), counting the close
+   * code discord.js reported for the last login since a session was last established: a 4004 seen before a session
+   * that worked does not decide a later error.
+   */
+  refusedToken(error: unknown): string | undefined;
   /** The client of the current login (or of the last one, after it left); undefined before the first. */
   client(): Client | undefined;
   /** Whether `leave()` should come before the replies in flight are waited for (a standby can take over meanwhile). */
@@ -106,6 +119,15 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   /** The current login, or the last one (then left). */
   let current: Login | undefined;
   let throttler: Promise<IIdentifyThrottler> | undefined;
+  /**
+   * The close code of the last gateway connection discord.js gave up on (`ShardDisconnect`, reported before the login
+   * rejects): 4004 is Discord refusing the token, which the login's own error ("Authentication failed") does not say by a
+   * code. Of the current login only: forgotten as each login begins, so a 4004 seen before a session that worked never
+   * decides a later login's error.
+   */
+  let unrecoverableCloseCode: number | undefined;
+  /** Set once Discord refused the token at a takeover: this process stands by no more. */
+  let tokenRefused = false;
   // A throttle whose making failed (Discord's gateway information not fetched) is forgotten, so the next login asks again
   // instead of failing with the same error for ever.
   const throttle = (manager: WebSocketManager) =>
@@ -121,6 +143,11 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     const login = { abandon: () => abandon(new Error('left the gateway while logging in')), keptOff: () => {} } as Login;
     login.client = options.newClient(loginWs(login, throttle, logger));
     current = login;
+    unrecoverableCloseCode = undefined;
+    // A client that left (an abandoned login's) may still report its close: only the current login's counts.
+    login.client.on(Events.ShardDisconnect, (event) => {
+      if (current === login) unrecoverableCloseCode = event.code;
+    });
     const ready = new Promise<unknown>((resolve) => login.client.once(Events.ClientReady, resolve));
     try {
       await withTimeout(Promise.race([Promise.all([login.client.login(token), ready]), abandoned]), options.loginTimeoutMs, 'Discord did not send READY in time');
@@ -129,6 +156,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       throw error;
     }
   };
+  const refusedToken = (error: unknown) => discordRefusedToken(error, unrecoverableCloseCode);
   /**
    * The login off the gateway (the current one by default). discord.js's destroy never ends when called while its
    * connection waits for Discord's HELLO or READY (a login under way): the retry it starts for that wait takes away
@@ -204,10 +232,19 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
           logger.info({}, 'took over the Discord gateway');
           return;
         } catch (error) {
-          const message = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
-          logger.error({ err: { message } }, 'could not connect to the Discord gateway after taking the lease; giving it up for now');
+          const refused = refusedToken(error);
           await disconnect();
           await lease.release();
+          if (refused) {
+            // As a refused token at start: never right by retrying (and Discord counts every refused identify).
+            tokenRefused = true;
+            logger.error({ why: refused }, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN');
+            await lease.stop();
+            options.onTokenRefused?.(refused);
+            return;
+          }
+          const message = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
+          logger.error({ err: { message } }, 'could not connect to the Discord gateway after taking the lease; giving it up for now');
           await new Promise((resolve) => setTimeout(resolve, lease.takeoverWithinMs));
         }
       }
@@ -246,7 +283,8 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       }
       if (!connected) standBy();
     },
-    online: () => (lease && !holding ? !leaving : current?.client.isReady() === true),
+    online: () => (lease && !holding ? !leaving && !tokenRefused : current?.client.isReady() === true),
+    refusedToken,
     client: () => current?.client,
     async handOver() {
       if (!lease || leaving) return;

@@ -1,5 +1,6 @@
 import { ChannelType, Events, type BaseInteraction, type Client } from 'discord.js';
-import { answerBudgetOf, AnswerBudget } from './answer-budget.js';
+import type { AnswerBudget } from '../runner/answer-budget.js';
+import { answerBudgetOf } from './answer-budget.js';
 
 /**
  * The one place that reaches into discord.js's internals: its `InteractionCreate` action (`client.actions`), which

@@ -2,7 +2,8 @@ import type { Interaction } from 'discord.js';
 import { type LoggerLike } from 'pictor';
 import { RecentKeys } from '../runner/index.js';
 import { claimWithin, type Space } from '../state/index.js';
-import { answerBudgetOf, type AnswerBudget } from './answer-budget.js';
+import type { AnswerBudget } from '../runner/answer-budget.js';
+import { answerBudgetOf } from './answer-budget.js';
 import { interactionAge } from './interaction-age.js';
 import { loggableError } from './loggable-error.js';
 

@@ -6,7 +6,7 @@ import { timerMsOf, withTimeout } from 'pictor/internal';
 import type { Space } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
-import { ANSWER_TRIP_MS, AnswerBudget } from './answer-budget.js';
+import { ANSWER_TRIP_MS, AnswerBudget } from '../runner/answer-budget.js';
 import { interactionDispatcher } from './interaction-action.js';
 import { InteractionClaims } from './interaction-claims.js';
 import { createSignatureCheck } from './verify-signature.js';

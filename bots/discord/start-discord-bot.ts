@@ -64,6 +64,12 @@ export interface StartDiscordBotOptions {
    * and one takes over when the holder stops or dies (see gateway-lease.ts).
    */
   gatewayLease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
+  /**
+   * Called once when the bot can no longer run after it started: a standby whose takeover Discord refused the token
+   * (the ValidationError naming DISCORD_TOKEN that a refused token at start rejects with). It is off the gateway and
+   * stands by no more; the caller stops it (`npm start` exits 2, as at start).
+   */
+  onFatal?: ((error: ValidationError) => void) | undefined;
 }
 
 export interface DiscordBot {
@@ -184,11 +190,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const taken = state.store.space(state.spaces.discordInteractions);
   const fromGateway = options.interactions ? undefined : gatewayIntake(new InteractionClaims(taken, logger), route);
   let accepting = true;
-  /**
-   * The close code of the last gateway connection discord.js gave up on (it reports it before the login rejects): 4004
-   * is Discord refusing the token, which the login's own error ("Authentication failed") does not say by a code.
-   */
-  let unrecoverableCloseCode: number | undefined;
   /** A discord.js client with the bot's handlers: one for each gateway login, or the one that takes interactions over HTTP. */
   const newClient = (ws: WebSocketOptions = {}) => {
     const client = new Client({ intents: [], ws, rest: restOptions });
@@ -199,17 +200,16 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     });
     client.on(Events.Error, (error) => logger.error({ err: scrub(error, token) }, 'discord.js reported an error'));
     client.on(Events.Warn, (message) => logger.warn({ detail: scrubSecrets(message, [token]) }, 'discord.js warning'));
-    client.on(Events.ShardDisconnect, (event, shardId) => {
-      unrecoverableCloseCode = event.code;
-      logger.warn({ code: event.code, shardId }, 'disconnected from the Discord gateway');
-    });
+    client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'disconnected from the Discord gateway'));
     client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'resumed the Discord gateway session'));
     return client;
   };
 
   let endpoint: InteractionsEndpoint | undefined;
   const httpClient = options.interactions ? newClient() : undefined;
-  const gateway = httpClient ? undefined : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, logger });
+  const gateway = httpClient
+    ? undefined
+    : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, onTokenRefused: (how) => options.onFatal?.(tokenRefused(how)), logger });
   const client = () => httpClient ?? gateway!.client();
   try {
     if (httpClient) await useTokenWithoutGateway(httpClient, token, options.loginTimeoutMs ?? 60_000);
@@ -218,8 +218,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     await httpClient?.destroy().catch(() => {});
     retireBotRest();
     // A token Discord refused is a setting to change (exit 2, as every other); Discord out of reach may answer next time.
-    const refused = discordRefusedToken(error, unrecoverableCloseCode);
-    if (refused) throw new ValidationError('DISCORD_TOKEN', `Discord did not accept the bot token (${refused}); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)`);
+    const refused = gateway ? gateway.refusedToken(error) : discordRefusedToken(error);
+    if (refused) throw tokenRefused(refused);
     const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
   }
@@ -284,6 +284,11 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       });
     },
   };
+}
+
+/** A token Discord refused (`how`: as `discordRefusedToken` says): a setting to change, named, the token never shown. */
+function tokenRefused(how: string): ValidationError {
+  return new ValidationError('DISCORD_TOKEN', `Discord did not accept the bot token (${how}); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)`);
 }
 
 function scrub(error: Error, token: string): { name: string; message: string } {

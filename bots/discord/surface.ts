@@ -28,6 +28,8 @@ export const discordSurface: Surface<DiscordConfig> = {
       state: ctx.state,
       logger: ctx.logger,
       onWriteRefused: ctx.onWriteRefused,
+      // A standby whose takeover Discord refused the token stops the process, as a refused token at start does.
+      onFatal: (error) => ctx.fail(error),
     });
     const { interactionsUrl } = bot;
     ctx.print(interactionsUrl ? `Discord bot is online (HTTP, interactions at ${interactionsUrl}).` : 'Discord bot is online.');

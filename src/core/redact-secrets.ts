@@ -180,7 +180,8 @@ function redactKnownSecrets(text: string): string {
  * or `-` between the words optional — so that camelCase `apiKey`, `accessToken`, `clientSecret` count too — or
  * URL-encoded, `api%5Fkey`, followed by `:` or `=`), and a PEM private key block whole (see `PEM_PRIVATE_KEY`).
  * Secrecy wins over keeping words: a field's whole value goes, whatever it looks like, and only the words outside it
- * stay as written.
+ * stay as written. A setting's name counts as a field too (`DISCORD_TOKEN: hunter` may be a compose file's line), so our
+ * own sentences never put words after `…_TOKEN:`; they say `check DISCORD_TOKEN (…)` (every one is checked by a test).
  *
  * `BEARER`: `Bearer`, perhaps a `:` (`Bearer: <token>`, a common slip), then a space (`+` or `%20` in URL-encoded text) and a quoted string closed on its line or a
  * token (its base64 characters perhaps escaped: `%2B`, `%2F`, `%3D`). Only a name at the start of a word (or after a

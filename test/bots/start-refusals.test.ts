@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { OPERATOR_FIX_CODES, operatorMustFix } from '../../src/internal.js';
 import { StateRecordsUnreadableError } from '../../bots/state/FileStateStore.js';
 import { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError } from '../../bots/state/upgrade.js';
@@ -16,6 +16,12 @@ import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { surfaceEnv } from '../helpers/service-fakes.js';
 import { testTempDir } from '../helpers/temp-dir.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { GatewayLease, gatewayLeaseKey } from '../../bots/discord/gateway-lease.js';
+import { closeRedis, connectRedis } from '../../src/core/redis-connection.js';
+import { silentLogger } from '../../src/internal.js';
+
+const redisSetup = testRedis();
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const MAIN = join(REPO, 'bots', 'main.ts');
@@ -148,6 +154,35 @@ describe('npm start refused by a setting, as README’s troubleshooting table sa
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('pictor: Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)\n');
     expect(result.stdout + result.stderr).not.toContain(env.DISCORD_TOKEN);
+  }, 60_000);
+});
+
+describe.skipIf(redisSetup.skipReason)('npm start standing by for Discord’s gateway (another replica holds it)', () => {
+  it('exits 2 naming DISCORD_TOKEN, as at start, when it takes over and Discord’s gateway refuses the token (4004, reset since), never printing it', async () => {
+    const url = requireRedisUrl(redisSetup);
+    const prefix = uniquePrefix('start-standby-refused');
+    const redis = await connectRedis(url);
+    onTestFinished(async () => {
+      await deleteKeys(url, prefix);
+      await closeRedis(redis);
+    });
+    const discord = await fakeDiscord();
+    const env = surfaceEnv({ discord });
+    // The other replica: holds the gateway lease of this bot until the token is reset.
+    const key = gatewayLeaseKey(env.DISCORD_TOKEN!, prefix);
+    const holder = new GatewayLease({ redis, key, logger: silentLogger() });
+    expect(await holder.tryAcquire()).toBe(true);
+    holder.keep(() => {});
+    const exited = start({ ...env, REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix, PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    // Standing by: its mark in Redis, set at each try for the lease.
+    await vi.waitFor(async () => expect(await redis.get(`${key}:standby`)).not.toBeNull(), { timeout: 30_000, interval: 100 });
+    discord.refuseGatewayIdentifies();
+    await holder.release();
+    const result = await exited;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('pictor: Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)\n');
+    expect(result.stdout + result.stderr).not.toContain(env.DISCORD_TOKEN);
+    expect(discord.gatewayStats.identifies).toBe(0);
   }, 60_000);
 });
 

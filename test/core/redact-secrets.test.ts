@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { CATALOGS } from '../../bots/runner/index.js';
 import { makeAPIError, redactSecrets, registerSecret } from '../../src/internal.js';
 
 // Tokens are put together from pieces so that no complete one is written in the repository.
@@ -308,6 +312,52 @@ describe('an environment variable holding a secret hides the rest of its line', 
     ['a capitalised field after other words', 'see PASSWORD=one two three', 'see PASSWORD=[redacted] three'],
   ])('keeps the words after a field that starts no environment line: %s', (_what, text, shown) => {
     expect(redactSecrets(text)).toBe(shown);
+  });
+});
+
+describe('a *_TOKEN setting with its value: the value is hidden, so our sentences name the setting as “check DISCORD_TOKEN (…)”', () => {
+  it.each([
+    ['a pasted .env line', `DISCORD_TOKEN=${discordToken}`, 'DISCORD_TOKEN=[redacted]'],
+    ['a pasted .env line whose token has no known shape', 'DISCORD_TOKEN=notarealtokenbutsecret', 'DISCORD_TOKEN=[redacted]'],
+    ['a compose file’s environment line', `    DISCORD_TOKEN: ${discordToken}`, '    DISCORD_TOKEN: [redacted]'],
+    ['a compose file’s line whose token reads as a word', '    DISCORD_TOKEN: hunter', '    DISCORD_TOKEN: [redacted]'],
+  ])('hides the token in %s', (_what, text, shown) => {
+    expect(redactSecrets(text)).toBe(shown);
+  });
+
+  it('hides the words after “DISCORD_TOKEN:” in a sentence too, since a secret may read as a word: why ours never write it so', () => {
+    expect(redactSecrets('check DISCORD_TOKEN: the gateway refused it')).toBe('check DISCORD_TOKEN: [redacted] refused it');
+    expect(redactSecrets('the gateway refused it; check DISCORD_TOKEN (copy it again)')).toBe('the gateway refused it; check DISCORD_TOKEN (copy it again)');
+  });
+
+  it('keeps every word of every message of ours that names a *_TOKEN setting: the catalogs’, and every string in the sources', () => {
+    const repo = fileURLToPath(new URL('../../', import.meta.url));
+    const naming = /\b[A-Z][A-Z0-9]*_TOKEN\b/;
+    const messages: { where: string; text: string }[] = [];
+    for (const [locale, catalog] of Object.entries(CATALOGS)) {
+      for (const [key, text] of Object.entries(catalog as Record<string, string>)) if (naming.test(text)) messages.push({ where: `${locale}: ${key}`, text });
+    }
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'dist') walk(path);
+        else if (/\.ts$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+          const source = readFileSync(path, 'utf8');
+          if (!naming.test(source)) continue;
+          const file = ts.createSourceFile(path, source, ts.ScriptTarget.Latest, true);
+          const visit = (node: ts.Node): void => {
+            // What a `${…}` holds is not ours to judge: it stands as one plain word.
+            const text = ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) ? node.text : ts.isTemplateExpression(node) ? node.head.text + node.templateSpans.map((span) => `value${span.literal.text}`).join('') : undefined;
+            if (text !== undefined && naming.test(text)) messages.push({ where: `${relative(repo, path)}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1}`, text });
+            ts.forEachChild(node, visit);
+          };
+          visit(file);
+        }
+      }
+    };
+    for (const dir of ['src', 'bots', 'nodes/nodes', 'nodes/credentials']) walk(join(repo, dir));
+    expect(messages.length).toBeGreaterThan(10);
+    expect(messages.filter(({ text }) => redactSecrets(text) !== text)).toEqual([]);
   });
 });
 

@@ -3,7 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
+import { answerBudgetOf } from '../../../bots/discord/answer-budget.js';
+import { ANSWER_TRIP_MS, AnswerBudget } from '../../../bots/runner/answer-budget.js';
 import type { BotContext } from '../../../bots/discord/bot-context.js';
 import { suggestStyles } from '../../../bots/discord/commands/job-options.js';
 import { encodeCustomId } from '../../../bots/discord/custom-ids.js';
@@ -98,6 +99,23 @@ beforeEach(() => {
 });
 afterEach(() => {
   vi.useRealTimers();
+});
+
+describe('the answer budget of an interaction', () => {
+  it('is the one it arrived with, else the runner’s budget of Discord’s 3 s counted from the first time it is asked for, the same one every time after', () => {
+    const arrived = { id: 'arrived' } as never;
+    const given = new AnswerBudget(Date.now() - 1_000, DISCORD_LIMITS.acknowledgeMs);
+    expect(answerBudgetOf(arrived, given)).toBe(given);
+    expect(answerBudgetOf(arrived)).toBe(given);
+    const askedAt = Date.now();
+    const gateway = { id: 'gateway' } as never;
+    const budget = answerBudgetOf(gateway);
+    expect(budget).toBeInstanceOf(AnswerBudget);
+    expect(budget.answerBy).toBe(askedAt + 3_000);
+    expect(budget.endsAt).toBe(askedAt + 2_500);
+    vi.advanceTimersByTime(1_000);
+    expect(answerBudgetOf(gateway, new AnswerBudget(Date.now(), 3_000))).toBe(budget);
+  });
 });
 
 describe('a Reroll pressed while the bots’ state is slow: one deadline for every wait before its first answer', () => {

@@ -147,6 +147,48 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     await other.release();
   });
 
+  it('forgets a 4004 of a login it gave up (its lease lost meanwhile): after a session that worked, a later takeover’s unrelated error is retried, not taken for a refused token', async () => {
+    const lease = { redis, key: `${prefix}:lease-5`, ttlMs: 1500, renewEveryMs: 200, pollEveryMs: 100 };
+    const logger = new RecordingLogger();
+    const onTokenRefused = vi.fn();
+    const clients: SlowLoginClient[] = [];
+    /** Each login's client, in order: the first sees a 4004 and never ends, the second is READY, the third fails. */
+    const logins: ((client: SlowLoginClient) => Promise<unknown>)[] = [
+      (client) => (client.emit(Events.ShardDisconnect, { code: 4004, reason: '', wasClean: true }, 0), new Promise(() => {})),
+      async () => {},
+      async () => Promise.reject(new Error('connect ECONNRESET')),
+    ];
+    const newClient = () => {
+      const login = logins[clients.length] ?? (async () => {});
+      const client: SlowLoginClient = new SlowLoginClient(() => login(client));
+      clients.push(client);
+      return client as unknown as Client;
+    };
+    const connection = gatewayConnection({ newClient, token: 'token', loginTimeoutMs: 10_000, lease, onTokenRefused, logger });
+    /** Another process takes the lease (this one's next renewal finds it lost), then lets it go. */
+    const takenAndFreed = async (loginsBefore: number) => {
+      await redis.set(lease.key, 'another-process', 'PX', 60_000);
+      await vi.waitFor(() => expect(logger.entries.filter((e) => e.msg === 'lost the Discord gateway lease; disconnecting from the gateway')).toHaveLength(loginsBefore), { timeout: 15_000 });
+      await redis.del(lease.key);
+    };
+    try {
+      await redis.set(lease.key, 'another-process', 'PX', 60_000);
+      await connection.start();
+      await redis.del(lease.key);
+      await vi.waitFor(() => expect(clients[0]?.loginStarted).toBe(true), { timeout: 15_000 });
+      await takenAndFreed(1);
+      await vi.waitFor(() => expect(logger.entries.some((e) => e.msg === 'took over the Discord gateway')).toBe(true), { timeout: 15_000 });
+      expect(clients).toHaveLength(2);
+      await takenAndFreed(2);
+      await vi.waitFor(() => expect(logger.entries.some((e) => e.msg === 'could not connect to the Discord gateway after taking the lease; giving it up for now')).toBe(true), { timeout: 15_000 });
+      expect(onTokenRefused).not.toHaveBeenCalled();
+      expect(connection.refusedToken(new Error('connect ECONNRESET'))).toBeUndefined();
+      expect(connection.online()).toBe(true);
+    } finally {
+      await connection.leave();
+    }
+  });
+
   it('gives the lease back at stop only once the disconnect its loss began has ended, so no other process connects while it is still on the gateway', async () => {
     const lease = { redis, key: `${prefix}:lease-3`, ttlMs: 1500, renewEveryMs: 300, pollEveryMs: 200 };
     const logger = new RecordingLogger();

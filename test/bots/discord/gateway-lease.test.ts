@@ -11,7 +11,7 @@ import { stopOnce } from '../../../bots/stop-once.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { DEV_API_KEY, createEmulator, type Emulator } from '../../../src/emulator/index.js';
-import { PictorClient } from '../../../src/index.js';
+import { PictorClient, ValidationError } from '../../../src/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { startCuttableLink } from '../../helpers/shared-limits-proxy.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
@@ -171,6 +171,8 @@ interface Replica {
   runner: JobRunner;
   redis: Redis;
   logger: RecordingLogger;
+  /** What the bot said it can no longer run for (`onFatal`), in order. */
+  fatal: ValidationError[];
   /** Dies as a killed process does: off Redis and the gateway for good at once, the lease not given up. */
   crash(): Promise<void>;
   close(): Promise<void>;
@@ -218,6 +220,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
       logger,
     });
     const state = await openBotState({ dataDir, ledger: store, logger });
+    const fatal: ValidationError[] = [];
     const bot = await startDiscordBot({
       token: discord.botToken,
       apiBaseUrl: discord.apiBaseUrl,
@@ -226,6 +229,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
       logger,
       stopGraceMs: 2000,
       gatewayLease: { redis, key, ...lease },
+      onFatal: (error) => fatal.push(error),
     });
     let closed = false;
     let crashed = false;
@@ -235,6 +239,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
       runner,
       redis,
       logger,
+      fatal,
       async crash() {
         crashed = true;
         redis.disconnect();
@@ -346,6 +351,29 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(most).toBe(1);
     expect(a.logger.entries.find((e) => e.msg === 'lost the Discord gateway lease; disconnecting from the gateway')?.obj).toEqual({ why: 'Redis has not confirmed the lease in time' });
     expect(b.logger.entries.filter((e) => e.msg === 'job completed')).toHaveLength(1);
+  });
+
+  it('stops a standby whose takeover Discord refuses the token of (4004, a token reset since), as the first process stops: DISCORD_TOKEN named, the token never shown, the lease given back, no retry', async () => {
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    // The token is reset in the Developer Portal: the holder's session goes on, every new IDENTIFY is closed with 4004.
+    discord.refuseGatewayIdentifies();
+    await a.close();
+    await discord.waitFor(() => b.fatal.length > 0 || undefined, 'the standby to say it can no longer run', 20_000);
+    expect(b.fatal).toHaveLength(1);
+    expect(b.fatal[0]).toBeInstanceOf(ValidationError);
+    expect(b.fatal[0]!.param).toBe('DISCORD_TOKEN');
+    // The very sentence a refused token at start exits 2 with.
+    expect(b.fatal[0]!.message).toBe('Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)');
+    expect(b.logger.entries.filter((e) => e.level === 'error').map((e) => [e.msg, e.obj])).toEqual([
+      ['Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN', { why: 'gateway close 4004 Authentication failed' }],
+    ]);
+    expect(JSON.stringify(b.logger.entries)).not.toContain(discord.botToken);
+    // Not healthy, no longer standing by (a holder draining next does not count on it), the lease free for a process with the new token.
+    expect(b.bot.online()).toBe(false);
+    expect(await b.redis.get(key)).toBeNull();
+    expect(await b.redis.get(`${key}:standby`)).toBeNull();
+    expect(discord.gatewayStats.identifies).toBe(1);
   });
 
   it('hands over at once on a clean stop', async () => {

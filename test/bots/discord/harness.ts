@@ -5,7 +5,7 @@ import { serveHoldingEvents } from '../../fakes/held-stream.js';
 import { DEV_API_KEY, createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
 import { PictorClient, type LoggerLike } from '../../../src/index.js';
 import { startDiscordBot, type DiscordBot, type StartDiscordBotOptions } from '../../../bots/discord/index.js';
-import { ANSWER_TRIP_MS } from '../../../bots/discord/answer-budget.js';
+import { ANSWER_TRIP_MS } from '../../../bots/runner/answer-budget.js';
 import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { vi } from 'vitest';
 import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type DmCaps, type IntakeAnswers, type JobUpdate, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
