@@ -9,7 +9,7 @@ import { OPERATOR_FIX_CODES, operatorMustFix } from '../../src/internal.js';
 import { StateRecordsUnreadableError } from '../../bots/state/FileStateStore.js';
 import { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError } from '../../bots/state/upgrade.js';
 import { LedgerBusyError, LedgerUnreadableError } from '../../src/spend/errors.js';
-import { FileLockBusyError } from '../../src/spend/file-lock.js';
+import { FileLockBusyError, LOCK_WAIT_MS } from '../../src/spend/file-lock.js';
 import { ConnectionError, ValidationError } from '../../src/index.js';
 import { outputOf, type ChildOutput } from '../helpers/child-output.js';
 import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
@@ -82,7 +82,7 @@ describe('what decides that a refused start is the operator’s to fix (exit 2) 
 
   it.each([
     ['Redis or the network gone', new ConnectionError('cannot use Redis at redis://localhost:6379')],
-    ['a ledger busy a moment', new LedgerBusyError(new FileLockBusyError('/data/quota-ledger.json.lock', 'pid 7', 10_000))],
+    ['a ledger busy a moment', new LedgerBusyError(new FileLockBusyError('/data/quota-ledger.json.lock', 'pid 7', LOCK_WAIT_MS))],
     ['another replica holding the upgrade', new UpgradeHeldError('pictor:bots:upgrading', 300_000)],
     ['an error that is none of the project’s', new Error('could not log in to Discord: connect ECONNREFUSED 127.0.0.1:443')],
     ['something thrown that is not an error', 'validation_error'],
