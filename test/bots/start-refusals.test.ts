@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -11,21 +9,13 @@ import { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError
 import { LedgerBusyError, LedgerUnreadableError } from '../../src/spend/errors.js';
 import { FileLockBusyError, LOCK_WAIT_MS } from '../../src/spend/file-lock.js';
 import { ConnectionError, ValidationError } from '../../src/index.js';
-import { outputOf, type ChildOutput } from '../helpers/child-output.js';
 import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { start } from '../helpers/npm-start.js';
 import { surfaceEnv } from '../helpers/service-fakes.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(REPO, 'bots', 'main.ts');
-
-/** `npm start` as its own process with only `env` (and PATH) set, to its exit. */
-function start(env: Record<string, string>): Promise<ChildOutput> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, PICTOR_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  onTestFinished(() => void child.kill('SIGKILL'));
-  return outputOf(child as typeof child & { stdout: Readable; stderr: Readable });
-}
 
 async function fakeDiscord(): Promise<FakeDiscord> {
   const discord = await FakeDiscord.start();
