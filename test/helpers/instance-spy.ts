@@ -1,6 +1,7 @@
 import { vi, type Mock } from 'vitest';
 import type { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
 import type { JobRunner } from '../../bots/runner/index.js';
+import type { RequestStore } from '../../bots/slack/RequestStore.js';
 import type { BotState, Space } from '../../bots/state/index.js';
 
 type Method = (...args: never[]) => unknown;
@@ -11,16 +12,22 @@ type MethodOf<T> = { [K in keyof T]: T[K] extends Method ? K : never }[keyof T];
  * before it is used (one made inside the code under test, or by a restart still to come): the method is wrapped on
  * the prototype, but only the calls of the instance `mine` picks reach the mock answered (its `mock.calls` are that
  * instance's, and its `…Once` fakes are used up by that instance alone). Every other instance gets the real method —
- * one a test of another file left running (the unit tests share one process), or a process this test stopped. Undone
- * by `vi.restoreAllMocks()`.
+ * one a test of another file left running (the unit tests share one process), or a process this test stopped. Where
+ * nothing public tells the instance, `mine` may pick by the call's arguments instead (the test's own job). Undone by
+ * `vi.restoreAllMocks()`.
  */
-export function spyOnInstance<T extends object, K extends MethodOf<T>>(prototype: T, method: K, mine: (instance: T) => boolean): Mock<Extract<T[K], Method>> {
+export function spyOnInstance<T extends object, K extends MethodOf<T>>(
+  prototype: T,
+  method: K,
+  mine: (instance: T, ...args: Parameters<Extract<T[K], Method>>) => boolean,
+): Mock<Extract<T[K], Method>> {
   const real = prototype[method] as (this: T, ...args: unknown[]) => unknown;
+  const picks = mine as (instance: T, ...args: unknown[]) => boolean;
   const own = vi.fn(function (this: T, ...args: unknown[]) {
     return real.apply(this, args);
   });
   (vi.spyOn(prototype, method as never) as unknown as Mock<(this: T, ...args: unknown[]) => unknown>).mockImplementation(function (this: T, ...args: unknown[]) {
-    return mine(this) ? own.apply(this, args) : real.apply(this, args);
+    return picks(this, ...args) ? own.apply(this, args) : real.apply(this, args);
   });
   return own as unknown as Mock<Extract<T[K], Method>>;
 }
@@ -37,6 +44,11 @@ export function isSpaceOf(space: Space<unknown>, state: BotState): boolean {
 /** Picks the Discord job store of the bot of `process` as it is at each call (a harness: its restart's once it comes). */
 export function jobStoreOf(process: { state: BotState }): (store: JobRecordStore) => boolean {
   return (store) => isSpaceOf(store.records, process.state);
+}
+
+/** Picks the Slack request store of the bot of `process` as it is at each call. */
+export function requestStoreOf(process: { state: BotState }): (store: RequestStore) => boolean {
+  return (store) => isSpaceOf(store.space, process.state);
 }
 
 /** Picks the job runner of `process` as it is at each call (a harness: its restart's once it comes). */
