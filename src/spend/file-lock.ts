@@ -25,7 +25,7 @@ import { open, readFile, rm, stat } from 'node:fs/promises';
  */
 export interface FileLockOptions {
   /**
-   * Give up after this long. Default 10 s. A lock an earlier process of this pid left is waited for longer: until it
+   * Give up after this long. Default `LOCK_WAIT_MS` (10 s). A lock an earlier process of this pid left is waited for longer: until it
    * is stale (`OWN_PID_LEFTOVER_MS` after it last changed) and taken over.
    */
   timeoutMs?: number | undefined;
@@ -34,6 +34,9 @@ export interface FileLockOptions {
 }
 
 const HOST = hostname();
+
+/** How long a lock held by another live process is waited for before giving up (`timeoutMs`'s default). */
+export const LOCK_WAIT_MS = 10_000;
 
 export async function withFileLock<T>(path: string, task: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const token = await acquire(path, options);
@@ -73,7 +76,7 @@ export const OWN_PID_LEFTOVER_MS = 40_000;
 
 /** Takes the lock; answers its token. */
 async function acquire(path: string, options: FileLockOptions): Promise<string> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? LOCK_WAIT_MS;
   const staleMs = options.staleMs ?? 60_000;
   const started = Date.now();
   let deadline = started + timeoutMs;

@@ -1,18 +1,14 @@
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ValidationError } from '../../src/index.js';
 import { startService } from '../../bots/main.js';
-import { followOutput, outputOf } from '../helpers/child-output.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { MAIN, start, startRunning } from '../helpers/npm-start.js';
 import { surfaceEnv, unreachableSlackEnv } from '../helpers/service-fakes.js';
 import { readOnlyFolder, UNPRIVILEGED, unprivilegedCanRead } from '../helpers/read-only-folder.js';
 import { testTempDir } from '../helpers/temp-dir.js';
-
-const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
 
 describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
   it('refuses to start, naming PICTOR_DATA_DIR, when the data folder is a file', async () => {
@@ -28,7 +24,7 @@ describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
   it('exits 2 saying so, as every bad setting does', async () => {
     const dir = await testTempDir('pictor-data-dir-');
     await writeFile(join(dir, 'afile'), '');
-    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(join(dir, 'afile', 'data')) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const result = await start(unreachableSlackEnv(join(dir, 'afile', 'data')));
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${join(dir, 'afile', 'data')} is inside a file, not a folder\n`);
   }, 60_000);
@@ -36,7 +32,7 @@ describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
   // As root, whom no mode stops, it runs as an unprivileged user (a checkout that user cannot read is the one case left out).
   it.skipIf(!unprivilegedCanRead([MAIN, createRequire(import.meta.url).resolve('tsx')]))('exits 2 naming PICTOR_DATA_DIR when the folder is read-only to it', async () => {
     const { readOnly } = await readOnlyFolder('pictor-data-dir-read-only-');
-    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(readOnly) }, stdio: ['ignore', 'pipe', 'pipe'], ...UNPRIVILEGED }));
+    const result = await start(unreachableSlackEnv(readOnly), UNPRIVILEGED);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${readOnly} cannot be made or written in (permission denied)\n`);
   }, 60_000);
@@ -47,19 +43,10 @@ describe('npm start on a data folder another npm start runs on (no Redis)', () =
     const slack = await new FakeSlack().start();
     onTestFinished(() => slack.close());
     const dataDir = await testTempDir('pictor-data-dir-two-');
-    const env = {
-      PATH: process.env.PATH,
-      PICTOR_DATA_DIR: dataDir,
-      PICTOR_LOG_LEVEL: 'warn',
-      ...surfaceEnv({ slack }),
-    };
-    const first = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const firstOutput = followOutput(first);
-    onTestFinished(() => void first.kill('SIGKILL'));
+    const env = { PICTOR_DATA_DIR: dataDir, PICTOR_LOG_LEVEL: 'warn', ...surfaceEnv({ slack }) };
+    const { child: first, output: firstOutput } = startRunning(env);
     await vi.waitFor(() => expect(firstOutput.stdout()).toMatch(/events at/), { timeout: 45_000, interval: 50 });
-    const secondChild = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    onTestFinished(() => void secondChild.kill('SIGKILL'));
-    const second = await outputOf(secondChild);
+    const second = await start(env);
     expect(second.code).toBe(2);
     expect(second.stderr).toMatch(new RegExp(`^pictor: PICTOR_DATA_DIR ${dataDir} is in use by another Pictor process \\(pid ${first.pid} on `));
     expect(first.exitCode).toBe(null);
@@ -76,7 +63,7 @@ describe('npm start on a data folder whose store of an older version cannot be r
     const dataDir = await testTempDir('pictor-data-dir-old-');
     await mkdir(join(dataDir, 'discord'), { recursive: true });
     await writeFile(join(dataDir, file), '{"version":1,"records":[{"ke');
-    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const result = await start(unreachableSlackEnv(dataDir));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`^pictor: ${store} ${join(dataDir, file).replaceAll('.', '\\.')} \\(of an older version\\) is unreadable`));
     expect(result.stderr).toContain(`move it aside (or delete it) to start without it — ${remedy}`);
@@ -89,7 +76,7 @@ describe('npm start on a data folder whose store of an older version cannot be r
   ])('exits 2 naming $what of an older version it cannot read (not absent, not damaged) and what to do', async ({ file }) => {
     const dataDir = await testTempDir('pictor-data-dir-old-');
     await mkdir(join(dataDir, file), { recursive: true });
-    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const result = await start(unreachableSlackEnv(dataDir));
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`pictor: could not read ${join(dataDir, file)}, kept by an older version (EISDIR): make it readable to the bot, or move it aside\n`);
   }, 60_000);

@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -9,11 +7,11 @@ import { OPERATOR_FIX_CODES, operatorMustFix } from '../../src/internal.js';
 import { StateRecordsUnreadableError } from '../../bots/state/FileStateStore.js';
 import { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError } from '../../bots/state/upgrade.js';
 import { LedgerBusyError, LedgerUnreadableError } from '../../src/spend/errors.js';
-import { FileLockBusyError } from '../../src/spend/file-lock.js';
+import { FileLockBusyError, LOCK_WAIT_MS } from '../../src/spend/file-lock.js';
 import { ConnectionError, ValidationError } from '../../src/index.js';
-import { outputOf, type ChildOutput } from '../helpers/child-output.js';
 import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
+import { start } from '../helpers/npm-start.js';
 import { surfaceEnv } from '../helpers/service-fakes.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -24,14 +22,6 @@ import { silentLogger } from '../../src/internal.js';
 const redisSetup = testRedis();
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(REPO, 'bots', 'main.ts');
-
-/** `npm start` as its own process with only `env` (and PATH) set, to its exit. */
-function start(env: Record<string, string>): Promise<ChildOutput> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, PICTOR_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  onTestFinished(() => void child.kill('SIGKILL'));
-  return outputOf(child as typeof child & { stdout: Readable; stderr: Readable });
-}
 
 async function fakeDiscord(): Promise<FakeDiscord> {
   const discord = await FakeDiscord.start();
@@ -88,7 +78,7 @@ describe('what decides that a refused start is the operator’s to fix (exit 2) 
 
   it.each([
     ['Redis or the network gone', new ConnectionError('cannot use Redis at redis://localhost:6379')],
-    ['a ledger busy a moment', new LedgerBusyError(new FileLockBusyError('/data/quota-ledger.json.lock', 'pid 7', 10_000))],
+    ['a ledger busy a moment', new LedgerBusyError(new FileLockBusyError('/data/quota-ledger.json.lock', 'pid 7', LOCK_WAIT_MS))],
     ['another replica holding the upgrade', new UpgradeHeldError('pictor:bots:upgrading', 300_000)],
     ['an error that is none of the project’s', new Error('could not log in to Discord: connect ECONNREFUSED 127.0.0.1:443')],
     ['something thrown that is not an error', 'validation_error'],

@@ -5,6 +5,7 @@ import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, passTheAnswerBudget, takeTheTimers } from './harness.js';
+import { jobStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 describe('a press while the bots’ state does not answer', () => {
   let h: DiscordHarness;
@@ -54,7 +55,7 @@ describe('buttons keep working, restarts included', () => {
     const running = await drawingReply(h, ix);
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
-    const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const markEnded = spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
     await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'running', endRecorded: true, final: { type: 'completed' } }), { timeout: 15_000 });
@@ -264,7 +265,7 @@ describe('buttons keep working, restarts included', () => {
 
   it('shows the kept result on a Cancel of such a job when the claim of what gone processes left fails (Redis unreachable), not an error in the job’s message', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image shown whatever the claim');
-    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValueOnce(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+    const claim = spyOnInstance(JobRecordStore.prototype, 'claimInterrupted', jobStoreOf(h)).mockRejectedValueOnce(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
 
     const { shown } = await cancelShown(h, running);
     expect(claim).toHaveBeenCalled();
@@ -290,7 +291,7 @@ describe('buttons keep working, restarts included', () => {
   it('tells the member privately that the job’s end is being shown, not that it finished, on a Cancel of such a job another live process claimed meanwhile', async () => {
     const { running, records, key } = await leftRunningForgotten('a paid image another process shows');
     // Held by none when pressed; claimed by a replica's sweep before this Cancel's own claim.
-    vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValueOnce(false).mockResolvedValueOnce(true);
+    spyOnInstance(JobRecordStore.prototype, 'runsElsewhere', jobStoreOf(h)).mockResolvedValueOnce(false).mockResolvedValueOnce(true);
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');

@@ -3,6 +3,7 @@ import { say, usd } from '../../../bots/runner/index.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf, secondImageAsJpeg } from './harness.js';
+import { jobStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 /** Status lines of a reply, skipping the headline. */
 const statusOf = (content: string) => content.split('\n').slice(1).join('\n');
@@ -93,7 +94,7 @@ describe('failures become short, kind messages', () => {
   it('keeps the paid images of a failure whose save for its Edit buttons failed when its Retry is pressed: its record still says the job made them', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     h.emulator.injectFault('short_result');
-    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockRejectedValueOnce(new Error('storage unavailable'));
+    spyOnInstance(JobRecordStore.prototype, 'saveOutputs', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a pair of kites, one lost, not saved', quality: 'low', size: '1024x1024', count: 2 });
     const failed = await h.finalReply(ix, (m) => buttonsOf(m).some((b) => b.label === 'Retry'));
     expect(failed.attachments).toHaveLength(1);

@@ -14,6 +14,7 @@ import { FakeDiscord, buttonsOf } from '../../fakes/discord/FakeDiscord.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { deliveringToBoth, deliveringToBothAtOnce } from '../../helpers/delivering-to-both.js';
 import { buttonId, drawingReply } from './harness.js';
+import { jobStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 const redis = testRedis();
 const LEASE_MS = 600;
@@ -242,7 +243,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     // B finds A's job held by nobody alive; C's sweep claims it right then, before B shows anything.
     const claimedByC: JobRecord[] = [];
     const runsElsewhere = JobRecordStore.prototype.runsElsewhere;
-    vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockImplementationOnce(async function (this: JobRecordStore, key: string) {
+    spyOnInstance(JobRecordStore.prototype, 'runsElsewhere', jobStoreOf(b)).mockImplementationOnce(async function (this: JobRecordStore, key: string) {
       const elsewhere = await runsElsewhere.call(this, key);
       claimedByC.push(...(await c.claimInterrupted()));
       return elsewhere;

@@ -3,6 +3,7 @@ import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordS
 import { JobRunner, say, usd } from '../../../bots/runner/index.js';
 import { answerOf, DiscordHarness, drawingReply } from './harness.js';
 import { closeStoppedProcesses, drawingJob, ESTIMATE_USD, jobRecords, stoppedReply } from './sweep-scene.js';
+import { jobStoreOf, runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 describe('a job its process left at the worst moment, charged and recorded by the next start', () => {
   let h: DiscordHarness;
@@ -38,8 +39,8 @@ describe('a job its process left at the worst moment, charged and recorded by th
     await h.discord.waitFor(() => h.emulator.requests.length > 0 || undefined, 'the request at the service');
     // The process dies with its ledger; at the next start (its lease lapsed) the reconcile charges the sent job, the sweep
     // says "stopped", its mark fails every try, and the process dies while it records the end.
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
+    spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h)).mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     await h.restart({ crash: true, leaseLapsed: true });
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the end');
     expect(h.discord.messages.get(running.id)?.content).toContain(say('en', 'discord.job.interrupted'));

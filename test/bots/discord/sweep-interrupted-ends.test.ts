@@ -8,6 +8,7 @@ import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDisco
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { buttonsOf, cancelShown, DiscordHarness, drawingReply } from './harness.js';
 import { chooseAuditChannel, closeStoppedProcesses, jobRecords, records } from './sweep-scene.js';
+import { jobStoreOf, runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 /** The audit channel's entries mentioning `text`, once the runner posted what waits (its stop posts it). */
 async function auditPosts(h: DiscordHarness, channelId: string, text: string): Promise<number> {
@@ -31,7 +32,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
     // The process dies while its runner records the job's end: that record never resolves.
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h)).mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image whose end a stop cut off' });
     await h.finalReply(ix);
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the runner recording the job’s end');
@@ -57,7 +58,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const audit = await chooseAuditChannel(h);
     // The service takes the request and holds it: sent (its estimate may be billed), nothing back until it is aborted.
     h.emulator.injectFault('stalled_stream');
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h)).mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image cancelled, its end cut off by a stop' });
     const running = await drawingReply(h, ix);
     // "Drawing…" is shown as the job starts, which may come before its request leaves: Cancel once the service has it.
@@ -78,7 +79,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     // Two asked, one came (charged); the process dies as its view marks the failure ended, its image saved.
     h.emulator.injectFault('short_result');
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
+    spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a pair of kites, one lost as the bot died', quality: 'low', size: '1024x1024', count: 2 });
     const withDelete = (m: FakeMessage) => buttonsOf(m).some((b) => b.label === 'Delete');
     const failed = { ...(await h.finalReply(ix, withDelete)) };
@@ -104,7 +105,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     // The view's mark fails (storage down for a moment, every try): its record stays running.
-    const marked = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const marked = spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'something forbidden' });
     const failure = (await h.finalReply(ix, (m) => m.content.includes('🚫'))).content;
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'failed', shown: true } }]), { timeout: 15_000 });
@@ -124,8 +125,8 @@ describe('the end of a live job, recorded once whatever stops where', () => {
   it('marks ended at the next start, saying nothing, a result its view showed whose images could not be saved nor its record marked — not “no longer kept” over it', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
-    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockRejectedValueOnce(new Error('storage unavailable'));
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    spyOnInstance(JobRecordStore.prototype, 'saveOutputs', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
+    spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown, its save and mark failed' });
     const shown = await h.finalReply(ix);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true, final: { type: 'completed', shown: true }, outputs: [] }]), { timeout: 15_000 });
@@ -147,7 +148,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
     h.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     const shown = await h.finalReply(ix);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'running', endRecorded: true }]), { timeout: 15_000 });
     const written = writesThrough(h, ix);
@@ -258,7 +259,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       h = await DiscordHarness.start({ partialImages: 0 });
       const failed = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true });
       await plant(failed);
-      vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+      spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
       await h.restart({ crash: true });
 
       await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
@@ -274,7 +275,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       const failed = left('failed-1', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true });
       await plant(failed);
       // The process stops right after the post: its mark never comes.
-      const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
+      const markEnded = spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
       await h.restart({ crash: true });
       await h.discord.waitFor(() => postFor(failed), 'the failure’s message');
       await h.discord.waitFor(() => markEnded.mock.calls.length > 0 || undefined, 'the mark after the post');
@@ -295,7 +296,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
       const second = stopped('stopped-2', Date.now() - 1);
       await plant(first, second);
       // The first one's mark fails every try.
-      vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+      spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
       await h.restart({ crash: true });
 
       await h.discord.waitFor(() => postFor(second), 'the next record’s message');
@@ -380,7 +381,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
   /** A job that completed, then its process died while its runner recorded its end: its record left for the next start's sweep. */
   async function endCutOff(prompt: string): Promise<FakeInteraction> {
-    vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
+    spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h)).mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
     const ix = h.discord.slashCommand('imagine', { prompt });
     await h.finalReply(ix);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed' }]), { timeout: 15_000 });
@@ -422,7 +423,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const add = JobRecordStore.prototype.add;
     let forgot = false;
-    vi.spyOn(JobRecordStore.prototype, 'add').mockImplementationOnce(async function (this: JobRecordStore, ...args: Parameters<JobRecordStore['add']>) {
+    spyOnInstance(JobRecordStore.prototype, 'add', jobStoreOf(h)).mockImplementationOnce(async function (this: JobRecordStore, ...args: Parameters<JobRecordStore['add']>) {
       // The job is accepted and its first answer given; its record is not written yet.
       await h.runner.history!.forgetEverywhere(requesterOf(ix));
       forgot = true;

@@ -9,6 +9,7 @@ import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf, secondImageAsJpeg } from './harness.js';
 import { chooseAuditChannel, closeStoppedProcesses, jobRecords } from './sweep-scene.js';
+import { jobStoreOf, runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -194,7 +195,7 @@ describe('the sweep of jobs the last process left', () => {
       audit = await chooseAuditChannel(h);
     });
     // The next process dies while its sweep records the job's end: that record never resolves.
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>(() => {}));
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h)).mockImplementationOnce(() => new Promise<void>(() => {}));
     await h.restart({ crash: true });
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
     const records = jobRecords(h);
@@ -211,7 +212,7 @@ describe('the sweep of jobs the last process left', () => {
   it('shows a swept result once across a crash after showing it: marked ended with its end at once, the next sweep records that end with the link to the reply and shows nothing', async () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image shown before a crash' });
     // The next process dies once its sweep showed the result, while it records the job's end: that record never resolves.
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>(() => {}));
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h)).mockImplementationOnce(() => new Promise<void>(() => {}));
     await h.restart({ crash: true });
     await h.finalReply(ix);
     await h.discord.waitFor(() => recordEnded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
@@ -261,7 +262,7 @@ describe('the sweep of jobs the last process left', () => {
     const audit = await chooseAuditChannel(h);
     // The view's mark of its shown result fails through the store's tries, as a storage hiccup would: the runner records
     // the job's end, and the record is left running with its result for the next process's sweep.
-    vi.spyOn(JobRecordStore.prototype, 'update')
+    spyOnInstance(JobRecordStore.prototype, 'update', jobStoreOf(h))
       .mockRejectedValueOnce(new Error('storage unavailable'))
       .mockRejectedValueOnce(new Error('storage unavailable'))
       .mockRejectedValueOnce(new Error('storage unavailable'));
@@ -370,7 +371,7 @@ describe('the sweep of jobs the last process left', () => {
     let jobKey = '';
     for await (const { key } of records.entries()) jobKey = key;
     // The next process's first write of a record fails once, as a storage hiccup would.
-    vi.spyOn(JobRecordStore.prototype, 'update').mockRejectedValueOnce(new Error('storage unavailable'));
+    spyOnInstance(JobRecordStore.prototype, 'update', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     await h.restart({ crash: true });
 
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
@@ -510,7 +511,7 @@ describe('the sweep of jobs the last process left', () => {
 
   it('leaves a job its storage fails to show as it was, said once in the log, at the sweep and at a Cancel alike (the member told to press again); pressed again, it shows the job stopped', async () => {
     const { running, records, key } = await drawing('a job its storage fails to show');
-    const showAlone = vi.spyOn(JobRecordStore.prototype, 'showAlone').mockRejectedValueOnce(new Error('storage unavailable')).mockRejectedValueOnce(new Error('storage unavailable'));
+    const showAlone = spyOnInstance(JobRecordStore.prototype, 'showAlone', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable')).mockRejectedValueOnce(new Error('storage unavailable'));
     const left = () => h.logger.entries.filter((e) => e.msg === 'could not show a job its process left; its record is left as it was');
     await h.restart({ crash: true });
     await vi.waitFor(() => expect(left()).toHaveLength(1), { timeout: 15_000 });
@@ -545,7 +546,7 @@ describe('the sweep of jobs the last process left', () => {
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
     await records().update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo }, sweptAt: twoDaysAgo + 60_000 });
     // The start's sweep finds nothing to claim yet: the record is left running, held by the gone process, for the Cancel.
-    vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockResolvedValueOnce([]);
+    spyOnInstance(JobRecordStore.prototype, 'claimInterrupted', jobStoreOf(h)).mockResolvedValueOnce([]);
     await h.restart({ crash: true });
 
     const { click, shown: stopped } = await cancelShown(h, running);
@@ -561,7 +562,7 @@ describe('the sweep of jobs the last process left', () => {
       const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
       await records().update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo }, endRecorded: true, final });
       // The start's sweep finds nothing to claim yet: the record is left running, held by the gone process, for the Cancel.
-      vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockResolvedValueOnce([]);
+      spyOnInstance(JobRecordStore.prototype, 'claimInterrupted', jobStoreOf(h)).mockResolvedValueOnce([]);
       await h.restart({ crash: true });
 
       const { click, shown } = await cancelShown(h, running);
@@ -601,7 +602,7 @@ describe('the sweep of jobs the last process left', () => {
     const { records, key } = await drawing('a job whose stop was said once');
     const twoDaysAgo = Date.now() - 2 * 24 * 3_600_000;
     await records().update(key, (record) => record && { ...record, createdAt: twoDaysAgo, reply: record.reply && { ...record.reply, issuedAt: twoDaysAgo } });
-    vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     const notes = () => h.discord.channelMessages().filter((m) => m.content.includes('restarted'));
     await h.restart({ crash: true });
     await h.discord.waitFor(() => notes()[0], 'the channel message');

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { finishedActions, startHarness, type Harness } from './harness.js';
+import { requestStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -35,7 +36,7 @@ describe('a Reroll answered at once never ends in silence for whoever pressed it
     h = await startHarness();
     const { fake } = h;
     const actions = await finishedKite(h);
-    vi.spyOn(RequestStore.prototype, 'create').mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    spyOnInstance(RequestStore.prototype, 'create', requestStoreOf(h!)).mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
     const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
     expect(click.status).toBe(200);
     const note = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');

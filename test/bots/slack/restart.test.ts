@@ -26,6 +26,7 @@ import {
   statusOf,
   type Harness,
 } from './harness.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 const open: Harness[] = [];
 afterEach(async () => {
@@ -325,9 +326,11 @@ describe('the end of a finished job a stop cut off, in the history and the audit
   });
 
   it('leaves a job whose end a crash cut off while the sweep recorded it to the next sweep, which records it: nothing is marked before its end is recorded', async () => {
-    const { fake, dataDir, saved } = await crashedBeforeItsEnd('a lantern whose sweep died recording it');
-    // The next process dies while its sweep records the job's end: that record never resolves.
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementationOnce(() => new Promise<void>(() => {}));
+    const prompt = 'a lantern whose sweep died recording it';
+    const { fake, dataDir, saved } = await crashedBeforeItsEnd(prompt);
+    // The next process dies while its sweep records the job's end: that record never resolves. Its runner is made inside
+    // its start, which sweeps at once: the fake is told by this job, which no runner of another test records.
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', (_runner, _requester, job) => job.prompt === prompt).mockImplementationOnce(() => new Promise<void>(() => {}));
     let after = await startWithAdmin({ fake, dataDir });
     await fake.waitFor(() => recorded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
     expect(saved.read().value.status).toBe('active');
@@ -338,7 +341,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     after = await startWithAdmin({ fake, dataDir });
     open.push(after);
     await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
-    await fake.waitFor(() => auditEntries(after, 'a lantern whose sweep died recording it').length > 0 || undefined, 'the audit entry');
+    await fake.waitFor(() => auditEntries(after, prompt).length > 0 || undefined, 'the audit entry');
     await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
     await after.close({ fake: true });
     open.splice(open.indexOf(after), 1);
@@ -346,8 +349,9 @@ describe('the end of a finished job a stop cut off, in the history and the audit
   });
 
   it('marks nothing for a swept job whose end could not be recorded (its history entry not written): the next start’s sweep records it, then marks it', async () => {
-    const { fake, dataDir, saved } = await crashedBeforeItsEnd('a lantern whose history could not be written');
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockRejectedValueOnce(new Error('storage unavailable'));
+    const prompt = 'a lantern whose history could not be written';
+    const { fake, dataDir, saved } = await crashedBeforeItsEnd(prompt);
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', (_runner, _requester, job) => job.prompt === prompt).mockRejectedValueOnce(new Error('storage unavailable'));
     let after = await startWithAdmin({ fake, dataDir });
     await fake.waitFor(() => recorded.mock.calls.length > 0 || undefined, 'the sweep recording the job’s end');
     await expect(recorded.mock.results[0]!.value).rejects.toThrow('storage unavailable');
@@ -363,7 +367,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     expect(saved.read().value.status).toBe('ended');
     await after.close({ fake: true });
     open.splice(open.indexOf(after), 1);
-    expect(auditEntries(after, 'a lantern whose history could not be written')).toHaveLength(1);
+    expect(auditEntries(after, prompt)).toHaveLength(1);
     await fake.close();
   });
 

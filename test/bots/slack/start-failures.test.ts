@@ -4,6 +4,7 @@ import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
 import { finishedActions, startHarness, type Harness } from './harness.js';
+import { requestStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -16,7 +17,7 @@ describe('a job that fails after its request was taken and before the runner had
   it('/imagine whose request cannot be saved (the data folder refusing writes): the member is told privately that something went wrong on our side; nothing reaches the service', async () => {
     h = await startHarness();
     const { fake } = h;
-    vi.spyOn(RequestStore.prototype, 'create').mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    spyOnInstance(RequestStore.prototype, 'create', requestStoreOf(h!)).mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
     const ack = await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
     const note = await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the private answer');
     expect(note.body).toMatchObject({ response_type: 'ephemeral', text: `:warning: ${say('en', 'error.on_my_side')}` });
@@ -31,7 +32,7 @@ describe('a job that fails after its request was taken and before the runner had
     h = await startHarness();
     const { fake } = h;
     const start = vi.spyOn(SlackJobs.prototype, 'start');
-    vi.spyOn(RequestStore.prototype, 'create').mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    spyOnInstance(RequestStore.prototype, 'create', requestStoreOf(h!)).mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
     await fake.userMessage({ channel: 'C0KITES', user: 'U0ALICE', text: `<@${fake.botUserId}> a kite --quality low` });
     await fake.waitFor(() => start.mock.results[0], 'the job asked for');
     // The start answers (it never rejects): the member was told by then, and nothing after it tells them again.
@@ -47,7 +48,7 @@ describe('a job that fails after its request was taken and before the runner had
     await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
     const actions = await finishedActions(fake, 'C0KITES');
     const start = vi.spyOn(SlackJobs.prototype, 'start');
-    vi.spyOn(RequestStore.prototype, 'create').mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    spyOnInstance(RequestStore.prototype, 'create', requestStoreOf(h!)).mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
     const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
     await fake.waitFor(() => start.mock.results[0], 'the job asked for');
     await expect(start.mock.results[0]!.value).resolves.toBeUndefined();

@@ -1,0 +1,57 @@
+import { vi, type Mock } from 'vitest';
+import type { JobRecordStore } from '../../bots/discord/JobRecordStore.js';
+import type { JobRunner } from '../../bots/runner/index.js';
+import type { RequestStore } from '../../bots/slack/RequestStore.js';
+import type { BotState, Space } from '../../bots/state/index.js';
+
+type Method = (...args: never[]) => unknown;
+type MethodOf<T> = { [K in keyof T]: T[K] extends Method ? K : never }[keyof T];
+
+/**
+ * A spy on `method` of one instance of a class, picked by `mine` at each call, for an instance the test cannot reach
+ * before it is used (one made inside the code under test, or by a restart still to come): the method is wrapped on
+ * the prototype, but only the calls of the instance `mine` picks reach the mock answered (its `mock.calls` are that
+ * instance's, and its `…Once` fakes are used up by that instance alone). Every other instance gets the real method —
+ * one a test of another file left running (the unit tests share one process), or a process this test stopped. Where
+ * nothing public tells the instance, `mine` may pick by the call's arguments instead (the test's own job). Undone by
+ * `vi.restoreAllMocks()`.
+ */
+export function spyOnInstance<T extends object, K extends MethodOf<T>>(
+  prototype: T,
+  method: K,
+  mine: (instance: T, ...args: Parameters<Extract<T[K], Method>>) => boolean,
+): Mock<Extract<T[K], Method>> {
+  const real = prototype[method] as (this: T, ...args: unknown[]) => unknown;
+  const picks = mine as (instance: T, ...args: unknown[]) => boolean;
+  const own = vi.fn(function (this: T, ...args: unknown[]) {
+    return real.apply(this, args);
+  });
+  (vi.spyOn(prototype, method as never) as unknown as Mock<(this: T, ...args: unknown[]) => unknown>).mockImplementation(function (this: T, ...args: unknown[]) {
+    return picks(this, ...args) ? own.apply(this, args) : real.apply(this, args);
+  });
+  return own as unknown as Mock<Extract<T[K], Method>>;
+}
+
+/**
+ * Whether `space` is one of the store of `state`, the bots' state of one process: a space carries the owner of its
+ * store, and each process's store has an owner of its own. Picks the instance of a store built on that state (the
+ * Discord job records' `records`, Slack's requests' `space`), which the bot makes where a test cannot reach it.
+ */
+export function isSpaceOf(space: Space<unknown>, state: BotState): boolean {
+  return (space as unknown as { owner: string }).owner === state.store.owner;
+}
+
+/** Picks the Discord job store of the bot of `process` as it is at each call (a harness: its restart's once it comes). */
+export function jobStoreOf(process: { state: BotState }): (store: JobRecordStore) => boolean {
+  return (store) => isSpaceOf(store.records, process.state);
+}
+
+/** Picks the Slack request store of the bot of `process` as it is at each call. */
+export function requestStoreOf(process: { state: BotState }): (store: RequestStore) => boolean {
+  return (store) => isSpaceOf(store.space, process.state);
+}
+
+/** Picks the job runner of `process` as it is at each call (a harness: its restart's once it comes). */
+export function runnerOf(process: { runner: JobRunner }): (runner: JobRunner) => boolean {
+  return (runner) => runner === process.runner;
+}
