@@ -1,6 +1,7 @@
-import { isPictorError, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
+import { isPictorError, type LoggerLike, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
 import { errorCodeOf, INTERNAL_ERROR_CODE, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import { isJobRefusedError } from './JobRefusedError.js';
+import { loggableError } from './loggable-error.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
 import { anyOf, duration, nested, say, sayWords, words, type MessageValues, type Words } from './words.js';
@@ -51,6 +52,25 @@ export type FailureLogLevel = 'info' | 'warn' | 'error';
 export function failureLogLevel(error: unknown): FailureLogLevel {
   if (isJobRefusedError(error)) return 'info';
   return isPictorError(error) ? 'warn' : 'error';
+}
+
+/** A failed or refused job's line, when a refusal (`info`) reads otherwise than a failure in the log. */
+export interface FailureLogMessages {
+  refused: string;
+  failed: string;
+}
+
+/**
+ * Logs a job that failed, or that the intake did not take, by the one rule (`failureLogLevel`): `fields` (never the
+ * prompt) with the failure's `code`, and on an `error` line the error too, made loggable (`loggableError`: no secret,
+ * no request body, a bounded message). The runner's end of a job and each surface's intake write their line through
+ * this, and nothing else. Returns the level it logged at.
+ */
+export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readonly<Record<string, unknown>>, message: string | FailureLogMessages): FailureLogLevel {
+  const level = failureLogLevel(error);
+  const line = { ...fields, code: failureOf(error).code, ...(level === 'error' && { err: loggableError(error) }) };
+  logger[level](line, typeof message === 'string' ? message : level === 'info' ? message.refused : message.failed);
+  return level;
 }
 
 /**

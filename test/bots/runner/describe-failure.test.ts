@@ -1,7 +1,10 @@
 import { CATALOGS, duration, LOCALES, words, type MessageKey } from '../../../bots/runner/index.js';
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
-import { failureLogLevel } from '../../../bots/runner/describe-failure.js';
+import { failureLogLevel, logJobFailure } from '../../../bots/runner/describe-failure.js';
+import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { StateRecordsUnreadableError } from '../../../bots/state/FileStateStore.js';
 import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
 import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError, errorCodeOf, makeAPIError } from '../../../src/internal.js';
@@ -245,6 +248,44 @@ describe('describeFailure', () => {
   it('leaves a refusal that names no command as it is when given one', () => {
     const refusal = new JobRefusedError('user_cooldown', words('refusal.user_cooldown', { every: duration(30_000), wait: duration(12_000) }));
     expect(describeFailure(refusal, 'en', '/pictor').words).toBe(refusal.words);
+  });
+});
+
+describe('logJobFailure', () => {
+  const messages = { refused: 'job refused', failed: 'job failed' };
+
+  it('logs a refusal as the member’s: info, with its code and the fields, no error', () => {
+    const logger = new RecordingLogger();
+    expect(logJobFailure(logger, new JobRefusedError('restarting', words('refusal.restarting')), { jobId: 'j1' }, messages)).toBe('info');
+    expect(logger.entries).toEqual([{ level: 'info', obj: { jobId: 'j1', code: 'restarting' }, msg: 'job refused' }]);
+  });
+
+  it.each([
+    ['the service’s answer', makeAPIError({ status: 503, body: { error: { message: 'overloaded', type: 'server_error' } } }), 'server_error'],
+    ['the network', new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'), 'connection_failed'],
+  ])('logs %s as warn with its code alone, which says it all', (_, error, code) => {
+    const logger = new RecordingLogger();
+    expect(logJobFailure(logger, error, { jobId: 'j1' }, messages)).toBe('warn');
+    expect(logger.entries).toEqual([{ level: 'warn', obj: { jobId: 'j1', code }, msg: 'job failed' }]);
+  });
+
+  it('logs anything else as error with the error made loggable: its name, message and stack, no credential in any', () => {
+    const logger = new RecordingLogger();
+    const error = failureWithSecrets();
+    expect(logJobFailure(logger, error, { jobId: 'j1' }, 'the runner did not take a job')).toBe('error');
+    expect(logger.entries).toEqual([
+      { level: 'error', obj: { jobId: 'j1', code: 'internal_error', err: { name: 'TypeError', message: expect.stringContaining('[redacted]'), stack: expect.any(String) } }, msg: 'the runner did not take a job' },
+    ]);
+    expect(logger.entries[0]!.obj).not.toHaveProperty('err', error);
+    const logged = inspect(logger.entries, { depth: null });
+    for (const secret of SECRETS_IN_FAILURE) expect(logged).not.toContain(secret);
+  });
+
+  it('logs the spend ledger unreadable with the error, which names its file, and no stack: its code says what it is', () => {
+    const logger = new RecordingLogger();
+    logJobFailure(logger, new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), {}, messages);
+    expect(logger.entries[0]).toMatchObject({ level: 'error', obj: { code: 'ledger_unreadable', err: { code: 'ledger_unreadable', message: expect.stringContaining('/data/quota-ledger.json') } } });
+    expect((logger.entries[0]!.obj as { err: object }).err).not.toHaveProperty('stack');
   });
 });
 
