@@ -1,4 +1,6 @@
 import { CATALOGS, duration, LOCALES, words, type MessageKey } from '../../../bots/runner/index.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
@@ -6,7 +8,7 @@ import { failureLogLevel, logJobFailure } from '../../../bots/runner/describe-fa
 import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { StateRecordsUnreadableError } from '../../../bots/state/FileStateStore.js';
-import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
+import { AbortedError, ConnectionError, ERROR_CODES, parseGenerationRequest, PictorError, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
 import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError, errorCodeOf, makeAPIError } from '../../../src/internal.js';
 import { UpgradeHeldError } from '../../../bots/state/upgrade.js';
 import { FileLockBusyError } from '../../../src/spend/file-lock.js';
@@ -189,6 +191,23 @@ describe('describeFailure', () => {
     expect(failure).toMatchObject({ code: errorCodeOf(error), retryable: true });
     expect(failure.code).toBe('state_upgrade_held');
     expect(failure.message).toBe(describeFailure(new Error('a bug'), 'de').message);
+  });
+
+  it('keeps the code of every project error with a code of its own (a class of the one error tree), but the emulator’s', () => {
+    const root = new URL('../../../', import.meta.url).pathname;
+    const files = (dir: string): string[] =>
+      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []));
+    const codes = ['src', 'bots'].flatMap(files).flatMap((file) => [...readFileSync(join(root, file), 'utf8').matchAll(/extends PictorError<'(\w+)'>/g)].map((m) => m[1]!));
+    // The emulator's connection reset is its server's, thrown where it serves a request: no job of the bots meets it.
+    const noJobMeets = new Set(['ECONNRESET']);
+    expect(codes).toContain('state_upgrade_lost');
+    // A core code (a command-line flag's validation_error) is the core's, described by its own checked switch.
+    for (const code of codes.filter((c) => !noJobMeets.has(c) && !(ERROR_CODES as readonly string[]).includes(c))) expect(describeFailure(new PictorError(code, 'a project error')).code, code).toBe(code);
+  });
+
+  it('gives a project error whose code no job fails with (none of FailureCode’s) internal_error, as a bug', () => {
+    const error = new PictorError('not_a_job_code', 'an error of a part no job goes through');
+    expect(describeFailure(error)).toMatchObject({ code: 'internal_error', message: describeFailure(new Error('a bug')).message, retryable: true, logLevel: 'error' });
   });
 
   it('keeps the code of the bots’ state it cannot read, a project error (state_records_unreadable)', () => {
