@@ -1,5 +1,5 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
-import { describeFailure, sayWords } from '../runner/index.js';
+import { describeFailure, logJobFailure, sayWords } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { InputImageError } from './download-images.js';
@@ -14,7 +14,7 @@ export type FirstAnswer = 'reply' | 'update';
  * Nothing was reserved, fetched or sent.
  */
 export async function refusePrivately(ctx: BotContext, interaction: RepliableInteraction, reason: unknown): Promise<void> {
-  const { message } = wordsOf(ctx, reason, interaction.locale, (code) => ctx.logger.info({ code }, 'job refused'));
+  const { message } = wordsOf(ctx, reason, interaction.locale, 'job refused');
   await acknowledge('refuse privately', () => interaction.reply({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
 }
 
@@ -25,7 +25,7 @@ export async function refusePrivately(ctx: BotContext, interaction: RepliableInt
  * Nothing was sent or charged.
  */
 export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableInteraction, firstAnswer: FirstAnswer, reason: unknown): Promise<void> {
-  const { code, message } = wordsOf(ctx, reason, interaction.locale, (refused) => ctx.logger.info({ code: refused }, 'job refused after its first answer'));
+  const { code, message } = wordsOf(ctx, reason, interaction.locale, 'job refused after its first answer');
   try {
     // A Retry's message stays as it was (its job is not started again); a new reply that shows nothing goes.
     if (firstAnswer === 'reply') await interaction.deleteReply();
@@ -37,24 +37,17 @@ export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableI
 
 /**
  * The code and sentence of a refusal in the member's language: the runner's words (`describeFailure`), or an input
- * image's own; logged once, by the runner's one rule (`FailureDescription.logLevel`). A refusal of the runner's (a
- * limit, a rule, a setting) or an input image's is the member's: `info` (`refused`), its code. Anything else stopped
- * the intake: a core error (Redis or the network gone, the service) is `warn` with its code; the rest — the spend
- * ledger unreadable (naming the file), busy or closed, a bug — is `error` with the error (name, message, and for a bug
- * its stack; never the interaction's token), never the prompt.
+ * image's own; logged once. An input image's refusal is the member's: `info` (`refused`), its code. Anything else by
+ * the runner's one rule (`logJobFailure`): a refusal of the runner's (a limit, a rule, a setting) `info` with its code
+ * (`refused`); a core error (Redis or the network gone, the service) `warn` with its code; the rest — the spend ledger
+ * unreadable (naming the file), busy or closed, a bug — `error` with the error made loggable (name, message, and for a
+ * bug its stack; never a secret or the interaction's token), never the prompt.
  */
-function wordsOf(ctx: BotContext, reason: unknown, locale: string, refused: (code: string) => void): { code: string; message: string } {
+function wordsOf(ctx: BotContext, reason: unknown, locale: string, refused: string): { code: string; message: string } {
   if (reason instanceof InputImageError) {
-    refused(reason.code);
+    ctx.logger.info({ code: reason.code }, refused);
     return { code: reason.code, message: sayWords(locale, reason.words) };
   }
-  const failure = describeFailure(reason, locale);
-  const { code, logLevel } = failure;
-  if (logLevel === 'info') {
-    refused(code);
-  } else {
-    const log = ctx.logger[logLevel].bind(ctx.logger);
-    log({ code, ...(logLevel === 'error' && { err: loggableError(reason) }) }, 'the runner did not take a job');
-  }
-  return failure;
+  logJobFailure(ctx.logger, reason, {}, { refused, failed: 'the runner did not take a job' });
+  return describeFailure(reason, locale);
 }

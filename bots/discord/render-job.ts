@@ -1,6 +1,6 @@
 import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonComponentWithCustomId } from 'discord.js';
 import { DEFAULTS, type PriceQuote } from 'pictor';
-import { DEFAULT_LOCALE, elapsed, say, sayWords, usd, type Words } from '../runner/index.js';
+import { DEFAULT_LOCALE, elapsed, say, sayWords, usd, type FailureCode, type Words } from '../runner/index.js';
 import type { JobRecord } from './JobRecordStore.js';
 import { formatsOf, type JobCost, type JobUpdate } from '../runner/types.js';
 import { COMMAND_NAMES } from './command-words.js';
@@ -147,7 +147,11 @@ export function renderKeptResult(job: JobHeader, files: OutgoingFile[], notes: s
   };
 }
 
-const FAILURE_ICONS: Record<string, string> = {
+/**
+ * Each failure's icon by its code, checked against the codes a job fails with (`FailureCode`: a code none fails with is
+ * no key here); ⚠️ for the rest, and for a code a kept record of another version holds.
+ */
+const FAILURE_ICONS: Readonly<Record<string, string>> = {
   moderation_blocked: '🚫',
   budget_user_daily: '💸',
   budget_scope_daily: '💸',
@@ -157,7 +161,7 @@ const FAILURE_ICONS: Record<string, string> = {
   user_cooldown: '⏳',
   user_concurrency: '⏳',
   validation_error: '✋',
-};
+} satisfies Partial<Record<FailureCode, string>>;
 
 /**
  * A failure or refusal: the runner's kind sentence in the job's language (never an error's raw text), what it was

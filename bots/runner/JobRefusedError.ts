@@ -57,6 +57,6 @@ export function isJobRefusedError(value: unknown): value is JobRefusedError {
 }
 
 /** Whether `code` is one a refusal carries: a cap's (src/spend) or the runner's own (types.ts lists both). */
-function isRefusalCode(code: unknown): code is RefusalCode {
+export function isRefusalCode(code: unknown): code is RefusalCode {
   return typeof code === 'string' && (isSpendRefusalCode(code) || RUNNER_CODES.has(code));
 }

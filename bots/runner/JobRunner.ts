@@ -24,7 +24,8 @@ import { AS_VALIDATION_ERROR, endingOf, estimateOf, JobLedger, type ChargedJob, 
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin, withinDeadline } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
-import { describeFailure } from './describe-failure.js';
+import { describeFailure, logJobFailure } from './describe-failure.js';
+import { loggableError } from './loggable-error.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
@@ -394,7 +395,7 @@ export class JobRunner {
     const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm }), 'the rules of the server/workspace').catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
-      this.#logger.info({ code: error.code, platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
+      logJobFailure(this.#logger, error, { platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
       // A blocked word the style brought in, not the member: the refusal names the style.
       const word = error.code === 'blocked_word' && styled.style !== undefined ? error.word : undefined;
       // An option the style set that a rule forbids: the refusal names the style too.
@@ -411,7 +412,7 @@ export class JobRunner {
     // A place first (no ledger write for a job the queue cannot take), counted at once: a burst cannot all pass the bound.
     const place = this.#room.take(toFetch ? toFetch.declaredBytes : inputBytesOf(request));
     if (place instanceof JobRefusedError) {
-      this.#logger.warn({ jobId: id, code: place.code, queued: this.#room.load.jobs, limit: place.limit, used: place.used }, 'job refused: the queue is full');
+      logJobFailure(this.#logger, place, { jobId: id, queued: this.#room.load.jobs, limit: place.limit, used: place.used }, 'job refused: the queue is full');
       throw place;
     }
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
@@ -445,7 +446,7 @@ export class JobRunner {
     if (!reservation.ok) {
       place.release();
       const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });
-      this.#logger.info({ jobId: id, code: refusal.code, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
+      logJobFailure(this.#logger, refusal, { jobId: id, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
       throw refusal;
     }
     const admission: Admission = { id, intent, styled, member, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
@@ -503,7 +504,7 @@ export class JobRunner {
       request = this.#withImages(admission.fields, images, admission.intent.fieldNames);
       const tooLarge = place.resize(inputBytesOf(request));
       if (tooLarge) {
-        this.#logger.warn({ jobId: id, code: tooLarge.code, limit: tooLarge.limit, used: tooLarge.used }, 'edit refused once its images were here: the queue is full');
+        logJobFailure(this.#logger, tooLarge, { jobId: id, limit: tooLarge.limit, used: tooLarge.used }, 'edit refused once its images were here: the queue is full');
         throw tooLarge;
       }
     }
@@ -790,7 +791,7 @@ export class JobRunner {
    * its estimate stays spent; a job already settled is not charged again).
    */
   async #failUnexpectedly(job: Job, error: unknown): Promise<void> {
-    this.#logger.error({ jobId: job.info.id, err: error }, 'the job runner failed unexpectedly');
+    this.#logger.error({ jobId: job.info.id, err: loggableError(error) }, 'the job runner failed unexpectedly');
     job.decided = true;
     const { cost, settled } = this.#end(job, { kind: 'failed', error });
     if (!job.pump.finished) {
@@ -934,9 +935,7 @@ export class JobRunner {
     job.pump.push({ type: 'failed', jobId: id, code: failure.code, message: failure.message, words: failure.words, retryable: failure.retryable, ...this.#imagesOf(job), ...cost });
     const settlement = await settled;
     const mayBeBilled = settlement.action === 'settled';
-    const err = failure.logLevel === 'error' ? error : undefined;
-    const log = this.#logger[failure.logLevel].bind(this.#logger);
-    log({ jobId: id, code: failure.code, mayBeBilled, images: charged.images.length, err }, 'job failed');
+    logJobFailure(this.#logger, error, { jobId: id, mayBeBilled, images: charged.images.length }, 'job failed');
   }
 
   /** The finished images of a job that did not complete, for its final update (none: nothing added). */

@@ -1,6 +1,9 @@
-import { isPictorError, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
+import { isPictorError, type LoggerLike, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
 import { errorCodeOf, INTERNAL_ERROR_CODE, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
-import { isJobRefusedError } from './JobRefusedError.js';
+import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
+import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
+import { isJobRefusedError, isRefusalCode } from './JobRefusedError.js';
+import { loggableError } from './loggable-error.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
 import { anyOf, duration, nested, say, sayWords, words, type MessageValues, type Words } from './words.js';
@@ -12,14 +15,24 @@ export { INTERNAL_ERROR_CODE };
 type LedgerFailureCode = LedgerBusyError['code'] | LedgerUnreadableError['code'] | QuotaStoreClosedError['code'];
 
 /**
- * A failure's code, by the project's one rule (`errorCodeOf`): a project error keeps its own code, anything else is
- * `internal_error`. A project error without a sentence of its own here (those of a start: an older version's store,
- * the upgrade's lease) keeps its code and is said as `internal_error` is.
+ * The bots' state's own errors: its records unreadable, and those of a start (an older version's store, the upgrade's
+ * lease). Each keeps its code and is said as `internal_error` is.
  */
-export type FailureCode = PictorErrorCode | RefusalCode | LedgerFailureCode | typeof INTERNAL_ERROR_CODE | ProjectErrorCode;
+type StateFailureCode =
+  | StateRecordsUnreadableError['code']
+  | JobStoreUnreadableError['code']
+  | HistoryUnreadableError['code']
+  | OldFileUnreadableError['code']
+  | UpgradeHeldError['code']
+  | UpgradeLostError['code'];
 
-/** The code of a project error this file has no sentence of its own for: kept as it is, said as `internal_error`. */
-type ProjectErrorCode = string & { readonly projectErrorCode?: never };
+/**
+ * A failure's code, by the project's one rule (`errorCodeOf`): a project error keeps its own code, anything else is
+ * `internal_error`. A closed union, each member the code of a class of the one error tree (the core's, a refusal's, the
+ * spend ledger's, the bots' state's), so a `switch` or a `Record` over it is checked complete; a project error whose
+ * code is none of these (one no job meets) is `internal_error` too.
+ */
+export type FailureCode = PictorErrorCode | RefusalCode | LedgerFailureCode | StateFailureCode | typeof INTERNAL_ERROR_CODE;
 
 export interface FailureDescription {
   /** Stable: switch on it. */
@@ -53,6 +66,25 @@ export function failureLogLevel(error: unknown): FailureLogLevel {
   return isPictorError(error) ? 'warn' : 'error';
 }
 
+/** A failed or refused job's line, when a refusal (`info`) reads otherwise than a failure in the log. */
+export interface FailureLogMessages {
+  refused: string;
+  failed: string;
+}
+
+/**
+ * Logs a job that failed, or that the intake did not take, by the one rule (`failureLogLevel`): `fields` (never the
+ * prompt) with the failure's `code`, and on an `error` line the error too, made loggable (`loggableError`: no secret,
+ * no request body, a bounded message). The runner's end of a job and each surface's intake write their line through
+ * this, and nothing else. Returns the level it logged at.
+ */
+export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readonly<Record<string, unknown>>, message: string | FailureLogMessages): FailureLogLevel {
+  const level = failureLogLevel(error);
+  const line = { ...fields, code: failureOf(error).code, ...(level === 'error' && { err: loggableError(error) }) };
+  logger[level](line, typeof message === 'string' ? message : level === 'info' ? message.refused : message.failed);
+  return level;
+}
+
 /**
  * Turns whatever a job failed with into a code and a kind sentence in `locale`
  * (English by default: the log's). Messages are the catalog's, never copied
@@ -76,9 +108,9 @@ function failureOf(error: unknown): { code: FailureCode; words: Words; retryable
   const code = errorCodeOf(error);
   // The spend ledger: held by another process past the wait (the job was not sent; trying again works), a file of it
   // that cannot be read (the operator's to fix), or closed by a stop under way.
-  const ledger = Object.hasOwn(LEDGER_FAILURES, code) ? LEDGER_FAILURES[code as LedgerFailureCode] : undefined;
-  if (ledger) return { code, words: words(`failure.${code as LedgerFailureCode}`), retryable: ledger.retryable };
-  return { code, words: words('failure.internal_error'), retryable: true };
+  if (isOwn(LEDGER_FAILURES, code)) return { code, words: words(`failure.${code}`), retryable: LEDGER_FAILURES[code].retryable };
+  // A cap's refusal as the spend guard throws it (not a JobRefusedError), the bots' state's errors: their code, said as a bug is.
+  return { code: isRefusalCode(code) || isOwn(STATE_FAILURES, code) ? code : INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
 }
 
 const LEDGER_FAILURES: Record<LedgerFailureCode, { retryable: boolean }> = {
@@ -86,6 +118,20 @@ const LEDGER_FAILURES: Record<LedgerFailureCode, { retryable: boolean }> = {
   ledger_unreadable: { retryable: false },
   quota_store_closed: { retryable: true },
 };
+
+/** Every code of the bots' state's errors (`StateFailureCode`): the compiler checks none is missing. */
+const STATE_FAILURES: Record<StateFailureCode, true> = {
+  state_records_unreadable: true,
+  job_store_unreadable: true,
+  history_store_unreadable: true,
+  old_file_unreadable: true,
+  state_upgrade_held: true,
+  state_upgrade_lost: true,
+};
+
+function isOwn<K extends string>(table: Readonly<Record<K, unknown>>, code: string): code is K {
+  return Object.hasOwn(table, code);
+}
 
 function describeCoreError(error: PictorError): { words: Words; retryable: boolean } {
   switch (error.code) {

@@ -23,7 +23,8 @@ export { FileQuotaStore, RedisQuotaStore, type FileQuotaStoreOptions, type Redis
 export { refusalFromPolicy } from './describe-refusal.js';
 export { RecentKeys } from './recent-keys.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
-export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, type FailureCode, type FailureDescription } from './describe-failure.js';
+export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, logJobFailure, type FailureCode, type FailureDescription, type FailureLogMessages } from './describe-failure.js';
+export { loggableError } from './loggable-error.js';
 export { describeUsage, type UsageMarkup } from './describe-usage.js';
 export { describeForgotten, historyLineValues } from './describe-history.js';
 export {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Words } from './words.js';
+import type { FailureCode } from './describe-failure.js';
 import { type Background, type OutputFormat, type PriceQuote, type Quality, type Size, type Usage } from 'pictor';
 import { DM_SCOPE_PREFIX, type SpendRefusalCode } from 'pictor/internal';
 
@@ -255,8 +256,8 @@ export type JobUpdate =
   | {
       type: 'failed';
       jobId: string;
-      /** Stable: a PictorErrorCode of the core, or one of the runner's refusal codes. */
-      code: string;
+      /** Stable: the core's, a refusal's or a project error's code (`describeFailure`), a closed union to switch on. */
+      code: FailureCode;
       /** One sentence a person can act on, in the requester's language. Never a stack trace or a secret. */
       message: string;
       /** The same sentence not yet said: a surface that shows the job in another language says it so (`sayWords`). */

@@ -2,6 +2,7 @@ import type { webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
 import {
   describeFailure,
+  logJobFailure,
   mayCancel,
   say,
   sayWords,
@@ -304,7 +305,7 @@ export class SlackJobs {
         await view?.withdraw();
         if (request) await this.#o.store.delete(request.id).catch(() => undefined);
         request = undefined;
-        this.#o.logger.error({ err: String(error), user: input.actor.userId }, 'a Slack job failed before the runner had it: its member is told');
+        logJobFailure(this.#o.logger, error, { user: input.actor.userId }, 'a Slack job failed before the runner had it: its member is told');
         // A workflow step fails with these words as plain text (no emoji there).
         const onMySide = say(input.actor.locale, 'error.on_my_side');
         await input.notify(input.step ? onMySide : `:warning: ${onMySide}`).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member that their job failed on our side'));
@@ -356,12 +357,7 @@ export class SlackJobs {
     const failure = describeFailure(error, input.actor.locale, this.#o.command);
     // Logged by the runner's one rule: a refusal is the member's (info), a core error the service's or the network's
     // (warn, its code), anything else the operator's to read (error, with the error).
-    if (failure.logLevel === 'info') {
-      this.#o.logger.info({ code: failure.code, user: input.actor.userId }, 'a Slack job was refused');
-    } else {
-      const log = this.#o.logger[failure.logLevel].bind(this.#o.logger);
-      log({ code: failure.code, ...(failure.logLevel === 'error' && { err: error }) }, 'the runner did not take a Slack job');
-    }
+    logJobFailure(this.#o.logger, error, { user: input.actor.userId }, { refused: 'a Slack job was refused', failed: 'the runner did not take a Slack job' });
     await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }
 

@@ -13,3 +13,12 @@ export const INTAKE_FAILURES: [what: string, reason: Error, code: string, level:
   ['the spend ledger unreadable', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'ledger_unreadable', 'error'],
   ['a bug of ours', new TypeError("Cannot read properties of undefined (reading 'caps')"), 'internal_error', 'error'],
 ];
+
+/**
+ * A bug of ours whose message holds credentials (a Bearer token, an `sk-` key, as a library echoes a request): logged
+ * at `error` with the error, which must show neither (`SECRETS_IN_FAILURE`). Shapes only, never registered as secrets.
+ */
+export const SECRETS_IN_FAILURE = ['tok_9f8e7d6c5b4a3210ffee', 'sk-live-4f3e2d1c0b9a8f7e6d5c'] as const;
+export function failureWithSecrets(): Error {
+  return new TypeError(`request failed with headers {"Authorization":"Bearer ${SECRETS_IN_FAILURE[0]}"} and key ${SECRETS_IN_FAILURE[1]}`);
+}

@@ -1,10 +1,11 @@
+import { inspect } from 'node:util';
 import type { RepliableInteraction } from 'discord.js';
 import { describe, expect, it, vi } from 'vitest';
 import { refuseAfterAnswer, refusePrivately } from '../../../bots/discord/refuse-privately.js';
 import type { BotContext } from '../../../bots/discord/bot-context.js';
 import { describeFailure, JobRefusedError, words } from '../../../bots/runner/index.js';
 import { LedgerUnreadableError } from '../../../src/internal.js';
-import { INTAKE_FAILURES } from '../../helpers/intake-failures.js';
+import { failureWithSecrets, INTAKE_FAILURES, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
 import { RecordingLogger } from './harness.js';
 
 const EPHEMERAL = 64;
@@ -30,6 +31,14 @@ describe('a job the runner’s intake did not take, on Discord', () => {
     const { err } = logger.entries[0]!.obj as { err?: { message?: string } };
     if (level === 'error') expect(err?.message).toBe(reason.message);
     else expect(err).toBeUndefined();
+  });
+
+  it('logs a failure whose error holds credentials through the one rule: none of them reaches a log line', async () => {
+    const { logger, ctx, interaction } = scene();
+    await refusePrivately(ctx, interaction, failureWithSecrets());
+    expect(logger.entries).toEqual([{ level: 'error', obj: expect.objectContaining({ code: 'internal_error' }), msg: 'the runner did not take a job' }]);
+    const logged = inspect(logger.entries, { depth: null });
+    for (const secret of SECRETS_IN_FAILURE) expect(logged).not.toContain(secret);
   });
 
   it('logs what stopped it after its first answer too', async () => {

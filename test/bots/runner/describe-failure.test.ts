@@ -1,9 +1,14 @@
 import { CATALOGS, duration, LOCALES, words, type MessageKey } from '../../../bots/runner/index.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
-import { failureLogLevel } from '../../../bots/runner/describe-failure.js';
+import { failureLogLevel, logJobFailure } from '../../../bots/runner/describe-failure.js';
+import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { StateRecordsUnreadableError } from '../../../bots/state/FileStateStore.js';
-import { AbortedError, ConnectionError, parseGenerationRequest, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
+import { AbortedError, ConnectionError, ERROR_CODES, parseGenerationRequest, PictorError, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
 import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError, errorCodeOf, makeAPIError } from '../../../src/internal.js';
 import { UpgradeHeldError } from '../../../bots/state/upgrade.js';
 import { FileLockBusyError } from '../../../src/spend/file-lock.js';
@@ -188,6 +193,23 @@ describe('describeFailure', () => {
     expect(failure.message).toBe(describeFailure(new Error('a bug'), 'de').message);
   });
 
+  it('keeps the code of every project error with a code of its own (a class of the one error tree), but the emulator’s', () => {
+    const root = new URL('../../../', import.meta.url).pathname;
+    const files = (dir: string): string[] =>
+      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []));
+    const codes = ['src', 'bots'].flatMap(files).flatMap((file) => [...readFileSync(join(root, file), 'utf8').matchAll(/extends PictorError<'(\w+)'>/g)].map((m) => m[1]!));
+    // The emulator's connection reset is its server's, thrown where it serves a request: no job of the bots meets it.
+    const noJobMeets = new Set(['ECONNRESET']);
+    expect(codes).toContain('state_upgrade_lost');
+    // A core code (a command-line flag's validation_error) is the core's, described by its own checked switch.
+    for (const code of codes.filter((c) => !noJobMeets.has(c) && !(ERROR_CODES as readonly string[]).includes(c))) expect(describeFailure(new PictorError(code, 'a project error')).code, code).toBe(code);
+  });
+
+  it('gives a project error whose code no job fails with (none of FailureCode’s) internal_error, as a bug', () => {
+    const error = new PictorError('not_a_job_code', 'an error of a part no job goes through');
+    expect(describeFailure(error)).toMatchObject({ code: 'internal_error', message: describeFailure(new Error('a bug')).message, retryable: true, logLevel: 'error' });
+  });
+
   it('keeps the code of the bots’ state it cannot read, a project error (state_records_unreadable)', () => {
     const error = new StateRecordsUnreadableError('slack-requests', '/data/slack/requests', ['/data/slack/requests/a.json'], Object.assign(new Error('denied'), { code: 'EACCES' }));
     expect(describeFailure(error)).toMatchObject({ code: 'state_records_unreadable', retryable: true, logLevel: 'error' });
@@ -245,6 +267,44 @@ describe('describeFailure', () => {
   it('leaves a refusal that names no command as it is when given one', () => {
     const refusal = new JobRefusedError('user_cooldown', words('refusal.user_cooldown', { every: duration(30_000), wait: duration(12_000) }));
     expect(describeFailure(refusal, 'en', '/pictor').words).toBe(refusal.words);
+  });
+});
+
+describe('logJobFailure', () => {
+  const messages = { refused: 'job refused', failed: 'job failed' };
+
+  it('logs a refusal as the member’s: info, with its code and the fields, no error', () => {
+    const logger = new RecordingLogger();
+    expect(logJobFailure(logger, new JobRefusedError('restarting', words('refusal.restarting')), { jobId: 'j1' }, messages)).toBe('info');
+    expect(logger.entries).toEqual([{ level: 'info', obj: { jobId: 'j1', code: 'restarting' }, msg: 'job refused' }]);
+  });
+
+  it.each([
+    ['the service’s answer', makeAPIError({ status: 503, body: { error: { message: 'overloaded', type: 'server_error' } } }), 'server_error'],
+    ['the network', new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'), 'connection_failed'],
+  ])('logs %s as warn with its code alone, which says it all', (_, error, code) => {
+    const logger = new RecordingLogger();
+    expect(logJobFailure(logger, error, { jobId: 'j1' }, messages)).toBe('warn');
+    expect(logger.entries).toEqual([{ level: 'warn', obj: { jobId: 'j1', code }, msg: 'job failed' }]);
+  });
+
+  it('logs anything else as error with the error made loggable: its name, message and stack, no credential in any', () => {
+    const logger = new RecordingLogger();
+    const error = failureWithSecrets();
+    expect(logJobFailure(logger, error, { jobId: 'j1' }, 'the runner did not take a job')).toBe('error');
+    expect(logger.entries).toEqual([
+      { level: 'error', obj: { jobId: 'j1', code: 'internal_error', err: { name: 'TypeError', message: expect.stringContaining('[redacted]'), stack: expect.any(String) } }, msg: 'the runner did not take a job' },
+    ]);
+    expect(logger.entries[0]!.obj).not.toHaveProperty('err', error);
+    const logged = inspect(logger.entries, { depth: null });
+    for (const secret of SECRETS_IN_FAILURE) expect(logged).not.toContain(secret);
+  });
+
+  it('logs the spend ledger unreadable with the error, which names its file, and no stack: its code says what it is', () => {
+    const logger = new RecordingLogger();
+    logJobFailure(logger, new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), {}, messages);
+    expect(logger.entries[0]).toMatchObject({ level: 'error', obj: { code: 'ledger_unreadable', err: { code: 'ledger_unreadable', message: expect.stringContaining('/data/quota-ledger.json') } } });
+    expect((logger.entries[0]!.obj as { err: object }).err).not.toHaveProperty('stack');
   });
 });
 

@@ -288,12 +288,12 @@ describe('the end to record of a final update', () => {
         cost: { perImageUsd: 0.011, totalUsd: 0.011, n: 1, basis: 'table' },
         elapsedMs: 1,
       },
-      { type: 'failed', jobId: 'j', code: 'upstream_error', message: 'm', words: words('error.on_my_side'), retryable: true, images: [image], formats: ['png'] },
+      { type: 'failed', jobId: 'j', code: 'server_error', message: 'm', words: words('error.on_my_side'), retryable: true, images: [image], formats: ['png'] },
       { type: 'cancelled', jobId: 'j', byUserId: 'U1', reason: 'requested', images: [image], formats: ['png'] },
     ];
     expect(finals.map(jobEndOf)).toStrictEqual([
       { type: 'completed', size: '1024x1024', quality: 'low', cost: { totalUsd: 0.011 } },
-      { type: 'failed', code: 'upstream_error' },
+      { type: 'failed', code: 'server_error' },
       { type: 'cancelled' },
     ]);
   });

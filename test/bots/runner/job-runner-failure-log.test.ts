@@ -1,7 +1,9 @@
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { JobSpec } from '../../../bots/runner/index.js';
 import type { PictorClient } from '../../../src/index.js';
 import { RecordingLogger } from '../discord/harness.js';
+import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
 import { recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -38,7 +40,18 @@ describe('a failed job in the operator’s log, by the runner’s one rule', () 
     const failed = logger.entries.filter((e) => e.msg === 'job failed');
     expect(failed).toEqual([expect.objectContaining({ level, obj: expect.objectContaining({ code }) })]);
     const { err } = failed[0]!.obj as { err?: unknown };
-    if (level === 'error') expect(err).toBeInstanceOf(Error);
+    // An error line carries the error made loggable (its name, message and stack), never the object itself.
+    if (level === 'error') expect(err).toMatchObject({ name: 'TypeError', message: expect.any(String), stack: expect.any(String) });
     else expect(err).toBeUndefined();
+  });
+
+  it('logs a failed job whose error holds credentials with none of them in the line', async () => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ client: failingClient(failureWithSecrets()), logger });
+    const final = await (await runner.submit(job(), recordingSink().sink)).done;
+    expect(final).toMatchObject({ type: 'failed', code: 'internal_error' });
+    expect(logger.entries.filter((e) => e.msg === 'job failed')).toEqual([expect.objectContaining({ level: 'error', obj: expect.objectContaining({ err: expect.objectContaining({ name: 'TypeError' }) }) })]);
+    const logged = inspect(logger.entries, { depth: null });
+    for (const secret of SECRETS_IN_FAILURE) expect(logged).not.toContain(secret);
   });
 });

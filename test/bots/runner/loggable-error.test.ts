@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { loggableError } from '../../../bots/runner/index.js';
+
+/** An error as a platform's client throws it: its code, its status and the request it made, URL, headers and body. */
+function platformError(message: string, fields: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), fields);
+}
+
+describe('loggableError', () => {
+  it('keeps an error’s name, message, code and status, never the request it carries', () => {
+    const error = platformError('Unknown interaction', { code: 10062, status: 404, url: 'https://discord.com/api/v10/interactions/1/t', requestBody: { files: ['x'.repeat(10_000)] } });
+    expect(loggableError(error)).toEqual({ name: 'Error', message: 'Unknown interaction', code: 10062, status: 404 });
+  });
+
+  it('takes the tokens out of Discord’s interaction and webhook URLs and a Slack response_url', () => {
+    const discord = loggableError(new Error('POST https://discord.com/api/v10/interactions/123456/aW50ZXJhY3Rpb24.token/callback failed; then /webhooks/987/wh-token-xyz/messages/@original'));
+    expect(discord.message).toBe('POST https://discord.com/api/v10/interactions/123456/[token] failed; then /webhooks/987/[token]');
+    const slack = loggableError(new Error('could not reach https://hooks.slack.com/actions/T0TEAM/123/AbCdEfSecretPart (ECONNRESET)'));
+    expect(slack.message).toBe('could not reach https://hooks.slack.com/actions/[token] (ECONNRESET)');
+  });
+
+  it('hides a Bearer token and an sk- key in the message and the stack', () => {
+    const logged = loggableError(new TypeError('sent Authorization: Bearer tok_9f8e7d6c5b4a3210ffee with sk-live-4f3e2d1c0b9a8f7e6d5c'));
+    expect(JSON.stringify(logged)).not.toMatch(/tok_9f8e7d6c5b4a3210ffee|4f3e2d1c0b9a8f7e6d5c/);
+    expect(logged.message).toContain('[redacted]');
+    expect(logged.stack).toContain('[redacted]');
+  });
+
+  it('gives the stack of an error without a code (a bug of ours) only, and bounds message and stack', () => {
+    const bug = loggableError(new TypeError('x'.repeat(5000)));
+    expect((bug.message as string).length).toBe(500);
+    expect((bug.stack as string).length).toBe(2000);
+    expect(loggableError(platformError('denied', { code: 'EACCES' }))).not.toHaveProperty('stack');
+  });
+
+  it('names only the type of what is thrown that is no error', () => {
+    expect(loggableError('a string with Bearer tok_9f8e7d6c5b4a3210ffee')).toEqual({ type: 'string' });
+  });
+});
