@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { OPERATOR_FIX_CODES, operatorMustFix } from '../../src/internal.js';
@@ -67,6 +69,23 @@ async function fakeSlack(): Promise<FakeSlack> {
   onTestFinished(() => slack.close());
   return slack;
 }
+
+
+describe('npm start with a .env line that is not NAME=value', () => {
+  it('exits 2 naming the .env file and the line number, not the line, before anything starts', async () => {
+    const dir = await testTempDir('pictor-start-env-');
+    await writeFile(join(dir, '.env'), 'PICTOR_ACCOUNT_DAILY_USD=1\nDaily cap for the team xoxb-secret-words\nPICTOR_USER_DAILY_USD=0.01\n');
+    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+    const child = spawn(process.execPath, ['--import', tsx, MAIN], { cwd: dir, env: { PATH: process.env.PATH, PICTOR_LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    onTestFinished(() => void child.kill('SIGKILL'));
+    const result = await outputOf(child as typeof child & { stdout: Readable; stderr: Readable });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(join(dir, '.env'));
+    expect(result.stderr).toMatch(/\bline 2\b/);
+    expect(result.stderr).not.toContain('xoxb-secret-words');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
 
 describe('what decides that a refused start is the operator’s to fix (exit 2) rather than one that could not start (exit 1)', () => {
   it.each([
