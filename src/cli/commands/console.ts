@@ -60,7 +60,10 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
     ctx.stdout(CONSOLE_USAGE);
     return 0;
   }
-  if (values.port !== undefined && !/^\d{1,5}$/.test(values.port.trim())) throw new ValidationError('--port', `--port must be a port number from 0 to 65535 (got ${JSON.stringify(values.port)})`);
+  // Checked whole here (digits and range), so a bad flag is named as the flag, not as the variable it stands for.
+  if (values.port !== undefined && !(/^\d{1,5}$/.test(values.port.trim()) && Number(values.port) <= 65535)) {
+    throw new ValidationError('--port', `--port must be a port number from 0 to 65535 (got ${JSON.stringify(values.port)})`);
+  }
   // The flags stand for the variables they name, and are checked by the same rules (a host off this machine needs a token).
   const env = {
     ...ctx.env,
