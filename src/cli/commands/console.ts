@@ -70,7 +70,16 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
     ...(values.port !== undefined && { PICTOR_CONSOLE_PORT: values.port }),
     ...(values.host !== undefined && { PICTOR_CONSOLE_HOST: values.host }),
   };
-  const consoleConfig = readConsoleConfig(env, { always: { port: DEFAULT_CONSOLE_PORT } })!;
+  let consoleConfig;
+  try {
+    consoleConfig = readConsoleConfig(env, { always: { port: DEFAULT_CONSOLE_PORT } })!;
+  } catch (error) {
+    // A --host the rule refuses is named as the flag given, not as the variable it stands for.
+    if (values.host !== undefined && error instanceof ValidationError && error.param === 'PICTOR_CONSOLE_HOST') {
+      throw new ValidationError('--host', error.message.replaceAll('PICTOR_CONSOLE_HOST', '--host'));
+    }
+    throw error;
+  }
   const alerts = readAlertConfig(env);
   const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';
   const ledgerWarning = config.redis ? undefined : fileLedgerWarning(ledgerDir(config.spend.dataDir, ledger), config.spend.dataDir);
