@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { envChoice, envError, envNumber, envText, envUrl, type Env } from './core/env.js';
 import { ValidationError } from './core/errors.js';
@@ -88,6 +88,15 @@ export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = 
  */
 export function loadDotEnv(path = '.env'): void {
   try {
+    const badLine = firstLineNotASetting(readFileSync(path, 'utf8'));
+    if (badLine !== undefined) {
+      // Node would read it and the lines after it as one name, dropping settings (a cap) without a word. The line is
+      // named by its number only: it may hold a secret.
+      throw new ValidationError(
+        '.env',
+        `.env: line ${badLine} of ${resolve(path)} is not a NAME=value setting: put # first on a comment's line, leave an empty line empty (no spaces or tabs), and keep a value that spans lines in quotes (NAME="…")`,
+      );
+    }
     process.loadEnvFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
@@ -97,6 +106,31 @@ export function loadDotEnv(path = '.env'): void {
     }
     throw error;
   }
+}
+
+const QUOTES = new Set(['"', "'", '`']);
+
+/**
+ * The number (from 1) of the first line of a `.env` text that Node's loader cannot take as a setting, or undefined when
+ * every line is one: an empty line, a comment (`#` first on its line), or `NAME=value` (`export NAME=value` too), whose
+ * value may span lines inside quotes. Node reads anything else up to the next `=` as a name, taking the line after it with it.
+ */
+export function firstLineNotASetting(text: string): number | undefined {
+  const lines = text.replace(/\r\n/g, '\n').split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    // Only at the start of the line: Node reads an indented comment, or a line of spaces, with the next line as a name.
+    if (line === '' || line.startsWith('#')) continue;
+    const setting = /^ *(?:export )?[A-Za-z_][\w.-]* *= */.exec(line);
+    if (!setting) return i + 1;
+    // A quoted value whose closing quote is not on its line spans the lines up to the one that holds it (as Node reads
+    // it); with no closing quote anywhere, Node takes the line as it is.
+    const quote = line[setting[0].length];
+    if (quote === undefined || !QUOTES.has(quote) || line.indexOf(quote, setting[0].length + 1) !== -1) continue;
+    const closing = lines.findIndex((later, j) => j > i && later.includes(quote));
+    if (closing !== -1) i = closing;
+  }
+  return undefined;
 }
 
 function isFolder(path: string): boolean {

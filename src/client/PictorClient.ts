@@ -22,7 +22,7 @@ import { endpointURL, normalizeBaseURL } from './base-url.js';
 import { ImageEventStream, type OpenedStream } from './event-stream.js';
 import { completedEventsOf, imagesOfFailure, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { readJsonResult } from './read-json-body.js';
-import { chainBeforeSend, chainOnRetry, endWatch, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
+import { chainBeforeSend, chainOnRetry, endWatch, tellImage, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
 import { sleep } from '../core/sleep.js';
 import { backoffDelay, retryAfterFromHeaders } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
@@ -227,11 +227,11 @@ export class PictorClient {
       result = await this.#send(request, followed(options, watch));
     } catch (error) {
       // The good images of a bad answer are the caller's (on the error), and the watch is told of them.
-      for (const image of imagesOfFailure(error)) watch.onImage?.(image);
+      for (const image of imagesOfFailure(error)) tellImage(watch, image, (error as { requestId?: string }).requestId, this.#logger);
       endWatch(watch, { kind: 'failed', error, requestId: (error as { requestId?: string }).requestId }, this.#logger);
       throw error;
     }
-    for (const image of completedEventsOf(result)) watch.onImage?.(image);
+    for (const image of completedEventsOf(result)) tellImage(watch, image, result.requestId, this.#logger);
     endWatch(watch, { kind: 'completed', requestId: result.requestId }, this.#logger);
     return result;
   }

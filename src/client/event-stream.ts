@@ -12,7 +12,7 @@ import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { EventBytes } from './event-bytes.js';
 import { imageOfPartial, PartialBound } from './partial-bound.js';
-import { endWatch, type RequestEnding, type RequestWatch } from './request-hook.js';
+import { endWatch, tellImage, type RequestEnding, type RequestWatch } from './request-hook.js';
 
 /** What the client hands a stream once the service has answered 200. */
 export interface OpenedStream {
@@ -106,7 +106,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     let ending: RequestEnding = { kind: 'cancelled' };
     try {
       for await (const event of this.#read(watch)) {
-        if (isCompletedEvent(event)) watch.onImage?.(event);
+        if (isCompletedEvent(event)) tellImage(watch, event, this.#requestId, this.#ctx.logger ?? SILENT);
         yield event;
       }
       ending = { kind: 'completed' };

@@ -25,7 +25,11 @@ export interface RequestWatch {
    * until then, what is at the service is what that error says (an error answer bills nothing).
    */
   onRetry?(info: { error: unknown }): void;
-  /** A finished image reached the caller: each completed event of a stream, each image of a result or of a failure that carries images. */
+  /**
+   * A finished image reached the caller: each completed event of a stream, each image of a result or of a failure that
+   * carries images. A throw is logged and changes nothing the caller gets: the image is still handed on, and `end` still
+   * called (a result the service made is never withheld).
+   */
   onImage?(image: CompletedEvent): void;
   /**
    * Once, when the request is over: `completed`, `failed` (with the error the caller gets), or `cancelled` (a stream
@@ -42,6 +46,15 @@ export interface RequestWatch {
  * a job over a cap this way). The watch it gives follows the request; none: the request is not followed.
  */
 export type RequestHook = (request: HookedRequest) => Promise<RequestWatch | undefined> | RequestWatch | undefined;
+
+/** Tells a watch of a finished image; what it throws is logged, never handed to the caller (the image is paid for). */
+export function tellImage(watch: RequestWatch, image: CompletedEvent, requestId: string | undefined, logger: LoggerLike): void {
+  try {
+    watch.onImage?.(image);
+  } catch (error) {
+    logger.error({ err: error, requestId }, 'the request hook failed on a finished image; the image is handed on');
+  }
+}
 
 /** Tells a watch how its request ended, without waiting for it; what it throws is logged, never handed to the caller. */
 export function endWatch(watch: RequestWatch, ending: RequestEnding, logger: LoggerLike): void {

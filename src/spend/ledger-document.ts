@@ -27,10 +27,18 @@ export function firstRefusalDay(sinceDay: string, now: number): string {
   return sinceDay > oldest ? sinceDay : oldest;
 }
 
+/**
+ * An amount in USD as a ledger holds it: a finite number, 0 or more. A file holding another (valid JSON, but no amount
+ * this code writes) is damaged, as one cut short is: moved aside and its backup put back, or refused.
+ */
+const UsdSchema = z.number().nonnegative(); // zod takes only finite numbers
+/** USD per key (`account`, a user, a scope) or per bucket. */
+const AmountsSchema = z.record(z.string(), UsdSchema);
+
 const ReservationSchema = z.object({
   userKey: z.string(),
   scopeKey: z.string(),
-  usd: z.number().nonnegative(),
+  usd: UsdSchema,
   /** The UTC day and month the amount counts for, settled or not: those it was reserved in. */
   day: z.string(),
   month: z.string(),
@@ -49,22 +57,22 @@ const OwnerSchema = z.object({ pid: z.number(), host: z.string(), renewedAt: z.n
 /** One scope's part of the breaker: its recent spend (5-minute buckets), its hourly spend (7 days), and whether it is paused. */
 const BreakerScopeSchema = z.object({
   /** USD settled per 5-minute bucket (`floor(ms / 300000)`), for the last hour. */
-  recent: z.record(z.string(), z.number()).default({}),
+  recent: AmountsSchema.default({}),
   /** USD settled per hour (`floor(ms / 3600000)`), for the trailing average. */
-  hours: z.record(z.string(), z.number()).default({}),
+  hours: AmountsSchema.default({}),
   pausedAt: z.number().optional(),
-  pausedUsd: z.number().optional(),
-  limitUsd: z.number().optional(),
+  pausedUsd: UsdSchema.optional(),
+  limitUsd: UsdSchema.optional(),
   resumedAt: z.number().optional(),
   resumedBy: z.string().optional(),
 });
 
-const UncertainSchema = z.object({ userKey: z.string(), scopeKey: z.string(), usd: z.number(), day: z.string(), at: z.number() });
+const UncertainSchema = z.object({ userKey: z.string(), scopeKey: z.string(), usd: UsdSchema, day: z.string(), at: z.number() });
 
 export const LedgerV2Schema = z.object({
   version: z.literal(2),
   /** USD settled per UTC day (`YYYY-MM-DD`) and per UTC month (`YYYY-MM`), per user, scope or `account` key. */
-  spent: z.record(z.string(), z.record(z.string(), z.number())),
+  spent: z.record(z.string(), AmountsSchema),
   reservations: z.record(z.string(), ReservationSchema),
   owners: z.record(z.string(), OwnerSchema),
   /** Jobs charged at their estimate because their process died after sending them: the real cost is unknown. */
@@ -80,8 +88,8 @@ export const LedgerV2Schema = z.object({
 /** The first format (daily spending, reservations with a time to live); read and upgraded. */
 export const LedgerV1Schema = z.object({
   version: z.literal(1),
-  spent: z.record(z.string(), z.record(z.string(), z.number())),
-  reservations: z.record(z.string(), z.object({ userKey: z.string(), scopeKey: z.string(), usd: z.number(), day: z.string(), at: z.number() })),
+  spent: z.record(z.string(), AmountsSchema),
+  reservations: z.record(z.string(), z.object({ userKey: z.string(), scopeKey: z.string(), usd: UsdSchema, day: z.string(), at: z.number() })),
   lastJobAt: z.record(z.string(), z.number()),
 });
 

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -63,6 +64,20 @@ async function fakeSlack(): Promise<FakeSlack> {
   onTestFinished(() => slack.close());
   return slack;
 }
+
+
+describe('npm start with a .env line that is not NAME=value', () => {
+  it('exits 2 naming the .env file and the line number, not the line, before anything starts', async () => {
+    const dir = await testTempDir('pictor-start-env-');
+    await writeFile(join(dir, '.env'), 'PICTOR_ACCOUNT_DAILY_USD=1\nDaily cap for the team xoxb-secret-words\nPICTOR_USER_DAILY_USD=0.01\n');
+    const result = await start({}, { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(join(dir, '.env'));
+    expect(result.stderr).toMatch(/\bline 2\b/);
+    expect(result.stderr).not.toContain('xoxb-secret-words');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
 
 describe('what decides that a refused start is the operator’s to fix (exit 2) rather than one that could not start (exit 1)', () => {
   it.each([

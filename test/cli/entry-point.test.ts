@@ -68,6 +68,19 @@ describe('pictor settings errors', () => {
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('exits 2 naming the .env file and the line number of a line that is not NAME=value, not its text, and sends nothing', async () => {
+    const dir = await tempDir();
+    // A comment missing its #: Node would read it and the cap under it as one name, and the job would run past the cap.
+    await writeFile(join(dir, '.env'), `PICTOR_BASE_URL=${failing.url}\nPICTOR_API_KEY=sk-test-0123456789\nDaily cap for the team sk-secret-words\nPICTOR_ACCOUNT_DAILY_USD=0.01\n`);
+    const before = failing.requests;
+    const { code, stderr } = await spawnCli(['generate', '--prompt', 'x', '--out', 'out/'], { cwd: dir });
+    expect(code).toBe(2);
+    expect(stderr).toContain(join(dir, '.env'));
+    expect(stderr).toMatch(/\bline 3\b/);
+    expect(stderr).not.toContain('sk-secret-words');
+    expect(failing.requests).toBe(before);
+  });
+
   it('exits 2 for a setting that is not valid', async () => {
     expect((await run(['price'], { PICTOR_TIMEOUT_SECONDS: 'soon' })).code).toBe(2);
     expect((await run(['price'], { PICTOR_LOG_FORMAT: 'xml' })).code).toBe(2);

@@ -33,6 +33,33 @@ describe('the client’s request hook', () => {
     expect(hook.endings).toEqual([{ kind: 'completed', requestId: result.requestId }]);
   });
 
+  it('hands on every image and still ends the request when the watch throws on an image, logging the throw', async () => {
+    const endings: RequestEnding[] = [];
+    const logged: { err?: unknown; requestId?: string }[] = [];
+    const logger = { debug: () => {}, info: () => {}, warn: () => {}, error: (obj: object) => void logged.push(obj) };
+    const broken = new Error('the hook broke');
+    const onRequest = (): RequestWatch => ({
+      onImage: () => {
+        throw broken;
+      },
+      end: (ending) => void endings.push(ending),
+    });
+    const client = env.client({ onRequest, logger });
+
+    const result = await client.generate({ prompt: 'x', n: 2, quality: 'low' });
+    expect(result.data).toHaveLength(2);
+    expect(endings).toEqual([{ kind: 'completed', requestId: result.requestId }]);
+    expect(logged).toEqual([expect.objectContaining({ err: broken, requestId: result.requestId }), expect.objectContaining({ err: broken })]);
+
+    endings.length = 0;
+    const stream = client.generateStream({ prompt: 'x', n: 2, quality: 'low', partial_images: 1 });
+    const completed = [];
+    for await (const event of stream) if (isCompletedEvent(event)) completed.push(event);
+    expect(completed).toHaveLength(2);
+    expect(endings).toEqual([{ kind: 'completed', requestId: stream.requestId }]);
+    expect(logged).toHaveLength(4);
+  });
+
   it('refuses a request by throwing: the caller gets that error and nothing is sent', async () => {
     const refusal = new Error('over the cap');
     const hook = recorder(refusal);

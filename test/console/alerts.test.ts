@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileAlertLog } from '../../src/console/alerts/alert-log.js';
 import { webhookChannel, type Alert } from '../../src/console/alerts/channels.js';
@@ -40,7 +41,7 @@ async function receiver(statuses: number[] = []) {
 }
 
 /** A file ledger where the account spent `usd` today, and a watcher over it sending to `url` (a process of its own: restart by calling again). */
-async function setUp(dir: string, url: string, caps = { accountDailyUsd: 1 }) {
+async function setUp(dir: string, url: string, caps = { accountDailyUsd: 1 }, logger = silentLogger()) {
   const store = new FileQuotaStore({ dir });
   await store.open();
   steps.push(() => store.close());
@@ -51,7 +52,7 @@ async function setUp(dir: string, url: string, caps = { accountDailyUsd: 1 }) {
     log: new FileAlertLog(dir),
     channels: [webhookChannel({ url, secret: SECRET })],
     config: NO_ALERTS,
-    logger: silentLogger(),
+    logger,
   });
   steps.push(() => watcher.stop());
   return { store, watcher };
@@ -106,5 +107,34 @@ describe('alerts', () => {
     expect(await watcher.check()).toEqual([]);
     expect((await watcher.check()).map((a) => a.cap?.trigger)).toEqual(['full']);
     expect(hook.received).toHaveLength(1);
+  });
+
+  it('logs a webhook it could not send to by its origin only, never its path or query (where a webhook keeps its secret)', async () => {
+    // A port nothing listens on; a receiver that redirects; and user:password@ in the URL, which fetch refuses.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const redirecting = createServer((_req, res) => res.writeHead(302, { location: 'http://127.0.0.1:1/' }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    steps.push(() => new Promise((resolve) => redirecting.close(() => resolve())));
+    const redirectPort = (redirecting.address() as AddressInfo).port;
+    const secretPart = '/services/T000/B000/sekrit-path?token=sekrit-query';
+    for (const [origin, url] of [
+      [`http://127.0.0.1:${closedPort.port}`, `http://127.0.0.1:${closedPort.port}${secretPart}`],
+      [`http://127.0.0.1:${redirectPort}`, `http://127.0.0.1:${redirectPort}${secretPart}`],
+      [`http://127.0.0.1:${redirectPort}`, `http://user:sekrit-password@127.0.0.1:${redirectPort}${secretPart}`],
+    ]) {
+      const dir = await mkdtemp(join(tmpdir(), 'pictor-alerts-'));
+      steps.push(() => rm(dir, { recursive: true, force: true }));
+      const lines: string[] = [];
+      const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+      const { store, watcher } = await setUp(dir, url!, { accountDailyUsd: 1 }, logger);
+      await spend(store, 'a', 0.85);
+      expect(await watcher.check()).toEqual([]);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(origin);
+      expect(lines[0]).not.toMatch(/sekrit|services|T000/);
+    }
   });
 });

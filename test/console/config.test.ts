@@ -68,6 +68,19 @@ describe('readAlertConfig', () => {
       secret: 'sixteen-chars-or-more',
     });
   });
+
+  it('refuses a webhook URL with user:password@ in it (no alert could be sent to it), naming the variable, not the URL', () => {
+    for (const url of ['https://alerts:pa55word@hooks.example.com/T0/B0/sekrit', 'https://alerts@hooks.example.com/x']) {
+      let error: unknown;
+      try {
+        readAlertConfig({ PICTOR_ALERT_WEBHOOK_URL: url, PICTOR_ALERT_WEBHOOK_SECRET: 'sixteen-chars-or-more' });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toMatchObject({ code: 'validation_error', param: 'PICTOR_ALERT_WEBHOOK_URL' });
+      expect((error as Error).message).not.toMatch(/pa55word|sekrit|alerts@/);
+    }
+  });
 });
 
 describe('readBreakerSettings', () => {

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { parseEnv } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadDotEnv, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
+import { firstLineNotASetting, loadDotEnv, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
 import { PictorClient, ValidationError } from '../../src/index.js';
 
 /** src/config.ts: the core's settings, read once at an entry point. */
@@ -76,5 +77,60 @@ describe('client options checked like the config', () => {
 
   it('reads no .env when there is none', () => {
     expect(() => loadDotEnv(join(tmpdir(), 'pictor-no-such-folder', '.env'))).not.toThrow();
+  });
+});
+
+describe('a .env line that is not a setting', () => {
+  async function dotEnv(text: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-env-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, '.env'), text);
+    return join(dir, '.env');
+  }
+
+  it('stops the start naming the file and the line number, not the line, and loads nothing of the file', async () => {
+    const path = await dotEnv('PICTOR_TEST_DOTENV_FIRST=1\nDaily cap for the team sk-secret-words\nPICTOR_TEST_DOTENV_CAP=0.01\n');
+    let error: unknown;
+    try {
+      loadDotEnv(path);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'validation_error', param: '.env' });
+    expect((error as Error).message).toContain(path);
+    expect((error as Error).message).toMatch(/\bline 2\b/);
+    expect((error as Error).message).not.toContain('sk-secret-words');
+    expect(process.env.PICTOR_TEST_DOTENV_FIRST).toBeUndefined();
+    expect(process.env.PICTOR_TEST_DOTENV_CAP).toBeUndefined();
+  });
+
+  it.each([
+    ['a line without =', 'A=1\nDaily cap for the team\nB=2', 2],
+    ['a line with no name before =', 'A=1\n=5\nB=2', 2],
+    ['a name with a space in it', 'A=1\nDaily cap=5\nB=2', 2],
+    ['a line of a tab (Node reads it and the next line as one name)', 'A=1\n\t\nB=2', 2],
+    ['an indented comment', 'A=1\n  # the cap\nB=2', 2],
+    ['a line of spaces', 'A=1\n   \nB=2', 2],
+    ['a quoted value spanning lines after a tab (Node takes it unquoted)', 'A=\t"x\ny"\nB=2', 2],
+    ['the line after a quoted value closed', 'A="x\ny"\nnot a setting\nB=2', 3],
+    ['a line of a CRLF file', 'A=1\r\nnot a setting\r\nB=2\r\n', 2],
+  ])('finds %s', (_what, text, line) => {
+    expect(firstLineNotASetting(text)).toBe(line);
+  });
+
+  it.each([
+    ['comments, empty lines and indented names', '# caps\n\n# the team\n  A=1\nB = 2\n\nC=\n'],
+    ['export before a name', 'export A=1\nB=2'],
+    ['values spanning lines in each kind of quote', 'A="x\ny"\nB=\'x\n\ny = z\'\nC=`x\n#y`\nD=4'],
+    ['a quoted value after a space', 'A= "x\ny"\nB=2'],
+    ['a value with an unclosed quote (the line as it is)', 'A="x\nB=2'],
+    ['names with dots and dashes', 'a.b=1\nc-d=2'],
+    ['a CRLF file', 'A=1\r\n\r\n# c\r\nB="x\r\ny"\r\nC=3\r\n'],
+  ])('takes %s, every name as Node reads it', async (_what, text) => {
+    expect(firstLineNotASetting(text)).toBeUndefined();
+    // Each NAME= this check took is a name Node's own parser gives, and no other.
+    const names = [...text.matchAll(/^ *(?:export )?([\w.-]+) *=/gm)].map((m) => m[1]);
+    const quoted = new Set(Object.values(parseEnv(text)).flatMap((value) => [...(value ?? '').matchAll(/^ *([\w.-]+) *=/gm)].map((m) => m[1])));
+    expect(Object.keys(parseEnv(text)).sort()).toEqual(names.filter((name) => !quoted.has(name)).sort());
   });
 });

@@ -120,6 +120,10 @@ describe('the file ledger over the life of its processes', () => {
     ['truncated', '{"version":2,"spent":{"2030-06-15":{"discord:u1":0.'],
     ['garbage', '\u0000\u0001PK\u0003\u0004 not a ledger'],
     ['not a ledger', '{"hello":"world"}'],
+    // Valid JSON whose numbers no ledger holds: every capped job would fail on them, an uncapped one be sent uncounted.
+    ['holding a negative amount', '{"version":2,"spent":{"2030-06-15":{"account":-5}},"reservations":{},"owners":{},"uncertain":{},"lastJobAt":{}}'],
+    ['holding an amount too large for a number', '{"version":2,"spent":{"2030-06-15":{"account":1e999}},"reservations":{},"owners":{},"uncertain":{},"lastJobAt":{}}'],
+    ['holding a negative amount in its first format', '{"version":1,"spent":{"2030-06-15":{"discord:u1":-5}},"reservations":{},"lastJobAt":{}}'],
   ])('a ledger that is %s', (_what, content) => {
     it('refuses to open without a backup, naming the file and what to do', async () => {
       const dir = await newDir();

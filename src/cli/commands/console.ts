@@ -60,14 +60,26 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
     ctx.stdout(CONSOLE_USAGE);
     return 0;
   }
-  if (values.port !== undefined && !/^\d{1,5}$/.test(values.port.trim())) throw new ValidationError('--port', `--port must be a port number from 0 to 65535 (got ${JSON.stringify(values.port)})`);
+  // Checked whole here (digits and range), so a bad flag is named as the flag, not as the variable it stands for.
+  if (values.port !== undefined && !(/^\d{1,5}$/.test(values.port.trim()) && Number(values.port) <= 65535)) {
+    throw new ValidationError('--port', `--port must be a port number from 0 to 65535 (got ${JSON.stringify(values.port)})`);
+  }
   // The flags stand for the variables they name, and are checked by the same rules (a host off this machine needs a token).
   const env = {
     ...ctx.env,
     ...(values.port !== undefined && { PICTOR_CONSOLE_PORT: values.port }),
     ...(values.host !== undefined && { PICTOR_CONSOLE_HOST: values.host }),
   };
-  const consoleConfig = readConsoleConfig(env, { always: { port: DEFAULT_CONSOLE_PORT } })!;
+  let consoleConfig;
+  try {
+    consoleConfig = readConsoleConfig(env, { always: { port: DEFAULT_CONSOLE_PORT } })!;
+  } catch (error) {
+    // A --host the rule refuses is named as the flag given, not as the variable it stands for.
+    if (values.host !== undefined && error instanceof ValidationError && error.param === 'PICTOR_CONSOLE_HOST') {
+      throw new ValidationError('--host', error.message.replaceAll('PICTOR_CONSOLE_HOST', '--host'));
+    }
+    throw error;
+  }
   const alerts = readAlertConfig(env);
   const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';
   const ledgerWarning = config.redis ? undefined : fileLedgerWarning(ledgerDir(config.spend.dataDir, ledger), config.spend.dataDir);

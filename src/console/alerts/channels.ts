@@ -173,16 +173,26 @@ function escapeSlack(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** POSTs JSON; a 429 is waited out once when it asks for 10 s or less. */
+/**
+ * POSTs JSON; a 429 is waited out once when it asks for 10 s or less. A request that fails says the destination by its
+ * origin only, and why by a code: a webhook's path or query may be its secret (Slack's and Discord's are), and the
+ * errors of fetch quote the whole URL.
+ */
 async function post(url: string, headers: Record<string, string>, body: string, check: (res: Response) => Promise<void>, signal: AbortSignal | undefined): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Pictor alerts', ...headers },
-      body,
-      redirect: 'error',
-      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
-    });
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Pictor alerts', ...headers },
+        body,
+        redirect: 'error',
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new Error(`the alert could not be sent to ${originOf(url)} (${whyNotSent(error)})`);
+    }
     if (res.status === 429 && attempt === 1) {
       const waitMs = retryAfterMs(res.headers.get('retry-after'), (await res.json().catch(() => undefined)) as { retry_after?: number } | undefined);
       if (waitMs !== undefined && waitMs <= MAX_RETRY_WAIT_MS) {
@@ -194,6 +204,23 @@ async function post(url: string, headers: Record<string, string>, body: string, 
     await res.body?.cancel().catch(() => undefined);
     return;
   }
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'its destination';
+  }
+}
+
+/** Why a request was not sent, as a code or a name: never a message (they may quote the URL). */
+function whyNotSent(error: unknown): string {
+  if ((error as Error | undefined)?.name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (cause?.message === 'unexpected redirect') return 'it answered with a redirect, which alerts do not follow';
+  if (typeof cause?.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(cause.code)) return cause.code;
+  return 'the request could not be made';
 }
 
 function retryAfterMs(header: string | null, json: { retry_after?: number } | undefined): number | undefined {

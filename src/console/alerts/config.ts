@@ -63,6 +63,13 @@ export function readAlertConfig(env: Env): AlertConfig {
   }
 
   const webhookUrl = envUrl(env, 'PICTOR_ALERT_WEBHOOK_URL', { example: 'https://hooks.example.com/pictor', secret: true });
+  if (webhookUrl !== undefined) {
+    // fetch refuses a URL with credentials in it: every alert would fail. The receiver checks the signature instead.
+    const url = new URL(webhookUrl);
+    if (url.username !== '' || url.password !== '') {
+      throw envError(env, 'PICTOR_ALERT_WEBHOOK_URL', 'a URL without user:password@ (alerts cannot be sent to one; the receiver tells them from others by their signature, PICTOR_ALERT_WEBHOOK_SECRET)', { secret: true });
+    }
+  }
   const webhookSecret = envText(env, 'PICTOR_ALERT_WEBHOOK_SECRET');
   if (webhookUrl !== undefined && (webhookSecret === undefined || webhookSecret.length < 16)) {
     throw new ValidationError('PICTOR_ALERT_WEBHOOK_SECRET', 'PICTOR_ALERT_WEBHOOK_SECRET must be set with PICTOR_ALERT_WEBHOOK_URL (16 characters or more): every alert is signed with it, so the receiver can tell it came from you');

@@ -138,6 +138,27 @@ describe('npm run discord:deploy against Discord', () => {
     }
   });
 
+  it('refuses a .env line that is not NAME=value with exit 2, naming the line by its number, registering nothing', async () => {
+    const discord = await FakeDiscord.start();
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-deploy-'));
+    try {
+      await writeFile(join(dir, '.env'), `DISCORD_TOKEN=${discord.botToken}\nthe token of the test bot\nDISCORD_GUILD_ID=204567890123456789\nDISCORD_API_BASE_URL=${discord.apiBaseUrl}\n`);
+      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DISCORD_')));
+      const { stderr, code } = await new Promise<{ stderr: string; code: number | null }>((resolve) => {
+        execFile(process.execPath, [fileURLToPath(new URL('../../../dist/bots/discord/deploy-commands.js', import.meta.url))], { cwd: dir, env }, (error, _stdout, stderr) =>
+          resolve({ stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
+        );
+      });
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/\bline 2\b/);
+      expect(stderr).not.toMatch(/\n\s+at /);
+      expect(discord.commands.size).toBe(0);
+    } finally {
+      await discord.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads DISCORD_TOKEN and DISCORD_GUILD_ID from .env in the folder it is run from, as npm start does', async () => {
     const discord = await FakeDiscord.start();
     const dir = await mkdtemp(join(tmpdir(), 'pictor-deploy-'));

@@ -80,6 +80,20 @@ describe('pictor console', () => {
     }
   });
 
+  it.each(['99999', '65536', 'http'])('refuses --port %s naming --port, not a variable that was not set (exit 2)', async (port) => {
+    const { code, stderr } = await run(['console', '--port', port]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--port');
+    expect(stderr).not.toContain('PICTOR_CONSOLE_PORT');
+  });
+
+  it('refuses a --host that is not a host naming --host, not a variable that was not set (exit 2)', async () => {
+    const { code, stderr } = await run(['console', '--host', 'a b', '--port', '0']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--host');
+    expect(stderr).not.toContain('PICTOR_CONSOLE_HOST');
+  });
+
   it('refuses to listen beyond this machine without a token, naming PICTOR_CONSOLE_TOKEN (exit 2)', async () => {
     const { code, stderr } = await run(['console', '--host', '0.0.0.0', '--port', '0']);
     expect(code).toBe(2);
