@@ -43,6 +43,6 @@ export { loadDotEnv, readCoreConfig, type CoreConfig } from './config.js';
 export { unknownSettingWarnings, PICTOR_SETTINGS } from './core/setting-names.js';
 export { connect, type Connection } from './connect.js';
 export { SERVICE_LIKE_LATENCY_MS, describeTiming, emulatorBanner, type BannerOptions } from './emulator/index.js';
-export { readBounded } from './emulator/read-body.js';
+export { readBounded } from './core/read-bounded.js';
 export * from './metrics/index.js';
 export * from './console/index.js';

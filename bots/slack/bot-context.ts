@@ -108,9 +108,14 @@ function okOf(body: string): { ok: unknown; error: string | undefined } | undefi
   }
 }
 
-/** Fetch's error: its system code (`systemErrorCode`: kept in its cause), else its name (`TimeoutError`). Never its message: the URL is a credential of the press. */
+/**
+ * Fetch's error: its system code (`systemErrorCode`: kept in its cause), else its cause's own code (a TLS failure's,
+ * `CERT_HAS_EXPIRED`, `DEPTH_ZERO_SELF_SIGNED_CERT`: a proxy that intercepts TLS is named so), else its name
+ * (`TimeoutError`). Never its message: the URL is a credential of the press.
+ */
 function fetchErrorCode(error: unknown): string | undefined {
-  return systemErrorCode(error) ?? (error instanceof Error ? error.name : undefined);
+  const causeCode = (error as { cause?: { code?: unknown } | null } | undefined)?.cause?.code;
+  return systemErrorCode(error) ?? (typeof causeCode === 'string' ? causeCode : undefined) ?? (error instanceof Error ? error.name : undefined);
 }
 
 /** Whether fetch failed before any of the request was sent (every address it tried, for a name with several). */

@@ -170,7 +170,8 @@ export class HomeTabs {
     if (published.ok) return late ? 'retrying' : 'published';
     // Sent before the member's own publish ended, it is sent again once that one ends (`#publishAgainAfter`): that
     // publish is its retry too, and the one tried again later if Slack does not take it — never a second path besides.
-    if (late) return 'retrying';
+    // Unless the bot stops: nothing tries it again then (`#retryLater` logs it and answers `next-open`).
+    if (late && !this.#stopping) return 'retrying';
     return this.#retryLater(viewer, attempt, lastWait) ? 'retrying' : 'next-open';
   }
 

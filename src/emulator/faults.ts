@@ -132,6 +132,12 @@ export function connectionResetError(phase: 'before_response' | 'mid_stream'): T
   return new TypeError(phase === 'before_response' ? 'fetch failed' : 'terminated', { cause: new EmulatedConnectionReset() });
 }
 
+/**
+ * What a request body that breaks mid-read becomes in the emulator (`BrokenBody`): a reset connection, so the request
+ * is not answered, as a server whose upload broke off answers nothing.
+ */
+export const resetOnBrokenBody = (): TypeError => connectionResetError('before_response');
+
 /** True for an error that stands for a reset connection (the HTTP server destroys the socket for it). */
 export function isConnectionReset(err: unknown): boolean {
   return err instanceof Error && (err instanceof EmulatedConnectionReset || err.cause instanceof EmulatedConnectionReset);

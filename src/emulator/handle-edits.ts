@@ -3,7 +3,7 @@ import { ValidationError } from '../core/errors.js';
 import { EDIT_FILE_FIELD_ALIASES, EditImageSchema, EditRequestSchema, LIMITS, MIME_TYPES, fromFormFields, parseEditRequest } from '../spec/index.js';
 import { badRequest, payloadTooLarge, responseFormatUnsupported, unsupportedMimetype, validationErrorResponse } from './error-response.js';
 import type { ParsedCall, ReceivedImagePart } from './parsed-call.js';
-import { declaredLength } from './read-body.js';
+import { declaredLength } from '../core/read-bounded.js';
 import { readMultipart } from './read-multipart.js';
 import { inputImageTokens } from './usage.js';
 

@@ -2,7 +2,8 @@ import { ValidationError } from '../core/errors.js';
 import { GenerationRequestSchema, LIMITS, parseGenerationRequest } from '../spec/index.js';
 import { badRequest, payloadTooLarge, responseFormatUnsupported, validationErrorResponse } from './error-response.js';
 import type { ParsedCall } from './parsed-call.js';
-import { declaredLength, readBounded } from './read-body.js';
+import { declaredLength, readBounded } from '../core/read-bounded.js';
+import { resetOnBrokenBody } from './faults.js';
 
 const GENERATION_FIELDS: readonly string[] = Object.keys(GenerationRequestSchema.shape);
 
@@ -33,7 +34,7 @@ export async function parseGenerationCall(request: Request): Promise<ParsedCall>
   const tooLarge = () =>
     fail(payloadTooLarge(`The request body is too large; a generation takes at most ${MAX_GENERATION_BODY_BYTES} bytes.`, null, 'request_too_large'));
   if ((declaredLength(request) ?? 0) > MAX_GENERATION_BODY_BYTES) return tooLarge();
-  const raw = await readBounded(request, MAX_GENERATION_BODY_BYTES);
+  const raw = await readBounded(request, MAX_GENERATION_BODY_BYTES, resetOnBrokenBody);
   if (raw === 'too_large') return tooLarge();
   let body: unknown;
   try {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
-import { boundedChunks } from './read-body.js';
+import { boundedChunks } from '../core/read-bounded.js';
+import { resetOnBrokenBody } from './faults.js';
 
 /** One file part read whole (or as far as a limit allowed). */
 export interface FilePart {
@@ -129,7 +130,7 @@ export async function readMultipart(request: Request, contentType: string, limit
     });
   });
 
-  const chunks = boundedChunks(request, limits.maxBodyBytes);
+  const chunks = boundedChunks(request, limits.maxBodyBytes, resetOnBrokenBody);
   let received = 0;
   try {
     while (!stopped()) {

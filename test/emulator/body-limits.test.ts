@@ -41,6 +41,26 @@ function endlessImagePart(boundary: string) {
   return { body, counter };
 }
 
+/** A body that sends `head`, then breaks (as an upload whose connection dropped halfway). */
+function bodyBreakingAfter(head: string): ReadableStream<Uint8Array> {
+  let sent = false;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent) return controller.error(new Error('the upload broke off'));
+      sent = true;
+      controller.enqueue(new TextEncoder().encode(head));
+    },
+  });
+}
+
+/** Fetch's error's cause's code, or the answer's status when fetch did not fail. */
+async function failureOf(answer: Promise<Response>): Promise<unknown> {
+  return answer.then(
+    (response) => response.status,
+    (error: unknown) => ({ name: (error as Error).name, code: ((error as Error).cause as { code?: unknown } | undefined)?.code }),
+  );
+}
+
 function post(target: Emulator, path: string, headers: Record<string, string>, body: ReadableStream<Uint8Array>): Promise<Response> {
   return target.fetch(path, { method: 'POST', headers, body, duplex: 'half' } as RequestInit);
 }
@@ -119,6 +139,23 @@ describe('the emulator reads request bodies only as far as it must', () => {
     expect(await errorOf(response)).toMatchObject({ type: 'invalid_request_error', param: 'image[0]', code: 'file_too_large' });
     expect(counter.pulled).toBeLessThan(4 * MiB);
     await small.close();
+  });
+});
+
+describe('a request body that breaks halfway is not answered: the connection is reset', () => {
+  it('a generation whose body breaks after its first bytes fails as fetch fails on a reset (ECONNRESET), not with an answer', async () => {
+    const body = bodyBreakingAfter('{"prompt":"a lighthouse at d');
+    const answer = post(emulator, '/v1/images/generations', { ...AUTH, 'content-type': 'application/json' }, body);
+    expect(await failureOf(answer)).toEqual({ name: 'TypeError', code: 'ECONNRESET' });
+  });
+
+  it('an edit whose upload breaks inside its image fails as fetch fails on a reset (ECONNRESET), not with an answer', async () => {
+    const body = bodyBreakingAfter(
+      `--b0undary\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nx\r\n` +
+        `--b0undary\r\nContent-Disposition: form-data; name="image[]"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n\x89PNG`,
+    );
+    const answer = post(emulator, '/v1/images/edits', { ...AUTH, 'content-type': 'multipart/form-data; boundary=b0undary' }, body);
+    expect(await failureOf(answer)).toEqual({ name: 'TypeError', code: 'ECONNRESET' });
   });
 });
 

@@ -257,6 +257,49 @@ describe('a stop after a forget’s wait for the member’s own publish ran out'
   });
 });
 
+describe('a forget’s publish sent after its wait ran out, that Slack refuses while the bot stops', () => {
+  it('answers `next-open`: no retry is scheduled during a stop, so only the member’s next open of their Home publishes it for sure', async () => {
+    vi.useFakeTimers();
+    const published: string[] = [];
+    let answerOpened: () => void = () => {};
+    let refuseForget: () => void = () => {};
+    /** The member's own publish is held until told; the forget's first is held, then refused; the rest are taken. */
+    const client = {
+      views: {
+        publish: ({ user_id }: { user_id: string }) => {
+          published.push(`${user_id}#${published.length + 1}`);
+          if (published.length === 1) return new Promise<void>((resolve) => (answerOpened = resolve));
+          if (published.length === 2) {
+            return new Promise<void>((_, reject) => {
+              refuseForget = () => reject(Object.assign(new Error('An API error occurred: internal_error'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'internal_error' } }));
+            });
+          }
+          return Promise.resolve();
+        },
+      },
+    } as unknown as webApi.WebClient;
+    const { logger, warnings } = warningsKept();
+    const homes = homeTabs({ client, logger });
+    void homes.opened(client, actor('U0ALICE'), requester('U0ALICE'));
+    await vi.advanceTimersByTimeAsync(10);
+    let outcome: string | undefined;
+    void homes.forgotten(client, actor('U0ALICE'), requester('U0ALICE')).then((o) => (outcome = o));
+    await vi.advanceTimersByTimeAsync(FORGET_WAIT_MS);
+    expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2']);
+    const stopped = homes.stop();
+    refuseForget();
+    await vi.advanceTimersByTimeAsync(10);
+    // The stop still sends it again once the member's own publish ends (so the earlier view is not the last), but
+    // nothing tries it again if Slack refuses that one too: the member is told what holds for sure.
+    answerOpened();
+    await vi.advanceTimersByTimeAsync(10);
+    await stopped;
+    expect(outcome).toBe('next-open');
+    expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2', 'U0ALICE#3']);
+    expect(warnings.filter((w) => w.startsWith('gave up publishing a Home tab after a forget'))).toHaveLength(1);
+  });
+});
+
 describe('a stop of the Home tabs', () => {
   it('finishes the publish Slack is answering and drops those queued for the pace, without waiting for them or warning of them', async () => {
     vi.useFakeTimers();

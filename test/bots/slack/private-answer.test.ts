@@ -1,7 +1,12 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Context } from '@slack/bolt';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { privateAnswerVia, type BotContext } from '../../../bots/slack/bot-context.js';
 import { silentLogger } from '../../../src/internal.js';
 
@@ -10,10 +15,13 @@ import { silentLogger } from '../../../src/internal.js';
  * what becomes of a note whose answer is not the few bytes of JSON Slack answers.
  */
 let server: Server | undefined;
+/** Whether a certificate can be made here (openssl), for a real TLS server. */
+const HAS_OPENSSL = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 afterEach(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
   server = undefined;
+  vi.unstubAllGlobals();
 });
 
 /** A response URL whose every answer is `answer`'s. */
@@ -54,14 +62,51 @@ describe('a private note through a response URL whose answer is not Slack’s fe
   });
 
   // Not Slack's JSON whatever its first bytes say (a cut document is not parsed): as any 2xx that is not JSON.
-  it('a 2xx answer longer than 16 KiB: read no further, counted delivered, and not sent again', async () => {
+  it('a 2xx answer that never ends: the note is done with after its first 16 KiB (the rest is never waited for), counted delivered, and not sent again', async () => {
     const url = await responseUrl((res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(`{"ok":false,"error":"expired_url"}${' '.repeat(64 * 1024)}`);
+      res.write('{"ok":false,"error":"expired_url"}');
+      const more = () => {
+        while (!res.destroyed && res.write(' '.repeat(64 * 1024)));
+      };
+      res.on('drain', more);
+      more();
     });
     const { context, warnings, direct } = botContext();
     await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: url })('only its member may delete it');
     expect(warnings).toEqual([]);
     expect(direct).toEqual([]);
   });
+
+  it.skipIf(!HAS_OPENSSL)('a response URL behind a certificate fetch does not trust (a proxy that intercepts TLS): logged with the TLS failure’s own code', async () => {
+    const url = await selfSignedResponseUrl();
+    const { context, warnings } = botContext();
+    await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: url })('only its member may delete it');
+    expect(warnings.map((w) => w.code)).toEqual(['DEPTH_ZERO_SELF_SIGNED_CERT']);
+  });
+
+  it('a fetch that fails on an expired certificate: logged with CERT_HAS_EXPIRED, not as a TypeError', async () => {
+    vi.stubGlobal('fetch', () => Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' }) })));
+    const { context, warnings } = botContext();
+    await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: 'https://hooks.slack.test/actions/T0/1/x' })('only its member may delete it');
+    expect(warnings.map((w) => w.code)).toEqual(['CERT_HAS_EXPIRED']);
+  });
 });
+
+/**
+ * A response URL served over TLS with a certificate made here, signed by itself (as a proxy that intercepts TLS shows
+ * one the machine does not trust), answering as Slack does. Without openssl, the fake cause above stands for it.
+ */
+async function selfSignedResponseUrl(): Promise<string> {
+  const folder = mkdtempSync(join(tmpdir(), 'pictor-tls-'));
+  try {
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', join(folder, 'key.pem'), '-out', join(folder, 'cert.pem')], { stdio: 'ignore' });
+    if (made.status !== 0) throw new Error('openssl could not make a certificate');
+    const tls = createTlsServer({ key: readFileSync(join(folder, 'key.pem')), cert: readFileSync(join(folder, 'cert.pem')) }, (_req, res) => res.end('{"ok":true}'));
+    server = tls as unknown as Server;
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    return `https://127.0.0.1:${(tls.address() as AddressInfo).port}/actions/T0/1/x`;
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}

@@ -1,5 +1,3 @@
-import { connectionResetError } from './faults.js';
-
 /** The body's declared `content-length`, when it is a plain non-negative integer. */
 export function declaredLength(request: Request): number | undefined {
   const raw = request.headers.get('content-length');
@@ -7,25 +5,23 @@ export function declaredLength(request: Request): number | undefined {
   return Number(raw);
 }
 
-/** What a body is read from: a request the emulator took, or the response a `fetch` got (a bot reading Slack's answer). */
+/** What a body is read from: a request a server took, or the response a `fetch` got. */
 export type WithBody = Pick<Request, 'body'> | Pick<Response, 'body'>;
 
 /**
- * What a body that breaks mid-read rejects with. By default, in the emulator, a reset connection, so the request is not
- * answered; a reader of a response passes its own (`(error) => error`: fetch's error as it is, with its code).
+ * What a body that breaks mid-read rejects with, given the error it broke with: every reader says (a server that must
+ * not answer such a request turns it into a reset connection; a reader of a response keeps fetch's error as it is,
+ * with its code: `(error) => error`).
  */
 export type BrokenBody = (error: unknown) => unknown;
-
-const resetConnection: BrokenBody = () => connectionResetError('before_response');
 
 /**
  * Yields the body's chunks, counting as it goes: as soon as more than
  * `maxBytes` have arrived it stops reading (cancels the body) and yields
  * nothing more, returning `'too_large'`. A body that breaks rejects with
- * `broken`'s error (by default as a reset connection, so the emulator does not
- * answer it).
+ * `broken`'s error.
  */
-export async function* boundedChunks(from: WithBody, maxBytes: number, broken: BrokenBody = resetConnection): AsyncGenerator<Uint8Array, 'ok' | 'too_large'> {
+export async function* boundedChunks(from: WithBody, maxBytes: number, broken: BrokenBody): AsyncGenerator<Uint8Array, 'ok' | 'too_large'> {
   if (!from.body) return 'ok';
   const reader = from.body.getReader();
   let size = 0;
@@ -48,7 +44,7 @@ export async function* boundedChunks(from: WithBody, maxBytes: number, broken: B
 }
 
 /** Reads a whole body of at most `maxBytes` (a small one: a JSON request, a JSON answer); `broken` as for `boundedChunks`. */
-export async function readBounded(from: WithBody, maxBytes: number, broken?: BrokenBody): Promise<Buffer | 'too_large'> {
+export async function readBounded(from: WithBody, maxBytes: number, broken: BrokenBody): Promise<Buffer | 'too_large'> {
   const chunks: Uint8Array[] = [];
   const it = boundedChunks(from, maxBytes, broken);
   for (;;) {
