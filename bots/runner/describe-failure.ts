@@ -54,19 +54,21 @@ export interface FailureDescription {
 export type FailureLogLevel = 'info' | 'warn' | 'error';
 
 /**
- * Where a failure goes in the operator's log, the one rule the runner's end of a job and each surface's intake follow:
- * - a refusal (a limit, a rule, a setting): the member's, `info` with its code;
+ * Where a failure goes in the operator's log, the one rule the runner's end of a job and each surface's intake follow
+ * (through `logJobFailure`):
+ * - a refusal (a limit, a rule, a setting): the member's, `info` with its code — but `queue_full`, the bot at its
+ *   capacity (`PICTOR_MAX_QUEUED_JOBS`, `PICTOR_MAX_QUEUED_INPUT_MB`), which is the operator's to see, `warn` with its code;
  * - a core error (the service's answer, a request that failed on the network): the service's or the network's,
  *   `warn` with its code, which says it all;
  * - anything else — a bug of ours, the spend ledger busy, unreadable (naming the file) or closed, the bots' state
  *   unreadable, another project error: `error` with the error, whose own message is for the operator.
  */
 export function failureLogLevel(error: unknown): FailureLogLevel {
-  if (isJobRefusedError(error)) return 'info';
+  if (isJobRefusedError(error)) return error.code === 'queue_full' ? 'warn' : 'info';
   return isPictorError(error) ? 'warn' : 'error';
 }
 
-/** A failed or refused job's line, when a refusal (`info`) reads otherwise than a failure in the log. */
+/** A failed or refused job's line, when a refusal (whatever its level) reads otherwise than a failure in the log. */
 export interface FailureLogMessages {
   refused: string;
   failed: string;
@@ -81,7 +83,7 @@ export interface FailureLogMessages {
 export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readonly<Record<string, unknown>>, message: string | FailureLogMessages): FailureLogLevel {
   const level = failureLogLevel(error);
   const line = { ...fields, code: failureOf(error).code, ...(level === 'error' && { err: loggableError(error) }) };
-  logger[level](line, typeof message === 'string' ? message : level === 'info' ? message.refused : message.failed);
+  logger[level](line, typeof message === 'string' ? message : isJobRefusedError(error) ? message.refused : message.failed);
   return level;
 }
 

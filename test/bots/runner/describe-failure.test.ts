@@ -236,6 +236,7 @@ describe('describeFailure', () => {
   // The one rule the runner's end of a job and each surface's intake log by (their own tests check each reads it).
   it.each([
     ['a refusal: the member’s', new JobRefusedError('restarting', words('refusal.restarting')), 'info'],
+    ['the queue full: the bot at its capacity, the operator’s', new JobRefusedError('queue_full', words('refusal.restarting')), 'warn'],
     ['the service’s answer', makeAPIError({ status: 503, body: { error: { message: 'overloaded', type: 'server_error' } } }), 'warn'],
     ['the network', new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'), 'warn'],
     ['a bug of ours', new TypeError('a bug'), 'error'],
@@ -277,6 +278,12 @@ describe('logJobFailure', () => {
     const logger = new RecordingLogger();
     expect(logJobFailure(logger, new JobRefusedError('restarting', words('refusal.restarting')), { jobId: 'j1' }, messages)).toBe('info');
     expect(logger.entries).toEqual([{ level: 'info', obj: { jobId: 'j1', code: 'restarting' }, msg: 'job refused' }]);
+  });
+
+  it('logs the queue full as the operator’s (the bot at its capacity): warn, with its code, as a refusal reads', () => {
+    const logger = new RecordingLogger();
+    expect(logJobFailure(logger, new JobRefusedError('queue_full', words('refusal.restarting')), { jobId: 'j1' }, messages)).toBe('warn');
+    expect(logger.entries).toEqual([{ level: 'warn', obj: { jobId: 'j1', code: 'queue_full' }, msg: 'job refused' }]);
   });
 
   it.each([
