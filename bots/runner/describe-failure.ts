@@ -43,8 +43,6 @@ export interface FailureDescription {
   words: Words;
   /** Trying the same job again later may work (worth a Retry button). */
   retryable: boolean;
-  /** How the operator's log tells it (`failureLogLevel`): the runner and every surface read this one rule. */
-  logLevel: FailureLogLevel;
 }
 
 /**
@@ -98,7 +96,7 @@ export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readon
 export function describeFailure(error: unknown, locale?: string, command?: string): FailureDescription {
   const { code, words: said, retryable } = failureOf(error);
   const what = command !== undefined && said.values?.command !== undefined ? words(said.key, { ...said.values, command }) : said;
-  return { code, message: sayWords(locale, what), words: what, retryable, logLevel: failureLogLevel(error) };
+  return { code, message: sayWords(locale, what), words: what, retryable };
 }
 
 function failureOf(error: unknown): { code: FailureCode; words: Words; retryable: boolean } {

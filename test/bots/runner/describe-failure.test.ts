@@ -207,12 +207,14 @@ describe('describeFailure', () => {
 
   it('gives a project error whose code no job fails with (none of FailureCode’s) internal_error, as a bug', () => {
     const error = new PictorError('not_a_job_code', 'an error of a part no job goes through');
-    expect(describeFailure(error)).toMatchObject({ code: 'internal_error', message: describeFailure(new Error('a bug')).message, retryable: true, logLevel: 'error' });
+    expect(describeFailure(error)).toMatchObject({ code: 'internal_error', message: describeFailure(new Error('a bug')).message, retryable: true });
+    expect(failureLogLevel(error)).toBe('error');
   });
 
   it('keeps the code of the bots’ state it cannot read, a project error (state_records_unreadable)', () => {
     const error = new StateRecordsUnreadableError('slack-requests', '/data/slack/requests', ['/data/slack/requests/a.json'], Object.assign(new Error('denied'), { code: 'EACCES' }));
-    expect(describeFailure(error)).toMatchObject({ code: 'state_records_unreadable', retryable: true, logLevel: 'error' });
+    expect(describeFailure(error)).toMatchObject({ code: 'state_records_unreadable', retryable: true });
+    expect(failureLogLevel(error)).toBe('error');
     expect(errorCodeOf(error)).toBe('state_records_unreadable');
   });
 
@@ -244,7 +246,6 @@ describe('describeFailure', () => {
     ['the spend ledger unreadable', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'error'],
     ['the bots’ state unreadable', new StateRecordsUnreadableError('audit-posts', '/data/audit/posts', ['/data/audit/posts/p9.json'], new Error('denied')), 'error'],
   ])('logs %s for the operator at its level, by the one rule', (_, error, level) => {
-    expect(describeFailure(error).logLevel).toBe(level);
     expect(failureLogLevel(error)).toBe(level);
   });
 
