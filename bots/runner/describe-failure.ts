@@ -1,8 +1,8 @@
 import { isPictorError, type LoggerLike, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
-import { errorCodeOf, INTERNAL_ERROR_CODE, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
+import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
-import { isJobRefusedError, isRefusalCode } from './JobRefusedError.js';
+import { isJobRefusedError } from './JobRefusedError.js';
 import { loggableError } from './loggable-error.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
@@ -30,7 +30,11 @@ type StateFailureCode =
  * A failure's code, by the project's one rule (`errorCodeOf`): a project error keeps its own code, anything else is
  * `internal_error`. A closed union, each member the code of a class of the one error tree (the core's, a refusal's, the
  * spend ledger's, the bots' state's), so a `switch` or a `Record` over it is checked complete; a project error whose
- * code is none of these (one no job meets) is `internal_error` too.
+ * code is none of these (one no job meets) is `internal_error` too. So is a surface's own refusal of what a member
+ * gave it (an input image's, a Slack flag's: Discord's `InputImageError`, Slack's `SlackInputError`), even where its
+ * code is also a refusal's (`too_many_images`): each surface tells and logs those in its own words before this is
+ * asked, and the runner never names a surface's codes, so one that reached it would be a bug of ours. A refusal's code
+ * is kept for the runner's refusal (`JobRefusedError`) and the spend guard's own (a cap's `BudgetExceededError`).
  */
 export type FailureCode = PictorErrorCode | RefusalCode | LedgerFailureCode | StateFailureCode | typeof INTERNAL_ERROR_CODE;
 
@@ -109,8 +113,9 @@ function failureOf(error: unknown): { code: FailureCode; words: Words; retryable
   // The spend ledger: held by another process past the wait (the job was not sent; trying again works), a file of it
   // that cannot be read (the operator's to fix), or closed by a stop under way.
   if (isOwn(LEDGER_FAILURES, code)) return { code, words: words(`failure.${code}`), retryable: LEDGER_FAILURES[code].retryable };
-  // A cap's refusal as the spend guard throws it (not a JobRefusedError), the bots' state's errors: their code, said as a bug is.
-  return { code: isRefusalCode(code) || isOwn(STATE_FAILURES, code) ? code : INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
+  // A cap's refusal as the spend guard throws it (not a JobRefusedError), the bots' state's errors: their code, said as a
+  // bug is. Another error with a refusal's code (a surface's input image's) is no refusal of the runner's: internal_error.
+  return { code: isSpendRefusalCode(code) || isOwn(STATE_FAILURES, code) ? code : INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
 }
 
 const LEDGER_FAILURES: Record<LedgerFailureCode, { retryable: boolean }> = {
