@@ -1,8 +1,8 @@
 import { isPictorError, type LoggerLike, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
-import { errorCodeOf, INTERNAL_ERROR_CODE, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
+import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
-import { isJobRefusedError, isRefusalCode } from './JobRefusedError.js';
+import { isJobRefusedError } from './JobRefusedError.js';
 import { loggableError } from './loggable-error.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
@@ -30,7 +30,11 @@ type StateFailureCode =
  * A failure's code, by the project's one rule (`errorCodeOf`): a project error keeps its own code, anything else is
  * `internal_error`. A closed union, each member the code of a class of the one error tree (the core's, a refusal's, the
  * spend ledger's, the bots' state's), so a `switch` or a `Record` over it is checked complete; a project error whose
- * code is none of these (one no job meets) is `internal_error` too.
+ * code is none of these (one no job meets) is `internal_error` too. So is a surface's own refusal of what a member
+ * gave it (an input image's, a Slack flag's: Discord's `InputImageError`, Slack's `SlackInputError`), even where its
+ * code is also a refusal's (`too_many_images`): each surface tells and logs those in its own words before this is
+ * asked, and the runner never names a surface's codes, so one that reached it would be a bug of ours. A refusal's code
+ * is kept for the runner's refusal (`JobRefusedError`) and the spend guard's own (a cap's `BudgetExceededError`).
  */
 export type FailureCode = PictorErrorCode | RefusalCode | LedgerFailureCode | StateFailureCode | typeof INTERNAL_ERROR_CODE;
 
@@ -43,8 +47,6 @@ export interface FailureDescription {
   words: Words;
   /** Trying the same job again later may work (worth a Retry button). */
   retryable: boolean;
-  /** How the operator's log tells it (`failureLogLevel`): the runner and every surface read this one rule. */
-  logLevel: FailureLogLevel;
 }
 
 /**
@@ -54,19 +56,21 @@ export interface FailureDescription {
 export type FailureLogLevel = 'info' | 'warn' | 'error';
 
 /**
- * Where a failure goes in the operator's log, the one rule the runner's end of a job and each surface's intake follow:
- * - a refusal (a limit, a rule, a setting): the member's, `info` with its code;
+ * Where a failure goes in the operator's log, the one rule the runner's end of a job and each surface's intake follow
+ * (through `logJobFailure`):
+ * - a refusal (a limit, a rule, a setting): the member's, `info` with its code — but `queue_full`, the bot at its
+ *   capacity (`PICTOR_MAX_QUEUED_JOBS`, `PICTOR_MAX_QUEUED_INPUT_MB`), which is the operator's to see, `warn` with its code;
  * - a core error (the service's answer, a request that failed on the network): the service's or the network's,
  *   `warn` with its code, which says it all;
  * - anything else — a bug of ours, the spend ledger busy, unreadable (naming the file) or closed, the bots' state
  *   unreadable, another project error: `error` with the error, whose own message is for the operator.
  */
 export function failureLogLevel(error: unknown): FailureLogLevel {
-  if (isJobRefusedError(error)) return 'info';
+  if (isJobRefusedError(error)) return error.code === 'queue_full' ? 'warn' : 'info';
   return isPictorError(error) ? 'warn' : 'error';
 }
 
-/** A failed or refused job's line, when a refusal (`info`) reads otherwise than a failure in the log. */
+/** A failed or refused job's line, when a refusal (whatever its level) reads otherwise than a failure in the log. */
 export interface FailureLogMessages {
   refused: string;
   failed: string;
@@ -81,7 +85,7 @@ export interface FailureLogMessages {
 export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readonly<Record<string, unknown>>, message: string | FailureLogMessages): FailureLogLevel {
   const level = failureLogLevel(error);
   const line = { ...fields, code: failureOf(error).code, ...(level === 'error' && { err: loggableError(error) }) };
-  logger[level](line, typeof message === 'string' ? message : level === 'info' ? message.refused : message.failed);
+  logger[level](line, typeof message === 'string' ? message : isJobRefusedError(error) ? message.refused : message.failed);
   return level;
 }
 
@@ -96,7 +100,7 @@ export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readon
 export function describeFailure(error: unknown, locale?: string, command?: string): FailureDescription {
   const { code, words: said, retryable } = failureOf(error);
   const what = command !== undefined && said.values?.command !== undefined ? words(said.key, { ...said.values, command }) : said;
-  return { code, message: sayWords(locale, what), words: what, retryable, logLevel: failureLogLevel(error) };
+  return { code, message: sayWords(locale, what), words: what, retryable };
 }
 
 function failureOf(error: unknown): { code: FailureCode; words: Words; retryable: boolean } {
@@ -109,8 +113,9 @@ function failureOf(error: unknown): { code: FailureCode; words: Words; retryable
   // The spend ledger: held by another process past the wait (the job was not sent; trying again works), a file of it
   // that cannot be read (the operator's to fix), or closed by a stop under way.
   if (isOwn(LEDGER_FAILURES, code)) return { code, words: words(`failure.${code}`), retryable: LEDGER_FAILURES[code].retryable };
-  // A cap's refusal as the spend guard throws it (not a JobRefusedError), the bots' state's errors: their code, said as a bug is.
-  return { code: isRefusalCode(code) || isOwn(STATE_FAILURES, code) ? code : INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
+  // A cap's refusal as the spend guard throws it (not a JobRefusedError), the bots' state's errors: their code, said as a
+  // bug is. Another error with a refusal's code (a surface's input image's) is no refusal of the runner's: internal_error.
+  return { code: isSpendRefusalCode(code) || isOwn(STATE_FAILURES, code) ? code : INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
 }
 
 const LEDGER_FAILURES: Record<LedgerFailureCode, { retryable: boolean }> = {

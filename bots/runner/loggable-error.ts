@@ -1,17 +1,19 @@
+import { PictorError } from 'pictor';
 import { redactSecrets } from 'pictor/internal';
 
 /**
  * Tokens that sit in a chat platform's callback URLs: Discord's interaction tokens (`/interactions/{id}/{token}`,
- * `/webhooks/{app}/{token}`) and the path of a Slack `response_url` or webhook (`hooks.slack.com/actions/…`).
+ * `/webhooks/{app}/{token}`) and the path of a Slack `response_url` or webhook (`hooks.slack.com/actions/…`, and
+ * GovSlack's `hooks.slack-gov.com/…`).
  */
-const TOKEN_IN_URL = /((?:interactions|webhooks)\/\d+|hooks\.slack\.com\/[a-z]+)\/[^/\s?"']+(?:\/[^\s?"']*)?/g;
+const TOKEN_IN_URL = /((?:interactions|webhooks)\/\d+|hooks\.slack(?:-gov)?\.com\/[a-z]+)\/[^/\s?"']+(?:\/[^\s?"']*)?/g;
 
 /**
  * An error as it may be logged, on every surface and the runner: its name, its message (cut to 500 characters), its
- * `code` and HTTP `status` when it has them, and, for one with no code (a bug of ours), its stack (cut to 2000) — every
- * text with the secrets and credential shapes the core's one redaction knows (`redactSecrets`: a Bearer token, an
- * `sk-` key, a registered key) and the tokens of callback URLs taken out. Never the error object itself: a platform's
- * error carries the request's URL (with its token), its headers and its body, which may be huge.
+ * `code` and HTTP `status` when it has them, and its stack (cut to 2000) unless the error is an expected one (`expected`)
+ * — every text with the secrets and credential shapes the core's one redaction knows (`redactSecrets`: a Bearer token,
+ * an `sk-` key, a registered key) and the tokens of callback URLs taken out. Never the error object itself: a
+ * platform's error carries the request's URL (with its token), its headers and its body, which may be huge.
  */
 export function loggableError(error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) return { type: typeof error };
@@ -21,6 +23,18 @@ export function loggableError(error: unknown): Record<string, unknown> {
   if (typeof code === 'number' || typeof code === 'string') out.code = typeof code === 'string' ? clean(code).slice(0, 100) : code;
   const status = (error as { status?: unknown }).status;
   if (typeof status === 'number') out.status = status;
-  if (out.code === undefined && error.stack) out.stack = clean(error.stack).slice(0, 2000);
+  if (!expected(error) && error.stack) out.stack = clean(error.stack).slice(0, 2000);
   return out;
+}
+
+/**
+ * An error whose code says it all, so its stack is left out: a project error (the one error tree's, with its stable
+ * code), or a chat platform's API answer (Discord's, Slack's: a numeric code and an HTTP status). Anything else — a
+ * `TypeError`, or Node's errors, whose string code (`ERR_INVALID_ARG_TYPE`, `ABORT_ERR`, `EACCES`) may come from a bug of
+ * ours — keeps its stack.
+ */
+function expected(error: Error): boolean {
+  if (error instanceof PictorError) return true;
+  const { code, status } = error as { code?: unknown; status?: unknown };
+  return typeof code === 'number' && typeof status === 'number';
 }

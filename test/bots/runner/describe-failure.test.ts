@@ -12,6 +12,34 @@ import { AbortedError, ConnectionError, ERROR_CODES, parseGenerationRequest, Pic
 import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError, errorCodeOf, makeAPIError } from '../../../src/internal.js';
 import { UpgradeHeldError } from '../../../bots/state/upgrade.js';
 import { FileLockBusyError } from '../../../src/spend/file-lock.js';
+import { BREAKER_CODE, USER_PACE_CODES } from '../../../src/spend/types.js';
+import { BUDGETS } from '../../../src/spend/rules.js';
+import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/types.js';
+import { InputImageError, INPUT_REFUSAL_CODES } from '../../../bots/discord/download-images.js';
+import { SlackInputError, type SlackInputErrorCode } from '../../../bots/slack/SlackInputError.js';
+
+/** Every code of Slack's input errors: the compiler checks none is missing. */
+const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
+  unknown_flag: true,
+  bad_flag_value: true,
+  missing_flag_value: true,
+  invalid_option: true,
+  missing_prompt: true,
+  no_images: true,
+  too_many_images: true,
+  file_too_large: true,
+  file_not_image: true,
+  file_host_not_allowed: true,
+  file_download_failed: true,
+};
+
+/** The text of every source file of the core and the bots, where the one error tree's classes are. */
+function projectErrorClasses(): string[] {
+  const root = new URL('../../../', import.meta.url).pathname;
+  const files = (dir: string): string[] =>
+    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []));
+  return ['src', 'bots'].flatMap(files).map((file) => readFileSync(join(root, file), 'utf8'));
+}
 
 function validationErrorOf(input: unknown): ValidationError {
   try {
@@ -194,10 +222,7 @@ describe('describeFailure', () => {
   });
 
   it('keeps the code of every project error with a code of its own (a class of the one error tree), but the emulator’s', () => {
-    const root = new URL('../../../', import.meta.url).pathname;
-    const files = (dir: string): string[] =>
-      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []));
-    const codes = ['src', 'bots'].flatMap(files).flatMap((file) => [...readFileSync(join(root, file), 'utf8').matchAll(/extends PictorError<'(\w+)'>/g)].map((m) => m[1]!));
+    const codes = projectErrorClasses().flatMap((text) => [...text.matchAll(/extends PictorError<'(\w+)'>/g)].map((m) => m[1]!));
     // The emulator's connection reset is its server's, thrown where it serves a request: no job of the bots meets it.
     const noJobMeets = new Set(['ECONNRESET']);
     expect(codes).toContain('state_upgrade_lost');
@@ -205,14 +230,35 @@ describe('describeFailure', () => {
     for (const code of codes.filter((c) => !noJobMeets.has(c) && !(ERROR_CODES as readonly string[]).includes(c))) expect(describeFailure(new PictorError(code, 'a project error')).code, code).toBe(code);
   });
 
+  it('keeps the code of every class coded by a union a job can fail with, and gives a surface’s own input refusal internal_error', () => {
+    const unions = projectErrorClasses().flatMap((text) => [...text.matchAll(/extends PictorError<(\w+)>/g)].map((m) => m[1]!));
+    // Every such class, by its union's codes (an exported list, or a Record the compiler checks complete).
+    const refusals = [...RUNNER_REFUSAL_CODES, ...BUDGETS.map((b) => b.code), ...USER_PACE_CODES, BREAKER_CODE];
+    const kept: Record<string, Array<[string, Error]>> = {
+      RefusalCode: refusals.map((code) => [code, new JobRefusedError(code, words('refusal.restarting'))]),
+      BudgetCode: BUDGETS.map(({ code }) => [code, new PictorError(code, 'a cap’s refusal, as the spend guard throws it')]),
+    };
+    // Told and logged by their surface in its own words before describeFailure is asked (Discord's refusePrivately,
+    // Slack's tellRefusal), the runner never naming a surface's codes: one that reached it would be a bug of ours.
+    const saidBySurface: Record<string, Array<[string, Error]>> = {
+      InputRefusalCode: INPUT_REFUSAL_CODES.map((code) => [code, new InputImageError(code, words('refusal.restarting'))]),
+      SlackInputErrorCode: Object.keys(SLACK_INPUT_ERROR_CODES).map((code) => [code, new SlackInputError(code as SlackInputErrorCode, words('refusal.restarting'))]),
+    };
+    expect(unions.sort()).toEqual([...Object.keys(kept), ...Object.keys(saidBySurface)].sort());
+    for (const [code, error] of Object.values(kept).flat()) expect(describeFailure(error).code, code).toBe(code);
+    for (const [code, error] of Object.values(saidBySurface).flat()) expect(describeFailure(error).code, code).toBe('internal_error');
+  });
+
   it('gives a project error whose code no job fails with (none of FailureCode’s) internal_error, as a bug', () => {
     const error = new PictorError('not_a_job_code', 'an error of a part no job goes through');
-    expect(describeFailure(error)).toMatchObject({ code: 'internal_error', message: describeFailure(new Error('a bug')).message, retryable: true, logLevel: 'error' });
+    expect(describeFailure(error)).toMatchObject({ code: 'internal_error', message: describeFailure(new Error('a bug')).message, retryable: true });
+    expect(failureLogLevel(error)).toBe('error');
   });
 
   it('keeps the code of the bots’ state it cannot read, a project error (state_records_unreadable)', () => {
     const error = new StateRecordsUnreadableError('slack-requests', '/data/slack/requests', ['/data/slack/requests/a.json'], Object.assign(new Error('denied'), { code: 'EACCES' }));
-    expect(describeFailure(error)).toMatchObject({ code: 'state_records_unreadable', retryable: true, logLevel: 'error' });
+    expect(describeFailure(error)).toMatchObject({ code: 'state_records_unreadable', retryable: true });
+    expect(failureLogLevel(error)).toBe('error');
     expect(errorCodeOf(error)).toBe('state_records_unreadable');
   });
 
@@ -236,6 +282,7 @@ describe('describeFailure', () => {
   // The one rule the runner's end of a job and each surface's intake log by (their own tests check each reads it).
   it.each([
     ['a refusal: the member’s', new JobRefusedError('restarting', words('refusal.restarting')), 'info'],
+    ['the queue full: the bot at its capacity, the operator’s', new JobRefusedError('queue_full', words('refusal.restarting')), 'warn'],
     ['the service’s answer', makeAPIError({ status: 503, body: { error: { message: 'overloaded', type: 'server_error' } } }), 'warn'],
     ['the network', new ConnectionError('could not reach http://10.0.0.1 (ECONNREFUSED)'), 'warn'],
     ['a bug of ours', new TypeError('a bug'), 'error'],
@@ -243,7 +290,6 @@ describe('describeFailure', () => {
     ['the spend ledger unreadable', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'error'],
     ['the bots’ state unreadable', new StateRecordsUnreadableError('audit-posts', '/data/audit/posts', ['/data/audit/posts/p9.json'], new Error('denied')), 'error'],
   ])('logs %s for the operator at its level, by the one rule', (_, error, level) => {
-    expect(describeFailure(error).logLevel).toBe(level);
     expect(failureLogLevel(error)).toBe(level);
   });
 
@@ -277,6 +323,12 @@ describe('logJobFailure', () => {
     const logger = new RecordingLogger();
     expect(logJobFailure(logger, new JobRefusedError('restarting', words('refusal.restarting')), { jobId: 'j1' }, messages)).toBe('info');
     expect(logger.entries).toEqual([{ level: 'info', obj: { jobId: 'j1', code: 'restarting' }, msg: 'job refused' }]);
+  });
+
+  it('logs the queue full as the operator’s (the bot at its capacity): warn, with its code, as a refusal reads', () => {
+    const logger = new RecordingLogger();
+    expect(logJobFailure(logger, new JobRefusedError('queue_full', words('refusal.restarting')), { jobId: 'j1' }, messages)).toBe('warn');
+    expect(logger.entries).toEqual([{ level: 'warn', obj: { jobId: 'j1', code: 'queue_full' }, msg: 'job refused' }]);
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loggableError } from '../../../bots/runner/index.js';
+import { JobRefusedError, loggableError, words } from '../../../bots/runner/index.js';
+import { PictorError } from '../../../src/index.js';
 
 /** An error as a platform's client throws it: its code, its status and the request it made, URL, headers and body. */
 function platformError(message: string, fields: Record<string, unknown>): Error {
@@ -19,6 +20,12 @@ describe('loggableError', () => {
     expect(slack.message).toBe('could not reach https://hooks.slack.com/actions/[token] (ECONNRESET)');
   });
 
+  it('takes the token out of a GovSlack response_url too', () => {
+    const govSlack = loggableError(new Error('could not reach https://hooks.slack-gov.com/actions/T1/2/secretPart (ECONNRESET)'));
+    expect(govSlack.message).toBe('could not reach https://hooks.slack-gov.com/actions/[token] (ECONNRESET)');
+    expect(JSON.stringify(govSlack)).not.toContain('secretPart');
+  });
+
   it('hides a Bearer token and an sk- key in the message and the stack', () => {
     const logged = loggableError(new TypeError('sent Authorization: Bearer tok_9f8e7d6c5b4a3210ffee with sk-live-4f3e2d1c0b9a8f7e6d5c'));
     expect(JSON.stringify(logged)).not.toMatch(/tok_9f8e7d6c5b4a3210ffee|4f3e2d1c0b9a8f7e6d5c/);
@@ -26,11 +33,26 @@ describe('loggableError', () => {
     expect(logged.stack).toContain('[redacted]');
   });
 
-  it('gives the stack of an error without a code (a bug of ours) only, and bounds message and stack', () => {
+  it('gives the stack of a bug of ours, and bounds message and stack', () => {
     const bug = loggableError(new TypeError('x'.repeat(5000)));
     expect((bug.message as string).length).toBe(500);
     expect((bug.stack as string).length).toBe(2000);
-    expect(loggableError(platformError('denied', { code: 'EACCES' }))).not.toHaveProperty('stack');
+  });
+
+  it.each([
+    ['a TypeError Node gave a code', Object.assign(new TypeError('The "path" argument must be of type string'), { code: 'ERR_INVALID_ARG_TYPE' }), 'ERR_INVALID_ARG_TYPE'],
+    ['an abort', Object.assign(new Error('The operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' }), 'ABORT_ERR'],
+    ['a file it may not read', platformError('EACCES: permission denied, open ./data/x.json', { code: 'EACCES', errno: -13 }), 'EACCES'],
+  ])('keeps the stack of %s: its code does not say where our code failed', (_, error, code) => {
+    expect(loggableError(error)).toMatchObject({ code, stack: expect.stringContaining(error.name) });
+  });
+
+  it('leaves out the stack of an expected error, whose code says it all: a project error, a chat platform’s API answer', () => {
+    expect(loggableError(new PictorError('ledger_busy', 'the spend ledger is busy'))).toEqual({ name: 'PictorError', message: 'the spend ledger is busy', code: 'ledger_busy' });
+    expect(loggableError(new JobRefusedError('restarting', words('refusal.restarting')))).not.toHaveProperty('stack');
+    expect(loggableError(platformError('Missing Permissions', { code: 50013, status: 403 }))).not.toHaveProperty('stack');
+    // A numeric code with no HTTP status is no platform's answer.
+    expect(loggableError(platformError('odd', { code: 7 }))).toHaveProperty('stack');
   });
 
   it('names only the type of what is thrown that is no error', () => {
