@@ -10,6 +10,7 @@ import { silentLogger, type ScopeSettingEntries } from '../../src/internal.js';
 import { makeImage } from '../helpers/images.js';
 import { requester, useRunnerKit } from '../helpers/runner-harness.js';
 import { startSeededConsole, TOKEN } from '../console/console-harness.js';
+import { jobStoreOf, spyOnInstance } from '../helpers/instance-spy.js';
 
 const kit = useRunnerKit();
 
@@ -230,7 +231,7 @@ describe('the kept images the console shows of a Discord job', () => {
       const asked: string[] = [];
       let answer!: () => void;
       const answered = new Promise<void>((resolve) => (answer = resolve));
-      vi.spyOn(JobRecordStore.prototype, 'keptOutputs').mockImplementation(async (jobId) => {
+      spyOnInstance(JobRecordStore.prototype, 'keptOutputs', jobStoreOf({ state })).mockImplementation(async (jobId) => {
         asked.push(jobId);
         await answered;
         return jobId === 'job-2' ? [0] : undefined;

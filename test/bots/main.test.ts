@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PictorClient, ValidationError } from '../../src/index.js';
 import { closeRedis, connectRedis } from '../../src/internal.js';
@@ -10,11 +8,9 @@ import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { startService } from '../../bots/main.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { unreachableSlackEnv } from '../helpers/service-fakes.js';
-import { outputOf } from '../helpers/child-output.js';
+import { start } from '../helpers/npm-start.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
-
-const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
 
 describe('npm start', () => {
   it('with nothing configured, starts the emulator, prints its URL, an example and which variables turn on which surface', async () => {
@@ -128,7 +124,8 @@ describe('npm start', () => {
   it('exits with code 2 naming the damaged ledger file, instead of going online', async () => {
     const dataDir = await testTempDir('pictor-main-exit-');
     await writeFile(join(dataDir, 'cap-overrides.json'), 'not json');
-    const result = await outputOf(spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { PATH: process.env.PATH, ...unreachableSlackEnv(dataDir) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    // Its log at its usual level: an “online” line would show.
+    const result = await start({ PICTOR_LOG_LEVEL: 'info', ...unreachableSlackEnv(dataDir) });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(join(dataDir, 'cap-overrides.json'));
     expect(result.stdout).not.toContain('online');

@@ -14,6 +14,7 @@ import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { silentServer } from '../helpers/silent-server.js';
 import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
+import { spyOnInstance } from '../helpers/instance-spy.js';
 
 const env = useEmulator();
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -496,7 +497,7 @@ describe('Ctrl+C while the ledger records that the request may be billed', () =>
     // The exit timer must not end the test's process: recorded instead.
     const exit = exitRecorded();
     // The ledger's "may be billed" mark waits, as it does behind another process using the ledger, until the test lets it go.
-    const { atMark, letGo } = ledgerMarkHeld('before recording it');
+    const { atMark, letGo } = ledgerMarkHeld('before recording it', data);
     const said: string[] = [];
     const running = run(['generate', '--prompt', 'a slow fox', '--quality', 'low', '--json', '--out', `${out}/`], { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data }, { stderr: (line) => said.push(line) });
     await atMark;
@@ -526,7 +527,7 @@ describe('an exit while the ledger records that the request may be billed', () =
     const out = await tempDir();
     const exit = exitRecorded();
     // The mark is recorded, then its answer never comes (until the test lets it go, after the exit).
-    const { atMark, letGo } = ledgerMarkHeld('after recording it');
+    const { atMark, letGo } = ledgerMarkHeld('after recording it', data);
     const said: string[] = [];
     const lines: string[] = [];
     const running = run(['generate', '--prompt', 'a slow fox', '--quality', 'low', '--json', '--out', `${out}/`], { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data }, { stderr: (line) => said.push(line), stdout: (line) => lines.push(line) });
@@ -584,22 +585,22 @@ function exitRecorded(): MockInstance<typeof process.exit> {
 }
 
 /**
- * The ledger's "may be billed" mark held, before or after it is recorded, until the test lets it go: `atMark` once a
- * job reached it. The mark is the ledger's own again once the running test has finished.
+ * The "may be billed" mark of the ledger in `data` held, before or after it is recorded, until the test lets it go:
+ * `atMark` once a job reached it. The mark is the ledger's own again once the running test has finished.
  */
-function ledgerMarkHeld(when: 'before recording it' | 'after recording it'): { atMark: Promise<void>; letGo: () => void } {
+function ledgerMarkHeld(when: 'before recording it' | 'after recording it', data: string): { atMark: Promise<void>; letGo: () => void } {
   const markSent = FileQuotaStore.prototype.markSent;
   let reached!: () => void;
   const atMark = new Promise<void>((resolve) => (reached = resolve));
   let letGo!: () => void;
   const held = new Promise<void>((resolve) => (letGo = resolve));
-  const mark = vi.spyOn(FileQuotaStore.prototype, 'markSent').mockImplementation(async function (this: FileQuotaStore, jobId: string) {
+  spyOnInstance(FileQuotaStore.prototype, 'markSent', (store) => store.path.startsWith(data)).mockImplementation(async function (this: FileQuotaStore, jobId: string) {
     if (when === 'after recording it') await markSent.call(this, jobId);
     reached();
     await held;
     if (when === 'before recording it') await markSent.call(this, jobId);
   });
-  onTestFinished(() => mark.mockRestore());
+  onTestFinished(() => vi.mocked(FileQuotaStore.prototype.markSent).mockRestore());
   return { atMark, letGo };
 }
 

@@ -9,6 +9,7 @@ import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { CapOverrides } from '../../src/spend/types.js';
 import { NO_ALERTS, seedLedger, startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
+import { spyOnInstance } from '../helpers/instance-spy.js';
 
 /** The console's HTTP rules, asked as a client would (the browser test drives the same through Chromium). */
 describe('the console’s server', () => {
@@ -297,7 +298,7 @@ describe('the console after a change, with a page kept for the reload', () => {
     const gate = new Promise<void>((resolve) => (letGo = resolve));
     let held = 0;
     let heldDone = false;
-    const spy = vi.spyOn(FileAlertLog.prototype, 'rules').mockImplementation(async function (this: FileAlertLog) {
+    spyOnInstance(FileAlertLog.prototype, 'rules', (log) => log.path.startsWith(dir)).mockImplementation(async function (this: FileAlertLog) {
       if (held++ > 0) return rules.call(this);
       await gate;
       const answer = await rules.call(this);
@@ -338,7 +339,7 @@ describe('the console after a change, with a page kept for the reload', () => {
       await expect.poll(async () => (page = await after())).toBeDefined();
       expect(page).toContain('value="37, 81"');
     } finally {
-      spy.mockRestore();
+      vi.mocked(FileAlertLog.prototype.rules).mockRestore();
       await running.close();
       await store.close();
       await rm(dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import Bottleneck from 'bottleneck';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LimiterCoordinator } from '../../src/core/image-limiter.js';
 import { AbortedError, ImageLimiter } from '../../src/index.js';
+import { spyOnInstance } from '../helpers/instance-spy.js';
 
 const limiters: ImageLimiter[] = [];
 function limiter(options: ConstructorParameters<typeof ImageLimiter>[0]): ImageLimiter {
@@ -415,9 +416,13 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
     afterEach(() => lostTimers.forEach(clearTimeout));
     return c;
   }
-  /** The shared slots never record what ran: stopping them waits for ever, as on a Redis that takes requests and never answers. */
+  /**
+   * The shared slots of a limiter named `NEVER_STOPPING` never record what ran: stopping them waits for ever, as on a
+   * Redis that takes requests and never answers. Those of every other limiter stop as usual.
+   */
+  const NEVER_STOPPING = 'never-stopping';
   function neverStopping() {
-    vi.spyOn(Bottleneck.prototype, 'stop').mockReturnValue(new Promise<void>(() => undefined));
+    spyOnInstance(Bottleneck.prototype, 'stop', (slots) => (slots as unknown as { id: string }).id === `${NEVER_STOPPING}:slots`).mockReturnValue(new Promise<void>(() => undefined));
   }
   afterEach(() => {
     vi.restoreAllMocks();
@@ -426,7 +431,7 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
   async function stoppedWhileOneRuns(shared: LimiterCoordinator = coordinator()) {
     fakeTime();
     neverStopping();
-    const l = new ImageLimiter({ maxConcurrent: 2, coordinator: shared });
+    const l = new ImageLimiter({ id: NEVER_STOPPING, maxConcurrent: 2, coordinator: shared });
     const g = gate();
     const running = l.schedule({ weight: 1 }, () => g.promise.then(() => 'finished'));
     await tick();
@@ -468,7 +473,7 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
   it('gives up 5 s after stopping when nothing runs', async () => {
     fakeTime();
     neverStopping();
-    const l = new ImageLimiter({ maxConcurrent: 2, coordinator: coordinator() });
+    const l = new ImageLimiter({ id: NEVER_STOPPING, maxConcurrent: 2, coordinator: coordinator() });
     await expectStoppedFiveSecondsLater(l);
   });
 
@@ -489,6 +494,7 @@ describe('the image limiter sharing its slots, when stopped and the datastore ne
     // Bottleneck's shared connection, as far as a limiter uses it: it never connects here, and leaving it asks nothing.
     const connection = { datastore: 'ioredis', ready: new Promise(() => undefined), __removeLimiter__: () => undefined };
     const l = new ImageLimiter({
+      id: NEVER_STOPPING,
       maxConcurrent: 2,
       bottleneck: { datastore: 'ioredis', connection: connection as unknown as Bottleneck.IORedisConnection },
     });

@@ -6,6 +6,7 @@ import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDisco
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply, passTheAnswerBudget, takeTheTimers } from './harness.js';
 import { jobRecords } from './sweep-scene.js';
+import { jobStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 const EPHEMERAL = 64;
 
@@ -238,7 +239,7 @@ describe('a press in a DM while DMs are off, while the bots’ state does not an
     const ada = h.discord.newUser('ada');
     const bo = h.discord.newUser('bo');
     const posted = await privateResultInDm(h, ada);
-    const hung = vi.spyOn(JobRecordStore.prototype, 'get').mockImplementation(() => new Promise(() => {}));
+    const hung = spyOnInstance(JobRecordStore.prototype, 'get', jobStoreOf(h)).mockImplementation(() => new Promise(() => {}));
     try {
       takeTheTimers();
       const reroll = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: bo, place: 'dm' });
@@ -248,7 +249,7 @@ describe('a press in a DM while DMs are off, while the bots’ state does not an
       expect(note.flags & EPHEMERAL).toBe(EPHEMERAL);
       expect(logged(h, 'dms_not_enabled')).toBe(true);
     } finally {
-      hung.mockRestore();
+      vi.restoreAllMocks();
     }
   });
 });

@@ -21,7 +21,7 @@ describe('a press while the bots’ state does not answer', () => {
   ] as const)('is answered privately in time %s, asked to press again, with nothing started', async (_where, place) => {
     h = await DiscordHarness.start({ partialImages: 0, bot: { userInstalls: place === 'dm' } });
     const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a red kite' }, { place }));
-    const hung = vi.spyOn(JobRecordStore.prototype, 'get').mockImplementation(() => new Promise(() => {}));
+    const hung = spyOnInstance(JobRecordStore.prototype, 'get', jobStoreOf(h)).mockImplementation(() => new Promise(() => {}));
     takeTheTimers();
     const click = h.discord.clickButton(result, buttonId(result, 'Reroll'), { place });
     await h.discord.waitFor(() => hung.mock.calls.length > 0 || undefined, 'the job record read');
@@ -221,7 +221,7 @@ describe('buttons keep working, restarts included', () => {
     const running = await drawingReply(h, ix);
     // As on a replica whose runner does not know the job, held by another live process whose notices do not arrive.
     vi.spyOn(h.runner, 'get').mockReturnValue(undefined);
-    const runsElsewhere = vi.spyOn(JobRecordStore.prototype, 'runsElsewhere').mockResolvedValue(true);
+    const runsElsewhere = spyOnInstance(JobRecordStore.prototype, 'runsElsewhere', jobStoreOf(h)).mockResolvedValue(true);
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
@@ -305,7 +305,7 @@ describe('buttons keep working, restarts included', () => {
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job its process left, its claim failing' });
     const running = await drawingReply(h, ix);
     // The start's sweep and the Cancel's claim fail alike (a data folder that cannot be read for a while).
-    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValue(new Error('EIO: i/o error, scandir'));
+    const claim = spyOnInstance(JobRecordStore.prototype, 'claimInterrupted', jobStoreOf(h)).mockRejectedValue(new Error('EIO: i/o error, scandir'));
     await h.restart({ crash: true });
     await vi.waitFor(() => expect(claim).toHaveBeenCalled(), { timeout: 15_000 });
 
@@ -325,11 +325,11 @@ describe('buttons keep working, restarts included', () => {
     const running = await drawingReply(h, ix);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
     // The start's sweep claims nothing (its storage failing for a while): the Cancel takes the job.
-    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValue(new Error('EIO: i/o error, scandir'));
+    const claim = spyOnInstance(JobRecordStore.prototype, 'claimInterrupted', jobStoreOf(h)).mockRejectedValue(new Error('EIO: i/o error, scandir'));
     await h.restart({ crash: true });
     await vi.waitFor(() => expect(claim).toHaveBeenCalled(), { timeout: 15_000 });
     claim.mockRestore();
-    const markEnded = vi.spyOn(JobRecordStore.prototype, 'markEnded').mockRejectedValue(new Error('storage unavailable'));
+    const markEnded = spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValue(new Error('storage unavailable'));
 
     const { click, shown: stopped } = await cancelShown(h, running);
     expect(click.ack?.type).toBe(6);
@@ -457,7 +457,7 @@ describe('buttons keep working, restarts included', () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     // The second of the three images is too large to keep for its buttons (the others are kept).
     const saveOutputs = JobRecordStore.prototype.saveOutputs;
-    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockImplementation(function (this: JobRecordStore, key, images, ...rest) {
+    spyOnInstance(JobRecordStore.prototype, 'saveOutputs', jobStoreOf(h)).mockImplementation(function (this: JobRecordStore, key, images, ...rest) {
       return saveOutputs.call(this, key, images.map((image, i) => (i === 1 ? Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1) : image)), ...rest);
     });
     const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'three images', quality: 'low', count: 3 }));

@@ -123,7 +123,7 @@ describe('failures become short, kind messages', () => {
 
   it('keeps the copies of a failure’s mixed images for their Edit buttons each named by its own format', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
-    secondImageAsJpeg();
+    secondImageAsJpeg(h);
     h.emulator.injectFault('short_result');
     const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg kept, one lost', quality: 'low', size: '1024x1024', count: 3 });
     const failed = await h.finalReply(ix, (m) => buttonsOf(m).some((b) => b.label === 'Delete'));
@@ -133,7 +133,7 @@ describe('failures become short, kind messages', () => {
 
   it('names and types each image by its own format when an answer mixes them', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
-    secondImageAsJpeg();
+    secondImageAsJpeg(h);
     const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg', quality: 'low', size: '1024x1024', count: 2 });
     const done = await h.finalReply(ix);
     expect(done.attachments.map((a) => [a.filename.replace(/^pictor-.*-(?=\d+\.\w+$)/, ''), a.contentType])).toEqual([
@@ -144,7 +144,7 @@ describe('failures become short, kind messages', () => {
 
   it('names and types each image a failure came with by its own format', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
-    secondImageAsJpeg();
+    secondImageAsJpeg(h);
     // Three asked, two came: a PNG and a JPEG, shown with the failure.
     h.emulator.injectFault('short_result');
     const ix = h.discord.slashCommand('imagine', { prompt: 'a png and a jpeg, one lost', quality: 'low', size: '1024x1024', count: 3 });

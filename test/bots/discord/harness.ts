@@ -10,6 +10,7 @@ import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { vi } from 'vitest';
 import { FileQuotaStore, JobRunner, settingsInState, memberDefaultsInState, type DmCaps, type IntakeAnswers, type JobUpdate, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { makeImage } from '../../helpers/images.js';
+import { runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { LEDGER_FILES } from '../../../src/spend/ledger-files.js';
 import { openQuotaStore } from '../../../src/spend/open-store.js';
@@ -286,12 +287,12 @@ export function buttonId(message: FakeMessage, label: string): string {
 }
 
 /**
- * Hands the bot each job's final update as an answer mixing formats would have come: its second image a JPEG, each
- * image's own format in `formats` (`format` the first's, as the runner gives it).
+ * Hands the bot of `process` each job's final update as an answer mixing formats would have come: its second image a
+ * JPEG, each image's own format in `formats` (`format` the first's, as the runner gives it).
  */
-export function secondImageAsJpeg(): void {
+export function secondImageAsJpeg(process: { runner: JobRunner }): void {
   const request = JobRunner.prototype.request;
-  vi.spyOn(JobRunner.prototype, 'request').mockImplementation(function (this: JobRunner, intent, answers: IntakeAnswers) {
+  spyOnInstance(JobRunner.prototype, 'request', runnerOf(process)).mockImplementation(function (this: JobRunner, intent, answers: IntakeAnswers) {
     return request.call(this, intent, {
       ...answers,
       accept: async (job) => {

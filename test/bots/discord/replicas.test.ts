@@ -271,8 +271,8 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
     await a.kill();
     await vi.waitFor(async () => expect(await b.link.commands.exists(`${prefix}:bots:lease:${a.state.store.owner}`)).toBe(0), { timeout: 15_000, interval: 20 });
 
-    // Every claim fails while B answers the Cancel (a sweep timer of A's, killed, may claim too).
-    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted').mockRejectedValue(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+    // Every claim of A's or B's fails while B answers the Cancel (a sweep timer of A's, killed, may claim too).
+    const claim = spyOnInstance(JobRecordStore.prototype, 'claimInterrupted', (store) => jobStoreOf(a)(store) || jobStoreOf(b)(store)).mockRejectedValue(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
     b.use();
     const click = discord.clickButton(running, buttonId(running, 'Cancel'));
     const note = await discord.waitFor(() => [...discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'B’s private answer');

@@ -13,7 +13,7 @@ describe('a job its process left at the worst moment, charged and recorded by th
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     // The record's second write (as the job started) never lands: the process dies while its request is out.
     const add = JobRecordStore.prototype.add;
-    const adds = vi.spyOn(JobRecordStore.prototype, 'add').mockImplementation(function (this: JobRecordStore, ...args: Parameters<JobRecordStore['add']>) {
+    const adds = spyOnInstance(JobRecordStore.prototype, 'add', jobStoreOf(h)).mockImplementation(function (this: JobRecordStore, ...args: Parameters<JobRecordStore['add']>) {
       return adds.mock.calls.filter(([init]) => init.key === args[0].key).length > 1 ? new Promise<JobRecord>(() => undefined) : add.apply(this, args);
     });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a fox sent before its record knew it', quality: 'low', size: '1024x1024' });

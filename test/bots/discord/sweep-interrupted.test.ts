@@ -164,7 +164,7 @@ describe('the sweep of jobs the last process left', () => {
       audit = await chooseAuditChannel(h);
     });
     // Every write of a record fails in the next process's sweep, as storage that is down would.
-    const update = vi.spyOn(JobRecordStore.prototype, 'update').mockRejectedValue(new Error('storage unavailable'));
+    const update = spyOnInstance(JobRecordStore.prototype, 'update', jobStoreOf(h)).mockRejectedValue(new Error('storage unavailable'));
     const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     await h.restart({ crash: true });
 
@@ -424,10 +424,11 @@ describe('the sweep of jobs the last process left', () => {
   it('numbers and counts a swept result’s images as the job made them when one could not be kept: Edit 1 and Edit 3, one of 3 not kept', async () => {
     // The second of the three images is too large to keep for its buttons (the others are kept).
     const saveOutputs = JobRecordStore.prototype.saveOutputs;
-    vi.spyOn(JobRecordStore.prototype, 'saveOutputs').mockImplementation(function (this: JobRecordStore, key, images, ...rest) {
-      return saveOutputs.call(this, key, images.map((image, i) => (i === 1 ? Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1) : image)), ...rest);
+    const ix = await resultOnItsWay({ prompt: 'three paid images, the middle one too large', quality: 'low', count: 3 }, async () => {
+      spyOnInstance(JobRecordStore.prototype, 'saveOutputs', jobStoreOf(h)).mockImplementation(function (this: JobRecordStore, key, images, ...rest) {
+        return saveOutputs.call(this, key, images.map((image, i) => (i === 1 ? Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1) : image)), ...rest);
+      });
     });
-    const ix = await resultOnItsWay({ prompt: 'three paid images, the middle one too large', quality: 'low', count: 3 });
     // The sweep reads each kept image from the record it holds, not the record again for each.
     const readOutput = vi.spyOn(JobRecordStore.prototype, 'readOutput');
     await h.restart({ crash: true });
@@ -465,7 +466,7 @@ describe('the sweep of jobs the last process left', () => {
   });
 
   it('names and types each image of a swept result by its own format when its answer mixed them', async () => {
-    const ix = await resultOnItsWay({ prompt: 'a png and a jpeg in flight', count: 2, quality: 'low', size: '1024x1024' }, async () => secondImageAsJpeg());
+    const ix = await resultOnItsWay({ prompt: 'a png and a jpeg in flight', count: 2, quality: 'low', size: '1024x1024' }, async () => secondImageAsJpeg(h));
     await h.restart({ crash: true });
 
     const shown = await h.finalReply(ix);

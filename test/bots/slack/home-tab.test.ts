@@ -6,6 +6,7 @@ import { checkView } from '../../fakes/slack/check-blocks.js';
 import { finishedJob, privately, settledCosts as ledger, startHarness, type Harness } from './harness.js';
 import { describeFailure, say, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 /** A rule of the workspace kept but unreadable (as the intake tables damage it). */
 const unreadableRule = () => INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!;
@@ -14,6 +15,7 @@ const ADMIN = 'U0ADMIN';
 
 let h: Harness | undefined;
 afterEach(async () => {
+  vi.restoreAllMocks();
   await h?.close();
   h = undefined;
 });
@@ -29,11 +31,14 @@ function homeOf(fake: FakeSlack, user: string, count = 1): Promise<Block[]> {
 
 const texts = (blocks: Block[]) => blocks.map((b) => b.text?.text ?? '').join('\n');
 
-/** The bot's Home tabs, caught when a member opens theirs (`opened`): a test asks them for a change, and lets every change through (`flush`). */
+/**
+ * The Home tabs of the bot of `harness`, caught when a member opens theirs (`opened`, on the client that talks to its
+ * fake Slack): a test asks them for a change, and lets every change through (`flush`).
+ */
 const opened = HomeTabs.prototype.opened;
-function homeTabsOf(): Promise<HomeTabs> {
+function homeTabsOf(harness: Harness): Promise<HomeTabs> {
   return new Promise((resolve) => {
-    vi.spyOn(HomeTabs.prototype, 'opened').mockImplementation(function (this: HomeTabs, ...args) {
+    spyOnInstance(HomeTabs.prototype, 'opened', (_tabs, client) => client.slackApiUrl.startsWith(harness.fake.url)).mockImplementation(function (this: HomeTabs, ...args) {
       resolve(this);
       return opened.apply(this, args);
     });
@@ -224,7 +229,7 @@ describe('the Slack Home tab', () => {
     await draw(h, 'U0ALICE', 'C0ART', 0);
     await draw(h, 'U0BOB', 'C0ART', 1);
     const view = (user: string) => JSON.stringify(h!.fake.homes.get(`${h!.fake.teamId}:${user}`)?.view ?? {});
-    const homes = homeTabsOf();
+    const homes = homeTabsOf(h);
     await h.fake.openHome('U0ALICE');
     await homeOf(h.fake, 'U0ALICE');
     expect(view('U0ALICE')).toContain('lighthouse');
@@ -260,7 +265,7 @@ describe('the Slack Home tab', () => {
     h = await startHarness();
     await draw(h, 'U0ALICE', 'C0ART', 0);
     const view = () => JSON.stringify(h!.fake.homes.get(`${h!.fake.teamId}:U0ALICE`)?.view ?? {});
-    const homes = homeTabsOf();
+    const homes = homeTabsOf(h);
     await h.fake.openHome('U0ALICE');
     await homeOf(h.fake, 'U0ALICE');
     expect(view()).toContain('lighthouse');
@@ -284,7 +289,7 @@ describe('the Slack Home tab', () => {
   it('is not published after a forget asked once the Home tabs stopped, and the forget’s answer says only the member’s next open of it shows it without their prompts', async () => {
     h = await startHarness();
     await draw(h, 'U0ALICE', 'C0ART', 0);
-    const homes = homeTabsOf();
+    const homes = homeTabsOf(h);
     await h.fake.openHome('U0ALICE');
     await homeOf(h.fake, 'U0ALICE');
     await h.runner.history!.settled();
@@ -321,7 +326,7 @@ describe('the Slack Home tab', () => {
   it('is published again after a forget that failed partway, with what is left: the history it erased is gone from it', async () => {
     h = await startHarness();
     await draw(h, 'U0ALICE', 'C0ART', 0);
-    const homes = homeTabsOf();
+    const homes = homeTabsOf(h);
     await h.fake.openHome('U0ALICE');
     expect(JSON.stringify((await homeOf(h.fake, 'U0ALICE')) ?? [])).toContain('lighthouse');
     await h.runner.history!.settled();

@@ -7,6 +7,7 @@ import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js'
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { finishedActions, png, startHarness, type Harness, userContext } from './harness.js';
+import { requestStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 /**
  * Every entry point of the Slack bot goes through the runner's one intake:
@@ -203,7 +204,7 @@ describe('a form’s intake while the bots’ state is slow', () => {
     // The saved request's read held until the test lets it through (a stalled state); the clock the test's to move.
     let release: () => void = () => {};
     const read = RequestStore.prototype.get;
-    const asked = vi.spyOn(RequestStore.prototype, 'get').mockImplementation(function (this: RequestStore, id: string) {
+    const asked = spyOnInstance(RequestStore.prototype, 'get', requestStoreOf(h)).mockImplementation(function (this: RequestStore, id: string) {
       return new Promise((resolve) => (release = () => resolve(read.call(this, id))));
     });
     vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });

@@ -269,7 +269,9 @@ describe('the end of a finished job a stop cut off, in the history and the audit
 
   it('records a swept job’s end before it marks the request: a sweep whose mark fails has recorded it, and the next sweep’s record of it again changes nothing — one history entry, one audit post', async () => {
     const { fake, dataDir, saved, crashed } = await crashedBeforeItsEnd('a lantern whose sweep could not mark it');
-    const update = vi.spyOn(RequestStore.prototype, 'update').mockRejectedValue(new Error('storage unavailable'));
+    // Every write of this job's request fails in the next process's sweep, as storage that is down would.
+    const id = saved.read().value.id;
+    const update = spyOnInstance(RequestStore.prototype, 'update', (_store, requestId) => requestId === id).mockRejectedValue(new Error('storage unavailable'));
     const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
     let after = await startWithAdmin({ fake, dataDir });
     await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
@@ -467,7 +469,7 @@ describe('the end of a job its message showed before a stop, recorded by the nex
     // Each record of an end waits (for its audit post): held here until both jobs are shown.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded').mockImplementation(() => held);
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', (_runner, _requester, job) => ['a lantern', 'a lighthouse'].includes(job.prompt)).mockImplementation(() => held);
     const updatesBefore = fake.callsOf('chat.update').length;
 
     const after = await startWithAdmin({ fake, dataDir });

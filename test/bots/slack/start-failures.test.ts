@@ -66,7 +66,7 @@ describe('a job that fails after its request was taken and before the runner had
     // The read of this job's saved request fails (the data folder failing); every other read is as usual.
     const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value;
     const read = RequestStore.prototype.get;
-    vi.spyOn(RequestStore.prototype, 'get').mockImplementation(function (this: RequestStore, id: string) {
+    spyOnInstance(RequestStore.prototype, 'get', requestStoreOf(h!)).mockImplementation(function (this: RequestStore, id: string) {
       return id === requestId ? Promise.reject(Object.assign(new Error('input/output error'), { code: 'EIO' })) : read.call(this, id);
     });
     const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
@@ -81,7 +81,7 @@ describe('a press of a finished job’s Cancel, Delete or Edit whose saved reque
   /** The read of `requestId`'s saved request fails (the data folder failing); every other read is as usual. */
   function failReadOf(requestId: string | undefined): void {
     const read = RequestStore.prototype.get;
-    vi.spyOn(RequestStore.prototype, 'get').mockImplementation(function (this: RequestStore, id: string) {
+    spyOnInstance(RequestStore.prototype, 'get', requestStoreOf(h!)).mockImplementation(function (this: RequestStore, id: string) {
       return id === requestId ? Promise.reject(Object.assign(new Error('input/output error'), { code: 'EIO' })) : read.call(this, id);
     });
   }

@@ -15,6 +15,7 @@ import { withSpace } from '../../helpers/runner-harness.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { ADMIN, imageShares, jobMessages, privately, settledCosts, startHarness, startWithAdmin, statusOf, type Harness, userContext } from './harness.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -502,10 +503,13 @@ describe('a “Generate image” step whose job failed after some of its images 
 
 describe('a “Generate image” step a crash cut off', () => {
   /** The saved request of the only job run in a data folder: read, and rewritten as a process that crashed would leave it. */
-  /** The process dies with the step's job: its end never comes, so the step is never ended there (restored by `mockRestore`). */
-  function stepNeverEnded() {
+  /**
+   * The process of `harness` dies with the step's job: its end never comes, so the step is never ended there (restored
+   * by `mockRestore`). Its jobs alone: those whose writes go to its fake Slack.
+   */
+  function stepNeverEnded(harness: Harness) {
     const start = SlackJobs.prototype.start;
-    vi.spyOn(SlackJobs.prototype, 'start').mockImplementation(async function (this: SlackJobs, input) {
+    spyOnInstance(SlackJobs.prototype, 'start', (_jobs, input) => input.client.slackApiUrl.startsWith(harness.fake.url)).mockImplementation(async function (this: SlackJobs, input) {
       const started = await start.call(this, input);
       return started && { ...started, done: new Promise<never>(() => {}) };
     });
@@ -525,7 +529,7 @@ describe('a “Generate image” step a crash cut off', () => {
     const { fake, dataDir } = before;
     fake.setLocale('U0HANS', 'de-DE');
     // The process dies with the job: its step is never ended there (a graceful stop would end it).
-    stepNeverEnded();
+    stepNeverEnded(before);
     const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { ...inputs, user: userContext('U0HANS') } });
     await fake.waitFor(() => before.emulator.requests.length > 0 || undefined, 'its request to reach the service');
     await before.close({ fake: true, dataDir: true });
@@ -557,7 +561,7 @@ describe('a “Generate image” step a crash cut off', () => {
     const before = await startHarness({ emulator: { latencyMs: 10 } });
     const { fake, dataDir } = before;
     // The job finishes and its images are posted; the process dies before the step's end (`functions.completeSuccess`).
-    stepNeverEnded();
+    stepNeverEnded(before);
     const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
     await fake.waitFor(() => imageShares(fake, 'C0FLOW').length > 0 || undefined, 'its images to be posted');
     const saved = await savedRequest(dataDir);
@@ -598,7 +602,7 @@ describe('a “Generate image” step a crash cut off', () => {
     const before = await startHarness({ emulator: { latencyMs: 10 } });
     const { fake, dataDir } = before;
     // The job's end is shown and recorded; the process dies before the step's end (`functions.completeSuccess`).
-    stepNeverEnded();
+    stepNeverEnded(before);
     const run = await fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
     await fake.waitFor(() => imageShares(fake, 'C0FLOW').length > 0 || undefined, 'its images to be posted');
     const saved = await savedRequest(dataDir);
@@ -637,7 +641,8 @@ describe('a “Generate image” step a crash cut off', () => {
 
   it('is ended once when the request is swept twice (the first sweep could not mark it)', async () => {
     const { fake, dataDir, run, saved } = await stepCutOffByACrash();
-    const update = vi.spyOn(RequestStore.prototype, 'update').mockRejectedValue(new Error('storage unavailable'));
+    const id = saved.read().value.id;
+    const update = spyOnInstance(RequestStore.prototype, 'update', (_store, requestId) => requestId === id).mockRejectedValue(new Error('storage unavailable'));
     const first = await startHarness({ fake, dataDir });
     expect((await outcomeOf(first, run)).ok).toBe(false);
     await first.close({ fake: true, dataDir: true });
@@ -652,7 +657,8 @@ describe('a “Generate image” step a crash cut off', () => {
 
   it('is left to the next start when the sweep cannot take it out of its request: that start ends it', async () => {
     const { fake, dataDir, run, saved } = await stepCutOffByACrash();
-    const take = vi.spyOn(RequestStore.prototype, 'takeStep').mockRejectedValue(new Error('storage unavailable'));
+    const id = saved.read().value.id;
+    const take = spyOnInstance(RequestStore.prototype, 'takeStep', (_store, requestId) => requestId === id).mockRejectedValue(new Error('storage unavailable'));
     const first = await startHarness({ fake, dataDir });
     await vi.waitFor(() => expect(take).toHaveBeenCalled(), { timeout: 15_000 });
     await first.close({ fake: true, dataDir: true });

@@ -6,6 +6,7 @@ import { PRICE_TABLE } from '../../../src/index.js';
 import { FileQuotaStore } from '../../../src/internal.js';
 import { useEmulator } from '../../helpers/emulator.js';
 import { run, tempDir } from '../run-cli.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 // The emulator poses as the real service here: its jobs are the account's.
 const env = useEmulator({ identifyAsEmulator: false });
@@ -24,14 +25,14 @@ afterEach(async () => {
 async function generateWhileTheLedgerIsBusy() {
   let free = () => {};
   const freed = new Promise<void>((resolve) => (free = resolve));
-  const settle = FileQuotaStore.prototype.settle;
-  vi.spyOn(FileQuotaStore.prototype, 'settle').mockImplementation(async function (this: FileQuotaStore, ...args) {
-    await freed;
-    return settle.apply(this, args);
-  });
   const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
   const out = await tempDir();
   const data = await tempDir();
+  const settle = FileQuotaStore.prototype.settle;
+  spyOnInstance(FileQuotaStore.prototype, 'settle', (store) => store.path.startsWith(data)).mockImplementation(async function (this: FileQuotaStore, ...args) {
+    await freed;
+    return settle.apply(this, args);
+  });
   const stdout: string[] = [];
   const stderr: string[] = [];
   const running = run(
