@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -179,6 +180,51 @@ describe.skipIf(redisSetup.skipReason)('npm start standing by for Discord’s ga
     expect(discord.gatewayStats.identifies).toBe(0);
     expect(discord.gatewayStats.refusedIdentifies).toBe(1);
     expect(discord.gatewayStats.connections).toBe(1);
+  }, 60_000);
+
+  it('prints only the refused token, and exits 2, when another part of the start fails after it (Slack out of reach): the first failure decides', async () => {
+    const url = requireRedisUrl(redisSetup);
+    const prefix = uniquePrefix('start-standby-refused-then-slack');
+    const redis = await connectRedis(url);
+    onTestFinished(async () => {
+      await deleteKeys(url, prefix);
+      await closeRedis(redis);
+    });
+    const discord = await fakeDiscord();
+    // A Slack Web API that holds every call until told to fail them all (500): Slack's start waits meanwhile.
+    const held: ServerResponse[] = [];
+    let failing = false;
+    const slackApi = createServer((_req, res) => {
+      if (failing) res.writeHead(500).end();
+      else held.push(res);
+    });
+    await new Promise<void>((resolve) => slackApi.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => slackApi.close(() => resolve())));
+    const env = {
+      ...surfaceEnv({ discord }),
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      SLACK_SIGNING_SECRET: 'secret',
+      SLACK_MODE: 'http',
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: `http://127.0.0.1:${(slackApi.address() as { port: number }).port}/api/`,
+    };
+    const key = gatewayLeaseKey(discord.botToken, prefix);
+    const holder = new GatewayLease({ redis, key, logger: silentLogger() });
+    expect(await holder.tryAcquire()).toBe(true);
+    holder.keep(() => {});
+    const { output } = startRunning({ ...env, REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix, PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    // Discord stands by (it starts first), Slack's start waits for its first call.
+    await vi.waitFor(async () => expect(await redis.get(`${key}:standby`)).not.toBeNull(), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(() => expect(held.length).toBeGreaterThan(0), { timeout: 30_000, interval: 50 });
+    discord.refuseGatewayIdentifies();
+    await holder.release();
+    await vi.waitFor(() => expect(output.stderr()).toBe(REFUSED_4004), { timeout: 30_000, interval: 50 });
+    failing = true;
+    for (const res of held.splice(0)) res.writeHead(500).end();
+    const result = await output.ended;
+    expect(result.stderr).toBe(REFUSED_4004);
+    expect(result.code).toBe(2);
   }, 60_000);
 });
 
