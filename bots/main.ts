@@ -387,14 +387,24 @@ async function run(): Promise<void> {
   }
   for (const line of unknownSettingWarnings(process.env)) process.stderr.write(`pictor: warning: ${line}\n`);
   // Set once the service runs; a stream closed before that is remembered and stops it as soon as it is up.
-  const stopper: { request?: (reason: string) => void; stopping?: boolean; closedBeforeStart?: boolean; failedBeforeStart?: string } = {};
-  /** Set when a surface failed after it started: the stop it begins ends the process with this code. */
+  const stopper: { request?: (reason: string, cause: StopCause) => void; stopping?: boolean; closedBeforeStart?: boolean; failedBeforeStart?: string } = {};
+  /**
+   * Set by the first error that ends the process (a surface that can no longer run, a failed start): its line is the
+   * one printed, and the process ends with its code, whatever fails after it.
+   */
   let failedExitCode: number | undefined;
   const output = processOutput((stream) => {
     // Nobody reads us any more: stop as on SIGTERM (running jobs still end within the grace), quietly.
-    if (stopper.request) stopper.request(`${stream} closed`);
+    if (stopper.request) stopper.request(`${stream} closed`, 'output closed');
     else stopper.closedBeforeStart = true;
   });
+  /** The first error that ends the process is printed and decides its exit code; false for any later one (not printed). */
+  const firstFailure = (line: string, exitCode: number): boolean => {
+    if (failedExitCode !== undefined) return false;
+    output.err(line);
+    failedExitCode = exitCode;
+    return true;
+  };
   // While starting (a login may take a minute), a signal ends the process at once, as the default action would. In a
   // container Node is PID 1, which gets no signal it has no handler for: without these, `docker stop` waited its timeout.
   const stopWhileStarting = (signal: NodeJS.Signals) => {
@@ -410,31 +420,27 @@ async function run(): Promise<void> {
       writeLog: (line) => output.err(line.replace(/\n$/, '')),
       // As a failed start: the message names the setting, and a setting to change exits 2 — after running jobs end.
       onSurfaceFailed: (surface, error) => {
-        if (failedExitCode !== undefined) return;
-        output.err(`pictor: ${error.message}`);
-        failedExitCode = operatorMustFix(error) ? 2 : 1;
+        if (!firstFailure(`pictor: ${error.message}`, operatorMustFix(error) ? 2 : 1)) return;
         const reason = `the ${surface} surface can no longer run`;
         // A stop under way (a signal came first) ends with this code; not a second signal's stop at once.
         if (stopper.stopping) return;
-        if (stopper.request) stopper.request(reason);
+        if (stopper.request) stopper.request(reason, 'surface failed');
         else stopper.failedBeforeStart = reason;
       },
     });
   } catch (error) {
     // A setting to change, or a kept file to restore, make readable or move aside: the message names it and what to
-    // do. Decided by the error's code, in one place (OPERATOR_FIX_CODES), whichever part raised it.
-    if (operatorMustFix(error)) {
-      output.err(`pictor: ${(error as Error).message}`);
-      process.exitCode = 2;
-      return;
-    }
-    output.err(`pictor: could not start: ${error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = 1;
+    // do. Decided by the error's code, in one place (OPERATOR_FIX_CODES), whichever part raised it. A surface that
+    // failed while the start went on (and began it failing) said so first: its line and code stand.
+    if (operatorMustFix(error)) firstFailure(`pictor: ${(error as Error).message}`, 2);
+    else firstFailure(`pictor: could not start: ${error instanceof Error ? error.message : String(error)}`, 1);
+    process.exitCode = failedExitCode;
     return;
   }
-  const stop = (reason: string) => {
+  const stop = (reason: string, cause: StopCause) => {
     if (stopper.stopping) {
-      if (reason.endsWith('closed')) return;
+      // Only a second signal stops at once: a stream closed or a surface failed meanwhile leaves the stop to go on.
+      if (cause !== 'signal') return;
       // A second signal: stop now. Jobs still running are shown as interrupted at the next start.
       output.out(`${reason} again: stopping at once.`);
       process.exit(1);
@@ -464,11 +470,14 @@ async function run(): Promise<void> {
   stopper.request = stop;
   process.off('SIGINT', stopWhileStarting);
   process.off('SIGTERM', stopWhileStarting);
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  if (stopper.failedBeforeStart) stop(stopper.failedBeforeStart);
-  else if (stopper.closedBeforeStart) stop('stdout closed');
+  process.on('SIGINT', () => stop('SIGINT', 'signal'));
+  process.on('SIGTERM', () => stop('SIGTERM', 'signal'));
+  if (stopper.failedBeforeStart) stop(stopper.failedBeforeStart, 'surface failed');
+  else if (stopper.closedBeforeStart) stop('stdout closed', 'output closed');
 }
+
+/** What began a stop of `npm start`: a second one stops at once only when it is a signal too. */
+type StopCause = 'signal' | 'output closed' | 'surface failed';
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
   await run();

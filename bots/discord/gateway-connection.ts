@@ -21,9 +21,10 @@ export interface GatewayConnectionOptions {
   /** With several processes on one Redis: connect only while holding this lease. */
   lease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
   /**
-   * Called once when Discord refuses the token as a standby takes over (the gateway closes its login with 4004, or a
-   * 401): it is off the gateway, has given the lease back and stands by no more, as a refused token at `start()` stops
-   * the bot. `how`: as `discordRefusedToken` says it.
+   * Called once when Discord refuses the token after `start()`: as a standby takes over (the gateway closes its login
+   * with 4004, or a 401), or while connected (the gateway closes the live session with 4004: the token was reset since).
+   * It is off the gateway, has given the lease back and stands by no more, as a refused token at `start()` stops the
+   * bot. `how`: as `discordRefusedToken` says it.
    */
   onTokenRefused?: ((how: string) => void) | undefined;
   logger: LoggerLike;
@@ -32,7 +33,7 @@ export interface GatewayConnectionOptions {
 export interface GatewayConnection {
   /** Logs in (rejects when that fails), or, when another process holds the lease, stands by and returns. */
   start(): Promise<void>;
-  /** Connected, or standing by for the lease (a healthy state); false once Discord refused the token at a takeover. */
+  /** Connected, or standing by for the lease (a healthy state); false once Discord refused the token after `start()`. */
   online(): boolean;
   /**
    * How Discord refused the token, when `error` (a failed `start()`) is that (`discordRefusedToken`), counting the close
@@ -126,7 +127,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
    * decides a later login's error.
    */
   let unrecoverableCloseCode: number | undefined;
-  /** Set once Discord refused the token at a takeover: this process stands by no more. */
+  /** Set once Discord refused the token after `start()` (at a takeover, or closing the live session): this process stands by no more. */
   let tokenRefused = false;
   // A throttle whose making failed (Discord's gateway information not fetched) is forgotten, so the next login asks again
   // instead of failing with the same error for ever.
@@ -146,7 +147,12 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     unrecoverableCloseCode = undefined;
     // A client that left (an abandoned login's) may still report its close: only the current login's counts.
     login.client.on(Events.ShardDisconnect, (event) => {
-      if (current === login) unrecoverableCloseCode = event.code;
+      if (current !== login) return;
+      unrecoverableCloseCode = event.code;
+      // The live session closed for the token (reset while it runs): discord.js gives it up for good, and nothing here
+      // would ever connect again while the lease is renewed. Stopped as a refused token at a takeover is.
+      const refused = holding && !leaving && !tokenRefused ? discordRefusedToken(undefined, event.code) : undefined;
+      if (refused) void stopForRefusedToken(refused, 'Discord no longer accepts the bot token: it closed the gateway session; leaving the gateway: check DISCORD_TOKEN');
     });
     const ready = new Promise<unknown>((resolve) => login.client.once(Events.ClientReady, resolve));
     try {
@@ -221,8 +227,21 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     holding = true;
     return true;
   };
+  /**
+   * Discord refused the token (never right by retrying, and Discord counts every refused identify): off the gateway,
+   * the lease given back, standing by no more, then `onTokenRefused`, as a refused token at start stops the bot.
+   */
+  const stopForRefusedToken = async (how: string, message: string) => {
+    tokenRefused = true;
+    holding = false;
+    await disconnect();
+    await lease?.release();
+    logger.error({ why: how }, message);
+    await lease?.stop();
+    options.onTokenRefused?.(how);
+  };
   const standBy = () => {
-    if (!lease || leaving) return;
+    if (!lease || leaving || tokenRefused) return;
     logger.info({ takeoverWithinMs: lease.takeoverWithinMs }, 'another process holds the Discord gateway; standing by');
     void (async () => {
       while (await lease.acquire()) {
@@ -233,16 +252,9 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
           return;
         } catch (error) {
           const refused = refusedToken(error);
+          if (refused) return await stopForRefusedToken(refused, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN');
           await disconnect();
           await lease.release();
-          if (refused) {
-            // As a refused token at start: never right by retrying (and Discord counts every refused identify).
-            tokenRefused = true;
-            logger.error({ why: refused }, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN');
-            await lease.stop();
-            options.onTokenRefused?.(refused);
-            return;
-          }
           const message = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
           logger.error({ err: { message } }, 'could not connect to the Discord gateway after taking the lease; giving it up for now');
           await new Promise((resolve) => setTimeout(resolve, lease.takeoverWithinMs));
@@ -283,7 +295,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       }
       if (!connected) standBy();
     },
-    online: () => (lease && !holding ? !leaving && !tokenRefused : current?.client.isReady() === true),
+    online: () => !tokenRefused && (lease && !holding ? !leaving : current?.client.isReady() === true),
     refusedToken,
     client: () => current?.client,
     async handOver() {

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { createServer, type ServerResponse } from 'node:http';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -10,9 +11,11 @@ import { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError
 import { LedgerBusyError, LedgerUnreadableError } from '../../src/spend/errors.js';
 import { FileLockBusyError, LOCK_WAIT_MS } from '../../src/spend/file-lock.js';
 import { ConnectionError, ValidationError } from '../../src/index.js';
-import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
+import { FakeDiscord, buttonsOf } from '../fakes/discord/FakeDiscord.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
-import { start } from '../helpers/npm-start.js';
+import { start, startRunning } from '../helpers/npm-start.js';
+import { useEmulator } from '../helpers/emulator.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { surfaceEnv } from '../helpers/service-fakes.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -21,6 +24,7 @@ import { closeRedis, connectRedis } from '../../src/core/redis-connection.js';
 import { silentLogger } from '../../src/internal.js';
 
 const redisSetup = testRedis();
+const emu = useEmulator();
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -187,7 +191,96 @@ describe.skipIf(redisSetup.skipReason)('npm start standing by for Discord’s ga
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('pictor: Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)\n');
     expect(result.stdout + result.stderr).not.toContain(env.DISCORD_TOKEN);
+    // Exited after one refused IDENTIFY on one connection: it did not try again meanwhile.
     expect(discord.gatewayStats.identifies).toBe(0);
+    expect(discord.gatewayStats.refusedIdentifies).toBe(1);
+    expect(discord.gatewayStats.connections).toBe(1);
+  }, 60_000);
+
+  it('prints only the refused token, and exits 2, when another part of the start fails after it (Slack out of reach): the first failure decides', async () => {
+    const url = requireRedisUrl(redisSetup);
+    const prefix = uniquePrefix('start-standby-refused-then-slack');
+    const redis = await connectRedis(url);
+    onTestFinished(async () => {
+      await deleteKeys(url, prefix);
+      await closeRedis(redis);
+    });
+    const discord = await fakeDiscord();
+    // A Slack Web API that holds every call until told to fail them all (500): Slack's start waits meanwhile.
+    const held: ServerResponse[] = [];
+    let failing = false;
+    const slackApi = createServer((_req, res) => {
+      if (failing) res.writeHead(500).end();
+      else held.push(res);
+    });
+    await new Promise<void>((resolve) => slackApi.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => slackApi.close(() => resolve())));
+    const env = {
+      ...surfaceEnv({ discord }),
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      SLACK_SIGNING_SECRET: 'secret',
+      SLACK_MODE: 'http',
+      SLACK_PORT: '0',
+      SLACK_HOST: '127.0.0.1',
+      SLACK_API_URL: `http://127.0.0.1:${(slackApi.address() as { port: number }).port}/api/`,
+    };
+    const key = gatewayLeaseKey(discord.botToken, prefix);
+    const holder = new GatewayLease({ redis, key, logger: silentLogger() });
+    expect(await holder.tryAcquire()).toBe(true);
+    holder.keep(() => {});
+    const { output } = startRunning({ ...env, REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix, PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    // Discord stands by (it starts first), Slack's start waits for its first call.
+    await vi.waitFor(async () => expect(await redis.get(`${key}:standby`)).not.toBeNull(), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(() => expect(held.length).toBeGreaterThan(0), { timeout: 30_000, interval: 50 });
+    discord.refuseGatewayIdentifies();
+    await holder.release();
+    await vi.waitFor(() => expect(output.stderr()).toBe(REFUSED_4004), { timeout: 30_000, interval: 50 });
+    failing = true;
+    for (const res of held.splice(0)) res.writeHead(500).end();
+    const result = await output.ended;
+    expect(result.stderr).toBe(REFUSED_4004);
+    expect(result.code).toBe(2);
+  }, 60_000);
+});
+
+const REFUSED_4004 = 'pictor: Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)\n';
+
+describe('npm start whose token Discord refuses while it runs (reset in the Developer Portal): exit 2, a job it runs seen through', () => {
+  /**
+   * `npm start` with both bots, a job of Discord's running at the image service (each image takes `latencyMs`), then
+   * the token reset: Discord closes the live gateway session with 4004. Its final reply and the process's end.
+   */
+  async function resetWhileAJobRuns(latencyMs: number, env: Record<string, string> = {}) {
+    const discord = await fakeDiscord();
+    const slack = await fakeSlack();
+    emu.emulator.configure({ latencyMs });
+    const settings = { ...surfaceEnv({ discord, slack }), PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_PARTIAL_IMAGES: '0', PICTOR_DATA_DIR: await testTempDir('pictor-start-'), ...env };
+    const { output } = startRunning(settings);
+    await discord.waitFor(() => output.stdout().includes('Discord bot is online') || undefined, 'the Discord bot to be online', 30_000);
+    const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse, the token reset meanwhile', quality: 'low' });
+    await discord.waitFor(() => emu.emulator.requests.some((r) => r.route === 'generations') || undefined, 'the job to reach the image service', 15_000);
+    discord.resetGatewayToken();
+    const result = await output.ended;
+    expect(result.stderr).toBe(REFUSED_4004);
+    expect(result.stdout + result.stderr).not.toContain(discord.botToken);
+    // Off the gateway for good: no IDENTIFY or RESUME tried with the refused token.
+    expect(discord.gatewayStats.refusedIdentifies).toBe(0);
+    expect(discord.gatewayStats.identifies).toBe(1);
+    return { result, reply: discord.original(ix) };
+  }
+
+  it('exits 2 naming DISCORD_TOKEN once the running job ended and its image was shown', async () => {
+    const { result, reply } = await resetWhileAJobRuns(3_000);
+    expect(result.code).toBe(2);
+    expect(reply?.attachments).toHaveLength(1);
+    expect(buttonsOf(reply!).some((b) => b.label === 'Reroll')).toBe(true);
+  }, 60_000);
+
+  it('exits 2 too when the job outlasts PICTOR_SHUTDOWN_GRACE_SECONDS: the job is stopped, its reply offers Retry', async () => {
+    const { result, reply } = await resetWhileAJobRuns(60_000, { PICTOR_SHUTDOWN_GRACE_SECONDS: '1' });
+    expect(result.code).toBe(2);
+    expect(reply?.attachments ?? []).toHaveLength(0);
+    expect(buttonsOf(reply!).some((b) => b.label === 'Retry')).toBe(true);
   }, 60_000);
 });
 

@@ -360,6 +360,9 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     discord.refuseGatewayIdentifies();
     await a.close();
     await discord.waitFor(() => b.fatal.length > 0 || undefined, 'the standby to say it can no longer run', 20_000);
+    // One refused IDENTIFY, and none after: the lease is free, and a standby still trying would take it at its next
+    // poll (its SET NX, seen as it is sent) and identify again. Its polls and a wait between two takeovers, made to pass.
+    await noRetryAfterRefusal(b, 1);
     expect(b.fatal).toHaveLength(1);
     expect(b.fatal[0]).toBeInstanceOf(ValidationError);
     expect(b.fatal[0]!.param).toBe('DISCORD_TOKEN');
@@ -374,6 +377,27 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(await b.redis.get(key)).toBeNull();
     expect(await b.redis.get(`${key}:standby`)).toBeNull();
     expect(discord.gatewayStats.identifies).toBe(1);
+  });
+
+  it('stops a holder whose live session Discord closes with 4004 (the token reset while it runs), as a refused token at start stops it: off the gateway, the lease given back, DISCORD_TOKEN named once, no retry', async () => {
+    const a = await startReplica('a');
+    await discord.waitFor(() => discord.openGatewaySessions === 1 || undefined, 'the holder to connect');
+    discord.resetGatewayToken();
+    await discord.waitFor(() => a.fatal.length > 0 || undefined, 'the holder to say it can no longer run', 20_000);
+    await noRetryAfterRefusal(a, 0); // the live session was closed: nothing identified since
+    expect(a.fatal).toHaveLength(1);
+    expect(a.fatal[0]).toBeInstanceOf(ValidationError);
+    expect(a.fatal[0]!.param).toBe('DISCORD_TOKEN');
+    expect(a.fatal[0]!.message).toBe('Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)');
+    expect(a.logger.entries.filter((e) => e.level === 'error').map((e) => [e.msg, e.obj])).toEqual([
+      ['Discord no longer accepts the bot token: it closed the gateway session; leaving the gateway: check DISCORD_TOKEN', { why: 'gateway close 4004 Authentication failed' }],
+    ]);
+    expect(JSON.stringify(a.logger.entries)).not.toContain(discord.botToken);
+    // Not healthy, off the gateway, the lease free at once for a process with the new token (not left to lapse).
+    expect(a.bot.online()).toBe(false);
+    expect(discord.openGatewayConnections).toBe(0);
+    expect(await a.redis.get(key)).toBeNull();
+    expect(await a.redis.get(`${key}:standby`)).toBeNull();
   });
 
   it('hands over at once on a clean stop', async () => {
@@ -515,6 +539,30 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(discord.openGatewaySessions).toBe(0);
     expect(discord.openGatewayConnections).toBe(0);
   });
+
+  /**
+   * After `replica` said its token was refused: nothing more reaches Discord's gateway or the lease, and it says so no
+   * more, while its lease polls, renewals and the wait between two takeovers are made to pass (fake time): no try for
+   * the lease (SET NX, seen as sent), no renewal (EVAL), no new gateway connection or refused IDENTIFY beyond `refused`.
+   */
+  async function noRetryAfterRefusal(replica: Replica, refused: number): Promise<void> {
+    const { connections, refusedIdentifies } = discord.gatewayStats;
+    expect(refusedIdentifies).toBe(refused);
+    const sets = vi.spyOn(replica.redis, 'set');
+    const evals = vi.spyOn(replica.redis, 'eval');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    try {
+      await vi.advanceTimersByTimeAsync(3 * (LEASE.ttlMs + LEASE.pollEveryMs));
+      expect(sets.mock.calls.filter((args) => args.includes('NX'))).toEqual([]);
+      expect(evals).not.toHaveBeenCalled();
+    } finally {
+      vi.useRealTimers();
+      sets.mockRestore();
+      evals.mockRestore();
+    }
+    expect(discord.gatewayStats.connections).toBe(connections);
+    expect(discord.gatewayStats.refusedIdentifies).toBe(refusedIdentifies);
+  }
 
   function emulatorGenerations(): number {
     return emulator.requests.filter((r) => r.route === 'generations').length;

@@ -369,6 +369,11 @@ export class FakeDiscord {
     return this.#gateway.holdReady();
   }
 
+  /** Closes the bot's live gateway sessions with 4004 Authentication failed, and every IDENTIFY and RESUME from then on: its token was reset (see FakeGateway.resetToken). */
+  resetGatewayToken(): void {
+    this.#gateway.resetToken();
+  }
+
   /** Closes every IDENTIFY from now on with 4004 Authentication failed, while REST still takes the token (see FakeGateway.refuseIdentifies). */
   refuseGatewayIdentifies(): void {
     this.#gateway.refuseIdentifies();

@@ -29,7 +29,10 @@ export interface GatewayOptions {
 
 export interface GatewayStats {
   connections: number;
+  /** IDENTIFYs taken (answered with READY). */
   identifies: number;
+  /** IDENTIFYs and RESUMEs closed with 4004 Authentication failed (a token Discord does not accept): each counts against the bot. */
+  refusedIdentifies: number;
   resumes: number;
   heartbeats: number;
   dispatches: number;
@@ -58,7 +61,7 @@ export class FakeGateway {
   #refusingIdentifies = false;
   /** While set (see `holdReady`), READY waits: the answers to each IDENTIFY, sent when let through. */
   #heldReadys: (() => void)[] | undefined;
-  readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, dispatches: 0, mostOpenSessions: 0, overlaps: 0, longestOverlapMs: 0, emptied: 0 };
+  readonly stats: GatewayStats = { connections: 0, identifies: 0, refusedIdentifies: 0, resumes: 0, heartbeats: 0, dispatches: 0, mostOpenSessions: 0, overlaps: 0, longestOverlapMs: 0, emptied: 0 };
   /** How many sessions were connected at the last change, and since when two or more have been. */
   #lastOpen = 0;
   #overlapSince: number | undefined;
@@ -126,11 +129,21 @@ export class FakeGateway {
   }
 
   /**
-   * From now on every IDENTIFY is closed with 4004 Authentication failed, as Discord does when the token it carries is
-   * not (or no longer) valid: a token reset in the Developer Portal after the bot's REST requests were answered.
+   * From now on every IDENTIFY (and RESUME) is closed with 4004 Authentication failed, as Discord does when the token it
+   * carries is not (or no longer) valid: a token reset in the Developer Portal after the bot's REST requests were answered.
+   * Sessions connected now go on (see `resetToken`).
    */
   refuseIdentifies(): void {
     this.#refusingIdentifies = true;
+  }
+
+  /**
+   * The token is reset in the Developer Portal while the bot runs: every live session is closed with 4004
+   * Authentication failed, and every IDENTIFY and RESUME from now on too.
+   */
+  resetToken(): void {
+    this.#refusingIdentifies = true;
+    for (const session of this.#open()) session.socket!.close(CLOSE_AUTHENTICATION_FAILED, 'Authentication failed.');
   }
 
   /** Counts a change in the connected sessions (after an identify, a resume, a close) into `stats`. */
@@ -190,6 +203,7 @@ export class FakeGateway {
           return;
         case OP_IDENTIFY: {
           if (this.#refusingIdentifies || d.token !== this.#options.botToken) {
+            this.stats.refusedIdentifies += 1;
             socket.close(CLOSE_AUTHENTICATION_FAILED, 'Authentication failed.');
             return;
           }
@@ -209,6 +223,11 @@ export class FakeGateway {
           return;
         }
         case OP_RESUME: {
+          if (this.#refusingIdentifies) {
+            this.stats.refusedIdentifies += 1;
+            socket.close(CLOSE_AUTHENTICATION_FAILED, 'Authentication failed.');
+            return;
+          }
           const known = this.#sessions.get(String(d.session_id));
           if (!known || d.token !== this.#options.botToken) {
             socket.send(JSON.stringify({ op: OP_INVALID_SESSION, d: false, s: null, t: null }));
