@@ -57,12 +57,12 @@ function named<T extends Nameable<T>>(builder: T, command: CatalogName): T {
 }
 
 /**
- * A Discord command and what follows it (`/imagine-admin set`), named as the reader's Discord shows it in their
+ * A Discord command, and what follows it if anything (`/imagine-admin set`), named as the reader's Discord shows it in their
  * language (`/bild-admin set`): by the catalog's name (`nameKey`), the one it is registered with and `COMMAND_NAMES`
  * says in the runner's sentences.
  */
-export function commandAs(locale: string | undefined, command: CatalogName, rest: string): string {
-  return `\`/${say(locale, nameKey(command))} ${rest}\``;
+export function commandAs(locale: string | undefined, command: CatalogName, rest?: string): string {
+  return `\`/${[say(locale, nameKey(command)), rest].filter(Boolean).join(' ')}\``;
 }
 
 /** A slash command named and described by the catalog (`discord.command.<command>.name`, `….description`), in English and every other language. */
