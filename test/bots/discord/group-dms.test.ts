@@ -1,3 +1,4 @@
+import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { COMMAND_NAMES, say } from '../../../bots/runner/index.js';
 import { formatUsd } from '../../../src/index.js';
@@ -56,6 +57,18 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     expect(await chargedScopes(h)).toEqual([`discord:dm:${h.discord.user.id}`]);
   });
 
+  it('carries what Discord sends there: the app may attach files, embed links and mention everyone (no external emojis, unlike in its own DM)', async () => {
+    h = await start();
+    const inDm = h.discord.slashCommand('imagine-usage', {}, { place: 'dm' });
+    const inGroupDm = h.discord.slashCommand('imagine-usage', {}, inGroup);
+    await answerOf(h, inDm);
+    await answerOf(h, inGroupDm);
+    const bits = (ix: FakeInteraction) => BigInt(ix.payload!.app_permissions as string);
+    const [attach, embed, everyone, emojis] = [PermissionFlagsBits.AttachFiles, PermissionFlagsBits.EmbedLinks, PermissionFlagsBits.MentionEveryone, PermissionFlagsBits.UseExternalEmojis];
+    expect(bits(inGroupDm)).toBe(attach | embed | everyone);
+    expect(bits(inDm)).toBe(attach | embed | everyone | emojis);
+  });
+
   it('runs another member’s Reroll of that result on their own scope, never the asker’s, and refuses them its Delete privately', async () => {
     h = await start({ dmCaps: { dailyUsd: 5 } });
     const ada = h.discord.newUser('ada');
@@ -63,6 +76,8 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a shared heron', quality: 'low' }, { ...inGroup, user: ada }));
 
     const reroll = h.discord.clickButton(result, buttonId(result, 'Reroll'), { ...inGroup, user: bo });
+    // As Discord sends it: the press names who authorized the app there (ada, whose command made the message), not bo.
+    expect(reroll.payload).toMatchObject({ user: { id: bo.id }, authorizing_integration_owners: { '1': ada.id } });
     const rerolled = await h.finalReply(reroll);
     expect(rerolled.channelId).toBe(h.discord.groupDmChannelId);
     expect(h.emulator.requests.at(-1)!.fields).toMatchObject({ prompt: 'a shared heron' });

@@ -446,7 +446,7 @@ export class FakeDiscord {
     }
     const ix = this.#newInteraction('button', customId, as);
     ix.sourceMessageId = message.id;
-    this.#deliver(ix, buttonPayload(ix, customId, this.#api(message), this.#context(as)));
+    this.#deliver(ix, buttonPayload(ix, customId, this.#api(message), this.#context({ authorizingOwners: this.#ownersOf(message), ...as })));
     return ix;
   }
 
@@ -459,7 +459,7 @@ export class FakeDiscord {
     ix.sourceMessageId = shownBy.kind === 'button' ? shownBy.sourceMessageId : undefined;
     const source = ix.sourceMessageId ? this.messages.get(ix.sourceMessageId) : undefined;
     const message = source ? this.#api(source) : undefined;
-    this.#deliver(ix, modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, ...as })));
+    this.#deliver(ix, modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, authorizingOwners: source && this.#ownersOf(source), ...as })));
     return ix;
   }
 
@@ -664,7 +664,17 @@ export class FakeDiscord {
       locale: as.locale ?? 'en-US',
       guildLocale: as.guildLocale ?? 'en-US',
       threadParentId: as.threadParentId,
+      authorizingOwners: as.authorizingOwners,
     };
+  }
+
+  /**
+   * Who authorized the app where a message was made (its interaction's `authorizing_integration_owners`): what
+   * Discord sends with a press of its buttons, whoever presses them. Undefined for a message no interaction made.
+   */
+  #ownersOf(message: FakeMessage): Record<string, string> | undefined {
+    const made = message.interactionId ? this.interactions.get(message.interactionId) : undefined;
+    return made?.payload?.authorizing_integration_owners as Record<string, string> | undefined;
   }
 
   #commandId(name: string): string {
