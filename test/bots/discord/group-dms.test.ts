@@ -122,6 +122,25 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     expect(channelPosts(harness, harness.discord.groupDmChannelId)).toBe(0);
   });
 
+  it('delivers every paid image of a result that needs more than the 5 follow-ups Discord allows a user-installed app: the rest go to the member’s DM', async () => {
+    const harness = (h = await start({ dmCaps: { dailyUsd: 5 }, emulator: { latencyMs: 300 } }));
+    const ix = harness.discord.slashCommand('imagine', { prompt: 'seven herons', quality: 'low', count: 7 }, inGroup);
+    await harness.discord.waitFor(() => harness.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    // Discord refuses the images with the reply (413): each follows on its own — 7 messages beside the reply.
+    harness.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
+    const final = await harness.finalReply(ix);
+    expect(final.content).toContain('they follow in separate messages');
+    const dm = harness.discord.dmChannelOf(harness.discord.user.id);
+    const alone = () => [...harness.discord.messages.values()].filter((m) => (m.interactionId === ix.id || m.channelId === dm) && m.attachments.length === 1);
+    await harness.discord.waitFor(() => alone().length === 7, 'all 7 images');
+    const followUps = alone().filter((m) => m.interactionId === ix.id);
+    expect(followUps.length).toBeLessThanOrEqual(5);
+    expect(alone().filter((m) => m.channelId === dm).length).toBe(7 - followUps.length);
+    // One follow-up refused (40094), and none tried with the token after it.
+    expect(harness.discord.requests.filter((r) => r.token === ix.token && r.code === 40094)).toHaveLength(1);
+    expect(channelPosts(harness, harness.discord.groupDmChannelId)).toBe(0);
+  });
+
   it('shows /imagine-history there privately: the member’s own jobs, linked through @me, and none of another member’s', async () => {
     h = await start({ dmCaps: { dailyUsd: 5 } });
     const ada = h.discord.newUser('ada');

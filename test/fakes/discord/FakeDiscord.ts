@@ -173,6 +173,17 @@ const ADMINISTRATOR = 1n << 3n;
 /** An interaction's `type` as Discord numbers them (in a message's `interaction_metadata`). */
 const INTERACTION_TYPES: Record<FakeInteraction['kind'], number> = { command: 2, 'message-command': 2, autocomplete: 4, button: 3, 'modal-submit': 5 };
 const MAX_FILES_PER_MESSAGE = 10;
+/**
+ * Follow-ups Discord takes per interaction of an app only the user installed (`authorizing_integration_owners` has
+ * only USER_INSTALL, `1`: not installed in that server or channel); the next is refused with 40094.
+ */
+const MAX_USER_INSTALL_FOLLOW_UPS = 5;
+
+/** The interaction is authorized by the user's install alone (no server install where it happened). */
+function userInstallOnly(ix: FakeInteraction): boolean {
+  const owners = (ix.payload?.authorizing_integration_owners ?? {}) as Record<string, string>;
+  return owners['1'] !== undefined && owners['0'] === undefined;
+}
 const MAX_RECORDED_REQUESTS = 20_000;
 
 /**
@@ -253,6 +264,8 @@ export class FakeDiscord {
   readonly #keepUploadedBytes: boolean;
   readonly #faults: PendingFault[] = [];
   readonly #commandIds = new Map<string, string>();
+  /** Follow-ups each interaction (by id) sent, deleted or not: what Discord counts against its limit. */
+  readonly #followUpsSent = new Map<string, number>();
   /** The application's key pair: Discord signs what it POSTs to an interactions endpoint with the private key. */
   readonly #keys = generateKeyPairSync('ed25519');
   /** Interactions POSTed to the endpoint whose answer is still awaited, by token (webhook calls with the token wait for it). */
@@ -1027,8 +1040,13 @@ export class FakeDiscord {
 
   #followUp(token: string, body: ReadBody, wait: boolean): Answer {
     const ix = this.#interactionFor(token);
+    const sent = this.#followUpsSent.get(ix.id) ?? 0;
+    if (userInstallOnly(ix) && sent >= MAX_USER_INSTALL_FOLLOW_UPS) {
+      throw new DiscordHttpError(400, 40094, 'This interaction has hit the maximum number of follow up messages');
+    }
     const message = this.#newMessage(ix.channelId, ix.id);
     this.#applyMessageBody(message, body, 'followup');
+    this.#followUpsSent.set(ix.id, sent + 1);
     return wait ? { status: 200, body: this.#api(message, this.botUser), messageId: message.id } : { status: 204, messageId: message.id };
   }
 
