@@ -45,6 +45,7 @@ export async function answerAdmin(
   if ((await acknowledge(`admin ${interaction.options.getSubcommand()}: defer`, () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
   // Outside servers (a DM, a group DM, a user install) there is no server to manage: said so, not that they are no admin of one.
   if (isPersonalContext(interaction)) {
+    ctx.logger.info({ code: 'outside_servers', command: `admin ${interaction.options.getSubcommand()}` }, 'refused an admin command outside the servers the bot is in');
     await say(`✋ ${sayIn(interaction.locale, 'discord.admin.outside_servers', COMMAND_NAMES)}`);
     return;
   }

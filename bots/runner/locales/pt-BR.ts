@@ -179,6 +179,7 @@ export const ptBR = {
   'history.none_kept': '{icon} Este bot não guarda histórico.',
   'history.erased': '{icon} Seu histórico foi apagado ({count} {count, plural, one {tarefa} other {tarefas}}). Imagens já publicadas continuam nos canais delas.',
   'history.not_admin': '{icon} Só um admin {scope, select, workspace {deste espaço de trabalho} other {deste servidor}} pode ver o histórico dele.',
+  'history.outside_servers': '{icon} Aqui não há histórico do servidor: fora dos servidores em que o bot está (uma DM, uma DM em grupo, um servidor em que só você adicionou o app), /{imagineHistory} mostra só os seus próprios trabalhos.',
   'history.title': '{whose, select, scope {<b>Imagens recentes {scope, select, workspace {deste espaço de trabalho} other {deste servidor}}</b>} other {<b>Suas últimas imagens</b> (só você vê isto)}}',
   'history.empty': 'Nada ainda.',
   'history.reroll_numbered': 'Gerar de novo {index}',
@@ -186,7 +187,7 @@ export const ptBR = {
     '{rank}. {when}{author} “{prompt}” · {n} × {size, select, default {tamanho padrão} other {{size}}}, {quality, select, default {qualidade padrão} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {concluída}}} failed {falhou{costKnown, select, yes { · {cost}} other {}}} other {cancelada{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensagem]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Só um admin deste servidor pode ver e mudar as configurações dele.',
-  'discord.admin.outside_servers': '/{admin} administra um servidor em que o bot está, a partir desse servidor: fora dos servidores (uma mensagem direta, um grupo privado, um servidor em que só você adicionou o app) não há orçamento, configuração nem estilo de servidor para mudar.',
+  'discord.admin.outside_servers': '/{admin} só funciona dentro de um servidor em que o bot está. Aqui (uma DM, uma DM em grupo ou um servidor em que só você adicionou o app) não há orçamento, configuração nem estilo do servidor para mudar.',
   'discord.unknown_interaction': 'Não conheço esse comando ou botão (talvez seja de uma versão antiga minha).',
   'discord.button.too_old': 'Esta tarefa é antiga demais: não guardo mais o que ela precisa. Inicie uma nova com /{imagine} ou /{edit}.',
   'discord.button.unknown': 'Esse botão não faz mais nada.',
