@@ -1,7 +1,7 @@
 import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
 import { changeSetting, COMMAND_NAMES, describeSettings, repairSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
-import { commandAs, described, sameInEveryLanguage } from '../command-words.js';
+import { commandAs, described, typedChoice } from '../command-words.js';
 import type { BotContext } from '../bot-context.js';
 import { budgetRequesterOf, isPersonalContext } from '../requester.js';
 
@@ -16,7 +16,7 @@ export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuil
         .addStringOption((o) =>
           described(o.setName('setting'), 'discord.option.setting')
             .setRequired(true)
-            .addChoices(...Object.keys(SETTING_WORDS).map(sameInEveryLanguage)),
+            .addChoices(...Object.keys(SETTING_WORDS).map(typedChoice)),
         )
         .addStringOption((o) =>
           described(o.setName('value'), 'discord.option.value')

@@ -438,7 +438,7 @@ export const ptBR = {
     '<b>{scope, select, workspace {Este workspace} dm {Fora dos servidores} other {Este servidor}}</b> (quando você não escolhe nada{scope, select, dm {; aqui não valem as configurações de nenhum servidor, e sim as do operador do bot} other {}}): tamanho {size}, qualidade {quality}, {previews, plural, =0 {sem prévias} one {# prévia} other {# prévias}}; até {maxImages, plural, one {# imagem} other {# imagens}} por tarefa; resultados privados {privateResults, select, yes {permitidos} other {não permitidos}}.',
   'member.how': 'Mude os seus com {command}; {clear} apaga um, ou todos.',
   'member.saved': 'Seus padrões foram salvos.',
-  'discord.command.settings.name': 'imaginar-padrões',
+  'discord.command.settings.name': 'imaginar-padroes',
   'discord.command.settings.description': 'Seus padrões: tamanho, qualidade, formato, quantidade, privado, prévias; sem opção, mostra-os',
   'discord.option.private': 'Só você vê a tarefa e as imagens (se este servidor permitir)',
   'discord.option.default_private': 'Suas tarefas são mostradas só a você, a menos que peça outra coisa',
