@@ -459,7 +459,7 @@ export class FakeDiscord {
     }
     const ix = this.#newInteraction('button', customId, as);
     ix.sourceMessageId = message.id;
-    this.#deliver(ix, buttonPayload(ix, customId, this.#api(message), this.#context({ authorizingOwners: this.#ownersOf(message), ...as })));
+    this.#deliver(ix, buttonPayload(ix, customId, this.#api(message), this.#context({ authorizingOwners: as.guildId === undefined ? this.#ownersOf(message) : undefined, ...as })));
     return ix;
   }
 
@@ -472,7 +472,7 @@ export class FakeDiscord {
     ix.sourceMessageId = shownBy.kind === 'button' ? shownBy.sourceMessageId : undefined;
     const source = ix.sourceMessageId ? this.messages.get(ix.sourceMessageId) : undefined;
     const message = source ? this.#api(source) : undefined;
-    this.#deliver(ix, modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, authorizingOwners: source && this.#ownersOf(source), ...as })));
+    this.#deliver(ix, modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, authorizingOwners: source && as.guildId === undefined ? this.#ownersOf(source) : undefined, ...as })));
     return ix;
   }
 
@@ -683,7 +683,8 @@ export class FakeDiscord {
 
   /**
    * Who authorized the app where a message was made (its interaction's `authorizing_integration_owners`): what
-   * Discord sends with a press of its buttons, whoever presses them. Undefined for a message no interaction made.
+   * Discord sends with a press of its buttons, whoever presses them. Undefined for a message no interaction made. (A
+   * press a test places in another server, `guildId`, stands for a message there: it takes that place's owners.)
    */
   #ownersOf(message: FakeMessage): Record<string, string> | undefined {
     const made = message.interactionId ? this.interactions.get(message.interactionId) : undefined;
