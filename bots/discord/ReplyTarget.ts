@@ -119,7 +119,9 @@ export class ReplyTarget {
   /**
    * Shows a final message (result, failure, cancellation): edits the reply,
    * retrying what may pass on a second try, and otherwise posts it in the
-   * channel. Extra messages (files beyond Discord's 10 per message) follow.
+   * channel. Extra messages (files beyond Discord's 10 per message) follow. A follow-up Discord refuses (such as the
+   * sixth of an app only the user installed, 40094) sends it and every one after it to the fallback (the member's DM
+   * there): every paid image reaches the member.
    * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
   async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {

@@ -57,12 +57,12 @@ function named<T extends Nameable<T>>(builder: T, command: CatalogName): T {
 }
 
 /**
- * A Discord command and what follows it (`/imagine-admin set`), named as the reader's Discord shows it in their
+ * A Discord command, and what follows it if anything (`/imagine-admin set`), named as the reader's Discord shows it in their
  * language (`/bild-admin set`): by the catalog's name (`nameKey`), the one it is registered with and `COMMAND_NAMES`
  * says in the runner's sentences.
  */
-export function commandAs(locale: string | undefined, command: CatalogName, rest: string): string {
-  return `\`/${say(locale, nameKey(command))} ${rest}\``;
+export function commandAs(locale: string | undefined, command: CatalogName, rest?: string): string {
+  return `\`/${[say(locale, nameKey(command)), rest].filter(Boolean).join(' ')}\``;
 }
 
 /** A slash command named and described by the catalog (`discord.command.<command>.name`, `….description`), in English and every other language. */
@@ -81,16 +81,16 @@ export function namedChoice<T extends string>(key: MessageKey, values: MessageVa
 }
 
 /**
- * A choice named by what members type and the bot's answers name — a budget (`user-daily`), a setting (`max-images`):
- * the same in every language, said so in each, as every other choice is named in each.
- */
-export function sameInEveryLanguage<T extends string>(value: T): { name: T; name_localizations: LocalizationMap; value: T } {
-  return { name: value, name_localizations: localizations(() => value), value };
-}
-
-/**
  * The commands a sentence tells a member to use (`/{imagine}`, `/{edit}`, `/{admin}`), named as their Discord shows them
  * in the language the sentence is said in: the runner's, which says them in its own sentences too (the admin command in
  * a refusal, the settings and the usage); the names `slashCommand` registers the commands with.
  */
 export { COMMAND_NAMES } from '../runner/index.js';
+
+/**
+ * A choice named by what members type and the bot's answers name — a budget (`user-daily`), a setting (`max-images`):
+ * no `name_localizations`, so Discord shows that name in every language.
+ */
+export function typedChoice<T extends string>(value: T): { name: T; value: T } {
+  return { name: value, value };
+}

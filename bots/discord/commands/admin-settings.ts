@@ -1,7 +1,7 @@
 import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
 import { changeSetting, COMMAND_NAMES, describeSettings, repairSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
-import { commandAs, described, sameInEveryLanguage } from '../command-words.js';
+import { commandAs, described, typedChoice } from '../command-words.js';
 import type { BotContext } from '../bot-context.js';
 import { budgetRequesterOf, isPersonalContext } from '../requester.js';
 
@@ -16,7 +16,7 @@ export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuil
         .addStringOption((o) =>
           described(o.setName('setting'), 'discord.option.setting')
             .setRequired(true)
-            .addChoices(...Object.keys(SETTING_WORDS).map(sameInEveryLanguage)),
+            .addChoices(...Object.keys(SETTING_WORDS).map(typedChoice)),
         )
         .addStringOption((o) =>
           described(o.setName('value'), 'discord.option.value')
@@ -45,6 +45,7 @@ export async function answerAdmin(
   if ((await acknowledge(`admin ${interaction.options.getSubcommand()}: defer`, () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
   // Outside servers (a DM, a group DM, a user install) there is no server to manage: said so, not that they are no admin of one.
   if (isPersonalContext(interaction)) {
+    ctx.logger.info({ code: 'outside_servers', command: `admin ${interaction.options.getSubcommand()}` }, 'refused an admin command outside the servers the bot is in');
     await say(`✋ ${sayIn(interaction.locale, 'discord.admin.outside_servers', COMMAND_NAMES)}`);
     return;
   }

@@ -1,5 +1,5 @@
 import { InteractionContextType, PermissionFlagsBits, Routes, type APIRole, type ChatInputCommandInteraction } from 'discord.js';
-import { described, sameInEveryLanguage, slashCommand } from '../command-words.js';
+import { described, slashCommand, typedChoice } from '../command-words.js';
 import { amountHint, CAP_NAMES, capOfName, notAdminMessage, parseCapAmount, say as sayIn, type CapChange, type Requester } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { addSettingsSubcommands, answerAdmin, answerSettings } from './admin-settings.js';
@@ -15,7 +15,7 @@ const data = addAuditSubcommand(addStyleSubcommands(addSettingsSubcommands(slash
       .addStringOption((o) =>
         described(o.setName('cap'), 'discord.option.cap')
           .setRequired(true)
-          .addChoices(...Object.keys(CAP_NAMES).map(sameInEveryLanguage)),
+          .addChoices(...Object.keys(CAP_NAMES).map(typedChoice)),
       )
       .addStringOption((o) =>
         described(o.setName('usd'), 'discord.option.usd').setRequired(true).setMaxLength(20),

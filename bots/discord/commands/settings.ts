@@ -3,7 +3,7 @@ import type { OutputFormat, Quality, Size } from 'pictor';
 import { describeMemberDefaults, MEMBER_DEFAULT_NAMES, say, type MemberDefaultName, type MemberDefaultsChange } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
 import { COUNT_RANGE, FORMAT_CHOICES, QUALITY_CHOICES, SIZE_CHOICES } from '../command-choices.js';
-import { described, namedChoice, slashCommand } from '../command-words.js';
+import { commandAs, described, namedChoice, slashCommand } from '../command-words.js';
 import { requesterOf } from '../requester.js';
 import type { SlashCommand } from './command.js';
 
@@ -45,7 +45,7 @@ export default {
       await ctx.runner.members.view(requester),
       await ctx.runner.policy.effective(requester),
       requester,
-      { change: '`/imagine-settings`', clear: '`/imagine-settings clear:`' },
+      { change: commandAs(locale, 'settings'), clear: commandAs(locale, 'settings', 'clear:') },
       locale,
       { bold: (text) => `**${text}**` },
     );

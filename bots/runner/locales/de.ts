@@ -179,6 +179,7 @@ export const de = {
   'history.none_kept': '{icon} Dieser Bot speichert keinen Verlauf.',
   'history.erased': '{icon} Dein Verlauf wurde gelöscht ({count} {count, plural, one {Auftrag} other {Aufträge}}). Bereits gepostete Bilder bleiben in ihren Kanälen.',
   'history.not_admin': '{icon} Nur ein Admin {scope, select, workspace {dieses Workspace} other {dieses Servers}} kann seinen Verlauf sehen.',
+  'history.outside_servers': '{icon} Hier gibt es keinen Server-Verlauf: Außerhalb der Server, in denen der Bot ist (in einer DM, einer Gruppen-DM, einem Server, in dem nur du die App hinzugefügt hast), zeigt /{imagineHistory} nur deine eigenen Aufträge.',
   'history.title': '{whose, select, scope {<b>Neueste Bilder {scope, select, workspace {dieses Workspace} other {dieses Servers}}</b>} other {<b>Deine letzten Bilder</b> (nur du siehst das)}}',
   'history.empty': 'Noch nichts.',
   'history.reroll_numbered': 'Neu erstellen {index}',
@@ -186,7 +187,7 @@ export const de = {
     '{rank}. {when}{author} „{prompt}“ · {n} × {size, select, default {Standardgröße} other {{size}}}, {quality, select, default {Standardqualität} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {abgeschlossen}}} failed {fehlgeschlagen{costKnown, select, yes { · {cost}} other {}}} other {abgebrochen{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [Nachricht]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Nur ein Admin dieses Servers kann seine Einstellungen sehen und ändern.',
-  'discord.admin.outside_servers': '/{admin} verwaltet einen Server, in dem der Bot ist, von diesem Server aus: Außerhalb von Servern (eine Direktnachricht, eine Gruppen-DM, ein Server, in dem nur du die App hinzugefügt hast) gibt es kein Budget, keine Einstellung und keinen Stil eines Servers zu ändern.',
+  'discord.admin.outside_servers': '/{admin} funktioniert nur in einem Server, in dem der Bot ist. Hier (in einer DM, einer Gruppen-DM oder einem Server, in dem nur du die App hinzugefügt hast) gibt es kein Server-Budget, keine Einstellung und keinen Stil zu ändern.',
   'discord.unknown_interaction': 'Diesen Befehl oder Button kenne ich nicht (vielleicht stammt er von einer älteren Version von mir).',
   'discord.button.too_old': 'Dieser Auftrag ist zu alt: Ich habe nicht mehr, was er braucht. Starte einen neuen mit /{imagine} oder /{edit}.',
   'discord.button.unknown': 'Dieser Button macht nichts mehr.',

@@ -193,6 +193,7 @@ export const en = {
   'history.none_kept': '{icon} This bot keeps no history.',
   'history.erased': '{icon} Erased your history ({count} {count, plural, one {job} other {jobs}}). Images already posted stay in their channels.',
   'history.not_admin': '{icon} Only an admin of {scope, select, workspace {this workspace} other {this server}} can see its history.',
+  'history.outside_servers': '{icon} There is no server history here: outside the servers the bot is in (a DM, a group DM, a server where only you added the app), /{imagineHistory} shows only your own jobs.',
   'history.title': '{whose, select, scope {<b>{scope, select, workspace {This workspace’s} other {This server’s}} recent images</b>} other {<b>Your last images</b> (only you see this)}}',
   'history.empty': 'Nothing yet.',
   'history.reroll_numbered': 'Reroll {index}',
@@ -201,7 +202,7 @@ export const en = {
 
   // Discord: private answers (in the member's language).
   'discord.settings.not_admin': '✋ Only an admin of this server can see and change its settings.',
-  'discord.admin.outside_servers': '/{admin} manages a server the bot is in, from that server: outside servers (a DM, a group DM, a server where only you added the app) there is no server’s budget, setting or style to change.',
+  'discord.admin.outside_servers': '/{admin} only works inside a server the bot is in. Here (a DM, a group DM, or a server where only you added the app) there is no server budget, setting or style to change.',
   'discord.unknown_interaction': 'I do not know that command or button (it may be from an older version of me).',
   'discord.button.too_old': 'This job is too old: I no longer keep what it needs. Start a new one with /{imagine} or /{edit}.',
   'discord.button.unknown': 'That button does not do anything any more.',

@@ -179,6 +179,7 @@ export const es = {
   'history.none_kept': '{icon} Este bot no guarda historial.',
   'history.erased': '{icon} Se borró tu historial ({count} {count, plural, one {trabajo} other {trabajos}}). Las imágenes ya publicadas se quedan en sus canales.',
   'history.not_admin': '{icon} Solo un admin de {scope, select, workspace {este espacio de trabajo} other {este servidor}} puede ver su historial.',
+  'history.outside_servers': '{icon} Aquí no hay historial del servidor: fuera de los servidores en los que está el bot (un MD, un MD grupal, un servidor donde solo tú añadiste la app), /{imagineHistory} muestra solo tus propios trabajos.',
   'history.title': '{whose, select, scope {<b>Imágenes recientes de {scope, select, workspace {este espacio de trabajo} other {este servidor}}</b>} other {<b>Tus últimas imágenes</b> (solo tú ves esto)}}',
   'history.empty': 'Todavía nada.',
   'history.reroll_numbered': 'Regenerar {index}',
@@ -186,7 +187,7 @@ export const es = {
     '{rank}. {when}{author} «{prompt}» · {n} × {size, select, default {tamaño predeterminado} other {{size}}}, {quality, select, default {calidad predeterminada} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminado}}} failed {fallido{costKnown, select, yes { · {cost}} other {}}} other {cancelado{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [mensaje]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Solo un admin de este servidor puede ver y cambiar sus ajustes.',
-  'discord.admin.outside_servers': '/{admin} administra un servidor en el que está el bot, desde ese servidor: fuera de los servidores (un mensaje directo, un grupo privado, un servidor donde solo tú añadiste la app) no hay presupuesto, ajuste ni estilo de un servidor que cambiar.',
+  'discord.admin.outside_servers': '/{admin} solo funciona dentro de un servidor en el que está el bot. Aquí (un MD, un MD grupal o un servidor donde solo tú añadiste la app) no hay presupuesto, ajuste ni estilo del servidor que cambiar.',
   'discord.unknown_interaction': 'No conozco ese comando o botón (puede que sea de una versión anterior de mí).',
   'discord.button.too_old': 'Este trabajo es demasiado antiguo: ya no guardo lo que necesita. Inicia uno nuevo con /{imagine} o /{edit}.',
   'discord.button.unknown': 'Ese botón ya no hace nada.',

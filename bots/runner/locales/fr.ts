@@ -179,6 +179,7 @@ export const fr = {
   'history.none_kept': '{icon} Ce bot ne garde aucun historique.',
   'history.erased': '{icon} Votre historique a été effacé ({count} {count, plural, one {tâche} other {tâches}}). Les images déjà publiées restent dans leurs salons.',
   'history.not_admin': '{icon} Seul un admin {scope, select, workspace {de cet espace de travail} other {de ce serveur}} peut voir son historique.',
+  'history.outside_servers': '{icon} Il n’y a pas d’historique de serveur ici : hors des serveurs où se trouve le bot (un MP, un groupe privé, un serveur où vous seul avez ajouté l’app), /{imagineHistory} ne montre que vos propres travaux.',
   'history.title': '{whose, select, scope {<b>Images récentes {scope, select, workspace {de cet espace de travail} other {de ce serveur}}</b>} other {<b>Vos dernières images</b> (vous seul les voyez)}}',
   'history.empty': 'Rien pour l’instant.',
   'history.reroll_numbered': 'Relancer {index}',
@@ -186,7 +187,7 @@ export const fr = {
     '{rank}. {when}{author} « {prompt} » · {n} × {size, select, default {taille par défaut} other {{size}}}, {quality, select, default {qualité par défaut} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {terminée}}} failed {échouée{costKnown, select, yes { · {cost}} other {}}} other {annulée{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [message]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ Seul un admin de ce serveur peut voir et modifier ses réglages.',
-  'discord.admin.outside_servers': '/{admin} gère un serveur où se trouve le bot, depuis ce serveur : hors des serveurs (un message privé, un groupe privé, un serveur où vous seul avez ajouté l’app), il n’y a ni budget, ni réglage, ni style de serveur à modifier.',
+  'discord.admin.outside_servers': '/{admin} ne fonctionne que dans un serveur où se trouve le bot. Ici (un MP, un groupe privé ou un serveur où vous seul avez ajouté l’app), il n’y a ni budget, ni réglage, ni style de serveur à modifier.',
   'discord.unknown_interaction': 'Je ne connais pas cette commande ni ce bouton (ils viennent peut-être d’une ancienne version de moi).',
   'discord.button.too_old': 'Cette tâche est trop ancienne : je n’ai plus ce qu’il lui faut. Lancez-en une nouvelle avec /{imagine} ou /{edit}.',
   'discord.button.unknown': 'Ce bouton ne fait plus rien.',

@@ -179,6 +179,7 @@ export const ja = {
   'history.none_kept': '{icon} このボットは履歴を保存していません。',
   'history.erased': '{icon} 履歴を削除しました（{count} 件）。投稿済みの画像はそれぞれのチャンネルに残ります。',
   'history.not_admin': '{icon} {scope, select, workspace {このワークスペース} other {このサーバー}}の履歴を見られるのは管理者だけです。',
+  'history.outside_servers': '{icon} ここにはサーバーの履歴はありません。ボットが参加しているサーバーの外（DM、グループ DM、あなただけがアプリを追加したサーバー）では、/{imagineHistory} はあなた自身のジョブだけを表示します。',
   'history.title': '{whose, select, scope {<b>{scope, select, workspace {このワークスペース} other {このサーバー}}の最近の画像</b>} other {<b>あなたの最近の画像</b>（あなたにだけ表示されています）}}',
   'history.empty': 'まだありません。',
   'history.reroll_numbered': '再生成 {index}',
@@ -186,7 +187,7 @@ export const ja = {
     '{rank}. {when}{author}「{prompt}」 · {n} × {size, select, default {既定のサイズ} other {{size}}}、{quality, select, default {既定の品質} other {{quality}}} · {status, select, completed {{costKnown, select, yes {{cost}} other {完了}}} failed {失敗{costKnown, select, yes { · {cost}} other {}}} other {キャンセル{costKnown, select, yes { · {cost}} other {}}}}{hasLink, select, yes { · [メッセージ]({link})} other {}}',
 
   'discord.settings.not_admin': '✋ このサーバーの設定を表示・変更できるのは管理者だけです。',
-  'discord.admin.outside_servers': '/{admin} はボットが参加しているサーバーを、そのサーバーの中で管理するコマンドです。サーバーの外（DM、グループ DM、あなただけがアプリを追加したサーバー）には、変更できるサーバーの予算・設定・スタイルはありません。',
+  'discord.admin.outside_servers': '/{admin} はボットが参加しているサーバーの中でのみ使えます。ここ（DM、グループ DM、あなただけがアプリを追加したサーバー）には、変更できるサーバーの予算・設定・スタイルはありません。',
   'discord.unknown_interaction': 'そのコマンドまたはボタンはわかりません（以前のバージョンのものかもしれません）。',
   'discord.button.too_old': 'このジョブは古すぎます。必要な情報をもう保持していません。/{imagine} または /{edit} で新しく始めてください。',
   'discord.button.unknown': 'このボタンはもう使えません。',

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { commandDefinitions } from '../../../bots/discord/index.js';
 import { DISCORD_LOCALES } from '../../../bots/discord/command-words.js';
-import { LOCALES } from '../../../bots/runner/index.js';
+import { readFileSync } from 'node:fs';
+import { LOCALES, say } from '../../../bots/runner/index.js';
 
 type Choice = { name: string; name_localizations?: Record<string, string> | null; value: unknown };
 type Option = { name: string; description: string; name_localizations?: Record<string, string> | null; description_localizations?: Record<string, string> | null; choices?: Choice[]; options?: Option[] };
@@ -32,6 +33,20 @@ describe('the commands in every language the catalog has', () => {
     expect(new Set(Object.values(DISCORD_LOCALES))).toEqual(new Set(LOCALES.filter((locale) => locale !== 'en')));
   });
 
+  it('lists every command’s name in each language in the bot’s README, as the catalog names it', () => {
+    const languages = ['en', 'de', 'fr', 'es', 'pt-BR', 'ja'] as const;
+    const rows = (['imagine', 'edit', 'usage', 'history', 'settings', 'admin', 'edit_image'] as const).map(
+      (command) => `| ${languages.map((locale) => (command === 'edit_image' ? say(locale, `discord.command.${command}.name`) : `\`/${say(locale, `discord.command.${command}.name`)}\``)).join(' | ')} |`,
+    );
+    const readme = readFileSync(new URL('../../../bots/discord/README.md', import.meta.url), 'utf8');
+    expect(readme).toContain(rows.join('\n'));
+    expect(new Set(LOCALES)).toEqual(new Set(languages));
+  });
+
+  it('writes Brazilian Portuguese command names without accents, as members type them', () => {
+    for (const command of commands) expect(command.name_localizations?.['pt-BR']?.normalize('NFD'), command.name).toMatch(/^[\x20-\x7e]+$/);
+  });
+
   it.each(commands.map((c) => [c.name, c] as const))('names %s in each of them, and describes it, in words of that language', (_name, command) => {
     expect(lacking(command.name_localizations), 'name').toEqual([]);
     expect(untranslated(command.name_localizations, command.name), 'name').toEqual([]);
@@ -42,14 +57,19 @@ describe('the commands in every language the catalog has', () => {
   });
 
   it.each(commands.filter((c) => c.options?.length).map((c) => [c.name, c] as const))(
-    'describes every option and subcommand of %s in each of them, and names every choice in each; option names stay English',
+    'describes every option and subcommand of %s in each of them, and names every choice named in words in each; option names and typed choices stay English',
     (_name, command) => {
       for (const { at, option } of optionsOf(command)) {
         expect(lacking(option.description_localizations), `${at}: description`).toEqual([]);
         expect(untranslated(option.description_localizations, option.description), `${at}: description`).toEqual([]);
         // What a member types, and what the bot's answers name (`/bild style:`), is the same in every language.
         expect(option.name_localizations ?? undefined, `${at}: name`).toBeUndefined();
-        for (const choice of option.choices ?? []) expect(lacking(choice.name_localizations), `${at}: choice ${String(choice.value)}`).toEqual([]);
+        // A choice named in words is named in every language; one named by what members type (`user-daily`,
+        // `max-images`) has no map: Discord shows its name, the value, in every language.
+        for (const choice of option.choices ?? []) {
+          if (choice.name_localizations && Object.keys(choice.name_localizations).length > 0) expect(lacking(choice.name_localizations), `${at}: choice ${String(choice.value)}`).toEqual([]);
+          else expect(choice.name, `${at}: choice ${String(choice.value)} is named in words but not in every language`).toBe(choice.value);
+        }
       }
     },
   );

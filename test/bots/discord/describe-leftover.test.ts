@@ -15,6 +15,17 @@ describe('what a job its process left says', () => {
     expect(say('en', 'discord.button.not_updated')).toBe('This job’s message could not be updated just now; press Cancel again in a moment.');
   });
 
+  it('tells a member outside servers that the admin command works only inside a server the bot is in, and that there is no server history there', () => {
+    expect(say('en', 'discord.admin.outside_servers', COMMAND_NAMES)).toBe(
+      '/imagine-admin only works inside a server the bot is in. Here (a DM, a group DM, or a server where only you added the app) there is no server budget, setting or style to change.',
+    );
+    expect(say('en', 'history.outside_servers', { icon: '✋', ...COMMAND_NAMES })).toBe(
+      '✋ There is no server history here: outside the servers the bot is in (a DM, a group DM, a server where only you added the app), /imagine-history shows only your own jobs.',
+    );
+    expect(say('es', 'discord.admin.outside_servers', COMMAND_NAMES)).toContain('un MD grupal');
+    expect(say('pt-BR', 'discord.admin.outside_servers', COMMAND_NAMES)).toContain('uma DM em grupo');
+  });
+
   it.each(['discord.job.interrupted_no_retry', 'discord.job.result_gone', 'discord.button.too_old', 'discord.edit.image_gone'] as const)(
     'names in %s the commands as the reader’s Discord shows them, in every language',
     (key) => {

@@ -4,7 +4,7 @@ import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answerOf, buttonId, DiscordHarness, EPHEMERAL, privateNoteOf, publicMessagesOf } from './harness.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
-import { sayWords, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
+import { say, sayWords, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 
@@ -46,6 +46,13 @@ describe('/imagine-settings: a member’s own defaults on Discord', () => {
 
     const cleared = await answerOf(h, h.discord.slashCommand('imagine-settings', { clear: 'all' }, { user: ada }));
     expect(cleared.content).toContain('You have set none: this server’s defaults apply.');
+  });
+
+  it('names /imagine-settings to a German member as their Discord shows it, in the sentence that tells them how to change their defaults', async () => {
+    h = await DiscordHarness.start();
+    const view = await answerOf(h, h.discord.slashCommand('imagine-settings', {}, { locale: 'de' }));
+    expect(view.content.split('\n').at(-1)).toBe(say('de', 'member.how', { command: '`/bild-voreinstellungen`', clear: '`/bild-voreinstellungen clear:`' }));
+    expect(view.content).not.toContain('imagine');
   });
 
   it('refuses /imagine privately, nothing sent, while the member’s own defaults cannot be read (never public against their private default); clearing them recovers', async () => {

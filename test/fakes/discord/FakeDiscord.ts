@@ -173,6 +173,17 @@ const ADMINISTRATOR = 1n << 3n;
 /** An interaction's `type` as Discord numbers them (in a message's `interaction_metadata`). */
 const INTERACTION_TYPES: Record<FakeInteraction['kind'], number> = { command: 2, 'message-command': 2, autocomplete: 4, button: 3, 'modal-submit': 5 };
 const MAX_FILES_PER_MESSAGE = 10;
+/**
+ * Follow-ups Discord takes per interaction of an app only the user installed (`authorizing_integration_owners` has
+ * only USER_INSTALL, `1`: not installed in that server or channel); the next is refused with 40094.
+ */
+const MAX_USER_INSTALL_FOLLOW_UPS = 5;
+
+/** The interaction is authorized by the user's install alone (no server install where it happened). */
+function userInstallOnly(ix: FakeInteraction): boolean {
+  const owners = (ix.payload?.authorizing_integration_owners ?? {}) as Record<string, string>;
+  return owners['1'] !== undefined && owners['0'] === undefined;
+}
 const MAX_RECORDED_REQUESTS = 20_000;
 
 /**
@@ -253,6 +264,8 @@ export class FakeDiscord {
   readonly #keepUploadedBytes: boolean;
   readonly #faults: PendingFault[] = [];
   readonly #commandIds = new Map<string, string>();
+  /** Follow-ups each interaction (by id) sent, deleted or not: what Discord counts against its limit. */
+  readonly #followUpsSent = new Map<string, number>();
   /** The application's key pair: Discord signs what it POSTs to an interactions endpoint with the private key. */
   readonly #keys = generateKeyPairSync('ed25519');
   /** Interactions POSTed to the endpoint whose answer is still awaited, by token (webhook calls with the token wait for it). */
@@ -451,7 +464,7 @@ export class FakeDiscord {
     }
     const ix = this.#newInteraction('button', customId, as);
     ix.sourceMessageId = message.id;
-    this.#deliver(ix, buttonPayload(ix, customId, this.#api(message), this.#context(as)));
+    this.#deliver(ix, buttonPayload(ix, customId, this.#api(message), this.#context({ authorizingOwners: as.guildId === undefined ? this.#ownersOf(message) : undefined, ...as })));
     return ix;
   }
 
@@ -464,7 +477,7 @@ export class FakeDiscord {
     ix.sourceMessageId = shownBy.kind === 'button' ? shownBy.sourceMessageId : undefined;
     const source = ix.sourceMessageId ? this.messages.get(ix.sourceMessageId) : undefined;
     const message = source ? this.#api(source) : undefined;
-    this.#deliver(ix, modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, ...as })));
+    this.#deliver(ix, modalSubmitPayload(ix, modal.custom_id, components, message, this.#context({ user: shownBy.user, authorizingOwners: source && as.guildId === undefined ? this.#ownersOf(source) : undefined, ...as })));
     return ix;
   }
 
@@ -669,7 +682,18 @@ export class FakeDiscord {
       locale: as.locale ?? 'en-US',
       guildLocale: as.guildLocale ?? 'en-US',
       threadParentId: as.threadParentId,
+      authorizingOwners: as.authorizingOwners,
     };
+  }
+
+  /**
+   * Who authorized the app where a message was made (its interaction's `authorizing_integration_owners`): what
+   * Discord sends with a press of its buttons, whoever presses them. Undefined for a message no interaction made. (A
+   * press a test places in another server, `guildId`, stands for a message there: it takes that place's owners.)
+   */
+  #ownersOf(message: FakeMessage): Record<string, string> | undefined {
+    const made = message.interactionId ? this.interactions.get(message.interactionId) : undefined;
+    return made?.payload?.authorizing_integration_owners as Record<string, string> | undefined;
   }
 
   #commandId(name: string): string {
@@ -1022,8 +1046,13 @@ export class FakeDiscord {
 
   #followUp(token: string, body: ReadBody, wait: boolean): Answer {
     const ix = this.#interactionFor(token);
+    const sent = this.#followUpsSent.get(ix.id) ?? 0;
+    if (userInstallOnly(ix) && sent >= MAX_USER_INSTALL_FOLLOW_UPS) {
+      throw new DiscordHttpError(400, 40094, 'This interaction has hit the maximum number of follow up messages');
+    }
     const message = this.#newMessage(ix.channelId, ix.id);
     this.#applyMessageBody(message, body, 'followup');
+    this.#followUpsSent.set(ix.id, sent + 1);
     return wait ? { status: 200, body: this.#api(message, this.botUser), messageId: message.id } : { status: 204, messageId: message.id };
   }
 

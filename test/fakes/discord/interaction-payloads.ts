@@ -28,6 +28,12 @@ export interface InteractionContext {
    * thread (type 11) with this `parent_id`, as Discord sends it. Undefined: `channelId` is a text channel.
    */
   threadParentId?: string | undefined;
+  /**
+   * `authorizing_integration_owners` when it is not the one the place gives the user (`{'1': user}` where only the
+   * user installed the app, `{'0': guild}` in a server that did): on a button or a form of a message, the owners of
+   * the interaction that made the message — who authorized the app there, not who pressed it.
+   */
+  authorizingOwners?: Record<string, string> | undefined;
 }
 
 /** A role picked for a role option (type 8): Discord sends its id, and the role itself in `resolved.roles`. */
@@ -52,8 +58,17 @@ const OPTION_NUMBER = 10;
 const OPTION_ATTACHMENT = 11;
 const OPTION_CHANNEL = 7;
 
+const EMBED_LINKS = 1n << 14n;
+const ATTACH_FILES = 1n << 15n;
+const MENTION_EVERYONE = 1n << 17n;
+const USE_EXTERNAL_EMOJIS = 1n << 18n;
+
 /** What a user-installed app may do in a channel of a server it is not in (Attach Files, Embed Links, Use External Emojis): it answers through the interaction only. */
-const USER_INSTALL_APP_PERMISSIONS = String((1n << 15n) | (1n << 14n) | (1n << 18n));
+const USER_INSTALL_APP_PERMISSIONS = String(ATTACH_FILES | EMBED_LINKS | USE_EXTERNAL_EMOJIS);
+/** `app_permissions` in a DM or group DM with other users, as Discord documents it: Attach Files, Embed Links, Mention Everyone. */
+export const GROUP_DM_APP_PERMISSIONS = String(ATTACH_FILES | EMBED_LINKS | MENTION_EVERYONE);
+/** `app_permissions` in the user's DM with the bot: those of any DM, and Use External Emojis. */
+export const BOT_DM_APP_PERMISSIONS = String(ATTACH_FILES | EMBED_LINKS | MENTION_EVERYONE | USE_EXTERNAL_EMOJIS);
 
 function base(id: string, token: string, type: number, ctx: InteractionContext): Record<string, unknown> {
   const common = { id, application_id: ctx.applicationId, type, token, version: 1, channel_id: ctx.channelId, locale: ctx.locale, entitlements: [], attachment_size_limit: ctx.attachmentSizeLimit };
@@ -62,8 +77,8 @@ function base(id: string, token: string, type: number, ctx: InteractionContext):
       ...common,
       channel: { id: ctx.channelId, type: 1, recipients: [ctx.user], flags: 0 },
       user: ctx.user,
-      app_permissions: USER_INSTALL_APP_PERMISSIONS,
-      authorizing_integration_owners: { '1': ctx.user.id },
+      app_permissions: BOT_DM_APP_PERMISSIONS,
+      authorizing_integration_owners: ctx.authorizingOwners ?? { '1': ctx.user.id },
       context: 1,
     };
   }
@@ -72,8 +87,8 @@ function base(id: string, token: string, type: number, ctx: InteractionContext):
       ...common,
       channel: { id: ctx.channelId, type: 3, name: null, icon: null, owner_id: ctx.user.id, recipients: [ctx.user], flags: 0 },
       user: ctx.user,
-      app_permissions: USER_INSTALL_APP_PERMISSIONS,
-      authorizing_integration_owners: { '1': ctx.user.id },
+      app_permissions: GROUP_DM_APP_PERMISSIONS,
+      authorizing_integration_owners: ctx.authorizingOwners ?? { '1': ctx.user.id },
       context: 2,
     };
   }
@@ -97,7 +112,7 @@ function base(id: string, token: string, type: number, ctx: InteractionContext):
     },
     app_permissions: ctx.place === 'user-install' ? USER_INSTALL_APP_PERMISSIONS : '2248473465835073',
     guild_locale: ctx.guildLocale,
-    authorizing_integration_owners: ctx.place === 'user-install' ? { '1': ctx.user.id } : { '0': ctx.guildId },
+    authorizing_integration_owners: ctx.authorizingOwners ?? (ctx.place === 'user-install' ? { '1': ctx.user.id } : { '0': ctx.guildId }),
     context: 0,
   };
 }
