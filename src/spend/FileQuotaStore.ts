@@ -7,7 +7,7 @@ import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from 
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
 import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
-import type { Ledger, Reservation } from './ledger-document.js';
+import type { LeaseState, Ledger, Reservation } from './ledger-document.js';
 import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
@@ -346,7 +346,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /** Whose lease holds, by this process's clock: leases are not the time a job counts in (`leasesIn`). */
-  #leases(ledger: Ledger): (owner: string) => boolean {
+  #leases(ledger: Ledger): (owner: string) => LeaseState {
     return leasesIn(ledger, this.#process.owner, this.#process.clock(), this.#process.leaseMs);
   }
 
@@ -376,7 +376,7 @@ export class FileQuotaStore implements QuotaStore {
         // alive is asked once per owner): every operation of the commit then sees the same ledger.
         const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
         const reconciled = reconcileIn(ledger, this.#leases(ledger), now);
-        if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
+        if (reconciled.usage.length + reconciled.report.released.length + reconciled.dropped.length > 0) dirty = true;
         // Its own ended jobs a restore by any process brought back: dropped as a restore of its own drops them.
         if (unheldDroppedIn(ledger, this.#process.owner, (jobId) => this.#process.held.has(jobId))) dirty = true;
         usage.push(...reconciled.usage);
