@@ -102,18 +102,24 @@ export class FileQuotaStore implements QuotaStore {
     );
   }
 
-  /** A reservation answered after `close` (asked before it, written while close waits) is refused by `hold`: no lease would keep it. */
+  /**
+   * Held from the moment its commit is written (as a settle or release lets go of its job then): the next commit drops
+   * this process's reservations it does not hold. One answered after `close` (asked before it, written while close
+   * waits) is refused: no lease would keep it.
+   */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
-    let copy: Reservation | undefined;
     const answer = await this.#update<ReserveResult>(input.now, (ledger) => {
       const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
       markAliveIn(ledger, this.#process.owner, this.#process.clock());
-      copy = { ...ledger.reservations[input.jobId]! };
-      return { result: { ok: true }, changed: true };
+      const copy = { ...ledger.reservations[input.jobId]! };
+      const committed = () => {
+        if (!this.#process.closed) this.#process.hold(input.jobId, copy);
+      };
+      return { result: { ok: true }, changed: true, committed };
     });
-    if (copy) this.#process.hold(input.jobId, copy);
+    if (answer.ok) this.#process.assertOpen();
     return answer;
   }
 

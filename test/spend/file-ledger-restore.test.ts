@@ -287,3 +287,20 @@ describe('a ledger put back from its backup copy by another process', () => {
     expect((await second.usage({})).map((r) => r.jobId)).toEqual(['running']);
   });
 });
+
+describe('a job this process just reserved', () => {
+  it('is held from the moment its reservation is written: the commit right behind it, which drops what this process does not hold, keeps it', async () => {
+    const store = storeAt(await newDir());
+    await store.open();
+    const reserved = reserve(store, 'just-reserved', 0.05);
+    // Asked once the reserve's commit has begun: it is the next commit.
+    await Promise.resolve();
+    const next = store.countRefusals({ user_cooldown: 1 }, Date.now());
+
+    expect(await reserved).toEqual({ ok: true });
+    await next;
+
+    expect((await store.activeJobs()).map((j) => j.jobId)).toEqual(['just-reserved']);
+    expect(await reserve(store, 'second', 0.05)).toMatchObject({ ok: false, code: 'user_concurrency' });
+  });
+});
