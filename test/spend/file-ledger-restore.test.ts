@@ -252,9 +252,12 @@ describe('a ledger put back from its backup copy', () => {
 
 describe('a ledger put back from its backup copy by another process', () => {
   it('loses a job the first process released by the last change once that process next writes: its user’s slot is free, nothing is charged', async () => {
-    const dir = await newDir();
-    // A second process on the same ledger: one store per file per process, so the other opens it through a link.
-    const alias = `${dir}-other-process`;
+    // A second process on the same ledger: one store per file per process, so the other opens it through a link (in
+    // the test's folder, removed with it).
+    const root = await newDir();
+    const dir = join(root, 'ledger');
+    await mkdir(dir);
+    const alias = join(root, 'other-process');
     await symlink(dir, alias);
     const first = storeAt(dir);
     await first.open();
