@@ -12,7 +12,7 @@ import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
-import { StoreProcess } from './store-process.js';
+import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
@@ -290,7 +290,7 @@ export class FileQuotaStore implements QuotaStore {
   forgetPrompts(userKey: string): Promise<void> {
     return this.#readLocked(async () => {
       const ledger = await this.#load();
-      for (const r of Object.values(ledger.reservations)) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      forgetPromptsIn(Object.values(ledger.reservations), userKey);
       this.#process.forgetPrompts(userKey);
       // Twice: the backup copy is the version before, which may hold them too.
       await this.#write(ledger);

@@ -14,6 +14,11 @@ export function isOpenHere(owner: string): boolean {
   return OPEN_OWNERS.has(owner);
 }
 
+/** Erases a member's prompts from reservations (a ledger's, or a process's copies of them); every amount stays. */
+export function forgetPromptsIn(reservations: Iterable<{ userKey: string; job?: JobDetails | undefined }>, userKey: string): void {
+  for (const r of reservations) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+}
+
 /**
  * What a quota store keeps in its process, on either backend: its settings, its name as a lease owner, whether it is
  * closed, and a copy of each reservation it made and has not ended (`held`): one the storage loses (a ledger file
@@ -79,7 +84,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
 
   /** Erases a member's prompts from the copies too: one put back after the storage lost it must not bring them back. */
   forgetPrompts(userKey: string): void {
-    for (const copy of this.held.values()) if (copy.userKey === userKey && copy.job) copy.job = withoutPromptOf(copy.job);
+    forgetPromptsIn(this.held.values(), userKey);
   }
 
   /** From the first reconcile on, once per `leaseMs` until closed: a gone process's reservations end though no reserve meets them. */
