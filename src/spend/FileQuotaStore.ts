@@ -461,8 +461,8 @@ export class FileQuotaStore implements QuotaStore {
       if (parsed.ok) good = parsed.ledger;
       return parsed.ok;
     };
-    // Handed the backup copy's text as checked: its ledger, brought up to date, is what is written and kept.
-    const restored = async (backup: string) => {
+    // Run once the backup copy's text passed the check: its ledger as the check parsed it (`good`), brought up to date, is what is written and kept.
+    const restored = async () => {
       const records = await this.#readUsage().catch((cause: unknown) => {
         throw new LedgerUnreadableError(this.usagePath, 'cannot be read (the usage records of settled jobs), so the backup copy of the spend ledger was not put back', {
           cause,
@@ -470,11 +470,9 @@ export class FileQuotaStore implements QuotaStore {
         });
       });
       const { owner, held } = this.#process;
-      const copy = readLedger(backup);
-      if (!copy.ok) throw new LedgerUnreadableError(this.backupPath, copy.problem, { cause: copy.cause });
-      restoredIn(copy.ledger, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
-      good = copy.ledger;
-      return JSON.stringify(copy.ledger);
+      const copy = good!;
+      restoredIn(copy, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
+      return JSON.stringify(copy);
     };
     const remedy = 'Nothing was changed: give this user access to it and try again, or move it away (the ledger then has no copy to fall back on).';
     const answer = await this.#restore(this.path, check, restored, { unreadable: (cause) => this.#unreadable(cause), of: `the spend ledger ${this.path}`, remedy });
