@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, 
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, inReservationOrder, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
 import type { LeaseState, Ledger, Reservation } from './ledger-document.js';
 import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
@@ -231,9 +231,9 @@ export class FileQuotaStore implements QuotaStore {
 
   async activeJobs(): Promise<ActiveJob[]> {
     const ledger = await this.#peek();
-    return Object.entries(ledger.reservations)
-      .map(([jobId, r]): ActiveJob => ({ jobId, userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, at: r.at, sent: r.sent, owner: r.owner, ...(r.job && { job: r.job }) }))
-      .sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
+    return inReservationOrder(
+      Object.entries(ledger.reservations).map(([jobId, r]): ActiveJob => ({ jobId, userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, at: r.at, sent: r.sent, owner: r.owner, ...(r.job && { job: r.job }) })),
+    );
   }
 
   /**

@@ -4,7 +4,7 @@ import { cutOffCostUsd } from './charge-rules.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOpenHere } from './store-process.js';
 import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
-import type { BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
+import type { ActiveJob, BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, latestPerJob, usageRecord } from './usage-records.js';
 import { DAY_MS, utcDayBefore, utcMonthBefore } from './utc-period.js';
 
@@ -475,6 +475,11 @@ export function endingGoneIn(ledger: Ledger, lease: (owner: string) => LeaseStat
   const copy = structuredClone(ledger);
   reconcileIn(copy, lease, now);
   return copy;
+}
+
+/** The jobs under way in the order both stores list them (`activeJobs`): the oldest reservation first, then by job id. */
+export function inReservationOrder(jobs: ActiveJob[]): ActiveJob[] {
+  return jobs.sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
 }
 
 /**
