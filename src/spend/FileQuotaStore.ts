@@ -6,13 +6,13 @@ import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, 
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
-import type { Ledger, Reservation } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, inReservationOrder, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
+import type { LeaseState, Ledger, Reservation } from './ledger-document.js';
 import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
-import { StoreProcess } from './store-process.js';
+import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
@@ -102,18 +102,24 @@ export class FileQuotaStore implements QuotaStore {
     );
   }
 
-  /** A reservation answered after `close` (asked before it, written while close waits) is refused by `hold`: no lease would keep it. */
+  /**
+   * Held from the moment its commit is written (as a settle or release lets go of its job then): the next commit drops
+   * this process's reservations it does not hold. One answered after `close` (asked before it, written while close
+   * waits) is refused: no lease would keep it.
+   */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
-    let copy: Reservation | undefined;
     const answer = await this.#update<ReserveResult>(input.now, (ledger) => {
       const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };
       markAliveIn(ledger, this.#process.owner, this.#process.clock());
-      copy = { ...ledger.reservations[input.jobId]! };
-      return { result: { ok: true }, changed: true };
+      const copy = { ...ledger.reservations[input.jobId]! };
+      const committed = () => {
+        if (!this.#process.closed) this.#process.hold(input.jobId, copy);
+      };
+      return { result: { ok: true }, changed: true, committed };
     });
-    if (copy) this.#process.hold(input.jobId, copy);
+    if (answer.ok) this.#process.assertOpen();
     return answer;
   }
 
@@ -225,9 +231,9 @@ export class FileQuotaStore implements QuotaStore {
 
   async activeJobs(): Promise<ActiveJob[]> {
     const ledger = await this.#peek();
-    return Object.entries(ledger.reservations)
-      .map(([jobId, r]): ActiveJob => ({ jobId, userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, at: r.at, sent: r.sent, owner: r.owner, ...(r.job && { job: r.job }) }))
-      .sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
+    return inReservationOrder(
+      Object.entries(ledger.reservations).map(([jobId, r]): ActiveJob => ({ jobId, userKey: r.userKey, scopeKey: r.scopeKey, usd: r.usd, at: r.at, sent: r.sent, owner: r.owner, ...(r.job && { job: r.job }) })),
+    );
   }
 
   /**
@@ -284,7 +290,7 @@ export class FileQuotaStore implements QuotaStore {
   forgetPrompts(userKey: string): Promise<void> {
     return this.#readLocked(async () => {
       const ledger = await this.#load();
-      for (const r of Object.values(ledger.reservations)) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+      forgetPromptsIn(Object.values(ledger.reservations), userKey);
       this.#process.forgetPrompts(userKey);
       // Twice: the backup copy is the version before, which may hold them too.
       await this.#write(ledger);
@@ -346,7 +352,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /** Whose lease holds, by this process's clock: leases are not the time a job counts in (`leasesIn`). */
-  #leases(ledger: Ledger): (owner: string) => boolean {
+  #leases(ledger: Ledger): (owner: string) => LeaseState {
     return leasesIn(ledger, this.#process.owner, this.#process.clock(), this.#process.leaseMs);
   }
 
@@ -376,7 +382,7 @@ export class FileQuotaStore implements QuotaStore {
         // alive is asked once per owner): every operation of the commit then sees the same ledger.
         const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
         const reconciled = reconcileIn(ledger, this.#leases(ledger), now);
-        if (reconciled.usage.length + reconciled.report.released.length > 0) dirty = true;
+        if (reconciled.usage.length + reconciled.report.released.length + reconciled.dropped.length > 0) dirty = true;
         // Its own ended jobs a restore by any process brought back: dropped as a restore of its own drops them.
         if (unheldDroppedIn(ledger, this.#process.owner, (jobId) => this.#process.held.has(jobId))) dirty = true;
         usage.push(...reconciled.usage);
@@ -455,8 +461,8 @@ export class FileQuotaStore implements QuotaStore {
       if (parsed.ok) good = parsed.ledger;
       return parsed.ok;
     };
-    // Handed the backup copy's text as checked: its ledger, brought up to date, is what is written and kept.
-    const restored = async (backup: string) => {
+    // Run once the backup copy's text passed the check: its ledger as the check parsed it (`good`), brought up to date, is what is written and kept.
+    const restored = async () => {
       const records = await this.#readUsage().catch((cause: unknown) => {
         throw new LedgerUnreadableError(this.usagePath, 'cannot be read (the usage records of settled jobs), so the backup copy of the spend ledger was not put back', {
           cause,
@@ -464,11 +470,9 @@ export class FileQuotaStore implements QuotaStore {
         });
       });
       const { owner, held } = this.#process;
-      const copy = readLedger(backup);
-      if (!copy.ok) throw new LedgerUnreadableError(this.backupPath, copy.problem, { cause: copy.cause });
-      restoredIn(copy.ledger, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
-      good = copy.ledger;
-      return JSON.stringify(copy.ledger);
+      const copy = good!;
+      restoredIn(copy, records, this.#process.clock() - this.#process.keepDays * DAY_MS, owner, (jobId) => held.has(jobId));
+      return JSON.stringify(copy);
     };
     const remedy = 'Nothing was changed: give this user access to it and try again, or move it away (the ledger then has no copy to fall back on).';
     const answer = await this.#restore(this.path, check, restored, { unreadable: (cause) => this.#unreadable(cause), of: `the spend ledger ${this.path}`, remedy });

@@ -5,7 +5,7 @@ import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { keptLedgerKeys, quotaKey } from './ledger-files.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
-import { firstRefusalDay, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
+import { firstRefusalDay, inReservationOrder, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
 import { MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
@@ -304,7 +304,7 @@ export class RedisQuotaStore implements QuotaStore {
       const details = job ? JobDetailsSchema.safeParse(safeJson(job)).data : undefined;
       jobs.push({ jobId, userKey, scopeKey, usd: fromNanos(Number(nanos ?? 0)), at: Number(at ?? 0), sent: sent === '1', owner: owner ?? '', ...(details && { job: details }) });
     });
-    return jobs.sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
+    return inReservationOrder(jobs);
   }
 
   /** After the cursor (`<rewrites>/<stream id>`); a stream made anew (no entry at the cursor's id) or rewritten since is read whole. */

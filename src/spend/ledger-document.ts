@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, recentBucket, type BreakerReading } from './breaker.js';
 import { cutOffCostUsd } from './charge-rules.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
+import { isOpenHere } from './store-process.js';
 import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
-import type { BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
+import type { ActiveJob, BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, latestPerJob, usageRecord } from './usage-records.js';
 import { DAY_MS, utcDayBefore, utcMonthBefore } from './utc-period.js';
 
@@ -409,18 +410,26 @@ export function chargeRecordedIn(ledger: Ledger, records: Iterable<UsageRecord>,
 }
 
 /**
- * Ends the reservations of processes that are gone (`alive` says which are not): each charged what a job cut off so
- * may cost (`cutOffCostUsd`: a sent one its estimate) and marked uncertain (with its usage record), the others
- * released; forgets the gone processes.
+ * Ends the reservations of processes that are gone (`lease` says which): each charged what a job cut off so may cost
+ * (`cutOffCostUsd`: a sent one its estimate) and marked uncertain (with its usage record), the others released; forgets
+ * the gone processes. A reservation whose owner's lease lapsed while its process lives (`lapsed`) is dropped, charged
+ * nothing (`dropped`): its process does not hold it, or it would have renewed the lease; should it still hold it (its
+ * renewals failed for a whole lease), its settle charges it from its own copy (`settleIn`) and its send puts it back.
  */
-export function reconcileIn(ledger: Ledger, alive: (owner: string) => boolean, now: number): { report: ReconcileReport; usage: UsageRecord[] } {
+export function reconcileIn(ledger: Ledger, lease: (owner: string) => LeaseState, now: number): { report: ReconcileReport; usage: UsageRecord[]; dropped: string[] } {
   const report: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
   const usage: UsageRecord[] = [];
+  const dropped: string[] = [];
   // Run on every commit over every reservation: looked at in place, nothing copied for the ones that stay.
   for (const jobId in ledger.reservations) {
     const r = ledger.reservations[jobId]!;
-    if (alive(r.owner)) continue;
+    const state = lease(r.owner);
+    if (state === 'holds') continue;
     delete ledger.reservations[jobId];
+    if (state === 'lapsed') {
+      dropped.push(jobId);
+      continue;
+    }
     const usd = cutOffCostUsd(r);
     if (usd === undefined) {
       report.released.push(jobId);
@@ -432,8 +441,8 @@ export function reconcileIn(ledger: Ledger, alive: (owner: string) => boolean, n
     report.settledAtEstimate.push(jobId);
     report.chargedUsd = roundToNanoUsd(report.chargedUsd + usd);
   }
-  for (const owner of Object.keys(ledger.owners)) if (!alive(owner)) delete ledger.owners[owner];
-  return { report, usage };
+  for (const owner of Object.keys(ledger.owners)) if (lease(owner) === 'gone') delete ledger.owners[owner];
+  return { report, usage, dropped };
 }
 
 /** Marks `owner` (this process) alive as of `now`: its reservations count while its lease holds (`leasesIn`). */
@@ -442,25 +451,43 @@ export function markAliveIn(ledger: Ledger, owner: string, now: number): void {
 }
 
 /**
- * Whether each owner's lease holds at `now`, asked once per owner: `self`'s always, another's when renewed within
- * `leaseMs` and, on this host, its pid lives (a killed process's reservations end at once).
+ * An owner's lease at a moment: it `holds`; it `lapsed` while its process lives on this host (a process renews every
+ * third of the lease while it holds a reservation, so it holds none of those left: it went idle, and a restore from
+ * the backup copy brought back one it had ended); or its process is `gone` (dead, or its lease lapsed on another host).
  */
-export function leasesIn(ledger: Ledger, self: string, now: number, leaseMs: number): (owner: string) => boolean {
-  const alive = new Map<string, boolean>();
-  const isAlive = (owner: string, entry = ledger.owners[owner]): boolean => {
-    if (owner === self) return true;
-    const deadHere = entry?.host === THIS_HOST && !isProcessAlive(entry.pid);
-    return !!entry && !deadHere && now - entry.renewedAt < leaseMs;
+export type LeaseState = 'holds' | 'lapsed' | 'gone';
+
+/**
+ * Each owner's lease at `now`, asked once per owner: `self`'s always holds; another's when renewed within `leaseMs`
+ * unless, on this host, its pid is gone (a killed process's reservations end at once). A lapsed one is `lapsed` when
+ * its process lives on this host: another pid that is alive, or this process's own pid with that store still open
+ * (`isOpenHere`: a store it closed holds nothing, and its pid says nothing of it).
+ */
+export function leasesIn(ledger: Ledger, self: string, now: number, leaseMs: number): (owner: string) => LeaseState {
+  const states = new Map<string, LeaseState>();
+  const stateOf = (owner: string, entry = ledger.owners[owner]): LeaseState => {
+    if (owner === self) return 'holds';
+    if (!entry) return 'gone';
+    const here = entry.host === THIS_HOST;
+    if (here && !isProcessAlive(entry.pid)) return 'gone';
+    if (now - entry.renewedAt < leaseMs) return 'holds';
+    const lives = here && (entry.pid === process.pid ? isOpenHere(owner) : true);
+    return lives ? 'lapsed' : 'gone';
   };
-  return (owner) => alive.get(owner) ?? alive.set(owner, isAlive(owner)).get(owner)!;
+  return (owner) => states.get(owner) ?? states.set(owner, stateOf(owner)).get(owner)!;
 }
 
 /** The ledger as a reconcile at `now` will leave it, for reads that write nothing: a copy, only when it differs. */
-export function endingGoneIn(ledger: Ledger, alive: (owner: string) => boolean, now: number): Ledger {
-  if (Object.values(ledger.reservations).every((r) => alive(r.owner))) return ledger;
+export function endingGoneIn(ledger: Ledger, lease: (owner: string) => LeaseState, now: number): Ledger {
+  if (Object.values(ledger.reservations).every((r) => lease(r.owner) === 'holds')) return ledger;
   const copy = structuredClone(ledger);
-  reconcileIn(copy, alive, now);
+  reconcileIn(copy, lease, now);
   return copy;
+}
+
+/** The jobs under way in the order both stores list them (`activeJobs`): the oldest reservation first, then by job id. */
+export function inReservationOrder(jobs: ActiveJob[]): ActiveJob[] {
+  return jobs.sort((a, b) => a.at - b.at || a.jobId.localeCompare(b.jobId));
 }
 
 /**

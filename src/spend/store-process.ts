@@ -6,6 +6,19 @@ import type { JobDetails, LedgerOptions, LostReservation, ReconcileReport } from
 import { DEFAULT_USAGE_RETENTION_DAYS, withoutPromptOf } from './usage-records.js';
 import { DAY_MS } from './utc-period.js';
 
+/** The owner names of the stores open in this process (`StoreProcess.owner`): one closed holds nothing, though its pid lives. */
+const OPEN_OWNERS = new Set<string>();
+
+/** Whether `owner` is a store open in this process (`leasesIn`: a process on this host that lives). */
+export function isOpenHere(owner: string): boolean {
+  return OPEN_OWNERS.has(owner);
+}
+
+/** Erases a member's prompts from reservations (a ledger's, or a process's copies of them); every amount stays. */
+export function forgetPromptsIn(reservations: Iterable<{ userKey: string; job?: JobDetails | undefined }>, userKey: string): void {
+  for (const r of reservations) if (r.userKey === userKey && r.job) r.job = withoutPromptOf(r.job);
+}
+
 /**
  * What a quota store keeps in its process, on either backend: its settings, its name as a lease owner, whether it is
  * closed, and a copy of each reservation it made and has not ended (`held`): one the storage loses (a ledger file
@@ -34,6 +47,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
     this.onError = options.onError;
     this.#options = options;
     this.#renew = renew;
+    OPEN_OWNERS.add(this.owner);
   }
 
   /** Set by `close` only: every later call of the store refuses. */
@@ -70,7 +84,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
 
   /** Erases a member's prompts from the copies too: one put back after the storage lost it must not bring them back. */
   forgetPrompts(userKey: string): void {
-    for (const copy of this.held.values()) if (copy.userKey === userKey && copy.job) copy.job = withoutPromptOf(copy.job);
+    forgetPromptsIn(this.held.values(), userKey);
   }
 
   /** From the first reconcile on, once per `leaseMs` until closed: a gone process's reservations end though no reserve meets them. */
@@ -87,6 +101,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
   /** Closes the store for good: every later call refuses, and the lease is renewed no more. */
   close(): void {
     this.#closed = true;
+    OPEN_OWNERS.delete(this.owner);
     this.#stop();
     clearInterval(this.#reconciling);
   }

@@ -252,9 +252,12 @@ describe('a ledger put back from its backup copy', () => {
 
 describe('a ledger put back from its backup copy by another process', () => {
   it('loses a job the first process released by the last change once that process next writes: its user’s slot is free, nothing is charged', async () => {
-    const dir = await newDir();
-    // A second process on the same ledger: one store per file per process, so the other opens it through a link.
-    const alias = `${dir}-other-process`;
+    // A second process on the same ledger: one store per file per process, so the other opens it through a link (in
+    // the test's folder, removed with it).
+    const root = await newDir();
+    const dir = join(root, 'ledger');
+    await mkdir(dir);
+    const alias = join(root, 'other-process');
     await symlink(dir, alias);
     const first = storeAt(dir);
     await first.open();
@@ -285,5 +288,22 @@ describe('a ledger put back from its backup copy by another process', () => {
     expect(await second.reconcile(later)).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
     expect(await second.spentToday('slack:U1', Date.now())).toBe(0);
     expect((await second.usage({})).map((r) => r.jobId)).toEqual(['running']);
+  });
+});
+
+describe('a job this process just reserved', () => {
+  it('is held from the moment its reservation is written: the commit right behind it, which drops what this process does not hold, keeps it', async () => {
+    const store = storeAt(await newDir());
+    await store.open();
+    const reserved = reserve(store, 'just-reserved', 0.05);
+    // Asked once the reserve's commit has begun: it is the next commit.
+    await Promise.resolve();
+    const next = store.countRefusals({ user_cooldown: 1 }, Date.now());
+
+    expect(await reserved).toEqual({ ok: true });
+    await next;
+
+    expect((await store.activeJobs()).map((j) => j.jobId)).toEqual(['just-reserved']);
+    expect(await reserve(store, 'second', 0.05)).toMatchObject({ ok: false, code: 'user_concurrency' });
   });
 });

@@ -1049,7 +1049,7 @@ function firstOfNextMonth(at: number): number {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }
 
-describe('a file store whose process’s lease lapsed', () => {
+describe('a file store whose process’s lease lapsed where no other process can see it live (another machine)', () => {
   it('does not charge twice a job a reconcile charged meanwhile: its late settle finds it ended (uncertain), not lost', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pictor-lapsed-'));
     // A second process on the same ledger: one store per file per process, so the other opens it through a link.
@@ -1062,6 +1062,11 @@ describe('a file store whose process’s lease lapsed', () => {
     try {
       await slow.reserve({ jobId: 'slow-job', userKey: 'u', scopeKey: 's', estimateUsd: 0.5, limits: {}, now });
       await slow.markSent('slow-job');
+      // Its lease names another machine: no pid there to ask, so a lapsed lease is a gone process's (on this one, whose
+      // pid lives, it would be dropped uncharged and charged by this settle: file-ledger-leases.test.ts).
+      const ledger = JSON.parse(await readFile(slow.path, 'utf8')) as { owners: Record<string, { host: string }> };
+      for (const owner of Object.values(ledger.owners)) owner.host = 'another-machine';
+      await writeFile(slow.path, JSON.stringify(ledger));
       expect(await later.reconcile(now + 10 * 60_000)).toMatchObject({ settledAtEstimate: ['slow-job'] });
       expect(await slow.settle('slow-job', 0.2)).toBe(false);
       expect(await later.spentToday('u', now)).toBeCloseTo(0.5, 9);
