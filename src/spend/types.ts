@@ -350,8 +350,9 @@ export interface BreakerState {
 export interface LedgerOptions {
   /**
    * A process renews its lease every third of this while it holds reservations; when it lapses (the process died,
-   * or on this host its pid is gone), its reservations are settled at their estimate if sent, released if not.
-   * Default 60 s.
+   * or on this host its pid is gone), its reservations are settled at their estimate if sent, released if not. On the
+   * file ledger, a lapsed lease whose process still lives on this host held none of them (a holder renews): they are
+   * dropped, nothing charged. Default 60 s.
    */
   leaseMs?: number | undefined;
   /** UTC days of daily spending kept, today included. Default 7 (months: this one and the last). */
