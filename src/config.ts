@@ -89,6 +89,13 @@ export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = 
 export function loadDotEnv(path = '.env'): void {
   try {
     const text = readFileSync(path, 'utf8');
+    if (text.startsWith(BYTE_ORDER_MARK)) {
+      // Node reads the mark as part of the first name (`\uFEFFNAME`): that setting is lost without a word.
+      throw new ValidationError(
+        '.env',
+        `.env: ${resolve(path)} was saved with a byte-order mark (BOM), which hides its first setting: save it as UTF-8 without a BOM (most editors offer "UTF-8" next to "UTF-8 with BOM")`,
+      );
+    }
     const badLine = firstLineNotASetting(text);
     if (badLine !== undefined) {
       // Node would read it and the lines up to the next = as one name, dropping a setting (a cap) without a word. The
@@ -109,6 +116,7 @@ export function loadDotEnv(path = '.env'): void {
   }
 }
 
+const BYTE_ORDER_MARK = '\uFEFF';
 const QUOTES = new Set(['"', "'", '`']);
 
 /**

@@ -147,4 +147,20 @@ describe('a .env line that is not a setting', () => {
     // Each NAME= this check took is a name Node's own parser gives, and no other.
     expect(Object.keys(parseEnv(text)).sort()).toEqual(writtenNames(text));
   });
+
+  it('stops the start of a file saved with a byte-order mark, saying so (Node reads the mark into the first name)', async () => {
+    const path = await dotEnv('\uFEFFPICTOR_TEST_DOTENV_BOM=1\n');
+    expect(Object.keys(parseEnv('\uFEFFPICTOR_TEST_DOTENV_BOM=1\n'))).toEqual(['\uFEFFPICTOR_TEST_DOTENV_BOM']);
+    let error: unknown;
+    try {
+      loadDotEnv(path);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'validation_error', param: '.env' });
+    expect((error as Error).message).toContain(`${path} was saved with a byte-order mark (BOM)`);
+    expect((error as Error).message).toContain('save it as UTF-8 without a BOM');
+    expect((error as Error).message).not.toMatch(/\bline 1\b/);
+    expect(process.env.PICTOR_TEST_DOTENV_BOM).toBeUndefined();
+  });
 });
