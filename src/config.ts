@@ -88,10 +88,18 @@ export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = 
  */
 export function loadDotEnv(path = '.env'): void {
   try {
-    const badLine = firstLineNotASetting(readFileSync(path, 'utf8'));
+    const text = readFileSync(path, 'utf8');
+    if (text.startsWith(BYTE_ORDER_MARK)) {
+      // Node reads the mark as part of the first name (`\uFEFFNAME`): that setting is lost without a word.
+      throw new ValidationError(
+        '.env',
+        `.env: ${resolve(path)} was saved with a byte-order mark (BOM), which hides its first setting: save it as UTF-8 without a BOM (most editors offer "UTF-8" next to "UTF-8 with BOM")`,
+      );
+    }
+    const badLine = firstLineNotASetting(text);
     if (badLine !== undefined) {
-      // Node would read it and the lines after it as one name, dropping settings (a cap) without a word. The line is
-      // named by its number only: it may hold a secret.
+      // Node would read it and the lines up to the next = as one name, dropping a setting (a cap) without a word. The
+      // line is named by its number only: it may hold a secret.
       throw new ValidationError(
         '.env',
         `.env: line ${badLine} of ${resolve(path)} is not a NAME=value setting: put # first on a comment's line, leave an empty line empty (no spaces or tabs), and keep a value that spans lines in quotes (NAME="…")`,
@@ -108,21 +116,26 @@ export function loadDotEnv(path = '.env'): void {
   }
 }
 
+const BYTE_ORDER_MARK = '\uFEFF';
 const QUOTES = new Set(['"', "'", '`']);
 
 /**
- * The number (from 1) of the first line of a `.env` text that Node's loader cannot take as a setting, or undefined when
- * every line is one: an empty line, a comment (`#` first on its line), or `NAME=value` (`export NAME=value` too), whose
- * value may span lines inside quotes. Node reads anything else up to the next `=` as a name, taking the line after it with it.
+ * The number (from 1) of the first line of a `.env` text that would change what Node's loader reads, or undefined when
+ * there is none. A setting is `NAME=value` (`export NAME=value` too), whose value may span lines inside quotes; an
+ * empty line and a comment (`#` first on its line) are skipped. Node reads any other line from its start to the next
+ * `=` as a name, with every line up to that `=` when it is on a later line (a setting there is lost), so such a line is
+ * refused when a later line holds an `=`, and taken when none does (no later setting can be lost: a last line of
+ * spaces, say). Node, like this check, drops every carriage return and the spaces that open the text (a first line of
+ * spaces, an indented first comment).
  */
 export function firstLineNotASetting(text: string): number | undefined {
-  const lines = text.replace(/\r\n/g, '\n').split('\n');
+  const lines = text.replace(/\r/g, '').replace(/^ +/, '').split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     // Only at the start of the line: Node reads an indented comment, or a line of spaces, with the next line as a name.
     if (line === '' || line.startsWith('#')) continue;
     const setting = /^ *(?:export )?[A-Za-z_][\w.-]* *= */.exec(line);
-    if (!setting) return i + 1;
+    if (!setting) return lines.some((later, j) => j > i && later.includes('=')) ? i + 1 : undefined;
     // A quoted value whose closing quote is not on its line spans the lines up to the one that holds it (as Node reads
     // it); with no closing quote anywhere, Node takes the line as it is.
     const quote = line[setting[0].length];

@@ -80,6 +80,13 @@ describe('client options checked like the config', () => {
   });
 });
 
+/** The names a .env text's NAME= lines write, those inside a quoted value (as Node reads it) aside, sorted. */
+function writtenNames(text: string): string[] {
+  const names = [...text.matchAll(/^ *(?:export )?([\w.-]+) *=/gm)].map((m) => m[1]!);
+  const quoted = new Set(Object.values(parseEnv(text)).flatMap((value) => [...(value ?? '').matchAll(/^ *([\w.-]+) *=/gm)].map((m) => m[1])));
+  return names.filter((name) => !quoted.has(name)).sort();
+}
+
 describe('a .env line that is not a setting', () => {
   async function dotEnv(text: string): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'pictor-env-'));
@@ -114,8 +121,12 @@ describe('a .env line that is not a setting', () => {
     ['a quoted value spanning lines after a tab (Node takes it unquoted)', 'A=\t"x\ny"\nB=2', 2],
     ['the line after a quoted value closed', 'A="x\ny"\nnot a setting\nB=2', 3],
     ['a line of a CRLF file', 'A=1\r\nnot a setting\r\nB=2\r\n', 2],
-  ])('finds %s', (_what, text, line) => {
+    ['a first line of a tab (Node drops only the spaces that open the text)', '\t\nB=2', 1],
+    ['an indented comment after a first line of spaces', '   \n  # the cap\nB=2', 2],
+    ['a line whose next = is in a comment', 'A=1\nnot a setting\n# c=d\nB=2', 2],
+  ])('finds %s, which changes what Node reads', (_what, text, line) => {
     expect(firstLineNotASetting(text)).toBe(line);
+    expect(Object.keys(parseEnv(text)).sort()).not.toEqual(writtenNames(text));
   });
 
   it.each([
@@ -126,11 +137,30 @@ describe('a .env line that is not a setting', () => {
     ['a value with an unclosed quote (the line as it is)', 'A="x\nB=2'],
     ['names with dots and dashes', 'a.b=1\nc-d=2'],
     ['a CRLF file', 'A=1\r\n\r\n# c\r\nB="x\r\ny"\r\nC=3\r\n'],
+    ['a last line of spaces', 'PICTOR_A=1\n  '],
+    ['a last line of a tab', 'PICTOR_A=1\n\t\n'],
+    ['a first line of spaces', '   \nPICTOR_B=2'],
+    ['an indented comment on the first line', '  # caps\nPICTOR_B=2'],
+    ['lines that are not settings with no = after them', 'A=1\nsome closing words\n  # and an indented note\n'],
   ])('takes %s, every name as Node reads it', async (_what, text) => {
     expect(firstLineNotASetting(text)).toBeUndefined();
     // Each NAME= this check took is a name Node's own parser gives, and no other.
-    const names = [...text.matchAll(/^ *(?:export )?([\w.-]+) *=/gm)].map((m) => m[1]);
-    const quoted = new Set(Object.values(parseEnv(text)).flatMap((value) => [...(value ?? '').matchAll(/^ *([\w.-]+) *=/gm)].map((m) => m[1])));
-    expect(Object.keys(parseEnv(text)).sort()).toEqual(names.filter((name) => !quoted.has(name)).sort());
+    expect(Object.keys(parseEnv(text)).sort()).toEqual(writtenNames(text));
+  });
+
+  it('stops the start of a file saved with a byte-order mark, saying so (Node reads the mark into the first name)', async () => {
+    const path = await dotEnv('\uFEFFPICTOR_TEST_DOTENV_BOM=1\n');
+    expect(Object.keys(parseEnv('\uFEFFPICTOR_TEST_DOTENV_BOM=1\n'))).toEqual(['\uFEFFPICTOR_TEST_DOTENV_BOM']);
+    let error: unknown;
+    try {
+      loadDotEnv(path);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'validation_error', param: '.env' });
+    expect((error as Error).message).toContain(`${path} was saved with a byte-order mark (BOM)`);
+    expect((error as Error).message).toContain('save it as UTF-8 without a BOM');
+    expect((error as Error).message).not.toMatch(/\bline 1\b/);
+    expect(process.env.PICTOR_TEST_DOTENV_BOM).toBeUndefined();
   });
 });

@@ -60,25 +60,30 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
     ctx.stdout(CONSOLE_USAGE);
     return 0;
   }
-  // Checked whole here (digits and range), so a bad flag is named as the flag, not as the variable it stands for.
-  if (values.port !== undefined && !(/^\d{1,5}$/.test(values.port.trim()) && Number(values.port) <= 65535)) {
-    throw new ValidationError('--port', `--port must be a port number from 0 to 65535 (got ${JSON.stringify(values.port)})`);
+  // The flags stand for the variables they name, and are checked by the same rules (a port from 0 to 65535, a host off
+  // this machine needs a token).
+  const flags = [['PICTOR_CONSOLE_PORT', '--port', values.port], ['PICTOR_CONSOLE_HOST', '--host', values.host]] as const;
+  const given: Record<string, string> = {};
+  for (const [name, flag, value] of flags) {
+    if (value === undefined) continue;
+    // A blank variable is unset; a blank flag (--port "$UNSET") is a slip, not a wish for the default.
+    if (value.trim() === '') throw new ValidationError(flag, `${flag} was given without a value: give one, or leave ${flag} out for the default`);
+    given[name] = value;
   }
-  // The flags stand for the variables they name, and are checked by the same rules (a host off this machine needs a token).
-  const env = {
-    ...ctx.env,
-    ...(values.port !== undefined && { PICTOR_CONSOLE_PORT: values.port }),
-    ...(values.host !== undefined && { PICTOR_CONSOLE_HOST: values.host }),
-  };
+  const env = { ...ctx.env, ...given };
   let consoleConfig;
   try {
     consoleConfig = readConsoleConfig(env, { always: { port: DEFAULT_CONSOLE_PORT } })!;
   } catch (error) {
-    // A --host the rule refuses is named as the flag given, not as the variable it stands for.
-    if (values.host !== undefined && error instanceof ValidationError && error.param === 'PICTOR_CONSOLE_HOST') {
-      throw new ValidationError('--host', error.message.replaceAll('PICTOR_CONSOLE_HOST', '--host'));
+    if (!(error instanceof ValidationError)) throw error;
+    // What the rules say of a flag given names the flag, not the variable it stands for (in the field and the sentence).
+    let { param, message } = error;
+    for (const [name, flag] of flags) {
+      if (!(name in given)) continue;
+      if (param === name) param = flag;
+      message = message.replaceAll(name, flag);
     }
-    throw error;
+    throw param === error.param && message === error.message ? error : new ValidationError(param, message);
   }
   const alerts = readAlertConfig(env);
   const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';

@@ -83,8 +83,14 @@ describe('pictor console', () => {
   it.each(['99999', '65536', 'http'])('refuses --port %s naming --port, not a variable that was not set (exit 2)', async (port) => {
     const { code, stderr } = await run(['console', '--port', port]);
     expect(code).toBe(2);
-    expect(stderr).toContain('--port');
+    expect(stderr).toContain(`--port must be a port number from 0 to 65535 (got "${port}")`);
     expect(stderr).not.toContain('PICTOR_CONSOLE_PORT');
+  });
+
+  it.each(['--port', '--host'])('refuses %s given without a value rather than taking the default (exit 2)', async (flag) => {
+    const { code, stderr } = await run(['console', flag, ' ']);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${flag} was given without a value`);
   });
 
   it('refuses a --host that is not a host naming --host, not a variable that was not set (exit 2)', async () => {
@@ -94,10 +100,19 @@ describe('pictor console', () => {
     expect(stderr).not.toContain('PICTOR_CONSOLE_HOST');
   });
 
-  it('refuses to listen beyond this machine without a token, naming PICTOR_CONSOLE_TOKEN (exit 2)', async () => {
+  it('refuses to listen beyond this machine without a token, naming PICTOR_CONSOLE_TOKEN and the --host given (exit 2)', async () => {
     const { code, stderr } = await run(['console', '--host', '0.0.0.0', '--port', '0']);
     expect(code).toBe(2);
     expect(stderr).toContain('PICTOR_CONSOLE_TOKEN must be set for the console to listen on 0.0.0.0');
+    expect(stderr).toContain('or leave --host unset to listen on this machine only');
+    expect(stderr).not.toContain('PICTOR_CONSOLE_HOST');
+  });
+
+  it('says the same of PICTOR_CONSOLE_HOST when the host comes from it, not from --host (exit 2)', async () => {
+    const { code, stderr } = await run(['console', '--port', '0'], { PICTOR_CONSOLE_HOST: '0.0.0.0' });
+    expect(code).toBe(2);
+    expect(stderr).toContain('or leave PICTOR_CONSOLE_HOST unset to listen on this machine only');
+    expect(stderr).not.toContain('--host');
   });
 
   it('logs what it does at info by default, as the long-running server it is: a change of the alert rules is a line', async () => {
