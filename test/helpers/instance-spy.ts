@@ -66,3 +66,11 @@ export function requestStoreOf(process: { state: BotState }): (store: RequestSto
 export function runnerOf(process: { runner: JobRunner }): (runner: JobRunner) => boolean {
   return (runner) => runner === process.runner;
 }
+
+/**
+ * Picks the calls about the job asked with `prompt` (a runner's `recordEnded`), from whichever runner makes them: the
+ * test's current one, or one a crash left finishing its jobs — a job's end recorded twice is counted wherever it was.
+ */
+export function jobPrompted(prompt: string): (runner: JobRunner, requester: unknown, job: { prompt: string }) => boolean {
+  return (_runner, _requester, job) => job.prompt === prompt;
+}
