@@ -157,7 +157,8 @@ export type Change = { kept: string | undefined; hold: boolean | undefined } | u
 export abstract class BaseSpace<T> {
   constructor(
     readonly definition: SpaceDefinition,
-    protected readonly owner: string,
+    /** The owner of the store this space belongs to (each process's store has its own). */
+    readonly owner: string,
   ) {}
 
   /** Throws once the store is closed (the data folder's store refuses every later call). */

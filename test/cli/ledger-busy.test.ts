@@ -19,27 +19,31 @@ async function liveProcess() {
 }
 
 /**
- * Runs `body` with a clock that stands still from the start and jumps past the time the ledger's lock is waited for
- * (`LOCK_WAIT_MS`) as the lock first asks whether its holder `holderPid` is alive (`process.kill(pid, 0)`, which
- * every try at a lock held on this machine does): the try that follows gives up as it would at the end of the wait,
- * without the wait. Only `Date` is faked; the lock's polls and everything else run on real timers. Were that question
- * never asked, the clock would never reach the end of the wait and the test would time out: it never waits the real one.
+ * Runs `body` with a clock that stands still from the start and moves as the lock asks whether its holder `holderPid`
+ * is alive (`process.kill(pid, 0)`, which every try at a lock held on this machine does): at the first question to a
+ * millisecond short of the time the ledger's lock is waited for (`LOCK_WAIT_MS`), so that try must not give up yet, and
+ * at the next past it, so the try that follows gives up as it would at the end of the wait, without the wait. Answers
+ * how often the holder was asked about, besides what `body` answers: a lock that gave up at the first try asked once.
+ * Only `Date` is faked; the lock's polls and everything else run on real timers. Were that question never asked, the
+ * clock would never reach the end of the wait and the test would time out: it never waits the real one.
  */
-async function pastTheLockWait<T>(holderPid: number, body: () => Promise<T>): Promise<T> {
+async function pastTheLockWait<T>(holderPid: number, body: () => Promise<T>): Promise<{ result: T; asked: number }> {
   vi.useFakeTimers({ toFake: ['Date'] });
   const kill = process.kill.bind(process);
-  let jumped = false;
-  const asked = vi.spyOn(process, 'kill').mockImplementation((pid, signal) => {
-    if (pid === holderPid && signal === 0 && !jumped) {
-      jumped = true;
-      vi.setSystemTime(Date.now() + LOCK_WAIT_MS + 1);
+  let first: number | undefined;
+  let asked = 0;
+  const spy = vi.spyOn(process, 'kill').mockImplementation((pid, signal) => {
+    if (pid === holderPid && signal === 0) {
+      asked++;
+      first ??= Date.now();
+      vi.setSystemTime(first + LOCK_WAIT_MS + (asked === 1 ? -1 : 1));
     }
     return kill(pid, signal);
   });
   try {
-    return await body();
+    return { result: await body(), asked };
   } finally {
-    asked.mockRestore();
+    spy.mockRestore();
     vi.useRealTimers();
   }
 }
@@ -54,7 +58,10 @@ describe('pictor generate with a ledger another live process keeps locked', () =
       await writeFile(lock, `${holder.pid}\n${hostname()}\ntoken\n`);
       const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, XDG_STATE_HOME: state };
       const out = `${await tempDir()}/`;
-      const { code, stdout, stderr } = await pastTheLockWait(holder.pid!, () => run(['generate', '--prompt', 'x', '--quality', 'low', '--json', '--out', out], env));
+      const { result, asked } = await pastTheLockWait(holder.pid!, () => run(['generate', '--prompt', 'x', '--quality', 'low', '--json', '--out', out], env));
+      const { code, stdout, stderr } = result;
+      // Waited the whole time, not given up at the first try: the holder was asked about before and after the end.
+      expect(asked).toBeGreaterThanOrEqual(2);
       expect(code).toBe(1);
       expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'ledger_busy', path: lock, retryable: true });
       expect(stderr).toContain(`its lock ${lock} is held by process ${holder.pid} on ${hostname()} for more than ${LOCK_WAIT_MS / 1000} s`);

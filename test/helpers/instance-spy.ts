@@ -14,13 +14,17 @@ type MethodOf<T> = { [K in keyof T]: T[K] extends Method ? K : never }[keyof T];
  * instance's, and its `…Once` fakes are used up by that instance alone). Every other instance gets the real method —
  * one a test of another file left running (the unit tests share one process), or a process this test stopped. Where
  * nothing public tells the instance, `mine` may pick by the call's arguments instead (the test's own job). Undone by
- * `vi.restoreAllMocks()`.
+ * `vi.restoreAllMocks()`. One spy per method at a time: a method already spied (by this or by `vi.spyOn`) throws, as
+ * the wrapper would otherwise call itself for the real method.
  */
 export function spyOnInstance<T extends object, K extends MethodOf<T>>(
   prototype: T,
   method: K,
   mine: (instance: T, ...args: Parameters<Extract<T[K], Method>>) => boolean,
 ): Mock<Extract<T[K], Method>> {
+  if (vi.isMockFunction(prototype[method])) {
+    throw new Error(`spyOnInstance: ${String(method)} is already spied on this prototype; restore that spy first (vi.restoreAllMocks()) or pick both instances in one spy`);
+  }
   const real = prototype[method] as (this: T, ...args: unknown[]) => unknown;
   const picks = mine as (instance: T, ...args: unknown[]) => boolean;
   const own = vi.fn(function (this: T, ...args: unknown[]) {
@@ -38,20 +42,35 @@ export function spyOnInstance<T extends object, K extends MethodOf<T>>(
  * Discord job records' `records`, Slack's requests' `space`), which the bot makes where a test cannot reach it.
  */
 export function isSpaceOf(space: Space<unknown>, state: BotState): boolean {
-  return (space as unknown as { owner: string }).owner === state.store.owner;
+  return space.owner === state.store.owner;
 }
 
-/** Picks the Discord job store of the bot of `process` as it is at each call (a harness: its restart's once it comes). */
+/**
+ * Picks the Discord job store of the bot of `process`: it reads `process.state` at each call, so it picks whichever
+ * state the object holds then — after a harness's `restart()` has replaced it, the new bot's store, and the old one's
+ * no more. A state that is not reassigned on `process` is never followed.
+ */
 export function jobStoreOf(process: { state: BotState }): (store: JobRecordStore) => boolean {
   return (store) => isSpaceOf(store.records, process.state);
 }
 
-/** Picks the Slack request store of the bot of `process` as it is at each call. */
+/** Picks the Slack request store of the bot of `process`, reading `process.state` at each call (as `jobStoreOf`). */
 export function requestStoreOf(process: { state: BotState }): (store: RequestStore) => boolean {
   return (store) => isSpaceOf(store.space, process.state);
 }
 
-/** Picks the job runner of `process` as it is at each call (a harness: its restart's once it comes). */
+/**
+ * Picks the job runner of `process`: it reads `process.runner` at each call, so after a harness's `restart()` has
+ * replaced it, the new runner, and the old one (a crashed process's, still finishing its jobs) no more.
+ */
 export function runnerOf(process: { runner: JobRunner }): (runner: JobRunner) => boolean {
   return (runner) => runner === process.runner;
+}
+
+/**
+ * Picks the calls about the job asked with `prompt` (a runner's `recordEnded`), from whichever runner makes them: the
+ * test's current one, or one a crash left finishing its jobs — a job's end recorded twice is counted wherever it was.
+ */
+export function jobPrompted(prompt: string): (runner: JobRunner, requester: unknown, job: { prompt: string }) => boolean {
+  return (_runner, _requester, job) => job.prompt === prompt;
 }

@@ -10,6 +10,7 @@ import { withTimeout } from '../../../src/core/with-timeout.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 import { RecordingLogger } from './harness.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 const redisSetup = testRedis();
 
@@ -333,13 +334,17 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
 
   it('leaves once when asked twice (a leased bot leaves before its replies’ grace and again after it): the lease is stopped and given back once', async () => {
     const lease = { redis, key: `${prefix}:lease-once`, ttlMs: 5000, renewEveryMs: 1000, pollEveryMs: 250 };
-    const release = vi.spyOn(GatewayLease.prototype, 'release');
-    const stop = vi.spyOn(GatewayLease.prototype, 'stop');
     try {
       const client = new SlowLoginClient(async () => {});
       const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, logger: new RecordingLogger() });
       await connection.start();
       expect(connection.online()).toBe(true);
+      // This connection's lease, by the holder it wrote: no other file's lease is counted.
+      const holder = await redis.get(lease.key);
+      expect(holder).toEqual(expect.any(String));
+      const mine = (gatewayLease: GatewayLease) => gatewayLease.holder === holder;
+      const release = spyOnInstance(GatewayLease.prototype, 'release', mine);
+      const stop = spyOnInstance(GatewayLease.prototype, 'stop', mine);
       const first = connection.leave();
       const second = connection.leave();
       expect(second).toBe(first);
@@ -349,8 +354,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       expect(stop).toHaveBeenCalledTimes(1);
       expect(await redis.get(lease.key)).toBeNull();
     } finally {
-      release.mockRestore();
-      stop.mockRestore();
+      vi.restoreAllMocks();
     }
   });
 });

@@ -13,6 +13,7 @@ import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { PictorClient } from '../../../src/index.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 import { deliveringToBoth, deliveringToBothAtOnce, recordingProxy } from '../../helpers/delivering-to-both.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 import { buttonId, buttonsOf, DiscordHarness, previewByPreview, RecordingLogger } from './harness.js';
 
 describe('interactions over HTTP: a signed POST from the fake Discord to the bot’s /interactions endpoint', () => {
@@ -163,24 +164,27 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
   it('holds a POST only until Discord’s 3 s from its arrival are over, the wait for its claim counted in (never a fresh 3 s after it)', async () => {
     h = await DiscordHarness.start({ http: true, partialImages: 0 });
     // The claim takes 1.4 s by the bot's clock.
-    const { clock, held } = claimTaking(h, 1_400);
+    let token: string | undefined;
+    const { held } = claimTaking(h, 1_400, () => token);
     try {
       const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      token = ix.token;
       await h.discord.waitFor(() => ix.httpStatus, 'the answer to the POST');
       expect(held).toHaveBeenCalledTimes(1);
       expect(held.mock.calls[0]![3]).toBeLessThanOrEqual(DISCORD_LIMITS.acknowledgeMs - 1_400);
     } finally {
-      clock.mockRestore();
-      held.mockRestore();
+      vi.restoreAllMocks();
     }
   });
 
   it('counts every wait before the first answer with its ackDeadlineMs, as it counts its hold of the POST: one number decides both', async () => {
     // A deadline of 10 s, on both sides; the claim takes 4 s of it by the bot's clock (past Discord's usual 3 s).
     h = await DiscordHarness.start({ http: true, partialImages: 0, endpointAckDeadlineMs: 10_000, discord: { ackDeadlineMs: 10_000 } });
-    const { clock, held } = claimTaking(h, 4_000);
+    let token: string | undefined;
+    const { held } = claimTaking(h, 4_000, () => token);
     try {
       const ix = h.discord.slashCommand('imagine', { prompt: 'a pear', quality: 'low' });
+      token = ix.token;
       // Its intake (the runner's reads and reservation) still had time: the job is sent.
       await h.discord.waitFor(() => h.emulator.requests.some((r) => r.route === 'generations'), 'the image request');
       expect(ix.httpStatus).toBe(200);
@@ -188,8 +192,7 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
       expect(held.mock.calls[0]![3]).toBeGreaterThan(DISCORD_LIMITS.acknowledgeMs);
       expect(held.mock.calls[0]![3]).toBeLessThanOrEqual(10_000 - 4_000);
     } finally {
-      clock.mockRestore();
-      held.mockRestore();
+      vi.restoreAllMocks();
     }
   });
 
@@ -381,8 +384,11 @@ describe('HttpInitialResponses: discord.js’s callback request becomes the answ
 });
 
 /** A load balancer that sends each request to the next of `targets` in turn. */
-/** The interaction's claim takes `ms` by the bot's clock (Date.now moves on as it answers); `held` spies on the POST's hold. */
-function claimTaking(harness: DiscordHarness, ms: number) {
+/**
+ * The interaction's claim takes `ms` by the bot's clock (Date.now moves on as it answers); `held` spies on the POST's
+ * hold of the interaction whose token `token` answers (this test's, not another file's).
+ */
+function claimTaking(harness: DiscordHarness, ms: number, token: () => string | undefined) {
   const taken = harness.state.store.space(harness.state.spaces.discordInteractions);
   const claimOnce = taken.claimOnce.bind(taken);
   const realNow = Date.now.bind(Date);
@@ -393,7 +399,7 @@ function claimTaking(harness: DiscordHarness, ms: number) {
     shift += ms;
     return took;
   });
-  return { clock, held: vi.spyOn(HttpInitialResponses.prototype, 'expect') };
+  return { clock, held: spyOnInstance(HttpInitialResponses.prototype, 'expect', (_responses, _id, held) => held === token()) };
 }
 
 async function roundRobin(targets: string[]): Promise<{ url: string; close(): Promise<void> }> {

@@ -8,7 +8,7 @@ import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDisco
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { buttonsOf, cancelShown, DiscordHarness, drawingReply } from './harness.js';
 import { chooseAuditChannel, closeStoppedProcesses, jobRecords, records } from './sweep-scene.js';
-import { jobStoreOf, runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
+import { jobPrompted, jobStoreOf, runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 /** The audit channel's entries mentioning `text`, once the runner posted what waits (its stop posts it). */
 async function auditPosts(h: DiscordHarness, channelId: string, text: string): Promise<number> {
@@ -76,7 +76,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
   it('shows at the next start a failure that came with a paid image as that failure, with its image, when its process stopped after saving the image and before marking it — recorded once, failed', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a pair of kites, one lost as the bot died'));
     // Two asked, one came (charged); the process dies as its view marks the failure ended, its image saved.
     h.emulator.injectFault('short_result');
     spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockImplementationOnce(() => new Promise<void>((resolve) => (hung.letGo = resolve)));
@@ -93,9 +93,9 @@ describe('the end of a live job, recorded once whatever stops where', () => {
     expect(shown.content).toBe(failed.content);
     expect(buttonsOf(shown).map((b) => b.label)).toEqual(buttonsOf(failed).map((b) => b.label));
     expect(shown.attachments).toHaveLength(1);
-    // Recorded once by the next process (its sweep). The spy is on the prototype, so it also sees the crashed process's
-    // runner, which goes on inside this test process (a real crash would have ended it, and its state is closed: it
-    // writes nothing). Only the next process's calls are what is checked.
+    // Recorded once by the next process (its sweep). The spy sees this job's ends from every runner, the crashed
+    // process's too, which goes on inside this test process (a real crash would have ended it, and its state is closed:
+    // it writes nothing). Only the next process's calls are what is checked.
     expect(recordEnded.mock.contexts.filter((runner) => runner === h.runner)).toHaveLength(1);
     expect(await h.runner.history!.mine(requesterOf(ix))).toMatchObject([{ status: 'failed' }]);
     expect((await h.runner.history!.mine(requesterOf(ix)))[0]!.costUsd).toBeGreaterThan(0);
@@ -103,7 +103,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
   it('marks ended at the next start, saying nothing, a failure a job’s view showed but could not mark ended while its runner recorded it — its end not recorded twice', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h));
     // The view's mark fails (storage down for a moment, every try): its record stays running.
     const marked = spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'something forbidden' });
@@ -124,7 +124,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
   it('marks ended at the next start, saying nothing, a result its view showed whose images could not be saved nor its record marked — not “no longer kept” over it', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h));
     spyOnInstance(JobRecordStore.prototype, 'saveOutputs', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     spyOnInstance(JobRecordStore.prototype, 'markEnded', jobStoreOf(h)).mockRejectedValueOnce(new Error('storage unavailable'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image shown, its save and mark failed' });
@@ -203,7 +203,7 @@ describe('the end of a live job, recorded once whatever stops where', () => {
 
     it('shows a cancellation by a stop as “restarted before done” and a retryable failure as that failure, each with Retry, its end not recorded again', async () => {
       h = await DiscordHarness.start({ partialImages: 0 });
-      const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+      const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h));
       const cancelled = left('cancelled-1', { type: 'cancelled', byUserId: '', reason: 'shutdown' });
       const failed = left('failed-2', { type: 'failed', code: 'rate_limited', words: words('failure.rate_limited', { known: 'no' }), retryable: true });
       await plant(cancelled, failed);
@@ -334,12 +334,12 @@ describe('the end of a live job, recorded once whatever stops where', () => {
   it('records a live job’s end once and leaves nothing to the next start: one history entry, one audit post, its record released', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const audit = await chooseAuditChannel(h);
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', runnerOf(h));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image that ended as usual' });
     await h.finalReply(ix);
     await vi.waitFor(async () => expect(await records(h)).toMatchObject([{ status: 'completed', endRecorded: true }]), { timeout: 15_000 });
     const written = writesThrough(h, ix);
-    const claim = vi.spyOn(JobRecordStore.prototype, 'claimInterrupted');
+    const claim = spyOnInstance(JobRecordStore.prototype, 'claimInterrupted', jobStoreOf(h));
     await h.restart();
 
     // The next start's sweep took nothing: the record was released with its end recorded.

@@ -9,7 +9,7 @@ import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, EPHEMERAL, privateNoteOf, secondImageAsJpeg } from './harness.js';
 import { chooseAuditChannel, closeStoppedProcesses, jobRecords } from './sweep-scene.js';
-import { jobStoreOf, runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
+import { jobPrompted, jobStoreOf, runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 /** The kept images of finished jobs (their Edit buttons' copies) in the data folder. */
 function keptOutputs(dataDir: string): string[] {
@@ -112,7 +112,7 @@ describe('the sweep of jobs the last process left', () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image no message could show' }, async () => {
       audit = await chooseAuditChannel(h);
     });
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a paid image no message could show'));
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     await h.restart({ crash: true });
@@ -147,7 +147,7 @@ describe('the sweep of jobs the last process left', () => {
     const ix = await resultOnItsWay({ prompt: 'a paid image recorded by the sweep' }, async () => {
       audit = await chooseAuditChannel(h);
     });
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a paid image recorded by the sweep'));
     await h.restart({ crash: true });
 
     await h.finalReply(ix);
@@ -165,7 +165,7 @@ describe('the sweep of jobs the last process left', () => {
     });
     // Every write of a record fails in the next process's sweep, as storage that is down would.
     const update = spyOnInstance(JobRecordStore.prototype, 'update', jobStoreOf(h)).mockRejectedValue(new Error('storage unavailable'));
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a paid image whose sweep could not mark it'));
     await h.restart({ crash: true });
 
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'could not mark a swept job ended'), 'the sweep’s failed mark');
@@ -235,7 +235,7 @@ describe('the sweep of jobs the last process left', () => {
 
   it('marks a swept result ended with its end as soon as it is shown, then its end recorded (its reply kept until then)', async () => {
     await resultOnItsWay({ prompt: 'a paid image marked once' });
-    const update = vi.spyOn(JobRecordStore.prototype, 'update');
+    const update = spyOnInstance(JobRecordStore.prototype, 'update', jobStoreOf(h));
     await h.restart({ crash: true });
 
     await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'showed the result of a job the last stop left unshown'), 'the sweep');
@@ -249,7 +249,7 @@ describe('the sweep of jobs the last process left', () => {
 
   it('marks a swept result ended with only the facts of its end the runner records (its total cost, not the price of each image)', async () => {
     await resultOnItsWay({ prompt: 'a paid image whose end is kept small', size: '1024x1024', quality: 'low' });
-    const update = vi.spyOn(JobRecordStore.prototype, 'update');
+    const update = spyOnInstance(JobRecordStore.prototype, 'update', jobStoreOf(h));
     await h.restart({ crash: true });
 
     await sweptEndRecorded(h);
@@ -266,7 +266,7 @@ describe('the sweep of jobs the last process left', () => {
       .mockRejectedValueOnce(new Error('storage unavailable'))
       .mockRejectedValueOnce(new Error('storage unavailable'))
       .mockRejectedValueOnce(new Error('storage unavailable'));
-    const recordEnded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recordEnded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a paid image recorded live'));
     const ix = h.discord.slashCommand('imagine', { prompt: 'a paid image recorded live' });
     await h.finalReply(ix);
     const requester = { platform: 'discord' as const, userId: ix.user.id, channelId: '', scopeId: h.discord.guildId };
@@ -430,7 +430,7 @@ describe('the sweep of jobs the last process left', () => {
       });
     });
     // The sweep reads each kept image from the record it holds, not the record again for each.
-    const readOutput = vi.spyOn(JobRecordStore.prototype, 'readOutput');
+    const readOutput = spyOnInstance(JobRecordStore.prototype, 'readOutput', jobStoreOf(h));
     await h.restart({ crash: true });
 
     const shown = await h.finalReply(ix);

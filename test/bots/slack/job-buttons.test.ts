@@ -3,6 +3,7 @@ import { say } from '../../../bots/runner/index.js';
 import { readCancelValue } from '../../../bots/slack/render-job.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
+import { requestStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 import { jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -25,7 +26,7 @@ describe('a press of a job’s Cancel reads the job’s saved request once', () 
     const pressed = stale
       ? { ...running, ts: '1700000000.000001', blocks: [{ type: 'actions', block_id: 'job_actions', elements: [{ type: 'button', action_id: 'pictor_cancel', value: `gonejob12345:${requestId}`, text: { type: 'plain_text', text: 'Cancel' } }] }] }
       : running;
-    const reads = vi.spyOn(RequestStore.prototype, 'get');
+    const reads = spyOnInstance(RequestStore.prototype, 'get', requestStoreOf(h));
     const click = await fake.clickButton(pressed, 'pictor_cancel', user);
     const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
     expect(answer.body.text).toBe(say('en', answerKey));

@@ -26,7 +26,7 @@ import {
   statusOf,
   type Harness,
 } from './harness.js';
-import { spyOnInstance } from '../../helpers/instance-spy.js';
+import { jobPrompted, spyOnInstance } from '../../helpers/instance-spy.js';
 
 const open: Harness[] = [];
 afterEach(async () => {
@@ -110,7 +110,7 @@ describe('buttons after a restart', () => {
     // Its stop settles what it sent (the ledger's verdict); the crash leaves its request active, held by the dead process.
     await before.close({ fake: true, dataDir: true });
     await saved.write({ ...saved.read(), holder: 'a-crashed-process', value: { ...saved.read().value, status: 'active' } });
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a kite in the rain'));
 
     const after = await startHarness({ fake, dataDir });
     open.push(after);
@@ -220,7 +220,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     // As a crash leaves it: active, held by the process that died, its end not recorded.
     const { endRecorded: _, ...value } = saved.read().value;
     await saved.write({ ...saved.read(), holder: 'a-crashed-process', value: { ...value, status: 'active' } });
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a lantern in a storm'));
 
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);
@@ -272,7 +272,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     // Every write of this job's request fails in the next process's sweep, as storage that is down would.
     const id = saved.read().value.id;
     const update = spyOnInstance(RequestStore.prototype, 'update', (_store, requestId) => requestId === id).mockRejectedValue(new Error('storage unavailable'));
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a lantern whose sweep could not mark it'));
     let after = await startWithAdmin({ fake, dataDir });
     await vi.waitFor(async () => expect(await after.runner.history!.mine(alice)).toHaveLength(1), { timeout: 15_000 });
     await fake.waitFor(() => auditEntries(after, 'a lantern whose sweep could not mark it').length > 0 || undefined, 'the audit entry');
@@ -386,7 +386,7 @@ describe('the end of a finished job a stop cut off, in the history and the audit
     await fake.waitFor(() => saved.read().value.endRecorded === true || undefined, 'the request marked as recorded');
     await before.close({ fake: true, dataDir: true });
     expect(saved.read().value.status).toBe('active');
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a lantern recorded once'));
 
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);
@@ -428,7 +428,7 @@ describe('the end of a job its message showed before a stop, recorded by the nex
     await saved.write({ ...saved.read(), holder: 'a-stopped-process' });
     const writes = writesIn(before, 'C0LAMPS').length;
     const edits = job.edits.length;
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a lantern shown before a stop'));
 
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);
@@ -506,7 +506,7 @@ describe('the end of a job its message showed before a stop, recorded by the nex
     expect(saved.read().holder ?? undefined).toBeUndefined();
     const edits = job.edits.length;
     const claimed = vi.spyOn(RequestStore.prototype, 'claimInterrupted');
-    const recorded = vi.spyOn(JobRunner.prototype, 'recordEnded');
+    const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a lantern ended as usual'));
 
     const after = await startWithAdmin({ fake, dataDir });
     open.push(after);

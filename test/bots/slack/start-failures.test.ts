@@ -31,9 +31,9 @@ describe('a job that fails after its request was taken and before the runner had
   it('(regression guard) a mention whose request cannot be saved: the member is told privately once, by the job’s start itself, that something went wrong on our side; nothing reaches the service', async () => {
     h = await startHarness();
     const { fake } = h;
-    const start = vi.spyOn(SlackJobs.prototype, 'start');
+    const start = spyOnInstance(SlackJobs.prototype, 'start', (_jobs, input) => input.prompt === 'a kite whose mention cannot be saved');
     spyOnInstance(RequestStore.prototype, 'create', requestStoreOf(h!)).mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
-    await fake.userMessage({ channel: 'C0KITES', user: 'U0ALICE', text: `<@${fake.botUserId}> a kite --quality low` });
+    await fake.userMessage({ channel: 'C0KITES', user: 'U0ALICE', text: `<@${fake.botUserId}> a kite whose mention cannot be saved --quality low` });
     await fake.waitFor(() => start.mock.results[0], 'the job asked for');
     // The start answers (it never rejects): the member was told by then, and nothing after it tells them again.
     await expect(start.mock.results[0]!.value).resolves.toBeUndefined();
@@ -45,9 +45,9 @@ describe('a job that fails after its request was taken and before the runner had
   it('(regression guard) a Reroll whose request cannot be saved anew: the presser is told privately once, by the job’s start itself; nothing more reaches the service', async () => {
     h = await startHarness();
     const { fake } = h;
-    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    await fake.command({ command: '/imagine', text: 'a kite whose reroll cannot be saved --quality low', channel: 'C0KITES', user: 'U0ALICE' });
     const actions = await finishedActions(fake, 'C0KITES');
-    const start = vi.spyOn(SlackJobs.prototype, 'start');
+    const start = spyOnInstance(SlackJobs.prototype, 'start', (_jobs, input) => input.prompt === 'a kite whose reroll cannot be saved');
     spyOnInstance(RequestStore.prototype, 'create', requestStoreOf(h!)).mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
     const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
     await fake.waitFor(() => start.mock.results[0], 'the job asked for');
@@ -60,9 +60,9 @@ describe('a job that fails after its request was taken and before the runner had
   it('a Reroll whose saved request cannot be read: the presser is told privately once that something went wrong on our side; no job is asked for', async () => {
     h = await startHarness();
     const { fake } = h;
-    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    await fake.command({ command: '/imagine', text: 'a kite whose request cannot be read --quality low', channel: 'C0KITES', user: 'U0ALICE' });
     const actions = await finishedActions(fake, 'C0KITES');
-    const start = vi.spyOn(SlackJobs.prototype, 'start');
+    const start = spyOnInstance(SlackJobs.prototype, 'start', (_jobs, input) => input.prompt === 'a kite whose request cannot be read');
     // The read of this job's saved request fails (the data folder failing); every other read is as usual.
     const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value;
     const read = RequestStore.prototype.get;

@@ -10,6 +10,7 @@ import { upgradeGiveUpHeard } from '../../helpers/upgrade-lease.js';
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../../setup/redis-server.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 const defer = useCleanup();
 const redis = testRedis();
@@ -122,8 +123,9 @@ describe.skipIf(redis.skipReason)('the 0.1 upgrade with replicas on one Redis', 
     const written: string[] = [];
     let moving = false;
     const spaceOf = RedisStateStore.prototype.space;
-    const spied = vi.spyOn(RedisStateStore.prototype, 'space');
-    defer(async () => void spied.mockRestore());
+    // This test's stores (under its prefix), not another file's.
+    const spied = spyOnInstance(RedisStateStore.prototype, 'space', (store) => store.leaseKey(store.owner) === `${prefix}:bots:lease:${store.owner}`);
+    defer(async () => void vi.restoreAllMocks());
     spied.mockImplementation(function (this: RedisStateStore, definition) {
       const space = spaceOf.call(this, definition);
       if (!moving) return space;

@@ -12,6 +12,7 @@ import { restoreOldDataFolder, restoreOldRedis } from '../../helpers/old-layout.
 import { tempDataDir, useCleanup } from '../../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { upgradeGiveUpHeard } from '../../helpers/upgrade-lease.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 /**
  * A removal to stop after, as a process stopped there would: `removing.stopAfter(path)` answers the error to fail with.
@@ -65,14 +66,15 @@ async function everyRecord(state: BotState): Promise<Record<string, unknown>> {
 type Write = `${string}/${string}`;
 
 /**
- * Spies on the writes the data folder's spaces make (puts, updates, claims), in order; `before(write, n)` may answer an
- * error to stop the upgrade instead of that write (as a process stopped there would: the write is not made).
+ * Spies on the writes the spaces of the data folder `dataDir` make (puts, updates, claims), in order; `before(write, n)`
+ * may answer an error to stop the upgrade instead of that write (as a process stopped there would: the write is not
+ * made). Stores of other folders (another test file's) are left alone.
  */
-function watchWrites(before: (write: Write, n: number) => Error | undefined = () => undefined) {
+function watchWrites(dataDir: string, before: (write: Write, n: number) => Error | undefined = () => undefined) {
   const writes: Write[] = [];
   const spaceOf = FileStateStore.prototype.space;
-  const spied = vi.spyOn(FileStateStore.prototype, 'space');
-  const restore = () => spied.mockRestore();
+  const spied = spyOnInstance(FileStateStore.prototype, 'space', (store) => store.dataDir === dataDir);
+  const restore = () => void vi.restoreAllMocks();
   defer(async () => restore());
   spied.mockImplementation(function (this: FileStateStore, definition: SpaceDefinition) {
     const space = spaceOf.call(this, definition) as Space<unknown>;
@@ -119,7 +121,7 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
   /** What one start that nobody stopped leaves: the records of the bots' state, the files of the data folder. */
   async function uninterrupted(old: Parameters<typeof oldDataFolder>[0] = {}) {
     const { dataDir, start } = await oldDataFolder(old);
-    const watched = watchWrites();
+    const watched = watchWrites(dataDir);
     const state = await start();
     watched.restore();
     try {
@@ -133,7 +135,7 @@ describe('the 0.1 upgrade on the data folder, stopped between two records and st
   async function stoppedThenStarted(stopAt: (write: Write, n: number) => boolean) {
     const { dataDir, start } = await oldDataFolder();
     let stopped: Write | undefined;
-    const watched = watchWrites((write, n) => (stopped === undefined && stopAt(write, n) ? ((stopped = write), new Error(`stopped before ${write}`)) : undefined));
+    const watched = watchWrites(dataDir, (write, n) => (stopped === undefined && stopAt(write, n) ? ((stopped = write), new Error(`stopped before ${write}`)) : undefined));
     await expect(start()).rejects.toThrow(/^stopped before/);
     const left = await filesIn(dataDir);
     const state = await start();

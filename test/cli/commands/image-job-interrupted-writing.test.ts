@@ -7,6 +7,7 @@ import { connect } from '../../../src/connect.js';
 import { silentLogger } from '../../../src/internal.js';
 import type { SpendWatch } from '../../../src/spend/spend-guard.js';
 import { tempDir } from '../run-cli.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 /** Called once each image file is written: here the test presses Ctrl+C in the middle of the job's writes. */
 const written = vi.hoisted(() => ({ then: undefined as (() => void) | undefined }));
@@ -48,7 +49,8 @@ async function generateCtrlCDuringTheWrites() {
   const out = await tempDir();
   const config = readCoreConfig({ PICTOR_DATA_DIR: await tempDir() });
   const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
-  const imagesWritten = vi.spyOn(JobWatch.prototype, 'imagesWritten');
+  // This command's watch: the one whose files are in its own output folder.
+  const imagesWritten = spyOnInstance(JobWatch.prototype, 'imagesWritten', (watch) => watch.files.some((file) => file.startsWith(out)));
   const settle = held();
   const close = held();
   const stdout: string[] = [];
