@@ -228,16 +228,18 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     return true;
   };
   /**
-   * Discord refused the token (never right by retrying, and Discord counts every refused identify): off the gateway,
+   * Discord refused the token (never right by retrying, and Discord counts every refused identify): the lease no longer
+   * renewed (nor lost meanwhile: a renewal failing while the disconnect goes on is not a second error), off the gateway,
    * the lease given back, standing by no more, then `onTokenRefused`, as a refused token at start stops the bot.
    */
   const stopForRefusedToken = async (how: string, message: string) => {
     tokenRefused = true;
     holding = false;
+    const leaseStopped = lease?.stop();
     await disconnect();
     await lease?.release();
+    await leaseStopped;
     logger.error({ why: how }, message);
-    await lease?.stop();
     options.onTokenRefused?.(how);
   };
   const standBy = () => {
