@@ -403,6 +403,25 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(await a.redis.get(`${key}:standby`)).toBeNull();
   });
 
+  it('stops a holder whose live session Discord closes with a code discord.js never recovers from (4014 Disallowed intents): off the gateway, the lease given back, the intents named, not the token, no retry', async () => {
+    leaseTimeFaked();
+    const a = await startReplica('a');
+    await discord.waitFor(() => discord.openGatewaySessions === 1 || undefined, 'the holder to connect');
+    discord.closeGatewaySessions(4014, 'Disallowed intent(s).');
+    await discord.waitFor(() => a.fatal.length > 0 || undefined, 'the holder to say it can no longer run', 20_000);
+    await noRetryAfterRefusal(a, 0);
+    expect(a.fatal).toHaveLength(1);
+    expect(a.fatal[0]).toBeInstanceOf(ValidationError);
+    expect(a.fatal[0]!.param).toBe('intents');
+    expect(a.fatal[0]!.message).toBe('Discord closed the gateway session for good (4014 Disallowed intents): the bot asked for a privileged intent it is not allowed; enable it in the Developer Portal (Bot → Privileged Gateway Intents)');
+    expect(a.logger.entries.filter((e) => e.level === 'error' && e.msg !== 'discord.js reported an error').map((e) => [e.msg, e.obj])).toEqual([
+      ['Discord closed the gateway session for good; leaving the gateway', { why: a.fatal[0]!.message }],
+    ]);
+    expect(a.bot.online()).toBe(false);
+    expect(discord.openGatewayConnections).toBe(0);
+    expect(await a.redis.get(key)).toBeNull();
+  });
+
   it('hands over at once on a clean stop', async () => {
     const a = await startReplica('a');
     const b = await startReplica('b');
@@ -552,7 +571,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   }
 
   /**
-   * After `replica` said its token was refused: nothing more reaches Discord's gateway or the lease, and it says so no
+   * After `replica` said it can no longer run (its token refused, its session closed for good): nothing more reaches Discord's gateway or the lease, and it says so no
    * more, while its lease polls, renewals and the wait between two takeovers are made to pass (fake time): no try for
    * the lease (SET NX, seen as sent), no renewal (EVAL), no new gateway connection or refused IDENTIFY beyond `refused`.
    */
