@@ -1,6 +1,6 @@
 import { SimpleIdentifyThrottler, SimpleShardingStrategy, type IIdentifyThrottler, type WebSocketManager } from '@discordjs/ws';
-import { Events, type Client, type WebSocketOptions } from 'discord.js';
-import { type LoggerLike } from 'pictor';
+import { Events, GatewayCloseCodes, type Client, type WebSocketOptions } from 'discord.js';
+import { ValidationError, type LoggerLike } from 'pictor';
 import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
 import { discordRefusedToken } from './unreachable.js';
@@ -27,13 +27,21 @@ export interface GatewayConnectionOptions {
    * bot. `how`: as `discordRefusedToken` says it.
    */
   onTokenRefused?: ((how: string) => void) | undefined;
+  /**
+   * Called once when Discord closes the live session for another reason discord.js never recovers from (4010 to 4014:
+   * `closedForGood`): off the gateway, the lease given back, standing by no more, as with a refused token.
+   */
+  onClosedForGood?: ((error: ValidationError) => void) | undefined;
   logger: LoggerLike;
 }
 
 export interface GatewayConnection {
   /** Logs in (rejects when that fails), or, when another process holds the lease, stands by and returns. */
   start(): Promise<void>;
-  /** Connected, or standing by for the lease (a healthy state); false once Discord refused the token after `start()`. */
+  /**
+   * Connected, or standing by for the lease (a healthy state); false once Discord refused the token after `start()`, or
+   * closed the live session for good.
+   */
   online(): boolean;
   /**
    * How Discord refused the token, when `error` (a failed `start()`) is that (`discordRefusedToken`), counting the close
@@ -67,6 +75,29 @@ const LEAVE_TIMEOUT_MS = 5_000;
 /** discord.js's own identify throttle (Discord's `max_concurrency` identifies per 5 s). */
 const DEFAULT_THROTTLER = async (manager: WebSocketManager): Promise<IIdentifyThrottler> =>
   new SimpleIdentifyThrottler((await manager.fetchGatewayInformation()).session_start_limit.max_concurrency);
+
+/**
+ * What the operator must change when Discord closes a live session with a code discord.js never recovers from (its
+ * `ShardDisconnect`, sent for those alone: 4004 and 4010 to 4014), but the token's 4004 (`discordRefusedToken`): the
+ * setting at fault, and the cause, named.
+ */
+export function closedForGood(code: number): ValidationError {
+  const closed = (param: string, name: string, fix: string) => new ValidationError(param, `Discord closed the gateway session for good (${code} ${name}): ${fix}`);
+  switch (code) {
+    case GatewayCloseCodes.InvalidShard:
+      return closed('DISCORD_INTERACTIONS_PORT', 'Invalid shard', 'Discord does not take the one shard this bot runs as; a bot in 2,500 servers or more takes interactions over HTTP (DISCORD_INTERACTIONS_PORT)');
+    case GatewayCloseCodes.ShardingRequired:
+      return closed('DISCORD_INTERACTIONS_PORT', 'Sharding required', 'the bot is in too many servers (2,500 or more) for the one gateway connection it runs; take interactions over HTTP (DISCORD_INTERACTIONS_PORT)');
+    case GatewayCloseCodes.InvalidAPIVersion:
+      return closed('discord.js', 'Invalid API version', 'Discord no longer serves the gateway version this discord.js speaks; update Pictor');
+    case GatewayCloseCodes.InvalidIntents:
+      return closed('intents', 'Invalid intents', 'Discord did not take the gateway intents the bot asked for; check its intents in the Developer Portal (Bot → Privileged Gateway Intents)');
+    case GatewayCloseCodes.DisallowedIntents:
+      return closed('intents', 'Disallowed intents', 'the bot asked for a privileged intent it is not allowed; enable it in the Developer Portal (Bot → Privileged Gateway Intents)');
+    default:
+      return closed('discord.js', 'unrecoverable', 'discord.js does not connect again after it; check the bot in the Developer Portal, or update Pictor');
+  }
+}
 
 /** One gateway login: its client, and whether it left (a client that left is never on the gateway again). */
 interface Login {
@@ -127,8 +158,11 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
    * decides a later login's error.
    */
   let unrecoverableCloseCode: number | undefined;
-  /** Set once Discord refused the token after `start()` (at a takeover, or closing the live session): this process stands by no more. */
-  let tokenRefused = false;
+  /**
+   * Set once Discord refused the token after `start()` (at a takeover, or closing the live session), or closed the live
+   * session for good: this process stands by no more.
+   */
+  let gaveUp = false;
   // A throttle whose making failed (Discord's gateway information not fetched) is forgotten, so the next login asks again
   // instead of failing with the same error for ever.
   const throttle = (manager: WebSocketManager) =>
@@ -149,10 +183,17 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     login.client.on(Events.ShardDisconnect, (event) => {
       if (current !== login) return;
       unrecoverableCloseCode = event.code;
-      // The live session closed for the token (reset while it runs): discord.js gives it up for good, and nothing here
-      // would ever connect again while the lease is renewed. Stopped as a refused token at a takeover is.
-      const refused = holding && !leaving && !tokenRefused ? discordRefusedToken(undefined, event.code) : undefined;
-      if (refused) void stopForRefusedToken(refused, 'Discord no longer accepts the bot token: it closed the gateway session; leaving the gateway: check DISCORD_TOKEN');
+      // The live session closed with a code discord.js never recovers from (discord.js reports only those): nothing here
+      // would ever connect again while the lease is renewed. Stopped as a refused token at a takeover is, the token
+      // named only for its own 4004 (reset while it runs).
+      if (!holding || leaving || gaveUp) return;
+      const refused = discordRefusedToken(undefined, event.code);
+      if (refused) {
+        void stopForGood(refused, 'Discord no longer accepts the bot token: it closed the gateway session; leaving the gateway: check DISCORD_TOKEN', () => options.onTokenRefused?.(refused));
+        return;
+      }
+      const closed = closedForGood(event.code);
+      void stopForGood(closed.message, 'Discord closed the gateway session for good; leaving the gateway', () => options.onClosedForGood?.(closed));
     });
     const ready = new Promise<unknown>((resolve) => login.client.once(Events.ClientReady, resolve));
     try {
@@ -228,20 +269,23 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     return true;
   };
   /**
-   * Discord refused the token (never right by retrying, and Discord counts every refused identify): off the gateway,
-   * the lease given back, standing by no more, then `onTokenRefused`, as a refused token at start stops the bot.
+   * Discord refused the token, or closed the session for good (never right by retrying, and Discord counts every
+   * refused identify): the lease no longer renewed (nor lost meanwhile: a renewal failing while the disconnect goes on
+   * is not a second error), off the gateway, the lease given back, standing by no more, then `stopped`, as a refused
+   * token at start stops the bot.
    */
-  const stopForRefusedToken = async (how: string, message: string) => {
-    tokenRefused = true;
+  const stopForGood = async (why: string, message: string, stopped: () => void) => {
+    gaveUp = true;
     holding = false;
+    const leaseStopped = lease?.stop();
     await disconnect();
     await lease?.release();
-    logger.error({ why: how }, message);
-    await lease?.stop();
-    options.onTokenRefused?.(how);
+    await leaseStopped;
+    logger.error({ why }, message);
+    stopped();
   };
   const standBy = () => {
-    if (!lease || leaving || tokenRefused) return;
+    if (!lease || leaving || gaveUp) return;
     logger.info({ takeoverWithinMs: lease.takeoverWithinMs }, 'another process holds the Discord gateway; standing by');
     void (async () => {
       while (await lease.acquire()) {
@@ -252,7 +296,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
           return;
         } catch (error) {
           const refused = refusedToken(error);
-          if (refused) return await stopForRefusedToken(refused, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN');
+          if (refused) return await stopForGood(refused, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN', () => options.onTokenRefused?.(refused));
           await disconnect();
           await lease.release();
           const message = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
@@ -295,7 +339,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       }
       if (!connected) standBy();
     },
-    online: () => !tokenRefused && (lease && !holding ? !leaving : current?.client.isReady() === true),
+    online: () => !gaveUp && (lease && !holding ? !leaving : current?.client.isReady() === true),
     refusedToken,
     client: () => current?.client,
     async handOver() {

@@ -65,9 +65,11 @@ export interface StartDiscordBotOptions {
    */
   gatewayLease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
   /**
-   * Called once when the bot can no longer run after it started: a standby whose takeover Discord refused the token
-   * (the ValidationError naming DISCORD_TOKEN that a refused token at start rejects with). It is off the gateway and
-   * stands by no more; the caller stops it (`npm start` exits 2, as at start).
+   * Called once when the bot can no longer run after it started: Discord refused the token at a standby's takeover or
+   * closed the live session with 4004 (the ValidationError naming DISCORD_TOKEN that a refused token at start rejects
+   * with), or closed the live session with another code discord.js never recovers from (4010 to 4014: the setting at
+   * fault named, `closedForGood`). It is off the gateway and stands by no more; the caller stops it (`npm start` exits
+   * 2, as at start).
    */
   onFatal?: ((error: ValidationError) => void) | undefined;
 }
@@ -209,7 +211,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const httpClient = options.interactions ? newClient() : undefined;
   const gateway = httpClient
     ? undefined
-    : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, onTokenRefused: (how) => options.onFatal?.(tokenRefused(how)), logger });
+    : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, onTokenRefused: (how) => options.onFatal?.(tokenRefused(how)), onClosedForGood: (error) => options.onFatal?.(error), logger });
   const client = () => httpClient ?? gateway!.client();
   try {
     if (httpClient) await useTokenWithoutGateway(httpClient, token, options.loginTimeoutMs ?? 60_000);

@@ -16,7 +16,8 @@ import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { start, startRunning } from '../helpers/npm-start.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { surfaceEnv } from '../helpers/service-fakes.js';
+import { slackEventsUrl, surfaceEnv } from '../helpers/service-fakes.js';
+import { hasButton } from './slack/harness.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 import { GatewayLease, gatewayLeaseKey } from '../../bots/discord/gateway-lease.js';
@@ -247,8 +248,8 @@ const REFUSED_4004 = 'pictor: Discord did not accept the bot token (gateway clos
 
 describe('npm start whose token Discord refuses while it runs (reset in the Developer Portal): exit 2, a job it runs seen through', () => {
   /**
-   * `npm start` with both bots, a job of Discord's running at the image service (each image takes `latencyMs`), then
-   * the token reset: Discord closes the live gateway session with 4004. Its final reply and the process's end.
+   * `npm start` with both bots, a job of each running at the image service (each image takes `latencyMs`), then the
+   * Discord token reset: Discord closes the live gateway session with 4004. The final replies and the process's end.
    */
   async function resetWhileAJobRuns(latencyMs: number, env: Record<string, string> = {}) {
     const discord = await fakeDiscord();
@@ -257,8 +258,11 @@ describe('npm start whose token Discord refuses while it runs (reset in the Deve
     const settings = { ...surfaceEnv({ discord, slack }), PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_PARTIAL_IMAGES: '0', PICTOR_DATA_DIR: await testTempDir('pictor-start-'), ...env };
     const { output } = startRunning(settings);
     await discord.waitFor(() => output.stdout().includes('Discord bot is online') || undefined, 'the Discord bot to be online', 30_000);
+    const eventsUrl = await slack.waitFor(() => slackEventsUrl(output.stdout()), 'the Slack bot to be online', 30_000);
+    slack.deliverOverHttp(eventsUrl);
     const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse, the token reset meanwhile', quality: 'low' });
-    await discord.waitFor(() => emu.emulator.requests.some((r) => r.route === 'generations') || undefined, 'the job to reach the image service', 15_000);
+    expect((await slack.command({ command: '/imagine', text: 'a harbour on Slack, the Discord token reset meanwhile --quality low', channel: 'C0RESET' })).status).toBe(200);
+    await discord.waitFor(() => emu.emulator.requests.filter((r) => r.route === 'generations').length === 2 || undefined, 'both jobs to reach the image service', 15_000);
     discord.resetGatewayToken();
     const result = await output.ended;
     expect(result.stderr).toBe(REFUSED_4004);
@@ -266,14 +270,19 @@ describe('npm start whose token Discord refuses while it runs (reset in the Deve
     // Off the gateway for good: no IDENTIFY or RESUME tried with the refused token.
     expect(discord.gatewayStats.refusedIdentifies).toBe(0);
     expect(discord.gatewayStats.identifies).toBe(1);
-    return { result, reply: discord.original(ix) };
+    return { result, reply: discord.original(ix), slack };
   }
 
-  it('exits 2 naming DISCORD_TOKEN once the running job ended and its image was shown', async () => {
-    const { result, reply } = await resetWhileAJobRuns(3_000);
+  it('exits 2 naming DISCORD_TOKEN once the running jobs ended and their images were shown, Slack’s too', async () => {
+    const { result, reply, slack } = await resetWhileAJobRuns(3_000);
     expect(result.code).toBe(2);
     expect(reply?.attachments).toHaveLength(1);
     expect(buttonsOf(reply!).some((b) => b.label === 'Reroll')).toBe(true);
+    // The Slack job that ran meanwhile: its image shared in its channel, with its Reroll, before the exit (its status
+    // line's last edit may be left to the next start's sweep, as in any stop).
+    expect(slack.uploads).toHaveLength(1);
+    expect(slack.callsOf('files.completeUploadExternal').filter((c) => c.ok && c.args.channel_id === 'C0RESET')).toHaveLength(1);
+    expect(slack.botMessages('C0RESET').filter((m) => hasButton(m, 'pictor_reroll'))).toHaveLength(1);
   }, 60_000);
 
   it('exits 2 too when the job outlasts PICTOR_SHUTDOWN_GRACE_SECONDS: the job is stopped, its reply offers Retry', async () => {

@@ -198,6 +198,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   });
 
   afterEach(async () => {
+    vi.useRealTimers();
     // A replica that does not close fails here with its name, not as the hook's timeout.
     for (const replica of replicas.splice(0)) await withTimeout(replica.close(), 20_000, `replica ${replica.name} did not close within 20 s`);
     await discord.close();
@@ -354,6 +355,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   });
 
   it('stops a standby whose takeover Discord refuses the token of (4004, a token reset since), as the first process stops: DISCORD_TOKEN named, the token never shown, the lease given back, no retry', async () => {
+    leaseTimeFaked();
     const a = await startReplica('a');
     const b = await startReplica('b');
     // The token is reset in the Developer Portal: the holder's session goes on, every new IDENTIFY is closed with 4004.
@@ -380,6 +382,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   });
 
   it('stops a holder whose live session Discord closes with 4004 (the token reset while it runs), as a refused token at start stops it: off the gateway, the lease given back, DISCORD_TOKEN named once, no retry', async () => {
+    leaseTimeFaked();
     const a = await startReplica('a');
     await discord.waitFor(() => discord.openGatewaySessions === 1 || undefined, 'the holder to connect');
     discord.resetGatewayToken();
@@ -398,6 +401,25 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(discord.openGatewayConnections).toBe(0);
     expect(await a.redis.get(key)).toBeNull();
     expect(await a.redis.get(`${key}:standby`)).toBeNull();
+  });
+
+  it('stops a holder whose live session Discord closes with a code discord.js never recovers from (4014 Disallowed intents): off the gateway, the lease given back, the intents named, not the token, no retry', async () => {
+    leaseTimeFaked();
+    const a = await startReplica('a');
+    await discord.waitFor(() => discord.openGatewaySessions === 1 || undefined, 'the holder to connect');
+    discord.closeGatewaySessions(4014, 'Disallowed intent(s).');
+    await discord.waitFor(() => a.fatal.length > 0 || undefined, 'the holder to say it can no longer run', 20_000);
+    await noRetryAfterRefusal(a, 0);
+    expect(a.fatal).toHaveLength(1);
+    expect(a.fatal[0]).toBeInstanceOf(ValidationError);
+    expect(a.fatal[0]!.param).toBe('intents');
+    expect(a.fatal[0]!.message).toBe('Discord closed the gateway session for good (4014 Disallowed intents): the bot asked for a privileged intent it is not allowed; enable it in the Developer Portal (Bot → Privileged Gateway Intents)');
+    expect(a.logger.entries.filter((e) => e.level === 'error' && e.msg !== 'discord.js reported an error').map((e) => [e.msg, e.obj])).toEqual([
+      ['Discord closed the gateway session for good; leaving the gateway', { why: a.fatal[0]!.message }],
+    ]);
+    expect(a.bot.online()).toBe(false);
+    expect(discord.openGatewayConnections).toBe(0);
+    expect(await a.redis.get(key)).toBeNull();
   });
 
   it('hands over at once on a clean stop', async () => {
@@ -541,16 +563,25 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   });
 
   /**
-   * After `replica` said its token was refused: nothing more reaches Discord's gateway or the lease, and it says so no
+   * Fake time from before the replicas start, so the lease's renewals and polls are on it; it runs on as real time
+   * does until a test makes it pass at once (`noRetryAfterRefusal`).
+   */
+  function leaseTimeFaked(): void {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'], shouldAdvanceTime: true });
+  }
+
+  /**
+   * After `replica` said it can no longer run (its token refused, its session closed for good): nothing more reaches Discord's gateway or the lease, and it says so no
    * more, while its lease polls, renewals and the wait between two takeovers are made to pass (fake time): no try for
    * the lease (SET NX, seen as sent), no renewal (EVAL), no new gateway connection or refused IDENTIFY beyond `refused`.
    */
   async function noRetryAfterRefusal(replica: Replica, refused: number): Promise<void> {
     const { connections, refusedIdentifies } = discord.gatewayStats;
     expect(refusedIdentifies).toBe(refused);
+    // The lease's timers (its renewals, its polls, the wait between two takeovers) were made on fake time, or passing it fires none.
+    expect(vi.isFakeTimers()).toBe(true);
     const sets = vi.spyOn(replica.redis, 'set');
     const evals = vi.spyOn(replica.redis, 'eval');
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
     try {
       await vi.advanceTimersByTimeAsync(3 * (LEASE.ttlMs + LEASE.pollEveryMs));
       expect(sets.mock.calls.filter((args) => args.includes('NX'))).toEqual([]);

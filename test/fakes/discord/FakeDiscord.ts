@@ -387,6 +387,11 @@ export class FakeDiscord {
     this.#gateway.resetToken();
   }
 
+  /** Closes every live gateway session with `code` (see FakeGateway.closeSessions). */
+  closeGatewaySessions(code: number, reason: string): void {
+    this.#gateway.closeSessions(code, reason);
+  }
+
   /** Closes every IDENTIFY from now on with 4004 Authentication failed, while REST still takes the token (see FakeGateway.refuseIdentifies). */
   refuseGatewayIdentifies(): void {
     this.#gateway.refuseIdentifies();

@@ -146,6 +146,14 @@ export class FakeGateway {
     for (const session of this.#open()) session.socket!.close(CLOSE_AUTHENTICATION_FAILED, 'Authentication failed.');
   }
 
+  /**
+   * Discord closes every live session with `code` (4014 Disallowed intents, say: a privileged intent switched off in the
+   * Developer Portal while the bot runs). IDENTIFYs after it are answered as before.
+   */
+  closeSessions(code: number, reason: string): void {
+    for (const session of this.#open()) session.socket!.close(code, reason);
+  }
+
   /** Counts a change in the connected sessions (after an identify, a resume, a close) into `stats`. */
   #sessionsChanged(): void {
     const open = this.#open().length;
