@@ -412,9 +412,11 @@ export function chargeRecordedIn(ledger: Ledger, records: Iterable<UsageRecord>,
 /**
  * Ends the reservations of processes that are gone (`lease` says which): each charged what a job cut off so may cost
  * (`cutOffCostUsd`: a sent one its estimate) and marked uncertain (with its usage record), the others released; forgets
- * the gone processes. A reservation whose owner's lease lapsed while its process lives (`lapsed`) is dropped, charged
- * nothing (`dropped`): its process does not hold it, or it would have renewed the lease; should it still hold it (its
- * renewals failed for a whole lease), its settle charges it from its own copy (`settleIn`) and its send puts it back.
+ * the gone processes. A reservation whose owner's lease lapsed while its process lives (`lapsed`) is charged nothing:
+ * an unsent one is dropped (`dropped`; should its process still hold it, its send puts it back from its copy,
+ * `sentIn`); a sent one stays, counted, for its process may still hold it (stalled, stopped, its renewals failing) and
+ * be killed before it settles: it ends at that process's next commit, which drops it if not held (`unheldDroppedIn`),
+ * or as a gone process's once its process is gone (charged at its estimate).
  */
 export function reconcileIn(ledger: Ledger, lease: (owner: string) => LeaseState, now: number): { report: ReconcileReport; usage: UsageRecord[]; dropped: string[] } {
   const report: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
@@ -424,7 +426,7 @@ export function reconcileIn(ledger: Ledger, lease: (owner: string) => LeaseState
   for (const jobId in ledger.reservations) {
     const r = ledger.reservations[jobId]!;
     const state = lease(r.owner);
-    if (state === 'holds') continue;
+    if (staysIn(r, state)) continue;
     delete ledger.reservations[jobId];
     if (state === 'lapsed') {
       dropped.push(jobId);
@@ -445,6 +447,11 @@ export function reconcileIn(ledger: Ledger, lease: (owner: string) => LeaseState
   return { report, usage, dropped };
 }
 
+/** Whether a reconcile leaves a reservation as it is: its owner's lease holds, or lapsed while its process lives and the job was sent. */
+function staysIn(r: Reservation, state: LeaseState): boolean {
+  return state === 'holds' || (state === 'lapsed' && r.sent);
+}
+
 /** Marks `owner` (this process) alive as of `now`: its reservations count while its lease holds (`leasesIn`). */
 export function markAliveIn(ledger: Ledger, owner: string, now: number): void {
   ledger.owners[owner] = { pid: process.pid, host: THIS_HOST, renewedAt: now };
@@ -452,8 +459,9 @@ export function markAliveIn(ledger: Ledger, owner: string, now: number): void {
 
 /**
  * An owner's lease at a moment: it `holds`; it `lapsed` while its process lives on this host (a process renews every
- * third of the lease while it holds a reservation, so it holds none of those left: it went idle, and a restore from
- * the backup copy brought back one it had ended); or its process is `gone` (dead, or its lease lapsed on another host).
+ * third of the lease while it holds a reservation: it went idle and a restore from the backup copy brought back one it
+ * had ended, or it still holds them but stalled, was stopped or failed to write its renewals); or its process is `gone`
+ * (dead, or its lease lapsed on another host).
  */
 export type LeaseState = 'holds' | 'lapsed' | 'gone';
 
@@ -479,7 +487,7 @@ export function leasesIn(ledger: Ledger, self: string, now: number, leaseMs: num
 
 /** The ledger as a reconcile at `now` will leave it, for reads that write nothing: a copy, only when it differs. */
 export function endingGoneIn(ledger: Ledger, lease: (owner: string) => LeaseState, now: number): Ledger {
-  if (Object.values(ledger.reservations).every((r) => lease(r.owner) === 'holds')) return ledger;
+  if (Object.values(ledger.reservations).every((r) => staysIn(r, lease(r.owner)))) return ledger;
   const copy = structuredClone(ledger);
   reconcileIn(copy, lease, now);
   return copy;

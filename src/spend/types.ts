@@ -351,8 +351,10 @@ export interface LedgerOptions {
   /**
    * A process renews its lease every third of this while it holds reservations; when it lapses (the process died,
    * or on this host its pid is gone), its reservations are settled at their estimate if sent, released if not. On the
-   * file ledger, a lapsed lease whose process still lives on this host held none of them (a holder renews): they are
-   * dropped, nothing charged. Default 60 s.
+   * file ledger, a lapsed lease whose process still lives on this host (idle, or stalled, stopped, failing to renew)
+   * charges nothing: its unsent reservations are dropped; its sent ones stay, counted, until that process's next write
+   * drops those it no longer holds, or until it is gone (then charged at their estimate). Redis sees no pids: there a
+   * lapsed lease's sent reservations are charged at their estimate whether or not its process lives. Default 60 s.
    */
   leaseMs?: number | undefined;
   /** UTC days of daily spending kept, today included. Default 7 (months: this one and the last). */

@@ -27,7 +27,7 @@ async function sharedLedger(): Promise<{ dir: string; alias: string }> {
 }
 
 describe('a reservation whose owner’s lease lapsed while its process lives', () => {
-  it('is dropped, charged nothing, when a process that went idle after releasing it finds it brought back by a restore', async () => {
+  it('is kept, charged nothing, when sent, and dropped at its process’s next write when that process went idle after releasing it and a restore brought it back', async () => {
     const { dir, alias } = await sharedLedger();
     const idle = storeAt(dir);
     await idle.open();
@@ -41,14 +41,39 @@ describe('a reservation whose owner’s lease lapsed while its process lives', (
     const other = storeAt(alias, { clock: later });
     expect(await other.open()).toMatchObject({ restoredFromBackup: true });
 
+    // Its process lives, and may still hold a sent job: it stays, counted against the caps, charged nothing.
     expect(await other.reconcile(later())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
-    expect(await other.activeJobs()).toEqual([]);
+    expect((await other.activeJobs()).map((j) => j.jobId)).toEqual(['released']);
+    expect(await other.spentToday('slack:U1', Date.now())).toBeCloseTo(0.224, 9);
+    expect(await other.usage({})).toEqual([]);
+
+    // Its process's next write drops it before that write's reserve looks at the member's jobs.
+    expect(await reserve(idle, 'next', 0.05)).toEqual({ ok: true });
+    expect((await other.activeJobs()).map((j) => j.jobId)).toEqual(['next']);
+    await idle.release('next');
+    expect(await other.reconcile(later())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
     expect(await other.spentToday('slack:U1', Date.now())).toBe(0);
     expect(await other.usage({})).toEqual([]);
-    expect(await reserve(other, 'next', 0.05)).toEqual({ ok: true });
   });
 
-  it('is charged at what the job cost by its process’s settle when that process still held it (its renewals failed for a whole lease)', async () => {
+  it('is dropped, charged nothing, when never sent; its process’s send puts it back from its copy when it still held it', async () => {
+    const { dir, alias } = await sharedLedger();
+    const lost: unknown[] = [];
+    const holder = storeAt(dir, { onReservationLost: (l) => lost.push(l) });
+    await holder.open();
+    await reserve(holder, 'queued', 0.224);
+
+    const other = storeAt(alias, { clock: later });
+    expect(await other.reconcile(later())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
+    expect(await other.activeJobs()).toEqual([]);
+
+    await holder.markSent('queued');
+    expect(lost).toMatchObject([{ jobId: 'queued', foundAt: 'send' }]);
+    expect(await holder.settle('queued', 0.0562)).toBe(true);
+    expect(await other.spentToday('slack:U1', Date.now())).toBeCloseTo(0.0562, 9);
+  });
+
+  it('is kept when sent, and charged at what the job cost by its process’s settle when that process still held it (its renewals failed for a whole lease)', async () => {
     const { dir, alias } = await sharedLedger();
     const lost: unknown[] = [];
     const holder = storeAt(dir, { onReservationLost: (l) => lost.push(l) });
@@ -56,15 +81,15 @@ describe('a reservation whose owner’s lease lapsed while its process lives', (
     await reserve(holder, 'running', 0.224);
     await holder.markSent('running');
 
-    // Its lease seen lapsed (its renewals failed: the ledger could not be read), its process alive: dropped, not charged.
+    // Its lease seen lapsed (its renewals failed: the ledger could not be read), its process alive: kept, not charged.
     const other = storeAt(alias, { clock: later });
     expect(await other.reconcile(later())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
-    expect(await other.activeJobs()).toEqual([]);
+    expect((await other.activeJobs()).map((j) => j.jobId)).toEqual(['running']);
 
-    // The service answered: its settle puts the job back from the process's copy and charges what it cost, once.
+    // The service answered: its settle charges what it cost, once.
     expect(await holder.settle('running', 0.0562)).toBe(true);
 
-    expect(lost).toMatchObject([{ jobId: 'running', foundAt: 'settle', chargedUsd: 0.0562 }]);
+    expect(lost).toEqual([]);
     expect(await other.spentToday('slack:U1', Date.now())).toBeCloseTo(0.0562, 9);
     expect((await other.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['running', 0.0562, 'table']]);
     expect(await other.reconcile(later())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
@@ -83,23 +108,52 @@ describe('a reservation whose owner’s lease lapsed while its process lives', (
   });
 });
 
-describe('a reservation of a process killed with SIGKILL after sending its job', () => {
-  it('is still charged at its estimate and marked uncertain once that process’s lease has lapsed too', async () => {
+/** Forks a process that reserves a job and marks it sent, and waits until it did. */
+async function forkHolder(dir: string, jobId: string) {
+  const proc = fork(CHILD, [dir, jobId, '0.224'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  const kill = async () => {
+    proc.kill('SIGKILL');
+    await exited;
+  };
+  try {
+    await new Promise((resolve, reject) => {
+      proc.once('message', resolve);
+      proc.once('exit', (code) => reject(new Error(`the child exited with ${code} before its job was sent`)));
+    });
+  } catch (error) {
+    await kill();
+    throw error;
+  }
+  return kill;
+}
+
+describe('a sent job of a process whose lease lapsed while it lived (stalled, stopped with Ctrl-Z)', () => {
+  it('is charged at its estimate once that process is killed before it settles', async () => {
     const { dir, alias } = await sharedLedger();
-    const proc = fork(CHILD, [alias, 'killed', '0.224'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    const kill = await forkHolder(alias, 'stalled');
+    const store = storeAt(dir, { clock: later });
     try {
-      await new Promise((resolve, reject) => {
-        proc.once('message', resolve);
-        proc.once('exit', (code) => reject(new Error(`the child exited with ${code} before its job was sent`)));
-      });
+      // Two minutes on its lease has lapsed, but its process lives and may still hold the job: nothing is ended.
+      expect(await store.reconcile(later())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
+      expect((await store.activeJobs()).map((j) => j.jobId)).toEqual(['stalled']);
     } finally {
-      proc.kill('SIGKILL');
-      await exited;
+      await kill();
     }
 
-    const store = storeAt(dir, { clock: later });
-    expect(await store.reconcile(later())).toEqual({ released: [], settledAtEstimate: ['killed'], chargedUsd: 0.224 });
+    expect(await store.reconcile(later())).toEqual({ released: [], settledAtEstimate: ['stalled'], chargedUsd: 0.224 });
+    expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['stalled', 0.224, 'uncertain']]);
+  });
+});
+
+describe('a reservation of a process killed with SIGKILL after sending its job', () => {
+  it('is charged at its estimate and marked uncertain at once, its lease still current: its pid is gone', async () => {
+    const { dir, alias } = await sharedLedger();
+    const kill = await forkHolder(alias, 'killed');
+    await kill();
+
+    const store = storeAt(dir);
+    expect(await store.reconcile(Date.now())).toEqual({ released: [], settledAtEstimate: ['killed'], chargedUsd: 0.224 });
     expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['killed', 0.224, 'uncertain']]);
   });
 });

@@ -303,6 +303,11 @@ describe('a job this process just reserved', () => {
     expect(await reserved).toEqual({ ok: true });
     await next;
 
+    // Two commits were written, not one: the backup copy is the file before the last write, the reserve's alone.
+    const written = async (path: string) => JSON.parse(await readFile(path, 'utf8')) as { reservations: Record<string, unknown>; refusals?: Record<string, Record<string, number>> };
+    const [before, last] = [await written(store.backupPath), await written(store.path)];
+    expect([Object.keys(before.reservations), before.refusals ?? {}]).toEqual([['just-reserved'], {}]);
+    expect(Object.values(last.refusals ?? {})).toEqual([{ user_cooldown: 1 }]);
     expect((await store.activeJobs()).map((j) => j.jobId)).toEqual(['just-reserved']);
     expect(await reserve(store, 'second', 0.05)).toMatchObject({ ok: false, code: 'user_concurrency' });
   });
