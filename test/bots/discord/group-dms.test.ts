@@ -122,11 +122,15 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
   });
 
   it('delivers every paid image of a result that needs more than the 5 follow-ups Discord allows a user-installed app: the rest go to the member’s DM', async () => {
-    const harness = (h = await start({ dmCaps: { dailyUsd: 5 }, emulator: { latencyMs: 300 } }));
+    // The service's answer waits until the fault below is set, so the reply with the images is the PATCH it meets.
+    let faultSet!: () => void;
+    const fault = new Promise<void>((resolve) => (faultSet = resolve));
+    const harness = (h = await start({ dmCaps: { dailyUsd: 5 }, holdEvent: (_, index) => (index === 0 ? fault : Promise.resolve()) }));
     const ix = harness.discord.slashCommand('imagine', { prompt: 'seven herons', quality: 'low', count: 7 }, inGroup);
     await harness.discord.waitFor(() => harness.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
     // Discord refuses the images with the reply (413): each follows on its own — 7 messages beside the reply.
     harness.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
+    faultSet();
     const final = await harness.finalReply(ix);
     expect(final.content).toContain('they follow in separate messages');
     const dm = harness.discord.dmChannelOf(harness.discord.user.id);
