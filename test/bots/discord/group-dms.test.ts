@@ -1,5 +1,6 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/index.js';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf, type HarnessOptions } from './harness.js';
@@ -196,6 +197,8 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     }
     const refusals = h.logger.entries.filter((e) => (e.obj as { code?: string }).code === 'outside_servers');
     expect(refusals).toHaveLength(asked.length);
+    // A refusal's code from the runner's closed list, as the server history's refusal logs it too.
+    expect(RUNNER_REFUSAL_CODES).toContain('outside_servers');
     expect(await h.quotaStore.capOverrides(`discord:dm:${h.discord.user.id}`)).toEqual({});
   });
 });
