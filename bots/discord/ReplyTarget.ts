@@ -338,7 +338,7 @@ function filesOf(message: OutgoingMessage): RawFile[] {
  * Files in order, packed into as few messages as Discord takes: at most 10 files (`DISCORD_LIMITS.filesPerMessage`) and
  * `limitBytes` together each; a file larger than that alone is a pack of its own.
  */
-export function packFiles(files: readonly OutgoingFile[], limitBytes: number): OutgoingFile[][] {
+function packFiles(files: readonly OutgoingFile[], limitBytes: number): OutgoingFile[][] {
   const packs: OutgoingFile[][] = [];
   let bytes = 0;
   for (const file of files) {
