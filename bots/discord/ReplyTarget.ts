@@ -22,6 +22,11 @@ export interface ReplyTargetOptions {
   /** The language of the job's messages (its notes about uploads). */
   locale: string;
   /**
+   * The interaction's `attachment_size_limit` (bytes): files Discord refused together are packed into follow-ups of at
+   * most this many bytes (and 10 files) each. Default Discord's for a bot (`DISCORD_LIMITS.defaultAttachmentBytes`).
+   */
+  attachmentSizeLimit?: number | undefined;
+  /**
    * `channel` (a server the bot is in): once the token is unusable, final messages go to the channel. `dm` (DMs and
    * user installs, where the bot may not post in the channel at all): they go to a DM the bot opens with the user.
    */
@@ -76,7 +81,7 @@ export class ReplyTarget {
   /** `@original`, or the follow-up that replaced a deleted reply. */
   #webhookMessage = '@original';
   #replyGone = false;
-  /** Files of the final message that Discord refused together (413): sent alone after it. */
+  /** Files of the final message that Discord refused together (413): packed into as few messages as fit after it. */
   #oversized: OutgoingFile[] = [];
   /** The fallback's channel: the interaction's, or the DM opened with the user (once). */
   #fallbackChannel: Promise<string> | undefined;
@@ -119,9 +124,12 @@ export class ReplyTarget {
   /**
    * Shows a final message (result, failure, cancellation): edits the reply,
    * retrying what may pass on a second try, and otherwise posts it in the
-   * channel. Extra messages (files beyond Discord's 10 per message) follow. A follow-up Discord refuses (such as the
-   * sixth of an app only the user installed, 40094) sends it and every one after it to the fallback (the member's DM
-   * there): every paid image reaches the member.
+   * channel. Extra messages (files beyond Discord's 10 per message) follow. Files Discord refuses with the end as too
+   * large together (413) follow it packed into as few messages as Discord's per-message limits take (10 files, the
+   * interaction's `attachmentSizeLimit` in bytes), and one per message only when a pack is refused too: an app only the
+   * user installed has 5 follow-ups per interaction, so 7 images of a group DM stay in the group. A follow-up Discord
+   * refuses (such as the sixth there, 40094) sends it and every one after it to the fallback — the member's DM there,
+   * which Discord refuses too (50007) when the member shares no server with the bot and did not install the app.
    * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
   async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {
@@ -131,9 +139,47 @@ export class ReplyTarget {
     const firstDelivered = await this.#deliverFirst(first);
     let all = firstDelivered;
     for (const extra of more) all = (await this.#followUp(extra)) && all;
-    // Files Discord refused as too large together (413) follow one per message, shrunk if one alone is still too large.
-    for (const file of this.#oversized.splice(0)) all = (await this.#sendAlone(file)) && all;
+    // Files Discord refused as too large together (413) follow in as few messages as fit, one per message (shrunk if
+    // one alone is still too large) only when Discord refuses a pack as well.
+    for (const pack of packFiles(this.#oversized.splice(0), this.#o.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes)) {
+      all = (await this.#sendPack(pack)) && all;
+    }
     return { first: firstDelivered, all };
+  }
+
+  /** Files in one message (follow-up, or channel message); each alone if Discord refuses them together (413). */
+  async #sendPack(files: readonly OutgoingFile[]): Promise<boolean> {
+    if (files.length === 1) return this.#sendAlone(files[0]!);
+    const message: OutgoingMessage = { content: '', components: [], files: [...files] };
+    for (;;) {
+      try {
+        await this.#postFiles(message);
+        return true;
+      } catch (error) {
+        this.#noteFailure(error, 'files');
+        if (discordErrorCode(error) === DISCORD_ERRORS.requestEntityTooLarge) break;
+        if (this.#mode !== 'webhook') return false;
+        // Refused with the token (40094, 50027 …): this pack and what follows go to the fallback.
+        this.#mode = 'channel';
+      }
+    }
+    let all = true;
+    for (const file of files) all = (await this.#sendAlone(file)) && all;
+    return all;
+  }
+
+  /** A message of files alone: a follow-up while the token works, else in the fallback's channel. */
+  async #postFiles(message: OutgoingMessage): Promise<void> {
+    if (this.#mode === 'webhook' && this.#tokenUsable()) {
+      await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
+        body: this.#followUpBody(message),
+        files: filesOf(message),
+        auth: false,
+        query: new URLSearchParams({ wait: 'true' }),
+      });
+    } else {
+      await this.#o.botRest.post(Routes.channelMessages(await this.#fallbackChannelId()), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
+    }
   }
 
   /** One file in its own message (follow-up, or channel message), re-encoded smaller while Discord answers 413. */
@@ -142,16 +188,7 @@ export class ReplyTarget {
     for (let shrink = 0; current && shrink <= MAX_SHRINKS; shrink++) {
       const message: OutgoingMessage = { content: '', components: [], files: [current] };
       try {
-        if (this.#mode === 'webhook' && this.#tokenUsable()) {
-          await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
-            body: this.#followUpBody(message),
-            files: filesOf(message),
-            auth: false,
-            query: new URLSearchParams({ wait: 'true' }),
-          });
-        } else {
-          await this.#o.botRest.post(Routes.channelMessages(await this.#fallbackChannelId()), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
-        }
+        await this.#postFiles(message);
         return true;
       } catch (error) {
         this.#noteFailure(error, 'file');
@@ -295,6 +332,26 @@ function bodyOf(message: OutgoingMessage, mentionUserId?: string): Record<string
 
 function filesOf(message: OutgoingMessage): RawFile[] {
   return message.files.map((file) => ({ name: file.name, data: file.data, contentType: file.contentType }));
+}
+
+/**
+ * Files in order, packed into as few messages as Discord takes: at most 10 files (`DISCORD_LIMITS.filesPerMessage`) and
+ * `limitBytes` together each; a file larger than that alone is a pack of its own.
+ */
+function packFiles(files: readonly OutgoingFile[], limitBytes: number): OutgoingFile[][] {
+  const packs: OutgoingFile[][] = [];
+  let bytes = 0;
+  for (const file of files) {
+    const last = packs.at(-1);
+    if (last && last.length < DISCORD_LIMITS.filesPerMessage && bytes + file.data.length <= limitBytes) {
+      last.push(file);
+      bytes += file.data.length;
+    } else {
+      packs.push([file]);
+      bytes = file.data.length;
+    }
+  }
+  return packs;
 }
 
 function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {

@@ -182,6 +182,7 @@ function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<A
     channelId: interaction.channelId ?? '',
     userId,
     locale: localeOf(interaction, job),
+    attachmentSizeLimit: interaction.attachmentSizeLimit,
     ...privacyOf(job),
     logger: ctx.logger,
   });

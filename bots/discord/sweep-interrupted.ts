@@ -109,6 +109,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
     channelId: record.requester.channelId,
     userId: record.requester.userId,
     locale: headerOf(record).locale,
+    attachmentSizeLimit: record.result?.attachmentSizeLimit || undefined,
     ...privacyOf({ scopeId: record.requester.scopeId, private: record.private }),
     logger: ctx.logger,
     finalAttempts: 2,

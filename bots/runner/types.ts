@@ -354,8 +354,11 @@ export type PolicyRefusalCode = (typeof POLICY_REFUSAL_CODES)[number];
  * nothing spent, for each of them. `style_unknown`: the member picked a house style the server/workspace does not have.
  * `defaults_unreadable`: one of the member's own defaults is stored and cannot be read (a damaged record), so none of
  * their jobs runs until they set it again or clear it (never taken for unset: a private default would be lost).
+ * `outside_servers`: a command that manages or shows a server (Discord's `/imagine-admin`, a server's history) asked
+ * outside the servers the bot is in (a DM, a group DM, a server where only the member added the app); the surface
+ * refuses it before asking the runner anything.
  */
-export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full', 'input_too_large', 'style_unknown', 'defaults_unreadable'] as const;
+export const RUNNER_REFUSAL_CODES = ['validation_error', 'restarting', ...POLICY_REFUSAL_CODES, 'queue_full', 'input_too_large', 'style_unknown', 'defaults_unreadable', 'outside_servers'] as const;
 
 /** Why a job was refused before anything was queued or spent. */
 export type RefusalCode = SpendRefusalCode | (typeof RUNNER_REFUSAL_CODES)[number];

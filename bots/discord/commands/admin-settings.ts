@@ -1,9 +1,10 @@
 import { MessageFlags, type ChatInputCommandInteraction, type SlashCommandSubcommandsOnlyBuilder } from 'discord.js';
-import { changeSetting, COMMAND_NAMES, describeSettings, repairSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
+import { changeSetting, describeSettings, repairSettings, say as sayIn, SETTING_WORDS, type Requester } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
 import { commandAs, described, typedChoice } from '../command-words.js';
 import type { BotContext } from '../bot-context.js';
-import { budgetRequesterOf, isPersonalContext } from '../requester.js';
+import { refuseOutsideServers } from '../refuse-outside-servers.js';
+import { budgetRequesterOf } from '../requester.js';
 
 /** Adds `settings` (show every effective setting), `set setting value` and `repair` (clear those that cannot be read) to `/imagine-admin`. */
 export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuilder>(builder: B): B {
@@ -32,7 +33,7 @@ export function addSettingsSubcommands<B extends SlashCommandSubcommandsOnlyBuil
 
 /**
  * A private answer to one of `/imagine-admin`'s subcommands for the admins (`budgetRequesterOf`): deferred
- * ephemerally, then outside servers (`isPersonalContext`) that it manages a server from that server, `notAdmin` for
+ * ephemerally, then outside servers (`refuseOutsideServers`) that it manages a server from that server, `notAdmin` for
  * anyone else who is no admin, or `answer` with the admin and a way to say what it decided.
  */
 export async function answerAdmin(
@@ -43,12 +44,7 @@ export async function answerAdmin(
 ): Promise<void> {
   const say = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
   if ((await acknowledge(`admin ${interaction.options.getSubcommand()}: defer`, () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
-  // Outside servers (a DM, a group DM, a user install) there is no server to manage: said so, not that they are no admin of one.
-  if (isPersonalContext(interaction)) {
-    ctx.logger.info({ code: 'outside_servers', command: `admin ${interaction.options.getSubcommand()}` }, 'refused an admin command outside the servers the bot is in');
-    await say(`✋ ${sayIn(interaction.locale, 'discord.admin.outside_servers', COMMAND_NAMES)}`);
-    return;
-  }
+  if (await refuseOutsideServers(ctx, interaction, { what: 'admin', command: `admin ${interaction.options.getSubcommand()}` }, say)) return;
   const requester = budgetRequesterOf(interaction, ctx.adminRoleIds);
   if (!requester.isAdmin) {
     await say(notAdmin);

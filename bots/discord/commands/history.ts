@@ -1,9 +1,10 @@
 import { InteractionContextType, MessageFlags } from 'discord.js';
 import { acknowledge } from '../acknowledge.js';
-import { COMMAND_NAMES, described, namedChoice, slashCommand } from '../command-words.js';
+import { described, namedChoice, slashCommand } from '../command-words.js';
 import { renderHistory } from '../job-history.js';
 import { describeForgotten, say as sayIn } from '../../runner/index.js';
-import { budgetRequesterOf, isPersonalContext } from '../requester.js';
+import { refuseOutsideServers } from '../refuse-outside-servers.js';
+import { budgetRequesterOf } from '../requester.js';
 import type { SlashCommand } from './command.js';
 
 const data = slashCommand('history')
@@ -33,12 +34,7 @@ export default {
       return;
     }
     if (show === 'server') {
-      // Outside servers (a DM, a group DM, a user install) there is no server's history: said so, not that they are no admin of one.
-      if (isPersonalContext(interaction)) {
-        ctx.logger.info({ code: 'outside_servers', command: 'history server' }, 'refused a server history outside the servers the bot is in');
-        await say(sayIn(interaction.locale, 'history.outside_servers', { icon: '✋', ...COMMAND_NAMES }));
-        return;
-      }
+      if (await refuseOutsideServers(ctx, interaction, { what: 'history', command: `history ${show}` }, say)) return;
       const entries = await history.ofScope(requester);
       if (!entries) {
         await say(sayIn(interaction.locale, 'history.not_admin', { icon: '✋', scope: 'server' }));

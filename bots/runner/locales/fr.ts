@@ -438,7 +438,7 @@ export const fr = {
     '<b>{scope, select, workspace {Cet espace de travail} dm {Hors des serveurs} other {Ce serveur}}</b> (quand vous ne choisissez rien{scope, select, dm { ; aucun réglage de serveur ne s’applique ici, ceux de l’opérateur du bot s’appliquent} other {}}) : taille {size}, qualité {quality}, {previews, plural, =0 {aucun aperçu} one {# aperçu} other {# aperçus}} ; jusqu’à {maxImages, plural, one {# image} other {# images}} par tâche ; résultats privés {privateResults, select, yes {autorisés} other {non autorisés}}.',
   'member.how': 'Modifiez les vôtres avec {command} ; {clear} en efface un, ou tous.',
   'member.saved': 'Vos réglages par défaut sont enregistrés.',
-  'discord.command.settings.name': 'imaginer-réglages',
+  'discord.command.settings.name': 'imaginer-reglages',
   'discord.command.settings.description': 'Vos réglages : taille, qualité, format, nombre, privé, aperçus ; sans option, les affiche',
   'discord.option.private': 'Vous seul voyez la tâche et ses images (si ce serveur le permet)',
   'discord.option.default_private': 'Vos tâches ne sont montrées qu’à vous, sauf demande contraire',

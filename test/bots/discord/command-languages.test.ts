@@ -43,8 +43,15 @@ describe('the commands in every language the catalog has', () => {
     expect(new Set(LOCALES)).toEqual(new Set(languages));
   });
 
-  it('writes Brazilian Portuguese command names without accents, as members type them', () => {
-    for (const command of commands) expect(command.name_localizations?.['pt-BR']?.normalize('NFD'), command.name).toMatch(/^[\x20-\x7e]+$/);
+  it('writes the slash command names of every Latin-script language without accents, as members type them on any keyboard', () => {
+    // The languages whose names are written in Latin letters (Japanese's are not): their Discord locale codes.
+    const latin = Object.entries(DISCORD_LOCALES).filter(([, locale]) => /\p{Script=Latin}/u.test(say(locale, 'discord.command.imagine.name')));
+    expect(latin.map(([discord]) => discord).sort()).toEqual(['de', 'es-419', 'es-ES', 'fr', 'pt-BR']);
+    // A message menu's name is picked from the Apps menu, never typed.
+    for (const command of commands.filter((c) => (c.type ?? 1) === 1)) {
+      expect(command.name, 'English').toMatch(/^[a-z0-9_-]+$/);
+      for (const [discord] of latin) expect(command.name_localizations?.[discord], `${command.name} in ${discord}`).toMatch(/^[a-z0-9_-]+$/);
+    }
   });
 
   it.each(commands.map((c) => [c.name, c] as const))('names %s in each of them, and describes it, in words of that language', (_name, command) => {

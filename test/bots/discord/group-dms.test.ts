@@ -1,5 +1,6 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/index.js';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf, type HarnessOptions } from './harness.js';
@@ -121,12 +122,18 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     expect(channelPosts(harness, harness.discord.groupDmChannelId)).toBe(0);
   });
 
-  it('delivers every paid image of a result that needs more than the 5 follow-ups Discord allows a user-installed app: the rest go to the member’s DM', async () => {
-    const harness = (h = await start({ dmCaps: { dailyUsd: 5 }, emulator: { latencyMs: 300 } }));
+  it('delivers every paid image of a result that needs more than the 5 follow-ups Discord allows a user-installed app (too large together): the rest go to the member’s DM', async () => {
+    // The service's answer waits until the fault below is set, so the reply with the images is the PATCH it meets.
+    let faultSet!: () => void;
+    const fault = new Promise<void>((resolve) => (faultSet = resolve));
+    const harness = (h = await start({ dmCaps: { dailyUsd: 5 }, holdEvent: (_, index) => (index === 0 ? fault : Promise.resolve()) }));
     const ix = harness.discord.slashCommand('imagine', { prompt: 'seven herons', quality: 'low', count: 7 }, inGroup);
     await harness.discord.waitFor(() => harness.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
-    // Discord refuses the images with the reply (413): each follows on its own — 7 messages beside the reply.
-    harness.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
+    // Discord refuses the images with the reply (413), then together in one follow-up: each follows on its own — 7 messages beside the reply.
+    const tooLarge = { status: 413, code: 40005, message: 'Request entity too large' };
+    harness.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, tooLarge);
+    harness.discord.failNext({ route: 'webhook-followup', method: 'POST', token: ix.token }, tooLarge);
+    faultSet();
     const final = await harness.finalReply(ix);
     expect(final.content).toContain('they follow in separate messages');
     const dm = harness.discord.dmChannelOf(harness.discord.user.id);
@@ -138,6 +145,32 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     // One follow-up refused (40094), and none tried with the token after it.
     expect(harness.discord.requests.filter((r) => r.token === ix.token && r.code === 40094)).toHaveLength(1);
     expect(channelPosts(harness, harness.discord.groupDmChannelId)).toBe(0);
+  });
+
+  it('keeps a reroll’s 7 images in the group when Discord refuses them with the reply, for a member who never installed the app (the bot cannot DM them): they follow together', async () => {
+    // Each job's answer waits while `held` does: the reroll's until the fault below is set.
+    let held: Promise<void> = Promise.resolve();
+    const harness = (h = await start({ dmCaps: { dailyUsd: 5 }, holdEvent: (_, index) => (index === 0 ? held : Promise.resolve()) }));
+    const ada = harness.discord.newUser('ada');
+    const bo = harness.discord.newUser('bo');
+    const result = await harness.finalReply(harness.discord.slashCommand('imagine', { prompt: 'seven herons', quality: 'low', count: 7 }, { ...inGroup, user: ada }));
+    let release!: () => void;
+    held = new Promise<void>((resolve) => (release = resolve));
+
+    const reroll = harness.discord.clickButton(result, buttonId(result, 'Reroll'), { ...inGroup, user: bo });
+    await harness.discord.waitFor(() => harness.discord.original(reroll)?.content.includes('Drawing'), 'the reroll to start');
+    harness.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: reroll.token }, { status: 413, code: 40005, message: 'Request entity too large' });
+    release();
+    const final = await harness.finalReply(reroll);
+    expect(final.content).toContain('they follow in separate messages');
+
+    const inGroupDm = () => [...harness.discord.messages.values()].filter((m) => m.interactionId === reroll.id && m.id !== final.id).flatMap((m) => m.attachments);
+    const refused = (code: number) => harness.discord.requests.filter((r) => r.code === code);
+    await harness.discord.waitFor(() => inGroupDm().length === 7 || refused(50007).length > 0 || undefined, 'the 7 images, or a refused DM');
+    expect(inGroupDm().map((a) => a.filename)).toHaveLength(7);
+    expect(refused(40094)).toEqual([]);
+    expect(refused(50007)).toEqual([]);
+    expect(harness.discord.channelMessages(harness.discord.dmChannelOf(bo.id))).toEqual([]);
   });
 
   it('shows /imagine-history there privately: the member’s own jobs, linked through @me, and none of another member’s', async () => {
@@ -192,6 +225,8 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     }
     const refusals = h.logger.entries.filter((e) => (e.obj as { code?: string }).code === 'outside_servers');
     expect(refusals).toHaveLength(asked.length);
+    // A refusal's code from the runner's closed list, as the server history's refusal logs it too.
+    expect(RUNNER_REFUSAL_CODES).toContain('outside_servers');
     expect(await h.quotaStore.capOverrides(`discord:dm:${h.discord.user.id}`)).toEqual({});
   });
 });

@@ -219,6 +219,12 @@ export class FakeDiscord {
   readonly withoutEmbedLinks = new Set<string>();
   /** DM channels between the bot and each user (`POST /users/@me/channels`, and where `place: 'dm'` interactions happen), by user id. */
   readonly dmChannels = new Map<string, string>();
+  /**
+   * Users who installed the app for themselves: whoever made an interaction that their own install authorized
+   * (`authorizing_integration_owners` `1` naming them). The bot may DM them, or a member of its server; Discord refuses
+   * a message to anyone else's DM (50007), such as a friend who pressed a button in a group DM and never installed it.
+   */
+  readonly userInstalls = new Set<string>();
   readonly botUser: APIUser;
   /** The user interactions come from unless a test says otherwise. */
   readonly user: APIUser;
@@ -649,6 +655,7 @@ export class FakeDiscord {
   /** Through the gateway, or as a signed POST whose answer (a 200 with an interaction response, within 3 s) is the initial response. */
   #deliver(ix: FakeInteraction, payload: Record<string, unknown>): void {
     ix.payload = payload;
+    if ((payload.authorizing_integration_owners as Record<string, string> | undefined)?.['1'] === ix.user.id) this.userInstalls.add(ix.user.id);
     if (ix.via === 'gateway') {
       this.#gateway.dispatch('INTERACTION_CREATE', payload);
       return;
@@ -900,6 +907,7 @@ export class FakeDiscord {
         // A server the bot is not in: it can neither see nor post in its channels.
         if (b === this.foreignChannelId || b === this.groupDmChannelId) throw new DiscordHttpError(403, 50001, 'Missing Access');
         if (segments.length === 3 && method === 'POST') {
+          this.#refuseUnreachableDm(b);
           return this.#withFaults(record, method, () => this.#limited(`channel:${b}`, record, () => this.#createChannelMessage(b, body)));
         }
         if (segments.length === 4) {
@@ -1059,6 +1067,14 @@ export class FakeDiscord {
     this.#applyMessageBody(message, body, 'followup');
     this.#followUpsSent.set(ix.id, sent + 1);
     return wait ? { status: 200, body: this.#api(message, this.botUser), messageId: message.id } : { status: 204, messageId: message.id };
+  }
+
+  /** A DM with a user who shares no server with the bot and did not install the app: Discord refuses the bot's messages there. */
+  #refuseUnreachableDm(channelId: string): void {
+    const recipient = [...this.dmChannels].find(([, id]) => id === channelId)?.[0];
+    if (recipient !== undefined && !this.guildMembers.has(recipient) && !this.userInstalls.has(recipient)) {
+      throw new DiscordHttpError(403, 50007, 'Cannot send messages to this user');
+    }
   }
 
   #createChannelMessage(channelId: string, body: ReadBody): Answer {
