@@ -395,11 +395,13 @@ export class JobRunner {
     const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm }), 'the rules of the server/workspace').catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
-      logJobFailure(this.#logger, error, { platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
       // A blocked word the style brought in, not the member: the refusal names the style.
       const word = error.code === 'blocked_word' && styled.style !== undefined ? error.word : undefined;
       // An option the style set that a rule forbids: the refusal names the style too.
-      throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
+      const refusal = (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
+      // The refusal the member is told, logged once (the surface that tells it does not log it again).
+      logJobFailure(this.#logger, refusal, { platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
+      throw refusal;
     });
     const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
@@ -488,7 +490,7 @@ export class JobRunner {
     } catch (error) {
       await this.#drop(admission);
       this.#countIfRefused(error, admission.spec.requester);
-      this.#logger.info({ jobId: admission.id, code: (error as { code?: unknown }).code }, 'an admitted job could not start');
+      // Logged once: a full queue where it was refused (`#start`), anything else by the surface that tells the member.
       await answers.fail(error);
       return undefined;
     }

@@ -76,14 +76,24 @@ export interface FailureLogMessages {
   failed: string;
 }
 
+/** The failures whose line is written: a failure is logged once, by whoever decided it first. */
+const LOGGED = new WeakSet<object>();
+
 /**
  * Logs a job that failed, or that the intake did not take, by the one rule (`failureLogLevel`): `fields` (never the
  * prompt) with the failure's `code`, and on an `error` line the error too, made loggable (`loggableError`: no secret,
  * no request body, a bounded message). The runner's end of a job and each surface's intake write their line through
- * this, and nothing else. Returns the level it logged at.
+ * this, and nothing else. A failure is logged once: the runner writes the line of what it refused where it refused it
+ * (with the job's id, the limit and the use), and the surface's line for that same failure, handed to
+ * `answers.refuse`/`fail`, is not written again; the surface writes the line of what the runner did not log (its own
+ * refusals, what failed before the runner had the job). Returns the level it logged (or had logged) at.
  */
 export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readonly<Record<string, unknown>>, message: string | FailureLogMessages): FailureLogLevel {
   const level = failureLogLevel(error);
+  if (typeof error === 'object' && error !== null) {
+    if (LOGGED.has(error)) return level;
+    LOGGED.add(error);
+  }
   const line = { ...fields, code: failureOf(error).code, ...(level === 'error' && { err: loggableError(error) }) };
   logger[level](line, typeof message === 'string' ? message : isJobRefusedError(error) ? message.refused : message.failed);
   return level;
