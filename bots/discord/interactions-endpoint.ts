@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { ClientApplication, Routes, type APIApplication, type Client, type RESTOptions } from 'discord.js';
 import { type LoggerLike } from 'pictor';
-import { timerMsOf, withTimeout } from 'pictor/internal';
+import { readBounded, timerMsOf, withTimeout } from 'pictor/internal';
 import type { Space } from '../state/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS } from './discord-facts.js';
 import { createdAtOf, interactionAge } from './interaction-age.js';
@@ -172,7 +173,7 @@ export async function startInteractionsEndpoint(options: InteractionsEndpointOpt
     const path = new URL(req.url ?? '/', 'http://endpoint').pathname;
     if (path !== INTERACTIONS_PATH) return answer(res, 404, { message: 'not found' });
     if (req.method !== 'POST') return answer(res, 405, { message: 'POST only' }, { allow: 'POST' });
-    const raw = await readBounded(req, MAX_INTERACTION_BODY_BYTES);
+    const raw = await bodyOf(req, MAX_INTERACTION_BODY_BYTES);
     if (raw === undefined) return answer(res, 413, { message: 'body too large' }, { connection: 'close' });
     const timestamp = header(req, 'x-signature-timestamp');
     const signature = signedByDiscord(timestamp, raw, header(req, 'x-signature-ed25519'));
@@ -253,18 +254,15 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The body, or undefined once it passes `limit` bytes (reading stops there). */
-async function readBounded(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+/**
+ * The body, or undefined once it passes `limit` bytes: a declared length past it is not read at all, and reading stops
+ * as soon as more has come (the core's one bounded reader). A body that breaks rejects with its error.
+ */
+async function bodyOf(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  const read = await readBounded({ body: Readable.toWeb(req) as ReadableStream<Uint8Array> }, limit, (error) => error);
+  return read === 'too_large' ? undefined : read;
 }
 
 function answer(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {

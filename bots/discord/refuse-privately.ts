@@ -38,7 +38,8 @@ export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableI
 /**
  * The code and sentence of a refusal in the member's language: the runner's words (`describeFailure`), or an input
  * image's own; logged once. An input image's refusal is the member's: `info` (`refused`), its code. Anything else by
- * the runner's one rule (`logJobFailure`): a refusal of the runner's (a limit, a rule, a setting) `info` with its code
+ * the runner's one rule (`logJobFailure`), unless the runner logged it where it refused it (a rule, the queue, a limit:
+ * with the job's id, the limit and the use), which is not logged again here: a refusal of the runner's (a limit, a rule, a setting) `info` with its code
  * (`refused`), a full queue `warn` (the operator's capacity); a core error (Redis or the network gone, the service) `warn` with its code; the rest — the spend ledger
  * unreadable (naming the file), busy or closed, a bug — `error` with the error made loggable (name, message, and for a
  * bug its stack; never a secret or the interaction's token), never the prompt.

@@ -24,7 +24,7 @@ import { AS_VALIDATION_ERROR, endingOf, estimateOf, JobLedger, type ChargedJob, 
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin, withinDeadline } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
-import { describeFailure, logJobFailure } from './describe-failure.js';
+import { describeFailure, logJobFailure, logRefusal } from './describe-failure.js';
 import { loggableError } from './loggable-error.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
@@ -395,11 +395,13 @@ export class JobRunner {
     const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm }), 'the rules of the server/workspace').catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       const { platform, scopeId, userId } = asked.requester;
-      logJobFailure(this.#logger, error, { platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
       // A blocked word the style brought in, not the member: the refusal names the style.
       const word = error.code === 'blocked_word' && styled.style !== undefined ? error.word : undefined;
       // An option the style set that a rule forbids: the refusal names the style too.
-      throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
+      const refusal = (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
+      // The refusal the member is told, logged once (the surface that tells it does not log it again).
+      logRefusal(this.#logger, refusal, { platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
+      throw refusal;
     });
     const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
@@ -412,7 +414,7 @@ export class JobRunner {
     // A place first (no ledger write for a job the queue cannot take), counted at once: a burst cannot all pass the bound.
     const place = this.#room.take(toFetch ? toFetch.declaredBytes : inputBytesOf(request));
     if (place instanceof JobRefusedError) {
-      logJobFailure(this.#logger, place, { jobId: id, queued: this.#room.load.jobs, limit: place.limit, used: place.used }, 'job refused: the queue is full');
+      logRefusal(this.#logger, place, { jobId: id, queued: this.#room.load.jobs, limit: place.limit, used: place.used }, 'job refused: the queue is full');
       throw place;
     }
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
@@ -446,7 +448,7 @@ export class JobRunner {
     if (!reservation.ok) {
       place.release();
       const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });
-      logJobFailure(this.#logger, refusal, { jobId: id, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
+      logRefusal(this.#logger, refusal, { jobId: id, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
       throw refusal;
     }
     const admission: Admission = { id, intent, styled, member, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
@@ -488,7 +490,7 @@ export class JobRunner {
     } catch (error) {
       await this.#drop(admission);
       this.#countIfRefused(error, admission.spec.requester);
-      this.#logger.info({ jobId: admission.id, code: (error as { code?: unknown }).code }, 'an admitted job could not start');
+      // Logged once: a full queue where it was refused (`#start`), anything else by the surface that tells the member.
       await answers.fail(error);
       return undefined;
     }
@@ -504,7 +506,7 @@ export class JobRunner {
       request = this.#withImages(admission.fields, images, admission.intent.fieldNames);
       const tooLarge = place.resize(inputBytesOf(request));
       if (tooLarge) {
-        logJobFailure(this.#logger, tooLarge, { jobId: id, limit: tooLarge.limit, used: tooLarge.used }, 'edit refused once its images were here: the queue is full');
+        logRefusal(this.#logger, tooLarge, { jobId: id, limit: tooLarge.limit, used: tooLarge.used }, 'edit refused once its images were here: the queue is full');
         throw tooLarge;
       }
     }

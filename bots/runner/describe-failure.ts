@@ -2,7 +2,7 @@ import { isPictorError, type LoggerLike, type PictorError, type APIError, type P
 import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
-import { isJobRefusedError } from './JobRefusedError.js';
+import { isJobRefusedError, type JobRefusedError } from './JobRefusedError.js';
 import { loggableError } from './loggable-error.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
@@ -76,17 +76,34 @@ export interface FailureLogMessages {
   failed: string;
 }
 
+/** The refusals the runner logged where it refused them (`logRefusal`): the surface that tells one does not log it again. */
+const REFUSALS_LOGGED = new WeakSet<JobRefusedError>();
+
 /**
  * Logs a job that failed, or that the intake did not take, by the one rule (`failureLogLevel`): `fields` (never the
  * prompt) with the failure's `code`, and on an `error` line the error too, made loggable (`loggableError`: no secret,
  * no request body, a bounded message). The runner's end of a job and each surface's intake write their line through
- * this, and nothing else. Returns the level it logged at.
+ * this, and nothing else. A failure is logged once: a refusal the runner logged where it refused it (`logRefusal`) is
+ * not logged again when the surface that tells the member hands it here; the surface logs the rest (its own refusals,
+ * what failed before the runner had the job). Returns the level it logged (or had logged) at.
  */
 export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readonly<Record<string, unknown>>, message: string | FailureLogMessages): FailureLogLevel {
   const level = failureLogLevel(error);
+  if (isJobRefusedError(error) && REFUSALS_LOGGED.has(error)) return level;
   const line = { ...fields, code: failureOf(error).code, ...(level === 'error' && { err: loggableError(error) }) };
   logger[level](line, typeof message === 'string' ? message : isJobRefusedError(error) ? message.refused : message.failed);
   return level;
+}
+
+/**
+ * The runner's line for what it refused, where it refused it (with the job's id, the limit and the use): by the one
+ * rule, always written; the surface that tells the member hands the same refusal to `logJobFailure`, which does not
+ * write it again.
+ */
+export function logRefusal(logger: LoggerLike, refusal: JobRefusedError, fields: Readonly<Record<string, unknown>>, message: string): void {
+  REFUSALS_LOGGED.delete(refusal);
+  logJobFailure(logger, refusal, fields, message);
+  REFUSALS_LOGGED.add(refusal);
 }
 
 /**

@@ -28,13 +28,21 @@ export function loggableError(error: unknown): Record<string, unknown> {
 }
 
 /**
+ * Slack's Web API answers as its client throws them (`@slack/web-api`'s `ErrorCode`): an `ok: false` answer, an HTTP
+ * status that is no success, a 429. Not its request error (the network's, with the failure it wraps) nor its file-upload
+ * argument errors (a call of ours).
+ */
+const SLACK_API_ANSWERS = new Set(['slack_webapi_platform_error', 'slack_webapi_http_error', 'slack_webapi_rate_limited_error']);
+
+/**
  * An error whose code says it all, so its stack is left out: a project error (the one error tree's, with its stable
- * code), or a chat platform's API answer (Discord's, Slack's: a numeric code and an HTTP status). Anything else — a
- * `TypeError`, or Node's errors, whose string code (`ERR_INVALID_ARG_TYPE`, `ABORT_ERR`, `EACCES`) may come from a bug of
- * ours — keeps its stack.
+ * code), or a chat platform's API answer (Discord's: a numeric code and an HTTP status; Slack's: its Web API client's
+ * code for an answer, `SLACK_API_ANSWERS`). Anything else — a `TypeError`, or Node's errors, whose string code
+ * (`ERR_INVALID_ARG_TYPE`, `ABORT_ERR`, `EACCES`) may come from a bug of ours — keeps its stack.
  */
 function expected(error: Error): boolean {
   if (error instanceof PictorError) return true;
   const { code, status } = error as { code?: unknown; status?: unknown };
+  if (typeof code === 'string') return SLACK_API_ANSWERS.has(code);
   return typeof code === 'number' && typeof status === 'number';
 }

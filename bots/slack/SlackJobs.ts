@@ -355,8 +355,9 @@ export class SlackJobs {
     }
     // A refusal that names the command (`{command} settings --private off`) names the one this app has.
     const failure = describeFailure(error, input.actor.locale, this.#o.command);
-    // Logged by the runner's one rule: a refusal is the member's (info; a full queue warn, the operator's), a core error the service's or the network's
-    // (warn, its code), anything else the operator's to read (error, with the error).
+    // Logged once, by the runner's one rule: a refusal is the member's (info; a full queue warn, the operator's), a core error the service's or the network's
+    // (warn, its code), anything else the operator's to read (error, with the error). What the runner refused it logged
+    // where it refused it (a rule, the queue, a limit): that line is not written again here.
     logJobFailure(this.#o.logger, error, { user: input.actor.userId }, { refused: 'a Slack job was refused', failed: 'the runner did not take a Slack job' });
     await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }

@@ -50,6 +50,41 @@ const RESPONSE_URL_GONE = new Set([404, 410]);
  */
 const NOTHING_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
+/**
+ * A certificate refused in the TLS handshake (OpenSSL's verify codes, as Node names them): the handshake failed before
+ * the request was written, so nothing was sent — a proxy that intercepts TLS, an expired or self-signed certificate.
+ * Node's own TLS checks (`ERR_TLS_CERT_ALTNAME_INVALID`, other `ERR_TLS_…`) are matched by their prefix.
+ */
+const CERTIFICATE_REFUSED = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_CRL',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECRYPT_CRL_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'CERT_SIGNATURE_FAILURE',
+  'CRL_SIGNATURE_FAILURE',
+  'CERT_NOT_YET_VALID',
+  'CERT_HAS_EXPIRED',
+  'CRL_NOT_YET_VALID',
+  'CRL_HAS_EXPIRED',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  'ERROR_IN_CRL_LAST_UPDATE_FIELD',
+  'ERROR_IN_CRL_NEXT_UPDATE_FIELD',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_CHAIN_TOO_LONG',
+  'CERT_REVOKED',
+  'INVALID_CA',
+  'PATH_LENGTH_EXCEEDED',
+  'INVALID_PURPOSE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'HOSTNAME_MISMATCH',
+]);
+
 /** The most of a `response_url`'s answer read (Slack's is a few bytes of JSON; a longer one is not Slack's JSON: read as none). */
 const ANSWER_BYTES = 16 * 1024;
 
@@ -62,7 +97,8 @@ type ResponseUrlOutcome = { delivered: true } | { delivered: false; lost: true; 
 /**
  * A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). Slack
  * answers JSON (`{"ok":true}`, `{"ok":false,"error":"expired_url"}`): a body whose `ok` is false, a 404 or 410 (used up
- * or expired), or a connection never made (`NOTHING_SENT`) is a note that reached nobody; a 2xx whose body is not JSON
+ * or expired), a connection never made (`NOTHING_SENT`) or a certificate refused (`CERTIFICATE_REFUSED`) is a note that
+ * reached nobody; a 2xx whose body is not JSON
  * or says `ok: true` is delivered; another status is logged. Only through `privateAnswerVia`, which takes a note that
  * reached nobody to the member's direct messages.
  */
@@ -118,12 +154,25 @@ function fetchErrorCode(error: unknown): string | undefined {
   return systemErrorCode(error) ?? (typeof causeCode === 'string' ? causeCode : undefined) ?? (error instanceof Error ? error.name : undefined);
 }
 
-/** Whether fetch failed before any of the request was sent (every address it tried, for a name with several). */
+/**
+ * Whether fetch failed before any of the request was sent (every address it tried, for a name with several): no
+ * connection made, or a TLS handshake that failed on its certificate.
+ */
 function nothingSent(error: unknown): boolean {
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   const errors = (cause as { errors?: unknown } | undefined)?.errors;
-  const codes = Array.isArray(errors) ? errors.map(systemErrorCode) : [systemErrorCode(cause)];
-  return codes.length > 0 && codes.every((code) => code !== undefined && NOTHING_SENT.has(code));
+  const failures = Array.isArray(errors) ? errors : [cause];
+  return failures.length > 0 && failures.every((failure) => connectionNeverMade(systemErrorCode(failure)) || handshakeFailed(failure));
+}
+
+function connectionNeverMade(code: string | undefined): boolean {
+  return code !== undefined && NOTHING_SENT.has(code);
+}
+
+/** A TLS handshake refused on its certificate (the failure's own code). */
+function handshakeFailed(failure: unknown): boolean {
+  const code = (failure as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && (CERTIFICATE_REFUSED.has(code) || code.startsWith('ERR_TLS_'));
 }
 
 /** A private note in a channel (or thread) through chat.postEphemeral, paced with the channel's other writes. */
@@ -155,7 +204,7 @@ export function directVia(context: Pick<BotContext, 'writer'>, client: webApi.We
 /**
  * A private answer to a member's press, command or form: through its response URL, else in their direct messages with
  * the app — where there is none (the Home tab gives none), or the note surely reached nobody (a connection never made,
- * a 404 or 410, an `ok: false` answer: used up or expired) — so a refusal, a private result's note or a job given up as
+ * a certificate refused in the handshake, a 404 or 410, an `ok: false` answer: used up or expired) — so a refusal, a private result's note or a job given up as
  * it starts is never left untold. A note whose answer timed out or broke after it was sent may have reached the member:
  * it is logged, not sent again.
  */

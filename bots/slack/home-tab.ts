@@ -170,8 +170,9 @@ export class HomeTabs {
     if (published.ok) return late ? 'retrying' : 'published';
     // Sent before the member's own publish ended, it is sent again once that one ends (`#publishAgainAfter`): that
     // publish is its retry too, and the one tried again later if Slack does not take it — never a second path besides.
-    // Unless the bot stops: nothing tries it again then (`#retryLater` logs it and answers `next-open`).
-    if (late && !this.#stopping) return 'retrying';
+    // Unless the bot stops: nothing tries it again then, so the member is told `next-open`; whether it was given up is
+    // `#publishAgainAfter`'s to log, once its publish is answered.
+    if (late) return this.#stopping ? 'next-open' : 'retrying';
     return this.#retryLater(viewer, attempt, lastWait) ? 'retrying' : 'next-open';
   }
 

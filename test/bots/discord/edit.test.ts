@@ -149,7 +149,8 @@ describe('input images are checked before anything is spent', () => {
 
     // Refused before its first answer: that answer is the private note.
     expect(h.discord.original(ix)).toBe(reply);
-    expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === 'queue_full')).toBe(true);
+    // Logged once, by the runner that refused it (at warn: the operator's capacity), not again by the bot that told it.
+    expect(h.logger.entries.filter((e) => (e.obj as { code?: string }).code === 'queue_full').map((e) => e.level)).toEqual(['warn']);
     expect(reply.content).toContain('The bot is busy');
     expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);
     expect(h.emulator.requests).toHaveLength(0);

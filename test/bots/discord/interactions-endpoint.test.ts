@@ -57,6 +57,23 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
     expect((await h.discord.postToInteractionsEndpoint('not json')).status).toBe(400);
   });
 
+  it('refuses a body that passes its bound as it arrives, with no length declared (413), without waiting for its end', async () => {
+    h = await DiscordHarness.start({ http: true });
+    const url = new URL(h.bot.interactionsUrl!);
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+        req.destroy();
+      });
+      // An error after the answer (the request destroyed above) changes nothing: the promise is settled.
+      req.on('error', reject);
+      // Past the bound, in pieces, and never ended: the answer comes before the body does.
+      for (let sent = 0; sent <= MAX_INTERACTION_BODY_BYTES; sent += 1024) req.write('x'.repeat(1024));
+    });
+    expect(status).toBe(413);
+  });
+
   it('runs /imagine: the answer to the POST is the deferral, then the queue, each preview and the final image', async () => {
     h = await DiscordHarness.start({ http: true, emulator: { latencyMs: 600 }, holdEvent: previewByPreview });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a lighthouse at dusk', quality: 'low' });

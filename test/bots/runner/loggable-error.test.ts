@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { webApi } from '@slack/bolt';
 import { describe, expect, it } from 'vitest';
 import { JobRefusedError, loggableError, words } from '../../../bots/runner/index.js';
 import { PictorError } from '../../../src/index.js';
@@ -53,6 +56,39 @@ describe('loggableError', () => {
     expect(loggableError(platformError('Missing Permissions', { code: 50013, status: 403 }))).not.toHaveProperty('stack');
     // A numeric code with no HTTP status is no platform's answer.
     expect(loggableError(platformError('odd', { code: 7 }))).toHaveProperty('stack');
+  });
+
+  it.each([
+    ['an ok: false answer', 200, { ok: false, error: 'channel_not_found' }, 'slack_webapi_platform_error'],
+    ['a 429', 429, { ok: false, error: 'ratelimited' }, 'slack_webapi_rate_limited_error'],
+    ['a status that is no success', 403, { ok: false }, 'slack_webapi_http_error'],
+  ])('leaves out the stack of a Slack Web API answer as its own client throws it: %s', async (_, status, body, code) => {
+    const slack = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(status, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify(body)));
+    });
+    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new webApi.WebClient('xoxb-test', {
+        slackApiUrl: `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`,
+        retryConfig: { retries: 0 },
+        rejectRateLimitedCalls: true,
+        logLevel: webApi.LogLevel.ERROR,
+      });
+      const thrown = await client.chat.postMessage({ channel: 'C0GONE', text: 'hi' }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(loggableError(thrown)).toMatchObject({ code });
+      expect(loggableError(thrown)).not.toHaveProperty('stack');
+    } finally {
+      await new Promise((resolve) => slack.close(resolve));
+    }
+  });
+
+  it('keeps the stack of a Slack client error that is no answer of Slack’s (a network failure, an argument of ours)', () => {
+    expect(loggableError(platformError('A request error occurred: connect ECONNREFUSED', { code: 'slack_webapi_request_error' }))).toHaveProperty('stack');
+    expect(loggableError(platformError('invalid arguments', { code: 'slack_webapi_file_upload_invalid_args_error' }))).toHaveProperty('stack');
   });
 
   it('names only the type of what is thrown that is no error', () => {

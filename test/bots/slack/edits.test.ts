@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { RecordingServer } from '../../fakes/slack/RecordingServer.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { DEFAULT_CHOICE } from '../../../bots/slack/edit-modal.js';
 import { ADMIN, finishedActions, finishedJob, imageShares, jobMessages, png, privately, startHarness, startWithAdmin, statusOf, type Harness } from './harness.js';
@@ -204,7 +205,8 @@ describe('editing images in Slack', () => {
   });
 
   it('refuses an edit at once, before downloading its images, when their size would take the queue past its bound for input images', async () => {
-    h = await startHarness({ maxQueuedInputBytes: 50_000 });
+    const logger = new RecordingLogger();
+    h = await startHarness({ maxQueuedInputBytes: 50_000, logger });
     const { fake } = h;
     // Another edit's images hold 40 KB of the queue's 50 KB while they download.
     const other = editBeingFetched(h.runner, { platform: 'slack', userId: 'U0OTHER', channelId: 'C0TEAM', scopeId: fake.teamId }, 40_000);
@@ -216,6 +218,8 @@ describe('editing images in Slack', () => {
     await other.handle;
 
     expect(JSON.stringify(note)).toContain('The bot is busy');
+    // Logged once, by the runner that refused it (at warn: the operator's capacity), not again by the bot that told it.
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === 'queue_full').map((e) => e.level)).toEqual(['warn']);
     expect(fake.downloads).toEqual([]);
     expect(h.emulator.requests).toEqual([]);
   });

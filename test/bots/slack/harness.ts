@@ -6,7 +6,7 @@ import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type S
 import { FileQuotaStore, JobRunner, say, settingsInState, memberDefaultsInState, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
 import { type QuotaStore, silentLogger } from '../../../src/internal.js';
-import { ImageLimiter, PictorClient } from '../../../src/index.js';
+import { ImageLimiter, PictorClient, type LoggerLike } from '../../../src/index.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorOptions, type EmulatorServer } from '../../../src/emulator/index.js';
 import { serveHoldingEvents } from '../../fakes/held-stream.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
@@ -28,6 +28,8 @@ export interface HarnessOptions {
   store?: QuotaStore;
   /** The runner's bound on the input images held by queued edits (PICTOR_MAX_QUEUED_INPUT_MB), in bytes. */
   maxQueuedInputBytes?: number;
+  /** The runner's and the bot's logger (default silent). */
+  logger?: LoggerLike;
   /** Where the runner's client sends its requests instead of the emulator: an image service of the test's own, whose answers it writes. */
   serviceUrl?: string;
   /** Holds each event of the emulator's streamed answers until this settles (`serveHoldingEvents`); index 0 is the first. */
@@ -97,6 +99,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // A failed audit post is tried again a moment later (a minute in production).
     auditPostRetryMs: 50,
     maxQueuedInputBytes: options.maxQueuedInputBytes,
+    ...(options.logger && { logger: options.logger }),
   });
   const bot = await startSlackBot({
     botToken: fake.botToken,
@@ -110,7 +113,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ledger: store,
     state,
     allowedFileHosts: [...DEFAULT_FILE_HOSTS, fake.fileHost].map(parseFileHost),
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     channelWriteIntervalMs: TEST_CHANNEL_INTERVAL_MS,
     ...options.bot,
   } as SlackBotOptions);

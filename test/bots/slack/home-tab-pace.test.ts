@@ -258,23 +258,23 @@ describe('a stop after a forget’s wait for the member’s own publish ran out'
 });
 
 describe('a forget’s publish sent after its wait ran out, that Slack refuses while the bot stops', () => {
-  it('answers `next-open`: no retry is scheduled during a stop, so only the member’s next open of their Home publishes it for sure', async () => {
+  /**
+   * The member's own publish is held until told; the forget's first is held, then refused; the one sent again once the
+   * member's ended is taken or refused (`again`). Answers the forget's outcome and the warnings once the stop ended.
+   */
+  async function forgetDuringStop(again: 'taken' | 'refused') {
     vi.useFakeTimers();
     const published: string[] = [];
     let answerOpened: () => void = () => {};
     let refuseForget: () => void = () => {};
-    /** The member's own publish is held until told; the forget's first is held, then refused; the rest are taken. */
+    const refusal = () => Object.assign(new Error('An API error occurred: internal_error'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'internal_error' } });
     const client = {
       views: {
         publish: ({ user_id }: { user_id: string }) => {
           published.push(`${user_id}#${published.length + 1}`);
           if (published.length === 1) return new Promise<void>((resolve) => (answerOpened = resolve));
-          if (published.length === 2) {
-            return new Promise<void>((_, reject) => {
-              refuseForget = () => reject(Object.assign(new Error('An API error occurred: internal_error'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'internal_error' } }));
-            });
-          }
-          return Promise.resolve();
+          if (published.length === 2) return new Promise<void>((_, reject) => (refuseForget = () => reject(refusal())));
+          return again === 'refused' ? Promise.reject(refusal()) : Promise.resolve();
         },
       },
     } as unknown as webApi.WebClient;
@@ -294,9 +294,23 @@ describe('a forget’s publish sent after its wait ran out, that Slack refuses w
     answerOpened();
     await vi.advanceTimersByTimeAsync(10);
     await stopped;
-    expect(outcome).toBe('next-open');
     expect(published).toEqual(['U0ALICE#1', 'U0ALICE#2', 'U0ALICE#3']);
-    expect(warnings.filter((w) => w.startsWith('gave up publishing a Home tab after a forget'))).toHaveLength(1);
+    return { outcome, gaveUp: warnings.filter((w) => w.startsWith('gave up publishing a Home tab after a forget')) };
+  }
+
+  it('answers `next-open`: no retry is scheduled during a stop, so only the member’s next open of their Home publishes it for sure', async () => {
+    const { outcome } = await forgetDuringStop('refused');
+    expect(outcome).toBe('next-open');
+  });
+
+  it('logs no give-up when the publish sent again once the member’s own ended is taken', async () => {
+    const { gaveUp } = await forgetDuringStop('taken');
+    expect(gaveUp).toEqual([]);
+  });
+
+  it('logs the give-up once when Slack refuses the publish sent again too', async () => {
+    const { gaveUp } = await forgetDuringStop('refused');
+    expect(gaveUp).toHaveLength(1);
   });
 });
 

@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 async function start(logger = new RecordingLogger()): Promise<Harness> {
-  const harness = await startHarness({ limits: { userDailyUsd: 0.05 }, controls: { maxImagesPerJob: 2 }, bot: { adminUserIds: [ADMIN_DE, ADMIN_JA], logger } });
+  const harness = await startHarness({ limits: { userDailyUsd: 0.05 }, controls: { maxImagesPerJob: 2 }, bot: { adminUserIds: [ADMIN_DE, ADMIN_JA] }, logger });
   harness.fake.setLocale(ADMIN_DE, 'de-DE');
   harness.fake.setLocale(ADMIN_JA, 'ja-JP');
   return harness;
@@ -68,7 +68,8 @@ describe('a member’s language on Slack (users.info with include_locale)', () =
     expect(fake.callsOf('users.info').filter((c) => c.args.user === ADMIN_DE)).toHaveLength(1);
     expect(fake.callsOf('users.info')[0]!.args.include_locale).toBe('true');
     const log = logger.text();
-    expect(log).toContain('a Slack job was refused');
+    // The refusals' lines (the runner's, where it refused them), in English.
+    expect(log).toContain('job refused by a limit');
     expect(log).not.toMatch(/Auftrag|Bilder|Einstellungen/);
   });
 

@@ -78,18 +78,30 @@ describe('a private note through a response URL whose answer is not Slack’s fe
     expect(direct).toEqual([]);
   });
 
-  it.skipIf(!HAS_OPENSSL)('a response URL behind a certificate fetch does not trust (a proxy that intercepts TLS): logged with the TLS failure’s own code', async () => {
+  const TOOK_NONE = 'a response_url took no private note (used up, expired or unreachable): it goes to the member’s direct messages';
+
+  it.skipIf(!HAS_OPENSSL)('a response URL behind a certificate fetch does not trust (a proxy that intercepts TLS): nothing was sent, so the note goes to the member’s direct messages, logged with the TLS failure’s own code', async () => {
     const url = await selfSignedResponseUrl();
-    const { context, warnings } = botContext();
+    const { context, warnings, direct } = botContext();
     await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: url })('only its member may delete it');
-    expect(warnings.map((w) => w.code)).toEqual(['DEPTH_ZERO_SELF_SIGNED_CERT']);
+    expect(warnings).toEqual([{ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', msg: TOOK_NONE }]);
+    expect(direct).toEqual(['only its member may delete it']);
   });
 
-  it('a fetch that fails on an expired certificate: logged with CERT_HAS_EXPIRED, not as a TypeError', async () => {
-    vi.stubGlobal('fetch', () => Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' }) })));
-    const { context, warnings } = botContext();
+  it.each(['CERT_HAS_EXPIRED', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID'])('a fetch whose handshake fails on its certificate (%s): the note goes to the member’s direct messages, logged with that code, not as a TypeError', async (code) => {
+    vi.stubGlobal('fetch', () => Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('certificate refused'), { code }) })));
+    const { context, warnings, direct } = botContext();
     await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: 'https://hooks.slack.test/actions/T0/1/x' })('only its member may delete it');
-    expect(warnings.map((w) => w.code)).toEqual(['CERT_HAS_EXPIRED']);
+    expect(warnings).toEqual([{ code, msg: TOOK_NONE }]);
+    expect(direct).toEqual(['only its member may delete it']);
+  });
+
+  it('a fetch whose every address failed, one refused and one on its certificate: nothing was sent, so the note goes to the member’s direct messages', async () => {
+    const failures = [Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }), Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' })];
+    vi.stubGlobal('fetch', () => Promise.reject(new TypeError('fetch failed', { cause: new AggregateError(failures) })));
+    const { context, direct } = botContext();
+    await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: 'https://hooks.slack.test/actions/T0/1/x' })('only its member may delete it');
+    expect(direct).toEqual(['only its member may delete it']);
   });
 });
 

@@ -10,11 +10,13 @@ const start = startWithAdmin;
 
 let h: Harness | undefined;
 
-/** A started bot (ADMIN its admin) that keeps its log: `refusals()` are the codes of the jobs it refused. */
+/** A started bot (ADMIN its admin) that keeps its log and its runner's: `refusals()` are the codes of the jobs refused, one line each. */
 async function refusing() {
   const logger = new RecordingLogger();
-  h = await start({ bot: { adminUserIds: [ADMIN], logger } });
-  const refusals = () => logger.entries.filter((e) => e.msg === 'a Slack job was refused').map((e) => (e.obj as { code?: string }).code);
+  h = await start({ bot: { adminUserIds: [ADMIN] }, logger });
+  // Each refusal's one line: the runner's where it refused it (a rule, a limit), else the bot's.
+  const REFUSED = ['a Slack job was refused', 'job refused by a rule of the server', 'job refused by a limit'];
+  const refusals = () => logger.entries.filter((e) => REFUSED.includes(e.msg ?? '')).map((e) => (e.obj as { code?: string }).code);
   return { h, fake: h.fake, refusals };
 }
 
