@@ -189,7 +189,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       if (!holding || leaving || gaveUp) return;
       const refused = discordRefusedToken(undefined, event.code);
       if (refused) {
-        void stopForGood(refused, 'Discord no longer accepts the bot token: it closed the gateway session; leaving the gateway: check DISCORD_TOKEN', () => options.onTokenRefused?.(refused));
+        void stopForGood(refused, 'Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN', () => options.onTokenRefused?.(refused));
         return;
       }
       const closed = closedForGood(event.code);

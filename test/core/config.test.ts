@@ -96,7 +96,7 @@ describe('a .env line that is not a setting', () => {
   }
 
   it('stops the start naming the file and the line number, not the line, and loads nothing of the file', async () => {
-    const path = await dotEnv('PICTOR_TEST_DOTENV_FIRST=1\nDaily cap for the team sk-secret-words\nPICTOR_TEST_DOTENV_CAP=0.01\n');
+    const path = await dotEnv('DOTENV_TEST_FIRST=1\nDaily cap for the team sk-secret-words\nDOTENV_TEST_CAP=0.01\n');
     let error: unknown;
     try {
       loadDotEnv(path);
@@ -107,8 +107,8 @@ describe('a .env line that is not a setting', () => {
     expect((error as Error).message).toContain(path);
     expect((error as Error).message).toMatch(/\bline 2\b/);
     expect((error as Error).message).not.toContain('sk-secret-words');
-    expect(process.env.PICTOR_TEST_DOTENV_FIRST).toBeUndefined();
-    expect(process.env.PICTOR_TEST_DOTENV_CAP).toBeUndefined();
+    expect(process.env.DOTENV_TEST_FIRST).toBeUndefined();
+    expect(process.env.DOTENV_TEST_CAP).toBeUndefined();
   });
 
   it.each([
@@ -137,10 +137,10 @@ describe('a .env line that is not a setting', () => {
     ['a value with an unclosed quote (the line as it is)', 'A="x\nB=2'],
     ['names with dots and dashes', 'a.b=1\nc-d=2'],
     ['a CRLF file', 'A=1\r\n\r\n# c\r\nB="x\r\ny"\r\nC=3\r\n'],
-    ['a last line of spaces', 'PICTOR_A=1\n  '],
-    ['a last line of a tab', 'PICTOR_A=1\n\t\n'],
-    ['a first line of spaces', '   \nPICTOR_B=2'],
-    ['an indented comment on the first line', '  # caps\nPICTOR_B=2'],
+    ['a last line of spaces', 'DOTENV_TEST_A=1\n  '],
+    ['a last line of a tab', 'DOTENV_TEST_A=1\n\t\n'],
+    ['a first line of spaces', '   \nDOTENV_TEST_B=2'],
+    ['an indented comment on the first line', '  # caps\nDOTENV_TEST_B=2'],
     ['lines that are not settings with no = after them', 'A=1\nsome closing words\n  # and an indented note\n'],
   ])('takes %s, every name as Node reads it', async (_what, text) => {
     expect(firstLineNotASetting(text)).toBeUndefined();
@@ -149,8 +149,8 @@ describe('a .env line that is not a setting', () => {
   });
 
   it('stops the start of a file saved with a byte-order mark, saying so (Node reads the mark into the first name)', async () => {
-    const path = await dotEnv('\uFEFFPICTOR_TEST_DOTENV_BOM=1\n');
-    expect(Object.keys(parseEnv('\uFEFFPICTOR_TEST_DOTENV_BOM=1\n'))).toEqual(['\uFEFFPICTOR_TEST_DOTENV_BOM']);
+    const path = await dotEnv('\uFEFFDOTENV_TEST_BOM=1\n');
+    expect(Object.keys(parseEnv('\uFEFFDOTENV_TEST_BOM=1\n'))).toEqual(['\uFEFFDOTENV_TEST_BOM']);
     let error: unknown;
     try {
       loadDotEnv(path);
@@ -161,6 +161,6 @@ describe('a .env line that is not a setting', () => {
     expect((error as Error).message).toContain(`${path} was saved with a byte-order mark (BOM)`);
     expect((error as Error).message).toContain('save it as UTF-8 without a BOM');
     expect((error as Error).message).not.toMatch(/\bline 1\b/);
-    expect(process.env.PICTOR_TEST_DOTENV_BOM).toBeUndefined();
+    expect(process.env.DOTENV_TEST_BOM).toBeUndefined();
   });
 });

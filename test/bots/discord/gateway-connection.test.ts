@@ -212,7 +212,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       await vi.advanceTimersByTimeAsync(0);
       client.endDestroy();
       await vi.waitFor(() => expect(onTokenRefused).toHaveBeenCalledTimes(1));
-      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['Discord no longer accepts the bot token: it closed the gateway session; leaving the gateway: check DISCORD_TOKEN']);
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN']);
       expect(connection.online()).toBe(false);
     } finally {
       vi.useRealTimers();

@@ -393,7 +393,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(a.fatal[0]!.param).toBe('DISCORD_TOKEN');
     expect(a.fatal[0]!.message).toBe('Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)');
     expect(a.logger.entries.filter((e) => e.level === 'error').map((e) => [e.msg, e.obj])).toEqual([
-      ['Discord no longer accepts the bot token: it closed the gateway session; leaving the gateway: check DISCORD_TOKEN', { why: 'gateway close 4004 Authentication failed' }],
+      ['Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN', { why: 'gateway close 4004 Authentication failed' }],
     ]);
     expect(JSON.stringify(a.logger.entries)).not.toContain(discord.botToken);
     // Not healthy, off the gateway, the lease free at once for a process with the new token (not left to lapse).
