@@ -465,11 +465,15 @@ export function markAliveIn(ledger: Ledger, owner: string, now: number): void {
  */
 export type LeaseState = 'holds' | 'lapsed' | 'gone';
 
+/** How many leases a lease may stay lapsed while its pid lives before that pid is taken for another process's. */
+export const LAPSED_LEASES_AT_MOST = 10;
+
 /**
  * Each owner's lease at `now`, asked once per owner: `self`'s always holds; another's when renewed within `leaseMs`
  * unless, on this host, its pid is gone (a killed process's reservations end at once). A lapsed one is `lapsed` when
  * its process lives on this host: another pid that is alive, or this process's own pid with that store still open
- * (`isOpenHere`: a store it closed holds nothing, and its pid says nothing of it).
+ * (`isOpenHere`: a store it closed holds nothing, and its pid says nothing of it), for at most `LAPSED_LEASES_AT_MOST`
+ * leases.
  */
 export function leasesIn(ledger: Ledger, self: string, now: number, leaseMs: number): (owner: string) => LeaseState {
   const states = new Map<string, LeaseState>();
@@ -479,6 +483,9 @@ export function leasesIn(ledger: Ledger, self: string, now: number, leaseMs: num
     const here = entry.host === THIS_HOST;
     if (here && !isProcessAlive(entry.pid)) return 'gone';
     if (now - entry.renewedAt < leaseMs) return 'holds';
+    // Past `LAPSED_LEASES_AT_MOST` leases a live pid is taken for a reused one (a container restarted, another program):
+    // its reservations end as a dead process's instead of counting for as long as that other process lives.
+    if (now - entry.renewedAt >= LAPSED_LEASES_AT_MOST * leaseMs) return 'gone';
     const lives = here && (entry.pid === process.pid ? isOpenHere(owner) : true);
     return lives ? 'lapsed' : 'gone';
   };

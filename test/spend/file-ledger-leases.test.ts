@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { FileQuotaStore } from '../../src/internal.js';
+import { LAPSED_LEASES_AT_MOST } from '../../src/spend/ledger-document.js';
 import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
 
 const CHILD = fileURLToPath(new URL('./file-ledger-lease-child.ts', import.meta.url));
@@ -143,6 +144,21 @@ describe('a sent job of a process whose lease lapsed while it lived (stalled, st
 
     expect(await store.reconcile(later())).toEqual({ released: [], settledAtEstimate: ['stalled'], chargedUsd: 0.224 });
     expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['stalled', 0.224, 'uncertain']]);
+  });
+});
+
+describe('a sent job of a process whose lease lapsed long ago, its pid still alive (a container restarted, the pid reused)', () => {
+  it('is charged at its estimate once the lease has been lapsed for LAPSED_LEASES_AT_MOST leases, though that pid lives', async () => {
+    const { dir, alias } = await sharedLedger();
+    const kill = await forkHolder(alias, 'reused');
+    const longAfter = () => Date.now() + (LAPSED_LEASES_AT_MOST + 1) * 60_000;
+    const store = storeAt(dir, { clock: longAfter });
+    try {
+      expect(await store.reconcile(longAfter())).toEqual({ released: [], settledAtEstimate: ['reused'], chargedUsd: 0.224 });
+      expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['reused', 0.224, 'uncertain']]);
+    } finally {
+      await kill();
+    }
   });
 });
 
