@@ -534,7 +534,7 @@ export class JobRunner {
       )
       .then(
         () => this.#markEndRecorded(id, accepted),
-        (error: unknown) => this.#logger.warn({ jobId: id, err: error }, 'could not record the end of a job'),
+        (error: unknown) => this.#logger.warn({ jobId: id, err: loggableError(error) }, 'could not record the end of a job'),
       );
     // The shutdown's wait covers it from now: a job that ends during `shutdown` is kept, posted and marked too.
     this.#whileRecording(ended);
@@ -546,7 +546,7 @@ export class JobRunner {
     try {
       await accepted.onEndRecorded?.();
     } catch (error) {
-      this.#logger.warn({ jobId, err: error }, 'could not save that the end of a job was recorded');
+      this.#logger.warn({ jobId, err: loggableError(error) }, 'could not save that the end of a job was recorded');
     }
   }
 
@@ -595,7 +595,7 @@ export class JobRunner {
     // The audit entry asks the member's mark itself, just before its post and once it was kept (`AuditLog`'s `forgotten`).
     const entry = url
       .then((auditLink) => this.audit.jobEnded(requester, { key, ...described, seenBy, acceptedAt }, final, auditLink))
-      .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a job for the audit channel'));
+      .catch((error: unknown) => this.#logger.warn({ err: loggableError(error) }, 'could not record a job for the audit channel'));
     return this.#whileRecording(Promise.all([kept, entry]).then(() => undefined));
   }
 
