@@ -20,8 +20,9 @@ export interface FollowedOutput {
 export function followOutput(child: ChildProcessByStdio<null, Readable, Readable>): FollowedOutput {
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  // Decoded as a stream: a character split across two chunks (our sentences' ’ is three bytes) stays whole.
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const ended = new Promise<ChildOutput>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
