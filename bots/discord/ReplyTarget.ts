@@ -1,6 +1,6 @@
 import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
-import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
+import { attachmentLimitOf, DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { OutgoingMessage } from './render-job.js';
@@ -23,7 +23,7 @@ export interface ReplyTargetOptions {
   locale: string;
   /**
    * The interaction's `attachment_size_limit` (bytes): files Discord refused together are packed into follow-ups of at
-   * most this many bytes (and 10 files) each. Default Discord's for a bot (`DISCORD_LIMITS.defaultAttachmentBytes`).
+   * most this many bytes (and 10 files) each. Default Discord's for a bot (`attachmentLimitOf`).
    */
   attachmentSizeLimit?: number | undefined;
   /**
@@ -141,7 +141,7 @@ export class ReplyTarget {
     for (const extra of more) all = (await this.#followUp(extra)) && all;
     // Files Discord refused as too large together (413) follow in as few messages as fit, one per message (shrunk if
     // one alone is still too large) only when Discord refuses a pack as well.
-    for (const pack of packFiles(this.#oversized.splice(0), this.#o.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes)) {
+    for (const pack of packFiles(this.#oversized.splice(0), attachmentLimitOf(this.#o))) {
       all = (await this.#sendPack(pack)) && all;
     }
     return { first: firstDelivered, all };

@@ -15,7 +15,7 @@ export const DISCORD_LIMITS = {
   optionsPerCommand: 25,
   filesPerMessage: 10,
   contentChars: 2000,
-  /** A bot's per-file upload limit when the interaction does not say (`attachment_size_limit`). */
+  /** A bot's per-file upload limit when the interaction does not say (`attachment_size_limit`): read it with `attachmentLimitOf`. */
   defaultAttachmentBytes: 10 * 1024 * 1024,
   /** An interaction must be answered (or deferred) within this. */
   acknowledgeMs: 3000,
@@ -33,6 +33,16 @@ export const DISCORD_LIMITS = {
   embedsPerMessage: 10,
   embedChars: 6000,
 } as const;
+
+/**
+ * The upload limit of one file (bytes) for an interaction — or for what it left: a job's record keeps the limit its
+ * images were fitted to — its `attachmentSizeLimit` (Discord's `attachment_size_limit`), or Discord's default for a bot
+ * (`DISCORD_LIMITS.defaultAttachmentBytes`) where there is none or it is no size (0, negative, not a finite number).
+ */
+export function attachmentLimitOf(source: { attachmentSizeLimit?: number | undefined } | undefined): number {
+  const limit = source?.attachmentSizeLimit;
+  return limit !== undefined && Number.isFinite(limit) && limit > 0 ? limit : DISCORD_LIMITS.defaultAttachmentBytes;
+}
 
 /** JSON error codes Discord answers with that this surface handles. */
 export const DISCORD_ERRORS = {

@@ -5,7 +5,7 @@ import { acknowledge } from './acknowledge.js';
 import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
 import { OPTION_NAME_OF_FIELD } from './command-choices.js';
-import { DISCORD_LIMITS } from './discord-facts.js';
+import { attachmentLimitOf } from './discord-facts.js';
 import { jobLinkOf } from './job-history.js';
 import { loggableError } from './loggable-error.js';
 import { JobView } from './JobView.js';
@@ -119,7 +119,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
           // The job as sent (a house style applied): what its reply shows and its Reroll sends again.
           header: { key, kind, prompt: decided.prompt, n: decided.options.n ?? DEFAULTS.n, locale: localeOf(interaction, decided) },
           store: ctx.store,
-          attachmentSizeLimit: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes,
+          attachmentSizeLimit: attachmentLimitOf(interaction),
           logger: ctx.logger,
         });
         return {
@@ -182,7 +182,7 @@ function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<A
     channelId: interaction.channelId ?? '',
     userId,
     locale: localeOf(interaction, job),
-    attachmentSizeLimit: interaction.attachmentSizeLimit,
+    attachmentSizeLimit: attachmentLimitOf(interaction),
     ...privacyOf(job),
     logger: ctx.logger,
   });

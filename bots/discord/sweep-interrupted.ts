@@ -3,7 +3,7 @@ import { sniffImageType, type OutputFormat } from 'pictor';
 import { say, userKeyOf } from '../runner/index.js';
 import { endToRecord, isRunning } from '../state/index.js';
 import type { BotContext } from './bot-context.js';
-import { DISCORD_LIMITS } from './discord-facts.js';
+import { attachmentLimitOf } from './discord-facts.js';
 import { KEPT_IMAGES_MS, madeCount, outputIndex, whyNotRunAgain, type FinalKept, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
 import { jobLinkOf } from './job-history.js';
@@ -109,7 +109,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
     channelId: record.requester.channelId,
     userId: record.requester.userId,
     locale: headerOf(record).locale,
-    attachmentSizeLimit: record.result?.attachmentSizeLimit || undefined,
+    attachmentSizeLimit: attachmentLimitOf(record.result),
     ...privacyOf({ scopeId: record.requester.scopeId, private: record.private }),
     logger: ctx.logger,
     finalAttempts: 2,
@@ -251,16 +251,14 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
   // How many the job made (the buttons' count, and how many are missing), not how many were kept.
   const made = madeCount(record);
   let completed: Completed | undefined;
-  let attachmentSizeLimit = 0;
   if (record.result) {
-    const { attachmentSizeLimit: limit, ...facts } = record.result;
+    const { attachmentSizeLimit: _limit, ...facts } = record.result;
     completed = { type: 'completed', jobId: record.runnerJobId ?? '', ...facts, images, formats, usage: undefined };
-    attachmentSizeLimit = limit;
   }
   let shown = false;
   if (images.length > 0) {
     // A record of an older version kept no facts: the interaction's limit of its day, and the format its images are in.
-    const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit: attachmentSizeLimit || DISCORD_LIMITS.defaultAttachmentBytes, logger: ctx.logger });
+    const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit: attachmentLimitOf(record.result), logger: ctx.logger });
     const missing = made - images.length;
     const notes = missing > 0 ? [say(header.locale, 'discord.job.some_no_longer_kept', { missing, made })] : [];
     try {
@@ -413,7 +411,7 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
       return 'left';
     }
   }
-  const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit: record.result?.attachmentSizeLimit ?? DISCORD_LIMITS.defaultAttachmentBytes, logger: ctx.logger });
+  const view = new JobView({ target, header, store: ctx.store, attachmentSizeLimit: attachmentLimitOf(record.result), logger: ctx.logger });
   let reached = false;
   try {
     reached = await view.showEnd(message, images.length > 0 ? { images, formats } : undefined, shown);
