@@ -36,7 +36,7 @@ export interface FakeDiscordOptions {
   messageRateLimit?: { limit: number; windowMs: number };
   /** Keep the bytes of files the bot uploads (default true). False keeps only their names and sizes, so a bench of many large uploads measures the bot's memory, not the fake's; such files cannot be downloaded. */
   keepUploadedBytes?: boolean;
-  /** The `attachment_size_limit` interactions carry; bigger uploads are refused with 40005. Default 10 MiB. */
+  /** The `attachment_size_limit` interactions carry; a bigger file is refused with 40005 (as is a request of more than 25 MiB). Default 10 MiB. */
   attachmentSizeLimit?: number;
   /** An interaction answered later than this gets 10062. Default 3000 ms. */
   ackDeadlineMs?: number;
@@ -173,6 +173,12 @@ const ADMINISTRATOR = 1n << 3n;
 /** An interaction's `type` as Discord numbers them (in a message's `interaction_metadata`). */
 const INTERACTION_TYPES: Record<FakeInteraction['kind'], number> = { command: 2, 'message-command': 2, autocomplete: 4, button: 3, 'modal-submit': 5 };
 const MAX_FILES_PER_MESSAGE = 10;
+/**
+ * A request that sends or edits a message is refused above this many bytes, whatever each file's own limit (Create
+ * Message, "Limitations": "The maximum request size when sending a message is 25 MiB"); 413, 40005, as a file over the
+ * upload limit is.
+ */
+const MAX_REQUEST_BYTES = 25 * 1024 * 1024;
 /**
  * Follow-ups Discord takes per interaction of an app only the user installed (`authorizing_integration_owners` has
  * only USER_INSTALL, `1`: not installed in that server or channel); the next is refused with 40094.
@@ -990,8 +996,7 @@ export class FakeDiscord {
     if (ix.kind === 'autocomplete' && type !== CALLBACK_AUTOCOMPLETE_RESULT) throw new DiscordHttpError(400, 50035, `Invalid Form Body (an autocomplete interaction is answered with choices, not callback type ${type})`);
     switch (type) {
       case CALLBACK_REPLY:
-        message = this.#newMessage(ix.channelId, ix.id);
-        this.#applyMessageBody(message, { ...body, json: data }, 'callback');
+        message = this.#created(this.#newMessage(ix.channelId, ix.id), (made) => this.#applyMessageBody(made, { ...body, json: data }, 'callback'));
         ix.originalMessageId = message.id;
         break;
       case CALLBACK_DEFER:
@@ -1063,8 +1068,7 @@ export class FakeDiscord {
     if (userInstallOnly(ix) && sent >= MAX_USER_INSTALL_FOLLOW_UPS) {
       throw new DiscordHttpError(400, 40094, 'This interaction has hit the maximum number of follow up messages');
     }
-    const message = this.#newMessage(ix.channelId, ix.id);
-    this.#applyMessageBody(message, body, 'followup');
+    const message = this.#created(this.#newMessage(ix.channelId, ix.id), (made) => this.#applyMessageBody(made, body, 'followup'));
     this.#followUpsSent.set(ix.id, sent + 1);
     return wait ? { status: 200, body: this.#api(message, this.botUser), messageId: message.id } : { status: 204, messageId: message.id };
   }
@@ -1078,9 +1082,19 @@ export class FakeDiscord {
   }
 
   #createChannelMessage(channelId: string, body: ReadBody): Answer {
-    const message = this.#newMessage(channelId, undefined);
-    this.#applyMessageBody(message, body, 'channel');
+    const message = this.#created(this.#newMessage(channelId, undefined), (made) => this.#applyMessageBody(made, body, 'channel'));
     return { status: 200, body: this.#api(message, this.botUser), messageId: message.id };
+  }
+
+  /** A new message once its body is applied: one Discord refuses (too large, too long …) is never made. */
+  #created(message: FakeMessage, apply: (message: FakeMessage) => void): FakeMessage {
+    try {
+      apply(message);
+    } catch (error) {
+      this.messages.delete(message.id);
+      throw error;
+    }
+    return message;
   }
 
   #newMessage(channelId: string, interactionId: string | undefined): FakeMessage {
@@ -1111,6 +1125,7 @@ export class FakeDiscord {
    */
   #applyMessageBody(message: FakeMessage, body: ReadBody, via: MessageSnapshot['via']): void {
     const json = body.json ?? {};
+    if ((body.bytes ?? 0) > MAX_REQUEST_BYTES) throw new DiscordHttpError(413, 40005, 'Request entity too large');
     for (const file of body.files) {
       if (file.bytes.length > this.attachmentSizeLimit) throw new DiscordHttpError(413, 40005, 'Request entity too large');
     }

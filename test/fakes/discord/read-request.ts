@@ -13,6 +13,8 @@ export interface ReadBody {
   json: Record<string, unknown> | undefined;
   files: ReceivedFile[];
   multipart: boolean;
+  /** The body's size in bytes as it came (multipart boundaries and `payload_json` included): what Discord's request size limit counts. */
+  bytes?: number | undefined;
 }
 
 /** Reads a request body the way Discord does: JSON, or multipart with `payload_json` and `files[n]` parts. */
@@ -32,8 +34,8 @@ export async function readRequest(req: IncomingMessage): Promise<ReadBody> {
       }
       files.push({ field, filename: value.name, contentType: value.type, bytes: Buffer.from(await value.arrayBuffer()) });
     }
-    return { json, files, multipart: true };
+    return { json, files, multipart: true, bytes: raw.length };
   }
-  if (raw.length === 0) return { json: undefined, files: [], multipart: false };
-  return { json: JSON.parse(raw.toString('utf8')) as Record<string, unknown>, files: [], multipart: false };
+  if (raw.length === 0) return { json: undefined, files: [], multipart: false, bytes: 0 };
+  return { json: JSON.parse(raw.toString('utf8')) as Record<string, unknown>, files: [], multipart: false, bytes: raw.length };
 }
