@@ -22,8 +22,8 @@ export interface ReplyTargetOptions {
   /** The language of the job's messages (its notes about uploads). */
   locale: string;
   /**
-   * The interaction's `attachment_size_limit` (bytes): files Discord refused together are packed into follow-ups of at
-   * most this many bytes (and 10 files) each. Default Discord's for a bot (`attachmentLimitOf`).
+   * The interaction's `attachment_size_limit`: the most bytes of one file Discord takes. A file over it goes in a message
+   * of its own (and is shrunk there), never in a pack. Default Discord's for a bot (`attachmentLimitOf`).
    */
   attachmentSizeLimit?: number | undefined;
   /**
@@ -64,15 +64,23 @@ export interface FinalDelivery {
 /** Halvings of one image's bytes tried when Discord refuses it alone as too large. */
 const MAX_SHRINKS = 3;
 
+/**
+ * Room kept in a request of files for the rest of it: its words (2000 characters), buttons, attachment list and each
+ * file's multipart headers — a few KiB at most, kept generously.
+ */
+const REQUEST_ROOM_BYTES = 64 * 1024;
+
 /** Stop using the token a little before Discord does, so a result is not lost to a last-second expiry. */
 const TOKEN_SAFETY_MS = 30_000;
 
 /**
  * Where a job's reply goes: the interaction's response (edited in place with
  * the interaction token), or, once the token is expired (older than 15
- * minutes, 50027) or the reply is gone, a message in the channel sent with
- * the bot token that mentions the requester. Progress is only ever an edit of
- * the reply; the final result always reaches the user.
+ * minutes, 50027) or the reply is gone, a message in the fallback (the
+ * channel, or a DM with the requester) sent with the bot token that mentions
+ * the requester. Progress is only ever an edit of the reply; the final result
+ * always reaches the user, each of its messages once: the target leaves the
+ * token for the fallback once, and never goes back.
  */
 export class ReplyTarget {
   readonly #o: ReplyTargetOptions;
@@ -81,8 +89,6 @@ export class ReplyTarget {
   /** `@original`, or the follow-up that replaced a deleted reply. */
   #webhookMessage = '@original';
   #replyGone = false;
-  /** Files of the final message that Discord refused together (413): packed into as few messages as fit after it. */
-  #oversized: OutgoingFile[] = [];
   /** The fallback's channel: the interaction's, or the DM opened with the user (once). */
   #fallbackChannel: Promise<string> | undefined;
 
@@ -122,135 +128,165 @@ export class ReplyTarget {
   }
 
   /**
-   * Shows a final message (result, failure, cancellation): edits the reply,
-   * retrying what may pass on a second try, and otherwise posts it in the
-   * channel. Extra messages (files beyond Discord's 10 per message) follow. Files Discord refuses with the end as too
-   * large together (413) follow it packed into as few messages as Discord's per-message limits take (10 files, the
-   * interaction's `attachmentSizeLimit` in bytes), and one per message only when a pack is refused too: an app only the
-   * user installed has 5 follow-ups per interaction, so 7 images of a group DM stay in the group. A follow-up Discord
-   * refuses (such as the sixth there, 40094) sends it and every one after it to the fallback — the member's DM there,
-   * which Discord refuses too (50007) when the member shares no server with the bot and did not install the app.
+   * Shows a final message (result, failure, cancellation): edits the reply, retrying what may pass on a second try, and
+   * otherwise posts it as a new message in the fallback. Files Discord refuses with it as too large together (413) follow
+   * it, then the extra messages (files beyond Discord's 10 per message). Every message after the end goes one way
+   * (`#sendMessage`): its files packed into as few messages as Discord's documented limits take (`packFiles`), one file
+   * per message only when Discord refuses a pack, a file refused alone re-encoded smaller. An app only the user
+   * installed has 5 follow-ups per interaction, so 7 images of a group DM stay in the group. A follow-up Discord refuses
+   * (such as the sixth there, 40094, or any once the token expired) leaves the token once: it and every one after it go
+   * to the fallback, packed the same way — the member's DM there, which Discord refuses too (50007) when the member
+   * shares no server with the bot and did not install the app.
    * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
   async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {
     const [first, ...more] = messages;
     if (!first) return { first: true, all: true };
-    this.#oversized = [];
-    const firstDelivered = await this.#deliverFirst(first);
-    let all = firstDelivered;
-    for (const extra of more) all = (await this.#followUp(extra)) && all;
-    // Files Discord refused as too large together (413) follow in as few messages as fit, one per message (shrunk if
-    // one alone is still too large) only when Discord refuses a pack as well.
-    for (const pack of packFiles(this.#oversized.splice(0), attachmentLimitOf(this.#o))) {
-      all = (await this.#sendPack(pack)) && all;
-    }
-    return { first: firstDelivered, all };
+    const { delivered, refusedFiles } = await this.#deliverFirst(first);
+    let all = delivered;
+    // The end's own images first, in their order, then the messages after it.
+    if (refusedFiles.length > 0) all = (await this.#sendMessage({ content: '', components: [], files: refusedFiles })) && all;
+    for (const extra of more) all = (await this.#sendMessage(extra)) && all;
+    return { first: delivered, all };
   }
 
-  /** Files in one message (follow-up, or channel message); each alone if Discord refuses them together (413). */
-  async #sendPack(files: readonly OutgoingFile[]): Promise<boolean> {
-    if (files.length === 1) return this.#sendAlone(files[0]!);
-    const message: OutgoingMessage = { content: '', components: [], files: [...files] };
-    for (;;) {
+  /**
+   * The end itself: the reply edited (tried again while Discord may take it), else a new message in the fallback. Files
+   * Discord refuses with it as too large together (413), in either place, are left out of it (it says they follow) and
+   * answered as `refusedFiles`.
+   */
+  async #deliverFirst(message: OutgoingMessage): Promise<{ delivered: boolean; refusedFiles: OutgoingFile[] }> {
+    const attempts = this.#o.finalAttempts ?? 3;
+    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    const refusedFiles: OutgoingFile[] = [];
+    let current = message;
+    const leaveOutFiles = (error: unknown): boolean => {
+      if (!isTooLarge(error) || current.files.length === 0) return false;
+      // Paid images are not dropped: the message goes without them, and they follow it.
+      refusedFiles.push(...current.files);
+      current = withoutFiles(current, say(this.#o.locale, 'discord.job.upload_separately'));
+      return true;
+    };
+    for (let attempt = 0; attempt < attempts && this.#tokenUsable(); attempt++) {
       try {
-        await this.#postFiles(message);
-        return true;
+        if (this.#replyGone) await this.#replaceReply(current);
+        else await this.#patchReply(current);
+        return { delivered: true, refusedFiles };
       } catch (error) {
-        this.#noteFailure(error, 'files');
-        if (discordErrorCode(error) === DISCORD_ERRORS.requestEntityTooLarge) break;
-        if (this.#mode !== 'webhook') return false;
-        // Refused with the token (40094, 50027 …): this pack and what follows go to the fallback.
-        this.#mode = 'channel';
+        this.#noteFailure(error, 'final');
+        if (leaveOutFiles(error)) {
+          attempt--;
+          continue;
+        }
+        if (this.#mode === 'channel') break;
+        if (discordErrorCode(error) === DISCORD_ERRORS.unknownMessage) continue;
+        const status = discordErrorStatus(error);
+        if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
+        await sleep(delays[Math.min(attempt, delays.length - 1)] ?? 1000);
       }
     }
+    // The reply could not be edited: the end is a new message in the fallback, and so is everything after it.
+    this.#leaveToken();
+    for (;;) {
+      try {
+        await this.#post(current, 'final');
+        return { delivered: true, refusedFiles };
+      } catch (error) {
+        if (!leaveOutFiles(error)) {
+          this.#undelivered(error, 'final');
+          return { delivered: false, refusedFiles };
+        }
+      }
+    }
+  }
+
+  /**
+   * A message after the end: its files packed into as few messages as Discord takes (`packFiles`), its words and buttons
+   * with the first of them. Whether all of it reached Discord.
+   */
+  async #sendMessage(message: OutgoingMessage): Promise<boolean> {
+    const packs = packFiles(message.files, attachmentLimitOf(this.#o));
+    if (packs.length === 0) return this.#sendPack(message);
     let all = true;
-    for (const file of files) all = (await this.#sendAlone(file)) && all;
+    for (const [i, files] of packs.entries()) all = (await this.#sendPack(i === 0 ? { ...message, files } : { content: '', components: [], files })) && all;
     return all;
   }
 
-  /** A message of files alone: a follow-up while the token works, else in the fallback's channel. */
-  async #postFiles(message: OutgoingMessage): Promise<void> {
-    if (this.#mode === 'webhook' && this.#tokenUsable()) {
-      await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
-        body: this.#followUpBody(message),
-        files: filesOf(message),
-        auth: false,
-        query: new URLSearchParams({ wait: 'true' }),
-      });
-    } else {
-      await this.#o.botRest.post(Routes.channelMessages(await this.#fallbackChannelId()), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
+  /** One message of files; each in a message of its own if Discord refuses them together (413), the words with the first. */
+  async #sendPack(message: OutgoingMessage): Promise<boolean> {
+    if (message.files.length === 1) return this.#sendAlone(message);
+    try {
+      await this.#post(message, 'files');
+      return true;
+    } catch (error) {
+      if (!isTooLarge(error) || message.files.length === 0) {
+        this.#undelivered(error, 'files');
+        return false;
+      }
     }
+    let all = true;
+    for (const [i, file] of message.files.entries()) all = (await this.#sendAlone(i === 0 ? { ...message, files: [file] } : { content: '', components: [], files: [file] })) && all;
+    return all;
   }
 
-  /** One file in its own message (follow-up, or channel message), re-encoded smaller while Discord answers 413. */
-  async #sendAlone(file: OutgoingFile): Promise<boolean> {
+  /** A message of one file, re-encoded smaller while Discord refuses it as too large (413). */
+  async #sendAlone(message: OutgoingMessage): Promise<boolean> {
+    const file = message.files[0]!;
     let current: OutgoingFile | undefined = file;
     for (let shrink = 0; current && shrink <= MAX_SHRINKS; shrink++) {
-      const message: OutgoingMessage = { content: '', components: [], files: [current] };
       try {
-        await this.#postFiles(message);
+        await this.#post({ ...message, files: [current] }, 'file');
         return true;
       } catch (error) {
-        this.#noteFailure(error, 'file');
-        if (discordErrorCode(error) !== DISCORD_ERRORS.requestEntityTooLarge) {
-          if (this.#mode === 'webhook') {
-            this.#mode = 'channel';
-            shrink--;
-            continue;
-          }
+        if (!isTooLarge(error)) {
+          this.#undelivered(error, 'file');
           return false;
         }
-        current = (await fitImage(current.data, formatOf(current), current.name.replace(/\.[^.]+$/, ''), Math.floor(current.data.length / 2))).file;
+        const target = Math.min(Math.floor(current.data.length / 2), attachmentLimitOf(this.#o));
+        current = (await fitImage(current.data, formatOf(current), current.name.replace(/\.[^.]+$/, ''), target)).file;
       }
     }
     this.#o.logger.error({ file: file.name }, 'Discord refused an image as too large even shrunk');
     return false;
   }
 
-  async #deliverFirst(message: OutgoingMessage): Promise<boolean> {
-    const attempts = this.#o.finalAttempts ?? 3;
-    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
-    let current = message;
-    for (let attempt = 0; attempt < attempts && this.#tokenUsable(); attempt++) {
+  /**
+   * Posts a new message — with the interaction token while it is usable (a follow-up), else in the fallback's channel.
+   * Every new message of a final goes through here, and only here does a refusal leave the token: any refusal with it
+   * but too large (413) — the token expired (50027), the webhook gone (10015), the follow-up limit (40094), a failure
+   * of Discord's — sends this message to the fallback at once, and every later one: each message is posted once, with
+   * the token or in the fallback. Throws the refusal of the place that refused it (a 413 for the caller to split what
+   * it sent).
+   */
+  async #post(message: OutgoingMessage, what: string): Promise<void> {
+    if (this.#tokenUsable()) {
       try {
-        if (this.#replyGone) await this.#replaceReply(current);
-        else await this.#patchReply(current);
-        return true;
+        await this.#postFollowUp(message);
+        return;
       } catch (error) {
-        const code = discordErrorCode(error);
-        this.#noteFailure(error, 'final');
-        if (code === DISCORD_ERRORS.requestEntityTooLarge && current.files.length) {
-          // Paid images are not dropped: the message goes without them, and they follow one by one.
-          this.#oversized.push(...current.files);
-          current = withoutFiles(current, say(this.#o.locale, 'discord.job.upload_separately'));
-          attempt--;
-          continue;
-        }
-        if (this.#mode === 'channel') break;
-        if (code === DISCORD_ERRORS.unknownMessage) continue;
-        const status = discordErrorStatus(error);
-        if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
-        await sleep(delays[Math.min(attempt, delays.length - 1)] ?? 1000);
+        this.#noteFailure(error, what);
+        if (isTooLarge(error)) throw error;
+        this.#leaveToken();
       }
     }
-    return this.#postInChannel(current);
+    const channelId = await this.#fallbackChannelId();
+    try {
+      await this.#o.botRest.post(Routes.channelMessages(channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
+    } catch (error) {
+      this.#noteFailure(error, what);
+      throw error;
+    }
+    const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
+    this.#o.logger.info({ channelId, where, what }, `delivered a job result as a ${where === 'dm' ? 'direct' : 'channel'} message (the interaction token could not be used)`);
   }
 
-  async #followUp(message: OutgoingMessage): Promise<boolean> {
-    if (this.#mode === 'webhook' && this.#tokenUsable()) {
-      try {
-        await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
-          body: this.#followUpBody(message),
-          files: filesOf(message),
-          auth: false,
-          query: new URLSearchParams({ wait: 'true' }),
-        });
-        return true;
-      } catch (error) {
-        this.#noteFailure(error, 'follow-up');
-      }
-    }
-    return this.#postInChannel(message);
+  async #postFollowUp(message: OutgoingMessage): Promise<{ id: string }> {
+    return (await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
+      body: this.#followUpBody(message),
+      files: filesOf(message),
+      auth: false,
+      query: new URLSearchParams({ wait: 'true' }),
+    })) as { id: string };
   }
 
   async #patchReply(message: OutgoingMessage): Promise<void> {
@@ -263,31 +299,17 @@ export class ReplyTarget {
 
   /** The reply was deleted: a follow-up takes its place (and later edits go to it). */
   async #replaceReply(message: OutgoingMessage): Promise<void> {
-    const sent = (await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
-      body: this.#followUpBody(message),
-      files: filesOf(message),
-      auth: false,
-      query: new URLSearchParams({ wait: 'true' }),
-    })) as { id: string };
-    this.#webhookMessage = sent.id;
+    this.#webhookMessage = (await this.#postFollowUp(message)).id;
     this.#replyGone = false;
   }
 
-  async #postInChannel(message: OutgoingMessage): Promise<boolean> {
-    this.#mode = 'channel';
+  /** A message of the final that reached neither the token nor the fallback. */
+  #undelivered(error: unknown, what: string): void {
     const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
-    try {
-      const channelId = await this.#fallbackChannelId();
-      await this.#o.botRest.post(Routes.channelMessages(channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
-      this.#o.logger.info({ channelId, where }, `delivered a job result as a ${where === 'dm' ? 'direct' : 'channel'} message (the interaction token could not be used)`);
-      return true;
-    } catch (error) {
-      this.#o.logger.error(
-        { channelId: this.#o.channelId, where, code: discordErrorCode(error), status: discordErrorStatus(error) },
-        `could not deliver a job result to Discord (no usable interaction token, and ${where === 'dm' ? 'no DM could be sent to the user' : 'the channel refused the message'})`,
-      );
-      return false;
-    }
+    this.#o.logger.error(
+      { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status: discordErrorStatus(error) },
+      `could not deliver a job result to Discord (no usable interaction token, and ${where === 'dm' ? 'no DM could be sent to the user' : 'the channel refused the message'})`,
+    );
   }
 
   /** The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried again next time). */
@@ -308,13 +330,18 @@ export class ReplyTarget {
 
   #tokenUsable(): boolean {
     if (this.#mode === 'channel') return false;
-    if (this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS) this.#mode = 'channel';
+    if (this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS) this.#leaveToken();
     return this.#mode === 'webhook';
+  }
+
+  /** From now on, only the fallback: the one switch away from the interaction token, never undone. */
+  #leaveToken(): void {
+    this.#mode = 'channel';
   }
 
   #noteFailure(error: unknown, what: string): void {
     const code = discordErrorCode(error);
-    if (code === DISCORD_ERRORS.invalidWebhookToken || code === DISCORD_ERRORS.unknownWebhook) this.#mode = 'channel';
+    if (code === DISCORD_ERRORS.invalidWebhookToken || code === DISCORD_ERRORS.unknownWebhook) this.#leaveToken();
     else if (code === DISCORD_ERRORS.unknownMessage && this.#webhookMessage === '@original') this.#replyGone = true;
     this.#o.logger.warn({ what, code, status: discordErrorStatus(error), mode: this.#mode, err: code === undefined ? loggableError(error) : undefined }, 'Discord refused an update of a job reply');
   }
@@ -335,23 +362,39 @@ function filesOf(message: OutgoingMessage): RawFile[] {
 }
 
 /**
- * Files in order, packed into as few messages as Discord takes: at most 10 files (`DISCORD_LIMITS.filesPerMessage`) and
- * `limitBytes` together each; a file larger than that alone is a pack of its own.
+ * Files in order, packed into as few messages as Discord takes. Discord documents its limits on uploads in two places:
+ * "Uploading Files" (discord.com/developers/docs/reference#uploading-files) — the upload limit applies to each file in
+ * a request, and an interaction's `attachment_size_limit` is that limit (`attachmentLimitOf`) — and Create Message's
+ * limitations (discord.com/developers/docs/resources/message#create-message) — "the maximum request size when sending
+ * a message is 25 MiB" (`DISCORD_LIMITS.requestBytes`), whatever the limit of one file. So a pack holds at most 10
+ * files (`DISCORD_LIMITS.filesPerMessage`) whose bytes, with `REQUEST_ROOM_BYTES` for the rest of the request, stay
+ * within 25 MiB; a file larger than that, or than the limit of one file (Discord refuses it whatever it goes with, and
+ * it is shrunk alone), is a pack of its own.
  */
-function packFiles(files: readonly OutgoingFile[], limitBytes: number): OutgoingFile[][] {
+function packFiles(files: readonly OutgoingFile[], fileLimitBytes: number): OutgoingFile[][] {
+  const packBytes = DISCORD_LIMITS.requestBytes - REQUEST_ROOM_BYTES;
   const packs: OutgoingFile[][] = [];
+  let last: OutgoingFile[] | undefined;
   let bytes = 0;
   for (const file of files) {
-    const last = packs.at(-1);
-    if (last && last.length < DISCORD_LIMITS.filesPerMessage && bytes + file.data.length <= limitBytes) {
-      last.push(file);
-      bytes += file.data.length;
-    } else {
+    const size = file.data.length;
+    if (size > fileLimitBytes) {
       packs.push([file]);
-      bytes = file.data.length;
+      last = undefined;
+    } else if (last && last.length < DISCORD_LIMITS.filesPerMessage && bytes + size <= packBytes) {
+      last.push(file);
+      bytes += size;
+    } else {
+      packs.push((last = [file]));
+      bytes = size;
     }
   }
   return packs;
+}
+
+/** A refusal as too large (413, 40005): a file over the upload limit, or a request over Discord's size. */
+function isTooLarge(error: unknown): boolean {
+  return discordErrorCode(error) === DISCORD_ERRORS.requestEntityTooLarge;
 }
 
 function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {

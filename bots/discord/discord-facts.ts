@@ -17,6 +17,11 @@ export const DISCORD_LIMITS = {
   contentChars: 2000,
   /** A bot's per-file upload limit when the interaction does not say (`attachment_size_limit`): read it with `attachmentLimitOf`. */
   defaultAttachmentBytes: 10 * 1024 * 1024,
+  /**
+   * The most bytes of one request that sends a message, its files and the rest together, whatever the limit of one
+   * file (Create Message, "Limitations": "The maximum request size when sending a message is 25 MiB").
+   */
+  requestBytes: 25 * 1024 * 1024,
   /** An interaction must be answered (or deferred) within this. */
   acknowledgeMs: 3000,
   /** An interaction token can edit its replies for this long. */
