@@ -2,7 +2,7 @@ import type { Context, webApi } from '@slack/bolt';
 import { editModal, type EditContext } from './edit-modal.js';
 import { connectionNeverMade } from './connection-never-made.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { say } from '../runner/index.js';
+import { loggableError, say } from '../runner/index.js';
 import type { LoggerLike } from 'pictor';
 import { readBounded, systemErrorCode } from 'pictor/internal';
 import type { ChannelWriter } from './ChannelWriter.js';
@@ -179,7 +179,8 @@ export async function openEditModal(context: Pick<BotContext, 'logger'>, client:
   try {
     await client.views.open({ trigger_id: triggerId, view: editModal(edit, locale) });
   } catch (error) {
-    context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
+    // The error made loggable too: an HTTP error's code (`slack_webapi_http_error`) does not say which status came.
+    context.logger.warn({ code: slackErrorCode(error), err: loggableError(error) }, 'could not open the edit modal');
     await notify(say(locale, 'slack.edit.could_not_open'));
   }
 }
