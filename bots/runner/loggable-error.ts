@@ -10,10 +10,11 @@ const TOKEN_IN_URL = /((?:interactions|webhooks)\/\d+|hooks\.slack(?:-gov)?\.com
 
 /**
  * An error as it may be logged, on every surface and the runner: its name, its message (cut to 500 characters), its
- * `code` and HTTP `status` when it has them, and its stack (cut to 2000) unless the error is an expected one (`expected`)
- * — every text with the secrets and credential shapes the core's one redaction knows (`redactSecrets`: a Bearer token,
- * an `sk-` key, a registered key) and the tokens of callback URLs taken out. Never the error object itself: a
- * platform's error carries the request's URL (with its token), its headers and its body, which may be huge.
+ * `code` and HTTP `status` when it has them (Slack's Web API client names the status `statusCode`), and its stack (cut
+ * to 2000) unless the error is an expected one (`expected`) — every text with the secrets and credential shapes the
+ * core's one redaction knows (`redactSecrets`: a Bearer token, an `sk-` key, a registered key) and the tokens of
+ * callback URLs taken out. Never the error object itself: a platform's error carries the request's URL (with its
+ * token), its headers and its body, which may be huge.
  */
 export function loggableError(error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) return { type: typeof error };
@@ -21,8 +22,11 @@ export function loggableError(error: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = { name: error.name, message: clean(error.message).slice(0, 500) };
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'number' || typeof code === 'string') out.code = typeof code === 'string' ? clean(code).slice(0, 100) : code;
-  const status = (error as { status?: unknown }).status;
+  // The HTTP status of a platform's answer: `status` (Discord's), or `statusCode` (Slack's Web API client's HTTP error,
+  // whose code alone does not say which status came). Never its `headers` or `body`.
+  const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
   if (typeof status === 'number') out.status = status;
+  else if (typeof statusCode === 'number') out.status = statusCode;
   if (!expected(error) && error.stack) out.stack = clean(error.stack).slice(0, 2000);
   return out;
 }

@@ -1,7 +1,8 @@
 import type { Context, webApi } from '@slack/bolt';
 import { editModal, type EditContext } from './edit-modal.js';
+import { connectionNeverMade } from './connection-never-made.js';
 import { slackErrorCode } from './slack-error-code.js';
-import { say } from '../runner/index.js';
+import { loggableError, say } from '../runner/index.js';
 import type { LoggerLike } from 'pictor';
 import { readBounded, systemErrorCode } from 'pictor/internal';
 import type { ChannelWriter } from './ChannelWriter.js';
@@ -44,46 +45,15 @@ export const SHORTCUT_EDIT_IMAGE = 'pictor_edit_image';
 const RESPONSE_URL_GONE = new Set([404, 410]);
 
 /**
- * What a `response_url` could not be reached with before anything was sent (fetch's cause): no connection was made, so
- * its note surely reached nobody. A reset or a closed socket (`ECONNRESET`, `UND_ERR_SOCKET`) is not among them: fetch
- * does not tell whether the note was written before it, so it may have reached the member.
+ * Statuses of Slack failing on its side (a 500, which its hooks keep for an error that is not the caller's, with the
+ * text `rollup_error`; a gateway's 502, 503 or 504): Slack's hooks (`hooks.slack.com`, which serves `response_url`s as
+ * it serves incoming webhooks) are to be read as taking a post on a 200 only, any other status being a failure. Such a
+ * note was not shown, so it goes to the member's direct messages: were it shown after all (a gateway that gave up while
+ * Slack went on), the member reads it twice — the lesser harm than a refusal or a note never told.
  */
-const NOTHING_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-
-/**
- * A certificate refused in the TLS handshake (OpenSSL's verify codes, as Node names them): the handshake failed before
- * the request was written, so nothing was sent — a proxy that intercepts TLS, an expired or self-signed certificate.
- * Node's own TLS checks (`ERR_TLS_CERT_ALTNAME_INVALID`, other `ERR_TLS_…`) are matched by their prefix.
- */
-const CERTIFICATE_REFUSED = new Set([
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_CRL',
-  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
-  'UNABLE_TO_DECRYPT_CRL_SIGNATURE',
-  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
-  'CERT_SIGNATURE_FAILURE',
-  'CRL_SIGNATURE_FAILURE',
-  'CERT_NOT_YET_VALID',
-  'CERT_HAS_EXPIRED',
-  'CRL_NOT_YET_VALID',
-  'CRL_HAS_EXPIRED',
-  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
-  'ERROR_IN_CERT_NOT_AFTER_FIELD',
-  'ERROR_IN_CRL_LAST_UPDATE_FIELD',
-  'ERROR_IN_CRL_NEXT_UPDATE_FIELD',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'CERT_CHAIN_TOO_LONG',
-  'CERT_REVOKED',
-  'INVALID_CA',
-  'PATH_LENGTH_EXCEEDED',
-  'INVALID_PURPOSE',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'HOSTNAME_MISMATCH',
-]);
+function slackFailed(status: number): boolean {
+  return status >= 500 && status <= 599;
+}
 
 /** The most of a `response_url`'s answer read (Slack's is a few bytes of JSON; a longer one is not Slack's JSON: read as none). */
 const ANSWER_BYTES = 16 * 1024;
@@ -97,10 +67,10 @@ type ResponseUrlOutcome = { delivered: true } | { delivered: false; lost: true; 
 /**
  * A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). Slack
  * answers JSON (`{"ok":true}`, `{"ok":false,"error":"expired_url"}`): a body whose `ok` is false, a 404 or 410 (used up
- * or expired), a connection never made (`NOTHING_SENT`) or a certificate refused (`CERTIFICATE_REFUSED`) is a note that
- * reached nobody; a 2xx whose body is not JSON
- * or says `ok: true` is delivered; another status is logged. Only through `privateAnswerVia`, which takes a note that
- * reached nobody to the member's direct messages.
+ * or expired), a 5xx (Slack failing, `slackFailed`) or a connection never made (`connectionNeverMade`: a TLS handshake
+ * that failed included) is a note that reached nobody; a 2xx whose body is not JSON or says `ok: true` is delivered;
+ * another status (a 400, a 403) is logged and counted delivered, as a note that may be shown. Only through
+ * `privateAnswerVia`, which takes a note that reached nobody to the member's direct messages.
  */
 async function respondVia(responseUrl: string, text: string, logger: LoggerLike): Promise<ResponseUrlOutcome> {
   let response: Response;
@@ -113,21 +83,22 @@ async function respondVia(responseUrl: string, text: string, logger: LoggerLike)
     });
   } catch (error) {
     const code = fetchErrorCode(error);
-    return nothingSent(error) ? { delivered: false, lost: false, why: code ?? 'unreachable' } : { delivered: false, lost: true, code };
+    return connectionNeverMade(error) ? { delivered: false, lost: false, why: code ?? 'unreachable' } : { delivered: false, lost: true, code };
   }
-  const gone = RESPONSE_URL_GONE.has(response.status);
+  // Used up, expired, or Slack failing: the status alone says the note reached nobody, whatever its body.
+  const tookNone = RESPONSE_URL_GONE.has(response.status) || slackFailed(response.status);
   let body: string;
   try {
     // A body that breaks rejects with fetch's own error (its code is logged).
     const read = await readBounded(response, ANSWER_BYTES, (error) => error);
     body = read === 'too_large' ? '' : read.toString('utf8');
   } catch (error) {
-    // The status was told: a used-up URL took nothing, whatever became of its body.
-    return gone ? { delivered: false, lost: false, why: String(response.status) } : { delivered: false, lost: true, code: fetchErrorCode(error) };
+    // The status was told: a used-up URL, or Slack failing, took nothing, whatever became of its body.
+    return tookNone ? { delivered: false, lost: false, why: String(response.status) } : { delivered: false, lost: true, code: fetchErrorCode(error) };
   }
   const answer = okOf(body);
   if (answer?.ok === false) return { delivered: false, lost: false, why: answer.error ?? String(response.status) };
-  if (gone) return { delivered: false, lost: false, why: String(response.status) };
+  if (tookNone) return { delivered: false, lost: false, why: String(response.status) };
   if (!response.ok) logger.warn({ status: response.status }, 'a response_url refused a private note');
   return { delivered: true };
 }
@@ -152,27 +123,6 @@ function okOf(body: string): { ok: unknown; error: string | undefined } | undefi
 function fetchErrorCode(error: unknown): string | undefined {
   const causeCode = (error as { cause?: { code?: unknown } | null } | undefined)?.cause?.code;
   return systemErrorCode(error) ?? (typeof causeCode === 'string' ? causeCode : undefined) ?? (error instanceof Error ? error.name : undefined);
-}
-
-/**
- * Whether fetch failed before any of the request was sent (every address it tried, for a name with several): no
- * connection made, or a TLS handshake that failed on its certificate.
- */
-function nothingSent(error: unknown): boolean {
-  const cause = (error as { cause?: unknown } | undefined)?.cause;
-  const errors = (cause as { errors?: unknown } | undefined)?.errors;
-  const failures = Array.isArray(errors) ? errors : [cause];
-  return failures.length > 0 && failures.every((failure) => connectionNeverMade(systemErrorCode(failure)) || handshakeFailed(failure));
-}
-
-function connectionNeverMade(code: string | undefined): boolean {
-  return code !== undefined && NOTHING_SENT.has(code);
-}
-
-/** A TLS handshake refused on its certificate (the failure's own code). */
-function handshakeFailed(failure: unknown): boolean {
-  const code = (failure as { code?: unknown } | null | undefined)?.code;
-  return typeof code === 'string' && (CERTIFICATE_REFUSED.has(code) || code.startsWith('ERR_TLS_'));
 }
 
 /** A private note in a channel (or thread) through chat.postEphemeral, paced with the channel's other writes. */
@@ -204,9 +154,9 @@ export function directVia(context: Pick<BotContext, 'writer'>, client: webApi.We
 /**
  * A private answer to a member's press, command or form: through its response URL, else in their direct messages with
  * the app — where there is none (the Home tab gives none), or the note surely reached nobody (a connection never made,
- * a certificate refused in the handshake, a 404 or 410, an `ok: false` answer: used up or expired) — so a refusal, a private result's note or a job given up as
- * it starts is never left untold. A note whose answer timed out or broke after it was sent may have reached the member:
- * it is logged, not sent again.
+ * a TLS handshake that failed, a 404 or 410 or an `ok: false` answer: used up or expired, a 5xx: Slack failing) — so a
+ * refusal, a private result's note or a job given up as it starts is never left untold. A note whose connection broke
+ * or whose answer timed out after it was sent may have reached the member: it is logged, not sent again.
  */
 export function privateAnswerVia(context: Pick<BotContext, 'writer' | 'logger' | 'workspace'>, auth: Context, where: { userId: string; responseUrl?: string | undefined }): Notifier {
   const direct: Notifier = (text) => directVia(context, context.workspace(auth).client, where.userId)(text);
@@ -219,7 +169,7 @@ export function privateAnswerVia(context: Pick<BotContext, 'writer' | 'logger' |
       context.logger.warn({ code: outcome.code }, 'a response_url did not answer a private note it may have taken: it is not sent again');
       return;
     }
-    context.logger.warn({ code: outcome.why }, 'a response_url took no private note (used up, expired or unreachable): it goes to the member’s direct messages');
+    context.logger.warn({ code: outcome.why }, 'a response_url took no private note (used up, expired, failing on Slack’s side or unreachable): it goes to the member’s direct messages');
     await direct(text);
   };
 }
@@ -229,7 +179,8 @@ export async function openEditModal(context: Pick<BotContext, 'logger'>, client:
   try {
     await client.views.open({ trigger_id: triggerId, view: editModal(edit, locale) });
   } catch (error) {
-    context.logger.warn({ code: slackErrorCode(error) }, 'could not open the edit modal');
+    // The error made loggable too: an HTTP error's code (`slack_webapi_http_error`) does not say which status came.
+    context.logger.warn({ code: slackErrorCode(error), err: loggableError(error) }, 'could not open the edit modal');
     await notify(say(locale, 'slack.edit.could_not_open'));
   }
 }

@@ -86,6 +86,28 @@ describe('loggableError', () => {
     }
   });
 
+  it('keeps the HTTP status of a Slack Web API call answered with one (its client’s `statusCode`), never the request’s URL, headers or token', async () => {
+    const slack = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(503, { 'content-type': 'text/html', 'x-slack-req-id': 'abc' }).end('<html>Service Unavailable</html>'));
+    });
+    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+    try {
+      const token = 'xoxb-0000-1111-secretpart';
+      const apiUrl = `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`;
+      const client = new webApi.WebClient(token, { slackApiUrl: apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+      const thrown = await client.chat.postMessage({ channel: 'C0BUSY', text: 'hi' }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(thrown).toMatchObject({ code: 'slack_webapi_http_error', statusCode: 503 });
+      expect(loggableError(thrown)).toEqual({ name: 'Error', message: 'An HTTP protocol error occurred: statusCode = 503', code: 'slack_webapi_http_error', status: 503 });
+      expect(JSON.stringify(loggableError(thrown))).not.toMatch(/secretpart|127\.0\.0\.1|x-slack-req-id|Service Unavailable/);
+    } finally {
+      await new Promise((resolve) => slack.close(resolve));
+    }
+  });
+
   it('keeps the stack of a Slack client error that is no answer of Slack’s (a network failure, an argument of ours)', () => {
     expect(loggableError(platformError('A request error occurred: connect ECONNREFUSED', { code: 'slack_webapi_request_error' }))).toHaveProperty('stack');
     expect(loggableError(platformError('invalid arguments', { code: 'slack_webapi_file_upload_invalid_args_error' }))).toHaveProperty('stack');

@@ -1,44 +1,54 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Context } from '@slack/bolt';
+import { Agent } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { privateAnswerVia, type BotContext } from '../../../bots/slack/bot-context.js';
 import { silentLogger } from '../../../src/internal.js';
 
 /**
- * `privateAnswerVia` against a response URL served here (a real HTTP server, so fetch's own errors are the ones met):
- * what becomes of a note whose answer is not the few bytes of JSON Slack answers.
+ * `privateAnswerVia` against a response URL served here (a real HTTP, TLS or TCP server, so fetch's own errors are
+ * the ones met): what becomes of a note whose answer is not the few bytes of JSON Slack answers.
  */
-let server: Server | undefined;
+const servers: Server[] = [];
+const agents: Agent[] = [];
 /** Whether a certificate can be made here (openssl), for a real TLS server. */
 const HAS_OPENSSL = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
-  server = undefined;
+  for (const server of servers.splice(0)) {
+    (server as Server & { closeAllConnections?: () => void }).closeAllConnections?.();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  await Promise.all(agents.splice(0).map((agent) => agent.close()));
   vi.unstubAllGlobals();
 });
 
-/** A response URL whose every answer is `answer`'s. */
-async function responseUrl(answer: (res: ServerResponse) => void): Promise<string> {
-  server = createServer((req, res) => {
+/** Listens on 127.0.0.1 and returns the port; closed after the test. */
+async function listening(server: Server): Promise<number> {
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/** A response URL whose every answer is `answer`'s, once the note was read. */
+async function responseUrl(answer: (res: ServerResponse, req: IncomingMessage) => void): Promise<string> {
+  const server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => answer(res));
+    req.on('end', () => answer(res, req));
   });
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/actions/T0/1/x`;
+  return `http://127.0.0.1:${await listening(server)}/actions/T0/1/x`;
 }
 
 /** A bot context whose warnings are kept (message and code) and whose direct messages are recorded. */
 function botContext() {
   const warnings: { code: unknown; msg: string }[] = [];
   const direct: string[] = [];
-  const logger = { ...silentLogger(), warn: (fields: { code?: unknown }, msg?: string) => void warnings.push({ code: fields.code, msg: String(msg) }) };
+  const logger = { ...silentLogger(), warn: (fields: { code?: unknown; status?: unknown }, msg?: string) => void warnings.push({ code: fields.code ?? fields.status, msg: String(msg) }) };
   const client = { chat: { postMessage: async ({ text }: { text: string }) => void direct.push(text) } };
   const context = {
     logger,
@@ -48,6 +58,17 @@ function botContext() {
   return { context, warnings, direct };
 }
 
+/** Sends one private note through `url` and gives what was logged and what went to the member's direct messages. */
+async function privateNoteVia(url: string) {
+  const { context, warnings, direct } = botContext();
+  await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: url })('only its member may delete it');
+  return { warnings, direct };
+}
+
+const TOOK_NONE = 'a response_url took no private note (used up, expired, failing on Slack’s side or unreachable): it goes to the member’s direct messages';
+const MAY_HAVE_TAKEN = 'a response_url did not answer a private note it may have taken: it is not sent again';
+const IN_DIRECT_MESSAGES = ['only its member may delete it'];
+
 describe('a private note through a response URL whose answer is not Slack’s few bytes of JSON', () => {
   it('an answer whose body breaks after its status: logged with fetch’s own code, as a note that may have reached the member, and not sent again', async () => {
     const url = await responseUrl((res) => {
@@ -55,9 +76,8 @@ describe('a private note through a response URL whose answer is not Slack’s fe
       res.write('{"ok":');
       setImmediate(() => res.socket?.destroy());
     });
-    const { context, warnings, direct } = botContext();
-    await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: url })('only its member may delete it');
-    expect(warnings).toEqual([{ code: 'UND_ERR_SOCKET', msg: 'a response_url did not answer a private note it may have taken: it is not sent again' }]);
+    const { warnings, direct } = await privateNoteVia(url);
+    expect(warnings).toEqual([{ code: 'UND_ERR_SOCKET', msg: MAY_HAVE_TAKEN }]);
     expect(direct).toEqual([]);
   });
 
@@ -72,53 +92,153 @@ describe('a private note through a response URL whose answer is not Slack’s fe
       res.on('drain', more);
       more();
     });
-    const { context, warnings, direct } = botContext();
-    await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: url })('only its member may delete it');
+    const { warnings, direct } = await privateNoteVia(url);
     expect(warnings).toEqual([]);
     expect(direct).toEqual([]);
   });
 
-  const TOOK_NONE = 'a response_url took no private note (used up, expired or unreachable): it goes to the member’s direct messages';
-
-  it.skipIf(!HAS_OPENSSL)('a response URL behind a certificate fetch does not trust (a proxy that intercepts TLS): nothing was sent, so the note goes to the member’s direct messages, logged with the TLS failure’s own code', async () => {
-    const url = await selfSignedResponseUrl();
-    const { context, warnings, direct } = botContext();
-    await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: url })('only its member may delete it');
-    expect(warnings).toEqual([{ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', msg: TOOK_NONE }]);
-    expect(direct).toEqual(['only its member may delete it']);
-  });
-
-  it.each(['CERT_HAS_EXPIRED', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID'])('a fetch whose handshake fails on its certificate (%s): the note goes to the member’s direct messages, logged with that code, not as a TypeError', async (code) => {
-    vi.stubGlobal('fetch', () => Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('certificate refused'), { code }) })));
-    const { context, warnings, direct } = botContext();
-    await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: 'https://hooks.slack.test/actions/T0/1/x' })('only its member may delete it');
-    expect(warnings).toEqual([{ code, msg: TOOK_NONE }]);
-    expect(direct).toEqual(['only its member may delete it']);
-  });
-
-  it('a fetch whose every address failed, one refused and one on its certificate: nothing was sent, so the note goes to the member’s direct messages', async () => {
-    const failures = [Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }), Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' })];
-    vi.stubGlobal('fetch', () => Promise.reject(new TypeError('fetch failed', { cause: new AggregateError(failures) })));
-    const { context, direct } = botContext();
-    await privateAnswerVia(context, {} as Context, { userId: 'U0ALICE', responseUrl: 'https://hooks.slack.test/actions/T0/1/x' })('only its member may delete it');
-    expect(direct).toEqual(['only its member may delete it']);
+  it('a 2xx with no body (a 204): delivered, nothing logged, not sent again', async () => {
+    const { warnings, direct } = await privateNoteVia(await responseUrl((res) => res.writeHead(204).end()));
+    expect(warnings).toEqual([]);
+    expect(direct).toEqual([]);
   });
 });
 
-/**
- * A response URL served over TLS with a certificate made here, signed by itself (as a proxy that intercepts TLS shows
- * one the machine does not trust), answering as Slack does. Without openssl, the fake cause above stands for it.
- */
-async function selfSignedResponseUrl(): Promise<string> {
+describe('a private note through a response URL that fails on Slack’s side (a 5xx): Slack took nothing, so it goes to the member’s direct messages', () => {
+  it.each([
+    [500, 'text/plain', 'rollup_error'],
+    [502, 'text/html', '<html><body>Bad Gateway</body></html>'],
+    [503, 'text/html', ''],
+    [504, 'application/json', '{"ok":true}'],
+  ])('a %i (%s): the note goes to the member’s direct messages, logged with the status', async (status, type, text) => {
+    const { warnings, direct } = await privateNoteVia(await responseUrl((res) => res.writeHead(status, { 'content-type': type }).end(text)));
+    expect(warnings).toEqual([{ code: String(status), msg: TOOK_NONE }]);
+    expect(direct).toEqual(IN_DIRECT_MESSAGES);
+  });
+
+  it('a 5xx whose body breaks after its status: its status told that Slack took nothing, so the note goes to the member’s direct messages', async () => {
+    const url = await responseUrl((res) => {
+      res.writeHead(503, { 'content-type': 'text/html', 'content-length': '100' });
+      res.write('<html>');
+      setImmediate(() => res.socket?.destroy());
+    });
+    const { warnings, direct } = await privateNoteVia(url);
+    expect(warnings).toEqual([{ code: '503', msg: TOOK_NONE }]);
+    expect(direct).toEqual(IN_DIRECT_MESSAGES);
+  });
+
+  it('another 4xx whose body is not `ok: false` (a 400 `invalid_payload`, a 403 `action_prohibited`): logged with its status, counted delivered and not sent again, as a note that may be shown', async () => {
+    for (const [status, text] of [
+      [400, 'invalid_payload'],
+      [403, 'action_prohibited'],
+    ] as const) {
+      const { warnings, direct } = await privateNoteVia(await responseUrl((res) => res.writeHead(status, { 'content-type': 'text/plain' }).end(text)));
+      expect(warnings).toEqual([{ code: status, msg: 'a response_url refused a private note' }]);
+      expect(direct).toEqual([]);
+    }
+  });
+});
+
+describe.skipIf(!HAS_OPENSSL)('a private note through a response URL whose TLS handshake fails: nothing was sent, so it goes to the member’s direct messages, logged with the failure’s own code', () => {
+  it('a certificate fetch does not trust (a proxy that intercepts TLS, signed by itself): DEPTH_ZERO_SELF_SIGNED_CERT', async () => {
+    const { warnings, direct } = await privateNoteVia(await tlsResponseUrl(certificate('IP:127.0.0.1')));
+    expect(warnings).toEqual([{ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', msg: TOOK_NONE }]);
+    expect(direct).toEqual(IN_DIRECT_MESSAGES);
+  });
+
+  it('a certificate fetch trusts, for another name: Node’s own check, ERR_TLS_CERT_ALTNAME_INVALID', async () => {
+    const made = certificate('DNS:hooks.elsewhere.test');
+    trustOnly(made.cert);
+    const { warnings, direct } = await privateNoteVia(await tlsResponseUrl(made));
+    expect(warnings).toEqual([{ code: 'ERR_TLS_CERT_ALTNAME_INVALID', msg: TOOK_NONE }]);
+    expect(direct).toEqual(IN_DIRECT_MESSAGES);
+  });
+
+  it('a plain HTTP server where TLS was expected: ERR_SSL_WRONG_VERSION_NUMBER', async () => {
+    const plain = await responseUrl((res) => res.end('{"ok":true}'));
+    const { warnings, direct } = await privateNoteVia(plain.replace('http:', 'https:'));
+    expect(warnings).toEqual([{ code: 'ERR_SSL_WRONG_VERSION_NUMBER', msg: TOOK_NONE }]);
+    expect(direct).toEqual(IN_DIRECT_MESSAGES);
+  });
+
+  it.each([
+    ['a server that speaks another protocol (an SSH banner)', 'ERR_SSL_WRONG_VERSION_NUMBER', Buffer.from('SSH-2.0-OpenSSH_9.6\r\n')],
+    ['a TLS record longer than TLS allows', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', Buffer.from([0x16, 0x03, 0x03, 0xff, 0xff])],
+    ['a handshake refused with an alert', 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', Buffer.from([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28])],
+  ])('%s: %s', async (_, code, answer) => {
+    const port = await listening(createTcpServer((socket) => socket.on('error', () => undefined).once('data', () => socket.write(answer))));
+    const { warnings, direct } = await privateNoteVia(`https://127.0.0.1:${port}/actions/T0/1/x`);
+    expect(warnings).toEqual([{ code, msg: TOOK_NONE }]);
+    expect(direct).toEqual(IN_DIRECT_MESSAGES);
+  });
+});
+
+describe('a private note whose connection fails after the note was written: it may have reached the member, so it is logged, not sent again', () => {
+  it('a connection reset once the note arrived, before any answer (ECONNRESET)', async () => {
+    const { warnings, direct } = await privateNoteVia(await responseUrl((_res, req) => req.socket.resetAndDestroy()));
+    expect(warnings).toEqual([{ code: 'ECONNRESET', msg: MAY_HAVE_TAKEN }]);
+    expect(direct).toEqual([]);
+  });
+
+  it.skipIf(!HAS_OPENSSL)('a TLS connection whose handshake passed, broken once the note arrived (bytes that are not TLS in its stream)', async () => {
+    const made = certificate('IP:127.0.0.1');
+    trustOnly(made.cert);
+    let toFetch: Socket | undefined;
+    const tls = createTlsServer(made, (req) => {
+      req.resume();
+      req.on('end', () => toFetch?.write('HTTP/1.1 400 Bad Request\r\n\r\n'));
+    });
+    const tlsPort = await listening(tls as unknown as Server);
+    // A relay between fetch and the TLS server, which is how the bytes that are not TLS get into the stream.
+    const relay = createTcpServer((socket) => {
+      toFetch = socket.on('error', () => undefined);
+      const upstream = connect(tlsPort, '127.0.0.1').on('error', () => undefined);
+      socket.pipe(upstream).pipe(socket);
+    });
+    const { warnings, direct } = await privateNoteVia(`https://127.0.0.1:${await listening(relay)}/actions/T0/1/x`);
+    expect(warnings).toEqual([{ code: expect.any(String), msg: MAY_HAVE_TAKEN }]);
+    expect(direct).toEqual([]);
+  });
+
+  it.skipIf(!HAS_OPENSSL)('a TLS 1.3 server that refuses fetch for want of a client certificate, which it tells only after fetch wrote the note', async () => {
+    const made = certificate('IP:127.0.0.1');
+    trustOnly(made.cert);
+    const tls = createTlsServer({ ...made, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3' }, (_req, res) => res.end('{"ok":true}'));
+    const { warnings, direct } = await privateNoteVia(`https://127.0.0.1:${await listening(tls as unknown as Server)}/actions/T0/1/x`);
+    expect(warnings).toEqual([{ code: expect.any(String), msg: MAY_HAVE_TAKEN }]);
+    expect(direct).toEqual([]);
+  });
+});
+
+/** A key and a certificate made here, signed by itself, for `altName` (`IP:127.0.0.1`, `DNS:…`). */
+function certificate(altName: string): { key: Buffer; cert: Buffer } {
   const folder = mkdtempSync(join(tmpdir(), 'pictor-tls-'));
   try {
-    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', join(folder, 'key.pem'), '-out', join(folder, 'cert.pem')], { stdio: 'ignore' });
+    const made = spawnSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=pictor test', '-addext', `subjectAltName=${altName}`, '-keyout', join(folder, 'key.pem'), '-out', join(folder, 'cert.pem')],
+      { stdio: 'ignore' },
+    );
     if (made.status !== 0) throw new Error('openssl could not make a certificate');
-    const tls = createTlsServer({ key: readFileSync(join(folder, 'key.pem')), cert: readFileSync(join(folder, 'cert.pem')) }, (_req, res) => res.end('{"ok":true}'));
-    server = tls as unknown as Server;
-    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
-    return `https://127.0.0.1:${(tls.address() as AddressInfo).port}/actions/T0/1/x`;
+    return { key: readFileSync(join(folder, 'key.pem')), cert: readFileSync(join(folder, 'cert.pem')) };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+}
+
+/** A response URL served over TLS with `made`, answering as Slack does. */
+async function tlsResponseUrl(made: { key: Buffer; cert: Buffer }): Promise<string> {
+  const tls = createTlsServer(made, (req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+  });
+  return `https://127.0.0.1:${await listening(tls as unknown as Server)}/actions/T0/1/x`;
+}
+
+/** The real fetch, trusting only `cert` (as a machine with a proxy's certificate installed): its TLS handshakes can pass. */
+function trustOnly(cert: Buffer): void {
+  const agent = new Agent({ connect: { ca: cert } });
+  agents.push(agent);
+  const realFetch = globalThis.fetch;
+  vi.stubGlobal('fetch', (input: string | URL, init?: RequestInit) => realFetch(input, { ...init, dispatcher: agent } as unknown as RequestInit));
 }

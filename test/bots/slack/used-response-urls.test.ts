@@ -54,6 +54,22 @@ describe('a private answer whose response URL is used up or expired reaches the 
   });
 });
 
+describe('a private answer whose response URL fails on Slack’s side (a 5xx) reaches the member in their direct messages with the app', () => {
+  for (const status of [500, 503] as const) {
+    it(`another member’s press of a job’s Delete, the press’s response URL answering ${status}: they are told there that only its member or an admin may delete it`, async () => {
+      h = await startHarness();
+      const { fake } = h;
+      await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+      const actions = await finishedActions(fake, 'C0KITES');
+      fake.failResponseUrls(status);
+      expect((await fake.clickButton(actions, 'pictor_delete', 'U0BOB')).status).toBe(200);
+      await inDirectMessages(fake, 'U0BOB', say('en', 'slack.button.only_requester_delete', { user: '<@U0ALICE>' }));
+      expect(fake.refusedResponses).toBe(1);
+      expect(fake.responses).toEqual([]);
+    });
+  }
+});
+
 describe('a private answer through a response URL goes to the member’s direct messages only when it surely reached nobody', () => {
   it('a note Slack took whose answer is lost on its way back (the connection closed after it) is logged, not sent again to their direct messages', async () => {
     const { logger, warnings } = warningsKept();

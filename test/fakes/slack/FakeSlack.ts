@@ -275,9 +275,20 @@ export class FakeSlack {
     this.#responseUrlStatus = status;
   }
 
-  /** Posts to a response URL refused since `expireResponseUrls`. */
+  /** Posts to a response URL refused since `expireResponseUrls` or `failResponseUrls`. */
   refusedResponses = 0;
   #responseUrlStatus: 404 | 410 | 200 | undefined;
+
+  /**
+   * From now on every response URL fails on Slack's side and takes nothing: no note reaches `responses`. It answers
+   * `status`: 500 with the text `rollup_error` (what Slack's hooks answer when "something strange and unusual
+   * happened"), or a gateway's 502 or 503 with an HTML page. `refusedResponses` counts them.
+   */
+  failResponseUrls(status: 500 | 502 | 503 = 500): void {
+    this.#responseUrlFailure = status;
+  }
+
+  #responseUrlFailure: 500 | 502 | 503 | undefined;
 
   /**
    * From now on every response URL takes its note (it reaches `responses`) and then closes the connection without
@@ -837,6 +848,14 @@ export class FakeSlack {
     if (req.method === 'POST' && path.startsWith('/upload/v1/')) return this.#upload(path.slice('/upload/v1/'.length), req, res);
     if (req.method === 'POST' && path.startsWith('/response/')) {
       const body = await readBody(req);
+      if (this.#responseUrlFailure) {
+        this.refusedResponses++;
+        this.#changed();
+        const html = this.#responseUrlFailure !== 500;
+        res.writeHead(this.#responseUrlFailure, { 'content-type': html ? 'text/html' : 'text/plain' });
+        res.end(html ? `<html><body><h1>${this.#responseUrlFailure}</h1></body></html>` : 'rollup_error');
+        return;
+      }
       if (this.#responseUrlStatus) {
         this.refusedResponses++;
         this.#changed();

@@ -1,0 +1,29 @@
+import { subscribe } from 'node:diagnostics_channel';
+
+/**
+ * The errors fetch's engine (undici, Node's own and this package's alike) failed a connection with: it publishes each
+ * on its documented `undici:client:connectError` diagnostics channel before it fails the requests that waited for that
+ * connection. A connection is made when its TCP connection and, for `https:`, its TLS handshake (the certificate
+ * checks included) have passed; undici writes no byte of a request before that. Kept by the error itself, so one that
+ * is let go is forgotten.
+ */
+const connectFailures = new WeakSet<object>();
+
+subscribe('undici:client:connectError', (message) => {
+  const error = (message as { error?: unknown } | null)?.error;
+  if (typeof error === 'object' && error !== null) connectFailures.add(error);
+});
+
+/**
+ * Whether fetch failed (its rejection, whose `cause` is the failure) because no connection could be made for the
+ * request, so that nothing of it was sent: a name not found, a connection refused or timed out, every address of a
+ * name failing, a TLS handshake that failed — a certificate refused (`DEPTH_ZERO_SELF_SIGNED_CERT`,
+ * `ERR_TLS_CERT_ALTNAME_INVALID`), a server that does not speak TLS (`ERR_SSL_WRONG_VERSION_NUMBER`,
+ * `ERR_SSL_PACKET_LENGTH_TOO_LONG`), a handshake refused with an alert (`ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE`),
+ * whatever its code. Decided by when undici failed, not by the code: the same codes (an OpenSSL error, `EPROTO`,
+ * `ECONNRESET`) can come after the request was written, and then it may have been taken.
+ */
+export function connectionNeverMade(fetchError: unknown): boolean {
+  const cause = (fetchError as { cause?: unknown } | null | undefined)?.cause;
+  return typeof cause === 'object' && cause !== null && connectFailures.has(cause);
+}
