@@ -98,11 +98,11 @@ export function loadDotEnv(path = '.env'): void {
     }
     const badLine = firstLineNotASetting(text);
     if (badLine !== undefined) {
-      // Node would read it and the lines up to the next = as one name, dropping a setting (a cap) without a word. The
-      // line is named by its number only: it may hold a secret.
+      // Node would lose a setting (a cap) there without a word, or read lines up to the next = as one name. The line is
+      // named by its number only: it may hold a secret.
       throw new ValidationError(
         '.env',
-        `.env: line ${badLine} of ${resolve(path)} is not a NAME=value setting: put # first on a comment's line, leave an empty line empty (no spaces or tabs), and keep a value that spans lines in quotes (NAME="…")`,
+        `.env: line ${badLine} of ${resolve(path)} is not a NAME=value setting Node reads as written: put # first on a comment's line, leave an empty line empty (no spaces or tabs), keep tabs away from a name and put one space after export, and keep a value that spans lines in quotes (NAME="…") that close`,
       );
     }
     process.loadEnvFile(path);
@@ -120,30 +120,63 @@ const BYTE_ORDER_MARK = '\uFEFF';
 const QUOTES = new Set(['"', "'", '`']);
 
 /**
- * The number (from 1) of the first line of a `.env` text that would change what Node's loader reads, or undefined when
- * there is none. A setting is `NAME=value` (`export NAME=value` too), whose value may span lines inside quotes; an
- * empty line and a comment (`#` first on its line) are skipped. Node reads any other line from its start to the next
- * `=` as a name, with every line up to that `=` when it is on a later line (a setting there is lost), so such a line is
- * refused when a later line holds an `=`, and taken when none does (no later setting can be lost: a last line of
- * spaces, say). Node, like this check, drops every carriage return and the spaces that open the text (a first line of
- * spaces, an indented first comment).
+ * The number (from 1) of the first line of a `.env` text on which Node's loader (`process.loadEnvFile`, whose parser is
+ * `util.parseEnv`) would lose or merge a setting, or undefined when there is none. The rules are Node 20's, the oldest
+ * parser this project supports, as measured in test/core/config.test.ts. Node skips an empty line and one with `#`
+ * first, and drops every carriage return and the spaces that open the text (a first line of spaces, an indented first
+ * comment). It reads a line holding an `=` as a setting whose name is the text before the `=` with its spaces trimmed
+ * and an `export ` before it dropped; any such name is taken (`1FOO=a`, `Daily cap=5`, an indented `# A=1`): one no
+ * program reads is harmless. Refused are the lines on which Node would:
+ * - merge lines: it reads a line with no `=` (an indented comment, a line of spaces or tabs) from its start to the next
+ *   `=` as one name, swallowing the lines in between;
+ * - stop: at a line with no name (`=5`) it reads nothing more;
+ * - keep a blank in the name: a tab or another blank that is not a space at its ends, or a second blank after `export`,
+ *   is part of the name Node gives, so the setting the line spells is lost;
+ * - drop the value: a quote that opens a value and never closes, on the last line with no line break after it.
+ * The first two lose nothing when no later line holds an `=` (a last line of spaces, say), and are then taken. A value
+ * opening a quote spans the lines up to the one that closes it, as Node reads it.
  */
 export function firstLineNotASetting(text: string): number | undefined {
   const lines = text.replace(/\r/g, '').replace(/^ +/, '').split('\n');
+  const equalsAfter = (i: number): boolean => lines.some((later, j) => j > i && later.includes('='));
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    // Only at the start of the line: Node reads an indented comment, or a line of spaces, with the next line as a name.
+    // Only at the start of the line: Node reads an indented comment with no =, or a line of spaces, with the next line as a name.
     if (line === '' || line.startsWith('#')) continue;
-    const setting = /^ *(?:export )?[A-Za-z_][\w.-]* *= */.exec(line);
-    if (!setting) return lines.some((later, j) => j > i && later.includes('=')) ? i + 1 : undefined;
+    const equals = line.indexOf('=');
+    if (equals === -1) {
+      if (equalsAfter(i)) return i + 1;
+      continue;
+    }
+    const name = nodeNameOf(line.slice(0, equals));
+    if (name === '') {
+      if (equalsAfter(i)) return i + 1;
+      continue;
+    }
+    const written = writtenNameOf(line.slice(0, equals));
+    // Blanks alone before the = (`\t=5`) spell no setting to lose.
+    if (written !== '' && name !== written) return i + 1;
     // A quoted value whose closing quote is not on its line spans the lines up to the one that holds it (as Node reads
-    // it); with no closing quote anywhere, Node takes the line as it is.
-    const quote = line[setting[0].length];
-    if (quote === undefined || !QUOTES.has(quote) || line.indexOf(quote, setting[0].length + 1) !== -1) continue;
+    // it); with no closing quote anywhere, Node takes the line as it is — but drops the setting on a last line.
+    const opening = equals + 1 + /^ */.exec(line.slice(equals + 1))![0].length;
+    const quote = line[opening];
+    if (quote === undefined || !QUOTES.has(quote) || line.indexOf(quote, opening + 1) !== -1) continue;
     const closing = lines.findIndex((later, j) => j > i && later.includes(quote));
     if (closing !== -1) i = closing;
+    else if (i === lines.length - 1) return i + 1;
   }
   return undefined;
+}
+
+/** The name Node gives the text before a line's `=`: its spaces (only spaces) trimmed, an `export ` before it dropped. */
+function nodeNameOf(beforeEquals: string): string {
+  const name = beforeEquals.replace(/^ +| +$/g, '');
+  return name.startsWith('export ') ? name.slice('export '.length) : name;
+}
+
+/** The name a person reads in the text before a line's `=`: blanks of any kind at its ends, and `export` with the blanks after it, dropped. */
+function writtenNameOf(beforeEquals: string): string {
+  return beforeEquals.trim().replace(/^export\s+(?=\S)/, '');
 }
 
 function isFolder(path: string): boolean {

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import {
   AbortedError,
@@ -13,6 +14,7 @@ import {
   type PictorError,
 } from '../core/errors.js';
 import { ImageLimiter } from '../core/image-limiter.js';
+import { readBounded } from '../core/read-bounded.js';
 import { estimateOf, type PriceQuote } from '../core/pricing.js';
 import { AS_VALIDATION_ERROR, timerMsOf, type TimerMsRule } from '../core/timer-ms.js';
 import { PATHS } from '../spec/constants.js';
@@ -447,9 +449,13 @@ export class PictorClient {
     }
     let rawText = '';
     try {
-      rawText = await readBounded(response.body, MAX_ERROR_BODY_BYTES);
+      // Its first 64 KiB, the rest dropped with the connection: the start of a long error page still says what went wrong.
+      const body = Readable.toWeb(response.body) as ReadableStream<Uint8Array>;
+      rawText = (await readBounded({ body }, MAX_ERROR_BODY_BYTES, (error) => error, { cut: true })).toString('utf8');
     } catch {
       // The error body broke off: classify by status alone.
+    } finally {
+      discardBody(response.body);
     }
     let body: unknown;
     try {
@@ -479,23 +485,6 @@ function followed(options: RequestOptions, watch: RequestWatch): RequestOptions 
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Longest a 429 pauses the whole limiter, whatever the header said. */
 const MAX_LIMITER_PAUSE_MS = 5 * 60_000;
-
-/** Reads at most `limit` bytes of a body as text, then drops the rest (and the connection). */
-async function readBounded(body: RawResponse['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      const room = limit - size;
-      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-      size += Math.min(chunk.length, room);
-      if (size >= limit) break;
-    }
-  } finally {
-    discardBody(body);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 function requestedJob(request: ImageRequest): RequestedJob {
   return {

@@ -15,13 +15,18 @@ export type WithBody = Pick<Request, 'body'> | Pick<Response, 'body'>;
  */
 export type BrokenBody = (error: unknown) => unknown;
 
+/** `cut`: a body past the limit gives its first `maxBytes` (the start of an error page says what went wrong) instead of nothing. */
+export interface BoundedReadOptions {
+  cut?: boolean | undefined;
+}
+
 /**
  * Yields the body's chunks, counting as it goes: as soon as more than
  * `maxBytes` have arrived it stops reading (cancels the body) and yields
- * nothing more, returning `'too_large'`. A body that breaks rejects with
- * `broken`'s error.
+ * nothing more — with `cut`, the part of that chunk within the limit first —
+ * returning `'too_large'`. A body that breaks rejects with `broken`'s error.
  */
-export async function* boundedChunks(from: WithBody, maxBytes: number, broken: BrokenBody): AsyncGenerator<Uint8Array, 'ok' | 'too_large'> {
+export async function* boundedChunks(from: WithBody, maxBytes: number, broken: BrokenBody, options: BoundedReadOptions = {}): AsyncGenerator<Uint8Array, 'ok' | 'too_large'> {
   if (!from.body) return 'ok';
   const reader = from.body.getReader();
   let size = 0;
@@ -35,7 +40,10 @@ export async function* boundedChunks(from: WithBody, maxBytes: number, broken: B
       }
       if (result.done) return 'ok';
       size += result.value.byteLength;
-      if (size > maxBytes) return 'too_large';
+      if (size > maxBytes) {
+        if (options.cut) yield result.value.subarray(0, result.value.byteLength - (size - maxBytes));
+        return 'too_large';
+      }
       yield result.value;
     }
   } finally {
@@ -43,13 +51,18 @@ export async function* boundedChunks(from: WithBody, maxBytes: number, broken: B
   }
 }
 
-/** Reads a whole body of at most `maxBytes` (a small one: a JSON request, a JSON answer); `broken` as for `boundedChunks`. */
-export async function readBounded(from: WithBody, maxBytes: number, broken: BrokenBody): Promise<Buffer | 'too_large'> {
+/**
+ * Reads a whole body of at most `maxBytes` (a small one: a JSON request, a JSON answer, an error answer); `broken` as
+ * for `boundedChunks`. A longer one is `'too_large'`, or with `cut` its first `maxBytes`.
+ */
+export async function readBounded(from: WithBody, maxBytes: number, broken: BrokenBody, options: BoundedReadOptions & { cut: true }): Promise<Buffer>;
+export async function readBounded(from: WithBody, maxBytes: number, broken: BrokenBody, options?: BoundedReadOptions): Promise<Buffer | 'too_large'>;
+export async function readBounded(from: WithBody, maxBytes: number, broken: BrokenBody, options: BoundedReadOptions = {}): Promise<Buffer | 'too_large'> {
   const chunks: Uint8Array[] = [];
-  const it = boundedChunks(from, maxBytes, broken);
+  const it = boundedChunks(from, maxBytes, broken, options);
   for (;;) {
     const next = await it.next();
-    if (next.done) return next.value === 'too_large' ? 'too_large' : Buffer.concat(chunks);
+    if (next.done) return next.value === 'too_large' && !options.cut ? 'too_large' : Buffer.concat(chunks);
     chunks.push(next.value);
   }
 }

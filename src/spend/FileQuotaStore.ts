@@ -104,11 +104,14 @@ export class FileQuotaStore implements QuotaStore {
 
   /**
    * Held from the moment its commit is written (as a settle or release lets go of its job then): the next commit drops
-   * this process's reservations it does not hold. One answered after `close` (asked before it, written while close
-   * waits) is refused: no lease would keep it.
+   * this process's reservations it does not hold. One asked before `close` and reached under the lock after it (waiting
+   * for another process's commit) writes nothing and is refused; one the store closed while its commit was being
+   * written is refused too: no lease would keep it.
    */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
     const answer = await this.#update<ReserveResult>(input.now, (ledger) => {
+      // Under the lock, before anything is written: a store closed while this waited for the lock reserves nothing.
+      this.#process.assertOpen();
       const refusal = reserveIn(ledger, input, this.#process.owner, this.#process.keepDays);
       // A refusal that tripped the breaker paused the scope: that is a change to write.
       if (refusal) return { result: refusal, changed: refusal.tripped === true };

@@ -208,8 +208,10 @@ export interface QuotaStore {
   readonly storage?: LedgerStorage | undefined;
   /**
    * Checks every limit and, if all pass, reserves `estimateUsd` and marks the job active for the user. A reservation
-   * answered once the store is closed (asked before `close`) is not handed out: it throws `QuotaStoreClosedError` (`quota_store_closed`), and what
-   * it reserved ends within the lease, as the closed store's other reservations do.
+   * answered once the store is closed (asked before `close`) is not handed out: it throws `QuotaStoreClosedError` (`quota_store_closed`). The file
+   * store checks before it writes, under the lock: closed while it waited for the lock, it reserved nothing. What a
+   * reservation already under way reserved (a Redis command already sent) ends within the lease, as the closed store's
+   * other reservations do.
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**

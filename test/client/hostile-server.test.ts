@@ -2,6 +2,7 @@ import { getEventListeners } from 'node:events';
 import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { answerByteBound, EVENT_BYTE_BOUND } from '../../src/client/answer-bound.js';
+import { MAX_ERROR_BODY_BYTES } from '../../src/client/PictorClient.js';
 import { decodeImages, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 import { MAX_KNOWN_SECRETS, registerSecret } from '../../src/core/redact-secrets.js';
@@ -612,6 +613,32 @@ describe('what a server sends in an error is bounded and cleaned', () => {
     await s.requestConnectionsClosed();
     expect(s.requests).toBe(1);
     expect(written).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  it('keeps the start of an error page past 64 KiB for its message, reading little more than 64 KiB of it', async () => {
+    let written = 0;
+    const s = await serve(async (req) => {
+      await req.body();
+      const socket = req.socket;
+      socket.write(head(403, { 'content-type': 'text/html', 'content-length': 50 * 1024 * 1024 }));
+      socket.write('<html><head><title>Blocked by the gateway</title></head><body>');
+      const piece = Buffer.alloc(64 * 1024, ' ');
+      const pump = () => {
+        while (written < 50 * 1024 * 1024 && !socket.destroyed) {
+          written += piece.length;
+          if (!socket.write(piece)) return void socket.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    const { dispatcher, read } = countingDispatcher(s);
+    const error = await failureOf(clientOf(s, { dispatcher }).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'permission_denied', status: 403 });
+    expect(error.message).toContain('Blocked by the gateway');
+    await s.requestConnectionsClosed();
+    expect(s.requests).toBe(1);
+    // What was handed to the client: the bound, and what was already on its way when it stopped reading.
+    expect(read.bytes).toBeLessThan(MAX_ERROR_BODY_BYTES + 2 * read.largestChunk);
   });
 
   it('strips ANSI escapes and control characters from the service message', async () => {

@@ -36,6 +36,16 @@ describe('a bounded read of a body', () => {
     expect(seen.pulled).toBeLessThan(16 * 1024);
   });
 
+  it('keeps the first maxBytes of a body past the limit when asked to cut it, cancelling the rest', async () => {
+    const { from, seen } = body(1_000, 1000);
+    const read = await readBounded(from, 4 * 1024, asIs, { cut: true });
+    expect(read).toHaveLength(4 * 1024);
+    expect(seen.cancelled).toBe(true);
+    expect(seen.pulled).toBeLessThan(16 * 1024);
+    // Within the limit, cutting changes nothing.
+    expect(await readBounded(body(3, 10).from, 30, asIs, { cut: true })).toHaveLength(30);
+  });
+
   it('rejects a body that breaks with what its reader makes of the error', async () => {
     const broke = new Error('the connection broke');
     const { from } = body(2, 10, broke);

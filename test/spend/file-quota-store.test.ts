@@ -2,6 +2,7 @@ import { appendFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/pr
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileQuotaStore, type SpendLimits } from '../../src/internal.js';
+import { withFileLock } from '../../src/spend/file-lock.js';
 import { matchesQuery } from '../../src/spend/usage-records.js';
 import { utcDay } from '../../src/spend/utc-period.js';
 import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
@@ -211,6 +212,29 @@ describe('FileQuotaStore', () => {
     const store = storeAt(await newDir());
     await store.close();
     await expect(store.spentToday('discord:u1', NOON)).rejects.toMatchObject({ code: 'quota_store_closed' });
+  });
+
+  it('writes nothing for a reserve that was waiting for the lock when the store closed, and answers it with the closed error', async () => {
+    const store = storeAt(await newDir());
+    const settled = await reserve(store, 0.1, {});
+    await store.settle(settled.jobId, 0.1);
+    const ledgerBefore = await readFile(store.path, 'utf8');
+    // Another process's commit holds the lock while this store is asked to reserve, then closed.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    let taken!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (taken = resolve));
+    const holder = withFileLock(`${store.path}.lock`, () => (taken(), held));
+    await lockTaken;
+    const reserved = reserve(store, 0.2, {});
+    const closed = store.close();
+    letGo();
+    await holder;
+    await expect(reserved).rejects.toMatchObject({ code: 'quota_store_closed' });
+    await closed;
+    const ledgerAfter = await readFile(store.path, 'utf8');
+    expect((JSON.parse(ledgerAfter) as { reservations: object }).reservations).toEqual({});
+    expect(ledgerAfter).toBe(ledgerBefore);
   });
 });
 

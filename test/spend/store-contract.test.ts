@@ -807,7 +807,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
     }
   });
 
-  it('does not hand out a reservation answered as its store closed (the closed error), and a reconcile by another store releases it once the lease lapses', async () => {
+  it('does not hand out a reservation answered as its store closed (the closed error), and counts it no longer than the lease', async () => {
     const group = `closing-${Math.random()}`;
     const time = { now: Date.now() };
     const lease = { leaseMs: 60_000, clock: () => time.now };
@@ -819,7 +819,9 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect((await other.reconcile(time.now)).released).toEqual([]);
     time.now += 60_001;
     await maker.lapseLeases(group);
-    expect((await other.reconcile(time.now)).released).toEqual(['as-it-closes']);
+    // Redis ran the command already sent, so the reconcile releases it; the file store, closed before its turn under
+    // the lock, wrote none.
+    expect((await other.reconcile(time.now)).released).toEqual(kind === 'redis' ? ['as-it-closes'] : []);
     expect(await other.activeJobs()).toEqual([]);
   });
 
