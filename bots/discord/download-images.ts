@@ -1,7 +1,7 @@
-import { LIMITS, PictorError, sniffImageType } from 'pictor';
+import { LIMITS, sniffImageType } from 'pictor';
 import { DownloadTooLargeError, readDownload } from '../read-download.js';
 import type { InputImage } from '../runner/types.js';
-import { fileSize, sayWords, words, type Words } from '../runner/index.js';
+import { fileSize, InputRefusedError, words, type Words } from '../runner/index.js';
 import { codeSpan } from './text.js';
 
 /** One attachment to fetch: what Discord told us about it, and how the user knows it. */
@@ -27,15 +27,12 @@ export interface DownloadPolicy {
 export const INPUT_REFUSAL_CODES = ['no_images', 'too_many_images', 'host_not_allowed', 'image_too_large', 'not_an_image', 'download_failed'] as const;
 export type InputRefusalCode = (typeof INPUT_REFUSAL_CODES)[number];
 
-/** An input image was refused before anything was spent. The message is for the user and names the image. */
-export class InputImageError extends PictorError<InputRefusalCode> {
+/** An input image was refused before anything was spent (the member's: `InputRefusedError`). Its words name the image. */
+export class InputImageError extends InputRefusedError<InputRefusalCode> {
   readonly label: string | undefined;
-  /** What to tell the member, in their language (`sayWords`); `message` is it in English, for the log. */
-  readonly words: Words;
 
   constructor(code: InputRefusalCode, what: Words, label?: string, options?: { cause?: unknown }) {
-    super(code, sayWords('en', what), options);
-    this.words = what;
+    super(code, what, options);
     this.label = label;
   }
 }

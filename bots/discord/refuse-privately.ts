@@ -1,54 +1,54 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
-import { describeFailure, logJobFailure, sayWords } from '../runner/index.js';
+import { errorCodeOf } from 'pictor/internal';
+import { describeFailure, isInputRefusedError, logJobFailure, sayWords } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
-import { InputImageError } from './download-images.js';
+import type { InputImageError } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 
 /** How a job's first public answer was given: a new reply (deferReply), or the message its button is on (deferUpdate). */
 export type FirstAnswer = 'reply' | 'update';
 
 /**
- * The first answer to a job the runner's intake (or the surface's own check of
- * the attachments) refused: private (ephemeral), so only the member reads why.
- * Nothing was reserved, fetched or sent.
+ * The first answer to a job the runner's intake refused: private (ephemeral),
+ * so only the member reads why. Nothing was reserved, fetched or sent. The
+ * runner logged it (`JobRunner.request`, `requestForm`): this only says it.
  */
 export async function refusePrivately(ctx: BotContext, interaction: RepliableInteraction, reason: unknown): Promise<void> {
-  const { message } = wordsOf(ctx, reason, interaction.locale, 'job refused');
+  const message = wordsOf(reason, interaction.locale);
   await acknowledge('refuse privately', () => interaction.reply({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
+}
+
+/**
+ * The first answer to a job whose images the bot refused itself, before the
+ * runner's intake was asked (what Discord reported of its attachments: their
+ * host, count or size): logged by the runner's one rule (`logJobFailure`: the
+ * member's, `info` with the image's code), then said as a refusal of the
+ * runner's is, privately.
+ */
+export async function refuseInputPrivately(ctx: BotContext, interaction: RepliableInteraction, refusal: InputImageError): Promise<void> {
+  logJobFailure(ctx.logger, refusal, { platform: 'discord', userId: interaction.user.id }, 'edit images refused before the runner was asked');
+  await refusePrivately(ctx, interaction, refusal);
 }
 
 /**
  * A job admitted and answered in public that could not start (its images could
  * not be fetched, are not images, or were larger than reported): the public
  * placeholder goes, and the member alone is told why (an ephemeral follow-up).
- * Nothing was sent or charged.
+ * Nothing was sent or charged. The runner logged it, with the job's id.
  */
 export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableInteraction, firstAnswer: FirstAnswer, reason: unknown): Promise<void> {
-  const { code, message } = wordsOf(ctx, reason, interaction.locale, 'job refused after its first answer');
+  const message = wordsOf(reason, interaction.locale);
   try {
     // A Retry's message stays as it was (its job is not started again); a new reply that shows nothing goes.
     if (firstAnswer === 'reply') await interaction.deleteReply();
     await interaction.followUp({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
   } catch (error) {
-    ctx.logger.warn({ err: loggableError(error), code }, 'could not tell a member why their job did not start');
+    ctx.logger.warn({ err: loggableError(error), code: errorCodeOf(reason) }, 'could not tell a member why their job did not start');
   }
 }
 
-/**
- * The code and sentence of a refusal in the member's language: the runner's words (`describeFailure`), or an input
- * image's own; logged once. An input image's refusal is the member's: `info` (`refused`), its code. Anything else by
- * the runner's one rule (`logJobFailure`), unless the runner logged it where it refused it (a rule, the queue, a limit:
- * with the job's id, the limit and the use), which is not logged again here: a refusal of the runner's (a limit, a rule, a setting) `info` with its code
- * (`refused`), a full queue `warn` (the operator's capacity); a core error (Redis or the network gone, the service) `warn` with its code; the rest — the spend ledger
- * unreadable (naming the file), busy or closed, a bug — `error` with the error made loggable (name, message, and for a
- * bug its stack; never a secret or the interaction's token), never the prompt.
- */
-function wordsOf(ctx: BotContext, reason: unknown, locale: string, refused: string): { code: string; message: string } {
-  if (reason instanceof InputImageError) {
-    ctx.logger.info({ code: reason.code }, refused);
-    return { code: reason.code, message: sayWords(locale, reason.words) };
-  }
-  logJobFailure(ctx.logger, reason, {}, { refused, failed: 'the runner did not take a job' });
-  return describeFailure(reason, locale);
+/** Why, in the member's language: an input image's own words, or the runner's (`describeFailure`). */
+function wordsOf(reason: unknown, locale: string): string {
+  return isInputRefusedError(reason) ? sayWords(locale, reason.words) : describeFailure(reason, locale).message;
 }

@@ -20,13 +20,13 @@ import {
   type PriceQuote,
   type RequestOptions,
 } from 'pictor';
-import { AS_VALIDATION_ERROR, endingOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
+import { AS_VALIDATION_ERROR, endingOf, errorCodeOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin, withinDeadline } from 'pictor/internal';
 import { InFlight } from '../in-flight.js';
-import { describeFailure, logJobFailure, logRefusal } from './describe-failure.js';
+import { describeFailure, logJobFailure, type FailureLogMessages } from './describe-failure.js';
 import { loggableError } from './loggable-error.js';
-import { JobRefusedError } from './JobRefusedError.js';
+import { isJobRefusedError, JobRefusedError } from './JobRefusedError.js';
 import { refusalFromReservation, refusalFromValidation } from './describe-refusal.js';
 import { mayCancel } from './may-cancel.js';
 import { ScopePolicy, type OperatorControls } from './scope-policy.js';
@@ -296,7 +296,8 @@ export class JobRunner {
    *
    * The job's history is kept here when it ends (`AcceptedJob.historyKey`).
    * Resolves with the job's handle once it started, else undefined; refusals
-   * are counted in the metrics.
+   * are counted in the metrics. What `refuse` and `fail` are handed is logged
+   * here, once (`#logNotTaken`): the surface only tells the member.
    */
   request(intent: JobIntent, answers: IntakeAnswers): Promise<JobHandle | undefined> {
     const taking = this.#request(intent, answers);
@@ -306,11 +307,14 @@ export class JobRunner {
   }
 
   async #request(intent: JobIntent, answers: IntakeAnswers): Promise<JobHandle | undefined> {
+    // Named as it comes in: the queue and the ledger know the job by it, and so does every line about it.
+    const id = newJobId();
     let admission: Admission;
     try {
-      admission = await this.#admit(intent);
+      admission = await this.#admit(intent, id);
     } catch (error) {
       this.#countIfRefused(error, intent.requester);
+      this.#logNotTaken(error, intent.requester, 'request', { jobId: id, style: intent.style });
       // A refusal by a rule or a budget goes to the audit channel (the member alone is answered).
       this.audit.refused(intent.requester, intent, error);
       await answers.refuse(error);
@@ -338,11 +342,13 @@ export class JobRunner {
       // Its reads wait only until the surface must answer (`JobIntent.answerBy`).
       refusal = await byAnswer(form.answerBy, this.#formRefusal(requester, form), 'the checks before a form');
     } catch (error) {
+      this.#logNotTaken(error, requester, 'form');
       await answers.refuse(error);
       return false;
     }
     if (refusal) {
       this.#countRefusal(refusal, requester);
+      this.#logNotTaken(refusal, requester, 'form');
       // Before a form: no prompt yet.
       this.audit.refused(requester, { kind: 'edit', prompt: '' }, refusal);
       await answers.refuse(refusal);
@@ -380,8 +386,11 @@ export class JobRunner {
     };
   }
 
-  /** Rules, fields, room and ledger, in that order (see `request`): an admission, or a throw (JobRefusedError for a refusal). */
-  async #admit(intent: JobIntent): Promise<Admission> {
+  /**
+   * Rules, fields, room and ledger, in that order (see `request`), for the job `id`: an admission, or a throw
+   * (JobRefusedError for a refusal), which `#request` logs.
+   */
+  async #admit(intent: JobIntent, id: string): Promise<Admission> {
     this.#assertOpen();
     const { images, fieldNames, style, memberDefaults, again, inForm, answerBy, ...asked } = intent;
     // Each read waits only until the surface must answer (`JobIntent.answerBy`): a stalled store refuses, in time.
@@ -394,14 +403,10 @@ export class JobRunner {
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
     const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm }), 'the rules of the server/workspace').catch((error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
-      const { platform, scopeId, userId } = asked.requester;
       // A blocked word the style brought in, not the member: the refusal names the style.
       const word = error.code === 'blocked_word' && styled.style !== undefined ? error.word : undefined;
       // An option the style set that a rule forbids: the refusal names the style too.
-      const refusal = (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
-      // The refusal the member is told, logged once (the surface that tells it does not log it again).
-      logRefusal(this.#logger, refusal, { platform, scopeId, userId, style: styled.style }, 'job refused by a rule of the server');
-      throw refusal;
+      throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
     });
     const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
@@ -409,14 +414,10 @@ export class JobRunner {
     // What the ledger reserves and a refusal names: the one rule of a job's estimate, on what the ledger is given.
     const charging = { operation: spec.kind, n: fields.n, size: fields.size, quality: fields.quality };
     const estimate = estimateOf(charging);
-    const id = newJobId();
     const { requester } = spec;
     // A place first (no ledger write for a job the queue cannot take), counted at once: a burst cannot all pass the bound.
     const place = this.#room.take(toFetch ? toFetch.declaredBytes : inputBytesOf(request));
-    if (place instanceof JobRefusedError) {
-      logRefusal(this.#logger, place, { jobId: id, queued: this.#room.load.jobs, limit: place.limit, used: place.used }, 'job refused: the queue is full');
-      throw place;
-    }
+    if (place instanceof JobRefusedError) throw place;
     let reservation: Awaited<ReturnType<JobLedger['begin']>>;
     try {
       const limits = await inTime(this.budgets.limitsFor(requester), 'the budgets');
@@ -447,9 +448,7 @@ export class JobRunner {
     }
     if (!reservation.ok) {
       place.release();
-      const refusal = refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });
-      logRefusal(this.#logger, refusal, { jobId: id, limit: reservation.limit, used: reservation.used }, 'job refused by a limit');
-      throw refusal;
+      throw refusalFromReservation(reservation, { estimateUsd: estimate.totalUsd, platform: requester.platform, now: this.#now(), scopeId: requester.scopeId });
     }
     const admission: Admission = { id, intent, styled, member, spec: { ...spec, images: undefined }, fields, request: toFetch ? undefined : request, toFetch, estimate, place, charged: reservation.job };
     if (this.#closed) {
@@ -488,9 +487,10 @@ export class JobRunner {
     try {
       job = await this.#start(admission, accepted);
     } catch (error) {
+      const { requester } = admission.spec;
+      this.#logNotTaken(error, requester, 'start', { jobId: admission.id });
       await this.#drop(admission);
-      this.#countIfRefused(error, admission.spec.requester);
-      // Logged once: a full queue where it was refused (`#start`), anything else by the surface that tells the member.
+      this.#countIfRefused(error, requester);
       await answers.fail(error);
       return undefined;
     }
@@ -505,10 +505,7 @@ export class JobRunner {
       const images = await admission.toFetch!.fetch();
       request = this.#withImages(admission.fields, images, admission.intent.fieldNames);
       const tooLarge = place.resize(inputBytesOf(request));
-      if (tooLarge) {
-        logRefusal(this.#logger, tooLarge, { jobId: id, limit: tooLarge.limit, used: tooLarge.used }, 'edit refused once its images were here: the queue is full');
-        throw tooLarge;
-      }
+      if (tooLarge) throw tooLarge;
     }
     this.#assertOpen({ draining: false });
     const job = this.#createJob({ id, spec, request, place, estimate, submittedAt: this.#now(), sink: accepted.sink, charged });
@@ -666,6 +663,26 @@ export class JobRunner {
 
   #countIfRefused(error: unknown, requester: Requester): void {
     if (error instanceof JobRefusedError) this.#countRefusal(error, requester);
+  }
+
+  /**
+   * The one line about what the intake did not take — a job or a form refused (a rule, a limit, the queue, a
+   * setting), or stopped before it was sent (the ledger or the bots' state, an edit's images, a bug) — by the one rule
+   * (`logJobFailure`), written here and nowhere else: the surface that tells the member only renders it. It names who
+   * asked (never the prompt), `fields` (a job's id: the queue and the ledger know it by it), a refusal's limit and use,
+   * and for a full queue the jobs waiting. A job whose images stopped coming because it was cancelled or the bot is
+   * stopping (`aborted`: the surface's fetch, as Slack's Cancel before a job is sent) is no failure: `info`, as a cancel is.
+   */
+  #logNotTaken(error: unknown, requester: Requester, stage: keyof typeof NOT_TAKEN, fields: { jobId?: string; style?: string | undefined } = {}): void {
+    const { platform, scopeId, userId } = requester;
+    const who = { platform, scopeId, userId, ...fields };
+    if (stage === 'start' && errorCodeOf(error) === 'aborted') {
+      this.#logger.info(who, 'an admitted job was dropped before it was sent: cancelled while its images came, or the bot stopping');
+      return;
+    }
+    const limits = isJobRefusedError(error) && error.limit !== undefined ? { limit: error.limit, used: error.used } : {};
+    const queued = isJobRefusedError(error) && error.code === 'queue_full' ? { queued: this.#room.load.jobs } : {};
+    logJobFailure(this.#logger, error, { ...who, ...limits, ...queued }, NOT_TAKEN[stage]);
   }
 
   /**
@@ -1077,6 +1094,13 @@ function inputBytesOf(request: GenerationRequest | EditRequest): number {
 }
 
 const isActive = (status: JobInfo['status']): boolean => status === 'queued' || status === 'running';
+
+/** The line of what the intake did not take, by where it stopped: a request, a form, an admitted job's start. */
+const NOT_TAKEN = {
+  request: { refused: 'job refused', failed: 'the runner did not take a job' },
+  form: { refused: 'form refused', failed: 'the runner did not open a form' },
+  start: { refused: 'admitted job refused before it was sent', failed: 'an admitted job could not start' },
+} as const satisfies Record<string, FailureLogMessages>;
 
 /** 12 URL-safe characters: short enough for a Discord `custom_id` or a Slack `action_id`. */
 function newJobId(): string {

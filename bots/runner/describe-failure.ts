@@ -2,7 +2,8 @@ import { isPictorError, type LoggerLike, type PictorError, type APIError, type P
 import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
-import { isJobRefusedError, type JobRefusedError } from './JobRefusedError.js';
+import { isInputRefusedError } from './InputRefusedError.js';
+import { isJobRefusedError } from './JobRefusedError.js';
 import { loggableError } from './loggable-error.js';
 import type { FieldNames, RefusalCode } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
@@ -31,10 +32,11 @@ type StateFailureCode =
  * `internal_error`. A closed union, each member the code of a class of the one error tree (the core's, a refusal's, the
  * spend ledger's, the bots' state's), so a `switch` or a `Record` over it is checked complete; a project error whose
  * code is none of these (one no job meets) is `internal_error` too. So is a surface's own refusal of what a member
- * gave it (an input image's, a Slack flag's: Discord's `InputImageError`, Slack's `SlackInputError`), even where its
- * code is also a refusal's (`too_many_images`): each surface tells and logs those in its own words before this is
- * asked, and the runner never names a surface's codes, so one that reached it would be a bug of ours. A refusal's code
- * is kept for the runner's refusal (`JobRefusedError`) and the spend guard's own (a cap's `BudgetExceededError`).
+ * gave it (`InputRefusedError`: Discord's `InputImageError`, Slack's `SlackInputError`), even where its code is also a
+ * refusal's (`too_many_images`): each surface tells those in their own words (`InputRefusedError.words`), and the
+ * runner never names a surface's codes, so one said here would be a bug of ours (its log line keeps its own code:
+ * `logJobFailure`). A refusal's code is kept for the runner's refusal (`JobRefusedError`) and the spend guard's own (a
+ * cap's `BudgetExceededError`).
  */
 export type FailureCode = PictorErrorCode | RefusalCode | LedgerFailureCode | StateFailureCode | typeof INTERNAL_ERROR_CODE;
 
@@ -56,10 +58,12 @@ export interface FailureDescription {
 export type FailureLogLevel = 'info' | 'warn' | 'error';
 
 /**
- * Where a failure goes in the operator's log, the one rule the runner's end of a job and each surface's intake follow
- * (through `logJobFailure`):
+ * Where a failure goes in the operator's log, the one rule of every line about a job that failed or that was not
+ * taken (written through `logJobFailure`):
  * - a refusal (a limit, a rule, a setting): the member's, `info` with its code — but `queue_full`, the bot at its
  *   capacity (`PICTOR_MAX_QUEUED_JOBS`, `PICTOR_MAX_QUEUED_INPUT_MB`), which is the operator's to see, `warn` with its code;
+ * - what a member gave a surface that it refused (an input image, a flag: `InputRefusedError`): the member's too,
+ *   `info` with the surface's own code;
  * - a core error (the service's answer, a request that failed on the network): the service's or the network's,
  *   `warn` with its code, which says it all;
  * - anything else — a bug of ours, the spend ledger busy, unreadable (naming the file) or closed, the bots' state
@@ -67,6 +71,7 @@ export type FailureLogLevel = 'info' | 'warn' | 'error';
  */
 export function failureLogLevel(error: unknown): FailureLogLevel {
   if (isJobRefusedError(error)) return error.code === 'queue_full' ? 'warn' : 'info';
+  if (isInputRefusedError(error)) return 'info';
   return isPictorError(error) ? 'warn' : 'error';
 }
 
@@ -76,34 +81,21 @@ export interface FailureLogMessages {
   failed: string;
 }
 
-/** The refusals the runner logged where it refused them (`logRefusal`): the surface that tells one does not log it again. */
-const REFUSALS_LOGGED = new WeakSet<JobRefusedError>();
-
 /**
- * Logs a job that failed, or that the intake did not take, by the one rule (`failureLogLevel`): `fields` (never the
- * prompt) with the failure's `code`, and on an `error` line the error too, made loggable (`loggableError`: no secret,
- * no request body, a bounded message). The runner's end of a job and each surface's intake write their line through
- * this, and nothing else. A failure is logged once: a refusal the runner logged where it refused it (`logRefusal`) is
- * not logged again when the surface that tells the member hands it here; the surface logs the rest (its own refusals,
- * what failed before the runner had the job). Returns the level it logged (or had logged) at.
+ * Writes the one line about a job that failed, or that the intake did not take, by the one rule (`failureLogLevel`):
+ * `fields` (never the prompt) with the failure's `code` (a surface's refusal of what a member gave it keeps its own:
+ * `InputRefusedError`), and on an `error` line the error too, made loggable (`loggableError`: no secret, no request
+ * body, a bounded message). Each failure has one writer, so it is logged once: the runner for what its intake refused
+ * or could not start (`JobRunner.request`, `JobRunner.requestForm`: the surfaces that tell the member only render
+ * those) and for a job's end; a surface for what it refused itself before asking the runner (its input images) or
+ * what failed on its side before the runner had the job. Returns the level it logged at.
  */
 export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readonly<Record<string, unknown>>, message: string | FailureLogMessages): FailureLogLevel {
   const level = failureLogLevel(error);
-  if (isJobRefusedError(error) && REFUSALS_LOGGED.has(error)) return level;
-  const line = { ...fields, code: failureOf(error).code, ...(level === 'error' && { err: loggableError(error) }) };
-  logger[level](line, typeof message === 'string' ? message : isJobRefusedError(error) ? message.refused : message.failed);
+  const code = isInputRefusedError(error) ? error.code : failureOf(error).code;
+  const refused = isJobRefusedError(error) || isInputRefusedError(error);
+  logger[level]({ ...fields, code, ...(level === 'error' && { err: loggableError(error) }) }, typeof message === 'string' ? message : refused ? message.refused : message.failed);
   return level;
-}
-
-/**
- * The runner's line for what it refused, where it refused it (with the job's id, the limit and the use): by the one
- * rule, always written; the surface that tells the member hands the same refusal to `logJobFailure`, which does not
- * write it again.
- */
-export function logRefusal(logger: LoggerLike, refusal: JobRefusedError, fields: Readonly<Record<string, unknown>>, message: string): void {
-  REFUSALS_LOGGED.delete(refusal);
-  logJobFailure(logger, refusal, fields, message);
-  REFUSALS_LOGGED.add(refusal);
 }
 
 /**

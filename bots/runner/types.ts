@@ -100,7 +100,11 @@ export interface JobSpec {
 export interface ImagesToFetch {
   /** Their bytes as the platform or the store reported them (an unknown size counts as 0). */
   declaredBytes: number;
-  /** Fetches them, after the first public answer. A throw ends the job before it is sent (nothing charged) and reaches `IntakeAnswers.fail`. */
+  /**
+   * Fetches them, after the first public answer. A throw ends the job before it is sent (nothing charged) and reaches
+   * `IntakeAnswers.fail`, logged by the runner: an `AbortedError` (the job cancelled meanwhile) as a cancel, anything
+   * else as the failure it is.
+   */
   fetch(): Promise<InputImage[]>;
 }
 
@@ -185,7 +189,10 @@ export interface AcceptedJob {
   onEndRecorded?: (() => Promise<void>) | undefined;
 }
 
-/** How a surface answers the person as the intake decides (`JobRunner.request`); each is called at most once. */
+/**
+ * How a surface answers the person as the intake decides (`JobRunner.request`); each is called at most once. What
+ * `refuse` and `fail` are handed, the runner has logged: the surface only tells the member.
+ */
 export interface IntakeAnswers {
   /**
    * Refused before anything was reserved, fetched or sent: the first answer, and private. `reason` is a
@@ -199,14 +206,15 @@ export interface IntakeAnswers {
   accept(job: AdmittedJob): Promise<AcceptedJob | undefined>;
   /**
    * After the public answer, the job could not start: its images could not be fetched, are not valid, or are larger
-   * than declared past the queue's room (a JobRefusedError, or the surface's own error from `fetch`). Nothing sent or charged.
+   * than declared past the queue's room (a JobRefusedError, or the surface's own error from `fetch`: an
+   * `InputRefusedError` for an image it refuses, an `AbortedError` for a job cancelled while they came). Nothing sent or charged.
    */
   fail(reason: unknown): Promise<void>;
 }
 
 /** How a surface answers an entry point that opens a form before the job (`JobRunner.requestForm`). */
 export interface FormAnswers {
-  /** Refused (private): the form is not opened. */
+  /** Refused (private): the form is not opened. The runner has logged it: the surface only tells the member. */
   refuse(reason: unknown): Promise<void>;
   /** Opens the form. */
   accept(): Promise<void>;

@@ -1,5 +1,4 @@
-import { PictorError } from 'pictor';
-import { sayWords, type Words } from '../runner/index.js';
+import { InputRefusedError, type Words } from '../runner/index.js';
 
 /** Stable codes of what a Slack user gave the bot that it cannot use. Switch on `code`, never on the message. */
 export type SlackInputErrorCode =
@@ -16,21 +15,19 @@ export type SlackInputErrorCode =
   | 'file_download_failed';
 
 /**
- * Input the bot refuses before anything is queued or spent. `words` is one
+ * Input the bot refuses before anything is queued or spent (the member's: `InputRefusedError`). `words` is one
  * sentence (Slack mrkdwn) for the person who asked — what is wrong and what is
  * allowed — said in their language; `message` is it in English, for the log.
  * It never holds a token or a URL's query.
  */
-export class SlackInputError extends PictorError<SlackInputErrorCode> {
+export class SlackInputError extends InputRefusedError<SlackInputErrorCode> {
   /** The flag at fault (`--size`), when there is one. */
   readonly flag: string | undefined;
   /** What the flag or input accepts, in words. */
   readonly allowed: string | undefined;
-  readonly words: Words;
 
   constructor(code: SlackInputErrorCode, what: Words, details: { flag?: string; allowed?: string; cause?: unknown } = {}) {
-    super(code, sayWords('en', what), details.cause === undefined ? undefined : { cause: details.cause });
-    this.words = what;
+    super(code, what, details.cause === undefined ? undefined : { cause: details.cause });
     this.flag = details.flag;
     this.allowed = details.allowed;
   }

@@ -1,7 +1,8 @@
 import type { webApi } from '@slack/bolt';
-import type { LoggerLike } from 'pictor';
+import { AbortedError, type LoggerLike } from 'pictor';
 import {
   describeFailure,
+  isInputRefusedError,
   logJobFailure,
   mayCancel,
   say,
@@ -16,7 +17,6 @@ import {
 } from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
-import { isSlackInputError } from './SlackInputError.js';
 import { askHolderToCancel, cancelWhenAsked, isRunning } from '../state/index.js';
 import { InFlight } from '../in-flight.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
@@ -207,7 +207,8 @@ export class SlackJobs {
       fetch: async () => {
         try {
           const fetched = await toFetch.fetch();
-          if (starting?.cancelledBy) throw new Error('the job was cancelled before it was sent');
+          // Cancelled meanwhile: the runner drops it, a cancel rather than a failure (`aborted`), and nothing is sent.
+          if (starting?.cancelledBy) throw new AbortedError('the job was cancelled before it was sent', { mayBeBilled: false });
           return fetched;
         } finally {
           handedOver();
@@ -346,20 +347,16 @@ export class SlackJobs {
     return repaired;
   }
 
-  /** Tells the person privately why their job did not start: the runner's refusal, or an input image's own words. */
+  /**
+   * Tells the person privately why the runner's intake did not take their job or open their form: its refusal, or an
+   * input image's own words (its download, once admitted). The runner logged it (`JobRunner.request`, `requestForm`):
+   * this only says it.
+   */
   async #tellRefusal(error: unknown, input: Pick<StartJob, 'actor' | 'notify'>): Promise<void> {
-    if (isSlackInputError(error)) {
-      this.#o.logger.info({ code: error.code, user: input.actor.userId }, 'edit images refused');
-      await input.notify(sayWords(input.actor.locale, error.words)).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
-      return;
-    }
+    const { locale } = input.actor;
     // A refusal that names the command (`{command} settings --private off`) names the one this app has.
-    const failure = describeFailure(error, input.actor.locale, this.#o.command);
-    // Logged once, by the runner's one rule: a refusal is the member's (info; a full queue warn, the operator's), a core error the service's or the network's
-    // (warn, its code), anything else the operator's to read (error, with the error). What the runner refused it logged
-    // where it refused it (a rule, the queue, a limit): that line is not written again here.
-    logJobFailure(this.#o.logger, error, { user: input.actor.userId }, { refused: 'a Slack job was refused', failed: 'the runner did not take a Slack job' });
-    await input.notify(failure.message).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
+    const said = isInputRefusedError(error) ? sayWords(locale, error.words) : describeFailure(error, locale, this.#o.command).message;
+    await input.notify(said).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }
 
   #keepForRepair(jobId: string, view: SlackJobView): void {

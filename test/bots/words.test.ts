@@ -58,8 +58,12 @@ const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/runner/JobRunner.ts', text: 'the rules of the server/workspace', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
   { file: 'bots/runner/JobRunner.ts', text: 'the budgets', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
   { file: 'bots/runner/JobRunner.ts', text: 'the ledger', why: 'the intake step a request waited for, named in an error for the log (withinDeadline); the member is told an error on the bot’s side from the catalog' },
-  { file: 'bots/discord/refuse-privately.ts', text: 'job refused', why: 'the log line of a refusal (logJobFailure’s `refused`)' },
-  { file: 'bots/discord/refuse-privately.ts', text: 'job refused after its first answer', why: 'the log line of a refusal (logJobFailure’s `refused`)' },
+  { file: 'bots/runner/JobRunner.ts', text: 'job refused', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
+  { file: 'bots/runner/JobRunner.ts', text: 'the runner did not take a job', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
+  { file: 'bots/runner/JobRunner.ts', text: 'form refused', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
+  { file: 'bots/runner/JobRunner.ts', text: 'the runner did not open a form', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
+  { file: 'bots/runner/JobRunner.ts', text: 'admitted job refused before it was sent', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
+  { file: 'bots/runner/JobRunner.ts', text: 'an admitted job could not start', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
   { file: 'bots/runner/scope-settings.ts', text: '{} may hold at most {} entries', why: 'an error for the log: members and admins are answered invalid_value (settings.too_many)' },
 ];
 

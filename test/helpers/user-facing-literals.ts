@@ -13,10 +13,9 @@ const LOG_METHODS = new Set(['debug', 'info', 'warn', 'error', 'trace', 'fatal']
 /**
  * Functions whose string arguments go to the operator's log, never to a member: `acknowledge(label, …)` (the label of
  * a first answer in the log), `logError(error, what)`, a bound logger `log(…)`, `withTimeout(…, message)` (an error),
- * `logJobFailure(logger, error, fields, message)` (a failed or refused job's line), `logRefusal(logger, refusal, fields,
- * message)` (the runner's line for what it refused).
+ * `logJobFailure(logger, error, fields, message)` (a failed or refused job's line).
  */
-const LOGGING_CALLS = new Set(['acknowledge', 'logError', 'log', 'withTimeout', 'logJobFailure', 'logRefusal']);
+const LOGGING_CALLS = new Set(['acknowledge', 'logError', 'log', 'withTimeout', 'logJobFailure']);
 
 /**
  * Whether a string reads as words for a person: two words of letters (any script) side by side, or one capitalised

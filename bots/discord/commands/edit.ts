@@ -2,7 +2,7 @@ import { InteractionContextType } from 'discord.js';
 import { EDIT_IMAGE_OPTION_NAMES } from '../command-choices.js';
 import { described, slashCommand } from '../command-words.js';
 import { checkSources, declaredBytesOf, downloadImages, InputImageError, type AttachmentSource } from '../download-images.js';
-import { refusePrivately } from '../refuse-privately.js';
+import { refuseInputPrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
 import { startJob } from '../start-job.js';
 import type { SlashCommand } from './command.js';
@@ -31,7 +31,7 @@ export default {
       checkSources(sources, ctx.downloadPolicy);
     } catch (error) {
       if (!(error instanceof InputImageError)) throw error;
-      return refusePrivately(ctx, interaction, error);
+      return refuseInputPrivately(ctx, interaction, error);
     }
     await startJob(
       ctx,

@@ -1,4 +1,4 @@
-import { RecentKeys, say, sayWords } from '../../runner/index.js';
+import { logJobFailure, RecentKeys, say, sayWords } from '../../runner/index.js';
 import { localeIn } from '../user-locales.js';
 import type { App } from '@slack/bolt';
 import { ephemeralVia, type BotContext } from '../bot-context.js';
@@ -160,9 +160,10 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
     try {
       images = files.length === 0 ? undefined : imagesOf(files, { client, token: mention.workspace.botToken, allowedHosts: context.allowedHosts });
     } catch (error) {
-      // Too many images, too large, not images by what Slack says of them: nothing asked of the runner.
+      // Too many images, too large, not images by what Slack says of them: nothing asked of the runner, so the line is
+      // the bot's, by the runner's one rule (the member's: info, with the image's code).
       if (!isSlackInputError(error)) throw error;
-      context.logger.info({ code: error.code, user: mention.userId }, 'mention images refused');
+      logJobFailure(context.logger, error, { platform: 'slack', userId: mention.userId }, 'mention images refused before the runner was asked');
       await notify(sayWords(mention.locale, error.words));
       return;
     }

@@ -149,7 +149,7 @@ describe('input images are checked before anything is spent', () => {
 
     // Refused before its first answer: that answer is the private note.
     expect(h.discord.original(ix)).toBe(reply);
-    // Logged once, by the runner that refused it (at warn: the operator's capacity), not again by the bot that told it.
+    // Logged once, by the runner that refused it (at warn: the operator's capacity); the bot that told it only renders it.
     expect(h.logger.entries.filter((e) => (e.obj as { code?: string }).code === 'queue_full').map((e) => e.level)).toEqual(['warn']);
     expect(reply.content).toContain('The bot is busy');
     expect(h.discord.requests.filter((r) => r.route === 'cdn').length).toBe(before);

@@ -21,6 +21,8 @@ interface EntryPoint {
   http?: boolean;
   /** Does the entry point carry a prompt (a blocked word can refuse it)? Forms get theirs when they are sent. */
   prompted: boolean;
+  /** It opens a form (`requestForm`): no job yet, so its refusal's line names none. */
+  opensForm?: true;
   /** What the entry point needs, made while nothing refuses (a job's message, a message with an image, an open form); answers how to use it. */
   prepare(h: DiscordHarness): Promise<() => FakeInteraction>;
 }
@@ -67,6 +69,7 @@ const ENTRY_POINTS: EntryPoint[] = [
   {
     name: 'the “Edit image” menu',
     prompted: false,
+    opensForm: true,
     prepare: async (h) => {
       const source = await imageMessage(h);
       return () => h.discord.messageCommand('Edit image', source);
@@ -84,6 +87,7 @@ const ENTRY_POINTS: EntryPoint[] = [
   {
     name: 'the Edit button',
     prompted: false,
+    opensForm: true,
     prepare: async (h) => {
       const result = await jobMessage(h);
       return () => h.discord.clickButton(result, buttonId(result, 'Edit'));
@@ -134,7 +138,10 @@ describe('every entry point of the Discord bot refuses privately, before anythin
     expect(note.content).toMatch(/^✋ /);
     expect(ix.modal).toBeUndefined();
     expect(publicMessagesOf(h, ix)).toEqual([]);
-    expect(h.logger.entries.some((e) => (e.obj as { code?: string }).code === code)).toBe(true);
+    // One line in the operator's log, the runner's: a job's with the id the intake gave it.
+    expect(h.logger.entries.filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ obj: entry.opensForm ? expect.not.objectContaining({ jobId: expect.anything() }) : expect.objectContaining({ jobId: expect.any(String) }) }),
+    ]);
     // Nothing reached the image service, and no image was downloaded for it.
     expect(h.emulator.requests).toHaveLength(sent);
     expect(h.discord.requests.filter((r) => r.route === 'cdn')).toHaveLength(downloads);

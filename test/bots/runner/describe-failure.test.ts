@@ -231,15 +231,19 @@ describe('describeFailure', () => {
   });
 
   it('keeps the code of every class coded by a union a job can fail with, and gives a surface’s own input refusal internal_error', () => {
-    const unions = projectErrorClasses().flatMap((text) => [...text.matchAll(/extends PictorError<(\w+)>/g)].map((m) => m[1]!));
+    // A surface's refusal of what a member gave it extends the runner's generic `InputRefusedError<C>` (itself no union:
+    // its parameter `C`), by its own union.
+    const unions = projectErrorClasses()
+      .flatMap((text) => [...text.matchAll(/extends (PictorError|InputRefusedError)<(\w+)>/g)].map((m) => m[2]!))
+      .filter((union) => union !== 'C');
     // Every such class, by its union's codes (an exported list, or a Record the compiler checks complete).
     const refusals = [...RUNNER_REFUSAL_CODES, ...BUDGETS.map((b) => b.code), ...USER_PACE_CODES, BREAKER_CODE];
     const kept: Record<string, Array<[string, Error]>> = {
       RefusalCode: refusals.map((code) => [code, new JobRefusedError(code, words('refusal.restarting'))]),
       BudgetCode: BUDGETS.map(({ code }) => [code, new PictorError(code, 'a cap’s refusal, as the spend guard throws it')]),
     };
-    // Told and logged by their surface in its own words before describeFailure is asked (Discord's refusePrivately,
-    // Slack's tellRefusal), the runner never naming a surface's codes: one that reached it would be a bug of ours.
+    // Told by their surface in their own words (`InputRefusedError.words`: Discord's refusePrivately, Slack's
+    // tellRefusal), the runner never naming a surface's codes: one said here would be a bug of ours.
     const saidBySurface: Record<string, Array<[string, Error]>> = {
       InputRefusalCode: INPUT_REFUSAL_CODES.map((code) => [code, new InputImageError(code, words('refusal.restarting'))]),
       SlackInputErrorCode: Object.keys(SLACK_INPUT_ERROR_CODES).map((code) => [code, new SlackInputError(code as SlackInputErrorCode, words('refusal.restarting'))]),
@@ -289,6 +293,8 @@ describe('describeFailure', () => {
     ['the spend ledger busy', new LedgerBusyError(new FileLockBusyError('/l.lock', 'process 42 on host-a', 10_000)), 'error'],
     ['the spend ledger unreadable', new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), 'error'],
     ['the bots’ state unreadable', new StateRecordsUnreadableError('audit-posts', '/data/audit/posts', ['/data/audit/posts/p9.json'], new Error('denied')), 'error'],
+    ['an input image a Discord bot refused: the member’s', new InputImageError('not_an_image', words('refusal.restarting')), 'info'],
+    ['a flag or an input image a Slack bot refused: the member’s', new SlackInputError('file_too_large', words('refusal.restarting')), 'info'],
   ])('logs %s for the operator at its level, by the one rule', (_, error, level) => {
     expect(failureLogLevel(error)).toBe(level);
   });
@@ -329,6 +335,15 @@ describe('logJobFailure', () => {
     const logger = new RecordingLogger();
     expect(logJobFailure(logger, new JobRefusedError('queue_full', words('refusal.restarting')), { jobId: 'j1' }, messages)).toBe('warn');
     expect(logger.entries).toEqual([{ level: 'warn', obj: { jobId: 'j1', code: 'queue_full' }, msg: 'job refused' }]);
+  });
+
+  it.each([
+    ['Discord', new InputImageError('host_not_allowed', words('refusal.restarting')), 'host_not_allowed'],
+    ['Slack', new SlackInputError('unknown_flag', words('refusal.restarting')), 'unknown_flag'],
+  ])('logs what a member gave the %s bot that it refused as the member’s: info, with the surface’s own code, no error', (_, error, code) => {
+    const logger = new RecordingLogger();
+    expect(logJobFailure(logger, error, { userId: 'u1' }, messages)).toBe('info');
+    expect(logger.entries).toEqual([{ level: 'info', obj: { userId: 'u1', code }, msg: 'job refused' }]);
   });
 
   it.each([

@@ -1,13 +1,17 @@
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
-import type { JobSpec } from '../../../bots/runner/index.js';
-import { ImageLimiter, type PictorClient } from '../../../src/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InputImageError } from '../../../bots/discord/download-images.js';
+import { words, type InputImage, type IntakeAnswers, type JobRunner, type JobSpec, type Requester } from '../../../bots/runner/index.js';
+import { AbortedError, ImageLimiter, PRICE_TABLE, type PictorClient } from '../../../src/index.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { makeImage } from '../../helpers/images.js';
-import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
+import { failureWithSecrets, INTAKE_FAILURES, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
 import { editBeingFetched, recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 function job(overrides: Partial<JobSpec> = {}): JobSpec {
   return { kind: 'generate', prompt: 'a windmill at dusk', options: { quality: 'low' }, requester: requester(), ...overrides };
@@ -57,6 +61,11 @@ describe('a failed job in the operator’s log, by the runner’s one rule', () 
   });
 });
 
+/** The log lines that carry `code`. */
+function linesOf(logger: RecordingLogger, code: string) {
+  return logger.entries.filter((e) => (e.obj as { code?: string }).code === code);
+}
+
 /** A limiter that keeps every request waiting until `open`: the jobs sent to it stay queued, holding their place. */
 class GateLimiter extends ImageLimiter {
   #open!: () => void;
@@ -81,7 +90,7 @@ describe('a job refused because the queue is full, in the operator’s log', () 
     try {
       const first = await runner.submit(job({ prompt: 'first' }), recordingSink().sink);
       await expect(runner.submit(job({ prompt: 'second' }), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
-      expect(logger.entries.filter((e) => e.msg === 'job refused: the queue is full')).toEqual([expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ code: 'queue_full' }) })]);
+      expect(linesOf(logger, 'queue_full')).toEqual([expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ jobId: expect.any(String), limit: 1, used: 1 }) })]);
       gate.open();
       expect((await first.done).type).toBe('completed');
     } finally {
@@ -102,14 +111,112 @@ describe('a job refused because the queue is full, in the operator’s log', () 
       expect(await fetching.admitted).toBeUndefined();
       fetching.arrive([{ data: image, filename: 'b.png' }]);
       expect(await fetching.handle).toBeUndefined();
-      expect(logger.entries.filter((e) => e.msg === 'edit refused once its images were here: the queue is full')).toEqual([
-        expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ code: 'queue_full' }) }),
-      ]);
+      expect(linesOf(logger, 'queue_full')).toEqual([expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ jobId: expect.any(String) }) })]);
       gate.open();
       expect((await first.done).type).toBe('completed');
     } finally {
       gate.open();
       await gate.stop();
     }
+  });
+});
+
+/** Runs `spec` through the intake, keeping what it was refused or failed with. */
+async function intake(runner: JobRunner, spec: Parameters<JobRunner['request']>[0]) {
+  const told: { refused: unknown[]; failed: unknown[] } = { refused: [], failed: [] };
+  const answers: IntakeAnswers = {
+    refuse: async (reason) => void told.refused.push(reason),
+    accept: async () => ({ sink: () => {} }),
+    fail: async (reason) => void told.failed.push(reason),
+  };
+  const handle = await runner.request(spec, answers);
+  return { handle, ...told };
+}
+
+/** An edit whose images, once the intake admitted it, fail to come with `error` (as a surface's download does). */
+function editFailingWith(error: unknown, who: Requester = requester()): Parameters<JobRunner['request']>[0] {
+  return { kind: 'edit', prompt: 'a brighter sky', options: { quality: 'low' }, requester: who, images: { declaredBytes: 1000, fetch: async (): Promise<InputImage[]> => Promise.reject(error) } };
+}
+
+// Every line about a request the intake did not take is the runner's: one, by the one rule (`failureLogLevel`), with
+// the request's id, the limit and the use where there are some. The surface that tells the member writes none.
+describe('a request the intake did not take, in the operator’s log', () => {
+  it.each(INTAKE_FAILURES)('logs %s once, with the request’s id, at the level its code has', async (_, reason, code, level) => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger });
+    vi.spyOn(runner.budgets, 'limitsFor').mockRejectedValue(reason);
+    const spec = job();
+    const { handle, refused } = await intake(runner, spec);
+    expect(handle).toBeUndefined();
+    expect(refused).toEqual([reason]);
+    expect(linesOf(logger, code)).toEqual([expect.objectContaining({ level, obj: expect.objectContaining({ jobId: expect.any(String), userId: spec.requester.userId }) })]);
+    const { err } = linesOf(logger, code)[0]!.obj as { err?: unknown };
+    if (level === 'error') expect(err).toMatchObject({ name: reason.name });
+    else expect(err).toBeUndefined();
+  });
+
+  it('logs a request whose intake failed with credentials in its error with none of them in the line', async () => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger });
+    vi.spyOn(runner.budgets, 'limitsFor').mockRejectedValue(failureWithSecrets());
+    await intake(runner, job());
+    expect(linesOf(logger, 'internal_error')).toEqual([expect.objectContaining({ level: 'error', obj: expect.objectContaining({ err: expect.objectContaining({ name: 'TypeError' }) }) })]);
+    const logged = inspect(logger.entries, { depth: null });
+    for (const secret of SECRETS_IN_FAILURE) expect(logged).not.toContain(secret);
+    expect(logged).toContain('[redacted]');
+  });
+
+  it('logs a job refused by a rule of the server once, with its id and code, at info', async () => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger, operatorControls: { blockedWords: ['kraken'] } });
+    const { refused } = await intake(runner, job({ prompt: 'a kraken at sea' }));
+    expect(refused).toEqual([expect.objectContaining({ code: 'blocked_word' })]);
+    expect(linesOf(logger, 'blocked_word')).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ jobId: expect.any(String) }) })]);
+  });
+
+  it('logs a job refused by a budget once, with its id, the limit and the use, at info', async () => {
+    const logger = new RecordingLogger();
+    const cap = PRICE_TABLE['1024x1024'].low / 2;
+    const { runner } = await kit.runner({ logger, limits: { userDailyUsd: cap } });
+    const { refused } = await intake(runner, job());
+    expect(refused).toEqual([expect.objectContaining({ code: 'budget_user_daily' })]);
+    expect(linesOf(logger, 'budget_user_daily')).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ jobId: expect.any(String), limit: cap, used: 0 }) })]);
+  });
+
+  it.each([
+    ['a bug of ours', new TypeError("Cannot read properties of undefined (reading 'data')"), 'internal_error', 'error'],
+    ['an input image the surface refused', new InputImageError('not_an_image', words('discord.input.not_an_image', { label: 'image1', file: '`cat.png`' }), 'image1'), 'not_an_image', 'info'],
+  ] as const)('logs an admitted job whose start failed (%s) once, with its id, at the level its code has', async (_, reason, code, level) => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger });
+    const { handle, refused, failed } = await intake(runner, editFailingWith(reason));
+    expect([handle, refused, failed]).toEqual([undefined, [], [reason]]);
+    expect(linesOf(logger, code)).toEqual([expect.objectContaining({ level, obj: expect.objectContaining({ jobId: expect.any(String) }) })]);
+  });
+
+  it('logs an admitted job its member cancelled while its images came as a cancel (info), not as a failure', async () => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger });
+    const { failed } = await intake(runner, editFailingWith(new AbortedError('the job was cancelled before it was sent', { mayBeBilled: false })));
+    expect(failed).toHaveLength(1);
+    expect(logger.entries.filter((e) => e.level !== 'info')).toEqual([]);
+    expect(logger.entries.filter((e) => (e.obj as { jobId?: string }).jobId !== undefined)).toHaveLength(1);
+  });
+
+  it.each(INTAKE_FAILURES)('logs a form it did not open for %s once, at the level its code has', async (_, reason, code, level) => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger });
+    vi.spyOn(runner.policy, 'whoWhereRefusal').mockRejectedValue(reason);
+    const refused: unknown[] = [];
+    expect(await runner.requestForm(requester(), { refuse: async (r) => void refused.push(r), accept: async () => {} })).toBe(false);
+    expect(refused).toEqual([reason]);
+    expect(linesOf(logger, code)).toEqual([expect.objectContaining({ level })]);
+  });
+
+  it('logs a form refused by a rule of the server once, with its code, at info', async () => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger, operatorControls: { allowedScopes: ['another-guild'] } });
+    expect(await runner.requestForm(requester(), { refuse: async () => {}, accept: async () => {} })).toBe(false);
+    expect(linesOf(logger, 'scope_not_allowed')).toEqual([expect.objectContaining({ level: 'info' })]);
   });
 });

@@ -257,8 +257,8 @@ describe('a refusal that names the command, on Slack', () => {
     expect(await typed(fake, 'admin set private-results off', { escape: true, command: '/pictor' })).toMatch(/^:white_check_mark:/);
     const refused = await typed(fake, 'a hidden thing', { escape: true, user: 'U0ALICE', command: '/pictor', channel: 'C0ART' });
     // The sentence is describe-failure's to check; here, the refusal's code and the command it names.
-    // Logged once, by the runner that refused it.
-    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === 'private_not_allowed').map((e) => e.msg)).toEqual(['job refused by a rule of the server']);
+    // Logged once, by the runner that refused it (the member's: info).
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === 'private_not_allowed').map((e) => e.level)).toEqual(['info']);
     expect(refused).toContain('/pictor settings --private off');
     expect(refused).not.toContain('/imagine');
     expect(h.emulator.requests).toHaveLength(0);

@@ -218,7 +218,7 @@ describe('editing images in Slack', () => {
     await other.handle;
 
     expect(JSON.stringify(note)).toContain('The bot is busy');
-    // Logged once, by the runner that refused it (at warn: the operator's capacity), not again by the bot that told it.
+    // Logged once, by the runner that refused it (at warn: the operator's capacity); the bot that told it only renders it.
     expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === 'queue_full').map((e) => e.level)).toEqual(['warn']);
     expect(fake.downloads).toEqual([]);
     expect(h.emulator.requests).toEqual([]);

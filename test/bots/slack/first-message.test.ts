@@ -111,7 +111,8 @@ describe('a job whose first message Slack refuses is not started, and nothing is
 
 describe('a job between its first message and the image service', () => {
   it('Cancel pressed while an edit’s images are still downloading: the job is cancelled before it is sent; nothing is charged', async () => {
-    h = await startHarness();
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger });
     const { fake } = h;
     const photo = fake.addFile({ name: 'beach.png', bytes: await png(48, 32) });
     const post = await fake.userMessage({ channel: 'C0PHOTOS', text: 'our trip', files: [photo] });
@@ -139,6 +140,8 @@ describe('a job between its first message and the image service', () => {
     await vi.waitFor(() => expect(h!.runner.activeJobs()).toEqual([]));
     expect(h.emulator.requests).toHaveLength(1);
     expect(statusOf(cancelled()!)).toContain('Cancelled by <@U0BOB>');
+    // A cancel, not a failure: nothing in the operator's log above info.
+    expect(logger.entries.filter((e) => e.level === 'warn' || e.level === 'error')).toEqual([]);
   });
 
   it('a first message Slack rate-limits (a channel another process wrote to a moment before) is posted again once its Retry-After is over, and the job runs', async () => {

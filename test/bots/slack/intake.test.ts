@@ -32,6 +32,8 @@ interface EntryPoint {
   toldAs?: 'private' | 'step failure';
   /** false: it takes none of the member's own defaults (the workflow step takes the workspace's). */
   memberDefaults?: false;
+  /** It opens a form (`openForm`): no job yet, so its refusal's line names none. */
+  opensForm?: true;
 }
 
 /** A finished job's buttons (Reroll, Edit, Delete) in the channel. */
@@ -62,15 +64,17 @@ const ENTRY_POINTS: EntryPoint[] = [
   {
     name: 'the “Edit image” shortcut',
     prompted: false,
+    opensForm: true,
     prepare: async ({ fake }) => {
       const post = await fake.userMessage({ channel: CHANNEL, user: 'U0BOB', text: 'look', files: [fake.addFile({ name: 'sea.png', bytes: await png() })] });
       return () => fake.messageShortcut(post, 'pictor_edit_image', MEMBER);
     },
   },
-  { name: '/imagine-edit', prompted: false, prepare: async ({ fake }) => () => fake.command({ command: '/imagine-edit', text: '', channel: CHANNEL, user: MEMBER }) },
+  { name: '/imagine-edit', prompted: false, opensForm: true, prepare: async ({ fake }) => () => fake.command({ command: '/imagine-edit', text: '', channel: CHANNEL, user: MEMBER }) },
   {
     name: 'the Edit button',
     prompted: false,
+    opensForm: true,
     prepare: async ({ fake }) => {
       const job = await jobMessage(fake);
       return () => fake.clickButton(job, 'pictor_edit', MEMBER);
@@ -126,8 +130,10 @@ describe('every entry point of the Slack bot refuses privately, before anything 
       );
       expect('text' in note ? note.text : note.body.text).not.toBe('');
     }
-    // Logged once: by the runner where it refused it, or by the bot for what the runner did not log.
-    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === code)).toHaveLength(1);
+    // One line in the operator's log, the runner's: a job's with the id the intake gave it.
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ obj: entry.opensForm ? expect.not.objectContaining({ jobId: expect.anything() }) : expect.objectContaining({ jobId: expect.any(String) }) }),
+    ]);
     // Nothing public, no form, no download, nothing sent to the image service.
     expect(fake.botMessages(CHANNEL)).toHaveLength(posted);
     expect(fake.views).toHaveLength(views);

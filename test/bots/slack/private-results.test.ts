@@ -14,8 +14,8 @@ let h: Harness | undefined;
 async function refusing() {
   const logger = new RecordingLogger();
   h = await start({ bot: { adminUserIds: [ADMIN] }, logger });
-  // Each refusal's one line: the runner's where it refused it (a rule, a limit), else the bot's.
-  const REFUSED = ['a Slack job was refused', 'job refused by a rule of the server', 'job refused by a limit'];
+  // Each refusal's one line, the runner's: of a job, of a form, of an admitted job before it was sent.
+  const REFUSED = ['job refused', 'form refused', 'admitted job refused before it was sent'];
   const refusals = () => logger.entries.filter((e) => REFUSED.includes(e.msg ?? '')).map((e) => (e.obj as { code?: string }).code);
   return { h, fake: h.fake, refusals };
 }
