@@ -1,7 +1,7 @@
 import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
-import { type LoggerLike, ValidationError } from 'pictor';
-import { scrubSecrets, timerMsOf } from 'pictor/internal';
-import { describeDiscordUnreachable, discordRefusedToken } from './unreachable.js';
+import type { LoggerLike, ValidationError } from 'pictor';
+import { operatorMustFix, scrubSecrets, timerMsOf } from 'pictor/internal';
+import { describeDiscordUnreachable, discordRefusedToken, tokenRefused } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import type { QuotaStore } from '../runner/index.js';
 import { loadCommands } from './commands/index.js';
@@ -68,8 +68,8 @@ export interface StartDiscordBotOptions {
    * Called once when the bot can no longer run after it started: Discord refused the token at a standby's takeover or
    * closed the live session with 4004 (the ValidationError naming DISCORD_TOKEN that a refused token at start rejects
    * with), or closed the live session with another code discord.js never recovers from (4010 to 4014: the setting at
-   * fault named, `closedForGood`). It is off the gateway and stands by no more; the caller stops it (`npm start` exits
-   * 2, as at start).
+   * fault named, `closedForGood`). The first reason is the one. It is off the gateway and stands by no more; the caller
+   * stops it (`npm start` exits 2, as at start).
    */
   onFatal?: ((error: ValidationError) => void) | undefined;
 }
@@ -141,6 +141,13 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     }
     return rest;
   };
+  /** Set once `onFatal` was called: the bot can no longer run, and says so once. */
+  let failed = false;
+  const fail = (error: ValidationError) => {
+    if (failed) return;
+    failed = true;
+    options.onFatal?.(error);
+  };
   // Outlives every gateway login (each has a client of its own, whose REST discord.js's destroy takes the token from):
   // the crash sweep, audit posts, channel messages of the replies in flight and admin lookups use this one.
   const botRest = watched(new REST(restOptions).setToken(token));
@@ -211,7 +218,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const httpClient = options.interactions ? newClient() : undefined;
   const gateway = httpClient
     ? undefined
-    : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, onTokenRefused: (how) => options.onFatal?.(tokenRefused(how)), onClosedForGood: (error) => options.onFatal?.(error), logger });
+    : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, onFatal: fail, logger });
   const client = () => httpClient ?? gateway!.client();
   try {
     if (httpClient) await useTokenWithoutGateway(httpClient, token, options.loginTimeoutMs ?? 60_000);
@@ -219,8 +226,10 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   } catch (error) {
     await httpClient?.destroy().catch(() => {});
     retireBotRest();
-    // A token Discord refused is a setting to change (exit 2, as every other); Discord out of reach may answer next time.
-    const refused = gateway ? gateway.refusedToken(error) : discordRefusedToken(error);
+    // A token Discord refused is a setting to change (exit 2, as every other; the gateway's start rejects with it
+    // already); Discord out of reach may answer next time.
+    if (operatorMustFix(error)) throw error;
+    const refused = httpClient ? discordRefusedToken(error) : undefined;
     if (refused) throw tokenRefused(refused);
     const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
@@ -286,11 +295,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       });
     },
   };
-}
-
-/** A token Discord refused (`how`: as `discordRefusedToken` says): a setting to change, named, the token never shown. */
-function tokenRefused(how: string): ValidationError {
-  return new ValidationError('DISCORD_TOKEN', `Discord did not accept the bot token (${how}); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)`);
 }
 
 function scrub(error: Error, token: string): { name: string; message: string } {
