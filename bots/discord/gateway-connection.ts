@@ -22,11 +22,11 @@ export interface GatewayConnectionOptions {
   lease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
   /**
    * Called once, with what the operator must change, when the bot can no longer run after `start()` resolved: Discord
-   * refused the token as a standby took over (the gateway closed its login with 4004, or a 401), or closed the live
-   * session with 4004 (the token was reset since) — then `tokenRefused`'s error, naming DISCORD_TOKEN, the one a
-   * refused token at `start()` rejects with; or Discord closed the live session for another reason discord.js never
-   * recovers from (4010 to 4014: `closedForGood`). It is off the gateway, has given the lease back and stands by no
-   * more. The first of these is the one: none is told after it.
+   * refused the token as a standby took over (the gateway closed its login with 4004, or a 401), closed the live
+   * session with 4004 (the token was reset since), or refused a request made with it (`tokenRefusedOverRest`) — then
+   * `tokenRefused`'s error, naming DISCORD_TOKEN, the one a refused token at `start()` rejects with; or Discord closed
+   * the live session for another reason discord.js never recovers from (4010 to 4014: `closedForGood`). It is off the
+   * gateway, has given the lease back and stands by no more. The first of these is the one: none is told after it.
    */
   onFatal?: ((error: ValidationError) => void) | undefined;
   logger: LoggerLike;
@@ -44,6 +44,13 @@ export interface GatewayConnection {
    * closed the live session for good.
    */
   online(): boolean;
+  /**
+   * Discord refused the token to a request made with it, over REST (a 401: `how`, as `discordRefusedToken` says it):
+   * off the gateway, the lease given back, standing by no more, then `onFatal` with `tokenRefused`'s error, as when the
+   * gateway refuses it. Nothing when the bot can no longer run already (the first reason is the one), and only
+   * `onFatal` while it leaves (the leave does the rest).
+   */
+  tokenRefusedOverRest(how: string): Promise<void>;
   /** The client of the current login (or of the last one, after it left); undefined before the first. */
   client(): Client | undefined;
   /** Whether `leave()` should come before the replies in flight are waited for (a standby can take over meanwhile). */
@@ -271,16 +278,19 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
    * Discord refused the token, or closed the session for good (never right by retrying, and Discord counts every
    * refused identify): the lease no longer renewed (nor lost meanwhile: a renewal failing while the disconnect goes on
    * is not a second error), off the gateway, the lease given back, standing by no more, then `onFatal(error)`, as a
-   * refused token at start stops the bot. Once: the first reason is the one.
+   * refused token at start stops the bot. Once: the first reason is the one. While the bot leaves, the leave takes it off
+   * the gateway and gives the lease back; the reason is still told.
    */
   const stopForGood = async (error: ValidationError, why: string, message: string) => {
     if (gaveUp) return;
     gaveUp = true;
     holding = false;
-    const leaseStopped = lease?.stop();
-    await disconnect();
-    await lease?.release();
-    await leaseStopped;
+    if (!leaving) {
+      const leaseStopped = lease?.stop();
+      await disconnect();
+      await lease?.release();
+      await leaseStopped;
+    }
     logger.error({ why }, message);
     options.onFatal?.(error);
   };
@@ -295,6 +305,8 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
           logger.info({}, 'took over the Discord gateway');
           return;
         } catch (error) {
+          // Given up meanwhile (Discord refused the token to a request of the bot's): that stop left the gateway.
+          if (gaveUp) return;
           const refused = refusedToken(error);
           if (refused) return await stopForGood(tokenRefused(refused), refused, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN');
           await disconnect();
@@ -342,6 +354,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       if (!connected) standBy();
     },
     online: () => !gaveUp && (lease && !holding ? !leaving : current?.client.isReady() === true),
+    tokenRefusedOverRest: (how) => stopForGood(tokenRefused(how), how, 'Discord refused a request made with the bot token; leaving the gateway: check DISCORD_TOKEN'),
     client: () => current?.client,
     async handOver() {
       if (!lease || leaving) return;
