@@ -17,7 +17,7 @@ import {
   RedisLink,
   type Logger,
   connect,
-  loadDotEnv,
+  loadDotEnvOrExit,
   readCoreConfig,
   humanLogDestination,
   runsInContainer,
@@ -376,15 +376,8 @@ export function stopDeadlines(startedAt: number, graceMs: number): { exitAt: num
 }
 
 async function run(): Promise<void> {
-  try {
-    loadDotEnv();
-  } catch (error) {
-    // A .env to fix (a folder, a line that is not NAME=value): the message names it, as every settings error (exit 2).
-    if (!operatorMustFix(error)) throw error;
-    process.stderr.write(`pictor: ${(error as Error).message}\n`);
-    process.exitCode = 2;
-    return;
-  }
+  // A .env to fix (a folder, a line that is not NAME=value, a file that cannot be read): one line naming it, exit 2.
+  loadDotEnvOrExit('pictor: ');
   for (const line of unknownSettingWarnings(process.env)) process.stderr.write(`pictor: warning: ${line}\n`);
   // Set once the service runs; a stream closed before that is remembered and stops it as soon as it is up.
   const stopper: { request?: (reason: string, cause: StopCause) => void; stopping?: boolean; closedBeforeStart?: boolean; failedBeforeStart?: string } = {};

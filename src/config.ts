@@ -1,9 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { envChoice, envError, envNumber, envText, envUrl, type Env } from './core/env.js';
-import { ValidationError } from './core/errors.js';
+import { operatorMustFix, ValidationError } from './core/errors.js';
 import { LOG_FORMATS, type LogFormat } from './core/log-format.js';
 import { readRedisConfig, type RedisConfig } from './core/redis-config.js';
+import { describeFileError } from './core/system-errors.js';
 import { MAX_TIMER_MS } from './core/timer-ms.js';
 import { readSpendConfig, type SpendConfig } from './spend/caps.js';
 
@@ -85,6 +86,8 @@ export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = 
 /**
  * Loads `.env` from the working directory into `process.env` if there is one (variables already set win). Every
  * entry point calls it first — `npm start`, the `pictor` command and `npm run discord:deploy` — so one `.env` serves all.
+ * A `.env` to fix (a folder, a file that cannot be read, a byte-order mark, a line that is not a setting) is a
+ * ValidationError naming it (`param` `.env`).
  */
 export function loadDotEnv(path = '.env'): void {
   try {
@@ -112,7 +115,29 @@ export function loadDotEnv(path = '.env'): void {
     if (isFolder(path)) {
       throw new ValidationError('.env', `.env: ${resolve(path)} is a folder, not a file: put the settings in a file named .env (NAME=value lines), or move the folder away`);
     }
-    throw error;
+    // Already said in full (a byte-order mark, a line that is not a setting).
+    if (error instanceof ValidationError) throw error;
+    // One that cannot be read (its permissions, a link to itself) is a settings error too, named with why.
+    throw new ValidationError('.env', `.env: cannot read ${resolve(path)} (${describeFileError(error)})`);
+  }
+}
+
+/**
+ * `loadDotEnv` at a program's entry point (`npm start`, `npm run discord:deploy`): a `.env` to fix (a folder, a line
+ * that is not NAME=value, a byte-order mark, a file that cannot be read) is one line on stderr, the program's `words`
+ * then what the error says, and the process exits 2, as for every settings error. Any other failure is thrown.
+ * `options` (`path`, `stderr`, `exit`) default to `.env` and the process's own.
+ */
+export function loadDotEnvOrExit(
+  words: string,
+  options: { path?: string | undefined; stderr?: ((line: string) => void) | undefined; exit?: ((code: number) => never) | undefined } = {},
+): void {
+  try {
+    loadDotEnv(options.path);
+  } catch (error) {
+    if (!operatorMustFix(error)) throw error;
+    (options.stderr ?? ((line) => process.stderr.write(`${line}\n`)))(`${words}${(error as Error).message}`);
+    (options.exit ?? ((code) => process.exit(code)))(2);
   }
 }
 

@@ -39,7 +39,7 @@ export { holdDataFolder, DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS } from './s
 export * from './spend/index.js';
 export { ledgerKindOf } from './spend/ledger-kind.js';
 export { safeJson } from './core/safe-json.js';
-export { loadDotEnv, readCoreConfig, type CoreConfig } from './config.js';
+export { loadDotEnv, loadDotEnvOrExit, readCoreConfig, type CoreConfig } from './config.js';
 export { unknownSettingWarnings, PICTOR_SETTINGS } from './core/setting-names.js';
 export { connect, type Connection } from './connect.js';
 export { SERVICE_LIKE_LATENCY_MS, describeTiming, emulatorBanner, type BannerOptions } from './emulator/index.js';

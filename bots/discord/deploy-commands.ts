@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { DiscordAPIError, HTTPError, REST, Routes, type RESTPostAPIApplicationCommandsJSONBody } from 'discord.js';
-import { loadDotEnv, operatorMustFix, readDmCaps, scrubSecrets, unknownSettingWarnings } from 'pictor/internal';
+import { loadDotEnvOrExit, readDmCaps, scrubSecrets, unknownSettingWarnings } from 'pictor/internal';
 import { describeDiscordUnreachable, discordRefusedToken } from './unreachable.js';
 import { commandDefinitions } from './commands/index.js';
 import { checkUserInstalls, readDiscordConfig } from './config.js';
@@ -88,14 +88,8 @@ function oneLine(error: unknown, token: string | undefined): string {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  try {
-    loadDotEnv();
-  } catch (error) {
-    // A .env to fix (a folder, a line that is not NAME=value): named, as every settings error (exit 2).
-    if (!operatorMustFix(error)) throw error;
-    console.error(`Could not register the commands: ${(error as Error).message}`);
-    process.exit(2);
-  }
+  // A .env to fix (a folder, a line that is not NAME=value, a file that cannot be read): one line naming it, exit 2.
+  loadDotEnvOrExit('Could not register the commands: ');
   for (const line of unknownSettingWarnings(process.env)) process.stderr.write(`pictor: warning: ${line}\n`);
   process.exitCode = await main();
 }

@@ -3,7 +3,7 @@ import { Events, GatewayCloseCodes, type Client, type WebSocketOptions } from 'd
 import { ValidationError, type LoggerLike } from 'pictor';
 import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
-import { discordRefusedToken } from './unreachable.js';
+import { discordRefusedToken, tokenRefused } from './unreachable.js';
 import type { StopBudget } from '../stop-once.js';
 
 export interface GatewayConnectionOptions {
@@ -21,22 +21,23 @@ export interface GatewayConnectionOptions {
   /** With several processes on one Redis: connect only while holding this lease. */
   lease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
   /**
-   * Called once when Discord refuses the token after `start()`: as a standby takes over (the gateway closes its login
-   * with 4004, or a 401), or while connected (the gateway closes the live session with 4004: the token was reset since).
-   * It is off the gateway, has given the lease back and stands by no more, as a refused token at `start()` stops the
-   * bot. `how`: as `discordRefusedToken` says it.
+   * Called once, with what the operator must change, when the bot can no longer run after `start()` resolved: Discord
+   * refused the token as a standby took over (the gateway closed its login with 4004, or a 401), closed the live
+   * session with 4004 (the token was reset since), or refused a request made with it (`tokenRefusedOverRest`) — then
+   * `tokenRefused`'s error, naming DISCORD_TOKEN, the one a refused token at `start()` rejects with; or Discord closed
+   * the live session for another reason discord.js never recovers from (4010 to 4014: `closedForGood`). It is off the
+   * gateway, has given the lease back and stands by no more. The first of these is the one: none is told after it.
    */
-  onTokenRefused?: ((how: string) => void) | undefined;
-  /**
-   * Called once when Discord closes the live session for another reason discord.js never recovers from (4010 to 4014:
-   * `closedForGood`): off the gateway, the lease given back, standing by no more, as with a refused token.
-   */
-  onClosedForGood?: ((error: ValidationError) => void) | undefined;
+  onFatal?: ((error: ValidationError) => void) | undefined;
   logger: LoggerLike;
 }
 
 export interface GatewayConnection {
-  /** Logs in (rejects when that fails), or, when another process holds the lease, stands by and returns. */
+  /**
+   * Logs in (rejects when that fails), or, when another process holds the lease, stands by and returns. A token Discord
+   * refused (a 401, or the gateway closing the login with 4004) rejects with `tokenRefused`'s error, naming
+   * DISCORD_TOKEN (a setting to change); the lease is given back either way.
+   */
   start(): Promise<void>;
   /**
    * Connected, or standing by for the lease (a healthy state); false once Discord refused the token after `start()`, or
@@ -44,11 +45,12 @@ export interface GatewayConnection {
    */
   online(): boolean;
   /**
-   * How Discord refused the token, when `error` (a failed `start()`) is that (`discordRefusedToken`), counting the close
-   * code discord.js reported for the last login since a session was last established: a 4004 seen before a session
-   * that worked does not decide a later error.
+   * Discord refused the token to a request made with it, over REST (a 401: `how`, as `discordRefusedToken` says it):
+   * off the gateway, the lease given back, standing by no more, then `onFatal` with `tokenRefused`'s error, as when the
+   * gateway refuses it. Nothing when the bot can no longer run already (the first reason is the one), and only
+   * `onFatal` while it leaves (the leave does the rest).
    */
-  refusedToken(error: unknown): string | undefined;
+  tokenRefusedOverRest(how: string): Promise<void>;
   /** The client of the current login (or of the last one, after it left); undefined before the first. */
   client(): Client | undefined;
   /** Whether `leave()` should come before the replies in flight are waited for (a standby can take over meanwhile). */
@@ -189,11 +191,11 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       if (!holding || leaving || gaveUp) return;
       const refused = discordRefusedToken(undefined, event.code);
       if (refused) {
-        void stopForGood(refused, 'Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN', () => options.onTokenRefused?.(refused));
+        void stopForGood(tokenRefused(refused), refused, 'Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN');
         return;
       }
       const closed = closedForGood(event.code);
-      void stopForGood(closed.message, 'Discord closed the gateway session for good; leaving the gateway', () => options.onClosedForGood?.(closed));
+      void stopForGood(closed, closed.message, 'Discord closed the gateway session for good; leaving the gateway');
     });
     const ready = new Promise<unknown>((resolve) => login.client.once(Events.ClientReady, resolve));
     try {
@@ -203,6 +205,10 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       throw error;
     }
   };
+  /**
+   * How Discord refused the token, when `error` (a failed login) is that (`discordRefusedToken`), counting the close
+   * code discord.js reported for this login: a 4004 seen before a session that worked does not decide a later error.
+   */
   const refusedToken = (error: unknown) => discordRefusedToken(error, unrecoverableCloseCode);
   /**
    * The login off the gateway (the current one by default). discord.js's destroy never ends when called while its
@@ -271,18 +277,22 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   /**
    * Discord refused the token, or closed the session for good (never right by retrying, and Discord counts every
    * refused identify): the lease no longer renewed (nor lost meanwhile: a renewal failing while the disconnect goes on
-   * is not a second error), off the gateway, the lease given back, standing by no more, then `stopped`, as a refused
-   * token at start stops the bot.
+   * is not a second error), off the gateway, the lease given back, standing by no more, then `onFatal(error)`, as a
+   * refused token at start stops the bot. Once: the first reason is the one. While the bot leaves, the leave takes it off
+   * the gateway and gives the lease back; the reason is still told.
    */
-  const stopForGood = async (why: string, message: string, stopped: () => void) => {
+  const stopForGood = async (error: ValidationError, why: string, message: string) => {
+    if (gaveUp) return;
     gaveUp = true;
     holding = false;
-    const leaseStopped = lease?.stop();
-    await disconnect();
-    await lease?.release();
-    await leaseStopped;
+    if (!leaving) {
+      const leaseStopped = lease?.stop();
+      await disconnect();
+      await lease?.release();
+      await leaseStopped;
+    }
     logger.error({ why }, message);
-    stopped();
+    options.onFatal?.(error);
   };
   const standBy = () => {
     if (!lease || leaving || gaveUp) return;
@@ -295,8 +305,10 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
           logger.info({}, 'took over the Discord gateway');
           return;
         } catch (error) {
+          // Given up meanwhile (Discord refused the token to a request of the bot's): that stop left the gateway.
+          if (gaveUp) return;
           const refused = refusedToken(error);
-          if (refused) return await stopForGood(refused, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN', () => options.onTokenRefused?.(refused));
+          if (refused) return await stopForGood(tokenRefused(refused), refused, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN');
           await disconnect();
           await lease.release();
           const message = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
@@ -335,12 +347,14 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
         connected = await connectHolding();
       } catch (error) {
         await lease?.release();
-        throw error;
+        // A token Discord refused is a setting to change, named; Discord out of reach may answer next time.
+        const refused = refusedToken(error);
+        throw refused ? tokenRefused(refused) : error;
       }
       if (!connected) standBy();
     },
     online: () => !gaveUp && (lease && !holding ? !leaving : current?.client.isReady() === true),
-    refusedToken,
+    tokenRefusedOverRest: (how) => stopForGood(tokenRefused(how), how, 'Discord refused a request made with the bot token; leaving the gateway: check DISCORD_TOKEN'),
     client: () => current?.client,
     async handOver() {
       if (!lease || leaving) return;

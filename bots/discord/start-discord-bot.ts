@@ -1,7 +1,7 @@
 import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
-import { type LoggerLike, ValidationError } from 'pictor';
-import { scrubSecrets, timerMsOf } from 'pictor/internal';
-import { describeDiscordUnreachable, discordRefusedToken } from './unreachable.js';
+import type { LoggerLike, ValidationError } from 'pictor';
+import { operatorMustFix, scrubSecrets, timerMsOf } from 'pictor/internal';
+import { describeDiscordUnreachable, discordRefusedToken, tokenRefused } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import type { QuotaStore } from '../runner/index.js';
 import { loadCommands } from './commands/index.js';
@@ -65,11 +65,13 @@ export interface StartDiscordBotOptions {
    */
   gatewayLease?: Omit<GatewayLeaseOptions, 'logger'> | undefined;
   /**
-   * Called once when the bot can no longer run after it started: Discord refused the token at a standby's takeover or
-   * closed the live session with 4004 (the ValidationError naming DISCORD_TOKEN that a refused token at start rejects
-   * with), or closed the live session with another code discord.js never recovers from (4010 to 4014: the setting at
-   * fault named, `closedForGood`). It is off the gateway and stands by no more; the caller stops it (`npm start` exits
-   * 2, as at start).
+   * Called once when the bot can no longer run after it started: Discord refused the token — at a standby's takeover,
+   * closing the live session with 4004, or answering 401 to a request made with it (an interaction's own token
+   * refused, 50027, is not that) — with the ValidationError naming DISCORD_TOKEN that a refused token at start rejects
+   * with; or closed the live session with another code discord.js never recovers from (4010 to 4014: the setting at
+   * fault named, `closedForGood`). The first reason is the one. On the gateway it is off it, has given the lease back
+   * and stands by no more; over HTTP it still answers; either way it is no longer `online()`, and the caller stops it
+   * (`npm start` exits 2, as at start).
    */
   onFatal?: ((error: ValidationError) => void) | undefined;
 }
@@ -86,7 +88,7 @@ export interface DiscordBot {
   webhookRest: REST;
   /** Where interactions are taken over HTTP (`…/interactions`); undefined on the gateway. */
   interactionsUrl: string | undefined;
-  /** Connected to the gateway, or (over HTTP) taking interactions. */
+  /** Connected to the gateway (or standing by for it), or (over HTTP) taking interactions; false once `onFatal` was called. */
   online(): boolean;
   /**
    * With a gateway lease: off the gateway and the lease given up as soon as another process stands by, so that one
@@ -128,18 +130,36 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
   const makeRequest = httpResponses ? httpResponses.wrap(viaWire) : viaWire;
   const restOptions = { api, timeout: 60_000, makeRequest, agent: discordAgent() as never };
-  /** Logs Discord's rate-limit waits of a REST client, and counts the writes Discord refused. */
+  /**
+   * Logs Discord's rate-limit waits of a REST client, counts the writes Discord refused, and stops the bot when Discord
+   * answers a request made with the bot token 401 (`request.data.auth`: the token was sent; an interaction's webhook,
+   * sent without it, says nothing of the bot token when refused).
+   */
   const watched = (rest: REST) => {
     rest.on(RESTEvents.RateLimited, (info) =>
       logger.debug({ route: info.route, method: info.method, timeToReset: info.timeToReset, global: info.global }, 'waiting for a Discord rate limit'),
     );
     const { onWriteRefused } = options;
-    if (onWriteRefused) {
-      rest.on(RESTEvents.Response, (request, response) => {
-        if (request.method !== 'GET' && response.status >= 400) onWriteRefused();
-      });
-    }
+    rest.on(RESTEvents.Response, (request, response) => {
+      if (onWriteRefused && request.method !== 'GET' && response.status >= 400) onWriteRefused();
+      if (response.status === 401 && request.data.auth) refusedOverRest();
+    });
     return rest;
+  };
+  /** Set once `onFatal` was called: the bot can no longer run, and says so once. */
+  let failed = false;
+  const fail = (error: ValidationError) => {
+    if (failed) return;
+    failed = true;
+    options.onFatal?.(error);
+  };
+  /** Set once the start succeeded: a token refused before is the start's to report (it rejects). */
+  let started = false;
+  /** Discord refused the bot token to a request made with it (401): on the gateway, off it and the lease given back first. */
+  const refusedOverRest = () => {
+    if (!started || failed) return;
+    if (gateway) void gateway.tokenRefusedOverRest('401 Unauthorized');
+    else fail(tokenRefused('401 Unauthorized'));
   };
   // Outlives every gateway login (each has a client of its own, whose REST discord.js's destroy takes the token from):
   // the crash sweep, audit posts, channel messages of the replies in flight and admin lookups use this one.
@@ -211,7 +231,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const httpClient = options.interactions ? newClient() : undefined;
   const gateway = httpClient
     ? undefined
-    : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, onTokenRefused: (how) => options.onFatal?.(tokenRefused(how)), onClosedForGood: (error) => options.onFatal?.(error), logger });
+    : gatewayConnection({ newClient, token, loginTimeoutMs: options.loginTimeoutMs ?? 60_000, lease: options.gatewayLease, onFatal: fail, logger });
   const client = () => httpClient ?? gateway!.client();
   try {
     if (httpClient) await useTokenWithoutGateway(httpClient, token, options.loginTimeoutMs ?? 60_000);
@@ -219,8 +239,10 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   } catch (error) {
     await httpClient?.destroy().catch(() => {});
     retireBotRest();
-    // A token Discord refused is a setting to change (exit 2, as every other); Discord out of reach may answer next time.
-    const refused = gateway ? gateway.refusedToken(error) : discordRefusedToken(error);
+    // A token Discord refused is a setting to change (exit 2, as every other; the gateway's start rejects with it
+    // already); Discord out of reach may answer next time.
+    if (operatorMustFix(error)) throw error;
+    const refused = httpClient ? discordRefusedToken(error) : undefined;
     if (refused) throw tokenRefused(refused);
     const why = describeDiscordUnreachable(error, options.apiBaseUrl) ?? scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
     throw new Error(`could not log in to Discord: ${why}`, { cause: error });
@@ -239,6 +261,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     logger.warn({ configured: options.applicationId, actual: applicationId }, 'DISCORD_APPLICATION_ID does not match the bot token’s application');
   }
   logger.info({ user: client()?.user?.tag, applicationId, interactionsUrl: endpoint?.url }, 'Discord bot ready');
+  started = true;
   // Every process sweeps: at start what the last one left, and (with Redis) the jobs of a replica whose lease lapsed.
   const sweeper = startSweeper({
     store: state.store,
@@ -266,7 +289,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     rest: botRest,
     webhookRest: ctx.webhookRest,
     interactionsUrl: endpoint?.url,
-    online: () => (endpoint ? endpoint.listening() : gateway!.online()),
+    online: () => !failed && (endpoint ? endpoint.listening() : gateway!.online()),
     async handOver() {
       if (gateway?.leased) await gateway.handOver();
     },
@@ -286,11 +309,6 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
       });
     },
   };
-}
-
-/** A token Discord refused (`how`: as `discordRefusedToken` says): a setting to change, named, the token never shown. */
-function tokenRefused(how: string): ValidationError {
-  return new ValidationError('DISCORD_TOKEN', `Discord did not accept the bot token (${how}); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)`);
 }
 
 function scrub(error: Error, token: string): { name: string; message: string } {

@@ -28,8 +28,8 @@ export const discordSurface: Surface<DiscordConfig> = {
       state: ctx.state,
       logger: ctx.logger,
       onWriteRefused: ctx.onWriteRefused,
-      // Discord refusing the token (a standby's takeover, a live session closed 4004) or closing the session for good
-      // (4010-4014) stops the process, as a refused token at start does.
+      // Discord refusing the token (a standby's takeover, a live session closed 4004, a 401 to a request made with it)
+      // or closing the session for good (4010-4014) stops the process, as a refused token at start does.
       onFatal: (error) => ctx.fail(error),
     });
     const { interactionsUrl } = bot;

@@ -1,4 +1,5 @@
 import { DiscordAPIError, GatewayCloseCodes, HTTPError } from 'discord.js';
+import { ValidationError } from 'pictor';
 import { describeUnreachable } from 'pictor/internal';
 import { DISCORD_API_BASE_URL } from './discord-facts.js';
 
@@ -26,4 +27,13 @@ export function discordRefusedToken(error: unknown, gatewayCloseCode?: number): 
   if (gatewayCloseCode === GatewayCloseCodes.AuthenticationFailed) return 'gateway close 4004 Authentication failed';
   if (error instanceof DiscordAPIError || error instanceof HTTPError) return error.status === 401 ? '401 Unauthorized' : undefined;
   return (error as { code?: unknown } | undefined)?.code === 'TokenInvalid' ? '401 Unauthorized' : undefined;
+}
+
+/**
+ * A bot token Discord refused (`how`: as `discordRefusedToken` says it), as `npm start` reports it whenever Discord
+ * refuses it (at start, at a standby's takeover, on the live session, in answer to a request made with it): a setting
+ * to change (exit 2), named, the token never shown.
+ */
+export function tokenRefused(how: string): ValidationError {
+  return new ValidationError('DISCORD_TOKEN', `Discord did not accept the bot token (${how}); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)`);
 }

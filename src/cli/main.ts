@@ -7,7 +7,6 @@ import { errorCodeOf, isPictorError, ValidationError, type PictorError } from '.
 import { BudgetExceededError, LedgerBusyError, LedgerUnreadableError } from '../spend/errors.js';
 import { loadDotEnv, readCoreConfig } from '../config.js';
 import { processOutput } from '../core/process-output.js';
-import { describeFileError } from '../core/system-errors.js';
 import { runsAsPictorScript } from '../core/npm-script.js';
 import { writableFolder } from '../core/env.js';
 import { createCliLogger } from './cli-logger.js';
@@ -202,18 +201,6 @@ export function userDirectory(env: NodeJS.ProcessEnv, cwd: string = process.cwd(
   return cwd;
 }
 
-/** `.env` in the working directory, read before the settings; one that cannot be read is a settings error (exit 2). */
-function loadSettingsFile(): void {
-  try {
-    loadDotEnv();
-  } catch (error) {
-    // Already said in full (a folder named .env).
-    if (error instanceof ValidationError) throw error;
-    const why = describeFileError(error);
-    throw new ValidationError('.env', `.env: cannot read ${resolve('.env')} (${why})`);
-  }
-}
-
 function isEntryPoint(): boolean {
   const script = process.argv[1];
   if (!script) return false;
@@ -241,8 +228,10 @@ export async function runCli(): Promise<number> {
     cwd: userDirectory(process.env),
   };
   try {
-    // `.env` from the working directory: under `npm run pictor` the package's root, where `.env.example` is copied.
-    loadSettingsFile();
+    // `.env` from the working directory: under `npm run pictor` the package's root, where `.env.example` is copied. One
+    // to fix is a settings error (exit 2), reported as every other failure of a command (plain, or --json): not
+    // `loadDotEnvOrExit`, which writes its own line.
+    loadDotEnv();
     for (const line of unknownSettingWarnings(process.env)) io.stderr(cleanForTerminal(`pictor: warning: ${line}`));
     return await main(process.argv.slice(2), process.env, io);
   } catch (error) {

@@ -23,6 +23,7 @@ import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers
 import { GatewayLease, gatewayLeaseKey } from '../../bots/discord/gateway-lease.js';
 import { closeRedis, connectRedis } from '../../src/core/redis-connection.js';
 import { silentLogger } from '../../src/internal.js';
+import { withTimeout } from '../../src/core/with-timeout.js';
 
 const redisSetup = testRedis();
 const emu = useEmulator();
@@ -241,6 +242,36 @@ describe.skipIf(redisSetup.skipReason)('npm start standing by for Discord’s ga
     const result = await output.ended;
     expect(result.stderr).toBe(REFUSED_4004);
     expect(result.code).toBe(2);
+  }, 60_000);
+});
+
+describe.skipIf(redisSetup.skipReason)('npm start whose bot token Discord’s REST refuses while it holds the gateway (reset, its live session not closed)', () => {
+  it('exits 2 naming DISCORD_TOKEN, never printing it, having given the gateway lease back for a replica with the new token', async () => {
+    const url = requireRedisUrl(redisSetup);
+    const prefix = uniquePrefix('start-rest-refused');
+    const redis = await connectRedis(url);
+    onTestFinished(async () => {
+      await deleteKeys(url, prefix);
+      await closeRedis(redis);
+    });
+    const discord = await fakeDiscord();
+    emu.emulator.configure({ latencyMs: 1_000 });
+    const env = { ...surfaceEnv({ discord }), PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_PARTIAL_IMAGES: '0', REDIS_URL: url, PICTOR_REDIS_PREFIX: prefix };
+    const key = gatewayLeaseKey(discord.botToken, prefix);
+    const { output } = startRunning({ ...env, PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
+    await discord.waitFor(() => output.stdout().includes('Discord bot is online') || undefined, 'the Discord bot to be online', 30_000);
+    expect(await redis.get(key)).not.toBeNull();
+    // A job whose interaction token expires while it runs: its result goes to the channel with the bot token, reset meanwhile.
+    const ix = discord.slashCommand('imagine', { prompt: 'a lighthouse, the token reset meanwhile', quality: 'low' });
+    await discord.waitFor(() => emu.emulator.requests.some((r) => r.route === 'generations') || undefined, 'the job to reach the image service', 15_000);
+    discord.expireToken(ix.token);
+    discord.refuseBotToken();
+    const result = await withTimeout(output.ended, 30_000, 'npm start went on with a bot token Discord refused');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('pictor: Discord did not accept the bot token (401 Unauthorized); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)\n');
+    expect(result.stdout + result.stderr).not.toContain(discord.botToken);
+    expect(discord.requests.filter((r) => r.status === 401 && r.rawPath.endsWith(`/channels/${discord.channelId}/messages`))).toHaveLength(1);
+    expect(await redis.get(key)).toBeNull();
   }, 60_000);
 });
 

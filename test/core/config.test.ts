@@ -1,9 +1,9 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstLineNotASetting, loadDotEnv, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
+import { firstLineNotASetting, loadDotEnv, loadDotEnvOrExit, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
 import { PictorClient, ValidationError } from '../../src/index.js';
 
 /** src/config.ts: the core's settings, read once at an entry point. */
@@ -213,5 +213,56 @@ describe('a .env line that is not a setting', () => {
     expect(error.message).toContain('save it as UTF-8 without a BOM');
     expect(error.message).not.toMatch(/\bline 1\b/);
     expect(process.env.DOTENV_TEST_BOM).toBeUndefined();
+  });
+});
+
+describe('loadDotEnvOrExit: the .env of every program that reads one (npm start, npm run discord:deploy)', () => {
+  /** What the program would write on stderr, and the code it would exit with (undefined: it went on), for `path` as its `.env`. */
+  function programWith(path: string): { exitCode: number | undefined; stderr: string[] } {
+    const stderr: string[] = [];
+    let exitCode: number | undefined;
+    const exited = new Error('exited');
+    try {
+      loadDotEnvOrExit('pictor: ', {
+        path,
+        stderr: (line) => stderr.push(line),
+        exit: (code) => {
+          exitCode = code;
+          throw exited;
+        },
+      });
+    } catch (error) {
+      if (error !== exited) throw error;
+    }
+    return { exitCode, stderr };
+  }
+
+  async function folder(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-env-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  it.each([
+    ['a folder', (path: string) => mkdir(path), 'is a folder, not a file'],
+    ['a line that is not NAME=value', (path: string) => writeFile(path, 'DOTENV_TEST_A=1\nthe team cap\nDOTENV_TEST_B=2\n'), 'line 2 of'],
+    ['a file it cannot read (a link to itself)', (path: string) => symlink(path, path), 'cannot read'],
+  ])('ends the program with exit 2 and one line, its own words then what to fix, for %s', async (_, make, says) => {
+    const path = join(await folder(), '.env');
+    await make(path);
+    const { exitCode, stderr } = programWith(path);
+    expect(exitCode).toBe(2);
+    expect(stderr).toHaveLength(1);
+    expect(stderr[0]).toMatch(/^pictor: \.env: /);
+    expect(stderr[0]).toContain(path);
+    expect(stderr[0]).toContain(says);
+  });
+
+  it('loads a .env of settings and lets the program go on', async () => {
+    const path = join(await folder(), '.env');
+    await writeFile(path, 'DOTENV_TEST_LOADED=1\n');
+    onTestFinished(() => void delete process.env.DOTENV_TEST_LOADED);
+    expect(programWith(path)).toEqual({ exitCode: undefined, stderr: [] });
+    expect(process.env.DOTENV_TEST_LOADED).toBe('1');
   });
 });

@@ -189,6 +189,26 @@ describe('failures become short, kind messages', () => {
     expect(refused.length).toBeGreaterThan(0);
   });
 
+  it.each([
+    ['on the gateway', false],
+    ['over HTTP', true],
+  ])('says once (%s) that it can no longer run when Discord answers a request made with the bot token 401 (the token reset while it runs), DISCORD_TOKEN named, never shown, and is no longer healthy', async (_, http) => {
+    const fatal: Error[] = [];
+    h = await DiscordHarness.start({ http, partialImages: 0, emulator: { latencyMs: 600 }, bot: { onFatal: (error) => fatal.push(error) } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a very long job' });
+    await drawingReply(h, ix);
+    // Its token expires meanwhile: its result goes to the channel with the bot token, which Discord no longer takes.
+    h.discord.expireToken(ix.token);
+    h.discord.refuseBotToken();
+    await h.discord.waitFor(() => fatal.length > 0 || undefined, 'the bot to say it can no longer run');
+    await h.discord.waitFor(() => h.logger.entries.some((e) => e.msg?.startsWith('could not deliver a job result to Discord')) || undefined, 'the result’s delivery to end');
+    expect(h.discord.requests.filter((r) => r.status === 401 && r.rawPath.endsWith(`/channels/${h.discord.channelId}/messages`))).toHaveLength(1);
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toMatchObject({ code: 'validation_error', param: 'DISCORD_TOKEN' });
+    expect(h.bot.online()).toBe(false);
+    expect(h.logger.text()).not.toContain(h.discord.botToken);
+  });
+
   it('sends the images in messages of their own when Discord refuses the final upload as too large (413), and shrinks one refused alone', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a heavy painting' });

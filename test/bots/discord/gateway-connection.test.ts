@@ -6,6 +6,7 @@ import { gatewayConnection } from '../../../bots/discord/gateway-connection.js';
 import { GatewayLease } from '../../../bots/discord/gateway-lease.js';
 import { stopOnce, type StopBudget } from '../../../bots/stop-once.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
+import { ValidationError } from '../../../src/core/errors.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
@@ -91,6 +92,29 @@ describe('the gateway connection, logging in', () => {
     expect(asked).toBe(2);
     await connection.leave();
   });
+
+  it.each([
+    ['answers its token 401 Unauthorized (discord.js’s TokenInvalid)', (discord: FakeDiscord) => ({ token: `${discord.botToken}-reset` })],
+    ['closes its IDENTIFY with 4004 Authentication failed', (discord: FakeDiscord) => (discord.refuseGatewayIdentifies(), { token: discord.botToken })],
+  ])('rejects its start with the settings error naming DISCORD_TOKEN when Discord %s, the token never in it, and is off the gateway', async (_, refusing) => {
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    try {
+      const { token } = refusing(discord);
+      const newClient = (ws: WebSocketOptions) => new Client({ intents: [], ws, rest: { api: discord.apiBaseUrl } });
+      const connection = gatewayConnection({ newClient, token, loginTimeoutMs: 10_000, logger: new RecordingLogger() });
+      const error = await connection.start().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error).toMatchObject({ code: 'validation_error', param: 'DISCORD_TOKEN' });
+      expect((error as Error).message).not.toContain(token);
+      expect(connection.online()).toBe(false);
+      await closedAtDiscord(discord);
+    } finally {
+      await discord.close();
+    }
+  });
 });
 
 describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', () => {
@@ -151,7 +175,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
   it('forgets a 4004 of a login it gave up (its lease lost meanwhile): after a session that worked, a later takeover’s unrelated error is retried, not taken for a refused token', async () => {
     const lease = { redis, key: `${prefix}:lease-5`, ttlMs: 1500, renewEveryMs: 200, pollEveryMs: 100 };
     const logger = new RecordingLogger();
-    const onTokenRefused = vi.fn();
+    const onFatal = vi.fn();
     const clients: SlowLoginClient[] = [];
     /** Each login's client, in order: the first sees a 4004 and never ends, the second is READY, the third fails. */
     const logins: ((client: SlowLoginClient) => Promise<unknown>)[] = [
@@ -165,7 +189,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       clients.push(client);
       return client as unknown as Client;
     };
-    const connection = gatewayConnection({ newClient, token: 'token', loginTimeoutMs: 10_000, lease, onTokenRefused, logger });
+    const connection = gatewayConnection({ newClient, token: 'token', loginTimeoutMs: 10_000, lease, onFatal, logger });
     /** Another process takes the lease (this one's next renewal finds it lost), then lets it go. */
     const takenAndFreed = async (loginsBefore: number) => {
       await redis.set(lease.key, 'another-process', 'PX', 60_000);
@@ -182,8 +206,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       expect(clients).toHaveLength(2);
       await takenAndFreed(2);
       await vi.waitFor(() => expect(logger.entries.some((e) => e.msg === 'could not connect to the Discord gateway after taking the lease; giving it up for now')).toBe(true), { timeout: 15_000 });
-      expect(onTokenRefused).not.toHaveBeenCalled();
-      expect(connection.refusedToken(new Error('connect ECONNRESET'))).toBeUndefined();
+      expect(onFatal).not.toHaveBeenCalled();
       expect(connection.online()).toBe(true);
     } finally {
       await connection.leave();
@@ -193,11 +216,11 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
   it('stops renewing its lease as soon as Discord closes its live session for good, so a renewal failing while it leaves the gateway is not a second error', async () => {
     const lease = { redis, key: `${prefix}:lease-6`, ttlMs: 1500, renewEveryMs: 200, pollEveryMs: 100 };
     const logger = new RecordingLogger();
-    const onTokenRefused = vi.fn();
+    const onFatal = vi.fn();
     const client = new SlowDestroyClient(async () => {});
     // Fake time that runs on as real time does, so the renew intervals can be made to pass while discord.js closes.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'], shouldAdvanceTime: true });
-    const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, onTokenRefused, logger });
+    const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, onFatal, logger });
     const evals = vi.spyOn(redis, 'eval');
     try {
       await connection.start();
@@ -211,7 +234,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       await Promise.allSettled(evals.mock.results.slice(sent).map((result) => result.value as Promise<unknown>));
       await vi.advanceTimersByTimeAsync(0);
       client.endDestroy();
-      await vi.waitFor(() => expect(onTokenRefused).toHaveBeenCalledTimes(1));
+      await vi.waitFor(() => expect(onFatal).toHaveBeenCalledTimes(1));
+      expect(onFatal.mock.calls[0]![0]).toMatchObject({ code: 'validation_error', param: 'DISCORD_TOKEN' });
       expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN']);
       expect(connection.online()).toBe(false);
     } finally {

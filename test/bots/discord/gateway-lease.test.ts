@@ -422,6 +422,32 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(await a.redis.get(key)).toBeNull();
   });
 
+  it('stops a holder whose request with the bot token Discord’s REST answers 401 (the token reset, its live session not closed): off the gateway, the lease given back, DISCORD_TOKEN named once', async () => {
+    const a = await startReplica('a');
+    const ix = discord.slashCommand('imagine', { prompt: 'its result goes out with the bot token' });
+    // The job's reply edits are held at Discord while its interaction token expires, so its result goes to the channel
+    // with the bot token, which was reset meanwhile.
+    const letThrough = discord.holdWebhookCalls(ix);
+    await discord.waitFor(() => discord.webhookCallsHeld > 0 || undefined, 'the job’s first reply edit');
+    discord.expireToken(ix.token);
+    discord.refuseBotToken();
+    letThrough();
+    await discord.waitFor(() => a.fatal.length > 0 || undefined, 'the holder to say it can no longer run', 20_000);
+    expect(discord.requests.filter((r) => r.status === 401 && r.rawPath.endsWith(`/channels/${discord.channelId}/messages`))).toHaveLength(1);
+    expect(a.fatal).toHaveLength(1);
+    expect(a.fatal[0]).toBeInstanceOf(ValidationError);
+    expect(a.fatal[0]).toMatchObject({ code: 'validation_error', param: 'DISCORD_TOKEN' });
+    expect(a.logger.entries.filter((e) => e.msg?.includes('DISCORD_TOKEN')).map((e) => [e.msg, e.obj])).toEqual([
+      ['Discord refused a request made with the bot token; leaving the gateway: check DISCORD_TOKEN', { why: '401 Unauthorized' }],
+    ]);
+    expect(JSON.stringify(a.logger.entries)).not.toContain(discord.botToken);
+    // Not healthy, the lease free at once for a process with the new token (not left to lapse), off the gateway.
+    expect(a.bot.online()).toBe(false);
+    expect(await a.redis.get(key)).toBeNull();
+    expect(await a.redis.get(`${key}:standby`)).toBeNull();
+    await discord.waitFor(() => discord.openGatewayConnections === 0 || undefined, 'the holder to leave the gateway', 5000);
+  });
+
   it('hands over at once on a clean stop', async () => {
     const a = await startReplica('a');
     const b = await startReplica('b');
@@ -539,6 +565,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(discord.requests.filter((r) => r.token === ix.token && r.code === 50027).length).toBeGreaterThan(0);
     expect(emulatorGenerations()).toBe(1);
     expect(await completedOn(a, 1)).toBe(1);
+    // A 401 to an interaction's own token (its webhook) says nothing of the bot token: the bot goes on.
+    expect(a.fatal).toEqual([]);
   });
 
   it('leaves no gateway connection open when stopped while taking over (its login waiting for READY), even once Discord answers it', async () => {

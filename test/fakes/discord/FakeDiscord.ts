@@ -318,6 +318,8 @@ export class FakeDiscord {
   }
 
   #silent = false;
+  /** Set by `refuseBotToken`: REST answers every request made with the bot token 401. */
+  #refusingBotToken = false;
 
   static async start(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
     const fake = new FakeDiscord(options);
@@ -406,6 +408,17 @@ export class FakeDiscord {
 
   /** Closes every IDENTIFY from now on with 4004 Authentication failed, while REST still takes the token (see FakeGateway.refuseIdentifies). */
   refuseGatewayIdentifies(): void {
+    this.#gateway.refuseIdentifies();
+  }
+
+  /**
+   * The token is reset in the Developer Portal and Discord has not closed the live gateway session (yet): from now on
+   * every REST request made with it is answered 401 Unauthorized (`{ "message": "401: Unauthorized", "code": 0 }`), and
+   * every IDENTIFY and RESUME is closed with 4004, while the live session goes on. An interaction's own token (its
+   * callback, its webhook) still works: it is not the bot's.
+   */
+  refuseBotToken(): void {
+    this.#refusingBotToken = true;
     this.#gateway.refuseIdentifies();
   }
 
@@ -936,7 +949,7 @@ export class FakeDiscord {
   }
 
   #authenticate(req: IncomingMessage): void {
-    if (req.headers.authorization !== `Bot ${this.botToken}`) throw new DiscordHttpError(401, 0, '401: Unauthorized');
+    if (this.#refusingBotToken || req.headers.authorization !== `Bot ${this.botToken}`) throw new DiscordHttpError(401, 0, '401: Unauthorized');
   }
 
   #withFaults(record: RecordedRequest, method: string, work: () => Answer): Answer {
