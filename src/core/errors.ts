@@ -3,6 +3,7 @@
  * (bots, node, CLI) switch on; messages are for people and never carry secrets.
  */
 
+import { describeLimit } from './describe-duration.js';
 import { redactSecrets } from './redact-secrets.js';
 
 export { redactSecrets, registerSecret } from './redact-secrets.js';
@@ -200,8 +201,7 @@ export class TimeoutError extends PictorError {
   /** The request had been sent when time ran out: the job may be billed, so it is not sent again. */
   readonly mayBeBilled: boolean;
   constructor(kind: 'idle' | 'total', timeoutMs: number, options: { cause?: unknown; mayBeBilled?: boolean } = {}) {
-    const what =
-      kind === 'idle' ? `the service sent nothing for ${Math.round(timeoutMs / 1000)} s` : `the request took longer than ${Math.round(timeoutMs / 1000)} s`;
+    const what = kind === 'idle' ? `the service sent nothing for ${describeLimit(timeoutMs)}` : `the request took longer than ${describeLimit(timeoutMs)}`;
     super('timeout', options.mayBeBilled ? `${what}; the request had been sent, so the job may have been billed and was not sent again` : what, options);
     this.kind = kind;
     this.timeoutMs = timeoutMs;
