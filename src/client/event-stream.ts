@@ -57,8 +57,9 @@ export interface StreamContext {
  * The stream is over once `n` completed events have arrived: the connection is
  * closed then, whether or not the service ends the body, and more completed
  * events are not handed on (see `#tellExtra`). A service that
- * answers a streamed request with a plain JSON result is accepted too: its
- * images come as completed events.
+ * answers a streamed request with a plain JSON result is accepted too, told by
+ * its content type or its first character (`answerOf`): its images come as
+ * completed events.
  *
  * A body that breaks off (a reset, cut short, an idle or total timeout, a
  * cancel) fails with that failure's own code, after the images that came whole
@@ -159,10 +160,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       return completedCount === meta.n;
     };
     try {
-      if (isJson(response)) {
+      const answer = await answerOf(response);
+      if (answer.json) {
         let result: ImageJobResult;
         try {
-          result = await readJsonResult(response, meta, { classify: this.#ctx.classifyBodyError, logger: this.#ctx.logger });
+          result = await readJsonResult(response, meta, { classify: this.#ctx.classifyBodyError, logger: this.#ctx.logger, body: answer.body });
         } catch (error) {
           // Not the whole result: its good images come first (they may be paid for), then the error.
           for (const event of imagesOfFailure(error)) yield event;
@@ -179,7 +181,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       /** How the body's read ended when it broke off (its error); undefined: it ended cleanly, or was let go. */
       let broke: BrokenOff | undefined;
       try {
-        const reader = bodyChunks(response.body as AsyncIterable<Uint8Array>);
+        const reader = bodyChunks(answer.body);
         for (;;) {
           const step = await reader.next();
           if (step.done) {
@@ -356,6 +358,45 @@ function isImageEventName(name: string): boolean {
   return name.endsWith('.partial_image') || name.endsWith('.completed');
 }
 
-function isJson(response: RawResponse): boolean {
-  return /^application\/(.+\+)?json\b/i.test(response.headers['content-type'] ?? '');
+/**
+ * What a 200 to a streamed request is, and its body to read from. Its content type tells when it says JSON
+ * (`application/json`, `application/…+json`: a JSON result) or an event stream (`text/event-stream`: events). Any other
+ * (none, `text/plain`, `text/json`, …) is a JSON result when the body starts, after whitespace, with `{` — a plain
+ * request takes that same answer as its result, whatever its content type, and a paid image is not lost to a label —
+ * else events. The bytes read to tell come first in `body`, followed by the rest.
+ */
+async function answerOf(response: RawResponse): Promise<{ json: boolean; body: AsyncIterable<Uint8Array> }> {
+  const type = response.headers['content-type'] ?? '';
+  const body = response.body as AsyncIterable<Uint8Array>;
+  if (/^application\/(.+\+)?json\b/i.test(type)) return { json: true, body };
+  if (/^text\/event-stream\b/i.test(type)) return { json: false, body };
+  const iterator = body[Symbol.asyncIterator]();
+  const seen: Uint8Array[] = [];
+  let first: number | undefined;
+  let end: BrokenOff | 'ended' | undefined;
+  while (first === undefined && end === undefined) {
+    try {
+      const step = await iterator.next();
+      if (step.done) end = 'ended';
+      else {
+        seen.push(step.value);
+        first = step.value.find((byte) => !LEADING.has(byte));
+      }
+    } catch (error) {
+      end = { error };
+    }
+  }
+  return { json: first === OPEN_BRACE, body: replayed(seen, iterator, end) };
+}
+
+/** Bytes a body may start with before its first character: whitespace, and a UTF-8 byte-order mark's. */
+const LEADING = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
+const OPEN_BRACE = 0x7b;
+
+/** `seen`, then the rest of the body that `iterator` reads, or the end the read came to while `seen` was read. */
+async function* replayed(seen: Uint8Array[], iterator: AsyncIterator<Uint8Array>, end: BrokenOff | 'ended' | undefined): AsyncGenerator<Uint8Array> {
+  yield* seen;
+  if (end === 'ended') return;
+  if (end) throw end.error;
+  yield* { [Symbol.asyncIterator]: () => iterator };
 }

@@ -656,6 +656,42 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
   });
 });
 
+describe('a whole JSON result to a streamed request is taken as the result whatever its content type, unless it says event stream', () => {
+  it.each([
+    ['no content type', {}],
+    ['text/plain', { 'content-type': 'text/plain; charset=utf-8' }],
+    ['text/json', { 'content-type': 'text/json' }],
+  ])('takes it with %s, as the same answer to a plain request is', async (_what, headers) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, headers, `\r\n  ${resultBody([PNG_B64, JPEG_B64])}`));
+    });
+    const plain = await clientOf(s).generate({ prompt: 'x', n: 2 });
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
+    expect(events).toMatchObject(plain.data.map(({ b64_json, output_format }) => ({ type: 'image_generation.completed', b64_json, output_format })));
+    expect(events).toHaveLength(2);
+  });
+
+  it('still reads events from a body without a content type that does not start with {', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, {}, `\n${sse('image_generation.completed', completed())}`));
+    });
+    const result = await clientOf(s).generateStream({ prompt: 'x' }).finalResult();
+    expect(decodeImages(result)).toEqual([Buffer.from(png)]);
+  });
+
+  it('reads a body said to be an event stream as events although it starts with {', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'text/event-stream' }, resultBody([PNG_B64])));
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
+    expect(error).toMatchObject({ code: 'stream_broken', message: expect.stringMatching(/ended before the final image/) });
+  });
+});
+
 describe('an error event inside a stream is told by its type when it has no code', () => {
   it.each([
     ['server_error', 'server_error'],
