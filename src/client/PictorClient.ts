@@ -252,10 +252,12 @@ export class PictorClient {
       const { response } = opened;
       try {
         let result: ImageJobResult;
+        const classify = (error: unknown) => this.#classifyBody(error, controller, options);
         try {
-          result = await readJsonResult(response, requestedJob(request), this.#logger);
+          // A body that breaks off is told as `classify` tells it, with the whole images that came before it.
+          result = await readJsonResult(response, requestedJob(request), { classify, logger: this.#logger });
         } catch (error) {
-          throw this.#classifyBody(error, controller, options);
+          throw classify(error);
         }
         if (result.missing) this.#logger.warn({ requestId: result.requestId, missing: result.missing }, 'the service left labels out of its result: taken from the request');
         return result;

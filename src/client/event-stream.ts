@@ -10,6 +10,7 @@ import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompl
 import { readJsonResult, tellOtherFormat } from './read-json-body.js';
 import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
+import { bodyChunks, type BrokenOff } from './body-chunks.js';
 import { EventBytes } from './event-bytes.js';
 import { imageOfPartial, PartialBound } from './partial-bound.js';
 import { endWatch, tellImage, type RequestEnding, type RequestWatch } from './request-hook.js';
@@ -56,8 +57,15 @@ export interface StreamContext {
  * The stream is over once `n` completed events have arrived: the connection is
  * closed then, whether or not the service ends the body, and more completed
  * events are not handed on (see `#tellExtra`). A service that
- * answers a streamed request with a plain JSON result is accepted too: its
- * images come as completed events.
+ * answers a streamed request with a plain JSON result is accepted too, told by
+ * its content type or its first character (`answerOf`): its images come as
+ * completed events.
+ *
+ * A body that breaks off (a reset, cut short, an idle or total timeout, a
+ * cancel) fails with that failure's own code, after the images that came whole
+ * before it are handed on: a JSON result's (`readJsonResult` salvages them), or
+ * the event the body broke off in when its data came whole though its blank
+ * line did not. When that was the last image asked for, the job is whole.
  */
 export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   readonly #ctx: StreamContext;
@@ -152,10 +160,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       return completedCount === meta.n;
     };
     try {
-      if (isJson(response)) {
+      const answer = await answerOf(response);
+      if (answer.json) {
         let result: ImageJobResult;
         try {
-          result = await readJsonResult(response, meta, this.#ctx.logger);
+          result = await readJsonResult(response, meta, { classify: this.#ctx.classifyBodyError, logger: this.#ctx.logger, body: answer.body });
         } catch (error) {
           // Not the whole result: its good images come first (they may be paid for), then the error.
           for (const event of imagesOfFailure(error)) yield event;
@@ -169,8 +178,17 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         return;
       }
       let done = false;
+      /** How the body's read ended when it broke off (its error); undefined: it ended cleanly, or was let go. */
+      let broke: BrokenOff | undefined;
       try {
-        for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        const reader = bodyChunks(answer.body);
+        for (;;) {
+          const step = await reader.next();
+          if (step.done) {
+            broke = step.value;
+            break;
+          }
+          const chunk = step.value;
           // Past the last image, the rest of a body that has ended is read through, unparsed (see below).
           if (done) continue;
           // An event that never ends would grow in the parser: one that takes more than one image's bound (ended in this
@@ -196,10 +214,12 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
           if (done && !response.ended()) break;
         }
         if (!done) {
+          // The event the body ended in is ended here. When the body broke off, it is taken only if its data came whole
+          // (JSON that parses): a completed image whose blank line never came may be paid for; one cut short is no event.
           parser.feed(decoder.end());
           parser.feed('\n\n');
           for (const message of pending.splice(0)) {
-            const event = this.#toEvent(message, response);
+            const event = this.#toEvent(message, response, broke !== undefined);
             if (event === 'done') break;
             if (event === null || !passes(event)) continue;
             if (accept(event)) finished = true;
@@ -214,6 +234,9 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         // Our own errors pass through as they are; a timeout is marked as striking after the request was sent.
         throw this.#ctx.classifyBodyError(error);
       }
+      // Broken off before the last image: the failure as it came (the images before it were handed on). With all the
+      // images in, the job is whole, however the body ended after them.
+      if (broke && !finished) throw this.#ctx.classifyBodyError(broke.error);
       if (!finished) {
         throw new StreamBrokenError(
           completedCount === 0
@@ -254,7 +277,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     );
   }
 
-  #toEvent(message: EventSourceMessage, response: RawResponse): ImageStreamEvent | 'done' | null {
+  /**
+   * The event a message is, `done` at `[DONE]`, or null for one that is skipped. `cutOff`: the message is the one the
+   * body broke off in, ended here: data that is not JSON was cut short, and it is no event (null).
+   */
+  #toEvent(message: EventSourceMessage, response: RawResponse, cutOff = false): ImageStreamEvent | 'done' | null {
     const data = message.data;
     if (data === '[DONE]') return 'done';
     const name = message.event;
@@ -264,6 +291,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     try {
       parsed = JSON.parse(data);
     } catch {
+      if (cutOff) return null;
       throw new StreamBrokenError(`the service sent an event that is not JSON (${sanitizeServiceText(name ?? 'message', 60)}); the job may have been billed, so it was not sent again`, {
         requestId: response.requestId,
       });
@@ -330,6 +358,45 @@ function isImageEventName(name: string): boolean {
   return name.endsWith('.partial_image') || name.endsWith('.completed');
 }
 
-function isJson(response: RawResponse): boolean {
-  return /^application\/(.+\+)?json\b/i.test(response.headers['content-type'] ?? '');
+/**
+ * What a 200 to a streamed request is, and its body to read from. Its content type tells when it says JSON
+ * (`application/json`, `application/…+json`: a JSON result) or an event stream (`text/event-stream`: events). Any other
+ * (none, `text/plain`, `text/json`, …) is a JSON result when the body starts, after whitespace, with `{` — a plain
+ * request takes that same answer as its result, whatever its content type, and a paid image is not lost to a label —
+ * else events. The bytes read to tell come first in `body`, followed by the rest.
+ */
+async function answerOf(response: RawResponse): Promise<{ json: boolean; body: AsyncIterable<Uint8Array> }> {
+  const type = response.headers['content-type'] ?? '';
+  const body = response.body as AsyncIterable<Uint8Array>;
+  if (/^application\/(.+\+)?json\b/i.test(type)) return { json: true, body };
+  if (/^text\/event-stream\b/i.test(type)) return { json: false, body };
+  const iterator = body[Symbol.asyncIterator]();
+  const seen: Uint8Array[] = [];
+  let first: number | undefined;
+  let end: BrokenOff | 'ended' | undefined;
+  while (first === undefined && end === undefined) {
+    try {
+      const step = await iterator.next();
+      if (step.done) end = 'ended';
+      else {
+        seen.push(step.value);
+        first = step.value.find((byte) => !LEADING.has(byte));
+      }
+    } catch (error) {
+      end = { error };
+    }
+  }
+  return { json: first === OPEN_BRACE, body: replayed(seen, iterator, end) };
+}
+
+/** Bytes a body may start with before its first character: whitespace, and a UTF-8 byte-order mark's. */
+const LEADING = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
+const OPEN_BRACE = 0x7b;
+
+/** `seen`, then the rest of the body that `iterator` reads, or the end the read came to while `seen` was read. */
+async function* replayed(seen: Uint8Array[], iterator: AsyncIterator<Uint8Array>, end: BrokenOff | 'ended' | undefined): AsyncGenerator<Uint8Array> {
+  yield* seen;
+  if (end === 'ended') return;
+  if (end) throw end.error;
+  yield* { [Symbol.asyncIterator]: () => iterator };
 }

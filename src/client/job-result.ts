@@ -201,10 +201,13 @@ function withBytesOf<T extends object>(from: object, to: T): T {
 
 /**
  * The good images that came with a failure (a 200 whose body was not the
- * whole result): they may have been paid for, so they are handed over too.
+ * whole result, or broke off: the error's `partial`, on a `bad_response`,
+ * `stream_broken`, `timeout` or `aborted`): they may have been paid for, so
+ * they are handed over too. Read by the property, so an error of another copy
+ * of this module counts as well.
  */
 export function imagesOfFailure(error: unknown): CompletedEvent[] {
-  const partial = error instanceof BadResponseError ? error.partial : undefined;
+  const partial = error instanceof Error ? (error as { partial?: unknown }).partial : undefined;
   return isJobResult(partial) ? completedEventsOf(partial) : [];
 }
 

@@ -1,21 +1,40 @@
-import { BadResponseError } from '../core/errors.js';
+import { BadResponseError, withPartial, type PictorError } from '../core/errors.js';
 import { answerByteBound, answerTooLargeError } from './answer-bound.js';
+import { bodyChunks } from './body-chunks.js';
 import { resultFromJson, salvageResult, type ImageJobResult, type RequestedJob } from './job-result.js';
 import type { RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
 import type { OutputFormat } from '../spec/constants.js';
 
+/** What `readJsonBody` needs besides the body: the response's request id and length, and how a failure of its read is told. */
+export interface JsonBodyRead {
+  requestId: string | undefined;
+  /** The response's `content-length`, when it gave one. */
+  contentLength?: number | undefined;
+  /** Maps an error thrown by the body's read (a reset, a body cut short, an idle timeout, the abort's reason) to our tree. */
+  classify: (error: unknown) => PictorError;
+}
+
 /**
  * The finished result of a 200 answer with a JSON body, to a plain request or a streamed one: its body read
- * (`readJsonBody`, with the response's length) and judged (`resultFromJson`). Either step's error is a BadResponseError
- * carrying the whole images that came.
+ * (`readJsonBody`, with the response's length; `body` when part of it was read already, to tell what it is) and judged
+ * (`resultFromJson`). Either step's error carries the whole images that came: a BadResponseError's, or the read's own
+ * failure as `classify` tells it (`stream_broken`, `timeout`, `aborted`).
  */
-export async function readJsonResult(response: RawResponse, request: RequestedJob, logger?: LoggerLike | undefined): Promise<ImageJobResult> {
-  const json = await readJsonBody(response.body, request, response.requestId, contentLengthOf(response.headers));
+export async function readJsonResult(
+  response: RawResponse,
+  request: RequestedJob,
+  options: { classify: (error: unknown) => PictorError; logger?: LoggerLike | undefined; body?: AsyncIterable<Uint8Array> | undefined },
+): Promise<ImageJobResult> {
+  const json = await readJsonBody(options.body ?? response.body, request, {
+    requestId: response.requestId,
+    contentLength: contentLengthOf(response.headers),
+    classify: options.classify,
+  });
   const result = resultFromJson(json, request, response.requestId);
   // Each image is labelled with its real format (told by its bytes); one that is not the format asked for is told once, at warn.
   const other = result.data.find((image) => image.output_format !== undefined && image.output_format !== request.output_format)?.output_format;
-  if (other !== undefined) tellOtherFormat(logger, { requestId: response.requestId, asked: request.output_format, sent: other });
+  if (other !== undefined) tellOtherFormat(options.logger, { requestId: response.requestId, asked: request.output_format, sent: other });
   return result;
 }
 
@@ -56,26 +75,42 @@ export function tellOtherFormat(logger: LoggerLike | undefined, labels: { reques
  * with the whole images that came before attached; leaving the loop lets go of
  * the connection. The chunks are let go of as they are joined (`takeText`), so
  * the body is held at most twice: its bytes and their text.
+ *
+ * A read that breaks off before the body is whole (a reset, a body cut short
+ * of its content-length or of its last chunk, an idle timeout, the request's
+ * timeout or cancel) is thrown as `classify` tells it, keeping its own code,
+ * with the whole images that came before it attached (`withPartial`), found
+ * as in a body that is not JSON (`salvageResult`): a paid image is not lost
+ * to the way the answer ended.
  */
-export async function readJsonBody(
-  body: RawResponse['body'],
-  request: RequestedJob,
-  requestId: string | undefined,
-  contentLength?: number | undefined,
-): Promise<unknown> {
+export async function readJsonBody(body: AsyncIterable<Uint8Array>, request: RequestedJob, read: JsonBodyRead): Promise<unknown> {
   const { n } = request;
+  const { requestId, contentLength } = read;
   const bound = answerByteBound(n);
   const chunks: Buffer[] = [];
   let received = 0;
   const depth = new JsonDepth();
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    received += chunk.length;
-    if (received > bound) throw answerTooLargeError(n, requestId, salvageResult(takeText(chunks), request, requestId));
-    // Only the chunk that closes the top-level value can finish it: try a parse only then,
-    // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
-    // Once it closed, the text is JSON now or never (its shape is `resultFromJson`'s to judge); what follows it is not read.
-    if (depth.closesIn(chunk, received - chunk.length) && received !== contentLength) return parseBody(takeBytes(chunks), depth.closedAt, request, requestId);
+  const reader = bodyChunks(body);
+  try {
+    for (;;) {
+      const step = await reader.next();
+      if (step.done) {
+        // Broken off before its top-level value closed (after it, the value is whole, and parsed below).
+        if (step.value && depth.closedAt === undefined) throw withPartial(read.classify(step.value.error), salvageResult(takeText(chunks), request, requestId), requestId);
+        break;
+      }
+      const chunk = step.value;
+      chunks.push(chunk);
+      received += chunk.length;
+      if (received > bound) throw answerTooLargeError(n, requestId, salvageResult(takeText(chunks), request, requestId));
+      // Only the chunk that closes the top-level value can finish it: try a parse only then,
+      // and not when the body is whole by its length (it ends with the next step of the loop, and is parsed below).
+      // Once it closed, the text is JSON now or never (its shape is `resultFromJson`'s to judge); what follows it is not read.
+      if (depth.closesIn(chunk, received - chunk.length) && received !== contentLength) break;
+    }
+  } finally {
+    // Left before the body's end (its value closed, or it went past its bound): lets go of the read.
+    await reader.return(undefined);
   }
   return parseBody(takeBytes(chunks), depth.closedAt, request, requestId);
 }

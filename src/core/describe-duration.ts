@@ -16,6 +16,14 @@ export function describeDuration(ms: number): string {
   return rest === 0 ? `${hours} h` : `${hours} h ${rest} min`;
 }
 
+/**
+ * A time limit in words (how long a timeout waited): under a second in milliseconds, `300 ms`, where
+ * `describeDuration` would round it up to a second; else as `describeDuration` says it, `45 s`, `5 min`.
+ */
+export function describeLimit(ms: number): string {
+  return ms < 1000 ? `${Math.ceil(ms)} ms` : describeDuration(ms);
+}
+
 /** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
 export function describeReset(resetsAt: number, now: number): string {
   const ms = resetsAt - now;

@@ -3,6 +3,7 @@
  * (bots, node, CLI) switch on; messages are for people and never carry secrets.
  */
 
+import { describeLimit } from './describe-duration.js';
 import { redactSecrets } from './redact-secrets.js';
 
 export { redactSecrets, registerSecret } from './redact-secrets.js';
@@ -199,18 +200,20 @@ export class TimeoutError extends PictorError {
   readonly timeoutMs: number;
   /** The request had been sent when time ran out: the job may be billed, so it is not sent again. */
   readonly mayBeBilled: boolean;
-  constructor(kind: 'idle' | 'total', timeoutMs: number, options: { cause?: unknown; mayBeBilled?: boolean } = {}) {
-    const what =
-      kind === 'idle' ? `the service sent nothing for ${Math.round(timeoutMs / 1000)} s` : `the request took longer than ${Math.round(timeoutMs / 1000)} s`;
+  /** The whole images of a JSON answer that arrived before time ran out (see `withPartial`): they may be paid for. */
+  readonly partial: unknown;
+  constructor(kind: 'idle' | 'total', timeoutMs: number, options: { cause?: unknown; mayBeBilled?: boolean; partial?: unknown } = {}) {
+    const what = kind === 'idle' ? `the service sent nothing for ${describeLimit(timeoutMs)}` : `the request took longer than ${describeLimit(timeoutMs)}`;
     super('timeout', options.mayBeBilled ? `${what}; the request had been sent, so the job may have been billed and was not sent again` : what, options);
     this.kind = kind;
     this.timeoutMs = timeoutMs;
     this.mayBeBilled = options.mayBeBilled ?? false;
+    this.partial = options.partial;
   }
 
   /** The same timeout, known to have struck after the request was sent. */
   afterSending(): TimeoutError {
-    return this.mayBeBilled ? this : new TimeoutError(this.kind, this.timeoutMs, { cause: this.cause, mayBeBilled: true });
+    return this.mayBeBilled ? this : new TimeoutError(this.kind, this.timeoutMs, { cause: this.cause, mayBeBilled: true, partial: this.partial });
   }
 }
 
@@ -220,23 +223,29 @@ export class AbortedError extends PictorError {
    * (`beforeSending`). A cancel in the queue or in a retry wait leaves nothing either: the spend guard knows that much.
    */
   readonly mayBeBilled: boolean;
-  constructor(message = 'the request was cancelled', options: { cause?: unknown; mayBeBilled?: boolean } = {}) {
+  /** The whole images of a JSON answer that arrived before the cancel (see `withPartial`): they may be paid for. */
+  readonly partial: unknown;
+  constructor(message = 'the request was cancelled', options: { cause?: unknown; mayBeBilled?: boolean; partial?: unknown } = {}) {
     super('aborted', message, options);
     this.mayBeBilled = options.mayBeBilled ?? true;
+    this.partial = options.partial;
   }
 
   /** The same cancel, known to have struck before any byte of the request left. */
   beforeSending(): AbortedError {
-    return this.mayBeBilled ? new AbortedError(this.message, { cause: this.cause, mayBeBilled: false }) : this;
+    return this.mayBeBilled ? new AbortedError(this.message, { cause: this.cause, mayBeBilled: false, partial: this.partial }) : this;
   }
 }
 
 /** A stream started but broke: reset, malformed event, or ended before its result. */
 export class StreamBrokenError extends PictorError {
   readonly requestId: string | undefined;
-  constructor(message: string, options: { cause?: unknown; requestId?: string | undefined } = {}) {
+  /** The whole images of a JSON answer that arrived before it broke off (see `withPartial`): they may be paid for. */
+  readonly partial: unknown;
+  constructor(message: string, options: { cause?: unknown; requestId?: string | undefined; partial?: unknown } = {}) {
     super('stream_broken', message, { cause: options.cause });
     this.requestId = options.requestId;
+    this.partial = options.partial;
   }
 }
 
@@ -255,6 +264,21 @@ export class BadResponseError extends PictorError {
     this.requestId = options.requestId;
     this.partial = options.partial;
   }
+}
+
+/**
+ * `error` (a failure while a 200's body arrived: `stream_broken`, `timeout` or `aborted`) carrying `partial`, the whole
+ * images that came before it (a result, as `BadResponseError.partial` is): a copy with the same code, message and cause,
+ * so a paid image reaches the caller whatever ended the answer. The request id is added to a `stream_broken` that has
+ * none. Any other error, or no images (`partial` undefined), is `error` as it is.
+ */
+export function withPartial(error: PictorError, partial: unknown, requestId?: string | undefined): PictorError {
+  if (partial === undefined) return error;
+  const { cause } = error;
+  if (error instanceof StreamBrokenError) return new StreamBrokenError(error.message, { cause, requestId: error.requestId ?? requestId, partial });
+  if (error instanceof TimeoutError) return new TimeoutError(error.kind, error.timeoutMs, { cause, mayBeBilled: error.mayBeBilled, partial });
+  if (error instanceof AbortedError) return new AbortedError(error.message, { cause, mayBeBilled: error.mayBeBilled, partial });
+  return error;
 }
 
 /**

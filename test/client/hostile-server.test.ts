@@ -434,6 +434,88 @@ describe('an answer that is not what was asked is a bad_response, never retried'
   });
 });
 
+describe('a paid image that came whole before the answer broke off reaches the caller, with the failure’s own code', () => {
+  /** A JSON answer to n=2 whose first image came whole and whose second was cut off. */
+  const cutResult = `{"created":1,"data":[{"b64_json":"${PNG_B64}"},{"b64_json":"${PNG_B64.slice(0, 20)}`;
+  const JSON_TYPE = { 'content-type': 'application/json' };
+
+  it.each([
+    ['its content-length promised more than came', (socket: SeenRequest['socket']) => socket.end(head(200, { ...JSON_TYPE, 'content-length': cutResult.length + 5000 }) + cutResult)],
+    ['its chunked body stopped without its last chunk', (socket: SeenRequest['socket']) => socket.end(head(200, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }) + chunk(cutResult))],
+    ['the connection was reset after the first image', (socket: SeenRequest['socket']) => socket.write(head(200, { ...JSON_TYPE, 'content-length': cutResult.length + 5000 }) + cutResult, () => socket.resetAndDestroy())],
+  ])('keeps the whole image on a stream_broken error when %s', async (_what, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const error = await failureOf(clientOf(s).generate({ prompt: 'x', n: 2, quality: 'low' }));
+    expect(error).toMatchObject({ code: 'stream_broken', partial: { data: [{ b64_json: PNG_B64, output_format: 'png' }], cost: { n: 1, totalUsd: 0.00636 } } });
+    expect(decodeImages(error.partial as { data: { b64_json: string }[] })).toEqual([Buffer.from(png)]);
+    expect(s.requests).toBe(1);
+  });
+
+  it('keeps it on a timeout error when the service goes silent after it', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.write(head(200, { ...JSON_TYPE, 'content-length': cutResult.length + 5000 }) + cutResult);
+    });
+    const error = await failureOf(clientOf(s, { idleTimeoutMs: 300 }).generate({ prompt: 'x', n: 2 }));
+    expect(error).toMatchObject({ code: 'timeout', kind: 'idle', mayBeBilled: true, partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(s.requests).toBe(1);
+  });
+
+  it('hands it on first when the answer is JSON to a streamed request, then fails with the failure’s code', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }) + chunk(cutResult));
+    });
+    const events: ImageStreamEvent[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
+    })());
+    expect(error).toMatchObject({ code: 'stream_broken' });
+    expect(events).toMatchObject([{ type: 'image_generation.completed', b64_json: PNG_B64 }]);
+  });
+
+  it('hands on a completed event whose data came whole but whose blank line did not, then fails with the failure’s code', async () => {
+    const unended = sse('image_generation.completed', completed()).slice(0, -1);
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()) + unended));
+    });
+    const images: string[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 3 })) if (isCompletedEvent(event)) images.push(event.b64_json);
+    })());
+    expect(error).toMatchObject({ code: 'stream_broken', message: expect.stringMatching(/connection broke/) });
+    expect(images).toEqual([PNG_B64, PNG_B64]);
+    expect(s.requests).toBe(1);
+  });
+
+  it('ends the job with such an event when it is the last image asked for: all images are in', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()).slice(0, -1)));
+    });
+    const result = await clientOf(s).generateStream({ prompt: 'x' }).finalResult();
+    expect(decodeImages(result)).toEqual([Buffer.from(png)]);
+  });
+
+  it('hands on no event whose data was cut short, and fails with the failure’s code, not as an event that is not JSON', async () => {
+    const cut = sse('image_generation.completed', completed());
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()) + cut.slice(0, cut.length - 20)));
+    });
+    const images: string[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) if (isCompletedEvent(event)) images.push(event.b64_json);
+    })());
+    expect(error).toMatchObject({ code: 'stream_broken', message: expect.stringMatching(/connection broke/) });
+    expect(images).toEqual([PNG_B64]);
+  });
+});
+
 describe('an answer within the rules but out of the ordinary is accepted', () => {
   it.each([
     [1, 3, 'in the same chunk'],
@@ -572,6 +654,42 @@ describe('an answer within the rules but out of the ordinary is accepted', () =>
     expect(events.map((e) => e.type)).toEqual(['image_generation.completed', 'image_generation.completed']);
     const again = await clientOf(s).generateStream({ prompt: 'x', n: 2 }).finalResult();
     expect(again).toMatchObject({ data: [{ b64_json: PNG_B64 }, { b64_json: PNG_B64 }], usage: { total_tokens: 3 } });
+  });
+});
+
+describe('a whole JSON result to a streamed request is taken as the result whatever its content type, unless it says event stream', () => {
+  it.each([
+    ['no content type', {}],
+    ['text/plain', { 'content-type': 'text/plain; charset=utf-8' }],
+    ['text/json', { 'content-type': 'text/json' }],
+  ])('takes it with %s, as the same answer to a plain request is', async (_what, headers) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, headers, `\r\n  ${resultBody([PNG_B64, JPEG_B64])}`));
+    });
+    const plain = await clientOf(s).generate({ prompt: 'x', n: 2 });
+    const events: ImageStreamEvent[] = [];
+    for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
+    expect(events).toMatchObject(plain.data.map(({ b64_json, output_format }) => ({ type: 'image_generation.completed', b64_json, output_format })));
+    expect(events).toHaveLength(2);
+  });
+
+  it('still reads events from a body without a content type that does not start with {', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, {}, `\n${sse('image_generation.completed', completed())}`));
+    });
+    const result = await clientOf(s).generateStream({ prompt: 'x' }).finalResult();
+    expect(decodeImages(result)).toEqual([Buffer.from(png)]);
+  });
+
+  it('reads a body said to be an event stream as events although it starts with {', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, { 'content-type': 'text/event-stream' }, resultBody([PNG_B64])));
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
+    expect(error).toMatchObject({ code: 'stream_broken', message: expect.stringMatching(/ended before the final image/) });
   });
 });
 

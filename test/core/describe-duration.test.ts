@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeDuration, describeReset } from '../../src/core/describe-duration.js';
+import { describeDuration, describeLimit, describeReset } from '../../src/core/describe-duration.js';
 
 describe('describeDuration', () => {
   it('rounds up and reads like speech', () => {
@@ -9,6 +9,15 @@ describe('describeDuration', () => {
     expect(describeDuration(12 * 60_000 - 1)).toBe('12 min');
     expect(describeDuration((3 * 60 + 12) * 60_000)).toBe('3 h 12 min');
     expect(describeDuration(2 * 60 * 60_000)).toBe('2 h');
+  });
+});
+
+describe('describeLimit', () => {
+  it('says a limit under a second in milliseconds, and a longer one as describeDuration does', () => {
+    expect(describeLimit(300)).toBe('300 ms');
+    expect(describeLimit(999)).toBe('999 ms');
+    expect(describeLimit(1000)).toBe('1 s');
+    expect(describeLimit(5 * 60_000)).toBe('5 min');
   });
 });
 

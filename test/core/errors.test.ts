@@ -131,6 +131,11 @@ describe('error codes', () => {
     expect(before.afterSending()).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true, message: expect.stringMatching(/may have been billed/) });
   });
 
+  it('says how long a timeout waited, in milliseconds under a second', () => {
+    expect(new TimeoutError('idle', 300).message).toBe('the service sent nothing for 300 ms');
+    expect(new TimeoutError('total', 15 * 60_000).message).toBe('the request took longer than 15 min');
+  });
+
   it('keeps connection_failed for what never reached the service', () => {
     expect(new ConnectionError('could not reach')).toMatchObject({ code: 'connection_failed' });
   });

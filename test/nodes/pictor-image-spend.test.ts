@@ -9,6 +9,8 @@ import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from 
 import { FileLockBusyError } from '../../src/spend/file-lock.js';
 import { LedgerBusyError, QuotaStoreClosedError, utcDay, utcMonth } from '../../src/spend/index.js';
 import { spawnCli } from '../cli/run-cli.js';
+import { misbehavingServer } from '../client/misbehaving-server.js';
+import { makeImage } from '../helpers/images.js';
 import { createHarness, type HarnessOptions } from './execute-harness.js';
 import { NodeHelpers, NodeOperationError, type INodeExecutionData } from './n8n-workflow.js';
 
@@ -375,6 +377,29 @@ describe('the Pictor Image node when a request fails after some images', () => {
     expect(out![1]!.json.description).toBe('The service reported a failure in the middle of its streamed answer; such a failure is not retried. Try again later.');
     const ledger = await ledgerOf(folder);
     expect(ledger.spent[utcDay(Date.now())]!.account).toBeCloseTo(ONE_IMAGE_USD, 9);
+  });
+
+  it('outputs image 1 of 2 that came whole before a JSON answer broke off, then the failure’s own item, and charges that image and the estimate of the other', async () => {
+    const folder = await ledgerFolder();
+    const b64 = Buffer.from(await makeImage('png', 8, 8)).toString('base64');
+    const cut = `{"created":1,"data":[{"b64_json":"${b64}"},{"b64_json":"${b64.slice(0, 20)}`;
+    const broken = await misbehavingServer(async (req) => {
+      await req.body();
+      req.socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n${cut.length.toString(16)}\r\n${cut}\r\n`);
+    });
+    try {
+      const [out] = await run(['two lighthouses'], { baseUrl: broken.url, accountDailyUsd: '1', ledgerFolder: folder }, {
+        parameters: () => ({ ...LOW, prompt: 'two lighthouses', n: 2, options: { maxRetries: 0 } }),
+      });
+      expect(out).toHaveLength(2);
+      expect(Buffer.from(out![0]!.binary!.data!.data, 'base64').toString('base64')).toBe(b64);
+      expect(out![0]!.json.cost).toMatchObject({ usd: ONE_IMAGE_USD });
+      const spent = (await ledgerOf(folder)).spent[utcDay(Date.now())]!.account!;
+      expect(spent).toBeCloseTo(2 * ONE_IMAGE_USD, 9);
+      expect(out![1]!.json).toMatchObject({ code: 'stream_broken', itemIndex: 0, charged: spent });
+    } finally {
+      await broken.close();
+    }
   });
 
   it('outputs the one image of a 200 with 1 of 2, and keeps the job charged as may-be-billed (not released)', async () => {

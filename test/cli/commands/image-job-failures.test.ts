@@ -1,10 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { PRICE_TABLE, estimatePrice } from '../../../src/index.js';
 import { FileQuotaStore } from '../../../src/internal.js';
 import { useEmulator } from '../../helpers/emulator.js';
+import { makeImage } from '../../helpers/images.js';
+import { misbehavingServer } from '../../client/misbehaving-server.js';
 import { run, tempDir } from '../run-cli.js';
 
 // The emulator poses as the real service here: its jobs are the account's.
@@ -18,11 +20,11 @@ afterEach(async () => {
 });
 
 /** Runs `pictor generate` of two low-quality images against the emulator, with an account cap (so a ledger counts it). */
-async function generateTwo(extra: string[]) {
+async function generateTwo(extra: string[], baseUrl = env.url) {
   const out = await tempDir();
   const data = await tempDir();
   const result = await run(['generate', '--prompt', 'a lighthouse', '--n', '2', '--quality', 'low', '--out', out, '--json', ...extra], {
-    PICTOR_BASE_URL: env.url,
+    PICTOR_BASE_URL: baseUrl,
     PICTOR_API_KEY: DEV_API_KEY,
     PICTOR_ACCOUNT_DAILY_USD: '10',
     PICTOR_DATA_DIR: data,
@@ -79,6 +81,24 @@ describe('pictor generate when the job fails after some images', () => {
     expect(code).toBe(1);
     expect(codeOf(stdout)).toBe('bad_response');
     expect(files).toHaveLength(1);
+    expect(spent).toBeCloseTo(LOW + ESTIMATE_PER_IMAGE, 9);
+  });
+
+  it('keeps the whole image of a JSON body that broke off after it, fails with the break’s own code, and charges the job as may-be-billed', async () => {
+    const b64 = Buffer.from(await makeImage('png', 8, 8)).toString('base64');
+    const cut = `{"created":1,"data":[{"b64_json":"${b64}"},{"b64_json":"${b64.slice(0, 20)}`;
+    const server = await misbehavingServer(async (req) => {
+      await req.body();
+      req.socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${cut.length + 5000}\r\n\r\n${cut}`);
+    });
+    onTestFinished(() => server.close());
+
+    const { code, stdout, stderr, files, spent } = await generateTwo([], server.url);
+
+    expect(code).toBe(1);
+    expect(codeOf(stdout)).toBe('stream_broken');
+    expect(files).toHaveLength(1);
+    expect(stderr).toMatch(/the job failed after 1 of 2 images; wrote the one that arrived/);
     expect(spent).toBeCloseTo(LOW + ESTIMATE_PER_IMAGE, 9);
   });
 
