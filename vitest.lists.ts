@@ -18,6 +18,7 @@ export const INTEGRATION = [
   'test/cli/entry-point.test.ts',
   'test/cli/data-dir-config.test.ts',
   'test/cli/interrupt.test.ts',
+  'test/cli/killed-while-settling.test.ts',
   'test/cli/commands/completion.test.ts',
   'test/spend/processes.test.ts',
   'test/spend/data-folder-lock-processes.test.ts',

@@ -66,6 +66,9 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
     }
     if (options.backupPath !== undefined && (await copyAside(fs, path, backupTemp))) {
       await fs.rename(backupTemp, options.backupPath);
+      // A rename between two names of one file does nothing (POSIX): a backup that is a link of the file already (a
+      // crash between this rename and the file's left it so) would keep `backupTemp`, a whole copy, beside it.
+      await fs.rm(backupTemp);
       if (dirname(resolve(options.backupPath)) !== dirname(resolve(path))) await fs.syncFolder(options.backupPath);
     }
     await fs.rename(temp, path);

@@ -12,7 +12,9 @@
  * character escaped: see `addPercentEncodedSpans`) and in base64 (standard or
  * URL-safe, at any of the three alignments it can have inside a longer
  * base64 text such as `Basic` credentials of `user:key`), and the whole token
- * it is part of goes with it (see `KEY_CHARACTER`).
+ * it is part of goes with it (see `KEY_CHARACTER`). A piece of it is hidden too,
+ * as written, when it is `MIN_PIECE_LENGTH` characters or more (a server that
+ * echoes the first half of the key, or its end: see `addPieceSpans`).
  *
  * The registry is the process's, on purpose: a secret registered by one client, logger or bot (`registerSecret`,
  * `createLogger({ secrets })`, `scrubSecrets`) is hidden in every error and log line of the process from then on, those
@@ -20,9 +22,10 @@
  * other's error is still a leak), and stays hidden after its bot has stopped or its client is gone (a test file of the
  * same worker sees the secrets earlier files registered). Registering a secret again adds nothing (one entry a secret,
  * however many loggers or runs name it) but makes it the most recent; the registry keeps the `MAX_KNOWN_SECRETS` most
- * recently registered (each costs memory, about 0.7 kB, and a look through every text redacted), so a process handed
- * ever new keys (a client made for each of its users' keys) does not grow without end: past that many, the least
- * recently registered is forgotten, and hidden then only where its shape or field says it is a credential (below).
+ * recently registered (each costs memory, about 3 kB for a key of 48 characters, most of it the hashes of its pieces,
+ * and a look through every text redacted), so a process handed ever new keys (a client made for each of its users'
+ * keys) does not grow without end: past that many, the least recently registered is forgotten, and hidden then only
+ * where its shape or field says it is a credential (below).
  */
 interface KnownSecret {
   /** The secret as written and JSON-escaped: the token around one is made of `KEY_CHARACTER`s. */
@@ -31,8 +34,41 @@ interface KnownSecret {
   base64: string[];
   /** The secret's UTF-8 bytes, one character each, as a percent-decoded text shows them. */
   bytes: string;
+  /** The hashes of its pieces as written (`MIN_PIECE_LENGTH` characters each, those that read as a word left out: see `pieceHashes`). */
+  pieces: number[];
 }
 const knownSecrets = new Map<string, KnownSecret>();
+
+/**
+ * How long a run of a registered secret's characters must be to be hidden on its own: a service may echo only a part of
+ * the key (`Incorrect API key provided: img_live_4f9a8b7c…`), and 12 characters of a key are no one's words. A piece
+ * that reads as a word (letters only, in one case or capitalised) is not looked for: a key holding `Organization` must
+ * not hide our own.
+ */
+const MIN_PIECE_LENGTH = 12;
+const READS_AS_A_WORD = /^(?:[A-Z]?[a-z]+|[A-Z]+)$/;
+/**
+ * The hash of every piece of the registered secrets (`KnownSecret.pieces`), with how many of them hold it: a text is
+ * read once, its pieces hashed as it goes (`eachPieceHash`), however many secrets there are, and only a piece whose hash
+ * is here is looked for in them. Numbers, not the pieces: a key of 48 characters has 37.
+ */
+const pieceHashes = new Map<number, number>();
+const PIECE_BASE = 257;
+/** `PIECE_BASE` to the power `MIN_PIECE_LENGTH − 1` (modulo 2^32): the weight of the character a piece's hash lets go of. */
+const PIECE_TOP = Array.from({ length: MIN_PIECE_LENGTH - 1 }).reduce<number>((top) => Math.imul(top, PIECE_BASE), 1);
+
+/**
+ * Tells `found` where each run of `MIN_PIECE_LENGTH` characters of `text` starts and its hash: a rolling one, in 32-bit
+ * integer steps, one pass over `text`; kept to 30 bits, a small integer.
+ */
+function eachPieceHash(text: string, found: (at: number, hash: number) => void): void {
+  let hash = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (i >= MIN_PIECE_LENGTH) hash = (hash - Math.imul(text.charCodeAt(i - MIN_PIECE_LENGTH), PIECE_TOP)) | 0;
+    hash = (Math.imul(hash, PIECE_BASE) + text.charCodeAt(i)) | 0;
+    if (i >= MIN_PIECE_LENGTH - 1) found(i - MIN_PIECE_LENGTH + 1, hash & 0x3fffffff);
+  }
+}
 
 /** What this module shows instead of a credential. */
 const REDACTED = '[redacted]';
@@ -79,9 +115,26 @@ export function registerSecret(secret: string | undefined): void {
     if (inner.length >= MIN_SECRET_LENGTH) base64.add(inner).add(inner.replace(/\+/g, '-').replace(/\//g, '_'));
   }
   base64.delete(secret);
-  knownSecrets.set(secret, { written: escaped === secret ? [secret] : [secret, escaped], base64: [...base64], bytes: bytes.toString('latin1') });
+  const written = escaped === secret ? [secret] : [secret, escaped];
+  const pieces = new Set<number>();
+  for (const form of written) {
+    // A secret no longer than a piece is looked for whole.
+    if (form.length > MIN_PIECE_LENGTH) eachPieceHash(form, (at, hash) => READS_AS_A_WORD.test(form.slice(at, at + MIN_PIECE_LENGTH)) || pieces.add(hash));
+  }
+  for (const hash of pieces) pieceHashes.set(hash, (pieceHashes.get(hash) ?? 0) + 1);
+  knownSecrets.set(secret, { written, base64: [...base64], bytes: bytes.toString('latin1'), pieces: [...pieces] });
   // A Map keeps the order of insertion: the first is the least recently registered.
-  if (knownSecrets.size > MAX_KNOWN_SECRETS) knownSecrets.delete(knownSecrets.keys().next().value!);
+  if (knownSecrets.size > MAX_KNOWN_SECRETS) forgetSecret(knownSecrets.keys().next().value!);
+}
+
+/** Forgets a registered secret, and its pieces no other one holds. */
+function forgetSecret(secret: string): void {
+  for (const hash of knownSecrets.get(secret)?.pieces ?? []) {
+    const holders = (pieceHashes.get(hash) ?? 1) - 1;
+    if (holders > 0) pieceHashes.set(hash, holders);
+    else pieceHashes.delete(hash);
+  }
+  knownSecrets.delete(secret);
 }
 
 /** Whether the three characters before `at` in `text` are a `%XX` escape. */
@@ -142,8 +195,24 @@ function addPercentEncodedSpans(text: string, spans: [number, number][]): void {
 }
 
 /**
- * `text` with every registered secret hidden in any of its forms (see `KnownSecret`), together with the token it is part
- * of; where two of them touch or overlap, one `[redacted]` stands for both.
+ * Adds the span of every piece of a registered secret (`MIN_PIECE_LENGTH` characters of it as written, not reading as a
+ * word) in `text`, widened to its token, to `spans`: pieces next to each other join, so a half of a key echoed goes whole.
+ */
+function addPieceSpans(text: string, spans: [number, number][]): void {
+  if (pieceHashes.size === 0) return;
+  eachPieceHash(text, (at, hash) => {
+    if (!pieceHashes.has(hash)) return;
+    // The hash found it: the piece itself is looked for in the secrets (another text may share a hash by chance).
+    const piece = text.slice(at, at + MIN_PIECE_LENGTH);
+    if (READS_AS_A_WORD.test(piece) || ![...knownSecrets.values()].some((known) => known.written.some((form) => form.includes(piece)))) return;
+    spans.push(widened(text, at, at + MIN_PIECE_LENGTH, KEY_CHARACTER, false));
+  });
+}
+
+/**
+ * `text` with every registered secret hidden in any of its forms (see `KnownSecret`), and every piece of one as long as
+ * `MIN_PIECE_LENGTH`, together with the token it is part of; where two of them touch or overlap, one `[redacted]` stands
+ * for both.
  */
 function redactKnownSecrets(text: string): string {
   if (knownSecrets.size === 0) return text;
@@ -153,6 +222,7 @@ function redactKnownSecrets(text: string): string {
     for (const needle of secret.base64) addSpans(text, needle, BASE64_CHARACTER, true, spans);
   }
   if (text.includes('%')) addPercentEncodedSpans(text, spans);
+  addPieceSpans(text, spans);
   if (spans.length === 0) return text;
   spans.sort((a, b) => a[0] - b[0]);
   const merged: [number, number][] = [];

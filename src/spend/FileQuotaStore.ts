@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, 
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, inReservationOrder, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
+import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, inReservationOrder, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, recordedOfGoneIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
 import type { LeaseState, Ledger, Reservation } from './ledger-document.js';
 import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
@@ -181,16 +181,16 @@ export class FileQuotaStore implements QuotaStore {
 
   /** Counts the reservations of gone processes as their end will (`#endingGone`), as Redis ends them before it reads. */
   spentToday(key: string, now: number): Promise<number> {
-    return this.#readLocked(async () => usedIn(this.#endingGone(await this.#load(), now), key, 'day', now));
+    return this.#readLocked(async () => usedIn(await this.#endingGone(await this.#load(), now), key, 'day', now));
   }
 
   spentThisMonth(key: string, now: number): Promise<number> {
-    return this.#readLocked(async () => usedIn(this.#endingGone(await this.#load(), now), key, 'month', now));
+    return this.#readLocked(async () => usedIn(await this.#endingGone(await this.#load(), now), key, 'month', now));
   }
 
   /** From the ledger as last written, without the lock (`#peek`): one read however many keys, counted as `spentToday` counts. */
   async spentMany(keys: readonly string[], now: number): Promise<Map<string, { day: number; month: number }>> {
-    const ledger = this.#endingGone(await this.#peek(), now);
+    const ledger = await this.#endingGone(await this.#peek(), now);
     return new Map(keys.map((key) => [key, { day: usedIn(ledger, key, 'day', now), month: usedIn(ledger, key, 'month', now) }]));
   }
 
@@ -360,8 +360,9 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /** The ledger as the next commit's reconcile will leave it (`endingGoneIn`: not to be changed). */
-  #endingGone(ledger: Ledger, now: number): Ledger {
-    return endingGoneIn(ledger, this.#leases(ledger), now);
+  async #endingGone(ledger: Ledger, now: number): Promise<Ledger> {
+    const lease = this.#leases(ledger);
+    return endingGoneIn(ledger, lease, now, await recordedOfGoneIn(ledger, lease, (from) => this.#readUsage(from)));
   }
 
   async #update<T>(now: number, operation: Operation<T>): Promise<T> {
@@ -384,8 +385,9 @@ export class FileQuotaStore implements QuotaStore {
         // The reservations of gone processes are ended once per commit, as of its latest operation (whose process is
         // alive is asked once per owner): every operation of the commit then sees the same ledger.
         const now = batch.reduce((latest, op) => Math.max(latest, op.now), Number.NEGATIVE_INFINITY);
-        const reconciled = reconcileIn(ledger, this.#leases(ledger), now);
-        if (reconciled.usage.length + reconciled.report.released.length + reconciled.dropped.length > 0) dirty = true;
+        const lease = this.#leases(ledger);
+        const reconciled = reconcileIn(ledger, lease, now, await recordedOfGoneIn(ledger, lease, (from) => this.#readUsage(from)));
+        if (reconciled.changed) dirty = true;
         // Its own ended jobs a restore by any process brought back: dropped as a restore of its own drops them.
         if (unheldDroppedIn(ledger, this.#process.owner, (jobId) => this.#process.held.has(jobId))) dirty = true;
         usage.push(...reconciled.usage);
@@ -401,8 +403,8 @@ export class FileQuotaStore implements QuotaStore {
             return { ok: false as const, error };
           }
         });
-        // Usage first: a crash between the two leaves a record whose settle the ledger lacks; the job is then settled
-        // again at its estimate when its dead process is met, and the later record is the one read (latestPerJob).
+        // Usage first: a crash between the two leaves a record whose settle the ledger lacks; when its dead process is
+        // met, the job is charged what that record says (`reconcileIn`), not its estimate, and no record is added.
         if (dirty) await this.#appendUsage(usage, batch[batch.length - 1]!.now);
         if (dirty) await this.#write(ledger);
         return { outcomes, report: reconciled.report };

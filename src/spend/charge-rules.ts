@@ -124,8 +124,9 @@ export function interruptedCostUsd(estimate: PriceQuote, completed: CompletedEve
  * that came, if any, went with the process): an interrupted job's charge (`interruptedCostUsd`) with no image seen —
  * nothing unless its request was sent (`mayBeBilled`), else each image asked at its estimate, which is what it reserved:
  * the figure the ledger's reconcile charges it once its process is counted gone (the file ledger's `reconcileIn` calls
- * this; the Redis ledger's script is handed its answers, `CUT_OFF_CHARGED`, and held to it by the stores' contract
- * test). Undefined: it cannot have been billed, and the reconcile releases it. Of the reservation it reads only what it
+ * this for a job whose settle left no usage record: one that did is charged what its record says; the Redis ledger's
+ * script is handed its answers, `CUT_OFF_CHARGED`, and held to it by the stores' contract test). Undefined: it cannot
+ * have been billed, and the reconcile releases it. Of the reservation it reads only what it
  * reserved (`usd`, its estimate) and whether its request may have left (`sent`); `undefined` when that is unknown (a
  * reservation an older version wrote, with no owner): it may have left, so it is charged as a sent one, the safe side of a cap.
  */

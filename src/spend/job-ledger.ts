@@ -216,7 +216,8 @@ export class JobLedger {
 
   /**
    * Resolves once every settle and release under way has been taken by the ledger or kept for later (each is bounded
-   * by `retryForMs`). A process that closes its ledger waits for this first, so no charge is cut off by the close.
+   * by `retryForMs`, once what it waits for, `ChargedJob.settleAfter`, has settled). A process that closes its ledger
+   * waits for this first, so no charge is cut off by the close.
    */
   async settlesUnderWay(): Promise<void> {
     while (this.#settling.size > 0) await Promise.allSettled([...this.#settling.values()].flatMap((under) => [...under]));
@@ -368,6 +369,8 @@ export class ChargedJob {
   #requestId: string | undefined;
   /** The store's "not sent" mark of the last retry wait, written before the next `markSent`. */
   #unsent: Promise<void> | undefined;
+  /** What the settle or release waits for before it begins (`settleAfter`). */
+  #after: Promise<unknown> | undefined;
   readonly #images: CompletedEvent[] = [];
 
   constructor(
@@ -438,6 +441,16 @@ export class ChargedJob {
   }
 
   /**
+   * The settle or release of `end` begins only once `kept` has settled (resolved or rejected): the caller keeps what the
+   * job made first (the CLI puts its image files in place), so a process killed in between leaves the images and the
+   * job to a later reconcile, never a charge without them. The charge is decided at `end` all the same. Given before `end`;
+   * the caller must settle it (its settle waits, and so does `JobLedger.settlesUnderWay`).
+   */
+  settleAfter(kept: PromiseLike<unknown>): void {
+    this.#after = Promise.resolve(kept).catch(() => undefined);
+  }
+
+  /**
    * Decides at once what the job may have been billed (`chargeOf`: the images
    * that came back, plus the estimate of each one that may have been made and
    * did not arrive) and settles it, or releases it. The charge is known before
@@ -454,6 +467,7 @@ export class ChargedJob {
 
   async #record(ending: JobEnding, charge: Charge | undefined): Promise<JobSettlement> {
     const { ledger, id, userKey } = this;
+    if (this.#after) await this.#after;
     if (!charge) {
       const { deferred } = await ledger.commit(id, userKey, 'release', async () => {
         const released = await ledger.store.release(id);

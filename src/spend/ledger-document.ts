@@ -5,7 +5,7 @@ import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOpenHere } from './store-process.js';
 import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
 import type { ActiveJob, BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
-import { JobDetailsSchema, latestPerJob, usageRecord } from './usage-records.js';
+import { JobDetailsSchema, latestByJob, latestPerJob, usageRecord } from './usage-records.js';
 import { DAY_MS, utcDayBefore, utcMonthBefore } from './utc-period.js';
 
 /**
@@ -399,37 +399,64 @@ export function chargeRecordedIn(ledger: Ledger, records: Iterable<UsageRecord>,
     const unseen = reservedAt !== undefined && !ledger.uncertain[record.jobId] && reservedAt > (ledger.lastJobAt[record.userKey] ?? horizon);
     if (!open && !unseen) continue;
     // The day and month a job counts in are its reservation's, which its record keeps.
-    const r = open ?? record;
-    delete ledger.reservations[record.jobId];
-    chargeIn(ledger, r, record.costUsd, record.time);
-    noteReservedIn(ledger, r.userKey, reservedAt!);
-    if (record.basis === 'uncertain') ledger.uncertain[record.jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: record.costUsd, day: r.day, at: record.time };
+    chargedAsRecordedIn(ledger, record, open ?? record, reservedAt!);
     charged.push(record.jobId);
   }
   return charged;
 }
 
 /**
- * Ends the reservations of processes that are gone (`lease` says which): each charged what a job cut off so may cost
- * (`cutOffCostUsd`: a sent one its estimate) and marked uncertain (with its usage record), the others released; forgets
- * the gone processes. A reservation whose owner's lease lapsed while its process lives (`lapsed`) is charged nothing:
- * an unsent one is dropped (`dropped`; should its process still hold it, its send puts it back from its copy,
- * `sentIn`); a sent one stays, counted, for its process may still hold it (stalled, stopped, its renewals failing) and
- * be killed before it settles: it ends at that process's next commit, which drops it if not held (`unheldDroppedIn`),
- * or as a gone process's once its process is gone (charged at its estimate).
+ * Ends a job at what its usage record says, the one rule for a job whose record the ledger lacks (its settle reached
+ * `usage.jsonl`, written first, and not the ledger: a crash between the two, or a ledger put back from its copy): its
+ * reservation (`r`, or the record itself, which keeps the day and month it counts in) is dropped, and the record's
+ * amount charged at the record's time, once; a record a reconcile wrote (`uncertain`) marks it so. No record is added:
+ * the one there is the job's. Both a restore (`chargeRecordedIn`) and the end of a gone process's reservation
+ * (`reconcileIn`) charge a recorded job so.
  */
-export function reconcileIn(ledger: Ledger, lease: (owner: string) => LeaseState, now: number): { report: ReconcileReport; usage: UsageRecord[]; dropped: string[] } {
+function chargedAsRecordedIn(ledger: Ledger, record: UsageRecord, r: Pick<Reservation, 'userKey' | 'scopeKey' | 'day' | 'month'>, reservedAt: number): void {
+  delete ledger.reservations[record.jobId];
+  chargeIn(ledger, r, record.costUsd, record.time);
+  noteReservedIn(ledger, r.userKey, reservedAt);
+  if (record.basis === 'uncertain') ledger.uncertain[record.jobId] = { userKey: r.userKey, scopeKey: r.scopeKey, usd: record.costUsd, day: r.day, at: record.time };
+}
+
+/**
+ * Ends the reservations of processes that are gone (`lease` says which): one whose settle reached the usage records
+ * (`recorded`: each job's latest record, `latestByJob`) is charged what its record says (`chargedAsRecordedIn`:
+ * `settledAsRecorded`, no record added); any other charged what a job cut off so may cost (`cutOffCostUsd`: a sent one
+ * its estimate) and marked uncertain (with its usage record), or released; forgets the gone processes. A reservation
+ * whose owner's lease lapsed while its process lives (`lapsed`) is charged nothing: an unsent one is dropped
+ * (`dropped`; should its process still hold it, its send puts it back from its copy, `sentIn`); a sent one stays,
+ * counted, for its process may still hold it (stalled, stopped, its renewals failing) and be killed before it settles:
+ * it ends at that process's next commit, which drops it if not held (`unheldDroppedIn`), or as a gone process's once
+ * its process is gone. `changed`: whether it changed the ledger.
+ */
+export function reconcileIn(
+  ledger: Ledger,
+  lease: (owner: string) => LeaseState,
+  now: number,
+  recorded: ReadonlyMap<string, UsageRecord> = new Map(),
+): { report: ReconcileReport; usage: UsageRecord[]; dropped: string[]; changed: boolean } {
   const report: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
   const usage: UsageRecord[] = [];
   const dropped: string[] = [];
+  let changed = false;
   // Run on every commit over every reservation: looked at in place, nothing copied for the ones that stay.
   for (const jobId in ledger.reservations) {
     const r = ledger.reservations[jobId]!;
     const state = lease(r.owner);
     if (staysIn(r, state)) continue;
     delete ledger.reservations[jobId];
+    changed = true;
     if (state === 'lapsed') {
       dropped.push(jobId);
+      continue;
+    }
+    const record = recorded.get(jobId);
+    if (record) {
+      chargedAsRecordedIn(ledger, record, r, r.at);
+      (report.settledAsRecorded ??= []).push(jobId);
+      report.chargedUsd = roundToNanoUsd(report.chargedUsd + record.costUsd);
       continue;
     }
     const usd = cutOffCostUsd(r);
@@ -444,7 +471,21 @@ export function reconcileIn(ledger: Ledger, lease: (owner: string) => LeaseState
     report.chargedUsd = roundToNanoUsd(report.chargedUsd + usd);
   }
   for (const owner of Object.keys(ledger.owners)) if (lease(owner) === 'gone') delete ledger.owners[owner];
-  return { report, usage, dropped };
+  return { report, usage, dropped, changed };
+}
+
+/**
+ * Each job's latest usage record (`latestByJob`) that may hold the settle of a reservation a reconcile ends as a gone
+ * process's: `read` is asked for the records from a day before the oldest such reservation was made (other processes'
+ * clocks may differ), and only when there is one. What `reconcileIn` is told as `recorded`.
+ */
+export async function recordedOfGoneIn(ledger: Ledger, lease: (owner: string) => LeaseState, read: (from: number) => Promise<Iterable<UsageRecord>>): Promise<Map<string, UsageRecord>> {
+  let since: number | undefined;
+  for (const jobId in ledger.reservations) {
+    const r = ledger.reservations[jobId]!;
+    if (lease(r.owner) === 'gone' && (since === undefined || r.at < since)) since = r.at;
+  }
+  return latestByJob(since === undefined ? [] : await read(since - DAY_MS));
 }
 
 /** Whether a reconcile leaves a reservation as it is: its owner's lease holds, or lapsed while its process lives and the job was sent. */
@@ -492,11 +533,11 @@ export function leasesIn(ledger: Ledger, self: string, now: number, leaseMs: num
   return (owner) => states.get(owner) ?? states.set(owner, stateOf(owner)).get(owner)!;
 }
 
-/** The ledger as a reconcile at `now` will leave it, for reads that write nothing: a copy, only when it differs. */
-export function endingGoneIn(ledger: Ledger, lease: (owner: string) => LeaseState, now: number): Ledger {
+/** The ledger as a reconcile at `now` (told the same `recorded`) will leave it, for reads that write nothing: a copy, only when it differs. */
+export function endingGoneIn(ledger: Ledger, lease: (owner: string) => LeaseState, now: number, recorded?: ReadonlyMap<string, UsageRecord>): Ledger {
   if (Object.values(ledger.reservations).every((r) => staysIn(r, lease(r.owner)))) return ledger;
   const copy = structuredClone(ledger);
-  reconcileIn(copy, lease, now);
+  reconcileIn(copy, lease, now, recorded);
   return copy;
 }
 

@@ -40,6 +40,8 @@ export interface SpendWatch extends RequestWatch {
    * reservation failed, has no watch at all: no settle is coming.
    */
   readonly settled: Promise<JobSettlement> | undefined;
+  /** The settle (or release) begins once `kept` has settled: the caller keeps the result first (`ChargedJob.settleAfter`). */
+  settleAfter(kept: PromiseLike<unknown>): void;
 }
 
 /**
@@ -103,6 +105,7 @@ export class SpendGuard {
       get settled() {
         return settled;
       },
+      settleAfter: (kept) => job.settleAfter(kept),
     };
   };
 

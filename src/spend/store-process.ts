@@ -72,7 +72,7 @@ export class StoreProcess<Copy extends { userKey: string; scopeKey: string; day:
 
   /** What a step of the ledger ended of dead processes' reservations (a reconcile's, or any that met them), told to `onReconciled` when it ended any; a hook that throws never fails the written step (its error goes to `onError`). */
   reconciled(report: ReconcileReport): ReconcileReport {
-    if (report.released.length + report.settledAtEstimate.length > 0) {
+    if (report.released.length + report.settledAtEstimate.length + (report.settledAsRecorded?.length ?? 0) > 0) {
       try {
         this.#options.onReconciled?.(report);
       } catch (error) {

@@ -188,7 +188,12 @@ export interface ReconcileReport {
   released: string[];
   /** Jobs whose request had been sent: charged at their estimate and marked uncertain. */
   settledAtEstimate: string[];
-  /** What those were charged in all (USD): spending the metrics count too. */
+  /**
+   * Jobs whose settle their process had recorded in the usage records but not yet in the ledger when it died (the file
+   * ledger writes the record first): charged what that record says, no record added. Absent when there is none.
+   */
+  settledAsRecorded?: string[] | undefined;
+  /** What the jobs settled here (both lists) were charged in all (USD): spending the metrics count too. */
   chargedUsd: number;
 }
 

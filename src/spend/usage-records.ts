@@ -113,17 +113,22 @@ export function matchesQuery(record: UsageRecord, query: UsageQuery): boolean {
 }
 
 /**
- * Records in time order with one per job: when a job has two (its settle was
- * recorded, then the process died before the ledger said so, and the job was
- * settled again at its estimate), the later one is what the ledger counted.
+ * Records in time order with one per job: when a job has two (its settle was tried again after a ledger write that
+ * failed, or a ledger put back from its copy was behind: records of older versions also kept the estimate a reconcile
+ * charged beside the settle its process had recorded), the later one is what the ledger counted.
  */
 export function latestPerJob(records: Iterable<UsageRecord>): UsageRecord[] {
+  return [...latestByJob(records).values()].sort((a, b) => a.time - b.time);
+}
+
+/** Each job's latest record (see `latestPerJob`) by its job id, in the order their latest records were written. */
+export function latestByJob(records: Iterable<UsageRecord>): Map<string, UsageRecord> {
   const byJob = new Map<string, UsageRecord>();
   for (const record of records) {
     byJob.delete(record.jobId);
     byJob.set(record.jobId, record);
   }
-  return [...byJob.values()].sort((a, b) => a.time - b.time);
+  return byJob;
 }
 
 /** What `usage` answers, on either store: each job's latest record (see `latestPerJob`), those the query matches. */

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -48,6 +48,20 @@ describe.each([
 
     expect(reads.length).toBeGreaterThan(0);
     for (const text of reads) expect(Number(text)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('leaves no temporary file behind when the backup copy is already the file itself (a crash between the backup and the rename leaves them one file under two names)', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'store.json');
+    await writeFileAtomically(file, 'one', { backupPath: `${file}.bak`, inline });
+    // What a write stopped after the backup's rename and before the file's leaves: the backup a hard link of the file.
+    await link(file, `${file}.bak`);
+
+    await writeFileAtomically(file, 'two', { backupPath: `${file}.bak`, inline });
+
+    expect(await readFile(file, 'utf8')).toBe('two');
+    expect(await readFile(`${file}.bak`, 'utf8')).toBe('one');
+    expect((await readdir(dir)).sort()).toEqual(['store.json', 'store.json.bak']);
   });
 
   it('leaves no temporary file behind when the write fails', async () => {

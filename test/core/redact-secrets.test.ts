@@ -288,6 +288,23 @@ describe('a registered key is hidden however the service echoes it, with the who
     expect(redactSecrets(`the proxy forwarded X-Auth: ${encode(plain)} and was refused`)).toBe('the proxy forwarded X-Auth: [redacted] and was refused');
   });
 
+  it('hides a run of 12 characters or more of a registered key, with the token around it: its first half, its end, a piece of its middle', () => {
+    const partial = ['part', 'live', '7c6d5e4f3a2b1c0d9e8f7a6b'].join('_');
+    registerSecret(partial);
+    expect(redactSecrets(`Incorrect API key provided: ${partial.slice(0, partial.length / 2)}...`)).toBe('Incorrect API key provided: [redacted]...');
+    expect(redactSecrets(`key ending ${partial.slice(-12)} refused`)).toBe('key ending [redacted] refused');
+    expect(redactSecrets(`"key":"…${partial.slice(5, 20)}…"`)).toBe('"key":"…[redacted]…"');
+    expect(redactSecrets(JSON.stringify({ message: `bad key ${partial.slice(0, 14)}` }))).toBe('{"message":"bad key [redacted]"}');
+  });
+
+  it('keeps a piece of a registered key shorter than 12 characters, and a word of 12 letters or more the key holds: our own words stay', () => {
+    const worded = ['Organization', 'scope', '0a1b2c3d4e5f'].join('-');
+    registerSecret(worded);
+    const text = `Organization settings: a1b2c3d4e5f is not a key; see the Organization page (scope-0a1b2)`;
+    expect(redactSecrets(text)).toBe(text);
+    expect(redactSecrets(`echoed ${worded.slice(0, 18)}`)).toBe('echoed [redacted]');
+  });
+
   it('hides a key echoed in JSON, its quotes and backslashes escaped', () => {
     const odd = ['odd"key', 'with\\slash-42'].join('\\');
     registerSecret(odd);
@@ -365,7 +382,8 @@ describe('the registry of secrets, the process’s own', () => {
   /**
    * Registers in a process of its own (the registry is the whole process's, and a test worker's is shared by its files):
    * `a` once, `b` through 5000 scrubs (a logger's way), 998 other keys, `a` again, and one more; answers what a text
-   * echoing `a` and one echoing `b` show then.
+   * echoing `a` and one echoing `b` show then. `b` has no 12 characters in a row in common with the others (a piece of a
+   * key still registered is hidden wherever it is).
    */
   function registerInAProcessOfItsOwn(): { a: string; b: string; afterOthers: string } {
     const redaction = fileURLToPath(new URL('../../src/core/redact-secrets.ts', import.meta.url));
@@ -374,12 +392,12 @@ describe('the registry of secrets, the process’s own', () => {
       const { registerSecret, redactSecrets } = await import(${JSON.stringify(redaction)});
       const { scrubSecrets } = await import(${JSON.stringify(logger)});
       registerSecret('first-key-0123456789');
-      for (let i = 0; i < 5000; i++) scrubSecrets('nothing to hide', ['busy-key-0123456789']);
+      for (let i = 0; i < 5000; i++) scrubSecrets('nothing to hide', ['busy-key-9876543210']);
       for (let i = 0; i < 998; i++) registerSecret('other-key-' + i + '-0123456789');
-      const afterOthers = redactSecrets('echoed first-key-0123456789 and busy-key-0123456789');
+      const afterOthers = redactSecrets('echoed first-key-0123456789 and busy-key-9876543210');
       registerSecret('first-key-0123456789');
       registerSecret('one-more-key-0123456789');
-      console.log(JSON.stringify({ a: redactSecrets('echoed first-key-0123456789'), b: redactSecrets('echoed busy-key-0123456789'), afterOthers }));
+      console.log(JSON.stringify({ a: redactSecrets('echoed first-key-0123456789'), b: redactSecrets('echoed busy-key-9876543210'), afterOthers }));
     `;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(child.stderr).toBe('');
@@ -392,6 +410,6 @@ describe('the registry of secrets, the process’s own', () => {
     expect(afterOthers).toBe('echoed [redacted] and [redacted]');
     // A thousand and one: registered again, `a` is among the most recent; `b`, the least recent, is forgotten.
     expect(a).toBe('echoed [redacted]');
-    expect(b).toBe('echoed busy-key-0123456789');
+    expect(b).toBe('echoed busy-key-9876543210');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chargeRecordedIn, emptyLedger, type Ledger } from '../../src/spend/ledger-document.js';
+import { chargeRecordedIn, emptyLedger, reconcileIn, type Ledger, type Reservation } from '../../src/spend/ledger-document.js';
+import { latestByJob } from '../../src/spend/usage-records.js';
 import type { UsageRecord } from '../../src/spend/types.js';
 import { DAY_MS } from '../../src/spend/utc-period.js';
 
@@ -47,5 +48,24 @@ describe('what a ledger put back from its copy charges of the usage records', ()
     const ledger = copy();
     const other = { userKey: 'slack:U2' };
     expect(chargeRecordedIn(ledger, [record('kept', HORIZON + 1, 0.1, other), record('pruned', HORIZON - 1, 0.1, other)], HORIZON)).toEqual(['kept']);
+  });
+});
+
+describe('what the end of a gone process’s reservations charges of the usage records', () => {
+  it('charges a job whose settle was recorded what its record says, adding no record, one a reconcile recorded as uncertain, and only the others at their estimate', () => {
+    const ledger = emptyLedger();
+    const sent = (): Reservation => ({ userKey: 'slack:U1', scopeKey: 'slack:T1', usd: 0.3, day: '2030-06-15', month: '2030-06', at: AT, owner: 'gone', sent: true });
+    ledger.reservations = { settled: sent(), cut: sent(), unrecorded: sent() };
+    // The settle of `settled` reached the records twice (tried again after a failed write): its latest one counts.
+    const recorded = latestByJob([record('settled', AT, 0.04), record('cut', AT, 0.3, { basis: 'uncertain' }), record('settled', AT, 0.05)]);
+
+    const { report, usage, changed } = reconcileIn(ledger, () => 'gone', AT + 1000, recorded);
+
+    expect(report).toEqual({ released: [], settledAtEstimate: ['unrecorded'], settledAsRecorded: ['settled', 'cut'], chargedUsd: 0.65 });
+    expect(changed).toBe(true);
+    expect(usage.map((r) => r.jobId)).toEqual(['unrecorded']);
+    expect(ledger.spent['2030-06-15']).toEqual({ 'slack:U1': 0.65, 'slack:T1': 0.65, account: 0.65 });
+    expect(Object.keys(ledger.uncertain).sort()).toEqual(['cut', 'unrecorded']);
+    expect(ledger.reservations).toEqual({});
   });
 });

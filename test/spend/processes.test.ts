@@ -127,7 +127,8 @@ describe('usage records when the process is killed with SIGKILL while settling',
       await new Promise((resolve) => proc.once('exit', resolve));
       const store = await l.open();
       try {
-        // The dead process's sent jobs are charged at their estimate, each with a record of its own.
+        // The dead process's sent jobs are charged what their settle recorded (it reached usage.jsonl before the ledger)
+        // or else at their estimate, each with one record.
         await store.reconcile(Date.now());
         const records = await store.usage({});
         const ids = records.map((r) => r.jobId);

@@ -91,32 +91,41 @@ describe.each(['file', 'redis'] as const)('usage records (%s ledger)', (kind) =>
 });
 
 describe('usage records of the file ledger', () => {
-  it('keeps the record of the charge the ledger made when a settle was recorded but the process died before the ledger change', async () => {
+  it('charges a job whose settle was recorded before its process died (and before the ledger change) what its record says, once, keeping that one record', async () => {
     const dir = await newDir();
     const pid = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString());
     const owner = `${hostname()}:${pid}:dead`;
     const now = Date.now();
     const day = new Date(now).toISOString().slice(0, 10);
+    const reservation = (usd: number) => ({ userKey: 'cli:me', scopeKey: 'cli', usd, day, month: day.slice(0, 7), at: now, owner, sent: true, job });
     await writeFile(
       join(dir, 'quota-ledger.json'),
       JSON.stringify({
         version: 2,
         spent: {},
-        reservations: { torn: { userKey: 'cli:me', scopeKey: 'cli', usd: 0.3, day, month: day.slice(0, 7), at: now, owner, sent: true, job } },
+        reservations: { torn: reservation(0.3), unrecorded: reservation(0.2) },
         owners: { [owner]: { pid, host: hostname(), renewedAt: now } },
         uncertain: {},
         lastJobAt: {},
       }),
     );
-    // Its settle's record reached usage.jsonl; the ledger write that would have ended the reservation did not.
-    const torn = { jobId: 'torn', time: now, day, surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 0.1, basis: 'actual' };
+    // Its settle's record reached usage.jsonl (written by an older version: no month, basis "actual"); the ledger write
+    // that would have ended the reservation did not. The other job's settle never came.
+    const torn = { jobId: 'torn', time: now, day, surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 0.1, basis: 'actual', requestId: 'req_torn', outcome: 'completed', reservedAt: now };
     await appendFile(join(dir, 'usage.jsonl'), `${JSON.stringify(torn)}\n{"jobId":"cut-sh`);
     const reopened = new FileQuotaStore({ dir });
     open.push(reopened);
-    expect(await reopened.reconcile(now + 1000)).toMatchObject({ settledAtEstimate: ['torn'] });
+    // A read before anything ended them counts them as their end will.
+    expect((await reopened.spentMany(['account'], now + 1000)).get('account')!.day).toBeCloseTo(0.3, 9);
+    expect(await reopened.reconcile(now + 1000)).toEqual({ released: [], settledAtEstimate: ['unrecorded'], settledAsRecorded: ['torn'], chargedUsd: 0.3 });
     const records = await reopened.usage({});
-    expect(records).toEqual([expect.objectContaining({ jobId: 'torn', basis: 'uncertain', costUsd: 0.3, operation: 'generate' })]);
+    expect(records).toEqual([
+      expect.objectContaining({ jobId: 'torn', basis: 'table', costUsd: 0.1, requestId: 'req_torn', outcome: 'completed' }),
+      expect.objectContaining({ jobId: 'unrecorded', basis: 'uncertain', costUsd: 0.2 }),
+    ]);
+    expect((await readFile(join(dir, 'usage.jsonl'), 'utf8')).match(/"torn"/g)).toHaveLength(1);
     expect(await reopened.spentToday('account', now + 1000)).toBeCloseTo(0.3, 9);
+    expect(Object.keys(JSON.parse(await readFile(join(dir, 'quota-ledger.json'), 'utf8')).uncertain)).toEqual(['unrecorded']);
   });
 
   it('keeps usage.jsonl private and drops records older than the retention', async () => {

@@ -87,8 +87,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   const about = { operation, isPartial: (path: string) => partialPaths.has(path) };
   // Until connected, only the embedded emulator (no PICTOR_BASE_URL) is known to be one.
   job.noteJob({ ...about, emulator: !ctx.env.PICTOR_BASE_URL, json: values.json ? answer : undefined });
-  // The ledger's settle of the job goes on after its result is handed over (a busy ledger never holds the images back);
-  // what the command says about the charge waits for it, once the images are written. The spend guard's watch of the
+  // The ledger's settle of the job begins once its images are in place and goes on without them (a busy ledger never
+  // holds the images back); what the command says about the charge waits for it, once the images are written. The spend guard's watch of the
   // job says it; a job the ledger never reserved (refused, or stopped while it was being reserved) has no watch, and no
   // settle is coming: nothing to wait for.
   let spendWatch: SpendWatch | undefined;
@@ -96,8 +96,16 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
   /** Asked once the request is over (the client has ended the watch by then); noted for Ctrl+C's report as soon as it comes. */
   const ledgerAnswer = (): Promise<void> =>
     (ledgerAnswered ??= Promise.resolve(spendWatch?.settled).then((settlement) => settlement && job.noteSettled(settlement)));
+  // The job's settle waits until its images are in place (or the run ends): nothing is paid for that cannot be kept, and
+  // a process killed in between leaves the images, the job charged by a later run's reconcile.
+  let imagesSaved = (): void => undefined;
+  const saved = new Promise<void>((resolve) => (imagesSaved = resolve));
+  const onJob = (watch: SpendWatch) => {
+    spendWatch = watch;
+    watch.settleAfter(saved);
+  };
   // The first Ctrl+C gives connecting up at once (a Redis or a base URL that does not answer): nothing was sent.
-  const connecting = ctx.connect({ onJob: (watch) => (spendWatch = watch), signal: job.signal });
+  const connecting = ctx.connect({ onJob, signal: job.signal });
   let connection: Connection;
   try {
     connection = await untilSignalled(connecting, job.signal);
@@ -204,6 +212,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       if (!values.stream && arrived.length > 0) await writeImages(arrived, 0);
       await saveLost();
       job.imagesWritten();
+      imagesSaved();
       if (job.signal.aborted) {
         // Ctrl+C: the request is over and the images that came are written; the ledger's settle or release is waited for,
         // then the interruption is told (with --json, also as the one line on stdout). The watch's exit timer, armed
@@ -237,6 +246,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     if (!values.stream) await writeImages(result.data, 0);
     await saveLost();
     job.imagesWritten();
+    imagesSaved();
     if (job.firstStop) {
       // A Ctrl+C came (during the writes, or a cancel too late for a request that had ended): nothing is said before the
       // ledger's answer, which the watch's exit timer bounds. That timer's exit says the interruption as the one answer
@@ -376,6 +386,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     }
   } finally {
     stopProgress();
+    // Closing waits for the settle, which waits for this.
+    imagesSaved();
     try {
       await connection.close();
     } finally {

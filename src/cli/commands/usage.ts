@@ -23,8 +23,8 @@ else the file ledger in PICTOR_DATA_DIR (default ~/.local/state/pictor, or $XDG_
 counts on the UTC day (and month) it was reserved in, as the caps count it, even when it was settled after midnight.
 Basis: "table" priced from what came back, "estimate" charged at its upper-bound estimate (it may have been billed),
 "uncertain" charged at its estimate after its process died. The jobs of a process that died (kill -9, a crash)
-are ended first, as the next job would end them: one it had sent is charged at its estimate, so the totals are what
-the caps count.`;
+are ended first, as the next job would end them: one it had sent is charged at its estimate (or what its record
+says, when its settle was recorded before the process died), so the totals are what the caps count.`;
 
 const BY = ['day', 'user', 'scope', 'surface'] as const;
 type By = (typeof BY)[number];
@@ -96,7 +96,8 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
  * The ledger to read, or undefined when there is none yet (nothing is created to read it). Opened as every surface
  * opens it: a damaged file is restored or named, and the reservations of a process that is gone (kill -9, a crash) are
  * ended as the next job's reservation would end them — a job it had sent charged at its estimate and recorded as
- * uncertain, a queued one released — so the totals are what the caps count.
+ * uncertain (or what its usage record says, when its settle was recorded already), a queued one released — so the
+ * totals are what the caps count.
  */
 async function openLedger(config: CoreConfig, ledger: LedgerKind): Promise<QuotaStore | undefined> {
   const dir = ledgerDir(config.spend.dataDir, ledger);

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -78,5 +79,29 @@ describe('pictor generate while another process holds the ledger when the job is
 
     free();
     await running;
+  });
+});
+
+describe('pictor generate saving the paid image', () => {
+  it.each([
+    ['plain', []],
+    ['streamed', ['--stream', '--partial-images', '0']],
+  ])('puts the image in place before the ledger’s settle begins (%s): a process killed in between keeps the image, charged by the next run', async (_how, extra) => {
+    const out = await tempDir();
+    const data = await tempDir();
+    // What the output folder holds the moment the settle is asked for: it may wait for a busy ledger, or never end (a kill).
+    const atSettle: string[][] = [];
+    const settle = FileQuotaStore.prototype.settle;
+    spyOnInstance(FileQuotaStore.prototype, 'settle', (store) => store.path.startsWith(data)).mockImplementation(async function (this: FileQuotaStore, ...args) {
+      atSettle.push(readdirSync(out));
+      return settle.apply(this, args);
+    });
+    const { code } = await run(['generate', '--prompt', 'a lighthouse', '--quality', 'low', '--size', '1024x1024', '--out', `${out}/`, ...extra], {
+      PICTOR_BASE_URL: env.url,
+      PICTOR_API_KEY: DEV_API_KEY,
+      PICTOR_DATA_DIR: data,
+    });
+    expect(code).toBe(0);
+    expect(atSettle).toEqual([[expect.stringMatching(/^a-lighthouse-.*\.png$/)]]);
   });
 });

@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PRICE_TABLE } from '../../src/index.js';
+import { estimatePrice } from '../../src/core/pricing.js';
+import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
+import { followOutput } from '../helpers/child-output.js';
+import { makeImage } from '../helpers/images.js';
+import { head, misbehavingServer, type MisbehavingServer } from '../client/misbehaving-server.js';
+import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
+
+/**
+ * `pictor generate` (a process of its own) killed with SIGKILL once its settle reached `usage.jsonl` and before the
+ * ledger took it: the file ledger appends the record first, then writes the ledger, and the kill falls between the two.
+ */
+
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const LOW = PRICE_TABLE['1024x1024'].low;
+const REQUEST_ID = 'req_7f3a9c0e2b41';
+const png = Buffer.from(await makeImage('png', 8, 8));
+
+let server: MisbehavingServer | undefined;
+const stores: FileQuotaStore[] = [];
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await Promise.all(stores.splice(0).map((store) => store.close()));
+});
+
+/**
+ * A service that holds each request until `answer()` is called, then makes one low image of it (asked `auto`: reserved
+ * at the dearest quality's estimate), with its request id; `received` resolves once a request has arrived.
+ */
+async function serviceHoldingItsAnswer() {
+  let answer = () => {};
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  let seen = () => {};
+  const received = new Promise<void>((resolve) => (seen = resolve));
+  server = await misbehavingServer(async (req) => {
+    await req.body();
+    if (req.method !== 'POST') return void req.socket.end(head(404, { 'content-type': 'application/json' }, '{}'));
+    seen();
+    await answered;
+    const body = JSON.stringify({
+      created: 1,
+      data: [{ b64_json: png.toString('base64') }],
+      size: '1024x1024',
+      quality: 'low',
+      background: 'opaque',
+      output_format: 'png',
+      usage: { total_tokens: 3, input_tokens: 1, output_tokens: 2 },
+    });
+    req.socket.end(head(200, { 'content-type': 'application/json', 'x-request-id': REQUEST_ID }, body));
+  });
+  return { url: server.url, received, answer };
+}
+
+/** Until the returned function is called, every write of the ledger in `dir` fails (its backup copy cannot take its name) and leaves the file as it was. */
+async function ledgerWritesFail(dir: string): Promise<() => Promise<void>> {
+  const backup = join(dir, `${LEDGER_FILES.ledger}.bak`);
+  await rm(backup, { force: true });
+  await mkdir(backup);
+  await writeFile(join(backup, 'in-the-way'), '');
+  return () => rm(backup, { recursive: true });
+}
+
+describe('pictor generate killed after its settle reached usage.jsonl and before the ledger took it', () => {
+  it('is charged what its record says by the next run, not its estimate: one record, its request id kept', async () => {
+    const service = await serviceHoldingItsAnswer();
+    const data = await tempDir();
+    const out = `${await tempDir()}/`;
+    const env = { PICTOR_BASE_URL: service.url, PICTOR_API_KEY: 'sk-test-killed-settling-0123', PICTOR_DATA_DIR: data, PICTOR_MAX_RETRIES: '0' };
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--quality', 'auto', '--size', '1024x1024', '--out', out], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = followOutput(child);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      // Sent: the ledger holds the job marked sent. From here on its writes fail, so its settle reaches usage.jsonl only.
+      await service.received;
+      const writesWork = await ledgerWritesFail(data);
+      service.answer();
+      await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
+      child.kill('SIGKILL');
+      await exited;
+      await writesWork();
+    } finally {
+      child.kill('SIGKILL');
+    }
+    // The image it paid for was put in place before its settle began: the kill did not take it.
+    expect((await output.ended).code).toBeNull();
+    expect(await readdir(out)).toEqual([expect.stringMatching(/^a-fox-.*\.png$/)]);
+
+    const usage = await run(['usage', '--csv'], env);
+    expect(usage.code).toBe(0);
+    const [columns, ...rows] = usage.stdout.split('\n').map((line) => line.split(','));
+    const cell = (row: string[], name: string) => row[columns!.indexOf(name)];
+    expect(rows).toHaveLength(1);
+    expect(cell(rows[0]!, 'basis')).toBe('table');
+    expect(Number(cell(rows[0]!, 'cost_usd'))).toBeCloseTo(LOW, 9);
+    expect(cell(rows[0]!, 'request_id')).toBe(REQUEST_ID);
+
+    // The ledger counts that amount, once, and marks nothing uncertain; its estimate was four times as much.
+    expect(estimatePrice({ operation: 'generate', size: '1024x1024', quality: 'auto', n: 1 }).totalUsd).toBeGreaterThan(LOW);
+    const store = new FileQuotaStore({ dir: data });
+    stores.push(store);
+    expect(await store.reconcile(Date.now())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
+    expect(await store.spentToday('account', Date.now())).toBeCloseTo(LOW, 9);
+    expect(JSON.parse(await readFile(store.path, 'utf8')).uncertain).toEqual({});
+    expect((await store.usage({})).map((r) => r.jobId)).toHaveLength(1);
+    expect(await readdir(data)).not.toContainEqual(expect.stringMatching(/\.tmp(\.bak)?$/));
+  }, 60_000);
+});
