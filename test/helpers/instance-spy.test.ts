@@ -31,6 +31,15 @@ describe('spyOnInstance', () => {
     expect(() => spyOnInstance(Counter.prototype, 'next', () => true)).toThrow(/next is already spied/);
   });
 
+  it("is undone by its own mockRestore(): the prototype's real method is back, and the method can be spied again", () => {
+    const real = Counter.prototype.next;
+    const spy = spyOnInstance(Counter.prototype, 'next', () => true).mockReturnValue('faked');
+    spy.mockRestore();
+    expect(Counter.prototype.next).toBe(real);
+    expect(new Counter('c').next(1)).toBe('c+1');
+    expect(spyOnInstance(Counter.prototype, 'next', () => true)).toBeDefined();
+  });
+
   it('is undone by vi.restoreAllMocks(), after which the method can be spied again', () => {
     spyOnInstance(Counter.prototype, 'next', () => true).mockReturnValue('faked');
     vi.restoreAllMocks();

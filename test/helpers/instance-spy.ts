@@ -14,8 +14,9 @@ type MethodOf<T> = { [K in keyof T]: T[K] extends Method ? K : never }[keyof T];
  * instance's, and its `…Once` fakes are used up by that instance alone). Every other instance gets the real method —
  * one a test of another file left running (the unit tests share one process), or a process this test stopped. Where
  * nothing public tells the instance, `mine` may pick by the call's arguments instead (the test's own job). Undone by
- * `vi.restoreAllMocks()`. One spy per method at a time: a method already spied (by this or by `vi.spyOn`) throws, as
- * the wrapper would otherwise call itself for the real method.
+ * `vi.restoreAllMocks()`, or by the returned spy's own `mockRestore()` (the prototype gets its real method back). One
+ * spy per method at a time: a method already spied (by this or by `vi.spyOn`) throws, as the wrapper would otherwise
+ * call itself for the real method.
  */
 export function spyOnInstance<T extends object, K extends MethodOf<T>>(
   prototype: T,
@@ -30,9 +31,14 @@ export function spyOnInstance<T extends object, K extends MethodOf<T>>(
   const own = vi.fn(function (this: T, ...args: unknown[]) {
     return real.apply(this, args);
   });
-  (vi.spyOn(prototype, method as never) as unknown as Mock<(this: T, ...args: unknown[]) => unknown>).mockImplementation(function (this: T, ...args: unknown[]) {
+  const wrapper = (vi.spyOn(prototype, method as never) as unknown as Mock<(this: T, ...args: unknown[]) => unknown>).mockImplementation(function (this: T, ...args: unknown[]) {
     return picks(this, ...args) ? own.apply(this, args) : real.apply(this, args);
   });
+  const resetOwn = own.mockRestore.bind(own);
+  own.mockRestore = () => {
+    resetOwn();
+    wrapper.mockRestore();
+  };
   return own as unknown as Mock<Extract<T[K], Method>>;
 }
 
