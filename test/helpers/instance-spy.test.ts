@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileStateStore } from '../../bots/state/FileStateStore.js';
 import type { BotState } from '../../bots/state/index.js';
-import { isSpaceOf, spyOnInstance } from './instance-spy.js';
+import { isSpaceOf, seenCalling, spyOnInstance } from './instance-spy.js';
 import { testTempDirSync } from './temp-dir.js';
 
 class Counter {
@@ -45,6 +45,17 @@ describe('spyOnInstance', () => {
     vi.restoreAllMocks();
     expect(new Counter('c').next(1)).toBe('c+1');
     expect(spyOnInstance(Counter.prototype, 'next', () => true)).toBeDefined();
+  });
+});
+
+describe('seenCalling', () => {
+  it('picks the instances that made a call it picks since it was made, each call running the real method', () => {
+    const [before, mine, other] = [new Counter('before'), new Counter('mine'), new Counter('other')];
+    before.next(7);
+    const picks = seenCalling(Counter.prototype, 'next', (step) => step === 7);
+    expect(mine.next(7)).toBe('mine+7');
+    expect(other.next(1)).toBe('other+1');
+    expect([before, mine, other].map(picks)).toEqual([false, true, false]);
   });
 });
 

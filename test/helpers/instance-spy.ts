@@ -43,6 +43,21 @@ export function spyOnInstance<T extends object, K extends MethodOf<T>>(
 }
 
 /**
+ * Picks the instances seen calling `method` with arguments `theirs` picks, from now on: for an instance nothing public
+ * tells but what it is asked to do (the Slack channel writer that writes to the test's own channel), so make it before
+ * that call. It learns them by a spy on `method` that answers none (every call runs the real method), undone by
+ * `vi.restoreAllMocks()`: no other spy can be on that method meanwhile.
+ */
+export function seenCalling<T extends object, K extends MethodOf<T>>(prototype: T, method: K, theirs: (...args: Parameters<Extract<T[K], Method>>) => boolean): (instance: T) => boolean {
+  const seen = new WeakSet<T>();
+  spyOnInstance(prototype, method, (instance, ...args) => {
+    if (theirs(...args)) seen.add(instance);
+    return false;
+  });
+  return (instance) => seen.has(instance);
+}
+
+/**
  * Whether `space` is one of the store of `state`, the bots' state of one process: a space carries the owner of its
  * store, and each process's store has an owner of its own. Picks the instance of a store built on that state (the
  * Discord job records' `records`, Slack's requests' `space`), which the bot makes where a test cannot reach it.
@@ -63,6 +78,14 @@ export function jobStoreOf(process: { state: BotState }): (store: JobRecordStore
 /** Picks the Slack request store of the bot of `process`, reading `process.state` at each call (as `jobStoreOf`). */
 export function requestStoreOf(process: { state: BotState }): (store: RequestStore) => boolean {
   return (store) => isSpaceOf(store.space, process.state);
+}
+
+/**
+ * Picks the Slack request store kept in the data folder `dataDir` (a file state's): for a bot the test starts later on
+ * a folder it knows (a restart), whose state it cannot reach before that bot uses the store.
+ */
+export function requestStoreIn(dataDir: string): (store: RequestStore) => boolean {
+  return (store) => 'dataDir' in store.space && store.space.dataDir === dataDir;
 }
 
 /**
