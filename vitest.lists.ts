@@ -26,6 +26,7 @@ export const INTEGRATION = [
   'test/console/browser.test.ts',
   'test/nodes/package.test.ts',
   'test/nodes/pictor-image-redis.test.ts',
+  'test/helpers/npm-start.test.ts',
 ];
 
 /**

@@ -1,12 +1,13 @@
 // Two Discord gateway replicas on one Redis that forgets everything (FLUSHALL: what an empty restart leaves).
 import { Redis } from 'ioredis';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GATEWAY_LEASE_DEFAULTS } from '../../bots/discord/gateway-lease.js';
 import { startService } from '../../bots/main.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FakeDiscord, buttonsOf, type FakeInteraction } from '../fakes/discord/FakeDiscord.js';
 import { discordResult, startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { spyOnInstance } from '../helpers/instance-spy.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
 
 const defer = useCleanup();
@@ -70,7 +71,9 @@ describe('two gateway replicas when Redis forgets the lease (restarted empty, fl
     const renewals: { openWhenSent: number; answer?: unknown; openWhenAnswered?: number }[] = [];
     const evalOf = Redis.prototype.eval;
     await flusher.flushall();
-    const evals = vi.spyOn(Redis.prototype, 'eval').mockImplementation(function (this: Redis, ...args: unknown[]) {
+    // Only the clients of this test's Redis: those of the two replicas.
+    const port = Number(new URL(redis.url).port);
+    const evals = spyOnInstance(Redis.prototype, 'eval', (client) => client.options.port === port).mockImplementation(function (this: Redis, ...args: unknown[]) {
       const answer = (evalOf as (...a: unknown[]) => Promise<unknown>).apply(this, args);
       if (args[2] === leaseKey && args[3] === holderBefore) {
         const renewal: (typeof renewals)[number] = { openWhenSent: discord.openGatewaySessions };

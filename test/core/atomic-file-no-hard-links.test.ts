@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { writeFileAtomically } from '../../src/core/atomic-file.js';
+import { testTempDir } from '../helpers/temp-dir.js';
 
 // A file system without hard links (some network and FUSE mounts): every link is refused with EPERM.
 const refuse = () => {
@@ -20,19 +20,11 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   return { ...real, link: vi.fn(), rename: vi.fn(real.rename) };
 });
 
-const dirs: string[] = [];
 beforeEach(() => {
   vi.mocked(fs.linkSync).mockImplementation(refuse);
   vi.mocked(fsp.link).mockImplementation(async () => refuse());
 });
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'pictor-atomic-nolink-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = () => testTempDir('pictor-atomic-nolink-');
 
 describe.each([
   { steps: 'awaited one by one', inline: false },

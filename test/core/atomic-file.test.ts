@@ -1,18 +1,10 @@
-import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { link, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { restoreFromBackup, writeFileAtomically } from '../../src/internal.js';
+import { testTempDir } from '../helpers/temp-dir.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'pictor-atomic-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = () => testTempDir('pictor-atomic-');
 
 describe.each([
   { steps: 'awaited one by one', inline: false },

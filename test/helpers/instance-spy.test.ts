@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FileStateStore } from '../../bots/state/FileStateStore.js';
 import type { BotState } from '../../bots/state/index.js';
-import { isSpaceOf, spyOnInstance } from './instance-spy.js';
+import { isSpaceOf, seenCalling, spyOnInstance } from './instance-spy.js';
 import { testTempDirSync } from './temp-dir.js';
 
 class Counter {
@@ -31,11 +31,31 @@ describe('spyOnInstance', () => {
     expect(() => spyOnInstance(Counter.prototype, 'next', () => true)).toThrow(/next is already spied/);
   });
 
+  it("is undone by its own mockRestore(): the prototype's real method is back, and the method can be spied again", () => {
+    const real = Counter.prototype.next;
+    const spy = spyOnInstance(Counter.prototype, 'next', () => true).mockReturnValue('faked');
+    spy.mockRestore();
+    expect(Counter.prototype.next).toBe(real);
+    expect(new Counter('c').next(1)).toBe('c+1');
+    expect(spyOnInstance(Counter.prototype, 'next', () => true)).toBeDefined();
+  });
+
   it('is undone by vi.restoreAllMocks(), after which the method can be spied again', () => {
     spyOnInstance(Counter.prototype, 'next', () => true).mockReturnValue('faked');
     vi.restoreAllMocks();
     expect(new Counter('c').next(1)).toBe('c+1');
     expect(spyOnInstance(Counter.prototype, 'next', () => true)).toBeDefined();
+  });
+});
+
+describe('seenCalling', () => {
+  it('picks the instances that made a call it picks since it was made, each call running the real method', () => {
+    const [before, mine, other] = [new Counter('before'), new Counter('mine'), new Counter('other')];
+    before.next(7);
+    const picks = seenCalling(Counter.prototype, 'next', (step) => step === 7);
+    expect(mine.next(7)).toBe('mine+7');
+    expect(other.next(1)).toBe('other+1');
+    expect([before, mine, other].map(picks)).toEqual([false, true, false]);
   });
 });
 

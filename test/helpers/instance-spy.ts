@@ -14,8 +14,9 @@ type MethodOf<T> = { [K in keyof T]: T[K] extends Method ? K : never }[keyof T];
  * instance's, and its `…Once` fakes are used up by that instance alone). Every other instance gets the real method —
  * one a test of another file left running (the unit tests share one process), or a process this test stopped. Where
  * nothing public tells the instance, `mine` may pick by the call's arguments instead (the test's own job). Undone by
- * `vi.restoreAllMocks()`. One spy per method at a time: a method already spied (by this or by `vi.spyOn`) throws, as
- * the wrapper would otherwise call itself for the real method.
+ * `vi.restoreAllMocks()`, or by the returned spy's own `mockRestore()` (the prototype gets its real method back). One
+ * spy per method at a time: a method already spied (by this or by `vi.spyOn`) throws, as the wrapper would otherwise
+ * call itself for the real method.
  */
 export function spyOnInstance<T extends object, K extends MethodOf<T>>(
   prototype: T,
@@ -30,10 +31,30 @@ export function spyOnInstance<T extends object, K extends MethodOf<T>>(
   const own = vi.fn(function (this: T, ...args: unknown[]) {
     return real.apply(this, args);
   });
-  (vi.spyOn(prototype, method as never) as unknown as Mock<(this: T, ...args: unknown[]) => unknown>).mockImplementation(function (this: T, ...args: unknown[]) {
+  const wrapper = (vi.spyOn(prototype, method as never) as unknown as Mock<(this: T, ...args: unknown[]) => unknown>).mockImplementation(function (this: T, ...args: unknown[]) {
     return picks(this, ...args) ? own.apply(this, args) : real.apply(this, args);
   });
+  const resetOwn = own.mockRestore.bind(own);
+  own.mockRestore = () => {
+    resetOwn();
+    wrapper.mockRestore();
+  };
   return own as unknown as Mock<Extract<T[K], Method>>;
+}
+
+/**
+ * Picks the instances seen calling `method` with arguments `theirs` picks, from now on: for an instance nothing public
+ * tells but what it is asked to do (the Slack channel writer that writes to the test's own channel), so make it before
+ * that call. It learns them by a spy on `method` that answers none (every call runs the real method), undone by
+ * `vi.restoreAllMocks()`: no other spy can be on that method meanwhile.
+ */
+export function seenCalling<T extends object, K extends MethodOf<T>>(prototype: T, method: K, theirs: (...args: Parameters<Extract<T[K], Method>>) => boolean): (instance: T) => boolean {
+  const seen = new WeakSet<T>();
+  spyOnInstance(prototype, method, (instance, ...args) => {
+    if (theirs(...args)) seen.add(instance);
+    return false;
+  });
+  return (instance) => seen.has(instance);
 }
 
 /**
@@ -57,6 +78,14 @@ export function jobStoreOf(process: { state: BotState }): (store: JobRecordStore
 /** Picks the Slack request store of the bot of `process`, reading `process.state` at each call (as `jobStoreOf`). */
 export function requestStoreOf(process: { state: BotState }): (store: RequestStore) => boolean {
   return (store) => isSpaceOf(store.space, process.state);
+}
+
+/**
+ * Picks the Slack request store kept in the data folder `dataDir` (a file state's): for a bot the test starts later on
+ * a folder it knows (a restart), whose state it cannot reach before that bot uses the store.
+ */
+export function requestStoreIn(dataDir: string): (store: RequestStore) => boolean {
+  return (store) => 'dataDir' in store.space && store.space.dataDir === dataDir;
 }
 
 /**

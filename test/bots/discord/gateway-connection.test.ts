@@ -216,16 +216,19 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
   it('stops renewing its lease as soon as Discord closes its live session for good, so a renewal failing while it leaves the gateway is not a second error', async () => {
     const lease = { redis, key: `${prefix}:lease-6`, ttlMs: 1500, renewEveryMs: 200, pollEveryMs: 100 };
     const logger = new RecordingLogger();
-    const onFatal = vi.fn();
+    let fatal!: () => void;
+    const stoppedForGood = new Promise<void>((resolve) => (fatal = resolve));
+    const onFatal = vi.fn((_error: unknown) => fatal());
     const client = new SlowDestroyClient(async () => {});
-    // Fake time that runs on as real time does, so the renew intervals can be made to pass while discord.js closes.
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'], shouldAdvanceTime: true });
+    // Fake time, which passes only when the test says, so the renew intervals can be made to pass while discord.js closes.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
     const connection = gatewayConnection({ newClient: () => client as unknown as Client, token: 'token', loginTimeoutMs: 10_000, lease, onFatal, logger });
     const evals = vi.spyOn(redis, 'eval');
     try {
       await connection.start();
       client.emit(Events.ShardDisconnect, { code: 4004, reason: '', wasClean: true }, 0);
-      await vi.waitFor(() => expect(client.destroyStarted).toBe(true));
+      // The close reported, the destroy has begun.
+      expect(client.destroyStarted).toBe(true);
       // While discord.js closes the session (its destroy held), another process takes the lease, and three renew
       // intervals pass: a renewal still sent would find the lease lost.
       await redis.set(lease.key, 'another-process', 'PX', 60_000);
@@ -234,7 +237,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       await Promise.allSettled(evals.mock.results.slice(sent).map((result) => result.value as Promise<unknown>));
       await vi.advanceTimersByTimeAsync(0);
       client.endDestroy();
-      await vi.waitFor(() => expect(onFatal).toHaveBeenCalledTimes(1));
+      await stoppedForGood;
+      expect(onFatal).toHaveBeenCalledTimes(1);
       expect(onFatal.mock.calls[0]![0]).toMatchObject({ code: 'validation_error', param: 'DISCORD_TOKEN' });
       expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.msg)).toEqual(['Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN']);
       expect(connection.online()).toBe(false);

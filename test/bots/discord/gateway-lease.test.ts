@@ -161,6 +161,11 @@ describe.skipIf(redisSetup.skipReason)('GatewayLease against a Redis whose answe
 });
 
 const LEASE = { ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 200 };
+/**
+ * The lease of replicas whose renewals are on fake time (`leaseTimeFaked`): it lives in Redis's real time longer than
+ * such a test, so a lease found gone was given back, not lapsed while no renewal was made to pass.
+ */
+const FAKED_LEASE = { ...LEASE, ttlMs: 60_000 };
 /** Discord's identify rate limit: `max_concurrency` identifies per 5 s (1 for a bot not in large-bot sharding). */
 const IDENTIFY_WINDOW_MS = 5000;
 
@@ -356,11 +361,12 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('stops a standby whose takeover Discord refuses the token of (4004, a token reset since), as the first process stops: DISCORD_TOKEN named, the token never shown, the lease given back, no retry', async () => {
     leaseTimeFaked();
-    const a = await startReplica('a');
-    const b = await startReplica('b');
+    const a = await startReplica('a', FAKED_LEASE);
+    const b = await startReplica('b', FAKED_LEASE);
     // The token is reset in the Developer Portal: the holder's session goes on, every new IDENTIFY is closed with 4004.
     discord.refuseGatewayIdentifies();
     await a.close();
+    await pollsPassUntilItTries(b);
     await discord.waitFor(() => b.fatal.length > 0 || undefined, 'the standby to say it can no longer run', 20_000);
     // One refused IDENTIFY, and none after: the lease is free, and a standby still trying would take it at its next
     // poll (its SET NX, seen as it is sent) and identify again. Its polls and a wait between two takeovers, made to pass.
@@ -383,7 +389,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('stops a holder whose live session Discord closes with 4004 (the token reset while it runs), as a refused token at start stops it: off the gateway, the lease given back, DISCORD_TOKEN named once, no retry', async () => {
     leaseTimeFaked();
-    const a = await startReplica('a');
+    const a = await startReplica('a', FAKED_LEASE);
     await discord.waitFor(() => discord.openGatewaySessions === 1 || undefined, 'the holder to connect');
     discord.resetGatewayToken();
     await discord.waitFor(() => a.fatal.length > 0 || undefined, 'the holder to say it can no longer run', 20_000);
@@ -405,7 +411,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('stops a holder whose live session Discord closes with a code discord.js never recovers from (4014 Disallowed intents): off the gateway, the lease given back, the intents named, not the token, no retry', async () => {
     leaseTimeFaked();
-    const a = await startReplica('a');
+    const a = await startReplica('a', FAKED_LEASE);
     await discord.waitFor(() => discord.openGatewaySessions === 1 || undefined, 'the holder to connect');
     discord.closeGatewaySessions(4014, 'Disallowed intent(s).');
     await discord.waitFor(() => a.fatal.length > 0 || undefined, 'the holder to say it can no longer run', 20_000);
@@ -591,11 +597,29 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   });
 
   /**
-   * Fake time from before the replicas start, so the lease's renewals and polls are on it; it runs on as real time
-   * does until a test makes it pass at once (`noRetryAfterRefusal`).
+   * Fake time from before the replicas start, so the lease's renewals and polls are on it; it passes only when the test
+   * makes it (`pollsPassUntilItTries`, `noRetryAfterRefusal`). Their lease is `FAKED_LEASE`.
    */
   function leaseTimeFaked(): void {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'], shouldAdvanceTime: true });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+  }
+
+  /**
+   * Makes a standby's polls pass, one at a time, until `replica` tries for the lease (its SET NX, seen as it is sent),
+   * and no further: what follows (its login, its renewals) runs with no time made to pass.
+   */
+  async function pollsPassUntilItTries(replica: Replica): Promise<void> {
+    const sets = vi.spyOn(replica.redis, 'set');
+    try {
+      for (let polls = 0; !sets.mock.calls.some((args) => args.includes('NX')); polls++) {
+        if (polls === 50) throw new Error(`replica ${replica.name} did not try for the lease in 50 polls`);
+        await vi.advanceTimersByTimeAsync(FAKED_LEASE.pollEveryMs);
+        // Its Redis answers in between (a poll under way when the time passed).
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      sets.mockRestore();
+    }
   }
 
   /**
@@ -611,7 +635,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     const sets = vi.spyOn(replica.redis, 'set');
     const evals = vi.spyOn(replica.redis, 'eval');
     try {
-      await vi.advanceTimersByTimeAsync(3 * (LEASE.ttlMs + LEASE.pollEveryMs));
+      await vi.advanceTimersByTimeAsync(3 * (FAKED_LEASE.ttlMs + FAKED_LEASE.pollEveryMs));
       expect(sets.mock.calls.filter((args) => args.includes('NX'))).toEqual([]);
       expect(evals).not.toHaveBeenCalled();
     } finally {

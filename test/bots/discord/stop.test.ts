@@ -7,6 +7,7 @@ import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 import { DiscordHarness, RecordingLogger } from './harness.js';
 
 /** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
@@ -164,9 +165,11 @@ describe('a Discord bot whose start fails', () => {
     // The bots' state as far as the start uses it before it logs in: Redis refuses the subscription for Cancel notices.
     const records = { onNotice: () => Promise.reject(new Error('Connection is closed.')) };
     const state = { store: { space: () => records }, spaces: { discordJobs: {}, discordImages: {}, discordDrafts: {}, discordJobOutputs: {} } };
-    const retired = vi.spyOn(REST.prototype, 'clearHashSweeper');
+    // A Discord address of this test's own, by which its bot's REST clients are told from those of other tests.
+    const api = 'http://127.0.0.1:9/a-bot-whose-start-fails';
+    const retired = spyOnInstance(REST.prototype, 'clearHashSweeper', (rest) => rest.options.api === api);
     try {
-      const start = startDiscordBot({ token: 'unused', runner: {} as never, state: state as never, logger: new RecordingLogger() });
+      const start = startDiscordBot({ token: 'unused', apiBaseUrl: api, runner: {} as never, state: state as never, logger: new RecordingLogger() });
       await expect(start).rejects.toThrow('could not listen for Cancel presses passed on by other processes: Connection is closed.');
       // The bot's REST client and its webhooks' one.
       expect(retired).toHaveBeenCalledTimes(2);

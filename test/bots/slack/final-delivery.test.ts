@@ -8,6 +8,7 @@ import { say, usd } from '../../../bots/runner/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
+import { seenCalling, spyOnInstance } from '../../helpers/instance-spy.js';
 import { actionMessages, FAKE_CHANNEL_INTERVAL_MS, finishedActions, finishedJob, hasButton, imageShares, isFinished, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
 let h: Harness | undefined;
@@ -17,6 +18,7 @@ afterEach(async () => {
   restoreClock?.();
   await h?.close();
   h = undefined;
+  vi.restoreAllMocks();
 });
 
 const isFinalUpdate = (args: Record<string, unknown>) => typeof args.text === 'string' && /^Pictor: (done|failed|cancelled)/.test(args.text);
@@ -536,10 +538,11 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     let stopped: Promise<void>;
     try {
       fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 60, count: 1, match: isEndPost('C0STOPPING', dm) });
+      const writer = seenCalling(ChannelWriter.prototype, 'write', (channel) => channel === 'C0STOPPING');
       await cancelWithMessageGone(fake, 'C0STOPPING');
       await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
       // The bot begins to stop while Slack has the end wait: its writer tells its waits so (`stopping`).
-      const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
+      const shed = spyOnInstance(ChannelWriter.prototype, 'shedProgress', writer);
       stopped = h.bot.stop();
       await fake.waitFor(() => shed.mock.calls.length > 0 || undefined, 'the bot to begin to stop', 10 * 60_000);
       shed.mockRestore();
@@ -578,9 +581,10 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     const date = dateStoppedAt(isEndPost(channel, dm));
     try {
       fake.failNext('chat.postMessage', { status: 429, retryAfterSec, count: 1, match: date.match });
+      const writer = seenCalling(ChannelWriter.prototype, 'write', (to) => to === channel);
       await cancelWithMessageGone(fake, channel);
       await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
-      const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
+      const shed = spyOnInstance(ChannelWriter.prototype, 'shedProgress', writer);
       const stopped = h.bot.stop({ until: Date.now() + 10 * 60_000 });
       await fake.waitFor(() => shed.mock.calls.length > 0 || undefined, 'the bot to begin to stop', 10 * 60_000);
       shed.mockRestore();
@@ -614,10 +618,11 @@ describe('the end of a job posted anew, when Slack keeps rate-limiting it', () =
     const clock = clockOfLongTimers();
     try {
       fake.failNext('chat.postMessage', { status: 429, retryAfterSec: 60, count: 1, match: isEndPost('C0SOONER', dm) });
+      const writer = seenCalling(ChannelWriter.prototype, 'write', (channel) => channel === 'C0SOONER');
       await cancelWithMessageGone(fake, 'C0SOONER');
       await fake.waitFor(() => waits(logger)[0], 'the bot to wait', 10 * 60_000);
       // A stop without a deadline: the end's wait goes on through it.
-      const shed = vi.spyOn(ChannelWriter.prototype, 'shedProgress');
+      const shed = spyOnInstance(ChannelWriter.prototype, 'shedProgress', writer);
       const stopped = h.bot.stop();
       await fake.waitFor(() => shed.mock.calls.length > 0 || undefined, 'the bot to begin to stop', 10 * 60_000);
       shed.mockRestore();

@@ -204,9 +204,10 @@ describe('the Slack Home tab', () => {
   it('is published again after a repair that cleared a setting, and not after one that found nothing to clear', async () => {
     h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
     const admin: Requester = { platform: 'slack', scopeId: h.fake.teamId, userId: ADMIN, channelId: 'C0ART', isAdmin: true };
+    const homes = homeTabsOf(h);
     await h.fake.openHome('U0ALICE');
     await homeOf(h.fake, 'U0ALICE');
-    const refreshes = vi.spyOn(HomeTabs.prototype, 'changedFor');
+    const refreshes = vi.spyOn(await homes, 'changedFor');
     const repair = async () => {
       const ack = await h!.fake.command({ command: '/imagine', text: 'admin repair', user: ADMIN, channel: 'C0ART' });
       return String((await h!.fake.waitFor(() => h!.fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to admin repair')).body.text);

@@ -26,7 +26,7 @@ import {
   statusOf,
   type Harness,
 } from './harness.js';
-import { jobPrompted, spyOnInstance } from '../../helpers/instance-spy.js';
+import { jobPrompted, requestStoreIn, seenCalling, spyOnInstance } from '../../helpers/instance-spy.js';
 
 const open: Harness[] = [];
 afterEach(async () => {
@@ -471,6 +471,8 @@ describe('the end of a job its message showed before a stop, recorded by the nex
     const held = new Promise<void>((resolve) => (release = resolve));
     const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', (_runner, _requester, job) => ['a lantern', 'a lighthouse'].includes(job.prompt)).mockImplementation(() => held);
     const updatesBefore = fake.callsOf('chat.update').length;
+    // The next start's Slack jobs: told by the requests of the channel its sweep records.
+    const jobsOfAfter = seenCalling(SlackJobs.prototype, 'requester', (actor) => actor.channelId === 'C0LAMPS');
 
     const after = await startWithAdmin({ fake, dataDir });
     const shown = () => new Set(fake.callsOf('chat.update').slice(updatesBefore).map((c) => c.args.ts));
@@ -480,7 +482,7 @@ describe('the end of a job its message showed before a stop, recorded by the nex
     // ends with both requests marked.
     const settle = SlackJobs.prototype.settle;
     const markedWhenSettled: unknown[] = [];
-    vi.spyOn(SlackJobs.prototype, 'settle').mockImplementation(async function (this: SlackJobs) {
+    spyOnInstance(SlackJobs.prototype, 'settle', jobsOfAfter).mockImplementation(async function (this: SlackJobs) {
       const waiting = settle.call(this);
       release();
       await waiting;
@@ -505,7 +507,7 @@ describe('the end of a job its message showed before a stop, recorded by the nex
     await before.close({ fake: true, dataDir: true });
     expect(saved.read().holder ?? undefined).toBeUndefined();
     const edits = job.edits.length;
-    const claimed = vi.spyOn(RequestStore.prototype, 'claimInterrupted');
+    const claimed = spyOnInstance(RequestStore.prototype, 'claimInterrupted', requestStoreIn(dataDir));
     const recorded = spyOnInstance(JobRunner.prototype, 'recordEnded', jobPrompted('a lantern ended as usual'));
 
     const after = await startWithAdmin({ fake, dataDir });

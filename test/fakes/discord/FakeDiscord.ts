@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as pause } from 'node:timers/promises';
 import type { APIAttachment, APIMessage, APIUser } from 'discord.js';
 import {
   apiMessage,
@@ -617,14 +618,17 @@ export class FakeDiscord {
     return this.requests.filter((r) => r.rejectedByLimit).length;
   }
 
-  /** Polls until `check` returns something truthy; fails with `what` after `timeoutMs`. */
+  /**
+   * Polls until `check` returns something truthy; fails with `what` after `timeoutMs`. It polls on the real clock
+   * (`node:timers`, which fake timers leave alone), so it waits as well in a test whose fake time passes only when told.
+   */
   async waitFor<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = check();
       if (value) return value;
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await pause(10);
     }
   }
 
