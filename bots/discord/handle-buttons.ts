@@ -10,7 +10,7 @@ import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobReco
 import { isRunning } from '../state/index.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext, requesterOf, scopeOf } from './requester.js';
-import { refusePrivately } from './refuse-privately.js';
+import { logInputRefusal, refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
@@ -26,6 +26,16 @@ const TOO_OLD = words('discord.button.too_old', COMMAND_NAMES);
 export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonInteraction | ModalSubmitInteraction, what: Words, mark = '✋'): Promise<void> {
   const answer = { content: `${mark} ${sayWords(interaction.locale, what)}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } } as const;
   await acknowledge('button: explain', () => (interaction.deferred || interaction.replied ? interaction.followUp(answer) : interaction.reply(answer)), ctx.logger);
+}
+
+/**
+ * A button whose job's kept images are gone (past their day, pushed out by newer ones, never kept), found before the
+ * runner is asked: logged as the images the bot refused itself (`no_images`, as the same images found gone once the
+ * job is admitted are), and told privately.
+ */
+function refuseImagesGone(ctx: BotContext, interaction: ButtonInteraction): Promise<void> {
+  logInputRefusal(ctx, interaction, new InputImageError('no_images', TOO_OLD));
+  return tell(ctx, interaction, TOO_OLD);
 }
 
 /** Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store (`record`, read once by the router), so they work after a restart. */
@@ -64,7 +74,7 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   if (record.kind === 'edit') {
     const kept = await readInTime(ctx, interaction, () => ctx.store.inputsKept(record), 'its kept images');
     if (kept === undefined) return;
-    if (!kept) return tell(ctx, interaction, TOO_OLD);
+    if (!kept) return refuseImagesGone(ctx, interaction);
   }
   const images: ImagesToFetch | undefined =
     record.kind === 'edit'
@@ -94,7 +104,7 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
  * which is private too, a budget left), then the modal asking what to change.
  */
 async function openEdit(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, index: number, requester: Requester): Promise<void> {
-  if (!keptOutput(record, index)) return tell(ctx, interaction, TOO_OLD);
+  if (!keptOutput(record, index)) return refuseImagesGone(ctx, interaction);
   const title = say(interaction.locale, 'discord.edit.title_result', { images: madeCount(record), index: index + 1 });
   await ctx.runner.requestForm(
     requester,

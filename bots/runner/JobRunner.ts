@@ -309,12 +309,14 @@ export class JobRunner {
   async #request(intent: JobIntent, answers: IntakeAnswers): Promise<JobHandle | undefined> {
     // Named as it comes in: the queue and the ledger know the job by it, and so does every line about it.
     const id = newJobId();
+    // The house style the job took, as the scope names it, once applied: its line names that, never what was typed.
+    const applied: { style?: string | undefined } = {};
     let admission: Admission;
     try {
-      admission = await this.#admit(intent, id);
+      admission = await this.#admit(intent, id, applied);
     } catch (error) {
       this.#countIfRefused(error, intent.requester);
-      this.#logNotTaken(error, intent.requester, 'request', { jobId: id, style: intent.style });
+      this.#logNotTaken(error, intent.requester, 'request', { jobId: id, ...(applied.style !== undefined && { style: applied.style }) });
       // A refusal by a rule or a budget goes to the audit channel (the member alone is answered).
       this.audit.refused(intent.requester, intent, error);
       await answers.refuse(error);
@@ -388,15 +390,17 @@ export class JobRunner {
 
   /**
    * Rules, fields, room and ledger, in that order (see `request`), for the job `id`: an admission, or a throw
-   * (JobRefusedError for a refusal), which `#request` logs.
+   * (JobRefusedError for a refusal), which `#request` logs. `applied.style` is the house style once applied (its
+   * name as the scope keeps it), for that line.
    */
-  async #admit(intent: JobIntent, id: string): Promise<Admission> {
+  async #admit(intent: JobIntent, id: string, applied: { style?: string | undefined } = {}): Promise<Admission> {
     this.#assertOpen();
     const { images, fieldNames, style, memberDefaults, again, inForm, answerBy, ...asked } = intent;
     // Each read waits only until the surface must answer (`JobIntent.answerBy`): a stalled store refuses, in time.
     const inTime = <T>(read: Promise<T>, who: string) => byAnswer(answerBy, read, who);
     // A house style first: every rule below sees the prompt and options as they will be sent.
     const styled = await inTime(this.styles.apply(asked, style), 'the house styles');
+    applied.style = styled.style;
     // Then the member's own defaults where neither they nor the style chose (none where the request takes none, only
     // their previews on their own Reroll or Retry: the job as it was sent); each only where the rules below allow it.
     const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }), 'the member’s defaults');

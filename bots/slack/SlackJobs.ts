@@ -306,7 +306,8 @@ export class SlackJobs {
         await view?.withdraw();
         if (request) await this.#o.store.delete(request.id).catch(() => undefined);
         request = undefined;
-        logJobFailure(this.#o.logger, error, { user: input.actor.userId }, 'a Slack job failed before the runner had it: its member is told');
+        // Who asked, by the fields every line of the runner's names them by.
+        logJobFailure(this.#o.logger, error, { platform: requester.platform, scopeId: requester.scopeId, userId: requester.userId }, 'a Slack job failed before the runner had it: its member is told');
         // A workflow step fails with these words as plain text (no emoji there).
         const onMySide = say(input.actor.locale, 'error.on_my_side');
         await input.notify(input.step ? onMySide : `:warning: ${onMySide}`).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a member that their job failed on our side'));

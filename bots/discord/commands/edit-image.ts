@@ -1,13 +1,13 @@
-import { InteractionContextType, MessageFlags, type Attachment } from 'discord.js';
-import { say } from '../../runner/index.js';
+import { InteractionContextType, type Attachment } from 'discord.js';
+import { say, words } from '../../runner/index.js';
 import { acknowledge } from '../acknowledge.js';
 import { answerBudgetOf } from '../answer-budget.js';
 import { messageMenu } from '../command-words.js';
 import { encodeCustomId } from '../custom-ids.js';
-import { isAllowedImageUrl, type AttachmentSource } from '../download-images.js';
+import { InputImageError, isAllowedImageUrl, type AttachmentSource } from '../download-images.js';
 import { editPromptModal } from '../edit-modal.js';
 import { draftsToDrop } from '../edit-drafts.js';
-import { refusePrivately } from '../refuse-privately.js';
+import { refuseInputPrivately, refusePrivately } from '../refuse-privately.js';
 import { requesterOf } from '../requester.js';
 import type { MessageMenuCommand } from './command.js';
 
@@ -36,14 +36,12 @@ export default {
       url: a.url,
       size: a.size,
     }));
-    let problem: string | undefined;
-    if (sources.length === 0) problem = say(locale, 'discord.edit.message_has_no_images');
-    else if (sources.length > ctx.downloadPolicy.maxCount) problem = say(locale, 'discord.edit.message_has_too_many', { max: ctx.downloadPolicy.maxCount, count: sources.length });
-    else if (sources.some((s) => !isAllowedImageUrl(s.url, ctx.downloadPolicy.allowedHosts))) problem = say(locale, 'discord.edit.message_links_elsewhere');
-    if (problem) {
-      await acknowledge('edit image: explain', () => interaction.reply({ content: `✋ ${problem}`, flags: MessageFlags.Ephemeral }), ctx.logger);
-      return;
-    }
+    // What Discord reported of the message's images, refused before the runner is asked: logged, and told privately.
+    let refusal: InputImageError | undefined;
+    if (sources.length === 0) refusal = new InputImageError('no_images', words('discord.edit.message_has_no_images'));
+    else if (sources.length > ctx.downloadPolicy.maxCount) refusal = new InputImageError('too_many_images', words('discord.edit.message_has_too_many', { max: ctx.downloadPolicy.maxCount, count: sources.length }));
+    else if (sources.some((s) => !isAllowedImageUrl(s.url, ctx.downloadPolicy.allowedHosts))) refusal = new InputImageError('host_not_allowed', words('discord.edit.message_links_elsewhere'));
+    if (refusal) return refuseInputPrivately(ctx, interaction, refusal);
     const requester = requesterOf(interaction, ctx.adminRoleIds);
     // The runner's intake for a form: its rules of who and where, and a budget left, before the modal opens.
     await ctx.runner.requestForm(requester, {

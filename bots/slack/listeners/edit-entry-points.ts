@@ -3,6 +3,7 @@ import { openEditModal, privateAnswerVia, SHORTCUT_EDIT_IMAGE, type BotContext }
 import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { logInputRefusal } from '../log-input-refusal.js';
 import { localeIn } from '../user-locales.js';
 import { formBudget } from '../answer-by.js';
 import { sayWords } from '../../runner/index.js';
@@ -20,15 +21,17 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
     await ack();
     const notify = privateAnswerVia(context, auth, { userId: shortcut.user.id, responseUrl: shortcut.response_url });
     const files = imageFilesOf(shortcut.message.files);
+    const actor = { userId: shortcut.user.id, userName: shortcut.user.name, teamId: shortcut.team?.id ?? shortcut.user.team_id ?? '', channelId: shortcut.channel.id, locale };
     try {
       checkImageFiles(files);
     } catch (error) {
+      // None, too many, too large or not images by what Slack says of them: nothing asked of the runner, so the line is the bot's.
       if (!isSlackInputError(error)) throw error;
+      logInputRefusal(context.logger, actor, error);
       await notify(sayWords(locale, error.words));
       return;
     }
     const message = shortcut.message as { ts: string; thread_ts?: string };
-    const actor = { userId: shortcut.user.id, userName: shortcut.user.name, teamId: shortcut.team?.id ?? shortcut.user.team_id ?? '', channelId: shortcut.channel.id, locale };
     // The runner's intake for a form (who, where, a budget left) before the modal opens.
     await context.jobs.openForm(
       actor,

@@ -2,6 +2,7 @@ import type { App } from '@slack/bolt';
 import { privateAnswerVia, type BotContext } from '../bot-context.js';
 import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { logInputRefusal } from '../log-input-refusal.js';
 import { localeIn } from '../user-locales.js';
 import { say, sayWords } from '../../runner/index.js';
 import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
@@ -54,7 +55,9 @@ export function registerImagineCommand(app: App, context: BotContext): void {
     try {
       parsed = parseImagineText(command.text, { example: say(locale, 'slack.imagine.example', { command: context.commands.imagine }), locale });
     } catch (error) {
+      // A flag refused before the runner is asked: the line is the bot's.
       if (!isSlackInputError(error)) throw error;
+      logInputRefusal(context.logger, actor, error);
       await ack({ response_type: 'ephemeral', text: sayWords(locale, error.words) });
       return;
     }

@@ -4,6 +4,7 @@ import { finishedJobNote } from '../finished-job-note.js';
 import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { logInputRefusal } from '../log-input-refusal.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
 import { askedInDirectMessages } from '../slack-text.js';
@@ -207,7 +208,9 @@ export function registerJobButtons(app: App, context: BotContext): void {
       // An edit's files are downloaded again once the runner's intake admitted the job.
       images = request.kind === 'edit' ? imagesOf(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts }) : undefined;
     } catch (error) {
+      // Its saved files refused before the runner is asked (none, too many): the line is the bot's.
       if (!isSlackInputError(error)) throw error;
+      logInputRefusal(context.logger, actor, error);
       await notify(sayWords(actor.locale, error.words));
       return;
     }

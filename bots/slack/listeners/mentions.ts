@@ -1,10 +1,11 @@
-import { logJobFailure, RecentKeys, say, sayWords } from '../../runner/index.js';
+import { RecentKeys, say, sayWords } from '../../runner/index.js';
 import { localeIn } from '../user-locales.js';
 import type { App } from '@slack/bolt';
 import { ephemeralVia, type BotContext } from '../bot-context.js';
 import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
 import { imageFilesOf, imagesOf, type SlackFileRef } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
+import { logInputRefusal } from '../log-input-refusal.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { requestIdOfJobMessage } from '../render-job.js';
 import { mentions, withoutMention } from '../slack-text.js';
@@ -143,7 +144,9 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
     try {
       parsed = parseImagineText(text, { example: say(mention.locale, 'slack.mention.example'), locale: mention.locale });
     } catch (error) {
+      // A flag refused before the runner is asked: the line is the bot's.
       if (!isSlackInputError(error)) throw error;
+      logInputRefusal(context.logger, mention, error);
       await notify(sayWords(mention.locale, error.words));
       return;
     }
@@ -163,7 +166,7 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
       // Too many images, too large, not images by what Slack says of them: nothing asked of the runner, so the line is
       // the bot's, by the runner's one rule (the member's: info, with the image's code).
       if (!isSlackInputError(error)) throw error;
-      logJobFailure(context.logger, error, { platform: 'slack', userId: mention.userId }, 'mention images refused before the runner was asked');
+      logInputRefusal(context.logger, mention, error);
       await notify(sayWords(mention.locale, error.words));
       return;
     }

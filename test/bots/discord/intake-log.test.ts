@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { makeImage } from '../../helpers/images.js';
 import { editBeingFetched, requester } from '../../helpers/runner-harness.js';
-import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
-import { DiscordHarness, privateNoteOf } from './harness.js';
+import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
+import { buttonId, DiscordHarness, privateNoteOf } from './harness.js';
 
 /**
  * What `/edit` did not start is one line in the operator's log, by the one rule: the runner's for what its intake
@@ -39,12 +40,88 @@ describe('an edit that did not start, in the operator’s log', () => {
     const elsewhere = 'http://127.0.0.1:9/attachments/1/2/cat.png';
     const image1 = { id: '1', filename: 'cat.png', size: 100, url: elsewhere, proxy_url: elsewhere, content_type: 'image/png' };
     const lines = await linesOnceTold(h.discord.slashCommand('edit', { prompt: 'brighter', image1 }), 'host_not_allowed');
-    expect(lines).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', userId: h.discord.user.id }) })]);
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: h.discord.user.id }) })]);
   });
 
   it('admitted, then its image turned out not to be one: one info line, with the job’s id', async () => {
     const image1 = h.discord.hostFile({ filename: 'photo.png', bytes: Buffer.from('GIF89a not really a png'), contentType: 'image/png' });
     const lines = await linesOnceTold(h.discord.slashCommand('edit', { prompt: 'brighter', image1 }), 'not_an_image');
     expect(lines).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ jobId: expect.any(String), userId: h.discord.user.id }) })]);
+  });
+});
+
+/**
+ * What a member asked that the bot refused itself before asking the runner (the images a job needs, gone or not
+ * there) is told to them privately and is one line in the operator's log, by the runner's one rule: the member's,
+ * info, with its own code, naming who asked as the runner's lines do.
+ */
+describe('a request the bot refused itself before asking the runner, in the operator’s log', () => {
+  let h: DiscordHarness;
+  beforeAll(async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  /** A finished edit, and its record in the bots' state. */
+  async function finishedEdit() {
+    const image1 = h.discord.hostFile({ filename: 'dog.png', bytes: await makeImage('png', 20, 20) });
+    const result = await h.finalReply(h.discord.slashCommand('edit', { prompt: 'give the dog a scarf', image1 }));
+    const key = buttonId(result, 'Reroll').split(':')[2]!;
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    return { result, key, records, record: (await records.get(key))! };
+  }
+
+  const ENTRY_POINTS: [name: string, code: string, prepare: () => Promise<() => FakeInteraction>][] = [
+    [
+      'the Reroll of an edit whose kept images are gone',
+      'no_images',
+      async () => {
+        const { result, record } = await finishedEdit();
+        // Its input images lapsed (past their day, or pushed out by newer ones); its record still names them.
+        const images = h.state.store.space<Buffer>(h.state.spaces.discordImages);
+        for (const img of record.inputs) await images.delete(img.file);
+        return () => h.discord.clickButton(result, buttonId(result, 'Reroll'));
+      },
+    ],
+    [
+      'the Edit button of a result whose image is not kept',
+      'no_images',
+      async () => {
+        const { result, key, records, record } = await finishedEdit();
+        await records.put(key, { ...record, outputs: [] });
+        return () => h.discord.clickButton(result, buttonId(result, 'Edit'));
+      },
+    ],
+    [
+      '“Edit image” on a message with no image',
+      'no_images',
+      async () => {
+        const source: FakeMessage = h.discord.postUserMessage({ content: 'no picture here' });
+        return () => h.discord.messageCommand('Edit image', source);
+      },
+    ],
+    [
+      '“Edit image” on a message with more images than an edit takes',
+      'too_many_images',
+      async () => {
+        const png = await makeImage('png', 8, 8);
+        const source = h.discord.postUserMessage({ content: 'many', files: Array.from({ length: 17 }, (_, i) => ({ filename: `p${i}.png`, bytes: png })) });
+        return () => h.discord.messageCommand('Edit image', source);
+      },
+    ],
+  ];
+
+  it.each(ENTRY_POINTS)('%s: told privately, and one info line, the member’s, with its code (%s) and who asked', async (_name, code, prepare) => {
+    const use = await prepare();
+    const [lines, sent] = [h.logger.entries.length, h.emulator.requests.length];
+    const ix = use();
+    await privateNoteOf(h, ix);
+    expect(h.logger.entries.slice(lines).filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: h.discord.user.id }) }),
+    ]);
+    expect(ix.modal).toBeUndefined();
+    expect(h.emulator.requests).toHaveLength(sent);
   });
 });

@@ -14,7 +14,9 @@ function scene() {
   const ctx = { logger } as unknown as BotContext;
   const answers: { content: string; flags: number }[] = [];
   const answer = vi.fn(async (message: { content: string; flags: number }) => void answers.push(message));
-  const interaction = { locale: 'en-US', user: { id: 'U1' }, reply: answer, followUp: answer, deleteReply: vi.fn(async () => undefined) } as unknown as RepliableInteraction;
+  // Asked in a server that installed the bot (its scope).
+  const where = { guildId: 'G1', context: 0, authorizingIntegrationOwners: { guildId: 'G1' } };
+  const interaction = { locale: 'en-US', user: { id: 'U1' }, ...where, reply: answer, followUp: answer, deleteReply: vi.fn(async () => undefined) } as unknown as RepliableInteraction;
   return { logger, ctx, interaction, answers };
 }
 
@@ -57,6 +59,6 @@ describe('an input image the Discord bot refused itself, before the runner', () 
     const refusal = new InputImageError('host_not_allowed', words('discord.input.host_not_allowed', { label: 'image1' }), 'image1');
     await refuseInputPrivately(ctx, interaction, refusal);
     expect(answers).toEqual([expect.objectContaining({ content: `✋ ${sayWords('en-US', refusal.words)}`, flags: EPHEMERAL })]);
-    expect(logger.entries).toEqual([{ level: 'info', obj: { platform: 'discord', userId: 'U1', code: 'host_not_allowed' }, msg: expect.any(String) }]);
+    expect(logger.entries).toEqual([{ level: 'info', obj: { platform: 'discord', scopeId: 'G1', userId: 'U1', code: 'host_not_allowed' }, msg: expect.any(String) }]);
   });
 });

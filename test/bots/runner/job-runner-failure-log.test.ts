@@ -220,3 +220,28 @@ describe('a request the intake did not take, in the operator’s log', () => {
     expect(linesOf(logger, 'scope_not_allowed')).toEqual([expect.objectContaining({ level: 'info' })]);
   });
 });
+
+// The member's style is what they typed (a Slack flag's value is any length): the line names the scope's style the
+// job used, as the scope names it, or none.
+describe('a refused job’s house style, in the operator’s log', () => {
+  it('names no style for one the scope does not have, and holds none of what was typed for it', async () => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger });
+    const typed = `our launch plans for the harbour ${'and more '.repeat(200)}`;
+    const { refused } = await intake(runner, { ...job(), style: typed });
+    expect(refused).toEqual([expect.objectContaining({ code: 'style_unknown' })]);
+    const lines = linesOf(logger, 'style_unknown');
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', obj: expect.not.objectContaining({ style: expect.anything() }) })]);
+    expect(inspect(lines, { depth: null })).not.toContain('launch plans');
+  });
+
+  it('names the style a job refused after it was applied as the scope names it, not as it was typed', async () => {
+    const logger = new RecordingLogger();
+    const { runner } = await kit.runner({ logger, operatorControls: { blockedWords: ['kraken'] } });
+    const member = requester();
+    await runner.styles.define({ ...member, userId: 'an-admin', isAdmin: true }, 'poster', 'a poster of {prompt}');
+    const { refused } = await intake(runner, { ...job({ prompt: 'a kraken at sea', requester: member }), style: '  PoStEr ' });
+    expect(refused).toEqual([expect.objectContaining({ code: 'blocked_word' })]);
+    expect(linesOf(logger, 'blocked_word')).toEqual([expect.objectContaining({ obj: expect.objectContaining({ style: 'poster' }) })]);
+  });
+});

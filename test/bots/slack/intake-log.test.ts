@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { SHORTCUT_EDIT_IMAGE } from '../../../bots/slack/bot-context.js';
+import { RequestStore } from '../../../bots/slack/RequestStore.js';
+import { buttonsOf } from '../../fakes/slack/slack-objects.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { png, startHarness, type Harness } from './harness.js';
+import { finishedActions, png, startHarness, type Harness } from './harness.js';
 
 /**
  * What an edit asked by a mention did not start is one line in the operator's log, by the one rule: the runner's for
@@ -40,7 +43,7 @@ describe('an edit asked by a mention that did not start, in the operator’s log
     const logger = new RecordingLogger();
     h = await startHarness({ logger });
     const lines = await linesOnceTold(h, logger, { name: 'sky.png', bytes: await png(20, 20), size: 60_000_000 }, 'file_too_large');
-    expect(lines).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', userId: MEMBER }) })]);
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: h.fake.teamId, userId: MEMBER }) })]);
   });
 
   it('admitted, then its image turned out not to be one: one info line, with the job’s id', async () => {
@@ -48,5 +51,77 @@ describe('an edit asked by a mention that did not start, in the operator’s log
     h = await startHarness({ logger });
     const lines = await linesOnceTold(h, logger, { name: 'notes.png', bytes: Buffer.from('these are my notes, not a picture') }, 'file_not_image');
     expect(lines).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ jobId: expect.any(String), userId: MEMBER }) })]);
+  });
+});
+
+/**
+ * What a member gave an entry point that the bot refused itself, before the runner's intake was asked (a flag, an
+ * image), is told to them privately and is one line in the operator's log, by the runner's one rule: the member's,
+ * info, with the input's own code, naming who asked as the runner's lines do.
+ */
+describe('a request the bot refused itself before asking the runner, in the operator’s log', () => {
+  const MEMBER = 'U0ALICE';
+  const CHANNEL = 'C0TEAM';
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  /** An edit asked by a mention, finished; its saved request then names no image (saved so by an older version). */
+  async function editWithoutItsImages(harness: Harness) {
+    const { fake } = harness;
+    await fake.userMessage({ channel: CHANNEL, user: MEMBER, text: `<@${fake.botUserId}> make the sky purple --quality low`, files: [fake.addFile({ name: 'sky.png', bytes: await png(20, 20) })] });
+    const actions = await finishedActions(fake, CHANNEL);
+    const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value!;
+    const { space } = new RequestStore(harness.state);
+    const saved = (await space.get(requestId))!;
+    expect(saved).toMatchObject({ kind: 'edit', inputFiles: [expect.anything()] });
+    await space.put(requestId, { ...saved, inputFiles: [] });
+    return actions;
+  }
+
+  // A mention's images the bot refused itself: above, with the other ways an edit asked by a mention does not start.
+  const ENTRY_POINTS: [name: string, code: string, prepare: (h: Harness) => Promise<() => Promise<unknown>>][] = [
+    ['/imagine with a flag it does not know', 'unknown_flag', async ({ fake }) => () => fake.command({ command: '/imagine', text: 'a kite --colour red', channel: CHANNEL, user: MEMBER })],
+    ['a mention with a flag it does not know', 'unknown_flag', async ({ fake }) => () => fake.userMessage({ channel: CHANNEL, user: MEMBER, text: `<@${fake.botUserId}> a kite --colour red` })],
+    [
+      'the “Edit image” shortcut on a file larger than the service takes',
+      'file_too_large',
+      async ({ fake }) => {
+        const post = await fake.userMessage({ channel: CHANNEL, user: 'U0BOB', text: 'our trip', files: [fake.addFile({ name: 'beach.png', bytes: await png(20, 20), size: 60_000_000 })] });
+        return () => fake.messageShortcut(post, SHORTCUT_EDIT_IMAGE, MEMBER);
+      },
+    ],
+    [
+      'the Reroll of an edit whose saved request names no image',
+      'no_images',
+      async (harness) => {
+        const actions = await editWithoutItsImages(harness);
+        return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
+      },
+    ],
+  ];
+
+  it.each(ENTRY_POINTS)('%s: told privately, and one info line, the member’s, with its code (%s) and who asked', async (_name, code, prepare) => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger });
+    const { fake } = h;
+    const use = await prepare(h);
+    const [responses, ephemerals, sent] = [fake.responses.length, fake.ephemerals.length, h.emulator.requests.length];
+    const delivery = (await use()) as { body?: { response_type?: string; text?: string } };
+    // Told in the acknowledgement itself (a command's bad flag), through the response URL, or in an ephemeral message.
+    const said = await fake.waitFor(
+      () =>
+        (delivery.body?.response_type === 'ephemeral' ? delivery.body.text : undefined) ??
+        fake.responses.slice(responses).find((r) => r.body.response_type === 'ephemeral')?.body.text ??
+        fake.ephemerals.slice(ephemerals).find((e) => e.user === MEMBER)?.text,
+      'the private note',
+    );
+    expect(said).not.toBe('');
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: fake.teamId, userId: MEMBER }) }),
+    ]);
+    expect(h.emulator.requests).toHaveLength(sent);
   });
 });

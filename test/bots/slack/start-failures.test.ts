@@ -3,6 +3,7 @@ import { say } from '../../../bots/runner/index.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { finishedActions, startHarness, type Harness } from './harness.js';
 import { requestStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
@@ -24,6 +25,18 @@ describe('a job that fails after its request was taken and before the runner had
     expect(fake.messages.filter((m) => m.channel === 'C0KITES')).toEqual([]);
     expect(h.emulator.requests).toHaveLength(0);
     expect(h.runner.activeJobs()).toEqual([]);
+  });
+
+  it('/imagine whose request cannot be saved: one error line, naming who asked by the fields every line of the runner’s names them by', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger });
+    const { fake } = h;
+    spyOnInstance(RequestStore.prototype, 'create', requestStoreOf(h!)).mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    const ack = await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0KITES', user: 'U0ALICE' });
+    await fake.waitFor(() => fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the private answer');
+    const lines = logger.entries.filter((e) => e.level === 'error');
+    expect(lines).toEqual([expect.objectContaining({ obj: expect.objectContaining({ platform: 'slack', scopeId: fake.teamId, userId: 'U0ALICE' }) })]);
+    expect(lines[0]!.obj).not.toHaveProperty('user');
   });
 
   // Regression guards: these pass with the listeners' former catch-alls around the start too (the start never rejected,
