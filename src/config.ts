@@ -86,8 +86,8 @@ export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = 
 /**
  * Loads `.env` from the working directory into `process.env` if there is one (variables already set win). Every
  * entry point calls it first — `npm start`, the `pictor` command and `npm run discord:deploy` — so one `.env` serves all.
- * A `.env` to fix (a folder, a file that cannot be read, a byte-order mark, a line that is not a setting) is a
- * ValidationError naming it (`param` `.env`).
+ * A `.env` to fix (a folder, a file that cannot be read, a byte-order mark, a carriage return that ends no line, a line
+ * that is not a setting) is a ValidationError naming it (`param` `.env`).
  */
 export function loadDotEnv(path = '.env'): void {
   try {
@@ -97,6 +97,15 @@ export function loadDotEnv(path = '.env'): void {
       throw new ValidationError(
         '.env',
         `.env: ${resolve(path)} was saved with a byte-order mark (BOM), which hides its first setting: save it as UTF-8 without a BOM (most editors offer "UTF-8" next to "UTF-8 with BOM")`,
+      );
+    }
+    const loneReturn = firstLoneCarriageReturn(text);
+    if (loneReturn !== undefined) {
+      // Node drops it and reads the text it parts as one line: a setting after it becomes part of the value before it.
+      // Named by its line's number only, as below.
+      throw new ValidationError(
+        '.env',
+        `.env: line ${loneReturn} of ${resolve(path)} has a carriage return (CR) with no line break after it, which Node drops, reading what follows it as part of that line (a file saved with old Mac line endings, CR alone, loses its settings that way): save it with LF or CRLF line endings`,
       );
     }
     const badLine = firstLineNotASetting(text);
@@ -115,7 +124,7 @@ export function loadDotEnv(path = '.env'): void {
     if (isFolder(path)) {
       throw new ValidationError('.env', `.env: ${resolve(path)} is a folder, not a file: put the settings in a file named .env (NAME=value lines), or move the folder away`);
     }
-    // Already said in full (a byte-order mark, a line that is not a setting).
+    // Already said in full (a byte-order mark, a lone carriage return, a line that is not a setting).
     if (error instanceof ValidationError) throw error;
     // One that cannot be read (its permissions, a link to itself) is a settings error too, named with why.
     throw new ValidationError('.env', `.env: cannot read ${resolve(path)} (${describeFileError(error)})`);
@@ -124,8 +133,9 @@ export function loadDotEnv(path = '.env'): void {
 
 /**
  * `loadDotEnv` at a program's entry point (`npm start`, `npm run discord:deploy`): a `.env` to fix (a folder, a line
- * that is not NAME=value, a byte-order mark, a file that cannot be read) is one line on stderr, the program's `words`
- * then what the error says, and the process exits 2, as for every settings error. Any other failure is thrown.
+ * that is not NAME=value, a lone carriage return, a byte-order mark, a file that cannot be read) is one line on stderr,
+ * the program's `words` then what the error says, and the process exits 2, as for every settings error. Any other
+ * failure is thrown.
  * `options` (`path`, `stderr`, `exit`) default to `.env` and the process's own.
  */
 export function loadDotEnvOrExit(
@@ -145,18 +155,31 @@ const BYTE_ORDER_MARK = '\uFEFF';
 const QUOTES = new Set(['"', "'", '`']);
 
 /**
+ * The number (from 1, counted by line breaks) of the first line of a `.env` text holding a carriage return with no line
+ * break after it, or undefined when there is none. Every Node this project supports drops each carriage return, a lone
+ * one too, and reads the text on either side as one line: in a file saved with old Mac line endings (CR alone) the
+ * second setting becomes part of the first one's value (`KEY=sk\rCAP=5` gives KEY the value `skCAP=5`, and no CAP).
+ */
+export function firstLoneCarriageReturn(text: string): number | undefined {
+  const at = text.search(/\r(?!\n)/);
+  return at === -1 ? undefined : text.slice(0, at).split('\n').length;
+}
+
+/**
  * The number (from 1) of the first line of a `.env` text on which Node's loader (`process.loadEnvFile`, whose parser is
  * `util.parseEnv`) would lose or merge a setting, or undefined when there is none. The rules are Node 20's, the oldest
- * parser this project supports, as measured in test/core/config.test.ts. Node skips an empty line and one with `#`
- * first, and drops every carriage return and the spaces that open the text (a first line of spaces, an indented first
- * comment). It reads a line holding an `=` as a setting whose name is the text before the `=` with its spaces trimmed
- * and an `export ` before it dropped; any such name is taken (`1FOO=a`, `Daily cap=5`, an indented `# A=1`): one no
- * program reads is harmless. Refused are the lines on which Node would:
+ * parser this project supports, as measured in test/core/config.test.ts (Node 22 and 24 read more of these lines as
+ * written: they trim tabs too and skip a line with no `=`). Node skips an empty line and one with `#` first, and drops
+ * every carriage return (`loadDotEnv` first refuses one with no line break after it: `firstLoneCarriageReturn`) and the
+ * spaces that open the text (a first line of spaces, an indented first comment). It reads a line holding an `=` as a
+ * setting whose name is the text before the `=` with its spaces trimmed and an `export ` before it dropped; any such
+ * name is taken (`1FOO=a`, `Daily cap=5`, `# A=1` after spaces or tabs): one no program reads is harmless. Refused are
+ * the lines on which Node would:
  * - merge lines: it reads a line with no `=` (an indented comment, a line of spaces or tabs) from its start to the next
  *   `=` as one name, swallowing the lines in between;
  * - stop: at a line with no name (`=5`) it reads nothing more;
  * - keep a blank in the name: a tab or another blank that is not a space at its ends, or a second blank after `export`,
- *   is part of the name Node gives, so the setting the line spells is lost;
+ *   is part of the name Node gives, so the setting the line spells is lost (a comment's, `\t# A=1`, spells none);
  * - drop the value: a quote that opens a value and never closes, on the last line with no line break after it.
  * The first two lose nothing when no later line holds an `=` (a last line of spaces, say), and are then taken. A value
  * opening a quote spans the lines up to the one that closes it, as Node reads it.
@@ -179,8 +202,8 @@ export function firstLineNotASetting(text: string): number | undefined {
       continue;
     }
     const written = writtenNameOf(line.slice(0, equals));
-    // Blanks alone before the = (`\t=5`) spell no setting to lose.
-    if (written !== '' && name !== written) return i + 1;
+    // Blanks alone before the = (`\t=5`) spell no setting to lose, and nor does a comment, however indented (`\t# A=1`).
+    if (written !== '' && !written.startsWith('#') && name !== written) return i + 1;
     // A quoted value whose closing quote is not on its line spans the lines up to the one that holds it (as Node reads
     // it); with no closing quote anywhere, Node takes the line as it is — but drops the setting on a last line.
     const opening = equals + 1 + /^ */.exec(line.slice(equals + 1))![0].length;

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstLineNotASetting, loadDotEnv, loadDotEnvOrExit, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
+import { firstLineNotASetting, firstLoneCarriageReturn, loadDotEnv, loadDotEnvOrExit, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
 import { PictorClient, ValidationError } from '../../src/index.js';
 
 /** src/config.ts: the core's settings, read once at an entry point. */
@@ -80,21 +80,38 @@ describe('client options checked like the config', () => {
   });
 });
 
+/** A name that is a comment as a person reads it (`# NAME`, however indented): no setting. */
+const isComment = (name: string): boolean => name.trim().startsWith('#');
+
 /**
- * The names a .env text's NAME= lines write as a person reads them — the text before the first `=`, blanks at its ends
- * and an `export` before it aside — those inside a quoted value (as Node reads it) aside, sorted.
+ * The settings a .env text's NAME= lines write, by name as a person reads them — the text before the first `=`, blanks
+ * at its ends and an `export` before it aside — comments and those inside a quoted value (as Node reads it) aside, sorted.
  */
 function writtenNames(text: string): string[] {
   const namesIn = (lines: string): string[] =>
-    [...lines.matchAll(/^(?!#)([^=\n]*)=/gm)].map((m) => m[1]!.replace(/\r/g, '').trim().replace(/^export\s+(?=\S)/, '')).filter((name) => name !== '');
+    [...lines.matchAll(/^([^=\n]*)=/gm)]
+      .map((m) => m[1]!.replace(/\r/g, '').trim().replace(/^export\s+(?=\S)/, ''))
+      .filter((name) => name !== '' && !isComment(name));
   const quoted = new Set(Object.values(parseEnv(text)).flatMap((value) => namesIn(value ?? '')));
   return namesIn(text)
     .filter((name) => !quoted.has(name))
     .sort();
 }
 
-/** Node 20's parser, the oldest this project supports and the one `firstLineNotASetting` follows. */
+/** The settings Node's parser gives for a .env text, by name, sorted: a name that is a comment (Node 20 gives `# NAME` for an indented one) aside. */
+function nodeSettings(text: string): string[] {
+  return Object.keys(parseEnv(text))
+    .filter((name) => !isComment(name))
+    .sort();
+}
+
+/**
+ * Node 20's parser, the oldest this project supports and the one `firstLineNotASetting` follows. Node 22 and 24 read
+ * more of what it refuses as written (they trim tabs too, and skip a line without `=`), so what a text makes Node lose
+ * is Node 20's.
+ */
 const NODE_20 = process.versions.node.startsWith('20.');
+const NODE_22_OR_LATER = Number(process.versions.node.split('.')[0]) >= 22;
 
 describe('a .env line that is not a setting', () => {
   async function dotEnv(text: string): Promise<string> {
@@ -126,16 +143,16 @@ describe('a .env line that is not a setting', () => {
     expect(process.env.DOTENV_TEST_CAP).toBeUndefined();
   });
 
-  it.each([
+  const NOT_SETTINGS = [
     ['a line without =', 'A=1\nDaily cap for the team\nB=2', 2],
     ['a line with no name before =', 'A=1\n=5\nB=2', 2],
-    ['a line of a tab (Node reads it and the next line as one name)', 'A=1\n\t\nB=2', 2],
+    ['a line of a tab (Node 20 reads it and the next line as one name)', 'A=1\n\t\nB=2', 2],
     ['an indented comment', 'A=1\n  # the cap\nB=2', 2],
     ['a line of spaces', 'A=1\n   \nB=2', 2],
-    ['a quoted value spanning lines after a tab (Node takes it unquoted)', 'A=\t"x\ny"\nB=2', 2],
+    ['a quoted value spanning lines after a tab (Node 20 takes it unquoted)', 'A=\t"x\ny"\nB=2', 2],
     ['the line after a quoted value closed', 'A="x\ny"\nnot a setting\nB=2', 3],
     ['a line of a CRLF file', 'A=1\r\nnot a setting\r\nB=2\r\n', 2],
-    ['a first line of a tab (Node drops only the spaces that open the text)', '\t\nB=2', 1],
+    ['a first line of a tab (Node 20 drops only the spaces that open the text)', '\t\nB=2', 1],
     ['an indented comment after a first line of spaces', '   \n  # the cap\nB=2', 2],
     ['a line whose next = is in a comment', 'A=1\nnot a setting\n# c=d\nB=2', 2],
     ['a name after a tab', 'A=1\n\tC=3\nB=2', 2],
@@ -144,9 +161,14 @@ describe('a .env line that is not a setting', () => {
     ['export and two spaces before a name', 'A=1\nexport  C=3\nB=2', 2],
     ['export and a tab before a name', 'A=1\nexport\tC=3\nB=2', 2],
     ['a last line opening a quote it never closes, with no line break after it', 'A=1\nB="x', 2],
-  ])('finds %s, which changes what Node reads', (_what, text, line) => {
+  ] as const;
+
+  it.each(NOT_SETTINGS)('finds %s', (_what, text, line) => {
     expect(firstLineNotASetting(text)).toBe(line);
-    expect(Object.keys(parseEnv(text)).sort()).not.toEqual(writtenNames(text));
+  });
+
+  it.runIf(NODE_20).each(NOT_SETTINGS)('finds %s, on which Node 20 loses a setting', (_what, text) => {
+    expect(nodeSettings(text)).not.toEqual(writtenNames(text));
   });
 
   it.each([
@@ -167,13 +189,16 @@ describe('a .env line that is not a setting', () => {
     ['names with other signs', 'A=1\nC:D=3\n"E"=4\n$F=5\nG;H=6\nB=2'],
     ['a name with a tab inside it', 'A=1\nDaily\tcap=5\nB=2'],
     ['export alone as a name', 'A=1\nexport =3\nB=2'],
-    ['an indented comment holding an = (Node reads it as a name starting with #)', 'A=1\n  # C=3\nB=2'],
+    ['an indented comment holding an =', 'A=1\n  # C=3\nB=2'],
+    ['a comment holding an = after a tab', 'A=1\n\t# C=3\nB=2'],
+    ['a comment holding an = after a tab, with a tab before its =', 'A=1\n\t# C\t=3\nB=2'],
     ['a last line with no name', 'A=1\n=5\n'],
     ['a quote never closed before a line break', 'A=1\nB="x\n'],
-  ])('takes %s, every name as Node reads it', async (_what, text) => {
+  ])('takes %s, every setting under the name it is written with', async (_what, text) => {
+    expect(firstLoneCarriageReturn(text)).toBeUndefined();
     expect(firstLineNotASetting(text)).toBeUndefined();
-    // Each NAME= this check took is a name Node's own parser gives, and no other.
-    expect(Object.keys(parseEnv(text)).sort()).toEqual(writtenNames(text));
+    // On any Node: each setting of a text the checks took is one Node's own parser gives, by its written name, and no other.
+    expect(nodeSettings(text)).toEqual(writtenNames(text));
   });
 
   // Measured with util.parseEnv, the parser of process.loadEnvFile, next to what the check says: a Node 20 that reads one
@@ -182,6 +207,7 @@ describe('a .env line that is not a setting', () => {
     ['a name starting with a digit', 'A=1\n1FOO=a\nB=2', { A: '1', '1FOO': 'a', B: '2' }, undefined],
     ['a name with a space in it', 'A=1\nDaily cap=5\nB=2', { A: '1', 'Daily cap': '5', B: '2' }, undefined],
     ['an indented comment holding an =', 'A=1\n  # C=3\nB=2', { A: '1', '# C': '3', B: '2' }, undefined],
+    ['a comment after a tab holding an = as a name with the tab', 'A=1\n\t# C=3\nB=2', { A: '1', '\t# C': '3', B: '2' }, undefined],
     ['export and a space before a name', 'A=1\nexport C=3\nB=2', { A: '1', C: '3', B: '2' }, undefined],
     ['a last line opening a quote, with a line break after it', 'A=1\nB="x\n', { A: '1', B: '"x' }, undefined],
     ['a line without = and the next line as one name', 'A=1\nDaily cap for the team\nB=2', { A: '1', 'Daily cap for the team\nB': '2' }, 2],
@@ -194,6 +220,36 @@ describe('a .env line that is not a setting', () => {
     ['no setting from a last line opening a quote it never closes, with no line break after it', 'A=1\nB="x', { A: '1' }, 2],
   ])('Node 20 reads %s, and the check agrees', (_what, text, node20Reads, line) => {
     expect({ ...parseEnv(text) }).toEqual(node20Reads);
+    expect(firstLineNotASetting(text)).toBe(line);
+  });
+
+  // Every Node this project supports drops each carriage return, a lone one too: the text it parted is read as one line.
+  it.each([
+    ['lines ending in a carriage return alone (old Mac line endings)', 'PICTOR_API_KEY=sk-secret-words\rPICTOR_ACCOUNT_DAILY_USD=5\r', { PICTOR_API_KEY: 'sk-secret-wordsPICTOR_ACCOUNT_DAILY_USD=5' }, 1],
+    ['one line ending in a carriage return alone, in a file of line breaks', 'A=1\nB=2\rC=3\n', { A: '1', B: '2C=3' }, 2],
+    ['a carriage return alone in a quoted value', 'A=1\nB="x\ry"\nC=3', { A: '1', B: 'xy', C: '3' }, 2],
+  ])('finds a carriage return with no line break after it: %s, which Node drops, joining the text it parts', (_what, text, nodeReads, line) => {
+    expect({ ...parseEnv(text) }).toEqual(nodeReads);
+    expect(firstLoneCarriageReturn(text)).toBe(line);
+  });
+
+  it('stops the start of a file with a carriage return alone, naming the file and the line, not the line, and loads nothing of it', async () => {
+    const path = await dotEnv('DOTENV_TEST_FIRST=1\nDOTENV_TEST_KEY=sk-secret-words\rDOTENV_TEST_CAP=0.01\r');
+    const error = refusalOf(path);
+    expect(error.message).toContain(`line 2 of ${path} has a carriage return (CR) with no line break after it`);
+    expect(error.message).not.toContain('sk-secret-words');
+    expect(process.env.DOTENV_TEST_FIRST).toBeUndefined();
+    expect(process.env.DOTENV_TEST_KEY).toBeUndefined();
+  });
+
+  // Node 22 and later read more as written; the check still refuses what Node 20 would lose, on every Node.
+  it.runIf(NODE_22_OR_LATER).each([
+    ['an indented comment holding an = as a comment', 'A=1\n  # C=3\nB=2', { A: '1', B: '2' }, undefined],
+    ['a comment after a tab holding an = as a comment', 'A=1\n\t# C=3\nB=2', { A: '1', B: '2' }, undefined],
+    ['a name after a tab without the tab', 'A=1\n\tC=3\nB=2', { A: '1', C: '3', B: '2' }, 2],
+    ['a line without = as nothing', 'A=1\nDaily cap for the team\nB=2', { A: '1', B: '2' }, 2],
+  ])('Node 22 and later read %s, and the check says what Node 20 would', (_what, text, laterNodesRead, line) => {
+    expect({ ...parseEnv(text) }).toEqual(laterNodesRead);
     expect(firstLineNotASetting(text)).toBe(line);
   });
 
@@ -246,6 +302,7 @@ describe('loadDotEnvOrExit: the .env of every program that reads one (npm start,
   it.each([
     ['a folder', (path: string) => mkdir(path), 'is a folder, not a file'],
     ['a line that is not NAME=value', (path: string) => writeFile(path, 'DOTENV_TEST_A=1\nthe team cap\nDOTENV_TEST_B=2\n'), 'line 2 of'],
+    ['lines ending in a carriage return alone', (path: string) => writeFile(path, 'DOTENV_TEST_A=1\rDOTENV_TEST_B=2\r'), 'line 1 of'],
     ['a file it cannot read (a link to itself)', (path: string) => symlink(path, path), 'cannot read'],
   ])('ends the program with exit 2 and one line, its own words then what to fix, for %s', async (_, make, says) => {
     const path = join(await folder(), '.env');

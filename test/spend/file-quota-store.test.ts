@@ -236,6 +236,30 @@ describe('FileQuotaStore', () => {
     expect((JSON.parse(ledgerAfter) as { reservations: object }).reservations).toEqual({});
     expect(ledgerAfter).toBe(ledgerBefore);
   });
+
+  it('refuses a reserve whose store closed while its commit was being written, and no lease keeps what it wrote', async () => {
+    const dir = await newDir();
+    const time = { now: NOON };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const store = storeAt(dir, lease);
+    const settled = await reserve(store, 0.1, {});
+    await store.settle(settled.jobId, 0.1);
+    // The commit reads the backup copy's path as it starts writing the ledger (the reserve's check under the lock is
+    // behind it): the store closes there, and the write goes on.
+    const backupPath = store.backupPath;
+    let closing: Promise<void> | undefined;
+    Object.defineProperty(store, 'backupPath', { get: () => ((closing ??= store.close()), backupPath) });
+    const reserved = store.reserve({ jobId: 'as-it-closes', userKey: 'discord:u1', scopeKey: 'discord:g1', estimateUsd: 0.2, limits: {}, now: NOON });
+    await expect(reserved).rejects.toMatchObject({ code: 'quota_store_closed' });
+    expect(closing).toBeDefined();
+    await closing;
+    // Written, and held by nothing: it counts until the closed store's lease lapses, then the next commit ends it.
+    const other = storeAt(dir, lease);
+    expect((await other.reconcile(time.now)).released).toEqual([]);
+    time.now += 60_001;
+    expect((await other.reconcile(time.now)).released).toEqual(['as-it-closes']);
+    expect(await other.activeJobs()).toEqual([]);
+  });
 });
 
 describe('FileQuotaStore usage since a time', () => {
