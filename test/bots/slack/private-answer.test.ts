@@ -68,6 +68,8 @@ async function privateNoteVia(url: string) {
 const TOOK_NONE = 'a response_url took no private note (used up, expired, failing on Slack’s side or unreachable): it goes to the member’s direct messages';
 const MAY_HAVE_TAKEN = 'a response_url did not answer a private note it may have taken: it is not sent again';
 const IN_DIRECT_MESSAGES = ['only its member may delete it'];
+/** A code OpenSSL gave, as Node names it (`ERR_SSL_` and OpenSSL's reason): its text differs between OpenSSL versions. */
+const OPENSSL_CODE = expect.stringMatching(/^ERR_SSL_[A-Z0-9_/]+$/);
 
 describe('a private note through a response URL whose answer is not Slack’s few bytes of JSON', () => {
   it('an answer whose body breaks after its status: logged with fetch’s own code, as a note that may have reached the member, and not sent again', async () => {
@@ -154,21 +156,24 @@ describe.skipIf(!HAS_OPENSSL)('a private note through a response URL whose TLS h
     expect(direct).toEqual(IN_DIRECT_MESSAGES);
   });
 
-  it('a plain HTTP server where TLS was expected: ERR_SSL_WRONG_VERSION_NUMBER', async () => {
+  // OpenSSL names these failures by its version (the alert is ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE under OpenSSL 3.0,
+  // ERR_SSL_SSL/TLS_ALERT_HANDSHAKE_FAILURE under 3.5, which Node 22.20 and 24 bring): what counts is that the note
+  // goes to the member's direct messages, logged with OpenSSL's code, whichever it is.
+  it('a plain HTTP server where TLS was expected: logged with OpenSSL’s code', async () => {
     const plain = await responseUrl((res) => res.end('{"ok":true}'));
     const { warnings, direct } = await privateNoteVia(plain.replace('http:', 'https:'));
-    expect(warnings).toEqual([{ code: 'ERR_SSL_WRONG_VERSION_NUMBER', msg: TOOK_NONE }]);
+    expect(warnings).toEqual([{ code: OPENSSL_CODE, msg: TOOK_NONE }]);
     expect(direct).toEqual(IN_DIRECT_MESSAGES);
   });
 
   it.each([
-    ['a server that speaks another protocol (an SSH banner)', 'ERR_SSL_WRONG_VERSION_NUMBER', Buffer.from('SSH-2.0-OpenSSH_9.6\r\n')],
-    ['a TLS record longer than TLS allows', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', Buffer.from([0x16, 0x03, 0x03, 0xff, 0xff])],
-    ['a handshake refused with an alert', 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', Buffer.from([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28])],
-  ])('%s: %s', async (_, code, answer) => {
+    ['a server that speaks another protocol (an SSH banner)', Buffer.from('SSH-2.0-OpenSSH_9.6\r\n')],
+    ['a TLS record longer than TLS allows', Buffer.from([0x16, 0x03, 0x03, 0xff, 0xff])],
+    ['a handshake refused with an alert (handshake_failure)', Buffer.from([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28])],
+  ])('%s: logged with OpenSSL’s code', async (_, answer) => {
     const port = await listening(createTcpServer((socket) => socket.on('error', () => undefined).once('data', () => socket.write(answer))));
     const { warnings, direct } = await privateNoteVia(`https://127.0.0.1:${port}/actions/T0/1/x`);
-    expect(warnings).toEqual([{ code, msg: TOOK_NONE }]);
+    expect(warnings).toEqual([{ code: OPENSSL_CODE, msg: TOOK_NONE }]);
     expect(direct).toEqual(IN_DIRECT_MESSAGES);
   });
 });
