@@ -1,6 +1,7 @@
 import type { Context, webApi } from '@slack/bolt';
 import { editModal, type EditContext } from './edit-modal.js';
 import { connectionNeverMade } from './connection-never-made.js';
+import { slackAnswerIn, slackTookIt, type SlackAnswer } from './slack-took-it.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { loggableError, say } from '../runner/index.js';
 import type { LoggerLike } from 'pictor';
@@ -41,38 +42,25 @@ export interface BotContext {
 /** Message shortcut and modal ids, as in the app manifest. */
 export const SHORTCUT_EDIT_IMAGE = 'pictor_edit_image';
 
-/** Statuses a `response_url` answers once it is used up (5 uses) or expired (30 minutes): its note reached nobody. */
-const RESPONSE_URL_GONE = new Set([404, 410]);
-
-/**
- * Statuses of Slack failing on its side (a 500, which its hooks keep for an error that is not the caller's, with the
- * text `rollup_error`; a gateway's 502, 503 or 504): Slack's hooks (`hooks.slack.com`, which serves `response_url`s as
- * it serves incoming webhooks) are to be read as taking a post on a 200 only, any other status being a failure. Such a
- * note was not shown, so it goes to the member's direct messages: were it shown after all (a gateway that gave up while
- * Slack went on), the member reads it twice — the lesser harm than a refusal or a note never told.
- */
-function slackFailed(status: number): boolean {
-  return status >= 500 && status <= 599;
-}
-
 /** The most of a `response_url`'s answer read (Slack's is a few bytes of JSON; a longer one is not Slack's JSON: read as none). */
 const ANSWER_BYTES = 16 * 1024;
 
 /**
- * What became of a note sent through a `response_url`: `delivered` (a 2xx, its JSON `ok` not false), `lost` (sent, but
- * the answer did not come or broke: it may have reached the member, so it is not sent again), or not delivered, why.
+ * What became of a note sent through a `response_url`: `delivered`, `lost` (sent, but the answer did not come or broke:
+ * it may have reached the member, so it is not sent again), or neither (it reached nobody), with the code and, when
+ * one came, the HTTP status to log.
  */
-type ResponseUrlOutcome = { delivered: true } | { delivered: false; lost: true; code: string | undefined } | { delivered: false; lost: false; why: string };
+type ResponseUrlOutcome = { delivered: true } | { delivered: false; lost: boolean; code: string | undefined; status: number | undefined };
 
 /**
- * A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). Slack
- * answers JSON (`{"ok":true}`, `{"ok":false,"error":"expired_url"}`): a body whose `ok` is false, a 404 or 410 (used up
- * or expired), a 5xx (Slack failing, `slackFailed`) or a connection never made (`connectionNeverMade`: a TLS handshake
- * that failed included) is a note that reached nobody; a 2xx whose body is not JSON or says `ok: true` is delivered;
- * another status (a 400, a 403) is logged and counted delivered, as a note that may be shown. Only through
+ * A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). Whether
+ * Slack took it is decided by the one rule `slackTookIt`, a 5xx without Slack's answer read as not taken: Slack's
+ * answer (`{"ok":true}`, `{"ok":false,"error":"expired_url"}`) decides whatever the status; without it a 2xx is
+ * delivered, and a 429, a 5xx or another status (a 404 or 410: used up or expired; a 400 or 403: refused) reached
+ * nobody. So did a connection never made (`connectionNeverMade`: a TLS handshake that failed included). Only through
  * `privateAnswerVia`, which takes a note that reached nobody to the member's direct messages.
  */
-async function respondVia(responseUrl: string, text: string, logger: LoggerLike): Promise<ResponseUrlOutcome> {
+async function respondVia(responseUrl: string, text: string): Promise<ResponseUrlOutcome> {
   let response: Response;
   try {
     response = await fetch(responseUrl, {
@@ -83,36 +71,24 @@ async function respondVia(responseUrl: string, text: string, logger: LoggerLike)
     });
   } catch (error) {
     const code = fetchErrorCode(error);
-    return connectionNeverMade(error) ? { delivered: false, lost: false, why: code ?? 'unreachable' } : { delivered: false, lost: true, code };
+    const neverMade = connectionNeverMade(error);
+    return { delivered: false, lost: !neverMade, code: neverMade ? (code ?? 'unreachable') : code, status: undefined };
   }
-  // Used up, expired, or Slack failing: the status alone says the note reached nobody, whatever its body.
-  const tookNone = RESPONSE_URL_GONE.has(response.status) || slackFailed(response.status);
-  let body: string;
+  const { status } = response;
+  let answer: SlackAnswer | undefined | 'unread';
+  let readError: unknown;
   try {
-    // A body that breaks rejects with fetch's own error (its code is logged).
+    // A body that breaks rejects with fetch's own error (its code is logged when Slack may have taken the note).
     const read = await readBounded(response, ANSWER_BYTES, (error) => error);
-    body = read === 'too_large' ? '' : read.toString('utf8');
+    answer = read === 'too_large' ? undefined : slackAnswerIn(read.toString('utf8'));
   } catch (error) {
-    // The status was told: a used-up URL, or Slack failing, took nothing, whatever became of its body.
-    return tookNone ? { delivered: false, lost: false, why: String(response.status) } : { delivered: false, lost: true, code: fetchErrorCode(error) };
+    answer = 'unread';
+    readError = error;
   }
-  const answer = okOf(body);
-  if (answer?.ok === false) return { delivered: false, lost: false, why: answer.error ?? String(response.status) };
-  if (tookNone) return { delivered: false, lost: false, why: String(response.status) };
-  if (!response.ok) logger.warn({ status: response.status }, 'a response_url refused a private note');
-  return { delivered: true };
-}
-
-/** The `ok` and `error` of a `response_url`'s JSON answer, or undefined when it is not JSON. */
-function okOf(body: string): { ok: unknown; error: string | undefined } | undefined {
-  try {
-    const parsed = JSON.parse(body) as unknown;
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const { ok, error } = parsed as { ok?: unknown; error?: unknown };
-    return { ok, error: typeof error === 'string' ? error.slice(0, 100) : undefined };
-  } catch {
-    return undefined;
-  }
+  const took = slackTookIt(status, answer, 'not_taken');
+  if (took === 'taken') return { delivered: true };
+  if (took === 'unknown') return { delivered: false, lost: true, code: fetchErrorCode(readError), status };
+  return { delivered: false, lost: false, code: typeof answer === 'object' && !answer.ok ? answer.error : 'http_error', status };
 }
 
 /**
@@ -153,23 +129,26 @@ export function directVia(context: Pick<BotContext, 'writer'>, client: webApi.We
 
 /**
  * A private answer to a member's press, command or form: through its response URL, else in their direct messages with
- * the app — where there is none (the Home tab gives none), or the note surely reached nobody (a connection never made,
- * a TLS handshake that failed, a 404 or 410 or an `ok: false` answer: used up or expired, a 5xx: Slack failing) — so a
- * refusal, a private result's note or a job given up as it starts is never left untold. A note whose connection broke
- * or whose answer timed out after it was sent may have reached the member: it is logged, not sent again.
+ * the app — where there is none (the Home tab gives none), or the note reached nobody (a connection never made, a TLS
+ * handshake that failed, or Slack took nothing by `slackTookIt`: an `ok: false` answer, a 404 or 410 used up or
+ * expired, a 400 or 403 refused, a 429 rate-limited, a 5xx without Slack's `ok: true`) — so a refusal, a private
+ * result's note or a job given up as it starts is never left untold. A note whose connection broke or whose answer
+ * timed out or broke after it was sent may have reached the member: it is logged, not sent again. Each line logs a code
+ * and, when Slack answered, the HTTP status as a number.
  */
 export function privateAnswerVia(context: Pick<BotContext, 'writer' | 'logger' | 'workspace'>, auth: Context, where: { userId: string; responseUrl?: string | undefined }): Notifier {
   const direct: Notifier = (text) => directVia(context, context.workspace(auth).client, where.userId)(text);
   const { responseUrl } = where;
   if (!responseUrl) return direct;
   return async (text) => {
-    const outcome = await respondVia(responseUrl, text, context.logger);
+    const outcome = await respondVia(responseUrl, text);
     if (outcome.delivered) return;
+    const fields = { code: outcome.code, ...(outcome.status === undefined ? {} : { status: outcome.status }) };
     if (outcome.lost) {
-      context.logger.warn({ code: outcome.code }, 'a response_url did not answer a private note it may have taken: it is not sent again');
+      context.logger.warn(fields, 'a response_url did not answer a private note it may have taken: it is not sent again');
       return;
     }
-    context.logger.warn({ code: outcome.why }, 'a response_url took no private note (used up, expired, failing on Slack’s side or unreachable): it goes to the member’s direct messages');
+    context.logger.warn(fields, 'a response_url took no private note (used up, expired, refused, rate-limited, failing on Slack’s side or unreachable): it goes to the member’s direct messages');
     await direct(text);
   };
 }

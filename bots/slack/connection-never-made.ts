@@ -18,10 +18,11 @@ subscribe('undici:client:connectError', (message) => {
  * Whether fetch failed (its rejection, whose `cause` is the failure) because no connection could be made for the
  * request, so that nothing of it was sent: a name not found, a connection refused or timed out, every address of a
  * name failing, a TLS handshake that failed — a certificate refused (`DEPTH_ZERO_SELF_SIGNED_CERT`,
- * `ERR_TLS_CERT_ALTNAME_INVALID`), a server that does not speak TLS (`ERR_SSL_WRONG_VERSION_NUMBER`,
- * `ERR_SSL_PACKET_LENGTH_TOO_LONG`), a handshake refused with an alert (`ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE`),
- * whatever its code. Decided by when undici failed, not by the code: the same codes (an OpenSSL error, `EPROTO`,
- * `ECONNRESET`) can come after the request was written, and then it may have been taken.
+ * `ERR_TLS_CERT_ALTNAME_INVALID`), a server that does not speak TLS (`ERR_SSL_WRONG_VERSION_NUMBER`), a handshake
+ * refused with an alert (`ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE` under OpenSSL 3.0,
+ * `ERR_SSL_SSL/TLS_ALERT_HANDSHAKE_FAILURE` under 3.5: OpenSSL's codes change with its version) — whatever its code.
+ * Decided by when undici failed, not by the code: the same codes (an OpenSSL error, `EPROTO`, `ECONNRESET`) can come
+ * after the request was written, and then it may have been taken.
  */
 export function connectionNeverMade(fetchError: unknown): boolean {
   const cause = (fetchError as { cause?: unknown } | null | undefined)?.cause;

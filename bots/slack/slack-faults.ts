@@ -1,4 +1,5 @@
 import { slackErrorCode } from './slack-error-code.js';
+import { slackAnswerIn, slackTookIt } from './slack-took-it.js';
 
 /**
  * How the Slack surface reads a failed Web API call. The jobs' WebClient already
@@ -39,22 +40,23 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
 
 /**
  * The code of an error where Slack's answer was lost, else undefined: the Web API client's request error (the request
- * failed on the way), or an HTTP error of 5xx whose body is not Slack's answer (`ok: false` and its `error`). Transient
- * too, but the call may have done its work: the posts where a second copy would do harm — an audit entry (a forget
- * could not edit the copy), a job's first message (a job shown twice), the message of Reroll, Edit and Delete beside a
- * finished job's images (two sets of buttons), a job's end posted anew (shown twice) — go through clients that try each
- * call once, and one whose answer was lost is not sent blindly again (the entry waits for its next try; the job is not
- * started and its message, looked for, deleted; the buttons' message is looked for before it is posted again, and not
- * posted again when the look fails — the job's message shows the buttons instead; the end is looked for before it is
- * posted again, and not posted again when the look fails).
+ * failed on the way), or an HTTP error that Slack took, or may have, by the one rule `slackTookIt` — a 5xx without
+ * Slack's answer (`ok: false` and its `error`) read as maybe taken, a 5xx whose body is Slack's `ok: true` as taken.
+ * Transient too, but the call may have done its work: the posts where a second copy would do harm — an audit entry (a
+ * forget could not edit the copy), a job's first message (a job shown twice), the message of Reroll, Edit and Delete
+ * beside a finished job's images (two sets of buttons), a job's end posted anew (shown twice) — go through clients that
+ * try each call once, and one whose answer was lost is not sent blindly again (the entry waits for its next try; the job
+ * is not started and its message, looked for, deleted; the buttons' message is looked for before it is posted again,
+ * and not posted again when the look fails — the job's message shows the buttons instead; the end is looked for before
+ * it is posted again, and not posted again when the look fails).
  */
 export function lostAnswerCode(error: unknown): string | number | undefined {
-  const e = error as { code?: unknown; statusCode?: unknown; body?: { error?: unknown } } | undefined;
+  const e = error as { code?: unknown; statusCode?: unknown; body?: unknown } | undefined;
   if (e?.code === 'slack_webapi_request_error') return 'request_error';
   if (e?.code !== 'slack_webapi_http_error') return undefined;
-  const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
-  if ((status !== undefined && status < 500) || typeof e.body?.error === 'string') return undefined;
-  return status ?? 'http_error';
+  const answer = slackAnswerIn(e.body);
+  if (typeof e.statusCode !== 'number') return answer?.ok === false ? undefined : 'http_error';
+  return slackTookIt(e.statusCode, answer, 'unknown') === 'not_taken' ? undefined : e.statusCode;
 }
 
 /**

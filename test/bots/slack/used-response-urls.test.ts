@@ -54,8 +54,8 @@ describe('a private answer whose response URL is used up or expired reaches the 
   });
 });
 
-describe('a private answer whose response URL fails on Slack’s side (a 5xx) reaches the member in their direct messages with the app', () => {
-  for (const status of [500, 503] as const) {
+describe('a private answer whose response URL fails on Slack’s side (a 5xx) or is rate-limited (a 429) reaches the member in their direct messages with the app', () => {
+  for (const status of [500, 503, 429] as const) {
     it(`another member’s press of a job’s Delete, the press’s response URL answering ${status}: they are told there that only its member or an admin may delete it`, async () => {
       h = await startHarness();
       const { fake } = h;

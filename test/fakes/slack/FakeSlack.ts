@@ -282,13 +282,14 @@ export class FakeSlack {
   /**
    * From now on every response URL fails on Slack's side and takes nothing: no note reaches `responses`. It answers
    * `status`: 500 with the text `rollup_error` (what Slack's hooks answer when "something strange and unusual
-   * happened"), or a gateway's 502 or 503 with an HTML page. `refusedResponses` counts them.
+   * happened"), a gateway's 502 or 503 with an HTML page, or 429 with `Retry-After` and the text `rate_limited` (Slack's
+   * rate limit). `refusedResponses` counts them.
    */
-  failResponseUrls(status: 500 | 502 | 503 = 500): void {
+  failResponseUrls(status: 500 | 502 | 503 | 429 = 500): void {
     this.#responseUrlFailure = status;
   }
 
-  #responseUrlFailure: 500 | 502 | 503 | undefined;
+  #responseUrlFailure: 500 | 502 | 503 | 429 | undefined;
 
   /**
    * From now on every response URL takes its note (it reaches `responses`) and then closes the connection without
@@ -851,6 +852,11 @@ export class FakeSlack {
       if (this.#responseUrlFailure) {
         this.refusedResponses++;
         this.#changed();
+        if (this.#responseUrlFailure === 429) {
+          res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '1' });
+          res.end('rate_limited');
+          return;
+        }
         const html = this.#responseUrlFailure !== 500;
         res.writeHead(this.#responseUrlFailure, { 'content-type': html ? 'text/html' : 'text/plain' });
         res.end(html ? `<html><body><h1>${this.#responseUrlFailure}</h1></body></html>` : 'rollup_error');

@@ -1,0 +1,100 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { webApi } from '@slack/bolt';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lostAnswerCode } from '../../../bots/slack/slack-faults.js';
+import { slackAnswerIn, slackTookIt } from '../../../bots/slack/slack-took-it.js';
+
+/**
+ * One rule says whether Slack took a call, for a note through a response URL and for a Web API call alike; the one
+ * thing the callers choose is what a 5xx without Slack's answer counts as.
+ */
+describe('slackTookIt: whether Slack took a call it answered', () => {
+  it('Slack’s own answer decides whatever the status: `ok: true` taken, `ok: false` (with its error) not', () => {
+    for (const failing of ['not_taken', 'unknown'] as const) {
+      for (const status of [200, 400, 404, 429, 500, 503, 504]) {
+        expect(slackTookIt(status, { ok: true }, failing)).toBe('taken');
+        expect(slackTookIt(status, { ok: false, error: 'expired_url' }, failing)).toBe('not_taken');
+      }
+    }
+  });
+
+  it('a 5xx without Slack’s answer, Slack failing or a gateway giving up, counts as the caller says: not taken for a private note, maybe taken for a public post', () => {
+    for (const status of [500, 502, 503, 504]) {
+      for (const answer of [undefined, 'unread'] as const) {
+        expect(slackTookIt(status, answer, 'not_taken')).toBe('not_taken');
+        expect(slackTookIt(status, answer, 'unknown')).toBe('unknown');
+      }
+    }
+  });
+
+  it('a 429 without Slack’s answer is Slack’s rate limit, which takes nothing, for every caller', () => {
+    for (const failing of ['not_taken', 'unknown'] as const) {
+      expect(slackTookIt(429, undefined, failing)).toBe('not_taken');
+      expect(slackTookIt(429, 'unread', failing)).toBe('not_taken');
+    }
+  });
+
+  it('another status that is not a 2xx, without Slack’s answer (used up or expired, refused), took nothing', () => {
+    for (const status of [400, 403, 404, 410]) expect(slackTookIt(status, undefined, 'unknown')).toBe('not_taken');
+  });
+
+  it('a 2xx without Slack’s answer is taken; one whose body broke before it was read may have been', () => {
+    expect(slackTookIt(200, undefined, 'not_taken')).toBe('taken');
+    expect(slackTookIt(204, undefined, 'not_taken')).toBe('taken');
+    expect(slackTookIt(200, 'unread', 'not_taken')).toBe('unknown');
+  });
+});
+
+describe('slackAnswerIn: Slack’s own answer in a body, as text or as its client parsed it', () => {
+  it('finds `ok: true`, and `ok: false` with the error Slack names each refusal with', () => {
+    expect(slackAnswerIn('{"ok":true}')).toEqual({ ok: true });
+    expect(slackAnswerIn({ ok: true, ts: '1.2' })).toEqual({ ok: true });
+    expect(slackAnswerIn('{"ok":false,"error":"expired_url"}')).toEqual({ ok: false, error: 'expired_url' });
+    expect(slackAnswerIn({ ok: false, error: 'internal_error' })).toEqual({ ok: false, error: 'internal_error' });
+  });
+
+  it('finds none in a gateway’s page, a plain-text error, JSON of another shape or `ok: false` naming no error', () => {
+    for (const body of ['<html>Bad Gateway</html>', 'rollup_error', '', '[]', 'null', '{"ok":"yes"}', '{"ok":false}', { ok: false }, undefined, null]) {
+      expect(slackAnswerIn(body)).toBeUndefined();
+    }
+  });
+});
+
+describe('lostAnswerCode reads a Web API call answered with an HTTP status by the same rule, a 5xx without Slack’s answer being maybe taken', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** What the real WebClient (no retries) throws for a chat.postMessage Slack answers with `status` and `body`. */
+  async function thrownFor(status: number, type: string, body: string): Promise<unknown> {
+    const slack = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(status, { 'content-type': type }).end(body));
+    });
+    servers.push(slack);
+    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+    return client.chat.postMessage({ channel: 'C0BUSY', text: 'hi' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  }
+
+  it('a 503 whose body is a gateway’s page: its answer lost, the post maybe made (not sent again blindly)', async () => {
+    expect(lostAnswerCode(await thrownFor(503, 'text/html', '<html>Service Unavailable</html>'))).toBe(503);
+  });
+
+  it('a 504 whose body is Slack’s `{"ok":true}`: Slack took it, so it is not sent again', async () => {
+    expect(lostAnswerCode(await thrownFor(504, 'application/json', '{"ok":true}'))).toBe(504);
+  });
+
+  it('a 500 whose body is Slack’s `ok: false` with its error: Slack took nothing, its answer not lost', async () => {
+    expect(lostAnswerCode(await thrownFor(500, 'application/json', '{"ok":false,"error":"internal_error"}'))).toBeUndefined();
+  });
+
+  it('a 400 without Slack’s answer: Slack took nothing, its answer not lost', async () => {
+    expect(lostAnswerCode(await thrownFor(400, 'text/plain', 'invalid_payload'))).toBeUndefined();
+  });
+});
