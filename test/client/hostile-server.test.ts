@@ -683,6 +683,19 @@ describe('a whole JSON result to a streamed request is taken as the result whate
     expect(decodeImages(result)).toEqual([Buffer.from(png)]);
   });
 
+  it.each([
+    ['a JSON result', () => resultBody([PNG_B64])],
+    ['events', () => sse('image_generation.completed', completed())],
+  ])('reads %s after a MiB of whitespace in chunks of its own, as if it were not there', async (_what, answer) => {
+    const blank = ' \r\n\t'.repeat(256 * 1024);
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, {}, `${blank}${answer()}`));
+    });
+    const result = await clientOf(s).generateStream({ prompt: 'x' }).finalResult();
+    expect(decodeImages(result)).toEqual([Buffer.from(png)]);
+  });
+
   it('reads a body said to be an event stream as events although it starts with {', async () => {
     const s = await serve(async (req) => {
       await req.body();
@@ -802,14 +815,14 @@ function bound(handler: Dispatcher.DispatchHandler): Dispatcher.DispatchHandler 
 }
 
 /**
- * Writes `opening`, then base64 without end until the client lets go or `limit` bytes went out (then the body ends,
- * the image still open); resolves with what was written.
+ * Writes `opening`, then base64 (or `fill`) without end until the client lets go or `limit` bytes went out (then the
+ * body ends, the image still open); resolves with what was written.
  */
-function endlessImage(socket: SeenRequest['socket'], opening: string, limit: number): Promise<number> {
+function endlessImage(socket: SeenRequest['socket'], opening: string, limit: number, fill = 'A'): Promise<number> {
   return new Promise((resolve) => {
     let written = Buffer.byteLength(opening);
     socket.write(opening);
-    const piece = Buffer.from(chunk('A'.repeat(64 * 1024)));
+    const piece = Buffer.from(chunk(fill.repeat(64 * 1024)));
     const pump = () => {
       while (written < limit && !socket.destroyed) {
         written += piece.length;
@@ -877,6 +890,26 @@ describe('an answer is read no further than any answer to the request can go', (
     const first = Buffer.byteLength(sse('image_generation.completed', completed()));
     expect(read.bytes).toBeGreaterThan(first + EVENT_BYTE_BOUND);
     expect(read.bytes).toBeLessThanOrEqual(first + EVENT_BYTE_BOUND + read.largestChunk);
+    await s.requestConnectionsClosed();
+    expect(await written).toBeLessThan(EVENT_BYTE_BOUND + 32 * 1024 * 1024);
+    await dispatcher.close();
+  });
+
+  it.each([
+    ['spaces', 'no content type', {}, ' '],
+    ['line ends', 'text/plain', { 'content-type': 'text/plain' }, '\r\n'],
+  ])('stops reading an answer of nothing but %s (%s) at one image\'s bound', async (_what, _type, headers, fill) => {
+    let written: Promise<number> | undefined;
+    const s = await serve(async (req) => {
+      await req.body();
+      written = endlessImage(req.socket, head(200, { ...headers, 'transfer-encoding': 'chunked' }), EVENT_BYTE_BOUND + 32 * 1024 * 1024, fill);
+    });
+    const { dispatcher, read } = countingDispatcher(s);
+    const error = await failureOf(clientOf(s, { dispatcher }).generateStream({ prompt: 'x' }).finalResult());
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/more than 33 MiB of whitespace before its answer began/) });
+    // JSON or events is told by its first character; the whitespace before it is counted, not kept, and read up to the bound only.
+    expect(read.bytes).toBeGreaterThan(EVENT_BYTE_BOUND);
+    expect(read.bytes).toBeLessThanOrEqual(EVENT_BYTE_BOUND + read.largestChunk);
     await s.requestConnectionsClosed();
     expect(await written).toBeLessThan(EVENT_BYTE_BOUND + 32 * 1024 * 1024);
     await dispatcher.close();
