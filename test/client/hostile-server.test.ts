@@ -455,13 +455,27 @@ describe('a paid image that came whole before the answer broke off reaches the c
   });
 
   it('keeps it on a timeout error when the service goes silent after it', async () => {
+    // The request's own clock is faked, and moved on once the client was handed the cut result: no race with a busy
+    // machine. (The idle timeout is undici's, on a clock of its own that fake timers do not move; it ends the read the
+    // same way.)
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
     const s = await serve(async (req) => {
       await req.body();
       req.socket.write(head(200, { ...JSON_TYPE, 'content-length': cutResult.length + 5000 }) + cutResult);
     });
-    const error = await failureOf(clientOf(s, { idleTimeoutMs: 300 }).generate({ prompt: 'x', n: 2 }));
-    expect(error).toMatchObject({ code: 'timeout', kind: 'idle', mayBeBilled: true, partial: { data: [{ b64_json: PNG_B64 }] } });
+    let handed!: () => void;
+    const cutResultHanded = new Promise<void>((resolve) => (handed = resolve));
+    const { dispatcher } = countingDispatcher(s, (bytes) => bytes === cutResult.length && handed());
+    const failure = failureOf(clientOf(s, { dispatcher, timeoutMs: 400, idleTimeoutMs: 600_000 }).generate({ prompt: 'x', n: 2 }));
+    await cutResultHanded;
+    // What the client was handed reaches its reader within the same turn of the event loop (no timer in between).
+    await new Promise((resolve) => setImmediate(resolve));
+    vi.advanceTimersByTime(400);
+    const error = await failure;
+    expect(error).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true, partial: { data: [{ b64_json: PNG_B64 }] } });
     expect(s.requests).toBe(1);
+    await dispatcher.close();
   });
 
   it('hands it on first when the answer is JSON to a streamed request, then fails with the failure’s code', async () => {
@@ -785,12 +799,16 @@ describe('what a server sends in an error is bounded and cleaned', () => {
   });
 });
 
-/** A dispatcher to `s` that counts the bytes of the answers' bodies it hands the client, and their largest chunk. */
-function countingDispatcher(s: MisbehavingServer): { dispatcher: Dispatcher; read: { bytes: number; largestChunk: number } } {
+/**
+ * A dispatcher to `s` that counts the bytes of the answers' bodies it hands the client, and their largest chunk;
+ * `onCount` is told the bytes so far as each chunk is handed on.
+ */
+function countingDispatcher(s: MisbehavingServer, onCount?: (bytes: number) => void): { dispatcher: Dispatcher; read: { bytes: number; largestChunk: number } } {
   const read = { bytes: 0, largestChunk: 0 };
   const count = (chunk: Buffer) => {
     read.bytes += chunk.length;
     read.largestChunk = Math.max(read.largestChunk, chunk.length);
+    onCount?.(read.bytes);
   };
   const dispatcher = new Pool(s.url).compose((dispatch) => (options, handler) =>
     dispatch(options, {
