@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
+import { BadResponseError, isPictorError, makeAPIError, sanitizeServiceText, StreamBrokenError, withoutPartial, withPartial, type PictorError } from '../core/errors.js';
 import { checkImage } from './check-result.js';
 import { keepImageBytes } from './image-bytes.js';
 import type { OutputFormat } from '../spec/constants.js';
@@ -65,7 +65,9 @@ export interface StreamContext {
  * cancel) fails with that failure's own code, after the images that came whole
  * before it are handed on: a JSON result's (`readJsonResult` salvages them), or
  * the event the body broke off in when its data came whole though its blank
- * line did not. When that was the last image asked for, the job is whole.
+ * line did not. When that was the last image asked for, the job is whole. No
+ * error of a stream carries an image it handed on (`partial`): a reader gets
+ * each once. `finalResult()`, which hands none on, puts them on its error.
  */
 export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   readonly #ctx: StreamContext;
@@ -90,11 +92,20 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     this.#ctx.controller.abort(reason);
   }
 
-  /** Reads the stream to its end (skipping partials) and gives the finished result. */
+  /**
+   * Reads the stream to its end (skipping partials) and gives the finished result. It hands no event on, so when the
+   * stream fails after some images came whole, they ride on its error (`stream_broken`, `timeout`, `aborted`,
+   * `bad_response`) as `partial`, a result priced for them, as a plain request's do (`imagesOfFailure`).
+   */
   async finalResult(): Promise<ImageJobResult> {
     const completed: CompletedEvent[] = [];
-    for await (const event of this) {
-      if (isCompletedEvent(event)) completed.push(event);
+    try {
+      for await (const event of this) {
+        if (isCompletedEvent(event)) completed.push(event);
+      }
+    } catch (error) {
+      if (completed.length === 0 || !isPictorError(error)) throw error;
+      throw withPartial(error, resultFromCompleted(completed, this.#ctx.meta, this.#requestId), this.#requestId);
     }
     return this.#jsonResult ?? resultFromCompleted(completed, this.#ctx.meta, this.#requestId);
   }
@@ -166,9 +177,10 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         try {
           result = await readJsonResult(response, meta, { classify: this.#ctx.classifyBodyError, logger: this.#ctx.logger, body: answer.body, skipped: answer.skipped });
         } catch (error) {
-          // Not the whole result: its good images come first (they may be paid for), then the error.
+          // Not the whole result: its good images are handed on first (they may be paid for), then the error, which
+          // does not carry them again (a reader who also asks `imagesOfFailure` gets each once).
           for (const event of imagesOfFailure(error)) yield event;
-          throw this.#ctx.classifyBodyError(error);
+          throw withoutPartial(this.#ctx.classifyBodyError(error));
         }
         this.#tellMissing(result.missing, response.requestId);
         this.#jsonResult = result;

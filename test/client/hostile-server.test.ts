@@ -3,7 +3,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { answerByteBound, EVENT_BYTE_BOUND } from '../../src/client/answer-bound.js';
 import { MAX_ERROR_BODY_BYTES } from '../../src/client/PictorClient.js';
-import { decodeImages, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
+import { decodeImages, imagesOfFailure, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 import { MAX_KNOWN_SECRETS, registerSecret } from '../../src/core/redact-secrets.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -393,7 +393,7 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     expect(s.requests).toBe(1);
   });
 
-  it('hands such an image on first when the answer is JSON to a streamed request', async () => {
+  it('hands such an image on first when the answer is JSON to a streamed request, and does not carry it again on the error', async () => {
     const s = await serve(async (req) => {
       await req.body();
       req.socket.end(head(200, { 'content-type': 'application/json' }, JSON.stringify({ created: 1, data: [{ b64_json: PNG_B64 }, { b64_json: null }] })));
@@ -402,7 +402,8 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     const error = await failureOf((async () => {
       for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
     })());
-    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/1 of the 2 images/) });
+    expect(error.partial).toBeUndefined();
     expect(events).toMatchObject([{ type: 'image_generation.completed', b64_json: PNG_B64 }]);
   });
 
@@ -527,6 +528,42 @@ describe('a paid image that came whole before the answer broke off reaches the c
     })());
     expect(error).toMatchObject({ code: 'stream_broken', message: expect.stringMatching(/connection broke/) });
     expect(images).toEqual([PNG_B64]);
+  });
+});
+
+describe('a stream hands each paid image on once: its error does not carry them again, and finalResult() puts the ones it read on its error', () => {
+  const JSON_TYPE = { 'content-type': 'application/json' };
+  const NOT_AN_IMAGE = Buffer.from('hello world, no image here').toString('base64');
+  /** Answers to n=2 that bring one whole image and then fail, with the code they fail with. */
+  const answers: [string, string, (socket: SeenRequest['socket']) => void][] = [
+    ['a JSON answer whose second image is null', 'bad_response', (socket) => socket.end(head(200, JSON_TYPE, JSON.stringify({ created: 1, data: [{ b64_json: PNG_B64 }, { b64_json: null }] })))],
+    ['a JSON answer cut short in its second image', 'stream_broken', (socket) => socket.end(head(200, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }) + chunk(`{"created":1,"data":[{"b64_json":"${PNG_B64}"},{"b64_json":"${PNG_B64.slice(0, 20)}`))],
+    ['events whose second image is not an image', 'bad_response', (socket) => socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()) + sse('image_generation.completed', completed(NOT_AN_IMAGE))) + chunk(''))],
+    ['events that end after the first image', 'stream_broken', (socket) => socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed())) + chunk(''))],
+  ];
+
+  it.each(answers)('gives a reader of %s its image once, as an event: imagesOfFailure(error) has none', async (_what, code, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const events: ImageStreamEvent[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
+    })());
+    expect(error).toMatchObject({ code });
+    expect([...events, ...imagesOfFailure(error)].map((event) => event.b64_json)).toEqual([PNG_B64]);
+    expect(error.partial).toBeUndefined();
+  });
+
+  it.each(answers)('fails finalResult() on %s with its image on the error, priced for it', async (_what, code, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x', n: 2, quality: 'low' }).finalResult());
+    expect(error).toMatchObject({ code, partial: { data: [{ b64_json: PNG_B64, output_format: 'png' }], cost: { n: 1, totalUsd: 0.00636 } } });
+    expect(imagesOfFailure(error).map((event) => event.b64_json)).toEqual([PNG_B64]);
   });
 });
 
