@@ -43,4 +43,12 @@ export function eventTooLargeError(requestId: string | undefined): BadResponseEr
   );
 }
 
+/**
+ * The error of an answer that sent more than `EVENT_BYTE_BOUND` of whitespace before its first character (JSON or an
+ * event): no answer pads that much, and reading on would only wait for the request's timeout.
+ */
+export function blankAnswerError(requestId: string | undefined): BadResponseError {
+  return new BadResponseError(`the service sent more than ${mibOf(EVENT_BYTE_BOUND)} MiB of whitespace before its answer began; the rest was not read`, { requestId });
+}
+
 const mibOf = (bytes: number) => Math.round(bytes / (1024 * 1024));

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { BadResponseError, makeAPIError, sanitizeServiceText, StreamBrokenError, type PictorError } from '../core/errors.js';
+import { BadResponseError, isPictorError, makeAPIError, sanitizeServiceText, StreamBrokenError, withoutPartial, withPartial, type PictorError } from '../core/errors.js';
 import { checkImage } from './check-result.js';
 import { keepImageBytes } from './image-bytes.js';
 import type { OutputFormat } from '../spec/constants.js';
@@ -8,7 +8,7 @@ import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
 import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { readJsonResult, tellOtherFormat } from './read-json-body.js';
-import { EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
+import { blankAnswerError, EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
 import { bodyChunks, type BrokenOff } from './body-chunks.js';
 import { EventBytes } from './event-bytes.js';
@@ -65,7 +65,9 @@ export interface StreamContext {
  * cancel) fails with that failure's own code, after the images that came whole
  * before it are handed on: a JSON result's (`readJsonResult` salvages them), or
  * the event the body broke off in when its data came whole though its blank
- * line did not. When that was the last image asked for, the job is whole.
+ * line did not. When that was the last image asked for, the job is whole. No
+ * error of a stream carries an image it handed on (`partial`): a reader gets
+ * each once. `finalResult()`, which hands none on, puts them on its error.
  */
 export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   readonly #ctx: StreamContext;
@@ -90,11 +92,20 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     this.#ctx.controller.abort(reason);
   }
 
-  /** Reads the stream to its end (skipping partials) and gives the finished result. */
+  /**
+   * Reads the stream to its end (skipping partials) and gives the finished result. It hands no event on, so when the
+   * stream fails after some images came whole, they ride on its error (`stream_broken`, `timeout`, `aborted`,
+   * `bad_response`) as `partial`, a result priced for them, as a plain request's do (`imagesOfFailure`).
+   */
   async finalResult(): Promise<ImageJobResult> {
     const completed: CompletedEvent[] = [];
-    for await (const event of this) {
-      if (isCompletedEvent(event)) completed.push(event);
+    try {
+      for await (const event of this) {
+        if (isCompletedEvent(event)) completed.push(event);
+      }
+    } catch (error) {
+      if (completed.length === 0 || !isPictorError(error)) throw error;
+      throw withPartial(error, resultFromCompleted(completed, this.#ctx.meta, this.#requestId), this.#requestId);
     }
     return this.#jsonResult ?? resultFromCompleted(completed, this.#ctx.meta, this.#requestId);
   }
@@ -164,11 +175,12 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       if (answer.json) {
         let result: ImageJobResult;
         try {
-          result = await readJsonResult(response, meta, { classify: this.#ctx.classifyBodyError, logger: this.#ctx.logger, body: answer.body });
+          result = await readJsonResult(response, meta, { classify: this.#ctx.classifyBodyError, logger: this.#ctx.logger, body: answer.body, skipped: answer.skipped });
         } catch (error) {
-          // Not the whole result: its good images come first (they may be paid for), then the error.
+          // Not the whole result: its good images are handed on first (they may be paid for), then the error, which
+          // does not carry them again (a reader who also asks `imagesOfFailure` gets each once).
           for (const event of imagesOfFailure(error)) yield event;
-          throw this.#ctx.classifyBodyError(error);
+          throw withoutPartial(this.#ctx.classifyBodyError(error));
         }
         this.#tellMissing(result.missing, response.requestId);
         this.#jsonResult = result;
@@ -361,42 +373,56 @@ function isImageEventName(name: string): boolean {
 /**
  * What a 200 to a streamed request is, and its body to read from. Its content type tells when it says JSON
  * (`application/json`, `application/…+json`: a JSON result) or an event stream (`text/event-stream`: events). Any other
- * (none, `text/plain`, `text/json`, …) is a JSON result when the body starts, after whitespace, with `{` — a plain
- * request takes that same answer as its result, whatever its content type, and a paid image is not lost to a label —
- * else events. The bytes read to tell come first in `body`, followed by the rest.
+ * (none, `text/plain`, `text/json`, …) is a JSON result when its first character, after whitespace (and a byte-order
+ * mark), is `{` — a plain request takes that same answer as its result, whatever its content type, and a paid image is
+ * not lost to a label — else events.
+ *
+ * The whitespace before that character is counted, not kept (`skipped`): it is no part of a JSON result, nor of an event
+ * (blank lines end no event; a first line it starts is read from its first character). So what is held while the answer
+ * is told is the chunk its first character came in, and no more: an answer that sends more than `EVENT_BYTE_BOUND` of
+ * whitespace (the most a stream may send without ending an event) is no answer, and is not read on
+ * (`blankAnswerError`), rather than waiting for the request's timeout. `body` starts at the first character; a read
+ * that broke off or ended before it comes as that body's end.
  */
-async function answerOf(response: RawResponse): Promise<{ json: boolean; body: AsyncIterable<Uint8Array> }> {
+async function answerOf(response: RawResponse): Promise<{ json: boolean; body: AsyncIterable<Uint8Array>; skipped: number }> {
   const type = response.headers['content-type'] ?? '';
   const body = response.body as AsyncIterable<Uint8Array>;
-  if (/^application\/(.+\+)?json\b/i.test(type)) return { json: true, body };
-  if (/^text\/event-stream\b/i.test(type)) return { json: false, body };
+  if (/^application\/(.+\+)?json\b/i.test(type)) return { json: true, body, skipped: 0 };
+  if (/^text\/event-stream\b/i.test(type)) return { json: false, body, skipped: 0 };
   const iterator = body[Symbol.asyncIterator]();
-  const seen: Uint8Array[] = [];
-  let first: number | undefined;
-  let end: BrokenOff | 'ended' | undefined;
-  while (first === undefined && end === undefined) {
+  let skipped = 0;
+  for (;;) {
+    let step: IteratorResult<Uint8Array>;
     try {
-      const step = await iterator.next();
-      if (step.done) end = 'ended';
-      else {
-        seen.push(step.value);
-        first = step.value.find((byte) => !LEADING.has(byte));
-      }
+      step = await iterator.next();
     } catch (error) {
-      end = { error };
+      return { json: false, body: replayed(undefined, iterator, { error }), skipped };
     }
+    if (step.done) return { json: false, body: replayed(undefined, iterator, 'ended'), skipped };
+    const chunk = step.value;
+    const first = firstCharacterOf(chunk);
+    skipped += first;
+    if (skipped > EVENT_BYTE_BOUND) throw blankAnswerError(response.requestId);
+    if (first < chunk.length) return { json: chunk[first] === OPEN_BRACE, body: replayed(chunk.subarray(first), iterator, undefined), skipped };
   }
-  return { json: first === OPEN_BRACE, body: replayed(seen, iterator, end) };
 }
 
 /** Bytes a body may start with before its first character: whitespace, and a UTF-8 byte-order mark's. */
-const LEADING = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
+const LEADING = new Uint8Array(256);
+for (const byte of [0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]) LEADING[byte] = 1;
 const OPEN_BRACE = 0x7b;
 
-/** `seen`, then the rest of the body that `iterator` reads, or the end the read came to while `seen` was read. */
-async function* replayed(seen: Uint8Array[], iterator: AsyncIterator<Uint8Array>, end: BrokenOff | 'ended' | undefined): AsyncGenerator<Uint8Array> {
-  yield* seen;
+/** Where the first byte of `chunk` that is not `LEADING` is; its length when there is none. */
+function firstCharacterOf(chunk: Uint8Array): number {
+  let at = 0;
+  while (at < chunk.length && LEADING[chunk[at]!] === 1) at++;
+  return at;
+}
+
+/** `first` (the chunk from the body's first character), then the rest of the body that `iterator` reads; or the end the read came to before it. */
+async function* replayed(first: Uint8Array | undefined, iterator: AsyncIterator<Uint8Array>, end: BrokenOff | 'ended' | undefined): AsyncGenerator<Uint8Array> {
   if (end === 'ended') return;
   if (end) throw end.error;
+  if (first) yield first;
   yield* { [Symbol.asyncIterator]: () => iterator };
 }

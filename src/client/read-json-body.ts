@@ -17,18 +17,20 @@ export interface JsonBodyRead {
 
 /**
  * The finished result of a 200 answer with a JSON body, to a plain request or a streamed one: its body read
- * (`readJsonBody`, with the response's length; `body` when part of it was read already, to tell what it is) and judged
+ * (`readJsonBody`, with the response's length; `body` when part of it was read already, to tell what it is, starting
+ * `skipped` bytes into the body: the whitespace before its first character) and judged
  * (`resultFromJson`). Either step's error carries the whole images that came: a BadResponseError's, or the read's own
  * failure as `classify` tells it (`stream_broken`, `timeout`, `aborted`).
  */
 export async function readJsonResult(
   response: RawResponse,
   request: RequestedJob,
-  options: { classify: (error: unknown) => PictorError; logger?: LoggerLike | undefined; body?: AsyncIterable<Uint8Array> | undefined },
+  options: { classify: (error: unknown) => PictorError; logger?: LoggerLike | undefined; body?: AsyncIterable<Uint8Array> | undefined; skipped?: number | undefined },
 ): Promise<ImageJobResult> {
+  const length = contentLengthOf(response.headers);
   const json = await readJsonBody(options.body ?? response.body, request, {
     requestId: response.requestId,
-    contentLength: contentLengthOf(response.headers),
+    contentLength: length === undefined ? undefined : length - (options.skipped ?? 0),
     classify: options.classify,
   });
   const result = resultFromJson(json, request, response.requestId);

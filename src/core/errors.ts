@@ -267,10 +267,11 @@ export class BadResponseError extends PictorError {
 }
 
 /**
- * `error` (a failure while a 200's body arrived: `stream_broken`, `timeout` or `aborted`) carrying `partial`, the whole
- * images that came before it (a result, as `BadResponseError.partial` is): a copy with the same code, message and cause,
- * so a paid image reaches the caller whatever ended the answer. The request id is added to a `stream_broken` that has
- * none. Any other error, or no images (`partial` undefined), is `error` as it is.
+ * `error` (a failure while a 200's body arrived: `stream_broken`, `timeout`, `aborted` or `bad_response`) carrying
+ * `partial`, the whole images that came before it (a result, as `BadResponseError.partial` is): a copy with the same
+ * code, message and cause, so a paid image reaches the caller whatever ended the answer. The request id is added to a
+ * `stream_broken` or `bad_response` that has none. Any other error, or no images (`partial` undefined), is `error` as
+ * it is.
  */
 export function withPartial(error: PictorError, partial: unknown, requestId?: string | undefined): PictorError {
   if (partial === undefined) return error;
@@ -278,7 +279,24 @@ export function withPartial(error: PictorError, partial: unknown, requestId?: st
   if (error instanceof StreamBrokenError) return new StreamBrokenError(error.message, { cause, requestId: error.requestId ?? requestId, partial });
   if (error instanceof TimeoutError) return new TimeoutError(error.kind, error.timeoutMs, { cause, mayBeBilled: error.mayBeBilled, partial });
   if (error instanceof AbortedError) return new AbortedError(error.message, { cause, mayBeBilled: error.mayBeBilled, partial });
+  if (error instanceof BadResponseError) return copyWith(error, { partial, requestId: error.requestId ?? requestId });
   return error;
+}
+
+/**
+ * `error` without the images it carries: a copy with the same code, message and cause, for a caller that was handed
+ * them already (a stream hands each image on as an event, and its error does not carry it again). An error that
+ * carries none is `error` as it is.
+ */
+export function withoutPartial(error: PictorError): PictorError {
+  const carried = error instanceof StreamBrokenError || error instanceof TimeoutError || error instanceof AbortedError || error instanceof BadResponseError;
+  return carried && error.partial !== undefined ? copyWith(error, { partial: undefined }) : error;
+}
+
+/** A copy of `error` (its class, message, cause and stack) with `changes`: for an error whose constructor words its message. */
+function copyWith<E extends PictorError>(error: E, changes: Record<string, unknown>): E {
+  const copy = Object.create(Object.getPrototypeOf(error) as object | null, Object.getOwnPropertyDescriptors(error)) as E;
+  return Object.assign(copy, changes);
 }
 
 /**

@@ -3,7 +3,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { answerByteBound, EVENT_BYTE_BOUND } from '../../src/client/answer-bound.js';
 import { MAX_ERROR_BODY_BYTES } from '../../src/client/PictorClient.js';
-import { decodeImages, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
+import { decodeImages, imagesOfFailure, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 import { MAX_KNOWN_SECRETS, registerSecret } from '../../src/core/redact-secrets.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -393,7 +393,7 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     expect(s.requests).toBe(1);
   });
 
-  it('hands such an image on first when the answer is JSON to a streamed request', async () => {
+  it('hands such an image on first when the answer is JSON to a streamed request, and does not carry it again on the error', async () => {
     const s = await serve(async (req) => {
       await req.body();
       req.socket.end(head(200, { 'content-type': 'application/json' }, JSON.stringify({ created: 1, data: [{ b64_json: PNG_B64 }, { b64_json: null }] })));
@@ -402,7 +402,8 @@ describe('an answer that is not what was asked is a bad_response, never retried'
     const error = await failureOf((async () => {
       for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
     })());
-    expect(error).toMatchObject({ code: 'bad_response', partial: { data: [{ b64_json: PNG_B64 }] } });
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/1 of the 2 images/) });
+    expect(error.partial).toBeUndefined();
     expect(events).toMatchObject([{ type: 'image_generation.completed', b64_json: PNG_B64 }]);
   });
 
@@ -455,13 +456,27 @@ describe('a paid image that came whole before the answer broke off reaches the c
   });
 
   it('keeps it on a timeout error when the service goes silent after it', async () => {
+    // The request's own clock is faked, and moved on once the client was handed the cut result: no race with a busy
+    // machine. (The idle timeout is undici's, on a clock of its own that fake timers do not move; it ends the read the
+    // same way.)
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
     const s = await serve(async (req) => {
       await req.body();
       req.socket.write(head(200, { ...JSON_TYPE, 'content-length': cutResult.length + 5000 }) + cutResult);
     });
-    const error = await failureOf(clientOf(s, { idleTimeoutMs: 300 }).generate({ prompt: 'x', n: 2 }));
-    expect(error).toMatchObject({ code: 'timeout', kind: 'idle', mayBeBilled: true, partial: { data: [{ b64_json: PNG_B64 }] } });
+    let handed!: () => void;
+    const cutResultHanded = new Promise<void>((resolve) => (handed = resolve));
+    const { dispatcher } = countingDispatcher(s, (bytes) => bytes === cutResult.length && handed());
+    const failure = failureOf(clientOf(s, { dispatcher, timeoutMs: 400, idleTimeoutMs: 600_000 }).generate({ prompt: 'x', n: 2 }));
+    await cutResultHanded;
+    // What the client was handed reaches its reader within the same turn of the event loop (no timer in between).
+    await new Promise((resolve) => setImmediate(resolve));
+    vi.advanceTimersByTime(400);
+    const error = await failure;
+    expect(error).toMatchObject({ code: 'timeout', kind: 'total', mayBeBilled: true, partial: { data: [{ b64_json: PNG_B64 }] } });
     expect(s.requests).toBe(1);
+    await dispatcher.close();
   });
 
   it('hands it on first when the answer is JSON to a streamed request, then fails with the failure’s code', async () => {
@@ -513,6 +528,42 @@ describe('a paid image that came whole before the answer broke off reaches the c
     })());
     expect(error).toMatchObject({ code: 'stream_broken', message: expect.stringMatching(/connection broke/) });
     expect(images).toEqual([PNG_B64]);
+  });
+});
+
+describe('a stream hands each paid image on once: its error does not carry them again, and finalResult() puts the ones it read on its error', () => {
+  const JSON_TYPE = { 'content-type': 'application/json' };
+  const NOT_AN_IMAGE = Buffer.from('hello world, no image here').toString('base64');
+  /** Answers to n=2 that bring one whole image and then fail, with the code they fail with. */
+  const answers: [string, string, (socket: SeenRequest['socket']) => void][] = [
+    ['a JSON answer whose second image is null', 'bad_response', (socket) => socket.end(head(200, JSON_TYPE, JSON.stringify({ created: 1, data: [{ b64_json: PNG_B64 }, { b64_json: null }] })))],
+    ['a JSON answer cut short in its second image', 'stream_broken', (socket) => socket.end(head(200, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }) + chunk(`{"created":1,"data":[{"b64_json":"${PNG_B64}"},{"b64_json":"${PNG_B64.slice(0, 20)}`))],
+    ['events whose second image is not an image', 'bad_response', (socket) => socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed()) + sse('image_generation.completed', completed(NOT_AN_IMAGE))) + chunk(''))],
+    ['events that end after the first image', 'stream_broken', (socket) => socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed())) + chunk(''))],
+  ];
+
+  it.each(answers)('gives a reader of %s its image once, as an event: imagesOfFailure(error) has none', async (_what, code, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const events: ImageStreamEvent[] = [];
+    const error = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2 })) events.push(event);
+    })());
+    expect(error).toMatchObject({ code });
+    expect([...events, ...imagesOfFailure(error)].map((event) => event.b64_json)).toEqual([PNG_B64]);
+    expect(error.partial).toBeUndefined();
+  });
+
+  it.each(answers)('fails finalResult() on %s with its image on the error, priced for it', async (_what, code, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x', n: 2, quality: 'low' }).finalResult());
+    expect(error).toMatchObject({ code, partial: { data: [{ b64_json: PNG_B64, output_format: 'png' }], cost: { n: 1, totalUsd: 0.00636 } } });
+    expect(imagesOfFailure(error).map((event) => event.b64_json)).toEqual([PNG_B64]);
   });
 });
 
@@ -683,6 +734,19 @@ describe('a whole JSON result to a streamed request is taken as the result whate
     expect(decodeImages(result)).toEqual([Buffer.from(png)]);
   });
 
+  it.each([
+    ['a JSON result', () => resultBody([PNG_B64])],
+    ['events', () => sse('image_generation.completed', completed())],
+  ])('reads %s after a MiB of whitespace in chunks of its own, as if it were not there', async (_what, answer) => {
+    const blank = ' \r\n\t'.repeat(256 * 1024);
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(200, {}, `${blank}${answer()}`));
+    });
+    const result = await clientOf(s).generateStream({ prompt: 'x' }).finalResult();
+    expect(decodeImages(result)).toEqual([Buffer.from(png)]);
+  });
+
   it('reads a body said to be an event stream as events although it starts with {', async () => {
     const s = await serve(async (req) => {
       await req.body();
@@ -772,12 +836,16 @@ describe('what a server sends in an error is bounded and cleaned', () => {
   });
 });
 
-/** A dispatcher to `s` that counts the bytes of the answers' bodies it hands the client, and their largest chunk. */
-function countingDispatcher(s: MisbehavingServer): { dispatcher: Dispatcher; read: { bytes: number; largestChunk: number } } {
+/**
+ * A dispatcher to `s` that counts the bytes of the answers' bodies it hands the client, and their largest chunk;
+ * `onCount` is told the bytes so far as each chunk is handed on.
+ */
+function countingDispatcher(s: MisbehavingServer, onCount?: (bytes: number) => void): { dispatcher: Dispatcher; read: { bytes: number; largestChunk: number } } {
   const read = { bytes: 0, largestChunk: 0 };
   const count = (chunk: Buffer) => {
     read.bytes += chunk.length;
     read.largestChunk = Math.max(read.largestChunk, chunk.length);
+    onCount?.(read.bytes);
   };
   const dispatcher = new Pool(s.url).compose((dispatch) => (options, handler) =>
     dispatch(options, {
@@ -802,14 +870,14 @@ function bound(handler: Dispatcher.DispatchHandler): Dispatcher.DispatchHandler 
 }
 
 /**
- * Writes `opening`, then base64 without end until the client lets go or `limit` bytes went out (then the body ends,
- * the image still open); resolves with what was written.
+ * Writes `opening`, then base64 (or `fill`) without end until the client lets go or `limit` bytes went out (then the
+ * body ends, the image still open); resolves with what was written.
  */
-function endlessImage(socket: SeenRequest['socket'], opening: string, limit: number): Promise<number> {
+function endlessImage(socket: SeenRequest['socket'], opening: string, limit: number, fill = 'A'): Promise<number> {
   return new Promise((resolve) => {
     let written = Buffer.byteLength(opening);
     socket.write(opening);
-    const piece = Buffer.from(chunk('A'.repeat(64 * 1024)));
+    const piece = Buffer.from(chunk(fill.repeat(64 * 1024)));
     const pump = () => {
       while (written < limit && !socket.destroyed) {
         written += piece.length;
@@ -877,6 +945,26 @@ describe('an answer is read no further than any answer to the request can go', (
     const first = Buffer.byteLength(sse('image_generation.completed', completed()));
     expect(read.bytes).toBeGreaterThan(first + EVENT_BYTE_BOUND);
     expect(read.bytes).toBeLessThanOrEqual(first + EVENT_BYTE_BOUND + read.largestChunk);
+    await s.requestConnectionsClosed();
+    expect(await written).toBeLessThan(EVENT_BYTE_BOUND + 32 * 1024 * 1024);
+    await dispatcher.close();
+  });
+
+  it.each([
+    ['spaces', 'no content type', {}, ' '],
+    ['line ends', 'text/plain', { 'content-type': 'text/plain' }, '\r\n'],
+  ])('stops reading an answer of nothing but %s (%s) at one image\'s bound', async (_what, _type, headers, fill) => {
+    let written: Promise<number> | undefined;
+    const s = await serve(async (req) => {
+      await req.body();
+      written = endlessImage(req.socket, head(200, { ...headers, 'transfer-encoding': 'chunked' }), EVENT_BYTE_BOUND + 32 * 1024 * 1024, fill);
+    });
+    const { dispatcher, read } = countingDispatcher(s);
+    const error = await failureOf(clientOf(s, { dispatcher }).generateStream({ prompt: 'x' }).finalResult());
+    expect(error).toMatchObject({ code: 'bad_response', message: expect.stringMatching(/more than 33 MiB of whitespace before its answer began/) });
+    // JSON or events is told by its first character; the whitespace before it is counted, not kept, and read up to the bound only.
+    expect(read.bytes).toBeGreaterThan(EVENT_BYTE_BOUND);
+    expect(read.bytes).toBeLessThanOrEqual(EVENT_BYTE_BOUND + read.largestChunk);
     await s.requestConnectionsClosed();
     expect(await written).toBeLessThan(EVENT_BYTE_BOUND + 32 * 1024 * 1024);
     await dispatcher.close();

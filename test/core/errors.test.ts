@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BadResponseError, ConnectionError, ERROR_CODES, PictorError, StreamBrokenError, TimeoutError } from '../../src/index.js';
 import { FileLockBusyError } from '../../src/spend/file-lock.js';
+import { withoutPartial, withPartial } from '../../src/core/errors.js';
 import { errorCodeOf, INTERNAL_ERROR_CODE, LedgerBusyError, makeAPIError, QuotaStoreClosedError, redactSecrets, registerSecret, sanitizeServiceText } from '../../src/internal.js';
 
 describe('errors never carry a secret', () => {
@@ -138,6 +139,29 @@ describe('error codes', () => {
 
   it('keeps connection_failed for what never reached the service', () => {
     expect(new ConnectionError('could not reach')).toMatchObject({ code: 'connection_failed' });
+  });
+});
+
+describe('the images an error of an answer carries', () => {
+  const partial = { data: [{ b64_json: 'AAAA' }] };
+
+  it('are put on a bad_response as on the other failures of a body, its message worded once', () => {
+    const error = new BadResponseError('completed image 2 is not an image', { requestId: 'req_1' });
+    const carrying = withPartial(error, partial, 'req_2');
+    expect(carrying).toBeInstanceOf(BadResponseError);
+    expect(carrying).toMatchObject({ code: 'bad_response', requestId: 'req_1', partial, message: error.message });
+    expect(withPartial(new BadResponseError('no images'), partial, 'req_2')).toMatchObject({ requestId: 'req_2' });
+  });
+
+  it('are taken off a copy with the same class, code, message and labels, and none is taken off what carries none', () => {
+    const timeout = withPartial(new TimeoutError('idle', 300, { mayBeBilled: true }), partial);
+    const bare = withoutPartial(timeout);
+    expect(bare).toBeInstanceOf(TimeoutError);
+    expect(bare).toMatchObject({ code: 'timeout', kind: 'idle', timeoutMs: 300, mayBeBilled: true, message: timeout.message, partial: undefined });
+    expect(timeout).toMatchObject({ partial });
+    const broken = new StreamBrokenError('the connection broke', { requestId: 'req_1' });
+    expect(withoutPartial(broken)).toBe(broken);
+    expect(withoutPartial(withPartial(new BadResponseError('bad'), partial))).toMatchObject({ code: 'bad_response', partial: undefined });
   });
 });
 

@@ -379,7 +379,10 @@ describe('the Pictor Image node when a request fails after some images', () => {
     expect(ledger.spent[utcDay(Date.now())]!.account).toBeCloseTo(ONE_IMAGE_USD, 9);
   });
 
-  it('outputs image 1 of 2 that came whole before a JSON answer broke off, then the failure’s own item, and charges that image and the estimate of the other', async () => {
+  it.each([
+    ['', {}],
+    [' to a streamed request (once)', { stream: true }],
+  ])('outputs image 1 of 2 that came whole before a JSON answer broke off%s, then the failure’s own item, and charges that image and the estimate of the other', async (_how, stream) => {
     const folder = await ledgerFolder();
     const b64 = Buffer.from(await makeImage('png', 8, 8)).toString('base64');
     const cut = `{"created":1,"data":[{"b64_json":"${b64}"},{"b64_json":"${b64.slice(0, 20)}`;
@@ -389,7 +392,7 @@ describe('the Pictor Image node when a request fails after some images', () => {
     });
     try {
       const [out] = await run(['two lighthouses'], { baseUrl: broken.url, accountDailyUsd: '1', ledgerFolder: folder }, {
-        parameters: () => ({ ...LOW, prompt: 'two lighthouses', n: 2, options: { maxRetries: 0 } }),
+        parameters: () => ({ ...LOW, prompt: 'two lighthouses', n: 2, options: { maxRetries: 0, ...stream } }),
       });
       expect(out).toHaveLength(2);
       expect(Buffer.from(out![0]!.binary!.data!.data, 'base64').toString('base64')).toBe(b64);

@@ -84,7 +84,10 @@ describe('pictor generate when the job fails after some images', () => {
     expect(spent).toBeCloseTo(LOW + ESTIMATE_PER_IMAGE, 9);
   });
 
-  it('keeps the whole image of a JSON body that broke off after it, fails with the break’s own code, and charges the job as may-be-billed', async () => {
+  it.each([
+    ['', []],
+    [' to a streamed request (written once, as it came)', ['--stream', '--partial-images', '0']],
+  ])('keeps the whole image of a JSON body that broke off after it%s, fails with the break’s own code, and charges the job as may-be-billed', async (_how, extra) => {
     const b64 = Buffer.from(await makeImage('png', 8, 8)).toString('base64');
     const cut = `{"created":1,"data":[{"b64_json":"${b64}"},{"b64_json":"${b64.slice(0, 20)}`;
     const server = await misbehavingServer(async (req) => {
@@ -93,7 +96,7 @@ describe('pictor generate when the job fails after some images', () => {
     });
     onTestFinished(() => server.close());
 
-    const { code, stdout, stderr, files, spent } = await generateTwo([], server.url);
+    const { code, stdout, stderr, files, spent } = await generateTwo(extra, server.url);
 
     expect(code).toBe(1);
     expect(codeOf(stdout)).toBe('stream_broken');
