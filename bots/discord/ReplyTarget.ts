@@ -1,8 +1,9 @@
 import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
-import { attachmentLimitOf, DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
+import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, uploadLimitOf } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
+import { packFiles } from './pack-files.js';
 import type { OutgoingMessage } from './render-job.js';
 import { isDmScope, say } from '../runner/index.js';
 
@@ -22,8 +23,9 @@ export interface ReplyTargetOptions {
   /** The language of the job's messages (its notes about uploads). */
   locale: string;
   /**
-   * The interaction's `attachment_size_limit`: the most bytes of one file Discord takes. A file over it goes in a message
-   * of its own (and is shrunk there), never in a pack. Default Discord's for a bot (`attachmentLimitOf`).
+   * The interaction's `attachment_size_limit`: the most bytes of one file Discord takes. A file over `uploadLimitOf` it
+   * (within what one request takes) goes in a message of its own (and is shrunk there), never in a pack. Default
+   * Discord's for a bot (`attachmentLimitOf`).
    */
   attachmentSizeLimit?: number | undefined;
   /**
@@ -63,12 +65,6 @@ export interface FinalDelivery {
 
 /** Halvings of one image's bytes tried when Discord refuses it alone as too large. */
 const MAX_SHRINKS = 3;
-
-/**
- * Room kept in a request of files for the rest of it: its words (2000 characters), buttons, attachment list and each
- * file's multipart headers — a few KiB at most, kept generously.
- */
-const REQUEST_ROOM_BYTES = 64 * 1024;
 
 /** Stop using the token a little before Discord does, so a result is not lost to a last-second expiry. */
 const TOKEN_SAFETY_MS = 30_000;
@@ -130,7 +126,7 @@ export class ReplyTarget {
   /**
    * Shows a final message (result, failure, cancellation): edits the reply, retrying what may pass on a second try, and
    * otherwise posts it as a new message in the fallback. Files Discord refuses with it as too large together (413) follow
-   * it, then the extra messages (files beyond Discord's 10 per message). Every message after the end goes one way
+   * it, then the extra messages (the packs of files the end had no room for). Every message after the end goes one way
    * (`#sendMessage`): its files packed into as few messages as Discord's documented limits take (`packFiles`), one file
    * per message only when Discord refuses a pack, a file refused alone re-encoded smaller. An app only the user
    * installed has 5 follow-ups per interaction, so 7 images of a group DM stay in the group. A follow-up Discord refuses
@@ -205,7 +201,7 @@ export class ReplyTarget {
    * with the first of them. Whether all of it reached Discord.
    */
   async #sendMessage(message: OutgoingMessage): Promise<boolean> {
-    const packs = packFiles(message.files, attachmentLimitOf(this.#o));
+    const packs = packFiles(message.files, uploadLimitOf(this.#o));
     if (packs.length === 0) return this.#sendPack(message);
     let all = true;
     for (const [i, files] of packs.entries()) all = (await this.#sendPack(i === 0 ? { ...message, files } : { content: '', components: [], files })) && all;
@@ -242,7 +238,7 @@ export class ReplyTarget {
           this.#undelivered(error, 'file');
           return false;
         }
-        const target = Math.min(Math.floor(current.data.length / 2), attachmentLimitOf(this.#o));
+        const target = Math.min(Math.floor(current.data.length / 2), uploadLimitOf(this.#o));
         current = (await fitImage(current.data, formatOf(current), current.name.replace(/\.[^.]+$/, ''), target)).file;
       }
     }
@@ -359,37 +355,6 @@ function bodyOf(message: OutgoingMessage, mentionUserId?: string): Record<string
 
 function filesOf(message: OutgoingMessage): RawFile[] {
   return message.files.map((file) => ({ name: file.name, data: file.data, contentType: file.contentType }));
-}
-
-/**
- * Files in order, packed into as few messages as Discord takes. Discord documents its limits on uploads in two places:
- * "Uploading Files" (discord.com/developers/docs/reference#uploading-files) — the upload limit applies to each file in
- * a request, and an interaction's `attachment_size_limit` is that limit (`attachmentLimitOf`) — and Create Message's
- * limitations (discord.com/developers/docs/resources/message#create-message) — "the maximum request size when sending
- * a message is 25 MiB" (`DISCORD_LIMITS.requestBytes`), whatever the limit of one file. So a pack holds at most 10
- * files (`DISCORD_LIMITS.filesPerMessage`) whose bytes, with `REQUEST_ROOM_BYTES` for the rest of the request, stay
- * within 25 MiB; a file larger than that, or than the limit of one file (Discord refuses it whatever it goes with, and
- * it is shrunk alone), is a pack of its own.
- */
-function packFiles(files: readonly OutgoingFile[], fileLimitBytes: number): OutgoingFile[][] {
-  const packBytes = DISCORD_LIMITS.requestBytes - REQUEST_ROOM_BYTES;
-  const packs: OutgoingFile[][] = [];
-  let last: OutgoingFile[] | undefined;
-  let bytes = 0;
-  for (const file of files) {
-    const size = file.data.length;
-    if (size > fileLimitBytes) {
-      packs.push([file]);
-      last = undefined;
-    } else if (last && last.length < DISCORD_LIMITS.filesPerMessage && bytes + size <= packBytes) {
-      last.push(file);
-      bytes += size;
-    } else {
-      packs.push((last = [file]));
-      bytes = size;
-    }
-  }
-  return packs;
 }
 
 /** A refusal as too large (413, 40005): a file over the upload limit, or a request over Discord's size. */

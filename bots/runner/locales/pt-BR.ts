@@ -172,7 +172,7 @@ export const ptBR = {
   'discord.job.some_no_longer_kept': 'Esta tarefa terminou quando o bot reiniciou, e {missing, plural, one {uma das suas {made} imagens não está mais guardada} other {# das suas {made} imagens não estão mais guardadas}}: foram criadas e cobradas, mas não aparecem aqui.',
   'discord.job.too_large_to_upload': '{images, plural, one {A imagem} other {A imagem {index}}} é grande demais para enviar aqui (limite de {limit} por arquivo), mesmo recodificada.',
   'discord.job.reencoded':
-    '{images, plural, one {A imagem} other {A imagem {index}}} foi recodificada como {format}{shrunk, select, yes { e reduzida para {percent}%} other {}} para caber no limite de envio deste servidor de {limit} por arquivo.',
+    '{images, plural, one {A imagem} other {A imagem {index}}} foi recodificada como {format}{shrunk, select, yes { e reduzida para {percent}%} other {}} para caber no limite de envio que vale aqui ({limit} por arquivo).',
   'discord.job.more_images': 'Mais imagens ({from}–{to} de {of})',
   'discord.job.upload_separately': 'As imagens eram grandes demais para enviar juntas aqui; elas vêm em mensagens separadas.',
 
