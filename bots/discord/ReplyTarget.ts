@@ -74,9 +74,10 @@ const TOKEN_SAFETY_MS = 30_000;
  * the interaction token), or, once the token is expired (older than 15
  * minutes, 50027) or the reply is gone, a message in the fallback (the
  * channel, or a DM with the requester) sent with the bot token that mentions
- * the requester. Progress is only ever an edit of the reply; the final result
- * always reaches the user, each of its messages once: the target leaves the
- * token for the fallback once, and never goes back.
+ * the requester. Progress is only ever an edit of the reply; each message of
+ * the final result is posted in one place only: the target leaves the token
+ * for the fallback once, when Discord says the token can post no more, and
+ * never goes back.
  */
 export class ReplyTarget {
   readonly #o: ReplyTargetOptions;
@@ -129,10 +130,11 @@ export class ReplyTarget {
    * it, then the extra messages (the packs of files the end had no room for). Every message after the end goes one way
    * (`#sendMessage`): its files packed into as few messages as Discord's documented limits take (`packFiles`), one file
    * per message only when Discord refuses a pack, a file refused alone re-encoded smaller. An app only the user
-   * installed has 5 follow-ups per interaction, so 7 images of a group DM stay in the group. A follow-up Discord refuses
-   * (such as the sixth there, 40094, or any once the token expired) leaves the token once: it and every one after it go
+   * installed has 5 follow-ups per interaction, so 7 images of a group DM stay in the group. A follow-up Discord refuses because the token or its follow-ups are spent (the sixth
+   * there, 40094; the token expired, 50027; the webhook gone, 10015) leaves the token once: it and every one after it go
    * to the fallback, packed the same way — the member's DM there, which Discord refuses too (50007) when the member
-   * shares no server with the bot and did not install the app.
+   * shares no server with the bot and did not install the app. Any other failure of a follow-up sends it nowhere else
+   * (`#post`).
    * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
   async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {
@@ -216,7 +218,7 @@ export class ReplyTarget {
       return true;
     } catch (error) {
       if (!isTooLarge(error) || message.files.length === 0) {
-        this.#undelivered(error, 'files');
+        this.#undelivered(error, 'files', message);
         return false;
       }
     }
@@ -235,7 +237,7 @@ export class ReplyTarget {
         return true;
       } catch (error) {
         if (!isTooLarge(error)) {
-          this.#undelivered(error, 'file');
+          this.#undelivered(error, 'file', message);
           return false;
         }
         const target = Math.min(Math.floor(current.data.length / 2), uploadLimitOf(this.#o));
@@ -248,11 +250,14 @@ export class ReplyTarget {
 
   /**
    * Posts a new message — with the interaction token while it is usable (a follow-up), else in the fallback's channel.
-   * Every new message of a final goes through here, and only here does a refusal leave the token: any refusal with it
-   * but too large (413) — the token expired (50027), the webhook gone (10015), the follow-up limit (40094), a failure
-   * of Discord's — sends this message to the fallback at once, and every later one: each message is posted once, with
-   * the token or in the fallback. Throws the refusal of the place that refused it (a 413 for the caller to split what
-   * it sent).
+   * Every new message of a final goes through here, and only here does a follow-up's refusal leave the token: when
+   * Discord says the token or its follow-ups are spent (`spendsToken`: the token expired, 50027; the webhook gone,
+   * 10015; the follow-up limit, 40094), it made no message, and this one goes to the fallback at once, as every later
+   * one. Any other failure throws, and the token stays in use for the next message: too large (413), for the caller to
+   * split what it sent; another refusal (such as an invalid body, 50035) made no message either, but the fallback would
+   * not take it better — a public job's would be a mention in the channel for nothing; and a failure of Discord's (5xx)
+   * or no answer, once discord.js's own tries are over, may have made it — posted again, it could be there twice. So
+   * each message is posted in one place only. Throws the failure of the place that refused it.
    */
   async #post(message: OutgoingMessage, what: string): Promise<void> {
     if (this.#tokenUsable()) {
@@ -261,7 +266,7 @@ export class ReplyTarget {
         return;
       } catch (error) {
         this.#noteFailure(error, what);
-        if (isTooLarge(error)) throw error;
+        if (!spendsToken(error)) throw error;
         this.#leaveToken();
       }
     }
@@ -299,13 +304,21 @@ export class ReplyTarget {
     this.#replyGone = false;
   }
 
-  /** A message of the final that reached neither the token nor the fallback. */
-  #undelivered(error: unknown, what: string): void {
-    const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
-    this.#o.logger.error(
-      { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status: discordErrorStatus(error) },
-      `could not deliver a job result to Discord (no usable interaction token, and ${where === 'dm' ? 'no DM could be sent to the user' : 'the channel refused the message'})`,
-    );
+  /**
+   * A message of the final that did not reach Discord, or may not have: refused with the token (and not sent elsewhere,
+   * `#post`), refused in the fallback, or failed on or not answered (perhaps posted, and so not sent again).
+   */
+  #undelivered(error: unknown, what: string, message?: OutgoingMessage): void {
+    const status = discordErrorStatus(error);
+    const where = this.#mode === 'webhook' ? 'follow-up' : this.#o.fallback === 'dm' ? 'dm' : 'channel';
+    const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message?.files.map((file) => file.name) };
+    if (status === undefined || status >= 500) {
+      this.#o.logger.error(fields, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
+    } else if (where === 'follow-up') {
+      this.#o.logger.error(fields, 'could not deliver a job result to Discord (refused with the interaction token, for a reason another place would not take it better: it is not sent elsewhere)');
+    } else {
+      this.#o.logger.error(fields, `could not deliver a job result to Discord (no usable interaction token, and ${where === 'dm' ? 'no DM could be sent to the user' : 'the channel refused the message'})`);
+    }
   }
 
   /** The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried again next time). */
@@ -360,6 +373,16 @@ function filesOf(message: OutgoingMessage): RawFile[] {
 /** A refusal as too large (413, 40005): a file over the upload limit, or a request over Discord's size. */
 function isTooLarge(error: unknown): boolean {
   return discordErrorCode(error) === DISCORD_ERRORS.requestEntityTooLarge;
+}
+
+/**
+ * A refusal of a follow-up that says the interaction token can post no more (no message was made): the token expired
+ * (50027), its webhook is gone (10015), or an interaction only the user's install authorized sent its 5 follow-ups
+ * (40094).
+ */
+function spendsToken(error: unknown): boolean {
+  const code = discordErrorCode(error);
+  return code === DISCORD_ERRORS.invalidWebhookToken || code === DISCORD_ERRORS.unknownWebhook || code === DISCORD_ERRORS.maxFollowUps;
 }
 
 function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {

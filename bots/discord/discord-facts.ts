@@ -83,6 +83,8 @@ export const DISCORD_ERRORS = {
   missingPermissions: 50013,
   /** The interaction token is older than 15 minutes. */
   invalidWebhookToken: 50027,
+  /** An interaction only the user's install authorized has sent its 5 follow-ups. */
+  maxFollowUps: 40094,
 } as const;
 
 /** Message flag: only the user who ran the command sees the message. */

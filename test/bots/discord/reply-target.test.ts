@@ -1,11 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutgoingFile } from '../../../bots/discord/fit-images.js';
 import type { OutgoingMessage } from '../../../bots/discord/render-job.js';
+import { makeRequestWithEncodedForms } from '../../../bots/discord/rest-request.js';
 import { images, MiB, namesOf, Scene } from './reply-scene.js';
 
 const TOO_LARGE = 40005;
 const MAX_FOLLOW_UPS = 40094;
 const INVALID_WEBHOOK_TOKEN = 50027;
+const UNKNOWN_WEBHOOK = 10015;
+const INVALID_FORM_BODY = 50035;
+/** Tries discord.js makes of one request that Discord fails on (5xx) or does not answer: the first and 3 more. */
+const DISCORD_JS_TRIES = 4;
 
 let scene: Scene | undefined;
 afterEach(async () => {
@@ -116,5 +121,76 @@ describe('packing the files that follow a job’s end as Discord documents its l
     expect(delivered).toEqual({ first: true, all: false });
     expect(s.uploadedNames()).toEqual(namesOf([small1, small2]));
     expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.code === TOO_LARGE).map((r) => r.files.map((f) => f.filename))).toEqual([[large.name]]);
+  });
+});
+
+/** A message after a job’s end: `files` with a line of words saying which they are. */
+function more(files: OutgoingFile[], from: number): OutgoingMessage {
+  return { content: `More images (${from}–${from + files.length - 1} of 9)`, components: [], files };
+}
+
+describe('which refusals of a follow-up leave the interaction token (each image posted in one place only)', () => {
+  it.each([
+    { code: INVALID_WEBHOOK_TOKEN, status: 401, why: 'the token expired' },
+    { code: UNKNOWN_WEBHOOK, status: 404, why: 'the webhook is gone' },
+    { code: MAX_FOLLOW_UPS, status: 400, why: 'the follow-ups are spent' },
+  ])('sends the message after the end and every later one to the channel when Discord refuses its follow-up with $code ($why)', async ({ code, status }) => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status, code, message: 'refused' });
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-2.png'], ['pictor-k-3.png']]);
+    expect(s.followUpsOf(ix)).toEqual([]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup').map((r) => r.code)).toEqual([code]);
+  });
+
+  it('keeps a message Discord refused with the token for another reason (400, 50035) out of the channel — no public mention for it — and sends the next with the token', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
+  });
+
+  it('does not post again a message Discord failed on (5xx) after discord.js’s own tries — Discord may have made it — and sends the next with the token', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup')).toHaveLength(DISCORD_JS_TRIES + 1);
+  });
+
+  it('does not post again a message Discord did not answer (the request timed out, each of discord.js’s tries), and sends the next with the token', async () => {
+    let unanswered = 0;
+    const s = (scene = await Scene.start({
+      // The follow-up's request gets no answer in time: discord.js aborts it (AbortError), as its timeout does.
+      webhookRequest: async (url, init) => {
+        if (init.method === 'POST' && new URL(url).pathname.includes('/webhooks/') && unanswered < DISCORD_JS_TRIES) {
+          unanswered++;
+          throw new DOMException('This operation was aborted', 'AbortError');
+        }
+        return makeRequestWithEncodedForms(url, init);
+      },
+    }));
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(unanswered).toBe(DISCORD_JS_TRIES);
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
   });
 });
