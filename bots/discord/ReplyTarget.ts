@@ -129,8 +129,9 @@ export class ReplyTarget {
    * otherwise posts it as a new message in the fallback. Files Discord refuses with it as too large together (413) follow
    * it, then the extra messages (the packs of files the end had no room for). Every message after the end goes one way
    * (`#sendMessage`): its files packed into as few messages as Discord's documented limits take (`packFiles`), one file
-   * per message only when Discord refuses a pack, a file refused alone re-encoded smaller. An app only the user
-   * installed has 5 follow-ups per interaction, so 7 images of a group DM stay in the group. A follow-up Discord refuses because the token or its follow-ups are spent (the sixth
+   * per message only when Discord refuses a pack, a file refused alone re-encoded smaller (and if even that is refused,
+   * its words go without it, saying so). An app only the user installed has 5 follow-ups per interaction, so 7 images of
+   * a group DM stay in the group. A follow-up Discord refuses because the token or its follow-ups are spent (the sixth
    * there, 40094; the token expired, 50027; the webhook gone, 10015) leaves the token once: it and every one after it go
    * to the fallback, packed the same way — the member's DM there, which Discord refuses too (50007) when the member
    * shares no server with the bot and did not install the app. Any other failure of a follow-up sends it nowhere else
@@ -227,7 +228,11 @@ export class ReplyTarget {
     return all;
   }
 
-  /** A message of one file, re-encoded smaller while Discord refuses it as too large (413). */
+  /**
+   * A message of one file, re-encoded smaller while Discord refuses it as too large (413). When even that is refused
+   * (or it cannot be made smaller), the message goes without it — its words and buttons are not lost with it — saying
+   * that this file could not be sent. Whether the file reached Discord.
+   */
   async #sendAlone(message: OutgoingMessage): Promise<boolean> {
     const file = message.files[0]!;
     let current: OutgoingFile | undefined = file;
@@ -244,7 +249,13 @@ export class ReplyTarget {
         current = (await fitImage(current.data, formatOf(current), current.name.replace(/\.[^.]+$/, ''), target)).file;
       }
     }
-    this.#o.logger.error({ file: file.name }, 'Discord refused an image as too large even shrunk');
+    this.#o.logger.error({ file: file.name }, 'Discord refused an image as too large even shrunk; its message goes without it');
+    const without = withoutFiles(message, say(this.#o.locale, 'discord.job.file_not_sent', { file: file.name }));
+    try {
+      await this.#post(without, 'file');
+    } catch (error) {
+      this.#undelivered(error, 'file', without);
+    }
     return false;
   }
 
@@ -385,8 +396,9 @@ function spendsToken(error: unknown): boolean {
   return code === DISCORD_ERRORS.invalidWebhookToken || code === DISCORD_ERRORS.unknownWebhook || code === DISCORD_ERRORS.maxFollowUps;
 }
 
+/** The message without its files, `note` saying why after its words (alone, if it had none). */
 function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {
-  return { ...message, files: [], content: `${message.content}\n⚠️ ${note}` };
+  return { ...message, files: [], content: message.content ? `${message.content}\n⚠️ ${note}` : `⚠️ ${note}` };
 }
 
 function formatOf(file: OutgoingFile): OutputFormat {

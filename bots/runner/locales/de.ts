@@ -175,6 +175,7 @@ export const de = {
     '{images, plural, one {Das Bild} other {Bild {index}}} wurde als {format} neu kodiert{shrunk, select, yes { und auf {percent} % verkleinert} other {}}, um in das hier geltende Upload-Limit ({limit} pro Datei) zu passen.',
   'discord.job.more_images': 'Weitere Bilder ({from}–{to} von {of})',
   'discord.job.upload_separately': 'Die Bilder waren zu groß, um sie hier zusammen hochzuladen; sie folgen in einzelnen Nachrichten.',
+  'discord.job.file_not_sent': 'Discord hat {file} als zu groß abgelehnt, und es ließ sich nicht klein genug machen: Es wird hier nicht gezeigt.',
 
   'history.none_kept': '{icon} Dieser Bot speichert keinen Verlauf.',
   'history.erased': '{icon} Dein Verlauf wurde gelöscht ({count} {count, plural, one {Auftrag} other {Aufträge}}). Bereits gepostete Bilder bleiben in ihren Kanälen.',

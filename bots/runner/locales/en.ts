@@ -188,6 +188,7 @@ export const en = {
     '{images, plural, one {The image} other {Image {index}}} was re-encoded as {format}{shrunk, select, yes { and shrunk to {percent}%} other {}} to fit the upload limit that applies here ({limit} per file).',
   'discord.job.more_images': 'More images ({from}–{to} of {of})',
   'discord.job.upload_separately': 'The images were too large to upload together here; they follow in separate messages.',
+  'discord.job.file_not_sent': 'Discord refused {file} as too large, and it could not be made small enough: it is not shown here.',
 
   // History (`/imagine-history`, `/imagine history`).
   'history.none_kept': '{icon} This bot keeps no history.',

@@ -175,6 +175,7 @@ export const ja = {
     '{images, plural, =1 {画像} other {画像 {index}}}は、ここでのアップロード上限（1 ファイルあたり {limit}）に収まるよう {format} に再エンコード{shrunk, select, yes {し、{percent}% に縮小} other {}}しました。',
   'discord.job.more_images': 'その他の画像（{from}–{to} / {of}）',
   'discord.job.upload_separately': '画像が大きすぎてまとめてアップロードできませんでした。別々のメッセージで続けて送ります。',
+  'discord.job.file_not_sent': 'Discord が {file} を大きすぎるとして受け付けず、十分に小さくできませんでした。ここには表示されません。',
 
   'history.none_kept': '{icon} このボットは履歴を保存していません。',
   'history.erased': '{icon} 履歴を削除しました（{count} 件）。投稿済みの画像はそれぞれのチャンネルに残ります。',

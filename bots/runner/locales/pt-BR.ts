@@ -175,6 +175,7 @@ export const ptBR = {
     '{images, plural, one {A imagem} other {A imagem {index}}} foi recodificada como {format}{shrunk, select, yes { e reduzida para {percent}%} other {}} para caber no limite de envio que vale aqui ({limit} por arquivo).',
   'discord.job.more_images': 'Mais imagens ({from}–{to} de {of})',
   'discord.job.upload_separately': 'As imagens eram grandes demais para enviar juntas aqui; elas vêm em mensagens separadas.',
+  'discord.job.file_not_sent': 'O Discord recusou {file} por ser grande demais, e não foi possível reduzi-lo o bastante: ele não aparece aqui.',
 
   'history.none_kept': '{icon} Este bot não guarda histórico.',
   'history.erased': '{icon} Seu histórico foi apagado ({count} {count, plural, one {tarefa} other {tarefas}}). Imagens já publicadas continuam nos canais delas.',

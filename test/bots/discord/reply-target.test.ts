@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutgoingFile } from '../../../bots/discord/fit-images.js';
-import type { OutgoingMessage } from '../../../bots/discord/render-job.js';
+import { allImages, resultButtons, type OutgoingMessage } from '../../../bots/discord/render-job.js';
 import { makeRequestWithEncodedForms } from '../../../bots/discord/rest-request.js';
+import { say } from '../../../bots/runner/index.js';
 import { images, MiB, namesOf, Scene } from './reply-scene.js';
 
 const TOO_LARGE = 40005;
@@ -192,5 +193,24 @@ describe('which refusals of a follow-up leave the interaction token (each image 
     expect(delivered).toEqual({ first: true, all: false });
     expect(s.postedInChannel()).toEqual([]);
     expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
+  });
+});
+
+describe('a file Discord refuses even made smaller', () => {
+  it('posts the words and buttons it came with without it, saying it could not be sent', async () => {
+    const s = (scene = await Scene.start({ attachmentSizeLimit: 2 * MiB }));
+    const ix = await s.deferred();
+    // 3 MiB that are no image: Discord refuses them (over its 2 MiB a file), and they cannot be re-encoded smaller.
+    const [large] = images(1, 3 * MiB, 2);
+    const second: OutgoingMessage = { content: 'More images (2–2 of 2)', components: resultButtons('k1', allImages(2), 'en-US'), files: [large!] };
+    const delivered = await s.targetOf(ix, { attachmentSizeLimit: 2 * MiB }).final([end(images(1, 1024)), second]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    const [posted, ...others] = s.followUpsOf(ix);
+    expect(others).toEqual([]);
+    expect(posted!.attachments).toEqual([]);
+    expect(posted!.content).toContain('More images (2–2 of 2)');
+    expect(posted!.content).toContain(say('en-US', 'discord.job.file_not_sent', { file: large!.name }));
+    expect(posted!.components).toEqual(second.components);
   });
 });
