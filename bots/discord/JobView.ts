@@ -2,8 +2,9 @@ import type { LoggerLike, OutputFormat } from 'pictor';
 import { describeKeptImages, fileSize, say, type Words } from '../runner/index.js';
 import { jobEndOf, type JobEnd } from '../runner/job-history.js';
 import { formatsOf, type JobUpdate, type UpdateSink } from '../runner/types.js';
-import { DISCORD_LIMITS } from './discord-facts.js';
+import { uploadLimitOf } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
+import { packFiles } from './pack-files.js';
 import { finalShownOf, whyNotRunAgain, type FinalKept, type FinalShown, type JobRecordStore } from './JobRecordStore.js';
 import {
   allImages,
@@ -25,7 +26,7 @@ export interface JobViewOptions {
   target: ReplyTarget;
   header: JobHeader;
   store: JobRecordStore;
-  /** The interaction's `attachment_size_limit` (bytes per file). */
+  /** The interaction's `attachment_size_limit` (bytes per file): its images are fitted to `uploadLimitOf` it. */
   attachmentSizeLimit: number;
   logger: LoggerLike;
 }
@@ -93,7 +94,7 @@ export class JobView {
         const name = `preview-${update.imageIndex + 1}-${update.partialIndex + 1}`;
         // The runner's preview (display size, light format): its name and content type follow its format.
         const preview = await update.preview();
-        const fitted = await fitImage(preview.data, preview.format, name, this.#o.attachmentSizeLimit);
+        const fitted = await fitImage(preview.data, preview.format, name, uploadLimitOf(this.#o));
         await target.progress(renderPartial(header, update, fitted.file));
         return;
       }
@@ -160,10 +161,11 @@ export class JobView {
     this.#finished = true;
     const { header, target, logger } = this.#o;
     const { files, notes } = await this.#fit(result.images, formatsOf(result, result.images.length), kept);
-    const first = files.slice(0, DISCORD_LIMITS.filesPerMessage);
+    const packs = packFiles(files, uploadLimitOf(this.#o));
+    const first = packs[0] ?? [];
     const said = [...kept.notes, ...notes];
     const message = result.type === 'completed' ? renderCompleted(header, result, first, said, kept) : renderKeptResult(header, first, said, kept);
-    const delivered = await target.final(this.#spread(message, files));
+    const delivered = await target.final(this.#spread(message, packs));
     this.#finalShown = delivered.first;
     logger.info({ jobKey: header.key, images: result.images.length, uploaded: files.length, delivered: delivered.all, firstDelivered: delivered.first, via: target.mode, facts: result.type === 'completed' }, 'job result shown on Discord');
   }
@@ -225,22 +227,25 @@ export class JobView {
   async #withImages(message: OutgoingMessage, made: MadeImages | undefined, shown?: ShownImages): Promise<OutgoingMessage[]> {
     if (!made || made.images.length === 0) return [message];
     const { files, notes } = await this.#fit(made.images, made.formats, shown);
-    const first = { ...message, content: [message.content, describeKeptImages(made.images.length, this.#o.header.locale), ...notes].join('\n'), files: files.slice(0, DISCORD_LIMITS.filesPerMessage) };
-    return this.#spread(first, files);
+    const packs = packFiles(files, uploadLimitOf(this.#o));
+    const first = { ...message, content: [message.content, describeKeptImages(made.images.length, this.#o.header.locale), ...notes].join('\n'), files: packs[0] ?? [] };
+    return this.#spread(first, packs);
   }
 
   /**
-   * Each image as an upload that fits the server's limit, with a note for what had to change (or could not fit); named
-   * and numbered as the job's images `shown` says they are.
+   * Each image as an upload Discord takes (`uploadLimitOf`: the server's limit of one file, within what one request
+   * takes), with a note for what had to change (or could not fit); named and numbered as the job's images `shown` says
+   * they are.
    */
   async #fit(images: Buffer[], formats: readonly OutputFormat[], shown: ShownImages = allImages(images.length)): Promise<{ files: OutgoingFile[]; notes: string[] }> {
-    const { header, attachmentSizeLimit } = this.#o;
+    const { header } = this.#o;
+    const limit = uploadLimitOf(this.#o);
     const files: OutgoingFile[] = [];
     const notes: string[] = [];
     for (const [i, image] of images.entries()) {
       const number = (shown.indices[i] ?? i) + 1;
-      const fitted = await fitImage(image, formats[i]!, `pictor-${header.key}-${number}`, attachmentSizeLimit);
-      const which = { images: shown.made, index: number, limit: fileSize(attachmentSizeLimit) };
+      const fitted = await fitImage(image, formats[i]!, `pictor-${header.key}-${number}`, limit);
+      const which = { images: shown.made, index: number, limit: fileSize(limit) };
       if (!fitted.file) {
         notes.push(say(header.locale, 'discord.job.too_large_to_upload', which));
         continue;
@@ -253,13 +258,18 @@ export class JobView {
     return { files, notes };
   }
 
-  /** The first message, then as many more as the files need (Discord takes 10 per message). */
-  #spread(first: OutgoingMessage, files: OutgoingFile[]): OutgoingMessage[] {
-    const perMessage = DISCORD_LIMITS.filesPerMessage;
+  /**
+   * The first message, carrying the first of the files' packs (`packFiles`: as many as one message takes), then one
+   * message for each pack after it, saying which images it holds.
+   */
+  #spread(first: OutgoingMessage, packs: readonly OutgoingFile[][]): OutgoingMessage[] {
+    const of = packs.reduce((count, pack) => count + pack.length, 0);
     const messages: OutgoingMessage[] = [first];
-    for (let start = perMessage; start < files.length; start += perMessage) {
-      const content = say(this.#o.header.locale, 'discord.job.more_images', { from: start + 1, to: Math.min(start + perMessage, files.length), of: files.length });
-      messages.push({ content, components: [], files: files.slice(start, start + perMessage) });
+    let shown = packs[0]?.length ?? 0;
+    for (const files of packs.slice(1)) {
+      const content = say(this.#o.header.locale, 'discord.job.more_images', { from: shown + 1, to: shown + files.length, of });
+      messages.push({ content, components: [], files });
+      shown += files.length;
     }
     return messages;
   }

@@ -1,8 +1,9 @@
 import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
-import { attachmentLimitOf, DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus } from './discord-facts.js';
+import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, uploadLimitOf } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
+import { packFiles } from './pack-files.js';
 import type { OutgoingMessage } from './render-job.js';
 import { isDmScope, say } from '../runner/index.js';
 
@@ -22,8 +23,9 @@ export interface ReplyTargetOptions {
   /** The language of the job's messages (its notes about uploads). */
   locale: string;
   /**
-   * The interaction's `attachment_size_limit`: the most bytes of one file Discord takes. A file over it goes in a message
-   * of its own (and is shrunk there), never in a pack. Default Discord's for a bot (`attachmentLimitOf`).
+   * The interaction's `attachment_size_limit`: the most bytes of one file Discord takes. A file over `uploadLimitOf` it
+   * (within what one request takes) goes in a message of its own (and is shrunk there), never in a pack. Default
+   * Discord's for a bot (`attachmentLimitOf`).
    */
   attachmentSizeLimit?: number | undefined;
   /**
@@ -64,12 +66,6 @@ export interface FinalDelivery {
 /** Halvings of one image's bytes tried when Discord refuses it alone as too large. */
 const MAX_SHRINKS = 3;
 
-/**
- * Room kept in a request of files for the rest of it: its words (2000 characters), buttons, attachment list and each
- * file's multipart headers — a few KiB at most, kept generously.
- */
-const REQUEST_ROOM_BYTES = 64 * 1024;
-
 /** Stop using the token a little before Discord does, so a result is not lost to a last-second expiry. */
 const TOKEN_SAFETY_MS = 30_000;
 
@@ -78,9 +74,10 @@ const TOKEN_SAFETY_MS = 30_000;
  * the interaction token), or, once the token is expired (older than 15
  * minutes, 50027) or the reply is gone, a message in the fallback (the
  * channel, or a DM with the requester) sent with the bot token that mentions
- * the requester. Progress is only ever an edit of the reply; the final result
- * always reaches the user, each of its messages once: the target leaves the
- * token for the fallback once, and never goes back.
+ * the requester. Progress is only ever an edit of the reply; each message of
+ * the final result is posted in one place only: the target leaves the token
+ * for the fallback once, when Discord says the token can post no more, and
+ * never goes back.
  */
 export class ReplyTarget {
   readonly #o: ReplyTargetOptions;
@@ -130,13 +127,15 @@ export class ReplyTarget {
   /**
    * Shows a final message (result, failure, cancellation): edits the reply, retrying what may pass on a second try, and
    * otherwise posts it as a new message in the fallback. Files Discord refuses with it as too large together (413) follow
-   * it, then the extra messages (files beyond Discord's 10 per message). Every message after the end goes one way
+   * it, then the extra messages (the packs of files the end had no room for). Every message after the end goes one way
    * (`#sendMessage`): its files packed into as few messages as Discord's documented limits take (`packFiles`), one file
-   * per message only when Discord refuses a pack, a file refused alone re-encoded smaller. An app only the user
-   * installed has 5 follow-ups per interaction, so 7 images of a group DM stay in the group. A follow-up Discord refuses
-   * (such as the sixth there, 40094, or any once the token expired) leaves the token once: it and every one after it go
+   * per message only when Discord refuses a pack, a file refused alone re-encoded smaller (and if even that is refused,
+   * its words go without it, saying so). An app only the user installed has 5 follow-ups per interaction, so 7 images of
+   * a group DM stay in the group. A follow-up Discord refuses because the token or its follow-ups are spent (the sixth
+   * there, 40094; the token expired, 50027; the webhook gone, 10015) leaves the token once: it and every one after it go
    * to the fallback, packed the same way — the member's DM there, which Discord refuses too (50007) when the member
-   * shares no server with the bot and did not install the app.
+   * shares no server with the bot and did not install the app. Any other failure of a follow-up sends it nowhere else
+   * (`#post`).
    * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
   async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {
@@ -205,7 +204,7 @@ export class ReplyTarget {
    * with the first of them. Whether all of it reached Discord.
    */
   async #sendMessage(message: OutgoingMessage): Promise<boolean> {
-    const packs = packFiles(message.files, attachmentLimitOf(this.#o));
+    const packs = packFiles(message.files, uploadLimitOf(this.#o));
     if (packs.length === 0) return this.#sendPack(message);
     let all = true;
     for (const [i, files] of packs.entries()) all = (await this.#sendPack(i === 0 ? { ...message, files } : { content: '', components: [], files })) && all;
@@ -220,7 +219,7 @@ export class ReplyTarget {
       return true;
     } catch (error) {
       if (!isTooLarge(error) || message.files.length === 0) {
-        this.#undelivered(error, 'files');
+        this.#undelivered(error, 'files', message);
         return false;
       }
     }
@@ -229,7 +228,11 @@ export class ReplyTarget {
     return all;
   }
 
-  /** A message of one file, re-encoded smaller while Discord refuses it as too large (413). */
+  /**
+   * A message of one file, re-encoded smaller while Discord refuses it as too large (413). When even that is refused
+   * (or it cannot be made smaller), the message goes without it — its words and buttons are not lost with it — saying
+   * that this file could not be sent. Whether the file reached Discord.
+   */
   async #sendAlone(message: OutgoingMessage): Promise<boolean> {
     const file = message.files[0]!;
     let current: OutgoingFile | undefined = file;
@@ -239,24 +242,33 @@ export class ReplyTarget {
         return true;
       } catch (error) {
         if (!isTooLarge(error)) {
-          this.#undelivered(error, 'file');
+          this.#undelivered(error, 'file', message);
           return false;
         }
-        const target = Math.min(Math.floor(current.data.length / 2), attachmentLimitOf(this.#o));
+        const target = Math.min(Math.floor(current.data.length / 2), uploadLimitOf(this.#o));
         current = (await fitImage(current.data, formatOf(current), current.name.replace(/\.[^.]+$/, ''), target)).file;
       }
     }
-    this.#o.logger.error({ file: file.name }, 'Discord refused an image as too large even shrunk');
+    this.#o.logger.error({ file: file.name }, 'Discord refused an image as too large even shrunk; its message goes without it');
+    const without = withoutFiles(message, say(this.#o.locale, 'discord.job.file_not_sent', { file: file.name }));
+    try {
+      await this.#post(without, 'file');
+    } catch (error) {
+      this.#undelivered(error, 'file', without);
+    }
     return false;
   }
 
   /**
    * Posts a new message — with the interaction token while it is usable (a follow-up), else in the fallback's channel.
-   * Every new message of a final goes through here, and only here does a refusal leave the token: any refusal with it
-   * but too large (413) — the token expired (50027), the webhook gone (10015), the follow-up limit (40094), a failure
-   * of Discord's — sends this message to the fallback at once, and every later one: each message is posted once, with
-   * the token or in the fallback. Throws the refusal of the place that refused it (a 413 for the caller to split what
-   * it sent).
+   * Every new message of a final goes through here, and only here does a follow-up's refusal leave the token: when
+   * Discord says the token or its follow-ups are spent (`spendsToken`: the token expired, 50027; the webhook gone,
+   * 10015; the follow-up limit, 40094), it made no message, and this one goes to the fallback at once, as every later
+   * one. Any other failure throws, and the token stays in use for the next message: too large (413), for the caller to
+   * split what it sent; another refusal (such as an invalid body, 50035) made no message either, but the fallback would
+   * not take it better — a public job's would be a mention in the channel for nothing; and a failure of Discord's (5xx)
+   * or no answer, once discord.js's own tries are over, may have made it — posted again, it could be there twice. So
+   * each message is posted in one place only. Throws the failure of the place that refused it.
    */
   async #post(message: OutgoingMessage, what: string): Promise<void> {
     if (this.#tokenUsable()) {
@@ -265,7 +277,7 @@ export class ReplyTarget {
         return;
       } catch (error) {
         this.#noteFailure(error, what);
-        if (isTooLarge(error)) throw error;
+        if (!spendsToken(error)) throw error;
         this.#leaveToken();
       }
     }
@@ -303,13 +315,21 @@ export class ReplyTarget {
     this.#replyGone = false;
   }
 
-  /** A message of the final that reached neither the token nor the fallback. */
-  #undelivered(error: unknown, what: string): void {
-    const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
-    this.#o.logger.error(
-      { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status: discordErrorStatus(error) },
-      `could not deliver a job result to Discord (no usable interaction token, and ${where === 'dm' ? 'no DM could be sent to the user' : 'the channel refused the message'})`,
-    );
+  /**
+   * A message of the final that did not reach Discord, or may not have: refused with the token (and not sent elsewhere,
+   * `#post`), refused in the fallback, or failed on or not answered (perhaps posted, and so not sent again).
+   */
+  #undelivered(error: unknown, what: string, message?: OutgoingMessage): void {
+    const status = discordErrorStatus(error);
+    const where = this.#mode === 'webhook' ? 'follow-up' : this.#o.fallback === 'dm' ? 'dm' : 'channel';
+    const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message?.files.map((file) => file.name) };
+    if (status === undefined || status >= 500) {
+      this.#o.logger.error(fields, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
+    } else if (where === 'follow-up') {
+      this.#o.logger.error(fields, 'could not deliver a job result to Discord (refused with the interaction token, for a reason another place would not take it better: it is not sent elsewhere)');
+    } else {
+      this.#o.logger.error(fields, `could not deliver a job result to Discord (no usable interaction token, and ${where === 'dm' ? 'no DM could be sent to the user' : 'the channel refused the message'})`);
+    }
   }
 
   /** The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried again next time). */
@@ -361,44 +381,24 @@ function filesOf(message: OutgoingMessage): RawFile[] {
   return message.files.map((file) => ({ name: file.name, data: file.data, contentType: file.contentType }));
 }
 
-/**
- * Files in order, packed into as few messages as Discord takes. Discord documents its limits on uploads in two places:
- * "Uploading Files" (discord.com/developers/docs/reference#uploading-files) — the upload limit applies to each file in
- * a request, and an interaction's `attachment_size_limit` is that limit (`attachmentLimitOf`) — and Create Message's
- * limitations (discord.com/developers/docs/resources/message#create-message) — "the maximum request size when sending
- * a message is 25 MiB" (`DISCORD_LIMITS.requestBytes`), whatever the limit of one file. So a pack holds at most 10
- * files (`DISCORD_LIMITS.filesPerMessage`) whose bytes, with `REQUEST_ROOM_BYTES` for the rest of the request, stay
- * within 25 MiB; a file larger than that, or than the limit of one file (Discord refuses it whatever it goes with, and
- * it is shrunk alone), is a pack of its own.
- */
-function packFiles(files: readonly OutgoingFile[], fileLimitBytes: number): OutgoingFile[][] {
-  const packBytes = DISCORD_LIMITS.requestBytes - REQUEST_ROOM_BYTES;
-  const packs: OutgoingFile[][] = [];
-  let last: OutgoingFile[] | undefined;
-  let bytes = 0;
-  for (const file of files) {
-    const size = file.data.length;
-    if (size > fileLimitBytes) {
-      packs.push([file]);
-      last = undefined;
-    } else if (last && last.length < DISCORD_LIMITS.filesPerMessage && bytes + size <= packBytes) {
-      last.push(file);
-      bytes += size;
-    } else {
-      packs.push((last = [file]));
-      bytes = size;
-    }
-  }
-  return packs;
-}
-
 /** A refusal as too large (413, 40005): a file over the upload limit, or a request over Discord's size. */
 function isTooLarge(error: unknown): boolean {
   return discordErrorCode(error) === DISCORD_ERRORS.requestEntityTooLarge;
 }
 
+/**
+ * A refusal of a follow-up that says the interaction token can post no more (no message was made): the token expired
+ * (50027), its webhook is gone (10015), or an interaction only the user's install authorized sent its 5 follow-ups
+ * (40094).
+ */
+function spendsToken(error: unknown): boolean {
+  const code = discordErrorCode(error);
+  return code === DISCORD_ERRORS.invalidWebhookToken || code === DISCORD_ERRORS.unknownWebhook || code === DISCORD_ERRORS.maxFollowUps;
+}
+
+/** The message without its files, `note` saying why after its words (alone, if it had none). */
 function withoutFiles(message: OutgoingMessage, note: string): OutgoingMessage {
-  return { ...message, files: [], content: `${message.content}\n⚠️ ${note}` };
+  return { ...message, files: [], content: message.content ? `${message.content}\n⚠️ ${note}` : `⚠️ ${note}` };
 }
 
 function formatOf(file: OutgoingFile): OutputFormat {

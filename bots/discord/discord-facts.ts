@@ -49,6 +49,24 @@ export function attachmentLimitOf(source: { attachmentSizeLimit?: number | undef
   return limit !== undefined && Number.isFinite(limit) && limit > 0 ? limit : DISCORD_LIMITS.defaultAttachmentBytes;
 }
 
+/**
+ * Room kept in a request of files for the rest of it: its words (2000 characters), buttons, attachment list and each
+ * file's multipart headers — a few KiB at most, kept generously.
+ */
+export const REQUEST_ROOM_BYTES = 64 * 1024;
+
+/**
+ * The most bytes of one file the bot uploads (what its images are fitted to, and packed by): the interaction's
+ * upload limit of one file (`attachmentLimitOf`), but never more than one request that sends a message takes, less
+ * the room for the rest of it. In a boosted server `attachment_size_limit` is 50 or 100 MiB, while Create Message
+ * documents 25 MiB for the whole request; some report that Discord takes larger bodies there, but nothing Discord
+ * documents says so, and a file it refuses is a paid image shrunk late, or lost. So the documented 25 MiB it is: a
+ * file larger than that is re-encoded before it is sent, and its message says so.
+ */
+export function uploadLimitOf(source: { attachmentSizeLimit?: number | undefined } | undefined): number {
+  return Math.min(attachmentLimitOf(source), DISCORD_LIMITS.requestBytes - REQUEST_ROOM_BYTES);
+}
+
 /** JSON error codes Discord answers with that this surface handles. */
 export const DISCORD_ERRORS = {
   unknownMessage: 10008,
@@ -65,6 +83,8 @@ export const DISCORD_ERRORS = {
   missingPermissions: 50013,
   /** The interaction token is older than 15 minutes. */
   invalidWebhookToken: 50027,
+  /** An interaction only the user's install authorized has sent its 5 follow-ups. */
+  maxFollowUps: 40094,
 } as const;
 
 /** Message flag: only the user who ran the command sees the message. */

@@ -172,9 +172,10 @@ export const de = {
   'discord.job.some_no_longer_kept': 'Dieser Auftrag wurde beim Neustart des Bots fertig, und {missing, plural, one {eines seiner {made} Bilder wird} other {# seiner {made} Bilder werden}} nicht mehr aufbewahrt: erstellt und berechnet, aber hier nicht gezeigt.',
   'discord.job.too_large_to_upload': '{images, plural, one {Das Bild} other {Bild {index}}} ist zu groß, um es hier hochzuladen (Limit {limit} pro Datei), auch neu kodiert.',
   'discord.job.reencoded':
-    '{images, plural, one {Das Bild} other {Bild {index}}} wurde als {format} neu kodiert{shrunk, select, yes { und auf {percent} % verkleinert} other {}}, um in das Upload-Limit dieses Servers von {limit} pro Datei zu passen.',
+    '{images, plural, one {Das Bild} other {Bild {index}}} wurde als {format} neu kodiert{shrunk, select, yes { und auf {percent} % verkleinert} other {}}, um in das hier geltende Upload-Limit ({limit} pro Datei) zu passen.',
   'discord.job.more_images': 'Weitere Bilder ({from}–{to} von {of})',
   'discord.job.upload_separately': 'Die Bilder waren zu groß, um sie hier zusammen hochzuladen; sie folgen in einzelnen Nachrichten.',
+  'discord.job.file_not_sent': 'Discord hat {file} als zu groß abgelehnt, und es ließ sich nicht klein genug machen: Es wird hier nicht gezeigt.',
 
   'history.none_kept': '{icon} Dieser Bot speichert keinen Verlauf.',
   'history.erased': '{icon} Dein Verlauf wurde gelöscht ({count} {count, plural, one {Auftrag} other {Aufträge}}). Bereits gepostete Bilder bleiben in ihren Kanälen.',

@@ -185,9 +185,10 @@ export const en = {
   'discord.job.some_no_longer_kept': 'This job finished just as the bot restarted, and {missing, plural, one {one of its {made} images is} other {# of its {made} images are}} no longer kept: made and charged, but not shown here.',
   'discord.job.too_large_to_upload': '{images, plural, one {The image} other {Image {index}}} is too large to upload here (limit {limit} per file), even re-encoded.',
   'discord.job.reencoded':
-    '{images, plural, one {The image} other {Image {index}}} was re-encoded as {format}{shrunk, select, yes { and shrunk to {percent}%} other {}} to fit this server’s upload limit of {limit} per file.',
+    '{images, plural, one {The image} other {Image {index}}} was re-encoded as {format}{shrunk, select, yes { and shrunk to {percent}%} other {}} to fit the upload limit that applies here ({limit} per file).',
   'discord.job.more_images': 'More images ({from}–{to} of {of})',
   'discord.job.upload_separately': 'The images were too large to upload together here; they follow in separate messages.',
+  'discord.job.file_not_sent': 'Discord refused {file} as too large, and it could not be made small enough: it is not shown here.',
 
   // History (`/imagine-history`, `/imagine history`).
   'history.none_kept': '{icon} This bot keeps no history.',

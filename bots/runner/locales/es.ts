@@ -172,9 +172,10 @@ export const es = {
   'discord.job.some_no_longer_kept': 'Este trabajo terminó justo cuando el bot se reinició, y {missing, plural, one {una de sus {made} imágenes ya no se conserva} other {# de sus {made} imágenes ya no se conservan}}: se crearon y se cobraron, pero no se muestran aquí.',
   'discord.job.too_large_to_upload': '{images, plural, one {La imagen} other {La imagen {index}}} es demasiado grande para subirla aquí (límite de {limit} por archivo), incluso recodificada.',
   'discord.job.reencoded':
-    '{images, plural, one {La imagen} other {La imagen {index}}} se recodificó como {format}{shrunk, select, yes { y se redujo al {percent} %} other {}} para caber en el límite de subida de este servidor de {limit} por archivo.',
+    '{images, plural, one {La imagen} other {La imagen {index}}} se recodificó como {format}{shrunk, select, yes { y se redujo al {percent} %} other {}} para caber en el límite de subida que rige aquí ({limit} por archivo).',
   'discord.job.more_images': 'Más imágenes ({from}–{to} de {of})',
   'discord.job.upload_separately': 'Las imágenes eran demasiado grandes para subirlas juntas aquí; siguen en mensajes separados.',
+  'discord.job.file_not_sent': 'Discord rechazó {file} por ser demasiado grande, y no se pudo reducir lo suficiente: no se muestra aquí.',
 
   'history.none_kept': '{icon} Este bot no guarda historial.',
   'history.erased': '{icon} Se borró tu historial ({count} {count, plural, one {trabajo} other {trabajos}}). Las imágenes ya publicadas se quedan en sus canales.',

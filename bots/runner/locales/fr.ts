@@ -172,9 +172,10 @@ export const fr = {
   'discord.job.some_no_longer_kept': 'Cette tâche s’est terminée au redémarrage du bot, et {missing, plural, one {une de ses {made} images n’est plus conservée} other {# de ses {made} images ne sont plus conservées}} : créées et facturées, mais pas affichées ici.',
   'discord.job.too_large_to_upload': '{images, plural, one {L’image} other {L’image {index}}} est trop lourde pour être envoyée ici (limite de {limit} par fichier), même réencodée.',
   'discord.job.reencoded':
-    '{images, plural, one {L’image} other {L’image {index}}} a été réencodée en {format}{shrunk, select, yes { et réduite à {percent} %} other {}} pour tenir dans la limite d’envoi de ce serveur de {limit} par fichier.',
+    '{images, plural, one {L’image} other {L’image {index}}} a été réencodée en {format}{shrunk, select, yes { et réduite à {percent} %} other {}} pour tenir dans la limite d’envoi qui s’applique ici ({limit} par fichier).',
   'discord.job.more_images': 'Autres images ({from}–{to} sur {of})',
   'discord.job.upload_separately': 'Les images étaient trop lourdes pour être envoyées ensemble ici ; elles suivent dans des messages séparés.',
+  'discord.job.file_not_sent': 'Discord a refusé {file}, trop lourd, et il n’a pas pu être assez réduit : il n’est pas affiché ici.',
 
   'history.none_kept': '{icon} Ce bot ne garde aucun historique.',
   'history.erased': '{icon} Votre historique a été effacé ({count} {count, plural, one {tâche} other {tâches}}). Les images déjà publiées restent dans leurs salons.',

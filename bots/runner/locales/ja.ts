@@ -172,9 +172,10 @@ export const ja = {
   'discord.job.some_no_longer_kept': 'このジョブはボットの再起動時に完了しましたが、{made} 枚の画像のうち {missing, plural, other {# 枚}}はもう保管されていません。生成され課金されていますが、ここには表示されません。',
   'discord.job.too_large_to_upload': '{images, plural, =1 {画像} other {画像 {index}}}は再エンコードしてもここにアップロードするには大きすぎます（1 ファイルあたりの上限 {limit}）。',
   'discord.job.reencoded':
-    '{images, plural, =1 {画像} other {画像 {index}}}は、このサーバーのアップロード上限（1 ファイルあたり {limit}）に収まるよう {format} に再エンコード{shrunk, select, yes {し、{percent}% に縮小} other {}}しました。',
+    '{images, plural, =1 {画像} other {画像 {index}}}は、ここでのアップロード上限（1 ファイルあたり {limit}）に収まるよう {format} に再エンコード{shrunk, select, yes {し、{percent}% に縮小} other {}}しました。',
   'discord.job.more_images': 'その他の画像（{from}–{to} / {of}）',
   'discord.job.upload_separately': '画像が大きすぎてまとめてアップロードできませんでした。別々のメッセージで続けて送ります。',
+  'discord.job.file_not_sent': 'Discord が {file} を大きすぎるとして受け付けず、十分に小さくできませんでした。ここには表示されません。',
 
   'history.none_kept': '{icon} このボットは履歴を保存していません。',
   'history.erased': '{icon} 履歴を削除しました（{count} 件）。投稿済みの画像はそれぞれのチャンネルに残ります。',

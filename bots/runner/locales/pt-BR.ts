@@ -172,9 +172,10 @@ export const ptBR = {
   'discord.job.some_no_longer_kept': 'Esta tarefa terminou quando o bot reiniciou, e {missing, plural, one {uma das suas {made} imagens não está mais guardada} other {# das suas {made} imagens não estão mais guardadas}}: foram criadas e cobradas, mas não aparecem aqui.',
   'discord.job.too_large_to_upload': '{images, plural, one {A imagem} other {A imagem {index}}} é grande demais para enviar aqui (limite de {limit} por arquivo), mesmo recodificada.',
   'discord.job.reencoded':
-    '{images, plural, one {A imagem} other {A imagem {index}}} foi recodificada como {format}{shrunk, select, yes { e reduzida para {percent}%} other {}} para caber no limite de envio deste servidor de {limit} por arquivo.',
+    '{images, plural, one {A imagem} other {A imagem {index}}} foi recodificada como {format}{shrunk, select, yes { e reduzida para {percent}%} other {}} para caber no limite de envio que vale aqui ({limit} por arquivo).',
   'discord.job.more_images': 'Mais imagens ({from}–{to} de {of})',
   'discord.job.upload_separately': 'As imagens eram grandes demais para enviar juntas aqui; elas vêm em mensagens separadas.',
+  'discord.job.file_not_sent': 'O Discord recusou {file} por ser grande demais, e não foi possível reduzi-lo o bastante: ele não aparece aqui.',
 
   'history.none_kept': '{icon} Este bot não guarda histórico.',
   'history.erased': '{icon} Seu histórico foi apagado ({count} {count, plural, one {tarefa} other {tarefas}}). Imagens já publicadas continuam nos canais delas.',

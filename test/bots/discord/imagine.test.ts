@@ -71,6 +71,6 @@ describe('/imagine through the real discord.js client and a fake Discord', () =>
     expect(final.attachments).toHaveLength(1);
     expect(final.attachments[0]!.size).toBeLessThanOrEqual(200_000);
     expect(final.attachments[0]!.filename).toMatch(/\.webp$/);
-    expect(final.content).toContain('re-encoded as WEBP to fit this server’s upload limit of 195 KB per file');
+    expect(final.content).toContain('re-encoded as WEBP to fit the upload limit that applies here (195 KB per file)');
   });
 });

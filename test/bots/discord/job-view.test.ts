@@ -1,8 +1,13 @@
-import { describe, expect, it, vi } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import sharp from 'sharp';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { uploadLimitOf } from '../../../bots/discord/discord-facts.js';
 import type { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { JobView, type Completed } from '../../../bots/discord/JobView.js';
 import type { ReplyTarget } from '../../../bots/discord/ReplyTarget.js';
+import { fileSize, say } from '../../../bots/runner/index.js';
 import { RecordingLogger } from './harness.js';
+import { MiB, Scene } from './reply-scene.js';
 
 const result: Completed = {
   type: 'completed',
@@ -73,5 +78,61 @@ describe('a job view marking its record ended', () => {
     expect(messages[0]!.components.flatMap((row) => row.components.map((b) => b.label))).toEqual(['Retry', 'Edit', 'Delete']);
     // Saved for its Edit button, with the cancellation it came with (a sweep shows that end with it, not a result).
     expect(saveOutputs).toHaveBeenCalledExactlyOnceWith('k1', [Buffer.from('an image')], ['png'], { final: { type: 'cancelled', byUserId: 'u1', reason: 'requested' } });
+  });
+});
+
+let scene: Scene | undefined;
+afterEach(async () => {
+  await scene?.close();
+  scene = undefined;
+});
+
+/** A finished job's result of these images (PNG). */
+function completed(images: Buffer[]): Completed {
+  return { ...result, images, formats: images.map(() => 'png' as const) };
+}
+
+/** A view of the job whose reply is `target`'s, in a server whose upload limit of one file is `attachmentSizeLimit`. */
+function viewOn(target: ReplyTarget, attachmentSizeLimit: number, n: number): JobView {
+  return new JobView({
+    target,
+    header: { key: 'k1', kind: 'generate', prompt: 'herons', n, locale: 'en-US' },
+    store: { markEnded: async () => undefined, saveOutputs: async () => undefined, get: async () => undefined } as unknown as JobRecordStore,
+    attachmentSizeLimit,
+    logger: new RecordingLogger(),
+  });
+}
+
+describe('a job view’s result in Discord, packed and fitted by the limits Discord documents', () => {
+  it('carries as many of its images with the result as one request takes, the rest in a message after it: nothing is refused as too large', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    // 4 images of 8 MiB: 32 MiB, more than one request to Discord takes (25 MiB), but no more than its 10 files.
+    await viewOn(s.targetOf(ix), 10 * MiB, 4).showResult(completed(Array.from({ length: 4 }, () => randomBytes(8 * MiB))));
+
+    expect(s.discord.requests.filter((r) => r.code === 40005).map((r) => r.route)).toEqual([]);
+    expect(s.discord.original(ix)!.attachments.map((a) => a.filename)).toEqual(['pictor-k1-1.png', 'pictor-k1-2.png', 'pictor-k1-3.png']);
+    const [more, ...others] = s.followUpsOf(ix);
+    expect(more!.attachments.map((a) => a.filename)).toEqual(['pictor-k1-4.png']);
+    expect(more!.content).toBe(say('en-US', 'discord.job.more_images', { from: 4, to: 4, of: 4 }));
+    expect(others).toEqual([]);
+  });
+
+  it('fits an image to what one request takes in a boosted server (50 MiB a file), and the result says so: none is refused as too large', async () => {
+    const s = (scene = await Scene.start({ attachmentSizeLimit: 50 * MiB }));
+    const ix = await s.deferred();
+    // 27 MiB of PNG: within the server’s 50 MiB a file, beyond the 25 MiB of a request that sends a message.
+    const large = await sharp({ create: { width: 3200, height: 3000, channels: 3, background: { r: 40, g: 90, b: 160 } } })
+      .png({ compressionLevel: 0 })
+      .toBuffer();
+    expect(large.length).toBeGreaterThan(25 * MiB);
+    await viewOn(s.targetOf(ix, { attachmentSizeLimit: 50 * MiB }), 50 * MiB, 1).showResult(completed([large]));
+
+    expect(s.discord.requests.filter((r) => r.code === 40005).map((r) => r.route)).toEqual([]);
+    const reply = s.discord.original(ix)!;
+    expect(reply.attachments.map((a) => a.filename)).toEqual(['pictor-k1-1.webp']);
+    const limit = fileSize(uploadLimitOf({ attachmentSizeLimit: 50 * MiB }));
+    expect(reply.content).toContain(say('en-US', 'discord.job.reencoded', { images: 1, index: 1, format: 'WEBP', shrunk: 'no', percent: 100, limit }));
+    expect(s.followUpsOf(ix)).toEqual([]);
   });
 });

@@ -1,107 +1,23 @@
-import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { REST } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutgoingFile } from '../../../bots/discord/fit-images.js';
-import type { OutgoingMessage } from '../../../bots/discord/render-job.js';
-import { ReplyTarget, type ReplyTargetOptions } from '../../../bots/discord/ReplyTarget.js';
+import { allImages, resultButtons, type OutgoingMessage } from '../../../bots/discord/render-job.js';
 import { makeRequestWithEncodedForms } from '../../../bots/discord/rest-request.js';
-import { FakeDiscord, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import type { InteractionContext } from '../../fakes/discord/interaction-payloads.js';
-import { RecordingLogger } from './harness.js';
+import { say } from '../../../bots/runner/index.js';
+import { images, MiB, namesOf, Scene } from './reply-scene.js';
 
-const MiB = 1024 * 1024;
 const TOO_LARGE = 40005;
 const MAX_FOLLOW_UPS = 40094;
 const INVALID_WEBHOOK_TOKEN = 50027;
-
-/** A test's Discord, and REST clients to it as the bot has them: one for interaction webhooks, one with the bot token. */
-class Scene {
-  readonly logger = new RecordingLogger();
-  private constructor(
-    readonly discord: FakeDiscord,
-    readonly webhookRest: REST,
-    readonly botRest: REST,
-    private readonly endpoint: Server,
-  ) {}
-
-  static async start(options: FakeDiscordOptions = {}): Promise<Scene> {
-    // Discord's per-token and per-channel message limits are not what these tests are about.
-    const discord = await FakeDiscord.start({ messageRateLimit: { limit: 100, windowMs: 1000 }, ...options });
-    // The app's interactions endpoint: it defers every interaction (callback type 5), as a job's first answer does.
-    const endpoint = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 5 })));
-    });
-    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
-    discord.interactionsEndpoint = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/interactions`;
-    const rest = () => new REST({ api: discord.apiBaseUrl, timeout: 60_000, makeRequest: makeRequestWithEncodedForms });
-    return new Scene(discord, rest(), rest().setToken(discord.botToken), endpoint);
-  }
-
-  /** A member's /imagine, deferred as a job's is: its reply says "thinking…" until a target edits it. */
-  async deferred(where: Partial<InteractionContext> = {}): Promise<FakeInteraction> {
-    const ix = this.discord.slashCommand('imagine', { prompt: 'herons' }, where);
-    await this.discord.waitFor(() => ix.ack, 'the interaction to be deferred');
-    return ix;
-  }
-
-  targetOf(ix: FakeInteraction, options: Partial<ReplyTargetOptions> = {}): ReplyTarget {
-    return new ReplyTarget({
-      webhookRest: this.webhookRest,
-      botRest: this.botRest,
-      applicationId: this.discord.applicationId,
-      token: ix.token,
-      issuedAt: ix.createdAt,
-      channelId: ix.channelId,
-      userId: ix.user.id,
-      locale: 'en-US',
-      fallback: 'channel',
-      logger: this.logger,
-      ...options,
-    });
-  }
-
-  /** The messages the interaction's token posted after its reply (its follow-ups), oldest first. */
-  followUpsOf(ix: FakeInteraction): FakeMessage[] {
-    return [...this.discord.messages.values()].filter((m) => m.interactionId === ix.id && m.id !== ix.originalMessageId);
-  }
-
-  /** The name of every file the bot has in Discord, once for each time it is there. */
-  uploadedNames(): string[] {
-    return [...this.discord.messages.values()].flatMap((m) => m.attachments.map((a) => a.filename)).sort();
-  }
-
-  /** Requests with the interaction's token that Discord refused with `code`. */
-  refusedWith(ix: FakeInteraction, code: number): number {
-    return this.discord.requests.filter((r) => r.token === ix.token && r.code === code).length;
-  }
-
-  async close(): Promise<void> {
-    for (const rest of [this.webhookRest, this.botRest]) {
-      rest.clearHashSweeper();
-      rest.clearHandlerSweeper();
-    }
-    await this.discord.close();
-    await new Promise((resolve) => this.endpoint.close(resolve));
-  }
-}
+const UNKNOWN_WEBHOOK = 10015;
+const INVALID_FORM_BODY = 50035;
+/** Tries discord.js makes of one request that Discord fails on (5xx) or does not answer: the first and 3 more. */
+const DISCORD_JS_TRIES = 4;
 
 let scene: Scene | undefined;
 afterEach(async () => {
   await scene?.close();
   scene = undefined;
 });
-
-/** `count` images of `bytes` each (what they hold does not matter unless Discord refuses one alone). */
-function images(count: number, bytes: number, from = 1): OutgoingFile[] {
-  return Array.from({ length: count }, (_, i) => ({ name: `pictor-k-${from + i}.png`, data: randomBytes(bytes), contentType: 'image/png' }));
-}
-
-function namesOf(files: readonly OutgoingFile[]): string[] {
-  return files.map((f) => f.name).sort();
-}
 
 function end(files: OutgoingFile[]): OutgoingMessage {
   return { content: '🖌️ **herons**', components: [], files };
@@ -206,5 +122,95 @@ describe('packing the files that follow a job’s end as Discord documents its l
     expect(delivered).toEqual({ first: true, all: false });
     expect(s.uploadedNames()).toEqual(namesOf([small1, small2]));
     expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.code === TOO_LARGE).map((r) => r.files.map((f) => f.filename))).toEqual([[large.name]]);
+  });
+});
+
+/** A message after a job’s end: `files` with a line of words saying which they are. */
+function more(files: OutgoingFile[], from: number): OutgoingMessage {
+  return { content: `More images (${from}–${from + files.length - 1} of 9)`, components: [], files };
+}
+
+describe('which refusals of a follow-up leave the interaction token (each image posted in one place only)', () => {
+  it.each([
+    { code: INVALID_WEBHOOK_TOKEN, status: 401, why: 'the token expired' },
+    { code: UNKNOWN_WEBHOOK, status: 404, why: 'the webhook is gone' },
+    { code: MAX_FOLLOW_UPS, status: 400, why: 'the follow-ups are spent' },
+  ])('sends the message after the end and every later one to the channel when Discord refuses its follow-up with $code ($why)', async ({ code, status }) => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status, code, message: 'refused' });
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-2.png'], ['pictor-k-3.png']]);
+    expect(s.followUpsOf(ix)).toEqual([]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup').map((r) => r.code)).toEqual([code]);
+  });
+
+  it('keeps a message Discord refused with the token for another reason (400, 50035) out of the channel — no public mention for it — and sends the next with the token', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
+  });
+
+  it('does not post again a message Discord failed on (5xx) after discord.js’s own tries — Discord may have made it — and sends the next with the token', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup')).toHaveLength(DISCORD_JS_TRIES + 1);
+  });
+
+  it('does not post again a message Discord did not answer (the request timed out, each of discord.js’s tries), and sends the next with the token', async () => {
+    let unanswered = 0;
+    const s = (scene = await Scene.start({
+      // The follow-up's request gets no answer in time: discord.js aborts it (AbortError), as its timeout does.
+      webhookRequest: async (url, init) => {
+        if (init.method === 'POST' && new URL(url).pathname.includes('/webhooks/') && unanswered < DISCORD_JS_TRIES) {
+          unanswered++;
+          throw new DOMException('This operation was aborted', 'AbortError');
+        }
+        return makeRequestWithEncodedForms(url, init);
+      },
+    }));
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(unanswered).toBe(DISCORD_JS_TRIES);
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
+  });
+});
+
+describe('a file Discord refuses even made smaller', () => {
+  it('posts the words and buttons it came with without it, saying it could not be sent', async () => {
+    const s = (scene = await Scene.start({ attachmentSizeLimit: 2 * MiB }));
+    const ix = await s.deferred();
+    // 3 MiB that are no image: Discord refuses them (over its 2 MiB a file), and they cannot be re-encoded smaller.
+    const [large] = images(1, 3 * MiB, 2);
+    const second: OutgoingMessage = { content: 'More images (2–2 of 2)', components: resultButtons('k1', allImages(2), 'en-US'), files: [large!] };
+    const delivered = await s.targetOf(ix, { attachmentSizeLimit: 2 * MiB }).final([end(images(1, 1024)), second]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    const [posted, ...others] = s.followUpsOf(ix);
+    expect(others).toEqual([]);
+    expect(posted!.attachments).toEqual([]);
+    expect(posted!.content).toContain('More images (2–2 of 2)');
+    expect(posted!.content).toContain(say('en-US', 'discord.job.file_not_sent', { file: large!.name }));
+    expect(posted!.components).toEqual(second.components);
   });
 });
