@@ -265,9 +265,9 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     } finally {
       connecting = undefined;
     }
-    // The lease was lost, or the bot began to stop, while the login went on: off the gateway again (stopping, `leave()`
-    // gives the lease back).
-    if (attempt.lost || leaving) {
+    // The lease was lost, the bot began to stop, or it gave up, while the login went on: off the gateway again (stopping,
+    // `leave()` gives the lease back; giving up, its caller does).
+    if (attempt.lost || leaving || gaveUp) {
       await disconnect();
       return false;
     }
@@ -298,15 +298,26 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     if (!lease || leaving || gaveUp) return;
     logger.info({ takeoverWithinMs: lease.takeoverWithinMs }, 'another process holds the Discord gateway; standing by');
     void (async () => {
+      /**
+       * Given up while taking over (Discord refused the token to a request of the bot's): that stop left the gateway and
+       * gave the lease back as things stood then; done again once this login ended, so neither outlives it.
+       */
+      const giveUpTakeover = async () => {
+        await disconnect();
+        await lease.release();
+      };
       while (await lease.acquire()) {
-        if (leaving) return lease.release();
+        // Taken by a try under way as the bot began to stop or gave up (`acquire` returns what that try found): given
+        // back, never logged in with.
+        if (leaving || gaveUp) return lease.release();
         try {
-          if (!(await connectHolding())) continue;
+          const connected = await connectHolding();
+          if (gaveUp) return await giveUpTakeover();
+          if (!connected) continue;
           logger.info({}, 'took over the Discord gateway');
           return;
         } catch (error) {
-          // Given up meanwhile (Discord refused the token to a request of the bot's): that stop left the gateway.
-          if (gaveUp) return;
+          if (gaveUp) return await giveUpTakeover();
           const refused = refusedToken(error);
           if (refused) return await stopForGood(tokenRefused(refused), refused, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN');
           await disconnect();
