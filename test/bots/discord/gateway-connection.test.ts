@@ -296,6 +296,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
       expect(await redis.get(`${lease.key}:standby`)).toBeNull();
       expect(connection.online()).toBe(false);
       expect(onFatal).toHaveBeenCalledTimes(1);
+      // Its one error line says it stood by: it never held the gateway, so it left none.
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.obj)).toEqual([{ why: '401 Unauthorized', role: 'standby' }]);
     } finally {
       sets.mockRestore();
       await connection.leave();
