@@ -26,7 +26,9 @@ export interface GatewayConnectionOptions {
    * session with 4004 (the token was reset since), or refused a request made with it (`tokenRefusedOverRest`) — then
    * `tokenRefused`'s error, naming DISCORD_TOKEN, the one a refused token at `start()` rejects with; or Discord closed
    * the live session for another reason discord.js never recovers from (4010 to 4014: `closedForGood`). It is off the
-   * gateway, has given the lease back and stands by no more. The first of these is the one: none is told after it.
+   * gateway, has given the lease back and stands by no more. The first of these is the one: none is told after it. One
+   * error line comes before it: `why` (as `discordRefusedToken` says it, or the close), and `role`, where this process
+   * was on the gateway (`GatewayRole`: a takeover refused over REST is the takeover's line, not one of leaving).
    */
   onFatal?: ((error: ValidationError) => void) | undefined;
   logger: LoggerLike;
@@ -47,8 +49,10 @@ export interface GatewayConnection {
   /**
    * Discord refused the token to a request made with it, over REST (a 401: `how`, as `discordRefusedToken` says it):
    * off the gateway, the lease given back, standing by no more, then `onFatal` with `tokenRefused`'s error, as when the
-   * gateway refuses it. Nothing when the bot can no longer run already (the first reason is the one), and only
-   * `onFatal` while it leaves (the leave does the rest).
+   * gateway refuses it. Its error line's `role` is where this process is as the refusal comes: leaving the gateway it
+   * holds, taking it over (the login's own request refused, or another while it logs in), or standing by. Nothing when
+   * the bot can no longer run already (the first reason is the one), and only `onFatal` while it leaves (the leave does
+   * the rest).
    */
   tokenRefusedOverRest(how: string): Promise<void>;
   /** The client of the current login (or of the last one, after it left); undefined before the first. */
@@ -100,6 +104,16 @@ export function closedForGood(code: number): ValidationError {
       return closed('discord.js', 'unrecoverable', 'discord.js does not connect again after it; check the bot in the Developer Portal, or update Pictor');
   }
 }
+
+/**
+ * Where a process that can no longer run was on the gateway, the `role` of the one error line it logs then: connected
+ * (`holder`: it leaves the gateway), logging in to take it over (`taking over`), or waiting for the lease (`standby`:
+ * it never joined, and stands by no more).
+ */
+export type GatewayRole = 'holder' | 'taking over' | 'standby';
+
+/** What a process logs when Discord refused the token as it took the gateway over (a 4004 closing its login, or a 401). */
+const REFUSED_TAKING_OVER = 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN';
 
 /** One gateway login: its client, and whether it left (a client that left is never on the gateway again). */
 interface Login {
@@ -191,11 +205,11 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       if (!holding || leaving || gaveUp) return;
       const refused = discordRefusedToken(undefined, event.code);
       if (refused) {
-        void stopForGood(tokenRefused(refused), refused, 'Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN');
+        void stopForGood(tokenRefused(refused), refused, 'holder', 'Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN');
         return;
       }
       const closed = closedForGood(event.code);
-      void stopForGood(closed, closed.message, 'Discord closed the gateway session for good; leaving the gateway');
+      void stopForGood(closed, closed.message, 'holder', 'Discord closed the gateway session for good; leaving the gateway');
     });
     const ready = new Promise<unknown>((resolve) => login.client.once(Events.ClientReady, resolve));
     try {
@@ -238,6 +252,8 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
   };
   /** Set while `connectHolding` logs in: a lease lost meanwhile is then its to handle. */
   let connecting: { lost: boolean } | undefined;
+  /** Where this process is on the gateway now: logging in (a takeover, once `start()` resolved), connected, or neither. */
+  const roleNow = (): GatewayRole => (connecting ? 'taking over' : holding ? 'holder' : 'standby');
   const onLost = (why: string) => {
     holding = false;
     logger.error({ why }, 'lost the Discord gateway lease; disconnecting from the gateway');
@@ -265,9 +281,9 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
     } finally {
       connecting = undefined;
     }
-    // The lease was lost, or the bot began to stop, while the login went on: off the gateway again (stopping, `leave()`
-    // gives the lease back).
-    if (attempt.lost || leaving) {
+    // The lease was lost, the bot began to stop, or it gave up, while the login went on: off the gateway again (stopping,
+    // `leave()` gives the lease back; giving up, its caller does).
+    if (attempt.lost || leaving || gaveUp) {
       await disconnect();
       return false;
     }
@@ -281,7 +297,7 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
    * refused token at start stops the bot. Once: the first reason is the one. While the bot leaves, the leave takes it off
    * the gateway and gives the lease back; the reason is still told.
    */
-  const stopForGood = async (error: ValidationError, why: string, message: string) => {
+  const stopForGood = async (error: ValidationError, why: string, role: GatewayRole, message: string) => {
     if (gaveUp) return;
     gaveUp = true;
     holding = false;
@@ -291,24 +307,35 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       await lease?.release();
       await leaseStopped;
     }
-    logger.error({ why }, message);
+    logger.error({ why, role }, message);
     options.onFatal?.(error);
   };
   const standBy = () => {
     if (!lease || leaving || gaveUp) return;
     logger.info({ takeoverWithinMs: lease.takeoverWithinMs }, 'another process holds the Discord gateway; standing by');
     void (async () => {
+      /**
+       * Given up while taking over (Discord refused the token to a request of the bot's): that stop left the gateway and
+       * gave the lease back as things stood then; done again once this login ended, so neither outlives it.
+       */
+      const giveUpTakeover = async () => {
+        await disconnect();
+        await lease.release();
+      };
       while (await lease.acquire()) {
-        if (leaving) return lease.release();
+        // Taken by a try under way as the bot began to stop or gave up (`acquire` returns what that try found): given
+        // back, never logged in with.
+        if (leaving || gaveUp) return lease.release();
         try {
-          if (!(await connectHolding())) continue;
+          const connected = await connectHolding();
+          if (gaveUp) return await giveUpTakeover();
+          if (!connected) continue;
           logger.info({}, 'took over the Discord gateway');
           return;
         } catch (error) {
-          // Given up meanwhile (Discord refused the token to a request of the bot's): that stop left the gateway.
-          if (gaveUp) return;
+          if (gaveUp) return await giveUpTakeover();
           const refused = refusedToken(error);
-          if (refused) return await stopForGood(tokenRefused(refused), refused, 'Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN');
+          if (refused) return await stopForGood(tokenRefused(refused), refused, 'taking over', REFUSED_TAKING_OVER);
           await disconnect();
           await lease.release();
           const message = scrubSecrets(error instanceof Error ? error.message : String(error), [token]);
@@ -354,7 +381,16 @@ export function gatewayConnection(options: GatewayConnectionOptions): GatewayCon
       if (!connected) standBy();
     },
     online: () => !gaveUp && (lease && !holding ? !leaving : current?.client.isReady() === true),
-    tokenRefusedOverRest: (how) => stopForGood(tokenRefused(how), how, 'Discord refused a request made with the bot token; leaving the gateway: check DISCORD_TOKEN'),
+    tokenRefusedOverRest(how) {
+      // Told as where this process is on the gateway: a takeover's login refused over REST (its GET /gateway/bot, before
+      // any IDENTIFY) is the takeover's refusal, as a 4004 closing that login is; a standby has no gateway to leave.
+      const role = roleNow();
+      const message =
+        role === 'taking over'
+          ? REFUSED_TAKING_OVER
+          : `Discord refused a request made with the bot token; ${role === 'holder' ? 'leaving the gateway' : 'standing by no more'}: check DISCORD_TOKEN`;
+      return stopForGood(tokenRefused(how), how, role, message);
+    },
     client: () => current?.client,
     async handOver() {
       if (!lease || leaving) return;

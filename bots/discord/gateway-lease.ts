@@ -95,7 +95,10 @@ export class GatewayLease {
     return withTimeout(this.#lease.take(), this.#o.renewEveryMs, 'Redis did not answer');
   }
 
-  /** Waits until this process holds the lease; false when `stop()` ended the wait. Redis errors are logged and retried. */
+  /**
+   * Waits until this process holds the lease; false when `stop()` ended the wait. Redis errors are logged and retried.
+   * True when a try under way as `stop()` came took the lease: the caller that stopped gives it back (`release`).
+   */
   async acquire(): Promise<boolean> {
     for (;;) {
       if (this.#stopped) return false;

@@ -1,7 +1,7 @@
 import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
 import type { LoggerLike, ValidationError } from 'pictor';
 import { operatorMustFix, scrubSecrets, timerMsOf } from 'pictor/internal';
-import { describeDiscordUnreachable, discordRefusedToken, tokenRefused } from './unreachable.js';
+import { describeDiscordUnreachable, discordRefusedToken, refusedByStatus, tokenRefused } from './unreachable.js';
 import type { BotContext, DiscordJobRunner } from './bot-context.js';
 import type { QuotaStore } from '../runner/index.js';
 import { loadCommands } from './commands/index.js';
@@ -132,8 +132,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const restOptions = { api, timeout: 60_000, makeRequest, agent: discordAgent() as never };
   /**
    * Logs Discord's rate-limit waits of a REST client, counts the writes Discord refused, and stops the bot when Discord
-   * answers a request made with the bot token 401 (`request.data.auth`: the token was sent; an interaction's webhook,
-   * sent without it, says nothing of the bot token when refused).
+   * refuses the token of a request made with the bot token (`refusedByStatus`, the rule of `discordRefusedToken`: a 401;
+   * `request.data.auth`: the token was sent — an interaction's webhook, sent without it, says nothing of the bot token
+   * when refused).
    */
   const watched = (rest: REST) => {
     rest.on(RESTEvents.RateLimited, (info) =>
@@ -142,7 +143,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     const { onWriteRefused } = options;
     rest.on(RESTEvents.Response, (request, response) => {
       if (onWriteRefused && request.method !== 'GET' && response.status >= 400) onWriteRefused();
-      if (response.status === 401 && request.data.auth) refusedOverRest();
+      const refused = request.data.auth ? refusedByStatus(response.status) : undefined;
+      if (refused) refusedOverRest(refused);
     });
     return rest;
   };
@@ -155,11 +157,11 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   };
   /** Set once the start succeeded: a token refused before is the start's to report (it rejects). */
   let started = false;
-  /** Discord refused the bot token to a request made with it (401): on the gateway, off it and the lease given back first. */
-  const refusedOverRest = () => {
+  /** Discord refused the bot token to a request made with it (`how`, as `refusedByStatus` says it): on the gateway, off it and the lease given back first. */
+  const refusedOverRest = (how: string) => {
     if (!started || failed) return;
-    if (gateway) void gateway.tokenRefusedOverRest('401 Unauthorized');
-    else fail(tokenRefused('401 Unauthorized'));
+    if (gateway) void gateway.tokenRefusedOverRest(how);
+    else fail(tokenRefused(how));
   };
   // Outlives every gateway login (each has a client of its own, whose REST discord.js's destroy takes the token from):
   // the crash sweep, audit posts, channel messages of the replies in flight and admin lookups use this one.

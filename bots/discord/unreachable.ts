@@ -25,8 +25,17 @@ export function describeDiscordUnreachable(error: unknown, apiBaseUrl: string | 
  */
 export function discordRefusedToken(error: unknown, gatewayCloseCode?: number): string | undefined {
   if (gatewayCloseCode === GatewayCloseCodes.AuthenticationFailed) return 'gateway close 4004 Authentication failed';
-  if (error instanceof DiscordAPIError || error instanceof HTTPError) return error.status === 401 ? '401 Unauthorized' : undefined;
-  return (error as { code?: unknown } | undefined)?.code === 'TokenInvalid' ? '401 Unauthorized' : undefined;
+  if (error instanceof DiscordAPIError || error instanceof HTTPError) return refusedByStatus(error.status);
+  return (error as { code?: unknown } | undefined)?.code === 'TokenInvalid' ? refusedByStatus(401) : undefined;
+}
+
+/**
+ * How Discord refused the token a REST request was sent with, by its answer's status (401 Unauthorized), as
+ * `discordRefusedToken` says it: the rule of its REST errors, for a watcher of every answer (`startDiscordBot`'s, which
+ * sees them before any error is made of them). Undefined for any other status.
+ */
+export function refusedByStatus(status: number): string | undefined {
+  return status === 401 ? '401 Unauthorized' : undefined;
 }
 
 /**

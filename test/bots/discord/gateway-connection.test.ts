@@ -251,6 +251,65 @@ describe.skipIf(redisSetup.skipReason)('the gateway connection with a lease', ()
     }
   });
 
+  it('never logs in, and leaves the lease free, when Discord refuses the bot token to a request of the bot’s while its try for the lease is under way', async () => {
+    const lease = { redis, key: `${prefix}:lease-refused-while-trying`, ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 100 };
+    const logger = new RecordingLogger();
+    const onFatal = vi.fn();
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    // The token was reset: Discord would refuse a login with it (and count the attempt).
+    discord.refuseBotToken();
+    const clients: Client[] = [];
+    const newClient = (ws: WebSocketOptions) => {
+      const client = new Client({ intents: [], ws, rest: { api: discord.apiBaseUrl } });
+      clients.push(client);
+      return client;
+    };
+    const connection = gatewayConnection({ newClient, token: discord.botToken, loginTimeoutMs: 10_000, lease, onFatal, logger });
+    // Once `holdTries` is set, the standby's next try for the lease (SET NX) waits to be sent until the test lets it go.
+    const setKey = redis.set.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    let holdTries = false;
+    let sendHeldTry: (() => Promise<unknown>) | undefined;
+    const sets = vi.spyOn(redis, 'set').mockImplementation(((...args: unknown[]) => {
+      if (!(holdTries && args[0] === lease.key && args.includes('NX'))) return setKey(...args);
+      holdTries = false;
+      return new Promise<unknown>((resolve) => {
+        sendHeldTry = () => {
+          const answer = setKey(...args);
+          resolve(answer);
+          return answer;
+        };
+      });
+    }) as typeof redis.set);
+    try {
+      await redis.set(lease.key, 'another-process', 'PX', 60_000);
+      await connection.start();
+      holdTries = true;
+      await vi.waitFor(() => expect(sendHeldTry).toBeDefined(), { timeout: 15_000 });
+      // While that try is on its way, the holder gives the lease up and Discord answers a request of the bot's 401.
+      await redis.del(lease.key);
+      await connection.tokenRefusedOverRest('401 Unauthorized');
+      expect(onFatal).toHaveBeenCalledTimes(1);
+      // The try reaches Redis after all, and takes the free lease.
+      expect(await sendHeldTry!()).toBe('OK');
+      // Given back at once, or (the fault) a login begun with the refused token.
+      await vi.waitFor(async () => expect((await redis.get(lease.key)) === null || clients.length > 0).toBe(true), { timeout: 15_000 });
+      expect(clients).toHaveLength(0);
+      expect(discord.requests).toEqual([]);
+      expect(discord.gatewayStats.connections).toBe(0);
+      expect(await redis.get(lease.key)).toBeNull();
+      expect(await redis.get(`${lease.key}:standby`)).toBeNull();
+      expect(connection.online()).toBe(false);
+      expect(onFatal).toHaveBeenCalledTimes(1);
+      // Its one error line says it stood by: it never held the gateway, so it left none.
+      expect(logger.entries.filter((e) => e.level === 'error').map((e) => e.obj)).toEqual([{ why: '401 Unauthorized', role: 'standby' }]);
+    } finally {
+      sets.mockRestore();
+      await connection.leave();
+      await redis.del(lease.key);
+      await discord.close();
+    }
+  });
+
   it('gives the lease back at stop only once the disconnect its loss began has ended, so no other process connects while it is still on the gateway', async () => {
     const lease = { redis, key: `${prefix}:lease-3`, ttlMs: 1500, renewEveryMs: 300, pollEveryMs: 200 };
     const logger = new RecordingLogger();

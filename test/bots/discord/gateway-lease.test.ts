@@ -377,10 +377,30 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     // The very sentence a refused token at start exits 2 with.
     expect(b.fatal[0]!.message).toBe('Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)');
     expect(b.logger.entries.filter((e) => e.level === 'error').map((e) => [e.msg, e.obj])).toEqual([
-      ['Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN', { why: 'gateway close 4004 Authentication failed' }],
+      ['Discord did not accept the bot token when taking over the gateway; standing by no more: check DISCORD_TOKEN', { why: 'gateway close 4004 Authentication failed', role: 'taking over' }],
     ]);
     expect(JSON.stringify(b.logger.entries)).not.toContain(discord.botToken);
     // Not healthy, no longer standing by (a holder draining next does not count on it), the lease free for a process with the new token.
+    expect(b.bot.online()).toBe(false);
+    expect(await b.redis.get(key)).toBeNull();
+    expect(await b.redis.get(`${key}:standby`)).toBeNull();
+    expect(discord.gatewayStats.identifies).toBe(1);
+  });
+
+  it('stops a standby whose takeover login Discord’s REST answers 401 (the token reset since) with the one error line of a takeover, not of leaving a gateway it never joined: DISCORD_TOKEN named, the lease given back, no retry', async () => {
+    leaseTimeFaked();
+    const a = await startReplica('a');
+    const b = await startReplica('b');
+    // The token is reset in the Developer Portal: REST refuses it from now on, while the holder stays connected.
+    discord.refuseBotToken();
+    await a.close();
+    await discord.waitFor(() => b.fatal.length > 0 || undefined, 'the standby to say it can no longer run', 20_000);
+    // Refused at its login's first request (GET /gateway/bot): it never identified, and tries no more.
+    await noRetryAfterRefusal(b, 0);
+    expect(b.fatal).toHaveLength(1);
+    expect(b.fatal[0]).toMatchObject({ code: 'validation_error', param: 'DISCORD_TOKEN' });
+    expect(b.logger.entries.filter((e) => e.level === 'error' && e.msg !== 'discord.js reported an error').map((e) => e.obj)).toEqual([{ why: '401 Unauthorized', role: 'taking over' }]);
+    expect(JSON.stringify(b.logger.entries)).not.toContain(discord.botToken);
     expect(b.bot.online()).toBe(false);
     expect(await b.redis.get(key)).toBeNull();
     expect(await b.redis.get(`${key}:standby`)).toBeNull();
@@ -399,7 +419,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(a.fatal[0]!.param).toBe('DISCORD_TOKEN');
     expect(a.fatal[0]!.message).toBe('Discord did not accept the bot token (gateway close 4004 Authentication failed); check DISCORD_TOKEN (copy it again, or Bot → Reset Token in the Developer Portal)');
     expect(a.logger.entries.filter((e) => e.level === 'error').map((e) => [e.msg, e.obj])).toEqual([
-      ['Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN', { why: 'gateway close 4004 Authentication failed' }],
+      ['Discord no longer accepts the bot token (it closed the gateway session); leaving the gateway: check DISCORD_TOKEN', { why: 'gateway close 4004 Authentication failed', role: 'holder' }],
     ]);
     expect(JSON.stringify(a.logger.entries)).not.toContain(discord.botToken);
     // Not healthy, off the gateway, the lease free at once for a process with the new token (not left to lapse).
@@ -421,7 +441,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(a.fatal[0]!.param).toBe('intents');
     expect(a.fatal[0]!.message).toBe('Discord closed the gateway session for good (4014 Disallowed intents): the bot asked for a privileged intent it is not allowed; enable it in the Developer Portal (Bot → Privileged Gateway Intents)');
     expect(a.logger.entries.filter((e) => e.level === 'error' && e.msg !== 'discord.js reported an error').map((e) => [e.msg, e.obj])).toEqual([
-      ['Discord closed the gateway session for good; leaving the gateway', { why: a.fatal[0]!.message }],
+      ['Discord closed the gateway session for good; leaving the gateway', { why: a.fatal[0]!.message, role: 'holder' }],
     ]);
     expect(a.bot.online()).toBe(false);
     expect(discord.openGatewayConnections).toBe(0);
@@ -444,7 +464,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     expect(a.fatal[0]).toBeInstanceOf(ValidationError);
     expect(a.fatal[0]).toMatchObject({ code: 'validation_error', param: 'DISCORD_TOKEN' });
     expect(a.logger.entries.filter((e) => e.msg?.includes('DISCORD_TOKEN')).map((e) => [e.msg, e.obj])).toEqual([
-      ['Discord refused a request made with the bot token; leaving the gateway: check DISCORD_TOKEN', { why: '401 Unauthorized' }],
+      ['Discord refused a request made with the bot token; leaving the gateway: check DISCORD_TOKEN', { why: '401 Unauthorized', role: 'holder' }],
     ]);
     expect(JSON.stringify(a.logger.entries)).not.toContain(discord.botToken);
     // Not healthy, the lease free at once for a process with the new token (not left to lapse), off the gateway.

@@ -1,7 +1,7 @@
 import { DiscordAPIError, GatewayCloseCodes, HTTPError } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../bots/discord/deploy-commands.js';
-import { describeDiscordUnreachable, discordRefusedToken } from '../../../bots/discord/unreachable.js';
+import { describeDiscordUnreachable, discordRefusedToken, refusedByStatus } from '../../../bots/discord/unreachable.js';
 
 const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
 
@@ -36,6 +36,12 @@ describe('a bot token Discord refused (the one rule of npm start and npm run dis
   it('is a 401 from REST, as a Discord error or a bare HTTP one', () => {
     expect(discordRefusedToken(apiError(401))).toBe('401 Unauthorized');
     expect(discordRefusedToken(httpError(401))).toBe('401 Unauthorized');
+  });
+
+  it('is a REST answer’s 401 to a request made with the token, as the bot’s REST clients see it, in the words of the error’s', () => {
+    expect(refusedByStatus(401)).toBe(discordRefusedToken(apiError(401)));
+    expect(refusedByStatus(403)).toBeUndefined();
+    expect(refusedByStatus(200)).toBeUndefined();
   });
 
   it('is discord.js’s TokenInvalid (its 401 at login)', () => {
