@@ -389,11 +389,12 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('stops a standby whose takeover login Discord’s REST answers 401 (the token reset since) with the one error line of a takeover, not of leaving a gateway it never joined: DISCORD_TOKEN named, the lease given back, no retry', async () => {
     leaseTimeFaked();
-    const a = await startReplica('a');
-    const b = await startReplica('b');
+    const a = await startReplica('a', FAKED_LEASE);
+    const b = await startReplica('b', FAKED_LEASE);
     // The token is reset in the Developer Portal: REST refuses it from now on, while the holder stays connected.
     discord.refuseBotToken();
     await a.close();
+    await pollsPassUntilItTries(b);
     await discord.waitFor(() => b.fatal.length > 0 || undefined, 'the standby to say it can no longer run', 20_000);
     // Refused at its login's first request (GET /gateway/bot): it never identified, and tries no more.
     await noRetryAfterRefusal(b, 0);
