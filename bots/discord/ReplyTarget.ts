@@ -276,9 +276,9 @@ export class ReplyTarget {
         await this.#postFollowUp(message);
         return;
       } catch (error) {
+        // `#noteFailure` left the token if Discord says it can post no more (`spendsToken`).
         this.#noteFailure(error, what);
         if (!spendsToken(error)) throw error;
-        this.#leaveToken();
       }
     }
     const channelId = await this.#fallbackChannelId();
@@ -359,9 +359,13 @@ export class ReplyTarget {
     this.#mode = 'channel';
   }
 
+  /**
+   * Logs a refusal, and acts on what it says: the token can post no more (`spendsToken`, the one rule of which refusals
+   * leave it), or the reply was deleted.
+   */
   #noteFailure(error: unknown, what: string): void {
     const code = discordErrorCode(error);
-    if (code === DISCORD_ERRORS.invalidWebhookToken || code === DISCORD_ERRORS.unknownWebhook) this.#leaveToken();
+    if (spendsToken(error)) this.#leaveToken();
     else if (code === DISCORD_ERRORS.unknownMessage && this.#webhookMessage === '@original') this.#replyGone = true;
     this.#o.logger.warn({ what, code, status: discordErrorStatus(error), mode: this.#mode, err: code === undefined ? loggableError(error) : undefined }, 'Discord refused an update of a job reply');
   }
