@@ -192,7 +192,7 @@ export class ReplyTarget {
         return { delivered: true, refusedFiles };
       } catch (error) {
         if (!leaveOutFiles(error)) {
-          this.#undelivered(error, 'final');
+          this.#undelivered(error, 'final', current);
           return { delivered: false, refusedFiles };
         }
       }
@@ -317,12 +317,13 @@ export class ReplyTarget {
 
   /**
    * A message of the final that did not reach Discord, or may not have: refused with the token (and not sent elsewhere,
-   * `#post`), refused in the fallback, or failed on or not answered (perhaps posted, and so not sent again).
+   * `#post`), refused in the fallback, or failed on or not answered (perhaps posted, and so not sent again). Logged with
+   * its files' names.
    */
-  #undelivered(error: unknown, what: string, message?: OutgoingMessage): void {
+  #undelivered(error: unknown, what: string, message: OutgoingMessage): void {
     const status = discordErrorStatus(error);
     const where = this.#mode === 'webhook' ? 'follow-up' : this.#o.fallback === 'dm' ? 'dm' : 'channel';
-    const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message?.files.map((file) => file.name) };
+    const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message.files.map((file) => file.name) };
     if (status === undefined || status >= 500) {
       this.#o.logger.error(fields, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
     } else if (where === 'follow-up') {

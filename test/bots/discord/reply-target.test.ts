@@ -10,6 +10,7 @@ const MAX_FOLLOW_UPS = 40094;
 const INVALID_WEBHOOK_TOKEN = 50027;
 const UNKNOWN_WEBHOOK = 10015;
 const INVALID_FORM_BODY = 50035;
+const MISSING_PERMISSIONS = 50013;
 /** Tries discord.js makes of one request that Discord fails on (5xx) or does not answer: the first and 3 more. */
 const DISCORD_JS_TRIES = 4;
 
@@ -62,6 +63,19 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
     expect(posted[0]!.content).toContain('they follow in separate messages');
     expect(posted[0]!.attachments).toEqual([]);
     expect(s.uploadedNames()).toEqual(namesOf(files));
+  });
+
+  it('logs the end it could deliver nowhere with its files’ names: the token is spent and the channel refuses it', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: MISSING_PERMISSIONS, message: 'Missing Permissions' });
+    const files = images(2, 1024);
+    const delivered = await s.targetOf(ix).final([end(files)]);
+
+    expect(delivered).toEqual({ first: false, all: false });
+    const undelivered = s.logger.entries.filter((e) => e.msg?.startsWith('could not deliver a job result to Discord'));
+    expect(undelivered.map((e) => e.obj)).toEqual([expect.objectContaining({ what: 'final', code: MISSING_PERMISSIONS, files: files.map((f) => f.name) })]);
   });
 
   it('packs the images of a message after the end into the member’s DM once Discord refuses its follow-up for the follow-up limit (40094), its words with the first', async () => {
