@@ -288,7 +288,7 @@ export class ReplyTarget {
       this.#noteFailure(error, what);
       throw error;
     }
-    const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
+    const where = this.#where();
     this.#o.logger.info({ channelId, where, what }, `delivered a job result as a ${where === 'dm' ? 'direct' : 'channel'} message (the interaction token could not be used)`);
   }
 
@@ -322,7 +322,7 @@ export class ReplyTarget {
    */
   #undelivered(error: unknown, what: string, message: OutgoingMessage): void {
     const status = discordErrorStatus(error);
-    const where = this.#mode === 'webhook' ? 'follow-up' : this.#o.fallback === 'dm' ? 'dm' : 'channel';
+    const where = this.#where();
     const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message.files.map((file) => file.name) };
     if (status === undefined || status >= 500) {
       this.#o.logger.error(fields, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
@@ -331,6 +331,12 @@ export class ReplyTarget {
     } else {
       this.#o.logger.error(fields, `could not deliver a job result to Discord (no usable interaction token, and ${where === 'dm' ? 'no DM could be sent to the user' : 'the channel refused the message'})`);
     }
+  }
+
+  /** Where a new message goes now, as the log names it: a follow-up while the token is in use, else the fallback's place. */
+  #where(): 'follow-up' | 'dm' | 'channel' {
+    if (this.#mode === 'webhook') return 'follow-up';
+    return this.#o.fallback === 'dm' ? 'dm' : 'channel';
   }
 
   /** The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried again next time). */
