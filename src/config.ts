@@ -86,7 +86,7 @@ export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = 
 /**
  * Loads `.env` from the working directory into `process.env` if there is one (variables already set win). Every
  * entry point calls it first — `npm start`, the `pictor` command and `npm run discord:deploy` — so one `.env` serves all.
- * A `.env` to fix (a folder, a file that cannot be read, a byte-order mark, a carriage return that ends no line, a line
+ * A `.env` to fix (a folder, a file that cannot be read, a byte-order mark, a carriage return inside a line, a line
  * that is not a setting) is a ValidationError naming it (`param` `.env`).
  */
 export function loadDotEnv(path = '.env'): void {
@@ -99,13 +99,13 @@ export function loadDotEnv(path = '.env'): void {
         `.env: ${resolve(path)} was saved with a byte-order mark (BOM), which hides its first setting: save it as UTF-8 without a BOM (most editors offer "UTF-8" next to "UTF-8 with BOM")`,
       );
     }
-    const loneReturn = firstLoneCarriageReturn(text);
-    if (loneReturn !== undefined) {
+    const partingReturn = firstCarriageReturnInsideALine(text);
+    if (partingReturn !== undefined) {
       // Node drops it and reads the text it parts as one line: a setting after it becomes part of the value before it.
       // Named by its line's number only, as below.
       throw new ValidationError(
         '.env',
-        `.env: line ${loneReturn} of ${resolve(path)} has a carriage return (CR) with no line break after it, which Node drops, reading what follows it as part of that line (a file saved with old Mac line endings, CR alone, loses its settings that way): save it with LF or CRLF line endings`,
+        `.env: line ${partingReturn} of ${resolve(path)} has a carriage return (CR) inside it, text on both sides of it, which Node drops, reading what follows it as part of that line (a file saved with old Mac line endings, CR alone, loses its settings that way): save it with LF or CRLF line endings`,
       );
     }
     const badLine = firstLineNotASetting(text);
@@ -124,7 +124,7 @@ export function loadDotEnv(path = '.env'): void {
     if (isFolder(path)) {
       throw new ValidationError('.env', `.env: ${resolve(path)} is a folder, not a file: put the settings in a file named .env (NAME=value lines), or move the folder away`);
     }
-    // Already said in full (a byte-order mark, a lone carriage return, a line that is not a setting).
+    // Already said in full (a byte-order mark, a carriage return inside a line, a line that is not a setting).
     if (error instanceof ValidationError) throw error;
     // One that cannot be read (its permissions, a link to itself) is a settings error too, named with why.
     throw new ValidationError('.env', `.env: cannot read ${resolve(path)} (${describeFileError(error)})`);
@@ -133,7 +133,7 @@ export function loadDotEnv(path = '.env'): void {
 
 /**
  * `loadDotEnv` at a program's entry point (`npm start`, `npm run discord:deploy`): a `.env` to fix (a folder, a line
- * that is not NAME=value, a lone carriage return, a byte-order mark, a file that cannot be read) is one line on stderr,
+ * that is not NAME=value, a carriage return inside a line, a byte-order mark, a file that cannot be read) is one line on stderr,
  * the program's `words` then what the error says, and the process exits 2, as for every settings error. Any other
  * failure is thrown.
  * `options` (`path`, `stderr`, `exit`) default to `.env` and the process's own.
@@ -155,13 +155,16 @@ const BYTE_ORDER_MARK = '\uFEFF';
 const QUOTES = new Set(['"', "'", '`']);
 
 /**
- * The number (from 1, counted by line breaks) of the first line of a `.env` text holding a carriage return with no line
- * break after it, or undefined when there is none. Every Node this project supports drops each carriage return, a lone
- * one too, and reads the text on either side as one line: in a file saved with old Mac line endings (CR alone) the
- * second setting becomes part of the first one's value (`KEY=sk\rCAP=5` gives KEY the value `skCAP=5`, and no CAP).
+ * The number (from 1, counted by line breaks) of the first line of a `.env` text holding a carriage return inside it —
+ * text other than carriage returns on both sides of it on its line — or undefined when there is none. Every Node this
+ * project supports drops each carriage return, a lone one too, and reads the text on either side as one line: in a
+ * file saved with old Mac line endings (CR alone) the second setting becomes part of the first one's value
+ * (`KEY=sk\rCAP=5` gives KEY the value `skCAP=5`, and no CAP). One that ends a line (before a line break, before more
+ * of them that do, or at the end of the text) or opens one parts nothing, and Node loses nothing there: `A=1\r` at the
+ * end, `A=1\r\r\nB=2` and `A=1\n\rB=2` are read as written.
  */
-export function firstLoneCarriageReturn(text: string): number | undefined {
-  const at = text.search(/\r(?!\n)/);
+export function firstCarriageReturnInsideALine(text: string): number | undefined {
+  const at = text.search(/[^\r\n]\r+[^\r\n]/);
   return at === -1 ? undefined : text.slice(0, at).split('\n').length;
 }
 
@@ -170,7 +173,7 @@ export function firstLoneCarriageReturn(text: string): number | undefined {
  * `util.parseEnv`) would lose or merge a setting, or undefined when there is none. The rules are Node 20's, the oldest
  * parser this project supports, as measured in test/core/config.test.ts (Node 22 and 24 read more of these lines as
  * written: they trim tabs too and skip a line with no `=`). Node skips an empty line and one with `#` first, and drops
- * every carriage return (`loadDotEnv` first refuses one with no line break after it: `firstLoneCarriageReturn`) and the
+ * every carriage return (`loadDotEnv` first refuses one inside a line: `firstCarriageReturnInsideALine`) and the
  * spaces that open the text (a first line of spaces, an indented first comment). It reads a line holding an `=` as a
  * setting whose name is the text before the `=` with its spaces trimmed and an `export ` before it dropped; any such
  * name is taken (`1FOO=a`, `Daily cap=5`, `# A=1` after spaces or tabs): one no program reads is harmless. Refused are

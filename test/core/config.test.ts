@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstLineNotASetting, firstLoneCarriageReturn, loadDotEnv, loadDotEnvOrExit, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
+import { firstLineNotASetting, firstCarriageReturnInsideALine, loadDotEnv, loadDotEnvOrExit, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
 import { PictorClient, ValidationError } from '../../src/index.js';
 
 /** src/config.ts: the core's settings, read once at an entry point. */
@@ -111,6 +111,9 @@ function nodeSettings(text: string): string[] {
  * is Node 20's.
  */
 const NODE_20 = process.versions.node.startsWith('20.');
+
+/** The line `loadDotEnv` refuses a .env text at, its checks in its order (undefined: it loads it). */
+const lineRefused = (text: string): number | undefined => firstCarriageReturnInsideALine(text) ?? firstLineNotASetting(text);
 const NODE_22_OR_LATER = Number(process.versions.node.split('.')[0]) >= 22;
 
 describe('a .env line that is not a setting', () => {
@@ -194,8 +197,12 @@ describe('a .env line that is not a setting', () => {
     ['a comment holding an = after a tab, with a tab before its =', 'A=1\n\t# C\t=3\nB=2'],
     ['a last line with no name', 'A=1\n=5\n'],
     ['a quote never closed before a line break', 'A=1\nB="x\n'],
+    ['a last line ending in a carriage return, with no line break after it', 'A=1\nB=2\r'],
+    ['lines ending in two carriage returns and a line break', 'A=1\r\r\nB=2\r\r\n'],
+    ['a last quoted value ending in a carriage return, with no line break after it', 'A=1\nB="x"\r'],
+    ['lines opening with a carriage return (LF then CR line endings)', 'A=1\n\rB=2\n\r'],
   ])('takes %s, every setting under the name it is written with', async (_what, text) => {
-    expect(firstLoneCarriageReturn(text)).toBeUndefined();
+    expect(firstCarriageReturnInsideALine(text)).toBeUndefined();
     expect(firstLineNotASetting(text)).toBeUndefined();
     // On any Node: each setting of a text the checks took is one Node's own parser gives, by its written name, and no other.
     expect(nodeSettings(text)).toEqual(writtenNames(text));
@@ -218,9 +225,13 @@ describe('a .env line that is not a setting', () => {
     ['the second space after export as part of the name', 'A=1\nexport  C=3\nB=2', { A: '1', ' C': '3', B: '2' }, 2],
     ['export and a tab as part of the name', 'A=1\nexport\tC=3\nB=2', { A: '1', 'export\tC': '3', B: '2' }, 2],
     ['no setting from a last line opening a quote it never closes, with no line break after it', 'A=1\nB="x', { A: '1' }, 2],
+    ['a last line ending in a carriage return without it', 'A=1\r', { A: '1' }, undefined],
+    ['lines ending in two carriage returns and a line break without them', 'A=1\r\r\nB=2\r\r\n', { A: '1', B: '2' }, undefined],
+    ['a last quoted value ending in a carriage return without it', 'A="x"\r', { A: 'x' }, undefined],
+    ['the lines a carriage return alone parts as one', 'A=1\rB=2\n', { A: '1B=2' }, 1],
   ])('Node 20 reads %s, and the check agrees', (_what, text, node20Reads, line) => {
     expect({ ...parseEnv(text) }).toEqual(node20Reads);
-    expect(firstLineNotASetting(text)).toBe(line);
+    expect(lineRefused(text)).toBe(line);
   });
 
   // Every Node this project supports drops each carriage return, a lone one too: the text it parted is read as one line.
@@ -228,15 +239,16 @@ describe('a .env line that is not a setting', () => {
     ['lines ending in a carriage return alone (old Mac line endings)', 'PICTOR_API_KEY=sk-secret-words\rPICTOR_ACCOUNT_DAILY_USD=5\r', { PICTOR_API_KEY: 'sk-secret-wordsPICTOR_ACCOUNT_DAILY_USD=5' }, 1],
     ['one line ending in a carriage return alone, in a file of line breaks', 'A=1\nB=2\rC=3\n', { A: '1', B: '2C=3' }, 2],
     ['a carriage return alone in a quoted value', 'A=1\nB="x\ry"\nC=3', { A: '1', B: 'xy', C: '3' }, 2],
-  ])('finds a carriage return with no line break after it: %s, which Node drops, joining the text it parts', (_what, text, nodeReads, line) => {
+    ['two carriage returns between two settings, after lines ending in carriage returns', 'A=1\r\r\nB=2\r\rC=3\r\n', { A: '1', B: '2C=3' }, 2],
+  ])('finds a carriage return inside a line, text on both sides of it: %s, which Node drops, joining the text it parts', (_what, text, nodeReads, line) => {
     expect({ ...parseEnv(text) }).toEqual(nodeReads);
-    expect(firstLoneCarriageReturn(text)).toBe(line);
+    expect(firstCarriageReturnInsideALine(text)).toBe(line);
   });
 
   it('stops the start of a file with a carriage return alone, naming the file and the line, not the line, and loads nothing of it', async () => {
     const path = await dotEnv('DOTENV_TEST_FIRST=1\nDOTENV_TEST_KEY=sk-secret-words\rDOTENV_TEST_CAP=0.01\r');
     const error = refusalOf(path);
-    expect(error.message).toContain(`line 2 of ${path} has a carriage return (CR) with no line break after it`);
+    expect(error.message).toContain(`line 2 of ${path} has a carriage return (CR) inside it, text on both sides of it`);
     expect(error.message).not.toContain('sk-secret-words');
     expect(process.env.DOTENV_TEST_FIRST).toBeUndefined();
     expect(process.env.DOTENV_TEST_KEY).toBeUndefined();
@@ -313,6 +325,14 @@ describe('loadDotEnvOrExit: the .env of every program that reads one (npm start,
     expect(stderr[0]).toMatch(/^pictor: \.env: /);
     expect(stderr[0]).toContain(path);
     expect(stderr[0]).toContain(says);
+  });
+
+  it('lets the program go on with a .env whose lines end in carriage returns Node drops, loading every setting', async () => {
+    const path = join(await folder(), '.env');
+    await writeFile(path, 'DOTENV_TEST_CR_A=1\r\r\nDOTENV_TEST_CR_B=2\r');
+    onTestFinished(() => ['DOTENV_TEST_CR_A', 'DOTENV_TEST_CR_B'].forEach((name) => delete process.env[name]));
+    expect(programWith(path)).toEqual({ exitCode: undefined, stderr: [] });
+    expect([process.env.DOTENV_TEST_CR_A, process.env.DOTENV_TEST_CR_B]).toEqual(['1', '2']);
   });
 
   it('loads a .env of settings and lets the program go on', async () => {
