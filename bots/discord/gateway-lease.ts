@@ -127,9 +127,12 @@ export class GatewayLease {
   /**
    * Renews the lease every `renewEveryMs` until `release()` or `stop()`; `onLost` is called once, and renewing stops,
    * when Redis says another process holds it or has not confirmed it in time: one renew interval before it can expire,
-   * so the holder is off the gateway before another process can take the lease (`RedisLease.keep`).
+   * so the holder is off the gateway before another process can take the lease (`RedisLease.keep`). After `stop()` it
+   * does nothing, as `acquire()` takes nothing then: a stopped lease is renewed no more (a renewal would take back a
+   * lease given back, finding its key gone).
    */
   keep(onLost: (why: string) => void): void {
+    if (this.#stopped) return;
     this.#lease.keep(onLost);
   }
 

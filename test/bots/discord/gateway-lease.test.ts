@@ -59,6 +59,37 @@ describe('GatewayLease', () => {
       vi.useRealTimers();
     }
   });
+
+  it.skipIf(redisSetup.skipReason)('renews nothing once stopped: a keep after stop and release sets no timer and never takes the lease given back again', async () => {
+    const url = requireRedisUrl(redisSetup);
+    const key = `${uniquePrefix('gateway-lease-stopped')}:lease`;
+    const redis = await connectRedis(url, { name: 'lease-stopped' });
+    const { ttlMs, renewEveryMs } = { ttlMs: 1500, renewEveryMs: 400 };
+    const lease = new GatewayLease({ redis, key, ttlMs, renewEveryMs, pollEveryMs: 200, logger: new RecordingLogger() });
+    try {
+      expect(await lease.tryAcquire()).toBe(true);
+      // Leaving, as the connection leaves: renewals stopped, the lease given back, its key gone.
+      await lease.stop();
+      await lease.release();
+      expect(await redis.exists(key)).toBe(0);
+      // A renewal would write the key again: the gateway's lease takes back one it finds gone.
+      const evals = vi.spyOn(redis, 'eval');
+      const lost = vi.fn();
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+      lease.keep(lost);
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(ttlMs * 3);
+      vi.useRealTimers();
+      await Promise.allSettled(evals.mock.results.map((result) => result.value as unknown));
+      expect(evals).not.toHaveBeenCalled();
+      expect(lost).not.toHaveBeenCalled();
+      expect(await redis.exists(key)).toBe(0);
+    } finally {
+      vi.useRealTimers();
+      redis.disconnect();
+      await deleteKeys(url, key.replace(/:lease$/, ''));
+    }
+  });
 });
 
 describe('GatewayLease leaving, its Redis gone', () => {
