@@ -293,9 +293,14 @@ export function withoutPartial(error: PictorError): PictorError {
   return carried && error.partial !== undefined ? copyWith(error, { partial: undefined }) : error;
 }
 
-/** A copy of `error` (its class, message, cause and stack) with `changes`: for an error whose constructor words its message. */
+/**
+ * A copy of `error` (its class, message, cause and stack) with `changes`: for an error whose constructor words its
+ * message. The copy is made from a real Error, as Node tells one (`util.types.isNativeError`): on Node 22 and later
+ * only one of those keeps a stack (a copy made otherwise has none, and is printed without one).
+ */
 function copyWith<E extends PictorError>(error: E, changes: Record<string, unknown>): E {
-  const copy = Object.create(Object.getPrototypeOf(error) as object | null, Object.getOwnPropertyDescriptors(error)) as E;
+  const copy = Object.setPrototypeOf(new Error(), Object.getPrototypeOf(error) as object | null) as E;
+  Object.defineProperties(copy, { ...Object.getOwnPropertyDescriptors(error), stack: { value: error.stack, writable: true, configurable: true } });
   return Object.assign(copy, changes);
 }
 

@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { BadResponseError, ConnectionError, ERROR_CODES, PictorError, StreamBrokenError, TimeoutError } from '../../src/index.js';
 import { FileLockBusyError } from '../../src/spend/file-lock.js';
@@ -162,6 +163,18 @@ describe('the images an error of an answer carries', () => {
     const broken = new StreamBrokenError('the connection broke', { requestId: 'req_1' });
     expect(withoutPartial(broken)).toBe(broken);
     expect(withoutPartial(withPartial(new BadResponseError('bad'), partial))).toMatchObject({ code: 'bad_response', partial: undefined });
+  });
+
+  it('are taken off a copy that is an error as the first was, with the stack of where that one failed', () => {
+    const bad = withPartial(new BadResponseError('bad', { requestId: 'req_1' }), partial);
+    const timeout = withPartial(new TimeoutError('idle', 300, { mayBeBilled: true }), partial);
+    for (const error of [bad, timeout]) {
+      const bare = withoutPartial(error);
+      // What Node's own printing takes for an error, shown with its stack (on Node 22 and later a copy that is not one has none).
+      expect(types.isNativeError(bare)).toBe(true);
+      expect(bare.stack).toBe(error.stack);
+      expect(bare.stack).toContain(error.message);
+    }
   });
 });
 
