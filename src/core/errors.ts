@@ -211,7 +211,7 @@ export class TimeoutError extends PictorError {
     this.partial = options.partial;
   }
 
-  /** The same timeout, known to have struck after the request was sent. */
+  /** The same timeout, known to have struck after the request was sent: made anew, as its message words that. */
   afterSending(): TimeoutError {
     return this.mayBeBilled ? this : new TimeoutError(this.kind, this.timeoutMs, { cause: this.cause, mayBeBilled: true, partial: this.partial });
   }
@@ -231,9 +231,9 @@ export class AbortedError extends PictorError {
     this.partial = options.partial;
   }
 
-  /** The same cancel, known to have struck before any byte of the request left. */
+  /** The same cancel (its message, cause, images and stack), known to have struck before any byte of the request left. */
   beforeSending(): AbortedError {
-    return this.mayBeBilled ? new AbortedError(this.message, { cause: this.cause, mayBeBilled: false, partial: this.partial }) : this;
+    return this.mayBeBilled ? copyWith(this, { mayBeBilled: false }) : this;
   }
 }
 
@@ -269,33 +269,39 @@ export class BadResponseError extends PictorError {
 /**
  * `error` (a failure while a 200's body arrived: `stream_broken`, `timeout`, `aborted` or `bad_response`) carrying
  * `partial`, the whole images that came before it (a result, as `BadResponseError.partial` is): a copy with the same
- * code, message and cause, so a paid image reaches the caller whatever ended the answer. The request id is added to a
- * `stream_broken` or `bad_response` that has none. Any other error, or no images (`partial` undefined), is `error` as
- * it is.
+ * class, code, message, labels, cause and stack, so a paid image reaches the caller whatever ended the answer. The
+ * request id is added to a `stream_broken` or `bad_response` that has none. Any other error, or no images (`partial`
+ * undefined), is `error` as it is.
  */
 export function withPartial(error: PictorError, partial: unknown, requestId?: string | undefined): PictorError {
-  if (partial === undefined) return error;
-  const { cause } = error;
-  if (error instanceof StreamBrokenError) return new StreamBrokenError(error.message, { cause, requestId: error.requestId ?? requestId, partial });
-  if (error instanceof TimeoutError) return new TimeoutError(error.kind, error.timeoutMs, { cause, mayBeBilled: error.mayBeBilled, partial });
-  if (error instanceof AbortedError) return new AbortedError(error.message, { cause, mayBeBilled: error.mayBeBilled, partial });
-  if (error instanceof BadResponseError) return copyWith(error, { partial, requestId: error.requestId ?? requestId });
-  return error;
+  if (partial === undefined || !carriesPartial(error)) return error;
+  const named = 'requestId' in error ? { requestId: error.requestId ?? requestId } : {};
+  return copyWith(error, { partial, ...named });
 }
 
 /**
- * `error` without the images it carries: a copy with the same code, message and cause, for a caller that was handed
- * them already (a stream hands each image on as an event, and its error does not carry it again). An error that
- * carries none is `error` as it is.
+ * `error` without the images it carries: a copy with the same class, code, message, labels, cause and stack, for a
+ * caller that was handed them already (a stream hands each image on as an event, and its error does not carry it
+ * again). An error that carries none is `error` as it is.
  */
 export function withoutPartial(error: PictorError): PictorError {
-  const carried = error instanceof StreamBrokenError || error instanceof TimeoutError || error instanceof AbortedError || error instanceof BadResponseError;
-  return carried && error.partial !== undefined ? copyWith(error, { partial: undefined }) : error;
+  return carriesPartial(error) && error.partial !== undefined ? copyWith(error, { partial: undefined }) : error;
 }
 
-/** A copy of `error` (its class, message, cause and stack) with `changes`: for an error whose constructor words its message. */
+/** Whether `error` is of a kind that carries the whole images that came before it: a failure while a 200's body arrived. */
+function carriesPartial(error: PictorError): error is StreamBrokenError | TimeoutError | AbortedError | BadResponseError {
+  return error instanceof StreamBrokenError || error instanceof TimeoutError || error instanceof AbortedError || error instanceof BadResponseError;
+}
+
+/**
+ * A copy of `error` (its class, message, labels, cause and stack) with `changes`, for changes its message does not
+ * word (a timeout's `mayBeBilled` is worded, so a timeout that changes it is made anew). The copy is made from a real
+ * Error, as Node tells one (`util.types.isNativeError`): on Node 22 and later only one of those keeps a stack (a copy
+ * made otherwise has none, and is printed without one).
+ */
 function copyWith<E extends PictorError>(error: E, changes: Record<string, unknown>): E {
-  const copy = Object.create(Object.getPrototypeOf(error) as object | null, Object.getOwnPropertyDescriptors(error)) as E;
+  const copy = Object.setPrototypeOf(new Error(), Object.getPrototypeOf(error) as object | null) as E;
+  Object.defineProperties(copy, { ...Object.getOwnPropertyDescriptors(error), stack: { value: error.stack, writable: true, configurable: true } });
   return Object.assign(copy, changes);
 }
 

@@ -1,5 +1,6 @@
+import { types } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { BadResponseError, ConnectionError, ERROR_CODES, PictorError, StreamBrokenError, TimeoutError } from '../../src/index.js';
+import { AbortedError, BadResponseError, ConnectionError, ERROR_CODES, PictorError, StreamBrokenError, TimeoutError } from '../../src/index.js';
 import { FileLockBusyError } from '../../src/spend/file-lock.js';
 import { withoutPartial, withPartial } from '../../src/core/errors.js';
 import { errorCodeOf, INTERNAL_ERROR_CODE, LedgerBusyError, makeAPIError, QuotaStoreClosedError, redactSecrets, registerSecret, sanitizeServiceText } from '../../src/internal.js';
@@ -153,6 +154,31 @@ describe('the images an error of an answer carries', () => {
     expect(withPartial(new BadResponseError('no images'), partial, 'req_2')).toMatchObject({ requestId: 'req_2' });
   });
 
+  it('are put on a stream_broken, a timeout or an aborted as on a bad_response: a copy with the same class, code, message, labels and the stack of where it failed', () => {
+    const cause = new Error('socket hang up');
+    const cases = [
+      { error: new StreamBrokenError('the connection broke', { cause }), same: { code: 'stream_broken', requestId: 'req_2' } },
+      { error: new TimeoutError('total', 60_000, { cause, mayBeBilled: true }), same: { code: 'timeout', kind: 'total', timeoutMs: 60_000, mayBeBilled: true } },
+      { error: new AbortedError('the request was cancelled', { cause, mayBeBilled: false }), same: { code: 'aborted', mayBeBilled: false } },
+    ];
+    for (const { error, same } of cases) {
+      const carrying = withPartial(error, partial, 'req_2');
+      expect(carrying).toBeInstanceOf(error.constructor);
+      expect(carrying).toMatchObject({ ...same, message: error.message, cause, partial });
+      expect(carrying.stack).toBe(error.stack);
+    }
+    expect(withPartial(new StreamBrokenError('the connection broke', { requestId: 'req_1' }), partial, 'req_2')).toMatchObject({ requestId: 'req_1', partial });
+  });
+
+  it('stay on a cancel found to have struck before sending, which is the same cancel, never billed', () => {
+    const cancel = withPartial(new AbortedError('the request was cancelled', { cause: 'the user stopped it' }), partial) as AbortedError;
+    const before = cancel.beforeSending();
+    expect(before).toBeInstanceOf(AbortedError);
+    expect(before).toMatchObject({ code: 'aborted', mayBeBilled: false, message: cancel.message, cause: 'the user stopped it', partial });
+    expect(before.stack).toBe(cancel.stack);
+    expect(cancel.mayBeBilled).toBe(true);
+  });
+
   it('are taken off a copy with the same class, code, message and labels, and none is taken off what carries none', () => {
     const timeout = withPartial(new TimeoutError('idle', 300, { mayBeBilled: true }), partial);
     const bare = withoutPartial(timeout);
@@ -162,6 +188,18 @@ describe('the images an error of an answer carries', () => {
     const broken = new StreamBrokenError('the connection broke', { requestId: 'req_1' });
     expect(withoutPartial(broken)).toBe(broken);
     expect(withoutPartial(withPartial(new BadResponseError('bad'), partial))).toMatchObject({ code: 'bad_response', partial: undefined });
+  });
+
+  it('are taken off a copy that is an error as the first was, with the stack of where that one failed', () => {
+    const bad = withPartial(new BadResponseError('bad', { requestId: 'req_1' }), partial);
+    const timeout = withPartial(new TimeoutError('idle', 300, { mayBeBilled: true }), partial);
+    for (const error of [bad, timeout]) {
+      const bare = withoutPartial(error);
+      // What Node's own printing takes for an error, shown with its stack (on Node 22 and later a copy that is not one has none).
+      expect(types.isNativeError(bare)).toBe(true);
+      expect(bare.stack).toBe(error.stack);
+      expect(bare.stack).toContain(error.message);
+    }
   });
 });
 

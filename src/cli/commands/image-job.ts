@@ -210,9 +210,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       }
       const arrived = values.stream ? completed : imagesOfFailure(error);
       if (!values.stream && arrived.length > 0) await writeImages(arrived, 0);
-      await saveLost();
-      job.imagesWritten();
-      imagesSaved();
+      await imagesInPlace();
       if (job.signal.aborted) {
         // Ctrl+C: the request is over and the images that came are written; the ledger's settle or release is waited for,
         // then the interruption is told (with --json, also as the one line on stdout). The watch's exit timer, armed
@@ -244,9 +242,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     progress.stop();
     // A stream's images are written already, as they came.
     if (!values.stream) await writeImages(result.data, 0);
-    await saveLost();
-    job.imagesWritten();
-    imagesSaved();
+    await imagesInPlace();
     if (job.firstStop) {
       // A Ctrl+C came (during the writes, or a cancel too late for a request that had ended): nothing is said before the
       // ledger's answer, which the watch's exit timer bounds. That timer's exit says the interruption as the one answer
@@ -372,6 +368,16 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         item.fallbackWhy = errorCode(error);
         return false;
       }
+    }
+
+    /**
+     * Once the request is over, whether it failed or not: the images no folder took are tried once more (`saveLost`),
+     * then Ctrl+C's watch learns they are written and the job's settle, which waits for them, may go on.
+     */
+    async function imagesInPlace(): Promise<void> {
+      await saveLost();
+      job.imagesWritten();
+      imagesSaved();
     }
 
     /** Once the request is over: tries the images no folder took once more; those still refused are told lost, the disk the cause. */
