@@ -1,6 +1,6 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { errorCodeOf } from 'pictor/internal';
-import { describeFailure, isInputRefusedError, logJobFailure, sayWords } from '../runner/index.js';
+import { describeFailure, logJobFailure } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import type { InputImageError } from './download-images.js';
@@ -16,7 +16,7 @@ export type FirstAnswer = 'reply' | 'update';
  * runner logged it (`JobRunner.request`, `requestForm`): this only says it.
  */
 export async function refusePrivately(ctx: BotContext, interaction: RepliableInteraction, reason: unknown): Promise<void> {
-  const message = wordsOf(reason, interaction.locale);
+  const message = describeFailure(reason, interaction.locale).message;
   await acknowledge('refuse privately', () => interaction.reply({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
 }
 
@@ -48,7 +48,7 @@ export function logInputRefusal(ctx: Pick<BotContext, 'logger'>, interaction: Re
  * Nothing was sent or charged. The runner logged it, with the job's id.
  */
 export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableInteraction, firstAnswer: FirstAnswer, reason: unknown): Promise<void> {
-  const message = wordsOf(reason, interaction.locale);
+  const message = describeFailure(reason, interaction.locale).message;
   try {
     // A Retry's message stays as it was (its job is not started again); a new reply that shows nothing goes.
     if (firstAnswer === 'reply') await interaction.deleteReply();
@@ -56,9 +56,4 @@ export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableI
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), code: errorCodeOf(reason) }, 'could not tell a member why their job did not start');
   }
-}
-
-/** Why, in the member's language: an input image's own words, or the runner's (`describeFailure`). */
-function wordsOf(reason: unknown, locale: string): string {
-  return isInputRefusedError(reason) ? sayWords(locale, reason.words) : describeFailure(reason, locale).message;
 }
