@@ -1,6 +1,6 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { errorCodeOf } from 'pictor/internal';
-import { describeFailure, logJobFailure } from '../runner/index.js';
+import { describeFailure, logInputRefusal } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import type { InputImageError } from './download-images.js';
@@ -23,22 +23,12 @@ export async function refusePrivately(ctx: BotContext, interaction: RepliableInt
 /**
  * The first answer to a job whose images the bot refused itself, before the
  * runner's intake was asked (what Discord reported of its attachments: their
- * host, count or size): logged (`logInputRefusal`), then said as a refusal of
- * the runner's is, privately.
+ * host, count or size): logged (the runner's `logInputRefusal`), then said as
+ * a refusal of the runner's is, privately.
  */
 export async function refuseInputPrivately(ctx: BotContext, interaction: RepliableInteraction, refusal: InputImageError): Promise<void> {
-  logInputRefusal(ctx, interaction, refusal);
+  logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
   await refusePrivately(ctx, interaction, refusal);
-}
-
-/**
- * The one line about the images of a job the bot refused itself, before the runner's intake was asked (what Discord
- * reported of a command's or a message's attachments; a job's kept images gone when a button asks for them): by the
- * runner's one rule (`logJobFailure`: the member's, `info`, with the image's code), naming who asked by the fields
- * every line of the runner's names them by (never the prompt). Each entry point calls it where it tells the member.
- */
-export function logInputRefusal(ctx: Pick<BotContext, 'logger'>, interaction: RepliableInteraction, refusal: InputImageError): void {
-  logJobFailure(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id }, 'edit images refused before the runner was asked');
 }
 
 /**

@@ -2,10 +2,10 @@ import { isPictorError, type LoggerLike, type PictorError, type APIError, type P
 import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
-import { isInputRefusedError, type InputRefusedCode } from './InputRefusedError.js';
+import { isInputRefusedError, type InputRefusedCode, type InputRefusedError } from './InputRefusedError.js';
 import { isJobRefusedError } from './JobRefusedError.js';
 import { loggableError } from './loggable-error.js';
-import type { FieldNames, RefusalCode } from './types.js';
+import type { FieldNames, RefusalCode, Requester } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
 import { anyOf, duration, nested, say, sayWords, words, type MessageValues, type Words } from './words.js';
 
@@ -93,6 +93,18 @@ export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readon
   const refused = isJobRefusedError(error) || isInputRefusedError(error);
   logger[level]({ ...fields, code, ...(level === 'error' && { err: loggableError(error) }) }, typeof message === 'string' ? message : refused ? message.refused : message.failed);
   return level;
+}
+
+/**
+ * The one line about what a member gave a surface that it refused itself, before the runner's intake was asked (an
+ * input image, a flag: `InputRefusedError`): by the one rule (`logJobFailure`: the member's, `info`, with the input's
+ * own code), naming who asked by the fields every line of the runner's names them by (never the prompt), in the same
+ * words whichever surface refused what. Each entry point calls it where it tells the member, so each such refusal is
+ * logged once.
+ */
+export function logInputRefusal(logger: LoggerLike, refusal: InputRefusedError, who: Pick<Requester, 'platform' | 'scopeId' | 'userId'>): void {
+  const { platform, scopeId, userId } = who;
+  logJobFailure(logger, refusal, { platform, scopeId, userId }, 'what a member gave the bot was refused before the runner was asked');
 }
 
 /**

@@ -3,10 +3,9 @@ import { openEditModal, privateAnswerVia, SHORTCUT_EDIT_IMAGE, type BotContext }
 import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { logInputRefusal } from '../log-input-refusal.js';
 import { localeIn } from '../user-locales.js';
 import { formBudget } from '../answer-by.js';
-import { sayWords } from '../../runner/index.js';
+import { logInputRefusal, sayWords } from '../../runner/index.js';
 
 /**
  * The two ways into the edit modal besides the Edit button: the "Edit image"
@@ -27,7 +26,7 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
     } catch (error) {
       // None, too many, too large or not images by what Slack says of them: nothing asked of the runner, so the line is the bot's.
       if (!isSlackInputError(error)) throw error;
-      logInputRefusal(context.logger, actor, error);
+      logInputRefusal(context.logger, error, { platform: 'slack', scopeId: actor.teamId, userId: actor.userId });
       await notify(sayWords(locale, error.words));
       return;
     }

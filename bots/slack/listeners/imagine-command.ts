@@ -2,9 +2,8 @@ import type { App } from '@slack/bolt';
 import { privateAnswerVia, type BotContext } from '../bot-context.js';
 import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { logInputRefusal } from '../log-input-refusal.js';
 import { localeIn } from '../user-locales.js';
-import { say, sayWords } from '../../runner/index.js';
+import { logInputRefusal, say, sayWords } from '../../runner/index.js';
 import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
 import { answerSettingsCommand, settingsCommandOf } from './settings-commands.js';
 import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
@@ -57,7 +56,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
     } catch (error) {
       // A flag refused before the runner is asked: the line is the bot's.
       if (!isSlackInputError(error)) throw error;
-      logInputRefusal(context.logger, actor, error);
+      logInputRefusal(context.logger, error, { platform: 'slack', scopeId: actor.teamId, userId: actor.userId });
       await ack({ response_type: 'ephemeral', text: sayWords(locale, error.words) });
       return;
     }

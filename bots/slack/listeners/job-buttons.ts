@@ -4,12 +4,11 @@ import { finishedJobNote } from '../finished-job-note.js';
 import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { logInputRefusal } from '../log-input-refusal.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
 import { askedInDirectMessages } from '../slack-text.js';
 import type { SavedRequest } from '../RequestStore.js';
-import { mayCancel, say, sayWords, type Requester } from '../../runner/index.js';
+import { logInputRefusal, mayCancel, say, sayWords, type Requester } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
 import { formBudget } from '../answer-by.js';
@@ -210,7 +209,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     } catch (error) {
       // Its saved files refused before the runner is asked (none, too many): the line is the bot's.
       if (!isSlackInputError(error)) throw error;
-      logInputRefusal(context.logger, actor, error);
+      logInputRefusal(context.logger, error, { platform: 'slack', scopeId: actor.teamId, userId: actor.userId });
       await notify(sayWords(actor.locale, error.words));
       return;
     }

@@ -1,11 +1,10 @@
-import { RecentKeys, say, sayWords } from '../../runner/index.js';
+import { logInputRefusal, RecentKeys, say, sayWords } from '../../runner/index.js';
 import { localeIn } from '../user-locales.js';
 import type { App } from '@slack/bolt';
 import { ephemeralVia, type BotContext } from '../bot-context.js';
 import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
 import { imageFilesOf, imagesOf, type SlackFileRef } from '../input-images.js';
 import { isSlackInputError } from '../SlackInputError.js';
-import { logInputRefusal } from '../log-input-refusal.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { requestIdOfJobMessage } from '../render-job.js';
 import { mentions, withoutMention } from '../slack-text.js';
@@ -146,7 +145,7 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
     } catch (error) {
       // A flag refused before the runner is asked: the line is the bot's.
       if (!isSlackInputError(error)) throw error;
-      logInputRefusal(context.logger, mention, error);
+      logInputRefusal(context.logger, error, { platform: 'slack', scopeId: mention.teamId, userId: mention.userId });
       await notify(sayWords(mention.locale, error.words));
       return;
     }
@@ -166,7 +165,7 @@ export function registerMentions(app: App, context: BotContext, taken: Pick<Spac
       // Too many images, too large, not images by what Slack says of them: nothing asked of the runner, so the line is
       // the bot's, by the runner's one rule (the member's: info, with the image's code).
       if (!isSlackInputError(error)) throw error;
-      logInputRefusal(context.logger, mention, error);
+      logInputRefusal(context.logger, error, { platform: 'slack', scopeId: mention.teamId, userId: mention.userId });
       await notify(sayWords(mention.locale, error.words));
       return;
     }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
-import { failureLogLevel, logJobFailure } from '../../../bots/runner/describe-failure.js';
+import { failureLogLevel, logInputRefusal, logJobFailure } from '../../../bots/runner/describe-failure.js';
 import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { StateRecordsUnreadableError } from '../../../bots/state/FileStateStore.js';
@@ -374,6 +374,24 @@ describe('logJobFailure', () => {
     logJobFailure(logger, new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), {}, messages);
     expect(logger.entries[0]).toMatchObject({ level: 'error', obj: { code: 'ledger_unreadable', err: { code: 'ledger_unreadable', message: expect.stringContaining('/data/quota-ledger.json') } } });
     expect((logger.entries[0]!.obj as { err: object }).err).not.toHaveProperty('stack');
+  });
+});
+
+describe('logInputRefusal', () => {
+  it.each([
+    ['Discord', new InputImageError('host_not_allowed', words('refusal.restarting')), { platform: 'discord', scopeId: 'G1', userId: 'U1' }],
+    ['Slack', new SlackInputError('unknown_flag', words('refusal.restarting')), { platform: 'slack', scopeId: 'T1', userId: 'U1' }],
+  ] as const)('logs what a member gave the %s bot that it refused as one line, the member’s: info, naming who asked, with the input’s code', (_, refusal, who) => {
+    const logger = new RecordingLogger();
+    logInputRefusal(logger, refusal, who);
+    expect(logger.entries).toEqual([{ level: 'info', obj: { ...who, code: refusal.code }, msg: expect.any(String) }]);
+  });
+
+  it('words the line the same, whichever surface refused what', () => {
+    const logger = new RecordingLogger();
+    logInputRefusal(logger, new InputImageError('not_an_image', words('refusal.restarting')), { platform: 'discord', scopeId: 'G1', userId: 'U1' });
+    logInputRefusal(logger, new SlackInputError('missing_prompt', words('refusal.restarting')), { platform: 'slack', scopeId: 'T1', userId: 'U2' });
+    expect(new Set(logger.entries.map((e) => e.msg)).size).toBe(1);
   });
 });
 
