@@ -1,5 +1,5 @@
 import { InteractionContextType, InteractionType, MessageFlags, Routes, type APIGuildMember, type BaseInteraction, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
-import { isDmScope, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
+import { isDmScope, logInputRefusal, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
@@ -10,7 +10,7 @@ import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobReco
 import { isRunning } from '../state/index.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext, requesterOf, scopeOf } from './requester.js';
-import { logInputRefusal, refusePrivately } from './refuse-privately.js';
+import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
@@ -34,7 +34,7 @@ export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonI
  * job is admitted are), and told privately.
  */
 function refuseImagesGone(ctx: BotContext, interaction: ButtonInteraction): Promise<void> {
-  logInputRefusal(ctx, interaction, new InputImageError('no_images', TOO_OLD));
+  logInputRefusal(ctx.logger, new InputImageError('no_images', TOO_OLD), { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
   return tell(ctx, interaction, TOO_OLD);
 }
 

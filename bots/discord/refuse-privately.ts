@@ -1,6 +1,6 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { errorCodeOf } from 'pictor/internal';
-import { describeFailure, isInputRefusedError, logJobFailure, sayWords } from '../runner/index.js';
+import { describeFailure, logInputRefusal } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import type { InputImageError } from './download-images.js';
@@ -16,29 +16,19 @@ export type FirstAnswer = 'reply' | 'update';
  * runner logged it (`JobRunner.request`, `requestForm`): this only says it.
  */
 export async function refusePrivately(ctx: BotContext, interaction: RepliableInteraction, reason: unknown): Promise<void> {
-  const message = wordsOf(reason, interaction.locale);
+  const message = describeFailure(reason, interaction.locale).message;
   await acknowledge('refuse privately', () => interaction.reply({ content: `✋ ${message}`, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }), ctx.logger);
 }
 
 /**
  * The first answer to a job whose images the bot refused itself, before the
  * runner's intake was asked (what Discord reported of its attachments: their
- * host, count or size): logged (`logInputRefusal`), then said as a refusal of
- * the runner's is, privately.
+ * host, count or size): logged (the runner's `logInputRefusal`), then said as
+ * a refusal of the runner's is, privately.
  */
 export async function refuseInputPrivately(ctx: BotContext, interaction: RepliableInteraction, refusal: InputImageError): Promise<void> {
-  logInputRefusal(ctx, interaction, refusal);
+  logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
   await refusePrivately(ctx, interaction, refusal);
-}
-
-/**
- * The one line about the images of a job the bot refused itself, before the runner's intake was asked (what Discord
- * reported of a command's or a message's attachments; a job's kept images gone when a button asks for them): by the
- * runner's one rule (`logJobFailure`: the member's, `info`, with the image's code), naming who asked by the fields
- * every line of the runner's names them by (never the prompt). Each entry point calls it where it tells the member.
- */
-export function logInputRefusal(ctx: Pick<BotContext, 'logger'>, interaction: RepliableInteraction, refusal: InputImageError): void {
-  logJobFailure(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id }, 'edit images refused before the runner was asked');
 }
 
 /**
@@ -48,7 +38,7 @@ export function logInputRefusal(ctx: Pick<BotContext, 'logger'>, interaction: Re
  * Nothing was sent or charged. The runner logged it, with the job's id.
  */
 export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableInteraction, firstAnswer: FirstAnswer, reason: unknown): Promise<void> {
-  const message = wordsOf(reason, interaction.locale);
+  const message = describeFailure(reason, interaction.locale).message;
   try {
     // A Retry's message stays as it was (its job is not started again); a new reply that shows nothing goes.
     if (firstAnswer === 'reply') await interaction.deleteReply();
@@ -56,9 +46,4 @@ export async function refuseAfterAnswer(ctx: BotContext, interaction: RepliableI
   } catch (error) {
     ctx.logger.warn({ err: loggableError(error), code: errorCodeOf(reason) }, 'could not tell a member why their job did not start');
   }
-}
-
-/** Why, in the member's language: an input image's own words, or the runner's (`describeFailure`). */
-function wordsOf(reason: unknown, locale: string): string {
-  return isInputRefusedError(reason) ? sayWords(locale, reason.words) : describeFailure(reason, locale).message;
 }

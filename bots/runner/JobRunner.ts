@@ -393,7 +393,7 @@ export class JobRunner {
    * (JobRefusedError for a refusal), which `#request` logs. `applied.style` is the house style once applied (its
    * name as the scope keeps it), for that line.
    */
-  async #admit(intent: JobIntent, id: string, applied: { style?: string | undefined } = {}): Promise<Admission> {
+  async #admit(intent: JobIntent, id: string, applied: { style?: string | undefined }): Promise<Admission> {
     this.#assertOpen();
     const { images, fieldNames, style, memberDefaults, again, inForm, answerBy, ...asked } = intent;
     // Each read waits only until the surface must answer (`JobIntent.answerBy`): a stalled store refuses, in time.

@@ -2,10 +2,10 @@ import { isPictorError, type LoggerLike, type PictorError, type APIError, type P
 import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
 import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
-import { isInputRefusedError } from './InputRefusedError.js';
+import { isInputRefusedError, type InputRefusedCode, type InputRefusedError } from './InputRefusedError.js';
 import { isJobRefusedError } from './JobRefusedError.js';
 import { loggableError } from './loggable-error.js';
-import type { FieldNames, RefusalCode } from './types.js';
+import type { FieldNames, RefusalCode, Requester } from './types.js';
 import { isRangeField, rangeWords } from './range-words.js';
 import { anyOf, duration, nested, say, sayWords, words, type MessageValues, type Words } from './words.js';
 
@@ -29,16 +29,14 @@ type StateFailureCode =
 
 /**
  * A failure's code, by the project's one rule (`errorCodeOf`): a project error keeps its own code, anything else is
- * `internal_error`. A closed union, each member the code of a class of the one error tree (the core's, a refusal's, the
- * spend ledger's, the bots' state's), so a `switch` or a `Record` over it is checked complete; a project error whose
- * code is none of these (one no job meets) is `internal_error` too. So is a surface's own refusal of what a member
- * gave it (`InputRefusedError`: Discord's `InputImageError`, Slack's `SlackInputError`), even where its code is also a
- * refusal's (`too_many_images`): each surface tells those in their own words (`InputRefusedError.words`), and the
- * runner never names a surface's codes, so one said here would be a bug of ours (its log line keeps its own code:
- * `logJobFailure`). A refusal's code is kept for the runner's refusal (`JobRefusedError`) and the spend guard's own (a
- * cap's `BudgetExceededError`).
+ * `internal_error`. A closed union, each member the code of a class of the one error tree (the core's, a refusal's, a
+ * surface's refusal of what a member gave it, the spend ledger's, the bots' state's), so a `switch` or a `Record` over it
+ * is checked complete; a project error whose code is none of these (one no job meets) is `internal_error` too. A
+ * refusal's code is kept for the runner's refusal (`JobRefusedError`) and the spend guard's own (a cap's
+ * `BudgetExceededError`); a surface's input code for its refusal of what a member gave it (`InputRefusedError`:
+ * Discord's `InputImageError`, Slack's `SlackInputError`), even where it is also a refusal's (`too_many_images`).
  */
-export type FailureCode = PictorErrorCode | RefusalCode | LedgerFailureCode | StateFailureCode | typeof INTERNAL_ERROR_CODE;
+export type FailureCode = PictorErrorCode | RefusalCode | InputRefusedCode | LedgerFailureCode | StateFailureCode | typeof INTERNAL_ERROR_CODE;
 
 export interface FailureDescription {
   /** Stable: switch on it. */
@@ -83,8 +81,7 @@ export interface FailureLogMessages {
 
 /**
  * Writes the one line about a job that failed, or that the intake did not take, by the one rule (`failureLogLevel`):
- * `fields` (never the prompt) with the failure's `code` (a surface's refusal of what a member gave it keeps its own:
- * `InputRefusedError`), and on an `error` line the error too, made loggable (`loggableError`: no secret, no request
+ * `fields` (never the prompt) with the failure's `code` (`describeFailure`'s), and on an `error` line the error too, made loggable (`loggableError`: no secret, no request
  * body, a bounded message). Each failure has one writer, so it is logged once: the runner for what its intake refused
  * or could not start (`JobRunner.request`, `JobRunner.requestForm`: the surfaces that tell the member only render
  * those) and for a job's end; a surface for what it refused itself before asking the runner (its input images) or
@@ -92,10 +89,22 @@ export interface FailureLogMessages {
  */
 export function logJobFailure(logger: LoggerLike, error: unknown, fields: Readonly<Record<string, unknown>>, message: string | FailureLogMessages): FailureLogLevel {
   const level = failureLogLevel(error);
-  const code = isInputRefusedError(error) ? error.code : failureOf(error).code;
+  const { code } = failureOf(error);
   const refused = isJobRefusedError(error) || isInputRefusedError(error);
   logger[level]({ ...fields, code, ...(level === 'error' && { err: loggableError(error) }) }, typeof message === 'string' ? message : refused ? message.refused : message.failed);
   return level;
+}
+
+/**
+ * The one line about what a member gave a surface that it refused itself, before the runner's intake was asked (an
+ * input image, a flag: `InputRefusedError`): by the one rule (`logJobFailure`: the member's, `info`, with the input's
+ * own code), naming who asked by the fields every line of the runner's names them by (never the prompt), in the same
+ * words whichever surface refused what. Each entry point calls it where it tells the member, so each such refusal is
+ * logged once.
+ */
+export function logInputRefusal(logger: LoggerLike, refusal: InputRefusedError, who: Pick<Requester, 'platform' | 'scopeId' | 'userId'>): void {
+  const { platform, scopeId, userId } = who;
+  logJobFailure(logger, refusal, { platform, scopeId, userId }, 'what a member gave the bot was refused before the runner was asked');
 }
 
 /**
@@ -116,6 +125,9 @@ function failureOf(error: unknown): { code: FailureCode; words: Words; retryable
   if (isJobRefusedError(error)) {
     return { code: error.code, words: error.words, retryable: error.code === 'user_cooldown' || error.code === 'user_concurrency' || error.code === 'restarting' || error.code === 'queue_full' };
   }
+  // What a member gave a surface that it refused itself (an input image, a flag): the surface's code and its words, for
+  // the member to change before it is worth trying again.
+  if (isInputRefusedError(error)) return { code: error.code, words: error.words, retryable: false };
   // A core error by its code, as the core tells its own across copies of its module.
   if (isPictorError(error)) return { code: error.code, ...describeCoreError(error) };
   const code = errorCodeOf(error);
@@ -123,7 +135,7 @@ function failureOf(error: unknown): { code: FailureCode; words: Words; retryable
   // that cannot be read (the operator's to fix), or closed by a stop under way.
   if (isOwn(LEDGER_FAILURES, code)) return { code, words: words(`failure.${code}`), retryable: LEDGER_FAILURES[code].retryable };
   // A cap's refusal as the spend guard throws it (not a JobRefusedError), the bots' state's errors: their code, said as a
-  // bug is. Another error with a refusal's code (a surface's input image's) is no refusal of the runner's: internal_error.
+  // bug is. Another error with a refusal's code is no refusal of the runner's: internal_error.
   return { code: isSpendRefusalCode(code) || isOwn(STATE_FAILURES, code) ? code : INTERNAL_ERROR_CODE, words: words('failure.internal_error'), retryable: true };
 }
 

@@ -2,7 +2,6 @@ import type { webApi } from '@slack/bolt';
 import { AbortedError, type LoggerLike } from 'pictor';
 import {
   describeFailure,
-  isInputRefusedError,
   logJobFailure,
   mayCancel,
   say,
@@ -350,13 +349,13 @@ export class SlackJobs {
 
   /**
    * Tells the person privately why the runner's intake did not take their job or open their form: its refusal, or an
-   * input image's own words (its download, once admitted). The runner logged it (`JobRunner.request`, `requestForm`):
+   * input image's own words (its download, once admitted), as `describeFailure` says either. The runner logged it (`JobRunner.request`, `requestForm`):
    * this only says it.
    */
   async #tellRefusal(error: unknown, input: Pick<StartJob, 'actor' | 'notify'>): Promise<void> {
     const { locale } = input.actor;
     // A refusal that names the command (`{command} settings --private off`) names the one this app has.
-    const said = isInputRefusedError(error) ? sayWords(locale, error.words) : describeFailure(error, locale, this.#o.command).message;
+    const said = describeFailure(error, locale, this.#o.command).message;
     await input.notify(said).catch((e: unknown) => this.#o.logger.warn({ err: String(e) }, 'could not tell a user why a job was refused'));
   }
 

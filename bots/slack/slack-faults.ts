@@ -1,3 +1,4 @@
+import type { webApi } from '@slack/bolt';
 import { slackErrorCode } from './slack-error-code.js';
 import { slackAnswerIn, slackTookIt } from './slack-took-it.js';
 
@@ -50,13 +51,13 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
  * and not posted again when the look fails — the job's message shows the buttons instead; the end is looked for before
  * it is posted again, and not posted again when the look fails).
  */
-export function lostAnswerCode(error: unknown): string | number | undefined {
-  const e = error as { code?: unknown; statusCode?: unknown; body?: unknown } | undefined;
+export function lostAnswerCode(error: unknown): 'request_error' | number | undefined {
+  const e = error as { code?: unknown } | undefined;
   if (e?.code === 'slack_webapi_request_error') return 'request_error';
   if (e?.code !== 'slack_webapi_http_error') return undefined;
-  const answer = slackAnswerIn(e.body);
-  if (typeof e.statusCode !== 'number') return answer?.ok === false ? undefined : 'http_error';
-  return slackTookIt(e.statusCode, answer, 'unknown') === 'not_taken' ? undefined : e.statusCode;
+  // The client gives each HTTP error the status Slack answered with.
+  const { statusCode, body } = error as webApi.WebAPIHTTPError;
+  return slackTookIt(statusCode, slackAnswerIn(body), 'unknown') === 'not_taken' ? undefined : statusCode;
 }
 
 /**

@@ -28,7 +28,7 @@ export function slackAnswerIn(body: unknown): SlackAnswer | undefined {
 }
 
 /** Whether Slack took a call: `unknown` when it may have (its answer lost, or a failure that does not say). */
-export type SlackTook = 'taken' | 'not_taken' | 'unknown';
+type SlackTook = 'taken' | 'not_taken' | 'unknown';
 
 /**
  * What a 5xx without Slack's answer counts as — Slack failing on its side (a 500, `rollup_error` from its hooks), or a
@@ -39,7 +39,7 @@ export type SlackTook = 'taken' | 'not_taken' | 'unknown';
  *   Delete, an audit entry): a second public copy does more harm (a job shown twice, two sets of buttons, an entry a
  *   forget could not edit), so it is looked for, or waits, rather than being sent blindly again.
  */
-export type UnansweredFailure = 'not_taken' | 'unknown';
+type UnansweredFailure = 'not_taken' | 'unknown';
 
 /**
  * Whether Slack took a call it answered with `status`, `answer` being Slack's answer in the body (`slackAnswerIn`),

@@ -2,11 +2,9 @@ import type { App } from '@slack/bolt';
 import { openEditModal, privateAnswerVia, SHORTCUT_EDIT_IMAGE, type BotContext } from '../bot-context.js';
 import { usageText } from '../imagine-text.js';
 import { checkImageFiles, imageFilesOf } from '../input-images.js';
-import { isSlackInputError } from '../SlackInputError.js';
-import { logInputRefusal } from '../log-input-refusal.js';
+import { refuseInput } from '../refuse-input.js';
 import { localeIn } from '../user-locales.js';
 import { formBudget } from '../answer-by.js';
-import { sayWords } from '../../runner/index.js';
 
 /**
  * The two ways into the edit modal besides the Edit button: the "Edit image"
@@ -26,9 +24,7 @@ export function registerEditEntryPoints(app: App, context: BotContext): void {
       checkImageFiles(files);
     } catch (error) {
       // None, too many, too large or not images by what Slack says of them: nothing asked of the runner, so the line is the bot's.
-      if (!isSlackInputError(error)) throw error;
-      logInputRefusal(context.logger, actor, error);
-      await notify(sayWords(locale, error.words));
+      await refuseInput(context.logger, actor, error, notify);
       return;
     }
     const message = shortcut.message as { ts: string; thread_ts?: string };

@@ -1,10 +1,9 @@
 import type { App } from '@slack/bolt';
 import { privateAnswerVia, type BotContext } from '../bot-context.js';
 import { FLAG_NAMES, parseImagineText, usageText } from '../imagine-text.js';
-import { isSlackInputError } from '../SlackInputError.js';
-import { logInputRefusal } from '../log-input-refusal.js';
+import { refuseInput } from '../refuse-input.js';
 import { localeIn } from '../user-locales.js';
-import { say, sayWords } from '../../runner/index.js';
+import { say } from '../../runner/index.js';
 import { answerAdmin, answerUsage, budgetCommandOf } from './budget-commands.js';
 import { answerSettingsCommand, settingsCommandOf } from './settings-commands.js';
 import { answerHistoryCommand, historyCommandOf } from './history-commands.js';
@@ -56,9 +55,7 @@ export function registerImagineCommand(app: App, context: BotContext): void {
       parsed = parseImagineText(command.text, { example: say(locale, 'slack.imagine.example', { command: context.commands.imagine }), locale });
     } catch (error) {
       // A flag refused before the runner is asked: the line is the bot's.
-      if (!isSlackInputError(error)) throw error;
-      logInputRefusal(context.logger, actor, error);
-      await ack({ response_type: 'ephemeral', text: sayWords(locale, error.words) });
+      await refuseInput(context.logger, actor, error, (text) => ack({ response_type: 'ephemeral', text }));
       return;
     }
     if (parsed.kind === 'help') {

@@ -3,13 +3,12 @@ import { openEditModal, privateAnswerVia, type BotContext } from '../bot-context
 import { finishedJobNote } from '../finished-job-note.js';
 import { imagesOf } from '../input-images.js';
 import { ACTIONS, readCancelValue } from '../render-job.js';
-import { isSlackInputError } from '../SlackInputError.js';
-import { logInputRefusal } from '../log-input-refusal.js';
+import { refuseInput } from '../refuse-input.js';
 import { slackErrorCode } from '../slack-error-code.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
 import { askedInDirectMessages } from '../slack-text.js';
 import type { SavedRequest } from '../RequestStore.js';
-import { mayCancel, say, sayWords, type Requester } from '../../runner/index.js';
+import { mayCancel, say, type Requester } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
 import { formBudget } from '../answer-by.js';
@@ -209,9 +208,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
       images = request.kind === 'edit' ? imagesOf(request.inputFiles, { client, token: botToken, allowedHosts: context.allowedHosts }) : undefined;
     } catch (error) {
       // Its saved files refused before the runner is asked (none, too many): the line is the bot's.
-      if (!isSlackInputError(error)) throw error;
-      logInputRefusal(context.logger, actor, error);
-      await notify(sayWords(actor.locale, error.words));
+      await refuseInput(context.logger, actor, error, notify);
       return;
     }
     await context.jobs.start({

@@ -1,10 +1,10 @@
-import { CATALOGS, duration, LOCALES, words, type MessageKey } from '../../../bots/runner/index.js';
+import { CATALOGS, duration, LOCALES, sayWords, words, type MessageKey } from '../../../bots/runner/index.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
-import { failureLogLevel, logJobFailure } from '../../../bots/runner/describe-failure.js';
+import { failureLogLevel, logInputRefusal, logJobFailure } from '../../../bots/runner/describe-failure.js';
 import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { StateRecordsUnreadableError } from '../../../bots/state/FileStateStore.js';
@@ -230,7 +230,7 @@ describe('describeFailure', () => {
     for (const code of codes.filter((c) => !noJobMeets.has(c) && !(ERROR_CODES as readonly string[]).includes(c))) expect(describeFailure(new PictorError(code, 'a project error')).code, code).toBe(code);
   });
 
-  it('keeps the code of every class coded by a union a job can fail with, and gives a surface’s own input refusal internal_error', () => {
+  it('keeps the code of every class coded by a union a job can fail with, a surface’s own input refusal’s too', () => {
     // A surface's refusal of what a member gave it extends the runner's generic `InputRefusedError<C>` (itself no union:
     // its parameter `C`), by its own union.
     const unions = projectErrorClasses()
@@ -241,16 +241,18 @@ describe('describeFailure', () => {
     const kept: Record<string, Array<[string, Error]>> = {
       RefusalCode: refusals.map((code) => [code, new JobRefusedError(code, words('refusal.restarting'))]),
       BudgetCode: BUDGETS.map(({ code }) => [code, new PictorError(code, 'a cap’s refusal, as the spend guard throws it')]),
-    };
-    // Told by their surface in their own words (`InputRefusedError.words`: Discord's refusePrivately, Slack's
-    // tellRefusal), the runner never naming a surface's codes: one said here would be a bug of ours.
-    const saidBySurface: Record<string, Array<[string, Error]>> = {
       InputRefusalCode: INPUT_REFUSAL_CODES.map((code) => [code, new InputImageError(code, words('refusal.restarting'))]),
       SlackInputErrorCode: Object.keys(SLACK_INPUT_ERROR_CODES).map((code) => [code, new SlackInputError(code as SlackInputErrorCode, words('refusal.restarting'))]),
     };
-    expect(unions.sort()).toEqual([...Object.keys(kept), ...Object.keys(saidBySurface)].sort());
+    expect(unions.sort()).toEqual(Object.keys(kept).sort());
     for (const [code, error] of Object.values(kept).flat()) expect(describeFailure(error).code, code).toBe(code);
-    for (const [code, error] of Object.values(saidBySurface).flat()) expect(describeFailure(error).code, code).toBe('internal_error');
+  });
+
+  it.each([
+    ['Discord', new InputImageError('not_an_image', words('discord.input.not_an_image', { label: 'image1', file: '`cat.png`' }), 'image1')],
+    ['Slack', new SlackInputError('unknown_flag', words('slack.flag.unknown', { flag: '`--colour`', near: '`--color`', meant: 'yes', flags: '`--size`' }))],
+  ])('says what a member gave the %s bot that it refused in its own words, in their language, not worth retrying as it is', (_, refusal) => {
+    expect(describeFailure(refusal, 'de')).toEqual({ code: refusal.code, message: sayWords('de', refusal.words), words: refusal.words, retryable: false });
   });
 
   it('gives a project error whose code no job fails with (none of FailureCode’s) internal_error, as a bug', () => {
@@ -372,6 +374,24 @@ describe('logJobFailure', () => {
     logJobFailure(logger, new LedgerUnreadableError('/data/quota-ledger.json', 'is not JSON'), {}, messages);
     expect(logger.entries[0]).toMatchObject({ level: 'error', obj: { code: 'ledger_unreadable', err: { code: 'ledger_unreadable', message: expect.stringContaining('/data/quota-ledger.json') } } });
     expect((logger.entries[0]!.obj as { err: object }).err).not.toHaveProperty('stack');
+  });
+});
+
+describe('logInputRefusal', () => {
+  it.each([
+    ['Discord', new InputImageError('host_not_allowed', words('refusal.restarting')), { platform: 'discord', scopeId: 'G1', userId: 'U1' }],
+    ['Slack', new SlackInputError('unknown_flag', words('refusal.restarting')), { platform: 'slack', scopeId: 'T1', userId: 'U1' }],
+  ] as const)('logs what a member gave the %s bot that it refused as one line, the member’s: info, naming who asked, with the input’s code', (_, refusal, who) => {
+    const logger = new RecordingLogger();
+    logInputRefusal(logger, refusal, who);
+    expect(logger.entries).toEqual([{ level: 'info', obj: { ...who, code: refusal.code }, msg: expect.any(String) }]);
+  });
+
+  it('words the line the same, whichever surface refused what', () => {
+    const logger = new RecordingLogger();
+    logInputRefusal(logger, new InputImageError('not_an_image', words('refusal.restarting')), { platform: 'discord', scopeId: 'G1', userId: 'U1' });
+    logInputRefusal(logger, new SlackInputError('missing_prompt', words('refusal.restarting')), { platform: 'slack', scopeId: 'T1', userId: 'U2' });
+    expect(new Set(logger.entries.map((e) => e.msg)).size).toBe(1);
   });
 });
 

@@ -90,7 +90,7 @@ describe('a job refused because the queue is full, in the operator’s log', () 
     try {
       const first = await runner.submit(job({ prompt: 'first' }), recordingSink().sink);
       await expect(runner.submit(job({ prompt: 'second' }), recordingSink().sink)).rejects.toMatchObject({ code: 'queue_full' });
-      expect(linesOf(logger, 'queue_full')).toEqual([expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ jobId: expect.any(String), limit: 1, used: 1 }) })]);
+      expect(linesOf(logger, 'queue_full')).toEqual([expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ jobId: expect.any(String), limit: 1, used: 1, queued: 1 }) })]);
       gate.open();
       expect((await first.done).type).toBe('completed');
     } finally {
