@@ -372,9 +372,10 @@ export class ReplyTarget {
    */
   #noteFailure(error: unknown, what: string): void {
     const code = discordErrorCode(error);
+    // Logged with the mode the refused call was made in, before the refusal switches it.
+    this.#o.logger.warn({ what, code, status: discordErrorStatus(error), mode: this.#mode, err: code === undefined ? loggableError(error) : undefined }, 'Discord refused an update of a job reply');
     if (spendsToken(error)) this.#leaveToken();
     else if (code === DISCORD_ERRORS.unknownMessage && this.#webhookMessage === '@original') this.#replyGone = true;
-    this.#o.logger.warn({ what, code, status: discordErrorStatus(error), mode: this.#mode, err: code === undefined ? loggableError(error) : undefined }, 'Discord refused an update of a job reply');
   }
 }
 

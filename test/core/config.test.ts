@@ -201,6 +201,7 @@ describe('a .env line that is not a setting', () => {
     ['lines ending in two carriage returns and a line break', 'A=1\r\r\nB=2\r\r\n'],
     ['a last quoted value ending in a carriage return, with no line break after it', 'A=1\nB="x"\r'],
     ['lines opening with a carriage return (LF then CR line endings)', 'A=1\n\rB=2\n\r'],
+    ['a line ending in a carriage return and a space', 'A=1\r \nB=2'],
   ])('takes %s, every setting under the name it is written with', async (_what, text) => {
     expect(firstCarriageReturnInsideALine(text)).toBeUndefined();
     expect(firstLineNotASetting(text)).toBeUndefined();
@@ -240,6 +241,7 @@ describe('a .env line that is not a setting', () => {
     ['one line ending in a carriage return alone, in a file of line breaks', 'A=1\nB=2\rC=3\n', { A: '1', B: '2C=3' }, 2],
     ['a carriage return alone in a quoted value', 'A=1\nB="x\ry"\nC=3', { A: '1', B: 'xy', C: '3' }, 2],
     ['two carriage returns between two settings, after lines ending in carriage returns', 'A=1\r\r\nB=2\r\rC=3\r\n', { A: '1', B: '2C=3' }, 2],
+    ['a carriage return between spaces, parting two settings', 'A=1\nB=2 \r C=3\n', { A: '1', B: '2  C=3' }, 2],
   ])('finds a carriage return inside a line, text on both sides of it: %s, which Node drops, joining the text it parts', (_what, text, nodeReads, line) => {
     expect({ ...parseEnv(text) }).toEqual(nodeReads);
     expect(firstCarriageReturnInsideALine(text)).toBe(line);

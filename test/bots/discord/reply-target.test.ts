@@ -96,6 +96,8 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
     expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.code !== MAX_FOLLOW_UPS)).toEqual([]);
     expect(s.discord.requests.filter((r) => r.code === TOO_LARGE)).toEqual([]);
     expect(s.discord.channelMessages(s.discord.groupDmChannelId).filter((m) => m.id !== ix.originalMessageId)).toEqual([]);
+    // The refusal is logged with the mode its call was made in (the token's), not the one it switched to.
+    expect(s.logger.entries.filter((e) => (e.obj as { code?: number } | undefined)?.code === MAX_FOLLOW_UPS).map((e) => (e.obj as { mode?: string }).mode)).toEqual(['webhook']);
   });
 });
 
