@@ -1,23 +1,36 @@
 /**
- * What redaction costs on the error path: a 64 KiB error body passed through
- * `redactSecrets` 1,000 times (and through `sanitizeServiceText`, which redacts
- * a service's body before cutting it down for an error message), for two
- * bodies: an error page of prose and JSON with a few credentials echoed in it,
- * and a JSON body that is mostly base64 (a service echoing image data back).
+ * What redaction costs on the error path and on every log line: texts passed
+ * through `redactSecrets` (and through `sanitizeServiceText`, which redacts a
+ * service's body before cutting it down for an error message). Three texts: a
+ * short log line, a 64 KiB error page of prose and JSON with a few credentials
+ * echoed in it, and a 64 KiB JSON body that is mostly base64 (a service
+ * echoing image data back).
+ *
+ * `redactSecrets` is measured with no secret registered and with one key
+ * registered, as every process with a client has (the client registers its
+ * key): a registered key is looked for in every text, in every form and as
+ * pieces of it (see `src/core/redact-secrets.ts`). The registry is the
+ * process's, so the redaction module is loaded twice, each with a registry of
+ * its own: one left empty (the one `sanitizeServiceText` uses), one holding
+ * the key. The texts do not hold the key: what is measured is the cost of
+ * looking for it.
  *
  * With `--compare-with DIR` (another checkout of Pictor, e.g. the commit
- * before a change to redaction), its `src/core/errors.ts` is loaded into the
- * same process and measured side by side: rounds alternate the two in rotating
- * order after the same warm-up, and the ratio of medians (this / other) is
- * printed. CPU time is this process's; each sample is 1,000 calls.
+ * before a change to redaction), its `src/core/errors.ts` (and its
+ * `src/core/redact-secrets.ts`, once more, for the key) is loaded into the
+ * same process and measured side by side. Rounds alternate the versions in
+ * rotating order after the same warm-up, and ratios of medians are printed: a
+ * key / no key for each version, and this / other. CPU time is this process's;
+ * a sample is `--calls` calls for a 64 KiB text and 100 times as many for the
+ * short line.
  *
  * Usage: node --import tsx bench/redact-secrets.ts [--rounds 15] [--warmup 2] [--calls 1000] [--compare-with DIR]
  */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { redactSecrets, sanitizeServiceText } from '../src/internal.js';
-import { collectGarbage, median, ms, positiveInt, printTable, ratio, relativeIqr, timed } from './helpers/measure.js';
+import { collectGarbage, median, positiveInt, printTable, ratio, relativeIqr, timed } from './helpers/measure.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -32,16 +45,50 @@ const WARMUP = Number(args.warmup);
 if (!Number.isInteger(WARMUP) || WARMUP < 0) throw new RangeError('--warmup must be a whole number of at least 0');
 const CALLS = positiveInt('calls', args.calls);
 
-interface Redaction {
-  redactSecrets: (text: string) => string;
-  sanitizeServiceText: (text: string) => string;
+type Redact = (text: string) => string;
+interface Version {
+  /** `redactSecrets` and `sanitizeServiceText` with no secret registered. */
+  noKey: { redactSecrets: Redact; sanitizeServiceText: Redact };
+  /** `redactSecrets` of a registry of its own holding `KEY`, when the version has the module to load apart. */
+  aKey?: Redact;
 }
 
-const contenders: Record<string, Redaction> = { this: { redactSecrets, sanitizeServiceText } };
-if (args['compare-with']) {
-  const other = (await import(pathToFileURL(join(resolve(args['compare-with']), 'src/core/errors.ts')).href)) as Redaction;
-  contenders.other = { redactSecrets: other.redactSecrets, sanitizeServiceText: other.sanitizeServiceText };
+/**
+ * A key as the service hands them out (48 characters), made up here from a seeded generator, so that no key is written
+ * in the repository and every run looks for the same one.
+ */
+const KEY = (() => {
+  let seed = 11;
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let body = '';
+  while (body.length < 40) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    body += alphabet[seed % alphabet.length];
+  }
+  return `sk-proj-${body}`;
+})();
+
+/** A checkout's redaction: its `errors.ts` as it is (nothing registered), and its redaction module loaded apart with `KEY` registered. */
+async function versionIn(dir: string, name: string): Promise<Version> {
+  const errors = (await import(pathToFileURL(join(dir, 'src/core/errors.ts')).href)) as Version['noKey'];
+  const version: Version = { noKey: { redactSecrets: errors.redactSecrets, sanitizeServiceText: errors.sanitizeServiceText } };
+  const module = join(dir, 'src/core/redact-secrets.ts');
+  if (!existsSync(module)) {
+    console.log(`${name}: no src/core/redact-secrets.ts to load apart: measured with no key only`);
+    return version;
+  }
+  // A query makes it a module of its own, with a registry of its own.
+  const keyed = (await import(`${pathToFileURL(module).href}?with-a-key`)) as { redactSecrets: Redact; registerSecret: (secret: string) => void };
+  keyed.registerSecret(KEY);
+  if (keyed.redactSecrets(`key ${KEY}`) !== 'key [redacted]' || version.noKey.redactSecrets(`key ${KEY.slice(8)}`) !== `key ${KEY.slice(8)}`) {
+    throw new Error(`${name}: the key is not registered in its own registry alone`);
+  }
+  version.aKey = keyed.redactSecrets;
+  return version;
 }
+
+const versions: Record<string, Version> = { this: await versionIn(fileURLToPath(new URL('..', import.meta.url)), 'this') };
+if (args['compare-with']) versions.other = await versionIn(resolve(args['compare-with']), 'other');
 
 const SIZE = 64 * 1024;
 
@@ -72,50 +119,77 @@ function base64Body(): string {
   return `{"error":{"message":"the image could not be read","echo":"${data}"}}`.slice(0, SIZE);
 }
 
-const BODIES = { prose: proseBody(), base64: base64Body() } as const;
-const OPERATIONS = ['redactSecrets', 'sanitizeServiceText'] as const;
+/** A log line as a bot writes one for each job: short, with an id of letters and digits in it. */
+const LOG_LINE =
+  '{"level":30,"time":1735732800000,"pid":4242,"msg":"job finished","jobId":"01HZX4K9Q7ABCDEFGHJKMNPQ","scope":"discord:G1","size":"1536x1024","images":2,"costUsd":0.084}';
 
-// What each version makes of the bodies (a version hiding more may leave fewer characters).
-for (const [name, body] of Object.entries(BODIES)) {
-  for (const [who, c] of Object.entries(contenders)) console.log(`${who}: ${name} body of ${body.length} characters → ${c.redactSecrets(body).length} after redaction`);
+const TEXTS = { 'log line': LOG_LINE, 'prose (64 KiB)': proseBody(), 'base64 (64 KiB)': base64Body() } as const;
+type TextName = keyof typeof TEXTS;
+/** Calls in a sample: 100 times as many for the short line, so that a sample takes about as long. */
+const callsFor = (text: TextName): number => (text === 'log line' ? CALLS * 100 : CALLS);
+
+interface Case {
+  call: 'redactSecrets' | 'sanitizeServiceText';
+  key: 'no key' | 'a key';
+  text: TextName;
+}
+const CASES: Case[] = [];
+for (const text of Object.keys(TEXTS) as TextName[]) {
+  for (const key of ['no key', 'a key'] as const) CASES.push({ call: 'redactSecrets', key, text });
+  CASES.push({ call: 'sanitizeServiceText', key: 'no key', text });
+}
+const fnOf = (version: Version, { call, key }: Case): Redact | undefined => (key === 'a key' ? (call === 'redactSecrets' ? version.aKey : undefined) : version.noKey[call]);
+
+// What each version makes of the texts (a version hiding more may leave fewer characters).
+for (const [name, text] of Object.entries(TEXTS)) {
+  for (const [who, version] of Object.entries(versions)) {
+    const keyed = version.aKey ? `, ${version.aKey(text).length} with a key registered` : '';
+    console.log(`${who}: ${name}, ${text.length} characters → ${version.noKey.redactSecrets(text).length} after redaction with no key${keyed}`);
+  }
 }
 
-type Key = `${string}/${string}/${string}`;
-const samples = new Map<Key, number[]>();
-const names = Object.keys(contenders);
+/** Microseconds per call, a sample each round, by version and case. */
+const samples = new Map<string, number[]>();
+const sampleKey = (who: string, { call, key, text }: Case) => `${who}/${call}/${key}/${text}`;
+const names = Object.keys(versions);
 for (let round = -WARMUP; round < ROUNDS; round++) {
   const order = names.map((_, i) => names[(i + Math.max(round, 0)) % names.length]!);
   for (const who of order) {
-    for (const op of OPERATIONS) {
-      for (const [bodyName, body] of Object.entries(BODIES)) {
-        const fn = contenders[who]![op];
-        collectGarbage();
-        const { cpuMs } = await timed(async () => {
-          for (let i = 0; i < CALLS; i++) fn(body);
-        });
-        if (round >= 0) {
-          const key: Key = `${who}/${op}/${bodyName}`;
-          samples.set(key, [...(samples.get(key) ?? []), cpuMs]);
-        }
-      }
+    for (const c of CASES) {
+      const fn = fnOf(versions[who]!, c);
+      if (!fn) continue;
+      const text = TEXTS[c.text];
+      const calls = callsFor(c.text);
+      collectGarbage();
+      const { cpuMs } = await timed(async () => {
+        for (let i = 0; i < calls; i++) fn(text);
+      });
+      if (round >= 0) samples.set(sampleKey(who, c), [...(samples.get(sampleKey(who, c)) ?? []), (cpuMs * 1000) / calls]);
     }
   }
 }
 
-console.log(`\n${CALLS} calls per sample, median of ${ROUNDS} rounds (CPU time of this process; IQR as a share of the median)\n`);
+const micros = (value: number) => (value >= 100 ? `${value.toFixed(0)} µs` : `${value.toFixed(1)} µs`);
+/** A median in µs per call, with its IQR as a share of it. */
+const shown = (values: number[] | undefined) => (values ? `${micros(median(values))} (${(relativeIqr(values) * 100).toFixed(0)} %)` : '–');
+const ratioOf = (a: number[] | undefined, b: number[] | undefined) => (a && b ? ratio(median(a), median(b)) : '–');
+
+console.log(
+  `\nCPU time per call (this process's), median of ${ROUNDS} rounds of ${CALLS} calls (${CALLS * 100} for the log line); IQR as a share of the median in brackets. ` +
+    `"a key": one key of ${KEY.length} characters registered, which the texts do not hold.\n`,
+);
 const rows: string[][] = [];
-for (const op of OPERATIONS) {
-  for (const bodyName of Object.keys(BODIES)) {
-    const mine = samples.get(`this/${op}/${bodyName}`)!;
-    const other = samples.get(`other/${op}/${bodyName}`);
-    rows.push([
-      op,
-      bodyName,
-      `${ms(median(mine))} (${(relativeIqr(mine) * 100).toFixed(0)} %)`,
-      other ? `${ms(median(other))} (${(relativeIqr(other) * 100).toFixed(0)} %)` : '–',
-      other ? ratio(median(mine), median(other)) : '–',
-      `${((median(mine) / CALLS) * 1000).toFixed(0)} µs`,
-    ]);
+for (const call of ['redactSecrets', 'sanitizeServiceText'] as const) {
+  for (const text of Object.keys(TEXTS) as TextName[]) {
+    const at = (who: string, key: Case['key']) => samples.get(sampleKey(who, { call, key, text }));
+    const row = [call, text, shown(at('this', 'no key')), shown(at('this', 'a key')), ratioOf(at('this', 'a key'), at('this', 'no key'))];
+    if (versions.other) {
+      row.push(shown(at('other', 'no key')), shown(at('other', 'a key')), ratioOf(at('other', 'a key'), at('other', 'no key')));
+      row.push(ratioOf(at('this', 'no key'), at('other', 'no key')), ratioOf(at('this', 'a key'), at('other', 'a key')));
+    }
+    rows.push(row);
   }
 }
-printTable(['call', 'body (64 KiB)', 'this checkout', 'other checkout', 'this / other', 'this, per call'], rows);
+const header = ['call', 'text', 'no key', 'a key', 'a key / no key'];
+if (versions.other) header.push('other: no key', 'other: a key', 'other: a key / no key', 'this / other, no key', 'this / other, a key');
+printTable(header, rows);

@@ -36,6 +36,8 @@ interface KnownSecret {
   bytes: string;
   /** The hashes of its pieces as written (`MIN_PIECE_LENGTH` characters each, those that read as a word left out: see `pieceHashes`). */
   pieces: number[];
+  /** Each character of its forms that have pieces, once (see `pieceCharacters`). */
+  characters: string;
 }
 const knownSecrets = new Map<string, KnownSecret>();
 
@@ -49,24 +51,75 @@ const MIN_PIECE_LENGTH = 12;
 const READS_AS_A_WORD = /^(?:[A-Z]?[a-z]+|[A-Z]+)$/;
 /**
  * The hash of every piece of the registered secrets (`KnownSecret.pieces`), with how many of them hold it: a text is
- * read once, its pieces hashed as it goes (`eachPieceHash`), however many secrets there are, and only a piece whose hash
- * is here is looked for in them. Numbers, not the pieces: a key of 48 characters has 37.
+ * read once, the runs of it that may hold a piece hashed as it goes (`eachHeldPiece`), however many secrets there are,
+ * and only a piece whose hash is here is looked for in them. Numbers, not the pieces: a key of 48 characters has 37.
  */
 const pieceHashes = new Map<number, number>();
 const PIECE_BASE = 257;
 /** `PIECE_BASE` to the power `MIN_PIECE_LENGTH − 1` (modulo 2^32): the weight of the character a piece's hash lets go of. */
 const PIECE_TOP = Array.from({ length: MIN_PIECE_LENGTH - 1 }).reduce<number>((top) => Math.imul(top, PIECE_BASE), 1);
 
+/** The hash of the `MIN_PIECE_LENGTH` characters of `text` at `at`, in 32-bit integer steps (see `pieceHash`). */
+function windowHashAt(text: string, at: number): number {
+  let hash = 0;
+  for (let i = at; i < at + MIN_PIECE_LENGTH; i++) hash = (Math.imul(hash, PIECE_BASE) + text.charCodeAt(i)) | 0;
+  return hash;
+}
+
+/** A piece's hash as `pieceHashes` keeps it: its window's hash kept to 30 bits, a small integer. */
+function pieceHash(windowHash: number): number {
+  return windowHash & 0x3fffffff;
+}
+
+/** Counts `hash` as held by one more secret (`by` 1) or one fewer (`by` −1) in `pieceHashes`. */
+function countPieceHash(hash: number, by: 1 | -1): void {
+  const holders = (pieceHashes.get(hash) ?? 0) + by;
+  if (holders > 0) pieceHashes.set(hash, holders);
+  else pieceHashes.delete(hash);
+}
+
 /**
- * Tells `found` where each run of `MIN_PIECE_LENGTH` characters of `text` starts and its hash: a rolling one, in 32-bit
- * integer steps, one pass over `text`; kept to 30 bits, a small integer.
+ * How many registered secrets hold each character (a UTF-16 unit, as `charCodeAt` reads it) in a form that has pieces
+ * (`KnownSecret.characters`). A piece is made of these alone, so a text is hashed only inside its runs of
+ * `MIN_PIECE_LENGTH` of them or more (`eachHeldPiece`): for the service's keys they are some of the letters, digits, `-`
+ * and `_`, and prose, mostly short words between spaces and signs, has few such runs. A key with other characters (a
+ * `.`, a letter beyond ASCII) has its pieces found all the same.
  */
-function eachPieceHash(text: string, found: (at: number, hash: number) => void): void {
+const pieceCharacters = new Map<number, number>();
+/** Whether each ASCII character is one of `pieceCharacters` (1) or not (0): one look into an array for most of a text. */
+const asciiPieceCharacters = new Uint8Array(128);
+
+/** Counts `characters` (a registered secret's) as held by one more secret (`by` 1) or one fewer (`by` −1). */
+function countPieceCharacters(characters: string, by: 1 | -1): void {
+  for (let i = 0; i < characters.length; i++) {
+    const code = characters.charCodeAt(i);
+    const holders = (pieceCharacters.get(code) ?? 0) + by;
+    if (holders > 0) pieceCharacters.set(code, holders);
+    else pieceCharacters.delete(code);
+    if (code < 128) asciiPieceCharacters[code] = holders > 0 ? 1 : 0;
+  }
+}
+
+/**
+ * Tells `found` where each piece a registered secret may hold starts in `text`, in one pass over it: a run of
+ * `pieceCharacters` is counted as it goes, and once it is `MIN_PIECE_LENGTH` long its last `MIN_PIECE_LENGTH` characters
+ * are hashed, a rolling hash for the rest of the run (the steps of `windowHashAt`); a hash that is a piece's
+ * (`pieceHashes`) is told. Shorter runs, most of prose, are not hashed.
+ */
+function eachHeldPiece(text: string, found: (at: number) => void): void {
+  let run = 0;
   let hash = 0;
   for (let i = 0; i < text.length; i++) {
-    if (i >= MIN_PIECE_LENGTH) hash = (hash - Math.imul(text.charCodeAt(i - MIN_PIECE_LENGTH), PIECE_TOP)) | 0;
-    hash = (Math.imul(hash, PIECE_BASE) + text.charCodeAt(i)) | 0;
-    if (i >= MIN_PIECE_LENGTH - 1) found(i - MIN_PIECE_LENGTH + 1, hash & 0x3fffffff);
+    const code = text.charCodeAt(i);
+    if (code < 128 ? asciiPieceCharacters[code] === 0 : !pieceCharacters.has(code)) {
+      run = 0;
+      continue;
+    }
+    run++;
+    if (run < MIN_PIECE_LENGTH) continue;
+    const at = i - MIN_PIECE_LENGTH + 1;
+    hash = run === MIN_PIECE_LENGTH ? windowHashAt(text, at) : (Math.imul((hash - Math.imul(text.charCodeAt(at - 1), PIECE_TOP)) | 0, PIECE_BASE) + code) | 0;
+    if (pieceHashes.has(pieceHash(hash))) found(at);
   }
 }
 
@@ -116,24 +169,27 @@ export function registerSecret(secret: string | undefined): void {
   }
   base64.delete(secret);
   const written = escaped === secret ? [secret] : [secret, escaped];
+  // A secret no longer than a piece is looked for whole.
+  const pieceForms = written.filter((form) => form.length > MIN_PIECE_LENGTH);
+  // Once each, split as `charCodeAt` reads them (UTF-16 units).
+  const characters = [...new Set(pieceForms.join('').split(''))].join('');
+  countPieceCharacters(characters, 1);
   const pieces = new Set<number>();
-  for (const form of written) {
-    // A secret no longer than a piece is looked for whole.
-    if (form.length > MIN_PIECE_LENGTH) eachPieceHash(form, (at, hash) => READS_AS_A_WORD.test(form.slice(at, at + MIN_PIECE_LENGTH)) || pieces.add(hash));
+  for (const form of pieceForms) {
+    for (let at = 0; at + MIN_PIECE_LENGTH <= form.length; at++) if (!READS_AS_A_WORD.test(form.slice(at, at + MIN_PIECE_LENGTH))) pieces.add(pieceHash(windowHashAt(form, at)));
   }
-  for (const hash of pieces) pieceHashes.set(hash, (pieceHashes.get(hash) ?? 0) + 1);
-  knownSecrets.set(secret, { written, base64: [...base64], bytes: bytes.toString('latin1'), pieces: [...pieces] });
+  for (const hash of pieces) countPieceHash(hash, 1);
+  knownSecrets.set(secret, { written, base64: [...base64], bytes: bytes.toString('latin1'), pieces: [...pieces], characters });
   // A Map keeps the order of insertion: the first is the least recently registered.
   if (knownSecrets.size > MAX_KNOWN_SECRETS) forgetSecret(knownSecrets.keys().next().value!);
 }
 
-/** Forgets a registered secret, and its pieces no other one holds. */
+/** Forgets a registered secret, and its pieces and characters no other one holds. */
 function forgetSecret(secret: string): void {
-  for (const hash of knownSecrets.get(secret)?.pieces ?? []) {
-    const holders = (pieceHashes.get(hash) ?? 1) - 1;
-    if (holders > 0) pieceHashes.set(hash, holders);
-    else pieceHashes.delete(hash);
-  }
+  const known = knownSecrets.get(secret);
+  if (!known) return;
+  for (const hash of known.pieces) countPieceHash(hash, -1);
+  countPieceCharacters(known.characters, -1);
   knownSecrets.delete(secret);
 }
 
@@ -200,8 +256,7 @@ function addPercentEncodedSpans(text: string, spans: [number, number][]): void {
  */
 function addPieceSpans(text: string, spans: [number, number][]): void {
   if (pieceHashes.size === 0) return;
-  eachPieceHash(text, (at, hash) => {
-    if (!pieceHashes.has(hash)) return;
+  eachHeldPiece(text, (at) => {
     // The hash found it: the piece itself is looked for in the secrets (another text may share a hash by chance).
     const piece = text.slice(at, at + MIN_PIECE_LENGTH);
     if (READS_AS_A_WORD.test(piece) || ![...knownSecrets.values()].some((known) => known.written.some((form) => form.includes(piece)))) return;

@@ -426,7 +426,7 @@ function chargedAsRecordedIn(ledger: Ledger, record: UsageRecord, r: Pick<Reserv
  * `settledAsRecorded`, no record added); any other charged what a job cut off so may cost (`cutOffCostUsd`: a sent one
  * its estimate) and marked uncertain (with its usage record), or released; forgets the gone processes. A reservation
  * whose owner's lease lapsed while its process lives (`lapsed`) is charged nothing: an unsent one is dropped
- * (`dropped`; should its process still hold it, its send puts it back from its copy, `sentIn`); a sent one stays,
+ * (should its process still hold it, its send puts it back from its copy, `sentIn`); a sent one stays,
  * counted, for its process may still hold it (stalled, stopped, its renewals failing) and be killed before it settles:
  * it ends at that process's next commit, which drops it if not held (`unheldDroppedIn`), or as a gone process's once
  * its process is gone. `changed`: whether it changed the ledger.
@@ -436,10 +436,9 @@ export function reconcileIn(
   lease: (owner: string) => LeaseState,
   now: number,
   recorded: ReadonlyMap<string, UsageRecord> = new Map(),
-): { report: ReconcileReport; usage: UsageRecord[]; dropped: string[]; changed: boolean } {
+): { report: ReconcileReport; usage: UsageRecord[]; changed: boolean } {
   const report: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
   const usage: UsageRecord[] = [];
-  const dropped: string[] = [];
   let changed = false;
   // Run on every commit over every reservation: looked at in place, nothing copied for the ones that stay.
   for (const jobId in ledger.reservations) {
@@ -448,10 +447,7 @@ export function reconcileIn(
     if (staysIn(r, state)) continue;
     delete ledger.reservations[jobId];
     changed = true;
-    if (state === 'lapsed') {
-      dropped.push(jobId);
-      continue;
-    }
+    if (state === 'lapsed') continue;
     const record = recorded.get(jobId);
     if (record) {
       chargedAsRecordedIn(ledger, record, r, r.at);
@@ -471,7 +467,7 @@ export function reconcileIn(
     report.chargedUsd = roundToNanoUsd(report.chargedUsd + usd);
   }
   for (const owner of Object.keys(ledger.owners)) if (lease(owner) === 'gone') delete ledger.owners[owner];
-  return { report, usage, dropped, changed };
+  return { report, usage, changed };
 }
 
 /**

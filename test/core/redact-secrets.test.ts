@@ -297,6 +297,15 @@ describe('a registered key is hidden however the service echoes it, with the who
     expect(redactSecrets(JSON.stringify({ message: `bad key ${partial.slice(0, 14)}` }))).toBe('{"message":"bad key [redacted]"}');
   });
 
+  it('hides 12 characters or more of a registered key that holds other characters than letters, digits, - and _ (dots, letters beyond ASCII)', () => {
+    const dotted = ['a1b', 'c2d', 'e3f', 'g4h', 'i5j', 'k6l', 'm7n'].join('.');
+    registerSecret(dotted);
+    expect(redactSecrets(`Incorrect API key provided: ${dotted.slice(0, 14)}, try again`)).toBe('Incorrect API key provided: [redacted], try again');
+    const accented = ['pässwörd', 'über', 'lang', '0123'].join('-');
+    registerSecret(accented);
+    expect(redactSecrets(`echoed ${accented.slice(0, 15)}`)).toBe('echoed [redacted]');
+  });
+
   it('keeps a piece of a registered key shorter than 12 characters, and a word of 12 letters or more the key holds: our own words stay', () => {
     const worded = ['Organization', 'scope', '0a1b2c3d4e5f'].join('-');
     registerSecret(worded);
