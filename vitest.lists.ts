@@ -27,6 +27,7 @@ export const INTEGRATION = [
   'test/nodes/package.test.ts',
   'test/nodes/pictor-image-redis.test.ts',
   'test/helpers/npm-start.test.ts',
+  'test/helpers/killed-at-test-end.test.ts',
 ];
 
 /**

@@ -10,6 +10,7 @@ import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { followOutput } from '../helpers/child-output.js';
+import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { silentServer } from '../helpers/silent-server.js';
@@ -564,7 +565,7 @@ describe('Ctrl+C or SIGTERM while connecting', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output = followOutput(child);
-    onTestFinished(() => void child.kill('SIGKILL'));
+    killedAtTestEnd(child, 'the CLI');
     await waitUntil(() => output.stderr().includes('connecting to Redis'), 'the CLI says it is connecting to Redis', 30_000);
     await silent.connected;
     child.kill(signal);

@@ -774,44 +774,27 @@ describe('an error event inside a stream is told by its type when it has no code
 
 describe('what a server sends in an error is bounded and cleaned', () => {
   it('reads at most 64 KiB of a huge error body and prints a short message', async () => {
-    let written = 0;
+    let written: Promise<number> | undefined;
     const s = await serve(async (req) => {
       await req.body();
-      const socket = req.socket;
-      socket.write(head(400, { 'content-type': 'application/json', 'content-length': 50 * 1024 * 1024 }));
-      socket.write('{"error":{"type":"invalid_request_error","message":"');
-      const piece = Buffer.alloc(64 * 1024, 'A');
-      const pump = () => {
-        while (written < 50 * 1024 * 1024 && !socket.destroyed) {
-          written += piece.length;
-          if (!socket.write(piece)) return void socket.once('drain', pump);
-        }
-      };
-      pump();
+      req.socket.write(head(400, { 'content-type': 'application/json', 'content-length': 50 * 1024 * 1024 }));
+      req.socket.write('{"error":{"type":"invalid_request_error","message":"');
+      written = pumpBody(req.socket, 50 * 1024 * 1024, Buffer.alloc(64 * 1024, 'A'));
     });
     const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
     expect(error).toMatchObject({ code: 'bad_request', status: 400 });
     expect(error.message.length).toBeLessThan(500);
     await s.requestConnectionsClosed();
     expect(s.requests).toBe(1);
-    expect(written).toBeLessThan(20 * 1024 * 1024);
+    expect(await written).toBeLessThan(20 * 1024 * 1024);
   });
 
   it('keeps the start of an error page past 64 KiB for its message, reading little more than 64 KiB of it', async () => {
-    let written = 0;
     const s = await serve(async (req) => {
       await req.body();
-      const socket = req.socket;
-      socket.write(head(403, { 'content-type': 'text/html', 'content-length': 50 * 1024 * 1024 }));
-      socket.write('<html><head><title>Blocked by the gateway</title></head><body>');
-      const piece = Buffer.alloc(64 * 1024, ' ');
-      const pump = () => {
-        while (written < 50 * 1024 * 1024 && !socket.destroyed) {
-          written += piece.length;
-          if (!socket.write(piece)) return void socket.once('drain', pump);
-        }
-      };
-      pump();
+      req.socket.write(head(403, { 'content-type': 'text/html', 'content-length': 50 * 1024 * 1024 }));
+      req.socket.write('<html><head><title>Blocked by the gateway</title></head><body>');
+      void pumpBody(req.socket, 50 * 1024 * 1024, Buffer.alloc(64 * 1024, ' '));
     });
     const { dispatcher, read } = countingDispatcher(s);
     const error = await failureOf(clientOf(s, { dispatcher }).generate({ prompt: 'x' }));
@@ -870,25 +853,35 @@ function bound(handler: Dispatcher.DispatchHandler): Dispatcher.DispatchHandler 
 }
 
 /**
- * Writes `opening`, then base64 (or `fill`) without end until the client lets go or `limit` bytes went out (then the
- * body ends, the image still open); resolves with what was written.
+ * Writes `fill` again and again, each time the client has taken what went before, until `limit` bytes went out or the
+ * client let go; resolves with how many went out. The answer is not ended: that is for the caller.
  */
-function endlessImage(socket: SeenRequest['socket'], opening: string, limit: number, fill = 'A'): Promise<number> {
+function pumpBody(socket: SeenRequest['socket'], limit: number, fill: Buffer | string): Promise<number> {
+  const piece = Buffer.from(fill);
   return new Promise((resolve) => {
-    let written = Buffer.byteLength(opening);
-    socket.write(opening);
-    const piece = Buffer.from(chunk(fill.repeat(64 * 1024)));
+    let written = 0;
     const pump = () => {
       while (written < limit && !socket.destroyed) {
         written += piece.length;
         if (!socket.write(piece)) return void socket.once('drain', pump);
       }
-      if (!socket.destroyed) socket.end(chunk(''));
       resolve(written);
     };
     socket.once('close', () => resolve(written));
     pump();
   });
+}
+
+/**
+ * Writes `opening`, then base64 (or `fill`) without end until the client lets go or `limit` bytes went out (then the
+ * body ends, the image still open); resolves with what was written.
+ */
+async function endlessImage(socket: SeenRequest['socket'], opening: string, limit: number, fill = 'A'): Promise<number> {
+  socket.write(opening);
+  const opened = Buffer.byteLength(opening);
+  const written = opened + (await pumpBody(socket, limit - opened, chunk(fill.repeat(64 * 1024))));
+  if (!socket.destroyed) socket.end(chunk(''));
+  return written;
 }
 
 describe('an answer is read no further than any answer to the request can go', () => {
@@ -1135,11 +1128,7 @@ describe('partial images past the ones asked for are skipped, and the job goes o
     const s = await serve(async (req) => {
       await req.body();
       req.socket.write(SSE_HEAD);
-      const piece = chunk(partial(0).repeat(64));
-      const pump = () => {
-        while (!req.socket.destroyed) if (!req.socket.write(piece)) return void req.socket.once('drain', pump);
-      };
-      pump();
+      void pumpBody(req.socket, Infinity, chunk(partial(0).repeat(64)));
     });
     const { logger, told } = warnings();
     const skipping = new Promise<void>((resolve) => {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { onTestFinished } from 'vitest';
 import { outputOf } from './child-output.js';
+import { killedAtTestEnd } from './killed-at-test-end.js';
 
 /** A timer this long or longer, still pending after an attempt was given up, holds the process noticeably. */
 export const HOLDING_MS = 1000;
@@ -22,7 +22,8 @@ export interface LeftAfterGivingUp {
  * Runs `attempt`, the body of an async function in its own Node process (ES modules, with tsx: it may import the
  * project's `.ts` files), that gives something up and returns what it says of it. Every timer it starts is recorded;
  * one turn of the loop after it returns, the child tells what is left of the attempt and ends by itself (the returned
- * promise waits for that). The child is killed after the running test if it has not ended.
+ * promise waits for that). The child is killed after the running test if it has not ended, and waited for until it has
+ * closed.
  */
 export function givingUpInAChild(attempt: string): { child: ChildProcessByStdio<null, Readable, Readable>; ended: Promise<LeftAfterGivingUp> } {
   const script = `
@@ -45,7 +46,7 @@ export function givingUpInAChild(attempt: string): { child: ChildProcessByStdio<
     console.log(JSON.stringify({ heldBy: process.getActiveResourcesInfo(), holding }));
   `;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-  onTestFinished(() => void child.kill('SIGKILL'));
+  killedAtTestEnd(child, 'the child giving up an attempt');
   const ended = outputOf(child).then(({ code, stdout, stderr }) => {
     const lines = stdout.trim().split('\n');
     if (lines.length !== 2) throw new Error(`the child did not tell what was left (exit ${code}): ${stdout}${stderr}`);

@@ -1,7 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 const CHILD = fileURLToPath(new URL('./data-folder-lock-child.ts', import.meta.url));
@@ -11,10 +12,10 @@ interface Outcome {
   message?: string;
 }
 
-/** A child process that takes the data folder's lock when told (see data-folder-lock-child.ts). */
+/** A child process that takes the data folder's lock when told (see data-folder-lock-child.ts), killed when the test ends. */
 async function taker(): Promise<{ take(dir: string): Promise<Outcome> }> {
   const child: ChildProcess = fork(CHILD, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  onTestFinished(() => void child.kill('SIGKILL'));
+  killedAtTestEnd(child, 'the lock taker');
   await once(child, 'message');
   return {
     take: async (dir) => {

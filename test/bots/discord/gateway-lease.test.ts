@@ -193,8 +193,9 @@ describe.skipIf(redisSetup.skipReason)('GatewayLease against a Redis whose answe
 
 const LEASE = { ttlMs: 1500, renewEveryMs: 400, pollEveryMs: 200 };
 /**
- * The lease of replicas whose renewals are on fake time (`leaseTimeFaked`): it lives in Redis's real time longer than
- * such a test, so a lease found gone was given back, not lapsed while no renewal was made to pass.
+ * The lease of replicas whose renewals are on fake time (`leaseTimeFaked`; `startReplica` gives it to a replica started
+ * then): it lives in Redis's real time longer than such a test, so a lease found gone was given back, not lapsed while
+ * no renewal was made to pass.
  */
 const FAKED_LEASE = { ...LEASE, ttlMs: 60_000 };
 /** Discord's identify rate limit: `max_concurrency` identifies per 5 s (1 for a bot not in large-bot sharding). */
@@ -207,6 +208,8 @@ interface Replica {
   runner: JobRunner;
   redis: Redis;
   logger: RecordingLogger;
+  /** The lease it holds or stands by for: `FAKED_LEASE` when it started on fake time. */
+  lease: typeof LEASE;
   /** What the bot said it can no longer run for (`onFatal`), in order. */
   fatal: ValidationError[];
   /** Dies as a killed process does: off Redis and the gateway for good at once, the lease not given up. */
@@ -243,7 +246,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
     await deleteKeys(url, key.replace(/:lease$/, ''));
   });
 
-  async function startReplica(name: string, lease = LEASE): Promise<Replica> {
+  /** A replica started on fake time (`leaseTimeFaked`) holds `FAKED_LEASE` unless told another lease; else `LEASE`. */
+  async function startReplica(name: string, lease = vi.isFakeTimers() ? FAKED_LEASE : LEASE): Promise<Replica> {
     const redis = await connectRedis(url, { name });
     const dataDir = await mkdtemp(join(tmpdir(), `pictor-lease-${name}-`));
     const store = new FileQuotaStore({ dir: dataDir });
@@ -276,6 +280,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
       runner,
       redis,
       logger,
+      lease,
       fatal,
       async crash() {
         crashed = true;
@@ -392,8 +397,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('stops a standby whose takeover Discord refuses the token of (4004, a token reset since), as the first process stops: DISCORD_TOKEN named, the token never shown, the lease given back, no retry', async () => {
     leaseTimeFaked();
-    const a = await startReplica('a', FAKED_LEASE);
-    const b = await startReplica('b', FAKED_LEASE);
+    const a = await startReplica('a');
+    const b = await startReplica('b');
     // The token is reset in the Developer Portal: the holder's session goes on, every new IDENTIFY is closed with 4004.
     discord.refuseGatewayIdentifies();
     await a.close();
@@ -420,8 +425,8 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('stops a standby whose takeover login Discord’s REST answers 401 (the token reset since) with the one error line of a takeover, not of leaving a gateway it never joined: DISCORD_TOKEN named, the lease given back, no retry', async () => {
     leaseTimeFaked();
-    const a = await startReplica('a', FAKED_LEASE);
-    const b = await startReplica('b', FAKED_LEASE);
+    const a = await startReplica('a');
+    const b = await startReplica('b');
     // The token is reset in the Developer Portal: REST refuses it from now on, while the holder stays connected.
     discord.refuseBotToken();
     await a.close();
@@ -441,7 +446,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('stops a holder whose live session Discord closes with 4004 (the token reset while it runs), as a refused token at start stops it: off the gateway, the lease given back, DISCORD_TOKEN named once, no retry', async () => {
     leaseTimeFaked();
-    const a = await startReplica('a', FAKED_LEASE);
+    const a = await startReplica('a');
     await discord.waitFor(() => discord.openGatewaySessions === 1 || undefined, 'the holder to connect');
     discord.resetGatewayToken();
     await discord.waitFor(() => a.fatal.length > 0 || undefined, 'the holder to say it can no longer run', 20_000);
@@ -463,7 +468,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   it('stops a holder whose live session Discord closes with a code discord.js never recovers from (4014 Disallowed intents): off the gateway, the lease given back, the intents named, not the token, no retry', async () => {
     leaseTimeFaked();
-    const a = await startReplica('a', FAKED_LEASE);
+    const a = await startReplica('a');
     await discord.waitFor(() => discord.openGatewaySessions === 1 || undefined, 'the holder to connect');
     discord.closeGatewaySessions(4014, 'Disallowed intent(s).');
     await discord.waitFor(() => a.fatal.length > 0 || undefined, 'the holder to say it can no longer run', 20_000);
@@ -650,7 +655,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
 
   /**
    * Fake time from before the replicas start, so the lease's renewals and polls are on it; it passes only when the test
-   * makes it (`pollsPassUntilItTries`, `noRetryAfterRefusal`). Their lease is `FAKED_LEASE`.
+   * makes it (`pollsPassUntilItTries`, `noRetryAfterRefusal`). Replicas started from then on hold `FAKED_LEASE`.
    */
   function leaseTimeFaked(): void {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
@@ -682,8 +687,10 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   async function noRetryAfterRefusal(replica: Replica, refused: number): Promise<void> {
     const { connections, refusedIdentifies } = discord.gatewayStats;
     expect(refusedIdentifies).toBe(refused);
-    // The lease's timers (its renewals, its polls, the wait between two takeovers) were made on fake time, or passing it fires none.
+    // The lease's timers (its renewals, its polls, the wait between two takeovers) were made on fake time, or passing it
+    // fires none; and its lease outlives the test in Redis, or one found gone may have lapsed, not been given back.
     expect(vi.isFakeTimers()).toBe(true);
+    expect(replica.lease).toEqual(FAKED_LEASE);
     const sets = vi.spyOn(replica.redis, 'set');
     const evals = vi.spyOn(replica.redis, 'eval');
     try {

@@ -292,12 +292,12 @@ describe('interactions over HTTP: a signed POST from the fake Discord to the bot
   });
 });
 
-describe('the fake Discord’s rule for interactions endpoints, as Discord’s: an answer after 3 s counts as failed', () => {
+describe('the fake Discord’s rules for interactions endpoints, as Discord’s: an answer after 3 s, or one too large, counts as failed', () => {
   let discord: FakeDiscord | undefined;
-  let slow: Server | undefined;
+  let endpoint: Server | undefined;
   afterEach(async () => {
-    slow?.closeAllConnections();
-    await new Promise((resolve) => slow?.close(resolve));
+    endpoint?.closeAllConnections();
+    await new Promise((resolve) => endpoint?.close(resolve));
     await discord?.close();
   });
 
@@ -305,14 +305,14 @@ describe('the fake Discord’s rule for interactions endpoints, as Discord’s: 
     discord = await FakeDiscord.start({ ackDeadlineMs: 200 });
     let deferred!: () => void;
     const deferralSent = new Promise<void>((resolve) => (deferred = resolve));
-    slow = createServer((_req, res) => {
+    endpoint = createServer((_req, res) => {
       setTimeout(() => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 5 }));
         deferred();
       }, 400);
     });
-    await new Promise<void>((resolve) => slow!.listen(0, '127.0.0.1', resolve));
-    discord.interactionsEndpoint = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/interactions`;
+    await new Promise<void>((resolve) => endpoint!.listen(0, '127.0.0.1', resolve));
+    discord.interactionsEndpoint = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/interactions`;
     const ix = discord.slashCommand('imagine', { prompt: 'too slow' });
     await deferralSent;
     // The fake takes a webhook call with the interaction's token once it is done with the endpoint's answer.
@@ -323,6 +323,38 @@ describe('the fake Discord’s rule for interactions endpoints, as Discord’s: 
     });
     expect(ix.ack).toBeUndefined();
     expect(ix.httpStatus).toBeUndefined();
+    expect(edit.status).toBe(404);
+    expect(await edit.json()).toMatchObject({ code: 10015 });
+  });
+
+  it('does not take a reply of more than 25 MiB, as it refuses such a request to send a message: the interaction is not acknowledged and no message is made', async () => {
+    discord = await FakeDiscord.start();
+    // Three files of 9 MiB: each within the 10 MiB a file may have, 27 MiB together.
+    const form = new FormData();
+    form.set('payload_json', JSON.stringify({ type: 4, data: { content: 'three images', attachments: [0, 1, 2].map((id) => ({ id, filename: `${id}.png` })) } }));
+    for (const id of [0, 1, 2]) form.set(`files[${id}]`, new Blob([new Uint8Array(9 * 1024 * 1024)], { type: 'image/png' }), `${id}.png`);
+    const encoded = new Response(form);
+    const type = encoded.headers.get('content-type')!;
+    const reply = Buffer.from(await encoded.arrayBuffer());
+    let replied!: () => void;
+    const replySent = new Promise<void>((resolve) => (replied = resolve));
+    endpoint = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': type }).end(reply);
+      replied();
+    });
+    await new Promise<void>((resolve) => endpoint!.listen(0, '127.0.0.1', resolve));
+    discord.interactionsEndpoint = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/interactions`;
+    const ix = discord.slashCommand('imagine', { prompt: 'too large together' });
+    await replySent;
+    // The fake takes a webhook call with the interaction's token once it is done with the endpoint's answer.
+    const edit = await fetch(`${discord.apiBaseUrl}/v10/webhooks/${discord.applicationId}/${ix.token}/messages/@original`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'smaller' }),
+    });
+    expect(reply.length).toBeGreaterThan(25 * 1024 * 1024);
+    expect(ix.ack).toBeUndefined();
+    expect([...discord.messages.values()].filter((m) => m.interactionId === ix.id)).toEqual([]);
     expect(edit.status).toBe(404);
     expect(await edit.json()).toMatchObject({ code: 10015 });
   });

@@ -254,6 +254,7 @@ describe('a forget’s publish sent after its wait ran out, that Slack refuses w
   /**
    * The member's own publish is held until told; the forget's first is held, then refused; the one sent again once the
    * member's ended is taken or refused (`again`). Answers the forget's outcome and the warnings once the stop ended.
+   * A check failing before it lets both go lets them go on the way out, so the stop ends and the failure is what shows.
    */
   async function forgetDuringStop(again: 'taken' | 'refused') {
     let answerOpened: () => void = () => {};
@@ -265,7 +266,7 @@ describe('a forget’s publish sent after its wait ran out, that Slack refuses w
     });
     let outcome: string | undefined;
     let gaveUp: string[] = [];
-    await withHomes({ slack }, async ({ homes, open, forget, warnings }) => {
+    await withHomes({ slack, letGo: () => { answerOpened(); refuseForget(); } }, async ({ homes, open, forget, warnings }) => {
       void open('U0ALICE');
       await vi.advanceTimersByTimeAsync(10);
       void forget('U0ALICE').then((o) => (outcome = o));

@@ -24,7 +24,7 @@ import {
   type InteractionContext,
   type OptionValue,
 } from './interaction-payloads.js';
-import { readRequest, type ReadBody, type ReceivedFile } from './read-request.js';
+import { parseBody, readRequest, type ReadBody, type ReceivedFile } from './read-request.js';
 import { snowflake } from './snowflake.js';
 import { commandProblems } from './command-rules.js';
 
@@ -792,7 +792,7 @@ export class FakeDiscord {
     };
     let answer: Answer;
     try {
-      const body = method === 'GET' || method === 'HEAD' ? { json: undefined, files: [], multipart: false } : await readRequest(req);
+      const body = method === 'GET' || method === 'HEAD' ? { json: undefined, files: [], multipart: false, bytes: 0 } : await readRequest(req);
       record.body = body.json;
       record.files = body.files.map((f) => ({ field: f.field, filename: f.filename, contentType: f.contentType, size: f.bytes.length }));
       record.multipart = body.multipart;
@@ -1142,7 +1142,7 @@ export class FakeDiscord {
    */
   #applyMessageBody(message: FakeMessage, body: ReadBody, via: MessageSnapshot['via']): void {
     const json = body.json ?? {};
-    if ((body.bytes ?? 0) > MAX_REQUEST_BYTES) throw new DiscordHttpError(413, 40005, 'Request entity too large');
+    if (body.bytes > MAX_REQUEST_BYTES) throw new DiscordHttpError(413, 40005, 'Request entity too large');
     for (const file of body.files) {
       if (file.bytes.length > this.attachmentSizeLimit) throw new DiscordHttpError(413, 40005, 'Request entity too large');
     }
@@ -1254,18 +1254,15 @@ function rateLimitedAnswer(retryAfterSeconds: number, decision: WindowDecision):
   };
 }
 
-/** An interaction response in an endpoint's answer: JSON, or multipart with `payload_json` and `files[n]` as on the callback endpoint. */
+/**
+ * An interaction response in an endpoint's answer, read as a request to the callback endpoint is: JSON, or multipart
+ * with `payload_json` and `files[n]`, its size counted. Undefined for any other content type, or no JSON body.
+ */
 async function readInteractionResponse(res: Response): Promise<ReadBody | undefined> {
   const type = res.headers.get('content-type') ?? '';
-  if (type.startsWith('application/json')) return { json: (await res.json()) as Record<string, unknown>, files: [], multipart: false };
-  if (!type.startsWith('multipart/form-data')) return undefined;
-  const form = await res.formData();
-  const files: ReceivedFile[] = [];
-  for (const [field, value] of form) {
-    if (typeof value !== 'string') files.push({ field, filename: value.name, contentType: value.type, bytes: Buffer.from(await value.arrayBuffer()) });
-  }
-  const payload = form.get('payload_json');
-  return { json: typeof payload === 'string' ? (JSON.parse(payload) as Record<string, unknown>) : undefined, files, multipart: true };
+  if (!type.startsWith('application/json') && !type.startsWith('multipart/form-data')) return undefined;
+  const body = await parseBody(type, Buffer.from(await res.arrayBuffer()));
+  return body.multipart || body.json ? body : undefined;
 }
 
 function guessContentType(filename: string): string {

@@ -14,15 +14,21 @@ export interface ReadBody {
   files: ReceivedFile[];
   multipart: boolean;
   /** The body's size in bytes as it came (multipart boundaries and `payload_json` included): what Discord's request size limit counts. */
-  bytes?: number | undefined;
+  bytes: number;
 }
 
 /** Reads a request body the way Discord does: JSON, or multipart with `payload_json` and `files[n]` parts. */
 export async function readRequest(req: IncomingMessage): Promise<ReadBody> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks);
-  const type = req.headers['content-type'] ?? '';
+  return parseBody(req.headers['content-type'] ?? '', Buffer.concat(chunks));
+}
+
+/**
+ * A body of content type `type` as it came (`raw`), read the way Discord does: multipart with `payload_json` and
+ * `files[n]` parts, else JSON (none when empty); its size kept for the request size limit.
+ */
+export async function parseBody(type: string, raw: Buffer): Promise<ReadBody> {
   if (type.startsWith('multipart/form-data')) {
     const form = await new Request('http://fake.discord/upload', { method: 'POST', headers: { 'content-type': type }, body: raw }).formData();
     const files: ReceivedFile[] = [];
