@@ -1,3 +1,4 @@
+import { describeDuration } from '../core/describe-duration.js';
 import { formatUsdExact } from '../core/pricing.js';
 import { chargedOf } from '../spend/charge-rules.js';
 import type { JobSettlement } from '../spend/job-ledger.js';
@@ -224,7 +225,7 @@ export function firstStopLine(stop: FirstStop, signal: 'SIGINT' | 'SIGTERM'): st
   const by = signal === 'SIGINT' ? '' : 'stopped by SIGTERM; ';
   if (stop === 'stopping') return `pictor: ${signal === 'SIGINT' ? 'stopping' : 'stopped by SIGTERM'}; nothing was sent (${again} to exit now).`;
   if (stop === 'cancelling') return `pictor: ${by}cancelling the request (${again} to exit now).`;
-  if (stop === 'settling') return `pictor: ${by}the images are written; waiting ${INTERRUPT_SETTLE_MS / 1000} s at most for the ledger's answer (${again} to exit now).`;
+  if (stop === 'settling') return `pictor: ${by}the images are written; waiting ${describeDuration(INTERRUPT_SETTLE_MS)} at most for the ledger's answer (${again} to exit now).`;
   return `pictor: ${by}the job is done; writing its images (${again} to stop now).`;
 }
 
