@@ -167,6 +167,10 @@ describe('describeFailure', () => {
   it('gives the wait the service asked for when it is busy', () => {
     const limited = makeAPIError({ status: 429, body: { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, retryAfterMs: 125_000 });
     expect(describeFailure(limited)).toMatchObject({ code: 'rate_limited', message: 'The image service is busy right now; try again in about 2 min 5 s.', retryable: true });
+    // A wait under a second is the service's to the millisecond, not rounded up to "1 s".
+    const shortWait = makeAPIError({ status: 429, body: { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, retryAfterMs: 400 });
+    expect(describeFailure(shortWait).message).toBe('The image service is busy right now; try again in about 400 ms.');
+    expect(describeFailure(shortWait, 'de').message).toContain(' 400 ms');
   });
 
   it('says a timeout under a second in milliseconds in every language, never rounded up to a second, and longer ones in whole units as before', () => {
