@@ -44,6 +44,7 @@ import {
   writableFolder,
   unknownSettingWarnings,
   operatorMustFix,
+  describeDuration,
 } from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
@@ -445,7 +446,7 @@ async function run(): Promise<void> {
     const startedAt = Date.now();
     const { exitAt, surfacesUntil } = stopDeadlines(startedAt, service.shutdownGraceMs);
     const deadline = setTimeout(() => {
-      output.err(`pictor: could not stop cleanly within ${Math.round((exitAt - startedAt) / 1000)} s; exiting.`);
+      output.err(`pictor: could not stop cleanly within ${describeDuration(exitAt - startedAt)}; exiting.`);
       process.exit(1);
     }, exitAt - Date.now());
     deadline.unref();

@@ -18,11 +18,3 @@ export function promptExcerpt(prompt: string, max = 180): string {
     .replace(/[[\]<>]/g, (c) => `\\${c}`)
     .replace(/@/g, '@\u200b');
 }
-
-/** "4.2 s", "2 min 5 s". */
-export function describeElapsed(ms: number): string {
-  const seconds = ms / 1000;
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const whole = Math.round(seconds);
-  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
-}

@@ -1,5 +1,5 @@
 import { IntlMessageFormat } from 'intl-messageformat';
-import { describeDuration, describeUtcTime, usdDigits } from 'pictor/internal';
+import { describeDurationParts, describeUtcTime, durationParts, usdDigits, type DurationPart } from 'pictor/internal';
 import { de } from './locales/de.js';
 import { en } from './locales/en.js';
 import { es } from './locales/es.js';
@@ -93,18 +93,9 @@ function usdIn(locale: Locale, amount: number): string {
   return new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD', minimumFractionDigits: digits, maximumFractionDigits: digits }).format(amount);
 }
 
-/** A wait, rounded up ("45 s", "3 h 12 min"; "3 Std. 12 Min."): never too early. */
+/** A wait (or a limit, such as a timeout), rounded up: never too early ("250 ms", "45 s", "3 h 12 min"; "3 Std. 12 Min."). */
 export function duration(ms: number): Formatted {
-  return formatted((locale) => {
-    if (locale === 'en') return describeDuration(ms);
-    const seconds = Math.max(1, Math.ceil(ms / 1000));
-    const unit = (value: number, name: 'hour' | 'minute' | 'second') => new Intl.NumberFormat(locale, { style: 'unit', unit: name, unitDisplay: 'short' }).format(value);
-    if (seconds < 60) return unit(seconds, 'second');
-    if (seconds < 600) return seconds % 60 === 0 ? unit(seconds / 60, 'minute') : `${unit(Math.floor(seconds / 60), 'minute')} ${unit(seconds % 60, 'second')}`;
-    const minutes = Math.ceil(seconds / 60);
-    if (minutes < 60) return unit(minutes, 'minute');
-    return minutes % 60 === 0 ? unit(minutes / 60, 'hour') : `${unit(Math.floor(minutes / 60), 'hour')} ${unit(minutes % 60, 'minute')}`;
-  });
+  return formatted((locale) => durationIn(locale, durationParts(ms, 'wait')));
 }
 
 /** A moment in UTC: the time ("00:00 UTC"), with the date when it is more than a day after `now`. */
@@ -147,16 +138,17 @@ export function fileSize(bytes: number): Formatted {
   });
 }
 
-/** How long a job took: "4.2 s", "2 min 5 s" (the locale's digits and units). */
+/** How long a job took: "250 ms", "4.2 s", "2 min 5 s" (the locale's digits and units). */
 export function elapsed(ms: number): Formatted {
-  return formatted((locale) => {
-    const seconds = ms / 1000;
-    const whole = Math.round(seconds);
-    if (locale === 'en') return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(whole / 60)} min ${whole % 60} s`;
-    const unit = (value: number, name: 'minute' | 'second', digits = 0) =>
-      new Intl.NumberFormat(locale, { style: 'unit', unit: name, unitDisplay: 'short', minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
-    return seconds < 60 ? unit(seconds, 'second', 1) : `${unit(Math.floor(whole / 60), 'minute')} ${unit(whole % 60, 'second')}`;
-  });
+  return formatted((locale) => durationIn(locale, durationParts(ms, 'took')));
+}
+
+/** A duration's parts (the core's one rule, `durationParts`) in the locale's digits and units; English as the core says it. */
+function durationIn(locale: Locale, parts: readonly DurationPart[]): string {
+  if (locale === 'en') return describeDurationParts(parts);
+  return parts
+    .map((part) => new Intl.NumberFormat(locale, { style: 'unit', unit: part.unit, unitDisplay: 'short', minimumFractionDigits: part.digits, maximumFractionDigits: part.digits }).format(part.value))
+    .join(' ');
 }
 
 /** "low, medium, or high" in the locale's words ("low, medium oder high"). */

@@ -1,7 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError, sniffImageType } from 'pictor';
-import { safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
+import { describeDuration, safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
 import { RedisLease } from '../redis-lease.js';
 import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
@@ -47,7 +47,7 @@ export class OldFileUnreadableError extends PictorError<'old_file_unreadable'> {
 /** Another process has held the upgrade past the bound, neither finishing it nor letting its lease lapse. */
 export class UpgradeHeldError extends PictorError<'state_upgrade_held'> {
   constructor(readonly key: string, waitedMs: number) {
-    super('state_upgrade_held', `another process has been moving what version 0.1 kept into the bots' state for over ${Math.round(waitedMs / 1000)} s and still holds ${key}: start this one again once it is done, or stop it if it hangs — its lease lapses within PICTOR_REPLICA_LEASE_SECONDS and the next start takes the upgrade over`);
+    super('state_upgrade_held', `another process has been moving what version 0.1 kept into the bots' state for over ${describeDuration(waitedMs)} and still holds ${key}: start this one again once it is done, or stop it if it hangs — its lease lapses within PICTOR_REPLICA_LEASE_SECONDS and the next start takes the upgrade over`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { describeDuration } from '../core/describe-duration.js';
 import { formatUsdExact } from '../core/pricing.js';
 import { chargedOf } from '../spend/charge-rules.js';
 import type { JobSettlement } from '../spend/job-ledger.js';
@@ -12,9 +13,10 @@ import type { JobSettlement } from '../spend/job-ledger.js';
  * saying whether the request had been sent, what the ledger charged, and which images were written. If the request
  * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
  * does a second Ctrl+C, at once (it says which): the job's settle, under way or kept for later, may still land (then
- * it is charged what this run decided); if it never does, a later run's reconcile charges the reservation left open
- * its estimate (`uncertain`), unless it was waiting to retry an attempt that billed nothing (the ledger marks such a
- * job not sent, so the reconcile releases it). The report says both (`leftOpen`). A request not sent yet is charged so
+ * it is charged what this run decided, and so it is when the settle had already written its usage record, which a later
+ * run charges); if neither, a later run's reconcile charges the reservation left open its estimate (`uncertain`),
+ * unless it was waiting to retry an attempt that billed nothing (the ledger marks such a job not sent, so the reconcile
+ * releases it). The report says each (`leftOpen`). A request not sent yet is charged so
  * only when the exit comes while the ledger records that it may be billed (`marking`) and that mark was recorded: the
  * report says nothing was sent, and that the job may then be charged its estimate. A Ctrl+C that comes after a sent request
  * ended (`jobEnded`: its result is being written) arms no exit: the writes finish; only a second one stops them.
@@ -224,7 +226,7 @@ export function firstStopLine(stop: FirstStop, signal: 'SIGINT' | 'SIGTERM'): st
   const by = signal === 'SIGINT' ? '' : 'stopped by SIGTERM; ';
   if (stop === 'stopping') return `pictor: ${signal === 'SIGINT' ? 'stopping' : 'stopped by SIGTERM'}; nothing was sent (${again} to exit now).`;
   if (stop === 'cancelling') return `pictor: ${by}cancelling the request (${again} to exit now).`;
-  if (stop === 'settling') return `pictor: ${by}the images are written; waiting ${INTERRUPT_SETTLE_MS / 1000} s at most for the ledger's answer (${again} to exit now).`;
+  if (stop === 'settling') return `pictor: ${by}the images are written; waiting ${describeDuration(INTERRUPT_SETTLE_MS)} at most for the ledger's answer (${again} to exit now).`;
   return `pictor: ${by}the job is done; writing its images (${again} to stop now).`;
 }
 
@@ -260,8 +262,8 @@ export interface InterruptJson {
   /**
    * What the ledger charged the job (0 when released, or when it was stopped before the ledger could charge it); null
    * when no charge is known yet (no answer before the exit, or its settle or release kept for later): it may still
-   * land, or else a later run may charge its estimate, even with `sent` false (stopped while the ledger recorded that
-   * the request may be billed).
+   * land (or its usage record, already written, be charged by a later run: the same amount), or else a later run may
+   * charge its estimate, even with `sent` false (stopped while the ledger recorded that the request may be billed).
    */
   charged: number | null;
   /** The job went to an emulator: `charged` is what it would have cost; nothing was spent. */
@@ -378,14 +380,22 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
 /**
  * What a job the exit left open in the ledger comes to (on an emulator's ledger: is recorded at; nothing is spent). Its
  * settle or release, under way or kept for later, may still land (as the run closes its ledger, or from a Redis command
- * already sent): then the job is charged what this run decided, once (a release: nothing). If it never lands, a later run's reconcile ends
- * it: at its estimate (marked uncertain) while the ledger holds it as possibly billed, for nothing when the ledger had
- * recorded that nothing was billed (a wait to retry an attempt the service refused).
+ * already sent): then the job is charged what this run decided, once (a release: nothing). A settle may also have
+ * written its usage record and not yet the ledger's change (the file ledger appends the record first; a write that
+ * failed after it, or an exit between the two): the next step that ends the job charges what that record says — what
+ * this run decided — not its estimate (`chargedAsRecordedIn`, docs/spend-guard.md). A release writes no record. If
+ * neither, a later run's reconcile ends it: at its estimate (marked uncertain) while the ledger holds it as possibly
+ * billed, for nothing when the ledger had recorded that nothing was billed (a wait to retry an attempt the service
+ * refused).
  */
 function leftOpen(emulator: boolean, kept?: JobSettled): string {
-  const [ledger, charged, charges] = emulator ? ["the emulator's ledger", 'recorded there at', 'records it there at'] : ['the ledger', 'charged', 'charges it'];
-  const decided = kept?.action === 'released' ? `nothing is ${emulator ? 'recorded there' : 'charged'}` : `the job is ${charged} what this run decided`;
-  return `if its ${kept ? keptNoun(kept) : 'settle'} still reaches ${ledger}, ${decided}; if not, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
+  const [ledger, charged, charges, chargesRecord] = emulator
+    ? ["the emulator's ledger", 'recorded there at', 'records it there at', 'records what that record says']
+    : ['the ledger', 'charged', 'charges it', 'charges what that record says'];
+  if (kept?.action === 'released') {
+    return `if its release still reaches ${ledger}, nothing is ${emulator ? 'recorded there' : 'charged'}; if not, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
+  }
+  return `if its settle still reaches ${ledger}, or had already written its usage record (a later run then ${chargesRecord}), the job is ${charged} what this run decided; if neither, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
 }
 
 /** What the ledger kept for later: the job's settle, or its release. */

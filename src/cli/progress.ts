@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { describeDuration, describeElapsed } from '../core/describe-duration.js';
 import type { JobWatch } from './interrupt.js';
 
 /**
@@ -47,8 +48,7 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
   let partials = 0;
   let done = 0;
   const describe = () => {
-    const seconds = Math.round((now() - started) / 1000);
-    const parts = [state, `${seconds} s`];
+    const parts = [state, describeElapsed(now() - started)];
     if (partials) parts.push(`${partials} partial image${partials === 1 ? '' : 's'} received`);
     if (options.images > 1) parts.push(`${done}/${options.images} images done`);
     return parts.join(', ');
@@ -60,7 +60,7 @@ export async function startProgress(options: ProgressOptions): Promise<Progress>
       display = await liveLine(options.terminal, describe);
     } catch (error) {
       // A status line is a comfort: one that cannot be drawn is said once, and plain lines take over.
-      options.line(`pictor: the live status line could not start (${reasonOf(error)}); printing the status every ${Math.round(options.everyMs / 1000)} s instead.`);
+      options.line(`pictor: the live status line could not start (${reasonOf(error)}); printing the status every ${describeDuration(options.everyMs)} instead.`);
     }
   }
   display ??= plainLines(options.line, describe, options.everyMs);

@@ -13,6 +13,7 @@ import {
   type APIError,
   type PictorError,
 } from '../core/errors.js';
+import { describeDuration } from '../core/describe-duration.js';
 import { ImageLimiter } from '../core/image-limiter.js';
 import { readBounded } from '../core/read-bounded.js';
 import { estimateOf, type PriceQuote } from '../core/pricing.js';
@@ -412,7 +413,7 @@ export class PictorClient {
       if (delayMs > leftMs) {
         // Waiting would outlast the request's timeout: say so now rather than sleep into a timeout.
         stopTotalTimer();
-        error.message = `${error.message}; the service asked to wait ${formatSeconds(delayMs)} before trying again, longer than the ${formatSeconds(Math.max(0, leftMs))} left of the request's timeout`;
+        error.message = `${error.message}; the service asked to wait ${describeDuration(delayMs)} before trying again, longer than the ${describeDuration(Math.max(0, leftMs))} left of the request's timeout`;
         throw error;
       }
       this.#logger.warn({ attempt: attempt + 1, delayMs, code: error.code }, 'retrying image request');
@@ -501,10 +502,6 @@ function requestedJob(request: ImageRequest): RequestedJob {
 
 function hookedRequest(request: ImageRequest): HookedRequest {
   return { ...requestedJob(request), prompt: request.prompt };
-}
-
-function formatSeconds(ms: number): string {
-  return `${Math.ceil(ms / 1000)} s`;
 }
 
 /** A timeout of the client: above 0, refused as bad input (`ValidationError`) like any other option. */

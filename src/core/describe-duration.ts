@@ -1,27 +1,60 @@
-/**
- * A wait in words, rounded up so a person never comes back too early:
- * `45 s`, `1 min 30 s`, `12 min`, `3 h 12 min`.
- */
-export function describeDuration(ms: number): string {
-  const seconds = Math.max(1, Math.ceil(ms / 1000));
-  if (seconds < 60) return `${seconds} s`;
-  if (seconds < 600) {
-    const rest = seconds % 60;
-    return rest === 0 ? `${seconds / 60} min` : `${Math.floor(seconds / 60)} min ${rest} s`;
-  }
-  const minutes = Math.ceil(seconds / 60);
-  if (minutes < 60) return `${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  const rest = minutes % 60;
-  return rest === 0 ? `${hours} h` : `${hours} h ${rest} min`;
+/** A unit a duration is said in. */
+export type DurationUnit = 'hour' | 'minute' | 'second' | 'millisecond';
+
+/** One number of a duration and its unit; `digits`: its decimals (1 only for the seconds of a time taken). */
+export interface DurationPart {
+  readonly value: number;
+  readonly unit: DurationUnit;
+  readonly digits: 0 | 1;
 }
 
 /**
- * A time limit in words (how long a timeout waited): under a second in milliseconds, `300 ms`, where
- * `describeDuration` would round it up to a second; else as `describeDuration` says it, `45 s`, `5 min`.
+ * How a duration is said, the one rule of every surface (each says the parts in its reader's language: English here,
+ * the bots' other languages through `Intl`, `bots/runner/words.ts`). Under a second it is milliseconds, so a quarter of
+ * a second is never "1 s" nor "0.0 s".
+ *
+ * - `wait` (a wait, or a limit such as a timeout): rounded up, so a person never comes back too early: `250 ms`, `45 s`,
+ *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`.
+ * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`.
  */
-export function describeLimit(ms: number): string {
-  return ms < 1000 ? `${Math.ceil(ms)} ms` : describeDuration(ms);
+export function durationParts(ms: number, kind: 'wait' | 'took'): DurationPart[] {
+  const part = (value: number, unit: DurationUnit, digits: 0 | 1 = 0): DurationPart => ({ value, unit, digits });
+  if (kind === 'took') {
+    const millis = Math.max(0, Math.round(ms));
+    if (millis < 1000) return [part(millis, 'millisecond')];
+    const tenths = Math.round(millis / 100);
+    if (tenths < 600) return [part(tenths / 10, 'second', 1)];
+    const whole = Math.round(millis / 1000);
+    return [part(Math.floor(whole / 60), 'minute'), part(whole % 60, 'second')];
+  }
+  const millis = Math.max(1, Math.ceil(ms));
+  if (millis < 1000) return [part(millis, 'millisecond')];
+  const seconds = Math.ceil(millis / 1000);
+  if (seconds < 60) return [part(seconds, 'second')];
+  if (seconds < 600) return seconds % 60 === 0 ? [part(seconds / 60, 'minute')] : [part(Math.floor(seconds / 60), 'minute'), part(seconds % 60, 'second')];
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 60) return [part(minutes, 'minute')];
+  return minutes % 60 === 0 ? [part(minutes / 60, 'hour')] : [part(Math.floor(minutes / 60), 'hour'), part(minutes % 60, 'minute')];
+}
+
+const ENGLISH_UNITS: Readonly<Record<DurationUnit, string>> = { hour: 'h', minute: 'min', second: 's', millisecond: 'ms' };
+
+/** Parts of a duration in English: `1 min 30 s`, `4.2 s`, `250 ms`. */
+export function describeDurationParts(parts: readonly DurationPart[]): string {
+  return parts.map((p) => `${p.value.toFixed(p.digits)} ${ENGLISH_UNITS[p.unit]}`).join(' ');
+}
+
+/**
+ * A wait (or a limit, such as a timeout) in words, rounded up so a person never comes back too early:
+ * `250 ms`, `45 s`, `1 min 30 s`, `12 min`, `3 h 12 min` (`durationParts`, `wait`).
+ */
+export function describeDuration(ms: number): string {
+  return describeDurationParts(durationParts(ms, 'wait'));
+}
+
+/** How long something took, in words, to the nearest: `250 ms`, `4.2 s`, `2 min 5 s` (`durationParts`, `took`). */
+export function describeElapsed(ms: number): string {
+  return describeDurationParts(durationParts(ms, 'took'));
 }
 
 /** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */

@@ -3,7 +3,7 @@
  * (bots, node, CLI) switch on; messages are for people and never carry secrets.
  */
 
-import { describeLimit } from './describe-duration.js';
+import { describeDuration } from './describe-duration.js';
 import { redactSecrets } from './redact-secrets.js';
 
 export { redactSecrets, registerSecret } from './redact-secrets.js';
@@ -203,7 +203,7 @@ export class TimeoutError extends PictorError {
   /** The whole images of a JSON answer that arrived before time ran out (see `withPartial`): they may be paid for. */
   readonly partial: unknown;
   constructor(kind: 'idle' | 'total', timeoutMs: number, options: { cause?: unknown; mayBeBilled?: boolean; partial?: unknown } = {}) {
-    const what = kind === 'idle' ? `the service sent nothing for ${describeLimit(timeoutMs)}` : `the request took longer than ${describeLimit(timeoutMs)}`;
+    const what = kind === 'idle' ? `the service sent nothing for ${describeDuration(timeoutMs)}` : `the request took longer than ${describeDuration(timeoutMs)}`;
     super('timeout', options.mayBeBilled ? `${what}; the request had been sent, so the job may have been billed and was not sent again` : what, options);
     this.kind = kind;
     this.timeoutMs = timeoutMs;

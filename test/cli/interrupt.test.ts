@@ -44,7 +44,7 @@ describe('Ctrl+C during a generation', () => {
   it('says whether the job may have been billed, what the ledger charged, and which images were written', () => {
     expect(interruptReport({ phase: 'waiting', files: [] })).toEqual(['pictor: interrupted before the request was sent: nothing was billed.']);
     expect(interruptReport({ phase: 'sent', files: [] })).toEqual([
-      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time: if its settle still reaches the ledger, the job is charged what this run decided; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
+      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time: if its settle still reaches the ledger, or had already written its usage record (a later run then charges what that record says), the job is charged what this run decided; if neither, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
       'No image had arrived yet, so none was written.',
     ]);
     expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636, deferred: false } })).toEqual([
@@ -71,7 +71,7 @@ describe('Ctrl+C during a generation', () => {
 
   it('words the end from why the process exits and from what the ledger decided, not from the phase alone', () => {
     // The ways a job left open can end are one clause, whatever ended the wait: the sentence above.
-    const leftOpen = /: if its settle still reaches the ledger, .*; if not, a later run charges it its estimate \(marked uncertain\), or nothing if the ledger had recorded that nothing was billed/;
+    const leftOpen = /: if its settle still reaches the ledger, or had already written its usage record \(a later run then charges what that record says\), .*; if neither, a later run charges it its estimate \(marked uncertain\), or nothing if the ledger had recorded that nothing was billed/;
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
       /^pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl\+C came before the ledger answered: /,
     );
@@ -95,7 +95,7 @@ describe('Ctrl+C during a generation', () => {
       /^pictor: interrupted after writing the images of a job that had ended: the second Ctrl\+C came before the ledger answered: if its settle still reaches the ledger, /,
     );
     expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer', emulator: true })[0]).toMatch(
-      /^pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, the job is recorded there at what this run decided; if not, a later run records it there at its estimate \(marked uncertain\)/,
+      /^pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, or had already written its usage record \(a later run then records what that record says\), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate \(marked uncertain\)/,
     );
   });
 
@@ -122,10 +122,10 @@ describe('Ctrl+C during a generation', () => {
       'pictor: interrupted after the request was sent to the emulator: it would have cost $0.16854 on the real service (the images that came, plus the estimate of each that did not); nothing was spent.',
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
-      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, the job is recorded there at what this run decided; if not, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
+      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, or had already written its usage record (a later run then records what that record says), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
     );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'settled', usd: 0.16854, deferred: true }, emulator: true })[0]).toBe(
-      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its settle of $0.16854 for later: if its settle still reaches the emulator's ledger, the job is recorded there at what this run decided; if not, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'settled', usd: 0.16854, deferred: true }, emulator: true })[0]).toMatch(
+      /^pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its settle of \$0\.16854 for later: if its settle still reaches the emulator's ledger, or had already written its usage record /,
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toMatch(
       /^pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl\+C came before the emulator's ledger answered: /,
@@ -266,7 +266,7 @@ describe('Ctrl+C during a generation', () => {
       expect(job.settled).toBeUndefined();
       // The ledger did answer (no "did not answer in time"): with the charge this run decided, and both ways it can end.
       expect(said[1]).toBe(
-        'pictor: interrupted after writing the images of a job that had ended: the ledger kept its settle of $0.00636 for later: if its settle still reaches the ledger, the job is charged what this run decided; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed.',
+        'pictor: interrupted after writing the images of a job that had ended: the ledger kept its settle of $0.00636 for later: if its settle still reaches the ledger, or had already written its usage record (a later run then charges what that record says), the job is charged what this run decided; if neither, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed.',
       );
       expect(interruptJson(job, { operation: 'generate', isPartial: () => false })).toMatchObject({ sent: true, charged: null });
       expect(exit).not.toHaveBeenCalled();

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PRICE_TABLE } from '../../src/index.js';
 import { estimatePrice } from '../../src/core/pricing.js';
+import { interruptReport } from '../../src/cli/interrupt.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { followOutput } from '../helpers/child-output.js';
@@ -14,8 +15,9 @@ import { head, misbehavingServer, type MisbehavingServer } from '../client/misbe
 import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
 
 /**
- * `pictor generate` (a process of its own) killed with SIGKILL once its settle reached `usage.jsonl` and before the
- * ledger took it: the file ledger appends the record first, then writes the ledger, and the kill falls between the two.
+ * `pictor generate` (a process of its own) killed with SIGKILL, or ended by a Ctrl+C whose wait for the ledger ran out,
+ * once its settle reached `usage.jsonl` and before the ledger took it: the file ledger appends the record first, then
+ * writes the ledger, and the exit falls between the two.
  */
 
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -68,8 +70,8 @@ async function ledgerWritesFail(dir: string): Promise<() => Promise<void>> {
   return () => rm(backup, { recursive: true });
 }
 
-describe('pictor generate killed after its settle reached usage.jsonl and before the ledger took it', () => {
-  it('is charged what its record says by the next run, not its estimate: one record, its request id kept', async () => {
+describe('pictor generate that exits after its settle reached usage.jsonl and before the ledger took it', () => {
+  it('killed, is charged what its record says by the next run, not its estimate: one record, its request id kept', async () => {
     const service = await serviceHoldingItsAnswer();
     const data = await tempDir();
     const out = `${await tempDir()}/`;
@@ -115,5 +117,43 @@ describe('pictor generate killed after its settle reached usage.jsonl and before
     expect(JSON.parse(await readFile(store.path, 'utf8')).uncertain).toEqual({});
     expect((await store.usage({})).map((r) => r.jobId)).toHaveLength(1);
     expect(await readdir(data)).not.toContainEqual(expect.stringMatching(/\.tmp(\.bak)?$/));
+  }, 60_000);
+
+  it('stopped by a Ctrl+C whose wait for the ledger ran out, says a record already written may decide the charge, and the next run charges what it says', async () => {
+    const service = await serviceHoldingItsAnswer();
+    const data = await tempDir();
+    const out = `${await tempDir()}/`;
+    const env = { PICTOR_BASE_URL: service.url, PICTOR_API_KEY: 'sk-test-interrupted-settling-0123', PICTOR_DATA_DIR: data, PICTOR_MAX_RETRIES: '0' };
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--quality', 'auto', '--size', '1024x1024', '--out', out], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = followOutput(child);
+    try {
+      await service.received;
+      const writesWork = await ledgerWritesFail(data);
+      service.answer();
+      await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
+      // Its images written and its settle's record in usage.jsonl, the ledger's change refused: the Ctrl+C waits 2 s, then exits.
+      child.kill('SIGINT');
+      const ended = await output.ended;
+      await writesWork();
+      expect(ended.code).toBe(130);
+      // The report's sentence for that exit (its words are checked in interrupt.test.ts): it names the record's case.
+      expect(ended.stderr).toContain(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer' })[0]);
+    } finally {
+      child.kill('SIGKILL');
+    }
+
+    const usage = await run(['usage', '--csv'], env);
+    const [columns, ...rows] = usage.stdout.split('\n').map((line) => line.split(','));
+    expect(rows).toHaveLength(1);
+    expect(Number(rows[0]![columns!.indexOf('cost_usd')])).toBeCloseTo(LOW, 9);
+    const store = new FileQuotaStore({ dir: data });
+    stores.push(store);
+    expect(await store.reconcile(Date.now())).toEqual({ released: [], settledAtEstimate: [], chargedUsd: 0 });
+    expect(await store.spentToday('account', Date.now())).toBeCloseTo(LOW, 9);
+    expect(JSON.parse(await readFile(store.path, 'utf8')).uncertain).toEqual({});
   }, 60_000);
 });

@@ -14,7 +14,7 @@ describe('pictor progress on long work', () => {
     env.emulator.configure({ latencyMs: 600 });
     const { code, stderr } = await run(['generate', '--prompt', 'x', '--n', '2', '--out', `${await tempDir()}/`], service(), { progressEveryMs: 100 });
     expect(code).toBe(0);
-    expect(stderr).toMatch(/… sent, the service is working, \d+ s/);
+    expect(stderr).toMatch(/… sent, the service is working, (\d+ ms|\d+\.\d s)/);
   });
 
   it('keeps stdout to the one JSON result with --json', async () => {
@@ -30,14 +30,24 @@ describe('pictor progress on long work', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     onTestFinished(() => void vi.useRealTimers());
     const lines: string[] = [];
-    const progress = await startProgress({ line: (l) => lines.push(l), images: 2, everyMs: 20, now: () => (lines.length ? 7_000 : 0), job: watchedJob() });
+    const progress = await startProgress({ line: (l) => lines.push(l), images: 2, everyMs: 20, now: later(7_000), job: watchedJob() });
     progress.sending();
     progress.partialReceived();
     progress.imageDone();
     vi.advanceTimersByTime(20);
     expect(lines).toHaveLength(1);
     progress.stop();
-    expect(lines[0]).toMatch(/sent, the service is working, \d+ s, 1 partial image received, 1\/2 images done/);
+    expect(lines[0]).toBe('… sent, the service is working, 7.0 s, 1 partial image received, 1/2 images done');
+  });
+
+  it('says how long the job has taken as the bots say how long one took: under a second in milliseconds, never "0 s"', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const lines: string[] = [];
+    const progress = await startProgress({ line: (l) => lines.push(l), images: 1, everyMs: 20, now: later(250), job: watchedJob() });
+    vi.advanceTimersByTime(20);
+    progress.stop();
+    expect(lines).toEqual(['… waiting for a slot, 250 ms']);
   });
 
   it('says "about to send" once a slot is given, and counts the request sent only once it left', async () => {
@@ -130,6 +140,16 @@ describe('pictor progress and SIGTERM on a terminal', () => {
     expect(process.listeners('SIGTERM')).toEqual(before);
   });
 });
+
+/** A clock that reads 0 when the progress starts, and `ms` every time after. */
+function later(ms: number): () => number {
+  let now = 0;
+  return () => {
+    const read = now;
+    now = ms;
+    return read;
+  };
+}
 
 /** A job whose Ctrl+C the progress answers during the test, and no longer after it. */
 function watchedJob(): JobWatch {

@@ -1175,8 +1175,19 @@ describe('retry-after', () => {
     const started = Date.now();
     const error = await failureOf(clientOf(s, { timeoutMs: 60_000 }).generate({ prompt: 'x' }));
     expect(error).toMatchObject({ code: 'server_error', status: 503 });
-    expect(error.message).toMatch(/wait 600 s/);
+    expect(error.message).toMatch(/wait 10 min before trying again/);
     expect(Date.now() - started).toBeLessThan(30_000);
+    expect(s.requests).toBe(1);
+  });
+
+  it('names a wait under a second, and the time left under a second, in milliseconds, not rounded up to "1 s"', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(429, { 'retry-after-ms': '800', 'content-type': 'application/json' }, '{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}'));
+    });
+    const error = await failureOf(clientOf(s, { timeoutMs: 500 }).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'rate_limited' });
+    expect(error.message).toMatch(/; the service asked to wait 800 ms before trying again, longer than the \d{1,3} ms left of the request's timeout$/);
     expect(s.requests).toBe(1);
   });
 });

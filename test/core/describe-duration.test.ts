@@ -1,23 +1,44 @@
 import { describe, expect, it } from 'vitest';
-import { describeDuration, describeLimit, describeReset } from '../../src/core/describe-duration.js';
+import { describeDuration, describeElapsed, describeReset, durationParts } from '../../src/core/describe-duration.js';
 
 describe('describeDuration', () => {
   it('rounds up and reads like speech', () => {
-    expect(describeDuration(400)).toBe('1 s');
     expect(describeDuration(45_000)).toBe('45 s');
+    expect(describeDuration(1_200)).toBe('2 s');
     expect(describeDuration(90_000)).toBe('1 min 30 s');
     expect(describeDuration(12 * 60_000 - 1)).toBe('12 min');
     expect(describeDuration((3 * 60 + 12) * 60_000)).toBe('3 h 12 min');
     expect(describeDuration(2 * 60 * 60_000)).toBe('2 h');
   });
+
+  it('says a wait or a limit under a second in milliseconds, rounded up, never as a whole second', () => {
+    expect(describeDuration(250)).toBe('250 ms');
+    expect(describeDuration(0.4)).toBe('1 ms');
+    expect(describeDuration(999)).toBe('999 ms');
+    expect(describeDuration(999.2)).toBe('1 s');
+    expect(describeDuration(1000)).toBe('1 s');
+    expect(describeDuration(5 * 60_000)).toBe('5 min');
+  });
 });
 
-describe('describeLimit', () => {
-  it('says a limit under a second in milliseconds, and a longer one as describeDuration does', () => {
-    expect(describeLimit(300)).toBe('300 ms');
-    expect(describeLimit(999)).toBe('999 ms');
-    expect(describeLimit(1000)).toBe('1 s');
-    expect(describeLimit(5 * 60_000)).toBe('5 min');
+describe('describeElapsed', () => {
+  it('says how long something took to the nearest: milliseconds under a second, tenths of a second under a minute, then minutes and seconds', () => {
+    expect(describeElapsed(250)).toBe('250 ms');
+    expect(describeElapsed(999.6)).toBe('1.0 s');
+    expect(describeElapsed(4_240)).toBe('4.2 s');
+    expect(describeElapsed(59_960)).toBe('1 min 0 s');
+    expect(describeElapsed(125_400)).toBe('2 min 5 s');
+  });
+});
+
+describe('durationParts', () => {
+  it('is the one rule both follow, so every language says the same amount in its own units', () => {
+    expect(durationParts(250, 'wait')).toEqual([{ value: 250, unit: 'millisecond', digits: 0 }]);
+    expect(durationParts(90_000, 'wait')).toEqual([
+      { value: 1, unit: 'minute', digits: 0 },
+      { value: 30, unit: 'second', digits: 0 },
+    ]);
+    expect(durationParts(4_240, 'took')).toEqual([{ value: 4.2, unit: 'second', digits: 1 }]);
   });
 });
 

@@ -167,6 +167,25 @@ describe('describeFailure', () => {
   it('gives the wait the service asked for when it is busy', () => {
     const limited = makeAPIError({ status: 429, body: { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, retryAfterMs: 125_000 });
     expect(describeFailure(limited)).toMatchObject({ code: 'rate_limited', message: 'The image service is busy right now; try again in about 2 min 5 s.', retryable: true });
+    // A wait under a second is the service's to the millisecond, not rounded up to "1 s".
+    const shortWait = makeAPIError({ status: 429, body: { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, retryAfterMs: 400 });
+    expect(describeFailure(shortWait).message).toBe('The image service is busy right now; try again in about 400 ms.');
+    expect(describeFailure(shortWait, 'de').message).toContain(' 400 ms');
+  });
+
+  it('says a timeout under a second in milliseconds in every language, never rounded up to a second, and longer ones in whole units as before', () => {
+    // The locale's no-break spaces (French puts them between a number and its unit) read as spaces.
+    const idle = (ms: number, locale: string) => describeFailure(new TimeoutError('idle', ms), locale).message.replace(/\s/g, ' ');
+    expect(idle(250, 'en')).toMatch(/^The image service sent nothing for 250 ms, so the job was stopped\./);
+    expect(idle(250, 'de')).toMatch(/^Der Bilddienst hat 250 ms lang nichts gesendet,/);
+    expect(idle(250, 'fr')).toMatch(/^Le service d’images n’a rien envoyé pendant 250 ms,/);
+    expect(idle(250, 'es')).toMatch(/^El servicio de imágenes no envió nada durante 250 ms,/);
+    expect(idle(250, 'pt-BR')).toMatch(/^O serviço de imagens não enviou nada por 250 ms,/);
+    expect(idle(250, 'ja')).toMatch(/^画像サービスから 250 ms 何も届かなかったため、/);
+    expect(describeFailure(new TimeoutError('total', 999.2), 'en').message).toMatch(/^The job took longer than 1 s, so it was stopped\./);
+    expect(idle(45_000, 'de')).toMatch(/^Der Bilddienst hat 45 Sek\. lang nichts gesendet,/);
+    expect(idle(90_000, 'fr')).toMatch(/^Le service d’images n’a rien envoyé pendant 1 min 30 s,/);
+    expect(idle(5 * 60_000, 'ja')).toMatch(/^画像サービスから 5 分 何も届かなかったため、/);
   });
 
   it('explains timeouts, broken streams and unreachable services as worth retrying, saying which ones may have been billed', () => {
