@@ -156,15 +156,15 @@ const QUOTES = new Set(['"', "'", '`']);
 
 /**
  * The number (from 1, counted by line breaks) of the first line of a `.env` text holding a carriage return inside it —
- * text other than blanks and carriage returns on both sides of it on its line — or undefined when there is none. Every Node this
- * project supports drops each carriage return, a lone one too, and reads the text on either side as one line: in a
+ * text other than spaces, tabs and carriage returns on both sides of it on its line (a no-break space is text: Node
+ * keeps it) — or undefined when there is none. Every Node this project supports drops each carriage return, a lone one too, and reads the text on either side as one line: in a
  * file saved with old Mac line endings (CR alone) the second setting becomes part of the first one's value
  * (`KEY=sk\rCAP=5` gives KEY the value `skCAP=5`, and no CAP). One that ends a line (before a line break, before more
- * of them that do, or at the end of the text) or opens one, with only blanks between, parts nothing, and Node loses
+ * of them that do, or at the end of the text) or opens one, with only spaces or tabs between, parts nothing, and Node loses
  * nothing there: `A=1\r` at the end, `A=1\r\r\nB=2`, `A=1\r \nB=2` and `A=1\n\rB=2` are read as written.
  */
 export function firstCarriageReturnInsideALine(text: string): number | undefined {
-  const at = text.search(/[^\s][ \t\r]*\r[ \t\r]*[^\s]/);
+  const at = text.search(/[^\r\n \t][ \t\r]*\r[ \t\r]*[^\r\n \t]/);
   return at === -1 ? undefined : text.slice(0, at).split('\n').length;
 }
 

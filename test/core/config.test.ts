@@ -242,6 +242,7 @@ describe('a .env line that is not a setting', () => {
     ['a carriage return alone in a quoted value', 'A=1\nB="x\ry"\nC=3', { A: '1', B: 'xy', C: '3' }, 2],
     ['two carriage returns between two settings, after lines ending in carriage returns', 'A=1\r\r\nB=2\r\rC=3\r\n', { A: '1', B: '2C=3' }, 2],
     ['a carriage return between spaces, parting two settings', 'A=1\nB=2 \r C=3\n', { A: '1', B: '2  C=3' }, 2],
+    ['a carriage return before a no-break space, parting two settings', 'A=1\nB=2\r\u00a0C=3\n', { A: '1', B: '2\u00a0C=3' }, 2],
   ])('finds a carriage return inside a line, text on both sides of it: %s, which Node drops, joining the text it parts', (_what, text, nodeReads, line) => {
     expect({ ...parseEnv(text) }).toEqual(nodeReads);
     expect(firstCarriageReturnInsideALine(text)).toBe(line);

@@ -2,7 +2,7 @@ import { CATALOGS, duration, LOCALES, sayWords, words, type MessageKey } from '.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { describeFailure, describeKeptImages, describeValidation, JobRefusedError, refusalFromPolicy } from '../../../bots/runner/index.js';
 import { failureLogLevel, logInputRefusal, logJobFailure } from '../../../bots/runner/describe-failure.js';
 import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
@@ -15,7 +15,8 @@ import { FileLockBusyError } from '../../../src/spend/file-lock.js';
 import { BREAKER_CODE, USER_PACE_CODES } from '../../../src/spend/types.js';
 import { BUDGETS } from '../../../src/spend/rules.js';
 import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/types.js';
-import { InputImageError, INPUT_REFUSAL_CODES } from '../../../bots/discord/download-images.js';
+import { InputImageError, INPUT_REFUSAL_CODES, type InputRefusalCode } from '../../../bots/discord/download-images.js';
+import type { InputRefusedCode } from '../../../bots/runner/InputRefusedError.js';
 import { SlackInputError, type SlackInputErrorCode } from '../../../bots/slack/SlackInputError.js';
 
 /** Every code of Slack's input errors: the compiler checks none is missing. */
@@ -32,6 +33,9 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
   file_host_not_allowed: true,
   file_download_failed: true,
 };
+
+// The runner's input codes are exactly the surfaces' (checked by the type check): a code a surface drops leaves it too.
+expectTypeOf<InputRefusedCode>().toEqualTypeOf<InputRefusalCode | SlackInputErrorCode>();
 
 /** The text of every source file of the core and the bots, where the one error tree's classes are. */
 function projectErrorClasses(): string[] {
