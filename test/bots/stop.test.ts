@@ -15,7 +15,18 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const emu = useEmulator();
 const defer = useCleanup();
 
-type Started = { child: ChildProcessByStdio<null, Readable, Readable>; printed: () => string; stderr: () => string; exited: Promise<number | null> };
+/** How a process ended: its exit code, or the signal that ended it (code null). */
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+type Started = {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  printed: () => string;
+  stderr: () => string;
+  /** Its exit code once it has exited (null when a signal ended it). */
+  exited: Promise<number | null>;
+  /** Its code and signal once it has closed: everything it wrote to stderr has been read by then. */
+  closed: Promise<Exit>;
+};
 
 /**
  * What `npm start` runs (the built service), started as a process manager starts it: signals go to the service
@@ -32,11 +43,18 @@ function npmStart(env: Record<string, string>): Started {
   child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const closed = new Promise<Exit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   defer(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   });
-  return { child, printed: () => printed, stderr: () => stderr, exited };
+  return { child, printed: () => printed, stderr: () => stderr, exited, closed };
+}
+
+/** How a process ended, and what it wrote to stderr: the message of a failed check of its exit code. */
+function howItEnded(started: Started, ended: Exit | 'still running'): string {
+  const how = ended === 'still running' ? 'was still running' : ended.signal ? `was ended by ${ended.signal}` : `exited with code ${String(ended.code)}`;
+  return `the process ${how}; its stderr:\n${started.stderr() || '(nothing)'}\n`;
 }
 
 /** The reader of stdout goes away (`| head -1` done, a log shipper gone): the pipe's read end is closed. */
@@ -74,7 +92,9 @@ describe('stopping npm start', () => {
     await untilPrinted(started.child, () => started.printed().includes('\n'), 'the first line');
     closeStdout(started);
     started.child.kill('SIGTERM'); // its answer ("SIGTERM: taking no new jobs…") goes to the closed pipe
-    expect(await within(started.exited, 15_000)).toBe(0);
+    // Checked with how it ended and its stderr in the message: a run that ends otherwise says why.
+    const ended = await within(started.closed, 15_000);
+    expect(ended === 'still running' ? ended : ended.code, howItEnded(started, ended)).toBe(0);
     expect(started.stderr()).not.toMatch(/EPIPE|Error:|\n\s+at /);
   }, 60_000);
 

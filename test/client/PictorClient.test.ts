@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   AuthenticationError,
   decodeImages,
@@ -15,11 +15,24 @@ import {
   ValidationError,
   type ImageStreamEvent,
 } from '../../src/index.js';
-import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { DEV_API_KEY, type Emulator } from '../../src/emulator/index.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { describeImage, makeImage } from '../helpers/images.js';
+import { advanceUndiciClock } from '../helpers/undici-clock.js';
 
 const env = useEmulator();
+
+/** Answered once the emulator is handed a request (over HTTP, as the client sends it). */
+function requestReceived(emulator: Emulator): Promise<void> {
+  const { fetch } = emulator;
+  return new Promise((resolve) => {
+    const spy = vi.spyOn(emulator, 'fetch').mockImplementation((...args) => {
+      resolve();
+      return fetch(...args);
+    });
+    onTestFinished(() => spy.mockRestore());
+  });
+}
 
 describe('generating images', () => {
   it('returns n images of the requested size and format with their cost', async () => {
@@ -260,16 +273,28 @@ describe('errors', () => {
   });
 
   it('ends a stalled stream with an idle timeout', async () => {
+    // The emulator sends one partial, then nothing. The idle timeout is undici's, on its own clock, moved on by the
+    // whole timeout once that partial is in: no test waits on time.
     env.emulator.injectFault('stalled_stream');
-    const error = await env.client({ idleTimeoutMs: 300 }).generateStream({ prompt: 'x', partial_images: 2 }).finalResult().catch((e: unknown) => e);
+    const stream = env.client({ idleTimeoutMs: 60_000 }).generateStream({ prompt: 'x', partial_images: 2 });
+    const error = await (async () => {
+      for await (const _event of stream) advanceUndiciClock(60_000);
+    })().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({ code: 'timeout', kind: 'idle' });
   });
 
   it('ends a request that takes too long with a total timeout', async () => {
-    env.emulator.configure({ latencyMs: 2000 });
-    const error = await env.client({ timeoutMs: 300 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'timeout', kind: 'total' });
+    // The timeout's own clock is faked, and moved on by the whole timeout once the emulator has the request (it takes
+    // twice that long to answer): no test waits on time.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+    env.emulator.configure({ latencyMs: 120_000 });
+    const received = requestReceived(env.emulator);
+    const failure = env.client({ timeoutMs: 60_000 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
+    await received;
+    vi.advanceTimersByTime(60_000);
+    expect(await failure).toMatchObject({ code: 'timeout', kind: 'total' });
   });
 
   it('is cancelled by its signal, queued or running', async () => {

@@ -1,13 +1,8 @@
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { builtFile } from './built.js';
-
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+import { testTempDir } from './temp-dir.js';
 
 describe('a built file a test runs', () => {
   it('says "build first" at once when it is missing', () => {
@@ -15,8 +10,7 @@ describe('a built file a test runs', () => {
   });
 
   it('says "build first" when a source is newer than it, and gives its path otherwise', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pictor-built-'));
-    dirs.push(dir);
+    const dir = await testTempDir('pictor-built-');
     await mkdir(join(dir, 'src'));
     await writeFile(join(dir, 'main.js'), '');
     await writeFile(join(dir, 'src', 'main.ts'), '');

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { vi } from 'vitest';
 import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
 import { FileQuotaStore, JobRunner, say, settingsInState, memberDefaultsInState, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
@@ -208,6 +209,27 @@ export async function finishedJob(fake: FakeSlack, channel: string, index = 0): 
 }
 
 export { visibleText };
+
+/**
+ * `fake.waitFor` while the test holds the clock (fake timers that move only when it moves them): each look first runs
+ * the timers due now — a library's `setTimeout(…, 0)`, as bottleneck yields between its steps — without moving the
+ * clock, as a clock that stands still would.
+ */
+export function waitOnHeldClock<T>(fake: FakeSlack, probe: () => T | undefined | null | false, what: string): Promise<T> {
+  return fake.waitFor(() => {
+    vi.advanceTimersByTime(0);
+    return probe();
+  }, what);
+}
+
+/** `promise`'s outcome, waited for as {@link waitOnHeldClock} waits: what it waits on may be a timer due now. */
+export async function settledOnHeldClock<T>(fake: FakeSlack, promise: Promise<T>, what: string): Promise<T> {
+  let settled = false;
+  const done = () => void (settled = true);
+  promise.then(done, done);
+  await waitOnHeldClock(fake, () => settled, what);
+  return promise;
+}
 
 /**
  * Runs `/imagine …` as `user` (in `channel`) and returns its private answer: in the acknowledgement, or through the

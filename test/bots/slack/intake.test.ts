@@ -6,7 +6,7 @@ import { BLOCKED_WORD, intakeCases } from '../../helpers/intake-cases.js';
 import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { finishedActions, png, startHarness, type Harness, userContext } from './harness.js';
+import { finishedActions, png, startHarness, settledOnHeldClock, type Harness, userContext, waitOnHeldClock } from './harness.js';
 import { requestStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 /**
@@ -155,7 +155,7 @@ describe('a form’s intake while the bots’ state is slow', () => {
   async function stalledRules(harness: Harness) {
     let release: () => void = () => {};
     const asked = vi.spyOn(harness.runner.policy, 'whoWhereRefusal').mockImplementation(() => new Promise((resolve) => (release = () => resolve(undefined))));
-    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
     return { asked, release: () => release() };
   }
 
@@ -169,10 +169,12 @@ describe('a form’s intake while the bots’ state is slow', () => {
   ] as const)('%s is refused privately once the trigger’s 3 s (less the form’s trip) are over, and no form opens however late the state answers', async (_name, enter) => {
     h = await startHarness();
     const { asked, release } = await stalledRules(h);
-    await enter(h);
-    await h.fake.waitFor(() => asked.mock.calls.length > 0, 'the intake to read the rules');
+    // Its acknowledgement waits for the intake, which the 3 s end: delivered while the clock is moved on.
+    const entered = enter(h);
+    await waitOnHeldClock(h.fake, () => asked.mock.calls.length > 0, 'the intake to read the rules');
     vi.advanceTimersByTime(3_000);
-    const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => r.body.response_type === 'ephemeral'), 'the private refusal');
+    const answer = await waitOnHeldClock(h.fake, () => h!.fake.responses.find((r) => r.body.response_type === 'ephemeral'), 'the private refusal');
+    await settledOnHeldClock(h.fake, entered, 'its acknowledgement');
     // Told as the bot's own trouble (`internal_error`), privately, in time: the form's trigger would have expired.
     expect(answer.body.text).toBe(describeFailure(new Error('too late'), 'en', '/imagine').message);
     release();
@@ -181,18 +183,19 @@ describe('a form’s intake while the bots’ state is slow', () => {
   });
 
   it('over Socket Mode too, counts the 3 s from when the request arrived, not from when the member’s language was looked up', async () => {
-    // The clock is the test's from the start: the bot's every reading of it is the test's to move.
-    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
     h = await startHarness({ mode: 'socket' });
+    // The clock is the test's from before the command: the bot's every reading of it is the test's to move.
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
     // Slack does not answer the look-up of the member's language (a middleware, which gives up after 1.5 s).
     const lookup = h.fake.holdOpen('users.info');
     try {
       const delivered = h.fake.command({ command: '/imagine-edit', text: '', channel: CHANNEL, user: MEMBER });
-      await h.fake.waitFor(() => lookup.arrived() > 0 || undefined, 'the look-up of the member’s language');
+      await waitOnHeldClock(h.fake, () => lookup.arrived() > 0 || undefined, 'the look-up of the member’s language');
       vi.advanceTimersByTime(2_700);
-      await delivered;
+      await settledOnHeldClock(h.fake, delivered, 'the command’s acknowledgement');
       // The private refusal, or the form opened (with a trigger Slack would no longer take).
-      const answer = await h.fake.waitFor(
+      const answer = await waitOnHeldClock(
+        h.fake,
         () => h!.fake.responses.find((r) => r.body.response_type === 'ephemeral')?.body.text ?? (h!.fake.callsOf('views.open').length > 0 ? 'a form opened' : undefined),
         'the private refusal',
       );
@@ -214,11 +217,11 @@ describe('a form’s intake while the bots’ state is slow', () => {
     const asked = spyOnInstance(RequestStore.prototype, 'get', requestStoreOf(h)).mockImplementation(function (this: RequestStore, id: string) {
       return new Promise((resolve) => (release = () => resolve(read.call(this, id))));
     });
-    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
     const click = await h.fake.clickButton(job, 'pictor_edit', MEMBER);
-    await h.fake.waitFor(() => asked.mock.calls.length > 0, 'the saved request to be read');
+    await waitOnHeldClock(h.fake, () => asked.mock.calls.length > 0, 'the saved request to be read');
     vi.advanceTimersByTime(3_000);
-    const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    const answer = await waitOnHeldClock(h.fake, () => h!.fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
     expect(answer.body).toMatchObject({ response_type: 'ephemeral', text: `:warning: ${say('en', 'error.on_my_side')}` });
     release();
     await vi.advanceTimersByTimeAsync(100);

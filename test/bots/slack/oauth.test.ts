@@ -6,7 +6,7 @@ import { RecordingLogger } from '../discord/harness.js';
 import { describeFailure } from '../../../bots/runner/index.js';
 import { startSlackBot, type SlackBotSettings } from '../../../bots/slack/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
-import { finishedActions, finishedJob, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
+import { finishedActions, finishedJob, jobMessages, png, startHarness, settledOnHeldClock, statusOf, type Harness, waitOnHeldClock } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
 const STATE_SECRET = 'a-state-secret-for-the-oauth-tests';
@@ -274,12 +274,12 @@ describe('the Slack app in many workspaces (OAuth)', () => {
   });
 
   it('counts a form’s 3 s from when the request reached the bot, not from when Bolt had read its installation: a stalled read is refused privately and no form opens', async () => {
-    // The clock is the test's from the start: the bot's every reading of it is the test's to move.
-    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
     let release: () => void = () => {};
     try {
       h = await startOAuth();
       await install(h, 'T0ALPHA');
+      // The clock is the test's from before the command: the bot's every reading of it is the test's to move.
+      vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
       // Bolt reads the workspace's installation (its authorize) before any middleware runs: that read is held.
       const installations = h.state.store.space(h.state.spaces.slackInstallations);
       const held = new Promise<void>((resolve) => (release = resolve));
@@ -289,12 +289,12 @@ describe('the Slack app in many workspaces (OAuth)', () => {
         return read(key);
       });
       const delivered = h.fake.command({ command: '/imagine-edit', text: '', team: 'T0ALPHA', channel: 'C0ALPHA', user: ADMIN });
-      await h.fake.waitFor(() => reads.mock.calls.length > 0 || undefined, 'Bolt to read the installation');
+      await waitOnHeldClock(h.fake, () => reads.mock.calls.length > 0 || undefined, 'Bolt to read the installation');
       // Past the intake's 2.5 s, within Bolt's own 3 s for an acknowledgement.
       vi.advanceTimersByTime(2_700);
       release();
-      await delivered;
-      const answer = await h.fake.waitFor(() => h!.fake.responses.find((r) => r.body.response_type === 'ephemeral'), 'the private refusal');
+      await settledOnHeldClock(h.fake, delivered, 'the command’s acknowledgement');
+      const answer = await waitOnHeldClock(h.fake, () => h!.fake.responses.find((r) => r.body.response_type === 'ephemeral'), 'the private refusal');
 
       // Told as the bot's own trouble (`internal_error`), privately: the form's trigger would have expired on the way.
       expect(answer.body.text).toBe(describeFailure(new Error('too late'), 'en', '/imagine').message);

@@ -8,13 +8,13 @@ import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SlackJobs } from '../../../bots/slack/SlackJobs.js';
 import { digestKeyOf, openBotState } from '../../../bots/state/index.js';
 import type { Space } from '../../../bots/state/StateStore.js';
-import { silentLogger } from '../../../src/internal.js';
+import { CLAIM_WAIT_MS, silentLogger } from '../../../src/internal.js';
 import type { FakeFunctionRun, FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { signedHeaders } from '../../fakes/slack/sign-request.js';
 import { withSpace } from '../../helpers/runner-harness.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { ADMIN, imageShares, jobMessages, privately, settledCosts, startHarness, startWithAdmin, statusOf, type Harness, userContext } from './harness.js';
+import { ADMIN, imageShares, jobMessages, privately, settledCosts, settledOnHeldClock, startHarness, startWithAdmin, statusOf, type Harness, userContext, waitOnHeldClock } from './harness.js';
 import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 let h: Harness | undefined;
@@ -371,18 +371,19 @@ describe('a “Generate image” step failed because the bots’ state could not
     const state = await openBotState({ dataDir: await testTempDir('pictor-step-retake-'), logger: silentLogger() });
     let claims = 0;
     const firstLogger = new RecordingLogger();
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
     // The state fails the step's claim, and once more the first time it is asked again; then it answers.
     const before = await startHarness({
       emulator: { latencyMs: 10 },
       bot: { logger: firstLogger, state: withSpace(state, state.spaces.slackMessages, (space) => ({ claimOnce: (key, token) => (++claims <= 2 ? Promise.reject(new Error('ECONNRESET')) : space.claimOnce(key, token)) })) },
     });
     try {
-      const { run, envelope } = await runKeepingEnvelope(before.fake, inputs);
-      expect(await outcomeOf(before, run)).toMatchObject({ ok: false, error: onMySide });
+      // The clock is the test's from the step on: it stands still but where the test moves it (two retakes).
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const { run, envelope } = await settledOnHeldClock(before.fake, runKeepingEnvelope(before.fake, inputs), 'the step’s delivery');
+      expect(await waitOnHeldClock(before.fake, () => run.outcome, 'the step to fail')).toMatchObject({ ok: false, error: onMySide });
       await vi.advanceTimersByTimeAsync(STEP_RETAKE_MS);
       await vi.advanceTimersByTimeAsync(STEP_RETAKE_MS);
-      await vi.waitFor(() => expect(firstLogger.entries.map((e) => e.msg)).toContain(retaken), { timeout: 5_000 });
+      await waitOnHeldClock(before.fake, () => firstLogger.entries.some((e) => e.msg === retaken), 'the step to be taken');
       vi.useRealTimers();
       await before.close({ fake: true, dataDir: true });
 
@@ -406,20 +407,27 @@ describe('a “Generate image” step failed because the bots’ state could not
   it('is taken once the late claim’s error is past, when that late answer was an error', async () => {
     let answer: (error: Error) => void = () => {};
     let claims = 0;
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
     const { harness, logger, state } = await withMessages('late-error', (space) => ({
       claimOnce: (key, token) => (++claims === 1 ? new Promise<boolean>((_resolve, reject) => (answer = reject)) : space.claimOnce(key, token)),
     }));
     h = harness;
     try {
-      const run = await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs });
-      await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain(lateClaim), { timeout: 15_000 });
+      // The clock is the test's from the step on: it stands still but where the test moves it (the claim's wait, a
+      // retake).
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const fake = h.fake;
+      const run = await settledOnHeldClock(fake, fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs }), 'the step’s delivery');
+      await waitOnHeldClock(fake, () => claims > 0, 'the step’s claim');
+      // The claim's wait is over: the claim is late.
+      await vi.advanceTimersByTimeAsync(CLAIM_WAIT_MS);
+      await waitOnHeldClock(fake, () => logger.entries.some((e) => e.msg === lateClaim), 'the claim to be late');
       answer(new Error('ECONNRESET'));
-      expect(await outcomeOf(h, run)).toMatchObject({ ok: false, error: onMySide });
+      expect(await waitOnHeldClock(fake, () => run.outcome, 'the step to fail')).toMatchObject({ ok: false, error: onMySide });
       await vi.advanceTimersByTimeAsync(STEP_RETAKE_MS);
-      await vi.waitFor(() => expect(logger.entries.map((e) => e.msg)).toContain(retaken), { timeout: 5_000 });
+      await waitOnHeldClock(fake, () => logger.entries.some((e) => e.msg === retaken), 'the step to be taken');
       expect(await state.store.space(state.spaces.slackMessages).claimOnce(digestKeyOf(`step:${run.team}:${run.executionId}`))).toBe(false);
     } finally {
+      vi.useRealTimers();
       answer(new Error('ECONNRESET'));
       await h.close();
       h = undefined;
