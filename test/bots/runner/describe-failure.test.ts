@@ -16,6 +16,7 @@ import { BREAKER_CODE, USER_PACE_CODES } from '../../../src/spend/types.js';
 import { BUDGETS } from '../../../src/spend/rules.js';
 import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/types.js';
 import { InputImageError, INPUT_REFUSAL_CODES } from '../../../bots/discord/download-images.js';
+import { PressRefusedError, PRESS_REFUSAL_CODES } from '../../../bots/discord/press-refusal.js';
 import { SlackInputError, type SlackInputErrorCode } from '../../../bots/slack/SlackInputError.js';
 
 /** Every code of Slack's input errors: the compiler checks none is missing. */
@@ -242,6 +243,7 @@ describe('describeFailure', () => {
       RefusalCode: refusals.map((code) => [code, new JobRefusedError(code, words('refusal.restarting'))]),
       BudgetCode: BUDGETS.map(({ code }) => [code, new PictorError(code, 'a cap’s refusal, as the spend guard throws it')]),
       InputRefusalCode: INPUT_REFUSAL_CODES.map((code) => [code, new InputImageError(code, words('refusal.restarting'))]),
+      PressRefusalCode: PRESS_REFUSAL_CODES.map((code) => [code, new PressRefusedError(code, words('refusal.restarting'))]),
       SlackInputErrorCode: Object.keys(SLACK_INPUT_ERROR_CODES).map((code) => [code, new SlackInputError(code as SlackInputErrorCode, words('refusal.restarting'))]),
     };
     expect(unions.sort()).toEqual(Object.keys(kept).sort());
