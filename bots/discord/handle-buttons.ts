@@ -7,13 +7,14 @@ import { COMMAND_NAMES } from './command-words.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobRecordStore.js';
-import { isRunning } from '../state/index.js';
+import { isRunning, promptErased } from '../state/index.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext, requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
+import { PressRefusedError } from './press-refusal.js';
 import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
@@ -29,20 +30,41 @@ export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonI
 }
 
 /**
+ * A press the bot refused itself, before the runner is asked, for what its job no longer has or is not: logged once by
+ * the runner's one line (`logInputRefusal`: the member's, with its code, naming who pressed where), and told privately.
+ */
+function refusePress(ctx: BotContext, interaction: ButtonInteraction, refusal: InputImageError | PressRefusedError): Promise<void> {
+  logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
+  return tell(ctx, interaction, refusal.words);
+}
+
+/**
  * A button whose job's kept images are gone (past their day, pushed out by newer ones, never kept), found before the
- * runner is asked: logged as the images the bot refused itself (`no_images`, as the same images found gone once the
- * job is admitted are), and told privately.
+ * runner is asked: refused as the images the bot refused itself (`no_images`, as the same images found gone once the
+ * job is admitted are).
  */
 function refuseImagesGone(ctx: BotContext, interaction: ButtonInteraction): Promise<void> {
-  logInputRefusal(ctx.logger, new InputImageError('no_images', TOO_OLD), { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
-  return tell(ctx, interaction, TOO_OLD);
+  return refusePress(ctx, interaction, new InputImageError('no_images', TOO_OLD));
+}
+
+/**
+ * Why a Reroll or Retry cannot send its job again, by the one rule (`whyNotRunAgain`), as the refusal it is logged
+ * under: its prompt erased (`prompt_erased`), else an edit's kept images gone (`no_images`).
+ */
+function runAgainRefusal(record: JobRecord): InputImageError | PressRefusedError | undefined {
+  const why = whyNotRunAgain(record);
+  if (!why) return undefined;
+  return promptErased(record) ? new PressRefusedError('prompt_erased', why) : new InputImageError('no_images', why);
 }
 
 /** Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store (`record`, read once by the router), so they work after a restart. */
 export async function handleButton(ctx: BotContext, interaction: ButtonInteraction, id: CustomIdData, record: JobRecord | undefined): Promise<void> {
-  // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its budget).
-  const by = record && (await pressedBy(ctx, record, interaction, id.action));
-  if (!record || !by) return tell(ctx, interaction, TOO_OLD);
+  // Its record gone (past its day, deleted): told as too old, and logged so.
+  if (!record) return refusePress(ctx, interaction, new PressRefusedError('job_gone', TOO_OLD));
+  // A custom_id is only a string: one carrying another server's key must not reach that server's job (its inputs, its
+  // budget). Told as a job gone, logged as what it is.
+  const by = await pressedBy(ctx, record, interaction, id.action);
+  if (!by) return refusePress(ctx, interaction, new PressRefusedError('job_other_scope', TOO_OLD));
   if ('refused' in by) return tell(ctx, interaction, by.refused);
   switch (id.action) {
     case 'reroll':
@@ -66,8 +88,8 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
  */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry', requester: Requester): Promise<void> {
   // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
-  const refusal = whyNotRunAgain(record);
-  if (refusal) return tell(ctx, interaction, refusal);
+  const refusal = runAgainRefusal(record);
+  if (refusal) return refusePress(ctx, interaction, refusal);
   // Images gone (past their day, or pushed out by newer ones) refuse before any answer, privately; images that lapse
   // after this look are still refused by their read, once the job is admitted.
   // That look waits only for what is left of the press's answer budget: a state too slow is told as a failure, to press again.

@@ -2,8 +2,8 @@ import { PictorError } from 'pictor';
 import { sayWords, type Words } from './words.js';
 
 /**
- * Every code a surface refuses what a member gave it under: Discord's input images (`InputImageError`), Slack's flags
- * and files (`SlackInputError`). Each surface's own union is a part of this one (the compiler holds a code a surface
+ * Every code a surface refuses what a member gave it under: Discord's input images (`InputImageError`) and presses of
+ * a job's button (`PressRefusedError`), Slack's flags and files (`SlackInputError`). Each surface's own union is a part of this one (the compiler holds a code a surface
  * adds to being named here too), so a failure's code stays a closed union (`FailureCode`).
  */
 export type InputRefusedCode =
@@ -14,6 +14,10 @@ export type InputRefusedCode =
   | 'image_too_large'
   | 'not_an_image'
   | 'download_failed'
+  // Discord's presses of a job's button (`PressRefusedError`).
+  | 'job_gone'
+  | 'job_other_scope'
+  | 'prompt_erased'
   // Slack's flags, and the files of a mention, a shortcut or a Reroll.
   | 'unknown_flag'
   | 'bad_flag_value'

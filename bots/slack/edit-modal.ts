@@ -1,9 +1,9 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES } from 'pictor';
-import { say, sayWords, type FieldNames, type JobOptions } from '../runner/index.js';
+import { say, sayWords, words, type FieldNames, type JobOptions } from '../runner/index.js';
 import { checkImageFiles, imageFilesOf, type SlackFileRef } from './input-images.js';
-import { isSlackInputError } from './SlackInputError.js';
+import { isSlackInputError, SlackInputError } from './SlackInputError.js';
 import { plainTextOf, truncate } from './slack-text.js';
 
 export const EDIT_VIEW_ID = 'pictor_edit_view';
@@ -129,9 +129,14 @@ export function editModal(context: EditContext, locale?: string): types.ModalVie
   };
 }
 
+/**
+ * A submitted edit form: what it asks, or the errors shown next to its fields — with `refused`, the refusal of its files
+ * shown there (none, one not an image or no longer in Slack, too large, of a type it cannot edit) as a
+ * `SlackInputError`, for the log.
+ */
 export type EditSubmission =
   | { ok: true; context: EditContext; prompt: string; options: JobOptions; files: SlackFileRef[] }
-  | { ok: false; errors: Record<string, string> };
+  | { ok: false; errors: Record<string, string>; refused?: SlackInputError | undefined };
 
 type StateValues = Record<string, Record<string, { value?: string | null; selected_option?: { value?: string } | null; files?: unknown[] }>>;
 
@@ -165,17 +170,23 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
   }
   const files: SlackFileRef[] = meta.f ? meta.f.map((f) => ({ id: f.id, name: f.n })) : imageFilesOf(values.files?.value?.files);
   const fileBlock = meta.f ? 'prompt' : 'files';
+  let refused: SlackInputError | undefined;
   if (!meta.f && Array.isArray(values.files?.value?.files) && values.files.value.files.length > files.length) {
-    errors[fileBlock] = say(locale, 'slack.edit.only_images');
+    // A file that is not an image, or that Slack no longer has (deleted): left out by `imageFilesOf`.
+    refused = new SlackInputError('file_not_image', words('slack.edit.only_images'));
   } else {
     try {
       checkImageFiles(files);
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
-      errors[fileBlock] ??= plain(sayWords(locale, error.words));
+      refused = error;
     }
   }
-  if (Object.keys(errors).length) return { ok: false, errors };
+  // Shown next to its field, unless that field already shows another error (a form whose images it named, showing
+  // its prompt's): then it is neither shown nor logged, until a submission shows it.
+  if (refused && errors[fileBlock] === undefined) errors[fileBlock] = plain(sayWords(locale, refused.words));
+  else refused = undefined;
+  if (Object.keys(errors).length) return { ok: false, errors, refused };
   return {
     ok: true,
     context: { channelId: meta.c, threadTs: meta.t, responseUrl: meta.u, files, private: meta.p === 1, inOwnDirectMessages: meta.d === 1 },

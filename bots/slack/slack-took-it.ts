@@ -4,12 +4,18 @@
  * (`privateAnswerVia`).
  */
 
-/** Slack's own answer: `ok: true`, or `ok: false` with the `error` Slack names each refusal with. */
+/**
+ * Slack's own answer: `ok: true`, or `ok: false` with the `error` Slack names each refusal with — `UNNAMED_ERROR` when
+ * it names none (a bare `{"ok":false}`), which is Slack saying no all the same.
+ */
 export type SlackAnswer = { ok: true } | { ok: false; error: string };
+
+/** The `error` of an `ok: false` answer that names none (none, empty, or not a string), as the log shows it. */
+export const UNNAMED_ERROR = 'unnamed';
 
 /**
  * Slack's answer in a body — its text, or the object Slack's Web API client parsed it to — else undefined: a gateway's
- * page, a plain-text error (`rollup_error`), JSON of another shape, an `ok: false` naming no error.
+ * page, a plain-text error (`rollup_error`), JSON of another shape. An `ok: false` is Slack's answer, named or not.
  */
 export function slackAnswerIn(body: unknown): SlackAnswer | undefined {
   let parsed = body;
@@ -23,7 +29,7 @@ export function slackAnswerIn(body: unknown): SlackAnswer | undefined {
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { ok, error } = parsed as { ok?: unknown; error?: unknown };
   if (ok === true) return { ok: true };
-  if (ok === false && typeof error === 'string') return { ok: false, error: error.slice(0, 100) };
+  if (ok === false) return { ok: false, error: typeof error === 'string' && error !== '' ? error.slice(0, 100) : UNNAMED_ERROR };
   return undefined;
 }
 
@@ -44,7 +50,8 @@ type UnansweredFailure = 'not_taken' | 'unknown';
 /**
  * Whether Slack took a call it answered with `status`, `answer` being Slack's answer in the body (`slackAnswerIn`),
  * undefined when the body is not one, or `unread` when the body broke before it was read:
- * - Slack's answer decides, whatever the status: `ok: true` taken (a gateway's status over it), `ok: false` not.
+ * - Slack's answer decides, whatever the status: `ok: true` taken (a gateway's status over it), `ok: false` not, named
+ *   or not (a bare `{"ok":false}` on a 200 took nothing either).
  * - Without it, a 2xx is taken (Slack's hooks take a post on a 200), or may have been when its body broke (it might
  *   have said `ok: false`).
  * - A 429 is Slack's rate limit, which takes nothing: made again after its `Retry-After`, the call makes no second copy.

@@ -1,9 +1,15 @@
-import type { App } from '@slack/bolt';
+import type { App, SlackViewAction } from '@slack/bolt';
 import { ephemeralVia, privateAnswerVia, type BotContext } from '../bot-context.js';
 import { EDIT_VIEW_ID, MODAL_FIELD_NAMES, readEditSubmission } from '../edit-modal.js';
 import { imagesOf } from '../input-images.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
 import { localeIn } from '../user-locales.js';
+import { logInputRefusal } from '../../runner/index.js';
+
+/** The workspace a form was submitted in. */
+function teamOf(body: SlackViewAction): string {
+  return body.team?.id ?? body.user.team_id ?? '';
+}
 
 /**
  * The submitted edit modal: field errors go back into the modal; otherwise
@@ -19,6 +25,8 @@ export function registerEditView(app: App, context: BotContext): void {
     const submission = readEditSubmission(view, locale);
     if (!submission.ok) {
       await ack({ response_action: 'errors', errors: submission.errors });
+      // Its files refused, shown next to their field: logged once by the runner's one line, as every entry point's.
+      if (submission.refused) logInputRefusal(context.logger, submission.refused, { platform: 'slack', scopeId: teamOf(body), userId: body.user.id });
       return;
     }
     await ack();
@@ -33,7 +41,7 @@ export function registerEditView(app: App, context: BotContext): void {
     // form opened, whose trigger lasts 3 s).
     const channelId = where.inOwnDirectMessages ? await ownDirectMessages(context, client, body.user.id, notify, locale) : where.channelId;
     if (!channelId) return;
-    const actor = { userId: body.user.id, userName: body.user.name, teamId: body.team?.id ?? body.user.team_id ?? '', channelId, locale };
+    const actor = { userId: body.user.id, userName: body.user.name, teamId: teamOf(body), channelId, locale };
     // The runner's intake decides (rules, budgets, room) before anything is downloaded or posted.
     await context.jobs.start({
       kind: 'edit',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { makeImage } from '../../helpers/images.js';
+import { snowflake } from '../../fakes/discord/snowflake.js';
 import { editBeingFetched, requester } from '../../helpers/runner-harness.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import { buttonId, DiscordHarness, privateNoteOf } from './harness.js';
@@ -52,7 +53,7 @@ describe('an edit that did not start, in the operator’s log', () => {
 
 /**
  * What a member asked that the bot refused itself before asking the runner (the images a job needs, gone or not
- * there) is told to them privately and is one line in the operator's log, by the runner's one rule: the member's,
+ * there; a press of a job that cannot run again, whose record is gone or is another server's) is told to them privately and is one line in the operator's log, by the runner's one rule: the member's,
  * info, with its own code, naming who asked as the runner's lines do.
  */
 describe('a request the bot refused itself before asking the runner, in the operator’s log', () => {
@@ -73,7 +74,51 @@ describe('a request the bot refused itself before asking the runner, in the oper
     return { result, key, records, record: (await records.get(key))! };
   }
 
+  /** A finished job from `/imagine`, and its record in the bots' state. */
+  async function finishedImagine() {
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a red kite' }));
+    const key = buttonId(result, 'Reroll').split(':')[2]!;
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    return { result, key, records, record: (await records.get(key))! };
+  }
+
   const ENTRY_POINTS: [name: string, code: string, prepare: () => Promise<() => FakeInteraction>][] = [
+    [
+      'the Reroll of a job whose prompt its member erased',
+      'prompt_erased',
+      async () => {
+        const { result, key, records, record } = await finishedImagine();
+        await records.put(key, { ...record, prompt: '' });
+        return () => h.discord.clickButton(result, buttonId(result, 'Reroll'));
+      },
+    ],
+    [
+      'the Reroll of an edit whose record keeps no input image',
+      'no_images',
+      async () => {
+        const { result, key, records, record } = await finishedEdit();
+        await records.put(key, { ...record, inputs: [] });
+        return () => h.discord.clickButton(result, buttonId(result, 'Reroll'));
+      },
+    ],
+    [
+      'a button whose job’s record is gone',
+      'job_gone',
+      async () => {
+        const { result, key, records } = await finishedImagine();
+        await records.delete(key);
+        return () => h.discord.clickButton(result, buttonId(result, 'Reroll'));
+      },
+    ],
+    [
+      'a button whose custom_id carries another server’s job',
+      'job_other_scope',
+      async () => {
+        const { result, key, records, record } = await finishedEdit();
+        await records.put(key, { ...record, requester: { ...record.requester, scopeId: snowflake() } });
+        return () => h.discord.clickButton(result, buttonId(result, 'Edit'));
+      },
+    ],
     [
       'the Reroll of an edit whose kept images are gone',
       'no_images',

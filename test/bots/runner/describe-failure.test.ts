@@ -16,6 +16,7 @@ import { BREAKER_CODE, USER_PACE_CODES } from '../../../src/spend/types.js';
 import { BUDGETS } from '../../../src/spend/rules.js';
 import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/types.js';
 import { InputImageError, INPUT_REFUSAL_CODES, type InputRefusalCode } from '../../../bots/discord/download-images.js';
+import { PressRefusedError, PRESS_REFUSAL_CODES, type PressRefusalCode } from '../../../bots/discord/press-refusal.js';
 import type { InputRefusedCode } from '../../../bots/runner/InputRefusedError.js';
 import { SlackInputError, type SlackInputErrorCode } from '../../../bots/slack/SlackInputError.js';
 
@@ -35,7 +36,7 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
 };
 
 // The runner's input codes are exactly the surfaces' (checked by the type check): a code a surface drops leaves it too.
-expectTypeOf<InputRefusedCode>().toEqualTypeOf<InputRefusalCode | SlackInputErrorCode>();
+expectTypeOf<InputRefusedCode>().toEqualTypeOf<InputRefusalCode | PressRefusalCode | SlackInputErrorCode>();
 
 /** The text of every source file of the core and the bots, where the one error tree's classes are. */
 function projectErrorClasses(): string[] {
@@ -265,6 +266,7 @@ describe('describeFailure', () => {
       RefusalCode: refusals.map((code) => [code, new JobRefusedError(code, words('refusal.restarting'))]),
       BudgetCode: BUDGETS.map(({ code }) => [code, new PictorError(code, 'a cap’s refusal, as the spend guard throws it')]),
       InputRefusalCode: INPUT_REFUSAL_CODES.map((code) => [code, new InputImageError(code, words('refusal.restarting'))]),
+      PressRefusalCode: PRESS_REFUSAL_CODES.map((code) => [code, new PressRefusedError(code, words('refusal.restarting'))]),
       SlackInputErrorCode: Object.keys(SLACK_INPUT_ERROR_CODES).map((code) => [code, new SlackInputError(code as SlackInputErrorCode, words('refusal.restarting'))]),
     };
     expect(unions.sort()).toEqual(Object.keys(kept).sort());

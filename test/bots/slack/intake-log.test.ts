@@ -4,6 +4,8 @@ import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { RecordingLogger } from '../discord/harness.js';
+import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import type { FakeFile } from '../../fakes/slack/slack-objects.js';
 import { finishedActions, png, startHarness, type Harness } from './harness.js';
 
 /**
@@ -123,5 +125,53 @@ describe('a request the bot refused itself before asking the runner, in the oper
       expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: fake.teamId, userId: MEMBER }) }),
     ]);
     expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
+/**
+ * The files the edit form refuses itself (`/imagine-edit`'s file input: none, one larger than the service takes as
+ * Slack says, one of a type it cannot edit, one that is not an image) are shown next to the field, and are one line in
+ * the operator's log by the runner's one rule, as every entry point's: the member's, info, with the file's own code,
+ * naming who asked.
+ */
+describe('the files the edit form refuses, in the operator’s log', () => {
+  const MEMBER = 'U0ALICE';
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  const FILES: [name: string, code: string, files: (fake: FakeSlack) => Promise<FakeFile[]>][] = [
+    ['no file', 'no_images', async () => []],
+    ['a file larger than the service takes, as Slack says', 'file_too_large', async (fake) => [fake.addFile({ name: 'sky.png', bytes: await png(20, 20), size: 60_000_000 })]],
+    ['an image of a type it cannot edit', 'file_not_image', async (fake) => [fake.addFile({ name: 'sky.gif', bytes: Buffer.from('GIF89a'), mimetype: 'image/gif' })]],
+    ['a file that is not an image', 'file_not_image', async (fake) => [fake.addFile({ name: 'notes.txt', bytes: Buffer.from('my notes'), mimetype: 'text/plain' })]],
+  ];
+
+  it.each(FILES)('%s: shown next to the field, and one info line, the member’s, with its code (%s) and who asked', async (_name, code, files) => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger });
+    const { fake } = h;
+    await fake.command({ command: '/imagine-edit', text: 'add a hat', channel: 'C0TEAM', user: MEMBER });
+    const view = await fake.waitFor(() => fake.views[0], 'the edit form');
+    const submitted = await fake.submitView(view, { files: await files(fake) }, MEMBER);
+    expect(submitted.body).toMatchObject({ response_action: 'errors', errors: { files: expect.any(String) } });
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: fake.teamId, userId: MEMBER }) }),
+    ]);
+    expect(fake.downloads).toEqual([]);
+    expect(h.emulator.requests).toEqual([]);
+  });
+
+  it('a form whose prompt alone is missing logs no file refusal', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger });
+    const { fake } = h;
+    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0TEAM', user: MEMBER });
+    const view = await fake.waitFor(() => fake.views[0], 'the edit form');
+    const submitted = await fake.submitView(view, { files: [fake.addFile({ name: 'sky.png', bytes: await png(20, 20) })], prompt: '' }, MEMBER);
+    expect(submitted.body).toMatchObject({ response_action: 'errors', errors: { prompt: expect.any(String) } });
+    expect(logger.entries.filter((e) => (e.obj as { platform?: string }).platform === 'slack')).toEqual([]);
   });
 });

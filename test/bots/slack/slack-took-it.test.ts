@@ -39,6 +39,13 @@ describe('slackTookIt: whether Slack took a call it answered', () => {
     for (const status of [400, 403, 404, 410]) expect(slackTookIt(status, undefined, 'unknown')).toBe('not_taken');
   });
 
+  it('a 2xx whose body is a bare `{"ok":false}` took nothing: Slack said no, naming no error', () => {
+    for (const failing of ['not_taken', 'unknown'] as const) {
+      expect(slackTookIt(200, slackAnswerIn('{"ok":false}'), failing)).toBe('not_taken');
+      expect(slackTookIt(200, slackAnswerIn({ ok: false }), failing)).toBe('not_taken');
+    }
+  });
+
   it('a 2xx without Slack’s answer is taken; one whose body broke before it was read may have been', () => {
     expect(slackTookIt(200, undefined, 'not_taken')).toBe('taken');
     expect(slackTookIt(204, undefined, 'not_taken')).toBe('taken');
@@ -54,8 +61,14 @@ describe('slackAnswerIn: Slack’s own answer in a body, as text or as its clien
     expect(slackAnswerIn({ ok: false, error: 'internal_error' })).toEqual({ ok: false, error: 'internal_error' });
   });
 
-  it('finds none in a gateway’s page, a plain-text error, JSON of another shape or `ok: false` naming no error', () => {
-    for (const body of ['<html>Bad Gateway</html>', 'rollup_error', '', '[]', 'null', '{"ok":"yes"}', '{"ok":false}', { ok: false }, undefined, null]) {
+  it('finds `ok: false` naming no error (none, empty, or not a string): Slack said no, its error logged as unnamed', () => {
+    for (const body of ['{"ok":false}', { ok: false }, '{"ok":false,"error":""}', '{"ok":false,"error":7}', { ok: false, error: null }]) {
+      expect(slackAnswerIn(body)).toEqual({ ok: false, error: 'unnamed' });
+    }
+  });
+
+  it('finds none in a gateway’s page, a plain-text error or JSON of another shape', () => {
+    for (const body of ['<html>Bad Gateway</html>', 'rollup_error', '', '[]', 'null', '{"ok":"yes"}', '{"error":"expired_url"}', undefined, null]) {
       expect(slackAnswerIn(body)).toBeUndefined();
     }
   });
@@ -92,6 +105,10 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
 
   it('a 500 whose body is Slack’s `ok: false` with its error: Slack took nothing, its answer not lost', async () => {
     expect(lostAnswerCode(await thrownFor(500, 'application/json', '{"ok":false,"error":"internal_error"}'))).toBeUndefined();
+  });
+
+  it('a 503 whose body is a bare `{"ok":false}`: Slack said it took nothing, naming no error, so its answer is not lost', async () => {
+    expect(lostAnswerCode(await thrownFor(503, 'application/json', '{"ok":false}'))).toBeUndefined();
   });
 
   it('a 400 without Slack’s answer: Slack took nothing, its answer not lost', async () => {
