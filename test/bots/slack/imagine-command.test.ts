@@ -31,7 +31,7 @@ describe('/imagine over HTTP', () => {
     const statuses = message.edits.map((e) => visibleText(e));
     expect(statuses.some((s) => s.includes('Drawing'))).toBe(true);
     expect(statuses.some((s) => /preview \d is in the thread/.test(s))).toBe(true);
-    expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · [\d.]+ s · the image is posted below, with Reroll, Edit and Delete$/);
+    expect(statusOf(message)).toMatch(/^:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · ([\d.]+ s|\d+ ms) · the image is posted below, with Reroll, Edit and Delete$/);
     // Its buttons are not on the message (no stale Cancel, no second set): they follow the image, in a message of their own.
     expect(buttonsOf(message)).toEqual([]);
     const actions = await finishedActions(fake, 'C0ART');
@@ -46,7 +46,7 @@ describe('/imagine over HTTP', () => {
     expect(thread.every((m) => m.text.startsWith('Preview'))).toBe(true);
     const final = imageShares(fake, 'C0ART').at(-1)!;
     expect(fake.topLevel('C0ART').map((m) => m.ts)).toEqual([message.ts, final.ts, actions.ts]);
-    expect(final.text).toMatch(/^<@U0ALICE> here is your image: “a lighthouse at dusk” {2}`--quality low`\n1024x1024 · low · png · \$0\.0064 · [\d.]+ s$/);
+    expect(final.text).toMatch(/^<@U0ALICE> here is your image: “a lighthouse at dusk” {2}`--quality low`\n1024x1024 · low · png · \$0\.0064 · ([\d.]+ s|\d+ ms)$/);
     expect(final.files).toHaveLength(1);
     expect(sniffImageType(final.files![0]!.bytes!)).toBe('png');
 
