@@ -9,8 +9,10 @@ import { FakeDiscord, buttonsOf as discordButtonsOf, type FakeInteraction } from
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { buttonsOf } from '../fakes/slack/slack-objects.js';
 import { useEmulator } from '../helpers/emulator.js';
+import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
 import { startRoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { waitUntil } from '../helpers/runner-harness.js';
+import { testTempDir } from '../helpers/temp-dir.js';
 import { untilPrinted } from '../helpers/until-printed.js';
 import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -56,14 +58,14 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     };
   }
 
-  /** A replica in a process of its own (to be stopped with a signal). */
+  /**
+   * A replica in a process of its own (to be stopped with a signal), killed when the test ends and waited for until it
+   * has closed (`killedAtTestEnd`); its data folder is removed after that.
+   */
   async function spawnReplica(env: NodeJS.ProcessEnv): Promise<Replica> {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { ...env, PICTOR_DATA_DIR: await tempDataDir(defer, 'pictor-replica-') }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env: { ...env, PICTOR_DATA_DIR: await testTempDir('pictor-replica-') }, stdio: ['ignore', 'pipe', 'inherit'] });
+    killedAtTestEnd(child, 'the replica in a process of its own');
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    defer(async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    });
     let printed = '';
     child.stdout!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     await untilPrinted(child, () => slackEventsUrl(printed) !== undefined || /Socket Mode/.test(printed), 'a replica is online');

@@ -6,8 +6,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { useEmulator } from '../helpers/emulator.js';
-import { surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
+import { surfaceEnv, useCleanup } from '../helpers/service-fakes.js';
 import { builtFile } from '../helpers/built.js';
+import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
+import { testTempDir } from '../helpers/temp-dir.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { untilPrinted } from '../helpers/until-printed.js';
 
@@ -30,7 +32,8 @@ type Started = {
 
 /**
  * What `npm start` runs (the built service), started as a process manager starts it: signals go to the service
- * itself (npm would hand them to the `sh -c` it runs the script in, not to the service).
+ * itself (npm would hand them to the `sh -c` it runs the script in, not to the service). Killed when the test ends and
+ * waited for until it has closed (`killedAtTestEnd`), so its data folder (`testTempDir`) is removed after it.
  */
 function npmStart(env: Record<string, string>): Started {
   const child = spawn(process.execPath, [builtService], {
@@ -38,23 +41,22 @@ function npmStart(env: Record<string, string>): Started {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PICTOR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  killedAtTestEnd(child, 'npm start');
   let printed = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const closed = new Promise<Exit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
-  defer(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  });
   return { child, printed: () => printed, stderr: () => stderr, exited, closed };
 }
 
 /** How a process ended, and what it wrote to stderr: the message of a failed check of its exit code. */
 function howItEnded(started: Started, ended: Exit | 'still running'): string {
   const how = ended === 'still running' ? 'was still running' : ended.signal ? `was ended by ${ended.signal}` : `exited with code ${String(ended.code)}`;
-  return `the process ${how}; its stderr:\n${started.stderr() || '(nothing)'}\n`;
+  return `the process ${how}; its stderr:
+${started.stderr() || '(nothing)'}
+`;
 }
 
 /** The reader of stdout goes away (`| head -1` done, a log shipper gone): the pipe's read end is closed. */
@@ -87,7 +89,7 @@ describe('stopping npm start', () => {
   });
 
   it('ends quietly when its stdout reader is gone (npm start | head -1), without an EPIPE stack', async () => {
-    const dataDir = await tempDataDir(defer, 'pictor-stop-');
+    const dataDir = await testTempDir('pictor-stop-');
     const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0' });
     await untilPrinted(started.child, () => started.printed().includes('\n'), 'the first line');
     closeStdout(started);
@@ -108,7 +110,7 @@ describe('stopping npm start', () => {
       for (const socket of sockets) socket.destroy();
       return new Promise<void>((resolve) => silent.close(() => resolve()));
     });
-    const dataDir = await tempDataDir(defer, 'pictor-stop-');
+    const dataDir = await testTempDir('pictor-stop-');
     const discord = { DISCORD_TOKEN: `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`, DISCORD_API_BASE_URL: `http://127.0.0.1:${(silent.address() as { port: number }).port}/api` };
     const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0', ...discord });
     // The login's connection, however long a loaded machine takes to start the process; unless the process ends first.
@@ -120,7 +122,7 @@ describe('stopping npm start', () => {
   it('ends cleanly within its grace when Discord stops answering and stdout is gone, with a job running; a second signal stops it at once', async () => {
     const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
     defer(() => discord.close());
-    const dataDir = await tempDataDir(defer, 'pictor-stop-');
+    const dataDir = await testTempDir('pictor-stop-');
     emu.emulator.configure({ latencyMs: 60_000 });
     const env = {
       PICTOR_BASE_URL: emu.url,

@@ -19,6 +19,13 @@ import { RecordingLogger } from './harness.js';
 
 const redisSetup = testRedis();
 
+// Real timers again after every test of every describe here, however it ended: one that times out on fake time never
+// reaches its own `finally`, and the next test (with its beforeEach, and `startReplica`, which picks its lease by
+// whether time is faked) would start on the fake time it left.
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe('gatewayLeaseKey', () => {
   it('names the bot’s application, read from the token, so two bots on one Redis each have a lease', () => {
     const token = `${Buffer.from('104567890123456789').toString('base64')}.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB`;
@@ -237,6 +244,7 @@ describe.skipIf(redisSetup.skipReason)('the gateway lease: one process on the ga
   });
 
   afterEach(async () => {
+    // Before the replicas close (this runs before the file's own afterEach): what they wait on runs on real time.
     vi.useRealTimers();
     // A replica that does not close fails here with its name, not as the hook's timeout.
     for (const replica of replicas.splice(0)) await withTimeout(replica.close(), 20_000, `replica ${replica.name} did not close within 20 s`);
