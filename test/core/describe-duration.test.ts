@@ -29,6 +29,13 @@ describe('describeElapsed', () => {
     expect(describeElapsed(59_960)).toBe('1 min 0 s');
     expect(describeElapsed(125_400)).toBe('2 min 5 s');
   });
+
+  it('says a time taken of an hour or more in hours and minutes (a job a reconcile ended days later)', () => {
+    expect(describeElapsed(3_599_400)).toBe('59 min 59 s');
+    expect(describeElapsed(3_599_600)).toBe('1 h 0 min');
+    expect(describeElapsed((2 * 60 + 5) * 60_000 + 29_000)).toBe('2 h 5 min');
+    expect(describeElapsed(3 * 24 * 60 * 60_000)).toBe('72 h 0 min');
+  });
 });
 
 describe('durationParts', () => {
