@@ -19,6 +19,13 @@ describe('describeDuration', () => {
     expect(describeDuration(1000)).toBe('1 s');
     expect(describeDuration(5 * 60_000)).toBe('5 min');
   });
+
+  it('says a wait of nothing as nothing: 0 ms, not a millisecond rounded up from it', () => {
+    expect(describeDuration(0)).toBe('0 ms');
+    expect(describeDuration(-20)).toBe('0 ms');
+    expect(durationParts(0, 'wait')).toEqual([{ value: 0, unit: 'millisecond', digits: 0 }]);
+    expect(describeDuration(0.01)).toBe('1 ms');
+  });
 });
 
 describe('describeElapsed', () => {
