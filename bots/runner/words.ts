@@ -138,7 +138,7 @@ export function fileSize(bytes: number): Formatted {
   });
 }
 
-/** How long a job took: "250 ms", "4.2 s", "2 min 5 s" (the locale's digits and units). */
+/** How long a job took: "250 ms", "4.2 s", "2 min 5 s", "1 h 2 min" (the locale's digits and units). */
 export function elapsed(ms: number): Formatted {
   return formatted((locale) => durationIn(locale, durationParts(ms, 'took')));
 }

@@ -10,7 +10,8 @@ import type { JobSettlement } from '../spend/job-ledger.js';
  * reached the service (still waiting, or waiting to retry an attempt the service refused), settled otherwise (the
  * images that came, plus the estimate of each that did not). Each image is written as it arrives, so an exit at any
  * moment keeps those already paid. Once the cancelled request has ended the command exits 130 (`interruptedExit`),
- * saying whether the request had been sent, what the ledger charged, and which images were written. If the request
+ * saying whether the request had been sent, what the ledger charged (a settle that found the job already ended there
+ * charged nothing more: `endedBefore` says what ended it), and which images were written. If the request
  * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
  * does a second Ctrl+C, at once (it says which): the job's settle, under way or kept for later, may still land (then
  * it is charged what this run decided, and so it is when the settle had already written its usage record, which a later
@@ -241,8 +242,12 @@ export interface JobAbout {
   isPartial(path: string): boolean;
 }
 
-/** How the ledger ended the job, as its settlement came: charged `usd` (`settled`), or nothing (`released`, and why). */
-export type JobSettled = Pick<JobSettlement, 'action' | 'usd' | 'deferred' | 'released'>;
+/**
+ * How the ledger ended the job, as its settlement came: charged `usd` (`settled`), or nothing (`released`, and why);
+ * `recorded` false on a settle the ledger answered (not `deferred`): it had already ended the job, so the settle charged
+ * nothing more (`endedBefore`).
+ */
+export type JobSettled = Pick<JobSettlement, 'action' | 'usd' | 'recorded' | 'deferred' | 'released'>;
 
 /** How long the first Ctrl+C waits for the cancelled request to end (settled or released) before exiting. */
 export const INTERRUPT_SETTLE_MS = 2_000;
@@ -360,6 +365,7 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
     // Once they are written, what was left was the wait for the ledger: the report does not say the writes were cut.
     const when = `${job.written ? 'after writing' : 'while writing'} the images of a job that had ended`;
     if (settled?.action === 'released') return `pictor: interrupted ${when}: nothing was charged.`;
+    if (settled && !settled.recorded) return `pictor: interrupted ${when}: ${endedBefore(settled)}.`;
     if (settled) return `pictor: interrupted ${when}: charged ${formatUsdExact(settled.usd)}.`;
     return `pictor: interrupted ${when}: ${unanswered}.`;
   }
@@ -373,6 +379,7 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
     const when = job.kept.released === 'not_sent' ? 'before the request was sent' : 'after the service had refused the request, before it was sent again';
     return `pictor: interrupted ${when}: nothing was billed, and ${unanswered}; check your usage before trying again.`;
   }
+  if (settled && !settled.recorded) return `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${endedBefore(settled)}; check your usage before trying again.`;
   if (settled) return `pictor: interrupted after the request was sent: charged ${formatUsdExact(settled.usd)} (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.`;
   return `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${unanswered}; check your usage before trying again.`;
 }
@@ -396,6 +403,19 @@ function leftOpen(emulator: boolean, kept?: JobSettled): string {
     return `if its release still reaches ${ledger}, nothing is ${emulator ? 'recorded there' : 'charged'}; if not, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
   }
   return `if its settle still reaches ${ledger}, or had already written its usage record (a later run then ${chargesRecord}), the job is ${charged} what this run decided; if neither, a later run ${charges} its estimate (marked uncertain), or nothing if ${ledger} had recorded that nothing was billed`;
+}
+
+/**
+ * A settle the ledger answered without taking (`recorded` false): the job had already ended there, so it charged nothing
+ * more; what ended it charged the job (`QuotaStore.settle`): a reconcile, once this process's lease had lapsed (a Redis
+ * out of reach for longer than the lease; on the file ledger, a lease lapsed for `LAPSED_LEASES_AT_MOST` leases), at
+ * the estimate, marked uncertain — or, on the file ledger, at what the job's usage record says when the settle had written
+ * one before the ledger's change (`chargedAsRecordedIn`) — or an earlier try of the same settle whose answer was lost
+ * (a command Redis ran and answered on a connection that then broke, sent again): what this run decided.
+ */
+function endedBefore(settled: JobSettled): string {
+  const usd = formatUsdExact(settled.usd);
+  return `the ledger had already ended the job when this run's settle of ${usd} reached it, so the settle charged nothing more: the job is charged what ended it — a reconcile once this run's lease had lapsed (its estimate, marked uncertain, or what its usage record says if the settle had written one), or an earlier try of the same settle whose answer was lost (${usd})`;
 }
 
 /** What the ledger kept for later: the job's settle, or its release. */

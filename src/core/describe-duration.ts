@@ -14,8 +14,9 @@ export interface DurationPart {
  * a second is never "1 s" nor "0.0 s".
  *
  * - `wait` (a wait, or a limit such as a timeout): rounded up, so a person never comes back too early: `250 ms`, `45 s`,
- *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`.
- * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`.
+ *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`.
+ * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`, and
+ *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved).
  */
 export function durationParts(ms: number, kind: 'wait' | 'took'): DurationPart[] {
   const part = (value: number, unit: DurationUnit, digits: 0 | 1 = 0): DurationPart => ({ value, unit, digits });
@@ -25,9 +26,12 @@ export function durationParts(ms: number, kind: 'wait' | 'took'): DurationPart[]
     const tenths = Math.round(millis / 100);
     if (tenths < 600) return [part(tenths / 10, 'second', 1)];
     const whole = Math.round(millis / 1000);
-    return [part(Math.floor(whole / 60), 'minute'), part(whole % 60, 'second')];
+    if (whole < 3600) return [part(Math.floor(whole / 60), 'minute'), part(whole % 60, 'second')];
+    const minutes = Math.round(millis / 60_000);
+    return [part(Math.floor(minutes / 60), 'hour'), part(minutes % 60, 'minute')];
   }
-  const millis = Math.max(1, Math.ceil(ms));
+  // A wait of nothing (or one already over) is nothing; any other is at least a millisecond.
+  const millis = Math.max(0, Math.ceil(ms));
   if (millis < 1000) return [part(millis, 'millisecond')];
   const seconds = Math.ceil(millis / 1000);
   if (seconds < 60) return [part(seconds, 'second')];
@@ -52,7 +56,7 @@ export function describeDuration(ms: number): string {
   return describeDurationParts(durationParts(ms, 'wait'));
 }
 
-/** How long something took, in words, to the nearest: `250 ms`, `4.2 s`, `2 min 5 s` (`durationParts`, `took`). */
+/** How long something took, in words, to the nearest: `250 ms`, `4.2 s`, `2 min 5 s`, `3 h 12 min` (`durationParts`, `took`). */
 export function describeElapsed(ms: number): string {
   return describeDurationParts(durationParts(ms, 'took'));
 }

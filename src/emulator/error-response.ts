@@ -162,6 +162,10 @@ export function retryAfterHeaders(retryAfterMs: number): Record<string, string> 
   return { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) };
 }
 
+/**
+ * The wait in the service's own style, as its 429 message says it ("… Limit: 60 / min. Please try again in 1s."): the
+ * emulated service's words, read by clients as the service's, not Pictor's, so not `describeDuration`'s.
+ */
 function formatSeconds(ms: number): string {
   const s = Math.max(0, ms) / 1000;
   return s < 10 ? `${s.toFixed(3).replace(/\.?0+$/, '')}s` : `${Math.ceil(s)}s`;

@@ -3,10 +3,17 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { symlink } from 'node:fs/promises';
 import { describe, expect, it, onTestFinished, vi, type MockInstance } from 'vitest';
 import { firstStopLine, firstStopOf, INTERRUPT_SETTLE_MS, interruptJson, interruptReport, jobJson, JobWatch, wasSent, type InterruptJson } from '../../src/cli/interrupt.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { connectRedis } from '../../src/core/redis-connection.js';
+import { estimatePrice } from '../../src/core/pricing.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import { JobLedger } from '../../src/spend/job-ledger.js';
+import { LAPSED_LEASES_AT_MOST } from '../../src/spend/ledger-document.js';
+import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
+import type { QuotaStore } from '../../src/spend/types.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { followOutput } from '../helpers/child-output.js';
@@ -16,6 +23,7 @@ import { waitUntil } from '../helpers/runner-harness.js';
 import { silentServer } from '../helpers/silent-server.js';
 import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
 import { spyOnInstance } from '../helpers/instance-spy.js';
+import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const env = useEmulator();
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -47,24 +55,35 @@ describe('Ctrl+C during a generation', () => {
       'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time: if its settle still reaches the ledger, or had already written its usage record (a later run then charges what that record says), the job is charged what this run decided; if neither, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
       'No image had arrived yet, so none was written.',
     ]);
-    expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636, deferred: false } })).toEqual([
+    expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false } })).toEqual([
       'pictor: interrupted after the request was sent: charged $0.00636 (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.',
       'Images written before the interruption (1):',
       '  /tmp/out/fox.partial-1.png',
     ]);
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'answered' } })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'answered' } })[0]).toBe(
       'pictor: interrupted after the service had refused the request, before it was sent again: nothing was charged.',
     );
   });
 
+  it('tells a settle that found the job already ended in the ledger as one that charged nothing more, and what ended the job', () => {
+    // Another step had ended the job before this run's settle reached the ledger (its lease had lapsed, or an earlier try of the settle landed).
+    const endedBefore = { action: 'settled', usd: 0.00636, recorded: false, deferred: false } as const;
+    const ended =
+      "the ledger had already ended the job when this run's settle of $0.00636 reached it, so the settle charged nothing more: the job is charged what ended it — a reconcile once this run's lease had lapsed (its estimate, marked uncertain, or what its usage record says if the settle had written one), or an earlier try of the same settle whose answer was lost ($0.00636)";
+    expect(interruptReport({ phase: 'sent', files: [], settled: endedBefore })[0]).toBe(
+      `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${ended}; check your usage before trying again.`,
+    );
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: endedBefore })[0]).toBe(`pictor: interrupted after writing the images of a job that had ended: ${ended}.`);
+  });
+
   it('tells a release the ledger kept for later as nothing billed, with only whether the ledger takes it still open', () => {
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'answered' } })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' } })[0]).toBe(
       'pictor: interrupted after the service had refused the request, before it was sent again: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
     );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'not_sent' } })[0]).toMatch(
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'not_sent' } })[0]).toMatch(
       /^pictor: interrupted before the request was sent: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; /,
     );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'answered' }, emulator: true })[0]).toMatch(
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' }, emulator: true })[0]).toMatch(
       /: nothing was spent; the emulator's ledger kept its release for later: if its release still reaches the emulator's ledger, nothing is recorded there; /,
     );
   });
@@ -77,18 +96,18 @@ describe('Ctrl+C during a generation', () => {
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(leftOpen);
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' })[0]).toContain('the ledger did not answer in time');
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'not_sent' } })[0]).toBe(
       'pictor: interrupted before the request was sent: nothing was billed.',
     );
     // A failed job whose good images are being written: what the ledger charged, not "as finished".
-    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], settled: { action: 'settled', usd: 0.00636, deferred: false } })[0]).toBe(
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false } })[0]).toBe(
       'pictor: interrupted while writing the images of a job that had ended: charged $0.00636.',
     );
-    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'answered' } })[0]).toBe(
+    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'answered' } })[0]).toBe(
       'pictor: interrupted while writing the images of a job that had ended: nothing was charged.',
     );
     // Its images written, the exit came while waiting for the ledger: not "while writing".
-    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: { action: 'settled', usd: 0.00636, deferred: false } })[0]).toBe(
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false } })[0]).toBe(
       'pictor: interrupted after writing the images of a job that had ended: charged $0.00636.',
     );
     expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
@@ -110,40 +129,40 @@ describe('Ctrl+C during a generation', () => {
       "pictor: interrupted before the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time while recording that it may be billed, and if it had recorded that, the job may be recorded there at its estimate (marked uncertain when a later run records it).",
     );
     // The ledger answered that it kept the cancel's release for later: it cannot tell whether its mark was recorded.
-    expect(interruptReport({ phase: 'marking', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'not_sent' } })[0]).toBe(
+    expect(interruptReport({ phase: 'marking', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'not_sent' } })[0]).toBe(
       'pictor: interrupted before the request was sent: nothing was sent, but the ledger kept its release for later without saying whether it had recorded that it may be billed, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.',
     );
     // The ledger answered: the cancel released it.
-    expect(interruptReport({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } })[0]).toBe(interruptReport({ phase: 'waiting', files: [] })[0]);
+    expect(interruptReport({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'not_sent' } })[0]).toBe(interruptReport({ phase: 'waiting', files: [] })[0]);
   });
 
   it('tells a job the emulator answered as what it would have cost, with nothing spent and no usage to check', () => {
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854, deferred: false }, emulator: true })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854, recorded: true, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted after the request was sent to the emulator: it would have cost $0.16854 on the real service (the images that came, plus the estimate of each that did not); nothing was spent.',
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
       "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, or had already written its usage record (a later run then records what that record says), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
     );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'settled', usd: 0.16854, deferred: true }, emulator: true })[0]).toMatch(
+    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'settled', usd: 0.16854, recorded: false, deferred: true }, emulator: true })[0]).toMatch(
       /^pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its settle of \$0\.16854 for later: if its settle still reaches the emulator's ledger, or had already written its usage record /,
     );
     expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toMatch(
       /^pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl\+C came before the emulator's ledger answered: /,
     );
-    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636, deferred: false }, emulator: true })[0]).toBe(
+    expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted while writing the images of a job the emulator had ended: it would have cost $0.00636 on the real service; nothing was spent.',
     );
-    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' }, emulator: true })[0]).toBe(
+    expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'not_sent' }, emulator: true })[0]).toBe(
       'pictor: interrupted before the request was sent: nothing was billed.',
     );
   });
 
   it("with --json, tells the interruption as a failure that still lists the files written and what the ledger charged (null when no charge is known yet: no answer, or kept for later)", () => {
     const about = { operation: 'generate' as const, isPartial: (path: string) => path.includes('.partial-') };
-    expect(interruptJson({ phase: 'sent', files: ['/out/fox.partial-1.png', '/out/fox.png'], settled: { action: 'settled', usd: 0.16854, deferred: false } }, about)).toEqual({
+    expect(interruptJson({ phase: 'sent', files: ['/out/fox.partial-1.png', '/out/fox.png'], settled: { action: 'settled', usd: 0.16854, recorded: true, deferred: false } }, about)).toEqual({
       ok: false,
       code: 'interrupted',
-      message: interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854, deferred: false } })[0]!.replace(/^pictor: /, ''),
+      message: interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854, recorded: true, deferred: false } })[0]!.replace(/^pictor: /, ''),
       operation: 'generate',
       files: ['/out/fox.png'],
       partials: ['/out/fox.partial-1.png'],
@@ -156,15 +175,15 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptJson({ phase: 'waiting', files: [] }, about)).toMatchObject({ sent: false, charged: 0 });
     // Stopped while the ledger recorded that mark, which did not answer: nothing sent, but a later run may charge it.
     expect(interruptJson({ phase: 'marking', files: [], exitedBy: 'timer' }, about)).toMatchObject({ sent: false, charged: null });
-    expect(interruptJson({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
-    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
-    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, deferred: false, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
+    expect(interruptJson({ phase: 'marking', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
+    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'not_sent' } }, about)).toMatchObject({ sent: false, charged: 0 });
+    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: 0 });
     // The ledger answered, but kept the settle or release for later: no charge is known yet.
-    expect(interruptJson({ phase: 'done', files: [], kept: { action: 'settled', usd: 0.00636, deferred: true } }, about)).toMatchObject({ sent: true, charged: null });
-    expect(interruptJson({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, deferred: true, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: null });
+    expect(interruptJson({ phase: 'done', files: [], kept: { action: 'settled', usd: 0.00636, recorded: false, deferred: true } }, about)).toMatchObject({ sent: true, charged: null });
+    expect(interruptJson({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' } }, about)).toMatchObject({ sent: true, charged: null });
     // A failed job's line says the same.
     const failed = new JobWatch();
-    failed.noteSettled({ action: 'released', usd: 0, deferred: true, released: 'answered' });
+    failed.noteSettled({ action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' });
     expect(jobJson(failed, about)).toMatchObject({ charged: null });
   });
 
@@ -261,7 +280,7 @@ describe('Ctrl+C during a generation', () => {
       process.emit('SIGINT');
       job.imagesWritten();
       // The ledger kept the settle (tried again until the process closes its ledger): no charge is known, none is lost.
-      job.noteSettled({ action: 'settled', usd: 0.00636, deferred: true });
+      job.noteSettled({ action: 'settled', usd: 0.00636, recorded: false, deferred: true });
       expect(job.interruptedExit()).toBe(130);
       expect(job.settled).toBeUndefined();
       // The ledger did answer (no "did not answer in time"): with the charge this run decided, and both ways it can end.
@@ -318,7 +337,7 @@ describe('Ctrl+C during a generation', () => {
         job.noteJob({ operation: 'generate', emulator: false, json: (line) => lines.push(line), isPartial: () => false });
         job.phase = phase;
         // Refused: the ledger released it (a refused mark), or never held it (a cap).
-        if (phase === 'marking') job.noteSettled({ action: 'released', usd: 0, deferred: false, released: 'not_sent' });
+        if (phase === 'marking') job.noteSettled({ action: 'released', usd: 0, recorded: true, deferred: false, released: 'not_sent' });
         job.jobEnded();
         expect(job.phase).toBe(phase);
         process.emit('SIGINT');
@@ -489,6 +508,73 @@ describe('Ctrl+C during a generation', () => {
     expect(child.stderr()).toContain('the second Ctrl+C came before');
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null });
   }, 60_000);
+});
+
+describe('Ctrl+C after the ledger had ended the job before its settle (this run\'s lease lapsed)', () => {
+  const request = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low' };
+  const estimate = estimatePrice(request).totalUsd;
+
+  /**
+   * A job sent through `store`'s ledger, which `other` (another process sharing the ledger) ends by its reconcile, as
+   * after this process's lease lapsed; then this run's cancel settles it. What Ctrl+C reports of that settle.
+   */
+  async function reportOfJobEndedBefore(store: QuotaStore, other: QuotaStore, lapse: () => Promise<void>, now: number) {
+    const job = await new JobLedger({ store }).begin({ jobId: 'fox-1', userKey: 'cli:ann', scopeKey: 'cli', limits: {}, request });
+    if (!job.ok) throw new Error(`refused: ${job.code}`);
+    await job.job.beforeSend();
+    await lapse();
+    expect(await other.reconcile(now)).toMatchObject({ settledAtEstimate: ['fox-1'] });
+
+    const settlement = await job.job.end({ kind: 'cancelled' }).settled;
+
+    expect(settlement).toMatchObject({ action: 'settled', usd: estimate, recorded: false, deferred: false });
+    const watch = new JobWatch();
+    watch.phase = 'sent';
+    watch.noteSettled(settlement);
+    return interruptReport(watch)[0];
+  }
+
+  it('says the settle charged nothing more, on the file ledger, which charged the job once: its estimate, marked uncertain', async () => {
+    const dir = await tempDir();
+    const alias = `${dir}-other-process`;
+    await symlink(dir, alias);
+    onTestFinished(() => rmSync(alias, { force: true }));
+    // One store per file per process: the other process's opens the ledger through the link, its clock past the lapse of this one's lease.
+    const longAfter = Date.now() + (LAPSED_LEASES_AT_MOST + 1) * 60_000;
+    const store = new FileQuotaStore({ dir });
+    const other = new FileQuotaStore({ dir: alias, clock: () => longAfter });
+    onTestFinished(async () => void (await Promise.all([store.close(), other.close()])));
+
+    const line = await reportOfJobEndedBefore(store, other, async () => undefined, longAfter);
+
+    expect(line).toMatch(/^pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger had already ended the job when this run's settle of \$\S+ reached it, so the settle charged nothing more: /);
+    expect(line).not.toMatch(/: charged \$/);
+    expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['fox-1', estimate, 'uncertain']]);
+    expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(estimate, 9);
+  });
+
+  it.skipIf(testRedis().skipReason)('says the same on the Redis ledger, whose lease key expired', async () => {
+    const url = requireRedisUrl(testRedis());
+    const prefix = uniquePrefix('interrupt-ended');
+    const redis = await connectRedis(url);
+    onTestFinished(async () => {
+      redis.disconnect();
+      await deleteKeys(url, prefix);
+    });
+    const store = new RedisQuotaStore({ redis, prefix });
+    const other = new RedisQuotaStore({ redis, prefix });
+    onTestFinished(async () => void (await Promise.all([store.close(), other.close()])));
+    // Its lease lapses (Redis was out of its reach longer than the lease): the key is gone, and another process meets the job.
+    const lapse = async () => {
+      for (const key of await redis.keys(`${prefix}:quota:owner:*`)) await redis.del(key);
+    };
+
+    const line = await reportOfJobEndedBefore(store, other, lapse, Date.now());
+
+    expect(line).toMatch(/^pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger had already ended the job when this run's settle of \$\S+ reached it, so the settle charged nothing more: /);
+    expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['fox-1', estimate, 'uncertain']]);
+    expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(estimate, 9);
+  });
 });
 
 describe('Ctrl+C while the ledger records that the request may be billed', () => {

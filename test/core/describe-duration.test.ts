@@ -19,6 +19,13 @@ describe('describeDuration', () => {
     expect(describeDuration(1000)).toBe('1 s');
     expect(describeDuration(5 * 60_000)).toBe('5 min');
   });
+
+  it('says a wait of nothing as nothing: 0 ms, not a millisecond rounded up from it', () => {
+    expect(describeDuration(0)).toBe('0 ms');
+    expect(describeDuration(-20)).toBe('0 ms');
+    expect(durationParts(0, 'wait')).toEqual([{ value: 0, unit: 'millisecond', digits: 0 }]);
+    expect(describeDuration(0.01)).toBe('1 ms');
+  });
 });
 
 describe('describeElapsed', () => {
@@ -28,6 +35,13 @@ describe('describeElapsed', () => {
     expect(describeElapsed(4_240)).toBe('4.2 s');
     expect(describeElapsed(59_960)).toBe('1 min 0 s');
     expect(describeElapsed(125_400)).toBe('2 min 5 s');
+  });
+
+  it('says a time taken of an hour or more in hours and minutes (a job a reconcile ended days later)', () => {
+    expect(describeElapsed(3_599_400)).toBe('59 min 59 s');
+    expect(describeElapsed(3_599_600)).toBe('1 h 0 min');
+    expect(describeElapsed((2 * 60 + 5) * 60_000 + 29_000)).toBe('2 h 5 min');
+    expect(describeElapsed(3 * 24 * 60 * 60_000)).toBe('72 h 0 min');
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { imageTimeMs, SERVICE_LIKE_LATENCY_MS } from '../../src/emulator/timing.js';
+import { describeTiming, imageTimeMs, SERVICE_LIKE_LATENCY_MS } from '../../src/emulator/timing.js';
 import { createEmulator } from '../../src/emulator/index.js';
 
 describe('emulator timing', () => {
@@ -20,5 +20,13 @@ describe('emulator timing', () => {
     const emulator = createEmulator();
     expect(emulator.settings).toMatchObject({ latencyMs: 0, latencyScales: false });
     expect(SERVICE_LIKE_LATENCY_MS).toBeGreaterThanOrEqual(3000);
+  });
+
+  it('says in its start banner how long an image takes as every time taken is said: never "0 s" for a latency under a second', () => {
+    expect(describeTiming(30, false)).toBe('takes 30 ms per image');
+    expect(describeTiming(40, true)).toBe('takes about 40 ms per medium 1024x1024 image (low 20 ms, high 80 ms), partial images spread across it');
+    expect(describeTiming(1_500, false)).toBe('takes 1.5 s per image');
+    expect(describeTiming(SERVICE_LIKE_LATENCY_MS, true)).toBe('takes about 6.0 s per medium 1024x1024 image (low 3.0 s, high 12.0 s), partial images spread across it');
+    expect(describeTiming(0, true)).toBe('answers instantly (latency 0)');
   });
 });

@@ -6,6 +6,7 @@ import { imageOfPartial } from '../../client/partial-bound.js';
 import { ValidationError } from '../../core/errors.js';
 import { BudgetExceededError } from '../../spend/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
+import { describeDuration, describeElapsed } from '../../core/describe-duration.js';
 import { untilSignalled } from '../../core/with-timeout.js';
 import { describeQuote, estimatePrice } from '../../core/pricing.js';
 import { LIMITS, type OutputFormat } from '../../spec/constants.js';
@@ -150,7 +151,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
         // Sent only once the ledger has recorded it (a Ctrl+C before then sends nothing and says so).
         onSend: () => progress.sending(),
         onRetry: ({ attempt, delayMs, error }: { attempt: number; delayMs: number; error: { code: string } }) => {
-          const line = `retry ${attempt} in ${(delayMs / 1000).toFixed(1)} s (${error.code})`;
+          const line = `retry ${attempt} in ${describeDuration(delayMs)} (${error.code})`;
           progress.retrying(line);
           ctx.stderr(line);
         },
@@ -253,7 +254,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       job.ledgerAnswered();
     }
     const { files, saved, unwritten, lost } = kept;
-    const seconds = (Date.now() - started) / 1000;
+    const tookMs = Date.now() - started;
+    const seconds = tookMs / 1000;
     // A line that says what was charged (images that could not be written) waits for the ledger, after the writes.
     if (values.json && (unwritten.length || lost.length)) await ledgerAnswer();
     if (values.json) {
@@ -288,7 +290,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       const formats = [...new Set(result.data.map((image) => image.output_format ?? result.output_format))].join(', ');
       // None written (the disk refused them all: stderr said so, naming each): no "Wrote" line to read as a success.
       if (all.length > 0) {
-        ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${formats}) in ${seconds.toFixed(1)} s:`);
+        ctx.stdout(`Wrote ${all.length} image${all.length === 1 ? '' : 's'} (${result.size}, ${result.quality}, ${formats}) in ${describeElapsed(tookMs)}:`);
         for (const f of all) ctx.stdout(`  ${f}`);
         if (partialFiles.length) ctx.stdout(`and ${partialFiles.length} partial image${partialFiles.length === 1 ? '' : 's'} beside them.`);
       }

@@ -1,7 +1,8 @@
+import { describeElapsed } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
 import type { ActiveJob, UsageRecord } from '../../spend/types.js';
 import { html, type SafeHtml } from '../html.js';
-import { page, shortDuration, utcTime, type PageContext } from './layout.js';
+import { page, utcTime, type PageContext } from './layout.js';
 
 /** Which jobs the jobs page lists (its query string). */
 export interface JobFilter {
@@ -89,7 +90,7 @@ export function jobRow(record: UsageRecord, names: ReadonlyMap<string, string>, 
     where: nameOf(record.scopeKey, names),
     what: what(record),
     cost: `${formatUsd(record.costUsd)}${record.basis === 'table' ? '' : ` (${record.basis})`}`,
-    duration: record.reservedAt === undefined ? '—' : shortDuration(record.time - record.reservedAt),
+    duration: record.reservedAt === undefined ? '—' : describeElapsed(record.time - record.reservedAt),
     outcome: record.outcome ?? 'settled',
     ...(record.prompt !== undefined && { prompt: record.prompt }),
     thumbs: thumbs.slice(0, MAX_THUMBS),

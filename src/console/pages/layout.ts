@@ -90,15 +90,6 @@ export function count(n: number, figure?: string): SafeHtml {
   return html`<data value="${n}"${figure ? html` data-figure="${figure}"` : ''}>${n.toLocaleString('en-US')}</data>`;
 }
 
-/** A duration as "42 s", "3 min 5 s", "1 h 2 min". */
-export function shortDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${s % 60} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
-}
-
 /** A cap's share for people: "82 %", rounded down as the alerts say it (`percentOf`). */
 export function percent(ratio: number): string {
   return Number.isFinite(ratio) ? `${percentOf(ratio)} %` : '∞';
