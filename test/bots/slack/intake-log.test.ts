@@ -83,6 +83,16 @@ describe('a request the bot refused itself before asking the runner, in the oper
     return actions;
   }
 
+  /** A finished job asked by `/imagine`, with its buttons and its saved request's space and id. */
+  async function finishedImagine(harness: Harness) {
+    const { fake } = harness;
+    await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user: MEMBER });
+    const actions = await finishedActions(fake, CHANNEL);
+    const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value!;
+    const { space } = new RequestStore(harness.state);
+    return { actions, requestId, space, saved: (await space.get(requestId))! };
+  }
+
   // A mention's images the bot refused itself: above, with the other ways an edit asked by a mention does not start.
   const ENTRY_POINTS: [name: string, code: string, prepare: (h: Harness) => Promise<() => Promise<unknown>>][] = [
     ['/imagine with a flag it does not know', 'unknown_flag', async ({ fake }) => () => fake.command({ command: '/imagine', text: 'a kite --colour red', channel: CHANNEL, user: MEMBER })],
@@ -100,6 +110,24 @@ describe('a request the bot refused itself before asking the runner, in the oper
       'no_images',
       async (harness) => {
         const actions = await editWithoutItsImages(harness);
+        return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
+      },
+    ],
+    [
+      'the Reroll of a job whose prompt its member erased',
+      'prompt_erased',
+      async (harness) => {
+        const { actions, requestId, space, saved } = await finishedImagine(harness);
+        await space.put(requestId, { ...saved, prompt: '' });
+        return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
+      },
+    ],
+    [
+      'the Reroll of a job whose saved request is gone',
+      'job_gone',
+      async (harness) => {
+        const { actions, requestId, space } = await finishedImagine(harness);
+        await space.delete(requestId);
         return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
       },
     ],
