@@ -18,6 +18,8 @@ export type InputRefusedCode =
   | 'job_gone'
   | 'job_other_scope'
   | 'prompt_erased'
+  | 'not_requester'
+  | 'job_finished'
   // Slack's flags, and the files of a mention, a shortcut or a Reroll.
   | 'unknown_flag'
   | 'bad_flag_value'
