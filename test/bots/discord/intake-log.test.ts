@@ -240,3 +240,86 @@ describe('a Cancel or Delete refused, in the operator’s log', () => {
     expect(refused).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: ix.user.id }) })]);
   });
 });
+
+/**
+ * An edit form sent for what is no longer there or not the sender's — its job's record gone, another server's, or an
+ * "Edit image" draft another member opened — is told to the sender privately ("form expired") and is one line in the
+ * operator's log, by the runner's one rule: the sender's, info, with its code, naming who sent it where.
+ */
+describe('an edit form refused as it is sent, in the operator’s log', () => {
+  let h: DiscordHarness;
+  beforeAll(async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const records = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+
+  /** The form of a finished job's Edit button, shown, with its record's key. */
+  async function resultForm() {
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a red kite' }));
+    const click = h.discord.clickButton(result, buttonId(result, 'Edit'));
+    await h.discord.waitFor(() => click.modal, 'the edit form');
+    return { click, key: buttonId(result, 'Reroll').split(':')[2]! };
+  }
+
+  /** The form of "Edit image" on a message with an image, shown, with its draft's key. */
+  async function draftForm() {
+    const source = h.discord.postUserMessage({ content: 'mine', files: [{ filename: 'a.png', bytes: await makeImage('png', 20, 20) }] });
+    const menu = h.discord.messageCommand('Edit image', source);
+    const modal = await h.discord.waitFor(() => menu.modal, 'the edit form');
+    return { menu, key: modal.custom_id.split(':')[2]! };
+  }
+
+  const FORMS: [name: string, code: string, prepare: () => Promise<() => FakeInteraction>][] = [
+    [
+      'the form of a result whose record is gone',
+      'job_gone',
+      async () => {
+        const { click, key } = await resultForm();
+        await records().delete(key);
+        return () => h.discord.submitModal(click, { prompt: 'add a storm' });
+      },
+    ],
+    [
+      'the form of a result whose record is another server’s',
+      'job_other_scope',
+      async () => {
+        const { click, key } = await resultForm();
+        const record = (await records().get(key))!;
+        await records().put(key, { ...record, requester: { ...record.requester, scopeId: snowflake() } });
+        return () => h.discord.submitModal(click, { prompt: 'add a storm' });
+      },
+    ],
+    [
+      'the form of an “Edit image” draft that is gone',
+      'job_gone',
+      async () => {
+        const { menu, key } = await draftForm();
+        await records().delete(key);
+        return () => h.discord.submitModal(menu, { prompt: 'add a hat' });
+      },
+    ],
+    [
+      'the form of an “Edit image” draft another member opened',
+      'not_requester',
+      async () => {
+        const { menu } = await draftForm();
+        return () => h.discord.submitModal(menu, { prompt: 'not yours' }, { user: h.discord.newUser('mallory') });
+      },
+    ],
+  ];
+
+  it.each(FORMS)('%s: told privately, and one info line, the sender’s, with its code (%s)', async (_name, code, prepare) => {
+    const send = await prepare();
+    const [lines, sent] = [h.logger.entries.length, h.emulator.requests.length];
+    const ix = send();
+    await privateNoteOf(h, ix);
+    expect(h.logger.entries.slice(lines).filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: ix.user.id }) }),
+    ]);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
