@@ -30,8 +30,9 @@ export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonI
 }
 
 /**
- * A press the bot refused itself, before the runner is asked, for what its job no longer has or is not: logged once by
- * the runner's one line (`logInputRefusal`: the member's, with its code, naming who pressed where), and told privately.
+ * A press the bot refused itself, before the runner is asked, for what its job no longer has or is not, or for who
+ * pressed it: logged once by the runner's one line (`logInputRefusal`: the member's, with its code, naming who pressed
+ * where), and told privately.
  */
 function refusePress(ctx: BotContext, interaction: ButtonInteraction, refusal: InputImageError | PressRefusedError): Promise<void> {
   logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
@@ -178,22 +179,26 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
       const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
       const shown = await showClickedLeftover(ctx, ctx.botRest, record, clicked);
       if (shown === 'shown') return;
-      // Not shown here: the member is told privately why, truthfully.
+      // Not shown here: the member is told privately why, truthfully (its end shown long ago: a refusal, logged so).
+      if (shown === 'ended') return refusePress(ctx, interaction, new PressRefusedError('job_finished', LEFTOVER_NOT_SHOWN[shown]));
       return tell(ctx, interaction, LEFTOVER_NOT_SHOWN[shown]);
     }
-    return tell(ctx, interaction, words('discord.button.finished'));
+    return refusePress(ctx, interaction, new PressRefusedError('job_finished', words('discord.button.finished')));
   }
-  if (info.status !== 'queued' && info.status !== 'running') return tell(ctx, interaction, words('discord.button.finished'));
+  if (info.status !== 'queued' && info.status !== 'running') return refusePress(ctx, interaction, new PressRefusedError('job_finished', words('discord.button.finished')));
   if (!ctx.runner.cancel(info.id, by)) {
-    const what = mayCancel(info.requester, by) ? words('discord.button.too_late_to_cancel') : words('discord.button.only_requester', { user: `<@${info.requester.userId}>`, action: 'cancel' });
-    return tell(ctx, interaction, what);
+    // Every image has arrived (billed, about to complete), or the presser is neither its member nor an admin.
+    const refusal = mayCancel(info.requester, by)
+      ? new PressRefusedError('job_finished', words('discord.button.too_late_to_cancel'))
+      : new PressRefusedError('not_requester', words('discord.button.only_requester', { user: `<@${info.requester.userId}>`, action: 'cancel' }));
+    return refusePress(ctx, interaction, refusal);
   }
   // The job's own reply shows the cancellation.
   await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger);
 }
 
 async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
-  if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'cancel' }));
+  if (!mayCancel(record.requester, by)) return refusePress(ctx, interaction, new PressRefusedError('not_requester', words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'cancel' })));
   // Answered first (Discord's 3 s): the ask goes through Redis, and the job's own reply shows the cancellation.
   if ((await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
   if (!(await ctx.askHolderToCancel(record.key, by))) {
@@ -206,7 +211,7 @@ async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, 
  * for the job or an admin of the server (who may cancel it may delete it).
  */
 async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
-  if (!mayCancel(record.requester, by)) return tell(ctx, interaction, words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'delete' }));
+  if (!mayCancel(record.requester, by)) return refusePress(ctx, interaction, new PressRefusedError('not_requester', words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'delete' })));
   // Already gone (a second click of the same Delete, or deleted by hand meanwhile): what was asked is done. Discord
   // says so to the click's answer (no message left to update) or to the deletion.
   const done = async (step: () => Promise<unknown>): Promise<'gone' | 'ok' | 'expired'> =>

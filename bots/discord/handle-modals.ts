@@ -1,5 +1,5 @@
 import { MessageFlags, type ModalSubmitInteraction } from 'discord.js';
-import { say, words, type ImagesToFetch } from '../runner/index.js';
+import { logInputRefusal, sayWords, words, type ImagesToFetch } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { COMMAND_NAMES } from './command-words.js';
@@ -9,11 +9,19 @@ import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
 import { editOptionsFrom, pressedBy, tell } from './handle-buttons.js';
 import { keptOutput, type JobRecord } from './JobRecordStore.js';
+import { PressRefusedError } from './press-refusal.js';
+import { scopeOf } from './requester.js';
 import { startJob } from './start-job.js';
 
-/** The edit form has outlived what it needs: said privately, in the member's language. */
-async function tellExpired(ctx: BotContext, interaction: ModalSubmitInteraction): Promise<void> {
-  const content = `✋ ${say(interaction.locale, 'discord.edit.form_expired')}`;
+/**
+ * The edit form has outlived what it needs, or names what is not the sender's: logged once by the runner's one line
+ * (`logInputRefusal`: the sender's, with `code`, naming who sent it where), and said privately, in their language, as
+ * expired whatever the code.
+ */
+async function tellExpired(ctx: BotContext, interaction: ModalSubmitInteraction, code: 'job_gone' | 'job_other_scope' | 'not_requester'): Promise<void> {
+  const refusal = new PressRefusedError(code, words('discord.edit.form_expired'));
+  logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
+  const content = `✋ ${sayWords(interaction.locale, refusal.words)}`;
   await acknowledge('modal: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral }), ctx.logger);
 }
 
@@ -22,10 +30,13 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
   const prompt = promptOf(interaction);
   // Where it counts as its Edit button decided (`pressedBy`): a private server job's form sent in its member's DM, in that server.
   const requester = record && (await pressedBy(ctx, record, interaction, id.action));
-  if (!record || !requester) return tellExpired(ctx, interaction);
+  // Its record gone (past its day, deleted; a draft sent once already), or another server's: told as expired, logged as what it is.
+  if (!record) return tellExpired(ctx, interaction, 'job_gone');
+  if (!requester) return tellExpired(ctx, interaction, 'job_other_scope');
   if ('refused' in requester) return tell(ctx, interaction, requester.refused);
-  // A draft holds the images one member chose: only they may submit it.
-  if (id.action === 'edit-message' && (record.status !== 'draft' || record.requester.userId !== interaction.user.id)) return tellExpired(ctx, interaction);
+  // A draft holds the images one member chose: only they may submit it. A key that names a job, not a draft: gone as a draft.
+  if (id.action === 'edit-message' && record.status !== 'draft') return tellExpired(ctx, interaction, 'job_gone');
+  if (id.action === 'edit-message' && record.requester.userId !== interaction.user.id) return tellExpired(ctx, interaction, 'not_requester');
   if (id.action === 'edit-result') {
     const index = id.index ?? 0;
     const kept = keptOutput(record, index);

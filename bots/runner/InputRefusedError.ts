@@ -3,7 +3,7 @@ import { sayWords, type Words } from './words.js';
 
 /**
  * Every code a surface refuses what a member gave it under: Discord's input images (`InputImageError`) and presses of
- * a job's button (`PressRefusedError`), Slack's flags and files (`SlackInputError`). Each surface's own union is a part of this one (the compiler holds a code a surface
+ * a job's button (`PressRefusedError`), Slack's flags, files and presses of a job's button (`SlackInputError`). Each surface's own union is a part of this one (the compiler holds a code a surface
  * adds to being named here too), so a failure's code stays a closed union (`FailureCode`).
  */
 export type InputRefusedCode =
@@ -14,10 +14,12 @@ export type InputRefusedCode =
   | 'image_too_large'
   | 'not_an_image'
   | 'download_failed'
-  // Discord's presses of a job's button (`PressRefusedError`).
+  // Discord's presses of a job's button (`PressRefusedError`); Slack's Reroll too (gone, prompt erased).
   | 'job_gone'
   | 'job_other_scope'
   | 'prompt_erased'
+  | 'not_requester'
+  | 'job_finished'
   // Slack's flags, and the files of a mention, a shortcut or a Reroll.
   | 'unknown_flag'
   | 'bad_flag_value'

@@ -1,6 +1,6 @@
 import { InputRefusedError, type Words } from '../runner/index.js';
 
-/** Stable codes of what a Slack user gave the bot that it cannot use. Switch on `code`, never on the message. */
+/** Stable codes of what a Slack user gave or pressed that the bot refuses itself. Switch on `code`, never on the message. */
 export type SlackInputErrorCode =
   | 'unknown_flag'
   | 'bad_flag_value'
@@ -12,7 +12,11 @@ export type SlackInputErrorCode =
   | 'file_too_large'
   | 'file_not_image'
   | 'file_host_not_allowed'
-  | 'file_download_failed';
+  | 'file_download_failed'
+  // A press of a job's button refused for what its saved request no longer has or is: gone (past its 90 days,
+  // removed), its prompt erased (its member's forget).
+  | 'job_gone'
+  | 'prompt_erased';
 
 /**
  * Input the bot refuses before anything is queued or spent (the member's: `InputRefusedError`). `words` is one

@@ -130,9 +130,11 @@ export function editModal(context: EditContext, locale?: string): types.ModalVie
 }
 
 /**
- * A submitted edit form: what it asks, or the errors shown next to its fields — with `refused`, the refusal of its files
- * shown there (none, one not an image or no longer in Slack, too large, of a type it cannot edit) as a
- * `SlackInputError`, for the log.
+ * A submitted edit form: what it asks, or the errors shown next to its fields — with `refused`, for the log, the
+ * refusal of the first field refused in the form's order (its prompt, missing: `missing_prompt`; its options top to
+ * bottom, a choice this version does not offer: `invalid_option`; its files, none, one not an image or no longer in
+ * Slack, too large, of a type it cannot edit) as a `SlackInputError`: a submission refused is one line, however many
+ * fields it refused (`refused` undefined only for a form this version cannot read, its metadata).
  */
 export type EditSubmission =
   | { ok: true; context: EditContext; prompt: string; options: JobOptions; files: SlackFileRef[] }
@@ -158,14 +160,21 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
   const selected = (block: string) => values[block]?.value?.selected_option?.value;
   const errors: Record<string, string> = {};
 
+  // Each field's refusal, in the form's order: the first is the one logged.
+  const fieldRefusals: SlackInputError[] = [];
+  const refuseField = (block: string, refusal: SlackInputError) => {
+    errors[block] = plain(sayWords(locale, refusal.words));
+    fieldRefusals.push(refusal);
+  };
+
   const prompt = text('prompt').trim();
-  if (!prompt) errors.prompt = say(locale, 'slack.edit.say_what');
+  if (!prompt) refuseField('prompt', new SlackInputError('missing_prompt', words('slack.edit.say_what')));
 
   const options: Record<string, string | number> = {};
   for (const select of SELECTS) {
     const value = selected(select.block);
     if (value === undefined || value === DEFAULT_CHOICE) continue;
-    if (!(select.values as readonly string[]).includes(value)) errors[select.block] = say(locale, 'slack.edit.pick_one', { values: select.values.join(', ') });
+    if (!(select.values as readonly string[]).includes(value)) refuseField(select.block, new SlackInputError('invalid_option', words('slack.edit.pick_one', { values: select.values.join(', ') })));
     else options[select.field] = select.field === 'n' ? Number(value) : value;
   }
   const files: SlackFileRef[] = meta.f ? meta.f.map((f) => ({ id: f.id, name: f.n })) : imageFilesOf(values.files?.value?.files);
@@ -183,10 +192,9 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
     }
   }
   // Shown next to its field, unless that field already shows another error (a form whose images it named, showing
-  // its prompt's): then it is neither shown nor logged, until a submission shows it.
-  if (refused && errors[fileBlock] === undefined) errors[fileBlock] = plain(sayWords(locale, refused.words));
-  else refused = undefined;
-  if (Object.keys(errors).length) return { ok: false, errors, refused };
+  // its prompt's): then it is not shown, until a submission shows it.
+  if (refused && errors[fileBlock] === undefined) refuseField(fileBlock, refused);
+  if (Object.keys(errors).length) return { ok: false, errors, refused: fieldRefusals[0] };
   return {
     ok: true,
     context: { channelId: meta.c, threadTs: meta.t, responseUrl: meta.u, files, private: meta.p === 1, inOwnDirectMessages: meta.d === 1 },

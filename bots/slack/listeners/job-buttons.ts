@@ -8,7 +8,8 @@ import { slackErrorCode } from '../slack-error-code.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
 import { askedInDirectMessages } from '../slack-text.js';
 import type { SavedRequest } from '../RequestStore.js';
-import { mayCancel, say, type Requester } from '../../runner/index.js';
+import { mayCancel, say, words, type Requester } from '../../runner/index.js';
+import { SlackInputError } from '../SlackInputError.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
 import { formBudget } from '../answer-by.js';
@@ -183,13 +184,15 @@ export function registerJobButtons(app: App, context: BotContext): void {
   async function reroll(body: BlockAction<ButtonAction>, action: ButtonAction, auth: Context, notify: Notifier): Promise<void> {
     const request = await savedOfPress(context, { body, notify, locale: localeIn(auth), button: 'reroll', requestId: action.value ?? '' });
     if (request === 'answered') return;
+    // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
+    // saved request gone (past its days, removed), or its member erased their prompts (forget) while it ran, or as it
+    // started — nothing is left to send again.
     if (!request) {
-      await notify(say(localeIn(auth), 'slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` }));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('job_gone', words('slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` })), notify);
       return;
     }
-    // Its member erased their prompts (forget) while it ran, or as it started: nothing is left to send again.
     if (promptErased(request)) {
-      await notify(say(localeIn(auth), 'job.prompt_erased'));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('prompt_erased', words('job.prompt_erased')), notify);
       return;
     }
     const { client, botToken } = context.workspace(auth);

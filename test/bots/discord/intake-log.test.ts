@@ -4,7 +4,8 @@ import { makeImage } from '../../helpers/images.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
 import { editBeingFetched, requester } from '../../helpers/runner-harness.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import { buttonId, DiscordHarness, privateNoteOf } from './harness.js';
+import { buttonId, DiscordHarness, drawingReply, privateNoteOf } from './harness.js';
+import type { APIUser } from 'discord.js';
 
 /**
  * What `/edit` did not start is one line in the operator's log, by the one rule: the runner's for what its intake
@@ -167,6 +168,158 @@ describe('a request the bot refused itself before asking the runner, in the oper
       expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: h.discord.user.id }) }),
     ]);
     expect(ix.modal).toBeUndefined();
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
+/**
+ * A Cancel or Delete the bot refused — pressed by a member who did not ask for the job and is no admin, or a Cancel of
+ * a job that has already finished — is told to the presser privately and is one line in the operator's log, by the
+ * runner's one rule: the presser's, info, with its code, naming who pressed where.
+ */
+describe('a Cancel or Delete refused, in the operator’s log', () => {
+  let h: DiscordHarness;
+  beforeAll(async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  /** A job of `/imagine` still drawing (the service slow until it ends), with its message; `end` cancels it as its member. */
+  async function drawing() {
+    h.emulator.configure({ latencyMs: 20_000 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a slow fresco' });
+    const message = await drawingReply(h, ix);
+    return {
+      message,
+      end: async () => {
+        h.discord.clickButton(message, buttonId(message, 'Cancel'));
+        await h.finalReply(ix, (m) => m.content.includes('Cancelled'));
+        h.emulator.configure({ latencyMs: 0 });
+      },
+    };
+  }
+
+  const PRESSES: [name: string, code: string, press: (as: { user: APIUser }) => Promise<{ ix: FakeInteraction; end?: () => Promise<void> }>][] = [
+    [
+      'a Cancel of someone else’s job',
+      'not_requester',
+      async (as) => {
+        const { message, end } = await drawing();
+        return { ix: h.discord.clickButton(message, buttonId(message, 'Cancel'), as), end };
+      },
+    ],
+    [
+      'a Delete of someone else’s result',
+      'not_requester',
+      async (as) => {
+        const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a red kite' }));
+        return { ix: h.discord.clickButton(result, buttonId(result, 'Delete'), as) };
+      },
+    ],
+    [
+      'a Cancel of a job that has already finished',
+      'job_finished',
+      async () => {
+        const { message, end } = await drawing();
+        await end();
+        // Its Cancel still shown somewhere (a client that did not refresh), pressed again.
+        return { ix: h.discord.clickButton(message, buttonId(message, 'Cancel')) };
+      },
+    ],
+  ];
+
+  it.each(PRESSES)('%s: told privately, and one info line, the presser’s, with its code (%s)', async (_name, code, press) => {
+    const stranger = h.discord.newUser('mallory');
+    const lines = h.logger.entries.length;
+    const { ix, end } = await press({ user: stranger });
+    await privateNoteOf(h, ix);
+    const refused = h.logger.entries.slice(lines).filter((e) => (e.obj as { code?: string }).code === code);
+    await end?.();
+    expect(refused).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: ix.user.id }) })]);
+  });
+});
+
+/**
+ * An edit form sent for what is no longer there or not the sender's — its job's record gone, another server's, or an
+ * "Edit image" draft another member opened — is told to the sender privately ("form expired") and is one line in the
+ * operator's log, by the runner's one rule: the sender's, info, with its code, naming who sent it where.
+ */
+describe('an edit form refused as it is sent, in the operator’s log', () => {
+  let h: DiscordHarness;
+  beforeAll(async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const records = () => h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+
+  /** The form of a finished job's Edit button, shown, with its record's key. */
+  async function resultForm() {
+    const result = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a red kite' }));
+    const click = h.discord.clickButton(result, buttonId(result, 'Edit'));
+    await h.discord.waitFor(() => click.modal, 'the edit form');
+    return { click, key: buttonId(result, 'Reroll').split(':')[2]! };
+  }
+
+  /** The form of "Edit image" on a message with an image, shown, with its draft's key. */
+  async function draftForm() {
+    const source = h.discord.postUserMessage({ content: 'mine', files: [{ filename: 'a.png', bytes: await makeImage('png', 20, 20) }] });
+    const menu = h.discord.messageCommand('Edit image', source);
+    const modal = await h.discord.waitFor(() => menu.modal, 'the edit form');
+    return { menu, key: modal.custom_id.split(':')[2]! };
+  }
+
+  const FORMS: [name: string, code: string, prepare: () => Promise<() => FakeInteraction>][] = [
+    [
+      'the form of a result whose record is gone',
+      'job_gone',
+      async () => {
+        const { click, key } = await resultForm();
+        await records().delete(key);
+        return () => h.discord.submitModal(click, { prompt: 'add a storm' });
+      },
+    ],
+    [
+      'the form of a result whose record is another server’s',
+      'job_other_scope',
+      async () => {
+        const { click, key } = await resultForm();
+        const record = (await records().get(key))!;
+        await records().put(key, { ...record, requester: { ...record.requester, scopeId: snowflake() } });
+        return () => h.discord.submitModal(click, { prompt: 'add a storm' });
+      },
+    ],
+    [
+      'the form of an “Edit image” draft that is gone',
+      'job_gone',
+      async () => {
+        const { menu, key } = await draftForm();
+        await records().delete(key);
+        return () => h.discord.submitModal(menu, { prompt: 'add a hat' });
+      },
+    ],
+    [
+      'the form of an “Edit image” draft another member opened',
+      'not_requester',
+      async () => {
+        const { menu } = await draftForm();
+        return () => h.discord.submitModal(menu, { prompt: 'not yours' }, { user: h.discord.newUser('mallory') });
+      },
+    ],
+  ];
+
+  it.each(FORMS)('%s: told privately, and one info line, the sender’s, with its code (%s)', async (_name, code, prepare) => {
+    const send = await prepare();
+    const [lines, sent] = [h.logger.entries.length, h.emulator.requests.length];
+    const ix = send();
+    await privateNoteOf(h, ix);
+    expect(h.logger.entries.slice(lines).filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: ix.user.id }) }),
+    ]);
     expect(h.emulator.requests).toHaveLength(sent);
   });
 });

@@ -33,6 +33,8 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
   file_not_image: true,
   file_host_not_allowed: true,
   file_download_failed: true,
+  job_gone: true,
+  prompt_erased: true,
 };
 
 // The runner's input codes are exactly the surfaces' (checked by the type check): a code a surface drops leaves it too.

@@ -6,6 +6,7 @@ import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { RecordingLogger } from '../discord/harness.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import type { FakeFile } from '../../fakes/slack/slack-objects.js';
+import type { ViewInputs } from '../../fakes/slack/view-state.js';
 import { finishedActions, png, startHarness, type Harness } from './harness.js';
 
 /**
@@ -83,6 +84,16 @@ describe('a request the bot refused itself before asking the runner, in the oper
     return actions;
   }
 
+  /** A finished job asked by `/imagine`, with its buttons and its saved request's space and id. */
+  async function finishedImagine(harness: Harness) {
+    const { fake } = harness;
+    await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user: MEMBER });
+    const actions = await finishedActions(fake, CHANNEL);
+    const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value!;
+    const { space } = new RequestStore(harness.state);
+    return { actions, requestId, space, saved: (await space.get(requestId))! };
+  }
+
   // A mention's images the bot refused itself: above, with the other ways an edit asked by a mention does not start.
   const ENTRY_POINTS: [name: string, code: string, prepare: (h: Harness) => Promise<() => Promise<unknown>>][] = [
     ['/imagine with a flag it does not know', 'unknown_flag', async ({ fake }) => () => fake.command({ command: '/imagine', text: 'a kite --colour red', channel: CHANNEL, user: MEMBER })],
@@ -100,6 +111,24 @@ describe('a request the bot refused itself before asking the runner, in the oper
       'no_images',
       async (harness) => {
         const actions = await editWithoutItsImages(harness);
+        return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
+      },
+    ],
+    [
+      'the Reroll of a job whose prompt its member erased',
+      'prompt_erased',
+      async (harness) => {
+        const { actions, requestId, space, saved } = await finishedImagine(harness);
+        await space.put(requestId, { ...saved, prompt: '' });
+        return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
+      },
+    ],
+    [
+      'the Reroll of a job whose saved request is gone',
+      'job_gone',
+      async (harness) => {
+        const { actions, requestId, space } = await finishedImagine(harness);
+        await space.delete(requestId);
         return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
       },
     ],
@@ -164,14 +193,54 @@ describe('the files the edit form refuses, in the operator’s log', () => {
     expect(h.emulator.requests).toEqual([]);
   });
 
-  it('a form whose prompt alone is missing logs no file refusal', async () => {
+});
+
+/**
+ * The prompt and options the edit form refuses (no prompt; a choice this version does not offer, from a form an older
+ * one opened) are shown next to their fields, and a submission refused is one line in the operator's log by the
+ * runner's one rule, as every entry point's: the member's, info, naming who asked, with the code of the first field
+ * refused in the form's order (its prompt, its options top to bottom, its files) — one line however many fields it
+ * refused.
+ */
+describe('the prompt and options the edit form refuses, in the operator’s log', () => {
+  const MEMBER = 'U0ALICE';
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  /** The lines naming who asked on Slack: every line the submission left, refusal or not. */
+  const slackLines = (logger: RecordingLogger) => logger.entries.filter((e) => (e.obj as { platform?: string }).platform === 'slack');
+
+  /** `/imagine-edit`'s form, opened; `older` adds a size this version does not offer, as a form an older version opened would. */
+  async function editForm(harness: Harness, older = false) {
+    const { fake } = harness;
+    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0TEAM', user: MEMBER });
+    const view = await fake.waitFor(() => fake.views[0], 'the edit form');
+    if (older) {
+      const size = (view.view.blocks as { block_id?: string; element: { options: { value: string }[] } }[]).find((b) => b.block_id === 'size')!;
+      size.element.options.push({ ...size.element.options[1]!, value: '4096x4096' });
+    }
+    return view;
+  }
+
+  const FORMS: [name: string, code: string, fields: string[], older: boolean, inputs: (fake: FakeSlack) => Promise<ViewInputs>][] = [
+    ['no prompt', 'missing_prompt', ['prompt'], false, async (fake) => ({ prompt: '', files: [fake.addFile({ name: 'sky.png', bytes: await png(20, 20) })] })],
+    ['a size this version does not offer', 'invalid_option', ['size'], true, async (fake) => ({ prompt: 'add a hat', size: '4096x4096', files: [fake.addFile({ name: 'sky.png', bytes: await png(20, 20) })] })],
+    ['no prompt, a size this version does not offer and no file: the first, its prompt', 'missing_prompt', ['prompt', 'size', 'files'], true, async () => ({ prompt: '', size: '4096x4096', files: [] })],
+  ];
+
+  it.each(FORMS)('%s: shown next to its fields, and one info line, the member’s, with its code (%s) and who asked', async (_name, code, fields, older, inputs) => {
     const logger = new RecordingLogger();
     h = await startHarness({ logger });
     const { fake } = h;
-    await fake.command({ command: '/imagine-edit', text: '', channel: 'C0TEAM', user: MEMBER });
-    const view = await fake.waitFor(() => fake.views[0], 'the edit form');
-    const submitted = await fake.submitView(view, { files: [fake.addFile({ name: 'sky.png', bytes: await png(20, 20) })], prompt: '' }, MEMBER);
-    expect(submitted.body).toMatchObject({ response_action: 'errors', errors: { prompt: expect.any(String) } });
-    expect(logger.entries.filter((e) => (e.obj as { platform?: string }).platform === 'slack')).toEqual([]);
+    const view = await editForm(h, older);
+    const submitted = await fake.submitView(view, await inputs(fake), MEMBER);
+    expect(submitted.body).toMatchObject({ response_action: 'errors' });
+    expect(Object.keys((submitted.body as { errors: object }).errors).sort()).toEqual([...fields].sort());
+    expect(slackLines(logger)).toEqual([expect.objectContaining({ level: 'info', obj: { platform: 'slack', scopeId: fake.teamId, userId: MEMBER, code } })]);
+    expect(fake.downloads).toEqual([]);
+    expect(h.emulator.requests).toEqual([]);
   });
 });
