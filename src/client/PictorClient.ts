@@ -13,7 +13,7 @@ import {
   type APIError,
   type PictorError,
 } from '../core/errors.js';
-import { describeDuration } from '../core/describe-duration.js';
+import { describeDuration, describeTimeLeft } from '../core/describe-duration.js';
 import { ImageLimiter } from '../core/image-limiter.js';
 import { readBounded } from '../core/read-bounded.js';
 import { estimateOf, type PriceQuote } from '../core/pricing.js';
@@ -413,7 +413,7 @@ export class PictorClient {
       if (delayMs > leftMs) {
         // Waiting would outlast the request's timeout: say so now rather than sleep into a timeout.
         stopTotalTimer();
-        error.message = `${error.message}; the service asked to wait ${describeDuration(delayMs)} before trying again, longer than the ${describeDuration(Math.max(0, leftMs))} left of the request's timeout`;
+        error.message = `${error.message}; the service asked to wait ${describeDuration(delayMs)} before trying again, longer than the ${describeTimeLeft(leftMs)} left of the request's timeout`;
         throw error;
       }
       this.#logger.warn({ attempt: attempt + 1, delayMs, code: error.code }, 'retrying image request');

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { isChatScopeKey } from '../spend/caps.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import { listenOn } from '../core/listen.js';
+import { describeDuration } from '../core/describe-duration.js';
 import { LATE, within } from '../core/with-timeout.js';
 import { formatUsd } from '../core/pricing.js';
 import { SPEND_CAP_VARIABLES } from '../spend/caps.js';
@@ -148,7 +149,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       logger.warn({ path, ledger: options.ledgerWhere, err: error }, `a change the console answered 503 for failed later: ${what} did not make it`),
     );
     res.setHeader('retry-after', '5');
-    send(res, 503, 'text/plain; charset=utf-8', `No answer from ${what} within ${Math.round(backendWaitMs / 1000)} s: try again in a moment${what === 'the kept images' ? '' : ' (reload the page to see whether the change was made)'}.\n`);
+    send(res, 503, 'text/plain; charset=utf-8', `No answer from ${what} within ${describeDuration(backendWaitMs)}: try again in a moment${what === 'the kept images' ? '' : ' (reload the page to see whether the change was made)'}.\n`);
   }
 
   async function renderPage(path: string, query: URLSearchParams, csrf: string): Promise<SafeHtml> {
@@ -209,7 +210,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
           breaker: rules?.breaker ?? options.alerts.config.breaker,
           chosen: rules && { by: rules.by, at: rules.at },
           channels: options.alerts.channels,
-          checkSeconds: Math.round(options.alerts.config.checkMs / 1000),
+          checkMs: options.alerts.config.checkMs,
           recent: await options.alerts.log.recent(50),
         });
       }
@@ -355,7 +356,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       fileLedger ? 'the console was still reading the file ledger: answered 503, the page is kept for the reload' : 'the console could not reach the ledger in time: answered 503',
     );
     res.setHeader('retry-after', '5');
-    return html(res, 503, ledgerWaitPage(reason, options.ledgerWhere, Math.round(ledgerWaitMs / 1000)));
+    return html(res, 503, ledgerWaitPage(reason, options.ledgerWhere, ledgerWaitMs));
   }
 
   /**

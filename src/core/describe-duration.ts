@@ -17,8 +17,10 @@ export interface DurationPart {
  *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`.
  * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`, and
  *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved).
+ * - `left` (what is left of a limit, said beside a wait that would outlast it): as a wait, but rounded down, so a wait
+ *   longer than the time left never reads as short as it (`2 s` asked, `1 s` left of 1.1 s; never `2 s` left).
  */
-export function durationParts(ms: number, kind: 'wait' | 'took'): DurationPart[] {
+export function durationParts(ms: number, kind: 'wait' | 'took' | 'left'): DurationPart[] {
   const part = (value: number, unit: DurationUnit, digits: 0 | 1 = 0): DurationPart => ({ value, unit, digits });
   if (kind === 'took') {
     const millis = Math.max(0, Math.round(ms));
@@ -30,13 +32,15 @@ export function durationParts(ms: number, kind: 'wait' | 'took'): DurationPart[]
     const minutes = Math.round(millis / 60_000);
     return [part(Math.floor(minutes / 60), 'hour'), part(minutes % 60, 'minute')];
   }
-  // A wait of nothing (or one already over) is nothing; any other is at least a millisecond.
-  const millis = Math.max(0, Math.ceil(ms));
+  // A wait rounds up (a wait of nothing, or one already over, is nothing; any other is at least a millisecond), a time
+  // left down: each unit below from the one above, so the two read on the same steps.
+  const round = kind === 'wait' ? Math.ceil : Math.floor;
+  const millis = Math.max(0, round(ms));
   if (millis < 1000) return [part(millis, 'millisecond')];
-  const seconds = Math.ceil(millis / 1000);
+  const seconds = round(millis / 1000);
   if (seconds < 60) return [part(seconds, 'second')];
   if (seconds < 600) return seconds % 60 === 0 ? [part(seconds / 60, 'minute')] : [part(Math.floor(seconds / 60), 'minute'), part(seconds % 60, 'second')];
-  const minutes = Math.ceil(seconds / 60);
+  const minutes = round(seconds / 60);
   if (minutes < 60) return [part(minutes, 'minute')];
   return minutes % 60 === 0 ? [part(minutes / 60, 'hour')] : [part(Math.floor(minutes / 60), 'hour'), part(minutes % 60, 'minute')];
 }
@@ -54,6 +58,14 @@ export function describeDurationParts(parts: readonly DurationPart[]): string {
  */
 export function describeDuration(ms: number): string {
   return describeDurationParts(durationParts(ms, 'wait'));
+}
+
+/**
+ * What is left of a limit (a timeout), in words, rounded down: said beside a longer wait (`describeDuration`), it never
+ * reads as long as that wait: `1 s` left of 1.1 s, `1 min` of 60.5 s, `999 ms` (`durationParts`, `left`).
+ */
+export function describeTimeLeft(ms: number): string {
+  return describeDurationParts(durationParts(ms, 'left'));
 }
 
 /** How long something took, in words, to the nearest: `250 ms`, `4.2 s`, `2 min 5 s`, `3 h 12 min` (`durationParts`, `took`). */

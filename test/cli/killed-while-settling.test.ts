@@ -10,6 +10,7 @@ import { interruptReport } from '../../src/cli/interrupt.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { followOutput } from '../helpers/child-output.js';
+import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
 import { makeImage } from '../helpers/images.js';
 import { head, misbehavingServer, type MisbehavingServer } from '../client/misbehaving-server.js';
 import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
@@ -82,19 +83,16 @@ describe('pictor generate that exits after its settle reached usage.jsonl and be
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output = followOutput(child);
+    killedAtTestEnd(child, 'pictor generate');
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    try {
-      // Sent: the ledger holds the job marked sent. From here on its writes fail, so its settle reaches usage.jsonl only.
-      await service.received;
-      const writesWork = await ledgerWritesFail(data);
-      service.answer();
-      await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
-      child.kill('SIGKILL');
-      await exited;
-      await writesWork();
-    } finally {
-      child.kill('SIGKILL');
-    }
+    // Sent: the ledger holds the job marked sent. From here on its writes fail, so its settle reaches usage.jsonl only.
+    await service.received;
+    const writesWork = await ledgerWritesFail(data);
+    service.answer();
+    await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
+    child.kill('SIGKILL');
+    await exited;
+    await writesWork();
     // The image it paid for was put in place before its settle began: the kill did not take it.
     expect((await output.ended).code).toBeNull();
     expect(await readdir(out)).toEqual([expect.stringMatching(/^a-fox-.*\.png$/)]);
@@ -130,21 +128,18 @@ describe('pictor generate that exits after its settle reached usage.jsonl and be
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output = followOutput(child);
-    try {
-      await service.received;
-      const writesWork = await ledgerWritesFail(data);
-      service.answer();
-      await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
-      // Its images written and its settle's record in usage.jsonl, the ledger's change refused: the Ctrl+C waits 2 s, then exits.
-      child.kill('SIGINT');
-      const ended = await output.ended;
-      await writesWork();
-      expect(ended.code).toBe(130);
-      // The report's sentence for that exit (its words are checked in interrupt.test.ts): it names the record's case.
-      expect(ended.stderr).toContain(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer' })[0]);
-    } finally {
-      child.kill('SIGKILL');
-    }
+    killedAtTestEnd(child, 'pictor generate');
+    await service.received;
+    const writesWork = await ledgerWritesFail(data);
+    service.answer();
+    await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
+    // Its images written and its settle's record in usage.jsonl, the ledger's change refused: the Ctrl+C waits 2 s, then exits.
+    child.kill('SIGINT');
+    const ended = await output.ended;
+    await writesWork();
+    expect(ended.code).toBe(130);
+    // The report's sentence for that exit (its words are checked in interrupt.test.ts): it names the record's case.
+    expect(ended.stderr).toContain(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer' })[0]);
 
     const usage = await run(['usage', '--csv'], env);
     const [columns, ...rows] = usage.stdout.split('\n').map((line) => line.split(','));

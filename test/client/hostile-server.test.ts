@@ -1190,6 +1190,21 @@ describe('retry-after', () => {
     expect(error.message).toMatch(/; the service asked to wait 800 ms before trying again, longer than the \d{1,3} ms left of the request's timeout$/);
     expect(s.requests).toBe(1);
   });
+
+  // The wait is rounded up, the time left down: a wait longer than the time left never reads as short as it.
+  it.each([
+    { waitMs: 1_500, timeoutMs: 1_100, said: /; the service asked to wait 2 s before trying again, longer than the (1 s|\d{1,3} ms) left of the request's timeout$/ },
+    { waitMs: 61_000, timeoutMs: 60_500, said: /; the service asked to wait 1 min 1 s before trying again, longer than the (1 min|59 s) left of the request's timeout$/ },
+  ])('says the $timeoutMs ms left of the timeout as shorter than the $waitMs ms wait asked', async ({ waitMs, timeoutMs, said }) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(429, { 'retry-after-ms': String(waitMs), 'content-type': 'application/json' }, '{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}'));
+    });
+    const error = await failureOf(clientOf(s, { timeoutMs }).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'rate_limited' });
+    expect(error.message).toMatch(said);
+    expect(s.requests).toBe(1);
+  });
 });
 
 describe('a caller signal shared by many requests', () => {

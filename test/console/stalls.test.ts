@@ -104,10 +104,10 @@ describe('the console when the ledger, the alert log or the kept images stall', 
       fetch(`${url}${path}`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf!, ...form }), headers: { cookie, origin: url }, redirect: 'manual' });
     const resumed = await post('/breaker/resume', { scope: 'discord:222222222222222222' });
     expect(resumed.status).toBe(503);
-    expect(await resumed.text()).toMatch(/^No answer from the ledger within 0 s/);
+    expect(await resumed.text()).toMatch(/^No answer from the ledger within 0 ms: /);
     const rules = await post('/alerts/rules', { thresholds: '40, 90' });
     expect(rules.status).toBe(503);
-    expect(await rules.text()).toMatch(/^No answer from the alert log within 0 s/);
+    expect(await rules.text()).toMatch(/^No answer from the alert log within 0 ms: /);
     expect(warnings).toEqual(['the console had no answer from the ledger in time: answered 503', 'the console had no answer from the alert log in time: answered 503']);
   });
 
@@ -309,7 +309,7 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     const { url, cookie, warnings } = await stalledConsole();
     const res = await fetch(`${url}/thumbs/job-1/0`, { headers: { cookie } });
     expect(res.status).toBe(503);
-    expect(await res.text()).toMatch(/^No answer from the kept images within 0 s: try again in a moment\.\n$/);
+    expect(await res.text()).toMatch(/^No answer from the kept images within 0 ms: try again in a moment\.\n$/);
     expect(warnings).toEqual(['the console had no answer from the kept images in time: answered 503']);
   });
 });

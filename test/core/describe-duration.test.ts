@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeDuration, describeElapsed, describeReset, durationParts } from '../../src/core/describe-duration.js';
+import { describeDuration, describeElapsed, describeReset, describeTimeLeft, durationParts } from '../../src/core/describe-duration.js';
 
 describe('describeDuration', () => {
   it('rounds up and reads like speech', () => {
@@ -25,6 +25,31 @@ describe('describeDuration', () => {
     expect(describeDuration(-20)).toBe('0 ms');
     expect(durationParts(0, 'wait')).toEqual([{ value: 0, unit: 'millisecond', digits: 0 }]);
     expect(describeDuration(0.01)).toBe('1 ms');
+  });
+});
+
+describe('describeTimeLeft', () => {
+  it('rounds the time left of a limit down, so it never reads as long as a longer wait rounded up', () => {
+    // [the wait asked, the time left]: the wait is longer, and reads longer.
+    const cases: [number, number, string, string][] = [
+      [1_500, 1_100, '2 s', '1 s'],
+      [61_000, 60_500, '1 min 1 s', '1 min'],
+      [800, 0, '800 ms', '0 ms'],
+      [1_000.5, 1_000, '2 s', '1 s'],
+      [1_000, 999.9, '1 s', '999 ms'],
+      [12 * 60_000 + 1, 12 * 60_000, '13 min', '12 min'],
+      [2 * 60 * 60_000, 2 * 60 * 60_000 - 1, '2 h', '1 h 59 min'],
+    ];
+    for (const [waitMs, leftMs, wait, left] of cases) expect([describeDuration(waitMs), describeTimeLeft(leftMs)]).toEqual([wait, left]);
+  });
+
+  it('reads like a wait otherwise: milliseconds under a second, minutes and hours when long, nothing as 0 ms', () => {
+    expect(describeTimeLeft(999.9)).toBe('999 ms');
+    expect(describeTimeLeft(45_900)).toBe('45 s');
+    expect(describeTimeLeft(90_999)).toBe('1 min 30 s');
+    expect(describeTimeLeft((3 * 60 + 12) * 60_000 + 59_999)).toBe('3 h 12 min');
+    expect(describeTimeLeft(-20)).toBe('0 ms');
+    expect(durationParts(60_500, 'left')).toEqual([{ value: 1, unit: 'minute', digits: 0 }]);
   });
 });
 

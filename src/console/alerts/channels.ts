@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { describeDuration } from '../../core/describe-duration.js';
 import { signWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './webhook-signature.js';
 import type { AlertConfig } from './config.js';
 
@@ -216,7 +217,7 @@ function originOf(url: string): string {
 
 /** Why a request was not sent, as a code or a name: never a message (they may quote the URL). */
 function whyNotSent(error: unknown): string {
-  if ((error as Error | undefined)?.name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
+  if ((error as Error | undefined)?.name === 'TimeoutError') return `no answer within ${describeDuration(TIMEOUT_MS)}`;
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
   if (cause?.message === 'unexpected redirect') return 'it answered with a redirect, which alerts do not follow';
   if (typeof cause?.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(cause.code)) return cause.code;

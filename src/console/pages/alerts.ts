@@ -1,3 +1,4 @@
+import { describeDuration } from '../../core/describe-duration.js';
 import { html, type SafeHtml } from '../html.js';
 import type { AlertLogEntry } from '../alerts/alert-log.js';
 import { page, utcTime, type PageContext } from './layout.js';
@@ -9,7 +10,8 @@ export interface AlertsView {
   chosen: { by: string; at: number } | undefined;
   /** The destinations, never with a secret: "discord:<channel>", "slack:<channel>", "webhook:<origin>". */
   channels: string[];
-  checkSeconds: number;
+  /** How often the caps are looked at (PICTOR_ALERT_CHECK_SECONDS). */
+  checkMs: number;
   recent: AlertLogEntry[];
 }
 
@@ -18,7 +20,7 @@ export function alertsPage(context: PageContext, view: AlertsView): SafeHtml {
   const main = html`
 <section aria-labelledby="rules-h">
 <h2 id="rules-h">Rules</h2>
-<p>An alert goes out when a cap passes ${view.thresholds.map((t) => `${t} %`).join(', ')} of its amount (once per cap, period and threshold; a jump past several sends only the highest)${view.breaker ? ', and when the breaker pauses a server, workspace or DM user' : ''}. The caps are looked at every ${view.checkSeconds} s, and at once when the breaker trips.</p>
+<p>An alert goes out when a cap passes ${view.thresholds.map((t) => `${t} %`).join(', ')} of its amount (once per cap, period and threshold; a jump past several sends only the highest)${view.breaker ? ', and when the breaker pauses a server, workspace or DM user' : ''}. The caps are looked at every ${describeDuration(view.checkMs)}, and at once when the breaker trips.</p>
 <p>${view.chosen ? html`Chosen in the console, ${utcTime(view.chosen.at)} (they replace PICTOR_ALERT_THRESHOLDS and PICTOR_ALERT_BREAKER).` : 'From the environment (PICTOR_ALERT_THRESHOLDS, PICTOR_ALERT_BREAKER).'}</p>
 ${
   context.allowChanges

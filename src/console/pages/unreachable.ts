@@ -1,3 +1,4 @@
+import { describeDuration } from '../../core/describe-duration.js';
 import { html, type SafeHtml } from '../html.js';
 import { head } from './layout.js';
 
@@ -7,27 +8,27 @@ import { head } from './layout.js';
  */
 export type LedgerWaitReason = 'unreachable' | 'slow';
 
-const WORDS: Record<LedgerWaitReason, { title: string; text: (where: string, seconds: number) => string }> = {
+const WORDS: Record<LedgerWaitReason, { title: string; text: (where: string, waited: string) => string }> = {
   unreachable: {
     title: 'The ledger cannot be reached',
-    text: (where, seconds) =>
-      `The console asked ${where} and had no answer within ${seconds} s, so it has no figure to show. Check that it is running and reachable (the console’s log says when this happened); reload the page to ask again.`,
+    text: (where, waited) =>
+      `The console asked ${where} and had no answer within ${waited}, so it has no figure to show. Check that it is running and reachable (the console’s log says when this happened); reload the page to ask again.`,
   },
   slow: {
     title: 'The ledger is still being read',
-    text: (where, seconds) => `The console is reading ${where} and did not finish within ${seconds} s (a large ledger takes longer). It goes on: reload the page in a few seconds to see it.`,
+    text: (where, waited) => `The console is reading ${where} and did not finish within ${waited} (a large ledger takes longer). It goes on: reload the page in a few seconds to see it.`,
   },
 };
 
 /** The page answered (503) when the ledger did not answer in time: short, with its reason, where the ledger is and what a reload does. */
-export function ledgerWaitPage(reason: LedgerWaitReason, ledgerWhere: string, waitedSeconds: number): SafeHtml {
+export function ledgerWaitPage(reason: LedgerWaitReason, ledgerWhere: string, waitedMs: number): SafeHtml {
   const { title, text } = WORDS[reason];
   return html`${head(title)}
 </head>
 <body class="login">
 <main id="main">
 <h1>${title}</h1>
-<p class="problem" role="alert">${text(ledgerWhere, waitedSeconds)}</p>
+<p class="problem" role="alert">${text(ledgerWhere, describeDuration(waitedMs))}</p>
 </main>
 </body>
 </html>
