@@ -136,9 +136,11 @@ export function cutOffCostUsd(reservation: { usd: number; sent: boolean | undefi
 
 /**
  * What a job was charged, as every surface says it (`charged`): nothing (0) when released, `usd` when settled, null while
- * the ledger has not taken it (`deferred`) or has not answered yet (no settlement).
+ * the ledger has not taken it (`deferred`) or has not answered yet (no settlement), and null when it answered that it had
+ * already ended the job (`recorded` false: a reconcile after the lease lapsed, or an earlier try of the same settle):
+ * this settle charged nothing, and what ended the job is not known here.
  */
-export function chargedOf(settlement: { action: 'settled' | 'released'; usd: number; deferred: boolean } | undefined): number | null {
-  if (!settlement || settlement.deferred) return null;
+export function chargedOf(settlement: { action: 'settled' | 'released'; usd: number; deferred: boolean; recorded?: boolean } | undefined): number | null {
+  if (!settlement || settlement.deferred || settlement.recorded === false) return null;
   return settlement.action === 'released' ? 0 : settlement.usd;
 }

@@ -171,6 +171,9 @@ describe('Ctrl+C during a generation', () => {
       emulator: false,
     });
     expect(interruptJson({ phase: 'sent', files: [], exitedBy: 'timer' }, about)).toMatchObject({ sent: true, charged: null });
+    // The ledger had already ended the job (a reconcile after this run's lease lapsed): this settle charged nothing, and
+    // what the job was charged is what ended it, not this run's amount.
+    expect(interruptJson({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.04, recorded: false, deferred: false } }, about)).toMatchObject({ sent: true, charged: null });
     // Stopped before the ledger's mark: a later run releases whatever the ledger holds.
     expect(interruptJson({ phase: 'waiting', files: [] }, about)).toMatchObject({ sent: false, charged: 0 });
     // Stopped while the ledger recorded that mark, which did not answer: nothing sent, but a later run may charge it.
