@@ -40,14 +40,19 @@ export function madeCount(record: Pick<JobRecord, 'outputs' | 'made'>): number {
 /** How long the images of a Discord job are kept (the images space's TTL, from their write as the job's record is made). */
 export const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
 
+/** Why a job cannot run again: the code a refused press is logged under, with the words its member is told. */
+export type NotRunAgain = { code: 'prompt_erased' | 'no_images'; words: Words };
+
 /**
- * Why a job cannot run again (Retry, Reroll), the one rule: its prompt was erased, or it is an edit with no kept inputs
- * or, asked with `now` (whether a message offers Retry), older than kept images live. Without `now` the buttons let
- * `inputsKept` and the read decide: images an upgrade moved live from their move, not their record's making.
+ * Why a job cannot run again (Retry, Reroll), the one rule: its prompt was erased (`prompt_erased`), or it is an edit
+ * with no kept inputs or, asked with `now` (whether a message offers Retry), older than kept images live (`no_images`).
+ * Without `now` the buttons let `inputsKept` and the read decide: images an upgrade moved live from their move, not
+ * their record's making.
  */
-export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now?: number): Words | undefined {
-  if (promptErased(record)) return words('job.prompt_erased');
-  if (record.kind === 'edit' && (record.inputs.length === 0 || (now !== undefined && now - record.createdAt > KEPT_IMAGES_MS))) return words('discord.button.too_old', COMMAND_NAMES);
+export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now?: number): NotRunAgain | undefined {
+  if (promptErased(record)) return { code: 'prompt_erased', words: words('job.prompt_erased') };
+  const imagesGone = record.kind === 'edit' && (record.inputs.length === 0 || (now !== undefined && now - record.createdAt > KEPT_IMAGES_MS));
+  if (imagesGone) return { code: 'no_images', words: words('discord.button.too_old', COMMAND_NAMES) };
   return undefined;
 }
 

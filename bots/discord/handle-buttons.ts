@@ -7,7 +7,7 @@ import { COMMAND_NAMES } from './command-words.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
 import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobRecordStore.js';
-import { isRunning, promptErased } from '../state/index.js';
+import { isRunning } from '../state/index.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext, requesterOf, scopeOf } from './requester.js';
 import { refusePrivately } from './refuse-privately.js';
@@ -49,13 +49,14 @@ function refuseImagesGone(ctx: BotContext, interaction: ButtonInteraction): Prom
 }
 
 /**
- * Why a Reroll or Retry cannot send its job again, by the one rule (`whyNotRunAgain`), as the refusal it is logged
- * under: its prompt erased (`prompt_erased`), else an edit's kept images gone (`no_images`).
+ * Why a Reroll or Retry cannot send its job again, by the one rule (`whyNotRunAgain`), as the refusal of its code: its
+ * prompt erased (`prompt_erased`, a press refused), an edit's kept images gone (`no_images`, as the images the bot
+ * refused itself).
  */
 function runAgainRefusal(record: JobRecord): InputImageError | PressRefusedError | undefined {
   const why = whyNotRunAgain(record);
   if (!why) return undefined;
-  return promptErased(record) ? new PressRefusedError('prompt_erased', why) : new InputImageError('no_images', why);
+  return why.code === 'no_images' ? new InputImageError(why.code, why.words) : new PressRefusedError(why.code, why.words);
 }
 
 /** Reroll, Retry, Edit, Cancel and Delete. What they need comes from the store (`record`, read once by the router), so they work after a restart. */

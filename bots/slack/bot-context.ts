@@ -1,7 +1,7 @@
 import type { Context, webApi } from '@slack/bolt';
 import { editModal, type EditContext } from './edit-modal.js';
 import { connectionNeverMade } from './connection-never-made.js';
-import { slackAnswerIn, slackTookIt, type SlackAnswer } from './slack-took-it.js';
+import { slackAnswerAt, slackAnswerIn, slackTookIt, type SlackAnswer } from './slack-took-it.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { loggableError, say } from '../runner/index.js';
 import type { LoggerLike } from 'pictor';
@@ -55,9 +55,9 @@ type ResponseUrlOutcome = { delivered: true } | { delivered: false; lost: boolea
 /**
  * A private note through a `response_url` (from a command, shortcut or button; valid 30 minutes, 5 uses). Whether
  * Slack took it is decided by the one rule `slackTookIt`, a 5xx without Slack's answer read as not taken: Slack's
- * answer (`{"ok":true}`, `{"ok":false,"error":"expired_url"}`) decides whatever the status; without it a 2xx is
- * delivered, and a 429, a 5xx or another status (a 404 or 410: used up or expired; a 400 or 403: refused) reached
- * nobody. So did a connection never made (`connectionNeverMade`: a TLS handshake that failed included). Only through
+ * answer (`{"ok":true}`, `{"ok":false,"error":"expired_url"}`; a bare `{"ok":false}` on a 2xx only) decides whatever
+ * the status; without it a 2xx is delivered, and a 429, a 5xx or another status (a 404 or 410: used up or expired; a
+ * 400 or 403: refused) reached nobody. So did a connection never made (`connectionNeverMade`: a TLS handshake that failed included). Only through
  * `privateAnswerVia`, which takes a note that reached nobody to the member's direct messages.
  */
 async function respondVia(responseUrl: string, text: string): Promise<ResponseUrlOutcome> {
@@ -88,7 +88,8 @@ async function respondVia(responseUrl: string, text: string): Promise<ResponseUr
   const took = slackTookIt(status, answer, 'not_taken');
   if (took === 'taken') return { delivered: true };
   if (took === 'unknown') return { delivered: false, lost: true, code: fetchErrorCode(readError), status };
-  return { delivered: false, lost: false, code: typeof answer === 'object' && !answer.ok ? answer.error : 'http_error', status };
+  const slacks = slackAnswerAt(status, answer);
+  return { delivered: false, lost: false, code: typeof slacks === 'object' && !slacks.ok ? slacks.error : 'http_error', status };
 }
 
 /**

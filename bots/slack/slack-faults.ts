@@ -42,7 +42,8 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
 /**
  * The code of an error where Slack's answer was lost, else undefined: the Web API client's request error (the request
  * failed on the way), or an HTTP error that Slack took, or may have, by the one rule `slackTookIt` — a 5xx without
- * Slack's answer (`ok: false`, naming its `error` or not) read as maybe taken, a 5xx whose body is Slack's `ok: true` as taken.
+ * Slack's answer (`ok: false` naming its `error`; a bare `{"ok":false}` there is a gateway's body) read as maybe taken,
+ * a 5xx whose body is Slack's `ok: true` as taken.
  * Transient too, but the call may have done its work: the posts where a second copy would do harm — an audit entry (a
  * forget could not edit the copy), a job's first message (a job shown twice), the message of Reroll, Edit and Delete
  * beside a finished job's images (two sets of buttons), a job's end posted anew (shown twice) — go through clients that

@@ -6,7 +6,7 @@
 
 /**
  * Slack's own answer: `ok: true`, or `ok: false` with the `error` Slack names each refusal with — `UNNAMED_ERROR` when
- * it names none (a bare `{"ok":false}`), which is Slack saying no all the same.
+ * it names none (a bare `{"ok":false}`), which is Slack saying no all the same on a 2xx (`slackAnswerAt`).
  */
 export type SlackAnswer = { ok: true } | { ok: false; error: string };
 
@@ -15,7 +15,8 @@ export const UNNAMED_ERROR = 'unnamed';
 
 /**
  * Slack's answer in a body — its text, or the object Slack's Web API client parsed it to — else undefined: a gateway's
- * page, a plain-text error (`rollup_error`), JSON of another shape. An `ok: false` is Slack's answer, named or not.
+ * page, a plain-text error (`rollup_error`), JSON of another shape. An `ok: false` is read named or not; whether an
+ * unnamed one is Slack's depends on the status it came with (`slackAnswerAt`).
  */
 export function slackAnswerIn(body: unknown): SlackAnswer | undefined {
   let parsed = body;
@@ -31,6 +32,16 @@ export function slackAnswerIn(body: unknown): SlackAnswer | undefined {
   if (ok === true) return { ok: true };
   if (ok === false) return { ok: false, error: typeof error === 'string' && error !== '' ? error.slice(0, 100) : UNNAMED_ERROR };
   return undefined;
+}
+
+/**
+ * `answer` if it is Slack's answer at `status`, else undefined (`unread` kept): a bare `{"ok":false}` is Slack's only
+ * on a 2xx. On another status it names nothing Slack says, so it is read as a gateway's body (a 5xx from a proxy in
+ * front of Slack, which may have gone on and taken the call), not as Slack saying it took nothing.
+ */
+export function slackAnswerAt<A extends SlackAnswer | undefined | 'unread'>(status: number, answer: A): A | undefined {
+  const unnamed = typeof answer === 'object' && !answer.ok && answer.error === UNNAMED_ERROR;
+  return unnamed && !(status >= 200 && status <= 299) ? undefined : answer;
 }
 
 /** Whether Slack took a call: `unknown` when it may have (its answer lost, or a failure that does not say). */
@@ -50,8 +61,9 @@ type UnansweredFailure = 'not_taken' | 'unknown';
 /**
  * Whether Slack took a call it answered with `status`, `answer` being Slack's answer in the body (`slackAnswerIn`),
  * undefined when the body is not one, or `unread` when the body broke before it was read:
- * - Slack's answer decides, whatever the status: `ok: true` taken (a gateway's status over it), `ok: false` not, named
- *   or not (a bare `{"ok":false}` on a 200 took nothing either).
+ * - Slack's answer (`slackAnswerAt`) decides, whatever the status: `ok: true` taken (a gateway's status over it),
+ *   `ok: false` naming its error not; a bare `{"ok":false}` took nothing on a 2xx, and on any other status is not
+ *   Slack's answer (a gateway's body), so the status decides as below.
  * - Without it, a 2xx is taken (Slack's hooks take a post on a 200), or may have been when its body broke (it might
  *   have said `ok: false`).
  * - A 429 is Slack's rate limit, which takes nothing: made again after its `Retry-After`, the call makes no second copy.
@@ -59,7 +71,8 @@ type UnansweredFailure = 'not_taken' | 'unknown';
  * - Any other status took nothing: Slack's hooks read a status other than 200 as a failure — a `response_url` used up or
  *   expired (404, 410), a note refused (400 `invalid_payload`, 403 `action_prohibited`) — as the Web API does.
  */
-export function slackTookIt(status: number, answer: SlackAnswer | undefined | 'unread', unansweredFailure: UnansweredFailure): SlackTook {
+export function slackTookIt(status: number, read: SlackAnswer | undefined | 'unread', unansweredFailure: UnansweredFailure): SlackTook {
+  const answer = slackAnswerAt(status, read);
   if (typeof answer === 'object') return answer.ok ? 'taken' : 'not_taken';
   if (status >= 200 && status <= 299) return answer === 'unread' ? 'unknown' : 'taken';
   if (status === 429) return 'not_taken';

@@ -6,6 +6,8 @@ import { finishedActions, finishedJob, hasButton, jobMessages, png, privately, s
 
 let h: Harness | undefined;
 afterEach(async () => {
+  // Fake timers a test left on (it timed out before putting them back) go before anything else of this worker runs.
+  vi.useRealTimers();
   await h?.close();
   h = undefined;
 });

@@ -100,6 +100,9 @@ const ENTRY_POINTS: EntryPoint[] = [
   },
 ];
 
+// Fake timers a test left on (it timed out before putting them back) go before anything else of this worker runs.
+afterEach(() => vi.useRealTimers());
+
 describe('every entry point of the Slack bot refuses privately, before anything is sent', () => {
   let h: Harness | undefined;
   afterEach(async () => {

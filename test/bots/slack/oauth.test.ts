@@ -13,6 +13,8 @@ const STATE_SECRET = 'a-state-secret-for-the-oauth-tests';
 
 let h: Harness | undefined;
 afterEach(async () => {
+  // Fake timers a test left on (it timed out before putting them back) go before anything else of this worker runs.
+  vi.useRealTimers();
   await h?.close();
   h = undefined;
 });

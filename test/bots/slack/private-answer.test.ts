@@ -109,14 +109,13 @@ describe('a private note through a response URL whose answer is not Slack’s fe
   });
 });
 
-describe('a private note through a response URL whose answer is Slack’s own JSON: its `ok` decides, whatever the status', () => {
+describe('a private note through a response URL whose answer is Slack’s own JSON: its `ok` decides, whatever the status (a bare `{"ok":false}` is Slack’s on a 2xx only)', () => {
   it.each([
     [200, '{"ok":false,"error":"expired_url"}', 'expired_url'],
     [503, '{"ok":false,"error":"service_unavailable"}', 'service_unavailable'],
     [429, '{"ok":false,"error":"rate_limited"}', 'rate_limited'],
-    // Named or not, `ok: false` is Slack saying no: a bare one is logged as unnamed.
+    // On a 2xx, named or not, `ok: false` is Slack saying no: a bare one is logged as unnamed.
     [200, '{"ok":false}', 'unnamed'],
-    [504, '{"ok":false}', 'unnamed'],
   ])('a %i saying `ok: false`: Slack took nothing, so the note goes to the member’s direct messages, logged with Slack’s error and the status', async (status, text, code) => {
     const { warnings, direct } = await privateNoteVia(await responseUrl((res) => res.writeHead(status, { 'content-type': 'application/json' }).end(text)));
     expect(warnings).toEqual([{ code, status, msg: TOOK_NONE }]);
@@ -137,6 +136,8 @@ describe('a private note through a response URL whose answer is not Slack’s JS
     [502, 'text/html', '<html><body>Bad Gateway</body></html>'],
     [503, 'text/html', ''],
     [504, 'application/json', '{"error":"gateway_timeout"}'],
+    // A bare `{"ok":false}` on a status that is not a 2xx is a gateway's body, not Slack's answer.
+    [504, 'application/json', '{"ok":false}'],
   ])('Slack failing on its side, a %i (%s)', async (status, type, text) => {
     const { warnings, direct } = await privateNoteVia(await responseUrl((res) => res.writeHead(status, { 'content-type': type }).end(text)));
     expect(warnings).toEqual([{ code: 'http_error', status, msg: TOOK_NONE }]);

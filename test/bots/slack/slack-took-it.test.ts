@@ -46,6 +46,17 @@ describe('slackTookIt: whether Slack took a call it answered', () => {
     }
   });
 
+  it('a bare `{"ok":false}` on a status that is not a 2xx is not Slack’s answer (a gateway’s body): a 5xx counts as the caller says, not taken for a private note, maybe taken for a public post', () => {
+    for (const status of [500, 502, 503, 504]) {
+      for (const body of ['{"ok":false}', { ok: false }]) {
+        expect(slackTookIt(status, slackAnswerIn(body), 'not_taken')).toBe('not_taken');
+        expect(slackTookIt(status, slackAnswerIn(body), 'unknown')).toBe('unknown');
+      }
+    }
+    expect(slackTookIt(429, slackAnswerIn('{"ok":false}'), 'unknown')).toBe('not_taken');
+    expect(slackTookIt(404, slackAnswerIn('{"ok":false}'), 'unknown')).toBe('not_taken');
+  });
+
   it('a 2xx without Slack’s answer is taken; one whose body broke before it was read may have been', () => {
     expect(slackTookIt(200, undefined, 'not_taken')).toBe('taken');
     expect(slackTookIt(204, undefined, 'not_taken')).toBe('taken');
@@ -107,8 +118,8 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     expect(lostAnswerCode(await thrownFor(500, 'application/json', '{"ok":false,"error":"internal_error"}'))).toBeUndefined();
   });
 
-  it('a 503 whose body is a bare `{"ok":false}`: Slack said it took nothing, naming no error, so its answer is not lost', async () => {
-    expect(lostAnswerCode(await thrownFor(503, 'application/json', '{"ok":false}'))).toBeUndefined();
+  it('a 503 whose body is a bare `{"ok":false}`, a gateway’s and not Slack’s answer: its answer lost, the post maybe made (not sent again blindly)', async () => {
+    expect(lostAnswerCode(await thrownFor(503, 'application/json', '{"ok":false}'))).toBe(503);
   });
 
   it('a 400 without Slack’s answer: Slack took nothing, its answer not lost', async () => {

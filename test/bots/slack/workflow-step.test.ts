@@ -19,6 +19,8 @@ import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
+  // Fake timers a test left on (it timed out before putting them back) go before anything else of this worker runs.
+  vi.useRealTimers();
   vi.restoreAllMocks();
   await h?.close();
   h = undefined;

@@ -22,6 +22,13 @@ import {
 } from './slack-objects.js';
 import { fillViewState, type ViewInputs } from './view-state.js';
 
+/**
+ * The real clock's timers, taken when this module loads: a test that holds the clock (`vi.useFakeTimers`) does not
+ * hold the fake's own give-up timers, so a wait that never holds still fails with its message.
+ */
+const realSetTimeout = globalThis.setTimeout;
+const realClearTimeout = globalThis.clearTimeout;
+
 export interface FakeSlackOptions {
   botToken?: string;
   appToken?: string;
@@ -473,7 +480,7 @@ export class FakeSlack {
     return this.writes.filter((w) => w.rejected);
   }
 
-  /** Resolves with the probe's first truthy value; throws after `timeoutMs`. */
+  /** Resolves with the probe's first truthy value; throws after `timeoutMs` of the real clock, even while a test holds its own. */
   async waitFor<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
     const first = probe();
     if (first) return first;
@@ -493,13 +500,13 @@ export class FakeSlack {
         }
       };
       const poll = setInterval(check, 25);
-      const timer = setTimeout(() => {
+      const timer = realSetTimeout(() => {
         done();
         reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
       }, timeoutMs);
       const done = () => {
         clearInterval(poll);
-        clearTimeout(timer);
+        realClearTimeout(timer);
         this.#events.off('change', check);
       };
       this.#events.on('change', check);
@@ -798,12 +805,12 @@ export class FakeSlack {
     const envelopeId = this.#id('env');
     const type = kind === 'command' ? 'slash_commands' : kind === 'interactive' ? 'interactive' : 'events_api';
     const ack = new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = realSetTimeout(() => {
         this.#pendingAcks.delete(envelopeId);
         reject(new Error(`the app did not acknowledge envelope ${envelopeId} (${type}) within 5 s`));
       }, 5000);
       this.#pendingAcks.set(envelopeId, (value) => {
-        clearTimeout(timer);
+        realClearTimeout(timer);
         resolve(value);
       });
     });
