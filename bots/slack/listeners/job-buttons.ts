@@ -285,13 +285,15 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const budget = formBudget(auth);
     const request = await savedOfPress(context, { body, notify, locale, button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
     if (request === 'answered') return;
+    // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
+    // images gone (its saved request past its days, removed), or the press another member's.
     if (!request?.outputFiles.length) {
-      await notify(say(locale, 'slack.button.gone_edit'));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('job_gone', words('slack.button.gone_edit')), notify);
       return;
     }
     // An edit is paid by whoever presses it, on the images of the member who asked: theirs or an admin's to edit, as for Delete.
     if (!ownerOrAdmin(request, body, auth)) {
-      await notify(say(locale, 'slack.button.only_requester_edit', { user: `<@${request.userId}>` }));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('not_requester', words('slack.button.only_requester_edit', { user: `<@${request.userId}>` })), notify);
       return;
     }
     // The runner's intake for a form (who, where, whether its job may be private here, a budget left) before the modal opens.

@@ -35,6 +35,7 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
   file_download_failed: true,
   job_gone: true,
   prompt_erased: true,
+  not_requester: true,
 };
 
 // The runner's input codes are exactly the surfaces' (checked by the type check): a code a surface drops leaves it too.

@@ -84,10 +84,10 @@ describe('a request the bot refused itself before asking the runner, in the oper
     return actions;
   }
 
-  /** A finished job asked by `/imagine`, with its buttons and its saved request's space and id. */
-  async function finishedImagine(harness: Harness) {
+  /** A finished job asked by `/imagine` (by `user`: the member's own by default), with its buttons and its saved request's space and id. */
+  async function finishedImagine(harness: Harness, user = MEMBER) {
     const { fake } = harness;
-    await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user: MEMBER });
+    await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user });
     const actions = await finishedActions(fake, CHANNEL);
     const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value!;
     const { space } = new RequestStore(harness.state);
@@ -130,6 +130,23 @@ describe('a request the bot refused itself before asking the runner, in the oper
         const { actions, requestId, space } = await finishedImagine(harness);
         await space.delete(requestId);
         return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
+      },
+    ],
+    [
+      'the Edit of a job whose saved request is gone',
+      'job_gone',
+      async (harness) => {
+        const { actions, requestId, space } = await finishedImagine(harness);
+        await space.delete(requestId);
+        return () => harness.fake.clickButton(actions, 'pictor_edit', MEMBER);
+      },
+    ],
+    [
+      'the Edit of another member’s job',
+      'not_requester',
+      async (harness) => {
+        const { actions } = await finishedImagine(harness, 'U0BOB');
+        return () => harness.fake.clickButton(actions, 'pictor_edit', MEMBER);
       },
     ],
   ];
