@@ -15,7 +15,7 @@ export type SlackInputErrorCode =
   | 'file_download_failed'
   // A press of a job's button refused for what its saved request no longer has or is: gone (past its 90 days,
   // removed), its prompt erased (its member's forget); or pressed by a member who neither asked for the job nor is an
-  // admin (Edit). Discord's codes for the same (`PressRefusedError`), so one code finds both bots' lines.
+  // admin (Edit, Delete). Discord's codes for the same (`PressRefusedError`), so one code finds both bots' lines.
   | 'job_gone'
   | 'prompt_erased'
   | 'not_requester';

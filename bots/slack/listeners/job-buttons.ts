@@ -237,13 +237,15 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const notify = answerOfPress(context, auth, body);
     const request = await savedOfPress(context, { body, notify, locale, button: 'delete', requestId: action.value ?? '' });
     if (request === 'answered') return;
+    // Refused before anything is deleted, logged once by the runner's one line and told privately (`refuseInput`): its
+    // message no longer known (its saved request past its days, removed), or the press another member's.
     if (!request?.messageTs) {
-      await notify(say(locale, 'slack.button.gone_delete'));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('job_gone', words('slack.button.gone_delete')), notify);
       return;
     }
     const by = ownerOrAdmin(request, body, auth);
     if (!by) {
-      await notify(say(locale, 'slack.button.only_requester_delete', { user: `<@${request.userId}>` }));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('not_requester', words('slack.button.only_requester_delete', { user: `<@${request.userId}>` })), notify);
       return;
     }
     try {

@@ -149,6 +149,23 @@ describe('a request the bot refused itself before asking the runner, in the oper
         return () => harness.fake.clickButton(actions, 'pictor_edit', MEMBER);
       },
     ],
+    [
+      'the Delete of a job whose saved request is gone',
+      'job_gone',
+      async (harness) => {
+        const { actions, requestId, space } = await finishedImagine(harness);
+        await space.delete(requestId);
+        return () => harness.fake.clickButton(actions, 'pictor_delete', MEMBER);
+      },
+    ],
+    [
+      'the Delete of another member’s job',
+      'not_requester',
+      async (harness) => {
+        const { actions } = await finishedImagine(harness, 'U0BOB');
+        return () => harness.fake.clickButton(actions, 'pictor_delete', MEMBER);
+      },
+    ],
   ];
 
   it.each(ENTRY_POINTS)('%s: told privately, and one info line, the member’s, with its code (%s) and who asked', async (_name, code, prepare) => {
