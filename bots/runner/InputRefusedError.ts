@@ -14,7 +14,7 @@ export type InputRefusedCode =
   | 'image_too_large'
   | 'not_an_image'
   | 'download_failed'
-  // Discord's presses of a job's button (`PressRefusedError`); Slack's too (`SlackInputError`: Reroll, Edit, Delete).
+  // Discord's presses of a job's button (`PressRefusedError`); Slack's too (`SlackInputError`: Cancel, Reroll, Edit, Delete).
   | 'job_gone'
   | 'job_other_scope'
   | 'prompt_erased'

@@ -15,10 +15,12 @@ export type SlackInputErrorCode =
   | 'file_download_failed'
   // A press of a job's button refused for what its saved request no longer has or is: gone (past its 90 days,
   // removed), its prompt erased (its member's forget); or pressed by a member who neither asked for the job nor is an
-  // admin (Edit, Delete). Discord's codes for the same (`PressRefusedError`), so one code finds both bots' lines.
+  // admin (Cancel, Edit, Delete); or a Cancel of a job that finished, or no longer runs. Discord's codes for the same
+  // (`PressRefusedError`), so one code finds both bots' lines.
   | 'job_gone'
   | 'prompt_erased'
-  | 'not_requester';
+  | 'not_requester'
+  | 'job_finished';
 
 /**
  * Input the bot refuses before anything is queued or spent (the member's: `InputRefusedError`). `words` is one

@@ -145,29 +145,33 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // buttons are. Its saved request is read once, here, for all that follows.
     const saved = requestId ? await savedOfPress(context, { body, notify, locale: actor.locale, button: 'cancel', requestId }) : undefined;
     if (saved === 'answered') return;
-    let text: string | undefined;
+    let refusal: SlackInputError | undefined;
     try {
-      text = await cancelAnswer(jobId, requestId, saved, client, actor, requester);
+      refusal = await cancelRefusal(jobId, requestId, saved, client, actor, requester);
     } catch (error) {
       await tellUnread(context, notify, actor.locale, error, { button: 'cancel', request: requestId });
       return;
     }
-    if (text) await notify(text);
+    // Logged once by the runner's one line and told privately (`refuseInput`), with Discord's codes for the same.
+    if (refusal) await refuseInput(context.logger, actor, refusal, notify);
   });
 
   /**
-   * What a Cancel that stopped nothing here answers its presser privately (`saved`: its job's saved request, of the
-   * presser's workspace, as the press read it); undefined when another replica was asked to cancel it.
+   * Why a Cancel stopped nothing here, as its presser is told it privately (`saved`: its job's saved request, of the
+   * presser's workspace, as the press read it): the job finished or no longer runs (`job_finished`), or the presser
+   * neither asked for it nor is an admin (`not_requester`); undefined when another replica was asked to cancel it.
    */
-  async function cancelAnswer(jobId: string, requestId: string | undefined, saved: SavedRequest | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<string | undefined> {
+  async function cancelRefusal(jobId: string, requestId: string | undefined, saved: SavedRequest | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<SlackInputError | undefined> {
     const info = context.runner.get(jobId);
     // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
-    const finished = await finishedJobNote({ client, request: saved, runnerStatus: info?.status, locale: actor.locale });
-    if (finished) return finished;
+    const finished = await finishedJobNote({ client, request: saved, runnerStatus: info?.status });
+    if (finished) return new SlackInputError('job_finished', finished);
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
     const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, saved, actor.teamId, requester) : undefined;
     if (elsewhere === 'asked') return undefined;
-    return say(actor.locale, elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
+    return elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running'))
+      ? new SlackInputError('job_finished', words('slack.button.not_running'))
+      : new SlackInputError('not_requester', words('slack.button.only_requester_cancel'));
   }
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {

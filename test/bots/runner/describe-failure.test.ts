@@ -36,6 +36,7 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
   job_gone: true,
   prompt_erased: true,
   not_requester: true,
+  job_finished: true,
 };
 
 // The runner's input codes are exactly the surfaces' (checked by the type check): a code a surface drops leaves it too.

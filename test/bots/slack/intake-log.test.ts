@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SHORTCUT_EDIT_IMAGE } from '../../../bots/slack/bot-context.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
-import { buttonsOf } from '../../fakes/slack/slack-objects.js';
+import { buttonsOf, type FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { RecordingLogger } from '../discord/harness.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import type { FakeFile } from '../../fakes/slack/slack-objects.js';
 import type { ViewInputs } from '../../fakes/slack/view-state.js';
-import { finishedActions, png, startHarness, type Harness } from './harness.js';
+import { finishedActions, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
 
 /**
  * What an edit asked by a mention did not start is one line in the operator's log, by the one rule: the runner's for
@@ -188,6 +188,79 @@ describe('a request the bot refused itself before asking the runner, in the oper
       expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: fake.teamId, userId: MEMBER }) }),
     ]);
     expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
+/**
+ * A Cancel the bot refused (pressed by a member who neither asked for the job nor is an admin; on a job no longer
+ * running, or finished while its message still showed Cancel) is told to its presser privately and is one line in the
+ * operator's log by the runner's one rule, with Discord's code for the same: the member's, info, naming who pressed it.
+ */
+describe('a Cancel the bot refused, in the operator’s log', () => {
+  const MEMBER = 'U0ALICE';
+  const CHANNEL = 'C0TEAM';
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  /** A message showing Cancel for `value`'s job, as a screen not yet brought up to date shows it. */
+  const staleCancel = (message: FakeMessage, value: string): FakeMessage => ({
+    ...message,
+    ts: '1700000000.000001',
+    blocks: [{ type: 'actions', block_id: 'job_actions', elements: [{ type: 'button', action_id: 'pictor_cancel', value, text: { type: 'plain_text', text: 'Cancel' } }] }],
+  });
+  const cancelOf = (message: FakeMessage) => buttonsOf(message).find((b) => b.actionId === 'pictor_cancel')!.value!;
+
+  const CANCELS: [name: string, code: string, latencyMs: number, prepare: (h: Harness) => Promise<FakeMessage>][] = [
+    [
+      'another member’s, on a job running here',
+      'not_requester',
+      20_000,
+      async ({ fake }) => {
+        await fake.command({ command: '/imagine', text: 'a very slow painting', channel: CHANNEL, user: 'U0BOB' });
+        return fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+      },
+    ],
+    [
+      'its member’s, from a message naming a job this process does not run (a stale screen)',
+      'job_finished',
+      20_000,
+      async ({ fake }) => {
+        await fake.command({ command: '/imagine', text: 'a very slow painting', channel: CHANNEL, user: MEMBER });
+        const running = await fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+        return staleCancel(running, `gonejob12345:${cancelOf(running).split(':')[1]}`);
+      },
+    ],
+    [
+      'its member’s, on a job that finished while its message still showed Cancel',
+      'job_finished',
+      150,
+      async (harness) => {
+        const { fake } = harness;
+        await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user: MEMBER });
+        const running = await fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+        const value = cancelOf(running);
+        await finishedActions(fake, CHANNEL);
+        return staleCancel(running, value);
+      },
+    ],
+  ];
+
+  it.each(CANCELS)('%s: told privately, and one info line, the member’s, with its code (%s) and who pressed it', async (_name, code, latencyMs, prepare) => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger, emulator: { latencyMs } });
+    const { fake } = h;
+    const message = await prepare(h);
+    const active = h.runner.activeJobs().length;
+    const click = await fake.clickButton(message, 'pictor_cancel', MEMBER);
+    const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(answer.body.response_type).toBe('ephemeral');
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: fake.teamId, userId: MEMBER }) }),
+    ]);
+    expect(h.runner.activeJobs()).toHaveLength(active);
   });
 });
 
