@@ -39,9 +39,9 @@ function inScope(request: SavedRequest | undefined, body: BlockAction): SavedReq
   return request.teamId === teamId ? request : 'elsewhere';
 }
 
-/** What a member of another workspace is told when they press a job's button in a shared channel. */
-function otherWorkspaceNote(context: BotContext, locale: string | undefined): string {
-  return say(locale, 'slack.button.other_workspace', { command: `\`${context.commands.imagine}\`` });
+/** What a member of another workspace is told when they press a job's button in a shared channel (Discord's code for a job of another scope). */
+function otherWorkspaceRefusal(context: BotContext): SlackInputError {
+  return new SlackInputError('job_other_scope', words('slack.button.other_workspace', { command: `\`${context.commands.imagine}\`` }));
 }
 
 /**
@@ -96,23 +96,23 @@ async function tellUnread(context: BotContext, notify: Notifier, locale: string 
  * The saved request a press of a job's button acts on, read once for the press (`read`: how it is waited for; an Edit's
  * within its form's budget): the request, undefined when it is not kept, or `answered` when the press was answered
  * here and nothing more is to follow — its read failed (`tellUnread`), or it is another workspace's (`inScope`: its
- * member is told so, not that it is gone).
+ * member is told so, not that it is gone, and it is logged once by the runner's one line: `refuseInput`).
  */
 async function savedOfPress(
   context: BotContext,
-  press: { body: BlockAction; notify: Notifier; locale: string | undefined; button: string; requestId: string },
+  press: { body: BlockAction; notify: Notifier; actor: { teamId: string; userId: string; locale: string | undefined }; button: string; requestId: string },
   read: (ask: () => Promise<SavedRequest | undefined>) => Promise<SavedRequest | undefined> = (ask) => ask(),
 ): Promise<SavedRequest | undefined | 'answered'> {
   let saved: SavedRequest | undefined;
   try {
     saved = await read(() => context.store.get(press.requestId));
   } catch (error) {
-    await tellUnread(context, press.notify, press.locale, error, { button: press.button, request: press.requestId });
+    await tellUnread(context, press.notify, press.actor.locale, error, { button: press.button, request: press.requestId });
     return 'answered';
   }
   const request = inScope(saved, press.body);
   if (request !== 'elsewhere') return request;
-  await press.notify(otherWorkspaceNote(context, press.locale));
+  await refuseInput(context.logger, press.actor, otherWorkspaceRefusal(context), press.notify);
   return 'answered';
 }
 
@@ -143,7 +143,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // Decided before it is answered: what it needs (the job's saved request, who runs it) unread is told as trouble on
     // our side; another workspace's job (a channel shared with Slack Connect), running or not, is told so, as its other
     // buttons are. Its saved request is read once, here, for all that follows.
-    const saved = requestId ? await savedOfPress(context, { body, notify, locale: actor.locale, button: 'cancel', requestId }) : undefined;
+    const saved = requestId ? await savedOfPress(context, { body, notify, actor, button: 'cancel', requestId }) : undefined;
     if (saved === 'answered') return;
     let refusal: SlackInputError | undefined;
     try {
@@ -186,7 +186,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
    * was sent to the service), and whatever fails once its job is asked for is told by `SlackJobs.start` itself, once.
    */
   async function reroll(body: BlockAction<ButtonAction>, action: ButtonAction, auth: Context, notify: Notifier): Promise<void> {
-    const request = await savedOfPress(context, { body, notify, locale: localeIn(auth), button: 'reroll', requestId: action.value ?? '' });
+    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'reroll', requestId: action.value ?? '' });
     if (request === 'answered') return;
     // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
     // saved request gone (past its days, removed), or its member erased their prompts (forget) while it ran, or as it
@@ -239,7 +239,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
-    const request = await savedOfPress(context, { body, notify, locale, button: 'delete', requestId: action.value ?? '' });
+    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'delete', requestId: action.value ?? '' });
     if (request === 'answered') return;
     // Refused before anything is deleted, logged once by the runner's one line and told privately (`refuseInput`): its
     // message no longer known (its saved request past its days, removed), or the press another member's.
@@ -289,7 +289,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // in time, as trouble on our side; no form opens.
     // Also when it was not read before the form had to open: no form opens.
     const budget = formBudget(auth);
-    const request = await savedOfPress(context, { body, notify, locale, button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
+    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
     if (request === 'answered') return;
     // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
     // images gone (its saved request past its days, removed), or the press another member's.

@@ -37,6 +37,7 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
   prompt_erased: true,
   not_requester: true,
   job_finished: true,
+  job_other_scope: true,
 };
 
 // The runner's input codes are exactly the surfaces' (checked by the type check): a code a surface drops leaves it too.

@@ -265,6 +265,43 @@ describe('a Cancel the bot refused, in the operator’s log', () => {
 });
 
 /**
+ * A press of a job's button from another workspace sharing the channel (Slack Connect) — Reroll, Edit, Delete on a
+ * finished job, Cancel on a running one — is told to its presser privately that the job is that workspace's, and is one
+ * line in the operator's log by the runner's one rule, with Discord's code for a job of another scope
+ * (`job_other_scope`): the member's, info, naming who pressed it and in which workspace.
+ */
+describe('a press of a job’s button from another workspace, in the operator’s log', () => {
+  const CHANNEL = 'C0SHARED';
+  const EVE = 'U0EVE';
+  const OTHER = 'T0OTHER';
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it.each(['pictor_reroll', 'pictor_edit', 'pictor_delete', 'pictor_cancel'])('%s: told privately, and one info line, the presser’s, with its code (job_other_scope) and their workspace', async (action) => {
+    const logger = new RecordingLogger();
+    const running = action === 'pictor_cancel';
+    h = await startHarness({ logger, emulator: running ? { latencyMs: 20_000 } : {} });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user: 'U0ALICE' });
+    const message = running
+      ? await fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start')
+      : await finishedActions(fake, CHANNEL);
+    const [sent, active] = [h.emulator.requests.length, h.runner.activeJobs().length];
+    const click = await fake.clickButton(message, action, EVE, OTHER);
+    const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(answer.body.response_type).toBe('ephemeral');
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === 'job_other_scope')).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: OTHER, userId: EVE }) }),
+    ]);
+    expect(h.emulator.requests).toHaveLength(sent);
+    expect(h.runner.activeJobs()).toHaveLength(active);
+  });
+});
+
+/**
  * The files the edit form refuses itself (`/imagine-edit`'s file input: none, one larger than the service takes as
  * Slack says, one of a type it cannot edit, one that is not an image) are shown next to the field, and are one line in
  * the operator's log by the runner's one rule, as every entry point's: the member's, info, with the file's own code,
