@@ -29,7 +29,9 @@ export type InputRefusedCode =
   | 'file_too_large'
   | 'file_not_image'
   | 'file_host_not_allowed'
-  | 'file_download_failed';
+  | 'file_download_failed'
+  // Slack's edit form whose hidden data cannot be read (out of date).
+  | 'form_out_of_date';
 
 /**
  * What a member gave a surface that the surface itself refuses, before anything is queued or spent (an input image, a

@@ -387,4 +387,17 @@ describe('the prompt and options the edit form refuses, in the operator’s log'
     expect(fake.downloads).toEqual([]);
     expect(h.emulator.requests).toEqual([]);
   });
+
+  it('a form whose hidden data this version cannot read (out of date): shown next to its prompt, and one info line, the member’s, with its code (form_out_of_date) and who asked', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger });
+    const { fake } = h;
+    const view = await editForm(h);
+    view.view.private_metadata = '{"channel":"C0TEAM"}';
+    const submitted = await fake.submitView(view, { prompt: 'add a hat', files: [fake.addFile({ name: 'sky.png', bytes: await png(20, 20) })] }, MEMBER);
+    expect(submitted.body).toMatchObject({ response_action: 'errors', errors: { prompt: expect.any(String) } });
+    expect(slackLines(logger)).toEqual([expect.objectContaining({ level: 'info', obj: { platform: 'slack', scopeId: fake.teamId, userId: MEMBER, code: 'form_out_of_date' } })]);
+    expect(fake.downloads).toEqual([]);
+    expect(h.emulator.requests).toEqual([]);
+  });
 });
