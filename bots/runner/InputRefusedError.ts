@@ -14,7 +14,7 @@ export type InputRefusedCode =
   | 'image_too_large'
   | 'not_an_image'
   | 'download_failed'
-  // Discord's presses of a job's button (`PressRefusedError`); Slack's Reroll too (gone, prompt erased).
+  // Discord's presses of a job's button (`PressRefusedError`); Slack's too (`SlackInputError`: Cancel, Reroll, Edit, Delete).
   | 'job_gone'
   | 'job_other_scope'
   | 'prompt_erased'
@@ -29,7 +29,9 @@ export type InputRefusedCode =
   | 'file_too_large'
   | 'file_not_image'
   | 'file_host_not_allowed'
-  | 'file_download_failed';
+  | 'file_download_failed'
+  // Slack's edit form whose hidden data cannot be read (out of date).
+  | 'form_out_of_date';
 
 /**
  * What a member gave a surface that the surface itself refuses, before anything is queued or spent (an input image, a

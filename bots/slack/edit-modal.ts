@@ -134,11 +134,12 @@ export function editModal(context: EditContext, locale?: string): types.ModalVie
  * refusal of the first field refused in the form's order (its prompt, missing: `missing_prompt`; its options top to
  * bottom, a choice this version does not offer: `invalid_option`; its files, none, one not an image or no longer in
  * Slack, too large, of a type it cannot edit) as a `SlackInputError`: a submission refused is one line, however many
- * fields it refused (`refused` undefined only for a form this version cannot read, its metadata).
+ * fields it refused. A form whose hidden data (its metadata) this version cannot read is refused as a whole before its
+ * fields are read: `form_out_of_date`, shown next to its prompt.
  */
 export type EditSubmission =
   | { ok: true; context: EditContext; prompt: string; options: JobOptions; files: SlackFileRef[] }
-  | { ok: false; errors: Record<string, string>; refused?: SlackInputError | undefined };
+  | { ok: false; errors: Record<string, string>; refused: SlackInputError };
 
 type StateValues = Record<string, Record<string, { value?: string | null; selected_option?: { value?: string } | null; files?: unknown[] }>>;
 
@@ -153,7 +154,9 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
   try {
     meta = EditContextSchema.parse(JSON.parse(view.private_metadata ?? ''));
   } catch {
-    return { ok: false, errors: { prompt: say(locale, 'slack.edit.out_of_date') } };
+    // Opened by another version (its hidden data not this one's): refused as a whole, shown next to its prompt.
+    const refused = new SlackInputError('form_out_of_date', words('slack.edit.out_of_date'));
+    return { ok: false, errors: { prompt: plain(sayWords(locale, refused.words)) }, refused };
   }
   const values = (view.state?.values ?? {}) as StateValues;
   const text = (block: string) => values[block]?.value?.value ?? '';
@@ -194,7 +197,8 @@ export function readEditSubmission(view: { private_metadata?: string; state?: { 
   // Shown next to its field, unless that field already shows another error (a form whose images it named, showing
   // its prompt's): then it is not shown, until a submission shows it.
   if (refused && errors[fileBlock] === undefined) refuseField(fileBlock, refused);
-  if (Object.keys(errors).length) return { ok: false, errors, refused: fieldRefusals[0] };
+  const [first] = fieldRefusals;
+  if (first) return { ok: false, errors, refused: first };
   return {
     ok: true,
     context: { channelId: meta.c, threadTs: meta.t, responseUrl: meta.u, files, private: meta.p === 1, inOwnDirectMessages: meta.d === 1 },

@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import { DEFAULTS, type OutputFormat, type PriceQuote } from 'pictor';
-import { elapsed, say, sayWords, usd, type JobCost, type JobOptions, type Words } from '../runner/index.js';
+import { elapsed, say, sayWords, usd, words, type JobCost, type JobOptions, type Words } from '../runner/index.js';
 import { FLAGS } from './imagine-text.js';
 import { escapeMrkdwn, truncate } from './slack-text.js';
 
@@ -126,9 +126,21 @@ export function isJobActionsMessage(blocks: unknown, requestId: string): boolean
  * `posting` while they are still being posted; `inDirectMessages` when they
  * went to the requester's direct messages (the channel refused them).
  */
-export function describeFinishedJob(input: { actionsAt?: string | undefined; posting?: boolean | undefined; inDirectMessages?: boolean | undefined }, locale?: string): string {
+export function describeFinishedJob(input: FinishedJobWhere, locale?: string): string {
+  return sayWords(locale, finishedJobWords(input));
+}
+
+/** Where a finished job's images and buttons are (`describeFinishedJob`). */
+export interface FinishedJobWhere {
+  actionsAt?: string | undefined;
+  posting?: boolean | undefined;
+  inDirectMessages?: boolean | undefined;
+}
+
+/** `describeFinishedJob`'s sentence as words, said in whoever's language reads it (a refusal's, logged in English). */
+export function finishedJobWords(input: FinishedJobWhere): Words {
   const where = input.posting ? 'posting' : input.inDirectMessages ? 'dm' : input.actionsAt ? 'link' : 'below';
-  return say(locale, 'slack.job.finished_where', { where, link: input.actionsAt ?? '' });
+  return words('slack.job.finished_where', { where, link: input.actionsAt ?? '' });
 }
 
 /**

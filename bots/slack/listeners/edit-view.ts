@@ -25,9 +25,9 @@ export function registerEditView(app: App, context: BotContext): void {
     const submission = readEditSubmission(view, locale);
     if (!submission.ok) {
       await ack({ response_action: 'errors', errors: submission.errors });
-      // Its fields refused, shown next to them: logged once by the runner's one line, as every entry point's — one line
-      // per submission, naming the first field refused (`readEditSubmission`).
-      if (submission.refused) logInputRefusal(context.logger, submission.refused, { platform: 'slack', scopeId: teamOf(body), userId: body.user.id });
+      // Its fields refused, shown next to them, or the form out of date: logged once by the runner's one line, as every
+      // entry point's — one line per submission, naming the first field refused (`readEditSubmission`).
+      logInputRefusal(context.logger, submission.refused, { platform: 'slack', scopeId: teamOf(body), userId: body.user.id });
       return;
     }
     await ack();

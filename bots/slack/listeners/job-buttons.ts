@@ -39,9 +39,9 @@ function inScope(request: SavedRequest | undefined, body: BlockAction): SavedReq
   return request.teamId === teamId ? request : 'elsewhere';
 }
 
-/** What a member of another workspace is told when they press a job's button in a shared channel. */
-function otherWorkspaceNote(context: BotContext, locale: string | undefined): string {
-  return say(locale, 'slack.button.other_workspace', { command: `\`${context.commands.imagine}\`` });
+/** What a member of another workspace is told when they press a job's button in a shared channel (Discord's code for a job of another scope). */
+function otherWorkspaceRefusal(context: BotContext): SlackInputError {
+  return new SlackInputError('job_other_scope', words('slack.button.other_workspace', { command: `\`${context.commands.imagine}\`` }));
 }
 
 /**
@@ -96,23 +96,23 @@ async function tellUnread(context: BotContext, notify: Notifier, locale: string 
  * The saved request a press of a job's button acts on, read once for the press (`read`: how it is waited for; an Edit's
  * within its form's budget): the request, undefined when it is not kept, or `answered` when the press was answered
  * here and nothing more is to follow — its read failed (`tellUnread`), or it is another workspace's (`inScope`: its
- * member is told so, not that it is gone).
+ * member is told so, not that it is gone, and it is logged once by the runner's one line: `refuseInput`).
  */
 async function savedOfPress(
   context: BotContext,
-  press: { body: BlockAction; notify: Notifier; locale: string | undefined; button: string; requestId: string },
+  press: { body: BlockAction; notify: Notifier; actor: { teamId: string; userId: string; locale: string | undefined }; button: string; requestId: string },
   read: (ask: () => Promise<SavedRequest | undefined>) => Promise<SavedRequest | undefined> = (ask) => ask(),
 ): Promise<SavedRequest | undefined | 'answered'> {
   let saved: SavedRequest | undefined;
   try {
     saved = await read(() => context.store.get(press.requestId));
   } catch (error) {
-    await tellUnread(context, press.notify, press.locale, error, { button: press.button, request: press.requestId });
+    await tellUnread(context, press.notify, press.actor.locale, error, { button: press.button, request: press.requestId });
     return 'answered';
   }
   const request = inScope(saved, press.body);
   if (request !== 'elsewhere') return request;
-  await press.notify(otherWorkspaceNote(context, press.locale));
+  await refuseInput(context.logger, press.actor, otherWorkspaceRefusal(context), press.notify);
   return 'answered';
 }
 
@@ -143,31 +143,35 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // Decided before it is answered: what it needs (the job's saved request, who runs it) unread is told as trouble on
     // our side; another workspace's job (a channel shared with Slack Connect), running or not, is told so, as its other
     // buttons are. Its saved request is read once, here, for all that follows.
-    const saved = requestId ? await savedOfPress(context, { body, notify, locale: actor.locale, button: 'cancel', requestId }) : undefined;
+    const saved = requestId ? await savedOfPress(context, { body, notify, actor, button: 'cancel', requestId }) : undefined;
     if (saved === 'answered') return;
-    let text: string | undefined;
+    let refusal: SlackInputError | undefined;
     try {
-      text = await cancelAnswer(jobId, requestId, saved, client, actor, requester);
+      refusal = await cancelRefusal(jobId, requestId, saved, client, actor, requester);
     } catch (error) {
       await tellUnread(context, notify, actor.locale, error, { button: 'cancel', request: requestId });
       return;
     }
-    if (text) await notify(text);
+    // Logged once by the runner's one line and told privately (`refuseInput`), with Discord's codes for the same.
+    if (refusal) await refuseInput(context.logger, actor, refusal, notify);
   });
 
   /**
-   * What a Cancel that stopped nothing here answers its presser privately (`saved`: its job's saved request, of the
-   * presser's workspace, as the press read it); undefined when another replica was asked to cancel it.
+   * Why a Cancel stopped nothing here, as its presser is told it privately (`saved`: its job's saved request, of the
+   * presser's workspace, as the press read it): the job finished or no longer runs (`job_finished`), or the presser
+   * neither asked for it nor is an admin (`not_requester`); undefined when another replica was asked to cancel it.
    */
-  async function cancelAnswer(jobId: string, requestId: string | undefined, saved: SavedRequest | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<string | undefined> {
+  async function cancelRefusal(jobId: string, requestId: string | undefined, saved: SavedRequest | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<SlackInputError | undefined> {
     const info = context.runner.get(jobId);
     // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
-    const finished = await finishedJobNote({ client, request: saved, runnerStatus: info?.status, locale: actor.locale });
-    if (finished) return finished;
+    const finished = await finishedJobNote({ client, request: saved, runnerStatus: info?.status });
+    if (finished) return new SlackInputError('job_finished', finished);
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
     const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, saved, actor.teamId, requester) : undefined;
     if (elsewhere === 'asked') return undefined;
-    return say(actor.locale, elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running')) ? 'slack.button.not_running' : 'slack.button.only_requester_cancel');
+    return elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running'))
+      ? new SlackInputError('job_finished', words('slack.button.not_running'))
+      : new SlackInputError('not_requester', words('slack.button.only_requester_cancel'));
   }
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {
@@ -182,7 +186,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
    * was sent to the service), and whatever fails once its job is asked for is told by `SlackJobs.start` itself, once.
    */
   async function reroll(body: BlockAction<ButtonAction>, action: ButtonAction, auth: Context, notify: Notifier): Promise<void> {
-    const request = await savedOfPress(context, { body, notify, locale: localeIn(auth), button: 'reroll', requestId: action.value ?? '' });
+    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'reroll', requestId: action.value ?? '' });
     if (request === 'answered') return;
     // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
     // saved request gone (past its days, removed), or its member erased their prompts (forget) while it ran, or as it
@@ -235,15 +239,17 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
-    const request = await savedOfPress(context, { body, notify, locale, button: 'delete', requestId: action.value ?? '' });
+    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'delete', requestId: action.value ?? '' });
     if (request === 'answered') return;
+    // Refused before anything is deleted, logged once by the runner's one line and told privately (`refuseInput`): its
+    // message no longer known (its saved request past its days, removed), or the press another member's.
     if (!request?.messageTs) {
-      await notify(say(locale, 'slack.button.gone_delete'));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('job_gone', words('slack.button.gone_delete')), notify);
       return;
     }
     const by = ownerOrAdmin(request, body, auth);
     if (!by) {
-      await notify(say(locale, 'slack.button.only_requester_delete', { user: `<@${request.userId}>` }));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('not_requester', words('slack.button.only_requester_delete', { user: `<@${request.userId}>` })), notify);
       return;
     }
     try {
@@ -283,15 +289,17 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // in time, as trouble on our side; no form opens.
     // Also when it was not read before the form had to open: no form opens.
     const budget = formBudget(auth);
-    const request = await savedOfPress(context, { body, notify, locale, button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
+    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
     if (request === 'answered') return;
+    // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
+    // images gone (its saved request past its days, removed), or the press another member's.
     if (!request?.outputFiles.length) {
-      await notify(say(locale, 'slack.button.gone_edit'));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('job_gone', words('slack.button.gone_edit')), notify);
       return;
     }
     // An edit is paid by whoever presses it, on the images of the member who asked: theirs or an admin's to edit, as for Delete.
     if (!ownerOrAdmin(request, body, auth)) {
-      await notify(say(locale, 'slack.button.only_requester_edit', { user: `<@${request.userId}>` }));
+      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('not_requester', words('slack.button.only_requester_edit', { user: `<@${request.userId}>` })), notify);
       return;
     }
     // The runner's intake for a form (who, where, whether its job may be private here, a budget left) before the modal opens.

@@ -33,8 +33,12 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
   file_not_image: true,
   file_host_not_allowed: true,
   file_download_failed: true,
+  form_out_of_date: true,
   job_gone: true,
   prompt_erased: true,
+  not_requester: true,
+  job_finished: true,
+  job_other_scope: true,
 };
 
 // The runner's input codes are exactly the surfaces' (checked by the type check): a code a surface drops leaves it too.

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SHORTCUT_EDIT_IMAGE } from '../../../bots/slack/bot-context.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
-import { buttonsOf } from '../../fakes/slack/slack-objects.js';
+import { buttonsOf, type FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { RecordingLogger } from '../discord/harness.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import type { FakeFile } from '../../fakes/slack/slack-objects.js';
 import type { ViewInputs } from '../../fakes/slack/view-state.js';
-import { finishedActions, png, startHarness, type Harness } from './harness.js';
+import { finishedActions, jobMessages, png, startHarness, statusOf, type Harness } from './harness.js';
 
 /**
  * What an edit asked by a mention did not start is one line in the operator's log, by the one rule: the runner's for
@@ -84,10 +84,10 @@ describe('a request the bot refused itself before asking the runner, in the oper
     return actions;
   }
 
-  /** A finished job asked by `/imagine`, with its buttons and its saved request's space and id. */
-  async function finishedImagine(harness: Harness) {
+  /** A finished job asked by `/imagine` (by `user`: the member's own by default), with its buttons and its saved request's space and id. */
+  async function finishedImagine(harness: Harness, user = MEMBER) {
     const { fake } = harness;
-    await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user: MEMBER });
+    await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user });
     const actions = await finishedActions(fake, CHANNEL);
     const requestId = buttonsOf(actions).find((b) => b.actionId === 'pictor_reroll')!.value!;
     const { space } = new RequestStore(harness.state);
@@ -132,6 +132,40 @@ describe('a request the bot refused itself before asking the runner, in the oper
         return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
       },
     ],
+    [
+      'the Edit of a job whose saved request is gone',
+      'job_gone',
+      async (harness) => {
+        const { actions, requestId, space } = await finishedImagine(harness);
+        await space.delete(requestId);
+        return () => harness.fake.clickButton(actions, 'pictor_edit', MEMBER);
+      },
+    ],
+    [
+      'the Edit of another member’s job',
+      'not_requester',
+      async (harness) => {
+        const { actions } = await finishedImagine(harness, 'U0BOB');
+        return () => harness.fake.clickButton(actions, 'pictor_edit', MEMBER);
+      },
+    ],
+    [
+      'the Delete of a job whose saved request is gone',
+      'job_gone',
+      async (harness) => {
+        const { actions, requestId, space } = await finishedImagine(harness);
+        await space.delete(requestId);
+        return () => harness.fake.clickButton(actions, 'pictor_delete', MEMBER);
+      },
+    ],
+    [
+      'the Delete of another member’s job',
+      'not_requester',
+      async (harness) => {
+        const { actions } = await finishedImagine(harness, 'U0BOB');
+        return () => harness.fake.clickButton(actions, 'pictor_delete', MEMBER);
+      },
+    ],
   ];
 
   it.each(ENTRY_POINTS)('%s: told privately, and one info line, the member’s, with its code (%s) and who asked', async (_name, code, prepare) => {
@@ -154,6 +188,116 @@ describe('a request the bot refused itself before asking the runner, in the oper
       expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: fake.teamId, userId: MEMBER }) }),
     ]);
     expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
+/**
+ * A Cancel the bot refused (pressed by a member who neither asked for the job nor is an admin; on a job no longer
+ * running, or finished while its message still showed Cancel) is told to its presser privately and is one line in the
+ * operator's log by the runner's one rule, with Discord's code for the same: the member's, info, naming who pressed it.
+ */
+describe('a Cancel the bot refused, in the operator’s log', () => {
+  const MEMBER = 'U0ALICE';
+  const CHANNEL = 'C0TEAM';
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  /** A message showing Cancel for `value`'s job, as a screen not yet brought up to date shows it. */
+  const staleCancel = (message: FakeMessage, value: string): FakeMessage => ({
+    ...message,
+    ts: '1700000000.000001',
+    blocks: [{ type: 'actions', block_id: 'job_actions', elements: [{ type: 'button', action_id: 'pictor_cancel', value, text: { type: 'plain_text', text: 'Cancel' } }] }],
+  });
+  const cancelOf = (message: FakeMessage) => buttonsOf(message).find((b) => b.actionId === 'pictor_cancel')!.value!;
+
+  const CANCELS: [name: string, code: string, latencyMs: number, prepare: (h: Harness) => Promise<FakeMessage>][] = [
+    [
+      'another member’s, on a job running here',
+      'not_requester',
+      20_000,
+      async ({ fake }) => {
+        await fake.command({ command: '/imagine', text: 'a very slow painting', channel: CHANNEL, user: 'U0BOB' });
+        return fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+      },
+    ],
+    [
+      'its member’s, from a message naming a job this process does not run (a stale screen)',
+      'job_finished',
+      20_000,
+      async ({ fake }) => {
+        await fake.command({ command: '/imagine', text: 'a very slow painting', channel: CHANNEL, user: MEMBER });
+        const running = await fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+        return staleCancel(running, `gonejob12345:${cancelOf(running).split(':')[1]}`);
+      },
+    ],
+    [
+      'its member’s, on a job that finished while its message still showed Cancel',
+      'job_finished',
+      150,
+      async (harness) => {
+        const { fake } = harness;
+        await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user: MEMBER });
+        const running = await fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
+        const value = cancelOf(running);
+        await finishedActions(fake, CHANNEL);
+        return staleCancel(running, value);
+      },
+    ],
+  ];
+
+  it.each(CANCELS)('%s: told privately, and one info line, the member’s, with its code (%s) and who pressed it', async (_name, code, latencyMs, prepare) => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger, emulator: { latencyMs } });
+    const { fake } = h;
+    const message = await prepare(h);
+    const active = h.runner.activeJobs().length;
+    const click = await fake.clickButton(message, 'pictor_cancel', MEMBER);
+    const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(answer.body.response_type).toBe('ephemeral');
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: fake.teamId, userId: MEMBER }) }),
+    ]);
+    expect(h.runner.activeJobs()).toHaveLength(active);
+  });
+});
+
+/**
+ * A press of a job's button from another workspace sharing the channel (Slack Connect) — Reroll, Edit, Delete on a
+ * finished job, Cancel on a running one — is told to its presser privately that the job is that workspace's, and is one
+ * line in the operator's log by the runner's one rule, with Discord's code for a job of another scope
+ * (`job_other_scope`): the member's, info, naming who pressed it and in which workspace.
+ */
+describe('a press of a job’s button from another workspace, in the operator’s log', () => {
+  const CHANNEL = 'C0SHARED';
+  const EVE = 'U0EVE';
+  const OTHER = 'T0OTHER';
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it.each(['pictor_reroll', 'pictor_edit', 'pictor_delete', 'pictor_cancel'])('%s: told privately, and one info line, the presser’s, with its code (job_other_scope) and their workspace', async (action) => {
+    const logger = new RecordingLogger();
+    const running = action === 'pictor_cancel';
+    h = await startHarness({ logger, emulator: running ? { latencyMs: 20_000 } : {} });
+    const { fake } = h;
+    await fake.command({ command: '/imagine', text: 'a red kite', channel: CHANNEL, user: 'U0ALICE' });
+    const message = running
+      ? await fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start')
+      : await finishedActions(fake, CHANNEL);
+    const [sent, active] = [h.emulator.requests.length, h.runner.activeJobs().length];
+    const click = await fake.clickButton(message, action, EVE, OTHER);
+    const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
+    expect(answer.body.response_type).toBe('ephemeral');
+    expect(logger.entries.filter((e) => (e.obj as { code?: string }).code === 'job_other_scope')).toEqual([
+      expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'slack', scopeId: OTHER, userId: EVE }) }),
+    ]);
+    expect(h.emulator.requests).toHaveLength(sent);
+    expect(h.runner.activeJobs()).toHaveLength(active);
   });
 });
 
@@ -240,6 +384,19 @@ describe('the prompt and options the edit form refuses, in the operator’s log'
     expect(submitted.body).toMatchObject({ response_action: 'errors' });
     expect(Object.keys((submitted.body as { errors: object }).errors).sort()).toEqual([...fields].sort());
     expect(slackLines(logger)).toEqual([expect.objectContaining({ level: 'info', obj: { platform: 'slack', scopeId: fake.teamId, userId: MEMBER, code } })]);
+    expect(fake.downloads).toEqual([]);
+    expect(h.emulator.requests).toEqual([]);
+  });
+
+  it('a form whose hidden data this version cannot read (out of date): shown next to its prompt, and one info line, the member’s, with its code (form_out_of_date) and who asked', async () => {
+    const logger = new RecordingLogger();
+    h = await startHarness({ logger });
+    const { fake } = h;
+    const view = await editForm(h);
+    view.view.private_metadata = '{"channel":"C0TEAM"}';
+    const submitted = await fake.submitView(view, { prompt: 'add a hat', files: [fake.addFile({ name: 'sky.png', bytes: await png(20, 20) })] }, MEMBER);
+    expect(submitted.body).toMatchObject({ response_action: 'errors', errors: { prompt: expect.any(String) } });
+    expect(slackLines(logger)).toEqual([expect.objectContaining({ level: 'info', obj: { platform: 'slack', scopeId: fake.teamId, userId: MEMBER, code: 'form_out_of_date' } })]);
     expect(fake.downloads).toEqual([]);
     expect(h.emulator.requests).toEqual([]);
   });
