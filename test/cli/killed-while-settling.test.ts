@@ -71,19 +71,24 @@ async function ledgerWritesFail(dir: string): Promise<() => Promise<void>> {
   return () => rm(backup, { recursive: true });
 }
 
+/** `pictor generate` of one fox in a process of its own (killed at the test's end), its output followed. */
+function generateInAProcess(env: Record<string, string>, out: string) {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--quality', 'auto', '--size', '1024x1024', '--out', out], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  killedAtTestEnd(child, 'pictor generate');
+  return { child, output: followOutput(child) };
+}
+
 describe('pictor generate that exits after its settle reached usage.jsonl and before the ledger took it', () => {
   it('killed, is charged what its record says by the next run, not its estimate: one record, its request id kept', async () => {
     const service = await serviceHoldingItsAnswer();
     const data = await tempDir();
     const out = `${await tempDir()}/`;
     const env = { PICTOR_BASE_URL: service.url, PICTOR_API_KEY: 'sk-test-killed-settling-0123', PICTOR_DATA_DIR: data, PICTOR_MAX_RETRIES: '0' };
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--quality', 'auto', '--size', '1024x1024', '--out', out], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output = followOutput(child);
-    killedAtTestEnd(child, 'pictor generate');
+    const { child, output } = generateInAProcess(env, out);
     const exited = new Promise((resolve) => child.once('exit', resolve));
     // Sent: the ledger holds the job marked sent. From here on its writes fail, so its settle reaches usage.jsonl only.
     await service.received;
@@ -122,13 +127,7 @@ describe('pictor generate that exits after its settle reached usage.jsonl and be
     const data = await tempDir();
     const out = `${await tempDir()}/`;
     const env = { PICTOR_BASE_URL: service.url, PICTOR_API_KEY: 'sk-test-interrupted-settling-0123', PICTOR_DATA_DIR: data, PICTOR_MAX_RETRIES: '0' };
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--quality', 'auto', '--size', '1024x1024', '--out', out], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output = followOutput(child);
-    killedAtTestEnd(child, 'pictor generate');
+    const { child, output } = generateInAProcess(env, out);
     await service.received;
     const writesWork = await ledgerWritesFail(data);
     service.answer();
