@@ -701,6 +701,7 @@ function spawnFox(args: string[], data: string) {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  killedAtTestEnd(child, 'pictor generate');
   const output = followOutput(child);
   // Once closed: the streams are read to their end too.
   return { process: child, stderr: output.stderr, stdout: output.stdout, exited: output.ended.then(({ code }) => code) };
