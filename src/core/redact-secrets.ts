@@ -256,10 +256,14 @@ function addPercentEncodedSpans(text: string, spans: [number, number][]): void {
  */
 function addPieceSpans(text: string, spans: [number, number][]): void {
   if (pieceHashes.size === 0) return;
+  // Each form of every secret, listed once per text (not once per piece the hash found).
+  let forms: string[] | undefined;
   eachHeldPiece(text, (at) => {
     // The hash found it: the piece itself is looked for in the secrets (another text may share a hash by chance).
     const piece = text.slice(at, at + MIN_PIECE_LENGTH);
-    if (READS_AS_A_WORD.test(piece) || ![...knownSecrets.values()].some((known) => known.written.some((form) => form.includes(piece)))) return;
+    if (READS_AS_A_WORD.test(piece)) return;
+    forms ??= [...knownSecrets.values()].flatMap((known) => known.written);
+    if (!forms.some((form) => form.includes(piece))) return;
     spans.push(widened(text, at, at + MIN_PIECE_LENGTH, KEY_CHARACTER, false));
   });
 }
