@@ -1,5 +1,5 @@
 import { InteractionContextType, InteractionType, MessageFlags, Routes, type APIGuildMember, type BaseInteraction, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
-import { isDmScope, logInputRefusal, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
+import { isDmScope, logInputRefusal, mayCancel, PressRefusedError, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
@@ -14,7 +14,6 @@ import { refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
-import { PressRefusedError } from './press-refusal.js';
 import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 

@@ -1,5 +1,5 @@
 import { MessageFlags, type ModalSubmitInteraction } from 'discord.js';
-import { logInputRefusal, sayWords, words, type ImagesToFetch } from '../runner/index.js';
+import { logInputRefusal, PressRefusedError, sayWords, words, type ImagesToFetch } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { COMMAND_NAMES } from './command-words.js';
@@ -9,7 +9,6 @@ import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
 import { editOptionsFrom, pressedBy, tell } from './handle-buttons.js';
 import { keptOutput, type JobRecord } from './JobRecordStore.js';
-import { PressRefusedError } from './press-refusal.js';
 import { scopeOf } from './requester.js';
 import { startJob } from './start-job.js';
 
