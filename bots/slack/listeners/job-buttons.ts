@@ -185,17 +185,18 @@ export function registerJobButtons(app: App, context: BotContext): void {
    * was sent to the service), and whatever fails once its job is asked for is told by `SlackJobs.start` itself, once.
    */
   async function reroll(body: BlockAction<ButtonAction>, action: ButtonAction, auth: Context, notify: Notifier): Promise<void> {
-    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'reroll', requestId: action.value ?? '' });
+    const presser = actorOf(body, auth);
+    const request = await savedOfPress(context, { body, notify, actor: presser, button: 'reroll', requestId: action.value ?? '' });
     if (request === 'answered') return;
     // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
     // saved request gone (past its days, removed), or its member erased their prompts (forget) while it ran, or as it
     // started — nothing is left to send again.
     if (!request) {
-      await refuseInput(context.logger, actorOf(body, auth), new PressRefusedError('job_gone', words('slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` })), notify);
+      await refuseInput(context.logger, presser, new PressRefusedError('job_gone', words('slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` })), notify);
       return;
     }
     if (promptErased(request)) {
-      await refuseInput(context.logger, actorOf(body, auth), new PressRefusedError('prompt_erased', words('job.prompt_erased')), notify);
+      await refuseInput(context.logger, presser, new PressRefusedError('prompt_erased', words('job.prompt_erased')), notify);
       return;
     }
     const { client, botToken } = context.workspace(auth);
@@ -206,7 +207,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const theirsAlone = inOwnDirectMessages(request, body.user.id);
     const channelId = theirsAlone ? await ownDirectMessages(context, client, body.user.id, notify, localeIn(auth)) : (request.askedIn ?? request.channelId);
     if (!channelId) return;
-    const actor = { ...actorOf(body, auth), channelId };
+    const actor = { ...presser, channelId };
     const own = request.userId === actor.userId;
     let images;
     try {
@@ -238,17 +239,18 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
-    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'delete', requestId: action.value ?? '' });
+    const actor = actorOf(body, auth);
+    const request = await savedOfPress(context, { body, notify, actor, button: 'delete', requestId: action.value ?? '' });
     if (request === 'answered') return;
     // Refused before anything is deleted, logged once by the runner's one line and told privately (`refuseInput`): its
     // message no longer known (its saved request past its days, removed), or the press another member's.
     if (!request?.messageTs) {
-      await refuseInput(context.logger, actorOf(body, auth), new PressRefusedError('job_gone', words('slack.button.gone_delete')), notify);
+      await refuseInput(context.logger, actor, new PressRefusedError('job_gone', words('slack.button.gone_delete')), notify);
       return;
     }
     const by = ownerOrAdmin(request, body, auth);
     if (!by) {
-      await refuseInput(context.logger, actorOf(body, auth), new PressRefusedError('not_requester', words('slack.button.only_requester_delete', { user: `<@${request.userId}>` })), notify);
+      await refuseInput(context.logger, actor, new PressRefusedError('not_requester', words('slack.button.only_requester_delete', { user: `<@${request.userId}>` })), notify);
       return;
     }
     try {
@@ -283,22 +285,23 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
+    const actor = actorOf(body, auth);
     // Its saved request is read within the form's one budget (the trigger's 3 s, `formBudget`), the one the runner's
     // intake waits within after it (`answerBy`: its `endsAt`): a state that does not answer by then is told privately,
     // in time, as trouble on our side; no form opens.
     // Also when it was not read before the form had to open: no form opens.
     const budget = formBudget(auth);
-    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
+    const request = await savedOfPress(context, { body, notify, actor, button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
     if (request === 'answered') return;
     // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
     // images gone (its saved request past its days, removed), or the press another member's.
     if (!request?.outputFiles.length) {
-      await refuseInput(context.logger, actorOf(body, auth), new PressRefusedError('job_gone', words('slack.button.gone_edit')), notify);
+      await refuseInput(context.logger, actor, new PressRefusedError('job_gone', words('slack.button.gone_edit')), notify);
       return;
     }
     // An edit is paid by whoever presses it, on the images of the member who asked: theirs or an admin's to edit, as for Delete.
     if (!ownerOrAdmin(request, body, auth)) {
-      await refuseInput(context.logger, actorOf(body, auth), new PressRefusedError('not_requester', words('slack.button.only_requester_edit', { user: `<@${request.userId}>` })), notify);
+      await refuseInput(context.logger, actor, new PressRefusedError('not_requester', words('slack.button.only_requester_edit', { user: `<@${request.userId}>` })), notify);
       return;
     }
     // The runner's intake for a form (who, where, whether its job may be private here, a budget left) before the modal opens.
@@ -310,7 +313,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // their own direct messages, as the job will run: their private default does not make it private.
     const theirsAlone = inOwnDirectMessages(request, body.user.id);
     const channelId = theirsAlone ? body.user.id : (request.askedIn ?? request.channelId);
-    await context.jobs.openForm({ ...actorOf(body, auth), channelId }, notify, () =>
+    await context.jobs.openForm({ ...actor, channelId }, notify, () =>
       openEditModal(context, client, body.trigger_id, notify, {
         channelId,
         threadTs: request.private || theirsAlone ? undefined : (request.threadTs ?? request.messageTs),
