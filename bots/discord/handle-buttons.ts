@@ -1,5 +1,5 @@
 import { InteractionContextType, InteractionType, MessageFlags, Routes, type APIGuildMember, type BaseInteraction, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
-import { isDmScope, logInputRefusal, mayCancel, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
+import { isDmScope, mayCancel, PressRefusedError, say, sayWords, words, type JobOptions, type Requester, type Words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
@@ -10,11 +10,10 @@ import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobReco
 import { isRunning } from '../state/index.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext, requesterOf, scopeOf } from './requester.js';
-import { refusePrivately } from './refuse-privately.js';
+import { refuseInputPrivately, refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
-import { PressRefusedError } from './press-refusal.js';
 import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
 
@@ -31,12 +30,10 @@ export async function tell(ctx: Pick<BotContext, 'logger'>, interaction: ButtonI
 
 /**
  * A press the bot refused itself, before the runner is asked, for what its job no longer has or is not, or for who
- * pressed it: logged once by the runner's one line (`logInputRefusal`: the member's, with its code, naming who pressed
- * where), and told privately.
+ * pressed it: logged once and told privately (`refuseInputPrivately`), as a button's answer (`tell`: after a deferral too).
  */
 function refusePress(ctx: BotContext, interaction: ButtonInteraction, refusal: InputImageError | PressRefusedError): Promise<void> {
-  logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
-  return tell(ctx, interaction, refusal.words);
+  return refuseInputPrivately(ctx, interaction, refusal, () => tell(ctx, interaction, refusal.words));
 }
 
 /**

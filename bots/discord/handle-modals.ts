@@ -1,5 +1,5 @@
 import { MessageFlags, type ModalSubmitInteraction } from 'discord.js';
-import { logInputRefusal, sayWords, words, type ImagesToFetch } from '../runner/index.js';
+import { PressRefusedError, sayWords, words, type ImagesToFetch } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
 import { COMMAND_NAMES } from './command-words.js';
@@ -9,20 +9,17 @@ import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
 import { editOptionsFrom, pressedBy, tell } from './handle-buttons.js';
 import { keptOutput, type JobRecord } from './JobRecordStore.js';
-import { PressRefusedError } from './press-refusal.js';
-import { scopeOf } from './requester.js';
+import { refuseInputPrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 
 /**
- * The edit form has outlived what it needs, or names what is not the sender's: logged once by the runner's one line
- * (`logInputRefusal`: the sender's, with `code`, naming who sent it where), and said privately, in their language, as
- * expired whatever the code.
+ * The edit form has outlived what it needs, or names what is not the sender's: logged once with `code`
+ * (`refuseInputPrivately`), and said privately, in their language, as expired whatever the code.
  */
 async function tellExpired(ctx: BotContext, interaction: ModalSubmitInteraction, code: 'job_gone' | 'job_other_scope' | 'not_requester'): Promise<void> {
   const refusal = new PressRefusedError(code, words('discord.edit.form_expired'));
-  logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
   const content = `✋ ${sayWords(interaction.locale, refusal.words)}`;
-  await acknowledge('modal: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral }), ctx.logger);
+  await refuseInputPrivately(ctx, interaction, refusal, () => acknowledge('modal: explain', () => interaction.reply({ content, flags: MessageFlags.Ephemeral }), ctx.logger));
 }
 
 /** The prompt of an edit: for the images of a message ("Edit image" menu), or for one image of a result (Edit button). Its job's `record` was read once by the router. */

@@ -1,9 +1,8 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { errorCodeOf } from 'pictor/internal';
-import { describeFailure, logInputRefusal } from '../runner/index.js';
+import { describeFailure, logInputRefusal, type InputRefusedError } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import type { BotContext } from './bot-context.js';
-import type { InputImageError } from './download-images.js';
 import { loggableError } from './loggable-error.js';
 import { scopeOf } from './requester.js';
 
@@ -21,14 +20,20 @@ export async function refusePrivately(ctx: BotContext, interaction: RepliableInt
 }
 
 /**
- * The first answer to a job whose images the bot refused itself, before the
- * runner's intake was asked (what Discord reported of its attachments: their
- * host, count or size): logged (the runner's `logInputRefusal`), then said as
- * a refusal of the runner's is, privately.
+ * What the bot refused itself, before the runner's intake was asked (what Discord reported of a job's attachments:
+ * their host, count or size; a press of a job's button, or an edit form, for what its job no longer has or is not, or
+ * for who pressed it): logged once by the runner's one line (`logInputRefusal`: the member's, with its code, naming who
+ * asked where), then said privately — as a refusal of the runner's is (`refusePrivately`), unless `answer` says it
+ * otherwise (a button's answer that may follow a deferral, a form's).
  */
-export async function refuseInputPrivately(ctx: BotContext, interaction: RepliableInteraction, refusal: InputImageError): Promise<void> {
+export async function refuseInputPrivately(
+  ctx: BotContext,
+  interaction: RepliableInteraction,
+  refusal: InputRefusedError,
+  answer: () => Promise<unknown> = () => refusePrivately(ctx, interaction, refusal),
+): Promise<void> {
   logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
-  await refusePrivately(ctx, interaction, refusal);
+  await answer();
 }
 
 /**

@@ -3,7 +3,7 @@ import { sayWords, type Words } from './words.js';
 
 /**
  * Every code a surface refuses what a member gave it under: Discord's input images (`InputImageError`) and presses of
- * a job's button (`PressRefusedError`), Slack's flags, files and presses of a job's button (`SlackInputError`). Each surface's own union is a part of this one (the compiler holds a code a surface
+ * a job's button on either surface (`PressRefusedError`), Slack's flags and files (`SlackInputError`). Each surface's own union is a part of this one (the compiler holds a code a surface
  * adds to being named here too), so a failure's code stays a closed union (`FailureCode`).
  */
 export type InputRefusedCode =
@@ -14,7 +14,7 @@ export type InputRefusedCode =
   | 'image_too_large'
   | 'not_an_image'
   | 'download_failed'
-  // Discord's presses of a job's button (`PressRefusedError`); Slack's too (`SlackInputError`: Cancel, Reroll, Edit, Delete).
+  // Presses of a job's button, on either surface (`PressRefusedError`).
   | 'job_gone'
   | 'job_other_scope'
   | 'prompt_erased'

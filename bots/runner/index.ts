@@ -24,6 +24,7 @@ export { refusalFromPolicy } from './describe-refusal.js';
 export { RecentKeys } from './recent-keys.js';
 export { JobRefusedError, isJobRefusedError, type JobRefusalDetails } from './JobRefusedError.js';
 export { InputRefusedError, isInputRefusedError } from './InputRefusedError.js';
+export { PressRefusedError, PRESS_REFUSAL_CODES, type PressRefusalCode } from './PressRefusedError.js';
 export { describeFailure, describeKeptImages, describeValidation, INTERNAL_ERROR_CODE, logInputRefusal, logJobFailure, type FailureCode, type FailureDescription, type FailureLogMessages } from './describe-failure.js';
 export { loggableError } from './loggable-error.js';
 export { describeUsage, type UsageMarkup } from './describe-usage.js';

@@ -14,17 +14,7 @@ export type SlackInputErrorCode =
   | 'file_host_not_allowed'
   | 'file_download_failed'
   // The edit form submitted with hidden data this version cannot read (opened by another version): out of date.
-  | 'form_out_of_date'
-  // A press of a job's button refused for what its saved request no longer has or is: gone (past its 90 days,
-  // removed), its prompt erased (its member's forget); or pressed by a member who neither asked for the job nor is an
-  // admin (Cancel, Edit, Delete); or a Cancel of a job that finished, or no longer runs. Discord's codes for the same
-  // (`PressRefusedError`), so one code finds both bots' lines. Any of its buttons pressed from another workspace that
-  // shares the channel (Slack Connect): `job_other_scope`.
-  | 'job_gone'
-  | 'prompt_erased'
-  | 'not_requester'
-  | 'job_finished'
-  | 'job_other_scope';
+  | 'form_out_of_date';
 
 /**
  * Input the bot refuses before anything is queued or spent (the member's: `InputRefusedError`). `words` is one

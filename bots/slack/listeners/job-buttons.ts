@@ -8,8 +8,7 @@ import { slackErrorCode } from '../slack-error-code.js';
 import { ownDirectMessages } from '../own-direct-messages.js';
 import { askedInDirectMessages } from '../slack-text.js';
 import type { SavedRequest } from '../RequestStore.js';
-import { mayCancel, say, words, type Requester } from '../../runner/index.js';
-import { SlackInputError } from '../SlackInputError.js';
+import { mayCancel, PressRefusedError, say, words, type Requester } from '../../runner/index.js';
 import { promptErased } from '../../state/index.js';
 import { localeIn } from '../user-locales.js';
 import { formBudget } from '../answer-by.js';
@@ -40,8 +39,8 @@ function inScope(request: SavedRequest | undefined, body: BlockAction): SavedReq
 }
 
 /** What a member of another workspace is told when they press a job's button in a shared channel (Discord's code for a job of another scope). */
-function otherWorkspaceRefusal(context: BotContext): SlackInputError {
-  return new SlackInputError('job_other_scope', words('slack.button.other_workspace', { command: `\`${context.commands.imagine}\`` }));
+function otherWorkspaceRefusal(context: BotContext): PressRefusedError {
+  return new PressRefusedError('job_other_scope', words('slack.button.other_workspace', { command: `\`${context.commands.imagine}\`` }));
 }
 
 /**
@@ -145,7 +144,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // buttons are. Its saved request is read once, here, for all that follows.
     const saved = requestId ? await savedOfPress(context, { body, notify, actor, button: 'cancel', requestId }) : undefined;
     if (saved === 'answered') return;
-    let refusal: SlackInputError | undefined;
+    let refusal: PressRefusedError | undefined;
     try {
       refusal = await cancelRefusal(jobId, requestId, saved, client, actor, requester);
     } catch (error) {
@@ -161,17 +160,17 @@ export function registerJobButtons(app: App, context: BotContext): void {
    * presser's workspace, as the press read it): the job finished or no longer runs (`job_finished`), or the presser
    * neither asked for it nor is an admin (`not_requester`); undefined when another replica was asked to cancel it.
    */
-  async function cancelRefusal(jobId: string, requestId: string | undefined, saved: SavedRequest | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<SlackInputError | undefined> {
+  async function cancelRefusal(jobId: string, requestId: string | undefined, saved: SavedRequest | undefined, client: App['client'], actor: ReturnType<typeof actorOf>, requester: Requester): Promise<PressRefusedError | undefined> {
     const info = context.runner.get(jobId);
     // The job finished while its message still shows Cancel (its "Done" waits for the workspace's budget): where its buttons are.
     const finished = await finishedJobNote({ client, request: saved, runnerStatus: info?.status });
-    if (finished) return new SlackInputError('job_finished', finished);
+    if (finished) return new PressRefusedError('job_finished', finished);
     // Not a job of this process: with Redis, another replica may run it; it then shows the cancellation in the job's message.
     const elsewhere = !info && requestId ? await context.jobs.cancelElsewhere(requestId, saved, actor.teamId, requester) : undefined;
     if (elsewhere === 'asked') return undefined;
     return elsewhere !== 'not_allowed' && (!info || (info.status !== 'queued' && info.status !== 'running'))
-      ? new SlackInputError('job_finished', words('slack.button.not_running'))
-      : new SlackInputError('not_requester', words('slack.button.only_requester_cancel'));
+      ? new PressRefusedError('job_finished', words('slack.button.not_running'))
+      : new PressRefusedError('not_requester', words('slack.button.only_requester_cancel'));
   }
 
   app.action<BlockAction<ButtonAction>>(ACTIONS.reroll, async ({ ack, body, action, context: auth }) => {
@@ -186,17 +185,18 @@ export function registerJobButtons(app: App, context: BotContext): void {
    * was sent to the service), and whatever fails once its job is asked for is told by `SlackJobs.start` itself, once.
    */
   async function reroll(body: BlockAction<ButtonAction>, action: ButtonAction, auth: Context, notify: Notifier): Promise<void> {
-    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'reroll', requestId: action.value ?? '' });
+    const presser = actorOf(body, auth);
+    const request = await savedOfPress(context, { body, notify, actor: presser, button: 'reroll', requestId: action.value ?? '' });
     if (request === 'answered') return;
     // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
     // saved request gone (past its days, removed), or its member erased their prompts (forget) while it ran, or as it
     // started — nothing is left to send again.
     if (!request) {
-      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('job_gone', words('slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` })), notify);
+      await refuseInput(context.logger, presser, new PressRefusedError('job_gone', words('slack.button.gone_reroll', { command: `\`${context.commands.imagine}\`` })), notify);
       return;
     }
     if (promptErased(request)) {
-      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('prompt_erased', words('job.prompt_erased')), notify);
+      await refuseInput(context.logger, presser, new PressRefusedError('prompt_erased', words('job.prompt_erased')), notify);
       return;
     }
     const { client, botToken } = context.workspace(auth);
@@ -207,7 +207,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     const theirsAlone = inOwnDirectMessages(request, body.user.id);
     const channelId = theirsAlone ? await ownDirectMessages(context, client, body.user.id, notify, localeIn(auth)) : (request.askedIn ?? request.channelId);
     if (!channelId) return;
-    const actor = { ...actorOf(body, auth), channelId };
+    const actor = { ...presser, channelId };
     const own = request.userId === actor.userId;
     let images;
     try {
@@ -239,17 +239,18 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
-    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'delete', requestId: action.value ?? '' });
+    const actor = actorOf(body, auth);
+    const request = await savedOfPress(context, { body, notify, actor, button: 'delete', requestId: action.value ?? '' });
     if (request === 'answered') return;
     // Refused before anything is deleted, logged once by the runner's one line and told privately (`refuseInput`): its
     // message no longer known (its saved request past its days, removed), or the press another member's.
     if (!request?.messageTs) {
-      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('job_gone', words('slack.button.gone_delete')), notify);
+      await refuseInput(context.logger, actor, new PressRefusedError('job_gone', words('slack.button.gone_delete')), notify);
       return;
     }
     const by = ownerOrAdmin(request, body, auth);
     if (!by) {
-      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('not_requester', words('slack.button.only_requester_delete', { user: `<@${request.userId}>` })), notify);
+      await refuseInput(context.logger, actor, new PressRefusedError('not_requester', words('slack.button.only_requester_delete', { user: `<@${request.userId}>` })), notify);
       return;
     }
     try {
@@ -284,22 +285,23 @@ export function registerJobButtons(app: App, context: BotContext): void {
     await ack();
     const locale = localeIn(auth);
     const notify = answerOfPress(context, auth, body);
+    const actor = actorOf(body, auth);
     // Its saved request is read within the form's one budget (the trigger's 3 s, `formBudget`), the one the runner's
     // intake waits within after it (`answerBy`: its `endsAt`): a state that does not answer by then is told privately,
     // in time, as trouble on our side; no form opens.
     // Also when it was not read before the form had to open: no form opens.
     const budget = formBudget(auth);
-    const request = await savedOfPress(context, { body, notify, actor: actorOf(body, auth), button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
+    const request = await savedOfPress(context, { body, notify, actor, button: 'edit', requestId: action.value ?? '' }, (ask) => budget.within(ask));
     if (request === 'answered') return;
     // Refused before the runner is asked, logged once by the runner's one line and told privately (`refuseInput`): its
     // images gone (its saved request past its days, removed), or the press another member's.
     if (!request?.outputFiles.length) {
-      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('job_gone', words('slack.button.gone_edit')), notify);
+      await refuseInput(context.logger, actor, new PressRefusedError('job_gone', words('slack.button.gone_edit')), notify);
       return;
     }
     // An edit is paid by whoever presses it, on the images of the member who asked: theirs or an admin's to edit, as for Delete.
     if (!ownerOrAdmin(request, body, auth)) {
-      await refuseInput(context.logger, actorOf(body, auth), new SlackInputError('not_requester', words('slack.button.only_requester_edit', { user: `<@${request.userId}>` })), notify);
+      await refuseInput(context.logger, actor, new PressRefusedError('not_requester', words('slack.button.only_requester_edit', { user: `<@${request.userId}>` })), notify);
       return;
     }
     // The runner's intake for a form (who, where, whether its job may be private here, a budget left) before the modal opens.
@@ -311,7 +313,7 @@ export function registerJobButtons(app: App, context: BotContext): void {
     // their own direct messages, as the job will run: their private default does not make it private.
     const theirsAlone = inOwnDirectMessages(request, body.user.id);
     const channelId = theirsAlone ? body.user.id : (request.askedIn ?? request.channelId);
-    await context.jobs.openForm({ ...actorOf(body, auth), channelId }, notify, () =>
+    await context.jobs.openForm({ ...actor, channelId }, notify, () =>
       openEditModal(context, client, body.trigger_id, notify, {
         channelId,
         threadTs: request.private || theirsAlone ? undefined : (request.threadTs ?? request.messageTs),

@@ -16,7 +16,7 @@ import { BREAKER_CODE, USER_PACE_CODES } from '../../../src/spend/types.js';
 import { BUDGETS } from '../../../src/spend/rules.js';
 import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/types.js';
 import { InputImageError, INPUT_REFUSAL_CODES, type InputRefusalCode } from '../../../bots/discord/download-images.js';
-import { PressRefusedError, PRESS_REFUSAL_CODES, type PressRefusalCode } from '../../../bots/discord/press-refusal.js';
+import { PressRefusedError, PRESS_REFUSAL_CODES, type PressRefusalCode } from '../../../bots/runner/PressRefusedError.js';
 import type { InputRefusedCode } from '../../../bots/runner/InputRefusedError.js';
 import { SlackInputError, type SlackInputErrorCode } from '../../../bots/slack/SlackInputError.js';
 
@@ -34,11 +34,6 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
   file_host_not_allowed: true,
   file_download_failed: true,
   form_out_of_date: true,
-  job_gone: true,
-  prompt_erased: true,
-  not_requester: true,
-  job_finished: true,
-  job_other_scope: true,
 };
 
 // The runner's input codes are exactly the surfaces' (checked by the type check): a code a surface drops leaves it too.
