@@ -126,10 +126,10 @@ export class FileQuotaStore implements QuotaStore {
     return answer;
   }
 
-  /** `reserve`'s answer from the ledger as last written, without the lock; the breaker is not tripped. */
+  /** `reserve`'s answer from the ledger as last written, without the lock, gone processes' jobs counted as their end will (`#endingGone`); the breaker is not tripped. */
   async check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined> {
     toNanos('estimateUsd', input.estimateUsd);
-    const refusal = checkIn(await this.#peek(), input);
+    const refusal = checkIn(await this.#endingGone(await this.#peek(), input.now), input);
     if (!refusal) return undefined;
     const { tripped: _, ...rest } = refusal;
     return rest;

@@ -39,6 +39,8 @@ interface StoreOptions {
 interface Maker {
   /** A store standing for one process; stores of one `group` share their storage, as processes share a ledger. */
   open(group: string, options?: StoreOptions): Promise<QuotaStore>;
+  /** A store standing for another process on the group's storage while the group's first store stays open. */
+  beside(group: string, options?: StoreOptions): Promise<QuotaStore>;
   /** The group's storage loses everything, as a Redis restarted without persistence (or a ledger file deleted). */
   wipe(group: string): Promise<void>;
   /**
@@ -76,6 +78,13 @@ const makers: Record<string, () => Maker> = {
         dirs.set(group, dir);
         // One store per file per process: a test opens a group's second store once the first is closed (a restart).
         return new FileQuotaStore({ dir, ...options });
+      },
+      beside: async (group, options = {}) => {
+        // One store per file per process: another process's store opens the folder through a link of its own.
+        const alias = `${dirs.get(group)!}-beside-${Math.random()}`;
+        await symlink(dirs.get(group)!, alias);
+        dirs.set(alias, alias);
+        return new FileQuotaStore({ dir: alias, ...options });
       },
       wipe: async (group) => {
         const dir = dirs.get(group)!;
@@ -117,6 +126,7 @@ const makers: Record<string, () => Maker> = {
         prefixes.set(group, prefix);
         return new RedisQuotaStore({ redis: redisClient!, prefix, ...options });
       },
+      beside: async (group, options = {}) => new RedisQuotaStore({ redis: redisClient!, prefix: prefixes.get(group)!, ...options }),
       wipe: (group) => deleteKeys(redis.url!, prefixes.get(group)!),
       lapseLeases: async (group) => {
         const owners = await redisClient!.keys(`${prefixes.get(group)!}:quota:owner:*`);
@@ -163,6 +173,11 @@ describe.each(kinds)('the %s quota store', (kind) => {
   /** Each test has storage of its own (a group) unless it names one to share. */
   const open = async (group = `t-${Math.random()}`, options: StoreOptions = {}) => {
     const store = await maker.open(group, options);
+    stores.push(store);
+    return store;
+  };
+  const openBeside = async (group: string, options: StoreOptions = {}) => {
+    const store = await maker.beside(group, options);
     stores.push(store);
     return store;
   };
@@ -376,6 +391,49 @@ describe.each(kinds)('the %s quota store', (kind) => {
     const many = await alive.spentMany(Object.keys(expected), time.now);
     for (const [key, usd] of Object.entries(expected)) expect(many.get(key), key).toEqual({ day: usd, month: usd });
     for (const [key, usd] of Object.entries(expected)) expect([await alive.spentToday(key, time.now), await alive.spentThisMonth(key, time.now)], key).toEqual([usd, usd]);
+  });
+
+  it('answers a check as the reserve after it would once a process died: its queued job not counted, its sent one at its estimate', async () => {
+    const group = `dead-check-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', now: time.now }));
+    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', now: time.now }));
+    await dead.markSent('d-sent');
+    await dead.close(); // stops renewing, as a killed process does
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    const cap = { userDailyUsd: 0.5 };
+    expect(await alive.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.5, limits: cap, now: time.now })).toBeUndefined();
+    expect(await alive.check({ userKey: 'discord:bob', scopeKey: 'discord:guild', estimateUsd: 0.1, limits: cap, now: time.now })).toMatchObject({ code: 'budget_user_daily', used: 0.5 });
+    expect(await alive.reserve(ask('a', 0.5, cap, { userKey: 'discord:alice', now: time.now }))).toEqual({ ok: true });
+    expect(await alive.reserve(ask('b', 0.1, cap, { userKey: 'discord:bob', now: time.now }))).toMatchObject({ ok: false, code: 'budget_user_daily', used: 0.5 });
+  });
+
+  it('counts the jobs of a process whose lease lapsed while it lives as a reserve would, in a check, what is spent and the caps alike: the queued one not at all, the sent one at its estimate', async () => {
+    const group = `lapsed-alive-${Math.random()}`;
+    const holder = await open(group, { leaseMs: 60_000 });
+    await holder.reserve(ask('l-queued', 0.4, {}, { userKey: 'discord:alice', now: Date.now() }));
+    await holder.reserve(ask('l-sent', 0.5, {}, { userKey: 'discord:bob', now: Date.now() }));
+    await holder.markSent('l-sent');
+    // Another process a lease on: the holder still runs (its store open) but renewed nothing meanwhile.
+    const time = { now: Date.now() + 60_001 };
+    const other = await openBeside(group, { leaseMs: 60_000, clock: () => time.now });
+    await maker.lapseLeases(group);
+    const cap = { userDailyUsd: 0.5 };
+    const checks = async () => [
+      await other.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.5, limits: cap, now: time.now }),
+      await other.check({ userKey: 'discord:bob', scopeKey: 'discord:guild', estimateUsd: 0.1, limits: cap, now: time.now }),
+    ];
+    expect(await checks()).toEqual([undefined, expect.objectContaining({ code: 'budget_user_daily', used: 0.5 })]);
+    const expected = { 'discord:alice': 0, 'discord:bob': 0.5, 'discord:guild': 0.5, account: 0.5 };
+    const many = await other.spentMany(Object.keys(expected), time.now);
+    for (const [key, usd] of Object.entries(expected)) expect([many.get(key), await other.spentToday(key, time.now)], key).toEqual([{ day: usd, month: usd }, usd]);
+    expect(await other.reserve(ask('a', 0.5, cap, { userKey: 'discord:alice', now: time.now }))).toEqual({ ok: true });
+    expect(await other.reserve(ask('b', 0.1, cap, { userKey: 'discord:bob', now: time.now }))).toMatchObject({ ok: false, code: 'budget_user_daily', used: 0.5 });
+    expect(await checks()).toEqual([expect.objectContaining({ code: 'budget_user_daily', used: 0.5 }), expect.objectContaining({ code: 'budget_user_daily', used: 0.5 })]);
   });
 
   it('counts a job reserved at 23:59:59 and settled after midnight on its day, in the ledger and the usage records alike', async () => {
