@@ -436,6 +436,26 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await checks()).toEqual([expect.objectContaining({ code: 'budget_user_daily', used: 0.5 }), expect.objectContaining({ code: 'budget_user_daily', used: 0.5 })]);
   });
 
+  it('charges a dead process’s job whose settle was recorded what it cost, once, and only its unsettled sent job at its estimate', async () => {
+    const group = `settled-then-dead-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const on = { userKey: 'u', scopeKey: 's' };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('settled', 0.5, {}, { ...on, now: time.now }));
+    await dead.markSent('settled');
+    await dead.reserve(ask('cut', 0.3, {}, { ...on, now: time.now }));
+    await dead.markSent('cut');
+    await dead.settle('settled', 0.04, { requestId: 'req-settled' });
+    await dead.close(); // stops renewing, as a killed process does
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    expect(await alive.reconcile(time.now)).toEqual({ released: [], settledAtEstimate: ['cut'], chargedUsd: 0.3 });
+    expect(await alive.spentToday('s', time.now)).toBe(0.34);
+    expect((await alive.usage({})).map((r) => [r.jobId, r.costUsd, r.basis, r.requestId])).toEqual([['settled', 0.04, 'table', 'req-settled'], ['cut', 0.3, 'uncertain', undefined]]);
+  });
+
   it('counts a job reserved at 23:59:59 and settled after midnight on its day, in the ledger and the usage records alike', async () => {
     const s = await open();
     await s.reserve(ask('late', 0.4, {}, { now: D }));
