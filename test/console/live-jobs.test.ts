@@ -151,3 +151,41 @@ describe('the live jobs over a usage index whose ledger stalls', () => {
     live.close();
   });
 });
+
+describe('the live jobs when a process is killed', () => {
+  it('tells its job ended in the same tick it leaves the running jobs: never in neither list', async () => {
+    vi.useFakeTimers();
+    const now = Date.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    const held = job('held');
+    const interrupted: UsageRecord = { jobId: 'held', time: now, day, month: day.slice(0, 7), surface: 'discord', userKey: 'discord:1', scopeKey: 'discord:guild', costUsd: 0.2, basis: 'uncertain', outcome: 'interrupted' };
+    // A ledger whose job's process dies: the reconcile after that ends the job and writes its record.
+    let dead = false;
+    let active = [held];
+    const records: UsageRecord[] = [];
+    const store = {
+      activeJobs: async () => [...active],
+      reconcile: async () => {
+        if (!dead) return { released: [], settledAtEstimate: [], chargedUsd: 0 };
+        active = [];
+        records.push(interrupted);
+        return { released: [], settledAtEstimate: ['held'], chargedUsd: 0.2 };
+      },
+      usageSince: async (cursor: string | undefined): Promise<UsageFeed> => ({ records: records.slice(Number(cursor ?? 0)), cursor: String(records.length), reset: false }),
+    };
+    const index = new UsageIndex({ store, now: () => now, readWaitMs: 3000 });
+    const live = new LiveJobs({ ledger: new LedgerNow(store, { index, readWaitMs: 3000 }), index, intervalMs: 1000, readWaitMs: 3000 });
+    const finished: string[] = [];
+    /** What had been told ended when the running jobs were told empty. */
+    const endedWhenGone: string[][] = [];
+    const off = await live.subscribe({
+      live: (jobs) => void (jobs.length === 0 && endedWhenGone.push([...finished])),
+      finished: (ended) => void finished.push(...ended.map((r) => r.jobId)),
+    });
+    dead = true;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(endedWhenGone).toEqual([['held']]);
+    off!();
+    live.close();
+  });
+});
