@@ -72,7 +72,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   const log = options.alertLog ?? alertLogOf(source);
   const channels = alertChannels(alerts, { slackToken: source.bots?.slackToken?.bind(source.bots) });
   // One reconcile of gone processes' reservations for the pages, the live list and the alerts (it runs at most every few seconds).
-  const ledgerNow = new LedgerNow(source.store, { now: options.now, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
+  const ledgerNow = new LedgerNow(source.store, { index, now: options.now, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
   const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now, ledgerNow, readWaitMs: backendWaitMs }) : undefined;
   watcher?.start();
   let server: Awaited<ReturnType<typeof startConsoleServer>> | undefined;

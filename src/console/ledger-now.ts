@@ -1,7 +1,10 @@
 import { within } from '../core/with-timeout.js';
 import type { ActiveJob, QuotaStore } from '../spend/types.js';
+import type { UsageIndex } from './usage-index.js';
 
 export interface LedgerNowOptions {
+  /** The usage records the console adds up: brought up to date after the reconcile, before the reservations are read. */
+  index: Pick<UsageIndex, 'refreshAfterWrites'>;
   /** How often, at most, the reservations of gone processes are ended before a read. Default 5 s. */
   everyMs?: number | undefined;
   now?: (() => number) | undefined;
@@ -37,6 +40,7 @@ export class LedgerNow {
   readonly #now: () => number;
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #readWaitMs: number;
+  readonly #index: Pick<UsageIndex, 'refreshAfterWrites'>;
   #lastAt = Number.NEGATIVE_INFINITY;
   #running: Promise<void> | undefined;
 
@@ -46,6 +50,7 @@ export class LedgerNow {
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
     this.#readWaitMs = options.readWaitMs;
+    this.#index = options.index;
   }
 
   /**
@@ -75,9 +80,16 @@ export class LedgerNow {
     await this.#store.reconcile(now);
   }
 
-  /** The reservations still counting, oldest first, those of gone processes ended first. */
-  async activeJobs(): Promise<ActiveJob[]> {
+  /**
+   * The one order every page, live list and alert check reads the ledger in: the reservations of gone processes ended
+   * first, then the usage index brought up to date (by a read begun after that reconcile, so the *interrupted* records
+   * it wrote are counted), then the reservations still counting read, oldest first. Read in another order, a killed
+   * process's job was in neither list for one load, and the spend page's records added up to less than the ledger
+   * settled (said as if retention had dropped them).
+   */
+  async read(): Promise<ActiveJob[]> {
     await this.reconcile();
+    await this.#index.refreshAfterWrites();
     return this.#store.activeJobs();
   }
 }

@@ -1,5 +1,6 @@
 import { LATE, within } from '../core/with-timeout.js';
-import type { ActiveJob, QuotaStore, UsageRecord } from '../spend/types.js';
+import type { ActiveJob, UsageRecord } from '../spend/types.js';
+import type { LedgerNow } from './ledger-now.js';
 import type { UsageIndex } from './usage-index.js';
 
 /** One browser listening (the jobs page's EventSource): told the jobs running now, and each job as it ends. */
@@ -9,8 +10,10 @@ export interface LiveListener {
 }
 
 export interface LiveJobsOptions {
-  store: Pick<QuotaStore, 'activeJobs'>;
-  index: Pick<UsageIndex, 'refresh' | 'recent'>;
+  /** The ledger read in the console's one order (gone processes ended, then the usage index, then the reservations). */
+  ledger: Pick<LedgerNow, 'read'>;
+  /** The usage index `ledger` brings up to date: the jobs that ended are taken from it. */
+  index: Pick<UsageIndex, 'recent'>;
   /** How often the ledger is read while someone listens. Default 1 s. */
   intervalMs?: number | undefined;
   /** How long one read may take: past it the next read runs (what the late one brings is dropped). The console's one backend wait. */
@@ -88,9 +91,8 @@ export class LiveJobs {
   /** The first read (nobody listens yet), then one interval for everyone. */
   async #start(): Promise<void> {
     const read = ++this.#read;
-    await this.#options.index.refresh();
+    const live = await this.#options.ledger.read();
     const newest = this.#options.index.recent(() => true, 1)[0];
-    const live = await this.#options.store.activeJobs();
     if (read === this.#read) {
       this.#newest = newest;
       this.#lastLive = live;
@@ -117,8 +119,8 @@ export class LiveJobs {
 
   /** Reads and tells what changed, unless a later read has begun meanwhile (this one was late). */
   async #readOnce(read: number): Promise<void> {
-    const { index, store } = this.#options;
-    await index.refresh();
+    const { index, ledger } = this.#options;
+    const live = await ledger.read();
     if (read !== this.#read) return;
     // Newest first; those before the newest one already told have ended since (all of them, if it is gone from the list).
     const latest = index.recent(() => true, 200);
@@ -130,8 +132,6 @@ export class LiveJobs {
       const oldestFirst = [...ended].reverse();
       for (const listener of this.#listeners) listener.finished(oldestFirst);
     }
-    const live = await store.activeJobs();
-    if (read !== this.#read) return;
     const sig = signature(live);
     if (sig !== this.#lastSignature) {
       this.#lastSignature = sig;

@@ -106,9 +106,9 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const thumbnails = new Thumbnails(source.bots);
   const { ledgerWaitMs, backendWaitMs } = options;
   const ledgerNow =
-    options.ledgerNow ?? new LedgerNow(source.store, { now, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
+    options.ledgerNow ?? new LedgerNow(source.store, { index, now, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
   const loopback = isLoopbackHost(config.host);
-  const live = new LiveJobs({ store: ledgerNow, index, intervalMs: options.liveIntervalMs, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
+  const live = new LiveJobs({ ledger: ledgerNow, index, intervalMs: options.liveIntervalMs, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   // The address the owner opens the console at through its proxy: its Host and its forms' Origin are the console's own.
   const publicOrigin = config.publicOrigin;
   const publicHost = publicOrigin === undefined ? undefined : new URL(publicOrigin).host;
@@ -158,8 +158,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     switch (path) {
       case '/spend': {
         const chartDays = query.get('days') === '90' ? 90 : 30;
-        await index.refresh();
-        const active = await ledgerNow.activeJobs();
+        const active = await ledgerNow.read();
         const [overrides, refusals, roleBudgets] = await Promise.all([store.allCapOverrides(), store.refusals(`${utcMonth(ctx.now)}-01`), roleBudgetsOf(source, logger)]);
         const figures = await spendFigures({ index, operator: source.operator, active, overrides, refusals, now: ctx.now, chartDays, ledger: store, roleBudgets });
         const caps = capsShown(figures.caps, { members: MEMBER_CAP_ROWS, key: query.get('cap') ?? undefined });
@@ -168,8 +167,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       }
       case '/jobs': {
         const filter = filterOf(query);
-        await index.refresh();
-        const active = (await ledgerNow.activeJobs()).filter((j) => matchesFilter(filter, j));
+        const active = (await ledgerNow.read()).filter((j) => matchesFilter(filter, j));
         const recent = index.recent((r) => matchesFilter(filter, r), 100).sort((a, b) => b.time - a.time);
         const [named, kept] = await Promise.all([names(keysOf(recent, active)), keptIndices(recent)]);
         return jobsPage(
@@ -181,7 +179,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         );
       }
       case '/settings': {
-        await index.refresh();
+        // In the same order as every page (the scopes listed come from the usage records too).
+        await ledgerNow.read();
         const [breaker, overrides] = await Promise.all([store.breakerStates(), store.allCapOverrides()]);
         const scopes = [...new Set([...Object.keys(overrides), ...index.period(utcMonth(ctx.now)).scopes.keys()])].filter(isChatScopeKey);
         // A failed read (Redis down mid-scan) is said as such: an empty table would hide the scopes whose jobs are refused.

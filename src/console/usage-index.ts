@@ -89,6 +89,21 @@ export class UsageIndex {
     return shared;
   }
 
+  /**
+   * `refresh`, by a read begun after this call: one under way, which may have begun before what the caller just wrote
+   * (a reconcile's records of the jobs it ended), is waited for (at most `readWaitMs`) and not shared, so those records
+   * are counted when it answers.
+   */
+  async refreshAfterWrites(): Promise<void> {
+    const under = this.#sharing;
+    if (under) {
+      // Its failure is its own callers' to hear: this call's is the read below.
+      await within(under.shared, this.#readWaitMs).catch(() => undefined);
+      this.#unshare(under.read);
+    }
+    return this.refresh();
+  }
+
   /** `read`'s outcome; it is shared until it settles (before its callers go on) or has had its wait, whichever comes first. */
   async #shareWithin(read: Promise<void>): Promise<void> {
     try {

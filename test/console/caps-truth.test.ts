@@ -543,7 +543,40 @@ describe('the caps as the console shows them and alerts of them', () => {
     now = start + 5_000; // the lease lapsed
     const jobs = await (await fetch(`${url}/jobs`, { headers: { cookie } })).text();
     expect(jobs).not.toMatch(/in flight<\/td>/);
-    expect(jobs).toMatch(/interrupted/);
+    // Its own row among the recent jobs, on this first load (the outcome filter names "interrupted" on every page).
+    expect(jobs).toMatch(/<tr data-job="held">(?:(?!<\/tr>).)*<td>interrupted<\/td>/);
     expect(await store.activeJobs()).toEqual([]);
+  });
+
+  it('charges the job of a process whose lease lapsed on the first load of the spend page: its uncertain amount shown, no records said dropped', async () => {
+    const dir = await folder();
+    const start = Date.now();
+    const dead = new FileQuotaStore({ dir, leaseMs: 1_000 });
+    await dead.open();
+    await spend(dead, 'done', 'cli:owner', 'cli', 0.05, start);
+    expect(await dead.reserve({ jobId: 'held', userKey: 'cli:owner', scopeKey: 'cli', estimateUsd: 0.25, limits: {}, now: start })).toEqual({ ok: true });
+    await dead.markSent('held');
+    await dead.close(); // stops renewing its lease, as a killed process does
+    let now = start;
+    const store = await opened(new FileQuotaStore({ dir, leaseMs: 1_000, clock: () => now }));
+    const running = await startConsole({
+      source: { store, operator: operatorWith({}) },
+      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
+      alerts: NO_ALERTS,
+      ledgerWhere: 'a file ledger',
+      logger: silentLogger(),
+      now: () => now,
+    });
+    steps.push(() => running!.close());
+    const url = running!.url!;
+    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/spend' }), redirect: 'manual', headers: { origin: url } });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    now = start + 5_000; // the lease lapsed
+    const page = await (await fetch(`${url}/spend`, { headers: { cookie } })).text();
+    expect(figureIn(page, 'account-month-settled')).toBe(0.3);
+    expect(figureIn(page, 'account-month-jobs')).toBe(2);
+    expect(figureIn(page, 'account-month-uncertain')).toBe(0.25);
+    expect(figureIn(page, 'account-month-records')).toBeUndefined();
+    expect(page).not.toContain('PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
   });
 });

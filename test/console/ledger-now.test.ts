@@ -33,6 +33,8 @@ function ledger(active: ActiveJob[] = [JOB]) {
       },
       activeJobs: async (): Promise<ActiveJob[]> => [...active],
     },
+    /** A usage index with nothing to read. */
+    index: { refreshAfterWrites: async () => undefined },
     active,
   };
 }
@@ -43,7 +45,7 @@ afterEach(() => void vi.useRealTimers());
 describe('the ledger as the console reads it now', () => {
   it('ends gone processes’ reservations at most once every 5 s, calls meanwhile sharing the one running', async () => {
     const l = ledger();
-    const now = new LedgerNow(l.store, { readWaitMs: WAIT_MS });
+    const now = new LedgerNow(l.store, { index: l.index, readWaitMs: WAIT_MS });
     const asked = l.asked();
     const first = now.reconcile();
     const second = now.reconcile();
@@ -52,28 +54,46 @@ describe('the ledger as the console reads it now', () => {
     l.answer();
     await Promise.all([first, second]);
     vi.advanceTimersByTime(4_999);
-    await now.activeJobs();
+    await now.read();
     expect(l.calls).toHaveLength(1);
     vi.advanceTimersByTime(1);
     const askedAgain = l.asked();
-    const third = now.activeJobs();
+    const third = now.read();
     await askedAgain;
     l.answer();
     await third;
     expect(l.calls).toEqual([Date.UTC(2030, 5, 15, 12), Date.UTC(2030, 5, 15, 12) + 5_000]);
   });
 
+  it('reads in one order: the gone processes’ reservations ended, then the usage records, then the reservations', async () => {
+    const steps: string[] = [];
+    const store = {
+      reconcile: async () => {
+        steps.push('reconcile');
+        return NOTHING_ENDED;
+      },
+      activeJobs: async () => {
+        steps.push('reservations');
+        return [JOB];
+      },
+    };
+    const index = { refreshAfterWrites: async () => void steps.push('usage records') };
+    expect(await new LedgerNow(store, { index, readWaitMs: WAIT_MS }).read()).toEqual([JOB]);
+    // The first read of the reservations only asks whether there is any to end.
+    expect(steps).toEqual(['reservations', 'reconcile', 'usage records', 'reservations']);
+  });
+
   it('asks the ledger to end nothing while it holds no reservation (a reconcile only ends reservations), and does once it holds one', async () => {
     const l = ledger([]);
-    const now = new LedgerNow(l.store, { readWaitMs: WAIT_MS });
+    const now = new LedgerNow(l.store, { index: l.index, readWaitMs: WAIT_MS });
     for (let i = 0; i < 12; i++) {
-      expect(await now.activeJobs()).toEqual([]);
+      expect(await now.read()).toEqual([]);
       vi.advanceTimersByTime(5_000);
     }
     expect(l.calls).toEqual([]);
     l.active.push(JOB);
     const asked = l.asked();
-    const read = now.activeJobs();
+    const read = now.read();
     await asked;
     l.answer();
     expect(await read).toEqual([JOB]);
@@ -82,24 +102,24 @@ describe('the ledger as the console reads it now', () => {
   it('tells a reconcile that failed and still answers the reservations', async () => {
     const l = ledger();
     const errors: unknown[] = [];
-    const now = new LedgerNow(l.store, { readWaitMs: WAIT_MS, onError: (error) => errors.push(error) });
+    const now = new LedgerNow(l.store, { index: l.index, readWaitMs: WAIT_MS, onError: (error) => errors.push(error) });
     l.failNext();
-    expect(await now.activeJobs()).toEqual([JOB]);
+    expect(await now.read()).toEqual([JOB]);
     expect(errors).toEqual([expect.objectContaining({ message: 'the ledger is unreachable' })]);
   });
 
   it('keeps a reconcile that stalls as the one under way: each later call reads without it after its wait, and none starts another until it answers', async () => {
     const l = ledger();
     let answered = 0;
-    const now = new LedgerNow(l.store, { readWaitMs: WAIT_MS, everyMs: 1_000 });
+    const now = new LedgerNow(l.store, { index: l.index, readWaitMs: WAIT_MS, everyMs: 1_000 });
     const asked = l.asked();
-    void now.activeJobs().then(() => answered++);
+    void now.read().then(() => answered++);
     await asked;
     await vi.advanceTimersByTimeAsync(WAIT_MS);
     expect(answered).toBe(1);
     // A page, the live list, an alert check, ... while the ledger stays silent, each long past `everyMs` and its own wait.
     for (let i = 2; i <= 6; i++) {
-      void now.activeJobs().then(() => answered++);
+      void now.read().then(() => answered++);
       await vi.advanceTimersByTimeAsync(WAIT_MS);
       expect(answered).toBe(i);
     }
@@ -108,7 +128,7 @@ describe('the ledger as the console reads it now', () => {
     l.answer();
     await vi.advanceTimersByTimeAsync(0);
     const askedAgain = l.asked();
-    const read = now.activeJobs();
+    const read = now.read();
     await askedAgain;
     l.answer();
     expect(await read).toEqual([JOB]);

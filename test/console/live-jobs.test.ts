@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LedgerNow } from '../../src/console/ledger-now.js';
 import { LiveJobs, type LiveListener } from '../../src/console/live-jobs.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
 import type { ActiveJob, UsageFeed, UsageRecord } from '../../src/spend/types.js';
@@ -13,8 +14,8 @@ function heldLedger() {
   const asked: ((jobs: ActiveJob[]) => void)[] = [];
   return {
     asked,
-    store: { activeJobs: () => new Promise<ActiveJob[]>((resolve) => asked.push(resolve)) },
-    index: { refresh: async () => undefined, recent: () => [] },
+    ledger: { read: () => new Promise<ActiveJob[]>((resolve) => asked.push(resolve)) },
+    index: { recent: () => [] },
   };
 }
 
@@ -32,7 +33,7 @@ describe('the live jobs the jobs page listens to', () => {
   it('shares one first read among listeners arriving meanwhile, counts them toward the limit, and reads on one interval', async () => {
     vi.useFakeTimers();
     const ledger = heldLedger();
-    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, store: ledger.store, index: ledger.index, intervalMs: 1000, maxListeners: 2 });
+    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, ledger: ledger.ledger, index: ledger.index, intervalMs: 1000, maxListeners: 2 });
     const a = listener();
     const b = listener();
     const first = live.subscribe(a);
@@ -64,7 +65,7 @@ describe('the live jobs the jobs page listens to', () => {
     vi.useFakeTimers();
     const ledger = heldLedger();
     const errors: unknown[] = [];
-    const live = new LiveJobs({ store: ledger.store, index: ledger.index, intervalMs: 1000, readWaitMs: 3000, onError: (e) => void errors.push(e) });
+    const live = new LiveJobs({ ledger: ledger.ledger, index: ledger.index, intervalMs: 1000, readWaitMs: 3000, onError: (e) => void errors.push(e) });
     const a = listener();
     const subscribing = live.subscribe(a);
     await settle();
@@ -90,7 +91,7 @@ describe('the live jobs the jobs page listens to', () => {
   it('lets a retry during a stall wait for the same first read, and leaves one interval once the ledger answers', async () => {
     vi.useFakeTimers();
     const ledger = heldLedger();
-    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, store: ledger.store, index: ledger.index, intervalMs: 1000, maxListeners: 20 });
+    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, ledger: ledger.ledger, index: ledger.index, intervalMs: 1000, maxListeners: 20 });
     // Each retry of the browser during the stall: a subscribe whose first read does not answer.
     const tries = [live.subscribe(listener()), live.subscribe(listener()), live.subscribe(listener())];
     await settle();
@@ -105,7 +106,7 @@ describe('the live jobs the jobs page listens to', () => {
   it('reads nothing more once closed during the first read: no interval left, the listeners waiting are not taken', async () => {
     vi.useFakeTimers();
     const ledger = heldLedger();
-    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, store: ledger.store, index: ledger.index, intervalMs: 1000 });
+    const live = new LiveJobs({ readWaitMs: LEDGER_WAIT_MS, ledger: ledger.ledger, index: ledger.index, intervalMs: 1000 });
     const a = listener();
     const subscribing = live.subscribe(a);
     await settle();
@@ -130,7 +131,8 @@ describe('the live jobs over a usage index whose ledger stalls', () => {
     const record = (jobId: string): UsageRecord => ({ jobId, time: now, day, month: day.slice(0, 7), surface: 'discord', userKey: 'discord:1', scopeKey: 'discord:g', costUsd: 0.1, basis: 'table' });
     const reads: ((feed: UsageFeed) => void)[] = [];
     const index = new UsageIndex({ store: { usageSince: () => new Promise<UsageFeed>((answer) => reads.push(answer)) }, now: () => now, readWaitMs: 3000 });
-    const live = new LiveJobs({ store: { activeJobs: async () => [] }, index, intervalMs: 1000, readWaitMs: 3000, onError: () => undefined });
+    const ledger = new LedgerNow({ activeJobs: async () => [], reconcile: async () => ({ released: [], settledAtEstimate: [], chargedUsd: 0 }) }, { index, readWaitMs: 3000 });
+    const live = new LiveJobs({ ledger, index, intervalMs: 1000, readWaitMs: 3000, onError: () => undefined });
     const finished: string[] = [];
     const subscribing = live.subscribe({ live: () => undefined, finished: (records) => void finished.push(...records.map((r) => r.jobId)) });
     await settle();
@@ -145,6 +147,44 @@ describe('the live jobs over a usage index whose ledger stalls', () => {
     reads[2]!({ records: [record('done')], cursor: '1', reset: false });
     await settle();
     expect(finished).toEqual(['done']);
+    off!();
+    live.close();
+  });
+});
+
+describe('the live jobs when a process is killed', () => {
+  it('tells its job ended in the same tick it leaves the running jobs: never in neither list', async () => {
+    vi.useFakeTimers();
+    const now = Date.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    const held = job('held');
+    const interrupted: UsageRecord = { jobId: 'held', time: now, day, month: day.slice(0, 7), surface: 'discord', userKey: 'discord:1', scopeKey: 'discord:guild', costUsd: 0.2, basis: 'uncertain', outcome: 'interrupted' };
+    // A ledger whose job's process dies: the reconcile after that ends the job and writes its record.
+    let dead = false;
+    let active = [held];
+    const records: UsageRecord[] = [];
+    const store = {
+      activeJobs: async () => [...active],
+      reconcile: async () => {
+        if (!dead) return { released: [], settledAtEstimate: [], chargedUsd: 0 };
+        active = [];
+        records.push(interrupted);
+        return { released: [], settledAtEstimate: ['held'], chargedUsd: 0.2 };
+      },
+      usageSince: async (cursor: string | undefined): Promise<UsageFeed> => ({ records: records.slice(Number(cursor ?? 0)), cursor: String(records.length), reset: false }),
+    };
+    const index = new UsageIndex({ store, now: () => now, readWaitMs: 3000 });
+    const live = new LiveJobs({ ledger: new LedgerNow(store, { index, readWaitMs: 3000 }), index, intervalMs: 1000, readWaitMs: 3000 });
+    const finished: string[] = [];
+    /** What had been told ended when the running jobs were told empty. */
+    const endedWhenGone: string[][] = [];
+    const off = await live.subscribe({
+      live: (jobs) => void (jobs.length === 0 && endedWhenGone.push([...finished])),
+      finished: (ended) => void finished.push(...ended.map((r) => r.jobId)),
+    });
+    dead = true;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(endedWhenGone).toEqual([['held']]);
     off!();
     live.close();
   });

@@ -168,3 +168,37 @@ describe('the console’s usage index when the ledger stalls', () => {
     }
   });
 });
+
+describe('the console’s usage index read after a write', () => {
+  it('does not share a read begun before the write: it waits for that one, then reads again and counts the record written', async () => {
+    const asked: { cursor: string | undefined; answer: (feed: UsageFeed) => void }[] = [];
+    const usageSince = (cursor: string | undefined) => new Promise<UsageFeed>((answer) => asked.push({ cursor, answer }));
+    const now = Date.now();
+    const index = new UsageIndex({ store: { usageSince }, now: () => now, readWaitMs: LEDGER_WAIT_MS });
+    const day = new Date(now).toISOString().slice(0, 10);
+    const record: UsageRecord = { jobId: 'ended', time: now, day, month: day.slice(0, 7), surface: 'cli', userKey: 'cli:owner', scopeKey: 'cli', costUsd: 0.25, basis: 'uncertain' };
+    // A read under way (the live list's, say) when a reconcile writes the record of the job it ended.
+    const before = index.refresh();
+    const after = index.refreshAfterWrites();
+    asked[0]!.answer({ records: [], cursor: '0', reset: false });
+    await before;
+    await vi.waitFor(() => expect(asked).toHaveLength(2));
+    expect(asked[1]!.cursor).toBe('0');
+    asked[1]!.answer({ records: [record], cursor: '1', reset: false });
+    await after;
+    expect(index.recent(() => true, 1)).toEqual([record]);
+  });
+
+  it('is not failed by the failure of the read it waited for: its own read answers it', async () => {
+    const asked: { answer: (feed: UsageFeed) => void; fail: (error: Error) => void }[] = [];
+    const usageSince = () => new Promise<UsageFeed>((answer, fail) => asked.push({ answer, fail }));
+    const index = new UsageIndex({ store: { usageSince }, readWaitMs: LEDGER_WAIT_MS });
+    const before = index.refresh();
+    const after = index.refreshAfterWrites();
+    asked[0]!.fail(new Error('the ledger is unreachable'));
+    await expect(before).rejects.toThrow('the ledger is unreachable');
+    await vi.waitFor(() => expect(asked).toHaveLength(2));
+    asked[1]!.answer({ records: [], cursor: '0', reset: false });
+    await expect(after).resolves.toBeUndefined();
+  });
+});

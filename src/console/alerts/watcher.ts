@@ -153,7 +153,7 @@ export class AlertWatcher {
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#ledgerNow = options.ledgerNow ?? new LedgerNow(options.source.store, { now: this.#now, readWaitMs: options.readWaitMs, onError: (err) => options.logger.warn({ err }, 'could not end the reservations of gone processes') });
+    this.#ledgerNow = options.ledgerNow ?? new LedgerNow(options.source.store, { index: options.index, now: this.#now, readWaitMs: options.readWaitMs, onError: (err) => options.logger.warn({ err }, 'could not end the reservations of gone processes') });
   }
 
   start(): void {
@@ -252,8 +252,7 @@ export class AlertWatcher {
     const { source, index, log, config, readWaitMs } = this.#options;
     const started = performance.now();
     const ledgerReads = (async () => {
-      await index.refresh();
-      const active = await this.#ledgerNow.activeJobs();
+      const active = await this.#ledgerNow.read();
       const [overrides, breaker, refusals] = await Promise.all([source.store.allCapOverrides(), source.store.breakerStates(), source.store.refusals(`${utcMonth(now)}-01`)]);
       return { active, overrides, breaker, refusals, tookMs: performance.now() - started };
     })();
