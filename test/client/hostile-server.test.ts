@@ -3,7 +3,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { answerByteBound, EVENT_BYTE_BOUND } from '../../src/client/answer-bound.js';
 import { MAX_ERROR_BODY_BYTES } from '../../src/client/PictorClient.js';
-import { decodeImages, imagesOfFailure, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
+import { decodeImages, imagesOfFailure, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions, type RequestEnding, type RequestWatch } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 import { MAX_KNOWN_SECRETS, registerSecret } from '../../src/core/redact-secrets.js';
 import { useEmulator } from '../helpers/emulator.js';
@@ -564,6 +564,48 @@ describe('a stream hands each paid image on once: its error does not carry them 
     const error = await failureOf(clientOf(s).generateStream({ prompt: 'x', n: 2, quality: 'low' }).finalResult());
     expect(error).toMatchObject({ code, partial: { data: [{ b64_json: PNG_B64, output_format: 'png' }], cost: { n: 1, totalUsd: 0.00636 } } });
     expect(imagesOfFailure(error).map((event) => event.b64_json)).toEqual([PNG_B64]);
+  });
+
+  it.each(answers)('tells the watch of finalResult() on %s of its image once, and ends it with the error the caller gets', async (_what, code, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const images: string[] = [];
+    const endings: RequestEnding[] = [];
+    const onRequest = (): RequestWatch => ({ onImage: (image) => void images.push(image.b64_json), end: (ending) => void endings.push(ending) });
+    const error = await failureOf(clientOf(s, { onRequest }).generateStream({ prompt: 'x', n: 2, quality: 'low' }).finalResult());
+    expect(error).toMatchObject({ code, partial: { data: [{ b64_json: PNG_B64 }], cost: { n: 1 } } });
+    expect(images).toEqual([PNG_B64]);
+    expect(endings).toHaveLength(1);
+    expect(endings[0]).toMatchObject({ kind: 'failed' });
+    expect((endings[0] as { error: unknown }).error).toBe(error);
+  });
+
+  /** Answers to n=2 that fail before any image came whole, with the code they fail with. */
+  const failingFirst: [string, string, (socket: SeenRequest['socket']) => void][] = [
+    ['a JSON answer with no image', 'bad_response', (socket) => socket.end(head(200, JSON_TYPE, JSON.stringify({ created: 1, data: [{ b64_json: null }, { b64_json: null }] })))],
+    ['a JSON answer cut short in its first image', 'stream_broken', (socket) => socket.end(head(200, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }) + chunk(`{"created":1,"data":[{"b64_json":"${PNG_B64.slice(0, 20)}`))],
+    ['events whose first image is not an image', 'bad_response', (socket) => socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed(NOT_AN_IMAGE))) + chunk(''))],
+    ['events that end before any image', 'stream_broken', (socket) => socket.end(SSE_HEAD + chunk(sse('image_generation.partial_image', { ...completed(), type: 'image_generation.partial_image', partial_image_index: 0 })) + chunk(''))],
+  ];
+
+  it.each(failingFirst)('fails finalResult() and a reader of %s alike, with no image on the error', async (_what, code, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const final = await failureOf(clientOf(s).generateStream({ prompt: 'x', n: 2, quality: 'low' }).finalResult());
+    const completedRead: ImageStreamEvent[] = [];
+    const read = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2, quality: 'low', partial_images: 1 })) if (isCompletedEvent(event)) completedRead.push(event);
+    })());
+    for (const error of [final, read]) {
+      expect(error).toMatchObject({ code });
+      expect(error.partial).toBeUndefined();
+      expect(imagesOfFailure(error)).toEqual([]);
+    }
+    expect(completedRead).toEqual([]);
   });
 });
 
