@@ -1,3 +1,4 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
 import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -6,7 +7,7 @@ import { MAX_ERROR_BODY_BYTES } from '../../src/client/PictorClient.js';
 import { decodeImages, imagesOfFailure, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions, type RequestEnding, type RequestWatch } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 import { MAX_KNOWN_SECRETS, registerSecret } from '../../src/core/redact-secrets.js';
-import { useEmulator } from '../helpers/emulator.js';
+import { requestReceived, useEmulator } from '../helpers/emulator.js';
 import { head, misbehavingServer, sse, type MisbehavingServer, type SeenRequest } from './misbehaving-server.js';
 
 /**
@@ -80,9 +81,17 @@ describe('a request that may have reached the service is sent once', () => {
   });
 
   it('does not resend when a proxy resets the connection a while after the request', async () => {
+    // Reset once the client, too, has seen its whole request leave (undici's `bodySent`, when it counts it as sent):
+    // it is waiting for the answer then.
+    let sent!: () => void;
+    const requestSent = new Promise<void>((resolve) => (sent = resolve));
+    const onSent = () => sent();
+    diagnosticsChannel.subscribe('undici:request:bodySent', onSent);
+    onTestFinished(() => void diagnosticsChannel.unsubscribe('undici:request:bodySent', onSent));
     const s = await serve(async (req) => {
       await req.body();
-      setTimeout(() => req.socket.resetAndDestroy(), 1500);
+      await requestSent;
+      req.socket.resetAndDestroy();
     });
     const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
     expect(error).toMatchObject({ code: 'stream_broken' });
@@ -116,12 +125,14 @@ describe('a request that may have reached the service is sent once', () => {
   });
 
   it('does not resend a streamed request whose connection breaks before the first event', async () => {
+    let socket: SeenRequest['socket'] | undefined;
     const s = await serve(async (req) => {
       await req.body();
+      socket = req.socket;
       req.socket.write(SSE_HEAD);
-      setTimeout(() => req.socket.resetAndDestroy(), 50);
     });
-    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
+    // Broken once the client has the answer's head (its 200), before any event.
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }, { onAccepted: () => socket?.resetAndDestroy() }).finalResult());
     expect(error).toMatchObject({ code: 'stream_broken' });
     expect(s.requests).toBe(1);
   });
@@ -1276,10 +1287,13 @@ describe('a caller signal shared by many requests', () => {
   });
 
   it('still cancels a running request through that signal', async () => {
-    env.emulator.configure({ latencyMs: 2000 });
+    // The emulator would answer in a minute: the cancel strikes once it has the request.
+    env.emulator.configure({ latencyMs: 60_000 });
     const controller = new AbortController();
+    const received = requestReceived(env.emulator);
     const pending = env.client().generate({ prompt: 'x' }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
+    await received;
+    controller.abort();
     await expect(pending).rejects.toMatchObject({ code: 'aborted' });
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
