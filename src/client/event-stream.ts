@@ -6,7 +6,7 @@ import type { OutputFormat } from '../spec/constants.js';
 import { isCompletedEvent, isPartialEvent, type CompletedEvent, type ImageStreamEvent, type PartialImageEvent } from '../spec/result-schemas.js';
 import { discardBody, type RawResponse } from './transport.js';
 import type { LoggerLike } from './PictorClient.js';
-import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, type ImageJobResult, type RequestedJob } from './job-result.js';
+import { completedEventsOf, imageEventFromWire, imagesOfFailure, resultFromCompleted, resultOfFailure, type ImageJobResult, type RequestedJob } from './job-result.js';
 import { readJsonResult, tellOtherFormat } from './read-json-body.js';
 import { blankAnswerError, EVENT_BYTE_BOUND, eventTooLargeError } from './answer-bound.js';
 import { createUtf8Decoder } from './utf8-decoder.js';
@@ -67,7 +67,8 @@ export interface StreamContext {
  * the event the body broke off in when its data came whole though its blank
  * line did not. When that was the last image asked for, the job is whole. No
  * error of a stream carries an image it handed on (`partial`): a reader gets
- * each once. `finalResult()`, which hands none on, puts them on its error.
+ * each once. `finalResult()`, which hands none on, gets them all on its error
+ * (see `#failure`).
  */
 export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
   readonly #ctx: StreamContext;
@@ -98,19 +99,18 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
    * `bad_response`) as `partial`, a result priced for them, as a plain request's do (`imagesOfFailure`).
    */
   async finalResult(): Promise<ImageJobResult> {
-    const completed: CompletedEvent[] = [];
-    try {
-      for await (const event of this) {
-        if (isCompletedEvent(event)) completed.push(event);
-      }
-    } catch (error) {
-      if (completed.length === 0 || !isPictorError(error)) throw error;
-      throw withPartial(error, resultFromCompleted(completed, this.#ctx.meta, this.#requestId), this.#requestId);
-    }
-    return this.#jsonResult ?? resultFromCompleted(completed, this.#ctx.meta, this.#requestId);
+    const kept: CompletedEvent[] = [];
+    // The read keeps each completed image in `kept`, and puts them on its error when it fails: nothing is left to do here.
+    for await (const _event of this.#events(kept));
+    return this.#jsonResult ?? resultFromCompleted(kept, this.#ctx.meta, this.#requestId);
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<ImageStreamEvent> {
+  [Symbol.asyncIterator](): AsyncIterator<ImageStreamEvent> {
+    return this.#events(undefined);
+  }
+
+  /** The stream's events, for a reader who is handed each (`kept` undefined) or for `finalResult()` (see `#read`). */
+  async *#events(kept: CompletedEvent[] | undefined): AsyncGenerator<ImageStreamEvent> {
     if (this.#used) throw new TypeError('an ImageEventStream can be read only once');
     this.#used = true;
     let watch: RequestWatch | undefined;
@@ -120,11 +120,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       this.#ctx.onEnd?.();
       throw error;
     }
-    if (!watch) return yield* this.#read(undefined);
+    if (!watch) return yield* this.#read(undefined, kept);
     // The watch is told of each finished image as it is handed on, and of how the stream ended.
     let ending: RequestEnding = { kind: 'cancelled' };
     try {
-      for await (const event of this.#read(watch)) {
+      for await (const event of this.#read(watch, kept)) {
         if (isCompletedEvent(event)) tellImage(watch, event, this.#requestId, this.#ctx.logger ?? SILENT);
         yield event;
       }
@@ -138,7 +138,11 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
     }
   }
 
-  async *#read(watch: RequestWatch | undefined): AsyncGenerator<ImageStreamEvent> {
+  /**
+   * Opens the stream and reads it. `kept`: the reader is `finalResult()`, which takes no image from an event; each
+   * completed one is kept there, and a failure carries them (`#failure`).
+   */
+  async *#read(watch: RequestWatch | undefined, kept: CompletedEvent[] | undefined): AsyncGenerator<ImageStreamEvent> {
     let opened: OpenedStream;
     try {
       opened = await this.#ctx.open(watch);
@@ -168,6 +172,7 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       // The bytes of the check are the image's (`imageBytes(event)`): decoded once.
       keepImageBytes(event, checked.bytes);
       this.#labelFormat(event, checked.format, response.requestId);
+      kept?.push(event);
       return completedCount === meta.n;
     };
     try {
@@ -177,10 +182,10 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
         try {
           result = await readJsonResult(response, meta, { classify: this.#ctx.classifyBodyError, logger: this.#ctx.logger, body: answer.body, skipped: answer.skipped });
         } catch (error) {
-          // Not the whole result: its good images are handed on first (they may be paid for), then the error, which
-          // does not carry them again (a reader who also asks `imagesOfFailure` gets each once).
+          // Not the whole result: its good images are handed on first (they may be paid for; the watch is told of
+          // them), then the error, which carries them only to `finalResult()` (see `#failure`).
           for (const event of imagesOfFailure(error)) yield event;
-          throw withoutPartial(this.#ctx.classifyBodyError(error));
+          throw this.#ctx.classifyBodyError(error);
         }
         this.#tellMissing(result.missing, response.requestId);
         this.#jsonResult = result;
@@ -257,6 +262,8 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
           { requestId: response.requestId },
         );
       }
+    } catch (error) {
+      throw this.#failure(error, kept);
     } finally {
       if (!finished && !controller.signal.aborted) controller.abort(new StreamBrokenError('the stream was closed before it ended'));
       // Closes the connection too when the service keeps it open after the last image.
@@ -264,6 +271,19 @@ export class ImageEventStream implements AsyncIterable<ImageStreamEvent> {
       opened.release();
       this.#ctx.onEnd?.();
     }
+  }
+
+  /**
+   * The error a stream that broke off ends with, decided here once. A reader handed each whole image as an event gets
+   * none on it (`withoutPartial`): each once. `finalResult()` (`kept`) hands none on, so its error carries every image
+   * that came whole (`stream_broken`, `timeout`, `aborted`, `bad_response`), priced once for them: the result the
+   * failure brought (a JSON answer's, `readJsonResult`), else the completed events kept, else none.
+   */
+  #failure(error: unknown, kept: CompletedEvent[] | undefined): unknown {
+    if (!isPictorError(error)) return error;
+    if (!kept) return withoutPartial(error);
+    if ((resultOfFailure(error)?.data.length ?? 0) > 0) return error;
+    return kept.length > 0 ? withPartial(error, resultFromCompleted(kept, this.#ctx.meta, this.#requestId), this.#requestId) : withoutPartial(error);
   }
 
   /**

@@ -207,8 +207,14 @@ function withBytesOf<T extends object>(from: object, to: T): T {
  * of this module counts as well.
  */
 export function imagesOfFailure(error: unknown): CompletedEvent[] {
+  const partial = resultOfFailure(error);
+  return partial ? completedEventsOf(partial) : [];
+}
+
+/** The result a failure carries (its `partial`, priced for its images, which may be none), read as `imagesOfFailure` reads it. */
+export function resultOfFailure(error: unknown): ImageJobResult | undefined {
   const partial = error instanceof Error ? (error as { partial?: unknown }).partial : undefined;
-  return isJobResult(partial) ? completedEventsOf(partial) : [];
+  return isJobResult(partial) ? partial : undefined;
 }
 
 function isJobResult(value: unknown): value is ImageJobResult {

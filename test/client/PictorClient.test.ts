@@ -15,24 +15,12 @@ import {
   ValidationError,
   type ImageStreamEvent,
 } from '../../src/index.js';
-import { DEV_API_KEY, type Emulator } from '../../src/emulator/index.js';
-import { useEmulator } from '../helpers/emulator.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { requestReceived, useEmulator } from '../helpers/emulator.js';
 import { describeImage, makeImage } from '../helpers/images.js';
 import { advanceUndiciClock } from '../helpers/undici-clock.js';
 
 const env = useEmulator();
-
-/** Answered once the emulator is handed a request (over HTTP, as the client sends it). */
-function requestReceived(emulator: Emulator): Promise<void> {
-  const { fetch } = emulator;
-  return new Promise((resolve) => {
-    const spy = vi.spyOn(emulator, 'fetch').mockImplementation((...args) => {
-      resolve();
-      return fetch(...args);
-    });
-    onTestFinished(() => spy.mockRestore());
-  });
-}
 
 describe('generating images', () => {
   it('returns n images of the requested size and format with their cost', async () => {
@@ -298,11 +286,29 @@ describe('errors', () => {
   });
 
   it('is cancelled by its signal, queued or running', async () => {
-    env.emulator.configure({ latencyMs: 2000 });
-    const controller = new AbortController();
-    const pending = env.client().generate({ prompt: 'x' }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
-    await expect(pending).rejects.toMatchObject({ code: 'aborted' });
+    // The emulator would answer in a minute: each cancel strikes on an event (the request reached the emulator, the
+    // queue told the other its place), never after a wait.
+    env.emulator.configure({ latencyMs: 60_000 });
+    const limiter = new ImageLimiter({ maxConcurrent: 1 });
+    const client = env.client({ limiter });
+    const running = new AbortController();
+    const received = requestReceived(env.emulator);
+    const first = client.generate({ prompt: 'running' }, { signal: running.signal });
+    onTestFinished(async () => {
+      running.abort();
+      await first.catch(() => {});
+      await limiter.stop();
+    });
+    await received;
+
+    // Held behind the running one (the only slot), and cancelled there: it never reaches the emulator.
+    const queued = new AbortController();
+    const second = client.generate({ prompt: 'queued' }, { signal: queued.signal, onQueuePosition: () => queued.abort() });
+    await expect(second).rejects.toMatchObject({ code: 'aborted' });
+    expect(env.emulator.requests).toHaveLength(1);
+
+    running.abort();
+    await expect(first).rejects.toMatchObject({ code: 'aborted' });
   });
 });
 

@@ -1,12 +1,13 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
 import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { answerByteBound, EVENT_BYTE_BOUND } from '../../src/client/answer-bound.js';
 import { MAX_ERROR_BODY_BYTES } from '../../src/client/PictorClient.js';
-import { decodeImages, imagesOfFailure, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions } from '../../src/index.js';
+import { decodeImages, imagesOfFailure, isCompletedEvent, PictorClient, type ImageStreamEvent, type PictorClientOptions, type RequestEnding, type RequestWatch } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 import { MAX_KNOWN_SECRETS, registerSecret } from '../../src/core/redact-secrets.js';
-import { useEmulator } from '../helpers/emulator.js';
+import { requestReceived, useEmulator } from '../helpers/emulator.js';
 import { head, misbehavingServer, sse, type MisbehavingServer, type SeenRequest } from './misbehaving-server.js';
 
 /**
@@ -80,9 +81,17 @@ describe('a request that may have reached the service is sent once', () => {
   });
 
   it('does not resend when a proxy resets the connection a while after the request', async () => {
+    // Reset once the client, too, has seen its whole request leave (undici's `bodySent`, when it counts it as sent):
+    // it is waiting for the answer then.
+    let sent!: () => void;
+    const requestSent = new Promise<void>((resolve) => (sent = resolve));
+    const onSent = () => sent();
+    diagnosticsChannel.subscribe('undici:request:bodySent', onSent);
+    onTestFinished(() => void diagnosticsChannel.unsubscribe('undici:request:bodySent', onSent));
     const s = await serve(async (req) => {
       await req.body();
-      setTimeout(() => req.socket.resetAndDestroy(), 1500);
+      await requestSent;
+      req.socket.resetAndDestroy();
     });
     const error = await failureOf(clientOf(s).generate({ prompt: 'x' }));
     expect(error).toMatchObject({ code: 'stream_broken' });
@@ -116,12 +125,14 @@ describe('a request that may have reached the service is sent once', () => {
   });
 
   it('does not resend a streamed request whose connection breaks before the first event', async () => {
+    let socket: SeenRequest['socket'] | undefined;
     const s = await serve(async (req) => {
       await req.body();
+      socket = req.socket;
       req.socket.write(SSE_HEAD);
-      setTimeout(() => req.socket.resetAndDestroy(), 50);
     });
-    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }).finalResult());
+    // Broken once the client has the answer's head (its 200), before any event.
+    const error = await failureOf(clientOf(s).generateStream({ prompt: 'x' }, { onAccepted: () => socket?.resetAndDestroy() }).finalResult());
     expect(error).toMatchObject({ code: 'stream_broken' });
     expect(s.requests).toBe(1);
   });
@@ -564,6 +575,48 @@ describe('a stream hands each paid image on once: its error does not carry them 
     const error = await failureOf(clientOf(s).generateStream({ prompt: 'x', n: 2, quality: 'low' }).finalResult());
     expect(error).toMatchObject({ code, partial: { data: [{ b64_json: PNG_B64, output_format: 'png' }], cost: { n: 1, totalUsd: 0.00636 } } });
     expect(imagesOfFailure(error).map((event) => event.b64_json)).toEqual([PNG_B64]);
+  });
+
+  it.each(answers)('tells the watch of finalResult() on %s of its image once, and ends it with the error the caller gets', async (_what, code, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const images: string[] = [];
+    const endings: RequestEnding[] = [];
+    const onRequest = (): RequestWatch => ({ onImage: (image) => void images.push(image.b64_json), end: (ending) => void endings.push(ending) });
+    const error = await failureOf(clientOf(s, { onRequest }).generateStream({ prompt: 'x', n: 2, quality: 'low' }).finalResult());
+    expect(error).toMatchObject({ code, partial: { data: [{ b64_json: PNG_B64 }], cost: { n: 1 } } });
+    expect(images).toEqual([PNG_B64]);
+    expect(endings).toHaveLength(1);
+    expect(endings[0]).toMatchObject({ kind: 'failed' });
+    expect((endings[0] as { error: unknown }).error).toBe(error);
+  });
+
+  /** Answers to n=2 that fail before any image came whole, with the code they fail with. */
+  const failingFirst: [string, string, (socket: SeenRequest['socket']) => void][] = [
+    ['a JSON answer with no image', 'bad_response', (socket) => socket.end(head(200, JSON_TYPE, JSON.stringify({ created: 1, data: [{ b64_json: null }, { b64_json: null }] })))],
+    ['a JSON answer cut short in its first image', 'stream_broken', (socket) => socket.end(head(200, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }) + chunk(`{"created":1,"data":[{"b64_json":"${PNG_B64.slice(0, 20)}`))],
+    ['events whose first image is not an image', 'bad_response', (socket) => socket.end(SSE_HEAD + chunk(sse('image_generation.completed', completed(NOT_AN_IMAGE))) + chunk(''))],
+    ['events that end before any image', 'stream_broken', (socket) => socket.end(SSE_HEAD + chunk(sse('image_generation.partial_image', { ...completed(), type: 'image_generation.partial_image', partial_image_index: 0 })) + chunk(''))],
+  ];
+
+  it.each(failingFirst)('fails finalResult() and a reader of %s alike, with no image on the error', async (_what, code, answer) => {
+    const s = await serve(async (req) => {
+      await req.body();
+      answer(req.socket);
+    });
+    const final = await failureOf(clientOf(s).generateStream({ prompt: 'x', n: 2, quality: 'low' }).finalResult());
+    const completedRead: ImageStreamEvent[] = [];
+    const read = await failureOf((async () => {
+      for await (const event of clientOf(s).generateStream({ prompt: 'x', n: 2, quality: 'low', partial_images: 1 })) if (isCompletedEvent(event)) completedRead.push(event);
+    })());
+    for (const error of [final, read]) {
+      expect(error).toMatchObject({ code });
+      expect(error.partial).toBeUndefined();
+      expect(imagesOfFailure(error)).toEqual([]);
+    }
+    expect(completedRead).toEqual([]);
   });
 });
 
@@ -1234,10 +1287,13 @@ describe('a caller signal shared by many requests', () => {
   });
 
   it('still cancels a running request through that signal', async () => {
-    env.emulator.configure({ latencyMs: 2000 });
+    // The emulator would answer in a minute: the cancel strikes once it has the request.
+    env.emulator.configure({ latencyMs: 60_000 });
     const controller = new AbortController();
+    const received = requestReceived(env.emulator);
     const pending = env.client().generate({ prompt: 'x' }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
+    await received;
+    controller.abort();
     await expect(pending).rejects.toMatchObject({ code: 'aborted' });
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });

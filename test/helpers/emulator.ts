@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, onTestFinished, vi } from 'vitest';
 import { PictorClient, type PictorClientOptions } from '../../src/index.js';
 import { createEmulator, DEFAULT_SETTINGS, DEV_API_KEY, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 
@@ -32,4 +32,16 @@ export function useEmulator(options: EmulatorOptions = {}) {
       return new PictorClient({ baseURL: state.url, apiKey: DEV_API_KEY, ...extra });
     },
   };
+}
+
+/** Answered once the emulator is handed a request (over HTTP, as the client sends it): the moment a test may cancel a running request. */
+export function requestReceived(emulator: Emulator): Promise<void> {
+  const { fetch } = emulator;
+  return new Promise((resolve) => {
+    const spy = vi.spyOn(emulator, 'fetch').mockImplementation((...args) => {
+      resolve();
+      return fetch(...args);
+    });
+    onTestFinished(() => spy.mockRestore());
+  });
 }
