@@ -48,13 +48,13 @@ async function withWatcher(body: (watcher: { job: JobWatch; said: string[]; exit
   }
 }
 
-describe('Ctrl+C during a generation', () => {
+/**
+ * The Ctrl+C report's words, checked here once: every other test of a Ctrl+C asserts which case it told (the report
+ * of a job in that state), its exit code and its `--json` facts.
+ */
+describe('the words of a Ctrl+C: its first line and its report', () => {
   it('says whether the job may have been billed, what the ledger charged, and which images were written', () => {
     expect(interruptReport({ phase: 'waiting', files: [] })).toEqual(['pictor: interrupted before the request was sent: nothing was billed.']);
-    expect(interruptReport({ phase: 'sent', files: [] })).toEqual([
-      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time: if its settle still reaches the ledger, or had already written its usage record (a later run then charges what that record says), the job is charged what this run decided; if neither, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
-      'No image had arrived yet, so none was written.',
-    ]);
     expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false } })).toEqual([
       'pictor: interrupted after the request was sent: charged $0.00636 (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.',
       'Images written before the interruption (1):',
@@ -65,37 +65,7 @@ describe('Ctrl+C during a generation', () => {
     );
   });
 
-  it('tells a settle that found the job already ended in the ledger as one that charged nothing more, and what ended the job', () => {
-    // Another step had ended the job before this run's settle reached the ledger (its lease had lapsed, or an earlier try of the settle landed).
-    const endedBefore = { action: 'settled', usd: 0.00636, recorded: false, deferred: false } as const;
-    const ended =
-      "the ledger had already ended the job when this run's settle of $0.00636 reached it, so the settle charged nothing more: the job is charged what ended it — a reconcile once this run's lease had lapsed (its estimate, marked uncertain, or what its usage record says if the settle had written one), or an earlier try of the same settle whose answer was lost ($0.00636)";
-    expect(interruptReport({ phase: 'sent', files: [], settled: endedBefore })[0]).toBe(
-      `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${ended}; check your usage before trying again.`,
-    );
-    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: endedBefore })[0]).toBe(`pictor: interrupted after writing the images of a job that had ended: ${ended}.`);
-  });
-
-  it('tells a release the ledger kept for later as nothing billed, with only whether the ledger takes it still open', () => {
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' } })[0]).toBe(
-      'pictor: interrupted after the service had refused the request, before it was sent again: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
-    );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'not_sent' } })[0]).toMatch(
-      /^pictor: interrupted before the request was sent: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; /,
-    );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' }, emulator: true })[0]).toMatch(
-      /: nothing was spent; the emulator's ledger kept its release for later: if its release still reaches the emulator's ledger, nothing is recorded there; /,
-    );
-  });
-
   it('words the end from why the process exits and from what the ledger decided, not from the phase alone', () => {
-    // The ways a job left open can end are one clause, whatever ended the wait: the sentence above.
-    const leftOpen = /: if its settle still reaches the ledger, or had already written its usage record \(a later run then charges what that record says\), .*; if neither, a later run charges it its estimate \(marked uncertain\), or nothing if the ledger had recorded that nothing was billed/;
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
-      /^pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl\+C came before the ledger answered: /,
-    );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(leftOpen);
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' })[0]).toContain('the ledger did not answer in time');
     expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'not_sent' } })[0]).toBe(
       'pictor: interrupted before the request was sent: nothing was billed.',
     );
@@ -110,20 +80,14 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false } })[0]).toBe(
       'pictor: interrupted after writing the images of a job that had ended: charged $0.00636.',
     );
-    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
-      /^pictor: interrupted after writing the images of a job that had ended: the second Ctrl\+C came before the ledger answered: if its settle still reaches the ledger, /,
-    );
-    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer', emulator: true })[0]).toMatch(
-      /^pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, or had already written its usage record \(a later run then records what that record says\), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate \(marked uncertain\)/,
-    );
   });
 
   it('says nothing was sent when the exit comes while the ledger records that the request may be billed, and that the job may be charged its estimate if it had recorded it', () => {
     expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer' })).toEqual([
       'pictor: interrupted before the request was sent: nothing was sent, but the ledger did not answer in time while recording that it may be billed, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.',
     ]);
-    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
-      /^pictor: interrupted before the request was sent: nothing was sent, but the second Ctrl\+C came while the ledger was recording that it may be billed, /,
+    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
+      'pictor: interrupted before the request was sent: nothing was sent, but the second Ctrl+C came while the ledger was recording that it may be billed, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.',
     );
     expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
       "pictor: interrupted before the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time while recording that it may be billed, and if it had recorded that, the job may be recorded there at its estimate (marked uncertain when a later run records it).",
@@ -140,15 +104,6 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854, recorded: true, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted after the request was sent to the emulator: it would have cost $0.16854 on the real service (the images that came, plus the estimate of each that did not); nothing was spent.',
     );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
-      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, or had already written its usage record (a later run then records what that record says), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
-    );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'settled', usd: 0.16854, recorded: false, deferred: true }, emulator: true })[0]).toBe(
-      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its settle of $0.16854 for later: if its settle still reaches the emulator's ledger, or had already written its usage record (a later run then records what that record says), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
-    );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toMatch(
-      /^pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl\+C came before the emulator's ledger answered: /,
-    );
     expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted while writing the images of a job the emulator had ended: it would have cost $0.00636 on the real service; nothing was spent.',
     );
@@ -157,6 +112,77 @@ describe('Ctrl+C during a generation', () => {
     );
   });
 
+  it('says at once what the first Ctrl+C does: stops before anything was sent, cancels a sent request, or lets a done job write its images', () => {
+    expect(firstStopOf('waiting')).toBe('stopping');
+    expect(firstStopOf('marking')).toBe('stopping');
+    expect(firstStopOf('sent')).toBe('cancelling');
+    expect(firstStopOf('done')).toBe('writing');
+    expect(firstStopLine('stopping', 'SIGINT')).toBe('pictor: stopping; nothing was sent (Ctrl+C again to exit now).');
+    expect(firstStopLine('stopping', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; nothing was sent (Ctrl+C to exit now).');
+    expect(firstStopLine('cancelling', 'SIGINT')).toBe('pictor: cancelling the request (Ctrl+C again to exit now).');
+    expect(firstStopLine('cancelling', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; cancelling the request (Ctrl+C to exit now).');
+    expect(firstStopLine('writing', 'SIGINT')).toBe('pictor: the job is done; writing its images (Ctrl+C again to stop now).');
+    expect(firstStopLine('writing', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; the job is done; writing its images (Ctrl+C to stop now).');
+    expect(firstStopLine('settling', 'SIGINT')).toBe("pictor: the images are written; waiting 2 s at most for the ledger's answer (Ctrl+C again to exit now).");
+    expect(firstStopLine('settling', 'SIGTERM')).toBe("pictor: stopped by SIGTERM; the images are written; waiting 2 s at most for the ledger's answer (Ctrl+C to exit now).");
+  });
+
+  it('words in full each way a charge is left to the ledger: a settle or release kept or unanswered, and a settle that found the job already ended', () => {
+    const settle = { action: 'settled', usd: 0.00636, recorded: false, deferred: true } as const;
+    const release = { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' } as const;
+    const endedBefore = { action: 'settled', usd: 0.00636, recorded: false, deferred: false } as const;
+    const second = { exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' } as const;
+    const settleOpen =
+      'if its settle still reaches the ledger, or had already written its usage record (a later run then charges what that record says), the job is charged what this run decided; if neither, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed';
+    const releaseOpen = 'if its release still reaches the ledger, nothing is charged; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed';
+    const emulatorSettleOpen =
+      "if its settle still reaches the emulator's ledger, or had already written its usage record (a later run then records what that record says), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed";
+    const emulatorReleaseOpen =
+      "if its release still reaches the emulator's ledger, nothing is recorded there; if not, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed";
+    const ended =
+      "the ledger had already ended the job when this run's settle of $0.00636 reached it, so the settle charged nothing more: the job is charged what ended it — a reconcile once this run's lease had lapsed (its estimate, marked uncertain, or what its usage record says if the settle had written one), or an earlier try of the same settle whose answer was lost ($0.00636)";
+    const sent = 'pictor: interrupted after the request was sent: the service may finish the job and bill it, and';
+    const check = '; check your usage before trying again.';
+    const cases: [Parameters<typeof interruptReport>[0], string][] = [
+      [{ phase: 'sent', files: [], exitedBy: 'timer' }, `${sent} the ledger did not answer in time: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], ...second }, `${sent} the second Ctrl+C came before the ledger answered: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'a SIGTERM' }, `${sent} a SIGTERM came before the ledger answered: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second SIGTERM' }, `${sent} the second SIGTERM came before the ledger answered: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], kept: settle }, `${sent} the ledger kept its settle of $0.00636 for later: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], kept: release }, `pictor: interrupted after the service had refused the request, before it was sent again: nothing was billed, and the ledger kept its release for later: ${releaseOpen}${check}`],
+      [{ phase: 'sent', files: [], kept: { ...release, released: 'not_sent' } }, `pictor: interrupted before the request was sent: nothing was billed, and the ledger kept its release for later: ${releaseOpen}${check}`],
+      [{ phase: 'sent', files: [], settled: endedBefore }, `${sent} ${ended}${check}`],
+      [{ phase: 'done', files: [], exitedBy: 'timer' }, `pictor: interrupted while writing the images of a job that had ended: the ledger did not answer in time: ${settleOpen}.`],
+      [{ phase: 'done', files: [], ...second }, `pictor: interrupted while writing the images of a job that had ended: the second Ctrl+C came before the ledger answered: ${settleOpen}.`],
+      [{ phase: 'done', files: [], kept: settle }, `pictor: interrupted while writing the images of a job that had ended: the ledger kept its settle of $0.00636 for later: ${settleOpen}.`],
+      [{ phase: 'done', files: [], kept: release }, `pictor: interrupted while writing the images of a job that had ended: the ledger kept its release for later: ${releaseOpen}.`],
+      [{ phase: 'done', files: [], settled: endedBefore }, `pictor: interrupted while writing the images of a job that had ended: ${ended}.`],
+      [{ phase: 'done', files: [], written: true, exitedBy: 'timer' }, `pictor: interrupted after writing the images of a job that had ended: the ledger did not answer in time: ${settleOpen}.`],
+      [{ phase: 'done', files: [], written: true, ...second }, `pictor: interrupted after writing the images of a job that had ended: the second Ctrl+C came before the ledger answered: ${settleOpen}.`],
+      [{ phase: 'done', files: [], written: true, kept: settle }, `pictor: interrupted after writing the images of a job that had ended: the ledger kept its settle of $0.00636 for later: ${settleOpen}.`],
+      [{ phase: 'done', files: [], written: true, kept: release }, `pictor: interrupted after writing the images of a job that had ended: the ledger kept its release for later: ${releaseOpen}.`],
+      [{ phase: 'done', files: [], written: true, settled: endedBefore }, `pictor: interrupted after writing the images of a job that had ended: ${ended}.`],
+      [{ phase: 'sent', files: [], exitedBy: 'timer', emulator: true }, `pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: ${emulatorSettleOpen}.`],
+      [{ phase: 'sent', files: [], ...second, emulator: true }, `pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl+C came before the emulator's ledger answered: ${emulatorSettleOpen}.`],
+      [{ phase: 'sent', files: [], kept: settle, emulator: true }, `pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its settle of $0.00636 for later: ${emulatorSettleOpen}.`],
+      [{ phase: 'sent', files: [], kept: release, emulator: true }, `pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its release for later: ${emulatorReleaseOpen}.`],
+      [{ phase: 'done', files: [], exitedBy: 'timer', emulator: true }, `pictor: interrupted while writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], ...second, emulator: true }, `pictor: interrupted while writing the images of a job the emulator had ended: nothing was spent; the second Ctrl+C came before the emulator's ledger answered: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], kept: settle, emulator: true }, `pictor: interrupted while writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger kept its settle of $0.00636 for later: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], kept: release, emulator: true }, `pictor: interrupted while writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger kept its release for later: ${emulatorReleaseOpen}.`],
+      [{ phase: 'done', files: [], written: true, exitedBy: 'timer', emulator: true }, `pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], written: true, ...second, emulator: true }, `pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the second Ctrl+C came before the emulator's ledger answered: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], written: true, kept: settle, emulator: true }, `pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger kept its settle of $0.00636 for later: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], written: true, kept: release, emulator: true }, `pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger kept its release for later: ${emulatorReleaseOpen}.`],
+    ];
+    for (const [job, line] of cases) expect(interruptReport(job)[0], JSON.stringify(job)).toBe(line);
+    // Below the first line, the images written; or, once a request was sent, that none had arrived.
+    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, exitedBy: 'timer' }).slice(1)).toEqual(['Images written before the interruption (1):', '  /tmp/out/fox.png']);
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' }).slice(1)).toEqual(['No image had arrived yet, so none was written.']);
+  });
+});
+
+describe('Ctrl+C during a generation', () => {
   it("with --json, tells the interruption as a failure that still lists the files written and what the ledger charged (null when no charge is known yet: no answer, or kept for later)", () => {
     const about = { operation: 'generate' as const, isPartial: (path: string) => path.includes('.partial-') };
     expect(interruptJson({ phase: 'sent', files: ['/out/fox.partial-1.png', '/out/fox.png'], settled: { action: 'settled', usd: 0.16854, recorded: true, deferred: false } }, about)).toEqual({
@@ -192,19 +218,6 @@ describe('Ctrl+C during a generation', () => {
 
   it('counts a request sent once it left, and still once it ended; not while waiting nor while the ledger records its mark', () => {
     expect((['waiting', 'marking', 'sent', 'done'] as const).map(wasSent)).toEqual([false, false, true, true]);
-  });
-
-  it('says at once what the first Ctrl+C does: stops before anything was sent, cancels a sent request, or lets a done job write its images', () => {
-    expect(firstStopOf('waiting')).toBe('stopping');
-    expect(firstStopOf('marking')).toBe('stopping');
-    expect(firstStopOf('sent')).toBe('cancelling');
-    expect(firstStopOf('done')).toBe('writing');
-    expect(firstStopLine('stopping', 'SIGINT')).toBe('pictor: stopping; nothing was sent (Ctrl+C again to exit now).');
-    expect(firstStopLine('stopping', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; nothing was sent (Ctrl+C to exit now).');
-    expect(firstStopLine('cancelling', 'SIGINT')).toBe('pictor: cancelling the request (Ctrl+C again to exit now).');
-    expect(firstStopLine('cancelling', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; cancelling the request (Ctrl+C to exit now).');
-    expect(firstStopLine('writing', 'SIGINT')).toBe('pictor: the job is done; writing its images (Ctrl+C again to stop now).');
-    expect(firstStopLine('writing', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; the job is done; writing its images (Ctrl+C to stop now).');
   });
 
   it('speaks of no request when Ctrl+C comes before one was sent (connecting, or waiting for a slot or the ledger), and still stops the job', async () => {
