@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
 import { describe, expect, it, onTestFinished, vi, type MockInstance } from 'vitest';
@@ -16,17 +13,14 @@ import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { QuotaStore } from '../../src/spend/types.js';
 import { THIS_HOST } from '../../src/spend/file-lock.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
-import { followOutput } from '../helpers/child-output.js';
-import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { waitUntil } from '../helpers/runner-harness.js';
 import { silentServer } from '../helpers/silent-server.js';
-import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
+import { cliInAProcess, run, tempDir } from './run-cli.js';
 import { spyOnInstance } from '../helpers/instance-spy.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 const env = useEmulator();
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /**
  * Runs `body` with a job's Ctrl+C answered (its lines collected in `said`), on fake timers and with `process.exit`
@@ -48,13 +42,13 @@ async function withWatcher(body: (watcher: { job: JobWatch; said: string[]; exit
   }
 }
 
-describe('Ctrl+C during a generation', () => {
+/**
+ * The Ctrl+C report's words, checked here once: every other test of a Ctrl+C asserts which case it told (the report
+ * of a job in that state), its exit code and its `--json` facts.
+ */
+describe('the words of a Ctrl+C: its first line and its report', () => {
   it('says whether the job may have been billed, what the ledger charged, and which images were written', () => {
     expect(interruptReport({ phase: 'waiting', files: [] })).toEqual(['pictor: interrupted before the request was sent: nothing was billed.']);
-    expect(interruptReport({ phase: 'sent', files: [] })).toEqual([
-      'pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger did not answer in time: if its settle still reaches the ledger, or had already written its usage record (a later run then charges what that record says), the job is charged what this run decided; if neither, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
-      'No image had arrived yet, so none was written.',
-    ]);
     expect(interruptReport({ phase: 'sent', files: ['/tmp/out/fox.partial-1.png'], settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false } })).toEqual([
       'pictor: interrupted after the request was sent: charged $0.00636 (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.',
       'Images written before the interruption (1):',
@@ -65,37 +59,7 @@ describe('Ctrl+C during a generation', () => {
     );
   });
 
-  it('tells a settle that found the job already ended in the ledger as one that charged nothing more, and what ended the job', () => {
-    // Another step had ended the job before this run's settle reached the ledger (its lease had lapsed, or an earlier try of the settle landed).
-    const endedBefore = { action: 'settled', usd: 0.00636, recorded: false, deferred: false } as const;
-    const ended =
-      "the ledger had already ended the job when this run's settle of $0.00636 reached it, so the settle charged nothing more: the job is charged what ended it — a reconcile once this run's lease had lapsed (its estimate, marked uncertain, or what its usage record says if the settle had written one), or an earlier try of the same settle whose answer was lost ($0.00636)";
-    expect(interruptReport({ phase: 'sent', files: [], settled: endedBefore })[0]).toBe(
-      `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${ended}; check your usage before trying again.`,
-    );
-    expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: endedBefore })[0]).toBe(`pictor: interrupted after writing the images of a job that had ended: ${ended}.`);
-  });
-
-  it('tells a release the ledger kept for later as nothing billed, with only whether the ledger takes it still open', () => {
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' } })[0]).toBe(
-      'pictor: interrupted after the service had refused the request, before it was sent again: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed; check your usage before trying again.',
-    );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'not_sent' } })[0]).toMatch(
-      /^pictor: interrupted before the request was sent: nothing was billed, and the ledger kept its release for later: if its release still reaches the ledger, nothing is charged; /,
-    );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' }, emulator: true })[0]).toMatch(
-      /: nothing was spent; the emulator's ledger kept its release for later: if its release still reaches the emulator's ledger, nothing is recorded there; /,
-    );
-  });
-
   it('words the end from why the process exits and from what the ledger decided, not from the phase alone', () => {
-    // The ways a job left open can end are one clause, whatever ended the wait: the sentence above.
-    const leftOpen = /: if its settle still reaches the ledger, or had already written its usage record \(a later run then charges what that record says\), .*; if neither, a later run charges it its estimate \(marked uncertain\), or nothing if the ledger had recorded that nothing was billed/;
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
-      /^pictor: interrupted after the request was sent: the service may finish the job and bill it, and the second Ctrl\+C came before the ledger answered: /,
-    );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(leftOpen);
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' })[0]).toContain('the ledger did not answer in time');
     expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'released', usd: 0, recorded: true, deferred: false, released: 'not_sent' } })[0]).toBe(
       'pictor: interrupted before the request was sent: nothing was billed.',
     );
@@ -110,20 +74,14 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'done', files: ['/tmp/out/fox.png'], written: true, settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false } })[0]).toBe(
       'pictor: interrupted after writing the images of a job that had ended: charged $0.00636.',
     );
-    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
-      /^pictor: interrupted after writing the images of a job that had ended: the second Ctrl\+C came before the ledger answered: if its settle still reaches the ledger, /,
-    );
-    expect(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer', emulator: true })[0]).toMatch(
-      /^pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, or had already written its usage record \(a later run then records what that record says\), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate \(marked uncertain\)/,
-    );
   });
 
   it('says nothing was sent when the exit comes while the ledger records that the request may be billed, and that the job may be charged its estimate if it had recorded it', () => {
     expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer' })).toEqual([
       'pictor: interrupted before the request was sent: nothing was sent, but the ledger did not answer in time while recording that it may be billed, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.',
     ]);
-    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toMatch(
-      /^pictor: interrupted before the request was sent: nothing was sent, but the second Ctrl\+C came while the ledger was recording that it may be billed, /,
+    expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' })[0]).toBe(
+      'pictor: interrupted before the request was sent: nothing was sent, but the second Ctrl+C came while the ledger was recording that it may be billed, and if it had recorded that, the job may be charged its estimate (marked uncertain when a later run charges it); check your usage before trying again.',
     );
     expect(interruptReport({ phase: 'marking', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
       "pictor: interrupted before the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time while recording that it may be billed, and if it had recorded that, the job may be recorded there at its estimate (marked uncertain when a later run records it).",
@@ -140,15 +98,6 @@ describe('Ctrl+C during a generation', () => {
     expect(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: 0.16854, recorded: true, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted after the request was sent to the emulator: it would have cost $0.16854 on the real service (the images that came, plus the estimate of each that did not); nothing was spent.',
     );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true })[0]).toBe(
-      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: if its settle still reaches the emulator's ledger, or had already written its usage record (a later run then records what that record says), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
-    );
-    expect(interruptReport({ phase: 'sent', files: [], kept: { action: 'settled', usd: 0.16854, recorded: false, deferred: true }, emulator: true })[0]).toBe(
-      "pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its settle of $0.16854 for later: if its settle still reaches the emulator's ledger, or had already written its usage record (a later run then records what that record says), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed.",
-    );
-    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]).toMatch(
-      /^pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl\+C came before the emulator's ledger answered: /,
-    );
     expect(interruptReport({ phase: 'done', files: [], settled: { action: 'settled', usd: 0.00636, recorded: true, deferred: false }, emulator: true })[0]).toBe(
       'pictor: interrupted while writing the images of a job the emulator had ended: it would have cost $0.00636 on the real service; nothing was spent.',
     );
@@ -157,6 +106,77 @@ describe('Ctrl+C during a generation', () => {
     );
   });
 
+  it('says at once what the first Ctrl+C does: stops before anything was sent, cancels a sent request, or lets a done job write its images', () => {
+    expect(firstStopOf('waiting')).toBe('stopping');
+    expect(firstStopOf('marking')).toBe('stopping');
+    expect(firstStopOf('sent')).toBe('cancelling');
+    expect(firstStopOf('done')).toBe('writing');
+    expect(firstStopLine('stopping', 'SIGINT')).toBe('pictor: stopping; nothing was sent (Ctrl+C again to exit now).');
+    expect(firstStopLine('stopping', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; nothing was sent (Ctrl+C to exit now).');
+    expect(firstStopLine('cancelling', 'SIGINT')).toBe('pictor: cancelling the request (Ctrl+C again to exit now).');
+    expect(firstStopLine('cancelling', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; cancelling the request (Ctrl+C to exit now).');
+    expect(firstStopLine('writing', 'SIGINT')).toBe('pictor: the job is done; writing its images (Ctrl+C again to stop now).');
+    expect(firstStopLine('writing', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; the job is done; writing its images (Ctrl+C to stop now).');
+    expect(firstStopLine('settling', 'SIGINT')).toBe("pictor: the images are written; waiting 2 s at most for the ledger's answer (Ctrl+C again to exit now).");
+    expect(firstStopLine('settling', 'SIGTERM')).toBe("pictor: stopped by SIGTERM; the images are written; waiting 2 s at most for the ledger's answer (Ctrl+C to exit now).");
+  });
+
+  it('words in full each way a charge is left to the ledger: a settle or release kept or unanswered, and a settle that found the job already ended', () => {
+    const settle = { action: 'settled', usd: 0.00636, recorded: false, deferred: true } as const;
+    const release = { action: 'released', usd: 0, recorded: false, deferred: true, released: 'answered' } as const;
+    const endedBefore = { action: 'settled', usd: 0.00636, recorded: false, deferred: false } as const;
+    const second = { exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' } as const;
+    const settleOpen =
+      'if its settle still reaches the ledger, or had already written its usage record (a later run then charges what that record says), the job is charged what this run decided; if neither, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed';
+    const releaseOpen = 'if its release still reaches the ledger, nothing is charged; if not, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed';
+    const emulatorSettleOpen =
+      "if its settle still reaches the emulator's ledger, or had already written its usage record (a later run then records what that record says), the job is recorded there at what this run decided; if neither, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed";
+    const emulatorReleaseOpen =
+      "if its release still reaches the emulator's ledger, nothing is recorded there; if not, a later run records it there at its estimate (marked uncertain), or nothing if the emulator's ledger had recorded that nothing was billed";
+    const ended =
+      "the ledger had already ended the job when this run's settle of $0.00636 reached it, so the settle charged nothing more: the job is charged what ended it — a reconcile once this run's lease had lapsed (its estimate, marked uncertain, or what its usage record says if the settle had written one), or an earlier try of the same settle whose answer was lost ($0.00636)";
+    const sent = 'pictor: interrupted after the request was sent: the service may finish the job and bill it, and';
+    const check = '; check your usage before trying again.';
+    const cases: [Parameters<typeof interruptReport>[0], string][] = [
+      [{ phase: 'sent', files: [], exitedBy: 'timer' }, `${sent} the ledger did not answer in time: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], ...second }, `${sent} the second Ctrl+C came before the ledger answered: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'a SIGTERM' }, `${sent} a SIGTERM came before the ledger answered: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second SIGTERM' }, `${sent} the second SIGTERM came before the ledger answered: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], kept: settle }, `${sent} the ledger kept its settle of $0.00636 for later: ${settleOpen}${check}`],
+      [{ phase: 'sent', files: [], kept: release }, `pictor: interrupted after the service had refused the request, before it was sent again: nothing was billed, and the ledger kept its release for later: ${releaseOpen}${check}`],
+      [{ phase: 'sent', files: [], kept: { ...release, released: 'not_sent' } }, `pictor: interrupted before the request was sent: nothing was billed, and the ledger kept its release for later: ${releaseOpen}${check}`],
+      [{ phase: 'sent', files: [], settled: endedBefore }, `${sent} ${ended}${check}`],
+      [{ phase: 'done', files: [], exitedBy: 'timer' }, `pictor: interrupted while writing the images of a job that had ended: the ledger did not answer in time: ${settleOpen}.`],
+      [{ phase: 'done', files: [], ...second }, `pictor: interrupted while writing the images of a job that had ended: the second Ctrl+C came before the ledger answered: ${settleOpen}.`],
+      [{ phase: 'done', files: [], kept: settle }, `pictor: interrupted while writing the images of a job that had ended: the ledger kept its settle of $0.00636 for later: ${settleOpen}.`],
+      [{ phase: 'done', files: [], kept: release }, `pictor: interrupted while writing the images of a job that had ended: the ledger kept its release for later: ${releaseOpen}.`],
+      [{ phase: 'done', files: [], settled: endedBefore }, `pictor: interrupted while writing the images of a job that had ended: ${ended}.`],
+      [{ phase: 'done', files: [], written: true, exitedBy: 'timer' }, `pictor: interrupted after writing the images of a job that had ended: the ledger did not answer in time: ${settleOpen}.`],
+      [{ phase: 'done', files: [], written: true, ...second }, `pictor: interrupted after writing the images of a job that had ended: the second Ctrl+C came before the ledger answered: ${settleOpen}.`],
+      [{ phase: 'done', files: [], written: true, kept: settle }, `pictor: interrupted after writing the images of a job that had ended: the ledger kept its settle of $0.00636 for later: ${settleOpen}.`],
+      [{ phase: 'done', files: [], written: true, kept: release }, `pictor: interrupted after writing the images of a job that had ended: the ledger kept its release for later: ${releaseOpen}.`],
+      [{ phase: 'done', files: [], written: true, settled: endedBefore }, `pictor: interrupted after writing the images of a job that had ended: ${ended}.`],
+      [{ phase: 'sent', files: [], exitedBy: 'timer', emulator: true }, `pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time: ${emulatorSettleOpen}.`],
+      [{ phase: 'sent', files: [], ...second, emulator: true }, `pictor: interrupted after the request was sent to the emulator: nothing was spent; the second Ctrl+C came before the emulator's ledger answered: ${emulatorSettleOpen}.`],
+      [{ phase: 'sent', files: [], kept: settle, emulator: true }, `pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its settle of $0.00636 for later: ${emulatorSettleOpen}.`],
+      [{ phase: 'sent', files: [], kept: release, emulator: true }, `pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger kept its release for later: ${emulatorReleaseOpen}.`],
+      [{ phase: 'done', files: [], exitedBy: 'timer', emulator: true }, `pictor: interrupted while writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], ...second, emulator: true }, `pictor: interrupted while writing the images of a job the emulator had ended: nothing was spent; the second Ctrl+C came before the emulator's ledger answered: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], kept: settle, emulator: true }, `pictor: interrupted while writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger kept its settle of $0.00636 for later: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], kept: release, emulator: true }, `pictor: interrupted while writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger kept its release for later: ${emulatorReleaseOpen}.`],
+      [{ phase: 'done', files: [], written: true, exitedBy: 'timer', emulator: true }, `pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger did not answer in time: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], written: true, ...second, emulator: true }, `pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the second Ctrl+C came before the emulator's ledger answered: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], written: true, kept: settle, emulator: true }, `pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger kept its settle of $0.00636 for later: ${emulatorSettleOpen}.`],
+      [{ phase: 'done', files: [], written: true, kept: release, emulator: true }, `pictor: interrupted after writing the images of a job the emulator had ended: nothing was spent; the emulator's ledger kept its release for later: ${emulatorReleaseOpen}.`],
+    ];
+    for (const [job, line] of cases) expect(interruptReport(job)[0], JSON.stringify(job)).toBe(line);
+    // Below the first line, the images written; or, once a request was sent, that none had arrived.
+    expect(interruptReport({ phase: 'done', files: ['/out/fox.png'], written: true, exitedBy: 'timer' }).slice(1)).toEqual(['Images written before the interruption (1):', '  /out/fox.png']);
+    expect(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer' }).slice(1)).toEqual(['No image had arrived yet, so none was written.']);
+  });
+});
+
+describe('Ctrl+C during a generation', () => {
   it("with --json, tells the interruption as a failure that still lists the files written and what the ledger charged (null when no charge is known yet: no answer, or kept for later)", () => {
     const about = { operation: 'generate' as const, isPartial: (path: string) => path.includes('.partial-') };
     expect(interruptJson({ phase: 'sent', files: ['/out/fox.partial-1.png', '/out/fox.png'], settled: { action: 'settled', usd: 0.16854, recorded: true, deferred: false } }, about)).toEqual({
@@ -194,19 +214,6 @@ describe('Ctrl+C during a generation', () => {
     expect((['waiting', 'marking', 'sent', 'done'] as const).map(wasSent)).toEqual([false, false, true, true]);
   });
 
-  it('says at once what the first Ctrl+C does: stops before anything was sent, cancels a sent request, or lets a done job write its images', () => {
-    expect(firstStopOf('waiting')).toBe('stopping');
-    expect(firstStopOf('marking')).toBe('stopping');
-    expect(firstStopOf('sent')).toBe('cancelling');
-    expect(firstStopOf('done')).toBe('writing');
-    expect(firstStopLine('stopping', 'SIGINT')).toBe('pictor: stopping; nothing was sent (Ctrl+C again to exit now).');
-    expect(firstStopLine('stopping', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; nothing was sent (Ctrl+C to exit now).');
-    expect(firstStopLine('cancelling', 'SIGINT')).toBe('pictor: cancelling the request (Ctrl+C again to exit now).');
-    expect(firstStopLine('cancelling', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; cancelling the request (Ctrl+C to exit now).');
-    expect(firstStopLine('writing', 'SIGINT')).toBe('pictor: the job is done; writing its images (Ctrl+C again to stop now).');
-    expect(firstStopLine('writing', 'SIGTERM')).toBe('pictor: stopped by SIGTERM; the job is done; writing its images (Ctrl+C to stop now).');
-  });
-
   it('speaks of no request when Ctrl+C comes before one was sent (connecting, or waiting for a slot or the ledger), and still stops the job', async () => {
     await withWatcher(({ job, said }) => {
       process.emit('SIGINT');
@@ -222,7 +229,8 @@ describe('Ctrl+C during a generation', () => {
       process.emit('SIGINT');
       process.emit('SIGINT');
       expect(exit).toHaveBeenCalledWith(130);
-      expect(said[1]).toContain('the second Ctrl+C came before the ledger answered');
+      expect(job.exitedBy).toBe('second_interrupt');
+      expect(said.slice(1)).toEqual(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C' }));
     });
   });
 
@@ -232,15 +240,16 @@ describe('Ctrl+C during a generation', () => {
       process.emit('SIGINT');
       process.emit('SIGTERM');
       expect(exit).toHaveBeenCalledWith(130);
-      expect(said[1]).toContain('and a SIGTERM came before the ledger answered');
-      expect(said[1]).not.toContain('Ctrl+C');
+      expect(job.secondSignal).toBe('a SIGTERM');
+      expect(said.slice(1)).toEqual(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'a SIGTERM' }));
     });
     await withWatcher(({ job, said, exit }) => {
       job.phase = 'sent';
       process.emit('SIGTERM');
       process.emit('SIGTERM');
       expect(exit).toHaveBeenCalledWith(143);
-      expect(said[1]).toContain('and the second SIGTERM came before the ledger answered');
+      expect(job.secondSignal).toBe('the second SIGTERM');
+      expect(said.slice(1)).toEqual(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second SIGTERM' }));
     });
   });
 
@@ -272,7 +281,8 @@ describe('Ctrl+C during a generation', () => {
       expect(exit).toHaveBeenCalledWith(130);
       expect(job.exitedBy).toBe('timer');
       // The writes had finished: the wait cut short was the ledger's, not the writes.
-      expect(said[1]).toMatch(/^pictor: interrupted after writing the images of a job that had ended: the ledger did not answer in time: /);
+      expect(job.written).toBe(true);
+      expect(said.slice(1)).toEqual(interruptReport({ phase: 'done', files: [], written: true, exitedBy: 'timer' }));
     });
   });
 
@@ -287,9 +297,8 @@ describe('Ctrl+C during a generation', () => {
       expect(job.interruptedExit()).toBe(130);
       expect(job.settled).toBeUndefined();
       // The ledger did answer (no "did not answer in time"): with the charge this run decided, and both ways it can end.
-      expect(said[1]).toBe(
-        'pictor: interrupted after writing the images of a job that had ended: the ledger kept its settle of $0.00636 for later: if its settle still reaches the ledger, or had already written its usage record (a later run then charges what that record says), the job is charged what this run decided; if neither, a later run charges it its estimate (marked uncertain), or nothing if the ledger had recorded that nothing was billed.',
-      );
+      expect(job.kept).toEqual({ action: 'settled', usd: 0.00636, recorded: false, deferred: true });
+      expect(said.slice(1)).toEqual(interruptReport({ phase: 'done', files: [], written: true, kept: { action: 'settled', usd: 0.00636, recorded: false, deferred: true } }));
       expect(interruptJson(job, { operation: 'generate', isPartial: () => false })).toMatchObject({ sent: true, charged: null });
       expect(exit).not.toHaveBeenCalled();
     });
@@ -348,8 +357,7 @@ describe('Ctrl+C during a generation', () => {
         expect(said).toEqual([firstStopLine('stopping', 'SIGINT')]);
         process.emit('SIGINT');
         expect(exit).toHaveBeenCalledWith(130);
-        expect(said[1]).toBe('pictor: interrupted before the request was sent: nothing was billed.');
-        expect(said.join('\n')).not.toContain('charges it');
+        expect(said.slice(1)).toEqual(interruptReport({ phase: 'waiting', files: [] }));
         expect(lines.map((line) => JSON.parse(line) as InterruptJson)).toEqual([expect.objectContaining({ sent: false, charged: 0 })]);
       });
     }
@@ -378,13 +386,15 @@ describe('Ctrl+C during a generation', () => {
     // Partial images at 3 s and 6 s, the image at 9 s: interrupted between the first partial and the end.
     env.emulator.configure({ latencyMs: 9_000 });
     const dir = await tempDir();
-    const child = spawnFox(['--stream', '--partial-images', '2', '--out', `${dir}/fox.png`], await tempDir());
+    const data = await tempDir();
+    const child = spawnFox(['--stream', '--partial-images', '2', '--out', `${dir}/fox.png`], data);
     await waitUntil(() => child.stderr().includes('fox.partial-1.png'), 'the first partial image is written', 30_000);
     child.process.kill('SIGINT');
     expect(await child.exited).toBe(130);
-    // The test's service is an emulator: what the job would have cost, nothing spent.
-    expect(child.stderr()).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $');
-    expect(child.stderr()).not.toContain('check your usage');
+    // The test's service is an emulator: what the job would have cost (as its ledger recorded it), nothing spent.
+    const [record] = await usageIn(data);
+    expect(record!.costUsd).toBeGreaterThan(0);
+    expect(reportLineOf(child.stderr())).toBe(interruptReport({ phase: 'sent', files: [], settled: settledAt(record!.costUsd), emulator: true })[0]);
     expect(child.stderr()).toContain(`  ${dir}/fox.partial-1.png`);
   }, 60_000);
 
@@ -422,7 +432,7 @@ describe('Ctrl+C during a generation', () => {
     await waitUntil(() => env.emulator.requests.length === 1, 'the service has the request', 30_000);
     child.process.kill('SIGINT');
     expect(await child.exited).toBe(130);
-    expect(child.stderr()).toContain('it would have cost $0.00636 on the real service');
+    expect(reportLineOf(child.stderr())).toBe(interruptReport({ phase: 'sent', files: [], settled: settledAt(0.00636), emulator: true })[0]);
 
     // The emulator's jobs go to its own ledger, inside the data folder.
     const store = new FileQuotaStore({ dir: join(data, 'emulator') });
@@ -454,8 +464,7 @@ describe('Ctrl+C during a generation', () => {
     }
     expect(readFileSync(`${out}/fox.png`).subarray(1, 4).toString()).toBe('PNG');
     expect(existsSync(`${out}/fox-2.png`)).toBe(false);
-    expect(child.stderr()).toContain("the emulator's ledger did not answer in time");
-    expect(child.stderr()).toContain(`  ${out}/fox.png`);
+    expect(child.stderr()).toContain(interruptReport({ phase: 'sent', files: [`${out}/fox.png`], exitedBy: 'timer', emulator: true }).join('\n'));
     // With --json the exit by the timer still prints its line: the image kept, the charge not known.
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [`${out}/fox.png`], partials: [], sent: true, charged: null, emulator: true });
   }, 60_000);
@@ -474,7 +483,7 @@ describe('Ctrl+C during a generation', () => {
     } finally {
       lock.free();
     }
-    expect(child.stderr()).toContain("pictor: interrupted after the request was sent to the emulator: nothing was spent; the emulator's ledger did not answer in time");
+    expect(child.stderr()).toContain(interruptReport({ phase: 'sent', files: [], exitedBy: 'timer', emulator: true }).join('\n'));
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null, emulator: true });
   }, 60_000);
 
@@ -487,7 +496,7 @@ describe('Ctrl+C during a generation', () => {
     child.process.kill('SIGTERM');
     expect(await child.exited).toBe(143);
     expect(child.stderr()).toContain(firstStopLine('cancelling', 'SIGTERM'));
-    expect(child.stderr()).toContain('pictor: interrupted after the request was sent to the emulator: it would have cost $0.00636 on the real service');
+    expect(reportLineOf(child.stderr())).toBe(interruptReport({ phase: 'sent', files: [], settled: settledAt(0.00636), emulator: true })[0]);
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: 0.00636, emulator: true });
   }, 60_000);
 
@@ -507,8 +516,8 @@ describe('Ctrl+C during a generation', () => {
     } finally {
       lock.free();
     }
-    expect(child.stderr().match(/pictor: interrupted after the request was sent/g)).toHaveLength(1);
-    expect(child.stderr()).toContain('the second Ctrl+C came before');
+    // One report, whichever signal came last.
+    expect(reportLineOf(child.stderr())).toBe(interruptReport({ phase: 'sent', files: [], exitedBy: 'second_interrupt', secondSignal: 'the second Ctrl+C', emulator: true })[0]);
     expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: true, charged: null });
   }, 60_000);
 });
@@ -550,8 +559,7 @@ describe('Ctrl+C after the ledger had ended the job before its settle (this run\
 
     const line = await reportOfJobEndedBefore(store, other, async () => undefined, longAfter);
 
-    expect(line).toMatch(/^pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger had already ended the job when this run's settle of \$\S+ reached it, so the settle charged nothing more: /);
-    expect(line).not.toMatch(/: charged \$/);
+    expect(line).toBe(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: estimate, recorded: false, deferred: false } })[0]);
     expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['fox-1', estimate, 'uncertain']]);
     expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(estimate, 9);
   });
@@ -574,7 +582,7 @@ describe('Ctrl+C after the ledger had ended the job before its settle (this run\
 
     const line = await reportOfJobEndedBefore(store, other, lapse, Date.now());
 
-    expect(line).toMatch(/^pictor: interrupted after the request was sent: the service may finish the job and bill it, and the ledger had already ended the job when this run's settle of \$\S+ reached it, so the settle charged nothing more: /);
+    expect(line).toBe(interruptReport({ phase: 'sent', files: [], settled: { action: 'settled', usd: estimate, recorded: false, deferred: false } })[0]);
     expect((await store.usage({})).map((r) => [r.jobId, r.costUsd, r.basis])).toEqual([['fox-1', estimate, 'uncertain']]);
     expect(await store.spentToday('cli:ann', Date.now())).toBeCloseTo(estimate, 9);
   });
@@ -647,23 +655,16 @@ describe('Ctrl+C or SIGTERM while connecting', () => {
   ] as const)('$name while connecting to a Redis that accepts and never answers gives connecting up: exit $exitCode, nothing sent, nothing charged, and the --json line', async ({ signal, exitCode }) => {
     const silent = await silentServer();
     const home = await tempDir();
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--json', '--out', `${home}/`], {
-      cwd: REPO_ROOT,
-      // The debug log says when it starts connecting to Redis.
-      env: { PATH: process.env.PATH, HOME: home, REDIS_URL: `redis://127.0.0.1:${silent.port}`, PICTOR_LOG_LEVEL: 'debug' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output = followOutput(child);
-    killedAtTestEnd(child, 'the CLI');
-    await waitUntil(() => output.stderr().includes('connecting to Redis'), 'the CLI says it is connecting to Redis', 30_000);
+    // The debug log says when it starts connecting to Redis.
+    const child = cliInAProcess(['generate', '--prompt', 'a fox', '--json', '--out', `${home}/`], { HOME: home, REDIS_URL: `redis://127.0.0.1:${silent.port}`, PICTOR_LOG_LEVEL: 'debug' });
+    await waitUntil(() => child.stderr().includes('connecting to Redis'), 'the CLI says it is connecting to Redis', 30_000);
     await silent.connected;
-    child.kill(signal);
-    const { code } = await output.ended;
-    expect(code).toBe(exitCode);
-    expect(output.stderr()).toContain(firstStopLine('stopping', signal));
-    expect(output.stderr()).not.toContain(firstStopLine('cancelling', signal));
-    expect(output.stderr()).toContain(interruptReport({ phase: 'waiting', files: [] })[0]);
-    expect(onlyJsonLine(output.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: false, charged: 0 });
+    child.process.kill(signal);
+    expect(await child.exited).toBe(exitCode);
+    expect(child.stderr()).toContain(firstStopLine('stopping', signal));
+    expect(child.stderr()).not.toContain(firstStopLine('cancelling', signal));
+    expect(child.stderr()).toContain(interruptReport({ phase: 'waiting', files: [] })[0]);
+    expect(onlyJsonLine(child.stdout())).toMatchObject({ ok: false, code: 'interrupted', files: [], partials: [], sent: false, charged: 0 });
   }, 60_000);
 });
 
@@ -696,15 +697,7 @@ function ledgerMarkHeld(when: 'before recording it' | 'after recording it', data
 
 /** `pictor generate` of a fox against the test's emulator, in its own process, its ledgers in `data`. */
 function spawnFox(args: string[], data: string) {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a slow fox', '--quality', 'low', ...args], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  killedAtTestEnd(child, 'pictor generate');
-  const output = followOutput(child);
-  // Once closed: the streams are read to their end too.
-  return { process: child, stderr: output.stderr, stdout: output.stdout, exited: output.ended.then(({ code }) => code) };
+  return cliInAProcess(['generate', '--prompt', 'a slow fox', '--quality', 'low', ...args], { PICTOR_BASE_URL: env.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: data });
 }
 
 /** stdout of a `--json` run: exactly one line, a JSON document. */
@@ -721,4 +714,26 @@ function holdLedgerLock(data: string) {
     take: () => writeFileSync(path, `${process.pid}\n${THIS_HOST}\n`, { flag: 'wx' }),
     free: () => rmSync(path, { force: true }),
   };
+}
+
+/** The first line of the Ctrl+C report in a run's stderr: there is exactly one. */
+function reportLineOf(stderr: string): string {
+  const lines = stderr.split('\n').filter((line) => line.startsWith('pictor: interrupted'));
+  expect(lines).toHaveLength(1);
+  return lines[0]!;
+}
+
+/** A settle the ledger took, charging `usd`. */
+function settledAt(usd: number) {
+  return { action: 'settled', usd, recorded: true, deferred: false } as const;
+}
+
+/** The usage records of the emulator's ledger in `data`. */
+async function usageIn(data: string) {
+  const store = new FileQuotaStore({ dir: join(data, 'emulator') });
+  try {
+    return await store.usage({});
+  } finally {
+    await store.close();
+  }
 }

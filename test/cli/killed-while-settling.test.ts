@@ -1,19 +1,14 @@
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PRICE_TABLE } from '../../src/index.js';
 import { estimatePrice } from '../../src/core/pricing.js';
 import { interruptReport } from '../../src/cli/interrupt.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
-import { followOutput } from '../helpers/child-output.js';
-import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
 import { makeImage } from '../helpers/images.js';
 import { head, misbehavingServer, type MisbehavingServer } from '../client/misbehaving-server.js';
-import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
+import { cliInAProcess, run, tempDir } from './run-cli.js';
 
 /**
  * `pictor generate` (a process of its own) killed with SIGKILL, or ended by a Ctrl+C whose wait for the ledger ran out,
@@ -21,7 +16,6 @@ import { CLI_ENTRY, REPO_ROOT, run, tempDir } from './run-cli.js';
  * writes the ledger, and the exit falls between the two.
  */
 
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const LOW = PRICE_TABLE['1024x1024'].low;
 const REQUEST_ID = 'req_7f3a9c0e2b41';
 const png = Buffer.from(await makeImage('png', 8, 8));
@@ -71,16 +65,8 @@ async function ledgerWritesFail(dir: string): Promise<() => Promise<void>> {
   return () => rm(backup, { recursive: true });
 }
 
-/** `pictor generate` of one fox in a process of its own (killed at the test's end), its output followed. */
-function generateInAProcess(env: Record<string, string>, out: string) {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'generate', '--prompt', 'a fox', '--quality', 'auto', '--size', '1024x1024', '--out', out], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  killedAtTestEnd(child, 'pictor generate');
-  return { child, output: followOutput(child) };
-}
+/** `pictor generate` of one fox, asked `auto` (reserved at the dearest quality's estimate), into `out`. */
+const oneFox = (out: string) => ['generate', '--prompt', 'a fox', '--quality', 'auto', '--size', '1024x1024', '--out', out];
 
 describe('pictor generate that exits after its settle reached usage.jsonl and before the ledger took it', () => {
   it('killed, is charged what its record says by the next run, not its estimate: one record, its request id kept', async () => {
@@ -88,18 +74,18 @@ describe('pictor generate that exits after its settle reached usage.jsonl and be
     const data = await tempDir();
     const out = `${await tempDir()}/`;
     const env = { PICTOR_BASE_URL: service.url, PICTOR_API_KEY: 'sk-test-killed-settling-0123', PICTOR_DATA_DIR: data, PICTOR_MAX_RETRIES: '0' };
-    const { child, output } = generateInAProcess(env, out);
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const child = cliInAProcess(oneFox(out), env);
+    const exited = new Promise((resolve) => child.process.once('exit', resolve));
     // Sent: the ledger holds the job marked sent. From here on its writes fail, so its settle reaches usage.jsonl only.
     await service.received;
     const writesWork = await ledgerWritesFail(data);
     service.answer();
     await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
-    child.kill('SIGKILL');
+    child.process.kill('SIGKILL');
     await exited;
     await writesWork();
     // The image it paid for was put in place before its settle began: the kill did not take it.
-    expect((await output.ended).code).toBeNull();
+    expect(await child.exited).toBeNull();
     expect(await readdir(out)).toEqual([expect.stringMatching(/^a-fox-.*\.png$/)]);
 
     const usage = await run(['usage', '--csv'], env);
@@ -127,14 +113,14 @@ describe('pictor generate that exits after its settle reached usage.jsonl and be
     const data = await tempDir();
     const out = `${await tempDir()}/`;
     const env = { PICTOR_BASE_URL: service.url, PICTOR_API_KEY: 'sk-test-interrupted-settling-0123', PICTOR_DATA_DIR: data, PICTOR_MAX_RETRIES: '0' };
-    const { child, output } = generateInAProcess(env, out);
+    const child = cliInAProcess(oneFox(out), env);
     await service.received;
     const writesWork = await ledgerWritesFail(data);
     service.answer();
     await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
     // Its images written and its settle's record in usage.jsonl, the ledger's change refused: the Ctrl+C waits 2 s, then exits.
-    child.kill('SIGINT');
-    const ended = await output.ended;
+    child.process.kill('SIGINT');
+    const ended = await child.ended;
     await writesWork();
     expect(ended.code).toBe(130);
     // The report's sentence for that exit (its words are checked in interrupt.test.ts): it names the record's case.

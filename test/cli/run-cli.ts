@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/context.js';
-import { outputOf, type ChildOutput } from '../helpers/child-output.js';
+import { followOutput, outputOf, type ChildOutput } from '../helpers/child-output.js';
+import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
 import { testTempDir, testTempDirSync } from '../helpers/temp-dir.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -65,4 +66,21 @@ export function spawnCli(
   });
   if (options.stdoutGone) child.stdout.destroy();
   return outputOf(child);
+}
+
+/**
+ * `pictor <args>` in a process of its own, for a test that acts on it while it runs (a signal, a kill): what it writes
+ * is followed as it comes, and the process is killed and waited for at the test's end (`killedAtTestEnd`). Its
+ * environment is PATH and HOME and `env`, which may replace them.
+ */
+export function cliInAProcess(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  killedAtTestEnd(child, `pictor ${args[0] ?? ''}`.trim());
+  const output = followOutput(child);
+  // Once closed: the streams are read to their end too.
+  return { process: child, ...output, exited: output.ended.then(({ code }) => code) };
 }
