@@ -1,7 +1,7 @@
 /** A unit a duration is said in. */
 export type DurationUnit = 'hour' | 'minute' | 'second' | 'millisecond';
 
-/** One number of a duration and its unit; `digits`: its decimals (1 only for the seconds of a time taken). */
+/** One number of a duration and its unit; `digits`: its decimals (1 only for the seconds of a time taken that are not whole). */
 export interface DurationPart {
   readonly value: number;
   readonly unit: DurationUnit;
@@ -16,7 +16,8 @@ export interface DurationPart {
  * - `wait` (a wait, or a limit such as a timeout): rounded up, so a person never comes back too early: `250 ms`, `45 s`,
  *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`.
  * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`, and
- *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved).
+ *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved). Whole seconds drop the tenth: `6 s`,
+ *   not `6.0 s`, whose trailing zero would claim a precision no one measured.
  * - `left` (what is left of a limit, said beside a wait that would outlast it): as a wait, but rounded down, so a wait
  *   longer than the time left never reads as short as it (`2 s` asked, `1 s` left of 1.1 s; never `2 s` left).
  */
@@ -26,7 +27,7 @@ export function durationParts(ms: number, kind: 'wait' | 'took' | 'left'): Durat
     const millis = Math.max(0, Math.round(ms));
     if (millis < 1000) return [part(millis, 'millisecond')];
     const tenths = Math.round(millis / 100);
-    if (tenths < 600) return [part(tenths / 10, 'second', 1)];
+    if (tenths < 600) return [part(tenths / 10, 'second', tenths % 10 === 0 ? 0 : 1)];
     const whole = Math.round(millis / 1000);
     if (whole < 3600) return [part(Math.floor(whole / 60), 'minute'), part(whole % 60, 'second')];
     const minutes = Math.round(millis / 60_000);
@@ -68,7 +69,7 @@ export function describeTimeLeft(ms: number): string {
   return describeDurationParts(durationParts(ms, 'left'));
 }
 
-/** How long something took, in words, to the nearest: `250 ms`, `4.2 s`, `2 min 5 s`, `3 h 12 min` (`durationParts`, `took`). */
+/** How long something took, in words, to the nearest: `250 ms`, `4.2 s`, `6 s`, `2 min 5 s`, `3 h 12 min` (`durationParts`, `took`). */
 export function describeElapsed(ms: number): string {
   return describeDurationParts(durationParts(ms, 'took'));
 }

@@ -56,10 +56,17 @@ describe('describeTimeLeft', () => {
 describe('describeElapsed', () => {
   it('says how long something took to the nearest: milliseconds under a second, tenths of a second under a minute, then minutes and seconds', () => {
     expect(describeElapsed(250)).toBe('250 ms');
-    expect(describeElapsed(999.6)).toBe('1.0 s');
+    expect(describeElapsed(999.6)).toBe('1 s');
     expect(describeElapsed(4_240)).toBe('4.2 s');
     expect(describeElapsed(59_960)).toBe('1 min 0 s');
     expect(describeElapsed(125_400)).toBe('2 min 5 s');
+  });
+
+  it('says whole seconds taken without a tenth: "6 s", not "6.0 s" (a precision no one measured)', () => {
+    expect(describeElapsed(6_000)).toBe('6 s');
+    expect(describeElapsed(12_030)).toBe('12 s');
+    expect(describeElapsed(1_500)).toBe('1.5 s');
+    expect(durationParts(6_000, 'took')).toEqual([{ value: 6, unit: 'second', digits: 0 }]);
   });
 
   it('says a time taken of an hour or more in hours and minutes (a job a reconcile ended days later)', () => {
