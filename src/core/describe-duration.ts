@@ -14,7 +14,8 @@ export interface DurationPart {
  * a second is never "1 s" nor "0.0 s".
  *
  * - `wait` (a wait, or a limit such as a timeout): rounded up, so a person never comes back too early: `250 ms`, `45 s`,
- *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`.
+ *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`, true of a
+ *   limit set to nothing; a wait until a moment a person is told to wait for is never nothing (`waitUntil`).
  * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`, and
  *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved). Whole seconds drop the tenth: `6 s`,
  *   not `6.0 s`, whose trailing zero would claim a precision no one measured.
@@ -62,6 +63,15 @@ export function describeDuration(ms: number): string {
 }
 
 /**
+ * How long a person is told to wait until `at` ("try again in …", "resets … (in …)"), in ms for `describeDuration`:
+ * never nothing. A moment that passed while the sentence was worded (the refusal decided a little before `now`) is the
+ * smallest wait said, `1 ms`: telling someone to wait "0 ms" reads as a fault.
+ */
+export function waitUntil(at: number, now: number): number {
+  return Math.max(1, at - now);
+}
+
+/**
  * What is left of a limit (a timeout), in words, rounded down: said beside a longer wait (`describeDuration`), it never
  * reads as long as that wait: `1 s` left of 1.1 s, `1 min` of 60.5 s, `999 ms` (`durationParts`, `left`).
  */
@@ -78,7 +88,7 @@ export function describeElapsed(ms: number): string {
 export function describeReset(resetsAt: number, now: number): string {
   const ms = resetsAt - now;
   const days = Math.ceil(ms / (24 * 60 * 60_000));
-  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(ms)})`;
+  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(waitUntil(resetsAt, now))})`;
 }
 
 /** `00:00 UTC`, `13:05 UTC`. */
