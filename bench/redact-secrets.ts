@@ -6,18 +6,17 @@
  * echoed in it, and a 64 KiB JSON body that is mostly base64 (a service
  * echoing image data back).
  *
- * `redactSecrets` is measured with no secret registered and with one key
- * registered, as every process with a client has (the client registers its
- * key): a registered key is looked for in every text, in every form and as
- * pieces of it (see `src/core/redact-secrets.ts`). The registry is the
- * process's, so the redaction module is loaded twice, each with a registry of
- * its own: one left empty (the one `sanitizeServiceText` uses), one holding
- * the key. The texts do not hold the key: what is measured is the cost of
- * looking for it.
+ * Both are measured with no secret registered and with one key registered,
+ * as every process with a client has (the client registers its key): a
+ * registered key is looked for in every text, in every form and as pieces of
+ * it (see `src/core/redact-secrets.ts`). The registry is the process's, so
+ * `errors.ts` and its redaction module are loaded twice, each pair with a
+ * registry of its own: one left empty, one holding the key. The texts do not
+ * hold the key: what is measured is the cost of looking for it.
  *
  * With `--compare-with DIR` (another checkout of Pictor, e.g. the commit
- * before a change to redaction), its `src/core/errors.ts` (and its
- * `src/core/redact-secrets.ts`, once more, for the key) is loaded into the
+ * before a change to redaction), its `src/core/errors.ts` and
+ * `src/core/redact-secrets.ts` (twice, as above) are loaded into the
  * same process and measured side by side. Rounds alternate the versions in
  * rotating order after the same warm-up, and ratios of medians are printed: a
  * key / no key for each version, and this / other. CPU time is this process's;
@@ -27,6 +26,7 @@
  * Usage: node --import tsx bench/redact-secrets.ts [--rounds 15] [--warmup 2] [--calls 1000] [--compare-with DIR]
  */
 import { existsSync } from 'node:fs';
+import { register } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -46,11 +46,15 @@ if (!Number.isInteger(WARMUP) || WARMUP < 0) throw new RangeError('--warmup must
 const CALLS = positiveInt('calls', args.calls);
 
 type Redact = (text: string) => string;
+interface Calls {
+  redactSecrets: Redact;
+  sanitizeServiceText: Redact;
+}
 interface Version {
   /** `redactSecrets` and `sanitizeServiceText` with no secret registered. */
-  noKey: { redactSecrets: Redact; sanitizeServiceText: Redact };
-  /** `redactSecrets` of a registry of its own holding `KEY`, when the version has the module to load apart. */
-  aKey?: Redact;
+  noKey: Calls;
+  /** The same, of a registry of their own holding `KEY`, when the version has the redaction module to load apart. */
+  aKey?: Calls;
 }
 
 /**
@@ -68,22 +72,35 @@ const KEY = (() => {
   return `sk-proj-${body}`;
 })();
 
-/** A checkout's redaction: its `errors.ts` as it is (nothing registered), and its redaction module loaded apart with `KEY` registered. */
+/** What a module loaded a second time, for the key, is marked with: a module of its own, with a registry of its own. */
+const WITH_A_KEY = '?with-a-key';
+// `errors.ts` loaded with the mark imports its redaction module with it too, so its `sanitizeServiceText` redacts with
+// the registry that holds the key (every other import it makes is the process's one).
+register(
+  `data:text/javascript,${encodeURIComponent(`
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (specifier === './redact-secrets.js' && context.parentURL?.endsWith(${JSON.stringify(WITH_A_KEY)})) return { ...resolved, url: resolved.url + ${JSON.stringify(WITH_A_KEY)} };
+  return resolved;
+}`)}`,
+);
+
+/** A checkout's redaction: its `errors.ts` as it is (nothing registered), and loaded apart with `KEY` registered. */
 async function versionIn(dir: string, name: string): Promise<Version> {
-  const errors = (await import(pathToFileURL(join(dir, 'src/core/errors.ts')).href)) as Version['noKey'];
+  const errorsUrl = pathToFileURL(join(dir, 'src/core/errors.ts')).href;
+  const errors = (await import(errorsUrl)) as Calls;
   const version: Version = { noKey: { redactSecrets: errors.redactSecrets, sanitizeServiceText: errors.sanitizeServiceText } };
   const module = join(dir, 'src/core/redact-secrets.ts');
   if (!existsSync(module)) {
     console.log(`${name}: no src/core/redact-secrets.ts to load apart: measured with no key only`);
     return version;
   }
-  // A query makes it a module of its own, with a registry of its own.
-  const keyed = (await import(`${pathToFileURL(module).href}?with-a-key`)) as { redactSecrets: Redact; registerSecret: (secret: string) => void };
+  const keyedErrors = (await import(`${errorsUrl}${WITH_A_KEY}`)) as Calls;
+  const keyed = (await import(`${pathToFileURL(module).href}${WITH_A_KEY}`)) as { registerSecret: (secret: string) => void };
   keyed.registerSecret(KEY);
-  if (keyed.redactSecrets(`key ${KEY}`) !== 'key [redacted]' || version.noKey.redactSecrets(`key ${KEY.slice(8)}`) !== `key ${KEY.slice(8)}`) {
-    throw new Error(`${name}: the key is not registered in its own registry alone`);
-  }
-  version.aKey = keyed.redactSecrets;
+  const hidden = (calls: Calls) => calls.redactSecrets(`key ${KEY}`) === 'key [redacted]' && calls.sanitizeServiceText(`key ${KEY}`) === 'key [redacted]';
+  if (!hidden(keyedErrors) || hidden(version.noKey)) throw new Error(`${name}: the key is not registered in its own registry alone`);
+  version.aKey = { redactSecrets: keyedErrors.redactSecrets, sanitizeServiceText: keyedErrors.sanitizeServiceText };
   return version;
 }
 
@@ -135,15 +152,15 @@ interface Case {
 }
 const CASES: Case[] = [];
 for (const text of Object.keys(TEXTS) as TextName[]) {
-  for (const key of ['no key', 'a key'] as const) CASES.push({ call: 'redactSecrets', key, text });
-  CASES.push({ call: 'sanitizeServiceText', key: 'no key', text });
+  for (const call of ['redactSecrets', 'sanitizeServiceText'] as const) for (const key of ['no key', 'a key'] as const) CASES.push({ call, key, text });
 }
-const fnOf = (version: Version, { call, key }: Case): Redact | undefined => (key === 'a key' ? (call === 'redactSecrets' ? version.aKey : undefined) : version.noKey[call]);
+/** The call of a case; none for a key where the version has no redaction module to load apart. */
+const fnOf = (version: Version, { call, key }: Case): Redact | undefined => (key === 'a key' ? version.aKey?.[call] : version.noKey[call]);
 
 // What each version makes of the texts (a version hiding more may leave fewer characters).
 for (const [name, text] of Object.entries(TEXTS)) {
   for (const [who, version] of Object.entries(versions)) {
-    const keyed = version.aKey ? `, ${version.aKey(text).length} with a key registered` : '';
+    const keyed = version.aKey ? `, ${version.aKey.redactSecrets(text).length} with a key registered` : '';
     console.log(`${who}: ${name}, ${text.length} characters → ${version.noKey.redactSecrets(text).length} after redaction with no key${keyed}`);
   }
 }

@@ -162,6 +162,7 @@ const QUOTES = new Set(['"', "'", '`']);
  * (`KEY=sk\rCAP=5` gives KEY the value `skCAP=5`, and no CAP). One that ends a line (before a line break, before more
  * of them that do, or at the end of the text) or opens one, with only spaces or tabs between, parts nothing, and Node loses
  * nothing there: `A=1\r` at the end, `A=1\r\r\nB=2`, `A=1\r \nB=2` and `A=1\n\rB=2` are read as written.
+ * So is a quoted value spanning lines whose lines end so: `A="x\r\r\ny"` is `x`, a line break, `y` (as `A="x\r\ny"`).
  */
 export function firstCarriageReturnInsideALine(text: string): number | undefined {
   const at = text.search(/[^\r\n \t][ \t\r]*\r[ \t\r]*[^\r\n \t]/);

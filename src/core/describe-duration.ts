@@ -1,7 +1,7 @@
 /** A unit a duration is said in. */
 export type DurationUnit = 'hour' | 'minute' | 'second' | 'millisecond';
 
-/** One number of a duration and its unit; `digits`: its decimals (1 only for the seconds of a time taken). */
+/** One number of a duration and its unit; `digits`: its decimals (1 only for the seconds of a time taken that are not whole). */
 export interface DurationPart {
   readonly value: number;
   readonly unit: DurationUnit;
@@ -14,9 +14,11 @@ export interface DurationPart {
  * a second is never "1 s" nor "0.0 s".
  *
  * - `wait` (a wait, or a limit such as a timeout): rounded up, so a person never comes back too early: `250 ms`, `45 s`,
- *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`.
+ *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`, true of a
+ *   limit set to nothing; a wait until a moment a person is told to wait for is never nothing (`waitUntil`).
  * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`, and
- *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved).
+ *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved). Whole seconds drop the tenth: `6 s`,
+ *   not `6.0 s`, whose trailing zero would claim a precision no one measured.
  * - `left` (what is left of a limit, said beside a wait that would outlast it): as a wait, but rounded down, so a wait
  *   longer than the time left never reads as short as it (`2 s` asked, `1 s` left of 1.1 s; never `2 s` left).
  */
@@ -26,7 +28,7 @@ export function durationParts(ms: number, kind: 'wait' | 'took' | 'left'): Durat
     const millis = Math.max(0, Math.round(ms));
     if (millis < 1000) return [part(millis, 'millisecond')];
     const tenths = Math.round(millis / 100);
-    if (tenths < 600) return [part(tenths / 10, 'second', 1)];
+    if (tenths < 600) return [part(tenths / 10, 'second', tenths % 10 === 0 ? 0 : 1)];
     const whole = Math.round(millis / 1000);
     if (whole < 3600) return [part(Math.floor(whole / 60), 'minute'), part(whole % 60, 'second')];
     const minutes = Math.round(millis / 60_000);
@@ -61,6 +63,15 @@ export function describeDuration(ms: number): string {
 }
 
 /**
+ * How long a person is told to wait until `at` ("try again in …", "resets … (in …)"), in ms for `describeDuration`:
+ * never nothing. A moment that passed while the sentence was worded (the refusal decided a little before `now`) is the
+ * smallest wait said, `1 ms`: telling someone to wait "0 ms" reads as a fault.
+ */
+export function waitUntil(at: number, now: number): number {
+  return Math.max(1, at - now);
+}
+
+/**
  * What is left of a limit (a timeout), in words, rounded down: said beside a longer wait (`describeDuration`), it never
  * reads as long as that wait: `1 s` left of 1.1 s, `1 min` of 60.5 s, `999 ms` (`durationParts`, `left`).
  */
@@ -68,7 +79,7 @@ export function describeTimeLeft(ms: number): string {
   return describeDurationParts(durationParts(ms, 'left'));
 }
 
-/** How long something took, in words, to the nearest: `250 ms`, `4.2 s`, `2 min 5 s`, `3 h 12 min` (`durationParts`, `took`). */
+/** How long something took, in words, to the nearest: `250 ms`, `4.2 s`, `6 s`, `2 min 5 s`, `3 h 12 min` (`durationParts`, `took`). */
 export function describeElapsed(ms: number): string {
   return describeDurationParts(durationParts(ms, 'took'));
 }
@@ -77,7 +88,7 @@ export function describeElapsed(ms: number): string {
 export function describeReset(resetsAt: number, now: number): string {
   const ms = resetsAt - now;
   const days = Math.ceil(ms / (24 * 60 * 60_000));
-  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(ms)})`;
+  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(waitUntil(resetsAt, now))})`;
 }
 
 /** `00:00 UTC`, `13:05 UTC`. */

@@ -30,7 +30,7 @@ export function imageTimeMs(latencyMs: number, scaled: boolean, size: string, qu
 /** One line saying how fast an emulator with these settings answers, for start banners. */
 export function describeTiming(latencyMs: number, scaled: boolean): string {
   if (latencyMs === 0) return 'answers instantly (latency 0)';
-  // Said as every time taken is (`30 ms`, `1.5 s`, `6.0 s`): never "0 s" for a latency under 50 ms.
+  // Said as every time taken is (`30 ms`, `1.5 s`, `6 s`): never "0 s" for a latency under 50 ms.
   const s = describeElapsed;
   if (!scaled) return `takes ${s(latencyMs)} per image`;
   return `takes about ${s(latencyMs)} per medium 1024x1024 image (low ${s(latencyMs * 0.5)}, high ${s(latencyMs * 2)}), partial images spread across it`;

@@ -22,7 +22,7 @@ describe("npm start's embedded emulator, with nothing configured about its timin
     defer(() => service.stop());
     const printed = lines.join('\n');
     expect(printed).toMatch(/Image service emulator listening on http:\/\/127\.0\.0\.1:\d+/);
-    expect(printed).toMatch(/Timing: takes about 6.0 s per medium 1024x1024 image/);
+    expect(printed).toMatch(/Timing: takes about 6 s per medium 1024x1024 image/);
     slack.deliverOverHttp(slackEventsUrl(printed)!);
 
     // The quality a user gets by not choosing one.

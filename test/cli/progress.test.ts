@@ -37,7 +37,7 @@ describe('pictor progress on long work', () => {
     vi.advanceTimersByTime(20);
     expect(lines).toHaveLength(1);
     progress.stop();
-    expect(lines[0]).toBe('… sent, the service is working, 7.0 s, 1 partial image received, 1/2 images done');
+    expect(lines[0]).toBe('… sent, the service is working, 7 s, 1 partial image received, 1/2 images done');
   });
 
   it('says how long the job has taken as the bots say how long one took: under a second in milliseconds, never "0 s"', async () => {

@@ -268,6 +268,18 @@ describe('a .env line that is not a setting', () => {
     expect(firstLineNotASetting(text)).toBe(line);
   });
 
+  // A file edited on Windows by a tool that turned its CRLF endings into CR CR LF: inside a value spanning lines, as at the
+  // end of one, every Node this project supports drops each carriage return, so \r\r\n is one line break, as \r\n is.
+  it('loads a quoted value spanning lines whose lines end in \\r\\r\\n as Node reads it, one line break each, and the settings after it', async () => {
+    const text = 'DOTENV_TEST_PEM="-----BEGIN KEY-----\r\r\nAbCd\r\r\n-----END KEY-----"\r\r\nDOTENV_TEST_AFTER_PEM=2\r\r\n';
+    const path = await dotEnv(text);
+    onTestFinished(() => ['DOTENV_TEST_PEM', 'DOTENV_TEST_AFTER_PEM'].forEach((name) => delete process.env[name]));
+    loadDotEnv(path);
+    const read = { DOTENV_TEST_PEM: '-----BEGIN KEY-----\nAbCd\n-----END KEY-----', DOTENV_TEST_AFTER_PEM: '2' };
+    expect({ ...parseEnv(text) }).toEqual(read);
+    expect({ DOTENV_TEST_PEM: process.env.DOTENV_TEST_PEM, DOTENV_TEST_AFTER_PEM: process.env.DOTENV_TEST_AFTER_PEM }).toEqual(read);
+  });
+
   it('loads names no program reads, as Node takes them, with the settings around them', async () => {
     const names = ['DOTENV_TEST_BEFORE', '1DOTENV_TEST', 'DOTENV_TEST daily cap', 'DOTENV_TEST_AFTER'];
     const path = await dotEnv(`${names.map((name, i) => `${name}=${i}`).join('\n')}\n`);

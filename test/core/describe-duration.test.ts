@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeDuration, describeElapsed, describeReset, describeTimeLeft, durationParts } from '../../src/core/describe-duration.js';
+import { describeDuration, describeElapsed, describeReset, describeTimeLeft, durationParts, waitUntil } from '../../src/core/describe-duration.js';
 
 describe('describeDuration', () => {
   it('rounds up and reads like speech', () => {
@@ -25,6 +25,16 @@ describe('describeDuration', () => {
     expect(describeDuration(-20)).toBe('0 ms');
     expect(durationParts(0, 'wait')).toEqual([{ value: 0, unit: 'millisecond', digits: 0 }]);
     expect(describeDuration(0.01)).toBe('1 ms');
+  });
+});
+
+describe('waitUntil', () => {
+  it('is the wait a person is told until a moment, never nothing: one that ran out while it was worded is the smallest wait said, 1 ms', () => {
+    const now = Date.UTC(2030, 0, 2, 20, 48);
+    expect(describeDuration(waitUntil(now + 20_000, now))).toBe('20 s');
+    expect(describeDuration(waitUntil(now + 0.2, now))).toBe('1 ms');
+    expect(describeDuration(waitUntil(now, now))).toBe('1 ms');
+    expect(describeDuration(waitUntil(now - 35, now))).toBe('1 ms');
   });
 });
 
@@ -56,10 +66,17 @@ describe('describeTimeLeft', () => {
 describe('describeElapsed', () => {
   it('says how long something took to the nearest: milliseconds under a second, tenths of a second under a minute, then minutes and seconds', () => {
     expect(describeElapsed(250)).toBe('250 ms');
-    expect(describeElapsed(999.6)).toBe('1.0 s');
+    expect(describeElapsed(999.6)).toBe('1 s');
     expect(describeElapsed(4_240)).toBe('4.2 s');
     expect(describeElapsed(59_960)).toBe('1 min 0 s');
     expect(describeElapsed(125_400)).toBe('2 min 5 s');
+  });
+
+  it('says whole seconds taken without a tenth: "6 s", not "6.0 s" (a precision no one measured)', () => {
+    expect(describeElapsed(6_000)).toBe('6 s');
+    expect(describeElapsed(12_030)).toBe('12 s');
+    expect(describeElapsed(1_500)).toBe('1.5 s');
+    expect(durationParts(6_000, 'took')).toEqual([{ value: 6, unit: 'second', digits: 0 }]);
   });
 
   it('says a time taken of an hour or more in hours and minutes (a job a reconcile ended days later)', () => {
@@ -86,5 +103,11 @@ describe('describeReset', () => {
     const now = Date.UTC(2030, 0, 2, 20, 48);
     expect(describeReset(Date.UTC(2030, 0, 3), now)).toBe('00:00 UTC (in 3 h 12 min)');
     expect(describeReset(Date.UTC(2030, 1, 1), now)).toBe('2030-02-01 00:00 UTC (in 30 days)');
+  });
+
+  it('never says a reset is in 0 ms: one that passed while it was worded is in the smallest wait said', () => {
+    const midnight = Date.UTC(2030, 0, 3);
+    expect(describeReset(midnight, midnight)).toBe('00:00 UTC (in 1 ms)');
+    expect(describeReset(midnight, midnight + 40)).toBe('00:00 UTC (in 1 ms)');
   });
 });

@@ -22,11 +22,12 @@ describe('emulator timing', () => {
     expect(SERVICE_LIKE_LATENCY_MS).toBeGreaterThanOrEqual(3000);
   });
 
-  it('says in its start banner how long an image takes as every time taken is said: never "0 s" for a latency under a second', () => {
+  it('says in its start banner how long an image takes as every time taken is said: never "0 s" for a latency under a second, nor "6.0 s" for 6 s', () => {
     expect(describeTiming(30, false)).toBe('takes 30 ms per image');
     expect(describeTiming(40, true)).toBe('takes about 40 ms per medium 1024x1024 image (low 20 ms, high 80 ms), partial images spread across it');
     expect(describeTiming(1_500, false)).toBe('takes 1.5 s per image');
-    expect(describeTiming(SERVICE_LIKE_LATENCY_MS, true)).toBe('takes about 6.0 s per medium 1024x1024 image (low 3.0 s, high 12.0 s), partial images spread across it');
+    expect(describeTiming(2_000, false)).toBe('takes 2 s per image');
+    expect(describeTiming(SERVICE_LIKE_LATENCY_MS, true)).toBe('takes about 6 s per medium 1024x1024 image (low 3 s, high 12 s), partial images spread across it');
     expect(describeTiming(0, true)).toBe('answers instantly (latency 0)');
   });
 });

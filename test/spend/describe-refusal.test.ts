@@ -40,6 +40,12 @@ describe('describeSpendRefusal, the one sentence for a refused job on every surf
     );
   });
 
+  it('never tells a person to try again in 0 ms: a cooldown that ran out while the refusal was worded is the smallest wait said', () => {
+    for (const resetsAt of [NOW, NOW - 250]) {
+      expect(describeSpendRefusal({ code: 'user_cooldown', limit: 30, used: 30, resetsAt }, { estimateUsd: 0, now: NOW })).toBe('You can start one job every 30 s; try again in 1 ms.');
+    }
+  });
+
   it('says a scope the breaker paused is paused, what it spent in the last hour against what it usually may, and who can resume it', () => {
     const paused = { code: 'scope_paused' as const, limit: 1.5, used: 4.2, resetsAt: Number.POSITIVE_INFINITY };
     expect(describeSpendRefusal(paused, { estimateUsd: 0.2, now: NOW, scopeName: 'this server' })).toBe(

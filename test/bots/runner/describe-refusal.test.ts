@@ -132,6 +132,12 @@ describe('refusalFromReservation', () => {
     const refusal = { ok: false as const, code: 'budget_user_daily' as const, limit: 1, used: 0.9, resetsAt: Date.parse('2026-03-02T00:00:00Z') };
     expect(refusalFromReservation(refusal, { estimateUsd: 0.2, platform: 'discord', now }).message).toContain(` ${formatUsd(0.1)} left `);
   });
+
+  it('never tells a member to try again in 0 ms: a cooldown that ran out while the refusal was worded is the smallest wait said', () => {
+    const now = Date.parse('2026-03-01T12:00:00Z');
+    const over = { ok: false as const, code: 'user_cooldown' as const, limit: 30, used: 30, resetsAt: now - 250 };
+    expect(refusalFromReservation(over, { estimateUsd: 0, platform: 'discord', now }).message).toBe('You can start one job every 30 s; try again in 1 ms.');
+  });
 });
 
 describe('a house style asked for outside servers', () => {

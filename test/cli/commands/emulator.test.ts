@@ -79,10 +79,10 @@ describe('pictor emulator', () => {
 
   it('says it is the emulator and how fast it answers: service-like by default, instant with --latency-ms 0', async () => {
     const slow = await started(['--port', '0']);
-    expect(slow.out.join('\n')).toMatch(/takes about 6.0 s per medium 1024x1024 image/);
+    expect(slow.out.join('\n')).toMatch(/takes about 6 s per medium 1024x1024 image/);
     await slow.stop();
     const fromEnv = await started(['--port', '0'], { PICTOR_EMULATOR_LATENCY_MS: '2000' });
-    expect(fromEnv.out.join('\n')).toMatch(/takes about 2.0 s per medium 1024x1024 image/);
+    expect(fromEnv.out.join('\n')).toMatch(/takes about 2 s per medium 1024x1024 image/);
     await fromEnv.stop();
     const instant = await started(['--port', '0', '--latency-ms', '0']);
     expect(instant.out.join('\n')).toMatch(/Image service emulator listening on http:\/\/127\.0\.0\.1:\d+ .*no money/);
