@@ -1,5 +1,5 @@
 import { IntlMessageFormat } from 'intl-messageformat';
-import { describeDurationParts, describeUtcTime, durationParts, usdDigits, type DurationPart } from 'pictor/internal';
+import { describeDurationParts, describeUtcTime, durationParts, usdDigits, waitUntil, type DurationPart } from 'pictor/internal';
 import { de } from './locales/de.js';
 import { en } from './locales/en.js';
 import { es } from './locales/es.js';
@@ -110,7 +110,7 @@ export function utcTime(at: number, now?: number): Formatted {
 
 /** When a cap resets: "00:00 UTC (in 3 h 12 min)", or for a month "2026-12-01 00:00 UTC (in 9 days)". */
 export function resetTime(at: number, now: number): Formatted {
-  const ms = at - now;
+  const ms = waitUntil(at, now);
   const days = Math.ceil(ms / (24 * 60 * 60_000));
   return formatted((locale) =>
     say(locale, 'time.resets', { at: utcTime(at, now), wait: days > 2 ? formatted((l) => say(l, 'time.days', { days })) : duration(ms) }),

@@ -138,6 +138,12 @@ describe('refusalFromReservation', () => {
     const over = { ok: false as const, code: 'user_cooldown' as const, limit: 30, used: 30, resetsAt: now - 250 };
     expect(refusalFromReservation(over, { estimateUsd: 0, platform: 'discord', now }).message).toBe('You can start one job every 30 s; try again in 1 ms.');
   });
+
+  it('never says a budget resets in 0 ms: a reset that came while the refusal was worded is the smallest wait said', () => {
+    const now = Date.parse('2026-03-02T00:00:00.250Z');
+    const spent = { ok: false as const, code: 'budget_user_daily' as const, limit: 1, used: 1, resetsAt: Date.parse('2026-03-02T00:00:00Z') };
+    expect(refusalFromReservation(spent, { estimateUsd: 0.2, platform: 'discord', now }).message).toContain('(in 1 ms)');
+  });
 });
 
 describe('a house style asked for outside servers', () => {
