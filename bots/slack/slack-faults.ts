@@ -58,7 +58,7 @@ export function lostAnswerCode(error: unknown): 'request_error' | number | undef
   if (e?.code !== 'slack_webapi_http_error') return undefined;
   // The client gives each HTTP error the status Slack answered with.
   const { statusCode, body } = error as webApi.WebAPIHTTPError;
-  return slackTookIt(statusCode, slackAnswerIn(body), 'unknown') === 'not_taken' ? undefined : statusCode;
+  return slackTookIt(statusCode, slackAnswerIn(body), 'unknown').took === 'not_taken' ? undefined : statusCode;
 }
 
 /**
