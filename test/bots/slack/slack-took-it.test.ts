@@ -107,6 +107,15 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
   });
 
+  /** What the real WebClient (no retries) throws for a chat.postMessage sent to `apiUrl`. */
+  function thrownAt(apiUrl: string): Promise<unknown> {
+    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+    return client.chat.postMessage({ channel: 'C0BUSY', text: 'hi' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  }
+
   /** What the real WebClient (no retries) throws for a chat.postMessage Slack answers with `status` and `body`. */
   async function thrownFor(status: number, type: string, body: string): Promise<unknown> {
     const slack = createServer((req, res) => {
@@ -140,6 +149,33 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
 
   it('a 503 whose body is Slack’s `ok: false` naming its error `unnamed`: Slack took nothing, its answer not lost', async () => {
     expect(lostAnswerCode(await thrownFor(503, 'application/json', '{"ok":false,"error":"unnamed"}'))).toBeUndefined();
+  });
+
+  it('a post whose connection was refused: it never reached Slack, so nothing was posted and its answer is not lost (it may be sent again)', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await thrownAt(`http://127.0.0.1:${port}/api/`);
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAnswerCode(error)).toBeUndefined();
+  });
+
+  it('a post to a name that is not found: it never reached Slack, its answer not lost', async () => {
+    const error = await thrownAt('http://slack.invalid/api/');
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAnswerCode(error)).toBeUndefined();
+  });
+
+  it('a post whose connection was made and then closed without an answer: Slack may have posted it, its answer lost', async () => {
+    const slack = createServer((req) => {
+      req.resume();
+      req.on('end', () => req.socket.destroy());
+    });
+    servers.push(slack);
+    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+    const error = await thrownAt(`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`);
+    expect(lostAnswerCode(error)).toBe('request_error');
   });
 
   it('a 400 without Slack’s answer: Slack took nothing, its answer not lost', async () => {
