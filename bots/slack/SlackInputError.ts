@@ -35,6 +35,11 @@ export class SlackInputError extends InputRefusedError<SlackInputErrorCode> {
   }
 }
 
+/**
+ * Whether `value` is a refusal the Slack bot made. By its class only: each is made and caught inside the Slack bot, whose
+ * modules are loaded once (the built bot imports its own files; the tests, the sources), so no copy of this class
+ * from elsewhere can reach a caller — and an error merely named so has no words to show the member.
+ */
 export function isSlackInputError(value: unknown): value is SlackInputError {
-  return value instanceof SlackInputError || (value instanceof Error && value.name === 'SlackInputError' && typeof (value as { code?: unknown }).code === 'string');
+  return value instanceof SlackInputError;
 }

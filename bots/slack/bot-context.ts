@@ -1,7 +1,7 @@
 import type { Context, webApi } from '@slack/bolt';
 import { editModal, type EditContext } from './edit-modal.js';
 import { connectionNeverMade } from './connection-never-made.js';
-import { slackAnswerAt, slackAnswerIn, slackTookIt, type SlackAnswer } from './slack-took-it.js';
+import { slackAnswerIn, slackRefusalCode, slackTookIt, type SlackAnswer } from './slack-took-it.js';
 import { slackErrorCode } from './slack-error-code.js';
 import { loggableError, say } from '../runner/index.js';
 import type { LoggerLike } from 'pictor';
@@ -85,11 +85,11 @@ async function respondVia(responseUrl: string, text: string): Promise<ResponseUr
     answer = 'unread';
     readError = error;
   }
-  const took = slackTookIt(status, answer, 'not_taken');
-  if (took === 'taken') return { delivered: true };
-  if (took === 'unknown') return { delivered: false, lost: true, code: fetchErrorCode(readError), status };
-  const slacks = slackAnswerAt(status, answer);
-  return { delivered: false, lost: false, code: typeof slacks === 'object' && !slacks.ok ? slacks.error : 'http_error', status };
+  const verdict = slackTookIt(status, answer, 'not_taken');
+  if (verdict.took === 'taken') return { delivered: true };
+  if (verdict.took === 'unknown') return { delivered: false, lost: true, code: fetchErrorCode(readError), status };
+  const slacks = verdict.answer;
+  return { delivered: false, lost: false, code: slacks !== undefined && !slacks.ok ? slackRefusalCode(slacks) : 'http_error', status };
 }
 
 /**

@@ -28,3 +28,16 @@ export function connectionNeverMade(fetchError: unknown): boolean {
   const cause = (fetchError as { cause?: unknown } | null | undefined)?.cause;
   return typeof cause === 'object' && cause !== null && connectFailures.has(cause);
 }
+
+/**
+ * The same for the Web API client (`slack_webapi_request_error`), which sends through Node's own http, not fetch: its
+ * request error keeps the failure (`original`, whose `cause` is Node's system error), and Node names the step that
+ * failed (`syscall`). A name not resolved (`getaddrinfo`) or a connection refused, unreachable or timed out
+ * (`connect`) fails before the socket is connected, and Node's http writes no byte of a request before that. Any other
+ * failure (a reset, a TLS error, a timeout after the connection was made) may have come after the request was written.
+ */
+export function webApiConnectionNeverMade(requestError: unknown): boolean {
+  const original = (requestError as { original?: unknown } | null | undefined)?.original as { cause?: unknown; syscall?: unknown } | undefined;
+  const failure = (original?.cause ?? original) as { syscall?: unknown } | undefined;
+  return failure?.syscall === 'getaddrinfo' || failure?.syscall === 'connect';
+}

@@ -1,5 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import { slackErrorCode } from './slack-error-code.js';
+import { webApiConnectionNeverMade } from './connection-never-made.js';
 import { slackAnswerIn, slackTookIt } from './slack-took-it.js';
 
 /**
@@ -41,9 +42,10 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
 
 /**
  * The code of an error where Slack's answer was lost, else undefined: the Web API client's request error (the request
- * failed on the way), or an HTTP error that Slack took, or may have, by the one rule `slackTookIt` — a 5xx without
- * Slack's answer (`ok: false` naming its `error`; a bare `{"ok":false}` there is a gateway's body) read as maybe taken,
- * a 5xx whose body is Slack's `ok: true` as taken.
+ * failed on the way) once a connection was made — one never made (`webApiConnectionNeverMade`: a name not found, a
+ * connection refused) posted nothing, as for a note through a `response_url` —, or an HTTP error that Slack took, or
+ * may have, by the one rule `slackTookIt` — a 5xx without Slack's answer (`ok: false` naming its `error`; a bare
+ * `{"ok":false}` there is a gateway's body) read as maybe taken, a 5xx whose body is Slack's `ok: true` as taken.
  * Transient too, but the call may have done its work: the posts where a second copy would do harm — an audit entry (a
  * forget could not edit the copy), a job's first message (a job shown twice), the message of Reroll, Edit and Delete
  * beside a finished job's images (two sets of buttons), a job's end posted anew (shown twice) — go through clients that
@@ -54,11 +56,11 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
  */
 export function lostAnswerCode(error: unknown): 'request_error' | number | undefined {
   const e = error as { code?: unknown } | undefined;
-  if (e?.code === 'slack_webapi_request_error') return 'request_error';
+  if (e?.code === 'slack_webapi_request_error') return webApiConnectionNeverMade(error) ? undefined : 'request_error';
   if (e?.code !== 'slack_webapi_http_error') return undefined;
   // The client gives each HTTP error the status Slack answered with.
   const { statusCode, body } = error as webApi.WebAPIHTTPError;
-  return slackTookIt(statusCode, slackAnswerIn(body), 'unknown') === 'not_taken' ? undefined : statusCode;
+  return slackTookIt(statusCode, slackAnswerIn(body), 'unknown').took === 'not_taken' ? undefined : statusCode;
 }
 
 /**

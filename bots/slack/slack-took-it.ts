@@ -5,13 +5,11 @@
  */
 
 /**
- * Slack's own answer: `ok: true`, or `ok: false` with the `error` Slack names each refusal with — `UNNAMED_ERROR` when
- * it names none (a bare `{"ok":false}`), which is Slack saying no all the same on a 2xx (`slackAnswerAt`).
+ * Slack's own answer: `ok: true`, or `ok: false` with the `error` Slack names each refusal with — undefined when it
+ * names none (a bare `{"ok":false}`), which is Slack saying no all the same on a 2xx (`slackAnswerAt`). Named none is
+ * told by the field, never by a name: an error Slack names `unnamed` is named.
  */
-export type SlackAnswer = { ok: true } | { ok: false; error: string };
-
-/** The `error` of an `ok: false` answer that names none (none, empty, or not a string), as the log shows it. */
-export const UNNAMED_ERROR = 'unnamed';
+export type SlackAnswer = { ok: true } | { ok: false; error: string | undefined };
 
 /**
  * Slack's answer in a body — its text, or the object Slack's Web API client parsed it to — else undefined: a gateway's
@@ -30,7 +28,7 @@ export function slackAnswerIn(body: unknown): SlackAnswer | undefined {
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { ok, error } = parsed as { ok?: unknown; error?: unknown };
   if (ok === true) return { ok: true };
-  if (ok === false) return { ok: false, error: typeof error === 'string' && error !== '' ? error.slice(0, 100) : UNNAMED_ERROR };
+  if (ok === false) return { ok: false, error: typeof error === 'string' && error !== '' ? error.slice(0, 100) : undefined };
   return undefined;
 }
 
@@ -39,13 +37,20 @@ export function slackAnswerIn(body: unknown): SlackAnswer | undefined {
  * on a 2xx. On another status it names nothing Slack says, so it is read as a gateway's body (a 5xx from a proxy in
  * front of Slack, which may have gone on and taken the call), not as Slack saying it took nothing.
  */
-export function slackAnswerAt<A extends SlackAnswer | undefined | 'unread'>(status: number, answer: A): A | undefined {
-  const unnamed = typeof answer === 'object' && !answer.ok && answer.error === UNNAMED_ERROR;
+function slackAnswerAt<A extends SlackAnswer | undefined | 'unread'>(status: number, answer: A): A | undefined {
+  const unnamed = typeof answer === 'object' && !answer.ok && answer.error === undefined;
   return unnamed && !(status >= 200 && status <= 299) ? undefined : answer;
 }
 
 /** Whether Slack took a call: `unknown` when it may have (its answer lost, or a failure that does not say). */
 type SlackTook = 'taken' | 'not_taken' | 'unknown';
+
+/** What `slackTookIt` decided: whether Slack took the call, and Slack's answer it went by, if it went by one. */
+export interface SlackVerdict {
+  took: SlackTook;
+  /** Slack's own answer at the status (`slackAnswerAt`), else undefined: the status decided. */
+  answer: SlackAnswer | undefined;
+}
 
 /**
  * What a 5xx without Slack's answer counts as — Slack failing on its side (a 500, `rollup_error` from its hooks), or a
@@ -57,6 +62,11 @@ type SlackTook = 'taken' | 'not_taken' | 'unknown';
  *   forget could not edit), so it is looked for, or waits, rather than being sent blindly again.
  */
 type UnansweredFailure = 'not_taken' | 'unknown';
+
+/** The `error` of an `ok: false` answer as the log shows it: `unnamed` when Slack named none. */
+export function slackRefusalCode(answer: { ok: false; error: string | undefined }): string {
+  return answer.error ?? 'unnamed';
+}
 
 /**
  * Whether Slack took a call it answered with `status`, `answer` being Slack's answer in the body (`slackAnswerIn`),
@@ -71,10 +81,15 @@ type UnansweredFailure = 'not_taken' | 'unknown';
  * - Any other status took nothing: Slack's hooks read a status other than 200 as a failure — a `response_url` used up or
  *   expired (404, 410), a note refused (400 `invalid_payload`, 403 `action_prohibited`) — as the Web API does.
  */
-export function slackTookIt(status: number, read: SlackAnswer | undefined | 'unread', unansweredFailure: UnansweredFailure): SlackTook {
+export function slackTookIt(status: number, read: SlackAnswer | undefined | 'unread', unansweredFailure: UnansweredFailure): SlackVerdict {
   const answer = slackAnswerAt(status, read);
-  if (typeof answer === 'object') return answer.ok ? 'taken' : 'not_taken';
-  if (status >= 200 && status <= 299) return answer === 'unread' ? 'unknown' : 'taken';
+  if (typeof answer === 'object') return { took: answer.ok ? 'taken' : 'not_taken', answer };
+  return { took: tookByStatus(status, answer === 'unread', unansweredFailure), answer: undefined };
+}
+
+/** Whether Slack took a call answered with `status` without its own answer (`unread`: the body broke first). */
+function tookByStatus(status: number, unread: boolean, unansweredFailure: UnansweredFailure): SlackTook {
+  if (status >= 200 && status <= 299) return unread ? 'unknown' : 'taken';
   if (status === 429) return 'not_taken';
   if (status >= 500 && status <= 599) return unansweredFailure;
   return 'not_taken';

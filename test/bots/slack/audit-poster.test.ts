@@ -1,4 +1,6 @@
-import type { webApi } from '@slack/bolt';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { webApi } from '@slack/bolt';
 import { describe, expect, it } from 'vitest';
 import { AuditPostLost, type AuditEntry } from '../../../bots/runner/index.js';
 import type { ChannelWriter } from '../../../bots/slack/ChannelWriter.js';
@@ -32,5 +34,18 @@ describe('audit posts on Slack', () => {
       Object.assign(new Error('An HTTP protocol error occurred: statusCode = 500'), { code: 'slack_webapi_http_error', statusCode: 500, body: { ok: false, error: 'internal_error' } }),
     ];
     for (const error of refusals) await expect(post(answering(async () => Promise.reject(error)))).rejects.toBe(error);
+  });
+
+  it('answers a post that never reached Slack (its connection refused) as it came, not as lost: nothing was posted, so its entries are tried again', async () => {
+    const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: `http://127.0.0.1:${port}/api/`, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+    const posted = slackAuditPoster({ clientFor: async () => client, writer }).post({ platform: 'slack', scopeId: 'T', channelId: 'C', locale: 'en', entries: [entry], skipped: 0 });
+    const error = await posted.then(() => undefined, (e: unknown) => e);
+    expect(error).not.toBeInstanceOf(AuditPostLost);
+    expect(error).toMatchObject({ code: 'slack_webapi_request_error' });
   });
 });

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { vi } from 'vitest';
+import { onTestFinished, vi } from 'vitest';
 import { DEFAULT_FILE_HOSTS, parseFileHost, startSlackBot, type SlackBot, type SlackBotOptions } from '../../../bots/slack/index.js';
 import { FileQuotaStore, JobRunner, say, settingsInState, memberDefaultsInState, type OperatorControls, type SpendLimits } from '../../../bots/runner/index.js';
 import { openBotState, type BotState } from '../../../bots/state/index.js';
@@ -47,7 +47,10 @@ export interface Harness {
   /** The bots' state (the data folder's, unless `bot.state` was given). */
   state: BotState;
   dataDir: string;
-  /** Stops the bot and runner (and, unless kept, the fake, emulator and data folder). */
+  /**
+   * Stops the bot and runner (and, unless kept, the fake, emulator and data folder); once. A harness the test leaves
+   * open is closed when the test ends, and a data folder the harness made is removed then even if kept.
+   */
   close(keep?: { fake?: boolean; dataDir?: boolean }): Promise<void>;
 }
 
@@ -72,6 +75,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const mode = options.mode ?? 'http';
   const fake = options.fake ?? (await new FakeSlack({ channelWriteIntervalMs: FAKE_CHANNEL_INTERVAL_MS }).start());
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'pictor-slack-')));
+  // A data folder made here is removed when the test ends, even one kept for a second process that never came, or
+  // one whose test failed before it closed anything (the harness closed first, so nothing writes to it again).
+  if (options.dataDir === undefined) onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
   const emulator = createEmulator({ latencyMs: 150, defaultPartialImages: 2, recordImageBytes: true, ...options.emulator });
   const { holdEvent } = options;
   const held = holdEvent && (await serveHoldingEvents(emulator, (index) => holdEvent(fake, index)));
@@ -120,7 +126,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   } as SlackBotOptions);
   if (mode === 'http') fake.deliverOverHttp(bot.url!);
   else await fake.waitFor(() => fake.socketCount > 0, 'the Socket Mode connection');
-  return {
+  let closed = false;
+  // Registered after the folder's removal, so run before it (the test's end runs its callbacks last first).
+  onTestFinished(() => harness.close());
+  const harness: Harness = {
     fake,
     emulator,
     runner,
@@ -129,6 +138,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     state,
     dataDir,
     async close(keep = {}) {
+      if (closed) return;
+      closed = true;
       // As `npm start` stops: the runner first (running jobs end and are shown), then the bot waits for what it still shows.
       await runner.shutdown({ graceMs: 500 });
       await bot.stop();
@@ -141,6 +152,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (!keep.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+  return harness;
 }
 
 /** What the ledger's usage records say each user's settled jobs cost, by user key (`slack:U…`). */

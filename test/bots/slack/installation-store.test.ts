@@ -57,15 +57,18 @@ describe.each([
   /** The installations space of a state of its own (a space without expiry: see the state store's contract). */
   async function open() {
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-installations-'));
+    // Each piece is let go of at the test's end as soon as it is made, so one that fails to open leaves nothing behind.
+    closers.push(() => rm(dataDir, { recursive: true, force: true }));
     const prefix = uniquePrefix('slack-installations');
     const link = backend === 'Redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+    if (link) {
+      closers.push(async () => {
+        await link.close();
+        await deleteKeys(requireRedisUrl(redis), prefix);
+      });
+    }
     const state: BotState = await openBotState({ dataDir, redis: link, logger: silentLogger() });
-    closers.push(async () => {
-      await state.close();
-      await link?.close();
-      if (link) await deleteKeys(requireRedisUrl(redis), prefix);
-      await rm(dataDir, { recursive: true, force: true });
-    });
+    closers.push(() => state.close());
     return state.store.space<Installation>(state.spaces.slackInstallations);
   }
 

@@ -116,6 +116,9 @@ describe('a private note through a response URL whose answer is Slack’s own JS
     [429, '{"ok":false,"error":"rate_limited"}', 'rate_limited'],
     // On a 2xx, named or not, `ok: false` is Slack saying no: a bare one is logged as unnamed.
     [200, '{"ok":false}', 'unnamed'],
+    // An error Slack named `unnamed` is Slack's answer on any status, logged with that name.
+    [200, '{"ok":false,"error":"unnamed"}', 'unnamed'],
+    [503, '{"ok":false,"error":"unnamed"}', 'unnamed'],
   ])('a %i saying `ok: false`: Slack took nothing, so the note goes to the member’s direct messages, logged with Slack’s error and the status', async (status, text, code) => {
     const { warnings, direct } = await privateNoteVia(await responseUrl((res) => res.writeHead(status, { 'content-type': 'application/json' }).end(text)));
     expect(warnings).toEqual([{ code, status, msg: TOOK_NONE }]);

@@ -9,12 +9,15 @@ import { slackAnswerIn, slackTookIt } from '../../../bots/slack/slack-took-it.js
  * One rule says whether Slack took a call, for a note through a response URL and for a Web API call alike; the one
  * thing the callers choose is what a 5xx without Slack's answer counts as.
  */
+/** Whether Slack took it, as `slackTookIt` decided. */
+const tookIt = (...args: Parameters<typeof slackTookIt>) => slackTookIt(...args).took;
+
 describe('slackTookIt: whether Slack took a call it answered', () => {
   it('Slack’s own answer decides whatever the status: `ok: true` taken, `ok: false` (with its error) not', () => {
     for (const failing of ['not_taken', 'unknown'] as const) {
       for (const status of [200, 400, 404, 429, 500, 503, 504]) {
-        expect(slackTookIt(status, { ok: true }, failing)).toBe('taken');
-        expect(slackTookIt(status, { ok: false, error: 'expired_url' }, failing)).toBe('not_taken');
+        expect(tookIt(status, { ok: true }, failing)).toBe('taken');
+        expect(tookIt(status, { ok: false, error: 'expired_url' }, failing)).toBe('not_taken');
       }
     }
   });
@@ -22,45 +25,53 @@ describe('slackTookIt: whether Slack took a call it answered', () => {
   it('a 5xx without Slack’s answer, Slack failing or a gateway giving up, counts as the caller says: not taken for a private note, maybe taken for a public post', () => {
     for (const status of [500, 502, 503, 504]) {
       for (const answer of [undefined, 'unread'] as const) {
-        expect(slackTookIt(status, answer, 'not_taken')).toBe('not_taken');
-        expect(slackTookIt(status, answer, 'unknown')).toBe('unknown');
+        expect(tookIt(status, answer, 'not_taken')).toBe('not_taken');
+        expect(tookIt(status, answer, 'unknown')).toBe('unknown');
       }
     }
   });
 
   it('a 429 without Slack’s answer is Slack’s rate limit, which takes nothing, for every caller', () => {
     for (const failing of ['not_taken', 'unknown'] as const) {
-      expect(slackTookIt(429, undefined, failing)).toBe('not_taken');
-      expect(slackTookIt(429, 'unread', failing)).toBe('not_taken');
+      expect(tookIt(429, undefined, failing)).toBe('not_taken');
+      expect(tookIt(429, 'unread', failing)).toBe('not_taken');
     }
   });
 
   it('another status that is not a 2xx, without Slack’s answer (used up or expired, refused), took nothing', () => {
-    for (const status of [400, 403, 404, 410]) expect(slackTookIt(status, undefined, 'unknown')).toBe('not_taken');
+    for (const status of [400, 403, 404, 410]) expect(tookIt(status, undefined, 'unknown')).toBe('not_taken');
   });
 
   it('a 2xx whose body is a bare `{"ok":false}` took nothing: Slack said no, naming no error', () => {
     for (const failing of ['not_taken', 'unknown'] as const) {
-      expect(slackTookIt(200, slackAnswerIn('{"ok":false}'), failing)).toBe('not_taken');
-      expect(slackTookIt(200, slackAnswerIn({ ok: false }), failing)).toBe('not_taken');
+      expect(tookIt(200, slackAnswerIn('{"ok":false}'), failing)).toBe('not_taken');
+      expect(tookIt(200, slackAnswerIn({ ok: false }), failing)).toBe('not_taken');
     }
   });
 
   it('a bare `{"ok":false}` on a status that is not a 2xx is not Slack’s answer (a gateway’s body): a 5xx counts as the caller says, not taken for a private note, maybe taken for a public post', () => {
     for (const status of [500, 502, 503, 504]) {
       for (const body of ['{"ok":false}', { ok: false }]) {
-        expect(slackTookIt(status, slackAnswerIn(body), 'not_taken')).toBe('not_taken');
-        expect(slackTookIt(status, slackAnswerIn(body), 'unknown')).toBe('unknown');
+        expect(tookIt(status, slackAnswerIn(body), 'not_taken')).toBe('not_taken');
+        expect(tookIt(status, slackAnswerIn(body), 'unknown')).toBe('unknown');
       }
     }
-    expect(slackTookIt(429, slackAnswerIn('{"ok":false}'), 'unknown')).toBe('not_taken');
-    expect(slackTookIt(404, slackAnswerIn('{"ok":false}'), 'unknown')).toBe('not_taken');
+    expect(tookIt(429, slackAnswerIn('{"ok":false}'), 'unknown')).toBe('not_taken');
+    expect(tookIt(404, slackAnswerIn('{"ok":false}'), 'unknown')).toBe('not_taken');
+  });
+
+  it('an `ok: false` whose error Slack named `unnamed` is Slack’s answer naming its error, on any status: not taken, and not read as a bare `{"ok":false}`', () => {
+    for (const failing of ['not_taken', 'unknown'] as const) {
+      for (const status of [200, 500, 503, 504]) {
+        expect(tookIt(status, slackAnswerIn('{"ok":false,"error":"unnamed"}'), failing)).toBe('not_taken');
+      }
+    }
   });
 
   it('a 2xx without Slack’s answer is taken; one whose body broke before it was read may have been', () => {
-    expect(slackTookIt(200, undefined, 'not_taken')).toBe('taken');
-    expect(slackTookIt(204, undefined, 'not_taken')).toBe('taken');
-    expect(slackTookIt(200, 'unread', 'not_taken')).toBe('unknown');
+    expect(tookIt(200, undefined, 'not_taken')).toBe('taken');
+    expect(tookIt(204, undefined, 'not_taken')).toBe('taken');
+    expect(tookIt(200, 'unread', 'not_taken')).toBe('unknown');
   });
 });
 
@@ -72,10 +83,15 @@ describe('slackAnswerIn: Slack’s own answer in a body, as text or as its clien
     expect(slackAnswerIn({ ok: false, error: 'internal_error' })).toEqual({ ok: false, error: 'internal_error' });
   });
 
-  it('finds `ok: false` naming no error (none, empty, or not a string): Slack said no, its error logged as unnamed', () => {
+  it('finds `ok: false` naming no error (none, empty, or not a string): Slack said no, naming none', () => {
     for (const body of ['{"ok":false}', { ok: false }, '{"ok":false,"error":""}', '{"ok":false,"error":7}', { ok: false, error: null }]) {
-      expect(slackAnswerIn(body)).toEqual({ ok: false, error: 'unnamed' });
+      expect(slackAnswerIn(body)).toEqual({ ok: false, error: undefined });
     }
+  });
+
+  it('tells an error Slack named `unnamed` from one it did not name', () => {
+    expect(slackAnswerIn('{"ok":false,"error":"unnamed"}')).toEqual({ ok: false, error: 'unnamed' });
+    expect(slackAnswerIn('{"ok":false,"error":"unnamed"}')).not.toEqual(slackAnswerIn('{"ok":false}'));
   });
 
   it('finds none in a gateway’s page, a plain-text error or JSON of another shape', () => {
@@ -90,6 +106,15 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
   afterEach(async () => {
     for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
   });
+
+  /** What the real WebClient (no retries) throws for a chat.postMessage sent to `apiUrl`. */
+  function thrownAt(apiUrl: string): Promise<unknown> {
+    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+    return client.chat.postMessage({ channel: 'C0BUSY', text: 'hi' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  }
 
   /** What the real WebClient (no retries) throws for a chat.postMessage Slack answers with `status` and `body`. */
   async function thrownFor(status: number, type: string, body: string): Promise<unknown> {
@@ -120,6 +145,37 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
 
   it('a 503 whose body is a bare `{"ok":false}`, a gateway’s and not Slack’s answer: its answer lost, the post maybe made (not sent again blindly)', async () => {
     expect(lostAnswerCode(await thrownFor(503, 'application/json', '{"ok":false}'))).toBe(503);
+  });
+
+  it('a 503 whose body is Slack’s `ok: false` naming its error `unnamed`: Slack took nothing, its answer not lost', async () => {
+    expect(lostAnswerCode(await thrownFor(503, 'application/json', '{"ok":false,"error":"unnamed"}'))).toBeUndefined();
+  });
+
+  it('a post whose connection was refused: it never reached Slack, so nothing was posted and its answer is not lost (it may be sent again)', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await thrownAt(`http://127.0.0.1:${port}/api/`);
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAnswerCode(error)).toBeUndefined();
+  });
+
+  it('a post to a name that is not found: it never reached Slack, its answer not lost', async () => {
+    const error = await thrownAt('http://slack.invalid/api/');
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAnswerCode(error)).toBeUndefined();
+  });
+
+  it('a post whose connection was made and then closed without an answer: Slack may have posted it, its answer lost', async () => {
+    const slack = createServer((req) => {
+      req.resume();
+      req.on('end', () => req.socket.destroy());
+    });
+    servers.push(slack);
+    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+    const error = await thrownAt(`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`);
+    expect(lostAnswerCode(error)).toBe('request_error');
   });
 
   it('a 400 without Slack’s answer: Slack took nothing, its answer not lost', async () => {
