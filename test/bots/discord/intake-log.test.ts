@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { makeImage } from '../../helpers/images.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
@@ -270,7 +270,10 @@ describe('an edit form refused as it is sent, in the operator’s log', () => {
     const source = h.discord.postUserMessage({ content: 'mine', files: [{ filename: 'a.png', bytes: await makeImage('png', 20, 20) }] });
     const menu = h.discord.messageCommand('Edit image', source);
     const modal = await h.discord.waitFor(() => menu.modal, 'the edit form');
-    return { menu, key: modal.custom_id.split(':')[2]! };
+    const key = modal.custom_id.split(':')[2]!;
+    // The bot saves the draft once the form is shown.
+    await vi.waitFor(async () => expect(await records().get(key)).toBeDefined(), { timeout: 15_000 });
+    return { menu, key };
   }
 
   const FORMS: [name: string, code: string, prepare: () => Promise<() => FakeInteraction>][] = [
