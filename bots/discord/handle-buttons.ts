@@ -64,7 +64,7 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
   // budget). Told as a job gone, logged as what it is.
   const by = await pressedBy(ctx, record, interaction, id.action);
   if (!by) return refusePress(ctx, interaction, new PressRefusedError('job_other_scope', TOO_OLD));
-  if ('refused' in by) return tell(ctx, interaction, by.refused);
+  if ('refused' in by) return refuseWho(ctx, interaction, by);
   switch (id.action) {
     case 'reroll':
     case 'retry':
@@ -76,7 +76,8 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
     case 'delete':
       return deleteResult(ctx, interaction, record, by);
     default:
-      return tell(ctx, interaction, words('discord.button.unknown'));
+      // An id of ours that names no action a button has (a form's, on a button an older version left).
+      return refusePress(ctx, interaction, new PressRefusedError('unknown_button', words('discord.button.unknown')));
   }
 }
 
@@ -255,9 +256,19 @@ function onCommandAnswer(interaction: BaseInteraction): boolean {
   return message?.interactionMetadata?.type === InteractionType.ApplicationCommand;
 }
 
-/** A press that is the job's but is refused, with what the member is told privately. */
+/**
+ * A press that is the job's but is refused, with what the member is told privately; `refusal` when it is the member's
+ * (`not_member`), to log in the server the press counts in — a read that failed is not, and was logged as it failed.
+ */
 export interface RefusedPress {
   refused: Words;
+  refusal?: { error: PressRefusedError; scopeId: string } | undefined;
+}
+
+/** Tells a refused press (or its form) privately: logged once as the member's (`refuseInputPrivately`) when it is theirs. */
+export function refuseWho(ctx: BotContext, interaction: ButtonInteraction | ModalSubmitInteraction, by: RefusedPress): Promise<void> {
+  const answer = () => tell(ctx, interaction, by.refused);
+  return by.refusal ? refuseInputPrivately(ctx, interaction, by.refusal.error, answer, by.refusal.scopeId) : answer();
 }
 
 /**
@@ -309,8 +320,8 @@ async function memberNow(ctx: Pick<BotContext, 'botRest' | 'logger'>, guildId: s
     return { roles: [...member.roles] };
   } catch (error) {
     if (discordErrorCode(error) === DISCORD_ERRORS.unknownMember) {
-      ctx.logger.info({ guildId, userId }, 'refused a press of a server job in a DM: its member is no longer in that server');
-      return { refused: words('discord.button.not_member', { why: 'gone' }) };
+      const refused = words('discord.button.not_member', { why: 'gone' });
+      return { refused, refusal: { error: new PressRefusedError('not_member', refused), scopeId: guildId } };
     }
     ctx.logger.warn({ err: loggableError(error), guildId, userId, waitedMs }, 'refused a press of a server job in a DM: its member’s roles there could not be read');
     return { refused: words('discord.button.not_member', { why: 'unknown' }) };

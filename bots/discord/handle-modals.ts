@@ -7,7 +7,7 @@ import type { CustomIdData } from './custom-ids.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
 import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
-import { editOptionsFrom, pressedBy, tell } from './handle-buttons.js';
+import { editOptionsFrom, pressedBy, refuseWho } from './handle-buttons.js';
 import { keptOutput, type JobRecord } from './JobRecordStore.js';
 import { refuseInputPrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
@@ -30,7 +30,7 @@ export async function handleModal(ctx: BotContext, interaction: ModalSubmitInter
   // Its record gone (past its day, deleted; a draft sent once already), or another server's: told as expired, logged as what it is.
   if (!record) return tellExpired(ctx, interaction, 'job_gone');
   if (!requester) return tellExpired(ctx, interaction, 'job_other_scope');
-  if ('refused' in requester) return tell(ctx, interaction, requester.refused);
+  if ('refused' in requester) return refuseWho(ctx, interaction, requester);
   // A draft holds the images one member chose: only they may submit it. A key that names a job, not a draft: gone as a draft.
   if (id.action === 'edit-message' && record.status !== 'draft') return tellExpired(ctx, interaction, 'job_gone');
   if (id.action === 'edit-message' && record.requester.userId !== interaction.user.id) return tellExpired(ctx, interaction, 'not_requester');

@@ -24,15 +24,17 @@ export async function refusePrivately(ctx: BotContext, interaction: RepliableInt
  * their host, count or size; a press of a job's button, or an edit form, for what its job no longer has or is not, or
  * for who pressed it): logged once by the runner's one line (`logInputRefusal`: the member's, with its code, naming who
  * asked where), then said privately — as a refusal of the runner's is (`refusePrivately`), unless `answer` says it
- * otherwise (a button's answer that may follow a deferral, a form's).
+ * otherwise (a button's answer that may follow a deferral, a form's). Where it is asked is where it counts: the place it
+ * came from, or `scopeId` (a private server job's press in its member's DM counts in that server).
  */
 export async function refuseInputPrivately(
   ctx: BotContext,
   interaction: RepliableInteraction,
   refusal: InputRefusedError,
   answer: () => Promise<unknown> = () => refusePrivately(ctx, interaction, refusal),
+  scopeId: string = scopeOf(interaction),
 ): Promise<void> {
-  logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId: scopeOf(interaction), userId: interaction.user.id });
+  logInputRefusal(ctx.logger, refusal, { platform: 'discord', scopeId, userId: interaction.user.id });
   await answer();
 }
 

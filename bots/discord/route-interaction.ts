@@ -1,5 +1,5 @@
 import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
-import { describeFailure, refusalFromPolicy, say } from '../runner/index.js';
+import { describeFailure, PressRefusedError, refusalFromPolicy, say, sayWords, words } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
@@ -10,6 +10,7 @@ import { handleButton, isOwnPrivateJobInDm, tellUnread } from './handle-buttons.
 import { handleModal } from './handle-modals.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext } from './requester.js';
+import { refuseInputPrivately } from './refuse-privately.js';
 
 
 /** One handler for every interaction: commands, buttons, modals. Never throws; a bug is logged and the user told briefly. An interaction too old to answer never reaches it (each intake drops it before claiming it). */
@@ -33,6 +34,11 @@ export function createInteractionRouter(ctx: BotContext, commands: ReadonlyMap<s
         if (command?.kind === 'message-menu') return await command.execute(interaction, ctx);
       } else if (interaction.isButton()) {
         if (press?.read) return await handleButton(ctx, interaction, press.id, press.record);
+        // A button whose id this version does not read (an older version's): the presser's, logged once with its code.
+        if (!press) {
+          const refusal = new PressRefusedError('unknown_button', words('discord.unknown_interaction'));
+          return await refuseInputPrivately(ctx, interaction, refusal, () => sayQuietly(interaction, `✋ ${sayWords(interaction.locale, refusal.words)}`));
+        }
       } else if (interaction.isModalSubmit()) {
         if (press?.read && (press.id.action === 'edit-message' || press.id.action === 'edit-result')) return await handleModal(ctx, interaction, press.id, press.record);
       } else if (interaction.isAutocomplete()) {

@@ -20,6 +20,8 @@ export type InputRefusedCode =
   | 'prompt_erased'
   | 'not_requester'
   | 'job_finished'
+  | 'not_member'
+  | 'unknown_button'
   // Slack's flags, and the files of a mention, a shortcut or a Reroll.
   | 'unknown_flag'
   | 'bad_flag_value'

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { makeImage } from '../../helpers/images.js';
 import { snowflake } from '../../fakes/discord/snowflake.js';
@@ -270,7 +270,10 @@ describe('an edit form refused as it is sent, in the operator’s log', () => {
     const source = h.discord.postUserMessage({ content: 'mine', files: [{ filename: 'a.png', bytes: await makeImage('png', 20, 20) }] });
     const menu = h.discord.messageCommand('Edit image', source);
     const modal = await h.discord.waitFor(() => menu.modal, 'the edit form');
-    return { menu, key: modal.custom_id.split(':')[2]! };
+    const key = modal.custom_id.split(':')[2]!;
+    // The bot saves the draft once the form is shown.
+    await vi.waitFor(async () => expect(await records().get(key)).toBeDefined(), { timeout: 15_000 });
+    return { menu, key };
   }
 
   const FORMS: [name: string, code: string, prepare: () => Promise<() => FakeInteraction>][] = [
@@ -320,6 +323,60 @@ describe('an edit form refused as it is sent, in the operator’s log', () => {
     expect(h.logger.entries.slice(lines).filter((e) => (e.obj as { code?: string }).code === code)).toEqual([
       expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: ix.user.id }) }),
     ]);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+});
+
+/**
+ * A press refused for who pressed it (a private server job's member, pressing its message in their DM, who is no
+ * longer in that server) or for a button that does nothing any more (one from an older version of the bot, whose
+ * custom_id it no longer reads, or that names no action a button has) is told to the presser privately and is one line
+ * in the operator's log, by the runner's one rule: the presser's, info, with its code.
+ */
+describe('a press refused for who pressed it or for a button that does nothing any more, in the operator’s log', () => {
+  let h: DiscordHarness;
+  beforeAll(async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 1500 } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  /** The lines since `from` with `code`. */
+  const linesWith = (from: number, code: string) => h.logger.entries.slice(from).filter((e) => (e.obj as { code?: string }).code === code);
+
+  /** `result` as an older version of the bot left it: one button, `customId`. */
+  const withButton = (result: FakeMessage, customId: string): FakeMessage => ({ ...result, components: [{ type: 1, components: [{ type: 2, style: 2, label: 'Zoom', custom_id: customId }] }] });
+
+  it('the Reroll of a private server job, pressed in its member’s DM once they left that server: one info line (not_member), naming the server it counts in', async () => {
+    const ada = h.discord.newUser('ada');
+    const job = h.discord.slashCommand('imagine', { prompt: 'a private fox', quality: 'low', private: true }, { user: ada });
+    await h.discord.waitFor(() => (h.discord.original(job)?.content.includes('Drawing') ? true : undefined), 'the job drawing');
+    h.discord.expireToken(job.token);
+    const posted = await h.discord.waitFor(() => h.discord.channelMessages(h.discord.dmChannelOf(ada.id)).find((m) => m.attachments.length > 0), 'its result in the DM', 20_000);
+    // Kicked, banned or gone: Discord answers 10007 Unknown Member.
+    h.discord.guildMembers.delete(ada.id);
+    const [lines, sent] = [h.logger.entries.length, h.emulator.requests.length];
+
+    const ix = h.discord.clickButton(posted, buttonId(posted, 'Reroll'), { user: ada, place: 'dm' });
+    await privateNoteOf(h, ix);
+    expect(linesWith(lines, 'not_member')).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: ada.id }) })]);
+    expect(h.logger.entries.slice(lines).filter((e) => e.level !== 'info' && e.level !== 'debug')).toEqual([]);
+    expect(h.emulator.requests).toHaveLength(sent);
+  });
+
+  it.each([
+    ['whose custom_id this version no longer reads', (key: string) => `pictor:zoom:${key}`],
+    ['whose custom_id names its job’s edit form, not a button', (key: string) => `pictor:edit-result:${key}:0`],
+  ])('a button %s: told privately, and one info line, the presser’s (unknown_button)', async (_name, idOf) => {
+    const made = await h.finalReply(h.discord.slashCommand('imagine', { prompt: 'a red kite' }));
+    const customId = idOf(buttonId(made, 'Reroll').split(':')[2]!);
+    const result = withButton(made, customId);
+    const [lines, sent] = [h.logger.entries.length, h.emulator.requests.length];
+    const ix = h.discord.clickButton(result, customId);
+    await privateNoteOf(h, ix);
+    expect(linesWith(lines, 'unknown_button')).toEqual([expect.objectContaining({ level: 'info', obj: expect.objectContaining({ platform: 'discord', scopeId: h.discord.guildId, userId: ix.user.id }) })]);
+    expect(h.logger.entries.slice(lines).filter((e) => e.level !== 'info' && e.level !== 'debug')).toEqual([]);
     expect(h.emulator.requests).toHaveLength(sent);
   });
 });

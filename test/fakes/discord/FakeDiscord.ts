@@ -1,8 +1,9 @@
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as pause } from 'node:timers/promises';
+import { EventEmitter } from 'node:events';
 import type { APIAttachment, APIMessage, APIUser } from 'discord.js';
+import { waitOnRealClock } from '../../helpers/real-clock-wait.js';
 import {
   apiMessage,
   apiUser,
@@ -283,6 +284,8 @@ export class FakeDiscord {
   readonly #keys = generateKeyPairSync('ed25519');
   /** Interactions POSTed to the endpoint whose answer is still awaited, by token (webhook calls with the token wait for it). */
   readonly #deliveries = new Map<string, Promise<void>>();
+  /** Emits `change` once each request's answer is sent, and at each interaction delivered or acknowledged: what `waitFor` looks again on. */
+  readonly #changes = new EventEmitter();
   #origin = '';
   readonly #onRequest: ((request: RecordedRequest) => void) | undefined;
 
@@ -619,17 +622,12 @@ export class FakeDiscord {
   }
 
   /**
-   * Polls until `check` returns something truthy; fails with `what` after `timeoutMs`. It polls on the real clock
-   * (`node:timers`, which fake timers leave alone), so it waits as well in a test whose fake time passes only when told.
+   * Resolves with `check`'s first truthy answer: asked at each request answered and interaction delivered, and every
+   * 10 ms for what those do not say; fails with `what` after `timeoutMs` of the real clock (`waitOnRealClock`), so it
+   * waits as well, and gives up on time, in a test whose fake time (and `Date`) passes only when told.
    */
-  async waitFor<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = check();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await pause(10);
-    }
+  waitFor<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
+    return waitOnRealClock(check, what, { timeoutMs, changes: this.#changes });
   }
 
   /**
@@ -678,6 +676,7 @@ export class FakeDiscord {
   /** Through the gateway, or as a signed POST whose answer (a 200 with an interaction response, within 3 s) is the initial response. */
   #deliver(ix: FakeInteraction, payload: Record<string, unknown>): void {
     ix.payload = payload;
+    this.#changes.emit('change');
     if ((payload.authorizing_integration_owners as Record<string, string> | undefined)?.['1'] === ix.user.id) this.userInstalls.add(ix.user.id);
     if (ix.via === 'gateway') {
       this.#gateway.dispatch('INTERACTION_CREATE', payload);
@@ -696,6 +695,8 @@ export class FakeDiscord {
         this.#acknowledge(ix, body);
       } catch {
         // No answer in time (or an answer Discord would not take): the interaction failed; its token is never valid.
+      } finally {
+        this.#changes.emit('change');
       }
     })();
     this.#deliveries.set(ix.token, delivery);
@@ -807,6 +808,7 @@ export class FakeDiscord {
     if (this.requests.length >= MAX_RECORDED_REQUESTS) this.requests.shift();
     this.requests.push(record);
     this.#onRequest?.(record);
+    res.once('finish', () => this.#changes.emit('change'));
     const headers: Record<string, string> = { ...answer.headers };
     if (answer.body instanceof Buffer) {
       res.writeHead(answer.status, headers);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { realTimers } from '../../helpers/real-clock-wait.js';
 
 const OP_DISPATCH = 0;
 const OP_HEARTBEAT = 1;
@@ -82,13 +83,16 @@ export class FakeGateway {
     return this.#current() !== undefined;
   }
 
-  /** Resolves once a session is connected and identified. */
+  /**
+   * Resolves once a session is connected and identified (woken by its READY or RESUMED); fails after `timeoutMs` of the
+   * real clock (`realTimers`), on time even while a test holds a fake clock.
+   */
   waitForReady(timeoutMs = 10_000): Promise<void> {
     if (this.connected) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no bot identified with the fake gateway within ${timeoutMs} ms`)), timeoutMs);
+      const timer = realTimers.setTimeout(() => reject(new Error(`no bot identified with the fake gateway within ${timeoutMs} ms`)), timeoutMs);
       this.#readyWaiters.push(() => {
-        clearTimeout(timer);
+        realTimers.clearTimeout(timer);
         resolve();
       });
     });

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { realTimers, waitOnRealClock } from '../../helpers/real-clock-wait.js';
 import { checkBlocks, checkView } from './check-blocks.js';
 import { bearerOf, parseApiArgs, readBody } from './read-body.js';
 import { signedHeaders } from './sign-request.js';
@@ -21,13 +22,6 @@ import {
   type WriteRecord,
 } from './slack-objects.js';
 import { fillViewState, type ViewInputs } from './view-state.js';
-
-/**
- * The real clock's timers, taken when this module loads: a test that holds the clock (`vi.useFakeTimers`) does not
- * hold the fake's own give-up timers, so a wait that never holds still fails with its message.
- */
-const realSetTimeout = globalThis.setTimeout;
-const realClearTimeout = globalThis.clearTimeout;
 
 export interface FakeSlackOptions {
   botToken?: string;
@@ -480,37 +474,13 @@ export class FakeSlack {
     return this.writes.filter((w) => w.rejected);
   }
 
-  /** Resolves with the probe's first truthy value; throws after `timeoutMs` of the real clock, even while a test holds its own. */
-  async waitFor<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
-    const first = probe();
-    if (first) return first;
-    return new Promise<T>((resolve, reject) => {
-      const check = () => {
-        let value: T | undefined | null | false;
-        try {
-          value = probe();
-        } catch (error) {
-          done();
-          reject(error as Error);
-          return;
-        }
-        if (value) {
-          done();
-          resolve(value);
-        }
-      };
-      const poll = setInterval(check, 25);
-      const timer = realSetTimeout(() => {
-        done();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
-      }, timeoutMs);
-      const done = () => {
-        clearInterval(poll);
-        realClearTimeout(timer);
-        this.#events.off('change', check);
-      };
-      this.#events.on('change', check);
-    });
+  /**
+   * Resolves with the probe's first truthy value: asked at each change of this fake's (a call, a write, a delivery) and
+   * every 25 ms of the real clock for what those do not say; throws after `timeoutMs` of the real clock
+   * (`waitOnRealClock`), even while a test holds its own.
+   */
+  waitFor<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
+    return waitOnRealClock(probe, what, { timeoutMs, changes: this.#events, pollMs: 25 });
   }
 
   // ---------------------------------------------------------------- installs (OAuth)
@@ -805,12 +775,12 @@ export class FakeSlack {
     const envelopeId = this.#id('env');
     const type = kind === 'command' ? 'slash_commands' : kind === 'interactive' ? 'interactive' : 'events_api';
     const ack = new Promise<unknown>((resolve, reject) => {
-      const timer = realSetTimeout(() => {
+      const timer = realTimers.setTimeout(() => {
         this.#pendingAcks.delete(envelopeId);
         reject(new Error(`the app did not acknowledge envelope ${envelopeId} (${type}) within 5 s`));
       }, 5000);
       this.#pendingAcks.set(envelopeId, (value) => {
-        realClearTimeout(timer);
+        realTimers.clearTimeout(timer);
         resolve(value);
       });
     });
