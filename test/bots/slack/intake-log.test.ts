@@ -289,6 +289,8 @@ describe('a press of a job’s button from another workspace, in the operator’
     const message = running
       ? await fake.waitFor(() => jobMessages(fake, CHANNEL).find((m) => statusOf(m).includes('Drawing')), 'the job to start')
       : await finishedActions(fake, CHANNEL);
+    // "Drawing" can show before the request reaches the service: counted once it has, so the press is measured alone.
+    if (running) await fake.waitFor(() => h!.emulator.requests.length === 1 || undefined, 'the request to reach the service');
     const [sent, active] = [h.emulator.requests.length, h.runner.activeJobs().length];
     const click = await fake.clickButton(message, action, EVE, OTHER);
     const answer = await fake.waitFor(() => fake.responses.find((r) => click.responseUrl.endsWith(r.id)), 'the private answer');
