@@ -3,8 +3,8 @@ import type { ActiveJob, QuotaStore } from '../spend/types.js';
 import type { UsageIndex } from './usage-index.js';
 
 export interface LedgerNowOptions {
-  /** The usage records the console adds up: brought up to date after the reconcile, before the reservations are read. */
-  index: Pick<UsageIndex, 'refreshAfterWrites'>;
+  /** The usage records the console adds up: brought up to date after the reconcile, before the reservations are read; told when a reconcile wrote records. */
+  index: Pick<UsageIndex, 'refresh' | 'written' | 'writes'>;
   /** How often, at most, the reservations of gone processes are ended before a read. Default 5 s. */
   everyMs?: number | undefined;
   now?: (() => number) | undefined;
@@ -40,7 +40,7 @@ export class LedgerNow {
   readonly #now: () => number;
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #readWaitMs: number;
-  readonly #index: Pick<UsageIndex, 'refreshAfterWrites'>;
+  readonly #index: Pick<UsageIndex, 'refresh' | 'written' | 'writes'>;
   #lastAt = Number.NEGATIVE_INFINITY;
   #running: Promise<void> | undefined;
 
@@ -74,22 +74,30 @@ export class LedgerNow {
     return within(this.#running, this.#readWaitMs).then(() => undefined);
   }
 
-  /** Ends the reservations of gone processes, when there are reservations at all. */
+  /** Ends the reservations of gone processes, when there are reservations at all; tells the usage index when that wrote records. */
   async #endGone(now: number): Promise<void> {
     if ((await this.#store.activeJobs()).length === 0) return;
-    await this.#store.reconcile(now);
+    const report = await this.#store.reconcile(now);
+    // A released job (only queued) has no record; a settled one has one, written now or (settledAsRecorded) just before its process died.
+    if (report.settledAtEstimate.length + (report.settledAsRecorded?.length ?? 0) > 0) this.#index.written();
   }
 
   /**
    * The one order every page, live list and alert check reads the ledger in: the reservations of gone processes ended
-   * first, then the usage index brought up to date (by a read begun after that reconcile, so the *interrupted* records
-   * it wrote are counted), then the reservations still counting read, oldest first. Read in another order, a killed
+   * first, then the usage index brought up to date, then the reservations still counting read, oldest first. The read
+   * of the usage records is shared with the one under way unless a reconcile wrote records since it began; and when
+   * one (another call's) wrote them while this call read, the records are read again before it answers, so the
+   * *interrupted* record of a job gone from the reservations answered is counted. Read in another order, a killed
    * process's job was in neither list for one load, and the spend page's records added up to less than the ledger
    * settled (said as if retention had dropped them).
    */
   async read(): Promise<ActiveJob[]> {
     await this.reconcile();
-    await this.#index.refreshAfterWrites();
-    return this.#store.activeJobs();
+    const writes = this.#index.writes;
+    await this.#index.refresh();
+    const jobs = await this.#store.activeJobs();
+    // A job a reconcile ended meanwhile is gone from `jobs`, and its record may be newer than the read of the records.
+    if (this.#index.writes !== writes) await this.#index.refresh();
+    return jobs;
   }
 }

@@ -13,7 +13,7 @@ export interface LiveJobsOptions {
   /** The ledger read in the console's one order (gone processes ended, then the usage index, then the reservations). */
   ledger: Pick<LedgerNow, 'read'>;
   /** The usage index `ledger` brings up to date: the jobs that ended are taken from it. */
-  index: Pick<UsageIndex, 'recent'>;
+  index: Pick<UsageIndex, 'recent' | 'refresh' | 'ready'>;
   /** How often the ledger is read while someone listens. Default 1 s. */
   intervalMs?: number | undefined;
   /** How long one read may take: past it the next read runs (what the late one brings is dropped). The console's one backend wait. */
@@ -90,9 +90,14 @@ export class LiveJobs {
 
   /** The first read (nobody listens yet), then one interval for everyone. */
   async #start(): Promise<void> {
+    const { index, ledger } = this.#options;
     const read = ++this.#read;
-    const live = await this.#options.ledger.read();
-    const newest = this.#options.index.recent(() => true, 1)[0];
+    // The newest record told is taken before this read's reconcile can end a job: taken after, the record of a job it
+    // ended would count as told, while the job is gone from the running ones (in neither list). Records newer than what
+    // the page showed are told as ended at the next tick (the page puts a job told twice in one row).
+    if (!index.ready) await index.refresh();
+    const newest = index.recent(() => true, 1)[0];
+    const live = await ledger.read();
     if (read === this.#read) {
       this.#newest = newest;
       this.#lastLive = live;

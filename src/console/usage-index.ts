@@ -62,8 +62,10 @@ export class UsageIndex {
   #recent: UsageRecord[] = [];
   /** The record counted for each job of the last days, so a later one replaces it. */
   #byJob = new Map<string, UsageRecord>();
-  /** The read under way that calls share, and what they are answered. */
-  #sharing: { read: Promise<void>; shared: Promise<void> } | undefined;
+  /** The read under way that calls share, what they are answered, and `#writes` when it began. */
+  #sharing: { read: Promise<void>; shared: Promise<void>; writes: number } | undefined;
+  /** How many times the console said it wrote records (`written`). */
+  #writes = 0;
   readonly #readWaitMs: number;
   /** How many reads were counted: a read that answers after another one was counted since it began is dropped. */
   #reads = 0;
@@ -78,29 +80,38 @@ export class UsageIndex {
   }
 
   /**
-   * Reads what was written since the last refresh; calls made while one runs share it, for `readWaitMs`: past that a
-   * call reads again (the stalled read is left to answer or not).
+   * Reads what was written since the last refresh; calls made while one runs share it, for `readWaitMs` (past that a
+   * call reads again: the stalled read is left to answer or not), unless it began before the console last wrote records
+   * (`written`): then the call waits for it (at most `readWaitMs`) and reads again, so those records are counted.
    */
   refresh(): Promise<void> {
-    if (this.#sharing) return this.#sharing.shared;
+    const under = this.#sharing;
+    if (under && under.writes !== this.#writes) return this.#refreshAfter(under);
+    if (under) return under.shared;
     const read = this.#refresh();
     const shared = this.#shareWithin(read);
-    this.#sharing = { read, shared };
+    this.#sharing = { read, shared, writes: this.#writes };
     return shared;
   }
 
   /**
-   * `refresh`, by a read begun after this call: one under way, which may have begun before what the caller just wrote
-   * (a reconcile's records of the jobs it ended), is waited for (at most `readWaitMs`) and not shared, so those records
-   * are counted when it answers.
+   * Records were just written by this process (a reconcile's *interrupted* records of the jobs it ended): a read under
+   * way, which may have begun before them, is no longer shared. Reads that wrote nothing keep sharing one read.
    */
-  async refreshAfterWrites(): Promise<void> {
-    const under = this.#sharing;
-    if (under) {
-      // Its failure is its own callers' to hear: this call's is the read below.
-      await within(under.shared, this.#readWaitMs).catch(() => undefined);
-      this.#unshare(under.read);
-    }
+  written(): void {
+    this.#writes++;
+  }
+
+  /** How many times `written` was called: a read of the reservations made after a change of it may miss records of the read before. */
+  get writes(): number {
+    return this.#writes;
+  }
+
+  /** Waits for `under`, begun before records were written, (at most `readWaitMs`) and reads again: waited for, not read beside, so it cannot be counted after the new one. */
+  async #refreshAfter(under: { read: Promise<void>; shared: Promise<void> }): Promise<void> {
+    // Its failure is its own callers' to hear: this call's is the read after it.
+    await within(under.shared, this.#readWaitMs).catch(() => undefined);
+    this.#unshare(under.read);
     return this.refresh();
   }
 
@@ -119,6 +130,11 @@ export class UsageIndex {
 
   #unshare(read: Promise<void>): void {
     if (this.#sharing?.read === read) this.#sharing = undefined;
+  }
+
+  /** Whether a read was counted yet: before it, `recent` knows no record. */
+  get ready(): boolean {
+    return this.#reads > 0;
   }
 
   /** How many records have been counted (a job's replaced record included). */

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LedgerNow } from '../../src/console/ledger-now.js';
-import type { ActiveJob, ReconcileReport } from '../../src/spend/types.js';
+import { UsageIndex } from '../../src/console/usage-index.js';
+import type { ActiveJob, ReconcileReport, UsageFeed, UsageRecord } from '../../src/spend/types.js';
 
 const NOTHING_ENDED: ReconcileReport = { released: [], settledAtEstimate: [], chargedUsd: 0 };
 
@@ -34,7 +35,7 @@ function ledger(active: ActiveJob[] = [JOB]) {
       activeJobs: async (): Promise<ActiveJob[]> => [...active],
     },
     /** A usage index with nothing to read. */
-    index: { refreshAfterWrites: async () => undefined },
+    index: { refresh: async () => undefined, written: () => undefined, writes: 0 },
     active,
   };
 }
@@ -77,7 +78,7 @@ describe('the ledger as the console reads it now', () => {
         return [JOB];
       },
     };
-    const index = { refreshAfterWrites: async () => void steps.push('usage records') };
+    const index = { refresh: async () => void steps.push('usage records'), written: () => undefined, writes: 0 };
     expect(await new LedgerNow(store, { index, readWaitMs: WAIT_MS }).read()).toEqual([JOB]);
     // The first read of the reservations only asks whether there is any to end.
     expect(steps).toEqual(['reservations', 'reconcile', 'usage records', 'reservations']);
@@ -135,3 +136,100 @@ describe('the ledger as the console reads it now', () => {
     expect(l.calls).toHaveLength(2);
   });
 });
+
+/** A ledger holding JOB until its process dies (`kill`): the reconcile after that ends it, writing its *interrupted* record; the reads of its usage records answer when the test says so. */
+function dyingLedger() {
+  const now = Date.now();
+  const day = new Date(now).toISOString().slice(0, 10);
+  const interrupted: UsageRecord = { jobId: JOB.jobId, time: now, day, month: day.slice(0, 7), surface: 'discord', userKey: JOB.userKey, scopeKey: JOB.scopeKey, costUsd: JOB.usd, basis: 'uncertain', outcome: 'interrupted' };
+  const records: UsageRecord[] = [];
+  const reads: { cursor: string | undefined; answer: () => void }[] = [];
+  let active = [JOB];
+  let dead = false;
+  const store = {
+    activeJobs: async () => [...active],
+    reconcile: async (): Promise<ReconcileReport> => {
+      if (!dead) return NOTHING_ENDED;
+      active = [];
+      records.push(interrupted);
+      return { released: [], settledAtEstimate: [JOB.jobId], chargedUsd: JOB.usd };
+    },
+    usageSince: (cursor: string | undefined) =>
+      new Promise<UsageFeed>((resolve) => {
+        // What the ledger holds when the read begins.
+        const feed = { records: records.slice(Number(cursor ?? 0)), cursor: String(records.length), reset: false };
+        reads.push({ cursor, answer: () => resolve(feed) });
+      }),
+  };
+  return { store, reads, kill: () => void (dead = true) };
+}
+
+describe('the ledger and the usage records as the console reads them together', () => {
+  it('lets a page read while the live list’s read is under way share its read of the usage records, when no reconcile wrote meanwhile', async () => {
+    let calls = 0;
+    const usageSince = () => {
+      calls++;
+      return new Promise<UsageFeed>((answer) => setTimeout(() => answer({ records: [], cursor: '0', reset: false }), 3_000));
+    };
+    const index = new UsageIndex({ store: { usageSince }, readWaitMs: WAIT_MS });
+    const now = new LedgerNow({ activeJobs: async () => [], reconcile: async () => NOTHING_ENDED }, { index, readWaitMs: WAIT_MS });
+    const start = Date.now();
+    const done: number[] = [];
+    void now.read().then(() => done.push(Date.now() - start)); // the live list's tick
+    await vi.advanceTimersByTimeAsync(500);
+    void now.read().then(() => done.push(Date.now() - start)); // a page
+    await vi.advanceTimersByTimeAsync(10_000);
+    // Both answered by the one read, well within the page's wait.
+    expect(done).toEqual([3_000, 3_000]);
+    expect(calls).toBe(1);
+  });
+
+  it('counts the interrupted record of the job its own reconcile ended, though a read of the records begun before was under way', async () => {
+    const l = dyingLedger();
+    const index = new UsageIndex({ store: l.store, readWaitMs: WAIT_MS });
+    const now = new LedgerNow(l.store, { index, readWaitMs: WAIT_MS, everyMs: 1_000 });
+    // The live list's tick: its reconcile ends nothing, its read of the records stays under way.
+    const tick = now.read().then((jobs) => lists(jobs, index));
+    await vi.waitFor(() => expect(l.reads).toHaveLength(1));
+    l.kill();
+    await vi.advanceTimersByTimeAsync(1_000);
+    // A page: its reconcile ends the job.
+    const page = now.read().then((jobs) => lists(jobs, index));
+    await vi.advanceTimersByTimeAsync(0);
+    l.reads[0]!.answer();
+    await vi.waitFor(() => expect(l.reads).toHaveLength(2));
+    expect(l.reads[1]!.cursor).toBe('0');
+    l.reads[1]!.answer();
+    // Gone from the reservations, and counted among the records, as each read answered: never in neither.
+    expect(await page).toEqual({ running: [], recorded: [JOB.jobId] });
+    expect(await tick).toEqual({ running: [], recorded: [JOB.jobId] });
+    expect(l.reads).toHaveLength(2);
+  });
+
+  it('counts the interrupted record on a read that ran no reconcile, the one that ended the job having run meanwhile', async () => {
+    const l = dyingLedger();
+    const index = new UsageIndex({ store: l.store, readWaitMs: WAIT_MS });
+    const now = new LedgerNow(l.store, { index, readWaitMs: WAIT_MS, everyMs: 1_000 });
+    // A page: its reconcile ends nothing, its read of the records stays under way.
+    const first = now.read().then((jobs) => lists(jobs, index));
+    await vi.waitFor(() => expect(l.reads).toHaveLength(1));
+    l.kill();
+    await vi.advanceTimersByTimeAsync(1_000);
+    // The live list's tick runs the reconcile that ends the job; a page a moment later runs none (one ran just now).
+    const tick = now.read().then((jobs) => lists(jobs, index));
+    await vi.advanceTimersByTimeAsync(0);
+    const page = now.read().then((jobs) => lists(jobs, index));
+    await vi.advanceTimersByTimeAsync(0);
+    l.reads[0]!.answer();
+    await vi.waitFor(() => expect(l.reads).toHaveLength(2));
+    l.reads[1]!.answer();
+    for (const read of [first, tick, page]) expect(await read).toEqual({ running: [], recorded: [JOB.jobId] });
+    // One read of the records after the reconcile's writes, shared by all three.
+    expect(l.reads).toHaveLength(2);
+  });
+});
+
+/** What a read answered, and which jobs the usage index counted when it did. */
+function lists(jobs: ActiveJob[], index: UsageIndex) {
+  return { running: jobs.map((j) => j.jobId), recorded: index.recent(() => true, 5).map((r) => r.jobId) };
+}

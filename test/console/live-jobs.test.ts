@@ -15,7 +15,7 @@ function heldLedger() {
   return {
     asked,
     ledger: { read: () => new Promise<ActiveJob[]>((resolve) => asked.push(resolve)) },
-    index: { recent: () => [] },
+    index: { recent: () => [], refresh: async () => undefined, ready: true },
   };
 }
 
@@ -134,17 +134,22 @@ describe('the live jobs over a usage index whose ledger stalls', () => {
     const ledger = new LedgerNow({ activeJobs: async () => [], reconcile: async () => ({ released: [], settledAtEstimate: [], chargedUsd: 0 }) }, { index, readWaitMs: 3000 });
     const live = new LiveJobs({ ledger, index, intervalMs: 1000, readWaitMs: 3000, onError: () => undefined });
     const finished: string[] = [];
-    const subscribing = live.subscribe({ live: () => undefined, finished: (records) => void finished.push(...records.map((r) => r.jobId)) });
+    // The page's load.
+    const loading = ledger.read();
     await settle();
     reads[0]!({ records: [], cursor: '0', reset: false });
+    await loading;
+    const subscribing = live.subscribe({ live: () => undefined, finished: (records) => void finished.push(...records.map((r) => r.jobId)) });
+    await settle();
+    reads[1]!({ records: [], cursor: '0', reset: false });
     const off = await subscribing;
     // The first poll's read of the records stalls, for good.
     await vi.advanceTimersByTimeAsync(1000);
-    expect(reads).toHaveLength(2);
+    expect(reads).toHaveLength(3);
     // Past its wait a later poll asks the ledger again, which answers: the job that ended is told.
     await vi.advanceTimersByTimeAsync(4000);
-    expect(reads).toHaveLength(3);
-    reads[2]!({ records: [record('done')], cursor: '1', reset: false });
+    expect(reads).toHaveLength(4);
+    reads[3]!({ records: [record('done')], cursor: '1', reset: false });
     await settle();
     expect(finished).toEqual(['done']);
     off!();
@@ -185,6 +190,64 @@ describe('the live jobs when a process is killed', () => {
     dead = true;
     await vi.advanceTimersByTimeAsync(10_000);
     expect(endedWhenGone).toEqual([['held']]);
+    off!();
+    live.close();
+  });
+});
+
+describe('the live jobs when a process is killed just before the first read', () => {
+  it('tells its job ended when the first read is the one whose reconcile ends it: never in neither list', async () => {
+    vi.useFakeTimers();
+    const now = Date.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    const record = (jobId: string, outcome: UsageRecord['outcome']): UsageRecord => ({ jobId, time: now, day, month: day.slice(0, 7), surface: 'discord', userKey: 'discord:1', scopeKey: 'discord:guild', costUsd: 0.2, basis: outcome === 'interrupted' ? 'uncertain' : 'table', outcome });
+    let dead = false;
+    let active = [job('held')];
+    const records: UsageRecord[] = [record('before', 'completed')];
+    const store = {
+      activeJobs: async () => [...active],
+      reconcile: async () => {
+        if (!dead) return { released: [], settledAtEstimate: [], chargedUsd: 0 };
+        active = [];
+        records.push(record('held', 'interrupted'));
+        return { released: [], settledAtEstimate: ['held'], chargedUsd: 0.2 };
+      },
+      usageSince: async (cursor: string | undefined): Promise<UsageFeed> => ({ records: records.slice(Number(cursor ?? 0)), cursor: String(records.length), reset: false }),
+    };
+    const index = new UsageIndex({ store, readWaitMs: 3000 });
+    const ledger = new LedgerNow(store, { index, readWaitMs: 3000 });
+    const live = new LiveJobs({ ledger, index, intervalMs: 1000, readWaitMs: 3000 });
+    // The page's load: 'held' in flight, 'before' among the recent jobs.
+    expect(await ledger.read()).toEqual([job('held')]);
+    // Its process dies; the page's stream subscribes once the next reconcile is due, and that reconcile ends the job.
+    dead = true;
+    await vi.advanceTimersByTimeAsync(5000);
+    const lives: string[][] = [];
+    const finished: string[] = [];
+    const off = await live.subscribe({ live: (jobs) => void lives.push(jobs.map((j) => j.jobId)), finished: (ended) => void finished.push(...ended.map((r) => r.jobId)) });
+    expect(lives).toEqual([[]]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(finished).toEqual(['held']);
+    off!();
+    live.close();
+  });
+
+  it('tells nothing already counted as ended when it starts over a usage index not read yet', async () => {
+    vi.useFakeTimers();
+    const now = Date.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    const records: UsageRecord[] = [{ jobId: 'before', time: now, day, month: day.slice(0, 7), surface: 'discord', userKey: 'discord:1', scopeKey: 'discord:guild', costUsd: 0.2, basis: 'table' }];
+    const store = {
+      activeJobs: async () => [],
+      reconcile: async () => ({ released: [], settledAtEstimate: [], chargedUsd: 0 }),
+      usageSince: async (cursor: string | undefined): Promise<UsageFeed> => ({ records: records.slice(Number(cursor ?? 0)), cursor: String(records.length), reset: false }),
+    };
+    const index = new UsageIndex({ store, readWaitMs: 3000 });
+    const live = new LiveJobs({ ledger: new LedgerNow(store, { index, readWaitMs: 3000 }), index, intervalMs: 1000, readWaitMs: 3000 });
+    const finished: string[] = [];
+    const off = await live.subscribe({ live: () => undefined, finished: (ended) => void finished.push(...ended.map((r) => r.jobId)) });
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(finished).toEqual([]);
     off!();
     live.close();
   });

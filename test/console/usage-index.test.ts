@@ -169,7 +169,7 @@ describe('the console’s usage index when the ledger stalls', () => {
   });
 });
 
-describe('the console’s usage index read after a write', () => {
+describe('the console’s usage index read after this process wrote records', () => {
   it('does not share a read begun before the write: it waits for that one, then reads again and counts the record written', async () => {
     const asked: { cursor: string | undefined; answer: (feed: UsageFeed) => void }[] = [];
     const usageSince = (cursor: string | undefined) => new Promise<UsageFeed>((answer) => asked.push({ cursor, answer }));
@@ -179,7 +179,8 @@ describe('the console’s usage index read after a write', () => {
     const record: UsageRecord = { jobId: 'ended', time: now, day, month: day.slice(0, 7), surface: 'cli', userKey: 'cli:owner', scopeKey: 'cli', costUsd: 0.25, basis: 'uncertain' };
     // A read under way (the live list's, say) when a reconcile writes the record of the job it ended.
     const before = index.refresh();
-    const after = index.refreshAfterWrites();
+    index.written();
+    const after = index.refresh();
     asked[0]!.answer({ records: [], cursor: '0', reset: false });
     await before;
     await vi.waitFor(() => expect(asked).toHaveLength(2));
@@ -194,11 +195,26 @@ describe('the console’s usage index read after a write', () => {
     const usageSince = () => new Promise<UsageFeed>((answer, fail) => asked.push({ answer, fail }));
     const index = new UsageIndex({ store: { usageSince }, readWaitMs: LEDGER_WAIT_MS });
     const before = index.refresh();
-    const after = index.refreshAfterWrites();
+    index.written();
+    const after = index.refresh();
     asked[0]!.fail(new Error('the ledger is unreachable'));
     await expect(before).rejects.toThrow('the ledger is unreachable');
     await vi.waitFor(() => expect(asked).toHaveLength(2));
     asked[1]!.answer({ records: [], cursor: '0', reset: false });
     await expect(after).resolves.toBeUndefined();
+  });
+
+  it('shares the read under way with calls made after it began when nothing was written meanwhile', async () => {
+    const asked: ((feed: UsageFeed) => void)[] = [];
+    const index = new UsageIndex({ store: { usageSince: () => new Promise<UsageFeed>((answer) => asked.push(answer)) }, readWaitMs: LEDGER_WAIT_MS });
+    const reads = [index.refresh(), index.refresh()];
+    index.written();
+    // Begun after the write: shared again by the calls after it.
+    reads.push(index.refresh(), index.refresh());
+    asked[0]!({ records: [], cursor: '0', reset: false });
+    await vi.waitFor(() => expect(asked).toHaveLength(2));
+    asked[1]!({ records: [], cursor: '0', reset: false });
+    await Promise.all(reads);
+    expect(asked).toHaveLength(2);
   });
 });
