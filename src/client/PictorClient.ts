@@ -335,28 +335,18 @@ export class PictorClient {
     };
     const stopTotalTimer = () => clearTimeout(totalTimer);
 
+    /** How long to wait before the next attempt: the retry delay of the one before it. */
+    let waitMs = 0;
     for (let attempt = 0; ; attempt++) {
       let release: () => void;
       try {
-        release = await this.limiter.acquire({
-          weight: request.n,
-          signal: controller.signal,
-          onQueuePosition: options.onQueuePosition,
-          onStart: options.onStart,
-          onDatastoreTrouble: options.onQueueTrouble,
-        });
+        release = await this.#clearToSend(request, options, controller, waitMs);
+        waitMs = 0;
       } catch (error) {
         stopTotalTimer();
-        throw controller.signal.reason instanceof TimeoutError ? controller.signal.reason : asAborted(error, controller);
-      }
-      if (options.beforeSend) {
-        try {
-          await options.beforeSend();
-        } catch (error) {
-          release();
-          stopTotalTimer();
-          throw error;
-        }
+        // Whatever ended it here (a cancel, the limiter stopped or failed, `beforeSend`), no byte of it left: an
+        // earlier attempt had an answer that bills nothing, or it would not have been retried.
+        throw unsent(error);
       }
       startTotalTimer();
       // Cancelled while `beforeSend` waited (a ledger busy with another process): the request does not leave; `send`
@@ -418,13 +408,35 @@ export class PictorClient {
       }
       this.#logger.warn({ attempt: attempt + 1, delayMs, code: error.code }, 'retrying image request');
       options.onRetry?.({ attempt: attempt + 1, delayMs, error });
-      try {
-        await sleep(delayMs, controller.signal);
-      } catch {
-        stopTotalTimer();
-        throw controller.signal.reason instanceof TimeoutError ? controller.signal.reason : asAborted(controller.signal.reason, controller);
-      }
+      waitMs = delayMs;
     }
+  }
+
+  /**
+   * What comes before an attempt leaves: the wait to retry (`waitMs`), the limiter's slot, then `beforeSend`. Resolves
+   * with what frees the slot; what it throws ended the request before any byte of this attempt left.
+   */
+  async #clearToSend(request: ImageRequest, options: RequestOptions, controller: AbortController, waitMs: number): Promise<() => void> {
+    let release: () => void;
+    try {
+      if (waitMs > 0) await sleep(waitMs, controller.signal);
+      release = await this.limiter.acquire({
+        weight: request.n,
+        signal: controller.signal,
+        onQueuePosition: options.onQueuePosition,
+        onStart: options.onStart,
+        onDatastoreTrouble: options.onQueueTrouble,
+      });
+    } catch (error) {
+      throw controller.signal.reason instanceof TimeoutError ? controller.signal.reason : asAborted(error, controller);
+    }
+    try {
+      await options.beforeSend?.();
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
   }
 
   async #errorFrom(response: RawResponse, url: string): Promise<APIError> {
@@ -534,6 +546,14 @@ function retryAfterOf(error: PictorError): number | undefined {
 
 function mentionsPartialImages(error: APIError): boolean {
   return error.param === 'partial_images' || /partial_images/.test(error.message);
+}
+
+/**
+ * An error that ended a request before any byte of it left: a cancel says so (`AbortedError.mayBeBilled` false), the
+ * one fact the charge rule and the surfaces read. A timeout then already does; other errors say nothing of billing.
+ */
+function unsent(error: unknown): unknown {
+  return error instanceof AbortedError ? error.beforeSending() : error;
 }
 
 function asAborted(error: unknown, controller: AbortController): PictorError {

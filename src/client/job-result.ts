@@ -68,7 +68,7 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
   const size = body.size ?? request.size;
   const quality = body.quality ?? request.quality;
   const missing = (['created', 'size', 'quality', 'background', 'output_format', 'usage'] as const).filter((key) => body[key] === undefined);
-  const result: ImageJobResult = {
+  const answer: UnpricedResult = {
     operation: request.operation,
     created: body.created ?? nowSeconds(),
     // An entry without an image is checked as an empty one: it fails the answer, never the other images.
@@ -79,22 +79,21 @@ export function resultFromJson(json: unknown, request: RequestedJob, requestId: 
     background: body.background ?? request.background,
     output_format: body.output_format ?? request.output_format,
     requestId,
-    cost: priceOfImages(request, { size, quality, unlisted: body.unlisted }, body.data.length).cost,
     ...(missing.length > 0 && { missing }),
     ...(body.unlisted && { unlisted: body.unlisted }),
   };
   // Each good image comes back labelled with the format its check found; the result takes the first one's.
-  const { good, problem } = checkImages(result.data, request);
-  if (good[0]?.output_format !== undefined) result.output_format = good[0].output_format;
-  // A bad answer keeps its good images (they may be paid for), to be handed over with the error.
+  const { good, problem } = checkImages(answer.data, request);
+  if (good[0]?.output_format !== undefined) answer.output_format = good[0].output_format;
+  // A bad answer keeps its good images (they may be paid for), to be handed over with the error, priced for them alone.
   if (problem) {
     const kept = good.slice(0, request.n);
     throw new BadResponseError(`${problem} (${kept.length} of the ${request.n} image${request.n === 1 ? '' : 's'} asked for came whole)`, {
       requestId,
-      partial: withImages(result, kept, request),
+      partial: withImages(answer, kept, request),
     });
   }
-  return result;
+  return priced(answer, request);
 }
 
 /**
@@ -116,7 +115,7 @@ export function salvageResult(text: string, request: RequestedJob, requestId: st
     }
   }
   if (images.length === 0) return undefined;
-  const result: ImageJobResult = {
+  const answer: UnpricedResult = {
     operation: request.operation,
     created: nowSeconds(),
     data: [],
@@ -126,9 +125,8 @@ export function salvageResult(text: string, request: RequestedJob, requestId: st
     background: request.background,
     output_format: request.output_format,
     requestId,
-    cost: priceOfImages(request, { size: request.size, quality: request.quality }, 0).cost,
   };
-  return withImages(result, images, request);
+  return withImages(answer, images, request);
 }
 
 /**
@@ -168,13 +166,17 @@ function* b64Strings(text: string): Generator<string> {
 
 const BACKSLASH = 0x5c;
 
-function withImages(result: ImageJobResult, data: ResultImage[], request: RequestedJob): ImageJobResult {
-  return {
-    ...result,
-    data,
-    ...(data[0]?.output_format !== undefined && { output_format: data[0].output_format }),
-    cost: priceOfImages(request, result, data.length).cost,
-  };
+/** A result before it is priced: what the answer said, and the images it is priced for. */
+type UnpricedResult = Omit<ImageJobResult, 'cost'>;
+
+/** The result priced once, for its images, as the labels it carries say they were made. */
+function priced(result: UnpricedResult, request: RequestedJob): ImageJobResult {
+  return { ...result, cost: priceOfImages(request, result, result.data.length).cost };
+}
+
+/** The result with only `data` of its images (the first one's format its own), priced for them. */
+function withImages(result: UnpricedResult, data: ResultImage[], request: RequestedJob): ImageJobResult {
+  return priced({ ...result, data, ...(data[0]?.output_format !== undefined && { output_format: data[0].output_format }) }, request);
 }
 
 /** The images of a result as completed events, one per image (its usage rides on the first one). */

@@ -220,7 +220,8 @@ export class TimeoutError extends PictorError {
 export class AbortedError extends PictorError {
   /**
    * The request may have reached the service before the cancel: true unless the client saw that no byte of it left
-   * (`beforeSending`). A cancel in the queue or in a retry wait leaves nothing either: the spend guard knows that much.
+   * (`beforeSending`): cancelled before it started, in the queue or in a retry wait, the limiter stopped or failed, or
+   * `beforeSend` stopped it with a cancel.
    */
   readonly mayBeBilled: boolean;
   /** The whole images of a JSON answer that arrived before the cancel (see `withPartial`): they may be paid for. */

@@ -1,5 +1,6 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
+  AbortedError,
   AuthenticationError,
   decodeImages,
   GenerationRequestSchema,
@@ -14,6 +15,7 @@ import {
   TimeoutError,
   ValidationError,
   type ImageStreamEvent,
+  type LimiterCoordinator,
 } from '../../src/index.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { requestReceived, useEmulator } from '../helpers/emulator.js';
@@ -304,11 +306,80 @@ describe('errors', () => {
     // Held behind the running one (the only slot), and cancelled there: it never reaches the emulator.
     const queued = new AbortController();
     const second = client.generate({ prompt: 'queued' }, { signal: queued.signal, onQueuePosition: () => queued.abort() });
-    await expect(second).rejects.toMatchObject({ code: 'aborted' });
+    await expect(second).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
     expect(env.emulator.requests).toHaveLength(1);
 
     running.abort();
     await expect(first).rejects.toMatchObject({ code: 'aborted' });
+  });
+});
+
+describe('a request that ends before it is sent', () => {
+  /** A limiter whose only slot a request holds until the test ends (the emulator answers in a minute). */
+  async function busyLimiter() {
+    env.emulator.configure({ latencyMs: 60_000 });
+    const limiter = new ImageLimiter({ maxConcurrent: 1 });
+    const client = env.client({ limiter });
+    const holding = new AbortController();
+    const received = requestReceived(env.emulator);
+    const first = client.generate({ prompt: 'holding the slot' }, { signal: holding.signal });
+    onTestFinished(async () => {
+      holding.abort();
+      await first.catch(() => {});
+      await limiter.stop();
+    });
+    await received;
+    return { client, limiter };
+  }
+
+  it('says it was not billed when it was cancelled before it started, plain or streamed', async () => {
+    const cancelled = AbortSignal.abort();
+    const client = env.client();
+    await expect(client.generate({ prompt: 'x' }, { signal: cancelled })).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+    await expect(client.generateStream({ prompt: 'x' }, { signal: cancelled }).finalResult()).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+
+  it('says it was not billed when its stream was cancelled while queued', async () => {
+    const { client } = await busyLimiter();
+    const stream = client.generateStream({ prompt: 'queued' }, { onQueuePosition: () => stream.abort() });
+    await expect(stream.finalResult()).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+    expect(env.emulator.requests).toHaveLength(1);
+  });
+
+  it('says it was not billed when the limiter was stopped while it was queued', async () => {
+    const { client, limiter } = await busyLimiter();
+    const queued = client.generate({ prompt: 'queued' }, { onQueuePosition: () => void limiter.stop() });
+    await expect(queued).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+    expect(env.emulator.requests).toHaveLength(1);
+  });
+
+  it('says it was not billed when its beforeSend stopped it with a cancel', async () => {
+    const beforeSend = () => Promise.reject(new AbortedError('the caller gave up'));
+    await expect(env.client().generate({ prompt: 'x' }, { beforeSend })).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+    expect(env.emulator.requests).toHaveLength(0);
+  });
+
+  it('says it was not billed when it was cancelled while waiting to retry an answer that billed nothing', async () => {
+    env.emulator.injectFault('server_error');
+    const controller = new AbortController();
+    const job = env.client().generate({ prompt: 'x' }, { signal: controller.signal, onRetry: () => controller.abort() });
+    await expect(job).rejects.toMatchObject({ code: 'aborted', mayBeBilled: false });
+    expect(env.emulator.requests).toHaveLength(1);
+  });
+
+  it('says it was not billed when the shared queue failed it', async () => {
+    // A coordinator of the user's own whose datastore is unreachable when the request's turn comes.
+    const coordinator: LimiterCoordinator = {
+      join: () => () => undefined,
+      pauseUntil: async () => undefined,
+      pausedUntil: () => Promise.reject(new Error('Connection is closed.')),
+      close: async () => undefined,
+    };
+    const limiter = new ImageLimiter({ coordinator });
+    onTestFinished(() => limiter.stop());
+    await expect(env.client({ limiter }).generate({ prompt: 'x' })).rejects.toMatchObject({ mayBeBilled: false });
+    expect(env.emulator.requests).toHaveLength(0);
   });
 });
 
