@@ -3,7 +3,6 @@ import type { LoggerLike, OutputFormat } from 'pictor';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, uploadLimitOf } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
-import { packFiles } from './pack-files.js';
 import type { OutgoingMessage } from './render-job.js';
 import { isDmScope, say } from '../runner/index.js';
 
@@ -127,10 +126,10 @@ export class ReplyTarget {
   /**
    * Shows a final message (result, failure, cancellation): edits the reply, retrying what may pass on a second try, and
    * otherwise posts it as a new message in the fallback. Files Discord refuses with it as too large together (413) follow
-   * it, then the extra messages (the packs of files the end had no room for). Every message after the end goes one way
-   * (`#sendMessage`): its files packed into as few messages as Discord's documented limits take (`packFiles`), one file
-   * per message only when Discord refuses a pack, a file refused alone re-encoded smaller (and if even that is refused,
-   * its words go without it, saying so). An app only the user installed has 5 follow-ups per interaction, so 7 images of
+   * it, then the extra messages. Each message comes packed — its files one pack, as `packFiles` makes them (the caller's:
+   * `JobView` packs a job's images once, the end carrying the first pack) — and is sent as it comes, never packed again.
+   * Every message after the end goes one way (`#sendPack`): one message, one file per message only when Discord refuses
+   * a pack, a file refused alone re-encoded smaller (and if even that is refused, its words go without it, saying so). An app only the user installed has 5 follow-ups per interaction, so 7 images of
    * a group DM stay in the group. A follow-up Discord refuses because the token or its follow-ups are spent (the sixth
    * there, 40094; the token expired, 50027; the webhook gone, 10015) leaves the token once: it and every one after it go
    * to the fallback, packed the same way — the member's DM there, which Discord refuses too (50007) when the member
@@ -144,8 +143,8 @@ export class ReplyTarget {
     const { delivered, refusedFiles } = await this.#deliverFirst(first);
     let all = delivered;
     // The end's own images first, in their order, then the messages after it.
-    if (refusedFiles.length > 0) all = (await this.#sendMessage({ content: '', components: [], files: refusedFiles })) && all;
-    for (const extra of more) all = (await this.#sendMessage(extra)) && all;
+    if (refusedFiles.length > 0) all = (await this.#sendPack({ content: '', components: [], files: refusedFiles })) && all;
+    for (const extra of more) all = (await this.#sendPack(extra)) && all;
     return { first: delivered, all };
   }
 
@@ -197,18 +196,6 @@ export class ReplyTarget {
         }
       }
     }
-  }
-
-  /**
-   * A message after the end: its files packed into as few messages as Discord takes (`packFiles`), its words and buttons
-   * with the first of them. Whether all of it reached Discord.
-   */
-  async #sendMessage(message: OutgoingMessage): Promise<boolean> {
-    const packs = packFiles(message.files, uploadLimitOf(this.#o));
-    if (packs.length === 0) return this.#sendPack(message);
-    let all = true;
-    for (const [i, files] of packs.entries()) all = (await this.#sendPack(i === 0 ? { ...message, files } : { content: '', components: [], files })) && all;
-    return all;
   }
 
   /** One message of files; each in a message of its own if Discord refuses them together (413), the words with the first. */
