@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, uploadLimitOf } from './discord-facts.js';
@@ -69,6 +70,12 @@ const MAX_SHRINKS = 3;
 const TOKEN_SAFETY_MS = 30_000;
 
 /**
+ * How long after its first try a channel message is sent again with its nonce: Discord keeps a nonce "in the past few
+ * minutes" (Create Message, `enforce_nonce`), so not longer than the least that may mean.
+ */
+const NONCE_TRUSTED_MS = 2 * 60_000;
+
+/**
  * Where a job's reply goes: the interaction's response (edited in place with
  * the interaction token), or, once the token is expired (older than 15
  * minutes, 50027) or the reply is gone, a message in the fallback (the
@@ -87,6 +94,10 @@ export class ReplyTarget {
   #replyGone = false;
   /** The fallback's channel: the interaction's, or the DM opened with the user (once). */
   #fallbackChannel: Promise<string> | undefined;
+  /** The end as the reply shows it, once it is there: what a later note about missing images is added to. */
+  #shownEnd: string | undefined;
+  /** The files of follow-ups Discord failed on or did not answer: perhaps made, perhaps not, and not sent again. */
+  #unconfirmed: string[] = [];
 
   constructor(options: ReplyTargetOptions) {
     this.#o = options;
@@ -145,7 +156,35 @@ export class ReplyTarget {
     // The end's own images first, in their order, then the messages after it.
     if (refusedFiles.length > 0) all = (await this.#sendPack({ content: '', components: [], files: refusedFiles })) && all;
     for (const extra of more) all = (await this.#sendPack(extra)) && all;
+    if (this.#unconfirmed.length > 0) await this.#sayMayBeMissing();
     return { first: delivered, all };
+  }
+
+  /**
+   * The member is told which images of follow-ups Discord failed on or did not answer may be missing (a follow-up has no
+   * nonce, so it is not sent again: it could show twice): in the end's own reply while the token can edit it (an edit
+   * shows once however often it is made), else in a message of its own where the next message goes.
+   */
+  async #sayMayBeMissing(): Promise<void> {
+    const files = this.#unconfirmed.splice(0);
+    const note = `⚠️ ${say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') })}`;
+    if (this.#shownEnd !== undefined && this.#tokenUsable()) {
+      try {
+        await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), {
+          body: { content: fitContent(`${this.#shownEnd}\n${note}`) },
+          auth: false,
+        });
+        return;
+      } catch (error) {
+        this.#noteFailure(error, 'note');
+      }
+    }
+    const message: OutgoingMessage = { content: note, components: [], files: [] };
+    try {
+      await this.#post(message, 'note');
+    } catch (error) {
+      this.#undelivered(error, 'note', message);
+    }
   }
 
   /**
@@ -165,12 +204,15 @@ export class ReplyTarget {
       current = withoutFiles(current, say(this.#o.locale, 'discord.job.upload_separately'));
       return true;
     };
+    let unanswered = false;
     for (let attempt = 0; attempt < attempts && this.#tokenUsable(); attempt++) {
       try {
         if (this.#replyGone) await this.#replaceReply(current);
         else await this.#patchReply(current);
+        this.#shownEnd = current.content;
         return { delivered: true, refusedFiles };
       } catch (error) {
+        unanswered = mayHaveMade(error) && !this.#replyGone;
         this.#noteFailure(error, 'final');
         if (leaveOutFiles(error)) {
           attempt--;
@@ -182,6 +224,12 @@ export class ReplyTarget {
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
         await sleep(delays[Math.min(attempt, delays.length - 1)] ?? 1000);
       }
+    }
+    // An edit Discord failed on or did not answer may have been made: the reply showing the end already, it is not
+    // posted again in the fallback (where it would show twice).
+    if (unanswered && (await this.#replyShows(current))) {
+      this.#shownEnd = current.content;
+      return { delivered: true, refusedFiles };
     }
     // The reply could not be edited: the end is a new message in the fallback, and so is everything after it.
     this.#leaveToken();
@@ -265,18 +313,53 @@ export class ReplyTarget {
       } catch (error) {
         // `#noteFailure` left the token if Discord says it can post no more (`spendsToken`).
         this.#noteFailure(error, what);
+        if (mayHaveMade(error)) this.#unconfirmed.push(...message.files.map((file) => file.name));
         if (!spendsToken(error)) throw error;
       }
     }
     const channelId = await this.#fallbackChannelId();
-    try {
-      await this.#o.botRest.post(Routes.channelMessages(channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
-    } catch (error) {
-      this.#noteFailure(error, what);
-      throw error;
-    }
+    await this.#postInChannel(channelId, message, what);
     const where = this.#where();
     this.#o.logger.info({ channelId, where, what }, `delivered a job result as a ${where === 'dm' ? 'direct' : 'channel'} message (the interaction token could not be used)`);
+  }
+
+  /**
+   * A new message in the fallback's channel, with Discord's guard against duplicates (Create Message's `nonce` with
+   * `enforce_nonce`: a message with the nonce of one the bot made in the past few minutes is answered with that one, and
+   * none is made). So one Discord failed on (5xx) or did not answer, after discord.js's own tries of it, is sent again
+   * with the same nonce — `finalAttempts` in all, while `NONCE_TRUSTED_MS` have not passed since the first — and shows
+   * once whether or not Discord made it. Throws the last failure.
+   */
+  async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
+    const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
+    const attempts = this.#o.finalAttempts ?? 3;
+    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    const since = this.#now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#o.botRest.post(Routes.channelMessages(channelId), { body, files: filesOf(message) });
+        return;
+      } catch (error) {
+        this.#noteFailure(error, what);
+        if (!mayHaveMade(error)) throw error;
+        if (attempt >= attempts || this.#now() - since >= NONCE_TRUSTED_MS) {
+          this.#unconfirmed.push(...message.files.map((file) => file.name));
+          throw error;
+        }
+        await sleep(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000);
+      }
+    }
+  }
+
+  /** Whether the reply shows `message` (its words): asked after an edit Discord failed on or did not answer. False when it cannot be read. */
+  async #replyShows(message: OutgoingMessage): Promise<boolean> {
+    try {
+      const reply = (await this.#o.webhookRest.get(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), { auth: false })) as { content?: string };
+      return reply.content === bodyOf(message).content;
+    } catch (error) {
+      this.#noteFailure(error, 'final');
+      return false;
+    }
   }
 
   async #postFollowUp(message: OutgoingMessage): Promise<{ id: string }> {
@@ -304,15 +387,19 @@ export class ReplyTarget {
 
   /**
    * A message of the final that did not reach Discord, or may not have: refused with the token (and not sent elsewhere,
-   * `#post`), refused in the fallback, or failed on or not answered (perhaps posted, and so not sent again). Logged with
-   * its files' names.
+   * `#post`), refused in the fallback, or failed on or not answered (perhaps posted: a follow-up is not sent again, a
+   * channel message was, with its nonce, as long as that is safe; the member is told its images may be missing). Logged
+   * with its files' names.
    */
   #undelivered(error: unknown, what: string, message: OutgoingMessage): void {
     const status = discordErrorStatus(error);
     const where = this.#where();
     const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message.files.map((file) => file.name) };
     if (status === undefined || status >= 500) {
-      this.#o.logger.error(fields, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
+      // Its files are among those the member is told may be missing (`#sayMayBeMissing`).
+      const told = { toldMayBeMissing: message.files.length > 0 };
+      if (where === 'follow-up') this.#o.logger.error({ ...fields, ...told }, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
+      else this.#o.logger.error({ ...fields, ...told }, 'could not deliver a job result to Discord (Discord failed or did not answer each try with its nonce: the message may have been posted)');
     } else if (where === 'follow-up') {
       this.#o.logger.error(fields, 'could not deliver a job result to Discord (refused with the interaction token, for a reason another place would not take it better: it is not sent elsewhere)');
     } else {
@@ -366,14 +453,28 @@ export class ReplyTarget {
   }
 }
 
-function bodyOf(message: OutgoingMessage, mentionUserId?: string): Record<string, unknown> {
+function bodyOf(message: OutgoingMessage, mentionUserId?: string): Record<string, unknown> & { content: string } {
   const content = mentionUserId ? `<@${mentionUserId}> ${message.content}` : message.content;
   return {
-    content: content.length <= DISCORD_LIMITS.contentChars ? content : `${content.slice(0, DISCORD_LIMITS.contentChars - 1)}…`,
+    content: fitContent(content),
     components: message.components,
     attachments: message.files.map((file, i) => ({ id: i, filename: file.name })),
     allowed_mentions: mentionUserId ? { parse: [], users: [mentionUserId] } : { parse: [] },
   };
+}
+
+/** A message's words within Discord's most characters, cut with an ellipsis. */
+function fitContent(content: string): string {
+  return content.length <= DISCORD_LIMITS.contentChars ? content : `${content.slice(0, DISCORD_LIMITS.contentChars - 1)}…`;
+}
+
+/**
+ * A failure after which Discord may have made the message all the same: Discord failed on it (5xx) or did not answer
+ * (no status), once discord.js's own tries are over.
+ */
+function mayHaveMade(error: unknown): boolean {
+  const status = discordErrorStatus(error);
+  return status === undefined || status >= 500;
 }
 
 function filesOf(message: OutgoingMessage): RawFile[] {

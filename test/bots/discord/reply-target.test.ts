@@ -223,3 +223,111 @@ describe('a file Discord refuses even made smaller', () => {
     expect(posted!.components).toEqual(second.components);
   });
 });
+
+/** The channel messages the bot's token asked for: each request's nonce and whether it asked Discord to enforce it. */
+function channelPosts(s: Scene): { nonce: unknown; enforce: unknown; status: number }[] {
+  return s.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST').map((r) => ({ nonce: r.body?.nonce, enforce: r.body?.enforce_nonce, status: r.status }));
+}
+
+describe('a channel message Discord failed on or did not answer, sent again without showing twice (nonce, enforce_nonce)', () => {
+  it('answers a second message with the nonce of one made a moment ago with that message, making none (Discord’s documented guard)', async () => {
+    const s = (scene = await Scene.start());
+    const body = { content: 'herons', nonce: 'pictor-nonce-1', enforce_nonce: true };
+    const first = (await s.botRest.post(`/channels/${s.discord.channelId}/messages`, { body })) as { id: string };
+    const second = (await s.botRest.post(`/channels/${s.discord.channelId}/messages`, { body })) as { id: string };
+    const unenforced = (await s.botRest.post(`/channels/${s.discord.channelId}/messages`, { body: { ...body, enforce_nonce: false } })) as { id: string };
+
+    expect(second.id).toBe(first.id);
+    expect(unenforced.id).not.toBe(first.id);
+    expect(s.postedInChannel().map((m) => m.id)).toEqual([first.id, unenforced.id]);
+  });
+
+  it('sends the end again with its nonce once discord.js’s tries of it failed (5xx) though Discord made it: the channel shows it once, delivered', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
+    const files = images(2, 1024);
+    const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end(files)]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.attachments.map((a) => a.filename))).toEqual([files.map((f) => f.name)]);
+    const posts = channelPosts(s);
+    expect(posts).toHaveLength(DISCORD_JS_TRIES + 1);
+    expect(new Set(posts.map((p) => p.nonce)).size).toBe(1);
+    expect(posts.every((p) => typeof p.nonce === 'string' && p.nonce.length <= 25 && p.enforce === true)).toBe(true);
+  });
+
+  it('sends a message after the end again once Discord did not make it (5xx each try), and gives the next its own nonce', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    const target = s.targetOf(ix, { retryDelaysMs: [0] });
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 503, code: 0, message: 'Service Unavailable', count: DISCORD_JS_TRIES + 1 });
+    const delivered = await target.final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-1.png'], ['pictor-k-2.png'], ['pictor-k-3.png']]);
+    expect(new Set(channelPosts(s).map((p) => p.nonce)).size).toBe(3);
+  });
+});
+
+describe('a follow-up Discord failed on or did not answer (no nonce there): the member is told an image may be missing', () => {
+  it('adds to the end’s own reply that the image of a follow-up Discord failed on (5xx) may be missing, its words and buttons kept', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const first: OutgoingMessage = { ...end(images(1, 1024)), components: resultButtons('k1', allImages(3), 'en-US') };
+    const delivered = await s.targetOf(ix).final([first, second, third]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    const reply = s.discord.original(ix)!;
+    expect(reply.content).toBe(`${first.content}\n⚠️ ${say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' })}`);
+    expect(reply.attachments.map((a) => a.filename)).toEqual(['pictor-k-1.png']);
+    expect(reply.components).toEqual(first.components);
+    // Not sent again: it could show twice.
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
+    expect(s.postedInChannel()).toEqual([]);
+  });
+
+  it('tells the member in the fallback when the token is spent by then (the reply can no longer be edited)', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 401, code: INVALID_WEBHOOK_TOKEN, message: 'Invalid Webhook Token' });
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' });
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${third.content}`, `<@${ix.user.id}> ⚠️ ${note}`]);
+  });
+});
+
+describe('the end’s own edit Discord failed on (5xx) every try: not shown twice', () => {
+  it('counts the end delivered, and posts nothing in the channel, when the reply shows it after all (Discord made the edit though it failed)', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES, applyFirst: true });
+    const files = images(1, 1024);
+    const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end(files), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.discord.original(ix)!.content).toBe(end(files).content);
+    expect(s.postedInChannel()).toEqual([]);
+    // The token still works: what follows the end is a follow-up, as before.
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-2.png']]);
+  });
+
+  it('posts the end in the channel when the reply does not show it (Discord made no edit)', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end(images(1, 1024))]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
+  });
+});
