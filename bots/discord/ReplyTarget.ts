@@ -1,9 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, uploadLimitOf } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
-import { packFiles } from './pack-files.js';
 import type { OutgoingMessage } from './render-job.js';
 import { isDmScope, say } from '../runner/index.js';
 
@@ -70,6 +70,12 @@ const MAX_SHRINKS = 3;
 const TOKEN_SAFETY_MS = 30_000;
 
 /**
+ * How long after its first try a channel message is sent again with its nonce: Discord keeps a nonce "in the past few
+ * minutes" (Create Message, `enforce_nonce`), so not longer than the least that may mean.
+ */
+const NONCE_TRUSTED_MS = 2 * 60_000;
+
+/**
  * Where a job's reply goes: the interaction's response (edited in place with
  * the interaction token), or, once the token is expired (older than 15
  * minutes, 50027) or the reply is gone, a message in the fallback (the
@@ -88,6 +94,10 @@ export class ReplyTarget {
   #replyGone = false;
   /** The fallback's channel: the interaction's, or the DM opened with the user (once). */
   #fallbackChannel: Promise<string> | undefined;
+  /** The end as the reply shows it, once it is there: what a later note about missing images is added to. */
+  #shownEnd: string | undefined;
+  /** The files of follow-ups Discord failed on or did not answer: perhaps made, perhaps not, and not sent again. */
+  #unconfirmed: string[] = [];
 
   constructor(options: ReplyTargetOptions) {
     this.#o = options;
@@ -127,10 +137,10 @@ export class ReplyTarget {
   /**
    * Shows a final message (result, failure, cancellation): edits the reply, retrying what may pass on a second try, and
    * otherwise posts it as a new message in the fallback. Files Discord refuses with it as too large together (413) follow
-   * it, then the extra messages (the packs of files the end had no room for). Every message after the end goes one way
-   * (`#sendMessage`): its files packed into as few messages as Discord's documented limits take (`packFiles`), one file
-   * per message only when Discord refuses a pack, a file refused alone re-encoded smaller (and if even that is refused,
-   * its words go without it, saying so). An app only the user installed has 5 follow-ups per interaction, so 7 images of
+   * it, then the extra messages. Each message comes packed — its files one pack, as `packFiles` makes them (the caller's:
+   * `JobView` packs a job's images once, the end carrying the first pack) — and is sent as it comes, never packed again.
+   * Every message after the end goes one way (`#sendPack`): one message, one file per message only when Discord refuses
+   * a pack, a file refused alone re-encoded smaller (and if even that is refused, its words go without it, saying so). An app only the user installed has 5 follow-ups per interaction, so 7 images of
    * a group DM stay in the group. A follow-up Discord refuses because the token or its follow-ups are spent (the sixth
    * there, 40094; the token expired, 50027; the webhook gone, 10015) leaves the token once: it and every one after it go
    * to the fallback, packed the same way — the member's DM there, which Discord refuses too (50007) when the member
@@ -144,9 +154,37 @@ export class ReplyTarget {
     const { delivered, refusedFiles } = await this.#deliverFirst(first);
     let all = delivered;
     // The end's own images first, in their order, then the messages after it.
-    if (refusedFiles.length > 0) all = (await this.#sendMessage({ content: '', components: [], files: refusedFiles })) && all;
-    for (const extra of more) all = (await this.#sendMessage(extra)) && all;
+    if (refusedFiles.length > 0) all = (await this.#sendPack({ content: '', components: [], files: refusedFiles })) && all;
+    for (const extra of more) all = (await this.#sendPack(extra)) && all;
+    if (this.#unconfirmed.length > 0) await this.#sayMayBeMissing();
     return { first: delivered, all };
+  }
+
+  /**
+   * The member is told which images of follow-ups Discord failed on or did not answer may be missing (a follow-up has no
+   * nonce, so it is not sent again: it could show twice): in the end's own reply while the token can edit it (an edit
+   * shows once however often it is made), else in a message of its own where the next message goes.
+   */
+  async #sayMayBeMissing(): Promise<void> {
+    const files = this.#unconfirmed.splice(0);
+    const note = `⚠️ ${say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') })}`;
+    if (this.#shownEnd !== undefined && this.#tokenUsable()) {
+      try {
+        await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), {
+          body: { content: fitContent(`${this.#shownEnd}\n${note}`) },
+          auth: false,
+        });
+        return;
+      } catch (error) {
+        this.#noteFailure(error, 'note');
+      }
+    }
+    const message: OutgoingMessage = { content: note, components: [], files: [] };
+    try {
+      await this.#post(message, 'note');
+    } catch (error) {
+      this.#undelivered(error, 'note', message);
+    }
   }
 
   /**
@@ -166,12 +204,15 @@ export class ReplyTarget {
       current = withoutFiles(current, say(this.#o.locale, 'discord.job.upload_separately'));
       return true;
     };
+    let unanswered = false;
     for (let attempt = 0; attempt < attempts && this.#tokenUsable(); attempt++) {
       try {
         if (this.#replyGone) await this.#replaceReply(current);
         else await this.#patchReply(current);
+        this.#shownEnd = current.content;
         return { delivered: true, refusedFiles };
       } catch (error) {
+        unanswered = mayHaveMade(error) && !this.#replyGone;
         this.#noteFailure(error, 'final');
         if (leaveOutFiles(error)) {
           attempt--;
@@ -183,6 +224,12 @@ export class ReplyTarget {
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
         await sleep(delays[Math.min(attempt, delays.length - 1)] ?? 1000);
       }
+    }
+    // An edit Discord failed on or did not answer may have been made: the reply showing the end already, it is not
+    // posted again in the fallback (where it would show twice).
+    if (unanswered && (await this.#replyShows(current))) {
+      this.#shownEnd = current.content;
+      return { delivered: true, refusedFiles };
     }
     // The reply could not be edited: the end is a new message in the fallback, and so is everything after it.
     this.#leaveToken();
@@ -197,18 +244,6 @@ export class ReplyTarget {
         }
       }
     }
-  }
-
-  /**
-   * A message after the end: its files packed into as few messages as Discord takes (`packFiles`), its words and buttons
-   * with the first of them. Whether all of it reached Discord.
-   */
-  async #sendMessage(message: OutgoingMessage): Promise<boolean> {
-    const packs = packFiles(message.files, uploadLimitOf(this.#o));
-    if (packs.length === 0) return this.#sendPack(message);
-    let all = true;
-    for (const [i, files] of packs.entries()) all = (await this.#sendPack(i === 0 ? { ...message, files } : { content: '', components: [], files })) && all;
-    return all;
   }
 
   /** One message of files; each in a message of its own if Discord refuses them together (413), the words with the first. */
@@ -278,18 +313,53 @@ export class ReplyTarget {
       } catch (error) {
         // `#noteFailure` left the token if Discord says it can post no more (`spendsToken`).
         this.#noteFailure(error, what);
+        if (mayHaveMade(error)) this.#unconfirmed.push(...message.files.map((file) => file.name));
         if (!spendsToken(error)) throw error;
       }
     }
     const channelId = await this.#fallbackChannelId();
-    try {
-      await this.#o.botRest.post(Routes.channelMessages(channelId), { body: bodyOf(message, this.#o.userId), files: filesOf(message) });
-    } catch (error) {
-      this.#noteFailure(error, what);
-      throw error;
-    }
+    await this.#postInChannel(channelId, message, what);
     const where = this.#where();
     this.#o.logger.info({ channelId, where, what }, `delivered a job result as a ${where === 'dm' ? 'direct' : 'channel'} message (the interaction token could not be used)`);
+  }
+
+  /**
+   * A new message in the fallback's channel, with Discord's guard against duplicates (Create Message's `nonce` with
+   * `enforce_nonce`: a message with the nonce of one the bot made in the past few minutes is answered with that one, and
+   * none is made). So one Discord failed on (5xx) or did not answer, after discord.js's own tries of it, is sent again
+   * with the same nonce — `finalAttempts` in all, while `NONCE_TRUSTED_MS` have not passed since the first — and shows
+   * once whether or not Discord made it. Throws the last failure.
+   */
+  async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
+    const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
+    const attempts = this.#o.finalAttempts ?? 3;
+    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    const since = this.#now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#o.botRest.post(Routes.channelMessages(channelId), { body, files: filesOf(message) });
+        return;
+      } catch (error) {
+        this.#noteFailure(error, what);
+        if (!mayHaveMade(error)) throw error;
+        if (attempt >= attempts || this.#now() - since >= NONCE_TRUSTED_MS) {
+          this.#unconfirmed.push(...message.files.map((file) => file.name));
+          throw error;
+        }
+        await sleep(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000);
+      }
+    }
+  }
+
+  /** Whether the reply shows `message` (its words): asked after an edit Discord failed on or did not answer. False when it cannot be read. */
+  async #replyShows(message: OutgoingMessage): Promise<boolean> {
+    try {
+      const reply = (await this.#o.webhookRest.get(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), { auth: false })) as { content?: string };
+      return reply.content === bodyOf(message).content;
+    } catch (error) {
+      this.#noteFailure(error, 'final');
+      return false;
+    }
   }
 
   async #postFollowUp(message: OutgoingMessage): Promise<{ id: string }> {
@@ -317,15 +387,19 @@ export class ReplyTarget {
 
   /**
    * A message of the final that did not reach Discord, or may not have: refused with the token (and not sent elsewhere,
-   * `#post`), refused in the fallback, or failed on or not answered (perhaps posted, and so not sent again). Logged with
-   * its files' names.
+   * `#post`), refused in the fallback, or failed on or not answered (perhaps posted: a follow-up is not sent again, a
+   * channel message was, with its nonce, as long as that is safe; the member is told its images may be missing). Logged
+   * with its files' names.
    */
   #undelivered(error: unknown, what: string, message: OutgoingMessage): void {
     const status = discordErrorStatus(error);
     const where = this.#where();
     const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message.files.map((file) => file.name) };
     if (status === undefined || status >= 500) {
-      this.#o.logger.error(fields, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
+      // Its files are among those the member is told may be missing (`#sayMayBeMissing`).
+      const told = { toldMayBeMissing: message.files.length > 0 };
+      if (where === 'follow-up') this.#o.logger.error({ ...fields, ...told }, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
+      else this.#o.logger.error({ ...fields, ...told }, 'could not deliver a job result to Discord (Discord failed or did not answer each try with its nonce: the message may have been posted)');
     } else if (where === 'follow-up') {
       this.#o.logger.error(fields, 'could not deliver a job result to Discord (refused with the interaction token, for a reason another place would not take it better: it is not sent elsewhere)');
     } else {
@@ -379,14 +453,28 @@ export class ReplyTarget {
   }
 }
 
-function bodyOf(message: OutgoingMessage, mentionUserId?: string): Record<string, unknown> {
+function bodyOf(message: OutgoingMessage, mentionUserId?: string): Record<string, unknown> & { content: string } {
   const content = mentionUserId ? `<@${mentionUserId}> ${message.content}` : message.content;
   return {
-    content: content.length <= DISCORD_LIMITS.contentChars ? content : `${content.slice(0, DISCORD_LIMITS.contentChars - 1)}…`,
+    content: fitContent(content),
     components: message.components,
     attachments: message.files.map((file, i) => ({ id: i, filename: file.name })),
     allowed_mentions: mentionUserId ? { parse: [], users: [mentionUserId] } : { parse: [] },
   };
+}
+
+/** A message's words within Discord's most characters, cut with an ellipsis. */
+function fitContent(content: string): string {
+  return content.length <= DISCORD_LIMITS.contentChars ? content : `${content.slice(0, DISCORD_LIMITS.contentChars - 1)}…`;
+}
+
+/**
+ * A failure after which Discord may have made the message all the same: Discord failed on it (5xx) or did not answer
+ * (no status), once discord.js's own tries are over.
+ */
+function mayHaveMade(error: unknown): boolean {
+  const status = discordErrorStatus(error);
+  return status === undefined || status >= 500;
 }
 
 function filesOf(message: OutgoingMessage): RawFile[] {

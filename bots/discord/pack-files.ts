@@ -2,9 +2,9 @@ import { DISCORD_LIMITS, REQUEST_ROOM_BYTES } from './discord-facts.js';
 import type { OutgoingFile } from './fit-images.js';
 
 /**
- * Files in order, packed into as few messages as Discord takes — the one rule for it: a job's end carries the first
- * pack and each message after it one more (`JobView`), and what Discord still refuses together is packed by it again
- * (`ReplyTarget`). Discord documents its limits on uploads in two places: "Uploading Files"
+ * Files in order, packed into as few messages as Discord takes — the one rule for it, applied once, by `JobView`: a
+ * job's end carries the first pack and each message after it one more. `ReplyTarget` sends each message as it comes
+ * (what Discord still refuses together goes one file per message). Discord documents its limits on uploads in two places: "Uploading Files"
  * (discord.com/developers/docs/reference#uploading-files) — the upload limit applies to each file in a request, and an
  * interaction's `attachment_size_limit` is that limit — and Create Message's limitations
  * (discord.com/developers/docs/resources/message#create-message) — "the maximum request size when sending a message

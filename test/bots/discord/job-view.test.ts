@@ -136,3 +136,55 @@ describe('a job view’s result in Discord, packed and fitted by the limits Disc
     expect(s.followUpsOf(ix)).toEqual([]);
   });
 });
+
+describe('a job’s many large images on the wire (packed once, by the view)', () => {
+  /** 10 images of 5 MiB: 4 fit in one request (25 MiB), so they go 4, 4 and 2. */
+  const tenLarge = () => Array.from({ length: 10 }, () => randomBytes(5 * MiB));
+  const names = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `pictor-k1-${from + i}.png`);
+
+  it('sends the result with its first 4 images and 2 messages after it, each with the images it names, each posted once', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    await viewOn(s.targetOf(ix), 10 * MiB, 10).showResult(completed(tenLarge()));
+
+    expect(s.discord.original(ix)!.attachments.map((a) => a.filename)).toEqual(names(1, 4));
+    const followUps = s.followUpsOf(ix);
+    expect(followUps.map((m) => m.attachments.map((a) => a.filename))).toEqual([names(5, 8), names(9, 10)]);
+    expect(followUps.map((m) => m.content)).toEqual([say('en-US', 'discord.job.more_images', { from: 5, to: 8, of: 10 }), say('en-US', 'discord.job.more_images', { from: 9, to: 10, of: 10 })]);
+    // One request for each message: none refused, none split again.
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup').map((r) => [r.status, r.files.length])).toEqual([
+      [200, 4],
+      [200, 2],
+    ]);
+    expect(s.postedInChannel()).toEqual([]);
+  });
+
+  it('keeps a message within a request’s 25 MiB in a boosted server (50 MiB a file): 3 images of 12 MiB go 2 and 1, none refused as too large', async () => {
+    const s = (scene = await Scene.start({ attachmentSizeLimit: 50 * MiB }));
+    const ix = await s.deferred();
+    await viewOn(s.targetOf(ix, { attachmentSizeLimit: 50 * MiB }), 50 * MiB, 3).showResult(completed(Array.from({ length: 3 }, () => randomBytes(12 * MiB))));
+
+    expect(s.discord.requests.filter((r) => r.code === 40005)).toEqual([]);
+    expect(s.discord.original(ix)!.attachments.map((a) => a.filename)).toEqual(names(1, 2));
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([names(3, 3)]);
+  });
+
+  it('sends the same messages to the channel once the interaction token is spent', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    await viewOn(s.targetOf(ix), 10 * MiB, 10).showResult(completed(tenLarge()));
+
+    const posted = s.postedInChannel();
+    expect(posted.map((m) => m.attachments.map((a) => a.filename))).toEqual([names(1, 4), names(5, 8), names(9, 10)]);
+    expect(posted.slice(1).map((m) => m.content)).toEqual([
+      `<@${ix.user.id}> ${say('en-US', 'discord.job.more_images', { from: 5, to: 8, of: 10 })}`,
+      `<@${ix.user.id}> ${say('en-US', 'discord.job.more_images', { from: 9, to: 10, of: 10 })}`,
+    ]);
+    expect(s.discord.requests.filter((r) => r.route === 'channel-message').map((r) => [r.status, r.files.length])).toEqual([
+      [200, 4],
+      [200, 4],
+      [200, 2],
+    ]);
+  });
+});

@@ -78,20 +78,23 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
     expect(undelivered.map((e) => e.obj)).toEqual([expect.objectContaining({ what: 'final', code: MISSING_PERMISSIONS, files: files.map((f) => f.name) })]);
   });
 
-  it('packs the images of a message after the end into the member’s DM once Discord refuses its follow-up for the follow-up limit (40094), its words with the first', async () => {
+  it('sends the messages after the end to the member’s DM as they come once Discord refuses a follow-up for the follow-up limit (40094)', async () => {
     const s = (scene = await Scene.start());
     const ix = await s.deferred({ place: 'group-dm' });
     const first = end(images(1, 1024));
-    // 10 images of 3 MiB: 30 MiB, more than one request to Discord takes.
-    const more: OutgoingMessage = { content: 'More images (11–20 of 20)', components: [], files: images(10, 3 * MiB, 11) };
+    // Two packs of 3 MiB images (24 and 6 MiB), as a job's view packs 10 of them after its end.
+    const more: OutgoingMessage[] = [
+      { content: 'More images (11–18 of 20)', components: [], files: images(8, 3 * MiB, 11) },
+      { content: 'More images (19–20 of 20)', components: [], files: images(2, 3 * MiB, 19) },
+    ];
     s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: MAX_FOLLOW_UPS, message: 'This interaction has hit the maximum number of follow up messages' });
-    const delivered = await s.targetOf(ix, { fallback: 'dm' }).final([first, more]);
+    const delivered = await s.targetOf(ix, { fallback: 'dm' }).final([first, ...more]);
 
     expect(delivered).toEqual({ first: true, all: true });
     const dm = s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id));
     expect(dm.map((m) => m.attachments.length)).toEqual([8, 2]);
-    expect(dm[0]!.content).toContain('More images (11–20 of 20)');
-    expect(s.uploadedNames()).toEqual(namesOf([...first.files, ...more.files]));
+    expect(dm.map((m) => m.content)).toEqual([`<@${ix.user.id}> More images (11–18 of 20)`, `<@${ix.user.id}> More images (19–20 of 20)`]);
+    expect(s.uploadedNames()).toEqual(namesOf([...first.files, ...more.flatMap((m) => m.files)]));
     expect(s.refusedWith(ix, MAX_FOLLOW_UPS)).toBe(1);
     expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.code !== MAX_FOLLOW_UPS)).toEqual([]);
     expect(s.discord.requests.filter((r) => r.code === TOO_LARGE)).toEqual([]);
@@ -101,33 +104,20 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
   });
 });
 
-describe('packing the files that follow a job’s end as Discord documents its limits', () => {
-  it('packs by the size of a request (25 MiB), not by the upload limit of one file: 10 images of 3 MiB Discord refused with the end follow in 2 messages', async () => {
+describe('the files a job’s end comes with, packed by its caller (each message is sent as it comes)', () => {
+  it('sends the end’s images Discord refused with it as too large (413) in one message after it, as they were packed', async () => {
     const s = (scene = await Scene.start());
     const ix = await s.deferred();
-    const files = images(10, 3 * MiB);
-    const delivered = await s.targetOf(ix, { attachmentSizeLimit: 10 * MiB }).final([end(files)]);
+    const files = images(3, 1024);
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: TOO_LARGE, message: 'Request entity too large' });
+    const delivered = await s.targetOf(ix).final([end(files)]);
 
     expect(delivered).toEqual({ first: true, all: true });
     expect(s.discord.original(ix)!.content).toContain('they follow in separate messages');
-    expect(s.followUpsOf(ix).map((m) => m.attachments.length)).toEqual([8, 2]);
-    expect(s.uploadedNames()).toEqual(namesOf(files));
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([files.map((f) => f.name)]);
   });
 
-  it('keeps a pack within a request’s 25 MiB where one file may be larger (a boosted server’s 50 MiB): nothing Discord refuses as too large after the end', async () => {
-    const s = (scene = await Scene.start({ attachmentSizeLimit: 50 * MiB }));
-    const ix = await s.deferred();
-    const files = images(3, 12 * MiB);
-    const delivered = await s.targetOf(ix, { attachmentSizeLimit: 50 * MiB }).final([end(files)]);
-
-    expect(delivered).toEqual({ first: true, all: true });
-    expect(s.followUpsOf(ix).map((m) => m.attachments.length)).toEqual([2, 1]);
-    // The end's own edit, refused with its images (36 MiB), and nothing after it.
-    expect(s.refusedWith(ix, TOO_LARGE)).toBe(1);
-    expect(s.uploadedNames()).toEqual(namesOf(files));
-  });
-
-  it('sends a file larger than the upload limit of one file in a message of its own, so the files packed beside it are not refused with it', async () => {
+  it('sends each of those images in a message of its own when Discord refuses them together again, one it refuses alone not keeping the others out', async () => {
     const s = (scene = await Scene.start({ attachmentSizeLimit: 2 * MiB }));
     const ix = await s.deferred();
     const [small1, large, small2] = [images(1, MiB, 1)[0]!, images(1, 3 * MiB, 2)[0]!, images(1, MiB, 3)[0]!];
@@ -137,7 +127,10 @@ describe('packing the files that follow a job’s end as Discord documents its l
     // The large one is refused alone, and cannot be shrunk (it is no image): the two others reach Discord all the same.
     expect(delivered).toEqual({ first: true, all: false });
     expect(s.uploadedNames()).toEqual(namesOf([small1, small2]));
-    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.code === TOO_LARGE).map((r) => r.files.map((f) => f.filename))).toEqual([[large.name]]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.code === TOO_LARGE).map((r) => r.files.map((f) => f.filename))).toEqual([
+      [small1.name, large.name, small2.name],
+      [large.name],
+    ]);
   });
 });
 
@@ -228,5 +221,113 @@ describe('a file Discord refuses even made smaller', () => {
     expect(posted!.content).toContain('More images (2–2 of 2)');
     expect(posted!.content).toContain(say('en-US', 'discord.job.file_not_sent', { file: large!.name }));
     expect(posted!.components).toEqual(second.components);
+  });
+});
+
+/** The channel messages the bot's token asked for: each request's nonce and whether it asked Discord to enforce it. */
+function channelPosts(s: Scene): { nonce: unknown; enforce: unknown; status: number }[] {
+  return s.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST').map((r) => ({ nonce: r.body?.nonce, enforce: r.body?.enforce_nonce, status: r.status }));
+}
+
+describe('a channel message Discord failed on or did not answer, sent again without showing twice (nonce, enforce_nonce)', () => {
+  it('answers a second message with the nonce of one made a moment ago with that message, making none (Discord’s documented guard)', async () => {
+    const s = (scene = await Scene.start());
+    const body = { content: 'herons', nonce: 'pictor-nonce-1', enforce_nonce: true };
+    const first = (await s.botRest.post(`/channels/${s.discord.channelId}/messages`, { body })) as { id: string };
+    const second = (await s.botRest.post(`/channels/${s.discord.channelId}/messages`, { body })) as { id: string };
+    const unenforced = (await s.botRest.post(`/channels/${s.discord.channelId}/messages`, { body: { ...body, enforce_nonce: false } })) as { id: string };
+
+    expect(second.id).toBe(first.id);
+    expect(unenforced.id).not.toBe(first.id);
+    expect(s.postedInChannel().map((m) => m.id)).toEqual([first.id, unenforced.id]);
+  });
+
+  it('sends the end again with its nonce once discord.js’s tries of it failed (5xx) though Discord made it: the channel shows it once, delivered', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
+    const files = images(2, 1024);
+    const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end(files)]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.attachments.map((a) => a.filename))).toEqual([files.map((f) => f.name)]);
+    const posts = channelPosts(s);
+    expect(posts).toHaveLength(DISCORD_JS_TRIES + 1);
+    expect(new Set(posts.map((p) => p.nonce)).size).toBe(1);
+    expect(posts.every((p) => typeof p.nonce === 'string' && p.nonce.length <= 25 && p.enforce === true)).toBe(true);
+  });
+
+  it('sends a message after the end again once Discord did not make it (5xx each try), and gives the next its own nonce', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    const target = s.targetOf(ix, { retryDelaysMs: [0] });
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 503, code: 0, message: 'Service Unavailable', count: DISCORD_JS_TRIES + 1 });
+    const delivered = await target.final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-1.png'], ['pictor-k-2.png'], ['pictor-k-3.png']]);
+    expect(new Set(channelPosts(s).map((p) => p.nonce)).size).toBe(3);
+  });
+});
+
+describe('a follow-up Discord failed on or did not answer (no nonce there): the member is told an image may be missing', () => {
+  it('adds to the end’s own reply that the image of a follow-up Discord failed on (5xx) may be missing, its words and buttons kept', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const first: OutgoingMessage = { ...end(images(1, 1024)), components: resultButtons('k1', allImages(3), 'en-US') };
+    const delivered = await s.targetOf(ix).final([first, second, third]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    const reply = s.discord.original(ix)!;
+    expect(reply.content).toBe(`${first.content}\n⚠️ ${say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' })}`);
+    expect(reply.attachments.map((a) => a.filename)).toEqual(['pictor-k-1.png']);
+    expect(reply.components).toEqual(first.components);
+    // Not sent again: it could show twice.
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
+    expect(s.postedInChannel()).toEqual([]);
+  });
+
+  it('tells the member in the fallback when the token is spent by then (the reply can no longer be edited)', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 401, code: INVALID_WEBHOOK_TOKEN, message: 'Invalid Webhook Token' });
+    const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' });
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${third.content}`, `<@${ix.user.id}> ⚠️ ${note}`]);
+  });
+});
+
+describe('the end’s own edit Discord failed on (5xx) every try: not shown twice', () => {
+  it('counts the end delivered, and posts nothing in the channel, when the reply shows it after all (Discord made the edit though it failed)', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES, applyFirst: true });
+    const files = images(1, 1024);
+    const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end(files), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.discord.original(ix)!.content).toBe(end(files).content);
+    expect(s.postedInChannel()).toEqual([]);
+    // The token still works: what follows the end is a follow-up, as before.
+    expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-2.png']]);
+  });
+
+  it('posts the end in the channel when the reply does not show it (Discord made no edit)', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end(images(1, 1024))]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
   });
 });

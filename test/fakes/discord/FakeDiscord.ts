@@ -182,6 +182,14 @@ const MAX_FILES_PER_MESSAGE = 10;
  */
 const MAX_REQUEST_BYTES = 25 * 1024 * 1024;
 /**
+ * Create Message's `nonce` (an integer, or a string of up to 25 characters) and `enforce_nonce`: "If true and nonce is
+ * present, it will be checked for uniqueness in the past few minutes. If another message was created by the same author
+ * with the same nonce, that message will be returned and no new message will be created." Discord says "a few minutes";
+ * the fake keeps a nonce this long.
+ */
+const MAX_NONCE_CHARS = 25;
+const NONCE_KEPT_MS = 5 * 60_000;
+/**
  * Follow-ups Discord takes per interaction of an app only the user installed (`authorizing_integration_owners` has
  * only USER_INSTALL, `1`: not installed in that server or channel); the next is refused with 40094.
  */
@@ -280,6 +288,8 @@ export class FakeDiscord {
   readonly #commandIds = new Map<string, string>();
   /** Follow-ups each interaction (by id) sent, deleted or not: what Discord counts against its limit. */
   readonly #followUpsSent = new Map<string, number>();
+  /** The channel messages created with an enforced nonce, by author and nonce: the message and when it was made. */
+  readonly #nonces = new Map<string, { messageId: string; at: number }>();
   /** The application's key pair: Discord signs what it POSTs to an interactions endpoint with the private key. */
   readonly #keys = generateKeyPairSync('ed25519');
   /** Interactions POSTed to the endpoint whose answer is still awaited, by token (webhook calls with the token wait for it). */
@@ -1101,7 +1111,16 @@ export class FakeDiscord {
   }
 
   #createChannelMessage(channelId: string, body: ReadBody): Answer {
+    const { nonce, enforce_nonce: enforce } = body.json ?? {};
+    if (nonce !== undefined && nonce !== null && !((typeof nonce === 'string' && nonce.length <= MAX_NONCE_CHARS) || Number.isInteger(nonce))) {
+      throw new DiscordHttpError(400, 50035, `Invalid Form Body (nonce: an integer, or a string of at most ${MAX_NONCE_CHARS} characters)`);
+    }
+    const key = enforce === true && nonce !== undefined && nonce !== null ? `${this.botUser.id}:${String(nonce)}` : undefined;
+    const earlier = key ? this.#nonces.get(key) : undefined;
+    const existing = earlier && Date.now() - earlier.at < NONCE_KEPT_MS ? this.messages.get(earlier.messageId) : undefined;
+    if (existing) return { status: 200, body: this.#api(existing, this.botUser), messageId: existing.id };
     const message = this.#created(this.#newMessage(channelId, undefined), (made) => this.#applyMessageBody(made, body, 'channel'));
+    if (key) this.#nonces.set(key, { messageId: message.id, at: Date.now() });
     return { status: 200, body: this.#api(message, this.botUser), messageId: message.id };
   }
 
