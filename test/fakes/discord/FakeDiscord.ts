@@ -300,6 +300,8 @@ export class FakeDiscord {
   readonly #onRequest: ((request: RecordedRequest) => void) | undefined;
 
   private constructor(options: FakeDiscordOptions) {
+    // Any number of waits may look at once (a burst test waits on each of its interactions), as on the Slack fake.
+    this.#changes.setMaxListeners(0);
     this.#onRequest = options.onRequest;
     this.applicationId = options.applicationId ?? snowflake();
     this.botToken = options.botToken ?? `${Buffer.from(this.applicationId).toString('base64url')}.${randomBytes(4).toString('base64url')}.${randomBytes(27).toString('base64url')}`;
