@@ -26,7 +26,7 @@ const DAY_MS = 24 * HOUR_MS;
 async function sendMany(log: AlertLog, count: number, start: number): Promise<void> {
   for (let i = 0; i < count; i++) {
     const at = start + i;
-    await log.sent([{ key: `cap:user:discord:${i}:day:x:50@test`, keepUntil: at + HOUR_MS }], at, { id: `alert-${i}`, channel: 'test', text: `alert ${i}`, at });
+    await log.sent([{ key: `cap:user:discord:${i}:day:x:1usd:50@test`, keepUntil: at + HOUR_MS }], at, { id: `alert-${i}`, channel: 'test', text: `alert ${i}`, at });
   }
 }
 

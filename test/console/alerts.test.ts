@@ -81,7 +81,7 @@ describe('alerts', () => {
     const hook = await receiver();
     const first = await setUp(dir, hook.url);
     await spend(first.store, 'a', 0.55);
-    expect((await first.watcher.check()).map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:\d{4}-\d\d-\d\d:50$/)]);
+    expect((await first.watcher.check()).map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:\d{4}-\d\d-\d\d:1usd:50$/)]);
     expect(await first.watcher.check()).toEqual([]);
     await spend(first.store, 'b', 0.5); // 105 %: past 80 and 100 at once, only 100 is sent
     expect((await first.watcher.check()).map((a) => a.cap?.threshold)).toEqual([100]);

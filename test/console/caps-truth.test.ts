@@ -82,7 +82,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     const { watcher, sent } = watching(store, operatorWith(limits), () => now);
     await watcher.check();
     // 66.7 % (said 66 %, rounded down): past 50, and $0.100 is left, less than a job of one image reserves: one alert, not a threshold's as well.
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:full$/)]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:0\.3usd:full$/)]);
     expect(sent[0]!.cap).toMatchObject({ trigger: 'full', usedUsd: 0.2, leftUsd: 0.1, percent: 66 });
     expect(sent[0]!.text).toMatch(/its daily cap cannot take one more image \(a job reserves up to \$0\.224\)\. It has used \$0\.200 of its daily cap of \$0\.300 \(66 %/);
     expect(sent[0]!.text).not.toMatch(/refus/);
@@ -90,7 +90,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     // The same cap used up later in the period: its 100 % counts as sent, and the refusal is told once, on its own.
     await spend(store, 'c', 'discord:2', 'discord:guild', 0.1, now);
     now += 1;
-    expect((await watcher.check()).map((a) => a.id)).toEqual([expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:refused$/)]);
+    expect((await watcher.check()).map((a) => a.id)).toEqual([expect.stringMatching(/^cap:scope:discord:guild:day:[\d-]+:0\.3usd:refused$/)]);
     now += 1;
     expect(await watcher.check()).toEqual([]);
   });
@@ -118,12 +118,12 @@ describe('the caps as the console shows them and alerts of them', () => {
     await spend(store, 'a', 'discord:1', 'discord:guild', 8, now);
     const { watcher, sent } = watching(store, operatorWith(limits), () => now);
     await watcher.check();
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:80$/)]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:10usd:80$/)]);
     // $9.996 of $10: said 99 %, and $0.004 left, less than the cheapest image: the guard refuses every job.
     await spend(store, 'b', 'discord:1', 'discord:guild', 1.996, now);
     now += 1;
     await watcher.check();
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:80$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:refused$/)]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:80$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:10usd:refused$/)]);
     expect(sent[1]!.cap).toMatchObject({ trigger: 'refused', percent: 99, threshold: 80, leftUsd: 0.004 });
     expect(sent[1]!.text).toMatch(/the whole account: its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left\. It has used \$10\.00 of its daily cap of \$10\.00 \(99 %/);
     expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
@@ -145,13 +145,13 @@ describe('the caps as the console shows them and alerts of them', () => {
     const { watcher, sent } = watching(store, operatorWith(limits), () => now);
     await watcher.check();
     // $9.90 of $10: $0.100 left, less than one image of quality auto reserves, more than the cheapest image.
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:full$/)]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:10usd:full$/)]);
     expect(sent[0]!.text).toMatch(/its daily cap cannot take one more image/);
     // Low-quality jobs bring it to $9.996: $0.004 left, the guard refuses every job.
     await spend(store, 'b', 'discord:1', 'discord:guild', 0.096, now);
     now += 1;
     await watcher.check();
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:full$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:refused$/)]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:full$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:10usd:refused$/)]);
     expect(sent[1]!.text).toMatch(/the whole account: its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left\. It has used \$10\.00 of its daily cap of \$10\.00 \(99 %/);
     expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
     // Once each: checked again, and reaching 100 % later, nothing more.
@@ -172,12 +172,12 @@ describe('the caps as the console shows them and alerts of them', () => {
     const { watcher, sent } = watching(store, operatorWith(limits), () => now);
     await watcher.check();
     // $0.001 of $0.01 (10 %): less left than one image of quality auto reserves, more than the cheapest image.
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:full$/)]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/^cap:account:account:day:[\d-]+:0\.01usd:full$/)]);
     // $0.0048 (48 %, no threshold passed): $0.0052 left, the guard refuses every job.
     await spend(store, 'b', 'discord:1', 'discord:guild', 0.0038, now);
     now += 1;
     await watcher.check();
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:full$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:refused$/)]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(/:full$/), expect.stringMatching(/^cap:account:account:day:[\d-]+:0\.01usd:refused$/)]);
     expect(sent[1]!.cap).toMatchObject({ trigger: 'refused', percent: 48, threshold: 0 });
     expect(sent[1]!.text).toMatch(/its daily cap refuses its jobs: not even the cheapest image \(\$0\.0053\) fits in what is left/);
     expect(await store.reserve({ jobId: 'c', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.0053, limits, now })).toMatchObject({ ok: false });
@@ -196,7 +196,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     await spend(store, 'a', 'discord:1', 'discord:guild', spentUsd, now);
     const { watcher, sent } = watching(store, operatorWith({ accountDailyUsd: capUsd }), () => now);
     await watcher.check();
-    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(new RegExp(`^cap:account:account:day:[\\d-]+${id}$`))]);
+    expect(sent.map((a) => a.id)).toEqual([expect.stringMatching(new RegExp(`^cap:account:account:day:[\\d-]+:${String(capUsd).replace('.', '\\.')}usd${id}$`))]);
     expect(sent[0]!.cap?.trigger).toBe(trigger);
     expect(sent[0]!.text).toMatch(says);
   });

@@ -24,8 +24,8 @@ export interface AlertRules {
 
 /**
  * Which alerts went out, kept where the ledger is (its data folder, or its
- * Redis prefix), so an alert goes out once per cap and period across
- * restarts and replicas: a process claims an alert before it sends it (a
+ * Redis prefix), so an alert goes out once (per cap, amount, period and
+ * threshold) across restarts and replicas: a process claims an alert before it sends it (a
  * claim lasts a minute, in case it dies meanwhile), marks it sent, or lets it
  * go when sending failed (the next check tries again). A check claims all it
  * may send in one step. Also keeps the owner's alert rules and the last 100

@@ -6,7 +6,7 @@ import type { AlertConfig } from './config.js';
 /** One alert as it is sent: a sentence for people, and the facts for machines (the webhook's JSON). */
 export interface Alert {
   /**
-   * Stable: the same alert is sent once (per cap, period and threshold; per pause). Only a send a stop cut after a
+   * Stable: the same alert is sent once (per cap, amount, period and threshold; per pause). Only a send a stop cut after a
    * second, which the destination may have taken, is sent again once its claim lapses (see `AlertWatcher.stop`).
    */
   id: string;

@@ -1,7 +1,7 @@
 import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
-import { leftOf } from '../../spend/rules.js';
+import { leftOf, roundToNanoUsd } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { LATE, waitAtMost, within } from '../../core/with-timeout.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
@@ -88,7 +88,7 @@ interface CapState {
 }
 
 /**
- * The one rule for a cap's alert, each event said once per period: the first row that applies says which alert goes
+ * The one rule for a cap's alert, each event said once per amount and period: the first row that applies says which alert goes
  * (`threshold`: the highest passed), the thresholds and events that count as sent with it, and what goes instead to a
  * destination that had that alert already. No row: no alert. "Cannot take one more image" and "refuses its jobs" are
  * two events (the first sent never keeps the second).
@@ -131,7 +131,7 @@ function rankOf(alert: Alert): number {
  * or at once when poked, and sends an alert to every channel when a cap passes
  * one of the thresholds (50, 80, 100 % by default; only the highest passed is
  * sent, the lower ones count as sent) or when the breaker pauses a server —
- * each once per cap, period and threshold (once per pause), whichever process
+ * each once per cap, amount, period and threshold (once per pause), whichever process
  * of the account sees it first, across restarts (the alert log). A pause goes
  * first; many members' caps of one check go as one summary per destination; a
  * stop ends the sending between two messages (see `stop`).
@@ -281,7 +281,10 @@ export class AlertWatcher {
       if (!row) continue;
       const threshold = passed.length === 0 ? 0 : Math.max(...passed);
       const periodKey = cap.period === 'day' ? figures.today : figures.month;
-      const base = `cap:${cap.owner}:${cap.key}${cap.scopeKey === undefined ? '' : `@${cap.scopeKey}`}:${cap.period}:${periodKey}`;
+      // A cap's amount is part of its alerts' ids: a cap changed within its period (a chat admin lowers it or clears
+      // that, the operator restarts with another) is told of its new amount's thresholds and events, each once per
+      // amount — an amount it goes back to is not told again what was told of it.
+      const base = `cap:${cap.owner}:${cap.key}${cap.scopeKey === undefined ? '' : `@${cap.scopeKey}`}:${cap.period}:${periodKey}:${amountOf(cap.limitUsd)}`;
       const facts = {
         owner: cap.owner,
         key: cap.key,
@@ -437,6 +440,9 @@ export class AlertWatcher {
     return { sent };
   }
 }
+
+/** A cap's amount as its alerts' ids say it: dollars to the nano-dollar, the ledger's precision (`5usd`, `0.3usd`). */
+const amountOf = (limitUsd: number): string => `${roundToNanoUsd(limitUsd)}usd`;
 
 /** The caps by the share used, as the spend page ranks them (`capRatio`), the larger first; a tie by key. */
 export function mostUsedFirst<T extends Pick<CapAlert, 'key' | 'usedUsd' | 'limitUsd'>>(caps: readonly T[]): T[] {
