@@ -288,7 +288,12 @@ export interface QuotaStore {
   takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void>;
   /** Every scope whose caps a chat admin changed, with those caps (who set each, and when). */
   allCapOverrides(): Promise<Record<string, CapOverrides>>;
-  /** The reservations still counting, oldest first: the jobs queued (not yet sent) and in flight of every process sharing the ledger. */
+  /**
+   * The reservations the ledger holds, oldest first: the jobs queued (not yet sent) and in flight of every process
+   * sharing it — a gone process's too, until a step ends them (a `reconcile`; on Redis any script that meets them), so
+   * a list that is not empty says a reconcile may have something to end. Read after a `reconcile` for those still
+   * counting (the console and the crash sweeps do).
+   */
   activeJobs(): Promise<ActiveJob[]>;
   /**
    * The usage records written after `cursor` (undefined: from the first), in the order written, and the cursor to
@@ -314,7 +319,7 @@ export interface QuotaStore {
 /** Where a ledger is kept: a data folder, or a Redis prefix (with the store's connection). */
 export type LedgerStorage = { kind: 'file'; dir: string } | { kind: 'redis'; redis: import('ioredis').Redis; prefix: string };
 
-/** A reservation still counting: a job queued or in flight, in any process sharing the ledger. */
+/** A reservation the ledger holds: a job queued or in flight, in any process sharing the ledger (see `activeJobs`). */
 export interface ActiveJob {
   jobId: string;
   userKey: string;

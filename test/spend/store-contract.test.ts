@@ -393,6 +393,26 @@ describe.each(kinds)('the %s quota store', (kind) => {
     for (const [key, usd] of Object.entries(expected)) expect([await alive.spentToday(key, time.now), await alive.spentThisMonth(key, time.now)], key).toEqual([usd, usd]);
   });
 
+  it('lists a dead process’s reservations as held until a step ends them (what tells the console a reconcile is due), and none once a reconcile did', async () => {
+    const group = `dead-active-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', now: time.now }));
+    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', now: time.now }));
+    await dead.markSent('d-sent');
+    await dead.close(); // stops renewing, as a killed process does
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    expect((await alive.activeJobs()).map((j) => [j.jobId, j.sent])).toEqual([
+      ['d-queued', false],
+      ['d-sent', true],
+    ]);
+    expect(await alive.reconcile(time.now)).toEqual({ released: ['d-queued'], settledAtEstimate: ['d-sent'], chargedUsd: 0.5 });
+    expect(await alive.activeJobs()).toEqual([]);
+  });
+
   it('answers a check as the reserve after it would once a process died: its queued job not counted, its sent one at its estimate', async () => {
     const group = `dead-check-${Math.random()}`;
     const time = { now: Date.now() };
