@@ -220,12 +220,6 @@ export interface QuotaStore {
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**
-   * What `reserve` would answer for such a job now, without reserving it: nothing is written and the breaker is not
-   * tripped (a refusal never has `tripped`). For a surface that must know before it answers in public (the job may
-   * still be refused when it is reserved).
-   */
-  check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined>;
-  /**
    * Records that the job's request is about to leave: from now on it may be billed. Call before every send. Rejects
    * (the job must not be sent) when the reservation has ended; one the ledger lost is put back first.
    */
@@ -387,7 +381,7 @@ export interface LedgerOptions {
   onReservationLost?: ((lost: LostReservation) => void) | undefined;
   /**
    * Told what each step that ended a dead process's reservations did: a `reconcile` (at start, once per lease after, a
-   * sweep's, the console's), or any other that met them first (a reserve, a check; on Redis a read of what is spent,
+   * sweep's, the console's), or any other that met them first (a reserve; on Redis a read of what is spent,
    * on the file ledger any write). Once per step, so what it charged can be counted as spent exactly once.
    */
   onReconciled?: ((report: ReconcileReport) => void) | undefined;
