@@ -6,7 +6,7 @@ import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, 
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, checkIn, countRefusalsIn, emptyLedger, endingGoneIn, inReservationOrder, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, recordedOfGoneIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
+import { breakerStatesIn, countRefusalsIn, emptyLedger, endingGoneIn, inReservationOrder, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, recordedOfGoneIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
 import type { LeaseState, Ledger, Reservation } from './ledger-document.js';
 import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
@@ -15,7 +15,7 @@ import { safeJson } from '../core/safe-json.js';
 import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
-import type { ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
+import type { ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
@@ -124,15 +124,6 @@ export class FileQuotaStore implements QuotaStore {
     });
     if (answer.ok) this.#process.assertOpen();
     return answer;
-  }
-
-  /** `reserve`'s answer from the ledger as last written, without the lock, gone processes' jobs counted as their end will (`#endingGone`); the breaker is not tripped. */
-  async check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined> {
-    toNanos('estimateUsd', input.estimateUsd);
-    const refusal = checkIn(await this.#endingGone(await this.#peek(), input.now), input);
-    if (!refusal) return undefined;
-    const { tripped: _, ...rest } = refusal;
-    return rest;
   }
 
   markSent(jobId: string): Promise<void> {

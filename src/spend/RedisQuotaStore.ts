@@ -11,7 +11,7 @@ import { MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, S
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap } from './types.js';
-import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, SpendRefusal, UsageFeed, UsageQuery, UsageRecord } from './types.js';
+import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { DAY_MS, utcDay, utcDayBefore } from './utc-period.js';
 import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
 
@@ -128,15 +128,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** A reservation answered after `close` (asked before it) is refused by `hold`: no lease would keep it. */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
-    return this.#reserve(input, false);
-  }
-
-  async check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined> {
-    const answer = await this.#reserve({ ...input, jobId: '' }, true);
-    return answer.ok ? undefined : answer;
-  }
-
-  async #reserve(input: ReserveInput, dry: boolean): Promise<ReserveResult> {
     const { jobId, userKey, scopeKey, estimateUsd, limits, now } = input;
     const [day, month] = [periodKey('day', now), periodKey('month', now)];
     const nanos = toNanos('estimateUsd', estimateUsd);
@@ -165,7 +156,6 @@ export class RedisQuotaStore implements QuotaStore {
         limit === undefined ? '' : toNanos('breaker limit', limit),
         recentBucket(now - BREAKER_WINDOW_MS),
         recentBucket(now),
-        dry ? '1' : '',
       )
       .catch((error: unknown) => {
         if (error instanceof Error && error.message.includes('DUPLICATE_JOB')) throw new Error(`job ${jobId} already has a reservation`);
@@ -173,11 +163,11 @@ export class RedisQuotaStore implements QuotaStore {
       })
       .then((answer) => this.#told(answer));
     if (reply[0] === 1) {
-      if (!dry) this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
+      this.#process.hold(jobId, { userKey, scopeKey, nanos, day, month, job: input.job, at: now });
       return { ok: true };
     }
     const [, code, usedOrLast, limitNanos, tripped] = reply as [0, string, number, number?, number?];
-    return refusalFromStore(code, usedOrLast, input, { limitNanos: limitNanos ?? 0, tripped: tripped === 1 && !dry });
+    return refusalFromStore(code, usedOrLast, input, { limitNanos: limitNanos ?? 0, tripped: tripped === 1 });
   }
 
   /** A scope's settled spend in the 7 days of the breaker's trailing average (whole past hours: read once an hour). */

@@ -135,7 +135,7 @@ function countReservations(ledger: Ledger, which: (r: Reservation) => boolean): 
 }
 
 /** The rulebook's answer for a job against this ledger. */
-export function checkIn(ledger: Ledger, input: Omit<ReserveInput, 'jobId'>): SpendRefusal | undefined {
+function checkIn(ledger: Ledger, input: Omit<ReserveInput, 'jobId'>): SpendRefusal | undefined {
   const { userKey, now } = input;
   return evaluate(
     {

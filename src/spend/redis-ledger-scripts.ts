@@ -148,9 +148,8 @@ end
  * ARGV: prelude, then job, userKey, scopeKey, nanos, day, month, owner, ownerValue, leaseMs, concurrent, cooldownMs,
  *       job details (JSON or ''), the number of caps, then per cap in the rulebook's order: code, key, field index
  *       (3: its day, 4: its month), limit in nanos; then the breaker: '1' when it watches the scope (else ''), its
- *       limit in nanos ('' when none: a cold start), and the first and last 5-minute buckets of the last hour; then
- *       '1' for a dry run (`check`: answer only, write nothing). The script knows no cap or limit of its own: it is
- *       handed them.
+ *       limit in nanos ('' when none: a cold start), and the first and last 5-minute buckets of the last hour. The
+ *       script knows no cap or limit of its own: it is handed them.
  * Answers (`answer`) {1} (reserved), or {0, code, used} (for the cooldown: {0, code, last job time}); for the breaker
  * {0, 'scope_paused', used, limit, 1 when this job tripped it}.
  */
@@ -161,9 +160,8 @@ local concurrent, cooldownMs = tonumber(ARGV[13]), tonumber(ARGV[14])
 local capsEnd = 17 + tonumber(ARGV[16]) * 4
 local breakerOn, breakerLimit = ARGV[capsEnd] == '1', tonumber(ARGV[capsEnd + 1])
 local firstBucket, lastBucket = tonumber(ARGV[capsEnd + 2]), tonumber(ARGV[capsEnd + 3])
-local dry = ARGV[capsEnd + 4] == '1'
 
-local existing = not dry and load(job)
+local existing = load(job)
 if existing then
   if existing[1] == userKey and existing[2] == scopeKey and tonumber(existing[5]) == nanos then return answer({1}) end
   return redis.error_reply('DUPLICATE_JOB')
@@ -207,14 +205,12 @@ if breakerOn and breakerLimit then
   for _, v in ipairs(redis.call('hmget', P .. 'brk:' .. scopeKey, unpack(fields))) do recent = recent + tonumber(v or '0') end
   for _, r in ipairs(listOf(scopeKey)) do if r[2] == scopeKey then recent = recent + tonumber(r[5]) end end
   if recent + nanos > breakerLimit then
-    if dry then return answer({0, 'scope_paused', recent + nanos, breakerLimit, 0}) end
     redis.call('hset', stateKey, 'pausedAt', ARGV[3], 'pausedNanos', recent + nanos, 'limitNanos', breakerLimit)
     redis.call('sadd', P .. 'brk-scopes', scopeKey)
     return answer({0, 'scope_paused', recent + nanos, breakerLimit, 1})
   end
 end
 
-if dry then return answer({1}) end
 redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
 redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
   'at', ARGV[3], 'owner', owner, 'sent', '0')

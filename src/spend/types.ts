@@ -220,12 +220,6 @@ export interface QuotaStore {
    */
   reserve(input: ReserveInput): Promise<ReserveResult>;
   /**
-   * What `reserve` would answer for such a job now, without reserving it: nothing is written and the breaker is not
-   * tripped (a refusal never has `tripped`). For a surface that must know before it answers in public (the job may
-   * still be refused when it is reserved).
-   */
-  check(input: Omit<ReserveInput, 'jobId' | 'job'>): Promise<SpendRefusal | undefined>;
-  /**
    * Records that the job's request is about to leave: from now on it may be billed. Call before every send. Rejects
    * (the job must not be sent) when the reservation has ended; one the ledger lost is put back first.
    */
@@ -288,7 +282,12 @@ export interface QuotaStore {
   takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void>;
   /** Every scope whose caps a chat admin changed, with those caps (who set each, and when). */
   allCapOverrides(): Promise<Record<string, CapOverrides>>;
-  /** The reservations still counting, oldest first: the jobs queued (not yet sent) and in flight of every process sharing the ledger. */
+  /**
+   * The reservations the ledger holds, oldest first: the jobs queued (not yet sent) and in flight of every process
+   * sharing it — a gone process's too, until a step ends them (a `reconcile`; on Redis any script that meets them), so
+   * a list that is not empty says a reconcile may have something to end. Read after a `reconcile` for those still
+   * counting (the console and the crash sweeps do).
+   */
   activeJobs(): Promise<ActiveJob[]>;
   /**
    * The usage records written after `cursor` (undefined: from the first), in the order written, and the cursor to
@@ -314,7 +313,7 @@ export interface QuotaStore {
 /** Where a ledger is kept: a data folder, or a Redis prefix (with the store's connection). */
 export type LedgerStorage = { kind: 'file'; dir: string } | { kind: 'redis'; redis: import('ioredis').Redis; prefix: string };
 
-/** A reservation still counting: a job queued or in flight, in any process sharing the ledger. */
+/** A reservation the ledger holds: a job queued or in flight, in any process sharing the ledger (see `activeJobs`). */
 export interface ActiveJob {
   jobId: string;
   userKey: string;
@@ -382,7 +381,7 @@ export interface LedgerOptions {
   onReservationLost?: ((lost: LostReservation) => void) | undefined;
   /**
    * Told what each step that ended a dead process's reservations did: a `reconcile` (at start, once per lease after, a
-   * sweep's, the console's), or any other that met them first (a reserve, a check; on Redis a read of what is spent,
+   * sweep's, the console's), or any other that met them first (a reserve; on Redis a read of what is spent,
    * on the file ledger any write). Once per step, so what it charged can be counted as spent exactly once.
    */
   onReconciled?: ((report: ReconcileReport) => void) | undefined;

@@ -179,7 +179,7 @@ describe('a ledger that exists but cannot be read (its permissions, a disk error
     expect((await readdir(dir)).some((f) => f.includes('.broken-'))).toBe(false);
   });
 
-  it('fails a read without the lock (check, activeJobs, spentMany) with the same error, and leaves it as it is', async () => {
+  it('fails a read without the lock (activeJobs, spentMany) with the same error, and leaves it as it is', async () => {
     const dir = await newDir();
     const store = storeAt(dir);
     await store.open();
@@ -191,7 +191,6 @@ describe('a ledger that exists but cannot be read (its permissions, a disk error
     await mkdir(store.path);
 
     for (const read of [
-      () => store.check({ userKey: 'slack:U1', scopeKey: 'slack:T1', estimateUsd: 0.05, limits: {}, now: Date.now() }),
       () => store.activeJobs(),
       () => store.spentMany(['account'], Date.now()),
     ]) {

@@ -71,7 +71,7 @@ function refusesByRole(open: () => Promise<QuotaStore>) {
       store.reserve({ jobId, userKey, scopeKey, estimateUsd: 0.3, limits: memberLimits({}, { userDailyUsd: 1, scopeDailyUsd: 10 }, [interns, designers], held).limits, now: NOON });
     expect(await ask('discord:intern', ['interns'], 'j1')).toMatchObject({ ok: true });
     expect(await ask('discord:intern', ['interns'], 'j2')).toMatchObject({ ok: false, code: 'budget_user_daily', limit: 0.5 });
-    expect(await store.check({ userKey: 'discord:intern', scopeKey, estimateUsd: 0.3, limits: memberLimits({}, { userDailyUsd: 1 }, [interns], ['interns']).limits, now: NOON })).toMatchObject({ code: 'budget_user_daily' });
+    expect(await store.reserve({ jobId: 'j3', userKey: 'discord:intern', scopeKey, estimateUsd: 0.3, limits: memberLimits({}, { userDailyUsd: 1 }, [interns], ['interns']).limits, now: NOON })).toMatchObject({ ok: false, code: 'budget_user_daily' });
     for (const jobId of ['d1', 'd2', 'd3', 'd4']) expect(await ask('discord:designer', ['designers'], jobId)).toMatchObject({ ok: true });
     expect(await ask('discord:designer', ['designers'], 'd5')).toMatchObject({ ok: true });
   });

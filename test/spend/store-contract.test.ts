@@ -393,7 +393,27 @@ describe.each(kinds)('the %s quota store', (kind) => {
     for (const [key, usd] of Object.entries(expected)) expect([await alive.spentToday(key, time.now), await alive.spentThisMonth(key, time.now)], key).toEqual([usd, usd]);
   });
 
-  it('answers a check as the reserve after it would once a process died: its queued job not counted, its sent one at its estimate', async () => {
+  it('lists a dead process’s reservations as held until a step ends them (what tells the console a reconcile is due), and none once a reconcile did', async () => {
+    const group = `dead-active-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', now: time.now }));
+    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', now: time.now }));
+    await dead.markSent('d-sent');
+    await dead.close(); // stops renewing, as a killed process does
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    expect((await alive.activeJobs()).map((j) => [j.jobId, j.sent])).toEqual([
+      ['d-queued', false],
+      ['d-sent', true],
+    ]);
+    expect(await alive.reconcile(time.now)).toEqual({ released: ['d-queued'], settledAtEstimate: ['d-sent'], chargedUsd: 0.5 });
+    expect(await alive.activeJobs()).toEqual([]);
+  });
+
+  it('counts a dead process’s jobs in a reserve as their end will: its queued job not at all, its sent one at its estimate', async () => {
     const group = `dead-check-${Math.random()}`;
     const time = { now: Date.now() };
     const lease = { leaseMs: 60_000, clock: () => time.now };
@@ -406,13 +426,12 @@ describe.each(kinds)('the %s quota store', (kind) => {
     time.now += 60_001;
     await maker.lapseLeases(group);
     const cap = { userDailyUsd: 0.5 };
-    expect(await alive.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.5, limits: cap, now: time.now })).toBeUndefined();
-    expect(await alive.check({ userKey: 'discord:bob', scopeKey: 'discord:guild', estimateUsd: 0.1, limits: cap, now: time.now })).toMatchObject({ code: 'budget_user_daily', used: 0.5 });
     expect(await alive.reserve(ask('a', 0.5, cap, { userKey: 'discord:alice', now: time.now }))).toEqual({ ok: true });
     expect(await alive.reserve(ask('b', 0.1, cap, { userKey: 'discord:bob', now: time.now }))).toMatchObject({ ok: false, code: 'budget_user_daily', used: 0.5 });
   });
 
-  it('counts the jobs of a process whose lease lapsed while it lives as a reserve would, in a check, what is spent and the caps alike: the queued one not at all, the sent one at its estimate', async () => {
+  // The file ledger's alone: Redis sees no pids, so a lapsed lease there is a gone process (`LedgerOptions.leaseMs`), the case above.
+  it.runIf(kind === 'file')('counts the jobs of a process whose lease lapsed while it lives in what is spent and in a reserve alike: the queued one not at all, the sent one at its estimate', async () => {
     const group = `lapsed-alive-${Math.random()}`;
     const holder = await open(group, { leaseMs: 60_000 });
     await holder.reserve(ask('l-queued', 0.4, {}, { userKey: 'discord:alice', now: Date.now() }));
@@ -423,17 +442,12 @@ describe.each(kinds)('the %s quota store', (kind) => {
     const other = await openBeside(group, { leaseMs: 60_000, clock: () => time.now });
     await maker.lapseLeases(group);
     const cap = { userDailyUsd: 0.5 };
-    const checks = async () => [
-      await other.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.5, limits: cap, now: time.now }),
-      await other.check({ userKey: 'discord:bob', scopeKey: 'discord:guild', estimateUsd: 0.1, limits: cap, now: time.now }),
-    ];
-    expect(await checks()).toEqual([undefined, expect.objectContaining({ code: 'budget_user_daily', used: 0.5 })]);
     const expected = { 'discord:alice': 0, 'discord:bob': 0.5, 'discord:guild': 0.5, account: 0.5 };
     const many = await other.spentMany(Object.keys(expected), time.now);
     for (const [key, usd] of Object.entries(expected)) expect([many.get(key), await other.spentToday(key, time.now)], key).toEqual([{ day: usd, month: usd }, usd]);
     expect(await other.reserve(ask('a', 0.5, cap, { userKey: 'discord:alice', now: time.now }))).toEqual({ ok: true });
     expect(await other.reserve(ask('b', 0.1, cap, { userKey: 'discord:bob', now: time.now }))).toMatchObject({ ok: false, code: 'budget_user_daily', used: 0.5 });
-    expect(await checks()).toEqual([expect.objectContaining({ code: 'budget_user_daily', used: 0.5 }), expect.objectContaining({ code: 'budget_user_daily', used: 0.5 })]);
+    expect(await other.reserve(ask('a2', 0.1, cap, { userKey: 'discord:alice', now: time.now }))).toMatchObject({ ok: false, code: 'budget_user_daily', used: 0.5 });
   });
 
   it('charges a dead process’s job whose settle was recorded what it cost, once, and only its unsettled sent job at its estimate', async () => {
@@ -687,7 +701,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
     }
   });
 
-  it('tells onReconciled what every step that ends a dead process’s reservations charged — a reserve, a check, a settle, a read of what is spent — once, so the reports add up to the ledger’s charges at estimate', async () => {
+  it('tells onReconciled what every step that ends a dead process’s reservations charged — a reserve, a settle, a read of what is spent — once, so the reports add up to the ledger’s charges at estimate', async () => {
     const group = `met-${Math.random()}`;
     const time = { now: Date.now() };
     const lease = { leaseMs: 60_000, clock: () => time.now };
@@ -714,8 +728,6 @@ describe.each(kinds)('the %s quota store', (kind) => {
     await dies('d-reserve', 0.25);
     // A reserve and a reconcile written in one commit (the file ledger's group commit) report the one end once.
     await meets((store) => Promise.all([store.reserve(ask('own-1', 0.1, {}, { ...on, now: time.now })).then(() => store.release('own-1')), store.reconcile(time.now)]));
-    await dies('d-check', 0.5);
-    await meets((store) => store.check({ ...on, estimateUsd: 0.1, limits: { accountDailyUsd: 100 }, now: time.now }));
     await dies('d-many', 0.75);
     await meets((store) => store.spentMany([on.userKey], time.now));
     await dies('d-today', 1);
@@ -731,14 +743,14 @@ describe.each(kinds)('the %s quota store', (kind) => {
     await meets((store) => store.reconcile(time.now)); // what no step met yet
     const reader = await open(group, tell);
     const atEstimate = (await reader.usage({})).filter((record) => record.basis === 'uncertain');
-    const dead = ['d-check', 'd-many', 'd-reserve', 'd-settle', 'd-today'];
+    const dead = ['d-many', 'd-reserve', 'd-settle', 'd-today'];
     expect(atEstimate.map((record) => record.jobId).sort()).toEqual(dead);
     expect(reports.flatMap((report) => report.settledAtEstimate).sort()).toEqual(dead);
     expect(reports.flatMap((report) => report.released).sort()).toEqual(dead.map((jobId) => `${jobId}-queued`));
     expect(reports.every((report) => report.released.length + report.settledAtEstimate.length > 0)).toBe(true);
     const told = reports.reduce((sum, report) => sum + report.chargedUsd, 0);
     expect(told).toBeCloseTo(atEstimate.reduce((sum, record) => sum + record.costUsd, 0), 9);
-    expect(told).toBeCloseTo(3.75, 9);
+    expect(told).toBeCloseTo(3.25, 9);
   });
 
   it('keeps a step that ended a dead process’s reservations when onReconciled throws: the reserve is written and answered, the hook’s error goes to onError', async () => {
@@ -967,16 +979,14 @@ describe.each(kinds)('the %s quota store', (kind) => {
       expect(await s.breakerStates()).toEqual({});
     });
 
-    it('answers what a reservation would, without reserving or pausing anything (check)', async () => {
+    it('refuses by a cap checked before the breaker without pausing anything, then refuses a paused scope’s every job, even one that costs nothing, with the limit it passed', async () => {
       const s = await withHistory(1.68);
-      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.6, limits: { breaker }, now: T0 })).toMatchObject({ code: 'scope_paused', limit: 0.5, used: 0.6 });
+      expect(await s.reserve(at('capped', 0.3, { limits: { breaker, userDailyUsd: 0.2 } }))).toMatchObject({ ok: false, code: 'budget_user_daily' });
       expect(await s.breakerStates()).toEqual({});
-      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.3, limits: { breaker, userDailyUsd: 0.2 }, now: T0 })).toMatchObject({ code: 'budget_user_daily' });
-      expect(await s.check({ userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.3, limits: { breaker }, now: T0 })).toBeUndefined();
       expect(await s.activeJobs()).toEqual([]);
       expect(await s.reserve(at('a', 0.3))).toEqual({ ok: true });
-      expect(await s.reserve(at('b', 0.3))).toMatchObject({ tripped: true });
-      const paused = await s.check({ userKey: 'discord:bob', scopeKey: 'discord:guild', estimateUsd: 0, limits: { breaker }, now: T0 });
+      expect(await s.reserve(at('b', 0.3))).toMatchObject({ ok: false, code: 'scope_paused', limit: 0.5, used: 0.6, tripped: true });
+      const paused = await s.reserve(at('c', 0, { userKey: 'discord:bob' }));
       expect(paused).toEqual({ ok: false, code: 'scope_paused', limit: 0.5, used: 0.6, resetsAt: Number.POSITIVE_INFINITY });
     });
 
@@ -1095,7 +1105,6 @@ describe.each(kinds)('the %s quota store', (kind) => {
     await s.close();
     const calls: [string, () => Promise<unknown>][] = [
       ['reserve', () => s.reserve(ask('late', 0.1, {}))],
-      ['check', () => s.check(ask('late', 0.1, {}))],
       ['markSent', () => s.markSent('late')],
       ['markUnsent', () => s.markUnsent('late')],
       ['settle', () => s.settle('late', 0.1)],
