@@ -20,7 +20,7 @@ export function alertsPage(context: PageContext, view: AlertsView): SafeHtml {
   const main = html`
 <section aria-labelledby="rules-h">
 <h2 id="rules-h">Rules</h2>
-<p>An alert goes out when a cap passes ${view.thresholds.map((t) => `${t} %`).join(', ')} of its amount (once per cap, period and threshold; a jump past several sends only the highest)${view.breaker ? ', and when the breaker pauses a server, workspace or DM user' : ''}. The caps are looked at every ${describeDuration(view.checkMs)}, and at once when the breaker trips.</p>
+<p>An alert goes out when a cap passes ${view.thresholds.map((t) => `${t} %`).join(', ')} of its amount (once per cap, amount, period and threshold; a jump past several sends only the highest)${view.breaker ? ', and when the breaker pauses a server, workspace or DM user' : ''}. The caps are looked at every ${describeDuration(view.checkMs)}, and at once when the breaker trips.</p>
 <p>${view.chosen ? html`Chosen in the console, ${utcTime(view.chosen.at)} (they replace PICTOR_ALERT_THRESHOLDS and PICTOR_ALERT_BREAKER).` : 'From the environment (PICTOR_ALERT_THRESHOLDS, PICTOR_ALERT_BREAKER).'}</p>
 ${
   context.allowChanges
