@@ -523,9 +523,32 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefin
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-/** Where to go after the login: a path of this console only. */
+const NEXT_BASE = 'http://console.invalid';
+
+/**
+ * Where to go after the login: a page of this console only, else `/spend`. `next` is read as a browser would (the
+ * WHATWG URL parser, which drops a tab or newline and reads a backslash as `/`) against the console's own origin, and must
+ * stay on it as a path that cannot be read as another host (`//host`), with no control character or backslash, as
+ * written or percent-decoded, and no `.` or `..` segment.
+ */
 function safeNext(next: string | null): string {
-  return next && /^\/(?![/\\])/.test(next) ? next : '/spend';
+  if (!next || !next.startsWith('/') || hostile(next)) return '/spend';
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(next);
+  } catch {
+    return '/spend';
+  }
+  if (hostile(decoded)) return '/spend';
+  const url = new URL(next, NEXT_BASE);
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  return url.origin === NEXT_BASE && path === next ? path : '/spend';
+}
+
+/** A control character, a backslash, a path read as a host (`//`), or a `.`/`..` segment. */
+function hostile(text: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return /[\u0000-\u001f\u007f\\]/.test(text) || text.startsWith('//') || /\/\.{1,2}(?:[/?#]|$)/.test(text);
 }
 
 function noticeOf(query: URLSearchParams | undefined): string | undefined {
