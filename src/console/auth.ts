@@ -5,8 +5,10 @@ export const SESSION_COOKIE = 'pictor_console';
 /** How long a login lasts. */
 export const SESSION_MS = 12 * 60 * 60_000;
 const MAX_SESSIONS = 200;
-/** Failed logins allowed per minute (from anywhere) before the login answers 429 for the rest of that minute. */
+/** Wrong tokens one client address may send in a minute before its wrong tokens are answered 429 for the rest of it. */
 const FAILED_LOGINS_PER_MINUTE = 10;
+/** At most this many client addresses counted at once (the most recent kept). */
+const MAX_COUNTED_ADDRESSES = 10_000;
 
 interface Session {
   csrf: string;
@@ -30,27 +32,38 @@ export class Sessions {
   readonly #token: string;
   readonly #now: () => number;
   readonly #sessions = new Map<string, Session>();
-  #failures: { minute: number; count: number } = { minute: 0, count: 0 };
+  /** The wrong tokens of this minute, by client address. */
+  #failures: { minute: number; byAddress: Map<string, number> } = { minute: 0, byAddress: new Map() };
 
   constructor(token: string, now: () => number = Date.now) {
     this.#token = token;
     this.#now = now;
   }
 
-  /** A new session for the right token; `throttled` after too many wrong ones this minute; undefined for a wrong one. */
-  login(token: string): { id: string; csrf: string } | 'throttled' | undefined {
-    const minute = Math.floor(this.#now() / 60_000);
-    if (this.#failures.minute !== minute) this.#failures = { minute, count: 0 };
-    if (this.#failures.count >= FAILED_LOGINS_PER_MINUTE) return 'throttled';
-    if (!sameSecret(token, this.#token)) {
-      this.#failures.count++;
-      return undefined;
-    }
+  /**
+   * A new session for the right token, always (so nobody can lock the owner out); undefined for a wrong one, or
+   * `throttled` once `from` (the client's address) has sent ten wrong ones this minute. A wrong token is counted
+   * against `from`; `from` null: not counted (the login link's token, made at start, is not one to guess).
+   */
+  login(token: string, from: string | null): { id: string; csrf: string } | 'throttled' | undefined {
+    if (!sameSecret(token, this.#token)) return this.#wrong(from);
     const id = randomBytes(32).toString('base64url');
     const csrf = randomBytes(32).toString('base64url');
     this.#sessions.set(id, { csrf, expiresAt: this.#now() + SESSION_MS });
     while (this.#sessions.size > MAX_SESSIONS) this.#sessions.delete(this.#sessions.keys().next().value!);
     return { id, csrf };
+  }
+
+  #wrong(from: string | null): 'throttled' | undefined {
+    if (from === null) return undefined;
+    const minute = Math.floor(this.#now() / 60_000);
+    if (this.#failures.minute !== minute) this.#failures = { minute, byAddress: new Map() };
+    const counted = this.#failures.byAddress;
+    const count = (counted.get(from) ?? 0) + 1;
+    counted.delete(from);
+    counted.set(from, count);
+    while (counted.size > MAX_COUNTED_ADDRESSES) counted.delete(counted.keys().next().value!);
+    return count > FAILED_LOGINS_PER_MINUTE ? 'throttled' : undefined;
   }
 
   /** The session of a request's cookie header, if it is one that lives. */

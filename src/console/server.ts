@@ -240,16 +240,26 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
     if (path === '/login') {
       if (method === 'GET') {
-        // The link printed at start carries the token made then: it logs in once and is dropped from the address.
+        // The link printed at start carries the token made then: it logs in and is dropped from the address.
         const token = url.searchParams.get('token');
-        if (token !== null) return login(res, token, '/spend', options.generatedToken);
+        if (token !== null) {
+          // Opened from another site (an <img> or a link on a web page): refused, not counted, no token compared.
+          const site = req.headers['sec-fetch-site'];
+          if (site === 'cross-site' || site === 'same-site') return send(res, 403, 'text/plain; charset=utf-8', 'Refused: open the login link printed at start yourself.\n');
+          // PICTOR_CONSOLE_TOKEN lasts: it is taken in the form only, never from an address (proxy logs, history).
+          if (!options.generatedToken) {
+            return html(res, 400, loginPage({ next: '/spend', problem: 'Type the token into the form: it is not taken from the address.', generatedToken: false }));
+          }
+          // The token made at start is 32 random bytes: a wrong one is not counted (it cannot lock the owner out).
+          return login(res, token, '/spend', options.generatedToken, null);
+        }
         return html(res, 200, loginPage({ next: safeNext(url.searchParams.get('next')), generatedToken: options.generatedToken }));
       }
       if (method === 'POST') {
         if (!sameOrigin(req, publicOrigin)) return send(res, 403, 'text/plain; charset=utf-8', 'Refused: the form did not come from this console.\n');
         const form = await readForm(req);
         if (!form) return send(res, 413, 'text/plain; charset=utf-8', 'Too large\n');
-        return login(res, form.get('token') ?? '', safeNext(form.get('next')), options.generatedToken);
+        return login(res, form.get('token') ?? '', safeNext(form.get('next')), options.generatedToken, req.socket.remoteAddress ?? '');
       }
       return notAllowed(res, 'GET, POST');
     }
@@ -383,10 +393,11 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     if (renders.get(key) === rendering) renders.delete(key);
   }
 
-  function login(res: ServerResponse, token: string, next: string, generated: boolean): void {
-    const session = sessions.login(token);
+  /** A login with `token`; its wrong tokens counted against the client's address `from` (null: not counted). */
+  function login(res: ServerResponse, token: string, next: string, generated: boolean, from: string | null): void {
+    const session = sessions.login(token, from);
     if (session === 'throttled') {
-      html(res, 429, loginPage({ next, problem: 'Too many wrong tokens in the last minute: wait a minute and try again.', generatedToken: generated }));
+      html(res, 429, loginPage({ next, problem: 'That is not the console’s token, and too many wrong ones came from here this minute.', generatedToken: generated }));
       return;
     }
     if (!session) {
@@ -523,9 +534,32 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefin
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-/** Where to go after the login: a path of this console only. */
+const NEXT_BASE = 'http://console.invalid';
+
+/**
+ * Where to go after the login: a page of this console only, else `/spend`. `next` is read as a browser would (the
+ * WHATWG URL parser, which drops a tab or newline and reads a backslash as `/`) against the console's own origin, and must
+ * stay on it as a path that cannot be read as another host (`//host`), with no control character or backslash, as
+ * written or percent-decoded, and no `.` or `..` segment.
+ */
 function safeNext(next: string | null): string {
-  return next && /^\/(?![/\\])/.test(next) ? next : '/spend';
+  if (!next || !next.startsWith('/') || hostile(next)) return '/spend';
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(next);
+  } catch {
+    return '/spend';
+  }
+  if (hostile(decoded)) return '/spend';
+  const url = new URL(next, NEXT_BASE);
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  return url.origin === NEXT_BASE && path === next ? path : '/spend';
+}
+
+/** A control character, a backslash, a path read as a host (`//`), or a `.`/`..` segment. */
+function hostile(text: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return /[\u0000-\u001f\u007f\\]/.test(text) || text.startsWith('//') || /\/\.{1,2}(?:[/?#]|$)/.test(text);
 }
 
 function noticeOf(query: URLSearchParams | undefined): string | undefined {

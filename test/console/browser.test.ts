@@ -1,4 +1,6 @@
 import { mkdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -80,6 +82,33 @@ describe.skipIf(!executablePath)('the console in a real browser', () => {
     await page.waitForURL(/\/jobs\?surface=discord$/);
     const cookie = (await context.cookies()).find((c) => c.name === 'pictor_console')!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+  });
+
+  it('ends a login on the console, whatever `next` a link to the login carried (a browser reads `/<tab>/host` as another host)', async () => {
+    const evil = createServer((_req, res) => res.end('a page elsewhere'));
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    const own = await browser.newContext();
+    try {
+      const elsewhere = `127.0.0.1:${(evil.address() as AddressInfo).port}`;
+      const tab = await own.newPage();
+      for (const next of [`/\t/${elsewhere}/enter-your-token-again`, `/\\${elsewhere}/x`, `/.//${elsewhere}/x`]) {
+        await tab.goto(`${consoleUnderTest.url}/login?next=${encodeURIComponent(next)}`);
+        await tab.fill('#token', TOKEN);
+        // Chromium reads a redirect to `/\t/host` as that host; the page's CSP (form-action 'self') then blocks it, and
+        // the owner is left on the login page (without the CSP: on the other host's page).
+        const [ended] = await Promise.all([
+          tab.waitForURL(`${consoleUnderTest.url}/spend`).then(
+            () => 'the console’s /spend',
+            (error: Error) => `not the console’s page: ${error.message.split('\n')[0]}`,
+          ),
+          tab.click('button[type=submit]'),
+        ]);
+        expect(ended, next).toBe('the console’s /spend');
+      }
+    } finally {
+      await own.close();
+      await new Promise((resolve) => evil.close(resolve));
+    }
   });
 
   it('shows on the spend page the figures of the ledger, for every surface, against every cap', async () => {

@@ -162,7 +162,15 @@ export interface ConsoleUnderTest {
 
 /** A console over a seeded file ledger, as `npm start` runs it (with the bots' stand-in), changes allowed. */
 export async function startSeededConsole(
-  options: { allowChanges?: boolean; caps?: Record<string, number>; bots?: Partial<BotsView>; publicOrigin?: string; seed?: (store: QuotaStore, now: number) => Promise<void> } = {},
+  options: {
+    allowChanges?: boolean;
+    caps?: Record<string, number>;
+    bots?: Partial<BotsView>;
+    publicOrigin?: string;
+    /** Started without PICTOR_CONSOLE_TOKEN: the console makes a token and a login link (`console.loginLink`). */
+    madeToken?: boolean;
+    seed?: (store: QuotaStore, now: number) => Promise<void>;
+  } = {},
 ): Promise<ConsoleUnderTest> {
   const dir = await mkdtemp(join(tmpdir(), 'pictor-console-'));
   const now = Date.now();
@@ -194,7 +202,7 @@ export async function startSeededConsole(
       },
       bots: { ...(await fakeBots()), ...options.bots },
     },
-    config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: options.allowChanges ?? true, publicOrigin: options.publicOrigin },
+    config: { port: 0, host: '127.0.0.1', token: options.madeToken ? undefined : TOKEN, allowChanges: options.allowChanges ?? true, publicOrigin: options.publicOrigin },
     alerts: { ...NO_ALERTS, webhook },
     ledgerWhere: `the file ledger in ${dir}`,
     logger: silentLogger(),

@@ -1,0 +1,147 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
+
+/** One request to the console as a client at `from` (a loopback address of its own) would send it. */
+async function ask(
+  at: ConsoleUnderTest,
+  options: { method?: string; path: string; from?: string; headers?: Record<string, string>; form?: Record<string, string> },
+): Promise<{ status: number; location: string | undefined; cookie: string | undefined; body: string }> {
+  const { port } = new URL(at.url);
+  const body = options.form ? new URLSearchParams(options.form).toString() : undefined;
+  const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...options.headers };
+  if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, localAddress: options.from ?? '127.0.0.1', method: options.method ?? 'GET', path: options.path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, location: res.headers.location, cookie: res.headers['set-cookie']?.[0], body: Buffer.concat(chunks).toString('utf8') }),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The owner's login through the form (a POST from the console's own page). */
+const logIn = (at: ConsoleUnderTest, token: string, options: { from?: string; next?: string } = {}) =>
+  ask(at, { method: 'POST', path: '/login', from: options.from, headers: { origin: at.url }, form: { token, ...(options.next === undefined ? {} : { next: options.next }) } });
+
+describe('the console’s login', () => {
+  let c: ConsoleUnderTest;
+  beforeAll(async () => {
+    c = await startSeededConsole();
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  describe('nobody can lock the owner out', () => {
+    it('answers an address’s wrong tokens 429 after ten in a minute, still lets the right token in from it, and does not slow another address', async () => {
+      const at = await startSeededConsole();
+      try {
+        for (let i = 0; i < 10; i++) expect((await logIn(at, `guess-${i}-0123456789`, { from: '127.0.0.2' })).status).toBe(401);
+        expect((await logIn(at, 'guess-10-0123456789', { from: '127.0.0.2' })).status).toBe(429);
+        // Another address is not slowed by that one's guesses.
+        expect((await logIn(at, 'wrong-elsewhere-0123', { from: '127.0.0.3' })).status).toBe(401);
+        // The right token gets in, from anywhere, throttled or not.
+        const owner = await logIn(at, TOKEN, { from: '127.0.0.2' });
+        expect(owner.status).toBe(303);
+        expect(owner.cookie).toMatch(/^pictor_console=/);
+        expect((await logIn(at, TOKEN)).status).toBe(303);
+      } finally {
+        await at.close();
+      }
+    });
+
+    it('counts no login link and no other site’s form: another site’s link (an <img> on a web page) and form are refused, and the owner still logs in', async () => {
+      const at = await startSeededConsole({ madeToken: true });
+      try {
+        for (const site of ['cross-site', 'same-site']) {
+          for (let i = 0; i < 10; i++) {
+            const res = await ask(at, { path: `/login?token=x${i}`, headers: { 'sec-fetch-site': site, 'sec-fetch-dest': 'image' } });
+            expect(res.status).toBe(403);
+            expect(res.cookie).toBeUndefined();
+          }
+        }
+        // A browser that does not say where a request comes from: a wrong token is 401, and still not counted.
+        for (let i = 0; i < 10; i++) expect((await ask(at, { path: `/login?token=x${i}` })).status).toBe(401);
+        // Another site's form is refused before its token is read: not counted either.
+        for (let i = 0; i < 10; i++) {
+          expect((await ask(at, { method: 'POST', path: '/login', headers: { origin: 'http://evil.example' }, form: { token: `guess-${i}-0123456789` } })).status).toBe(403);
+        }
+        // Nothing above counted: a wrong token from the console's own page is still a plain 401.
+        expect((await logIn(at, 'one-typo-0123456789')).status).toBe(401);
+        const link = new URL(at.console.loginLink!);
+        const token = link.searchParams.get('token')!;
+        expect((await logIn(at, token)).status).toBe(303);
+        // The printed link itself, opened from the terminal (no site sent it), logs in.
+        const opened = await ask(at, { path: `${link.pathname}${link.search}`, headers: { 'sec-fetch-site': 'none' } });
+        expect(opened.status).toBe(303);
+        expect(opened.location).toBe('/spend');
+        expect(opened.cookie).toMatch(/^pictor_console=/);
+      } finally {
+        await at.close();
+      }
+    });
+  });
+
+  it('takes the operator’s PICTOR_CONSOLE_TOKEN only in the form, never from the address (proxy logs, browser history)', async () => {
+    const res = await ask(c, { path: `/login?token=${TOKEN}`, headers: { 'sec-fetch-site': 'none' } });
+    expect(res.status).toBe(400);
+    expect(res.cookie).toBeUndefined();
+    expect(res.body).toContain('<form method="post" action="/login">');
+    expect((await logIn(c, TOKEN)).status).toBe(303);
+  });
+
+  describe('after the login, goes to a page of this console only', () => {
+    const hostile = [
+      '/\t/evil.example/x',
+      '/\n/evil.example/x',
+      '/\r\n/evil.example/x',
+      '/\u0000/evil.example',
+      '\t//evil.example',
+      ' //evil.example',
+      '//evil.example',
+      '///evil.example',
+      '\\\\evil.example',
+      '/\\evil.example',
+      '\\/evil.example',
+      '/.//evil.example',
+      '/..//evil.example',
+      '/x/..//evil.example',
+      'https:evil.example',
+      'https://evil.example/',
+      'http:/evil.example',
+      'javascript:alert(1)',
+      'evil.example',
+      '/%09/evil.example',
+      '/%0a/evil.example',
+      '/%5cevil.example',
+      '/%2F%2Fevil.example',
+      '/%2f/evil.example',
+      '/%zz',
+      '',
+    ];
+    it.each(hostile)('refuses next=%j: the owner lands on /spend', async (next) => {
+      const res = await logIn(c, TOKEN, { next });
+      expect(res.status).toBe(303);
+      expect(res.location).toBe('/spend');
+    });
+
+    it.each(['/jobs?x=1', '/settings', '/spend?days=90', '/jobs?user=discord%3A1&q=a%20b', '/alerts#rules'])('keeps next=%j', async (next) => {
+      const res = await logIn(c, TOKEN, { next });
+      expect(res.status).toBe(303);
+      expect(res.location).toBe(next);
+    });
+
+    it('writes only a page of this console into the login form’s next', async () => {
+      const res = await ask(c, { path: `/login?next=${encodeURIComponent('/\t/evil.example/x')}` });
+      expect(res.status).toBe(200);
+      expect(res.body).toContain('<input type="hidden" name="next" value="/spend">');
+      const kept = await ask(c, { path: `/login?next=${encodeURIComponent('/jobs?x=1')}` });
+      expect(kept.body).toContain('<input type="hidden" name="next" value="/jobs?x=1">');
+    });
+  });
+});
