@@ -40,6 +40,14 @@ export interface StartConsoleOptions {
   alertLog?: AlertLog | undefined;
   /** A warning every page shows while it holds (no ledger where the console reads it). */
   ledgerWarning?: (() => string | undefined) | undefined;
+  /**
+   * Hands over, once and before the first read, what to call for each step of `source.store` in this process that ended
+   * gone processes' reservations: the store's `onReconciled` (its own reconcile each lease and a read that met them
+   * included, not only the console's). Those steps write *interrupted* records, and the usage index reads again for them:
+   * without it, a job such a step ended as a page or the live list read could be in neither the running jobs nor the
+   * recent ones.
+   */
+  tellReconciles?: ((reconciled: () => void) => void) | undefined;
 }
 
 export interface RunningConsole {
@@ -67,6 +75,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   const ledgerWaitMs = options.ledgerWaitMs ?? LEDGER_WAIT_MS;
   const backendWaitMs = options.backendWaitMs ?? ledgerWaitMs;
   const index = new UsageIndex({ store: source.store, now: options.now, readWaitMs: backendWaitMs });
+  options.tellReconciles?.(() => index.written());
   // Read in the background: the first page waits for the same read.
   void index.refresh().catch((error: unknown) => logger.warn({ err: error }, 'the console could not read the usage records'));
   const log = options.alertLog ?? alertLogOf(source);

@@ -3,7 +3,11 @@ import type { ActiveJob, QuotaStore } from '../spend/types.js';
 import type { UsageIndex } from './usage-index.js';
 
 export interface LedgerNowOptions {
-  /** The usage records the console adds up: brought up to date after the reconcile, before the reservations are read; told when a reconcile wrote records. */
+  /**
+   * The usage records the console adds up: brought up to date after the reconcile, before the reservations are read.
+   * The store tells it when a step ended gone processes' reservations (its `onReconciled`: this one's reconcile, the
+   * store's own each lease, a read that met them), so it reads again; this class does not second-guess the report.
+   */
   index: Pick<UsageIndex, 'refresh' | 'written' | 'writes'>;
   /** How often, at most, the reservations of gone processes are ended before a read. Default 5 s. */
   everyMs?: number | undefined;
@@ -74,12 +78,10 @@ export class LedgerNow {
     return within(this.#running, this.#readWaitMs).then(() => undefined);
   }
 
-  /** Ends the reservations of gone processes, when there are reservations at all; tells the usage index when that wrote records. */
+  /** Ends the reservations of gone processes, when there are reservations at all (the store tells the usage index what that wrote). */
   async #endGone(now: number): Promise<void> {
     if ((await this.#store.activeJobs()).length === 0) return;
-    const report = await this.#store.reconcile(now);
-    // A released job (only queued) has no record; a settled one has one, written now or (settledAsRecorded) just before its process died.
-    if (report.settledAtEstimate.length + (report.settledAsRecorded?.length ?? 0) > 0) this.#index.written();
+    await this.#store.reconcile(now);
   }
 
   /**
@@ -96,7 +98,7 @@ export class LedgerNow {
     const writes = this.#index.writes;
     await this.#index.refresh();
     const jobs = await this.#store.activeJobs();
-    // A job a reconcile ended meanwhile is gone from `jobs`, and its record may be newer than the read of the records.
+    // A job a reconcile ended meanwhile (this one's, another call's, the store's own) is gone from `jobs`, and its record may be newer than the read of the records.
     if (this.#index.writes !== writes) await this.#index.refresh();
     return jobs;
   }

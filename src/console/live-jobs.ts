@@ -35,8 +35,8 @@ export class LiveJobs {
   readonly #options: LiveJobsOptions;
   readonly #listeners = new Set<LiveListener>();
   #timer: NodeJS.Timeout | undefined;
-  /** The first read under way (nobody listening yet), shared by all who subscribe meanwhile. */
-  #starting: Promise<void> | undefined;
+  /** The first read under way (nobody listening yet), shared by all who subscribe meanwhile: it answers the jobs it found ended. */
+  #starting: Promise<readonly UsageRecord[]> | undefined;
   /** Subscribers waiting for the first read: they count toward `maxListeners`. */
   #waiting = 0;
   #polling = false;
@@ -53,13 +53,17 @@ export class LiveJobs {
     this.#options = options;
   }
 
-  /** Starts telling `listener` (at once: the jobs running now); undefined when too many listen already, or once closed. */
+  /**
+   * Starts telling `listener` (at once: the jobs that ended in the first read, if it waited for one, then the jobs
+   * running now); undefined when too many listen already, or once closed.
+   */
   async subscribe(listener: LiveListener): Promise<(() => void) | undefined> {
     if (this.#closed || this.#listeners.size + this.#waiting >= (this.#options.maxListeners ?? 20)) return undefined;
+    let ended: readonly UsageRecord[] = [];
     if (this.#timer === undefined) {
       this.#waiting++;
       try {
-        await (this.#starting ??= this.#start().finally(() => (this.#starting = undefined)));
+        ended = await (this.#starting ??= this.#start().finally(() => (this.#starting = undefined)));
       } finally {
         this.#waiting--;
       }
@@ -67,6 +71,8 @@ export class LiveJobs {
       if (this.#closed) return undefined;
     }
     this.#listeners.add(listener);
+    // As at each tick: a job leaving the running ones is told ended first, so it is never in neither list.
+    if (ended.length > 0) listener.finished(ended);
     listener.live(this.#lastLive);
     return () => {
       this.#listeners.delete(listener);
@@ -88,23 +94,26 @@ export class LiveJobs {
     this.#listeners.clear();
   }
 
-  /** The first read (nobody listens yet), then one interval for everyone. */
-  async #start(): Promise<void> {
+  /** The first read (nobody listens yet), then one interval for everyone; answers the jobs it found ended, oldest first. */
+  async #start(): Promise<readonly UsageRecord[]> {
     const { index, ledger } = this.#options;
     const read = ++this.#read;
     // The newest record told is taken before this read's reconcile can end a job: taken after, the record of a job it
     // ended would count as told, while the job is gone from the running ones (in neither list). Records newer than what
-    // the page showed are told as ended at the next tick (the page puts a job told twice in one row).
+    // the page showed are told as ended by this read, with its running jobs (the page puts a job told twice in one row).
     if (!index.ready) await index.refresh();
     const newest = index.recent(() => true, 1)[0];
     const live = await ledger.read();
+    let ended: readonly UsageRecord[] = [];
     if (read === this.#read) {
       this.#newest = newest;
+      ended = this.#endedSinceTold();
       this.#lastLive = live;
       this.#lastSignature = signature(live);
     }
-    if (this.#closed) return;
+    if (this.#closed) return [];
     this.#timer ??= setInterval(() => void this.#poll(), this.#options.intervalMs ?? 1000).unref();
+    return ended;
   }
 
   /** One read, given `readWaitMs`: a read that stalls does not stop the next one. */
@@ -124,25 +133,28 @@ export class LiveJobs {
 
   /** Reads and tells what changed, unless a later read has begun meanwhile (this one was late). */
   async #readOnce(read: number): Promise<void> {
-    const { index, ledger } = this.#options;
+    const { ledger } = this.#options;
     const live = await ledger.read();
     if (read !== this.#read) return;
-    // Newest first; those before the newest one already told have ended since (all of them, if it is gone from the list).
-    const latest = index.recent(() => true, 200);
-    const newest = this.#newest;
-    const seen = newest === undefined ? -1 : latest.findIndex((r) => r.jobId === newest.jobId && r.time === newest.time);
-    const ended = seen >= 0 ? latest.slice(0, seen) : latest;
-    if (ended.length > 0) {
-      this.#newest = ended[0];
-      const oldestFirst = [...ended].reverse();
-      for (const listener of this.#listeners) listener.finished(oldestFirst);
-    }
+    const ended = this.#endedSinceTold();
+    if (ended.length > 0) for (const listener of this.#listeners) listener.finished(ended);
     const sig = signature(live);
     if (sig !== this.#lastSignature) {
       this.#lastSignature = sig;
       this.#lastLive = live;
       for (const listener of this.#listeners) listener.live(live);
     }
+  }
+
+  /** The records newer than the newest one told, oldest first, now counted as told: the jobs that ended since. */
+  #endedSinceTold(): UsageRecord[] {
+    // Newest first; those before the newest one already told have ended since (all of them, if it is gone from the list).
+    const latest = this.#options.index.recent(() => true, 200);
+    const newest = this.#newest;
+    const seen = newest === undefined ? -1 : latest.findIndex((r) => r.jobId === newest.jobId && r.time === newest.time);
+    const ended = seen >= 0 ? latest.slice(0, seen) : latest;
+    if (ended.length > 0) this.#newest = ended[0];
+    return ended.reverse();
   }
 }
 

@@ -98,3 +98,59 @@ describe.each(kinds)('the console on a %s ledger whose process died', (kind) => 
     expect((await store.usage({})).map((record) => [record.jobId, record.basis, record.costUsd])).toEqual([['d-sent', 'uncertain', 0.5]]);
   });
 });
+
+describe.each(kinds)('the console on a %s ledger whose store ends a dead process’s job by itself', (kind) => {
+  it('shows the job running or among the recent jobs when the store’s own reconcile ends it while the page reads the records: never in neither list', async () => {
+    const ledger = await ledgers[kind]!();
+    const storeTime = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => storeTime.now };
+    const dead = await ledger.open(lease);
+    await dead.reserve({ jobId: 'd-sent', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.5, limits: {}, now: storeTime.now });
+    await dead.markSent('d-sent');
+    await dead.close(); // renews no more, as a killed process
+    // Opened as `pictor console` opens it: every step of the store that ends a dead process's reservations is told.
+    let tell: (() => void) | undefined;
+    const store = await ledger.open({ ...lease, onReconciled: () => tell?.() });
+    steps.push(() => store.close());
+    // The store's own reconcile (the one it runs each lease) lands once the records were read, before they are answered.
+    let landNext = false;
+    const usageSince: QuotaStore['usageSince'] = async (cursor) => {
+      const feed = await store.usageSince(cursor);
+      if (landNext) {
+        landNext = false;
+        await store.reconcile(storeTime.now);
+      }
+      return feed;
+    };
+    const seen = new Proxy(store, {
+      get: (target, name) => {
+        if (name === 'usageSince') return usageSince;
+        const value: unknown = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    // The console's own clock stays within its 5 s between reconciles: the store's reconcile is the one that ends the job.
+    const running = (await startConsole({
+      source: { store: seen, operator: operatorWith({}) },
+      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
+      alerts: NO_ALERTS,
+      ledgerWhere: `a ${kind} ledger`,
+      logger: silentLogger(),
+      now: () => 0,
+      tellReconciles: (listener) => void (tell = listener),
+    }))!;
+    steps.push(() => running.close());
+    const url = running.url!;
+    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/jobs' }), redirect: 'manual', headers: { origin: url } });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const jobsPage = async () => (await fetch(`${url}/jobs`, { headers: { cookie } })).text();
+
+    expect(await jobsPage()).toContain('data-job="d-sent"'); // running: its lease holds
+    storeTime.now += 60_001;
+    await ledger.lapse();
+    landNext = true;
+    expect(await jobsPage()).toContain('data-job="d-sent"'); // ended meanwhile: among the recent jobs
+    expect(landNext).toBe(false);
+    expect((await store.usage({})).map((record) => record.jobId)).toEqual(['d-sent']);
+  });
+});

@@ -137,7 +137,11 @@ describe('the ledger as the console reads it now', () => {
   });
 });
 
-/** A ledger holding JOB until its process dies (`kill`): the reconcile after that ends it, writing its *interrupted* record; the reads of its usage records answer when the test says so. */
+/**
+ * A ledger holding JOB until its process dies (`kill`): the reconcile after that ends it, writing its *interrupted*
+ * record, and tells `reconciled` as a store tells its `onReconciled` (the console hands it its usage index's `written`);
+ * the reads of its usage records answer when the test says so.
+ */
 function dyingLedger() {
   const now = Date.now();
   const day = new Date(now).toISOString().slice(0, 10);
@@ -146,12 +150,14 @@ function dyingLedger() {
   const reads: { cursor: string | undefined; answer: () => void }[] = [];
   let active = [JOB];
   let dead = false;
+  let reconciled: (() => void) | undefined;
   const store = {
     activeJobs: async () => [...active],
     reconcile: async (): Promise<ReconcileReport> => {
-      if (!dead) return NOTHING_ENDED;
+      if (!dead || active.length === 0) return NOTHING_ENDED;
       active = [];
       records.push(interrupted);
+      reconciled?.();
       return { released: [], settledAtEstimate: [JOB.jobId], chargedUsd: JOB.usd };
     },
     usageSince: (cursor: string | undefined) =>
@@ -161,7 +167,14 @@ function dyingLedger() {
         reads.push({ cursor, answer: () => resolve(feed) });
       }),
   };
-  return { store, reads, kill: () => void (dead = true) };
+  return { store, reads, kill: () => void (dead = true), tellReconciles: (listener: () => void) => void (reconciled = listener) };
+}
+
+/** A usage index of `l` that is told each step of it that ended reservations, as the console's is. */
+function toldIndex(l: ReturnType<typeof dyingLedger>): UsageIndex {
+  const index = new UsageIndex({ store: l.store, readWaitMs: WAIT_MS });
+  l.tellReconciles(() => index.written());
+  return index;
 }
 
 describe('the ledger and the usage records as the console reads them together', () => {
@@ -186,7 +199,7 @@ describe('the ledger and the usage records as the console reads them together', 
 
   it('counts the interrupted record of the job its own reconcile ended, though a read of the records begun before was under way', async () => {
     const l = dyingLedger();
-    const index = new UsageIndex({ store: l.store, readWaitMs: WAIT_MS });
+    const index = toldIndex(l);
     const now = new LedgerNow(l.store, { index, readWaitMs: WAIT_MS, everyMs: 1_000 });
     // The live list's tick: its reconcile ends nothing, its read of the records stays under way.
     const tick = now.read().then((jobs) => lists(jobs, index));
@@ -208,7 +221,7 @@ describe('the ledger and the usage records as the console reads them together', 
 
   it('counts the interrupted record on a read that ran no reconcile, the one that ended the job having run meanwhile', async () => {
     const l = dyingLedger();
-    const index = new UsageIndex({ store: l.store, readWaitMs: WAIT_MS });
+    const index = toldIndex(l);
     const now = new LedgerNow(l.store, { index, readWaitMs: WAIT_MS, everyMs: 1_000 });
     // A page: its reconcile ends nothing, its read of the records stays under way.
     const first = now.read().then((jobs) => lists(jobs, index));
@@ -226,6 +239,21 @@ describe('the ledger and the usage records as the console reads them together', 
     for (const read of [first, tick, page]) expect(await read).toEqual({ running: [], recorded: [JOB.jobId] });
     // One read of the records after the reconcile's writes, shared by all three.
     expect(l.reads).toHaveLength(2);
+  });
+
+  it('counts the interrupted record when the store’s own reconcile (the one it runs each lease) ends the job while the records are read', async () => {
+    const l = dyingLedger();
+    const index = toldIndex(l);
+    const now = new LedgerNow(l.store, { index, readWaitMs: WAIT_MS });
+    const read = now.read().then((jobs) => lists(jobs, index));
+    await vi.waitFor(() => expect(l.reads).toHaveLength(1));
+    // Not this read's reconcile: the store's, by its timer, while the read of the records is under way.
+    l.kill();
+    await l.store.reconcile();
+    l.reads[0]!.answer();
+    await vi.waitFor(() => expect(l.reads).toHaveLength(2));
+    l.reads[1]!.answer();
+    expect(await read).toEqual({ running: [], recorded: [JOB.jobId] });
   });
 });
 

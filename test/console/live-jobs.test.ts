@@ -174,6 +174,7 @@ describe('the live jobs when a process is killed', () => {
         if (!dead) return { released: [], settledAtEstimate: [], chargedUsd: 0 };
         active = [];
         records.push(interrupted);
+        index.written(); // as a store tells its onReconciled, which the console hands the index's `written`
         return { released: [], settledAtEstimate: ['held'], chargedUsd: 0.2 };
       },
       usageSince: async (cursor: string | undefined): Promise<UsageFeed> => ({ records: records.slice(Number(cursor ?? 0)), cursor: String(records.length), reset: false }),
@@ -210,6 +211,7 @@ describe('the live jobs when a process is killed just before the first read', ()
         if (!dead) return { released: [], settledAtEstimate: [], chargedUsd: 0 };
         active = [];
         records.push(record('held', 'interrupted'));
+        index.written(); // as a store tells its onReconciled
         return { released: [], settledAtEstimate: ['held'], chargedUsd: 0.2 };
       },
       usageSince: async (cursor: string | undefined): Promise<UsageFeed> => ({ records: records.slice(Number(cursor ?? 0)), cursor: String(records.length), reset: false }),
@@ -225,7 +227,10 @@ describe('the live jobs when a process is killed just before the first read', ()
     const lives: string[][] = [];
     const finished: string[] = [];
     const off = await live.subscribe({ live: (jobs) => void lives.push(jobs.map((j) => j.jobId)), finished: (ended) => void finished.push(...ended.map((r) => r.jobId)) });
+    // Told ended by the first read itself, before any tick: 'before' was on the page already.
     expect(lives).toEqual([[]]);
+    expect(finished).toEqual(['held']);
+    // The next tick tells it no second time.
     await vi.advanceTimersByTimeAsync(1000);
     expect(finished).toEqual(['held']);
     off!();

@@ -89,7 +89,18 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
   const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';
   const ledgerWarning = config.redis ? undefined : fileLedgerWarning(ledgerDir(config.spend.dataDir, ledger), config.spend.dataDir);
   if (ledgerWarning?.() !== undefined) logger.warn({}, ledgerWarning()!);
-  const store = await openQuotaStore({ redis: config.redis, dataDir: config.spend.dataDir, ledger, usageRetentionDays: config.spend.usageRetentionDays, logger, reconcile: false });
+  // Every step of the store that ends a gone process's reservations (the console's reconcile, the store's own each
+  // lease, a read that met them) is told to the console, whose usage index reads the records it wrote.
+  let reconciled: (() => void) | undefined;
+  const store = await openQuotaStore({
+    redis: config.redis,
+    dataDir: config.spend.dataDir,
+    ledger,
+    usageRetentionDays: config.spend.usageRetentionDays,
+    logger,
+    reconcile: false,
+    onReconciled: () => reconciled?.(),
+  });
   const ledgerWhere = config.redis
     ? `the ${ledger === 'emulator' ? "emulator's" : "account's"} Redis ledger (prefix ${ledgerRedis(config.redis, ledger).prefix})`
     : `the ${ledger === 'emulator' ? "emulator's" : "account's"} file ledger in ${ledgerDir(config.spend.dataDir, ledger)}`;
@@ -105,6 +116,7 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
       ledgerWhere,
       logger,
       ledgerWarning,
+      tellReconciles: (tell) => void (reconciled = tell),
     });
   } catch (error) {
     await store.close();
