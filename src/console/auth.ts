@@ -5,7 +5,7 @@ export const SESSION_COOKIE = 'pictor_console';
 /** How long a login lasts. */
 export const SESSION_MS = 12 * 60 * 60_000;
 const MAX_SESSIONS = 200;
-/** Wrong tokens one client address may send in a minute before its wrong tokens are answered 429 for the rest of it. */
+/** Wrong tokens one client address may send in a minute before its logins are answered 429 for the rest of it. */
 const FAILED_LOGINS_PER_MINUTE = 10;
 /** At most this many client addresses counted at once (the most recent kept). */
 const MAX_COUNTED_ADDRESSES = 10_000;
@@ -41,12 +41,17 @@ export class Sessions {
   }
 
   /**
-   * A new session for the right token, always (so nobody can lock the owner out); undefined for a wrong one, or
-   * `throttled` once `from` (the client's address) has sent ten wrong ones this minute. A wrong token is counted
-   * against `from`; `from` null: not counted (the login link's token, made at start, is not one to guess).
+   * A new session for the right token; undefined for a wrong one. Once `from` (the client's address) has sent ten
+   * wrong ones this minute, `throttled` for the rest of it, its token not compared (its right one too: a throttled
+   * address learns nothing about its guesses). Only that address is throttled: a wrong token is counted against
+   * `from` alone; `from` null: not counted, never throttled (the login link's token, made at start, is not one to guess).
    */
   login(token: string, from: string | null): { id: string; csrf: string } | 'throttled' | undefined {
-    if (!sameSecret(token, this.#token)) return this.#wrong(from);
+    if (from !== null && this.#count(from, 0) >= FAILED_LOGINS_PER_MINUTE) return 'throttled';
+    if (!sameSecret(token, this.#token)) {
+      if (from !== null) this.#count(from, 1);
+      return undefined;
+    }
     const id = randomBytes(32).toString('base64url');
     const csrf = randomBytes(32).toString('base64url');
     this.#sessions.set(id, { csrf, expiresAt: this.#now() + SESSION_MS });
@@ -54,16 +59,17 @@ export class Sessions {
     return { id, csrf };
   }
 
-  #wrong(from: string | null): 'throttled' | undefined {
-    if (from === null) return undefined;
+  /** `from`'s wrong tokens this minute, `more` added; `from` becomes the one most recently heard from. */
+  #count(from: string, more: number): number {
     const minute = Math.floor(this.#now() / 60_000);
     if (this.#failures.minute !== minute) this.#failures = { minute, byAddress: new Map() };
     const counted = this.#failures.byAddress;
-    const count = (counted.get(from) ?? 0) + 1;
+    const count = (counted.get(from) ?? 0) + more;
+    if (count === 0) return 0;
     counted.delete(from);
     counted.set(from, count);
     while (counted.size > MAX_COUNTED_ADDRESSES) counted.delete(counted.keys().next().value!);
-    return count > FAILED_LOGINS_PER_MINUTE ? 'throttled' : undefined;
+    return count;
   }
 
   /** The session of a request's cookie header, if it is one that lives. */
@@ -106,4 +112,30 @@ export function cookieValue(header: string | undefined, name: string): string | 
 /** A token for a console started without `PICTOR_CONSOLE_TOKEN`: 32 random bytes. */
 export function newToken(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/**
+ * A warning said at most once a minute per key: `note(key)` is the number of that key's notes not said since its last
+ * line when one is due now (0 the first time), undefined when not. At most 10,000 keys (the one longest quiet forgotten).
+ */
+export class OncePerMinute<K> {
+  readonly #now: () => number;
+  readonly #keys = new Map<K, { saidAt: number; notSaid: number }>();
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  note(key: K): number | undefined {
+    const now = this.#now();
+    const seen = this.#keys.get(key);
+    this.#keys.delete(key);
+    if (seen && now - seen.saidAt < 60_000) {
+      this.#keys.set(key, { saidAt: seen.saidAt, notSaid: seen.notSaid + 1 });
+      return undefined;
+    }
+    this.#keys.set(key, { saidAt: now, notSaid: 0 });
+    while (this.#keys.size > MAX_COUNTED_ADDRESSES) this.#keys.delete(this.#keys.keys().next().value!);
+    return seen?.notSaid ?? 0;
+  }
 }

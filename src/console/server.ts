@@ -12,7 +12,7 @@ import { FileQuotaStore } from '../spend/FileQuotaStore.js';
 import type { AlertLog } from './alerts/alert-log.js';
 import { parseThresholds, type AlertConfig } from './alerts/config.js';
 import { loadAssets } from './assets.js';
-import { sameSecret, Sessions } from './auth.js';
+import { OncePerMinute, sameSecret, Sessions } from './auth.js';
 import { isLoopbackHost, type ConsoleConfig } from './config.js';
 import { capsShown, roleBudgetsOf, spendFigures } from './figures.js';
 import { LedgerNow } from './ledger-now.js';
@@ -102,6 +102,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const renders = new Map<string, Promise<SafeHtml>>();
   const now = options.now ?? Date.now;
   const sessions = new Sessions(options.token, now);
+  /** Wrong tokens are warned of once a minute per address, and once a minute for the login link (null). */
+  const wrongTokens = new OncePerMinute<string | null>(now);
   const assets = loadAssets();
   const thumbnails = new Thumbnails(source.bots);
   const { ledgerWaitMs, backendWaitMs } = options;
@@ -251,7 +253,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
             return html(res, 400, loginPage({ next: '/spend', problem: 'Type the token into the form: it is not taken from the address.', generatedToken: false }));
           }
           // The token made at start is 32 random bytes: a wrong one is not counted (it cannot lock the owner out).
-          return login(res, token, '/spend', options.generatedToken, null);
+          return login(res, token, '/spend', options.generatedToken, null, req.socket.remoteAddress ?? '');
         }
         return html(res, 200, loginPage({ next: safeNext(url.searchParams.get('next')), generatedToken: options.generatedToken }));
       }
@@ -259,7 +261,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         if (!sameOrigin(req, publicOrigin)) return send(res, 403, 'text/plain; charset=utf-8', 'Refused: the form did not come from this console.\n');
         const form = await readForm(req);
         if (!form) return send(res, 413, 'text/plain; charset=utf-8', 'Too large\n');
-        return login(res, form.get('token') ?? '', safeNext(form.get('next')), options.generatedToken, req.socket.remoteAddress ?? '');
+        const address = req.socket.remoteAddress ?? '';
+        return login(res, form.get('token') ?? '', safeNext(form.get('next')), options.generatedToken, address, address);
       }
       return notAllowed(res, 'GET, POST');
     }
@@ -393,15 +396,22 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     if (renders.get(key) === rendering) renders.delete(key);
   }
 
-  /** A login with `token`; its wrong tokens counted against the client's address `from` (null: not counted). */
-  function login(res: ServerResponse, token: string, next: string, generated: boolean, from: string | null): void {
+  /**
+   * A login with `token` from the client at `address`; its wrong tokens counted against `from` (null: not counted, the
+   * login link). A wrong token is warned of once a minute per address (and once a minute for the link), with how many
+   * went unsaid since, so nobody can flood the log.
+   */
+  function login(res: ServerResponse, token: string, next: string, generated: boolean, from: string | null, address: string): void {
     const session = sessions.login(token, from);
     if (session === 'throttled') {
-      html(res, 429, loginPage({ next, problem: 'That is not the console’s token, and too many wrong ones came from here this minute.', generatedToken: generated }));
+      html(res, 429, loginPage({ next, problem: 'Too many wrong tokens came from here this minute: try again in a minute.', generatedToken: generated }));
       return;
     }
     if (!session) {
-      logger.warn({}, 'a console login with a wrong token');
+      const notLogged = wrongTokens.note(from);
+      if (notLogged !== undefined) {
+        logger.warn(from === null ? { from: address, via: 'the login link', notLogged } : { from, notLogged }, 'a console login with a wrong token');
+      }
       html(res, 401, loginPage({ next, problem: 'That is not the console’s token.', generatedToken: generated }));
       return;
     }

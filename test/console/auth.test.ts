@@ -1,26 +1,65 @@
 import { describe, expect, it } from 'vitest';
-import { Sessions } from '../../src/console/auth.js';
+import { OncePerMinute, Sessions } from '../../src/console/auth.js';
 
 const TOKEN = 'the-owners-token-0123456789';
 
 describe('the console’s sessions', () => {
-  it('count wrong tokens per client address and per minute, and always let the right token in', () => {
+  it('count wrong tokens per client address and per minute, and answer a throttled address 429 without comparing its token', () => {
     let now = Date.UTC(2026, 0, 1, 12, 0, 0);
     const sessions = new Sessions(TOKEN, () => now);
     for (let i = 0; i < 10; i++) expect(sessions.login(`wrong-${i}`, '192.0.2.1')).toBeUndefined();
     expect(sessions.login('wrong-10', '192.0.2.1')).toBe('throttled');
+    // Its right token too: a throttled address learns nothing about its guesses.
+    expect(sessions.login(TOKEN, '192.0.2.1')).toBe('throttled');
+    // Another address is not slowed, and its right token gets in.
     expect(sessions.login('wrong-0', '192.0.2.2')).toBeUndefined();
-    expect(sessions.login(TOKEN, '192.0.2.1')).toMatchObject({ id: expect.any(String), csrf: expect.any(String) });
+    expect(sessions.login(TOKEN, '192.0.2.2')).toMatchObject({ id: expect.any(String), csrf: expect.any(String) });
     // Not counted (null): never throttled.
     for (let i = 0; i < 20; i++) expect(sessions.login(`wrong-${i}`, null)).toBeUndefined();
+    expect(sessions.login(TOKEN, null)).toMatchObject({ id: expect.any(String) });
     now += 60_000;
     expect(sessions.login('wrong-11', '192.0.2.1')).toBeUndefined();
+    expect(sessions.login(TOKEN, '192.0.2.1')).toMatchObject({ id: expect.any(String) });
   });
 
   it('keep count of at most 10,000 addresses at once, forgetting the one longest quiet', () => {
     const sessions = new Sessions(TOKEN, () => Date.UTC(2026, 0, 1, 12, 0, 0));
-    for (let i = 0; i < 10; i++) sessions.login(`wrong-${i}`, '192.0.2.1');
-    for (let i = 0; i < 10_000; i++) sessions.login('wrong', `10.0.${Math.floor(i / 256)}.${i % 256}`);
-    expect(sessions.login('wrong-10', '192.0.2.1')).toBeUndefined();
+    for (let i = 0; i < 9; i++) sessions.login(`wrong-${i}`, '192.0.2.1');
+    for (let i = 0; i < 10; i++) sessions.login(`wrong-${i}`, '192.0.2.2');
+    for (let i = 0; i < 9_998; i++) sessions.login('wrong', `10.0.${Math.floor(i / 256)}.${i % 256}`);
+    // The first address counted is heard from again: now the one longest quiet is the second.
+    sessions.login('wrong-9', '192.0.2.1');
+    sessions.login('wrong', '10.1.0.0');
+    expect(sessions.login('wrong-10', '192.0.2.1')).toBe('throttled');
+    expect(sessions.login('wrong-10', '192.0.2.2')).toBeUndefined();
+  });
+});
+
+describe('a warning once a minute', () => {
+  it('says the first of each key in a minute, with how many of that key went unsaid since its last', () => {
+    let now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const once = new OncePerMinute<string | null>(() => now);
+    expect(once.note('192.0.2.1')).toBe(0);
+    for (let i = 0; i < 5; i++) expect(once.note('192.0.2.1')).toBeUndefined();
+    expect(once.note('192.0.2.2')).toBe(0);
+    expect(once.note(null)).toBe(0);
+    expect(once.note(null)).toBeUndefined();
+    now += 59_999;
+    expect(once.note('192.0.2.1')).toBeUndefined();
+    now += 1;
+    expect(once.note('192.0.2.1')).toBe(6);
+    expect(once.note(null)).toBe(1);
+    expect(once.note('192.0.2.2')).toBe(0);
+  });
+
+  it('keeps at most 10,000 keys, forgetting the one longest quiet', () => {
+    const once = new OncePerMinute<string>(() => 0);
+    once.note('a');
+    once.note('b');
+    for (let i = 0; i < 9_998; i++) once.note(`k${i}`);
+    once.note('a');
+    once.note('c');
+    expect(once.note('a')).toBeUndefined();
+    expect(once.note('b')).toBe(0);
   });
 });

@@ -11,6 +11,7 @@ import { DEFAULT_ALERT_THRESHOLDS, type AlertConfig } from '../../src/console/al
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { JobDetails, QuotaStore } from '../../src/spend/types.js';
 import { silentLogger } from '../../src/internal.js';
+import type { LoggerLike } from '../../src/client/PictorClient.js';
 
 /** The prompt that must show as text, never run. */
 export const XSS_PROMPT = '<img src=x onerror=alert(1)>';
@@ -169,6 +170,8 @@ export async function startSeededConsole(
     publicOrigin?: string;
     /** Started without PICTOR_CONSOLE_TOKEN: the console makes a token and a login link (`console.loginLink`). */
     madeToken?: boolean;
+    /** Where the console logs (default: nowhere). */
+    logger?: LoggerLike;
     seed?: (store: QuotaStore, now: number) => Promise<void>;
   } = {},
 ): Promise<ConsoleUnderTest> {
@@ -205,7 +208,7 @@ export async function startSeededConsole(
     config: { port: 0, host: '127.0.0.1', token: options.madeToken ? undefined : TOKEN, allowChanges: options.allowChanges ?? true, publicOrigin: options.publicOrigin },
     alerts: { ...NO_ALERTS, webhook },
     ledgerWhere: `the file ledger in ${dir}`,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     liveIntervalMs: 200,
   });
   return {

@@ -2,7 +2,10 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
 
-/** One request to the console as a client at `from` (a loopback address of its own) would send it. */
+/**
+ * One request to the console as a client at `from` (a loopback address of its own) would send it. Addresses other than
+ * 127.0.0.1 rely on Linux answering all of 127.0.0.0/8 on its loopback.
+ */
 async function ask(
   at: ConsoleUnderTest,
   options: { method?: string; path: string; from?: string; headers?: Record<string, string>; form?: Record<string, string> },
@@ -38,18 +41,24 @@ describe('the console’s login', () => {
   });
 
   describe('nobody can lock the owner out', () => {
-    it('answers an address’s wrong tokens 429 after ten in a minute, still lets the right token in from it, and does not slow another address', async () => {
+    it('answers an address 429 after ten wrong tokens in a minute, its right token too (its guesses learn nothing), and does not slow another address', async () => {
       const at = await startSeededConsole();
       try {
         for (let i = 0; i < 10; i++) expect((await logIn(at, `guess-${i}-0123456789`, { from: '127.0.0.2' })).status).toBe(401);
         expect((await logIn(at, 'guess-10-0123456789', { from: '127.0.0.2' })).status).toBe(429);
-        // Another address is not slowed by that one's guesses.
+        // The right token is not even compared: the answer is the same 429, and no session starts.
+        const throttled = await logIn(at, TOKEN, { from: '127.0.0.2' });
+        expect(throttled.status).toBe(429);
+        expect(throttled.cookie).toBeUndefined();
+        // Another address is not slowed by that one's guesses, and the owner gets in from it.
         expect((await logIn(at, 'wrong-elsewhere-0123', { from: '127.0.0.3' })).status).toBe(401);
-        // The right token gets in, from anywhere, throttled or not.
-        const owner = await logIn(at, TOKEN, { from: '127.0.0.2' });
+        const owner = await logIn(at, TOKEN, { from: '127.0.0.3' });
         expect(owner.status).toBe(303);
         expect(owner.cookie).toMatch(/^pictor_console=/);
-        expect((await logIn(at, TOKEN)).status).toBe(303);
+        // A client that sends no Origin (curl, a script) is counted the same.
+        const bare = (token: string) => ask(at, { method: 'POST', path: '/login', from: '127.0.0.4', form: { token } });
+        for (let i = 0; i < 10; i++) expect((await bare(`guess-${i}-0123456789`)).status).toBe(401);
+        expect((await bare(TOKEN)).status).toBe(429);
       } finally {
         await at.close();
       }
@@ -85,6 +94,25 @@ describe('the console’s login', () => {
         await at.close();
       }
     });
+  });
+
+  it('warns of wrong tokens at most once a minute per address, and once a minute for the login link, however many come', async () => {
+    const warnings: { fields: Record<string, unknown>; message: string }[] = [];
+    const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (fields: object, message?: string) => void warnings.push({ fields: fields as Record<string, unknown>, message: message ?? '' }) };
+    const at = await startSeededConsole({ madeToken: true, logger });
+    try {
+      for (let i = 0; i < 15; i++) await logIn(at, `guess-${i}-0123456789`, { from: '127.0.0.2' });
+      for (let i = 0; i < 3; i++) await logIn(at, `guess-${i}-0123456789`, { from: '127.0.0.3' });
+      // The login link's wrong tokens are not counted (no Sec-Fetch-Site: curl, or an older browser), and not logged each.
+      for (let i = 0; i < 50; i++) expect((await ask(at, { path: `/login?token=x${i}`, from: '127.0.0.4' })).status).toBe(401);
+      expect(warnings.map((w) => w.fields)).toEqual([
+        { from: '127.0.0.2', notLogged: 0 },
+        { from: '127.0.0.3', notLogged: 0 },
+        { from: '127.0.0.4', via: 'the login link', notLogged: 0 },
+      ]);
+    } finally {
+      await at.close();
+    }
   });
 
   it('takes the operator’s PICTOR_CONSOLE_TOKEN only in the form, never from the address (proxy logs, browser history)', async () => {
