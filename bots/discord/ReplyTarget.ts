@@ -44,6 +44,8 @@ export interface ReplyTargetOptions {
   /** Waits between those tries. Default 1 s, then 3 s. */
   retryDelaysMs?: readonly number[] | undefined;
   now?: (() => number) | undefined;
+  /** Aborted once the bot's stop waits no longer for the replies being shown: a wait between two tries ends there, and the message is not tried again. */
+  stop?: AbortSignal | undefined;
 }
 
 /**
@@ -162,13 +164,17 @@ export class ReplyTarget {
 
   /**
    * The member is told which images of follow-ups Discord failed on or did not answer may be missing (a follow-up has no
-   * nonce, so it is not sent again: it could show twice): in the end's own reply while the token can edit it (an edit
-   * shows once however often it is made), else in a message of its own where the next message goes.
+   * nonce, so it is not sent again: it could show twice): in the end's own reply while the token can edit it — an edit
+   * shows once however often it is made, so one Discord failed on or did not answer is made again (`finalAttempts` in
+   * all), and if none is answered, the line may be there and is posted nowhere else —, else, when Discord refuses the
+   * edit (4xx: no edit was made) or the token is spent, in a message of its own where the next message goes.
    */
   async #sayMayBeMissing(): Promise<void> {
     const files = this.#unconfirmed.splice(0);
     const note = `⚠️ ${say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') })}`;
-    if (this.#shownEnd !== undefined && this.#tokenUsable()) {
+    const attempts = this.#o.finalAttempts ?? 3;
+    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    for (let attempt = 1; this.#shownEnd !== undefined && this.#tokenUsable(); attempt++) {
       try {
         await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), {
           body: { content: fitContent(`${this.#shownEnd}\n${note}`) },
@@ -177,6 +183,11 @@ export class ReplyTarget {
         return;
       } catch (error) {
         this.#noteFailure(error, 'note');
+        if (!mayHaveMade(error)) break;
+        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000))) {
+          this.#o.logger.error({ channelId: this.#o.channelId, files }, 'could not add to a job reply that some of its images may be missing (Discord failed or did not answer each try: the line may be there, so it is not posted elsewhere)');
+          return;
+        }
       }
     }
     const message: OutgoingMessage = { content: note, components: [], files: [] };
@@ -206,8 +217,9 @@ export class ReplyTarget {
     };
     let unanswered = false;
     for (let attempt = 0; attempt < attempts && this.#tokenUsable(); attempt++) {
+      const replacing = this.#replyGone;
       try {
-        if (this.#replyGone) await this.#replaceReply(current);
+        if (replacing) await this.#replaceReply(current);
         else await this.#patchReply(current);
         this.#shownEnd = current.content;
         return { delivered: true, refusedFiles };
@@ -218,11 +230,18 @@ export class ReplyTarget {
           attempt--;
           continue;
         }
+        if (replacing && mayHaveMade(error)) {
+          // The follow-up taking the deleted reply's place may have been made (no nonce there): as any follow-up, it is
+          // not posted again, here or in the fallback, and the member is told its images may be missing.
+          this.#unconfirmed.push(...current.files.map((file) => file.name));
+          this.#undelivered(error, 'final', current);
+          return { delivered: false, refusedFiles };
+        }
         if (this.#mode === 'channel') break;
         if (discordErrorCode(error) === DISCORD_ERRORS.unknownMessage) continue;
         const status = discordErrorStatus(error);
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
-        await sleep(delays[Math.min(attempt, delays.length - 1)] ?? 1000);
+        if (!(await this.#wait(delays[Math.min(attempt, delays.length - 1)] ?? 1000))) break;
       }
     }
     // An edit Discord failed on or did not answer may have been made: the reply showing the end already, it is not
@@ -327,28 +346,50 @@ export class ReplyTarget {
    * A new message in the fallback's channel, with Discord's guard against duplicates (Create Message's `nonce` with
    * `enforce_nonce`: a message with the nonce of one the bot made in the past few minutes is answered with that one, and
    * none is made). So one Discord failed on (5xx) or did not answer, after discord.js's own tries of it, is sent again
-   * with the same nonce — `finalAttempts` in all, while `NONCE_TRUSTED_MS` have not passed since the first — and shows
-   * once whether or not Discord made it. Throws the last failure.
+   * with the same nonce — `finalAttempts` tries at most — and shows once whether or not Discord made it. Every send of
+   * that nonce, discord.js's own tries included, is within `NONCE_TRUSTED_MS` of the first: each try is cut off there
+   * (its request aborted; discord.js sends nothing more of it), and none starts after it, nor once `stop` is aborted. Throws
+   * the last failure.
    */
   async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
     const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
     const attempts = this.#o.finalAttempts ?? 3;
     const delays = this.#o.retryDelaysMs ?? [1000, 3000];
     const since = this.#now();
+    const left = () => NONCE_TRUSTED_MS - (this.#now() - since);
     for (let attempt = 1; ; attempt++) {
+      const cutOff = abortAfter(left());
       try {
-        await this.#o.botRest.post(Routes.channelMessages(channelId), { body, files: filesOf(message) });
+        await this.#o.botRest.post(Routes.channelMessages(channelId), { body, files: filesOf(message), signal: cutOff.signal });
         return;
       } catch (error) {
         this.#noteFailure(error, what);
         if (!mayHaveMade(error)) throw error;
-        if (attempt >= attempts || this.#now() - since >= NONCE_TRUSTED_MS) {
+        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000)) || left() <= 0) {
           this.#unconfirmed.push(...message.files.map((file) => file.name));
           throw error;
         }
-        await sleep(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000);
+      } finally {
+        cutOff.clear();
       }
     }
+  }
+
+  /** Waits `ms` before another try: true, or false as soon as `stop` is aborted (at once if it is). */
+  #wait(ms: number): Promise<boolean> {
+    const stop = this.#o.stop;
+    if (stop?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const stopped = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        stop?.removeEventListener('abort', stopped);
+        resolve(true);
+      }, ms);
+      stop?.addEventListener('abort', stopped, { once: true });
+    });
   }
 
   /** Whether the reply shows `message` (its words): asked after an edit Discord failed on or did not answer. False when it cannot be read. */
@@ -505,6 +546,9 @@ function formatOf(file: OutgoingFile): OutputFormat {
   return file.contentType === 'image/jpeg' ? 'jpeg' : file.contentType === 'image/webp' ? 'webp' : 'png';
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** A signal aborted `ms` from now (at once if none are left); `clear` when it is no longer needed. */
+function abortAfter(ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), Math.max(0, ms));
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

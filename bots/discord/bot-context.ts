@@ -36,4 +36,9 @@ export interface BotContext {
   ledger?: Pick<QuotaStore, 'usage' | 'reconcile' | 'activeJobs'> | undefined;
   /** Keeps track of a job until its reply is final (stop() waits for these). */
   track(done: Promise<unknown>): void;
+  /**
+   * Aborted once the bot's stop waits no longer for the replies being shown (they settled, or its grace ran out): a
+   * reply's wait before trying a message again ends there, and it is not tried again.
+   */
+  repliesGivenUp?: AbortSignal | undefined;
 }

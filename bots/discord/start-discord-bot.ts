@@ -177,6 +177,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   };
   // The replies being shown and the ends the sweep records: a stop's grace waits for them (`InFlight.settled`).
   const inFlight = new InFlight();
+  // Aborted once the stop waits no longer for those replies: a reply's wait before another try ends (ReplyTarget).
+  const repliesGivenUp = new AbortController();
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
   // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts). A start
@@ -204,6 +206,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     userInstalls: options.userInstalls ?? false,
     downloadPolicy,
     track: (done) => inFlight.track(done),
+    repliesGivenUp: repliesGivenUp.signal,
   };
   // The audit channels of this process's servers: the runner batches the entries, this posts them with the bot's REST client.
   options.runner.audit.setPoster('discord', discordAuditPoster(botRest));
@@ -304,6 +307,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
         // With a lease, off the gateway first so a standby takes over while the replies in flight finish (over REST).
         if (gateway?.leased) await gateway.leave(budget);
         if (!(await budget.within(inFlight.settled(), graceMs))) logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
+        repliesGivenUp.abort();
         if (gateway) await gateway.leave(budget);
         else await httpClient!.destroy();
         retireBotRest();

@@ -185,5 +185,6 @@ function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<A
     attachmentSizeLimit: attachmentLimitOf(interaction),
     ...privacyOf(job),
     logger: ctx.logger,
+    stop: ctx.repliesGivenUp,
   });
 }

@@ -19,6 +19,8 @@ export const MiB = 1024 * 1024;
 export interface SceneOptions extends FakeDiscordOptions {
   /** How the webhook client reaches Discord (default: as the bot does): a test may put a network failure in its way. */
   webhookRequest?: RESTOptions['makeRequest'] | undefined;
+  /** How the client with the bot token reaches Discord (default: as the bot does). */
+  botRequest?: RESTOptions['makeRequest'] | undefined;
 }
 
 /** A test's Discord, and REST clients to it as the bot has them: one for interaction webhooks, one with the bot token. */
@@ -32,7 +34,7 @@ export class Scene {
   ) {}
 
   static async start(options: SceneOptions = {}): Promise<Scene> {
-    const { webhookRequest, ...discordOptions } = options;
+    const { webhookRequest, botRequest, ...discordOptions } = options;
     // Discord's per-token and per-channel message limits are not what these tests are about.
     const discord = await FakeDiscord.start({ messageRateLimit: { limit: 100, windowMs: 1000 }, ...discordOptions });
     // The app's interactions endpoint: it defers every interaction (callback type 5), as a job's first answer does.
@@ -43,7 +45,7 @@ export class Scene {
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
     discord.interactionsEndpoint = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/interactions`;
     const rest = (makeRequest = makeRequestWithEncodedForms) => new REST({ api: discord.apiBaseUrl, timeout: 60_000, makeRequest });
-    return new Scene(discord, rest(webhookRequest), rest().setToken(discord.botToken), endpoint);
+    return new Scene(discord, rest(webhookRequest), rest(botRequest).setToken(discord.botToken), endpoint);
   }
 
   /** A member's /imagine, deferred as a job's is: its reply says "thinking…" until a target edits it. */

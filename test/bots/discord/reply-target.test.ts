@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OutgoingFile } from '../../../bots/discord/fit-images.js';
 import { allImages, resultButtons, type OutgoingMessage } from '../../../bots/discord/render-job.js';
 import { makeRequestWithEncodedForms } from '../../../bots/discord/rest-request.js';
@@ -16,6 +16,7 @@ const DISCORD_JS_TRIES = 4;
 
 let scene: Scene | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   await scene?.close();
   scene = undefined;
 });
@@ -273,6 +274,76 @@ describe('a channel message Discord failed on or did not answer, sent again with
   });
 });
 
+/** Resolves `done` while the fake clock runs a second at a time, Discord's answers (real I/O) coming between. */
+async function onFakeClock<T>(done: Promise<T>): Promise<T> {
+  let settled = false;
+  const watched = done.finally(() => (settled = true));
+  for (let i = 0; !settled && i < 1000; i++) {
+    await vi.advanceTimersByTimeAsync(1000);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return watched;
+}
+
+/** Discord never answers a request with files: it stays on its way until discord.js gives up on it (its abort signal). */
+function unansweredUploads(sentAt: number[]): NonNullable<Parameters<typeof Scene.start>[0]>['botRequest'] {
+  return (url, init) => {
+    if (!(init.body instanceof FormData)) return makeRequestWithEncodedForms(url, init);
+    const signal = init.signal as AbortSignal;
+    // As undici: a request whose signal is already aborted is not sent.
+    if (signal.aborted) return Promise.reject(new DOMException('This operation was aborted', 'AbortError'));
+    sentAt.push(Date.now());
+    return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new DOMException('This operation was aborted', 'AbortError'))));
+  };
+}
+
+describe('how long a channel message is sent again with its nonce (Discord keeps it "a few minutes")', () => {
+  it('sends it — discord.js’s own tries included — only within 2 minutes of its first send, and then tells the member its image may be missing', async () => {
+    const sentAt: number[] = [];
+    const s = (scene = await Scene.start({ botRequest: unansweredUploads(sentAt) }));
+    const ix = await s.deferred();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    // The token is past its use: the end goes to the channel.
+    const files = images(1, 1024);
+    const delivered = await onFakeClock(s.targetOf(ix, { issuedAt: 0 }).final([end(files)]));
+
+    expect(delivered).toEqual({ first: false, all: false });
+    expect(sentAt.length).toBeGreaterThan(0);
+    expect(sentAt.filter((at) => at - sentAt[0]! >= 2 * 60_000)).toEqual([]);
+    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: files[0]!.name });
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ⚠️ ${note}`]);
+  });
+
+  it('tells the member an image may be missing after three tries Discord failed on (5xx)', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 3 * DISCORD_JS_TRIES });
+    const files = images(1, 1024);
+    const delivered = await s.targetOf(ix, { issuedAt: 0, retryDelaysMs: [0] }).final([end(files)]);
+
+    expect(delivered).toEqual({ first: false, all: false });
+    expect(new Set(channelPosts(s).map((p) => p.nonce)).size).toBe(2);
+    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: files[0]!.name });
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ⚠️ ${note}`]);
+  });
+
+  it('stops waiting to send it again once the bot’s stop waits no longer for the replies being shown', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const stop = new AbortController();
+    // A wait between tries no test would sit through.
+    const done = s.targetOf(ix, { issuedAt: 0, retryDelaysMs: [24 * 60 * 60_000], stop: stop.signal }).final([end(images(1, 1024))]);
+    await s.discord.waitFor(() => channelPosts(s).length === DISCORD_JS_TRIES, 'the first try of the end in the channel');
+    stop.abort();
+
+    expect(await done).toEqual({ first: false, all: false });
+    // The end was not tried again (the one message after it is the member told its image may be missing).
+    const [endNonce] = channelPosts(s).map((p) => p.nonce);
+    expect(channelPosts(s).filter((p) => p.nonce === endNonce)).toHaveLength(DISCORD_JS_TRIES);
+  });
+});
+
 describe('a follow-up Discord failed on or did not answer (no nonce there): the member is told an image may be missing', () => {
   it('adds to the end’s own reply that the image of a follow-up Discord failed on (5xx) may be missing, its words and buttons kept', async () => {
     const s = (scene = await Scene.start());
@@ -303,6 +374,99 @@ describe('a follow-up Discord failed on or did not answer (no nonce there): the 
     expect(delivered).toEqual({ first: true, all: false });
     const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' });
     expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${third.content}`, `<@${ix.user.id}> ⚠️ ${note}`]);
+  });
+});
+
+describe('the line saying an image may be missing, added to the end’s reply: shown once', () => {
+  const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' });
+
+  it('edits the reply again when Discord failed on that edit (5xx) — an edit shows once however often it is made — and posts the line nowhere else', async () => {
+    let edits = 0;
+    let token = '';
+    // The end's edit passes; the next edit (the line) fails each of discord.js's tries, Discord making it all the same.
+    const s = (scene = await Scene.start({
+      onRequest: (r) => {
+        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
+          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
+        }
+      },
+    }));
+    const ix = await s.deferred();
+    token = ix.token;
+    const target = s.targetOf(ix, { retryDelaysMs: [0] });
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.discord.original(ix)!.content).toBe(`${end([]).content}\n⚠️ ${note}`);
+    expect(s.followUpsOf(ix).map((m) => m.content)).toEqual([]);
+    expect(s.postedInChannel()).toEqual([]);
+  });
+
+  it('posts the line nowhere else when Discord failed on every try of that edit (it may be there), and logs it', async () => {
+    let edits = 0;
+    let token = '';
+    // The end's edit passes; each try of the next edit (the line) fails, Discord making it all the same.
+    const s = (scene = await Scene.start({
+      onRequest: (r) => {
+        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
+          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES, applyFirst: true });
+        }
+      },
+    }));
+    const ix = await s.deferred();
+    token = ix.token;
+    const target = s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] });
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.discord.original(ix)!.content).toBe(`${end([]).content}\n⚠️ ${note}`);
+    expect(s.followUpsOf(ix)).toEqual([]);
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not add to a job reply that some of its images may be missing')).map((e) => e.obj)).toEqual([
+      expect.objectContaining({ files: ['pictor-k-2.png'] }),
+    ]);
+  });
+
+  it('posts the line as a message of its own when Discord refuses the edit (4xx): no edit was made', async () => {
+    let edits = 0;
+    let token = '';
+    // The end's edit passes; the next edit (the line) is refused.
+    const s = (scene = await Scene.start({
+      onRequest: (r) => {
+        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
+          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+        }
+      },
+    }));
+    const ix = await s.deferred();
+    token = ix.token;
+    const target = s.targetOf(ix, { retryDelaysMs: [0] });
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.discord.original(ix)!.content).toBe(end([]).content);
+    expect(s.followUpsOf(ix).map((m) => m.content)).toEqual([`⚠️ ${note}`]);
+  });
+});
+
+describe('the end of a job whose reply was deleted: a follow-up takes its place, posted once', () => {
+  it('does not post that follow-up again, nor in the channel, when Discord failed on it (5xx) — it may have made it', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.deleteMessage(ix.originalMessageId!);
+    // Discord makes the follow-up on discord.js's first try of it, then fails that try and each of the others.
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', applyFirst: true });
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES - 1 });
+    const files = images(1, 1024);
+    const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end(files)]);
+
+    expect(delivered.first).toBe(false);
+    expect(s.followUpsOf(ix).filter((m) => m.content === end([]).content).map((m) => m.attachments.map((a) => a.filename))).toEqual([[files[0]!.name]]);
+    expect(s.postedInChannel().filter((m) => m.content.includes(end([]).content))).toEqual([]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.body?.content === end([]).content)).toHaveLength(DISCORD_JS_TRIES);
   });
 });
 

@@ -4,6 +4,7 @@ import { REST } from 'discord.js';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
+import { say } from '../../../bots/runner/index.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
@@ -95,6 +96,22 @@ describe('a stopped Discord bot', () => {
     await expect(h.bot.stop({ graceMs })).rejects.toThrow(/graceMs/);
     const ix = h.discord.slashCommand('imagine', { prompt: 'still taken' });
     await h.finalReply(ix);
+  });
+
+  it('ends a reply’s wait before it sends a channel message again once the stop waits no longer for the replies being shown', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0 } });
+    // Discord fails on each of discord.js's tries of the job's end in the channel (its token spent): the reply waits to try again.
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 4 });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a reply whose channel message failed' });
+    h.discord.expireToken(ix.token);
+    const posts = () => h.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST');
+    await h.discord.waitFor(() => posts().length === 4, 'discord.js’s tries of the end in the channel');
+    await h.bot.stop();
+
+    // Not tried again: the member is told its image may be missing instead.
+    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: posts()[0]!.files.map((f) => f.filename).join(', ') });
+    await h.discord.waitFor(() => h.discord.channelMessages().some((m) => m.content.endsWith(note)), 'the member told the image may be missing');
+    expect(posts().filter((r) => r.body?.nonce === posts()[0]!.body?.nonce)).toHaveLength(4);
   });
 
   it('writes nothing more into its data folder, even for a job whose reply it gave up waiting for', async () => {
