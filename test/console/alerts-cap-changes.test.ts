@@ -96,7 +96,7 @@ describe.each(Object.keys(backends).filter((kind) => kind !== 'redis' || !redis.
     t += 1000;
     await watcher.check();
     expect(said(sent)).toEqual(['full of $1', 'full of $10']);
-    expect(sent[1]!.text).toMatch(/its daily cap cannot take one more image .* It has used \$9\.85 of its daily cap of \$10\.00 \(98 %/);
+    expect(sent[1]!.cap).toMatchObject({ trigger: 'full', limitUsd: 10, usedUsd: 9.85, percent: 98 });
     t += 1000;
     expect(await watcher.check()).toEqual([]);
   });
