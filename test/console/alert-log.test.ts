@@ -49,6 +49,27 @@ describe('the alert log', () => {
     expect(file.log).toHaveLength(ALERT_LOG_KEPT);
   });
 
+  it.each([
+    ['console-alerts.json', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'pictor-alert-log-'));
+      dirs.push(dir);
+      return new FileAlertLog(dir);
+    }],
+    ['memory', async () => new MemoryAlertLog()],
+  ])('keeps in %s the highest amount a cap’s event was told up to, never lowered, until its time is over', async (_where, open) => {
+    const log: AlertLog = await open();
+    const start = Date.now();
+    const key = 'cap:scope:discord:guild:day:x:refused@test';
+    const told = (usd: number, at: number) => log.sent([{ key: `cap:scope:discord:guild:day:x:${usd}usd:refused@test`, keepUntil: start + HOUR_MS, reach: { key, usd } }], at);
+    expect(await log.reached([key], start)).toEqual(new Map());
+    await told(3, start);
+    await told(2, start + 1);
+    expect(await log.reached([key, 'other@test'], start + 2)).toEqual(new Map([[key, 3]]));
+    await told(4, start + 3);
+    expect(await log.reached([key], start + 4)).toEqual(new Map([[key, 4]]));
+    expect(await log.reached([key], start + HOUR_MS)).toEqual(new Map());
+  });
+
   it(`keeps the last ${ALERT_LOG_KEPT} in memory too`, async () => {
     const log = new MemoryAlertLog();
     await sendMany(log, ALERT_LOG_KEPT + 5, Date.now());

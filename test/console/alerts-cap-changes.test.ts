@@ -96,7 +96,7 @@ describe.each(Object.keys(backends).filter((kind) => kind !== 'redis' || !redis.
     t += 1000;
     await watcher.check();
     expect(said(sent)).toEqual(['full of $1', 'full of $10']);
-    expect(sent[1]!.text).toMatch(/its daily cap cannot take one more image .* It has used \$9\.85 of its daily cap of \$10\.00 \(98 %/);
+    expect(sent[1]!.cap).toMatchObject({ trigger: 'full', limitUsd: 10, usedUsd: 9.85, percent: 98 });
     t += 1000;
     expect(await watcher.check()).toEqual([]);
   });
@@ -122,6 +122,50 @@ describe.each(Object.keys(backends).filter((kind) => kind !== 'redis' || !redis.
     expect(said(await setTo(5))).toEqual(['100 of $5']);
     for (const usd of [undefined, 5, undefined]) expect(await setTo(usd)).toEqual([]);
     expect(said(sent)).toEqual(['50 of $5', '50 of $10', '100 of $5']);
+  });
+
+  it('tells a chat admin who changes the server’s cap ten times, each past what it has used, that its jobs are refused once', async () => {
+    let t = Date.UTC(2030, 5, 15, 10);
+    const now = () => t;
+    const ledger = await backends[kind]!(now);
+    const { watcher, sent } = watching(ledger, operatorWith({ scopeDailyUsd: 10 }), now);
+    await spend(ledger.store, 'a', 'discord:1', GUILD, 3, t);
+    // $3 used: $2.00, $2.01 … $2.09 all refuse its jobs, which the first alert said; the spend has not moved.
+    for (let i = 0; i < 10; i++) {
+      await ledger.store.setCapOverride(GUILD, 'scopeDailyUsd', 2 + i / 100, ADMIN, t);
+      t += 1000;
+      await watcher.check();
+    }
+    expect(said(sent)).toEqual(['100 of $2']);
+    // Raised past what it has used: $3 of $4 (75 %) passes no threshold that $3 of $2 did not; used up again, that is news.
+    await ledger.store.setCapOverride(GUILD, 'scopeDailyUsd', 4, ADMIN, t);
+    t += 1000;
+    expect(await watcher.check()).toEqual([]);
+    await spend(ledger.store, 'b', 'discord:1', GUILD, 1, t);
+    t += 1000;
+    expect(said(await watcher.check())).toEqual(['100 of $4']);
+  });
+
+  it('tells a cap lowered below what was told only of the events the lower amount brings', async () => {
+    let t = Date.UTC(2030, 5, 15, 10);
+    const now = () => t;
+    const ledger = await backends[kind]!(now);
+    const { watcher, sent } = watching(ledger, operatorWith({ scopeDailyUsd: 10 }), now);
+    const setTo = async (usd: number) => {
+      await ledger.store.setCapOverride(GUILD, 'scopeDailyUsd', usd, ADMIN, t);
+      t += 1000;
+      return said(await watcher.check());
+    };
+    await spend(ledger.store, 'a', 'discord:1', GUILD, 5.5, t);
+    expect(await setTo(10)).toEqual(['50 of $10']);
+    // $5.50 of $6 (91 %): past 80 %, never told this period.
+    expect(await setTo(6)).toEqual(['80 of $6']);
+    // $5.50 of $5.80 (94 %): past 80 % still, told at $6 with the same $5.50 used.
+    expect(await setTo(5.8)).toEqual([]);
+    // $5.50 of $5: its jobs are refused, new.
+    expect(await setTo(5)).toEqual(['100 of $5']);
+    expect(await setTo(4)).toEqual([]);
+    expect(said(sent)).toEqual(['50 of $10', '80 of $6', '100 of $5']);
   });
 
   it('tells an operator’s cap raised by a restart mid-period of its new amount’s thresholds, the highest passed once', async () => {

@@ -42,6 +42,11 @@ export interface AlertLog {
    * what the alerts page lists; a mark alone (a lower threshold passed with a higher one) adds nothing to it.
    */
   sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void>;
+  /**
+   * Of each reach key (see `AlertMark.reach`), the highest amount its event was told up to this period; a key never told
+   * is left out.
+   */
+  reached(keys: readonly string[], now: number): Promise<Map<string, number>>;
   /** Sending failed, or stopped before it: a later check may try again. */
   release(keys: readonly string[]): Promise<void>;
   /** The last alerts sent, newest first. */
@@ -54,6 +59,11 @@ export interface AlertLog {
 export interface AlertMark {
   key: string;
   keepUntil: number;
+  /**
+   * A cap's event told (or counting as told): every amount of that cap up to `usd` counts as told of it this period,
+   * under `key` (the cap, period and event, without the amount). Raised, never lowered, kept until `keepUntil`.
+   */
+  reach?: { key: string; usd: number } | undefined;
 }
 
 /** The alerts page's history: the last this many alerts sent are kept (older ones dropped at each send). */
@@ -65,6 +75,7 @@ const FileSchema = z.object({
   claims: z.record(z.string(), z.object({ state: z.enum(['sending', 'sent']), until: z.number() })),
   log: z.array(EntrySchema),
   rules: RulesSchema.optional(),
+  reach: z.record(z.string(), z.object({ usd: z.number(), until: z.number() })).optional(),
 });
 type AlertFile = z.output<typeof FileSchema>;
 
@@ -94,9 +105,20 @@ export class FileAlertLog implements AlertLog {
   sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void> {
     if (marks.length === 0 && !entry) return Promise.resolve();
     return this.#change((file) => {
-      for (const { key, keepUntil } of marks) file.claims[key] = { state: 'sent', until: keepUntil };
+      for (const { key, keepUntil, reach } of marks) {
+        file.claims[key] = { state: 'sent', until: keepUntil };
+        if (!reach) continue;
+        const told = file.reach?.[reach.key];
+        if (told && told.until > now && told.usd >= reach.usd) continue;
+        (file.reach ??= {})[reach.key] = { usd: reach.usd, until: keepUntil };
+      }
       if (entry) file.log = [entry, ...file.log].slice(0, ALERT_LOG_KEPT);
     }, now);
+  }
+
+  async reached(keys: readonly string[], now: number): Promise<Map<string, number>> {
+    const reach = this.#read().reach ?? {};
+    return new Map(keys.flatMap((key) => (Object.hasOwn(reach, key) && reach[key]!.until > now ? [[key, reach[key]!.usd] as const] : [])));
   }
 
   release(keys: readonly string[]): Promise<void> {
@@ -139,6 +161,7 @@ export class FileAlertLog implements AlertLog {
         const result = change(file);
         if (!changed(result)) return result;
         for (const [key, claim] of Object.entries(file.claims)) if (claim.until <= now) delete file.claims[key];
+        for (const [key, told] of Object.entries(file.reach ?? {})) if (told.until <= now) delete file.reach![key];
         await writeFileAtomically(this.path, JSON.stringify(file));
         return result;
       }),
@@ -146,7 +169,13 @@ export class FileAlertLog implements AlertLog {
   }
 }
 
-/** Keys under `<prefix>:console:`: `alert:<key>` (a claim, with its time to live), `alert-log` (a list), `alert-rules`. */
+/** Raises a reach key to ARGV[1] dollars (kept ARGV[2] ms), never lowers it. */
+const RAISE_REACH = "local v = tonumber(redis.call('get', KEYS[1])) if v == nil or v < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) end return 0";
+
+/**
+ * Keys under `<prefix>:console:`: `alert:<key>` (a claim, with its time to live), `alert-reach:<key>` (the amount an
+ * event of a cap was told up to, with its time to live), `alert-log` (a list), `alert-rules`.
+ */
 export class RedisAlertLog implements AlertLog {
   readonly #redis: Redis;
   readonly #prefix: string;
@@ -167,9 +196,18 @@ export class RedisAlertLog implements AlertLog {
   async sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void> {
     if (marks.length === 0 && !entry) return;
     const multi = this.#redis.multi();
-    for (const { key, keepUntil } of marks) multi.set(`${this.#prefix}alert:${key}`, 'sent', 'PX', Math.max(1, keepUntil - now));
+    for (const { key, keepUntil, reach } of marks) {
+      multi.set(`${this.#prefix}alert:${key}`, 'sent', 'PX', Math.max(1, keepUntil - now));
+      if (reach) multi.eval(RAISE_REACH, 1, `${this.#prefix}alert-reach:${reach.key}`, String(reach.usd), Math.max(1, keepUntil - now));
+    }
     if (entry) multi.lpush(`${this.#prefix}alert-log`, JSON.stringify(entry)).ltrim(`${this.#prefix}alert-log`, 0, ALERT_LOG_KEPT - 1);
     await multi.exec();
+  }
+
+  async reached(keys: readonly string[], _now: number): Promise<Map<string, number>> {
+    if (keys.length === 0) return new Map();
+    const values = await this.#redis.mget(keys.map((key) => `${this.#prefix}alert-reach:${key}`));
+    return new Map(keys.flatMap((key, i) => (values[i] != null && Number.isFinite(Number(values[i])) ? [[key, Number(values[i])] as const] : [])));
   }
 
   async release(keys: readonly string[]): Promise<void> {
@@ -210,6 +248,7 @@ export class RedisAlertLog implements AlertLog {
 /** In memory, for tests and a console without a lasting ledger. */
 export class MemoryAlertLog implements AlertLog {
   readonly #claims = new Map<string, { state: 'sending' | 'sent'; until: number }>();
+  readonly #reach = new Map<string, { usd: number; until: number }>();
   #log: AlertLogEntry[] = [];
   #rules: AlertRules | undefined;
 
@@ -224,9 +263,20 @@ export class MemoryAlertLog implements AlertLog {
     return claimed;
   }
 
-  async sent(marks: readonly AlertMark[], _now: number, entry?: AlertLogEntry): Promise<void> {
-    for (const { key, keepUntil } of marks) this.#claims.set(key, { state: 'sent', until: keepUntil });
+  async sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void> {
+    for (const { key, keepUntil, reach } of marks) {
+      this.#claims.set(key, { state: 'sent', until: keepUntil });
+      const told = reach && this.#reach.get(reach.key);
+      if (reach && !(told && told.until > now && told.usd >= reach.usd)) this.#reach.set(reach.key, { usd: reach.usd, until: keepUntil });
+    }
     if (entry) this.#log = [entry, ...this.#log].slice(0, ALERT_LOG_KEPT);
+  }
+
+  async reached(keys: readonly string[], now: number): Promise<Map<string, number>> {
+    return new Map(keys.flatMap((key) => {
+      const told = this.#reach.get(key);
+      return told && told.until > now ? [[key, told.usd] as const] : [];
+    }));
   }
 
   async release(keys: readonly string[]): Promise<void> {

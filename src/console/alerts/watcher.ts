@@ -50,6 +50,12 @@ interface Pending {
   keepUntil: number;
   passed: string[];
   /**
+   * A cap's: its amount, and of each of its ids above (the alert, `passed`, `instead`) the event's reach — every amount
+   * up to `usd` counts as told of that event once this one is (see `reachOf`).
+   */
+  amountUsd?: number;
+  reach?: Map<string, { key: string; usd: number }>;
+  /**
    * Sent instead to a destination that already had `alert` (and has not had this one); where `alert` goes, this one
    * counts as sent with it.
    */
@@ -131,7 +137,8 @@ function rankOf(alert: Alert): number {
  * or at once when poked, and sends an alert to every channel when a cap passes
  * one of the thresholds (50, 80, 100 % by default; only the highest passed is
  * sent, the lower ones count as sent) or when the breaker pauses a server —
- * each once per cap, amount, period and threshold (once per pause), whichever process
+ * each once per cap, amount, period and threshold, and not for an amount an
+ * earlier alert of the period settles (see `reachOf`; once per pause), whichever process
  * of the account sees it first, across restarts (the alert log). A pause goes
  * first; many members' caps of one check go as one summary per destination; a
  * stop ends the sending between two messages (see `stop`).
@@ -283,8 +290,10 @@ export class AlertWatcher {
       const periodKey = cap.period === 'day' ? figures.today : figures.month;
       // A cap's amount is part of its alerts' ids: a cap changed within its period (a chat admin lowers it or clears
       // that, the operator restarts with another) is told of its new amount's thresholds and events, each once per
-      // amount — an amount it goes back to is not told again what was told of it.
-      const base = `cap:${cap.owner}:${cap.key}${cap.scopeKey === undefined ? '' : `@${cap.scopeKey}`}:${cap.period}:${periodKey}:${amountOf(cap.limitUsd)}`;
+      // amount, and only those an earlier alert of the period did not settle (`reachOf`): an amount it goes back to, or
+      // one changed again and again while its use stays put, is not told again what was told of it.
+      const capPeriod = `cap:${cap.owner}:${cap.key}${cap.scopeKey === undefined ? '' : `@${cap.scopeKey}`}:${cap.period}:${periodKey}`;
+      const base = `${capPeriod}:${amountOf(cap.limitUsd)}`;
       const facts = {
         owner: cap.owner,
         key: cap.key,
@@ -302,11 +311,19 @@ export class AlertWatcher {
       const idOf = (event: CapEvent) => `${base}:${event === 'threshold' ? threshold : event}`;
       const alertOf = (trigger: CapEvent): Alert => ({ id: idOf(trigger), kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger } });
       const alert = alertOf(row.sends);
+      const told: [string, CapEvent | number][] = [
+        [alert.id, row.sends === 'threshold' ? threshold : row.sends],
+        ...row.thresholdsSent(state).map((t): [string, number] => [`${base}:${t}`, t]),
+        ...(row.standsFor ?? []).map((event): [string, CapEvent] => [idOf(event), event]),
+        ...(row.instead ? [[idOf(row.instead), row.instead] as [string, CapEvent]] : []),
+      ];
       pending.push({
         alert,
         keepUntil: cap.resetsAt + DAY_MS,
         passed: [...row.thresholdsSent(state).map((t) => `${base}:${t}`), ...(row.standsFor ?? []).map(idOf)].filter((id) => id !== alert.id),
         ...(row.instead && { instead: alertOf(row.instead) }),
+        amountUsd: roundToNanoUsd(cap.limitUsd),
+        reach: new Map(told.map(([id, event]) => [id, { key: `${capPeriod}:${event}`, usd: reachOf(event, cap) }])),
       });
     }
     for (const [scopeKey, budgets] of Object.entries(roleBudgets)) {
@@ -347,10 +364,24 @@ export class AlertWatcher {
     const { source, log, channels, logger, readWaitMs } = this.#options;
     if (this.#stopped) return { sent: [] };
     const keyOf = (id: string, channel: AlertChannel) => `${id}@${channel.id}`;
+    const reachKeyOf = (p: Pending, id: string, channel: AlertChannel) => {
+      const reach = p.reach?.get(id);
+      return reach && keyOf(reach.key, channel);
+    };
+    // An event a cap was told of at an amount at least this one's (or with as much used) is not told again this period.
+    const reachKeys = [...new Set(pending.flatMap((p) => [...(p.reach?.keys() ?? [])].flatMap((id) => channels.map((channel) => reachKeyOf(p, id, channel)!))))];
+    const reached = await within(log.reached(reachKeys, now), readWaitMs);
+    if (reached === LATE) return { sent: [], late: ['the alert log'] };
+    const told = (p: Pending, id: string, channel: AlertChannel) => {
+      const key = reachKeyOf(p, id, channel);
+      return key !== undefined && p.amountUsd !== undefined && (reached.get(key) ?? -1) >= p.amountUsd;
+    };
     const claimed = await within(
       log.claim(
-        pending.flatMap(({ alert, passed, instead }) =>
-          channels.flatMap((channel) => [...passed.map((lower) => keyOf(lower, channel)), keyOf(alert.id, channel), ...(instead ? [keyOf(instead.id, channel)] : [])]),
+        pending.flatMap((p) =>
+          channels.flatMap((channel) =>
+            [...p.passed, p.alert.id, ...(p.instead ? [p.instead.id] : [])].filter((id) => !told(p, id, channel)).map((id) => keyOf(id, channel)),
+          ),
         ),
         now,
         CLAIM_MS,
@@ -358,6 +389,8 @@ export class AlertWatcher {
       readWaitMs,
     );
     if (claimed === LATE) return { sent: [], late: ['the alert log'] };
+    /** The mark of `id` sent to `channel`, raising its event's reach. */
+    const markOf = (p: Pending, id: string, channel: AlertChannel): AlertMark => ({ key: keyOf(id, channel), keepUntil: p.keepUntil, ...(p.reach?.has(id) && { reach: { key: reachKeyOf(p, id, channel)!, usd: p.reach.get(id)!.usd } }) });
     /** What goes to `channel` of one pending alert: the alert, else what goes instead of it, else nothing (sent already). */
     const chosen = ({ alert, instead }: Pending, channel: AlertChannel): Alert | undefined =>
       claimed.has(keyOf(alert.id, channel)) ? alert : instead && claimed.has(keyOf(instead.id, channel)) ? instead : undefined;
@@ -365,12 +398,11 @@ export class AlertWatcher {
     // alert stands for.
     const marked = await within(
       log.sent(
-        pending.flatMap(({ alert, passed, instead, keepUntil }) =>
+        pending.flatMap((p) =>
           channels.flatMap((channel) =>
-            [...passed, ...(instead && claimed.has(keyOf(alert.id, channel)) ? [instead.id] : [])]
-              .map((lower) => keyOf(lower, channel))
-              .filter((key) => claimed.has(key))
-              .map((key) => ({ key, keepUntil })),
+            [...p.passed, ...(p.instead && claimed.has(keyOf(p.alert.id, channel)) ? [p.instead.id] : [])]
+              .filter((id) => claimed.has(keyOf(id, channel)))
+              .map((id) => markOf(p, id, channel)),
           ),
         ),
         now,
@@ -398,7 +430,7 @@ export class AlertWatcher {
       for (const channel of channels) {
         const alert = chosen(p, channel);
         if (!alert) continue;
-        const message = { channel, alert, marks: [{ key: keyOf(alert.id, channel), keepUntil: p.keepUntil }] };
+        const message = { channel, alert, marks: [markOf(p, alert.id, channel)] };
         if (rankOf(alert) === 4) members.get(channel)!.push(message);
         else messages.push(message);
       }
@@ -439,6 +471,17 @@ export class AlertWatcher {
     }
     return { sent };
   }
+}
+
+/**
+ * Up to which amount telling `event` of `cap` tells it of every amount: a lower amount is reached sooner, and one it had
+ * as much used of already — a threshold's share of it, or too little left of it for one more image or for the cheapest
+ * job — would have sent the same event then. So a cap changed again and again while its use stays put is not told again,
+ * and one raised past what it has used is, once its use reaches the new amount's event.
+ */
+function reachOf(event: CapEvent | number, cap: Pick<CapUse, 'limitUsd' | 'usedUsd'>): number {
+  const reach = typeof event === 'number' ? (cap.usedUsd * 100) / event : event === 'refused' ? cap.usedUsd + CHEAPEST_JOB_USD : event === 'full' ? cap.usedUsd + ONE_IMAGE_USD : cap.limitUsd;
+  return roundToNanoUsd(Math.max(cap.limitUsd, reach));
 }
 
 /** A cap's amount as its alerts' ids say it: dollars to the nano-dollar, the ledger's precision (`5usd`, `0.3usd`). */
