@@ -31,13 +31,27 @@ export function connectionNeverMade(fetchError: unknown): boolean {
 
 /**
  * The same for the Web API client (`slack_webapi_request_error`), which sends through Node's own http, not fetch: its
- * request error keeps the failure (`original`, whose `cause` is Node's system error), and Node names the step that
- * failed (`syscall`). A name not resolved (`getaddrinfo`) or a connection refused, unreachable or timed out
- * (`connect`) fails before the socket is connected, and Node's http writes no byte of a request before that. Any other
- * failure (a reset, a TLS error, a timeout after the connection was made) may have come after the request was written.
+ * request error keeps the failure (`original`, the HTTP library's error, whose `cause` is Node's system error), and Node
+ * names the step that failed (`syscall`). A name not resolved (`getaddrinfo`) or a connection refused, unreachable or
+ * timed out (`connect`) fails before the socket is connected, and Node's http writes no byte of a request before that.
+ * A name with more than one address (most have an IPv6 and an IPv4 one) is tried address by address (Node's
+ * `autoSelectFamily`), and when each fails Node fails with an `AggregateError` naming no step, its `errors` each
+ * attempt's failure: the connection never made when every one of them is. Any other failure (a reset, a TLS error, a
+ * timeout after the connection was made) may have come after the request was written.
+ *
+ * Read so only for a client that sends each call once (`retryConfig: { retries: 0 }`): on a client that tries again,
+ * the error is the last try's, and a connection refused then can hide an earlier try that Slack took.
  */
 export function webApiConnectionNeverMade(requestError: unknown): boolean {
-  const original = (requestError as { original?: unknown } | null | undefined)?.original as { cause?: unknown; syscall?: unknown } | undefined;
-  const failure = (original?.cause ?? original) as { syscall?: unknown } | undefined;
-  return failure?.syscall === 'getaddrinfo' || failure?.syscall === 'connect';
+  const original = (requestError as { original?: unknown } | null | undefined)?.original as { cause?: unknown } | undefined;
+  const failure = (original?.cause ?? original) as { syscall?: unknown; errors?: unknown } | undefined;
+  if (failedBeforeConnecting(failure)) return true;
+  const attempts = failure?.errors;
+  return Array.isArray(attempts) && attempts.length > 0 && attempts.every(failedBeforeConnecting);
+}
+
+/** Whether Node's system error names a step that fails before the socket is connected. */
+function failedBeforeConnecting(error: unknown): boolean {
+  const syscall = (error as { syscall?: unknown } | null | undefined)?.syscall;
+  return syscall === 'getaddrinfo' || syscall === 'connect';
 }

@@ -1,8 +1,11 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { say } from '../../../bots/runner/index.js';
 import { WORKFLOW_STEP_ID } from '../../../bots/slack/listeners/workflow-step.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { finishedActions, finishedJob, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness, userContext } from './harness.js';
+import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import { FAKE_CHANNEL_INTERVAL_MS, finishedActions, finishedJob, hasButton, jobMessages, png, privately, startHarness, statusOf, type Harness, userContext } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -23,6 +26,50 @@ async function expectNothingChargedTo(harness: Harness, user: string): Promise<v
   expect(records.reduce((sum, r) => sum + r.costUsd, 0)).toBe(0);
 }
 
+/**
+ * The Web API's address for the bot: a relay to the fake's, which passes every call on until `refuse()` closes it —
+ * once the calls it is passing on are answered; from then on no connection to it can be made (refused), so a call
+ * never reaches Slack — and `reopen()` opens it again on the same port. Closed when the test ends.
+ */
+async function relayTo(apiUrl: string): Promise<{ url: string; refuse(): Promise<void>; reopen(): Promise<void> }> {
+  const target = new URL(apiUrl);
+  let passing = 0;
+  let onIdle: (() => void) | undefined;
+  const relay: Server = createServer((req, res) => {
+    passing++;
+    res.on('close', () => {
+      passing--;
+      if (passing === 0) onIdle?.();
+    });
+    const onward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    onward.on('error', () => res.socket?.destroy());
+    req.pipe(onward);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const { port } = relay.address() as AddressInfo;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      if (!relay.listening) return resolve();
+      // No new connection from now on; the kept-alive ones are cut once nothing passes through them.
+      relay.close(() => resolve());
+      onIdle = () => relay.closeAllConnections();
+      if (passing === 0) onIdle();
+    });
+  onTestFinished(close);
+  return {
+    url: `http://127.0.0.1:${port}${target.pathname}`,
+    refuse: close,
+    reopen: () =>
+      new Promise<void>((resolve) => {
+        onIdle = undefined;
+        relay.listen(port, '127.0.0.1', resolve);
+      }),
+  };
+}
+
 describe('a job whose first message Slack refuses is not started, and nothing is charged', () => {
   it('/imagine in a private channel the bot is not in: the member is told privately how to invite it; nothing reaches the service', async () => {
     h = await startHarness();
@@ -41,6 +88,30 @@ describe('a job whose first message Slack refuses is not started, and nothing is
     expect(note).toBe(say('en', 'slack.job.archived'));
     await expectNothingChargedTo(h, 'U0BOB');
     expect(h.emulator.requests).toEqual([]);
+  });
+
+  it('/imagine whose first message never reached Slack (no connection could be made): the member is told it was not posted, not that it may show up; nothing is looked for or deleted; nothing reaches the service', async () => {
+    const fake = await new FakeSlack({ channelWriteIntervalMs: FAKE_CHANNEL_INTERVAL_MS }).start();
+    const slack = await relayTo(fake.apiUrl);
+    h = await startHarness({ fake, bot: { apiUrl: slack.url } });
+    // A job first, while Slack is reached: what the bot learns of the member and the channel on the way is known.
+    await fake.command({ command: '/imagine', text: 'a kite --quality low', channel: 'C0AWAY', user: 'U0BOB' });
+    await finishedJob(fake, 'C0AWAY');
+    await slack.refuse();
+    const note = await privately(fake, 'a boat --quality low', 'U0BOB', 'C0AWAY');
+    expect(note).toBe(say('en', 'slack.job.not_posted_at_all'));
+    expect(h.emulator.requests).toHaveLength(1);
+    expect(h.runner.activeJobs()).toEqual([]);
+    // Slack reached again: the next job runs to its end, and nothing was looked for or deleted in between.
+    await slack.reopen();
+    await fake.command({ command: '/imagine', text: 'a fox --quality low', channel: 'C0AWAY', user: 'U0BOB' });
+    await finishedJob(fake, 'C0AWAY', 1);
+    expect(fake.callsOf('conversations.history').filter((c) => c.args.channel === 'C0AWAY')).toEqual([]);
+    expect(fake.callsOf('chat.delete')).toEqual([]);
+    expect(jobMessages(fake, 'C0AWAY')).toHaveLength(2);
+    expect(h.emulator.requests).toHaveLength(2);
+    // Charged for the two jobs that ran, nothing for the one that never reached Slack.
+    await vi.waitFor(async () => expect((await h!.store.usage({})).filter((r) => r.costUsd > 0)).toHaveLength(2), { timeout: 10_000 });
   });
 
   it('a private job whose first message its member’s direct messages refuse: told privately, not told it is drawn there; nothing reaches the service', async () => {

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { Agent, createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { webApi } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -107,9 +107,9 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
   });
 
-  /** What the real WebClient (no retries) throws for a chat.postMessage sent to `apiUrl`. */
-  function thrownAt(apiUrl: string): Promise<unknown> {
-    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: apiUrl, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+  /** What the real WebClient (no retries) throws for a chat.postMessage sent to `apiUrl`, through `agent` when given. */
+  function thrownAt(apiUrl: string, agent?: Agent): Promise<unknown> {
+    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: apiUrl, agent, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
     return client.chat.postMessage({ channel: 'C0BUSY', text: 'hi' }).then(
       () => undefined,
       (error: unknown) => error,
@@ -157,6 +157,23 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
     const error = await thrownAt(`http://127.0.0.1:${port}/api/`);
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAnswerCode(error)).toBeUndefined();
+  });
+
+  it('a post to a name with two addresses, an IPv6 and an IPv4, each refusing the connection: it never reached Slack, its answer not lost', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    // The name resolves to both families, as most hosts do: Node tries each address in turn (`autoSelectFamily`).
+    const twoAddresses = ((_name: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+      if (options.all) callback(null, [{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }]);
+      else callback(null, '127.0.0.1', 4);
+    }) as NonNullable<ConstructorParameters<typeof Agent>[0]>['lookup'];
+    const agent = new Agent({ lookup: twoAddresses });
+    const error = await thrownAt(`http://slack.test:${port}/api/`, agent);
+    agent.destroy();
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
     expect(lostAnswerCode(error)).toBeUndefined();
   });
