@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'pictor_console';
@@ -44,9 +45,11 @@ export class Sessions {
    * A new session for the right token; undefined for a wrong one. Once `from` (the client's address) has sent ten
    * wrong ones this minute, `throttled` for the rest of it, its token not compared (its right one too: a throttled
    * address learns nothing about its guesses). Only that address is throttled: a wrong token is counted against
-   * `from` alone; `from` null: not counted, never throttled (the login link's token, made at start, is not one to guess).
+   * `from` alone (an IPv6 address by its /64, see `clientOf`); `from` null: not counted, never throttled (the login
+   * link's token, made at start, is not one to guess).
    */
-  login(token: string, from: string | null): { id: string; csrf: string } | 'throttled' | undefined {
+  login(token: string, address: string | null): { id: string; csrf: string } | 'throttled' | undefined {
+    const from = address === null ? null : clientOf(address);
     if (from !== null && this.#count(from, 0) >= FAILED_LOGINS_PER_MINUTE) return 'throttled';
     if (!sameSecret(token, this.#token)) {
       if (from !== null) this.#count(from, 1);
@@ -98,6 +101,24 @@ export class Sessions {
     const age = id ? Math.floor(SESSION_MS / 1000) : 0;
     return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${age}${options.secure ? '; Secure' : ''}`;
   }
+}
+
+/**
+ * The client an address is counted as: an IPv6 address by its /64 (the least one holder is given, so rotating within it
+ * gains nothing), written `2001:db8:1:2::/64`; an IPv4-mapped one (`::ffff:192.0.2.7`) as its IPv4 address; anything
+ * else as written.
+ */
+export function clientOf(address: string): string {
+  const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
+  if (mapped && isIP(mapped[1]!) === 4) return mapped[1]!;
+  if (isIP(bare) !== 6) return address;
+  const [head = '', tail = ''] = bare.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = bare.includes('::') ? (tail === '' ? [] : tail.split(':')) : [];
+  // A trailing IPv4 part (`64:ff9b::192.0.2.7`) is two groups.
+  const groups = [...left, ...Array<string>(8 - left.length - right.length - (right.some((g) => g.includes('.')) ? 1 : 0)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
 /** One cookie's value from a Cookie header. */

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 import { isChatScopeKey } from '../spend/caps.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import { listenOn } from '../core/listen.js';
@@ -118,6 +119,19 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const cookieOptions = { secure: publicOrigin?.startsWith('https:') === true };
   let allowedHosts: Set<string> = new Set(publicHost === undefined ? [] : [publicHost]);
 
+  /** The console's own names, as its listen address, its loopback names and its public origin; off loopback any IP address too. */
+  const answersAt = (host: string | undefined): boolean => {
+    const asked = (host ?? '').toLowerCase();
+    if (allowedHosts.has(asked)) return true;
+    if (loopback) return false;
+    try {
+      const url = new URL(`http://${asked}`);
+      return url.host === asked && isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0;
+    } catch {
+      return false;
+    }
+  };
+
   const names = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
     const list = [...new Set(keys)];
     if (list.length === 0 || !source.bots?.names) return new Map();
@@ -228,8 +242,10 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     const url = new URL(req.url ?? '/', 'http://console.invalid');
     const path = url.pathname;
     const method = req.method ?? 'GET';
-    // On loopback only the console's own names are answered: a page elsewhere rebinding its name to 127.0.0.1 gets nothing.
-    if (loopback && !allowedHosts.has((req.headers.host ?? '').toLowerCase())) return send(res, 421, 'text/plain; charset=utf-8', 'This console answers only at its own address.\n');
+    // Only the console's own names are answered: a page elsewhere rebinding its name to the console's address gets
+    // nothing (and its forms, whose Origin would match that Host, are not counted against the owner's address). Off
+    // loopback an IP address is answered too: the machine's address on its network is not a name a page can rebind.
+    if (!answersAt(req.headers.host)) return send(res, 421, 'text/plain; charset=utf-8', 'This console answers only at its own address.\n');
 
     if (path.startsWith('/assets/') && (method === 'GET' || method === 'HEAD')) {
       const asset = assets.get(path.slice('/assets/'.length));
@@ -252,7 +268,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
           if (!options.generatedToken) {
             return html(res, 400, loginPage({ next: '/spend', problem: 'Type the token into the form: it is not taken from the address.', generatedToken: false }));
           }
-          // The token made at start is 32 random bytes: a wrong one is not counted (it cannot lock the owner out).
+          // The token made at start is 32 random bytes: a wrong one is not counted, and the link is never throttled (another's guesses from the owner's address do not shut it).
           return login(res, token, '/spend', options.generatedToken, null, req.socket.remoteAddress ?? '');
         }
         return html(res, 200, loginPage({ next: safeNext(url.searchParams.get('next')), generatedToken: options.generatedToken }));

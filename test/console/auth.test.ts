@@ -22,6 +22,22 @@ describe('the console’s sessions', () => {
     expect(sessions.login(TOKEN, '192.0.2.1')).toMatchObject({ id: expect.any(String) });
   });
 
+  it('count an IPv6 client by its /64 (one holder has all of it) and an IPv4-mapped one as its IPv4 address', () => {
+    const sessions = new Sessions(TOKEN, () => Date.UTC(2026, 0, 1, 12, 0, 0));
+    // Addresses of one /64, written in different ways: one count.
+    const sameNet = ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:0db8:0001:0002:ffff:ffff:ffff:ffff', '2001:DB8:1:2:a:b:c:d', '[2001:db8:1:2::5]'];
+    for (let i = 0; i < 10; i++) expect(sessions.login(`wrong-${i}`, sameNet[i % sameNet.length]!)).toBeUndefined();
+    expect(sessions.login(TOKEN, '2001:db8:1:2:dead:beef:0:1')).toBe('throttled');
+    // The next /64 is another client.
+    expect(sessions.login(TOKEN, '2001:db8:1:3::1')).toMatchObject({ id: expect.any(String) });
+    // An IPv4 client seen through an IPv6 socket is its IPv4 address, however it is written.
+    for (let i = 0; i < 5; i++) sessions.login(`wrong-${i}`, '::ffff:192.0.2.7');
+    for (let i = 5; i < 10; i++) sessions.login(`wrong-${i}`, '192.0.2.7');
+    expect(sessions.login(TOKEN, '::FFFF:192.0.2.7')).toBe('throttled');
+    expect(sessions.login(TOKEN, '192.0.2.7')).toBe('throttled');
+    expect(sessions.login(TOKEN, '192.0.2.8')).toMatchObject({ id: expect.any(String) });
+  });
+
   it('keep count of at most 10,000 addresses at once, forgetting the one longest quiet', () => {
     const sessions = new Sessions(TOKEN, () => Date.UTC(2026, 0, 1, 12, 0, 0));
     for (let i = 0; i < 9; i++) sessions.login(`wrong-${i}`, '192.0.2.1');

@@ -168,6 +168,8 @@ export async function startSeededConsole(
     caps?: Record<string, number>;
     bots?: Partial<BotsView>;
     publicOrigin?: string;
+    /** Where it listens (`PICTOR_CONSOLE_HOST`); default 127.0.0.1. */
+    host?: string;
     /** Started without PICTOR_CONSOLE_TOKEN: the console makes a token and a login link (`console.loginLink`). */
     madeToken?: boolean;
     /** Where the console logs (default: nowhere). */
@@ -205,7 +207,7 @@ export async function startSeededConsole(
       },
       bots: { ...(await fakeBots()), ...options.bots },
     },
-    config: { port: 0, host: '127.0.0.1', token: options.madeToken ? undefined : TOKEN, allowChanges: options.allowChanges ?? true, publicOrigin: options.publicOrigin },
+    config: { port: 0, host: options.host ?? '127.0.0.1', token: options.madeToken ? undefined : TOKEN, allowChanges: options.allowChanges ?? true, publicOrigin: options.publicOrigin },
     alerts: { ...NO_ALERTS, webhook },
     ledgerWhere: `the file ledger in ${dir}`,
     logger: options.logger ?? silentLogger(),

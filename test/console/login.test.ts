@@ -40,7 +40,7 @@ describe('the console’s login', () => {
     await c?.close();
   });
 
-  describe('nobody can lock the owner out', () => {
+  describe('guessing is slowed per client address', () => {
     it('answers an address 429 after ten wrong tokens in a minute, its right token too (its guesses learn nothing), and does not slow another address', async () => {
       const at = await startSeededConsole();
       try {
@@ -61,6 +61,42 @@ describe('the console’s login', () => {
         expect((await bare(TOKEN)).status).toBe(429);
       } finally {
         await at.close();
+      }
+    });
+
+    it('throttles the owner too when the guesses come from the owner’s address, until a minute passes, the console restarts, or the owner opens the login link made at start', async () => {
+      const at = await startSeededConsole({ madeToken: true });
+      const link = new URL(at.console.loginLink!);
+      const token = link.searchParams.get('token')!;
+      try {
+        const earlier = (await logIn(at, token)).cookie!.split(';')[0]!;
+        // Someone sharing the owner's address (the same machine, a proxy, a NAT) sends ten wrong tokens.
+        for (let i = 0; i < 10; i++) expect((await logIn(at, `guess-${i}-0123456789`)).status).toBe(401);
+        const owner = await logIn(at, token);
+        expect(owner.status).toBe(429);
+        expect(owner.cookie).toBeUndefined();
+        // Logins only: a session started before goes on.
+        expect((await ask(at, { path: '/spend', headers: { cookie: earlier } })).status).toBe(200);
+        // The printed login link is never throttled: it logs the owner in from that same address.
+        const opened = await ask(at, { path: `${link.pathname}${link.search}`, headers: { 'sec-fetch-site': 'none' } });
+        expect(opened.status).toBe(303);
+        expect(opened.cookie).toMatch(/^pictor_console=/);
+      } finally {
+        await at.close();
+      }
+      // The count is in the process's memory: a console started again has none.
+      const throttled = await startSeededConsole();
+      try {
+        for (let i = 0; i < 10; i++) await logIn(throttled, `guess-${i}-0123456789`);
+        expect((await logIn(throttled, TOKEN)).status).toBe(429);
+      } finally {
+        await throttled.close();
+      }
+      const restarted = await startSeededConsole();
+      try {
+        expect((await logIn(restarted, TOKEN)).status).toBe(303);
+      } finally {
+        await restarted.close();
       }
     });
 

@@ -152,6 +152,26 @@ describe('the console’s server', () => {
     }
   });
 
+  it('answers only its own addresses on any other address too: a page that rebinds its name to it gets 421, its form is not counted against the owner', async () => {
+    const open = await startSeededConsole({ host: '0.0.0.0', publicOrigin: 'http://pictor.lan:8788' });
+    try {
+      const { port } = new URL(open.url);
+      const loginVia = (host: string, origin: string, token = TOKEN) =>
+        rawRequest(port, { method: 'POST', path: '/login', headers: { host, origin, 'content-type': 'application/x-www-form-urlencoded' } }, new URLSearchParams({ token }).toString());
+      // A rebinding page: its Origin and Host agree, and name it.
+      for (let i = 0; i < 12; i++) expect((await loginVia(`evil.example:${port}`, `http://evil.example:${port}`, `guess-${i}-0123456789`)).status).toBe(421);
+      expect((await rawRequest(port, { path: '/login', headers: { host: `evil.example:${port}` } })).status).toBe(421);
+      // None of it counted: the owner, at the same address, logs in at the console's own addresses.
+      expect((await loginVia(`127.0.0.1:${port}`, `http://127.0.0.1:${port}`)).status).toBe(303);
+      expect((await loginVia('pictor.lan:8788', 'http://pictor.lan:8788')).status).toBe(303);
+      // An IP address is not a name a page can rebind: the machine's address on its network is answered.
+      expect((await loginVia(`192.0.2.10:${port}`, `http://192.0.2.10:${port}`)).status).toBe(303);
+      expect((await loginVia(`[2001:db8::10]:${port}`, `http://[2001:db8::10]:${port}`)).status).toBe(303);
+    } finally {
+      await open.close();
+    }
+  });
+
   it('shows the account’s and servers’ caps and only the 50 fullest members’ of many, says how many are not shown, and finds one by key', async () => {
     const many = await startSeededConsole({
       caps: { userDailyUsd: 100 },
