@@ -214,12 +214,20 @@ export class RedisQuotaStore implements QuotaStore {
     if (settled === 2 && copy) this.#process.lost(jobId, copy, 'settle', fromNanos(nanos));
     if (now - this.#usageTrimmedAt >= HOUR_MS) {
       this.#usageTrimmedAt = now;
-      // Approximate (~) trimming is cheap: Redis drops whole nodes of the stream older than the retention. The job is
-      // settled: a store closed meanwhile leaves the trim to whoever is next (the error is reported, not thrown).
-      const minId = String(now - this.#process.usageRetentionMs);
-      await this.#client.xtrim(this.#key('usage'), 'MINID', '~', minId).catch((error: unknown) => this.#process.onError?.(new Error('could not drop expired usage records', { cause: error })));
+      // The job is settled: a store closed meanwhile leaves the trim to whoever is next (the error is reported, not thrown).
+      await this.#trimUsage().catch((error: unknown) => this.#process.onError?.(new Error('could not drop expired usage records', { cause: error })));
     }
     return settled >= 1;
+  }
+
+  /**
+   * Drops the usage records older than the retention, approximately (~: whole nodes of the stream, cheap). Its ids are
+   * Redis's clock (`XADD *`), so is the retention's start: by this process's clock, one ahead of Redis's by more than the
+   * retention dropped every record, the one just written too, and the console knew nothing of those jobs and servers.
+   */
+  async #trimUsage(): Promise<void> {
+    const [seconds, micros] = await this.#client.time();
+    await this.#client.xtrim(this.#key('usage'), 'MINID', '~', String(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.#process.usageRetentionMs));
   }
 
   async usage(query: UsageQuery): Promise<UsageRecord[]> {

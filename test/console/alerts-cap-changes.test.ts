@@ -157,7 +157,9 @@ describe.each(Object.keys(backends).filter((kind) => kind !== 'redis' || !redis.
       return said(await watcher.check());
     };
     await spend(ledger.store, 'a', 'discord:1', GUILD, 5.5, t);
-    expect(await setTo(10)).toEqual(['50 of $10']);
+    // $5.50 of the operator's $10, no admin's cap set: past 50 %.
+    t += 1000;
+    expect(said(await watcher.check())).toEqual(['50 of $10']);
     // $5.50 of $6 (91 %): past 80 %, never told this period.
     expect(await setTo(6)).toEqual(['80 of $6']);
     // $5.50 of $5.80 (94 %): past 80 % still, told at $6 with the same $5.50 used.

@@ -1036,6 +1036,16 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect((await s.usageSince(undefined)).records.map((r) => r.jobId)).toEqual(['a', 'b']);
   });
 
+  it('keeps the usage record of a job it just settled when the process’s clock is ahead of the ledger’s by more than the retention', async () => {
+    // Two years ahead, past the 400 days records are kept: the records' own times are the process's, as the job's day is.
+    const ahead = Date.now() + 2 * 366 * DAY;
+    const s = await open(undefined, { clock: () => ahead });
+    expect(await s.reserve(ask('ahead', 0.2, {}, { now: ahead }))).toEqual({ ok: true });
+    await s.markSent('ahead');
+    await s.settle('ahead', 0.1, { outcome: 'completed', images: 1 });
+    expect((await s.usageSince(undefined)).records.map((r) => r.jobId)).toEqual(['ahead']);
+  });
+
   it('hands a reader every record again, without the prompts, once a member’s prompts were erased (what it kept must go too)', async () => {
     const s = await open();
     const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt: 'a ZEBRA at noon' };
