@@ -11,7 +11,7 @@ import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
-import { NO_ALERTS, NO_DEAD_PROCESSES, TOKEN } from './console-harness.js';
+import { consoleReads, NO_ALERTS, NO_DEAD_PROCESSES, TOKEN } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
@@ -61,7 +61,7 @@ function watching(store: FileQuotaStore, operator: OperatorSettings, now: () => 
   const watcher = new AlertWatcher({
     readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator, ...(roleBudgets && { bots: { roleBudgets: async () => roleBudgets } }) },
-    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now }),
+    ...consoleReads(store, { now }),
     log: new MemoryAlertLog(),
     channels: [channel],
     config: NO_ALERTS,
@@ -220,7 +220,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     const watcher = new AlertWatcher({
       readWaitMs: LEDGER_WAIT_MS,
       source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
-      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      ...consoleReads(store, { now: () => now }),
       log: new MemoryAlertLog(),
       channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
       config: NO_ALERTS,
@@ -267,7 +267,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     const watcher = new AlertWatcher({
       readWaitMs: LEDGER_WAIT_MS,
       source: { store, operator: operatorWith({ accountDailyUsd: 10 }), bots: { roleBudgets: () => (rolesAnswer ? Promise.resolve({}) : new Promise<never>(() => undefined)) } },
-      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      ...consoleReads(store, { now: () => now }),
       log: new MemoryAlertLog(),
       channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
       config: NO_ALERTS,
@@ -323,7 +323,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     const watcher = new AlertWatcher({
       readWaitMs: LEDGER_WAIT_MS,
       source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
-      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      ...consoleReads(store, { now: () => now }),
       log,
       channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
       config: NO_ALERTS,

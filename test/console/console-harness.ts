@@ -6,6 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import sharp from 'sharp';
+import { LedgerNow } from '../../src/console/ledger-now.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
+import { UsageIndex } from '../../src/console/usage-index.js';
 import { startConsole, type BotsView, type ChatSettingRow, type RunningConsole, type StartConsoleOptions } from '../../src/console/index.js';
 import { DEFAULT_ALERT_THRESHOLDS, type AlertConfig } from '../../src/console/alerts/config.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
@@ -155,6 +158,17 @@ export async function fakeBots(): Promise<BotsView> {
  * `pictor console` and `npm start` do.
  */
 export const NO_DEAD_PROCESSES: StartConsoleOptions['tellReconciles'] = () => undefined;
+
+/**
+ * The usage index and the ledger's reservations read through it, as `startConsole` makes them for its pages and its
+ * alerts, over a ledger no dead process shared (see `NO_DEAD_PROCESSES`). `now`: the index's clock, and the reconcile's
+ * unless `reconcileNow`; `readWaitMs`: default the ledger wait.
+ */
+export function consoleReads(store: QuotaStore, options: { now?: () => number; reconcileNow?: () => number; readWaitMs?: number } = {}): { index: UsageIndex; ledgerNow: LedgerNow } {
+  const readWaitMs = options.readWaitMs ?? LEDGER_WAIT_MS;
+  const index = new UsageIndex({ readWaitMs, store, now: options.now });
+  return { index, ledgerNow: new LedgerNow(store, { index, now: options.reconcileNow ?? options.now, readWaitMs }) };
+}
 
 export const NO_ALERTS: AlertConfig = { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined };
 
