@@ -137,7 +137,8 @@ async function keepJobs(state: BotState): Promise<void> {
   }
 }
 
-async function measurePages(kind: 'file' | 'redis', store: QuotaStore, state: BotState): Promise<void> {
+/** `tellReconciles`: as `startConsole` takes it, wired to the store's `onReconciled`. */
+async function measurePages(kind: 'file' | 'redis', store: QuotaStore, state: BotState, tellReconciles: (reconciled: () => void) => void): Promise<void> {
   const runner = new JobRunner({ client: new PictorClient({ baseURL: 'http://127.0.0.1:9', apiKey: 'unused', maxRetries: 0 }), store, limits: {} });
   const running = (await startConsole({
     source: {
@@ -149,6 +150,7 @@ async function measurePages(kind: 'file' | 'redis', store: QuotaStore, state: Bo
     alerts: { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined },
     ledgerWhere: kind,
     logger: silentLogger(),
+    tellReconciles,
   }))!;
   try {
     const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url! } });
@@ -193,11 +195,12 @@ async function pagesPart(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'pictor-console-bench-'));
   try {
     await seedFile(dir, now);
-    const store = new FileQuotaStore({ dir });
+    let reconciled: (() => void) | undefined;
+    const store = new FileQuotaStore({ dir, onReconciled: () => reconciled?.() });
     await store.open();
     const state = await openBotState({ dataDir: dir, ledger: store, logger: silentLogger() });
     await keepJobs(state);
-    await measurePages('file', store, state);
+    await measurePages('file', store, state, (tell) => void (reconciled = tell));
     await state.close();
     await store.close();
   } finally {
@@ -215,11 +218,12 @@ async function pagesPart(): Promise<void> {
   try {
     await seedRedis(url, prefix, now);
     const link = await RedisLink.open({ url, prefix });
-    const store = new RedisQuotaStore({ redis: link.commands, prefix });
+    let reconciled: (() => void) | undefined;
+    const store = new RedisQuotaStore({ redis: link.commands, prefix, onReconciled: () => reconciled?.() });
     const dataDir = await mkdtemp(join(tmpdir(), 'pictor-console-bench-'));
     const state = await openBotState({ dataDir, redis: link, leaseMs: 15_000, ledger: store, logger: silentLogger() });
     await keepJobs(state);
-    await measurePages('redis', store, state);
+    await measurePages('redis', store, state, (tell) => void (reconciled = tell));
     await state.close();
     await store.close();
     await link.close();

@@ -181,7 +181,8 @@ class TimedClient extends PictorClient {
 }
 
 /** The console on the bench's ledger, and a process loading its pages as a browser would; `stop` says what it served. */
-async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, state: BotState, dataDir: string): Promise<{ stop(): Promise<string> }> {
+/** `tellReconciles`: as `startConsole` takes it, wired to the store's `onReconciled`. */
+async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, state: BotState, dataDir: string, tellReconciles: (reconciled: () => void) => void): Promise<{ stop(): Promise<string> }> {
   const token = 'bench-console-token-0123456789';
   const running = (await startConsole({
     source: {
@@ -193,6 +194,7 @@ async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, state
     alerts: { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined },
     ledgerWhere: dataDir,
     logger: silentLogger(),
+    tellReconciles,
   }))!;
   const watcher = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench/helpers/console-watcher.ts'), running.url!, token], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let said = '';
@@ -232,7 +234,9 @@ async function runOnce(): Promise<void> {
   const discord = await (FAKE_IN_PROCESS ? fakeDiscordHere : fakeDiscordApart)({ messageRateLimit: { limit: EDITS_PER_WINDOW, windowMs: WINDOW_MS }, ackDeadlineMs: ACK_DEADLINE_MS, images: IMAGES });
   const emulator = await startChildServer('./emulator-server.ts', [JSON.stringify({ latencyMs: IMAGE_LATENCY_MS, defaultPartialImages: PARTIAL_IMAGES, padImageBytes: PAD_IMAGE_BYTES })]);
   const limiter = new ImageLimiter({ maxConcurrent: MAX_CONCURRENT_REQUESTS });
-  const store = new FileQuotaStore({ dir: dataDir });
+  /** Set once the console runs (PICTOR_BENCH_CONSOLE=1): its usage index reads what a reconcile wrote. */
+  let reconciled: (() => void) | undefined;
+  const store = new FileQuotaStore({ dir: dataDir, onReconciled: () => reconciled?.() });
   // What the buttons need later, in the data folder, as `npm start` keeps it without Redis.
   const state = await openBotState({ dataDir, ledger: store, logger: silentLogger() });
   const client = new TimedClient({ baseURL: emulator.url, apiKey: DEV_API_KEY, limiter });
@@ -337,7 +341,7 @@ async function runOnce(): Promise<void> {
   subscribe('undici:client:sendHeaders', onSend);
 
   // The owner's console on the same ledger, in this process, watched from another (PICTOR_BENCH_CONSOLE=1).
-  const consoleRun = process.env.PICTOR_BENCH_CONSOLE === '1' ? await startBenchConsole(store, runners.light, state, dataDir) : undefined;
+  const consoleRun = process.env.PICTOR_BENCH_CONSOLE === '1' ? await startBenchConsole(store, runners.light, state, dataDir, (tell) => void (reconciled = tell)) : undefined;
 
   /** How late timers ran in this process (bot, runner and fake Discord share it; the emulator has its own). */
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });

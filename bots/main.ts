@@ -157,12 +157,14 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
     /** Set once the console runs: a job refused by the breaker looks at the alerts at once. */
     let consoleOfService: RunningConsole | undefined;
     let runnerOfService: JobRunner | undefined;
+    /** Set once the console runs: each step of the ledger that ended gone processes' reservations has its usage index read the records it wrote. */
+    let consoleReconciled: (() => void) | undefined;
     /** What the running surfaces let go of when a drain begins with replicas (see `RunningSurface.handOver`). */
     const handOvers: { id: string; handOver: () => Promise<void> }[] = [];
     if (configured.length > 0) {
       // Checked before any surface goes online (a damaged ledger file is restored from its backup or stops the start,
-      // naming the file); what a reconcile of a dead process's jobs charges is counted as spent. Emulator jobs have a
-      // ledger of their own.
+      // naming the file); what a reconcile of a dead process's jobs charges is counted as spent, and the console (when
+      // it runs) reads the records it wrote. Emulator jobs have a ledger of their own.
       const store = await openQuotaStore({
         redis: core.redis,
         link,
@@ -171,7 +173,10 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         usageRetentionDays: core.spend.usageRetentionDays,
         logger,
         onRestored: print,
-        onReconciled: (report) => metrics?.spent(report.chargedUsd),
+        onReconciled: (report) => {
+          metrics?.spent(report.chargedUsd);
+          consoleReconciled?.();
+        },
         onReservationLost: () => metrics?.reservationLost(),
       });
       stops.push(() => store.close());
@@ -270,6 +275,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         alerts: alertConfig,
         ledgerWhere: core.redis ? `the Redis ledger shared by every replica (prefix ${ledgerRedis(core.redis, connection.ledger).prefix})` : `the file ledger in ${ledgerDir(core.spend.dataDir, connection.ledger)}`,
         logger: logger.child({ surface: 'console' }),
+        tellReconciles: (tell) => void (consoleReconciled = tell),
       });
       if (consoleOfService) {
         const running = consoleOfService;

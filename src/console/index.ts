@@ -42,12 +42,13 @@ export interface StartConsoleOptions {
   ledgerWarning?: (() => string | undefined) | undefined;
   /**
    * Hands over, once and before the first read, what to call for each step of `source.store` in this process that ended
-   * gone processes' reservations: the store's `onReconciled` (its own reconcile each lease and a read that met them
-   * included, not only the console's). Those steps write *interrupted* records, and the usage index reads again for them:
-   * without it, a job such a step ended as a page or the live list read could be in neither the running jobs nor the
-   * recent ones.
+   * gone processes' reservations: call it from the store's `onReconciled` (beside whatever else that hook does, such as
+   * counting the charge in metrics), for every step, the console's reconcile, the store's own each lease and a read that
+   * met them alike. Those steps write *interrupted* records, and the usage index reads again for them: without it, a job
+   * such a step ended as a page or the live list read could be in neither the running jobs nor the recent ones. Required:
+   * the store takes its `onReconciled` when it is made, before the console exists, so every caller wires it.
    */
-  tellReconciles?: ((reconciled: () => void) => void) | undefined;
+  tellReconciles: (reconciled: () => void) => void;
 }
 
 export interface RunningConsole {
@@ -75,7 +76,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   const ledgerWaitMs = options.ledgerWaitMs ?? LEDGER_WAIT_MS;
   const backendWaitMs = options.backendWaitMs ?? ledgerWaitMs;
   const index = new UsageIndex({ store: source.store, now: options.now, readWaitMs: backendWaitMs });
-  options.tellReconciles?.(() => index.written());
+  options.tellReconciles(() => index.written());
   // Read in the background: the first page waits for the same read.
   void index.refresh().catch((error: unknown) => logger.warn({ err: error }, 'the console could not read the usage records'));
   const log = options.alertLog ?? alertLogOf(source);

@@ -16,7 +16,7 @@ import { loadAssets } from './assets.js';
 import { OncePerMinute, sameSecret, Sessions } from './auth.js';
 import { isLoopbackHost, type ConsoleConfig } from './config.js';
 import { capsShown, roleBudgetsOf, spendFigures } from './figures.js';
-import { LedgerNow } from './ledger-now.js';
+import type { LedgerNow } from './ledger-now.js';
 import type { SafeHtml } from './html.js';
 import { LiveJobs } from './live-jobs.js';
 import { alertsPage } from './pages/alerts.js';
@@ -45,8 +45,11 @@ export interface ConsoleServerOptions {
   now?: (() => number) | undefined;
   /** How often the jobs page's live part reads the ledger. Default 1 s. */
   liveIntervalMs?: number | undefined;
-  /** The ledger's reservations with those of gone processes ended (shared with the alerts); default one of its own. */
-  ledgerNow?: LedgerNow | undefined;
+  /**
+   * The ledger's reservations with those of gone processes ended, shared with the alerts: the one `startConsole` makes,
+   * whose usage index the store tells of each step that ended them (no default: one made here would never be told).
+   */
+  ledgerNow: LedgerNow;
   /** How long a page waits for the ledger before it answers 503 (`startConsole` reads it once: `LEDGER_WAIT_MS` unless set). */
   ledgerWaitMs: number;
   /**
@@ -108,8 +111,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const assets = loadAssets();
   const thumbnails = new Thumbnails(source.bots);
   const { ledgerWaitMs, backendWaitMs } = options;
-  const ledgerNow =
-    options.ledgerNow ?? new LedgerNow(source.store, { index, now, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
+  const { ledgerNow } = options;
   const loopback = isLoopbackHost(config.host);
   const live = new LiveJobs({ ledger: ledgerNow, index, intervalMs: options.liveIntervalMs, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not read the live jobs') });
   // The address the owner opens the console at through its proxy: its Host and its forms' Origin are the console's own.

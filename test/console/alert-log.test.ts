@@ -6,11 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ALERT_LOG_KEPT, FileAlertLog, MemoryAlertLog, type AlertLog } from '../../src/console/alerts/alert-log.js';
 import type { Alert } from '../../src/console/alerts/channels.js';
 import { AlertWatcher } from '../../src/console/alerts/watcher.js';
-import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { nextUtcMidnight } from '../../src/spend/utc-period.js';
-import { NO_ALERTS } from './console-harness.js';
+import { consoleReads, NO_ALERTS } from './console-harness.js';
 import { operatorWith, spend } from './ledger-fixtures.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
@@ -90,7 +89,7 @@ describe('the alert log', () => {
       const watcher = new AlertWatcher({
         readWaitMs: LEDGER_WAIT_MS,
         source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
-        index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+        ...consoleReads(store, { now: () => now }),
         log,
         channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
         config: NO_ALERTS,

@@ -6,13 +6,12 @@ import { FileAlertLog, RedisAlertLog, type AlertLog } from '../../src/console/al
 import type { Alert, AlertChannel } from '../../src/console/alerts/channels.js';
 import { AlertWatcher } from '../../src/console/alerts/watcher.js';
 import type { OperatorSettings } from '../../src/console/source.js';
-import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { QuotaStore } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
-import { NO_ALERTS } from './console-harness.js';
+import { consoleReads, NO_ALERTS } from './console-harness.js';
 import { operatorWith, spend } from './ledger-fixtures.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
@@ -63,7 +62,7 @@ function watching({ store, log }: Ledger, operator: OperatorSettings, now: () =>
   const watcher = new AlertWatcher({
     readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator },
-    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now }),
+    ...consoleReads(store, { now }),
     log,
     channels: [channel],
     config: NO_ALERTS,

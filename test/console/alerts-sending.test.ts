@@ -5,13 +5,12 @@ import { MemoryAlertLog, type AlertLogEntry, type AlertMark } from '../../src/co
 import { discordChannel, slackChannel, type Alert, type AlertChannel } from '../../src/console/alerts/channels.js';
 import { AlertWatcher, MEMBERS_LISTED, mostUsedFirst } from '../../src/console/alerts/watcher.js';
 import { capRatio } from '../../src/console/percent.js';
-import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { percent } from '../../src/console/pages/layout.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
-import { NO_ALERTS } from './console-harness.js';
+import { consoleReads, NO_ALERTS } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 /**
@@ -74,7 +73,7 @@ function watcherOf(store: FileQuotaStore, operator: OperatorSettings, channels: 
   const watcher = new AlertWatcher({
     readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator, ...(names && { bots: { names: async () => new Map(Object.entries(names)) } }) },
-    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
+    ...consoleReads(store),
     log,
     channels,
     config: NO_ALERTS,
@@ -240,7 +239,7 @@ describe('sending the alerts of a check', () => {
     const next = watcherOf(store, operator, [recording('place', order)], log);
     expect((await next.check()).map((a) => a.cap?.owner)).toEqual(['user', 'user']);
     // Once the claim lapses (a minute), a later check sends it.
-    const later = new AlertWatcher({ readWaitMs: LEDGER_WAIT_MS, source: { store, operator }, index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }), log, channels: [recording('place', order)], config: NO_ALERTS, logger: silentLogger(), now: () => Date.now() + 61_000 });
+    const later = new AlertWatcher({ readWaitMs: LEDGER_WAIT_MS, source: { store, operator }, ...consoleReads(store, { reconcileNow: () => Date.now() + 61_000 }), log, channels: [recording('place', order)], config: NO_ALERTS, logger: silentLogger(), now: () => Date.now() + 61_000 });
     steps.push(() => later.stop());
     expect((await later.check()).map((a) => a.cap?.owner)).toEqual(['account']);
   });

@@ -9,10 +9,9 @@ import { FileAlertLog } from '../../src/console/alerts/alert-log.js';
 import { webhookChannel, type Alert } from '../../src/console/alerts/channels.js';
 import { AlertWatcher } from '../../src/console/alerts/watcher.js';
 import { signWebhook, verifyWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../src/console/alerts/webhook-signature.js';
-import { UsageIndex } from '../../src/console/usage-index.js';
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
-import { NO_ALERTS } from './console-harness.js';
+import { consoleReads, NO_ALERTS } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const SECRET = 'whsec-a-long-shared-secret';
@@ -48,7 +47,7 @@ async function setUp(dir: string, url: string, caps = { accountDailyUsd: 1 }, lo
   const watcher = new AlertWatcher({
     readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator: { caps, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' } },
-    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
+    ...consoleReads(store),
     log: new FileAlertLog(dir),
     channels: [webhookChannel({ url, secret: SECRET })],
     config: NO_ALERTS,

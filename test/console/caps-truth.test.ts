@@ -11,7 +11,7 @@ import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
-import { NO_ALERTS, TOKEN } from './console-harness.js';
+import { consoleReads, NO_ALERTS, NO_DEAD_PROCESSES, TOKEN } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
@@ -39,6 +39,7 @@ async function spendPageOf(store: FileQuotaStore, operator: OperatorSettings, no
     ledgerWhere: 'a file ledger',
     logger: silentLogger(),
     now: () => now,
+    tellReconciles: NO_DEAD_PROCESSES,
   });
   steps.push(() => running!.close());
   const url = running!.url!;
@@ -60,7 +61,7 @@ function watching(store: FileQuotaStore, operator: OperatorSettings, now: () => 
   const watcher = new AlertWatcher({
     readWaitMs: LEDGER_WAIT_MS,
     source: { store, operator, ...(roleBudgets && { bots: { roleBudgets: async () => roleBudgets } }) },
-    index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now }),
+    ...consoleReads(store, { now }),
     log: new MemoryAlertLog(),
     channels: [channel],
     config: NO_ALERTS,
@@ -219,7 +220,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     const watcher = new AlertWatcher({
       readWaitMs: LEDGER_WAIT_MS,
       source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
-      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      ...consoleReads(store, { now: () => now }),
       log: new MemoryAlertLog(),
       channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
       config: NO_ALERTS,
@@ -266,7 +267,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     const watcher = new AlertWatcher({
       readWaitMs: LEDGER_WAIT_MS,
       source: { store, operator: operatorWith({ accountDailyUsd: 10 }), bots: { roleBudgets: () => (rolesAnswer ? Promise.resolve({}) : new Promise<never>(() => undefined)) } },
-      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      ...consoleReads(store, { now: () => now }),
       log: new MemoryAlertLog(),
       channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
       config: NO_ALERTS,
@@ -322,7 +323,7 @@ describe('the caps as the console shows them and alerts of them', () => {
     const watcher = new AlertWatcher({
       readWaitMs: LEDGER_WAIT_MS,
       source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
-      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store, now: () => now }),
+      ...consoleReads(store, { now: () => now }),
       log,
       channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
       config: NO_ALERTS,
@@ -527,7 +528,8 @@ describe('the caps as the console shows them and alerts of them', () => {
     await dead.markSent('held');
     await dead.close(); // stops renewing its lease, as a killed process does
     let now = start;
-    const store = await opened(new FileQuotaStore({ dir, leaseMs: 1_000, clock: () => now }));
+    let tell: (() => void) | undefined;
+    const store = await opened(new FileQuotaStore({ dir, leaseMs: 1_000, clock: () => now, onReconciled: () => tell?.() }));
     const running = await startConsole({
       source: { store, operator: operatorWith({ accountDailyUsd: 1 }) },
       config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
@@ -535,6 +537,7 @@ describe('the caps as the console shows them and alerts of them', () => {
       ledgerWhere: 'a file ledger',
       logger: silentLogger(),
       now: () => now,
+      tellReconciles: (listener) => void (tell = listener),
     });
     steps.push(() => running!.close());
     const url = running!.url!;
@@ -558,7 +561,8 @@ describe('the caps as the console shows them and alerts of them', () => {
     await dead.markSent('held');
     await dead.close(); // stops renewing its lease, as a killed process does
     let now = start;
-    const store = await opened(new FileQuotaStore({ dir, leaseMs: 1_000, clock: () => now }));
+    let tell: (() => void) | undefined;
+    const store = await opened(new FileQuotaStore({ dir, leaseMs: 1_000, clock: () => now, onReconciled: () => tell?.() }));
     const running = await startConsole({
       source: { store, operator: operatorWith({}) },
       config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
@@ -566,6 +570,7 @@ describe('the caps as the console shows them and alerts of them', () => {
       ledgerWhere: 'a file ledger',
       logger: silentLogger(),
       now: () => now,
+      tellReconciles: (listener) => void (tell = listener),
     });
     steps.push(() => running!.close());
     const url = running!.url!;

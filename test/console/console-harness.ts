@@ -6,7 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import sharp from 'sharp';
-import { startConsole, type BotsView, type ChatSettingRow, type RunningConsole } from '../../src/console/index.js';
+import { LedgerNow } from '../../src/console/ledger-now.js';
+import { LEDGER_WAIT_MS } from '../../src/console/server.js';
+import { UsageIndex } from '../../src/console/usage-index.js';
+import { startConsole, type BotsView, type ChatSettingRow, type RunningConsole, type StartConsoleOptions } from '../../src/console/index.js';
 import { DEFAULT_ALERT_THRESHOLDS, type AlertConfig } from '../../src/console/alerts/config.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { JobDetails, QuotaStore } from '../../src/spend/types.js';
@@ -149,6 +152,24 @@ export async function fakeBots(): Promise<BotsView> {
   };
 }
 
+/**
+ * `tellReconciles` for a console over a ledger no dead process left a reservation in: no step of its store ends one,
+ * so there is nothing to tell. A test with a dead process's job wires the store's `onReconciled` instead, as
+ * `pictor console` and `npm start` do.
+ */
+export const NO_DEAD_PROCESSES: StartConsoleOptions['tellReconciles'] = () => undefined;
+
+/**
+ * The usage index and the ledger's reservations read through it, as `startConsole` makes them for its pages and its
+ * alerts, over a ledger no dead process shared (see `NO_DEAD_PROCESSES`). `now`: the index's clock, and the reconcile's
+ * unless `reconcileNow`; `readWaitMs`: default the ledger wait.
+ */
+export function consoleReads(store: QuotaStore, options: { now?: () => number; reconcileNow?: () => number; readWaitMs?: number } = {}): { index: UsageIndex; ledgerNow: LedgerNow } {
+  const readWaitMs = options.readWaitMs ?? LEDGER_WAIT_MS;
+  const index = new UsageIndex({ readWaitMs, store, now: options.now });
+  return { index, ledgerNow: new LedgerNow(store, { index, now: options.reconcileNow ?? options.now, readWaitMs }) };
+}
+
 export const NO_ALERTS: AlertConfig = { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined };
 
 export interface ConsoleUnderTest {
@@ -209,6 +230,7 @@ export async function startSeededConsole(
     },
     config: { port: 0, host: options.host ?? '127.0.0.1', token: options.madeToken ? undefined : TOKEN, allowChanges: options.allowChanges ?? true, publicOrigin: options.publicOrigin },
     alerts: { ...NO_ALERTS, webhook },
+    tellReconciles: NO_DEAD_PROCESSES,
     ledgerWhere: `the file ledger in ${dir}`,
     logger: options.logger ?? silentLogger(),
     liveIntervalMs: 200,

@@ -65,7 +65,14 @@ describe.each(kinds)('the console on a %s ledger whose process died', (kind) => 
     await dead.markSent('d-sent');
     await dead.close(); // renews no more, as a killed process
     const reports: ReconcileReport[] = [];
-    const store = await ledger.open({ ...lease, onReconciled: (report) => reports.push(report) });
+    let tell: (() => void) | undefined;
+    const store = await ledger.open({
+      ...lease,
+      onReconciled: (report) => {
+        reports.push(report);
+        tell?.();
+      },
+    });
     steps.push(() => store.close());
     // The console's own clock stays within its 5 s between reconciles: what ends the job is a read or a change.
     const consoleTime = { now: storeTime.now };
@@ -76,6 +83,7 @@ describe.each(kinds)('the console on a %s ledger whose process died', (kind) => 
       ledgerWhere: `a ${kind} ledger`,
       logger: silentLogger(),
       now: () => consoleTime.now,
+      tellReconciles: (listener) => void (tell = listener),
     }))!;
     steps.push(() => running.close());
     const url = running.url!;

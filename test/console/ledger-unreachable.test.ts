@@ -4,7 +4,7 @@ import { startConsole } from '../../src/console/index.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
 import { requireRedisUrl, testRedis } from '../helpers/shared-limits-redis.js';
-import { NO_ALERTS, TOKEN } from './console-harness.js';
+import { NO_ALERTS, NO_DEAD_PROCESSES, TOKEN } from './console-harness.js';
 
 // A Redis of its own, stopped and started again under the console. Skipped without redis-server (failed in CI).
 const present = testRedis();
@@ -23,6 +23,7 @@ describe.skipIf(present.skipReason)(`the console with its ledger out of reach ${
         ledgerWhere: 'the account’s Redis ledger (prefix pictor-unreachable)',
         logger,
         ledgerWaitMs,
+        tellReconciles: NO_DEAD_PROCESSES,
       });
     // The console as it runs (its 5 s wait), and one over the same ledger that waits not at all: Redis gone, a page of
     // it answers 503 at once, whatever the clock says (a read of Redis cannot answer in no time).

@@ -8,7 +8,7 @@ import { CONTENT_SECURITY_POLICY, LEDGER_WAIT_MS } from '../../src/console/serve
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { CapOverrides } from '../../src/spend/types.js';
-import { NO_ALERTS, seedLedger, startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
+import { NO_ALERTS, NO_DEAD_PROCESSES, seedLedger, startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
 import { spyOnInstance } from '../helpers/instance-spy.js';
 
 /** The console's HTTP rules, asked as a client would (the browser test drives the same through Chromium). */
@@ -266,6 +266,7 @@ describe('the console over a file ledger slow to read', () => {
       alerts: NO_ALERTS,
       ledgerWhere: `the file ledger in ${dir}`,
       logger: silentLogger(),
+      tellReconciles: NO_DEAD_PROCESSES,
       // No wait at all: every page not done at once answers 503.
       ledgerWaitMs: 0,
     }))!;
@@ -317,6 +318,7 @@ describe('the console after a change, with a page kept for the reload', () => {
       alerts: NO_ALERTS,
       ledgerWhere: `the file ledger in ${dir}`,
       logger: silentLogger(),
+      tellReconciles: NO_DEAD_PROCESSES,
       // No wait at all: a page not done at once answers 503 and is kept for the reload. The change waits as usual.
       ledgerWaitMs: 0,
       backendWaitMs: LEDGER_WAIT_MS,

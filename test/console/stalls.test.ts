@@ -6,10 +6,9 @@ import { MemoryAlertLog, type AlertRules } from '../../src/console/alerts/alert-
 import { startConsole, type RunningConsole } from '../../src/console/index.js';
 import { startConsoleServer } from '../../src/console/server.js';
 import { createLogger } from '../../src/core/logger.js';
-import { UsageIndex } from '../../src/console/usage-index.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ActiveJob, BreakerState } from '../../src/spend/types.js';
-import { NO_ALERTS, TOKEN } from './console-harness.js';
+import { consoleReads, NO_ALERTS, NO_DEAD_PROCESSES, TOKEN } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
@@ -83,6 +82,7 @@ async function stalledConsole() {
     alertLog: new StallingLog(),
     ledgerWhere: `the file ledger in ${dir}`,
     logger,
+    tellReconciles: NO_DEAD_PROCESSES,
     // A change, the live stream and a thumbnail not answered at once are late: the backends here never answer.
     backendWaitMs: 0,
   })) as RunningConsole;
@@ -150,7 +150,7 @@ describe('the console when the ledger, the alert log or the kept images stall', 
       config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: true },
       token: TOKEN,
       generatedToken: false,
-      index: new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store }),
+      ...consoleReads(store, { readWaitMs: 0 }),
       alerts: { config: NO_ALERTS, log, channels: [], poke: () => void pokes++ },
       ledgerWhere: `the file ledger in ${dir}`,
       logger,
@@ -230,6 +230,7 @@ describe('the console when the ledger, the alert log or the kept images stall', 
       alertLog: log,
       ledgerWhere: `the file ledger in ${dir}`,
       logger,
+      tellReconciles: NO_DEAD_PROCESSES,
       // The pages are read in time; a change not answered at once is late.
       ledgerWaitMs: LEDGER_WAIT_MS,
       backendWaitMs: 0,
@@ -283,6 +284,7 @@ describe('the console when the ledger, the alert log or the kept images stall', 
       alerts: NO_ALERTS,
       ledgerWhere: `the file ledger in ${dir}`,
       logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+      tellReconciles: NO_DEAD_PROCESSES,
       // Long enough for the file ledger's first read; the names never answer.
       backendWaitMs: 1000,
     })) as RunningConsole;

@@ -5,7 +5,7 @@ import { leftOf, roundToNanoUsd } from '../../spend/rules.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { LATE, waitAtMost, within } from '../../core/with-timeout.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
-import { LedgerNow } from '../ledger-now.js';
+import type { LedgerNow } from '../ledger-now.js';
 import { cannotTakeOneImage, capRatio, CHEAPEST_JOB_USD, ONE_IMAGE_USD, percentOf, usedUp } from '../percent.js';
 import type { ConsoleSource } from '../source.js';
 import type { UsageIndex } from '../usage-index.js';
@@ -21,8 +21,11 @@ export interface AlertWatcherOptions {
   config: AlertConfig;
   logger: LoggerLike;
   now?: (() => number) | undefined;
-  /** The ledger's reservations with those of gone processes ended (shared with the pages); default one of its own. */
-  ledgerNow?: LedgerNow | undefined;
+  /**
+   * The ledger's reservations with those of gone processes ended, shared with the pages: the one `startConsole` makes,
+   * whose usage index the store tells of each step that ended them (no default: one made here would never be told).
+   */
+  ledgerNow: LedgerNow;
   /**
    * How long a check waits for each of its reads, made side by side — the ledger's (the usage records, the caps), the
    * alert log's (the rules, then the claim of what it sends), the bots' role budgets — past it the check ends with
@@ -160,7 +163,7 @@ export class AlertWatcher {
   constructor(options: AlertWatcherOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#ledgerNow = options.ledgerNow ?? new LedgerNow(options.source.store, { index: options.index, now: this.#now, readWaitMs: options.readWaitMs, onError: (err) => options.logger.warn({ err }, 'could not end the reservations of gone processes') });
+    this.#ledgerNow = options.ledgerNow;
   }
 
   start(): void {
