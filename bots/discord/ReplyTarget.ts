@@ -166,14 +166,19 @@ export class ReplyTarget {
    * The member is told which images of follow-ups Discord failed on or did not answer may be missing (a follow-up has no
    * nonce, so it is not sent again: it could show twice): in the end's own reply while the token can edit it — an edit
    * shows once however often it is made, so one Discord failed on or did not answer is made again (`finalAttempts` in
-   * all), and if none is answered, the line may be there and is posted nowhere else —, else, when Discord refuses the
-   * edit (4xx: no edit was made) or the token is spent, in a message of its own where the next message goes.
+   * all); once one is not answered, the line may be there, and it is posted nowhere else, however the tries end (each
+   * failed, a later one refused, the token spent or run out before the next) —, else, when Discord refuses the edit (4xx:
+   * no edit was made) or the token is spent before any edit failed so, in a message of its own where the next message
+   * goes.
    */
   async #sayMayBeMissing(): Promise<void> {
     const files = this.#unconfirmed.splice(0);
     const note = `⚠️ ${say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') })}`;
     const attempts = this.#o.finalAttempts ?? 3;
     const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    // Set once Discord failed on or did not answer an edit with the line: it may be there, so it is posted nowhere else,
+    // however the tries end (the last one unanswered, the token spent or run out before the next).
+    let mayBeThere = false;
     for (let attempt = 1; this.#shownEnd !== undefined && this.#tokenUsable(); attempt++) {
       try {
         await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), {
@@ -184,11 +189,13 @@ export class ReplyTarget {
       } catch (error) {
         this.#noteFailure(error, 'note');
         if (!mayHaveMade(error)) break;
-        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000))) {
-          this.#o.logger.error({ channelId: this.#o.channelId, files }, 'could not add to a job reply that some of its images may be missing (Discord failed or did not answer each try: the line may be there, so it is not posted elsewhere)');
-          return;
-        }
+        mayBeThere = true;
+        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000))) break;
       }
+    }
+    if (mayBeThere) {
+      this.#o.logger.error({ channelId: this.#o.channelId, files }, 'could not add to a job reply that some of its images may be missing (Discord failed on or did not answer a try: the line may be there, so it is not posted elsewhere)');
+      return;
     }
     const message: OutgoingMessage = { content: note, components: [], files: [] };
     try {
