@@ -90,6 +90,12 @@ describe('a stopped Discord bot', () => {
     await expect(start).rejects.toThrow(/stopGraceMs/);
   });
 
+  it.each([Infinity, NaN, -1, 2 ** 31])('refuses a replyRetryDelaysMs holding %s, naming it, before it connects', async (delay) => {
+    const start = startDiscordBot({ token: 'unused', runner: {} as never, state: {} as never, logger: {} as never, replyRetryDelaysMs: [1000, delay] });
+    await expect(start).rejects.toThrow(RangeError);
+    await expect(start).rejects.toThrow(/replyRetryDelaysMs\[1\]/);
+  });
+
   it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stop with a graceMs of %s, naming it, and goes on taking commands', async (graceMs) => {
     h = await DiscordHarness.start({ partialImages: 0 });
     await expect(h.bot.stop({ graceMs })).rejects.toThrow(RangeError);
@@ -99,7 +105,8 @@ describe('a stopped Discord bot', () => {
   });
 
   it('ends a reply’s wait before it sends a channel message again once the stop waits no longer for the replies being shown', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0 } });
+    // A day between two tries: only the stop can end the wait.
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0, replyRetryDelaysMs: [24 * 60 * 60_000] } });
     // Discord fails on each of discord.js's tries of the job's end in the channel (its token spent): the reply waits to try again.
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 4 });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a reply whose channel message failed' });
