@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
 import type { LoggerLike, ValidationError } from 'pictor';
 import { operatorMustFix, scrubSecrets, timerMsOf } from 'pictor/internal';
@@ -186,6 +187,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const inFlight = new InFlight();
   // Aborted once the stop waits no longer for those replies: a reply's wait before another try ends (ReplyTarget).
   const repliesGivenUp = new AbortController();
+  // Every reply waiting to try again listens to it (many in a Discord outage): no listener leak to warn of.
+  setMaxListeners(0, repliesGivenUp.signal);
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
   // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts). A start

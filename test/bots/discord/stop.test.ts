@@ -121,6 +121,28 @@ describe('a stopped Discord bot', () => {
     expect(posts().filter((r) => r.body?.nonce === posts()[0]!.body?.nonce)).toHaveLength(4);
   });
 
+  it('warns of no listener leak while more than 10 replies wait to send a channel message again (a Discord outage)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0, replyRetryDelaysMs: [24 * 60 * 60_000] } });
+      const jobs = 11;
+      // Discord fails on each of discord.js's tries of every job's end in the channel (their tokens spent): each reply waits to try again.
+      h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 4 * jobs });
+      for (let i = 0; i < jobs; i++) h.discord.expireToken(h.discord.slashCommand('imagine', { prompt: `a reply waiting ${i}` }).token);
+      const posts = () => h.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST');
+      // Each reply logs the failure of its try as it starts its wait.
+      const failed = () => h.logger.entries.filter((e) => e.msg === 'Discord refused an update of a job reply' && (e.obj as { what?: string }).what === 'final' && (e.obj as { status?: number }).status === 500);
+      await h.discord.waitFor(() => failed().length === jobs, 'every reply waiting to try its end again');
+      await h.bot.stop();
+      await h.discord.waitFor(() => posts().length === 5 * jobs, 'each member told the image may be missing');
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('writes nothing more into its data folder, even for a job whose reply it gave up waiting for', async () => {
     // The stop waits for no reply at all: the job below is still being shown when the bot is stopped.
     h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0 } });
