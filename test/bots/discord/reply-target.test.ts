@@ -525,6 +525,36 @@ describe('the end of a job whose reply was deleted: a follow-up takes its place,
   });
 });
 
+describe('the end of a job whose reply was deleted, words only (a failure, a cancellation): the member told when it may be missing', () => {
+  it('says in a message of its own that the reply may be missing when Discord failed on the follow-up taking its place (5xx), and does not post that again', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.deleteMessage(ix.originalMessageId!);
+    // Discord makes no follow-up on any of discord.js's tries.
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end([])]);
+
+    expect(delivered.first).toBe(false);
+    expect(s.followUpsOf(ix).map((m) => m.content)).toEqual([`⚠️ ${say('en-US', 'discord.job.reply_may_be_missing')}`]);
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.body?.content === end([]).content)).toHaveLength(DISCORD_JS_TRIES);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not deliver a job result to Discord')).map((e) => e.obj)).toEqual([
+      expect.objectContaining({ what: 'final', files: [], toldMayBeMissing: true }),
+    ]);
+  });
+
+  it('says it in the channel when the end failed there (5xx) each try with its nonce: the token spent', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end([])]);
+
+    expect(delivered.first).toBe(false);
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ⚠️ ${say('en-US', 'discord.job.reply_may_be_missing')}`]);
+  });
+});
+
 describe('the end’s own edit Discord failed on (5xx) every try: not shown twice', () => {
   it('counts the end delivered, and posts nothing in the channel, when the reply shows it after all (Discord made the edit though it failed)', async () => {
     const s = (scene = await Scene.start());
