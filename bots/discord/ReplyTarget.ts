@@ -100,6 +100,8 @@ export class ReplyTarget {
   #shownEnd: string | undefined;
   /** The files of follow-ups Discord failed on or did not answer: perhaps made, perhaps not, and not sent again. */
   #unconfirmed: string[] = [];
+  /** The end, words only, Discord failed on or did not answer: perhaps made, perhaps not, and not sent again. */
+  #endUnconfirmed = false;
 
   constructor(options: ReplyTargetOptions) {
     this.#o = options;
@@ -158,22 +160,33 @@ export class ReplyTarget {
     // The end's own images first, in their order, then the messages after it.
     if (refusedFiles.length > 0) all = (await this.#sendPack({ content: '', components: [], files: refusedFiles })) && all;
     for (const extra of more) all = (await this.#sendPack(extra)) && all;
-    if (this.#unconfirmed.length > 0) await this.#sayMayBeMissing();
+    if (this.#unconfirmed.length > 0 || this.#endUnconfirmed) await this.#sayMayBeMissing();
     return { first: delivered, all };
   }
 
   /**
-   * The member is told which images of follow-ups Discord failed on or did not answer may be missing (a follow-up has no
+   * The member is told which images of follow-ups Discord failed on or did not answer may be missing — or, for an end of
+   * words only Discord failed on or did not answer (in a follow-up or the fallback), that the reply may be missing (a follow-up has no
    * nonce, so it is not sent again: it could show twice): in the end's own reply while the token can edit it — an edit
    * shows once however often it is made, so one Discord failed on or did not answer is made again (`finalAttempts` in
-   * all), and if none is answered, the line may be there and is posted nowhere else —, else, when Discord refuses the
-   * edit (4xx: no edit was made) or the token is spent, in a message of its own where the next message goes.
+   * all); once one is not answered, the line may be there, and it is posted nowhere else, however the tries end (each
+   * failed, a later one refused, the token spent or run out before the next) —, else, when Discord refuses the edit (4xx:
+   * no edit was made) or the token is spent before any edit failed so, in a message of its own where the next message
+   * goes.
    */
   async #sayMayBeMissing(): Promise<void> {
     const files = this.#unconfirmed.splice(0);
-    const note = `⚠️ ${say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') })}`;
+    const lines: string[] = [];
+    // An end with images is named by them; one of words only, by itself.
+    if (this.#endUnconfirmed) lines.push(say(this.#o.locale, 'discord.job.reply_may_be_missing'));
+    if (files.length > 0) lines.push(say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') }));
+    this.#endUnconfirmed = false;
+    const note = lines.map((line) => `⚠️ ${line}`).join('\n');
     const attempts = this.#o.finalAttempts ?? 3;
     const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    // Set once Discord failed on or did not answer an edit with the line: it may be there, so it is posted nowhere else,
+    // however the tries end (the last one unanswered, the token spent or run out before the next).
+    let mayBeThere = false;
     for (let attempt = 1; this.#shownEnd !== undefined && this.#tokenUsable(); attempt++) {
       try {
         await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), {
@@ -184,11 +197,13 @@ export class ReplyTarget {
       } catch (error) {
         this.#noteFailure(error, 'note');
         if (!mayHaveMade(error)) break;
-        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000))) {
-          this.#o.logger.error({ channelId: this.#o.channelId, files }, 'could not add to a job reply that some of its images may be missing (Discord failed or did not answer each try: the line may be there, so it is not posted elsewhere)');
-          return;
-        }
+        mayBeThere = true;
+        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000))) break;
       }
+    }
+    if (mayBeThere) {
+      this.#o.logger.error({ channelId: this.#o.channelId, files }, 'could not add to a job reply that some of its images may be missing (Discord failed on or did not answer a try: the line may be there, so it is not posted elsewhere)');
+      return;
     }
     const message: OutgoingMessage = { content: note, components: [], files: [] };
     try {
@@ -234,6 +249,7 @@ export class ReplyTarget {
           // The follow-up taking the deleted reply's place may have been made (no nonce there): as any follow-up, it is
           // not posted again, here or in the fallback, and the member is told its images may be missing.
           this.#unconfirmed.push(...current.files.map((file) => file.name));
+          if (current.files.length === 0) this.#endUnconfirmed = true;
           this.#undelivered(error, 'final', current);
           return { delivered: false, refusedFiles };
         }
@@ -258,6 +274,7 @@ export class ReplyTarget {
         return { delivered: true, refusedFiles };
       } catch (error) {
         if (!leaveOutFiles(error)) {
+          if (mayHaveMade(error) && current.files.length === 0) this.#endUnconfirmed = true;
           this.#undelivered(error, 'final', current);
           return { delivered: false, refusedFiles };
         }
@@ -437,8 +454,8 @@ export class ReplyTarget {
     const where = this.#where();
     const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message.files.map((file) => file.name) };
     if (status === undefined || status >= 500) {
-      // Its files are among those the member is told may be missing (`#sayMayBeMissing`).
-      const told = { toldMayBeMissing: message.files.length > 0 };
+      // Its files are among those the member is told may be missing (`#sayMayBeMissing`), or, an end of words only, it is.
+      const told = { toldMayBeMissing: message.files.length > 0 || (what === 'final' && this.#endUnconfirmed) };
       if (where === 'follow-up') this.#o.logger.error({ ...fields, ...told }, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
       else this.#o.logger.error({ ...fields, ...told }, 'could not deliver a job result to Discord (Discord failed or did not answer each try with its nonce: the message may have been posted)');
     } else if (where === 'follow-up') {

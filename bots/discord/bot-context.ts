@@ -41,4 +41,6 @@ export interface BotContext {
    * reply's wait before trying a message again ends there, and it is not tried again.
    */
   repliesGivenUp?: AbortSignal | undefined;
+  /** The waits between a reply's tries of a final message (`ReplyTarget`'s `retryDelaysMs`); its default without. */
+  replyRetryDelaysMs?: readonly number[] | undefined;
 }

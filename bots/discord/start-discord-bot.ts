@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Client, Events, REST, RESTEvents, type WebSocketOptions } from 'discord.js';
 import type { LoggerLike, ValidationError } from 'pictor';
 import { operatorMustFix, scrubSecrets, timerMsOf } from 'pictor/internal';
@@ -48,6 +49,12 @@ export interface StartDiscordBotOptions {
   maxInputImageBytes?: number | undefined;
   /** How long `stop()` waits for replies still being shown, in ms (0 up to 2^31 − 1). Default 10 s. */
   stopGraceMs?: number | undefined;
+  /**
+   * The waits between a reply's tries of a final message Discord failed on or did not answer, in ms (each 0 up to
+   * 2^31 − 1; the last one repeats). Default 1 s, then 3 s. A stop ends a wait still running once it waits no longer
+   * for the replies being shown.
+   */
+  replyRetryDelaysMs?: readonly number[] | undefined;
   /** How long to wait for Discord's READY at login. Default 60 s. */
   loginTimeoutMs?: number | undefined;
   /** Called for every write of the bot Discord answered with an error status (429, 5xx, 4xx), retried or not (for metrics). */
@@ -116,6 +123,7 @@ export interface DiscordBot {
 export async function startDiscordBot(options: StartDiscordBotOptions): Promise<DiscordBot> {
   const { token, logger } = options;
   const stopGraceMs = timerMsOf('stopGraceMs', options.stopGraceMs ?? 10_000);
+  const replyRetryDelaysMs = options.replyRetryDelaysMs?.map((ms, i) => timerMsOf(`replyRetryDelaysMs[${i}]`, ms));
   // Refused before anything is started, as a stopGraceMs is (the endpoint checks it again with the same call).
   if (options.interactions) ackDeadlineMsOf(options.interactions.ackDeadlineMs);
   // With Redis every replica sees every job; else the data folder has them.
@@ -179,6 +187,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const inFlight = new InFlight();
   // Aborted once the stop waits no longer for those replies: a reply's wait before another try ends (ReplyTarget).
   const repliesGivenUp = new AbortController();
+  // Every reply waiting to try again listens to it (many in a Discord outage): no listener leak to warn of.
+  setMaxListeners(0, repliesGivenUp.signal);
   const downloadPolicy = defaultDownloadPolicy(options.allowedAttachmentHosts ?? DISCORD_CDN_HOSTS);
   if (options.maxInputImageBytes !== undefined) downloadPolicy.maxBytes = Math.min(options.maxInputImageBytes, downloadPolicy.maxBytes);
   // With Redis, a Cancel pressed on another replica reaches the one running the job (see cancel-notices.ts). A start
@@ -207,6 +217,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
     downloadPolicy,
     track: (done) => inFlight.track(done),
     repliesGivenUp: repliesGivenUp.signal,
+    replyRetryDelaysMs,
   };
   // The audit channels of this process's servers: the runner batches the entries, this posts them with the bot's REST client.
   options.runner.audit.setPoster('discord', discordAuditPoster(botRest));

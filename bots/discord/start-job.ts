@@ -185,6 +185,7 @@ function replyTargetOf(ctx: BotContext, interaction: JobInteraction, job: Pick<A
     attachmentSizeLimit: attachmentLimitOf(interaction),
     ...privacyOf(job),
     logger: ctx.logger,
+    retryDelaysMs: ctx.replyRetryDelaysMs,
     stop: ctx.repliesGivenUp,
   });
 }

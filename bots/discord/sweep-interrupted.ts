@@ -113,6 +113,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
     ...privacyOf({ scopeId: record.requester.scopeId, private: record.private }),
     logger: ctx.logger,
     finalAttempts: 2,
+    retryDelaysMs: ctx.replyRetryDelaysMs,
     stop: ctx.repliesGivenUp,
   });
 }

@@ -177,6 +177,7 @@ export const es = {
   'discord.job.upload_separately': 'Las imágenes eran demasiado grandes para subirlas juntas aquí; siguen en mensajes separados.',
   'discord.job.file_not_sent': 'Discord rechazó {file} por ser demasiado grande, y no se pudo reducir lo suficiente: no se muestra aquí.',
   'discord.job.files_may_be_missing': '{count, plural, one {Puede faltar una imagen} other {Pueden faltar {count} imágenes}} ({files}): Discord no confirmó {count, plural, one {el mensaje que la lleva} other {los mensajes que las llevan}}. El bot no {count, plural, one {la} other {las}} vuelve a enviar, para que nada aparezca dos veces, y ningún botón aquí {count, plural, one {la} other {las}} vuelve a enviar.',
+  'discord.job.reply_may_be_missing': 'Puede faltar la respuesta de este trabajo: Discord no confirmó el mensaje que la lleva. El bot no la vuelve a enviar, para que nada aparezca dos veces.',
 
   'history.none_kept': '{icon} Este bot no guarda historial.',
   'history.erased': '{icon} Se borró tu historial ({count} {count, plural, one {trabajo} other {trabajos}}). Las imágenes ya publicadas se quedan en sus canales.',

@@ -429,6 +429,61 @@ describe('the line saying an image may be missing, added to the end’s reply: s
     ]);
   });
 
+  it.each([
+    { code: INVALID_WEBHOOK_TOKEN, status: 401, why: 'the token expired' },
+    { code: UNKNOWN_WEBHOOK, status: 404, why: 'the webhook is gone' },
+  ])('posts the line nowhere else when Discord failed on an edit of it (5xx) and the next try is refused because $why: it may be there', async ({ code, status }) => {
+    let edits = 0;
+    let token = '';
+    // The end's edit passes; the next edit (the line) fails each of discord.js's tries, Discord making it all the same; then the token is spent.
+    const s = (scene = await Scene.start({
+      onRequest: (r) => {
+        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
+          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
+          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status, code, message: 'Token spent' });
+        }
+      },
+    }));
+    const ix = await s.deferred();
+    token = ix.token;
+    const target = s.targetOf(ix, { retryDelaysMs: [0] });
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: true, all: false });
+    expect(s.discord.original(ix)!.content).toBe(`${end([]).content}\n⚠️ ${note}`);
+    expect(s.followUpsOf(ix)).toEqual([]);
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not add to a job reply that some of its images may be missing')).map((e) => e.obj)).toEqual([
+      expect.objectContaining({ files: ['pictor-k-2.png'] }),
+    ]);
+  });
+
+  it('posts the line nowhere else when Discord failed on an edit of it (5xx) and the token runs out in the wait before the next try', async () => {
+    let edits = 0;
+    let token = '';
+    let now = 0;
+    // The end's edit passes; the next edit (the line) fails each of discord.js's tries, Discord making it all the same,
+    // and the 15 minutes of the token are over before the next try.
+    const s = (scene = await Scene.start({
+      onRequest: (r) => {
+        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
+          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
+        }
+        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 500) now += 15 * 60_000;
+      },
+    }));
+    const ix = await s.deferred();
+    token = ix.token;
+    now = ix.createdAt;
+    const target = s.targetOf(ix, { retryDelaysMs: [0], now: () => now });
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+
+    expect(s.discord.original(ix)!.content).toBe(`${end([]).content}\n⚠️ ${note}`);
+    expect(s.postedInChannel()).toEqual([]);
+  });
+
   it('posts the line as a message of its own when Discord refuses the edit (4xx): no edit was made', async () => {
     let edits = 0;
     let token = '';
@@ -467,6 +522,36 @@ describe('the end of a job whose reply was deleted: a follow-up takes its place,
     expect(s.followUpsOf(ix).filter((m) => m.content === end([]).content).map((m) => m.attachments.map((a) => a.filename))).toEqual([[files[0]!.name]]);
     expect(s.postedInChannel().filter((m) => m.content.includes(end([]).content))).toEqual([]);
     expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.body?.content === end([]).content)).toHaveLength(DISCORD_JS_TRIES);
+  });
+});
+
+describe('the end of a job whose reply was deleted, words only (a failure, a cancellation): the member told when it may be missing', () => {
+  it('says in a message of its own that the reply may be missing when Discord failed on the follow-up taking its place (5xx), and does not post that again', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.deleteMessage(ix.originalMessageId!);
+    // Discord makes no follow-up on any of discord.js's tries.
+    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end([])]);
+
+    expect(delivered.first).toBe(false);
+    expect(s.followUpsOf(ix).map((m) => m.content)).toEqual([`⚠️ ${say('en-US', 'discord.job.reply_may_be_missing')}`]);
+    expect(s.postedInChannel()).toEqual([]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.body?.content === end([]).content)).toHaveLength(DISCORD_JS_TRIES);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not deliver a job result to Discord')).map((e) => e.obj)).toEqual([
+      expect.objectContaining({ what: 'final', files: [], toldMayBeMissing: true }),
+    ]);
+  });
+
+  it('says it in the channel when the end failed there (5xx) each try with its nonce: the token spent', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end([])]);
+
+    expect(delivered.first).toBe(false);
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ⚠️ ${say('en-US', 'discord.job.reply_may_be_missing')}`]);
   });
 });
 

@@ -90,6 +90,12 @@ describe('a stopped Discord bot', () => {
     await expect(start).rejects.toThrow(/stopGraceMs/);
   });
 
+  it.each([Infinity, NaN, -1, 2 ** 31])('refuses a replyRetryDelaysMs holding %s, naming it, before it connects', async (delay) => {
+    const start = startDiscordBot({ token: 'unused', runner: {} as never, state: {} as never, logger: {} as never, replyRetryDelaysMs: [1000, delay] });
+    await expect(start).rejects.toThrow(RangeError);
+    await expect(start).rejects.toThrow(/replyRetryDelaysMs\[1\]/);
+  });
+
   it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stop with a graceMs of %s, naming it, and goes on taking commands', async (graceMs) => {
     h = await DiscordHarness.start({ partialImages: 0 });
     await expect(h.bot.stop({ graceMs })).rejects.toThrow(RangeError);
@@ -99,7 +105,8 @@ describe('a stopped Discord bot', () => {
   });
 
   it('ends a reply’s wait before it sends a channel message again once the stop waits no longer for the replies being shown', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0 } });
+    // A day between two tries: only the stop can end the wait.
+    h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0, replyRetryDelaysMs: [24 * 60 * 60_000] } });
     // Discord fails on each of discord.js's tries of the job's end in the channel (its token spent): the reply waits to try again.
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 4 });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a reply whose channel message failed' });
@@ -112,6 +119,28 @@ describe('a stopped Discord bot', () => {
     const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: posts()[0]!.files.map((f) => f.filename).join(', ') });
     await h.discord.waitFor(() => h.discord.channelMessages().some((m) => m.content.endsWith(note)), 'the member told the image may be missing');
     expect(posts().filter((r) => r.body?.nonce === posts()[0]!.body?.nonce)).toHaveLength(4);
+  });
+
+  it('warns of no listener leak while more than 10 replies wait to send a channel message again (a Discord outage)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      h = await DiscordHarness.start({ partialImages: 0, bot: { stopGraceMs: 0, replyRetryDelaysMs: [24 * 60 * 60_000] } });
+      const jobs = 11;
+      // Discord fails on each of discord.js's tries of every job's end in the channel (their tokens spent): each reply waits to try again.
+      h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 4 * jobs });
+      for (let i = 0; i < jobs; i++) h.discord.expireToken(h.discord.slashCommand('imagine', { prompt: `a reply waiting ${i}` }).token);
+      const posts = () => h.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST');
+      // Each reply logs the failure of its try as it starts its wait.
+      const failed = () => h.logger.entries.filter((e) => e.msg === 'Discord refused an update of a job reply' && (e.obj as { what?: string }).what === 'final' && (e.obj as { status?: number }).status === 500);
+      await h.discord.waitFor(() => failed().length === jobs, 'every reply waiting to try its end again');
+      await h.bot.stop();
+      await h.discord.waitFor(() => posts().length === 5 * jobs, 'each member told the image may be missing');
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
   });
 
   it('writes nothing more into its data folder, even for a job whose reply it gave up waiting for', async () => {
