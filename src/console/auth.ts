@@ -104,21 +104,38 @@ export class Sessions {
 }
 
 /**
- * The client an address is counted as: an IPv6 address by its /64 (the least one holder is given, so rotating within it
- * gains nothing), written `2001:db8:1:2::/64`; an IPv4-mapped one (`::ffff:192.0.2.7`) as its IPv4 address; anything
- * else as written.
+ * The client an address is counted as: an IPv4 client seen through IPv6 as its IPv4 address (IPv4-mapped
+ * `::ffff:192.0.2.7`, IPv4-translated `::ffff:0:192.0.2.7`, or through NAT64's well-known prefix `64:ff9b::192.0.2.7`,
+ * however written), so each one behind a NAT64 is its own; any other IPv6 address by its /64 (the least one holder is
+ * given, so rotating within it gains nothing), written `2001:db8:1:2::/64`; anything else as written.
  */
 export function clientOf(address: string): string {
   const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
-  if (mapped && isIP(mapped[1]!) === 4) return mapped[1]!;
-  if (isIP(bare) !== 6) return address;
-  const [head = '', tail = ''] = bare.split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = bare.includes('::') ? (tail === '' ? [] : tail.split(':')) : [];
+  if (isIP(bare) === 4) return bare;
+  const groups = isIP(bare) === 6 ? ipv6Groups(bare) : undefined;
+  if (!groups) return address;
+  const [a, b, c, d, e, f, g, h] = groups as [number, number, number, number, number, number, number, number];
+  const mapped = a === 0 && b === 0 && c === 0 && d === 0 && ((e === 0 && f === 0xffff) || (e === 0xffff && f === 0));
+  const nat64 = a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0;
+  if (mapped || nat64) return [g >> 8, g & 0xff, h >> 8, h & 0xff].join('.');
+  return `${groups.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
+}
+
+/** An IPv6 address (`isIP` 6, no brackets) as its eight 16-bit groups; its zone (`%eth0`) dropped. */
+function ipv6Groups(address: string): number[] | undefined {
+  let text = address.replace(/%.*$/, '');
   // A trailing IPv4 part (`64:ff9b::192.0.2.7`) is two groups.
-  const groups = [...left, ...Array<string>(8 - left.length - right.length - (right.some((g) => g.includes('.')) ? 1 : 0)).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [p, q, r, s] = v4.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4.index)}${((p << 8) | q).toString(16)}:${((r << 8) | s).toString(16)}`;
+  }
+  const halves = text.split('::');
+  const parse = (part: string | undefined) => (part === undefined || part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const left = parse(halves[0]);
+  const right = parse(halves[1]);
+  const groups = halves.length === 2 ? [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right] : left;
+  return groups.length === 8 && groups.every((n) => Number.isInteger(n) && n >= 0 && n <= 0xffff) ? groups : undefined;
 }
 
 /** One cookie's value from a Cookie header. */

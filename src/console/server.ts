@@ -121,17 +121,18 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const cookieOptions = { secure: publicOrigin?.startsWith('https:') === true };
   let allowedHosts: Set<string> = new Set(publicHost === undefined ? [] : [publicHost]);
 
-  /** The console's own names, as its listen address, its loopback names and its public origin; off loopback any IP address too. */
+  /**
+   * The console's own names: its listen address and its public origin; a loopback name (localhost, *.localhost,
+   * 127.0.0.1, [::1]) at any port, as a port-forward, a mapped container port or an ssh tunnel passes on (a page
+   * elsewhere can never be at one); off loopback any IP address too.
+   */
   const answersAt = (host: string | undefined): boolean => {
     const asked = (host ?? '').toLowerCase();
     if (allowedHosts.has(asked)) return true;
-    if (loopback) return false;
-    try {
-      const url = new URL(`http://${asked}`);
-      return url.host === asked && isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0;
-    } catch {
-      return false;
-    }
+    const name = hostNameOf(asked);
+    if (name === undefined) return false;
+    if (isLoopbackHost(name)) return true;
+    return !loopback && isIP(name.replace(/^\[|\]$/g, '')) !== 0;
   };
 
   const names = async (keys: Iterable<string>): Promise<ReadonlyMap<string, string>> => {
@@ -245,8 +246,9 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     const path = url.pathname;
     const method = req.method ?? 'GET';
     // Only the console's own names are answered: a page elsewhere rebinding its name to the console's address gets
-    // nothing (and its forms, whose Origin would match that Host, are not counted against the owner's address). Off
-    // loopback an IP address is answered too: the machine's address on its network is not a name a page can rebind.
+    // nothing (and its forms, whose Origin would match that Host, are not counted against the owner's address). A
+    // loopback name is answered at any port (forwarded ports), and off loopback an IP address too: neither is a name a
+    // page can rebind.
     if (!answersAt(req.headers.host)) return send(res, 421, 'text/plain; charset=utf-8', 'This console answers only at its own address.\n');
 
     if (path.startsWith('/assets/') && (method === 'GET' || method === 'HEAD')) {
@@ -492,7 +494,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   server.requestTimeout = 30_000;
   const listening = await listenOn(server, config.port, config.host);
   const port = listening.port;
-  allowedHosts = new Set([...allowedHosts, `${listening.host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `${config.host}:${port}`.toLowerCase()]);
+  allowedHosts = new Set([...allowedHosts, `${listening.host}:${port}`.toLowerCase(), `${config.host}:${port}`.toLowerCase()]);
   return {
     url: listening.url,
     close: () =>
@@ -502,6 +504,17 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * The name in a Host header (`name`, `name:port`, `[v6]` or `[v6]:port`, lower case), brackets kept; undefined when it
+ * is anything else (a user part, a path, a port that is not a number, an IPv4 address in brackets).
+ */
+function hostNameOf(host: string): string | undefined {
+  const parts = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/.exec(host);
+  if (!parts) return undefined;
+  const name = parts[1]!;
+  return name.startsWith('[') && isIP(name.slice(1, -1)) !== 6 ? undefined : name;
 }
 
 /** The headers of every answer: the CSP, no sniffing, no framing, no referrer outside the console (a form's Origin is then this console's), nothing cached. */

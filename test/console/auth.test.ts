@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OncePerMinute, Sessions } from '../../src/console/auth.js';
+import { clientOf, OncePerMinute, Sessions } from '../../src/console/auth.js';
 
 const TOKEN = 'the-owners-token-0123456789';
 
@@ -36,6 +36,30 @@ describe('the console’s sessions', () => {
     expect(sessions.login(TOKEN, '::FFFF:192.0.2.7')).toBe('throttled');
     expect(sessions.login(TOKEN, '192.0.2.7')).toBe('throttled');
     expect(sessions.login(TOKEN, '192.0.2.8')).toMatchObject({ id: expect.any(String) });
+  });
+
+  it('count an IPv4 client seen through NAT64 or an IPv4-translated address as its IPv4 address, not as one /64 shared with every other', () => {
+    // The well-known NAT64 prefix (64:ff9b::/96): each IPv4 client behind it is its own.
+    expect(clientOf('64:ff9b::192.0.2.7')).toBe('192.0.2.7');
+    expect(clientOf('64:ff9b::c000:208')).toBe('192.0.2.8');
+    expect(clientOf('[64:FF9B:0:0:0:0:C000:209]')).toBe('192.0.2.9');
+    // IPv4-mapped and IPv4-translated (::ffff:0:a.b.c.d), however written: not the /64 of ::1.
+    expect(clientOf('::ffff:c000:207')).toBe('192.0.2.7');
+    expect(clientOf('0:0:0:0:0:ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(clientOf('::ffff:0:192.0.2.7')).toBe('192.0.2.7');
+    expect(clientOf('::ffff:0:c000:207')).toBe('192.0.2.7');
+    // Anything else in those /64s is still counted by its /64: ::1 is not an IPv4 address.
+    expect(clientOf('::1')).toBe('0:0:0:0::/64');
+    expect(clientOf('64:ff9b:1::192.0.2.7')).toBe('64:ff9b:1:0::/64');
+    expect(clientOf('2001:db8::192.0.2.7')).toBe('2001:db8:0:0::/64');
+
+    const sessions = new Sessions(TOKEN, () => Date.UTC(2026, 0, 1, 12, 0, 0));
+    for (let i = 0; i < 10; i++) expect(sessions.login(`wrong-${i}`, '64:ff9b::192.0.2.7')).toBeUndefined();
+    expect(sessions.login(TOKEN, '192.0.2.7')).toBe('throttled');
+    // Another IPv4 client through the same NAT64 is not slowed, nor the loopback one.
+    expect(sessions.login(TOKEN, '64:ff9b::192.0.2.8')).toMatchObject({ id: expect.any(String) });
+    for (let i = 0; i < 10; i++) sessions.login(`wrong-${i}`, '::ffff:0:192.0.2.9');
+    expect(sessions.login(TOKEN, '::1')).toMatchObject({ id: expect.any(String) });
   });
 
   it('keep count of at most 10,000 addresses at once, forgetting the one longest quiet', () => {

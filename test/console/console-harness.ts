@@ -196,10 +196,12 @@ export async function startSeededConsole(
     /** Where the console logs (default: nowhere). */
     logger?: LoggerLike;
     seed?: (store: QuotaStore, now: number) => Promise<void>;
+    /** The console's clock (default: the wall clock); the ledger is seeded at its time. */
+    now?: () => number;
   } = {},
 ): Promise<ConsoleUnderTest> {
   const dir = await mkdtemp(join(tmpdir(), 'pictor-console-'));
-  const now = Date.now();
+  const now = options.now?.() ?? Date.now();
   await seedLedger(dir, now);
   const store = new FileQuotaStore({ dir });
   await store.open();
@@ -233,6 +235,7 @@ export async function startSeededConsole(
     tellReconciles: NO_DEAD_PROCESSES,
     ledgerWhere: `the file ledger in ${dir}`,
     logger: options.logger ?? silentLogger(),
+    now: options.now,
     liveIntervalMs: 200,
   });
   return {

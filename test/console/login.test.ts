@@ -27,6 +27,9 @@ async function ask(
   });
 }
 
+/** The start of a minute, an hour ago: the time the throttle tests' consoles stand still at. */
+const STILL = Math.floor((Date.now() - 60 * 60_000) / 60_000) * 60_000;
+
 /** The owner's login through the form (a POST from the console's own page). */
 const logIn = (at: ConsoleUnderTest, token: string, options: { from?: string; next?: string } = {}) =>
   ask(at, { method: 'POST', path: '/login', from: options.from, headers: { origin: at.url }, form: { token, ...(options.next === undefined ? {} : { next: options.next }) } });
@@ -42,7 +45,8 @@ describe('the console’s login', () => {
 
   describe('guessing is slowed per client address', () => {
     it('answers an address 429 after ten wrong tokens in a minute, its right token too (its guesses learn nothing), and does not slow another address', async () => {
-      const at = await startSeededConsole();
+      // The console's clock stands still: the ten guesses and the 429 fall in one minute.
+      const at = await startSeededConsole({ now: () => STILL });
       try {
         for (let i = 0; i < 10; i++) expect((await logIn(at, `guess-${i}-0123456789`, { from: '127.0.0.2' })).status).toBe(401);
         expect((await logIn(at, 'guess-10-0123456789', { from: '127.0.0.2' })).status).toBe(429);
@@ -65,7 +69,8 @@ describe('the console’s login', () => {
     });
 
     it('throttles the owner too when the guesses come from the owner’s address, until a minute passes, the console restarts, or the owner opens the login link made at start', async () => {
-      const at = await startSeededConsole({ madeToken: true });
+      let now = STILL;
+      const at = await startSeededConsole({ madeToken: true, now: () => now });
       const link = new URL(at.console.loginLink!);
       const token = link.searchParams.get('token')!;
       try {
@@ -81,18 +86,25 @@ describe('the console’s login', () => {
         const opened = await ask(at, { path: `${link.pathname}${link.search}`, headers: { 'sec-fetch-site': 'none' } });
         expect(opened.status).toBe(303);
         expect(opened.cookie).toMatch(/^pictor_console=/);
+        // Still throttled to the minute's end; the next minute the owner's token logs in again.
+        now = STILL + 59_999;
+        expect((await logIn(at, token)).status).toBe(429);
+        now = STILL + 60_000;
+        const again = await logIn(at, token);
+        expect(again.status).toBe(303);
+        expect(again.cookie).toMatch(/^pictor_console=/);
       } finally {
         await at.close();
       }
       // The count is in the process's memory: a console started again has none.
-      const throttled = await startSeededConsole();
+      const throttled = await startSeededConsole({ now: () => STILL });
       try {
         for (let i = 0; i < 10; i++) await logIn(throttled, `guess-${i}-0123456789`);
         expect((await logIn(throttled, TOKEN)).status).toBe(429);
       } finally {
         await throttled.close();
       }
-      const restarted = await startSeededConsole();
+      const restarted = await startSeededConsole({ now: () => STILL });
       try {
         expect((await logIn(restarted, TOKEN)).status).toBe(303);
       } finally {
