@@ -124,6 +124,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const { token, logger } = options;
   const stopGraceMs = timerMsOf('stopGraceMs', options.stopGraceMs ?? 10_000);
   const replyRetryDelaysMs = options.replyRetryDelaysMs?.map((ms, i) => timerMsOf(`replyRetryDelaysMs[${i}]`, ms));
+  if (replyRetryDelaysMs?.length === 0) throw new RangeError('replyRetryDelaysMs must hold at least one delay (leave it out for the default)');
   // Refused before anything is started, as a stopGraceMs is (the endpoint checks it again with the same call).
   if (options.interactions) ackDeadlineMsOf(options.interactions.ackDeadlineMs);
   // With Redis every replica sees every job; else the data folder has them.

@@ -120,18 +120,20 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   // Opened at an https: address: the session cookie is sent over TLS only.
   const cookieOptions = { secure: publicOrigin?.startsWith('https:') === true };
   let allowedHosts: Set<string> = new Set(publicHost === undefined ? [] : [publicHost]);
+  const own = { port: undefined as number | undefined };
 
   /**
-   * The console's own names: its listen address and its public origin; a loopback name (localhost, *.localhost,
-   * 127.0.0.1, [::1]) at any port, as a port-forward, a mapped container port or an ssh tunnel passes on (a page
-   * elsewhere can never be at one); off loopback any IP address too.
+   * The console's own names: its listen address and its public origin; `localhost` and a loopback address (127.0.0.1,
+   * [::1]) at any port, as a port-forward, a mapped container port or an ssh tunnel passes on (a page elsewhere can
+   * never be at one); a name under `.localhost` at the console's own port only (a resolver that asks DNS for such a
+   * name lets a page elsewhere be at it); off loopback any IP address too.
    */
   const answersAt = (host: string | undefined): boolean => {
     const asked = (host ?? '').toLowerCase();
     if (allowedHosts.has(asked)) return true;
     const name = hostNameOf(asked);
     if (name === undefined) return false;
-    if (isLoopbackHost(name)) return true;
+    if (isLoopbackHost(name)) return !name.endsWith('.localhost') || asked === `${name}:${own.port}`;
     return !loopback && isIP(name.replace(/^\[|\]$/g, '')) !== 0;
   };
 
@@ -494,6 +496,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   server.requestTimeout = 30_000;
   const listening = await listenOn(server, config.port, config.host);
   const port = listening.port;
+  own.port = port;
   allowedHosts = new Set([...allowedHosts, `${listening.host}:${port}`.toLowerCase(), `${config.host}:${port}`.toLowerCase()]);
   return {
     url: listening.url,

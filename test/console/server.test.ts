@@ -180,12 +180,13 @@ describe('the console’s server', () => {
         const loginVia = (host: string) =>
           rawRequest(port, { method: 'POST', path: '/login', headers: { host, origin: `http://${host}`, 'content-type': 'application/x-www-form-urlencoded' } }, new URLSearchParams({ token: TOKEN }).toString());
         // `docker run -p 9000:8788`, `kubectl port-forward 9000:8788`, `ssh -L 9000:…:8788`: the browser names the forwarded port.
-        for (const host of ['localhost:9000', '127.0.0.1:9000', '[::1]:9000', 'LOCALHOST:9000', 'pictor.localhost:9000', 'localhost']) {
+        for (const host of ['localhost:9000', '127.0.0.1:9000', '[::1]:9000', 'LOCALHOST:9000', `pictor.localhost:${port}`, 'localhost']) {
           expect((await rawRequest(port, { path: '/login', headers: { host } })).status, host).toBe(200);
         }
         expect((await loginVia('localhost:9000')).status).toBe(303);
         // A page elsewhere can never be at a loopback name: any other name is refused, at the console's own port too.
-        for (const host of [`evil.example:${port}`, 'evil.example:9000', 'localhost.evil.example:9000', 'localhost:9000.evil.example', 'localhost:notaport', 'user@localhost:9000']) {
+        // A name under .localhost only at the console's own port: a resolver that asks DNS for it lets a page be there.
+        for (const host of [`evil.example:${port}`, 'evil.example:9000', 'localhost.evil.example:9000', 'localhost:9000.evil.example', 'localhost:notaport', 'user@localhost:9000', 'pictor.localhost:9000']) {
           expect((await rawRequest(port, { path: '/login', headers: { host } })).status, host).toBe(421);
         }
       }

@@ -96,6 +96,12 @@ describe('a stopped Discord bot', () => {
     await expect(start).rejects.toThrow(/replyRetryDelaysMs\[1\]/);
   });
 
+  it('refuses an empty replyRetryDelaysMs, naming it, before it connects', async () => {
+    const start = startDiscordBot({ token: 'unused', runner: {} as never, state: {} as never, logger: {} as never, replyRetryDelaysMs: [] });
+    await expect(start).rejects.toThrow(RangeError);
+    await expect(start).rejects.toThrow(/replyRetryDelaysMs/);
+  });
+
   it.each([Infinity, NaN, -1, 2 ** 31])('refuses a stop with a graceMs of %s, naming it, and goes on taking commands', async (graceMs) => {
     h = await DiscordHarness.start({ partialImages: 0 });
     await expect(h.bot.stop({ graceMs })).rejects.toThrow(RangeError);
