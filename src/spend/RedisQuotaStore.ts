@@ -226,15 +226,18 @@ export class RedisQuotaStore implements QuotaStore {
    * retention dropped every record, the one just written too, and the console knew nothing of those jobs and servers.
    */
   async #trimUsage(): Promise<void> {
-    const [seconds, micros] = await this.#client.time();
-    await this.#client.xtrim(this.#key('usage'), 'MINID', '~', String(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.#process.usageRetentionMs));
+    await this.#client.xtrim(this.#key('usage'), 'MINID', '~', String((await redisNow(this.#client)) - this.#process.usageRetentionMs));
   }
 
+  /**
+   * Records match by their own day (the callers' clock, as `since`), but stream ids are Redis's clock: the read starts as
+   * far back on Redis's clock as `since` is on this process's (less a margin), so a clock years off still finds them.
+   */
   async usage(query: UsageQuery): Promise<UsageRecord[]> {
-    // Stream ids are Redis's clock, records the callers' `now`, and a job counts in the day it was reserved (it may be
-    // settled days later, by a reconcile): read from a day's margin before `since` to the end, then filter.
-    const from = query.since === undefined ? '-' : String(Math.max(0, query.since - DAY_MS));
-    return usageMatching(streamRecords(await this.#redis.xrange(this.#key('usage'), from, '+')), query);
+    const redis = this.#redis;
+    const back = query.since === undefined ? undefined : this.#process.clock() - query.since + USAGE_READ_MARGIN_MS;
+    const from = back === undefined ? '-' : String(Math.max(0, (await redisNow(redis)) - back));
+    return usageMatching(streamRecords(await redis.xrange(this.#key('usage'), from, '+')), query);
   }
 
   async capOverrides(scopeKey: string): Promise<CapOverrides> {
@@ -435,6 +438,15 @@ export class RedisQuotaStore implements QuotaStore {
   #key(...parts: string[]): string {
     return quotaKey(this.prefix, ...parts);
   }
+}
+
+/** How much before `since` (on Redis's clock) `usage` reads: the UTC day of `since` began up to a day before it; a day more for the clocks' drift. */
+const USAGE_READ_MARGIN_MS = 2 * DAY_MS;
+
+/** Redis's own time (`TIME`), in ms: the clock of the usage stream's ids (`XADD *`). */
+async function redisNow(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
 /** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos. */

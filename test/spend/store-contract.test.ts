@@ -1046,6 +1046,21 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect((await s.usageSince(undefined)).records.map((r) => r.jobId)).toEqual(['ahead']);
   });
 
+  it.each([
+    ['ahead of', 2 * 366 * DAY],
+    ['behind', -2 * 366 * DAY],
+  ])('finds a job it just settled in the usage of today when the process’s clock is %s the ledger’s by two years', async (_, offset) => {
+    const now = Date.now() + offset;
+    const today = Math.floor(now / DAY) * DAY;
+    const s = await open(undefined, { clock: () => now });
+    expect(await s.reserve(ask('skewed', 0.2, {}, { now }))).toEqual({ ok: true });
+    await s.markSent('skewed');
+    await s.settle('skewed', 0.1, { outcome: 'completed', images: 1 });
+    expect((await s.usage({ since: today })).map((r) => [r.jobId, r.day])).toEqual([['skewed', dayOf(now)]]);
+    expect((await s.usage({ since: now, until: today + DAY, userKey: 'discord:alice' })).map((r) => r.jobId)).toEqual(['skewed']);
+    expect(await s.usage({ since: today + DAY })).toEqual([]);
+  });
+
   it('hands a reader every record again, without the prompts, once a member’s prompts were erased (what it kept must go too)', async () => {
     const s = await open();
     const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt: 'a ZEBRA at noon' };
