@@ -13,7 +13,7 @@ import { FileQuotaStore } from '../spend/FileQuotaStore.js';
 import type { AlertLog } from './alerts/alert-log.js';
 import { parseThresholds, type AlertConfig } from './alerts/config.js';
 import { loadAssets } from './assets.js';
-import { OncePerMinute, sameSecret, Sessions } from './auth.js';
+import { clientOf, OncePerMinute, sameSecret, Sessions } from './auth.js';
 import { isLoopbackHost, type ConsoleConfig } from './config.js';
 import { capsShown, roleBudgetsOf, spendFigures } from './figures.js';
 import type { LedgerNow } from './ledger-now.js';
@@ -108,6 +108,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const sessions = new Sessions(options.token, now);
   /** Wrong tokens are warned of once a minute per address, and once a minute for the login link (null). */
   const wrongTokens = new OncePerMinute<string | null>(now);
+  /** An address kept at 429 is warned of once a minute, keyed as the throttle counts it (an IPv6 one by its /64). */
+  const throttledLogins = new OncePerMinute<string>(now);
   const assets = loadAssets();
   const thumbnails = new Thumbnails(source.bots);
   const { ledgerWaitMs, backendWaitMs } = options;
@@ -421,11 +423,16 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   /**
    * A login with `token` from the client at `address`; its wrong tokens counted against `from` (null: not counted, the
    * login link). A wrong token is warned of once a minute per address (and once a minute for the link), with how many
-   * went unsaid since, so nobody can flood the log.
+   * went unsaid since, so nobody can flood the log. So is a login answered 429 (the address is throttled, the owner too
+   * when it is theirs), naming the address as the throttle counts it; a token is never logged.
    */
   function login(res: ServerResponse, token: string, next: string, generated: boolean, from: string | null, address: string): void {
     const session = sessions.login(token, from);
     if (session === 'throttled') {
+      // Only a counted address is throttled (never the login link, `from` null).
+      const client = from === null ? null : clientOf(from);
+      const notLogged = client === null ? undefined : throttledLogins.note(client);
+      if (notLogged !== undefined) logger.warn({ from: client, notLogged }, 'a console login answered 429: too many wrong tokens from this address this minute');
       html(res, 429, loginPage({ next, problem: 'Too many wrong tokens came from here this minute: try again in a minute.', generatedToken: generated }));
       return;
     }

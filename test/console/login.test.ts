@@ -153,7 +153,8 @@ describe('the console’s login', () => {
       for (let i = 0; i < 3; i++) await logIn(at, `guess-${i}-0123456789`, { from: '127.0.0.3' });
       // The login link's wrong tokens are not counted (no Sec-Fetch-Site: curl, or an older browser), and not logged each.
       for (let i = 0; i < 50; i++) expect((await ask(at, { path: `/login?token=x${i}`, from: '127.0.0.4' })).status).toBe(401);
-      expect(warnings.map((w) => w.fields)).toEqual([
+      // (127.0.0.2's last five are answered 429, logged as a throttled address's: the last test of this file.)
+      expect(warnings.filter((w) => w.message === 'a console login with a wrong token').map((w) => w.fields)).toEqual([
         { from: '127.0.0.2', notLogged: 0 },
         { from: '127.0.0.3', notLogged: 0 },
         { from: '127.0.0.4', via: 'the login link', notLogged: 0 },
@@ -219,5 +220,61 @@ describe('the console’s login', () => {
       const kept = await ask(c, { path: `/login?next=${encodeURIComponent('/jobs?x=1')}` });
       expect(kept.body).toContain('<input type="hidden" name="next" value="/jobs?x=1">');
     });
+  });
+});
+
+describe('the console’s log of a throttled address', () => {
+  it('warns that an address is kept at 429 once a minute, named as the throttle counts it, with how many 429s went unlogged since, never the token', async () => {
+    const warnings: { fields: Record<string, unknown>; message: string }[] = [];
+    const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (fields: object, message?: string) => void warnings.push({ fields: fields as Record<string, unknown>, message: message ?? '' }) };
+    let now = STILL;
+    const at = await startSeededConsole({ logger, now: () => now });
+    const throttledLines = () => warnings.filter((w) => w.message !== 'a console login with a wrong token');
+    try {
+      for (let i = 0; i < 10; i++) expect((await logIn(at, `guess-${i}-0123456789`, { from: '127.0.0.2' })).status).toBe(401);
+      for (let i = 0; i < 30; i++) expect((await logIn(at, i % 2 ? TOKEN : `kept-${i}-0123456789`, { from: '127.0.0.2' })).status).toBe(429);
+      expect(throttledLines().map((w) => w.fields)).toEqual([{ from: '127.0.0.2', notLogged: 0 }]);
+      expect(throttledLines()[0]!.message).toMatch(/429/);
+
+      // The next minute the address may guess again; kept at 429 again, one more line, counting the 29 left out.
+      now = STILL + 60_000;
+      for (let i = 0; i < 10; i++) expect((await logIn(at, `guess-${i}-0123456789`, { from: '127.0.0.2' })).status).toBe(401);
+      for (let i = 0; i < 30; i++) expect((await logIn(at, `kept-${i}-0123456789`, { from: '127.0.0.2' })).status).toBe(429);
+      expect(throttledLines().map((w) => w.fields)).toEqual([
+        { from: '127.0.0.2', notLogged: 0 },
+        { from: '127.0.0.2', notLogged: 29 },
+      ]);
+      // No line carries a token, right or wrong.
+      const logged = JSON.stringify(warnings);
+      expect(logged).not.toContain(TOKEN);
+      expect(logged).not.toMatch(/guess-|kept-/);
+    } finally {
+      await at.close();
+    }
+  });
+
+  it('names an IPv6 address kept at 429 by its /64, as the throttle counts it', async () => {
+    const warnings: { fields: Record<string, unknown>; message: string }[] = [];
+    const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (fields: object, message?: string) => void warnings.push({ fields: fields as Record<string, unknown>, message: message ?? '' }) };
+    const at = await startSeededConsole({ logger, host: '::1', now: () => STILL });
+    const { port } = new URL(at.url);
+    // A bare POST over IPv6 loopback (curl, a script): counted like the form.
+    const post = (token: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = new URLSearchParams({ token }).toString();
+        const req = request({ host: '::1', port, method: 'POST', path: '/login', headers: { host: `[::1]:${port}`, 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      for (let i = 0; i < 10; i++) expect(await post(`guess-${i}-0123456789`)).toBe(401);
+      for (let i = 0; i < 3; i++) expect(await post(TOKEN)).toBe(429);
+      expect(warnings.filter((w) => w.message !== 'a console login with a wrong token').map((w) => w.fields)).toEqual([{ from: '0:0:0:0::/64', notLogged: 0 }]);
+    } finally {
+      await at.close();
+    }
   });
 });
