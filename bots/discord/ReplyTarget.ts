@@ -102,6 +102,8 @@ export class ReplyTarget {
   #unconfirmed: string[] = [];
   /** The end, words only, Discord failed on or did not answer: perhaps made, perhaps not, and not sent again. */
   #endUnconfirmed = false;
+  /** Discord said the token can post no more (`spendsToken`): not even an edit of the reply would pass. */
+  #tokenSpent = false;
 
   constructor(options: ReplyTargetOptions) {
     this.#o = options;
@@ -271,6 +273,7 @@ export class ReplyTarget {
     for (;;) {
       try {
         await this.#post(current, 'final');
+        await this.#clearProgress();
         return { delivered: true, refusedFiles };
       } catch (error) {
         if (!leaveOutFiles(error)) {
@@ -279,6 +282,28 @@ export class ReplyTarget {
           return { delivered: false, refusedFiles };
         }
       }
+    }
+  }
+
+  /**
+   * After the end went to the fallback instead of the reply (Discord refused its edit, or failed on every try and the
+   * reply does not show it): one more edit of the reply, with no files and no buttons, saying where the end went — so
+   * the reply shows no progress and no Cancel that would do nothing. Not tried when the reply is gone, or the token is
+   * spent (Discord said so, or its 15 minutes are over): it could not pass. One try (discord.js's own tries aside): a
+   * failure is logged and left as it is; nothing else is posted.
+   */
+  async #clearProgress(): Promise<void> {
+    if (this.#replyGone || this.#tokenSpent || this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS) return;
+    const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
+    const message: OutgoingMessage = { content: say(this.#o.locale, 'discord.job.end_posted_elsewhere', { where }), components: [], files: [] };
+    try {
+      await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), { body: bodyOf(message), auth: false });
+    } catch (error) {
+      this.#noteFailure(error, 'clear');
+      this.#o.logger.warn(
+        { channelId: this.#o.channelId, where, code: discordErrorCode(error), status: discordErrorStatus(error) },
+        'could not clear the progress of a job reply whose end went elsewhere (it is left as it is; nothing else is posted)',
+      );
     }
   }
 
@@ -506,8 +531,10 @@ export class ReplyTarget {
     const code = discordErrorCode(error);
     // Logged with the mode the refused call was made in, before the refusal switches it.
     this.#o.logger.warn({ what, code, status: discordErrorStatus(error), mode: this.#mode, err: code === undefined ? loggableError(error) : undefined }, 'Discord refused an update of a job reply');
-    if (spendsToken(error)) this.#leaveToken();
-    else if (code === DISCORD_ERRORS.unknownMessage && this.#webhookMessage === '@original') this.#replyGone = true;
+    if (spendsToken(error)) {
+      this.#tokenSpent = true;
+      this.#leaveToken();
+    } else if (code === DISCORD_ERRORS.unknownMessage && this.#webhookMessage === '@original') this.#replyGone = true;
   }
 }
 

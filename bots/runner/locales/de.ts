@@ -178,6 +178,7 @@ export const de = {
   'discord.job.file_not_sent': 'Discord hat {file} als zu groß abgelehnt, und es ließ sich nicht klein genug machen: Es wird hier nicht gezeigt.',
   'discord.job.files_may_be_missing': '{count, plural, one {Ein Bild fehlt} other {{count} Bilder fehlen}} vielleicht ({files}): Discord hat {count, plural, one {die Nachricht damit} other {die Nachrichten damit}} nicht bestätigt. Der Bot sendet {count, plural, one {es} other {sie}} nicht erneut, damit nichts doppelt erscheint, und keine Schaltfläche hier sendet {count, plural, one {es} other {sie}} erneut.',
   'discord.job.reply_may_be_missing': 'Die Antwort auf diesen Auftrag fehlt vielleicht: Discord hat die Nachricht damit nicht bestätigt. Der Bot sendet sie nicht erneut, damit nichts doppelt erscheint.',
+  'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord hat diese Nachricht nicht aktualisiert, daher wurde das Ergebnis dieses Auftrags per Direktnachricht an die Person geschickt, die ihn angefordert hat.} other {⬇️ Discord hat diese Nachricht nicht aktualisiert, daher steht das Ergebnis dieses Auftrags weiter unten in diesem Kanal.}}',
 
   'history.none_kept': '{icon} Dieser Bot speichert keinen Verlauf.',
   'history.erased': '{icon} Dein Verlauf wurde gelöscht ({count} {count, plural, one {Auftrag} other {Aufträge}}). Bereits gepostete Bilder bleiben in ihren Kanälen.',

@@ -191,6 +191,7 @@ export const en = {
   'discord.job.file_not_sent': 'Discord refused {file} as too large, and it could not be made small enough: it is not shown here.',
   'discord.job.files_may_be_missing': '{count, plural, one {An image} other {{count} images}} may be missing ({files}): Discord did not confirm {count, plural, one {the message with it} other {the messages with them}}. The bot does not send {count, plural, one {it} other {them}} again, so that nothing shows twice, and no button here sends {count, plural, one {it} other {them}} again.',
   'discord.job.reply_may_be_missing': 'This job’s reply may be missing: Discord did not confirm the message with it. The bot does not send it again, so that nothing shows twice.',
+  'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord would not update this message, so this job’s result was sent by direct message to the person who asked for it.} other {⬇️ Discord would not update this message, so this job’s result is posted below in this channel.}}',
 
   // History (`/imagine-history`, `/imagine history`).
   'history.none_kept': '{icon} This bot keeps no history.',

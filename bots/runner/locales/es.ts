@@ -178,6 +178,7 @@ export const es = {
   'discord.job.file_not_sent': 'Discord rechazó {file} por ser demasiado grande, y no se pudo reducir lo suficiente: no se muestra aquí.',
   'discord.job.files_may_be_missing': '{count, plural, one {Puede faltar una imagen} other {Pueden faltar {count} imágenes}} ({files}): Discord no confirmó {count, plural, one {el mensaje que la lleva} other {los mensajes que las llevan}}. El bot no {count, plural, one {la} other {las}} vuelve a enviar, para que nada aparezca dos veces, y ningún botón aquí {count, plural, one {la} other {las}} vuelve a enviar.',
   'discord.job.reply_may_be_missing': 'Puede faltar la respuesta de este trabajo: Discord no confirmó el mensaje que la lleva. El bot no la vuelve a enviar, para que nada aparezca dos veces.',
+  'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord no actualizó este mensaje, así que el resultado de este trabajo se envió por mensaje directo a la persona que lo pidió.} other {⬇️ Discord no actualizó este mensaje, así que el resultado de este trabajo está publicado más abajo en este canal.}}',
 
   'history.none_kept': '{icon} Este bot no guarda historial.',
   'history.erased': '{icon} Se borró tu historial ({count} {count, plural, one {trabajo} other {trabajos}}). Las imágenes ya publicadas se quedan en sus canales.',

@@ -178,6 +178,7 @@ export const fr = {
   'discord.job.file_not_sent': 'Discord a refusé {file}, trop lourd, et il n’a pas pu être assez réduit : il n’est pas affiché ici.',
   'discord.job.files_may_be_missing': '{count, plural, one {Une image manque} other {{count} images manquent}} peut-être ({files}) : Discord n’a pas confirmé {count, plural, one {le message qui la porte} other {les messages qui les portent}}. Le bot ne {count, plural, one {la} other {les}} renvoie pas, pour que rien n’apparaisse deux fois, et aucun bouton ici ne {count, plural, one {la} other {les}} renvoie.',
   'discord.job.reply_may_be_missing': 'La réponse de cette tâche manque peut-être : Discord n’a pas confirmé le message qui la porte. Le bot ne la renvoie pas, pour que rien n’apparaisse deux fois.',
+  'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord n’a pas mis à jour ce message : le résultat de cette tâche a été envoyé en message direct à la personne qui l’a demandée.} other {⬇️ Discord n’a pas mis à jour ce message : le résultat de cette tâche est publié plus bas dans ce canal.}}',
 
   'history.none_kept': '{icon} Ce bot ne garde aucun historique.',
   'history.erased': '{icon} Votre historique a été effacé ({count} {count, plural, one {tâche} other {tâches}}). Les images déjà publiées restent dans leurs salons.',

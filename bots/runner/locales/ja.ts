@@ -178,6 +178,7 @@ export const ja = {
   'discord.job.file_not_sent': 'Discord が {file} を大きすぎるとして受け付けず、十分に小さくできませんでした。ここには表示されません。',
   'discord.job.files_may_be_missing': '画像が {count} 枚表示されていない可能性があります（{files}）：Discord がそのメッセージを確認しませんでした。二重に表示されないよう、ボットは再送しません。ここには再送するボタンもありません。',
   'discord.job.reply_may_be_missing': 'このジョブの返信が表示されていない可能性があります：Discord がそのメッセージを確認しませんでした。二重に表示されないよう、ボットは再送しません。',
+  'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord がこのメッセージを更新しなかったため、このジョブの結果は依頼した人へのダイレクトメッセージで送信しました。} other {⬇️ Discord がこのメッセージを更新しなかったため、このジョブの結果はこのチャンネルに新しいメッセージとして投稿しました。}}',
 
   'history.none_kept': '{icon} このボットは履歴を保存していません。',
   'history.erased': '{icon} 履歴を削除しました（{count} 件）。投稿済みの画像はそれぞれのチャンネルに残ります。',

@@ -178,6 +178,7 @@ export const ptBR = {
   'discord.job.file_not_sent': 'O Discord recusou {file} por ser grande demais, e não foi possível reduzi-lo o bastante: ele não aparece aqui.',
   'discord.job.files_may_be_missing': '{count, plural, one {Pode faltar uma imagem} other {Podem faltar {count} imagens}} ({files}): o Discord não confirmou {count, plural, one {a mensagem com ela} other {as mensagens com elas}}. O bot não {count, plural, one {a} other {as}} envia de novo, para que nada apareça duas vezes, e nenhum botão aqui {count, plural, one {a} other {as}} envia de novo.',
   'discord.job.reply_may_be_missing': 'Pode faltar a resposta deste trabalho: o Discord não confirmou a mensagem com ela. O bot não a envia de novo, para que nada apareça duas vezes.',
+  'discord.job.end_posted_elsewhere': '{where, select, dm {📨 O Discord não atualizou esta mensagem, então o resultado deste trabalho foi enviado por mensagem direta para quem o pediu.} other {⬇️ O Discord não atualizou esta mensagem, então o resultado deste trabalho está publicado abaixo neste canal.}}',
 
   'history.none_kept': '{icon} Este bot não guarda histórico.',
   'history.erased': '{icon} Seu histórico foi apagado ({count} {count, plural, one {tarefa} other {tarefas}}). Imagens já publicadas continuam nos canais delas.',

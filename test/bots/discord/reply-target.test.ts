@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OutgoingFile } from '../../../bots/discord/fit-images.js';
-import { allImages, resultButtons, type OutgoingMessage } from '../../../bots/discord/render-job.js';
+import { allImages, cancelButtons, resultButtons, type OutgoingMessage } from '../../../bots/discord/render-job.js';
 import { makeRequestWithEncodedForms } from '../../../bots/discord/rest-request.js';
 import { say } from '../../../bots/runner/index.js';
 import { images, MiB, namesOf, Scene } from './reply-scene.js';
@@ -578,5 +578,81 @@ describe('the end’s own edit Discord failed on (5xx) every try: not shown twic
 
     expect(delivered).toEqual({ first: true, all: true });
     expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
+  });
+});
+
+describe('the reply of a job whose end Discord would not take as its edit: no progress left behind', () => {
+  /** The reply as a running job shows it: a progress line with a preview, and its Cancel button. */
+  const running = (): OutgoingMessage => ({ content: '🎨 Drawing…', components: cancelButtons('k1', 'en-US'), files: images(1, 1024, 9) });
+
+  it('posts the end in the channel once, then edits the reply to say so, with no files and no Cancel, when Discord refuses the end’s edit (400)', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const target = s.targetOf(ix);
+    await target.progress(running());
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    const delivered = await target.final([end(images(1, 1024))]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
+    const reply = s.discord.original(ix)!;
+    expect(reply.content).toBe(say('en-US', 'discord.job.end_posted_elsewhere', { where: 'channel' }));
+    expect(reply.components).toEqual([]);
+    expect(reply.attachments).toEqual([]);
+    expect(s.followUpsOf(ix)).toEqual([]);
+  });
+
+  it('says the end went by direct message when that is where it went', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const target = s.targetOf(ix, { fallback: 'dm' });
+    await target.progress(running());
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    await target.final([end([])]);
+
+    expect(s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id)).map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
+    expect(s.discord.original(ix)!.content).toBe(say('en-US', 'discord.job.end_posted_elsewhere', { where: 'dm' }));
+    expect(s.discord.original(ix)!.components).toEqual([]);
+  });
+
+  it('edits the reply so when the end’s edit failed (5xx) every try and the reply does not show it', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const target = s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] });
+    await target.progress(running());
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    await target.final([end([])]);
+
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
+    expect(s.discord.original(ix)!.components).toEqual([]);
+  });
+
+  it('logs it and leaves it when Discord refuses that edit too, posting nothing more', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const target = s.targetOf(ix);
+    await target.progress(running());
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body', count: 2 });
+    const delivered = await target.final([end([])]);
+
+    expect(delivered).toEqual({ first: true, all: true });
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
+    expect(s.followUpsOf(ix)).toEqual([]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 400)).toHaveLength(2);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not clear the progress of a job reply')).map((e) => e.obj)).toEqual([
+      expect.objectContaining({ code: INVALID_FORM_BODY, status: 400 }),
+    ]);
+  });
+
+  it('does not try that edit once Discord said the token is spent (50027): it could not pass', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const target = s.targetOf(ix);
+    await target.progress(running());
+    s.discord.expireToken(ix.token);
+    await target.final([end([])]);
+
+    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-message' && r.method === 'PATCH' && r.code === INVALID_WEBHOOK_TOKEN)).toHaveLength(1);
   });
 });
