@@ -3,17 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileAlertLog, RedisAlertLog, type AlertLog } from '../../src/console/alerts/alert-log.js';
-import type { Alert, AlertChannel } from '../../src/console/alerts/channels.js';
-import { AlertWatcher } from '../../src/console/alerts/watcher.js';
+import type { Alert } from '../../src/console/alerts/channels.js';
 import type { OperatorSettings } from '../../src/console/source.js';
-import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { QuotaStore } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
-import { consoleReads, NO_ALERTS } from './console-harness.js';
+import { watchingAlerts } from './console-harness.js';
 import { operatorWith, spend } from './ledger-fixtures.js';
-import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 /**
  * A cap whose amount changes within its period — a chat admin lowers a server's cap and clears it again, the operator
@@ -56,22 +53,7 @@ const backends: Record<string, (now: () => number) => Promise<Ledger>> = {
 };
 
 /** A console process watching `ledger` with the operator's `operator`: restart by calling again with the same ledger. */
-function watching({ store, log }: Ledger, operator: OperatorSettings, now: () => number) {
-  const sent: Alert[] = [];
-  const channel: AlertChannel = { id: 'hook', send: async (alert) => void sent.push(alert) };
-  const watcher = new AlertWatcher({
-    readWaitMs: LEDGER_WAIT_MS,
-    source: { store, operator },
-    ...consoleReads(store, { now }),
-    log,
-    channels: [channel],
-    config: NO_ALERTS,
-    logger: silentLogger(),
-    now,
-  });
-  steps.push(() => watcher.stop());
-  return { watcher, sent };
-}
+const watching = ({ store, log }: Ledger, operator: OperatorSettings, now: () => number) => watchingAlerts(steps, { store, log, operator, now });
 
 /** What an alert said, in short: its trigger (a threshold's percent), of which amount. */
 const said = (alerts: readonly Alert[]) => alerts.map((a) => `${a.cap?.trigger === 'threshold' ? a.cap.threshold : a.cap?.trigger} of $${a.cap?.limitUsd}`);

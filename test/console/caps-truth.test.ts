@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
-import type { Alert, AlertChannel } from '../../src/console/alerts/channels.js';
+import type { Alert } from '../../src/console/alerts/channels.js';
 import { AlertWatcher } from '../../src/console/alerts/watcher.js';
 import { spendFigures } from '../../src/console/figures.js';
 import { startConsole } from '../../src/console/index.js';
@@ -11,7 +11,7 @@ import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
-import { consoleReads, NO_ALERTS, NO_DEAD_PROCESSES, TOKEN } from './console-harness.js';
+import { consoleReads, NO_ALERTS, NO_DEAD_PROCESSES, loginCookie, TOKEN, watchingAlerts } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
@@ -43,8 +43,7 @@ async function spendPageOf(store: FileQuotaStore, operator: OperatorSettings, no
   });
   steps.push(() => running!.close());
   const url = running!.url!;
-  const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/spend' }), redirect: 'manual', headers: { origin: url } });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const cookie = await loginCookie(url, '/spend');
   return (await fetch(`${url}/spend`, { headers: { cookie } })).text();
 }
 
@@ -55,21 +54,39 @@ function figureIn(page: string, name: string): number | undefined {
   return found ? Number(found[1]) : undefined;
 }
 
-function watching(store: FileQuotaStore, operator: OperatorSettings, now: () => number, roleBudgets?: Record<string, ScopeRoleBudgets>) {
-  const sent: Alert[] = [];
-  const channel: AlertChannel = { id: 'test', send: async (alert) => void sent.push(alert) };
-  const watcher = new AlertWatcher({
-    readWaitMs: LEDGER_WAIT_MS,
-    source: { store, operator, ...(roleBudgets && { bots: { roleBudgets: async () => roleBudgets } }) },
-    ...consoleReads(store, { now }),
-    log: new MemoryAlertLog(),
-    channels: [channel],
-    config: NO_ALERTS,
+const watching = (store: FileQuotaStore, operator: OperatorSettings, now: () => number, roleBudgets?: Record<string, ScopeRoleBudgets>) =>
+  watchingAlerts(steps, { store, log: new MemoryAlertLog(), operator, now, roleBudgets });
+
+/** A process with a 1 s lease on the ledger in `dir` that runs `work` (reserving and sending a job, say), then is killed: it renews its lease no more. */
+async function killedAfter(dir: string, work: (dead: FileQuotaStore) => Promise<void>): Promise<void> {
+  const dead = new FileQuotaStore({ dir, leaseMs: 1_000 });
+  await dead.open();
+  await work(dead);
+  await dead.close(); // stops renewing its lease, as a killed process does
+}
+
+/**
+ * The console's page at `path` over the ledger in `dir`, logged in at `start` while the dead process's lease holds and
+ * loaded for the first time once it lapsed; with the store the console reads (its reconciles told as `pictor console` tells them).
+ */
+async function firstLoadAfterLapse(dir: string, start: number, operator: OperatorSettings, path: string): Promise<{ store: FileQuotaStore; page: string }> {
+  let now = start;
+  let tell: (() => void) | undefined;
+  const store = await opened(new FileQuotaStore({ dir, leaseMs: 1_000, clock: () => now, onReconciled: () => tell?.() }));
+  const running = await startConsole({
+    source: { store, operator },
+    config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
+    alerts: NO_ALERTS,
+    ledgerWhere: 'a file ledger',
     logger: silentLogger(),
-    now,
+    now: () => now,
+    tellReconciles: (listener) => void (tell = listener),
   });
-  steps.push(() => watcher.stop());
-  return { watcher, sent };
+  steps.push(() => running!.close());
+  const url = running!.url!;
+  const cookie = await loginCookie(url, path);
+  now = start + 5_000; // the lease lapsed
+  return { store, page: await (await fetch(`${url}${path}`, { headers: { cookie } })).text() };
 }
 
 describe('the caps as the console shows them and alerts of them', () => {
@@ -522,29 +539,11 @@ describe('the caps as the console shows them and alerts of them', () => {
   it('no longer shows in flight, nor counts, the job of a process whose lease lapsed: it is recorded as interrupted', async () => {
     const dir = await folder();
     const start = Date.now();
-    const dead = new FileQuotaStore({ dir, leaseMs: 1_000 });
-    await dead.open();
-    expect(await dead.reserve({ jobId: 'held', userKey: 'discord:123', scopeKey: 'discord:guild-9', estimateUsd: 0.25, limits: {}, now: start })).toEqual({ ok: true });
-    await dead.markSent('held');
-    await dead.close(); // stops renewing its lease, as a killed process does
-    let now = start;
-    let tell: (() => void) | undefined;
-    const store = await opened(new FileQuotaStore({ dir, leaseMs: 1_000, clock: () => now, onReconciled: () => tell?.() }));
-    const running = await startConsole({
-      source: { store, operator: operatorWith({ accountDailyUsd: 1 }) },
-      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
-      alerts: NO_ALERTS,
-      ledgerWhere: 'a file ledger',
-      logger: silentLogger(),
-      now: () => now,
-      tellReconciles: (listener) => void (tell = listener),
+    await killedAfter(dir, async (dead) => {
+      expect(await dead.reserve({ jobId: 'held', userKey: 'discord:123', scopeKey: 'discord:guild-9', estimateUsd: 0.25, limits: {}, now: start })).toEqual({ ok: true });
+      await dead.markSent('held');
     });
-    steps.push(() => running!.close());
-    const url = running!.url!;
-    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/jobs' }), redirect: 'manual', headers: { origin: url } });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    now = start + 5_000; // the lease lapsed
-    const jobs = await (await fetch(`${url}/jobs`, { headers: { cookie } })).text();
+    const { store, page: jobs } = await firstLoadAfterLapse(dir, start, operatorWith({ accountDailyUsd: 1 }), '/jobs');
     expect(jobs).not.toMatch(/in flight<\/td>/);
     // Its own row among the recent jobs, on this first load (the outcome filter names "interrupted" on every page).
     expect(jobs).toMatch(/<tr data-job="held">(?:(?!<\/tr>).)*<td>interrupted<\/td>/);
@@ -554,30 +553,12 @@ describe('the caps as the console shows them and alerts of them', () => {
   it('charges the job of a process whose lease lapsed on the first load of the spend page: its uncertain amount shown, no records said dropped', async () => {
     const dir = await folder();
     const start = Date.now();
-    const dead = new FileQuotaStore({ dir, leaseMs: 1_000 });
-    await dead.open();
-    await spend(dead, 'done', 'cli:owner', 'cli', 0.05, start);
-    expect(await dead.reserve({ jobId: 'held', userKey: 'cli:owner', scopeKey: 'cli', estimateUsd: 0.25, limits: {}, now: start })).toEqual({ ok: true });
-    await dead.markSent('held');
-    await dead.close(); // stops renewing its lease, as a killed process does
-    let now = start;
-    let tell: (() => void) | undefined;
-    const store = await opened(new FileQuotaStore({ dir, leaseMs: 1_000, clock: () => now, onReconciled: () => tell?.() }));
-    const running = await startConsole({
-      source: { store, operator: operatorWith({}) },
-      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
-      alerts: NO_ALERTS,
-      ledgerWhere: 'a file ledger',
-      logger: silentLogger(),
-      now: () => now,
-      tellReconciles: (listener) => void (tell = listener),
+    await killedAfter(dir, async (dead) => {
+      await spend(dead, 'done', 'cli:owner', 'cli', 0.05, start);
+      expect(await dead.reserve({ jobId: 'held', userKey: 'cli:owner', scopeKey: 'cli', estimateUsd: 0.25, limits: {}, now: start })).toEqual({ ok: true });
+      await dead.markSent('held');
     });
-    steps.push(() => running!.close());
-    const url = running!.url!;
-    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/spend' }), redirect: 'manual', headers: { origin: url } });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    now = start + 5_000; // the lease lapsed
-    const page = await (await fetch(`${url}/spend`, { headers: { cookie } })).text();
+    const { page } = await firstLoadAfterLapse(dir, start, operatorWith({}), '/spend');
     expect(figureIn(page, 'account-month-settled')).toBe(0.3);
     expect(figureIn(page, 'account-month-jobs')).toBe(2);
     expect(figureIn(page, 'account-month-uncertain')).toBe(0.25);

@@ -11,6 +11,11 @@ import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
 import { startConsole, type BotsView, type ChatSettingRow, type RunningConsole, type StartConsoleOptions } from '../../src/console/index.js';
 import { DEFAULT_ALERT_THRESHOLDS, type AlertConfig } from '../../src/console/alerts/config.js';
+import type { AlertLog } from '../../src/console/alerts/alert-log.js';
+import type { Alert } from '../../src/console/alerts/channels.js';
+import { AlertWatcher } from '../../src/console/alerts/watcher.js';
+import type { OperatorSettings } from '../../src/console/source.js';
+import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { JobDetails, QuotaStore } from '../../src/spend/types.js';
 import { silentLogger } from '../../src/internal.js';
@@ -171,6 +176,35 @@ export function consoleReads(store: QuotaStore, options: { now?: () => number; r
 }
 
 export const NO_ALERTS: AlertConfig = { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined };
+
+/**
+ * A console process's alert watcher over `store` with the operator's `operator` (and the bots' role budgets, if given),
+ * keeping what it told in `log` and sending to one destination whose alerts `sent` lists; `steps` stops it after the test.
+ */
+export function watchingAlerts(
+  steps: (() => Promise<void>)[],
+  { store, log, operator, now, roleBudgets }: { store: QuotaStore; log: AlertLog; operator: OperatorSettings; now: () => number; roleBudgets?: Record<string, ScopeRoleBudgets> },
+): { watcher: AlertWatcher; sent: Alert[] } {
+  const sent: Alert[] = [];
+  const watcher = new AlertWatcher({
+    readWaitMs: LEDGER_WAIT_MS,
+    source: { store, operator, ...(roleBudgets && { bots: { roleBudgets: async () => roleBudgets } }) },
+    ...consoleReads(store, { now }),
+    log,
+    channels: [{ id: 'hook', send: async (alert) => void sent.push(alert) }],
+    config: NO_ALERTS,
+    logger: silentLogger(),
+    now,
+  });
+  steps.push(() => watcher.stop());
+  return { watcher, sent };
+}
+
+/** Logs in to the console at `url` with `TOKEN`, headed for `next`, as a browser does; returns the cookie it sets. */
+export async function loginCookie(url: string, next: string): Promise<string> {
+  const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next }), redirect: 'manual', headers: { origin: url } });
+  return login.headers.get('set-cookie')!.split(';')[0]!;
+}
 
 export interface ConsoleUnderTest {
   url: string;

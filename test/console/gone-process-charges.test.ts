@@ -7,7 +7,7 @@ import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import type { LedgerOptions, QuotaStore, ReconcileReport } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
-import { NO_ALERTS, TOKEN } from './console-harness.js';
+import { NO_ALERTS, loginCookie, TOKEN } from './console-harness.js';
 import { ledgerFixtures, operatorWith } from './ledger-fixtures.js';
 
 const steps: (() => Promise<void>)[] = [];
@@ -55,15 +55,21 @@ const ledgers: Record<string, () => Promise<Ledger>> = {
 };
 const kinds = Object.keys(ledgers).filter((kind) => kind !== 'redis' || !redis.skipReason);
 
+/** A process on the ledger that sent job d-sent, then was killed: its lease renews no more. Returns the stores' clock and lease. */
+async function killedAfterSending(ledger: Ledger) {
+  const storeTime = { now: Date.now() };
+  const lease = { leaseMs: 60_000, clock: () => storeTime.now };
+  const dead = await ledger.open(lease);
+  await dead.reserve({ jobId: 'd-sent', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.5, limits: {}, now: storeTime.now });
+  await dead.markSent('d-sent');
+  await dead.close(); // renews no more, as a killed process
+  return { storeTime, lease };
+}
+
 describe.each(kinds)('the console on a %s ledger whose process died', (kind) => {
   it('tells onReconciled once what ending its sent job charged, whichever of the console’s reads and changes ended it', async () => {
     const ledger = await ledgers[kind]!();
-    const storeTime = { now: Date.now() };
-    const lease = { leaseMs: 60_000, clock: () => storeTime.now };
-    const dead = await ledger.open(lease);
-    await dead.reserve({ jobId: 'd-sent', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.5, limits: {}, now: storeTime.now });
-    await dead.markSent('d-sent');
-    await dead.close(); // renews no more, as a killed process
+    const { storeTime, lease } = await killedAfterSending(ledger);
     const reports: ReconcileReport[] = [];
     let tell: (() => void) | undefined;
     const store = await ledger.open({
@@ -87,8 +93,7 @@ describe.each(kinds)('the console on a %s ledger whose process died', (kind) => 
     }))!;
     steps.push(() => running.close());
     const url = running.url!;
-    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/spend' }), redirect: 'manual', headers: { origin: url } });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await loginCookie(url, '/spend');
     const spendPage = async () => expect((await fetch(`${url}/spend`, { headers: { cookie } })).status).toBe(200);
 
     await spendPage(); // its lease holds: nothing ends
@@ -110,12 +115,7 @@ describe.each(kinds)('the console on a %s ledger whose process died', (kind) => 
 describe.each(kinds)('the console on a %s ledger whose store ends a dead process’s job by itself', (kind) => {
   it('shows the job running or among the recent jobs when the store’s own reconcile ends it while the page reads the records: never in neither list', async () => {
     const ledger = await ledgers[kind]!();
-    const storeTime = { now: Date.now() };
-    const lease = { leaseMs: 60_000, clock: () => storeTime.now };
-    const dead = await ledger.open(lease);
-    await dead.reserve({ jobId: 'd-sent', userKey: 'discord:1', scopeKey: 'discord:guild', estimateUsd: 0.5, limits: {}, now: storeTime.now });
-    await dead.markSent('d-sent');
-    await dead.close(); // renews no more, as a killed process
+    const { storeTime, lease } = await killedAfterSending(ledger);
     // Opened as `pictor console` opens it: every step of the store that ends a dead process's reservations is told.
     let tell: (() => void) | undefined;
     const store = await ledger.open({ ...lease, onReconciled: () => tell?.() });
@@ -149,8 +149,7 @@ describe.each(kinds)('the console on a %s ledger whose store ends a dead process
     }))!;
     steps.push(() => running.close());
     const url = running.url!;
-    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next: '/jobs' }), redirect: 'manual', headers: { origin: url } });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await loginCookie(url, '/jobs');
     const jobsPage = async () => (await fetch(`${url}/jobs`, { headers: { cookie } })).text();
 
     expect(await jobsPage()).toContain('data-job="d-sent"'); // running: its lease holds

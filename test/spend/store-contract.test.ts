@@ -176,6 +176,24 @@ describe.each(kinds)('the %s quota store', (kind) => {
     stores.push(store);
     return store;
   };
+  /**
+   * A live process on a ledger whose other process queued d-queued ($0.40, discord:alice) and sent d-sent ($0.50,
+   * discord:bob) in discord:guild, then was killed; its lease has lapsed by `time`, the stores' clock.
+   */
+  const besideDeadProcess = async (name: string) => {
+    const group = `${name}-${Math.random()}`;
+    const time = { now: Date.now() };
+    const lease = { leaseMs: 60_000, clock: () => time.now };
+    const dead = await open(group, lease);
+    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', scopeKey: 'discord:guild', now: time.now }));
+    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', scopeKey: 'discord:guild', now: time.now }));
+    await dead.markSent('d-sent');
+    await dead.close(); // stops renewing, as a killed process does
+    const alive = await open(group, lease);
+    time.now += 60_001;
+    await maker.lapseLeases(group);
+    return { alive, time };
+  };
   const openBeside = async (group: string, options: StoreOptions = {}) => {
     const store = await maker.beside(group, options);
     stores.push(store);
@@ -359,34 +377,14 @@ describe.each(kinds)('the %s quota store', (kind) => {
   });
 
   it('answers many keys as spentToday and spentThisMonth answer each once a process’s lease lapsed, its queued and sent reservations alike', async () => {
-    const group = `many-dead-${Math.random()}`;
-    const time = { now: Date.now() };
-    const lease = { leaseMs: 60_000, clock: () => time.now };
-    const dead = await open(group, lease);
-    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', scopeKey: 'discord:guild', now: time.now }));
-    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', scopeKey: 'discord:guild', now: time.now }));
-    await dead.markSent('d-sent');
-    await dead.close(); // stops renewing, as a killed process does
-    const alive = await open(group, lease);
-    time.now += 60_001;
-    await maker.lapseLeases(group);
+    const { alive, time } = await besideDeadProcess('many-dead');
     const keys = ['discord:alice', 'discord:bob', 'discord:guild', 'account'];
     const many = await alive.spentMany(keys, time.now);
     for (const key of keys) expect(many.get(key), key).toEqual({ day: await alive.spentToday(key, time.now), month: await alive.spentThisMonth(key, time.now) });
   });
 
   it('counts a dead process’s reservations as their end will, before anything ended them: the queued one not at all, the sent one at its estimate', async () => {
-    const group = `dead-figures-${Math.random()}`;
-    const time = { now: Date.now() };
-    const lease = { leaseMs: 60_000, clock: () => time.now };
-    const dead = await open(group, lease);
-    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', scopeKey: 'discord:guild', now: time.now }));
-    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', scopeKey: 'discord:guild', now: time.now }));
-    await dead.markSent('d-sent');
-    await dead.close(); // stops renewing, as a killed process does
-    const alive = await open(group, lease);
-    time.now += 60_001;
-    await maker.lapseLeases(group);
+    const { alive, time } = await besideDeadProcess('dead-figures');
     const expected = { 'discord:alice': 0, 'discord:bob': 0.5, 'discord:guild': 0.5, account: 0.5 };
     const many = await alive.spentMany(Object.keys(expected), time.now);
     for (const [key, usd] of Object.entries(expected)) expect(many.get(key), key).toEqual({ day: usd, month: usd });
@@ -394,17 +392,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
   });
 
   it('lists a dead process’s reservations as held until a step ends them (what tells the console a reconcile is due), and none once a reconcile did', async () => {
-    const group = `dead-active-${Math.random()}`;
-    const time = { now: Date.now() };
-    const lease = { leaseMs: 60_000, clock: () => time.now };
-    const dead = await open(group, lease);
-    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', now: time.now }));
-    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', now: time.now }));
-    await dead.markSent('d-sent');
-    await dead.close(); // stops renewing, as a killed process does
-    const alive = await open(group, lease);
-    time.now += 60_001;
-    await maker.lapseLeases(group);
+    const { alive, time } = await besideDeadProcess('dead-active');
     expect((await alive.activeJobs()).map((j) => [j.jobId, j.sent])).toEqual([
       ['d-queued', false],
       ['d-sent', true],
@@ -414,17 +402,7 @@ describe.each(kinds)('the %s quota store', (kind) => {
   });
 
   it('counts a dead process’s jobs in a reserve as their end will: its queued job not at all, its sent one at its estimate', async () => {
-    const group = `dead-check-${Math.random()}`;
-    const time = { now: Date.now() };
-    const lease = { leaseMs: 60_000, clock: () => time.now };
-    const dead = await open(group, lease);
-    await dead.reserve(ask('d-queued', 0.4, {}, { userKey: 'discord:alice', now: time.now }));
-    await dead.reserve(ask('d-sent', 0.5, {}, { userKey: 'discord:bob', now: time.now }));
-    await dead.markSent('d-sent');
-    await dead.close(); // stops renewing, as a killed process does
-    const alive = await open(group, lease);
-    time.now += 60_001;
-    await maker.lapseLeases(group);
+    const { alive, time } = await besideDeadProcess('dead-check');
     const cap = { userDailyUsd: 0.5 };
     expect(await alive.reserve(ask('a', 0.5, cap, { userKey: 'discord:alice', now: time.now }))).toEqual({ ok: true });
     expect(await alive.reserve(ask('b', 0.1, cap, { userKey: 'discord:bob', now: time.now }))).toMatchObject({ ok: false, code: 'budget_user_daily', used: 0.5 });
