@@ -94,6 +94,19 @@ describe('a request the bot refused itself before asking the runner, in the oper
     return { actions, requestId, space, saved: (await space.get(requestId))! };
   }
 
+  /** The member pressing `action` on a finished job of theirs whose saved request is gone. */
+  const pressOnGoneJob = (action: string) => async (harness: Harness) => {
+    const { actions, requestId, space } = await finishedImagine(harness);
+    await space.delete(requestId);
+    return () => harness.fake.clickButton(actions, action, MEMBER);
+  };
+
+  /** The member pressing `action` on another member's finished job. */
+  const pressOnOthersJob = (action: string) => async (harness: Harness) => {
+    const { actions } = await finishedImagine(harness, 'U0BOB');
+    return () => harness.fake.clickButton(actions, action, MEMBER);
+  };
+
   // A mention's images the bot refused itself: above, with the other ways an edit asked by a mention does not start.
   const ENTRY_POINTS: [name: string, code: string, prepare: (h: Harness) => Promise<() => Promise<unknown>>][] = [
     ['/imagine with a flag it does not know', 'unknown_flag', async ({ fake }) => () => fake.command({ command: '/imagine', text: 'a kite --colour red', channel: CHANNEL, user: MEMBER })],
@@ -123,49 +136,11 @@ describe('a request the bot refused itself before asking the runner, in the oper
         return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
       },
     ],
-    [
-      'the Reroll of a job whose saved request is gone',
-      'job_gone',
-      async (harness) => {
-        const { actions, requestId, space } = await finishedImagine(harness);
-        await space.delete(requestId);
-        return () => harness.fake.clickButton(actions, 'pictor_reroll', MEMBER);
-      },
-    ],
-    [
-      'the Edit of a job whose saved request is gone',
-      'job_gone',
-      async (harness) => {
-        const { actions, requestId, space } = await finishedImagine(harness);
-        await space.delete(requestId);
-        return () => harness.fake.clickButton(actions, 'pictor_edit', MEMBER);
-      },
-    ],
-    [
-      'the Edit of another member’s job',
-      'not_requester',
-      async (harness) => {
-        const { actions } = await finishedImagine(harness, 'U0BOB');
-        return () => harness.fake.clickButton(actions, 'pictor_edit', MEMBER);
-      },
-    ],
-    [
-      'the Delete of a job whose saved request is gone',
-      'job_gone',
-      async (harness) => {
-        const { actions, requestId, space } = await finishedImagine(harness);
-        await space.delete(requestId);
-        return () => harness.fake.clickButton(actions, 'pictor_delete', MEMBER);
-      },
-    ],
-    [
-      'the Delete of another member’s job',
-      'not_requester',
-      async (harness) => {
-        const { actions } = await finishedImagine(harness, 'U0BOB');
-        return () => harness.fake.clickButton(actions, 'pictor_delete', MEMBER);
-      },
-    ],
+    ['the Reroll of a job whose saved request is gone', 'job_gone', pressOnGoneJob('pictor_reroll')],
+    ['the Edit of a job whose saved request is gone', 'job_gone', pressOnGoneJob('pictor_edit')],
+    ['the Edit of another member’s job', 'not_requester', pressOnOthersJob('pictor_edit')],
+    ['the Delete of a job whose saved request is gone', 'job_gone', pressOnGoneJob('pictor_delete')],
+    ['the Delete of another member’s job', 'not_requester', pressOnOthersJob('pictor_delete')],
   ];
 
   it.each(ENTRY_POINTS)('%s: told privately, and one info line, the member’s, with its code (%s) and who asked', async (_name, code, prepare) => {
