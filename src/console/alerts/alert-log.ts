@@ -107,10 +107,7 @@ export class FileAlertLog implements AlertLog {
     return this.#change((file) => {
       for (const { key, keepUntil, reach } of marks) {
         file.claims[key] = { state: 'sent', until: keepUntil };
-        if (!reach) continue;
-        const told = file.reach?.[reach.key];
-        if (told && told.until > now && told.usd >= reach.usd) continue;
-        (file.reach ??= {})[reach.key] = { usd: reach.usd, until: keepUntil };
+        if (reach && raisesReach(file.reach?.[reach.key], reach.usd, now)) (file.reach ??= {})[reach.key] = { usd: reach.usd, until: keepUntil };
       }
       if (entry) file.log = [entry, ...file.log].slice(0, ALERT_LOG_KEPT);
     }, now);
@@ -266,8 +263,7 @@ export class MemoryAlertLog implements AlertLog {
   async sent(marks: readonly AlertMark[], now: number, entry?: AlertLogEntry): Promise<void> {
     for (const { key, keepUntil, reach } of marks) {
       this.#claims.set(key, { state: 'sent', until: keepUntil });
-      const told = reach && this.#reach.get(reach.key);
-      if (reach && !(told && told.until > now && told.usd >= reach.usd)) this.#reach.set(reach.key, { usd: reach.usd, until: keepUntil });
+      if (reach && raisesReach(this.#reach.get(reach.key), reach.usd, now)) this.#reach.set(reach.key, { usd: reach.usd, until: keepUntil });
     }
     if (entry) this.#log = [entry, ...this.#log].slice(0, ALERT_LOG_KEPT);
   }
@@ -294,4 +290,12 @@ export class MemoryAlertLog implements AlertLog {
   async setRules(rules: AlertRules): Promise<void> {
     this.#rules = RulesSchema.parse(rules);
   }
+}
+
+/**
+ * Whether an event told for an amount of `usd` raises what is kept as told (`told`): none is kept, or it lapsed, or it
+ * is lower. What is told is only ever raised within its period (the Redis script `RAISE_REACH` keeps the same rule).
+ */
+function raisesReach(told: { usd: number; until: number } | undefined, usd: number, now: number): boolean {
+  return !(told && told.until > now && told.usd >= usd);
 }
