@@ -411,8 +411,11 @@ async function run(): Promise<void> {
     output.out(`${signal} while starting: stopping at once.`);
     process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
   };
-  process.on('SIGINT', stopWhileStarting);
-  process.on('SIGTERM', stopWhileStarting);
+  // One handler from the first line to the last: removing one and adding the next would, for that moment, leave the
+  // signal with no handler, and Node would let it end the process at once (its default action).
+  const onSignal = (signal: NodeJS.Signals) => (stopper.request ? stopper.request(signal, 'signal') : stopWhileStarting(signal));
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let service: Service;
   try {
     service = await startService(process.env, output.out, {
@@ -468,10 +471,6 @@ async function run(): Promise<void> {
       );
   };
   stopper.request = stop;
-  process.off('SIGINT', stopWhileStarting);
-  process.off('SIGTERM', stopWhileStarting);
-  process.on('SIGINT', () => stop('SIGINT', 'signal'));
-  process.on('SIGTERM', () => stop('SIGTERM', 'signal'));
   if (stopper.failedBeforeStart) stop(stopper.failedBeforeStart, 'surface failed');
   else if (stopper.closedBeforeStart) stop('stdout closed', 'output closed');
 }

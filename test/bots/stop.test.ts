@@ -35,8 +35,8 @@ type Started = {
  * itself (npm would hand them to the `sh -c` it runs the script in, not to the service). Killed when the test ends and
  * waited for until it has closed (`killedAtTestEnd`), so its data folder (`testTempDir`) is removed after it.
  */
-function npmStart(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, [builtService], {
+function npmStart(env: Record<string, string>, nodeOptions: string[] = []): Started {
+  const child = spawn(process.execPath, [...nodeOptions, builtService], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PICTOR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -100,6 +100,19 @@ describe('stopping npm start', () => {
     const ended = await within(started.closed, 50_000);
     expect(ended === 'still running' ? ended : ended.code, howItEnded(started, ended)).toBe(0);
     expect(started.stderr()).not.toMatch(/EPIPE|Error:|\n\s+at /);
+  }, 60_000);
+
+  it('has a handler for SIGTERM and SIGINT at every moment from its start: none is removed, which would leave a moment when a signal ends it unhandled', async () => {
+    // Node ends the process at once on a signal with no listener left (its default action): a stop signal that came
+    // between one handler's removal and the next's was taken so, as "ended by SIGTERM" with nothing said.
+    const watch = `process.on('removeListener', (type) => { if ((type === 'SIGTERM' || type === 'SIGINT') && process.listenerCount(type) === 0) process.stderr.write('no ' + type + ' handler\\n'); });`;
+    const dataDir = await testTempDir('pictor-stop-');
+    const started = npmStart({ PICTOR_DATA_DIR: dataDir, PICTOR_EMULATOR_LATENCY_MS: '0' }, ['--import', `data:text/javascript,${encodeURIComponent(watch)}`]);
+    await untilPrinted(started.child, () => started.printed().includes('No chat surface is configured'), 'the start has ended');
+    started.child.kill('SIGTERM');
+    const ended = await within(started.closed, 50_000);
+    expect(ended === 'still running' ? ended : ended.code, howItEnded(started, ended)).toBe(0);
+    expect(started.stderr()).not.toMatch(/no SIG\w+ handler/);
   }, 60_000);
 
   it('ends at once on SIGTERM while still starting (as PID 1 in a container, Node would otherwise ignore it)', async () => {
