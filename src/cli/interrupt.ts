@@ -89,10 +89,9 @@ export class JobWatch {
    */
   listen(say: (lines: string[]) => void): void {
     this.#say = say;
-    process.off('SIGINT', this.#onSigint);
-    process.on('SIGINT', this.#onSigint);
-    process.off('SIGTERM', this.#onSigterm);
-    process.on('SIGTERM', this.#onSigterm);
+    // Added once, never removed and added again: a signal with no listener for a moment ends the process unanswered.
+    if (!process.listeners('SIGINT').includes(this.#onSigint)) process.on('SIGINT', this.#onSigint);
+    if (!process.listeners('SIGTERM').includes(this.#onSigterm)) process.on('SIGTERM', this.#onSigterm);
   }
 
   /** The run is over: Ctrl+C and SIGTERM are no longer this job's to answer. */

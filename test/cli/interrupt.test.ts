@@ -382,6 +382,23 @@ describe('Ctrl+C during a generation', () => {
     });
   });
 
+  it('answers a signal once however often it is told to listen, and never leaves the signal without its handler meanwhile (Node would end the process unanswered)', async () => {
+    const removed: string[] = [];
+    const onRemoved = (type: string | symbol) => void removed.push(String(type));
+    process.on('removeListener', onRemoved);
+    try {
+      await withWatcher(({ job }) => {
+        const before = process.listenerCount('SIGTERM');
+        job.listen(() => undefined);
+        job.listen(() => undefined);
+        expect(process.listenerCount('SIGTERM')).toBe(before);
+        expect(removed.filter((type) => type.startsWith('SIG'))).toEqual([]);
+      });
+    } finally {
+      process.off('removeListener', onRemoved);
+    }
+  });
+
   it('exits 130 after a request was sent to the emulator, saying what it would have cost and naming the partial image already written', async () => {
     // Partial images at 3 s and 6 s, the image at 9 s: interrupted between the first partial and the end.
     env.emulator.configure({ latencyMs: 9_000 });
