@@ -314,16 +314,20 @@ export class AlertWatcher {
       const idOf = (event: CapEvent) => `${base}:${event === 'threshold' ? threshold : event}`;
       const alertOf = (trigger: CapEvent): Alert => ({ id: idOf(trigger), kind: 'cap', text: '', at: now, ledger: source.operator.ledger, cap: { ...facts, trigger } });
       const alert = alertOf(row.sends);
-      const told: [string, CapEvent | number][] = [
-        [alert.id, row.sends === 'threshold' ? threshold : row.sends],
+      // What counts as sent with the alert (the thresholds and events it stands for): their ids, built once for both the marks and the reach.
+      const sentWith: [string, CapEvent | number][] = [
         ...row.thresholdsSent(state).map((t): [string, number] => [`${base}:${t}`, t]),
         ...(row.standsFor ?? []).map((event): [string, CapEvent] => [idOf(event), event]),
+      ];
+      const told: [string, CapEvent | number][] = [
+        [alert.id, row.sends === 'threshold' ? threshold : row.sends],
+        ...sentWith,
         ...(row.instead ? [[idOf(row.instead), row.instead] as [string, CapEvent]] : []),
       ];
       pending.push({
         alert,
         keepUntil: cap.resetsAt + DAY_MS,
-        passed: [...row.thresholdsSent(state).map((t) => `${base}:${t}`), ...(row.standsFor ?? []).map(idOf)].filter((id) => id !== alert.id),
+        passed: sentWith.map(([id]) => id).filter((id) => id !== alert.id),
         ...(row.instead && { instead: alertOf(row.instead) }),
         amountUsd: roundToNanoUsd(cap.limitUsd),
         reach: new Map(told.map(([id, event]) => [id, { key: `${capPeriod}:${event}`, usd: reachOf(event, cap) }])),
