@@ -6,9 +6,10 @@ export interface LedgerNowOptions {
   /**
    * The usage records the console adds up: brought up to date after the reconcile, before the reservations are read.
    * The store tells it when a step ended gone processes' reservations (its `onReconciled`: this one's reconcile, the
-   * store's own each lease, a read that met them), so it reads again; this class does not second-guess the report.
+   * store's own each lease, a read that met them), and it alone decides whether its records are to be read again
+   * (`catchUp`); this class neither reads the report nor counts writes of its own.
    */
-  index: Pick<UsageIndex, 'refresh' | 'written' | 'writes'>;
+  index: Pick<UsageIndex, 'refresh' | 'catchUp'>;
   /** How often, at most, the reservations of gone processes are ended before a read. Default 5 s. */
   everyMs?: number | undefined;
   now?: (() => number) | undefined;
@@ -44,7 +45,7 @@ export class LedgerNow {
   readonly #now: () => number;
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #readWaitMs: number;
-  readonly #index: Pick<UsageIndex, 'refresh' | 'written' | 'writes'>;
+  readonly #index: Pick<UsageIndex, 'refresh' | 'catchUp'>;
   #lastAt = Number.NEGATIVE_INFINITY;
   #running: Promise<void> | undefined;
 
@@ -85,21 +86,27 @@ export class LedgerNow {
   }
 
   /**
-   * The one order every page, live list and alert check reads the ledger in: the reservations of gone processes ended
-   * first, then the usage index brought up to date, then the reservations still counting read, oldest first. The read
-   * of the usage records is shared with the one under way unless a reconcile wrote records since it began; and when
-   * one (another call's) wrote them while this call read, the records are read again before it answers, so the
-   * *interrupted* record of a job gone from the reservations answered is counted. Read in another order, a killed
-   * process's job was in neither list for one load, and the spend page's records added up to less than the ledger
-   * settled (said as if retention had dropped them).
+   * The usage records only, for a page that shows no reservation (the settings): the reservations of gone processes
+   * ended first, then the usage index brought up to date, as `read` does before it reads the reservations.
+   */
+  async records(): Promise<void> {
+    await this.reconcile();
+    await this.#index.refresh();
+  }
+
+  /**
+   * The one order every page that lists reservations, the live list and the alert check read the ledger in: the
+   * reservations of gone processes ended first, then the usage index brought up to date (`records`), then the
+   * reservations still counting read, oldest first, then the usage records read again if the index was told of
+   * records written since its read began (`catchUp`), so the *interrupted* record of a job gone from the reservations
+   * answered is counted. Read in another order, a killed process's job was in neither list for one load, and the spend
+   * page's records added up to less than the ledger settled (said as if retention had dropped them).
    */
   async read(): Promise<ActiveJob[]> {
-    await this.reconcile();
-    const writes = this.#index.writes;
-    await this.#index.refresh();
+    await this.records();
     const jobs = await this.#store.activeJobs();
     // A job a reconcile ended meanwhile (this one's, another call's, the store's own) is gone from `jobs`, and its record may be newer than the read of the records.
-    if (this.#index.writes !== writes) await this.#index.refresh();
+    await this.#index.catchUp();
     return jobs;
   }
 }

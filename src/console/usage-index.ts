@@ -64,8 +64,10 @@ export class UsageIndex {
   #byJob = new Map<string, UsageRecord>();
   /** The read under way that calls share, what they are answered, and `#writes` when it began. */
   #sharing: { read: Promise<void>; shared: Promise<void>; writes: number } | undefined;
-  /** How many times the console said it wrote records (`written`). */
+  /** How many times the store said it wrote records (`written`). */
   #writes = 0;
+  /** `#writes` when the read counted last began: records told of after it may be missing. */
+  #countedWrites = 0;
   readonly #readWaitMs: number;
   /** How many reads were counted: a read that answers after another one was counted since it began is dropped. */
   #reads = 0;
@@ -86,7 +88,7 @@ export class UsageIndex {
    */
   refresh(): Promise<void> {
     const under = this.#sharing;
-    if (under && under.writes !== this.#writes) return this.#refreshAfter(under);
+    if (under && this.#beganBeforeWrites(under.writes)) return this.#refreshAfter(under);
     if (under) return under.shared;
     const read = this.#refresh();
     const shared = this.#shareWithin(read);
@@ -95,16 +97,26 @@ export class UsageIndex {
   }
 
   /**
-   * Records were just written by this process (a reconcile's *interrupted* records of the jobs it ended): a read under
-   * way, which may have begun before them, is no longer shared. Reads that wrote nothing keep sharing one read.
+   * Records were just written by this process (a reconcile's *interrupted* records of the jobs it ended, told by the
+   * store's `onReconciled`, whichever step of it ended them): a read under way, which may have begun before them, is no
+   * longer shared, and `catchUp` reads again. Reads that wrote nothing keep sharing one read.
    */
   written(): void {
     this.#writes++;
   }
 
-  /** How many times `written` was called: a read of the reservations made after a change of it may miss records of the read before. */
-  get writes(): number {
-    return this.#writes;
+  /**
+   * Reads again when records were written (`written`) since the read counted last began, sharing a read begun after
+   * them; otherwise answers at once. For a caller that read something else after a `refresh` (the reservations): a job
+   * a reconcile ended meanwhile is gone from what it read, and its record may be newer than the records counted.
+   */
+  catchUp(): Promise<void> {
+    return this.#beganBeforeWrites(this.#countedWrites) ? this.refresh() : Promise.resolve();
+  }
+
+  /** The one rule of both: a read begun when `written` had been told `writes` times may miss records told of since. */
+  #beganBeforeWrites(writes: number): boolean {
+    return writes !== this.#writes;
   }
 
   /** Waits for `under`, begun before records were written, (at most `readWaitMs`) and reads again: waited for, not read beside, so it cannot be counted after the new one. */
@@ -144,10 +156,12 @@ export class UsageIndex {
 
   async #refresh(): Promise<void> {
     const counted = this.#reads;
+    const writes = this.#writes;
     const feed = await this.#store.usageSince(this.#cursor);
     // Late: a later read was counted meanwhile, from where this one began; counting this one too would count twice.
     if (counted !== this.#reads) return;
     this.#reads++;
+    this.#countedWrites = writes;
     if (feed.reset) this.#clear();
     for (const record of feed.records) this.#add(record);
     this.#cursor = feed.cursor;

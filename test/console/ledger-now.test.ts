@@ -35,7 +35,7 @@ function ledger(active: ActiveJob[] = [JOB]) {
       activeJobs: async (): Promise<ActiveJob[]> => [...active],
     },
     /** A usage index with nothing to read. */
-    index: { refresh: async () => undefined, written: () => undefined, writes: 0 },
+    index: { refresh: async () => undefined, catchUp: async () => undefined },
     active,
   };
 }
@@ -78,7 +78,7 @@ describe('the ledger as the console reads it now', () => {
         return [JOB];
       },
     };
-    const index = { refresh: async () => void steps.push('usage records'), written: () => undefined, writes: 0 };
+    const index = { refresh: async () => void steps.push('usage records'), catchUp: async () => undefined };
     expect(await new LedgerNow(store, { index, readWaitMs: WAIT_MS }).read()).toEqual([JOB]);
     // The first read of the reservations only asks whether there is any to end.
     expect(steps).toEqual(['reservations', 'reconcile', 'usage records', 'reservations']);
@@ -151,8 +151,13 @@ function dyingLedger() {
   let active = [JOB];
   let dead = false;
   let reconciled: (() => void) | undefined;
+  let held: Promise<void> | undefined;
   const store = {
-    activeJobs: async () => [...active],
+    activeJobs: async () => {
+      const jobs = [...active];
+      await held;
+      return jobs;
+    },
     reconcile: async (): Promise<ReconcileReport> => {
       if (!dead || active.length === 0) return NOTHING_ENDED;
       active = [];
@@ -167,7 +172,16 @@ function dyingLedger() {
         reads.push({ cursor, answer: () => resolve(feed) });
       }),
   };
-  return { store, reads, kill: () => void (dead = true), tellReconciles: (listener: () => void) => void (reconciled = listener) };
+  /** Holds the answers of the reads of the reservations until the function returned is called. */
+  const holdReservations = () => {
+    let release!: () => void;
+    held = new Promise<void>((resolve) => (release = resolve));
+    return () => {
+      held = undefined;
+      release();
+    };
+  };
+  return { store, reads, kill: () => void (dead = true), tellReconciles: (listener: () => void) => void (reconciled = listener), holdReservations };
 }
 
 /** A usage index of `l` that is told each step of it that ended reservations, as the console's is. */
@@ -254,6 +268,32 @@ describe('the ledger and the usage records as the console reads them together', 
     await vi.waitFor(() => expect(l.reads).toHaveLength(2));
     l.reads[1]!.answer();
     expect(await read).toEqual({ running: [], recorded: [JOB.jobId] });
+  });
+});
+
+describe('the ledger and the usage records read together, when records were written meanwhile', () => {
+  it('reads the records again only when no read of them begun after the write was counted before the reservations answered', async () => {
+    const l = dyingLedger();
+    const index = toldIndex(l);
+    const now = new LedgerNow(l.store, { index, readWaitMs: WAIT_MS });
+    // A page: its read of the records under way, begun before the store's own reconcile ends the job.
+    const page = now.read().then((jobs) => lists(jobs, index));
+    await vi.waitFor(() => expect(l.reads).toHaveLength(1));
+    const release = l.holdReservations();
+    l.kill();
+    await l.store.reconcile();
+    l.reads[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    // While the page's read of the reservations is under way, the live list's read of the records, begun after the write, is counted.
+    const tick = index.refresh();
+    await vi.waitFor(() => expect(l.reads).toHaveLength(2));
+    l.reads[1]!.answer();
+    await tick;
+    release();
+    await vi.advanceTimersByTimeAsync(0);
+    // That read counted the interrupted record: the page asks for no third.
+    expect(l.reads).toHaveLength(2);
+    expect(await page).toEqual({ running: [], recorded: [JOB.jobId] });
   });
 });
 
