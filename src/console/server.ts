@@ -202,8 +202,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         );
       }
       case '/settings': {
-        // In the same order as every page (the scopes listed come from the usage records too).
-        await ledgerNow.read();
+        // The scopes listed come from the usage records too: read in the same order as every page, without the reservations it does not show.
+        await ledgerNow.records();
         const [breaker, overrides] = await Promise.all([store.breakerStates(), store.allCapOverrides()]);
         const scopes = [...new Set([...Object.keys(overrides), ...index.period(utcMonth(ctx.now)).scopes.keys()])].filter(isChatScopeKey);
         // A failed read (Redis down mid-scan) is said as such: an empty table would hide the scopes whose jobs are refused.

@@ -8,7 +8,7 @@ import { CONTENT_SECURITY_POLICY, LEDGER_WAIT_MS } from '../../src/console/serve
 import { silentLogger } from '../../src/internal.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { CapOverrides } from '../../src/spend/types.js';
-import { NO_ALERTS, NO_DEAD_PROCESSES, seedLedger, startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
+import { loginCookie, NO_ALERTS, NO_DEAD_PROCESSES, seedLedger, startSeededConsole, TOKEN, type ConsoleUnderTest } from './console-harness.js';
 import { spyOnInstance } from '../helpers/instance-spy.js';
 
 /** The console's HTTP rules, asked as a client would (the browser test drives the same through Chromium). */
@@ -389,3 +389,35 @@ async function rawRequest(port: string, options: { method?: string; path: string
     req.end(body);
   });
 }
+
+describe('the console’s reads of the ledger for a page', () => {
+  /** The store reads a load of `path` makes, by method, with the alert watcher's check and the index's first read done. */
+  async function readsOfLoad(c: ConsoleUnderTest, cookie: string, path: string): Promise<Record<string, number>> {
+    const methods = ['activeJobs', 'usageSince', 'reconcile', 'allCapOverrides', 'breakerStates', 'refusals'] as const;
+    const spies = methods.map((method) => [method, spyOnInstance(FileQuotaStore.prototype, method, (store: FileQuotaStore, ..._args: unknown[]) => store === c.store)] as const);
+    try {
+      expect((await fetch(`${c.url}${path}`, { headers: { cookie } })).status).toBe(200);
+      return Object.fromEntries(spies.filter(([, spy]) => spy.mock.calls.length > 0).map(([method, spy]) => [method, spy.mock.calls.length]));
+    } finally {
+      for (const [, spy] of spies) spy.mockRestore();
+    }
+  }
+
+  it('reads for the settings page the usage records written since and, only to end gone processes’ ones, the reservations: never the list of them the page does not show', async () => {
+    const clock = { now: Date.now() };
+    const c = await startSeededConsole({ now: () => clock.now });
+    try {
+      const cookie = await loginCookie(c.url, '/settings');
+      await c.console.watcher!.check();
+      // A reconcile ran just now (the alert check's): none is due.
+      expect(await readsOfLoad(c, cookie, '/settings')).toEqual({ usageSince: 1, allCapOverrides: 1, breakerStates: 1 });
+      // One is due: the reservations are read to ask whether any are to end (none is, so no reconcile).
+      clock.now += 5_000;
+      expect(await readsOfLoad(c, cookie, '/settings')).toEqual({ activeJobs: 1, usageSince: 1, allCapOverrides: 1, breakerStates: 1 });
+      // The spend page lists the reservations: it reads them.
+      expect(await readsOfLoad(c, cookie, '/spend')).toMatchObject({ activeJobs: 1, usageSince: 1 });
+    } finally {
+      await c.close();
+    }
+  });
+});
