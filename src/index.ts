@@ -21,6 +21,7 @@ export {
   ConnectionError,
   TimeoutError,
   AbortedError,
+  LimiterUnavailableError,
   StreamBrokenError,
   BadResponseError,
   isPictorError,
