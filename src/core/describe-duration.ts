@@ -72,6 +72,14 @@ export function waitUntil(at: number, now: number): number {
 }
 
 /**
+ * The wait until `at`, in words, as a person is told it: rounded up (`250 ms`, `20 s`), never `0 ms` (`waitUntil`).
+ * Every "try again in …" and "resets … (in …)" is said through it (the bots through `waitUntil`, in their locale).
+ */
+export function describeWaitUntil(at: number, now: number): string {
+  return describeDuration(waitUntil(at, now));
+}
+
+/**
  * What is left of a limit (a timeout), in words, rounded down: said beside a longer wait (`describeDuration`), it never
  * reads as long as that wait: `1 s` left of 1.1 s, `1 min` of 60.5 s, `999 ms` (`durationParts`, `left`).
  */
@@ -84,17 +92,34 @@ export function describeElapsed(ms: number): string {
   return describeDurationParts(durationParts(ms, 'took'));
 }
 
-/** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
-export function describeReset(resetsAt: number, now: number): string {
-  const ms = resetsAt - now;
-  const days = Math.ceil(ms / (24 * 60 * 60_000));
-  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(waitUntil(resetsAt, now))})`;
+const DAY_MS = 24 * 60 * 60_000;
+
+/**
+ * The whole days, rounded up, a cap's reset is said in ("in 9 days") when it is more than two days away (a monthly
+ * cap); `undefined` when it is said as a wait until it ("in 36 h", "in 250 ms": `describeWaitUntil`). The one rule of
+ * every surface: the bots say the days or the wait in their reader's language (`resetTime`, `bots/runner/words.ts`).
+ */
+export function resetDays(resetsAt: number, now: number): number | undefined {
+  const days = Math.ceil((resetsAt - now) / DAY_MS);
+  return days > 2 ? days : undefined;
 }
 
-/** `00:00 UTC`, `13:05 UTC`. */
+/** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
+export function describeReset(resetsAt: number, now: number): string {
+  const days = resetDays(resetsAt, now);
+  return `${describeUtcTime(resetsAt, now)} (in ${days === undefined ? describeWaitUntil(resetsAt, now) : `${days} days`})`;
+}
+
+/**
+ * Whether a moment is said with its date as well as its time: when it is more than a day after `now` (a monthly cap's
+ * reset); a moment within a day, or with no `now` to measure from, is its time alone. The bots' `utcTime` follows it.
+ */
+export function saysDate(at: number, now?: number): boolean {
+  return now !== undefined && at - now > DAY_MS;
+}
+
+/** `00:00 UTC`, `13:05 UTC`; `2026-12-01 00:00 UTC` when more than a day after `now` (`saysDate`). */
 export function describeUtcTime(at: number, now?: number): string {
   const iso = new Date(at).toISOString();
-  // More than a day away (a monthly cap): the date too.
-  if (now !== undefined && at - now > 24 * 60 * 60_000) return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-  return `${iso.slice(11, 16)} UTC`;
+  return saysDate(at, now) ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : `${iso.slice(11, 16)} UTC`;
 }
