@@ -41,6 +41,7 @@ export {
   durationParts,
   resetDays,
   saysDate,
+  waitToSay,
   waitUntil,
   type DurationPart,
 } from './core/describe-duration.js';

@@ -15,7 +15,7 @@ export interface DurationPart {
  *
  * - `wait` (a wait, or a limit such as a timeout): rounded up, so a person never comes back too early: `250 ms`, `45 s`,
  *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`, true of a
- *   limit set to nothing; a wait until a moment a person is told to wait for is never nothing (`waitUntil`).
+ *   limit set to nothing; a wait a person is told to wait, or one until a moment, is never nothing (`waitToSay`, `waitUntil`).
  * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`, and
  *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved). Whole seconds drop the tenth: `6 s`,
  *   not `6.0 s`, whose trailing zero would claim a precision no one measured.
@@ -68,12 +68,22 @@ export function describeDuration(ms: number): string {
  * smallest wait said, `1 ms`: telling someone to wait "0 ms" reads as a fault.
  */
 export function waitUntil(at: number, now: number): number {
-  return Math.max(1, at - now);
+  return waitToSay(at - now);
+}
+
+/**
+ * A wait a person is told to wait (a service's Retry-After, the time until a moment), in ms for `describeDuration`:
+ * never nothing. A wait of nothing, or one already over (`Retry-After: 0`, a date past), is the smallest wait said,
+ * `1 ms`; a limit set to nothing (a timeout) is not a wait told and stays `0 ms`.
+ */
+export function waitToSay(ms: number): number {
+  return Math.max(1, ms);
 }
 
 /**
  * The wait until `at`, in words, as a person is told it: rounded up (`250 ms`, `20 s`), never `0 ms` (`waitUntil`).
- * Every "try again in …" and "resets … (in …)" is said through it (the bots through `waitUntil`, in their locale).
+ * The English "try again in …" of a cooldown and "resets … (in …)" are said through it; the bots say the same wait in
+ * their reader's language (`durationUntil`, `bots/runner/words.ts`).
  */
 export function describeWaitUntil(at: number, now: number): string {
   return describeDuration(waitUntil(at, now));

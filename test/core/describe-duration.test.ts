@@ -9,6 +9,7 @@ import {
   durationParts,
   resetDays,
   saysDate,
+  waitToSay,
   waitUntil,
 } from '../../src/core/describe-duration.js';
 
@@ -46,6 +47,15 @@ describe('waitUntil', () => {
     expect(describeDuration(waitUntil(now + 0.2, now))).toBe('1 ms');
     expect(describeDuration(waitUntil(now, now))).toBe('1 ms');
     expect(describeDuration(waitUntil(now - 35, now))).toBe('1 ms');
+  });
+});
+
+describe('waitToSay', () => {
+  it('is a wait a person is told to wait (a service’s Retry-After), never nothing: one of nothing is the smallest wait said, 1 ms', () => {
+    expect(describeDuration(waitToSay(400))).toBe('400 ms');
+    expect(describeDuration(waitToSay(0.2))).toBe('1 ms');
+    expect(describeDuration(waitToSay(0))).toBe('1 ms');
+    expect(describeDuration(waitToSay(-35))).toBe('1 ms');
   });
 });
 
