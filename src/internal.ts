@@ -31,7 +31,20 @@ export { LATE, within, withinDeadline } from './core/with-timeout.js';
 export { INTEGER_RANGES } from './spec/validation-rules.js';
 export { SlotSemaphore } from './core/SlotSemaphore.js';
 export { closestWord } from './core/closest-word.js';
-export { describeDuration, describeDurationParts, describeElapsed, describeReset, describeUtcTime, durationParts, waitUntil, type DurationPart } from './core/describe-duration.js';
+export {
+  describeDuration,
+  describeDurationParts,
+  describeElapsed,
+  describeReset,
+  describeUtcTime,
+  describeWaitUntil,
+  durationParts,
+  resetDays,
+  saysDate,
+  waitToSay,
+  waitUntil,
+  type DurationPart,
+} from './core/describe-duration.js';
 export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
 export { removeLeftoverTemps, restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';

@@ -1,5 +1,5 @@
 import { isPictorError, type LoggerLike, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
-import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders } from 'pictor/internal';
+import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders, waitToSay } from 'pictor/internal';
 import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
 import { isInputRefusedError, type InputRefusedCode, type InputRefusedError } from './InputRefusedError.js';
@@ -194,9 +194,9 @@ function describeCoreError(error: PictorError): { words: Words; retryable: boole
   }
 }
 
-/** A wait the service named (`wait`), or none (`known`: `no`): "in about 45 s", "in a few minutes". */
+/** A wait the service named (`wait`, never "0 ms": `waitToSay`), or none (`known`: `no`): "in about 45 s", "in a few minutes". */
 function waitValues(waitMs: number | undefined): MessageValues {
-  return waitMs === undefined ? { known: 'no', wait: '' } : { known: 'yes', wait: duration(waitMs) };
+  return waitMs === undefined ? { known: 'no', wait: '' } : { known: 'yes', wait: duration(waitToSay(waitMs)) };
 }
 
 /**

@@ -1,10 +1,10 @@
 import { type ValidationError } from 'pictor';
-import { BUDGETS, leftOf, waitUntil } from 'pictor/internal';
+import { BUDGETS, leftOf } from 'pictor/internal';
 import { COMMAND_NAMES } from './command-words.js';
 import { validationWords } from './describe-failure.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { isDmScope, type FieldNames, type Platform, type PolicyRefusalCode, type QuotaStore } from './types.js';
-import { anyOf, duration, listOf, resetTime, usd, words, type Words } from './words.js';
+import { anyOf, duration, durationUntil, listOf, resetTime, usd, words, type Words } from './words.js';
 import { settingLabel } from './setting-words.js';
 import type { SettingName } from './scope-settings.js';
 import type { MemberDefaultName } from './member-defaults.js';
@@ -57,7 +57,7 @@ function spendRefusalWords(refusal: Refusal, context: { estimateUsd: number; now
     case 'user_concurrency':
       return words('refusal.user_concurrency', { used, limit });
     case 'user_cooldown':
-      return words('refusal.user_cooldown', { every: duration(limit * 1000), wait: duration(waitUntil(resetsAt, context.now)) });
+      return words('refusal.user_cooldown', { every: duration(limit * 1000), wait: durationUntil(resetsAt, context.now) });
     case 'scope_paused':
       return words('refusal.scope_paused', { scope, used: usd(used), limit: usd(limit) });
     default: {

@@ -1,5 +1,5 @@
 import { IntlMessageFormat } from 'intl-messageformat';
-import { describeDurationParts, describeUtcTime, durationParts, usdDigits, waitUntil, type DurationPart } from 'pictor/internal';
+import { describeDurationParts, describeUtcTime, durationParts, resetDays, saysDate, usdDigits, waitUntil, type DurationPart } from 'pictor/internal';
 import { de } from './locales/de.js';
 import { en } from './locales/en.js';
 import { es } from './locales/es.js';
@@ -98,22 +98,29 @@ export function duration(ms: number): Formatted {
   return formatted((locale) => durationIn(locale, durationParts(ms, 'wait')));
 }
 
-/** A moment in UTC: the time ("00:00 UTC"), with the date when it is more than a day after `now`. */
+/** The wait until `at`, rounded up and never nothing (the core's `waitUntil`): "try again in 250 ms", never "in 0 ms". */
+export function durationUntil(at: number, now: number): Formatted {
+  return duration(waitUntil(at, now));
+}
+
+/** A moment in UTC: the time ("00:00 UTC"), with the date when the core says so (`saysDate`: more than a day after `now`). */
 export function utcTime(at: number, now?: number): Formatted {
   return formatted((locale) => {
     if (locale === 'en') return describeUtcTime(at, now);
-    const withDate = now !== undefined && at - now > 24 * 60 * 60_000;
-    const shown = new Intl.DateTimeFormat(locale, { timeZone: 'UTC', ...(withDate ? { dateStyle: 'medium' } : {}), timeStyle: 'short' }).format(at);
+    const shown = new Intl.DateTimeFormat(locale, { timeZone: 'UTC', ...(saysDate(at, now) ? { dateStyle: 'medium' } : {}), timeStyle: 'short' }).format(at);
     return `${shown} UTC`;
   });
 }
 
-/** When a cap resets: "00:00 UTC (in 3 h 12 min)", or for a month "2026-12-01 00:00 UTC (in 9 days)". */
+/**
+ * When a cap resets: "00:00 UTC (in 3 h 12 min)", or for a month "2026-12-01 00:00 UTC (in 9 days)". Whether it is
+ * said in days or as a wait is the core's rule (`resetDays`, as `describeReset` says it in English); this only says it
+ * in the reader's language.
+ */
 export function resetTime(at: number, now: number): Formatted {
-  const ms = waitUntil(at, now);
-  const days = Math.ceil(ms / (24 * 60 * 60_000));
+  const days = resetDays(at, now);
   return formatted((locale) =>
-    say(locale, 'time.resets', { at: utcTime(at, now), wait: days > 2 ? formatted((l) => say(l, 'time.days', { days })) : duration(ms) }),
+    say(locale, 'time.resets', { at: utcTime(at, now), wait: days === undefined ? durationUntil(at, now) : formatted((l) => say(l, 'time.days', { days })) }),
   );
 }
 

@@ -15,7 +15,7 @@ export interface DurationPart {
  *
  * - `wait` (a wait, or a limit such as a timeout): rounded up, so a person never comes back too early: `250 ms`, `45 s`,
  *   `1 min 30 s` (under 10 min), `12 min`, `3 h 12 min`; a wait of nothing (or one already over) is `0 ms`, true of a
- *   limit set to nothing; a wait until a moment a person is told to wait for is never nothing (`waitUntil`).
+ *   limit set to nothing; a wait a person is told to wait, or one until a moment, is never nothing (`waitToSay`, `waitUntil`).
  * - `took` (how long something took, or has taken so far): to the nearest: `250 ms`, `4.2 s`, then `2 min 5 s`, and
  *   from an hour `3 h 12 min` (a job a reconcile ended days after it was reserved). Whole seconds drop the tenth: `6 s`,
  *   not `6.0 s`, whose trailing zero would claim a precision no one measured.
@@ -68,7 +68,25 @@ export function describeDuration(ms: number): string {
  * smallest wait said, `1 ms`: telling someone to wait "0 ms" reads as a fault.
  */
 export function waitUntil(at: number, now: number): number {
-  return Math.max(1, at - now);
+  return waitToSay(at - now);
+}
+
+/**
+ * A wait a person is told to wait (a service's Retry-After, the time until a moment), in ms for `describeDuration`:
+ * never nothing. A wait of nothing, or one already over (`Retry-After: 0`, a date past), is the smallest wait said,
+ * `1 ms`; a limit set to nothing (a timeout) is not a wait told and stays `0 ms`.
+ */
+export function waitToSay(ms: number): number {
+  return Math.max(1, ms);
+}
+
+/**
+ * The wait until `at`, in words, as a person is told it: rounded up (`250 ms`, `20 s`), never `0 ms` (`waitUntil`).
+ * The English "try again in …" of a cooldown and "resets … (in …)" are said through it; the bots say the same wait in
+ * their reader's language (`durationUntil`, `bots/runner/words.ts`).
+ */
+export function describeWaitUntil(at: number, now: number): string {
+  return describeDuration(waitUntil(at, now));
 }
 
 /**
@@ -84,17 +102,34 @@ export function describeElapsed(ms: number): string {
   return describeDurationParts(durationParts(ms, 'took'));
 }
 
-/** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
-export function describeReset(resetsAt: number, now: number): string {
-  const ms = resetsAt - now;
-  const days = Math.ceil(ms / (24 * 60 * 60_000));
-  return `${describeUtcTime(resetsAt, now)} (in ${days > 2 ? `${days} days` : describeDuration(waitUntil(resetsAt, now))})`;
+const DAY_MS = 24 * 60 * 60_000;
+
+/**
+ * The whole days, rounded up, a cap's reset is said in ("in 9 days") when it is more than two days away (a monthly
+ * cap); `undefined` when it is said as a wait until it ("in 36 h", "in 250 ms": `describeWaitUntil`). The one rule of
+ * every surface: the bots say the days or the wait in their reader's language (`resetTime`, `bots/runner/words.ts`).
+ */
+export function resetDays(resetsAt: number, now: number): number | undefined {
+  const days = Math.ceil((resetsAt - now) / DAY_MS);
+  return days > 2 ? days : undefined;
 }
 
-/** `00:00 UTC`, `13:05 UTC`. */
+/** When a cap resets, in words: `00:00 UTC (in 3 h 12 min)`, or for a month `2026-12-01 00:00 UTC (in 9 days)`. */
+export function describeReset(resetsAt: number, now: number): string {
+  const days = resetDays(resetsAt, now);
+  return `${describeUtcTime(resetsAt, now)} (in ${days === undefined ? describeWaitUntil(resetsAt, now) : `${days} days`})`;
+}
+
+/**
+ * Whether a moment is said with its date as well as its time: when it is more than a day after `now` (a monthly cap's
+ * reset); a moment within a day, or with no `now` to measure from, is its time alone. The bots' `utcTime` follows it.
+ */
+export function saysDate(at: number, now?: number): boolean {
+  return now !== undefined && at - now > DAY_MS;
+}
+
+/** `00:00 UTC`, `13:05 UTC`; `2026-12-01 00:00 UTC` when more than a day after `now` (`saysDate`). */
 export function describeUtcTime(at: number, now?: number): string {
   const iso = new Date(at).toISOString();
-  // More than a day away (a monthly cap): the date too.
-  if (now !== undefined && at - now > 24 * 60 * 60_000) return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-  return `${iso.slice(11, 16)} UTC`;
+  return saysDate(at, now) ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : `${iso.slice(11, 16)} UTC`;
 }

@@ -1,4 +1,4 @@
-import { describeDuration, describeReset, waitUntil } from '../core/describe-duration.js';
+import { describeDuration, describeReset, describeWaitUntil } from '../core/describe-duration.js';
 import { formatUsd } from '../core/pricing.js';
 import { BUDGETS, leftOf } from './rules.js';
 import type { SpendRefusal } from './types.js';
@@ -25,7 +25,7 @@ export function describeSpendRefusal(refusal: Pick<SpendRefusal, 'code' | 'limit
     case 'user_concurrency':
       return `You already have ${used} ${used === 1 ? 'job' : 'jobs'} queued or running, the most allowed at once (${limit}); wait for one to finish or cancel it.`;
     case 'user_cooldown':
-      return `You can start one job every ${describeDuration(limit * 1000)}; try again in ${describeDuration(waitUntil(resetsAt, context.now))}.`;
+      return `You can start one job every ${describeDuration(limit * 1000)}; try again in ${describeWaitUntil(resetsAt, context.now)}.`;
     case 'scope_paused': {
       const scope = context.scopeName ?? 'this server or workspace';
       return (

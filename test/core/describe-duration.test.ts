@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { describeDuration, describeElapsed, describeReset, describeTimeLeft, durationParts, waitUntil } from '../../src/core/describe-duration.js';
+import {
+  describeDuration,
+  describeElapsed,
+  describeReset,
+  describeTimeLeft,
+  describeUtcTime,
+  describeWaitUntil,
+  durationParts,
+  resetDays,
+  saysDate,
+  waitToSay,
+  waitUntil,
+} from '../../src/core/describe-duration.js';
 
 describe('describeDuration', () => {
   it('rounds up and reads like speech', () => {
@@ -35,6 +47,60 @@ describe('waitUntil', () => {
     expect(describeDuration(waitUntil(now + 0.2, now))).toBe('1 ms');
     expect(describeDuration(waitUntil(now, now))).toBe('1 ms');
     expect(describeDuration(waitUntil(now - 35, now))).toBe('1 ms');
+  });
+});
+
+describe('waitToSay', () => {
+  it('is a wait a person is told to wait (a service’s Retry-After), never nothing: one of nothing is the smallest wait said, 1 ms', () => {
+    expect(describeDuration(waitToSay(400))).toBe('400 ms');
+    expect(describeDuration(waitToSay(0.2))).toBe('1 ms');
+    expect(describeDuration(waitToSay(0))).toBe('1 ms');
+    expect(describeDuration(waitToSay(-35))).toBe('1 ms');
+  });
+});
+
+describe('describeWaitUntil', () => {
+  it('says the wait until a moment rounded up, in milliseconds under a second, and never as 0 ms', () => {
+    const now = Date.UTC(2030, 0, 2, 20, 48);
+    expect(describeWaitUntil(now + 20_000, now)).toBe('20 s');
+    expect(describeWaitUntil(now + 999.2, now)).toBe('1 s');
+    expect(describeWaitUntil(now + 250, now)).toBe('250 ms');
+    expect(describeWaitUntil(now + 1_000.2, now)).toBe('2 s');
+    expect(describeWaitUntil(now + 0.2, now)).toBe('1 ms');
+    expect(describeWaitUntil(now, now)).toBe('1 ms');
+    expect(describeWaitUntil(now - 35, now)).toBe('1 ms');
+  });
+});
+
+describe('resetDays', () => {
+  const DAY = 24 * 60 * 60_000;
+  const now = Date.UTC(2030, 0, 2, 20, 48);
+
+  it('says a reset more than two days away in whole days, rounded up', () => {
+    expect(resetDays(now + 2 * DAY + 1, now)).toBe(3);
+    expect(resetDays(now + 30 * DAY, now)).toBe(30);
+  });
+
+  it('leaves a reset two days away or less to be said as a wait, as is one that already came', () => {
+    expect(resetDays(now + 2 * DAY, now)).toBeUndefined();
+    expect(resetDays(now + DAY, now)).toBeUndefined();
+    expect(resetDays(now + 250, now)).toBeUndefined();
+    expect(resetDays(now, now)).toBeUndefined();
+    expect(resetDays(now - 40, now)).toBeUndefined();
+  });
+});
+
+describe('saysDate', () => {
+  const DAY = 24 * 60 * 60_000;
+  const now = Date.UTC(2030, 0, 2, 20, 48);
+
+  it('gives a moment its date only when it is more than a day after now', () => {
+    expect(saysDate(now + DAY + 1, now)).toBe(true);
+    expect(saysDate(now + DAY, now)).toBe(false);
+    expect(saysDate(now + 60_000, now)).toBe(false);
+    expect(saysDate(now + 2 * DAY)).toBe(false);
+    expect(describeUtcTime(now + DAY + 1, now)).toBe('2030-01-03 20:48 UTC');
+    expect(describeUtcTime(now + DAY, now)).toBe('20:48 UTC');
   });
 });
 
@@ -109,5 +175,14 @@ describe('describeReset', () => {
     const midnight = Date.UTC(2030, 0, 3);
     expect(describeReset(midnight, midnight)).toBe('00:00 UTC (in 1 ms)');
     expect(describeReset(midnight, midnight + 40)).toBe('00:00 UTC (in 1 ms)');
+  });
+
+  it('says a reset across midnight UTC as a wait up to two days away, and in days beyond', () => {
+    const DAY = 24 * 60 * 60_000;
+    const now = Date.UTC(2030, 0, 2, 23, 59, 59, 500);
+    expect(describeReset(Date.UTC(2030, 0, 3), now)).toBe('00:00 UTC (in 500 ms)');
+    expect(describeReset(now + DAY, now)).toBe('23:59 UTC (in 24 h)');
+    expect(describeReset(now + 2 * DAY, now)).toBe('2030-01-04 23:59 UTC (in 48 h)');
+    expect(describeReset(now + 2 * DAY + 1, now)).toBe('2030-01-04 23:59 UTC (in 3 days)');
   });
 });

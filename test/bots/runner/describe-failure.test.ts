@@ -179,6 +179,13 @@ describe('describeFailure', () => {
     expect(describeFailure(shortWait, 'de').message).toContain(' 400 ms');
   });
 
+  it('never tells a member to try again in 0 ms: a service that asks for no wait (Retry-After: 0, or a date already past) is the smallest wait said', () => {
+    const noWait = makeAPIError({ status: 429, body: { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, retryAfterMs: 0 });
+    expect(describeFailure(noWait).message).toBe('The image service is busy right now; try again in about 1 ms.');
+    const overloaded = makeAPIError({ status: 503, body: { error: { message: 'overloaded', code: 'server_error' } }, headers: { 'retry-after': '0' } });
+    expect(describeFailure(overloaded).message).toMatch(/; try again in about 1 ms\.$/);
+  });
+
   it('says a timeout under a second in milliseconds in every language, never rounded up to a second, and longer ones in whole units as before', () => {
     // The locale's no-break spaces (French puts them between a number and its unit) read as spaces.
     const idle = (ms: number, locale: string) => describeFailure(new TimeoutError('idle', ms), locale).message.replace(/\s/g, ' ');

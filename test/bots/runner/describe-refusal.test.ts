@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
+import { describeReset } from '../../../src/internal.js';
 import { refusalFromPolicy, refusalFromReservation } from '../../../bots/runner/describe-refusal.js';
 import { say, sayWords } from '../../../bots/runner/index.js';
 
@@ -143,6 +144,16 @@ describe('refusalFromReservation', () => {
     const now = Date.parse('2026-03-02T00:00:00.250Z');
     const spent = { ok: false as const, code: 'budget_user_daily' as const, limit: 1, used: 1, resetsAt: Date.parse('2026-03-02T00:00:00Z') };
     expect(refusalFromReservation(spent, { estimateUsd: 0.2, platform: 'discord', now }).message).toContain('(in 1 ms)');
+  });
+
+  it('says when a budget resets as the CLI and n8n do, each side of the core’s lines: under a second, a day, two days, midnight UTC', () => {
+    const DAY = 24 * 60 * 60_000;
+    for (const now of [Date.parse('2026-03-01T23:59:59.500Z'), Date.parse('2026-03-01T12:00:00Z')]) {
+      for (const wait of [-250, 0, 0.4, 250, 999, 1_000, 1_001, DAY - 1, DAY, DAY + 1, 2 * DAY, 2 * DAY + 1, 30 * DAY]) {
+        const spent = { ok: false as const, code: 'budget_user_daily' as const, limit: 1, used: 1, resetsAt: now + wait };
+        expect(refusalFromReservation(spent, { estimateUsd: 0.2, platform: 'discord', now }).message).toContain(`it resets at ${describeReset(now + wait, now)}.`);
+      }
+    }
   });
 });
 
