@@ -37,17 +37,17 @@ async function handsInodeBack(path: string): Promise<void> {
 
 const job = (prompt: string) => ({ operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt });
 
-async function settled(store: FileQuotaStore, jobId: string, userKey: string, prompt = 'a job of another member'): Promise<void> {
-  expect(await store.reserve({ jobId, userKey, scopeKey: 'discord:g', estimateUsd: 0.02, limits: {}, now: Date.now(), job: job(prompt) })).toEqual({ ok: true });
+async function settled(store: FileQuotaStore, jobId: string, userKey: string, prompt = 'a job of another member', now = Date.now()): Promise<void> {
+  expect(await store.reserve({ jobId, userKey, scopeKey: 'discord:g', estimateUsd: 0.02, limits: {}, now, job: job(prompt) })).toEqual({ ok: true });
   await store.markSent(jobId);
   await store.settle(jobId, 0.011, { outcome: 'completed', images: 1 });
 }
 
 /** A second process on the same ledger (one store per file per process: opened through a link to the folder). */
-async function otherProcess(dir: string): Promise<FileQuotaStore> {
+async function otherProcess(dir: string, options: { usageRetentionDays?: number } = {}): Promise<FileQuotaStore> {
   const alias = `${dir}-other-process`;
   await symlink(dir, alias);
-  return storeAt(alias);
+  return storeAt(alias, options);
 }
 
 describe('a reader of the file ledger’s usage records, across rewrites of usage.jsonl', () => {
@@ -88,6 +88,26 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
     const again = await store.usageSince(read.cursor);
     expect(again.reset).toBe(true);
     expect(again.records.map((r) => r.jobId)).toEqual(['a', 'b']);
+  });
+
+  it('reads every record again after old records were dropped (a rewrite too), though the file came back with the same inode', async () => {
+    const dir = await newDir();
+    const threeDaysAgo = Date.now() - 3 * 24 * 60 * 60_000;
+    const reader = storeAt(dir, { clock: () => threeDaysAgo });
+    await settled(reader, 'old', 'discord:1', 'a lake', threeDaysAgo);
+    await settled(reader, 'older-too', 'discord:1', 'a hill', threeDaysAgo);
+    const read = await reader.usageSince(undefined);
+    const sizeAtRead = (await stat(reader.usagePath)).size;
+    await handsInodeBack(reader.usagePath);
+    // Another process keeping records two days drops them at its first append.
+    const bot = await otherProcess(dir, { usageRetentionDays: 2 });
+    await settled(bot, 'new', 'discord:2');
+    expect((await bot.usage({})).map((r) => r.jobId)).toEqual(['new']);
+    for (let i = 0; (await stat(reader.usagePath)).size < sizeAtRead; i++) await settled(bot, `new-${i}`, 'discord:2');
+
+    const again = await reader.usageSince(read.cursor);
+    expect(again.reset).toBe(true);
+    expect(again.records.map((r) => r.jobId)).toEqual((await bot.usage({})).map((r) => r.jobId));
   });
 
   it('reads a usage.jsonl an older version wrote (no rewrite line) as before: its positions hold until its first rewrite', async () => {
