@@ -1,5 +1,6 @@
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { access, open as openFile, readFile, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { access, open as openFile, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
@@ -231,8 +232,11 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * After `cursor` (`<inode>:<byte offset>`), without the lock: appends are whole lines written under it, and only
-   * complete lines are read. A file replaced (pruned, prompts forgotten) or shorter than the cursor is read whole (`reset`).
+   * After `cursor` (`<rewrite id>/<inode>:<byte offset>`), without the lock: appends are whole lines written under it,
+   * and only complete lines are read. A file rewritten since (pruned, prompts forgotten: a new rewrite id, even when
+   * the file system handed the new file the old one's inode and it grew past the offset), another file, or one shorter
+   * than the cursor is read whole (`reset`). A file an older version wrote has no rewrite id (`''`), as its cursors
+   * (`<inode>:<byte offset>`) had: they hold until its first rewrite.
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#process.assertOpen();
@@ -242,16 +246,17 @@ export class FileQuotaStore implements QuotaStore {
     if (!handle) return { records: [], cursor: '0:0', reset: !fresh };
     try {
       const { ino, size } = await handle.stat();
-      const [cursorIno, cursorOffset] = (cursor ?? '').split(':').map(Number);
-      const reset = !fresh && (cursorIno !== ino || !(cursorOffset! <= size));
-      const from = fresh || reset ? 0 : cursorOffset!;
+      const file = `${await rewriteIdOf(handle, size)}/${ino}`;
+      const [, cursorFile, cursorOffset] = /^(.*):(\d+)$/s.exec(cursor ?? '') ?? [];
+      const reset = !fresh && ((cursorFile?.includes('/') ? cursorFile : `/${cursorFile}`) !== file || !(Number(cursorOffset) <= size));
+      const from = fresh || reset ? 0 : Number(cursorOffset);
       const length = size - from;
-      if (length <= 0) return { records: [], cursor: `${ino}:${from}`, reset };
+      if (length <= 0) return { records: [], cursor: `${file}:${from}`, reset };
       // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
       const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
       const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
       const records = parseUsageLines(buffer.toString('utf8', 0, end));
-      return { records, cursor: `${ino}:${from + end}`, reset };
+      return { records, cursor: `${file}:${from + end}`, reset };
     } finally {
       await handle.close();
     }
@@ -557,7 +562,7 @@ export class FileQuotaStore implements QuotaStore {
     this.#written = stamp === undefined ? undefined : { stamp, ledger };
   }
 
-  /** Appends records to `usage.jsonl` (0600) and syncs it; drops expired records at most once a day. */
+  /** Appends records to `usage.jsonl` (0600; one made anew starts with its rewrite line) and syncs it; drops expired records at most once a day. */
   async #appendUsage(records: UsageRecord[], now: number): Promise<void> {
     if (now - this.#usagePrunedAt >= DAY_MS) {
       this.#usagePrunedAt = now;
@@ -572,7 +577,7 @@ export class FileQuotaStore implements QuotaStore {
       const { size } = fstatSync(fd);
       const last = Buffer.alloc(1);
       const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
-      await writeAllAndSync(fd, `${cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
+      await writeAllAndSync(fd, `${size === 0 ? rewriteLine() : cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
     } finally {
       closeSync(fd);
     }
@@ -606,8 +611,9 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
+  /** Every rewrite of `usage.jsonl` (a new file renamed into place) goes through here: a new rewrite line tells readers to read it all again. */
   async #replaceUsage(records: UsageRecord[]): Promise<void> {
-    await writeFileAtomically(this.usagePath, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    await writeFileAtomically(this.usagePath, `${rewriteLine()}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
   }
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
@@ -649,6 +655,23 @@ function readIfExists(path: string): string | undefined {
   } catch (error) {
     return undefinedIfMissing(error as NodeJS.ErrnoException);
   }
+}
+
+/**
+ * The first line of a `usage.jsonl` this version writes, with a rewrite id of its own: every rewrite (and a file made
+ * anew) has a new one, so a reader's cursor from before it never points into it. Not a usage record: skipped when read.
+ */
+function rewriteLine(): string {
+  return `${JSON.stringify({ rewrite: randomBytes(8).toString('hex') })}\n`;
+}
+
+const RewriteLineSchema = z.object({ rewrite: z.string().regex(/^[0-9a-f]{16}$/) }).strict();
+
+/** The rewrite id of an open `usage.jsonl` of `size` bytes; `''` for one without a rewrite line (an older version's). */
+async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
+  const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, Math.min(64, size), 0);
+  const line = buffer.toString('utf8', 0, bytesRead).split('\n', 2);
+  return line.length === 2 ? (RewriteLineSchema.safeParse(safeJson(line[0]!)).data?.rewrite ?? '') : '';
 }
 
 /** The usage records of lines of `usage.jsonl`; a line cut short by a crash (its settle never reached the ledger) or not yet complete is skipped. */

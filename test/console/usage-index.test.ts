@@ -70,9 +70,10 @@ describe('the console’s usage index over a file ledger', () => {
     await settle(store, 'a', 'discord:1', 'discord:g', 0.1);
     await index.refresh();
     const usage = store.storage.kind === 'file' ? join(store.storage.dir, 'usage.jsonl') : '';
-    const first = JSON.parse((await readFile(usage, 'utf8')).trim()) as Record<string, unknown>;
+    const text = await readFile(usage, 'utf8');
+    const first = JSON.parse(text.trim().split('\n').at(-1)!) as Record<string, unknown>;
     // A reconcile charged the job again at its estimate (its process died between the record and the ledger).
-    await writeFile(usage, `${JSON.stringify(first)}\n${JSON.stringify({ ...first, costUsd: 0.2, basis: 'uncertain', time: Date.now() })}\n`);
+    await writeFile(usage, `${text}${JSON.stringify({ ...first, costUsd: 0.2, basis: 'uncertain', time: Date.now() })}\n`);
     await index.refresh();
     const today = new Date().toISOString().slice(0, 10);
     expect(index.day(today)!.total).toMatchObject({ jobs: 1, usd: 0.2, uncertainUsd: 0.2 });
