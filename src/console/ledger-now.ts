@@ -87,11 +87,14 @@ export class LedgerNow {
 
   /**
    * The usage records only, for a page that shows no reservation (the settings): the reservations of gone processes
-   * ended first, then the usage index brought up to date, as `read` does before it reads the reservations.
+   * ended first, then the usage index brought up to date, as `read` does before it reads the reservations. A read of
+   * the records begun before the reconcile wrote (one that stalled, no longer shared) may be counted before this one,
+   * which is then dropped as late: `catchUp` reads again, so the *interrupted* records are counted all the same.
    */
   async records(): Promise<void> {
     await this.reconcile();
     await this.#index.refresh();
+    await this.#index.catchUp();
   }
 
   /**

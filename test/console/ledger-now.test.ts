@@ -297,6 +297,31 @@ describe('the ledger and the usage records read together, when records were writ
   });
 });
 
+describe('the usage records alone (the settings page), when records were written meanwhile', () => {
+  it('counts the interrupted record though a stalled read begun before the write answers after the page’s own read began, and is counted first', async () => {
+    const l = dyingLedger();
+    const index = toldIndex(l);
+    const now = new LedgerNow(l.store, { index, readWaitMs: WAIT_MS });
+    // The live list's read of the records, begun before the process died; it stalls past its wait, so it is no longer shared.
+    const stalled = index.refresh();
+    await vi.waitFor(() => expect(l.reads).toHaveLength(1));
+    await vi.advanceTimersByTimeAsync(WAIT_MS + 1);
+    l.kill();
+    await l.store.reconcile();
+    const page = now.records();
+    await vi.waitFor(() => expect(l.reads).toHaveLength(2));
+    // The stalled read answers first and is counted (it holds no record); the page's, begun after the write, comes late.
+    l.reads[0]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    l.reads[1]!.answer();
+    await vi.waitFor(() => expect(l.reads).toHaveLength(3));
+    l.reads[2]!.answer();
+    await page;
+    await stalled;
+    expect(lists([], index).recorded).toEqual([JOB.jobId]);
+  });
+});
+
 /** What a read answered, and which jobs the usage index counted when it did. */
 function lists(jobs: ActiveJob[], index: UsageIndex) {
   return { running: jobs.map((j) => j.jobId), recorded: index.recent(() => true, 5).map((r) => r.jobId) };
