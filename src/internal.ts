@@ -32,7 +32,7 @@ export { INTEGER_RANGES } from './spec/validation-rules.js';
 export { SlotSemaphore } from './core/SlotSemaphore.js';
 export { closestWord } from './core/closest-word.js';
 export { describeDuration, describeDurationParts, describeElapsed, describeReset, describeUtcTime, durationParts, waitUntil, type DurationPart } from './core/describe-duration.js';
-export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode } from './core/system-errors.js';
+export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode, systemFailure, type SystemFailure } from './core/system-errors.js';
 export { removeLeftoverTemps, restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
 export { holdDataFolder, DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS } from './spend/data-folder-lock.js';

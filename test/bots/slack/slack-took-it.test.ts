@@ -4,6 +4,7 @@ import { webApi } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lostAnswerCode } from '../../../bots/slack/slack-faults.js';
 import { slackAnswerIn, slackTookIt } from '../../../bots/slack/slack-took-it.js';
+import { unansweringAddress } from '../../helpers/unanswering-address.js';
 
 /**
  * One rule says whether Slack took a call, for a note through a response URL and for a Web API call alike; the one
@@ -107,9 +108,12 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
   });
 
-  /** What the real WebClient (no retries) throws for a chat.postMessage sent to `apiUrl`, through `agent` when given. */
-  function thrownAt(apiUrl: string, agent?: Agent): Promise<unknown> {
-    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: apiUrl, agent, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+  /**
+   * What the real WebClient (no retries) throws for a chat.postMessage sent to `apiUrl`, through `agent` when given,
+   * the client giving up after `timeout` ms when given.
+   */
+  function thrownAt(apiUrl: string, agent?: Agent, timeout?: number): Promise<unknown> {
+    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: apiUrl, agent, timeout, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
     return client.chat.postMessage({ channel: 'C0BUSY', text: 'hi' }).then(
       () => undefined,
       (error: unknown) => error,
@@ -176,6 +180,43 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     agent.destroy();
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
     expect(lostAnswerCode(error)).toBeUndefined();
+  });
+
+  /** An agent whose lookup gives every name these addresses, in this order. */
+  function agentResolvingTo(...addresses: { address: string; family: 4 | 6 }[]): Agent {
+    const lookup = ((_name: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+      if (options.all) callback(null, addresses);
+      else callback(null, addresses[0]!.address, addresses[0]!.family);
+    }) as NonNullable<ConstructorParameters<typeof Agent>[0]>['lookup'];
+    return new Agent({ lookup });
+  }
+
+  it('a post to a name whose first address never answers (Node gives up on it after its attempt timeout) and whose other refuses: it never reached Slack, its answer not lost', async () => {
+    const { port } = await unansweringAddress();
+    const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 });
+    const error = await thrownAt(`http://slack.test:${port}/api/`, agent);
+    agent.destroy();
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAnswerCode(error)).toBeUndefined();
+  });
+
+  it('a post to a name whose every address never answers, given up by the client’s own timeout while still connecting: it never reached Slack, its answer not lost', async () => {
+    const { port } = await unansweringAddress();
+    const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 }, { address: '127.0.0.1', family: 4 });
+    const error = await thrownAt(`http://slack.test:${port}/api/`, agent, 1000);
+    agent.destroy();
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAnswerCode(error)).toBeUndefined();
+  });
+
+  it('a post whose connection was made and then not answered until the client’s own timeout: Slack may have posted it, its answer lost', async () => {
+    const slack = createServer((req) => req.resume());
+    servers.push(slack);
+    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+    const error = await thrownAt(`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`, undefined, 500);
+    slack.closeAllConnections();
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAnswerCode(error)).toBe('request_error');
   });
 
   it('a post to a name that is not found: it never reached Slack, its answer not lost', async () => {
