@@ -66,7 +66,7 @@ subscribe('http.client.request.start', (message) => {
  * Any other failure (a reset, a TLS error, a timeout after the connection was made) may have come after the request
  * was written.
  *
- * Read so only for a client that sends each call once (`retryConfig: { retries: 0 }`): on a client that tries again, the error is
+ * Read so only for a client that sends each call once (`SentOnceClient`): on a client that tries again, the error is
  * the last try's, and a connection refused then can hide an earlier try that Slack took.
  */
 export function webApiConnectionNeverMade(requestError: unknown): boolean {
