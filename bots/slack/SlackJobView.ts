@@ -9,6 +9,7 @@ import { slackErrorCode } from './slack-error-code.js';
 import { isJobActionsMessage, renderJobActions, renderJobMessage, renderResultCaption, requestLineOf, type JobViewState, type RenderedMessage } from './render-job.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { truncate } from './slack-text.js';
+import type { SentOnceClient } from './sent-once-client.js';
 import { isConversationGone, isMessageGone, isTransientSlackError, lostAnswerCode, retryAfterMsOf, retryTransient } from './slack-faults.js';
 import { previewFileName, uploadFiles, type UploadedFile } from './upload-files.js';
 
@@ -60,9 +61,9 @@ export interface SlackJobViewOptions {
    * its images, and its end when posted anew (its message gone):
    * one that sends each call once, since Slack makes a new message of each `chat.postMessage` it gets. One whose answer
    * was lost is looked for (`conversations.history`, or `conversations.replies` in a thread) before anything is posted
-   * again. Default `client`.
+   * again (`SentOnceClient`).
    */
-  firstPostClient?: webApi.WebClient | undefined;
+  firstPostClient: SentOnceClient;
   /**
    * How long the job's first message may take — its turn in the channel, then Slack's answer — before the job is given
    * up (not started, nothing charged; the member told privately). Default 30 s: a burst in one channel waits its turns
@@ -224,7 +225,7 @@ export class SlackJobView {
   /** When the first post's turn came and its call went to Slack (undefined: not yet). */
   #firstPostSentAt: number | undefined;
   /** The client of the posts sent once (the first, a final posted anew, the buttons): no automatic retries. */
-  readonly #onceClient: webApi.WebClient;
+  readonly #onceClient: SentOnceClient;
   /** A final message posted anew whose answer was lost: looked for before another is posted. */
   readonly #finalUnanswered: { post?: UnansweredPost<FinalShown> | undefined } = {};
   /** The first post was given up at its deadline: not written if its turn had not come, taken back if it lands later. */
@@ -258,7 +259,7 @@ export class SlackJobView {
 
   constructor(options: SlackJobViewOptions) {
     this.#o = options;
-    this.#onceClient = options.firstPostClient ?? options.client;
+    this.#onceClient = options.firstPostClient;
     const { request } = options;
     this.#channelId = request.channelId;
     this.#state = {
@@ -368,7 +369,7 @@ export class SlackJobView {
       .catch(async (error: unknown) => {
         await this.#cannotPost(error);
         // The job is not started: a message Slack made all the same would show it queued for ever.
-        if (lostAnswerCode(error) !== undefined) await this.#takeBackUnanswered();
+        if (lostAnswerCode(error, this.#onceClient) !== undefined) await this.#takeBackUnanswered();
         return undefined;
       });
     return this.#posted;
@@ -931,7 +932,7 @@ export class SlackJobView {
             try {
               result = await this.#onceClient.chat.postMessage({ channel, text: message.text, blocks: message.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
             } catch (error) {
-              if (lostAnswerCode(error) !== undefined) slot.post = { channel, threadTs, sentAt, shown };
+              if (lostAnswerCode(error, this.#onceClient) !== undefined) slot.post = { channel, threadTs, sentAt, shown };
               throw error;
             }
             await post.posted(channel, result.ts, shown);
@@ -1050,7 +1051,7 @@ export class SlackJobView {
       this.#o.logger.warn({ channel, deadlineMs, sent: this.#firstPostSentAt !== undefined }, 'a job message was not posted within its deadline; the job is not started');
       words = this.#firstPostSentAt !== undefined ? 'slack.job.maybe_posted' : 'slack.job.not_posted_at_all';
     } else {
-      const lost = lostAnswerCode(error);
+      const lost = lostAnswerCode(error, this.#onceClient);
       const code = slackErrorCode(error);
       if (lost !== undefined) this.#o.logger.warn({ channel, code: lost }, 'Slack’s answer to a job message was lost (it may have been posted, and is not sent again); the job is not started');
       else this.#o.logger.warn({ channel, code }, 'could not post a job message; the job is not started');

@@ -21,6 +21,7 @@ import { InFlight } from '../in-flight.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { ownDirectMessages } from './own-direct-messages.js';
+import type { SentOnceClient } from './sent-once-client.js';
 
 /** Ended jobs kept for a repair by button; each holds its final images until repaired. */
 const MAX_UNREPAIRED = 50;
@@ -88,9 +89,10 @@ export interface SlackJobsOptions {
   /**
    * The client a job's own messages are posted with, given the job's: one that sends each call once (Slack makes a new
    * message of each `chat.postMessage` it gets) — its first message, within the first post's deadline, and its end when
-   * posted anew — and reads back one whose answer was lost. Default the job's client.
+   * posted anew — and reads back one whose answer was lost (`SentOnceClient`: a failure is read as Slack's answer lost
+   * only for such a client).
    */
-  firstPostClientOf?: ((client: webApi.WebClient) => webApi.WebClient) | undefined;
+  firstPostClientOf: (client: webApi.WebClient) => SentOnceClient;
   /** How long a job's first message may take before the job is given up, nothing charged (see SlackJobViewOptions). */
   firstPostDeadlineMs?: number | undefined;
 }
@@ -254,7 +256,7 @@ export class SlackJobs {
               logger: this.#o.logger,
               onShown: this.#o.onShown,
               finalImagesIn: this.#o.finalImagesIn,
-              firstPostClient: this.#o.firstPostClientOf?.(input.client),
+              firstPostClient: this.#o.firstPostClientOf(input.client),
               firstPostDeadlineMs: this.#o.firstPostDeadlineMs,
             });
             // The job's message first: a job is sent (and may be charged) only once it is there. One Slack refuses (the bot

@@ -2,6 +2,7 @@ import type { types, webApi } from '@slack/bolt';
 import { AuditChannelError, AuditPostLost, auditGreeting, auditLinesOf, auditSkippedNote, auditSummary, type AuditPost, type AuditPoster } from '../runner/index.js';
 import type { ChannelWriter } from './ChannelWriter.js';
 import { slackErrorCode } from './slack-error-code.js';
+import type { SentOnceClient } from './sent-once-client.js';
 import { lostAnswerCode } from './slack-faults.js';
 import { escapedExcerpt, escapeMrkdwn } from './slack-text.js';
 
@@ -19,11 +20,11 @@ const PROMPT_CHARS = 1000;
  * client, which waits out a 429 and tries again, as a second greeting holds no prompt (default: `clientFor`).
  */
 export function slackAuditPoster(options: {
-  clientFor: (teamId: string) => Promise<webApi.WebClient | undefined>;
+  clientFor: (teamId: string) => Promise<SentOnceClient | undefined>;
   greetClientFor?: ((teamId: string) => Promise<webApi.WebClient | undefined>) | undefined;
   writer: ChannelWriter;
 }): AuditPoster {
-  const clientOf = async (teamId: string, clientFor = options.clientFor): Promise<webApi.WebClient> => {
+  const clientOf = async <Client extends webApi.WebClient>(teamId: string, clientFor: (teamId: string) => Promise<Client | undefined>): Promise<Client> => {
     const client = await clientFor(teamId);
     if (!client) throw new AuditChannelError('failed', 'not_installed');
     return client;
@@ -31,14 +32,14 @@ export function slackAuditPoster(options: {
   return {
     maxEntries: ENTRIES_PER_MESSAGE,
     async post(post) {
-      const client = await clientOf(post.scopeId);
+      const client = await clientOf(post.scopeId, options.clientFor);
       let answer: { ts?: string | undefined } | undefined;
       try {
         answer = await options.writer.write(post.channelId, { run: () => client.chat.postMessage({ channel: post.channelId, ...messageOf(post), unfurl_links: false, unfurl_media: false }) });
       } catch (error) {
         // Slack's answer lost (`lostAnswerCode`): the message may be there, and Slack makes a new one of each try —
         // never sent again. Slack's refusal (`ok: false`, a rate limit) posted nothing.
-        const lost = lostAnswerCode(error);
+        const lost = lostAnswerCode(error, client);
         if (lost !== undefined) throw new AuditPostLost(lost);
         throw error;
       }
@@ -47,7 +48,7 @@ export function slackAuditPoster(options: {
       return { messageId: answer.ts };
     },
     async edit(post) {
-      const client = await clientOf(post.scopeId);
+      const client = await clientOf(post.scopeId, options.clientFor);
       // `chat.update` counts against the workspace's Tier 3 budget, like a job's updates.
       try {
         await options.writer.write(post.channelId, { budgeted: true, workspace: post.scopeId, urgent: true, run: () => client.chat.update({ channel: post.channelId, ts: post.messageId, ...messageOf(post) }) });
@@ -60,7 +61,7 @@ export function slackAuditPoster(options: {
       }
     },
     async greet({ scopeId, channelId, locale }) {
-      const client = await clientOf(scopeId, options.greetClientFor);
+      const client = await clientOf(scopeId, options.greetClientFor ?? options.clientFor);
       try {
         await options.writer.write(channelId, { urgent: true, run: () => client.chat.postMessage({ channel: channelId, text: `:receipt: ${auditGreeting('slack', locale)}` }) });
       } catch (error) {

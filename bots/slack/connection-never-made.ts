@@ -1,4 +1,7 @@
 import { subscribe } from 'node:diagnostics_channel';
+import type { ClientRequest } from 'node:http';
+import type { Socket } from 'node:net';
+import { systemFailure } from 'pictor/internal';
 
 /**
  * The errors fetch's engine (undici, Node's own and this package's alike) failed a connection with: it publishes each
@@ -30,28 +33,45 @@ export function connectionNeverMade(fetchError: unknown): boolean {
 }
 
 /**
+ * Each request of Node's http (the Web API client's), and whether its socket was ever connected: told on Node's
+ * documented `http.client.request.start` diagnostics channel when the request is made, and by its socket's `connect`
+ * (a TCP connection made; for `https:` its TLS handshake comes after). Node's http writes no byte of a request before
+ * its socket is connected: what was written while it connected waits in the socket. Kept by the request itself, so
+ * one that is let go is forgotten.
+ */
+const connectedRequests = new WeakMap<object, boolean>();
+
+subscribe('http.client.request.start', (message) => {
+  const request = (message as { request?: ClientRequest } | null)?.request;
+  if (!request || typeof request.once !== 'function') return;
+  connectedRequests.set(request, false);
+  const watch = (socket: Socket) => {
+    if (!socket.connecting) connectedRequests.set(request, true);
+    else socket.once('connect', () => connectedRequests.set(request, true));
+  };
+  // Its socket may be given to it before this is told (Node's http does so for a request sent at once).
+  if (request.socket) watch(request.socket);
+  else request.once('socket', watch);
+});
+
+/**
  * The same for the Web API client (`slack_webapi_request_error`), which sends through Node's own http, not fetch: its
- * request error keeps the failure (`original`, the HTTP library's error, whose `cause` is Node's system error), and Node
- * names the step that failed (`syscall`). A name not resolved (`getaddrinfo`) or a connection refused, unreachable or
- * timed out (`connect`) fails before the socket is connected, and Node's http writes no byte of a request before that.
- * A name with more than one address (most have an IPv6 and an IPv4 one) is tried address by address (Node's
- * `autoSelectFamily`), and when each fails Node fails with an `AggregateError` naming no step, its `errors` each
- * attempt's failure: the connection never made when every one of them is. Any other failure (a reset, a TLS error, a
- * timeout after the connection was made) may have come after the request was written.
+ * request error keeps the failure (`original`, the HTTP library's error, which keeps the request and, as its `cause`,
+ * Node's system error). Decided first by the request's socket: one never connected when the client failed — a name
+ * not resolved, a connection refused, or every address of the name never answering until the client's own timeout
+ * gave up (Node's `autoSelectFamily` gives each address but the last its attempt timeout; the last one waits for the
+ * client's) — sent nothing. Else by the step Node names as failed (`systemFailure`): a name not resolved
+ * (`getaddrinfo`) or a connection refused, unreachable or timed out (`connect`) fails before the socket is connected;
+ * when each address of a name failed (an `AggregateError`), the connection was never made when every attempt failed so.
+ * Any other failure (a reset, a TLS error, a timeout after the connection was made) may have come after the request
+ * was written.
  *
- * Read so only for a client that sends each call once (`retryConfig: { retries: 0 }`): on a client that tries again,
- * the error is the last try's, and a connection refused then can hide an earlier try that Slack took.
+ * Read so only for a client that sends each call once (`SentOnceClient`): on a client that tries again, the error is
+ * the last try's, and a connection refused then can hide an earlier try that Slack took.
  */
 export function webApiConnectionNeverMade(requestError: unknown): boolean {
-  const original = (requestError as { original?: unknown } | null | undefined)?.original as { cause?: unknown } | undefined;
-  const failure = (original?.cause ?? original) as { syscall?: unknown; errors?: unknown } | undefined;
-  if (failedBeforeConnecting(failure)) return true;
-  const attempts = failure?.errors;
-  return Array.isArray(attempts) && attempts.length > 0 && attempts.every(failedBeforeConnecting);
-}
-
-/** Whether Node's system error names a step that fails before the socket is connected. */
-function failedBeforeConnecting(error: unknown): boolean {
-  const syscall = (error as { syscall?: unknown } | null | undefined)?.syscall;
-  return syscall === 'getaddrinfo' || syscall === 'connect';
+  const request = ((requestError as { original?: unknown } | null | undefined)?.original as { request?: unknown } | null | undefined)?.request;
+  if (typeof request === 'object' && request !== null && connectedRequests.get(request) === false) return true;
+  const failure = systemFailure(requestError);
+  return failure !== undefined && (failure.attempts ?? [failure]).every((step) => step.syscall === 'getaddrinfo' || step.syscall === 'connect');
 }

@@ -1,6 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import { slackErrorCode } from './slack-error-code.js';
 import { webApiConnectionNeverMade } from './connection-never-made.js';
+import type { SentOnceClient } from './sent-once-client.js';
 import { slackAnswerIn, slackTookIt } from './slack-took-it.js';
 
 /**
@@ -49,12 +50,14 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
  * Transient too, but the call may have done its work: the posts where a second copy would do harm — an audit entry (a
  * forget could not edit the copy), a job's first message (a job shown twice), the message of Reroll, Edit and Delete
  * beside a finished job's images (two sets of buttons), a job's end posted anew (shown twice) — go through clients that
- * try each call once, and one whose answer was lost is not sent blindly again (the entry waits for its next try; the job
+ * try each call once (`_sentBy`, a `SentOnceClient`, asked for by its type: a client that tries again could hide an
+ * earlier try Slack took behind its last one's failure), and one whose answer was lost is not sent blindly again (the
+ * entry waits for its next try; the job
  * is not started and its message, looked for, deleted; the buttons' message is looked for before it is posted again,
  * and not posted again when the look fails — the job's message shows the buttons instead; the end is looked for before
  * it is posted again, and not posted again when the look fails).
  */
-export function lostAnswerCode(error: unknown): 'request_error' | number | undefined {
+export function lostAnswerCode(error: unknown, _sentBy: SentOnceClient): 'request_error' | number | undefined {
   const e = error as { code?: unknown } | undefined;
   if (e?.code === 'slack_webapi_request_error') return webApiConnectionNeverMade(error) ? undefined : 'request_error';
   if (e?.code !== 'slack_webapi_http_error') return undefined;

@@ -31,6 +31,7 @@ import { registerAppHome } from './listeners/app-home.js';
 import { registerWorkflowStep } from './listeners/workflow-step.js';
 import { UserGroups } from './user-groups.js';
 import { WorkspaceClients, type Workspace } from './workspace.js';
+import { sentOnceClient } from './sent-once-client.js';
 import { slackAuditPoster } from './audit-poster.js';
 import { arrivalOf } from './answer-by.js';
 import { userKeyOf } from '../runner/member-keys.js';
@@ -145,25 +146,6 @@ export interface SlackBot {
 
 const DEFAULT_CHANNEL_WRITE_INTERVAL_MS = 1000;
 const WEB_API_TIMEOUT_MS = 60_000;
-/**
- * The audit client sends each call once: Slack makes a new message of each `chat.postMessage` it gets, so a post whose
- * answer was lost is never sent again (a forget could not edit a second copy); a 429 is answered at once as Slack's
- * refusal (`slack_webapi_rate_limited_error`, never waited out while the channel's writes wait), which the audit log
- * tries again at the channel's next try.
- */
-const AUDIT_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
-/**
- * The client of a job's own messages, which sends each call once (Slack makes a new message of each `chat.postMessage`
- * it gets): the job's first message (one whose answer was lost is not sent again, the job not started; a 429 is answered
- * at once, and the job's view posts again after its `Retry-After` when that fits `firstPostDeadlineMs`, which bounds
- * the whole), the message of Reroll, Edit and Delete beside a finished job's images, and
- * its end posted anew when its message is gone; and the looks (`conversations.history`, `conversations.replies`) for
- * one of those whose answer was lost, before anything is posted again. A 429 is answered at once for those too
- * (`slack_webapi_rate_limited_error` with its `retryAfter`): the job's view waits that out and posts again (`#waitOutRetryAfter`,
- * at most `RATE_LIMITED_WAIT_MAX_MS` of such waits), which the client could not do without also sending again a call
- * whose answer was lost.
- */
-const FIRST_POST_CLIENT: Pick<webApi.WebClientOptions, 'retryConfig' | 'rejectRateLimitedCalls'> = { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 const STOP_DRAIN_MS = 10_000;
 const INSTALL_PATH = '/slack/install';
 const REDIRECT_PATH = '/slack/oauth_redirect';
@@ -211,7 +193,18 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     return client;
   });
   // The first post's own timeout is the usual one: past its deadline the job is given up, and a post that lands later is deleted.
-  const firstPostClients = new WorkspaceClients((token) => new webApi.WebClient(token, { ...clientOptions, logger: boltLogger, ...FIRST_POST_CLIENT }));
+  /**
+   * The client of a job's own messages, which sends each call once (Slack makes a new message of each `chat.postMessage`
+   * it gets): the job's first message (one whose answer was lost is not sent again, the job not started; a 429 is answered
+   * at once, and the job's view posts again after its `Retry-After` when that fits `firstPostDeadlineMs`, which bounds
+   * the whole), the message of Reroll, Edit and Delete beside a finished job's images, and
+   * its end posted anew when its message is gone; and the looks (`conversations.history`, `conversations.replies`) for
+   * one of those whose answer was lost, before anything is posted again. A 429 is answered at once for those too
+   * (`slack_webapi_rate_limited_error` with its `retryAfter`): the job's view waits that out and posts again (`#waitOutRetryAfter`,
+   * at most `RATE_LIMITED_WAIT_MAX_MS` of such waits), which the client could not do without also sending again a call
+   * whose answer was lost.
+   */
+  const firstPostClients = new WorkspaceClients((token) => sentOnceClient(token, { ...clientOptions, logger: boltLogger }));
   const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: state.store.space(state.spaces.slackSeen) }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
   const socketReceiver =
@@ -290,7 +283,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     finalImagesIn: options.finalImagesIn,
     onJobShown: (actor) => homes.changed(actor.teamId, actor.userId),
     command: commands.imagine,
-    firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : client),
+    // A client without a token (none of Bolt's authorized ones) gets one of its own, that sends each call once all the same.
+    firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : sentOnceClient(undefined, { ...clientOptions, logger: boltLogger })),
     firstPostDeadlineMs,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
@@ -317,7 +311,13 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     logger,
     commands,
   };
-  const auditClients = new WorkspaceClients((token) => new webApi.WebClient(token, { ...clientOptions, logger: boltLogger, ...AUDIT_CLIENT }));
+  /**
+   * The audit client sends each call once: Slack makes a new message of each `chat.postMessage` it gets, so a post whose
+   * answer was lost is never sent again (a forget could not edit a second copy); a 429 is answered at once as Slack's
+   * refusal (`slack_webapi_rate_limited_error`, never waited out while the channel's writes wait), which the audit log
+   * tries again at the channel's next try.
+   */
+  const auditClients = new WorkspaceClients((token) => sentOnceClient(token, { ...clientOptions, logger: boltLogger }));
   // The audit channels of this process's workspaces: the runner batches the entries, this posts them through the writer
   // with clients that try each call once (the audit log decides what is tried again; a channel's writes never wait on it).
   const auditClientFor = async (teamId: string) => {

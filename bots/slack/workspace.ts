@@ -16,15 +16,15 @@ const MAX_CLIENTS = 500;
  * token there is one; with OAuth, one per installed workspace, each taking
  * its token from what Bolt's `authorize` found for the request.
  */
-export class WorkspaceClients {
-  readonly #clients = new Map<string, webApi.WebClient>();
-  readonly #make: (token: string) => webApi.WebClient;
+export class WorkspaceClients<Client extends webApi.WebClient = webApi.WebClient> {
+  readonly #clients = new Map<string, Client>();
+  readonly #make: (token: string) => Client;
 
-  constructor(make: (token: string) => webApi.WebClient) {
+  constructor(make: (token: string) => Client) {
     this.#make = make;
   }
 
-  client(token: string): webApi.WebClient {
+  client(token: string): Client {
     let client = this.#clients.get(token);
     if (client) this.#clients.delete(token);
     else client = this.#make(token);

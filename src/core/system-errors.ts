@@ -19,21 +19,41 @@ const LOOKUP_WORDS: Record<string, string> = {
  */
 const SYSTEM_CODE = /^(E[A-Z0-9_]+|UND_ERR_[A-Z0-9_]+)$/;
 
-/** The first `code` like `ENOENT`, `EAI_AGAIN` or `UND_ERR_SOCKET` on the error or the errors it wraps. */
-export function systemErrorCode(error: unknown): string | undefined {
+/**
+ * A system error found in an error's chain: its `code`, the step Node names as failed (`syscall`: `connect`,
+ * `getaddrinfo`, …) when it names one, and, for a failure of several attempts (Node's `AggregateError` when each address
+ * of a name failed, `autoSelectFamily`), each attempt's own.
+ */
+export interface SystemFailure {
+  code: string;
+  syscall?: string | undefined;
+  attempts?: SystemFailure[] | undefined;
+}
+
+/**
+ * The first system error (`code` like `ENOENT`, `EAI_AGAIN` or `UND_ERR_SOCKET`) on the error or the errors it wraps:
+ * undici and discord.js keep it in `cause`, Slack's WebClient in `original` (whose own `cause` is Node's error). A
+ * wrapper that only copies its cause's code (the HTTP library under Slack's WebClient does) is passed for the cause,
+ * which names the failed step. An `AggregateError` (Node's, with its first attempt's code, or a bare one) gives its
+ * attempts.
+ */
+export function systemFailure(error: unknown): SystemFailure | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && SYSTEM_CODE.test(code)) return code;
-    const errors = (current as { errors?: unknown }).errors;
-    if (Array.isArray(errors) && errors.length) {
-      const inner = systemErrorCode(errors[0]);
-      if (inner) return inner;
-    }
-    // undici and discord.js put the system error in `cause`; Slack's WebClient in `original`.
-    current = (current as { cause?: unknown }).cause ?? (current as { original?: unknown }).original;
+    const { code, syscall, errors } = current as { code?: unknown; syscall?: unknown; errors?: unknown };
+    const next = (current as { cause?: unknown }).cause ?? (current as { original?: unknown }).original;
+    const ownCode = typeof code === 'string' && SYSTEM_CODE.test(code) ? code : undefined;
+    const attempts = Array.isArray(errors) ? errors.map(systemFailure).filter((attempt) => attempt !== undefined) : [];
+    if (attempts.length > 0) return { code: ownCode ?? attempts[0]!.code, syscall: typeof syscall === 'string' ? syscall : undefined, attempts };
+    if (ownCode && (next as { code?: unknown } | undefined)?.code !== ownCode) return { code: ownCode, syscall: typeof syscall === 'string' ? syscall : undefined };
+    current = next;
   }
   return undefined;
+}
+
+/** The first `code` like `ENOENT`, `EAI_AGAIN` or `UND_ERR_SOCKET` on the error or the errors it wraps. */
+export function systemErrorCode(error: unknown): string | undefined {
+  return systemFailure(error)?.code;
 }
 
 /** True when the code means the other side could not be reached at all (name lookup, refused, unreachable, timed out). */

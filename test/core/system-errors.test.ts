@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeFileError, describeUnreachable, systemErrorCode } from '../../src/internal.js';
+import { describeFileError, describeUnreachable, systemErrorCode, systemFailure } from '../../src/internal.js';
 
 describe('system errors in words', () => {
   it.each([
@@ -26,6 +26,25 @@ describe('system errors in words', () => {
     expect(systemErrorCode(new TypeError('terminated', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) }))).toBe('UND_ERR_SOCKET');
     expect(systemErrorCode(Object.assign(new Error('An API error occurred: internal_error'), { code: 'slack_webapi_platform_error' }))).toBeUndefined();
     expect(systemErrorCode(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))).toBeUndefined();
+  });
+
+  it('finds the failed step under a wrapper that copies its cause’s code (the HTTP library under Slack’s WebClient)', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:443'), { code: 'ECONNREFUSED', syscall: 'connect' });
+    const wrapper = Object.assign(new Error(refused.message, { cause: refused }), { code: 'ECONNREFUSED' });
+    expect(systemFailure(Object.assign(new Error('A request error occurred'), { code: 'slack_webapi_request_error', original: wrapper }))).toEqual({ code: 'ECONNREFUSED', syscall: 'connect' });
+  });
+
+  it('gives each attempt of an AggregateError (each address of a name failing), with or without a code of its own', () => {
+    const timedOut = Object.assign(new Error('connect ETIMEDOUT ::1:443'), { code: 'ETIMEDOUT', syscall: 'connect' });
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:443'), { code: 'ECONNREFUSED', syscall: 'connect' });
+    const attempts = [
+      { code: 'ETIMEDOUT', syscall: 'connect' },
+      { code: 'ECONNREFUSED', syscall: 'connect' },
+    ];
+    // Node's own gives itself its first attempt's code; a bare one has none.
+    expect(systemFailure(Object.assign(new AggregateError([timedOut, refused]), { code: 'ETIMEDOUT' }))).toEqual({ code: 'ETIMEDOUT', syscall: undefined, attempts });
+    expect(systemFailure(new TypeError('fetch failed', { cause: new AggregateError([timedOut, refused]) }))).toEqual({ code: 'ETIMEDOUT', syscall: undefined, attempts });
+    expect(systemErrorCode(new AggregateError([new Error('not a system error'), refused]))).toBe('ECONNREFUSED');
   });
 
   it('says a host could not be reached, and why, only for errors of reaching it', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChannelWriter } from '../../../bots/slack/ChannelWriter.js';
 import type { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { SlackJobs, type SlackJobRunner } from '../../../bots/slack/SlackJobs.js';
+import { sentOnceClient } from '../../../bots/slack/sent-once-client.js';
 import { describeFailure } from '../../../bots/runner/index.js';
 import { INTAKE_FAILURES } from '../../helpers/intake-failures.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -15,7 +16,7 @@ function scene(reason: unknown) {
       return false;
     },
   } as unknown as SlackJobRunner;
-  const jobs = new SlackJobs({ runner, writer: {} as ChannelWriter, store: {} as RequestStore, adminUserIds: [], logger });
+  const jobs = new SlackJobs({ runner, writer: {} as ChannelWriter, store: {} as RequestStore, adminUserIds: [], logger, firstPostClientOf: () => sentOnceClient(undefined, {}) });
   const told: string[] = [];
   const notify = async (text: string) => void told.push(text);
   return { logger, jobs, told, notify };

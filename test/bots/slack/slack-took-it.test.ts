@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { webApi } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lostAnswerCode } from '../../../bots/slack/slack-faults.js';
+import { sentOnceClient, type SentOnceClient } from '../../../bots/slack/sent-once-client.js';
 import { slackAnswerIn, slackTookIt } from '../../../bots/slack/slack-took-it.js';
+import { unansweringAddress } from '../../helpers/unanswering-address.js';
 
 /**
  * One rule says whether Slack took a call, for a note through a response URL and for a Web API call alike; the one
@@ -103,20 +105,24 @@ describe('slackAnswerIn: Slack’s own answer in a body, as text or as its clien
 
 describe('lostAnswerCode reads a Web API call answered with an HTTP status by the same rule, a 5xx without Slack’s answer being maybe taken', () => {
   const servers: Server[] = [];
+  /** The client each error came from, which `lostAnswerCode` is asked with. */
+  const sentBy = new WeakMap<object, SentOnceClient>();
+  /** `lostAnswerCode` of an error thrown by the real client (`thrownAt`, `thrownFor`). */
+  const lostAfter = (error: unknown) => lostAnswerCode(error, sentBy.get(error as object)!);
   afterEach(async () => {
     for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
   });
 
-  /** What the real WebClient (no retries) throws for a chat.postMessage sent to `apiUrl`, through `agent` when given. */
-  function thrownAt(apiUrl: string, agent?: Agent): Promise<unknown> {
-    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: apiUrl, agent, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
-    return client.chat.postMessage({ channel: 'C0BUSY', text: 'hi' }).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+  /**
+   * What the real WebClient (each call sent once) throws for a chat.postMessage sent to `apiUrl`, through `agent` when given,
+   * the client giving up after `timeout` ms when given.
+   */
+  function thrownAt(apiUrl: string, agent?: Agent, timeout?: number): Promise<unknown> {
+    const client = sentOnceClient('xoxb-test', { slackApiUrl: apiUrl, agent, timeout, logLevel: webApi.LogLevel.ERROR });
+    return thrownBy(client);
   }
 
-  /** What the real WebClient (no retries) throws for a chat.postMessage Slack answers with `status` and `body`. */
+  /** What the real WebClient (each call sent once) throws for a chat.postMessage Slack answers with `status` and `body`. */
   async function thrownFor(status: number, type: string, body: string): Promise<unknown> {
     const slack = createServer((req, res) => {
       req.resume();
@@ -124,31 +130,39 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     });
     servers.push(slack);
     await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
-    const client = new webApi.WebClient('xoxb-test', { slackApiUrl: `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`, retryConfig: { retries: 0 }, logLevel: webApi.LogLevel.ERROR });
+    const client = sentOnceClient('xoxb-test', { slackApiUrl: `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`, logLevel: webApi.LogLevel.ERROR });
+    return thrownBy(client);
+  }
+
+  /** What `client` throws for a chat.postMessage, kept with the client. */
+  function thrownBy(client: SentOnceClient): Promise<unknown> {
     return client.chat.postMessage({ channel: 'C0BUSY', text: 'hi' }).then(
       () => undefined,
-      (error: unknown) => error,
+      (error: unknown) => {
+        sentBy.set(error as object, client);
+        return error;
+      },
     );
   }
 
   it('a 503 whose body is a gateway’s page: its answer lost, the post maybe made (not sent again blindly)', async () => {
-    expect(lostAnswerCode(await thrownFor(503, 'text/html', '<html>Service Unavailable</html>'))).toBe(503);
+    expect(lostAfter(await thrownFor(503, 'text/html', '<html>Service Unavailable</html>'))).toBe(503);
   });
 
   it('a 504 whose body is Slack’s `{"ok":true}`: Slack took it, so it is not sent again', async () => {
-    expect(lostAnswerCode(await thrownFor(504, 'application/json', '{"ok":true}'))).toBe(504);
+    expect(lostAfter(await thrownFor(504, 'application/json', '{"ok":true}'))).toBe(504);
   });
 
   it('a 500 whose body is Slack’s `ok: false` with its error: Slack took nothing, its answer not lost', async () => {
-    expect(lostAnswerCode(await thrownFor(500, 'application/json', '{"ok":false,"error":"internal_error"}'))).toBeUndefined();
+    expect(lostAfter(await thrownFor(500, 'application/json', '{"ok":false,"error":"internal_error"}'))).toBeUndefined();
   });
 
   it('a 503 whose body is a bare `{"ok":false}`, a gateway’s and not Slack’s answer: its answer lost, the post maybe made (not sent again blindly)', async () => {
-    expect(lostAnswerCode(await thrownFor(503, 'application/json', '{"ok":false}'))).toBe(503);
+    expect(lostAfter(await thrownFor(503, 'application/json', '{"ok":false}'))).toBe(503);
   });
 
   it('a 503 whose body is Slack’s `ok: false` naming its error `unnamed`: Slack took nothing, its answer not lost', async () => {
-    expect(lostAnswerCode(await thrownFor(503, 'application/json', '{"ok":false,"error":"unnamed"}'))).toBeUndefined();
+    expect(lostAfter(await thrownFor(503, 'application/json', '{"ok":false,"error":"unnamed"}'))).toBeUndefined();
   });
 
   it('a post whose connection was refused: it never reached Slack, so nothing was posted and its answer is not lost (it may be sent again)', async () => {
@@ -158,7 +172,7 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     await new Promise((resolve) => closed.close(resolve));
     const error = await thrownAt(`http://127.0.0.1:${port}/api/`);
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
-    expect(lostAnswerCode(error)).toBeUndefined();
+    expect(lostAfter(error)).toBeUndefined();
   });
 
   it('a post to a name with two addresses, an IPv6 and an IPv4, each refusing the connection: it never reached Slack, its answer not lost', async () => {
@@ -175,13 +189,50 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     const error = await thrownAt(`http://slack.test:${port}/api/`, agent);
     agent.destroy();
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
-    expect(lostAnswerCode(error)).toBeUndefined();
+    expect(lostAfter(error)).toBeUndefined();
+  });
+
+  /** An agent whose lookup gives every name these addresses, in this order. */
+  function agentResolvingTo(...addresses: { address: string; family: 4 | 6 }[]): Agent {
+    const lookup = ((_name: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+      if (options.all) callback(null, addresses);
+      else callback(null, addresses[0]!.address, addresses[0]!.family);
+    }) as NonNullable<ConstructorParameters<typeof Agent>[0]>['lookup'];
+    return new Agent({ lookup });
+  }
+
+  it('a post to a name whose first address never answers (Node gives up on it after its attempt timeout) and whose other refuses: it never reached Slack, its answer not lost', async () => {
+    const { port } = await unansweringAddress();
+    const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 });
+    const error = await thrownAt(`http://slack.test:${port}/api/`, agent);
+    agent.destroy();
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAfter(error)).toBeUndefined();
+  });
+
+  it('a post to a name whose every address never answers, given up by the client’s own timeout while still connecting: it never reached Slack, its answer not lost', async () => {
+    const { port } = await unansweringAddress();
+    const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 }, { address: '127.0.0.1', family: 4 });
+    const error = await thrownAt(`http://slack.test:${port}/api/`, agent, 1000);
+    agent.destroy();
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAfter(error)).toBeUndefined();
+  });
+
+  it('a post whose connection was made and then not answered until the client’s own timeout: Slack may have posted it, its answer lost', async () => {
+    const slack = createServer((req) => req.resume());
+    servers.push(slack);
+    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+    const error = await thrownAt(`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`, undefined, 500);
+    slack.closeAllConnections();
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAfter(error)).toBe('request_error');
   });
 
   it('a post to a name that is not found: it never reached Slack, its answer not lost', async () => {
     const error = await thrownAt('http://slack.invalid/api/');
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
-    expect(lostAnswerCode(error)).toBeUndefined();
+    expect(lostAfter(error)).toBeUndefined();
   });
 
   it('a post whose connection was made and then closed without an answer: Slack may have posted it, its answer lost', async () => {
@@ -192,10 +243,10 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     servers.push(slack);
     await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
     const error = await thrownAt(`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`);
-    expect(lostAnswerCode(error)).toBe('request_error');
+    expect(lostAfter(error)).toBe('request_error');
   });
 
   it('a 400 without Slack’s answer: Slack took nothing, its answer not lost', async () => {
-    expect(lostAnswerCode(await thrownFor(400, 'text/plain', 'invalid_payload'))).toBeUndefined();
+    expect(lostAfter(await thrownFor(400, 'text/plain', 'invalid_payload'))).toBeUndefined();
   });
 });
