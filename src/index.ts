@@ -21,7 +21,6 @@ export {
   ConnectionError,
   TimeoutError,
   AbortedError,
-  LimiterUnavailableError,
   StreamBrokenError,
   BadResponseError,
   isPictorError,

@@ -172,7 +172,6 @@ function describeCoreError(error: PictorError): { words: Words; retryable: boole
       return { words: words(`failure.${error.code}`), retryable: false };
     case 'api_error':
     case 'connection_failed':
-    case 'limiter_unavailable':
     case 'aborted':
     case 'stream_broken':
       return { words: words(`failure.${error.code}`), retryable: true };

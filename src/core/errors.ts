@@ -25,7 +25,6 @@ export const ANSWERED_ERROR_CODES = [
   'server_error',
   'api_error',
   'connection_failed',
-  'limiter_unavailable',
 ] as const;
 
 /** Codes of an ending whose outcome at the service is unknown: it may have made, and billed, images we never saw. */
@@ -192,21 +191,6 @@ export class ConnectionError extends PictorError {
   constructor(message: string, options: { cause?: unknown; url?: string } = {}) {
     super('connection_failed', message, { cause: options.cause });
     this.url = options.url;
-  }
-}
-
-/**
- * The shared limiter's Redis could not be reached while the request waited for its turn, and the limiter stopped (the
- * process is stopping) before it came back: the request was never sent, so nothing was billed. Not a cancel: the
- * operator starts Redis or fixes the setting that names it (REDIS_URL for the bots and the CLI).
- */
-export class LimiterUnavailableError extends PictorError {
-  constructor(options: { cause?: unknown } = {}) {
-    super(
-      'limiter_unavailable',
-      "the shared limiter's Redis could not be reached, so the request was not sent and nothing was billed; start Redis or fix REDIS_URL (the operator's setting), then try again",
-      options,
-    );
   }
 }
 

@@ -1,5 +1,5 @@
 import Bottleneck from 'bottleneck';
-import { AbortedError, LimiterUnavailableError } from './errors.js';
+import { AbortedError } from './errors.js';
 import { bucketShape, DEFAULT_TOLERANCE_MS, LocalImageBucket, type BucketShape, type ImageBucket } from './image-bucket.js';
 import { SlotSemaphore } from './SlotSemaphore.js';
 
@@ -175,11 +175,6 @@ export class ImageLimiter {
   readonly #whenIdle = new Set<() => void>();
   #pausedUntil = 0;
   #stopped = false;
-  /**
-   * The shared datastore's last failure while it has not worked since (undefined: it works, or none is shared): a
-   * request still waiting when the limiter stops then ends with LimiterUnavailableError, not as a cancel.
-   */
-  #datastoreTrouble: unknown;
 
   constructor(options: ImageLimiterOptions = {}) {
     const id = options.id ?? 'pictor';
@@ -256,7 +251,7 @@ export class ImageLimiter {
       let requeueDelayMs = REQUEUE_MIN_MS;
       const attempt = () => {
         if (settled) return;
-        if (this.#stopped) return ticket.drop!(this.#stoppedError());
+        if (this.#stopped) return ticket.drop!(new AbortedError('the limiter was stopped'));
         /** Marked when this attempt was given up for a new one; its images go back if it ever runs. */
         const current = { abandoned: false };
         const giveBack = async () => {
@@ -279,7 +274,6 @@ export class ImageLimiter {
             return undefined;
           }
           this.#leaveQueue(ticket);
-          this.#datastoreTrouble = undefined;
           options.onStart?.();
           this.#running++;
           try {
@@ -326,7 +320,6 @@ export class ImageLimiter {
               // The shared datastore failed this request before it started (connection lost, lease
               // over while waiting): queue it again; nothing was sent, so nothing can be charged twice.
               current.abandoned = true;
-              this.#datastoreTrouble = error;
               this.#onDatastoreError?.(error);
               ticket.onDatastoreTrouble?.(error);
               setTimeout(attempt, requeueDelayMs);
@@ -335,7 +328,7 @@ export class ImageLimiter {
             }
             settle(() => {
               this.#leaveQueue(ticket);
-              reject(this.#stopped ? this.#stoppedError(error) : error);
+              reject(this.#stopped ? new AbortedError('the limiter was stopped', { cause: error }) : error);
             });
           },
         );
@@ -385,13 +378,7 @@ export class ImageLimiter {
    * once the connection is back.
    */
   reportDatastoreTrouble(error: unknown): void {
-    this.#datastoreTrouble = error;
     for (const ticket of [...this.#waiting]) ticket.onDatastoreTrouble?.(error);
-  }
-
-  /** The shared datastore (Redis) is reachable again: a request stopped from now on is no longer one Redis held up. */
-  reportDatastoreBack(): void {
-    this.#datastoreTrouble = undefined;
   }
 
   async stats(): Promise<LimiterStats> {
@@ -411,7 +398,7 @@ export class ImageLimiter {
     this.#positionsDue = undefined;
     // The requests that have not started are dropped here, not only through the datastore: a shared one that is
     // unreachable, or lost an answer when the connection broke, would leave them waiting for ever.
-    for (const ticket of [...this.#waiting]) ticket.drop?.(this.#stoppedError());
+    for (const ticket of [...this.#waiting]) ticket.drop?.(new AbortedError('the limiter was stopped'));
     // Requests waiting for images give their slots back.
     for (const wake of [...this.#sleepers]) wake();
     if (this.#gate) {
@@ -482,16 +469,14 @@ export class ImageLimiter {
   async #waitForImages(weight: number, ticket: Ticket, signal: AbortSignal | undefined, cancelled: () => boolean): Promise<void> {
     let retryMs = REQUEUE_MIN_MS;
     for (;;) {
-      if (this.#stopped) throw this.#stoppedError();
+      if (this.#stopped) throw new AbortedError('the limiter was stopped');
       if (signal?.aborted || cancelled()) throw new AbortedError('the request was cancelled while queued');
       let waitMs: number;
       try {
         waitMs = await this.#bucket!.take(weight);
         retryMs = REQUEUE_MIN_MS;
-        this.#datastoreTrouble = undefined;
       } catch (error) {
         // The shared bucket is unreachable: keep the place in line and ask again (doubling, capped).
-        this.#datastoreTrouble = error;
         this.#onDatastoreError?.(error);
         ticket.onDatastoreTrouble?.(error);
         waitMs = retryMs;
@@ -567,16 +552,6 @@ export class ImageLimiter {
       if (wait <= 0 || signal?.aborted) return;
       await new Promise((r) => setTimeout(r, wait));
     }
-  }
-
-  /**
-   * What a request that had not started ends with when the limiter stops: LimiterUnavailableError while the shared
-   * datastore has failed and not worked since (the request was never sent; Redis, not a person, stopped it), else a
-   * cancel (`AbortedError`, never sent either).
-   */
-  #stoppedError(cause?: unknown): AbortedError | LimiterUnavailableError {
-    if (this.#datastoreTrouble !== undefined) return new LimiterUnavailableError({ cause: this.#datastoreTrouble });
-    return new AbortedError('the limiter was stopped', cause === undefined ? {} : { cause });
   }
 
   #leaveQueue(ticket: Ticket): void {

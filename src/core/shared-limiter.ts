@@ -49,8 +49,7 @@ export const DEFAULT_HEARTBEAT_MS = 100;
  * flight (bottleneck's own Redis clustering, `Bottleneck.IORedisConnection`),
  * one bucket of images per minute weighted by `n` on Redis's clock
  * (`RedisImageBucket`), one 429 pause, and one queue for positions. Rejects with RedisUnavailableError when Redis cannot
- * be reached at start; a connection lost later makes requests wait, not fail (a request still waiting for it when the
- * limiter stops ends with LimiterUnavailableError, code `limiter_unavailable`: never sent, nothing billed).
+ * be reached at start; a connection lost later makes requests wait, not fail.
  */
 export async function createImageLimiter(options: CreateImageLimiterOptions = {}): Promise<ImageLimiter> {
   const { imagesPerMinute, maxConcurrent, redis: config } = options;
@@ -94,7 +93,6 @@ export async function createImageLimiter(options: CreateImageLimiterOptions = {}
   });
   // A lost connection makes waiting requests wait longer: tell them why (chat users see it).
   client.on('reconnecting', () => limiter.reportDatastoreTrouble(new Error('the connection to Redis was lost; reconnecting')));
-  client.on('ready', () => limiter.reportDatastoreBack());
   try {
     await limiter.ready();
   } catch (error) {

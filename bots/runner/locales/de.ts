@@ -65,7 +65,6 @@ export const de = {
     '{kind, select, stream {Der Bilddienst hat beim Erstellen der Bilder einen Fehler gemeldet} overloaded {Der Bilddienst ist überlastet und hat nach mehreren Versuchen nicht geantwortet} other {Der Bilddienst hatte einen internen Fehler und hat sich nach mehreren Versuchen nicht erholt}}; versuche es {known, select, yes {in etwa {wait}} other {in ein paar Minuten}} noch einmal.',
   'failure.api_error': 'Der Bilddienst hat mit einem unerwarteten Fehler geantwortet; versuche es in ein paar Minuten noch einmal.',
   'failure.connection_failed': 'Der Bot konnte den Bilddienst nicht erreichen; versuche es in ein paar Minuten noch einmal.',
-  'failure.limiter_unavailable': 'Der Bot konnte das Redis nicht erreichen, über das er sein Ratenlimit teilt; der Auftrag wurde nicht gesendet und nichts berechnet. Ein Betreiber muss Redis starten oder REDIS_URL korrigieren; versuche es danach noch einmal.',
   'failure.timeout':
     '{kind, select, idle {Der Bilddienst hat {howLong} lang nichts gesendet, daher wurde der Auftrag gestoppt.} other {Der Auftrag hat länger als {howLong} gedauert, daher wurde er gestoppt.}} Er hatte den Dienst erreicht und wurde möglicherweise berechnet (seine Schätzung zählt gegen das Budget), daher wurde er nicht erneut gesendet; Erneut versuchen startet einen neuen Auftrag, vielleicht mit niedrigerer Qualität.',
   'failure.stream_broken':

@@ -72,7 +72,6 @@ export const en = {
     '{kind, select, stream {The image service reported an error while making the images} overloaded {The image service is overloaded and did not answer after several tries} other {The image service had an internal error and did not recover after several tries}}; try again {known, select, yes {in about {wait}} other {in a few minutes}}.',
   'failure.api_error': 'The image service answered with an unexpected error; try again in a few minutes.',
   'failure.connection_failed': 'The bot could not reach the image service; try again in a few minutes.',
-  'failure.limiter_unavailable': 'The bot could not reach the Redis its rate limit is shared through, so the job was not sent and nothing was charged. An operator needs to start Redis or fix REDIS_URL; then try again.',
   'failure.timeout':
     '{kind, select, idle {The image service sent nothing for {howLong}, so the job was stopped.} other {The job took longer than {howLong}, so it was stopped.}} It had reached the service and may have been billed (its estimate counts against the budget), so it was not sent again; Retry starts a new job, perhaps at a lower quality.',
   'failure.stream_broken':

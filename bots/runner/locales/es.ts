@@ -65,7 +65,6 @@ export const es = {
     '{kind, select, stream {El servicio de imágenes informó de un error mientras creaba las imágenes} overloaded {El servicio de imágenes está sobrecargado y no respondió tras varios intentos} other {El servicio de imágenes tuvo un error interno y no se recuperó tras varios intentos}}; inténtalo de nuevo {known, select, yes {dentro de unos {wait}} other {dentro de unos minutos}}.',
   'failure.api_error': 'El servicio de imágenes respondió con un error inesperado; inténtalo de nuevo dentro de unos minutos.',
   'failure.connection_failed': 'El bot no pudo conectar con el servicio de imágenes; inténtalo de nuevo dentro de unos minutos.',
-  'failure.limiter_unavailable': 'El bot no pudo conectar con el Redis por el que comparte su límite de uso, así que el trabajo no se envió y no se cobró nada. Un operador debe iniciar Redis o corregir REDIS_URL; después inténtalo de nuevo.',
   'failure.timeout':
     '{kind, select, idle {El servicio de imágenes no envió nada durante {howLong}, así que el trabajo se detuvo.} other {El trabajo tardó más de {howLong}, así que se detuvo.}} Había llegado al servicio y puede que se haya cobrado (su estimación cuenta para el presupuesto), así que no se volvió a enviar; Reintentar inicia un trabajo nuevo, quizá con una calidad más baja.',
   'failure.stream_broken':

@@ -65,7 +65,6 @@ export const fr = {
     '{kind, select, stream {Le service d’images a signalé une erreur pendant la création des images} overloaded {Le service d’images est surchargé et n’a pas répondu après plusieurs essais} other {Le service d’images a rencontré une erreur interne et ne s’est pas rétabli après plusieurs essais}} ; réessayez {known, select, yes {dans environ {wait}} other {dans quelques minutes}}.',
   'failure.api_error': 'Le service d’images a répondu par une erreur inattendue ; réessayez dans quelques minutes.',
   'failure.connection_failed': 'Le bot n’a pas pu joindre le service d’images ; réessayez dans quelques minutes.',
-  'failure.limiter_unavailable': 'Le bot n’a pas pu joindre le Redis par lequel il partage sa limite de débit : la tâche n’a pas été envoyée et rien n’a été facturé. Un opérateur doit démarrer Redis ou corriger REDIS_URL ; réessayez ensuite.',
   'failure.timeout':
     '{kind, select, idle {Le service d’images n’a rien envoyé pendant {howLong}, la tâche a donc été arrêtée.} other {La tâche a pris plus de {howLong}, elle a donc été arrêtée.}} Elle avait atteint le service et a peut-être été facturée (son estimation compte dans le budget), elle n’a donc pas été renvoyée ; Réessayer lance une nouvelle tâche, éventuellement dans une qualité inférieure.',
   'failure.stream_broken':

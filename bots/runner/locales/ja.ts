@@ -65,7 +65,6 @@ export const ja = {
     '{kind, select, stream {画像の作成中に画像サービスがエラーを報告しました} overloaded {画像サービスが過負荷で、何度か試しても応答がありませんでした} other {画像サービスで内部エラーが起き、何度か試しても回復しませんでした}}。{known, select, yes {約 {wait}} other {数分}}後にもう一度お試しください。',
   'failure.api_error': '画像サービスが予期しないエラーを返しました。数分後にもう一度お試しください。',
   'failure.connection_failed': 'ボットが画像サービスに接続できませんでした。数分後にもう一度お試しください。',
-  'failure.limiter_unavailable': 'レート制限を共有する Redis にボットが接続できなかったため、ジョブは送信されず、料金も発生していません。運用者が Redis を起動するか REDIS_URL を修正する必要があります。その後もう一度お試しください。',
   'failure.timeout':
     '{kind, select, idle {画像サービスから {howLong} 何も届かなかったため、ジョブを停止しました。} other {ジョブが {howLong} を超えたため、停止しました。}}リクエストはサービスに届いており課金された可能性がある（見積もり額が予算に計上されます）ため、再送信はしていません。「再試行」で新しいジョブを開始できます。品質を下げるのもよいでしょう。',
   'failure.stream_broken':

@@ -65,7 +65,6 @@ export const ptBR = {
     '{kind, select, stream {O serviço de imagens informou um erro enquanto criava as imagens} overloaded {O serviço de imagens está sobrecarregado e não respondeu após várias tentativas} other {O serviço de imagens teve um erro interno e não se recuperou após várias tentativas}}; tente de novo {known, select, yes {em cerca de {wait}} other {em alguns minutos}}.',
   'failure.api_error': 'O serviço de imagens respondeu com um erro inesperado; tente de novo em alguns minutos.',
   'failure.connection_failed': 'O bot não conseguiu acessar o serviço de imagens; tente de novo em alguns minutos.',
-  'failure.limiter_unavailable': 'O bot não conseguiu acessar o Redis pelo qual compartilha seu limite de uso, então a tarefa não foi enviada e nada foi cobrado. Um operador precisa iniciar o Redis ou corrigir REDIS_URL; depois tente de novo.',
   'failure.timeout':
     '{kind, select, idle {O serviço de imagens não enviou nada por {howLong}, então a tarefa foi interrompida.} other {A tarefa levou mais de {howLong}, então foi interrompida.}} Ela tinha chegado ao serviço e pode ter sido cobrada (a estimativa dela conta no orçamento), então não foi enviada de novo; Tentar de novo inicia uma nova tarefa, talvez com qualidade menor.',
   'failure.stream_broken':

@@ -22,8 +22,6 @@ const HINTS: Partial<Record<PictorErrorCode, string>> = {
   // The error's own message says the job may have been billed and was not sent again.
   bad_response: 'The service answered with something that is not the images asked for (wrong count, not an image of the requested format). Check the service before running it again.',
   aborted: 'The execution was cancelled.',
-  limiter_unavailable:
-    'The Redis of the Pictor API credential, through which the rate limit is shared, could not be reached while the item waited for its turn. Nothing was sent or billed. Start Redis or correct the Redis URL, then run it again.',
   not_found: 'The base URL of the Pictor API credential does not point at the image service.',
 };
 

@@ -8,7 +8,7 @@ import { failureLogLevel, logInputRefusal, logJobFailure } from '../../../bots/r
 import { failureWithSecrets, SECRETS_IN_FAILURE } from '../../helpers/intake-failures.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { StateRecordsUnreadableError } from '../../../bots/state/FileStateStore.js';
-import { AbortedError, ConnectionError, ERROR_CODES, LimiterUnavailableError, parseGenerationRequest, PictorError, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
+import { AbortedError, ConnectionError, ERROR_CODES, parseGenerationRequest, PictorError, StreamBrokenError, TimeoutError, ValidationError } from '../../../src/index.js';
 import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError, errorCodeOf, makeAPIError } from '../../../src/internal.js';
 import { UpgradeHeldError } from '../../../bots/state/upgrade.js';
 import { FileLockBusyError } from '../../../src/spend/file-lock.js';
@@ -215,15 +215,6 @@ describe('describeFailure', () => {
       retryable: true,
     });
     expect(describeFailure(new AbortedError())).toMatchObject({ code: 'aborted' });
-  });
-
-  it('tells a job the shared limiter’s Redis held up that it was not sent nor charged, and what the operator does: not a cancel', () => {
-    expect(describeFailure(new LimiterUnavailableError())).toMatchObject({
-      code: 'limiter_unavailable',
-      message:
-        'The bot could not reach the Redis its rate limit is shared through, so the job was not sent and nothing was charged. An operator needs to start Redis or fix REDIS_URL; then try again.',
-      retryable: true,
-    });
   });
 
   it('hides the details of an unexpected error behind internal_error', () => {
