@@ -1,13 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buttonsOf } from '../fakes/discord/FakeDiscord.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { slackEventsUrl, startBothBots, startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { buttonsOf as slackButtons } from '../fakes/slack/slack-objects.js';
 import { finishedJob, jobMessages, statusOf } from './slack/harness.js';
+import { builtFile } from '../helpers/built.js';
+import { untilPrinted } from '../helpers/until-printed.js';
 
 const defer = useCleanup();
+
+/** The built service (`npm start`); set before the tests, which fail at once saying "build first" on a tree not built (or built before its sources changed). */
+let builtService: string;
+beforeAll(() => {
+  builtService = builtFile('dist/bots/main.js');
+});
 
 describe('npm start with Discord and Slack configured', () => {
   it('runs both bots in one process on one runner and one limiter, against the embedded emulator', async () => {
@@ -169,27 +177,21 @@ interface StartedProcess {
   stop(): Promise<void>;
 }
 
-/** `npm start` from the sources (what `node dist/bots/main.js` runs once built), as its own process. */
+/**
+ * `npm start` (`node dist/bots/main.js`) as its own process, once both bots are online. Waited for by what it prints, with
+ * no clock of its own: on a loaded machine a start took more than the 30 s a timer here gave it (the sources compiled
+ * as they were loaded, then), and only the test's timeout bounds it now; a start that failed fails at once, with what it
+ * printed.
+ */
 async function startProcess(env: Record<string, string | undefined>): Promise<StartedProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bots/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [builtService], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const eventsUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not come online: ${output}`)), 30_000);
-    const check = () => {
-      const url = slackEventsUrl(output);
-      if (url && output.includes('Discord bot is online.')) {
-        clearTimeout(timer);
-        resolve(url);
-      }
-    };
-    child.stdout!.on('data', check);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      reject(new Error(`npm start exited: ${output}`));
-    });
+  await untilPrinted(child, () => slackEventsUrl(output) !== undefined && output.includes('Discord bot is online.'), 'both bots were online').catch((error: Error) => {
+    throw new Error(`${error.message}: ${output}`);
   });
+  const eventsUrl = slackEventsUrl(output)!;
   return {
     child,
     eventsUrl,

@@ -35,6 +35,8 @@ export interface HarnessOptions {
   serviceUrl?: string;
   /** Holds each event of the emulator's streamed answers until this settles (`serveHoldingEvents`); index 0 is the first. */
   holdEvent?: (fake: FakeSlack, index: number) => Promise<unknown>;
+  /** The previews the runner asks for each image (PICTOR_PARTIAL_IMAGES); default 2. */
+  partialImages?: number;
 }
 
 export interface Harness {
@@ -92,7 +94,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     store,
     limits: options.limits ?? {},
     minUpdateIntervalMs: 20,
-    partialImages: 2,
+    partialImages: options.partialImages ?? 2,
     shutdownGraceMs: 2000,
     operatorControls: options.controls,
     history: state,

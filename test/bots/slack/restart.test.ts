@@ -55,14 +55,16 @@ function auditEntries(h: Pick<Harness, 'fake'>, text: string): string[] {
 
 describe('buttons after a restart', () => {
   it('rerolls a finished job from its message on a new bot process that shares the data folder', async () => {
-    const before = await startHarness();
+    // Without previews: the emulator draws the job's two 1024x1536 images in this process, and on a loaded machine their
+    // four previews besides (with their uploads) took the first job past 15 s and the test past its 30 s.
+    const before = await startHarness({ partialImages: 0 });
     const { fake, dataDir } = before;
     await fake.command({ command: '/imagine', text: 'a paper boat --size 1024x1536 --quality low --n 2', channel: 'C0BOATS' });
     await finishedJob(fake, 'C0BOATS');
     const done = await finishedActions(fake, 'C0BOATS');
     await before.close({ fake: true, dataDir: true });
 
-    const after = await startHarness({ fake, dataDir });
+    const after = await startHarness({ fake, dataDir, partialImages: 0 });
     open.push(after);
     const click = await fake.clickButton(done, 'pictor_reroll', 'U0BOB');
     expect(click.status).toBe(200);
