@@ -214,10 +214,10 @@ export const de = {
   'discord.input.no_images': 'Es gibt kein Bild zum Bearbeiten: Hänge ein PNG-, JPEG- oder WebP-Bild an.',
   'discord.input.too_many': 'Eine Bearbeitung nimmt höchstens {max} Bilder, und es sind {count}.',
   'discord.input.host_not_allowed': 'Ich lade nur Bilder herunter, die auf Discord hochgeladen sind, und {label} liegt nicht dort; lade die Datei selbst hoch.',
-  'discord.input.too_large': '{label} ({file}) ist {size} groß; jedes Bild muss kleiner als {max} sein.',
-  'discord.input.too_large_read': '{label} ({file}) ist zu groß; {why, select, limit {jedes Bild muss kleiner als {max} sein} other {es ist größer, als Discord angegeben hat; hänge es noch einmal an}}.',
+  'discord.input.too_large': '{file} ({label}) ist {size} groß; jedes Bild muss kleiner als {max} sein.',
+  'discord.input.too_large_read': '{file} ({label}) ist zu groß; {why, select, limit {jedes Bild muss kleiner als {max} sein} other {es ist größer, als Discord angegeben hat; hänge es noch einmal an}}.',
   'discord.input.download_failed': 'Ich konnte {label} ({file}) nicht von Discord herunterladen; der Link ist vielleicht abgelaufen, hänge es also noch einmal an.',
-  'discord.input.not_an_image': '{label} ({file}) ist kein PNG-, JPEG- oder WebP-Bild.',
+  'discord.input.not_an_image': '{file} ({label}) ist kein PNG-, JPEG- oder WebP-Bild.',
 
   'edit.what_should_change': 'Was soll sich ändern?',
   'error.on_my_side': 'Bei mir ist etwas schiefgelaufen; versuche es gleich noch einmal.',

@@ -229,10 +229,10 @@ export const en = {
   'discord.input.no_images': 'There is no image to edit: attach a PNG, JPEG or WebP image.',
   'discord.input.too_many': 'An edit takes at most {max} images, and there are {count}.',
   'discord.input.host_not_allowed': 'I only download images that are uploaded to Discord, and {label} is not hosted there; upload the file itself.',
-  'discord.input.too_large': '{label} ({file}) is {size}; each image must be under {max}.',
-  'discord.input.too_large_read': '{label} ({file}) is too large; {why, select, limit {each image must be under {max}} other {it is larger than Discord said; attach it again}}.',
+  'discord.input.too_large': '{file} ({label}) is {size}; each image must be under {max}.',
+  'discord.input.too_large_read': '{file} ({label}) is too large; {why, select, limit {each image must be under {max}} other {it is larger than Discord said; attach it again}}.',
   'discord.input.download_failed': 'I could not download {label} ({file}) from Discord; its link may have expired, so attach it again.',
-  'discord.input.not_an_image': '{label} ({file}) is not a PNG, JPEG or WebP image.',
+  'discord.input.not_an_image': '{file} ({label}) is not a PNG, JPEG or WebP image.',
 
   // Both surfaces.
   'edit.what_should_change': 'What should change?',

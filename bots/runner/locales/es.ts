@@ -214,10 +214,10 @@ export const es = {
   'discord.input.no_images': 'No hay ninguna imagen para editar: adjunta una imagen PNG, JPEG o WebP.',
   'discord.input.too_many': 'Una edición admite como máximo {max} imágenes, y hay {count}.',
   'discord.input.host_not_allowed': 'Solo descargo imágenes subidas a Discord, y {label} no está alojada allí; sube el archivo directamente.',
-  'discord.input.too_large': '{label} ({file}) ocupa {size}; cada imagen debe ocupar menos de {max}.',
-  'discord.input.too_large_read': '{label} ({file}) es demasiado grande; {why, select, limit {cada imagen debe ocupar menos de {max}} other {es más grande de lo que dijo Discord; adjúntala de nuevo}}.',
+  'discord.input.too_large': '{file} ({label}) ocupa {size}; cada imagen debe ocupar menos de {max}.',
+  'discord.input.too_large_read': '{file} ({label}) es demasiado grande; {why, select, limit {cada imagen debe ocupar menos de {max}} other {es más grande de lo que dijo Discord; adjúntala de nuevo}}.',
   'discord.input.download_failed': 'No pude descargar {label} ({file}) de Discord; puede que su enlace haya caducado, así que adjúntala de nuevo.',
-  'discord.input.not_an_image': '{label} ({file}) no es una imagen PNG, JPEG ni WebP.',
+  'discord.input.not_an_image': '{file} ({label}) no es una imagen PNG, JPEG ni WebP.',
 
   'edit.what_should_change': '¿Qué debería cambiar?',
   'error.on_my_side': 'Algo salió mal por mi parte; inténtalo de nuevo en un momento.',

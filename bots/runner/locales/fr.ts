@@ -214,10 +214,10 @@ export const fr = {
   'discord.input.no_images': 'Il n’y a aucune image à modifier : joignez une image PNG, JPEG ou WebP.',
   'discord.input.too_many': 'Une modification accepte au plus {max} images, et il y en a {count}.',
   'discord.input.host_not_allowed': 'Je ne télécharge que des images envoyées sur Discord, et {label} n’y est pas hébergée ; envoyez le fichier lui-même.',
-  'discord.input.too_large': '{label} ({file}) pèse {size} ; chaque image doit faire moins de {max}.',
-  'discord.input.too_large_read': '{label} ({file}) est trop lourde ; {why, select, limit {chaque image doit faire moins de {max}} other {elle est plus grande que ce qu’a indiqué Discord ; joignez-la à nouveau}}.',
+  'discord.input.too_large': '{file} ({label}) pèse {size} ; chaque image doit faire moins de {max}.',
+  'discord.input.too_large_read': '{file} ({label}) est trop lourde ; {why, select, limit {chaque image doit faire moins de {max}} other {elle est plus grande que ce qu’a indiqué Discord ; joignez-la à nouveau}}.',
   'discord.input.download_failed': 'Je n’ai pas pu télécharger {label} ({file}) depuis Discord ; son lien a peut-être expiré, joignez-la à nouveau.',
-  'discord.input.not_an_image': '{label} ({file}) n’est pas une image PNG, JPEG ou WebP.',
+  'discord.input.not_an_image': '{file} ({label}) n’est pas une image PNG, JPEG ou WebP.',
 
   'edit.what_should_change': 'Que faut-il changer ?',
   'error.on_my_side': 'Un problème est survenu de mon côté ; réessayez dans un instant.',

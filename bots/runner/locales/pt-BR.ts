@@ -214,10 +214,10 @@ export const ptBR = {
   'discord.input.no_images': 'Não há imagem para editar: anexe uma imagem PNG, JPEG ou WebP.',
   'discord.input.too_many': 'Uma edição aceita no máximo {max} imagens, e há {count}.',
   'discord.input.host_not_allowed': 'Só baixo imagens enviadas ao Discord, e {label} não está hospedada lá; envie o próprio arquivo.',
-  'discord.input.too_large': '{label} ({file}) tem {size}; cada imagem deve ter menos de {max}.',
-  'discord.input.too_large_read': '{label} ({file}) é grande demais; {why, select, limit {cada imagem deve ter menos de {max}} other {ela é maior do que o Discord informou; anexe de novo}}.',
+  'discord.input.too_large': '{file} ({label}) tem {size}; cada imagem deve ter menos de {max}.',
+  'discord.input.too_large_read': '{file} ({label}) é grande demais; {why, select, limit {cada imagem deve ter menos de {max}} other {ela é maior do que o Discord informou; anexe de novo}}.',
   'discord.input.download_failed': 'Não consegui baixar {label} ({file}) do Discord; o link pode ter expirado, então anexe de novo.',
-  'discord.input.not_an_image': '{label} ({file}) não é uma imagem PNG, JPEG ou WebP.',
+  'discord.input.not_an_image': '{file} ({label}) não é uma imagem PNG, JPEG ou WebP.',
 
   'edit.what_should_change': 'O que deve mudar?',
   'error.on_my_side': 'Algo deu errado do meu lado; tente de novo daqui a pouco.',

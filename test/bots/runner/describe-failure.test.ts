@@ -1,4 +1,4 @@
-import { CATALOGS, duration, LOCALES, sayWords, words, type MessageKey } from '../../../bots/runner/index.js';
+import { CATALOGS, duration, LOCALES, say, sayWords, words, type MessageKey } from '../../../bots/runner/index.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -16,6 +16,7 @@ import { BREAKER_CODE, USER_PACE_CODES } from '../../../src/spend/types.js';
 import { BUDGETS } from '../../../src/spend/rules.js';
 import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/types.js';
 import { InputImageError, INPUT_REFUSAL_CODES, type InputRefusalCode } from '../../../bots/discord/download-images.js';
+import { EDIT_IMAGE_OPTION_NAMES } from '../../../bots/discord/command-choices.js';
 import { PressRefusedError, PRESS_REFUSAL_CODES, type PressRefusalCode } from '../../../bots/runner/PressRefusedError.js';
 import type { InputRefusedCode } from '../../../bots/runner/InputRefusedError.js';
 import { SlackInputError, type SlackInputErrorCode } from '../../../bots/slack/SlackInputError.js';
@@ -286,6 +287,25 @@ describe('describeFailure', () => {
     ['Slack', new SlackInputError('unknown_flag', words('slack.flag.unknown', { flag: '`--colour`', near: '`--color`', meant: 'yes', flags: '`--size`' }))],
   ])('says what a member gave the %s bot that it refused in its own words, in their language, not worth retrying as it is', (_, refusal) => {
     expect(describeFailure(refusal, 'de')).toEqual({ code: refusal.code, message: sayWords('de', refusal.words), words: refusal.words, retryable: false });
+  });
+
+  it.each(['en', 'fr'])('starts a Discord refusal of an input image as a sentence, whichever image it names (%s)', (locale) => {
+    // The image as the member knows it: from the message menu ("the image of that message") or /edit's option (image1).
+    const labels = [say(locale, 'discord.edit.message_image', { images: 1, index: 1 }), EDIT_IMAGE_OPTION_NAMES[0]!];
+    for (const label of labels) {
+      const refusals = [
+        words('discord.input.too_large', { label, file: '`x.png`', size: '2 MB', max: '1 MB' }),
+        words('discord.input.too_large_read', { label, file: '`x.png`', why: 'limit', max: '1 MB' }),
+        words('discord.input.too_large_read', { label, file: '`x.png`', why: 'announced', max: '1 MB' }),
+        words('discord.input.not_an_image', { label, file: '`x.png`' }),
+      ];
+      for (const refusal of refusals) {
+        const said = `✋ ${sayWords(locale, refusal)}`;
+        expect(said, said).toMatch(/^✋ (`|\p{Lu})/u);
+        expect(said, said).toContain(label);
+        expect(said, said).toContain('`x.png`');
+      }
+    }
   });
 
   it('gives a project error whose code no job fails with (none of FailureCode’s) internal_error, as a bug', () => {
