@@ -184,8 +184,6 @@ export class ReplyTarget {
     if (files.length > 0) lines.push(say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') }));
     this.#endUnconfirmed = false;
     const note = lines.map((line) => `⚠️ ${line}`).join('\n');
-    const attempts = this.#o.finalAttempts ?? 3;
-    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
     // Set once Discord failed on or did not answer an edit with the line: it may be there, so it is posted nowhere else,
     // however the tries end (the last one unanswered, the token spent or run out before the next).
     let mayBeThere = false;
@@ -200,7 +198,7 @@ export class ReplyTarget {
         this.#noteFailure(error, 'note');
         if (!mayHaveMade(error)) break;
         mayBeThere = true;
-        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000))) break;
+        if (!(await this.#tryAgain(attempt))) break;
       }
     }
     if (mayBeThere) {
@@ -221,8 +219,6 @@ export class ReplyTarget {
    * answered as `refusedFiles`.
    */
   async #deliverFirst(message: OutgoingMessage): Promise<{ delivered: boolean; refusedFiles: OutgoingFile[] }> {
-    const attempts = this.#o.finalAttempts ?? 3;
-    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
     const refusedFiles: OutgoingFile[] = [];
     let current = message;
     const leaveOutFiles = (error: unknown): boolean => {
@@ -233,7 +229,7 @@ export class ReplyTarget {
       return true;
     };
     let unanswered = false;
-    for (let attempt = 0; attempt < attempts && this.#tokenUsable(); attempt++) {
+    for (let attempt = 1; this.#tokenUsable(); attempt++) {
       const replacing = this.#replyGone;
       try {
         if (replacing) await this.#replaceReply(current);
@@ -256,10 +252,11 @@ export class ReplyTarget {
           return { delivered: false, refusedFiles };
         }
         if (this.#mode === 'channel') break;
-        if (discordErrorCode(error) === DISCORD_ERRORS.unknownMessage) continue;
+        // The reply was deleted: a follow-up takes its place at once.
+        if (discordErrorCode(error) === DISCORD_ERRORS.unknownMessage && this.#mayTryAgain(attempt)) continue;
         const status = discordErrorStatus(error);
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
-        if (!(await this.#wait(delays[Math.min(attempt, delays.length - 1)] ?? 1000))) break;
+        if (!(await this.#tryAgain(attempt))) break;
       }
     }
     // An edit Discord failed on or did not answer may have been made: the reply showing the end already, it is not
@@ -293,7 +290,7 @@ export class ReplyTarget {
    * failure is logged and left as it is; nothing else is posted.
    */
   async #clearProgress(): Promise<void> {
-    if (this.#replyGone || this.#tokenSpent || this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS) return;
+    if (this.#replyGone || this.#tokenSpent || this.#tokenRunOut()) return;
     const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
     const message: OutgoingMessage = { content: say(this.#o.locale, 'discord.job.end_posted_elsewhere', { where }), components: [], files: [] };
     try {
@@ -395,8 +392,6 @@ export class ReplyTarget {
    */
   async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
     const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
-    const attempts = this.#o.finalAttempts ?? 3;
-    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
     const since = this.#now();
     const left = () => NONCE_TRUSTED_MS - (this.#now() - since);
     for (let attempt = 1; ; attempt++) {
@@ -407,7 +402,7 @@ export class ReplyTarget {
       } catch (error) {
         this.#noteFailure(error, what);
         if (!mayHaveMade(error)) throw error;
-        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000)) || left() <= 0) {
+        if (!(await this.#tryAgain(attempt)) || left() <= 0) {
           this.#unconfirmed.push(...message.files.map((file) => file.name));
           throw error;
         }
@@ -415,6 +410,23 @@ export class ReplyTarget {
         cutOff.clear();
       }
     }
+  }
+
+  /**
+   * Whether a write Discord failed on or did not answer `tries` times is tried once more: not once `finalAttempts` (default
+   * 3) tries are made; else after the wait before that try (`retryDelaysMs`, default 1 s then 3 s, the last one for every
+   * later try) — and not if `stop` ends the wait. The one rule of how long and how often the end, the line about what may
+   * be missing, and a channel message are tried.
+   */
+  async #tryAgain(tries: number): Promise<boolean> {
+    if (!this.#mayTryAgain(tries)) return false;
+    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    return this.#wait(delays[Math.min(tries - 1, delays.length - 1)] ?? 1000);
+  }
+
+  /** Whether a write tried `tries` times may be tried again: fewer than `finalAttempts` (default 3) tries. */
+  #mayTryAgain(tries: number): boolean {
+    return tries < (this.#o.finalAttempts ?? 3);
   }
 
   /** Waits `ms` before another try: true, or false as soon as `stop` is aborted (at once if it is). */
@@ -514,8 +526,13 @@ export class ReplyTarget {
 
   #tokenUsable(): boolean {
     if (this.#mode === 'channel') return false;
-    if (this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS) this.#leaveToken();
+    if (this.#tokenRunOut()) this.#leaveToken();
     return this.#mode === 'webhook';
+  }
+
+  /** The token's 15 minutes are over, or all but `TOKEN_SAFETY_MS` of them: it is not used from here on. */
+  #tokenRunOut(): boolean {
+    return this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS;
   }
 
   /** From now on, only the fallback: the one switch away from the interaction token, never undone. */
