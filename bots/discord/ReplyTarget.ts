@@ -276,6 +276,8 @@ export class ReplyTarget {
         if (!leaveOutFiles(error)) {
           if (mayHaveMade(error) && current.files.length === 0) this.#endUnconfirmed = true;
           this.#undelivered(error, 'final', current);
+          // Discord failed on it or did not answer: it may be in the fallback, so the reply says where it went all the same.
+          if (mayHaveMade(error)) await this.#clearProgress();
           return { delivered: false, refusedFiles };
         }
       }
@@ -284,8 +286,9 @@ export class ReplyTarget {
 
   /**
    * After the end went to the fallback instead of the reply (Discord refused its edit, or failed on every try and the
-   * reply does not show it): one more edit of the reply, with no files and no buttons, saying where the end went — so
-   * the reply shows no progress and no Cancel that would do nothing. Not tried when the reply is gone, or the token is
+   * reply does not show it), or may have (Discord failed on it there, or did not answer, each try): one more edit of
+   * the reply, with no files and no buttons, saying where the end went — so the reply shows no progress and no Cancel
+   * that would do nothing. Not tried when the reply is gone, or the token is
    * spent (Discord said so, or its 15 minutes are over): it could not pass. One try (discord.js's own tries aside): a
    * failure is logged and left as it is; nothing else is posted.
    */
@@ -487,10 +490,9 @@ export class ReplyTarget {
    * with its files' names.
    */
   #undelivered(error: unknown, what: string, message: OutgoingMessage): void {
-    const status = discordErrorStatus(error);
     const where = this.#where();
-    const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message.files.map((file) => file.name) };
-    if (status === undefined || status >= 500) {
+    const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status: discordErrorStatus(error), files: message.files.map((file) => file.name) };
+    if (mayHaveMade(error)) {
       // Its files are among those the member is told may be missing (`#sayMayBeMissing`), or, an end of words only, it is.
       const told = { toldMayBeMissing: message.files.length > 0 || (what === 'final' && this.#endUnconfirmed) };
       if (where === 'follow-up') this.#o.logger.error({ ...fields, ...told }, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
@@ -508,10 +510,18 @@ export class ReplyTarget {
     return this.#o.fallback === 'dm' ? 'dm' : 'channel';
   }
 
-  /** The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried again next time). */
+  /**
+   * The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried
+   * again next time). A failure to open it, whatever Discord answered, throws `DmNotOpened`: nothing was posted.
+   */
   #fallbackChannelId(): Promise<string> {
     if (this.#o.fallback !== 'dm') return Promise.resolve(this.#o.channelId);
-    this.#fallbackChannel ??= (this.#o.botRest.post(Routes.userChannels(), { body: { recipient_id: this.#o.userId } }) as Promise<{ id: string }>).then((dm) => dm.id);
+    this.#fallbackChannel ??= (this.#o.botRest.post(Routes.userChannels(), { body: { recipient_id: this.#o.userId } }) as Promise<{ id: string }>).then(
+      (dm) => dm.id,
+      (error: unknown) => {
+        throw new DmNotOpened(error);
+      },
+    );
     const opened = this.#fallbackChannel;
     opened.catch(() => {
       if (this.#fallbackChannel === opened) this.#fallbackChannel = undefined;
@@ -571,10 +581,25 @@ function fitContent(content: string): string {
 }
 
 /**
+ * Discord did not open the member's DM (`POST /users/@me/channels`), so the message meant for it was posted nowhere —
+ * whether Discord refused (4xx), failed (5xx) or did not answer. Its `status` and `code` are the failure's, for the log.
+ */
+class DmNotOpened extends Error {
+  readonly status: number | undefined;
+  readonly code: number | undefined;
+  constructor(failure: unknown) {
+    super('Discord did not open a DM with the user', { cause: failure });
+    this.status = discordErrorStatus(failure);
+    this.code = discordErrorCode(failure);
+  }
+}
+
+/**
  * A failure after which Discord may have made the message all the same: Discord failed on it (5xx) or did not answer
- * (no status), once discord.js's own tries are over.
+ * (no status), once discord.js's own tries are over — not a DM that did not open (`DmNotOpened`): nothing was posted.
  */
 function mayHaveMade(error: unknown): boolean {
+  if (error instanceof DmNotOpened) return false;
   const status = discordErrorStatus(error);
   return status === undefined || status >= 500;
 }

@@ -555,6 +555,23 @@ describe('the end of a job whose reply was deleted, words only (a failure, a can
   });
 });
 
+describe('the member’s DM Discord failed to open (5xx): nothing was posted there', () => {
+  it('does not tell the member the end may be missing when opening the DM failed each try, and opens it again for the next message', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    s.discord.expireToken(ix.token);
+    s.discord.failNext({ route: 'dm-channel', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix, { fallback: 'dm', retryDelaysMs: [0] }).final([end([]), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: false, all: false });
+    expect(s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id)).map((m) => m.content)).toEqual([`<@${ix.user.id}> More images (2–2 of 9)`]);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not deliver a job result to Discord')).map((e) => e.obj)).toEqual([
+      expect.objectContaining({ what: 'final', where: 'dm', status: 500 }),
+    ]);
+    expect(s.logger.entries.some((e) => (e.obj as { toldMayBeMissing?: boolean } | undefined)?.toldMayBeMissing)).toBe(false);
+  });
+});
+
 describe('the end’s own edit Discord failed on (5xx) every try: not shown twice', () => {
   it('counts the end delivered, and posts nothing in the channel, when the reply shows it after all (Discord made the edit though it failed)', async () => {
     const s = (scene = await Scene.start());
@@ -625,6 +642,22 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
 
     expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
     expect(s.discord.original(ix)!.components).toEqual([]);
+  });
+
+  it('edits the reply so when Discord refused the end’s edit (400) and failed on it in the channel (5xx) every try: it may be there', async () => {
+    const s = (scene = await Scene.start());
+    const ix = await s.deferred();
+    const target = s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] });
+    await target.progress(running());
+    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    const delivered = await target.final([end([])]);
+
+    expect(delivered.first).toBe(false);
+    const reply = s.discord.original(ix)!;
+    expect(reply.content).toBe(say('en-US', 'discord.job.end_posted_elsewhere', { where: 'channel' }));
+    expect(reply.components).toEqual([]);
+    expect(reply.attachments).toEqual([]);
   });
 
   it('logs it and leaves it when Discord refuses that edit too, posting nothing more', async () => {
