@@ -184,8 +184,6 @@ export class ReplyTarget {
     if (files.length > 0) lines.push(say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') }));
     this.#endUnconfirmed = false;
     const note = lines.map((line) => `⚠️ ${line}`).join('\n');
-    const attempts = this.#o.finalAttempts ?? 3;
-    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
     // Set once Discord failed on or did not answer an edit with the line: it may be there, so it is posted nowhere else,
     // however the tries end (the last one unanswered, the token spent or run out before the next).
     let mayBeThere = false;
@@ -200,7 +198,7 @@ export class ReplyTarget {
         this.#noteFailure(error, 'note');
         if (!mayHaveMade(error)) break;
         mayBeThere = true;
-        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000))) break;
+        if (!(await this.#tryAgain(attempt))) break;
       }
     }
     if (mayBeThere) {
@@ -221,8 +219,6 @@ export class ReplyTarget {
    * answered as `refusedFiles`.
    */
   async #deliverFirst(message: OutgoingMessage): Promise<{ delivered: boolean; refusedFiles: OutgoingFile[] }> {
-    const attempts = this.#o.finalAttempts ?? 3;
-    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
     const refusedFiles: OutgoingFile[] = [];
     let current = message;
     const leaveOutFiles = (error: unknown): boolean => {
@@ -233,7 +229,7 @@ export class ReplyTarget {
       return true;
     };
     let unanswered = false;
-    for (let attempt = 0; attempt < attempts && this.#tokenUsable(); attempt++) {
+    for (let attempt = 1; this.#tokenUsable(); attempt++) {
       const replacing = this.#replyGone;
       try {
         if (replacing) await this.#replaceReply(current);
@@ -256,10 +252,11 @@ export class ReplyTarget {
           return { delivered: false, refusedFiles };
         }
         if (this.#mode === 'channel') break;
-        if (discordErrorCode(error) === DISCORD_ERRORS.unknownMessage) continue;
+        // The reply was deleted: a follow-up takes its place at once.
+        if (discordErrorCode(error) === DISCORD_ERRORS.unknownMessage && this.#mayTryAgain(attempt)) continue;
         const status = discordErrorStatus(error);
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) break;
-        if (!(await this.#wait(delays[Math.min(attempt, delays.length - 1)] ?? 1000))) break;
+        if (!(await this.#tryAgain(attempt))) break;
       }
     }
     // An edit Discord failed on or did not answer may have been made: the reply showing the end already, it is not
@@ -279,6 +276,8 @@ export class ReplyTarget {
         if (!leaveOutFiles(error)) {
           if (mayHaveMade(error) && current.files.length === 0) this.#endUnconfirmed = true;
           this.#undelivered(error, 'final', current);
+          // Discord failed on it or did not answer: it may be in the fallback, so the reply says where it went all the same.
+          if (mayHaveMade(error)) await this.#clearProgress();
           return { delivered: false, refusedFiles };
         }
       }
@@ -287,13 +286,14 @@ export class ReplyTarget {
 
   /**
    * After the end went to the fallback instead of the reply (Discord refused its edit, or failed on every try and the
-   * reply does not show it): one more edit of the reply, with no files and no buttons, saying where the end went — so
-   * the reply shows no progress and no Cancel that would do nothing. Not tried when the reply is gone, or the token is
+   * reply does not show it), or may have (Discord failed on it there, or did not answer, each try): one more edit of
+   * the reply, with no files and no buttons, saying where the end went — so the reply shows no progress and no Cancel
+   * that would do nothing. Not tried when the reply is gone, or the token is
    * spent (Discord said so, or its 15 minutes are over): it could not pass. One try (discord.js's own tries aside): a
    * failure is logged and left as it is; nothing else is posted.
    */
   async #clearProgress(): Promise<void> {
-    if (this.#replyGone || this.#tokenSpent || this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS) return;
+    if (this.#replyGone || this.#tokenSpent || this.#tokenRunOut()) return;
     const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
     const message: OutgoingMessage = { content: say(this.#o.locale, 'discord.job.end_posted_elsewhere', { where }), components: [], files: [] };
     try {
@@ -395,8 +395,6 @@ export class ReplyTarget {
    */
   async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
     const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
-    const attempts = this.#o.finalAttempts ?? 3;
-    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
     const since = this.#now();
     const left = () => NONCE_TRUSTED_MS - (this.#now() - since);
     for (let attempt = 1; ; attempt++) {
@@ -407,7 +405,7 @@ export class ReplyTarget {
       } catch (error) {
         this.#noteFailure(error, what);
         if (!mayHaveMade(error)) throw error;
-        if (attempt >= attempts || !(await this.#wait(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000)) || left() <= 0) {
+        if (!(await this.#tryAgain(attempt)) || left() <= 0) {
           this.#unconfirmed.push(...message.files.map((file) => file.name));
           throw error;
         }
@@ -415,6 +413,23 @@ export class ReplyTarget {
         cutOff.clear();
       }
     }
+  }
+
+  /**
+   * Whether a write Discord failed on or did not answer `tries` times is tried once more: not once `finalAttempts` (default
+   * 3) tries are made; else after the wait before that try (`retryDelaysMs`, default 1 s then 3 s, the last one for every
+   * later try) — and not if `stop` ends the wait. The one rule of how long and how often the end, the line about what may
+   * be missing, and a channel message are tried.
+   */
+  async #tryAgain(tries: number): Promise<boolean> {
+    if (!this.#mayTryAgain(tries)) return false;
+    const delays = this.#o.retryDelaysMs ?? [1000, 3000];
+    return this.#wait(delays[Math.min(tries - 1, delays.length - 1)] ?? 1000);
+  }
+
+  /** Whether a write tried `tries` times may be tried again: fewer than `finalAttempts` (default 3) tries. */
+  #mayTryAgain(tries: number): boolean {
+    return tries < (this.#o.finalAttempts ?? 3);
   }
 
   /** Waits `ms` before another try: true, or false as soon as `stop` is aborted (at once if it is). */
@@ -475,10 +490,9 @@ export class ReplyTarget {
    * with its files' names.
    */
   #undelivered(error: unknown, what: string, message: OutgoingMessage): void {
-    const status = discordErrorStatus(error);
     const where = this.#where();
-    const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status, files: message.files.map((file) => file.name) };
-    if (status === undefined || status >= 500) {
+    const fields = { channelId: this.#o.channelId, where, what, code: discordErrorCode(error), status: discordErrorStatus(error), files: message.files.map((file) => file.name) };
+    if (mayHaveMade(error)) {
       // Its files are among those the member is told may be missing (`#sayMayBeMissing`), or, an end of words only, it is.
       const told = { toldMayBeMissing: message.files.length > 0 || (what === 'final' && this.#endUnconfirmed) };
       if (where === 'follow-up') this.#o.logger.error({ ...fields, ...told }, 'could not deliver a job result to Discord (Discord failed or did not answer: the message may have been posted, so it is not sent again)');
@@ -496,10 +510,18 @@ export class ReplyTarget {
     return this.#o.fallback === 'dm' ? 'dm' : 'channel';
   }
 
-  /** The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried again next time). */
+  /**
+   * The interaction's channel, or for `fallback: 'dm'` the DM channel with the user (opened once; a failure is tried
+   * again next time). A failure to open it, whatever Discord answered, throws `DmNotOpened`: nothing was posted.
+   */
   #fallbackChannelId(): Promise<string> {
     if (this.#o.fallback !== 'dm') return Promise.resolve(this.#o.channelId);
-    this.#fallbackChannel ??= (this.#o.botRest.post(Routes.userChannels(), { body: { recipient_id: this.#o.userId } }) as Promise<{ id: string }>).then((dm) => dm.id);
+    this.#fallbackChannel ??= (this.#o.botRest.post(Routes.userChannels(), { body: { recipient_id: this.#o.userId } }) as Promise<{ id: string }>).then(
+      (dm) => dm.id,
+      (error: unknown) => {
+        throw new DmNotOpened(error);
+      },
+    );
     const opened = this.#fallbackChannel;
     opened.catch(() => {
       if (this.#fallbackChannel === opened) this.#fallbackChannel = undefined;
@@ -514,8 +536,13 @@ export class ReplyTarget {
 
   #tokenUsable(): boolean {
     if (this.#mode === 'channel') return false;
-    if (this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS) this.#leaveToken();
+    if (this.#tokenRunOut()) this.#leaveToken();
     return this.#mode === 'webhook';
+  }
+
+  /** The token's 15 minutes are over, or all but `TOKEN_SAFETY_MS` of them: it is not used from here on. */
+  #tokenRunOut(): boolean {
+    return this.#now() - this.#o.issuedAt >= DISCORD_LIMITS.interactionTokenMs - TOKEN_SAFETY_MS;
   }
 
   /** From now on, only the fallback: the one switch away from the interaction token, never undone. */
@@ -554,10 +581,25 @@ function fitContent(content: string): string {
 }
 
 /**
+ * Discord did not open the member's DM (`POST /users/@me/channels`), so the message meant for it was posted nowhere —
+ * whether Discord refused (4xx), failed (5xx) or did not answer. Its `status` and `code` are the failure's, for the log.
+ */
+class DmNotOpened extends Error {
+  readonly status: number | undefined;
+  readonly code: number | undefined;
+  constructor(failure: unknown) {
+    super('Discord did not open a DM with the user', { cause: failure });
+    this.status = discordErrorStatus(failure);
+    this.code = discordErrorCode(failure);
+  }
+}
+
+/**
  * A failure after which Discord may have made the message all the same: Discord failed on it (5xx) or did not answer
- * (no status), once discord.js's own tries are over.
+ * (no status), once discord.js's own tries are over — not a DM that did not open (`DmNotOpened`): nothing was posted.
  */
 function mayHaveMade(error: unknown): boolean {
+  if (error instanceof DmNotOpened) return false;
   const status = discordErrorStatus(error);
   return status === undefined || status >= 500;
 }

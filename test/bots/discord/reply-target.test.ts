@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OutgoingFile } from '../../../bots/discord/fit-images.js';
 import { allImages, cancelButtons, resultButtons, type OutgoingMessage } from '../../../bots/discord/render-job.js';
+import type { FinalDelivery, ReplyTarget, ReplyTargetOptions } from '../../../bots/discord/ReplyTarget.js';
 import { makeRequestWithEncodedForms } from '../../../bots/discord/rest-request.js';
 import { say } from '../../../bots/runner/index.js';
-import { images, MiB, namesOf, Scene } from './reply-scene.js';
+import type { FakeInteraction, FaultMatch } from '../../fakes/discord/FakeDiscord.js';
+import { images, MiB, namesOf, notesOf, Scene, type SceneOptions } from './reply-scene.js';
 
 const TOO_LARGE = 40005;
 const MAX_FOLLOW_UPS = 40094;
@@ -23,6 +25,31 @@ afterEach(async () => {
 
 function end(files: OutgoingFile[]): OutgoingMessage {
   return { content: '🖌️ **herons**', components: [], files };
+}
+
+/** A fresh Discord, and a member's /imagine there deferred as a job's is. */
+async function deferredJob(options?: SceneOptions): Promise<{ s: Scene; ix: FakeInteraction }> {
+  const s = (scene = await Scene.start(options));
+  return { s, ix: await s.deferred() };
+}
+
+/**
+ * Discord fails (500) the next `tries` requests matching `match` — by default each of discord.js's tries of one request;
+ * `madeFirst`: it carries out the first all the same.
+ */
+function failsEachTry(s: Scene, match: FaultMatch, { tries = DISCORD_JS_TRIES, madeFirst = false } = {}): void {
+  s.discord.failNext(match, { status: 500, code: 0, message: 'Internal Server Error', count: tries, applyFirst: madeFirst });
+}
+
+/** The reply's edits with the interaction's token; its follow-ups; the bot's messages in a channel or DM. */
+const replyEdits = (ix: FakeInteraction): FaultMatch => ({ route: 'webhook-message', method: 'PATCH', token: ix.token });
+const followUps = (ix: FakeInteraction): FaultMatch => ({ route: 'webhook-followup', token: ix.token });
+const CHANNEL_POSTS: FaultMatch = { route: 'channel-message', method: 'POST' };
+
+/** Checks that `content` tells the member that `file` may be missing: by the line's key and the file's name, not its words. */
+function saysMayBeMissing(content: string, file: string): void {
+  expect(notesOf(content)).toEqual(['discord.job.files_may_be_missing']);
+  expect(content).toContain(file);
 }
 
 describe('a job’s final messages and the files that follow them (ReplyTarget.final)', () => {
@@ -53,8 +80,7 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
   });
 
   it('posts the end in the channel without its images when Discord refuses them together there, the images following it', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     s.discord.expireToken(ix.token);
     const files = images(10, 3 * MiB);
     const delivered = await s.targetOf(ix).final([end(files)]);
@@ -67,10 +93,9 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
   });
 
   it('logs the end it could deliver nowhere with its files’ names: the token is spent and the channel refuses it', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     s.discord.expireToken(ix.token);
-    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: MISSING_PERMISSIONS, message: 'Missing Permissions' });
+    s.discord.failNext(CHANNEL_POSTS, { status: 403, code: MISSING_PERMISSIONS, message: 'Missing Permissions' });
     const files = images(2, 1024);
     const delivered = await s.targetOf(ix).final([end(files)]);
 
@@ -88,7 +113,7 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
       { content: 'More images (11–18 of 20)', components: [], files: images(8, 3 * MiB, 11) },
       { content: 'More images (19–20 of 20)', components: [], files: images(2, 3 * MiB, 19) },
     ];
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: MAX_FOLLOW_UPS, message: 'This interaction has hit the maximum number of follow up messages' });
+    s.discord.failNext(followUps(ix), { status: 400, code: MAX_FOLLOW_UPS, message: 'This interaction has hit the maximum number of follow up messages' });
     const delivered = await s.targetOf(ix, { fallback: 'dm' }).final([first, ...more]);
 
     expect(delivered).toEqual({ first: true, all: true });
@@ -107,10 +132,9 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
 
 describe('the files a job’s end comes with, packed by its caller (each message is sent as it comes)', () => {
   it('sends the end’s images Discord refused with it as too large (413) in one message after it, as they were packed', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     const files = images(3, 1024);
-    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: TOO_LARGE, message: 'Request entity too large' });
+    s.discord.failNext(replyEdits(ix), { status: 413, code: TOO_LARGE, message: 'Request entity too large' });
     const delivered = await s.targetOf(ix).final([end(files)]);
 
     expect(delivered).toEqual({ first: true, all: true });
@@ -119,10 +143,9 @@ describe('the files a job’s end comes with, packed by its caller (each message
   });
 
   it('sends each of those images in a message of its own when Discord refuses them together again, one it refuses alone not keeping the others out', async () => {
-    const s = (scene = await Scene.start({ attachmentSizeLimit: 2 * MiB }));
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob({ attachmentSizeLimit: 2 * MiB });
     const [small1, large, small2] = [images(1, MiB, 1)[0]!, images(1, 3 * MiB, 2)[0]!, images(1, MiB, 3)[0]!];
-    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: TOO_LARGE, message: 'Request entity too large' });
+    s.discord.failNext(replyEdits(ix), { status: 413, code: TOO_LARGE, message: 'Request entity too large' });
     const delivered = await s.targetOf(ix, { attachmentSizeLimit: 2 * MiB }).final([end([small1, large, small2])]);
 
     // The large one is refused alone, and cannot be shrunk (it is no image): the two others reach Discord all the same.
@@ -146,10 +169,9 @@ describe('which refusals of a follow-up leave the interaction token (each image 
     { code: UNKNOWN_WEBHOOK, status: 404, why: 'the webhook is gone' },
     { code: MAX_FOLLOW_UPS, status: 400, why: 'the follow-ups are spent' },
   ])('sends the message after the end and every later one to the channel when Discord refuses its follow-up with $code ($why)', async ({ code, status }) => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status, code, message: 'refused' });
+    s.discord.failNext(followUps(ix), { status, code, message: 'refused' });
     const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
 
     expect(delivered).toEqual({ first: true, all: true });
@@ -159,10 +181,9 @@ describe('which refusals of a follow-up leave the interaction token (each image 
   });
 
   it('keeps a message Discord refused with the token for another reason (400, 50035) out of the channel — no public mention for it — and sends the next with the token', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    s.discord.failNext(followUps(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
     const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
 
     expect(delivered).toEqual({ first: true, all: false });
@@ -171,10 +192,9 @@ describe('which refusals of a follow-up leave the interaction token (each image 
   });
 
   it('does not post again a message Discord failed on (5xx) after discord.js’s own tries — Discord may have made it — and sends the next with the token', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    failsEachTry(s, followUps(ix));
     const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
 
     expect(delivered).toEqual({ first: true, all: false });
@@ -208,8 +228,7 @@ describe('which refusals of a follow-up leave the interaction token (each image 
 
 describe('a file Discord refuses even made smaller', () => {
   it('posts the words and buttons it came with without it, saying it could not be sent', async () => {
-    const s = (scene = await Scene.start({ attachmentSizeLimit: 2 * MiB }));
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob({ attachmentSizeLimit: 2 * MiB });
     // 3 MiB that are no image: Discord refuses them (over its 2 MiB a file), and they cannot be re-encoded smaller.
     const [large] = images(1, 3 * MiB, 2);
     const second: OutgoingMessage = { content: 'More images (2–2 of 2)', components: resultButtons('k1', allImages(2), 'en-US'), files: [large!] };
@@ -244,10 +263,9 @@ describe('a channel message Discord failed on or did not answer, sent again with
   });
 
   it('sends the end again with its nonce once discord.js’s tries of it failed (5xx) though Discord made it: the channel shows it once, delivered', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     s.discord.expireToken(ix.token);
-    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
+    failsEachTry(s, CHANNEL_POSTS, { madeFirst: true });
     const files = images(2, 1024);
     const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end(files)]);
 
@@ -260,12 +278,11 @@ describe('a channel message Discord failed on or did not answer, sent again with
   });
 
   it('sends a message after the end again once Discord did not make it (5xx each try), and gives the next its own nonce', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     s.discord.expireToken(ix.token);
     const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
     const target = s.targetOf(ix, { retryDelaysMs: [0] });
-    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 503, code: 0, message: 'Service Unavailable', count: DISCORD_JS_TRIES + 1 });
+    s.discord.failNext(CHANNEL_POSTS, { status: 503, code: 0, message: 'Service Unavailable', count: DISCORD_JS_TRIES + 1 });
     const delivered = await target.final([end(images(1, 1024)), second, third]);
 
     expect(delivered).toEqual({ first: true, all: true });
@@ -310,27 +327,29 @@ describe('how long a channel message is sent again with its nonce (Discord keeps
     expect(delivered).toEqual({ first: false, all: false });
     expect(sentAt.length).toBeGreaterThan(0);
     expect(sentAt.filter((at) => at - sentAt[0]! >= 2 * 60_000)).toEqual([]);
-    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: files[0]!.name });
-    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ⚠️ ${note}`]);
+    const [told, ...others] = s.postedInChannel();
+    expect(others).toEqual([]);
+    expect(told!.content.startsWith(`<@${ix.user.id}> `)).toBe(true);
+    saysMayBeMissing(told!.content, files[0]!.name);
   });
 
   it('tells the member an image may be missing after three tries Discord failed on (5xx)', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 3 * DISCORD_JS_TRIES });
+    const { s, ix } = await deferredJob();
+    failsEachTry(s, CHANNEL_POSTS, { tries: 3 * DISCORD_JS_TRIES });
     const files = images(1, 1024);
     const delivered = await s.targetOf(ix, { issuedAt: 0, retryDelaysMs: [0] }).final([end(files)]);
 
     expect(delivered).toEqual({ first: false, all: false });
     expect(new Set(channelPosts(s).map((p) => p.nonce)).size).toBe(2);
-    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: files[0]!.name });
-    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ⚠️ ${note}`]);
+    const [told, ...others] = s.postedInChannel();
+    expect(others).toEqual([]);
+    expect(told!.content.startsWith(`<@${ix.user.id}> `)).toBe(true);
+    saysMayBeMissing(told!.content, files[0]!.name);
   });
 
   it('stops waiting to send it again once the bot’s stop waits no longer for the replies being shown', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    const { s, ix } = await deferredJob();
+    failsEachTry(s, CHANNEL_POSTS);
     const stop = new AbortController();
     // A wait between tries no test would sit through.
     const done = s.targetOf(ix, { issuedAt: 0, retryDelaysMs: [24 * 60 * 60_000], stop: stop.signal }).final([end(images(1, 1024))]);
@@ -346,16 +365,16 @@ describe('how long a channel message is sent again with its nonce (Discord keeps
 
 describe('a follow-up Discord failed on or did not answer (no nonce there): the member is told an image may be missing', () => {
   it('adds to the end’s own reply that the image of a follow-up Discord failed on (5xx) may be missing, its words and buttons kept', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    failsEachTry(s, followUps(ix));
     const first: OutgoingMessage = { ...end(images(1, 1024)), components: resultButtons('k1', allImages(3), 'en-US') };
     const delivered = await s.targetOf(ix).final([first, second, third]);
 
     expect(delivered).toEqual({ first: true, all: false });
     const reply = s.discord.original(ix)!;
-    expect(reply.content).toBe(`${first.content}\n⚠️ ${say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' })}`);
+    expect(reply.content.startsWith(`${first.content}\n`)).toBe(true);
+    saysMayBeMissing(reply.content, 'pictor-k-2.png');
     expect(reply.attachments.map((a) => a.filename)).toEqual(['pictor-k-1.png']);
     expect(reply.components).toEqual(first.components);
     // Not sent again: it could show twice.
@@ -364,157 +383,128 @@ describe('a follow-up Discord failed on or did not answer (no nonce there): the 
   });
 
   it('tells the member in the fallback when the token is spent by then (the reply can no longer be edited)', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 401, code: INVALID_WEBHOOK_TOKEN, message: 'Invalid Webhook Token' });
+    failsEachTry(s, followUps(ix));
+    s.discord.failNext(followUps(ix), { status: 401, code: INVALID_WEBHOOK_TOKEN, message: 'Invalid Webhook Token' });
     const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
 
     expect(delivered).toEqual({ first: true, all: false });
-    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' });
-    expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${third.content}`, `<@${ix.user.id}> ⚠️ ${note}`]);
+    const [next, told, ...others] = s.postedInChannel();
+    expect(others).toEqual([]);
+    expect(next!.content).toBe(`<@${ix.user.id}> ${third.content}`);
+    expect(told!.content.startsWith(`<@${ix.user.id}> `)).toBe(true);
+    saysMayBeMissing(told!.content, 'pictor-k-2.png');
   });
 });
 
+/**
+ * A job whose end's edit passes and whose one follow-up after it Discord fails on (5xx), so a line naming that image is
+ * added to the reply: `theLinesEdit` says how Discord answers the edits after the end's (the line's), `onRequest` sees
+ * every request.
+ */
+async function lineAfterTheEnd(theLinesEdit: (s: Scene, edits: FaultMatch) => void, onRequest?: SceneOptions['onRequest']): Promise<{ s: Scene; ix: FakeInteraction; final: (options?: Partial<ReplyTargetOptions>) => Promise<FinalDelivery> }> {
+  let endsEdit = true;
+  const deferred: { ix?: FakeInteraction } = {};
+  const s = (scene = await Scene.start({
+    onRequest: (r) => {
+      if (deferred.ix && endsEdit && r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200) {
+        endsEdit = false;
+        theLinesEdit(s, replyEdits(deferred.ix));
+      }
+      onRequest?.(r);
+    },
+  }));
+  const ix = (deferred.ix = await s.deferred());
+  failsEachTry(s, followUps(ix));
+  return { s, ix, final: (options = {}) => s.targetOf(ix, { retryDelaysMs: [0], ...options }).final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]) };
+}
+
 describe('the line saying an image may be missing, added to the end’s reply: shown once', () => {
-  const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: 'pictor-k-2.png' });
+  /** The reply as the end with the line naming the image after it. */
+  const endWithTheLine = (content: string): void => {
+    expect(content.startsWith(`${end([]).content}\n`)).toBe(true);
+    saysMayBeMissing(content, 'pictor-k-2.png');
+  };
+  const linesNotAdded = (s: Scene) => s.logger.entries.filter((e) => e.msg?.startsWith('could not add to a job reply that some of its images may be missing')).map((e) => e.obj);
 
   it('edits the reply again when Discord failed on that edit (5xx) — an edit shows once however often it is made — and posts the line nowhere else', async () => {
-    let edits = 0;
-    let token = '';
-    // The end's edit passes; the next edit (the line) fails each of discord.js's tries, Discord making it all the same.
-    const s = (scene = await Scene.start({
-      onRequest: (r) => {
-        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
-          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
-        }
-      },
-    }));
-    const ix = await s.deferred();
-    token = ix.token;
-    const target = s.targetOf(ix, { retryDelaysMs: [0] });
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
-    const delivered = await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+    // The line's edit fails each of discord.js's tries, Discord making it all the same.
+    const { s, ix, final } = await lineAfterTheEnd((s, edits) => failsEachTry(s, edits, { madeFirst: true }));
+    const delivered = await final();
 
     expect(delivered).toEqual({ first: true, all: false });
-    expect(s.discord.original(ix)!.content).toBe(`${end([]).content}\n⚠️ ${note}`);
+    endWithTheLine(s.discord.original(ix)!.content);
     expect(s.followUpsOf(ix).map((m) => m.content)).toEqual([]);
     expect(s.postedInChannel()).toEqual([]);
   });
 
   it('posts the line nowhere else when Discord failed on every try of that edit (it may be there), and logs it', async () => {
-    let edits = 0;
-    let token = '';
-    // The end's edit passes; each try of the next edit (the line) fails, Discord making it all the same.
-    const s = (scene = await Scene.start({
-      onRequest: (r) => {
-        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
-          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES, applyFirst: true });
-        }
-      },
-    }));
-    const ix = await s.deferred();
-    token = ix.token;
-    const target = s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] });
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
-    const delivered = await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+    // Each try of the line's edit fails, Discord making it all the same.
+    const { s, ix, final } = await lineAfterTheEnd((s, edits) => failsEachTry(s, edits, { tries: 2 * DISCORD_JS_TRIES, madeFirst: true }));
+    const delivered = await final({ finalAttempts: 2 });
 
     expect(delivered).toEqual({ first: true, all: false });
-    expect(s.discord.original(ix)!.content).toBe(`${end([]).content}\n⚠️ ${note}`);
+    endWithTheLine(s.discord.original(ix)!.content);
     expect(s.followUpsOf(ix)).toEqual([]);
     expect(s.postedInChannel()).toEqual([]);
-    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not add to a job reply that some of its images may be missing')).map((e) => e.obj)).toEqual([
-      expect.objectContaining({ files: ['pictor-k-2.png'] }),
-    ]);
+    expect(linesNotAdded(s)).toEqual([expect.objectContaining({ files: ['pictor-k-2.png'] })]);
   });
 
   it.each([
     { code: INVALID_WEBHOOK_TOKEN, status: 401, why: 'the token expired' },
     { code: UNKNOWN_WEBHOOK, status: 404, why: 'the webhook is gone' },
   ])('posts the line nowhere else when Discord failed on an edit of it (5xx) and the next try is refused because $why: it may be there', async ({ code, status }) => {
-    let edits = 0;
-    let token = '';
-    // The end's edit passes; the next edit (the line) fails each of discord.js's tries, Discord making it all the same; then the token is spent.
-    const s = (scene = await Scene.start({
-      onRequest: (r) => {
-        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
-          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
-          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status, code, message: 'Token spent' });
-        }
-      },
-    }));
-    const ix = await s.deferred();
-    token = ix.token;
-    const target = s.targetOf(ix, { retryDelaysMs: [0] });
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
-    const delivered = await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+    // The line's edit fails each of discord.js's tries, Discord making it all the same; then the token is spent.
+    const { s, ix, final } = await lineAfterTheEnd((s, edits) => {
+      failsEachTry(s, edits, { madeFirst: true });
+      s.discord.failNext(edits, { status, code, message: 'Token spent' });
+    });
+    const delivered = await final();
 
     expect(delivered).toEqual({ first: true, all: false });
-    expect(s.discord.original(ix)!.content).toBe(`${end([]).content}\n⚠️ ${note}`);
+    endWithTheLine(s.discord.original(ix)!.content);
     expect(s.followUpsOf(ix)).toEqual([]);
     expect(s.postedInChannel()).toEqual([]);
-    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not add to a job reply that some of its images may be missing')).map((e) => e.obj)).toEqual([
-      expect.objectContaining({ files: ['pictor-k-2.png'] }),
-    ]);
+    expect(linesNotAdded(s)).toEqual([expect.objectContaining({ files: ['pictor-k-2.png'] })]);
   });
 
   it('posts the line nowhere else when Discord failed on an edit of it (5xx) and the token runs out in the wait before the next try', async () => {
-    let edits = 0;
-    let token = '';
     let now = 0;
-    // The end's edit passes; the next edit (the line) fails each of discord.js's tries, Discord making it all the same,
-    // and the 15 minutes of the token are over before the next try.
-    const s = (scene = await Scene.start({
-      onRequest: (r) => {
-        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
-          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES, applyFirst: true });
-        }
+    // The line's edit fails each of discord.js's tries, Discord making it all the same, and the 15 minutes of the token
+    // are over before the next try.
+    const { s, ix, final } = await lineAfterTheEnd(
+      (s, edits) => failsEachTry(s, edits, { madeFirst: true }),
+      (r) => {
         if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 500) now += 15 * 60_000;
       },
-    }));
-    const ix = await s.deferred();
-    token = ix.token;
+    );
     now = ix.createdAt;
-    const target = s.targetOf(ix, { retryDelaysMs: [0], now: () => now });
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
-    await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+    await final({ now: () => now });
 
-    expect(s.discord.original(ix)!.content).toBe(`${end([]).content}\n⚠️ ${note}`);
+    endWithTheLine(s.discord.original(ix)!.content);
     expect(s.postedInChannel()).toEqual([]);
   });
 
   it('posts the line as a message of its own when Discord refuses the edit (4xx): no edit was made', async () => {
-    let edits = 0;
-    let token = '';
-    // The end's edit passes; the next edit (the line) is refused.
-    const s = (scene = await Scene.start({
-      onRequest: (r) => {
-        if (r.route === 'webhook-message' && r.method === 'PATCH' && r.status === 200 && ++edits === 1) {
-          s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
-        }
-      },
-    }));
-    const ix = await s.deferred();
-    token = ix.token;
-    const target = s.targetOf(ix, { retryDelaysMs: [0] });
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
-    const delivered = await target.final([end(images(1, 1024)), more(images(1, 1024, 2), 2)]);
+    const { s, ix, final } = await lineAfterTheEnd((s, edits) => s.discord.failNext(edits, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' }));
+    const delivered = await final();
 
     expect(delivered).toEqual({ first: true, all: false });
     expect(s.discord.original(ix)!.content).toBe(end([]).content);
-    expect(s.followUpsOf(ix).map((m) => m.content)).toEqual([`⚠️ ${note}`]);
+    const [told, ...others] = s.followUpsOf(ix);
+    expect(others).toEqual([]);
+    saysMayBeMissing(told!.content, 'pictor-k-2.png');
   });
 });
 
 describe('the end of a job whose reply was deleted: a follow-up takes its place, posted once', () => {
   it('does not post that follow-up again, nor in the channel, when Discord failed on it (5xx) — it may have made it', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     s.discord.deleteMessage(ix.originalMessageId!);
     // Discord makes the follow-up on discord.js's first try of it, then fails that try and each of the others.
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', applyFirst: true });
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES - 1 });
+    failsEachTry(s, followUps(ix), { tries: 1, madeFirst: true });
+    failsEachTry(s, followUps(ix), { tries: DISCORD_JS_TRIES - 1 });
     const files = images(1, 1024);
     const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end(files)]);
 
@@ -527,11 +517,10 @@ describe('the end of a job whose reply was deleted: a follow-up takes its place,
 
 describe('the end of a job whose reply was deleted, words only (a failure, a cancellation): the member told when it may be missing', () => {
   it('says in a message of its own that the reply may be missing when Discord failed on the follow-up taking its place (5xx), and does not post that again', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     s.discord.deleteMessage(ix.originalMessageId!);
     // Discord makes no follow-up on any of discord.js's tries.
-    s.discord.failNext({ route: 'webhook-followup', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: DISCORD_JS_TRIES });
+    failsEachTry(s, followUps(ix));
     const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end([])]);
 
     expect(delivered.first).toBe(false);
@@ -544,10 +533,9 @@ describe('the end of a job whose reply was deleted, words only (a failure, a can
   });
 
   it('says it in the channel when the end failed there (5xx) each try with its nonce: the token spent', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
+    const { s, ix } = await deferredJob();
     s.discord.expireToken(ix.token);
-    s.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    failsEachTry(s, CHANNEL_POSTS, { tries: 2 * DISCORD_JS_TRIES });
     const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end([])]);
 
     expect(delivered.first).toBe(false);
@@ -555,11 +543,26 @@ describe('the end of a job whose reply was deleted, words only (a failure, a can
   });
 });
 
+describe('the member’s DM Discord failed to open (5xx): nothing was posted there', () => {
+  it('does not tell the member the end may be missing when opening the DM failed each try, and opens it again for the next message', async () => {
+    const { s, ix } = await deferredJob();
+    s.discord.expireToken(ix.token);
+    failsEachTry(s, { route: 'dm-channel', method: 'POST' });
+    const delivered = await s.targetOf(ix, { fallback: 'dm', retryDelaysMs: [0] }).final([end([]), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: false, all: false });
+    expect(s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id)).map((m) => m.content)).toEqual([`<@${ix.user.id}> More images (2–2 of 9)`]);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not deliver a job result to Discord')).map((e) => e.obj)).toEqual([
+      expect.objectContaining({ what: 'final', where: 'dm', status: 500 }),
+    ]);
+    expect(s.logger.entries.some((e) => (e.obj as { toldMayBeMissing?: boolean } | undefined)?.toldMayBeMissing)).toBe(false);
+  });
+});
+
 describe('the end’s own edit Discord failed on (5xx) every try: not shown twice', () => {
   it('counts the end delivered, and posts nothing in the channel, when the reply shows it after all (Discord made the edit though it failed)', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES, applyFirst: true });
+    const { s, ix } = await deferredJob();
+    failsEachTry(s, replyEdits(ix), { tries: 2 * DISCORD_JS_TRIES, madeFirst: true });
     const files = images(1, 1024);
     const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end(files), more(images(1, 1024, 2), 2)]);
 
@@ -571,9 +574,8 @@ describe('the end’s own edit Discord failed on (5xx) every try: not shown twic
   });
 
   it('posts the end in the channel when the reply does not show it (Discord made no edit)', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    const { s, ix } = await deferredJob();
+    failsEachTry(s, replyEdits(ix), { tries: 2 * DISCORD_JS_TRIES });
     const delivered = await s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] }).final([end(images(1, 1024))]);
 
     expect(delivered).toEqual({ first: true, all: true });
@@ -585,12 +587,17 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
   /** The reply as a running job shows it: a progress line with a preview, and its Cancel button. */
   const running = (): OutgoingMessage => ({ content: '🎨 Drawing…', components: cancelButtons('k1', 'en-US'), files: images(1, 1024, 9) });
 
-  it('posts the end in the channel once, then edits the reply to say so, with no files and no Cancel, when Discord refuses the end’s edit (400)', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    const target = s.targetOf(ix);
+  /** A job whose reply shows it running, and its target. */
+  async function runningJob(options: Partial<ReplyTargetOptions> = {}): Promise<{ s: Scene; ix: FakeInteraction; target: ReplyTarget }> {
+    const { s, ix } = await deferredJob();
+    const target = s.targetOf(ix, options);
     await target.progress(running());
-    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    return { s, ix, target };
+  }
+
+  it('posts the end in the channel once, then edits the reply to say so, with no files and no Cancel, when Discord refuses the end’s edit (400)', async () => {
+    const { s, ix, target } = await runningJob();
+    s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
     const delivered = await target.final([end(images(1, 1024))]);
 
     expect(delivered).toEqual({ first: true, all: true });
@@ -603,11 +610,8 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
   });
 
   it('says the end went by direct message when that is where it went', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    const target = s.targetOf(ix, { fallback: 'dm' });
-    await target.progress(running());
-    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    const { s, ix, target } = await runningJob({ fallback: 'dm' });
+    s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
     await target.final([end([])]);
 
     expect(s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id)).map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
@@ -616,23 +620,30 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
   });
 
   it('edits the reply so when the end’s edit failed (5xx) every try and the reply does not show it', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    const target = s.targetOf(ix, { finalAttempts: 2, retryDelaysMs: [0] });
-    await target.progress(running());
-    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 500, code: 0, message: 'Internal Server Error', count: 2 * DISCORD_JS_TRIES });
+    const { s, ix, target } = await runningJob({ finalAttempts: 2, retryDelaysMs: [0] });
+    failsEachTry(s, replyEdits(ix), { tries: 2 * DISCORD_JS_TRIES });
     await target.final([end([])]);
 
     expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
     expect(s.discord.original(ix)!.components).toEqual([]);
   });
 
+  it('edits the reply so when Discord refused the end’s edit (400) and failed on it in the channel (5xx) every try: it may be there', async () => {
+    const { s, ix, target } = await runningJob({ finalAttempts: 2, retryDelaysMs: [0] });
+    s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    failsEachTry(s, CHANNEL_POSTS, { tries: 2 * DISCORD_JS_TRIES });
+    const delivered = await target.final([end([])]);
+
+    expect(delivered.first).toBe(false);
+    const reply = s.discord.original(ix)!;
+    expect(reply.content).toBe(say('en-US', 'discord.job.end_posted_elsewhere', { where: 'channel' }));
+    expect(reply.components).toEqual([]);
+    expect(reply.attachments).toEqual([]);
+  });
+
   it('logs it and leaves it when Discord refuses that edit too, posting nothing more', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    const target = s.targetOf(ix);
-    await target.progress(running());
-    s.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body', count: 2 });
+    const { s, ix, target } = await runningJob();
+    s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body', count: 2 });
     const delivered = await target.final([end([])]);
 
     expect(delivered).toEqual({ first: true, all: true });
@@ -645,10 +656,7 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
   });
 
   it('does not try that edit once Discord said the token is spent (50027): it could not pass', async () => {
-    const s = (scene = await Scene.start());
-    const ix = await s.deferred();
-    const target = s.targetOf(ix);
-    await target.progress(running());
+    const { s, ix, target } = await runningJob();
     s.discord.expireToken(ix.token);
     await target.final([end([])]);
 

@@ -893,7 +893,10 @@ export class FakeDiscord {
       record.route = 'dm-channel';
       const recipient = (body.json as { recipient_id?: unknown } | undefined)?.recipient_id;
       if (typeof recipient !== 'string') throw new DiscordHttpError(400, 50035, 'Invalid Form Body');
-      return { status: 200, body: { id: this.dmChannelOf(recipient), type: 1, last_message_id: null, flags: 0, recipients: [{ ...this.user, id: recipient }] } };
+      return this.#withFaults(record, method, () => ({
+        status: 200,
+        body: { id: this.dmChannelOf(recipient), type: 1, last_message_id: null, flags: 0, recipients: [{ ...this.user, id: recipient }] },
+      }));
     }
     if ((a === 'applications' && b === '@me') || (a === 'oauth2' && b === 'applications' && c === '@me')) {
       record.route = 'current-application';
