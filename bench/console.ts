@@ -89,12 +89,13 @@ function* records(count: number, now: number): Generator<UsageRecord> {
   }
 }
 
-/** `usage.jsonl` written as the file ledger writes it (oldest first). */
+/** `usage.jsonl` written as the file ledger writes it: its rewrite line, then the records oldest first. */
 async function seedFile(dir: string, now: number): Promise<void> {
   const lines: string[] = [];
   for (const record of records(RECORDS, now)) lines.push(JSON.stringify(record));
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'usage.jsonl'), `${lines.reverse().join('\n')}\n`, { mode: 0o600 });
+  const rewrite = JSON.stringify({ rewrite: '0123456789abcdef' });
+  await writeFile(join(dir, 'usage.jsonl'), `${[rewrite, ...lines.reverse()].join('\n')}\n`, { mode: 0o600 });
 }
 
 /** The Redis stream as the settle script writes it (amounts in nano-dollars, the job's details as JSON). */
