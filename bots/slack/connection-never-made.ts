@@ -60,7 +60,7 @@ subscribe('http.client.request.start', (message) => {
  * Node's system error). Decided first by the request's socket: one never connected when the client failed — a name
  * not resolved, a connection refused, or every address of the name never answering until the client's own timeout
  * gave up (Node's `autoSelectFamily` gives each address but the last its attempt timeout; the last one waits for the
- * client's) — sent nothing. Else by the step Node names as failed (`systemFailure`): a name not resolved
+ * client's, or for its agent's socket timeout when that comes first) — sent nothing. Else by the step Node names as failed (`systemFailure`): a name not resolved
  * (`getaddrinfo`) or a connection refused, unreachable or timed out (`connect`) fails before the socket is connected;
  * when each address of a name failed (an `AggregateError`), the connection was never made when every attempt failed so.
  * Any other failure (a reset, a TLS error, a timeout after the connection was made) may have come after the request
@@ -73,5 +73,5 @@ export function webApiConnectionNeverMade(requestError: unknown): boolean {
   const request = ((requestError as { original?: unknown } | null | undefined)?.original as { request?: unknown } | null | undefined)?.request;
   if (typeof request === 'object' && request !== null && connectedRequests.get(request) === false) return true;
   const failure = systemFailure(requestError);
-  return failure !== undefined && (failure.attempts ?? [failure]).every((step) => step.syscall === 'getaddrinfo' || step.syscall === 'connect');
+  return failure !== undefined && (failure.attempts ?? [failure]).every((step) => step?.syscall === 'getaddrinfo' || step?.syscall === 'connect');
 }

@@ -27,7 +27,8 @@ const SYSTEM_CODE = /^(E[A-Z0-9_]+|UND_ERR_[A-Z0-9_]+)$/;
 export interface SystemFailure {
   code: string;
   syscall?: string | undefined;
-  attempts?: SystemFailure[] | undefined;
+  /** Each attempt's failure, in order; undefined for an attempt that carried no system error. */
+  attempts?: (SystemFailure | undefined)[] | undefined;
 }
 
 /**
@@ -43,8 +44,10 @@ export function systemFailure(error: unknown): SystemFailure | undefined {
     const { code, syscall, errors } = current as { code?: unknown; syscall?: unknown; errors?: unknown };
     const next = (current as { cause?: unknown }).cause ?? (current as { original?: unknown }).original;
     const ownCode = typeof code === 'string' && SYSTEM_CODE.test(code) ? code : undefined;
-    const attempts = Array.isArray(errors) ? errors.map(systemFailure).filter((attempt) => attempt !== undefined) : [];
-    if (attempts.length > 0) return { code: ownCode ?? attempts[0]!.code, syscall: typeof syscall === 'string' ? syscall : undefined, attempts };
+    // Every attempt is kept, one with no system error too (undefined): a reader asking how each attempt failed must not take an unknown one for a known step.
+    const attempts = Array.isArray(errors) ? errors.map(systemFailure) : [];
+    const known = attempts.find((attempt) => attempt !== undefined);
+    if (known) return { code: ownCode ?? known.code, syscall: typeof syscall === 'string' ? syscall : undefined, attempts };
     if (ownCode && (next as { code?: unknown } | undefined)?.code !== ownCode) return { code: ownCode, syscall: typeof syscall === 'string' ? syscall : undefined };
     current = next;
   }

@@ -45,6 +45,8 @@ describe('system errors in words', () => {
     expect(systemFailure(Object.assign(new AggregateError([timedOut, refused]), { code: 'ETIMEDOUT' }))).toEqual({ code: 'ETIMEDOUT', syscall: undefined, attempts });
     expect(systemFailure(new TypeError('fetch failed', { cause: new AggregateError([timedOut, refused]) }))).toEqual({ code: 'ETIMEDOUT', syscall: undefined, attempts });
     expect(systemErrorCode(new AggregateError([new Error('not a system error'), refused]))).toBe('ECONNREFUSED');
+    // An attempt with no system error is kept as unknown, not dropped: a reader asking how every attempt failed sees it.
+    expect(systemFailure(new AggregateError([new Error('not a system error'), refused]))?.attempts).toEqual([undefined, { code: 'ECONNREFUSED', syscall: 'connect' }]);
   });
 
   it('says a host could not be reached, and why, only for errors of reaching it', () => {
