@@ -11,13 +11,13 @@ import type { JobSettlement } from '../spend/job-ledger.js';
  * images that came, plus the estimate of each that did not). Each image is written as it arrives, so an exit at any
  * moment keeps those already paid. Once the cancelled request has ended the command exits 130 (`interruptedExit`),
  * saying whether the request had been sent, what the ledger charged (a settle that found the job already ended there
- * charged nothing more: `chargeLeftToLedger` says what ended it), and which images were written. If the request
+ * charged nothing more: `chargeOfEndedJob` says what ended it), and which images were written. If the request
  * has not ended within `INTERRUPT_SETTLE_MS` (a ledger that does not answer), it says so and exits 130 anyway, and so
  * does a second Ctrl+C, at once (it says which): the job's settle, under way or kept for later, may still land (then
  * it is charged what this run decided, and so it is when the settle had already written its usage record, which a later
  * run charges); if neither, a later run's reconcile charges the reservation left open its estimate (`uncertain`),
  * unless it was waiting to retry an attempt that billed nothing (the ledger marks such a job not sent, so the reconcile
- * releases it). The report says each (`chargeLeftToLedger`). A request not sent yet is charged so
+ * releases it). The report says each (`chargeLeftOpen`). A request not sent yet is charged so
  * only when the exit comes while the ledger records that it may be billed (`marking`) and that mark was recorded: the
  * report says nothing was sent, and that the job may then be charged its estimate. A Ctrl+C that comes after a sent request
  * ended (`jobEnded`: its result is being written) arms no exit: the writes finish; only a second one stops them.
@@ -244,7 +244,7 @@ export interface JobAbout {
 /**
  * How the ledger ended the job, as its settlement came: charged `usd` (`settled`), or nothing (`released`, and why);
  * `recorded` false on a settle the ledger answered (not `deferred`): it had already ended the job, so the settle charged
- * nothing more (`chargeLeftToLedger`).
+ * nothing more (`chargeOfEndedJob`).
  */
 export type JobSettled = Pick<JobSettlement, 'action' | 'usd' | 'recorded' | 'deferred' | 'released'>;
 
@@ -338,7 +338,7 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
   // Why no charge is known: the ledger answered that it kept the settle for later, or the exit came before it answered.
   const whyOpen = (ledger: string): string =>
     job.kept ? `${ledger} kept its ${keptWhat(job.kept)} for later` : job.exitedBy === 'second_interrupt' ? `${second} came before ${ledger} answered` : `${ledger} did not answer in time`;
-  const unanswered = (emulator: boolean): string => `${whyOpen(ledgerWords(emulator).ledger)}: ${chargeLeftToLedger({ open: job.kept?.action === 'released' ? 'release' : 'settle' }, emulator)}`;
+  const unanswered = (emulator: boolean): string => `${whyOpen(ledgerWords(emulator).ledger)}: ${chargeLeftOpen(job.kept ? keptNoun(job.kept) : 'settle', emulator)}`;
   if (job.phase === 'marking' && !settled) {
     // Nothing left, but the ledger's "may be billed" mark may have been recorded before the exit: its job may then be
     // charged its estimate (by a later run, as a job that was sent, unless the release this run sent still lands).
@@ -363,7 +363,7 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
     // Once they are written, what was left was the wait for the ledger: the report does not say the writes were cut.
     const when = `${job.written ? 'after writing' : 'while writing'} the images of a job that had ended`;
     if (settled?.action === 'released') return `pictor: interrupted ${when}: nothing was charged.`;
-    if (settled && !settled.recorded) return `pictor: interrupted ${when}: ${chargeLeftToLedger({ endedBefore: settled })}.`;
+    if (settled && !settled.recorded) return `pictor: interrupted ${when}: ${chargeOfEndedJob(settled)}.`;
     if (settled) return `pictor: interrupted ${when}: charged ${formatUsdExact(settled.usd)}.`;
     return `pictor: interrupted ${when}: ${unanswered(false)}.`;
   }
@@ -377,7 +377,7 @@ function firstLine(job: Omit<ReportedJob, 'files'>): string {
     const when = job.kept.released === 'not_sent' ? 'before the request was sent' : 'after the service had refused the request, before it was sent again';
     return `pictor: interrupted ${when}: nothing was billed, and ${unanswered(false)}; check your usage before trying again.`;
   }
-  if (settled && !settled.recorded) return `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${chargeLeftToLedger({ endedBefore: settled })}; check your usage before trying again.`;
+  if (settled && !settled.recorded) return `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${chargeOfEndedJob(settled)}; check your usage before trying again.`;
   if (settled) return `pictor: interrupted after the request was sent: charged ${formatUsdExact(settled.usd)} (the images that came, plus the estimate of each that did not), as the service may finish the job and bill it; check your usage before trying again.`;
   return `pictor: interrupted after the request was sent: the service may finish the job and bill it, and ${unanswered(false)}; check your usage before trying again.`;
 }
@@ -389,39 +389,42 @@ function ledgerWords(emulator: boolean) {
     : { ledger: 'the ledger', charged: 'charged', charges: 'charges it', chargesByRecord: 'charges', chargedNothing: 'charged' };
 }
 
+/** A reconcile's charge: the estimate, marked uncertain (for a job the ledger holds as possibly billed). */
+const RECONCILE_CHARGE = 'its estimate';
+const UNCERTAIN = 'marked uncertain';
+
 /**
- * What decides the charge of a job this run's settle (or release) did not end in the ledger: one clause for the two
- * ways that happens, which differ in what is still open.
- *
- * `open`: the exit left the job open (on an emulator's ledger: is recorded at; nothing is spent). Its settle or release,
- * under way or kept for later, may still land (as the run closes its ledger, or from a Redis command already sent):
- * then the job is charged what this run decided, once (a release: nothing). A settle may also have written its usage
- * record and not yet the ledger's change (the file ledger appends the record first; a write that failed after it, or an
- * exit between the two): the next step that ends the job charges what that record says — what this run decided — not
- * its estimate (`chargedAsRecordedIn`, docs/spend-guard.md). A release writes no record. If neither, a later run's
- * reconcile ends it: at its estimate (marked uncertain) while the ledger holds it as possibly billed, for nothing when
- * the ledger had recorded that nothing was billed (a wait to retry an attempt the service refused).
- *
- * `endedBefore`: a settle the ledger answered without taking (`recorded` false): the job had already ended there, so it
- * charged nothing more; what ended it charged the job (`QuotaStore.settle`): a reconcile, once this process's lease had
- * lapsed (a Redis out of reach for longer than the lease; on the file ledger, a lease lapsed for `LAPSED_LEASES_AT_MOST`
- * leases), at the estimate, marked uncertain — or, on the file ledger, at what the job's usage record says when the
- * settle had written one before the ledger's change (`chargedAsRecordedIn`) — or an earlier try of the same settle whose
- * answer was lost (a command Redis ran and answered on a connection that then broke, sent again): what this run
- * decided. Told of the account's ledger only: an emulator's job that was settled is told as what it would have cost.
+ * What decides the charge of a job whose exit left it open in the ledger (on an emulator's ledger: is recorded at;
+ * nothing is spent). Its settle or release (`open`), under way or kept for later, may still land (as the run closes its
+ * ledger, or from a Redis command already sent): then the job is charged what this run decided, once (a release:
+ * nothing). A settle may also have written its usage record and not yet the ledger's change (the file ledger appends the
+ * record first; a write that failed after it, or an exit between the two): the next step that ends the job charges what
+ * that record says — what this run decided — not its estimate (`chargedAsRecordedIn`, docs/spend-guard.md). A release
+ * writes no record. If neither, a later run's reconcile ends it: at its estimate (marked uncertain) while the ledger
+ * holds it as possibly billed, for nothing when the ledger had recorded that nothing was billed (a wait to retry an
+ * attempt the service refused).
  */
-function chargeLeftToLedger(end: { open: 'settle' | 'release' } | { endedBefore: JobSettled }, emulator = false): string {
+function chargeLeftOpen(open: 'settle' | 'release', emulator: boolean): string {
   const { ledger, charged, charges, chargesByRecord, chargedNothing } = ledgerWords(emulator);
-  // The reconcile's charge: the estimate, marked uncertain (for a job the ledger holds as possibly billed).
-  const estimate = 'its estimate';
-  const uncertain = 'marked uncertain';
-  if ('endedBefore' in end) {
-    const usd = formatUsdExact(end.endedBefore.usd);
-    return `${ledger} had already ended the job when this run's settle of ${usd} reached it, so the settle ${charged} nothing more: the job is ${charged} what ended it — a reconcile once this run's lease had lapsed (${estimate}, ${uncertain}, or what its usage record says if the settle had written one), or an earlier try of the same settle whose answer was lost (${usd})`;
-  }
-  const byReconcile = `a later run ${charges} ${estimate} (${uncertain}), or nothing if ${ledger} had recorded that nothing was billed`;
-  if (end.open === 'release') return `if its release still reaches ${ledger}, nothing is ${chargedNothing}; if not, ${byReconcile}`;
+  const byReconcile = `a later run ${charges} ${RECONCILE_CHARGE} (${UNCERTAIN}), or nothing if ${ledger} had recorded that nothing was billed`;
+  if (open === 'release') return `if its release still reaches ${ledger}, nothing is ${chargedNothing}; if not, ${byReconcile}`;
   return `if its settle still reaches ${ledger}, or had already written its usage record (a later run then ${chargesByRecord} what that record says), the job is ${charged} what this run decided; if neither, ${byReconcile}`;
+}
+
+/**
+ * What charged a job whose settle the ledger answered without taking (`recorded` false): the job had already ended
+ * there, so the settle charged nothing more; what ended it charged the job (`QuotaStore.settle`): a reconcile, once this
+ * process's lease had lapsed (a Redis out of reach for longer than the lease; on the file ledger, a lease lapsed for
+ * `LAPSED_LEASES_AT_MOST` leases), at the estimate, marked uncertain — or, on the file ledger, at what the job's usage
+ * record says when the settle had written one before the ledger's change (`chargedAsRecordedIn`) — or an earlier try of
+ * the same settle whose answer was lost (a command Redis ran and answered on a connection that then broke, sent again):
+ * what this run decided. Told of the account's ledger only: an emulator's job that was settled is told as what it would
+ * have cost, so this takes no emulator.
+ */
+function chargeOfEndedJob(settled: JobSettled): string {
+  const { ledger, charged } = ledgerWords(false);
+  const usd = formatUsdExact(settled.usd);
+  return `${ledger} had already ended the job when this run's settle of ${usd} reached it, so the settle ${charged} nothing more: the job is ${charged} what ended it — a reconcile once this run's lease had lapsed (${RECONCILE_CHARGE}, ${UNCERTAIN}, or what its usage record says if the settle had written one), or an earlier try of the same settle whose answer was lost (${usd})`;
 }
 
 /** What the ledger kept for later: the job's settle, or its release. */

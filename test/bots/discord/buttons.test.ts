@@ -5,6 +5,7 @@ import { say, words } from '../../../bots/runner/index.js';
 import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/index.js';
 import { editBeingFetched } from '../../helpers/runner-harness.js';
 import { buttonId, buttonsOf, cancelShown, DiscordHarness, drawingReply, passTheAnswerBudget, takeTheTimers } from './harness.js';
+import { keyOf } from './reply-scene.js';
 import { jobStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 describe('a press while the bots’ state does not answer', () => {
@@ -238,7 +239,7 @@ describe('buttons keep working, restarts included', () => {
     const running = await drawingReply(h, ix);
     await h.restart();
     const stopped = await h.finalReply(ix);
-    expect(stopped.content.split('\n')[1]).toBe('🔌 The bot restarted before this was done; press Retry to run it again.');
+    expect(keyOf(stopped.content.split('\n')[1]!)).toBe('discord.job.restarted_before_done');
 
     // A Cancel button still shown somewhere (a client that did not refresh) gets a private note.
     const late = h.discord.clickButton(running, buttonId(running, 'Cancel'));
@@ -398,7 +399,7 @@ describe('buttons keep working, restarts included', () => {
       const m = h.discord.messages.get(running.id)!;
       return m.content.includes('restarted') ? m : undefined;
     }, 'the sweep');
-    expect(swept.content.split('\n')[1]).toBe('🔌 This job stopped when the bot restarted; press Retry to run it again.');
+    expect(keyOf(swept.content.split('\n')[1]!)).toBe('discord.job.interrupted');
     expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
     expect(h.discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(1);
   });

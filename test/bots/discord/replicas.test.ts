@@ -14,6 +14,7 @@ import { FakeDiscord, buttonsOf } from '../../fakes/discord/FakeDiscord.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { deliveringToBoth, deliveringToBothAtOnce } from '../../helpers/delivering-to-both.js';
 import { buttonId, drawingReply } from './harness.js';
+import { keyOf } from './reply-scene.js';
 import { jobStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 const redis = testRedis();
@@ -145,7 +146,7 @@ describe.skipIf(redis.skipReason)(`Discord replicas on one Redis ${redis.skipRea
       return m.content.includes('restarted') ? m : undefined;
     }, 'replica B to sweep A’s job');
     expect(Date.now() - killedAt).toBeLessThan(LEASE_MS * (1 + 1 / 3) + 1500);
-    expect(swept.content.split('\n')[1]).toBe('🔌 This job stopped when the bot restarted; press Retry to run it again.');
+    expect(keyOf(swept.content.split('\n')[1]!)).toBe('discord.job.interrupted');
     expect(buttonsOf(swept).map((b) => b.label)).toEqual(['Retry']);
     // Swept once: one replica claimed it.
     expect(discord.channelMessages().filter((m) => m.content.includes('restarted'))).toHaveLength(1);

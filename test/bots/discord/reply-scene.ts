@@ -151,5 +151,13 @@ export function notesOf(content: string): MessageKey[] {
     .split('\n')
     .map((line) => /⚠️ (.+)$/u.exec(line)?.[1])
     .filter((note) => note !== undefined)
-    .map((note) => englishPatterns.find(({ pattern }) => pattern.test(note))?.key ?? (`unknown: ${note}` as MessageKey));
+    .map(keyOf);
+}
+
+/**
+ * The catalog key of a line the bot wrote (English, a whole message): which message it is, asserted by key — its words
+ * are checked once, where it is written.
+ */
+export function keyOf(line: string): MessageKey {
+  return englishPatterns.find(({ pattern }) => pattern.test(line))?.key ?? (`unknown: ${line}` as MessageKey);
 }

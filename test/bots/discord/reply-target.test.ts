@@ -87,7 +87,7 @@ describe('a job’s final messages and the files that follow them (ReplyTarget.f
 
     expect(delivered).toEqual({ first: true, all: true });
     const posted = s.discord.channelMessages().filter((m) => m.interactionId === undefined);
-    expect(posted[0]!.content).toContain('they follow in separate messages');
+    expect(notesOf(posted[0]!.content)).toEqual(['discord.job.upload_separately']);
     expect(posted[0]!.attachments).toEqual([]);
     expect(s.uploadedNames()).toEqual(namesOf(files));
   });
@@ -138,7 +138,7 @@ describe('the files a job’s end comes with, packed by its caller (each message
     const delivered = await s.targetOf(ix).final([end(files)]);
 
     expect(delivered).toEqual({ first: true, all: true });
-    expect(s.discord.original(ix)!.content).toContain('they follow in separate messages');
+    expect(notesOf(s.discord.original(ix)!.content)).toEqual(['discord.job.upload_separately']);
     expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([files.map((f) => f.name)]);
   });
 

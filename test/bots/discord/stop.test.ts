@@ -4,12 +4,12 @@ import { REST } from 'discord.js';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
-import { say } from '../../../bots/runner/index.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { spyOnInstance } from '../../helpers/instance-spy.js';
 import { DiscordHarness, RecordingLogger } from './harness.js';
+import { notesOf } from './reply-scene.js';
 
 /** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
 async function stateFiles(dataDir: string): Promise<Record<string, string>> {
@@ -122,8 +122,9 @@ describe('a stopped Discord bot', () => {
     await h.bot.stop();
 
     // Not tried again: the member is told its image may be missing instead.
-    const note = say('en-US', 'discord.job.files_may_be_missing', { count: 1, files: posts()[0]!.files.map((f) => f.filename).join(', ') });
-    await h.discord.waitFor(() => h.discord.channelMessages().some((m) => m.content.endsWith(note)), 'the member told the image may be missing');
+    const file = posts()[0]!.files.map((f) => f.filename).join(', ');
+    const toldMissing = (content: string) => notesOf(content).at(-1) === 'discord.job.files_may_be_missing' && content.includes(file);
+    await h.discord.waitFor(() => h.discord.channelMessages().some((m) => toldMissing(m.content)), 'the member told the image may be missing');
     expect(posts().filter((r) => r.body?.nonce === posts()[0]!.body?.nonce)).toHaveLength(4);
   });
 
