@@ -172,6 +172,8 @@ describe('buttons keep working, restarts included', () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a slow painting' });
     const running = await drawingReply(h, ix);
+    // "Drawing…" is shown before the request leaves; the charge below is of a request the service received.
+    await h.discord.waitFor(() => h.emulator.requests.length > 0 || undefined, 'the request at the service');
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
     const cancelled = await h.finalReply(ix);
 
