@@ -30,6 +30,7 @@ export { definedOf } from './core/defined-of.js';
 export { LATE, within, withinDeadline } from './core/with-timeout.js';
 export { INTEGER_RANGES } from './spec/validation-rules.js';
 export { SlotSemaphore } from './core/SlotSemaphore.js';
+export { IMAGE_WORK_AT_ONCE, imageWorkNow, withImageWork } from './core/image-work.js';
 export { closestWord } from './core/closest-word.js';
 export {
   describeDuration,

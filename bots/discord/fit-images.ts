@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { FILE_EXTENSIONS, MIME_TYPES, type OutputFormat } from 'pictor';
+import { withImageWork } from 'pictor/internal';
 
 /** A file ready to upload. */
 export interface OutgoingFile {
@@ -35,7 +36,8 @@ const ATTEMPTS: readonly Attempt[] = [
 
 /**
  * Makes an image fit Discord's per-file upload limit: as it is when it fits,
- * else re-encoded (and if need be shrunk) with sharp. `file` is undefined when
+ * else re-encoded (and if need be shrunk) with sharp, one attempt at a time
+ * among the process's image work (`withImageWork`). `file` is undefined when
  * nothing fits, so the caller can say so.
  */
 export async function fitImage(image: Buffer, format: OutputFormat, baseName: string, limitBytes: number): Promise<FitOutcome> {
@@ -44,7 +46,7 @@ export async function fitImage(image: Buffer, format: OutputFormat, baseName: st
   }
   let meta: sharp.Metadata;
   try {
-    meta = await sharp(image).metadata();
+    meta = await withImageWork(() => sharp(image).metadata());
   } catch {
     return { file: undefined, reencodedAs: undefined, scale: undefined };
   }
@@ -53,7 +55,7 @@ export async function fitImage(image: Buffer, format: OutputFormat, baseName: st
     if (attempt.format === 'jpeg' && hasAlpha) continue;
     let pipeline = sharp(image);
     if (attempt.scale < 1 && meta.width) pipeline = pipeline.resize({ width: Math.max(1, Math.round(meta.width * attempt.scale)) });
-    const data = attempt.format === 'jpeg' ? await pipeline.jpeg({ quality: attempt.quality }).toBuffer() : await pipeline.webp({ quality: attempt.quality }).toBuffer();
+    const data = await withImageWork(() => (attempt.format === 'jpeg' ? pipeline.jpeg({ quality: attempt.quality }) : pipeline.webp({ quality: attempt.quality })).toBuffer());
     if (data.length <= limitBytes) {
       return {
         file: { name: `${baseName}.${FILE_EXTENSIONS[attempt.format]}`, data, contentType: MIME_TYPES[attempt.format] },

@@ -1,13 +1,13 @@
 import sharp from 'sharp';
 import { type LoggerLike, type OutputFormat } from 'pictor';
-import { SlotSemaphore } from 'pictor/internal';
+import { SlotSemaphore, withImageWork } from 'pictor/internal';
 import type { PreviewImage } from './types.js';
 
 /** Longest side of a light preview, in pixels: about what Discord and Slack show of an image inline. */
 export const PREVIEW_LONGEST_SIDE = 512;
 /** JPEG quality of a light preview of an opaque partial. */
 const PREVIEW_JPEG_QUALITY = 80;
-/** Re-encodings run at once (each uses libvips' threads); the others wait their turn. */
+/** Re-encodings of one runner at once (each uses libvips' threads, and the process's image work: `withImageWork`); the others wait their turn. */
 const DEFAULT_MAX_AT_ONCE = 2;
 
 export interface PreviewEncoderOptions {
@@ -48,7 +48,7 @@ export class PreviewEncoder {
     if (!this.enabled) return original;
     const release = await this.#slots.take();
     try {
-      const light = await reencode(image);
+      const light = await withImageWork(() => reencode(image));
       return light.data.length < image.length ? light : original;
     } catch (error) {
       this.#logger.warn({ jobId, bytes: image.length, err: error instanceof Error ? error.message : String(error) }, 'could not re-encode a preview; showing the partial as it came');

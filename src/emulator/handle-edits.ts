@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { withImageWork } from '../core/image-work.js';
 import { ValidationError } from '../core/errors.js';
 import { EDIT_FILE_FIELD_ALIASES, EditImageSchema, EditRequestSchema, LIMITS, MIME_TYPES, fromFormFields, parseEditRequest } from '../spec/index.js';
 import { badRequest, payloadTooLarge, responseFormatUnsupported, unsupportedMimetype, validationErrorResponse } from './error-response.js';
@@ -56,7 +57,7 @@ export async function parseEditCall(request: Request, options: { maxImageBytes: 
       const original = part.bytes;
       if (options.recordImageBytes) kept[index] = new Uint8Array(original);
       try {
-        const meta = await sharp(original).metadata();
+        const meta = await withImageWork(() => sharp(original).metadata());
         measured[index] = inputImageTokens(meta.width ?? 1024, meta.height ?? 1024);
       } catch {
         return; // Not an image: kept as received, so that validation reports it as before.
@@ -65,11 +66,9 @@ export async function parseEditCall(request: Request, options: { maxImageBytes: 
       if (!EditImageSchema.safeParse({ data: original, filename: part.filename }).success) return;
       // Drawing needs at most an output's worth of pixels: keep that, not the upload.
       try {
-        part.bytes = await sharp(original)
-          .rotate()
-          .resize(MAX_INPUT_SIDE, MAX_INPUT_SIDE, { fit: 'outside', withoutEnlargement: true })
-          .png({ compressionLevel: 1 })
-          .toBuffer();
+        part.bytes = await withImageWork(() =>
+          sharp(original).rotate().resize(MAX_INPUT_SIDE, MAX_INPUT_SIDE, { fit: 'outside', withoutEnlargement: true }).png({ compressionLevel: 1 }).toBuffer(),
+        );
       } catch {
         // Its header reads but its pixels do not decode (garbage image data): refused as one that is not an image.
         measured[index] = undefined;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
+import { withImageWork } from '../core/image-work.js';
 import { parseSize, type OutputFormat, type Size } from '../spec/index.js';
 import { artSvg, editOverlaySvg, subjectMaskSvg } from './prompt-art.js';
 
@@ -124,21 +125,21 @@ export function partialDivisor(index: number, count: number): number {
 async function renderGenerationRaw(spec: RenderSpec): Promise<RawImage> {
   const { width, height } = parseSize(spec.size);
   const svg = artSvg({ prompt: spec.prompt, variant: spec.variant, width, height, transparent: spec.transparent });
-  const data = await sharp(Buffer.from(svg)).resize(width, height, { fit: 'fill' }).ensureAlpha().raw().toBuffer();
+  const data = await withImageWork(() => sharp(Buffer.from(svg)).resize(width, height, { fit: 'fill' }).ensureAlpha().raw().toBuffer());
   return { data, width, height };
 }
 
 async function renderEditRaw(spec: RenderSpec, inputs: readonly Uint8Array[]): Promise<RawImage> {
   const { width, height } = parseSize(spec.size);
   const [first, ...others] = inputs;
-  const base = await sharp(first!).rotate().resize(width, height, { fit: 'cover' }).ensureAlpha().raw().toBuffer();
+  const base = await withImageWork(() => sharp(first!).rotate().resize(width, height, { fit: 'cover' }).ensureAlpha().raw().toBuffer());
 
   const composites: sharp.OverlayOptions[] = [];
   const thumb = Math.round(Math.min(width, height) / 7);
   const margin = Math.max(4, Math.round(thumb / 8));
   const perRow = Math.max(1, Math.floor((width - margin) / (thumb + margin)));
   const thumbs = await Promise.all(
-    others.map((bytes) => sharp(bytes).rotate().resize(thumb, thumb, { fit: 'cover' }).ensureAlpha().png({ compressionLevel: 0 }).toBuffer()),
+    others.map((bytes) => withImageWork(() => sharp(bytes).rotate().resize(thumb, thumb, { fit: 'cover' }).ensureAlpha().png({ compressionLevel: 0 }).toBuffer())),
   );
   thumbs.forEach((input, i) => {
     const row = Math.floor(i / perRow);
@@ -150,22 +151,23 @@ async function renderEditRaw(spec: RenderSpec, inputs: readonly Uint8Array[]): P
   composites.push({ input: Buffer.from(editOverlaySvg(art)), left: 0, top: 0 });
   if (spec.transparent) composites.push({ input: Buffer.from(subjectMaskSvg(width, height)), left: 0, top: 0, blend: 'dest-in' });
 
-  const data = await sharp(base, { raw: { width, height, channels: 4 } })
-    .composite(composites)
-    .raw()
-    .toBuffer();
+  const data = await withImageWork(() => sharp(base, { raw: { width, height, channels: 4 } }).composite(composites).raw().toBuffer());
   return { data, width, height };
 }
 
 async function pixelate(raw: RawImage, divisor: number): Promise<RawImage> {
-  const small = await sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
-    .resize(Math.max(1, Math.ceil(raw.width / divisor)), Math.max(1, Math.ceil(raw.height / divisor)), { fit: 'fill' })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const data = await sharp(small.data, { raw: { width: small.info.width, height: small.info.height, channels: 4 } })
-    .resize(raw.width, raw.height, { fit: 'fill', kernel: 'nearest' })
-    .raw()
-    .toBuffer();
+  const small = await withImageWork(() =>
+    sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
+      .resize(Math.max(1, Math.ceil(raw.width / divisor)), Math.max(1, Math.ceil(raw.height / divisor)), { fit: 'fill' })
+      .raw()
+      .toBuffer({ resolveWithObject: true }),
+  );
+  const data = await withImageWork(() =>
+    sharp(small.data, { raw: { width: small.info.width, height: small.info.height, channels: 4 } })
+      .resize(raw.width, raw.height, { fit: 'fill', kernel: 'nearest' })
+      .raw()
+      .toBuffer(),
+  );
   return { data, width: raw.width, height: raw.height };
 }
 
@@ -175,10 +177,10 @@ function encode(raw: RawImage, spec: RenderSpec): Promise<Buffer> {
   const quality = Math.max(1, Math.min(100, spec.compression ?? DEFAULT_QUALITY));
   switch (spec.format) {
     case 'png':
-      return image.png({ compressionLevel: 6 }).toBuffer();
+      return withImageWork(() => image.png({ compressionLevel: 6 }).toBuffer());
     case 'jpeg':
-      return image.jpeg({ quality }).toBuffer();
+      return withImageWork(() => image.jpeg({ quality }).toBuffer());
     case 'webp':
-      return image.webp({ quality, alphaQuality: 100, effort: 2 }).toBuffer();
+      return withImageWork(() => image.webp({ quality, alphaQuality: 100, effort: 2 }).toBuffer());
   }
 }
