@@ -86,12 +86,22 @@ export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = 
 /**
  * Loads `.env` from the working directory into `process.env` if there is one (variables already set win). Every
  * entry point calls it first — `npm start`, the `pictor` command and `npm run discord:deploy` — so one `.env` serves all.
- * A `.env` to fix (a folder, a file that cannot be read, a byte-order mark, a carriage return inside a line, a line
- * that is not a setting) is a ValidationError naming it (`param` `.env`).
+ * A `.env` to fix (a folder, a file that cannot be read, one saved as UTF-16, a byte-order mark, a carriage return
+ * inside a line, a line that is not a setting) is a ValidationError naming it (`param` `.env`). Returns the warnings
+ * the entry point writes on stderr: a name set on more than one line (Node takes the last), named with its lines'
+ * numbers, never their values (they may be secrets).
  */
-export function loadDotEnv(path = '.env'): void {
+export function loadDotEnv(path = '.env'): string[] {
   try {
-    const text = readFileSync(path, 'utf8');
+    const bytes = readFileSync(path);
+    if (isUtf16(bytes)) {
+      // Read as UTF-8, the first name carries the mark's bytes and every name NUL bytes: no setting (a cap) is read, without a word.
+      throw new ValidationError(
+        '.env',
+        `.env: ${resolve(path)} was saved as UTF-16 (as Windows Notepad's "Unicode" or PowerShell 5's > save it), which Node cannot read (none of its settings would be read): save it as UTF-8 without a BOM (in Notepad: Save as, Encoding "UTF-8")`,
+      );
+    }
+    const text = bytes.toString('utf8');
     if (text.startsWith(BYTE_ORDER_MARK)) {
       // Node reads the mark as part of the first name (`\uFEFFNAME`): that setting is lost without a word.
       throw new ValidationError(
@@ -118,8 +128,12 @@ export function loadDotEnv(path = '.env'): void {
       );
     }
     process.loadEnvFile(path);
+    return repeatedSettings(text).map(
+      ({ name, lines }) =>
+        `.env: ${name} is set on lines ${listOf(lines)} of ${resolve(path)}; the last one (line ${lines.at(-1)}) is read, as Node reads the file: remove the ${lines.length === 2 ? 'other' : 'others'}`,
+    );
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     // A folder named .env: Node 20 says only ERR_INVALID_ARG_TYPE, later ones EISDIR; either way the user needs to hear what it is.
     if (isFolder(path)) {
       throw new ValidationError('.env', `.env: ${resolve(path)} is a folder, not a file: put the settings in a file named .env (NAME=value lines), or move the folder away`);
@@ -133,25 +147,36 @@ export function loadDotEnv(path = '.env'): void {
 
 /**
  * `loadDotEnv` at a program's entry point (`npm start`, `npm run discord:deploy`): a `.env` to fix (a folder, a line
- * that is not NAME=value, a carriage return inside a line, a byte-order mark, a file that cannot be read) is one line on stderr,
+ * that is not NAME=value, a carriage return inside a line, a byte-order mark, UTF-16, a file that cannot be read) is one line on stderr,
  * the program's `words` then what the error says, and the process exits 2, as for every settings error. Any other
- * failure is thrown.
+ * failure is thrown. Each warning of a `.env` it loads (a name set twice) is a line on stderr, `pictor: warning: ` then the warning.
  * `options` (`path`, `stderr`, `exit`) default to `.env` and the process's own.
  */
 export function loadDotEnvOrExit(
   words: string,
   options: { path?: string | undefined; stderr?: ((line: string) => void) | undefined; exit?: ((code: number) => never) | undefined } = {},
 ): void {
+  const stderr = options.stderr ?? ((line) => process.stderr.write(`${line}\n`));
   try {
-    loadDotEnv(options.path);
+    for (const warning of loadDotEnv(options.path)) stderr(`pictor: warning: ${warning}`);
   } catch (error) {
     if (!operatorMustFix(error)) throw error;
-    (options.stderr ?? ((line) => process.stderr.write(`${line}\n`)))(`${words}${(error as Error).message}`);
+    stderr(`${words}${(error as Error).message}`);
     (options.exit ?? ((code) => process.exit(code)))(2);
   }
 }
 
 const BYTE_ORDER_MARK = '\uFEFF';
+
+/** A file saved as UTF-16: it opens with a UTF-16 byte-order mark (FF FE or FE FF), or holds a NUL byte, which no UTF-8 `.env` does. */
+function isUtf16(bytes: Buffer): boolean {
+  return (bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff) || bytes.includes(0);
+}
+
+/** `1`, `1 and 3`, `1, 5 and 7`. */
+function listOf(numbers: number[]): string {
+  return numbers.length === 1 ? String(numbers[0]) : `${numbers.slice(0, -1).join(', ')} and ${numbers.at(-1)}`;
+}
 const QUOTES = new Set(['"', "'", '`']);
 
 /**
@@ -210,14 +235,45 @@ export function firstLineNotASetting(text: string): number | undefined {
     if (written !== '' && !written.startsWith('#') && name !== written) return i + 1;
     // A quoted value whose closing quote is not on its line spans the lines up to the one that holds it (as Node reads
     // it); with no closing quote anywhere, Node takes the line as it is — but drops the setting on a last line.
-    const opening = equals + 1 + /^ */.exec(line.slice(equals + 1))![0].length;
-    const quote = line[opening];
-    if (quote === undefined || !QUOTES.has(quote) || line.indexOf(quote, opening + 1) !== -1) continue;
-    const closing = lines.findIndex((later, j) => j > i && later.includes(quote));
+    const closing = lineClosingQuote(lines, i, equals);
+    if (closing === undefined) continue;
     if (closing !== -1) i = closing;
     else if (i === lines.length - 1) return i + 1;
   }
   return undefined;
+}
+
+/**
+ * For line `i` of `lines` (its `=` at `equals`): undefined when its value opens no quote or closes the one it opens on
+ * that line, else the index of the later line holding the closing quote — the value spans the lines up to it, as Node
+ * reads it — or -1 when no later line does.
+ */
+function lineClosingQuote(lines: string[], i: number, equals: number): number | undefined {
+  const line = lines[i]!;
+  const opening = equals + 1 + /^ */.exec(line.slice(equals + 1))![0].length;
+  const quote = line[opening];
+  if (quote === undefined || !QUOTES.has(quote) || line.indexOf(quote, opening + 1) !== -1) return undefined;
+  return lines.findIndex((later, j) => j > i && later.includes(quote));
+}
+
+/**
+ * The names a `.env` text that `firstLineNotASetting` takes sets on more than one line, each with its lines' numbers
+ * (from 1) in order; Node's loader reads them all and keeps the last. Lines inside a quoted value spanning lines are
+ * part of that value, not settings.
+ */
+export function repeatedSettings(text: string): { name: string; lines: number[] }[] {
+  const lines = text.replace(/\r/g, '').replace(/^ +/, '').split('\n');
+  const linesOf = new Map<string, number[]>();
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const equals = line.indexOf('=');
+    if (line.startsWith('#') || equals === -1) continue;
+    const name = nodeNameOf(line.slice(0, equals));
+    if (name !== '' && !name.startsWith('#')) linesOf.set(name, [...(linesOf.get(name) ?? []), i + 1]);
+    const closing = lineClosingQuote(lines, i, equals);
+    if (closing !== undefined && closing !== -1) i = closing;
+  }
+  return [...linesOf].filter(([, numbers]) => numbers.length > 1).map(([name, numbers]) => ({ name, lines: numbers }));
 }
 
 /** The name Node gives the text before a line's `=`: its spaces (only spaces) trimmed, an `export ` before it dropped. */

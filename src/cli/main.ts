@@ -231,7 +231,7 @@ export async function runCli(): Promise<number> {
     // `.env` from the working directory: under `npm run pictor` the package's root, where `.env.example` is copied. One
     // to fix is a settings error (exit 2), reported as every other failure of a command (plain, or --json): not
     // `loadDotEnvOrExit`, which writes its own line.
-    loadDotEnv();
+    for (const line of loadDotEnv()) io.stderr(cleanForTerminal(`pictor: warning: ${line}`));
     for (const line of unknownSettingWarnings(process.env)) io.stderr(cleanForTerminal(`pictor: warning: ${line}`));
     return await main(process.argv.slice(2), process.env, io);
   } catch (error) {

@@ -81,6 +81,26 @@ describe('pictor settings errors', () => {
     expect(failing.requests).toBe(before);
   });
 
+  it('exits 2 naming a .env saved as UTF-16 (Windows Notepad\'s "Unicode"), whose cap would be lost, and sends nothing', async () => {
+    const dir = await tempDir();
+    const text = `PICTOR_BASE_URL=${failing.url}\nPICTOR_API_KEY=sk-test-0123456789\nPICTOR_ACCOUNT_DAILY_USD=0.01\n`;
+    await writeFile(join(dir, '.env'), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
+    const before = failing.requests;
+    const { code, stderr } = await spawnCli(['generate', '--prompt', 'x', '--out', 'out/'], { cwd: dir });
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${join(dir, '.env')} was saved as UTF-16`);
+    expect(failing.requests).toBe(before);
+  });
+
+  it('warns on stderr of a .env name set on two lines, naming the lines, not the values, and goes on', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, '.env'), 'PICTOR_ACCOUNT_DAILY_USD=0.01\nPICTOR_ACCOUNT_DAILY_USD=\n');
+    const { code, stderr } = await spawnCli(['price'], { cwd: dir });
+    expect(code).toBe(0);
+    expect(stderr).toContain(`pictor: warning: .env: PICTOR_ACCOUNT_DAILY_USD is set on lines 1 and 2 of ${join(dir, '.env')}`);
+    expect(stderr).not.toContain('0.01');
+  });
+
   it('exits 2 for a setting that is not valid', async () => {
     expect((await run(['price'], { PICTOR_TIMEOUT_SECONDS: 'soon' })).code).toBe(2);
     expect((await run(['price'], { PICTOR_LOG_FORMAT: 'xml' })).code).toBe(2);

@@ -117,7 +117,7 @@ const lineRefused = (text: string): number | undefined => firstCarriageReturnIns
 const NODE_22_OR_LATER = Number(process.versions.node.split('.')[0]) >= 22;
 
 describe('a .env line that is not a setting', () => {
-  async function dotEnv(text: string): Promise<string> {
+  async function dotEnv(text: string | Buffer): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'pictor-env-'));
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     await writeFile(join(dir, '.env'), text);
@@ -297,6 +297,44 @@ describe('a .env line that is not a setting', () => {
     expect(error.message).not.toMatch(/\bline 1\b/);
     expect(process.env.DOTENV_TEST_BOM).toBeUndefined();
   });
+
+  // Windows Notepad's "Unicode" and PowerShell 5's `>` save UTF-16: read as UTF-8, its first name would carry the mark's
+  // bytes and every other one NUL bytes, so no setting (a cap) would be read, without a word.
+  it.each([
+    ['little-endian with a byte-order mark and LF endings', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('DOTENV_TEST_UTF16=1\n', 'utf16le')])],
+    ['little-endian with a byte-order mark and CRLF endings', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('DOTENV_TEST_UTF16=1\r\n', 'utf16le')])],
+    ['big-endian with a byte-order mark', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('DOTENV_TEST_UTF16=1\n', 'utf16le').swap16()])],
+    ['little-endian without a byte-order mark (NUL bytes)', Buffer.from('DOTENV_TEST_UTF16=1\n', 'utf16le')],
+  ])('stops the start of a file saved as UTF-16 (%s), saying so, and loads nothing of it', async (_how, bytes) => {
+    const path = await dotEnv(bytes);
+    const error = refusalOf(path);
+    expect(error.message).toContain(`${path} was saved as UTF-16`);
+    expect(error.message).toContain('save it as UTF-8');
+    expect(error.message).not.toMatch(/carriage return|\bline \d/);
+    expect(process.env.DOTENV_TEST_UTF16).toBeUndefined();
+  });
+
+  it('warns once of a name set on two lines, naming it and both lines, not the values, and takes the later one as Node does', async () => {
+    const text = 'DOTENV_TEST_DUP=sk-first-value\nDOTENV_TEST_OTHER=1\nDOTENV_TEST_DUP=\n';
+    const path = await dotEnv(text);
+    onTestFinished(() => ['DOTENV_TEST_DUP', 'DOTENV_TEST_OTHER'].forEach((name) => delete process.env[name]));
+    expect(parseEnv(text).DOTENV_TEST_DUP).toBe('');
+    const warnings = loadDotEnv(path);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`DOTENV_TEST_DUP is set on lines 1 and 3 of ${path}`);
+    expect(warnings[0]).toContain('the last one (line 3) is read');
+    expect(warnings[0]).not.toContain('sk-first-value');
+    expect(process.env.DOTENV_TEST_DUP).toBe('');
+  });
+
+  it('names every line of a name set three times, counts lines as Node reads them (a quoted value spanning lines), and does not warn of a name set once', async () => {
+    const text = 'DOTENV_TEST_DUP3=1\nDOTENV_TEST_PEM="a\nDOTENV_TEST_DUP3=inside the quotes\nb"\nexport DOTENV_TEST_DUP3=2\n# DOTENV_TEST_DUP3=3\nDOTENV_TEST_DUP3 = 4\n';
+    const path = await dotEnv(text);
+    onTestFinished(() => ['DOTENV_TEST_DUP3', 'DOTENV_TEST_PEM'].forEach((name) => delete process.env[name]));
+    expect(parseEnv(text).DOTENV_TEST_DUP3).toBe('4');
+    expect(loadDotEnv(path)).toEqual([expect.stringContaining(`DOTENV_TEST_DUP3 is set on lines 1, 5 and 7 of ${path}`)]);
+    expect(process.env.DOTENV_TEST_DUP3).toBe('4');
+  });
 });
 
 describe('loadDotEnvOrExit: the .env of every program that reads one (npm start, npm run discord:deploy)', () => {
@@ -348,6 +386,16 @@ describe('loadDotEnvOrExit: the .env of every program that reads one (npm start,
     onTestFinished(() => ['DOTENV_TEST_CR_A', 'DOTENV_TEST_CR_B'].forEach((name) => delete process.env[name]));
     expect(programWith(path)).toEqual({ exitCode: undefined, stderr: [] });
     expect([process.env.DOTENV_TEST_CR_A, process.env.DOTENV_TEST_CR_B]).toEqual(['1', '2']);
+  });
+
+  it('lets the program go on with a .env that sets a name twice, writing one warning line naming it', async () => {
+    const path = join(await folder(), '.env');
+    await writeFile(path, 'DOTENV_TEST_TWICE=0.01\nDOTENV_TEST_TWICE=\n');
+    onTestFinished(() => void delete process.env.DOTENV_TEST_TWICE);
+    const { exitCode, stderr } = programWith(path);
+    expect(exitCode).toBeUndefined();
+    expect(stderr).toEqual([expect.stringMatching(/^pictor: warning: \.env: DOTENV_TEST_TWICE is set on lines 1 and 2 of /)]);
+    expect(stderr[0]).not.toContain('0.01');
   });
 
   it('loads a .env of settings and lets the program go on', async () => {
