@@ -104,6 +104,10 @@ export class ReplyTarget {
   #endUnconfirmed = false;
   /** Discord said the token can post no more (`spendsToken`): not even an edit of the reply would pass. */
   #tokenSpent = false;
+  /** The end's files, once the DM it was meant for did not open (`DmNotOpened`): the end is certainly missing there. */
+  #endNotOpened: string[] | undefined;
+  /** A message of the final reached the fallback: the DM opened after all, where the member can be told the end is missing. */
+  #fallbackReached = false;
 
   constructor(options: ReplyTargetOptions) {
     this.#o = options;
@@ -152,6 +156,8 @@ export class ReplyTarget {
    * to the fallback, packed the same way — the member's DM there, which Discord refuses too (50007) when the member
    * shares no server with the bot and did not install the app. Any other failure of a follow-up sends it nowhere else
    * (`#post`).
+   * An end whose DM did not open (`DmNotOpened`) is certainly missing: when a later message does reach that DM, the
+   * member is told there (`#sayMayBeMissing`).
    * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
   async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {
@@ -162,7 +168,7 @@ export class ReplyTarget {
     // The end's own images first, in their order, then the messages after it.
     if (refusedFiles.length > 0) all = (await this.#sendPack({ content: '', components: [], files: refusedFiles })) && all;
     for (const extra of more) all = (await this.#sendPack(extra)) && all;
-    if (this.#unconfirmed.length > 0 || this.#endUnconfirmed) await this.#sayMayBeMissing();
+    if (this.#unconfirmed.length > 0 || this.#endUnconfirmed || (this.#endNotOpened && this.#fallbackReached)) await this.#sayMayBeMissing();
     return { first: delivered, all };
   }
 
@@ -174,11 +180,15 @@ export class ReplyTarget {
    * all); once one is not answered, the line may be there, and it is posted nowhere else, however the tries end (each
    * failed, a later one refused, the token spent or run out before the next) —, else, when Discord refuses the edit (4xx:
    * no edit was made) or the token is spent before any edit failed so, in a message of its own where the next message
-   * goes.
+   * goes. An end the member's DM did not open for (`DmNotOpened`) is missing for certain: the same message says so,
+   * with its images, in that DM once a later message reached it.
    */
   async #sayMayBeMissing(): Promise<void> {
     const files = this.#unconfirmed.splice(0);
     const lines: string[] = [];
+    const endNotOpened = this.#endNotOpened;
+    this.#endNotOpened = undefined;
+    if (endNotOpened) lines.push(say(this.#o.locale, 'discord.job.reply_not_delivered', { count: endNotOpened.length, files: endNotOpened.join(', ') }));
     // An end with images is named by them; one of words only, by itself.
     if (this.#endUnconfirmed) lines.push(say(this.#o.locale, 'discord.job.reply_may_be_missing'));
     if (files.length > 0) lines.push(say(this.#o.locale, 'discord.job.files_may_be_missing', { count: files.length, files: files.join(', ') }));
@@ -270,14 +280,16 @@ export class ReplyTarget {
     for (;;) {
       try {
         await this.#post(current, 'final');
-        await this.#clearProgress();
+        await this.#clearProgress(true);
         return { delivered: true, refusedFiles };
       } catch (error) {
         if (!leaveOutFiles(error)) {
           if (mayHaveMade(error) && current.files.length === 0) this.#endUnconfirmed = true;
+          // The DM did not open: nothing was posted there, and the member is told so there if a later message gets in.
+          if (error instanceof DmNotOpened) this.#endNotOpened = current.files.map((file) => file.name);
           this.#undelivered(error, 'final', current);
-          // Discord failed on it or did not answer: it may be in the fallback, so the reply says where it went all the same.
-          if (mayHaveMade(error)) await this.#clearProgress();
+          // Discord failed on it or did not answer: it may be in the fallback, so the reply says it may be there, not that it is.
+          if (mayHaveMade(error)) await this.#clearProgress(false);
           return { delivered: false, refusedFiles };
         }
       }
@@ -287,15 +299,16 @@ export class ReplyTarget {
   /**
    * After the end went to the fallback instead of the reply (Discord refused its edit, or failed on every try and the
    * reply does not show it), or may have (Discord failed on it there, or did not answer, each try): one more edit of
-   * the reply, with no files and no buttons, saying where the end went — so the reply shows no progress and no Cancel
-   * that would do nothing. Not tried when the reply is gone, or the token is
-   * spent (Discord said so, or its 15 minutes are over): it could not pass. One try (discord.js's own tries aside): a
-   * failure is logged and left as it is; nothing else is posted.
+   * the reply, with no files and no buttons, saying where the end went (`confirmed`), or where it may be, Discord not
+   * having confirmed it — so the reply shows no progress and no Cancel that would do nothing. Not tried when the reply
+   * is gone, or the token is spent (Discord said so, or its 15 minutes are over): it could not pass. One try
+   * (discord.js's own tries aside): a failure is logged and left as it is; nothing else is posted.
    */
-  async #clearProgress(): Promise<void> {
+  async #clearProgress(confirmed: boolean): Promise<void> {
     if (this.#replyGone || this.#tokenSpent || this.#tokenRunOut()) return;
     const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
-    const message: OutgoingMessage = { content: say(this.#o.locale, 'discord.job.end_posted_elsewhere', { where }), components: [], files: [] };
+    const key = confirmed ? 'discord.job.end_posted_elsewhere' : 'discord.job.end_may_be_posted_elsewhere';
+    const message: OutgoingMessage = { content: say(this.#o.locale, key, { where }), components: [], files: [] };
     try {
       await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), { body: bodyOf(message), auth: false });
     } catch (error) {
@@ -380,6 +393,7 @@ export class ReplyTarget {
     }
     const channelId = await this.#fallbackChannelId();
     await this.#postInChannel(channelId, message, what);
+    this.#fallbackReached = true;
     const where = this.#where();
     this.#o.logger.info({ channelId, where, what }, `delivered a job result as a ${where === 'dm' ? 'direct' : 'channel'} message (the interaction token could not be used)`);
   }

@@ -192,6 +192,8 @@ export const en = {
   'discord.job.files_may_be_missing': '{count, plural, one {An image} other {{count} images}} may be missing ({files}): Discord did not confirm {count, plural, one {the message with it} other {the messages with them}}. The bot does not send {count, plural, one {it} other {them}} again, so that nothing shows twice, and no button here sends {count, plural, one {it} other {them}} again.',
   'discord.job.reply_may_be_missing': 'This job’s reply may be missing: Discord did not confirm the message with it. The bot does not send it again, so that nothing shows twice.',
   'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord would not update this message, so this job’s result was sent by direct message to the person who asked for it.} other {⬇️ Discord would not update this message, so this job’s result is posted below in this channel.}}',
+  'discord.job.end_may_be_posted_elsewhere': '{where, select, dm {📨 Discord would not update this message, so this job’s result may have been sent by direct message to the person who asked for it: Discord did not confirm it.} other {⬇️ Discord would not update this message, so this job’s result may be posted below in this channel: Discord did not confirm it.}}',
+  'discord.job.reply_not_delivered': 'This job’s reply, with its buttons{count, plural, =0 {} one { and the image {files}} other { and # images ({files})}}, could not be delivered: Discord failed to open this direct message when the bot tried to send it.',
 
   // History (`/imagine-history`, `/imagine history`).
   'history.none_kept': '{icon} This bot keeps no history.',

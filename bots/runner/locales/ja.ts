@@ -179,6 +179,8 @@ export const ja = {
   'discord.job.files_may_be_missing': '画像が {count} 枚表示されていない可能性があります（{files}）：Discord がそのメッセージを確認しませんでした。二重に表示されないよう、ボットは再送しません。ここには再送するボタンもありません。',
   'discord.job.reply_may_be_missing': 'このジョブの返信が表示されていない可能性があります：Discord がそのメッセージを確認しませんでした。二重に表示されないよう、ボットは再送しません。',
   'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord がこのメッセージを更新しなかったため、このジョブの結果は依頼した人へのダイレクトメッセージで送信しました。} other {⬇️ Discord がこのメッセージを更新しなかったため、このジョブの結果はこのチャンネルに新しいメッセージとして投稿しました。}}',
+  'discord.job.end_may_be_posted_elsewhere': '{where, select, dm {📨 Discord がこのメッセージを更新しなかったため、このジョブの結果は依頼した人へのダイレクトメッセージで送信された可能性があります：Discord は届いたことを確認していません。} other {⬇️ Discord がこのメッセージを更新しなかったため、このジョブの結果はこのチャンネルの下のほうに投稿された可能性があります：Discord は投稿を確認していません。}}',
+  'discord.job.reply_not_delivered': 'このジョブの返信（ボタン{count, plural, =0 {} other {、画像 # 枚（{files}）}}を含む）を届けられませんでした：ボットが送ろうとしたとき、Discord がこのダイレクトメッセージを開けませんでした。',
 
   'history.none_kept': '{icon} このボットは履歴を保存していません。',
   'history.erased': '{icon} 履歴を削除しました（{count} 件）。投稿済みの画像はそれぞれのチャンネルに残ります。',

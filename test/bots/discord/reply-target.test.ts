@@ -543,19 +543,46 @@ describe('the end of a job whose reply was deleted, words only (a failure, a can
   });
 });
 
-describe('the member’s DM Discord failed to open (5xx): nothing was posted there', () => {
-  it('does not tell the member the end may be missing when opening the DM failed each try, and opens it again for the next message', async () => {
+describe('the member’s DM Discord failed to open (5xx) for the end: nothing was posted there, and the member told so where the next message lands', () => {
+  it('does not tell the member the end may be missing when opening the DM failed each try, opens it again for the next message, and says there that the reply could not be delivered', async () => {
     const { s, ix } = await deferredJob();
     s.discord.expireToken(ix.token);
     failsEachTry(s, { route: 'dm-channel', method: 'POST' });
     const delivered = await s.targetOf(ix, { fallback: 'dm', retryDelaysMs: [0] }).final([end([]), more(images(1, 1024, 2), 2)]);
 
     expect(delivered).toEqual({ first: false, all: false });
-    expect(s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id)).map((m) => m.content)).toEqual([`<@${ix.user.id}> More images (2–2 of 9)`]);
+    const [next, told, ...others] = s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id));
+    expect(others).toEqual([]);
+    expect(next!.content).toBe(`<@${ix.user.id}> More images (2–2 of 9)`);
+    expect(told!.content.startsWith(`<@${ix.user.id}> `)).toBe(true);
+    expect(notesOf(told!.content)).toEqual(['discord.job.reply_not_delivered']);
     expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not deliver a job result to Discord')).map((e) => e.obj)).toEqual([
       expect.objectContaining({ what: 'final', where: 'dm', status: 500 }),
     ]);
     expect(s.logger.entries.some((e) => (e.obj as { toldMayBeMissing?: boolean } | undefined)?.toldMayBeMissing)).toBe(false);
+  });
+
+  it('names the end’s own images in that line: they are missing with it', async () => {
+    const { s, ix } = await deferredJob();
+    s.discord.expireToken(ix.token);
+    failsEachTry(s, { route: 'dm-channel', method: 'POST' });
+    const files = images(1, 1024);
+    await s.targetOf(ix, { fallback: 'dm', retryDelaysMs: [0] }).final([end(files), more(images(1, 1024, 2), 2)]);
+
+    const [, told] = s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id));
+    expect(notesOf(told!.content)).toEqual(['discord.job.reply_not_delivered']);
+    expect(told!.content).toContain(files[0]!.name);
+  });
+
+  it('posts nothing more when the DM does not open for the messages after the end either', async () => {
+    const { s, ix } = await deferredJob();
+    s.discord.expireToken(ix.token);
+    failsEachTry(s, { route: 'dm-channel', method: 'POST' }, { tries: 2 * DISCORD_JS_TRIES });
+    const delivered = await s.targetOf(ix, { fallback: 'dm', retryDelaysMs: [0] }).final([end([]), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: false, all: false });
+    expect(s.discord.requests.filter((r) => r.route === 'dm-channel')).toHaveLength(2 * DISCORD_JS_TRIES);
+    expect(s.discord.requests.filter((r) => r.route === 'channel-message' && r.method === 'POST')).toEqual([]);
   });
 });
 
@@ -628,17 +655,28 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
     expect(s.discord.original(ix)!.components).toEqual([]);
   });
 
-  it('edits the reply so when Discord refused the end’s edit (400) and failed on it in the channel (5xx) every try: it may be there', async () => {
+  it('edits the reply to say the end may be in the channel, unconfirmed, when Discord refused the end’s edit (400) and failed on it in the channel (5xx) every try', async () => {
     const { s, ix, target } = await runningJob({ finalAttempts: 2, retryDelaysMs: [0] });
     s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
     failsEachTry(s, CHANNEL_POSTS, { tries: 2 * DISCORD_JS_TRIES });
     const delivered = await target.final([end([])]);
 
     expect(delivered.first).toBe(false);
+    expect(s.postedInChannel().filter((m) => m.content.includes(end([]).content))).toEqual([]);
     const reply = s.discord.original(ix)!;
-    expect(reply.content).toBe(say('en-US', 'discord.job.end_posted_elsewhere', { where: 'channel' }));
+    expect(reply.content).toBe(say('en-US', 'discord.job.end_may_be_posted_elsewhere', { where: 'channel' }));
     expect(reply.components).toEqual([]);
     expect(reply.attachments).toEqual([]);
+  });
+
+  it('says the end may have gone by direct message, unconfirmed, when Discord failed on it in the DM (5xx) every try', async () => {
+    const { s, ix, target } = await runningJob({ fallback: 'dm', finalAttempts: 2, retryDelaysMs: [0] });
+    s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    failsEachTry(s, CHANNEL_POSTS, { tries: 2 * DISCORD_JS_TRIES });
+    await target.final([end([])]);
+
+    expect(s.discord.original(ix)!.content).toBe(say('en-US', 'discord.job.end_may_be_posted_elsewhere', { where: 'dm' }));
+    expect(s.discord.original(ix)!.components).toEqual([]);
   });
 
   it('logs it and leaves it when Discord refuses that edit too, posting nothing more', async () => {
