@@ -91,8 +91,24 @@ export function discordAgent(connections = MAX_DISCORD_CONNECTIONS): Agent {
   return new Agent({ connections, keepAliveTimeout: 30_000 });
 }
 
-/** The POSTs Discord makes nothing twice of: an interaction's first answer (a second is refused, 40060) and opening a DM (the same DM each time). */
+/** The POSTs Discord makes nothing twice of, by their path: an interaction's first answer (a second is refused, 40060) and opening a DM (the same DM each time). */
 const POST_SENT_AGAIN_SAFELY = /\/interactions\/\d+\/[^/]+\/callback$|\/users\/@me\/channels$/;
+
+/**
+ * Whether a post's body carries Discord's guard against duplicates (Create Message's `nonce` with `enforce_nonce`: a
+ * message with the nonce of one made in the past few minutes is answered with that one, none is made): its JSON, or
+ * the `payload_json` of one with files, as @discordjs/rest sends them.
+ */
+function enforcesNonce(body: unknown): boolean {
+  const json = typeof body === 'string' ? body : body instanceof FormData ? body.get('payload_json') : undefined;
+  if (typeof json !== 'string') return false;
+  try {
+    const payload = JSON.parse(json) as { nonce?: unknown; enforce_nonce?: unknown } | null;
+    return payload?.enforce_nonce === true && payload.nonce !== undefined;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * A post whose answer was lost — the request timed out or its connection was cut before Discord answered: Discord may
@@ -116,12 +132,13 @@ export class UnansweredPost extends Error {
  * status, a timeout or a cut connection an `UnansweredPost`, neither of which discord.js tries again; the caller decides
  * (a job's reply: `ReplyTarget`, with a nonce where Discord has one). A 429 is still waited out and sent again (Discord
  * made nothing), as are the edits, reads and deletes (an edit shows once however often it is made) and the posts
- * Discord makes nothing twice of (`POST_SENT_AGAIN_SAFELY`). `failed` is told of each 5xx answer of a post (what the
- * client's `response` event no longer sees).
+ * Discord makes nothing twice of: an interaction's first answer and a DM's opening (`POST_SENT_AGAIN_SAFELY`), a
+ * message with an enforced nonce (`enforcesNonce`; its sender keeps every send within the minutes Discord keeps the
+ * nonce). `failed` is told of each 5xx answer of a post sent once (what the client's `response` event does not see).
  */
 export function withPostsSentOnce(makeRequest: MakeRequest, failed?: (status: number) => void): MakeRequest {
   return async (url, init) => {
-    if (init.method !== 'POST' || POST_SENT_AGAIN_SAFELY.test(new URL(url).pathname)) return makeRequest(url, init);
+    if (init.method !== 'POST' || POST_SENT_AGAIN_SAFELY.test(new URL(url).pathname) || enforcesNonce(init.body)) return makeRequest(url, init);
     let response: Awaited<ReturnType<MakeRequest>>;
     try {
       response = await makeRequest(url, init);

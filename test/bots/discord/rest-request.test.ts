@@ -5,7 +5,7 @@ import { REST } from 'discord.js';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FirstAnswersInFlight } from '../../../bots/discord/first-answers-first.js';
-import { createWebhookRest, makeRequestWithEncodedForms, withFirstAnswerPool, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
+import { createWebhookRest, makeRequestWithEncodedForms, UnansweredPost, withFirstAnswerPool, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
 
 const agents: Agent[] = [];
 const servers: Server[] = [];
@@ -119,19 +119,27 @@ const reset = (request: IncomingMessage) => request.socket.resetAndDestroy();
 
 describe('a post Discord failed on or did not answer: sent once (Discord may have made it)', () => {
   it.each([
-    { what: 'a channel message', path: '/channels/1/messages' },
-    { what: 'a follow-up', path: '/webhooks/1/aW50ZXJhY3Rpb24?wait=true' },
-  ])('sends $what Discord failed on (5xx) once, and throws its status', async ({ path }) => {
+    { what: 'a follow-up', path: '/webhooks/1/aW50ZXJhY3Rpb24?wait=true', body: { content: 'x' } },
+    { what: 'a channel message without a nonce', path: '/channels/1/messages', body: { content: 'x' } },
+    { what: 'a channel message whose nonce is not enforced', path: '/channels/1/messages', body: { content: 'x', nonce: 'n1', enforce_nonce: false } },
+  ])('sends $what Discord failed on (5xx) once, and throws its status', async ({ path, body }) => {
     const { rest, seen } = await failingDiscord(failed);
-    await expect(rest.post(path as `/${string}`, { body: { content: 'x' } })).rejects.toMatchObject({ status: 500 });
+    await expect(rest.post(path as `/${string}`, { body })).rejects.toMatchObject({ status: 500 });
     expect(seen).toEqual([`POST ${path}`]);
+  });
+
+  it('sends a follow-up with files Discord failed on (5xx) once', async () => {
+    const { rest, seen } = await failingDiscord(failed);
+    const files = [{ name: 'a.png', data: Buffer.from('png') }];
+    await expect(rest.post('/webhooks/1/aW50ZXJhY3Rpb24', { body: { content: 'x' }, files, auth: false })).rejects.toMatchObject({ status: 500 });
+    expect(seen).toEqual(['POST /webhooks/1/aW50ZXJhY3Rpb24']);
   });
 
   it('sends a message whose connection was cut before Discord answered once, and throws with no status', async () => {
     const { rest, seen } = await failingDiscord(reset);
-    const error = await rest.post('/channels/1/messages', { body: { content: 'x' } }).catch((e: unknown) => e as { status?: number });
-    expect(error).toBeInstanceOf(Error);
-    expect(error.status).toBeUndefined();
+    const error: unknown = await rest.post('/channels/1/messages', { body: { content: 'x' } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnansweredPost);
+    expect((error as { status?: number }).status).toBeUndefined();
     expect(seen).toEqual(['POST /channels/1/messages']);
   });
 
@@ -150,9 +158,11 @@ describe('a post Discord failed on or did not answer: sent once (Discord may hav
     { what: 'a read', method: 'GET' as const, path: '/guilds/1/roles' },
     { what: 'an interaction callback (a second is refused, 40060)', method: 'POST' as const, path: '/interactions/1/aW50ZXJhY3Rpb24/callback' },
     { what: 'opening a DM (the same DM each time)', method: 'POST' as const, path: '/users/@me/channels' },
-  ])('leaves $what Discord failed on (5xx) to discord.js’s own tries: it shows once however often it is sent', async ({ method, path }) => {
+    { what: 'a channel message with its nonce enforced (Discord answers the one it made)', method: 'POST' as const, path: '/channels/1/messages', body: { content: 'x', nonce: 'n1', enforce_nonce: true } },
+    { what: 'a channel message with files and its nonce enforced', method: 'POST' as const, path: '/channels/1/messages', body: { content: 'x', nonce: 'n1', enforce_nonce: true }, files: [{ name: 'a.png', data: Buffer.from('png') }] },
+  ])('leaves $what Discord failed on (5xx) to discord.js’s own tries: it shows once however often it is sent', async ({ method, path, body = {}, files }) => {
     const { rest, seen } = await failingDiscord(failed);
-    const request = method === 'GET' ? rest.get(path as `/${string}`) : method === 'PATCH' ? rest.patch(path as `/${string}`, { body: {} }) : rest.post(path as `/${string}`, { body: {} });
+    const request = method === 'GET' ? rest.get(path as `/${string}`) : method === 'PATCH' ? rest.patch(path as `/${string}`, { body }) : rest.post(path as `/${string}`, { body, files });
     await expect(request).rejects.toMatchObject({ status: 500 });
     expect(seen).toEqual(Array.from({ length: 4 }, () => `${method} ${path}`));
   });
