@@ -101,8 +101,9 @@ describe('the interaction webhooks’ client', () => {
  * A stand-in for Discord on 127.0.0.1 that answers every request with `answer` (a reset: the connection cut, no
  * answer), noting each as `METHOD path` in `seen`; and a REST client to it whose posts go as the bot's do.
  */
-async function failingDiscord(answer: (request: IncomingMessage, response: ServerResponse) => void): Promise<{ rest: REST; seen: string[] }> {
+async function failingDiscord(answer: (request: IncomingMessage, response: ServerResponse) => void): Promise<{ rest: REST; seen: string[]; failedPosts: number[] }> {
   const seen: string[] = [];
+  const failedPosts: number[] = [];
   const server = createServer((request, response) => {
     seen.push(`${request.method} ${request.url?.replace(/^\/api\/v10/, '')}`);
     request.resume().on('end', () => answer(request, response));
@@ -111,7 +112,7 @@ async function failingDiscord(answer: (request: IncomingMessage, response: Serve
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
-  return { rest: new REST({ api, makeRequest: withPostsSentOnce(makeRequestWithEncodedForms) }).setToken('t'), seen };
+  return { rest: new REST({ api, makeRequest: withPostsSentOnce(makeRequestWithEncodedForms, (status) => failedPosts.push(status)) }).setToken('t'), seen, failedPosts };
 }
 
 const failed = (_request: IncomingMessage, response: ServerResponse) => response.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"500: Internal Server Error","code":0}');
@@ -122,10 +123,11 @@ describe('a post Discord failed on or did not answer: sent once (Discord may hav
     { what: 'a follow-up', path: '/webhooks/1/aW50ZXJhY3Rpb24?wait=true', body: { content: 'x' } },
     { what: 'a channel message without a nonce', path: '/channels/1/messages', body: { content: 'x' } },
     { what: 'a channel message whose nonce is not enforced', path: '/channels/1/messages', body: { content: 'x', nonce: 'n1', enforce_nonce: false } },
-  ])('sends $what Discord failed on (5xx) once, and throws its status', async ({ path, body }) => {
-    const { rest, seen } = await failingDiscord(failed);
+  ])('sends $what Discord failed on (5xx) once, throws its status and tells of it (a write refused)', async ({ path, body }) => {
+    const { rest, seen, failedPosts } = await failingDiscord(failed);
     await expect(rest.post(path as `/${string}`, { body })).rejects.toMatchObject({ status: 500 });
     expect(seen).toEqual([`POST ${path}`]);
+    expect(failedPosts).toEqual([500]);
   });
 
   it('sends a follow-up with files Discord failed on (5xx) once', async () => {
