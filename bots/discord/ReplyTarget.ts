@@ -8,9 +8,12 @@ import type { OutgoingMessage } from './render-job.js';
 import { isDmScope, say } from '../runner/index.js';
 
 export interface ReplyTargetOptions {
-  /** REST client for the interaction webhook (replies, follow-ups): queues by Discord's per-token rate-limit headers and retries 429s. */
+  /**
+   * REST client for the interaction webhook (replies, follow-ups): queues by Discord's per-token rate-limit headers and
+   * retries 429s; sends a follow-up once whatever Discord answers (`withPostsSentOnce`): this decides what is tried again.
+   */
   webhookRest: REST;
-  /** REST client with the bot token, for channel messages (the fallback). */
+  /** REST client with the bot token, for channel messages (the fallback): each with its nonce, which discord.js's own tries keep (`withPostsSentOnce`). */
   botRest: REST;
   applicationId: string;
   /** The interaction token: edits the reply for 15 minutes. */
@@ -376,8 +379,8 @@ export class ReplyTarget {
    * one. Any other failure throws, and the token stays in use for the next message: too large (413), for the caller to
    * split what it sent; another refusal (such as an invalid body, 50035) made no message either, but the fallback would
    * not take it better — a public job's would be a mention in the channel for nothing; and a failure of Discord's (5xx)
-   * or no answer, once discord.js's own tries are over, may have made it — posted again, it could be there twice. So
-   * each message is posted in one place only. Throws the failure of the place that refused it.
+   * or no answer may have made it — posted again, it could be there twice (nor does the REST client send a follow-up
+   * again: `withPostsSentOnce`). So each message is posted in one place only. Throws the failure of the place that refused it.
    */
   async #post(message: OutgoingMessage, what: string): Promise<void> {
     if (this.#tokenUsable()) {
@@ -401,11 +404,11 @@ export class ReplyTarget {
   /**
    * A new message in the fallback's channel, with Discord's guard against duplicates (Create Message's `nonce` with
    * `enforce_nonce`: a message with the nonce of one the bot made in the past few minutes is answered with that one, and
-   * none is made). So one Discord failed on (5xx) or did not answer, after discord.js's own tries of it, is sent again
-   * with the same nonce — `finalAttempts` tries at most — and shows once whether or not Discord made it. Every send of
-   * that nonce, discord.js's own tries included, is within `NONCE_TRUSTED_MS` of the first: each try is cut off there
-   * (its request aborted; discord.js sends nothing more of it), and none starts after it, nor once `stop` is aborted. Throws
-   * the last failure.
+   * none is made). So one Discord failed on (5xx) or did not answer, after discord.js's own tries of it (which the REST
+   * client keeps for a post with an enforced nonce: `withPostsSentOnce`), is sent again with the same nonce —
+   * `finalAttempts` tries at most — and shows once whether or not Discord made it. Every send of that nonce, discord.js's
+   * own tries included, is within `NONCE_TRUSTED_MS` of the first: each try is cut off there (its request aborted;
+   * discord.js sends nothing more of it), and none starts after it, nor once `stop` is aborted. Throws the last failure.
    */
   async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
     const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
@@ -610,7 +613,8 @@ class DmNotOpened extends Error {
 
 /**
  * A failure after which Discord may have made the message all the same: Discord failed on it (5xx) or did not answer
- * (no status), once discord.js's own tries are over — not a DM that did not open (`DmNotOpened`): nothing was posted.
+ * (no status) — a follow-up sent once (`withPostsSentOnce`), a channel message after discord.js's own tries of it with
+ * its nonce — not a DM that did not open (`DmNotOpened`): nothing was posted.
  */
 function mayHaveMade(error: unknown): boolean {
   if (error instanceof DmNotOpened) return false;

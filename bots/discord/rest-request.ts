@@ -1,4 +1,4 @@
-import { DefaultRestOptions, REST, type RESTOptions } from 'discord.js';
+import { DefaultRestOptions, HTTPError, REST, type RESTOptions } from 'discord.js';
 import { Agent } from 'undici';
 import type { FirstAnswersInFlight } from './first-answers-first.js';
 
@@ -31,14 +31,16 @@ export const makeRequestWithEncodedForms: MakeRequest = async (url, init) => {
  * client follows Discord's rate-limit headers like any other. Each request
  * goes after the first answers asked before it (`firstAnswers.behind`): in a
  * burst, the edits and uploads of jobs already answered wait for the
- * interactions still waiting for theirs.
+ * interactions still waiting for theirs. A follow-up is sent once (`withPostsSentOnce`); `failedPost` is told of
+ * each 5xx answer to one.
  */
-export function createWebhookRest(api: string, firstAnswers: FirstAnswersInFlight): REST {
+export function createWebhookRest(api: string, firstAnswers: FirstAnswersInFlight, failedPost?: (status: number) => void): REST {
   const makeRequest: MakeRequest = async (url, init) => {
     await firstAnswers.behind();
     return makeRequestWithEncodedForms(url, init);
   };
-  return new REST({ api, timeout: 60_000, makeRequest, globalRequestsPerSecond: 100_000, agent: discordAgent() as never });
+  // A follow-up Discord failed on or did not answer is not sent again here (`withPostsSentOnce`): it may have been made.
+  return new REST({ api, timeout: 60_000, makeRequest: withPostsSentOnce(makeRequest, failedPost), globalRequestsPerSecond: 100_000, agent: discordAgent() as never });
 }
 
 /** A first answer to an interaction (Discord's interaction callback endpoint). */
@@ -87,4 +89,71 @@ export const MAX_FIRST_ANSWER_CONNECTIONS = 128;
 export function discordAgent(connections = MAX_DISCORD_CONNECTIONS): Agent {
   // Typed against our undici; @discordjs/rest's own copy takes it as its dispatcher (same interface), hence the casts where it is passed.
   return new Agent({ connections, keepAliveTimeout: 30_000 });
+}
+
+/** The POSTs Discord makes nothing twice of, by their path: an interaction's first answer (a second is refused, 40060) and opening a DM (the same DM each time). */
+const POST_SENT_AGAIN_SAFELY = /\/interactions\/\d+\/[^/]+\/callback$|\/users\/@me\/channels$/;
+
+/**
+ * Whether a post's body carries Discord's guard against duplicates (Create Message's `nonce` with `enforce_nonce`: a
+ * message with the nonce of one made in the past few minutes is answered with that one, none is made): its JSON, or
+ * the `payload_json` of one with files, as @discordjs/rest sends them.
+ */
+function enforcesNonce(body: unknown): boolean {
+  const json = typeof body === 'string' ? body : body instanceof FormData ? body.get('payload_json') : undefined;
+  if (typeof json !== 'string') return false;
+  try {
+    const payload = JSON.parse(json) as { nonce?: unknown; enforce_nonce?: unknown } | null;
+    return payload?.enforce_nonce === true && payload.nonce !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A post whose answer was lost — the request timed out or its connection was cut before Discord answered: Discord may
+ * have made it. No `status` (nothing was answered); `cause` is what the request threw. `code` is `timeout` for a
+ * request that timed out or was aborted, else the cause's own (such as `ECONNRESET`) is on `cause`.
+ */
+export class UnansweredPost extends Error {
+  readonly code: 'timeout' | undefined;
+  constructor(cause: Error) {
+    super('Discord did not answer a post (it may have made it)', { cause });
+    this.name = 'UnansweredPost';
+    this.code = cause.name === 'AbortError' ? 'timeout' : undefined;
+  }
+}
+
+/**
+ * discord.js's REST client sends a request again, up to its `retries` (3), when Discord answers 5xx, when it times
+ * out and when its connection is reset (@discordjs/rest's `handleErrors` and `shouldRetry`) — whatever the method. For
+ * a post that makes a message (a follow-up, a channel message), Discord may have made it before its answer was lost: sent
+ * again, it would show twice. So a post is sent once: a 5xx answer throws discord.js's own `HTTPError` with its
+ * status, a timeout or a cut connection an `UnansweredPost`, neither of which discord.js tries again; the caller decides
+ * (a job's reply: `ReplyTarget`, with a nonce where Discord has one). A 429 is still waited out and sent again (Discord
+ * made nothing), as are the edits, reads and deletes (an edit shows once however often it is made) and the posts
+ * Discord makes nothing twice of: an interaction's first answer and a DM's opening (`POST_SENT_AGAIN_SAFELY`), a
+ * message with an enforced nonce (`enforcesNonce`; its sender keeps every send within the minutes Discord keeps the
+ * nonce). `failed` is told of each 5xx answer of a post sent once (what the client's `response` event does not see).
+ */
+export function withPostsSentOnce(makeRequest: MakeRequest, failed?: (status: number) => void): MakeRequest {
+  return async (url, init) => {
+    if (init.method !== 'POST' || POST_SENT_AGAIN_SAFELY.test(new URL(url).pathname) || enforcesNonce(init.body)) return makeRequest(url, init);
+    let response: Awaited<ReturnType<MakeRequest>>;
+    try {
+      response = await makeRequest(url, init);
+    } catch (error) {
+      throw error instanceof Error && sentAgainByDiscordJs(error) ? new UnansweredPost(error) : error;
+    }
+    if (response.status < 500 || response.status >= 600) return response;
+    // Read to its end, so that its connection is free for the next request.
+    await response.arrayBuffer().catch(() => undefined);
+    failed?.(response.status);
+    throw new HTTPError(response.status, response.statusText ?? '', init.method, url, {});
+  };
+}
+
+/** What @discordjs/rest sends again when a request throws it (its `shouldRetry`): an abort (its timeout) or a connection reset. */
+function sentAgainByDiscordJs(error: Error): boolean {
+  return error.name === 'AbortError' || (error as { code?: unknown }).code === 'ECONNRESET' || error.message.includes('ECONNRESET');
 }

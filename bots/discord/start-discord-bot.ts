@@ -16,7 +16,7 @@ import { ackDeadlineMsOf, HttpInitialResponses, startInteractionsEndpoint, useTo
 import { JobRecordStore } from './JobRecordStore.js';
 import { askHolderToCancel, cancelWhenAsked, startSweeper, type BotState } from '../state/index.js';
 import { FirstAnswersInFlight } from './first-answers-first.js';
-import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS, withFirstAnswerPool } from './rest-request.js';
+import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST_ANSWER_CONNECTIONS, withFirstAnswerPool, withPostsSentOnce } from './rest-request.js';
 import { createInteractionRouter } from './route-interaction.js';
 import { chargesOf, sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
@@ -137,7 +137,9 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   const viaWire = withFirstAnswerPool(makeRequestWithEncodedForms, discordAgent(MAX_FIRST_ANSWER_CONNECTIONS), firstAnswers);
   // Over HTTP, the first answer to an interaction is the answer to Discord's POST (see interactions-endpoint.ts).
   const httpResponses = options.interactions ? new HttpInitialResponses() : undefined;
-  const makeRequest = httpResponses ? httpResponses.wrap(viaWire) : viaWire;
+  // A post that makes a message is sent once, whatever Discord answers (rest-request.ts): a 5xx answer to one is a write refused.
+  const failedPost = () => options.onWriteRefused?.();
+  const makeRequest = withPostsSentOnce(httpResponses ? httpResponses.wrap(viaWire) : viaWire, failedPost);
   const restOptions = { api, timeout: 60_000, makeRequest, agent: discordAgent() as never };
   /**
    * Logs Discord's rate-limit waits of a REST client, counts the writes Discord refused, and stops the bot when Discord
@@ -176,7 +178,7 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
   // the crash sweep, audit posts, channel messages of the replies in flight and admin lookups use this one.
   const botRest = watched(new REST(restOptions).setToken(token));
   // Interactions' webhooks (their tokens, not the bot's): replies, follow-ups and their edits.
-  const webhookRest = watched(createWebhookRest(api, firstAnswers));
+  const webhookRest = watched(createWebhookRest(api, firstAnswers, failedPost));
   /** Stops the sweeps of the rate-limit buckets of the REST clients that outlive the logins (the bot stopped, or never started). */
   const retireBotRest = () => {
     for (const rest of [botRest, webhookRest]) {

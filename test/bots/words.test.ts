@@ -36,6 +36,7 @@ const OPERATOR_FILES: Readonly<Record<string, string>> = {
 const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/discord/start-discord-bot.ts', text: 'discord jobs', why: 'the sweeper’s name in the log' },
   { file: 'bots/discord/ReplyTarget.ts', text: 'Discord did not open a DM with the user', why: 'an error the reply keeps to itself, never shown' },
+  { file: 'bots/discord/rest-request.ts', text: 'Discord did not answer a post (it may have made it)', why: 'an error of the REST client, logged, never shown' },
   { file: 'bots/slack/download-slack-file.ts', text: 'Bearer {}', why: 'an HTTP header' },
   { file: 'bots/slack/listeners/budget-commands.ts', text: 'admin budget', why: 'what the log says failed' },
   { file: 'bots/runner/audit-log.ts', text: 'audit posts keep failing: the admins’ settings view says so', why: 'the log (the admins read it in the settings view, worded in the catalog)' },

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore, type JobRecord } from '../../../bots/discord/JobRecordStore.js';
 import { buttonId, buttonsOf, DiscordHarness, drawingReply, privateNoteOf, publicMessagesOf, secondImageAsJpeg } from './harness.js';
 import { jobStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
+import { notesOf } from './reply-scene.js';
 
 /** Status lines of a reply, skipping the headline. */
 const statusOf = (content: string) => content.split('\n').slice(1).join('\n');
@@ -222,6 +223,25 @@ describe('failures become short, kind messages', () => {
     const image = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === ix.id && m.id !== final.id && m.attachments.length === 1), 'the image on its own');
     expect(image.attachments[0]!.filename).toMatch(/\.(webp|jpg|jpeg)$/);
     expect(h.discord.requests.filter((r) => r.token === ix.token && r.code === 40005)).toHaveLength(2);
+  });
+
+  it.each([
+    { lost: 'Discord failed on its answer (500)', fault: (h: DiscordHarness, token: string) => h.discord.failNext({ route: 'webhook-followup', token }, { status: 500, code: 0, message: 'Internal Server Error', applyFirst: true }) },
+    { lost: 'the connection was reset before the answer', fault: (h: DiscordHarness, token: string) => h.discord.resetNext({ route: 'webhook-followup', token }, { applyFirst: true }) },
+  ])('posts an image Discord made as a follow-up once when $lost, and says in the reply it may be missing', async ({ fault }) => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a heron seen twice' });
+    await drawingReply(h, ix);
+    // The end's edit is refused as too large, so its image follows it in a follow-up: Discord makes that, and its answer is lost.
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
+    fault(h, ix.token);
+    const shown = await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'job result shown on Discord'), 'the job result shown');
+
+    const images = [...h.discord.messages.values()].filter((m) => m.interactionId === ix.id && m.attachments.length > 0);
+    expect(images).toHaveLength(1);
+    expect(h.discord.requests.filter((r) => r.route === 'webhook-followup' && r.token === ix.token && r.files.length > 0)).toHaveLength(1);
+    expect(shown.obj).toMatchObject({ delivered: false, firstDelivered: true });
+    expect(notesOf(h.discord.original(ix)!.content)).toEqual(['discord.job.upload_separately', 'discord.job.files_may_be_missing']);
   });
 
   it('retries a final edit Discord keeps answering with 500, then posts the result in the channel', async () => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { REST, type RESTOptions } from 'discord.js';
 import type { OutgoingFile } from '../../../bots/discord/fit-images.js';
 import { ReplyTarget, type ReplyTargetOptions } from '../../../bots/discord/ReplyTarget.js';
-import { makeRequestWithEncodedForms } from '../../../bots/discord/rest-request.js';
+import { makeRequestWithEncodedForms, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
 import { CATALOGS, type MessageKey } from '../../../bots/runner/index.js';
 import { FakeDiscord, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import type { InteractionContext } from '../../fakes/discord/interaction-payloads.js';
@@ -46,7 +46,8 @@ export class Scene {
     });
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
     discord.interactionsEndpoint = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/interactions`;
-    const rest = (makeRequest = makeRequestWithEncodedForms) => new REST({ api: discord.apiBaseUrl, timeout: 60_000, makeRequest });
+    // Each post is sent once, as the bot's clients send it (`withPostsSentOnce`); a test's way to Discord sits under that.
+    const rest = (makeRequest = makeRequestWithEncodedForms) => new REST({ api: discord.apiBaseUrl, timeout: 60_000, makeRequest: withPostsSentOnce(makeRequest) });
     return new Scene(discord, rest(webhookRequest), rest(botRequest).setToken(discord.botToken), endpoint);
   }
 

@@ -13,8 +13,13 @@ const INVALID_WEBHOOK_TOKEN = 50027;
 const UNKNOWN_WEBHOOK = 10015;
 const INVALID_FORM_BODY = 50035;
 const MISSING_PERMISSIONS = 50013;
-/** Tries discord.js makes of one request that Discord fails on (5xx) or does not answer: the first and 3 more. */
+/**
+ * Tries discord.js makes of a request that Discord fails on (5xx) or does not answer, when Discord makes nothing twice
+ * of it (an edit, a DM's opening, a channel message with its nonce): the first and 3 more.
+ */
 const DISCORD_JS_TRIES = 4;
+/** Sends of a follow-up Discord fails on or does not answer (no nonce there): one (`withPostsSentOnce`). */
+const FOLLOW_UP_SENDS = 1;
 
 let scene: Scene | undefined;
 afterEach(async () => {
@@ -34,10 +39,10 @@ async function deferredJob(options?: SceneOptions): Promise<{ s: Scene; ix: Fake
 }
 
 /**
- * Discord fails (500) the next `tries` requests matching `match` — by default each of discord.js's tries of one request;
- * `madeFirst`: it carries out the first all the same.
+ * Discord fails (500) the next `tries` requests matching `match` — by default each send of one request: one of a
+ * follow-up, each of discord.js's tries of anything else; `madeFirst`: it carries out the first all the same.
  */
-function failsEachTry(s: Scene, match: FaultMatch, { tries = DISCORD_JS_TRIES, madeFirst = false } = {}): void {
+function failsEachTry(s: Scene, match: FaultMatch, { tries = match.route === 'webhook-followup' ? FOLLOW_UP_SENDS : DISCORD_JS_TRIES, madeFirst = false } = {}): void {
   s.discord.failNext(match, { status: 500, code: 0, message: 'Internal Server Error', count: tries, applyFirst: madeFirst });
 }
 
@@ -191,7 +196,7 @@ describe('which refusals of a follow-up leave the interaction token (each image 
     expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
   });
 
-  it('does not post again a message Discord failed on (5xx) after discord.js’s own tries — Discord may have made it — and sends the next with the token', async () => {
+  it('does not post again a message Discord failed on (5xx) — Discord may have made it — and sends the next with the token', async () => {
     const { s, ix } = await deferredJob();
     const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
     failsEachTry(s, followUps(ix));
@@ -200,15 +205,15 @@ describe('which refusals of a follow-up leave the interaction token (each image 
     expect(delivered).toEqual({ first: true, all: false });
     expect(s.postedInChannel()).toEqual([]);
     expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
-    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup')).toHaveLength(DISCORD_JS_TRIES + 1);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup')).toHaveLength(FOLLOW_UP_SENDS + 1);
   });
 
-  it('does not post again a message Discord did not answer (the request timed out, each of discord.js’s tries), and sends the next with the token', async () => {
+  it('does not post again a message Discord did not answer (the request timed out), and sends the next with the token', async () => {
     let unanswered = 0;
     const s = (scene = await Scene.start({
       // The follow-up's request gets no answer in time: discord.js aborts it (AbortError), as its timeout does.
       webhookRequest: async (url, init) => {
-        if (init.method === 'POST' && new URL(url).pathname.includes('/webhooks/') && unanswered < DISCORD_JS_TRIES) {
+        if (init.method === 'POST' && new URL(url).pathname.includes('/webhooks/') && unanswered < FOLLOW_UP_SENDS) {
           unanswered++;
           throw new DOMException('This operation was aborted', 'AbortError');
         }
@@ -219,7 +224,7 @@ describe('which refusals of a follow-up leave the interaction token (each image 
     const [second, third] = [more(images(1, 1024, 2), 2), more(images(1, 1024, 3), 3)];
     const delivered = await s.targetOf(ix).final([end(images(1, 1024)), second, third]);
 
-    expect(unanswered).toBe(DISCORD_JS_TRIES);
+    expect(unanswered).toBe(FOLLOW_UP_SENDS);
     expect(delivered).toEqual({ first: true, all: false });
     expect(s.postedInChannel()).toEqual([]);
     expect(s.followUpsOf(ix).map((m) => m.attachments.map((a) => a.filename))).toEqual([['pictor-k-3.png']]);
@@ -502,16 +507,15 @@ describe('the end of a job whose reply was deleted: a follow-up takes its place,
   it('does not post that follow-up again, nor in the channel, when Discord failed on it (5xx) — it may have made it', async () => {
     const { s, ix } = await deferredJob();
     s.discord.deleteMessage(ix.originalMessageId!);
-    // Discord makes the follow-up on discord.js's first try of it, then fails that try and each of the others.
-    failsEachTry(s, followUps(ix), { tries: 1, madeFirst: true });
-    failsEachTry(s, followUps(ix), { tries: DISCORD_JS_TRIES - 1 });
+    // Discord makes the follow-up, then fails its answer (500).
+    failsEachTry(s, followUps(ix), { madeFirst: true });
     const files = images(1, 1024);
     const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end(files)]);
 
     expect(delivered.first).toBe(false);
     expect(s.followUpsOf(ix).filter((m) => m.content === end([]).content).map((m) => m.attachments.map((a) => a.filename))).toEqual([[files[0]!.name]]);
     expect(s.postedInChannel().filter((m) => m.content.includes(end([]).content))).toEqual([]);
-    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.body?.content === end([]).content)).toHaveLength(DISCORD_JS_TRIES);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.body?.content === end([]).content)).toHaveLength(FOLLOW_UP_SENDS);
   });
 });
 
@@ -519,14 +523,14 @@ describe('the end of a job whose reply was deleted, words only (a failure, a can
   it('says in a message of its own that the reply may be missing when Discord failed on the follow-up taking its place (5xx), and does not post that again', async () => {
     const { s, ix } = await deferredJob();
     s.discord.deleteMessage(ix.originalMessageId!);
-    // Discord makes no follow-up on any of discord.js's tries.
+    // Discord makes no follow-up.
     failsEachTry(s, followUps(ix));
     const delivered = await s.targetOf(ix, { retryDelaysMs: [0] }).final([end([])]);
 
     expect(delivered.first).toBe(false);
     expect(s.followUpsOf(ix).map((m) => m.content)).toEqual([`⚠️ ${say('en-US', 'discord.job.reply_may_be_missing')}`]);
     expect(s.postedInChannel()).toEqual([]);
-    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.body?.content === end([]).content)).toHaveLength(DISCORD_JS_TRIES);
+    expect(s.discord.requests.filter((r) => r.route === 'webhook-followup' && r.body?.content === end([]).content)).toHaveLength(FOLLOW_UP_SENDS);
     expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not deliver a job result to Discord')).map((e) => e.obj)).toEqual([
       expect.objectContaining({ what: 'final', files: [], toldMayBeMissing: true }),
     ]);

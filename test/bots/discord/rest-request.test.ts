@@ -1,10 +1,11 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { REST } from 'discord.js';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FirstAnswersInFlight } from '../../../bots/discord/first-answers-first.js';
-import { createWebhookRest, withFirstAnswerPool } from '../../../bots/discord/rest-request.js';
+import { createWebhookRest, makeRequestWithEncodedForms, UnansweredPost, withFirstAnswerPool, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
 
 const agents: Agent[] = [];
 const servers: Server[] = [];
@@ -93,5 +94,84 @@ describe('the interaction webhooks’ client', () => {
     await createWebhookRest(api, firstAnswers).patch('/webhooks/1/held/messages/@original', { body: { content: 'x' }, auth: false });
     expect(seen).toEqual(['/api/v10/webhooks/1/held/messages/@original']);
     expect(firstAnswers.size).toBe(1);
+  });
+});
+
+/**
+ * A stand-in for Discord on 127.0.0.1 that answers every request with `answer` (a reset: the connection cut, no
+ * answer), noting each as `METHOD path` in `seen`; and a REST client to it whose posts go as the bot's do.
+ */
+async function failingDiscord(answer: (request: IncomingMessage, response: ServerResponse) => void): Promise<{ rest: REST; seen: string[]; failedPosts: number[] }> {
+  const seen: string[] = [];
+  const failedPosts: number[] = [];
+  const server = createServer((request, response) => {
+    seen.push(`${request.method} ${request.url?.replace(/^\/api\/v10/, '')}`);
+    request.resume().on('end', () => answer(request, response));
+  });
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+  return { rest: new REST({ api, makeRequest: withPostsSentOnce(makeRequestWithEncodedForms, (status) => failedPosts.push(status)) }).setToken('t'), seen, failedPosts };
+}
+
+const failed = (_request: IncomingMessage, response: ServerResponse) => response.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"500: Internal Server Error","code":0}');
+const reset = (request: IncomingMessage) => request.socket.resetAndDestroy();
+
+describe('a post Discord failed on or did not answer: sent once (Discord may have made it)', () => {
+  it.each([
+    { what: 'a follow-up', path: '/webhooks/1/aW50ZXJhY3Rpb24?wait=true', body: { content: 'x' } },
+    { what: 'a channel message without a nonce', path: '/channels/1/messages', body: { content: 'x' } },
+    { what: 'a channel message whose nonce is not enforced', path: '/channels/1/messages', body: { content: 'x', nonce: 'n1', enforce_nonce: false } },
+  ])('sends $what Discord failed on (5xx) once, throws its status and tells of it (a write refused)', async ({ path, body }) => {
+    const { rest, seen, failedPosts } = await failingDiscord(failed);
+    await expect(rest.post(path as `/${string}`, { body })).rejects.toMatchObject({ status: 500 });
+    expect(seen).toEqual([`POST ${path}`]);
+    expect(failedPosts).toEqual([500]);
+  });
+
+  it('sends a follow-up with files Discord failed on (5xx) once', async () => {
+    const { rest, seen } = await failingDiscord(failed);
+    const files = [{ name: 'a.png', data: Buffer.from('png') }];
+    await expect(rest.post('/webhooks/1/aW50ZXJhY3Rpb24', { body: { content: 'x' }, files, auth: false })).rejects.toMatchObject({ status: 500 });
+    expect(seen).toEqual(['POST /webhooks/1/aW50ZXJhY3Rpb24']);
+  });
+
+  it('sends a message whose connection was cut before Discord answered once, and throws with no status', async () => {
+    const { rest, seen } = await failingDiscord(reset);
+    const error: unknown = await rest.post('/channels/1/messages', { body: { content: 'x' } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnansweredPost);
+    expect((error as { status?: number }).status).toBeUndefined();
+    expect(seen).toEqual(['POST /channels/1/messages']);
+  });
+
+  it('sends a message again after a 429 (nothing was made), as Discord asks', async () => {
+    let answers = 0;
+    const { rest, seen } = await failingDiscord((_request, response) => {
+      if (answers++ === 0) response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0', 'x-ratelimit-scope': 'user' }).end('{"message":"You are being rate limited.","retry_after":0.01,"global":false}');
+      else response.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"2"}');
+    });
+    await expect(rest.post('/channels/1/messages', { body: { content: 'x' } })).resolves.toEqual({ id: '2' });
+    expect(seen).toEqual(['POST /channels/1/messages', 'POST /channels/1/messages']);
+  });
+
+  it.each([
+    { what: 'an edit', method: 'PATCH' as const, path: '/channels/1/messages/2' },
+    { what: 'a read', method: 'GET' as const, path: '/guilds/1/roles' },
+    { what: 'an interaction callback (a second is refused, 40060)', method: 'POST' as const, path: '/interactions/1/aW50ZXJhY3Rpb24/callback' },
+    { what: 'opening a DM (the same DM each time)', method: 'POST' as const, path: '/users/@me/channels' },
+    { what: 'a channel message with its nonce enforced (Discord answers the one it made)', method: 'POST' as const, path: '/channels/1/messages', body: { content: 'x', nonce: 'n1', enforce_nonce: true } },
+    { what: 'a channel message with files and its nonce enforced', method: 'POST' as const, path: '/channels/1/messages', body: { content: 'x', nonce: 'n1', enforce_nonce: true }, files: [{ name: 'a.png', data: Buffer.from('png') }] },
+  ])('leaves $what Discord failed on (5xx) to discord.js’s own tries: it shows once however often it is sent', async ({ method, path, body = {}, files }) => {
+    const { rest, seen } = await failingDiscord(failed);
+    const request = method === 'GET' ? rest.get(path as `/${string}`) : method === 'PATCH' ? rest.patch(path as `/${string}`, { body }) : rest.post(path as `/${string}`, { body, files });
+    await expect(request).rejects.toMatchObject({ status: 500 });
+    expect(seen).toEqual(Array.from({ length: 4 }, () => `${method} ${path}`));
+  });
+
+  it('leaves an edit whose connection was cut to discord.js’s own tries', async () => {
+    const { rest, seen } = await failingDiscord(reset);
+    await expect(rest.patch('/channels/1/messages/2', { body: {} })).rejects.toBeInstanceOf(Error);
+    expect(seen).toHaveLength(4);
   });
 });

@@ -136,6 +136,8 @@ export interface FaultAnswer {
   applyFirst?: boolean | undefined;
   /** How many matching requests get it. Default 1. */
   count?: number | undefined;
+  /** No answer at all: the connection is reset (as a proxy or load balancer on the way cuts it); `status`, `code` and `message` are not sent. */
+  reset?: boolean | undefined;
 }
 
 interface PendingFault {
@@ -150,6 +152,8 @@ interface Answer {
   headers?: Record<string, string>;
   code?: number | undefined;
   messageId?: string | undefined;
+  /** Not answered: the connection is reset (an injected fault). */
+  reset?: boolean | undefined;
 }
 
 class DiscordHttpError extends Error {
@@ -604,6 +608,14 @@ export class FakeDiscord {
     this.#faults.push({ match, answer, remaining: answer.count ?? 1 });
   }
 
+  /**
+   * Makes the next matching request(s) get no answer: the connection is reset (TCP RST) as one on the way to Discord can
+   * be cut — with `applyFirst`, once Discord carried the request out (the message made, its answer lost).
+   */
+  resetNext(match: FaultMatch, options: { applyFirst?: boolean; count?: number } = {}): void {
+    this.failNext(match, { status: 0, code: 0, message: '', reset: true, ...options });
+  }
+
   /** Makes the next matching request(s) get a 429 with `retry_after`, as a shared or sub-limit would. */
   rateLimitNext(match: FaultMatch, retryAfterMs: number, count = 1): void {
     this.failNext(match, { status: 429, code: 0, message: 'You are being rate limited.', retryAfterMs, count });
@@ -820,6 +832,11 @@ export class FakeDiscord {
     if (this.requests.length >= MAX_RECORDED_REQUESTS) this.requests.shift();
     this.requests.push(record);
     this.#onRequest?.(record);
+    if (answer.reset) {
+      req.socket.resetAndDestroy();
+      this.#changes.emit('change');
+      return;
+    }
     res.once('finish', () => this.#changes.emit('change'));
     const headers: Record<string, string> = { ...answer.headers };
     if (answer.body instanceof Buffer) {
@@ -989,6 +1006,7 @@ export class FakeDiscord {
       }
     }
     const { status, code, message, retryAfterMs } = fault.answer;
+    if (fault.answer.reset) return { status: 0, reset: true };
     if (status === 429) return rateLimitedAnswer((retryAfterMs ?? 1000) / 1000, { limit: 5, remaining: 0, resetAfterMs: retryAfterMs ?? 1000, allowed: false });
     return { status, body: { message, code }, code };
   }
