@@ -1,3 +1,4 @@
+import { withImageWork } from '../core/image-work.js';
 import { mimeTypeOf, sniffImageType } from '../spec/image-type.js';
 import type { BotsView, KeptImages } from './source.js';
 
@@ -42,7 +43,8 @@ export class Thumbnails {
       image = { data: kept.data, type: mimeTypeOf(format) };
     } else {
       const { default: sharp } = await import('sharp');
-      const data = await sharp(kept.data).resize(THUMB_PX, THUMB_PX, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 70 }).toBuffer();
+      // Within the process's bound on image work: a page of thumbnails never takes the thread pool the bots' state needs.
+      const data = await withImageWork(() => sharp(kept.data).resize(THUMB_PX, THUMB_PX, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 70 }).toBuffer());
       image = { data, type: 'image/webp' };
     }
     if (!full) {
