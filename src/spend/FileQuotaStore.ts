@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { access, open as openFile, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, unwrittenFileOf, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { isPictorError } from '../core/errors.js';
+import { describeFileError } from '../core/system-errors.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
@@ -428,7 +430,7 @@ export class FileQuotaStore implements QuotaStore {
     mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
     return withFileLock(`${this.path}.lock`, task).catch((error: unknown) => {
       // The lock's own error names a file; the ledger's says what waits on it (nothing was sent).
-      throw error instanceof FileLockBusyError ? new LedgerBusyError(error) : error;
+      throw error instanceof FileLockBusyError ? new LedgerBusyError(error) : (unusableFileError(error) ?? error);
     });
   }
 
@@ -634,6 +636,25 @@ export class FileQuotaStore implements QuotaStore {
   async #writeCapOverrides(file: CapOverridesFile): Promise<void> {
     await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: backupOf(this.capOverridesPath) });
   }
+}
+
+/**
+ * The one mapping of a file-system error met by a step under the lock (a write of the ledger, its backup copy,
+ * `usage.jsonl` or the caps, or the lock itself: a folder in a file's place, a full disk, no permission) to the refusal
+ * of a ledger file the process cannot use, naming that file (not the temporary file a write was making); undefined
+ * for any other error. Only the operator can mend it, so a surface stops (exit 2) rather than failing every job as if
+ * the service had.
+ */
+function unusableFileError(error: unknown): LedgerUnreadableError | undefined {
+  if (isPictorError(error) || !(error instanceof Error)) return undefined;
+  const { code, syscall, path } = error as NodeJS.ErrnoException;
+  if (typeof code !== 'string' || typeof syscall !== 'string') return undefined;
+  const file = unwrittenFileOf(error) ?? path;
+  if (file === undefined) return undefined;
+  return new LedgerUnreadableError(file, `cannot be used (a file of the spend ledger): ${describeFileError(error)} (${syscall})`, {
+    cause: error,
+    remedy: 'Make it a file this user can read and write (move away what is in its place, free disk space, or give access), then try again.',
+  });
 }
 
 /** A file's identity and version (inode, size, modification time), or undefined when it does not exist. */
