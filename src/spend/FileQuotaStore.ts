@@ -200,7 +200,11 @@ export class FileQuotaStore implements QuotaStore {
   usage(query: UsageQuery): Promise<UsageRecord[]> {
     // A record matches by its job's day: the tail read starts a day before the start of the day of since.
     const from = query.since === undefined ? undefined : utcDayStart(query.since) - DAY_MS;
-    return this.#readLocked(async () => usageMatching(await this.#readUsage(from), query));
+    return this.#readLocked(async () => {
+      const { records, damaged } = await this.#readUsageLines(from);
+      query.onDamagedLines?.(damaged);
+      return usageMatching(records, query);
+    });
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {
@@ -245,7 +249,7 @@ export class FileQuotaStore implements QuotaStore {
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
     const fresh = (cursor ?? '0:0') === '0:0';
-    if (!handle) return { records: [], cursor: '0:0', reset: !fresh };
+    if (!handle) return { records: [], cursor: '0:0', reset: !fresh, damagedLines: 0 };
     try {
       const { ino, size } = await handle.stat();
       const file = `${await rewriteIdOf(handle, size)}/${ino}`;
@@ -253,12 +257,12 @@ export class FileQuotaStore implements QuotaStore {
       const reset = !fresh && ((cursorFile?.includes('/') ? cursorFile : `/${cursorFile}`) !== file || !(Number(cursorOffset) <= size));
       const from = fresh || reset ? 0 : Number(cursorOffset);
       const length = size - from;
-      if (length <= 0) return { records: [], cursor: `${file}:${from}`, reset };
+      if (length <= 0) return { records: [], cursor: `${file}:${from}`, reset, damagedLines: 0 };
       // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
       const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
       const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
-      const records = parseUsageLines(buffer.toString('utf8', 0, end));
-      return { records, cursor: `${file}:${from + end}`, reset };
+      const { records, damaged } = parseUsageLines(buffer.toString('utf8', 0, end));
+      return { records, cursor: `${file}:${from + end}`, reset, damagedLines: damaged };
     } finally {
       await handle.close();
     }
@@ -590,11 +594,17 @@ export class FileQuotaStore implements QuotaStore {
    * is older than `from`: records are appended in time order give or take a day (a job counts in the day it was reserved).
    */
   async #readUsage(from?: number): Promise<UsageRecord[]> {
+    return (await this.#readUsageLines(from)).records;
+  }
+
+  /** `#readUsage`, with how many lines it met damaged and skipped (`parseUsageLines`). */
+  async #readUsageLines(from?: number): Promise<ParsedUsage> {
     if (from === undefined) return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
-    if (!handle) return [];
+    if (!handle) return { records: [], damaged: 0 };
     try {
       const chunks: UsageRecord[][] = [];
+      let damaged = 0;
       // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
       let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
       while (end > 0) {
@@ -602,16 +612,18 @@ export class FileQuotaStore implements QuotaStore {
         const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
         const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
         const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;
-        const records = parseUsageLines(bytes.toString('utf8', cut));
-        if (records.length > 0 && records.every((r) => r.time < from)) break;
-        chunks.push(records);
+        const parsed = parseUsageLines(bytes.toString('utf8', cut));
+        damaged += parsed.damaged;
+        if (parsed.records.length > 0 && parsed.records.every((r) => r.time < from)) break;
+        chunks.push(parsed.records);
         [end, carried] = [start, bytes.subarray(0, cut)];
       }
-      return chunks.reverse().flat();
+      return { records: chunks.reverse().flat(), damaged };
     } finally {
       await handle.close();
     }
   }
+
 
   /** Every rewrite of `usage.jsonl` (a new file renamed into place) goes through here: a new rewrite line tells readers to read it all again. */
   async #replaceUsage(records: UsageRecord[]): Promise<void> {
@@ -695,9 +707,27 @@ async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
   return line.length === 2 ? (RewriteLineSchema.safeParse(safeJson(line[0]!)).data?.rewrite ?? '') : '';
 }
 
-/** The usage records of lines of `usage.jsonl`; a line cut short by a crash (its settle never reached the ledger) or not yet complete is skipped. */
-function parseUsageLines(text: string): UsageRecord[] {
-  return text.split('\n').flatMap((line) => parseUsageLine(line) ?? []);
+/** The usage records of lines of `usage.jsonl`, and how many lines were damaged. */
+interface ParsedUsage {
+  records: UsageRecord[];
+  damaged: number;
+}
+
+/**
+ * The usage records of lines of `usage.jsonl`: the one place its lines are counted. A line that is no record is skipped
+ * and counted as damaged (a line a crash cut short, whose settle never reached the ledger, or one damaged since), but
+ * for a rewrite line, a blank one, and the text after the last newline that is no record: a line still being written.
+ */
+function parseUsageLines(text: string): ParsedUsage {
+  const lines = text.split('\n');
+  const records: UsageRecord[] = [];
+  let damaged = 0;
+  lines.forEach((line, i) => {
+    const record = parseUsageLine(line);
+    if (record) records.push(record);
+    else if (i < lines.length - 1 && line.trim() !== '' && !RewriteLineSchema.safeParse(safeJson(line)).success) damaged++;
+  });
+  return { records, damaged };
 }
 
 /** The usage record of one line of `usage.jsonl`; undefined for a line cut short (or blank). */
