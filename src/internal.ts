@@ -47,7 +47,7 @@ export {
   type DurationPart,
 } from './core/describe-duration.js';
 export { describeFileError, describeSystemError, describeUnreachable, systemErrorCode, systemFailure, type SystemFailure } from './core/system-errors.js';
-export { removeLeftoverTemps, restoreFromBackup, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
+export { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeFileAtomically, type WriteFileAtomicallyOptions } from './core/atomic-file.js';
 export { withFileLock, type FileLockOptions } from './spend/file-lock.js';
 export { holdDataFolder, DATA_FOLDER_LOCK, DATA_FOLDER_LOCK_STALE_MS } from './spend/data-folder-lock.js';
 export * from './spend/index.js';

@@ -37,6 +37,8 @@ export interface SpendFigures {
   refusals: { code: string; day: number; month: number }[];
   /** Images asked for by the jobs settled each hour of the last 48 hours, and the account's limit per hour. */
   imagesPerHour: { hours: number[]; images: number[]; limitPerHour: number | undefined };
+  /** Lines of `usage.jsonl` damaged and skipped (a file ledger): another reason the records kept add up to less than the ledger settled. */
+  damagedUsageLines: number;
 }
 
 export interface PeriodUse {
@@ -49,7 +51,7 @@ export interface PeriodUse {
   jobs: number;
   images: number;
   uncertainUsd: number;
-  /** What the usage records kept add up to: less than `settledUsd` when records were dropped (retention). */
+  /** What the usage records kept add up to: less than `settledUsd` when records were dropped (retention) or damaged (`damagedUsageLines`). */
   recordsUsd: number;
 }
 
@@ -183,6 +185,7 @@ export async function spendFigures(input: FigureInputs): Promise<SpendFigures> {
       images: hourly.map((h) => h.images),
       limitPerHour: input.operator.imagesPerMinute === undefined ? undefined : input.operator.imagesPerMinute * 60,
     },
+    damagedUsageLines: index.damagedLines,
   };
 }
 

@@ -72,6 +72,7 @@ export class UsageIndex {
   /** How many reads were counted: a read that answers after another one was counted since it began is dropped. */
   #reads = 0;
   #records = 0;
+  #damagedLines = 0;
   #prunedAt = 0;
 
   constructor(options: UsageIndexOptions) {
@@ -154,6 +155,11 @@ export class UsageIndex {
     return this.#records;
   }
 
+  /** How many lines of `usage.jsonl` were damaged and skipped (a file ledger): their records are missing from every total. */
+  get damagedLines(): number {
+    return this.#damagedLines;
+  }
+
   async #refresh(): Promise<void> {
     const counted = this.#reads;
     const writes = this.#writes;
@@ -163,6 +169,7 @@ export class UsageIndex {
     this.#reads++;
     this.#countedWrites = writes;
     if (feed.reset) this.#clear();
+    this.#damagedLines += feed.damagedLines ?? 0;
     for (const record of feed.records) this.#add(record);
     this.#cursor = feed.cursor;
     const now = this.#now();
@@ -175,6 +182,7 @@ export class UsageIndex {
     this.#recent = [];
     this.#byJob = new Map();
     this.#records = 0;
+    this.#damagedLines = 0;
   }
 
   #add(record: UsageRecord): void {

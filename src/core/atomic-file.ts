@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, fsync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { copyFile, link, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { copyFile, link, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
 export type WriteFileAtomicallyOptions = WriteOptions &
@@ -55,6 +55,8 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
   const fs = options.inline ? INLINE : AWAITED;
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const backupTemp = `${temp}.bak`;
+  // The file the failing step was writing: the backup copy's name during its steps, else `path`.
+  let writing = path;
   WRITING.add(resolve(temp));
   try {
     await fs.writeDurably(temp, data, options.mode ?? 0o600);
@@ -65,21 +67,35 @@ export async function writeFileAtomically(path: string, data: string | Uint8Arra
       return;
     }
     if (options.backupPath !== undefined && (await copyAside(fs, path, backupTemp))) {
+      writing = options.backupPath;
       await fs.rename(backupTemp, options.backupPath);
       // A rename between two names of one file does nothing (POSIX): a backup that is a link of the file already (a
       // crash between this rename and the file's left it so) would keep `backupTemp`, a whole copy, beside it.
       await fs.rm(backupTemp);
       if (dirname(resolve(options.backupPath)) !== dirname(resolve(path))) await fs.syncFolder(options.backupPath);
+      writing = path;
     }
     await fs.rename(temp, path);
     await fs.syncFolder(path);
   } catch (error) {
     await fs.rm(temp);
     await fs.rm(backupTemp);
+    if (error instanceof Error) writeErrors.set(error, writing);
     throw error;
   } finally {
     WRITING.delete(resolve(temp));
   }
+}
+
+/** The errors of `writeFileAtomically`, each with the file it was writing (`path`, or its backup copy's name). */
+const writeErrors = new WeakMap<object, string>();
+
+/**
+ * The file a failed `writeFileAtomically` was writing when `error` is its error (the system error names a temporary
+ * file, or none); undefined for any other error.
+ */
+export function unwrittenFileOf(error: unknown): string | undefined {
+  return error instanceof Error ? writeErrors.get(error) : undefined;
 }
 
 /** The temporary files of the atomic writes this process is making now (absolute paths): never leftovers. */
@@ -247,13 +263,33 @@ export function unreadFileOf(error: unknown): string | undefined {
 
 /** `file`'s text; undefined when there is none; any other read error thrown marked (`unreadFileOf`). */
 async function readIfThere(file: string): Promise<string | undefined> {
+  if (!(await isFileIfThere(file))) return undefined;
   return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
-    // Named: a read error may name no file (EISDIR).
-    error.path ??= file;
-    readErrors.add(error);
-    throw error;
+    throw unread(error, file);
   });
+}
+
+/**
+ * Whether `file` exists (false when it does not); one that is not a regular file (a folder, a pipe: never read, a pipe
+ * would block the read) is thrown as unread (`unreadFileOf`), as is an error of the look itself.
+ */
+async function isFileIfThere(file: string): Promise<boolean> {
+  const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw unread(error, file);
+  });
+  if (!info || info.isFile()) return info !== undefined;
+  const code = info.isDirectory() ? 'EISDIR' : 'EINVAL';
+  throw unread(Object.assign(new Error(`${code}: not a regular file, read '${file}'`), { code, syscall: 'read', path: file }), file);
+}
+
+/** `error` marked as the failed read of `file` (`unreadFileOf`). */
+function unread(error: NodeJS.ErrnoException, file: string): NodeJS.ErrnoException {
+  // Named: a read error may name no file (EISDIR).
+  error.path ??= file;
+  readErrors.add(error);
+  return error;
 }
 
 /**
@@ -265,7 +301,8 @@ async function readIfThere(file: string): Promise<string | undefined> {
  * next restore runs again) or the whole result, never the backup as it is. Only a file read whole and found not
  * `good` is damaged: either file that exists but cannot be read (EACCES, EIO, a folder) is thrown as read (its `path`
  * the file's; `unreadFileOf` tells it from an error of the restore itself), nothing touched, so the caller names that
- * rather than rolling back to the copy or naming a damaged one. Answers what it did; a caller then reads `path` and
+ * rather than rolling back to the copy or naming a damaged one. The backup of a good file is not read, but one that is
+ * not a regular file (a folder in its place, on which every write would fail) is thrown so too. Answers what it did; a caller then reads `path` and
  * names what is wrong if it is still bad.
  */
 export async function restoreFromBackup(
@@ -275,7 +312,11 @@ export async function restoreFromBackup(
   options: { now?: number | undefined; restored?: ((backup: string) => string | Promise<string>) | undefined } = {},
 ): Promise<{ restored: boolean; brokenCopy?: string | undefined }> {
   const main = await readIfThere(path);
-  if (main !== undefined && good(main)) return { restored: false };
+  if (main !== undefined && good(main)) {
+    // The backup copy of a good file is not read, but where there is one it must be a file: every write would fail on it.
+    await isFileIfThere(backupPath);
+    return { restored: false };
+  }
   const backup = await readIfThere(backupPath);
   if (backup === undefined || !good(backup)) return { restored: false };
   const text = options.restored ? await options.restored(backup) : backup;

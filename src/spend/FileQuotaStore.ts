@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { access, open as openFile, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, unwrittenFileOf, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { isPictorError } from '../core/errors.js';
+import { describeFileError } from '../core/system-errors.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
@@ -198,7 +200,11 @@ export class FileQuotaStore implements QuotaStore {
   usage(query: UsageQuery): Promise<UsageRecord[]> {
     // A record matches by its job's day: the tail read starts a day before the start of the day of since.
     const from = query.since === undefined ? undefined : utcDayStart(query.since) - DAY_MS;
-    return this.#readLocked(async () => usageMatching(await this.#readUsage(from), query));
+    return this.#readLocked(async () => {
+      const { records, damaged } = await this.#readUsageLines(from);
+      query.onDamagedLines?.(damaged);
+      return usageMatching(records, query);
+    });
   }
 
   capOverrides(scopeKey: string): Promise<CapOverrides> {
@@ -243,7 +249,7 @@ export class FileQuotaStore implements QuotaStore {
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
     const fresh = (cursor ?? '0:0') === '0:0';
-    if (!handle) return { records: [], cursor: '0:0', reset: !fresh };
+    if (!handle) return { records: [], cursor: '0:0', reset: !fresh, damagedLines: 0 };
     try {
       const { ino, size } = await handle.stat();
       const file = `${await rewriteIdOf(handle, size)}/${ino}`;
@@ -251,12 +257,12 @@ export class FileQuotaStore implements QuotaStore {
       const reset = !fresh && ((cursorFile?.includes('/') ? cursorFile : `/${cursorFile}`) !== file || !(Number(cursorOffset) <= size));
       const from = fresh || reset ? 0 : Number(cursorOffset);
       const length = size - from;
-      if (length <= 0) return { records: [], cursor: `${file}:${from}`, reset };
+      if (length <= 0) return { records: [], cursor: `${file}:${from}`, reset, damagedLines: 0 };
       // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
       const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
       const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
-      const records = parseUsageLines(buffer.toString('utf8', 0, end));
-      return { records, cursor: `${file}:${from + end}`, reset };
+      const { records, damaged } = parseUsageLines(buffer.toString('utf8', 0, end));
+      return { records, cursor: `${file}:${from + end}`, reset, damagedLines: damaged };
     } finally {
       await handle.close();
     }
@@ -428,7 +434,7 @@ export class FileQuotaStore implements QuotaStore {
     mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
     return withFileLock(`${this.path}.lock`, task).catch((error: unknown) => {
       // The lock's own error names a file; the ledger's says what waits on it (nothing was sent).
-      throw error instanceof FileLockBusyError ? new LedgerBusyError(error) : error;
+      throw error instanceof FileLockBusyError ? new LedgerBusyError(error) : (unusableFileError(error) ?? error);
     });
   }
 
@@ -588,11 +594,17 @@ export class FileQuotaStore implements QuotaStore {
    * is older than `from`: records are appended in time order give or take a day (a job counts in the day it was reserved).
    */
   async #readUsage(from?: number): Promise<UsageRecord[]> {
+    return (await this.#readUsageLines(from)).records;
+  }
+
+  /** `#readUsage`, with how many lines it met damaged and skipped (`parseUsageLines`). */
+  async #readUsageLines(from?: number): Promise<ParsedUsage> {
     if (from === undefined) return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
-    if (!handle) return [];
+    if (!handle) return { records: [], damaged: 0 };
     try {
       const chunks: UsageRecord[][] = [];
+      let damaged = 0;
       // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
       let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
       while (end > 0) {
@@ -600,16 +612,18 @@ export class FileQuotaStore implements QuotaStore {
         const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
         const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
         const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;
-        const records = parseUsageLines(bytes.toString('utf8', cut));
-        if (records.length > 0 && records.every((r) => r.time < from)) break;
-        chunks.push(records);
+        const parsed = parseUsageLines(bytes.toString('utf8', cut));
+        damaged += parsed.damaged;
+        if (parsed.records.length > 0 && parsed.records.every((r) => r.time < from)) break;
+        chunks.push(parsed.records);
         [end, carried] = [start, bytes.subarray(0, cut)];
       }
-      return chunks.reverse().flat();
+      return { records: chunks.reverse().flat(), damaged };
     } finally {
       await handle.close();
     }
   }
+
 
   /** Every rewrite of `usage.jsonl` (a new file renamed into place) goes through here: a new rewrite line tells readers to read it all again. */
   async #replaceUsage(records: UsageRecord[]): Promise<void> {
@@ -634,6 +648,25 @@ export class FileQuotaStore implements QuotaStore {
   async #writeCapOverrides(file: CapOverridesFile): Promise<void> {
     await writeFileAtomically(this.capOverridesPath, JSON.stringify(file), { backupPath: backupOf(this.capOverridesPath) });
   }
+}
+
+/**
+ * The one mapping of a file-system error met by a step under the lock (a write of the ledger, its backup copy,
+ * `usage.jsonl` or the caps, or the lock itself: a folder in a file's place, a full disk, no permission) to the refusal
+ * of a ledger file the process cannot use, naming that file (not the temporary file a write was making); undefined
+ * for any other error. Only the operator can mend it, so a surface stops (exit 2) rather than failing every job as if
+ * the service had.
+ */
+function unusableFileError(error: unknown): LedgerUnreadableError | undefined {
+  if (isPictorError(error) || !(error instanceof Error)) return undefined;
+  const { code, syscall, path } = error as NodeJS.ErrnoException;
+  if (typeof code !== 'string' || typeof syscall !== 'string') return undefined;
+  const file = unwrittenFileOf(error) ?? path;
+  if (file === undefined) return undefined;
+  return new LedgerUnreadableError(file, `cannot be used (a file of the spend ledger): ${describeFileError(error)} (${syscall})`, {
+    cause: error,
+    remedy: 'Make it a file this user can read and write (move away what is in its place, free disk space, or give access), then try again.',
+  });
 }
 
 /** A file's identity and version (inode, size, modification time), or undefined when it does not exist. */
@@ -674,9 +707,27 @@ async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
   return line.length === 2 ? (RewriteLineSchema.safeParse(safeJson(line[0]!)).data?.rewrite ?? '') : '';
 }
 
-/** The usage records of lines of `usage.jsonl`; a line cut short by a crash (its settle never reached the ledger) or not yet complete is skipped. */
-function parseUsageLines(text: string): UsageRecord[] {
-  return text.split('\n').flatMap((line) => parseUsageLine(line) ?? []);
+/** The usage records of lines of `usage.jsonl`, and how many lines were damaged. */
+interface ParsedUsage {
+  records: UsageRecord[];
+  damaged: number;
+}
+
+/**
+ * The usage records of lines of `usage.jsonl`: the one place its lines are counted. A line that is no record is skipped
+ * and counted as damaged (a line a crash cut short, whose settle never reached the ledger, or one damaged since), but
+ * for a rewrite line, a blank one, and the text after the last newline that is no record: a line still being written.
+ */
+function parseUsageLines(text: string): ParsedUsage {
+  const lines = text.split('\n');
+  const records: UsageRecord[] = [];
+  let damaged = 0;
+  lines.forEach((line, i) => {
+    const record = parseUsageLine(line);
+    if (record) records.push(record);
+    else if (i < lines.length - 1 && line.trim() !== '' && !RewriteLineSchema.safeParse(safeJson(line)).success) damaged++;
+  });
+  return { records, damaged };
 }
 
 /** The usage record of one line of `usage.jsonl`; undefined for a line cut short (or blank). */

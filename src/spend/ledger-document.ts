@@ -3,7 +3,7 @@ import { BREAKER_BUCKET_MS, breakerApplies, historyHours, hourBucket, inWindow, 
 import { cutOffCostUsd } from './charge-rules.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { isOpenHere } from './store-process.js';
-import { countsUnder, evaluate, exceedsReservation, keysOfJob, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
+import { countsUnder, evaluate, exceedsReservation, keysOfJob, NANOS_PER_USD, periodKey, roundToNanoUsd, toNanos, type CapPeriod } from './rules.js';
 import type { ActiveJob, BreakerState, ChargeBasis, ReconcileReport, ReserveInput, SettleInfo, SpendRefusal, UsageRecord } from './types.js';
 import { JobDetailsSchema, latestByJob, latestPerJob, usageRecord } from './usage-records.js';
 import { DAY_MS, utcDayBefore, utcMonthBefore } from './utc-period.js';
@@ -29,10 +29,11 @@ export function firstRefusalDay(sinceDay: string, now: number): string {
 }
 
 /**
- * An amount in USD as a ledger holds it: a finite number, 0 or more. A file holding another (valid JSON, but no amount
- * this code writes) is damaged, as one cut short is: moved aside and its backup put back, or refused.
+ * An amount in USD as a ledger holds it: 0 or more, and countable (in nano-dollars a finite number). A file holding
+ * another (valid JSON, but no amount this code writes) is damaged, as one cut short is: moved aside and its backup put
+ * back, or refused. So is one whose amounts add up past what can be counted (`countableSums`).
  */
-const UsdSchema = z.number().nonnegative(); // zod takes only finite numbers
+const UsdSchema = z.number().nonnegative().refine((usd) => Number.isFinite(usd * NANOS_PER_USD)); // zod takes only finite numbers
 /** USD per key (`account`, a user, a scope) or per bucket. */
 const AmountsSchema = z.record(z.string(), UsdSchema);
 
@@ -68,6 +69,30 @@ const BreakerScopeSchema = z.object({
   resumedBy: z.string().optional(),
 });
 
+/** The amounts of a ledger document, either format, as far as `countableSums` adds them up. */
+interface Amounts {
+  spent: Record<string, Record<string, number>>;
+  reservations: Record<string, { usd: number }>;
+  uncertain?: Record<string, { usd: number }> | undefined;
+  breaker?: Record<string, { recent: Record<string, number>; hours: Record<string, number>; pausedUsd?: number | undefined; limitUsd?: number | undefined }> | undefined;
+}
+
+/**
+ * Whether every sum of the ledger's amounts can be counted: each amount can, but a few near the limit add up past it
+ * (a cap's check would then fail every job). All amounts are 0 or more, so their total bounds every sum.
+ */
+function countableSums(doc: Amounts): boolean {
+  let total = 0;
+  for (const amounts of Object.values(doc.spent)) for (const usd of Object.values(amounts)) total += usd;
+  for (const { usd } of [...Object.values(doc.reservations), ...Object.values(doc.uncertain ?? {})]) total += usd;
+  for (const b of Object.values(doc.breaker ?? {})) {
+    for (const usd of [...Object.values(b.recent), ...Object.values(b.hours), b.pausedUsd ?? 0, b.limitUsd ?? 0]) total += usd;
+  }
+  return Number.isFinite(total * NANOS_PER_USD);
+}
+
+const SUMS_ISSUE = { message: 'its amounts add up past what can be counted' };
+
 const UncertainSchema = z.object({ userKey: z.string(), scopeKey: z.string(), usd: UsdSchema, day: z.string(), at: z.number() });
 
 export const LedgerV2Schema = z.object({
@@ -84,15 +109,17 @@ export const LedgerV2Schema = z.object({
   breaker: z.record(z.string(), BreakerScopeSchema).optional(),
   /** Refusals counted per UTC day and code, for the console (absent in files written before). */
   refusals: z.record(z.string(), z.record(z.string(), z.number())).optional(),
-});
+}).refine(countableSums, SUMS_ISSUE);
 
 /** The first format (daily spending, reservations with a time to live); read and upgraded. */
-export const LedgerV1Schema = z.object({
-  version: z.literal(1),
-  spent: z.record(z.string(), AmountsSchema),
-  reservations: z.record(z.string(), z.object({ userKey: z.string(), scopeKey: z.string(), usd: UsdSchema, day: z.string(), at: z.number() })),
-  lastJobAt: z.record(z.string(), z.number()),
-});
+export const LedgerV1Schema = z
+  .object({
+    version: z.literal(1),
+    spent: z.record(z.string(), AmountsSchema),
+    reservations: z.record(z.string(), z.object({ userKey: z.string(), scopeKey: z.string(), usd: UsdSchema, day: z.string(), at: z.number() })),
+    lastJobAt: z.record(z.string(), z.number()),
+  })
+  .refine(countableSums, SUMS_ISSUE);
 
 export type Ledger = z.output<typeof LedgerV2Schema>;
 export type Reservation = z.output<typeof ReservationSchema>;

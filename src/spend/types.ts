@@ -165,6 +165,11 @@ export interface UsageQuery {
   until?: number | undefined;
   userKey?: string | undefined;
   scopeKey?: string | undefined;
+  /**
+   * Told how many lines of `usage.jsonl` the read met damaged and skipped (the file ledger; a last line still being
+   * written is none of them): their records are missing from the answer. Never told on Redis.
+   */
+  onDamagedLines?: ((lines: number) => void) | undefined;
 }
 
 /**
@@ -334,6 +339,8 @@ export interface UsageFeed {
   records: UsageRecord[];
   cursor: string;
   reset: boolean;
+  /** The lines of `usage.jsonl` this read met damaged and skipped (the file ledger; absent on Redis): their records are missing. */
+  damagedLines?: number | undefined;
 }
 
 /** Refusals counted per UTC day and code. */

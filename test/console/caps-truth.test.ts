@@ -1,3 +1,4 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
 import type { Alert } from '../../src/console/alerts/channels.js';
@@ -508,6 +509,24 @@ describe('the caps as the console shows them and alerts of them', () => {
     expect(figureIn(page, 'account-month-used')).toBe(figureIn(page, 'cap-used:account:account:month'));
     expect(figureIn(page, 'account-month-records')).toBe(0.05);
     expect(page).toContain('records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
+  });
+
+  it('names the damaged lines of usage.jsonl, not retention, when they are why the records kept add up to less than the ledger settled', async () => {
+    const dir = await folder();
+    const now = Date.UTC(2030, 5, 27, 12);
+    const store = await opened(new FileQuotaStore({ dir, clock: () => now }));
+    await spend(store, 'first', 'cli:owner', 'cli', 0.4, now);
+    await spend(store, 'second', 'cli:owner', 'cli', 0.05, now);
+    const lines = (await readFile(store.usagePath, 'utf8')).split('\n');
+    lines[1] = '{"jobId":"first","dam';
+    await writeFile(store.usagePath, lines.join('\n'));
+
+    const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
+    expect(figures.damagedUsageLines).toBe(1);
+    const page = await spendPageOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
+    expect(figureIn(page, 'account-month-records')).toBe(0.05);
+    expect(page).toContain('1 damaged line of <code>usage.jsonl</code> was skipped');
+    expect(page).not.toContain('PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
   });
 
   it('gives a user with spend in the ledger and no usage record kept a row, with the ledger’s amount and no jobs claimed', async () => {

@@ -1,7 +1,7 @@
 import { link, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { restoreFromBackup, writeFileAtomically } from '../../src/internal.js';
+import { restoreFromBackup, unreadFileOf, writeFileAtomically } from '../../src/internal.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = () => testTempDir('pictor-atomic-');
@@ -120,13 +120,16 @@ describe('restoreFromBackup', () => {
     expect((await stat(file)).isDirectory()).toBe(true);
   });
 
-  it('does not read the backup copy of a good file: one that cannot be read is no error then', async () => {
+  it('throws a backup copy that is not a file (a folder) as unread even beside a good file, touching nothing: every write would fail on it', async () => {
     const dir = await tempDir();
     const file = join(dir, 'ledger.json');
     await writeFile(file, 'ok 2');
     await mkdir(`${file}.bak`);
 
-    expect(await restoreFromBackup(file, `${file}.bak`, good)).toEqual({ restored: false });
+    const error = await restoreFromBackup(file, `${file}.bak`, good).catch((e: unknown) => e);
+
+    expect(unreadFileOf(error)).toBe(`${file}.bak`);
     expect(await readFile(file, 'utf8')).toBe('ok 2');
+    expect(await readdir(dir)).toEqual(['ledger.json', 'ledger.json.bak']);
   });
 });

@@ -30,6 +30,7 @@ describe('a ledger file damaged while a job runs', () => {
     ['not JSON (cut short)', '{"version":2,"spent":'],
     ['not a ledger', '{"version": 9}'],
     ['a ledger holding a negative amount', JSON.stringify({ version: 2, spent: { [new Date(T0).toISOString().slice(0, 10)]: { account: -5 } }, reservations: {}, owners: {}, uncertain: {}, lastJobAt: {} })],
+    ['a ledger holding an amount too large to count', JSON.stringify({ version: 2, spent: { [new Date(T0).toISOString().slice(0, 10)]: { account: 1e308 } }, reservations: {}, owners: {}, uncertain: {}, lastJobAt: {} })],
   ])('that is %s is moved aside and its backup copy put back by the next step, which says so, and the job is charged', async (_what, damaged) => {
     const dir = await newDir();
     const restored: { brokenCopy?: string | undefined }[] = [];

@@ -123,6 +123,8 @@ describe('the file ledger over the life of its processes', () => {
     // Valid JSON whose numbers no ledger holds: every capped job would fail on them, an uncapped one be sent uncounted.
     ['holding a negative amount', '{"version":2,"spent":{"2030-06-15":{"account":-5}},"reservations":{},"owners":{},"uncertain":{},"lastJobAt":{}}'],
     ['holding an amount too large for a number', '{"version":2,"spent":{"2030-06-15":{"account":1e999}},"reservations":{},"owners":{},"uncertain":{},"lastJobAt":{}}'],
+    ['holding an amount no sum of it can count (its nano-dollars are not a finite number)', '{"version":2,"spent":{"2030-06-15":{"account":1e308}},"reservations":{},"owners":{},"uncertain":{},"lastJobAt":{}}'],
+    ['holding amounts each finite whose sum is not', '{"version":2,"spent":{"2030-06-15":{"discord:u1":1e290}},"reservations":{"r":{"userKey":"discord:u1","scopeKey":"discord:g1","usd":1.7e308,"day":"2030-06-15","month":"2030-06","at":0,"owner":"o","sent":true}},"owners":{},"uncertain":{},"lastJobAt":{}}'],
     ['holding a negative amount in its first format', '{"version":1,"spent":{"2030-06-15":{"discord:u1":-5}},"reservations":{},"lastJobAt":{}}'],
   ])('a ledger that is %s', (_what, content) => {
     it('refuses to open without a backup, naming the file and what to do', async () => {

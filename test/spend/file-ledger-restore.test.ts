@@ -122,6 +122,26 @@ describe('a backup copy that cannot be read', () => {
     expect(await readdir(dir)).toEqual(['quota-ledger.json.bak']);
   });
 
+  it('refuses the start when it is a folder beside a good ledger, rather than failing every job at its first write', async () => {
+    const dir = await newDir();
+    const first = storeAt(dir);
+    await first.open();
+    await reserve(first, 'job-1', 0.05);
+    await first.release('job-1');
+    await first.close();
+    await rm(first.backupPath);
+    await mkdir(first.backupPath);
+    const ledger = await readFile(first.path, 'utf8');
+    const store = storeAt(dir);
+
+    const error = await store.open().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(LedgerUnreadableError);
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.backupPath });
+    expect((error as Error).message).toContain(`${store.backupPath} cannot be read (the backup copy of the spend ledger ${store.path})`);
+    expect(await readFile(store.path, 'utf8')).toBe(ledger);
+  });
+
   it('is named as unreadable for the chat admins’ caps too, rather than starting without them', async () => {
     const dir = await newDir();
     const store = storeAt(dir);

@@ -1,9 +1,10 @@
+import { join } from 'node:path';
 import { ValidationError } from '../../core/errors.js';
 import { formatUsd } from '../../core/pricing.js';
 import type { CoreConfig } from '../../config.js';
 import type { QuotaStore, UsageRecord } from '../../spend/types.js';
 import { sumUsage, usageByKey, type UsageTotals } from '../../spend/usage-totals.js';
-import { hasFileLedger } from '../../spend/ledger-files.js';
+import { hasFileLedger, LEDGER_FILES } from '../../spend/ledger-files.js';
 import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
 import { parseFlags, USAGE_FLAGS } from '../flags.js';
 import type { CliContext } from '../context.js';
@@ -49,14 +50,21 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
   const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';
   const store = await openLedger(config, ledger);
   let records: UsageRecord[] = [];
+  // Lines of usage.jsonl met damaged and skipped: their records are missing from what follows, which says so.
+  let damagedLines = 0;
   if (store) {
     try {
-      records = await store.usage({ since, until });
+      records = await store.usage({ since, until, onDamagedLines: (lines) => (damagedLines = lines) });
     } finally {
       await store.close();
     }
   }
 
+  if (damagedLines > 0 && !values.json) {
+    const usagePath = join(ledgerDir(config.spend.dataDir, ledger), LEDGER_FILES.usage);
+    const [lines, were, they] = damagedLines === 1 ? ['1 damaged line', 'was', 'it'] : [`${damagedLines} damaged lines`, 'were', 'they'];
+    ctx.stderr(`pictor: ${lines} in ${usagePath} ${were} skipped: what ${they} recorded is missing from these totals (the spend ledger still counts what it cost).`);
+  }
   if (values.csv) {
     ctx.stdout(CSV_COLUMNS.join(','));
     for (const r of records) ctx.stdout(CSV_COLUMNS.map((c) => csvCell(csvValue(r, c))).join(','));
@@ -65,7 +73,7 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
   const rows = group(records, by, since, lastDay);
   const total = sumUsage(records, 'total');
   if (values.json) {
-    ctx.stdout(JSON.stringify({ ok: true, ledger, since: isoDay(since), until: isoDay(lastDay), by, total, rows }));
+    ctx.stdout(JSON.stringify({ ok: true, ledger, since: isoDay(since), until: isoDay(lastDay), by, total, rows, damagedLines }));
     return 0;
   }
   const where = `${ledger === 'emulator' ? "the emulator's" : "the account's"} ${config.redis ? `Redis ledger (prefix ${ledgerRedis(config.redis, ledger).prefix})` : `ledger in ${ledgerDir(config.spend.dataDir, ledger)}`}`;

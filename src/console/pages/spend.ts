@@ -17,8 +17,8 @@ export function spendPage(context: PageContext, f: SpendFigures, names: Readonly
 <section aria-labelledby="now-h">
 <h2 id="now-h">Today and this month</h2>
 <div class="cards">
-${periodCard('Today', f.today, f.account.day, 'account-day')}
-${periodCard('This month', f.month, f.account.month, 'account-month')}
+${periodCard('Today', f.today, f.account.day, 'account-day', f.damagedUsageLines)}
+${periodCard('This month', f.month, f.account.month, 'account-month', f.damagedUsageLines)}
 </div>
 </section>
 
@@ -106,7 +106,8 @@ ${
 }
 
 /** The account's period: the amounts are the ledger's (the figure its cap rows show); jobs and images the usage records'. */
-function periodCard(title: string, period: string, use: PeriodUse, figure: string): SafeHtml {
+/** `damagedLines`: lines of `usage.jsonl` damaged and skipped, which (rather than retention) explain records adding up to less. */
+function periodCard(title: string, period: string, use: PeriodUse, figure: string, damagedLines: number): SafeHtml {
   const recordsDiffer = Math.abs(use.recordsUsd - use.settledUsd) >= 0.000_001;
   return html`<div class="card" data-period="${period}">
 <h3>${title} <small>(${period})</small></h3>
@@ -120,7 +121,11 @@ ${use.uncertainUsd > 0 ? html`<dt>Of it uncertain</dt><dd>${usd(use.uncertainUsd
 </dl>
 <p class="source">Amounts: the ledger, as the caps count them. Jobs and images: the usage records kept.${
     recordsDiffer
-      ? html` <span class="differs">The usage records kept add up to ${usd(use.recordsUsd, `${figure}-records`)}: records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped, while the ledger keeps the month’s amounts, so jobs and images count fewer than were settled.</span>`
+      ? html` <span class="differs">The usage records kept add up to ${usd(use.recordsUsd, `${figure}-records`)}: ${
+          damagedLines > 0
+            ? html`${damagedLines === 1 ? '1 damaged line' : `${damagedLines} damaged lines`} of <code>usage.jsonl</code> ${damagedLines === 1 ? 'was' : 'were'} skipped (the ledger still counts what ${damagedLines === 1 ? 'it' : 'they'} recorded)`
+            : html`records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped, while the ledger keeps the month’s amounts`
+        }, so jobs and images count fewer than were settled.</span>`
       : ''
   }</p>
 </div>`;

@@ -83,6 +83,22 @@ describe('pictor usage', () => {
     }
   });
 
+  it('says how many damaged lines of usage.jsonl it skipped, on stderr and as a JSON field, rather than totalling less in silence', async () => {
+    const { env } = await ledgerWithTwoJobs();
+    const usagePath = join(env.PICTOR_DATA_DIR!, 'usage.jsonl');
+    const lines = (await readFile(usagePath, 'utf8')).split('\n');
+    lines[1] = '{"jobId":"damaged';
+    await writeFile(usagePath, lines.join('\n'));
+
+    const json = await run(['usage', '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({ total: { jobs: 1 }, damagedLines: 1 });
+    const text = await run(['usage'], env);
+    expect(text.code).toBe(0);
+    expect(text.stderr).toContain(`1 damaged line in ${usagePath} was skipped`);
+    const clean = await ledgerWithTwoJobs();
+    expect((await run(['usage'], clean.env)).stderr).not.toContain('damaged');
+  });
+
   it('groups by surface and user, largest spend first', async () => {
     const { env } = await ledgerWithTwoJobs();
     const bySurface = JSON.parse((await run(['usage', '--by', 'surface', '--json'], env)).stdout) as { rows: { key: string; jobs: number }[] };
