@@ -127,7 +127,8 @@ function report(failure: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, jso
   // A job that failed after it was handed to the client: with --json its line also says what was written and charged.
   const job = failure instanceof JobFailure ? failure.job : {};
   const error = failure instanceof JobFailure ? failure.error : failure;
-  const nothingSent = sends ? ' Nothing was sent.' : '';
+  // A JobFailure is a job whose request was sent (`image-job.ts`): whatever failed after, it is never "Nothing was sent."
+  const nothingSent = sends && !(failure instanceof JobFailure) ? ' Nothing was sent.' : '';
   if (error instanceof ValidationError) {
     const param = error.param;
     // The allowed values only when the message does not already name them all (it usually does).
@@ -145,9 +146,8 @@ function report(failure: unknown, io: Pick<CliContext, 'stdout' | 'stderr'>, jso
   }
   if (error instanceof LedgerBusyError) {
     // Another process holds the ledger: a job refused so was not sent (one that was, ends as a JobFailure); trying again works.
-    const notSent = failure instanceof JobFailure ? '' : nothingSent;
     if (json) io.stdout(JSON.stringify({ ok: false, code: error.code, path: error.path, retryable: true, message: error.message, ...job }));
-    io.stderr(`pictor: ${error.message}.${notSent}`);
+    io.stderr(`pictor: ${error.message}.${nothingSent}`);
     return 1;
   }
   if (error instanceof BudgetExceededError) {
