@@ -75,12 +75,6 @@ const MAX_SHRINKS = 3;
 const TOKEN_SAFETY_MS = 30_000;
 
 /**
- * How long after its first try a channel message is sent again with its nonce: Discord keeps a nonce "in the past few
- * minutes" (Create Message, `enforce_nonce`), so not longer than the least that may mean.
- */
-const NONCE_TRUSTED_MS = 2 * 60_000;
-
-/**
  * Where a job's reply goes: the interaction's response (edited in place with
  * the interaction token), or, once the token is expired (older than 15
  * minutes, 50027) or the reply is gone, a message in the fallback (the
@@ -415,13 +409,13 @@ export class ReplyTarget {
    * none is made). So one Discord failed on (5xx) or did not answer, after discord.js's own tries of it (which the REST
    * client keeps for a post with an enforced nonce: `withPostsSentOnce`), is sent again with the same nonce —
    * `finalAttempts` tries at most — and shows once whether or not Discord made it. Every send of that nonce, discord.js's
-   * own tries included, is within `NONCE_TRUSTED_MS` of the first: each try is cut off there (its request aborted;
+   * own tries included, is within `DISCORD_LIMITS.nonceKeptMs` of the first: each try is cut off there (its request aborted;
    * discord.js sends nothing more of it), and none starts after it, nor once `stop` is aborted. Throws the last failure.
    */
   async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
     const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
     const since = this.#now();
-    const left = () => NONCE_TRUSTED_MS - (this.#now() - since);
+    const left = () => DISCORD_LIMITS.nonceKeptMs - (this.#now() - since);
     for (let attempt = 1; ; attempt++) {
       const cutOff = abortAfter(left());
       try {
