@@ -75,12 +75,6 @@ const MAX_SHRINKS = 3;
 const TOKEN_SAFETY_MS = 30_000;
 
 /**
- * How long after its first try a channel message is sent again with its nonce: Discord keeps a nonce "in the past few
- * minutes" (Create Message, `enforce_nonce`), so not longer than the least that may mean.
- */
-const NONCE_TRUSTED_MS = 2 * 60_000;
-
-/**
  * Where a job's reply goes: the interaction's response (edited in place with
  * the interaction token), or, once the token is expired (older than 15
  * minutes, 50027) or the reply is gone, a message in the fallback (the
@@ -183,8 +177,9 @@ export class ReplyTarget {
    * all); once one is not answered, the line may be there, and it is posted nowhere else, however the tries end (each
    * failed, a later one refused, the token spent or run out before the next) —, else, when Discord refuses the edit (4xx:
    * no edit was made) or the token is spent before any edit failed so, in a message of its own where the next message
-   * goes. An end the member's DM did not open for (`DmNotOpened`) is missing for certain: the same message says so,
-   * with its images, in that DM once a later message reached it.
+   * goes. An end the member's DM did not open for (`DmNotOpened`) is missing for certain when the reply is known not to
+   * show it: the same message says so, with its images, in that DM once a later message reached it; when the reply could
+   * not be read after an edit Discord failed on (it may show the end), it says the end may be missing.
    */
   async #sayMayBeMissing(): Promise<void> {
     const files = this.#unconfirmed.splice(0);
@@ -274,7 +269,9 @@ export class ReplyTarget {
     }
     // An edit Discord failed on or did not answer may have been made: the reply showing the end already, it is not
     // posted again in the fallback (where it would show twice).
-    if (unanswered && (await this.#replyShows(current))) {
+    // Undefined when the reply could not be read: the edit may have landed, so the end is not known to be missing.
+    const shows = unanswered ? await this.#replyShows(current) : false;
+    if (shows) {
       this.#shownEnd = current.content;
       return { delivered: true, refusedFiles };
     }
@@ -287,9 +284,14 @@ export class ReplyTarget {
         return { delivered: true, refusedFiles };
       } catch (error) {
         if (!leaveOutFiles(error)) {
-          if (mayHaveMade(error) && current.files.length === 0) this.#endUnconfirmed = true;
-          // The DM did not open: nothing was posted there, and the member is told so there if a later message gets in.
-          if (error instanceof DmNotOpened) this.#endNotOpened = current.files.map((file) => file.name);
+          // The DM did not open: nothing was posted there, and the member is told so there if a later message gets in —
+          // that the end was not delivered when the reply is known not to show it, else that it may be missing.
+          // (A post Discord failed on or did not answer in the fallback has its images counted unconfirmed already.)
+          if (error instanceof DmNotOpened) {
+            if (shows === false) this.#endNotOpened = current.files.map((file) => file.name);
+            else this.#unconfirmed.push(...current.files.map((file) => file.name));
+          }
+          if ((mayHaveMade(error) || (error instanceof DmNotOpened && shows === undefined)) && current.files.length === 0) this.#endUnconfirmed = true;
           this.#undelivered(error, 'final', current);
           // Discord failed on it or did not answer: it may be in the fallback, so the reply says it may be there, not that it is.
           if (mayHaveMade(error)) await this.#clearProgress(false);
@@ -407,13 +409,13 @@ export class ReplyTarget {
    * none is made). So one Discord failed on (5xx) or did not answer, after discord.js's own tries of it (which the REST
    * client keeps for a post with an enforced nonce: `withPostsSentOnce`), is sent again with the same nonce —
    * `finalAttempts` tries at most — and shows once whether or not Discord made it. Every send of that nonce, discord.js's
-   * own tries included, is within `NONCE_TRUSTED_MS` of the first: each try is cut off there (its request aborted;
+   * own tries included, is within `DISCORD_LIMITS.nonceKeptMs` of the first: each try is cut off there (its request aborted;
    * discord.js sends nothing more of it), and none starts after it, nor once `stop` is aborted. Throws the last failure.
    */
   async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
     const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
     const since = this.#now();
-    const left = () => NONCE_TRUSTED_MS - (this.#now() - since);
+    const left = () => DISCORD_LIMITS.nonceKeptMs - (this.#now() - since);
     for (let attempt = 1; ; attempt++) {
       const cutOff = abortAfter(left());
       try {
@@ -466,14 +468,14 @@ export class ReplyTarget {
     });
   }
 
-  /** Whether the reply shows `message` (its words): asked after an edit Discord failed on or did not answer. False when it cannot be read. */
-  async #replyShows(message: OutgoingMessage): Promise<boolean> {
+  /** Whether the reply shows `message` (its words): asked after an edit Discord failed on or did not answer. Undefined when it cannot be read. */
+  async #replyShows(message: OutgoingMessage): Promise<boolean | undefined> {
     try {
       const reply = (await this.#o.webhookRest.get(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), { auth: false })) as { content?: string };
       return reply.content === bodyOf(message).content;
     } catch (error) {
       this.#noteFailure(error, 'final');
-      return false;
+      return undefined;
     }
   }
 

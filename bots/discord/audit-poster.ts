@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, Routes, type REST } from 'discord.js';
 import { auditGreeting, auditLinesOf, auditSkippedNote, AuditChannelError, AuditPostLost, type AuditEntry, type AuditPost, type AuditPoster } from '../runner/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode } from './discord-facts.js';
@@ -16,13 +17,14 @@ const PROMPT_CHARS = 300;
 export function discordAuditPoster(rest: REST): AuditPoster {
   return {
     maxEntries: DISCORD_LIMITS.embedsPerMessage,
-    // Each message carries its nonce, enforced: Discord answers the message it already made of it (a few minutes).
-    replaysLost: true,
+    // Each message carries its nonce, enforced: Discord answers the message it already made of it (a few minutes). The
+    // audit log cuts every send of it off there (the post's `signal`): discord.js's own tries of it included.
+    replayMs: DISCORD_LIMITS.nonceKeptMs,
     async post(post) {
       const body = { ...bodyOf(post), ...(post.nonce !== undefined && { nonce: post.nonce, enforce_nonce: true }) };
       let message: { id: string; embeds?: unknown[] };
       try {
-        message = (await rest.post(Routes.channelMessages(post.channelId), { body })) as { id: string; embeds?: unknown[] };
+        message = (await rest.post(Routes.channelMessages(post.channelId), { body, ...(post.signal && { signal: post.signal }) })) as { id: string; embeds?: unknown[] };
       } catch (error) {
         // A channel deleted: no post there ever succeeds (the runner drops its entries rather than trying again). One
         // the bot can no longer see (50001) or post in (50013) may come back: thrown as it is, tried again later.
@@ -49,9 +51,14 @@ export function discordAuditPoster(rest: REST): AuditPoster {
     },
     async greet({ channelId, locale }) {
       // The greeting is an embed, as the entries are: a channel without Embed Links is found now, not after the first posts.
+      // Its nonce, enforced, lets discord.js try it again (a 5xx, no answer) without a second greeting: each try within
+      // the minutes Discord keeps the nonce (cut off there).
+      const body = { content: '🧾', embeds: [{ description: auditGreeting('discord', locale), color: COLOURS.done }], allowed_mentions: { parse: [] }, nonce: randomBytes(12).toString('hex'), enforce_nonce: true };
+      const cutOff = new AbortController();
+      const timer = setTimeout(() => cutOff.abort(), DISCORD_LIMITS.nonceKeptMs);
       let message: { embeds?: unknown[] };
       try {
-        message = (await rest.post(Routes.channelMessages(channelId), { body: { content: '🧾', embeds: [{ description: auditGreeting('discord', locale), color: COLOURS.done }], allowed_mentions: { parse: [] } } })) as { embeds?: unknown[] };
+        message = (await rest.post(Routes.channelMessages(channelId), { body, signal: cutOff.signal }).finally(() => clearTimeout(timer))) as { embeds?: unknown[] };
       } catch (error) {
         const code = discordErrorCode(error);
         if (code === DISCORD_ERRORS.missingAccess || code === DISCORD_ERRORS.missingPermissions) throw new AuditChannelError('no_permission', code);

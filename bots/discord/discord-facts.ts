@@ -37,6 +37,12 @@ export const DISCORD_LIMITS = {
   /** Embeds in one message, and the characters of text of all of them together. */
   embedsPerMessage: 10,
   embedChars: 6000,
+  /**
+   * How long after its first send a message with an enforced nonce is sent again with it: Discord answers one with the
+   * nonce of a message the bot made "in the past few minutes" with that message (Create Message, `enforce_nonce`), so not
+   * longer than the least that may mean. Every send of one nonce, discord.js's own tries included, is within it.
+   */
+  nonceKeptMs: 2 * 60_000,
 } as const;
 
 /**

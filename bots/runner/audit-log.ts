@@ -62,6 +62,11 @@ export interface AuditPost {
    * `nonce`, enforced) creates the message once however often it is sent within a few minutes.
    */
   nonce?: string | undefined;
+  /**
+   * Aborted where the platform no longer keeps the nonce (`AuditPoster.replayMs` after its first send): the post's tries,
+   * its client's own included, stop there — a send after it could make a second message.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -73,10 +78,12 @@ export interface AuditPoster {
   /** Most entries in one message (Discord: 10 embeds; Slack: what its blocks hold). */
   readonly maxEntries: number;
   /**
-   * The platform creates a message once for its `nonce` within `AUDIT_LIMITS.replayMs`: a post whose answer was lost
-   * (`AuditPostLost`) is sent again as it was then, and the platform answers the message it made, if it made one.
+   * The platform creates a message once for its `nonce` sent within this long of its first send (Discord:
+   * `DISCORD_LIMITS.nonceKeptMs`): a post whose answer was lost (`AuditPostLost`) is sent again as it was then, within
+   * it, and the platform answers the message it made, if it made one. Every send of a post is cut off there (its
+   * `signal`). Unset: the platform has no such guard, and a lost post is never sent again.
    */
-  readonly replaysLost?: boolean | undefined;
+  readonly replayMs?: number | undefined;
   /**
    * Posts one message; answers its id (Discord's message id, Slack's `ts`). Throws what the platform refused (nothing
    * was posted: tried again later), or `AuditPostLost` when the answer was lost after sending (the message may be there).
@@ -113,7 +120,7 @@ export class AuditChannelError extends Error {
 /**
  * A post whose answer was lost after it was sent (a timeout, an abort, a connection cut, a 5xx without a platform's
  * answer): the message may be in the channel. Never sent again blindly: only as it was, where the platform makes one
- * message of its `nonce` (`AuditPoster.replaysLost`); otherwise its entries are let go of, as maybe posted.
+ * message of its `nonce` (`AuditPoster.replayMs`); otherwise its entries are let go of, as maybe posted.
  */
 export class AuditPostLost extends Error {
   override readonly name = 'AuditPostLost';
@@ -209,7 +216,7 @@ export interface AuditLogOptions {
  * long each time some still fail, up to `retryMaxMs` between two tries (one try a post each time); so is a channel's
  * post that failed tried again, its entries waiting in its queue meanwhile.
  */
-export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3, retryMs: 60_000, retryMaxMs: 3_600_000, replayMs: 150_000 } as const;
+export const AUDIT_LIMITS = { batchMs: 2_000, maxQueued: 200, troubleAfter: 3, retryMs: 60_000, retryMaxMs: 3_600_000 } as const;
 
 /**
  * The audit log's wait before trying again after one more failed try: `first` (`retryMs` unless given) the first time,
@@ -246,7 +253,7 @@ interface ChannelQueue extends Omit<AuditPost, 'entries'> {
   sending: Sending | undefined;
   /** Its last post failed: how long the next try waits (`retryMs`, twice as long after each failure, up to `retryMaxMs`). */
   failWaitMs: number | undefined;
-  /** A post whose answer was lost, to send again as it was (same entries, note and nonce) at the next try, within `replayMs`. */
+  /** A post whose answer was lost, to send again as it was (same entries, note and nonce) at the next try, within its poster's `replayMs`. */
   lost: Lost | undefined;
 }
 
@@ -850,7 +857,7 @@ export class AuditLog {
       // A post whose answer was lost is sent again first, as it was, while the platform still knows its nonce.
       let lost = queue.lost;
       queue.lost = undefined;
-      if (lost && (!poster.replaysLost || this.#now() - lost.at > AUDIT_LIMITS.replayMs)) {
+      if (lost && (poster.replayMs === undefined || this.#now() - lost.at > poster.replayMs)) {
         await this.#letGo(queue, lost, undefined);
         lost = undefined;
         if (queue.items.length === 0 && queue.skipped === 0) return;
@@ -882,8 +889,10 @@ export class AuditLog {
       // When this post is first sent: a replay's window counts from here, not from when its failure was seen (the
       // platform's client may have kept trying for a minute before it gave up).
       const sentAt = this.#now();
+      // Where the platform keeps the nonce: every send of it stops where the platform forgets it (a replay's, from the first send).
+      const cutOff = poster.replayMs === undefined ? undefined : abortAfter(poster.replayMs - (sentAt - (lost?.at ?? sentAt)));
       try {
-        ({ messageId } = await poster.post(post));
+        ({ messageId } = await poster.post(cutOff ? { ...post, signal: cutOff.signal } : post).finally(() => cutOff?.clear()));
       } catch (error) {
         sending.outcome = 'unposted';
         landed();
@@ -899,9 +908,9 @@ export class AuditLog {
         }
         if (lost || error instanceof AuditPostLost) {
           // Its message may be in the channel: sent again only as it was, with its nonce, at the channel's next try
-          // (within `replayMs` of its first try; never while the bot stops); else let go of, as maybe posted.
+          // (within its poster's `replayMs` of its first try; never while the bot stops); else let go of, as maybe posted.
           const again: Lost = lost ?? { items, entries, skipped, nonce, at: sentAt };
-          if (!poster.replaysLost || this.#closing) return void (await this.#letGo(queue, again, error));
+          if (poster.replayMs === undefined || this.#closing) return void (await this.#letGo(queue, again, error));
           queue.lost = again;
           queue.failWaitMs = auditRetryWaitMs(queue.failWaitMs, this.#postRetryMs);
           this.#failed(scopeKey, queue.channelId, error, items.length, queue.failWaitMs);
@@ -1046,3 +1055,10 @@ function codeOf(error: unknown): string | number | undefined {
   return undefined;
 }
 
+/** A signal aborted `ms` from now (at once if none are left); `clear` when it is no longer needed. */
+function abortAfter(ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), Math.max(0, ms));
+  timer.unref?.();
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}

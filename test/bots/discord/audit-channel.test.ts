@@ -65,6 +65,15 @@ describe('the audit channel on Discord', () => {
     expect(h.discord.channelMessages().filter((m) => (m.flags & EPHEMERAL) === 0).map((m) => m.id)).toEqual([result.id]);
   });
 
+  it('greets a channel once though Discord made the greeting and failed on its answer (502): discord.js tries it again, its nonce keeps it one message', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 502, code: 0, message: 'Bad Gateway', applyFirst: true });
+    const audit = snowflake();
+    const answer = await chooseAuditChannel(h, audit);
+    expect(answer.content).toBe(`✅ ${say('en', 'audit.set', { scope: 'server', channel: `<#${audit}>` })}`);
+    expect(h.discord.channelMessages(audit).map((m) => embedTexts(m))).toEqual([[auditGreeting('discord', 'en')]]);
+  });
+
   it('refuses a channel the bot cannot post in, naming the permissions, and keeps nothing', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });

@@ -1,6 +1,7 @@
 import { DiscordAPIError, HTTPError, type REST } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { discordAuditPoster } from '../../../bots/discord/audit-poster.js';
+import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
 import { AUDIT_PROMPT_MAX, AuditPostLost, auditSkippedNote, type AuditEntry } from '../../../bots/runner/index.js';
 
 /** A REST client that keeps the bodies it was given. */
@@ -39,9 +40,18 @@ describe('audit posts on Discord', () => {
     const post = (rest: REST) => discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24) });
     await expect(post(timingOut)).rejects.toBeInstanceOf(AuditPostLost);
     expect(made[0]).toMatchObject({ nonce: 'n'.repeat(24), enforce_nonce: true });
-    expect(discordAuditPoster(timingOut).replaysLost).toBe(true);
+    expect(discordAuditPoster(timingOut).replayMs).toBe(DISCORD_LIMITS.nonceKeptMs);
     const refusal = new DiscordAPIError({ code: 50013, message: 'Missing Permissions' }, 50013, 403, 'POST', '/channels/C/messages', {});
     await expect(post({ post: async () => Promise.reject(refusal) } as unknown as REST)).rejects.toBe(refusal);
+  });
+
+  it('hands discord.js the post’s cut-off (where Discord forgets its nonce): its own tries of the post stop there', async () => {
+    const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
+    const signals: (AbortSignal | undefined)[] = [];
+    const rest = { post: async (_route: string, options: { signal?: AbortSignal }) => (signals.push(options.signal), { id: '1' }) } as unknown as REST;
+    const cutOff = new AbortController();
+    await discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24), signal: cutOff.signal });
+    expect(signals).toEqual([cutOff.signal]);
   });
 
   it('names a post whose answer was lost by the code the audit log shows: `timeout` for an abort, the network code, a 5xx status', async () => {

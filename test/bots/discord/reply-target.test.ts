@@ -578,6 +578,22 @@ describe('the member’s DM Discord failed to open (5xx) for the end: nothing wa
     expect(told!.content).toContain(files[0]!.name);
   });
 
+  it('tells the member the end may be missing, not that it was not delivered, when its edit may have landed (Discord failed on it, then the reply could not be read)', async () => {
+    const { s, ix } = await deferredJob();
+    // Discord makes the first edit of the end though it fails on it; then reading the reply fails, and so does opening the DM.
+    failsEachTry(s, replyEdits(ix), { tries: 2 * DISCORD_JS_TRIES, madeFirst: true });
+    failsEachTry(s, { route: 'webhook-message', method: 'GET', token: ix.token });
+    failsEachTry(s, { route: 'dm-channel', method: 'POST' });
+    const delivered = await s.targetOf(ix, { fallback: 'dm', finalAttempts: 2, retryDelaysMs: [0] }).final([end([]), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered.first).toBe(false);
+    expect(s.discord.original(ix)!.content).toBe(end([]).content);
+    const [next, told, ...others] = s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id));
+    expect(others).toEqual([]);
+    expect(next!.content).toBe(`<@${ix.user.id}> More images (2–2 of 9)`);
+    expect(notesOf(told!.content)).toEqual(['discord.job.reply_may_be_missing']);
+  });
+
   it('posts nothing more when the DM does not open for the messages after the end either', async () => {
     const { s, ix } = await deferredJob();
     s.discord.expireToken(ix.token);
