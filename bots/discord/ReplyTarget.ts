@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
+import { abortAfter } from 'pictor/internal';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, uploadLimitOf } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
@@ -652,9 +653,3 @@ function formatOf(file: OutgoingFile): OutputFormat {
   return file.contentType === 'image/jpeg' ? 'jpeg' : file.contentType === 'image/webp' ? 'webp' : 'png';
 }
 
-/** A signal aborted `ms` from now (at once if none are left); `clear` when it is no longer needed. */
-function abortAfter(ms: number): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), Math.max(0, ms));
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
-}

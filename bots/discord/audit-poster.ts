@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, Routes, type REST } from 'discord.js';
+import { abortAfter } from 'pictor/internal';
 import { auditGreeting, auditLinesOf, auditSkippedNote, AuditChannelError, AuditPostLost, type AuditEntry, type AuditPost, type AuditPoster } from '../runner/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode } from './discord-facts.js';
 import { promptExcerpt } from './text.js';
@@ -54,11 +55,10 @@ export function discordAuditPoster(rest: REST): AuditPoster {
       // Its nonce, enforced, lets discord.js try it again (a 5xx, no answer) without a second greeting: each try within
       // the minutes Discord keeps the nonce (cut off there).
       const body = { content: '🧾', embeds: [{ description: auditGreeting('discord', locale), color: COLOURS.done }], allowed_mentions: { parse: [] }, nonce: randomBytes(12).toString('hex'), enforce_nonce: true };
-      const cutOff = new AbortController();
-      const timer = setTimeout(() => cutOff.abort(), DISCORD_LIMITS.nonceKeptMs);
+      const cutOff = abortAfter(DISCORD_LIMITS.nonceKeptMs);
       let message: { embeds?: unknown[] };
       try {
-        message = (await rest.post(Routes.channelMessages(channelId), { body, signal: cutOff.signal }).finally(() => clearTimeout(timer))) as { embeds?: unknown[] };
+        message = (await rest.post(Routes.channelMessages(channelId), { body, signal: cutOff.signal }).finally(cutOff.clear)) as { embeds?: unknown[] };
       } catch (error) {
         const code = discordErrorCode(error);
         if (code === DISCORD_ERRORS.missingAccess || code === DISCORD_ERRORS.missingPermissions) throw new AuditChannelError('no_permission', code);

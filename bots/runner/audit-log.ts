@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
-import { CLAIM_WAIT_MS, isSpendRefusalCode, waitAtMost } from 'pictor/internal';
+import { abortAfter, CLAIM_WAIT_MS, isSpendRefusalCode, waitAtMost } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -1055,10 +1055,3 @@ function codeOf(error: unknown): string | number | undefined {
   return undefined;
 }
 
-/** A signal aborted `ms` from now (at once if none are left); `clear` when it is no longer needed. */
-function abortAfter(ms: number): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), Math.max(0, ms));
-  timer.unref?.();
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
-}
