@@ -584,6 +584,10 @@ export class FileQuotaStore implements QuotaStore {
       const last = Buffer.alloc(1);
       const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
       await writeAllAndSync(fd, `${size === 0 ? rewriteLine() : cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
+    } catch (error) {
+      // A write through the descriptor names no file: name it, so a full disk is told of usage.jsonl (`unusableFileError`).
+      if (error instanceof Error && (error as NodeJS.ErrnoException).path === undefined) (error as NodeJS.ErrnoException).path = this.usagePath;
+      throw error;
     } finally {
       closeSync(fd);
     }
@@ -650,17 +654,21 @@ export class FileQuotaStore implements QuotaStore {
   }
 }
 
+/** File-system errors that last until the operator mends something: a folder or a file in the way, no access, a read-only or full disk. */
+const LASTING_FILE_ERRORS = new Set(['EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
+
 /**
  * The one mapping of a file-system error met by a step under the lock (a write of the ledger, its backup copy,
  * `usage.jsonl` or the caps, or the lock itself: a folder in a file's place, a full disk, no permission) to the refusal
  * of a ledger file the process cannot use, naming that file (not the temporary file a write was making); undefined
- * for any other error. Only the operator can mend it, so a surface stops (exit 2) rather than failing every job as if
- * the service had.
+ * for any other error. Only the operator can mend it: the CLI exits 2, and the bots tell the member to ask the operator
+ * rather than failing every job as if the service had.
  */
 function unusableFileError(error: unknown): LedgerUnreadableError | undefined {
   if (isPictorError(error) || !(error instanceof Error)) return undefined;
   const { code, syscall, path } = error as NodeJS.ErrnoException;
-  if (typeof code !== 'string' || typeof syscall !== 'string') return undefined;
+  // Only what lasts until someone mends it; a passing error (EAGAIN, EINTR, EMFILE, EIO) stays the error it is, which the next try may not meet.
+  if (typeof code !== 'string' || typeof syscall !== 'string' || !LASTING_FILE_ERRORS.has(code)) return undefined;
   const file = unwrittenFileOf(error) ?? path;
   if (file === undefined) return undefined;
   return new LedgerUnreadableError(file, `cannot be used (a file of the spend ledger): ${describeFileError(error)} (${syscall})`, {
