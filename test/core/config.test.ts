@@ -331,7 +331,7 @@ describe('a .env line that is not a setting', () => {
     const text = 'DOTENV_TEST_DUP_ENV=1\nDOTENV_TEST_DUP_ENV=2\n';
     const path = await dotEnv(text);
     process.env.DOTENV_TEST_DUP_ENV = 'from-the-environment';
-    onTestFinished(() => delete process.env.DOTENV_TEST_DUP_ENV);
+    onTestFinished(() => void delete process.env.DOTENV_TEST_DUP_ENV);
     const warnings = loadDotEnv(path);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(`DOTENV_TEST_DUP_ENV is set on lines 1 and 2 of ${path}`);
