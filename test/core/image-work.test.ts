@@ -54,3 +54,26 @@ describe('image work in a bot process', () => {
     expect(imageWorkNow()).toEqual({ running: 0, waiting: 0 });
   });
 });
+
+describe('image work whose caller gives up', () => {
+  it('leaves the line when its signal aborts, with the signal reason, and never runs', async () => {
+    let letItEnd!: () => void;
+    const running = new Promise<void>((resolve) => (letItEnd = resolve));
+    const holders = [withImageWork(() => running), withImageWork(() => running)];
+    const caller = new AbortController();
+    let ran = false;
+    const waiting = withImageWork(async () => {
+      ran = true;
+    }, caller.signal);
+    expect(imageWorkNow()).toEqual({ running: 2, waiting: 1 });
+
+    caller.abort(new Error('the client went away'));
+    await expect(waiting).rejects.toThrow('the client went away');
+    expect(imageWorkNow()).toEqual({ running: 2, waiting: 0 });
+
+    letItEnd();
+    await Promise.all(holders);
+    expect(ran).toBe(false);
+    expect(imageWorkNow()).toEqual({ running: 0, waiting: 0 });
+  });
+});
