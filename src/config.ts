@@ -89,7 +89,7 @@ export function readCoreConfig(env: Env, options: { defaultDataDir?: string } = 
  * A `.env` to fix (a folder, a file that cannot be read, one saved as UTF-16, a byte-order mark, a carriage return
  * inside a line, a line that is not a setting) is a ValidationError naming it (`param` `.env`). Returns the warnings
  * the entry point writes on stderr: a name set on more than one line (Node takes the last), named with its lines'
- * numbers, never their values (they may be secrets).
+ * numbers, never their values (they may be secrets), saying the environment's value is used when the environment already sets it.
  */
 export function loadDotEnv(path = '.env'): string[] {
   try {
@@ -127,11 +127,16 @@ export function loadDotEnv(path = '.env'): string[] {
         `.env: line ${badLine} of ${resolve(path)} is not a NAME=value setting Node reads as written: put # first on a comment's line, leave an empty line empty (no spaces or tabs), keep tabs away from a name and put one space after export, and keep a value that spans lines in quotes (NAME="…") that close`,
       );
     }
+    const repeated = repeatedSettings(text);
+    // A name the environment already set keeps that value: Node's loading leaves it alone, so neither line is read.
+    const fromEnvironment = new Set(repeated.filter(({ name }) => process.env[name] !== undefined).map(({ name }) => name));
     process.loadEnvFile(path);
-    return repeatedSettings(text).map(
-      ({ name, lines }) =>
-        `.env: ${name} is set on lines ${listOf(lines)} of ${resolve(path)}; the last one (line ${lines.at(-1)}) is read, as Node reads the file: remove the ${lines.length === 2 ? 'other' : 'others'}`,
-    );
+    return repeated.map(({ name, lines }) => {
+      const where = `.env: ${name} is set on lines ${listOf(lines)} of ${resolve(path)}`;
+      return fromEnvironment.has(name)
+        ? `${where}; the environment's value is used (it wins over .env), not any of these lines: keep one of them`
+        : `${where}; the last one (line ${lines.at(-1)}) is read, as Node reads the file: remove the ${lines.length === 2 ? 'other' : 'others'}`;
+    });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     // A folder named .env: Node 20 says only ERR_INVALID_ARG_TYPE, later ones EISDIR; either way the user needs to hear what it is.

@@ -19,11 +19,15 @@ const slots = new SlotSemaphore(IMAGE_WORK_AT_ONCE);
  * Runs `work` (sharp calls one after another, never one inside another: it
  * would wait for a slot its caller holds) once a slot is free; the others wait
  * their turn, first come first served. What waits is bounded by what the
- * callers hold: the bots' jobs in flight (the runner's queue), the emulator's
- * requests.
+ * callers hold: the bots' jobs in flight (the runner's queue) and the embedded
+ * emulator's requests in flight (its
+ * `maxRequestsInFlight`, 8 by default, each an edit's inputs and the images
+ * asked for). When `signal` aborts while the work waits, it leaves the line
+ * (rejecting with `signal.reason`) and never runs: a request whose caller has
+ * gone keeps no place in it.
  */
-export async function withImageWork<T>(work: () => Promise<T>): Promise<T> {
-  const release = await slots.take();
+export async function withImageWork<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  const release = await slots.take(signal);
   try {
     return await work();
   } finally {

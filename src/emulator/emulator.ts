@@ -13,6 +13,7 @@ import {
   serverError,
   serviceUnavailable,
   badRequest,
+  tooManyRequestsInFlight,
 } from './error-response.js';
 import {
   FaultQueue,
@@ -34,6 +35,9 @@ import { ImageRenderer } from './render-image.js';
 import { RequestLog, type EmulatorStats, type ReceivedRequest } from './request-log.js';
 import { respondWithImages } from './respond-images.js';
 import { TokenBucket } from './token-bucket.js';
+
+/** The wait a request refused for too many in flight is told to take. */
+const IN_FLIGHT_RETRY_AFTER_MS = 1000;
 
 /** A local stand-in for the image service: answers in process (`fetch`) or over HTTP (`listen`). */
 export interface Emulator {
@@ -76,6 +80,8 @@ class LocalImageService implements Emulator {
   readonly #renderer = new ImageRenderer();
   readonly #inflight = new Set<AbortController>();
   readonly #servers = new Set<EmulatorServer>();
+  /** Image requests being answered now (see `maxRequestsInFlight`). */
+  #imageRequests = 0;
 
   constructor(options: EmulatorOptions) {
     this.#settings = applySettings({ ...DEFAULT_SETTINGS }, options);
@@ -162,13 +168,24 @@ class LocalImageService implements Emulator {
     request.signal.addEventListener('abort', onCallerAbort, { once: true });
     this.#inflight.add(controller);
     let streamOpen = false;
+    let admitted = false;
+    const admit = (): boolean => {
+      if (this.#imageRequests >= this.#settings.maxRequestsInFlight) return false;
+      this.#imageRequests++;
+      admitted = true;
+      return true;
+    };
     const release = () => {
       request.signal.removeEventListener('abort', onCallerAbort);
       this.#inflight.delete(controller);
+      if (admitted) {
+        admitted = false;
+        this.#imageRequests--;
+      }
     };
 
     try {
-      const response = await this.#answer(request, url, record, controller, (state) => {
+      const response = await this.#answer(request, url, record, controller, admit, (state) => {
         this.#log.stream(state);
         if (state === 'open') streamOpen = true;
         else release();
@@ -195,6 +212,7 @@ class LocalImageService implements Emulator {
     url: URL,
     record: ReceivedRequest,
     controller: AbortController,
+    admit: () => boolean,
     onStream: (state: 'open' | 'closed') => void,
   ): Promise<Response> {
     const route = ROUTES[url.pathname];
@@ -206,8 +224,10 @@ class LocalImageService implements Emulator {
     const auth = checkBearer(request.headers.get('authorization'), settings.apiKeys);
     record.authorized = auth === 'ok';
     if (auth !== 'ok') return invalidApiKey(auth);
+    // Before its body is read: an edit's inputs are image work too.
+    if (!admit()) return tooManyRequestsInFlight(settings.maxRequestsInFlight, IN_FLIGHT_RETRY_AFTER_MS);
 
-    const call = route === 'generations' ? await parseGenerationCall(request) : await parseEditCall(request, settings);
+    const call = route === 'generations' ? await parseGenerationCall(request) : await parseEditCall(request, settings, controller.signal);
     record.fields = call.fields;
     record.images = call.images;
     if (!call.ok) return call.response;
@@ -242,6 +262,8 @@ class LocalImageService implements Emulator {
       signal: controller.signal,
       cancel: (reason) => controller.abort(reason),
       renderFailed: (err) => {
+        // Its caller has gone (its image work left the line): no answer, as for any request whose caller went away.
+        if (controller.signal.aborted) throw controller.signal.reason;
         if (job.kind === 'edit') return badRequest('The input images could not be read as images.', 'image', 'invalid_image_file');
         settings.logger?.error({ err, requestId: record.id }, 'the emulator failed to render an image');
         return serverError();

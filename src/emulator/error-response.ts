@@ -123,6 +123,20 @@ export function rateLimitExceeded(limit: number | undefined, retryAfterMs: numbe
   );
 }
 
+/** 429 for a request beyond the requests the emulator answers at once (`maxRequestsInFlight`). */
+export function tooManyRequestsInFlight(max: number, retryAfterMs: number): Response {
+  return errorResponse(
+    429,
+    {
+      message: `Too many requests at once: at most ${max} are answered at a time. Please try again in ${formatSeconds(retryAfterMs)}.`,
+      type: 'requests',
+      param: null,
+      code: 'rate_limit_exceeded',
+    },
+    retryAfterHeaders(retryAfterMs),
+  );
+}
+
 export function serverError(): Response {
   return errorResponse(500, {
     message: 'The server had an error while processing your request. Sorry about that!',

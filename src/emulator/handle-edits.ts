@@ -26,7 +26,11 @@ const EXTRA_FILE_PARTS = 4;
  * declared content type); a declared length above the limit is refused unread.
  * Then each image must decode.
  */
-export async function parseEditCall(request: Request, options: { maxImageBytes: number; recordImageBytes: boolean }): Promise<ParsedCall> {
+export async function parseEditCall(
+  request: Request,
+  options: { maxImageBytes: number; recordImageBytes: boolean },
+  signal?: AbortSignal,
+): Promise<ParsedCall> {
   const fail = (response: Response, fields?: Record<string, unknown>, images: ReceivedImagePart[] = []): ParsedCall => ({
     ok: false,
     response,
@@ -57,9 +61,10 @@ export async function parseEditCall(request: Request, options: { maxImageBytes: 
       const original = part.bytes;
       if (options.recordImageBytes) kept[index] = new Uint8Array(original);
       try {
-        const meta = await withImageWork(() => sharp(original).metadata());
+        const meta = await withImageWork(() => sharp(original).metadata(), signal);
         measured[index] = inputImageTokens(meta.width ?? 1024, meta.height ?? 1024);
       } catch {
+        signal?.throwIfAborted(); // Its caller has gone: its image work left the line.
         return; // Not an image: kept as received, so that validation reports it as before.
       }
       // The schema checks each image's own bytes; one it would refuse is kept as received so that it says why.
@@ -68,8 +73,10 @@ export async function parseEditCall(request: Request, options: { maxImageBytes: 
       try {
         part.bytes = await withImageWork(() =>
           sharp(original).rotate().resize(MAX_INPUT_SIDE, MAX_INPUT_SIDE, { fit: 'outside', withoutEnlargement: true }).png({ compressionLevel: 1 }).toBuffer(),
+          signal,
         );
       } catch {
+        signal?.throwIfAborted();
         // Its header reads but its pixels do not decode (garbage image data): refused as one that is not an image.
         measured[index] = undefined;
       }

@@ -29,6 +29,13 @@ export interface EmulatorSettings {
   latencyScales: boolean;
   /** Images per minute (token bucket of that capacity, refilled continuously); `undefined` or 0 = no limit. */
   imagesPerMinute: number | undefined;
+  /**
+   * Image requests (authorized) being answered at once, streams included until they end; one more is answered
+   * at once with 429 `rate_limit_exceeded` and `Retry-After`, as the service answers too many at once. It
+   * bounds the emulator's share of the process's image work (src/core/image-work.ts), which the bots' previews
+   * and fits wait in too. Default 8.
+   */
+  maxRequestsInFlight: number;
   /** Answer every image request with 429 `insufficient_quota`. Default false. */
   quotaExhausted: boolean;
   /** A prompt containing this text (case-insensitive) is refused with `moderation_blocked`; '' or undefined = never. Default `"forbidden"`. */
@@ -69,6 +76,7 @@ export const DEFAULT_SETTINGS: Readonly<EmulatorSettings> = {
   latencyMs: 0,
   latencyScales: false,
   imagesPerMinute: undefined,
+  maxRequestsInFlight: 8,
   quotaExhausted: false,
   moderationMarker: 'forbidden',
   maxImageBytes: LIMITS.editImageMaxBytes,
@@ -104,6 +112,9 @@ function checkSettings(s: EmulatorSettings): EmulatorSettings {
   nonNegative('maxImageBytes', s.maxImageBytes);
   nonNegative('padImageBytes', s.padImageBytes);
   nonNegative('maxRecordedRequests', s.maxRecordedRequests);
+  if (!Number.isInteger(s.maxRequestsInFlight) || s.maxRequestsInFlight < 1) {
+    throw new RangeError(`emulator option maxRequestsInFlight must be a whole number of at least 1, got ${s.maxRequestsInFlight}`);
+  }
   if (s.imagesPerMinute !== undefined) nonNegative('imagesPerMinute', s.imagesPerMinute);
   if (!Number.isInteger(s.defaultPartialImages) || s.defaultPartialImages < LIMITS.partialImagesMin || s.defaultPartialImages > LIMITS.partialImagesMax) {
     throw new RangeError(

@@ -30,6 +30,13 @@ const DEFAULT_QUALITY = 90;
 /** Bytes of rendered images kept for requests that ask for the same thing again. */
 const DEFAULT_CACHE_BYTES = 96 * 1024 * 1024;
 
+interface CacheEntry {
+  image: Promise<RenderedImage>;
+  bytes: number;
+  /** The signal of the request that started the drawing. */
+  signal: AbortSignal | undefined;
+}
+
 interface RawImage {
   data: Buffer;
   width: number;
@@ -43,7 +50,7 @@ interface RawImage {
  * spec always gives the same bytes; results are cached by spec.
  */
 export class ImageRenderer {
-  readonly #cache = new Map<string, { image: Promise<RenderedImage>; bytes: number }>();
+  readonly #cache = new Map<string, CacheEntry>();
   readonly #maxCacheBytes: number;
   readonly #digests = new WeakMap<Uint8Array, string>();
   #cacheBytes = 0;
@@ -52,16 +59,25 @@ export class ImageRenderer {
     this.#maxCacheBytes = options.maxCacheBytes ?? DEFAULT_CACHE_BYTES;
   }
 
-  render(spec: RenderSpec, partialCount: number): Promise<RenderedImage> {
+  /**
+   * The images for `spec`, from the cache or drawn. `signal` is the asking
+   * request's: when it aborts, the drawing's image work still waiting leaves
+   * the line. Another request that was sharing that drawing draws it anew.
+   */
+  render(spec: RenderSpec, partialCount: number, signal?: AbortSignal): Promise<RenderedImage> {
     const key = this.#keyOf(spec, partialCount);
     const hit = this.#cache.get(key);
     if (hit) {
       this.#cache.delete(key);
       this.#cache.set(key, hit);
-      return hit.image;
+      if (hit.signal === signal) return hit.image;
+      return hit.image.catch((err: unknown) => {
+        if (hit.signal?.aborted && !signal?.aborted) return this.render(spec, partialCount, signal);
+        throw err;
+      });
     }
-    const image = renderUncached(spec, partialCount);
-    const entry = { image, bytes: 0 };
+    const image = renderUncached(spec, partialCount, signal);
+    const entry: CacheEntry = { image, bytes: 0, signal };
     this.#cache.set(key, entry);
     image.then(
       (done) => {
@@ -105,12 +121,14 @@ export class ImageRenderer {
   }
 }
 
-async function renderUncached(spec: RenderSpec, partialCount: number): Promise<RenderedImage> {
-  const raw = spec.inputs && spec.inputs.length > 0 ? await renderEditRaw(spec, spec.inputs) : await renderGenerationRaw(spec);
-  const final = encode(raw, spec);
+async function renderUncached(spec: RenderSpec, partialCount: number, signal: AbortSignal | undefined): Promise<RenderedImage> {
+  const raw = spec.inputs && spec.inputs.length > 0 ? await renderEditRaw(spec, spec.inputs, signal) : await renderGenerationRaw(spec, signal);
+  const final = encode(raw, spec, signal);
+  final.catch(() => undefined);
   const partials = Array.from({ length: partialCount }, (_, index) =>
-    pixelate(raw, partialDivisor(index, partialCount)).then((coarse) => encode(coarse, spec)),
+    pixelate(raw, partialDivisor(index, partialCount), signal).then((coarse) => encode(coarse, spec, signal)),
   );
+  for (const partial of partials) partial.catch(() => undefined);
   return { final: await final, partials: await Promise.all(partials) };
 }
 
@@ -122,24 +140,24 @@ export function partialDivisor(index: number, count: number): number {
   return 2 ** (3 + (count - 1 - index));
 }
 
-async function renderGenerationRaw(spec: RenderSpec): Promise<RawImage> {
+async function renderGenerationRaw(spec: RenderSpec, signal: AbortSignal | undefined): Promise<RawImage> {
   const { width, height } = parseSize(spec.size);
   const svg = artSvg({ prompt: spec.prompt, variant: spec.variant, width, height, transparent: spec.transparent });
-  const data = await withImageWork(() => sharp(Buffer.from(svg)).resize(width, height, { fit: 'fill' }).ensureAlpha().raw().toBuffer());
+  const data = await withImageWork(() => sharp(Buffer.from(svg)).resize(width, height, { fit: 'fill' }).ensureAlpha().raw().toBuffer(), signal);
   return { data, width, height };
 }
 
-async function renderEditRaw(spec: RenderSpec, inputs: readonly Uint8Array[]): Promise<RawImage> {
+async function renderEditRaw(spec: RenderSpec, inputs: readonly Uint8Array[], signal: AbortSignal | undefined): Promise<RawImage> {
   const { width, height } = parseSize(spec.size);
   const [first, ...others] = inputs;
-  const base = await withImageWork(() => sharp(first!).rotate().resize(width, height, { fit: 'cover' }).ensureAlpha().raw().toBuffer());
+  const base = await withImageWork(() => sharp(first!).rotate().resize(width, height, { fit: 'cover' }).ensureAlpha().raw().toBuffer(), signal);
 
   const composites: sharp.OverlayOptions[] = [];
   const thumb = Math.round(Math.min(width, height) / 7);
   const margin = Math.max(4, Math.round(thumb / 8));
   const perRow = Math.max(1, Math.floor((width - margin) / (thumb + margin)));
   const thumbs = await Promise.all(
-    others.map((bytes) => withImageWork(() => sharp(bytes).rotate().resize(thumb, thumb, { fit: 'cover' }).ensureAlpha().png({ compressionLevel: 0 }).toBuffer())),
+    others.map((bytes) => withImageWork(() => sharp(bytes).rotate().resize(thumb, thumb, { fit: 'cover' }).ensureAlpha().png({ compressionLevel: 0 }).toBuffer(), signal)),
   );
   thumbs.forEach((input, i) => {
     const row = Math.floor(i / perRow);
@@ -151,36 +169,38 @@ async function renderEditRaw(spec: RenderSpec, inputs: readonly Uint8Array[]): P
   composites.push({ input: Buffer.from(editOverlaySvg(art)), left: 0, top: 0 });
   if (spec.transparent) composites.push({ input: Buffer.from(subjectMaskSvg(width, height)), left: 0, top: 0, blend: 'dest-in' });
 
-  const data = await withImageWork(() => sharp(base, { raw: { width, height, channels: 4 } }).composite(composites).raw().toBuffer());
+  const data = await withImageWork(() => sharp(base, { raw: { width, height, channels: 4 } }).composite(composites).raw().toBuffer(), signal);
   return { data, width, height };
 }
 
-async function pixelate(raw: RawImage, divisor: number): Promise<RawImage> {
+async function pixelate(raw: RawImage, divisor: number, signal: AbortSignal | undefined): Promise<RawImage> {
   const small = await withImageWork(() =>
     sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
       .resize(Math.max(1, Math.ceil(raw.width / divisor)), Math.max(1, Math.ceil(raw.height / divisor)), { fit: 'fill' })
       .raw()
       .toBuffer({ resolveWithObject: true }),
+    signal,
   );
   const data = await withImageWork(() =>
     sharp(small.data, { raw: { width: small.info.width, height: small.info.height, channels: 4 } })
       .resize(raw.width, raw.height, { fit: 'fill', kernel: 'nearest' })
       .raw()
       .toBuffer(),
+    signal,
   );
   return { data, width: raw.width, height: raw.height };
 }
 
-function encode(raw: RawImage, spec: RenderSpec): Promise<Buffer> {
+function encode(raw: RawImage, spec: RenderSpec, signal: AbortSignal | undefined): Promise<Buffer> {
   let image = sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } });
   if (!spec.transparent) image = image.flatten({ background: '#ffffff' });
   const quality = Math.max(1, Math.min(100, spec.compression ?? DEFAULT_QUALITY));
   switch (spec.format) {
     case 'png':
-      return withImageWork(() => image.png({ compressionLevel: 6 }).toBuffer());
+      return withImageWork(() => image.png({ compressionLevel: 6 }).toBuffer(), signal);
     case 'jpeg':
-      return withImageWork(() => image.jpeg({ quality }).toBuffer());
+      return withImageWork(() => image.jpeg({ quality }).toBuffer(), signal);
     case 'webp':
-      return withImageWork(() => image.webp({ quality, alphaQuality: 100, effort: 2 }).toBuffer());
+      return withImageWork(() => image.webp({ quality, alphaQuality: 100, effort: 2 }).toBuffer(), signal);
   }
 }

@@ -64,6 +64,7 @@ export async function respondWithImages(job: ImageJob, ctx: RespondContext): Pro
         inputs: job.inputs,
       },
       partialCount,
+      ctx.signal,
     );
   return req.stream ? respondStreamed(job, ctx, render, partialCount) : respondJson(job, ctx, render);
 }

@@ -327,6 +327,19 @@ describe('a .env line that is not a setting', () => {
     expect(process.env.DOTENV_TEST_DUP).toBe('');
   });
 
+  it('warns of a name set on two lines that the environment already sets, saying the environment\'s value is used, not either line', async () => {
+    const text = 'DOTENV_TEST_DUP_ENV=1\nDOTENV_TEST_DUP_ENV=2\n';
+    const path = await dotEnv(text);
+    process.env.DOTENV_TEST_DUP_ENV = 'from-the-environment';
+    onTestFinished(() => void delete process.env.DOTENV_TEST_DUP_ENV);
+    const warnings = loadDotEnv(path);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`DOTENV_TEST_DUP_ENV is set on lines 1 and 2 of ${path}`);
+    expect(warnings[0]).toContain("the environment's value is used (it wins over .env)");
+    expect(warnings[0]).not.toContain('is read');
+    expect(process.env.DOTENV_TEST_DUP_ENV).toBe('from-the-environment');
+  });
+
   it('names every line of a name set three times, counts lines as Node reads them (a quoted value spanning lines), and does not warn of a name set once', async () => {
     const text = 'DOTENV_TEST_DUP3=1\nDOTENV_TEST_PEM="a\nDOTENV_TEST_DUP3=inside the quotes\nb"\nexport DOTENV_TEST_DUP3=2\n# DOTENV_TEST_DUP3=3\nDOTENV_TEST_DUP3 = 4\n';
     const path = await dotEnv(text);

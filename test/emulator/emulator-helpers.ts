@@ -40,10 +40,11 @@ export function edit(
   target: Fetcher,
   files: FilePart[],
   fields: Record<string, string>,
-  options: { headers?: Record<string, string>; base?: string } = {},
+  options: { headers?: Record<string, string>; base?: string; signal?: AbortSignal } = {},
 ): Promise<Response> {
   return target.fetch(`${options.base ?? ''}/v1/images/edits`, {
     method: 'POST',
+    ...(options.signal ? { signal: options.signal } : {}),
     headers: { ...AUTH, ...options.headers },
     body: editForm(files, fields),
   });

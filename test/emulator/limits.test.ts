@@ -1,4 +1,5 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { withImageWork, imageWorkNow } from '../../src/core/image-work.js';
 import { createEmulator } from '../../src/emulator/index.js';
 import { formatResetDuration } from '../../src/emulator/rate-limit-headers.js';
 import { TokenBucket } from '../../src/emulator/token-bucket.js';
@@ -151,5 +152,94 @@ describe('token bucket', () => {
     expect(formatResetDuration(1500)).toBe('1.5s');
     expect(formatResetDuration(360_000)).toBe('6m0s');
     expect(formatResetDuration(3_723_000)).toBe('1h2m3s');
+  });
+});
+
+describe('requests in flight', () => {
+  it('answers a request beyond maxRequestsInFlight at once with 429 and Retry-After, and takes one again when a slot frees', async () => {
+    const emulator = createEmulator({ maxRequestsInFlight: 2, latencyMs: 600_000 });
+    onTestFinished(() => emulator.close());
+    const callers = [new AbortController(), new AbortController()];
+    const held = callers.map((caller) => generate(emulator, body(), { signal: caller.signal }).catch((err: unknown) => err));
+    await vi.waitFor(() => expect(emulator.requests.filter((r) => r.parsed)).toHaveLength(2));
+
+    const refused = await generate(emulator, body());
+    expect(refused.status).toBe(429);
+    expect(await errorOf(refused)).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get('retry-after-ms'))).toBeGreaterThan(0);
+
+    callers[0]!.abort(new Error('gone'));
+    await held[0];
+    emulator.configure({ latencyMs: 0 });
+    expect((await generate(emulator, body())).status).toBe(200);
+    callers[1]!.abort(new Error('gone'));
+    await held[1];
+  });
+
+  it('answers 8 requests at once unless told otherwise, and refuses a maxRequestsInFlight that is not a whole number of at least 1', () => {
+    expect(createEmulator().settings.maxRequestsInFlight).toBe(8);
+    expect(() => createEmulator({ maxRequestsInFlight: 0 })).toThrow(/maxRequestsInFlight/);
+    expect(() => createEmulator({ maxRequestsInFlight: 1.5 })).toThrow(/maxRequestsInFlight/);
+  });
+});
+
+describe('image work of a request whose caller goes away', () => {
+  async function withBoundFull(): Promise<() => Promise<void>> {
+    let letItEnd!: () => void;
+    const running = new Promise<void>((resolve) => (letItEnd = resolve));
+    const holders = [withImageWork(() => running), withImageWork(() => running)];
+    return async () => {
+      letItEnd();
+      await Promise.all(holders);
+    };
+  }
+
+  it("takes an edit's waiting image work out of the line", async () => {
+    const emulator = createEmulator();
+    onTestFinished(() => emulator.close());
+    const input = await solidImage('#cc3333');
+    const end = await withBoundFull();
+    onTestFinished(end);
+    const caller = new AbortController();
+    const answer = edit(emulator, [{ bytes: input }, { bytes: input }], { prompt: 'a kite' }, { signal: caller.signal }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(imageWorkNow().waiting).toBe(1));
+
+    caller.abort(new Error('the client went away'));
+    await vi.waitFor(() => expect(imageWorkNow()).toEqual({ running: 2, waiting: 0 }));
+    expect(await answer).toBeInstanceOf(Error);
+  });
+
+  it("takes a generation's waiting image work out of the line", async () => {
+    const emulator = createEmulator();
+    onTestFinished(() => emulator.close());
+    const end = await withBoundFull();
+    onTestFinished(end);
+    const caller = new AbortController();
+    const answer = generate(emulator, body({ prompt: 'a kite that waits its turn', n: 2 }), { signal: caller.signal }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(imageWorkNow().waiting).toBe(2));
+
+    caller.abort(new Error('the client went away'));
+    await vi.waitFor(() => expect(imageWorkNow()).toEqual({ running: 2, waiting: 0 }));
+    expect(await answer).toBeInstanceOf(Error);
+  });
+
+  it('still answers another request that was sharing the drawing of one whose caller went away', async () => {
+    const emulator = createEmulator();
+    onTestFinished(() => emulator.close());
+    const end = await withBoundFull();
+    const same = body({ prompt: 'two kites asked for at once' });
+    const caller = new AbortController();
+    const gone = generate(emulator, same, { signal: caller.signal }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(imageWorkNow().waiting).toBe(1));
+    const staying = generate(emulator, same);
+    // Both read and waiting on the one drawing (the second found it in the cache).
+    await vi.waitFor(() => expect(emulator.requests.filter((r) => r.parsed)).toHaveLength(2));
+    expect(imageWorkNow().waiting).toBe(1);
+    caller.abort(new Error('the client went away'));
+    expect(await gone).toBeInstanceOf(Error);
+
+    await end();
+    expect((await staying).status).toBe(200);
   });
 });
