@@ -33,7 +33,7 @@ export interface EmulatorSettings {
    * Image requests (authorized) being answered at once, streams included until they end; one more is answered
    * at once with 429 `rate_limit_exceeded` and `Retry-After`, as the service answers too many at once. It
    * bounds the emulator's share of the process's image work (src/core/image-work.ts), which the bots' previews
-   * and fits wait in too. Default 8.
+   * and fits wait in too. Default 32 (above the most jobs a bot runs at once by default, 4).
    */
   maxRequestsInFlight: number;
   /** Answer every image request with 429 `insufficient_quota`. Default false. */
@@ -76,7 +76,7 @@ export const DEFAULT_SETTINGS: Readonly<EmulatorSettings> = {
   latencyMs: 0,
   latencyScales: false,
   imagesPerMinute: undefined,
-  maxRequestsInFlight: 8,
+  maxRequestsInFlight: 32,
   quotaExhausted: false,
   moderationMarker: 'forbidden',
   maxImageBytes: LIMITS.editImageMaxBytes,

@@ -177,8 +177,8 @@ describe('requests in flight', () => {
     await held[1];
   });
 
-  it('answers 8 requests at once unless told otherwise, and refuses a maxRequestsInFlight that is not a whole number of at least 1', () => {
-    expect(createEmulator().settings.maxRequestsInFlight).toBe(8);
+  it('answers 32 requests at once unless told otherwise, and refuses a maxRequestsInFlight that is not a whole number of at least 1', () => {
+    expect(createEmulator().settings.maxRequestsInFlight).toBe(32);
     expect(() => createEmulator({ maxRequestsInFlight: 0 })).toThrow(/maxRequestsInFlight/);
     expect(() => createEmulator({ maxRequestsInFlight: 1.5 })).toThrow(/maxRequestsInFlight/);
   });
