@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import * as fsp from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { handsInodeBack } from '../helpers/hands-inode-back.js';
 import type { QuotaStore } from '../../src/spend/types.js';
 import { loginCookie, startSeededConsole, type ConsoleUnderTest } from './console-harness.js';
 
@@ -20,18 +21,6 @@ afterEach(async () => {
   await c?.close();
   c = undefined;
 });
-
-async function handsInodeBack(path: string): Promise<void> {
-  const { ino } = await stat(path);
-  const real = vi.mocked(fsp.open).getMockImplementation()!;
-  vi.mocked(fsp.open).mockImplementation(async (...args: Parameters<typeof fsp.open>) => {
-    const handle = await real(...args);
-    if (String(args[0]) !== path) return handle;
-    const realStat = handle.stat.bind(handle);
-    handle.stat = (async () => Object.assign(await realStat(), { ino })) as typeof handle.stat;
-    return handle;
-  });
-}
 
 async function settled(store: QuotaStore, jobId: string, userKey: string): Promise<void> {
   const job = { operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt: 'a job of another member' };

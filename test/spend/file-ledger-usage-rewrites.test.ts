@@ -1,6 +1,7 @@
 import { symlink, stat, writeFile } from 'node:fs/promises';
 import * as fsp from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { handsInodeBack } from '../helpers/hands-inode-back.js';
 import type { FileQuotaStore } from '../../src/internal.js';
 import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
 
@@ -21,19 +22,6 @@ afterEach(() => {
 
 const newDir = useTempDirs();
 const storeAt = useFileQuotaStores();
-
-/** From now on, `usage.jsonl` at `path` keeps the inode it has now, whatever file is there. */
-async function handsInodeBack(path: string): Promise<void> {
-  const { ino } = await stat(path);
-  const real = vi.mocked(fsp.open).getMockImplementation()!;
-  vi.mocked(fsp.open).mockImplementation(async (...args: Parameters<typeof fsp.open>) => {
-    const handle = await real(...args);
-    if (String(args[0]) !== path) return handle;
-    const realStat = handle.stat.bind(handle);
-    handle.stat = (async () => Object.assign(await realStat(), { ino })) as typeof handle.stat;
-    return handle;
-  });
-}
 
 const job = (prompt: string) => ({ operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', prompt });
 
