@@ -253,6 +253,21 @@ function toStream(source: AsyncGenerator<Uint8Array>, ctx: RespondContext): Read
   ctx.onStream('open');
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        // A caller that went away with the body unread (a fetch aborted after its headers): the stream ends here, its
+        // request's place among those answered at once given back, as a reader's cancel would.
+        const onAbort = () => {
+          finish();
+          try {
+            controller.error(ctx.signal.reason);
+          } catch {
+            // already closed or cancelled
+          }
+          void source.return(undefined).catch(() => undefined);
+        };
+        if (ctx.signal.aborted) onAbort();
+        else ctx.signal.addEventListener('abort', onAbort, { once: true });
+      },
       async pull(controller) {
         try {
           const next = await source.next();

@@ -177,6 +177,17 @@ describe('requests in flight', () => {
     await held[1];
   });
 
+  it('gives a stream’s place back when its caller goes away with the body unread (a fetch aborted after its headers)', async () => {
+    const emulator = createEmulator({ maxRequestsInFlight: 1, latencyMs: 600_000 });
+    onTestFinished(() => emulator.close());
+    const caller = new AbortController();
+    const open = await generate(emulator, body({ stream: true, partial_images: 0 }), { signal: caller.signal });
+    expect(open.status).toBe(200);
+    caller.abort(new Error('gone'));
+    emulator.configure({ latencyMs: 0 });
+    expect((await generate(emulator, body())).status).toBe(200);
+  });
+
   it('answers 32 requests at once unless told otherwise, and refuses a maxRequestsInFlight that is not a whole number of at least 1', () => {
     expect(createEmulator().settings.maxRequestsInFlight).toBe(32);
     expect(() => createEmulator({ maxRequestsInFlight: 0 })).toThrow(/maxRequestsInFlight/);
