@@ -32,6 +32,8 @@ describe('image work in a bot process', () => {
     let letItEnd!: () => void;
     const running = new Promise<void>((resolve) => (letItEnd = resolve));
     const holders = [withImageWork(() => running), withImageWork(() => running)];
+    // Let go however the test ends: the bound is the process's, shared with the files that run after this one.
+    onTestFinished(() => letItEnd());
 
     // Several runners' previews (each encoder allows 2 at once) and Discord's fits of finals, all at once.
     const logger = new RecordingLogger();

@@ -239,6 +239,8 @@ describe('image work of a request whose caller goes away', () => {
     const emulator = createEmulator();
     onTestFinished(() => emulator.close());
     const end = await withBoundFull();
+    // Let go however the test ends: the bound is the process's, shared with the files that run after this one.
+    onTestFinished(end);
     const same = body({ prompt: 'two kites asked for at once' });
     const caller = new AbortController();
     const gone = generate(emulator, same, { signal: caller.signal }).catch((err: unknown) => err);
