@@ -428,16 +428,17 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
    */
   function login(res: ServerResponse, token: string, next: string, generated: boolean, from: string | null, address: string): void {
     const session = sessions.login(token, from);
+    // The client as the throttle counts it (an IPv6 address by its /64): the warnings are kept once a minute per that client too.
+    const client = from === null ? null : clientOf(from);
     if (session === 'throttled') {
       // Only a counted address is throttled (never the login link, `from` null).
-      const client = from === null ? null : clientOf(from);
       const notLogged = client === null ? undefined : throttledLogins.note(client);
       if (notLogged !== undefined) logger.warn({ from: client, notLogged }, 'a console login answered 429: too many wrong tokens from this address this minute');
       html(res, 429, loginPage({ next, problem: 'Too many wrong tokens came from here this minute: try again in a minute.', generatedToken: generated }));
       return;
     }
     if (!session) {
-      const notLogged = wrongTokens.note(from);
+      const notLogged = wrongTokens.note(client);
       if (notLogged !== undefined) {
         logger.warn(from === null ? { from: address, via: 'the login link', notLogged } : { from, notLogged }, 'a console login with a wrong token');
       }
