@@ -201,7 +201,8 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     return new Agent({ lookup });
   }
 
-  it('a post to a name whose first address never answers (Node gives up on it after its attempt timeout) and whose other refuses: it never reached Slack, its answer not lost', async () => {
+  // Linux drops a connection to a listener whose queue is full (it never answers); other systems may refuse it.
+  it.runIf(process.platform === 'linux')('a post to a name whose first address never answers (Node gives up on it after its attempt timeout) and whose other refuses: it never reached Slack, its answer not lost', async () => {
     const { port } = await unansweringAddress();
     const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 });
     const error = await thrownAt(`http://slack.test:${port}/api/`, agent);
@@ -210,7 +211,8 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     expect(lostAfter(error)).toBeUndefined();
   });
 
-  it('a post to a name whose last (here only) address never answers, given up by the client’s own timeout while still connecting: it never reached Slack, its answer not lost', async () => {
+  // Linux drops a connection to a listener whose queue is full (it never answers); other systems may refuse it.
+  it.runIf(process.platform === 'linux')('a post to a name whose last (here only) address never answers, given up by the client’s own timeout while still connecting: it never reached Slack, its answer not lost', async () => {
     // Node gives the last address no attempt timeout of its own: only the client's ends the wait.
     const { port } = await unansweringAddress();
     const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 });
