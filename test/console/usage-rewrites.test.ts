@@ -38,7 +38,7 @@ describe('the console’s jobs page over a file ledger whose usage.jsonl was rew
     const usagePath = `${c.dir}/usage.jsonl`;
     expect(await jobs()).toContain('a lighthouse at dawn');
     const sizeAtRead = (await stat(usagePath)).size;
-    await handsInodeBack(usagePath);
+    const inode = await handsInodeBack(usagePath);
 
     await c.store.forgetPrompts('discord:111111111111111111');
     await settled(c.store, 'o-1', 'discord:901');
@@ -51,5 +51,7 @@ describe('the console’s jobs page over a file ledger whose usage.jsonl was rew
     expect(page).not.toContain('an earlier one');
     const records = (await c.store.usage({})).map((r) => r.jobId);
     expect(listed(page).sort()).toEqual(records.sort());
+    // The reader opened the file at its old inode: the case this test is about, not a new inode.
+    expect(inode.handedBack()).toBeGreaterThan(0);
   });
 });

@@ -48,7 +48,7 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
     const first = await reader.usageSince(undefined);
     expect(first.records.map((r) => r.prompt)).toEqual(['a QUIXOTIC lighthouse', 'a ZANZIBAR fox']);
     const firstSize = (await stat(reader.usagePath)).size;
-    await handsInodeBack(reader.usagePath);
+    const inode = await handsInodeBack(reader.usagePath);
 
     await bot.forgetPrompts('discord:111');
     await settled(bot, 'o1', 'discord:901');
@@ -61,6 +61,8 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
     expect(again.records.map((r) => r.jobId)).toEqual(all);
     expect(again.records.find((r) => r.jobId === 'q')!.prompt).toBeUndefined();
     expect(await reader.usageSince(again.cursor)).toMatchObject({ records: [], reset: false });
+    // The reader opened the file at its old inode: the case this test is about, not a new inode.
+    expect(inode.handedBack()).toBeGreaterThan(0);
   });
 
   it('reads all again after a rewrite that left the file as long as before, at the same inode', async () => {
@@ -68,7 +70,7 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
     const store = storeAt(dir);
     await settled(store, 'a', 'discord:1', 'a lake');
     const read = await store.usageSince(undefined);
-    await handsInodeBack(store.usagePath);
+    const inode = await handsInodeBack(store.usagePath);
     // No prompt of theirs, but a line a crash cut short names them: the file is rewritten without it, as long as before.
     await writeFile(store.usagePath, `${(await fsp.readFile(store.usagePath, 'utf8')).trimEnd()}\n{"userKey":"discord:9"`, { flag: 'w' });
     await store.forgetPrompts('discord:9');
@@ -76,6 +78,8 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
     const again = await store.usageSince(read.cursor);
     expect(again.reset).toBe(true);
     expect(again.records.map((r) => r.jobId)).toEqual(['a', 'b']);
+    // The reader opened the file at its old inode: the case this test is about, not a new inode.
+    expect(inode.handedBack()).toBeGreaterThan(0);
   });
 
   it('reads every record again after old records were dropped (a rewrite too), though the file came back with the same inode', async () => {
@@ -86,7 +90,7 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
     await settled(reader, 'older-too', 'discord:1', 'a hill', threeDaysAgo);
     const read = await reader.usageSince(undefined);
     const sizeAtRead = (await stat(reader.usagePath)).size;
-    await handsInodeBack(reader.usagePath);
+    const inode = await handsInodeBack(reader.usagePath);
     // Another process keeping records two days drops them at its first append.
     const bot = await otherProcess(dir, { usageRetentionDays: 2 });
     await settled(bot, 'new', 'discord:2');
@@ -96,6 +100,8 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
     const again = await reader.usageSince(read.cursor);
     expect(again.reset).toBe(true);
     expect(again.records.map((r) => r.jobId)).toEqual((await bot.usage({})).map((r) => r.jobId));
+    // The reader opened the file at its old inode: the case this test is about, not a new inode.
+    expect(inode.handedBack()).toBeGreaterThan(0);
   });
 
   it('reads a usage.jsonl an older version wrote (no rewrite line) as before: its positions hold until its first rewrite', async () => {
@@ -110,7 +116,7 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
     await settled(store, 'b', 'discord:2', 'a hill');
     const next = await store.usageSince(read.cursor);
     expect(next).toMatchObject({ reset: false, records: [expect.objectContaining({ jobId: 'b' })] });
-    await handsInodeBack(store.usagePath);
+    const inode = await handsInodeBack(store.usagePath);
     await store.forgetPrompts('discord:1');
     const again = await store.usageSince(next.cursor);
     expect(again.reset).toBe(true);
@@ -118,5 +124,7 @@ describe('a reader of the file ledger’s usage records, across rewrites of usag
       ['a', undefined],
       ['b', 'a hill'],
     ]);
+    // The reader opened the file at its old inode: the case this test is about, not a new inode.
+    expect(inode.handedBack()).toBeGreaterThan(0);
   });
 });
