@@ -312,7 +312,7 @@ export class ReplyTarget {
    */
   async #clearProgress(confirmed: boolean): Promise<void> {
     if (this.#replyGone || this.#tokenSpent || this.#tokenRunOut()) return;
-    const where = this.#o.fallback === 'dm' ? 'dm' : 'channel';
+    const where = this.#fallbackPlace();
     const key = confirmed ? 'discord.job.end_posted_elsewhere' : 'discord.job.end_may_be_posted_elsewhere';
     const message: OutgoingMessage = { content: say(this.#o.locale, key, { where }), components: [], files: [] };
     try {
@@ -526,7 +526,11 @@ export class ReplyTarget {
 
   /** Where a new message goes now, as the log names it: a follow-up while the token is in use, else the fallback's place. */
   #where(): 'follow-up' | 'dm' | 'channel' {
-    if (this.#mode === 'webhook') return 'follow-up';
+    return this.#mode === 'webhook' ? 'follow-up' : this.#fallbackPlace();
+  }
+
+  /** Where a message goes once it is not a follow-up: the user's DM for `fallback: 'dm'`, else the interaction's channel. */
+  #fallbackPlace(): 'dm' | 'channel' {
     return this.#o.fallback === 'dm' ? 'dm' : 'channel';
   }
 
