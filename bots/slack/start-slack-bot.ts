@@ -205,6 +205,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
    * whose answer was lost.
    */
   const firstPostClients = new WorkspaceClients((token) => sentOnceClient(token, { ...clientOptions, logger: boltLogger }));
+  /** The first-post client of a client without a token (see firstPostClientOf below), made once. */
+  let tokenlessFirstPostClient: ReturnType<typeof sentOnceClient> | undefined;
   const replayGuard = mode === 'http' ? createReplayGuard({ logger, seen: state.store.space(state.spaces.slackSeen) }) : undefined;
   // Made here rather than by Bolt so its connection state can be watched (`connected`, for /healthz).
   const socketReceiver =
@@ -283,8 +285,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
     finalImagesIn: options.finalImagesIn,
     onJobShown: (actor) => homes.changed(actor.teamId, actor.userId),
     command: commands.imagine,
-    // A client without a token (none of Bolt's authorized ones) gets one of its own, that sends each call once all the same.
-    firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : sentOnceClient(undefined, { ...clientOptions, logger: boltLogger })),
+    // A client without a token (none of Bolt's authorized ones) gets one of its own, that sends each call once all the same: made once, when first asked for.
+    firstPostClientOf: (client) => (client.token ? firstPostClients.client(client.token) : (tokenlessFirstPostClient ??= sentOnceClient(undefined, { ...clientOptions, logger: boltLogger }))),
     firstPostDeadlineMs,
   });
   // With Redis, a Cancel pressed on another replica for a job running here.
