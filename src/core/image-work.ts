@@ -21,7 +21,7 @@ const slots = new SlotSemaphore(IMAGE_WORK_AT_ONCE);
  * their turn, first come first served. What waits is bounded by what the
  * callers hold: the bots' jobs in flight (the runner's queue) and the embedded
  * emulator's requests in flight (its
- * `maxRequestsInFlight`, 32 by default, each an edit's inputs and the images
+ * `maxRequestsInFlight`, src/emulator/options.ts, each an edit's inputs and the images
  * asked for). When `signal` aborts while the work waits, it leaves the line
  * (rejecting with `signal.reason`) and never runs: a request whose caller has
  * gone keeps no place in it.
