@@ -31,7 +31,7 @@ describe('/imagine through the real discord.js client and a fake Discord', () =>
 
     const [headline, facts] = final.content.split('\n');
     expect(headline).toBe('🖌️ **a lighthouse at dusk**');
-    expect(facts).toMatch(/^1024x1024 · low · png · \$0\.0064 · (\d+ ms|\d+\.\d s)$/);
+    expect(facts).toMatch(/^1024x1024 · low · png · \$0\.0064 · (\d+ ms|\d+(\.\d)? s)$/);
     expect(final.attachments).toHaveLength(1);
     const file = final.attachments[0]!;
     expect(file.filename).toMatch(/^pictor-[\w-]+-1\.png$/);
