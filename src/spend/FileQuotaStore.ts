@@ -9,7 +9,7 @@ import { describeFileError } from '../core/system-errors.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
 import { LedgerBusyError, LedgerUnreadableError } from './errors.js';
 import { FileLockBusyError, withFileLock } from './file-lock.js';
-import { breakerStatesIn, countRefusalsIn, emptyLedger, endingGoneIn, inReservationOrder, isCurrentLedger, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, recordedOfGoneIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
+import { breakerStatesIn, countRefusalsIn, emptyLedger, endingGoneIn, inReservationOrder, leasesIn, markAliveIn, firstRefusalDay, parseLedger, reconcileIn, recordedOfGoneIn, reserveIn, restoredIn, resumeIn, sentIn, settleIn, unheldDroppedIn, usedIn } from './ledger-document.js';
 import type { LeaseState, Ledger, Reservation } from './ledger-document.js';
 import { backupOf, LEDGER_FILES } from './ledger-files.js';
 import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
@@ -547,9 +547,8 @@ export class FileQuotaStore implements QuotaStore {
     // Gone beside its backup copy (or damaged, below): the locked read puts it back.
     if (stamp === undefined) return existsSync(this.backupPath) ? this.#readLocked(() => this.#load()) : emptyLedger();
     if (this.#peeked?.stamp === stamp) return this.#peeked.ledger;
-    // A file of the current version is taken as it is (the locked steps check it); others are parsed (and upgraded).
-    const json = safeJson(this.#readText());
-    const parsed = isCurrentLedger(json) ? { ok: true as const, ledger: json } : parseLedger(json);
+    // Checked as a locked step checks it (`readLedger`, once per change of the file): one that fails is put back or named under the lock.
+    const parsed = readLedger(this.#readText() ?? '');
     if (!parsed.ok) return this.#readLocked(() => this.#load());
     this.#peeked = { stamp, ledger: parsed.ledger };
     return parsed.ledger;

@@ -136,13 +136,6 @@ export function parseLedger(json: unknown): { ok: true; ledger: Ledger } | { ok:
   return { ok: false, cause: v2.error };
 }
 
-/** A ledger of the current version as the file store writes it, taken as it is by a read without the lock (the locked steps check it whole: `parseLedger`). */
-export function isCurrentLedger(json: unknown): json is Ledger {
-  const doc = json as Partial<Ledger> | null | undefined;
-  const parts = [doc?.spent, doc?.reservations, doc?.owners, doc?.uncertain, doc?.lastJobAt];
-  return doc?.version === 2 && parts.every((part) => typeof part === 'object' && part !== null);
-}
-
 /** Settled plus reserved under `key` in the period of `now`. Reservations of dead processes count until they are reconciled. */
 export function usedIn(ledger: Ledger, key: string, period: CapPeriod, now: number): number {
   const current = periodKey(period, now);

@@ -65,6 +65,35 @@ describe('a ledger file damaged while a job runs', () => {
     expect((await store.spentMany(['account'], T0)).get('account')?.day).toBeCloseTo(0.05, 9);
   });
 
+  it('is put back for a read without the lock when it holds an amount too large to count, as a locked step would, rather than showing Infinity', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir, { onRestored: () => undefined });
+    await store.open();
+    await reserve(store, 'first', 0.05, 0);
+    await store.settle('first', 0.05);
+    const day = new Date(T0).toISOString().slice(0, 10);
+    await writeFile(store.path, JSON.stringify({ version: 2, spent: { [day]: { account: 1e308 } }, reservations: {}, owners: {}, uncertain: {}, lastJobAt: {} }));
+
+    expect((await store.spentMany(['account'], T0)).get('account')?.day).toBeCloseTo(0.05, 9);
+    expect(await brokenCopies(dir)).toHaveLength(1);
+  });
+
+  it('fails a read without the lock, naming the ledger, when it holds an amount too large to count and its backup copy is damaged too', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await reserve(store, 'first', 0.05, 0);
+    await store.settle('first', 0.05);
+    const day = new Date(T0).toISOString().slice(0, 10);
+    await writeFile(store.path, JSON.stringify({ version: 2, spent: { [day]: { account: 1e308 } }, reservations: {}, owners: {}, uncertain: {}, lastJobAt: {} }));
+    await writeFile(store.backupPath, '{"version":2,"reservations":');
+
+    const error = await store.spentMany(['account'], T0).catch((e: unknown) => e);
+
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: store.path });
+    await expect(store.spentToday('account', T0)).rejects.toMatchObject({ code: 'ledger_unreadable', path: store.path });
+  });
+
   it('is said through the same sentence as at start, naming the copy kept aside', async () => {
     const dataDir = await newDir();
     const sentences: string[] = [];
