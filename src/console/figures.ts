@@ -3,7 +3,7 @@ import { isChatScopeKey, isDmScopeKey, SPEND_CAP_VARIABLES } from '../spend/caps
 import { memberLimits, type MemberCap, type MemberCapSource, type ScopeRoleBudgets } from '../spend/role-budgets.js';
 import { roundToNanoUsd } from '../spend/rules.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type QuotaStore, type RefusalCounts, type SpendLimits } from '../spend/types.js';
-import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcMonth } from '../spend/utc-period.js';
+import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcDayStart, utcMonth } from '../spend/utc-period.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import { capRatio } from './percent.js';
 import type { ConsoleSource, OperatorSettings } from './source.js';
@@ -37,8 +37,8 @@ export interface SpendFigures {
   refusals: { code: string; day: number; month: number }[];
   /** Images asked for by the jobs settled each hour of the last 48 hours, and the account's limit per hour. */
   imagesPerHour: { hours: number[]; images: number[]; limitPerHour: number | undefined };
-  /** Lines of `usage.jsonl` damaged and skipped (a file ledger): another reason the records kept add up to less than the ledger settled. */
-  damagedUsageLines: number;
+  /** Lines of `usage.jsonl` damaged and skipped (a file ledger) that may be of today, of this month: another reason the records kept add up to less than the ledger settled. */
+  damagedUsageLines: { day: number; month: number };
 }
 
 export interface PeriodUse {
@@ -185,7 +185,7 @@ export async function spendFigures(input: FigureInputs): Promise<SpendFigures> {
       images: hourly.map((h) => h.images),
       limitPerHour: input.operator.imagesPerMinute === undefined ? undefined : input.operator.imagesPerMinute * 60,
     },
-    damagedUsageLines: index.damagedLines,
+    damagedUsageLines: { day: index.damagedLinesWithin(utcDayStart(now), nextUtcMidnight(now)), month: index.damagedLinesWithin(Date.parse(`${month}-01T00:00:00Z`), nextUtcMonth(now)) },
   };
 }
 

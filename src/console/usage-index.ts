@@ -1,5 +1,6 @@
 import { addUsage, roundToNanoUsd, type UsageTotals } from '../spend/usage-totals.js';
 import type { QuotaStore, UsageRecord } from '../spend/types.js';
+import { damagedLinesAt, damagedWithin, type DamagedLine } from '../spend/usage-records.js';
 import { utcMonthBefore } from '../spend/utc-period.js';
 import { LATE, within } from '../core/with-timeout.js';
 
@@ -72,7 +73,10 @@ export class UsageIndex {
   /** How many reads were counted: a read that answers after another one was counted since it began is dropped. */
   #reads = 0;
   #records = 0;
-  #damagedLines = 0;
+  /** The damaged lines of `usage.jsonl` read, each with the times it may be of; one after the last record read waits for the next for its `before`. */
+  #damaged: DamagedLine[] = [];
+  /** The time of the last record read: a damaged line read after it was written after it. */
+  #lastTime: number | undefined;
   #prunedAt = 0;
 
   constructor(options: UsageIndexOptions) {
@@ -155,9 +159,9 @@ export class UsageIndex {
     return this.#records;
   }
 
-  /** How many lines of `usage.jsonl` were damaged and skipped (a file ledger): their records are missing from every total. */
-  get damagedLines(): number {
-    return this.#damagedLines;
+  /** How many lines of `usage.jsonl` damaged and skipped (a file ledger) may hold a record of [since, until) (`damagedWithin`): missing from its totals. */
+  damagedLinesWithin(since: number, until: number): number {
+    return damagedWithin(this.#damaged, since, until);
   }
 
   async #refresh(): Promise<void> {
@@ -169,7 +173,10 @@ export class UsageIndex {
     this.#reads++;
     this.#countedWrites = writes;
     if (feed.reset) this.#clear();
-    this.#damagedLines += feed.damagedLines ?? 0;
+    const first = feed.records[0];
+    if (first) for (const line of this.#damaged) line.before ??= first.time;
+    for (const line of damagedLinesAt(feed.records, feed.damagedAt ?? [])) this.#damaged.push({ after: line.after ?? this.#lastTime, before: line.before });
+    this.#lastTime = feed.records.at(-1)?.time ?? this.#lastTime;
     for (const record of feed.records) this.#add(record);
     this.#cursor = feed.cursor;
     const now = this.#now();
@@ -182,7 +189,8 @@ export class UsageIndex {
     this.#recent = [];
     this.#byJob = new Map();
     this.#records = 0;
-    this.#damagedLines = 0;
+    this.#damaged = [];
+    this.#lastTime = undefined;
   }
 
   #add(record: UsageRecord): void {

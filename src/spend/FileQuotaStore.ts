@@ -19,7 +19,7 @@ import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
+import { damagedLinesAt, damagedWithin, usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
@@ -198,11 +198,12 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    // A record matches by its job's day: the tail read starts a day before the start of the day of since.
-    const from = query.since === undefined ? undefined : utcDayStart(query.since) - DAY_MS;
+    // A record matches by its job's day (a damaged line too, `damagedWithin`): the tail read starts a day before the start of the day of since.
+    const since = query.since === undefined ? undefined : utcDayStart(query.since);
+    const from = since === undefined ? undefined : since - DAY_MS;
     return this.#readLocked(async () => {
       const { records, damaged } = await this.#readUsageLines(from);
-      query.onDamagedLines?.(damaged);
+      query.onDamagedLines?.(damagedWithin(damagedLinesAt(records, damaged), since, query.until));
       return usageMatching(records, query);
     });
   }
@@ -249,7 +250,7 @@ export class FileQuotaStore implements QuotaStore {
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
     const fresh = (cursor ?? '0:0') === '0:0';
-    if (!handle) return { records: [], cursor: '0:0', reset: !fresh, damagedLines: 0 };
+    if (!handle) return { records: [], cursor: '0:0', reset: !fresh, damagedAt: [] };
     try {
       const { ino, size } = await handle.stat();
       const file = `${await rewriteIdOf(handle, size)}/${ino}`;
@@ -257,12 +258,12 @@ export class FileQuotaStore implements QuotaStore {
       const reset = !fresh && ((cursorFile?.includes('/') ? cursorFile : `/${cursorFile}`) !== file || !(Number(cursorOffset) <= size));
       const from = fresh || reset ? 0 : Number(cursorOffset);
       const length = size - from;
-      if (length <= 0) return { records: [], cursor: `${file}:${from}`, reset, damagedLines: 0 };
+      if (length <= 0) return { records: [], cursor: `${file}:${from}`, reset, damagedAt: [] };
       // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
       const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
       const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
       const { records, damaged } = parseUsageLines(buffer.toString('utf8', 0, end));
-      return { records, cursor: `${file}:${from + end}`, reset, damagedLines: damaged };
+      return { records, cursor: `${file}:${from + end}`, reset, damagedAt: damaged };
     } finally {
       await handle.close();
     }
@@ -604,10 +605,10 @@ export class FileQuotaStore implements QuotaStore {
   async #readUsageLines(from?: number): Promise<ParsedUsage> {
     if (from === undefined) return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
     const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
-    if (!handle) return { records: [], damaged: 0 };
+    if (!handle) return { records: [], damaged: [] };
     try {
-      const chunks: UsageRecord[][] = [];
-      let damaged = 0;
+      // The chunk older than `from` too: its last record is the time a damaged line after it was written after.
+      const chunks: ParsedUsage[] = [];
       // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
       let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
       while (end > 0) {
@@ -616,12 +617,16 @@ export class FileQuotaStore implements QuotaStore {
         const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
         const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;
         const parsed = parseUsageLines(bytes.toString('utf8', cut));
-        damaged += parsed.damaged;
+        chunks.push(parsed);
         if (parsed.records.length > 0 && parsed.records.every((r) => r.time < from)) break;
-        chunks.push(parsed.records);
         [end, carried] = [start, bytes.subarray(0, cut)];
       }
-      return { records: chunks.reverse().flat(), damaged };
+      const joined: ParsedUsage = { records: [], damaged: [] };
+      for (const chunk of chunks.reverse()) {
+        joined.damaged.push(...chunk.damaged.map((at) => at + joined.records.length));
+        joined.records.push(...chunk.records);
+      }
+      return joined;
     } finally {
       await handle.close();
     }
@@ -714,25 +719,26 @@ async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
   return line.length === 2 ? (RewriteLineSchema.safeParse(safeJson(line[0]!)).data?.rewrite ?? '') : '';
 }
 
-/** The usage records of lines of `usage.jsonl`, and how many lines were damaged. */
+/** The usage records of lines of `usage.jsonl`, and where its damaged lines were among them (`damagedLinesAt`). */
 interface ParsedUsage {
   records: UsageRecord[];
-  damaged: number;
+  damaged: number[];
 }
 
 /**
  * The usage records of lines of `usage.jsonl`: the one place its lines are counted. A line that is no record is skipped
- * and counted as damaged (a line a crash cut short, whose settle never reached the ledger, or one damaged since), but
- * for a rewrite line, a blank one, and the text after the last newline that is no record: a line still being written.
+ * and kept as damaged, by its place among the records (`damagedLinesAt`: a line a crash cut short, whose settle never
+ * reached the ledger, or one damaged since), but for a rewrite line, a blank one, and the text after the last newline
+ * that is no record: a line still being written.
  */
 function parseUsageLines(text: string): ParsedUsage {
   const lines = text.split('\n');
   const records: UsageRecord[] = [];
-  let damaged = 0;
+  const damaged: number[] = [];
   lines.forEach((line, i) => {
     const record = parseUsageLine(line);
     if (record) records.push(record);
-    else if (i < lines.length - 1 && line.trim() !== '' && !RewriteLineSchema.safeParse(safeJson(line)).success) damaged++;
+    else if (i < lines.length - 1 && line.trim() !== '' && !RewriteLineSchema.safeParse(safeJson(line)).success) damaged.push(records.length);
   });
   return { records, damaged };
 }

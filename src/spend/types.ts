@@ -166,8 +166,9 @@ export interface UsageQuery {
   userKey?: string | undefined;
   scopeKey?: string | undefined;
   /**
-   * Told how many lines of `usage.jsonl` the read met damaged and skipped (the file ledger; a last line still being
-   * written is none of them): their records are missing from the answer. Never told on Redis.
+   * Told how many lines of `usage.jsonl` the read met damaged and skipped that may hold a record of the days asked for
+   * (the file ledger; `damagedWithin`; a last line still being written is none of them): their records are missing
+   * from the answer. Never told on Redis.
    */
   onDamagedLines?: ((lines: number) => void) | undefined;
 }
@@ -339,8 +340,11 @@ export interface UsageFeed {
   records: UsageRecord[];
   cursor: string;
   reset: boolean;
-  /** The lines of `usage.jsonl` this read met damaged and skipped (the file ledger; absent on Redis): their records are missing. */
-  damagedLines?: number | undefined;
+  /**
+   * The lines of `usage.jsonl` this read met damaged and skipped (the file ledger; absent on Redis), their records
+   * missing: each given as how many of `records` were before it (`damagedLinesAt`).
+   */
+  damagedAt?: number[] | undefined;
 }
 
 /** Refusals counted per UTC day and code. */

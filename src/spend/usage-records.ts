@@ -141,3 +141,27 @@ export function withoutPromptOf<T extends { prompt?: string | undefined }>(recor
   const { prompt: _prompt, ...rest } = record;
   return rest as T;
 }
+
+/**
+ * The times a damaged line of `usage.jsonl` may have been written. It has no trusted time of its own, but records are
+ * appended in time order: it was written after the good line before it (`after`: its time; none at the file's start)
+ * and before the good line after it (`before`; none yet at the file's end).
+ */
+export interface DamagedLine {
+  after?: number | undefined;
+  before?: number | undefined;
+}
+
+/** The damaged lines among `records` (in file order), each given as how many of them were before it in the file. */
+export function damagedLinesAt(records: readonly UsageRecord[], positions: readonly number[]): DamagedLine[] {
+  return positions.map((at) => ({ after: records[at - 1]?.time, before: records[at]?.time }));
+}
+
+/**
+ * How many damaged lines may hold a record of [since, until) (ms): those the times they may have been written meet
+ * (a line between two records of older days is not counted in a later range, nor one between two newer ones in an
+ * earlier range). The one rule of `pictor usage` and the console's note.
+ */
+export function damagedWithin(lines: readonly DamagedLine[], since: number | undefined, until: number | undefined): number {
+  return lines.filter((line) => (until === undefined || line.after === undefined || line.after < until) && (since === undefined || line.before === undefined || line.before >= since)).length;
+}

@@ -522,11 +522,34 @@ describe('the caps as the console shows them and alerts of them', () => {
     await writeFile(store.usagePath, lines.join('\n'));
 
     const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
-    expect(figures.damagedUsageLines).toBe(1);
+    expect(figures.damagedUsageLines).toEqual({ day: 1, month: 1 });
     const page = await spendPageOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
     expect(figureIn(page, 'account-month-records')).toBe(0.05);
     expect(page).toContain('1 damaged line of <code>usage.jsonl</code> was skipped');
     expect(page).not.toContain('PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
+  });
+
+  it('blames retention, not a damaged line of usage.jsonl written before the month, for records adding up to less this month', async () => {
+    const dir = await folder();
+    const now = Date.UTC(2030, 5, 27, 12);
+    const then = now - 10 * DAY_MS;
+    const old = new FileQuotaStore({ dir, clock: () => then, usageRetentionDays: 7 });
+    await old.open();
+    await spend(old, 'old', 'cli:owner', 'cli', 0.4, then);
+    await old.close();
+    const store = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
+    await spend(store, 'new', 'cli:owner', 'cli', 0.05, now);
+    // Two records of May with a damaged line between them, before this month's record: the damage is May's.
+    const [rewrite, today] = (await readFile(store.usagePath, 'utf8')).split('\n');
+    const may = (jobId: string, at: number) => JSON.stringify({ ...JSON.parse(today!), jobId, time: at, day: new Date(at).toISOString().slice(0, 10), month: '2030-05' });
+    await writeFile(store.usagePath, [rewrite, may('may-1', Date.UTC(2030, 4, 3)), '{"jobId":"may-2","dam', may('may-3', Date.UTC(2030, 4, 4)), today, ''].join('\n'));
+
+    const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
+    expect(figures.damagedUsageLines).toEqual({ day: 0, month: 0 });
+    const page = await spendPageOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
+    expect(figureIn(page, 'account-month-records')).toBe(0.05);
+    expect(page).toContain('records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
+    expect(page).not.toContain('damaged line');
   });
 
   it('gives a user with spend in the ledger and no usage record kept a row, with the ledger’s amount and no jobs claimed', async () => {

@@ -219,3 +219,36 @@ describe('the console’s usage index read after this process wrote records', ()
     expect(asked).toHaveLength(2);
   });
 });
+
+describe('the console’s usage index over damaged lines of usage.jsonl', () => {
+  const at = (iso: string) => Date.parse(`${iso}T12:00:00Z`);
+  const record = (jobId: string, iso: string): UsageRecord => ({ jobId, time: at(iso), day: iso, month: iso.slice(0, 7), surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 0.05, basis: 'table' });
+  /** An index over a ledger that answers `feeds` one read after another. */
+  async function indexOver(...feeds: Omit<UsageFeed, 'cursor' | 'reset'>[]): Promise<UsageIndex> {
+    const answers = feeds.map((feed, i): UsageFeed => ({ ...feed, cursor: String(i), reset: false }));
+    const index = new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store: { usageSince: async () => answers.shift()! }, now: () => at('2030-06-27') });
+    for (const _ of feeds) await index.refresh();
+    return index;
+  }
+  const june = [Date.UTC(2030, 5, 1), Date.UTC(2030, 6, 1)] as const;
+  const may = [Date.UTC(2030, 4, 1), Date.UTC(2030, 5, 1)] as const;
+
+  it('counts a damaged line that ended a read in the months between the record before it and the first record of a later read', async () => {
+    const index = await indexOver({ records: [record('a', '2030-05-03')], damagedAt: [1] }, { records: [record('b', '2030-06-27')], damagedAt: [] });
+
+    expect([index.damagedLinesWithin(...may), index.damagedLinesWithin(...june)]).toEqual([1, 1]);
+  });
+
+  it('counts a damaged line between two records of May in May only, wherever the reads were cut', async () => {
+    const endOfRead = await indexOver({ records: [record('a', '2030-05-03')], damagedAt: [1] }, { records: [record('b', '2030-05-04'), record('c', '2030-06-27')], damagedAt: [] });
+    const startOfRead = await indexOver({ records: [record('a', '2030-05-03')], damagedAt: [] }, { records: [record('b', '2030-05-04'), record('c', '2030-06-27')], damagedAt: [0] });
+
+    for (const index of [endOfRead, startOfRead]) expect([index.damagedLinesWithin(...may), index.damagedLinesWithin(...june)]).toEqual([1, 0]);
+  });
+
+  it('counts a damaged line with no record after it yet in every range from the record before it on', async () => {
+    const index = await indexOver({ records: [record('a', '2030-05-03')], damagedAt: [1] });
+
+    expect([index.damagedLinesWithin(Date.UTC(2030, 4, 1), Date.UTC(2030, 4, 2)), index.damagedLinesWithin(...may), index.damagedLinesWithin(...june)]).toEqual([0, 1, 1]);
+  });
+});

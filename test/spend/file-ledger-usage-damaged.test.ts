@@ -33,7 +33,7 @@ describe('usage.jsonl with a damaged line among its records', () => {
 
     expect(records.map((r) => r.jobId)).toEqual(['job-1', 'job-3']);
     expect(damaged).toBe(1);
-    expect(await store.usageSince(undefined)).toMatchObject({ damagedLines: 1 });
+    expect(await store.usageSince(undefined)).toMatchObject({ damagedAt: [1] });
   });
 
   it('counts neither its rewrite line at the top nor a last line still being written', async () => {
@@ -45,6 +45,29 @@ describe('usage.jsonl with a damaged line among its records', () => {
 
     expect(await store.usage({ onDamagedLines: (n) => (damaged = n) })).toHaveLength(1);
     expect(damaged).toBe(0);
-    expect(await store.usageSince(undefined)).toMatchObject({ damagedLines: 0 });
+    expect(await store.usageSince(undefined)).toMatchObject({ damagedAt: [] });
+  });
+});
+
+describe('usage.jsonl with damaged lines among records of other days', () => {
+  it('counts for a query only the damaged lines that may hold a record of its days, by the times of the records around them', async () => {
+    const store = storeAt(await newDir());
+    await store.open();
+    await settle(store, 'today');
+    const [rewrite, today] = (await readFile(store.usagePath, 'utf8')).split('\n');
+    // Longer than a chunk of the read from the end (64 KiB), so the read of a recent day stops before the first damaged line.
+    const old = (i: number) => JSON.stringify({ ...JSON.parse(today!), jobId: `old-${i}`, time: Date.UTC(2020, 0, 3) + i * 60_000, day: '2020-01-03', month: '2020-01', prompt: 'x'.repeat(300) });
+    const olds = (from: number) => Array.from({ length: 200 }, (_, i) => old(from + i));
+    await writeFile(store.usagePath, [rewrite, ...olds(0), '{"jobId":"old-damaged","dam', ...olds(200), '{"jobId":"then-damaged","dam', today, ''].join('\n'));
+    const damagedFor = async (query: { since?: number; until?: number }) => {
+      let damaged: number | undefined;
+      await store.usage({ ...query, onDamagedLines: (n) => (damaged = n) });
+      return damaged;
+    };
+
+    expect(await damagedFor({ since: Date.now() })).toBe(1);
+    expect(await damagedFor({ since: Date.UTC(2020, 0, 3), until: Date.UTC(2020, 0, 4) })).toBe(2);
+    expect(await damagedFor({ since: Date.UTC(2019, 0, 1), until: Date.UTC(2019, 0, 2) })).toBe(0);
+    expect(await damagedFor({})).toBe(2);
   });
 });

@@ -17,8 +17,8 @@ export function spendPage(context: PageContext, f: SpendFigures, names: Readonly
 <section aria-labelledby="now-h">
 <h2 id="now-h">Today and this month</h2>
 <div class="cards">
-${periodCard('Today', f.today, f.account.day, 'account-day', f.damagedUsageLines)}
-${periodCard('This month', f.month, f.account.month, 'account-month', f.damagedUsageLines)}
+${periodCard('Today', f.today, f.account.day, 'account-day', f.damagedUsageLines.day)}
+${periodCard('This month', f.month, f.account.month, 'account-month', f.damagedUsageLines.month)}
 </div>
 </section>
 
@@ -106,7 +106,7 @@ ${
 }
 
 /** The account's period: the amounts are the ledger's (the figure its cap rows show); jobs and images the usage records'. */
-/** `damagedLines`: lines of `usage.jsonl` damaged and skipped, which (rather than retention) explain records adding up to less. */
+/** `damagedLines`: lines of `usage.jsonl` damaged and skipped that may be of the period, which (rather than retention) explain records adding up to less. */
 function periodCard(title: string, period: string, use: PeriodUse, figure: string, damagedLines: number): SafeHtml {
   const recordsDiffer = Math.abs(use.recordsUsd - use.settledUsd) >= 0.000_001;
   return html`<div class="card" data-period="${period}">

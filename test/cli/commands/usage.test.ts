@@ -99,6 +99,20 @@ describe('pictor usage', () => {
     expect((await run(['usage'], clean.env)).stderr).not.toContain('damaged');
   });
 
+  it('counts only the damaged lines written within the days asked for: one between two records of an older month is not said', async () => {
+    const { env } = await ledgerWithTwoJobs();
+    const usagePath = join(env.PICTOR_DATA_DIR!, 'usage.jsonl');
+    const [rewrite, ...rest] = (await readFile(usagePath, 'utf8')).split('\n');
+    const old = (jobId: string, at: number) => JSON.stringify({ ...JSON.parse(rest[0]!), jobId, time: at, day: new Date(at).toISOString().slice(0, 10), month: new Date(at).toISOString().slice(0, 7) });
+    await writeFile(usagePath, [rewrite, old('old-1', Date.UTC(2020, 0, 3)), '{"jobId":"old-2","dam', old('old-3', Date.UTC(2020, 0, 4)), ...rest].join('\n'));
+
+    const json = await run(['usage', '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({ total: { jobs: 2 }, damagedLines: 0 });
+    expect((await run(['usage'], env)).stderr).not.toContain('damaged');
+    const then = await run(['usage', '--json', '--since', '2020-01-01', '--until', '2020-01-31'], env);
+    expect(JSON.parse(then.stdout)).toMatchObject({ total: { jobs: 2 }, damagedLines: 1 });
+  });
+
   it('groups by surface and user, largest spend first', async () => {
     const { env } = await ledgerWithTwoJobs();
     const bySurface = JSON.parse((await run(['usage', '--by', 'surface', '--json'], env)).stdout) as { rows: { key: string; jobs: number }[] };
