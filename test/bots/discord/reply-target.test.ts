@@ -713,6 +713,19 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
     ]);
   });
 
+  it('tries that edit once: when Discord fails on it (5xx), only discord.js’s own tries of it are made, and the reply is left as it is', async () => {
+    const { s, ix, target } = await runningJob({ finalAttempts: 3, retryDelaysMs: [0] });
+    s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    failsEachTry(s, replyEdits(ix));
+    await target.final([end([])]);
+
+    const edits = s.discord.requests.filter((r) => r.route === 'webhook-message' && r.method === 'PATCH' && r.token === ix.token);
+    // The progress, the end's refused edit, then the edit that clears the progress: each of discord.js's tries of it, no more.
+    expect(edits.map((r) => r.status)).toEqual([200, 400, ...Array<number>(DISCORD_JS_TRIES).fill(500)]);
+    expect(s.discord.original(ix)!.content).toBe(running().content);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not clear the progress of a job reply')).map((e) => e.obj)).toEqual([expect.objectContaining({ status: 500 })]);
+  });
+
   it('does not try that edit once Discord said the token is spent (50027): it could not pass', async () => {
     const { s, ix, target } = await runningJob();
     s.discord.expireToken(ix.token);
