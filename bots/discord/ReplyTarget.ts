@@ -6,7 +6,7 @@ import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, u
 import { loggableError } from './loggable-error.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { OutgoingMessage } from './render-job.js';
-import { isDmScope, say } from '../runner/index.js';
+import { isDmScope, say, type MessageKey } from '../runner/index.js';
 
 export interface ReplyTargetOptions {
   /**
@@ -69,6 +69,9 @@ export interface FinalDelivery {
   all: boolean;
 }
 
+/** What the edit that clears a reply's progress says of its end (`#clearProgress`). */
+type ClearingLine = Extract<MessageKey, 'discord.job.end_posted_elsewhere' | 'discord.job.end_may_be_posted_elsewhere' | 'discord.job.end_not_delivered' | 'discord.job.end_not_sent_by_dm'>;
+
 /** Halvings of one image's bytes tried when Discord refuses it alone as too large. */
 const MAX_SHRINKS = 3;
 
@@ -106,6 +109,11 @@ export class ReplyTarget {
   #endNotOpened: string[] | undefined;
   /** A message of the final reached the fallback: the DM opened after all, where the member can be told the end is missing. */
   #fallbackReached = false;
+  /**
+   * The end went neither to the reply (known not to show it) nor to the member's DM (Discord refused it there, or did not
+   * open the DM): the member is to be told privately, and the reply's progress cleared (`#sayNotSentByDm`).
+   */
+  #endNotSentByDm = false;
 
   constructor(options: ReplyTargetOptions) {
     this.#o = options;
@@ -155,7 +163,8 @@ export class ReplyTarget {
    * shares no server with the bot and did not install the app. Any other failure of a follow-up sends it nowhere else
    * (`#post`).
    * An end whose DM did not open (`DmNotOpened`) is certainly missing: when a later message does reach that DM, the
-   * member is told there (`#sayMayBeMissing`).
+   * member is told there (`#sayMayBeMissing`). An end the DM refused or did not open for, the reply known not to show it,
+   * is told of privately where nothing reached the DM, and the reply's progress is cleared (`#sayNotSentByDm`).
    * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
   async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {
@@ -166,7 +175,10 @@ export class ReplyTarget {
     // The end's own images first, in their order, then the messages after it.
     if (refusedFiles.length > 0) all = (await this.#sendPack({ content: '', components: [], files: refusedFiles })) && all;
     for (const extra of more) all = (await this.#sendPack(extra)) && all;
+    // The DM says the end was not delivered when a later message reached it (`#sayMayBeMissing`).
+    const toldInDm = this.#endNotOpened !== undefined && this.#fallbackReached;
     if (this.#unconfirmed.length > 0 || this.#endUnconfirmed || (this.#endNotOpened && this.#fallbackReached)) await this.#sayMayBeMissing();
+    if (this.#endNotSentByDm) await this.#sayNotSentByDm(toldInDm);
     return { first: delivered, all };
   }
 
@@ -281,7 +293,7 @@ export class ReplyTarget {
     for (;;) {
       try {
         await this.#post(current, 'final');
-        await this.#clearProgress(true);
+        await this.#clearProgress('discord.job.end_posted_elsewhere');
         return { delivered: true, refusedFiles };
       } catch (error) {
         if (!leaveOutFiles(error)) {
@@ -295,7 +307,10 @@ export class ReplyTarget {
           if ((mayHaveMade(error) || (error instanceof DmNotOpened && shows === undefined)) && current.files.length === 0) this.#endUnconfirmed = true;
           this.#undelivered(error, 'final', current);
           // Discord failed on it or did not answer: it may be in the fallback, so the reply says it may be there, not that it is.
-          if (mayHaveMade(error)) await this.#clearProgress(false);
+          if (mayHaveMade(error)) await this.#clearProgress('discord.job.end_may_be_posted_elsewhere');
+          // Refused in the member's DM, or the DM did not open: the end is nowhere the member sees, and the reply (known not
+          // to show it) still shows progress. Told once the messages after it went, or did not (`final`).
+          else if (shows === false && this.#fallbackPlace() === 'dm') this.#endNotSentByDm = true;
           return { delivered: false, refusedFiles };
         }
       }
@@ -303,25 +318,49 @@ export class ReplyTarget {
   }
 
   /**
-   * After the end went to the fallback instead of the reply (Discord refused its edit, or failed on every try and the
-   * reply does not show it), or may have (Discord failed on it there, or did not answer, each try): one more edit of
-   * the reply, with no files and no buttons, saying where the end went (`confirmed`), or where it may be, Discord not
-   * having confirmed it — so the reply shows no progress and no Cancel that would do nothing. Not tried when the reply
-   * is gone, or the token is spent (Discord said so, or its 15 minutes are over): it could not pass. One try
-   * (discord.js's own tries aside): a failure is logged and left as it is; nothing else is posted.
+   * The end was sent neither in the reply (known not to show it) nor to the member's DM: Discord refused it there (such
+   * as 50007, the member takes no DMs from the app) or did not open the DM, whatever it answered. Unless a later message
+   * reached the DM and said so there (`toldInDm`), the member is told privately: an ephemeral follow-up while the token
+   * lives, else — the token says it can post no follow-up, or Discord refused that one — the reply itself says it. The
+   * reply then no longer shows progress (`#clearProgress`): it says the result could not be delivered, or that line.
    */
-  async #clearProgress(confirmed: boolean): Promise<void> {
+  async #sayNotSentByDm(toldInDm: boolean): Promise<void> {
+    this.#endNotSentByDm = false;
+    let told = toldInDm;
+    if (!told && !this.#tokenSpent && !this.#tokenRunOut()) {
+      const message: OutgoingMessage = { content: say(this.#o.locale, 'discord.job.end_not_sent_by_dm'), components: [], files: [] };
+      try {
+        await this.#postFollowUp(message, { ...bodyOf(message), flags: MessageFlags.Ephemeral });
+        told = true;
+      } catch (error) {
+        // Its follow-ups spent (40094), the token still edits the reply: that one says it.
+        if (discordErrorCode(error) === DISCORD_ERRORS.maxFollowUps) this.#o.logger.warn({ what: 'note', code: DISCORD_ERRORS.maxFollowUps, status: discordErrorStatus(error) }, 'Discord refused an update of a job reply');
+        else this.#noteFailure(error, 'note');
+      }
+    }
+    await this.#clearProgress(told ? 'discord.job.end_not_delivered' : 'discord.job.end_not_sent_by_dm');
+  }
+
+  /**
+   * After the end went to the fallback instead of the reply (Discord refused its edit, or failed on every try and the
+   * reply does not show it), or may have (Discord failed on it there, or did not answer, each try), or went nowhere (the
+   * member's DM refused it or did not open, `#sayNotSentByDm`): one more edit of the reply, with no files and no buttons,
+   * saying where the end went, where it may be, Discord not having confirmed it, or that it could not be delivered (`line`)
+   * — so the reply shows no progress and no Cancel that would do nothing. Not tried when the reply is gone, or the token
+   * is spent (Discord said so, or its 15 minutes are over): it could not pass. One try (discord.js's own tries aside): a
+   * failure is logged and left as it is; nothing else is posted.
+   */
+  async #clearProgress(line: ClearingLine): Promise<void> {
     if (this.#replyGone || this.#tokenSpent || this.#tokenRunOut()) return;
     const where = this.#fallbackPlace();
-    const key = confirmed ? 'discord.job.end_posted_elsewhere' : 'discord.job.end_may_be_posted_elsewhere';
-    const message: OutgoingMessage = { content: say(this.#o.locale, key, { where }), components: [], files: [] };
+    const message: OutgoingMessage = { content: say(this.#o.locale, line, { where }), components: [], files: [] };
     try {
       await this.#o.webhookRest.patch(Routes.webhookMessage(this.#o.applicationId, this.#o.token, this.#webhookMessage), { body: bodyOf(message), auth: false });
     } catch (error) {
       this.#noteFailure(error, 'clear');
       this.#o.logger.warn(
         { channelId: this.#o.channelId, where, code: discordErrorCode(error), status: discordErrorStatus(error) },
-        'could not clear the progress of a job reply whose end went elsewhere (it is left as it is; nothing else is posted)',
+        'could not clear the progress of a job reply whose end went elsewhere or nowhere (it is left as it is; nothing else is posted)',
       );
     }
   }
@@ -480,9 +519,10 @@ export class ReplyTarget {
     }
   }
 
-  async #postFollowUp(message: OutgoingMessage): Promise<{ id: string }> {
+  /** A follow-up of `message`, with its body as the job's follow-ups have it (`#followUpBody`) unless `body` says otherwise. */
+  async #postFollowUp(message: OutgoingMessage, body: Record<string, unknown> = this.#followUpBody(message)): Promise<{ id: string }> {
     return (await this.#o.webhookRest.post(Routes.webhook(this.#o.applicationId, this.#o.token), {
-      body: this.#followUpBody(message),
+      body,
       files: filesOf(message),
       auth: false,
       query: new URLSearchParams({ wait: 'true' }),

@@ -181,6 +181,8 @@ export const de = {
   'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord hat diese Nachricht nicht aktualisiert, daher wurde das Ergebnis dieses Auftrags per Direktnachricht an die Person geschickt, die ihn angefordert hat.} other {⬇️ Discord hat diese Nachricht nicht aktualisiert, daher steht das Ergebnis dieses Auftrags weiter unten in diesem Kanal.}}',
   'discord.job.end_may_be_posted_elsewhere': '{where, select, dm {📨 Discord hat diese Nachricht nicht aktualisiert, daher wurde das Ergebnis dieses Auftrags vielleicht per Direktnachricht an die Person geschickt, die ihn angefordert hat: Discord hat es nicht bestätigt.} other {⬇️ Discord hat diese Nachricht nicht aktualisiert, daher steht das Ergebnis dieses Auftrags vielleicht weiter unten in diesem Kanal: Discord hat es nicht bestätigt.}}',
   'discord.job.reply_not_delivered': 'Die Antwort auf diesen Auftrag mit ihren Schaltflächen{count, plural, =0 {} one { und dem Bild {files}} other { und # Bildern ({files})}} konnte nicht zugestellt werden: Discord hat diese Direktnachricht nicht geöffnet, als der Bot sie senden wollte.',
+  'discord.job.end_not_sent_by_dm': '📭 Das Ergebnis dieses Auftrags konnte nicht angezeigt werden: Discord hat seine Nachricht nicht aktualisiert, und die Direktnachricht, in der der Bot es senden wollte, ist nicht angekommen.',
+  'discord.job.end_not_delivered': '📭 Discord hat diese Nachricht nicht aktualisiert, und das Ergebnis dieses Auftrags konnte auch anderswo nicht zugestellt werden.',
 
   'history.none_kept': '{icon} Dieser Bot speichert keinen Verlauf.',
   'history.erased': '{icon} Dein Verlauf wurde gelöscht ({count} {count, plural, one {Auftrag} other {Aufträge}}). Bereits gepostete Bilder bleiben in ihren Kanälen.',

@@ -194,6 +194,8 @@ export const en = {
   'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord would not update this message, so this job’s result was sent by direct message to the person who asked for it.} other {⬇️ Discord would not update this message, so this job’s result is posted below in this channel.}}',
   'discord.job.end_may_be_posted_elsewhere': '{where, select, dm {📨 Discord would not update this message, so this job’s result may have been sent by direct message to the person who asked for it: Discord did not confirm it.} other {⬇️ Discord would not update this message, so this job’s result may be posted below in this channel: Discord did not confirm it.}}',
   'discord.job.reply_not_delivered': 'This job’s reply, with its buttons{count, plural, =0 {} one { and the image {files}} other { and # images ({files})}}, could not be delivered: Discord failed to open this direct message when the bot tried to send it.',
+  'discord.job.end_not_sent_by_dm': '📭 This job’s result could not be shown: Discord would not update its message, and the direct message the bot tried to send it in did not go through.',
+  'discord.job.end_not_delivered': '📭 Discord would not update this message, and this job’s result could not be delivered elsewhere either.',
 
   // History (`/imagine-history`, `/imagine history`).
   'history.none_kept': '{icon} This bot keeps no history.',

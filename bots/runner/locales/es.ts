@@ -181,6 +181,8 @@ export const es = {
   'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord no actualizó este mensaje, así que el resultado de este trabajo se envió por mensaje directo a la persona que lo pidió.} other {⬇️ Discord no actualizó este mensaje, así que el resultado de este trabajo está publicado más abajo en este canal.}}',
   'discord.job.end_may_be_posted_elsewhere': '{where, select, dm {📨 Discord no actualizó este mensaje, así que puede que el resultado de este trabajo se haya enviado por mensaje directo a la persona que lo pidió: Discord no lo confirmó.} other {⬇️ Discord no actualizó este mensaje, así que puede que el resultado de este trabajo esté publicado más abajo en este canal: Discord no lo confirmó.}}',
   'discord.job.reply_not_delivered': 'No se pudo entregar la respuesta de este trabajo, con sus botones{count, plural, =0 {} one { y la imagen {files}} other { y # imágenes ({files})}}: Discord no abrió este mensaje directo cuando el bot intentó enviarla.',
+  'discord.job.end_not_sent_by_dm': '📭 No se pudo mostrar el resultado de este trabajo: Discord no actualizó su mensaje, y el mensaje directo en el que el bot intentó enviarlo no llegó.',
+  'discord.job.end_not_delivered': '📭 Discord no actualizó este mensaje, y el resultado de este trabajo tampoco se pudo entregar en otro lugar.',
 
   'history.none_kept': '{icon} Este bot no guarda historial.',
   'history.erased': '{icon} Se borró tu historial ({count} {count, plural, one {trabajo} other {trabajos}}). Las imágenes ya publicadas se quedan en sus canales.',

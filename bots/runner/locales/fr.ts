@@ -181,6 +181,8 @@ export const fr = {
   'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord n’a pas mis à jour ce message : le résultat de cette tâche a été envoyé en message direct à la personne qui l’a demandée.} other {⬇️ Discord n’a pas mis à jour ce message : le résultat de cette tâche est publié plus bas dans ce canal.}}',
   'discord.job.end_may_be_posted_elsewhere': '{where, select, dm {📨 Discord n’a pas mis à jour ce message : le résultat de cette tâche a peut-être été envoyé en message direct à la personne qui l’a demandée, mais Discord ne l’a pas confirmé.} other {⬇️ Discord n’a pas mis à jour ce message : le résultat de cette tâche est peut-être publié plus bas dans ce canal, mais Discord ne l’a pas confirmé.}}',
   'discord.job.reply_not_delivered': 'La réponse de cette tâche, avec ses boutons{count, plural, =0 {} one { et l’image {files}} other { et # images ({files})}}, n’a pas pu être remise : Discord n’a pas ouvert ce message direct quand le bot a tenté de l’envoyer.',
+  'discord.job.end_not_sent_by_dm': '📭 Le résultat de cette tâche n’a pas pu être affiché : Discord n’a pas mis à jour son message, et le message direct dans lequel le bot a tenté de l’envoyer n’est pas passé.',
+  'discord.job.end_not_delivered': '📭 Discord n’a pas mis à jour ce message, et le résultat de cette tâche n’a pas non plus pu être remis ailleurs.',
 
   'history.none_kept': '{icon} Ce bot ne garde aucun historique.',
   'history.erased': '{icon} Votre historique a été effacé ({count} {count, plural, one {tâche} other {tâches}}). Les images déjà publiées restent dans leurs salons.',

@@ -181,6 +181,8 @@ export const ja = {
   'discord.job.end_posted_elsewhere': '{where, select, dm {📨 Discord がこのメッセージを更新しなかったため、このジョブの結果は依頼した人へのダイレクトメッセージで送信しました。} other {⬇️ Discord がこのメッセージを更新しなかったため、このジョブの結果はこのチャンネルに新しいメッセージとして投稿しました。}}',
   'discord.job.end_may_be_posted_elsewhere': '{where, select, dm {📨 Discord がこのメッセージを更新しなかったため、このジョブの結果は依頼した人へのダイレクトメッセージで送信された可能性があります：Discord は届いたことを確認していません。} other {⬇️ Discord がこのメッセージを更新しなかったため、このジョブの結果はこのチャンネルの下のほうに投稿された可能性があります：Discord は投稿を確認していません。}}',
   'discord.job.reply_not_delivered': 'このジョブの返信（ボタン{count, plural, =0 {} other {、画像 # 枚（{files}）}}を含む）を届けられませんでした：ボットが送ろうとしたとき、Discord がこのダイレクトメッセージを開けませんでした。',
+  'discord.job.end_not_sent_by_dm': '📭 このジョブの結果を表示できませんでした：Discord がそのメッセージを更新せず、ボットが結果を送ろうとしたダイレクトメッセージも届きませんでした。',
+  'discord.job.end_not_delivered': '📭 Discord がこのメッセージを更新しなかったうえ、このジョブの結果はほかの場所にも届けられませんでした。',
 
   'history.none_kept': '{icon} このボットは履歴を保存していません。',
   'history.erased': '{icon} 履歴を削除しました（{count} 件）。投稿済みの画像はそれぞれのチャンネルに残ります。',

@@ -181,6 +181,8 @@ export const ptBR = {
   'discord.job.end_posted_elsewhere': '{where, select, dm {📨 O Discord não atualizou esta mensagem, então o resultado deste trabalho foi enviado por mensagem direta para quem o pediu.} other {⬇️ O Discord não atualizou esta mensagem, então o resultado deste trabalho está publicado abaixo neste canal.}}',
   'discord.job.end_may_be_posted_elsewhere': '{where, select, dm {📨 O Discord não atualizou esta mensagem, então o resultado deste trabalho pode ter sido enviado por mensagem direta para quem o pediu: o Discord não confirmou.} other {⬇️ O Discord não atualizou esta mensagem, então o resultado deste trabalho pode estar publicado abaixo neste canal: o Discord não confirmou.}}',
   'discord.job.reply_not_delivered': 'Não foi possível entregar a resposta deste trabalho, com seus botões{count, plural, =0 {} one { e a imagem {files}} other { e # imagens ({files})}}: o Discord não abriu esta mensagem direta quando o bot tentou enviá-la.',
+  'discord.job.end_not_sent_by_dm': '📭 Não foi possível mostrar o resultado deste trabalho: o Discord não atualizou a mensagem dele, e a mensagem direta em que o bot tentou enviá-lo não chegou.',
+  'discord.job.end_not_delivered': '📭 O Discord não atualizou esta mensagem, e o resultado deste trabalho também não pôde ser entregue em outro lugar.',
 
   'history.none_kept': '{icon} Este bot não guarda histórico.',
   'history.erased': '{icon} Seu histórico foi apagado ({count} {count, plural, one {tarefa} other {tarefas}}). Imagens já publicadas continuam nos canais delas.',

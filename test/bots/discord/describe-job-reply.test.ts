@@ -23,4 +23,11 @@ describe('what a job’s reply says when Discord did not take its end', () => {
       'This job’s reply, with its buttons and 2 images (a.png, b.png), could not be delivered: Discord failed to open this direct message when the bot tried to send it.',
     );
   });
+
+  it('tells the member privately that the end could not be sent by direct message either, and says in the reply only that it was not delivered', () => {
+    expect(say('en', 'discord.job.end_not_sent_by_dm')).toBe(
+      '📭 This job’s result could not be shown: Discord would not update its message, and the direct message the bot tried to send it in did not go through.',
+    );
+    expect(say('en', 'discord.job.end_not_delivered')).toBe('📭 Discord would not update this message, and this job’s result could not be delivered elsewhere either.');
+  });
 });

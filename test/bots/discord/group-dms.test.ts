@@ -4,6 +4,7 @@ import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/index.js';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf, type HarnessOptions } from './harness.js';
+import { keyOf } from './reply-scene.js';
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -171,6 +172,51 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     expect(refused(40094)).toEqual([]);
     expect(refused(50007)).toEqual([]);
     expect(harness.discord.channelMessages(harness.discord.dmChannelOf(bo.id))).toEqual([]);
+  });
+
+  it('tells the member privately that /imagine’s result could not be sent by DM when Discord refuses the reply’s edit and the DM, and leaves no progress running', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const harness = (h = await start({ holdEvent: (_, index) => (index === 0 ? held : Promise.resolve()) }));
+    const ix = harness.discord.slashCommand('imagine', { prompt: 'a fox nobody may DM', quality: 'low' }, inGroup);
+    await harness.discord.waitFor(() => harness.discord.original(ix)?.content.includes('Drawing'), 'the job to start');
+    harness.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    harness.discord.failNext({ route: 'dm-channel', method: 'POST' }, { status: 403, code: 50007, message: 'Cannot send messages to this user' });
+    release();
+
+    const note = await privateNoteOf(harness, ix);
+    expect(keyOf(note.content)).toBe('discord.job.end_not_sent_by_dm');
+    const reply = await harness.discord.waitFor(() => {
+      const message = harness.discord.original(ix);
+      return message && !message.content.includes('Drawing') ? message : undefined;
+    }, 'the progress cleared');
+    expect(keyOf(reply.content)).toBe('discord.job.end_not_delivered');
+    expect(buttonsOf(reply)).toEqual([]);
+  });
+
+  it('tells a member who never installed the app privately that their Reroll’s result could not be sent by DM (50007) when Discord refuses the reply’s edit, and leaves no progress running', async () => {
+    let held: Promise<void> = Promise.resolve();
+    const harness = (h = await start({ dmCaps: { dailyUsd: 5 }, holdEvent: (_, index) => (index === 0 ? held : Promise.resolve()) }));
+    const ada = harness.discord.newUser('ada');
+    const bo = harness.discord.newUser('bo');
+    const result = await harness.finalReply(harness.discord.slashCommand('imagine', { prompt: 'a heron', quality: 'low' }, { ...inGroup, user: ada }));
+    let release!: () => void;
+    held = new Promise<void>((resolve) => (release = resolve));
+
+    const reroll = harness.discord.clickButton(result, buttonId(result, 'Reroll'), { ...inGroup, user: bo });
+    await harness.discord.waitFor(() => harness.discord.original(reroll)?.content.includes('Drawing'), 'the reroll to start');
+    harness.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: reroll.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    release();
+
+    const note = await privateNoteOf(harness, reroll);
+    expect(keyOf(note.content)).toBe('discord.job.end_not_sent_by_dm');
+    expect(harness.discord.requests.filter((r) => r.code === 50007)).toHaveLength(1);
+    const reply = await harness.discord.waitFor(() => {
+      const message = harness.discord.original(reroll);
+      return message && !message.content.includes('Drawing') ? message : undefined;
+    }, 'the progress cleared');
+    expect(keyOf(reply.content)).toBe('discord.job.end_not_delivered');
+    expect(buttonsOf(reply)).toEqual([]);
   });
 
   it('shows /imagine-history there privately: the member’s own jobs, linked through @me, and none of another member’s', async () => {

@@ -5,7 +5,7 @@ import type { FinalDelivery, ReplyTarget, ReplyTargetOptions } from '../../../bo
 import { makeRequestWithEncodedForms } from '../../../bots/discord/rest-request.js';
 import { say } from '../../../bots/runner/index.js';
 import type { FakeInteraction, FaultMatch } from '../../fakes/discord/FakeDiscord.js';
-import { images, MiB, namesOf, notesOf, Scene, type SceneOptions } from './reply-scene.js';
+import { images, keyOf, MiB, namesOf, notesOf, Scene, type SceneOptions } from './reply-scene.js';
 
 const TOO_LARGE = 40005;
 const MAX_FOLLOW_UPS = 40094;
@@ -13,6 +13,9 @@ const INVALID_WEBHOOK_TOKEN = 50027;
 const UNKNOWN_WEBHOOK = 10015;
 const INVALID_FORM_BODY = 50035;
 const MISSING_PERMISSIONS = 50013;
+const CANNOT_DM = 50007;
+/** Discord's flag of a message only the member who asked sees. */
+const EPHEMERAL = 64;
 /**
  * Tries discord.js makes of a request that Discord fails on (5xx) or does not answer, when Discord makes nothing twice
  * of it (an edit, a DM's opening, a channel message with its nonce): the first and 3 more.
@@ -713,6 +716,19 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
     ]);
   });
 
+  it('tries that edit once: when Discord fails on it (5xx), only discord.js’s own tries of it are made, and the reply is left as it is', async () => {
+    const { s, ix, target } = await runningJob({ finalAttempts: 3, retryDelaysMs: [0] });
+    s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    failsEachTry(s, replyEdits(ix));
+    await target.final([end([])]);
+
+    const edits = s.discord.requests.filter((r) => r.route === 'webhook-message' && r.method === 'PATCH' && r.token === ix.token);
+    // The progress, the end's refused edit, then the edit that clears the progress: each of discord.js's tries of it, no more.
+    expect(edits.map((r) => r.status)).toEqual([200, 400, ...Array<number>(DISCORD_JS_TRIES).fill(500)]);
+    expect(s.discord.original(ix)!.content).toBe(running().content);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not clear the progress of a job reply')).map((e) => e.obj)).toEqual([expect.objectContaining({ status: 500 })]);
+  });
+
   it('does not try that edit once Discord said the token is spent (50027): it could not pass', async () => {
     const { s, ix, target } = await runningJob();
     s.discord.expireToken(ix.token);
@@ -720,5 +736,139 @@ describe('the reply of a job whose end Discord would not take as its edit: no pr
 
     expect(s.postedInChannel().map((m) => m.content)).toEqual([`<@${ix.user.id}> ${end([]).content}`]);
     expect(s.discord.requests.filter((r) => r.route === 'webhook-message' && r.method === 'PATCH' && r.code === INVALID_WEBHOOK_TOKEN)).toHaveLength(1);
+  });
+});
+
+describe('the end of a job Discord would not take as the reply’s edit, nor in the member’s DM: the member told privately, no progress left', () => {
+  /** The reply as a running job shows it: a progress line with a preview, and its Cancel button. */
+  const running = (): OutgoingMessage => ({ content: '🎨 Drawing…', components: cancelButtons('k1', 'en-US'), files: images(1, 1024, 9) });
+  const DM_REFUSED = { status: 403, code: CANNOT_DM, message: 'Cannot send messages to this user' };
+  const DM_OPENS: FaultMatch = { route: 'dm-channel', method: 'POST' };
+
+  /** A job whose results go by DM, its reply showing it running, and its target; Discord refuses the end's edit (400). */
+  async function refusedEnd(options: Partial<ReplyTargetOptions> = {}): Promise<{ s: Scene; ix: FakeInteraction; target: ReplyTarget }> {
+    const { s, ix } = await deferredJob();
+    const target = s.targetOf(ix, { fallback: 'dm', retryDelaysMs: [0], ...options });
+    await target.progress(running());
+    s.discord.failNext(replyEdits(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    return { s, ix, target };
+  }
+
+  /** The reply shows no progress: no Cancel, no preview, and the line `key`. */
+  function clearedWith(s: Scene, ix: FakeInteraction, key: string): void {
+    const reply = s.discord.original(ix)!;
+    expect(keyOf(reply.content)).toBe(key);
+    expect(reply.components).toEqual([]);
+    expect(reply.attachments).toEqual([]);
+  }
+
+  it('says so in an ephemeral follow-up and clears the reply when Discord refuses the message in the DM (403, 50007)', async () => {
+    const { s, ix, target } = await refusedEnd();
+    s.discord.failNext(CHANNEL_POSTS, DM_REFUSED);
+    const delivered = await target.final([end(images(1, 1024))]);
+
+    expect(delivered.first).toBe(false);
+    const [note, ...others] = s.followUpsOf(ix);
+    expect(others).toEqual([]);
+    expect(note!.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(keyOf(note!.content)).toBe('discord.job.end_not_sent_by_dm');
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+    expect(s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id))).toEqual([]);
+  });
+
+  it('does the same when Discord refuses to open the DM (a 4xx on the DM channel’s creation)', async () => {
+    const { s, ix, target } = await refusedEnd();
+    s.discord.failNext(DM_OPENS, DM_REFUSED);
+    await target.final([end([])]);
+
+    expect(s.followUpsOf(ix).map((m) => [keyOf(m.content), m.flags & EPHEMERAL])).toEqual([['discord.job.end_not_sent_by_dm', EPHEMERAL]]);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('does the same when the DM is refused for the messages after the end too (nothing reached it)', async () => {
+    const { s, ix, target } = await refusedEnd();
+    s.discord.failNext(DM_OPENS, { ...DM_REFUSED, count: 2 });
+    const delivered = await target.final([end([]), more(images(1, 1024, 2), 2)]);
+
+    expect(delivered).toEqual({ first: false, all: false });
+    expect(s.followUpsOf(ix).map((m) => keyOf(m.content))).toEqual(['discord.job.end_not_sent_by_dm']);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('says it in the reply itself when Discord refuses that follow-up too', async () => {
+    const { s, ix, target } = await refusedEnd();
+    s.discord.failNext(CHANNEL_POSTS, DM_REFUSED);
+    s.discord.failNext(followUps(ix), { status: 400, code: INVALID_FORM_BODY, message: 'Invalid Form Body' });
+    await target.final([end([])]);
+
+    expect(s.followUpsOf(ix)).toEqual([]);
+    clearedWith(s, ix, 'discord.job.end_not_sent_by_dm');
+  });
+
+  it('says it in the reply itself when Discord says the interaction can post no more follow-ups (40094): the reply still takes edits', async () => {
+    const { s, ix, target } = await refusedEnd();
+    s.discord.failNext(CHANNEL_POSTS, DM_REFUSED);
+    s.discord.failNext(followUps(ix), { status: 400, code: MAX_FOLLOW_UPS, message: 'This interaction has hit the maximum number of follow up messages' });
+    await target.final([end([])]);
+
+    expect(s.followUpsOf(ix)).toEqual([]);
+    clearedWith(s, ix, 'discord.job.end_not_sent_by_dm');
+  });
+
+  it('does the same when the end’s edit failed (5xx) every try and the reply does not show it', async () => {
+    const { s, ix } = await deferredJob();
+    const target = s.targetOf(ix, { fallback: 'dm', finalAttempts: 2, retryDelaysMs: [0] });
+    await target.progress(running());
+    failsEachTry(s, replyEdits(ix), { tries: 2 * DISCORD_JS_TRIES });
+    s.discord.failNext(DM_OPENS, DM_REFUSED);
+    await target.final([end([])]);
+
+    expect(s.followUpsOf(ix).map((m) => keyOf(m.content))).toEqual(['discord.job.end_not_sent_by_dm']);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('does the same when Discord failed to open the DM (5xx) each try and nothing follows', async () => {
+    const { s, ix, target } = await refusedEnd();
+    failsEachTry(s, DM_OPENS);
+    await target.final([end([])]);
+
+    expect(s.followUpsOf(ix).map((m) => keyOf(m.content))).toEqual(['discord.job.end_not_sent_by_dm']);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('clears the reply, and posts no follow-up, when a later message reached the DM and said there that the reply could not be delivered', async () => {
+    const { s, ix, target } = await refusedEnd();
+    failsEachTry(s, DM_OPENS);
+    await target.final([end([]), more(images(1, 1024, 2), 2)]);
+
+    const [, told] = s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id));
+    expect(notesOf(told!.content)).toEqual(['discord.job.reply_not_delivered']);
+    expect(s.followUpsOf(ix)).toEqual([]);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('leaves the reply as it is when its edit may have landed (Discord failed on it, then the reply could not be read)', async () => {
+    const { s, ix } = await deferredJob();
+    const target = s.targetOf(ix, { fallback: 'dm', finalAttempts: 2, retryDelaysMs: [0] });
+    failsEachTry(s, replyEdits(ix), { tries: 2 * DISCORD_JS_TRIES, madeFirst: true });
+    failsEachTry(s, { route: 'webhook-message', method: 'GET', token: ix.token });
+    s.discord.failNext(DM_OPENS, DM_REFUSED);
+    await target.final([end([])]);
+
+    expect(s.discord.original(ix)!.content).toBe(end([]).content);
+  });
+
+  it('tries nothing with the token once Discord said it is spent (50027): the refusal is logged', async () => {
+    const { s, ix } = await deferredJob();
+    const target = s.targetOf(ix, { fallback: 'dm', retryDelaysMs: [0] });
+    await target.progress(running());
+    s.discord.expireToken(ix.token);
+    s.discord.failNext(DM_OPENS, DM_REFUSED);
+    await target.final([end([])]);
+
+    expect(s.discord.requests.filter((r) => r.token === ix.token && r.code === INVALID_WEBHOOK_TOKEN)).toHaveLength(1);
+    expect(s.logger.entries.filter((e) => e.msg?.startsWith('could not deliver a job result to Discord')).map((e) => e.obj)).toEqual([
+      expect.objectContaining({ what: 'final', where: 'dm', status: 403, code: CANNOT_DM }),
+    ]);
   });
 });
