@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JobDetails, UsageQuery, UsageRecord } from './types.js';
-import { utcDay } from './utc-period.js';
+import { DAY_MS, utcDay } from './utc-period.js';
 
 /** Default `PICTOR_USAGE_RETENTION_DAYS`: a little over a year, so this month can be compared with the same month last year. */
 export const DEFAULT_USAGE_RETENTION_DAYS = 400;
@@ -160,8 +160,10 @@ export function damagedLinesAt(records: readonly UsageRecord[], positions: reado
 /**
  * How many damaged lines may hold a record of [since, until) (ms): those the times they may have been written meet
  * (a line between two records of older days is not counted in a later range, nor one between two newer ones in an
- * earlier range). The one rule of `pictor usage` and the console's note.
+ * earlier range). A record goes by its job's day, and its line is written when the job is settled, up to a day later
+ * (the slack of the tail read): a line written within a day after `until` may still be of the range. The one rule of
+ * `pictor usage` and the console's note.
  */
 export function damagedWithin(lines: readonly DamagedLine[], since: number | undefined, until: number | undefined): number {
-  return lines.filter((line) => (until === undefined || line.after === undefined || line.after < until) && (since === undefined || line.before === undefined || line.before >= since)).length;
+  return lines.filter((line) => (until === undefined || line.after === undefined || line.after < until + DAY_MS) && (since === undefined || line.before === undefined || line.before >= since)).length;
 }

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/internal.js';
+import { damagedWithin } from '../../src/spend/usage-records.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
@@ -138,5 +139,17 @@ describe('usage records of the file ledger', () => {
     expect((await store.usage({})).map((r) => r.jobId)).toEqual(['new']);
     expect((await stat(join(dir, 'usage.jsonl'))).mode & 0o777).toBe(0o600);
     expect(await readFile(join(dir, 'usage.jsonl'), 'utf8')).not.toContain('"old"');
+  });
+});
+
+describe('damaged lines of a range', () => {
+  it('counts a damaged line settled just after midnight in the day its job was asked for (a record goes by its day, settled up to a day later)', () => {
+    const june = Date.UTC(2030, 5, 1);
+    // Between two records settled just after midnight: the damaged one may be a job of 31 May.
+    const line = { after: june + 10_000, before: june + 60_000 };
+    expect(damagedWithin([line], Date.UTC(2030, 4, 1), june)).toBe(1);
+    expect(damagedWithin([line], june, Date.UTC(2030, 6, 1))).toBe(1);
+    // Written after a record settled more than a day after the range's end: not of the range.
+    expect(damagedWithin([{ after: june + 86_400_000 + 1, before: undefined }], Date.UTC(2030, 4, 1), june)).toBe(0);
   });
 });
