@@ -219,33 +219,70 @@ export function firstCarriageReturnInsideALine(text: string): number | undefined
  * opening a quote spans the lines up to the one that closes it, as Node reads it.
  */
 export function firstLineNotASetting(text: string): number | undefined {
+  return settingLinesOf(text).find((line) =>
+    line.setting
+      ? // Blanks alone before the = (`\t=5`) spell no setting to lose, and nor does a comment, however indented (`\t# A=1`).
+        (line.written !== '' && !line.written.startsWith('#') && line.name !== line.written) || line.lastLineQuoteNeverClosed
+      : line.equalsAfter,
+  )?.number;
+}
+
+/**
+ * The names a `.env` text that `firstLineNotASetting` takes sets on more than one line, each with its lines' numbers
+ * (from 1) in order; Node's loader reads them all and keeps the last. The lines are the ones `firstLineNotASetting`
+ * walks as settings (`settingLinesOf`): lines inside a quoted value spanning lines are part of that value, not
+ * settings. An indented comment holding an `=` (`  # A=1`) is left out: Node 20 takes its name, `# A`, which no
+ * program reads, and Node 22 and later read it as the comment it is.
+ */
+export function repeatedSettings(text: string): { name: string; lines: number[] }[] {
+  const linesOf = new Map<string, number[]>();
+  for (const line of settingLinesOf(text)) {
+    if (line.setting && !line.name.startsWith('#')) linesOf.set(line.name, [...(linesOf.get(line.name) ?? []), line.number]);
+  }
+  return [...linesOf].filter(([, numbers]) => numbers.length > 1).map(([name, numbers]) => ({ name, lines: numbers }));
+}
+
+/**
+ * A line of a `.env` text at which Node's loader starts reading something (its number from 1): a setting, with the name
+ * Node gives it and the name a person reads in it, and whether it is the last line and opens a quote it never closes
+ * (Node drops that setting); or a line with no `=`, or none before a name, with whether a later line holds an `=`.
+ */
+type SettingLine =
+  | { number: number; setting: true; name: string; written: string; lastLineQuoteNeverClosed: boolean }
+  | { number: number; setting: false; equalsAfter: boolean };
+
+/**
+ * The lines of a `.env` text as Node's loader walks them (Node 20's rules, see `firstLineNotASetting`), in order:
+ * every line but an empty one, one with `#` first, and the lines inside a quoted value spanning lines (a value opening
+ * a quote spans the lines up to the one holding the closing quote, as Node reads it; with no closing quote anywhere,
+ * Node takes the line as it is). The one walk `firstLineNotASetting` and `repeatedSettings` share, so that a line one
+ * takes as a setting is a setting for the other too.
+ */
+function settingLinesOf(text: string): SettingLine[] {
   const lines = text.replace(/\r/g, '').replace(/^ +/, '').split('\n');
   const equalsAfter = (i: number): boolean => lines.some((later, j) => j > i && later.includes('='));
+  const walked: SettingLine[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     // Only at the start of the line: Node reads an indented comment with no =, or a line of spaces, with the next line as a name.
     if (line === '' || line.startsWith('#')) continue;
     const equals = line.indexOf('=');
-    if (equals === -1) {
-      if (equalsAfter(i)) return i + 1;
-      continue;
-    }
-    const name = nodeNameOf(line.slice(0, equals));
+    const name = equals === -1 ? '' : nodeNameOf(line.slice(0, equals));
     if (name === '') {
-      if (equalsAfter(i)) return i + 1;
+      walked.push({ number: i + 1, setting: false, equalsAfter: equalsAfter(i) });
       continue;
     }
-    const written = writtenNameOf(line.slice(0, equals));
-    // Blanks alone before the = (`\t=5`) spell no setting to lose, and nor does a comment, however indented (`\t# A=1`).
-    if (written !== '' && !written.startsWith('#') && name !== written) return i + 1;
-    // A quoted value whose closing quote is not on its line spans the lines up to the one that holds it (as Node reads
-    // it); with no closing quote anywhere, Node takes the line as it is — but drops the setting on a last line.
     const closing = lineClosingQuote(lines, i, equals);
-    if (closing === undefined) continue;
-    if (closing !== -1) i = closing;
-    else if (i === lines.length - 1) return i + 1;
+    walked.push({
+      number: i + 1,
+      setting: true,
+      name,
+      written: writtenNameOf(line.slice(0, equals)),
+      lastLineQuoteNeverClosed: closing === -1 && i === lines.length - 1,
+    });
+    if (closing !== undefined && closing !== -1) i = closing;
   }
-  return undefined;
+  return walked;
 }
 
 /**
@@ -259,26 +296,6 @@ function lineClosingQuote(lines: string[], i: number, equals: number): number | 
   const quote = line[opening];
   if (quote === undefined || !QUOTES.has(quote) || line.indexOf(quote, opening + 1) !== -1) return undefined;
   return lines.findIndex((later, j) => j > i && later.includes(quote));
-}
-
-/**
- * The names a `.env` text that `firstLineNotASetting` takes sets on more than one line, each with its lines' numbers
- * (from 1) in order; Node's loader reads them all and keeps the last. Lines inside a quoted value spanning lines are
- * part of that value, not settings.
- */
-export function repeatedSettings(text: string): { name: string; lines: number[] }[] {
-  const lines = text.replace(/\r/g, '').replace(/^ +/, '').split('\n');
-  const linesOf = new Map<string, number[]>();
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const equals = line.indexOf('=');
-    if (line.startsWith('#') || equals === -1) continue;
-    const name = nodeNameOf(line.slice(0, equals));
-    if (name !== '' && !name.startsWith('#')) linesOf.set(name, [...(linesOf.get(name) ?? []), i + 1]);
-    const closing = lineClosingQuote(lines, i, equals);
-    if (closing !== undefined && closing !== -1) i = closing;
-  }
-  return [...linesOf].filter(([, numbers]) => numbers.length > 1).map(([name, numbers]) => ({ name, lines: numbers }));
 }
 
 /** The name Node gives the text before a line's `=`: its spaces (only spaces) trimmed, an `export ` before it dropped. */

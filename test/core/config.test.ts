@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstLineNotASetting, firstCarriageReturnInsideALine, loadDotEnv, loadDotEnvOrExit, MAX_TIMEOUT_SECONDS, readCoreConfig } from '../../src/config.js';
+import { firstLineNotASetting, firstCarriageReturnInsideALine, loadDotEnv, loadDotEnvOrExit, MAX_TIMEOUT_SECONDS, readCoreConfig, repeatedSettings } from '../../src/config.js';
 import { PictorClient, ValidationError } from '../../src/index.js';
 
 /** src/config.ts: the core's settings, read once at an entry point. */
@@ -347,6 +347,36 @@ describe('a .env line that is not a setting', () => {
     expect(parseEnv(text).DOTENV_TEST_DUP3).toBe('4');
     expect(loadDotEnv(path)).toEqual([expect.stringContaining(`DOTENV_TEST_DUP3 is set on lines 1, 5 and 7 of ${path}`)]);
     expect(process.env.DOTENV_TEST_DUP3).toBe('4');
+  });
+
+  /**
+   * The numbers of the lines Node's parser reads as a setting of `name`: each line spelling it before its `=` is renamed
+   * in turn, and it is one when Node then gives the new name (a line inside a quoted value changes that value instead).
+   */
+  function nodeLinesSetting(name: string, text: string): number[] {
+    const lines = text.split('\n');
+    return lines.flatMap((line, i) => {
+      const equals = line.indexOf('=');
+      if (equals === -1 || line.slice(0, equals).trim().replace(/^export\s+/, '') !== name) return [];
+      const renamed = `${name}_ON_LINE_${i + 1}`;
+      const text2 = lines.map((other, j) => (j === i ? other.slice(0, equals).replace(name, renamed) + other.slice(equals) : other)).join('\n');
+      return Object.keys(parseEnv(text2)).includes(renamed) ? [i + 1] : [];
+    });
+  }
+
+  // The lines the warning names are the lines the check walks as settings, which are the lines Node reads as settings.
+  it.each([
+    ['a quoted value spanning lines holding NAME= on a line of its own', 'A="x\nA=1\n"\nA=2\n'],
+    ['a quoted value spanning lines closing on a line holding NAME=', 'B="x\nA=1\n"A=2\nA=3'],
+    ['export before the name, and a single-quoted value spanning lines', "A='x\n\nA = z'\nexport A=1\nA=2"],
+    ['a backquoted value holding a commented NAME=, and an indented name', 'A=`x\n#A=1\n`\n  A=2\nexport A=3\n'],
+    ['a value quoted and closed on its line, with NAME= after the quote', 'A="x" A=1\nA=2'],
+    ['a quote never closed before a line break (the line as it is)', 'A="x\nA=1\n'],
+    ['an indented comment between the lines', 'A=1\n  # A=2\nA="y\nz"\nA=3\n'],
+  ])('names the lines of a name set twice as Node reads them: %s', (_what, text) => {
+    expect(lineRefused(text)).toBeUndefined();
+    const nodeLines = nodeLinesSetting('A', text);
+    expect(repeatedSettings(text).find(({ name }) => name === 'A')?.lines ?? []).toEqual(nodeLines.length > 1 ? nodeLines : []);
   });
 });
 

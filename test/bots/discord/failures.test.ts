@@ -227,7 +227,7 @@ describe('failures become short, kind messages', () => {
 
   it.each([
     { lost: 'Discord failed on its answer (500)', fault: (h: DiscordHarness, token: string) => h.discord.failNext({ route: 'webhook-followup', token }, { status: 500, code: 0, message: 'Internal Server Error', applyFirst: true }) },
-    { lost: 'the connection was reset before the answer', fault: (h: DiscordHarness, token: string) => h.discord.resetNext({ route: 'webhook-followup', token }, { applyFirst: true }) },
+    { lost: 'the connection was reset before the answer', fault: (h: DiscordHarness, token: string) => h.discord.cutNext({ route: 'webhook-followup', token }, 'after') },
   ])('posts an image Discord made as a follow-up once when $lost, and says in the reply it may be missing', async ({ fault }) => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a heron seen twice' });

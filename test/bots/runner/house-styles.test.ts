@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { changeStyle, describeStyles, dmScopeId, HOUSE_STYLE_LIMITS, HouseStyles, parseStyleText, say, sayWords, type AdmittedJob, type HouseStyleRecord, type JobIntent, type JobRefusedError } from '../../../bots/runner/index.js';
+import { keyOf } from '../../helpers/message-keys.js';
+import { changeStyle, describeStyles, dmScopeId, HOUSE_STYLE_LIMITS, HouseStyles, parseStyleText, say, type AdmittedJob, type HouseStyleRecord, type JobIntent, type JobRefusedError } from '../../../bots/runner/index.js';
 import { openBotState } from '../../../bots/state/index.js';
 import { PRICE_TABLE } from '../../../src/index.js';
 import { silentLogger } from '../../../src/internal.js';
@@ -101,9 +102,7 @@ describe('house styles: an admin’s text around the prompt and default options'
 
     await ask({ n: 1 });
     expect(reason).toMatchObject({ code: 'quality_not_allowed', field: 'style', allowed: 'low, medium' });
-    expect(sayWords('en', (reason as JobRefusedError).words)).toBe(
-      'The house style “hq” asks for quality high, which is not allowed here; choose quality yourself, pick another style, or ask an admin to change it.',
-    );
+    expect((reason as JobRefusedError).words).toEqual({ key: 'refusal.style_option_not_allowed', values: { style: 'hq', option: 'quality', value: 'high' } });
     await ask({ quality: 'low' });
     expect(reason).toMatchObject({ code: 'too_many_images', field: 'style', limit: 2, words: { values: { option: 'count', value: '4' } } });
     // The member's own choice is theirs to change: the rule's refusal as without a style.
@@ -139,14 +138,18 @@ describe('house styles: an admin’s text around the prompt and default options'
     expect(await changeStyle(styles, member, 'neon', 'neon {prompt}', {}, '`style:`')).toMatchObject({ ok: false, code: 'not_admin' });
     expect(await changeStyle(styles, admin, 'Neon Lights', 'neon {prompt}', {}, '`style:`')).toMatchObject({ ok: false, code: 'invalid_name' });
     expect(await changeStyle(styles, admin, 'neon', '{prompt} {prompt}', {}, '`style:`')).toMatchObject({ ok: false, code: 'invalid_text' });
-    expect(await changeStyle(styles, admin, 'neon', 'neon {prompt}', { size: '1024x1536' }, '`style:`')).toEqual({
-      ok: true,
-      message: 'House style neon defined: “neon {prompt}” (size 1024x1536). Members pick it with `style:`.',
-    });
-    expect((await changeStyle(styles, admin, 'neon', 'neon-lit {prompt}', {}, '`style:`')).message).toBe('House style neon replaced: “neon-lit {prompt}”. Members pick it with `style:`.');
+    const defined = await changeStyle(styles, admin, 'neon', 'neon {prompt}', { size: '1024x1536' }, '`style:`');
+    expect(defined).toMatchObject({ ok: true });
+    expect(keyOf(defined.message!)).toBe('styles.defined');
+    expect(defined.message).toContain('(size 1024x1536)');
+    const replaced = (await changeStyle(styles, admin, 'neon', 'neon-lit {prompt}', {}, '`style:`')).message!;
+    expect(keyOf(replaced)).toBe('styles.defined');
+    expect(replaced).toContain('neon replaced: “neon-lit {prompt}”');
     for (let i = 1; i < HOUSE_STYLE_LIMITS.perScope; i++) await styles.define(admin, `s${i}`, '{prompt}');
     expect(await changeStyle(styles, admin, 'one-more', '{prompt}', {}, '`style:`')).toMatchObject({ ok: false, code: 'too_many_styles' });
-    expect(await changeStyle(styles, admin, 'neon', 'clear', {}, '`style:`')).toEqual({ ok: true, message: 'House style neon removed; a job that names it is refused.' });
+    const removed = await changeStyle(styles, admin, 'neon', 'clear', {}, '`style:`');
+    expect(removed).toMatchObject({ ok: true });
+    expect(keyOf(removed.message!)).toBe('styles.removed');
     expect(await changeStyle(styles, admin, 'neon', 'clear', {}, '`style:`')).toMatchObject({ ok: false, code: 'unknown_style' });
   });
 

@@ -68,7 +68,7 @@ describe('JobRunner charging and failures', () => {
 
     expect(final.code).toBe('quota_exhausted');
     expect(final.retryable).toBe(false);
-    expect(final.message).toBe('The image service account is out of credit; tell the bot’s operator.');
+    expect(final.words).toEqual({ key: 'failure.quota_exhausted' });
     expect(kit.emu.emulator.requests).toHaveLength(1);
     expect(await store.spentToday(userKey(spec), Date.now())).toBe(0);
   });
@@ -94,7 +94,8 @@ describe('JobRunner charging and failures', () => {
     const final = expectFailed(await (await runner.submit(job(), () => {})).done);
 
     expect(final.code).toBe('server_error');
-    expect(final.message).toBe('The image service is overloaded and did not answer after several tries; try again in about 45 s.');
+    expect(final.words).toMatchObject({ key: 'failure.server_error', values: { kind: 'overloaded', known: 'yes' } });
+    expect(final.message).toContain('45 s');
   });
 
   it('says the service is busy, and for how long, when it rate-limits the job', async () => {
@@ -105,7 +106,8 @@ describe('JobRunner charging and failures', () => {
 
     expect(final.code).toBe('rate_limited');
     expect(final.retryable).toBe(true);
-    expect(final.message).toBe('The image service is busy right now; try again in about 20 s.');
+    expect(final.words).toMatchObject({ key: 'failure.rate_limited', values: { known: 'yes' } });
+    expect(final.message).toContain('20 s');
   });
 
   it('never shows the API key when the service refuses it', async () => {
@@ -142,7 +144,7 @@ describe('JobRunner charging and failures', () => {
 
     expectOrderedSequence(rec.received.map((r) => r.update));
     expect(final.code).toBe('server_error');
-    expect(final.message).toBe('The image service reported an error while making the images; try again in a few minutes.');
+    expect(final.words).toMatchObject({ key: 'failure.server_error', values: { kind: 'stream', known: 'no' } });
     expect(await store.spentToday(userKey(spec), Date.now())).toBe(0);
   });
 

@@ -194,7 +194,7 @@ describe('the audit channel on Slack', () => {
     const { fake } = h;
     await privately(fake, `admin audit <#${AUDIT}|audit>`, ADMIN);
     // Slack shows the message, then the connection is cut before its answer.
-    fake.failNext('chat.postMessage', { lost: true, match: (args) => args.channel === AUDIT });
+    fake.cutNext('chat.postMessage', 'after', { match: (args) => args.channel === AUDIT });
     await fake.command({ command: '/imagine', text: 'a vanishing reply --quality low', channel: 'C0ART', user: 'U0ALICE' });
     await finishedJob(fake, 'C0ART');
     await auditEntry(h, 'a vanishing reply');

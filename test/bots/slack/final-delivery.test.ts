@@ -159,7 +159,7 @@ describe('the end of a job posted anew, its message gone, when Slack’s answer 
     await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel, user: 'U0ALICE' });
     const running = await fake.waitFor(() => jobMessages(fake, channel).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
     fake.messages.splice(fake.messages.indexOf(running), 1);
-    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === channel && isFinalUpdate(args) });
+    fake.cutNext('chat.postMessage', 'after', { count: 1, match: (args) => args.channel === channel && isFinalUpdate(args) });
     await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
   }
   const finalPosts = (fake: FakeSlack, channel: string) => fake.callsOf('chat.postMessage').filter((c) => c.args.channel === channel && isFinalUpdate(c.args));
@@ -200,7 +200,7 @@ describe('the buttons beside a finished job’s images, when Slack’s answer to
   it('are looked for, found and kept: posted once, one set of buttons', async () => {
     h = await startHarness();
     const { fake } = h;
-    fake.failNext('chat.postMessage', { lost: true, count: 1, match: isActionsPost('C0BUTTONS') });
+    fake.cutNext('chat.postMessage', 'after', { count: 1, match: isActionsPost('C0BUTTONS') });
     await fake.command({ command: '/imagine', text: 'a lantern with its buttons --quality low', channel: 'C0BUTTONS' });
     await finishedActions(fake, 'C0BUTTONS');
     const done = await finishedJob(fake, 'C0BUTTONS');

@@ -247,7 +247,7 @@ describe('a job between its first message and the image service', () => {
   it('a first message whose answer is lost: not sent again, the job not started, the member told it may be there; nothing reaches the service', async () => {
     h = await startHarness();
     const { fake } = h;
-    fake.failNext('chat.postMessage', { lost: true, count: 6, match: (args) => args.channel === 'C0LOST' });
+    fake.cutNext('chat.postMessage', 'after', { count: 6, match: (args) => args.channel === 'C0LOST' });
     const note = await privately(fake, 'a kite --quality low', 'U0BOB', 'C0LOST');
     expect(note).toBe(say('en', 'slack.job.maybe_posted'));
     expect(fake.callsOf('chat.postMessage').filter((c) => c.args.channel === 'C0LOST')).toHaveLength(1);
@@ -259,7 +259,7 @@ describe('a job between its first message and the image service', () => {
   it('a first message whose answer is lost but which Slack made: it is found by its request line and deleted, so the channel shows no job that did not start', async () => {
     h = await startHarness();
     const { fake } = h;
-    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0LOST' });
+    fake.cutNext('chat.postMessage', 'after', { count: 1, match: (args) => args.channel === 'C0LOST' });
     const note = await privately(fake, 'a kite --quality low', 'U0BOB', 'C0LOST');
     // Still true once it is deleted: it will not run.
     expect(note).toBe(say('en', 'slack.job.maybe_posted'));
@@ -275,7 +275,7 @@ describe('a job between its first message and the image service', () => {
     h = await startHarness();
     const { fake } = h;
     const parent = await fake.userMessage({ channel: 'C0TALK', user: 'U0CAROL', text: 'ideas for the poster?' });
-    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0TALK' && args.thread_ts === parent.ts });
+    fake.cutNext('chat.postMessage', 'after', { count: 1, match: (args) => args.channel === 'C0TALK' && args.thread_ts === parent.ts });
     await fake.userMessage({ channel: 'C0TALK', user: 'U0BOB', text: `<@${fake.botUserId}> a kite --quality low`, threadTs: parent.ts });
     const note = await fake.waitFor(() => fake.ephemerals.find((e) => e.user === 'U0BOB'), 'the private note');
     expect(note.text).toBe(say('en', 'slack.job.maybe_posted'));

@@ -24,7 +24,7 @@ describe('a Reroll answered at once never ends in silence for whoever pressed it
     const actions = await finishedKite(h);
     // The response URLs given from now on point where nothing listens: the note is refused before anything is sent.
     await fake.unreachableResponseUrls();
-    fake.failNext('chat.postMessage', { lost: true, count: 1, match: (args) => args.channel === 'C0KITES' });
+    fake.cutNext('chat.postMessage', 'after', { count: 1, match: (args) => args.channel === 'C0KITES' });
     const click = await fake.clickButton(actions, 'pictor_reroll', 'U0BOB');
     expect(click.status).toBe(200);
     const note = await fake.waitFor(() => fake.messages.find((m) => m.channel === 'U0BOB' || m.channel === fake.dmOf('U0BOB')), 'the private note in their direct messages');

@@ -28,6 +28,7 @@ import {
 import { parseBody, readRequest, type ReadBody, type ReceivedFile } from './read-request.js';
 import { snowflake } from './snowflake.js';
 import { commandProblems } from './command-rules.js';
+import { carriedOut, cutConnection, type ConnectionCut } from '../connection-cut.js';
 
 export type { FakeAttachment, FakeMessage, MessageSnapshot, OptionValue };
 
@@ -136,8 +137,8 @@ export interface FaultAnswer {
   applyFirst?: boolean | undefined;
   /** How many matching requests get it. Default 1. */
   count?: number | undefined;
-  /** No answer at all: the connection is reset (as a proxy or load balancer on the way cuts it); `status`, `code` and `message` are not sent. */
-  reset?: boolean | undefined;
+  /** No answer at all: the connection is cut (see `cutNext`); `status`, `code`, `message` and `applyFirst` are not used. */
+  cut?: ConnectionCut | undefined;
 }
 
 interface PendingFault {
@@ -152,8 +153,8 @@ interface Answer {
   headers?: Record<string, string>;
   code?: number | undefined;
   messageId?: string | undefined;
-  /** Not answered: the connection is reset (an injected fault). */
-  reset?: boolean | undefined;
+  /** Not answered: the connection is cut (an injected fault). */
+  cut?: boolean | undefined;
 }
 
 class DiscordHttpError extends Error {
@@ -609,11 +610,11 @@ export class FakeDiscord {
   }
 
   /**
-   * Makes the next matching request(s) get no answer: the connection is reset (TCP RST) as one on the way to Discord can
-   * be cut — with `applyFirst`, once Discord carried the request out (the message made, its answer lost).
+   * Makes the next `count` matching request(s) get no answer: the connection is cut (TCP RST) as one on the way to
+   * Discord can be, `'before'` Discord acted on it or `'after'` it carried it out (the message made, its answer lost).
    */
-  resetNext(match: FaultMatch, options: { applyFirst?: boolean; count?: number } = {}): void {
-    this.failNext(match, { status: 0, code: 0, message: '', reset: true, ...options });
+  cutNext(match: FaultMatch, cut: ConnectionCut, count = 1): void {
+    this.failNext(match, { status: 0, code: 0, message: '', cut, count });
   }
 
   /** Makes the next matching request(s) get a 429 with `retry_after`, as a shared or sub-limit would. */
@@ -832,8 +833,8 @@ export class FakeDiscord {
     if (this.requests.length >= MAX_RECORDED_REQUESTS) this.requests.shift();
     this.requests.push(record);
     this.#onRequest?.(record);
-    if (answer.reset) {
-      req.socket.resetAndDestroy();
+    if (answer.cut) {
+      cutConnection(req);
       this.#changes.emit('change');
       return;
     }
@@ -998,7 +999,7 @@ export class FakeDiscord {
     const fault = this.#faults[index]!;
     if (--fault.remaining <= 0) this.#faults.splice(index, 1);
     record.injected = true;
-    if (fault.answer.applyFirst) {
+    if (fault.answer.cut ? carriedOut(fault.answer.cut) : fault.answer.applyFirst) {
       try {
         work();
       } catch {
@@ -1006,7 +1007,7 @@ export class FakeDiscord {
       }
     }
     const { status, code, message, retryAfterMs } = fault.answer;
-    if (fault.answer.reset) return { status: 0, reset: true };
+    if (fault.answer.cut) return { status: 0, cut: true };
     if (status === 429) return rateLimitedAnswer((retryAfterMs ?? 1000) / 1000, { limit: 5, remaining: 0, resetAfterMs: retryAfterMs ?? 1000, allowed: false });
     return { status, body: { message, code }, code };
   }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { realTimers, waitOnRealClock } from '../../helpers/real-clock-wait.js';
+import { carriedOut, cutConnection, type ConnectionCut } from '../connection-cut.js';
 import { checkBlocks, checkView } from './check-blocks.js';
 import { bearerOf, parseApiArgs, readBody } from './read-body.js';
 import { signedHeaders } from './sign-request.js';
@@ -78,8 +79,8 @@ interface Fault {
   count: number;
   /** Only calls whose arguments match fail (default: every call of the method). */
   match: ((args: Rec) => boolean) | undefined;
-  /** The call is made as usual (a message shown), then its connection is cut before the answer: the answer is lost. */
-  lost?: boolean | undefined;
+  /** No answer: the connection is cut (see `cutNext`). */
+  cut?: ConnectionCut | undefined;
   /** More of Slack's answer (`missing_scope` names the scope `needed` and those `provided`). */
   extra?: Rec | undefined;
 }
@@ -260,11 +261,19 @@ export class FakeSlack {
   }
 
   /**
-   * The next `count` calls of `method` fail: 429 with `Retry-After` by default, or `{ok:false, error}` with status 200;
-   * `lost`: each is made as usual, then its connection is cut before the answer (a connection reset).
+   * The next `count` calls of `method` fail: 429 with `Retry-After` by default, or `{ok:false, error}` with status 200.
    */
-  failNext(method: string, fault: Partial<Fault> = {}): void {
+  failNext(method: string, fault: Partial<Omit<Fault, 'cut'>> = {}): void {
     this.#faults.set(method, { status: 429, retryAfterSec: 1, error: 'ratelimited', count: 1, match: undefined, ...fault });
+  }
+
+  /**
+   * The next `count` calls of `method` (those `match` takes) get no answer: the connection is cut (TCP RST) as one on
+   * the way to Slack can be, `'before'` Slack acted on the call or `'after'` it carried it out (a message shown, its
+   * answer lost).
+   */
+  cutNext(method: string, cut: ConnectionCut, options: { count?: number; match?: (args: Rec) => boolean } = {}): void {
+    this.#faults.set(method, { status: 0, retryAfterSec: 0, error: '', count: options.count ?? 1, match: options.match, cut });
   }
 
   /**
@@ -936,10 +945,11 @@ export class FakeSlack {
       return json(res, 200, payload);
     }
     const fault = this.#faults.get(method);
-    if (fault && fault.count > 0 && (!fault.match || fault.match(args)) && fault.lost) {
+    if (fault && fault.count > 0 && (!fault.match || fault.match(args)) && fault.cut) {
       fault.count--;
-      record(200, this.#call(method, args, workspace, token));
-      req.socket.destroy();
+      // The call is seen either way; carried out, it is answered 200 on Slack's side, else with nothing (status 0).
+      record(carriedOut(fault.cut) ? 200 : 0, carriedOut(fault.cut) ? this.#call(method, args, workspace, token) : {});
+      cutConnection(req);
       return;
     }
     if (fault && fault.count > 0 && (!fault.match || fault.match(args))) {
