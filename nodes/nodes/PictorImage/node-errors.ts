@@ -1,6 +1,6 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
-import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerBusyError, LedgerUnreadableError } from 'pictor/internal';
+import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerBusyError, LedgerUnreadableError, OUTPUT_NOT_WRITTEN_CODE } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 import type { CredentialProblem } from './pictor-credentials.js';
 
@@ -140,6 +140,47 @@ export function credentialNodeError(node: INode, problem: CredentialProblem, ite
   });
   Object.assign(nodeError.context, { parameter: problem.field, code: 'validation_error' });
   return nodeError;
+}
+
+/** What became of a request's images in n8n's binary data store: how many it made, how many n8n refused, and why. */
+export interface NotStored {
+  made: number;
+  notStored: number;
+  storeError?: unknown;
+}
+
+function notStoredSentence({ made, notStored, storeError }: NotStored): string {
+  const why = storeError instanceof Error ? storeError.message : storeError === undefined ? undefined : String(storeError);
+  const which = notStored === made ? (made === 1 ? 'the image' : `all ${made} images`) : `${notStored} of the ${made} images`;
+  return `n8n could not store ${which} the service made for this item${why ? ` (${why})` : ''}; the service made ${notStored === 1 ? 'it, so it is' : 'them, so they are'} paid for`;
+}
+
+/**
+ * n8n's binary data store refused images the service made (a full disk, a binary data mode error): they are paid for,
+ * so the item fails with `output_not_written` (the CLI's code for images it could not write) and says how many, while
+ * every image n8n stored is output before it (On Error → Continue). Without On Error n8n outputs nothing of the node.
+ */
+export function notStoredNodeError(node: INode, what: NotStored, itemIndex: number, continueOnFail: boolean): NodeOperationError {
+  const nodeError = new NodeOperationError(node, notStoredSentence(what), {
+    itemIndex,
+    description: continueOnFail
+      ? "The images n8n stored are output before this item. Free space for n8n's binary data (or check its binary data mode); running the item again is charged again."
+      : "n8n outputs nothing from a node that failed, so the images it stored are lost to the workflow too, though paid. Set On Error to Continue to get them; free space for n8n's binary data (or check its binary data mode).",
+  });
+  Object.assign(nodeError.context, { code: OUTPUT_NOT_WRITTEN_CODE, imagesNotStored: what.notStored });
+  return nodeError;
+}
+
+/**
+ * The error of a request that failed after some images came, when n8n could not store some of those either: it keeps
+ * the service's code (the request's own failure), and says how many paid images n8n could not store.
+ */
+export function withNotStored(error: NodeError, what: NotStored): NodeError {
+  if (what.notStored === 0) return error;
+  const sentence = `${notStoredSentence(what)}.`;
+  error.description = error.description ? `${error.description} ${sentence}` : sentence;
+  error.context.imagesNotStored = what.notStored;
+  return error;
 }
 
 function isRedisUnavailable(error: unknown): error is RedisUnavailableError {

@@ -3,7 +3,7 @@ import { imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../..
 import { imageBytes } from '../../client/image-bytes.js';
 import { imageFormatOf, type LabelledImage } from '../../client/check-result.js';
 import { imageOfPartial } from '../../client/partial-bound.js';
-import { ValidationError } from '../../core/errors.js';
+import { OUTPUT_NOT_WRITTEN_CODE, ValidationError } from '../../core/errors.js';
 import { BudgetExceededError } from '../../spend/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
 import { describeDuration, describeElapsed } from '../../core/describe-duration.js';
@@ -264,7 +264,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
           ok: unwritten.length === 0 && lost.length === 0,
           // As every failure's line: what went wrong (stderr's sentences: where the images went instead) and what the ledger charged.
           ...(unwritten.length || lost.length
-            ? { code: 'output_not_written', message: [...unwritten, ...lost].map((item) => item.told).join(' '), charged: jobJson(job, about).charged }
+            ? { code: OUTPUT_NOT_WRITTEN_CODE, message: [...unwritten, ...lost].map((item) => item.told).join(' '), charged: jobJson(job, about).charged }
             : {}),
           operation,
           files: [...files, ...saved],
