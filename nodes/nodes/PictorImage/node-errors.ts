@@ -85,7 +85,8 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
       description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : undefined) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
       ...(error.status !== undefined ? { httpCode: String(error.status) } : {}),
     });
-    Object.assign(nodeError.context, { code: error.code, requestId: error.requestId });
+    // The field the service named (its `param`) is the item's `field`, as for bad input the node caught itself.
+    Object.assign(nodeError.context, { code: error.code, requestId: error.requestId, ...(error.param ? { parameter: error.param } : {}) });
     return nodeError;
   }
   if (isRedisUnavailable(error)) return redisNodeError(node, error, itemIndex);
