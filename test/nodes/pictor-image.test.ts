@@ -298,6 +298,17 @@ describe('retries of the Pictor Image node', () => {
       ['impatient', 429],
     ]);
   });
+
+  it.each([
+    [0, 'server_error', 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'],
+    [1, 'server_error', 'The service failed 2 times in a row (Max Retries is 1). Try again later.'],
+    [0, 'rate_limited', 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.'],
+  ] as const)('with Max Retries %i, describes a %s by how many times it was sent', async (maxRetries, fault, words) => {
+    emulator.injectFault(fault, { count: maxRetries + 1, ...(fault === 'rate_limited' ? { retryAfterMs: 1 } : {}) });
+    const error = await failure({ operation: 'generate', prompt: 'a failing fox', options: { maxRetries } });
+    expect(error.context).toMatchObject({ itemIndex: 0, code: fault });
+    expect(error.description).toBe(words);
+  });
 });
 
 describe('editing with the Pictor Image node', () => {

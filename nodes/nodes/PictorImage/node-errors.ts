@@ -26,6 +26,23 @@ const HINTS: Partial<Record<PictorErrorCode, string>> = {
 };
 
 /**
+ * What to tell the user of a failure the node sends again (an answer with an HTTP status), by Max Retries: with none,
+ * it was sent once.
+ */
+function retriedHint(code: PictorErrorCode, maxRetries: number | undefined): string | undefined {
+  if (maxRetries === undefined) return HINTS[code];
+  if (code === 'server_error') {
+    return maxRetries === 0
+      ? 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'
+      : `The service failed ${maxRetries + 1} times in a row (Max Retries is ${maxRetries}). Try again later.`;
+  }
+  if (code === 'rate_limited' && maxRetries === 0) {
+    return 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.';
+  }
+  return HINTS[code];
+}
+
+/**
  * An error event in a streamed answer (it has no HTTP status) is never retried,
  * so the hints above that speak of retries do not fit it.
  */
@@ -50,9 +67,9 @@ export function parameterOf(param: string, inputBinaryFields: readonly string[] 
 /**
  * Turns anything one item's request threw into an n8n error carrying the item's
  * index: bad input names the parameter at fault; the service's answers keep
- * their status and code.
+ * their status and code. `maxRetries` (the item's Max Retries, once it was sent) words the hint of a failure it retries.
  */
-export function toNodeError(node: INode, error: unknown, itemIndex: number, inputBinaryFields: readonly string[] = []): NodeError {
+export function toNodeError(node: INode, error: unknown, itemIndex: number, inputBinaryFields: readonly string[] = [], maxRetries?: number): NodeError {
   if (error instanceof NodeApiError) return error;
   if (error instanceof NodeOperationError) {
     // The node's own checks of an item (and n8n's, e.g. a binary field it cannot read) are about the input: a failed
@@ -82,7 +99,7 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     const nodeError = new NodeApiError(node, response, {
       itemIndex,
       message: error.message,
-      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : undefined) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
+      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : retriedHint(error.code, maxRetries)) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
       ...(error.status !== undefined ? { httpCode: String(error.status) } : {}),
     });
     // The field the service named (its `param`) is the item's `field`, as for bad input the node caught itself.

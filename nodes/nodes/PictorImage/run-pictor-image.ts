@@ -128,7 +128,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
               if (!continueOnFail) throw result.error;
               // Those n8n could not store are counted on the error's item, which keeps the request's own code.
               const output = await toOutputItems(ctx, result.arrived, shape);
-              const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields);
+              const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields, job.params.maxRetries);
               withNotStored(nodeError, { made: result.arrived.data.length, ...output });
               return { itemIndex: job.itemIndex, error: await withCharged(nodeError, sending), items: answerForAgent(ctx, output.items) };
             }
@@ -140,7 +140,7 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
             return { itemIndex: job.itemIndex, error: await withCharged(notStored, sending), items: answerForAgent(ctx, output.items) };
           } catch (error) {
             const missing = missingDatabaseOf(error);
-            const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
+            const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields, job.params.maxRetries);
             if (!continueOnFail && !firstFailure) {
               // One failure fails the node: stop the requests still queued, never one already at the service — at once,
               // and without waiting for what the ledger charged this one: only an error's item (On Error) says `charged`.
