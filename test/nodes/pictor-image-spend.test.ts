@@ -552,10 +552,10 @@ function runWithStoreFailing(failing: number, prompts: string[], credentials: Re
     onError: 'continueRegularOutput',
     ...options,
   });
-  const helpers = harness.context.helpers;
-  const store = helpers.prepareBinaryData.bind(helpers);
+  const n8n = harness.context.helpers;
+  const store = n8n.prepareBinaryData.bind(n8n);
   let calls = 0;
-  helpers.prepareBinaryData = async (...args: Parameters<typeof store>) => {
+  n8n.prepareBinaryData = async (...args: Parameters<typeof store>) => {
     calls += 1;
     if (calls === failing) throw new Error('ENOSPC: no space left on device, write binaryData/x');
     return store(...args);
