@@ -4,7 +4,7 @@
  * sharing, config and env helpers, logging, metrics, the console, small helpers. It has **no stability promise**:
  * names come, change and go with the surfaces that use them. A library user imports from `pictor`.
  */
-export { registerSecret, redactSecrets, sanitizeServiceText, makeAPIError, MAX_SERVICE_TEXT, INTERNAL_ERROR_CODE, errorCodeOf, OPERATOR_FIX_CODES, operatorMustFix } from './core/errors.js';
+export { registerSecret, redactSecrets, sanitizeServiceText, makeAPIError, MAX_SERVICE_TEXT, INTERNAL_ERROR_CODE, OUTPUT_NOT_WRITTEN_CODE, errorCodeOf, OPERATOR_FIX_CODES, operatorMustFix } from './core/errors.js';
 export { usdDigits, formatUsdExact } from './core/pricing.js';
 export { normalizeBaseURL } from './client/base-url.js';
 export { checkApiKey } from './client/PictorClient.js';

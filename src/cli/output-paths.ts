@@ -163,21 +163,23 @@ async function writeWhole(path: string, bytes: Uint8Array, overwrite: boolean): 
 }
 
 /**
- * Saves images that could not be written where asked into a new folder of the OS temp directory; returns their paths.
- * All or none: when one cannot be written (the temp directory full or read-only), the folder is removed with what it
- * held, and the error is thrown, so a failed save leaves no empty `pictor-…` folder behind.
+ * Saves images that could not be written where asked into a folder of the OS temp directory: `directory` when given
+ * (the folder an earlier image of the job went to), else a new one; returns their paths. All or none: when one cannot
+ * be written (the temp directory full or read-only), what this call wrote is removed, with the folder when this call
+ * made it, and the error is thrown, so a failed save leaves no empty `pictor-…` folder behind.
  */
-export async function saveToFallback(images: readonly { wanted: string; bytes: Uint8Array }[]): Promise<string[]> {
-  const directory = await mkdtemp(join(tmpdir(), 'pictor-'));
+export async function saveToFallback(images: readonly { wanted: string; bytes: Uint8Array }[], directory?: string): Promise<string[]> {
+  const folder = directory ?? (await mkdtemp(join(tmpdir(), 'pictor-')));
   const saved: string[] = [];
   try {
     for (const { wanted, bytes } of images) {
-      const path = join(directory, basename(wanted));
+      const path = join(folder, basename(wanted));
       await writeWhole(path, bytes, false);
       saved.push(path);
     }
   } catch (error) {
-    await rm(directory, { recursive: true, force: true }).catch(() => undefined);
+    if (directory === undefined) await rm(folder, { recursive: true, force: true }).catch(() => undefined);
+    else for (const path of saved) await rm(path, { force: true }).catch(() => undefined);
     throw error;
   }
   return saved;

@@ -42,6 +42,13 @@ export type PictorErrorCode = (typeof ERROR_CODES)[number];
 export const INTERNAL_ERROR_CODE = 'internal_error' as const;
 
 /**
+ * The code of a job whose images the service made (and billed) but that could not all be kept where the surface keeps
+ * them (the CLI's output folder, n8n's binary data store): the images that were kept are delivered, and this code says
+ * how many were not. Not a failure of the service, so not one of ERROR_CODES.
+ */
+export const OUTPUT_NOT_WRITTEN_CODE = 'output_not_written' as const;
+
+/**
  * The root of every error the project raises. The core's own errors use the
  * codes above; an error of a part above the core (the spend guard, the bots,
  * the CLI) names its own stable code as `C`.

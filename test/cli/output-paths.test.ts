@@ -1,6 +1,6 @@
 import { readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { describeImage } from '../helpers/images.js';
@@ -130,6 +130,25 @@ describe('pictor keeps images it paid for when writing fails after the job', () 
     expect(result.message.startsWith(`could not write ${join(outDir, 'cat.png')} (`)).toBe(true);
     expect(result.message.endsWith(`; saved it to ${result.files[0]} instead.`)).toBe(true);
     expect((await stat(result.files[0]!)).isFile()).toBe(true);
+  });
+
+  it('saves every image of a job whose --out broke into one new folder of the temp directory', async () => {
+    const dir = await tempDir();
+    const outDir = join(dir, 'out');
+    const { code, stderr } = await run(['generate', '--prompt', 'x', '--n', '2', '--stream', '--partial-images', '1', '--out', join(outDir, 'cat.png')], service(), {
+      stderr: (line) => {
+        if (line.includes('partial 1/1 of image 1/2')) {
+          rmSync(outDir, { recursive: true });
+          writeFileSync(outDir, 'in the way');
+        }
+      },
+    });
+    expect(code).toBe(1);
+    const saved = [...stderr.matchAll(/saved it to (\S+) instead/g)].map((m) => m[1]!);
+    for (const file of saved) onTestFinished(() => removeFallback(file));
+    expect(saved).toHaveLength(2);
+    expect(new Set(saved.map((file) => dirname(file))).size).toBe(1);
+    expect((await readdir(dirname(saved[0]!))).sort()).toEqual(saved.map((file) => basename(file)).sort());
   });
 
   describe('when the OS temp directory refuses them too', () => {

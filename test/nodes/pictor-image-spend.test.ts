@@ -540,3 +540,62 @@ describe('the Pictor Image node when something unexpected fails an item', () => 
     }
   });
 });
+
+/** Runs the node with n8n's prepareBinaryData failing on its `failing`-th call (n8n's binary data store refusing a file: a full disk). */
+function runWithStoreFailing(failing: number, prompts: string[], credentials: Record<string, unknown>, options: Partial<HarnessOptions> = {}) {
+  const harness = createHarness({
+    n8n: { NodeHelpers, NodeOperationError },
+    nodeType: node,
+    parameters: (i) => ({ ...LOW, prompt: prompts[i] }),
+    items: prompts.map((): INodeExecutionData => ({ json: {} })),
+    credentials: { apiKey: DEV_API_KEY, baseUrl: server.url, ...credentials },
+    onError: 'continueRegularOutput',
+    ...options,
+  });
+  const n8n = harness.context.helpers;
+  const store = n8n.prepareBinaryData.bind(n8n);
+  let calls = 0;
+  n8n.prepareBinaryData = async (...args: Parameters<typeof store>) => {
+    calls += 1;
+    if (calls === failing) throw new Error('ENOSPC: no space left on device, write binaryData/x');
+    return store(...args);
+  };
+  return harness.run();
+}
+
+describe('the Pictor Image node when n8n cannot store an image the service made', () => {
+  it('outputs every image n8n stored, then one item with code output_not_written saying how many paid images were not stored', async () => {
+    const folder = await ledgerFolder();
+    const [out] = await runWithStoreFailing(2, ['three lighthouses'], { accountDailyUsd: '1', ledgerFolder: folder }, {
+      parameters: () => ({ ...LOW, prompt: 'three lighthouses', n: 3 }),
+    });
+    expect(out).toHaveLength(3);
+    expect(out!.slice(0, 2).map((item) => item.json.imageIndex)).toEqual([0, 2]);
+    expect(out![0]!.binary?.data).toBeDefined();
+    const spent = (await ledgerOf(folder)).spent[utcDay(Date.now())]!.account!;
+    expect(spent).toBeCloseTo(3 * ONE_IMAGE_USD, 9);
+    expect(out![2]!.json).toMatchObject({ code: 'output_not_written', imagesNotStored: 1, itemIndex: 0, charged: spent });
+    expect(out![2]!.binary).toBeUndefined();
+  });
+
+  it('keeps the service’s own code on the item of a request that failed after its images, when n8n could not store them either', async () => {
+    const folder = await ledgerFolder();
+    emulator.injectFault('short_result');
+    const [out] = await runWithStoreFailing(1, ['two lighthouses'], { accountDailyUsd: '1', ledgerFolder: folder }, {
+      parameters: () => ({ ...LOW, prompt: 'two lighthouses', n: 2 }),
+    });
+    expect(out).toHaveLength(1);
+    expect(out![0]!.json).toMatchObject({ code: 'bad_response', imagesNotStored: 1, itemIndex: 0 });
+  });
+
+  it('without On Error, fails the node with code output_not_written and says the images were paid for', async () => {
+    const folder = await ledgerFolder();
+    const error: unknown = await runWithStoreFailing(1, ['a lighthouse'], { accountDailyUsd: '1', ledgerFolder: folder }, { onError: undefined }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(NodeOperationError);
+    expect(error).toMatchObject({ context: { itemIndex: 0, code: 'output_not_written' } });
+    expect(`${(error as NodeOperationError).message} ${(error as NodeOperationError).description}`).toMatch(/paid/);
+  });
+});

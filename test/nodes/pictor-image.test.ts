@@ -1,11 +1,17 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { BACKGROUNDS, DEFAULTS, GenerationRequestSchema, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
+import { ERROR_CODES, INTERNAL_ERROR_CODE, OUTPUT_NOT_WRITTEN_CODE } from '../../src/core/errors.js';
+import { FileLockBusyError } from '../../src/spend/file-lock.js';
+import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError } from '../../src/spend/errors.js';
+import { BUDGETS } from '../../src/spend/rules.js';
 import { startCountingProxy } from './counting-proxy.js';
 import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
 import { NodeApiError, NodeHelpers, NodeOperationError, type INodeExecutionData, type INodeParameters, type INodeProperties } from './n8n-workflow.js';
@@ -292,6 +298,17 @@ describe('retries of the Pictor Image node', () => {
       ['impatient', 429],
     ]);
   });
+
+  it.each([
+    [0, 'server_error', 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'],
+    [1, 'server_error', 'The service failed 2 times in a row (Max Retries is 1). Try again later.'],
+    [0, 'rate_limited', 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.'],
+  ] as const)('with Max Retries %i, describes a %s by how many times it was sent', async (maxRetries, fault, words) => {
+    emulator.injectFault(fault, { count: maxRetries + 1, ...(fault === 'rate_limited' ? { retryAfterMs: 1 } : {}) });
+    const error = await failure({ operation: 'generate', prompt: 'a failing fox', options: { maxRetries } });
+    expect(error.context).toMatchObject({ itemIndex: 0, code: fault });
+    expect(error.description).toBe(words);
+  });
 });
 
 describe('editing with the Pictor Image node', () => {
@@ -470,6 +487,68 @@ describe('errors of the Pictor Image node', () => {
     const error = await failure({ operation: 'generate', prompt: 'never' }, { cancelSignal: cancel.signal });
     expect(error.context.code).toBe('aborted');
     expect(emulator.stats().requests).toBe(0);
+  });
+});
+
+/** A service that answers every request with `status` and the JSON `body`. */
+async function answeringService(status: number, body: unknown): Promise<{ url: string; close: () => Promise<void> }> {
+  const service: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+  });
+  service.listen(0, '127.0.0.1');
+  await once(service, 'listening');
+  const { port } = service.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => {
+      service.closeAllConnections();
+      return new Promise((resolve) => service.close(() => resolve()));
+    },
+  };
+}
+
+describe('the codes of a failed item of the Pictor Image node', () => {
+  it('names the field the service rejected in field, taken from its param', async () => {
+    const service = await answeringService(400, { error: { message: 'Invalid prompt', type: 'invalid_request_error', param: 'prompt', code: null } });
+    try {
+      const [out] = await run({ operation: 'generate', prompt: 'a fox' }, { credentials: { ...credentials, baseUrl: service.url }, onError: 'continueRegularOutput' });
+      expect(out![0]!.json).toMatchObject({ code: 'bad_request', field: 'prompt', itemIndex: 0 });
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('gives an answer the spec does not name (418) code api_error', async () => {
+    const service = await answeringService(418, { error: { message: 'I am a teapot', type: 'teapot', param: null, code: null } });
+    try {
+      const [out] = await run({ operation: 'generate', prompt: 'a fox' }, { credentials: { ...credentials, baseUrl: service.url }, onError: 'continueRegularOutput' });
+      expect(out![0]!.json).toMatchObject({ code: 'api_error', itemIndex: 0 });
+      expect(out![0]!.json).not.toHaveProperty('field');
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('lists in nodes/README.md every code a failed item can have, and no other', () => {
+    // Every code of the core's error tree, the account caps', the ledger's errors, and the node's own.
+    const lock = new FileLockBusyError('quota-ledger.json.lock', 'another process', 10_000);
+    const canHave = new Set<string>([
+      ...ERROR_CODES,
+      ...BUDGETS.filter((budget) => budget.owner === 'account').map((budget) => budget.code),
+      new LedgerUnreadableError('quota-ledger.json', 'is not JSON').code,
+      new LedgerBusyError(lock).code,
+      new QuotaStoreClosedError().code,
+      INTERNAL_ERROR_CODE,
+      OUTPUT_NOT_WRITTEN_CODE,
+    ]);
+    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'nodes', 'README.md'), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `code` |'));
+    const listed = [...(row?.split('|')[2] ?? '').matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!);
+    expect([...new Set(listed)].sort()).toEqual([...canHave].sort());
   });
 });
 

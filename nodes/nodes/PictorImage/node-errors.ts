@@ -1,6 +1,6 @@
 import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n8n-workflow';
 import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
-import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerBusyError, LedgerUnreadableError } from 'pictor/internal';
+import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerBusyError, LedgerUnreadableError, OUTPUT_NOT_WRITTEN_CODE } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
 import type { CredentialProblem } from './pictor-credentials.js';
 
@@ -24,6 +24,23 @@ const HINTS: Partial<Record<PictorErrorCode, string>> = {
   aborted: 'The execution was cancelled.',
   not_found: 'The base URL of the Pictor API credential does not point at the image service.',
 };
+
+/**
+ * What to tell the user of a failure the node sends again (an answer with an HTTP status), by Max Retries: with none,
+ * it was sent once.
+ */
+function retriedHint(code: PictorErrorCode, maxRetries: number | undefined): string | undefined {
+  if (maxRetries === undefined) return HINTS[code];
+  if (code === 'server_error') {
+    return maxRetries === 0
+      ? 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'
+      : `The service failed ${maxRetries + 1} times in a row (Max Retries is ${maxRetries}). Try again later.`;
+  }
+  if (code === 'rate_limited' && maxRetries === 0) {
+    return 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.';
+  }
+  return HINTS[code];
+}
 
 /**
  * An error event in a streamed answer (it has no HTTP status) is never retried,
@@ -50,9 +67,9 @@ export function parameterOf(param: string, inputBinaryFields: readonly string[] 
 /**
  * Turns anything one item's request threw into an n8n error carrying the item's
  * index: bad input names the parameter at fault; the service's answers keep
- * their status and code.
+ * their status and code. `maxRetries` (the item's Max Retries, once it was sent) words the hint of a failure it retries.
  */
-export function toNodeError(node: INode, error: unknown, itemIndex: number, inputBinaryFields: readonly string[] = []): NodeError {
+export function toNodeError(node: INode, error: unknown, itemIndex: number, inputBinaryFields: readonly string[] = [], maxRetries?: number): NodeError {
   if (error instanceof NodeApiError) return error;
   if (error instanceof NodeOperationError) {
     // The node's own checks of an item (and n8n's, e.g. a binary field it cannot read) are about the input: a failed
@@ -82,10 +99,11 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     const nodeError = new NodeApiError(node, response, {
       itemIndex,
       message: error.message,
-      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : undefined) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
+      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : retriedHint(error.code, maxRetries)) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
       ...(error.status !== undefined ? { httpCode: String(error.status) } : {}),
     });
-    Object.assign(nodeError.context, { code: error.code, requestId: error.requestId });
+    // The field the service named (its `param`) is the item's `field`, as for bad input the node caught itself.
+    Object.assign(nodeError.context, { code: error.code, requestId: error.requestId, ...(error.param ? { parameter: error.param } : {}) });
     return nodeError;
   }
   if (isRedisUnavailable(error)) return redisNodeError(node, error, itemIndex);
@@ -140,6 +158,47 @@ export function credentialNodeError(node: INode, problem: CredentialProblem, ite
   });
   Object.assign(nodeError.context, { parameter: problem.field, code: 'validation_error' });
   return nodeError;
+}
+
+/** What became of a request's images in n8n's binary data store: how many it made, how many n8n refused, and why. */
+export interface NotStored {
+  made: number;
+  notStored: number;
+  storeError?: unknown;
+}
+
+function notStoredSentence({ made, notStored, storeError }: NotStored): string {
+  const why = storeError instanceof Error ? storeError.message : storeError === undefined ? undefined : String(storeError);
+  const which = notStored === made ? (made === 1 ? 'the image' : `all ${made} images`) : `${notStored} of the ${made} images`;
+  return `n8n could not store ${which} the service made for this item${why ? ` (${why})` : ''}; the service made ${notStored === 1 ? 'it, so it is' : 'them, so they are'} paid for`;
+}
+
+/**
+ * n8n's binary data store refused images the service made (a full disk, a binary data mode error): they are paid for,
+ * so the item fails with `output_not_written` (the CLI's code for images it could not write) and says how many, while
+ * every image n8n stored is output before it (On Error → Continue). Without On Error n8n outputs nothing of the node.
+ */
+export function notStoredNodeError(node: INode, what: NotStored, itemIndex: number, continueOnFail: boolean): NodeOperationError {
+  const nodeError = new NodeOperationError(node, notStoredSentence(what), {
+    itemIndex,
+    description: continueOnFail
+      ? "The images n8n stored are output before this item. Free space for n8n's binary data (or check its binary data mode); running the item again is charged again."
+      : "n8n outputs nothing from a node that failed, so the images it stored are lost to the workflow too, though paid. Set On Error to Continue to get them; free space for n8n's binary data (or check its binary data mode).",
+  });
+  Object.assign(nodeError.context, { code: OUTPUT_NOT_WRITTEN_CODE, imagesNotStored: what.notStored });
+  return nodeError;
+}
+
+/**
+ * The error of a request that failed after some images came, when n8n could not store some of those either: it keeps
+ * the service's code (the request's own failure), and says how many paid images n8n could not store.
+ */
+export function withNotStored(error: NodeError, what: NotStored): NodeError {
+  if (what.notStored === 0) return error;
+  const sentence = `${notStoredSentence(what)}.`;
+  error.description = error.description ? `${error.description} ${sentence}` : sentence;
+  error.context.imagesNotStored = what.notStored;
+  return error;
 }
 
 function isRedisUnavailable(error: unknown): error is RedisUnavailableError {

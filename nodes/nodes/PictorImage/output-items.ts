@@ -26,15 +26,25 @@ function costOf(quote: PriceQuote, images: number): IDataObject {
   };
 }
 
+/** A request's images as n8n items, and how many of its images n8n could not store (they were made, so paid). */
+export interface OutputItems {
+  items: INodeExecutionData[];
+  /** How many of the request's images n8n's binary data store refused (a full disk, a binary data mode error). */
+  notStored: number;
+  /** Why the first of them was refused. */
+  storeError?: unknown;
+}
+
 /**
  * Shapes a finished request as n8n items: one item per image (or all on one),
  * each image in a binary field with its real MIME type (the format the client
  * labelled it with, told by its bytes),
  * file extension and name, and json saying what was made and what it cost.
+ * Every image n8n stored is output, whatever became of the others: they are paid.
  */
-export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResult, shape: OutputShape): Promise<INodeExecutionData[]> {
+export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResult, shape: OutputShape): Promise<OutputItems> {
   const buffers = decodeImages(result);
-  const images = await Promise.all(
+  const settled = await Promise.allSettled(
     buffers.map(async (bytes, imageIndex) => {
       // The client's label: each image's real format, told by its bytes when the answer was checked (an answer may mix them).
       const format = result.data[imageIndex]?.output_format ?? (result.output_format as OutputFormat);
@@ -43,6 +53,10 @@ export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResu
       return { imageIndex, format, fileName, binary };
     }),
   );
+  const images = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  const refused = settled.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+  const stored = { notStored: refused.length, ...(refused.length > 0 ? { storeError: refused[0] } : {}) };
+  if (images.length === 0) return { items: [], ...stored };
   const common: IDataObject = {
     operation: shape.operation,
     prompt: shape.prompt,
@@ -50,7 +64,7 @@ export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResu
     size: result.size,
     quality: result.quality,
     background: result.background,
-    imagesInRequest: images.length,
+    imagesInRequest: buffers.length,
     usage: (result.usage as IDataObject | undefined) ?? null,
     requestId: result.requestId ?? null,
     created: result.created,
@@ -60,7 +74,7 @@ export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResu
   if (shape.allImagesOnOneItem) {
     const binary: IBinaryKeyData = {};
     for (const image of images) binary[`${shape.binaryPropertyName}_${image.imageIndex}`] = image.binary;
-    return [
+    const items: INodeExecutionData[] = [
       {
         json: {
           ...common,
@@ -77,8 +91,9 @@ export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResu
         pairedItem,
       },
     ];
+    return { items, ...stored };
   }
-  return images.map((image) => ({
+  const items = images.map((image) => ({
     json: {
       ...common,
       imageIndex: image.imageIndex,
@@ -89,4 +104,5 @@ export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResu
     binary: { [shape.binaryPropertyName]: image.binary },
     pairedItem,
   }));
+  return { items, ...stored };
 }

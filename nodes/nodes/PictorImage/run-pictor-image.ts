@@ -19,7 +19,7 @@ import { SpendGuard, chargedOf, ledgerKindOf, waitAtMost, type JobSettlement, ty
 import { readInputImages } from './input-images.js';
 import { readItemParameters, type ItemParameters } from './item-parameters.js';
 import { limiterFor } from './limiter-registry.js';
-import { codeOf, credentialNodeError, toNodeError, type NodeError } from './node-errors.js';
+import { codeOf, credentialNodeError, notStoredNodeError, toNodeError, withNotStored, type NodeError } from './node-errors.js';
 import { answerForAgent } from './agent-answer.js';
 import { toOutputItems } from './output-items.js';
 import { CREDENTIAL_NAME, credentialProblem, credentialsOf, ledgerOf, type CredentialProblem, type PictorCredentials } from './pictor-credentials.js';
@@ -126,13 +126,21 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
               // The images that came are output before the error's item (On Error → Continue); they are charged.
               // Without On Error it fails the node (below, at once); with it, its item waits for what was charged.
               if (!continueOnFail) throw result.error;
-              const nodeError = await withCharged(toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields), sending);
-              return { itemIndex: job.itemIndex, error: nodeError, items: answerForAgent(ctx, await toOutputItems(ctx, result.arrived, shape)) };
+              // Those n8n could not store are counted on the error's item, which keeps the request's own code.
+              const output = await toOutputItems(ctx, result.arrived, shape);
+              const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields, job.params.maxRetries);
+              withNotStored(nodeError, { made: result.arrived.data.length, ...output });
+              return { itemIndex: job.itemIndex, error: await withCharged(nodeError, sending), items: answerForAgent(ctx, output.items) };
             }
-            return { itemIndex: job.itemIndex, items: answerForAgent(ctx, await toOutputItems(ctx, result, shape)) };
+            const output = await toOutputItems(ctx, result, shape);
+            if (output.notStored === 0) return { itemIndex: job.itemIndex, items: answerForAgent(ctx, output.items) };
+            // Paid images n8n could not store: the others are output, then an item saying how many (or, without On Error, the node fails saying so).
+            const notStored = notStoredNodeError(node, { made: result.data.length, ...output }, job.itemIndex, continueOnFail);
+            if (!continueOnFail) throw notStored;
+            return { itemIndex: job.itemIndex, error: await withCharged(notStored, sending), items: answerForAgent(ctx, output.items) };
           } catch (error) {
             const missing = missingDatabaseOf(error);
-            const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields);
+            const nodeError = missing ? credentialNodeError(node, missing, job.itemIndex) : toNodeError(node, error, job.itemIndex, job.params.inputBinaryFields, job.params.maxRetries);
             if (!continueOnFail && !firstFailure) {
               // One failure fails the node: stop the requests still queued, never one already at the service — at once,
               // and without waiting for what the ledger charged this one: only an error's item (On Error) says `charged`.
@@ -333,6 +341,10 @@ export function failedItem(error: NodeError, itemIndex: number, onError: string 
     if (typeof value === 'string' || typeof value === 'number') json[key] = value;
   }
   // What the ledger charged the job: the images output before this item cost less when the job was charged for more.
+  // How many images of the request, made and paid for, n8n's binary data store refused (output_not_written, or the
+  // request's own code when it failed too).
+  const { imagesNotStored } = error.context;
+  if (typeof imagesNotStored === 'number') json.imagesNotStored = imagesNotStored;
   const { charged } = error.context;
   if (typeof charged === 'number' || charged === null) json.charged = charged;
   json.itemIndex = itemIndex;

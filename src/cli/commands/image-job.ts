@@ -1,9 +1,9 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { imagesOfFailure, resultFromCompleted, type ImageJobResult } from '../../client/job-result.js';
 import { imageBytes } from '../../client/image-bytes.js';
 import { imageFormatOf, type LabelledImage } from '../../client/check-result.js';
 import { imageOfPartial } from '../../client/partial-bound.js';
-import { ValidationError } from '../../core/errors.js';
+import { OUTPUT_NOT_WRITTEN_CODE, ValidationError } from '../../core/errors.js';
 import { BudgetExceededError } from '../../spend/errors.js';
 import { describeFileError } from '../../core/system-errors.js';
 import { describeDuration, describeElapsed } from '../../core/describe-duration.js';
@@ -139,6 +139,8 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
     const completed: CompletedEvent[] = [];
     // The final images written so far (or saved to the temp directory): each as soon as it arrives, so an exit at any moment keeps what was paid.
     const kept: Kept = { files: [], saved: [], unwritten: [], lost: [], formats: new Map() };
+    /** The folder of the OS temp directory this job's images that could not go where asked are saved to, once there is one. */
+    let fallbackFolder: string | undefined;
     try {
       const requestOptions = {
         // The first Ctrl+C cancels the request: the spend guard releases it (still waiting) or settles it (sent).
@@ -264,7 +266,7 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
           ok: unwritten.length === 0 && lost.length === 0,
           // As every failure's line: what went wrong (stderr's sentences: where the images went instead) and what the ledger charged.
           ...(unwritten.length || lost.length
-            ? { code: 'output_not_written', message: [...unwritten, ...lost].map((item) => item.told).join(' '), charged: jobJson(job, about).charged }
+            ? { code: OUTPUT_NOT_WRITTEN_CODE, message: [...unwritten, ...lost].map((item) => item.told).join(' '), charged: jobJson(job, about).charged }
             : {}),
           operation,
           files: [...files, ...saved],
@@ -355,10 +357,14 @@ export async function runImageJob(operation: 'generate' | 'edit', args: string[]
       return path;
     }
 
-    /** Saves one image that could not go where asked to the OS temp directory; false (and why, on the item) when that fails too. */
+    /**
+     * Saves one image that could not go where asked to the OS temp directory, in the job's one folder there (made for its
+     * first such image; a new one when that folder refuses it); false (and why, on the item) when that fails too.
+     */
     async function save(item: Lost): Promise<boolean> {
       try {
-        const [saved] = await saveToFallback([item]);
+        const [saved] = fallbackFolder === undefined ? await saveToFallback([item]) : await saveToFallback([item], fallbackFolder).catch(() => saveToFallback([item]));
+        fallbackFolder = dirname(saved!);
         job.noteWritten(saved!);
         item.told = item.inTheWay ? `${item.inTheWay}; saved the image to ${saved} instead.` : `could not write ${item.wanted} (${item.why}); saved it to ${saved} instead.`;
         ctx.stderr(`pictor: ${item.told}`);
