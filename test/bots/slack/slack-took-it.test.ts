@@ -1,8 +1,9 @@
-import { Agent, createServer } from 'node:http';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { Agent, createServer, type ClientRequest } from 'node:http';
 import { Agent as TlsAgent, createServer as createTlsServer } from 'node:https';
-import { createServer as createTcpServer, type AddressInfo, type Server as NetServer } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { webApi } from '@slack/bolt';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { lostAnswerCode } from '../../../bots/slack/slack-faults.js';
 import { sentOnceClient, type SentOnceClient } from '../../../bots/slack/sent-once-client.js';
 import { slackAnswerIn, slackTookIt } from '../../../bots/slack/slack-took-it.js';
@@ -204,17 +205,21 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     expect(lostAfter(error)).toBeUndefined();
   });
 
-  /** An agent whose lookup gives every name these addresses, in this order. */
+  /**
+   * An agent whose lookup gives every name these addresses, in this order. Node tries each address but the last for
+   * the least time it allows (10 ms, its `autoSelectFamilyAttemptTimeout`; 250 ms by default): its own timer, which a
+   * faked clock does not reach.
+   */
   function agentResolvingTo(...addresses: { address: string; family: 4 | 6 }[]): Agent {
     const lookup = ((_name: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
       if (options.all) callback(null, addresses);
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     }) as NonNullable<ConstructorParameters<typeof Agent>[0]>['lookup'];
-    return new Agent({ lookup });
+    return new Agent({ lookup, autoSelectFamilyAttemptTimeout: 10 });
   }
 
   // Linux drops a connection to a listener whose queue is full (it never answers); other systems may refuse it.
-  it.runIf(process.platform === 'linux')('a post to a name whose first address never answers (Node gives up on it after its attempt timeout) and whose other refuses: it never reached Slack, its answer not lost', async () => {
+  it.runIf(process.platform === 'linux')('a post to a name whose first address never answers (Node gives up on it after its attempt timeout, not the client) and whose other refuses: it never reached Slack, its answer not lost', async () => {
     const { port } = await unansweringAddress();
     const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 });
     const error = await thrownAt(`http://slack.test:${port}/api/`, agent);
@@ -223,23 +228,55 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     expect(lostAfter(error)).toBeUndefined();
   });
 
+  /**
+   * The client's own clock, faked: its timeout (a wall-clock timer the HTTP library sets for each call, the connection
+   * still being made or not) strikes when the test moves the clock, not after the time passed. Only `setTimeout` and
+   * `clearTimeout` are faked; Node's sockets keep their own timers. Restored after the test.
+   */
+  function fakeClientClock(): void {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+  }
+
+  /** The socket of the next request the client makes, told when Node has the whole request (`http.client.request.start`). */
+  function nextRequestSocket(): Promise<Socket> {
+    return new Promise((resolve) => {
+      const told = (message: unknown) => {
+        const request = (message as { request: ClientRequest }).request;
+        unsubscribe('http.client.request.start', told);
+        if (request.socket) resolve(request.socket);
+        else request.once('socket', resolve);
+      };
+      subscribe('http.client.request.start', told);
+      onTestFinished(() => void unsubscribe('http.client.request.start', told));
+    });
+  }
+
   // Linux drops a connection to a listener whose queue is full (it never answers); other systems may refuse it.
   it.runIf(process.platform === 'linux')('a post to a name whose last (here only) address never answers, given up by the client’s own timeout while still connecting: it never reached Slack, its answer not lost', async () => {
     // Node gives the last address no attempt timeout of its own: only the client's ends the wait.
     const { port } = await unansweringAddress();
     const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 });
-    const error = await thrownAt(`http://slack.test:${port}/api/`, agent, 1000);
+    fakeClientClock();
+    const socket = nextRequestSocket();
+    const thrown = thrownAt(`http://slack.test:${port}/api/`, agent, 1000);
+    expect((await socket).connecting).toBe(true);
+    vi.advanceTimersByTime(1000);
+    const error = await thrown;
     agent.destroy();
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
     expect(lostAfter(error)).toBeUndefined();
   });
 
   it('a post whose connection was made and then not answered until the client’s own timeout: Slack may have posted it, its answer lost', async () => {
-    const slack = createServer((req) => req.resume());
-    servers.push(slack);
-    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
-    const error = await thrownAt(`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`, undefined, 500);
-    slack.closeAllConnections();
+    let arrived!: () => void;
+    const postArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const slack = createServer((req) => req.resume().on('end', arrived));
+    fakeClientClock();
+    const thrown = thrownAt(`http://127.0.0.1:${await listening(slack)}/api/`, undefined, 500);
+    await postArrived;
+    vi.advanceTimersByTime(500);
+    const error = await thrown;
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
     expect(lostAfter(error)).toBe('request_error');
   });
