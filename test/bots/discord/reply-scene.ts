@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { parse, TYPE, type MessageFormatElement } from '@formatjs/icu-messageformat-parser';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { REST, type RESTOptions } from 'discord.js';
 import type { OutgoingFile } from '../../../bots/discord/fit-images.js';
 import { ReplyTarget, type ReplyTargetOptions } from '../../../bots/discord/ReplyTarget.js';
 import { makeRequestWithEncodedForms, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
-import { CATALOGS, type MessageKey } from '../../../bots/runner/index.js';
 import { FakeDiscord, type FakeDiscordOptions, type FakeInteraction, type FakeMessage } from '../../fakes/discord/FakeDiscord.js';
 import type { InteractionContext } from '../../fakes/discord/interaction-payloads.js';
 import { RecordingLogger } from './harness.js';
+
+export { keyOf, notesOf } from '../message-keys.js';
 
 /**
  * What the tests of a job's reply (`ReplyTarget`, and `JobView` through it) share: a Discord, and REST clients to it
@@ -113,52 +113,3 @@ export function namesOf(files: readonly OutgoingFile[]): string[] {
   return files.map((f) => f.name).sort();
 }
 
-/** A pattern matching every sentence an ICU message can say, whatever its values. */
-function patternOf(elements: MessageFormatElement[]): string {
-  return elements
-    .map((element) => {
-      switch (element.type) {
-        case TYPE.literal:
-          return element.value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        case TYPE.plural:
-        case TYPE.select:
-          return `(?:${Object.values(element.options)
-            .map((option) => patternOf(option.value))
-            .join('|')})`;
-        case TYPE.pound:
-          return '[\\d.,]+';
-        case TYPE.tag:
-          return patternOf(element.children);
-        default:
-          return '.+?';
-      }
-    })
-    .join('');
-}
-
-/** Each English message's pattern, the most words first: a line is named by the message that says the most of it. */
-const englishPatterns = Object.entries(CATALOGS.en)
-  .map(([key, message]) => ({ key: key as MessageKey, pattern: new RegExp(`^${patternOf(parse(message))}$`, 'u') }))
-  // A message of values alone (`{text}`) names nothing.
-  .filter(({ pattern }) => pattern.source.replace(/\\.|[.+?*^$()|:[\]]/g, '').length > 0)
-  .sort((a, b) => b.pattern.source.length - a.pattern.source.length);
-
-/**
- * The catalog keys of the `⚠️` lines in a message (English): which notes it carries, asserted by key — each sentence's
- * words are checked once, where it is written, not in every test that shows it.
- */
-export function notesOf(content: string): MessageKey[] {
-  return content
-    .split('\n')
-    .map((line) => /⚠️ (.+)$/u.exec(line)?.[1])
-    .filter((note) => note !== undefined)
-    .map(keyOf);
-}
-
-/**
- * The catalog key of a line the bot wrote (English, a whole message): which message it is, asserted by key — its words
- * are checked once, where it is written.
- */
-export function keyOf(line: string): MessageKey {
-  return englishPatterns.find(({ pattern }) => pattern.test(line))?.key ?? (`unknown: ${line}` as MessageKey);
-}
