@@ -44,7 +44,8 @@ const MESSAGE_GONE = new Set(['message_not_found', 'cant_update_message', 'edit_
 /**
  * The code of an error where Slack's answer was lost, else undefined: the Web API client's request error (the request
  * failed on the way) once a connection was made — one never made (`webApiConnectionNeverMade`: a name not found, a
- * connection refused, a connection still not made when the client's timeout gave up) posted nothing, as for a note through a `response_url` —, or an HTTP error that Slack took, or
+ * connection refused, a connection still not made when the client's timeout gave up, a TLS handshake that failed: the
+ * request is written only once it passed) posted nothing, as for a note through a `response_url` —, or an HTTP error that Slack took, or
  * may have, by the one rule `slackTookIt` — a 5xx without Slack's answer (`ok: false` naming its `error`; a bare
  * `{"ok":false}` there is a gateway's body) read as maybe taken, a 5xx whose body is Slack's `ok: true` as taken.
  * Transient too, but the call may have done its work: the posts where a second copy would do harm — an audit entry (a

@@ -21,7 +21,8 @@ function patternOf(elements: MessageFormatElement[]): string {
         case TYPE.pound:
           return '[\\d.,]+';
         case TYPE.tag:
-          return patternOf(element.children);
+          // Rendered as the platform marks it up (Slack's `*bold*`, Discord's `**bold**`), or plain.
+          return `[*_~]*${patternOf(element.children)}[*_~]*`;
         default:
           return '.+?';
       }
@@ -57,4 +58,19 @@ export function notesOf(content: string): MessageKey[] {
  */
 export function keyOf(line: string): MessageKey {
   return englishPatterns.find(({ pattern }) => pattern.test(line))?.key ?? (`unknown: ${line}` as MessageKey);
+}
+
+/** The English messages Slack can send (none of Discord's own), the most literal words first. */
+const slackPatterns = englishPatterns
+  .filter(({ key }) => !key.startsWith('discord.'))
+  .map((entry) => ({ ...entry, words: entry.pattern.source.replaceAll('.+?', '').replaceAll('[*_~]*', '').length }))
+  .sort((a, b) => b.words - a.words);
+
+/**
+ * The catalog key of a whole message the Slack bot wrote (English), or of one line of it, with or without the emoji
+ * Slack's surface puts before it (`:information_source: `): asserted by key, its words checked in the describe-* tests.
+ */
+export function slackKeyOf(text: string): MessageKey {
+  const bare = text.replace(/^:[a-z0-9_+-]+: /u, '');
+  return slackPatterns.find(({ pattern }) => pattern.test(text) || pattern.test(bare))?.key ?? (`unknown: ${text}` as MessageKey);
 }

@@ -9,6 +9,7 @@ import { FakeDiscord, type FakeDiscordOptions, type FakeInteraction, type FakeMe
 import type { InteractionContext } from '../../fakes/discord/interaction-payloads.js';
 import { RecordingLogger } from './harness.js';
 
+
 /**
  * What the tests of a job's reply (`ReplyTarget`, and `JobView` through it) share: a Discord, and REST clients to it
  * as the bot has them — one for interaction webhooks, one with the bot token — with no bot running.

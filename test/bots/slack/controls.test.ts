@@ -5,6 +5,7 @@ import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 import type { FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { say, type Requester } from '../../../bots/runner/index.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -280,7 +281,8 @@ describe('the Delete button of a result, on Slack', () => {
 
     const stranger = await h.fake.clickButton(actions, 'pictor_delete', 'U0BOB');
     const told = await h.fake.waitFor(() => h!.fake.responses.find((r) => stranger.responseUrl.endsWith(r.id)), 'the answer to the stranger');
-    expect(told.body).toMatchObject({ response_type: 'ephemeral', text: 'Only <@U0ALICE> or an admin can delete this message.' });
+    expect(told.body).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('<@U0ALICE>') as unknown });
+    expect(slackKeyOf(String(told.body.text))).toBe('slack.button.only_requester_delete');
     expect(h.fake.messages).toContain(job);
 
     await h.fake.clickButton(actions, 'pictor_delete', ADMIN);

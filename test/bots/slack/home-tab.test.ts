@@ -7,6 +7,7 @@ import { finishedJob, privately, settledCosts as ledger, startHarness, type Harn
 import { describeFailure, say, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 import { spyOnInstance } from '../../helpers/instance-spy.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 
 /** A rule of the workspace kept but unreadable (as the intake tables damage it). */
 const unreadableRule = () => INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!;
@@ -383,7 +384,7 @@ describe('the Slack Home tab', () => {
     await h.fake.clickHomeButton('U0ALICE', 'pictor_reroll', requestId);
     // The first job spent most of the budget: the second is refused, privately, in the app's Messages tab.
     const note = await h.fake.waitFor(() => h!.fake.messagesIn('U0ALICE')[0], 'a direct message');
-    expect(note.text).toMatch(/^This job could cost up to/);
+    expect(slackKeyOf(note.text)).toBe('refusal.budget_would_pass');
     expect(h.fake.topLevel('C0ART').filter((m) => m.user === h!.fake.botUserId && !(m.files ?? []).length)).toHaveLength(2);
   });
 });

@@ -4,6 +4,7 @@ import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { buttonsOf, type FakeMessage } from '../../fakes/slack/slack-objects.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { actionMessages, hasButton, imageShares, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 
 const ADMIN_DE = 'U0HANS';
 const ADMIN_JA = 'U0YUKI';
@@ -92,9 +93,9 @@ describe('a member’s language on Slack (users.info with include_locale)', () =
     h = await start();
     const { fake } = h;
     fake.setLocale('U0KOREAN', 'ko-KR');
-    expect(await privately(fake, 'a fox --n 4', 'U0KOREAN')).toBe('At most 2 images per job can be made here; ask for fewer.');
+    expect(slackKeyOf(await privately(fake, 'a fox --n 4', 'U0KOREAN'))).toBe('refusal.too_many_images');
     fake.failNext('users.info', { status: 200, error: 'missing_scope' });
-    expect(await privately(fake, 'a fox --n 4', 'U0NOSCOPE')).toBe('At most 2 images per job can be made here; ask for fewer.');
+    expect(slackKeyOf(await privately(fake, 'a fox --n 4', 'U0NOSCOPE'))).toBe('refusal.too_many_images');
   });
   it('a German member whose look-up failed once is answered in German at their next request, not in English for an hour', async () => {
     h = await start();

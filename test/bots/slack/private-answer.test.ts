@@ -1,15 +1,12 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { createServer as createTcpServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Context } from '@slack/bolt';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { privateAnswerVia, type BotContext } from '../../../bots/slack/bot-context.js';
 import { silentLogger } from '../../../src/internal.js';
+import { certificate, HAS_OPENSSL } from '../../helpers/tls-certificate.js';
 
 /**
  * `privateAnswerVia` against a response URL served here (a real HTTP, TLS or TCP server, so fetch's own errors are
@@ -17,8 +14,6 @@ import { silentLogger } from '../../../src/internal.js';
  */
 const servers: Server[] = [];
 const agents: Agent[] = [];
-/** Whether a certificate can be made here (openssl), for a real TLS server. */
-const HAS_OPENSSL = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 afterEach(async () => {
   for (const server of servers.splice(0)) {
     (server as Server & { closeAllConnections?: () => void }).closeAllConnections?.();
@@ -252,22 +247,6 @@ describe('a private note whose connection fails after the note was written: it m
     expect(direct).toEqual([]);
   });
 });
-
-/** A key and a certificate made here, signed by itself, for `altName` (`IP:127.0.0.1`, `DNS:…`). */
-function certificate(altName: string): { key: Buffer; cert: Buffer } {
-  const folder = mkdtempSync(join(tmpdir(), 'pictor-tls-'));
-  try {
-    const made = spawnSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=pictor test', '-addext', `subjectAltName=${altName}`, '-keyout', join(folder, 'key.pem'), '-out', join(folder, 'cert.pem')],
-      { stdio: 'ignore' },
-    );
-    if (made.status !== 0) throw new Error('openssl could not make a certificate');
-    return { key: readFileSync(join(folder, 'key.pem')), cert: readFileSync(join(folder, 'cert.pem')) };
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-}
 
 /** A response URL served over TLS with `made`, answering as Slack does. */
 async function tlsResponseUrl(made: { key: Buffer; cert: Buffer }): Promise<string> {

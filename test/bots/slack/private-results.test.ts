@@ -5,6 +5,7 @@ import { describeFailure, sayWords } from '../../../bots/runner/index.js';
 import { refusalFromPolicy, refusalOfUnreadableDefaults } from '../../../bots/runner/describe-refusal.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 import { actionMessages, finishedActions, finishedJob, jobMessages, privately, type Harness, ADMIN, startWithAdmin } from './harness.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 
 const start = startWithAdmin;
 
@@ -44,7 +45,7 @@ describe('private results on Slack', () => {
     h = await start({ emulator: { latencyMs: 3000 } });
     const { fake } = h;
     const note = await privately(fake, 'a secret garden --quality low --private', 'U0ALICE', 'C0ART');
-    expect(note).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.');
+    expect(slackKeyOf(note)).toBe('slack.job.private_in_dm');
     const dm = fake.dmOf('U0ALICE');
     const job = await finishedJob(fake, dm);
     expect(job.text + JSON.stringify(job.blocks)).toContain('a secret garden');
@@ -211,7 +212,8 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     await privately(fake, 'admin set qualities low medium', ADMIN, 'C0ART');
     // Private by default: in the direct messages; the quality it does not allow is named, the workspace's applies.
     const note = await privately(fake, 'a harbour', 'U0ALICE', 'C0ART');
-    expect(note).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.\n:information_source: Not used here, as this workspace’s rules do not allow it: your default quality high.');
+    expect(note.split('\n').map(slackKeyOf)).toEqual(['slack.job.private_in_dm', 'member.ignored']);
+    expect(note).toContain('your default quality high');
     await finishedJob(fake, fake.dmOf('U0ALICE'));
     const sent = h.emulator.requests.at(-1)!.fields!;
     expect(sent).toMatchObject({ size: '1536x1024', quality: 'low', output_format: 'webp', n: 2 });

@@ -27,6 +27,7 @@ import {
   type Harness,
 } from './harness.js';
 import { jobPrompted, requestStoreIn, seenCalling, spyOnInstance } from '../../helpers/instance-spy.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 
 const open: Harness[] = [];
 afterEach(async () => {
@@ -200,7 +201,7 @@ describe('buttons after a restart', () => {
     ] };
     await fake.clickButton(ghost, 'pictor_cancel');
     const note = await fake.waitFor(() => fake.responses[0], 'the private answer');
-    expect(note.body.text).toBe('That job is no longer running.');
+    expect(slackKeyOf(String(note.body.text))).toBe('slack.button.not_running');
   });
 });
 

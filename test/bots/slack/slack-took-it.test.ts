@@ -1,10 +1,13 @@
-import { Agent, createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { Agent, createServer, type ClientRequest } from 'node:http';
+import { Agent as TlsAgent, createServer as createTlsServer } from 'node:https';
+import { createServer as createTcpServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { webApi } from '@slack/bolt';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { lostAnswerCode } from '../../../bots/slack/slack-faults.js';
 import { sentOnceClient, type SentOnceClient } from '../../../bots/slack/sent-once-client.js';
 import { slackAnswerIn, slackTookIt } from '../../../bots/slack/slack-took-it.js';
+import { certificate, HAS_OPENSSL } from '../../helpers/tls-certificate.js';
 import { unansweringAddress } from '../../helpers/unanswering-address.js';
 
 /**
@@ -104,20 +107,30 @@ describe('slackAnswerIn: Slack’s own answer in a body, as text or as its clien
 });
 
 describe('lostAnswerCode reads a Web API call answered with an HTTP status by the same rule, a 5xx without Slack’s answer being maybe taken', () => {
-  const servers: Server[] = [];
+  const servers: (NetServer & { closeAllConnections?: () => void })[] = [];
   /** The client each error came from, which `lostAnswerCode` is asked with. */
   const sentBy = new WeakMap<object, SentOnceClient>();
   /** `lostAnswerCode` of an error thrown by the real client (`thrownAt`, `thrownFor`). */
   const lostAfter = (error: unknown) => lostAnswerCode(error, sentBy.get(error as object)!);
   afterEach(async () => {
-    for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections?.();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
+
+  /** Listens on 127.0.0.1 and returns the port; closed after the test. */
+  async function listening(server: NetServer): Promise<number> {
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as AddressInfo).port;
+  }
 
   /**
    * What the real WebClient (each call sent once) throws for a chat.postMessage sent to `apiUrl`, through `agent` when given,
    * the client giving up after `timeout` ms when given.
    */
-  function thrownAt(apiUrl: string, agent?: Agent, timeout?: number): Promise<unknown> {
+  function thrownAt(apiUrl: string, agent?: Agent | TlsAgent, timeout?: number): Promise<unknown> {
     const client = sentOnceClient('xoxb-test', { slackApiUrl: apiUrl, agent, timeout, logLevel: webApi.LogLevel.ERROR });
     return thrownBy(client);
   }
@@ -192,17 +205,21 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     expect(lostAfter(error)).toBeUndefined();
   });
 
-  /** An agent whose lookup gives every name these addresses, in this order. */
+  /**
+   * An agent whose lookup gives every name these addresses, in this order. Node tries each address but the last for
+   * the least time it allows (10 ms, its `autoSelectFamilyAttemptTimeout`; 250 ms by default): its own timer, which a
+   * faked clock does not reach.
+   */
   function agentResolvingTo(...addresses: { address: string; family: 4 | 6 }[]): Agent {
     const lookup = ((_name: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
       if (options.all) callback(null, addresses);
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     }) as NonNullable<ConstructorParameters<typeof Agent>[0]>['lookup'];
-    return new Agent({ lookup });
+    return new Agent({ lookup, autoSelectFamilyAttemptTimeout: 10 });
   }
 
   // Linux drops a connection to a listener whose queue is full (it never answers); other systems may refuse it.
-  it.runIf(process.platform === 'linux')('a post to a name whose first address never answers (Node gives up on it after its attempt timeout) and whose other refuses: it never reached Slack, its answer not lost', async () => {
+  it.runIf(process.platform === 'linux')('a post to a name whose first address never answers (Node gives up on it after its attempt timeout, not the client) and whose other refuses: it never reached Slack, its answer not lost', async () => {
     const { port } = await unansweringAddress();
     const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 });
     const error = await thrownAt(`http://slack.test:${port}/api/`, agent);
@@ -211,23 +228,55 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     expect(lostAfter(error)).toBeUndefined();
   });
 
+  /**
+   * The client's own clock, faked: its timeout (a wall-clock timer the HTTP library sets for each call, the connection
+   * still being made or not) strikes when the test moves the clock, not after the time passed. Only `setTimeout` and
+   * `clearTimeout` are faked; Node's sockets keep their own timers. Restored after the test.
+   */
+  function fakeClientClock(): void {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
+  }
+
+  /** The socket of the next request the client makes, told when Node has the whole request (`http.client.request.start`). */
+  function nextRequestSocket(): Promise<Socket> {
+    return new Promise((resolve) => {
+      const told = (message: unknown) => {
+        const request = (message as { request: ClientRequest }).request;
+        unsubscribe('http.client.request.start', told);
+        if (request.socket) resolve(request.socket);
+        else request.once('socket', resolve);
+      };
+      subscribe('http.client.request.start', told);
+      onTestFinished(() => void unsubscribe('http.client.request.start', told));
+    });
+  }
+
   // Linux drops a connection to a listener whose queue is full (it never answers); other systems may refuse it.
   it.runIf(process.platform === 'linux')('a post to a name whose last (here only) address never answers, given up by the client’s own timeout while still connecting: it never reached Slack, its answer not lost', async () => {
     // Node gives the last address no attempt timeout of its own: only the client's ends the wait.
     const { port } = await unansweringAddress();
     const agent = agentResolvingTo({ address: '127.0.0.1', family: 4 });
-    const error = await thrownAt(`http://slack.test:${port}/api/`, agent, 1000);
+    fakeClientClock();
+    const socket = nextRequestSocket();
+    const thrown = thrownAt(`http://slack.test:${port}/api/`, agent, 1000);
+    expect((await socket).connecting).toBe(true);
+    vi.advanceTimersByTime(1000);
+    const error = await thrown;
     agent.destroy();
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
     expect(lostAfter(error)).toBeUndefined();
   });
 
   it('a post whose connection was made and then not answered until the client’s own timeout: Slack may have posted it, its answer lost', async () => {
-    const slack = createServer((req) => req.resume());
-    servers.push(slack);
-    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
-    const error = await thrownAt(`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`, undefined, 500);
-    slack.closeAllConnections();
+    let arrived!: () => void;
+    const postArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const slack = createServer((req) => req.resume().on('end', arrived));
+    fakeClientClock();
+    const thrown = thrownAt(`http://127.0.0.1:${await listening(slack)}/api/`, undefined, 500);
+    await postArrived;
+    vi.advanceTimersByTime(500);
+    const error = await thrown;
     expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
     expect(lostAfter(error)).toBe('request_error');
   });
@@ -246,6 +295,41 @@ describe('lostAnswerCode reads a Web API call answered with an HTTP status by th
     servers.push(slack);
     await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
     const error = await thrownAt(`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`);
+    expect(lostAfter(error)).toBe('request_error');
+  });
+
+  // No byte of a request leaves before its TLS handshake has passed: one that failed posted nothing, whatever its code.
+  it.skipIf(!HAS_OPENSSL)('a post whose TLS handshake failed on a certificate the client does not trust (signed by itself): it never reached Slack, its answer not lost', async () => {
+    const tls = createTlsServer(certificate('IP:127.0.0.1'), (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    });
+    const error = await thrownAt(`https://127.0.0.1:${await listening(tls)}/api/`);
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAfter(error)).toBeUndefined();
+  });
+
+  it('a post whose connection was reset during its TLS handshake (ECONNRESET before the handshake passed): it never reached Slack, its answer not lost', async () => {
+    const port = await listening(createTcpServer((socket) => socket.on('error', () => undefined).once('data', () => socket.resetAndDestroy())));
+    const error = await thrownAt(`https://127.0.0.1:${port}/api/`);
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAfter(error)).toBeUndefined();
+  });
+
+  it('a post to a plain HTTP server where TLS was expected (OpenSSL’s protocol error): it never reached Slack, its answer not lost', async () => {
+    const plain = createServer((req, res) => res.end('{"ok":true}'));
+    const error = await thrownAt(`https://127.0.0.1:${await listening(plain)}/api/`);
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
+    expect(lostAfter(error)).toBeUndefined();
+  });
+
+  it.skipIf(!HAS_OPENSSL)('a post to a TLS 1.3 server that refuses the client for want of a client certificate, which it tells only after the client wrote the post: Slack may have posted it, its answer lost', async () => {
+    const made = certificate('IP:127.0.0.1');
+    const tls = createTlsServer({ ...made, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3' }, (_req, res) => res.end('{"ok":true}'));
+    const agent = new TlsAgent({ ca: made.cert });
+    const error = await thrownAt(`https://127.0.0.1:${await listening(tls)}/api/`, agent);
+    agent.destroy();
+    expect((error as { code?: unknown }).code).toBe('slack_webapi_request_error');
     expect(lostAfter(error)).toBe('request_error');
   });
 

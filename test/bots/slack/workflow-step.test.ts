@@ -16,6 +16,7 @@ import { testTempDir } from '../../helpers/temp-dir.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { ADMIN, imageShares, jobMessages, privately, settledCosts, settledOnHeldClock, startHarness, startWithAdmin, statusOf, type Harness, userContext, waitOnHeldClock } from './harness.js';
 import { spyOnInstance } from '../../helpers/instance-spy.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -79,7 +80,8 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
     h = await startHarness({ limits: { userDailyUsd: 0.001 } });
     h.fake.setLocale('U0HANS', 'de-DE');
     const english = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: userContext('U0ALICE'), quality: 'low' } }));
-    expect(english).toMatchObject({ ok: false, error: expect.stringMatching(/^This job could cost up to \$0\.\d+, more than the \$0\.0010 left of your daily budget of \$0\.0010/) as unknown });
+    expect(english).toMatchObject({ ok: false, error: expect.stringContaining('$0.0010') as unknown });
+    expect(slackKeyOf((english as { error: string }).error)).toBe('refusal.budget_would_pass');
     const german = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'ein Fuchs', channel: 'C0FLOW', user: userContext('U0HANS'), quality: 'low' } }));
     expect(german).toMatchObject({ ok: false, error: expect.stringMatching(/^Dieser Auftrag könnte bis zu 0,\d+\s\$ kosten/) as unknown });
     expect(h.fake.messagesIn('C0FLOW')).toHaveLength(0);
@@ -90,7 +92,8 @@ describe('the Workflow Builder step “Generate image” (a Bolt custom function
   it('holds a step to the workspace’s rules and blocked words as /imagine is held, and names what a bad input lacks', async () => {
     h = await startHarness({ controls: { blockedWords: ['kraken'] } });
     const blocked = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a Kraken attacks', channel: 'C0FLOW', user: userContext('U0ALICE') } }));
-    expect(blocked).toEqual({ ok: false, error: 'Your prompt contains “kraken”, which is blocked here; rephrase it and try again.', at: expect.any(Number) as unknown });
+    expect(blocked).toEqual({ ok: false, error: expect.stringContaining('“kraken”') as unknown, at: expect.any(Number) as unknown });
+    expect(slackKeyOf((blocked as { error: string }).error)).toBe('refusal.blocked_word');
     const bad = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: userContext('U0ALICE'), size: '999x999' } }));
     const unknownStyle = await outcomeOf(h, await h.fake.runFunction({ callbackId: WORKFLOW_STEP_ID, inputs: { prompt: 'a fox', channel: 'C0FLOW', user: userContext('U0ALICE'), style: 'watercolor' } }));
     expect(unknownStyle).toMatchObject({ ok: false, error: expect.stringContaining('“watercolor”') as unknown });
