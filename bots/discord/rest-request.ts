@@ -160,7 +160,10 @@ export function withPostsSentOnce(makeRequest: MakeRequest, failed?: (status: nu
   };
 }
 
-/** What @discordjs/rest sends again when a request throws it (its `shouldRetry`): an abort (its timeout) or a connection reset. */
-function sentAgainByDiscordJs(error: Error): boolean {
+/**
+ * What @discordjs/rest sends again when a request throws it (its `shouldRetry`, which it does not export, so copied):
+ * an abort (its timeout) or a connection reset. A test runs the real client to check this copy still agrees with it.
+ */
+export function sentAgainByDiscordJs(error: Error): boolean {
   return error.name === 'AbortError' || (error as { code?: unknown }).code === 'ECONNRESET' || error.message.includes('ECONNRESET');
 }
