@@ -27,7 +27,7 @@ export { CLAIM_WAIT_MS } from './core/claim-wait.js';
 export { AS_VALIDATION_ERROR, checkUntil, MAX_TIMER_MS, timerMsOf, waitWithin } from './core/timer-ms.js';
 export { answerBoundMs, renewEvery, renewEveryThird } from './core/renewal.js';
 export { definedOf } from './core/defined-of.js';
-export { abortAfter, LATE, within, withinDeadline } from './core/with-timeout.js';
+export { LATE, within, withinDeadline } from './core/with-timeout.js';
 export { INTEGER_RANGES } from './spec/validation-rules.js';
 export { SlotSemaphore } from './core/SlotSemaphore.js';
 export { IMAGE_WORK_AT_ONCE, imageWorkNow, withImageWork } from './core/image-work.js';

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
-import { abortAfter } from 'pictor/internal';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, uploadLimitOf } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
+import { NonceWindow, NonceWindowOver, postWithNonce } from './nonce-window.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { OutgoingMessage } from './render-job.js';
 import { isDmScope, say, type MessageKey } from '../runner/index.js';
@@ -448,28 +447,28 @@ export class ReplyTarget {
    * `enforce_nonce`: a message with the nonce of one the bot made in the past few minutes is answered with that one, and
    * none is made). So one Discord failed on (5xx) or did not answer, after discord.js's own tries of it (which the REST
    * client keeps for a post with an enforced nonce: `withPostsSentOnce`), is sent again with the same nonce —
-   * `finalAttempts` tries at most — and shows once whether or not Discord made it. Every send of that nonce, discord.js's
-   * own tries included, is within `DISCORD_LIMITS.nonceKeptMs` of the first: each try is cut off there (its request aborted;
-   * discord.js sends nothing more of it), and none starts after it, nor once `stop` is aborted. Throws the last failure.
+   * `finalAttempts` tries at most — and shows once whether or not Discord made it. No request of that nonce, discord.js's
+   * own tries included, leaves after `DISCORD_LIMITS.nonceKeptMs` from the first that left (`NonceWindow`; one on its way
+   * then is not cut off), nor does a try start once `stop` is aborted. A try none of whose requests left before the
+   * window ended (discord.js waited out a rate limit past it) made nothing: the next goes with a new nonce. Throws the
+   * last failure.
    */
   async #postInChannel(channelId: string, message: OutgoingMessage, what: string): Promise<void> {
-    const body = { ...bodyOf(message, this.#o.userId), nonce: randomBytes(12).toString('base64url'), enforce_nonce: true };
-    const since = this.#now();
-    const left = () => DISCORD_LIMITS.nonceKeptMs - (this.#now() - since);
+    const body = bodyOf(message, this.#o.userId);
+    let window = new NonceWindow({ now: this.#now });
     for (let attempt = 1; ; attempt++) {
-      const cutOff = abortAfter(left());
       try {
-        await this.#o.botRest.post(Routes.channelMessages(channelId), { body, files: filesOf(message), signal: cutOff.signal });
+        await postWithNonce(this.#o.botRest, channelId, { body, files: filesOf(message) }, window);
         return;
       } catch (error) {
         this.#noteFailure(error, what);
-        if (!mayHaveMade(error)) throw error;
-        if (!(await this.#tryAgain(attempt)) || left() <= 0) {
-          this.#unconfirmed.push(...message.files.map((file) => file.name));
+        const notSent = error instanceof NonceWindowOver && !error.mayHaveMade;
+        if (!notSent && !mayHaveMade(error)) throw error;
+        if (!(await this.#tryAgain(attempt)) || (!notSent && !window.open)) {
+          if (!notSent) this.#unconfirmed.push(...message.files.map((file) => file.name));
           throw error;
         }
-      } finally {
-        cutOff.clear();
+        if (notSent) window = new NonceWindow({ now: this.#now });
       }
     }
   }
@@ -661,10 +660,12 @@ class DmNotOpened extends Error {
 /**
  * A failure after which Discord may have made the message all the same: Discord failed on it (5xx) or did not answer
  * (no status) — a follow-up sent once (`withPostsSentOnce`), a channel message after discord.js's own tries of it with
- * its nonce — not a DM that did not open (`DmNotOpened`): nothing was posted.
+ * its nonce — not a DM that did not open (`DmNotOpened`), nor a channel message none of whose requests left before its
+ * nonce's window ended (`NonceWindowOver`): nothing was posted.
  */
 function mayHaveMade(error: unknown): boolean {
   if (error instanceof DmNotOpened) return false;
+  if (error instanceof NonceWindowOver) return error.mayHaveMade;
   const status = discordErrorStatus(error);
   return status === undefined || status >= 500;
 }

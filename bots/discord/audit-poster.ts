@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, Routes, type REST } from 'discord.js';
-import { abortAfter } from 'pictor/internal';
 import { auditGreeting, auditLinesOf, auditSkippedNote, AuditChannelError, AuditPostLost, type AuditEntry, type AuditPost, type AuditPoster } from '../runner/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode } from './discord-facts.js';
+import { NonceWindow, NonceWindowOver, postWithNonce } from './nonce-window.js';
 import { promptExcerpt } from './text.js';
 
 /** An entry's colour: green done, amber failed or cancelled, red refused. */
@@ -18,20 +17,21 @@ const PROMPT_CHARS = 300;
 export function discordAuditPoster(rest: REST): AuditPoster {
   return {
     maxEntries: DISCORD_LIMITS.embedsPerMessage,
-    // Each message carries its nonce, enforced: Discord answers the message it already made of it (a few minutes). The
-    // audit log cuts every send of it off there (the post's `signal`): discord.js's own tries of it included.
+    // Each message carries its nonce, enforced: Discord answers the message it already made of it (a few minutes). No
+    // request of it leaves after that (`NonceWindow`, from the post's first send): discord.js's own tries included.
     replayMs: DISCORD_LIMITS.nonceKeptMs,
     async post(post) {
-      const body = { ...bodyOf(post), ...(post.nonce !== undefined && { nonce: post.nonce, enforce_nonce: true }) };
+      const body = bodyOf(post);
       let message: { id: string; embeds?: unknown[] };
       try {
-        message = (await rest.post(Routes.channelMessages(post.channelId), { body, ...(post.signal && { signal: post.signal }) })) as { id: string; embeds?: unknown[] };
+        const sent = post.nonce === undefined ? rest.post(Routes.channelMessages(post.channelId), { body }) : postWithNonce(rest, post.channelId, { body }, new NonceWindow({ nonce: post.nonce, firstSentAt: post.firstSentAt }));
+        message = (await sent) as { id: string; embeds?: unknown[] };
       } catch (error) {
         // A channel deleted: no post there ever succeeds (the runner drops its entries rather than trying again). One
         // the bot can no longer see (50001) or post in (50013) may come back: thrown as it is, tried again later.
         const code = discordErrorCode(error);
         if (code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
-        if (refused(error)) throw error;
+        if (refused(error) || (error instanceof NonceWindowOver && !error.mayHaveMade)) throw error;
         // The answer was lost (a timeout, an abort, a connection cut, a 5xx without Discord's answer): the message may be there.
         throw AuditPostLost.of(error);
       }
@@ -53,12 +53,11 @@ export function discordAuditPoster(rest: REST): AuditPoster {
     async greet({ channelId, locale }) {
       // The greeting is an embed, as the entries are: a channel without Embed Links is found now, not after the first posts.
       // Its nonce, enforced, lets discord.js try it again (a 5xx, no answer) without a second greeting: each try within
-      // the minutes Discord keeps the nonce (cut off there).
-      const body = { content: '🧾', embeds: [{ description: auditGreeting('discord', locale), color: COLOURS.done }], allowed_mentions: { parse: [] }, nonce: randomBytes(12).toString('hex'), enforce_nonce: true };
-      const cutOff = abortAfter(DISCORD_LIMITS.nonceKeptMs);
+      // the minutes Discord keeps the nonce (`NonceWindow`).
+      const body = { content: '🧾', embeds: [{ description: auditGreeting('discord', locale), color: COLOURS.done }], allowed_mentions: { parse: [] } };
       let message: { embeds?: unknown[] };
       try {
-        message = (await rest.post(Routes.channelMessages(channelId), { body, signal: cutOff.signal }).finally(cutOff.clear)) as { embeds?: unknown[] };
+        message = (await postWithNonce(rest, channelId, { body }, new NonceWindow())) as { embeds?: unknown[] };
       } catch (error) {
         const code = discordErrorCode(error);
         if (code === DISCORD_ERRORS.missingAccess || code === DISCORD_ERRORS.missingPermissions) throw new AuditChannelError('no_permission', code);

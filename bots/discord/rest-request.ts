@@ -1,6 +1,7 @@
 import { DefaultRestOptions, HTTPError, REST, type RESTOptions } from 'discord.js';
 import { Agent } from 'undici';
 import type { FirstAnswersInFlight } from './first-answers-first.js';
+import { nonceWindowOf } from './nonce-window.js';
 
 type MakeRequest = RESTOptions['makeRequest'];
 
@@ -95,18 +96,18 @@ export function discordAgent(connections = MAX_DISCORD_CONNECTIONS): Agent {
 const POST_SENT_AGAIN_SAFELY = /\/interactions\/\d+\/[^/]+\/callback$|\/users\/@me\/channels$/;
 
 /**
- * Whether a post's body carries Discord's guard against duplicates (Create Message's `nonce` with `enforce_nonce`: a
- * message with the nonce of one made in the past few minutes is answered with that one, none is made): its JSON, or
- * the `payload_json` of one with files, as @discordjs/rest sends them.
+ * The nonce of a post whose body carries Discord's guard against duplicates (Create Message's `nonce` with
+ * `enforce_nonce`: a message with the nonce of one made in the past few minutes is answered with that one, none is
+ * made): from its JSON, or the `payload_json` of one with files, as @discordjs/rest sends them. Else undefined.
  */
-function enforcesNonce(body: unknown): boolean {
+function enforcedNonceOf(body: unknown): string | undefined {
   const json = typeof body === 'string' ? body : body instanceof FormData ? body.get('payload_json') : undefined;
-  if (typeof json !== 'string') return false;
+  if (typeof json !== 'string') return undefined;
   try {
     const payload = JSON.parse(json) as { nonce?: unknown; enforce_nonce?: unknown } | null;
-    return payload?.enforce_nonce === true && payload.nonce !== undefined;
+    return payload?.enforce_nonce === true && (typeof payload.nonce === 'string' || typeof payload.nonce === 'number') ? String(payload.nonce) : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -133,12 +134,18 @@ export class UnansweredPost extends Error {
  * (a job's reply: `ReplyTarget`, with a nonce where Discord has one). A 429 is still waited out and sent again (Discord
  * made nothing), as are the edits, reads and deletes (an edit shows once however often it is made) and the posts
  * Discord makes nothing twice of: an interaction's first answer and a DM's opening (`POST_SENT_AGAIN_SAFELY`), a
- * message with an enforced nonce (`enforcesNonce`; its sender keeps every send within the minutes Discord keeps the
- * nonce). `failed` is told of each 5xx answer of a post sent once (what the client's `response` event does not see).
+ * message with an enforced nonce (`enforcedNonceOf`): one sent by `postWithNonce` has each of its requests leave only
+ * within the minutes Discord keeps the nonce, checked here as it leaves (`NonceWindow`; refused after, `NonceWindowOver`). `failed` is told of each 5xx answer of a post sent once (what the client's `response` event does not see).
  */
 export function withPostsSentOnce(makeRequest: MakeRequest, failed?: (status: number) => void): MakeRequest {
   return async (url, init) => {
-    if (init.method !== 'POST' || POST_SENT_AGAIN_SAFELY.test(new URL(url).pathname) || enforcesNonce(init.body)) return makeRequest(url, init);
+    if (init.method !== 'POST' || POST_SENT_AGAIN_SAFELY.test(new URL(url).pathname)) return makeRequest(url, init);
+    const nonce = enforcedNonceOf(init.body);
+    if (nonce !== undefined) {
+      // Each request of a message sent by `postWithNonce` leaves only within its nonce's window (`NonceWindow`).
+      const window = nonceWindowOf(nonce);
+      return window ? window.send(() => makeRequest(url, init)) : makeRequest(url, init);
+    }
     let response: Awaited<ReturnType<MakeRequest>>;
     try {
       response = await makeRequest(url, init);
@@ -153,7 +160,10 @@ export function withPostsSentOnce(makeRequest: MakeRequest, failed?: (status: nu
   };
 }
 
-/** What @discordjs/rest sends again when a request throws it (its `shouldRetry`): an abort (its timeout) or a connection reset. */
-function sentAgainByDiscordJs(error: Error): boolean {
+/**
+ * What @discordjs/rest sends again when a request throws it (its `shouldRetry`, which it does not export, so copied):
+ * an abort (its timeout) or a connection reset. A test runs the real client to check this copy still agrees with it.
+ */
+export function sentAgainByDiscordJs(error: Error): boolean {
   return error.name === 'AbortError' || (error as { code?: unknown }).code === 'ECONNRESET' || error.message.includes('ECONNRESET');
 }

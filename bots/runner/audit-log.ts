@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
-import { abortAfter, CLAIM_WAIT_MS, isSpendRefusalCode, waitAtMost } from 'pictor/internal';
+import { CLAIM_WAIT_MS, isSpendRefusalCode, waitAtMost } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -63,10 +63,10 @@ export interface AuditPost {
    */
   nonce?: string | undefined;
   /**
-   * Aborted where the platform no longer keeps the nonce (`AuditPoster.replayMs` after its first send): the post's tries,
-   * its client's own included, stop there — a send after it could make a second message.
+   * When the post was first sent (ms since the epoch), for a post sent again as it was: the platform keeps its nonce for
+   * `AuditPoster.replayMs` from then, and its poster lets no send of it start after that — one could make a second message.
    */
-  signal?: AbortSignal | undefined;
+  firstSentAt?: number | undefined;
 }
 
 /**
@@ -80,8 +80,8 @@ export interface AuditPoster {
   /**
    * The platform creates a message once for its `nonce` sent within this long of its first send (Discord:
    * `DISCORD_LIMITS.nonceKeptMs`): a post whose answer was lost (`AuditPostLost`) is sent again as it was then, within
-   * it, and the platform answers the message it made, if it made one. Every send of a post is cut off there (its
-   * `signal`). Unset: the platform has no such guard, and a lost post is never sent again.
+   * it, and the platform answers the message it made, if it made one. No send of a post starts after it (counted from
+   * its `firstSentAt`). Unset: the platform has no such guard, and a lost post is never sent again.
    */
   readonly replayMs?: number | undefined;
   /**
@@ -883,16 +883,14 @@ export class AuditLog {
       // erased since is erased by an edit once it landed, as for a forget while a post is on its way.
       const entries = lost ? lost.entries : items.map((i) => i.entry);
       const nonce = lost?.nonce ?? randomBytes(12).toString('hex');
-      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped, nonce };
+      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped, nonce, ...(lost && { firstSentAt: lost.at }) };
       const scopeKey = scopeKeyOf(queue);
       let messageId: string;
       // When this post is first sent: a replay's window counts from here, not from when its failure was seen (the
       // platform's client may have kept trying for a minute before it gave up).
       const sentAt = this.#now();
-      // Where the platform keeps the nonce: every send of it stops where the platform forgets it (a replay's, from the first send).
-      const cutOff = poster.replayMs === undefined ? undefined : abortAfter(poster.replayMs - (sentAt - (lost?.at ?? sentAt)));
       try {
-        ({ messageId } = await poster.post(cutOff ? { ...post, signal: cutOff.signal } : post).finally(() => cutOff?.clear()));
+        ({ messageId } = await poster.post(post));
       } catch (error) {
         sending.outcome = 'unposted';
         landed();

@@ -85,14 +85,3 @@ export function withinDeadline<T>(endsAt: number, work: Promise<T> | ((leftMs: n
   }
   return withTimeout(asked, leftMs, who === undefined ? 'no answer came before the deadline' : `${who} did not answer before the deadline`);
 }
-
-/**
- * A signal aborted `ms` from now (at once if none are left), for a call to cut off at a moment (a nonce's window); its
- * timer keeps no process alive. `clear` once the call is over.
- */
-export function abortAfter(ms: number): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), Math.max(0, ms));
-  timer.unref?.();
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
-}

@@ -1,7 +1,9 @@
-import { DiscordAPIError, HTTPError, type REST } from 'discord.js';
+import { DiscordAPIError, HTTPError, REST } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { discordAuditPoster } from '../../../bots/discord/audit-poster.js';
 import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
+import { makeRequestWithEncodedForms, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
+import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 import { AUDIT_PROMPT_MAX, AuditPostLost, auditSkippedNote, type AuditEntry } from '../../../bots/runner/index.js';
 
 /** A REST client that keeps the bodies it was given. */
@@ -45,13 +47,22 @@ describe('audit posts on Discord', () => {
     await expect(post({ post: async () => Promise.reject(refusal) } as unknown as REST)).rejects.toBe(refusal);
   });
 
-  it('hands discord.js the post’s cut-off (where Discord forgets its nonce): its own tries of the post stop there', async () => {
-    const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
-    const signals: (AbortSignal | undefined)[] = [];
-    const rest = { post: async (_route: string, options: { signal?: AbortSignal }) => (signals.push(options.signal), { id: '1' }) } as unknown as REST;
-    const cutOff = new AbortController();
-    await discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24), signal: cutOff.signal });
-    expect(signals).toEqual([cutOff.signal]);
+  it('sends nothing of a post once Discord no longer keeps its nonce (counted from its first send), and says nothing was posted', async () => {
+    const discord = await FakeDiscord.start();
+    try {
+      const rest = new REST({ api: discord.apiBaseUrl, makeRequest: withPostsSentOnce(makeRequestWithEncodedForms) }).setToken(discord.botToken);
+      const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
+      const replay = { platform: 'discord' as const, scopeId: 'G', channelId: discord.channelId, locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24) };
+      // A replay of a post first sent longer ago than Discord keeps its nonce: a send now could make a second message.
+      const late = discordAuditPoster(rest).post({ ...replay, firstSentAt: Date.now() - DISCORD_LIMITS.nonceKeptMs });
+      await expect(late).rejects.toMatchObject({ code: 'nonce_window_over', mayHaveMade: false });
+      await expect(late).rejects.not.toBeInstanceOf(AuditPostLost);
+      expect(discord.requests.filter((r) => r.route === 'channel-message')).toEqual([]);
+      // Within it, it is sent.
+      await expect(discordAuditPoster(rest).post({ ...replay, firstSentAt: Date.now() - DISCORD_LIMITS.nonceKeptMs + 60_000 })).resolves.toMatchObject({ messageId: expect.any(String) });
+    } finally {
+      await discord.close();
+    }
   });
 
   it('names a post whose answer was lost by the code the audit log shows: `timeout` for an abort, the network code, a 5xx status', async () => {

@@ -341,6 +341,50 @@ describe('how long a channel message is sent again with its nonce (Discord keeps
     saysMayBeMissing(told!.content, files[0]!.name);
   });
 
+  it('never lets a send of its nonce leave after its window, though discord.js waited out a rate limit past it: nothing left, so it goes again with a new nonce, shown once', async () => {
+    const { s, ix } = await deferredJob();
+    // Discord's answer to the first send: wait 3 minutes, longer than it keeps a nonce.
+    s.discord.rateLimitNext(CHANNEL_POSTS, 3 * 60_000);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const files = images(1, 1024);
+    const delivered = await onFakeClock(s.targetOf(ix, { issuedAt: 0 }).final([end(files)]));
+
+    const [limited, ...later] = channelPosts(s);
+    expect(limited!.status).toBe(429);
+    // No request of the first nonce left after its window; the next try, with a nonce of its own, was made.
+    expect(later.map((p) => [p.nonce === limited!.nonce, p.status])).toEqual([[false, 200]]);
+    expect(delivered).toEqual({ first: true, all: true });
+    const [posted, ...others] = s.postedInChannel();
+    expect(others).toEqual([]);
+    expect(notesOf(posted!.content)).toEqual([]);
+    expect(posted!.attachments.map((a) => a.filename)).toEqual([files[0]!.name]);
+  });
+
+  it('does not cut off a send of its nonce that left within its window and is still on its way when the window ends: Discord’s answer to it counts', async () => {
+    const { s, ix } = await deferredJob();
+    failsEachTry(s, CHANNEL_POSTS);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    // The next try starts 118 s after the first try ended: a second or two before the window ends.
+    const done = s.targetOf(ix, { issuedAt: 0, retryDelaysMs: [118_000] }).final([end(images(1, 1024))]);
+    await s.discord.waitFor(() => channelPosts(s).length === DISCORD_JS_TRIES, 'the first try of the end in the channel');
+    const slow = s.discord.holdRequests((method, path) => method === 'POST' && /\/channels\/\d+\/messages$/.test(path));
+    // The wait before the next try passes, a second at a time, until that try is on its way.
+    for (let second = 0; slow.held === 0 && second < 130; second++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await s.discord.waitFor(() => slow.held === 1, 'the second try to be on its way');
+    // The window ends while Discord has not answered it yet.
+    await vi.advanceTimersByTimeAsync(5_000);
+    slow.release();
+
+    expect(await done).toEqual({ first: true, all: true });
+    const [posted, ...others] = s.postedInChannel();
+    expect(others).toEqual([]);
+    expect(notesOf(posted!.content)).toEqual([]);
+    expect(new Set(channelPosts(s).map((p) => p.nonce)).size).toBe(1);
+  });
+
   it('tells the member an image may be missing after three tries Discord failed on (5xx)', async () => {
     const { s, ix } = await deferredJob();
     failsEachTry(s, CHANNEL_POSTS, { tries: 3 * DISCORD_JS_TRIES });

@@ -5,7 +5,7 @@ import { REST } from 'discord.js';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FirstAnswersInFlight } from '../../../bots/discord/first-answers-first.js';
-import { createWebhookRest, makeRequestWithEncodedForms, UnansweredPost, withFirstAnswerPool, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
+import { createWebhookRest, makeRequestWithEncodedForms, sentAgainByDiscordJs, UnansweredPost, withFirstAnswerPool, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
 
 const agents: Agent[] = [];
 const servers: Server[] = [];
@@ -173,5 +173,64 @@ describe('a post Discord failed on or did not answer: sent once (Discord may hav
     const { rest, seen } = await failingDiscord(reset);
     await expect(rest.patch('/channels/1/messages/2', { body: {} })).rejects.toBeInstanceOf(Error);
     expect(seen).toHaveLength(4);
+  });
+});
+
+describe('what discord.js sends again, as its real REST client does it (the rule `withPostsSentOnce` copies)', () => {
+  const RETRIES = 2;
+  /**
+   * A post through a plain discord.js client (no hook of ours) to a stand-in for Discord that answers as `answer` says
+   * (`undefined`: no server listens, the connection is refused): the requests the client made, the server got, and
+   * the errors its requests threw.
+   */
+  async function asTheClientSends(answer: ((request: IncomingMessage, response: ServerResponse) => void) | undefined): Promise<{ made: number; received: number; thrown: Error[] }> {
+    let received = 0;
+    const server = createServer((request, response) => {
+      received++;
+      if (answer) request.resume().on('end', () => answer(request, response));
+    });
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    if (!answer) await new Promise((resolve) => server.close(resolve));
+    const thrown: Error[] = [];
+    let made = 0;
+    const rest = new REST({
+      api: `http://127.0.0.1:${port}/api`,
+      retries: RETRIES,
+      // Its own timeout, for the server that never answers.
+      timeout: 300,
+      makeRequest: async (url, init) => {
+        made++;
+        try {
+          return await makeRequestWithEncodedForms(url, init);
+        } catch (error) {
+          thrown.push(error as Error);
+          throw error;
+        }
+      },
+    }).setToken('t');
+    await rest.post('/channels/1/messages', { body: { content: 'x' } }).catch(() => undefined);
+    return { made, received, thrown };
+  }
+
+  it('sends a request Discord failed on (5xx) again, its retries times: what `withPostsSentOnce` sends once', async () => {
+    const { made, received } = await asTheClientSends(failed);
+    expect([made, received]).toEqual([1 + RETRIES, 1 + RETRIES]);
+  });
+
+  it('sends a request again that Discord did not answer before the client’s timeout, and one whose connection was reset: both thrown errors are ones `sentAgainByDiscordJs` names', async () => {
+    for (const answer of [() => undefined, reset]) {
+      const { made, received, thrown } = await asTheClientSends(answer);
+      expect([made, received, thrown.length]).toEqual([1 + RETRIES, 1 + RETRIES, 1 + RETRIES]);
+      expect(thrown.map((error) => sentAgainByDiscordJs(error))).toEqual(thrown.map(() => true));
+    }
+  });
+
+  it('does not send again a request whose connection was refused (it never reached Discord): nor does `sentAgainByDiscordJs` name its error', async () => {
+    const { made, received, thrown } = await asTheClientSends(undefined);
+    expect([made, received]).toEqual([1, 0]);
+    expect(thrown.map((error) => sentAgainByDiscordJs(error))).toEqual([false]);
   });
 });

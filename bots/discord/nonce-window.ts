@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { Routes, type RawFile, type REST } from 'discord.js';
+import { DISCORD_LIMITS } from './discord-facts.js';
+
+/** A message's nonce: 24 hexadecimal characters (Discord takes a string of up to 25), a new one for each message. */
+export function newNonce(): string {
+  return randomBytes(12).toString('hex');
+}
+
+/**
+ * A send of a message with an enforced nonce that was refused before it left: Discord no longer keeps the nonce
+ * (`NonceWindow`). `mayHaveMade`: an earlier request of the same nonce left and was not refused — the message may be
+ * there; else nothing of it was ever made, and it can be sent again with a new nonce.
+ */
+export class NonceWindowOver extends Error {
+  override readonly name = 'NonceWindowOver';
+  readonly code = 'nonce_window_over';
+  constructor(readonly mayHaveMade: boolean) {
+    // Whether an earlier send may have made it is `mayHaveMade`, not the message: the log shows both.
+    super('a send of a message was not made: Discord no longer keeps its nonce');
+  }
+}
+
+/**
+ * The one rule of how long a message with an enforced nonce (Create Message's `nonce` with `enforce_nonce`: Discord
+ * answers one with the nonce of a message the bot made "in the past few minutes" with that message, and makes none) is
+ * sent: a request of it leaves the process only within `DISCORD_LIMITS.nonceKeptMs` of the first that left (or of
+ * `firstSentAt`, a send made before, such as an audit post's first); after that, none does — not discord.js's own tries
+ * either (its 5xx and timeout retries, the try after a rate limit it waited out): each is refused where it would leave
+ * (`send`, which the REST client's request hook calls) with `NonceWindowOver`, which says whether an earlier request of
+ * it may have made the message. So a message none of whose requests left (a long rate limit waited out, a queue) is
+ * known as not sent.
+ * A request that left within the window and is still on its way when it ends is not cut off: it reached Discord while
+ * Discord kept the nonce (the window is the least "a few minutes" may mean), so Discord made the message once or not at
+ * all, and its answer says which; only the REST client's own timeout ends it. If that answer is lost, the message may
+ * be there, and no request of the nonce follows it.
+ */
+export class NonceWindow {
+  readonly nonce: string;
+  readonly #now: () => number;
+  #since: number | undefined;
+  #mayHaveMade = false;
+
+  constructor(options: { nonce?: string | undefined; firstSentAt?: number | undefined; now?: (() => number) | undefined } = {}) {
+    this.nonce = options.nonce ?? newNonce();
+    this.#since = options.firstSentAt;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Whether a request of the nonce may leave now: none has yet, or the first did less than `nonceKeptMs` ago. */
+  get open(): boolean {
+    return this.#since === undefined || this.#now() - this.#since < DISCORD_LIMITS.nonceKeptMs;
+  }
+
+  /** Whether a request of the nonce left and was not refused (a 4xx, a 429 among them, makes nothing): the message may be there. */
+  get mayHaveMade(): boolean {
+    return this.#mayHaveMade;
+  }
+
+  /** One request of the nonce, made if it may leave now (`open`), else refused with `NonceWindowOver`. */
+  async send<T extends { status: number }>(request: () => Promise<T>): Promise<T> {
+    if (!this.open) throw new NonceWindowOver(this.#mayHaveMade);
+    this.#since ??= this.#now();
+    try {
+      const response = await request();
+      if (response.status < 400 || response.status >= 500) this.#mayHaveMade = true;
+      return response;
+    } catch (error) {
+      // No answer (a timeout, a connection cut): Discord may have made it.
+      this.#mayHaveMade = true;
+      throw error;
+    }
+  }
+}
+
+/** The windows of the messages being sent (`postWithNonce`), by nonce: what the REST client's request hook checks. */
+const sending = new Map<string, NonceWindow>();
+
+/** The window of a message being sent with this nonce, if it is one `postWithNonce` sends. */
+export function nonceWindowOf(nonce: string): NonceWindow | undefined {
+  return sending.get(nonce);
+}
+
+/**
+ * Posts a message in a channel with its window's nonce, enforced: every request of it, discord.js's own tries
+ * included, within the window (`NonceWindow`) — through a REST client whose requests go through `withPostsSentOnce`
+ * (rest-request.ts), where each request is checked as it leaves. Answers Discord's message.
+ */
+export async function postWithNonce(rest: REST, channelId: string, message: { body: Record<string, unknown>; files?: RawFile[] | undefined }, window: NonceWindow): Promise<unknown> {
+  if (!window.open) throw new NonceWindowOver(window.mayHaveMade);
+  sending.set(window.nonce, window);
+  try {
+    return await rest.post(Routes.channelMessages(channelId), { body: { ...message.body, nonce: window.nonce, enforce_nonce: true }, ...(message.files && { files: message.files }) });
+  } finally {
+    if (sending.get(window.nonce) === window) sending.delete(window.nonce);
+  }
+}
