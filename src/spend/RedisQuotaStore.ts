@@ -226,7 +226,8 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Erases the member's prompts (`FORGET`: its own keys; the stream only while an older version's entries may hold one), then has Redis rewrite its append-only file. */
   async forgetPrompts(userKey: string): Promise<void> {
-    if ((await this.#redis.pictorSpendMarkLegacy(this.#key(''))) === 1) this.#lookThroughInBackground();
+    // While an older version's entries are being looked through, forget waits for the list of whom they hold a prompt of.
+    await this.lookThroughOlderEntries().catch((error: unknown) => this.#process.onError?.(error));
     const erased = await this.#redis.pictorSpendForget(this.#key(''), userKey);
     this.#process.forgetPrompts(userKey);
     if (erased === 1) await this.#rewriteAppendOnlyFile();
@@ -255,7 +256,16 @@ export class RedisQuotaStore implements QuotaStore {
    * (never one long script), listing the members with a prompt there: only their forget rebuilds the stream. `connect`
    * starts it; it resolves when done (or at once when there is nothing to look through).
    */
-  async lookThroughOlderEntries(): Promise<void> {
+  lookThroughOlderEntries(): Promise<void> {
+    this.#lookingThrough ??= this.#lookThrough().finally(() => {
+      this.#lookingThrough = undefined;
+    });
+    return this.#lookingThrough;
+  }
+
+  #lookingThrough: Promise<void> | undefined;
+
+  async #lookThrough(): Promise<void> {
     const redis = this.#redis;
     await redis.pictorSpendMarkLegacy(this.#key(''));
     const last = await redis.get(this.#key('usage', 'legacy'));
