@@ -109,6 +109,41 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect((await s.usageSince(read.cursor)).reset).toBe(true);
   });
 
+  it('drops a member’s prompts past the retention as their next record is written, as the stream’s trim drops records', async () => {
+    const s = await open();
+    const [texts, at] = ['prompts', 'prompts-at'].map((name) => `${s.prefix}:quota:${name}:discord:alice`);
+    // A prompt kept 401 days ago (the retention is 400), by the entry ids' clock.
+    const old = `${Date.now() - 401 * 86_400_000}-0`;
+    await client.hset(texts!, old, 'an EXPIRED prompt');
+    await client.zadd(at!, Number.parseInt(old, 10), old);
+    await settled(s, 'fresh', 'discord:alice', 'a FRESH prompt');
+    expect(Object.values(await client.hgetall(texts!))).toEqual(['a FRESH prompt']);
+    expect(await client.zcard(at!)).toBe(1);
+  });
+
+  it('tells once, and forgets all the same, when Redis refuses to rewrite its append-only file (a managed Redis may)', async () => {
+    const own = await connectRedis(url);
+    const prefix = uniquePrefix('forget-aof-refused');
+    prefixes.push(prefix);
+    const errors: Error[] = [];
+    const s = new RedisQuotaStore({ redis: own, prefix, onError: (error) => errors.push(error as Error) });
+    try {
+      vi.spyOn(own, 'info').mockResolvedValue('# Persistence\r\naof_enabled:1\r\n');
+      const refused = vi.spyOn(own, 'bgrewriteaof').mockRejectedValue(new Error("ERR unknown command 'BGREWRITEAOF'"));
+      for (const jobId of ['one', 'two']) {
+        await settled(s, jobId, 'discord:alice', `a ${jobId.toUpperCase()} prompt`);
+        await s.forgetPrompts('discord:alice');
+      }
+      expect(refused).toHaveBeenCalledTimes(2);
+      expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/append-only file/)]);
+      expect(await everything(client, prefix)).not.toMatch(/ONE|TWO/);
+    } finally {
+      vi.restoreAllMocks();
+      await s.close();
+      own.disconnect();
+    }
+  });
+
   it('erases the prompts an older version wrote inside the stream’s entries, and stops looking once none is left', async () => {
     const prefix = uniquePrefix('forget-upgrade');
     prefixes.push(prefix);
