@@ -7,7 +7,7 @@ import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './c
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
 import { firstRefusalDay, inReservationOrder, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
-import { MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
+import { FORGET, LEGACY_LOOKED_THROUGH, MARK_LEGACY, MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap } from './types.js';
@@ -21,41 +21,6 @@ export interface RedisQuotaStoreOptions extends LedgerOptions {
   /** The account's key prefix (`PICTOR_REDIS_PREFIX`); keys are `<prefix>:quota:…`. Default `pictor`. */
   prefix?: string | undefined;
 }
-
-/**
- * Erases a user's prompts, keeping every amount. KEYS: the usage stream, a scratch key, the user's active set, the
- * stream's rewrite count; ARGV: user key, the prefix of reservation keys. The stream is rebuilt under the same ids
- * only if a record changed, and then its rewrite count goes up: a reader that keeps records (the console) reads them
- * all again (`usageSince`), so the prompts leave its memory too.
- */
-const FORGET = `
-local function scrub(text)
-  local ok, job = pcall(cjson.decode, text)
-  if not ok or type(job) ~= 'table' or job.prompt == nil then return nil end
-  job.prompt = nil
-  return cjson.encode(job)
-end
-for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-  local job = redis.call('HGET', ARGV[2] .. id, 'job')
-  local clean = job and redis.call('HGET', ARGV[2] .. id, 'userKey') == ARGV[1] and scrub(job)
-  if clean then redis.call('HSET', ARGV[2] .. id, 'job', clean) end
-end
-local entries, changed = redis.call('XRANGE', KEYS[1], '-', '+'), false
-for _, entry in ipairs(entries) do
-  local ok, record = pcall(cjson.decode, entry[2][2])
-  local clean = ok and type(record) == 'table' and record.userKey == ARGV[1] and type(record.job) == 'string' and scrub(record.job)
-  if clean then
-    record.job = clean
-    entry[2][2] = cjson.encode(record)
-    changed = true
-  end
-end
-if not changed then return 0 end
-redis.call('DEL', KEYS[2])
-for _, entry in ipairs(entries) do redis.call('XADD', KEYS[2], entry[1], unpack(entry[2])) end
-redis.call('RENAME', KEYS[2], KEYS[1])
-redis.call('INCR', KEYS[4])
-return 1`;
 
 type Arg = string | number;
 /** What a script that may meet dead processes' reservations answers (`answer`): its reply, then what it ended of them. */
@@ -74,7 +39,9 @@ const SCRIPTS = {
   pictorSpendReconcile: script<Ended<0>>(0, RECONCILE),
   pictorSpendSetCap: script<string | null>(1, SET_CAP),
   pictorSpendResume: script<string[]>(0, RESUME),
-  pictorSpendForget: script<number>(4, FORGET),
+  pictorSpendForget: script<number>(0, FORGET),
+  pictorSpendMarkLegacy: script<number>(0, MARK_LEGACY),
+  pictorSpendLegacyLookedThrough: script<number>(0, LEGACY_LOOKED_THROUGH),
 };
 type LedgerClient = Redis & { [Name in keyof typeof SCRIPTS]: (...args: Arg[]) => Promise<Exclude<(typeof SCRIPTS)[Name]['reply'], undefined>> };
 
@@ -104,6 +71,7 @@ export class RedisQuotaStore implements QuotaStore {
     const redis = await connectRedis(config.url, { connectTimeoutMs: options.connectTimeoutMs, logger: options.logger, name: `pictor-quota:${config.prefix}` });
     const store = new RedisQuotaStore({ ...options, redis, prefix: config.prefix });
     store.#ownsConnection = true;
+    store.#lookThroughInBackground();
     return store;
   }
 
@@ -237,7 +205,7 @@ export class RedisQuotaStore implements QuotaStore {
     const redis = this.#redis;
     const back = query.since === undefined ? undefined : this.#process.clock() - query.since + USAGE_READ_MARGIN_MS;
     const from = back === undefined ? '-' : String(Math.max(0, (await redisNow(redis)) - back));
-    return usageMatching(streamRecords(await redis.xrange(this.#key('usage'), from, '+')), query);
+    return usageMatching(await this.#records(await redis.xrange(this.#key('usage'), from, '+')), query);
   }
 
   async capOverrides(scopeKey: string): Promise<CapOverrides> {
@@ -256,10 +224,65 @@ export class RedisQuotaStore implements QuotaStore {
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
+  /** Erases the member's prompts (`FORGET`: its own keys; the stream only while an older version's entries may hold one), then has Redis rewrite its append-only file. */
   async forgetPrompts(userKey: string): Promise<void> {
-    const usage = this.#key('usage');
-    await this.#redis.pictorSpendForget(usage, `${usage}:rewrite`, this.#key('active', userKey), this.#key('usage', 'rewrites'), userKey, this.#key('res', ''));
+    // While an older version's entries are being looked through, forget waits for the list of whom they hold a prompt of.
+    await this.lookThroughOlderEntries().catch((error: unknown) => this.#process.onError?.(error));
+    const erased = await this.#redis.pictorSpendForget(this.#key(''), userKey);
     this.#process.forgetPrompts(userKey);
+    if (erased === 1) await this.#rewriteAppendOnlyFile();
+  }
+
+  /** Told once: Redis refused to rewrite its append-only file (a managed Redis may). */
+  #aofRefusalTold = false;
+
+  /** An erased prompt stays in Redis's append-only file until Redis rewrites it: asked now, when Redis keeps one. */
+  async #rewriteAppendOnlyFile(): Promise<void> {
+    try {
+      if (/^aof_enabled:1\b/m.test(await this.#client.info('persistence'))) await this.#client.bgrewriteaof();
+    } catch (error) {
+      if (this.#aofRefusalTold) return;
+      this.#aofRefusalTold = true;
+      this.#process.onError?.(new Error('Redis did not rewrite its append-only file after prompts were erased: they stay in it until it does', { cause: error }));
+    }
+  }
+
+  #lookThroughInBackground(): void {
+    this.lookThroughOlderEntries().catch((error: unknown) => this.#process.onError?.(new Error('could not look through the usage records of an older version', { cause: error })));
+  }
+
+  /**
+   * Marks the usage records an older version wrote (prompts inside the entries) and looks through them in batches
+   * (never one long script), listing the members with a prompt there: only their forget rebuilds the stream. `connect`
+   * starts it; it resolves when done (or at once when there is nothing to look through).
+   */
+  lookThroughOlderEntries(): Promise<void> {
+    this.#lookingThrough ??= this.#lookThrough().finally(() => {
+      this.#lookingThrough = undefined;
+    });
+    return this.#lookingThrough;
+  }
+
+  #lookingThrough: Promise<void> | undefined;
+
+  async #lookThrough(): Promise<void> {
+    const redis = this.#redis;
+    await redis.pictorSpendMarkLegacy(this.#key(''));
+    const last = await redis.get(this.#key('usage', 'legacy'));
+    if (last === null || (await redis.exists(this.#key('usage', 'legacy-scanned'))) === 1) return;
+    const members = new Set<string>();
+    for (let from = '-'; !this.#process.closed; ) {
+      const entries = await redis.xrange(this.#key('usage'), from, last, 'COUNT', LOOK_THROUGH_BATCH);
+      for (const [, fields] of entries) {
+        const member = memberWithPrompt(fields[fields.indexOf('r') + 1]);
+        if (member !== undefined) members.add(member);
+      }
+      if (entries.length < LOOK_THROUGH_BATCH) {
+        await redis.pictorSpendLegacyLookedThrough(this.#key(''), last, ...members);
+        return;
+      }
+      from = `(${entries.at(-1)![0]}`;
+    }
   }
 
   /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, all deleted in one DEL once `accept` has resolved. */
@@ -320,7 +343,25 @@ export class RedisQuotaStore implements QuotaStore {
     }
     const entries = await this.#redis.xrange(key, reset || streamCursor === '0-0' ? '-' : `(${streamCursor}`, '+');
     const next = entries.at(-1)?.[0] ?? (reset ? '0-0' : streamCursor);
-    return { records: streamRecords(entries), cursor: `${rewrites}/${next}`, reset };
+    return { records: await this.#records(entries), cursor: `${rewrites}/${next}`, reset };
+  }
+
+  /** The records of stream entries (field `r`; one that cannot be read is skipped), with the prompts kept beside them joined back. */
+  async #records(entries: [id: string, fields: string[]][]): Promise<UsageRecord[]> {
+    const raws = entries.map(([id, fields]) => ({ id, raw: safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]) }));
+    const asked = new Map<string, string[]>();
+    for (const { id, raw } of raws) if (raw?.prompted === 1 && typeof raw.userKey === 'string') asked.set(raw.userKey, [...(asked.get(raw.userKey) ?? []), id]);
+    const prompts = new Map<string, string>();
+    if (asked.size > 0) {
+      const pipeline = this.#redis.pipeline();
+      for (const [userKey, ids] of asked) pipeline.hmget(this.#key('prompts', userKey), ...ids);
+      const replies = (await pipeline.exec()) ?? [];
+      [...asked.values()].forEach((ids, i) => {
+        const [error, texts] = replies[i] ?? [];
+        if (!error) ids.forEach((id, j) => typeof (texts as (string | null)[])[j] === 'string' && prompts.set(id, (texts as string[])[j]!));
+      });
+    }
+    return raws.flatMap(({ id, raw }) => (raw && storedRecord(raw, prompts.get(id))) ?? []);
   }
 
   async countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
@@ -431,7 +472,7 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   #prelude(now: number): Arg[] {
-    return [this.#key(''), this.#process.keepDays * DAY_MS, now];
+    return [this.#key(''), this.#process.keepDays * DAY_MS, now, this.#process.usageRetentionMs];
   }
 
   /** `<prefix>:quota:<parts>`: the keys of the table in docs/shared-limits.md. */
@@ -447,6 +488,18 @@ const USAGE_READ_MARGIN_MS = 2 * DAY_MS;
 async function redisNow(redis: Redis): Promise<number> {
   const [seconds, micros] = await redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/** How many entries of an older version's the look-through reads at a time. */
+const LOOK_THROUGH_BATCH = 1000;
+
+/** The member of an older version's entry with a prompt inside it, or undefined. */
+function memberWithPrompt(text: string | undefined): string | undefined {
+  if (text === undefined || !text.includes('prompt')) return undefined;
+  const raw = safeJson(text) as { userKey?: unknown; job?: unknown } | undefined;
+  if (typeof raw?.userKey !== 'string' || typeof raw.job !== 'string') return undefined;
+  const job = safeJson(raw.job) as { prompt?: unknown } | undefined;
+  return typeof job?.prompt === 'string' ? raw.userKey : undefined;
 }
 
 /** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos. */
@@ -472,18 +525,16 @@ function breakerStateOf([pausedAt, pausedNanos, limitNanos, resumedAt, resumedBy
   };
 }
 
-/** The records of stream entries (field `r`); one that cannot be read is skipped. */
-function streamRecords(entries: [id: string, fields: string[]][]): UsageRecord[] {
-  return entries.flatMap(([, fields]) => parseStreamRecord(fields[fields.indexOf('r') + 1]) ?? []);
-}
+/** A stream entry's record as the Lua `record` writes it (`prompted`: its prompt is kept beside the stream). */
+type StoredRecord = Pick<UsageRecord, 'jobId' | 'time' | 'day' | 'userKey' | 'scopeKey' | 'requestId' | 'outcome' | 'reservedAt' | 'images'> & {
+  month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string; size?: unknown; quality?: unknown; prompted?: number;
+};
 
-/** A stream entry's record (written by the Lua `record`), or undefined when it cannot be read. */
-function parseStreamRecord(text: string | undefined): UsageRecord | undefined {
-  if (text === undefined) return undefined;
+/** A stream entry's record, with its prompt kept beside the stream (`prompt`) when there is one; undefined when it cannot be read. */
+function storedRecord(raw: StoredRecord, prompt: string | undefined): UsageRecord | undefined {
   try {
-    type Fields = Pick<UsageRecord, 'jobId' | 'time' | 'day' | 'userKey' | 'scopeKey' | 'requestId' | 'outcome' | 'reservedAt' | 'images'>;
-    const raw = JSON.parse(text) as Fields & { month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string; size?: unknown; quality?: unknown };
-    const job = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
+    const details = raw.job === undefined ? undefined : JobDetailsSchema.safeParse(JSON.parse(raw.job)).data;
+    const job = details && prompt !== undefined ? { ...details, prompt } : details;
     return usageRecord({
       ...raw,
       month: raw.month ?? raw.day.slice(0, 7),

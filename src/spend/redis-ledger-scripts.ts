@@ -25,10 +25,10 @@ const chargedCutOff = (sent: boolean | undefined): boolean => cutOffCostUsd({ us
  * process and is ended by whichever script meets it first, which answers what
  * it ended (`answer`) so the caller reports it.
  *
- * ARGV of every script starts with: key prefix (`<prefix>:quota:`), daily keep ms, now.
+ * ARGV of every script starts with: key prefix (`<prefix>:quota:`), daily keep ms, now, the usage records' retention ms.
  */
 const PRELUDE = `
-local P, keepMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local P, keepMs, now, usageKeepMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local MONTH_KEEP_MS = ${MONTH_KEEP_MS}
 local ACCOUNT = '${ACCOUNT_KEY}'
 local FIELDS = {'userKey', 'scopeKey', 'day', 'month', 'nanos', 'owner', 'sent', 'job', 'at'}
@@ -43,18 +43,47 @@ local function answer(reply)
   return {reply, ENDED.released, ENDED.settled, ENDED.nanos}
 end
 
--- One usage record per settled job, in the same step as the charge: never lost, never doubled.
+-- A record's prompt, kept beside the usage stream (never inside it): in the member's hash \`prompts:<userKey>\` by the
+-- entry's id, indexed by time in \`prompts-at:<userKey>\`. Those older than the retention go as the stream's records do
+-- (its trim cuts by the same clock, the ids'); an idle member's keys expire with it. Forget deletes the two keys.
+local function keepPrompt(userKey, id, prompt)
+  local texts, at = P .. 'prompts:' .. userKey, P .. 'prompts-at:' .. userKey
+  local cut = '(' .. (tonumber(string.match(id, '^%d+')) - usageKeepMs)
+  local old = redis.call('zrangebyscore', at, '-inf', cut, 'LIMIT', 0, 1000)
+  if #old > 0 then
+    redis.call('hdel', texts, unpack(old))
+    redis.call('zrem', at, unpack(old))
+  end
+  redis.call('hset', texts, id, prompt)
+  redis.call('zadd', at, string.match(id, '^%d+'), id)
+  redis.call('pexpire', texts, usageKeepMs)
+  redis.call('pexpire', at, usageKeepMs)
+end
+
+-- One usage record per settled job, in the same step as the charge: never lost, never doubled. Its prompt, when one
+-- is kept, goes beside the stream (\`keepPrompt\`); the entry says it has one (\`prompted\`).
 local function record(job, r, nanos, basis, requestId, outcome, images, size, quality)
   local entry = {jobId = job, time = now, day = r[3], month = r[4], userKey = r[1], scopeKey = r[2], nanos = nanos, basis = basis}
   entry.reservedNanos = tonumber(r[5])
   entry.reservedAt = tonumber(r[9])
-  if r[8] and r[8] ~= '' then entry.job = r[8] end
+  local prompt
+  if r[8] and r[8] ~= '' then
+    entry.job = r[8]
+    local ok, details = pcall(cjson.decode, r[8])
+    if ok and type(details) == 'table' and type(details.prompt) == 'string' then
+      prompt = details.prompt
+      details.prompt = nil
+      entry.job = cjson.encode(details)
+      entry.prompted = 1
+    end
+  end
   if requestId and requestId ~= '' then entry.requestId = requestId end
   if outcome and outcome ~= '' then entry.outcome = outcome end
   if images and images ~= '' then entry.images = tonumber(images) end
   if size and size ~= '' then entry.size = size end
   if quality and quality ~= '' then entry.quality = quality end
-  redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
+  local id = redis.call('xadd', P .. 'usage', '*', 'r', cjson.encode(entry))
+  if prompt then keepPrompt(r[1], id, prompt) end
 end
 
 local function keysOf(r)
@@ -154,10 +183,10 @@ end
  * {0, 'scope_paused', used, limit, 1 when this job tripped it}.
  */
 export const RESERVE = `${PRELUDE}
-local job, userKey, scopeKey, nanos, day, month = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
-local owner, ownerValue, leaseMs = ARGV[10], ARGV[11], tonumber(ARGV[12])
-local concurrent, cooldownMs = tonumber(ARGV[13]), tonumber(ARGV[14])
-local capsEnd = 17 + tonumber(ARGV[16]) * 4
+local job, userKey, scopeKey, nanos, day, month = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9], ARGV[10]
+local owner, ownerValue, leaseMs = ARGV[11], ARGV[12], tonumber(ARGV[13])
+local concurrent, cooldownMs = tonumber(ARGV[14]), tonumber(ARGV[15])
+local capsEnd = 18 + tonumber(ARGV[17]) * 4
 local breakerOn, breakerLimit = ARGV[capsEnd] == '1', tonumber(ARGV[capsEnd + 1])
 local firstBucket, lastBucket = tonumber(ARGV[capsEnd + 2]), tonumber(ARGV[capsEnd + 3])
 
@@ -191,8 +220,8 @@ if cooldownMs and cooldownMs > 0 then
   if last and now < last + cooldownMs then return answer({0, 'user_cooldown', last}) end
 end
 
-for i = 0, tonumber(ARGV[16]) - 1 do
-  local at = 17 + i * 4
+for i = 0, tonumber(ARGV[17]) - 1 do
+  local at = 18 + i * 4
   local code, key, idx, limit = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
   local u = used(key, listOf(key), idx, idx == 3 and day or month)
   if u + nanos > limit then return answer({0, code, u}) end
@@ -212,9 +241,9 @@ if breakerOn and breakerLimit then
 end
 
 redis.call('set', P .. 'owner:' .. owner, ownerValue, 'PX', leaseMs)
-redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[7], 'day', day, 'month', month,
+redis.call('hset', P .. 'res:' .. job, 'userKey', userKey, 'scopeKey', scopeKey, 'nanos', ARGV[8], 'day', day, 'month', month,
   'at', ARGV[3], 'owner', owner, 'sent', '0')
-if ARGV[15] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[15]) end
+if ARGV[16] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[16]) end
 for _, k in ipairs(keysOf({userKey, scopeKey})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
 redis.call('set', P .. 'last:' .. userKey, ARGV[3], 'PX', keepMs)
 return answer({1})
@@ -226,22 +255,22 @@ return answer({1})
  */
 
 /**
- * ARGV: prelude, job, then the process's copy (userKey … at, ARGV[5..11]), owner, ownerValue, leaseMs. Returns 1; 2
+ * ARGV: prelude, job, then the process's copy (userKey … at, ARGV[6..12]), owner, ownerValue, leaseMs. Returns 1; 2
  * when the reservation was lost by Redis and has been put back from the copy (sent); 0 when the job has ended (or
  * there is no copy): it must not be sent.
  */
 export const MARK_SENT = `${PRELUDE}
-local job = ARGV[4]
+local job = ARGV[5]
 if load(job) then
   redis.call('hset', P .. 'res:' .. job, 'sent', '1')
   return 1
 end
-if ARGV[5] == '' or endedBefore(job, ARGV[7]) then return 0 end
-redis.call('set', P .. 'owner:' .. ARGV[12], ARGV[13], 'PX', tonumber(ARGV[14]))
-redis.call('hset', P .. 'res:' .. job, 'userKey', ARGV[5], 'scopeKey', ARGV[6], 'nanos', ARGV[9], 'day', ARGV[7], 'month', ARGV[8],
-  'at', ARGV[11], 'owner', ARGV[12], 'sent', '1')
-if ARGV[10] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[10]) end
-for _, k in ipairs(keysOf({ARGV[5], ARGV[6]})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
+if ARGV[6] == '' or endedBefore(job, ARGV[8]) then return 0 end
+redis.call('set', P .. 'owner:' .. ARGV[13], ARGV[14], 'PX', tonumber(ARGV[15]))
+redis.call('hset', P .. 'res:' .. job, 'userKey', ARGV[6], 'scopeKey', ARGV[7], 'nanos', ARGV[10], 'day', ARGV[8], 'month', ARGV[9],
+  'at', ARGV[12], 'owner', ARGV[13], 'sent', '1')
+if ARGV[11] ~= '' then redis.call('hset', P .. 'res:' .. job, 'job', ARGV[11]) end
+for _, k in ipairs(keysOf({ARGV[6], ARGV[7]})) do redis.call('zadd', P .. 'active:' .. k, now, job) end
 return 2
 `;
 
@@ -254,22 +283,22 @@ return 1
 
 /**
  * ARGV: prelude, job, actualNanos, requestId (or ''), basis, outcome (or ''), images (or ''), then the process's copy
- * (userKey … at, ARGV[10..16]), then the size and quality the service reported (or '', ARGV[17..18]: recorded in place
+ * (userKey … at, ARGV[11..17]), then the size and quality the service reported (or '', ARGV[18..19]: recorded in place
  * of those asked). Charges the day and month the job was reserved in, and records it: 1. A job whose
  * reservation Redis lost (not listed as ended) is charged and recorded all the same, from the copy: 2. 0 when it had
  * ended before.
  */
 export const SETTLE = `${PRELUDE}
-local job, nanos = ARGV[4], tonumber(ARGV[5])
+local job, nanos = ARGV[5], tonumber(ARGV[6])
 local r, lost = load(job), 0
 if not r then
-  if ARGV[10] == '' or endedBefore(job, ARGV[12]) then return 0 end
-  r = {ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14], '', '1', ARGV[15], ARGV[16]}
+  if ARGV[11] == '' or endedBefore(job, ARGV[13]) then return 0 end
+  r = {ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15], '', '1', ARGV[16], ARGV[17]}
   lost = 1
 end
 forget(job, r)
 charge(r, nanos)
-record(job, r, nanos, ARGV[7], ARGV[6], ARGV[8], ARGV[9], ARGV[17], ARGV[18])
+record(job, r, nanos, ARGV[8], ARGV[7], ARGV[9], ARGV[10], ARGV[18], ARGV[19])
 return 1 + lost
 `;
 
@@ -279,12 +308,12 @@ return 1 + lost
  * was not paused.
  */
 export const RESUME = `${PRELUDE}
-local stateKey = P .. 'brk-state:' .. ARGV[4]
+local stateKey = P .. 'brk-state:' .. ARGV[5]
 local before = redis.call('hmget', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos', 'resumedAt', 'resumedBy')
 if not before[1] then return {} end
 redis.call('hdel', stateKey, 'pausedAt', 'pausedNanos', 'limitNanos')
-redis.call('hset', stateKey, 'resumedAt', ARGV[3], 'resumedBy', ARGV[5])
-local b = P .. 'brk:' .. ARGV[4]
+redis.call('hset', stateKey, 'resumedAt', ARGV[3], 'resumedBy', ARGV[6])
+local b = P .. 'brk:' .. ARGV[5]
 for _, field in ipairs(redis.call('hkeys', b)) do
   if string.sub(field, 1, 1) == 'm' then redis.call('hdel', b, field) end
 end
@@ -293,23 +322,23 @@ return {before[1], before[2] or '0', before[3] or '0', before[4] or '', before[5
 
 /** ARGV: prelude, job. */
 export const RELEASE = `${PRELUDE}
-local r = load(ARGV[4])
+local r = load(ARGV[5])
 if not r then return 0 end
-forget(ARGV[4], r)
+forget(ARGV[5], r)
 return 1
 `;
 
 /** ARGV: prelude, key, field index (3 day, 4 month), current period. Answers (`answer`) spent plus reserved. */
 export const SPENT = `${PRELUDE}
-return answer(used(ARGV[4], members(ARGV[4]), tonumber(ARGV[5]), ARGV[6]))
+return answer(used(ARGV[5], members(ARGV[5]), tonumber(ARGV[6]), ARGV[7]))
 `;
 
 /** ARGV: prelude, day, month, then the keys. Answers (`answer`) per key its day's and month's spent plus reserved, as SPENT each. */
 export const SPENT_MANY = `${PRELUDE}
 local list, out = members(ACCOUNT), {}
-for i = 6, #ARGV do
-  out[#out + 1] = used(ARGV[i], list, 3, ARGV[4])
-  out[#out + 1] = used(ARGV[i], list, 4, ARGV[5])
+for i = 7, #ARGV do
+  out[#out + 1] = used(ARGV[i], list, 3, ARGV[5])
+  out[#out + 1] = used(ARGV[i], list, 4, ARGV[6])
 end
 return answer(out)
 `;
@@ -332,4 +361,102 @@ else
   redis.call('hset', KEYS[1], ARGV[1], ARGV[2], ARGV[1] .. ':by', ARGV[3], ARGV[1] .. ':at', ARGV[4])
 end
 return old
+`;
+
+/*
+ * Forgetting a member's prompts. A prompt is kept beside the usage stream (`keepPrompt`), so forgetting is deleting the
+ * member's two prompt keys: no read of the stream. Versions before kept prompts inside the stream's entries; the
+ * entries they wrote are marked at the first start of this one (`usage:legacy`, the last such entry's id) and looked
+ * through in batches (RedisQuotaStore), which lists the members with a prompt in them (`usage:legacy-members`) and
+ * then marks it done (`usage:legacy-scanned`). Only while the mark holds, and for a member listed (or any member
+ * before the look-through is done), does forget rebuild the stream as versions before did. Once no member is left
+ * listed, the mark is deleted.
+ */
+
+/** ARGV: key prefix. Marks the entries an older version wrote (once per stream: `usage:layout`). Returns 1 when it marked some. */
+export const MARK_LEGACY = `
+local P = ARGV[1]
+if redis.call('exists', P .. 'usage:layout') == 1 then return 0 end
+redis.call('set', P .. 'usage:layout', '2')
+local last = redis.call('xrevrange', P .. 'usage', '+', '-', 'COUNT', 1)[1]
+if not last then return 0 end
+redis.call('set', P .. 'usage:legacy', last[1])
+return 1
+`;
+
+/**
+ * ARGV: key prefix, the last older entry's id the look-through read up to, then the members it found with a prompt in
+ * one. Lists them (but those whose prompts were erased meanwhile), marks the look-through done, and deletes the mark
+ * when none is left. Returns how many are listed.
+ */
+export const LEGACY_LOOKED_THROUGH = `
+local P = ARGV[1]
+if redis.call('get', P .. 'usage:legacy') ~= ARGV[2] then return 0 end
+for i = 3, #ARGV do
+  if redis.call('sismember', P .. 'usage:legacy-cleared', ARGV[i]) == 0 then redis.call('sadd', P .. 'usage:legacy-members', ARGV[i]) end
+end
+redis.call('del', P .. 'usage:legacy-cleared')
+local left = redis.call('scard', P .. 'usage:legacy-members')
+if left == 0 then
+  redis.call('del', P .. 'usage:legacy', P .. 'usage:legacy-scanned')
+else
+  redis.call('set', P .. 'usage:legacy-scanned', '1')
+end
+return left
+`;
+
+/**
+ * ARGV: key prefix, user key. Erases the member's prompts, keeping every amount: in its open reservations, its prompt
+ * keys, and (only while older entries are marked and the member may have a prompt there) in the older entries, by
+ * rebuilding the stream under the same ids. When anything was erased the stream's rewrite count goes up: a reader that
+ * keeps records (the console) reads them all again (\`usageSince\`), so the prompts leave its memory too. Returns 1
+ * when anything was erased, else 0.
+ */
+export const FORGET = `
+local P, user = ARGV[1], ARGV[2]
+local function scrub(text)
+  local ok, job = pcall(cjson.decode, text)
+  if not ok or type(job) ~= 'table' or job.prompt == nil then return nil end
+  job.prompt = nil
+  return cjson.encode(job)
+end
+for _, id in ipairs(redis.call('zrange', P .. 'active:' .. user, 0, -1)) do
+  local job = redis.call('hget', P .. 'res:' .. id, 'job')
+  local clean = job and redis.call('hget', P .. 'res:' .. id, 'userKey') == user and scrub(job)
+  if clean then redis.call('hset', P .. 'res:' .. id, 'job', clean) end
+end
+local erased = redis.call('del', P .. 'prompts:' .. user, P .. 'prompts-at:' .. user) > 0
+
+local legacy = redis.call('get', P .. 'usage:legacy')
+local scanned = redis.call('exists', P .. 'usage:legacy-scanned') == 1
+if legacy and (not scanned or redis.call('sismember', P .. 'usage:legacy-members', user) == 1) then
+  local stream, changed = P .. 'usage', false
+  local entries = redis.call('xrange', stream, '-', legacy)
+  for _, entry in ipairs(entries) do
+    local ok, record = pcall(cjson.decode, entry[2][2])
+    local clean = ok and type(record) == 'table' and record.userKey == user and type(record.job) == 'string' and scrub(record.job)
+    if clean then
+      record.job = clean
+      entry[2][2] = cjson.encode(record)
+      changed = true
+    end
+  end
+  if changed then
+    local scratch = stream .. ':rewrite'
+    redis.call('del', scratch)
+    for _, entry in ipairs(entries) do redis.call('xadd', scratch, entry[1], unpack(entry[2])) end
+    for _, entry in ipairs(redis.call('xrange', stream, '(' .. legacy, '+')) do redis.call('xadd', scratch, entry[1], unpack(entry[2])) end
+    redis.call('rename', scratch, stream)
+    erased = true
+  end
+  if scanned then
+    redis.call('srem', P .. 'usage:legacy-members', user)
+    if redis.call('scard', P .. 'usage:legacy-members') == 0 then redis.call('del', P .. 'usage:legacy', P .. 'usage:legacy-scanned') end
+  else
+    redis.call('sadd', P .. 'usage:legacy-cleared', user)
+  end
+end
+if not erased then return 0 end
+redis.call('incr', P .. 'usage:rewrites')
+return 1
 `;

@@ -242,7 +242,7 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
     await client.hset(`${prefix}:quota:settings:discord:g1`, 'maxImages', entry(2));
     await client.hset(`${prefix}:quota:settings:slack:T1`, 'defaultQuality', entry('low'));
     await client.set(`${prefix}:quota:seen:e1`, '1', 'PX', 60_000);
-    const legacyKeys = async () => (await client.keys(`${prefix}:quota:*`)).sort();
+    const legacyKeys = async () => (await client.keys(`${prefix}:quota:*`)).filter((key) => /:quota:(settings|seen):/.test(key)).sort();
     const kept = await legacyKeys();
     expect(kept).toHaveLength(3);
     const all = {
@@ -294,16 +294,16 @@ describe.skipIf(redis.skipReason)(`the Redis quota store ${redis.skipReason ? `(
       await s.settle('fox', 0.1);
       // The copy's arguments: userKey, scopeKey, day, month, nanos, the job's JSON, when it was reserved.
       const copy = (text: string) => ['discord:alice', 'discord:guild', '2030-01-02', '2030-01', 200_000_000, text, T];
-      expect(reserved!.mock.calls[0]![14]).toBe(JSON.stringify(job));
-      expect(sent!.mock.calls[0]!.slice(4, 11)).toEqual(copy(JSON.stringify(job)));
-      expect(settled!.mock.calls[0]!.slice(9, 16)).toEqual(copy(JSON.stringify(job)));
+      expect(reserved!.mock.calls[0]![15]).toBe(JSON.stringify(job));
+      expect(sent!.mock.calls[0]!.slice(5, 12)).toEqual(copy(JSON.stringify(job)));
+      expect(settled!.mock.calls[0]!.slice(10, 17)).toEqual(copy(JSON.stringify(job)));
       await s.reserve(ask('owl'));
       await s.forgetPrompts('discord:alice');
       await s.markSent('owl');
       await s.settle('owl', 0.1);
       const { prompt: _, ...withoutPrompt } = job;
-      expect(sent!.mock.calls[1]!.slice(4, 11)).toEqual(copy(JSON.stringify(withoutPrompt)));
-      expect(settled!.mock.calls[1]!.slice(9, 16)).toEqual(copy(JSON.stringify(withoutPrompt)));
+      expect(sent!.mock.calls[1]!.slice(5, 12)).toEqual(copy(JSON.stringify(withoutPrompt)));
+      expect(settled!.mock.calls[1]!.slice(10, 17)).toEqual(copy(JSON.stringify(withoutPrompt)));
     } finally {
       vi.restoreAllMocks();
     }
