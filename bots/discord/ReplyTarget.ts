@@ -23,6 +23,11 @@ export interface ReplyTargetOptions {
   channelId: string;
   /** Who asked: mentioned when the result has to go to the channel instead. */
   userId: string;
+  /**
+   * Whose interaction `token` is: by default `userId`'s. Another member's (a Cancel someone else pressed on a job its
+   * process left) is not told privately of the job's end with it: a note only `userId` is to see goes in the reply instead.
+   */
+  tokenUserId?: string | undefined;
   /** The language of the job's messages (its notes about uploads). */
   locale: string;
   /**
@@ -163,7 +168,7 @@ export class ReplyTarget {
    * (`#post`).
    * An end whose DM did not open (`DmNotOpened`) is certainly missing: when a later message does reach that DM, the
    * member is told there (`#sayMayBeMissing`). An end the DM refused or did not open for, the reply known not to show it,
-   * is told of privately where nothing reached the DM, and the reply's progress is cleared (`#sayNotSentByDm`).
+   * is told of privately unless that line reached the DM, and the reply's progress is cleared (`#sayNotSentByDm`).
    * Resolves whether the user got the first message (`first`: the end itself, with its buttons) and every one (`all`).
    */
   async final(messages: readonly OutgoingMessage[]): Promise<FinalDelivery> {
@@ -174,9 +179,9 @@ export class ReplyTarget {
     // The end's own images first, in their order, then the messages after it.
     if (refusedFiles.length > 0) all = (await this.#sendPack({ content: '', components: [], files: refusedFiles })) && all;
     for (const extra of more) all = (await this.#sendPack(extra)) && all;
-    // The DM says the end was not delivered when a later message reached it (`#sayMayBeMissing`).
-    const toldInDm = this.#endNotOpened !== undefined && this.#fallbackReached;
-    if (this.#unconfirmed.length > 0 || this.#endUnconfirmed || (this.#endNotOpened && this.#fallbackReached)) await this.#sayMayBeMissing();
+    // The DM may be told the end was not delivered (`#sayMayBeMissing`): the member is told no more when that line reached it.
+    let toldInDm = false;
+    if (this.#unconfirmed.length > 0 || this.#endUnconfirmed || (this.#endNotOpened && this.#fallbackReached)) toldInDm = await this.#sayMayBeMissing();
     if (this.#endNotSentByDm) await this.#sayNotSentByDm(toldInDm);
     return { first: delivered, all };
   }
@@ -191,9 +196,11 @@ export class ReplyTarget {
    * no edit was made) or the token is spent before any edit failed so, in a message of its own where the next message
    * goes. An end the member's DM did not open for (`DmNotOpened`) is missing for certain when the reply is known not to
    * show it: the same message says so, with its images, in that DM once a later message reached it; when the reply could
-   * not be read after an edit Discord failed on (it may show the end), it says the end may be missing.
+   * not be read after an edit Discord failed on (it may show the end), it says the end may be missing. Resolves whether
+   * the line saying the end was not delivered reached the DM (Discord took the message there; not when it refused it,
+   * failed on it or did not answer), which tells the member of it once (`#sayNotSentByDm`).
    */
-  async #sayMayBeMissing(): Promise<void> {
+  async #sayMayBeMissing(): Promise<boolean> {
     const files = this.#unconfirmed.splice(0);
     const lines: string[] = [];
     const endNotOpened = this.#endNotOpened;
@@ -213,7 +220,7 @@ export class ReplyTarget {
           body: { content: fitContent(`${this.#shownEnd}\n${note}`) },
           auth: false,
         });
-        return;
+        return false;
       } catch (error) {
         this.#noteFailure(error, 'note');
         if (!mayHaveMade(error)) break;
@@ -223,13 +230,15 @@ export class ReplyTarget {
     }
     if (mayBeThere) {
       this.#o.logger.error({ channelId: this.#o.channelId, files }, 'could not add to a job reply that some of its images may be missing (Discord failed on or did not answer a try: the line may be there, so it is not posted elsewhere)');
-      return;
+      return false;
     }
     const message: OutgoingMessage = { content: note, components: [], files: [] };
     try {
       await this.#post(message, 'note');
+      return endNotOpened !== undefined;
     } catch (error) {
       this.#undelivered(error, 'note', message);
+      return false;
     }
   }
 
@@ -309,6 +318,7 @@ export class ReplyTarget {
           if (mayHaveMade(error)) await this.#clearProgress('discord.job.end_may_be_posted_elsewhere');
           // Refused in the member's DM, or the DM did not open: the end is nowhere the member sees, and the reply (known not
           // to show it) still shows progress. Told once the messages after it went, or did not (`final`).
+          // (Refused in a server channel, the reply keeps its Cancel: pressed, it shows the end its record kept.)
           else if (shows === false && this.#fallbackPlace() === 'dm') this.#endNotSentByDm = true;
           return { delivered: false, refusedFiles };
         }
@@ -318,16 +328,20 @@ export class ReplyTarget {
 
   /**
    * The end was sent neither in the reply (known not to show it) nor to the member's DM: Discord refused it there (such
-   * as 50007, the member takes no DMs from the app) or did not open the DM, whatever it answered. Unless a later message
-   * reached the DM and said so there (`toldInDm`), the member is told privately: an ephemeral follow-up while the token
-   * lives, else — the token says it can post no follow-up, or Discord refused that one — the reply itself says it. The
-   * reply then no longer shows progress (`#clearProgress`): it says the result could not be delivered, or that line.
+   * as 50007, the member takes no DMs from the app) or did not open the DM, whatever it answered. Unless the line saying
+   * so reached the DM (`toldInDm`), the member is told privately: an ephemeral follow-up while the token lives and is
+   * the member's own (`tokenUserId`), else — the token says it can post no follow-up, Discord refused that one, or the
+   * token is another member's — the reply itself says it. A follow-up Discord failed on or did not answer may have been made: it counts as told (the reply,
+   * seen by everyone in a group DM or a channel, does not say it again). The reply then no longer shows progress
+   * (`#clearProgress`): it says the result could not be delivered, or that line.
    */
   async #sayNotSentByDm(toldInDm: boolean): Promise<void> {
     this.#endNotSentByDm = false;
+    const line = 'discord.job.end_not_sent_by_dm';
     let told = toldInDm;
-    if (!told && !this.#tokenSpent && !this.#tokenRunOut()) {
-      const message: OutgoingMessage = { content: say(this.#o.locale, 'discord.job.end_not_sent_by_dm'), components: [], files: [] };
+    const membersToken = (this.#o.tokenUserId ?? this.#o.userId) === this.#o.userId;
+    if (!told && membersToken && !this.#tokenSpent && !this.#tokenRunOut()) {
+      const message: OutgoingMessage = { content: say(this.#o.locale, line), components: [], files: [] };
       try {
         await this.#postFollowUp(message, { ...bodyOf(message), flags: MessageFlags.Ephemeral });
         told = true;
@@ -335,9 +349,10 @@ export class ReplyTarget {
         // Its follow-ups spent (40094), the token still edits the reply: that one says it.
         if (discordErrorCode(error) === DISCORD_ERRORS.maxFollowUps) this.#o.logger.warn({ what: 'note', code: DISCORD_ERRORS.maxFollowUps, status: discordErrorStatus(error) }, 'Discord refused an update of a job reply');
         else this.#noteFailure(error, 'note');
+        told = mayHaveMade(error);
       }
     }
-    await this.#clearProgress(told ? 'discord.job.end_not_delivered' : 'discord.job.end_not_sent_by_dm');
+    await this.#clearProgress(told ? 'discord.job.end_not_delivered' : line);
   }
 
   /**

@@ -175,7 +175,7 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
     // claimed here through the sweep's claim, so a sweep on another replica does not show it too.
     if (isRunning(record)) {
       if ((await acknowledge('cancel: left over', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
-      const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp };
+      const clicked = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp, userId: interaction.user.id };
       const shown = await showClickedLeftover(ctx, ctx.botRest, record, clicked);
       if (shown === 'shown') return;
       // Not shown here: the member is told privately why, truthfully (its end shown long ago: a refusal, logged so).

@@ -62,13 +62,14 @@ export type LeftoverShown = 'shown' | 'ended' | 'left' | 'busy';
 /**
  * A Cancel on a running record no runner here knows and no live process holds: claimed first through the sweep's own
  * claim (`claimInterrupted`, a compare-and-set with Redis), so that of this Cancel and a sweep on any replica one
- * process only shows it — its end in the message clicked (`clicked`: the Cancel's own token), the others claimed with
+ * process only shows it — its end in the message clicked (`clicked`: the Cancel's own token, and who pressed it: another
+ * member than the job's is told nothing privately with it), the others claimed with
  * it as the sweep shows them (after it, handed to `ctx.track`). Answers as `showLeftover` does, or `elsewhere` for a
  * record another live process claimed meanwhile (its sweep shows it), or `unclaimed` when the claim failed and this
  * process does not hold the record: nothing shown, nothing changed — a Cancel pressed again takes it (with Redis a
  * replica's sweep may first; with the data folder no sweep runs before the next start).
  */
-export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle): Promise<LeftoverShown | 'elsewhere' | 'unclaimed'> {
+export async function showClickedLeftover(ctx: BotContext, botRest: REST, record: JobRecord, clicked: ReplyHandle & { userId: string }): Promise<LeftoverShown | 'elsewhere' | 'unclaimed'> {
   // A claim that fails (Redis unreachable, a data folder that cannot be read) claims nothing: the record is shown only
   // when this process holds it (one path at a time here, `showAlone`) — not an error answered in the job's own message.
   const claimed = await ctx.store.claimInterrupted().catch((error: unknown) => {
@@ -87,7 +88,7 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
     if (elsewhere === undefined) return 'left';
     if (elsewhere) return 'elsewhere';
     if (!claimed && !(await ctx.store.heldHere(record.key).catch(() => false))) return 'unclaimed';
-    return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked), { clicked: true, charges });
+    return await showLeftover(ctx, record, leftoverTarget(ctx, botRest, record, clicked, clicked.userId), { clicked: true, charges });
   } finally {
     // Shown one after another as the sweep does, once this one is: the member who pressed waits for it.
     if (others.length > 0) ctx.track(sweepInterrupted(ctx, botRest, others, charges));
@@ -96,9 +97,11 @@ export async function showClickedLeftover(ctx: BotContext, botRest: REST, record
 
 /**
  * Where a leftover record's end is shown: `reply` (the one saved with the record, or the message a button on it was
- * clicked in) while its token lives, else the channel — by DM for a DM or user-install job, or a private one.
+ * clicked in) while its token lives, else the channel — by DM for a DM or user-install job, or a private one. The
+ * token is `tokenUserId`'s (the job's member's, or the member who clicked): what only the job's member is to see is not
+ * posted with another's.
  */
-export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord, reply: ReplyHandle | undefined = record.reply): ReplyTarget {
+export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord, reply: ReplyHandle | undefined = record.reply, tokenUserId: string = record.requester.userId): ReplyTarget {
   return new ReplyTarget({
     webhookRest: ctx.webhookRest,
     botRest,
@@ -108,6 +111,7 @@ export function leftoverTarget(ctx: BotContext, botRest: REST, record: JobRecord
     issuedAt: reply?.issuedAt ?? 0,
     channelId: record.requester.channelId,
     userId: record.requester.userId,
+    tokenUserId,
     locale: headerOf(record).locale,
     attachmentSizeLimit: attachmentLimitOf(record.result),
     ...privacyOf({ scopeId: record.requester.scopeId, private: record.private }),

@@ -1,10 +1,12 @@
 import { PermissionFlagsBits } from 'discord.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { RUNNER_REFUSAL_CODES } from '../../../bots/runner/index.js';
 import { formatUsd } from '../../../src/index.js';
 import type { FakeInteraction } from '../../fakes/discord/FakeDiscord.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf, type HarnessOptions } from './harness.js';
 import { keyOf } from './reply-scene.js';
+import { jobStoreOf, spyOnInstance } from '../../helpers/instance-spy.js';
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -192,6 +194,29 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     }, 'the progress cleared');
     expect(keyOf(reply.content)).toBe('discord.job.end_not_delivered');
     expect(buttonsOf(reply)).toEqual([]);
+  });
+
+  it('tells no other member privately of a job’s undelivered end on their Cancel of it after a restart: the job’s message says it', async () => {
+    const harness = (h = await start({ emulator: { latencyMs: 20_000 } }));
+    const ada = harness.discord.newUser('ada');
+    const bo = harness.discord.newUser('bo');
+    const ix = harness.discord.slashCommand('imagine', { prompt: 'a fox its process left', quality: 'low' }, { ...inGroup, user: ada });
+    const running = await harness.discord.waitFor(() => (harness.discord.original(ix)?.content.includes('Drawing') ? harness.discord.original(ix) : undefined), 'the job to start');
+    // The start's sweep claims nothing (its storage failing for a while): Bo's Cancel takes the job.
+    const claim = spyOnInstance(JobRecordStore.prototype, 'claimInterrupted', jobStoreOf(harness)).mockRejectedValue(new Error('EIO: i/o error, scandir'));
+    await harness.restart({ crash: true });
+    await vi.waitFor(() => expect(claim).toHaveBeenCalled(), { timeout: 15_000 });
+    claim.mockRestore();
+    harness.discord.failNext({ route: 'webhook-message', method: 'PATCH' }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    harness.discord.failNext({ route: 'dm-channel', method: 'POST' }, { status: 403, code: 50007, message: 'Cannot send messages to this user' });
+
+    const click = harness.discord.clickButton(running, buttonId(running, 'Cancel'), { ...inGroup, user: bo });
+    const reply = await harness.discord.waitFor(() => {
+      const message = harness.discord.messages.get(running.id);
+      return message && !message.content.includes('Drawing') ? message : undefined;
+    }, 'the progress cleared');
+    expect(keyOf(reply.content)).toBe('discord.job.end_not_sent_by_dm');
+    expect([...harness.discord.messages.values()].filter((m) => m.interactionId === click.id && (m.flags & EPHEMERAL) === EPHEMERAL)).toEqual([]);
   });
 
   it('tells a member who never installed the app privately that their Reroll’s result could not be sent by DM (50007) when Discord refuses the reply’s edit, and leaves no progress running', async () => {

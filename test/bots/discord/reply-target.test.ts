@@ -891,6 +891,55 @@ describe('the end of a job Discord would not take as the reply’s edit, nor in 
     clearedWith(s, ix, 'discord.job.end_not_delivered');
   });
 
+  it('posts no follow-up when the line that the reply could not be delivered reached the DM, though the later message there went unconfirmed', async () => {
+    const { s, ix, target } = await refusedEnd({ finalAttempts: 2 });
+    failsEachTry(s, DM_OPENS);
+    failsEachTry(s, CHANNEL_POSTS, { tries: 2 * DISCORD_JS_TRIES });
+    await target.final([end([]), more(images(1, 1024, 2), 2)]);
+
+    const [told, ...others] = s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id));
+    expect(others).toEqual([]);
+    expect(notesOf(told!.content)).toEqual(['discord.job.reply_not_delivered', 'discord.job.files_may_be_missing']);
+    expect(s.followUpsOf(ix)).toEqual([]);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('says so in an ephemeral follow-up when a later message reached the DM but the line that the reply could not be delivered did not', async () => {
+    const { s, ix, target } = await refusedEnd();
+    failsEachTry(s, DM_OPENS);
+    // The later message gets in; the line after it is refused there.
+    const post = s.botRest.post.bind(s.botRest);
+    vi.spyOn(s.botRest, 'post').mockImplementation(async (route, options) => {
+      const answer = await post(route, options);
+      if (route.endsWith('/messages')) s.discord.failNext(CHANNEL_POSTS, DM_REFUSED);
+      return answer;
+    });
+    await target.final([end([]), more(images(1, 1024, 2), 2)]);
+
+    expect(s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id)).map((m) => notesOf(m.content))).toEqual([[]]);
+    expect(s.followUpsOf(ix).map((m) => [keyOf(m.content), m.flags & EPHEMERAL])).toEqual([['discord.job.end_not_sent_by_dm', EPHEMERAL]]);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('counts the ephemeral follow-up as told when Discord failed on it (5xx; it may have been made): the reply does not say it again', async () => {
+    const { s, ix, target } = await refusedEnd();
+    s.discord.failNext(CHANNEL_POSTS, DM_REFUSED);
+    failsEachTry(s, followUps(ix), { madeFirst: true });
+    await target.final([end([])]);
+
+    expect(s.followUpsOf(ix).map((m) => keyOf(m.content))).toEqual(['discord.job.end_not_sent_by_dm']);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('posts no ephemeral follow-up with a token that is another member’s (a Cancel someone else pressed): the reply says it', async () => {
+    const { s, ix, target } = await refusedEnd({ tokenUserId: 'someone-else' });
+    s.discord.failNext(CHANNEL_POSTS, DM_REFUSED);
+    await target.final([end([])]);
+
+    expect(s.followUpsOf(ix)).toEqual([]);
+    clearedWith(s, ix, 'discord.job.end_not_sent_by_dm');
+  });
+
   it('leaves the reply as it is when its edit may have landed (Discord failed on it, then the reply could not be read)', async () => {
     const { s, ix } = await deferredJob();
     const target = s.targetOf(ix, { fallback: 'dm', finalAttempts: 2, retryDelaysMs: [0] });
