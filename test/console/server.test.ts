@@ -267,6 +267,11 @@ describe('the console’s server', () => {
       const found = await (await fetch(`${many.url}/spend?cap=500000000000000000`, { headers: { cookie } })).text();
       expect(rows(found, 'user')).toEqual(['discord:500000000000000000:day']);
       expect(rows(found, 'account')).toEqual(['account:day', 'account:month']);
+      // The search is kept in its box, never quoted in the page's own sentence (a link's words are not the console's).
+      const words = 'spend shown is a test figure';
+      const searched = await (await fetch(`${many.url}/spend?cap=${encodeURIComponent(words)}`, { headers: { cookie } })).text();
+      expect(/<p class="more"[^>]*>(.*?)<\/p>/s.exec(searched)![1]).not.toContain(words);
+      expect(searched).toContain(`name="cap" type="search" value="${words}"`);
     } finally {
       await many.close();
     }
