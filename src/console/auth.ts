@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
+import type { Notice } from './pages/layout.js';
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'pictor_console';
@@ -14,6 +15,8 @@ const MAX_COUNTED_ADDRESSES = 10_000;
 interface Session {
   csrf: string;
   expiresAt: number;
+  /** The notice of the change this session made last, for the page it sent the owner to; taken by the next page. */
+  notice?: { path: string; notice: Notice } | undefined;
 }
 
 /** Two secrets compared in constant time (hashed first, so their lengths do not show either). */
@@ -86,6 +89,24 @@ export class Sessions {
       return undefined;
     }
     return { id, csrf: session.csrf };
+  }
+
+  /** Keeps `notice` for session `id`'s next page, shown there when it is `path` (a later change's replaces it). */
+  tell(id: string, path: string, notice: Notice): void {
+    const session = this.#sessions.get(id);
+    if (session) session.notice = { path, notice };
+  }
+
+  /**
+   * The notice kept for session `id`, taken by its next page (`path`): said there when it is the page the change sent
+   * the owner to, and dropped either way, so a reload, another page or another session never shows it.
+   */
+  takeNotice(id: string, path: string): Notice | undefined {
+    const session = this.#sessions.get(id);
+    const kept = session?.notice;
+    if (!session || !kept) return undefined;
+    session.notice = undefined;
+    return kept.path === path ? kept.notice : undefined;
   }
 
   logout(id: string): void {

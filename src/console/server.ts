@@ -21,7 +21,7 @@ import type { SafeHtml } from './html.js';
 import { LiveJobs } from './live-jobs.js';
 import { alertsPage } from './pages/alerts.js';
 import { filterOf, jobRow, jobsPage, liveRow, matchesFilter, MAX_THUMBS, type JobFilter } from './pages/jobs.js';
-import type { PageContext } from './pages/layout.js';
+import type { Notice, PageContext } from './pages/layout.js';
 import { loginPage } from './pages/login.js';
 import { ledgerWaitPage } from './pages/unreachable.js';
 import { settingsPage } from './pages/settings.js';
@@ -151,13 +151,13 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     return named === LATE ? new Map() : named;
   };
 
-  const context = (csrf: string, query?: URLSearchParams): PageContext => ({
+  const context = (csrf: string, notice?: Notice): PageContext => ({
     csrf,
     allowChanges: config.allowChanges,
     ledger: source.operator.ledger,
     ledgerWhere: options.ledgerWhere,
     now: now(),
-    notice: noticeOf(query),
+    notice,
     warning: options.ledgerWarning?.(),
   });
 
@@ -175,8 +175,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     send(res, 503, 'text/plain; charset=utf-8', `No answer from ${what} within ${describeDuration(backendWaitMs)}: try again in a moment${what === 'the kept images' ? '' : ' (reload the page to see whether the change was made)'}.\n`);
   }
 
-  async function renderPage(path: string, query: URLSearchParams, csrf: string): Promise<SafeHtml> {
-    const ctx = context(csrf, query);
+  async function renderPage(path: string, query: URLSearchParams, csrf: string, notice: Notice | undefined): Promise<SafeHtml> {
+    const ctx = context(csrf, notice);
     const { store } = source;
     switch (path) {
       case '/spend': {
@@ -296,7 +296,9 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       if (path === '/') return redirect(res, '/spend');
       if (PAGE_PATHS.has(path)) {
         if (!session) return redirect(res, `/login?next=${encodeURIComponent(path + url.search)}`);
-        return page(res, path, url.searchParams, session.csrf);
+        // The notice of a change this session just made, kept with it: never text from the address.
+        const notice = method === 'GET' ? sessions.takeNotice(session.id, path) : undefined;
+        return page(res, path, url.searchParams, session.csrf, notice);
       }
       if (path === '/events/jobs') {
         if (!session) return send(res, 401, 'text/plain; charset=utf-8', 'Log in first.\n');
@@ -341,8 +343,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         : undefined;
       const before = resuming ? await within(resuming, backendWaitMs) : undefined;
       if (before === LATE) return tooLate(res, path, 'the ledger', resuming);
-      if (!before) return changed(res, `/settings?done=not-paused&scope=${encodeURIComponent(scopeKey)}`);
-      return changed(res, `/settings?done=resumed&scope=${encodeURIComponent(scopeKey)}`);
+      sessions.tell(session.id, '/settings', before ? { code: 'resumed', text: `Resumed ${scopeKey}: its jobs are taken again, and its last hour counts from zero.` } : { code: 'not-paused', text: `${scopeKey || 'That scope'} was not paused: nothing changed.` });
+      return changed(res, '/settings');
     }
     if (path === '/alerts/rules') {
       const thresholds = parseThresholds(form.get('thresholds') ?? '');
@@ -353,7 +355,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
         options.alerts.poke();
       });
       if ((await within(setting, backendWaitMs)) === LATE) return tooLate(res, path, 'the alert log', setting);
-      return changed(res, '/alerts?done=rules');
+      sessions.tell(session.id, '/alerts', { code: 'rules', text: 'The alert rules are saved.' });
+      return changed(res, '/alerts');
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'Not found\n');
   }
@@ -362,13 +365,14 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
    * A page, its ledger reads bounded by `ledgerWaitMs`: past it (Redis unreachable, its commands waiting for the
    * connection; a file ledger slow to read) the owner gets 503 and a short page saying so, and the log a line. The
    * render goes on: a reload of the same page (same session, same address) takes it, running or done, instead of
-   * starting another; one that failed is asked again.
+   * starting another; one that failed is asked again. A page with a notice is rendered afresh (a reload after its 503
+   * takes that one, notice and all).
    */
-  async function page(res: ServerResponse, path: string, query: URLSearchParams, csrf: string): Promise<void> {
+  async function page(res: ServerResponse, path: string, query: URLSearchParams, csrf: string, notice: Notice | undefined): Promise<void> {
     const key = `${csrf} ${path}?${query.toString()}`;
-    let rendering = renders.get(key);
+    let rendering = notice === undefined ? renders.get(key) : undefined;
     if (rendering === undefined) {
-      const started = renderPage(path, query, csrf);
+      const started = renderPage(path, query, csrf, notice);
       rendering = started;
       if (renders.size < MAX_RENDERS_KEPT) {
         renders.set(key, started);
@@ -397,7 +401,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
   /**
    * A change was made (or a session ended): the renders kept for a reload were read before it, so they are dropped,
-   * and the page the owner is sent to (a fixed address, such as /alerts?done=rules) is read again.
+   * and the page the owner is sent to (a fixed address, such as /alerts) is read again.
    */
   function changed(res: ServerResponse, location: string): void {
     renders.clear();
@@ -612,19 +616,6 @@ function safeNext(next: string | null): string {
 function hostile(text: string): boolean {
   // eslint-disable-next-line no-control-regex
   return /[\u0000-\u001f\u007f\\]/.test(text) || text.startsWith('//') || /\/\.{1,2}(?:[/?#]|$)/.test(text);
-}
-
-function noticeOf(query: URLSearchParams | undefined): string | undefined {
-  switch (query?.get('done')) {
-    case 'resumed':
-      return `Resumed ${query.get('scope') ?? ''}: its jobs are taken again, and its last hour counts from zero.`;
-    case 'not-paused':
-      return `${query.get('scope') ?? 'That scope'} was not paused: nothing changed.`;
-    case 'rules':
-      return 'The alert rules are saved.';
-    default:
-      return undefined;
-  }
 }
 
 function keysOf(records: readonly UsageRecord[], active: readonly { userKey: string; scopeKey: string }[]): string[] {

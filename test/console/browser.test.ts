@@ -238,7 +238,7 @@ describe.skipIf(!executablePath)('the console in a real browser', () => {
     expect(await page.locator('[data-alert]').count()).toBe(consoleUnderTest.alerts.length);
     await page.fill('#thresholds', '25, 75, 100');
     await page.click('form.rules button[type=submit]');
-    await page.waitForURL(/\/alerts\?done=rules$/);
+    await page.waitForURL(/\/alerts$/);
     expect(await page.locator('[role=status]').textContent()).toBe('The alert rules are saved.');
     expect(await page.locator('#thresholds').inputValue()).toBe('25, 75, 100');
     await shot('alerts');
@@ -255,7 +255,8 @@ describe.skipIf(!executablePath)('the console in a real browser', () => {
     const row = page.locator('tr[data-paused="discord:222222222222222222"]');
     expect(await row.textContent()).toContain('Design team');
     await row.locator('button').click();
-    await page.waitForURL(/\/settings\?done=resumed/);
+    await page.waitForURL(/\/settings$/);
+    expect(await page.locator('[data-notice]').getAttribute('data-notice')).toBe('resumed');
     expect(await page.locator('tr[data-paused]').count()).toBe(0);
     expect((await store.breakerStates())['discord:222222222222222222']).toMatchObject({ resumedBy: 'console' });
   });

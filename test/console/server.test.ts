@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FileAlertLog } from '../../src/console/alerts/alert-log.js';
 import { startConsole, type BotsView } from '../../src/console/index.js';
 import { CONTENT_SECURITY_POLICY, LEDGER_WAIT_MS } from '../../src/console/server.js';
@@ -111,6 +111,49 @@ describe('the console’s server', () => {
     const refused = await post(readOnly, { thresholds: '10', _csrf: other.csrf }, { cookie: other.cookie });
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain('PICTOR_CONSOLE_ALLOW_CHANGES=1');
+  });
+
+  it('shows a change’s notice once, on the page the change sends the owner to, and never one written in the address', async () => {
+    // A console of its own: the seeded server (spend two days ago) is paused by a burst, then resumed.
+    const c = await startSeededConsole();
+    onTestFinished(() => c.close());
+    const scopeKey = 'discord:222222222222222222';
+    const spoof = 'every server. The spend shown below is a test figure and the alerts you got today were sent in error; nothing to do';
+    // A link sent to the owner: logged in through it, the owner lands on the page it names, with no notice and none of its words.
+    for (const done of ['resumed', 'not-paused', 'rules']) {
+      const next = `/settings?done=${done}&scope=${encodeURIComponent(spoof)}`;
+      const res = await fetch(`${c.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next }), redirect: 'manual', headers: { origin: c.url } });
+      expect(res.headers.get('location')).toBe(next);
+      const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+      const body = await (await fetch(`${c.url}${next}`, { headers: { cookie } })).text();
+      expect(body, done).not.toContain('class="notice"');
+      expect(body, done).not.toContain('test figure');
+    }
+    // A server the breaker paused, resumed by the owner: its notice shows on the page the change sends to, once.
+    const limits = { breaker: { factor: 1, floorUsd: 0.01 } };
+    expect(await c.store.reserve({ jobId: 'burst-1', userKey: 'discord:111111111111111111', scopeKey, estimateUsd: 2, limits, now: Date.now() })).toMatchObject({ code: 'scope_paused', tripped: true });
+    const { cookie, csrf } = await login(c);
+    const resume = (scope: string) => fetch(`${c.url}/breaker/resume`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, scope }), redirect: 'manual', headers: { cookie, origin: c.url } });
+    const resumed = await resume(scopeKey);
+    expect(resumed.status).toBe(303);
+    const to = resumed.headers.get('location')!;
+    expect(to).toBe('/settings');
+    const notice = (body: string) => /<p class="notice" role="status" data-notice="([\w-]+)">(.*?)<\/p>/s.exec(body)?.slice(1);
+    const first = await (await fetch(`${c.url}${to}`, { headers: { cookie } })).text();
+    expect(notice(first)).toEqual(['resumed', expect.stringContaining(scopeKey)]);
+    const reload = await (await fetch(`${c.url}${to}`, { headers: { cookie } })).text();
+    expect(notice(reload)).toBeUndefined();
+    // Another session of the owner's is not told of it; a second resume of the same server is told as nothing changed.
+    const other = await login(c);
+    expect(notice(await (await fetch(`${c.url}/settings`, { headers: { cookie: other.cookie } })).text())).toBeUndefined();
+    const again = await resume(scopeKey);
+    expect(again.headers.get('location')).toBe('/settings');
+    expect(notice(await (await fetch(`${c.url}/settings`, { headers: { cookie } })).text())?.[0]).toBe('not-paused');
+    // The alert rules saved: told on the alerts page, and not on another page opened first.
+    const rules = await fetch(`${c.url}/alerts/rules`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, thresholds: '50, 80, 100', breaker: '1' }), redirect: 'manual', headers: { cookie, origin: c.url } });
+    expect(rules.headers.get('location')).toBe('/alerts');
+    expect(notice(await (await fetch(`${c.url}/alerts`, { headers: { cookie } })).text())?.[0]).toBe('rules');
+    expect(notice(await (await fetch(`${c.url}/alerts`, { headers: { cookie } })).text())).toBeUndefined();
   });
 
   it('answers only at its own address on loopback (a rebinding page gets nothing)', async () => {
@@ -224,6 +267,11 @@ describe('the console’s server', () => {
       const found = await (await fetch(`${many.url}/spend?cap=500000000000000000`, { headers: { cookie } })).text();
       expect(rows(found, 'user')).toEqual(['discord:500000000000000000:day']);
       expect(rows(found, 'account')).toEqual(['account:day', 'account:month']);
+      // The search is kept in its box, never quoted in the page's own sentence (a link's words are not the console's).
+      const words = 'spend shown is a test figure';
+      const searched = await (await fetch(`${many.url}/spend?cap=${encodeURIComponent(words)}`, { headers: { cookie } })).text();
+      expect(/<p class="more"[^>]*>(.*?)<\/p>/s.exec(searched)![1]).not.toContain(words);
+      expect(searched).toContain(`name="cap" type="search" value="${words}"`);
     } finally {
       await many.close();
     }
@@ -355,15 +403,15 @@ describe('the console after a change, with a page kept for the reload', () => {
       await expect.poll(async () => (settings = await (await fetch(`${url}/settings`, { headers: { cookie } })).text())).toContain('name="_csrf"');
       const csrf = /name="_csrf" value="([^"]+)"/.exec(settings)![1]!;
       // Before the change: the page the change will send the owner to answers 503, and its render ends (kept).
-      expect((await fetch(`${url}/alerts?done=rules`, { headers: { cookie } })).status).toBe(503);
+      expect((await fetch(`${url}/alerts`, { headers: { cookie } })).status).toBe(503);
       letGo();
       await expect.poll(() => heldDone).toBe(true);
       const change = await fetch(`${url}/alerts/rules`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, thresholds: '37, 81', breaker: '1' }), redirect: 'manual', headers: { cookie, origin: url } });
       expect(change.status).toBe(303);
-      expect(change.headers.get('location')).toBe('/alerts?done=rules');
+      expect(change.headers.get('location')).toBe('/alerts');
       // Every page shown from here on was read after the change.
       const after = async () => {
-        const res = await fetch(`${url}/alerts?done=rules`, { headers: { cookie } });
+        const res = await fetch(`${url}/alerts`, { headers: { cookie } });
         return res.status === 200 ? res.text() : undefined;
       };
       let page: string | undefined;

@@ -12,6 +12,12 @@ export const PAGES = [
 
 export type PagePath = (typeof PAGES)[number]['path'];
 
+/** What a change the owner just made did, said once on the page it sends them to: `code` names it, `text` says it. */
+export interface Notice {
+  code: 'resumed' | 'not-paused' | 'rules';
+  text: string;
+}
+
 export interface PageContext {
   /** The session's CSRF token, for the forms of changes and the logout. */
   csrf: string;
@@ -22,8 +28,8 @@ export interface PageContext {
   /** Where it is kept, in words ("the file ledger in /var/lib/pictor", "Redis, prefix pictor"). */
   ledgerWhere: string;
   now: number;
-  /** A one-line notice after a change (from the query string), shown at the top. */
-  notice?: string | undefined;
+  /** A one-line notice of a change this session just made (kept with the session, never read from the address), shown at the top. */
+  notice?: Notice | undefined;
   /** A warning about what the page shows, on every page (no ledger found where the console reads it). */
   warning?: string | undefined;
 }
@@ -52,7 +58,7 @@ ${PAGES.map((p) => html`<li><a href="${p.path}"${p.path === path ? html` aria-cu
 <h1>${title}</h1>
 ${context.ledger === 'emulator' ? html`<p class="note" role="note">This is the embedded emulator’s ledger: its jobs cost nothing. Set PICTOR_BASE_URL to see the account’s.</p>` : ''}
 ${context.warning ? html`<p class="problem" role="alert" data-warning="ledger">${context.warning}</p>` : ''}
-${context.notice ? html`<p class="notice" role="status">${context.notice}</p>` : ''}
+${context.notice ? html`<p class="notice" role="status" data-notice="${context.notice.code}">${context.notice.text}</p>` : ''}
 ${main}
 </main>
 <footer><p>From ${context.ledgerWhere}, at ${utcTime(context.now)}. Days and months are UTC, as the caps count them. ${context.allowChanges ? 'Changes are allowed (PICTOR_CONSOLE_ALLOW_CHANGES=1).' : 'Read-only: set PICTOR_CONSOLE_ALLOW_CHANGES=1 to resume servers and change alert rules here.'}</p></footer>

@@ -165,13 +165,17 @@ function totalsTable(caption: string, what: string, rows: { day?: Row | undefine
   })}</tbody></table>`;
 }
 
-/** Under the caps: how many members' and DM users' rows are not shown, and a search by key through them (`?cap=`). */
+/**
+ * Under the caps: how many members' and DM users' rows are not shown, and a search by key through them (`?cap=`, kept
+ * in the search box, never quoted in the sentence).
+ */
 function capsFinder(shown: CapsShown | undefined, chartDays: number): SafeHtml | string {
   if (!shown || (shown.hidden === 0 && shown.key === undefined)) return '';
   const said =
     shown.key === undefined
       ? html`${count(shown.hidden)} more rows of members and DM users are not shown: these are the fullest.`
-      : html`Members and DM users whose key contains <code>${shown.key}</code>, the fullest first${shown.hidden > 0 ? html`; ${count(shown.hidden)} other rows are not shown` : ''}. <a href="/spend${chartDays === 90 ? '?days=90' : ''}">Show the fullest of all</a>.`;
+      : // The search is shown in its box only: words from the address never read as the console's own sentence.
+        html`Members and DM users whose key contains the text searched for below, the fullest first${shown.hidden > 0 ? html`; ${count(shown.hidden)} other rows are not shown` : ''}. <a href="/spend${chartDays === 90 ? '?days=90' : ''}">Show the fullest of all</a>.`;
   return html`<p class="more" data-caps-hidden="${String(shown.hidden)}">${said}</p>
 <form method="get" action="/spend" class="find">
 ${chartDays === 90 ? html`<input type="hidden" name="days" value="90">` : ''}<label for="cap-key">Find a user, DM user or server by key</label>
