@@ -244,6 +244,21 @@ describe('failures become short, kind messages', () => {
     expect(notesOf(h.discord.original(ix)!.content)).toEqual(['discord.job.upload_separately', 'discord.job.files_may_be_missing']);
   });
 
+  it('says in the reply an image may be missing, and does not post it again, when the connection of its follow-up was cut before Discord made it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a heron never seen' });
+    await drawingReply(h, ix);
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 413, code: 40005, message: 'Request entity too large' });
+    h.discord.cutNext({ route: 'webhook-followup', token: ix.token }, 'before');
+    const shown = await h.discord.waitFor(() => h.logger.entries.find((e) => e.msg === 'job result shown on Discord'), 'the job result shown');
+
+    // Cut before Discord acted: no message holds the image, and the bot, which cannot tell, sent it once.
+    expect([...h.discord.messages.values()].filter((m) => m.interactionId === ix.id && m.attachments.length > 0)).toEqual([]);
+    expect(h.discord.requests.filter((r) => r.route === 'webhook-followup' && r.token === ix.token && r.files.length > 0)).toHaveLength(1);
+    expect(shown.obj).toMatchObject({ delivered: false });
+    expect(notesOf(h.discord.original(ix)!.content)).toEqual(['discord.job.upload_separately', 'discord.job.files_may_be_missing']);
+  });
+
   it('retries a final edit Discord keeps answering with 500, then posts the result in the channel', async () => {
     h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a stormy server' });

@@ -180,6 +180,19 @@ describe('describeFailure', () => {
     expect(describeFailure(shortWait, 'de').message).toContain(' 400 ms');
   });
 
+  it('says which failure of the service it was: an error inside the stream, one overloaded past the tries with its wait, or one that had an internal error', () => {
+    const inStream = makeAPIError({ status: undefined, body: { error: { message: 'boom', type: 'server_error' } } });
+    expect(describeFailure(inStream)).toMatchObject({
+      code: 'server_error',
+      message: 'The image service reported an error while making the images; try again in a few minutes.',
+      retryable: true,
+    });
+    const overloaded = makeAPIError({ status: 503, body: { error: { message: 'overloaded', code: 'server_error' } }, headers: { 'retry-after': '45' } });
+    expect(describeFailure(overloaded).message).toBe('The image service is overloaded and did not answer after several tries; try again in about 45 s.');
+    const internal = makeAPIError({ status: 500, body: { error: { message: 'oops', type: 'server_error' } } });
+    expect(describeFailure(internal).message).toBe('The image service had an internal error and did not recover after several tries; try again in a few minutes.');
+  });
+
   it('never tells a member to try again in 0 ms: a service that asks for no wait (Retry-After: 0, or a date already past) is the smallest wait said', () => {
     const noWait = makeAPIError({ status: 429, body: { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, retryAfterMs: 0 });
     expect(describeFailure(noWait).message).toBe('The image service is busy right now; try again in about 1 ms.');

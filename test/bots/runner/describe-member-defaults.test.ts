@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { refusalOfUnreadableDefaults } from '../../../bots/runner/describe-refusal.js';
 import { memorySpace } from '../../../bots/runner/memory-space.js';
-import { describeFailure, describeMemberDefaults, dmScopeId, memberDefaultsInState, MemberDefaultsBook, ScopePolicy, settingsInState, type Requester } from '../../../bots/runner/index.js';
+import { describeFailure, describeMemberDefaults, listOf, say, dmScopeId, memberDefaultsInState, MemberDefaultsBook, ScopePolicy, settingsInState, type Requester } from '../../../bots/runner/index.js';
 
 const member: Requester = { platform: 'discord', userId: 'U1', channelId: 'C1', scopeId: 'G1', roleIds: ['R1'] };
 const admin: Requester = { ...member, userId: 'A1', roleIds: [], isAdmin: true };
@@ -52,5 +52,14 @@ describe('describeMemberDefaults: the server’s defaults as they apply to the m
     expect(describeFailure(refusalOfUnreadableDefaults('slack', ['size', 'private']), 'en', '/paint').message).toBe(
       'Your own defaults size, private cannot be read (damaged in the bot’s storage), so no images are made for you until you set each again or clear them: /paint settings --NAME VALUE, or /paint settings clear.',
     );
+  });
+});
+
+describe('the defaults of a member a server’s or workspace’s rules do not allow', () => {
+  it('names them, and whose rules, as the note on the job says it', () => {
+    expect(say('en', 'member.ignored', { count: 2, defaults: listOf(['size 1536x1024', 'quality high']), scope: 'server' })).toBe(
+      'Not used here, as this server’s rules do not allow them: your default size 1536x1024, quality high.',
+    );
+    expect(say('en', 'member.ignored', { count: 1, defaults: listOf(['count 3']), scope: 'workspace' })).toBe('Not used here, as this workspace’s rules do not allow it: your default count 3.');
   });
 });

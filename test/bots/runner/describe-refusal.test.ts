@@ -3,6 +3,7 @@ import { formatUsd } from '../../../src/index.js';
 import { describeReset } from '../../../src/internal.js';
 import { refusalFromPolicy, refusalFromReservation } from '../../../bots/runner/describe-refusal.js';
 import { say, sayWords } from '../../../bots/runner/index.js';
+import { describeQueueFull } from '../../../bots/runner/queue-bound.js';
 
 describe('refusalFromPolicy', () => {
   it('tells a member of a server the operator has not allowed that the bot is off here and whom to ask', () => {
@@ -160,5 +161,37 @@ describe('refusalFromReservation', () => {
 describe('a house style asked for outside servers', () => {
   it('says styles belong to a server, not that an admin could define one there', () => {
     expect(say('en', 'refusal.style_outside_servers', { style: 'neon' })).toBe('House styles belong to a server, and none apply outside one, so “neon” can’t be used here; leave the style out.');
+  });
+});
+
+describe('a house style whose option is not allowed here', () => {
+  it('names the style, the option and its value, and what the member can do', () => {
+    expect(say('en', 'refusal.style_option_not_allowed', { style: 'hq', option: 'quality', value: 'high' })).toBe(
+      'The house style “hq” asks for quality high, which is not allowed here; choose quality yourself, pick another style, or ask an admin to change it.',
+    );
+  });
+});
+
+describe('describeQueueFull', () => {
+  it('names the jobs waiting and the bound, that the job costs nothing, and the wait at the present pace', () => {
+    expect(sayWords('en', describeQueueFull({ queued: 6, maxQueued: 6, waitMs: 120_000 }))).toBe(
+      'The bot is busy: 6 jobs are waiting, the most it queues at once (6), so this one was not started and costs nothing; at the present pace a new job would wait about 2 min, so try again then.',
+    );
+  });
+
+  it('says to try again in a few minutes when none was sent in the last minute', () => {
+    expect(sayWords('en', describeQueueFull({ queued: 2, maxQueued: 2, waitMs: undefined }))).toBe(
+      'The bot is busy: 2 jobs are waiting, the most it queues at once (2), so this one was not started and costs nothing; none has been sent in the last minute, so try again in a few minutes.',
+    );
+  });
+
+  it('names the megabytes of images waiting, the edit’s own and the bound, then the wait, for an edit refused for its images', () => {
+    const MB = 1024 * 1024;
+    expect(sayWords('en', describeQueueFull({ queued: 12, maxQueued: 200, waitMs: 120_000, input: { heldBytes: 500 * MB, jobBytes: 40 * MB, maxBytes: 512 * MB } }))).toBe(
+      'The bot is busy: the edits waiting hold 500 MB of images, and this one’s 40 MB would pass the most it keeps at once (512 MB), so it was not started and costs nothing; at the present pace a new job would wait about 2 min, so try again then.',
+    );
+    expect(sayWords('en', describeQueueFull({ queued: 3, maxQueued: 200, waitMs: undefined, input: { heldBytes: 20_000, jobBytes: 1, maxBytes: 1 * MB } }))).toBe(
+      'The bot is busy: the edits waiting hold 1 MB of images, and this one’s 1 MB would pass the most it keeps at once (1 MB), so it was not started and costs nothing; none has been sent in the last minute, so try again in a few minutes.',
+    );
   });
 });

@@ -58,4 +58,16 @@ describe('what Slack tells a member', () => {
       for (const button of ['button.reroll', 'button.edit', 'button.delete'] as const) expect(help, locale).toContain(`*${say(locale, button)}*`);
     }
   });
+
+  it('tells another member who may delete a job’s message', () => {
+    expect(say('en', 'slack.button.only_requester_delete', { user: '<@U0ALICE>' })).toBe('Only <@U0ALICE> or an admin can delete this message.');
+  });
+
+  it('tells whoever presses a button of a job no longer running that it is not', () => {
+    expect(say('en', 'slack.button.not_running')).toBe('That job is no longer running.');
+  });
+
+  it('tells a member whose job is private that it is drawn in their direct messages', () => {
+    expect(say('en', 'slack.job.private_in_dm')).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.');
+  });
 });

@@ -6,6 +6,7 @@ import { RATE_LIMITED_WAIT_MAX_MS } from '../../../bots/slack/SlackJobView.js';
 import { ChannelWriter } from '../../../bots/slack/ChannelWriter.js';
 import { say, usd } from '../../../bots/runner/index.js';
 import { FakeSlack } from '../../fakes/slack/FakeSlack.js';
+import type { ConnectionCut } from '../../fakes/connection-cut.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { buttonsOf } from '../../fakes/slack/slack-objects.js';
 import { seenCalling, spyOnInstance } from '../../helpers/instance-spy.js';
@@ -154,12 +155,12 @@ describe('a failed job that was charged, in Slack', () => {
 
 describe('the end of a job posted anew, its message gone, when Slack’s answer to it is lost', () => {
   /** A job in `channel` whose message is deleted while it draws, then cancelled: its end is posted in a new message. */
-  async function cancelWithMessageGone(harness: Harness, channel: string): Promise<void> {
+  async function cancelWithMessageGone(harness: Harness, channel: string, cut: ConnectionCut = 'after'): Promise<void> {
     const { fake } = harness;
     await fake.command({ command: '/imagine', text: 'a lantern whose message vanished --quality low', channel, user: 'U0ALICE' });
     const running = await fake.waitFor(() => jobMessages(fake, channel).find((m) => statusOf(m).includes('Drawing')), 'the job to start');
     fake.messages.splice(fake.messages.indexOf(running), 1);
-    fake.cutNext('chat.postMessage', 'after', { count: 1, match: (args) => args.channel === channel && isFinalUpdate(args) });
+    fake.cutNext('chat.postMessage', cut, { count: 1, match: (args) => args.channel === channel && isFinalUpdate(args) });
     await fake.clickButton(running, 'pictor_cancel', 'U0ALICE');
   }
   const finalPosts = (fake: FakeSlack, channel: string) => fake.callsOf('chat.postMessage').filter((c) => c.args.channel === channel && isFinalUpdate(c.args));
@@ -175,6 +176,21 @@ describe('the end of a job posted anew, its message gone, when Slack’s answer 
     expect(jobMessages(fake, 'C0ONCE')).toHaveLength(1);
     expect(finalPosts(fake, 'C0ONCE')).toHaveLength(1);
     expect(fake.callsOf('conversations.history').filter((c) => c.args.channel === 'C0ONCE')).toHaveLength(1);
+    await fake.close();
+  }, 20_000);
+
+  it('is looked for and, cut before Slack made it, posted again: one message shows the end', async () => {
+    h = await startHarness({ emulator: { latencyMs: 1500 } });
+    const { fake } = h;
+    await cancelWithMessageGone(h, 'C0CUTBEFORE', 'before');
+    const ended = await finishedJob(fake, 'C0CUTBEFORE');
+    expect(statusOf(ended)).toContain('Cancelled');
+    await h.close({ fake: true });
+    h = undefined;
+    expect(jobMessages(fake, 'C0CUTBEFORE')).toHaveLength(1);
+    // The cut post made nothing, so the look found nothing and the end was posted a second time.
+    expect(finalPosts(fake, 'C0CUTBEFORE')).toHaveLength(2);
+    expect(fake.callsOf('conversations.history').filter((c) => c.args.channel === 'C0CUTBEFORE')).toHaveLength(1);
     await fake.close();
   }, 20_000);
 
