@@ -322,7 +322,8 @@ export class ReplyTarget {
           if (mayHaveMade(error)) await this.#clearProgress('discord.job.end_may_be_posted_elsewhere');
           // Refused in the member's DM, or the DM did not open: the end is nowhere the member sees, and the reply (known not
           // to show it) still shows progress. Told once the messages after it went, or did not (`final`).
-          // (Refused in a server channel, the reply keeps its Cancel: pressed, it shows the end its record kept.)
+          // (Refused in a server channel, the reply keeps its progress and Cancel: the job is marked ended all the same,
+          // in its member's history, and a Cancel pressed is told privately that it finished.)
           else if (shows === false && this.#fallbackPlace() === 'dm') this.#endNotSentByDm = true;
           return { delivered: false, refusedFiles };
         }
