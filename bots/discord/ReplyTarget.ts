@@ -25,7 +25,8 @@ export interface ReplyTargetOptions {
   userId: string;
   /**
    * Whose interaction `token` is: by default `userId`'s. Another member's (a Cancel someone else pressed on a job its
-   * process left) is not told privately of the job's end with it: a note only `userId` is to see goes in the reply instead.
+   * process left) is not told privately of the job's end with it, and the reply, which everyone in the channel sees, says
+   * only that the end could not be delivered — never that `userId`'s DMs refused it.
    */
   tokenUserId?: string | undefined;
   /** The language of the job's messages (its notes about uploads). */
@@ -197,8 +198,9 @@ export class ReplyTarget {
    * goes. An end the member's DM did not open for (`DmNotOpened`) is missing for certain when the reply is known not to
    * show it: the same message says so, with its images, in that DM once a later message reached it; when the reply could
    * not be read after an edit Discord failed on (it may show the end), it says the end may be missing. Resolves whether
-   * the line saying the end was not delivered reached the DM (Discord took the message there; not when it refused it,
-   * failed on it or did not answer), which tells the member of it once (`#sayNotSentByDm`).
+   * the line saying the end was not delivered reached the DM (Discord took the message there) or may have (Discord failed
+   * on it there or did not answer each try, with its nonce) — not when Discord refused it or the DM did not open: either
+   * tells the member of it once (`#sayNotSentByDm`).
    */
   async #sayMayBeMissing(): Promise<boolean> {
     const files = this.#unconfirmed.splice(0);
@@ -238,7 +240,9 @@ export class ReplyTarget {
       return endNotOpened !== undefined;
     } catch (error) {
       this.#undelivered(error, 'note', message);
-      return false;
+      // Discord failed on it or did not answer each try (with its nonce): it may have been made, which counts as told,
+      // as the follow-up saying it does (`#sayNotSentByDm`).
+      return endNotOpened !== undefined && mayHaveMade(error);
     }
   }
 
@@ -318,7 +322,8 @@ export class ReplyTarget {
           if (mayHaveMade(error)) await this.#clearProgress('discord.job.end_may_be_posted_elsewhere');
           // Refused in the member's DM, or the DM did not open: the end is nowhere the member sees, and the reply (known not
           // to show it) still shows progress. Told once the messages after it went, or did not (`final`).
-          // (Refused in a server channel, the reply keeps its Cancel: pressed, it shows the end its record kept.)
+          // (Refused in a server channel, the reply keeps its progress and Cancel: the job is marked ended all the same,
+          // in its member's history, and a Cancel pressed is told privately that it finished.)
           else if (shows === false && this.#fallbackPlace() === 'dm') this.#endNotSentByDm = true;
           return { delivered: false, refusedFiles };
         }
@@ -330,10 +335,12 @@ export class ReplyTarget {
    * The end was sent neither in the reply (known not to show it) nor to the member's DM: Discord refused it there (such
    * as 50007, the member takes no DMs from the app) or did not open the DM, whatever it answered. Unless the line saying
    * so reached the DM (`toldInDm`), the member is told privately: an ephemeral follow-up while the token lives and is
-   * the member's own (`tokenUserId`), else — the token says it can post no follow-up, Discord refused that one, or the
-   * token is another member's — the reply itself says it. A follow-up Discord failed on or did not answer may have been made: it counts as told (the reply,
-   * seen by everyone in a group DM or a channel, does not say it again). The reply then no longer shows progress
-   * (`#clearProgress`): it says the result could not be delivered, or that line.
+   * the member's own (`tokenUserId`), else — the token says it can post no follow-up, or Discord refused that one — the
+   * reply itself says it. With another member's token (their Cancel) nothing is posted, and the reply, seen by everyone in
+   * a group DM or a channel, says only that the result could not be delivered: not why. A line Discord failed on or did
+   * not answer — this follow-up, or the one in the DM — may have been made: it counts as told (the reply does not say it
+   * again). The reply then no longer shows progress (`#clearProgress`): it says the result could not be delivered, or
+   * that line.
    */
   async #sayNotSentByDm(toldInDm: boolean): Promise<void> {
     this.#endNotSentByDm = false;
@@ -352,7 +359,9 @@ export class ReplyTarget {
         told = mayHaveMade(error);
       }
     }
-    await this.#clearProgress(told ? 'discord.job.end_not_delivered' : line);
+    // With another member's token (their Cancel), the reply, seen by everyone in a group DM or a channel, says only that
+    // the result could not be delivered: not that the member's DMs refused the bot.
+    await this.#clearProgress(told || !membersToken ? 'discord.job.end_not_delivered' : line);
   }
 
   /**

@@ -365,8 +365,9 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
    * A page, its ledger reads bounded by `ledgerWaitMs`: past it (Redis unreachable, its commands waiting for the
    * connection; a file ledger slow to read) the owner gets 503 and a short page saying so, and the log a line. The
    * render goes on: a reload of the same page (same session, same address) takes it, running or done, instead of
-   * starting another; one that failed is asked again. A page with a notice is rendered afresh (a reload after its 503
-   * takes that one, notice and all).
+   * starting another; one that failed is asked again. A page with a notice is rendered afresh and never kept: the notice
+   * is shown on that answer only (answered 503, it is not shown at all), and the next read of the address is a page
+   * without it.
    */
   async function page(res: ServerResponse, path: string, query: URLSearchParams, csrf: string, notice: Notice | undefined): Promise<void> {
     const key = `${csrf} ${path}?${query.toString()}`;
@@ -374,7 +375,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     if (rendering === undefined) {
       const started = renderPage(path, query, csrf, notice);
       rendering = started;
-      if (renders.size < MAX_RENDERS_KEPT) {
+      if (notice === undefined && renders.size < MAX_RENDERS_KEPT) {
         renders.set(key, started);
         started.catch(() => forget(key, started));
       }
@@ -384,12 +385,15 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       forget(key, rendering);
       return html(res, 200, answer);
     }
-    // The reads go on; whatever they end with, this page has answered. Done, the page is kept a while for the reload.
+    // The reads go on; whatever they end with, this page has answered. Done, the page is kept a while for the reload
+    // (not one with a notice: that is never kept).
     const kept = rendering;
-    kept.then(
-      () => setTimeout(() => forget(key, kept), RENDER_KEPT_MS).unref(),
-      () => undefined,
-    );
+    if (notice === undefined) {
+      kept.then(
+        () => setTimeout(() => forget(key, kept), RENDER_KEPT_MS).unref(),
+        () => undefined,
+      );
+    }
     const reason = fileLedger ? 'slow' : 'unreachable';
     logger.warn(
       { path, waitedMs: ledgerWaitMs, ledger: options.ledgerWhere, reason },

@@ -195,6 +195,56 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     expect(reloaded).toContain('Nothing is paused.');
   });
 
+  it('shows a change’s notice on no page after the one it was answered 503 on: the next read of that address renders it afresh', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-stalls-'));
+    steps.push(() => rm(dir, { recursive: true, force: true }));
+    const store = new FileQuotaStore({ dir });
+    await store.open();
+    steps.push(() => store.close());
+    // The settings page is held at its chat settings until the test lets it go.
+    const pageHeld = gate();
+    const server = await startConsoleServer({
+      source: {
+        store,
+        operator: { caps: {}, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' },
+        bots: {
+          chatSettings: async () => {
+            await pageHeld.opened;
+            return {};
+          },
+        },
+      },
+      config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: true },
+      token: TOKEN,
+      generatedToken: false,
+      ...consoleReads(store, { readWaitMs: 0 }),
+      alerts: { config: NO_ALERTS, log: new MemoryAlertLog(), channels: [], poke: () => undefined },
+      ledgerWhere: `the file ledger in ${dir}`,
+      logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+      // A page not read at once is late; a change is made in time.
+      ledgerWaitMs: 0,
+      backendWaitMs: LEDGER_WAIT_MS,
+    });
+    steps.push(() => server.close());
+    const { url } = server;
+    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(`${url}/alerts`, { headers: { cookie } })).text())![1]!;
+    const resumed = await fetch(`${url}/breaker/resume`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, scope: 'discord:222222222222222222' }), headers: { cookie, origin: url }, redirect: 'manual' });
+    expect(resumed.headers.get('location')).toBe('/settings');
+    // The page the change sends to, with its notice, is late: 503.
+    expect((await fetch(`${url}/settings`, { headers: { cookie } })).status).toBe(503);
+    pageHeld.open();
+    // Another page of the owner's, then the settings page again: no notice there.
+    expect((await fetch(`${url}/alerts`, { headers: { cookie } })).status).toBe(200);
+    const again = await vi.waitFor(async () => {
+      const res = await fetch(`${url}/settings`, { headers: { cookie } });
+      expect(res.status).toBe(200);
+      return res.text();
+    });
+    expect(again).not.toContain('class="notice"');
+  });
+
   it('logs a change answered 503 that fails later, with its code and its message with secrets hidden', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pictor-console-stalls-'));
     steps.push(() => rm(dir, { recursive: true, force: true }));

@@ -421,6 +421,27 @@ describe('buttons keep working, restarts included', () => {
     expect(buttonsOf(note).map((b) => b.label)).toEqual(['Retry']);
   });
 
+  it('answers a Cancel on a result no message could show (its reply’s edit refused, the server channel refusing it: 50013) that the job finished, privately: the reply keeps its progress, the result is in the history', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a result no channel would take' });
+    const running = await drawingReply(h, ix);
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
+    await h.restart();
+    const messages = h.discord.messages.size;
+
+    const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
+    expect(keyOf(note.content.replace(/^✋ /, ''))).toBe('discord.button.finished');
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+    expect(h.discord.messages.size).toBe(messages + 1);
+    const history = await h.finalReply(h.discord.slashCommand('imagine-history', {}));
+    expect(history.content).toContain('a result no channel would take');
+  });
+
   it('leaves a job lost to a crash whose “stopped” message could not be posted to the next start, which shows it', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 20_000 } });
     const ix = h.discord.slashCommand('imagine', { prompt: 'a job whose end no message showed' });

@@ -196,7 +196,7 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
     expect(buttonsOf(reply)).toEqual([]);
   });
 
-  it('tells no other member privately of a job’s undelivered end on their Cancel of it after a restart: the job’s message says it', async () => {
+  it('tells no other member of a job’s undelivered end that its member’s DM refused it, on their Cancel of it after a restart: the job’s message says only that it could not be delivered', async () => {
     const harness = (h = await start({ emulator: { latencyMs: 20_000 } }));
     const ada = harness.discord.newUser('ada');
     const bo = harness.discord.newUser('bo');
@@ -215,7 +215,7 @@ describe('Discord group DMs (a user-installed app used with friends: context 2, 
       const message = harness.discord.messages.get(running.id);
       return message && !message.content.includes('Drawing') ? message : undefined;
     }, 'the progress cleared');
-    expect(keyOf(reply.content)).toBe('discord.job.end_not_sent_by_dm');
+    expect(keyOf(reply.content)).toBe('discord.job.end_not_delivered');
     expect([...harness.discord.messages.values()].filter((m) => m.interactionId === click.id && (m.flags & EPHEMERAL) === EPHEMERAL)).toEqual([]);
   });
 

@@ -931,13 +931,32 @@ describe('the end of a job Discord would not take as the reply’s edit, nor in 
     clearedWith(s, ix, 'discord.job.end_not_delivered');
   });
 
-  it('posts no ephemeral follow-up with a token that is another member’s (a Cancel someone else pressed): the reply says it', async () => {
+  it('posts no ephemeral follow-up with a token that is another member’s (a Cancel someone else pressed), nor says in the reply that the DM refused it: only that it could not be delivered', async () => {
     const { s, ix, target } = await refusedEnd({ tokenUserId: 'someone-else' });
     s.discord.failNext(CHANNEL_POSTS, DM_REFUSED);
     await target.final([end([])]);
 
     expect(s.followUpsOf(ix)).toEqual([]);
-    clearedWith(s, ix, 'discord.job.end_not_sent_by_dm');
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
+  });
+
+  it('posts no follow-up when Discord failed on the line in the DM that the reply could not be delivered (5xx each try; it may have been made)', async () => {
+    const { s, ix, target } = await refusedEnd();
+    failsEachTry(s, DM_OPENS);
+    // The later message gets in; the line after it fails each try there.
+    const post = s.botRest.post.bind(s.botRest);
+    vi.spyOn(s.botRest, 'post').mockImplementation(async (route, options) => {
+      const answer = await post(route, options);
+      if (route.endsWith('/messages')) failsEachTry(s, CHANNEL_POSTS, { tries: 3 * DISCORD_JS_TRIES, madeFirst: true });
+      return answer;
+    });
+    await target.final([end([]), more(images(1, 1024, 2), 2)]);
+
+    const [, told, ...others] = s.discord.channelMessages(s.discord.dmChannelOf(ix.user.id));
+    expect(others).toEqual([]);
+    expect(notesOf(told!.content)).toEqual(['discord.job.reply_not_delivered']);
+    expect(s.followUpsOf(ix)).toEqual([]);
+    clearedWith(s, ix, 'discord.job.end_not_delivered');
   });
 
   it('leaves the reply as it is when its edit may have landed (Discord failed on it, then the reply could not be read)', async () => {
