@@ -299,15 +299,40 @@ describe('retries of the Pictor Image node', () => {
     ]);
   });
 
+  // `service_unavailable` is a 503 (code server_error) that names its wait, kept tiny here so the retry waits on nothing.
   it.each([
-    [0, 'server_error', 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'],
-    [1, 'server_error', 'The service failed 2 times in a row (Max Retries is 1). Try again later.'],
-    [0, 'rate_limited', 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.'],
-  ] as const)('with Max Retries %i, describes a %s by how many times it was sent', async (maxRetries, fault, words) => {
-    emulator.injectFault(fault, { count: maxRetries + 1, ...(fault === 'rate_limited' ? { retryAfterMs: 1 } : {}) });
+    [0, 'service_unavailable', 'server_error', 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'],
+    [1, 'service_unavailable', 'server_error', 'The service failed 2 times in a row (Max Retries is 1). Try again later.'],
+    [0, 'rate_limited', 'rate_limited', 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.'],
+  ] as const)('with Max Retries %i, describes a %s answer by how many times it was sent', async (maxRetries, fault, code, words) => {
+    emulator.injectFault(fault, { count: maxRetries + 1, retryAfterMs: 1 });
     const error = await failure({ operation: 'generate', prompt: 'a failing fox', options: { maxRetries } });
-    expect(error.context).toMatchObject({ itemIndex: 0, code: fault });
+    expect(error.context).toMatchObject({ itemIndex: 0, code });
     expect(error.description).toBe(words);
+    expect(answered('a failing fox')).toHaveLength(maxRetries + 1);
+  });
+
+  it.each([
+    ['service_unavailable', 'server_error', 'The service failed, and asked to wait longer than the time left of the request, so it was not sent again though Max Retries is 2. Try again later.'],
+    [
+      'rate_limited',
+      'rate_limited',
+      'The service answered "rate limit exceeded", and asked to wait longer than the time left of the request, so it was not sent again though Max Retries is 2. Set Images per Minute to your account limit.',
+    ],
+  ] as const)('counts the sends a %s answer had when the wait it asked for outlasts the request', async (fault, code, words) => {
+    // A service of its own: a 429 pauses the limiter of its credential, which the other tests share.
+    const service = createEmulator();
+    const own = await service.listen({ port: 0 });
+    try {
+      service.configure({ latencyMs: 0, imagesPerMinute: undefined });
+      service.injectFault(fault, { count: 3, retryAfterMs: 3_600_000 });
+      const error = await failure({ operation: 'generate', prompt: 'a fox told to wait', options: { maxRetries: 2 } }, { credentials: { apiKey: DEV_API_KEY, baseUrl: own.url } });
+      expect(error.context).toMatchObject({ itemIndex: 0, code });
+      expect(error.description).toBe(words);
+      expect(service.requests).toHaveLength(1);
+    } finally {
+      await service.close();
+    }
   });
 });
 
