@@ -5,11 +5,10 @@ import { BUDGETS, leftOf } from './rules.js';
 import { BREAKER_CODE, USER_PACE_CODES, type BudgetCode, type SpendRefusal, type SpendRefusalCode } from './types.js';
 
 /**
- * The codes of the spend ledger's own errors below (not a cap's refusal): each class takes its code from this list, so
- * a surface that keeps a ledger (the CLI, the n8n node) can list every code it may report from here.
+ * The codes of the spend ledger's own errors below (not a cap's refusal), so a surface that keeps a ledger (the CLI,
+ * the n8n node) can list every code it may report from here. A new error class here names its code in this list too.
  */
 export const LEDGER_ERROR_CODES = ['ledger_unreadable', 'ledger_busy', 'quota_store_closed'] as const;
-type LedgerErrorCode<C extends (typeof LEDGER_ERROR_CODES)[number]> = C;
 
 export const isBudgetCode = (code: string): code is BudgetCode => BUDGETS.some((b) => b.code === code);
 
@@ -45,7 +44,7 @@ export class BudgetExceededError extends PictorError<BudgetCode> {
  * every surface refuses to start (or to run a job) and names the file and
  * what to do.
  */
-export class LedgerUnreadableError extends PictorError<LedgerErrorCode<'ledger_unreadable'>> {
+export class LedgerUnreadableError extends PictorError<'ledger_unreadable'> {
   readonly path: string;
 
   constructor(path: string, problem: string, options?: { cause?: unknown; remedy?: string | undefined }) {
@@ -67,7 +66,7 @@ export class LedgerUnreadableError extends PictorError<LedgerErrorCode<'ledger_u
  * so a job refused so was not sent and nothing was charged; trying again once that process lets go works
  * (`retryable`). A lock whose process is gone is not this: it is broken and taken over at once.
  */
-export class LedgerBusyError extends PictorError<LedgerErrorCode<'ledger_busy'>> {
+export class LedgerBusyError extends PictorError<'ledger_busy'> {
   /** The lock file. */
   readonly path: string;
   /** Trying the same job again once the other process lets go works. */
@@ -89,7 +88,7 @@ export class LedgerBusyError extends PictorError<LedgerErrorCode<'ledger_busy'>>
  * A call on a quota store after its `close()` (a job the stop gave up on, ending late; a reservation answered as it
  * closed): nothing is read or written, and a reservation so answered is not handed out.
  */
-export class QuotaStoreClosedError extends PictorError<LedgerErrorCode<'quota_store_closed'>> {
+export class QuotaStoreClosedError extends PictorError<'quota_store_closed'> {
   constructor() {
     super('quota_store_closed', 'the quota store is closed');
   }
