@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import {
+  APIError,
   AbortedError,
   ANSWERED_ERROR_CODES,
   isPictorError,
@@ -10,7 +11,6 @@ import {
   RateLimitError,
   TimeoutError,
   ValidationError,
-  type APIError,
   type PictorError,
 } from '../core/errors.js';
 import { describeDuration, describeTimeLeft } from '../core/describe-duration.js';
@@ -379,6 +379,8 @@ export class PictorClient {
         error = isPictorError(thrown) ? thrown : asAborted(thrown, controller);
       }
       release();
+      // Counted where the send happened, so whoever words the failure says how many times it was sent, not how many it could have been.
+      if (error instanceof APIError) error.attempts = attempt + 1;
 
       if (error.code === 'bad_request' && request.partial_images !== undefined && mentionsPartialImages(error as APIError)) {
         this.#logger.warn({ requestId: (error as APIError).requestId }, 'the service rejected partial_images; sending the request again without it');

@@ -161,6 +161,12 @@ export class APIError extends PictorError {
   readonly serviceCode: string | undefined;
   readonly serviceType: string | undefined;
   readonly param: string | undefined;
+  /**
+   * How many times the client sent the request whose answer this is, when the client gave up on it: with retries, it
+   * may be fewer than Max Retries allows (the service asked to wait longer than the request's time left). Undefined
+   * for an error event inside a stream, which is never retried.
+   */
+  attempts: number | undefined;
 
   constructor(code: PictorErrorCode, message: string, details: APIErrorDetails) {
     super(code, message, { cause: details.cause });

@@ -151,6 +151,35 @@ describe('pictor keeps images it paid for when writing fails after the job', () 
     expect((await readdir(dirname(saved[0]!))).sort()).toEqual(saved.map((file) => basename(file)).sort());
   });
 
+  it('saves the next image of the job into a new folder of the temp directory when its folder there refuses it', async () => {
+    const dir = await tempDir();
+    const outDir = join(dir, 'out');
+    const firstFolders: string[] = [];
+    const { code, stderr } = await run(['generate', '--prompt', 'x', '--n', '2', '--stream', '--partial-images', '1', '--out', join(outDir, 'cat.png')], service(), {
+      stderr: (line) => {
+        if (line.includes('partial 1/1 of image 1/2')) {
+          rmSync(outDir, { recursive: true });
+          writeFileSync(outDir, 'in the way');
+        }
+        const first = /saved it to (\S+) instead/.exec(line)?.[1];
+        if (first !== undefined && firstFolders.length === 0) {
+          // The job's folder in the temp directory becomes a file: the next image cannot go there.
+          firstFolders.push(dirname(first));
+          rmSync(dirname(first), { recursive: true });
+          writeFileSync(dirname(first), 'in the way');
+        }
+      },
+    });
+    for (const folder of firstFolders) onTestFinished(() => rm(folder, { force: true }));
+    expect(code).toBe(1);
+    const saved = [...stderr.matchAll(/saved it to (\S+) instead/g)].map((m) => m[1]!);
+    for (const file of saved.slice(1)) onTestFinished(() => removeFallback(file));
+    expect(saved).toHaveLength(2);
+    expect(dirname(saved[0]!)).toBe(firstFolders[0]);
+    expect(dirname(saved[1]!)).not.toBe(firstFolders[0]);
+    expect(await describeImage(await readFile(saved[1]!))).toMatchObject({ format: 'png' });
+  });
+
   describe('when the OS temp directory refuses them too', () => {
     /** After the first partial, --out becomes a file and so does the OS temp directory; `healAt` gives the temp directory back. */
     async function runBroken(healAt: string | undefined, extra: string[] = []) {

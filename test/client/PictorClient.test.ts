@@ -194,6 +194,17 @@ describe('errors', () => {
     expect(env.emulator.requests).toHaveLength(1);
   });
 
+  it.each([
+    ['every retry was used', 1, 2],
+    ['the service asked to wait longer than the time left of the request', 3_600_000, 1],
+  ] as const)('says on the error how many times it sent the request when %s', async (_when, retryAfterMs, sends) => {
+    env.emulator.injectFault('service_unavailable', { count: 3, retryAfterMs });
+    const error = await env.client({ maxRetries: 1 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerError);
+    expect(env.emulator.requests).toHaveLength(sends);
+    expect(error).toMatchObject({ code: 'server_error', attempts: sends });
+  });
+
   it('names the field the service rejected', async () => {
     const response = await fetch(`${env.url}/v1/images/generations`, {
       method: 'POST',

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -9,8 +9,7 @@ import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-re
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { BACKGROUNDS, DEFAULTS, GenerationRequestSchema, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
 import { ERROR_CODES, INTERNAL_ERROR_CODE, OUTPUT_NOT_WRITTEN_CODE } from '../../src/core/errors.js';
-import { FileLockBusyError } from '../../src/spend/file-lock.js';
-import { LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError } from '../../src/spend/errors.js';
+import { LEDGER_ERROR_CODES } from '../../src/spend/errors.js';
 import { BUDGETS } from '../../src/spend/rules.js';
 import { startCountingProxy } from './counting-proxy.js';
 import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
@@ -299,15 +298,40 @@ describe('retries of the Pictor Image node', () => {
     ]);
   });
 
+  // `service_unavailable` is a 503 (code server_error) that names its wait, kept tiny here so the retry waits on nothing.
   it.each([
-    [0, 'server_error', 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'],
-    [1, 'server_error', 'The service failed 2 times in a row (Max Retries is 1). Try again later.'],
-    [0, 'rate_limited', 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.'],
-  ] as const)('with Max Retries %i, describes a %s by how many times it was sent', async (maxRetries, fault, words) => {
-    emulator.injectFault(fault, { count: maxRetries + 1, ...(fault === 'rate_limited' ? { retryAfterMs: 1 } : {}) });
+    [0, 'service_unavailable', 'server_error', 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'],
+    [1, 'service_unavailable', 'server_error', 'The service failed 2 times in a row (Max Retries is 1). Try again later.'],
+    [0, 'rate_limited', 'rate_limited', 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.'],
+  ] as const)('with Max Retries %i, describes a %s answer by how many times it was sent', async (maxRetries, fault, code, words) => {
+    emulator.injectFault(fault, { count: maxRetries + 1, retryAfterMs: 1 });
     const error = await failure({ operation: 'generate', prompt: 'a failing fox', options: { maxRetries } });
-    expect(error.context).toMatchObject({ itemIndex: 0, code: fault });
+    expect(error.context).toMatchObject({ itemIndex: 0, code });
     expect(error.description).toBe(words);
+    expect(answered('a failing fox')).toHaveLength(maxRetries + 1);
+  });
+
+  it.each([
+    ['service_unavailable', 'server_error', 'The service failed, and asked to wait longer than the time left of the request, so it was not sent again though Max Retries is 2. Try again later.'],
+    [
+      'rate_limited',
+      'rate_limited',
+      'The service answered "rate limit exceeded", and asked to wait longer than the time left of the request, so it was not sent again though Max Retries is 2. Set Images per Minute to your account limit.',
+    ],
+  ] as const)('counts the sends a %s answer had when the wait it asked for outlasts the request', async (fault, code, words) => {
+    // A service of its own: a 429 pauses the limiter of its credential, which the other tests share.
+    const service = createEmulator();
+    const own = await service.listen({ port: 0 });
+    try {
+      service.configure({ latencyMs: 0, imagesPerMinute: undefined });
+      service.injectFault(fault, { count: 3, retryAfterMs: 3_600_000 });
+      const error = await failure({ operation: 'generate', prompt: 'a fox told to wait', options: { maxRetries: 2 } }, { credentials: { apiKey: DEV_API_KEY, baseUrl: own.url } });
+      expect(error.context).toMatchObject({ itemIndex: 0, code });
+      expect(error.description).toBe(words);
+      expect(service.requests).toHaveLength(1);
+    } finally {
+      await service.close();
+    }
   });
 });
 
@@ -534,21 +558,42 @@ describe('the codes of a failed item of the Pictor Image node', () => {
   });
 
   it('lists in nodes/README.md every code a failed item can have, and no other', () => {
-    // Every code of the core's error tree, the account caps', the ledger's errors, and the node's own.
-    const lock = new FileLockBusyError('quota-ledger.json.lock', 'another process', 10_000);
+    // The node keeps any project error's own code (errorCodeOf): every code of the core's error tree, the account caps',
+    // the ledger's errors, and the node's own.
     const canHave = new Set<string>([
       ...ERROR_CODES,
       ...BUDGETS.filter((budget) => budget.owner === 'account').map((budget) => budget.code),
-      new LedgerUnreadableError('quota-ledger.json', 'is not JSON').code,
-      new LedgerBusyError(lock).code,
-      new QuotaStoreClosedError().code,
+      ...LEDGER_ERROR_CODES,
       INTERNAL_ERROR_CODE,
       OUTPUT_NOT_WRITTEN_CODE,
     ]);
-    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'nodes', 'README.md'), 'utf8');
-    const row = readme.split('\n').find((line) => line.startsWith('| `code` |'));
-    const listed = [...(row?.split('|')[2] ?? '').matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!);
+    // Each entry's code is its leading token: what the brackets after it name is not one.
+    let row = readFileSync(join(import.meta.dirname, '..', '..', 'nodes', 'README.md'), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith('| `code` |'))
+      ?.split('|')[2] ?? '';
+    while (/\([^()]*\)/.test(row)) row = row.replace(/\([^()]*\)/g, '');
+    const listed = [...row.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!);
     expect([...new Set(listed)].sort()).toEqual([...canHave].sort());
+  });
+
+  it('knows the code of every error class of the core the node runs', () => {
+    // The core's errors the node can meet (not the CLI's, nor the emulator's, which its server answers with): a class
+    // with a code of its own must have it in a list above, or the README test cannot see it.
+    // A cap's error names its cap; the node has only the account's caps.
+    const accountCaps = BUDGETS.filter((budget) => budget.owner === 'account').map((budget) => budget.code);
+    const known = new Set<string>([...ERROR_CODES, ...LEDGER_ERROR_CODES, ...accountCaps]);
+    const typeCodes: Record<string, readonly string[]> = { BudgetCode: accountCaps };
+    const src = join(import.meta.dirname, '..', '..', 'src');
+    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts') && !/^(cli|emulator)[/\\]/.test(file));
+    const declared = files.flatMap((file) =>
+      [...readFileSync(join(src, file), 'utf8').matchAll(/extends PictorError<(.+?)> \{/g)].flatMap(([, type]) => {
+        const literals = [...type!.matchAll(/'([^']+)'/g)].map((match) => match[1]!);
+        return literals.length > 0 ? literals : (typeCodes[type!] ?? [`${file}: ${type}`]);
+      }),
+    );
+    expect(declared.length).toBeGreaterThan(0);
+    expect(declared.filter((code) => !known.has(code))).toEqual([]);
   });
 });
 

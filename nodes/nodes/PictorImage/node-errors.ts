@@ -26,18 +26,27 @@ const HINTS: Partial<Record<PictorErrorCode, string>> = {
 };
 
 /**
- * What to tell the user of a failure the node sends again (an answer with an HTTP status), by Max Retries: with none,
- * it was sent once.
+ * What to tell the user of a failure the node sends again (an answer with an HTTP status), by how many times the
+ * client sent it (`attempts`) and the item's Max Retries: fewer sends than Max Retries allows means the service asked
+ * to wait longer than the time left of the request (the message says how long).
  */
-function retriedHint(code: PictorErrorCode, maxRetries: number | undefined): string | undefined {
-  if (maxRetries === undefined) return HINTS[code];
+function retriedHint(code: PictorErrorCode, attempts: number | undefined, maxRetries: number | undefined): string | undefined {
+  if (maxRetries === undefined || attempts === undefined) return HINTS[code];
+  const stoppedEarly = attempts <= maxRetries;
   if (code === 'server_error') {
-    return maxRetries === 0
-      ? 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.'
-      : `The service failed ${maxRetries + 1} times in a row (Max Retries is ${maxRetries}). Try again later.`;
+    if (maxRetries === 0) return 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.';
+    if (stoppedEarly) {
+      return `The service failed${attempts > 1 ? ` ${attempts} times in a row` : ''}, and asked to wait longer than the time left of the request, so it was not sent again though Max Retries is ${maxRetries}. Try again later.`;
+    }
+    return `The service failed ${attempts} times in a row (Max Retries is ${maxRetries}). Try again later.`;
   }
-  if (code === 'rate_limited' && maxRetries === 0) {
-    return 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.';
+  if (code === 'rate_limited') {
+    if (maxRetries === 0) {
+      return 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.';
+    }
+    if (stoppedEarly) {
+      return `The service answered "rate limit exceeded"${attempts > 1 ? ` ${attempts} times in a row` : ''}, and asked to wait longer than the time left of the request, so it was not sent again though Max Retries is ${maxRetries}. Set Images per Minute to your account limit.`;
+    }
   }
   return HINTS[code];
 }
@@ -99,7 +108,7 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     const nodeError = new NodeApiError(node, response, {
       itemIndex,
       message: error.message,
-      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : retriedHint(error.code, maxRetries)) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
+      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : retriedHint(error.code, error.attempts, maxRetries)) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
       ...(error.status !== undefined ? { httpCode: String(error.status) } : {}),
     });
     // The field the service named (its `param`) is the item's `field`, as for bad input the node caught itself.
