@@ -498,8 +498,8 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.#process.closed) return;
     this.#process.close();
     this.#process.held.clear();
-    // A rewrite asked again after a forget is asked before the connection goes.
-    await this.#rewriteAfterRunning;
+    // A rewrite asked again after a forget is asked before the connection goes; a look through stops after its batch.
+    await Promise.all([this.#rewriteAfterRunning, this.#lookingThrough?.catch(() => undefined)]);
     if (this.#ownsConnection) await closeRedis(this.#client);
   }
 
