@@ -7,7 +7,8 @@ import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './c
 import { BREAKER_WINDOW_MS, breakerLimit, historyHours, HOUR_MS, recentBucket } from './breaker.js';
 import { firstRefusalDay, inReservationOrder, REFUSAL_KEEP_DAYS, settledBasis, type Reservation } from './ledger-document.js';
 import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, refusalFromStore, toNanos } from './rules.js';
-import { FORGET, LEGACY_LOOKED_THROUGH, MARK_LEGACY, MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { FORGET, LOOKED_THROUGH, MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
 import { StoreProcess } from './store-process.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap } from './types.js';
@@ -40,8 +41,7 @@ const SCRIPTS = {
   pictorSpendSetCap: script<string | null>(1, SET_CAP),
   pictorSpendResume: script<string[]>(0, RESUME),
   pictorSpendForget: script<number>(0, FORGET),
-  pictorSpendMarkLegacy: script<number>(0, MARK_LEGACY),
-  pictorSpendLegacyLookedThrough: script<number>(0, LEGACY_LOOKED_THROUGH),
+  pictorSpendLookedThrough: script<number>(0, LOOKED_THROUGH),
 };
 type LedgerClient = Redis & { [Name in keyof typeof SCRIPTS]: (...args: Arg[]) => Promise<Exclude<(typeof SCRIPTS)[Name]['reply'], undefined>> };
 
@@ -184,17 +184,31 @@ export class RedisQuotaStore implements QuotaStore {
       this.#usageTrimmedAt = now;
       // The job is settled: a store closed meanwhile leaves the trim to whoever is next (the error is reported, not thrown).
       await this.#trimUsage().catch((error: unknown) => this.#process.onError?.(new Error('could not drop expired usage records', { cause: error })));
+      this.#lookThroughInBackground();
     }
     return settled >= 1;
   }
 
   /**
-   * Drops the usage records older than the retention, approximately (~: whole nodes of the stream, cheap). Its ids are
-   * Redis's clock (`XADD *`), so is the retention's start: by this process's clock, one ahead of Redis's by more than the
-   * retention dropped every record, the one just written too, and the console knew nothing of those jobs and servers.
+   * Drops the usage records older than the retention, with the prompts kept beside them: read in batches (those the
+   * last trim left, so about an hour's), their prompts deleted, then the stream trimmed exactly to the last one read.
+   * Its ids are Redis's clock (`XADD *`), so is the retention's start: by this process's clock, one ahead of Redis's by
+   * more than the retention dropped every record, the one just written too.
    */
   async #trimUsage(): Promise<void> {
-    await this.#client.xtrim(this.#key('usage'), 'MINID', '~', String((await redisNow(this.#client)) - this.#process.usageRetentionMs));
+    const usage = this.#key('usage');
+    const before = String((await redisNow(this.#client)) - this.#process.usageRetentionMs - 1);
+    for (;;) {
+      const entries = await this.#client.xrange(usage, '-', before, 'COUNT', LOOK_THROUGH_BATCH);
+      if (entries.length === 0) return;
+      const step = this.#client.multi();
+      for (const [id, fields] of entries) {
+        const raw = safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]);
+        if (raw?.prompted === 1 && typeof raw.userKey === 'string') step.hdel(this.#key('prompts', raw.userKey), id).zrem(this.#key('prompts-at', raw.userKey), id);
+      }
+      await step.xtrim(usage, 'MINID', idAfter(entries.at(-1)![0])).exec();
+      if (entries.length < LOOK_THROUGH_BATCH) return;
+    }
   }
 
   /**
@@ -224,9 +238,9 @@ export class RedisQuotaStore implements QuotaStore {
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
-  /** Erases the member's prompts (`FORGET`: its own keys; the stream only while an older version's entries may hold one), then has Redis rewrite its append-only file. */
+  /** Erases the member's prompts (`FORGET`: its own keys; the stream only when an older version's entry holds one of theirs), then has Redis rewrite its append-only file. */
   async forgetPrompts(userKey: string): Promise<void> {
-    // While an older version's entries are being looked through, forget waits for the list of whom they hold a prompt of.
+    // The stream is looked through to its end first, so the script reads only what was written after that.
     await this.lookThroughOlderEntries().catch((error: unknown) => this.#process.onError?.(error));
     const erased = await this.#redis.pictorSpendForget(this.#key(''), userKey);
     this.#process.forgetPrompts(userKey);
@@ -235,16 +249,34 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Told once: Redis refused to rewrite its append-only file (a managed Redis may). */
   #aofRefusalTold = false;
+  /** A rewrite to ask once the one running ends (at most one waits: it covers every forget before it is asked). */
+  #rewriteAfterRunning: Promise<void> | undefined;
 
-  /** An erased prompt stays in Redis's append-only file until Redis rewrites it: asked now, when Redis keeps one. */
+  /**
+   * An erased prompt stays in Redis's append-only file until Redis rewrites it: asked now, when Redis keeps one. A
+   * rewrite already running may have copied the prompt: another is asked once it ends.
+   */
   async #rewriteAppendOnlyFile(): Promise<void> {
     try {
       if (/^aof_enabled:1\b/m.test(await this.#client.info('persistence'))) await this.#client.bgrewriteaof();
     } catch (error) {
+      if (error instanceof Error && /already in progress/i.test(error.message)) {
+        this.#rewriteAfterRunning ??= this.#afterRunningRewrite().catch((cause: unknown) =>
+          this.#process.onError?.(new Error('could not ask Redis to rewrite its append-only file again after prompts were erased', { cause })),
+        );
+        return;
+      }
       if (this.#aofRefusalTold) return;
       this.#aofRefusalTold = true;
       this.#process.onError?.(new Error('Redis did not rewrite its append-only file after prompts were erased: they stay in it until it does', { cause: error }));
     }
+  }
+
+  /** Waits until the running rewrite has ended (Redis's `INFO persistence`), then asks for another. */
+  async #afterRunningRewrite(): Promise<void> {
+    while (/^aof_rewrite_in_progress:1\b/m.test(await this.#client.info('persistence'))) await delay(REWRITE_POLL_MS);
+    this.#rewriteAfterRunning = undefined;
+    await this.#rewriteAppendOnlyFile();
   }
 
   #lookThroughInBackground(): void {
@@ -252,9 +284,10 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * Marks the usage records an older version wrote (prompts inside the entries) and looks through them in batches
-   * (never one long script), listing the members with a prompt there: only their forget rebuilds the stream. `connect`
-   * starts it; it resolves when done (or at once when there is nothing to look through).
+   * Looks through the usage entries written since the last look (`usage:looked`) in batches (never one long script),
+   * listing the members with a prompt inside one (what a process of an older version writes): their forget rebuilds
+   * the stream. `connect` starts it, so does the hourly trim, and every forget waits for it; it resolves when it has
+   * read to the stream's end (or another process has taken over).
    */
   lookThroughOlderEntries(): Promise<void> {
     this.#lookingThrough ??= this.#lookThrough().finally(() => {
@@ -267,21 +300,19 @@ export class RedisQuotaStore implements QuotaStore {
 
   async #lookThrough(): Promise<void> {
     const redis = this.#redis;
-    await redis.pictorSpendMarkLegacy(this.#key(''));
-    const last = await redis.get(this.#key('usage', 'legacy'));
-    if (last === null || (await redis.exists(this.#key('usage', 'legacy-scanned'))) === 1) return;
-    const members = new Set<string>();
-    for (let from = '-'; !this.#process.closed; ) {
-      const entries = await redis.xrange(this.#key('usage'), from, last, 'COUNT', LOOK_THROUGH_BATCH);
+    let looked = (await redis.get(this.#key('usage', 'looked'))) ?? '';
+    while (!this.#process.closed) {
+      const entries = await redis.xrange(this.#key('usage'), looked === '' ? '-' : `(${looked}`, '+', 'COUNT', LOOK_THROUGH_BATCH);
+      if (entries.length === 0) return;
+      const members = new Set<string>();
       for (const [, fields] of entries) {
         const member = memberWithPrompt(fields[fields.indexOf('r') + 1]);
         if (member !== undefined) members.add(member);
       }
-      if (entries.length < LOOK_THROUGH_BATCH) {
-        await redis.pictorSpendLegacyLookedThrough(this.#key(''), last, ...members);
-        return;
-      }
-      from = `(${entries.at(-1)![0]}`;
+      const last = entries.at(-1)![0];
+      if ((await redis.pictorSpendLookedThrough(this.#key(''), looked, last, ...members)) === 0) return;
+      if (entries.length < LOOK_THROUGH_BATCH) return;
+      looked = last;
     }
   }
 
@@ -350,7 +381,12 @@ export class RedisQuotaStore implements QuotaStore {
   async #records(entries: [id: string, fields: string[]][]): Promise<UsageRecord[]> {
     const raws = entries.map(([id, fields]) => ({ id, raw: safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]) }));
     const asked = new Map<string, string[]>();
-    for (const { id, raw } of raws) if (raw?.prompted === 1 && typeof raw.userKey === 'string') asked.set(raw.userKey, [...(asked.get(raw.userKey) ?? []), id]);
+    for (const { id, raw } of raws) {
+      if (raw?.prompted !== 1 || typeof raw.userKey !== 'string') continue;
+      const ids = asked.get(raw.userKey);
+      if (ids) ids.push(id);
+      else asked.set(raw.userKey, [id]);
+    }
     const prompts = new Map<string, string>();
     if (asked.size > 0) {
       const pipeline = this.#redis.pipeline();
@@ -462,6 +498,8 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.#process.closed) return;
     this.#process.close();
     this.#process.held.clear();
+    // A rewrite asked again after a forget is asked before the connection goes; a look through stops after its batch.
+    await Promise.all([this.#rewriteAfterRunning, this.#lookingThrough?.catch(() => undefined)]);
     if (this.#ownsConnection) await closeRedis(this.#client);
   }
 
@@ -490,12 +528,21 @@ async function redisNow(redis: Redis): Promise<number> {
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
-/** How many entries of an older version's the look-through reads at a time. */
+/** How many usage entries the look-through and the trim read at a time. */
 const LOOK_THROUGH_BATCH = 1000;
+/** How often a forget's second rewrite asks whether the running one has ended. */
+const REWRITE_POLL_MS = 100;
+
+/** The stream id just after `id` (`<ms>-<seq + 1>`): `XTRIM MINID` to it drops `id` and all before. */
+function idAfter(id: string): string {
+  const [ms, seq = '0'] = id.split('-');
+  return `${ms}-${BigInt(seq) + 1n}`;
+}
 
 /** The member of an older version's entry with a prompt inside it, or undefined. */
 function memberWithPrompt(text: string | undefined): string | undefined {
-  if (text === undefined || !text.includes('prompt')) return undefined;
+  // The job's details are JSON inside the record's JSON: its prompt's name is quoted as \"prompt\".
+  if (text === undefined || !text.includes('\\"prompt\\"')) return undefined;
   const raw = safeJson(text) as { userKey?: unknown; job?: unknown } | undefined;
   if (typeof raw?.userKey !== 'string' || typeof raw.job !== 'string') return undefined;
   const job = safeJson(raw.job) as { prompt?: unknown } | undefined;

@@ -44,16 +44,10 @@ local function answer(reply)
 end
 
 -- A record's prompt, kept beside the usage stream (never inside it): in the member's hash \`prompts:<userKey>\` by the
--- entry's id, indexed by time in \`prompts-at:<userKey>\`. Those older than the retention go as the stream's records do
--- (its trim cuts by the same clock, the ids'); an idle member's keys expire with it. Forget deletes the two keys.
+-- entry's id, indexed by time in \`prompts-at:<userKey>\`. The stream's trim (RedisQuotaStore) drops each with its
+-- record; an idle member's keys expire with the retention. Forget deletes the two keys.
 local function keepPrompt(userKey, id, prompt)
   local texts, at = P .. 'prompts:' .. userKey, P .. 'prompts-at:' .. userKey
-  local cut = '(' .. (tonumber(string.match(id, '^%d+')) - usageKeepMs)
-  local old = redis.call('zrangebyscore', at, '-inf', cut, 'LIMIT', 0, 1000)
-  if #old > 0 then
-    redis.call('hdel', texts, unpack(old))
-    redis.call('zrem', at, unpack(old))
-  end
   redis.call('hset', texts, id, prompt)
   redis.call('zadd', at, string.match(id, '^%d+'), id)
   redis.call('pexpire', texts, usageKeepMs)
@@ -365,79 +359,78 @@ return old
 
 /*
  * Forgetting a member's prompts. A prompt is kept beside the usage stream (`keepPrompt`), so forgetting is deleting the
- * member's two prompt keys: no read of the stream. Versions before kept prompts inside the stream's entries; the
- * entries they wrote are marked at the first start of this one (`usage:legacy`, the last such entry's id) and looked
- * through in batches (RedisQuotaStore), which lists the members with a prompt in them (`usage:legacy-members`) and
- * then marks it done (`usage:legacy-scanned`). Only while the mark holds, and for a member listed (or any member
- * before the look-through is done), does forget rebuild the stream as versions before did. Once no member is left
- * listed, the mark is deleted.
+ * member's two prompt keys. Versions before kept prompts inside the stream's entries, and one still running (a replica
+ * mid-restart, an older n8n package) may write such an entry at any time. So the stream is looked through in batches
+ * (RedisQuotaStore, `XRANGE … COUNT`, never one long script) up to its end, at the start, with the hourly trim and
+ * before each forget: `usage:looked` is the last entry looked through, `usage:legacy-members` the members found with a
+ * prompt inside an entry. Forget reads only the entries after `usage:looked` (written since the last look); a member
+ * listed, or found there, has the stream rebuilt without those prompts, as versions before did.
  */
 
-/** ARGV: key prefix. Marks the entries an older version wrote (once per stream: `usage:layout`). Returns 1 when it marked some. */
-export const MARK_LEGACY = `
+/**
+ * ARGV: key prefix, the `usage:looked` the batch started after ('' for none), the batch's last entry id, then the
+ * members with a prompt inside one of its entries. Lists them and moves `usage:looked` on, unless another process
+ * moved it meanwhile (then 0: that one looks on). The first look deletes the marks of the version before, which
+ * looked once (`usage:layout`, `usage:legacy`, `usage:legacy-scanned`, `usage:legacy-cleared`). Returns 1.
+ */
+export const LOOKED_THROUGH = `
 local P = ARGV[1]
-if redis.call('exists', P .. 'usage:layout') == 1 then return 0 end
-redis.call('set', P .. 'usage:layout', '2')
-local last = redis.call('xrevrange', P .. 'usage', '+', '-', 'COUNT', 1)[1]
-if not last then return 0 end
-redis.call('set', P .. 'usage:legacy', last[1])
+if (redis.call('get', P .. 'usage:looked') or '') ~= ARGV[2] then return 0 end
+for i = 4, #ARGV do redis.call('sadd', P .. 'usage:legacy-members', ARGV[i]) end
+redis.call('set', P .. 'usage:looked', ARGV[3])
+if ARGV[2] == '' then redis.call('del', P .. 'usage:layout', P .. 'usage:legacy', P .. 'usage:legacy-scanned', P .. 'usage:legacy-cleared') end
 return 1
 `;
 
 /**
- * ARGV: key prefix, the last older entry's id the look-through read up to, then the members it found with a prompt in
- * one. Lists them (but those whose prompts were erased meanwhile), marks the look-through done, and deletes the mark
- * when none is left. Returns how many are listed.
- */
-export const LEGACY_LOOKED_THROUGH = `
-local P = ARGV[1]
-if redis.call('get', P .. 'usage:legacy') ~= ARGV[2] then return 0 end
-for i = 3, #ARGV do
-  if redis.call('sismember', P .. 'usage:legacy-cleared', ARGV[i]) == 0 then redis.call('sadd', P .. 'usage:legacy-members', ARGV[i]) end
-end
-redis.call('del', P .. 'usage:legacy-cleared')
-local left = redis.call('scard', P .. 'usage:legacy-members')
-if left == 0 then
-  redis.call('del', P .. 'usage:legacy', P .. 'usage:legacy-scanned')
-else
-  redis.call('set', P .. 'usage:legacy-scanned', '1')
-end
-return left
-`;
-
-/**
  * ARGV: key prefix, user key. Erases the member's prompts, keeping every amount: in its open reservations, its prompt
- * keys, and (only while older entries are marked and the member may have a prompt there) in the older entries, by
- * rebuilding the stream under the same ids. When anything was erased the stream's rewrite count goes up: a reader that
- * keeps records (the console) reads them all again (\`usageSince\`), so the prompts leave its memory too. Returns 1
- * when anything was erased, else 0.
+ * keys, and (when the member is listed, or has a prompt inside an entry written since the last look) inside the
+ * stream's entries, by rebuilding the stream under the same ids. Without a look yet (`usage:looked`), the whole
+ * stream is read here. When anything was erased the stream's rewrite count goes up: a reader that keeps records (the
+ * console) reads them all again (\`usageSince\`), so the prompts leave its memory too. Returns 1 when anything was
+ * erased, else 0.
  */
 export const FORGET = `
 local P, user = ARGV[1], ARGV[2]
+local erased = false
 local function scrub(text)
   local ok, job = pcall(cjson.decode, text)
   if not ok or type(job) ~= 'table' or job.prompt == nil then return nil end
   job.prompt = nil
   return cjson.encode(job)
 end
+-- The entry's record without the member's prompt inside it, or nil when it holds none of theirs.
+local function scrubbed(entry)
+  local ok, record = pcall(cjson.decode, entry[2][2])
+  local clean = ok and type(record) == 'table' and record.userKey == user and type(record.job) == 'string' and scrub(record.job)
+  if not clean then return nil end
+  record.job = clean
+  return cjson.encode(record)
+end
 for _, id in ipairs(redis.call('zrange', P .. 'active:' .. user, 0, -1)) do
   local job = redis.call('hget', P .. 'res:' .. id, 'job')
   local clean = job and redis.call('hget', P .. 'res:' .. id, 'userKey') == user and scrub(job)
-  if clean then redis.call('hset', P .. 'res:' .. id, 'job', clean) end
+  if clean then
+    redis.call('hset', P .. 'res:' .. id, 'job', clean)
+    erased = true
+  end
 end
-local erased = redis.call('del', P .. 'prompts:' .. user, P .. 'prompts-at:' .. user) > 0
+if redis.call('del', P .. 'prompts:' .. user, P .. 'prompts-at:' .. user) > 0 then erased = true end
 
-local legacy = redis.call('get', P .. 'usage:legacy')
-local scanned = redis.call('exists', P .. 'usage:legacy-scanned') == 1
-if legacy and (not scanned or redis.call('sismember', P .. 'usage:legacy-members', user) == 1) then
-  local stream, changed = P .. 'usage', false
-  local entries = redis.call('xrange', stream, '-', legacy)
+local stream = P .. 'usage'
+local listed = redis.call('sismember', P .. 'usage:legacy-members', user) == 1
+if not listed then
+  local looked = redis.call('get', P .. 'usage:looked')
+  for _, entry in ipairs(redis.call('xrange', stream, looked and '(' .. looked or '-', '+')) do
+    if scrubbed(entry) then listed = true; break end
+  end
+end
+if listed then
+  local entries, changed = redis.call('xrange', stream, '-', '+'), false
   for _, entry in ipairs(entries) do
-    local ok, record = pcall(cjson.decode, entry[2][2])
-    local clean = ok and type(record) == 'table' and record.userKey == user and type(record.job) == 'string' and scrub(record.job)
+    local clean = scrubbed(entry)
     if clean then
-      record.job = clean
-      entry[2][2] = cjson.encode(record)
+      entry[2][2] = clean
       changed = true
     end
   end
@@ -445,16 +438,10 @@ if legacy and (not scanned or redis.call('sismember', P .. 'usage:legacy-members
     local scratch = stream .. ':rewrite'
     redis.call('del', scratch)
     for _, entry in ipairs(entries) do redis.call('xadd', scratch, entry[1], unpack(entry[2])) end
-    for _, entry in ipairs(redis.call('xrange', stream, '(' .. legacy, '+')) do redis.call('xadd', scratch, entry[1], unpack(entry[2])) end
     redis.call('rename', scratch, stream)
     erased = true
   end
-  if scanned then
-    redis.call('srem', P .. 'usage:legacy-members', user)
-    if redis.call('scard', P .. 'usage:legacy-members') == 0 then redis.call('del', P .. 'usage:legacy', P .. 'usage:legacy-scanned') end
-  else
-    redis.call('sadd', P .. 'usage:legacy-cleared', user)
-  end
+  redis.call('srem', P .. 'usage:legacy-members', user)
 end
 if not erased then return 0 end
 redis.call('incr', P .. 'usage:rewrites')

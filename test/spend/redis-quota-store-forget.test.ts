@@ -20,13 +20,22 @@ async function settled(s: RedisQuotaStore, jobId: string, userKey: string, promp
   await s.settle(jobId, 0.1, { outcome: 'completed', images: 1 });
 }
 
+/** An entry as versions before wrote it: the job's details, prompt included, inside the record. */
+const legacy = (jobId: string, userKey: string, prompt?: string): string =>
+  JSON.stringify({ jobId, time: T, day: '2030-01-02', month: '2030-01', userKey, scopeKey: 'discord:guild', nanos: 100_000_000, basis: 'table', job: JSON.stringify(job(prompt)) });
+
+/** What a forget may run on the stream `usage`: reads of the entries after `last` (the last one looked through) alone. */
+function onlyAfter(usage: string, last: string): unknown {
+  return expect.toSatisfy((seen: string[]) => seen.every((c) => c.startsWith(`xrange ${usage} (${last} +`)));
+}
+
 /** Every value kept under `prefix`, as text (to look for a prompt anywhere). */
 async function everything(client: Redis, prefix: string): Promise<string> {
   const keys = await client.keys(`${prefix}:*`);
   return JSON.stringify(await Promise.all(keys.map(async (key) => [key, await dumpKey(client, key)])));
 }
 
-/** The commands Redis ran (scripts' too) on `key` while `act` ran: MONITOR, up to an ECHO sent after it. */
+/** The commands Redis ran (scripts' too) on `key` while `act` ran, each as its words joined by spaces: MONITOR, up to an ECHO sent after it. */
 async function commandsOn(client: Redis, key: string, act: () => Promise<unknown>): Promise<string[]> {
   const monitor = await client.monitor();
   const seen: string[] = [];
@@ -34,7 +43,7 @@ async function commandsOn(client: Redis, key: string, act: () => Promise<unknown
   const ended = new Promise<void>((resolve) => {
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'echo' && args[1] === end) resolve();
-      else if (args.slice(1).includes(key)) seen.push(args[0]!.toLowerCase());
+      else if (args.slice(1).includes(key)) seen.push([args[0]!.toLowerCase(), ...args.slice(1)].join(' '));
     });
   });
   try {
@@ -72,14 +81,16 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     return s;
   }
 
-  it('forgets a member without reading the usage stream: prompts off, a member with none, and one with prompts kept', async () => {
+  it('forgets a member reading only the stream’s entries since its last look: prompts off, a member with none, and one with prompts kept', async () => {
     const s = await open();
     for (let i = 0; i < 5; i++) await settled(s, `quiet-${i}`, 'discord:alice');
     await settled(s, 'kept', 'discord:bob', 'a lighthouse');
     const usage = `${s.prefix}:quota:usage`;
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:alice'))).toEqual([]);
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:nobody'))).toEqual([]);
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'))).toEqual([]);
+    const last = (await client.xrevrange(usage, '+', '-', 'COUNT', 1))[0]![0];
+    await s.lookThroughOlderEntries();
+    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:alice'))).toEqual(onlyAfter(usage, last));
+    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:nobody'))).toEqual(onlyAfter(usage, last));
+    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'))).toEqual(onlyAfter(usage, last));
     expect((await s.usage({})).map((r) => [r.jobId, r.costUsd, r.prompt])).toContainEqual(['kept', 0.1, undefined]);
   });
 
@@ -109,38 +120,44 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect((await s.usageSince(read.cursor)).reset).toBe(true);
   });
 
-  it('drops a member’s prompts past the retention as their next record is written, as the stream’s trim drops records', async () => {
+  it('drops a prompt in the same trim as its record, whoever settles next, so it never outlives the retention', async () => {
     const s = await open();
+    const usage = `${s.prefix}:quota:usage`;
     const [texts, at] = ['prompts', 'prompts-at'].map((name) => `${s.prefix}:quota:${name}:discord:alice`);
-    // A prompt kept 401 days ago (the retention is 400), by the entry ids' clock.
-    const old = `${Date.now() - 401 * 86_400_000}-0`;
-    await client.hset(texts!, old, 'an EXPIRED prompt');
-    await client.zadd(at!, Number.parseInt(old, 10), old);
-    await settled(s, 'fresh', 'discord:alice', 'a FRESH prompt');
-    expect(Object.values(await client.hgetall(texts!))).toEqual(['a FRESH prompt']);
-    expect(await client.zcard(at!)).toBe(1);
+    // Alice's record and prompt of 401 days ago (the retention is 400), by the entry ids' clock, and one of a day ago.
+    const keep = async (daysAgo: number, text: string): Promise<string> => {
+      const record = { jobId: text, time: T, day: '2030-01-02', userKey: 'discord:alice', scopeKey: 'discord:guild', nanos: 1, basis: 'table', prompted: 1 };
+      const id = (await client.xadd(usage, `${Date.now() - daysAgo * 86_400_000}-*`, 'r', JSON.stringify(record)))!;
+      await client.hset(texts!, id, text);
+      await client.zadd(at!, Number.parseInt(id, 10), id);
+      return id;
+    };
+    await keep(401, 'an EXPIRED prompt');
+    const recent = await keep(1, 'a RECENT prompt');
+    // Bob's job is the next record: the hourly trim drops Alice's old record, and its prompt with it.
+    await settled(s, 'bob', 'discord:bob', 'a BOB prompt');
+    expect(await client.hgetall(texts!)).toEqual({ [recent]: 'a RECENT prompt' });
+    expect(await client.zrange(at!, 0, -1)).toEqual([recent]);
+    expect((await client.xrange(usage, '-', '+')).map(([id]) => id)[0]).toBe(recent);
   });
 
   it('tells once, and forgets all the same, when Redis refuses to rewrite its append-only file (a managed Redis may)', async () => {
-    const own = await connectRedis(url);
-    const prefix = uniquePrefix('forget-aof-refused');
-    prefixes.push(prefix);
+    const server = await startThrowawayRedis('redis-server', 3, ['--appendonly', 'yes', '--rename-command', 'BGREWRITEAOF', '']);
+    if (!server) throw new Error('redis-server is needed');
+    const own = await connectRedis(server.url);
     const errors: Error[] = [];
-    const s = new RedisQuotaStore({ redis: own, prefix, onError: (error) => errors.push(error as Error) });
+    const s = new RedisQuotaStore({ redis: own, prefix: 'refused', onError: (error) => errors.push(error as Error) });
     try {
-      vi.spyOn(own, 'info').mockResolvedValue('# Persistence\r\naof_enabled:1\r\n');
-      const refused = vi.spyOn(own, 'bgrewriteaof').mockRejectedValue(new Error("ERR unknown command 'BGREWRITEAOF'"));
       for (const jobId of ['one', 'two']) {
         await settled(s, jobId, 'discord:alice', `a ${jobId.toUpperCase()} prompt`);
         await s.forgetPrompts('discord:alice');
       }
-      expect(refused).toHaveBeenCalledTimes(2);
       expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/append-only file/)]);
-      expect(await everything(client, prefix)).not.toMatch(/ONE|TWO/);
+      expect(await everything(own, 'refused')).not.toMatch(/ONE|TWO/);
     } finally {
-      vi.restoreAllMocks();
       await s.close();
       own.disconnect();
+      await server.stop();
     }
   });
 
@@ -148,9 +165,6 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     const prefix = uniquePrefix('forget-upgrade');
     prefixes.push(prefix);
     const usage = `${prefix}:quota:usage`;
-    // Entries as versions before kept them: the job's details, prompt included, inside the record.
-    const legacy = (jobId: string, userKey: string, prompt?: string) =>
-      JSON.stringify({ jobId, time: T, day: '2030-01-02', month: '2030-01', userKey, scopeKey: 'discord:guild', nanos: 100_000_000, basis: 'table', job: JSON.stringify(job(prompt)) });
     await client.xadd(usage, '*', 'r', legacy('old-fox', 'discord:alice', 'an old FOX'));
     await client.xadd(usage, '*', 'r', legacy('old-owl', 'discord:bob', 'an old OWL'));
     await client.xadd(usage, '*', 'r', legacy('old-plain', 'discord:carol'));
@@ -170,47 +184,102 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
       ['old-plain', 0.1, undefined],
     ]);
 
-    // Once the older entries were looked through, a member without a prompt in them is forgotten without the stream.
-    await vi.waitFor(async () => expect(await client.exists(`${prefix}:quota:usage:legacy-scanned`)).toBe(1), { interval: 5, timeout: 5_000 });
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:carol'))).toEqual([]);
+    // The older entries were looked through: only Bob is listed, and a member without a prompt in them is forgotten
+    // reading only the entries written since.
+    expect(await client.smembers(`${prefix}:quota:usage:legacy-members`)).toEqual(['discord:bob']);
+    const last = (await client.xrevrange(usage, '+', '-', 'COUNT', 1))[0]![0];
+    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:carol'))).toEqual(onlyAfter(usage, last));
     await s.forgetPrompts('discord:bob');
     expect(await everything(client, prefix)).not.toContain('OWL');
-    // No older prompt left: the mark of older entries is gone, forget never reads the stream again.
-    expect(await client.exists(`${prefix}:quota:usage:legacy`)).toBe(0);
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'))).toEqual([]);
+    // No older prompt left: no member listed, forget reads only what was written since the last look.
+    expect(await client.exists(`${prefix}:quota:usage:legacy-members`)).toBe(0);
+    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'))).toEqual(onlyAfter(usage, last));
   });
 
-  it('has Redis rewrite its append-only file after a forget, so the erased prompt leaves the disk too', async () => {
-    const server = await startThrowawayRedis('redis-server', 3, ['--appendonly', 'yes']);
+  it('erases a prompt an older version still running wrote inside an entry after this version looked (a replica mid-restart)', async () => {
+    const s = await open();
+    const usage = `${s.prefix}:quota:usage`;
+    await settled(s, 'new', 'discord:carol', 'a NEW carol prompt');
+    await s.lookThroughOlderEntries();
+    // What an older replica's settle writes: the prompt inside the entry.
+    await client.xadd(usage, '*', 'r', legacy('old', 'discord:carol', 'a CAROL SECRET'));
+    await s.forgetPrompts('discord:carol');
+    expect(await everything(client, s.prefix)).not.toMatch(/CAROL/);
+    expect((await s.usage({})).map((r) => [r.jobId, r.costUsd, r.prompt])).toEqual([['new', 0.1, undefined], ['old', 0.1, undefined]]);
+    // A later look lists no one: the erased member is not rebuilt for again.
+    await client.xadd(usage, '*', 'r', legacy('plain', 'discord:dave'));
+    await s.lookThroughOlderEntries();
+    expect(await client.exists(`${s.prefix}:quota:usage:legacy-members`)).toBe(0);
+  });
+
+  /**
+   * Runs `act` on a throwaway Redis keeping an append-only file, each key written to disk slowly by a rewrite (so a
+   * rewrite is still running when the next forget comes), with what that file holds and the rewrites' count.
+   */
+  async function withAppendOnlyFile(act: (s: RedisQuotaStore, disk: { text(): Promise<string>; rewrites(): Promise<number>; settledDown(atLeast: number): Promise<void> }) => Promise<void>): Promise<void> {
+    const server = await startThrowawayRedis('redis-server', 3, ['--appendonly', 'yes', '--rdb-key-save-delay', '20000']);
     if (!server) throw new Error('redis-server is needed');
     const own = await connectRedis(server.url);
+    const s = await RedisQuotaStore.connect({ url: server.url, prefix: 'aof' });
     try {
-      const s = await RedisQuotaStore.connect({ url: server.url, prefix: 'aof' });
-      stores.push(s);
-      await settled(s, 'fox', 'discord:alice', 'a MARKER prompt');
       const [, dir] = (await own.config('GET', 'dir')) as [string, string];
       const [, folder] = (await own.config('GET', 'appenddirname')) as [string, string];
-      const onDisk = async () => {
-        const files = await readdir(join(dir, folder));
-        return (await Promise.all(files.map((f) => readFile(join(dir, folder, f), 'latin1')))).join('\n');
-      };
-      await vi.waitFor(async () => expect(await onDisk()).toContain('MARKER'), { interval: 5, timeout: 5_000 });
-      const rewritesBefore = Number(/aof_rewrites:(\d+)/.exec(await own.info('persistence'))?.[1] ?? 0);
-      await s.forgetPrompts('discord:alice');
-      await vi.waitFor(
-        async () => {
-          const info = await own.info('persistence');
-          expect(Number(/aof_rewrites:(\d+)/.exec(info)?.[1])).toBeGreaterThan(rewritesBefore);
-          expect(info).toMatch(/aof_rewrite_in_progress:0/);
-          expect(info).toMatch(/aof_rewrite_scheduled:0/);
-        },
-        { interval: 10, timeout: 10_000 },
-      );
-      expect(await onDisk()).not.toContain('MARKER');
+      const rewrites = async () => Number(/aof_rewrites:(\d+)/.exec(await own.info('persistence'))?.[1] ?? 0);
+      await act(s, {
+        text: async () => (await Promise.all((await readdir(join(dir, folder))).map((f) => readFile(join(dir, folder, f), 'latin1')))).join('\n'),
+        rewrites,
+        // Waits on Redis's own account of its rewrites: at least `atLeast` done, none running or scheduled.
+        settledDown: (atLeast) =>
+          vi.waitFor(
+            async () => {
+              const info = await own.info('persistence');
+              expect(Number(/aof_rewrites:(\d+)/.exec(info)?.[1])).toBeGreaterThanOrEqual(atLeast);
+              expect(info).toMatch(/aof_rewrite_in_progress:0/);
+              expect(info).toMatch(/aof_rewrite_scheduled:0/);
+            },
+            { interval: 10, timeout: 20_000 },
+          ),
+      });
     } finally {
+      await s.close();
       own.disconnect();
-      await Promise.all(stores.splice(0).map((st) => st.close()));
       await server.stop();
     }
+  }
+
+  it('has Redis rewrite its append-only file after a forget, so the erased prompt leaves the disk too', async () => {
+    await withAppendOnlyFile(async (s, disk) => {
+      await settled(s, 'fox', 'discord:alice', 'a MARKER prompt');
+      await vi.waitFor(async () => expect(await disk.text()).toContain('MARKER'), { interval: 5, timeout: 5_000 });
+      const before = await disk.rewrites();
+      await s.forgetPrompts('discord:alice');
+      await disk.settledDown(before + 1);
+      expect(await disk.text()).not.toContain('MARKER');
+    });
+  });
+
+  it('has Redis rewrite its append-only file again after a forget that came while a rewrite was running', async () => {
+    await withAppendOnlyFile(async (s, disk) => {
+      for (let i = 0; i < 20; i++) await settled(s, `quiet-${i}`, `discord:member-${i}`);
+      await settled(s, 'fox', 'discord:alice', 'a FIRST-MARKER prompt');
+      await settled(s, 'owl', 'discord:bob', 'a SECOND-MARKER prompt');
+      await vi.waitFor(async () => expect(await disk.text()).toContain('SECOND-MARKER'), { interval: 5, timeout: 5_000 });
+      const before = await disk.rewrites();
+      await s.forgetPrompts('discord:alice');
+      await s.forgetPrompts('discord:bob');
+      await disk.settledDown(before + 2);
+      expect(await disk.text()).not.toMatch(/FIRST-MARKER|SECOND-MARKER/);
+    });
+  });
+
+  it('has Redis rewrite its append-only file after a forget that erased a prompt from an open reservation alone', async () => {
+    await withAppendOnlyFile(async (s, disk) => {
+      expect(await s.reserve({ jobId: 'running', userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.2, limits: {}, now: T, job: job('a RUNNING-MARKER prompt') })).toEqual({ ok: true });
+      await vi.waitFor(async () => expect(await disk.text()).toContain('RUNNING-MARKER'), { interval: 5, timeout: 5_000 });
+      const before = await disk.rewrites();
+      await s.forgetPrompts('discord:alice');
+      await disk.settledDown(before + 1);
+      expect(await disk.text()).not.toContain('RUNNING-MARKER');
+    });
   });
 });
