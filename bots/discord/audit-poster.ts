@@ -12,19 +12,21 @@ const PROMPT_CHARS = 300;
 /**
  * The audit channel on Discord: each batch is one message of up to 10 embeds (one per entry), posted with the
  * bot's REST client — discord.js waits out 429s and keeps each route's bucket — mentioning nobody. The runner
- * decides what is posted and when (`AuditLog`); this only lays it out.
+ * decides what is posted and when (`AuditLog`); this only lays it out. `now`: the clock its nonces' windows are
+ * measured on from the moment of a post (`NonceWindow`).
  */
-export function discordAuditPoster(rest: REST): AuditPoster {
+export function discordAuditPoster(rest: REST, options: { now?: (() => number) | undefined } = {}): AuditPoster {
   return {
     maxEntries: DISCORD_LIMITS.embedsPerMessage,
     // Each message carries its nonce, enforced: Discord answers the message it already made of it (a few minutes). No
-    // request of it leaves after that (`NonceWindow`, from the post's first send): discord.js's own tries included.
+    // request of it leaves after that (`NonceWindow`, from the post's first send): discord.js's own tries included. A
+    // replay refused so (`NonceWindowOver` with `mayHaveMade`) is lost, not refused: its first send may have made it.
     replayMs: DISCORD_LIMITS.nonceKeptMs,
     async post(post) {
       const body = bodyOf(post);
       let message: { id: string; embeds?: unknown[] };
       try {
-        const sent = post.nonce === undefined ? rest.post(Routes.channelMessages(post.channelId), { body }) : postWithNonce(rest, post.channelId, { body }, new NonceWindow({ nonce: post.nonce, firstSentAt: post.firstSentAt }));
+        const sent = post.nonce === undefined ? rest.post(Routes.channelMessages(post.channelId), { body }) : postWithNonce(rest, post.channelId, { body }, new NonceWindow({ nonce: post.nonce, sentMsAgo: post.sentMsAgo, now: options.now }));
         message = (await sent) as { id: string; embeds?: unknown[] };
       } catch (error) {
         // A channel deleted: no post there ever succeeds (the runner drops its entries rather than trying again). One

@@ -9,8 +9,9 @@ export function newNonce(): string {
 
 /**
  * A send of a message with an enforced nonce that was refused before it left: Discord no longer keeps the nonce
- * (`NonceWindow`). `mayHaveMade`: an earlier request of the same nonce left and was not refused — the message may be
- * there; else nothing of it was ever made, and it can be sent again with a new nonce.
+ * (`NonceWindow`). `mayHaveMade`: an earlier request of the same nonce left and was not refused, or an earlier send of it
+ * (such as an audit post's first) may have made it — the message may be there; else nothing of it was ever made, and it
+ * can be sent again with a new nonce.
  */
 export class NonceWindowOver extends Error {
   override readonly name = 'NonceWindowOver';
@@ -24,12 +25,13 @@ export class NonceWindowOver extends Error {
 /**
  * The one rule of how long a message with an enforced nonce (Create Message's `nonce` with `enforce_nonce`: Discord
  * answers one with the nonce of a message the bot made "in the past few minutes" with that message, and makes none) is
- * sent: a request of it leaves the process only within `DISCORD_LIMITS.nonceKeptMs` of the first that left (or of
- * `firstSentAt`, a send made before, such as an audit post's first); after that, none does — not discord.js's own tries
- * either (its 5xx and timeout retries, the try after a rate limit it waited out): each is refused where it would leave
- * (`send`, which the REST client's request hook calls) with `NonceWindowOver`, which says whether an earlier request of
- * it may have made the message. So a message none of whose requests left (a long rate limit waited out, a queue) is
- * known as not sent.
+ * sent: a request of it is written to a connection only within `DISCORD_LIMITS.nonceKeptMs` of the first that was (or of
+ * an earlier send, `sentMsAgo`, such as an audit post's first); after that, none is — not discord.js's own tries either
+ * (its 5xx and timeout retries, the try after a rate limit it waited out), nor one that waited for a connection of the
+ * pool it shares with uploads: each is refused as it is about to be written (`send`'s `leaving`, which the REST client's
+ * request hook has its connection pool call; `withPostsSentOnce`) with `NonceWindowOver`, which says whether an earlier
+ * request of it may have made the message. So a message none of whose requests left (a long rate limit waited out, a
+ * queue) is known as not sent.
  * A request that left within the window and is still on its way when it ends is not cut off: it reached Discord while
  * Discord kept the nonce (the window is the least "a few minutes" may mean), so Discord made the message once or not at
  * all, and its answer says which; only the REST client's own timeout ends it. If that answer is lost, the message may
@@ -39,12 +41,17 @@ export class NonceWindow {
   readonly nonce: string;
   readonly #now: () => number;
   #since: number | undefined;
-  #mayHaveMade = false;
+  #mayHaveMade: boolean;
 
-  constructor(options: { nonce?: string | undefined; firstSentAt?: number | undefined; now?: (() => number) | undefined } = {}) {
+  /**
+   * `sentMsAgo`: the message was sent before with this nonce, this long ago (measured by its sender's own clock, so one
+   * clock decides): the window counts from then, and that send may have made it.
+   */
+  constructor(options: { nonce?: string | undefined; sentMsAgo?: number | undefined; now?: (() => number) | undefined } = {}) {
     this.nonce = options.nonce ?? newNonce();
-    this.#since = options.firstSentAt;
     this.#now = options.now ?? Date.now;
+    this.#since = options.sentMsAgo === undefined ? undefined : this.#now() - options.sentMsAgo;
+    this.#mayHaveMade = options.sentMsAgo !== undefined;
   }
 
   /** Whether a request of the nonce may leave now: none has yet, or the first did less than `nonceKeptMs` ago. */
@@ -52,25 +59,55 @@ export class NonceWindow {
     return this.#since === undefined || this.#now() - this.#since < DISCORD_LIMITS.nonceKeptMs;
   }
 
-  /** Whether a request of the nonce left and was not refused (a 4xx, a 429 among them, makes nothing): the message may be there. */
+  /** Whether a request of the nonce left and was not refused (a 4xx, a 429 among them, makes nothing), or an earlier send may have made it: the message may be there. */
   get mayHaveMade(): boolean {
     return this.#mayHaveMade;
   }
 
-  /** One request of the nonce, made if it may leave now (`open`), else refused with `NonceWindowOver`. */
-  async send<T extends { status: number }>(request: () => Promise<T>): Promise<T> {
+  /**
+   * One request of the nonce, handed on if it may leave now (`open`), else refused with `NonceWindowOver`. The pool of
+   * connections `request` goes out over calls `check.watching()` as it takes the request, and `check.leaving()` right
+   * before writing it to a connection (it may have waited for one since): `leaving` throws `NonceWindowOver` when the
+   * window ended meanwhile (the request must then not be written), and the window counts from the first request
+   * written. A request its pool watched that failed before it was written (refused there, or given up on while it
+   * waited) made nothing. One no pool watched is taken as written as it was handed on (what is known of it).
+   */
+  async send<T extends { status: number }>(request: (check: WriteCheck) => Promise<T>): Promise<T> {
     if (!this.open) throw new NonceWindowOver(this.#mayHaveMade);
-    this.#since ??= this.#now();
+    const handedOnAt = this.#now();
+    let watched = false;
+    let left = false;
+    const check: WriteCheck = {
+      watching: () => void (watched = true),
+      leaving: () => {
+        if (!this.open) throw new NonceWindowOver(this.#mayHaveMade);
+        this.#since ??= this.#now();
+        left = true;
+      },
+    };
     try {
-      const response = await request();
+      const response = await request(check);
+      // Answered, so it was written: when, if its pool did not say, at the latest as it was handed on.
+      if (!left) this.#since ??= handedOnAt;
       if (response.status < 400 || response.status >= 500) this.#mayHaveMade = true;
       return response;
     } catch (error) {
-      // No answer (a timeout, a connection cut): Discord may have made it.
-      this.#mayHaveMade = true;
+      // No answer (a timeout, a connection cut) to a request that may have been written: Discord may have made it.
+      if (left || !watched) {
+        this.#since ??= handedOnAt;
+        this.#mayHaveMade = true;
+      }
       throw error;
     }
   }
+}
+
+/** How a request of a `NonceWindow` is checked by the pool of connections it goes out over (`NonceWindow.send`). */
+export interface WriteCheck {
+  /** The pool took the request, and calls `leaving` before writing it. */
+  watching(): void;
+  /** The request is about to be written to a connection: throws `NonceWindowOver` if it may no longer be. */
+  leaving(): void;
 }
 
 /** The windows of the messages being sent (`postWithNonce`), by nonce: what the REST client's request hook checks. */
@@ -84,7 +121,7 @@ export function nonceWindowOf(nonce: string): NonceWindow | undefined {
 /**
  * Posts a message in a channel with its window's nonce, enforced: every request of it, discord.js's own tries
  * included, within the window (`NonceWindow`) — through a REST client whose requests go through `withPostsSentOnce`
- * (rest-request.ts), where each request is checked as it leaves. Answers Discord's message.
+ * (rest-request.ts), where each request is checked as it is written to a connection. Answers Discord's message.
  */
 export async function postWithNonce(rest: REST, channelId: string, message: { body: Record<string, unknown>; files?: RawFile[] | undefined }, window: NonceWindow): Promise<unknown> {
   if (!window.open) throw new NonceWindowOver(window.mayHaveMade);

@@ -1,7 +1,7 @@
 import { DefaultRestOptions, HTTPError, REST, type RESTOptions } from 'discord.js';
-import { Agent } from 'undici';
+import { Agent, getGlobalDispatcher } from 'undici';
 import type { FirstAnswersInFlight } from './first-answers-first.js';
-import { nonceWindowOf } from './nonce-window.js';
+import { nonceWindowOf, type WriteCheck } from './nonce-window.js';
 
 type MakeRequest = RESTOptions['makeRequest'];
 
@@ -135,7 +135,8 @@ export class UnansweredPost extends Error {
  * made nothing), as are the edits, reads and deletes (an edit shows once however often it is made) and the posts
  * Discord makes nothing twice of: an interaction's first answer and a DM's opening (`POST_SENT_AGAIN_SAFELY`), a
  * message with an enforced nonce (`enforcedNonceOf`): one sent by `postWithNonce` has each of its requests leave only
- * within the minutes Discord keeps the nonce, checked here as it leaves (`NonceWindow`; refused after, `NonceWindowOver`). `failed` is told of each 5xx answer of a post sent once (what the client's `response` event does not see).
+ * within the minutes Discord keeps the nonce, checked as it is written to a connection, after any wait for one in the pool
+ * it shares with uploads (`NonceWindow`; refused after, unwritten, `NonceWindowOver`). `failed` is told of each 5xx answer of a post sent once (what the client's `response` event does not see).
  */
 export function withPostsSentOnce(makeRequest: MakeRequest, failed?: (status: number) => void): MakeRequest {
   return async (url, init) => {
@@ -144,7 +145,7 @@ export function withPostsSentOnce(makeRequest: MakeRequest, failed?: (status: nu
     if (nonce !== undefined) {
       // Each request of a message sent by `postWithNonce` leaves only within its nonce's window (`NonceWindow`).
       const window = nonceWindowOf(nonce);
-      return window ? window.send(() => makeRequest(url, init)) : makeRequest(url, init);
+      return window ? window.send((check) => makeRequest(url, { ...init, dispatcher: checkedAsWritten(init.dispatcher, check) })) : makeRequest(url, init);
     }
     let response: Awaited<ReturnType<MakeRequest>>;
     try {
@@ -158,6 +159,41 @@ export function withPostsSentOnce(makeRequest: MakeRequest, failed?: (status: nu
     failed?.(response.status);
     throw new HTTPError(response.status, response.statusText ?? '', init.method, url, {});
   };
+}
+
+type Dispatcher = NonNullable<Parameters<MakeRequest>[1]['dispatcher']>;
+type DispatchHandler = { onConnect?: (abort: (reason?: Error) => void, context?: unknown) => void } & Record<PropertyKey, unknown>;
+
+/**
+ * `dispatcher` (the connection pool a request goes out over; undici's global one if none), with `check.leaving` called
+ * right before the request is written to a connection — undici calls a request's `onConnect` then, after any wait for a
+ * free connection — and the request aborted unwritten when it throws. Either undici of this process (ours, @discordjs/rest's)
+ * calls a handler of this form.
+ */
+function checkedAsWritten(dispatcher: Dispatcher | undefined, check: WriteCheck): Dispatcher {
+  const target = (dispatcher ?? getGlobalDispatcher()) as unknown as { dispatch: (options: unknown, handler: DispatchHandler) => boolean };
+  const dispatch = (options: unknown, handler: DispatchHandler) => {
+    const checked = new Proxy(handler, {
+      get(h, key) {
+        if (key === 'onConnect') {
+          return (abort: (reason?: Error) => void, context?: unknown) => {
+            try {
+              check.leaving();
+            } catch (error) {
+              abort(error as Error);
+              return;
+            }
+            h.onConnect?.(abort, context);
+          };
+        }
+        const value = Reflect.get(h, key) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(h) : value;
+      },
+    });
+    check.watching();
+    return target.dispatch(options, checked);
+  };
+  return new Proxy(target, { get: (t, key) => (key === 'dispatch' ? dispatch : Reflect.get(t, key)) }) as unknown as Dispatcher;
 }
 
 /**

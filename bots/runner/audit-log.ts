@@ -63,10 +63,12 @@ export interface AuditPost {
    */
   nonce?: string | undefined;
   /**
-   * When the post was first sent (ms since the epoch), for a post sent again as it was: the platform keeps its nonce for
-   * `AuditPoster.replayMs` from then, and its poster lets no send of it start after that — one could make a second message.
+   * For a post sent again as it was: how long ago it was first sent (ms, by the audit log's clock, so that one clock
+   * measures it; its poster counts on from now by its own). The platform keeps its nonce for `AuditPoster.replayMs` from
+   * then, and its poster lets no send of it leave after that — one could make a second message. That first send may have
+   * made it: a replay the platform no longer takes is lost (`AuditPostLost`), not refused.
    */
-  firstSentAt?: number | undefined;
+  sentMsAgo?: number | undefined;
 }
 
 /**
@@ -81,7 +83,7 @@ export interface AuditPoster {
    * The platform creates a message once for its `nonce` sent within this long of its first send (Discord:
    * `DISCORD_LIMITS.nonceKeptMs`): a post whose answer was lost (`AuditPostLost`) is sent again as it was then, within
    * it, and the platform answers the message it made, if it made one. No send of a post starts after it (counted from
-   * its `firstSentAt`). Unset: the platform has no such guard, and a lost post is never sent again.
+   * its `sentMsAgo`). Unset: the platform has no such guard, and a lost post is never sent again.
    */
   readonly replayMs?: number | undefined;
   /**
@@ -883,7 +885,7 @@ export class AuditLog {
       // erased since is erased by an edit once it landed, as for a forget while a post is on its way.
       const entries = lost ? lost.entries : items.map((i) => i.entry);
       const nonce = lost?.nonce ?? randomBytes(12).toString('hex');
-      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped, nonce, ...(lost && { firstSentAt: lost.at }) };
+      const post: AuditPost = { platform: queue.platform, scopeId: queue.scopeId, channelId: queue.channelId, locale: queue.locale, entries, skipped, nonce, ...(lost && { sentMsAgo: this.#now() - lost.at }) };
       const scopeKey = scopeKeyOf(queue);
       let messageId: string;
       // When this post is first sent: a replay's window counts from here, not from when its failure was seen (the

@@ -47,19 +47,45 @@ describe('audit posts on Discord', () => {
     await expect(post({ post: async () => Promise.reject(refusal) } as unknown as REST)).rejects.toBe(refusal);
   });
 
-  it('sends nothing of a post once Discord no longer keeps its nonce (counted from its first send), and says nothing was posted', async () => {
+  it('sends nothing of a replay once Discord no longer keeps its nonce (counted from its first send), and says its message may be there (the first send may have made it)', async () => {
     const discord = await FakeDiscord.start();
     try {
       const rest = new REST({ api: discord.apiBaseUrl, makeRequest: withPostsSentOnce(makeRequestWithEncodedForms) }).setToken(discord.botToken);
       const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
       const replay = { platform: 'discord' as const, scopeId: 'G', channelId: discord.channelId, locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24) };
       // A replay of a post first sent longer ago than Discord keeps its nonce: a send now could make a second message.
-      const late = discordAuditPoster(rest).post({ ...replay, firstSentAt: Date.now() - DISCORD_LIMITS.nonceKeptMs });
-      await expect(late).rejects.toMatchObject({ code: 'nonce_window_over', mayHaveMade: false });
-      await expect(late).rejects.not.toBeInstanceOf(AuditPostLost);
+      const late = discordAuditPoster(rest).post({ ...replay, sentMsAgo: DISCORD_LIMITS.nonceKeptMs });
+      await expect(late).rejects.toBeInstanceOf(AuditPostLost);
+      await expect(late).rejects.toMatchObject({ code: 'nonce_window_over' });
       expect(discord.requests.filter((r) => r.route === 'channel-message')).toEqual([]);
       // Within it, it is sent.
-      await expect(discordAuditPoster(rest).post({ ...replay, firstSentAt: Date.now() - DISCORD_LIMITS.nonceKeptMs + 60_000 })).resolves.toMatchObject({ messageId: expect.any(String) });
+      await expect(discordAuditPoster(rest).post({ ...replay, sentMsAgo: DISCORD_LIMITS.nonceKeptMs - 60_000 })).resolves.toMatchObject({ messageId: expect.any(String) });
+    } finally {
+      await discord.close();
+    }
+  });
+
+  it('does not send a replay again after a rate limit that outlasted its nonce’s window, and says its message may be there', async () => {
+    const discord = await FakeDiscord.start();
+    try {
+      let t = 0;
+      const rest = new REST({
+        api: discord.apiBaseUrl,
+        makeRequest: async (url, init) => {
+          const answer = await withPostsSentOnce(makeRequestWithEncodedForms)(url, init);
+          // Discord's answer to the first try comes as the window is about to end: discord.js waits out its 429 past it.
+          t += 60_000;
+          return answer;
+        },
+      }).setToken(discord.botToken);
+      discord.rateLimitNext({ route: 'channel-message', method: 'POST' }, 50);
+      const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
+      const replay = { platform: 'discord' as const, scopeId: 'G', channelId: discord.channelId, locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24) };
+      // First sent 90 s ago: this try leaves within the window; the one after the rate limit would not.
+      const post = discordAuditPoster(rest, { now: () => t }).post({ ...replay, sentMsAgo: 90_000 });
+      await expect(post).rejects.toBeInstanceOf(AuditPostLost);
+      await expect(post).rejects.toMatchObject({ code: 'nonce_window_over' });
+      expect(discord.requests.filter((r) => r.route === 'channel-message').map((r) => r.status)).toEqual([429]);
     } finally {
       await discord.close();
     }

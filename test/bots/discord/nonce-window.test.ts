@@ -1,0 +1,88 @@
+import { once } from 'node:events';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { REST } from 'discord.js';
+import { request, type Agent } from 'undici';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
+import { NonceWindow, postWithNonce } from '../../../bots/discord/nonce-window.js';
+import { discordAgent, makeRequestWithEncodedForms, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
+
+const agents: Agent[] = [];
+const servers: Server[] = [];
+const held: (() => void)[] = [];
+afterEach(async () => {
+  for (const release of held.splice(0)) release();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+  await Promise.all(agents.splice(0).map((a) => a.close()));
+});
+
+/**
+ * A stand-in for Discord on 127.0.0.1 that notes each request it receives with the time on `clock` then; a request to
+ * `/busy` is held (an upload holding the connection) until `release` is called.
+ */
+async function discordHoldingAnUpload(clock: { t: number }): Promise<{ api: string; origin: string; received: { path: string; at: number }[]; release: () => void }> {
+  const received: { path: string; at: number }[] = [];
+  let busy: ServerResponse | undefined;
+  const server = createServer((req, res) => {
+    received.push({ path: req.url ?? '', at: clock.t });
+    req.resume().on('end', () => {
+      if (req.url === '/busy') busy = res;
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: '1' }));
+    });
+  });
+  servers.push(server);
+  held.push(() => busy?.end());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { api: `${origin}/api`, origin, received, release: () => busy?.end('ok') };
+}
+
+describe('a message with an enforced nonce: no request of it leaves after Discord may have forgotten its nonce', () => {
+  it('refuses a request that passed the check but waited for a connection of the shared pool past the window: Discord never receives it', async () => {
+    const clock = { t: 0 };
+    const discord = await discordHoldingAnUpload(clock);
+    const agent = discordAgent(1);
+    agents.push(agent);
+    const rest = new REST({ api: discord.api, timeout: 600_000, makeRequest: withPostsSentOnce(makeRequestWithEncodedForms), agent: agent as never }).setToken('t');
+    // An upload holds the pool's one connection (32 in the bot, shared with every upload).
+    const upload = request(`${discord.origin}/busy`, { dispatcher: agent, method: 'POST', body: 'x' });
+    await vi.waitFor(() => expect(discord.received.map((r) => r.path)).toEqual(['/busy']));
+    // A send again of a message first sent at t=0 (Discord may have made it): within the window at 119 s.
+    clock.t = 119_000;
+    const window = new NonceWindow({ sentMsAgo: clock.t, now: () => clock.t });
+    const post = postWithNonce(rest, '1', { body: { content: 'x' } }, window);
+    await vi.waitFor(() => expect(Object.values(agent.stats).map((s) => (s as { pending?: number }).pending)).toEqual([1]));
+    // The connection is free 56 s later: past the window, the waiting request is not written.
+    clock.t = 175_000;
+    discord.release();
+    await (await upload).body.text();
+    await expect(post).rejects.toMatchObject({ code: 'nonce_window_over', mayHaveMade: true });
+    expect(discord.received.map((r) => r.path)).toEqual(['/busy']);
+  });
+
+  it('sends a request that reaches a connection within the window, and counts the window from when the first was written', async () => {
+    const clock = { t: 0 };
+    const discord = await discordHoldingAnUpload(clock);
+    const agent = discordAgent(1);
+    agents.push(agent);
+    const rest = new REST({ api: discord.api, timeout: 600_000, makeRequest: withPostsSentOnce(makeRequestWithEncodedForms), agent: agent as never }).setToken('t');
+    const upload = request(`${discord.origin}/busy`, { dispatcher: agent, method: 'POST', body: 'x' });
+    await vi.waitFor(() => expect(discord.received.map((r) => r.path)).toEqual(['/busy']));
+    const window = new NonceWindow({ now: () => clock.t });
+    const post = postWithNonce(rest, '1', { body: { content: 'x' } }, window);
+    await vi.waitFor(() => expect(Object.values(agent.stats).map((s) => (s as { pending?: number }).pending)).toEqual([1]));
+    // It waited 100 s for the connection: its window starts as it is written, not as it was handed to the pool.
+    clock.t = 100_000;
+    discord.release();
+    await (await upload).body.text();
+    await expect(post).resolves.toMatchObject({ id: '1' });
+    expect(discord.received).toEqual([{ path: '/busy', at: 0 }, { path: '/api/v10/channels/1/messages', at: 100_000 }]);
+    clock.t = 100_000 + DISCORD_LIMITS.nonceKeptMs - 1;
+    expect(window.open).toBe(true);
+  });
+});
