@@ -167,7 +167,9 @@ type DispatchHandler = { onConnect?: (abort: (reason?: Error) => void, context?:
 /**
  * `dispatcher` (the connection pool a request goes out over; undici's global one if none), with `check.leaving` called
  * right before the request is written to a connection — undici calls a request's `onConnect` then, after any wait for a
- * free connection — and the request aborted unwritten when it throws. Either undici of this process (ours, @discordjs/rest's)
+ * free connection — and the request aborted unwritten when it throws. The request's own `onConnect` is called first: a
+ * request it aborts there (given up on while it waited, such as by its timeout) is not written, and is not counted as
+ * leaving. Either undici of this process (ours, @discordjs/rest's)
  * calls a handler of this form.
  */
 function checkedAsWritten(dispatcher: Dispatcher | undefined, check: WriteCheck): Dispatcher {
@@ -177,13 +179,19 @@ function checkedAsWritten(dispatcher: Dispatcher | undefined, check: WriteCheck)
       get(h, key) {
         if (key === 'onConnect') {
           return (abort: (reason?: Error) => void, context?: unknown) => {
+            // The request's own handler goes first: one given up on while it waited (its timeout fired in the pool's
+            // queue) aborts here, unwritten, and so did not leave.
+            let aborted = false;
+            h.onConnect?.((reason?: Error) => {
+              aborted = true;
+              abort(reason);
+            }, context);
+            if (aborted) return;
             try {
               check.leaving();
             } catch (error) {
               abort(error as Error);
-              return;
             }
-            h.onConnect?.(abort, context);
           };
         }
         const value = Reflect.get(h, key) as unknown;

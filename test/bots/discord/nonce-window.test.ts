@@ -85,4 +85,34 @@ describe('a message with an enforced nonce: no request of it leaves after Discor
     clock.t = 100_000 + DISCORD_LIMITS.nonceKeptMs - 1;
     expect(window.open).toBe(true);
   });
+
+  it('does not count as sent a request its REST timeout gave up on while it waited for a connection: Discord never receives it, and a next try with a new nonce is delivered once', async () => {
+    const clock = { t: 0 };
+    const discord = await discordHoldingAnUpload(clock);
+    const agent = discordAgent(1);
+    agents.push(agent);
+    const signals: AbortSignal[] = [];
+    const makeRequest: typeof makeRequestWithEncodedForms = (url, init) => {
+      if (init.signal) signals.push(init.signal as AbortSignal);
+      return makeRequestWithEncodedForms(url, init);
+    };
+    const rest = new REST({ api: discord.api, timeout: 100, retries: 0, makeRequest: withPostsSentOnce(makeRequest), agent: agent as never }).setToken('t');
+    const upload = request(`${discord.origin}/busy`, { dispatcher: agent, method: 'POST', body: 'x' });
+    await vi.waitFor(() => expect(discord.received.map((r) => r.path)).toEqual(['/busy']));
+    const window = new NonceWindow({ now: () => clock.t });
+    const post = postWithNonce(rest, '1', { body: { content: 'x' } }, window);
+    await vi.waitFor(() => expect(Object.values(agent.stats).map((s) => (s as { pending?: number }).pending)).toEqual([1]));
+    // The REST client's timeout gives up on the request while it waits behind the upload.
+    await vi.waitFor(() => expect(signals[0]?.aborted).toBe(true));
+    discord.release();
+    await (await upload).body.text();
+    await expect(post).rejects.toMatchObject({ name: 'AbortError' });
+    expect(discord.received.map((r) => r.path)).toEqual(['/busy']);
+    expect(window.mayHaveMade).toBe(false);
+    // Its window never started: nothing of the nonce was written.
+    clock.t = 200_000;
+    expect(window.open).toBe(true);
+    await expect(postWithNonce(rest, '1', { body: { content: 'x' } }, new NonceWindow({ now: () => clock.t }))).resolves.toMatchObject({ id: '1' });
+    expect(discord.received.map((r) => r.path)).toEqual(['/busy', '/api/v10/channels/1/messages']);
+  });
 });
