@@ -6,6 +6,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
+import { toNodeError } from '../../nodes/nodes/PictorImage/node-errors.js';
+import { PictorClient } from '../../src/client/PictorClient.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { BACKGROUNDS, DEFAULTS, GenerationRequestSchema, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
 import { ERROR_CODES, INTERNAL_ERROR_CODE, OUTPUT_NOT_WRITTEN_CODE } from '../../src/core/errors.js';
@@ -332,6 +334,20 @@ describe('retries of the Pictor Image node', () => {
     } finally {
       await service.close();
     }
+  });
+});
+
+describe('the hint of a failure the client stopped retrying before Max Retries ran out', () => {
+  // The node has no timeout of its own; the client's error is the node's input here. A 500 names no wait, so the first
+  // retry's wait is the client's own backoff (375–500 ms), longer than a 300 ms timeout: it stops at once.
+  it('does not blame the service for a wait the client chose', async () => {
+    emulator.injectFault('server_error', { count: 3 });
+    const error = await new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 2, timeoutMs: 300 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
+    const nodeError = toNodeError({ name: 'Pictor Image', type: 'pictorImage', typeVersion: 1, position: [0, 0], parameters: {}, id: '1' }, error, 0, [], 2);
+    expect(nodeError.context).toMatchObject({ code: 'server_error' });
+    expect(nodeError.description).toBe(
+      'The service failed, and named no wait; the wait before sending it again was longer than the time left of the request, so it was not sent again though Max Retries is 2. Try again later.',
+    );
   });
 });
 
