@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import ts from 'typescript';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
@@ -602,16 +603,54 @@ describe('the codes of a failed item of the Pictor Image node', () => {
     const typeCodes: Record<string, readonly string[]> = { BudgetCode: accountCaps };
     const src = join(import.meta.dirname, '..', '..', 'src');
     const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts') && !/^(cli|emulator)[/\\]/.test(file));
-    const declared = files.flatMap((file) =>
-      [...readFileSync(join(src, file), 'utf8').matchAll(/extends PictorError<(.+?)> \{/g)].flatMap(([, type]) => {
-        const literals = [...type!.matchAll(/'([^']+)'/g)].map((match) => match[1]!);
-        return literals.length > 0 ? literals : (typeCodes[type!] ?? [`${file}: ${type}`]);
-      }),
-    );
+    const declared = files.flatMap((file) => errorClassCodes(file, readFileSync(join(src, file), 'utf8'), typeCodes));
     expect(declared.length).toBeGreaterThan(0);
     expect(declared.filter((code) => !known.has(code))).toEqual([]);
   });
+
+  // However the code is written after `PictorError<`, the scan above reads it or fails naming it: a code cannot slip past.
+  it.each([
+    ['an extends on one line', "class A extends PictorError<'a_code'> {}", ['a_code']],
+    ['no space before the brace', "class A extends PictorError<'a_code'>{}", ['a_code']],
+    ['a union over several lines', "class A extends PictorError<\n  | 'a_code'\n  | 'b_code'\n> {}", ['a_code', 'b_code']],
+    ['a type the scan knows', 'class A extends PictorError<BudgetCode> {}', ['budget_code']],
+    ['a type the scan does not know', 'class A extends PictorError<OtherCode> {}', ['a.ts: PictorError<OtherCode>']],
+    ['an implements', "class A implements PictorError<'a_code'> {}", ['a_code']],
+    ['a mention it cannot read', "// see PictorError<'a_code'>\nclass A {}", ['a.ts: a PictorError< the scan cannot read']],
+  ])('reads the code of %s', (_, text, codes) => {
+    expect(errorClassCodes('a.ts', text, { BudgetCode: ['budget_code'] })).toEqual(codes);
+  });
 });
+
+/**
+ * The codes `text` gives `PictorError` as its type argument (a string literal or a union of them, or a type named in
+ * `typeCodes`), each in order; one it cannot read is `<file>: <what>`, so a test fails naming it.
+ */
+function errorClassCodes(file: string, text: string, typeCodes: Record<string, readonly string[]>): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const codes: string[] = [];
+  let read = 0;
+  const visit = (node: ts.Node) => {
+    const name = ts.isExpressionWithTypeArguments(node) ? node.expression : ts.isTypeReferenceNode(node) ? node.typeName : undefined;
+    if (name?.getText(source) === 'PictorError' && (node as ts.ExpressionWithTypeArguments | ts.TypeReferenceNode).typeArguments?.length) {
+      read++;
+      const [argument] = (node as ts.ExpressionWithTypeArguments | ts.TypeReferenceNode).typeArguments!;
+      const parts = ts.isUnionTypeNode(argument!) ? argument.types : [argument!];
+      const literals = parts.map((part) => (ts.isLiteralTypeNode(part) && ts.isStringLiteral(part.literal) ? part.literal.text : undefined));
+      const named = ts.isTypeReferenceNode(argument!) ? typeCodes[argument.typeName.getText(source)] : undefined;
+      if (literals.every((literal) => literal !== undefined)) codes.push(...(literals as string[]));
+      else if (named) codes.push(...named);
+      else codes.push(`${file}: ${node.getText(source)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  // Every `PictorError<` of the text (but the class's own declaration) must be one read above: one in a comment, a
+  // string or a form the walk does not know fails too.
+  const written = [...text.matchAll(/\bPictorError\s*</g)].length - [...text.matchAll(/\bclass\s+PictorError\s*</g)].length;
+  if (written !== read) codes.push(`${file}: a PictorError< the scan cannot read`);
+  return codes;
+}
 
 describe('throttling of the Pictor Image node', () => {
   it('shares one limiter per credential and limits across executions', async () => {
