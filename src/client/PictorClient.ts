@@ -400,12 +400,19 @@ export class PictorClient {
         stopTotalTimer();
         throw error;
       }
-      const delayMs = (error instanceof RateLimitError || error.code === 'server_error' ? retryAfterOf(error) : undefined) ?? backoffDelay(attempt);
+      const askedMs = error instanceof RateLimitError || error.code === 'server_error' ? retryAfterOf(error) : undefined;
+      const delayMs = askedMs ?? backoffDelay(attempt);
       const leftMs = deadline - Date.now();
       if (delayMs > leftMs) {
-        // Waiting would outlast the request's timeout: say so now rather than sleep into a timeout.
+        // Waiting would outlast the request's timeout: say so now rather than sleep into a timeout, and whose wait it
+        // was: the service's (its retry-after) or, when it named none, the client's own backoff.
         stopTotalTimer();
-        error.message = `${error.message}; the service asked to wait ${describeDuration(delayMs)} before trying again, longer than the ${describeTimeLeft(leftMs)} left of the request's timeout`;
+        const left = `longer than the ${describeTimeLeft(leftMs)} left of the request's timeout`;
+        error.message =
+          askedMs !== undefined
+            ? `${error.message}; the service asked to wait ${describeDuration(delayMs)} before trying again, ${left}`
+            : `${error.message}; ${error instanceof APIError ? 'the service named no wait, and ' : ''}the client's own wait before trying again, ${describeDuration(delayMs)}, is ${left}`;
+        if (error instanceof APIError) error.stoppedFor = askedMs !== undefined ? 'service_wait' : 'backoff';
         throw error;
       }
       this.#logger.warn({ attempt: attempt + 1, delayMs, code: error.code }, 'retrying image request');

@@ -163,10 +163,17 @@ export class APIError extends PictorError {
   readonly param: string | undefined;
   /**
    * How many times the client sent the request whose answer this is, when the client gave up on it: with retries, it
-   * may be fewer than Max Retries allows (the service asked to wait longer than the request's time left). Undefined
+   * may be fewer than Max Retries allows (the wait before the next attempt was longer than the request's time left:
+   * `stoppedFor` says whose wait it was). Undefined
    * for an error event inside a stream, which is never retried.
    */
   attempts: number | undefined;
+  /**
+   * Why the client stopped before its retries ran out, when it did: the wait before the next attempt was longer than
+   * the request's time left, and that wait was the one the service asked for (`service_wait`: its `retry-after`) or
+   * the client's own backoff, the service having named none (`backoff`). Undefined when it did not stop early.
+   */
+  stoppedFor: 'service_wait' | 'backoff' | undefined;
 
   constructor(code: PictorErrorCode, message: string, details: APIErrorDetails) {
     super(code, message, { cause: details.cause });

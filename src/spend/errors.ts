@@ -4,12 +4,6 @@ import type { FileLockBusyError } from './file-lock.js';
 import { BUDGETS, leftOf } from './rules.js';
 import { BREAKER_CODE, USER_PACE_CODES, type BudgetCode, type SpendRefusal, type SpendRefusalCode } from './types.js';
 
-/**
- * The codes of the spend ledger's own errors below (not a cap's refusal), so a surface that keeps a ledger (the CLI,
- * the n8n node) can list every code it may report from here. A new error class here names its code in this list too.
- */
-export const LEDGER_ERROR_CODES = ['ledger_unreadable', 'ledger_busy', 'quota_store_closed'] as const;
-
 export const isBudgetCode = (code: string): code is BudgetCode => BUDGETS.some((b) => b.code === code);
 
 /** Whether `code` is a refusal of the spend guard: a cap's, a user's pace, or the breaker's. */

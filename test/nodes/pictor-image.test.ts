@@ -3,13 +3,15 @@ import { createServer, type Server } from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import ts from 'typescript';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PictorImage } from '../../nodes/nodes/PictorImage/PictorImage.node.js';
 import { limiterFor, throttleId } from '../../nodes/nodes/PictorImage/limiter-registry.js';
+import { toNodeError } from '../../nodes/nodes/PictorImage/node-errors.js';
+import { PictorClient } from '../../src/client/PictorClient.js';
 import { createEmulator, DEV_API_KEY, type Emulator, type EmulatorServer } from '../../src/emulator/index.js';
 import { BACKGROUNDS, DEFAULTS, GenerationRequestSchema, LIMITS, MODELS, MODERATIONS, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../src/spec/index.js';
 import { ERROR_CODES, INTERNAL_ERROR_CODE, OUTPUT_NOT_WRITTEN_CODE } from '../../src/core/errors.js';
-import { LEDGER_ERROR_CODES } from '../../src/spend/errors.js';
 import { BUDGETS } from '../../src/spend/rules.js';
 import { startCountingProxy } from './counting-proxy.js';
 import { createHarness, itemWithFiles, type HarnessOptions } from './execute-harness.js';
@@ -335,6 +337,20 @@ describe('retries of the Pictor Image node', () => {
   });
 });
 
+describe('the hint of a failure the client stopped retrying before Max Retries ran out', () => {
+  // The node has no timeout of its own; the client's error is the node's input here. A 500 names no wait, so the first
+  // retry's wait is the client's own backoff (375–500 ms), longer than a 300 ms timeout: it stops at once.
+  it('does not blame the service for a wait the client chose', async () => {
+    emulator.injectFault('server_error', { count: 3 });
+    const error = await new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 2, timeoutMs: 300 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
+    const nodeError = toNodeError({ name: 'Pictor Image', type: 'pictorImage', typeVersion: 1, position: [0, 0], parameters: {}, id: '1' }, error, 0, [], 2);
+    expect(nodeError.context).toMatchObject({ code: 'server_error' });
+    expect(nodeError.description).toBe(
+      'The service failed, and named no wait; the wait before sending it again was longer than the time left of the request, so it was not sent again though Max Retries is 2. Try again later.',
+    );
+  });
+});
+
 describe('editing with the Pictor Image node', () => {
   it('sends the images of the named binary fields, in order, as image[] parts of their real type', async () => {
     const item = itemWithFiles({
@@ -558,15 +574,9 @@ describe('the codes of a failed item of the Pictor Image node', () => {
   });
 
   it('lists in nodes/README.md every code a failed item can have, and no other', () => {
-    // The node keeps any project error's own code (errorCodeOf): every code of the core's error tree, the account caps',
-    // the ledger's errors, and the node's own.
-    const canHave = new Set<string>([
-      ...ERROR_CODES,
-      ...BUDGETS.filter((budget) => budget.owner === 'account').map((budget) => budget.code),
-      ...LEDGER_ERROR_CODES,
-      INTERNAL_ERROR_CODE,
-      OUTPUT_NOT_WRITTEN_CODE,
-    ]);
+    // The node keeps any project error's own code (errorCodeOf): every code of the core's error tree, those the core's
+    // error classes declare (the account caps', the ledger's), and the node's own.
+    const canHave = new Set<string>([...ERROR_CODES, ...coreErrorClassCodes(), INTERNAL_ERROR_CODE, OUTPUT_NOT_WRITTEN_CODE]);
     // Each entry's code is its leading token: what the brackets after it name is not one.
     let row = readFileSync(join(import.meta.dirname, '..', '..', 'nodes', 'README.md'), 'utf8')
       .split('\n')
@@ -577,25 +587,67 @@ describe('the codes of a failed item of the Pictor Image node', () => {
     expect([...new Set(listed)].sort()).toEqual([...canHave].sort());
   });
 
-  it('knows the code of every error class of the core the node runs', () => {
-    // The core's errors the node can meet (not the CLI's, nor the emulator's, which its server answers with): a class
-    // with a code of its own must have it in a list above, or the README test cannot see it.
-    // A cap's error names its cap; the node has only the account's caps.
-    const accountCaps = BUDGETS.filter((budget) => budget.owner === 'account').map((budget) => budget.code);
-    const known = new Set<string>([...ERROR_CODES, ...LEDGER_ERROR_CODES, ...accountCaps]);
-    const typeCodes: Record<string, readonly string[]> = { BudgetCode: accountCaps };
-    const src = join(import.meta.dirname, '..', '..', 'src');
-    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts') && !/^(cli|emulator)[/\\]/.test(file));
-    const declared = files.flatMap((file) =>
-      [...readFileSync(join(src, file), 'utf8').matchAll(/extends PictorError<(.+?)> \{/g)].flatMap(([, type]) => {
-        const literals = [...type!.matchAll(/'([^']+)'/g)].map((match) => match[1]!);
-        return literals.length > 0 ? literals : (typeCodes[type!] ?? [`${file}: ${type}`]);
-      }),
-    );
-    expect(declared.length).toBeGreaterThan(0);
-    expect(declared.filter((code) => !known.has(code))).toEqual([]);
+  it('reads the code of every error class of the core the node runs', () => {
+    // The README test above takes its codes from these classes: one whose code the scan cannot read fails here, naming it.
+    const codes = coreErrorClassCodes();
+    expect(codes).toEqual(expect.arrayContaining(['ledger_busy', 'budget_account_daily']));
+    expect(codes.filter((code) => !/^[a-z][a-z0-9_]*$/.test(code))).toEqual([]);
+  });
+
+  // However the code is written after `PictorError<`, the scan above reads it or fails naming it: a code cannot slip past.
+  it.each([
+    ['an extends on one line', "class A extends PictorError<'a_code'> {}", ['a_code']],
+    ['no space before the brace', "class A extends PictorError<'a_code'>{}", ['a_code']],
+    ['a union over several lines', "class A extends PictorError<\n  | 'a_code'\n  | 'b_code'\n> {}", ['a_code', 'b_code']],
+    ['a type the scan knows', 'class A extends PictorError<BudgetCode> {}', ['budget_code']],
+    ['a type the scan does not know', 'class A extends PictorError<OtherCode> {}', ['a.ts: PictorError<OtherCode>']],
+    ['an implements', "class A implements PictorError<'a_code'> {}", ['a_code']],
+    ['a mention it cannot read', "// see PictorError<'a_code'>\nclass A {}", ['a.ts: a PictorError< the scan cannot read']],
+  ])('reads the code of %s', (_, text, codes) => {
+    expect(errorClassCodes('a.ts', text, { BudgetCode: ['budget_code'] })).toEqual(codes);
   });
 });
+
+/**
+ * The codes the core's error classes the node can meet declare (not the CLI's, nor the emulator's, which its server
+ * answers with): the one place those codes are written. A cap's error names its cap; the node has only the account's.
+ */
+function coreErrorClassCodes(): string[] {
+  const accountCaps = BUDGETS.filter((budget) => budget.owner === 'account').map((budget) => budget.code);
+  const src = join(import.meta.dirname, '..', '..', 'src');
+  const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts') && !/^(cli|emulator)[/\\]/.test(file));
+  return files.flatMap((file) => errorClassCodes(file, readFileSync(join(src, file), 'utf8'), { BudgetCode: accountCaps }));
+}
+
+/**
+ * The codes `text` gives `PictorError` as its type argument (a string literal or a union of them, or a type named in
+ * `typeCodes`), each in order; one it cannot read is `<file>: <what>`, so a test fails naming it.
+ */
+function errorClassCodes(file: string, text: string, typeCodes: Record<string, readonly string[]>): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const codes: string[] = [];
+  let read = 0;
+  const visit = (node: ts.Node) => {
+    const name = ts.isExpressionWithTypeArguments(node) ? node.expression : ts.isTypeReferenceNode(node) ? node.typeName : undefined;
+    if (name?.getText(source) === 'PictorError' && (node as ts.ExpressionWithTypeArguments | ts.TypeReferenceNode).typeArguments?.length) {
+      read++;
+      const [argument] = (node as ts.ExpressionWithTypeArguments | ts.TypeReferenceNode).typeArguments!;
+      const parts = ts.isUnionTypeNode(argument!) ? argument.types : [argument!];
+      const literals = parts.map((part) => (ts.isLiteralTypeNode(part) && ts.isStringLiteral(part.literal) ? part.literal.text : undefined));
+      const named = ts.isTypeReferenceNode(argument!) ? typeCodes[argument.typeName.getText(source)] : undefined;
+      if (literals.every((literal) => literal !== undefined)) codes.push(...(literals as string[]));
+      else if (named) codes.push(...named);
+      else codes.push(`${file}: ${node.getText(source)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  // Every `PictorError<` of the text (but the class's own declaration) must be one read above: one in a comment, a
+  // string or a form the walk does not know fails too.
+  const written = [...text.matchAll(/\bPictorError\s*</g)].length - [...text.matchAll(/\bclass\s+PictorError\s*</g)].length;
+  if (written !== read) codes.push(`${file}: a PictorError< the scan cannot read`);
+  return codes;
+}
 
 describe('throttling of the Pictor Image node', () => {
   it('shares one limiter per credential and limits across executions', async () => {

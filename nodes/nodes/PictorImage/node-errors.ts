@@ -27,26 +27,30 @@ const HINTS: Partial<Record<PictorErrorCode, string>> = {
 
 /**
  * What to tell the user of a failure the node sends again (an answer with an HTTP status), by how many times the
- * client sent it (`attempts`) and the item's Max Retries: fewer sends than Max Retries allows means the service asked
- * to wait longer than the time left of the request (the message says how long).
+ * client sent it (`attempts`), the item's Max Retries, and why the client stopped before Max Retries ran out when it
+ * did (`stoppedFor`): the wait before the next send was longer than the time left of the request, and that wait was
+ * either the one the service asked for or, when it named none, the client's own backoff (the message says how long).
  */
-function retriedHint(code: PictorErrorCode, attempts: number | undefined, maxRetries: number | undefined): string | undefined {
+function retriedHint(error: APIError, maxRetries: number | undefined): string | undefined {
+  const { code, attempts, stoppedFor } = error;
   if (maxRetries === undefined || attempts === undefined) return HINTS[code];
-  const stoppedEarly = attempts <= maxRetries;
+  const times = attempts > 1 ? ` ${attempts} times in a row` : '';
+  const stopped =
+    stoppedFor === 'service_wait'
+      ? `asked to wait longer than the time left of the request, so it was not sent again though Max Retries is ${maxRetries}`
+      : stoppedFor === 'backoff'
+        ? `named no wait; the wait before sending it again was longer than the time left of the request, so it was not sent again though Max Retries is ${maxRetries}`
+        : undefined;
   if (code === 'server_error') {
     if (maxRetries === 0) return 'The service failed, and Max Retries is 0, so it was not sent again. Try again later, or raise Max Retries.';
-    if (stoppedEarly) {
-      return `The service failed${attempts > 1 ? ` ${attempts} times in a row` : ''}, and asked to wait longer than the time left of the request, so it was not sent again though Max Retries is ${maxRetries}. Try again later.`;
-    }
+    if (stopped) return `The service failed${times}, and ${stopped}. Try again later.`;
     return `The service failed ${attempts} times in a row (Max Retries is ${maxRetries}). Try again later.`;
   }
   if (code === 'rate_limited') {
     if (maxRetries === 0) {
       return 'The service answered "rate limit exceeded", and Max Retries is 0, so it was not sent again. Set Images per Minute to your account limit, or raise Max Retries.';
     }
-    if (stoppedEarly) {
-      return `The service answered "rate limit exceeded"${attempts > 1 ? ` ${attempts} times in a row` : ''}, and asked to wait longer than the time left of the request, so it was not sent again though Max Retries is ${maxRetries}. Set Images per Minute to your account limit.`;
-    }
+    if (stopped) return `The service answered "rate limit exceeded"${times}, and ${stopped}. Set Images per Minute to your account limit.`;
   }
   return HINTS[code];
 }
@@ -108,7 +112,7 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     const nodeError = new NodeApiError(node, response, {
       itemIndex,
       message: error.message,
-      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : retriedHint(error.code, error.attempts, maxRetries)) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
+      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : retriedHint(error, maxRetries)) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
       ...(error.status !== undefined ? { httpCode: String(error.status) } : {}),
     });
     // The field the service named (its `param`) is the item's `field`, as for bad input the node caught itself.
