@@ -222,7 +222,9 @@ describe.skipIf(redis.skipReason)(`executions of two n8n processes sharing one R
   async function keyNames(prefix: string): Promise<{ account: string[]; emulator: string[] }> {
     const redisClient = await connectRedis(url);
     try {
-      const names = [...(await redisClient.keys(`${prefix}:*`)), ...(await redisClient.keys(`b_${prefix}:*`))].sort();
+      // The ledger's look through its usage stream marks where it got to (`usage:looked`) in the background, whenever it
+      // ends: not a key a job writes, so left out of what each job is checked to have written.
+      const names = [...(await redisClient.keys(`${prefix}:*`)), ...(await redisClient.keys(`b_${prefix}:*`))].filter((name) => !name.endsWith(':quota:usage:looked')).sort();
       const ofEmulator = (name: string) => name.startsWith(`${prefix}:emulator:`) || name.startsWith(`b_${prefix}:emulator:`);
       return { account: names.filter((name) => !ofEmulator(name)), emulator: names.filter(ofEmulator) };
     } finally {

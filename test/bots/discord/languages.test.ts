@@ -33,7 +33,7 @@ describe('a member’s language on Discord', () => {
     const job = h.discord.slashCommand('imagine', { prompt: 'ein Fuchs', quality: 'low' }, de);
     const done = await h.finalReply(job);
     expect(done.flags & EPHEMERAL).toBe(0);
-    expect(done.content).toMatch(/1024x1024 · low · png · 0,0\d{3}\s\$ · (\d+\sms|\d+,\d\sSek\.)/);
+    expect(done.content).toMatch(/1024x1024 · low · png · 0,0\d{3}\s\$ · (\d+\sms|\d+(,\d)?\sSek\.)/);
     expect(buttonsOf(done).map((b) => b.label)).toEqual(['Neu erstellen', 'Bearbeiten', 'Löschen']);
 
     const settings = await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { ...de, permissions: MANAGE_SERVER }));
@@ -78,7 +78,7 @@ describe('a member’s language on Discord', () => {
     expect(tooDear.content).toMatch(/^✋ このジョブは最大 \$0\.\d{3} かかる可能性があり、あなたの1日の予算 \$0\.0500 の残り \$0\.0500 を超えます（使用済み \$0\.00）。/);
 
     const done = await h.finalReply(h.discord.slashCommand('imagine', { prompt: '狐', quality: 'low' }, ja));
-    expect(done.content).toMatch(/1024x1024 · low · png · \$0\.0\d{3} · (\d+\sms|\d+\.\d 秒)/);
+    expect(done.content).toMatch(/1024x1024 · low · png · \$0\.0\d{3} · (\d+\sms|\d+(\.\d)? 秒)/);
     expect(buttonsOf(done).map((b) => b.label)).toEqual(['再生成', '編集', '削除']);
 
     const settings = await answerOf(h, h.discord.slashCommand('imagine-admin settings', {}, { ...ja, permissions: MANAGE_SERVER }));

@@ -50,8 +50,8 @@ describe('a member’s language on Slack (users.info with include_locale)', () =
 
     await fake.command({ command: '/imagine', text: 'ein Fuchs --quality low', user: ADMIN_DE, channel: 'C0DE' });
     const job = await ended(fake, 'C0DE', /^:white_check_mark: Fertig · /);
-    expect(job.text).toMatch(/^Pictor: fertig \(1024x1024 · low · png · 0,0\d{3}\s\$ · (\d+\sms|\d+,\d\sSek\.)\)$/);
-    expect(statusOf(job)).toMatch(/^:white_check_mark: Fertig · 1024x1024 · low · png · 0,0\d{3}\s\$ · (\d+\sms|\d+,\d\sSek\.) · das Bild ist unten gepostet, mit Neu erstellen, Bearbeiten und Löschen$/);
+    expect(job.text).toMatch(/^Pictor: fertig \(1024x1024 · low · png · 0,0\d{3}\s\$ · (\d+\sms|\d+(,\d)?\sSek\.)\)$/);
+    expect(statusOf(job)).toMatch(/^:white_check_mark: Fertig · 1024x1024 · low · png · 0,0\d{3}\s\$ · (\d+\sms|\d+(,\d)?\sSek\.) · das Bild ist unten gepostet, mit Neu erstellen, Bearbeiten und Löschen$/);
     const header = (job.blocks![0] as { text: { text: string } }).text.text;
     expect(header).toBe(`<@${ADMIN_DE}> wünscht sich: “ein Fuchs”  \`--quality low\``);
     const caption = await fake.waitFor(() => imageShares(fake, 'C0DE')[0], 'the images');
@@ -82,7 +82,7 @@ describe('a member’s language on Slack (users.info with include_locale)', () =
 
     await fake.command({ command: '/imagine', text: '狐 --quality low', user: ADMIN_JA, channel: 'C0JA' });
     const job = await ended(fake, 'C0JA', /^:white_check_mark: 完了 · /);
-    expect(statusOf(job)).toMatch(/^:white_check_mark: 完了 · 1024x1024 · low · png · \$0\.0\d{3} · (\d+\sms|\d+\.\d 秒) · 画像は下に投稿しました（「再生成」「編集」「削除」付き）$/);
+    expect(statusOf(job)).toMatch(/^:white_check_mark: 完了 · 1024x1024 · low · png · \$0\.0\d{3} · (\d+\sms|\d+(\.\d)? 秒) · 画像は下に投稿しました（「再生成」「編集」「削除」付き）$/);
     const actions = await fake.waitFor(() => actionMessages(fake, 'C0JA')[0], 'the buttons');
     expect(buttonsOf(actions).map((b) => b.text)).toEqual(['再生成', '編集', '削除']);
     const settings = await privately(fake, 'admin settings', ADMIN_JA);
