@@ -339,10 +339,10 @@ describe('retries of the Pictor Image node', () => {
 
 describe('the hint of a failure the client stopped retrying before Max Retries ran out', () => {
   // The node has no timeout of its own; the client's error is the node's input here. A 500 names no wait, so the first
-  // retry's wait is the client's own backoff (375–500 ms), longer than a 300 ms timeout: it stops at once.
+  // retry's wait is the client's own backoff (375–500 ms), longer than a 370 ms timeout: it stops at once.
   it('does not blame the service for a wait the client chose', async () => {
     emulator.injectFault('server_error', { count: 3 });
-    const error = await new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 2, timeoutMs: 300 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
+    const error = await new PictorClient({ baseURL: server.url, apiKey: DEV_API_KEY, maxRetries: 2, timeoutMs: 370 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
     const nodeError = toNodeError({ name: 'Pictor Image', type: 'pictorImage', typeVersion: 1, position: [0, 0], parameters: {}, id: '1' }, error, 0, [], 2);
     expect(nodeError.context).toMatchObject({ code: 'server_error' });
     expect(nodeError.description).toBe(
@@ -594,15 +594,16 @@ describe('the codes of a failed item of the Pictor Image node', () => {
     expect(codes.filter((code) => !/^[a-z][a-z0-9_]*$/.test(code))).toEqual([]);
   });
 
-  // However the code is written after `PictorError<`, the scan above reads it or fails naming it: a code cannot slip past.
+  // However a class's code is written after `extends PictorError<`, the scan above reads it or fails naming it: a code cannot slip past.
   it.each([
     ['an extends on one line', "class A extends PictorError<'a_code'> {}", ['a_code']],
     ['no space before the brace', "class A extends PictorError<'a_code'>{}", ['a_code']],
     ['a union over several lines', "class A extends PictorError<\n  | 'a_code'\n  | 'b_code'\n> {}", ['a_code', 'b_code']],
     ['a type the scan knows', 'class A extends PictorError<BudgetCode> {}', ['budget_code']],
     ['a type the scan does not know', 'class A extends PictorError<OtherCode> {}', ['a.ts: PictorError<OtherCode>']],
-    ['an implements', "class A implements PictorError<'a_code'> {}", ['a_code']],
-    ['a mention it cannot read', "// see PictorError<'a_code'>\nclass A {}", ['a.ts: a PictorError< the scan cannot read']],
+    ['an extends with an implements', "class A extends PictorError<'a_code'> implements B {}", ['a_code']],
+    ['a type alias and a type guard, which make no class', "type E = PictorError<PictorErrorCode>;\nconst is = (e: unknown): e is PictorError<'a_code'> => true;", []],
+    ['an extends it cannot read', "// class A extends PictorError<'a_code'>\nclass A {}", ['a.ts: an extends PictorError< the scan cannot read']],
   ])('reads the code of %s', (_, text, codes) => {
     expect(errorClassCodes('a.ts', text, { BudgetCode: ['budget_code'] })).toEqual(codes);
   });
@@ -628,10 +629,11 @@ function errorClassCodes(file: string, text: string, typeCodes: Record<string, r
   const codes: string[] = [];
   let read = 0;
   const visit = (node: ts.Node) => {
-    const name = ts.isExpressionWithTypeArguments(node) ? node.expression : ts.isTypeReferenceNode(node) ? node.typeName : undefined;
-    if (name?.getText(source) === 'PictorError' && (node as ts.ExpressionWithTypeArguments | ts.TypeReferenceNode).typeArguments?.length) {
+    // Only a class's `extends PictorError<…>` gives a code: a type alias or a type guard naming `PictorError<…>` does not.
+    const extendsIt = ts.isExpressionWithTypeArguments(node) && ts.isHeritageClause(node.parent) && node.parent.token === ts.SyntaxKind.ExtendsKeyword;
+    if (extendsIt && node.expression.getText(source) === 'PictorError' && node.typeArguments?.length) {
       read++;
-      const [argument] = (node as ts.ExpressionWithTypeArguments | ts.TypeReferenceNode).typeArguments!;
+      const [argument] = node.typeArguments;
       const parts = ts.isUnionTypeNode(argument!) ? argument.types : [argument!];
       const literals = parts.map((part) => (ts.isLiteralTypeNode(part) && ts.isStringLiteral(part.literal) ? part.literal.text : undefined));
       const named = ts.isTypeReferenceNode(argument!) ? typeCodes[argument.typeName.getText(source)] : undefined;
@@ -642,10 +644,9 @@ function errorClassCodes(file: string, text: string, typeCodes: Record<string, r
     ts.forEachChild(node, visit);
   };
   visit(source);
-  // Every `PictorError<` of the text (but the class's own declaration) must be one read above: one in a comment, a
-  // string or a form the walk does not know fails too.
-  const written = [...text.matchAll(/\bPictorError\s*</g)].length - [...text.matchAll(/\bclass\s+PictorError\s*</g)].length;
-  if (written !== read) codes.push(`${file}: a PictorError< the scan cannot read`);
+  // Every `extends PictorError<` of the text must be one read above: one the walk does not know fails, naming its file.
+  const written = [...text.matchAll(/\bextends\s+PictorError\s*</g)].length;
+  if (written !== read) codes.push(`${file}: an extends PictorError< the scan cannot read`);
   return codes;
 }
 
