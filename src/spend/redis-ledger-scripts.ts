@@ -45,9 +45,16 @@ end
 
 -- A record's prompt, kept beside the usage stream (never inside it): in the member's hash \`prompts:<userKey>\` by the
 -- entry's id, indexed by time in \`prompts-at:<userKey>\`. The stream's trim (RedisQuotaStore) drops each with its
--- record; an idle member's keys expire with the retention. Forget deletes the two keys.
+-- record; an idle member's keys expire with the retention. Forget deletes the two keys. Each write also drops up to
+-- 100 of the member's prompts older than the retention (by the entry ids' clock): those whose records something else
+-- dropped (an older version's trim, during a rolling upgrade) go all the same.
 local function keepPrompt(userKey, id, prompt)
   local texts, at = P .. 'prompts:' .. userKey, P .. 'prompts-at:' .. userKey
+  local expired = redis.call('zrangebyscore', at, '-inf', '(' .. (tonumber(string.match(id, '^%d+')) - usageKeepMs), 'LIMIT', 0, 100)
+  if #expired > 0 then
+    redis.call('hdel', texts, unpack(expired))
+    redis.call('zrem', at, unpack(expired))
+  end
   redis.call('hset', texts, id, prompt)
   redis.call('zadd', at, string.match(id, '^%d+'), id)
   redis.call('pexpire', texts, usageKeepMs)

@@ -141,6 +141,22 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect((await client.xrange(usage, '-', '+')).map(([id]) => id)[0]).toBe(recent);
   });
 
+  it('drops a member’s prompts past the retention whose records something else dropped (an older replica’s trim) when it keeps their next one', async () => {
+    const s = await open();
+    const [texts, at] = ['prompts', 'prompts-at'].map((name) => `${s.prefix}:quota:${name}:discord:alice`);
+    // Prompts of 401 days ago (the retention is 400) with no record left in the stream: more than one write drops.
+    const old = Array.from({ length: 150 }, (_, i) => `${Date.now() - 401 * 86_400_000 + i}-0`);
+    for (const id of old) {
+      await client.hset(texts!, id, 'an ORPHANED prompt');
+      await client.zadd(at!, Number.parseInt(id, 10), id);
+    }
+    await settled(s, 'one', 'discord:alice', 'a FIRST prompt');
+    await settled(s, 'two', 'discord:alice', 'a SECOND prompt');
+    const kept = (await client.hvals(texts!)).sort();
+    expect(kept).toEqual(['a FIRST prompt', 'a SECOND prompt']);
+    expect(await client.zcard(at!)).toBe(2);
+  });
+
   it('tells once, and forgets all the same, when Redis refuses to rewrite its append-only file (a managed Redis may)', async () => {
     const server = await startThrowawayRedis('redis-server', 3, ['--appendonly', 'yes', '--rename-command', 'BGREWRITEAOF', '']);
     if (!server) throw new Error('redis-server is needed');
