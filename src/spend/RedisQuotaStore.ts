@@ -241,18 +241,20 @@ export class RedisQuotaStore implements QuotaStore {
 
   /**
    * Erases the member's prompts (`FORGET`: its own keys; the stream only when an older version's entry holds one of
-   * theirs), then has Redis rewrite its append-only file. A look through the stream that fails fails the forget
-   * (`ledger_busy`, retryable) before anything is erased: the script never reads more than the few entries after it.
+   * theirs), then has Redis rewrite its append-only file. The stream is looked through to its end first, so the script
+   * reads at most a batch written since (more, and it changes nothing: looked through again, up to `FORGET_TRIES`). A
+   * look that fails fails the forget (`ledger_busy`, retryable) before anything is erased.
    */
   async forgetPrompts(userKey: string): Promise<void> {
-    // The stream is looked through to its end first, so the script reads only what was written after that.
-    await this.lookThroughOlderEntries().catch((cause: unknown) => {
-      throw Object.assign(
-        new PictorError<'ledger_busy'>('ledger_busy', 'could not look through the usage records before erasing the prompts: nothing was erased; try again in a moment', { cause }),
-        { retryable: true as const },
-      );
-    });
-    const erased = await this.#redis.pictorSpendForget(this.#key(''), userKey);
+    const redis = this.#redis;
+    let erased = -1;
+    for (let tries = 0; erased === -1; tries++) {
+      if (tries === FORGET_TRIES) throw lookFailed(new Error(`more than ${LOOK_THROUGH_BATCH} usage records were written after each of ${tries} looks`));
+      await this.lookThroughOlderEntries().catch((cause: unknown) => {
+        throw lookFailed(cause);
+      });
+      erased = await redis.pictorSpendForget(this.#key(''), userKey, LOOK_THROUGH_BATCH);
+    }
     this.#process.forgetPrompts(userKey);
     if (erased === 1) await this.#rewriteAppendOnlyFile();
   }
@@ -566,6 +568,17 @@ async function redisNow(redis: Redis): Promise<number> {
 
 /** How many usage entries the look-through and the trim read at a time. */
 const LOOK_THROUGH_BATCH = 1000;
+/** How many times a forget looks through the stream before it gives up (each look met more new records than its script reads). */
+const FORGET_TRIES = 3;
+
+/** A forget that could not look through the usage stream first: nothing erased, retryable. */
+function lookFailed(cause: unknown): PictorError<'ledger_busy'> & { retryable: true } {
+  return Object.assign(
+    new PictorError<'ledger_busy'>('ledger_busy', 'could not look through the usage records before erasing the prompts: nothing was erased; try again in a moment', { cause }),
+    { retryable: true as const },
+  );
+}
+
 /** How often a forget's second rewrite asks whether the running one has ended. */
 const REWRITE_POLL_MS = 100;
 

@@ -258,13 +258,38 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     const ids = (await client.xrange(usage, '-', '+')).map(([id]) => id);
     other = (real, prefix) => real(prefix, ids[0], ids[1], 'discord:bob');
 
-    // Its own look reads batches (COUNT); the script, what came after the look's end alone.
+    // Its own look reads batches of 1 000; the script, what came after the look's end alone.
     const seen = await commandsOn(client, usage, () => s.forgetPrompts('discord:alice'));
-    expect(seen.filter((c) => !c.includes(' COUNT '))).toEqual([`xrange ${usage} (${ids[2]} +`]);
+    expect(seen.filter((c) => !c.endsWith(' COUNT 1000'))).toEqual([`xrange ${usage} (${ids[2]} + COUNT 1001`]);
     expect(other).toBeUndefined();
     expect(await client.get(`${usage}:looked`)).toBe(ids[2]);
     expect(await client.smembers(`${usage}:legacy-members`)).toEqual(['discord:bob']);
     expect(await everything(client, s.prefix)).not.toContain('FOX');
+  });
+
+  it('reads at most a bounded tail after the look in its script: a longer one written meanwhile is looked through first', async () => {
+    let burst: (() => Promise<void>) | undefined;
+    const s = await withLookStep(async (real, ...args) => {
+      const answer = await real(...args);
+      // Other processes write many records between this look's last step and the forget's script.
+      const first = burst;
+      burst = undefined;
+      await first?.();
+      return answer;
+    });
+    const usage = `${s.prefix}:quota:usage`;
+    await settled(s, 'fox', 'discord:alice', 'a FOX prompt');
+    await s.lookThroughOlderEntries();
+    burst = async () => {
+      const step = client.pipeline();
+      for (let i = 0; i < 1_500; i++) step.xadd(usage, '*', 'r', legacy(`burst-${i}`, 'discord:dave'));
+      step.xadd(usage, '*', 'r', legacy('old-owl', 'discord:bob', 'an old OWL'));
+      await step.exec();
+    };
+
+    const seen = await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'));
+    expect(seen.filter((c) => c.startsWith(`xrange ${usage} (`) && !c.includes(' COUNT '))).toEqual([]);
+    expect(await everything(client, s.prefix)).not.toContain('OWL');
   });
 
   it('fails a forget retryably (ledger_busy), erasing nothing, when its look through the stream fails: the script never reads the stream whole', async () => {
