@@ -179,7 +179,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         },
         onReservationLost: () => metrics?.reservationLost(),
       });
-      stops.push(() => store.close());
+      stops.push(({ closesBy }) => store.close({ until: closesBy }));
       // What a job or a button needs later, and the chat settings and history: the data folder, or with REDIS_URL the
       // Redis every replica shares (each holds its running jobs by a lease; a replica that dies has them swept by
       // another). What an older version kept elsewhere is moved in once. Closed after the surfaces.

@@ -140,11 +140,22 @@ async function forgetMember(
   await eraseFromEach<string[]>(spaces.historyScopes, (members, key) => !isList(members, key) || members.includes(userKey), (members) => (Array.isArray(members) ? nonEmpty(members.filter((m) => m !== userKey)) : undefined));
   await attempt('ledger', async () => ledger?.forgetPrompts(userKey));
   // What it kept before a switch between the embedded emulator and the real service (PICTOR_BASE_URL).
-  await attempt('other ledger', () =>
-    otherLedgerTurn(async () => {
-      const other = await otherLedger?.();
-      await other?.forgetPrompts(userKey).finally(() => other.close());
-    }),
+  // The member's answer waits for its forget, not for its close (on Redis, a rewrite of the append-only file to ask once
+  // the running one ends); the next forget's turn does.
+  await attempt(
+    'other ledger',
+    () =>
+      new Promise<void>((forgot, failed) => {
+        otherLedgerTurn(async () => {
+          const other = await otherLedger?.();
+          try {
+            await other?.forgetPrompts(userKey);
+            forgot();
+          } finally {
+            await other?.close().catch((error: unknown) => logger.warn({ err: error, userKey }, 'forget could not close the other ledger'));
+          }
+        }).catch(failed);
+      }),
   );
   await attempt('leftovers', () => store.removeLeftovers());
   if (failed.length > 0) throw new AggregateError(failed, `forget erased all it could of ${userKey}, but ${failed.length} part(s) failed (logged)`);

@@ -10,6 +10,7 @@ import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, r
 import { setTimeout as delay } from 'node:timers/promises';
 import { FORGET, LOOKED_THROUGH, MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
+import { PictorError } from '../core/errors.js';
 import { StoreProcess } from './store-process.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
@@ -238,11 +239,22 @@ export class RedisQuotaStore implements QuotaStore {
     return { previousUsd: previous === null || previous === undefined ? undefined : fromNanos(Number(previous)) };
   }
 
-  /** Erases the member's prompts (`FORGET`: its own keys; the stream only when an older version's entry holds one of theirs), then has Redis rewrite its append-only file. */
+  /**
+   * Erases the member's prompts (`FORGET`: its own keys; the stream only when an older version's entry holds one of
+   * theirs), then has Redis rewrite its append-only file. The stream is looked through to its end first, so the script
+   * reads at most a batch written since (more, and it changes nothing: looked through again, up to `FORGET_TRIES`). A
+   * look that fails fails the forget (`ledger_busy`, retryable) before anything is erased.
+   */
   async forgetPrompts(userKey: string): Promise<void> {
-    // The stream is looked through to its end first, so the script reads only what was written after that.
-    await this.lookThroughOlderEntries().catch((error: unknown) => this.#process.onError?.(error));
-    const erased = await this.#redis.pictorSpendForget(this.#key(''), userKey);
+    const redis = this.#redis;
+    let erased = -1;
+    for (let tries = 0; erased === -1; tries++) {
+      if (tries === FORGET_TRIES) throw lookFailed(new Error(`more than ${LOOK_THROUGH_BATCH} usage records were written after each of ${tries} looks`));
+      await this.lookThroughOlderEntries().catch((cause: unknown) => {
+        throw lookFailed(cause);
+      });
+      erased = await redis.pictorSpendForget(this.#key(''), userKey, LOOK_THROUGH_BATCH);
+    }
     this.#process.forgetPrompts(userKey);
     if (erased === 1) await this.#rewriteAppendOnlyFile();
   }
@@ -250,7 +262,9 @@ export class RedisQuotaStore implements QuotaStore {
   /** Told once: Redis refused to rewrite its append-only file (a managed Redis may). */
   #aofRefusalTold = false;
   /** A rewrite to ask once the one running ends (at most one waits: it covers every forget before it is asked). */
-  #rewriteAfterRunning: Promise<void> | undefined;
+  #rewriteAfterRunning: Promise<unknown> | undefined;
+  /** Set when `close` reached its deadline before that rewrite was asked (and told so): it is asked no more. */
+  #rewriteGivenUp = false;
 
   /**
    * An erased prompt stays in Redis's append-only file until Redis rewrites it: asked now, when Redis keeps one. A
@@ -261,8 +275,8 @@ export class RedisQuotaStore implements QuotaStore {
       if (/^aof_enabled:1\b/m.test(await this.#client.info('persistence'))) await this.#client.bgrewriteaof();
     } catch (error) {
       if (error instanceof Error && /already in progress/i.test(error.message)) {
-        this.#rewriteAfterRunning ??= this.#afterRunningRewrite().catch((cause: unknown) =>
-          this.#process.onError?.(new Error('could not ask Redis to rewrite its append-only file again after prompts were erased', { cause })),
+        this.#rewriteAfterRunning ??= this.#afterRunningRewrite().catch(
+          (cause: unknown) => this.#rewriteGivenUp || this.#process.onError?.(new Error('could not ask Redis to rewrite its append-only file again after prompts were erased', { cause })),
         );
         return;
       }
@@ -274,7 +288,11 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Waits until the running rewrite has ended (Redis's `INFO persistence`), then asks for another. */
   async #afterRunningRewrite(): Promise<void> {
-    while (/^aof_rewrite_in_progress:1\b/m.test(await this.#client.info('persistence'))) await delay(REWRITE_POLL_MS);
+    while (/^aof_rewrite_in_progress:1\b/m.test(await this.#client.info('persistence'))) {
+      if (this.#rewriteGivenUp) return;
+      await delay(REWRITE_POLL_MS);
+    }
+    if (this.#rewriteGivenUp) return;
     this.#rewriteAfterRunning = undefined;
     await this.#rewriteAppendOnlyFile();
   }
@@ -287,7 +305,8 @@ export class RedisQuotaStore implements QuotaStore {
    * Looks through the usage entries written since the last look (`usage:looked`) in batches (never one long script),
    * listing the members with a prompt inside one (what a process of an older version writes): their forget rebuilds
    * the stream. `connect` starts it, so does the hourly trim, and every forget waits for it; it resolves when it has
-   * read to the stream's end (or another process has taken over).
+   * read to the stream's end. When another process's look moved the cursor meanwhile, it reads the cursor again and
+   * goes on from there.
    */
   lookThroughOlderEntries(): Promise<void> {
     this.#lookingThrough ??= this.#lookThrough().finally(() => {
@@ -310,7 +329,11 @@ export class RedisQuotaStore implements QuotaStore {
         if (member !== undefined) members.add(member);
       }
       const last = entries.at(-1)![0];
-      if ((await redis.pictorSpendLookedThrough(this.#key(''), looked, last, ...members)) === 0) return;
+      if ((await redis.pictorSpendLookedThrough(this.#key(''), looked, last, ...members)) === 0) {
+        // Another process's look stepped meanwhile: on from where it left the cursor (what it read it listed).
+        looked = (await redis.get(this.#key('usage', 'looked'))) ?? '';
+        continue;
+      }
       if (entries.length < LOOK_THROUGH_BATCH) return;
       looked = last;
     }
@@ -493,13 +516,28 @@ export class RedisQuotaStore implements QuotaStore {
     return [reply, this.#process.reconciled({ released, settledAtEstimate, chargedUsd: fromNanos(nanos) })];
   }
 
-  /** Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it. */
-  async close(): Promise<void> {
+  /**
+   * Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it.
+   * A rewrite to ask again after a forget (one was running) is asked before the connection goes, waiting no later than
+   * `until` (the stop's deadline): past it, it is not asked, and `onError` tells so.
+   */
+  async close(options: { until?: number | undefined } = {}): Promise<void> {
     if (this.#process.closed) return;
     this.#process.close();
     this.#process.held.clear();
-    // A rewrite asked again after a forget is asked before the connection goes; a look through stops after its batch.
-    await Promise.all([this.#rewriteAfterRunning, this.#lookingThrough?.catch(() => undefined)]);
+    // A look through stops after its batch.
+    const ended = Promise.all([this.#rewriteAfterRunning, this.#lookingThrough?.catch(() => undefined)]).then(() => true);
+    const stop = new AbortController();
+    const inTime = options.until === undefined ? await ended : await Promise.race([ended, delay(Math.max(0, options.until - Date.now()), false, { signal: stop.signal })]);
+    stop.abort();
+    if (!inTime && this.#rewriteAfterRunning) {
+      this.#rewriteGivenUp = true;
+      this.#process.onError?.(
+        new Error(
+          'closed before Redis’s running rewrite of its append-only file ended: the rewrite after prompts were erased was not asked, so they may stay in that file until Redis rewrites it itself',
+        ),
+      );
+    }
     if (this.#ownsConnection) await closeRedis(this.#client);
   }
 
@@ -530,6 +568,17 @@ async function redisNow(redis: Redis): Promise<number> {
 
 /** How many usage entries the look-through and the trim read at a time. */
 const LOOK_THROUGH_BATCH = 1000;
+/** How many times a forget looks through the stream before it gives up (each look met more new records than its script reads). */
+const FORGET_TRIES = 3;
+
+/** A forget that could not look through the usage stream first: nothing erased, retryable. */
+function lookFailed(cause: unknown): PictorError<'ledger_busy'> & { retryable: true } {
+  return Object.assign(
+    new PictorError<'ledger_busy'>('ledger_busy', 'could not look through the usage records before erasing the prompts: nothing was erased; try again in a moment', { cause }),
+    { retryable: true as const },
+  );
+}
+
 /** How often a forget's second rewrite asks whether the running one has ended. */
 const REWRITE_POLL_MS = 100;
 

@@ -45,9 +45,16 @@ end
 
 -- A record's prompt, kept beside the usage stream (never inside it): in the member's hash \`prompts:<userKey>\` by the
 -- entry's id, indexed by time in \`prompts-at:<userKey>\`. The stream's trim (RedisQuotaStore) drops each with its
--- record; an idle member's keys expire with the retention. Forget deletes the two keys.
+-- record; an idle member's keys expire with the retention. Forget deletes the two keys. Each write also drops up to
+-- 100 of the member's prompts older than the retention (by the entry ids' clock): those whose records something else
+-- dropped (an older version's trim, during a rolling upgrade) go all the same.
 local function keepPrompt(userKey, id, prompt)
   local texts, at = P .. 'prompts:' .. userKey, P .. 'prompts-at:' .. userKey
+  local expired = redis.call('zrangebyscore', at, '-inf', '(' .. (tonumber(string.match(id, '^%d+')) - usageKeepMs), 'LIMIT', 0, 100)
+  if #expired > 0 then
+    redis.call('hdel', texts, unpack(expired))
+    redis.call('zrem', at, unpack(expired))
+  end
   redis.call('hset', texts, id, prompt)
   redis.call('zadd', at, string.match(id, '^%d+'), id)
   redis.call('pexpire', texts, usageKeepMs)
@@ -383,15 +390,15 @@ return 1
 `;
 
 /**
- * ARGV: key prefix, user key. Erases the member's prompts, keeping every amount: in its open reservations, its prompt
+ * ARGV: key prefix, user key, the most entries after the last look it reads. Erases the member's prompts, keeping every amount: in its open reservations, its prompt
  * keys, and (when the member is listed, or has a prompt inside an entry written since the last look) inside the
- * stream's entries, by rebuilding the stream under the same ids. Without a look yet (`usage:looked`), the whole
- * stream is read here. When anything was erased the stream's rewrite count goes up: a reader that keeps records (the
+ * stream's entries, by rebuilding the stream under the same ids. More entries than that after the last look
+ * (`usage:looked`) and it changes nothing and returns -1: the caller looks through them first. When anything was erased the stream's rewrite count goes up: a reader that keeps records (the
  * console) reads them all again (\`usageSince\`), so the prompts leave its memory too. Returns 1 when anything was
  * erased, else 0.
  */
 export const FORGET = `
-local P, user = ARGV[1], ARGV[2]
+local P, user, most = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local erased = false
 local function scrub(text)
   local ok, job = pcall(cjson.decode, text)
@@ -407,6 +414,14 @@ local function scrubbed(entry)
   record.job = clean
   return cjson.encode(record)
 end
+local stream = P .. 'usage'
+local listed = redis.call('sismember', P .. 'usage:legacy-members', user) == 1
+local tail = {}
+if not listed then
+  local looked = redis.call('get', P .. 'usage:looked')
+  tail = redis.call('xrange', stream, looked and '(' .. looked or '-', '+', 'COUNT', most + 1)
+  if #tail > most then return -1 end
+end
 for _, id in ipairs(redis.call('zrange', P .. 'active:' .. user, 0, -1)) do
   local job = redis.call('hget', P .. 'res:' .. id, 'job')
   local clean = job and redis.call('hget', P .. 'res:' .. id, 'userKey') == user and scrub(job)
@@ -417,13 +432,8 @@ for _, id in ipairs(redis.call('zrange', P .. 'active:' .. user, 0, -1)) do
 end
 if redis.call('del', P .. 'prompts:' .. user, P .. 'prompts-at:' .. user) > 0 then erased = true end
 
-local stream = P .. 'usage'
-local listed = redis.call('sismember', P .. 'usage:legacy-members', user) == 1
-if not listed then
-  local looked = redis.call('get', P .. 'usage:looked')
-  for _, entry in ipairs(redis.call('xrange', stream, looked and '(' .. looked or '-', '+')) do
-    if scrubbed(entry) then listed = true; break end
-  end
+for _, entry in ipairs(tail) do
+  if scrubbed(entry) then listed = true; break end
 end
 if listed then
   local entries, changed = redis.call('xrange', stream, '-', '+'), false

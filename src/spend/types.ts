@@ -313,7 +313,8 @@ export interface QuotaStore {
    * state as it was, or undefined when it was not paused (nothing changed).
    */
   resumeScope(scopeKey: string, by: string, now: number): Promise<BreakerState | undefined>;
-  close(): Promise<void>;
+  /** Closes the store; what it still waits for (Redis: a rewrite to ask after a forget) it waits for no later than `until`. */
+  close(options?: { until?: number | undefined }): Promise<void>;
 }
 
 /** Where a ledger is kept: a data folder, or a Redis prefix (with the store's connection). */

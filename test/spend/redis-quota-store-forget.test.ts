@@ -141,6 +141,22 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect((await client.xrange(usage, '-', '+')).map(([id]) => id)[0]).toBe(recent);
   });
 
+  it('drops a member’s prompts past the retention whose records something else dropped (an older replica’s trim) when it keeps their next one', async () => {
+    const s = await open();
+    const [texts, at] = ['prompts', 'prompts-at'].map((name) => `${s.prefix}:quota:${name}:discord:alice`);
+    // Prompts of 401 days ago (the retention is 400) with no record left in the stream: more than one write drops.
+    const old = Array.from({ length: 150 }, (_, i) => `${Date.now() - 401 * 86_400_000 + i}-0`);
+    for (const id of old) {
+      await client.hset(texts!, id, 'an ORPHANED prompt');
+      await client.zadd(at!, Number.parseInt(id, 10), id);
+    }
+    await settled(s, 'one', 'discord:alice', 'a FIRST prompt');
+    await settled(s, 'two', 'discord:alice', 'a SECOND prompt');
+    const kept = (await client.hvals(texts!)).sort();
+    expect(kept).toEqual(['a FIRST prompt', 'a SECOND prompt']);
+    expect(await client.zcard(at!)).toBe(2);
+  });
+
   it('tells once, and forgets all the same, when Redis refuses to rewrite its append-only file (a managed Redis may)', async () => {
     const server = await startThrowawayRedis('redis-server', 3, ['--appendonly', 'yes', '--rename-command', 'BGREWRITEAOF', '']);
     if (!server) throw new Error('redis-server is needed');
@@ -210,6 +226,123 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     await client.xadd(usage, '*', 'r', legacy('plain', 'discord:dave'));
     await s.lookThroughOlderEntries();
     expect(await client.exists(`${s.prefix}:quota:usage:legacy-members`)).toBe(0);
+  });
+
+  /** A store on a connection of the test's own, each step of its look (`LOOKED_THROUGH`) answered by `step`, which gets the real one. */
+  async function withLookStep(step: (real: (...args: unknown[]) => Promise<number>, ...args: unknown[]) => Promise<number>): Promise<RedisQuotaStore> {
+    const mine = await connectRedis(url);
+    const prefix = uniquePrefix('forget-look');
+    prefixes.push(prefix);
+    const s = new RedisQuotaStore({ redis: mine, prefix });
+    stores.push({ close: async () => void (await s.close(), mine.disconnect()) } as RedisQuotaStore);
+    const steps = mine as unknown as { pictorSpendLookedThrough: (...args: unknown[]) => Promise<number> };
+    const real = steps.pictorSpendLookedThrough.bind(mine);
+    vi.spyOn(steps, 'pictorSpendLookedThrough').mockImplementation((...args) => step(real, ...args));
+    return s;
+  }
+
+  it('reads the cursor again when another process’s look moved it, and looks on to the stream’s end: the forget’s script reads only what came after', async () => {
+    let other: ((real: (...args: unknown[]) => Promise<number>, prefix: unknown) => Promise<unknown>) | undefined;
+    const s = await withLookStep(async (real, ...args) => {
+      // Another replica's look steps first (once): this one's step finds the cursor moved.
+      const first = other;
+      other = undefined;
+      await first?.(real, args[0]);
+      return real(...args);
+    });
+    const usage = `${s.prefix}:quota:usage`;
+    await settled(s, 'fox', 'discord:alice', 'a FOX prompt');
+    await s.lookThroughOlderEntries();
+    await client.xadd(usage, '*', 'r', legacy('old-owl', 'discord:bob', 'an old OWL'));
+    await settled(s, 'cat', 'discord:carol', 'a CAT prompt');
+    const ids = (await client.xrange(usage, '-', '+')).map(([id]) => id);
+    other = (real, prefix) => real(prefix, ids[0], ids[1], 'discord:bob');
+
+    // Its own look reads batches of 1 000; the script, what came after the look's end alone.
+    const seen = await commandsOn(client, usage, () => s.forgetPrompts('discord:alice'));
+    expect(seen.filter((c) => !c.endsWith(' COUNT 1000'))).toEqual([`xrange ${usage} (${ids[2]} + COUNT 1001`]);
+    expect(other).toBeUndefined();
+    expect(await client.get(`${usage}:looked`)).toBe(ids[2]);
+    expect(await client.smembers(`${usage}:legacy-members`)).toEqual(['discord:bob']);
+    expect(await everything(client, s.prefix)).not.toContain('FOX');
+  });
+
+  it('reads at most a bounded tail after the look in its script: a longer one written meanwhile is looked through first', async () => {
+    let burst: (() => Promise<void>) | undefined;
+    const s = await withLookStep(async (real, ...args) => {
+      const answer = await real(...args);
+      // Other processes write many records between this look's last step and the forget's script.
+      const first = burst;
+      burst = undefined;
+      await first?.();
+      return answer;
+    });
+    const usage = `${s.prefix}:quota:usage`;
+    await settled(s, 'fox', 'discord:alice', 'a FOX prompt');
+    await s.lookThroughOlderEntries();
+    burst = async () => {
+      const step = client.pipeline();
+      for (let i = 0; i < 1_500; i++) step.xadd(usage, '*', 'r', legacy(`burst-${i}`, 'discord:dave'));
+      step.xadd(usage, '*', 'r', legacy('old-owl', 'discord:bob', 'an old OWL'));
+      await step.exec();
+    };
+
+    const seen = await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'));
+    expect(seen.filter((c) => c.startsWith(`xrange ${usage} (`) && !c.includes(' COUNT '))).toEqual([]);
+    expect(await everything(client, s.prefix)).not.toContain('OWL');
+  });
+
+  it('fails a forget retryably (ledger_busy), erasing nothing, when its look through the stream fails: the script never reads the stream whole', async () => {
+    let failing = true;
+    const s = await withLookStep(async (real, ...args) => {
+      if (failing) throw new Error('the connection dropped');
+      return real(...args);
+    });
+    const usage = `${s.prefix}:quota:usage`;
+    await settled(s, 'fox', 'discord:alice', 'a FOX prompt');
+
+    let failure: unknown;
+    const seen = await commandsOn(client, usage, async () => {
+      failure = await s.forgetPrompts('discord:alice').then(() => undefined, (error: unknown) => error);
+    });
+    expect(failure).toMatchObject({ code: 'ledger_busy', retryable: true });
+    expect(seen.filter((c) => c === `xrange ${usage} - +`)).toEqual([]);
+    expect(await everything(client, s.prefix)).toContain('FOX');
+    // Asked again once the look ends, it forgets.
+    failing = false;
+    await s.forgetPrompts('discord:alice');
+    expect(await everything(client, s.prefix)).not.toContain('FOX');
+  });
+
+  it('closes by the stop’s deadline while a rewrite runs, telling that the rewrite after the forget was not asked', async () => {
+    // Each key takes Redis 0.1 s to write in a rewrite: one asked now outlasts what follows.
+    const server = await startThrowawayRedis('redis-server', 3, ['--appendonly', 'yes', '--rdb-key-save-delay', '100000']);
+    if (!server) throw new Error('redis-server is needed');
+    const own = await connectRedis(server.url);
+    const errors: Error[] = [];
+    const s = await RedisQuotaStore.connect({ url: server.url, prefix: 'slow' }, { onError: (error) => errors.push(error as Error) });
+    try {
+      for (let i = 0; i < 20; i++) await own.set(`filler:${i}`, 'x');
+      await settled(s, 'fox', 'discord:alice', 'a MARKER prompt');
+      const rewrites = async () => Number(/aof_rewrites:(\d+)/.exec(await own.info('persistence'))?.[1] ?? 0);
+      // Redis's own first rewrite (at its start) has ended: the one asked now is the only one.
+      await vi.waitFor(async () => expect(await own.info('persistence')).toMatch(/aof_rewrite_in_progress:0[^]*aof_rewrite_scheduled:0/), { interval: 5, timeout: 5_000 });
+      await own.bgrewriteaof();
+      await vi.waitFor(async () => expect(await own.info('persistence')).toMatch(/aof_rewrite_in_progress:1/), { interval: 5, timeout: 5_000 });
+      // Redis counts a rewrite as it starts.
+      const before = await rewrites();
+
+      await s.forgetPrompts('discord:alice');
+      await s.close({ until: Date.now() });
+      // Closed while the running rewrite still runs, and the owner is told the second one was not asked.
+      expect(await own.info('persistence')).toMatch(/aof_rewrite_in_progress:1/);
+      expect(await rewrites()).toBe(before);
+      expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/not asked/)]);
+    } finally {
+      await s.close();
+      own.disconnect();
+      await server.stop();
+    }
   });
 
   /**
