@@ -1,5 +1,5 @@
 import { isPictorError, type LoggerLike, type PictorError, type APIError, type PictorErrorCode, type RateLimitError, type TimeoutError, type ValidationError, type ValidationRule } from 'pictor';
-import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, parseResetDuration, retryAfterFromHeaders, waitToSay } from 'pictor/internal';
+import { errorCodeOf, INTERNAL_ERROR_CODE, isSpendRefusalCode, type LedgerBusyError, type LedgerUnreadableError, type QuotaStoreClosedError, serviceWaitOf, waitToSay } from 'pictor/internal';
 import type { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import type { HistoryUnreadableError, JobStoreUnreadableError, OldFileUnreadableError, UpgradeHeldError, UpgradeLostError } from '../state/upgrade.js';
 import { isInputRefusedError, type InputRefusedCode, type InputRefusedError } from './InputRefusedError.js';
@@ -176,7 +176,7 @@ function describeCoreError(error: PictorError): { words: Words; retryable: boole
     case 'stream_broken':
       return { words: words(`failure.${error.code}`), retryable: true };
     case 'rate_limited':
-      return { words: words('failure.rate_limited', waitValues(waitOf(error as RateLimitError))), retryable: true };
+      return { words: words('failure.rate_limited', waitValues(serviceWaitOf(error as RateLimitError))), retryable: true };
     case 'bad_request': {
       const param = (error as APIError).param;
       return { words: param ? words('failure.bad_request_option', { option: param }) : words('failure.bad_request'), retryable: false };
@@ -184,7 +184,7 @@ function describeCoreError(error: PictorError): { words: Words; retryable: boole
     case 'server_error': {
       const apiError = error as APIError;
       const kind = apiError.status === undefined ? 'stream' : apiError.status === 503 ? 'overloaded' : 'internal';
-      return { words: words('failure.server_error', { kind, ...waitValues(waitOf(apiError)) }), retryable: true };
+      return { words: words('failure.server_error', { kind, ...waitValues(serviceWaitOf(apiError)) }), retryable: true };
     }
     case 'timeout': {
       const timeout = error as TimeoutError;
@@ -260,10 +260,3 @@ function ruleWords(field: string, option: string, rule: ValidationRule, fieldNam
 /** The request fields a chat user can set, as whole words in a validation message. */
 const SPEC_FIELDS = /\b(?:n|size|quality|background|output_format|output_compression|moderation)\b/g;
 
-function waitOf(error: APIError): number | undefined {
-  const fromError = (error as Partial<RateLimitError>).retryAfterMs;
-  if (fromError !== undefined) return fromError;
-  const headers = error.headers ?? {};
-  const reset = headers['x-ratelimit-reset-requests'];
-  return retryAfterFromHeaders(headers) ?? (reset === undefined ? undefined : parseResetDuration(reset));
-}

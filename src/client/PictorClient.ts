@@ -27,7 +27,7 @@ import { completedEventsOf, imagesOfFailure, type ImageJobResult, type Requested
 import { readJsonResult } from './read-json-body.js';
 import { chainBeforeSend, chainOnRetry, endWatch, tellImage, type HookedRequest, type RequestHook, type RequestWatch } from './request-hook.js';
 import { sleep } from '../core/sleep.js';
-import { backoffDelay, retryAfterFromHeaders } from './retry-timing.js';
+import { backoffDelay, serviceWaitFromHeaders, serviceWaitOf } from './retry-timing.js';
 import { classifyTransportError, discardBody, send, type RawResponse } from './transport.js';
 
 /** Any logger with pino's call shape (a pino logger or a child of one fits). */
@@ -400,7 +400,7 @@ export class PictorClient {
         stopTotalTimer();
         throw error;
       }
-      const askedMs = error instanceof RateLimitError || error.code === 'server_error' ? retryAfterOf(error) : undefined;
+      const askedMs = error instanceof RateLimitError || error.code === 'server_error' ? serviceWaitOf(error as Partial<RateLimitError>) : undefined;
       const delayMs = askedMs ?? backoffDelay(attempt);
       const leftMs = deadline - Date.now();
       if (delayMs > leftMs) {
@@ -493,7 +493,7 @@ export class PictorClient {
       rawText,
       headers: response.headers,
       requestId: response.requestId,
-      retryAfterMs: retryAfterFromHeaders(response.headers),
+      retryAfterMs: serviceWaitFromHeaders(response.headers),
       method: 'POST',
       url: path,
     });
@@ -545,12 +545,6 @@ const RETRIED_CODES: ReadonlySet<string> = new Set<(typeof ANSWERED_ERROR_CODES)
 /** Retried: nothing can have been billed. Never moderation, quota, bad input or a broken stream. */
 export function isRetryable(error: PictorError): boolean {
   return RETRIED_CODES.has(error.code);
-}
-
-function retryAfterOf(error: PictorError): number | undefined {
-  if (error instanceof RateLimitError) return error.retryAfterMs;
-  const headers = (error as Partial<APIError>).headers;
-  return headers ? retryAfterFromHeaders(headers) : undefined;
 }
 
 function mentionsPartialImages(error: APIError): boolean {

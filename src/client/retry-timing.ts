@@ -37,6 +37,31 @@ export function retryAfterFromHeaders(headers: Record<string, string>, now = Dat
   return undefined;
 }
 
+/**
+ * The wait the service named in an answer: `retry-after-ms`, then `retry-after` (`retryAfterFromHeaders`), then
+ * `x-ratelimit-reset-requests`, the time until its requests limit resets (a duration such as `1s` or `6m0s`). The
+ * reset counts only while that limit has no request left (`x-ratelimit-remaining-requests` is 0 or not sent): the
+ * service sends it on every answer, and the reset of a limit with requests to spare names no wait. The client's
+ * retries and the chat bots' words read this one function, so the n8n node (`stoppedFor`) and a chat member are told
+ * the same wait.
+ */
+export function serviceWaitFromHeaders(headers: Record<string, string>, now = Date.now()): number | undefined {
+  const asked = retryAfterFromHeaders(headers, now);
+  if (asked !== undefined) return asked;
+  const remaining = headers['x-ratelimit-remaining-requests']?.trim();
+  const reset = headers['x-ratelimit-reset-requests'];
+  if (reset === undefined || (remaining !== undefined && remaining !== '0')) return undefined;
+  return parseResetDuration(reset);
+}
+
+/**
+ * The wait an answered error carries: the one its `RateLimitError` holds (`retryAfterMs`, read from the same headers
+ * when the client made it), else the one its headers name.
+ */
+export function serviceWaitOf(error: { retryAfterMs?: number | undefined; headers?: Record<string, string> | undefined }): number | undefined {
+  return error.retryAfterMs ?? (error.headers ? serviceWaitFromHeaders(error.headers) : undefined);
+}
+
 /** 0.5 s × 2^attempt, at most 8 s, with up to 25 % jitter taken off. */
 export function backoffDelay(attempt: number, random: () => number = Math.random): number {
   const base = Math.min(500 * 2 ** attempt, 8000);

@@ -206,16 +206,16 @@ describe('errors', () => {
   });
 
   // A 500 names no wait: the first retry's own backoff (375–500 ms) outlasts a 370 ms timeout, so it stops at once.
+  // The sentences saying so are checked in describe-retry-stop.test.ts.
   it.each([
-    ['the service named the wait', 'service_unavailable', 3_600_000, 'service_wait', /; the service asked to wait 1 h before trying again, longer than the .+ left of the request's timeout$/],
-    ['the service named no wait, so the wait was the client’s own backoff', 'server_error', undefined, 'backoff', /; the service named no wait, and the client's own wait before trying again, \d+ ms, is longer than the \d+ ms left of the request's timeout$/],
-  ] as const)('says on the error why it stopped before its retries ran out when %s', async (_when, fault, retryAfterMs, stoppedFor, said) => {
+    ['the service named the wait', 'service_unavailable', 3_600_000, 'service_wait'],
+    ['the service named no wait, so the wait was the client’s own backoff', 'server_error', undefined, 'backoff'],
+  ] as const)('says on the error why it stopped before its retries ran out when %s', async (_when, fault, retryAfterMs, stoppedFor) => {
     env.emulator.injectFault(fault, { count: 3, retryAfterMs });
     const error = await env.client({ maxRetries: 2, timeoutMs: 370 }).generate({ prompt: 'x' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerError);
     expect(env.emulator.requests).toHaveLength(1);
     expect(error).toMatchObject({ code: 'server_error', attempts: 1, stoppedFor });
-    expect((error as ServerError).message).toMatch(said);
   });
 
   it('leaves stoppedFor unset when every retry was used', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, parseResetDuration, retryAfterFromHeaders } from '../../src/internal.js';
+import { backoffDelay, parseResetDuration, retryAfterFromHeaders, serviceWaitFromHeaders } from '../../src/internal.js';
 
 describe('retry timing', () => {
   it('prefers retry-after-ms to retry-after', () => {
@@ -47,5 +47,23 @@ describe('retry timing', () => {
     expect(parseResetDuration('250ms')).toBe(250);
     expect(parseResetDuration('1h2m3.5s')).toBe(3_723_500);
     expect(parseResetDuration('never')).toBeUndefined();
+  });
+
+  describe('the wait the service named', () => {
+    it('is retry-after-ms, then retry-after, before the reset of the requests limit', () => {
+      expect(serviceWaitFromHeaders({ 'retry-after-ms': '250', 'retry-after': '9', 'x-ratelimit-reset-requests': '6m0s' })).toBe(250);
+      expect(serviceWaitFromHeaders({ 'retry-after': '9', 'x-ratelimit-reset-requests': '6m0s' })).toBe(9000);
+    });
+
+    it('is the reset of the requests limit when the answer names no retry-after', () => {
+      expect(serviceWaitFromHeaders({ 'x-ratelimit-reset-requests': '6m0s' })).toBe(360_000);
+      expect(serviceWaitFromHeaders({ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1.5s' })).toBe(1500);
+    });
+
+    it('is not the reset of a requests limit that still has requests left, nor one it cannot read', () => {
+      expect(serviceWaitFromHeaders({ 'x-ratelimit-remaining-requests': '12', 'x-ratelimit-reset-requests': '6m0s' })).toBeUndefined();
+      expect(serviceWaitFromHeaders({ 'x-ratelimit-reset-requests': 'soon' })).toBeUndefined();
+      expect(serviceWaitFromHeaders({})).toBeUndefined();
+    });
   });
 });
