@@ -270,9 +270,9 @@ export class RedisQuotaStore implements QuotaStore {
    * An erased prompt stays in Redis's append-only file until Redis rewrites it: asked now, when Redis keeps one. A
    * rewrite already running may have copied the prompt: another is asked once it ends.
    */
-  async #rewriteAppendOnlyFile(): Promise<void> {
+  async #rewriteAppendOnlyFile(persistence?: string): Promise<void> {
     try {
-      if (/^aof_enabled:1\b/m.test(await this.#client.info('persistence'))) await this.#client.bgrewriteaof();
+      if (/^aof_enabled:1\b/m.test(persistence ?? (await this.#client.info('persistence')))) await this.#client.bgrewriteaof();
     } catch (error) {
       if (error instanceof Error && /already in progress/i.test(error.message)) {
         this.#rewriteAfterRunning ??= this.#afterRunningRewrite().catch(
@@ -286,15 +286,20 @@ export class RedisQuotaStore implements QuotaStore {
     }
   }
 
-  /** Waits until the running rewrite has ended (Redis's `INFO persistence`), then asks for another. */
+  /**
+   * Waits until the running rewrite has ended (Redis's `INFO persistence`), then asks for another. The last check that
+   * `close` has not given it up and the ask are one step (no wait between): once `close` told it was not asked, it is not.
+   */
   async #afterRunningRewrite(): Promise<void> {
-    while (/^aof_rewrite_in_progress:1\b/m.test(await this.#client.info('persistence'))) {
+    for (;;) {
+      const persistence = await this.#client.info('persistence');
       if (this.#rewriteGivenUp) return;
+      if (!/^aof_rewrite_in_progress:1\b/m.test(persistence)) {
+        this.#rewriteAfterRunning = undefined;
+        return this.#rewriteAppendOnlyFile(persistence);
+      }
       await delay(REWRITE_POLL_MS);
     }
-    if (this.#rewriteGivenUp) return;
-    this.#rewriteAfterRunning = undefined;
-    await this.#rewriteAppendOnlyFile();
   }
 
   #lookThroughInBackground(): void {
@@ -519,17 +524,44 @@ export class RedisQuotaStore implements QuotaStore {
   /**
    * Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it.
    * A rewrite to ask again after a forget (one was running) is asked before the connection goes, waiting no later than
-   * `until` (the stop's deadline): past it, it is not asked, and `onError` tells so.
+   * `until` (the stop's deadline): past it, it is not asked, and `onError` tells so. Called again while closing (a close
+   * begun without a deadline, as a forget's of the other ledger), it ends that close by its own `until`.
    */
   async close(options: { until?: number | undefined } = {}): Promise<void> {
+    // A close under way (begun without a deadline, or a later one) ends by this one's deadline too.
+    if (this.#closing) {
+      if (options.until !== undefined) this.#closeBy?.(options.until);
+      return this.#closing;
+    }
     if (this.#process.closed) return;
+    this.#closing = this.#close(options.until);
+    return this.#closing;
+  }
+
+  #closing: Promise<void> | undefined;
+  /** Moves the close's deadline earlier (the earliest given counts). */
+  #closeBy: ((until: number) => void) | undefined;
+
+  async #close(until: number | undefined): Promise<void> {
     this.#process.close();
     this.#process.held.clear();
     // A look through stops after its batch.
     const ended = Promise.all([this.#rewriteAfterRunning, this.#lookingThrough?.catch(() => undefined)]).then(() => true);
-    const stop = new AbortController();
-    const inTime = options.until === undefined ? await ended : await Promise.race([ended, delay(Math.max(0, options.until - Date.now()), false, { signal: stop.signal })]);
-    stop.abort();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let deadline = Infinity;
+    const late = new Promise<false>((resolve) => {
+      this.#closeBy = (by) => {
+        if (by >= deadline) return;
+        deadline = by;
+        clearTimeout(timer);
+        timer = setTimeout(() => resolve(false), Math.max(0, by - Date.now()));
+      };
+    });
+    if (until !== undefined) this.#closeBy?.(until);
+    const inTime = await Promise.race([ended, late]);
+    clearTimeout(timer);
+    this.#closeBy = undefined;
+    // Told in the same step as `#rewriteGivenUp` is set: a rewrite still to ask is then never sent (`#afterRunningRewrite`).
     if (!inTime && this.#rewriteAfterRunning) {
       this.#rewriteGivenUp = true;
       this.#process.onError?.(

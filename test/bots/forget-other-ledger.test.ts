@@ -122,12 +122,13 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
         return {
           forgetPrompts: async (userKey: string) => void events.push(`forgot ${userKey}`),
           // Closes only when the test lets it: a close waiting on Redis's running rewrite.
-          close: () => new Promise<void>((resolve) => closes.push({ release: resolve })),
+          close: () => new Promise<void>((resolve) => (ended ? resolve() : closes.push({ release: resolve }))),
         };
       },
     });
+    let ended = false;
     defer(() => state.close());
-    defer(async () => closes.forEach((c) => c.release()));
+    defer(async () => void ((ended = true), closes.forEach((c) => c.release())));
 
     await state.forget('slack:U0FIRST');
     expect(events).toEqual(['opened', 'forgot slack:U0FIRST']);
@@ -141,6 +142,36 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
     closes[0]!.release();
     await second;
     expect(events).toEqual(['opened', 'forgot slack:U0FIRST', 'first closed', 'opened', 'forgot slack:U0SECOND']);
+  });
+
+  it('closes the other ledger a forget is still closing by the stop’s deadline, and the stop waits for it', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-forget-stop-');
+    const untils: (number | undefined)[] = [];
+    let closed = false;
+    let hurried!: () => void;
+    // Closes only once given a deadline: a close waiting on Redis's running rewrite, ended by the stop's.
+    const closing = new Promise<void>((resolve) => (hurried = resolve)).then(() => void (closed = true));
+    const state = await openBotState({
+      dataDir,
+      logger: silentLogger(),
+      ledger: { forgetPrompts: async () => undefined, takeLegacy: async () => undefined },
+      otherLedger: async () => ({
+        forgetPrompts: async () => undefined,
+        close: (options?: { until?: number | undefined }) => {
+          untils.push(options?.until);
+          if (options?.until !== undefined) hurried();
+          return closing;
+        },
+      }),
+    });
+    defer(async () => hurried());
+
+    await state.forget('slack:U0FIRST');
+    expect(untils).toEqual([undefined]);
+    const until = Date.now() + 60_000;
+    await state.close({ until });
+    expect(untils).toEqual([undefined, until]);
+    expect(closed).toBe(true);
   });
 
   it.skipIf(redis.skipReason)('looks for the other ledger on Redis without walking the keyspace', async () => {
