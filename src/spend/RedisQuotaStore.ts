@@ -10,7 +10,7 @@ import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, r
 import { setTimeout as delay } from 'node:timers/promises';
 import { FORGET, LOOKED_THROUGH, MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
-import { PictorError } from '../core/errors.js';
+import { LedgerLookFailedError } from './errors.js';
 import { StoreProcess } from './store-process.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
@@ -249,9 +249,9 @@ export class RedisQuotaStore implements QuotaStore {
     const redis = this.#redis;
     let erased = -1;
     for (let tries = 0; erased === -1; tries++) {
-      if (tries === FORGET_TRIES) throw lookFailed(new Error(`more than ${LOOK_THROUGH_BATCH} usage records were written after each of ${tries} looks`));
+      if (tries === FORGET_TRIES) throw new LedgerLookFailedError(new Error(`more than ${LOOK_THROUGH_BATCH} usage records were written after each of ${tries} looks`));
       await this.lookThroughOlderEntries().catch((cause: unknown) => {
-        throw lookFailed(cause);
+        throw new LedgerLookFailedError(cause);
       });
       erased = await redis.pictorSpendForget(this.#key(''), userKey, LOOK_THROUGH_BATCH);
     }
@@ -602,14 +602,6 @@ async function redisNow(redis: Redis): Promise<number> {
 const LOOK_THROUGH_BATCH = 1000;
 /** How many times a forget looks through the stream before it gives up (each look met more new records than its script reads). */
 const FORGET_TRIES = 3;
-
-/** A forget that could not look through the usage stream first: nothing erased, retryable. */
-function lookFailed(cause: unknown): PictorError<'ledger_busy'> & { retryable: true } {
-  return Object.assign(
-    new PictorError<'ledger_busy'>('ledger_busy', 'could not look through the usage records before erasing the prompts: nothing was erased; try again in a moment', { cause }),
-    { retryable: true as const },
-  );
-}
 
 /** How often a forget's second rewrite asks whether the running one has ended. */
 const REWRITE_POLL_MS = 100;

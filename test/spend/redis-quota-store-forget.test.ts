@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
+import { LedgerLookFailedError } from '../../src/spend/errors.js';
 import type { JobDetails } from '../../src/spend/types.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -312,6 +313,7 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     });
 
     const failure = await s.forgetPrompts('discord:alice').then(() => undefined, (error: unknown) => error);
+    expect(failure).toBeInstanceOf(LedgerLookFailedError);
     expect(failure).toMatchObject({ code: 'ledger_busy', retryable: true });
     expect(scripts).toBe(3);
     expect(await everything(client, s.prefix)).toContain('FOX');
