@@ -48,20 +48,33 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   // Without Redis the folder is this process's while it runs: a second start on it is refused (`holdDataFolder`).
   const lock = redis ? undefined : await holdDataFolder(options.dataDir);
   const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir, spaces: Object.values(spaces) });
-  const close = (closeOptions?: { until?: number | undefined }) => store.close(closeOptions).finally(() => lock?.release());
+  const closeStore = (closeOptions?: { until?: number | undefined }) => store.close(closeOptions).finally(() => lock?.release());
+  // The other ledger is opened by one forget at a time: a file ledger's folder is opened once per process, so a second
+  // forget meanwhile (two members, or Discord's and Slack's of one) waits for the first to close it.
+  const other: OtherLedgerTurns = { turn: createSerialQueue(), open: undefined, closing: undefined };
+  // A stop ends the other ledger's close by its own deadline (on Redis it may wait for a running rewrite), and waits for it.
+  const close = async (closeOptions?: { until?: number | undefined }) => {
+    other.closing = { until: closeOptions?.until };
+    await Promise.all([other.open?.close(closeOptions), other.turn(async () => undefined)]).catch(() => undefined);
+    await closeStore(closeOptions);
+  };
   try {
     if (redis) await warnIfRedisTooSmall(redis.commands, spaces, logger);
     // What a crash left beside a record (a whole version of it, prompts too), in every space, opened later or not.
     await store.removeLeftovers();
     await upgradeOldLayout({ ...options, store, spaces, redis });
   } catch (error) {
-    await close();
+    await closeStore();
     throw error;
   }
-  // The other ledger is opened by one forget at a time: a file ledger's folder is opened once per process, so a second
-  // forget meanwhile (two members, or Discord's and Slack's of one) waits for the first to close it.
-  const otherLedgerTurn = createSerialQueue();
-  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options, otherLedgerTurn, logger), close };
+  return { store, spaces, redis, forget: (userKey) => forgetMember(store, spaces, userKey, options, other, logger), close };
+}
+
+/** The other ledger's turns: one forget at a time opens it; the one open now, closed by a stop too; the stop's deadline once it began. */
+interface OtherLedgerTurns {
+  turn: ReturnType<typeof createSerialQueue>;
+  open: Pick<QuotaStore, 'close'> | undefined;
+  closing: { until: number | undefined } | undefined;
 }
 
 export interface MemberRecord {
@@ -106,7 +119,7 @@ async function forgetMember(
   spaces: BotSpaces,
   userKey: string,
   { ledger, otherLedger }: OpenBotStateOptions,
-  otherLedgerTurn: ReturnType<typeof createSerialQueue>,
+  otherLedgerTurns: OtherLedgerTurns,
   logger: LoggerLike,
 ): Promise<number> {
   const [platform, id] = [userKey.slice(0, userKey.indexOf(':')), userKey.slice(userKey.indexOf(':') + 1)];
@@ -141,18 +154,20 @@ async function forgetMember(
   await attempt('ledger', async () => ledger?.forgetPrompts(userKey));
   // What it kept before a switch between the embedded emulator and the real service (PICTOR_BASE_URL).
   // The member's answer waits for its forget, not for its close (on Redis, a rewrite of the append-only file to ask once
-  // the running one ends); the next forget's turn does.
+  // the running one ends); the next forget's turn does, and so does a stop (by its deadline).
   await attempt(
     'other ledger',
     () =>
       new Promise<void>((forgot, failed) => {
-        otherLedgerTurn(async () => {
+        otherLedgerTurns.turn(async () => {
           const other = await otherLedger?.();
+          otherLedgerTurns.open = other;
           try {
             await other?.forgetPrompts(userKey);
             forgot();
           } finally {
-            await other?.close().catch((error: unknown) => logger.warn({ err: error, userKey }, 'forget could not close the other ledger'));
+            await other?.close(otherLedgerTurns.closing).catch((error: unknown) => logger.warn({ err: error, userKey }, 'forget could not close the other ledger'));
+            otherLedgerTurns.open = undefined;
           }
         }).catch(failed);
       }),

@@ -10,7 +10,7 @@ import { breakerWatches, capsAsData, exceedsReservation, fromNanos, periodKey, r
 import { setTimeout as delay } from 'node:timers/promises';
 import { FORGET, LOOKED_THROUGH, MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RESERVE, RESUME, SET_CAP, SETTLE, SPENT, SPENT_MANY } from './redis-ledger-scripts.js';
 import { safeJson } from '../core/safe-json.js';
-import { PictorError } from '../core/errors.js';
+import { LedgerLookFailedError } from './errors.js';
 import { StoreProcess } from './store-process.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
@@ -249,9 +249,9 @@ export class RedisQuotaStore implements QuotaStore {
     const redis = this.#redis;
     let erased = -1;
     for (let tries = 0; erased === -1; tries++) {
-      if (tries === FORGET_TRIES) throw lookFailed(new Error(`more than ${LOOK_THROUGH_BATCH} usage records were written after each of ${tries} looks`));
+      if (tries === FORGET_TRIES) throw new LedgerLookFailedError(new Error(`more than ${LOOK_THROUGH_BATCH} usage records were written after each of ${tries} looks`));
       await this.lookThroughOlderEntries().catch((cause: unknown) => {
-        throw lookFailed(cause);
+        throw new LedgerLookFailedError(cause);
       });
       erased = await redis.pictorSpendForget(this.#key(''), userKey, LOOK_THROUGH_BATCH);
     }
@@ -270,9 +270,9 @@ export class RedisQuotaStore implements QuotaStore {
    * An erased prompt stays in Redis's append-only file until Redis rewrites it: asked now, when Redis keeps one. A
    * rewrite already running may have copied the prompt: another is asked once it ends.
    */
-  async #rewriteAppendOnlyFile(): Promise<void> {
+  async #rewriteAppendOnlyFile(persistence?: string): Promise<void> {
     try {
-      if (/^aof_enabled:1\b/m.test(await this.#client.info('persistence'))) await this.#client.bgrewriteaof();
+      if (/^aof_enabled:1\b/m.test(persistence ?? (await this.#client.info('persistence')))) await this.#client.bgrewriteaof();
     } catch (error) {
       if (error instanceof Error && /already in progress/i.test(error.message)) {
         this.#rewriteAfterRunning ??= this.#afterRunningRewrite().catch(
@@ -286,15 +286,20 @@ export class RedisQuotaStore implements QuotaStore {
     }
   }
 
-  /** Waits until the running rewrite has ended (Redis's `INFO persistence`), then asks for another. */
+  /**
+   * Waits until the running rewrite has ended (Redis's `INFO persistence`), then asks for another. The last check that
+   * `close` has not given it up and the ask are one step (no wait between): once `close` told it was not asked, it is not.
+   */
   async #afterRunningRewrite(): Promise<void> {
-    while (/^aof_rewrite_in_progress:1\b/m.test(await this.#client.info('persistence'))) {
+    for (;;) {
+      const persistence = await this.#client.info('persistence');
       if (this.#rewriteGivenUp) return;
+      if (!/^aof_rewrite_in_progress:1\b/m.test(persistence)) {
+        this.#rewriteAfterRunning = undefined;
+        return this.#rewriteAppendOnlyFile(persistence);
+      }
       await delay(REWRITE_POLL_MS);
     }
-    if (this.#rewriteGivenUp) return;
-    this.#rewriteAfterRunning = undefined;
-    await this.#rewriteAppendOnlyFile();
   }
 
   #lookThroughInBackground(): void {
@@ -519,17 +524,44 @@ export class RedisQuotaStore implements QuotaStore {
   /**
    * Stops renewing the lease (what is still reserved is ended within `leaseMs`) and closes the connection if it owns it.
    * A rewrite to ask again after a forget (one was running) is asked before the connection goes, waiting no later than
-   * `until` (the stop's deadline): past it, it is not asked, and `onError` tells so.
+   * `until` (the stop's deadline): past it, it is not asked, and `onError` tells so. Called again while closing (a close
+   * begun without a deadline, as a forget's of the other ledger), it ends that close by its own `until`.
    */
   async close(options: { until?: number | undefined } = {}): Promise<void> {
+    // A close under way (begun without a deadline, or a later one) ends by this one's deadline too.
+    if (this.#closing) {
+      if (options.until !== undefined) this.#closeBy?.(options.until);
+      return this.#closing;
+    }
     if (this.#process.closed) return;
+    this.#closing = this.#close(options.until);
+    return this.#closing;
+  }
+
+  #closing: Promise<void> | undefined;
+  /** Moves the close's deadline earlier (the earliest given counts). */
+  #closeBy: ((until: number) => void) | undefined;
+
+  async #close(until: number | undefined): Promise<void> {
     this.#process.close();
     this.#process.held.clear();
     // A look through stops after its batch.
     const ended = Promise.all([this.#rewriteAfterRunning, this.#lookingThrough?.catch(() => undefined)]).then(() => true);
-    const stop = new AbortController();
-    const inTime = options.until === undefined ? await ended : await Promise.race([ended, delay(Math.max(0, options.until - Date.now()), false, { signal: stop.signal })]);
-    stop.abort();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let deadline = Infinity;
+    const late = new Promise<false>((resolve) => {
+      this.#closeBy = (by) => {
+        if (by >= deadline) return;
+        deadline = by;
+        clearTimeout(timer);
+        timer = setTimeout(() => resolve(false), Math.max(0, by - Date.now()));
+      };
+    });
+    if (until !== undefined) this.#closeBy?.(until);
+    const inTime = await Promise.race([ended, late]);
+    clearTimeout(timer);
+    this.#closeBy = undefined;
+    // Told in the same step as `#rewriteGivenUp` is set: a rewrite still to ask is then never sent (`#afterRunningRewrite`).
     if (!inTime && this.#rewriteAfterRunning) {
       this.#rewriteGivenUp = true;
       this.#process.onError?.(
@@ -570,14 +602,6 @@ async function redisNow(redis: Redis): Promise<number> {
 const LOOK_THROUGH_BATCH = 1000;
 /** How many times a forget looks through the stream before it gives up (each look met more new records than its script reads). */
 const FORGET_TRIES = 3;
-
-/** A forget that could not look through the usage stream first: nothing erased, retryable. */
-function lookFailed(cause: unknown): PictorError<'ledger_busy'> & { retryable: true } {
-  return Object.assign(
-    new PictorError<'ledger_busy'>('ledger_busy', 'could not look through the usage records before erasing the prompts: nothing was erased; try again in a moment', { cause }),
-    { retryable: true as const },
-  );
-}
 
 /** How often a forget's second rewrite asks whether the running one has ended. */
 const REWRITE_POLL_MS = 100;

@@ -55,6 +55,20 @@ export class LedgerUnreadableError extends PictorError<'ledger_unreadable'> {
 }
 
 /**
+ * The other meaning of `ledger_busy`, on Redis only: a member's forget could not look through the usage records
+ * first (the look failed, or other processes wrote more than a batch after each of its three looks). Nothing was
+ * erased; asking again in a moment works (`retryable`).
+ */
+export class LedgerLookFailedError extends PictorError<'ledger_busy'> {
+  /** Asking the same forget again works once the look can end. */
+  readonly retryable = true;
+
+  constructor(cause: unknown) {
+    super('ledger_busy', 'could not look through the usage records before erasing the prompts: nothing was erased; try again in a moment', { cause });
+  }
+}
+
+/**
  * A file of the ledger stayed locked by another live process longer than a write waits (10 s): another Pictor
  * process writing it, or one stopped in the middle of a write (suspended, paused in a debugger). Nothing was written,
  * so a job refused so was not sent and nothing was charged; trying again once that process lets go works

@@ -6,7 +6,7 @@ export { LEDGER_FILES, hasFileLedger, hasRedisLedger } from './ledger-files.js';
 export { openQuotaStore, ledgerDir, ledgerRedis, type LedgerKind, type OpenQuotaStoreOptions } from './open-store.js';
 export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';
 export { DM_SCOPE_PREFIX, isDmScopeKey, readDmCaps, readSpendCaps, readSpendConfig, readUsageRetentionDays, userStateDir, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
-export { BudgetExceededError, LedgerBusyError, LedgerUnreadableError, QuotaStoreClosedError, isBudgetCode, isSpendRefusalCode } from './errors.js';
+export { BudgetExceededError, LedgerBusyError, LedgerLookFailedError, LedgerUnreadableError, QuotaStoreClosedError, isBudgetCode, isSpendRefusalCode } from './errors.js';
 export { describeSpendRefusal, type RefusalContext } from './describe-refusal.js';
 export { SpendGuard, type SpendGuardOptions, type SpendWatch } from './spend-guard.js';
 export { effectiveLimits, isOverridableCap, OVERRIDABLE_CAPS, scopeLimits } from './cap-overrides.js';

@@ -109,30 +109,69 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
   it('answers the member once the other ledger forgot, without waiting for it to close (a Redis rewrite may run long); the next forget waits for it', async () => {
     const dataDir = await tempDataDir(defer, 'pictor-forget-close-');
     const closes: { release: () => void }[] = [];
-    const forgot: string[] = [];
+    const events: string[] = [];
+    let secondAtLedger!: () => void;
+    const secondReached = new Promise<void>((resolve) => (secondAtLedger = resolve));
+    const state = await openBotState({
+      dataDir,
+      logger: silentLogger(),
+      // The step just before the other ledger's: from there to it, nothing waits for a file or a timer.
+      ledger: { forgetPrompts: async (userKey) => void (userKey === 'slack:U0SECOND' && secondAtLedger()), takeLegacy: async () => undefined },
+      otherLedger: async () => {
+        events.push('opened');
+        return {
+          forgetPrompts: async (userKey: string) => void events.push(`forgot ${userKey}`),
+          // Closes only when the test lets it: a close waiting on Redis's running rewrite.
+          close: () => new Promise<void>((resolve) => (ended ? resolve() : closes.push({ release: resolve }))),
+        };
+      },
+    });
+    let ended = false;
+    defer(() => state.close());
+    defer(async () => void ((ended = true), closes.forEach((c) => c.release())));
+
+    await state.forget('slack:U0FIRST');
+    expect(events).toEqual(['opened', 'forgot slack:U0FIRST']);
+    expect(closes).toHaveLength(1);
+    // The second member's forget opens the other ledger only once the first closed it.
+    const second = state.forget('slack:U0SECOND');
+    await secondReached;
+    // Every step it could take without the first's close is taken before the event loop's next turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    events.push('first closed');
+    closes[0]!.release();
+    await second;
+    expect(events).toEqual(['opened', 'forgot slack:U0FIRST', 'first closed', 'opened', 'forgot slack:U0SECOND']);
+  });
+
+  it('closes the other ledger a forget is still closing by the stop’s deadline, and the stop waits for it', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-forget-stop-');
+    const untils: (number | undefined)[] = [];
+    let closed = false;
+    let hurried!: () => void;
+    // Closes only once given a deadline: a close waiting on Redis's running rewrite, ended by the stop's.
+    const closing = new Promise<void>((resolve) => (hurried = resolve)).then(() => void (closed = true));
     const state = await openBotState({
       dataDir,
       logger: silentLogger(),
       ledger: { forgetPrompts: async () => undefined, takeLegacy: async () => undefined },
       otherLedger: async () => ({
-        forgetPrompts: async (userKey: string) => void forgot.push(userKey),
-        // Closes only when the test lets it: a close waiting on Redis's running rewrite.
-        close: () => new Promise<void>((resolve) => closes.push({ release: resolve })),
+        forgetPrompts: async () => undefined,
+        close: (options?: { until?: number | undefined }) => {
+          untils.push(options?.until);
+          if (options?.until !== undefined) hurried();
+          return closing;
+        },
       }),
     });
-    defer(() => state.close());
-    defer(async () => closes.forEach((c) => c.release()));
+    defer(async () => hurried());
 
     await state.forget('slack:U0FIRST');
-    expect(forgot).toEqual(['slack:U0FIRST']);
-    expect(closes).toHaveLength(1);
-    // The second member's forget opens the other ledger only once the first closed it.
-    const second = state.forget('slack:U0SECOND');
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(forgot).toEqual(['slack:U0FIRST']);
-    closes[0]!.release();
-    await second;
-    expect(forgot).toEqual(['slack:U0FIRST', 'slack:U0SECOND']);
+    expect(untils).toEqual([undefined]);
+    const until = Date.now() + 60_000;
+    await state.close({ until });
+    expect(untils).toEqual([undefined, until]);
+    expect(closed).toBe(true);
   });
 
   it.skipIf(redis.skipReason)('looks for the other ledger on Redis without walking the keyspace', async () => {

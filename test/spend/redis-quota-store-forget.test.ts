@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
+import { LedgerLookFailedError } from '../../src/spend/errors.js';
 import type { JobDetails } from '../../src/spend/types.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
@@ -229,8 +230,11 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
   });
 
   /** A store on a connection of the test's own, each step of its look (`LOOKED_THROUGH`) answered by `step`, which gets the real one. */
+  /** The connection of the store `withLookStep` made last. */
+  let lookConnection: Redis | undefined;
   async function withLookStep(step: (real: (...args: unknown[]) => Promise<number>, ...args: unknown[]) => Promise<number>): Promise<RedisQuotaStore> {
     const mine = await connectRedis(url);
+    lookConnection = mine;
     const prefix = uniquePrefix('forget-look');
     prefixes.push(prefix);
     const s = new RedisQuotaStore({ redis: mine, prefix });
@@ -292,6 +296,29 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect(await everything(client, s.prefix)).not.toContain('OWL');
   });
 
+  it('fails a forget retryably (ledger_busy) after three looks, each followed by more records than its script reads, erasing nothing', async () => {
+    const s = await withLookStep((real, ...args) => real(...args));
+    const usage = `${s.prefix}:quota:usage`;
+    await settled(s, 'fox', 'discord:alice', 'a FOX prompt');
+    // Other processes write more than a batch between every look and the forget's script.
+    let scripts = 0;
+    const forgetting = lookConnection as unknown as { pictorSpendForget: (...args: unknown[]) => Promise<number> };
+    const real = forgetting.pictorSpendForget.bind(lookConnection);
+    vi.spyOn(forgetting, 'pictorSpendForget').mockImplementation(async (...args) => {
+      scripts++;
+      const step = client.pipeline();
+      for (let i = 0; i < 1_001; i++) step.xadd(usage, '*', 'r', legacy(`burst-${scripts}-${i}`, 'discord:dave'));
+      await step.exec();
+      return real(...args);
+    });
+
+    const failure = await s.forgetPrompts('discord:alice').then(() => undefined, (error: unknown) => error);
+    expect(failure).toBeInstanceOf(LedgerLookFailedError);
+    expect(failure).toMatchObject({ code: 'ledger_busy', retryable: true });
+    expect(scripts).toBe(3);
+    expect(await everything(client, s.prefix)).toContain('FOX');
+  });
+
   it('fails a forget retryably (ledger_busy), erasing nothing, when its look through the stream fails: the script never reads the stream whole', async () => {
     let failing = true;
     const s = await withLookStep(async (real, ...args) => {
@@ -314,7 +341,7 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect(await everything(client, s.prefix)).not.toContain('FOX');
   });
 
-  it('closes by the stop’s deadline while a rewrite runs, telling that the rewrite after the forget was not asked', async () => {
+  it('closes by the stop’s deadline while a rewrite runs (a close begun before without one too), telling that the rewrite after the forget was not asked', async () => {
     // Each key takes Redis 0.1 s to write in a rewrite: one asked now outlasts what follows.
     const server = await startThrowawayRedis('redis-server', 3, ['--appendonly', 'yes', '--rdb-key-save-delay', '100000']);
     if (!server) throw new Error('redis-server is needed');
@@ -333,7 +360,10 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
       const before = await rewrites();
 
       await s.forgetPrompts('discord:alice');
+      // A close begun without a deadline (a forget's of the other ledger) ends by the one a stop gives it later.
+      const closing = s.close();
       await s.close({ until: Date.now() });
+      await closing;
       // Closed while the running rewrite still runs, and the owner is told the second one was not asked.
       expect(await own.info('persistence')).toMatch(/aof_rewrite_in_progress:1/);
       expect(await rewrites()).toBe(before);
