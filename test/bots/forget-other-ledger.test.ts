@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../bots/main.js';
@@ -6,9 +5,10 @@ import { openBotState } from '../../bots/state/open-state.js';
 import { openQuotaStore, silentLogger } from '../../src/internal.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { FakeSlack } from '../fakes/slack/FakeSlack.js';
-import { slackEventsUrl, startUpstream, surfaceEnv, tempDataDir, useCleanup, type Defer } from '../helpers/service-fakes.js';
+import { slackEventsUrl, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 import { everythingKept } from '../helpers/everything-kept.js';
+import { redisMonitor } from '../helpers/redis-monitor.js';
 import { finishedJob } from './slack/harness.js';
 
 const defer = useCleanup();
@@ -208,34 +208,3 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
     expect(scans).toEqual([]);
   }, 60_000);
 });
-
-/**
- * Redis's MONITOR over a socket of its own, each command Redis runs given to `onLine` as Redis writes it
- * (`+<time> [<db> <client>] "<command>" "<arg>" …`), from once MONITOR is on. Not ioredis's `monitor()`: when Redis's
- * OK and the first commands it shows come in one read, ioredis takes those for answers to no command ("Command queue
- * state error", thrown where no test can catch it).
- */
-async function redisMonitor(url: string, defer: Defer, onLine: (line: string) => void): Promise<void> {
-  const { hostname, port } = new URL(url);
-  const socket = connect(Number(port || 6379), hostname);
-  defer(async () => void socket.destroy());
-  let buffered = '';
-  let on!: () => void;
-  const monitoring = new Promise<void>((resolve, reject) => {
-    on = resolve;
-    socket.once('error', reject);
-  });
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    buffered += chunk;
-    let end: number;
-    while ((end = buffered.indexOf('\r\n')) >= 0) {
-      const line = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      if (line === '+OK') on();
-      else onLine(line);
-    }
-  });
-  socket.write('MONITOR\r\n');
-  await monitoring;
-}

@@ -8,6 +8,7 @@ import type { JobDetails } from '../../src/spend/types.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { deleteKeys, dumpKey, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 import { startThrowawayRedis } from '../setup/redis-server.js';
+import { monitoredWords, redisMonitor } from '../helpers/redis-monitor.js';
 
 const redis = testRedis();
 /** 2030-01-02 10:00 UTC. */
@@ -36,24 +37,28 @@ async function everything(client: Redis, prefix: string): Promise<string> {
   return JSON.stringify(await Promise.all(keys.map(async (key) => [key, await dumpKey(client, key)])));
 }
 
-/** The commands Redis ran (scripts' too) on `key` while `act` ran, each as its words joined by spaces: MONITOR, up to an ECHO sent after it. */
-async function commandsOn(client: Redis, key: string, act: () => Promise<unknown>): Promise<string[]> {
-  const monitor = await client.monitor();
+/**
+ * The commands Redis ran (scripts' too) on `key` while `act` ran, each as its words joined by spaces: MONITOR over a
+ * socket of its own (`redisMonitor`), up to an ECHO sent after it.
+ */
+async function commandsOn(client: Redis, url: string, key: string, act: () => Promise<unknown>): Promise<string[]> {
+  const cleanups: (() => Promise<void>)[] = [];
   const seen: string[] = [];
   const end = `end-${Math.random()}`;
-  const ended = new Promise<void>((resolve) => {
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'echo' && args[1] === end) resolve();
-      else if (args.slice(1).includes(key)) seen.push([args[0]!.toLowerCase(), ...args.slice(1)].join(' '));
-    });
-  });
+  let ended!: () => void;
+  const done = new Promise<void>((resolve) => (ended = resolve));
   try {
+    await redisMonitor(url, (cleanup) => void cleanups.push(cleanup), (line) => {
+      const words = monitoredWords(line);
+      if (words[0] === 'echo' && words[1] === end) ended();
+      else if (words.slice(1).includes(key)) seen.push(words.join(' '));
+    });
     await act();
     await client.echo(end);
-    await ended;
+    await done;
     return seen;
   } finally {
-    monitor.disconnect();
+    for (const cleanup of cleanups) await cleanup();
   }
 }
 
@@ -89,9 +94,9 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     const usage = `${s.prefix}:quota:usage`;
     const last = (await client.xrevrange(usage, '+', '-', 'COUNT', 1))[0]![0];
     await s.lookThroughOlderEntries();
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:alice'))).toEqual(onlyAfter(usage, last));
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:nobody'))).toEqual(onlyAfter(usage, last));
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'))).toEqual(onlyAfter(usage, last));
+    expect(await commandsOn(client, url, usage, () => s.forgetPrompts('discord:alice'))).toEqual(onlyAfter(usage, last));
+    expect(await commandsOn(client, url, usage, () => s.forgetPrompts('discord:nobody'))).toEqual(onlyAfter(usage, last));
+    expect(await commandsOn(client, url, usage, () => s.forgetPrompts('discord:bob'))).toEqual(onlyAfter(usage, last));
     expect((await s.usage({})).map((r) => [r.jobId, r.costUsd, r.prompt])).toContainEqual(['kept', 0.1, undefined]);
   });
 
@@ -205,12 +210,12 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     // reading only the entries written since.
     expect(await client.smembers(`${prefix}:quota:usage:legacy-members`)).toEqual(['discord:bob']);
     const last = (await client.xrevrange(usage, '+', '-', 'COUNT', 1))[0]![0];
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:carol'))).toEqual(onlyAfter(usage, last));
+    expect(await commandsOn(client, url, usage, () => s.forgetPrompts('discord:carol'))).toEqual(onlyAfter(usage, last));
     await s.forgetPrompts('discord:bob');
     expect(await everything(client, prefix)).not.toContain('OWL');
     // No older prompt left: no member listed, forget reads only what was written since the last look.
     expect(await client.exists(`${prefix}:quota:usage:legacy-members`)).toBe(0);
-    expect(await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'))).toEqual(onlyAfter(usage, last));
+    expect(await commandsOn(client, url, usage, () => s.forgetPrompts('discord:bob'))).toEqual(onlyAfter(usage, last));
   });
 
   it('erases a prompt an older version still running wrote inside an entry after this version looked (a replica mid-restart)', async () => {
@@ -263,7 +268,7 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     other = (real, prefix) => real(prefix, ids[0], ids[1], 'discord:bob');
 
     // Its own look reads batches of 1 000; the script, what came after the look's end alone.
-    const seen = await commandsOn(client, usage, () => s.forgetPrompts('discord:alice'));
+    const seen = await commandsOn(client, url, usage, () => s.forgetPrompts('discord:alice'));
     expect(seen.filter((c) => !c.endsWith(' COUNT 1000'))).toEqual([`xrange ${usage} (${ids[2]} + COUNT 1001`]);
     expect(other).toBeUndefined();
     expect(await client.get(`${usage}:looked`)).toBe(ids[2]);
@@ -291,7 +296,7 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
       await step.exec();
     };
 
-    const seen = await commandsOn(client, usage, () => s.forgetPrompts('discord:bob'));
+    const seen = await commandsOn(client, url, usage, () => s.forgetPrompts('discord:bob'));
     expect(seen.filter((c) => c.startsWith(`xrange ${usage} (`) && !c.includes(' COUNT '))).toEqual([]);
     expect(await everything(client, s.prefix)).not.toContain('OWL');
   });
@@ -329,7 +334,7 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     await settled(s, 'fox', 'discord:alice', 'a FOX prompt');
 
     let failure: unknown;
-    const seen = await commandsOn(client, usage, async () => {
+    const seen = await commandsOn(client, url, usage, async () => {
       failure = await s.forgetPrompts('discord:alice').then(() => undefined, (error: unknown) => error);
     });
     expect(failure).toMatchObject({ code: 'ledger_busy', retryable: true });
