@@ -94,6 +94,12 @@ export interface JobRecord {
   final?: FinalKept | undefined;
   /** When a sweep or Cancel last failed to post "stopped" for a job that made nothing: past the images' life it is marked silently. */
   sweptAt?: number | undefined;
+  /**
+   * What the job's end shows, kept with its ended mark when that end reached no message (its reply's edit refused, and
+   * the channel too, such as 50013 Missing Permissions: the reply keeps its progress and Cancel). A press of that Cancel
+   * by its member (or an admin) shows this end privately, with the images still kept (`show-kept-end.ts`).
+   */
+  unshown?: FinalShown | undefined;
 }
 
 /** What a job's final message shows besides its images, for a sweep to show again; `cost`: the ledger's charge (none when released). */
@@ -139,7 +145,7 @@ export interface ReplyHandle {
 
 type NewJobRecord = Omit<JobRecord, 'inputs' | 'outputs' | 'createdAt' | 'endRecorded' | 'final'> & { createdAt?: number };
 /** A change of a record's fields (`endRecorded` and `final` are set by `markEndRecorded` alone). */
-type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final' | 'made'>>;
+type JobRecordPatch = Partial<Pick<JobRecord, 'status' | 'runnerJobId' | 'prompt' | 'sources' | 'end' | 'sweptAt' | 'final' | 'made' | 'unshown'>>;
 
 /** What a write leaves of a record, decided on the record as changed: no end or final once recorded, no reply once done. */
 function settled(record: JobRecord): JobRecord {
@@ -215,10 +221,11 @@ export class JobRecordStore {
   }
 
   /**
-   * A job's end, once shown (with the `end` to record, held until `markEndRecorded`): tried a few times, then thrown —
-   * a record left running is swept by the next start, which shows its end again.
+   * A job's end, once shown (with the `end` to record, held until `markEndRecorded`; what it shows, `unshown`, when no
+   * message took it): tried a few times, then thrown — a record left running is swept by the next start, which shows its
+   * end again.
    */
-  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'end' | 'made'> = {}): Promise<void> {
+  async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'end' | 'made' | 'unshown'> = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.update(key, { ...also, status });

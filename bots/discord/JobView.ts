@@ -175,10 +175,12 @@ export class JobView {
    * not show the job again. With the end the runner records next, which keeps the record held until it is recorded
    * (`markEndRecorded`): a stop before that leaves it to the next sweep, which records that end and shows nothing. A
    * failure or cancellation shown with paid images (`made`) says how many, even when their save failed: its Retry
-   * then runs in a new message, leaving them shown.
+   * then runs in a new message, leaving them shown. An end no message took keeps what it shows (`unshown`).
    */
   async #mark(end: JobEnd, made?: MadeImages): Promise<void> {
-    await this.#o.store.markEnded(this.#o.header.key, end.type, { end, ...(made && { made: made.images.length }) });
+    // An end no message took (the reply's edit refused, the channel too): kept, so its Cancel shows it to its member.
+    const unshown = !this.#finalShown && this.#final ? { unshown: this.#final } : {};
+    await this.#o.store.markEnded(this.#o.header.key, end.type, { end, ...(made && { made: made.images.length }), ...unshown });
   }
 
   /**

@@ -6,13 +6,14 @@ import type { BotContext } from './bot-context.js';
 import { COMMAND_NAMES } from './command-words.js';
 import { encodeCustomId, type CustomIdData } from './custom-ids.js';
 import { editPromptModal } from './edit-modal.js';
-import { keptOutput, madeCount, whyNotRunAgain, type JobRecord } from './JobRecordStore.js';
+import { keptOutput, madeCount, whyNotRunAgain, type FinalShown, type JobRecord } from './JobRecordStore.js';
 import { isRunning } from '../state/index.js';
 import { loggableError } from './loggable-error.js';
 import { isPersonalContext, requesterOf, scopeOf } from './requester.js';
 import { refuseInputPrivately, refusePrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 import { showClickedLeftover } from './sweep-interrupted.js';
+import { showKeptEnd } from './show-kept-end.js';
 import { declaredBytesOf, InputImageError } from './download-images.js';
 import { DISCORD_ERRORS, discordErrorCode } from './discord-facts.js';
 import type { ImagesToFetch } from '../runner/index.js';
@@ -155,6 +156,8 @@ const LEFTOVER_NOT_SHOWN: Record<Exclude<Awaited<ReturnType<typeof showClickedLe
 };
 
 async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
+  // Its end reached no message (the channel refused it too): its Cancel, left on the reply, shows that end privately.
+  if (!isRunning(record) && record.unshown) return showUnshownEnd(ctx, interaction, record, record.unshown, by);
   const info = record.runnerJobId ? ctx.runner.get(record.runnerJobId) : undefined;
   // Recorded as it was answered and not started yet here (an edit's images downloading): no leftover of a gone process.
   // Its looks at who holds the job wait only for what is left of the press's answer budget; one that fails or does not
@@ -196,8 +199,25 @@ async function cancel(ctx: BotContext, interaction: ButtonInteraction, record: J
   await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger);
 }
 
+/**
+ * A Cancel left on the reply of a job whose end no message took (`JobRecord.unshown`): that end shown privately
+ * (`showKeptEnd`) to its member, or an admin — who may cancel a job may see its end; anyone else is refused privately
+ * (`not_requester`) and shown nothing of it. Answered first with a private deferral (Discord's 3 s: kept images are read).
+ */
+async function showUnshownEnd(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, unshown: FinalShown, by: Requester): Promise<void> {
+  if (!mayCancel(record.requester, by)) return refusePress(ctx, interaction, notRequester(record, 'cancel'));
+  if ((await acknowledge('cancel: show the end privately', () => interaction.deferReply({ flags: MessageFlags.Ephemeral }), ctx.logger)) === 'expired') return;
+  const pressed = { applicationId: interaction.applicationId, token: interaction.token, issuedAt: interaction.createdTimestamp, userId: interaction.user.id };
+  if (!(await showKeptEnd(ctx, record, unshown, pressed))) await tell(ctx, interaction, words('error.on_my_side'), '⚠️');
+}
+
+/** The refusal of a press of a job's Cancel or Delete by someone who is neither its member nor an admin. */
+function notRequester(record: JobRecord, action: 'cancel' | 'delete'): PressRefusedError {
+  return new PressRefusedError('not_requester', words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action }));
+}
+
 async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
-  if (!mayCancel(record.requester, by)) return refusePress(ctx, interaction, new PressRefusedError('not_requester', words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'cancel' })));
+  if (!mayCancel(record.requester, by)) return refusePress(ctx, interaction, notRequester(record, 'cancel'));
   // Answered first (Discord's 3 s): the ask goes through Redis, and the job's own reply shows the cancellation.
   if ((await acknowledge('cancel: defer update', () => interaction.deferUpdate(), ctx.logger)) === 'expired') return;
   if (!(await ctx.askHolderToCancel(record.key, by))) {
@@ -210,7 +230,7 @@ async function cancelElsewhere(ctx: BotContext, interaction: ButtonInteraction, 
  * for the job or an admin of the server (who may cancel it may delete it).
  */
 async function deleteResult(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, by: Requester): Promise<void> {
-  if (!mayCancel(record.requester, by)) return refusePress(ctx, interaction, new PressRefusedError('not_requester', words('discord.button.only_requester', { user: `<@${record.requester.userId}>`, action: 'delete' })));
+  if (!mayCancel(record.requester, by)) return refusePress(ctx, interaction, notRequester(record, 'delete'));
   // Already gone (a second click of the same Delete, or deleted by hand meanwhile): what was asked is done. Discord
   // says so to the click's answer (no message left to update) or to the deletion.
   const done = async (step: () => Promise<unknown>): Promise<'gone' | 'ok' | 'expired'> =>

@@ -318,7 +318,7 @@ async function showKeptResult(ctx: BotContext, record: JobRecord, header: JobHea
  * The images still kept of those a job made, each with its format (told by its bytes: an answer may mix them; else as
  * its facts say), and which of the job's images they are: their buttons name those, whatever was left out.
  */
-async function keptImagesOf(ctx: BotContext, record: JobRecord): Promise<MadeImages & { indices: number[] }> {
+export async function keptImagesOf(ctx: BotContext, record: JobRecord): Promise<MadeImages & { indices: number[] }> {
   const images: Buffer[] = [];
   const formats: OutputFormat[] = [];
   const indices: number[] = [];
@@ -450,7 +450,7 @@ async function showRecordedEnd(ctx: BotContext, record: JobRecord, header: JobHe
  * The message of a recorded failure or cancellation: from what it showed, when that was kept; else (kept as shown by a
  * version that kept only how it ended, or a "stopped" a sweep showed) "stopped", or "restarted before done".
  */
-function renderRecordedEnd(header: JobHeader, record: JobRecord, final: Exclude<FinalKept, { type: 'completed' }>, retry: boolean, shown?: ShownImages): OutgoingMessage {
+export function renderRecordedEnd(header: JobHeader, record: JobRecord, final: Exclude<FinalKept, { type: 'completed' }>, retry: boolean, shown?: ShownImages): OutgoingMessage {
   if ('code' in final) return renderFailure(header, final, retry, shown);
   if ('byUserId' in final) return renderCancelled(header, { ...final, type: 'cancelled', jobId: record.runnerJobId ?? '' }, retry, shown);
   return final.type === 'failed' ? renderInterrupted(header, retry) : renderCancelled(header, { type: 'cancelled', byUserId: '', reason: 'shutdown', jobId: record.runnerJobId ?? '' }, retry);

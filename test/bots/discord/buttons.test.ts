@@ -421,25 +421,76 @@ describe('buttons keep working, restarts included', () => {
     expect(buttonsOf(note).map((b) => b.label)).toEqual(['Retry']);
   });
 
-  it('answers a Cancel on a result no message could show (its reply’s edit refused, the server channel refusing it: 50013) that the job finished, privately: the reply keeps its progress, the result is in the history', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
-    const ix = h.discord.slashCommand('imagine', { prompt: 'a result no channel would take' });
+  /**
+   * A result no message could show: its reply's edit refused, and the server channel refusing it (50013, Missing
+   * Permissions). The job is marked ended all the same; its reply keeps its progress and Cancel.
+   */
+  async function resultNoChannelTook(prompt: string, options: Parameters<typeof DiscordHarness.start>[0] = {}) {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 }, ...options });
+    const ix = h.discord.slashCommand('imagine', { prompt });
     const running = await drawingReply(h, ix);
     h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
     h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
     const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
     const key = buttonId(running, 'Cancel').split(':')[2]!;
-    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed' }), { timeout: 15_000 });
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'completed', endRecorded: true }), { timeout: 15_000 });
     await h.restart();
-    const messages = h.discord.messages.size;
+    return { ix, running };
+  }
+
+  it('shows its member privately, on a Cancel of a result no message could show (the server channel refusing it: 50013), the result it kept: its images and buttons, the reply left as it was', async () => {
+    const { running } = await resultNoChannelTook('a result no channel would take');
+    const publicBefore = [...h.discord.messages.values()].filter((m) => (m.flags & 64) === 0).length;
 
     const click = h.discord.clickButton(running, buttonId(running, 'Cancel'));
-    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64), 'the private answer');
-    expect(keyOf(note.content.replace(/^✋ /, ''))).toBe('discord.button.finished');
+    const shown = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === click.id && (m.flags & 64) === 64 && m.attachments.length > 0), 'the private result');
+    expect(click.ack?.type).toBe(5);
+    expect(shown.content).toContain('a result no channel would take');
+    expect(shown.attachments).toHaveLength(1);
+    expect(buttonsOf(shown).map((b) => b.label)).toContain('Reroll');
+    expect(buttonsOf(shown).map((b) => b.label)).not.toContain('Cancel');
     expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
-    expect(h.discord.messages.size).toBe(messages + 1);
+    expect([...h.discord.messages.values()].filter((m) => (m.flags & 64) === 0)).toHaveLength(publicBefore);
+    expect(h.emulator.requests.filter((r) => r.route === 'generations')).toHaveLength(1);
     const history = await h.finalReply(h.discord.slashCommand('imagine-history', {}));
     expect(history.content).toContain('a result no channel would take');
+  });
+
+  it('shows its member privately, on a second Cancel, the cancellation no message could show (its reply’s edit refused, the channel refusing it: 50013)', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 20_000 } });
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a cancellation no channel would take' });
+    const running = await drawingReply(h, ix);
+    h.discord.failNext({ route: 'webhook-message', method: 'PATCH', token: ix.token }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    h.discord.failNext({ route: 'channel-message', method: 'POST' }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    const records = h.state.store.space<JobRecord>(h.state.spaces.discordJobs);
+    const key = buttonId(running, 'Cancel').split(':')[2]!;
+    h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    await vi.waitFor(async () => expect(await records.get(key)).toMatchObject({ status: 'cancelled', endRecorded: true }), { timeout: 15_000 });
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+
+    const again = h.discord.clickButton(running, buttonId(running, 'Cancel'));
+    const shown = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === again.id && (m.flags & 64) === 64 && m.content !== ''), 'the private end');
+    expect(shown.content.split('\n')[1]).toBe(`✖️ Cancelled by <@${h.discord.user.id}>.`);
+    expect(buttonsOf(shown).map((b) => b.label)).toEqual(['Retry']);
+    expect(h.discord.messages.get(running.id)!.content).toContain('Drawing');
+  });
+
+  it('refuses another member’s Cancel of a result no message could show, privately, showing them nothing of it (not_requester), and lets an admin role see it', async () => {
+    const adminRole = '123456789012345678';
+    const { running } = await resultNoChannelTook('a result kept for its member', { bot: { adminRoleIds: [adminRole] } });
+
+    const stranger = h.discord.newUser('mallory');
+    const denied = h.discord.clickButton(running, buttonId(running, 'Cancel'), { user: stranger });
+    const note = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === denied.id && m.content !== ''), 'the refusal');
+    expect(note.flags & 64).toBe(64);
+    expect(note.attachments).toEqual([]);
+    expect(note.content).not.toContain('a result kept for its member');
+    expect(h.logger.entries.some((e) => (e.obj as { code?: string; userId?: string }).code === 'not_requester' && (e.obj as { userId?: string }).userId === stranger.id)).toBe(true);
+
+    const admin = h.discord.newUser('root');
+    const allowed = h.discord.clickButton(running, buttonId(running, 'Cancel'), { user: admin, roles: [adminRole] });
+    const shown = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => m.interactionId === allowed.id && (m.flags & 64) === 64 && m.attachments.length > 0), 'the private result');
+    expect(shown.content).toContain('a result kept for its member');
   });
 
   it('leaves a job lost to a crash whose “stopped” message could not be posted to the next start, which shows it', async () => {
