@@ -191,7 +191,9 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
       otherLedger: async () => ({
         forgetPrompts: async (userKey: string) => {
           opened.push(userKey);
-          if (userKey === 'slack:U0FIRST') (firstAtOther(), await firstMayForget);
+          if (userKey !== 'slack:U0FIRST') return;
+          firstAtOther();
+          await firstMayForget;
         },
         close: async () => undefined,
       }),
