@@ -9,7 +9,7 @@ export { usdDigits, formatUsdExact } from './core/pricing.js';
 export { normalizeBaseURL } from './client/base-url.js';
 export { checkApiKey } from './client/PictorClient.js';
 export { imageOfPartial } from './client/partial-bound.js';
-export { backoffDelay, parseResetDuration, retryAfterFromHeaders, serviceWaitFromHeaders, serviceWaitOf } from './client/retry-timing.js';
+export { backoffDelay, parseResetDuration, serviceWaitFromHeaders, serviceWaitOf } from './client/retry-timing.js';
 export { createImageLimiter, sharedLimiterWorks, type CreateImageLimiterOptions } from './core/shared-limiter.js';
 export { bucketShape, DEFAULT_TOLERANCE_MS, type BucketShape, type ImageBucket } from './core/image-bucket.js';
 export { RedisImageBucket } from './core/RedisImageBucket.js';

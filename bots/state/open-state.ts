@@ -3,7 +3,7 @@ import { createSerialQueue, holdDataFolder, type QuotaStore, type RedisLink } fr
 import { FileStateStore } from './FileStateStore.js';
 import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, stateKeyOf, type BotSpaces, type SpaceSettings } from './spaces.js';
-import type { Space, SpaceDefinition, StateStore } from './StateStore.js';
+import { StateClosedError, type Space, type SpaceDefinition, type StateStore } from './StateStore.js';
 import { upgradeOldLayout } from './upgrade.js';
 import { warnIfRedisTooSmall } from './redis-memory.js';
 import { endToRecord, isRunning } from './job-records.js';
@@ -55,7 +55,8 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   // A stop ends the other ledger's close by its own deadline (on Redis it may wait for a running rewrite), and waits for it.
   const close = async (closeOptions?: { until?: number | undefined }) => {
     other.closing = { until: closeOptions?.until };
-    await Promise.all([other.open?.close(closeOptions), other.turn(async () => undefined)]).catch(() => undefined);
+    const closeOpen = other.open?.close(closeOptions).catch((error: unknown) => logger.warn({ err: error }, 'a stop could not close the other ledger a forget opened'));
+    await Promise.all([closeOpen, other.turn(async () => undefined).catch(() => undefined)]);
     await closeStore(closeOptions);
   };
   try {
@@ -160,6 +161,8 @@ async function forgetMember(
     () =>
       new Promise<void>((forgot, failed) => {
         otherLedgerTurns.turn(async () => {
+          // Once a stop began, the other ledger is not opened again (the stop closes what is open, then the state).
+          if (otherLedgerTurns.closing) throw new StateClosedError('the other ledger');
           const other = await otherLedger?.();
           otherLedgerTurns.open = other;
           try {

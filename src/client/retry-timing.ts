@@ -17,7 +17,7 @@ const HTTP_DATE = [
  * non-numeric values are ignored, so the caller falls back to its backoff.
  * No upper clamp: a caller compares a long wait with the time it has left.
  */
-export function retryAfterFromHeaders(headers: Record<string, string>, now = Date.now()): number | undefined {
+function retryAfterFromHeaders(headers: Record<string, string>, now = Date.now()): number | undefined {
   const ms = headers['retry-after-ms']?.trim();
   if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) {
     const value = Number(ms);

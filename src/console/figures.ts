@@ -3,7 +3,7 @@ import { isChatScopeKey, isDmScopeKey, SPEND_CAP_VARIABLES } from '../spend/caps
 import { memberLimits, type MemberCap, type MemberCapSource, type ScopeRoleBudgets } from '../spend/role-budgets.js';
 import { roundToNanoUsd } from '../spend/rules.js';
 import { ACCOUNT_KEY, type ActiveJob, type BreakerState, type CapOverrides, type QuotaStore, type RefusalCounts, type SpendLimits } from '../spend/types.js';
-import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcDayStart, utcMonth } from '../spend/utc-period.js';
+import { nextUtcMidnight, nextUtcMonth, utcDay, utcDayBefore, utcDayStart, utcMonth, utcMonthStart } from '../spend/utc-period.js';
 import type { LoggerLike } from '../client/PictorClient.js';
 import { capRatio } from './percent.js';
 import type { ConsoleSource, OperatorSettings } from './source.js';
@@ -185,7 +185,7 @@ export async function spendFigures(input: FigureInputs): Promise<SpendFigures> {
       images: hourly.map((h) => h.images),
       limitPerHour: input.operator.imagesPerMinute === undefined ? undefined : input.operator.imagesPerMinute * 60,
     },
-    damagedUsageLines: { day: index.damagedLinesWithin(utcDayStart(now), nextUtcMidnight(now)), month: index.damagedLinesWithin(Date.parse(`${month}-01T00:00:00Z`), nextUtcMonth(now)) },
+    damagedUsageLines: { day: index.damagedLinesWithin(utcDayStart(now), nextUtcMidnight(now)), month: index.damagedLinesWithin(utcMonthStart(now), nextUtcMonth(now)) },
   };
 }
 

@@ -111,28 +111,19 @@ export function insufficientQuota(): Response {
 
 export function rateLimitExceeded(limit: number | undefined, retryAfterMs: number): Response {
   const per = limit === undefined ? '' : ` Limit ${limit} images per minute.`;
-  return errorResponse(
-    429,
-    {
-      message: `Rate limit reached for images.${per} Please try again in ${formatSeconds(retryAfterMs)}.`,
-      type: 'requests',
-      param: null,
-      code: 'rate_limit_exceeded',
-    },
-    retryAfterHeaders(retryAfterMs),
-  );
+  return tooManyRequests(`Rate limit reached for images.${per}`, retryAfterMs);
 }
 
 /** 429 for a request beyond the requests the emulator answers at once (`maxRequestsInFlight`). */
 export function tooManyRequestsInFlight(max: number, retryAfterMs: number): Response {
+  return tooManyRequests(`Too many requests at once: at most ${max} are answered at a time.`, retryAfterMs);
+}
+
+/** The service's 429 (`rate_limit_exceeded`): what was reached, the wait in its words, and in both retry headers. */
+function tooManyRequests(reached: string, retryAfterMs: number): Response {
   return errorResponse(
     429,
-    {
-      message: `Too many requests at once: at most ${max} are answered at a time. Please try again in ${formatSeconds(retryAfterMs)}.`,
-      type: 'requests',
-      param: null,
-      code: 'rate_limit_exceeded',
-    },
+    { message: `${reached} Please try again in ${formatSeconds(retryAfterMs)}.`, type: 'requests', param: null, code: 'rate_limit_exceeded' },
     retryAfterHeaders(retryAfterMs),
   );
 }

@@ -33,8 +33,14 @@ const DEFAULT_CACHE_BYTES = 96 * 1024 * 1024;
 interface CacheEntry {
   image: Promise<RenderedImage>;
   bytes: number;
-  /** The signal of the request that started the drawing. */
-  signal: AbortSignal | undefined;
+  /** Drawn: nobody's leaving stops it any more. */
+  done: boolean;
+  /** The drawing's own: aborted once no asker wants it any more (their signals all aborted). */
+  drawing: AbortController;
+  /** Askers with a signal still waiting for it; an asker without one wants it whatever happens. */
+  waiting: number;
+  /** An asker without a signal is waiting for it: it is never stopped. */
+  wantedForGood: boolean;
 }
 
 interface RawImage {
@@ -61,26 +67,27 @@ export class ImageRenderer {
 
   /**
    * The images for `spec`, from the cache or drawn. `signal` is the asking
-   * request's: when it aborts, the drawing's image work still waiting leaves
-   * the line. Another request that was sharing that drawing draws it anew.
+   * request's: when it aborts, that request stops waiting (rejecting with its
+   * reason). The drawing goes on, in its place in the image work's line, while
+   * another request sharing it still wants it; once none does, its image work
+   * still waiting leaves the line.
    */
   render(spec: RenderSpec, partialCount: number, signal?: AbortSignal): Promise<RenderedImage> {
+    if (signal?.aborted) return Promise.reject(signal.reason as unknown);
     const key = this.#keyOf(spec, partialCount);
     const hit = this.#cache.get(key);
-    if (hit) {
+    if (hit && !hit.drawing.signal.aborted) {
       this.#cache.delete(key);
       this.#cache.set(key, hit);
-      if (hit.signal === signal) return hit.image;
-      return hit.image.catch((err: unknown) => {
-        if (hit.signal?.aborted && !signal?.aborted) return this.render(spec, partialCount, signal);
-        throw err;
-      });
+      return this.#ask(hit, signal);
     }
-    const image = renderUncached(spec, partialCount, signal);
-    const entry: CacheEntry = { image, bytes: 0, signal };
+    const drawing = new AbortController();
+    const image = renderUncached(spec, partialCount, drawing.signal);
+    const entry: CacheEntry = { image, bytes: 0, done: false, drawing, waiting: 0, wantedForGood: false };
     this.#cache.set(key, entry);
     image.then(
       (done) => {
+        entry.done = true;
         if (this.#cache.get(key) !== entry) return;
         entry.bytes = done.final.length + done.partials.reduce((sum, p) => sum + p.length, 0);
         this.#cacheBytes += entry.bytes;
@@ -90,7 +97,35 @@ export class ImageRenderer {
         if (this.#cache.get(key) === entry) this.#cache.delete(key);
       },
     );
-    return image;
+    return this.#ask(entry, signal);
+  }
+
+  /** One more asker waits for `entry`; when its signal aborts it leaves, and the last to leave stops the drawing. */
+  #ask(entry: CacheEntry, signal: AbortSignal | undefined): Promise<RenderedImage> {
+    if (entry.done) return entry.image;
+    if (!signal) {
+      entry.wantedForGood = true;
+      return entry.image;
+    }
+    entry.waiting++;
+    return new Promise<RenderedImage>((resolve, reject) => {
+      const leave = () => {
+        entry.waiting--;
+        reject(signal.reason as unknown);
+        if (entry.waiting === 0 && !entry.wantedForGood && !entry.done) entry.drawing.abort(signal.reason);
+      };
+      signal.addEventListener('abort', leave, { once: true });
+      // Settled by the drawing unless it left first (a promise settles once; leaving counted it out already).
+      const settle = () => {
+        if (signal.aborted) return;
+        signal.removeEventListener('abort', leave);
+        entry.waiting--;
+      };
+      entry.image.then(
+        (image) => (settle(), resolve(image)),
+        (err: unknown) => (settle(), reject(err)),
+      );
+    });
   }
 
   clear(): void {

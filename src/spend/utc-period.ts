@@ -21,6 +21,12 @@ export function nextUtcMidnight(now: number): number {
   return utcDayStart(now) + DAY_MS;
 }
 
+/** When the UTC month of `now` begins: the moment monthly caps last reset. */
+export function utcMonthStart(now: number): number {
+  const date = new Date(now);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+}
+
 /** When the UTC month of `now` ends: the moment monthly caps reset. */
 export function nextUtcMonth(now: number): number {
   const date = new Date(now);

@@ -8,6 +8,7 @@ import { FakeSlack } from '../fakes/slack/FakeSlack.js';
 import { slackEventsUrl, startUpstream, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 import { everythingKept } from '../helpers/everything-kept.js';
+import { warningsKept } from '../helpers/warnings-kept.js';
 import { redisMonitor } from '../helpers/redis-monitor.js';
 import { finishedJob } from './slack/harness.js';
 
@@ -172,6 +173,75 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
     await state.close({ until });
     expect(untils).toEqual([undefined, until]);
     expect(closed).toBe(true);
+  });
+
+  it('refuses, as closed, a forget’s turn at the other ledger that comes after a stop began, and never opens it again', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-forget-after-stop-');
+    const opened: string[] = [];
+    let letFirstForget!: () => void;
+    const firstMayForget = new Promise<void>((resolve) => (letFirstForget = resolve));
+    let firstAtOther!: () => void;
+    const firstReached = new Promise<void>((resolve) => (firstAtOther = resolve));
+    let secondAtLedger!: () => void;
+    const secondReached = new Promise<void>((resolve) => (secondAtLedger = resolve));
+    const state = await openBotState({
+      dataDir,
+      logger: silentLogger(),
+      ledger: { forgetPrompts: async (userKey) => void (userKey === 'slack:U0SECOND' && secondAtLedger()), takeLegacy: async () => undefined },
+      otherLedger: async () => ({
+        forgetPrompts: async (userKey: string) => {
+          opened.push(userKey);
+          if (userKey !== 'slack:U0FIRST') return;
+          firstAtOther();
+          await firstMayForget;
+        },
+        close: async () => undefined,
+      }),
+    });
+    defer(async () => letFirstForget());
+
+    // The first member's forget holds the other ledger open as the stop begins; the second's comes to it after.
+    const first = state.forget('slack:U0FIRST');
+    await firstReached;
+    const stop = state.close();
+    const second = state.forget('slack:U0SECOND');
+    await secondReached;
+    await new Promise((resolve) => setImmediate(resolve));
+    letFirstForget();
+    await first;
+    await stop;
+    const refused = await second.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(AggregateError);
+    expect((refused as AggregateError).errors.map((e: { code?: string }) => e.code)).toContain('state_closed');
+    expect(opened).toEqual(['slack:U0FIRST']);
+  });
+
+  it('logs, and still stops, when the other ledger a forget is closing fails to close by the stop’s deadline', async () => {
+    const dataDir = await tempDataDir(defer, 'pictor-forget-stop-fails-');
+    const { logger, warnings } = warningsKept();
+    let forgetsClose!: () => void;
+    const state = await openBotState({
+      dataDir,
+      logger,
+      ledger: { forgetPrompts: async () => undefined, takeLegacy: async () => undefined },
+      otherLedger: async () => ({
+        forgetPrompts: async () => undefined,
+        close: (options?: { until?: number | undefined }) => {
+          if (options?.until === undefined) return new Promise<void>((resolve) => (forgetsClose = resolve));
+          // The stop's close fails; the forget's own, still running, then ends.
+          forgetsClose();
+          return Promise.reject(new Error('the rewrite did not end by the deadline'));
+        },
+      }),
+    });
+    defer(async () => forgetsClose?.());
+
+    await state.forget('slack:U0FIRST');
+    await state.close({ until: Date.now() + 60_000 });
+    expect(warnings).toEqual(['a stop could not close the other ledger a forget opened']);
   });
 
   it.skipIf(redis.skipReason)('looks for the other ledger on Redis without walking the keyspace', async () => {

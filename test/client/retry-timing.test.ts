@@ -1,37 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, parseResetDuration, retryAfterFromHeaders, serviceWaitFromHeaders } from '../../src/internal.js';
+import { backoffDelay, parseResetDuration, serviceWaitFromHeaders } from '../../src/internal.js';
 
+// The wait the service named is read by one rule (`serviceWaitFromHeaders`): its retry-after forms first.
 describe('retry timing', () => {
   it('prefers retry-after-ms to retry-after', () => {
-    expect(retryAfterFromHeaders({ 'retry-after-ms': '250', 'retry-after': '9' })).toBe(250);
+    expect(serviceWaitFromHeaders({ 'retry-after-ms': '250', 'retry-after': '9' })).toBe(250);
   });
 
   it('reads retry-after in seconds', () => {
-    expect(retryAfterFromHeaders({ 'retry-after': '2' })).toBe(2000);
-    expect(retryAfterFromHeaders({ 'retry-after': '0' })).toBe(0);
+    expect(serviceWaitFromHeaders({ 'retry-after': '2' })).toBe(2000);
+    expect(serviceWaitFromHeaders({ 'retry-after': '0' })).toBe(0);
   });
 
   it('reads retry-after as an HTTP date', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
-    expect(retryAfterFromHeaders({ 'retry-after': 'Thu, 01 Jan 2026 00:00:05 GMT' }, now)).toBe(5000);
+    expect(serviceWaitFromHeaders({ 'retry-after': 'Thu, 01 Jan 2026 00:00:05 GMT' }, now)).toBe(5000);
   });
 
   it('says nothing when there is no usable header', () => {
-    expect(retryAfterFromHeaders({})).toBeUndefined();
-    expect(retryAfterFromHeaders({ 'retry-after': 'soon' })).toBeUndefined();
+    expect(serviceWaitFromHeaders({})).toBeUndefined();
+    expect(serviceWaitFromHeaders({ 'retry-after': 'soon' })).toBeUndefined();
   });
 
   it('reports a very long wait as it is, for the caller to weigh against its timeout', () => {
-    expect(retryAfterFromHeaders({ 'retry-after': '86400' })).toBe(86_400_000);
+    expect(serviceWaitFromHeaders({ 'retry-after': '86400' })).toBe(86_400_000);
   });
 
   it.each(['-5', 'abc 12', '12abc', '1e3', '', ' ', 'NaN', 'Infinity', '-1.5'])('ignores the garbage retry-after %j', (value) => {
-    expect(retryAfterFromHeaders({ 'retry-after': value })).toBeUndefined();
-    expect(retryAfterFromHeaders({ 'retry-after-ms': value })).toBeUndefined();
+    expect(serviceWaitFromHeaders({ 'retry-after': value })).toBeUndefined();
+    expect(serviceWaitFromHeaders({ 'retry-after-ms': value })).toBeUndefined();
   });
 
   it('falls back from a garbage retry-after-ms to a valid retry-after', () => {
-    expect(retryAfterFromHeaders({ 'retry-after-ms': '-5', 'retry-after': '3' })).toBe(3000);
+    expect(serviceWaitFromHeaders({ 'retry-after-ms': '-5', 'retry-after': '3' })).toBe(3000);
   });
 
   it('backs off exponentially from half a second to eight seconds, with jitter taken off', () => {

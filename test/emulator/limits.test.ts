@@ -255,4 +255,43 @@ describe('image work of a request whose caller goes away', () => {
     await end();
     expect((await staying).status).toBe(200);
   });
+
+  it('keeps the shared drawing in its place in the line while another request still wants it, and answers that one', async () => {
+    const emulator = createEmulator();
+    onTestFinished(() => emulator.close());
+    const end = await withBoundFull();
+    onTestFinished(end);
+    const same = body({ prompt: 'two kites, one of them let go' });
+    const caller = new AbortController();
+    const gone = generate(emulator, same, { signal: caller.signal }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(imageWorkNow().waiting).toBe(1));
+    const staying = generate(emulator, same);
+    await vi.waitFor(() => expect(emulator.requests.filter((r) => r.parsed)).toHaveLength(2));
+
+    caller.abort(new Error('the client went away'));
+    // Not drawn anew at the back of the line: the drawing never left it.
+    expect(imageWorkNow()).toEqual({ running: 2, waiting: 1 });
+    expect(await gone).toBeInstanceOf(Error);
+    await end();
+    expect((await staying).status).toBe(200);
+  });
+
+  it('takes a shared drawing out of the line once every request that wanted it went away', async () => {
+    const emulator = createEmulator();
+    onTestFinished(() => emulator.close());
+    const end = await withBoundFull();
+    onTestFinished(end);
+    const same = body({ prompt: 'two kites, both let go' });
+    const callers = [new AbortController(), new AbortController()];
+    const first = generate(emulator, same, { signal: callers[0]!.signal }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(imageWorkNow().waiting).toBe(1));
+    const second = generate(emulator, same, { signal: callers[1]!.signal }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(emulator.requests.filter((r) => r.parsed)).toHaveLength(2));
+
+    callers[0]!.abort(new Error('the first client went away'));
+    expect(await first).toBeInstanceOf(Error);
+    callers[1]!.abort(new Error('the second client went away'));
+    expect(await second).toBeInstanceOf(Error);
+    await vi.waitFor(() => expect(imageWorkNow()).toEqual({ running: 2, waiting: 0 }));
+  });
 });

@@ -2,6 +2,7 @@ import { NodeApiError, NodeOperationError, type INode, type JsonObject } from 'n
 import { APIError, ValidationError, isPictorError, type PictorErrorCode } from 'pictor';
 import { RedisUnavailableError, BudgetExceededError, errorCodeOf, LedgerBusyError, LedgerUnreadableError, OUTPUT_NOT_WRITTEN_CODE } from 'pictor/internal';
 import { FIELD_PARAMETERS, type SpecField } from './node-properties.js';
+import type { OutputItems } from './output-items.js';
 import type { CredentialProblem } from './pictor-credentials.js';
 
 export type NodeError = NodeOperationError | NodeApiError;
@@ -65,6 +66,11 @@ const STREAM_EVENT_HINTS: Partial<Record<PictorErrorCode, string>> = {
     'The service reported "rate limit exceeded" in the middle of its streamed answer; this is not retried. Set Images per Minute to your account limit.',
 };
 
+/** What to tell the user of an error event in a streamed answer: its own hint, else the code's. */
+function streamEventHint(code: PictorErrorCode): string | undefined {
+  return STREAM_EVENT_HINTS[code] ?? HINTS[code];
+}
+
 /** Names the node parameter behind a spec field or path (`output_format`, `image[2]`). */
 export function parameterOf(param: string, inputBinaryFields: readonly string[] = []): { displayName: string; detail: string | undefined } {
   const field = param.replace(/\[\d+\].*$/, '').split('.')[0] as SpecField;
@@ -112,7 +118,7 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number, inpu
     const nodeError = new NodeApiError(node, response, {
       itemIndex,
       message: error.message,
-      description: (error.status === undefined ? STREAM_EVENT_HINTS[error.code] : retriedHint(error, maxRetries)) ?? HINTS[error.code] ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
+      description: (error.status === undefined ? streamEventHint(error.code) : retriedHint(error, maxRetries)) ?? (error.param ? `The service rejected ${parameterOf(error.param, inputBinaryFields).displayName}.` : undefined),
       ...(error.status !== undefined ? { httpCode: String(error.status) } : {}),
     });
     // The field the service named (its `param`) is the item's `field`, as for bad input the node caught itself.
@@ -174,11 +180,7 @@ export function credentialNodeError(node: INode, problem: CredentialProblem, ite
 }
 
 /** What became of a request's images in n8n's binary data store: how many it made, how many n8n refused, and why. */
-export interface NotStored {
-  made: number;
-  notStored: number;
-  storeError?: unknown;
-}
+export type NotStored = Pick<OutputItems, 'made' | 'notStored' | 'storeError'>;
 
 function notStoredSentence({ made, notStored, storeError }: NotStored): string {
   const why = storeError instanceof Error ? storeError.message : storeError === undefined ? undefined : String(storeError);

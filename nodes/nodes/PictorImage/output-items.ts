@@ -29,6 +29,8 @@ function costOf(quote: PriceQuote, images: number): IDataObject {
 /** A request's images as n8n items, and how many of its images n8n could not store (they were made, so paid). */
 export interface OutputItems {
   items: INodeExecutionData[];
+  /** How many images the service made for the request (each paid for), stored or not. */
+  made: number;
   /** How many of the request's images n8n's binary data store refused (a full disk, a binary data mode error). */
   notStored: number;
   /** Why the first of them was refused. */
@@ -55,7 +57,7 @@ export async function toOutputItems(ctx: IExecuteFunctions, result: ImageJobResu
   );
   const images = settled.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
   const refused = settled.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
-  const stored = { notStored: refused.length, ...(refused.length > 0 ? { storeError: refused[0] } : {}) };
+  const stored = { made: buffers.length, notStored: refused.length, ...(refused.length > 0 ? { storeError: refused[0] } : {}) };
   if (images.length === 0) return { items: [], ...stored };
   const common: IDataObject = {
     operation: shape.operation,

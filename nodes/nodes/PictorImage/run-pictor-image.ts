@@ -129,13 +129,13 @@ export async function runPictorImage(ctx: IExecuteFunctions): Promise<INodeExecu
               // Those n8n could not store are counted on the error's item, which keeps the request's own code.
               const output = await toOutputItems(ctx, result.arrived, shape);
               const nodeError = toNodeError(node, result.error, job.itemIndex, job.params.inputBinaryFields, job.params.maxRetries);
-              withNotStored(nodeError, { made: result.arrived.data.length, ...output });
+              withNotStored(nodeError, output);
               return { itemIndex: job.itemIndex, error: await withCharged(nodeError, sending), items: answerForAgent(ctx, output.items) };
             }
             const output = await toOutputItems(ctx, result, shape);
             if (output.notStored === 0) return { itemIndex: job.itemIndex, items: answerForAgent(ctx, output.items) };
             // Paid images n8n could not store: the others are output, then an item saying how many (or, without On Error, the node fails saying so).
-            const notStored = notStoredNodeError(node, { made: result.data.length, ...output }, job.itemIndex, continueOnFail);
+            const notStored = notStoredNodeError(node, output, job.itemIndex, continueOnFail);
             if (!continueOnFail) throw notStored;
             return { itemIndex: job.itemIndex, error: await withCharged(notStored, sending), items: answerForAgent(ctx, output.items) };
           } catch (error) {
