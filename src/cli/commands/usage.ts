@@ -6,6 +6,7 @@ import type { QuotaStore, UsageRecord } from '../../spend/types.js';
 import { sumUsage, usageByKey, type UsageTotals } from '../../spend/usage-totals.js';
 import { hasFileLedger, LEDGER_FILES } from '../../spend/ledger-files.js';
 import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
+import { utcDayStart, utcMonthStart } from '../../spend/utc-period.js';
 import { parseFlags, USAGE_FLAGS } from '../flags.js';
 import type { CliContext } from '../context.js';
 
@@ -41,8 +42,8 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
   const by = (values.by ?? 'day') as By;
   if (!BY.includes(by)) throw new ValidationError('--by', `--by must be one of ${BY.join(', ')} (got ${JSON.stringify(values.by)})`);
   const now = Date.now();
-  const today = Math.floor(now / DAY_MS) * DAY_MS;
-  const since = values.since === undefined ? Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1) : parseDay('--since', values.since);
+  const today = utcDayStart(now);
+  const since = values.since === undefined ? utcMonthStart(now) : parseDay('--since', values.since);
   const lastDay = values.until === undefined ? today : parseDay('--until', values.until);
   if (since > lastDay) throw new ValidationError('--since', `--since (${values.since ?? isoDay(since)}) is after --until (${values.until ?? isoDay(lastDay)})`);
   const until = lastDay + DAY_MS;
