@@ -2,7 +2,7 @@ import { MessageFlags, Routes, type REST, type RawFile } from 'discord.js';
 import type { LoggerLike, OutputFormat } from 'pictor';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode, discordErrorStatus, uploadLimitOf } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
-import { NonceWindow, NonceWindowOver, postWithNonce } from './nonce-window.js';
+import { madeNothing, NonceWindow, postWithNonce } from './nonce-window.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import type { OutgoingMessage } from './render-job.js';
 import { isDmScope, say, type MessageKey } from '../runner/index.js';
@@ -486,13 +486,15 @@ export class ReplyTarget {
         return;
       } catch (error) {
         this.#noteFailure(error, what);
-        const notSent = error instanceof NonceWindowOver && !error.mayHaveMade;
+        // Nothing of it made, and no answer of Discord's says why (its window ended before a request left, or the
+        // request was given up on unwritten): tried again, as one that may have been made is. Discord's refusal is not.
+        const notSent = !mayHaveMade(error) && discordErrorStatus(error) === undefined;
         if (!notSent && !mayHaveMade(error)) throw error;
         if (!(await this.#tryAgain(attempt)) || (!notSent && !window.open)) {
           if (!notSent) this.#unconfirmed.push(...message.files.map((file) => file.name));
           throw error;
         }
-        if (notSent) window = new NonceWindow({ now: this.#now });
+        if (notSent && !window.open) window = new NonceWindow({ now: this.#now });
       }
     }
   }
@@ -684,14 +686,11 @@ class DmNotOpened extends Error {
 /**
  * A failure after which Discord may have made the message all the same: Discord failed on it (5xx) or did not answer
  * (no status) — a follow-up sent once (`withPostsSentOnce`), a channel message after discord.js's own tries of it with
- * its nonce — not a DM that did not open (`DmNotOpened`), nor a channel message none of whose requests left before its
- * nonce's window ended (`NonceWindowOver`): nothing was posted.
+ * its nonce — not a DM that did not open (`DmNotOpened`), nor one Discord refused or none of whose requests was written
+ * (`madeNothing`, the one rule of it: a channel message's window says): nothing was posted.
  */
 function mayHaveMade(error: unknown): boolean {
-  if (error instanceof DmNotOpened) return false;
-  if (error instanceof NonceWindowOver) return error.mayHaveMade;
-  const status = discordErrorStatus(error);
-  return status === undefined || status >= 500;
+  return !(error instanceof DmNotOpened) && !madeNothing(error);
 }
 
 function filesOf(message: OutgoingMessage): RawFile[] {

@@ -1,7 +1,7 @@
-import { DiscordAPIError, HTTPError, RateLimitError, Routes, type REST } from 'discord.js';
+import { Routes, type REST } from 'discord.js';
 import { auditGreeting, auditLinesOf, auditSkippedNote, AuditChannelError, AuditPostLost, type AuditEntry, type AuditPost, type AuditPoster } from '../runner/index.js';
 import { DISCORD_ERRORS, DISCORD_LIMITS, discordErrorCode } from './discord-facts.js';
-import { NonceWindow, NonceWindowOver, postWithNonce } from './nonce-window.js';
+import { madeNothing, NonceWindow, postWithNonce } from './nonce-window.js';
 import { promptExcerpt } from './text.js';
 
 /** An entry's colour: green done, amber failed or cancelled, red refused. */
@@ -33,8 +33,9 @@ export function discordAuditPoster(rest: REST, options: { now?: (() => number) |
         // the bot can no longer see (50001) or post in (50013) may come back: thrown as it is, tried again later.
         const code = discordErrorCode(error);
         if (code === DISCORD_ERRORS.unknownChannel) throw new AuditChannelError('not_found', code);
-        if (refused(error) || (error instanceof NonceWindowOver && !error.mayHaveMade)) throw error;
-        // The answer was lost (a timeout, an abort, a connection cut, a 5xx without Discord's answer): the message may be there.
+        // Discord refused it, or no request of it was written (`madeNothing`, the one rule of it): nothing was made.
+        if (madeNothing(error)) throw error;
+        // The answer was lost (a timeout, an abort, a connection cut of a request written, a 5xx): the message may be there.
         throw AuditPostLost.of(error);
       }
       // Without Embed Links Discord drops a bot's embeds and keeps the rest: the entries were not shown; the skipped note was.
@@ -69,15 +70,6 @@ export function discordAuditPoster(rest: REST, options: { now?: (() => number) |
       if (lostEmbeds(message, 1)) throw new AuditChannelError('no_permission', EMBEDS_DROPPED);
     },
   };
-}
-
-/**
- * Whether Discord refused a post (nothing was made): its own answer (an API error, whatever its status), a rate limit
- * given up on, or a 4xx without a body. A 5xx without Discord's answer, a timeout or a network error are not.
- */
-function refused(error: unknown): boolean {
-  if (error instanceof DiscordAPIError || error instanceof RateLimitError) return true;
-  return error instanceof HTTPError && error.status < 500;
 }
 
 /** The code logged (and shown to admins) when Discord dropped a message's embeds: the bot lacks Embed Links there. */

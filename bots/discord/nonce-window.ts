@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Routes, type RawFile, type REST } from 'discord.js';
+import { RateLimitError, Routes, type RawFile, type REST } from 'discord.js';
+import { PictorError } from 'pictor';
 import { DISCORD_LIMITS } from './discord-facts.js';
 
 /** A message's nonce: 24 hexadecimal characters (Discord takes a string of up to 25), a new one for each message. */
@@ -64,6 +65,12 @@ export class NonceWindow {
     return this.#mayHaveMade;
   }
 
+  /** A request of the nonce was handed on by a REST client that checks no window (`NonceWindowUnchecked`): it may have made it. */
+  handedOnUnchecked(): void {
+    this.#since ??= this.#now();
+    this.#mayHaveMade = true;
+  }
+
   /**
    * One request of the nonce, handed on if it may leave now (`open`), else refused with `NonceWindowOver`. The pool of
    * connections `request` goes out over calls `check.watching()` as it takes the request, and `check.leaving()` right
@@ -89,11 +96,11 @@ export class NonceWindow {
       const response = await request(check);
       // Answered, so it was written: when, if its pool did not say, at the latest as it was handed on.
       if (!left) this.#since ??= handedOnAt;
-      if (response.status < 400 || response.status >= 500) this.#mayHaveMade = true;
+      if (!madeNothing(response)) this.#mayHaveMade = true;
       return response;
     } catch (error) {
       // No answer (a timeout, a connection cut) to a request that may have been written: Discord may have made it.
-      if (left || !watched) {
+      if ((left || !watched) && !madeNothing(error)) {
         this.#since ??= handedOnAt;
         this.#mayHaveMade = true;
       }
@@ -112,23 +119,84 @@ export interface WriteCheck {
 
 /** The windows of the messages being sent (`postWithNonce`), by nonce: what the REST client's request hook checks. */
 const sending = new Map<string, NonceWindow>();
+/** The windows a REST client's request hook found (`nonceWindowOf`): their requests were checked. */
+const checkedWindows = new WeakSet<NonceWindow>();
+/** The REST clients a post of `postWithNonce` went out on with its window checked, and those it went out on unchecked. */
+const checkedClients = new WeakSet<REST>();
+const uncheckedClients = new WeakSet<REST>();
+/** The window of each failure `postWithNonce` threw: what `madeNothing` asks of one without a status. */
+const windowOfFailure = new WeakMap<object, NonceWindow>();
 
-/** The window of a message being sent with this nonce, if it is one `postWithNonce` sends. */
+/** The window of a message being sent with this nonce, if it is one `postWithNonce` sends; its requests count as checked. */
 export function nonceWindowOf(nonce: string): NonceWindow | undefined {
-  return sending.get(nonce);
+  const window = sending.get(nonce);
+  if (window) checkedWindows.add(window);
+  return window;
+}
+
+/**
+ * A post of `postWithNonce` on a REST client whose requests no window checks (built without `withPostsSentOnce`): a bug
+ * of ours, said at once rather than sent unchecked. The first such post on a client went out, unchecked, so it may have
+ * made its message (`mayHaveMade`); a later one on that client is not sent (nothing made).
+ */
+export class NonceWindowUnchecked extends PictorError<'internal_error'> {
+  constructor(readonly mayHaveMade: boolean, options?: { cause?: unknown }) {
+    super('internal_error', 'a message with an enforced nonce was posted on a REST client that checks no nonce window (build it with withPostsSentOnce)', options);
+  }
+}
+
+/**
+ * Whether a send of a message failed in a way that says Discord made nothing of it — the one rule of it, which
+ * `NonceWindow.send`, the reply target and the audit poster each ask. Made nothing: Discord answered 4xx (its refusal,
+ * a 4xx without a body, a 429 among them: a rate limit discord.js waited out or gave up on, `RateLimitError`); no request
+ * of it was written, or none that was is unrefused (`NonceWindowOver` or `NonceWindowUnchecked` without `mayHaveMade`;
+ * a failure without a status that `postWithNonce` threw, such as an abort of a request while it waited for a
+ * connection: its window says, `NonceWindow.mayHaveMade`). Not made nothing: a 5xx, or no answer (a timeout, an abort,
+ * a connection cut) to a request that may have been written — Discord may have made it. `failure` may be a response
+ * (what `NonceWindow.send` reads): a status below 400 made the message.
+ */
+export function madeNothing(failure: unknown): boolean {
+  if (failure instanceof NonceWindowOver || failure instanceof NonceWindowUnchecked) return !failure.mayHaveMade;
+  if (failure instanceof RateLimitError) return true;
+  const status = typeof failure === 'object' && failure !== null ? (failure as { status?: unknown }).status : undefined;
+  if (typeof status === 'number') return status >= 400 && status < 500;
+  const window = typeof failure === 'object' && failure !== null ? windowOfFailure.get(failure) : undefined;
+  return window !== undefined && !window.mayHaveMade;
 }
 
 /**
  * Posts a message in a channel with its window's nonce, enforced: every request of it, discord.js's own tries
  * included, within the window (`NonceWindow`) — through a REST client whose requests go through `withPostsSentOnce`
- * (rest-request.ts), where each request is checked as it is written to a connection. Answers Discord's message.
+ * (rest-request.ts), where each request is checked as it is written to a connection. Answers Discord's message. A
+ * failure it throws is known by its window (`madeNothing`). On a client that checks no window, the first post throws
+ * `NonceWindowUnchecked` once it went out, and every later one before it is sent.
  */
 export async function postWithNonce(rest: REST, channelId: string, message: { body: Record<string, unknown>; files?: RawFile[] | undefined }, window: NonceWindow): Promise<unknown> {
   if (!window.open) throw new NonceWindowOver(window.mayHaveMade);
+  if (uncheckedClients.has(rest)) throw new NonceWindowUnchecked(false);
   sending.set(window.nonce, window);
+  let answer: unknown;
   try {
-    return await rest.post(Routes.channelMessages(channelId), { body: { ...message.body, nonce: window.nonce, enforce_nonce: true }, ...(message.files && { files: message.files }) });
+    answer = await rest.post(Routes.channelMessages(channelId), { body: { ...message.body, nonce: window.nonce, enforce_nonce: true }, ...(message.files && { files: message.files }) });
+  } catch (error) {
+    if (typeof error === 'object' && error !== null) windowOfFailure.set(error, window);
+    throw uncheckedPost(rest, window, error) ?? error;
   } finally {
     if (sending.get(window.nonce) === window) sending.delete(window.nonce);
   }
+  const unchecked = uncheckedPost(rest, window);
+  if (unchecked) throw unchecked;
+  return answer;
+}
+
+/** The failure of a post that went out on `rest` with no request of it checked by `window` (once per client), else undefined. */
+function uncheckedPost(rest: REST, window: NonceWindow, cause?: unknown): NonceWindowUnchecked | undefined {
+  if (checkedClients.has(rest)) return undefined;
+  if (checkedWindows.has(window)) {
+    checkedClients.add(rest);
+    return undefined;
+  }
+  uncheckedClients.add(rest);
+  window.handedOnUnchecked();
+  return new NonceWindowUnchecked(true, { cause });
 }

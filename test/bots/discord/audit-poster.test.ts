@@ -2,6 +2,7 @@ import { DiscordAPIError, HTTPError, REST } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { discordAuditPoster } from '../../../bots/discord/audit-poster.js';
 import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
+import { nonceWindowOf } from '../../../bots/discord/nonce-window.js';
 import { makeRequestWithEncodedForms, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
 import { FakeDiscord } from '../../fakes/discord/FakeDiscord.js';
 import { AUDIT_PROMPT_MAX, AuditPostLost, auditSkippedNote, type AuditEntry } from '../../../bots/runner/index.js';
@@ -11,6 +12,19 @@ function recordingRest(): { rest: REST; bodies: Record<string, unknown>[] } {
   const bodies: Record<string, unknown>[] = [];
   const rest = { post: async (_route: string, options: { body: Record<string, unknown> }) => (bodies.push(options.body), { id: '1' }) } as unknown as REST;
   return { rest, bodies };
+}
+
+/**
+ * A REST client whose posts fail with `error`, each noted in `made` first (Discord made it, then the answer was lost):
+ * a post with a nonce goes through its window as `withPostsSentOnce` sends it.
+ */
+function failingRest(error: Error, made: Record<string, unknown>[] = []): REST {
+  const post = async (_route: string, options: { body: Record<string, unknown> }) => {
+    const window = typeof options.body.nonce === 'string' ? nonceWindowOf(options.body.nonce) : undefined;
+    const request = async (): Promise<never> => (made.push(options.body), Promise.reject(error));
+    return window ? window.send(request) : request();
+  };
+  return { post } as unknown as REST;
 }
 
 describe('audit posts on Discord', () => {
@@ -38,13 +52,13 @@ describe('audit posts on Discord', () => {
     const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
     const made: Record<string, unknown>[] = [];
     // Discord makes the message, then the answer is lost on its way back (the request times out).
-    const timingOut = { post: async (_route: string, options: { body: Record<string, unknown> }) => (made.push(options.body), Promise.reject(Object.assign(new Error('This operation was aborted'), { name: 'AbortError' }))) } as unknown as REST;
+    const timingOut = failingRest(Object.assign(new Error('This operation was aborted'), { name: 'AbortError' }), made);
     const post = (rest: REST) => discordAuditPoster(rest).post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24) });
     await expect(post(timingOut)).rejects.toBeInstanceOf(AuditPostLost);
     expect(made[0]).toMatchObject({ nonce: 'n'.repeat(24), enforce_nonce: true });
     expect(discordAuditPoster(timingOut).replayMs).toBe(DISCORD_LIMITS.nonceKeptMs);
     const refusal = new DiscordAPIError({ code: 50013, message: 'Missing Permissions' }, 50013, 403, 'POST', '/channels/C/messages', {});
-    await expect(post({ post: async () => Promise.reject(refusal) } as unknown as REST)).rejects.toBe(refusal);
+    await expect(post(failingRest(refusal))).rejects.toBe(refusal);
   });
 
   it('sends nothing of a replay once Discord no longer keeps its nonce (counted from its first send), and says its message may be there (the first send may have made it)', async () => {
@@ -101,7 +115,7 @@ describe('audit posts on Discord', () => {
   });
 
   it('names a greeting that failed by the code the audit log shows: `timeout` for an abort, the network code, a 5xx status', async () => {
-    const greet = (error: Error) => discordAuditPoster({ post: async () => Promise.reject(error) } as unknown as REST).greet({ scopeId: 'G', channelId: 'C', locale: 'en' });
+    const greet = (error: Error) => discordAuditPoster(failingRest(error)).greet({ scopeId: 'G', channelId: 'C', locale: 'en' });
     await expect(greet(new DOMException('This operation was aborted', 'AbortError'))).rejects.toMatchObject({ problem: 'failed', platformCode: 'timeout' });
     await expect(greet(new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }))).rejects.toMatchObject({ problem: 'failed', platformCode: 'ECONNRESET' });
     await expect(greet(new HTTPError(502, 'Bad Gateway', 'POST', '/channels/C/messages', { body: {} }))).rejects.toMatchObject({ problem: 'failed', platformCode: 502 });

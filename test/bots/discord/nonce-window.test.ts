@@ -5,7 +5,9 @@ import { REST } from 'discord.js';
 import { request, type Agent } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DISCORD_LIMITS } from '../../../bots/discord/discord-facts.js';
-import { NonceWindow, postWithNonce } from '../../../bots/discord/nonce-window.js';
+import { madeNothing, NonceWindow, postWithNonce } from '../../../bots/discord/nonce-window.js';
+import { discordAuditPoster } from '../../../bots/discord/audit-poster.js';
+import { AuditPostLost, type AuditEntry } from '../../../bots/runner/index.js';
 import { discordAgent, makeRequestWithEncodedForms, withPostsSentOnce } from '../../../bots/discord/rest-request.js';
 
 const agents: Agent[] = [];
@@ -114,5 +116,83 @@ describe('a message with an enforced nonce: no request of it leaves after Discor
     expect(window.open).toBe(true);
     await expect(postWithNonce(rest, '1', { body: { content: 'x' } }, new NonceWindow({ now: () => clock.t }))).resolves.toMatchObject({ id: '1' });
     expect(discord.received.map((r) => r.path)).toEqual(['/busy', '/api/v10/channels/1/messages']);
+  });
+});
+
+/** How a send of a message ends, its one request taken by the pool of connections it goes out over. */
+type Ending = '403' | '429' | '500' | 'connection reset' | 'aborted before it was written' | 'aborted after it was written';
+
+/**
+ * A REST client whose requests go through `withPostsSentOnce` to a stand-in for undici's pool, which takes each request,
+ * writes it to a connection (calls its `onConnect`) unless it ends `aborted before it was written`, and ends it as
+ * `ending` says. No tries again by discord.js; a 429 is given up on (`RateLimitError`).
+ */
+function restEndingSo(ending: Ending): REST {
+  let taken: { onConnect: (abort: (reason?: Error) => void) => void } | undefined;
+  const pool = { dispatch: (_options: unknown, handler: typeof taken) => ((taken = handler), true) };
+  const makeRequest: typeof makeRequestWithEncodedForms = async (_url, init) => {
+    (init.dispatcher as unknown as typeof pool).dispatch({}, { onConnect: () => undefined });
+    if (ending !== 'aborted before it was written') taken?.onConnect(() => undefined);
+    const answer = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'retry-after': '1' } });
+    switch (ending) {
+      case '403':
+        return answer(403, { code: 50013, message: 'Missing Permissions' });
+      case '429':
+        return answer(429, { message: 'You are being rate limited.', retry_after: 1, global: false });
+      case '500':
+        return answer(500, { message: 'Internal Server Error', code: 0 });
+      case 'connection reset':
+        throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+      default:
+        throw Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
+    }
+  };
+  return new REST({ api: 'http://127.0.0.1:9/api', retries: 0, rejectOnRateLimit: () => true, makeRequest: withPostsSentOnce(makeRequest), agent: pool as never }).setToken('t');
+}
+
+describe('whether a send of a message made nothing: one answer for the window, the reply target and the audit poster', () => {
+  const cases: [Ending, boolean][] = [
+    ['403', true],
+    ['429', true],
+    ['500', false],
+    ['connection reset', false],
+    ['aborted before it was written', true],
+    ['aborted after it was written', false],
+  ];
+  it.each(cases)('a send that ended %s made nothing: %s', async (ending, nothing) => {
+    const window = new NonceWindow();
+    const failure: unknown = await postWithNonce(restEndingSo(ending), '1', { body: { content: 'x' } }, window).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(window.mayHaveMade).toBe(!nothing);
+    expect(madeNothing(failure)).toBe(nothing);
+    // The audit poster throws a post that made nothing as it failed (tried again later), else as lost (it may be there).
+    const entry: AuditEntry = { type: 'job', userId: 'U', channelId: 'C', kind: 'generate', prompt: 'a fox', status: 'completed', at: 0 };
+    const audit: unknown = await discordAuditPoster(restEndingSo(ending))
+      .post({ platform: 'discord', scopeId: 'G', channelId: 'C', locale: 'en', entries: [entry], skipped: 0, nonce: 'n'.repeat(24) })
+      .catch((error: unknown) => error);
+    expect(audit instanceof AuditPostLost).toBe(!nothing);
+  });
+});
+
+describe('a message with an enforced nonce on a REST client that checks no window', () => {
+  it('fails loudly the first time (its request left unchecked: it may be there), and sends nothing after', async () => {
+    const posted: unknown[] = [];
+    const makeRequest: typeof makeRequestWithEncodedForms = async (_url, init) => (posted.push(init.body), new Response(JSON.stringify({ id: '1' }), { status: 200, headers: { 'content-type': 'application/json' } }));
+    // Built without `withPostsSentOnce`: nothing checks its requests against their window.
+    const rest = new REST({ api: 'http://127.0.0.1:9/api', makeRequest }).setToken('t');
+    const first: unknown = await postWithNonce(rest, '1', { body: { content: 'x' } }, new NonceWindow()).catch((error: unknown) => error);
+    expect(first).toMatchObject({ code: 'internal_error', mayHaveMade: true });
+    expect(madeNothing(first)).toBe(false);
+    expect(posted).toHaveLength(1);
+    const second: unknown = await postWithNonce(rest, '1', { body: { content: 'x' } }, new NonceWindow()).catch((error: unknown) => error);
+    expect(second).toMatchObject({ code: 'internal_error', mayHaveMade: false });
+    expect(madeNothing(second)).toBe(true);
+    expect(posted).toHaveLength(1);
+  });
+
+  it('sends every post of a client that checks windows as before', async () => {
+    const rest = new REST({ api: 'http://127.0.0.1:9/api', makeRequest: withPostsSentOnce(async () => new Response(JSON.stringify({ id: '1' }), { status: 200, headers: { 'content-type': 'application/json' } })) }).setToken('t');
+    await expect(postWithNonce(rest, '1', { body: { content: 'x' } }, new NonceWindow())).resolves.toMatchObject({ id: '1' });
+    await expect(postWithNonce(rest, '1', { body: { content: 'x' } }, new NonceWindow())).resolves.toMatchObject({ id: '1' });
   });
 });

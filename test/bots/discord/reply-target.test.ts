@@ -322,6 +322,41 @@ function unansweredUploads(sentAt: number[]): NonNullable<Parameters<typeof Scen
   };
 }
 
+/**
+ * Each request with files waits for a connection of its pool that never comes free, until discord.js gives up on it (its
+ * abort signal): taken by the pool (`dispatch`), never written to a connection, so Discord never receives it.
+ */
+function uploadsNeverWritten(taken: number[]): NonNullable<Parameters<typeof Scene.start>[0]>['botRequest'] {
+  return (url, init) => {
+    if (!(init.body instanceof FormData)) return makeRequestWithEncodedForms(url, init);
+    const signal = init.signal as AbortSignal;
+    taken.push(Date.now());
+    // The pool takes it (its request hook is told so); this stand-in hands undici nothing it could write.
+    try {
+      (init.dispatcher as unknown as { dispatch: (options: unknown, handler: object) => boolean }).dispatch({}, {});
+    } catch {
+      // undici refuses the empty request: it is never written.
+    }
+    return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new DOMException('This operation was aborted', 'AbortError'))));
+  };
+}
+
+describe('a channel message none of whose requests was written (given up on while it waited for a connection)', () => {
+  it('is known as not posted, not as perhaps posted: the member is not told its image may be there', async () => {
+    const taken: number[] = [];
+    const s = (scene = await Scene.start({ botRequest: uploadsNeverWritten(taken) }));
+    const ix = await s.deferred();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const files = images(1, 1024);
+    const delivered = await onFakeClock(s.targetOf(ix, { issuedAt: 0 }).final([end(files)]));
+
+    expect(delivered).toEqual({ first: false, all: false });
+    expect(taken.length).toBeGreaterThan(0);
+    expect(channelPosts(s).filter((p) => p.status === 200)).toEqual([]);
+    for (const message of s.postedInChannel()) expect(notesOf(message.content)).not.toContain('discord.job.files_may_be_missing');
+  });
+});
+
 describe('how long a channel message is sent again with its nonce (Discord keeps it "a few minutes")', () => {
   it('sends it — discord.js’s own tries included — only within 2 minutes of its first send, and then tells the member its image may be missing', async () => {
     const sentAt: number[] = [];
