@@ -323,7 +323,7 @@ export class ReplyTarget {
           // Refused in the member's DM, or the DM did not open: the end is nowhere the member sees, and the reply (known not
           // to show it) still shows progress. Told once the messages after it went, or did not (`final`).
           // (Refused in a server channel, the reply keeps its progress and Cancel: the job is marked ended all the same,
-          // in its member's history, and a Cancel pressed is told privately that it finished.)
+          // in its member's history and with what it shows (`unshown`): a Cancel pressed by its member shows that end privately.)
           else if (shows === false && this.#fallbackPlace() === 'dm') this.#endNotSentByDm = true;
           return { delivered: false, refusedFiles };
         }
