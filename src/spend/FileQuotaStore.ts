@@ -304,14 +304,19 @@ export class FileQuotaStore implements QuotaStore {
       // Decided on the lines as written: a line of theirs a crash cut short is skipped when read, and may hold a prompt.
       const text = (await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '';
       const key = JSON.stringify(userKey).slice(1, -1);
-      const lines = text.split('\n');
-      // Each line parsed once: a line naming them now (undefined: torn), any other only for the rewrite.
-      const theirs = lines.map((line) => (line.includes(key) ? { record: parseUsageLine(line) } : undefined));
-      // The rewrite keeps the records read back: a torn line goes.
-      if (theirs.some((line) => line && (line.record === undefined || line.record.prompt !== undefined))) {
-        const records = lines.flatMap((line, i) => (theirs[i] ? theirs[i].record : parseUsageLine(line)) ?? []);
-        await this.#replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
-      }
+      // Only a line naming them is parsed (another member's id may begin with theirs); any other is kept as written.
+      let erased = false;
+      const kept = (text.includes(key) ? text.split('\n') : []).flatMap((line, i) => {
+        if (line.trim() === '' || (i === 0 && isRewriteLine(line))) return [];
+        if (!line.includes(key)) return [line];
+        const record = parseUsageLine(line);
+        if (record && (record.userKey !== userKey || record.prompt === undefined)) return [line];
+        // Rewritten without the prompt; a line of theirs a crash cut short goes.
+        erased = true;
+        return record ? [JSON.stringify(withoutPromptOf(record))] : [];
+      });
+      // The file is rewritten whole under the lock (every step of every process waits): only when it erases something.
+      if (erased) await this.#replaceUsage(kept);
       await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
     });
   }
@@ -574,7 +579,7 @@ export class FileQuotaStore implements QuotaStore {
       this.#usagePrunedAt = now;
       const lines = await this.#readUsage();
       const kept = lines.filter((r) => r.time >= now - this.#process.usageRetentionMs);
-      if (kept.length < lines.length) await this.#replaceUsage(kept);
+      if (kept.length < lines.length) await this.#replaceUsage(kept.map((r) => JSON.stringify(r)));
     }
     if (records.length === 0) return;
     const fd = openSync(this.usagePath, 'a+', 0o600);
@@ -632,10 +637,9 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
-
-  /** Every rewrite of `usage.jsonl` (a new file renamed into place) goes through here: a new rewrite line tells readers to read it all again. */
-  async #replaceUsage(records: UsageRecord[]): Promise<void> {
-    await writeFileAtomically(this.usagePath, `${rewriteLine()}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
+  /** Every rewrite of `usage.jsonl` (a new file of `lines` renamed into place) goes through here: a new rewrite line tells readers to read it all again. */
+  async #replaceUsage(lines: string[]): Promise<void> {
+    await writeFileAtomically(this.usagePath, `${rewriteLine()}${lines.map((line) => `${line}\n`).join('')}`);
   }
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
@@ -712,6 +716,10 @@ function rewriteLine(): string {
 
 const RewriteLineSchema = z.object({ rewrite: z.string().regex(/^[0-9a-f]{16}$/) }).strict();
 
+function isRewriteLine(line: string): boolean {
+  return RewriteLineSchema.safeParse(safeJson(line)).success;
+}
+
 /** The rewrite id of an open `usage.jsonl` of `size` bytes; `''` for one without a rewrite line (an older version's). */
 async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
   const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, Math.min(64, size), 0);
@@ -738,7 +746,7 @@ function parseUsageLines(text: string): ParsedUsage {
   lines.forEach((line, i) => {
     const record = parseUsageLine(line);
     if (record) records.push(record);
-    else if (i < lines.length - 1 && line.trim() !== '' && !RewriteLineSchema.safeParse(safeJson(line)).success) damaged.push(records.length);
+    else if (i < lines.length - 1 && line.trim() !== '' && !isRewriteLine(line)) damaged.push(records.length);
   });
   return { records, damaged };
 }
