@@ -247,26 +247,18 @@ export class FileQuotaStore implements QuotaStore {
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#process.assertOpen();
-    const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
     // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
     const fresh = (cursor ?? '0:0') === '0:0';
-    if (!handle) return { records: [], cursor: '0:0', reset: !fresh, damagedAt: [] };
-    try {
-      const { ino, size } = await handle.stat();
-      const file = `${await rewriteIdOf(handle, size)}/${ino}`;
-      const [, cursorFile, cursorOffset] = /^(.*):(\d+)$/s.exec(cursor ?? '') ?? [];
-      const reset = !fresh && ((cursorFile?.includes('/') ? cursorFile : `/${cursorFile}`) !== file || !(Number(cursorOffset) <= size));
-      const from = fresh || reset ? 0 : Number(cursorOffset);
-      const length = size - from;
-      if (length <= 0) return { records: [], cursor: `${file}:${from}`, reset, damagedAt: [] };
-      // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
-      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
-      const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
-      const { records, damaged } = parseUsageLines(buffer.toString('utf8', 0, end));
-      return { records, cursor: `${file}:${from + end}`, reset, damagedAt: damaged };
-    } finally {
-      await handle.close();
-    }
+    const [, cursorFile, cursorOffset] = /^(.*):(\d+)$/s.exec(cursor ?? '') ?? [];
+    const at = fresh ? 0 : Number(cursorOffset ?? 0);
+    let read = await this.#readUsageBytes(at);
+    if (read.file === '') return { records: [], cursor: '0:0', reset: !fresh, damagedAt: [] };
+    const reset = !fresh && ((cursorFile?.includes('/') ? cursorFile : `/${cursorFile}`) !== read.file || !(at <= read.size));
+    if (reset) read = await this.#readUsageBytes(0);
+    // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
+    const end = read.bytes.lastIndexOf(0x0a) + 1;
+    const { records, damaged } = parseUsageLines(read.bytes.toString('utf8', 0, end));
+    return { records, cursor: `${read.file}:${(reset ? 0 : at) + end}`, reset, damagedAt: damaged };
   }
 
   countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
@@ -293,26 +285,33 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  forgetPrompts(userKey: string): Promise<void> {
-    return this.#readLocked(async () => {
+  async forgetPrompts(userKey: string): Promise<void> {
+    await this.#readLocked(async () => {
       const ledger = await this.#load();
       forgetPromptsIn(Object.values(ledger.reservations), userKey);
       this.#process.forgetPrompts(userKey);
       // Twice: the backup copy is the version before, which may hold them too.
       await this.#write(ledger);
       await this.#write(ledger);
-      // Decided on the lines as written: a line of theirs a crash cut short is skipped when read, and may hold a prompt.
-      const text = (await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '';
-      const key = JSON.stringify(userKey).slice(1, -1);
-      const lines = text.split('\n');
-      // Each line parsed once: a line naming them now (undefined: torn), any other only for the rewrite.
-      const theirs = lines.map((line) => (line.includes(key) ? { record: parseUsageLine(line) } : undefined));
-      // The rewrite keeps the records read back: a torn line goes.
-      if (theirs.some((line) => line && (line.record === undefined || line.record.prompt !== undefined))) {
-        const records = lines.flatMap((line, i) => (theirs[i] ? theirs[i].record : parseUsageLine(line)) ?? []);
-        await this.#replaceUsage(records.map((r) => (r.userKey === userKey ? withoutPromptOf(r) : r)));
-      }
       await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
+    });
+    // usage.jsonl is looked through and its rewrite made ready without the lock (appends are whole lines written under
+    // it): every step of every process waits only for the lines appended since and the write, and not at all when
+    // nothing of theirs is in it (200,000 records: bench/file-forget.ts).
+    const key = JSON.stringify(userKey).slice(1, -1);
+    const seen = await this.#readUsageBytes(0);
+    // Nothing naming them (the cheap check first): nothing to rewrite.
+    if (!seen.bytes.includes(key)) return;
+    const end = seen.bytes.lastIndexOf(0x0a) + 1;
+    const ready = withoutPromptsOf(seen.bytes.toString('utf8', 0, end), key, userKey);
+    // After the last whole line: one being written, or one a crash cut short (theirs or not: decided under the lock).
+    if (!ready.erased && !seen.bytes.includes(key, end)) return;
+    await this.#readLocked(async () => {
+      const now = await this.#readUsageBytes(end);
+      // Rewritten or replaced since the look (its records dropped, another forget): looked through again, whole.
+      const since = now.file === seen.file && now.size >= end ? now : { bytes: (await this.#readUsageBytes(0)).bytes };
+      const rest = withoutPromptsOf(since.bytes.toString('utf8'), key, userKey);
+      if (rest.erased || ready.erased) await this.#replaceUsage(since === now ? [...ready.lines, ...rest.lines] : rest.lines);
     });
   }
 
@@ -574,7 +573,7 @@ export class FileQuotaStore implements QuotaStore {
       this.#usagePrunedAt = now;
       const lines = await this.#readUsage();
       const kept = lines.filter((r) => r.time >= now - this.#process.usageRetentionMs);
-      if (kept.length < lines.length) await this.#replaceUsage(kept);
+      if (kept.length < lines.length) await this.#replaceUsage(kept.map((r) => JSON.stringify(r)));
     }
     if (records.length === 0) return;
     const fd = openSync(this.usagePath, 'a+', 0o600);
@@ -632,10 +631,23 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
+  /** `usage.jsonl`'s bytes from `from` on, its size, and which file they are of (rewrite id and inode); none when there is no file. */
+  async #readUsageBytes(from: number): Promise<{ file: string; size: number; bytes: Buffer }> {
+    const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
+    if (!handle) return { file: '', size: 0, bytes: Buffer.alloc(0) };
+    try {
+      const { ino, size } = await handle.stat();
+      const length = Math.max(0, size - from);
+      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
+      return { file: `${await rewriteIdOf(handle, size)}/${ino}`, size, bytes: buffer.subarray(0, bytesRead) };
+    } finally {
+      await handle.close();
+    }
+  }
 
-  /** Every rewrite of `usage.jsonl` (a new file renamed into place) goes through here: a new rewrite line tells readers to read it all again. */
-  async #replaceUsage(records: UsageRecord[]): Promise<void> {
-    await writeFileAtomically(this.usagePath, `${rewriteLine()}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
+  /** Every rewrite of `usage.jsonl` (a new file of `lines` renamed into place) goes through here: a new rewrite line tells readers to read it all again. */
+  async #replaceUsage(lines: string[]): Promise<void> {
+    await writeFileAtomically(this.usagePath, `${rewriteLine()}${lines.map((line) => `${line}\n`).join('')}`);
   }
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
@@ -712,11 +724,33 @@ function rewriteLine(): string {
 
 const RewriteLineSchema = z.object({ rewrite: z.string().regex(/^[0-9a-f]{16}$/) }).strict();
 
+function isRewriteLine(line: string): boolean {
+  return RewriteLineSchema.safeParse(safeJson(line)).success;
+}
+
 /** The rewrite id of an open `usage.jsonl` of `size` bytes; `''` for one without a rewrite line (an older version's). */
 async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
   const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, Math.min(64, size), 0);
   const line = buffer.toString('utf8', 0, bytesRead).split('\n', 2);
   return line.length === 2 ? (RewriteLineSchema.safeParse(safeJson(line[0]!)).data?.rewrite ?? '') : '';
+}
+
+/**
+ * The lines of `usage.jsonl` text with a member's prompts erased (`key`: their id as JSON writes it), and whether any
+ * was: only a line naming them is parsed (another member's id may begin with theirs); any other is kept as written,
+ * but for the rewrite line and blank ones. A line of theirs a crash cut short (skipped when read) may hold a prompt: it goes.
+ */
+function withoutPromptsOf(text: string, key: string, userKey: string): { lines: string[]; erased: boolean } {
+  let erased = false;
+  const lines = text.split('\n').flatMap((line, i) => {
+    if (line.trim() === '' || (i === 0 && isRewriteLine(line))) return [];
+    if (!line.includes(key)) return [line];
+    const record = parseUsageLine(line);
+    if (record && (record.userKey !== userKey || record.prompt === undefined)) return [line];
+    erased = true;
+    return record ? [JSON.stringify(withoutPromptOf(record))] : [];
+  });
+  return { lines, erased };
 }
 
 /** The usage records of lines of `usage.jsonl`, and where its damaged lines were among them (`damagedLinesAt`). */
@@ -738,7 +772,7 @@ function parseUsageLines(text: string): ParsedUsage {
   lines.forEach((line, i) => {
     const record = parseUsageLine(line);
     if (record) records.push(record);
-    else if (i < lines.length - 1 && line.trim() !== '' && !RewriteLineSchema.safeParse(safeJson(line)).success) damaged.push(records.length);
+    else if (i < lines.length - 1 && line.trim() !== '' && !isRewriteLine(line)) damaged.push(records.length);
   });
   return { records, damaged };
 }

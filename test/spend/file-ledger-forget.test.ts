@@ -33,4 +33,36 @@ describe('forgetting a member’s prompts in the file ledger', () => {
     expect(await readFile(store.usagePath, 'utf8')).not.toContain('QUIXOTIC');
     expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([['other', 'a calm lake']]);
   });
+
+  it('leaves usage.jsonl as it is for a member with no prompt in it, though another member’s id begins with theirs', async () => {
+    const store = new FileQuotaStore({ dir: await newDir() });
+    open.push(store);
+    await store.open();
+    await settledJob(store, 'other', 'slack:U10', 'a calm lake');
+    const before = await readFile(store.usagePath, 'utf8');
+
+    await store.forgetPrompts('slack:U1');
+
+    // Not rewritten (a rewrite starts with a rewrite line of its own): nothing of theirs to erase.
+    expect(await readFile(store.usagePath, 'utf8')).toBe(before);
+  });
+
+  it('keeps another member’s damaged line as written when it erases theirs, so reads still say it was skipped', async () => {
+    const store = new FileQuotaStore({ dir: await newDir() });
+    open.push(store);
+    await store.open();
+    await settledJob(store, 'other', 'slack:U2', 'a calm lake');
+    await settledJob(store, 'theirs', 'slack:U1', 'a QUIXOTIC fox');
+    await writeFile(store.usagePath, `${await readFile(store.usagePath, 'utf8')}{"jobId":"damaged","userKey":"slack:U2"\n`);
+    const damagedBefore: number[] = [];
+    await store.usage({ onDamagedLines: (n) => damagedBefore.push(n) });
+
+    await store.forgetPrompts('slack:U1');
+
+    expect(await readFile(store.usagePath, 'utf8')).not.toContain('QUIXOTIC');
+    const damaged: number[] = [];
+    expect((await store.usage({ onDamagedLines: (n) => damaged.push(n) })).map((r) => [r.jobId, r.prompt])).toEqual([['other', 'a calm lake'], ['theirs', undefined]]);
+    expect(damaged).toEqual(damagedBefore);
+    expect(damaged).toEqual([1]);
+  });
 });
