@@ -612,7 +612,7 @@ function idAfter(id: string): string {
   return `${ms}-${BigInt(seq) + 1n}`;
 }
 
-/** The member of an older version's entry with a prompt inside it, or undefined. */
+/** The member of an older version's entry with a prompt (a string, as the forget script's `scrub` takes it) inside it, or undefined. */
 function memberWithPrompt(text: string | undefined): string | undefined {
   // The job's details are JSON inside the record's JSON: its prompt's name is quoted as \"prompt\".
   if (text === undefined || !text.includes('\\"prompt\\"')) return undefined;
