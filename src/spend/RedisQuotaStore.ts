@@ -204,8 +204,8 @@ export class RedisQuotaStore implements QuotaStore {
       if (entries.length === 0) return;
       const step = this.#client.multi();
       for (const [id, fields] of entries) {
-        const raw = safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]);
-        if (raw?.prompted === 1 && typeof raw.userKey === 'string') step.hdel(this.#key('prompts', raw.userKey), id).zrem(this.#key('prompts-at', raw.userKey), id);
+        const member = promptKeptBy(entryRecord(fields));
+        if (member !== undefined) step.hdel(this.#key('prompts', member), id).zrem(this.#key('prompts-at', member), id);
       }
       await step.xtrim(usage, 'MINID', idAfter(entries.at(-1)![0])).exec();
       if (entries.length < LOOK_THROUGH_BATCH) return;
@@ -328,11 +328,7 @@ export class RedisQuotaStore implements QuotaStore {
     while (!this.#process.closed) {
       const entries = await redis.xrange(this.#key('usage'), looked === '' ? '-' : `(${looked}`, '+', 'COUNT', LOOK_THROUGH_BATCH);
       if (entries.length === 0) return;
-      const members = new Set<string>();
-      for (const [, fields] of entries) {
-        const member = memberWithPrompt(fields[fields.indexOf('r') + 1]);
-        if (member !== undefined) members.add(member);
-      }
+      const members = new Set(entries.flatMap(([, fields]) => memberWithPrompt(entryRecord(fields)) ?? []));
       const last = entries.at(-1)![0];
       if ((await redis.pictorSpendLookedThrough(this.#key(''), looked, last, ...members)) === 0) {
         // Another process's look stepped meanwhile: on from where it left the cursor (what it read it listed).
@@ -407,13 +403,14 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The records of stream entries (field `r`; one that cannot be read is skipped), with the prompts kept beside them joined back. */
   async #records(entries: [id: string, fields: string[]][]): Promise<UsageRecord[]> {
-    const raws = entries.map(([id, fields]) => ({ id, raw: safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]) }));
+    const raws = entries.map(([id, fields]) => ({ id, raw: entryRecord(fields) }));
     const asked = new Map<string, string[]>();
     for (const { id, raw } of raws) {
-      if (raw?.prompted !== 1 || typeof raw.userKey !== 'string') continue;
-      const ids = asked.get(raw.userKey);
+      const member = promptKeptBy(raw);
+      if (member === undefined) continue;
+      const ids = asked.get(member);
       if (ids) ids.push(id);
-      else asked.set(raw.userKey, [id]);
+      else asked.set(member, [id]);
     }
     const prompts = new Map<string, string>();
     if (asked.size > 0) {
@@ -613,11 +610,9 @@ function idAfter(id: string): string {
 }
 
 /** The member of an older version's entry with a prompt (a string, as the forget script's `scrub` takes it) inside it, or undefined. */
-function memberWithPrompt(text: string | undefined): string | undefined {
-  // The job's details are JSON inside the record's JSON: its prompt's name is quoted as \"prompt\".
-  if (text === undefined || !text.includes('\\"prompt\\"')) return undefined;
-  const raw = safeJson(text) as { userKey?: unknown; job?: unknown } | undefined;
-  if (typeof raw?.userKey !== 'string' || typeof raw.job !== 'string') return undefined;
+function memberWithPrompt(raw: StoredRecord | undefined): string | undefined {
+  // Most entries have none: the job's details are read only when their prompt's name is in them.
+  if (typeof raw?.userKey !== 'string' || typeof raw.job !== 'string' || !raw.job.includes('"prompt"')) return undefined;
   const job = safeJson(raw.job) as { prompt?: unknown } | undefined;
   return typeof job?.prompt === 'string' ? raw.userKey : undefined;
 }
@@ -649,6 +644,12 @@ function breakerStateOf([pausedAt, pausedNanos, limitNanos, resumedAt, resumedBy
 type StoredRecord = Pick<UsageRecord, 'jobId' | 'time' | 'day' | 'userKey' | 'scopeKey' | 'requestId' | 'outcome' | 'reservedAt' | 'images'> & {
   month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string; size?: unknown; quality?: unknown; prompted?: number;
 };
+
+/** A stream entry's record (its field `r`), or undefined when it is not JSON: read so by the trim, the look through and every usage read. */
+const entryRecord = (fields: string[]): StoredRecord | undefined => safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]);
+
+/** The member whose keys (`prompts:<user>`) keep the entry's prompt beside the stream, or undefined when it has none there. */
+const promptKeptBy = (raw: StoredRecord | undefined): string | undefined => (raw?.prompted === 1 && typeof raw.userKey === 'string' ? raw.userKey : undefined);
 
 /** A stream entry's record, with its prompt kept beside the stream (`prompt`) when there is one; undefined when it cannot be read. */
 function storedRecord(raw: StoredRecord, prompt: string | undefined): UsageRecord | undefined {
