@@ -393,9 +393,7 @@ export class RedisQuotaStore implements QuotaStore {
     // Split at the first '/'; a cursor without one (an older version's) names no rewrite count: read again whole.
     const [, cursorRewrites = '', streamCursor = '0-0'] = /^([^/]*)\/(.*)$/s.exec(cursor ?? `${rewrites}/0-0`) ?? [];
     let reset = cursorRewrites !== rewrites;
-    if (!reset && streamCursor !== '0-0') {
-      reset = (await this.#redis.xrange(key, streamCursor, '+', 'COUNT', 1)).length === 0;
-    }
+    if (!reset && streamCursor !== '0-0') reset = (await this.#redis.xrange(key, streamCursor, '+', 'COUNT', 1)).length === 0;
     const entries = await this.#redis.xrange(key, reset || streamCursor === '0-0' ? '-' : `(${streamCursor}`, '+');
     const next = entries.at(-1)?.[0] ?? (reset ? '0-0' : streamCursor);
     return { records: await this.#records(entries), cursor: `${rewrites}/${next}`, reset };
@@ -413,15 +411,14 @@ export class RedisQuotaStore implements QuotaStore {
       else asked.set(member, [id]);
     }
     const prompts = new Map<string, string>();
-    if (asked.size > 0) {
-      const pipeline = this.#redis.pipeline();
-      for (const [userKey, ids] of asked) pipeline.hmget(this.#key('prompts', userKey), ...ids);
-      const replies = (await pipeline.exec()) ?? [];
-      [...asked.values()].forEach((ids, i) => {
-        const [error, texts] = replies[i] ?? [];
-        if (!error) ids.forEach((id, j) => typeof (texts as (string | null)[])[j] === 'string' && prompts.set(id, (texts as string[])[j]!));
-      });
-    }
+    // One round trip for every member's prompts (none when no entry has one: an empty pipeline sends nothing).
+    const pipeline = this.#redis.pipeline();
+    for (const [userKey, ids] of asked) pipeline.hmget(this.#key('prompts', userKey), ...ids);
+    const replies = (await pipeline.exec()) ?? [];
+    [...asked.values()].forEach((ids, i) => {
+      const [error, texts] = replies[i] ?? [];
+      if (!error) ids.forEach((id, j) => typeof (texts as (string | null)[])[j] === 'string' && prompts.set(id, (texts as string[])[j]!));
+    });
     return raws.flatMap(({ id, raw }) => (raw && storedRecord(raw, prompts.get(id))) ?? []);
   }
 
@@ -530,7 +527,6 @@ export class RedisQuotaStore implements QuotaStore {
       if (options.until !== undefined) this.#closeBy?.(options.until);
       return this.#closing;
     }
-    if (this.#process.closed) return;
     this.#closing = this.#close(options.until);
     return this.#closing;
   }
