@@ -522,12 +522,8 @@ export class RedisQuotaStore implements QuotaStore {
    * begun without a deadline, as a forget's of the other ledger), it ends that close by its own `until`.
    */
   async close(options: { until?: number | undefined } = {}): Promise<void> {
-    // A close under way (begun without a deadline, or a later one) ends by this one's deadline too.
-    if (this.#closing) {
-      if (options.until !== undefined) this.#closeBy?.(options.until);
-      return this.#closing;
-    }
-    this.#closing = this.#close(options.until);
+    if (this.#closing && options.until !== undefined) this.#closeBy?.(options.until);
+    this.#closing ??= this.#close(options.until);
     return this.#closing;
   }
 
