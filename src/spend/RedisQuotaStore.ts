@@ -328,7 +328,8 @@ export class RedisQuotaStore implements QuotaStore {
     while (!this.#process.closed) {
       const entries = await redis.xrange(this.#key('usage'), looked === '' ? '-' : `(${looked}`, '+', 'COUNT', LOOK_THROUGH_BATCH);
       if (entries.length === 0) return;
-      const members = new Set(entries.flatMap(([, fields]) => memberWithPrompt(entryRecord(fields)) ?? []));
+      // Only an entry whose text names a prompt (quoted: the job's JSON is inside the record's) is parsed; most have none.
+      const members = new Set(entries.flatMap(([, fields]) => memberWithPrompt(entryRecord(fields, '\\"prompt\\"')) ?? []));
       const last = entries.at(-1)![0];
       if ((await redis.pictorSpendLookedThrough(this.#key(''), looked, last, ...members)) === 0) {
         // Another process's look stepped meanwhile: on from where it left the cursor (what it read it listed).
@@ -603,8 +604,7 @@ function idAfter(id: string): string {
 
 /** The member of an older version's entry with a prompt (a string, as the forget script's `scrub` takes it) inside it, or undefined. */
 function memberWithPrompt(raw: StoredRecord | undefined): string | undefined {
-  // Most entries have none: the job's details are read only when their prompt's name is in them.
-  if (typeof raw?.userKey !== 'string' || typeof raw.job !== 'string' || !raw.job.includes('"prompt"')) return undefined;
+  if (typeof raw?.userKey !== 'string' || typeof raw.job !== 'string') return undefined;
   const job = safeJson(raw.job) as { prompt?: unknown } | undefined;
   return typeof job?.prompt === 'string' ? raw.userKey : undefined;
 }
@@ -637,8 +637,14 @@ type StoredRecord = Pick<UsageRecord, 'jobId' | 'time' | 'day' | 'userKey' | 'sc
   month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string; size?: unknown; quality?: unknown; prompted?: number;
 };
 
-/** A stream entry's record (its field `r`), or undefined when it is not JSON: read so by the trim, the look through and every usage read. */
-const entryRecord = (fields: string[]): StoredRecord | undefined => safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]);
+/**
+ * A stream entry's record (its field `r`), or undefined when it is not JSON or (given `naming`) its text does not hold
+ * that, unparsed then: read so by the trim, the look through the stream and every usage read.
+ */
+function entryRecord(fields: string[], naming = ''): StoredRecord | undefined {
+  const text = fields[fields.indexOf('r') + 1];
+  return text?.includes(naming) ? safeJson<StoredRecord>(text) : undefined;
+}
 
 /** The member whose keys (`prompts:<user>`) keep the entry's prompt beside the stream, or undefined when it has none there. */
 const promptKeptBy = (raw: StoredRecord | undefined): string | undefined => (raw?.prompted === 1 && typeof raw.userKey === 'string' ? raw.userKey : undefined);
