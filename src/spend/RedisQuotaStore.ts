@@ -204,8 +204,8 @@ export class RedisQuotaStore implements QuotaStore {
       if (entries.length === 0) return;
       const step = this.#client.multi();
       for (const [id, fields] of entries) {
-        const raw = safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]);
-        if (raw?.prompted === 1 && typeof raw.userKey === 'string') step.hdel(this.#key('prompts', raw.userKey), id).zrem(this.#key('prompts-at', raw.userKey), id);
+        const member = promptKeptBy(entryRecord(fields));
+        if (member !== undefined) step.hdel(this.#key('prompts', member), id).zrem(this.#key('prompts-at', member), id);
       }
       await step.xtrim(usage, 'MINID', idAfter(entries.at(-1)![0])).exec();
       if (entries.length < LOOK_THROUGH_BATCH) return;
@@ -328,11 +328,8 @@ export class RedisQuotaStore implements QuotaStore {
     while (!this.#process.closed) {
       const entries = await redis.xrange(this.#key('usage'), looked === '' ? '-' : `(${looked}`, '+', 'COUNT', LOOK_THROUGH_BATCH);
       if (entries.length === 0) return;
-      const members = new Set<string>();
-      for (const [, fields] of entries) {
-        const member = memberWithPrompt(fields[fields.indexOf('r') + 1]);
-        if (member !== undefined) members.add(member);
-      }
+      // Only an entry whose text names a prompt (quoted: the job's JSON is inside the record's) is parsed; most have none.
+      const members = new Set(entries.flatMap(([, fields]) => memberWithPrompt(entryRecord(fields, '\\"prompt\\"')) ?? []));
       const last = entries.at(-1)![0];
       if ((await redis.pictorSpendLookedThrough(this.#key(''), looked, last, ...members)) === 0) {
         // Another process's look stepped meanwhile: on from where it left the cursor (what it read it listed).
@@ -397,9 +394,7 @@ export class RedisQuotaStore implements QuotaStore {
     // Split at the first '/'; a cursor without one (an older version's) names no rewrite count: read again whole.
     const [, cursorRewrites = '', streamCursor = '0-0'] = /^([^/]*)\/(.*)$/s.exec(cursor ?? `${rewrites}/0-0`) ?? [];
     let reset = cursorRewrites !== rewrites;
-    if (!reset && streamCursor !== '0-0') {
-      reset = (await this.#redis.xrange(key, streamCursor, '+', 'COUNT', 1)).length === 0;
-    }
+    if (!reset && streamCursor !== '0-0') reset = (await this.#redis.xrange(key, streamCursor, '+', 'COUNT', 1)).length === 0;
     const entries = await this.#redis.xrange(key, reset || streamCursor === '0-0' ? '-' : `(${streamCursor}`, '+');
     const next = entries.at(-1)?.[0] ?? (reset ? '0-0' : streamCursor);
     return { records: await this.#records(entries), cursor: `${rewrites}/${next}`, reset };
@@ -407,24 +402,24 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** The records of stream entries (field `r`; one that cannot be read is skipped), with the prompts kept beside them joined back. */
   async #records(entries: [id: string, fields: string[]][]): Promise<UsageRecord[]> {
-    const raws = entries.map(([id, fields]) => ({ id, raw: safeJson<StoredRecord>(fields[fields.indexOf('r') + 1]) }));
+    const raws = entries.map(([id, fields]) => ({ id, raw: entryRecord(fields) }));
     const asked = new Map<string, string[]>();
     for (const { id, raw } of raws) {
-      if (raw?.prompted !== 1 || typeof raw.userKey !== 'string') continue;
-      const ids = asked.get(raw.userKey);
+      const member = promptKeptBy(raw);
+      if (member === undefined) continue;
+      const ids = asked.get(member);
       if (ids) ids.push(id);
-      else asked.set(raw.userKey, [id]);
+      else asked.set(member, [id]);
     }
     const prompts = new Map<string, string>();
-    if (asked.size > 0) {
-      const pipeline = this.#redis.pipeline();
-      for (const [userKey, ids] of asked) pipeline.hmget(this.#key('prompts', userKey), ...ids);
-      const replies = (await pipeline.exec()) ?? [];
-      [...asked.values()].forEach((ids, i) => {
-        const [error, texts] = replies[i] ?? [];
-        if (!error) ids.forEach((id, j) => typeof (texts as (string | null)[])[j] === 'string' && prompts.set(id, (texts as string[])[j]!));
-      });
-    }
+    // One round trip for every member's prompts (none when no entry has one: an empty pipeline sends nothing).
+    const pipeline = this.#redis.pipeline();
+    for (const [userKey, ids] of asked) pipeline.hmget(this.#key('prompts', userKey), ...ids);
+    const replies = (await pipeline.exec()) ?? [];
+    [...asked.values()].forEach((ids, i) => {
+      const [error, texts] = replies[i] ?? [];
+      if (!error) ids.forEach((id, j) => typeof (texts as (string | null)[])[j] === 'string' && prompts.set(id, (texts as string[])[j]!));
+    });
     return raws.flatMap(({ id, raw }) => (raw && storedRecord(raw, prompts.get(id))) ?? []);
   }
 
@@ -528,13 +523,8 @@ export class RedisQuotaStore implements QuotaStore {
    * begun without a deadline, as a forget's of the other ledger), it ends that close by its own `until`.
    */
   async close(options: { until?: number | undefined } = {}): Promise<void> {
-    // A close under way (begun without a deadline, or a later one) ends by this one's deadline too.
-    if (this.#closing) {
-      if (options.until !== undefined) this.#closeBy?.(options.until);
-      return this.#closing;
-    }
-    if (this.#process.closed) return;
-    this.#closing = this.#close(options.until);
+    if (this.#closing && options.until !== undefined) this.#closeBy?.(options.until);
+    this.#closing ??= this.#close(options.until);
     return this.#closing;
   }
 
@@ -612,11 +602,8 @@ function idAfter(id: string): string {
   return `${ms}-${BigInt(seq) + 1n}`;
 }
 
-/** The member of an older version's entry with a prompt inside it, or undefined. */
-function memberWithPrompt(text: string | undefined): string | undefined {
-  // The job's details are JSON inside the record's JSON: its prompt's name is quoted as \"prompt\".
-  if (text === undefined || !text.includes('\\"prompt\\"')) return undefined;
-  const raw = safeJson(text) as { userKey?: unknown; job?: unknown } | undefined;
+/** The member of an older version's entry with a prompt (a string, as the forget script's `scrub` takes it) inside it, or undefined. */
+function memberWithPrompt(raw: StoredRecord | undefined): string | undefined {
   if (typeof raw?.userKey !== 'string' || typeof raw.job !== 'string') return undefined;
   const job = safeJson(raw.job) as { prompt?: unknown } | undefined;
   return typeof job?.prompt === 'string' ? raw.userKey : undefined;
@@ -649,6 +636,18 @@ function breakerStateOf([pausedAt, pausedNanos, limitNanos, resumedAt, resumedBy
 type StoredRecord = Pick<UsageRecord, 'jobId' | 'time' | 'day' | 'userKey' | 'scopeKey' | 'requestId' | 'outcome' | 'reservedAt' | 'images'> & {
   month?: string; nanos: number; reservedNanos?: number; basis: string; job?: string; size?: unknown; quality?: unknown; prompted?: number;
 };
+
+/**
+ * A stream entry's record (its field `r`), or undefined when it is not JSON or (given `naming`) its text does not hold
+ * that, unparsed then: read so by the trim, the look through the stream and every usage read.
+ */
+function entryRecord(fields: string[], naming = ''): StoredRecord | undefined {
+  const text = fields[fields.indexOf('r') + 1];
+  return text?.includes(naming) ? safeJson<StoredRecord>(text) : undefined;
+}
+
+/** The member whose keys (`prompts:<user>`) keep the entry's prompt beside the stream, or undefined when it has none there. */
+const promptKeptBy = (raw: StoredRecord | undefined): string | undefined => (raw?.prompted === 1 && typeof raw.userKey === 'string' ? raw.userKey : undefined);
 
 /** A stream entry's record, with its prompt kept beside the stream (`prompt`) when there is one; undefined when it cannot be read. */
 function storedRecord(raw: StoredRecord, prompt: string | undefined): UsageRecord | undefined {

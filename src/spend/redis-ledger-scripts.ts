@@ -400,9 +400,11 @@ return 1
 export const FORGET = `
 local P, user, most = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local erased = false
+-- A job's details without their prompt, or nil without one: a prompt is a string, as the look through the stream
+-- takes it (RedisQuotaStore's memberWithPrompt); anything else (a number, a table, JSON null) is left as written.
 local function scrub(text)
   local ok, job = pcall(cjson.decode, text)
-  if not ok or type(job) ~= 'table' or job.prompt == nil then return nil end
+  if not ok or type(job) ~= 'table' or type(job.prompt) ~= 'string' then return nil end
   job.prompt = nil
   return cjson.encode(job)
 end

@@ -301,6 +301,39 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect(await everything(client, s.prefix)).not.toContain('OWL');
   });
 
+  it('takes only a string as a prompt inside an older entry, in the look and the forget alike: a number, an object or null is left as written', async () => {
+    let between: (() => Promise<unknown>) | undefined;
+    const s = await withLookStep(async (real, ...args) => {
+      const answer = await real(...args);
+      // Written between the look's last step and the forget's script, which reads these itself.
+      const first = between;
+      between = undefined;
+      await first?.();
+      return answer;
+    });
+    const usage = `${s.prefix}:quota:usage`;
+    /** An older entry of Alice's whose job's details hold `prompt` as given (not a string). */
+    const odd = (jobId: string, prompt: unknown): string => JSON.stringify({ ...JSON.parse(legacy(jobId, 'discord:alice')), job: JSON.stringify({ ...job(), prompt }) });
+    const write = (tag: string) => Promise.all([42, { text: 'an ODD one' }, null].map((prompt, i) => client.xadd(usage, '*', 'r', odd(`${tag}-${i}`, prompt))));
+    await write('looked');
+    await s.lookThroughOlderEntries();
+    await settled(s, 'fox', 'discord:alice', 'a red FOX');
+    expect(await client.exists(`${usage}:legacy-members`)).toBe(0);
+    between = () => write('tail');
+    let before: unknown;
+    const forgetting = lookConnection as unknown as { pictorSpendForget: (...args: unknown[]) => Promise<number> };
+    const real = forgetting.pictorSpendForget.bind(lookConnection);
+    vi.spyOn(forgetting, 'pictorSpendForget').mockImplementation(async (...args) => {
+      before = await client.xrange(usage, '-', '+');
+      return real(...args);
+    });
+
+    await s.forgetPrompts('discord:alice');
+    expect(before).toHaveLength(7);
+    expect(await client.exists(`${s.prefix}:quota:prompts:discord:alice`, `${s.prefix}:quota:prompts-at:discord:alice`)).toBe(0);
+    expect(await client.xrange(usage, '-', '+')).toEqual(before);
+  });
+
   it('fails a forget retryably (ledger_busy) after three looks, each followed by more records than its script reads, erasing nothing', async () => {
     const s = await withLookStep((real, ...args) => real(...args));
     const usage = `${s.prefix}:quota:usage`;
