@@ -397,6 +397,7 @@ export const de = {
     '{count, plural, =0 {Hier gibt es noch keine Hausstile, daher kann „{style}“ nicht verwendet werden; lass den Stil weg oder bitte einen Admin, ihn anzulegen.} other {Hier gibt es keinen Hausstil „{style}“; wähle einen von {styles}.}}',
   'refusal.style_outside_servers': 'Hausstile gehören zu einem Server und gelten außerhalb von Servern nicht, daher kann „{style}“ hier nicht verwendet werden; lass den Stil weg.',
   'refusal.style_option_not_allowed': 'Der Hausstil „{style}“ verlangt {option} {value}, was hier nicht erlaubt ist; wähle {option} selbst, nimm einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
+  'refusal.style_option_conflict': 'Der Hausstil „{style}“ verlangt {option} {value}, und {detail}; wähle dazu passende Optionen, nimm einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
   'refusal.style_blocked_word': 'Der Hausstil „{style}“ fügt „{word}“ hinzu, das hier gesperrt ist; wähle einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
   'styles.title': '<b>Hausstile</b> ({count} von höchstens {max}); Mitglieder wählen einen mit {how}:',
   'styles.none': 'Noch keine Hausstile; Admins legen einen mit {command} an.',

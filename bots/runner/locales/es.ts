@@ -397,6 +397,7 @@ export const es = {
     '{count, plural, =0 {Aquí aún no hay estilos de la casa, así que no se puede usar «{style}»; quita el estilo o pide a un admin que lo defina.} other {Aquí no hay ningún estilo de la casa «{style}»; elige uno de {styles}.}}',
   'refusal.style_outside_servers': 'Los estilos de la casa pertenecen a un servidor y no se aplican fuera de él, así que «{style}» no se puede usar aquí; quita el estilo.',
   'refusal.style_option_not_allowed': 'El estilo de la casa «{style}» pide {option} {value}, que no está permitido aquí; elige {option} tú mismo, usa otro estilo o pide a un administrador que lo cambie.',
+  'refusal.style_option_conflict': 'El estilo de la casa «{style}» pide {option} {value}, y {detail}; elige opciones que vayan con él, usa otro estilo o pide a un administrador que lo cambie.',
   'refusal.style_blocked_word': 'El estilo de la casa «{style}» añade «{word}», que está bloqueado aquí; elige otro estilo o pide a un admin que lo cambie.',
   'styles.title': '<b>Estilos de la casa</b> ({count} de {max} como máximo); los miembros eligen uno con {how}:',
   'styles.none': 'Aún no hay estilos de la casa; los admins definen uno con {command}.',

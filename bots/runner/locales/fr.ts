@@ -397,6 +397,7 @@ export const fr = {
     '{count, plural, =0 {Il n’y a pas encore de style maison ici, donc « {style} » ne peut pas être utilisé ; retirez le style ou demandez à un admin de le définir.} other {Il n’y a pas de style maison « {style} » ici ; choisissez-en un parmi {styles}.}}',
   'refusal.style_outside_servers': 'Les styles maison appartiennent à un serveur et ne s’appliquent pas en dehors, donc « {style} » ne peut pas être utilisé ici ; retirez le style.',
   'refusal.style_option_not_allowed': 'Le style maison « {style} » demande {option} {value}, ce qui n’est pas autorisé ici ; choisissez {option} vous-même, prenez un autre style, ou demandez à un admin de le modifier.',
+  'refusal.style_option_conflict': 'Le style maison « {style} » demande {option} {value}, et {detail} ; choisissez des options qui vont avec, prenez un autre style, ou demandez à un admin de le modifier.',
   'refusal.style_blocked_word': 'Le style maison « {style} » ajoute « {word} », qui est bloqué ici ; choisissez un autre style ou demandez à un admin de le modifier.',
   'styles.title': '<b>Styles maison</b> ({count} sur {max} au plus) ; les membres en choisissent un avec {how} :',
   'styles.none': 'Aucun style maison pour l’instant ; les admins en définissent un avec {command}.',

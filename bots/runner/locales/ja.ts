@@ -397,6 +397,7 @@ export const ja = {
     '{count, plural, =0 {ここにはまだハウススタイルがないため、「{style}」は使えません。スタイルを外すか、管理者に定義を依頼してください。} other {ここにはハウススタイル「{style}」はありません。{styles} から選んでください。}}',
   'refusal.style_outside_servers': 'ハウススタイルはサーバーごとのもので、サーバーの外では使えないため、ここでは「{style}」を使えません。スタイルを外してください。',
   'refusal.style_option_not_allowed': 'ハウススタイル「{style}」は {option} {value} を指定していますが、ここでは許可されていません。{option} を自分で指定するか、別のスタイルを選ぶか、管理者に変更を依頼してください。',
+  'refusal.style_option_conflict': 'ハウススタイル「{style}」は {option} {value} を指定しています。{detail}。これに合うオプションを選ぶか、別のスタイルを選ぶか、管理者に変更を依頼してください。',
   'refusal.style_blocked_word': 'ハウススタイル「{style}」は、ここで禁止されている「{word}」を加えます。別のスタイルを選ぶか、管理者に変更を依頼してください。',
   'styles.title': '<b>ハウススタイル</b>（{count} 件、最大 {max} 件）。メンバーは {how} で選びます:',
   'styles.none': 'ハウススタイルはまだありません。管理者は {command} で定義できます。',

@@ -397,6 +397,7 @@ export const ptBR = {
     '{count, plural, =0 {Ainda não há estilos da casa aqui, então “{style}” não pode ser usado; deixe o estilo de fora ou peça a um admin que o defina.} other {Não há estilo da casa “{style}” aqui; escolha um de {styles}.}}',
   'refusal.style_outside_servers': 'Os estilos da casa pertencem a um servidor e não valem fora dele, então “{style}” não pode ser usado aqui; deixe o estilo de fora.',
   'refusal.style_option_not_allowed': 'O estilo da casa “{style}” pede {option} {value}, que não é permitido aqui; escolha {option} você mesmo, use outro estilo ou peça a um admin para alterá-lo.',
+  'refusal.style_option_conflict': 'O estilo da casa “{style}” pede {option} {value}, e {detail}; escolha opções que combinem com ele, use outro estilo ou peça a um admin para alterá-lo.',
   'refusal.style_blocked_word': 'O estilo da casa “{style}” acrescenta “{word}”, que está bloqueado aqui; escolha outro estilo ou peça a um admin que o altere.',
   'styles.title': '<b>Estilos da casa</b> ({count} de no máximo {max}); os membros escolhem um com {how}:',
   'styles.none': 'Ainda não há estilos da casa; admins definem um com {command}.',
