@@ -423,6 +423,7 @@ export const de = {
   'slack.flag.compression_range': 'eine ganze Zahl von {min} bis {max}, nur mit {flag} {formats}',
   'slack.styles.usage':
     'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
+  'slack.styles.flag_not_for_style': 'Ein Hausstil kann {flag} nicht übernehmen: ein Stil nimmt nur {flags}; es wurde nichts gespeichert.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',

@@ -449,6 +449,7 @@ export const en = {
   'slack.flag.compression_range': 'an integer from {min} to {max}, only with {flag} {formats}',
   'slack.styles.usage':
     'Say {how}: NAME is lowercase letters, digits, - or _; TEXT goes around the prompt, {placeholder} where the prompt goes; flags set the style’s options; {clear} removes it.',
+  'slack.styles.flag_not_for_style': 'A house style cannot keep {flag}: a style takes only {flags}; nothing was saved.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',

@@ -423,6 +423,7 @@ export const es = {
   'slack.flag.compression_range': 'un número entero de {min} a {max}, solo con {flag} {formats}',
   'slack.styles.usage':
     'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
+  'slack.styles.flag_not_for_style': 'Un estilo de la casa no puede llevar {flag}: un estilo solo admite {flags}; no se guardó nada.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',

@@ -423,6 +423,7 @@ export const fr = {
   'slack.flag.compression_range': 'un entier de {min} à {max}, seulement avec {flag} {formats}',
   'slack.styles.usage':
     'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
+  'slack.styles.flag_not_for_style': 'Un style maison ne peut pas garder {flag} : un style ne prend que {flags} ; rien n’a été enregistré.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',

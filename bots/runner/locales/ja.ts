@@ -423,6 +423,7 @@ export const ja = {
   'slack.flag.compression_range': '{min} から {max} までの整数（{flag} が {formats} のときだけ）',
   'slack.styles.usage':
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
+  'slack.styles.flag_not_for_style': 'ハウススタイルには {flag} を設定できません。スタイルに指定できるのは {flags} だけです。何も保存されていません。',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',

@@ -423,6 +423,7 @@ export const ptBR = {
   'slack.flag.compression_range': 'um número inteiro de {min} a {max}, só com {flag} {formats}',
   'slack.styles.usage':
     'Diga {how}: NAME são letras minúsculas, dígitos, - ou _; TEXT vai em volta do prompt, {placeholder} onde vai o prompt; as flags definem as opções do estilo; {clear} o remove.',
+  'slack.styles.flag_not_for_style': 'Um estilo da casa não pode guardar {flag}: um estilo aceita só {flags}; nada foi salvo.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',
