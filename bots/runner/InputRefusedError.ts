@@ -27,6 +27,7 @@ export type InputRefusedCode =
   | 'bad_flag_value'
   | 'missing_flag_value'
   | 'invalid_option'
+  | 'flag_not_for_style'
   | 'missing_prompt'
   | 'file_too_large'
   | 'file_not_image'

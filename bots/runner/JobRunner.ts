@@ -412,7 +412,7 @@ export class JobRunner {
       // An option the style set that a rule forbids: the refusal names the style too.
       throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
     });
-    const fields = this.#parse(spec, member.previews ? previews : 0, fieldNames);
+    const fields = this.#styled(() => this.#parse(spec, member.previews ? previews : 0, fieldNames), asked.options, styled, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
     const request = spec.kind === 'edit' && !isImagesToFetch(images) ? this.#withImages(fields, images ?? [], fieldNames) : fields;
     // What the ledger reserves and a refusal names: the one rule of a job's estimate, on what the ledger is given.
@@ -757,6 +757,15 @@ export class JobRunner {
    * generation's; its images are checked by `#withImages`); refusals name the
    * field as the surface calls it.
    */
+  /** Runs a parse; a rule between two options, one of them the style's and not the member's, is refused naming the style. */
+  #styled<T>(parse: () => T, asked: JobOptions, styled: StyledJob, fieldNames: FieldNames | undefined): T {
+    try {
+      return parse();
+    } catch (error) {
+      throw (error instanceof JobRefusedError && this.styles.conflictOfStyle(error, asked, styled, fieldNames)) || error;
+    }
+  }
+
   #parse(spec: Omit<JobSpec, 'images'>, previews: number, fieldNames: FieldNames | undefined): GenerationRequest {
     const input: Record<string, unknown> = { prompt: spec.prompt, stream: true };
     for (const [key, value] of Object.entries(spec.options ?? {})) if (value !== undefined) input[key] = value;

@@ -236,6 +236,15 @@ export function validationWords(error: ValidationDetails, fieldNames: FieldNames
   return words('failure.validation_english', { sentence: say('en', 'failure.validation', english) });
 }
 
+/**
+ * What is wrong with a validation error's field, in the catalog's words (the detail of `failure.validation`: "--format
+ * must be png or webp when --background is transparent (jpeg has no transparency)"); none for a rule they have no words for.
+ */
+export function validationDetailWords(error: ValidationDetails, fieldNames: FieldNames = {}): Words | undefined {
+  const field = error.param.replace(/\[\d+\].*$/, '');
+  return error.rule && ruleWords(field, fieldNames[field] ?? field, error.rule, fieldNames);
+}
+
 /** What is wrong, in the catalog's words, for the rules a member can break; none for another. */
 function ruleWords(field: string, option: string, rule: ValidationRule, fieldNames: FieldNames): Words | undefined {
   switch (rule.kind) {

@@ -1,14 +1,15 @@
 import { definedOf } from 'pictor/internal';
 import { z } from 'zod';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
-import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES, type LoggerLike } from 'pictor';
+import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES, ValidationError, type LoggerLike, type ValidationRule } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
 import { findBlockedWord } from './blocked-words.js';
 import { JobRefusedError } from './JobRefusedError.js';
 import { scopeWordOf } from './describe-refusal.js';
+import { validationDetailWords } from './describe-failure.js';
 import { memorySpace } from './memory-space.js';
 import { TtlCache } from './ttl-cache.js';
-import { words } from './words.js';
+import { nested, words } from './words.js';
 import type { FieldNames, JobOptions, Requester } from './types.js';
 import { ToldOnce } from './told-once.js';
 
@@ -48,6 +49,12 @@ export type StyleOptions = z.output<typeof StyleOptionsSchema>;
 
 /** The options a style may set, as request fields. */
 const STYLE_OPTION_FIELDS: ReadonlySet<string> = new Set(Object.keys(StyleOptionsSchema.shape));
+
+/** The options each of the spec's rules between two options is about: a style may set either. */
+const RULE_FIELDS: Partial<Record<ValidationRule['kind'], readonly (keyof StyleOptions | 'output_compression')[]>> = {
+  transparent_format: ['background', 'output_format'],
+  compression_format: ['output_format', 'output_compression'],
+};
 
 const HouseStyleSchema = z.object({
   before: z.string().max(HOUSE_STYLE_LIMITS.textLength),
@@ -239,6 +246,25 @@ export class HouseStyles {
       limit: error.limit,
       used: error.used,
     });
+  }
+
+  /**
+   * A refusal by a rule between two options (the spec's: a transparent background needs png or webp, compression a
+   * jpeg or webp) where one of them is the style's, not the member's: the member did not type it, so the refusal names
+   * the style, its option and value, then what the rule asks, with the rule's code. Undefined when the member typed
+   * every option the rule is about, or the refusal is not such a rule's.
+   */
+  conflictOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, fieldNames: FieldNames = {}): JobRefusedError | undefined {
+    const cause = error.cause;
+    if (styled.style === undefined || !(cause instanceof ValidationError) || cause.rule === undefined) return undefined;
+    const field = (RULE_FIELDS[cause.rule.kind] ?? []).find((f) => STYLE_OPTION_FIELDS.has(f) && asked[f] === undefined && styled.options[f] !== undefined);
+    const detail = field && validationDetailWords(cause, fieldNames);
+    if (!field || !detail) return undefined;
+    return new JobRefusedError(
+      error.code,
+      words('refusal.style_option_conflict', { style: styled.style, option: fieldNames[field] ?? field, value: String(styled.options[field]), detail: nested(detail.key, detail.values) }),
+      { field: 'style', allowed: error.allowed, cause },
+    );
   }
 
   #read(scopeKey: string): Promise<HouseStyleRecord> {

@@ -6,6 +6,8 @@ export type SlackInputErrorCode =
   | 'bad_flag_value'
   | 'missing_flag_value'
   | 'invalid_option'
+  // A flag a house style cannot keep (`--private`, `--compression`, …) in an admin's `admin style NAME TEXT`.
+  | 'flag_not_for_style'
   | 'missing_prompt'
   | 'no_images'
   | 'too_many_images'

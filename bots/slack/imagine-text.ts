@@ -79,8 +79,7 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
     const token = tokens[i]!;
     const match = FLAG_TOKEN.exec(token[0]);
     if (!match) continue;
-    const name = match[1]!.toLowerCase().replace(/_/g, '-');
-    const flag = name === 'output-format' ? 'format' : name === 'output-compression' ? 'compression' : name;
+    const { name, flag } = flagNamesOf(match);
     if (Object.hasOwn(VISIBILITY_FLAGS, flag) && match[2] === undefined) {
       privately = VISIBILITY_FLAGS[flag];
       removed.push([token.index, token.index + token[0].length]);
@@ -116,6 +115,23 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
     throw new SlackInputError('missing_prompt', words('slack.imagine.missing_prompt', { example: `\`${options.example ?? say(locale, 'slack.imagine.example', { command: '/imagine' })}\`` }));
   }
   return { kind: 'request', prompt, options: jobOptions as JobOptions, ...(style === undefined ? {} : { style }), ...(privately !== undefined && { private: privately }) };
+}
+
+/** A flag token's name as typed (`output-format`) and as the table calls it (`format`). */
+function flagNamesOf(match: RegExpExecArray): { name: string; flag: string } {
+  const name = match[1]!.toLowerCase().replace(/_/g, '-');
+  return { name, flag: name === 'output-format' ? 'format' : name === 'output-compression' ? 'compression' : name };
+}
+
+/**
+ * The flags in `slackText`, in order, as the table calls them (`format` for `--output_format`, `previews` for a flag it
+ * does not have), each token read as `parseImagineText` reads it: a word that looks like a flag is one, never a value.
+ */
+export function flagsIn(slackText: string): string[] {
+  return [...plainTextOf(slackText).matchAll(/\S+/g)].flatMap((token) => {
+    const match = FLAG_TOKEN.exec(token[0]);
+    return match ? [flagNamesOf(match).flag] : [];
+  });
 }
 
 function flagValue(flag: string, spec: FlagSpec, raw: string, locale: string | undefined): string | number {

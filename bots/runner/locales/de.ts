@@ -397,6 +397,7 @@ export const de = {
     '{count, plural, =0 {Hier gibt es noch keine Hausstile, daher kann „{style}“ nicht verwendet werden; lass den Stil weg oder bitte einen Admin, ihn anzulegen.} other {Hier gibt es keinen Hausstil „{style}“; wähle einen von {styles}.}}',
   'refusal.style_outside_servers': 'Hausstile gehören zu einem Server und gelten außerhalb von Servern nicht, daher kann „{style}“ hier nicht verwendet werden; lass den Stil weg.',
   'refusal.style_option_not_allowed': 'Der Hausstil „{style}“ verlangt {option} {value}, was hier nicht erlaubt ist; wähle {option} selbst, nimm einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
+  'refusal.style_option_conflict': 'Der Hausstil „{style}“ verlangt {option} {value}, und {detail}; wähle dazu passende Optionen, nimm einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
   'refusal.style_blocked_word': 'Der Hausstil „{style}“ fügt „{word}“ hinzu, das hier gesperrt ist; wähle einen anderen Stil oder bitte einen Admin, ihn zu ändern.',
   'styles.title': '<b>Hausstile</b> ({count} von höchstens {max}); Mitglieder wählen einen mit {how}:',
   'styles.none': 'Noch keine Hausstile; Admins legen einen mit {command} an.',
@@ -422,6 +423,7 @@ export const de = {
   'slack.flag.compression_range': 'eine ganze Zahl von {min} bis {max}, nur mit {flag} {formats}',
   'slack.styles.usage':
     'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
+  'slack.styles.flag_not_for_style': 'Ein Hausstil kann {flag} nicht übernehmen: ein Stil nimmt nur {flags}; es wurde nichts gespeichert.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',

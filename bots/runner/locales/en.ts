@@ -423,6 +423,7 @@ export const en = {
     '{count, plural, =0 {There are no house styles here yet, so “{style}” can’t be used; leave the style out, or ask an admin to define it.} other {There is no house style “{style}” here; choose one of {styles}.}}',
   'refusal.style_outside_servers': 'House styles belong to a server, and none apply outside one, so “{style}” can’t be used here; leave the style out.',
   'refusal.style_option_not_allowed': 'The house style “{style}” asks for {option} {value}, which is not allowed here; choose {option} yourself, pick another style, or ask an admin to change it.',
+  'refusal.style_option_conflict': 'The house style “{style}” asks for {option} {value}, and {detail}; choose your options to go with it, pick another style, or ask an admin to change it.',
   'refusal.style_blocked_word': 'The house style “{style}” adds “{word}”, which is blocked here; choose another style, or ask an admin to change it.',
   'styles.title': '<b>House styles</b> ({count} of at most {max}); members pick one with {how}:',
   'styles.none': 'No house styles yet; admins define one with {command}.',
@@ -448,6 +449,7 @@ export const en = {
   'slack.flag.compression_range': 'an integer from {min} to {max}, only with {flag} {formats}',
   'slack.styles.usage':
     'Say {how}: NAME is lowercase letters, digits, - or _; TEXT goes around the prompt, {placeholder} where the prompt goes; flags set the style’s options; {clear} removes it.',
+  'slack.styles.flag_not_for_style': 'A house style cannot keep {flag}: a style takes only {flags}; nothing was saved.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {This workspace} other {This server}} does not allow private results{fromDefault, select, yes {, and your default asks for them: ask for a public one with {platform, select, slack {--public} other {private: False}}, or turn your default off with {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; ask again without {platform, select, slack {--private} other {private}}}}.',

@@ -397,6 +397,7 @@ export const es = {
     '{count, plural, =0 {Aquí aún no hay estilos de la casa, así que no se puede usar «{style}»; quita el estilo o pide a un admin que lo defina.} other {Aquí no hay ningún estilo de la casa «{style}»; elige uno de {styles}.}}',
   'refusal.style_outside_servers': 'Los estilos de la casa pertenecen a un servidor y no se aplican fuera de él, así que «{style}» no se puede usar aquí; quita el estilo.',
   'refusal.style_option_not_allowed': 'El estilo de la casa «{style}» pide {option} {value}, que no está permitido aquí; elige {option} tú mismo, usa otro estilo o pide a un administrador que lo cambie.',
+  'refusal.style_option_conflict': 'El estilo de la casa «{style}» pide {option} {value}, y {detail}; elige opciones que vayan con él, usa otro estilo o pide a un administrador que lo cambie.',
   'refusal.style_blocked_word': 'El estilo de la casa «{style}» añade «{word}», que está bloqueado aquí; elige otro estilo o pide a un admin que lo cambie.',
   'styles.title': '<b>Estilos de la casa</b> ({count} de {max} como máximo); los miembros eligen uno con {how}:',
   'styles.none': 'Aún no hay estilos de la casa; los admins definen uno con {command}.',
@@ -422,6 +423,7 @@ export const es = {
   'slack.flag.compression_range': 'un número entero de {min} a {max}, solo con {flag} {formats}',
   'slack.styles.usage':
     'Escribe {how}: NAME son letras minúsculas, dígitos, - o _; TEXT va alrededor del prompt, {placeholder} donde va el prompt; los flags fijan las opciones del estilo; {clear} lo elimina.',
+  'slack.styles.flag_not_for_style': 'Un estilo de la casa no puede llevar {flag}: un estilo solo admite {flags}; no se guardó nada.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este espacio de trabajo} other {Este servidor}} no permite resultados privados{fromDefault, select, yes {, y tu valor predeterminado los pide: pide uno público con {platform, select, slack {--public} other {private: False}} o desactiva tu valor predeterminado con {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; vuelve a pedirlo sin {platform, select, slack {--private} other {private}}}}.',

@@ -397,6 +397,7 @@ export const fr = {
     '{count, plural, =0 {Il n’y a pas encore de style maison ici, donc « {style} » ne peut pas être utilisé ; retirez le style ou demandez à un admin de le définir.} other {Il n’y a pas de style maison « {style} » ici ; choisissez-en un parmi {styles}.}}',
   'refusal.style_outside_servers': 'Les styles maison appartiennent à un serveur et ne s’appliquent pas en dehors, donc « {style} » ne peut pas être utilisé ici ; retirez le style.',
   'refusal.style_option_not_allowed': 'Le style maison « {style} » demande {option} {value}, ce qui n’est pas autorisé ici ; choisissez {option} vous-même, prenez un autre style, ou demandez à un admin de le modifier.',
+  'refusal.style_option_conflict': 'Le style maison « {style} » demande {option} {value}, et {detail} ; choisissez des options qui vont avec, prenez un autre style, ou demandez à un admin de le modifier.',
   'refusal.style_blocked_word': 'Le style maison « {style} » ajoute « {word} », qui est bloqué ici ; choisissez un autre style ou demandez à un admin de le modifier.',
   'styles.title': '<b>Styles maison</b> ({count} sur {max} au plus) ; les membres en choisissent un avec {how} :',
   'styles.none': 'Aucun style maison pour l’instant ; les admins en définissent un avec {command}.',
@@ -422,6 +423,7 @@ export const fr = {
   'slack.flag.compression_range': 'un entier de {min} à {max}, seulement avec {flag} {formats}',
   'slack.styles.usage':
     'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
+  'slack.styles.flag_not_for_style': 'Un style maison ne peut pas garder {flag} : un style ne prend que {flags} ; rien n’a été enregistré.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',

@@ -397,6 +397,7 @@ export const ja = {
     '{count, plural, =0 {ここにはまだハウススタイルがないため、「{style}」は使えません。スタイルを外すか、管理者に定義を依頼してください。} other {ここにはハウススタイル「{style}」はありません。{styles} から選んでください。}}',
   'refusal.style_outside_servers': 'ハウススタイルはサーバーごとのもので、サーバーの外では使えないため、ここでは「{style}」を使えません。スタイルを外してください。',
   'refusal.style_option_not_allowed': 'ハウススタイル「{style}」は {option} {value} を指定していますが、ここでは許可されていません。{option} を自分で指定するか、別のスタイルを選ぶか、管理者に変更を依頼してください。',
+  'refusal.style_option_conflict': 'ハウススタイル「{style}」は {option} {value} を指定しています。{detail}。これに合うオプションを選ぶか、別のスタイルを選ぶか、管理者に変更を依頼してください。',
   'refusal.style_blocked_word': 'ハウススタイル「{style}」は、ここで禁止されている「{word}」を加えます。別のスタイルを選ぶか、管理者に変更を依頼してください。',
   'styles.title': '<b>ハウススタイル</b>（{count} 件、最大 {max} 件）。メンバーは {how} で選びます:',
   'styles.none': 'ハウススタイルはまだありません。管理者は {command} で定義できます。',
@@ -422,6 +423,7 @@ export const ja = {
   'slack.flag.compression_range': '{min} から {max} までの整数（{flag} が {formats} のときだけ）',
   'slack.styles.usage':
     '{how} と入力してください。NAME は小文字、数字、- または _、TEXT はプロンプトの前後に付くテキストで、{placeholder} がプロンプトの位置です。フラグでスタイルのオプションを設定し、{clear} で削除します。',
+  'slack.styles.flag_not_for_style': 'ハウススタイルには {flag} を設定できません。スタイルに指定できるのは {flags} だけです。何も保存されていません。',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {このワークスペース} other {このサーバー}}ではプライベートな結果は許可されていません{fromDefault, select, yes {。あなたの既定値がプライベートになっています。{platform, select, slack {--public} other {private: False}} で公開のジョブを依頼するか、{platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} で既定値をオフにしてください} other {。{platform, select, slack {--private} other {private}} を付けずにもう一度依頼してください}}。',

@@ -397,6 +397,7 @@ export const ptBR = {
     '{count, plural, =0 {Ainda não há estilos da casa aqui, então “{style}” não pode ser usado; deixe o estilo de fora ou peça a um admin que o defina.} other {Não há estilo da casa “{style}” aqui; escolha um de {styles}.}}',
   'refusal.style_outside_servers': 'Os estilos da casa pertencem a um servidor e não valem fora dele, então “{style}” não pode ser usado aqui; deixe o estilo de fora.',
   'refusal.style_option_not_allowed': 'O estilo da casa “{style}” pede {option} {value}, que não é permitido aqui; escolha {option} você mesmo, use outro estilo ou peça a um admin para alterá-lo.',
+  'refusal.style_option_conflict': 'O estilo da casa “{style}” pede {option} {value}, e {detail}; escolha opções que combinem com ele, use outro estilo ou peça a um admin para alterá-lo.',
   'refusal.style_blocked_word': 'O estilo da casa “{style}” acrescenta “{word}”, que está bloqueado aqui; escolha outro estilo ou peça a um admin que o altere.',
   'styles.title': '<b>Estilos da casa</b> ({count} de no máximo {max}); os membros escolhem um com {how}:',
   'styles.none': 'Ainda não há estilos da casa; admins definem um com {command}.',
@@ -422,6 +423,7 @@ export const ptBR = {
   'slack.flag.compression_range': 'um número inteiro de {min} a {max}, só com {flag} {formats}',
   'slack.styles.usage':
     'Diga {how}: NAME são letras minúsculas, dígitos, - ou _; TEXT vai em volta do prompt, {placeholder} onde vai o prompt; as flags definem as opções do estilo; {clear} o remove.',
+  'slack.styles.flag_not_for_style': 'Um estilo da casa não pode guardar {flag}: um estilo aceita só {flags}; nada foi salvo.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Este workspace} other {Este servidor}} não permite resultados privados{fromDefault, select, yes {, e o seu padrão os pede: peça um público com {platform, select, slack {--public} other {private: False}} ou desative o seu padrão com {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; peça de novo sem {platform, select, slack {--private} other {private}}}}.',

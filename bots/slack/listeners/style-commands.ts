@@ -1,8 +1,8 @@
 import type { RespondFn } from '@slack/bolt';
-import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say, sayWords, type StyleOptions } from '../../runner/index.js';
+import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say, sayWords, words, type StyleOptions } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
-import { parseImagineText } from '../imagine-text.js';
-import { isSlackInputError } from '../SlackInputError.js';
+import { FLAGS, flagsIn, parseImagineText } from '../imagine-text.js';
+import { isSlackInputError, SlackInputError } from '../SlackInputError.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { adminNearMissOf } from './admin-words.js';
 
@@ -29,6 +29,23 @@ export function styleCommandOf(slackText: string): StyleCommand | undefined {
 /** The options a style takes, from the flags typed with it (`--size`, `--quality`, `--background`, `--format`, `--n`). */
 const STYLE_OPTION_KEYS = ['n', 'size', 'quality', 'background', 'output_format'] as const;
 
+/** The flags setting those options, in the order of `/imagine`'s help. */
+const STYLE_FLAGS = Object.entries(FLAGS)
+  .filter(([, spec]) => (STYLE_OPTION_KEYS as readonly string[]).includes(spec.field))
+  .map(([flag]) => `--${flag}`);
+
+/**
+ * The refusal of a style's text holding a flag a style cannot keep (`--private`, `--public`, `--compression`,
+ * `--moderation`, `--style`, or one `/imagine` does not have): naming it and the flags a style takes, so an admin is
+ * never told a style is defined with a choice it dropped. Undefined when every flag is one a style takes.
+ */
+export function styleFlagRefusal(text: string): SlackInputError | undefined {
+  const flag = flagsIn(text).find((f) => !STYLE_FLAGS.includes(`--${f}`));
+  if (flag === undefined) return undefined;
+  const flags = STYLE_FLAGS.map((f) => `\`${f}\``).join(', ');
+  return new SlackInputError('flag_not_for_style', words('slack.styles.flag_not_for_style', { flag: `\`--${flag}\``, flags }), { flag: `--${flag}`, allowed: STYLE_FLAGS.join(', ') });
+}
+
 /** Answers privately: the list for anyone, a change for the admins of `SLACK_ADMIN_USER_IDS` only. */
 export async function answerStyleCommand(context: BotContext, actor: SlackActor, command: StyleCommand, ack: Ack, respond: RespondFn): Promise<void> {
   const requester = context.jobs.requester(actor);
@@ -46,6 +63,8 @@ export async function answerStyleCommand(context: BotContext, actor: SlackActor,
   let parsed: ReturnType<typeof parseImagineText> | undefined;
   if (command.kind === 'define') {
     try {
+      const refusal = styleFlagRefusal(command.text);
+      if (refusal) throw refusal;
       parsed = parseImagineText(command.text, { promptRequired: false, locale });
     } catch (error) {
       if (!isSlackInputError(error)) throw error;

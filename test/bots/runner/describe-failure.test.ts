@@ -27,6 +27,7 @@ const SLACK_INPUT_ERROR_CODES: Record<SlackInputErrorCode, true> = {
   bad_flag_value: true,
   missing_flag_value: true,
   invalid_option: true,
+  flag_not_for_style: true,
   missing_prompt: true,
   no_images: true,
   too_many_images: true,

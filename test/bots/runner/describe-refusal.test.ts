@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatUsd } from '../../../src/index.js';
 import { describeReset } from '../../../src/internal.js';
 import { refusalFromPolicy, refusalFromReservation } from '../../../bots/runner/describe-refusal.js';
-import { say, sayWords } from '../../../bots/runner/index.js';
+import { nested, say, sayWords } from '../../../bots/runner/index.js';
 import { describeQueueFull } from '../../../bots/runner/queue-bound.js';
 
 describe('refusalFromPolicy', () => {
@@ -168,6 +168,15 @@ describe('a house style whose option is not allowed here', () => {
   it('names the style, the option and its value, and what the member can do', () => {
     expect(say('en', 'refusal.style_option_not_allowed', { style: 'hq', option: 'quality', value: 'high' })).toBe(
       'The house style “hq” asks for quality high, which is not allowed here; choose quality yourself, pick another style, or ask an admin to change it.',
+    );
+  });
+});
+
+describe('a house style whose option does not go with the member’s', () => {
+  it('names the style, its option and value, what the rule asks, and what the member can do', () => {
+    const detail = nested('failure.validation_transparent_format', { option: '--format', background: '--background', formats: 'png or webp', given: 'jpeg' });
+    expect(say('en', 'refusal.style_option_conflict', { style: 'tr', option: '--background', value: 'transparent', detail })).toBe(
+      'The house style “tr” asks for --background transparent, and --format must be png or webp when --background is transparent (jpeg has no transparency); choose your options to go with it, pick another style, or ask an admin to change it.',
     );
   });
 });
