@@ -41,7 +41,7 @@ const node = new PictorImage();
  * The hint the node gives of a failed answer of `status` that the client sent `attempts` times, under the item's Max
  * Retries, and why it stopped early when it did: the one describe-node-errors.test.ts checks the words of.
  */
-function hintOf(status: number, sent: { attempts: number; maxRetries: number; stoppedFor?: 'service_wait' | 'backoff' }): string | undefined {
+function hintOf(status: number, sent: { attempts: number; maxRetries: number; stoppedFor?: 'service_wait' | 'backoff' }): string | null | undefined {
   const error = makeAPIError({ status, body: { error: { message: 'failed', type: 'server_error', code: status === 429 ? 'rate_limit_exceeded' : 'server_error' } } });
   error.attempts = sent.attempts;
   if (sent.stoppedFor) error.stoppedFor = sent.stoppedFor;

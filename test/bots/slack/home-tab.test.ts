@@ -405,9 +405,9 @@ describe('the Slack Home tab', () => {
     for (const shown of [lines.join('\n'), history]) {
       const [inChannel, inDm] = shown.split('\n').filter((line) => line.includes('lighthouse'));
       expect(inChannel).toContain('<#C0ART>');
-      expect(slackKeyOf(inDm)).toBe('slack.history.line');
+      expect(slackKeyOf(inDm!)).toBe('slack.history.line');
       // Asked in a direct message, naming no conversation: its id only in the link to the job's message.
-      expect(inDm.replace(/<https:[^>]*>/g, '')).not.toContain(dm);
+      expect(inDm!.replace(/<https:[^>]*>/g, '')).not.toContain(dm);
       expect(inDm).toContain(`/archives/${dm}/p`);
       expect(inDm).not.toContain('<#');
     }
