@@ -222,7 +222,7 @@ export async function loginCookie(url: string, next: string): Promise<string> {
   return login.headers.get('set-cookie')!.split(';')[0]!;
 }
 
-/** The form token of the console at `url` for the session of `cookie`, as its alerts page carries it. */
+/** The form token of the console at `url` logged in with `cookie`, as its alerts page carries it. */
 export async function csrfOf(url: string, cookie: string): Promise<string> {
   const page = await (await fetch(`${url}/alerts`, { headers: { cookie } })).text();
   return /name="_csrf" value="([^"]+)"/.exec(page)![1]!;

@@ -199,7 +199,7 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     const saved = await privately(fake, 'settings --size 1536x1024 --quality high --format webp --n 2 --private on --previews off', 'U0ALICE', 'C0ART');
     const lines = saved.split('\n');
     expect(lines.map(slackKeyOf)).toEqual(['member.saved', 'member.title', ...Array<string>(6).fill('member.line'), 'member.scope', 'member.how']);
-    const values = [['size', '1536x1024'], ['quality', 'high'], ['format', 'webp'], ['count', '2'], ['private', 'on'], ['previews', 'off']];
+    const values: [string, string][] = [['size', '1536x1024'], ['quality', 'high'], ['format', 'webp'], ['count', '2'], ['private', 'on'], ['previews', 'off']];
     expect(lines.slice(2, 8)).toEqual(values.map(([name, value]) => say('en', 'member.line', { name, value, ignored: 'no' })));
     const wrong = await privately(fake, 'settings --private maybe', 'U0ALICE', 'C0ART');
     expect(slackKeyOf(wrong)).toBe('slack.settings.on_off');
