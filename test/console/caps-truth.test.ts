@@ -1,8 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
-import type { Alert } from '../../src/console/alerts/channels.js';
-import { AlertWatcher } from '../../src/console/alerts/watcher.js';
 import { spendFigures } from '../../src/console/figures.js';
 import { startConsole } from '../../src/console/index.js';
 import { UsageIndex } from '../../src/console/usage-index.js';
@@ -12,7 +10,7 @@ import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ScopeRoleBudgets } from '../../src/spend/role-budgets.js';
 import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
-import { consoleReads, NO_ALERTS, NO_DEAD_PROCESSES, loginCookie, TOKEN, watchingAlerts } from './console-harness.js';
+import { NO_ALERTS, NO_DEAD_PROCESSES, loginCookie, TOKEN, watchingAlerts } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
@@ -32,6 +30,29 @@ async function figuresOf(store: FileQuotaStore, operator: OperatorSettings, now:
 }
 
 /** The spend page as the console serves it at `now`. */
+/** A logger that keeps its warnings and infos in `logged`, each as `warn …` or `info …`. */
+const loggingTo = (logged: string[]) => ({
+  ...silentLogger(),
+  warn: (_fields: object, message?: string) => void logged.push(`warn ${message}`),
+  info: (_fields: object, message?: string) => void logged.push(`info ${message}`),
+});
+
+/**
+ * A ledger kept 7 days, at `now`: it settled $0.40 of `cli:owner` ten days before (whose usage record the retention has
+ * dropped since) and $0.05 of theirs now (its record kept).
+ */
+async function ledgerPastRetention(now: number): Promise<FileQuotaStore> {
+  const dir = await folder();
+  const then = now - 10 * DAY_MS;
+  const old = new FileQuotaStore({ dir, clock: () => then, usageRetentionDays: 7 });
+  await old.open();
+  await spend(old, 'old', 'cli:owner', 'cli', 0.4, then);
+  await old.close();
+  const store = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
+  await spend(store, 'new', 'cli:owner', 'cli', 0.05, now);
+  return store;
+}
+
 async function spendPageOf(store: FileQuotaStore, operator: OperatorSettings, now: number): Promise<string> {
   const running = await startConsole({
     source: { store, operator },
@@ -232,20 +253,8 @@ describe('the caps as the console shows them and alerts of them', () => {
     const store = (await opened(new StallingStore({ dir }))) as StallingStore;
     const now = Date.now();
     await spend(store, 'a', 'discord:1', 'discord:guild', 9.9, now);
-    const sent: Alert[] = [];
     const logged: string[] = [];
-    const logger = { ...silentLogger(), warn: (_fields: object, message?: string) => void logged.push(`warn ${message}`), info: (_fields: object, message?: string) => void logged.push(`info ${message}`) };
-    const watcher = new AlertWatcher({
-      readWaitMs: LEDGER_WAIT_MS,
-      source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
-      ...consoleReads(store, { now: () => now }),
-      log: new MemoryAlertLog(),
-      channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
-      config: NO_ALERTS,
-      logger,
-      now: () => now,
-    });
-    steps.push(() => watcher.stop());
+    const { watcher, sent } = watchingAlerts(steps, { store, log: new MemoryAlertLog(), operator: operatorWith({ accountDailyUsd: 10 }), now: () => now, logger: loggingTo(logged) });
     store.stalled = true;
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
@@ -279,20 +288,15 @@ describe('the caps as the console shows them and alerts of them', () => {
     const now = Date.now();
     await spend(store, 'a', 'discord:1', 'discord:guild', 5.5, now);
     let rolesAnswer = false;
-    const sent: Alert[] = [];
     const logged: string[] = [];
-    const logger = { ...silentLogger(), warn: (_fields: object, message?: string) => void logged.push(`warn ${message}`), info: (_fields: object, message?: string) => void logged.push(`info ${message}`) };
-    const watcher = new AlertWatcher({
-      readWaitMs: LEDGER_WAIT_MS,
-      source: { store, operator: operatorWith({ accountDailyUsd: 10 }), bots: { roleBudgets: () => (rolesAnswer ? Promise.resolve({}) : new Promise<never>(() => undefined)) } },
-      ...consoleReads(store, { now: () => now }),
+    const { watcher, sent } = watchingAlerts(steps, {
+      store,
       log: new MemoryAlertLog(),
-      channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
-      config: NO_ALERTS,
-      logger,
+      operator: operatorWith({ accountDailyUsd: 10 }),
       now: () => now,
+      roleBudgets: () => (rolesAnswer ? Promise.resolve({}) : new Promise<never>(() => undefined)),
+      logger: loggingTo(logged),
     });
-    steps.push(() => watcher.stop());
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       const ledgerRead = new Promise<void>((done) => (store.onRead = done));
@@ -335,20 +339,8 @@ describe('the caps as the console shows them and alerts of them', () => {
       }
     }
     const log = new StallingLog();
-    const sent: Alert[] = [];
     const logged: string[] = [];
-    const logger = { ...silentLogger(), warn: (_fields: object, message?: string) => void logged.push(`warn ${message}`), info: (_fields: object, message?: string) => void logged.push(`info ${message}`) };
-    const watcher = new AlertWatcher({
-      readWaitMs: LEDGER_WAIT_MS,
-      source: { store, operator: operatorWith({ accountDailyUsd: 10 }) },
-      ...consoleReads(store, { now: () => now }),
-      log,
-      channels: [{ id: 'test', send: async (alert) => void sent.push(alert) }],
-      config: NO_ALERTS,
-      logger,
-      now: () => now,
-    });
-    steps.push(() => watcher.stop());
+    const { watcher, sent } = watchingAlerts(steps, { store, log, operator: operatorWith({ accountDailyUsd: 10 }), now: () => now, logger: loggingTo(logged) });
     log.stalled = true;
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
@@ -473,30 +465,16 @@ describe('the caps as the console shows them and alerts of them', () => {
   });
 
   it('counts a month’s cap as the ledger does, records dropped by PICTOR_USAGE_RETENTION_DAYS included', async () => {
-    const dir = await folder();
     const now = Date.UTC(2030, 5, 27, 12);
-    const then = now - 10 * DAY_MS;
-    const old = new FileQuotaStore({ dir, clock: () => then, usageRetentionDays: 7 });
-    await old.open();
-    await spend(old, 'old', 'cli:owner', 'cli', 0.4, then);
-    await old.close();
-    const store = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
-    await spend(store, 'new', 'cli:owner', 'cli', 0.05, now);
+    const store = await ledgerPastRetention(now);
     expect(await store.spentThisMonth('account', now)).toBe(0.45);
     const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 0.5 }), now);
     expect(figures.caps.find((c) => c.period === 'month')).toMatchObject({ usedUsd: 0.45, ratio: 0.9 });
   });
 
   it('shows the account’s spent figure as its cap row does once the month’s usage records were pruned, and what the records kept add up to', async () => {
-    const dir = await folder();
     const now = Date.UTC(2030, 5, 27, 12);
-    const then = now - 10 * DAY_MS;
-    const old = new FileQuotaStore({ dir, clock: () => then, usageRetentionDays: 7 });
-    await old.open();
-    await spend(old, 'old', 'cli:owner', 'cli', 0.4, then);
-    await old.close();
-    const store = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
-    await spend(store, 'new', 'cli:owner', 'cli', 0.05, now);
+    const store = await ledgerPastRetention(now);
     expect(await store.usage({})).toHaveLength(1);
 
     const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 0.5 }), now);
@@ -530,15 +508,8 @@ describe('the caps as the console shows them and alerts of them', () => {
   });
 
   it('blames retention, not a damaged line of usage.jsonl written before the month, for records adding up to less this month', async () => {
-    const dir = await folder();
     const now = Date.UTC(2030, 5, 27, 12);
-    const then = now - 10 * DAY_MS;
-    const old = new FileQuotaStore({ dir, clock: () => then, usageRetentionDays: 7 });
-    await old.open();
-    await spend(old, 'old', 'cli:owner', 'cli', 0.4, then);
-    await old.close();
-    const store = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
-    await spend(store, 'new', 'cli:owner', 'cli', 0.05, now);
+    const store = await ledgerPastRetention(now);
     // Two records of May with a damaged line between them, before this month's record: the damage is May's.
     const [rewrite, today] = (await readFile(store.usagePath, 'utf8')).split('\n');
     const may = (jobId: string, at: number) => JSON.stringify({ ...JSON.parse(today!), jobId, time: at, day: new Date(at).toISOString().slice(0, 10), month: '2030-05' });

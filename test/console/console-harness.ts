@@ -178,22 +178,38 @@ export function consoleReads(store: QuotaStore, options: { now?: () => number; r
 export const NO_ALERTS: AlertConfig = { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined };
 
 /**
- * A console process's alert watcher over `store` with the operator's `operator` (and the bots' role budgets, if given),
- * keeping what it told in `log` and sending to one destination whose alerts `sent` lists; `steps` stops it after the test.
+ * A console process's alert watcher over `store` with the operator's `operator` (and the bots' role budgets, if given:
+ * their answer, or how they answer), keeping what it told in `log` and sending to one destination whose alerts `sent`
+ * lists; it logs to `logger` (nowhere by default); `steps` stops it after the test.
  */
 export function watchingAlerts(
   steps: (() => Promise<void>)[],
-  { store, log, operator, now, roleBudgets }: { store: QuotaStore; log: AlertLog; operator: OperatorSettings; now: () => number; roleBudgets?: Record<string, ScopeRoleBudgets> },
+  {
+    store,
+    log,
+    operator,
+    now,
+    roleBudgets,
+    logger = silentLogger(),
+  }: {
+    store: QuotaStore;
+    log: AlertLog;
+    operator: OperatorSettings;
+    now: () => number;
+    roleBudgets?: Record<string, ScopeRoleBudgets> | (() => Promise<Record<string, ScopeRoleBudgets>>);
+    logger?: LoggerLike;
+  },
 ): { watcher: AlertWatcher; sent: Alert[] } {
   const sent: Alert[] = [];
+  const answer = typeof roleBudgets === 'function' ? roleBudgets : roleBudgets && (async () => roleBudgets);
   const watcher = new AlertWatcher({
     readWaitMs: LEDGER_WAIT_MS,
-    source: { store, operator, ...(roleBudgets && { bots: { roleBudgets: async () => roleBudgets } }) },
+    source: { store, operator, ...(answer && { bots: { roleBudgets: answer } }) },
     ...consoleReads(store, { now }),
     log,
     channels: [{ id: 'hook', send: async (alert) => void sent.push(alert) }],
     config: NO_ALERTS,
-    logger: silentLogger(),
+    logger,
     now,
   });
   steps.push(() => watcher.stop());
@@ -204,6 +220,12 @@ export function watchingAlerts(
 export async function loginCookie(url: string, next: string): Promise<string> {
   const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN, next }), redirect: 'manual', headers: { origin: url } });
   return login.headers.get('set-cookie')!.split(';')[0]!;
+}
+
+/** The form token of the console at `url` logged in with `cookie`, as its alerts page carries it. */
+export async function csrfOf(url: string, cookie: string): Promise<string> {
+  const page = await (await fetch(`${url}/alerts`, { headers: { cookie } })).text();
+  return /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
 }
 
 export interface ConsoleUnderTest {

@@ -8,7 +8,7 @@ import { startConsoleServer } from '../../src/console/server.js';
 import { createLogger } from '../../src/core/logger.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { ActiveJob, BreakerState } from '../../src/spend/types.js';
-import { consoleReads, NO_ALERTS, NO_DEAD_PROCESSES, TOKEN } from './console-harness.js';
+import { consoleReads, csrfOf, loginCookie, NO_ALERTS, NO_DEAD_PROCESSES, TOKEN } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
 
 const steps: (() => Promise<void>)[] = [];
@@ -88,10 +88,8 @@ async function stalledConsole() {
   })) as RunningConsole;
   steps.push(() => running.close());
   const url = running.url!;
-  const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-  const settings = await (await fetch(`${url}/alerts`, { headers: { cookie } })).text();
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(settings)?.[1];
+  const cookie = await loginCookie(url, '/spend');
+  const csrf = await csrfOf(url, cookie);
   return { url, cookie, csrf, store, warnings };
 }
 
@@ -160,8 +158,7 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     });
     steps.push(() => server.close());
     const { url } = server;
-    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await loginCookie(url, '/spend');
     const alertsPage = await fetch(`${url}/alerts`, { headers: { cookie } });
     expect(alertsPage.status).toBe(200);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(await alertsPage.text())![1]!;
@@ -227,9 +224,8 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     });
     steps.push(() => server.close());
     const { url } = server;
-    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(`${url}/alerts`, { headers: { cookie } })).text())![1]!;
+    const cookie = await loginCookie(url, '/spend');
+    const csrf = await csrfOf(url, cookie);
     const resumed = await fetch(`${url}/breaker/resume`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, scope: 'discord:222222222222222222' }), headers: { cookie, origin: url }, redirect: 'manual' });
     expect(resumed.headers.get('location')).toBe('/settings');
     // The page the change sends to, with its notice, is late: 503.
@@ -287,9 +283,8 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     })) as RunningConsole;
     steps.push(() => running.close());
     const url = running.url!;
-    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(`${url}/alerts`, { headers: { cookie } })).text())![1]!;
+    const cookie = await loginCookie(url, '/spend');
+    const csrf = await csrfOf(url, cookie);
     const post = (path: string, form: Record<string, string>) =>
       fetch(`${url}${path}`, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, ...form }), headers: { cookie, origin: url }, redirect: 'manual' });
     expect((await post('/breaker/resume', { scope: 'discord:222222222222222222' })).status).toBe(503);
@@ -340,8 +335,7 @@ describe('the console when the ledger, the alert log or the kept images stall', 
     })) as RunningConsole;
     steps.push(() => running.close());
     const url = running.url!;
-    const login = await fetch(`${url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: url } });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = await loginCookie(url, '/spend');
     const abort = new AbortController();
     const res = await fetch(`${url}/events/jobs`, { headers: { cookie }, signal: abort.signal });
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();

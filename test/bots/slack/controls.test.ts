@@ -15,6 +15,21 @@ afterEach(async () => {
 
 const start = startWithAdmin;
 
+/**
+ * The line of the workspace's history (`slack.history.line`, asserted by key) that lists `prompt` as asked in the direct
+ * messages `dm` of `user`: it names the member and the prompt, and not the conversation (no `<#…>`, nor its id outside a
+ * link to the job's message).
+ */
+function directMessageLine(history: string, user: string, dm: string, prompt: string): string {
+  const line = history.split('\n').find((l) => l.includes(`“${prompt}”`));
+  expect(line).toBeDefined();
+  expect(slackKeyOf(line!)).toBe('slack.history.line');
+  expect(line).toContain(`<@${user}>`);
+  expect(line).not.toContain('<#');
+  expect(line!.replace(/<https:[^>]*>/g, '')).not.toContain(dm);
+  return line!;
+}
+
 /** What the workspace's rules say of a job of this member now (the code of their refusal, or undefined when they let it through). */
 async function ruleFor(harness: Harness, userId: string, channelId: string, prompt = 'a lighthouse'): Promise<string | undefined> {
   try {
@@ -101,10 +116,13 @@ describe('the rules of a workspace, on Slack', () => {
     h = await start({ controls: { blockedWords: ['gore'] } });
     await privately(h.fake, 'admin set max-images 2', ADMIN);
     const shown = await privately(h.fake, 'admin settings', ADMIN);
-    expect(shown).toContain('• max-images: 2 (admin: <@U0ADMIN>,');
-    expect(shown).toContain('• operator’s blocked words (everywhere): gore (operator)');
-    expect(await privately(h.fake, 'admin settings', 'U0ALICE')).toContain('Only an admin');
-    expect(await privately(h.fake, 'admin set max-images 20', ADMIN)).toMatch(/^:raised_hand:/);
+    const lines = shown.split('\n');
+    const maxImages = lines.find((line) => line.startsWith('• max-images:'))!;
+    expect(slackKeyOf(maxImages)).toBe('settings.line');
+    expect(maxImages).toMatch(/^• max-images: 2 \(.*<@U0ADMIN>/);
+    expect(lines).toContain(say('en', 'settings.operator_words', { words: 'gore' }));
+    expect(slackKeyOf(await privately(h.fake, 'admin settings', 'U0ALICE'))).toBe('slack.settings.not_admin');
+    expect(slackKeyOf(await privately(h.fake, 'admin set max-images 20', ADMIN))).toBe('settings.takes');
     expect((await h.runner.policy.effective({ platform: 'slack', scopeId: h.fake.teamId })).maxImages.value).toBe(2);
   });
 
@@ -115,10 +133,11 @@ describe('the rules of a workspace, on Slack', () => {
     await INTAKE_REFUSALS.find((r) => r.code === 'settings_unreadable')!.apply(h.runner, admin, 'C0ELSEWHERE', h.state);
     expect(await ruleFor(h, 'U0ALICE', 'C0GENERAL')).toBe('settings_unreadable');
 
-    expect(await privately(h.fake, 'admin repair', 'U0ALICE')).toContain('Only an admin');
+    expect(slackKeyOf(await privately(h.fake, 'admin repair', 'U0ALICE'))).toBe('slack.settings.not_admin');
     expect(await ruleFor(h, 'U0ALICE', 'C0GENERAL')).toBe('settings_unreadable');
     const repaired = await privately(h.fake, 'admin repair', ADMIN);
-    expect(repaired).toMatch(/^:white_check_mark: .*blocked/);
+    const cleared = `:white_check_mark: ${say('en', 'settings.repaired', { count: 1, settings: 'blocked' })}`;
+    expect(repaired.slice(0, cleared.length)).toBe(cleared);
     expect(await ruleFor(h, 'U0ALICE', 'C0GENERAL')).toBeUndefined();
     expect((await h.runner.policy.effective(admin)).maxImages).toMatchObject({ value: 2, source: 'admin' });
   });
@@ -144,19 +163,20 @@ describe('/imagine history and /imagine forget, on Slack', () => {
     await h.runner.history!.settled();
 
     const mine = await privately(h.fake, 'history', 'U0ALICE');
-    expect(mine).toMatch(/in <#C0ART> “a lighthouse at dusk” · 1 × 1024x1024, low · \$\d+\.\d+ · <https:\/\/slack\.com\/archives\/C0ART\/p\d+\|message>$/m);
-    expect(mine).toContain(`/archives/C0ART/p${job.ts.replace('.', '')}|message>`);
+    const line = mine.split('\n').find((l) => l.includes('a lighthouse at dusk'))!;
+    expect(slackKeyOf(line)).toBe('slack.history.line');
+    for (const value of ['<#C0ART>', '“a lighthouse at dusk”', '1 × 1024x1024, low', `<https://slack.com/archives/C0ART/p${job.ts.replace('.', '')}|`]) expect(line).toContain(value);
     // Each job has a Reroll button, the same as the one beside its images.
     const blocks = h.fake.responses.at(-1)!.body.blocks as { accessory?: { action_id: string; value: string } }[];
     const jobReroll = (actions.blocks as { elements?: { action_id?: string; value?: string }[] }[]).flatMap((b) => b.elements ?? []).find((e) => e.action_id === 'pictor_reroll')?.value;
     expect(jobReroll).toBeTruthy();
-    expect(blocks.flatMap((b) => (b.accessory ? [b.accessory] : []))).toEqual([{ type: 'button', action_id: 'pictor_reroll', text: { type: 'plain_text', text: 'Reroll' }, value: jobReroll }]);
-    expect(await privately(h.fake, 'history', 'U0BOB')).toContain('Nothing yet.');
-    expect(await privately(h.fake, 'history workspace', 'U0BOB')).toContain('Only an admin');
+    expect(blocks.flatMap((b) => (b.accessory ? [b.accessory] : []))).toEqual([{ type: 'button', action_id: 'pictor_reroll', text: { type: 'plain_text', text: say('en', 'button.reroll') }, value: jobReroll }]);
+    expect(await privately(h.fake, 'history', 'U0BOB')).toContain(say('en', 'history.empty'));
+    expect(slackKeyOf(await privately(h.fake, 'history workspace', 'U0BOB'))).toBe('history.not_admin');
     expect(await privately(h.fake, 'history workspace', ADMIN)).toContain('<@U0ALICE> in <#C0ART> “a lighthouse at dusk”');
 
-    expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: Erased your history \(1 job\)/);
-    expect(await privately(h.fake, 'history', 'U0ALICE')).toContain('Nothing yet.');
+    expect(slackKeyOf(await privately(h.fake, 'forget', 'U0ALICE'))).toBe('history.erased');
+    expect(await privately(h.fake, 'history', 'U0ALICE')).toContain(say('en', 'history.empty'));
     expect(h.emulator.requests).toHaveLength(1);
   });
 
@@ -164,7 +184,7 @@ describe('/imagine history and /imagine forget, on Slack', () => {
     h = await start({ emulator: { latencyMs: 600 } });
     await h.fake.command({ command: '/imagine', text: 'a lantern forgotten while drawn --quality low', channel: 'C0ART', user: 'U0ALICE' });
     await h.fake.waitFor(() => h!.runner.activeJobs().length > 0, 'the job to start');
-    expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: /);
+    expect(slackKeyOf(await privately(h.fake, 'forget', 'U0ALICE'))).toBe('history.erased');
     await finishedJob(h.fake, 'C0ART');
     const actions = await finishedActions(h.fake, 'C0ART');
 
@@ -233,11 +253,10 @@ describe('a job in a direct message with the app, in the workspace’s history, 
     await h.runner.history!.settled();
 
     const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
-    expect(workspace).toContain(`<@${ADMIN}> in a direct message “my own sketch”`);
-    expect(workspace).toContain(`/archives/${adminDm}/p`);
+    expect(directMessageLine(workspace, ADMIN, adminDm, 'my own sketch')).toContain(`/archives/${adminDm}/p`);
     // Another admin reads it without that link.
     const other = await privately(h.fake, 'history workspace', 'U0ADMIN2', 'C0ADM');
-    expect(other).toContain(`<@${ADMIN}> in a direct message “my own sketch”`);
+    directMessageLine(other, ADMIN, adminDm, 'my own sketch');
     expect(other).not.toContain('/archives/');
   });
 
@@ -247,7 +266,7 @@ describe('a job in a direct message with the app, in the workspace’s history, 
     const bob: Requester = { platform: 'slack', userId: 'U0BOB', channelId: bobDm, scopeId: h.fake.teamId };
     await h.runner.recordEnded(bob, { key: 'no-link', kind: 'generate', prompt: 'a page with no link', options: {}, private: false, seenBy: 'member', acceptedAt: Date.now() }, { type: 'completed' });
     const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
-    expect(workspace).toContain('<@U0BOB> in a direct message “a page with no link”');
+    directMessageLine(workspace, 'U0BOB', bobDm, 'a page with no link');
     expect(workspace).not.toContain(bobDm);
   });
 
@@ -259,7 +278,7 @@ describe('a job in a direct message with the app, in the workspace’s history, 
     // As an older version wrote it: no `memberLink` on an entry without a link.
     await h.state.store.space<Record<string, unknown>[]>(h.state.spaces.history).update(stateKeyOf('slack:U0BOB'), (entries = []) => entries.map(({ memberLink: _, ...entry }) => entry));
     const workspace = await privately(h.fake, 'history workspace', ADMIN, 'C0ADM');
-    expect(workspace).toContain('<@U0BOB> in a direct message “an older page”');
+    directMessageLine(workspace, 'U0BOB', bobDm, 'an older page');
     expect(workspace).not.toContain(bobDm);
   });
 });
@@ -277,7 +296,8 @@ describe('the Delete button of a result, on Slack', () => {
     expect(images.length).toBeGreaterThan(0);
     expect(previews.length).toBeGreaterThan(0);
     const result = imageShares(h.fake, 'C0ART').find((m) => images.includes(m.files?.[0]?.id ?? ''))!;
-    expect(result.text).toContain('here is your image: “a kite”');
+    expect(slackKeyOf(result.text)).toBe('slack.job.caption');
+    expect(result.text).toContain('“a kite”');
 
     const stranger = await h.fake.clickButton(actions, 'pictor_delete', 'U0BOB');
     const told = await h.fake.waitFor(() => h!.fake.responses.find((r) => stranger.responseUrl.endsWith(r.id)), 'the answer to the stranger');

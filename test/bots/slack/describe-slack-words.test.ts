@@ -70,4 +70,30 @@ describe('what Slack tells a member', () => {
   it('tells a member whose job is private that it is drawn in their direct messages', () => {
     expect(say('en', 'slack.job.private_in_dm')).toBe(':lock: Only you will see this job: I’m drawing it in our direct messages.');
   });
+
+  it('says on a finished job’s message whether its images are being posted, are posted and where, with their buttons, or could not be posted', () => {
+    const summary = '1024x1024 · low · png · $0.0064 · 1.2 s';
+    expect(say('en', 'slack.job.posting', { summary, images: 1 })).toBe(`:outbox_tray: Made (${summary}); posting the image…`);
+    expect(say('en', 'slack.job.not_posted', { summary, images: 1 })).toBe(`:warning: The image was made (${summary}) but could not be posted to Slack; press Reroll to try again.`);
+    expect(say('en', 'slack.job.done', { summary, images: 1, where: 'channel', actionsBeside: 'yes' })).toBe(`:white_check_mark: Done · ${summary} · the image is posted below, with Reroll, Edit and Delete`);
+    expect(say('en', 'slack.job.done', { summary, images: 2, where: 'dm', actionsBeside: 'yes' })).toBe(`:white_check_mark: Done · ${summary} · 2 images are in your direct messages with me, with Reroll, Edit and Delete`);
+    expect(say('en', 'slack.job.actions_text', { prompt: '“a red kite”' })).toBe('Reroll, Edit or Delete: “a red kite”');
+    expect(say('en', 'slack.job.text', { status: say('en', 'slack.job.plain_status', { stage: 'cancelled' }) })).toBe('Pictor: cancelled');
+  });
+
+  it('says in its help how an admin sends every job and refusal to an audit channel, and stops it', () => {
+    expect(say('en', 'slack.help.audit', { command: '`/imagine admin audit #channel`', off: '`/imagine admin audit off`' }, { bold: (text) => `*${text}*` })).toBe(
+      '*Audit channel (admins):* `/imagine admin audit #channel` posts every job and every refusal by a rule or a budget there; `/imagine admin audit off` stops it.',
+    );
+  });
+
+  it('tells whoever presses Cancel on a finished job where its images and their buttons are', () => {
+    const link = 'https://team.slack.com/archives/C1/p1';
+    expect(say('en', 'slack.job.finished_where', { where: 'link', link })).toBe(`That job is done: its images and their Reroll, Edit and Delete buttons are <${link}|here>.`);
+    expect(say('en', 'slack.job.finished_where', { where: 'below', link: '' })).toBe('That job is done: its images are posted after its message, with their Reroll, Edit and Delete buttons.');
+    expect(say('en', 'slack.job.finished_where', { where: 'posting', link: '' })).toBe('That job is done: its images are being posted, with Reroll, Edit and Delete right after them.');
+    expect(say('en', 'slack.job.finished_where', { where: 'dm', link: '' })).toBe(
+      'That job is done: its images and their Reroll, Edit and Delete buttons were sent to the direct messages of the person who asked for it.',
+    );
+  });
 });

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HomeTabs } from '../../../bots/slack/home-tab.js';
-import { formatUsd } from '../../../src/index.js';
+import { formatUsd, QUALITIES, SIZES } from '../../../src/index.js';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { checkView } from '../../fakes/slack/check-blocks.js';
 import { finishedJob, privately, settledCosts as ledger, startHarness, type Harness } from './harness.js';
-import { describeFailure, say, unreadableRulesRefusal, type Requester } from '../../../bots/runner/index.js';
+import { anyOf, describeFailure, say, unreadableRulesRefusal, usd, type MessageKey, type Requester } from '../../../bots/runner/index.js';
 import { INTAKE_REFUSALS } from '../../helpers/intake-cases.js';
 import { spyOnInstance } from '../../helpers/instance-spy.js';
 import { slackKeyOf } from '../../helpers/message-keys.js';
@@ -31,6 +31,33 @@ function homeOf(fake: FakeSlack, user: string, count = 1): Promise<Block[]> {
 }
 
 const texts = (blocks: Block[]) => blocks.map((b) => b.text?.text ?? '').join('\n');
+
+/** The answer to a forget that erased one job (before any note of the Home tab after it). */
+const ERASED_ONE = say('en', 'history.erased', { icon: ':broom:', count: 1 });
+const erasedOne = (said: string) => said.slice(0, ERASED_ONE.length);
+
+/** Which catalog message (English) says each line the Home tab shows: its words are checked where they are written. */
+function keysOf(blocks: Block[] | string): { key: string; line: string }[] {
+  const text = typeof blocks === 'string' ? blocks : texts(blocks);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      try {
+        return { key: slackKeyOf(line), line };
+      } catch {
+        return { key: 'ambiguous', line };
+      }
+    });
+}
+
+/** The line of the Home tab that message `key` says, for a test of its values (throws naming the keys it shows when none). */
+function lineOf(blocks: Block[] | string, key: MessageKey): string {
+  const said = keysOf(blocks);
+  const line = said.find((l) => l.key === key)?.line;
+  if (line === undefined) throw new Error(`the Home tab says no ${key}: it says ${said.map((l) => l.key).join(', ')}`);
+  return line;
+}
 
 /**
  * The Home tabs of the bot of `harness`, caught when a member opens theirs (`opened`, on the client that talks to its
@@ -63,8 +90,12 @@ describe('the Slack Home tab', () => {
     expect(checkView({ type: 'home', blocks })).toBeNull();
     const spent = (await ledger(h)).get('slack:U0ALICE')!;
     expect(spent).toBeGreaterThan(0);
-    expect(texts(blocks)).toContain(`*Your spend* (UTC): ${formatUsd(spent)} today · ${formatUsd(spent)} this month`);
-    expect(texts(blocks)).toContain(`Your daily budget: ${formatUsd(1 - spent)} left of $1.00 (spent ${formatUsd(spent)})`);
+    expect(lineOf(blocks, 'usage.your_spend')).toBe(say('en', 'usage.your_spend', { today: formatUsd(spent), month: formatUsd(spent) }, { bold: (t) => `*${t}*` }));
+    // Under the budgets' title, the daily one: what is left of the limit, and what was spent (its line is said alike by the
+    // user's and a role's budget, so it is asserted by its values).
+    const said = keysOf(blocks);
+    const daily = said[said.findIndex((l) => l.key === 'usage.budgets') + 1]!.line;
+    for (const value of [formatUsd(1 - spent), '$1.00', formatUsd(spent)]) expect(daily).toContain(value);
 
     // Newest first, each with its first image as a thumbnail (a file in Slack) and a Reroll of its saved request.
     const jobs = blocks.filter((b) => b.block_id?.match(/^job\.\d+$/));
@@ -75,9 +106,12 @@ describe('the Slack Home tab', () => {
     }
     const rerolls = blocks.filter((b) => b.block_id?.endsWith('.actions')).map((b) => b.elements![0]!);
     expect(rerolls.map((r) => r.action_id)).toEqual(['pictor_reroll', 'pictor_reroll']);
-    expect(texts(blocks)).toContain('Size 1024x1024, quality auto, 2 previews while it draws. Here you may ask for up to 10 images a job');
+    expect(lineOf(blocks, 'slack.home.defaults')).toBe(
+      say('en', 'slack.home.defaults', { size: '1024x1024', quality: 'auto', previews: 2, maxImages: 10, qualities: anyOf(QUALITIES), sizes: anyOf(SIZES) }),
+    );
     // A member who is no admin sees no workspace totals or settings.
-    expect(texts(blocks)).not.toContain('This workspace');
+    expect(keysOf(blocks).map((l) => l.key)).not.toContain('slack.home.admin_header');
+    expect(keysOf(blocks).map((l) => l.key)).not.toContain('usage.scope_spend');
   });
 
   it('shows an admin the workspace’s totals and top users, equal to the ledger’s, and its settings', async () => {
@@ -88,9 +122,9 @@ describe('the Slack Home tab', () => {
     const text = texts(await homeOf(h.fake, ADMIN));
     const costs = await ledger(h);
     const total = [...costs.values()].reduce((a, b) => a + b, 0);
-    expect(text).toContain(`*This workspace* (UTC): ${formatUsd(total)} today · ${formatUsd(total)} this month`);
-    expect(text).toContain(`<@U0ALICE> ${formatUsd(costs.get('slack:U0ALICE')!)} (1 job)`);
-    expect(text).toContain('Settings of this workspace — where each comes from');
+    expect(lineOf(text, 'usage.scope_spend')).toBe(say('en', 'usage.scope_spend', { scope: 'workspace', today: formatUsd(total), month: formatUsd(total) }, { bold: (t) => `*${t}*` }));
+    expect(keysOf(text).filter((l) => l.key === 'usage.top_user').map((l) => l.line)).toContainEqual(expect.stringContaining(`<@U0ALICE> ${formatUsd(costs.get('slack:U0ALICE')!)} (1 job)`));
+    expect(keysOf(text).map((l) => l.key)).toContain('settings.title');
   });
 
   it('is published again when one of the member’s jobs ends and when an admin changes a setting, in the member’s language', async () => {
@@ -98,25 +132,26 @@ describe('the Slack Home tab', () => {
     h.fake.setLocale('U0HANS', 'de-DE');
     await h.fake.openHome('U0HANS');
     const first = await homeOf(h.fake, 'U0HANS');
-    expect(texts(first)).toContain('Noch nichts: Erstelle dein erstes Bild mit `/imagine` in einem beliebigen Kanal.');
+    expect(texts(first)).toContain(say('de', 'slack.home.history_empty', { command: '`/imagine`', where: 'any' }));
 
     await h.fake.command({ command: '/imagine', text: 'ein Leuchtturm --quality low', user: 'U0HANS', channel: 'C0DE' });
     const second = await homeOf(h.fake, 'U0HANS', 2);
     expect(second.filter((b) => b.block_id?.match(/^job\.\d+$/))).toHaveLength(1);
-    expect(texts(second)).toMatch(/\*Deine Ausgaben\* \(UTC\): heute 0,0\d{3}\s\$/);
+    const spent = (await ledger(h)).get('slack:U0HANS')!;
+    expect(texts(second)).toContain(say('de', 'usage.your_spend', { today: usd(spent), month: usd(spent) }, { bold: (t) => `*${t}*` }));
 
     await h.fake.command({ command: '/imagine', text: 'admin set default-quality low', user: ADMIN });
     const third = await homeOf(h.fake, 'U0HANS', 3);
-    expect(texts(third)).toContain('Größe 1024x1024, Qualität low');
+    expect(texts(third)).toContain(say('de', 'slack.home.defaults', { size: '1024x1024', quality: 'low', previews: 2, maxImages: 10, qualities: anyOf(QUALITIES), sizes: anyOf(SIZES) }));
   });
 
   it('shows the member’s own defaults beside the workspace’s, marks one the rules do not allow, and is published again when they change them', async () => {
     h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
     await h.fake.openHome('U0ALICE');
     const first = texts(await homeOf(h.fake, 'U0ALICE'));
-    expect(first).toContain('*Your defaults*');
-    expect(first).toContain('You have set none: this workspace’s defaults apply.');
-    expect(first).toContain('Size 1024x1024, quality auto');
+    expect(keysOf(first).map((l) => l.key)).toEqual(expect.arrayContaining(['member.title', 'member.none']));
+    expect(lineOf(first, 'member.none')).toBe(say('en', 'member.none', { scope: 'workspace' }));
+    expect(lineOf(first, 'slack.home.defaults')).toContain('Size 1024x1024, quality auto');
 
     await h.fake.command({ command: '/imagine', text: 'admin set qualities low medium', user: ADMIN });
     await h.fake.command({ command: '/imagine', text: 'settings --size 1536x1024 --quality high', user: 'U0ALICE', channel: 'C0ART' });
@@ -124,8 +159,8 @@ describe('the Slack Home tab', () => {
       const home = texts((h!.fake.homes.get(`${h!.fake.teamId}:U0ALICE`)?.view.blocks ?? []) as Block[]);
       return home.includes('• size: 1536x1024') ? home : undefined;
     }, 'the Home tab with the member’s new defaults');
-    expect(changed).toContain('• quality: high — not allowed here, not used');
-    expect(changed).not.toContain('You have set none');
+    expect(keysOf(changed)).toContainEqual({ key: 'member.line', line: say('en', 'member.line', { name: 'quality', value: 'high', ignored: 'yes' }) });
+    expect(keysOf(changed).map((l) => l.key)).not.toContain('member.none');
   });
 
   it('says the quality a member gets and the ones they may use as the rules decide them: `high` only to those the high-quality list names', async () => {
@@ -154,7 +189,7 @@ describe('the Slack Home tab', () => {
     const home = texts(await homeOf(h.fake, 'U0ALICE'));
     expect(home).toContain(refusal);
     expect(home).not.toContain('/imagine');
-    expect(home).not.toContain('Here you may ask for up to');
+    expect(keysOf(home).map((l) => l.key)).not.toContain('slack.home.defaults');
 
     // An admin's section says it above the rules that cannot be read: the defaults' section does not say it again.
     await h.fake.openHome(ADMIN);
@@ -163,7 +198,7 @@ describe('the Slack Home tab', () => {
     expect(adminHome).toContain(warning);
     expect(adminHome).not.toContain(refusal);
     expect(adminHome).not.toContain('/imagine');
-    expect(adminHome).not.toContain('Here you may ask for up to');
+    expect(keysOf(adminHome).map((l) => l.key)).not.toContain('slack.home.defaults');
 
     // `/draw admin settings` warns the same way, naming `/draw admin repair`.
     const shown = await h.fake.command({ command: '/draw', text: 'admin settings', user: ADMIN, channel: 'C0ART' });
@@ -195,11 +230,11 @@ describe('the Slack Home tab', () => {
     await h.fake.openHome('U0MALLORY');
     const mallory = await homeOf(h.fake, 'U0MALLORY');
     const blocked = describeFailure((await h.runner.policy.whoWhereRefusal({ platform: 'slack', scopeId: h.fake.teamId, userId: 'U0MALLORY', channelId: 'C0ART', isAdmin: false } as Requester))!, 'en', '/imagine').message;
-    expect(blocked).toContain('blocked you');
+    expect(slackKeyOf(blocked)).toBe('refusal.member_blocked');
     expect(texts(mallory)).toContain(say('en', 'slack.home.history_none'));
     expect(context(mallory)).toBe(`${blocked} ${say('en', 'slack.home.only_you')}`);
-    expect(everything(mallory)).not.toContain('make your first image');
-    expect(everything(mallory)).not.toContain('Make images with');
+    expect(keysOf(mallory).map((l) => l.key)).not.toContain('slack.home.history_empty');
+    expect(everything(mallory)).not.toContain(anyChannel);
   });
 
   it('is published again after a repair that cleared a setting, and not after one that found nothing to clear', async () => {
@@ -214,13 +249,14 @@ describe('the Slack Home tab', () => {
       return String((await h!.fake.waitFor(() => h!.fake.responses.find((r) => ack.responseUrl.endsWith(r.id)), 'the answer to admin repair')).body.text);
     };
     try {
-      expect(await repair()).toContain('nothing was cleared');
+      expect(await repair()).toBe(`:white_check_mark: ${say('en', 'settings.repaired', { count: 0, scope: 'workspace' })}`);
       expect(refreshes).not.toHaveBeenCalled();
 
       await unreadableRule().apply(h.runner, admin, 'C0ELSEWHERE', h.state);
-      expect(await repair()).toContain('blocked');
+      const cleared = `:white_check_mark: ${say('en', 'settings.repaired', { count: 1, settings: 'blocked' })}`;
+      expect((await repair()).slice(0, cleared.length)).toBe(cleared);
       expect(refreshes).toHaveBeenCalledTimes(1);
-      expect(texts(await homeOf(h.fake, 'U0ALICE', 2))).toContain('Here you may ask for up to');
+      expect(keysOf(await homeOf(h.fake, 'U0ALICE', 2)).map((l) => l.key)).toContain('slack.home.defaults');
     } finally {
       refreshes.mockRestore();
     }
@@ -240,7 +276,7 @@ describe('the Slack Home tab', () => {
     // A change of her Home asked for just before the forget (as one of her jobs ending asks): coalesced, it runs after
     // the forget. Every change asked for is let through: no publish after the forget's shows her prompts.
     (await homes).changed(h.fake.teamId, 'U0ALICE');
-    expect(await privately(h.fake, 'forget', 'U0ALICE')).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(erasedOne(await privately(h.fake, 'forget', 'U0ALICE'))).toBe(ERASED_ONE);
     await (await homes).flush();
     const empty = say('en', 'slack.home.history_empty', { command: '`/imagine`', where: 'any' });
     expect(view('U0ALICE')).toContain(JSON.stringify(empty).slice(1, -1));
@@ -248,7 +284,7 @@ describe('the Slack Home tab', () => {
 
     // Bob never opened his Home here (another replica, or this one before a restart, may have published it): published.
     expect(h.fake.homes.has(`${h.fake.teamId}:U0BOB`)).toBe(false);
-    expect(await privately(h.fake, 'forget', 'U0BOB')).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(erasedOne(await privately(h.fake, 'forget', 'U0BOB'))).toBe(ERASED_ONE);
     await homeOf(h.fake, 'U0BOB');
     expect(view('U0BOB')).not.toContain('lighthouse');
   });
@@ -257,7 +293,7 @@ describe('the Slack Home tab', () => {
     h = await startHarness();
     await draw(h, 'U0BOB', 'C0ART', 0);
     await h.runner.history!.settled();
-    expect(await privately(h.fake, 'forget', 'U0BOB')).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(erasedOne(await privately(h.fake, 'forget', 'U0BOB'))).toBe(ERASED_ONE);
     const home = h.fake.homes.get(`${h.fake.teamId}:U0BOB`);
     expect(home?.count).toBe(1);
     expect(JSON.stringify(home?.view ?? {})).not.toContain('lighthouse');
@@ -278,7 +314,7 @@ describe('the Slack Home tab', () => {
 
     h.fake.failNext('views.publish', { status: 200, error: 'internal_error', count: 1 });
     const said = await privately(h.fake, 'forget', 'U0ALICE');
-    expect(said).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(erasedOne(said)).toBe(ERASED_ONE);
     expect(said.endsWith(` ${say('en', 'slack.home.forgetPending')}`)).toBe(true);
     expect(view()).toContain('lighthouse');
 
@@ -299,7 +335,7 @@ describe('the Slack Home tab', () => {
     await (await homes).stop();
     const published = h.fake.homes.get(`${h.fake.teamId}:U0ALICE`)!.count;
     const said = await privately(h.fake, 'forget', 'U0ALICE');
-    expect(said).toMatch(/^:broom: Erased your history \(1 job\)/);
+    expect(erasedOne(said)).toBe(ERASED_ONE);
     expect(said.endsWith(` ${say('en', 'slack.home.forgetNextOpen')}`)).toBe(true);
     expect(h.fake.homes.get(`${h.fake.teamId}:U0ALICE`)!.count).toBe(published);
   });
@@ -315,7 +351,7 @@ describe('the Slack Home tab', () => {
     await draw(h, 'U0ALICE', 'C0ART', 0);
     expect(texts(await homeOf(fake, 'U0ALICE', 2))).toContain('a lighthouse number 0');
     await h.fake.command({ command: '/imagine', text: 'admin set default-quality low', user: ADMIN });
-    expect(texts(await homeOf(fake, 'U0ALICE', 3))).toContain('Size 1024x1024, quality low');
+    expect(lineOf(await homeOf(fake, 'U0ALICE', 3), 'slack.home.defaults')).toContain('Size 1024x1024, quality low');
 
     const viewers = h.state.store.space<Record<string, unknown>>(h.state.spaces.slackHomeViewers);
     const key = `slack-${fake.teamId}`;
@@ -369,7 +405,9 @@ describe('the Slack Home tab', () => {
     for (const shown of [lines.join('\n'), history]) {
       const [inChannel, inDm] = shown.split('\n').filter((line) => line.includes('lighthouse'));
       expect(inChannel).toContain('<#C0ART>');
-      expect(inDm).toContain('in a direct message');
+      expect(slackKeyOf(inDm!)).toBe('slack.history.line');
+      // Asked in a direct message, naming no conversation: its id only in the link to the job's message.
+      expect(inDm!.replace(/<https:[^>]*>/g, '')).not.toContain(dm);
       expect(inDm).toContain(`/archives/${dm}/p`);
       expect(inDm).not.toContain('<#');
     }

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { say, usd } from '../../../bots/runner/index.js';
 import { styleCommandOf } from '../../../bots/slack/listeners/style-commands.js';
 import { PRICE_TABLE } from '../../../src/index.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 import { finishedActions, finishedJob, startHarness, statusOf, visibleText, type Harness, privately } from './harness.js';
 
 const ADMIN = 'U0ADMIN';
@@ -27,8 +28,11 @@ describe('house styles on Slack', () => {
   it('an admin defines a style; a member’s --style sends, shows, costs and rerolls the prompt as sent', async () => {
     h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
     const defined = await privately(h.fake, 'admin style neon neon-lit {prompt}, synthwave palette --quality low --n 2', ADMIN);
-    expect(defined).toBe(':white_check_mark: House style neon defined: “neon-lit {prompt}, synthwave palette” (quality low, n 2). Members pick it with `--style NAME`.');
-    expect(await privately(h.fake, 'styles')).toBe(['*House styles* (1 of at most 25); members pick one with `--style NAME`:', '• neon: “neon-lit {prompt}, synthwave palette” (quality low, n 2)'].join('\n'));
+    expect(slackKeyOf(defined)).toBe('styles.defined');
+    expect(defined).toContain('“neon-lit {prompt}, synthwave palette” (quality low, n 2)');
+    const listed = (await privately(h.fake, 'styles')).split('\n');
+    expect(listed.map(slackKeyOf)).toEqual(['styles.title', 'styles.line']);
+    expect(listed[1]).toBe(say('en', 'styles.line', { name: 'neon', text: 'neon-lit {prompt}, synthwave palette', hasOptions: 'yes', options: 'quality low, n 2' }));
 
     await h.fake.command({ command: '/imagine', text: 'a cat --style neon', channel: 'C0ART', user: 'U0ALICE' });
     const job = await finishedJob(h.fake, 'C0ART');
@@ -56,9 +60,11 @@ describe('house styles on Slack', () => {
   it('lets only admins define styles, answers a bare admin style with its usage, and removes one with clear', async () => {
     h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
     expect(await privately(h.fake, 'admin style mine {prompt}', 'U0ALICE')).toBe(`:raised_hand: ${say('en', 'styles.not_admin', { scope: 'workspace' })}`);
-    expect(await privately(h.fake, 'admin style', ADMIN)).toContain('`/imagine admin style NAME TEXT`');
+    const usage = await privately(h.fake, 'admin style', ADMIN);
+    expect(slackKeyOf(usage)).toBe('slack.styles.usage');
+    expect(usage).toContain('`/imagine admin style NAME TEXT`');
     // `help` where the text goes is a question, not a style's text: the usage again, privately.
-    expect(await privately(h.fake, 'admin style neon help', ADMIN)).toContain('`/imagine admin style NAME TEXT`');
+    expect(await privately(h.fake, 'admin style neon help', ADMIN)).toBe(usage);
     expect(await privately(h.fake, 'admin style neon neon {prompt}', ADMIN)).toMatch(/^:white_check_mark:/);
     expect(await privately(h.fake, 'admin style neon clear', ADMIN)).toBe(`:white_check_mark: ${say('en', 'styles.removed', { name: 'neon' })}`);
     expect(await privately(h.fake, 'styles')).toBe(say('en', 'styles.none', { command: '`/imagine admin style NAME TEXT`' }));

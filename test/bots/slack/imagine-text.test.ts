@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { FLAG_NAMES, parseImagineText, usageText } from '../../../bots/slack/imagine-text.js';
 import { isSlackInputError, type SlackInputError } from '../../../bots/slack/index.js';
 import { ALLOWED, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../../src/index.js';
+import { say, words } from '../../../bots/runner/index.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 
 function refusal(text: string): SlackInputError {
   try {
@@ -60,7 +62,7 @@ describe('parsing /imagine text', () => {
     expect(parseImagineText('a fox')).toEqual({ kind: 'request', prompt: 'a fox', options: {} });
     const error = refusal('a fox --style');
     expect(error.code).toBe('missing_flag_value');
-    expect(error.message).toContain('house styles');
+    expect(error.words).toEqual(words('slack.flag.needs_value', { flag: '`--style`', allowed: say('en', 'slack.flag.style_value') }));
   });
 
   it('asks for a value when a flag has none', () => {
@@ -93,6 +95,8 @@ describe('parsing /imagine text', () => {
   it('lists every flag with its allowed values in the usage', () => {
     const usage = usageText({ imagine: '/imagine', edit: '/imagine-edit' });
     for (const part of ['--size', '--quality', '--background', '--format', '--n', SIZES.join(', '), '/imagine-edit']) expect(usage).toContain(part);
-    expect(usage).toContain('*Audit channel (admins):* `/imagine admin audit #channel` posts every job and every refusal by a rule or a budget there; `/imagine admin audit off` stops it.');
+    const audit = usage.split('\n').find((line) => line.includes('admin audit'))!;
+    expect(slackKeyOf(audit)).toBe('slack.help.audit');
+    expect(audit).toBe(say('en', 'slack.help.audit', { command: '`/imagine admin audit #channel`', off: '`/imagine admin audit off`' }, { bold: (text) => `*${text}*` }));
   });
 });

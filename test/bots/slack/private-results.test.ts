@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeSlack } from '../../fakes/slack/FakeSlack.js';
 import { RecordingLogger } from '../discord/harness.js';
-import { describeFailure, sayWords } from '../../../bots/runner/index.js';
+import { describeFailure, say, sayWords } from '../../../bots/runner/index.js';
 import { refusalFromPolicy, refusalOfUnreadableDefaults } from '../../../bots/runner/describe-refusal.js';
 import { stateKeyOf } from '../../../bots/state/index.js';
 import { actionMessages, finishedActions, finishedJob, jobMessages, privately, type Harness, ADMIN, startWithAdmin } from './harness.js';
@@ -166,9 +166,11 @@ describe('private results on Slack', () => {
   it('refuses --private privately where the workspace forbids private results, and posts, sends and charges nothing', async () => {
     h = await start();
     const { fake } = h;
-    expect(await privately(fake, 'admin set private-results off', ADMIN, 'C0ART')).toMatch(/^:white_check_mark: private-results is now off/);
+    const set = await privately(fake, 'admin set private-results off', ADMIN, 'C0ART');
+    expect(slackKeyOf(set)).toBe('settings.changed');
+    expect(set).toContain('private-results');
     const refused = await privately(fake, 'a hidden thing --private', 'U0ALICE', 'C0ART');
-    expect(refused).toBe('This workspace does not allow private results; ask again without --private.');
+    expect(slackKeyOf(refused)).toBe('refusal.private_not_allowed');
     expect(h!.emulator.requests).toHaveLength(0);
     expect(seenIn(fake, 'C0ART')).toEqual([]);
     expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
@@ -186,7 +188,7 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     expect(seenIn(fake, 'C0ART')).toEqual([]);
     expect(fake.messagesIn(fake.dmOf('U0ALICE'))).toEqual([]);
     expect(h.emulator.requests).toHaveLength(0);
-    expect(await privately(fake, 'settings clear', 'U0ALICE', 'C0ART')).toContain('You have set none: this workspace’s defaults apply.');
+    expect(await privately(fake, 'settings clear', 'U0ALICE', 'C0ART')).toContain(say('en', 'member.none', { scope: 'workspace' }));
     await fake.command({ command: '/imagine', text: 'a sea --quality low', channel: 'C0ART', user: 'U0ALICE' });
     await finishedJob(fake, 'C0ART');
   });
@@ -195,19 +197,13 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     h = await start();
     const { fake } = h;
     const saved = await privately(fake, 'settings --size 1536x1024 --quality high --format webp --n 2 --private on --previews off', 'U0ALICE', 'C0ART');
-    expect(saved.split('\n')).toEqual([
-      ':white_check_mark: Your defaults are saved.',
-      '*Your defaults* (wherever you use Pictor; one a workspace’s rules do not allow is not used there)',
-      '• size: 1536x1024',
-      '• quality: high',
-      '• format: webp',
-      '• count: 2',
-      '• private: on',
-      '• previews: off',
-      '*This workspace* (when you choose nothing): size 1024x1024, quality auto, 2 previews; up to 10 images a job; private results allowed.',
-      'Change yours with `/imagine settings --size 1536x1024 --private on`; `/imagine settings clear size` clears one, or all.',
-    ]);
-    expect(await privately(fake, 'settings --private maybe', 'U0ALICE', 'C0ART')).toBe('`--private` takes on or off.');
+    const lines = saved.split('\n');
+    expect(lines.map(slackKeyOf)).toEqual(['member.saved', 'member.title', ...Array<string>(6).fill('member.line'), 'member.scope', 'member.how']);
+    const values: [string, string][] = [['size', '1536x1024'], ['quality', 'high'], ['format', 'webp'], ['count', '2'], ['private', 'on'], ['previews', 'off']];
+    expect(lines.slice(2, 8)).toEqual(values.map(([name, value]) => say('en', 'member.line', { name, value, ignored: 'no' })));
+    const wrong = await privately(fake, 'settings --private maybe', 'U0ALICE', 'C0ART');
+    expect(slackKeyOf(wrong)).toBe('slack.settings.on_off');
+    expect(wrong).toContain('`--private`');
 
     await privately(fake, 'admin set qualities low medium', ADMIN, 'C0ART');
     // Private by default: in the direct messages; the quality it does not allow is named, the workspace's applies.
@@ -224,7 +220,7 @@ describe('/imagine settings: a member’s own defaults on Slack', () => {
     await finishedJob(fake, 'C0ART');
     expect(jobMessages(fake, 'C0ART')).toHaveLength(1);
 
-    expect(await privately(fake, 'settings clear all', 'U0ALICE', 'C0ART')).toContain('You have set none: this workspace’s defaults apply.');
+    expect(await privately(fake, 'settings clear all', 'U0ALICE', 'C0ART')).toContain(say('en', 'member.none', { scope: 'workspace' }));
     // “settings” followed by words is a prompt.
     await fake.command({ command: '/imagine', text: 'settings of a castle --quality low', channel: 'C0ART' });
     await finishedJob(fake, 'C0ART', 1);

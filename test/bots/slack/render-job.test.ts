@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ACTIONS, describeFinishedJob, renderJobActions, renderJobMessage, requestIdOfJobMessage, type JobViewState } from '../../../bots/slack/render-job.js';
-import { LOCALES, say, usd } from '../../../bots/runner/index.js';
+import { ACTIONS, describeFinishedJob, finishedJobWords, renderJobActions, renderJobMessage, requestIdOfJobMessage, type JobViewState } from '../../../bots/slack/render-job.js';
+import { LOCALES, say, usd, words } from '../../../bots/runner/index.js';
 import { estimatePrice } from '../../../src/index.js';
+import { slackKeyOf } from '../../helpers/message-keys.js';
 
 function completedJob(completed: Partial<NonNullable<JobViewState['completed']>>): JobViewState {
   return {
@@ -29,8 +30,15 @@ function completedJob(completed: Partial<NonNullable<JobViewState['completed']>>
   };
 }
 
-/** What the message's blocks show (the status line is one of them; `text` is the notification's plain line). */
-const shown = (state: JobViewState) => JSON.stringify(renderJobMessage(state).blocks);
+
+/** The status line of the job's message (its `status` block): which message it is, by `slackKeyOf`, and its values. */
+const statusOf = (state: JobViewState) => {
+  const block = renderJobMessage(state).blocks.find((b) => b.block_id === 'status') as { elements: { text: string }[] };
+  return block.elements[0]!.text;
+};
+
+/** What the finished job's status line says of it: size · quality · format · cost · time. */
+const SUMMARY = '1024x1024 · low · png · $0.0064 · 1.2 s';
 
 const actionsOf = (state: JobViewState) =>
   renderJobMessage(state)
@@ -40,21 +48,21 @@ const actionsOf = (state: JobViewState) =>
 
 describe('a finished job’s message', () => {
   it('says the images are being posted while they are, neither done nor failed, with no button yet (a fast job’s message may first appear then)', () => {
-    const posting = shown(completedJob({ posting: true }));
-    expect(posting).toContain(':outbox_tray: Made (');
-    expect(posting).toContain('posting the image…');
-    expect(posting).not.toMatch(/could not be posted|Done ·/);
-    expect(renderJobMessage(completedJob({ posting: true })).text).toContain('posting the images');
+    const posting = statusOf(completedJob({ posting: true }));
+    expect(slackKeyOf(posting)).toBe('slack.job.posting');
+    expect(posting).toBe(say('en', 'slack.job.posting', { summary: SUMMARY, images: 1 }));
+    expect(renderJobMessage(completedJob({ posting: true })).text).toBe(say('en', 'slack.job.text', { status: say('en', 'slack.job.plain_status', { stage: 'posting', summary: SUMMARY }) }));
     expect(actionsOf(completedJob({ posting: true }))).toEqual([]);
   });
 
   it('says the images could not be posted only once posting them has failed, offering Reroll', () => {
-    expect(shown(completedJob({ posting: false }))).toContain('could not be posted to Slack; press Reroll to try again.');
+    expect(slackKeyOf(statusOf(completedJob({ posting: false })))).toBe('slack.job.not_posted');
+    expect(statusOf(completedJob({ posting: false }))).toContain(SUMMARY);
     expect(actionsOf(completedJob({ posting: false }))).toEqual([ACTIONS.reroll]);
   });
 
   it('says Done once they are posted, with Reroll, Edit and Delete', () => {
-    expect(shown(completedJob({ uploaded: true, where: 'channel' }))).toContain(':white_check_mark: Done · ');
+    expect(slackKeyOf(statusOf(completedJob({ uploaded: true, where: 'channel' })))).toBe('slack.job.done');
     expect(actionsOf(completedJob({ uploaded: true, where: 'channel' }))).toEqual([ACTIONS.reroll, ACTIONS.edit, ACTIONS.delete]);
   });
 });
@@ -63,8 +71,9 @@ describe('a finished job whose Reroll, Edit and Delete are posted beside its ima
   const beside = completedJob({ uploaded: true, where: 'channel', actionsBeside: true });
 
   it('says on its message that it is done and where the images and their buttons are, with no button of its own', () => {
-    expect(JSON.stringify(renderJobMessage(beside).blocks)).toMatch(/:white_check_mark: Done · 1024x1024 · low · png · \$0\.0064 · 1\.2 s · the image is posted below, with Reroll, Edit and Delete"/);
-    expect(shown(completedJob({ uploaded: true, where: 'dm', images: 2, actionsBeside: true }))).toContain('2 images are in your direct messages with me, with Reroll, Edit and Delete');
+    expect(slackKeyOf(statusOf(beside))).toBe('slack.job.done');
+    expect(statusOf(beside)).toBe(say('en', 'slack.job.done', { summary: SUMMARY, images: 1, where: 'channel', actionsBeside: 'yes' }));
+    expect(statusOf(completedJob({ uploaded: true, where: 'dm', images: 2, actionsBeside: true }))).toBe(say('en', 'slack.job.done', { summary: SUMMARY, images: 2, where: 'dm', actionsBeside: 'yes' }));
     expect(actionsOf(beside)).toEqual([]);
   });
 
@@ -76,7 +85,8 @@ describe('a finished job whose Reroll, Edit and Delete are posted beside its ima
 
   it('posts the buttons with the prompt they act on, without mentioning anyone again', () => {
     const actions = renderJobActions({ ...beside, prompt: 'a red \n kite <over> the sea' });
-    expect(actions.text).toBe('Reroll, Edit or Delete: “a red kite &lt;over&gt; the sea”');
+    expect(slackKeyOf(actions.text)).toBe('slack.job.actions_text');
+    expect(actions.text).toContain('“a red kite &lt;over&gt; the sea”');
     expect(JSON.stringify(actions.blocks)).not.toContain('<@');
     expect(actions.blocks.flatMap((b) => ('elements' in b ? (b.elements as { action_id?: string; value?: string }[]) : [])).filter((e) => e.action_id).map((e) => [e.action_id, e.value])).toEqual([
       [ACTIONS.reroll, 'req1'],
@@ -93,7 +103,7 @@ describe('a cancelled job that was charged', () => {
     const rendered = renderJobMessage(cancelled);
     const charged = say('en', 'slack.job.charged', { usd: usd(0.0064) });
     expect(JSON.stringify(rendered.blocks)).toContain(JSON.stringify(`\n${charged}`).slice(1, -1));
-    expect(rendered.text).toBe(`Pictor: cancelled\n${charged.replace(/^:dollar: /, '')}`);
+    expect(rendered.text).toBe(`${say('en', 'slack.job.text', { status: say('en', 'slack.job.plain_status', { stage: 'cancelled' }) })}\n${charged.replace(/^:dollar: /, '')}`);
   });
 
   it('drops from its plain text only the emoji that leads the charge in the blocks, in every language: the translation’s own words and symbols stay', () => {
@@ -107,15 +117,18 @@ describe('a cancelled job that was charged', () => {
   });
 
   it('says nothing of a charge when it was not charged', () => {
-    expect(renderJobMessage({ ...cancelled, charged: undefined }).text).toBe('Pictor: cancelled');
+    expect(renderJobMessage({ ...cancelled, charged: undefined }).text).toBe(say('en', 'slack.job.text', { status: say('en', 'slack.job.plain_status', { stage: 'cancelled' }) }));
   });
 });
 
 describe('the answer to Cancel on a job that has finished', () => {
   it('says it is done, and links to its buttons when it can', () => {
-    expect(describeFinishedJob({ actionsAt: 'https://team.slack.com/archives/C1/p1' })).toBe('That job is done: its images and their Reroll, Edit and Delete buttons are <https://team.slack.com/archives/C1/p1|here>.');
-    expect(describeFinishedJob({})).toBe('That job is done: its images are posted after its message, with their Reroll, Edit and Delete buttons.');
-    expect(describeFinishedJob({ posting: true })).toBe('That job is done: its images are being posted, with Reroll, Edit and Delete right after them.');
-    expect(describeFinishedJob({ inDirectMessages: true })).toBe('That job is done: its images and their Reroll, Edit and Delete buttons were sent to the direct messages of the person who asked for it.');
+    const link = 'https://team.slack.com/archives/C1/p1';
+    expect(finishedJobWords({ actionsAt: link })).toEqual(words('slack.job.finished_where', { where: 'link', link }));
+    expect(finishedJobWords({})).toEqual(words('slack.job.finished_where', { where: 'below', link: '' }));
+    expect(finishedJobWords({ posting: true, actionsAt: link })).toEqual(words('slack.job.finished_where', { where: 'posting', link }));
+    expect(finishedJobWords({ inDirectMessages: true })).toEqual(words('slack.job.finished_where', { where: 'dm', link: '' }));
+    expect(slackKeyOf(describeFinishedJob({ actionsAt: link }))).toBe('slack.job.finished_where');
+    expect(describeFinishedJob({ actionsAt: link })).toContain(`<${link}|here>`);
   });
 });
