@@ -752,11 +752,6 @@ export class JobRunner {
     if (this.#closed) throw new AbortedError('the bot is shutting down and takes no new jobs');
   }
 
-  /**
-   * The job's fields through the core's schemas, once (an edit's fields are a
-   * generation's; its images are checked by `#withImages`); refusals name the
-   * field as the surface calls it.
-   */
   /** Runs a parse; a rule between two options, one of them the style's and not the member's, is refused naming the style. */
   #styled<T>(parse: () => T, asked: JobOptions, styled: StyledJob, fieldNames: FieldNames | undefined): T {
     try {
@@ -766,6 +761,11 @@ export class JobRunner {
     }
   }
 
+  /**
+   * The job's fields through the core's schemas, once (an edit's fields are a
+   * generation's; its images are checked by `#withImages`); refusals name the
+   * field as the surface calls it.
+   */
   #parse(spec: Omit<JobSpec, 'images'>, previews: number, fieldNames: FieldNames | undefined): GenerationRequest {
     const input: Record<string, unknown> = { prompt: spec.prompt, stream: true };
     for (const [key, value] of Object.entries(spec.options ?? {})) if (value !== undefined) input[key] = value;

@@ -226,9 +226,8 @@ export type ValidationDetails = Pick<ValidationError, 'param' | 'message' | 'all
 export function validationWords(error: ValidationDetails, fieldNames: FieldNames = {}): Words {
   const field = error.param.replace(/\[\d+\].*$/, '');
   const subject = field === 'prompt' ? 'prompt' : field === 'image' ? 'image' : 'option';
-  const option = fieldNames[field] ?? field;
-  const detail = error.rule && ruleWords(field, option, error.rule, fieldNames);
-  if (detail) return words('failure.validation', { subject, option, detail: nested(detail.key, detail.values), allowed: 'none', values: '' });
+  const detail = validationDetailWords(error, fieldNames);
+  if (detail) return words('failure.validation', { subject, option: fieldNames[field] ?? field, detail: nested(detail.key, detail.values), allowed: 'none', values: '' });
   // The spec's field names as the surface calls them (Discord's option `format`, Slack's `--format`), wherever they appear.
   const named = (text: string) => text.replace(SPEC_FIELDS, (name) => fieldNames[name] ?? name);
   const allowed = error.allowed && !error.message.includes(error.allowed) ? named(error.allowed) : '';
