@@ -1,8 +1,9 @@
 import { SCOPE_WORDS } from './describe-refusal.js';
 import { HOUSE_STYLE_LIMITS, PROMPT_PLACEHOLDER, styleText, type HouseStyles, type NamedStyle, type StyleChangeResult, type StyleOptions } from './house-styles.js';
 import type { SettingAnswer } from './describe-settings.js';
-import { say, type Markup } from './words.js';
-import type { Requester } from './types.js';
+import { validationDetailWords } from './describe-failure.js';
+import { nested, say, type Markup } from './words.js';
+import type { FieldNames, Requester } from './types.js';
 
 /** What an admin types as a style's text to remove it (as `clear` goes back to a setting's default). */
 const REMOVE_WORDS = /^(clear|remove|delete|none)$/i;
@@ -13,14 +14,23 @@ const OPTION_LABELS: Readonly<Record<keyof StyleOptions, string>> = { size: 'siz
 /**
  * An admin's `style NAME TEXT` from chat: defines (or replaces) the style, or
  * removes it when the text is `clear`; answers in words, in the admin's
- * language. `how` names how members pick a style on this surface.
+ * language. `how` names how members pick a style on this surface; `fieldNames` its options as the surface calls them
+ * (`format`, `--format`), for a refusal naming them.
  */
-export async function changeStyle(styles: HouseStyles, requester: Requester, name: string, text: string, options: StyleOptions, how: string): Promise<SettingAnswer> {
+export async function changeStyle(
+  styles: HouseStyles,
+  requester: Requester,
+  name: string,
+  text: string,
+  options: StyleOptions,
+  how: string,
+  fieldNames: FieldNames = {},
+): Promise<SettingAnswer> {
   const result = REMOVE_WORDS.test(text.trim()) ? await styles.remove(requester, name) : await styles.define(requester, name, text, options);
-  return answerOf(result, requester, how);
+  return answerOf(result, requester, how, fieldNames);
 }
 
-function answerOf(result: StyleChangeResult, requester: Requester, how: string): SettingAnswer {
+function answerOf(result: StyleChangeResult, requester: Requester, how: string, fieldNames: FieldNames): SettingAnswer {
   const { locale } = requester;
   const scope = SCOPE_WORDS[requester.platform];
   if (result.ok) {
@@ -39,6 +49,11 @@ function answerOf(result: StyleChangeResult, requester: Requester, how: string):
       return { ok: false, code, message: say(locale, 'styles.too_many', { scope, max: HOUSE_STYLE_LIMITS.perScope }) };
     case 'unknown_style':
       return { ok: false, code, message: say(locale, 'styles.unknown', { name: result.name }) };
+    case 'option_conflict': {
+      // Worded as the request validation words the rule for a member, with the options as this surface calls them.
+      const detail = validationDetailWords(result.conflict, fieldNames) ?? { key: 'failure.validation_english' as const, values: { sentence: result.conflict.message } };
+      return { ok: false, code, message: say(locale, 'styles.option_conflict', { name: result.name, detail: nested(detail.key, detail.values) }) };
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { definedOf } from 'pictor/internal';
 import { z } from 'zod';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
-import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, QUALITIES, SIZES, ValidationError, type LoggerLike, type ValidationRule } from 'pictor';
+import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, ValidationError, type LoggerLike, type ValidationRule } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
 import { findBlockedWord } from './blocked-words.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -74,12 +74,18 @@ export interface NamedStyle extends HouseStyle {
   name: string;
 }
 
-/** Why defining or removing a style was refused. Stable: surfaces and tests switch on it. */
-export type StyleChangeRefusal = 'not_admin' | 'invalid_name' | 'invalid_text' | 'too_many_styles' | 'unknown_style';
+/**
+ * Why defining or removing a style was refused. Stable: surfaces and tests switch on it. `option_conflict`: the
+ * style's own options break a rule between two options (a transparent background with jpeg), so every job using it
+ * would be refused.
+ */
+export type StyleChangeRefusal = 'not_admin' | 'invalid_name' | 'invalid_text' | 'too_many_styles' | 'unknown_style' | 'option_conflict';
 
 export type StyleChangeResult =
   | { ok: true; name: string; previous: HouseStyle | undefined; style: HouseStyle | undefined }
-  | { ok: false; code: StyleChangeRefusal; name: string };
+  | { ok: false; code: Exclude<StyleChangeRefusal, 'option_conflict'>; name: string }
+  /** `conflict`: the request validation's own refusal of the style's options (its rule, the field at fault). */
+  | { ok: false; code: 'option_conflict'; name: string; conflict: ValidationError };
 
 /** A job's prompt and options once its style is applied (the member's own when they chose none). */
 export interface StyledJob {
@@ -162,6 +168,8 @@ export class HouseStyles {
     const parts = parseStyleText(text);
     const checked = StyleOptionsSchema.safeParse(options);
     if (!parts || !checked.success) return { ok: false, code: 'invalid_text', name: styleName };
+    const conflict = conflictOfOptions(checked.data);
+    if (conflict) return { ok: false, code: 'option_conflict', name: styleName, conflict };
     const by = userKeyOf(requester);
     const style: HouseStyle = { ...parts, options: definedOf(checked.data), by, at: this.#now() };
     const scopeKey = scopeKeyOf(requester);
@@ -287,6 +295,20 @@ export class HouseStyles {
     for (const name of damaged) if (!told?.has(name)) this.#logger?.warn({ scopeKey, style: name }, 'a stored house style is unreadable; it is left out');
     this.#told.remember(scopeKey, damaged.size > 0 ? damaged : undefined);
     return out;
+  }
+}
+
+/**
+ * The refusal the request validation gives a style's options on their own (any prompt, no option of a member's): one
+ * of the spec's rules between two options, checked by the request schema itself. Undefined when they go together.
+ */
+function conflictOfOptions(options: StyleOptions): ValidationError | undefined {
+  try {
+    parseGenerationRequest({ ...definedOf(options), prompt: PROMPT_PLACEHOLDER });
+    return undefined;
+  } catch (error) {
+    if (error instanceof ValidationError && error.rule !== undefined && RULE_FIELDS[error.rule.kind] !== undefined) return error;
+    throw error;
   }
 }
 

@@ -4,6 +4,7 @@ import type { BotContext } from '../bot-context.js';
 import { described } from '../command-words.js';
 import { DISCORD_LIMITS } from '../discord-facts.js';
 import { answerAdmin } from './admin-settings.js';
+import { OPTION_NAME_OF_FIELD } from '../command-choices.js';
 import { commandAs } from '../command-words.js';
 import { addImageOptions, readImageOptions } from './job-options.js';
 
@@ -48,7 +49,7 @@ export async function answerStyles(interaction: ChatInputCommandInteraction, ctx
       await say(describeStyles(styles, howToPick(interaction.locale), howToDefine(interaction.locale), interaction.locale, { markup: { bold: (text) => `**${text}**` }, maxChars: DISCORD_LIMITS.contentChars }));
       return;
     }
-    const answer = await changeStyle(ctx.runner.styles, requester, interaction.options.getString('name', true), interaction.options.getString('text', true), readImageOptions(interaction), howToPick(interaction.locale));
+    const answer = await changeStyle(ctx.runner.styles, requester, interaction.options.getString('name', true), interaction.options.getString('text', true), readImageOptions(interaction), howToPick(interaction.locale), OPTION_NAME_OF_FIELD);
     await say(answer.ok ? `✅ ${answer.message}` : `✋ ${answer.message}`);
   });
 }

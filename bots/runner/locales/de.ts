@@ -405,6 +405,7 @@ export const de = {
   'styles.defined': 'Hausstil {name} {replaced, select, yes {ersetzt} other {angelegt}}: „{text}“{hasOptions, select, yes { ({options})} other {}}. Mitglieder wählen ihn mit {how}.',
   'styles.removed': 'Hausstil {name} entfernt; ein Auftrag, der ihn nennt, wird abgelehnt.',
   'styles.unknown': 'Hier gibt es keinen Hausstil {name}.',
+  'styles.option_conflict': 'Hausstil {name} nicht gespeichert: {detail}, daher würde jeder Auftrag damit abgelehnt.',
   'styles.invalid_name': 'Der Name eines Stils besteht aus 1 bis 32 Kleinbuchstaben, Ziffern, - oder _ (z. B. neon-poster); „{name}“ ist keiner.',
   'styles.invalid_text':
     'Der Text eines Stils hat höchstens {max} Zeichen, mit {placeholder} höchstens einmal dort, wo der Prompt des Mitglieds steht (z. B. „neon-lit, {placeholder}, synthwave palette“); Text ohne es kommt hinter den Prompt.',

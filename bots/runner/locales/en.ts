@@ -431,6 +431,7 @@ export const en = {
   'styles.defined': 'House style {name} {replaced, select, yes {replaced} other {defined}}: “{text}”{hasOptions, select, yes { ({options})} other {}}. Members pick it with {how}.',
   'styles.removed': 'House style {name} removed; a job that names it is refused.',
   'styles.unknown': 'There is no house style {name} here.',
+  'styles.option_conflict': 'House style {name} not saved: {detail}, so every job using it would be refused.',
   'styles.invalid_name': 'A style’s name is 1 to 32 lowercase letters, digits, - or _ (e.g. neon-poster); “{name}” is not one.',
   'styles.invalid_text':
     'A style’s text is at most {max} characters, with {placeholder} at most once where the member’s prompt goes (e.g. “neon-lit, {placeholder}, synthwave palette”); text without it goes after the prompt.',

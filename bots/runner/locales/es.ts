@@ -405,6 +405,7 @@ export const es = {
   'styles.defined': 'Estilo de la casa {name} {replaced, select, yes {reemplazado} other {definido}}: «{text}»{hasOptions, select, yes { ({options})} other {}}. Los miembros lo eligen con {how}.',
   'styles.removed': 'Estilo de la casa {name} eliminado; un trabajo que lo nombre se rechaza.',
   'styles.unknown': 'Aquí no hay ningún estilo de la casa {name}.',
+  'styles.option_conflict': 'Estilo de la casa {name} no guardado: {detail}, así que todo trabajo que lo use se rechazaría.',
   'styles.invalid_name': 'El nombre de un estilo tiene de 1 a 32 letras minúsculas, dígitos, - o _ (p. ej. neon-poster); «{name}» no lo es.',
   'styles.invalid_text':
     'El texto de un estilo tiene como máximo {max} caracteres, con {placeholder} como mucho una vez, donde va el prompt del miembro (p. ej. «neon-lit, {placeholder}, synthwave palette»); el texto sin él va después del prompt.',

@@ -405,6 +405,7 @@ export const fr = {
   'styles.defined': 'Style maison {name} {replaced, select, yes {remplacé} other {défini}} : « {text} »{hasOptions, select, yes { ({options})} other {}}. Les membres le choisissent avec {how}.',
   'styles.removed': 'Style maison {name} supprimé ; une tâche qui le nomme est refusée.',
   'styles.unknown': 'Il n’y a pas de style maison {name} ici.',
+  'styles.option_conflict': 'Style maison {name} non enregistré : {detail}, donc toute tâche qui l’utilise serait refusée.',
   'styles.invalid_name': 'Le nom d’un style compte 1 à 32 lettres minuscules, chiffres, - ou _ (p. ex. neon-poster) ; « {name} » n’en est pas un.',
   'styles.invalid_text':
     'Le texte d’un style fait au plus {max} caractères, avec {placeholder} au plus une fois, là où va le prompt du membre (p. ex. « neon-lit, {placeholder}, synthwave palette ») ; un texte sans lui va après le prompt.',

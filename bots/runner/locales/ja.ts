@@ -405,6 +405,7 @@ export const ja = {
   'styles.defined': 'ハウススタイル {name} を{replaced, select, yes {置き換えました} other {定義しました}}: 「{text}」{hasOptions, select, yes {（{options}）} other {}}。メンバーは {how} で選びます。',
   'styles.removed': 'ハウススタイル {name} を削除しました。これを指定したジョブは拒否されます。',
   'styles.unknown': 'ここにはハウススタイル {name} はありません。',
+  'styles.option_conflict': 'ハウススタイル {name} は保存されませんでした。{detail}。このままでは、これを使うジョブはすべて拒否されます。',
   'styles.invalid_name': 'スタイル名は小文字、数字、- または _ の 1〜32 文字です（例: neon-poster）。「{name}」は使えません。',
   'styles.invalid_text':
     'スタイルのテキストは最大 {max} 文字で、メンバーのプロンプトが入る位置に {placeholder} を 1 回まで置けます（例: 「neon-lit, {placeholder}, synthwave palette」）。{placeholder} のないテキストはプロンプトの後ろに付きます。',

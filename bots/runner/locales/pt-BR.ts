@@ -405,6 +405,7 @@ export const ptBR = {
   'styles.defined': 'Estilo da casa {name} {replaced, select, yes {substituído} other {definido}}: “{text}”{hasOptions, select, yes { ({options})} other {}}. Os membros o escolhem com {how}.',
   'styles.removed': 'Estilo da casa {name} removido; um trabalho que o cite é recusado.',
   'styles.unknown': 'Não há estilo da casa {name} aqui.',
+  'styles.option_conflict': 'Estilo da casa {name} não salvo: {detail}, então todo trabalho que o use seria recusado.',
   'styles.invalid_name': 'O nome de um estilo tem de 1 a 32 letras minúsculas, dígitos, - ou _ (ex.: neon-poster); “{name}” não é um.',
   'styles.invalid_text':
     'O texto de um estilo tem no máximo {max} caracteres, com {placeholder} no máximo uma vez, onde vai o prompt do membro (ex.: “neon-lit, {placeholder}, synthwave palette”); texto sem ele vai depois do prompt.',

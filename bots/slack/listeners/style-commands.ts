@@ -1,7 +1,7 @@
 import type { RespondFn } from '@slack/bolt';
 import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say, sayWords, words, type StyleOptions } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
-import { FLAGS, flagsIn, parseImagineText } from '../imagine-text.js';
+import { FLAG_NAMES, FLAGS, flagsIn, parseImagineText } from '../imagine-text.js';
 import { isSlackInputError, SlackInputError } from '../SlackInputError.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { adminNearMissOf } from './admin-words.js';
@@ -85,7 +85,7 @@ export async function answerStyleCommand(context: BotContext, actor: SlackActor,
       const request = parsed as Extract<NonNullable<typeof parsed>, { kind: 'request' }>;
       const options: StyleOptions = {};
       for (const key of STYLE_OPTION_KEYS) if (request.options[key] !== undefined) Object.assign(options, { [key]: request.options[key] });
-      const answer = await changeStyle(context.runner.styles, requester, command.name!, request.prompt, options, pick);
+      const answer = await changeStyle(context.runner.styles, requester, command.name!, request.prompt, options, pick, FLAG_NAMES);
       text = answer.ok ? `:white_check_mark: ${answer.message}` : `:raised_hand: ${answer.message}`;
     }
   } catch (error) {

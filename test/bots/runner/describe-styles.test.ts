@@ -27,4 +27,14 @@ describe('what an admin is told about a house style they change', () => {
     await changeStyle(styles, admin, 'neon', 'neon {prompt}', {}, '`style:`');
     expect(await changeStyle(styles, admin, 'neon', 'clear', {}, '`style:`')).toEqual({ ok: true, message: 'House style neon removed; a job that names it is refused.' });
   });
+
+  it('says a style whose own options do not go together was not saved, naming both options as the surface calls them', async () => {
+    const styles = new HouseStyles();
+    expect(await changeStyle(styles, admin, 'cutout', '{prompt}, cut out', { background: 'transparent', output_format: 'jpeg' }, '`style:`', { output_format: 'format' })).toEqual({
+      ok: false,
+      code: 'option_conflict',
+      message: 'House style cutout not saved: format must be png or webp when background is transparent (jpeg has no transparency), so every job using it would be refused.',
+    });
+    expect(await styles.list(admin)).toEqual([]);
+  });
 });
