@@ -190,6 +190,19 @@ describe('a message with an enforced nonce on a REST client that checks no windo
     expect(posted).toHaveLength(1);
   });
 
+  it('says a message may be there when it is posted again on that client after its first post went out unchecked', async () => {
+    const posted: unknown[] = [];
+    const makeRequest: typeof makeRequestWithEncodedForms = async (_url, init) => (posted.push(init.body), new Response(JSON.stringify({ id: '1' }), { status: 200, headers: { 'content-type': 'application/json' } }));
+    const rest = new REST({ api: 'http://127.0.0.1:9/api', makeRequest }).setToken('t');
+    const window = new NonceWindow();
+    await postWithNonce(rest, '1', { body: { content: 'x' } }, window).catch(() => undefined);
+    // Sent again with the same nonce (a reply's try again, a Cancel's end): nothing is sent, and the first may have made it.
+    const again: unknown = await postWithNonce(rest, '1', { body: { content: 'x' } }, window).catch((error: unknown) => error);
+    expect(again).toMatchObject({ code: 'internal_error', mayHaveMade: true });
+    expect(madeNothing(again)).toBe(false);
+    expect(posted).toHaveLength(1);
+  });
+
   it('sends every post of a client that checks windows as before', async () => {
     const rest = new REST({ api: 'http://127.0.0.1:9/api', makeRequest: withPostsSentOnce(async () => new Response(JSON.stringify({ id: '1' }), { status: 200, headers: { 'content-type': 'application/json' } })) }).setToken('t');
     await expect(postWithNonce(rest, '1', { body: { content: 'x' } }, new NonceWindow())).resolves.toMatchObject({ id: '1' });
