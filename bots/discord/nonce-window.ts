@@ -137,7 +137,8 @@ export function nonceWindowOf(nonce: string): NonceWindow | undefined {
 /**
  * A post of `postWithNonce` on a REST client whose requests no window checks (built without `withPostsSentOnce`): a bug
  * of ours, said at once rather than sent unchecked. The first such post on a client went out, unchecked, so it may have
- * made its message (`mayHaveMade`); a later one on that client is not sent (nothing made).
+ * made its message (`mayHaveMade`); a later one on that client is not sent: it made nothing, but its message may be
+ * there all the same when an earlier send of its window may have made it (its `mayHaveMade`, such as the first post's).
  */
 export class NonceWindowUnchecked extends PictorError<'internal_error'> {
   constructor(readonly mayHaveMade: boolean, options?: { cause?: unknown }) {
@@ -169,11 +170,12 @@ export function madeNothing(failure: unknown): boolean {
  * included, within the window (`NonceWindow`) — through a REST client whose requests go through `withPostsSentOnce`
  * (rest-request.ts), where each request is checked as it is written to a connection. Answers Discord's message. A
  * failure it throws is known by its window (`madeNothing`). On a client that checks no window, the first post throws
- * `NonceWindowUnchecked` once it went out, and every later one before it is sent.
+ * `NonceWindowUnchecked` once it went out, and every later one before it is sent (saying what its window knows).
  */
 export async function postWithNonce(rest: REST, channelId: string, message: { body: Record<string, unknown>; files?: RawFile[] | undefined }, window: NonceWindow): Promise<unknown> {
   if (!window.open) throw new NonceWindowOver(window.mayHaveMade);
-  if (uncheckedClients.has(rest)) throw new NonceWindowUnchecked(false);
+  // Not sent; a post of its window before may have made it (as the first on this client did, or an earlier send).
+  if (uncheckedClients.has(rest)) throw new NonceWindowUnchecked(window.mayHaveMade);
   sending.set(window.nonce, window);
   let answer: unknown;
   try {

@@ -88,24 +88,28 @@ describe('a message with an enforced nonce: no request of it leaves after Discor
     expect(window.open).toBe(true);
   });
 
-  it('does not count as sent a request its REST timeout gave up on while it waited for a connection: Discord never receives it, and a next try with a new nonce is delivered once', async () => {
+  it('does not count as sent a request given up on (as its REST timeout does) while it waited for a connection: Discord never receives it, and a next try with a new nonce is delivered once', async () => {
     const clock = { t: 0 };
     const discord = await discordHoldingAnUpload(clock);
     const agent = discordAgent(1);
     agents.push(agent);
-    const signals: AbortSignal[] = [];
+    // The first request is given up on when the test says, as discord.js's REST timeout gives up on one: it aborts the
+    // request's signal (no timer decides when).
+    const giveUp = new AbortController();
+    let requests = 0;
     const makeRequest: typeof makeRequestWithEncodedForms = (url, init) => {
-      if (init.signal) signals.push(init.signal as AbortSignal);
-      return makeRequestWithEncodedForms(url, init);
+      const first = requests++ === 0;
+      const signal = first && init.signal ? AbortSignal.any([init.signal as AbortSignal, giveUp.signal]) : init.signal;
+      return makeRequestWithEncodedForms(url, { ...init, signal });
     };
-    const rest = new REST({ api: discord.api, timeout: 100, retries: 0, makeRequest: withPostsSentOnce(makeRequest), agent: agent as never }).setToken('t');
+    const rest = new REST({ api: discord.api, timeout: 600_000, retries: 0, makeRequest: withPostsSentOnce(makeRequest), agent: agent as never }).setToken('t');
     const upload = request(`${discord.origin}/busy`, { dispatcher: agent, method: 'POST', body: 'x' });
     await vi.waitFor(() => expect(discord.received.map((r) => r.path)).toEqual(['/busy']));
     const window = new NonceWindow({ now: () => clock.t });
     const post = postWithNonce(rest, '1', { body: { content: 'x' } }, window);
     await vi.waitFor(() => expect(Object.values(agent.stats).map((s) => (s as { pending?: number }).pending)).toEqual([1]));
-    // The REST client's timeout gives up on the request while it waits behind the upload.
-    await vi.waitFor(() => expect(signals[0]?.aborted).toBe(true));
+    // Given up on while it waits behind the upload; it ends when the pool hands it the connection, unwritten.
+    giveUp.abort();
     discord.release();
     await (await upload).body.text();
     await expect(post).rejects.toMatchObject({ name: 'AbortError' });
@@ -187,6 +191,19 @@ describe('a message with an enforced nonce on a REST client that checks no windo
     const second: unknown = await postWithNonce(rest, '1', { body: { content: 'x' } }, new NonceWindow()).catch((error: unknown) => error);
     expect(second).toMatchObject({ code: 'internal_error', mayHaveMade: false });
     expect(madeNothing(second)).toBe(true);
+    expect(posted).toHaveLength(1);
+  });
+
+  it('says a message may be there when it is posted again on that client after its first post went out unchecked', async () => {
+    const posted: unknown[] = [];
+    const makeRequest: typeof makeRequestWithEncodedForms = async (_url, init) => (posted.push(init.body), new Response(JSON.stringify({ id: '1' }), { status: 200, headers: { 'content-type': 'application/json' } }));
+    const rest = new REST({ api: 'http://127.0.0.1:9/api', makeRequest }).setToken('t');
+    const window = new NonceWindow();
+    await postWithNonce(rest, '1', { body: { content: 'x' } }, window).catch(() => undefined);
+    // Sent again with the same nonce (a reply's try again, a Cancel's end): nothing is sent, and the first may have made it.
+    const again: unknown = await postWithNonce(rest, '1', { body: { content: 'x' } }, window).catch((error: unknown) => error);
+    expect(again).toMatchObject({ code: 'internal_error', mayHaveMade: true });
+    expect(madeNothing(again)).toBe(false);
     expect(posted).toHaveLength(1);
   });
 
