@@ -51,11 +51,11 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   const closeStore = (closeOptions?: { until?: number | undefined }) => store.close(closeOptions).finally(() => lock?.release());
   // The other ledger is opened by one forget at a time: a file ledger's folder is opened once per process, so a second
   // forget meanwhile (two members, or Discord's and Slack's of one) waits for the first to close it.
-  const other: OtherLedgerTurns = { turn: createSerialQueue(), open: undefined, closing: undefined };
+  const other: OtherLedgerTurns = { turn: createSerialQueue(), open: undefined, closing: undefined, closeFailed: closeFailedOnce(logger) };
   // A stop ends the other ledger's close by its own deadline (on Redis it may wait for a running rewrite), and waits for it.
   const close = async (closeOptions?: { until?: number | undefined }) => {
     other.closing = { until: closeOptions?.until };
-    const closeOpen = other.open?.close(closeOptions).catch((error: unknown) => logger.warn({ err: error }, 'a stop could not close the other ledger a forget opened'));
+    const closeOpen = other.open?.close(closeOptions).catch(other.closeFailed('a stop could not close the other ledger a forget opened'));
     await Promise.all([closeOpen, other.turn(async () => undefined).catch(() => undefined)]);
     await closeStore(closeOptions);
   };
@@ -76,6 +76,19 @@ interface OtherLedgerTurns {
   turn: ReturnType<typeof createSerialQueue>;
   open: Pick<QuotaStore, 'close'> | undefined;
   closing: { until: number | undefined } | undefined;
+  /** Logs a failure of the other ledger's close, once: on Redis a forget's close and a stop's are one close, failing alike. */
+  closeFailed: (message: string, fields?: Record<string, unknown>) => (error: unknown) => void;
+}
+
+function closeFailedOnce(logger: LoggerLike): OtherLedgerTurns['closeFailed'] {
+  const logged = new WeakSet<object>();
+  return (message, fields) => (error) => {
+    if (typeof error === 'object' && error !== null) {
+      if (logged.has(error)) return;
+      logged.add(error);
+    }
+    logger.warn({ err: error, ...fields }, message);
+  };
 }
 
 export interface MemberRecord {
@@ -169,7 +182,7 @@ async function forgetMember(
             await other?.forgetPrompts(userKey);
             forgot();
           } finally {
-            await other?.close(otherLedgerTurns.closing).catch((error: unknown) => logger.warn({ err: error, userKey }, 'forget could not close the other ledger'));
+            await other?.close(otherLedgerTurns.closing).catch(otherLedgerTurns.closeFailed('forget could not close the other ledger', { userKey }));
             otherLedgerTurns.open = undefined;
           }
         }).catch(failed);

@@ -16,6 +16,28 @@ const BREAKER_KEEP_MS = 9 * DAY_MS;
 /** Whether the money rule (`cutOffCostUsd`) charges a job its dead process cut off, by what is known of its send. */
 const chargedCutOff = (sent: boolean | undefined): boolean => cutOffCostUsd({ usd: 1, sent }) !== undefined;
 
+/**
+ * `decodeJson(text)`: the JSON text's value, or nil when it is none. JavaScript writes half a surrogate pair (a
+ * prompt cut in the middle of an emoji) as an escape (`\ud800`) that Redis's cjson refuses, while JavaScript reads
+ * it: such a text is read again with each half alone as U+FFFD (and a whole pair as its character), so a script
+ * takes a job's details, prompt included, as RedisQuotaStore's look through the stream does.
+ */
+const DECODE_JSON = `
+local function decodeJson(text)
+  local ok, value = pcall(cjson.decode, text)
+  if ok then return value end
+  local slashes = '(' .. string.char(92) .. '+)u'
+  local function unescaped(run, rest) if #run % 2 == 1 then return string.sub(run, 2) .. rest end end
+  local whole = string.gsub(text, slashes .. '([dD][89abAB]%x%x)' .. string.char(92) .. 'u([dD][c-fC-F]%x%x)', function(run, high, low)
+    local c = 0x10000 + (tonumber(high, 16) - 0xD800) * 0x400 + tonumber(low, 16) - 0xDC00
+    return unescaped(run, string.char(0xF0 + math.floor(c / 0x40000), 0x80 + math.floor(c / 0x1000) % 0x40, 0x80 + math.floor(c / 0x40) % 0x40, 0x80 + c % 0x40))
+  end)
+  whole = string.gsub(whole, slashes .. '[dD][89a-fA-F]%x%x', function(run) return unescaped(run, string.char(0xEF, 0xBF, 0xBD)) end)
+  ok, value = pcall(cjson.decode, whole)
+  if ok then return value end
+end
+`;
+
 /*
  * Every script is one atomic step of the ledger, and safe to run twice (ioredis
  * sends a command again when the connection broke before its answer came).
@@ -42,7 +64,7 @@ local CUT_OFF_CHARGED = {sent = ${chargedCutOff(true)}, queued = ${chargedCutOff
 local function answer(reply)
   return {reply, ENDED.released, ENDED.settled, ENDED.nanos}
 end
-
+${DECODE_JSON}
 -- A record's prompt, kept beside the usage stream (never inside it): in the member's hash \`prompts:<userKey>\` by the
 -- entry's id, indexed by time in \`prompts-at:<userKey>\`. The stream's trim (RedisQuotaStore) drops each with its
 -- record; an idle member's keys expire with the retention. Forget deletes the two keys. Each write also drops up to
@@ -70,8 +92,8 @@ local function record(job, r, nanos, basis, requestId, outcome, images, size, qu
   local prompt
   if r[8] and r[8] ~= '' then
     entry.job = r[8]
-    local ok, details = pcall(cjson.decode, r[8])
-    if ok and type(details) == 'table' and type(details.prompt) == 'string' then
+    local details = decodeJson(r[8])
+    if type(details) == 'table' and type(details.prompt) == 'string' then
       prompt = details.prompt
       details.prompt = nil
       entry.job = cjson.encode(details)
@@ -400,18 +422,19 @@ return 1
 export const FORGET = `
 local P, user, most = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local erased = false
+${DECODE_JSON}
 -- A job's details without their prompt, or nil without one: a prompt is a string, as the look through the stream
 -- takes it (RedisQuotaStore's memberWithPrompt); anything else (a number, a table, JSON null) is left as written.
 local function scrub(text)
-  local ok, job = pcall(cjson.decode, text)
-  if not ok or type(job) ~= 'table' or type(job.prompt) ~= 'string' then return nil end
+  local job = decodeJson(text)
+  if type(job) ~= 'table' or type(job.prompt) ~= 'string' then return nil end
   job.prompt = nil
   return cjson.encode(job)
 end
 -- The entry's record without the member's prompt inside it, or nil when it holds none of theirs.
 local function scrubbed(entry)
-  local ok, record = pcall(cjson.decode, entry[2][2])
-  local clean = ok and type(record) == 'table' and record.userKey == user and type(record.job) == 'string' and scrub(record.job)
+  local record = decodeJson(entry[2][2])
+  local clean = type(record) == 'table' and record.userKey == user and type(record.job) == 'string' and scrub(record.job)
   if not clean then return nil end
   record.job = clean
   return cjson.encode(record)

@@ -206,7 +206,6 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
     const stop = state.close();
     const second = state.forget('slack:U0SECOND');
     await secondReached;
-    await new Promise((resolve) => setImmediate(resolve));
     letFirstForget();
     await first;
     await stop;
@@ -219,29 +218,30 @@ describe('forget of the other ledger, at the same moment or never kept', () => {
     expect(opened).toEqual(['slack:U0FIRST']);
   });
 
-  it('logs, and still stops, when the other ledger a forget is closing fails to close by the stop’s deadline', async () => {
+  it('logs once, and still stops, when the other ledger a forget is closing fails to close (the stop’s close is the same one)', async () => {
     const dataDir = await tempDataDir(defer, 'pictor-forget-stop-fails-');
     const { logger, warnings } = warningsKept();
-    let forgetsClose!: () => void;
+    let closing: Promise<void> | undefined;
+    let closeFails!: (error: Error) => void;
     const state = await openBotState({
       dataDir,
       logger,
       ledger: { forgetPrompts: async () => undefined, takeLegacy: async () => undefined },
       otherLedger: async () => ({
         forgetPrompts: async () => undefined,
+        // As RedisQuotaStore's: one close, which a close called again (the stop's, with its deadline) answers too; it
+        // fails when its connection cannot be quit.
         close: (options?: { until?: number | undefined }) => {
-          if (options?.until === undefined) return new Promise<void>((resolve) => (forgetsClose = resolve));
-          // The stop's close fails; the forget's own, still running, then ends.
-          forgetsClose();
-          return Promise.reject(new Error('the rewrite did not end by the deadline'));
+          closing ??= new Promise<void>((_, reject) => (closeFails = reject));
+          if (options?.until !== undefined) closeFails(new Error('the connection could not be quit'));
+          return closing;
         },
       }),
     });
-    defer(async () => forgetsClose?.());
 
     await state.forget('slack:U0FIRST');
     await state.close({ until: Date.now() + 60_000 });
-    expect(warnings).toEqual(['a stop could not close the other ledger a forget opened']);
+    expect(warnings).toHaveLength(1);
   });
 
   it.skipIf(redis.skipReason)('looks for the other ledger on Redis without walking the keyspace', async () => {

@@ -234,6 +234,28 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect(await client.exists(`${s.prefix}:quota:usage:legacy-members`)).toBe(0);
   });
 
+  it('erases a prompt holding half a surrogate pair (the look reads it, as JavaScript does; Redis’s JSON cannot): inside entries, an open reservation and a record kept now', async () => {
+    const prefix = uniquePrefix('forget-surrogate');
+    prefixes.push(prefix);
+    const usage = `${prefix}:quota:usage`;
+    /** An older entry of Alice's with `prompt`, and beside it a pair (🦊, escaped) and an escaped backslash that must come through whole. */
+    const half = (jobId: string, prompt: string): string =>
+      JSON.stringify({ ...JSON.parse(legacy(jobId, 'discord:alice')), job: JSON.stringify({ ...job(prompt), style: '🦊 \\ud800' }).replace('🦊', '\\ud83e\\udd8a') });
+    await client.xadd(usage, '*', 'r', half('listed', 'a LISTED \ud800 FOX'));
+    const s = await open(prefix);
+    await settled(s, 'kept', 'discord:alice', 'a KEPT \udc00 FOX');
+    await s.lookThroughOlderEntries();
+    await client.xadd(usage, '*', 'r', half('tail', 'a TAIL \udbff FOX 🦊'));
+    expect(await s.reserve({ jobId: 'open', userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.2, limits: {}, now: T, job: job('an OPEN \ud800 FOX') })).toEqual({ ok: true });
+
+    await s.forgetPrompts('discord:alice');
+    expect(await everything(client, prefix)).not.toContain('FOX');
+    const records = await s.usage({});
+    expect(records.map((r) => [r.jobId, r.costUsd, r.prompt]).sort()).toEqual([['kept', 0.1, undefined], ['listed', 0.1, undefined], ['tail', 0.1, undefined]]);
+    const details = (await client.xrange(usage, '-', '+')).map(([, [, r]]) => JSON.parse(JSON.parse(r!).job) as { style?: string; prompt?: string });
+    expect(details.map((d) => d.style)).toEqual(['🦊 \\ud800', undefined, '🦊 \\ud800']);
+  });
+
   /** A store on a connection of the test's own, each step of its look (`LOOKED_THROUGH`) answered by `step`, which gets the real one. */
   /** The connection of the store `withLookStep` made last. */
   let lookConnection: Redis | undefined;
