@@ -761,15 +761,19 @@ async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
 /**
  * The lines of `usage.jsonl` text with a member's prompts erased (`key`: their id as JSON writes it), and whether any
  * was: only a line naming them is parsed (another member's id may begin with theirs); any other is kept as written,
- * but for the rewrite line and blank ones. A line of theirs a crash cut short (skipped when read) may hold a prompt: it goes.
+ * but for the rewrite line and blank ones. A line a crash cut short (skipped when read) may hold a prompt: it goes when
+ * it is theirs — its user key is their whole id (`"userKey":"<id>"`), or it was cut right after their id — and is
+ * kept as written (still told as skipped) when their id is only text in it (another member's id beginning with
+ * theirs, a prompt naming them).
  */
 function withoutPromptsOf(text: string, key: string, userKey: string): { lines: string[]; erased: boolean } {
+  const userKeyField = `"userKey":"${key}"`;
   let erased = false;
   const lines = text.split('\n').flatMap((line, i) => {
     if (line.trim() === '' || (i === 0 && isRewriteLine(line))) return [];
     if (!line.includes(key)) return [line];
     const record = parseUsageLine(line);
-    if (record && (record.userKey !== userKey || record.prompt === undefined)) return [line];
+    if (record ? record.userKey !== userKey || record.prompt === undefined : !line.includes(userKeyField) && !line.trimEnd().endsWith(userKeyField.slice(0, -1))) return [line];
     erased = true;
     return record ? [JSON.stringify(withoutPromptOf(record))] : [];
   });

@@ -146,4 +146,45 @@ describe('forgetting a member’s prompts in the file ledger', () => {
       ['fresh', 'a red kite'],
     ]);
   });
+
+  /** A forget of slack:U1 beside another member's damaged line that names slack:U1's id only as text. */
+  async function forgetBesideDamagedLine(damagedLine: string, otherUserKey: string): Promise<void> {
+    const store = new FileQuotaStore({ dir: await newDir() });
+    open.push(store);
+    await store.open();
+    await settledJob(store, 'other', otherUserKey, 'a calm lake');
+    await writeFile(store.usagePath, `${await readFile(store.usagePath, 'utf8')}${damagedLine}\n`);
+    await settledJob(store, 'other-later', otherUserKey, 'a slow river');
+    const before = await readFile(store.usagePath, 'utf8');
+
+    await store.forgetPrompts('slack:U1');
+
+    // Not rewritten (a rewrite starts with a rewrite line of its own): the damaged line is not theirs.
+    expect(await readFile(store.usagePath, 'utf8')).toBe(before);
+    const damaged: number[] = [];
+    expect((await store.usage({ onDamagedLines: (n) => damaged.push(n) })).map((r) => r.jobId)).toEqual(['other', 'other-later']);
+    expect(damaged).toEqual([1]);
+  }
+
+  it('keeps the damaged line of a member whose id begins with theirs, and does not rewrite usage.jsonl for it', async () => {
+    await forgetBesideDamagedLine('{"jobId":"damaged","userKey":"slack:U10","prompt":"a calm', 'slack:U10');
+  });
+
+  it('keeps another member’s damaged line whose prompt names their id, and does not rewrite usage.jsonl for it', async () => {
+    await forgetBesideDamagedLine('{"jobId":"damaged","userKey":"slack:U2","prompt":"ask slack:U1 about', 'slack:U2');
+  });
+
+  it('drops a damaged line cut off right after their id, as theirs', async () => {
+    const store = new FileQuotaStore({ dir: await newDir() });
+    open.push(store);
+    await store.open();
+    await settledJob(store, 'theirs', 'slack:U1', 'a QUIXOTIC fox');
+    await writeFile(store.usagePath, `${await readFile(store.usagePath, 'utf8')}{"jobId":"damaged","time":1,"userKey":"slack:U1\n`);
+
+    await store.forgetPrompts('slack:U1');
+
+    const text = await readFile(store.usagePath, 'utf8');
+    expect(text).not.toContain('QUIXOTIC');
+    expect(text).not.toContain('"damaged"');
+  });
 });
