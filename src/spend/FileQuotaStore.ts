@@ -38,6 +38,17 @@ const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operat
 /** A change of the ledger: its answer, whether it changed it, its usage record, what may be done only once written; `ended`: jobs settled before it in the commit. */
 type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport, ended: Set<string>) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
+/** What a forget's look through `usage.jsonl` found (`FileQuotaStore.lookForPromptsOf`). */
+export interface ForgetLook {
+  /** The member's id as JSON writes it, without its quotes. */
+  key: string;
+  seen: { file: string; size: number; bytes: Buffer };
+  /** Where the last whole line seen ends. */
+  end: number;
+  /** The whole lines seen, the member's prompts erased, and whether any was. */
+  ready: { lines: string[]; erased: boolean };
+}
+
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
 
@@ -298,14 +309,9 @@ export class FileQuotaStore implements QuotaStore {
     // usage.jsonl is looked through and its rewrite made ready without the lock (appends are whole lines written under
     // it): every step of every process waits only for the lines appended since and the write, and not at all when
     // nothing of theirs is in it (200,000 records: bench/file-forget.ts).
-    const key = JSON.stringify(userKey).slice(1, -1);
-    const seen = await this.#readUsageBytes(0);
-    // Nothing naming them (the cheap check first): nothing to rewrite.
-    if (!seen.bytes.includes(key)) return;
-    const end = seen.bytes.lastIndexOf(0x0a) + 1;
-    const ready = withoutPromptsOf(seen.bytes.toString('utf8', 0, end), key, userKey);
-    // After the last whole line: one being written, or one a crash cut short (theirs or not: decided under the lock).
-    if (!ready.erased && !seen.bytes.includes(key, end)) return;
+    const look = await this.lookForPromptsOf(userKey);
+    if (!look) return;
+    const { key, seen, end, ready } = look;
     await this.#readLocked(async () => {
       const now = await this.#readUsageBytes(end);
       // Rewritten or replaced since the look (its records dropped, another forget): looked through again, whole.
@@ -313,6 +319,23 @@ export class FileQuotaStore implements QuotaStore {
       const rest = withoutPromptsOf(since.bytes.toString('utf8'), key, userKey);
       if (rest.erased || ready.erased) await this.#replaceUsage(since === now ? [...ready.lines, ...rest.lines] : rest.lines);
     });
+  }
+
+  /**
+   * The look of `forgetPrompts` through `usage.jsonl`, without the lock: the file as seen (its bytes and which file
+   * they are of), where its last whole line ends, and those lines with the member's prompts erased; undefined when
+   * nothing in it may be theirs. Another process may append to the file or rewrite it before the lock is taken.
+   */
+  async lookForPromptsOf(userKey: string): Promise<ForgetLook | undefined> {
+    const key = JSON.stringify(userKey).slice(1, -1);
+    const seen = await this.#readUsageBytes(0);
+    // Nothing naming them (the cheap check first): nothing to rewrite.
+    if (!seen.bytes.includes(key)) return undefined;
+    const end = seen.bytes.lastIndexOf(0x0a) + 1;
+    const ready = withoutPromptsOf(seen.bytes.toString('utf8', 0, end), key, userKey);
+    // After the last whole line: one being written, or one a crash cut short (theirs or not: decided under the lock).
+    if (!ready.erased && !seen.bytes.includes(key, end)) return undefined;
+    return { key, seen, end, ready };
   }
 
   /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json` (`accept` runs outside the lock). */
@@ -738,15 +761,19 @@ async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
 /**
  * The lines of `usage.jsonl` text with a member's prompts erased (`key`: their id as JSON writes it), and whether any
  * was: only a line naming them is parsed (another member's id may begin with theirs); any other is kept as written,
- * but for the rewrite line and blank ones. A line of theirs a crash cut short (skipped when read) may hold a prompt: it goes.
+ * but for the rewrite line and blank ones. A line a crash cut short (skipped when read) may hold a prompt: it goes when
+ * it is theirs — its user key is their whole id (`"userKey":"<id>"`), or it was cut right after their id — and is
+ * kept as written (still told as skipped) when their id is only text in it (another member's id beginning with
+ * theirs, a prompt naming them).
  */
 function withoutPromptsOf(text: string, key: string, userKey: string): { lines: string[]; erased: boolean } {
+  const userKeyField = `"userKey":"${key}"`;
   let erased = false;
   const lines = text.split('\n').flatMap((line, i) => {
     if (line.trim() === '' || (i === 0 && isRewriteLine(line))) return [];
     if (!line.includes(key)) return [line];
     const record = parseUsageLine(line);
-    if (record && (record.userKey !== userKey || record.prompt === undefined)) return [line];
+    if (record ? record.userKey !== userKey || record.prompt === undefined : !line.includes(userKeyField) && !line.trimEnd().endsWith(userKeyField.slice(0, -1))) return [line];
     erased = true;
     return record ? [JSON.stringify(withoutPromptOf(record))] : [];
   });
