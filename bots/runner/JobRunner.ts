@@ -412,7 +412,9 @@ export class JobRunner {
       // An option the style set that a rule forbids: the refusal names the style too.
       throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
     });
-    const fields = this.#styled(() => this.#parse(spec, member.previews ? previews : 0, fieldNames), asked.options, styled, fieldNames);
+    // Without the style, the member's own defaults would fill what it set: what a conflict's refusal compares with.
+    const unstyled = async () => (await inTime(this.members.apply(asked, { own: memberDefaults ?? true }), 'the member’s defaults')).spec.options;
+    const fields = await this.#styled(() => this.#parse(spec, member.previews ? previews : 0, fieldNames), asked.options, styled, unstyled, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
     const request = spec.kind === 'edit' && !isImagesToFetch(images) ? this.#withImages(fields, images ?? [], fieldNames) : fields;
     // What the ledger reserves and a refusal names: the one rule of a job's estimate, on what the ledger is given.
@@ -752,12 +754,17 @@ export class JobRunner {
     if (this.#closed) throw new AbortedError('the bot is shutting down and takes no new jobs');
   }
 
-  /** Runs a parse; a rule between two options, one of them the style's and not the member's, is refused naming the style. */
-  #styled<T>(parse: () => T, asked: JobOptions, styled: StyledJob, fieldNames: FieldNames | undefined): T {
+  /**
+   * Runs a parse; a rule between two options, one of them the style's and not the member's, is refused naming the
+   * style, where the style changed that option (`unstyled`: the job's options as the member's defaults fill them
+   * without the style, read only then).
+   */
+  async #styled<T>(parse: () => T, asked: JobOptions, styled: StyledJob, unstyled: () => Promise<JobOptions>, fieldNames: FieldNames | undefined): Promise<T> {
     try {
       return parse();
     } catch (error) {
-      throw (error instanceof JobRefusedError && this.styles.conflictOfStyle(error, asked, styled, fieldNames)) || error;
+      if (!(error instanceof JobRefusedError) || styled.style === undefined) throw error;
+      throw this.styles.conflictOfStyle(error, asked, styled, await unstyled(), fieldNames) ?? error;
     }
   }
 

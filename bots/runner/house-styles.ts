@@ -1,7 +1,7 @@
 import { definedOf } from 'pictor/internal';
 import { z } from 'zod';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
-import { BACKGROUNDS, LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, ValidationError, type LoggerLike, type ValidationRule } from 'pictor';
+import { BACKGROUNDS, DEFAULTS, LIMITS, OUTPUT_FORMATS, parseGenerationRequest, QUALITIES, SIZES, ValidationError, type LoggerLike, type ValidationRule } from 'pictor';
 import { stateKeyOf, type Space } from '../state/index.js';
 import { findBlockedWord } from './blocked-words.js';
 import { JobRefusedError } from './JobRefusedError.js';
@@ -260,12 +260,19 @@ export class HouseStyles {
    * A refusal by a rule between two options (the spec's: a transparent background needs png or webp, compression a
    * jpeg or webp) where one of them is the style's, not the member's: the member did not type it, so the refusal names
    * the style, its option and value, then what the rule asks, with the rule's code. Undefined when the member typed
-   * every option the rule is about, or the refusal is not such a rule's.
+   * every option the rule is about, when the style's value is what the job would have without it (`unstyled`: the
+   * member's options with their own defaults filled in, else the spec's default — another style would not help), or
+   * the refusal is not such a rule's.
    */
-  conflictOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, fieldNames: FieldNames = {}): JobRefusedError | undefined {
+  conflictOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, unstyled: JobOptions, fieldNames: FieldNames = {}): JobRefusedError | undefined {
     const cause = error.cause;
     if (styled.style === undefined || !(cause instanceof ValidationError) || cause.rule === undefined) return undefined;
-    const field = (RULE_FIELDS[cause.rule.kind] ?? []).find((f) => STYLE_OPTION_FIELDS.has(f) && asked[f] === undefined && styled.options[f] !== undefined);
+    // The style's option, not typed by the member, and not what the job would have without the style.
+    const ofStyle = (name: string): name is keyof StyleOptions => {
+      const f = name as keyof StyleOptions;
+      return STYLE_OPTION_FIELDS.has(f) && asked[f] === undefined && styled.options[f] !== undefined && styled.options[f] !== (unstyled[f] ?? DEFAULTS[f]);
+    };
+    const field = (RULE_FIELDS[cause.rule.kind] ?? []).find(ofStyle);
     const detail = field && validationDetailWords(cause, fieldNames);
     if (!field || !detail) return undefined;
     return new JobRefusedError(

@@ -55,6 +55,9 @@ export type ImagineText =
 /** The flags that take no value: who sees the job. */
 export const VISIBILITY_FLAGS: Readonly<Record<string, boolean>> = { private: true, public: false };
 
+/** Every flag `/imagine` has (its options, `--style`, who sees the job): any other is refused as unknown, naming the nearest. */
+export const KNOWN_FLAGS: readonly string[] = [...Object.keys(FLAGS), STYLE_FLAG, ...Object.keys(VISIBILITY_FLAGS)];
+
 const HELP_WORDS = new Set(['help', '--help', '-h', '?']);
 /** `--size`, and `—size` / `–size` (Slack clients turn `--` into a dash). */
 const FLAG_TOKEN = /^(?:--|—|–)([a-z][a-z_-]*)(?:=(.*))?$/i;
@@ -87,9 +90,8 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
     }
     const spec = FLAGS[flag];
     if (!spec && flag !== STYLE_FLAG) {
-      const known = [...Object.keys(FLAGS), STYLE_FLAG, ...Object.keys(VISIBILITY_FLAGS)];
-      const near = closestWord(name, known);
-      const flags = known.map((f) => `\`--${f}\``).join(', ');
+      const near = closestWord(name, KNOWN_FLAGS);
+      const flags = KNOWN_FLAGS.map((f) => `\`--${f}\``).join(', ');
       throw new SlackInputError('unknown_flag', words('slack.flag.unknown', { flag: `\`--${name}\``, near: near ? `\`--${near}\`` : '', meant: near ? 'yes' : 'no', flags }), {
         flag: `--${name}`,
       });

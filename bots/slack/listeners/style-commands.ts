@@ -1,7 +1,7 @@
 import type { RespondFn } from '@slack/bolt';
 import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say, sayWords, words, type StyleOptions } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
-import { FLAG_NAMES, FLAGS, flagsIn, parseImagineText } from '../imagine-text.js';
+import { FLAG_NAMES, FLAGS, flagsIn, KNOWN_FLAGS, parseImagineText } from '../imagine-text.js';
 import { isSlackInputError, SlackInputError } from '../SlackInputError.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { adminNearMissOf } from './admin-words.js';
@@ -35,12 +35,13 @@ const STYLE_FLAGS = Object.entries(FLAGS)
   .map(([flag]) => `--${flag}`);
 
 /**
- * The refusal of a style's text holding a flag a style cannot keep (`--private`, `--public`, `--compression`,
- * `--moderation`, `--style`, or one `/imagine` does not have): naming it and the flags a style takes, so an admin is
- * never told a style is defined with a choice it dropped. Undefined when every flag is one a style takes.
+ * The refusal of a style's text holding a flag of `/imagine` a style cannot keep (`--private`, `--public`,
+ * `--compression`, `--moderation`, `--style`): naming it and the flags a style takes, so an admin is never told a style
+ * is defined with a choice it dropped. Undefined when every flag is one a style takes, or one `/imagine` does not have
+ * (its parser refuses that as `unknown_flag`, naming the flag meant).
  */
 export function styleFlagRefusal(text: string): SlackInputError | undefined {
-  const flag = flagsIn(text).find((f) => !STYLE_FLAGS.includes(`--${f}`));
+  const flag = flagsIn(text).find((f) => KNOWN_FLAGS.includes(f) && !STYLE_FLAGS.includes(`--${f}`));
   if (flag === undefined) return undefined;
   const flags = STYLE_FLAGS.map((f) => `\`${f}\``).join(', ');
   return new SlackInputError('flag_not_for_style', words('slack.styles.flag_not_for_style', { flag: `\`--${flag}\``, flags }), { flag: `--${flag}`, allowed: STYLE_FLAGS.join(', ') });

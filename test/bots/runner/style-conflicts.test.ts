@@ -42,6 +42,46 @@ describe('a rule between two options, one of them the house style’s', () => {
     expect(kit.emu.emulator.requests).toHaveLength(0);
   });
 
+  it('leaves the member’s refusal theirs when the style’s option is what the request would have without it (the spec’s default format)', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.styles.define(admin, 'plain', '{prompt}', { output_format: 'png' });
+    let reason: unknown;
+    await runner.request({ kind: 'generate', prompt: 'a cat', options: { output_compression: 80 }, requester: requester(), style: 'plain' }, refusing((r) => (reason = r)));
+
+    expect(reason).toMatchObject({ code: 'validation_error', field: 'output_compression', words: { key: 'failure.validation' } });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('names the style when its option replaced the member’s own default (their jpeg, the style’s png, their compression)', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.styles.define(admin, 'plain', '{prompt}', { output_format: 'png' });
+    const who = requester();
+    await runner.members.change(who, { format: 'jpeg' });
+    let reason: unknown;
+    await runner.request({ kind: 'generate', prompt: 'a cat', options: { output_compression: 80 }, requester: who, style: 'plain' }, refusing((r) => (reason = r)));
+
+    expect(reason).toMatchObject({ code: 'validation_error', field: 'style' });
+    expect((reason as JobRefusedError).words).toMatchObject({ key: 'refusal.style_option_conflict', values: { style: 'plain', option: 'output_format', value: 'png' } });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('leaves out the member’s default format the style’s transparent background does not take: the job is sent, refusing no one', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.styles.define(admin, 'tr', '{prompt}', { background: 'transparent' });
+    const who = requester();
+    await runner.members.change(who, { format: 'jpeg' });
+    let admitted: unknown;
+    let refused: unknown;
+    await runner.request(
+      { kind: 'generate', prompt: 'a cat', options: {}, requester: who, style: 'tr' },
+      { refuse: async (r) => void (refused = r), accept: async (job): Promise<undefined> => void (admitted = job), fail: async (r) => void (refused = r) },
+    );
+
+    expect(refused).toBeUndefined();
+    expect(admitted).toMatchObject({ options: { background: 'transparent' } });
+    expect((admitted as { options: Record<string, unknown> }).options.output_format).not.toBe('jpeg');
+  });
+
   it('leaves the member’s own conflict theirs: both options typed is the field’s refusal, as without a style', async () => {
     const { runner } = await kit.runner({ partialImages: 0 });
     await runner.styles.define(admin, 'tr', '{prompt}', { background: 'transparent' });

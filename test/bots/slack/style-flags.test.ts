@@ -19,10 +19,14 @@ describe('the flags a house style takes on Slack', () => {
       allowed: '--size, --quality, --background, --format, --n',
       words: { key: 'slack.styles.flag_not_for_style', values: { flag: '`--private`', flags: '`--size`, `--quality`, `--background`, `--format`, `--n`' } },
     });
-    for (const flag of ['--public', '--compression 5', '--moderation low', '--style neon', '--previews', '—output_compression 5']) {
+    for (const flag of ['--public', '--compression 5', '--moderation low', '--style neon', '—output_compression 5']) {
       expect(styleFlagRefusal(`{prompt} ${flag}`), flag).toMatchObject({ code: 'flag_not_for_style' });
     }
     expect(styleFlagRefusal('neon-lit {prompt} --size 1024x1536 --quality low --background opaque --format=png --n 2 —output-format webp')).toBeUndefined();
+  });
+
+  it('leaves a flag /imagine does not have to its parser: not refused as one a style cannot keep', () => {
+    for (const text of ['{prompt} --qualty high', '{prompt} --previews', '{prompt} --size 1024x1024 --qualty high']) expect(styleFlagRefusal(text), text).toBeUndefined();
   });
 
   it('answers an admin’s style with a flag it cannot keep privately, naming the flag, and saves nothing', async () => {
@@ -30,9 +34,17 @@ describe('the flags a house style takes on Slack', () => {
     const answer = await privately(h.fake, 'admin style diary secret {prompt} --private --format jpeg --compression 5 --moderation low', ADMIN);
     expect(slackKeyOf(answer)).toBe('slack.styles.flag_not_for_style');
     expect(answer).toContain('`--private`');
-    for (const flag of ['--public', '--previews', '--style neon', '--moderation low']) {
+    for (const flag of ['--public', '--style neon', '--moderation low']) {
       expect(slackKeyOf(await privately(h.fake, `admin style diary {prompt} ${flag}`, ADMIN)), flag).toBe('slack.styles.flag_not_for_style');
     }
+    expect(slackKeyOf(await privately(h.fake, 'styles'))).toBe('styles.none');
+  });
+
+  it('answers a mistyped flag in an admin’s style as /imagine does: unknown, with the flag meant, and saves nothing', async () => {
+    h = await startHarness({ bot: { adminUserIds: [ADMIN] } });
+    const answer = await privately(h.fake, 'admin style x {prompt} --qualty high', ADMIN);
+    expect(slackKeyOf(answer)).toBe('slack.flag.unknown');
+    expect(answer).toContain('`--quality`');
     expect(slackKeyOf(await privately(h.fake, 'styles'))).toBe('styles.none');
   });
 
