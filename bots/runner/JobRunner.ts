@@ -764,7 +764,7 @@ export class JobRunner {
       return parse();
     } catch (error) {
       if (!(error instanceof JobRefusedError) || styled.style === undefined) throw error;
-      throw this.styles.conflictOfStyle(error, asked, styled, await unstyled(), fieldNames) ?? error;
+      throw (await this.styles.conflictOfStyle(error, asked, styled, unstyled, fieldNames)) ?? error;
     }
   }
 

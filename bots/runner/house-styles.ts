@@ -262,17 +262,17 @@ export class HouseStyles {
    * the style, its option and value, then what the rule asks, with the rule's code. Undefined when the member typed
    * every option the rule is about, when the style's value is what the job would have without it (`unstyled`: the
    * member's options with their own defaults filled in, else the spec's default — another style would not help), or
-   * the refusal is not such a rule's.
+   * the refusal is not such a rule's. `unstyled` is read only for such a rule's refusal; a failed read leaves the
+   * refusal as it is (undefined), never an error in its place.
    */
-  conflictOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, unstyled: JobOptions, fieldNames: FieldNames = {}): JobRefusedError | undefined {
+  async conflictOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, unstyled: () => Promise<JobOptions>, fieldNames: FieldNames = {}): Promise<JobRefusedError | undefined> {
     const cause = error.cause;
     if (styled.style === undefined || !(cause instanceof ValidationError) || cause.rule === undefined) return undefined;
-    // The style's option, not typed by the member, and not what the job would have without the style.
-    const ofStyle = (name: string): name is keyof StyleOptions => {
-      const f = name as keyof StyleOptions;
-      return STYLE_OPTION_FIELDS.has(f) && asked[f] === undefined && styled.options[f] !== undefined && styled.options[f] !== (unstyled[f] ?? DEFAULTS[f]);
-    };
-    const field = (RULE_FIELDS[cause.rule.kind] ?? []).find(ofStyle);
+    // The style's options of the rule the member did not type: none, and the refusal is the member's own.
+    const candidates = (RULE_FIELDS[cause.rule.kind] ?? []).filter((f): f is keyof StyleOptions => STYLE_OPTION_FIELDS.has(f as keyof StyleOptions) && asked[f as keyof StyleOptions] === undefined && styled.options[f as keyof StyleOptions] !== undefined);
+    const without = candidates.length > 0 ? await unstyled().catch(() => undefined) : undefined;
+    // Of those, one whose value is not what the job would have without the style.
+    const field = without && candidates.find((f) => styled.options[f] !== (without[f] ?? DEFAULTS[f]));
     const detail = field && validationDetailWords(cause, fieldNames);
     if (!field || !detail) return undefined;
     return new JobRefusedError(

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type JobIntent, type JobRefusedError } from '../../../bots/runner/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
 
 const kit = useRunnerKit();
 const admin = requester({ userId: 'admin-1', isAdmin: true });
@@ -90,5 +91,34 @@ describe('a rule between two options, one of them the house style’s', () => {
 
     expect(reason).toMatchObject({ code: 'validation_error', field: 'output_format', words: { key: 'failure.validation' } });
     expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('keeps the member’s refusal when reading their defaults again for it fails: a refusal, never an error in its place', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.styles.define(admin, 'plain', '{prompt}', { output_format: 'png' });
+    const real = runner.members.apply.bind(runner.members);
+    let reads = 0;
+    spyOnInstance(Object.getPrototypeOf(runner.members) as typeof runner.members, 'apply', (instance) => instance === runner.members).mockImplementation((...args) =>
+      ++reads === 2 ? Promise.reject(new Error('state store down')) : real(...args),
+    );
+    let reason: unknown;
+    await runner.request({ kind: 'generate', prompt: 'a cat', options: { output_compression: 80 }, requester: requester(), style: 'plain' }, refusing((r) => (reason = r)));
+    vi.restoreAllMocks();
+
+    expect(reads).toBe(2);
+    expect(reason).toMatchObject({ code: 'validation_error', field: 'output_compression' });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
+  it('reads the member’s defaults once for a refusal that is no rule between two options (a prompt too long, with a style)', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.styles.define(admin, 'plain', '{prompt}', { output_format: 'png' });
+    const apply = spyOnInstance(Object.getPrototypeOf(runner.members) as typeof runner.members, 'apply', (instance) => instance === runner.members);
+    let reason: unknown;
+    await runner.request({ kind: 'generate', prompt: 'a'.repeat(40_000), options: {}, requester: requester(), style: 'plain' }, refusing((r) => (reason = r)));
+    vi.restoreAllMocks();
+
+    expect(reason).toMatchObject({ code: 'validation_error', field: 'prompt' });
+    expect(apply).toHaveBeenCalledTimes(1);
   });
 });
