@@ -69,6 +69,24 @@ describe('a job’s Retry', () => {
     expect(h.discord.messages.get(message.id)!.attachments.map((a) => a.filename)).toEqual(shown);
   });
 
+  it('refused by the intake (a job of theirs still running): nothing ran, so the same Retry pressed again once it may runs the job', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 800 }, limits: { userConcurrentJobs: 1 } });
+    const message = await failed();
+    const other = h.discord.slashCommand('imagine', { prompt: 'a job still drawing', quality: 'low' });
+    await h.discord.waitFor(() => (h.discord.original(other)?.content.includes('Drawing') ? true : undefined), 'the other job to start');
+
+    const refused = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    const note = await privateNoteOf(h, refused);
+    expect(keyOf(note.content.replace(/^✋ /, ''))).not.toBe('discord.button.already_retried');
+    await h.finalReply(other);
+
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    const done = await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).toBe(message.id);
+    expect(done.attachments).toHaveLength(1);
+    expect(refusedAsRetried()).toEqual([]);
+  });
+
   it('pressed by another member: runs in a new reply of theirs, on their budget; the job’s message and its Delete stay its member’s', async () => {
     h = await DiscordHarness.start({ partialImages: 0 });
     const ada = h.discord.newUser('ada');
