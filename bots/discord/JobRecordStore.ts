@@ -94,6 +94,8 @@ export interface JobRecord {
   final?: FinalKept | undefined;
   /** When a sweep or Cancel last failed to post "stopped" for a job that made nothing: past the images' life it is marked silently. */
   sweptAt?: number | undefined;
+  /** The press of its Retry that took the job over (`takeRetry`): the job runs again once, whoever presses it and however often. */
+  retriedBy?: string | undefined;
   /**
    * What the job's end shows, kept with its ended mark when that end reached no message (its reply's edit refused, and
    * the channel too, such as 50013 Missing Permissions: the reply keeps its progress and Cancel). A press of that Cancel
@@ -245,6 +247,25 @@ export class JobRecordStore {
    */
   async markEndRecorded(key: string, final?: FinalKept): Promise<void> {
     await this.records.update(key, (record) => record && settled({ ...record, endRecorded: true, ...(final && { final: structuredClone(final) }) }), { hold: releaseWhenDone });
+  }
+
+  /**
+   * Takes the job over for one press of its Retry (`pressId`), in one compare-and-set on either state backend: true for
+   * the press that took it, false once a press did (a double click, two presses racing, a client that did not refresh;
+   * the record gone). Asked before anything is admitted or charged.
+   */
+  async takeRetry(key: string, pressId: string): Promise<boolean> {
+    const { after } = await this.records.update(key, (record) => record && (record.retriedBy ? record : { ...record, retriedBy: pressId }));
+    return after?.retriedBy === pressId;
+  }
+
+  /** Gives back a Retry that `pressId` took and that then ran nothing (refused, or not started): the job can be retried again. */
+  async giveBackRetry(key: string, pressId: string): Promise<void> {
+    await this.records.update(key, (record) => {
+      if (record?.retriedBy !== pressId) return record;
+      const { retriedBy: _taken, ...rest } = record;
+      return rest;
+    });
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */

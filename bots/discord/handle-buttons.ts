@@ -84,8 +84,12 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
 
 /**
  * Reroll posts a new reply; Retry reuses the message it is on — unless its job made images and was charged for them (a
- * failure or cancellation that came with some: its record's `made`, as its message shows them): then it posts a new
- * reply too, leaving them shown. The clicker is the requester (their budget).
+ * failure or cancellation that came with some: its record's `made`, as its message shows them), or it is pressed by
+ * someone other than the job's member (as their Reroll, the run is theirs): then it posts a new reply, leaving that
+ * message, its images and its Delete as they were. The clicker is the requester (their budget). A Retry runs its job
+ * once: the first press takes the job's record over (`takeRetry`) before anything is admitted or charged; any other
+ * press of it (a double click, two at once, a client that did not refresh) is refused privately (`already_retried`),
+ * and nothing is sent.
  */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry', requester: Requester): Promise<void> {
   // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
@@ -118,8 +122,25 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   const own = record.requester.userId === interaction.user.id;
   const privately = record.private === true ? true : action === 'retry' || own ? false : undefined;
   const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester, private: privately, memberDefaults: own ? ('previews' as const) : true, again: true };
-  // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry.
-  await startJob(ctx, interaction, job, action === 'reroll' || madeCount(record) > 0 ? 'reply' : 'update');
+  // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry, nor is the
+  // message of another member's job: its member's still, with their Delete.
+  const firstAnswer = action === 'reroll' || !own || madeCount(record) > 0 ? 'reply' : 'update';
+  if (action === 'reroll') {
+    await startJob(ctx, interaction, job, firstAnswer);
+    return;
+  }
+  const take = ctx.store.takeRetry(record.key, interaction.id);
+  const taken = await readInTime(ctx, interaction, () => take, 'its Retry');
+  if (taken === undefined) {
+    // Told to press again: a take answered too late is given back, so that press is not refused as a second one.
+    void take.then((late) => (late ? ctx.store.giveBackRetry(record.key, interaction.id) : undefined)).catch(() => undefined);
+    return;
+  }
+  if (!taken) return refusePress(ctx, interaction, new PressRefusedError('already_retried', words('discord.button.already_retried')));
+  // Refused by the intake, or answered and then not started: nothing ran, so its Retry is the member's again.
+  if (!(await startJob(ctx, interaction, job, firstAnswer))) {
+    await ctx.store.giveBackRetry(record.key, interaction.id).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not give back the Retry of a job that did not run again'));
+  }
 }
 
 /**

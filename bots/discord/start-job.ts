@@ -44,8 +44,9 @@ export interface JobRequest {
  * A job that then cannot start is told privately (`refuseAfterAnswer`). A job
  * that started is recorded for its buttons (spec and input images); a refused
  * one is not (refusals cannot fill the store or push out others' jobs).
+ * Answers whether the job started.
  */
-export async function startJob(ctx: BotContext, interaction: JobInteraction, job: JobRequest, firstAnswer: FirstAnswer): Promise<void> {
+export async function startJob(ctx: BotContext, interaction: JobInteraction, job: JobRequest, firstAnswer: FirstAnswer): Promise<boolean> {
   const key = ctx.store.newKey();
   // Decided by the intake (the member's choice, or their default): what the first answer shows, and to whom.
   let admitted: AdmittedJob | undefined;
@@ -140,7 +141,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
     // Answered, then not started (its images could not be fetched, the bot stopping): told so privately, nothing
     // charged; its record goes, not to be swept as "stopped".
     if (await recorded) await ctx.store.remove(key).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not remove the record of a job that did not start'));
-    return;
+    return false;
   }
   // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
   await ctx.store.add({ ...recordOf(admitted), runnerJobId: handle.id, createdAt: handle.submittedAt }, images);
@@ -151,6 +152,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
   }
   // Shown to its end by its view: a stop waits for it (within its grace).
   ctx.track(handle.done);
+  return true;
 }
 
 /** The job's reply, as a later process can edit it (its token, for 15 minutes). */

@@ -22,6 +22,7 @@ export type InputRefusedCode =
   | 'job_finished'
   | 'not_member'
   | 'unknown_button'
+  | 'already_retried'
   // Slack's flags, and the files of a mention, a shortcut or a Reroll.
   | 'unknown_flag'
   | 'bad_flag_value'

@@ -51,6 +51,7 @@ const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/discord/handle-buttons.ts', text: 'its kept images', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/handle-buttons.ts', text: 'the state store', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/handle-buttons.ts', text: 'who runs its job', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
+  { file: 'bots/discord/handle-buttons.ts', text: 'its Retry', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/handle-buttons.ts', text: 'Discord', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/commands/job-options.ts', text: 'the house styles', why: 'what the style autocomplete waited for, named in an error for the log (AnswerBudget.within)' },
   { file: 'bots/discord/route-interaction.ts', text: 'the state store', why: 'what a press waited for, named in an error for the log (AnswerBudget.within)' },

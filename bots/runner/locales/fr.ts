@@ -200,6 +200,7 @@ export const fr = {
   'discord.button.too_old': 'Cette tâche est trop ancienne : je n’ai plus ce qu’il lui faut. Lancez-en une nouvelle avec /{imagine} ou /{edit}.',
   'discord.button.unknown': 'Ce bouton ne fait plus rien.',
   'discord.button.finished': 'Cette tâche est déjà terminée.',
+  'discord.button.already_retried': 'Réessayer a déjà été pressé pour cette tâche : elle ne s’exécute qu’une fois, rien n’a donc été renvoyé.',
   'discord.button.too_late_to_cancel': 'Cette tâche est sur le point de se terminer et ne peut plus être annulée.',
   'discord.button.only_requester': 'Seul {user} ou un admin peut {action, select, delete {supprimer ce message} other {annuler cette tâche}}.',
   'discord.button.not_member': '{why, select, gone {Vous n’êtes plus membre du serveur où cette tâche a été créée : ses boutons ne font donc rien pour vous.} other {Je n’ai pas pu vérifier vos rôles sur le serveur de cette tâche pour l’instant, donc rien n’a été lancé ; appuyez de nouveau dans un instant.}}',

@@ -200,6 +200,7 @@ export const ja = {
   'discord.button.too_old': 'このジョブは古すぎます。必要な情報をもう保持していません。/{imagine} または /{edit} で新しく始めてください。',
   'discord.button.unknown': 'このボタンはもう使えません。',
   'discord.button.finished': 'このジョブはすでに完了しています。',
+  'discord.button.already_retried': 'このジョブの再試行はすでに押されています。実行は一度だけなので、何も再送信していません。',
   'discord.button.too_late_to_cancel': 'このジョブはまもなく完了するため、もうキャンセルできません。',
   'discord.button.only_requester': '{action, select, delete {このメッセージを削除} other {このジョブをキャンセル}}できるのは {user} または管理者だけです。',
   'discord.button.not_member': '{why, select, gone {このジョブが作られたサーバーのメンバーではなくなったため、このボタンは使えません。} other {このジョブのサーバーでのあなたのロールを今は確認できなかったため、何も開始していません。少ししてからもう一度押してください。}}',

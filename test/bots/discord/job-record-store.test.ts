@@ -95,6 +95,24 @@ describe.each([
     expect(await b.claimInterrupted()).toEqual([]);
   });
 
+  it.skipIf(skip)('gives a job’s Retry to one press of it, of any number at once (replicas too), until that press gives it back', async () => {
+    const { a, b, concurrent } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
+    await a.update(key, { status: 'failed' });
+    const other = concurrent ? b : a;
+    const taken = await Promise.all(['press1', 'press2', 'press3', 'press4'].map((press, i) => (i % 2 ? other : a).takeRetry(key, press)));
+    expect(taken.filter(Boolean)).toHaveLength(1);
+    const winner = `press${taken.indexOf(true) + 1}`;
+    // Given back only by the press that took it.
+    await other.giveBackRetry(key, 'press9');
+    expect(await a.takeRetry(key, 'press5')).toBe(false);
+    await other.giveBackRetry(key, winner);
+    expect(await a.takeRetry(key, 'press6')).toBe(true);
+    expect(await a.get(key)).toMatchObject({ status: 'failed', retriedBy: 'press6' });
+    expect(await a.takeRetry(a.newKey(), 'press7')).toBe(false);
+  });
+
   it.skipIf(skip)('keeps no image over the bound, and an edit’s inputs all or none', async () => {
     const { a } = await open(backend);
     const small = Buffer.from(await makeImage('png', 4, 4));

@@ -1,0 +1,8 @@
+import { describe, expect, it } from 'vitest';
+import { say } from '../../../bots/runner/index.js';
+
+describe('what a press of a job’s Retry is told', () => {
+  it('tells a press of a Retry another press already took that the job runs once, and that nothing was sent again', () => {
+    expect(say('en', 'discord.button.already_retried')).toBe('Retry was already pressed for this job: it runs once, so nothing was sent again.');
+  });
+});
