@@ -168,8 +168,10 @@ export class HouseStyles {
     const parts = parseStyleText(text);
     const checked = StyleOptionsSchema.safeParse(options);
     if (!parts || !checked.success) return { ok: false, code: 'invalid_text', name: styleName };
-    const conflict = conflictOfOptions(checked.data);
-    if (conflict) return { ok: false, code: 'option_conflict', name: styleName, conflict };
+    const conflict = refusalOfOptions(checked.data);
+    // A rule between two options is told by name; any other refusal of the request schema (were the style's schema ever
+    // to take a value it refuses) is the style's text refused, never an error on the bot's side.
+    if (conflict) return conflict.rule !== undefined && RULE_FIELDS[conflict.rule.kind] !== undefined ? { ok: false, code: 'option_conflict', name: styleName, conflict } : { ok: false, code: 'invalid_text', name: styleName };
     const by = userKeyOf(requester);
     const style: HouseStyle = { ...parts, options: definedOf(checked.data), by, at: this.#now() };
     const scopeKey = scopeKeyOf(requester);
@@ -306,15 +308,16 @@ export class HouseStyles {
 }
 
 /**
- * The refusal the request validation gives a style's options on their own (any prompt, no option of a member's): one
- * of the spec's rules between two options, checked by the request schema itself. Undefined when they go together.
+ * The refusal the request validation gives a style's options on their own (any prompt, no option of a member's), by the
+ * request schema itself: one of the spec's rules between two options, the only one a style's own schema lets through.
+ * Undefined when they go together.
  */
-function conflictOfOptions(options: StyleOptions): ValidationError | undefined {
+function refusalOfOptions(options: StyleOptions): ValidationError | undefined {
   try {
     parseGenerationRequest({ ...definedOf(options), prompt: PROMPT_PLACEHOLDER });
     return undefined;
   } catch (error) {
-    if (error instanceof ValidationError && error.rule !== undefined && RULE_FIELDS[error.rule.kind] !== undefined) return error;
+    if (error instanceof ValidationError) return error;
     throw error;
   }
 }
