@@ -5,7 +5,7 @@ import { boltLoggerFor } from '../../../bots/slack/bolt-logger.js';
 // Tokens are put together from pieces so that no complete one is written in the repository; these are this file's own
 // (a token another test file registers as a secret would be hidden whole, prefix too, by the one redaction).
 const botToken = ['xoxb', '28764783592', '20985709434', 'qeGALWfUvF9tl8pPdCsacrhz'].join('-');
-const appToken = ['xapp', '1', 'A0456BCDEFA', '5678901234567', '123456789abcdef0'].join('-');
+const appToken = ['xapp', '1', 'A0456BCDEFA', '9081726354091', 'f3c9e1a7b5d2064f'].join('-');
 const signingSecret = '8f742231b10e8888abcd99yyyzzz85a5';
 
 /** A Bolt logger over a logger that keeps each line it is given. */
