@@ -94,7 +94,7 @@ export interface JobRecord {
   final?: FinalKept | undefined;
   /** When a sweep or Cancel last failed to post "stopped" for a job that made nothing: past the images' life it is marked silently. */
   sweptAt?: number | undefined;
-  /** The press of its Retry that took the job over (`takeRetry`): the job runs again once, whoever presses it and however often. */
+  /** The press of its member's Retry that took the job over (`takeRetry`): the job runs again once, however often its member presses it (another member's Retry is their own new job and takes nothing). */
   retriedBy?: string | undefined;
   /**
    * What the job's end shows, kept with its ended mark when that end reached no message (its reply's edit refused, and
@@ -250,7 +250,7 @@ export class JobRecordStore {
   }
 
   /**
-   * Takes the job over for one press of its Retry (`pressId`), in one compare-and-set on either state backend: true for
+   * Takes the job over for one press of its member's Retry (`pressId`), in one compare-and-set on either state backend: true for
    * the press that took it, false once a press did (a double click, two presses racing, a client that did not refresh;
    * the record gone). Asked before anything is admitted or charged.
    */

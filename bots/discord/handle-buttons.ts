@@ -86,10 +86,11 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
  * Reroll posts a new reply; Retry reuses the message it is on — unless its job made images and was charged for them (a
  * failure or cancellation that came with some: its record's `made`, as its message shows them), or it is pressed by
  * someone other than the job's member (as their Reroll, the run is theirs): then it posts a new reply, leaving that
- * message, its images and its Delete as they were. The clicker is the requester (their budget). A Retry runs its job
- * once: the first press takes the job's record over (`takeRetry`) before anything is admitted or charged; any other
- * press of it (a double click, two at once, a client that did not refresh) is refused privately (`already_retried`),
- * and nothing is sent.
+ * message, its images and its Delete as they were. The clicker is the requester (their budget). Its member's Retry
+ * runs the job once: its member's first press takes the job's record over (`takeRetry`) before anything is admitted or charged;
+ * any other press of theirs (a double click, two at once, a client that did not refresh) is refused privately
+ * (`already_retried`), and nothing is sent. Another member's Retry takes nothing over: it is their new job, as their
+ * Reroll is, so it never takes the member's Retry away.
  */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry', requester: Requester): Promise<void> {
   // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
@@ -125,7 +126,9 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry, nor is the
   // message of another member's job: its member's still, with their Delete.
   const firstAnswer = action === 'reroll' || !own || madeCount(record) > 0 ? 'reply' : 'update';
-  if (action === 'reroll') {
+  // Another member's Retry is their own new job, as their Reroll is: it takes nothing of the job's record, so the job's
+  // own member's Retry is still theirs (a double click of theirs runs twice, as a double Reroll does).
+  if (action === 'reroll' || !own) {
     await startJob(ctx, interaction, job, firstAnswer);
     return;
   }

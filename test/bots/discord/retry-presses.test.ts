@@ -4,9 +4,10 @@ import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDisco
 import { buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
 
 /**
- * A job's Retry runs it once: its presses take over the job's record in one write, so a double click (the button stays
+ * A job's Retry runs it once: its member's presses take over the job's record in one write, so a double click (the button stays
  * shown after the first press) or two presses racing send and charge it once, and every image it was paid for stays
- * shown. Another member's Retry runs in a new reply of theirs, leaving the job's message and its Delete to its member.
+ * shown. Another member's Retry runs in a new reply of theirs, leaving the job's message and its Delete to its member;
+ * it is their own new job, as their Reroll is, and takes nothing over, so the member's own Retry is still theirs.
  */
 describe('a job’s Retry', () => {
   let h: DiscordHarness;
@@ -109,5 +110,47 @@ describe('a job’s Retry', () => {
     const note = await privateNoteOf(h, byAda);
     expect(keyOf(note.content.replace(/^✋ /, ''))).toBe('discord.button.only_requester');
     expect(note.content).toContain(`<@${mal.id}>`);
+  });
+
+  it('pressed by another member first: its member’s own Retry still runs her job in her message, once; his runs in his reply', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const ada = h.discord.newUser('ada');
+    const mal = h.discord.newUser('mal');
+    const message = await failed(ada);
+
+    const byMal = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: mal });
+    const his = await h.finalReply(byMal, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(his.id).not.toBe(message.id);
+    const before = generations();
+
+    const byAda = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: ada });
+    const hers = await h.finalReply(byAda, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(hers.id).toBe(message.id);
+    expect(hers.attachments).toHaveLength(1);
+    expect(generations() - before).toBe(1);
+    expect(refusedAsRetried()).toEqual([]);
+    // Each run is charged to the member who pressed, and Mal's reply still shows his.
+    expect((await h.quotaStore.usage({})).map((u) => u.userKey).sort()).toEqual([`discord:${ada.id}`, `discord:${mal.id}`].sort());
+    expect(h.discord.messages.get(his.id)!.attachments).toHaveLength(1);
+  });
+
+  it('pressed twice by another member (a double click): runs twice, each in a new reply of theirs, as a double Reroll does', async () => {
+    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    const ada = h.discord.newUser('ada');
+    const mal = h.discord.newUser('mal');
+    const message = await failed(ada);
+    const before = generations();
+
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: mal });
+    await h.discord.waitFor(() => first.ack, 'the first press answered');
+    const second = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: mal });
+    const [a, b] = await Promise.all([first, second].map((press) => h.finalReply(press, (m) => buttonsOf(m).some((x) => x.label === 'Reroll'))));
+    expect(new Set([a!.id, b!.id, message.id]).size).toBe(3);
+    expect(generations() - before).toBe(2);
+    expect(refusedAsRetried()).toEqual([]);
+    // Ada's Retry is still hers.
+    const byAda = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: ada });
+    const hers = await h.finalReply(byAda, (m) => buttonsOf(m).some((x) => x.label === 'Reroll'));
+    expect(hers.id).toBe(message.id);
   });
 });
