@@ -38,15 +38,28 @@ const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operat
 /** A change of the ledger: its answer, whether it changed it, its usage record, what may be done only once written; `ended`: jobs settled before it in the commit. */
 type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport, ended: Set<string>) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
-/** What a forget's look through `usage.jsonl` found (`FileQuotaStore.lookForPromptsOf`). */
-export interface ForgetLook {
-  /** The member's id as JSON writes it, without its quotes. */
-  key: string;
+/** Lines of `usage.jsonl` as a rewrite leaves them, and whether it changed any. */
+interface Rewritten {
+  lines: string[];
+  changed: boolean;
+}
+
+/**
+ * A rewrite of `usage.jsonl` made ready without the lock (`#lookThroughUsage`; a forget's, the daily clean-up's), for
+ * `#commitUsageRewrite` to finish under it.
+ */
+export interface UsageLook {
   seen: { file: string; size: number; bytes: Buffer };
   /** Where the last whole line seen ends. */
   end: number;
-  /** The whole lines seen, the member's prompts erased, and whether any was. */
-  ready: { lines: string[]; erased: boolean };
+  /** The whole lines seen, rewritten, and whether that changed any. */
+  ready: Rewritten;
+}
+
+/** What a forget's look through `usage.jsonl` found (`FileQuotaStore.lookForPromptsOf`). */
+export interface ForgetLook extends UsageLook {
+  /** The member's id as JSON writes it, without its quotes. */
+  key: string;
 }
 
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
@@ -70,6 +83,8 @@ export class FileQuotaStore implements QuotaStore {
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
+  /** The daily clean-up under way, if any (`#cleanUpUsage`): `close` waits for it. */
+  #cleaning: Promise<void> | undefined;
   /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
   #peeked: { stamp: string; ledger: Ledger } | undefined;
   /** The ledger as this process last wrote it and the file's identity then: taken as it is while no other process wrote since. */
@@ -311,14 +326,7 @@ export class FileQuotaStore implements QuotaStore {
     // nothing of theirs is in it (200,000 records: bench/file-forget.ts).
     const look = await this.lookForPromptsOf(userKey);
     if (!look) return;
-    const { key, seen, end, ready } = look;
-    await this.#readLocked(async () => {
-      const now = await this.#readUsageBytes(end);
-      // Rewritten or replaced since the look (its records dropped, another forget): looked through again, whole.
-      const since = now.file === seen.file && now.size >= end ? now : { bytes: (await this.#readUsageBytes(0)).bytes };
-      const rest = withoutPromptsOf(since.bytes.toString('utf8'), key, userKey);
-      if (rest.erased || ready.erased) await this.#replaceUsage(since === now ? [...ready.lines, ...rest.lines] : rest.lines);
-    });
+    await this.#readLocked(() => this.#commitUsageRewrite(look, (text) => withoutPromptsOf(text, look.key, userKey)));
   }
 
   /**
@@ -328,14 +336,57 @@ export class FileQuotaStore implements QuotaStore {
    */
   async lookForPromptsOf(userKey: string): Promise<ForgetLook | undefined> {
     const key = JSON.stringify(userKey).slice(1, -1);
-    const seen = await this.#readUsageBytes(0);
     // Nothing naming them (the cheap check first): nothing to rewrite.
-    if (!seen.bytes.includes(key)) return undefined;
-    const end = seen.bytes.lastIndexOf(0x0a) + 1;
-    const ready = withoutPromptsOf(seen.bytes.toString('utf8', 0, end), key, userKey);
+    const look = await this.#lookThroughUsage((text) => withoutPromptsOf(text, key, userKey), (bytes) => bytes.includes(key));
     // After the last whole line: one being written, or one a crash cut short (theirs or not: decided under the lock).
-    if (!ready.erased && !seen.bytes.includes(key, end)) return undefined;
-    return { key, seen, end, ready };
+    return look && (look.ready.changed || look.seen.bytes.includes(key, look.end)) ? { ...look, key } : undefined;
+  }
+
+  /**
+   * The daily clean-up's look through `usage.jsonl`, without the lock: its whole lines without the records past
+   * retention as of `now`; undefined when none is.
+   */
+  async lookForExpiredUsage(now: number): Promise<UsageLook | undefined> {
+    const look = await this.#lookThroughUsage(withoutExpired(now - this.#process.usageRetentionMs));
+    return look?.ready.changed ? look : undefined;
+  }
+
+  /**
+   * The daily clean-up (on a process's first commit of the day that writes), made ready without the lock as a forget's
+   * rewrite is (`#commitUsageRewrite`): every step of every process waits only for the lines appended since and the
+   * write, and not at all when no record is past retention (200,000 records: bench/file-prune.ts). A failure is told
+   * to `onError`: the commit that started it is written.
+   */
+  #cleanUpUsage(now: number): Promise<void> {
+    const cleaning = (async () => {
+      const look = await this.lookForExpiredUsage(now);
+      if (look) await this.#serial(() => this.#locked(() => this.#commitUsageRewrite(look, withoutExpired(now - this.#process.usageRetentionMs))));
+    })().catch((error: unknown) => this.#process.onError?.(error));
+    this.#cleaning = cleaning;
+    return cleaning;
+  }
+
+  /**
+   * The one way `usage.jsonl` is rewritten: read and `rewrite` without the lock (whole lines only; another process may
+   * append or rewrite the file meanwhile); undefined when `mayChange` says nothing in the bytes read can change.
+   */
+  async #lookThroughUsage(rewrite: (text: string) => Rewritten, mayChange: (bytes: Buffer) => boolean = () => true): Promise<UsageLook | undefined> {
+    const seen = await this.#readUsageBytes(0);
+    if (!mayChange(seen.bytes)) return undefined;
+    const end = seen.bytes.lastIndexOf(0x0a) + 1;
+    return { seen, end, ready: rewrite(seen.bytes.toString('utf8', 0, end)) };
+  }
+
+  /**
+   * Under the lock: writes a rewrite `#lookThroughUsage` made ready, with the lines appended since rewritten too; a file
+   * rewritten or replaced since the look (the daily clean-up, a forget) is rewritten again whole, so nothing the other
+   * rewrite took out comes back.
+   */
+  async #commitUsageRewrite({ seen, end, ready }: UsageLook, rewrite: (text: string) => Rewritten): Promise<void> {
+    const now = await this.#readUsageBytes(end);
+    const since = now.file === seen.file && now.size >= end ? now : { bytes: (await this.#readUsageBytes(0)).bytes };
+    const rest = rewrite(since.bytes.toString('utf8'));
+    if (rest.changed || ready.changed) await this.#replaceUsage(since === now ? [...ready.lines, ...rest.lines] : rest.lines);
   }
 
   /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json` (`accept` runs outside the lock). */
@@ -376,6 +427,7 @@ export class FileQuotaStore implements QuotaStore {
     if (this.#process.closed) return;
     this.#process.close();
     await this.#serial(async () => undefined);
+    await this.#cleaning;
     OPEN_LEDGERS.delete(this.path);
   }
 
@@ -403,7 +455,7 @@ export class FileQuotaStore implements QuotaStore {
   async #flush(): Promise<void> {
     const batch = this.#pending.splice(0);
     try {
-      const { outcomes, report } = await this.#locked(async () => {
+      const { outcomes, report, wrote } = await this.#locked(async () => {
         const ledger = await this.#load();
         let dirty = false;
         const usage: UsageRecord[] = [];
@@ -430,16 +482,20 @@ export class FileQuotaStore implements QuotaStore {
         });
         // Usage first: a crash between the two leaves a record whose settle the ledger lacks; when its dead process is
         // met, the job is charged what that record says (`reconcileIn`), not its estimate, and no record is added.
-        if (dirty) await this.#appendUsage(usage, batch[batch.length - 1]!.now);
+        if (dirty) await this.#appendUsage(usage);
         if (dirty) await this.#write(ledger);
-        return { outcomes, report: reconciled.report };
+        return { outcomes, report: reconciled.report, wrote: dirty };
       });
       // What the commit ended of gone processes' reservations, told once, whichever operations it wrote.
       this.#process.reconciled(report);
+      const last = batch[batch.length - 1]!.now;
+      // The day's first commit that wrote starts the clean-up, outside this turn of the queue: its operations answer once it is done.
+      const cleaned = wrote && last - this.#usagePrunedAt >= DAY_MS ? ((this.#usagePrunedAt = last), this.#cleanUpUsage(last)) : undefined;
       outcomes.forEach((outcome, i) => {
         if (!outcome.ok) return batch[i]!.reject(outcome.error);
         outcome.committed?.();
-        batch[i]!.resolve(outcome.result);
+        if (cleaned) void cleaned.then(() => batch[i]!.resolve(outcome.result));
+        else batch[i]!.resolve(outcome.result);
       });
     } catch (error) {
       for (const op of batch) op.reject(error);
@@ -590,14 +646,8 @@ export class FileQuotaStore implements QuotaStore {
     this.#written = stamp === undefined ? undefined : { stamp, ledger };
   }
 
-  /** Appends records to `usage.jsonl` (0600; one made anew starts with its rewrite line) and syncs it; drops expired records at most once a day. */
-  async #appendUsage(records: UsageRecord[], now: number): Promise<void> {
-    if (now - this.#usagePrunedAt >= DAY_MS) {
-      this.#usagePrunedAt = now;
-      const lines = await this.#readUsage();
-      const kept = lines.filter((r) => r.time >= now - this.#process.usageRetentionMs);
-      if (kept.length < lines.length) await this.#replaceUsage(kept.map((r) => JSON.stringify(r)));
-    }
+  /** Appends records to `usage.jsonl` (0600; one made anew starts with its rewrite line) and syncs it. */
+  async #appendUsage(records: UsageRecord[]): Promise<void> {
     if (records.length === 0) return;
     const fd = openSync(this.usagePath, 'a+', 0o600);
     try {
@@ -766,7 +816,7 @@ async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
  * kept as written (still told as skipped) when their id is only text in it (another member's id beginning with
  * theirs, a prompt naming them).
  */
-function withoutPromptsOf(text: string, key: string, userKey: string): { lines: string[]; erased: boolean } {
+function withoutPromptsOf(text: string, key: string, userKey: string): Rewritten {
   const userKeyField = `"userKey":"${key}"`;
   let erased = false;
   const lines = text.split('\n').flatMap((line, i) => {
@@ -777,7 +827,23 @@ function withoutPromptsOf(text: string, key: string, userKey: string): { lines: 
     erased = true;
     return record ? [JSON.stringify(withoutPromptOf(record))] : [];
   });
-  return { lines, erased };
+  return { lines, changed: erased };
+}
+
+/**
+ * The daily clean-up's rewrite of lines of `usage.jsonl`: the records from `from` on, and whether one before it was
+ * dropped; every other line (a damaged one, the rewrite line, blank ones) goes with the rewrite.
+ */
+function withoutExpired(from: number): (text: string) => Rewritten {
+  return (text) => {
+    let changed = false;
+    const lines = text.split('\n').flatMap((line) => {
+      const record = parseUsageLine(line);
+      if (record && record.time < from) changed = true;
+      return record && record.time >= from ? [JSON.stringify(record)] : [];
+    });
+    return { lines, changed };
+  };
 }
 
 /** The usage records of lines of `usage.jsonl`, and where its damaged lines were among them (`damagedLinesAt`). */
