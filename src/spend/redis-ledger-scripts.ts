@@ -20,20 +20,41 @@ const chargedCutOff = (sent: boolean | undefined): boolean => cutOffCostUsd({ us
  * `decodeJson(text)`: the JSON text's value, or nil when it is none. JavaScript writes half a surrogate pair (a
  * prompt cut in the middle of an emoji) as an escape (`\ud800`) that Redis's cjson refuses, while JavaScript reads
  * it: such a text is read again with each half alone as U+FFFD (and a whole pair as its character), so a script
- * takes a job's details, prompt included, as RedisQuotaStore's look through the stream does.
+ * takes a job's details, prompt included, as RedisQuotaStore's look through the stream does. This version sends
+ * well-formed text (`encodeJob`); older versions' entries and reservations may still hold such halves. The second
+ * read is one pass from left to right, each escape read once, so a prompt of backslashes costs its length, never
+ * its square: Redis answers no one while a script runs.
  */
 const DECODE_JSON = `
 local function decodeJson(text)
   local ok, value = pcall(cjson.decode, text)
   if ok then return value end
-  local slashes = '(' .. string.char(92) .. '+)u'
-  local function unescaped(run, rest) if #run % 2 == 1 then return string.sub(run, 2) .. rest end end
-  local whole = string.gsub(text, slashes .. '([dD][89abAB]%x%x)' .. string.char(92) .. 'u([dD][c-fC-F]%x%x)', function(run, high, low)
-    local c = 0x10000 + (tonumber(high, 16) - 0xD800) * 0x400 + tonumber(low, 16) - 0xDC00
-    return unescaped(run, string.char(0xF0 + math.floor(c / 0x40000), 0x80 + math.floor(c / 0x1000) % 0x40, 0x80 + math.floor(c / 0x40) % 0x40, 0x80 + c % 0x40))
-  end)
-  whole = string.gsub(whole, slashes .. '[dD][89a-fA-F]%x%x', function(run) return unescaped(run, string.char(0xEF, 0xBF, 0xBD)) end)
-  ok, value = pcall(cjson.decode, whole)
+  local BACKSLASH, REPLACEMENT = string.char(92), string.char(0xEF, 0xBF, 0xBD)
+  local parts, from, at = {}, 1, 1
+  while true do
+    local slash = string.find(text, BACKSLASH, at, true)
+    if not slash then break end
+    local high = string.match(text, '^u([dD][89a-fA-F]%x%x)', slash + 1)
+    if high then
+      parts[#parts + 1] = string.sub(text, from, slash - 1)
+      local low = tonumber(high, 16) < 0xDC00 and string.sub(text, slash + 6, slash + 7) == BACKSLASH .. 'u'
+        and string.match(text, '^[dD][c-fC-F]%x%x', slash + 8)
+      if low then
+        local c = 0x10000 + (tonumber(high, 16) - 0xD800) * 0x400 + tonumber(low, 16) - 0xDC00
+        parts[#parts + 1] = string.char(0xF0 + math.floor(c / 0x40000), 0x80 + math.floor(c / 0x1000) % 0x40, 0x80 + math.floor(c / 0x40) % 0x40, 0x80 + c % 0x40)
+        from = slash + 12
+      else
+        parts[#parts + 1] = REPLACEMENT
+        from = slash + 6
+      end
+      at = from
+    else
+      -- Any other escape (an escaped backslash among them) is kept as written: the next one starts after it.
+      at = slash + 2
+    end
+  end
+  parts[#parts + 1] = string.sub(text, from)
+  ok, value = pcall(cjson.decode, table.concat(parts))
   if ok then return value end
 end
 `;

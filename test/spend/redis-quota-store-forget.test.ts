@@ -256,6 +256,42 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect(details.map((d) => d.style)).toEqual(['🦊 \\ud800', undefined, '🦊 \\ud800']);
   });
 
+  /**
+   * Runs `act` with a PING sent beside it on another connection, and answers how long each took by the test's own
+   * clock: a script that held Redis would hold the PING as long.
+   */
+  async function beside(act: () => Promise<unknown>): Promise<{ actMs: number; pingMs: number }> {
+    const started = performance.now();
+    const [actMs, pingMs] = await Promise.all([act().then(() => performance.now() - started), client.ping().then(() => performance.now() - started)]);
+    return { actMs, pingMs };
+  }
+
+  it('settles and forgets a longest prompt of backslashes ending in half a surrogate pair in one pass, Redis answering others meanwhile', async () => {
+    const s = await open(uniquePrefix('forget-backslashes'));
+    const usage = `${s.prefix}:quota:usage`;
+    const prompt = `${'\\'.repeat(31_990)}\ud800`;
+    /** Far within the time a quadratic read of it took (50 s), far above a linear one (milliseconds) even on a busy machine: a bound, not a benchmark. */
+    const quick = { actMs: expect.toSatisfy((ms: number) => ms < 10_000), pingMs: expect.toSatisfy((ms: number) => ms < 10_000) };
+
+    // Sent by this version: the half pair reaches Redis as U+FFFD.
+    expect(await s.reserve({ jobId: 'sent', userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.2, limits: {}, now: T, job: job(prompt) })).toEqual({ ok: true });
+    const kept = `${'\\'.repeat(31_990)}\ufffd`;
+    expect(JSON.parse((await client.hget(`${s.prefix}:quota:res:sent`, 'job'))!)).toEqual(job(kept));
+    expect(await beside(() => s.settle('sent', 0.1, { outcome: 'completed', images: 1 }))).toEqual(quick);
+    // A reservation an older version wrote, its details holding the escape as JavaScript writes it.
+    expect(await s.reserve({ jobId: 'older', userKey: 'discord:alice', scopeKey: 'discord:guild', estimateUsd: 0.2, limits: {}, now: T, job: job() })).toEqual({ ok: true });
+    await client.hset(`${s.prefix}:quota:res:older`, 'job', JSON.stringify(job(prompt)));
+    expect(await beside(() => s.settle('older', 0.1, { outcome: 'completed', images: 1 }))).toEqual(quick);
+    expect((await s.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([['sent', kept], ['older', kept]]);
+
+    // An entry an older version wrote, the prompt inside it.
+    await client.xadd(usage, '*', 'r', legacy('entry', 'discord:alice', prompt));
+    expect(await beside(() => s.forgetPrompts('discord:alice'))).toEqual(quick);
+    expect(await everything(client, s.prefix)).not.toContain('\\\\\\\\');
+    const details = (await client.xrange(usage, '-', '+')).map(([, [, r]]) => JSON.parse(JSON.parse(r!).job) as JobDetails);
+    expect(details).toEqual([job(), job(), job()]);
+  });
+
   /** A store on a connection of the test's own, each step of its look (`LOOKED_THROUGH`) answered by `step`, which gets the real one. */
   /** The connection of the store `withLookStep` made last. */
   let lookConnection: Redis | undefined;
