@@ -140,9 +140,15 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
     return;
   }
   if (!taken) return refusePress(ctx, interaction, new PressRefusedError('already_retried', words('discord.button.already_retried')));
-  // Refused by the intake, or answered and then not started: nothing ran, so its Retry is the member's again.
-  if (!(await startJob(ctx, interaction, job, firstAnswer))) {
-    await ctx.store.giveBackRetry(record.key, interaction.id).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not give back the Retry of a job that did not run again'));
+  // Refused by the intake, answered and then not started, or its first answer failed (Discord refused the deferral, the
+  // error going on to the log): nothing ran, so its Retry is the member's again.
+  let started = false;
+  try {
+    started = await startJob(ctx, interaction, job, firstAnswer);
+  } finally {
+    if (!started) {
+      await ctx.store.giveBackRetry(record.key, interaction.id).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not give back the Retry of a job that did not run again'));
+    }
   }
 }
 

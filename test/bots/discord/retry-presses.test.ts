@@ -153,4 +153,21 @@ describe('a job’s Retry', () => {
     const hers = await h.finalReply(byAda, (m) => buttonsOf(m).some((x) => x.label === 'Reroll'));
     expect(hers.id).toBe(message.id);
   });
+
+  it('gives its Retry back when the press’s first answer fails (Discord refuses the deferral): nothing ran, and the next press runs it', async () => {
+    h = await DiscordHarness.start({ partialImages: 0 });
+    const message = await failed();
+    const before = generations();
+    h.discord.failNext({ route: 'interaction-callback' }, { status: 400, code: 50035, message: 'Invalid Form Body' });
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.discord.waitFor(() => h.discord.requests.some((r) => r.route === 'interaction-callback' && r.token === first.token && r.code === 50035), 'the refused deferral');
+    await h.discord.waitFor(() => (h.logger.entries.some((e) => /Invalid Form Body|50035/.test(JSON.stringify(e))) ? true : undefined), 'the failure logged');
+    expect(generations()).toBe(before);
+
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    const done = await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).toBe(message.id);
+    expect(generations()).toBe(before + 1);
+    expect(refusedAsRetried()).toHaveLength(0);
+  });
 });
