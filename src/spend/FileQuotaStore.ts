@@ -354,11 +354,15 @@ export class FileQuotaStore implements QuotaStore {
   /**
    * The daily clean-up (on a process's first commit of the day that writes), made ready without the lock as a forget's
    * rewrite is (`#commitUsageRewrite`): every step of every process waits only for the lines appended since and the
-   * write, and not at all when no record is past retention (200,000 records: bench/file-prune.ts). A failure is told
-   * to `onError`: the commit that started it is written.
+   * write, and not at all when no record is past retention (200,000 records: bench/file-prune.ts). It runs behind the
+   * commit that started it, whose steps have answered (a reserve is decided within a chat's deadline whatever the
+   * file's size); one at a time, and `close` waits for it. A failure is told to `onError`: that commit is written.
    */
   #cleanUpUsage(now: number): Promise<void> {
+    // One at a time: after the one under way, if any.
+    const before = this.#cleaning;
     const cleaning = (async () => {
+      await before;
       const look = await this.lookForExpiredUsage(now);
       if (look) await this.#serial(() => this.#locked(() => this.#commitUsageRewrite(look, withoutExpired(now - this.#process.usageRetentionMs))));
     })().catch((error: unknown) => this.#process.onError?.(error));
@@ -489,14 +493,16 @@ export class FileQuotaStore implements QuotaStore {
       // What the commit ended of gone processes' reservations, told once, whichever operations it wrote.
       this.#process.reconciled(report);
       const last = batch[batch.length - 1]!.now;
-      // The day's first commit that wrote starts the clean-up, outside this turn of the queue: its operations answer once it is done.
-      const cleaned = wrote && last - this.#usagePrunedAt >= DAY_MS ? ((this.#usagePrunedAt = last), this.#cleanUpUsage(last)) : undefined;
       outcomes.forEach((outcome, i) => {
         if (!outcome.ok) return batch[i]!.reject(outcome.error);
         outcome.committed?.();
-        if (cleaned) void cleaned.then(() => batch[i]!.resolve(outcome.result));
-        else batch[i]!.resolve(outcome.result);
+        batch[i]!.resolve(outcome.result);
       });
+      // The day's first commit that wrote starts the clean-up behind its answers, outside this turn of the queue.
+      if (wrote && last - this.#usagePrunedAt >= DAY_MS) {
+        this.#usagePrunedAt = last;
+        void this.#cleanUpUsage(last);
+      }
     } catch (error) {
       for (const op of batch) op.reject(error);
     }
