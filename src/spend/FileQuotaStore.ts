@@ -347,7 +347,7 @@ export class FileQuotaStore implements QuotaStore {
    * retention as of `now`; undefined when none is.
    */
   async lookForExpiredUsage(now: number): Promise<UsageLook | undefined> {
-    const look = await this.#lookThroughUsage(withoutExpired(now - this.#process.usageRetentionMs));
+    const look = await this.#lookThroughUsage(withoutExpiredInTurns(now - this.#process.usageRetentionMs));
     return look?.ready.changed ? look : undefined;
   }
 
@@ -374,11 +374,11 @@ export class FileQuotaStore implements QuotaStore {
    * The one way `usage.jsonl` is rewritten: read and `rewrite` without the lock (whole lines only; another process may
    * append or rewrite the file meanwhile); undefined when `mayChange` says nothing in the bytes read can change.
    */
-  async #lookThroughUsage(rewrite: (text: string) => Rewritten, mayChange: (bytes: Buffer) => boolean = () => true): Promise<UsageLook | undefined> {
+  async #lookThroughUsage(rewrite: (text: string) => Rewritten | Promise<Rewritten>, mayChange: (bytes: Buffer) => boolean = () => true): Promise<UsageLook | undefined> {
     const seen = await this.#readUsageBytes(0);
     if (!mayChange(seen.bytes)) return undefined;
     const end = seen.bytes.lastIndexOf(0x0a) + 1;
-    return { seen, end, ready: rewrite(seen.bytes.toString('utf8', 0, end)) };
+    return { seen, end, ready: await rewrite(seen.bytes.toString('utf8', 0, end)) };
   }
 
   /**
@@ -849,6 +849,28 @@ function withoutExpired(from: number): (text: string) => Rewritten {
       return record && record.time >= from ? [JSON.stringify(record)] : [];
     });
     return { lines, changed };
+  };
+}
+
+/** Lines `withoutExpiredInTurns` parses in one turn of the event loop. */
+const LINES_PER_TURN = 2_000;
+
+/**
+ * `withoutExpired` for the clean-up's look without the lock, a slice of lines at a time: parsing 200,000 lines takes
+ * seconds, during which the process's other steps, and its answers to chats, would wait.
+ */
+function withoutExpiredInTurns(from: number): (text: string) => Promise<Rewritten> {
+  const rewrite = withoutExpired(from);
+  return async (text) => {
+    const all = text.split('\n');
+    const done: Rewritten = { lines: [], changed: false };
+    for (let at = 0; at < all.length; at += LINES_PER_TURN) {
+      if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+      const slice = rewrite(all.slice(at, at + LINES_PER_TURN).join('\n'));
+      done.lines.push(...slice.lines);
+      done.changed ||= slice.changed;
+    }
+    return done;
   };
 }
 
