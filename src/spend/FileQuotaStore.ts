@@ -347,18 +347,22 @@ export class FileQuotaStore implements QuotaStore {
    * retention as of `now`; undefined when none is.
    */
   async lookForExpiredUsage(now: number): Promise<UsageLook | undefined> {
-    const look = await this.#lookThroughUsage(withoutExpired(now - this.#process.usageRetentionMs));
+    const look = await this.#lookThroughUsage(withoutExpiredInTurns(now - this.#process.usageRetentionMs));
     return look?.ready.changed ? look : undefined;
   }
 
   /**
    * The daily clean-up (on a process's first commit of the day that writes), made ready without the lock as a forget's
    * rewrite is (`#commitUsageRewrite`): every step of every process waits only for the lines appended since and the
-   * write, and not at all when no record is past retention (200,000 records: bench/file-prune.ts). A failure is told
-   * to `onError`: the commit that started it is written.
+   * write, and not at all when no record is past retention (200,000 records: bench/file-prune.ts). It runs behind the
+   * commit that started it, whose steps have answered (a reserve is decided within a chat's deadline whatever the
+   * file's size); one at a time, and `close` waits for it. A failure is told to `onError`: that commit is written.
    */
   #cleanUpUsage(now: number): Promise<void> {
+    // One at a time: after the one under way, if any.
+    const before = this.#cleaning;
     const cleaning = (async () => {
+      await before;
       const look = await this.lookForExpiredUsage(now);
       if (look) await this.#serial(() => this.#locked(() => this.#commitUsageRewrite(look, withoutExpired(now - this.#process.usageRetentionMs))));
     })().catch((error: unknown) => this.#process.onError?.(error));
@@ -370,11 +374,11 @@ export class FileQuotaStore implements QuotaStore {
    * The one way `usage.jsonl` is rewritten: read and `rewrite` without the lock (whole lines only; another process may
    * append or rewrite the file meanwhile); undefined when `mayChange` says nothing in the bytes read can change.
    */
-  async #lookThroughUsage(rewrite: (text: string) => Rewritten, mayChange: (bytes: Buffer) => boolean = () => true): Promise<UsageLook | undefined> {
+  async #lookThroughUsage(rewrite: (text: string) => Rewritten | Promise<Rewritten>, mayChange: (bytes: Buffer) => boolean = () => true): Promise<UsageLook | undefined> {
     const seen = await this.#readUsageBytes(0);
     if (!mayChange(seen.bytes)) return undefined;
     const end = seen.bytes.lastIndexOf(0x0a) + 1;
-    return { seen, end, ready: rewrite(seen.bytes.toString('utf8', 0, end)) };
+    return { seen, end, ready: await rewrite(seen.bytes.toString('utf8', 0, end)) };
   }
 
   /**
@@ -489,14 +493,16 @@ export class FileQuotaStore implements QuotaStore {
       // What the commit ended of gone processes' reservations, told once, whichever operations it wrote.
       this.#process.reconciled(report);
       const last = batch[batch.length - 1]!.now;
-      // The day's first commit that wrote starts the clean-up, outside this turn of the queue: its operations answer once it is done.
-      const cleaned = wrote && last - this.#usagePrunedAt >= DAY_MS ? ((this.#usagePrunedAt = last), this.#cleanUpUsage(last)) : undefined;
       outcomes.forEach((outcome, i) => {
         if (!outcome.ok) return batch[i]!.reject(outcome.error);
         outcome.committed?.();
-        if (cleaned) void cleaned.then(() => batch[i]!.resolve(outcome.result));
-        else batch[i]!.resolve(outcome.result);
+        batch[i]!.resolve(outcome.result);
       });
+      // The day's first commit that wrote starts the clean-up behind its answers, outside this turn of the queue.
+      if (wrote && last - this.#usagePrunedAt >= DAY_MS) {
+        this.#usagePrunedAt = last;
+        void this.#cleanUpUsage(last);
+      }
     } catch (error) {
       for (const op of batch) op.reject(error);
     }
@@ -843,6 +849,28 @@ function withoutExpired(from: number): (text: string) => Rewritten {
       return record && record.time >= from ? [JSON.stringify(record)] : [];
     });
     return { lines, changed };
+  };
+}
+
+/** Lines `withoutExpiredInTurns` parses in one turn of the event loop. */
+const LINES_PER_TURN = 2_000;
+
+/**
+ * `withoutExpired` for the clean-up's look without the lock, a slice of lines at a time: parsing 200,000 lines takes
+ * seconds, during which the process's other steps, and its answers to chats, would wait.
+ */
+function withoutExpiredInTurns(from: number): (text: string) => Promise<Rewritten> {
+  const rewrite = withoutExpired(from);
+  return async (text) => {
+    const all = text.split('\n');
+    const done: Rewritten = { lines: [], changed: false };
+    for (let at = 0; at < all.length; at += LINES_PER_TURN) {
+      if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+      const slice = rewrite(all.slice(at, at + LINES_PER_TURN).join('\n'));
+      done.lines.push(...slice.lines);
+      done.changed ||= slice.changed;
+    }
+    return done;
   };
 }
 

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { FileQuotaStore } from '../../src/internal.js';
 import { spyOnInstance } from '../helpers/instance-spy.js';
@@ -6,7 +7,10 @@ import { useTempDirs } from '../helpers/runner-harness.js';
 
 const newDir = useTempDirs();
 const open: FileQuotaStore[] = [];
+/** Held looks (`holdLook`), let go before the stores close: a close waits for the clean-up. */
+const holds: (() => void)[] = [];
 afterEach(async () => {
+  for (const release of holds.splice(0)) release();
   await Promise.all(open.splice(0).map((s) => s.close()));
 });
 
@@ -18,15 +22,50 @@ async function settledJob(store: FileQuotaStore, jobId: string, userKey: string,
   await store.settle(jobId, 0.011);
 }
 
-/** Runs `meanwhile` once the daily clean-up has looked through usage.jsonl without the lock, before it takes the lock. */
-function betweenLookAndLock(store: FileQuotaStore, meanwhile: () => Promise<void>): void {
+/**
+ * Runs `meanwhile` once the daily clean-up has looked through usage.jsonl without the lock, before it takes the lock;
+ * resolves once `meanwhile` is done.
+ */
+function betweenLookAndLock(store: FileQuotaStore, meanwhile: () => Promise<void>): Promise<void> {
   const look = FileQuotaStore.prototype.lookForExpiredUsage;
+  let done!: () => void;
+  const ran = new Promise<void>((resolve) => (done = resolve));
   const spy = spyOnInstance(FileQuotaStore.prototype, 'lookForExpiredUsage', (s) => s === store).mockImplementationOnce(async function (this: FileQuotaStore, now: number) {
     const seen = await look.call(this, now);
     await meanwhile();
+    done();
     return seen;
   });
   onTestFinished(() => spy.mockRestore());
+  return ran;
+}
+
+/**
+ * Holds the daily clean-up's look through usage.jsonl until the returned `release` is called; `looking` resolves
+ * once the look has begun.
+ */
+function holdLook(store: FileQuotaStore): { looking: Promise<void>; release: () => void } {
+  const look = FileQuotaStore.prototype.lookForExpiredUsage;
+  let release!: () => void;
+  let begun!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const looking = new Promise<void>((resolve) => (begun = resolve));
+  const spy = spyOnInstance(FileQuotaStore.prototype, 'lookForExpiredUsage', (s) => s === store).mockImplementationOnce(async function (this: FileQuotaStore, now: number) {
+    begun();
+    await released;
+    return look.call(this, now);
+  });
+  holds.push(release);
+  onTestFinished(() => spy.mockRestore());
+  return { looking, release };
+}
+
+/** The records of `store`'s usage.jsonl once its clean-up is done: `close` waits for it; read through the folder opened again. */
+async function usageAfterCleanUp(store: FileQuotaStore): Promise<{ text: string; records: [string, string | undefined][] }> {
+  await store.close();
+  const again = new FileQuotaStore({ dir: dirname(store.path), usageRetentionDays: 2 });
+  open.push(again);
+  return { text: await readFile(store.usagePath, 'utf8'), records: (await again.usage({})).map((r) => [r.jobId, r.prompt]) };
 }
 
 /** A store keeping two days of usage records, its first clean-up done: one record past retention at the next day's first settle. */
@@ -43,33 +82,59 @@ async function storeWithOneExpiring(): Promise<{ store: FileQuotaStore; later: (
 }
 
 describe('the file ledger’s daily clean-up of usage.jsonl', () => {
+  it('answers the day’s first reserve and its settle once their commit is written, while the clean-up still looks', async () => {
+    const { store, later } = await storeWithOneExpiring();
+    const now = later();
+    const { looking, release } = holdLook(store);
+
+    // The day's first commit that writes: it starts the clean-up, whose look is held.
+    expect(await store.reserve({ jobId: 'first-of-day', userKey: 'slack:U3', scopeKey: 'slack:T1', estimateUsd: 0.02, limits: {}, now, job: job('a slow river') })).toEqual({ ok: true });
+    await looking;
+    expect(await store.settle('first-of-day', 0.011)).toBe(true);
+    // Another job settled while the clean-up runs.
+    await settledJob(store, 'meanwhile', 'slack:U1', 'a red kite', now);
+    release();
+
+    const { text, records } = await usageAfterCleanUp(store);
+    expect(text).not.toContain('calm lake');
+    expect(records).toEqual([
+      ['kept', 'a QUIXOTIC fox'],
+      ['first-of-day', 'a slow river'],
+      ['meanwhile', 'a red kite'],
+    ]);
+  });
+
   it('keeps a settle another step appended after its look, and drops the record past retention', async () => {
     const { store, later } = await storeWithOneExpiring();
     const now = later();
-    betweenLookAndLock(store, () => settledJob(store, 'in-window', 'slack:U3', 'a red kite', now));
+    const ran = betweenLookAndLock(store, () => settledJob(store, 'in-window', 'slack:U3', 'a red kite', now));
 
     await settledJob(store, 'first-of-day', 'slack:U3', 'a slow river', now);
+    await ran;
 
-    expect(await readFile(store.usagePath, 'utf8')).not.toContain('calm lake');
-    expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([
+    const { text, records } = await usageAfterCleanUp(store);
+    expect(text).not.toContain('calm lake');
+    expect(records).toEqual([
       ['kept', 'a QUIXOTIC fox'],
-      // The day's first commit that writes (its reserve) started the clean-up: the other job settled in the window.
-      ['in-window', 'a red kite'],
+      // The day's first commit that writes (its reserve) started the clean-up, and answered before it: its job settled
+      // before the look was done, the other job in the window after it.
       ['first-of-day', 'a slow river'],
+      ['in-window', 'a red kite'],
     ]);
   });
 
   it('brings back nothing a rewrite of usage.jsonl after its look took out (a forget)', async () => {
     const { store, later } = await storeWithOneExpiring();
     const now = later();
-    betweenLookAndLock(store, () => store.forgetPrompts('slack:U1'));
+    const ran = betweenLookAndLock(store, () => store.forgetPrompts('slack:U1'));
 
     await settledJob(store, 'first-of-day', 'slack:U3', 'a slow river', now);
+    await ran;
 
-    const text = await readFile(store.usagePath, 'utf8');
+    const { text, records } = await usageAfterCleanUp(store);
     expect(text).not.toContain('QUIXOTIC');
     expect(text).not.toContain('calm lake');
-    expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([
+    expect(records).toEqual([
       ['kept', undefined],
       ['first-of-day', 'a slow river'],
     ]);
@@ -87,6 +152,6 @@ describe('the file ledger’s daily clean-up of usage.jsonl', () => {
     await settledJob(store, 'next-day', 'slack:U2', 'a slow river', now);
 
     // Only appended to (a rewrite starts with a rewrite line of its own).
-    expect((await readFile(store.usagePath, 'utf8')).startsWith(before)).toBe(true);
+    expect((await usageAfterCleanUp(store)).text.startsWith(before)).toBe(true);
   });
 });
