@@ -8,18 +8,20 @@ import { CATALOGS } from '../../bots/runner/index.js';
 import { makeAPIError, redactSecrets, registerSecret } from '../../src/internal.js';
 
 // Tokens are put together from pieces so that no complete one is written in the repository.
+// Their bodies are unlike any other test's (no runs such as 0123456789): the unit tests share one process, and a secret
+// another file registered that shares 12 characters with one of these would hide it whole, its prefix too.
 const slackBot = ['xoxb', '17653672481', '19874698323', 'pdFZKVeTuE8sk7oOcBrzbqgy'].join('-');
 const slackUser = ['xoxp', '2', '3', '4', 'abcdef0123'].join('-');
-const slackApp = ['xapp', '1', 'A0123ABCDEF', '4567890123456', '0123456789abcdef'].join('-');
-const slackWorkflow = ['xwfp', '1', 'T0123ABCD', '4567890123456', '0123456789abcdef'].join('-');
+const slackApp = ['xapp', '1', 'A07QH3K2M9Z', '8302716495038', 'b7e29c4f10d8a635'].join('-');
+const slackWorkflow = ['xwfp', '1', 'T05RJ8W1N', '6150938274619', '93d0f6a2c81e7b54'].join('-');
 const slackRotated = `xoxe.${['xoxp', '1', 'Mi0yLTEyMzQ1Njc4OTAtMTIzNDU2Nzg5MDEyMw'].join('-')}`;
 const slackRefresh = ['xoxe', '1', 'My0xLTEyMzQ1Njc4OTAtNDU2Nzg5MDEyMzQ1'].join('-');
 const githubClassic = `ghp_${'A1b2C3d4E5f6'.repeat(3)}`;
 const githubOAuth = `gho_${'16C7e42F292c6912E7710c838347Ae178B4a'}`;
-const githubFineGrained = `github_pat_${'11ABCDEFG0123456789_'}${'abcdefghijKLMNOPQRST0123456789'.repeat(2)}`;
-const googleKey = `AIza${'SyD-1234567890abcdefghijklmnopqrstu'}`;
-const stripeSecret = `sk_live_${'51HxYzAbCdEf0123456789'}`;
-const stripeRestricted = `rk_live_${'0123456789abcdefABCDEF'}`;
+const githubFineGrained = `github_pat_${'11AQ7Z3KX08f5Rw2Lm4_'}${'Wm5cYh2Qa8Ue3Ko7Sd1Fx9Bn4Pj6Lv'.repeat(2)}`;
+const googleKey = `AIza${'SyD-8f3Kq2Lm9Xw4Rt7Vb1Nc6Hj0Gz5Py2E'}`;
+const stripeSecret = `sk_live_${'51HxYzAbCdEf8302716495'}`;
+const stripeRestricted = `rk_live_${'b7e29c4f10d8a635QhKzXw'}`;
 const awsKeyId = `AKIA${'IOSFODNN7EXAMPLE'}`;
 const jwt = ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9', 'eyJzdWIiOiIxMjM0NTY3ODkwIn0', 'dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'].join('.');
 /** A Discord bot token: the bot's user id in base64, a timestamp, an HMAC. */
