@@ -356,7 +356,8 @@ export class FileQuotaStore implements QuotaStore {
    * rewrite is (`#commitUsageRewrite`): every step of every process waits only for the lines appended since and the
    * write, and not at all when no record is past retention (200,000 records: bench/file-prune.ts). It runs behind the
    * commit that started it, whose steps have answered (a reserve is decided within a chat's deadline whatever the
-   * file's size); one at a time, and `close` waits for it. A failure is told to `onError`: that commit is written.
+   * file's size); one at a time, and `close` waits for it. A failure is told to `onError`: that commit is written, and a
+   * hook that throws fails no step and no `close` either.
    */
   #cleanUpUsage(now: number): Promise<void> {
     // One at a time: after the one under way, if any.
@@ -365,7 +366,13 @@ export class FileQuotaStore implements QuotaStore {
       await before;
       const look = await this.lookForExpiredUsage(now);
       if (look) await this.#serial(() => this.#locked(() => this.#commitUsageRewrite(look, withoutExpired(now - this.#process.usageRetentionMs))));
-    })().catch((error: unknown) => this.#process.onError?.(error));
+    })().catch((cause: unknown) => {
+      try {
+        this.#process.onError?.(new Error('could not drop expired usage records', { cause }));
+      } catch {
+        // A hook that throws has no one left to tell: the commit stands, and so does `close`.
+      }
+    });
     this.#cleaning = cleaning;
     return cleaning;
   }
@@ -383,14 +390,15 @@ export class FileQuotaStore implements QuotaStore {
 
   /**
    * Under the lock: writes a rewrite `#lookThroughUsage` made ready, with the lines appended since rewritten too; a file
-   * rewritten or replaced since the look (the daily clean-up, a forget) is rewritten again whole, so nothing the other
-   * rewrite took out comes back.
+   * rewritten or replaced since the look (the daily clean-up, a forget) is read again whole, so nothing the other
+   * rewrite took out comes back, and rewritten only when that read finds something to change (the other rewrite may
+   * have done it all: the look's finding is of a file no longer there).
    */
   async #commitUsageRewrite({ seen, end, ready }: UsageLook, rewrite: (text: string) => Rewritten): Promise<void> {
     const now = await this.#readUsageBytes(end);
     const since = now.file === seen.file && now.size >= end ? now : { bytes: (await this.#readUsageBytes(0)).bytes };
     const rest = rewrite(since.bytes.toString('utf8'));
-    if (rest.changed || ready.changed) await this.#replaceUsage(since === now ? [...ready.lines, ...rest.lines] : rest.lines);
+    if (rest.changed || (since === now && ready.changed)) await this.#replaceUsage(since === now ? [...ready.lines, ...rest.lines] : rest.lines);
   }
 
   /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json` (`accept` runs outside the lock). */

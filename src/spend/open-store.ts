@@ -57,7 +57,7 @@ export function ledgerRedis(redis: RedisConfig, ledger: LedgerKind = 'account'):
  */
 export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<QuotaStore> {
   const { logger } = options;
-  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease (or, on Redis, drop expired usage records, look through an older version\'s, or have Redis rewrite its append-only file after a forget; or an onReconciled hook failed, the ledger step it was told of written all the same: the error says which)');
+  const onError = (err: unknown) => logger?.warn({ err }, 'could not renew the spend lease (or drop expired usage records; or, on Redis, look through an older version\'s, or have Redis rewrite its append-only file after a forget; or an onReconciled hook failed, the ledger step it was told of written all the same: the error says which)');
   const onReservationLost = (lost: LostReservation) => {
     logger?.warn(
       lost,

@@ -380,7 +380,8 @@ export interface LedgerOptions {
   /**
    * Lease renewal failures, once per streak: told again only after a renewal passed (each is tried again at the next
    * third of the lease). A renewal not answered within 2 s (a third of the lease when that is shorter) counts as failed.
-   * With Redis, a failed trim of expired usage records is told here too.
+   * A failed drop of expired usage records is told here too (Redis's hourly trim, the file ledger's daily clean-up of
+   * `usage.jsonl`), the commit that started it written all the same; a hook that throws fails no step.
    */
   onError?: ((error: unknown) => void) | undefined;
   /** Days usage records are kept (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, symlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { FileQuotaStore } from '../../src/internal.js';
@@ -81,6 +81,22 @@ async function storeWithOneExpiring(): Promise<{ store: FileQuotaStore; later: (
   return { store, later: () => (now += 1.1 * DAY) };
 }
 
+/** The rewrite line `usage.jsonl` starts with: a new one at each rewrite. */
+async function rewriteLine(store: FileQuotaStore): Promise<string> {
+  return (await readFile(store.usagePath, 'utf8')).split('\n')[0]!;
+}
+
+/** A second process on the same ledger (one store per file per process: opened through a link to the folder). */
+async function otherProcess(store: FileQuotaStore, clock: () => number): Promise<FileQuotaStore> {
+  const alias = `${dirname(store.path)}-other-process`;
+  await symlink(dirname(store.path), alias);
+  onTestFinished(() => rm(alias, { force: true }));
+  const other = new FileQuotaStore({ dir: alias, usageRetentionDays: 2, clock });
+  open.push(other);
+  await other.open();
+  return other;
+}
+
 describe('the file ledger’s daily clean-up of usage.jsonl', () => {
   it('answers the day’s first reserve and its settle once their commit is written, while the clean-up still looks', async () => {
     const { store, later } = await storeWithOneExpiring();
@@ -153,5 +169,54 @@ describe('the file ledger’s daily clean-up of usage.jsonl', () => {
 
     // Only appended to (a rewrite starts with a rewrite line of its own).
     expect((await usageAfterCleanUp(store)).text.startsWith(before)).toBe(true);
+  });
+
+  it('does not rewrite usage.jsonl again when another process dropped the expired records after its look', async () => {
+    const { store, later } = await storeWithOneExpiring();
+    const now = later();
+    const other = await otherProcess(store, () => now);
+    let afterOther = '';
+    const ran = betweenLookAndLock(store, async () => {
+      // The other process's first commit of the day: its clean-up drops the record past retention (its close waits for it).
+      await settledJob(other, 'other-first-of-day', 'slack:U3', 'a red kite', now);
+      await other.close();
+      afterOther = await rewriteLine(store);
+    });
+
+    await settledJob(store, 'first-of-day', 'slack:U3', 'a slow river', now);
+    await ran;
+
+    const { text } = await usageAfterCleanUp(store);
+    expect(text).not.toContain('calm lake');
+    expect(afterOther).not.toBe('');
+    // The same rewrite id: nothing was left to drop, so the file was only appended to.
+    expect(text.split('\n')[0]).toBe(afterOther);
+  });
+
+  it('answers the day’s first reserve and closes when the clean-up fails and the onError hook throws, telling the hook once', async () => {
+    let now = Date.UTC(2026, 0, 10, 12);
+    const told: unknown[] = [];
+    const store = new FileQuotaStore({
+      dir: await newDir(),
+      usageRetentionDays: 2,
+      clock: () => now,
+      onError: (error) => {
+        told.push(error);
+        throw new Error('the hook failed too');
+      },
+    });
+    open.push(store);
+    await store.open();
+    await settledJob(store, 'expiring', 'slack:U2', 'a calm lake', now);
+    now += 3 * DAY;
+    // usage.jsonl cannot be read: the clean-up's look fails.
+    await rename(store.usagePath, `${store.usagePath}.moved`);
+    await mkdir(store.usagePath);
+
+    expect(await store.reserve({ jobId: 'first-of-day', userKey: 'slack:U3', scopeKey: 'slack:T1', estimateUsd: 0.02, limits: {}, now, job: job('a slow river') })).toEqual({ ok: true });
+    // close waits for the clean-up.
+    await expect(store.close()).resolves.toBeUndefined();
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ message: 'could not drop expired usage records', cause: { code: 'EISDIR' } });
   });
 });
