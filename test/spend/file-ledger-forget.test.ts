@@ -121,6 +121,26 @@ describe('forgetting a member’s prompts in the file ledger', () => {
     ]);
   });
 
+  it('does not rewrite usage.jsonl again when another forget of the member erased their prompts after the look', async () => {
+    const store = new FileQuotaStore({ dir: await newDir() });
+    open.push(store);
+    await store.open();
+    await settledJob(store, 'theirs', 'slack:U1', 'a QUIXOTIC fox');
+    let afterOther = '';
+    betweenLookAndLock(store, async () => {
+      await store.forgetPrompts('slack:U1');
+      afterOther = (await readFile(store.usagePath, 'utf8')).split('\n')[0]!;
+    });
+
+    await store.forgetPrompts('slack:U1');
+
+    const text = await readFile(store.usagePath, 'utf8');
+    expect(text).not.toContain('QUIXOTIC');
+    // The same rewrite id: nothing of theirs was left, so the file was not rewritten again.
+    expect(afterOther).not.toBe('');
+    expect(text.split('\n')[0]).toBe(afterOther);
+  });
+
   it('brings back no record the daily clean-up took out of usage.jsonl after the look', async () => {
     const DAY = 24 * 60 * 60 * 1000;
     let now = Date.UTC(2026, 0, 10, 12);
