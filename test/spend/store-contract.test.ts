@@ -863,10 +863,11 @@ describe.each(kinds)('the %s quota store', (kind) => {
       let renewals = 0;
       s.renewLease = () => ((renewals += 1), renewLease());
       await s.reserve(ask('held-as-it-closes', 0.04, {}));
-      const reserved = s.reserve(ask('as-it-closes', 0.04, {}));
+      // Its refusal is awaited from the start: it may come while the close is still under way.
+      const refused = expect(s.reserve(ask('as-it-closes', 0.04, {}))).rejects.toMatchObject({ code: 'quota_store_closed' });
       await s.close();
       renewals = 0;
-      await expect(reserved).rejects.toMatchObject({ code: 'quota_store_closed' });
+      await refused;
       await vi.advanceTimersByTimeAsync(1000);
       expect(renewals).toBe(0);
       expect(vi.getTimerCount()).toBe(0);
@@ -880,9 +881,9 @@ describe.each(kinds)('the %s quota store', (kind) => {
     const time = { now: Date.now() };
     const lease = { leaseMs: 60_000, clock: () => time.now };
     const closing = await open(group, lease);
-    const reserved = closing.reserve(ask('as-it-closes', 0.5, {}, { now: time.now }));
+    const refused = expect(closing.reserve(ask('as-it-closes', 0.5, {}, { now: time.now }))).rejects.toMatchObject({ code: 'quota_store_closed' });
     await closing.close();
-    await expect(reserved).rejects.toMatchObject({ code: 'quota_store_closed' });
+    await refused;
     const other = await open(group, lease);
     expect((await other.reconcile(time.now)).released).toEqual([]);
     time.now += 60_001;
