@@ -226,11 +226,11 @@ describe('FileQuotaStore', () => {
     const lockTaken = new Promise<void>((resolve) => (taken = resolve));
     const holder = withFileLock(`${store.path}.lock`, () => (taken(), held));
     await lockTaken;
-    const reserved = reserve(store, 0.2, {});
+    const refused = expect(reserve(store, 0.2, {})).rejects.toMatchObject({ code: 'quota_store_closed' });
     const closed = store.close();
     letGo();
     await holder;
-    await expect(reserved).rejects.toMatchObject({ code: 'quota_store_closed' });
+    await refused;
     await closed;
     const ledgerAfter = await readFile(store.path, 'utf8');
     expect((JSON.parse(ledgerAfter) as { reservations: object }).reservations).toEqual({});
