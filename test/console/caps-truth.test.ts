@@ -48,9 +48,11 @@ async function ledgerPastRetention(now: number): Promise<FileQuotaStore> {
   await old.open();
   await spend(old, 'old', 'cli:owner', 'cli', 0.4, then);
   await old.close();
-  const store = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
-  await spend(store, 'new', 'cli:owner', 'cli', 0.05, now);
-  return store;
+  const writer = await opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
+  await spend(writer, 'new', 'cli:owner', 'cli', 0.05, now);
+  // The day's first commit starts the clean-up of records past retention behind its answers; a closed store finished it.
+  await writer.close();
+  return opened(new FileQuotaStore({ dir, clock: () => now, usageRetentionDays: 7 }));
 }
 
 async function spendPageOf(store: FileQuotaStore, operator: OperatorSettings, now: number): Promise<string> {
