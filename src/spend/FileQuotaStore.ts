@@ -849,15 +849,18 @@ function withoutPromptsOf(text: string, key: string, userKey: string): Rewritten
  * dropped; every other line (a damaged one, the rewrite line, blank ones) goes with the rewrite.
  */
 function withoutExpired(from: number): (text: string) => Rewritten {
-  return (text) => {
-    let changed = false;
-    const lines = text.split('\n').flatMap((line) => {
-      const record = parseUsageLine(line);
-      if (record && record.time < from) changed = true;
-      return record && record.time >= from ? [JSON.stringify(record)] : [];
-    });
-    return { lines, changed };
-  };
+  return (text) => expiredOut(text.split('\n'), from);
+}
+
+/** `withoutExpired` of lines already split. */
+function expiredOut(lines: readonly string[], from: number): Rewritten {
+  let changed = false;
+  const kept = lines.flatMap((line) => {
+    const record = parseUsageLine(line);
+    if (record && record.time < from) changed = true;
+    return record && record.time >= from ? [JSON.stringify(record)] : [];
+  });
+  return { lines: kept, changed };
 }
 
 /** Lines `withoutExpiredInTurns` parses in one turn of the event loop. */
@@ -868,13 +871,12 @@ const LINES_PER_TURN = 2_000;
  * seconds, during which the process's other steps, and its answers to chats, would wait.
  */
 function withoutExpiredInTurns(from: number): (text: string) => Promise<Rewritten> {
-  const rewrite = withoutExpired(from);
   return async (text) => {
     const all = text.split('\n');
     const done: Rewritten = { lines: [], changed: false };
     for (let at = 0; at < all.length; at += LINES_PER_TURN) {
       if (at > 0) await new Promise((resolve) => setImmediate(resolve));
-      const slice = rewrite(all.slice(at, at + LINES_PER_TURN).join('\n'));
+      const slice = expiredOut(all.slice(at, at + LINES_PER_TURN), from);
       done.lines.push(...slice.lines);
       done.changed ||= slice.changed;
     }
