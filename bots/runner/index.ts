@@ -85,6 +85,7 @@ export {
   applyStyleText,
   parseStyleText,
   styleText,
+  StyleOptionsSchema,
   type HouseStyle,
   type HouseStyleRecord,
   type NamedStyle,

@@ -1,5 +1,5 @@
 import type { RespondFn } from '@slack/bolt';
-import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say, sayWords, words, type StyleOptions } from '../../runner/index.js';
+import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say, sayWords, StyleOptionsSchema, words, type StyleOptions } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
 import { FLAG_NAMES, FLAGS, flagsIn, KNOWN_FLAGS, parseImagineText } from '../imagine-text.js';
 import { isSlackInputError, SlackInputError } from '../SlackInputError.js';
@@ -26,8 +26,8 @@ export function styleCommandOf(slackText: string): StyleCommand | undefined {
   return { kind: 'define', name: words[2], text: text.replace(/^\S+\s+\S+\s*(\S+\s*)?/, '') };
 }
 
-/** The options a style takes, from the flags typed with it (`--size`, `--quality`, `--background`, `--format`, `--n`). */
-const STYLE_OPTION_KEYS = ['n', 'size', 'quality', 'background', 'output_format'] as const;
+/** The options a style takes (its schema's), from the flags typed with it (`--size`, `--quality`, `--background`, `--format`, `--n`). */
+const STYLE_OPTION_KEYS = Object.keys(StyleOptionsSchema.shape) as (keyof StyleOptions)[];
 
 /** The flags setting those options, in the order of `/imagine`'s help. */
 const STYLE_FLAGS = Object.entries(FLAGS)
