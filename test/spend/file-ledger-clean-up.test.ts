@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, rm, symlink } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, symlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { FileQuotaStore } from '../../src/internal.js';
@@ -218,5 +218,15 @@ describe('the file ledger’s daily clean-up of usage.jsonl', () => {
     await expect(store.close()).resolves.toBeUndefined();
     expect(told).toHaveLength(1);
     expect(told[0]).toMatchObject({ message: 'could not drop expired usage records', cause: { code: 'EISDIR' } });
+  });
+
+  it('drops damaged lines with the expired records when it rewrites the file, whoever’s they were (a forget keeps other members’ lines as written)', async () => {
+    const { store, later } = await storeWithOneExpiring();
+    await appendFile(store.usagePath, '{"jobId":"cut","userKey":"slack:U9","dam\n');
+    await settledJob(store, 'first-of-day', 'slack:U3', 'a slow river', later());
+
+    const after = await usageAfterCleanUp(store);
+    expect(after.records.map(([jobId]) => jobId)).toEqual(['kept', 'first-of-day']);
+    expect(after.text).not.toContain('"cut"');
   });
 });
