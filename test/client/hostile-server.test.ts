@@ -1233,6 +1233,16 @@ describe('retry-after', () => {
     expect(s.requests).toBe(1);
   });
 
+  it('takes a 429’s spent request window (x-ratelimit-remaining-requests 0, its reset 6 min) as the wait it names: no retry when the timeout leaves less', async () => {
+    const s = await serve(async (req) => {
+      await req.body();
+      req.socket.end(head(429, { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '6m0s', 'content-type': 'application/json' }, '{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}'));
+    });
+    const error = await failureOf(clientOf(s, { timeoutMs: 60_000 }).generate({ prompt: 'x' }));
+    expect(error).toMatchObject({ code: 'rate_limited', retryAfterMs: 360_000, attempts: 1 });
+    expect(s.requests).toBe(1);
+  });
+
   it('names a wait under a second, and the time left under a second, in milliseconds, not rounded up to "1 s"', async () => {
     const s = await serve(async (req) => {
       await req.body();
