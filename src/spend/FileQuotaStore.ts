@@ -506,10 +506,12 @@ export class FileQuotaStore implements QuotaStore {
         outcome.committed?.();
         batch[i]!.resolve(outcome.result);
       });
-      // The day's first commit that wrote starts the clean-up behind its answers, outside this turn of the queue.
+      // The day's first commit that wrote starts the clean-up behind its answers, outside this turn of the queue. It
+      // looks after the commit, at records settled since too: what is past retention is reckoned by the store's clock,
+      // the clock those records' times are written by, not by the time the commit's steps were given.
       if (wrote && last - this.#usagePrunedAt >= DAY_MS) {
         this.#usagePrunedAt = last;
-        void this.#cleanUpUsage(last);
+        void this.#cleanUpUsage(this.#process.clock());
       }
     } catch (error) {
       for (const op of batch) op.reject(error);
