@@ -205,7 +205,7 @@ export const de = {
   'discord.button.only_requester': 'Nur {user} oder ein Admin kann {action, select, delete {diese Nachricht löschen} other {diesen Auftrag abbrechen}}.',
   'discord.button.not_member': '{why, select, gone {Du bist nicht mehr Mitglied des Servers, auf dem dieser Auftrag erstellt wurde, daher tun seine Buttons für dich nichts.} other {Ich konnte deine Rollen auf dem Server dieses Auftrags gerade nicht prüfen, daher wurde nichts gestartet; drücke gleich noch einmal.}}',
   'discord.button.runs_elsewhere': 'Dieser Auftrag wird von einer anderen Instanz des Bots gezeichnet, die nicht erreichbar war: Sie zeigt das Ergebnis, wenn er fertig ist.',
-  'discord.button.being_shown': 'Das Ende dieses Auftrags wird gerade angezeigt, hier oder in einer neuen Nachricht.',
+  'discord.button.being_shown': 'Der Abschluss dieses Auftrags wird gerade angezeigt, hier oder in einer neuen Nachricht.',
   'discord.button.not_updated': 'Die Nachricht dieses Auftrags konnte gerade nicht aktualisiert werden; drücke gleich noch einmal Abbrechen.',
   'discord.edit.title_result': '{images, plural, one {Bild bearbeiten} other {Bild {index} bearbeiten}}',
   'discord.edit.title_message': '{images, plural, one {Bild bearbeiten} other {# Bilder bearbeiten}}',
@@ -307,7 +307,7 @@ export const de = {
 
   'slack.imagine.example': '{command} ein Leuchtturm in der Dämmerung, Aquarell --size 1536x1024',
   'slack.imagine.missing_prompt': 'Sag, was gezeichnet werden soll, zum Beispiel {example}.',
-  'slack.flag.unknown': '{flag} ist kein Flag.{meant, select, yes { Meintest du {near}?} other {}} Die Flags sind {flags}.',
+  'slack.flag.unknown': '{flag} ist kein Flag.{meant, select, yes { Meintest du {near}?} other {}} Mögliche Flags: {flags}.',
   'slack.flag.needs_value': '{flag} braucht einen Wert: {allowed}.',
   'slack.flag.bad_value': '{given} ist nicht erlaubt: {flag} nimmt {allowed}.',
   'slack.flag.also': '{base}; außerdem {aliases}',
@@ -406,7 +406,7 @@ export const de = {
   'styles.defined': 'Hausstil {name} {replaced, select, yes {ersetzt} other {angelegt}}: „{text}“{hasOptions, select, yes { ({options})} other {}}. Mitglieder wählen ihn mit {how}.',
   'styles.removed': 'Hausstil {name} entfernt; ein Auftrag, der ihn nennt, wird abgelehnt.',
   'styles.unknown': 'Hier gibt es keinen Hausstil {name}.',
-  'styles.option_conflict': 'Hausstil {name} nicht gespeichert: {detail}, daher würde jeder Auftrag damit abgelehnt.',
+  'styles.option_conflict': 'Hausstil {name} nicht gespeichert: {detail}, daher würde jeder Auftrag damit abgelehnt werden.',
   'styles.invalid_name': 'Der Name eines Stils besteht aus 1 bis 32 Kleinbuchstaben, Ziffern, - oder _ (z. B. neon-poster); „{name}“ ist keiner.',
   'styles.invalid_text':
     'Der Text eines Stils hat höchstens {max} Zeichen, mit {placeholder} höchstens einmal dort, wo der Prompt des Mitglieds steht (z. B. „neon-lit, {placeholder}, synthwave palette“); Text ohne es kommt hinter den Prompt.',
@@ -425,16 +425,16 @@ export const de = {
   'slack.flag.compression_range': 'eine ganze Zahl von {min} bis {max}, nur mit {flag} {formats}',
   'slack.styles.usage':
     'Schreibe {how}: NAME besteht aus Kleinbuchstaben, Ziffern, - oder _; TEXT steht um den Prompt, {placeholder} dort, wo der Prompt steht; Flags setzen die Optionen des Stils; {clear} entfernt ihn.',
-  'slack.styles.flag_not_for_style': 'Ein Hausstil kann {flag} nicht übernehmen: ein Stil nimmt nur {flags}; es wurde nichts gespeichert.',
+  'slack.styles.flag_not_for_style': 'Ein Hausstil kann {flag} nicht enthalten: Ein Stil nimmt nur {flags} an; es wurde nichts gespeichert.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: bitte um ein öffentliches mit {platform, select, slack {--public} other {private: False}} oder schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other {; versuche es ohne {platform, select, slack {--private} other {private}}}}.',
   'refusal.private_not_allowed_form':
     '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse{fromDefault, select, yes {, und deine Voreinstellung verlangt sie: schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} und bearbeite dann erneut} other {, und die Bearbeitung eines privaten Ergebnisses wäre ebenfalls privat: bearbeite stattdessen ein Bild, das alle sehen}}.',
   'refusal.private_not_allowed_again':
-    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse, und ein privater Auftrag, den sein Knopf erneut startet, wäre ebenfalls privat: bitte erneut mit {platform, select, slack {{command}} other {/{imagine}}}, ohne {platform, select, slack {--private} other {private}}.',
+    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse, und ein privater Auftrag, den sein Button erneut startet, wäre ebenfalls privat: bitte erneut mit {platform, select, slack {{command}} other {/{imagine}}}, ohne {platform, select, slack {--private} other {private}}.',
   'refusal.private_not_allowed_again_default':
-    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse, und deine Voreinstellung verlangt sie: schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} und drücke den Knopf dann erneut.',
+    '{scope, select, workspace {Dieser Workspace} other {Dieser Server}} erlaubt keine privaten Ergebnisse, und deine Voreinstellung verlangt sie: schalte deine Voreinstellung aus mit {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}} und drücke den Button dann erneut.',
   'refusal.defaults_unreadable':
     '{count, plural, one {Deine Voreinstellung} other {Deine Voreinstellungen}} {defaults} {count, plural, one {lässt} other {lassen}} sich nicht lesen (im Speicher des Bots beschädigt), daher werden für dich keine Bilder erstellt, bis du {count, plural, one {sie} other {jede}} neu festlegst oder {count, plural, one {sie} other {alle}} löschst: {platform, select, slack {{command} settings --NAME VALUE oder {command} settings clear} other {/{imagineSettings} mit einem Wert oder /{imagineSettings} clear: all}}.',
   'refusal.settings_unreadable':

@@ -200,13 +200,13 @@ export const fr = {
   'discord.button.too_old': 'Cette tâche est trop ancienne : je n’ai plus ce qu’il lui faut. Lancez-en une nouvelle avec /{imagine} ou /{edit}.',
   'discord.button.unknown': 'Ce bouton ne fait plus rien.',
   'discord.button.finished': 'Cette tâche est déjà terminée.',
-  'discord.button.already_retried': 'Réessayer a déjà été pressé pour cette tâche : elle ne s’exécute qu’une fois, rien n’a donc été renvoyé.',
+  'discord.button.already_retried': 'Le bouton Réessayer de cette tâche a déjà été utilisé : elle ne s’exécute qu’une fois, rien n’a donc été renvoyé.',
   'discord.button.too_late_to_cancel': 'Cette tâche est sur le point de se terminer et ne peut plus être annulée.',
   'discord.button.only_requester': 'Seul {user} ou un admin peut {action, select, delete {supprimer ce message} other {annuler cette tâche}}.',
   'discord.button.not_member': '{why, select, gone {Vous n’êtes plus membre du serveur où cette tâche a été créée : ses boutons ne font donc rien pour vous.} other {Je n’ai pas pu vérifier vos rôles sur le serveur de cette tâche pour l’instant, donc rien n’a été lancé ; appuyez de nouveau dans un instant.}}',
   'discord.button.runs_elsewhere': 'Cette tâche est dessinée par une autre instance du bot, injoignable : elle affichera le résultat une fois terminée.',
-  'discord.button.being_shown': 'La fin de cette tâche est en train d’être affichée, ici ou dans un nouveau message.',
-  'discord.button.not_updated': 'Le message de cette tâche n’a pas pu être mis à jour pour l’instant ; appuyez de nouveau sur Annuler dans un moment.',
+  'discord.button.being_shown': 'La fin de cette tâche s’affiche en ce moment, ici ou dans un nouveau message.',
+  'discord.button.not_updated': 'Le message de cette tâche n’a pas pu être mis à jour pour l’instant ; appuyez de nouveau sur Annuler dans un instant.',
   'discord.edit.title_result': '{images, plural, one {Modifier l’image} other {Modifier l’image {index}}}',
   'discord.edit.title_message': '{images, plural, one {Modifier l’image} other {Modifier # images}}',
   'discord.edit.form_expired': 'Ce formulaire de modification est trop ancien : je n’ai plus ses images. Utilisez à nouveau « Modifier l’image » sur le message.',
@@ -397,8 +397,8 @@ export const fr = {
   'refusal.style_unknown':
     '{count, plural, =0 {Il n’y a pas encore de style maison ici, donc « {style} » ne peut pas être utilisé ; retirez le style ou demandez à un admin de le définir.} other {Il n’y a pas de style maison « {style} » ici ; choisissez-en un parmi {styles}.}}',
   'refusal.style_outside_servers': 'Les styles maison appartiennent à un serveur et ne s’appliquent pas en dehors, donc « {style} » ne peut pas être utilisé ici ; retirez le style.',
-  'refusal.style_option_not_allowed': 'Le style maison « {style} » demande {option} {value}, ce qui n’est pas autorisé ici ; choisissez {option} vous-même, prenez un autre style, ou demandez à un admin de le modifier.',
-  'refusal.style_option_conflict': 'Le style maison « {style} » demande {option} {value}, et {detail} ; choisissez des options qui vont avec, prenez un autre style, ou demandez à un admin de le modifier.',
+  'refusal.style_option_not_allowed': 'Le style maison « {style} » demande {option} {value}, ce qui n’est pas autorisé ici ; choisissez {option} vous-même, prenez un autre style ou demandez à un admin de le modifier.',
+  'refusal.style_option_conflict': 'Le style maison « {style} » demande {option} {value}, et {detail} ; choisissez des options compatibles, prenez un autre style ou demandez à un admin de le modifier.',
   'refusal.style_blocked_word': 'Le style maison « {style} » ajoute « {word} », qui est bloqué ici ; choisissez un autre style ou demandez à un admin de le modifier.',
   'styles.title': '<b>Styles maison</b> ({count} sur {max} au plus) ; les membres en choisissent un avec {how} :',
   'styles.none': 'Aucun style maison pour l’instant ; les admins en définissent un avec {command}.',
@@ -406,7 +406,7 @@ export const fr = {
   'styles.defined': 'Style maison {name} {replaced, select, yes {remplacé} other {défini}} : « {text} »{hasOptions, select, yes { ({options})} other {}}. Les membres le choisissent avec {how}.',
   'styles.removed': 'Style maison {name} supprimé ; une tâche qui le nomme est refusée.',
   'styles.unknown': 'Il n’y a pas de style maison {name} ici.',
-  'styles.option_conflict': 'Style maison {name} non enregistré : {detail}, donc toute tâche qui l’utilise serait refusée.',
+  'styles.option_conflict': 'Style maison {name} non enregistré : {detail}, donc toute tâche qui l’utiliserait serait refusée.',
   'styles.invalid_name': 'Le nom d’un style compte 1 à 32 lettres minuscules, chiffres, - ou _ (p. ex. neon-poster) ; « {name} » n’en est pas un.',
   'styles.invalid_text':
     'Le texte d’un style fait au plus {max} caractères, avec {placeholder} au plus une fois, là où va le prompt du membre (p. ex. « neon-lit, {placeholder}, synthwave palette ») ; un texte sans lui va après le prompt.',
@@ -425,7 +425,7 @@ export const fr = {
   'slack.flag.compression_range': 'un entier de {min} à {max}, seulement avec {flag} {formats}',
   'slack.styles.usage':
     'Écrivez {how} : NAME est en lettres minuscules, chiffres, - ou _ ; TEXT entoure le prompt, {placeholder} là où va le prompt ; les options fixent celles du style ; {clear} le supprime.',
-  'slack.styles.flag_not_for_style': 'Un style maison ne peut pas garder {flag} : un style ne prend que {flags} ; rien n’a été enregistré.',
+  'slack.styles.flag_not_for_style': 'Un style maison ne peut pas contenir {flag} : un style n’accepte que {flags} ; rien n’a été enregistré.',
   // Private results and member defaults
   'refusal.private_not_allowed':
     '{scope, select, workspace {Cet espace de travail} other {Ce serveur}} n’autorise pas les résultats privés{fromDefault, select, yes {, et votre réglage par défaut les demande : demandez-en un public avec {platform, select, slack {--public} other {private: False}}, ou désactivez votre réglage avec {platform, select, slack {{command} settings --private off} other {/{imagineSettings} private: False}}} other { ; réessayez sans {platform, select, slack {--private} other {private}}}}.',
