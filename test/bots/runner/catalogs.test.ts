@@ -46,7 +46,12 @@ function shapeOf(message: string): Shape {
   return shape;
 }
 
-/** Every problem of a catalog against the English one: keys missing or extra, placeholders missing, extra or of another kind, select choices English does not have, ASCII apostrophes. */
+/** The markup a message writes as it is, which a translation keeps exactly: `code` spans, Slack *bold* names, :emoji: codes and pictographs (📭, ⬇️). A set: a plural a language folds says one twice. */
+function markupOf(message: string): Set<string> {
+  return new Set(message.match(/`[^`]+`|\*[^*\s][^*]*\*|:[a-z0-9_+-]+:|\p{Extended_Pictographic}\uFE0F?/gu) ?? []);
+}
+
+/** Every problem of a catalog against the English one: keys missing or extra, placeholders missing, extra or of another kind, select choices English does not have, markup missing or changed, ASCII apostrophes. */
 export function catalogProblems(source: Readonly<Record<string, string>>, catalog: Readonly<Record<string, string>>): string[] {
   const problems: string[] = [];
   for (const key of Object.keys(source)) if (!(key in catalog)) problems.push(`${key}: missing`);
@@ -73,6 +78,10 @@ export function catalogProblems(source: Readonly<Record<string, string>>, catalo
       const known = want.selects.get(name) ?? new Set<string>();
       for (const choice of keys) if (!known.has(choice)) problems.push(`${key}: {${name}} has a choice “${choice}” English does not have`);
     }
+    const markup = markupOf(message);
+    const wantMarkup = markupOf(english);
+    for (const mark of wantMarkup) if (!markup.has(mark)) problems.push(`${key}: markup “${mark}” missing`);
+    for (const mark of markup) if (!wantMarkup.has(mark)) problems.push(`${key}: markup “${mark}” is not in English`);
   }
   return problems;
 }
@@ -93,7 +102,7 @@ function samplesOf(message: string): Record<string, string | number>[] {
 describe('the message catalogs', () => {
   const english = CATALOGS.en as Readonly<Record<string, string>>;
 
-  it.each(LOCALES.filter((l) => l !== 'en'))('%s has every English key and no other, with the same placeholders', (locale) => {
+  it.each(LOCALES.filter((l) => l !== 'en'))('%s has every English key and no other, with the same placeholders and markup', (locale) => {
     expect(catalogProblems(english, CATALOGS[locale] as Readonly<Record<string, string>>)).toEqual([]);
   });
 
@@ -130,5 +139,15 @@ describe('the message catalogs', () => {
     ]);
     expect(catalogProblems({ a: 'Hi' }, { a: 'Hi {who}' })).toEqual(['a: placeholder {who} is not in English']);
     expect(catalogProblems({ a: 'Hi' }, { a: "l'image" })).toEqual(['a: an ASCII apostrophe (ICU’s escape character); write ’']);
+  });
+
+  it('reports markup English writes that a translation drops or changes: a `code` span, a Slack *bold* name, a :emoji: and a pictograph', () => {
+    const source = { a: '📭 Update it from `manifest.json`.', b: ':lock: Use *Edit image*.', c: '{n, plural, one {⏳ # job} other {⏳ # jobs}}' };
+    expect(catalogProblems(source, { a: 'Aktualisiere es aus manifest.json.', b: ':lock: Nimm *Bild bearbeiten*.', c: '{n, plural, other {⏳ # 件}}' })).toEqual([
+      'a: markup “📭” missing',
+      'a: markup “`manifest.json`” missing',
+      'b: markup “*Edit image*” missing',
+      'b: markup “*Bild bearbeiten*” is not in English',
+    ]);
   });
 });
