@@ -94,8 +94,13 @@ export interface JobRecord {
   final?: FinalKept | undefined;
   /** When a sweep or Cancel last failed to post "stopped" for a job that made nothing: past the images' life it is marked silently. */
   sweptAt?: number | undefined;
-  /** The press of its member's Retry that took the job over (`takeRetry`): the job runs again once, however often its member presses it (another member's Retry is their own new job and takes nothing). */
-  retriedBy?: string | undefined;
+  /**
+   * The press of its member's Retry that took the job over (`takeRetry`), when, and whether the job it sent again
+   * started (`retryStarted`): the job runs again once, however often its member presses it (another member's Retry is
+   * their own new job and takes nothing). A take whose job did not start lapses (`JobRecordStore.RETRY_START_MS`); a
+   * press alone (kept by an older version) is a Retry spent.
+   */
+  retriedBy?: string | { press: string; at: number; started?: true | undefined } | undefined;
   /**
    * What the job's end shows, kept with its ended mark when that end reached no message (its reply's edit refused, and
    * the channel too, such as 50013 Missing Permissions: the reply keeps its progress and Cancel). A press of that Cancel
@@ -250,19 +255,41 @@ export class JobRecordStore {
   }
 
   /**
-   * Takes the job over for one press of its member's Retry (`pressId`), in one compare-and-set on either state backend: true for
-   * the press that took it, false once a press did (a double click, two presses racing, a client that did not refresh;
-   * the record gone). Asked before anything is admitted or charged.
+   * How long a Retry taken by a press whose job has not started yet (`takeRetry`) holds the job: a live process starts
+   * it within seconds (Discord's 3 s to the first answer, then a record write and an edit's kept images read from the
+   * bots' state) and gives it back at once when it does not; a process killed in between cannot, so its take lapses
+   * after this — a minute, well past a start and far short of the press's 15-minute token, so its member's next press
+   * (after the restart, or on another replica) runs the job instead of being told it already ran.
    */
-  async takeRetry(key: string, pressId: string): Promise<boolean> {
-    const { after } = await this.records.update(key, (record) => record && (record.retriedBy ? record : { ...record, retriedBy: pressId }));
-    return after?.retriedBy === pressId;
+  static readonly RETRY_START_MS = 60_000;
+
+  /**
+   * Takes the job over for one press of its member's Retry (`pressId`), in one compare-and-set on either state backend,
+   * asked before anything is admitted or charged: `taken` for the press that took it; `starting` while another press's
+   * take is starting its job (not started yet, taken less than `RETRY_START_MS` ago); `retried` once a press's job
+   * started (or the record is gone). A take older than that whose job never started (its process died) is free again.
+   */
+  async takeRetry(key: string, pressId: string, now = Date.now()): Promise<'taken' | 'starting' | 'retried'> {
+    const held = (take: JobRecord['retriedBy']) => take !== undefined && (typeof take === 'string' || take.started === true || now - take.at < JobRecordStore.RETRY_START_MS);
+    const { after } = await this.records.update(key, (record) => record && (held(record.retriedBy) ? record : { ...record, retriedBy: { press: pressId, at: now } }));
+    const take = after?.retriedBy;
+    if (take === undefined || typeof take === 'string' || take.started) return 'retried';
+    return take.press === pressId ? 'taken' : 'starting';
+  }
+
+  /** Marks the Retry `pressId` took as started (its job was admitted and queued): it is spent, and never lapses. */
+  async retryStarted(key: string, pressId: string): Promise<void> {
+    await this.records.update(key, (record) => {
+      const take = record?.retriedBy;
+      return record && typeof take === 'object' && take.press === pressId ? { ...record, retriedBy: { ...take, started: true } } : record;
+    });
   }
 
   /** Gives back a Retry that `pressId` took and that then ran nothing (refused, or not started): the job can be retried again. */
   async giveBackRetry(key: string, pressId: string): Promise<void> {
     await this.records.update(key, (record) => {
-      if (record?.retriedBy !== pressId) return record;
+      const take = record?.retriedBy;
+      if (!record || typeof take !== 'object' || take.press !== pressId || take.started) return record;
       const { retriedBy: _taken, ...rest } = record;
       return rest;
     });

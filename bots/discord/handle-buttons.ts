@@ -88,9 +88,10 @@ export async function handleButton(ctx: BotContext, interaction: ButtonInteracti
  * someone other than the job's member (as their Reroll, the run is theirs): then it posts a new reply, leaving that
  * message, its images and its Delete as they were. The clicker is the requester (their budget). Its member's Retry
  * runs the job once: its member's first press takes the job's record over (`takeRetry`) before anything is admitted or charged;
- * any other press of theirs (a double click, two at once, a client that did not refresh) is refused privately
- * (`already_retried`), and nothing is sent. Another member's Retry takes nothing over: it is their new job, as their
- * Reroll is, so it never takes the member's Retry away.
+ * any other press of theirs (a double click, two at once, a client that did not refresh) is told privately, and nothing
+ * is sent: once the first press's job started, that it ran (`already_retried`); while it is still starting (the intake
+ * may yet refuse it), to press again in a moment if it does not run. Another member's Retry takes nothing over: it is
+ * their new job, as their Reroll is (their defaults, private results included), so it never takes the member's Retry away.
  */
 async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record: JobRecord, action: 'reroll' | 'retry', requester: Requester): Promise<void> {
   // Its member erased their prompts (`forget`), or an edit whose images are no longer kept: nothing is left to send again.
@@ -116,12 +117,12 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
           },
         }
       : undefined;
-  // A private job's Reroll and Retry are private; a public job's Retry stays public, its Reroll by another member follows
-  // their default. Its own member's Reroll or Retry sends it again as it was sent (its options hold the defaults it
+  // A private job's Reroll and Retry are private; a public job's stays public when its member presses it, and by another
+  // member follows their default (their new job, as their own are: private when theirs is). Its own member's Reroll or Retry sends it again as it was sent (its options hold the defaults it
   // took; no note of those it could not take again); another member's takes their defaults where it chose nothing.
   // Whoever's job it is, a refusal's advice names no option a button lacks (`again`).
   const own = record.requester.userId === interaction.user.id;
-  const privately = record.private === true ? true : action === 'retry' || own ? false : undefined;
+  const privately = record.private === true ? true : own ? false : undefined;
   const job = { kind: record.kind, prompt: record.prompt, options: record.options, images, requester, private: privately, memberDefaults: own ? ('previews' as const) : true, again: true };
   // The job's paid images (its record says how many it made, saved or not) are not replaced by the retry, nor is the
   // message of another member's job: its member's still, with their Delete.
@@ -136,19 +137,24 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   const taken = await readInTime(ctx, interaction, () => take, 'its Retry');
   if (taken === undefined) {
     // Told to press again: a take answered too late is given back, so that press is not refused as a second one.
-    void take.then((late) => (late ? ctx.store.giveBackRetry(record.key, interaction.id) : undefined)).catch(() => undefined);
+    void take.then((late) => (late === 'taken' ? ctx.store.giveBackRetry(record.key, interaction.id) : undefined)).catch(() => undefined);
     return;
   }
-  if (!taken) return refusePress(ctx, interaction, new PressRefusedError('already_retried', words('discord.button.already_retried')));
+  if (taken === 'retried') return refusePress(ctx, interaction, new PressRefusedError('already_retried', words('discord.button.already_retried')));
+  // Another press of theirs is starting it (at the intake still, which may refuse it): not told it ran, as it may not;
+  // told to press again in a moment if it does not — once that press is refused, it is given back, and theirs runs.
+  if (taken === 'starting') return tell(ctx, interaction, words('discord.button.retry_starting'));
   // Refused by the intake, answered and then not started, or its first answer failed (Discord refused the deferral, the
-  // error going on to the log): nothing ran, so its Retry is the member's again.
+  // error going on to the log): nothing ran, so its Retry is the member's again. Started, it is spent: marked so, the
+  // take never lapses (a take left unmarked by a process killed before its job started lapses: `RETRY_START_MS`).
   let started = false;
   try {
     started = await startJob(ctx, interaction, job, firstAnswer);
   } finally {
-    if (!started) {
-      await ctx.store.giveBackRetry(record.key, interaction.id).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not give back the Retry of a job that did not run again'));
-    }
+    const settle = started ? ctx.store.retryStarted(record.key, interaction.id) : ctx.store.giveBackRetry(record.key, interaction.id);
+    await settle.catch((error: unknown) =>
+      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, started ? 'could not mark a Retry’s job started; its take lapses as one that did not start' : 'could not give back the Retry of a job that did not run again'),
+    );
   }
 }
 

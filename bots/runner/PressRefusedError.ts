@@ -9,7 +9,7 @@ import { InputRefusedError } from './InputRefusedError.js';
  * image has arrived, or that no longer runs (`job_finished`); a private server job's button pressed in its member's DM
  * once they are no longer in that server (`not_member`); a button that does nothing any more: one an older version left,
  * whose id this one no longer reads, or that names no action a button has (`unknown_button`); a Retry of a job another press
- * of it already sent again (`already_retried`: it runs once). An edit's images gone are
+ * of it already started again (`already_retried`: it runs once; a press while the first is still being checked is told so, not refused). An edit's images gone are
  * the images' own refusal (Discord's `InputImageError`'s `no_images`). One list, so one code finds both bots' lines.
  */
 export const PRESS_REFUSAL_CODES = ['job_gone', 'job_other_scope', 'prompt_erased', 'not_requester', 'job_finished', 'not_member', 'unknown_button', 'already_retried'] as const;

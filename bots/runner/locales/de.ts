@@ -201,6 +201,7 @@ export const de = {
   'discord.button.unknown': 'Dieser Button macht nichts mehr.',
   'discord.button.finished': 'Dieser Auftrag ist schon fertig.',
   'discord.button.already_retried': 'Für diesen Auftrag wurde „Erneut versuchen“ schon gedrückt: Er läuft nur einmal, daher wurde nichts erneut gesendet.',
+  'discord.button.retry_starting': 'Dein erster Druck auf „Erneut versuchen“ startet diesen Auftrag noch: Läuft er nicht, drück „Erneut versuchen“ gleich noch einmal.',
   'discord.button.too_late_to_cancel': 'Dieser Auftrag ist gleich fertig und kann nicht mehr abgebrochen werden.',
   'discord.button.only_requester': 'Nur {user} oder ein Admin kann {action, select, delete {diese Nachricht löschen} other {diesen Auftrag abbrechen}}.',
   'discord.button.not_member': '{why, select, gone {Du bist nicht mehr Mitglied des Servers, auf dem dieser Auftrag erstellt wurde, daher tun seine Buttons für dich nichts.} other {Ich konnte deine Rollen auf dem Server dieses Auftrags gerade nicht prüfen, daher wurde nichts gestartet; drücke gleich noch einmal.}}',

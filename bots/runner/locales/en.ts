@@ -216,6 +216,7 @@ export const en = {
   'discord.button.unknown': 'That button does not do anything any more.',
   'discord.button.finished': 'This job has already finished.',
   'discord.button.already_retried': 'Retry was already pressed for this job: it runs once, so nothing was sent again.',
+  'discord.button.retry_starting': 'Your first press of Retry is still starting this job: if it does not run, press Retry again in a moment.',
   'discord.button.too_late_to_cancel': 'This job is about to finish and can no longer be cancelled.',
   'discord.button.only_requester': 'Only {user} or an admin can {action, select, delete {delete this message} other {cancel this job}}.',
   'discord.button.not_member': '{why, select, gone {You are no longer a member of the server this job was made in, so its buttons do nothing for you.} other {I could not check your roles in the server this job was made in just now, so nothing was started; press again in a moment.}}',

@@ -201,6 +201,7 @@ export const es = {
   'discord.button.unknown': 'Ese botón ya no hace nada.',
   'discord.button.finished': 'Este trabajo ya terminó.',
   'discord.button.already_retried': 'Ya se pulsó Reintentar en este trabajo: se ejecuta una sola vez, así que no se volvió a enviar nada.',
+  'discord.button.retry_starting': 'Tu primera pulsación de Reintentar aún está iniciando este trabajo: si no se ejecuta, pulsa Reintentar de nuevo en un momento.',
   'discord.button.too_late_to_cancel': 'Este trabajo está a punto de terminar y ya no se puede cancelar.',
   'discord.button.only_requester': 'Solo {user} o un admin puede {action, select, delete {eliminar este mensaje} other {cancelar este trabajo}}.',
   'discord.button.not_member': '{why, select, gone {Ya no eres miembro del servidor donde se hizo este trabajo, así que sus botones no hacen nada para ti.} other {No pude comprobar tus roles en el servidor de este trabajo ahora mismo, así que no se inició nada; pulsa de nuevo en un momento.}}',

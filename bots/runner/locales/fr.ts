@@ -201,6 +201,7 @@ export const fr = {
   'discord.button.unknown': 'Ce bouton ne fait plus rien.',
   'discord.button.finished': 'Cette tâche est déjà terminée.',
   'discord.button.already_retried': 'Le bouton Réessayer de cette tâche a déjà été utilisé : elle ne s’exécute qu’une fois, rien n’a donc été renvoyé.',
+  'discord.button.retry_starting': 'Votre premier appui sur Réessayer lance encore cette tâche : si elle ne s’exécute pas, appuyez de nouveau sur Réessayer dans un instant.',
   'discord.button.too_late_to_cancel': 'Cette tâche est sur le point de se terminer et ne peut plus être annulée.',
   'discord.button.only_requester': 'Seul {user} ou un admin peut {action, select, delete {supprimer ce message} other {annuler cette tâche}}.',
   'discord.button.not_member': '{why, select, gone {Vous n’êtes plus membre du serveur où cette tâche a été créée : ses boutons ne font donc rien pour vous.} other {Je n’ai pas pu vérifier vos rôles sur le serveur de cette tâche pour l’instant, donc rien n’a été lancé ; appuyez de nouveau dans un instant.}}',

@@ -201,6 +201,7 @@ export const ja = {
   'discord.button.unknown': 'このボタンはもう使えません。',
   'discord.button.finished': 'このジョブはすでに完了しています。',
   'discord.button.already_retried': 'このジョブの「再試行」はすでに押されています。実行は一度だけなので、何も再送信していません。',
+  'discord.button.retry_starting': '最初に押した「再試行」がまだこのジョブを開始しているところです。実行されない場合は、少ししてからもう一度「再試行」を押してください。',
   'discord.button.too_late_to_cancel': 'このジョブはまもなく完了するため、もうキャンセルできません。',
   'discord.button.only_requester': '{action, select, delete {このメッセージを削除} other {このジョブをキャンセル}}できるのは {user} または管理者だけです。',
   'discord.button.not_member': '{why, select, gone {このジョブが作られたサーバーのメンバーではなくなったため、このボタンは使えません。} other {このジョブのサーバーでのあなたのロールを今は確認できなかったため、何も開始していません。少ししてからもう一度押してください。}}',

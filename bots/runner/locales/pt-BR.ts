@@ -201,6 +201,7 @@ export const ptBR = {
   'discord.button.unknown': 'Esse botão não faz mais nada.',
   'discord.button.finished': 'Esta tarefa já terminou.',
   'discord.button.already_retried': 'O botão Tentar de novo desta tarefa já foi usado: ela roda uma só vez, então nada foi enviado de novo.',
+  'discord.button.retry_starting': 'Seu primeiro toque em Tentar de novo ainda está iniciando esta tarefa: se ela não rodar, toque em Tentar de novo daqui a pouco.',
   'discord.button.too_late_to_cancel': 'Esta tarefa está quase terminando e não pode mais ser cancelada.',
   'discord.button.only_requester': 'Só {user} ou um admin pode {action, select, delete {excluir esta mensagem} other {cancelar esta tarefa}}.',
   'discord.button.not_member': '{why, select, gone {Você não é mais membro do servidor onde esta tarefa foi feita, então os botões dela não fazem nada para você.} other {Não consegui verificar seus cargos no servidor desta tarefa agora, então nada foi iniciado; aperte de novo daqui a pouco.}}',

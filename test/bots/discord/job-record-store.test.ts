@@ -102,15 +102,44 @@ describe.each([
     await a.update(key, { status: 'failed' });
     const other = concurrent ? b : a;
     const taken = await Promise.all(['press1', 'press2', 'press3', 'press4'].map((press, i) => (i % 2 ? other : a).takeRetry(key, press)));
-    expect(taken.filter(Boolean)).toHaveLength(1);
-    const winner = `press${taken.indexOf(true) + 1}`;
+    expect(taken.filter((t) => t === 'taken')).toHaveLength(1);
+    // The others are told the press that took it is still starting the job.
+    expect(taken.filter((t) => t === 'starting')).toHaveLength(3);
+    const winner = `press${taken.indexOf('taken') + 1}`;
     // Given back only by the press that took it.
     await other.giveBackRetry(key, 'press9');
-    expect(await a.takeRetry(key, 'press5')).toBe(false);
+    expect(await a.takeRetry(key, 'press5')).toBe('starting');
     await other.giveBackRetry(key, winner);
-    expect(await a.takeRetry(key, 'press6')).toBe(true);
-    expect(await a.get(key)).toMatchObject({ status: 'failed', retriedBy: 'press6' });
-    expect(await a.takeRetry(a.newKey(), 'press7')).toBe(false);
+    expect(await a.takeRetry(key, 'press6')).toBe('taken');
+    expect(await a.get(key)).toMatchObject({ status: 'failed', retriedBy: { press: 'press6' } });
+    // Once its job started, the Retry is spent: never given back, never lapsing.
+    await other.retryStarted(key, 'press6');
+    await other.giveBackRetry(key, 'press6');
+    expect(await a.takeRetry(key, 'press7', Date.now() + 365 * 86_400_000)).toBe('retried');
+    expect(await a.takeRetry(a.newKey(), 'press8')).toBe('retried');
+  });
+
+  it.skipIf(skip)('frees a job’s Retry taken by a process that died before its job started, once the take is older than a start takes', async () => {
+    const { a, b, killA } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
+    await a.update(key, { status: 'failed' });
+    const pressedAt = Date.now();
+    expect(await a.takeRetry(key, 'press1', pressedAt)).toBe('taken');
+    // Killed between its take and its job's start: the restart (or a replica) finds the take as it was left.
+    await killA();
+    expect(await b.takeRetry(key, 'press2', pressedAt + JobRecordStore.RETRY_START_MS - 1)).toBe('starting');
+    expect(await b.takeRetry(key, 'press3', pressedAt + JobRecordStore.RETRY_START_MS)).toBe('taken');
+    await b.retryStarted(key, 'press3');
+    expect(await b.takeRetry(key, 'press4', pressedAt + 2 * JobRecordStore.RETRY_START_MS)).toBe('retried');
+  });
+
+  it.skipIf(skip)('reads a Retry an older version took (its press alone) as spent', async () => {
+    const { a } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'failed' });
+    await a.records.update(key, (record) => record && { ...record, retriedBy: 'press-of-0.9' });
+    expect(await a.takeRetry(key, 'press1', Date.now() + 365 * 86_400_000)).toBe('retried');
   });
 
   it.skipIf(skip)('keeps no image over the bound, and an edit’s inputs all or none', async () => {

@@ -1,7 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { keyOf } from '../../helpers/message-keys.js';
+import { jobStoreOf, runnerOf, spyOnInstance } from '../../helpers/instance-spy.js';
 import type { FakeInteraction, FakeMessage } from '../../fakes/discord/FakeDiscord.js';
-import { buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf } from './harness.js';
+import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
+import { decodeCustomId } from '../../../bots/discord/custom-ids.js';
+import { JobRunner } from '../../../bots/runner/index.js';
+import { silentLogger } from '../../../src/internal.js';
+import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, passTheAnswerBudget, privateNoteOf, takeTheTimers, type HarnessOptions } from './harness.js';
 
 /**
  * A job's Retry runs it once: its member's presses take over the job's record in one write, so a double click (the button stays
@@ -12,8 +17,26 @@ import { buttonId, buttonsOf, DiscordHarness, EPHEMERAL, privateNoteOf } from '.
 describe('a job’s Retry', () => {
   let h: DiscordHarness;
   afterEach(async () => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
     await h?.close();
   });
+
+  /** The service's answers, held from `hold()` until `release()`: a job stays running for as long as the test needs. */
+  let service: { held: Promise<void>; release: () => void };
+  const hold = () => {
+    let release!: () => void;
+    service = { held: new Promise<void>((resolve) => (release = resolve)), release };
+  };
+  /** A bot whose service answers each job only while `service` lets it (let through until `hold()`). */
+  async function start(options: HarnessOptions = {}): Promise<DiscordHarness> {
+    service = { held: Promise.resolve(), release: () => undefined };
+    return DiscordHarness.start({ partialImages: 0, ...options, holdEvent: (_, index) => (index === 0 ? service.held : Promise.resolve()) });
+  }
+
+  /** The job's record as the bots' state keeps it, read by a second store over that state. */
+  const recordOf = (message: FakeMessage) => new JobRecordStore({ state: h.state, logger: silentLogger() }).get(decodeCustomId(buttonId(message, 'Retry'))!.key);
+  const told = (note: FakeMessage) => keyOf(note.content.replace(/^✋ /, ''));
 
   /** A job of `user` that failed before reaching the service's answer (nothing made, nothing charged): its message offering Retry. */
   async function failed(user?: FakeInteraction['user']): Promise<FakeMessage> {
@@ -30,33 +53,114 @@ describe('a job’s Retry', () => {
   const refusedAsRetried = () => h.logger.entries.filter((e) => (e.obj as { code?: string }).code === 'already_retried');
 
   it.each([
-    ['pressed twice, the second once the first was answered (a double click)', 'in turn'],
+    ['pressed twice, the second once the first’s job started (a double click)', 'in turn'],
     ['pressed twice at once', 'at once'],
   ] as const)('%s: sent and charged once, its images shown, the other press told privately', async (_name, when) => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    h = await start();
     const message = await failed();
     const [before, charged] = [generations(), await charges()];
+    hold();
 
     const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
-    if (when === 'in turn') await h.discord.waitFor(() => first.ack, 'the first press answered');
+    if (when === 'in turn') await vi.waitFor(async () => expect((await recordOf(message))?.retriedBy).toMatchObject({ press: first.id, started: true }), { timeout: 10_000, interval: 20 });
     const second = h.discord.clickButton(message, buttonId(message, 'Retry'));
 
     // Which of two presses at once takes the job is the state's to decide: the other is told.
     const refused = await h.discord.waitFor(() => [...h.discord.messages.values()].find((m) => (m.interactionId === first.id || m.interactionId === second.id) && (m.flags & EPHEMERAL) !== 0), 'a press told privately');
-    if (when === 'in turn') expect(refused.interactionId).toBe(second.id);
-    expect(keyOf(refused.content.replace(/^✋ /, ''))).toBe('discord.button.already_retried');
+    // Once its job started, a second press is told it ran; while the first press is still starting it, to wait for it.
+    if (when === 'in turn') expect([refused.interactionId, told(refused)]).toEqual([second.id, 'discord.button.already_retried']);
+    else expect(['discord.button.already_retried', 'discord.button.retry_starting']).toContain(told(refused));
+    service.release();
     const done = await h.finalReply(refused.interactionId === first.id ? second : first, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
     expect(done.id).toBe(message.id);
     expect(done.attachments).toHaveLength(1);
     expect(generations() - before).toBe(1);
     expect((await charges()) - charged).toBe(1);
-    expect(refusedAsRetried()).toHaveLength(1);
+    expect(refusedAsRetried()).toHaveLength(told(refused) === 'discord.button.already_retried' ? 1 : 0);
     // Its message shows one run's images, and no other message holds any.
     expect([...h.discord.messages.values()].filter((m) => m.attachments.length > 0).map((m) => m.id)).toEqual([message.id]);
   });
 
+  it('pressed again while its first press is refused by the intake: told the first is still starting it, and once that press is refused, pressed again it runs', async () => {
+    h = await start({ limits: { userConcurrentJobs: 1 } });
+    const message = await failed();
+    hold();
+    const other = h.discord.slashCommand('imagine', { prompt: 'a job still drawing', quality: 'low' });
+    await h.discord.waitFor(() => (h.discord.original(other)?.content.includes('Drawing') ? true : undefined), 'the other job to start');
+    // The Retry's intake waits for the test: its press has taken the job, and is not refused yet.
+    let admit!: () => void;
+    const intake = new Promise<void>((resolve) => (admit = resolve));
+    const request = JobRunner.prototype.request;
+    const asked = spyOnInstance(JobRunner.prototype, 'request', runnerOf(h)).mockImplementation(function (this: JobRunner, intent, answers) {
+      return intake.then(() => request.call(this, intent, answers));
+    });
+    const before = generations();
+
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.discord.waitFor(() => asked.mock.calls.length > 0 || undefined, 'the first press at the intake');
+    const second = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    expect(told(await privateNoteOf(h, second))).toBe('discord.button.retry_starting');
+    admit();
+    expect(told(await privateNoteOf(h, first))).not.toBe('discord.button.already_retried');
+    await vi.waitFor(async () => expect((await recordOf(message))?.retriedBy).toBeUndefined(), { timeout: 10_000, interval: 20 });
+    service.release();
+    await h.finalReply(other);
+
+    const third = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    const done = await h.finalReply(third, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).toBe(message.id);
+    expect(generations() - before).toBe(2);
+    expect(refusedAsRetried()).toEqual([]);
+  });
+
+  it('taken by a press whose process was killed before its job started: the take lapses, and its member’s press after the restart runs the job', async () => {
+    h = await start();
+    const message = await failed();
+    const key = decodeCustomId(buttonId(message, 'Retry'))!.key;
+    // The process that took it (a press a minute ago) died before starting its job: the next start finds the take as left.
+    await new JobRecordStore({ state: h.state, logger: silentLogger() }).takeRetry(key, 'press-of-a-killed-process', Date.now() - JobRecordStore.RETRY_START_MS);
+    await h.restart({ crash: true });
+    const before = generations();
+
+    const retry = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    const done = await h.finalReply(retry, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).toBe(message.id);
+    expect(generations() - before).toBe(1);
+    expect(refusedAsRetried()).toEqual([]);
+    expect((await recordOf(message))?.retriedBy).toMatchObject({ press: retry.id, started: true });
+  });
+
+  it('gives back a Retry whose take answered only after the press’s answer budget (told to press again): the next press runs it', async () => {
+    h = await start();
+    const message = await failed();
+    const before = generations();
+    let answer!: () => void;
+    const late = new Promise<void>((resolve) => (answer = resolve));
+    const takeRetry = JobRecordStore.prototype.takeRetry;
+    const take = spyOnInstance(JobRecordStore.prototype, 'takeRetry', jobStoreOf(h)).mockImplementation(function (this: JobRecordStore, ...args) {
+      return late.then(() => takeRetry.apply(this, args));
+    });
+    takeTheTimers();
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.discord.waitFor(() => take.mock.calls.length > 0 || undefined, 'the take asked');
+    await passTheAnswerBudget();
+    expect(keyOf((await privateNoteOf(h, first)).content.replace(/^⚠️ /, ''))).toBe('error.on_my_side');
+    vi.useRealTimers();
+    answer();
+    // The take lands after its press was answered: it is given back, so that press is not refused as a second one.
+    await vi.waitFor(async () => expect(await take.mock.results[0]!.value).toBe('taken'), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect((await recordOf(message))?.retriedBy).toBeUndefined(), { timeout: 10_000, interval: 20 });
+    expect(generations()).toBe(before);
+
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    const done = await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(done.id).toBe(message.id);
+    expect(generations()).toBe(before + 1);
+    expect(refusedAsRetried()).toEqual([]);
+  });
+
   it('pressed again after its run ended, on a client that did not refresh: told privately, nothing sent, the run’s images still shown', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
+    h = await start();
     const message = await failed();
     const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
     const done = await h.finalReply(first, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
@@ -71,14 +175,16 @@ describe('a job’s Retry', () => {
   });
 
   it('refused by the intake (a job of theirs still running): nothing ran, so the same Retry pressed again once it may runs the job', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 800 }, limits: { userConcurrentJobs: 1 } });
+    h = await start({ limits: { userConcurrentJobs: 1 } });
     const message = await failed();
+    hold();
     const other = h.discord.slashCommand('imagine', { prompt: 'a job still drawing', quality: 'low' });
     await h.discord.waitFor(() => (h.discord.original(other)?.content.includes('Drawing') ? true : undefined), 'the other job to start');
 
     const refused = h.discord.clickButton(message, buttonId(message, 'Retry'));
     const note = await privateNoteOf(h, refused);
     expect(keyOf(note.content.replace(/^✋ /, ''))).not.toBe('discord.button.already_retried');
+    service.release();
     await h.finalReply(other);
 
     const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
@@ -89,7 +195,7 @@ describe('a job’s Retry', () => {
   });
 
   it('pressed by another member: runs in a new reply of theirs, on their budget; the job’s message and its Delete stay its member’s', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
+    h = await start();
     const ada = h.discord.newUser('ada');
     const mal = h.discord.newUser('mal');
     const message = await failed(ada);
@@ -113,7 +219,7 @@ describe('a job’s Retry', () => {
   });
 
   it('pressed by another member first: its member’s own Retry still runs her job in her message, once; his runs in his reply', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
+    h = await start();
     const ada = h.discord.newUser('ada');
     const mal = h.discord.newUser('mal');
     const message = await failed(ada);
@@ -134,16 +240,39 @@ describe('a job’s Retry', () => {
     expect(h.discord.messages.get(his.id)!.attachments).toHaveLength(1);
   });
 
+  it('pressed by another member whose own default is private results: their run is private, as their own jobs are; the job’s member’s stays public', async () => {
+    h = await start();
+    const ada = h.discord.newUser('ada');
+    const mal = h.discord.newUser('mal');
+    await answerOf(h, h.discord.slashCommand('imagine-settings', { private: true }, { user: mal }));
+    const message = await failed(ada);
+    expect(message.flags & EPHEMERAL).toBe(0);
+
+    const byMal = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: mal });
+    const his = await h.finalReply(byMal, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(his.id).not.toBe(message.id);
+    expect(his.flags & EPHEMERAL).toBe(EPHEMERAL);
+    expect(h.discord.messages.get(message.id)!.flags & EPHEMERAL).toBe(0);
+
+    const byAda = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: ada });
+    const hers = await h.finalReply(byAda, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(hers.id).toBe(message.id);
+    expect(hers.flags & EPHEMERAL).toBe(0);
+  });
+
   it('pressed twice by another member (a double click): runs twice, each in a new reply of theirs, as a double Reroll does', async () => {
-    h = await DiscordHarness.start({ partialImages: 0, emulator: { latencyMs: 600 } });
+    h = await start();
     const ada = h.discord.newUser('ada');
     const mal = h.discord.newUser('mal');
     const message = await failed(ada);
     const before = generations();
+    hold();
 
     const first = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: mal });
     await h.discord.waitFor(() => first.ack, 'the first press answered');
     const second = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: mal });
+    await h.discord.waitFor(() => second.ack, 'the second press answered');
+    service.release();
     const [a, b] = await Promise.all([first, second].map((press) => h.finalReply(press, (m) => buttonsOf(m).some((x) => x.label === 'Reroll'))));
     expect(new Set([a!.id, b!.id, message.id]).size).toBe(3);
     expect(generations() - before).toBe(2);
@@ -155,7 +284,7 @@ describe('a job’s Retry', () => {
   });
 
   it('gives its Retry back when the press’s first answer fails (Discord refuses the deferral): nothing ran, and the next press runs it', async () => {
-    h = await DiscordHarness.start({ partialImages: 0 });
+    h = await start();
     const message = await failed();
     const before = generations();
     h.discord.failNext({ route: 'interaction-callback' }, { status: 400, code: 50035, message: 'Invalid Form Body' });
