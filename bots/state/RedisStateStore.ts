@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
-import { renewEveryThird, safeJson, withTimeout, type RedisLink } from 'pictor/internal';
-import { waitWithin } from 'pictor/internal';
+import { renewEveryThird, safeJson, waitWithin, withTimeout, type RedisLink } from 'pictor/internal';
 import { BaseSpace, checkSpace, decodeValue, MAX_NOTICE_BYTES, newOwnerId, STATE_KEY_PATTERN } from './StateStore.js';
 import type { Change, Found, Notice, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
 

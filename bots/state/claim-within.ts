@@ -12,13 +12,11 @@ interface Caller {
   fail(error: Error): void;
 }
 
-/** This process's claim of a key that the state has not answered yet, and the later calls for the key waiting on it. */
-interface Flight {
-  heirs: Caller[];
-}
-
-/** The claims under way in this process, by space and key: a later call of the same key waits for the one under way. */
-const flights = new WeakMap<Claims, Map<string, Flight>>();
+/**
+ * The claims under way in this process (sent, not answered yet), by space and key, each with the later calls of its
+ * key waiting on it: a later call of the same key waits for the one under way.
+ */
+const flights = new WeakMap<Claims, Map<string, Caller[]>>();
 
 /**
  * Takes a key once in the bots' shared state (`claimOnce`), waiting at most `CLAIM_WAIT_MS`: true when first, false
@@ -81,16 +79,16 @@ function claim(space: Claims, key: string, caller: Caller): void {
   const earlier = underWay.get(key);
   if (earlier) {
     // A call whose wait ran out is dropped here, so a slow spell holds no more than the calls still waiting.
-    earlier.heirs = [...earlier.heirs.filter((heir) => heir.waiting()), caller];
+    earlier.splice(0, earlier.length, ...earlier.filter((heir) => heir.waiting()), caller);
     return;
   }
-  const flight: Flight = { heirs: [] };
-  underWay.set(key, flight);
+  const waiting: Caller[] = [];
+  underWay.set(key, waiting);
   const token = newClaimToken();
   const settle = (): Caller[] => {
-    if (underWay.get(key) === flight) underWay.delete(key);
+    if (underWay.get(key) === waiting) underWay.delete(key);
     if (underWay.size === 0) flights.delete(space);
-    return flight.heirs;
+    return waiting;
   };
   space.claimOnce(key, token).then(
     (taken) => {

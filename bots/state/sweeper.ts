@@ -1,7 +1,6 @@
 import { type LoggerLike } from 'pictor';
-import { withTimeout } from 'pictor/internal';
+import { waitWithin, withTimeout } from 'pictor/internal';
 import type { StateStore } from './StateStore.js';
-import { waitWithin } from 'pictor/internal';
 
 /** How long `stop` waits for a sweep under way (less when its `until` comes first). */
 const STOP_WAIT_MS = 2_000;

@@ -1,5 +1,5 @@
-import type { Requester } from '../runner/types.js';
-import type { Notice, Space } from './StateStore.js';
+import type { Requester } from './runner/types.js';
+import type { Notice, Space } from './state/StateStore.js';
 
 /**
  * Cancel across replicas (docs/shared-limits.md): replica B checks who may cancel (`mayCancel`) and asks the holder of
