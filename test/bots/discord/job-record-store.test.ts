@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { finalShownOf, JobRecordStore, KEPT_IMAGES_MS, whyNotRunAgain } from '../../../bots/discord/JobRecordStore.js';
+import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
+import { finalShownOf } from '../../../bots/discord/job-rules.js';
 import { imagesToKeep } from '../../../bots/state/index.js';
 import { MAX_KEPT_IMAGE_BYTES, openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
@@ -380,26 +381,5 @@ describe('which of a job’s images are kept (imagesToKeep, the store’s and th
     expect(imagesToKeep('in', [image(1), image(2)]).kept.map((k) => k.index)).toEqual([0, 1]);
     expect(imagesToKeep('in', [image(1), huge]).kept).toEqual([]);
     expect(imagesToKeep('in', [image(1), undefined]).kept).toEqual([]);
-  });
-});
-
-describe('why a job cannot run again (whyNotRunAgain, the one rule its Retry, Reroll and sweep read)', () => {
-  const record = { prompt: 'a fox', kind: 'edit' as const, inputs: [{ file: 'in-0' }], createdAt: 1_000 };
-
-  it('says nothing against a job that can run again', () => {
-    expect(whyNotRunAgain(record, 2_000)).toBeUndefined();
-    expect(whyNotRunAgain({ ...record, kind: 'generate', inputs: [] }, 1_000 + KEPT_IMAGES_MS + 1)).toBeUndefined();
-  });
-
-  it('names its code with its words: a prompt erased first (`prompt_erased`), even for an edit whose images are gone too', () => {
-    expect(whyNotRunAgain({ ...record, prompt: '' })?.code).toBe('prompt_erased');
-    expect(whyNotRunAgain({ ...record, prompt: '', inputs: [] })?.code).toBe('prompt_erased');
-    expect(whyNotRunAgain({ ...record, prompt: '', kind: 'generate', inputs: [] })?.words).toBeDefined();
-  });
-
-  it('an edit with no kept inputs, or asked with `now` past the images’ life, is `no_images`', () => {
-    expect(whyNotRunAgain({ ...record, inputs: [] })?.code).toBe('no_images');
-    expect(whyNotRunAgain(record, 1_000 + KEPT_IMAGES_MS + 1)?.code).toBe('no_images');
-    expect(whyNotRunAgain(record)?.code).toBeUndefined();
   });
 });
