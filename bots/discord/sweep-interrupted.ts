@@ -7,7 +7,7 @@ import { attachmentLimitOf } from './discord-facts.js';
 import { KEPT_IMAGES_MS, madeCount, outputIndex, whyNotRunAgain } from './job-rules.js';
 import type { FinalKept, FinalShown, JobRecord, ReplyHandle } from './JobRecordStore.js';
 import { loggableError } from './loggable-error.js';
-import { jobLinkOf } from './job-history.js';
+import { jobLinkOf } from './job-links.js';
 import { JobView, type Completed, type MadeImages } from './JobView.js';
 import { headerOf, renderCancelled, renderFailure, renderInterrupted, renderResultGone, type JobHeader, type OutgoingMessage, type ShownImages } from './render-job.js';
 import { privacyOf, ReplyTarget } from './ReplyTarget.js';
