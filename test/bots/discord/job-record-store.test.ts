@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { finalShownOf } from '../../../bots/discord/job-rules.js';
-import { imagesToKeep } from '../../../bots/state/index.js';
 import { MAX_KEPT_IMAGE_BYTES, openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { makeImage } from '../../helpers/images.js';
@@ -363,23 +362,5 @@ describe('marking a job ended', () => {
     expect(update).toHaveBeenCalledTimes(3);
     vi.useRealTimers();
     expect((await store.get(key))?.status).toBe('running');
-  });
-});
-
-describe('which of a job’s images are kept (imagesToKeep, the store’s and the upgrade’s one rule)', () => {
-  const image = (bytes: number) => ({ data: Buffer.alloc(bytes) });
-  const huge = image(MAX_KEPT_IMAGE_BYTES + 1);
-
-  it('keeps each output within the bound with its number in the job, whatever is left out before it (too large, not read, refused)', () => {
-    const refused = image(3);
-    const { kept, tooLarge } = imagesToKeep('out', [huge, undefined, refused, image(4)], (img) => img !== refused);
-    expect(kept.map((k) => k.index)).toEqual([3]);
-    expect(tooLarge).toEqual([0]);
-  });
-
-  it('keeps an edit’s inputs all or none', () => {
-    expect(imagesToKeep('in', [image(1), image(2)]).kept.map((k) => k.index)).toEqual([0, 1]);
-    expect(imagesToKeep('in', [image(1), huge]).kept).toEqual([]);
-    expect(imagesToKeep('in', [image(1), undefined]).kept).toEqual([]);
   });
 });
