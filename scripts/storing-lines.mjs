@@ -18,7 +18,6 @@ const files = [
   'bots/runner/job-history.ts',
   'bots/slack/installation-store.ts',
   'bots/discord/JobRecordStore.ts',
-  'bots/discord/job-history.ts',
 ];
 let total = 0;
 for (const file of files) {

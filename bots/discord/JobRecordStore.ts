@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { FILE_EXTENSIONS, type LoggerLike, type OutputFormat } from 'pictor';
 import { safeJson } from 'pictor/internal';
 import { formatsOf, type InputImage, type JobCost, type JobOptions, type JobUpdate, type Requester } from '../runner/types.js';
-import { words, type Words } from '../runner/words.js';
+import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { botSpaces, endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, promptErased, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
-import { COMMAND_NAMES } from './command-words.js';
+import { endToRecord, forgetJobRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
+import { keptOutput, outputIndex } from './job-rules.js';
 import { loggableError } from './loggable-error.js';
 
 /** A job record's status: each word names its phase in the one release rule (`bots/state/job-records.ts`). */
@@ -20,40 +20,6 @@ export interface StoredImage {
   bytes?: number | undefined;
   /** Which of the images given it is (0-based): one left out leaves a gap. Older records lack it (read by position). */
   index?: number | undefined;
-}
-
-/** Which of the job's images a kept output is (0-based). */
-export function outputIndex(img: StoredImage, position: number): number {
-  return img.index ?? position;
-}
-
-/** A record's kept output that is the job's image `index` (what an Edit button names); undefined when it was not kept. */
-export function keptOutput(record: Pick<JobRecord, 'outputs'>, index: number): StoredImage | undefined {
-  return record.outputs.find((img, position) => outputIndex(img, position) === index);
-}
-
-/** How many images a finished job made (its buttons' count), whether or not each was kept. */
-export function madeCount(record: Pick<JobRecord, 'outputs' | 'made'>): number {
-  return record.made ?? record.outputs.length;
-}
-
-/** How long the images of a Discord job are kept (the images space's TTL, from their write as the job's record is made). */
-export const KEPT_IMAGES_MS = botSpaces().discordImages.ttlMs;
-
-/** Why a job cannot run again: the code a refused press is logged under, with the words its member is told. */
-export type NotRunAgain = { code: 'prompt_erased' | 'no_images'; words: Words };
-
-/**
- * Why a job cannot run again (Retry, Reroll), the one rule: its prompt was erased (`prompt_erased`), or it is an edit
- * with no kept inputs or, asked with `now` (whether a message offers Retry), older than kept images live (`no_images`).
- * Without `now` the buttons let `inputsKept` and the read decide: images an upgrade moved live from their move, not
- * their record's making.
- */
-export function whyNotRunAgain(record: Pick<JobRecord, 'prompt' | 'kind' | 'inputs' | 'createdAt'>, now?: number): NotRunAgain | undefined {
-  if (promptErased(record)) return { code: 'prompt_erased', words: words('job.prompt_erased') };
-  const imagesGone = record.kind === 'edit' && (record.inputs.length === 0 || (now !== undefined && now - record.createdAt > KEPT_IMAGES_MS));
-  if (imagesGone) return { code: 'no_images', words: words('discord.button.too_old', COMMAND_NAMES) };
-  return undefined;
 }
 
 /** What a button needs to act on a job after a restart or on another replica: the job spec and its kept images. */
@@ -117,23 +83,6 @@ export type FinalShown =
 
 /** `JobRecord.final`: what to show, or `shown` (with what it showed when kept: a Cancel on its message shows it again). */
 export type FinalKept = FinalShown | (FinalShown & { shown: true }) | { type: FinalShown['type']; shown: true };
-
-/** The facts of a final update its message shows (`FinalShown`): never its images. */
-export function finalShownOf(final: Extract<JobUpdate, { type: 'completed' | 'failed' | 'cancelled' }>): FinalShown {
-  switch (final.type) {
-    case 'completed':
-      return { type: 'completed' };
-    case 'failed':
-      return { type: 'failed', code: final.code, words: final.words, retryable: final.retryable, ...chargeOf(final) };
-    case 'cancelled':
-      return { type: 'cancelled', byUserId: final.byUserId, ...(final.reason && { reason: final.reason }), ...chargeOf(final) };
-  }
-}
-
-/** A failed or cancelled job's charge as its final keeps it: the amount alone (none when it was released). */
-function chargeOf(final: { cost?: JobCost | undefined }): { cost?: JobCost } {
-  return final.cost ? { cost: { totalUsd: final.cost.totalUsd } } : {};
-}
 
 /** What a finished job's result shows besides its images (older records: `format`, read by `formatsOf`). */
 export type KeptResult = Omit<Extract<JobUpdate, { type: 'completed' }>, 'type' | 'jobId' | 'images' | 'usage' | 'formats'> & { formats?: OutputFormat[] | undefined; format?: OutputFormat | undefined } & {

@@ -5,7 +5,8 @@ import { formatsOf, type JobUpdate, type UpdateSink } from '../runner/types.js';
 import { uploadLimitOf } from './discord-facts.js';
 import { fitImage, type OutgoingFile } from './fit-images.js';
 import { packFiles } from './pack-files.js';
-import { finalShownOf, whyNotRunAgain, type FinalKept, type FinalShown, type JobRecordStore } from './JobRecordStore.js';
+import { finalShownOf, whyNotRunAgain } from './job-rules.js';
+import type { FinalKept, FinalShown, JobRecordStore } from './JobRecordStore.js';
 import {
   allImages,
   renderCancelled,

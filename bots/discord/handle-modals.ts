@@ -8,7 +8,8 @@ import { declaredBytesOf, InputImageError } from './download-images.js';
 import { draftImages } from './edit-drafts.js';
 import { promptOf } from './edit-modal.js';
 import { editOptionsFrom, pressedBy, refuseWho } from './handle-buttons.js';
-import { keptOutput, type JobRecord } from './JobRecordStore.js';
+import { keptOutput } from './job-rules.js';
+import type { JobRecord } from './JobRecordStore.js';
 import { refuseInputPrivately } from './refuse-privately.js';
 import { startJob } from './start-job.js';
 

@@ -1,7 +1,8 @@
 import { say } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
 import { attachmentLimitOf } from './discord-facts.js';
-import { madeCount, whyNotRunAgain, type FinalShown, type JobRecord, type ReplyHandle } from './JobRecordStore.js';
+import { madeCount, whyNotRunAgain } from './job-rules.js';
+import type { FinalShown, JobRecord, ReplyHandle } from './JobRecordStore.js';
 import { JobView, type Completed } from './JobView.js';
 import { loggableError } from './loggable-error.js';
 import { headerOf, renderResultGone } from './render-job.js';

@@ -6,7 +6,7 @@ import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
 import { OPTION_NAME_OF_FIELD } from './command-choices.js';
 import { attachmentLimitOf } from './discord-facts.js';
-import { jobLinkOf } from './job-history.js';
+import { jobLinkOf } from './job-links.js';
 import { loggableError } from './loggable-error.js';
 import { JobView } from './JobView.js';
 import type { ReplyHandle } from './JobRecordStore.js';

@@ -5,7 +5,8 @@ import { CLAIM_WAIT_MS, isSpendRefusalCode, waitAtMost } from 'pictor/internal';
 import { digestKeyOf, type Space } from '../state/index.js';
 import { StateRecordsUnreadableError } from '../state/FileStateStore.js';
 import { JobRefusedError } from './JobRefusedError.js';
-import { endFactsOf, linkSeenBy, type JobEnd, type JobHistory } from './job-history.js';
+import { endFactsOf, linkSeenBy } from './end-facts.js';
+import type { JobEnd, JobHistory } from './job-history.js';
 import { scopeKeyOf } from './member-keys.js';
 import { isDmScope, POLICY_REFUSAL_CODES, type JobOptions, type JobSpec, type MessageSeenBy, type Platform, type Requester } from './types.js';
 

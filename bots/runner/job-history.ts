@@ -4,6 +4,7 @@ import { InFlight } from '../in-flight.js';
 import { historyOf, historyOfScope, keepInHistory, stateKeyOf, type BotState } from '../state/index.js';
 import type { AuditForgotten } from './audit-log.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';
+import { endFactsOf, linkSeenBy } from './end-facts.js';
 import { JobCostSchema, type JobOptions, type JobSpec, type MessageSeenBy, type Requester } from './types.js';
 
 /** What `/imagine-history` (Discord) and `/imagine history` (Slack) show of a member's last jobs, kept `PICTOR_HISTORY_RETENTION_DAYS`. */
@@ -50,27 +51,6 @@ export type JobEnd = z.output<typeof JobEndSchema>;
 /** The end to record of a final update: only what `JobEnd` names (zod drops the rest), so a stored record stays small. */
 export function jobEndOf(final: JobEnd): JobEnd {
   return JobEndSchema.parse(final);
-}
-
-/** An ended job's size and quality (a completed end's own, else those asked), and its cost when known, else its most. */
-export function endFactsOf(final: JobEnd, options: Pick<JobOptions, 'size' | 'quality'>): { size: string | undefined; quality: string | undefined; costUsd?: number; mayCostUsd?: number } {
-  const completed = final.type === 'completed' ? final : undefined;
-  const mayCost = final.type === 'failed' && !final.cost ? final.mayCost : undefined;
-  return {
-    size: completed?.size || options.size,
-    quality: completed?.quality || options.quality,
-    ...(final.cost && { costUsd: final.cost.totalUsd }),
-    ...(mayCost && { mayCostUsd: mayCost.totalUsd }),
-  };
-}
-
-/**
- * Who can open a job's message through its link, the one rule for the history and the audit channel: a private job's
- * is its member's alone, whatever its surface says; any other as its surface says. A `member` link is kept in the
- * member's own history only, never in the audit channel.
- */
-export function linkSeenBy(job: { private?: boolean | undefined; seenBy?: MessageSeenBy | undefined }): MessageSeenBy {
-  return job.private === true ? 'member' : (job.seenBy ?? 'everyone');
 }
 
 /**

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { finalShownOf, JobRecordStore, KEPT_IMAGES_MS, whyNotRunAgain } from '../../../bots/discord/JobRecordStore.js';
-import { imagesToKeep } from '../../../bots/state/index.js';
+import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
+import { finalShownOf } from '../../../bots/discord/job-rules.js';
 import { MAX_KEPT_IMAGE_BYTES, openBotState, type BotState } from '../../../bots/state/index.js';
 import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { makeImage } from '../../helpers/images.js';
@@ -391,44 +391,5 @@ describe('marking a job ended', () => {
     expect(update).toHaveBeenCalledTimes(3);
     vi.useRealTimers();
     expect((await store.get(key))?.status).toBe('running');
-  });
-});
-
-describe('which of a job’s images are kept (imagesToKeep, the store’s and the upgrade’s one rule)', () => {
-  const image = (bytes: number) => ({ data: Buffer.alloc(bytes) });
-  const huge = image(MAX_KEPT_IMAGE_BYTES + 1);
-
-  it('keeps each output within the bound with its number in the job, whatever is left out before it (too large, not read, refused)', () => {
-    const refused = image(3);
-    const { kept, tooLarge } = imagesToKeep('out', [huge, undefined, refused, image(4)], (img) => img !== refused);
-    expect(kept.map((k) => k.index)).toEqual([3]);
-    expect(tooLarge).toEqual([0]);
-  });
-
-  it('keeps an edit’s inputs all or none', () => {
-    expect(imagesToKeep('in', [image(1), image(2)]).kept.map((k) => k.index)).toEqual([0, 1]);
-    expect(imagesToKeep('in', [image(1), huge]).kept).toEqual([]);
-    expect(imagesToKeep('in', [image(1), undefined]).kept).toEqual([]);
-  });
-});
-
-describe('why a job cannot run again (whyNotRunAgain, the one rule its Retry, Reroll and sweep read)', () => {
-  const record = { prompt: 'a fox', kind: 'edit' as const, inputs: [{ file: 'in-0' }], createdAt: 1_000 };
-
-  it('says nothing against a job that can run again', () => {
-    expect(whyNotRunAgain(record, 2_000)).toBeUndefined();
-    expect(whyNotRunAgain({ ...record, kind: 'generate', inputs: [] }, 1_000 + KEPT_IMAGES_MS + 1)).toBeUndefined();
-  });
-
-  it('names its code with its words: a prompt erased first (`prompt_erased`), even for an edit whose images are gone too', () => {
-    expect(whyNotRunAgain({ ...record, prompt: '' })?.code).toBe('prompt_erased');
-    expect(whyNotRunAgain({ ...record, prompt: '', inputs: [] })?.code).toBe('prompt_erased');
-    expect(whyNotRunAgain({ ...record, prompt: '', kind: 'generate', inputs: [] })?.words).toBeDefined();
-  });
-
-  it('an edit with no kept inputs, or asked with `now` past the images’ life, is `no_images`', () => {
-    expect(whyNotRunAgain({ ...record, inputs: [] })?.code).toBe('no_images');
-    expect(whyNotRunAgain(record, 1_000 + KEPT_IMAGES_MS + 1)?.code).toBe('no_images');
-    expect(whyNotRunAgain(record)?.code).toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { JobRecordStatus } from '../../../bots/discord/JobRecordStore.js';
 import type { RequestStatus, SavedRequest } from '../../../bots/slack/RequestStore.js';
-import { endToRecord, isDone, isRunning, keepsNoEnd, phaseOf, releaseWhenDone, withDraft, type StatusWord, type StatusWords } from '../../../bots/state/job-records.js';
+import { endToRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, phaseOf, releaseWhenDone, withDraft, type StatusWord, type StatusWords } from '../../../bots/state/job-records.js';
+import { MAX_KEPT_IMAGE_BYTES } from '../../../bots/state/spaces.js';
 
 const end = { type: 'failed', code: 'server_error' };
 
@@ -49,5 +50,23 @@ describe('a job record’s release rule, the same on both surfaces', () => {
     expect(listed.map((d) => d.key)).toEqual(['d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10']);
     expect(withDraft(listed, drafts[3]!).map((d) => d.key)).toEqual(['d1', 'd2', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9', 'd10', 'd3']);
     expect(withDraft(undefined, drafts[0]!)).toEqual([drafts[0]]);
+  });
+});
+
+describe('which of a job’s images are kept (imagesToKeep, the store’s and the upgrade’s one rule)', () => {
+  const image = (bytes: number) => ({ data: Buffer.alloc(bytes) });
+  const huge = image(MAX_KEPT_IMAGE_BYTES + 1);
+
+  it('keeps each output within the bound with its number in the job, whatever is left out before it (too large, not read, refused)', () => {
+    const refused = image(3);
+    const { kept, tooLarge } = imagesToKeep('out', [huge, undefined, refused, image(4)], (img) => img !== refused);
+    expect(kept.map((k) => k.index)).toEqual([3]);
+    expect(tooLarge).toEqual([0]);
+  });
+
+  it('keeps an edit’s inputs all or none', () => {
+    expect(imagesToKeep('in', [image(1), image(2)]).kept.map((k) => k.index)).toEqual([0, 1]);
+    expect(imagesToKeep('in', [image(1), huge]).kept).toEqual([]);
+    expect(imagesToKeep('in', [image(1), undefined]).kept).toEqual([]);
   });
 });

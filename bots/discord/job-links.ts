@@ -1,8 +1,6 @@
-import { ButtonStyle, ComponentType, Routes, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIMessage, type BaseInteraction } from 'discord.js';
-import { historyLineValues, isDmScope, say, type HistoryEntry } from '../runner/index.js';
+import { Routes, type APIMessage, type BaseInteraction } from 'discord.js';
+import { isDmScope } from '../runner/index.js';
 import type { BotContext } from './bot-context.js';
-import { encodeCustomId } from './custom-ids.js';
-import { DISCORD_LIMITS } from './discord-facts.js';
 import { loggableError } from './loggable-error.js';
 
 /** What a link to a job's reply is asked with: its interaction (with its server, where it came from one), or a reply handle. */
@@ -42,32 +40,3 @@ export function jobLinkOf(
   if (!reply || job.private === true) return undefined;
   return async () => (target.replyReachable() ? linkToReply(ctx, reply, scopeId) : undefined);
 }
-
-/** One line per job, newest first, with a Reroll button each (mentions ping nobody: the reply sets `allowedMentions`). */
-export function renderHistory(entries: readonly HistoryEntry[], whose: 'mine' | 'scope', locale: string): { content: string; components: APIActionRowComponent<APIButtonComponentWithCustomId>[] } {
-  const bold = { bold: (text: string) => `**${text}**` };
-  const title = say(locale, 'history.title', { whose, scope: 'server' }, bold);
-  if (entries.length === 0) return { content: `${title}\n${say(locale, 'history.empty')}`, components: [] };
-  const lines = entries.map((e, i) => {
-    const prompt = e.prompt.length > 80 ? `${e.prompt.slice(0, 79)}…` : e.prompt;
-    return say(locale, 'discord.history.line', {
-      rank: i + 1,
-      when: `<t:${Math.floor(e.at / 1000)}:R>`,
-      author: whose === 'scope' ? ` <@${e.userId}>` : '',
-      prompt: prompt.replace(/[\n`]/g, ' '),
-      ...historyLineValues(e),
-      hasLink: e.link ? 'yes' : 'no',
-      link: e.link ?? '',
-    });
-  });
-  const buttons: APIButtonComponentWithCustomId[] = entries.slice(0, DISCORD_LIMITS.buttonsPerRow * 2).map((e, i) => ({
-    type: ComponentType.Button,
-    style: ButtonStyle.Secondary,
-    label: say(locale, 'history.reroll_numbered', { index: i + 1 }),
-    custom_id: encodeCustomId({ action: 'reroll', key: e.key }),
-  }));
-  const components: APIActionRowComponent<APIButtonComponentWithCustomId>[] = [];
-  for (let i = 0; i < buttons.length; i += DISCORD_LIMITS.buttonsPerRow) components.push({ type: ComponentType.ActionRow, components: buttons.slice(i, i + DISCORD_LIMITS.buttonsPerRow) });
-  return { content: [title, ...lines].join('\n'), components };
-}
-
