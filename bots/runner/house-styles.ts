@@ -247,14 +247,21 @@ export class HouseStyles {
 
   /**
    * A refusal by a rule of an option the style set, not the member (a quality, size or count the scope does not
-   * allow): the member did not ask for it, so the refusal names the style and the option, with the rule's code.
-   * Undefined when the member chose that option themselves, or the rule is about something else.
+   * allow), where the style changed it: the member did not ask for it, so the refusal names the style and the option,
+   * with the rule's code. Undefined when the member chose that option themselves, when the rule is about something
+   * else, or when the style's value is what the job would have without it (`unstyled`: the member's options with their
+   * own defaults and the scope's filled in, else the spec's default), or the job without it is refused the same way
+   * (the same code, the same option): the style did not cause it, another style would not help. `unstyled` is read
+   * only for such a refusal; a read that fails otherwise names the style, as the option is the style's.
    */
-  optionOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, fieldNames: FieldNames = {}): JobRefusedError | undefined {
-    const field = error.field as keyof JobOptions | undefined;
-    if (styled.style === undefined || field === undefined || !STYLE_OPTION_FIELDS.has(field) || asked[field] !== undefined) return undefined;
+  async optionOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, unstyled: () => Promise<JobOptions>, fieldNames: FieldNames = {}): Promise<JobRefusedError | undefined> {
+    const field = error.field;
+    if (styled.style === undefined || field === undefined || !isStyleOption(field) || asked[field] !== undefined) return undefined;
     const value = styled.options[field];
     if (value === undefined) return undefined;
+    // The job without the style: its options, or whether it is refused the same way (false: the read failed otherwise).
+    const without = await unstyled().catch((reason: unknown) => reason instanceof JobRefusedError && reason.code === error.code && reason.field === field);
+    if (without === true || (without !== false && value === (without[field] ?? DEFAULTS[field]))) return undefined;
     const option = fieldNames[field] ?? field;
     return new JobRefusedError(error.code, words('refusal.style_option_not_allowed', { style: styled.style, option, value: String(value) }), {
       field: 'style',
