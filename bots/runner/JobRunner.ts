@@ -405,16 +405,19 @@ export class JobRunner {
     // Then the member's own defaults where neither they nor the style chose (none where the request takes none, only
     // their previews on their own Reroll or Retry: the job as it was sent); each only where the rules below allow it.
     const member = await inTime(this.members.apply({ ...asked, prompt: styled.prompt, options: styled.options }, { own: memberDefaults ?? true }), 'the member’s defaults');
+    // Without the style, the member's own defaults would fill what it set: what a conflict's refusal compares with;
+    // then the server's/workspace's defaults (or its refusal of the job without the style): what a rule's refusal does.
+    const unstyledSpec = async () => (await inTime(this.members.apply(asked, { own: memberDefaults ?? true }), 'the member’s defaults')).spec;
+    const unstyled = async () => (await unstyledSpec()).options;
+    const unstyledAdmitted = async () => (await inTime(this.policy.admit(await unstyledSpec(), { again, inForm }), 'the rules of the server/workspace')).spec.options;
     // The server's/workspace's rules (who, where, what) before anything is reserved or sent; they fill in its defaults.
-    const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm }), 'the rules of the server/workspace').catch((error: unknown) => {
+    const { spec, previews } = await inTime(this.policy.admit(member.spec, { again, inForm }), 'the rules of the server/workspace').catch(async (error: unknown) => {
       if (!(error instanceof JobRefusedError)) throw error;
       // A blocked word the style brought in, not the member: the refusal names the style.
       const word = error.code === 'blocked_word' && styled.style !== undefined ? error.word : undefined;
-      // An option the style set that a rule forbids: the refusal names the style too.
-      throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || this.styles.optionOfStyle(error, asked.options, styled, fieldNames) || error;
+      // An option the style set that a rule forbids, where the style changed it: the refusal names the style too.
+      throw (word !== undefined && this.styles.blockedWordOfStyle(asked.prompt, word, styled.style!)) || (await this.styles.optionOfStyle(error, asked.options, styled, unstyledAdmitted, fieldNames)) || error;
     });
-    // Without the style, the member's own defaults would fill what it set: what a conflict's refusal compares with.
-    const unstyled = async () => (await inTime(this.members.apply(asked, { own: memberDefaults ?? true }), 'the member’s defaults')).spec.options;
     const fields = await this.#styled(() => this.#parse(spec, member.previews ? previews : 0, fieldNames), asked.options, styled, unstyled, fieldNames);
     const toFetch = isImagesToFetch(images) ? images : undefined;
     const request = spec.kind === 'edit' && !isImagesToFetch(images) ? this.#withImages(fields, images ?? [], fieldNames) : fields;

@@ -50,11 +50,17 @@ export type StyleOptions = z.output<typeof StyleOptionsSchema>;
 /** The options a style may set, as request fields. */
 const STYLE_OPTION_FIELDS: ReadonlySet<string> = new Set(Object.keys(StyleOptionsSchema.shape));
 
-/** The options each of the spec's rules between two options is about: a style may set either. */
-const RULE_FIELDS: Partial<Record<ValidationRule['kind'], readonly (keyof StyleOptions | 'output_compression')[]>> = {
-  transparent_format: ['background', 'output_format'],
-  compression_format: ['output_format', 'output_compression'],
-};
+/**
+ * The fields of a rule between two options or more (the spec's: a transparent background and its format, compression
+ * and its format), as the core's rule names them: a style may set any of them. None for a field's own rule.
+ */
+function fieldsBetween(rule: ValidationRule | undefined): readonly string[] {
+  return rule !== undefined && rule.fields.length > 1 ? rule.fields : [];
+}
+
+function isStyleOption(field: string): field is keyof StyleOptions {
+  return STYLE_OPTION_FIELDS.has(field);
+}
 
 const HouseStyleSchema = z.object({
   before: z.string().max(HOUSE_STYLE_LIMITS.textLength),
@@ -171,7 +177,7 @@ export class HouseStyles {
     const conflict = refusalOfOptions(checked.data);
     // A rule between two options is told by name; any other refusal of the request schema (were the style's schema ever
     // to take a value it refuses) is the style's text refused, never an error on the bot's side.
-    if (conflict) return conflict.rule !== undefined && RULE_FIELDS[conflict.rule.kind] !== undefined ? { ok: false, code: 'option_conflict', name: styleName, conflict } : { ok: false, code: 'invalid_text', name: styleName };
+    if (conflict) return fieldsBetween(conflict.rule).length > 0 ? { ok: false, code: 'option_conflict', name: styleName, conflict } : { ok: false, code: 'invalid_text', name: styleName };
     const by = userKeyOf(requester);
     const style: HouseStyle = { ...parts, options: definedOf(checked.data), by, at: this.#now() };
     const scopeKey = scopeKeyOf(requester);
@@ -241,14 +247,21 @@ export class HouseStyles {
 
   /**
    * A refusal by a rule of an option the style set, not the member (a quality, size or count the scope does not
-   * allow): the member did not ask for it, so the refusal names the style and the option, with the rule's code.
-   * Undefined when the member chose that option themselves, or the rule is about something else.
+   * allow), where the style changed it: the member did not ask for it, so the refusal names the style and the option,
+   * with the rule's code. Undefined when the member chose that option themselves, when the rule is about something
+   * else, or when the style's value is what the job would have without it (`unstyled`: the member's options with their
+   * own defaults and the scope's filled in, else the spec's default), or the job without it is refused the same way
+   * (the same code, the same option): the style did not cause it, another style would not help. `unstyled` is read
+   * only for such a refusal; a read that fails otherwise names the style, as the option is the style's.
    */
-  optionOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, fieldNames: FieldNames = {}): JobRefusedError | undefined {
-    const field = error.field as keyof JobOptions | undefined;
-    if (styled.style === undefined || field === undefined || !STYLE_OPTION_FIELDS.has(field) || asked[field] !== undefined) return undefined;
+  async optionOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, unstyled: () => Promise<JobOptions>, fieldNames: FieldNames = {}): Promise<JobRefusedError | undefined> {
+    const field = error.field;
+    if (styled.style === undefined || field === undefined || !isStyleOption(field) || asked[field] !== undefined) return undefined;
     const value = styled.options[field];
     if (value === undefined) return undefined;
+    // The job without the style: its options, or whether it is refused the same way (false: the read failed otherwise).
+    const without = await unstyled().catch((reason: unknown) => reason instanceof JobRefusedError && reason.code === error.code && reason.field === field);
+    if (without === true || (without !== false && value === (without[field] ?? DEFAULTS[field]))) return undefined;
     const option = fieldNames[field] ?? field;
     return new JobRefusedError(error.code, words('refusal.style_option_not_allowed', { style: styled.style, option, value: String(value) }), {
       field: 'style',
@@ -269,9 +282,9 @@ export class HouseStyles {
    */
   async conflictOfStyle(error: JobRefusedError, asked: JobOptions, styled: StyledJob, unstyled: () => Promise<JobOptions>, fieldNames: FieldNames = {}): Promise<JobRefusedError | undefined> {
     const cause = error.cause;
-    if (styled.style === undefined || !(cause instanceof ValidationError) || cause.rule === undefined) return undefined;
+    if (styled.style === undefined || !(cause instanceof ValidationError)) return undefined;
     // The style's options of the rule the member did not type: none, and the refusal is the member's own.
-    const candidates = (RULE_FIELDS[cause.rule.kind] ?? []).filter((f): f is keyof StyleOptions => STYLE_OPTION_FIELDS.has(f as keyof StyleOptions) && asked[f as keyof StyleOptions] === undefined && styled.options[f as keyof StyleOptions] !== undefined);
+    const candidates = fieldsBetween(cause.rule).filter(isStyleOption).filter((f) => asked[f] === undefined && styled.options[f] !== undefined);
     const without = candidates.length > 0 ? await unstyled().catch(() => undefined) : undefined;
     // Of those, one whose value is not what the job would have without the style.
     const field = without && candidates.find((f) => styled.options[f] !== (without[f] ?? DEFAULTS[f]));

@@ -62,30 +62,58 @@ const HELP_WORDS = new Set(['help', '--help', '-h', '?']);
 /** `--size`, and `—size` / `–size` (Slack clients turn `--` into a dash). */
 const FLAG_TOKEN = /^(?:--|—|–)([a-z][a-z_-]*)(?:=(.*))?$/i;
 
+/** A word of `/imagine` text that is a flag: its name as typed (`output-format`), as the table calls it (`format`), and its `=value`. */
+interface FlagWord {
+  readonly name: string;
+  readonly flag: string;
+  readonly value: string | undefined;
+}
+
+/**
+ * `/imagine` text read once into its words: the plain text, each word where it starts and the flag it is, if one (a
+ * word that looks like a flag is one, never a value), and those flags in order as the table calls them (`format` for
+ * `--output_format`, `previews` for a flag it does not have) — what a caller checks before `parseImagineText` reads the
+ * values (a house style's flags).
+ */
+export interface ImagineScan {
+  readonly text: string;
+  readonly tokens: readonly { readonly word: string; readonly index: number; readonly flag: FlagWord | undefined }[];
+  readonly flags: readonly string[];
+}
+
+export function scanImagineText(slackText: string): ImagineScan {
+  const text = plainTextOf(slackText);
+  const found = [...text.matchAll(/\S+/g)].map((m) => {
+    const match = FLAG_TOKEN.exec(m[0]);
+    return { word: m[0], index: m.index, flag: match ? { ...flagNamesOf(match), value: match[2] } : undefined };
+  });
+  return { text, tokens: found, flags: found.flatMap((w) => (w.flag ? [w.flag.flag] : [])) };
+}
+
 /**
  * Parses `PROMPT [--size WxH] [--quality Q] [--background B] [--format F] [--n N] …`,
  * flags in any order, each value one its flag takes. Throws SlackInputError
  * naming the flag and what it accepts. The spec's other rules (cross-field, the
- * prompt's length) are the runner's: its intake parses the request, once.
+ * prompt's length) are the runner's: its intake parses the request, once. Takes
+ * the text, or the text as `scanImagineText` read it (not read again).
  */
-export function parseImagineText(slackText: string, options: { promptRequired?: boolean; example?: string; locale?: string | undefined } = {}): ImagineText {
+export function parseImagineText(input: string | ImagineScan, options: { promptRequired?: boolean; example?: string; locale?: string | undefined } = {}): ImagineText {
   const { locale } = options;
-  const text = plainTextOf(slackText);
+  const scan = typeof input === 'string' ? scanImagineText(input) : input;
+  const { text, tokens } = scan;
   if (HELP_WORDS.has(text.trim().toLowerCase()) || (text.trim() === '' && options.promptRequired !== false)) return { kind: 'help' };
 
-  const tokens = [...text.matchAll(/\S+/g)];
   const jobOptions: Record<string, string | number> = {};
   let style: string | undefined;
   let privately: boolean | undefined;
   const removed: [number, number][] = [];
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
-    const match = FLAG_TOKEN.exec(token[0]);
-    if (!match) continue;
-    const { name, flag } = flagNamesOf(match);
-    if (Object.hasOwn(VISIBILITY_FLAGS, flag) && match[2] === undefined) {
+    if (!token.flag) continue;
+    const { name, flag, value } = token.flag;
+    if (Object.hasOwn(VISIBILITY_FLAGS, flag) && value === undefined) {
       privately = VISIBILITY_FLAGS[flag];
-      removed.push([token.index, token.index + token[0].length]);
+      removed.push([token.index, token.index + token.word.length]);
       continue;
     }
     const spec = FLAGS[flag];
@@ -96,15 +124,15 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
         flag: `--${name}`,
       });
     }
-    let raw = match[2];
-    let end = token.index + token[0].length;
+    let raw = value;
+    let end = token.index + token.word.length;
     if (raw === undefined) {
       const next = tokens[i + 1];
-      if (!next || FLAG_TOKEN.test(next[0])) {
+      if (!next || next.flag) {
         throw new SlackInputError('missing_flag_value', words('slack.flag.needs_value', { flag: `\`--${flag}\``, allowed: allowedFor(flag, locale) }), { flag: `--${flag}`, allowed: allowedFor(flag) });
       }
-      raw = next[0];
-      end = next.index + next[0].length;
+      raw = next.word;
+      end = next.index + next.word.length;
       i++;
     }
     if (spec) jobOptions[spec.field] = flagValue(flag, spec, raw, locale);
@@ -123,17 +151,6 @@ export function parseImagineText(slackText: string, options: { promptRequired?: 
 function flagNamesOf(match: RegExpExecArray): { name: string; flag: string } {
   const name = match[1]!.toLowerCase().replace(/_/g, '-');
   return { name, flag: name === 'output-format' ? 'format' : name === 'output-compression' ? 'compression' : name };
-}
-
-/**
- * The flags in `slackText`, in order, as the table calls them (`format` for `--output_format`, `previews` for a flag it
- * does not have), each token read as `parseImagineText` reads it: a word that looks like a flag is one, never a value.
- */
-export function flagsIn(slackText: string): string[] {
-  return [...plainTextOf(slackText).matchAll(/\S+/g)].flatMap((token) => {
-    const match = FLAG_TOKEN.exec(token[0]);
-    return match ? [flagNamesOf(match).flag] : [];
-  });
 }
 
 function flagValue(flag: string, spec: FlagSpec, raw: string, locale: string | undefined): string | number {

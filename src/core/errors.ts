@@ -111,14 +111,17 @@ export function sanitizeServiceText(text: string, maxLength = MAX_SERVICE_TEXT):
  * member's language): the message says the same in English. `empty` and `too_long` are a text's (the prompt's);
  * `one_of` a field that takes one of `values`; `integer_range` a whole number from `min` to `max`;
  * `transparent_format` and `compression_format` an `output_format` (`given`) that the background or the compression
- * does not go with, and the `formats` that do.
+ * does not go with, and the `formats` that do. Every rule names the request `fields` it is about (the field at fault
+ * among them): one for a field's own rule, both for a rule between two (`background` and `output_format`), so a caller
+ * that must tell which of its choices a rule is about (a bot's house style) reads them here, never from a list of its own.
  */
-export type ValidationRule =
+export type ValidationRule = { readonly fields: readonly string[] } & (
   | { readonly kind: 'empty' }
   | { readonly kind: 'too_long'; readonly max: number }
   | { readonly kind: 'one_of'; readonly values: readonly string[] }
   | { readonly kind: 'integer_range'; readonly min: number; readonly max: number }
-  | { readonly kind: 'transparent_format' | 'compression_format'; readonly formats: readonly string[]; readonly given: string };
+  | { readonly kind: 'transparent_format' | 'compression_format'; readonly formats: readonly string[]; readonly given: string }
+);
 
 /** Input that breaks a rule of the spec. Raised before anything is sent. */
 export class ValidationError extends PictorError {

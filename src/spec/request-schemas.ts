@@ -50,10 +50,10 @@ const codePointLength = (s: string): number => {
 
 const prompt = z
   .string({ error: () => 'prompt must be text' })
-  .refine((s) => s.trim().length > 0, { error: () => 'prompt must not be empty', params: ruled({ kind: 'empty' }) })
+  .refine((s) => s.trim().length > 0, { error: () => 'prompt must not be empty', params: ruled({ kind: 'empty', fields: ['prompt'] }) })
   .refine((s) => s.length <= LIMITS.promptMaxChars || codePointLength(s) <= LIMITS.promptMaxChars, {
     error: () => `prompt must be at most ${LIMITS.promptMaxChars} characters`,
-    params: ruled({ kind: 'too_long', max: LIMITS.promptMaxChars }),
+    params: ruled({ kind: 'too_long', max: LIMITS.promptMaxChars, fields: ['prompt'] }),
   });
 
 /** Fields shared by generations and edits, with the spec's defaults. */
@@ -88,7 +88,7 @@ function checkCrossFieldRules(value: CrossFieldInput, ctx: z.core.$RefinementCtx
       code: 'custom',
       path: ['output_format'],
       message: `output_format must be ${TRANSPARENT_FORMATS.join(' or ')} when background is transparent (${value.output_format} has no transparency)`,
-      params: ruled({ kind: 'transparent_format', formats: TRANSPARENT_FORMATS, given: value.output_format }),
+      params: ruled({ kind: 'transparent_format', formats: TRANSPARENT_FORMATS, given: value.output_format, fields: ['background', 'output_format'] }),
     });
   }
   if (value.output_compression !== undefined && !(COMPRESSIBLE_FORMATS as readonly string[]).includes(value.output_format)) {
@@ -96,7 +96,7 @@ function checkCrossFieldRules(value: CrossFieldInput, ctx: z.core.$RefinementCtx
       code: 'custom',
       path: ['output_compression'],
       message: `output_compression applies only to output_format ${COMPRESSIBLE_FORMATS.join(' or ')}, not ${value.output_format}`,
-      params: ruled({ kind: 'compression_format', formats: COMPRESSIBLE_FORMATS, given: value.output_format }),
+      params: ruled({ kind: 'compression_format', formats: COMPRESSIBLE_FORMATS, given: value.output_format, fields: ['output_format', 'output_compression'] }),
     });
   }
 }

@@ -23,13 +23,13 @@ export function ruleOf(issue: z.core.$ZodIssue, field: string): ValidationRule |
     case 'custom':
       return (issue.params as { rule?: ValidationRule } | undefined)?.rule;
     case 'invalid_value':
-      return { kind: 'one_of', values: issue.values.map(String) };
+      return { kind: 'one_of', values: issue.values.map(String), fields: [field] };
     case 'too_small':
     case 'too_big':
     case 'invalid_type': {
       if (!Object.hasOwn(INTEGER_RANGES, field)) return undefined;
       const [min, max] = INTEGER_RANGES[field as keyof typeof INTEGER_RANGES];
-      return { kind: 'integer_range', min, max };
+      return { kind: 'integer_range', min, max, fields: [field] };
     }
     default:
       return undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALLOWED, editRequestOf, isParsedRequest, LIMITS, parseEditRequest, parseGenerationRequest, sniffImageType, ValidationError } from '../../src/index.js';
+import { ALLOWED, editRequestOf, isParsedRequest, LIMITS, parseEditRequest, parseGenerationRequest, sniffImageType, ValidationError, type ValidationRule } from '../../src/index.js';
 import { makeImage } from '../helpers/images.js';
 
 function rejection(fn: () => unknown): ValidationError {
@@ -167,6 +167,30 @@ describe('an edit request', () => {
     const data = await makeImage();
     const error = rejection(() => parseEditRequest({ prompt: 'x', image: [{ data }], background: 'transparent', output_format: 'jpeg' }));
     expect(error.param).toBe('output_format');
+  });
+});
+
+describe('every rule the schemas raise', () => {
+  // One request breaking each kind of rule (a kind without one here does not compile), and the fields it is about.
+  const breaking: Record<ValidationRule['kind'], readonly [input: Record<string, unknown>, fields: readonly string[]]> = {
+    empty: [{ prompt: '   ' }, ['prompt']],
+    too_long: [{ prompt: 'x'.repeat(LIMITS.promptMaxChars + 1) }, ['prompt']],
+    one_of: [{ prompt: 'x', size: '7x7' }, ['size']],
+    integer_range: [{ prompt: 'x', n: 0 }, ['n']],
+    transparent_format: [{ prompt: 'x', background: 'transparent', output_format: 'jpeg' }, ['background', 'output_format']],
+    compression_format: [{ prompt: 'x', output_format: 'png', output_compression: 50 }, ['output_format', 'output_compression']],
+  };
+
+  it.each(Object.entries(breaking))('%s names the fields it is about, the field at fault among them', (kind, [input, fields]) => {
+    const error = rejection(() => parseGenerationRequest(input));
+    expect(error.rule).toEqual(expect.objectContaining({ kind, fields }));
+    expect(fields).toContain(error.param);
+  });
+
+  it.each(['model', 'size', 'quality', 'background', 'output_format', 'moderation', 'n', 'output_compression', 'partial_images'])('a value %s does not take names that field alone', (field) => {
+    const error = rejection(() => parseGenerationRequest({ prompt: 'x', output_format: 'webp', [field]: field === 'n' || field.endsWith('_compression') || field === 'partial_images' ? -1 : 'nope' }));
+    expect(error.param).toBe(field);
+    expect(error.rule?.fields).toEqual([field]);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { RespondFn } from '@slack/bolt';
 import { changeStyle, describeStyles, PROMPT_PLACEHOLDER, say, sayWords, StyleOptionsSchema, words, type StyleOptions } from '../../runner/index.js';
 import type { BotContext } from '../bot-context.js';
-import { FLAG_NAMES, FLAGS, flagsIn, KNOWN_FLAGS, parseImagineText } from '../imagine-text.js';
+import { FLAG_NAMES, FLAGS, KNOWN_FLAGS, parseImagineText, scanImagineText, type ImagineScan } from '../imagine-text.js';
 import { isSlackInputError, SlackInputError } from '../SlackInputError.js';
 import type { SlackActor } from '../SlackJobs.js';
 import { adminNearMissOf } from './admin-words.js';
@@ -38,10 +38,11 @@ const STYLE_FLAGS = Object.entries(FLAGS)
  * The refusal of a style's text holding a flag of `/imagine` a style cannot keep (`--private`, `--public`,
  * `--compression`, `--moderation`, `--style`): naming it and the flags a style takes, so an admin is never told a style
  * is defined with a choice it dropped. Undefined when every flag is one a style takes, or one `/imagine` does not have
- * (its parser refuses that as `unknown_flag`, naming the flag meant).
+ * (its parser refuses that as `unknown_flag`, naming the flag meant). Takes the text, or the text as read for its parse.
  */
-export function styleFlagRefusal(text: string): SlackInputError | undefined {
-  const flag = flagsIn(text).find((f) => KNOWN_FLAGS.includes(f) && !STYLE_FLAGS.includes(`--${f}`));
+export function styleFlagRefusal(text: string | ImagineScan): SlackInputError | undefined {
+  const { flags: found } = typeof text === 'string' ? scanImagineText(text) : text;
+  const flag = found.find((f) => KNOWN_FLAGS.includes(f) && !STYLE_FLAGS.includes(`--${f}`));
   if (flag === undefined) return undefined;
   const flags = STYLE_FLAGS.map((f) => `\`${f}\``).join(', ');
   return new SlackInputError('flag_not_for_style', words('slack.styles.flag_not_for_style', { flag: `\`--${flag}\``, flags }), { flag: `--${flag}`, allowed: STYLE_FLAGS.join(', ') });
@@ -64,9 +65,11 @@ export async function answerStyleCommand(context: BotContext, actor: SlackActor,
   let parsed: ReturnType<typeof parseImagineText> | undefined;
   if (command.kind === 'define') {
     try {
-      const refusal = styleFlagRefusal(command.text);
+      // Read once: its flags checked before any value is read, then parsed from the same words.
+      const scan = scanImagineText(command.text);
+      const refusal = styleFlagRefusal(scan);
       if (refusal) throw refusal;
-      parsed = parseImagineText(command.text, { promptRequired: false, locale });
+      parsed = parseImagineText(scan, { promptRequired: false, locale });
     } catch (error) {
       if (!isSlackInputError(error)) throw error;
       await ack({ response_type: 'ephemeral', text: sayWords(locale, error.words) });

@@ -89,7 +89,7 @@ describe('describeFailure', () => {
   });
 
   it('says the bounds the error carries, not a table of its own: a count refused out of a narrower range', () => {
-    const narrower = new ValidationError('n', 'n must be an integer from 1 to 4', { rule: { kind: 'integer_range', min: 1, max: 4 } });
+    const narrower = new ValidationError('n', 'n must be an integer from 1 to 4', { rule: { kind: 'integer_range', min: 1, max: 4, fields: ['n'] } });
     expect(describeValidation(narrower, { n: '--n' })).toBe('The --n option is not valid: --n must be an integer from 1 to 4.');
     expect(describeValidation(narrower, { n: '--n' }, 'de')).toBe('Die Option --n ist ungültig: --n nimmt eine ganze Zahl von 1 bis 4.');
   });

@@ -111,6 +111,21 @@ describe('house styles: an admin’s text around the prompt and default options'
     expect(kit.emu.emulator.requests).toHaveLength(0);
   });
 
+  it('leaves a rule’s refusal the member’s when the style’s option is what the job would have without it (the server’s own default)', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    // High quality alone, for one role: every job of anyone else is refused, with or without a style.
+    await runner.policy.set(admin, 'qualities', ['high']);
+    await runner.policy.set(admin, 'highQualityFor', ['role:R1']);
+    await runner.styles.define(admin, 'hq', '{prompt}', { quality: 'high' });
+    const refusals: unknown[] = [];
+    for (const style of [undefined, 'hq']) await runner.request({ kind: 'generate', prompt: 'a cat', options: {}, requester: requester(), style }, refusing((r) => refusals.push(r)));
+
+    const [unstyled, styled] = refusals as JobRefusedError[];
+    expect(unstyled).toMatchObject({ code: 'high_quality_not_allowed', field: 'quality' });
+    expect(styled).toMatchObject({ code: 'high_quality_not_allowed', field: 'quality', words: unstyled!.words });
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+  });
+
   it('refuses a style the scope does not have, naming the ones it has; another server’s style is not this one’s', async () => {
     const { runner } = await kit.runner({ partialImages: 0 });
     await runner.styles.define(admin, 'neon', 'neon {prompt}');

@@ -1,5 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { type JobIntent, type JobRefusedError } from '../../../bots/runner/index.js';
+import { refusalFromValidation } from '../../../bots/runner/describe-refusal.js';
+import { ValidationError } from '../../../src/index.js';
 import { requester, useRunnerKit } from '../../helpers/runner-harness.js';
 import { spyOnInstance } from '../../helpers/instance-spy.js';
 
@@ -81,6 +83,20 @@ describe('a rule between two options, one of them the house style’s', () => {
     expect(refused).toBeUndefined();
     expect(admitted).toMatchObject({ options: { background: 'transparent' } });
     expect((admitted as { options: Record<string, unknown> }).options.output_format).not.toBe('jpeg');
+  });
+
+  it('tells the style’s option by the fields the core’s rule names, whatever its kind (a rule between two options the core may add)', async () => {
+    const { runner } = await kit.runner({ partialImages: 0 });
+    await runner.styles.define(admin, 'wide', '{prompt}', { size: '1536x1024' });
+    const asked = { quality: 'low' as const };
+    const styled = await runner.styles.apply({ prompt: 'a cat', options: asked, requester: requester() }, 'wide');
+    // A rule no list in the bots knows: its fields alone say the style's size is one of its options.
+    const cause = new ValidationError('quality', 'quality must be high for size 1536x1024', { rule: { kind: 'one_of', values: ['high'], fields: ['size', 'quality'] } });
+    const refusal = refusalFromValidation(cause);
+
+    const blamed = await runner.styles.conflictOfStyle(refusal, asked, styled, async () => asked, { size: '--size' });
+
+    expect(blamed).toMatchObject({ code: 'validation_error', field: 'style', words: { key: 'refusal.style_option_conflict', values: { style: 'wide', option: '--size', value: '1536x1024' } } });
   });
 
   it('leaves the member’s own conflict theirs: both options typed is the field’s refusal, as without a style', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FLAG_NAMES, parseImagineText, usageText } from '../../../bots/slack/imagine-text.js';
+import { FLAG_NAMES, parseImagineText, scanImagineText, usageText } from '../../../bots/slack/imagine-text.js';
 import { isSlackInputError, type SlackInputError } from '../../../bots/slack/index.js';
 import { ALLOWED, OUTPUT_FORMATS, QUALITIES, SIZES } from '../../../src/index.js';
 import { say, words } from '../../../bots/runner/index.js';
@@ -14,6 +14,17 @@ function refusal(text: string): SlackInputError {
   }
   throw new Error(`${text} was accepted`);
 }
+
+describe('reading /imagine text once', () => {
+  it('finds every flag of the text before reading any value, as the table calls it, and parses from what it read', () => {
+    const scan = scanImagineText('a fox --qualty high —output_format webp --private --size huge');
+    expect(scan.flags).toEqual(['qualty', 'format', 'private', 'size']);
+    expect(() => parseImagineText(scan)).toThrow(expect.objectContaining({ code: 'unknown_flag' }));
+    const text = 'a <@U1> fox --size 1024x1536 --private --n=2';
+    expect(parseImagineText(scanImagineText(text), { locale: 'de' })).toEqual(parseImagineText(text, { locale: 'de' }));
+    expect(scanImagineText('help').flags).toEqual([]);
+  });
+});
 
 describe('parsing /imagine text', () => {
   it('takes flags in any order and keeps the rest as the prompt', () => {
