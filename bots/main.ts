@@ -154,7 +154,7 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
 
     // Off unless PICTOR_METRICS_PORT is set; counted from the first job on.
     const metrics: Metrics | undefined = core.metrics ? createMetrics({ logger }) : undefined;
-    /** Set once the console runs: a job refused by the breaker looks at the alerts at once. */
+    /** Set once the console runs: a job refused by a cap or the breaker, or settled, looks at the alerts. */
     let consoleOfService: RunningConsole | undefined;
     let runnerOfService: JobRunner | undefined;
     /** Set once the console runs: each step of the ledger that ended gone processes' reservations has its usage index read the records it wrote. */
@@ -210,10 +210,22 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       const refusals = new RefusalTally({ store, logger });
       // A Redis gone away would hold the last counts' write for ever: they are dropped at the deadline (the console misses them).
       stops.push(({ closesBy }) => refusals.close({ until: closesBy }));
-      const runnerMetrics = withRefusalListener(metrics ?? NO_METRICS, (code) => {
-        refusals.add(code);
-        if (code === 'scope_paused') consoleOfService?.poke();
-      });
+      // A refusal by a cap or the breaker, and a job settled here, look at the alerts at once (settles: at most every few
+      // seconds): the owner hears of a cap as it nears, not a check period later.
+      const counted = metrics ?? NO_METRICS;
+      const runnerMetrics = withRefusalListener(
+        {
+          ...counted,
+          spent(usd) {
+            counted.spent(usd);
+            consoleOfService?.settled();
+          },
+        },
+        (code) => {
+          refusals.add(code);
+          consoleOfService?.refused(code);
+        },
+      );
       const runner = new JobRunner({
         client,
         store,

@@ -9,6 +9,8 @@ import { LEDGER_WAIT_MS, startConsoleServer } from './server.js';
 import type { ConsoleSource } from './source.js';
 import { UsageIndex } from './usage-index.js';
 import { LedgerNow } from './ledger-now.js';
+import { isBudgetCode } from '../spend/errors.js';
+import { BREAKER_CODE } from '../spend/types.js';
 
 export { readConsoleConfig, DEFAULT_CONSOLE_PORT, isLoopbackHost, type ConsoleConfig } from './config.js';
 export { readAlertConfig, hasDestination, type AlertConfig } from './alerts/config.js';
@@ -56,8 +58,15 @@ export interface RunningConsole {
   url: string | undefined;
   /** The address that logs in once with the token made at start; undefined when `PICTOR_CONSOLE_TOKEN` is set (or there is no page). */
   loginLink: string | undefined;
-  /** Looks at the caps and the breaker now (a job was just refused by the breaker): an alert goes out at once. */
+  /** Looks at the caps and the breaker now: an alert goes out at once. */
   poke(): void;
+  /**
+   * A job of this process was refused, by its code: a refusal by a cap or the breaker looks at the alerts at once (the
+   * owner hears of the cap with the member it refused); a user's pace does not.
+   */
+  refused(code: string): void;
+  /** A job of this process was settled (or the ledger was written by another process): the alerts are looked at soon (see `AlertWatcher.settled`). */
+  settled(): void;
   /** The alert watcher, when a destination is set. */
   readonly watcher: AlertWatcher | undefined;
   close(): Promise<void>;
@@ -116,6 +125,10 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
     url: server?.url,
     loginLink,
     poke: () => watcher?.poke(),
+    refused: (code) => {
+      if (isBudgetCode(code) || code === BREAKER_CODE) watcher?.poke();
+    },
+    settled: () => watcher?.settled(),
     watcher,
     async close() {
       await watcher?.stop();

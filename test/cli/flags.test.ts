@@ -84,6 +84,10 @@ describe('pictor help and version', () => {
       expect(usage).toContain('PICTOR_TIMEOUT_SECONDS');
       // Every exit code the command ends with, 130 (Ctrl+C) and 143 (SIGTERM) too.
       expect(usage).toMatch(/Exit codes: 0 done; 2 [^;]+; 1 [^;]+; 130 stopped by Ctrl\+C[^;]+; 143 stopped by SIGTERM/);
+      // Exit 1 is "may be billed" or a refusal that sent nothing: what tells them apart is said.
+      expect(usage.replace(/\s+/g, ' ')).toContain(
+        '1 the service or network failed (the message says whether it may have been billed), or the images could not be written where asked (they are then saved in the OS temp directory and the path is printed), or a cap or a busy ledger refused the job before anything was sent (nothing billed: stderr then ends "Nothing was sent." and the --json code is budget_… or ledger_busy)',
+      );
     }
     const { code, stdout } = await run(['--help']);
     expect(code).toBe(0);

@@ -464,9 +464,12 @@ asked gets that format's extension, except under a file name you gave (said on s
 is never replaced without --overwrite.
 Relative paths start from the directory you run the command in. Nothing is sent (or paid) until the
 request is valid and --out can be written. Exit codes: 0 done; 2 invalid input or settings, nothing
-sent; 1 the service or network failed, or the images could not be written where asked (they are then
-saved in the OS temp directory and the path is printed); 130 stopped by Ctrl+C (what was written and
-what the ledger charged are said, on stdout too with --json); 143 stopped by SIGTERM, told the same way.
+sent; 1 the service or network failed (the message says whether it may have been billed), or the
+images could not be written where asked (they are then saved in the OS temp directory and the path
+is printed), or a cap or a busy ledger refused the job before anything was sent (nothing billed:
+stderr then ends "Nothing was sent." and the --json code is budget_… or ledger_busy); 130 stopped by Ctrl+C
+(what was written and what the ledger charged are said, on stdout too with --json); 143 stopped by SIGTERM,
+told the same way.
 Environment: PICTOR_BASE_URL, PICTOR_API_KEY, PICTOR_TIMEOUT_SECONDS (default 900) and more: "pictor --help".`;
 
 export const GENERATE_USAGE = `Usage: pictor generate --prompt TEXT [options]

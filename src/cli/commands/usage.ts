@@ -10,14 +10,30 @@ import { utcDayStart, utcMonthStart } from '../../spend/utc-period.js';
 import { parseFlags, USAGE_FLAGS } from '../flags.js';
 import type { CliContext } from '../context.js';
 
+/** The columns of `--csv`, in order: the header, each row, and the help that names them. */
+const CSV_COLUMNS = ['time', 'day', 'month', 'surface', 'user', 'scope', 'operation', 'n', 'size', 'quality', 'cost_usd', 'basis', 'reserved_usd', 'request_id', 'prompt', 'job_id'] as const;
+
+/** `text` in lines of at most `width` characters, every line after the first indented by `indent` spaces. */
+function wrapped(text: string, indent: number, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent + line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines.join(`\n${' '.repeat(indent)}`);
+}
+
 export const USAGE_USAGE = `Usage: pictor usage [--since DATE] [--until DATE] [--by day|user|scope|surface] [--json | --csv] [--emulator]
 
   --since DATE   first UTC day counted, YYYY-MM-DD (default: the 1st of this month)
   --until DATE   last UTC day counted, YYYY-MM-DD (default: today)
   --by KEY       one row per day (default), user, scope or surface
   --json         one JSON document: the totals and the rows
-  --csv          one row per job (time, day, month, surface, user, scope, operation, n, size, quality, cost, basis,
-                 reserved, request id, prompt)
+  --csv          ${wrapped(`one row per job, with the columns ${CSV_COLUMNS.join(', ')}.`, 17, 117)}
   --emulator     the embedded emulator's ledger (jobs run without PICTOR_BASE_URL) instead of the account's
 
 What the account spent, from the usage records of its ledger: Redis with REDIS_URL (every process sharing it),
@@ -138,7 +154,6 @@ function group(records: UsageRecord[], by: By, since: number, lastDay: number): 
   return [...groups].map(([key, list]) => sumUsage(list, key));
 }
 
-const CSV_COLUMNS = ['time', 'day', 'month', 'surface', 'user', 'scope', 'operation', 'n', 'size', 'quality', 'cost_usd', 'basis', 'reserved_usd', 'request_id', 'prompt', 'job_id'] as const;
 
 function csvValue(r: UsageRecord, column: (typeof CSV_COLUMNS)[number]): string {
   switch (column) {

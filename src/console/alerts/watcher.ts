@@ -40,6 +40,15 @@ const DAY_MS = 24 * 60 * 60_000;
 const BREAKER_ALERT_KEPT_MS = 90 * DAY_MS;
 /** How long `stop()` gives the send under way to be taken before it aborts it (what was queued is let go at once). */
 const STOP_WAIT_MS = 1000;
+/**
+ * At most one check per this long for jobs settled (`settled`): the first settle checks at once, the ones after it within
+ * this time make one check when it ends. A check reads the ledger (the new usage records, the caps, the reservations)
+ * and the alert log; a busy account settles several jobs a second, and one check each would multiply those reads for
+ * nothing — while an alert is then at most 3 s behind the settle that called for it, less than an image job takes at
+ * the service, so the owner still hears of a cap nearing before the jobs that follow it are refused. Refusals are not
+ * bounded (`poke`): a cap that refuses is told at once.
+ */
+export const SETTLED_CHECK_GAP_MS = 3000;
 /** Up to this many members' cap alerts of one check go one by one to a destination; more go as one summary. */
 export const MEMBERS_ONE_BY_ONE = 5;
 /** How many members a summary names (the ones used the most). */
@@ -137,7 +146,8 @@ function rankOf(alert: Alert): number {
 
 /**
  * Looks at every cap (and at the breaker) every `PICTOR_ALERT_CHECK_SECONDS`,
- * or at once when poked, and sends an alert to every channel when a cap passes
+ * at once when poked (a job refused by a cap or the breaker), and soon after a
+ * job is settled (`settled`), and sends an alert to every channel when a cap passes
  * one of the thresholds (50, 80, 100 % by default; only the highest passed is
  * sent, the lower ones count as sent) or when the breaker pauses a server —
  * each once per cap, amount, period and threshold, and not for an amount an
@@ -151,6 +161,9 @@ export class AlertWatcher {
   readonly #now: () => number;
   readonly #ledgerNow: LedgerNow;
   #timer: NodeJS.Timeout | undefined;
+  /** While set, a settle waits for it (see `settled`); `#settledSince` says one came meanwhile. */
+  #settledGap: NodeJS.Timeout | undefined;
+  #settledSince = false;
   #running: Promise<Alert[]> | undefined;
   #again = false;
   #stopped = false;
@@ -181,6 +194,25 @@ export class AlertWatcher {
     void this.check().catch((error: unknown) => this.#options.logger.warn({ err: error }, 'could not check the caps for alerts'));
   }
 
+  /**
+   * A job was settled (its charge is in the ledger): checks at once, or, within `SETTLED_CHECK_GAP_MS` of the last
+   * check a settle made, once when that time ends, however many settled meanwhile.
+   */
+  settled(): void {
+    if (this.#stopped) return;
+    if (this.#settledGap) {
+      this.#settledSince = true;
+      return;
+    }
+    this.poke();
+    this.#settledGap = setTimeout(() => {
+      this.#settledGap = undefined;
+      if (!this.#settledSince) return;
+      this.#settledSince = false;
+      this.settled();
+    }, SETTLED_CHECK_GAP_MS).unref();
+  }
+
   /** One check now; answers the alerts this process sent. */
   check(): Promise<Alert[]> {
     this.#running ??= this.#check().finally(() => {
@@ -202,6 +234,7 @@ export class AlertWatcher {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearTimeout(this.#settledGap);
     // One second for both, side by side: the release of what was queued and the send under way.
     const running = this.#running;
     await Promise.all([this.#letGo(this.#queue.splice(0)), running && waitAtMost(running, STOP_WAIT_MS)]);

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -11,6 +14,8 @@ import type { CliContext } from '../../../src/cli/context.js';
 import { readCoreConfig } from '../../../src/config.js';
 import { silentLogger } from '../../../src/internal.js';
 import { FileQuotaStore } from '../../../src/spend/FileQuotaStore.js';
+import type { Alert } from '../../../src/console/index.js';
+import { waitOnRealClock } from '../../helpers/real-clock-wait.js';
 import { CLI_ENTRY, REPO_ROOT, run } from '../run-cli.js';
 
 function context(env: NodeJS.ProcessEnv) {
@@ -183,6 +188,47 @@ describe('pictor console', () => {
       stop.abort();
       expect(await running).toBe(0);
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends an alert as soon as another process settles a job in its file ledger, not at the clock’s next check', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-console-watch-'));
+    const alerts: Alert[] = [];
+    const arrived = new EventEmitter();
+    const hook = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      req.on('end', () => {
+        alerts.push(JSON.parse(text) as Alert);
+        res.writeHead(200).end();
+        arrived.emit('change');
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = {
+        PICTOR_DATA_DIR: dir,
+        PICTOR_BASE_URL: 'http://127.0.0.1:9',
+        PICTOR_API_KEY: 'k',
+        // The job elsewhere settles $0.042: what is left of the cap cannot take one more image.
+        PICTOR_ACCOUNT_DAILY_USD: '0.08',
+        PICTOR_ALERT_WEBHOOK_URL: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`,
+        PICTOR_ALERT_WEBHOOK_SECRET: 'a-webhook-secret-for-the-test',
+        // The clock's check is an hour away: only the job's write can bring the alert in time.
+        PICTOR_ALERT_CHECK_SECONDS: '3600',
+      };
+      const { ctx, out, printed } = context(env);
+      const stop = new AbortController();
+      const running = runConsole(['--port', '0'], ctx, readCoreConfig(env), silentLogger(), stop.signal);
+      await Promise.race([printed(() => out.some((l) => l.startsWith('Alerts: on'))), running]);
+      expect(await recordJobElsewhere(dir)).toBe(0);
+      const alert = await waitOnRealClock(() => alerts[0], 'the alert', { timeoutMs: 10_000, changes: arrived });
+      expect(alert.cap).toMatchObject({ owner: 'account', trigger: 'full', limitUsd: 0.08, usedUsd: 0.042 });
+      stop.abort();
+      expect(await running).toBe(0);
+    } finally {
+      await new Promise((resolve) => hook.close(resolve));
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -131,6 +131,15 @@ describe('pictor usage', () => {
     expect(stdout).toMatch(/,cli,cli:[^,]+,cli,generate,1,1024x1024,low,0\.00636,table,,/);
   });
 
+  it('names in --help every column --csv writes, in the order it writes them', async () => {
+    const { env } = await ledgerWithTwoJobs();
+    const header = (await run(['usage', '--csv'], env)).stdout.split('\n')[0]!;
+    const { code, stdout } = await run(['usage', '--help']);
+    expect(code).toBe(0);
+    const listed = /--csv\s+one row per job, with the columns ([^.]+)\./.exec(stdout)?.[1]?.replace(/\s+/g, ' ');
+    expect(listed).toBe(header.split(',').join(', '));
+  });
+
   it('draws a bar per day on a terminal, and no bars elsewhere', async () => {
     const { env } = await ledgerWithTwoJobs();
     const onTerminal = await run(['usage'], env, { stdoutIsTerminal: true });

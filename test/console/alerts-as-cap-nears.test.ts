@@ -1,0 +1,156 @@
+import { execFile } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startService } from '../../bots/main.js';
+import type { Alert } from '../../src/console/index.js';
+import { DEV_API_KEY } from '../../src/emulator/index.js';
+import { AlertWatcher, SETTLED_CHECK_GAP_MS } from '../../src/console/alerts/watcher.js';
+import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
+import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import { builtFile } from '../helpers/built.js';
+import { spyOnInstance } from '../helpers/instance-spy.js';
+import { watchingAlerts } from './console-harness.js';
+import { operatorWith } from './ledger-fixtures.js';
+import { buttonsOf, type FakeDiscord, type FakeInteraction } from '../fakes/discord/FakeDiscord.js';
+import { waitOnRealClock } from '../helpers/real-clock-wait.js';
+import { startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup, type Defer } from '../helpers/service-fakes.js';
+
+/**
+ * `npm start` warns the owner as a cap nears, not a check period later: a job settled by the process and a job refused
+ * by a cap look at the alerts at once (the clock's check is an hour away here). The alerts go to a webhook, a local
+ * HTTP server that records what it is sent.
+ */
+const defer = useCleanup();
+
+/** A webhook that records each alert as it arrives, in order with whatever else the test notes in `events`. */
+async function webhook(defer: Defer) {
+  const alerts: Alert[] = [];
+  const events: string[] = [];
+  const changes = new EventEmitter();
+  const server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+    req.on('end', () => {
+      const alert = JSON.parse(text) as Alert;
+      alerts.push(alert);
+      events.push(`alert ${alert.cap?.trigger ?? alert.kind} ${alert.cap?.threshold ?? ''}`.trim());
+      res.writeHead(200).end();
+      changes.emit('change');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  defer(() => new Promise((resolve) => server.close(() => resolve())));
+  const waitFor = <T>(check: () => T | undefined, what: string) => waitOnRealClock(check, what, { timeoutMs: 10_000, changes });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, alerts, events, waitFor };
+}
+
+async function serviceWith(dataDir: string) {
+  const fakes = await startChatFakes(defer);
+  const { url: upstreamUrl } = await startUpstream(defer, 0, { identifyAsEmulator: false }); // the real service: the account's ledger
+  const hook = await webhook(defer);
+  const service = await startService(
+    {
+      PICTOR_LOG_LEVEL: 'silent',
+      PICTOR_DATA_DIR: dataDir,
+      PICTOR_BASE_URL: upstreamUrl,
+      PICTOR_API_KEY: DEV_API_KEY,
+      PICTOR_PARTIAL_IMAGES: '0',
+      PICTOR_ACCOUNT_DAILY_USD: '1',
+      PICTOR_ALERT_WEBHOOK_URL: hook.url,
+      PICTOR_ALERT_WEBHOOK_SECRET: 'a-webhook-secret-for-the-test',
+      // The clock's check is an hour away: whatever arrives during the test was sent because of a job.
+      PICTOR_ALERT_CHECK_SECONDS: '3600',
+      ...surfaceEnv(fakes),
+    },
+    () => {},
+  );
+  defer(() => service.stop());
+  return { discord: fakes.discord, hook, upstreamUrl };
+}
+
+/** `pictor generate` as its own process (the CLI beside the bots), on the same ledger and service: its exit code. */
+export function cliJob(env: { dataDir: string; upstreamUrl: string }, args: string[]): Promise<number> {
+  const cli = builtFile('dist/cli/pictor.js');
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cli, 'generate', ...args, '--out', `${env.dataDir}/cli-out/`],
+      { env: { PATH: process.env.PATH ?? '', PICTOR_DATA_DIR: env.dataDir, PICTOR_BASE_URL: env.upstreamUrl, PICTOR_API_KEY: DEV_API_KEY, PICTOR_ACCOUNT_DAILY_USD: '1' } },
+      (error) => resolve(error ? ((error as { code?: number }).code ?? 1) : 0),
+    );
+  });
+}
+
+/** How a job's interaction ended: its result (with Reroll), or its refusal. */
+function ended(discord: FakeDiscord, ix: FakeInteraction) {
+  return discord.waitFor(() => {
+    const message = discord.original(ix);
+    if (!message) return undefined;
+    if (/more than the|is left/.test(message.content)) return 'refused' as const;
+    return buttonsOf(message).some((b) => /^pictor:reroll:/.test(b.custom_id)) ? ('done' as const) : undefined;
+  }, 'the job’s end or its refusal');
+}
+
+describe('npm start alerts as a cap nears', () => {
+  it('sends the 50 % alert of a $1 daily cap from the jobs settled, before the job the cap refuses is refused', async () => {
+    const { discord, hook } = await serviceWith(await tempDataDir(defer));
+    // Three jobs in quick succession: two images (about 45 % of the cap), one more (past 50 %), then two that do not fit.
+    expect(await ended(discord, discord.slashCommand('imagine', { prompt: 'burst 1', quality: 'high', count: 2 }))).toBe('done');
+    expect(await ended(discord, discord.slashCommand('imagine', { prompt: 'burst 2', quality: 'high', count: 1 }))).toBe('done');
+    const half = await hook.waitFor(() => hook.alerts.find((a) => a.cap?.owner === 'account' && a.cap.threshold === 50), 'the 50 % alert');
+    expect(half.cap).toMatchObject({ trigger: 'threshold', limitUsd: 1, period: 'day' });
+    hook.events.push('job refused');
+    expect(await ended(discord, discord.slashCommand('imagine', { prompt: 'burst 3', quality: 'high', count: 2 }))).toBe('refused');
+    expect(hook.events).toEqual(['alert threshold 50', 'job refused']);
+  }, 60_000);
+
+  it('looks at the alerts at once when a cap refuses a job, after another process spent most of the cap', async () => {
+    const dataDir = await tempDataDir(defer);
+    const { discord, hook, upstreamUrl } = await serviceWith(dataDir);
+    // The CLI spends about two thirds of the account's $1 in the same ledger: nothing in this process settled.
+    expect(await cliJob({ dataDir, upstreamUrl }, ['--prompt', 'three at once', '--quality', 'high', '--n', '3'])).toBe(0);
+    expect(await ended(discord, discord.slashCommand('imagine', { prompt: 'does not fit', quality: 'high', count: 2 }))).toBe('refused');
+    const half = await hook.waitFor(() => hook.alerts.find((a) => a.cap?.owner === 'account'), 'the account cap’s alert');
+    expect(half.cap).toMatchObject({ trigger: 'threshold', threshold: 50, limitUsd: 1 });
+  }, 60_000);
+});
+
+describe('the alert checks jobs settled call for', () => {
+  const steps: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+    for (const step of steps.splice(0).reverse()) await step();
+  });
+
+  it('checks at once for a settle, then at most once per gap however many jobs settle in it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-settled-'));
+    steps.push(() => rm(dir, { recursive: true, force: true }));
+    const store = new FileQuotaStore({ dir });
+    await store.open();
+    steps.push(() => store.close());
+    const { watcher } = watchingAlerts(steps, { store, log: new MemoryAlertLog(), operator: operatorWith({ accountDailyUsd: 1 }), now: Date.now });
+    const checks = spyOnInstance(AlertWatcher.prototype, 'check', (w) => w === watcher).mockResolvedValue([]);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+
+    watcher.settled();
+    expect(checks).toHaveBeenCalledTimes(1);
+    for (let i = 0; i < 20; i++) watcher.settled();
+    expect(checks).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(SETTLED_CHECK_GAP_MS - 1);
+    expect(checks).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(checks).toHaveBeenCalledTimes(2);
+    // Nothing settled since: no more checks.
+    await vi.advanceTimersByTimeAsync(SETTLED_CHECK_GAP_MS * 3);
+    expect(checks).toHaveBeenCalledTimes(2);
+    // A settle long after the last: at once again.
+    watcher.settled();
+    expect(checks).toHaveBeenCalledTimes(3);
+  });
+});
