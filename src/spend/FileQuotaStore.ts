@@ -18,7 +18,7 @@ import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDay, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { appendUsage, daysIn, dropDaysBefore, forgetPromptsIn as forgetPromptFilesIn, moveOldUsageFile, readFrom, readUsage } from './usage-days.js';
+import { appendUsage, dayFileOf, daysIn, dropDaysBefore, forgetPromptsIn as forgetPromptFilesIn, forgetsIn, moveOldUsageFile, readFrom, readUsage } from './usage-days.js';
 import { damagedLinesAt, damagedWithin, usageMatching } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
@@ -242,19 +242,23 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * After `cursor` (`<day>:<byte offset>` in that day's file), without the lock: appends are whole lines written under
-   * it to the newest day file, and only complete lines are read. A cursor of another form (an older version's) is read
-   * from the first record (`reset`); one whose day the clean-up dropped goes on at the next day kept.
+   * After `cursor` (`<forgets>/<day>:<byte offset>` in that day's file), without the lock: appends are whole lines
+   * written under it to the newest day file, and only complete lines are read. Everything is read again (`reset`) for a
+   * cursor of another form (an older version's), after a forget removed prompts (the reader may keep them), or when the
+   * records at and after it are gone (the folder was emptied); one whose day the clean-up dropped goes on at the next day.
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#process.assertOpen();
-    const fresh = (cursor ?? '0:0') === '0:0';
-    const [, day = '', offset = '0'] = /^(\d{4}-\d{2}-\d{2}):(\d+)$/.exec(cursor ?? '') ?? [];
-    const days = await daysIn(this.usagePath);
-    const reset = !fresh && day === '';
-    const files = days.filter((d) => d >= day).map((d) => ({ day: d, at: d === day ? Number(offset) : 0 }));
+    const forgets = forgetsIn(this.usagePath);
+    const [, counted, day = '', offset = '0'] = /^(\d+)\/(\d{4}-\d{2}-\d{2}):(\d+)$/.exec(cursor ?? '') ?? [];
+    const days = daysIn(this.usagePath);
+    const size = day === '' ? undefined : statSync(dayFileOf(this.usagePath, day), { throwIfNoEntry: false })?.size;
+    const gone = size === undefined ? !days.some((d) => d > day) : size < Number(offset);
+    const reset = cursor !== undefined && cursor !== '0:0' && (day === '' || Number(counted) !== forgets || gone);
+    const from = reset || day === '' ? { day: '', at: 0 } : { day, at: Number(offset) };
+    const files = days.filter((d) => d >= from.day).map((d) => ({ day: d, at: d === from.day ? from.at : 0 }));
     const { parsed, end } = await readFrom(this.usagePath, files, true);
-    const next = end ? `${end.day}:${end.at}` : day === '' ? '0:0' : `${day}:${offset}`;
+    const next = end ? `${forgets}/${end.day}:${end.at}` : from.day === '' ? '0:0' : `${forgets}/${from.day}:${from.at}`;
     return { records: parsed.records, cursor: next, reset, damagedAt: parsed.damaged };
   }
 
@@ -444,7 +448,7 @@ export class FileQuotaStore implements QuotaStore {
   /** The daily clean-up (under the lock): the day files and prompt folders of days past retention go, whole days only. */
   async #cleanUpUsage(): Promise<void> {
     try {
-      await dropDaysBefore(this.usagePath, utcDay(this.#process.clock() - this.#process.usageRetentionMs));
+      dropDaysBefore(this.usagePath, utcDay(this.#process.clock() - this.#process.usageRetentionMs));
     } catch (cause) {
       try {
         this.#process.onError?.(new Error('could not drop expired usage records', { cause }));

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, openSync, readSync } from 'node:fs';
-import { mkdir, open as openFile, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { mkdir, open as openFile, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeAllAndSync } from '../core/atomic-file.js';
+import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { safeJson } from '../core/safe-json.js';
 import type { UsageRecord } from './types.js';
 import { UsageRecordSchema, withoutPromptOf } from './usage-records.js';
@@ -17,6 +17,7 @@ import { utcDay } from './utc-period.js';
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const PROMPTS = 'prompts';
+const FORGETS = 'forgets';
 
 /** The usage records of lines read, and where the damaged lines were among them (`damagedLinesAt`). */
 export interface ParsedUsage {
@@ -29,10 +30,20 @@ export function memberFileOf(userKey: string): string {
   return `${createHash('sha256').update(userKey).digest('hex').slice(0, 32)}.jsonl`;
 }
 
-/** The days of the day files in `folder`, oldest first (none when it does not exist). */
-export async function daysIn(folder: string): Promise<string[]> {
-  const names = (await readdir(folder).catch(undefinedIfMissing)) ?? [];
-  return names.flatMap((name) => DAY_FILE.exec(name)?.[1] ?? []).sort();
+/**
+ * The days of the day files in `folder`, oldest first (none when it does not exist). The calls of a commit are made at
+ * once, not awaited (but for its fsyncs): each awaited call would wait a turn of a busy event loop.
+ */
+export function daysIn(folder: string): string[] {
+  return namesIn(folder).flatMap((name) => DAY_FILE.exec(name)?.[1] ?? []).sort();
+}
+
+function namesIn(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch (error) {
+    return undefinedIfMissing(error as NodeJS.ErrnoException) ?? [];
+  }
 }
 
 /** The day file of `day`. */
@@ -45,8 +56,8 @@ export const dayFileOf = (folder: string, day: string): string => join(folder, `
  */
 export async function appendUsage(folder: string, now: number, records: readonly UsageRecord[]): Promise<void> {
   if (records.length === 0) return;
-  await mkdir(folder, { recursive: true, mode: 0o700 });
-  const newest = (await daysIn(folder)).at(-1);
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const newest = daysIn(folder).at(-1);
   const day = newest !== undefined && newest > utcDay(now) ? newest : utcDay(now);
   await writePrompts(join(folder, PROMPTS, day), records, appendLines);
   await appendLines(dayFileOf(folder, day), records.map(recordLine).join(''));
@@ -62,7 +73,7 @@ async function writePrompts(dir: string, records: readonly UsageRecord[], write:
     const name = memberFileOf(userKey);
     byMember.set(name, `${byMember.get(name) ?? ''}${JSON.stringify({ id: jobId, prompt })}\n`);
   }
-  if (byMember.size > 0) await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (byMember.size > 0) mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const [name, text] of byMember) await write(join(dir, name), text);
 }
 
@@ -89,7 +100,7 @@ async function appendLines(path: string, text: string): Promise<void> {
  * after (`damagedLinesAt`). With `prompts`, each record that has one gets it back from its member's file (none once forgotten).
  */
 export async function readUsage(folder: string, fromDay?: string, prompts = false): Promise<ParsedUsage> {
-  const days = await daysIn(folder);
+  const days = daysIn(folder);
   const first = fromDay === undefined ? 0 : Math.max(0, days.findIndex((day) => day >= fromDay) - 1);
   const read = fromDay !== undefined && days.every((day) => day < fromDay) ? days.slice(-1) : days.slice(first);
   return (await readFrom(folder, read.map((day) => ({ day, at: 0 })), prompts)).parsed;
@@ -176,18 +187,31 @@ async function promptsIn(path: string): Promise<Map<string, string>> {
   return prompts;
 }
 
-/** Removes a member's prompt file of every day (under the lock): their prompts are then in no file of the folder. */
+/**
+ * Removes a member's prompt file of every day (under the lock): their prompts are then in no file of the folder. When
+ * one was there, the count of forgets goes up (`forgetsIn`): a reader that kept records (the console) reads them again.
+ */
 export async function forgetPromptsIn(folder: string, userKey: string): Promise<void> {
   const name = memberFileOf(userKey);
-  for (const day of (await readdir(join(folder, PROMPTS)).catch(undefinedIfMissing)) ?? []) await rm(join(folder, PROMPTS, day, name), { force: true });
+  const files = namesIn(join(folder, PROMPTS)).map((day) => join(folder, PROMPTS, day, name)).filter((file) => existsSync(file));
+  if (files.length === 0) return;
+  await writeFileAtomically(join(folder, FORGETS), String(forgetsIn(folder) + 1));
+  for (const file of files) await rm(file, { force: true });
+}
+
+/** How many forgets removed prompts: a reader's cursor holds the count it read at. */
+export function forgetsIn(folder: string): number {
+  try {
+    return Number(readFileSync(join(folder, FORGETS), 'utf8')) || 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** Removes the day files and prompt folders of days before `firstKept` (under the lock): whole days only. */
-export async function dropDaysBefore(folder: string, firstKept: string): Promise<void> {
-  for (const day of await daysIn(folder)) if (day < firstKept) await rm(dayFileOf(folder, day), { force: true });
-  for (const day of (await readdir(join(folder, PROMPTS)).catch(undefinedIfMissing)) ?? []) {
-    if (DAY.test(day) && day < firstKept) await rm(join(folder, PROMPTS, day), { recursive: true, force: true });
-  }
+export function dropDaysBefore(folder: string, firstKept: string): void {
+  for (const day of daysIn(folder)) if (day < firstKept) rmSync(dayFileOf(folder, day), { force: true });
+  for (const day of namesIn(join(folder, PROMPTS))) if (DAY.test(day) && day < firstKept) rmSync(join(folder, PROMPTS, day), { recursive: true, force: true });
 }
 
 /**
