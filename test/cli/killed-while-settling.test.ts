@@ -119,7 +119,7 @@ describe('pictor generate that exits after its settle reached the usage records 
     const writesWork = await ledgerWritesFail(data);
     service.answer();
     await vi.waitFor(async () => expect(await usageText(data)).toContain(REQUEST_ID), { timeout: 15_000 });
-    // Its images written and its settle's record in usage.jsonl, the ledger's change refused: the Ctrl+C waits 2 s, then exits.
+    // Its images written and its settle's record in the usage records, the ledger's change refused: the Ctrl+C waits 2 s, then exits.
     child.process.kill('SIGINT');
     const ended = await child.ended;
     await writesWork();

@@ -221,7 +221,7 @@ describe('the console’s usage index read after this process wrote records', ()
   });
 });
 
-describe('the console’s usage index over damaged lines of usage.jsonl', () => {
+describe('the console’s usage index over damaged lines of the usage records', () => {
   const at = (iso: string) => Date.parse(`${iso}T12:00:00Z`);
   const record = (jobId: string, iso: string): UsageRecord => ({ jobId, time: at(iso), day: iso, month: iso.slice(0, 7), surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 0.05, basis: 'table' });
   /** An index over a ledger that answers `feeds` one read after another. */
