@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as atomicFile from '../../src/core/atomic-file.js';
 import { FileQuotaStore } from '../../src/internal.js';
