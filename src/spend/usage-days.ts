@@ -195,8 +195,9 @@ export async function forgetPromptsIn(folder: string, userKey: string): Promise<
   const name = memberFileOf(userKey);
   const files = namesIn(join(folder, PROMPTS)).map((day) => join(folder, PROMPTS, day, name)).filter((file) => existsSync(file));
   if (files.length === 0) return;
-  await writeFileAtomically(join(folder, FORGETS), String(forgetsIn(folder) + 1));
   for (const file of files) await rm(file, { force: true });
+  // Counted once they are gone: a reader that read them sees a count it did not read at, and reads again.
+  await writeFileAtomically(join(folder, FORGETS), String(forgetsIn(folder) + 1));
 }
 
 /** How many forgets removed prompts: a reader's cursor holds the count it read at. */
