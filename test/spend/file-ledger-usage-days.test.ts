@@ -181,6 +181,26 @@ describe('the daily clean-up of the file ledger’s day files', () => {
     expect(await readdir(join(dir, 'usage', 'prompts'))).toEqual(['2030-06-14']);
   });
 
+  it('answers the day’s first reserve when the clean-up fails, telling onError once, even when the hook throws', async () => {
+    const dir = await newDir();
+    // A file where the prompts' folder would be: the clean-up cannot list it.
+    await mkdir(join(dir, 'usage'));
+    await writeFile(join(dir, 'usage', 'prompts'), '');
+    const told: unknown[] = [];
+    const store = storeAt(dir, {
+      onError: (error) => {
+        told.push(error);
+        throw new Error('the hook fails too');
+      },
+    });
+    await store.open();
+    await settled(store, 'a', 'slack:U1');
+    await settled(store, 'b', 'slack:U1');
+
+    expect(told).toEqual([expect.objectContaining({ message: 'could not drop expired usage records' })]);
+    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['a', 'b']);
+  });
+
   it('goes on from a cursor whose day was dropped, at the next day kept, without reading again', async () => {
     const dir = await newDir();
     const time = { now: MIDNIGHT - 3 * DAY };
