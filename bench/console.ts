@@ -89,7 +89,7 @@ function* records(count: number, now: number): Generator<UsageRecord> {
   }
 }
 
-/** `usage.jsonl` written as the file ledger writes it: its rewrite line, then the records oldest first. */
+/** One `usage.jsonl` as versions before wrote it (its rewrite line, then the records oldest first): the ledger's open moves it into day files. */
 async function seedFile(dir: string, now: number): Promise<void> {
   const lines: string[] = [];
   for (const record of records(RECORDS, now)) lines.push(JSON.stringify(record));

@@ -1,12 +1,13 @@
 /**
  * Forgetting a member's prompts on the file ledger, at `--records` usage records (each with a prompt, `--members`
- * members): a forget holds the data folder's lock while it looks through `usage.jsonl` and, when it erases something,
- * rewrites it whole, so every reserve and settle of every member waits for it. Measured side by side in one run,
- * rounds rotating the order, one warm-up round:
+ * members): a forget holds the data folder's lock while it removes the member's prompt file of each day (nothing is
+ * rewritten), so every reserve and settle of every member waits that long. The records are written as an older version
+ * kept them (one `usage.jsonl`) and moved into day files by the first open, before any window. Measured side by side in
+ * one run, rounds rotating the order, one warm-up round:
  *
  * - `no forget`: the same window with no forget running (the baseline);
- * - `forget, a member with prompts`: a forget that erases something (a new member each round): the file rewritten;
- * - `forget, a member with none`: a forget of a member with no record (looked through, not rewritten).
+ * - `forget, a member with prompts`: a forget that removes something (a new member each round);
+ * - `forget, a member with none`: a forget of a member with no prompt file (nothing removed).
  *
  * Meanwhile another process (this script again, `--reserver`) runs reserve + settle one job at a time on the same data
  * folder as fast as it can: printed are how long each forget took (it holds the lock for nearly all of it) and the

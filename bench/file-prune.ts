@@ -1,15 +1,16 @@
 /**
- * The file ledger's daily clean-up of `usage.jsonl` (records past retention dropped, on a process's first commit of
- * the day that writes) at `--records` usage records spread over 200 days, each with a prompt. Measured side by side in
+ * The file ledger's daily clean-up of its usage day files (the days past retention removed, on a process's first commit
+ * of the day that writes) at `--records` usage records spread over 200 days, each with a prompt. The records are written
+ * as an older version kept them (one `usage.jsonl`) and moved into day files by the first open, outside the windows. Measured side by side in
  * one run, rounds rotating the order, one warm-up round, as `file-forget.ts` measures a forget:
  *
  * - `no clean-up`: a reserve + settle of a process that already cleaned up today (the baseline);
  * - `clean-up, a day's records expired`: the same step as a process's first of the day (a store opened anew, its
- *   retention one day shorter each round), so a day's records (1/200 of them) are dropped and the file rewritten;
- * - `clean-up, none expired`: the first step of a day with nothing past retention (looked through, not rewritten).
+ *   retention one day shorter each round), so a day's file and prompt folder (1/200 of the records) are removed;
+ * - `clean-up, none expired`: the first step of a day with nothing past retention (the folder listed, nothing removed).
  *
- * The window runs until the clean-up is done (the store closed); printed too is when its own reserve + settle answered
- * (before the clean-up is done: a chat's reserve is decided within its deadline). Meanwhile another process (this script again,
+ * The window runs until the store is closed; printed too is when its own reserve + settle answered (the clean-up runs
+ * in that step's commit: a few unlinks). Meanwhile another process (this script again,
  * `--reserver`) runs reserve + settle one job at a time on the same data folder: printed are each window's wall time
  * and that process's slowest reserve and slowest step (how long the clean-up held the data folder's lock), ratios
  * against the baseline, and its steps refused (`ledger_busy`).
@@ -117,14 +118,8 @@ async function main(): Promise<void> {
         if (cleaned) return;
         cleaned = new FileQuotaStore({ dir, usageRetentionDays: 10 * DAYS });
         await cleaned.open();
-        // Its first step's clean-up (nothing expired: a look only) runs behind the step's answer: waited for here, outside the window.
-        const store = cleaned;
-        const look = store.lookForExpiredUsage.bind(store);
-        const looked = new Promise<void>((resolve) => {
-          store.lookForExpiredUsage = (now: number) => look(now).finally(resolve);
-        });
-        await step(store, `main-${job++}`, 'bench:main');
-        await looked;
+        // Its first step's clean-up (nothing expired) runs in that step's commit: outside the window.
+        await step(cleaned, `main-${job++}`, 'bench:main');
       },
       run: async () => {
         const start = performance.now() + performance.timeOrigin;

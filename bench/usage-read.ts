@@ -1,14 +1,16 @@
 /**
  * A usage query with since on the file ledger (`pictor usage`, the chat budgets' top users):
- * `FileQuotaStore.usage({ since })` for the last day over a `usage.jsonl` of `--records` records spread over 400 days
+ * `FileQuotaStore.usage({ since })` for the last day over `--records` records spread over 400 days
  * (the default retention), measured side by side in one run (round-robin, one warm-up round, medians):
  *
- * - `whole file, as before`: the file read at once, every line parsed, then `usageMatching` — what `usage` did for
- *   any query;
- * - `whole file, usage({})`: `usage({})` (the file read at once, every line parsed), then the query's filter — what a
- *   query without `since` costs now (the daily drop of expired records and erasing prompts read it so too);
- * - `from the end`: `usage({ since })`, which reads the file back from its end in chunks until a whole chunk is older
- *   than the day before `since`'s day, and parses only that tail.
+ * - `whole file, as before`: one file of every record (as versions before kept them, `usage.jsonl`) read at once,
+ *   every line parsed, then `usageMatching` — what `usage` once did for any query;
+ * - `whole file, usage({})`: `usage({})` (every day file read, every line parsed), then the query's filter — what a
+ *   query without `since` costs;
+ * - `from the end`: `usage({ since })`, which reads only the day files from the day before `since`'s day on (and the
+ *   one before them).
+ *
+ * The records are written as one `usage.jsonl`, which the store's open moves into day files.
  *
  * Both answers are compared (the script fails if they differ). Wall time and this process's CPU time.
  *
@@ -44,13 +46,15 @@ for (let i = 0; i < records; i++) {
 }
 const dir = await mkdtemp(join(tmpdir(), 'pictor-bench-usage-'));
 await writeFile(join(dir, 'usage.jsonl'), lines.join(''));
+await writeFile(join(dir, 'whole.jsonl'), lines.join(''));
 const store = new FileQuotaStore({ dir });
+await store.open();
 const query: UsageQuery = { since: now - days * DAY_MS };
 
 const variants: { name: string; run: () => Promise<UsageRecord[]> }[] = [
   {
     name: 'whole file, as before',
-    run: async () => usageMatching((await readFile(join(dir, 'usage.jsonl'), 'utf8')).split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []), query),
+    run: async () => usageMatching((await readFile(join(dir, 'whole.jsonl'), 'utf8')).split('\n').flatMap((line) => UsageRecordSchema.safeParse(safeJson(line)).data ?? []), query),
   },
   { name: 'whole file, usage({})', run: async () => (await store.usage({})).filter((r) => matchesQuery(r, query)) },
   { name: 'from the end', run: () => store.usage(query) },
@@ -68,7 +72,7 @@ for (let round = 0; round < rounds + 1; round++) {
   }
 }
 const [whole, tail] = [answers.get('whole file, as before')!, answers.get('from the end')!];
-const size = (await stat(join(dir, 'usage.jsonl'))).size;
+const size = (await stat(join(dir, 'whole.jsonl'))).size;
 await store.close();
 await rm(dir, { recursive: true, force: true });
 if (!isDeepStrictEqual(whole, tail) || !isDeepStrictEqual(whole, answers.get('whole file, usage({})'))) throw new Error(`the answers differ: ${whole.length} records from the whole file, ${tail.length} from the end`);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 const root = join(import.meta.dirname, '..');
 const files = [
   'src/spend/FileQuotaStore.ts',
+  'src/spend/usage-days.ts',
   'src/spend/RedisQuotaStore.ts',
   'src/spend/store-process.ts',
   ...readdirSync(join(root, 'bots/state'))

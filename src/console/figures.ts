@@ -37,7 +37,7 @@ export interface SpendFigures {
   refusals: { code: string; day: number; month: number }[];
   /** Images asked for by the jobs settled each hour of the last 48 hours, and the account's limit per hour. */
   imagesPerHour: { hours: number[]; images: number[]; limitPerHour: number | undefined };
-  /** Lines of `usage.jsonl` damaged and skipped (a file ledger) that may be of today, of this month: another reason the records kept add up to less than the ledger settled. */
+  /** Lines of the usage records damaged and skipped (a file ledger) that may be of today, of this month: another reason the records kept add up to less than the ledger settled. */
   damagedUsageLines: { day: number; month: number };
 }
 

@@ -48,7 +48,7 @@ const zero = (): Totals => ({ jobs: 0, images: 0, usd: 0, uncertainUsd: 0 });
  * of the console comes from here, so a page reads a few small maps instead of
  * every record. The first `refresh` reads them all; later ones read only what
  * was written since (`QuotaStore.usageSince`), or everything again when the
- * records were rewritten. A job's later record replaces its earlier one, as
+ * store says so (`reset`: a forget erased prompts this index may hold). A job's later record replaces its earlier one, as
  * `latestPerJob` has it, for records of the last 8 days. Not thread-safe
  * across processes: each process keeps its own.
  */
@@ -73,7 +73,7 @@ export class UsageIndex {
   /** How many reads were counted: a read that answers after another one was counted since it began is dropped. */
   #reads = 0;
   #records = 0;
-  /** The damaged lines of `usage.jsonl` read, each with the times it may be of; one after the last record read waits for the next for its `before`. */
+  /** The damaged lines of the usage records read, each with the times it may be of; one after the last record read waits for the next for its `before`. */
   #damaged: DamagedLine[] = [];
   /** The time of the last record read: a damaged line read after it was written after it. */
   #lastTime: number | undefined;
@@ -159,7 +159,7 @@ export class UsageIndex {
     return this.#records;
   }
 
-  /** How many lines of `usage.jsonl` damaged and skipped (a file ledger) may hold a record of [since, until) (`damagedWithin`): missing from its totals. */
+  /** How many lines of the usage records damaged and skipped (a file ledger) may hold a record of [since, until) (`damagedWithin`): missing from its totals. */
   damagedLinesWithin(since: number, until: number): number {
     return damagedWithin(this.#damaged, since, until);
   }

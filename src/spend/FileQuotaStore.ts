@@ -1,9 +1,8 @@
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { access, open as openFile, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
+import { constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { access, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, unwrittenFileOf, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { removeLeftoverTemps, restoreFromBackup, unreadFileOf, unwrittenFileOf, writeFileAtomically } from '../core/atomic-file.js';
 import { isPictorError } from '../core/errors.js';
 import { describeFileError } from '../core/system-errors.js';
 import { capOverrideNanos, CapOverridesFileSchema, type CapOverridesFile } from './cap-overrides.js';
@@ -16,10 +15,11 @@ import { fromNanos, periodKey, roundToNanoUsd, toNanos } from './rules.js';
 import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
 import { forgetPromptsIn, StoreProcess } from './store-process.js';
-import { DAY_MS, utcDayStart } from './utc-period.js';
+import { DAY_MS, utcDay, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { damagedLinesAt, damagedWithin, usageMatching, UsageRecordSchema, withoutPromptOf } from './usage-records.js';
+import { appendUsage, dayFileOf, daysIn, dropDaysBefore, forgetPromptsIn as forgetPromptFilesIn, forgetsIn, moveOldUsageFile, readFrom, readUsage } from './usage-days.js';
+import { damagedLinesAt, damagedWithin, usageMatching } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
   /** The data folder; created if missing. */
@@ -38,41 +38,18 @@ const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operat
 /** A change of the ledger: its answer, whether it changed it, its usage record, what may be done only once written; `ended`: jobs settled before it in the commit. */
 type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport, ended: Set<string>) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
-/** Lines of `usage.jsonl` as a rewrite leaves them, and whether it changed any. */
-interface Rewritten {
-  lines: string[];
-  changed: boolean;
-}
-
-/**
- * A rewrite of `usage.jsonl` made ready without the lock (`#lookThroughUsage`; a forget's, the daily clean-up's), for
- * `#commitUsageRewrite` to finish under it.
- */
-export interface UsageLook {
-  seen: { file: string; size: number; bytes: Buffer };
-  /** Where the last whole line seen ends. */
-  end: number;
-  /** The whole lines seen, rewritten, and whether that changed any. */
-  ready: Rewritten;
-}
-
-/** What a forget's look through `usage.jsonl` found (`FileQuotaStore.lookForPromptsOf`). */
-export interface ForgetLook extends UsageLook {
-  /** The member's id as JSON writes it, without its quotes. */
-  key: string;
-}
-
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
 
 /**
- * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by one machine's processes, with `usage.jsonl`
- * and `cap-overrides.json` beside it (docs/spend-guard.md, "Without Redis" and "Start checks"). Every change is written
+ * The embedded QuotaStore: one JSON file (`ledger-document.ts`) shared by one machine's processes, with its usage
+ * records (`usage/`, one file a day: `usage-days.ts`) and `cap-overrides.json` beside it (docs/spend-guard.md, "Without Redis" and "Start checks"). Every change is written
  * before it answers. A commit awaits only its fsyncs: `markSent` stands between the limiter's grant and the send, and
  * each awaited call would wait a turn of a busy event loop.
  */
 export class FileQuotaStore implements QuotaStore {
   readonly path: string;
+  /** The folder of the usage records (`usage-days.ts`). */
   readonly usagePath: string;
   /** The caps chat admins set per scope (`cap-overrides.json` beside the ledger), written under the ledger's lock. */
   readonly capOverridesPath: string;
@@ -83,8 +60,6 @@ export class FileQuotaStore implements QuotaStore {
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
   /** When this process last dropped expired usage records (at most once a day). */
   #usagePrunedAt = Number.NEGATIVE_INFINITY;
-  /** The daily clean-up under way, if any (`#cleanUpUsage`): `close` waits for it. */
-  #cleaning: Promise<void> | undefined;
   /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
   #peeked: { stamp: string; ledger: Ledger } | undefined;
   /** The ledger as this process last wrote it and the file's identity then: taken as it is while no other process wrote since. */
@@ -113,20 +88,22 @@ export class FileQuotaStore implements QuotaStore {
 
   /**
    * Checks every file before a surface takes jobs: a damaged ledger or caps file is moved aside and its backup put
-   * back (the answer says so), or LedgerUnreadableError names it (one that cannot be read: untouched); `usage.jsonl` must be readable (torn lines are skipped).
+   * back (the answer says so), or LedgerUnreadableError names it (one that cannot be read: untouched); the `usage/` folder must be readable
+   * and writable. An older version's `usage.jsonl` is moved into it once (`moveOldUsageFile`; the answer says how many records).
    */
-  open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined }> {
+  open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined; movedUsage?: { records: number; damaged: number } | undefined }> {
     return this.#serial(() =>
       this.#locked(async () => {
         // What a write a crash stopped left (each a whole version, prompts too): every write of them takes the lock.
         await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
-        await this.#checkUsageFile();
+        const movedUsage = await moveOldUsageFile(this.#dir, LEDGER_FILES.oldUsage, LEDGER_FILES.usage);
+        await this.#checkUsageFolder();
         const unreadable = (cause: unknown) => new LedgerUnreadableError(this.capOverridesPath, CAPS_UNREADABLE, { cause, remedy: CAP_OVERRIDES_REMEDY });
         const caps = await this.#restore(this.capOverridesPath, (text) => CapOverridesFileSchema.safeParse(safeJson(text)).success, undefined, { unreadable, of: "the chat admins' caps", remedy: CAP_OVERRIDES_REMEDY });
         await this.#readCapOverrides();
         const ledger = await this.#restoreLedger();
         await this.#load();
-        return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }) };
+        return { restoredFromBackup: ledger.restored, brokenCopy: ledger.brokenCopy, ...(caps.restored && { restoredCapOverrides: true }), ...(movedUsage && { movedUsage }) };
       }),
     );
   }
@@ -224,11 +201,11 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   usage(query: UsageQuery): Promise<UsageRecord[]> {
-    // A record matches by its job's day (a damaged line too, `damagedWithin`): the tail read starts a day before the start of the day of since.
+    // A record matches by its job's day (a damaged line too, `damagedWithin`), and is written when it is settled: the
+    // day files read start a day before the day of since.
     const since = query.since === undefined ? undefined : utcDayStart(query.since);
-    const from = since === undefined ? undefined : since - DAY_MS;
     return this.#readLocked(async () => {
-      const { records, damaged } = await this.#readUsageLines(from);
+      const { records, damaged } = await readUsage(this.usagePath, since === undefined ? undefined : utcDay(since - DAY_MS), true);
       query.onDamagedLines?.(damagedWithin(damagedLinesAt(records, damaged), since, query.until));
       return usageMatching(records, query);
     });
@@ -265,26 +242,24 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * After `cursor` (`<rewrite id>/<inode>:<byte offset>`), without the lock: appends are whole lines written under it,
-   * and only complete lines are read. A file rewritten since (pruned, prompts forgotten: a new rewrite id, even when
-   * the file system handed the new file the old one's inode and it grew past the offset), another file, or one shorter
-   * than the cursor is read whole (`reset`). A file an older version wrote has no rewrite id (`''`), as its cursors
-   * (`<inode>:<byte offset>`) had: they hold until its first rewrite.
+   * After `cursor` (`<forgets>/<day>:<byte offset>` in that day's file), without the lock: appends are whole lines
+   * written under it to the newest day file, and only complete lines are read. Everything is read again (`reset`) for a
+   * cursor of another form (an older version's), after a forget removed prompts (the reader may keep them), or when the
+   * records at and after it are gone (the folder was emptied); one whose day the clean-up dropped goes on at the next day.
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#process.assertOpen();
-    // No cursor, or one from before the file existed (`0:0`): from its start, as a first read.
-    const fresh = (cursor ?? '0:0') === '0:0';
-    const [, cursorFile, cursorOffset] = /^(.*):(\d+)$/s.exec(cursor ?? '') ?? [];
-    const at = fresh ? 0 : Number(cursorOffset ?? 0);
-    let read = await this.#readUsageBytes(at);
-    if (read.file === '') return { records: [], cursor: '0:0', reset: !fresh, damagedAt: [] };
-    const reset = !fresh && ((cursorFile?.includes('/') ? cursorFile : `/${cursorFile}`) !== read.file || !(at <= read.size));
-    if (reset) read = await this.#readUsageBytes(0);
-    // A short read only leaves more lines for the next call: the cursor stops after the last whole line read.
-    const end = read.bytes.lastIndexOf(0x0a) + 1;
-    const { records, damaged } = parseUsageLines(read.bytes.toString('utf8', 0, end));
-    return { records, cursor: `${read.file}:${(reset ? 0 : at) + end}`, reset, damagedAt: damaged };
+    const forgets = forgetsIn(this.usagePath);
+    const [, counted, day = '', offset = '0'] = /^(\d+)\/(\d{4}-\d{2}-\d{2}):(\d+)$/.exec(cursor ?? '') ?? [];
+    const days = daysIn(this.usagePath);
+    const size = day === '' ? undefined : statSync(dayFileOf(this.usagePath, day), { throwIfNoEntry: false })?.size;
+    const gone = size === undefined ? !days.some((d) => d > day) : size < Number(offset);
+    const reset = cursor !== undefined && cursor !== '0:0' && (day === '' || Number(counted) !== forgets || gone);
+    const from = reset || day === '' ? { day: '', at: 0 } : { day, at: Number(offset) };
+    const files = days.filter((d) => d >= from.day).map((d) => ({ day: d, at: d === from.day ? from.at : 0 }));
+    const { parsed, end } = await readFrom(this.usagePath, files, true);
+    const next = end ? `${forgets}/${end.day}:${end.at}` : from.day === '' ? '0:0' : `${forgets}/${from.day}:${from.at}`;
+    return { records: parsed.records, cursor: next, reset, damagedAt: parsed.damaged };
   }
 
   countRefusals(counts: Readonly<Record<string, number>>, now: number): Promise<void> {
@@ -320,85 +295,9 @@ export class FileQuotaStore implements QuotaStore {
       await this.#write(ledger);
       await this.#write(ledger);
       await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
+      // Their prompts of usage records are files of their own: removed, nothing else rewritten.
+      await forgetPromptFilesIn(this.usagePath, userKey);
     });
-    // usage.jsonl is looked through and its rewrite made ready without the lock (appends are whole lines written under
-    // it): every step of every process waits only for the lines appended since and the write, and not at all when
-    // nothing of theirs is in it (200,000 records: bench/file-forget.ts).
-    const look = await this.lookForPromptsOf(userKey);
-    if (!look) return;
-    await this.#readLocked(() => this.#commitUsageRewrite(look, (text) => withoutPromptsOf(text, look.key, userKey)));
-  }
-
-  /**
-   * The look of `forgetPrompts` through `usage.jsonl`, without the lock: the file as seen (its bytes and which file
-   * they are of), where its last whole line ends, and those lines with the member's prompts erased; undefined when
-   * nothing in it may be theirs. Another process may append to the file or rewrite it before the lock is taken.
-   */
-  async lookForPromptsOf(userKey: string): Promise<ForgetLook | undefined> {
-    const key = JSON.stringify(userKey).slice(1, -1);
-    // Nothing naming them (the cheap check first): nothing to rewrite.
-    const look = await this.#lookThroughUsage((text) => withoutPromptsOf(text, key, userKey), (bytes) => bytes.includes(key));
-    // After the last whole line: one being written, or one a crash cut short (theirs or not: decided under the lock).
-    return look && (look.ready.changed || look.seen.bytes.includes(key, look.end)) ? { ...look, key } : undefined;
-  }
-
-  /**
-   * The daily clean-up's look through `usage.jsonl`, without the lock: its whole lines without the records past
-   * retention as of `now`; undefined when none is.
-   */
-  async lookForExpiredUsage(now: number): Promise<UsageLook | undefined> {
-    const look = await this.#lookThroughUsage(withoutExpiredInTurns(now - this.#process.usageRetentionMs));
-    return look?.ready.changed ? look : undefined;
-  }
-
-  /**
-   * The daily clean-up (on a process's first commit of the day that writes), made ready without the lock as a forget's
-   * rewrite is (`#commitUsageRewrite`): every step of every process waits only for the lines appended since and the
-   * write, and not at all when no record is past retention (200,000 records: bench/file-prune.ts). It runs behind the
-   * commit that started it, whose steps have answered (a reserve is decided within a chat's deadline whatever the
-   * file's size); one at a time, and `close` waits for it. A failure is told to `onError`: that commit is written, and a
-   * hook that throws fails no step and no `close` either.
-   */
-  #cleanUpUsage(now: number): Promise<void> {
-    // One at a time: after the one under way, if any.
-    const before = this.#cleaning;
-    const cleaning = (async () => {
-      await before;
-      const look = await this.lookForExpiredUsage(now);
-      if (look) await this.#serial(() => this.#locked(() => this.#commitUsageRewrite(look, withoutExpired(now - this.#process.usageRetentionMs))));
-    })().catch((cause: unknown) => {
-      try {
-        this.#process.onError?.(new Error('could not drop expired usage records', { cause }));
-      } catch {
-        // A hook that throws has no one left to tell: the commit stands, and so does `close`.
-      }
-    });
-    this.#cleaning = cleaning;
-    return cleaning;
-  }
-
-  /**
-   * The one way `usage.jsonl` is rewritten: read and `rewrite` without the lock (whole lines only; another process may
-   * append or rewrite the file meanwhile); undefined when `mayChange` says nothing in the bytes read can change.
-   */
-  async #lookThroughUsage(rewrite: (text: string) => Rewritten | Promise<Rewritten>, mayChange: (bytes: Buffer) => boolean = () => true): Promise<UsageLook | undefined> {
-    const seen = await this.#readUsageBytes(0);
-    if (!mayChange(seen.bytes)) return undefined;
-    const end = seen.bytes.lastIndexOf(0x0a) + 1;
-    return { seen, end, ready: await rewrite(seen.bytes.toString('utf8', 0, end)) };
-  }
-
-  /**
-   * Under the lock: writes a rewrite `#lookThroughUsage` made ready, with the lines appended since rewritten too; a file
-   * rewritten or replaced since the look (the daily clean-up, a forget) is read again whole, so nothing the other
-   * rewrite took out comes back, and rewritten only when that read finds something to change (the other rewrite may
-   * have done it all: the look's finding is of a file no longer there).
-   */
-  async #commitUsageRewrite({ seen, end, ready }: UsageLook, rewrite: (text: string) => Rewritten): Promise<void> {
-    const now = await this.#readUsageBytes(end);
-    const since = now.file === seen.file && now.size >= end ? now : { bytes: (await this.#readUsageBytes(0)).bytes };
-    const rest = rewrite(since.bytes.toString('utf8'));
-    if (rest.changed || (since === now && ready.changed)) await this.#replaceUsage(since === now ? [...ready.lines, ...rest.lines] : rest.lines);
   }
 
   /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json` (`accept` runs outside the lock). */
@@ -439,7 +338,6 @@ export class FileQuotaStore implements QuotaStore {
     if (this.#process.closed) return;
     this.#process.close();
     await this.#serial(async () => undefined);
-    await this.#cleaning;
     OPEN_LEDGERS.delete(this.path);
   }
 
@@ -467,7 +365,7 @@ export class FileQuotaStore implements QuotaStore {
   async #flush(): Promise<void> {
     const batch = this.#pending.splice(0);
     try {
-      const { outcomes, report, wrote } = await this.#locked(async () => {
+      const { outcomes, report } = await this.#locked(async () => {
         const ledger = await this.#load();
         let dirty = false;
         const usage: UsageRecord[] = [];
@@ -494,25 +392,24 @@ export class FileQuotaStore implements QuotaStore {
         });
         // Usage first: a crash between the two leaves a record whose settle the ledger lacks; when its dead process is
         // met, the job is charged what that record says (`reconcileIn`), not its estimate, and no record is added.
-        if (dirty) await this.#appendUsage(usage);
+        if (dirty) await appendUsage(this.usagePath, this.#process.clock(), usage);
         if (dirty) await this.#write(ledger);
-        return { outcomes, report: reconciled.report, wrote: dirty };
+        // The day's first commit that wrote drops the days past retention, by the store's clock (the one the records'
+        // times are written by): whole days, a few unlinks. A failure is told to `onError`; the commit stands.
+        const last = batch[batch.length - 1]!.now;
+        if (dirty && last - this.#usagePrunedAt >= DAY_MS) {
+          this.#usagePrunedAt = last;
+          await this.#cleanUpUsage();
+        }
+        return { outcomes, report: reconciled.report };
       });
       // What the commit ended of gone processes' reservations, told once, whichever operations it wrote.
       this.#process.reconciled(report);
-      const last = batch[batch.length - 1]!.now;
       outcomes.forEach((outcome, i) => {
         if (!outcome.ok) return batch[i]!.reject(outcome.error);
         outcome.committed?.();
         batch[i]!.resolve(outcome.result);
       });
-      // The day's first commit that wrote starts the clean-up behind its answers, outside this turn of the queue. It
-      // looks after the commit, at records settled since too: what is past retention is reckoned by the store's clock,
-      // the clock those records' times are written by, not by the time the commit's steps were given.
-      if (wrote && last - this.#usagePrunedAt >= DAY_MS) {
-        this.#usagePrunedAt = last;
-        void this.#cleanUpUsage(this.#process.clock());
-      }
     } catch (error) {
       for (const op of batch) op.reject(error);
     }
@@ -533,26 +430,39 @@ export class FileQuotaStore implements QuotaStore {
     });
   }
 
-  /** `usage.jsonl` must be a file this process can read and append to (or not exist yet). */
-  async #checkUsageFile(): Promise<void> {
+  /** The `usage/` folder must be a folder this process can read and add files to (or not exist yet). */
+  async #checkUsageFolder(): Promise<void> {
     try {
       const info = await stat(this.usagePath);
-      if (!info.isFile()) throw new Error('not a file');
-      await access(this.usagePath, constants.R_OK | constants.W_OK);
+      if (!info.isDirectory()) throw new Error('not a folder');
+      await access(this.usagePath, constants.R_OK | constants.W_OK | constants.X_OK);
     } catch (cause) {
       if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new LedgerUnreadableError(this.usagePath, 'is not a readable and writable file (the usage records of settled jobs)', {
+      throw new LedgerUnreadableError(this.usagePath, 'is not a readable and writable folder (the usage records of settled jobs)', {
         cause,
         remedy: 'Move it away (or give this user access to it) and start again: spending is still counted by the ledger, but pictor usage and the chat usage summaries lose the records it held.',
       });
     }
   }
 
+  /** The daily clean-up (under the lock): the day files and prompt folders of days past retention go, whole days only. */
+  async #cleanUpUsage(): Promise<void> {
+    try {
+      dropDaysBefore(this.usagePath, utcDay(this.#process.clock() - this.#process.usageRetentionMs));
+    } catch (cause) {
+      try {
+        this.#process.onError?.(new Error('could not drop expired usage records', { cause }));
+      } catch {
+        // A hook that throws has no one left to tell: the commit stands.
+      }
+    }
+  }
+
   /**
    * The one restore of the ledger, at `open()` and when a step finds the file gone or damaged while the process runs:
    * a good backup copy takes the place of a missing or damaged ledger (`restoreFromBackup`, which moves a damaged
-   * one aside), brought up to what `usage.jsonl` and this process's reservations say since (`restoredIn`) before one
-   * write puts it in place: a crash never leaves the copy there without the charges recorded since, and a `usage.jsonl`
+   * one aside), brought up to what the usage records and this process's reservations say since (`restoredIn`) before one
+   * write puts it in place: a crash never leaves the copy there without the charges recorded since, and usage records
    * that cannot be read stops it, nothing changed. Run under the lock: the ledger found good (the file's, or the one
    * put in its place) is kept as read.
    */
@@ -662,81 +572,9 @@ export class FileQuotaStore implements QuotaStore {
     this.#written = stamp === undefined ? undefined : { stamp, ledger };
   }
 
-  /** Appends records to `usage.jsonl` (0600; one made anew starts with its rewrite line) and syncs it. */
-  async #appendUsage(records: UsageRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    const fd = openSync(this.usagePath, 'a+', 0o600);
-    try {
-      // A line a crash cut short is left as it is (it is skipped when read); the next record starts on a line of its own.
-      const { size } = fstatSync(fd);
-      const last = Buffer.alloc(1);
-      const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
-      await writeAllAndSync(fd, `${size === 0 ? rewriteLine() : cut ? '\n' : ''}${records.map((r) => `${JSON.stringify(r)}\n`).join('')}`);
-    } catch (error) {
-      // A write through the descriptor names no file: name it, so a full disk is told of usage.jsonl (`unusableFileError`).
-      if (error instanceof Error && (error as NodeJS.ErrnoException).path === undefined) (error as NodeJS.ErrnoException).path = this.usagePath;
-      throw error;
-    } finally {
-      closeSync(fd);
-    }
-  }
-
-  /**
-   * The records of `usage.jsonl` in file order; with `from`, read from the end back 64 KiB at a time until a whole chunk
-   * is older than `from`: records are appended in time order give or take a day (a job counts in the day it was reserved).
-   */
+  /** The records of the day files that can hold those from `from` on (all without it), in the order written. */
   async #readUsage(from?: number): Promise<UsageRecord[]> {
-    return (await this.#readUsageLines(from)).records;
-  }
-
-  /** `#readUsage`, with how many lines it met damaged and skipped (`parseUsageLines`). */
-  async #readUsageLines(from?: number): Promise<ParsedUsage> {
-    if (from === undefined) return parseUsageLines((await readFile(this.usagePath, 'utf8').catch(undefinedIfMissing)) ?? '');
-    const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
-    if (!handle) return { records: [], damaged: [] };
-    try {
-      // The chunk older than `from` too: its last record is the time a damaged line after it was written after.
-      const chunks: ParsedUsage[] = [];
-      // The bytes before the first line that begins in a chunk (all of them when none does) go with the chunk before.
-      let [end, carried] = [(await handle.stat()).size, Buffer.alloc(0)];
-      while (end > 0) {
-        const start = Math.max(0, end - 2 ** 16);
-        const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(end - start), 0, end - start, start);
-        const bytes = Buffer.concat([buffer.subarray(0, bytesRead), carried]);
-        const cut = start === 0 ? 0 : bytes.indexOf(0x0a) + 1 || bytes.length;
-        const parsed = parseUsageLines(bytes.toString('utf8', cut));
-        chunks.push(parsed);
-        if (parsed.records.length > 0 && parsed.records.every((r) => r.time < from)) break;
-        [end, carried] = [start, bytes.subarray(0, cut)];
-      }
-      const joined: ParsedUsage = { records: [], damaged: [] };
-      for (const chunk of chunks.reverse()) {
-        joined.damaged.push(...chunk.damaged.map((at) => at + joined.records.length));
-        joined.records.push(...chunk.records);
-      }
-      return joined;
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /** `usage.jsonl`'s bytes from `from` on, its size, and which file they are of (rewrite id and inode); none when there is no file. */
-  async #readUsageBytes(from: number): Promise<{ file: string; size: number; bytes: Buffer }> {
-    const handle = await openFile(this.usagePath, 'r').catch(undefinedIfMissing);
-    if (!handle) return { file: '', size: 0, bytes: Buffer.alloc(0) };
-    try {
-      const { ino, size } = await handle.stat();
-      const length = Math.max(0, size - from);
-      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
-      return { file: `${await rewriteIdOf(handle, size)}/${ino}`, size, bytes: buffer.subarray(0, bytesRead) };
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /** Every rewrite of `usage.jsonl` (a new file of `lines` renamed into place) goes through here: a new rewrite line tells readers to read it all again. */
-  async #replaceUsage(lines: string[]): Promise<void> {
-    await writeFileAtomically(this.usagePath, `${rewriteLine()}${lines.map((line) => `${line}\n`).join('')}`);
+    return (await readUsage(this.usagePath, from === undefined ? undefined : utcDay(from))).records;
   }
 
   /** `cap-overrides.json`, or none set when it does not exist; an unreadable one is an error naming it (never silently dropped). */
@@ -764,7 +602,7 @@ const LASTING_FILE_ERRORS = new Set(['EISDIR', 'ENOTDIR', 'EACCES', 'EPERM', 'ER
 
 /**
  * The one mapping of a file-system error met by a step under the lock (a write of the ledger, its backup copy,
- * `usage.jsonl` or the caps, or the lock itself: a folder in a file's place, a full disk, no permission) to the refusal
+ * a usage file or the caps, or the lock itself: a folder in a file's place, a full disk, no permission) to the refusal
  * of a ledger file the process cannot use, naming that file (not the temporary file a write was making); undefined
  * for any other error. Only the operator can mend it: the CLI exits 2, and the bots tell the member to ask the operator
  * rather than failing every job as if the service had.
@@ -801,118 +639,6 @@ function readIfExists(path: string): string | undefined {
   } catch (error) {
     return undefinedIfMissing(error as NodeJS.ErrnoException);
   }
-}
-
-/**
- * The first line of a `usage.jsonl` this version writes, with a rewrite id of its own: every rewrite (and a file made
- * anew) has a new one, so a reader's cursor from before it never points into it. Not a usage record: skipped when read.
- */
-function rewriteLine(): string {
-  return `${JSON.stringify({ rewrite: randomBytes(8).toString('hex') })}\n`;
-}
-
-const RewriteLineSchema = z.object({ rewrite: z.string().regex(/^[0-9a-f]{16}$/) }).strict();
-
-function isRewriteLine(line: string): boolean {
-  return RewriteLineSchema.safeParse(safeJson(line)).success;
-}
-
-/** The rewrite id of an open `usage.jsonl` of `size` bytes; `''` for one without a rewrite line (an older version's). */
-async function rewriteIdOf(handle: FileHandle, size: number): Promise<string> {
-  const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, Math.min(64, size), 0);
-  const line = buffer.toString('utf8', 0, bytesRead).split('\n', 2);
-  return line.length === 2 ? (RewriteLineSchema.safeParse(safeJson(line[0]!)).data?.rewrite ?? '') : '';
-}
-
-/**
- * The lines of `usage.jsonl` text with a member's prompts erased (`key`: their id as JSON writes it), and whether any
- * was: only a line naming them is parsed (another member's id may begin with theirs); any other is kept as written,
- * but for the rewrite line and blank ones. A line a crash cut short (skipped when read) may hold a prompt: it goes when
- * it is theirs — its user key is their whole id (`"userKey":"<id>"`), or it was cut right after their id — and is
- * kept as written (still told as skipped) when their id is only text in it (another member's id beginning with
- * theirs, a prompt naming them).
- */
-function withoutPromptsOf(text: string, key: string, userKey: string): Rewritten {
-  const userKeyField = `"userKey":"${key}"`;
-  let erased = false;
-  const lines = text.split('\n').flatMap((line, i) => {
-    if (line.trim() === '' || (i === 0 && isRewriteLine(line))) return [];
-    if (!line.includes(key)) return [line];
-    const record = parseUsageLine(line);
-    if (record ? record.userKey !== userKey || record.prompt === undefined : !line.includes(userKeyField) && !line.trimEnd().endsWith(userKeyField.slice(0, -1))) return [line];
-    erased = true;
-    return record ? [JSON.stringify(withoutPromptOf(record))] : [];
-  });
-  return { lines, changed: erased };
-}
-
-/**
- * The daily clean-up's rewrite of lines of `usage.jsonl`: the records from `from` on, and whether one before it was
- * dropped; every other line (a damaged one, the rewrite line, blank ones) goes with the rewrite.
- */
-function withoutExpired(from: number): (text: string) => Rewritten {
-  return (text) => expiredOut(text.split('\n'), from);
-}
-
-/** `withoutExpired` of lines already split. */
-function expiredOut(lines: readonly string[], from: number): Rewritten {
-  let changed = false;
-  const kept = lines.flatMap((line) => {
-    const record = parseUsageLine(line);
-    if (record && record.time < from) changed = true;
-    return record && record.time >= from ? [JSON.stringify(record)] : [];
-  });
-  return { lines: kept, changed };
-}
-
-/** Lines `withoutExpiredInTurns` parses in one turn of the event loop. */
-const LINES_PER_TURN = 2_000;
-
-/**
- * `withoutExpired` for the clean-up's look without the lock, a slice of lines at a time: parsing 200,000 lines takes
- * seconds, during which the process's other steps, and its answers to chats, would wait.
- */
-function withoutExpiredInTurns(from: number): (text: string) => Promise<Rewritten> {
-  return async (text) => {
-    const all = text.split('\n');
-    const done: Rewritten = { lines: [], changed: false };
-    for (let at = 0; at < all.length; at += LINES_PER_TURN) {
-      if (at > 0) await new Promise((resolve) => setImmediate(resolve));
-      const slice = expiredOut(all.slice(at, at + LINES_PER_TURN), from);
-      done.lines.push(...slice.lines);
-      done.changed ||= slice.changed;
-    }
-    return done;
-  };
-}
-
-/** The usage records of lines of `usage.jsonl`, and where its damaged lines were among them (`damagedLinesAt`). */
-interface ParsedUsage {
-  records: UsageRecord[];
-  damaged: number[];
-}
-
-/**
- * The usage records of lines of `usage.jsonl`: the one place its lines are counted. A line that is no record is skipped
- * and kept as damaged, by its place among the records (`damagedLinesAt`: a line a crash cut short, whose settle never
- * reached the ledger, or one damaged since), but for a rewrite line, a blank one, and the text after the last newline
- * that is no record: a line still being written.
- */
-function parseUsageLines(text: string): ParsedUsage {
-  const lines = text.split('\n');
-  const records: UsageRecord[] = [];
-  const damaged: number[] = [];
-  lines.forEach((line, i) => {
-    const record = parseUsageLine(line);
-    if (record) records.push(record);
-    else if (i < lines.length - 1 && line.trim() !== '' && !isRewriteLine(line)) damaged.push(records.length);
-  });
-  return { records, damaged };
-}
-
-/** The usage record of one line of `usage.jsonl`; undefined for a line cut short (or blank). */
-function parseUsageLine(line: string): UsageRecord | undefined {
-  return UsageRecordSchema.safeParse(safeJson(line)).data;
 }
 
 /** The ledger a file's text holds, or what is wrong with it. */

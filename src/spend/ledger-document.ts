@@ -401,7 +401,7 @@ export function noteReservedIn(ledger: Ledger, userKey: string, at: number): voi
 }
 
 /**
- * Brings a ledger put back from its backup copy up to what `usage.jsonl` recorded since: each job's latest record is
+ * Brings a ledger put back from its backup copy up to what the usage records hold since: each job's latest record is
  * charged once, at its amount and time (marked uncertain when a reconcile charged it), unless the copy accounts for it
  * already. The copy holds no list of the jobs it charged, only totals; what it accounts for is told by job ids and
  * times: a job it still shows open is ended here (not charged again at its estimate when its gone process is met); a job
@@ -427,7 +427,7 @@ export function chargeRecordedIn(ledger: Ledger, records: Iterable<UsageRecord>,
 
 /**
  * Ends a job at what its usage record says, the one rule for a job whose record the ledger lacks (its settle reached
- * `usage.jsonl`, written first, and not the ledger: a crash between the two, or a ledger put back from its copy): its
+ * the usage records, written first, and not the ledger: a crash between the two, or a ledger put back from its copy): its
  * reservation (`r`, or the record itself, which keeps the day and month it counts in) is dropped, and the record's
  * amount charged at the record's time, once; a record a reconcile wrote (`uncertain`) marks it so. No record is added:
  * the one there is the job's. Both a restore (`chargeRecordedIn`) and the end of a gone process's reservation

@@ -10,8 +10,10 @@ import { ACCOUNT_KEY } from './types.js';
 export const LEDGER_FILES = {
   /** Spending and reservations; `<name>.bak` is the previous version. */
   ledger: 'quota-ledger.json',
-  /** One JSON line per settled job. */
-  usage: 'usage.jsonl',
+  /** The usage records: a folder of one file per UTC day, one JSON line per settled job (`usage-days.ts`). */
+  usage: 'usage',
+  /** Where older versions kept every usage record, prompts inside: moved into `usage` at open. */
+  oldUsage: 'usage.jsonl',
   /** The chat admins' caps per scope; `<name>.bak` is the previous version. */
   capOverrides: 'cap-overrides.json',
   /** Slack request signatures seen in the last minutes (HTTP mode), so a replay is dropped after a restart too. */
@@ -26,7 +28,7 @@ export const backupOf = (file: string): string => `${file}.bak`;
  * forget must reach that copy's prompts too). The readers (`pictor usage`, the console) make none.
  */
 export function hasFileLedger(dir: string): boolean {
-  return [LEDGER_FILES.ledger, backupOf(LEDGER_FILES.ledger), LEDGER_FILES.usage].some((name) => existsSync(join(dir, name)));
+  return [LEDGER_FILES.ledger, backupOf(LEDGER_FILES.ledger), LEDGER_FILES.usage, LEDGER_FILES.oldUsage].some((name) => existsSync(join(dir, name)));
 }
 
 /**

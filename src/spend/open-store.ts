@@ -97,6 +97,10 @@ export async function openQuotaStore(options: OpenQuotaStoreOptions): Promise<Qu
     try {
       const opened = await file.open();
       if (opened.restoredFromBackup) tell(ledgerRestored(opened));
+      if (opened.movedUsage) {
+        const { records, damaged } = opened.movedUsage;
+        logger?.info({ path: file.usagePath, records, damaged }, `Moved ${records} usage records of usage.jsonl into ${file.usagePath} (one file a day, prompts apart); ${damaged} damaged lines dropped.`);
+      }
       if (opened.restoredCapOverrides) tell(`The chat admins' caps ${file.capOverridesPath} were unreadable: restored their backup copy, one change behind.`);
     } catch (error) {
       await file.close();

@@ -166,7 +166,7 @@ export interface UsageQuery {
   userKey?: string | undefined;
   scopeKey?: string | undefined;
   /**
-   * Told how many lines of `usage.jsonl` the read met damaged and skipped that may hold a record of the days asked for
+   * Told how many lines of the usage day files the read met damaged and skipped that may hold a record of the days asked for
    * (the file ledger; `damagedWithin`; a last line still being written is none of them): their records are missing
    * from the answer. Never told on Redis.
    */
@@ -342,7 +342,7 @@ export interface UsageFeed {
   cursor: string;
   reset: boolean;
   /**
-   * The lines of `usage.jsonl` this read met damaged and skipped (the file ledger; absent on Redis), their records
+   * The lines of the usage day files this read met damaged and skipped (the file ledger; absent on Redis), their records
    * missing: each given as how many of `records` were before it (`damagedLinesAt`).
    */
   damagedAt?: number[] | undefined;
@@ -381,7 +381,7 @@ export interface LedgerOptions {
    * Lease renewal failures, once per streak: told again only after a renewal passed (each is tried again at the next
    * third of the lease). A renewal not answered within 2 s (a third of the lease when that is shorter) counts as failed.
    * A failed drop of expired usage records is told here too (Redis's hourly trim, the file ledger's daily clean-up of
-   * `usage.jsonl`), the commit that started it written all the same; a hook that throws fails no step.
+   * its usage day files), the commit that started it written all the same; a hook that throws fails no step.
    */
   onError?: ((error: unknown) => void) | undefined;
   /** Days usage records are kept (`PICTOR_USAGE_RETENTION_DAYS`). Default 400. */

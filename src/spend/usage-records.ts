@@ -14,7 +14,7 @@ export const JobDetailsSchema = z.object({
 });
 
 /**
- * One line of `usage.jsonl` / one entry of the Redis stream: a record, read
+ * One line of a usage day file (`usage-days.ts`) / one entry of the Redis stream: a record, read
  * back tolerantly (unknown fields are dropped). Records of older versions have
  * no `month` (it is the day's), `basis: "actual"` (priced from the result:
  * `table`) and `basis: "estimate"` for what a reconcile charged (`uncertain`).
@@ -143,7 +143,7 @@ export function withoutPromptOf<T extends { prompt?: string | undefined }>(recor
 }
 
 /**
- * The times a damaged line of `usage.jsonl` may have been written. It has no trusted time of its own, but records are
+ * The times a damaged line of the usage day files may have been written. It has no trusted time of its own, but records are
  * appended in time order: it was written after the good line before it (`after`: its time; none at the file's start)
  * and before the good line after it (`before`; none yet at the file's end).
  */

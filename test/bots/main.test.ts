@@ -114,11 +114,11 @@ describe('npm start', () => {
     expect(await readFile(join(dataDir, 'cap-overrides.json'), 'utf8')).toBe(good);
   });
 
-  it('refuses to start a chat surface when usage.jsonl is not a file, naming it', async () => {
+  it('refuses to start a chat surface when its usage folder is not a folder, naming it', async () => {
     const dataDir = await testTempDir('pictor-main-usage-');
-    await mkdir(join(dataDir, 'usage.jsonl'));
+    await writeFile(join(dataDir, 'usage'), '');
     const error = await startService(unreachableSlackEnv(dataDir), () => {}).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(dataDir, 'usage.jsonl') });
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(dataDir, 'usage') });
   });
 
   it('exits with code 2 naming the damaged ledger file, instead of going online', async () => {

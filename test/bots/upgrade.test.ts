@@ -73,6 +73,13 @@ describe.each([
     const moved = log.filter((line) => line.includes('moved what an older version kept'));
     expect(moved).toHaveLength(1);
     expect(JSON.parse(moved[0]!)).toMatchObject({ moved: { 'chat settings': 2, 'history entries': 3 } });
+    // The ledger's usage.jsonl, prompts inside, moved once into day files with the prompt apart: said in one line.
+    const movedUsage = log.filter((line) => line.includes('usage records of usage.jsonl'));
+    expect(movedUsage).toHaveLength(backend === 'file' ? 1 : 0);
+    if (backend === 'file') {
+      expect(JSON.parse(movedUsage[0]!)).toMatchObject({ records: 2, damaged: 0 });
+      expect((await readdir(dataDir)).filter((name) => name.startsWith('usage'))).toEqual(['usage']);
+    }
 
     // The history: both of alice's jobs, newest first, with Reroll buttons.
     const history = await discordAnswer(discord, discord.slashCommand('imagine-history', {}));

@@ -8,11 +8,12 @@ import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { LEDGER_FILES } from '../../src/spend/ledger-files.js';
 import { makeImage } from '../helpers/images.js';
 import { head, misbehavingServer, type MisbehavingServer } from '../client/misbehaving-server.js';
+import { usageText } from '../helpers/usage-days.js';
 import { cliInAProcess, run, tempDir } from './run-cli.js';
 
 /**
  * `pictor generate` (a process of its own) killed with SIGKILL, or ended by a Ctrl+C whose wait for the ledger ran out,
- * once its settle reached `usage.jsonl` and before the ledger took it: the file ledger appends the record first, then
+ * once its settle reached its usage records and before the ledger took it: the file ledger appends the record first, then
  * writes the ledger, and the exit falls between the two.
  */
 
@@ -68,7 +69,7 @@ async function ledgerWritesFail(dir: string): Promise<() => Promise<void>> {
 /** `pictor generate` of one fox, asked `auto` (reserved at the dearest quality's estimate), into `out`. */
 const oneFox = (out: string) => ['generate', '--prompt', 'a fox', '--quality', 'auto', '--size', '1024x1024', '--out', out];
 
-describe('pictor generate that exits after its settle reached usage.jsonl and before the ledger took it', () => {
+describe('pictor generate that exits after its settle reached the usage records and before the ledger took it', () => {
   it('killed, is charged what its record says by the next run, not its estimate: one record, its request id kept', async () => {
     const service = await serviceHoldingItsAnswer();
     const data = await tempDir();
@@ -76,11 +77,11 @@ describe('pictor generate that exits after its settle reached usage.jsonl and be
     const env = { PICTOR_BASE_URL: service.url, PICTOR_API_KEY: 'sk-test-killed-settling-0123', PICTOR_DATA_DIR: data, PICTOR_MAX_RETRIES: '0' };
     const child = cliInAProcess(oneFox(out), env);
     const exited = new Promise((resolve) => child.process.once('exit', resolve));
-    // Sent: the ledger holds the job marked sent. From here on its writes fail, so its settle reaches usage.jsonl only.
+    // Sent: the ledger holds the job marked sent. From here on its writes fail, so its settle reaches the usage records only.
     await service.received;
     const writesWork = await ledgerWritesFail(data);
     service.answer();
-    await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
+    await vi.waitFor(async () => expect(await usageText(data)).toContain(REQUEST_ID), { timeout: 15_000 });
     child.process.kill('SIGKILL');
     await exited;
     await writesWork();
@@ -117,8 +118,8 @@ describe('pictor generate that exits after its settle reached usage.jsonl and be
     await service.received;
     const writesWork = await ledgerWritesFail(data);
     service.answer();
-    await vi.waitFor(async () => expect(await readFile(join(data, LEDGER_FILES.usage), 'utf8').catch(() => '')).toContain(REQUEST_ID), { timeout: 15_000 });
-    // Its images written and its settle's record in usage.jsonl, the ledger's change refused: the Ctrl+C waits 2 s, then exits.
+    await vi.waitFor(async () => expect(await usageText(data)).toContain(REQUEST_ID), { timeout: 15_000 });
+    // Its images written and its settle's record in the usage records, the ledger's change refused: the Ctrl+C waits 2 s, then exits.
     child.process.kill('SIGINT');
     const ended = await child.ended;
     await writesWork();

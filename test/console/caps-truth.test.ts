@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
 import { spendFigures } from '../../src/console/figures.js';
@@ -12,6 +12,7 @@ import type { OperatorSettings } from '../../src/console/source.js';
 import { ledgerFixtures, operatorWith, spend } from './ledger-fixtures.js';
 import { NO_ALERTS, NO_DEAD_PROCESSES, loginCookie, TOKEN, watchingAlerts } from './console-harness.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
+import { newestUsageFile, writeUsageDays } from '../helpers/usage-days.js';
 
 const steps: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -491,31 +492,34 @@ describe('the caps as the console shows them and alerts of them', () => {
     expect(page).toContain('records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
   });
 
-  it('names the damaged lines of usage.jsonl, not retention, when they are why the records kept add up to less than the ledger settled', async () => {
+  it('names the damaged lines of the usage records, not retention, when they are why the records kept add up to less than the ledger settled', async () => {
     const dir = await folder();
     const now = Date.UTC(2030, 5, 27, 12);
     const store = await opened(new FileQuotaStore({ dir, clock: () => now }));
     await spend(store, 'first', 'cli:owner', 'cli', 0.4, now);
     await spend(store, 'second', 'cli:owner', 'cli', 0.05, now);
-    const lines = (await readFile(store.usagePath, 'utf8')).split('\n');
-    lines[1] = '{"jobId":"first","dam';
-    await writeFile(store.usagePath, lines.join('\n'));
+    const file = await newestUsageFile(dir);
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    lines[0] = '{"jobId":"first","dam';
+    await writeFile(file, lines.join('\n'));
 
     const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
     expect(figures.damagedUsageLines).toEqual({ day: 1, month: 1 });
     const page = await spendPageOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
     expect(figureIn(page, 'account-month-records')).toBe(0.05);
-    expect(page).toContain('1 damaged line of <code>usage.jsonl</code> was skipped');
+    expect(page).toContain('1 damaged line of the usage records (<code>usage/</code>) was skipped');
     expect(page).not.toContain('PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
   });
 
-  it('blames retention, not a damaged line of usage.jsonl written before the month, for records adding up to less this month', async () => {
+  it('blames retention, not a damaged line of the usage records written before the month, for records adding up to less this month', async () => {
     const now = Date.UTC(2030, 5, 27, 12);
     const store = await ledgerPastRetention(now);
     // Two records of May with a damaged line between them, before this month's record: the damage is May's.
-    const [rewrite, today] = (await readFile(store.usagePath, 'utf8')).split('\n');
+    const file = await newestUsageFile(store.usagePath, '');
+    const [today] = (await readFile(file, 'utf8')).split('\n');
     const may = (jobId: string, at: number) => JSON.stringify({ ...JSON.parse(today!), jobId, time: at, day: new Date(at).toISOString().slice(0, 10), month: '2030-05' });
-    await writeFile(store.usagePath, [rewrite, may('may-1', Date.UTC(2030, 4, 3)), '{"jobId":"may-2","dam', may('may-3', Date.UTC(2030, 4, 4)), today, ''].join('\n'));
+    await rm(file);
+    await writeUsageDays(store.usagePath, [may('may-1', Date.UTC(2030, 4, 3)), '{"jobId":"may-2","dam', may('may-3', Date.UTC(2030, 4, 4)), today, ''].join('\n'), '');
 
     const figures = await figuresOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
     expect(figures.damagedUsageLines).toEqual({ day: 0, month: 0 });

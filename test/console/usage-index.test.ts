@@ -9,6 +9,7 @@ import type { QuotaStore, UsageFeed, UsageRecord } from '../../src/spend/types.j
 import { sumUsage, usageByKey } from '../../src/spend/usage-totals.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 import { LEDGER_WAIT_MS } from '../../src/console/server.js';
+import { newestUsageFile } from '../helpers/usage-days.js';
 
 const redis = testRedis();
 const cleanups: (() => Promise<void>)[] = [];
@@ -69,7 +70,7 @@ describe('the console’s usage index over a file ledger', () => {
     const index = new UsageIndex({ readWaitMs: LEDGER_WAIT_MS, store });
     await settle(store, 'a', 'discord:1', 'discord:g', 0.1);
     await index.refresh();
-    const usage = store.storage.kind === 'file' ? join(store.storage.dir, 'usage.jsonl') : '';
+    const usage = store.storage.kind === 'file' ? await newestUsageFile(store.storage.dir) : '';
     const text = await readFile(usage, 'utf8');
     const first = JSON.parse(text.trim().split('\n').at(-1)!) as Record<string, unknown>;
     // A reconcile charged the job again at its estimate (its process died between the record and the ledger).
@@ -220,7 +221,7 @@ describe('the console’s usage index read after this process wrote records', ()
   });
 });
 
-describe('the console’s usage index over damaged lines of usage.jsonl', () => {
+describe('the console’s usage index over damaged lines of the usage records', () => {
   const at = (iso: string) => Date.parse(`${iso}T12:00:00Z`);
   const record = (jobId: string, iso: string): UsageRecord => ({ jobId, time: at(iso), day: iso, month: iso.slice(0, 7), surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 0.05, basis: 'table' });
   /** An index over a ledger that answers `feeds` one read after another. */

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -257,17 +257,17 @@ describe('the Pictor Image node under an account cap', () => {
     expect(emulator.requests).toHaveLength(0);
   });
 
-  it('fails the item with ledger_unreadable, sending nothing, when cap-overrides.json is malformed or usage.jsonl is a folder', async () => {
+  it('fails the item with ledger_unreadable, sending nothing, when cap-overrides.json is malformed or its usage folder is a file', async () => {
     const damaged = await ledgerFolder();
     await writeFile(join(damaged, 'cap-overrides.json'), '{"version":1,"scopes":');
     const [first] = await run(['a fox on a damaged ledger'], { accountDailyUsd: '1', ledgerFolder: damaged });
     expect(first![0]!.json).toMatchObject({ code: 'ledger_unreadable' });
     expect(String(first![0]!.json.error)).toContain(join(damaged, 'cap-overrides.json'));
     const folder = await ledgerFolder();
-    await mkdir(join(folder, 'usage.jsonl'));
+    await writeFile(join(folder, 'usage'), '');
     const [second] = await run(['a fox without usage records'], { accountDailyUsd: '1', ledgerFolder: folder });
     expect(second![0]!.json).toMatchObject({ code: 'ledger_unreadable' });
-    expect(String(second![0]!.json.error)).toContain(join(folder, 'usage.jsonl'));
+    expect(String(second![0]!.json.error)).toContain(join(folder, 'usage'));
     expect(emulator.requests).toHaveLength(0);
   });
 

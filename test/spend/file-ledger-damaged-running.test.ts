@@ -129,7 +129,7 @@ describe('a ledger file damaged while a job runs', () => {
 });
 
 describe('a ledger put back from a backup copy older than jobs settled since', () => {
-  it('adds the settles usage.jsonl recorded of jobs reserved after the copy: the day’s spent is the sum of the settles', async () => {
+  it('adds the settles the usage records hold of jobs reserved after the copy: the day’s spent is the sum of the settles', async () => {
     const dir = await newDir();
     const store = storeAt(dir, { onRestored: () => undefined });
     await store.open();

@@ -1,10 +1,9 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as atomicFile from '../../src/core/atomic-file.js';
 import { FileQuotaStore } from '../../src/internal.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 
-/** The append to `usage.jsonl` (a write through its descriptor) fails with the system error each test names. */
+/** The append to the usage day file (a write through its descriptor) fails with the system error each test names. */
 vi.mock('../../src/core/atomic-file.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/core/atomic-file.js')>();
   return { ...actual, writeAllAndSync: vi.fn(actual.writeAllAndSync) };
@@ -33,10 +32,10 @@ async function settleMeets(code: string): Promise<unknown> {
   return store.settle('job-1', 0.05).catch((error: unknown) => error);
 }
 
-describe('a settle whose append to usage.jsonl fails with a system error', () => {
-  it.each(['ENOSPC', 'EROFS', 'EACCES'])('refuses the step as a ledger file the operator must mend when it lasts (%s), naming usage.jsonl', async (code) => {
+describe('a settle whose append to its usage day file fails with a system error', () => {
+  it.each(['ENOSPC', 'EROFS', 'EACCES'])('refuses the step as a ledger file the operator must mend when it lasts (%s), naming the day file', async (code) => {
     const error = await settleMeets(code);
-    expect(error).toMatchObject({ code: 'ledger_unreadable', path: join(store!.usagePath) });
+    expect(error).toMatchObject({ code: 'ledger_unreadable', path: expect.stringMatching(new RegExp(`^${store!.usagePath}/\\d{4}-\\d{2}-\\d{2}\\.jsonl$`)) });
   });
 
   it.each(['EAGAIN', 'EINTR', 'EMFILE', 'EIO'])('leaves a passing one (%s) the error it is: the next try may not meet it', async (code) => {

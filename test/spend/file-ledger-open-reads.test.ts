@@ -10,7 +10,7 @@ vi.mock('node:fs', async (importOriginal) => {
 });
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>();
-  return { ...actual, readFile: vi.fn(actual.readFile), rename: vi.fn(actual.rename) };
+  return { ...actual, readFile: vi.fn(actual.readFile), rename: vi.fn(actual.rename), open: vi.fn(actual.open) };
 });
 
 afterEach(() => {
@@ -18,6 +18,7 @@ afterEach(() => {
   vi.mocked(fs.renameSync).mockRestore();
   vi.mocked(fsp.readFile).mockRestore();
   vi.mocked(fsp.rename).mockRestore();
+  vi.mocked(fsp.open).mockRestore();
 });
 
 const newDir = useTempDirs();
@@ -73,7 +74,7 @@ describe('opening a file ledger', () => {
 });
 
 describe('a file ledger put back from its backup copy at the worst moment', () => {
-  /** A ledger damaged after job-1's settle was written: its backup copy shows job-1 reserved and sent, usage.jsonl its settle. */
+  /** A ledger damaged after job-1's settle was written: its backup copy shows job-1 reserved and sent, its usage day file its settle. */
   async function damagedAfterSettle(dir: string): Promise<string> {
     const first = storeAt(dir);
     await reserve(first, 'job-1', 0.224);
@@ -90,13 +91,13 @@ describe('a file ledger put back from its backup copy at the worst moment', () =
     return { store: storeAt(dir, { clock: later }), later };
   };
 
-  it('stops with the error naming usage.jsonl when it cannot be read, and leaves the ledger as it was: the next start charges what it recorded', async () => {
+  it('stops with the error naming the usage records when they cannot be read, and leaves the ledger as it was: the next start charges what it recorded', async () => {
     const dir = await newDir();
     const path = await damagedAfterSettle(dir);
     const { store, later } = laterStoreAt(dir);
     const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises');
-    vi.mocked(fsp.readFile).mockImplementation((file, ...rest) =>
-      String(file) === store.usagePath ? Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' })) : actual.readFile(file, ...rest),
+    vi.mocked(fsp.open).mockImplementation((file, ...rest) =>
+      String(file).startsWith(store.usagePath) ? Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' })) : actual.open(file, ...rest),
     );
 
     const error = await store.open().catch((e: unknown) => e);
@@ -106,7 +107,7 @@ describe('a file ledger put back from its backup copy at the worst moment', () =
     expect((error as Error).message).toContain(`${store.usagePath} cannot be read`);
     expect(await fsp.readFile(path, 'utf8')).toBe('{"version":2,"spent":{"');
     await store.close();
-    vi.mocked(fsp.readFile).mockRestore();
+    vi.mocked(fsp.open).mockRestore();
 
     const next = laterStoreAt(dir).store;
     expect(await next.open()).toMatchObject({ restoredFromBackup: true });
@@ -114,7 +115,7 @@ describe('a file ledger put back from its backup copy at the worst moment', () =
     expect(await next.spentToday('discord:u1', Date.now())).toBeCloseTo(0.0562, 9);
   });
 
-  it('puts the copy in place already charged with what usage.jsonl recorded: a crash after that one write leaves nothing to charge at estimate', async () => {
+  it('puts the copy in place already charged with what the usage records held: a crash after that one write leaves nothing to charge at estimate', async () => {
     const dir = await newDir();
     const path = await damagedAfterSettle(dir);
     const { store, later } = laterStoreAt(dir);

@@ -84,7 +84,7 @@ describe('a commit of the file ledger', () => {
     io.recording = false;
 
     expect(io.awaited).toEqual([]);
-    expect(io.synced).toEqual(['usage.jsonl', 'quota-ledger.json.tmp', 'its folder']);
+    expect(io.synced).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2}\.jsonl$/), 'quota-ledger.json.tmp', 'its folder']);
   });
 
   it('commits a burst of markSents that arrive while a commit is under way together: one more write (its fsync and its folder’s), not one each', async () => {

@@ -6,6 +6,7 @@ import { withFileLock } from '../../src/spend/file-lock.js';
 import { matchesQuery } from '../../src/spend/usage-records.js';
 import { utcDay } from '../../src/spend/utc-period.js';
 import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
+import { newestUsageFile, writeUsageDays } from '../helpers/usage-days.js';
 
 const newDir = useTempDirs();
 const storeAt = useFileQuotaStores();
@@ -265,7 +266,7 @@ describe('FileQuotaStore', () => {
 describe('FileQuotaStore usage since a time', () => {
   const DAY = 24 * HOUR;
   const TODAY = Date.UTC(2030, 5, 15);
-  /** A line of usage.jsonl: a job reserved on the day of `reservedAt`, settled at `time`. */
+  /** A line of a usage day file: a job reserved on the day of `reservedAt`, settled at `time`. */
   const line = (jobId: string, time: number, reservedAt = time, extra: Record<string, unknown> = {}) => {
     const day = utcDay(reservedAt);
     const record = { jobId, time, day, month: day.slice(0, 7), surface: 'discord', userKey: `discord:u${jobId.length % 3}`, scopeKey: 'discord:g1', costUsd: 0.04, basis: 'table', reservedAt, ...extra };
@@ -285,7 +286,7 @@ describe('FileQuotaStore usage since a time', () => {
       // A prompt longer than a chunk of the read.
       if (i % 700 === 0) text += line(`long-${i}`, t, t, { prompt: 'ü'.repeat(70_000) });
     }
-    await writeFile(join(dir, 'usage.jsonl'), text);
+    await writeUsageDays(dir, text);
     const store = storeAt(dir);
     const full = await store.usage({});
     for (const query of [TODAY, TODAY + 5 * HOUR, TODAY - DAY, TODAY - 3 * DAY - 1, TODAY - 7 * DAY, TODAY - 30 * DAY, TODAY - 90 * DAY, TODAY + 2 * DAY].map((since) => ({ since }))) {
@@ -303,8 +304,8 @@ describe('FileQuotaStore usage since a time', () => {
     for (let i = 0; i < 2000; i += 1) text += line(`job-${i}`, TODAY - 10 * DAY + i * 10 * 60_000);
     text += '{"jobId":"cut-short","ti\n';
     for (let i = 2000; i < 2200; i += 1) text += line(`job-${i}`, TODAY - 10 * DAY + i * 10 * 60_000);
-    await writeFile(join(dir, 'usage.jsonl'), text);
-    await appendFile(join(dir, 'usage.jsonl'), '{"jobId":"torn","time":');
+    await writeUsageDays(dir, text);
+    await appendFile(await newestUsageFile(dir), '{"jobId":"torn","time":');
     const store = storeAt(dir);
     const since = TODAY - 2 * DAY;
     const answer = await store.usage({ since });
@@ -320,7 +321,7 @@ describe('FileQuotaStore usage since a time', () => {
     // More than a chunk of records from a process whose clock is 23 hours behind (or settled with an earlier now).
     for (let i = 0; i < 1000; i += 1) text += line(`behind-${i}`, TODAY - 23 * HOUR + i);
     text += line('latest', TODAY + 2 * HOUR);
-    await writeFile(join(dir, 'usage.jsonl'), text);
+    await writeUsageDays(dir, text);
     const store = storeAt(dir);
     const answer = await store.usage({ since: TODAY });
     expect(answer.map((r) => r.jobId)).toEqual(['asked-for', 'latest']);

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/core/redis-connection.js';
@@ -13,6 +13,12 @@ describe('hasFileLedger', () => {
     const dir = await newDir();
     expect(hasFileLedger(dir)).toBe(false);
     await writeFile(join(dir, name), '');
+    expect(hasFileLedger(dir)).toBe(true);
+  });
+
+  it('finds a file ledger kept as its usage folder alone (usage records, prompts maybe)', async () => {
+    const dir = await newDir();
+    await mkdir(join(dir, 'usage'));
     expect(hasFileLedger(dir)).toBe(true);
   });
 });

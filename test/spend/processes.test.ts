@@ -127,7 +127,7 @@ describe('usage records when the process is killed with SIGKILL while settling',
       await new Promise((resolve) => proc.once('exit', resolve));
       const store = await l.open();
       try {
-        // The dead process's sent jobs are charged what their settle recorded (it reached usage.jsonl before the ledger)
+        // The dead process's sent jobs are charged what their settle recorded (it reached the usage records before the ledger)
         // or else at their estimate, each with one record.
         await store.reconcile(Date.now());
         const records = await store.usage({});

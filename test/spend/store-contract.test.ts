@@ -88,7 +88,8 @@ const makers: Record<string, () => Maker> = {
       },
       wipe: async (group) => {
         const dir = dirs.get(group)!;
-        for (const name of ['quota-ledger.json', 'quota-ledger.json.bak', 'usage.jsonl']) await unlink(join(dir, name)).catch(() => undefined);
+        for (const name of ['quota-ledger.json', 'quota-ledger.json.bak']) await unlink(join(dir, name)).catch(() => undefined);
+        await rm(join(dir, 'usage'), { recursive: true, force: true });
       },
       lapseLeases: async () => undefined,
       failRenewals: async (group) => {

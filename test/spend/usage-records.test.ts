@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { FileQuotaStore, RedisQuotaStore, type QuotaStore } from '../../src/inte
 import { damagedWithin } from '../../src/spend/usage-records.js';
 import { useTempDirs } from '../helpers/runner-harness.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
+import { newestUsageFile, usageText, writeUsageDays } from '../helpers/usage-days.js';
 
 const newDir = useTempDirs();
 const redis = testRedis();
@@ -110,10 +111,10 @@ describe('usage records of the file ledger', () => {
         lastJobAt: {},
       }),
     );
-    // Its settle's record reached usage.jsonl (written by an older version: no month, basis "actual"); the ledger write
+    // Its settle's record reached the usage records (written by an older version: no month, basis "actual"); the ledger write
     // that would have ended the reservation did not. The other job's settle never came.
     const torn = { jobId: 'torn', time: now, day, surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 0.1, basis: 'actual', requestId: 'req_torn', outcome: 'completed', reservedAt: now };
-    await appendFile(join(dir, 'usage.jsonl'), `${JSON.stringify(torn)}\n{"jobId":"cut-sh`);
+    await writeUsageDays(dir, `${JSON.stringify(torn)}\n{"jobId":"cut-sh`);
     const reopened = new FileQuotaStore({ dir });
     open.push(reopened);
     // A read before anything ended them counts them as their end will.
@@ -124,25 +125,25 @@ describe('usage records of the file ledger', () => {
       expect.objectContaining({ jobId: 'torn', basis: 'table', costUsd: 0.1, requestId: 'req_torn', outcome: 'completed' }),
       expect.objectContaining({ jobId: 'unrecorded', basis: 'uncertain', costUsd: 0.2 }),
     ]);
-    expect((await readFile(join(dir, 'usage.jsonl'), 'utf8')).match(/"torn"/g)).toHaveLength(1);
+    expect((await usageText(dir)).match(/"torn"/g)).toHaveLength(1);
     expect(await reopened.spentToday('account', now + 1000)).toBeCloseTo(0.3, 9);
     expect(Object.keys(JSON.parse(await readFile(join(dir, 'quota-ledger.json'), 'utf8')).uncertain)).toEqual(['unrecorded']);
   });
 
-  it('keeps usage.jsonl private and drops records older than the retention', async () => {
+  it('keeps the usage day files private and drops the days past the retention', async () => {
     const dir = await newDir();
     const old = { jobId: 'old', time: Date.now() - 3 * DAY, day: '2000-01-01', surface: 'cli', userKey: 'cli:me', scopeKey: 'cli', costUsd: 1, basis: 'actual' };
-    await writeFile(join(dir, 'usage.jsonl'), `${JSON.stringify(old)}\n`);
+    await writeUsageDays(dir, `${JSON.stringify(old)}\n`);
     const store = new FileQuotaStore({ dir, usageRetentionDays: 2 });
     open.push(store);
     await settled(store, 'new', 0.01);
-    // The day's first commit starts the clean-up behind its answers: a closed store finished it.
+    // The day's first commit that writes drops the days past retention.
     await store.close();
     const reopened = new FileQuotaStore({ dir, usageRetentionDays: 2 });
     open.push(reopened);
     expect((await reopened.usage({})).map((r) => r.jobId)).toEqual(['new']);
-    expect((await stat(join(dir, 'usage.jsonl'))).mode & 0o777).toBe(0o600);
-    expect(await readFile(join(dir, 'usage.jsonl'), 'utf8')).not.toContain('"old"');
+    expect((await stat(await newestUsageFile(dir))).mode & 0o777).toBe(0o600);
+    expect(await usageText(dir)).not.toContain('"old"');
   });
 });
 

@@ -67,7 +67,7 @@ export async function runUsage(args: string[], ctx: CliContext, config: CoreConf
   const ledger: LedgerKind = values.emulator ? 'emulator' : 'account';
   const store = await openLedger(config, ledger);
   let records: UsageRecord[] = [];
-  // Lines of usage.jsonl met damaged and skipped that may be of these days (`damagedWithin`): their records are missing from what follows, which says so.
+  // Lines of the usage day files met damaged and skipped that may be of these days (`damagedWithin`): their records are missing from what follows, which says so.
   let damagedLines = 0;
   if (store) {
     try {

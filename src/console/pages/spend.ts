@@ -106,7 +106,7 @@ ${
 }
 
 /** The account's period: the amounts are the ledger's (the figure its cap rows show); jobs and images the usage records'. */
-/** `damagedLines`: lines of `usage.jsonl` damaged and skipped that may be of the period, which (rather than retention) explain records adding up to less. */
+/** `damagedLines`: lines of the usage records damaged and skipped that may be of the period, which (rather than retention) explain records adding up to less. */
 function periodCard(title: string, period: string, use: PeriodUse, figure: string, damagedLines: number): SafeHtml {
   const recordsDiffer = Math.abs(use.recordsUsd - use.settledUsd) >= 0.000_001;
   return html`<div class="card" data-period="${period}">
@@ -123,7 +123,7 @@ ${use.uncertainUsd > 0 ? html`<dt>Of it uncertain</dt><dd>${usd(use.uncertainUsd
     recordsDiffer
       ? html` <span class="differs">The usage records kept add up to ${usd(use.recordsUsd, `${figure}-records`)}: ${
           damagedLines > 0
-            ? html`${damagedLines === 1 ? '1 damaged line' : `${damagedLines} damaged lines`} of <code>usage.jsonl</code> ${damagedLines === 1 ? 'was' : 'were'} skipped (the ledger still counts what ${damagedLines === 1 ? 'it' : 'they'} recorded)`
+            ? html`${damagedLines === 1 ? '1 damaged line' : `${damagedLines} damaged lines`} of the usage records (<code>usage/</code>) ${damagedLines === 1 ? 'was' : 'were'} skipped (the ledger still counts what ${damagedLines === 1 ? 'it' : 'they'} recorded)`
             : html`records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped, while the ledger keeps the month’s amounts`
         }, so jobs and images count fewer than were settled.</span>`
       : ''

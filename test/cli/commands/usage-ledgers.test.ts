@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEV_API_KEY } from '../../../src/emulator/index.js';
@@ -27,7 +27,7 @@ describe('the CLI ledger', () => {
     const state = await tempDir();
     const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, XDG_STATE_HOME: state };
     expect((await generate(env)).code).toBe(0);
-    expect(existsSync(join(state, 'pictor', 'usage.jsonl'))).toBe(true);
+    expect(existsSync(join(state, 'pictor', 'usage'))).toBe(true);
     const report = JSON.parse((await run(['usage', '--json'], env, { cwd: await tempDir() })).stdout) as Report;
     expect(report).toMatchObject({ ledger: 'account', total: { jobs: 1, usd: LOW } });
     const text = (await run(['usage'], env)).stdout;
@@ -37,10 +37,10 @@ describe('the CLI ledger', () => {
   it('falls back to ~/.local/state/pictor without XDG_STATE_HOME, and PICTOR_DATA_DIR still wins', async () => {
     const home = await tempDir();
     expect((await generate({ PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, XDG_STATE_HOME: '', HOME: home })).code).toBe(0);
-    expect(existsSync(join(home, '.local', 'state', 'pictor', 'usage.jsonl'))).toBe(true);
+    expect(existsSync(join(home, '.local', 'state', 'pictor', 'usage'))).toBe(true);
     const dataDir = await tempDir();
     expect((await generate({ PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, HOME: home, PICTOR_DATA_DIR: dataDir })).code).toBe(0);
-    expect(existsSync(join(dataDir, 'usage.jsonl'))).toBe(true);
+    expect(existsSync(join(dataDir, 'usage'))).toBe(true);
   });
 
   it('keeps jobs on the embedded emulator out of the account’s ledger and its cap, and shows them with --emulator', async () => {
@@ -103,7 +103,7 @@ describe('the CLI ledger', () => {
     expect(csv).toMatch(/^2026-11-01T00:00:04\.000Z,2026-10-31,2026-10,cli,/m);
   });
 
-  it('refuses to run a job on a malformed cap-overrides.json or a usage.jsonl that is a folder, naming the file (exit 2)', async () => {
+  it('refuses to run a job on a malformed cap-overrides.json or a usage folder that is a file, naming it (exit 2)', async () => {
     const damaged = await tempDir();
     await writeFile(join(damaged, 'cap-overrides.json'), '{"version":1,"scopes":');
     const env = { PICTOR_BASE_URL: emu.url, PICTOR_API_KEY: DEV_API_KEY, PICTOR_DATA_DIR: damaged };
@@ -111,10 +111,10 @@ describe('the CLI ledger', () => {
     expect(first.code).toBe(2);
     expect(first.stderr).toContain(join(damaged, 'cap-overrides.json'));
     const folder = await tempDir();
-    await mkdir(join(folder, 'usage.jsonl'));
+    await writeFile(join(folder, 'usage'), '');
     const second = await generate({ ...env, PICTOR_DATA_DIR: folder });
     expect(second.code).toBe(2);
-    expect(second.stderr).toContain(join(folder, 'usage.jsonl'));
+    expect(second.stderr).toContain(join(folder, 'usage'));
     // pictor usage checks the same files.
     expect((await run(['usage'], { PICTOR_DATA_DIR: folder })).code).toBe(2);
     expect(await readFile(join(damaged, 'cap-overrides.json'), 'utf8')).toBe('{"version":1,"scopes":');

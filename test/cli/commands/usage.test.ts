@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { DEV_API_KEY } from '../../../src/emulator/index.js';
 import { FileQuotaStore } from '../../../src/internal.js';
 import { useEmulator } from '../../helpers/emulator.js';
 import { run, tempDir } from '../run-cli.js';
+import { newestUsageFile, writeUsageDays } from '../../helpers/usage-days.js';
 
 // The emulator poses as the real service here: its jobs are the account's.
 const emu = useEmulator({ identifyAsEmulator: false });
@@ -83,12 +84,13 @@ describe('pictor usage', () => {
     }
   });
 
-  it('says how many damaged lines of usage.jsonl it skipped, on stderr and as a JSON field, rather than totalling less in silence', async () => {
+  it('says how many damaged lines of the usage records it skipped, on stderr and as a JSON field, rather than totalling less in silence', async () => {
     const { env } = await ledgerWithTwoJobs();
-    const usagePath = join(env.PICTOR_DATA_DIR!, 'usage.jsonl');
-    const lines = (await readFile(usagePath, 'utf8')).split('\n');
-    lines[1] = '{"jobId":"damaged';
-    await writeFile(usagePath, lines.join('\n'));
+    const usagePath = join(env.PICTOR_DATA_DIR!, 'usage');
+    const file = await newestUsageFile(usagePath, '');
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    lines[0] = '{"jobId":"damaged';
+    await writeFile(file, lines.join('\n'));
 
     const json = await run(['usage', '--json'], env);
     expect(JSON.parse(json.stdout)).toMatchObject({ total: { jobs: 1 }, damagedLines: 1 });
@@ -101,10 +103,11 @@ describe('pictor usage', () => {
 
   it('counts only the damaged lines written within the days asked for: one between two records of an older month is not said', async () => {
     const { env } = await ledgerWithTwoJobs();
-    const usagePath = join(env.PICTOR_DATA_DIR!, 'usage.jsonl');
-    const [rewrite, ...rest] = (await readFile(usagePath, 'utf8')).split('\n');
+    const file = await newestUsageFile(env.PICTOR_DATA_DIR!);
+    const rest = (await readFile(file, 'utf8')).split('\n');
     const old = (jobId: string, at: number) => JSON.stringify({ ...JSON.parse(rest[0]!), jobId, time: at, day: new Date(at).toISOString().slice(0, 10), month: new Date(at).toISOString().slice(0, 7) });
-    await writeFile(usagePath, [rewrite, old('old-1', Date.UTC(2020, 0, 3)), '{"jobId":"old-2","dam', old('old-3', Date.UTC(2020, 0, 4)), ...rest].join('\n'));
+    await rm(file);
+    await writeUsageDays(env.PICTOR_DATA_DIR!, [old('old-1', Date.UTC(2020, 0, 3)), '{"jobId":"old-2","dam', old('old-3', Date.UTC(2020, 0, 4)), ...rest].join('\n'));
 
     const json = await run(['usage', '--json'], env);
     expect(JSON.parse(json.stdout)).toMatchObject({ total: { jobs: 2 }, damagedLines: 0 });

@@ -1,0 +1,289 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { mkdir, open as openFile, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { safeJson } from '../core/safe-json.js';
+import type { UsageRecord } from './types.js';
+import { UsageRecordSchema, withoutPromptOf } from './usage-records.js';
+import { utcDay } from './utc-period.js';
+
+/**
+ * The usage records of a file ledger, in its `usage/` folder: `<YYYY-MM-DD>.jsonl`, one record a line (never a
+ * prompt), and with `PICTOR_USAGE_PROMPTS=1` the prompts beside them, `prompts/<YYYY-MM-DD>/<member>.jsonl` (one file
+ * per member and day, `<member>` a digest of their user key). Appended only, under the ledger's lock: nothing is ever
+ * rewritten. A forget removes the member's prompt files; the daily clean-up removes whole days past retention.
+ */
+const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const PROMPTS = 'prompts';
+const FORGETS = 'forgets';
+
+/** The usage records of lines read, and where the damaged lines were among them (`damagedLinesAt`). */
+export interface ParsedUsage {
+  records: UsageRecord[];
+  damaged: number[];
+}
+
+/** A member's prompt file name: a digest of their user key, so no file name says who they are. */
+export function memberFileOf(userKey: string): string {
+  return `${createHash('sha256').update(userKey).digest('hex').slice(0, 32)}.jsonl`;
+}
+
+/**
+ * The days of the day files in `folder`, oldest first (none when it does not exist). The calls of a commit are made at
+ * once, not awaited (but for its fsyncs): each awaited call would wait a turn of a busy event loop.
+ */
+export function daysIn(folder: string): string[] {
+  return namesIn(folder).flatMap((name) => DAY_FILE.exec(name)?.[1] ?? []).sort();
+}
+
+function namesIn(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch (error) {
+    return undefinedIfMissing(error as NodeJS.ErrnoException) ?? [];
+  }
+}
+
+/** The day file of `day`. */
+export const dayFileOf = (folder: string, day: string): string => join(folder, `${day}.jsonl`);
+
+/**
+ * Appends records (under the ledger's lock) to the day file of the UTC day of `now`, or of the newest day file when it
+ * is newer (another clock): the files read in name order are the order written. Prompts go first to their members'
+ * files of that day; the record says it has one (`"prompted":1`).
+ */
+export async function appendUsage(folder: string, now: number, records: readonly UsageRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const newest = daysIn(folder).at(-1);
+  const day = newest !== undefined && newest > utcDay(now) ? newest : utcDay(now);
+  await writePrompts(join(folder, PROMPTS, day), records, appendLines);
+  await appendLines(dayFileOf(folder, day), records.map(recordLine).join(''));
+}
+
+const recordLine = (record: UsageRecord): string => `${JSON.stringify(record.prompt === undefined ? record : { ...withoutPromptOf(record), prompted: 1 })}\n`;
+
+/** Each member's prompts of `records` written to their file in the day's prompt folder `dir` (`write`: append or create). */
+async function writePrompts(dir: string, records: readonly UsageRecord[], write: (path: string, text: string) => Promise<void>): Promise<void> {
+  const byMember = new Map<string, string>();
+  for (const { jobId, userKey, prompt } of records) {
+    if (prompt === undefined) continue;
+    const name = memberFileOf(userKey);
+    byMember.set(name, `${byMember.get(name) ?? ''}${JSON.stringify({ id: jobId, prompt })}\n`);
+  }
+  if (byMember.size > 0) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const [name, text] of byMember) await write(join(dir, name), text);
+}
+
+/** Appends whole lines to a file (0600) and syncs it; a line a crash cut short is left as it is (skipped when read), the next starts a line of its own. */
+async function appendLines(path: string, text: string): Promise<void> {
+  const fd = openSync(path, 'a+', 0o600);
+  try {
+    const { size } = fstatSync(fd);
+    const last = Buffer.alloc(1);
+    const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+    await writeAllAndSync(fd, `${cut ? '\n' : ''}${text}`);
+  } catch (error) {
+    // A write through the descriptor names no file: name it, so a full disk is told of the file.
+    if (error instanceof Error && (error as NodeJS.ErrnoException).path === undefined) (error as NodeJS.ErrnoException).path = path;
+    throw error;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The records of the day files from `fromDay` on (all without it), in the order written, and the damaged lines among
+ * them. The day file before `fromDay` is read too: its last record is the time a damaged line after it was written
+ * after (`damagedLinesAt`). With `prompts`, each record that has one gets it back from its member's file (none once forgotten).
+ */
+export async function readUsage(folder: string, fromDay?: string, prompts = false): Promise<ParsedUsage> {
+  const days = daysIn(folder);
+  const first = fromDay === undefined ? 0 : Math.max(0, days.findIndex((day) => day >= fromDay) - 1);
+  const read = fromDay !== undefined && days.every((day) => day < fromDay) ? days.slice(-1) : days.slice(first);
+  return (await readFrom(folder, read.map((day) => ({ day, at: 0 })), prompts)).parsed;
+}
+
+/**
+ * The records of day files, each from its byte offset, in the order written; where the read ends (the last file, after
+ * its last whole line: a line being written is left for the next read). A day file before the last one is complete
+ * (appends go to the newest only): a line a crash cut short at its end is a damaged line.
+ */
+export async function readFrom(folder: string, files: readonly { day: string; at: number }[], prompts: boolean): Promise<{ parsed: ParsedUsage; end: { day: string; at: number } | undefined }> {
+  const parsed: ParsedUsage = { records: [], damaged: [] };
+  let end: { day: string; at: number } | undefined;
+  for (const [i, { day, at }] of files.entries()) {
+    const bytes = await readBytes(dayFileOf(folder, day), at);
+    const last = i === files.length - 1;
+    const whole = last ? bytes.lastIndexOf(0x0a) + 1 : bytes.length;
+    const text = bytes.toString('utf8', 0, whole);
+    const lines = parseLines(last || text.endsWith('\n') || text === '' ? text : `${text}\n`);
+    if (prompts) await joinPrompts(join(folder, PROMPTS, day), lines);
+    parsed.damaged.push(...lines.damaged.map((n) => n + parsed.records.length));
+    parsed.records.push(...lines.records);
+    end = { day, at: at + whole };
+  }
+  return { parsed, end };
+}
+
+/** A file's bytes from `from` on (none when it is gone: a day the clean-up dropped meanwhile). */
+async function readBytes(path: string, from: number): Promise<Buffer> {
+  const handle = await openFile(path, 'r').catch(undefinedIfMissing);
+  if (!handle) return Buffer.alloc(0);
+  try {
+    const { size } = await handle.stat();
+    const length = Math.max(0, size - from);
+    const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, from);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A day's parsed lines, with which records say they have a prompt. */
+interface ParsedLines extends ParsedUsage {
+  prompted: UsageRecord[];
+}
+
+/**
+ * The records of lines of a day file: the one place its lines are counted. A line that is no record is skipped and
+ * kept as damaged, by its place among the records (a line a crash cut short, or one damaged since), but for a blank
+ * one and the text after the last newline: a line still being written.
+ */
+function parseLines(text: string): ParsedLines {
+  const lines = text.split('\n');
+  const parsed: ParsedLines = { records: [], damaged: [], prompted: [] };
+  lines.forEach((line, i) => {
+    const json = safeJson<Record<string, unknown>>(line);
+    const record = UsageRecordSchema.safeParse(json).data;
+    if (record) parsed.records.push(record);
+    if (record && json?.prompted === 1) parsed.prompted.push(record);
+    else if (!record && i < lines.length - 1 && line.trim() !== '') parsed.damaged.push(parsed.records.length);
+  });
+  return parsed;
+}
+
+/** Gives the records that have a prompt theirs, from their members' files of the day (`dir`); a file gone (forgotten) gives none. */
+async function joinPrompts(dir: string, lines: ParsedLines): Promise<void> {
+  const byMember = new Map<string, Map<string, string>>();
+  for (const record of lines.prompted) {
+    const name = memberFileOf(record.userKey);
+    if (!byMember.has(name)) byMember.set(name, await promptsIn(join(dir, name)));
+    const prompt = byMember.get(name)!.get(record.jobId);
+    if (prompt !== undefined) record.prompt = prompt;
+  }
+}
+
+/** A member's prompts of a day by job id (the last line of a job wins); none when the file is gone. */
+async function promptsIn(path: string): Promise<Map<string, string>> {
+  const text = (await readFile(path, 'utf8').catch(undefinedIfMissing)) ?? '';
+  const prompts = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const entry = safeJson<{ id?: unknown; prompt?: unknown }>(line);
+    if (typeof entry?.id === 'string' && typeof entry.prompt === 'string') prompts.set(entry.id, entry.prompt);
+  }
+  return prompts;
+}
+
+/**
+ * Removes a member's prompt file of every day (under the lock): their prompts are then in no file of the folder. When
+ * one was there, the count of forgets goes up (`forgetsIn`): a reader that kept records (the console) reads them again.
+ */
+export async function forgetPromptsIn(folder: string, userKey: string): Promise<void> {
+  const name = memberFileOf(userKey);
+  const files = namesIn(join(folder, PROMPTS)).map((day) => join(folder, PROMPTS, day, name)).filter((file) => existsSync(file));
+  if (files.length === 0) return;
+  for (const file of files) await rm(file, { force: true });
+  // Counted once they are gone: a reader that read them sees a count it did not read at, and reads again.
+  await writeFileAtomically(join(folder, FORGETS), String(forgetsIn(folder) + 1));
+}
+
+/** How many forgets removed prompts: a reader's cursor holds the count it read at. */
+export function forgetsIn(folder: string): number {
+  try {
+    return Number(readFileSync(join(folder, FORGETS), 'utf8')) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Removes the day files and prompt folders of days before `firstKept` (under the lock): whole days only. */
+export function dropDaysBefore(folder: string, firstKept: string): void {
+  for (const day of daysIn(folder)) if (day < firstKept) rmSync(dayFileOf(folder, day), { force: true });
+  for (const day of namesIn(join(folder, PROMPTS))) if (DAY.test(day) && day < firstKept) rmSync(join(folder, PROMPTS, day), { recursive: true, force: true });
+}
+
+/**
+ * Moves the records of `usage.jsonl` (an older version's one file, prompts inside) into the `usage/` folder once, at
+ * open under the lock: written whole into `usage.new/`, synced, renamed `usage/`, then `usage.jsonl` removed. A crash
+ * at any step leaves what the next open finishes: a `usage.new/` is made again; a `usage/` beside `usage.jsonl` means
+ * the rename was done. Its rewrite lines go; its damaged lines (and a line a crash cut short) go, counted.
+ */
+export async function moveOldUsageFile(dir: string, legacyName: string, folderName: string): Promise<{ records: number; damaged: number } | undefined> {
+  const [legacy, folder, fresh] = [join(dir, legacyName), join(dir, folderName), join(dir, `${folderName}.new`)];
+  await rm(fresh, { recursive: true, force: true });
+  const info = await stat(legacy).catch(undefinedIfMissing);
+  if (!info) return undefined;
+  if (info.isFile() && (await stat(folder).catch(undefinedIfMissing))) {
+    await rm(legacy);
+    return undefined;
+  }
+  const text = await readFile(legacy, 'utf8');
+  const byDay = new Map<string, UsageRecord[]>();
+  let [day, records, damaged] = ['', 0, 0];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' || /^\{"rewrite":"[0-9a-f]{16}"\}$/.test(line)) continue;
+    const record = UsageRecordSchema.safeParse(safeJson(line)).data;
+    if (!record) {
+      damaged++;
+      continue;
+    }
+    // Never an older day than the record before: the files read in name order stay in the order written.
+    if (utcDay(record.time) > day) day = utcDay(record.time);
+    (byDay.get(day) ?? byDay.set(day, []).get(day)!).push(record);
+    records++;
+  }
+  await mkdir(fresh, { mode: 0o700 });
+  for (const [day, list] of byDay) {
+    await writePrompts(join(fresh, PROMPTS, day), list, createSynced);
+    await createSynced(dayFileOf(fresh, day), list.map(recordLine).join(''));
+  }
+  for (const day of byDay.keys()) syncFolder(join(fresh, PROMPTS, day));
+  syncFolder(join(fresh, PROMPTS));
+  syncFolder(fresh);
+  await rename(fresh, folder);
+  syncFolder(dir);
+  await rm(legacy);
+  syncFolder(dir);
+  return { records, damaged };
+}
+
+async function createSynced(path: string, text: string): Promise<void> {
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    await writeAllAndSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Syncs a folder (its new names outlive a power cut); skipped when it does not exist or cannot be synced. */
+function syncFolder(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    fsyncSync(fd);
+  } catch {
+    // No such folder (no prompts), or a file system that syncs no folder.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** undefined for a file that does not exist; any other error is thrown again. */
+function undefinedIfMissing(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
+}

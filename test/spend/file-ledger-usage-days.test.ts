@@ -1,0 +1,282 @@
+import { appendFile, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { FileQuotaStore } from '../../src/internal.js';
+import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
+import { newestUsageFile } from '../helpers/usage-days.js';
+
+const newDir = useTempDirs();
+const storeAt = useFileQuotaStores();
+
+const HOUR = 60 * 60_000;
+const DAY = 24 * HOUR;
+const MIDNIGHT = Date.UTC(2030, 5, 16);
+
+const job = (prompt?: string) => ({ operation: 'generate' as const, n: 1, size: '1024x1024', quality: 'low', ...(prompt !== undefined && { prompt }) });
+
+async function settled(store: FileQuotaStore, jobId: string, userKey: string, prompt?: string, now = Date.now()): Promise<void> {
+  expect(await store.reserve({ jobId, userKey, scopeKey: 'slack:T1', estimateUsd: 0.02, limits: {}, now, job: job(prompt) })).toEqual({ ok: true });
+  await store.settle(jobId, 0.011);
+}
+
+/** Every file under `dir`, with its text. */
+async function filesUnder(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) files.set(join(entry.parentPath, entry.name), await readFile(join(entry.parentPath, entry.name), 'utf8'));
+  }
+  return files;
+}
+
+/** A store whose clock the test moves. */
+function clockedStore(dir: string, time: { now: number }, options: Parameters<ReturnType<typeof useFileQuotaStores>>[1] = {}): FileQuotaStore {
+  return storeAt(dir, { clock: () => time.now, ...options });
+}
+
+describe('the usage records of the file ledger, one file a day', () => {
+  it('writes each record to the day file of its day, without its prompt, which goes to the member’s file of that day', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT - HOUR };
+    const store = clockedStore(dir, time);
+    await store.open();
+    await settled(store, 'before', 'slack:U1', 'a QUIXOTIC fox', time.now);
+    time.now = MIDNIGHT + HOUR;
+    await settled(store, 'after', 'slack:U1', 'a QUIXOTIC owl', time.now);
+
+    expect((await readdir(join(dir, 'usage'))).sort()).toEqual(['2030-06-15.jsonl', '2030-06-16.jsonl', 'prompts']);
+    expect(await readFile(join(dir, 'usage', '2030-06-15.jsonl'), 'utf8')).not.toContain('QUIXOTIC');
+    expect(await readFile(join(dir, 'usage', '2030-06-15.jsonl'), 'utf8')).toContain('"prompted":1');
+    expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([
+      ['before', 'a QUIXOTIC fox'],
+      ['after', 'a QUIXOTIC owl'],
+    ]);
+    expect((await stat(join(dir, 'usage', '2030-06-16.jsonl'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('feeds a reader the records in the order written across a midnight, and appends to the newest day even from a clock behind it', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT - HOUR };
+    const store = clockedStore(dir, time);
+    await store.open();
+    await settled(store, 'a', 'slack:U1', undefined, time.now);
+    const first = await store.usageSince(undefined);
+    expect(first.records.map((r) => r.jobId)).toEqual(['a']);
+    time.now = MIDNIGHT + HOUR;
+    await settled(store, 'b', 'slack:U1', undefined, time.now);
+    // Another process whose clock is two hours behind: its record goes after b, in b's day file.
+    const behind = clockedStore(`${dir}-link`, { now: MIDNIGHT - HOUR }, {});
+    await symlink(dir, `${dir}-link`);
+    await settled(behind, 'c', 'slack:U2', undefined, MIDNIGHT - HOUR);
+
+    const next = await store.usageSince(first.cursor);
+    expect(next).toMatchObject({ reset: false });
+    expect(next.records.map((r) => r.jobId)).toEqual(['b', 'c']);
+    expect((await store.usageSince(undefined)).records.map((r) => r.jobId)).toEqual(['a', 'b', 'c']);
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl')).sort()).toEqual(['2030-06-15.jsonl', '2030-06-16.jsonl']);
+    expect(await store.usageSince(next.cursor)).toMatchObject({ records: [], reset: false });
+  });
+
+  it('reads everything again for a cursor of an older version', async () => {
+    const store = storeAt(await newDir());
+    await store.open();
+    await settled(store, 'a', 'slack:U1');
+    for (const cursor of ['1234:56', '0123456789abcdef/1234:56']) expect(await store.usageSince(cursor)).toMatchObject({ records: [expect.objectContaining({ jobId: 'a' })], reset: true });
+  });
+
+  it('skips a line a crash cut short, counts it damaged once the next append starts a line of its own, and feeds what follows', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await settled(store, 'a', 'slack:U1');
+    const read = await store.usageSince(undefined);
+    await appendFile(await newestUsageFile(dir), '{"jobId":"torn","ti');
+    expect(await store.usageSince(read.cursor)).toMatchObject({ records: [], damagedAt: [] });
+    await settled(store, 'b', 'slack:U1');
+    let damaged: number | undefined;
+
+    expect((await store.usage({ onDamagedLines: (n) => (damaged = n) })).map((r) => r.jobId)).toEqual(['a', 'b']);
+    expect(damaged).toBe(1);
+    expect(await store.usageSince(read.cursor)).toMatchObject({ records: [expect.objectContaining({ jobId: 'b' })], damagedAt: [0] });
+  });
+
+  it('counts a line a crash cut short at the end of an earlier day as damaged, where the next record went to a new day', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT - HOUR };
+    const store = clockedStore(dir, time);
+    await store.open();
+    await settled(store, 'a', 'slack:U1', undefined, time.now);
+    await appendFile(await newestUsageFile(dir), '{"jobId":"torn","ti');
+    time.now = MIDNIGHT + HOUR;
+    await settled(store, 'b', 'slack:U1', undefined, time.now);
+    const feed = await store.usageSince(undefined);
+
+    expect(feed.records.map((r) => r.jobId)).toEqual(['a', 'b']);
+    expect(feed.damagedAt).toEqual([1]);
+  });
+});
+
+describe('forgetting a member’s prompts in the file ledger’s day files', () => {
+  it('removes their prompt files of every day, leaving their marker word in no file, and keeps the records and other members’ prompts', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT - HOUR };
+    const store = clockedStore(dir, time);
+    await store.open();
+    await settled(store, 'theirs-1', 'slack:U1', 'a QUIXOTIC fox', time.now);
+    await settled(store, 'other', 'slack:U2', 'a calm lake', time.now);
+    time.now = MIDNIGHT + HOUR;
+    await settled(store, 'theirs-2', 'slack:U1', 'a QUIXOTIC owl', time.now);
+    // A line of theirs a crash cut short in their prompt file goes with it.
+    await appendFile(join(dir, 'usage', 'prompts', '2030-06-16', (await readdir(join(dir, 'usage', 'prompts', '2030-06-16')))[0]!), '{"id":"x","prompt":"QUIXOTIC');
+    const read = await store.usageSince(undefined);
+
+    await store.forgetPrompts('slack:U1');
+
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('QUIXOTIC');
+    expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([
+      ['theirs-1', undefined],
+      ['other', 'a calm lake'],
+      ['theirs-2', undefined],
+    ]);
+    // A reader that kept their prompts reads everything again.
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'theirs-1' }, { jobId: 'other' }, { jobId: 'theirs-2' }] });
+  });
+
+  it('loses no record another process appends while it forgets', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await symlink(dir, `${dir}-link`);
+    const other = storeAt(`${dir}-link`);
+    await other.open();
+    await settled(store, 'theirs', 'slack:U1', 'a QUIXOTIC fox');
+    const appends = Array.from({ length: 30 }, (_, i) => settled(other, `o-${i}`, 'slack:U2', `prompt ${i}`));
+    const forgets = Array.from({ length: 5 }, () => store.forgetPrompts('slack:U1'));
+    await Promise.all([...appends, ...forgets]);
+
+    const records = await store.usage({});
+    expect(records).toHaveLength(31);
+    expect(records.filter((r) => r.userKey === 'slack:U2').every((r) => r.prompt === `prompt ${r.jobId.slice(2)}`)).toBe(true);
+    expect(records.find((r) => r.jobId === 'theirs')?.prompt).toBeUndefined();
+  });
+});
+
+describe('the daily clean-up of the file ledger’s day files', () => {
+  it('drops whole days that ended before now less the retention, prompts too, and keeps the day the retention ends in', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT - 3 * DAY + HOUR };
+    const store = clockedStore(dir, time, { usageRetentionDays: 2 });
+    await store.open();
+    await settled(store, 'old', 'slack:U1', 'an OLD fox', time.now);
+    time.now = MIDNIGHT - 2 * DAY + HOUR;
+    await settled(store, 'kept', 'slack:U1', 'a kept owl', time.now);
+    // The next day's first commit, the retention ending an hour into the day of kept: old's day is over, kept's is not.
+    time.now = MIDNIGHT + 2 * HOUR;
+    await settled(store, 'new', 'slack:U1', undefined, time.now);
+
+    expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([
+      ['kept', 'a kept owl'],
+      ['new', undefined],
+    ]);
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('OLD');
+    expect(await readdir(join(dir, 'usage', 'prompts'))).toEqual(['2030-06-14']);
+  });
+
+  it('answers the day’s first reserve when the clean-up fails, telling onError once, even when the hook throws', async () => {
+    const dir = await newDir();
+    // A file where the prompts' folder would be: the clean-up cannot list it.
+    await mkdir(join(dir, 'usage'));
+    await writeFile(join(dir, 'usage', 'prompts'), '');
+    const told: unknown[] = [];
+    const store = storeAt(dir, {
+      onError: (error) => {
+        told.push(error);
+        throw new Error('the hook fails too');
+      },
+    });
+    await store.open();
+    await settled(store, 'a', 'slack:U1');
+    await settled(store, 'b', 'slack:U1');
+
+    expect(told).toEqual([expect.objectContaining({ message: 'could not drop expired usage records' })]);
+    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['a', 'b']);
+  });
+
+  it('goes on from a cursor whose day was dropped, at the next day kept, without reading again', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT - 3 * DAY };
+    const store = clockedStore(dir, time, { usageRetentionDays: 1 });
+    await store.open();
+    await settled(store, 'old', 'slack:U1', undefined, time.now);
+    const read = await store.usageSince(undefined);
+    time.now = MIDNIGHT;
+    await settled(store, 'new', 'slack:U1', undefined, time.now);
+
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: false, records: [{ jobId: 'new' }] });
+  });
+});
+
+describe('a data folder an older version wrote (one usage.jsonl)', () => {
+  const record = (jobId: string, time: number, extra: Record<string, unknown> = {}) => {
+    const day = new Date(time).toISOString().slice(0, 10);
+    return JSON.stringify({ jobId, time, day, month: day.slice(0, 7), surface: 'slack', userKey: 'slack:U1', scopeKey: 'slack:T1', costUsd: 0.01, basis: 'table', ...extra });
+  };
+  const OLD = [
+    '{"rewrite":"0123456789abcdef"}',
+    record('a', MIDNIGHT - HOUR, { prompt: 'an OLDMARKER fox' }),
+    '{"jobId":"damaged","ti',
+    record('b', MIDNIGHT + HOUR),
+    // Settled with a clock behind: stays after b, in b's day.
+    record('c', MIDNIGHT - 2 * HOUR, { prompt: 'an OLDMARKER owl' }),
+    '',
+  ].join('\n');
+
+  async function oldFolder(): Promise<string> {
+    const dir = await newDir();
+    await writeFile(join(dir, 'usage.jsonl'), OLD);
+    return dir;
+  }
+
+  async function expectMoved(dir: string): Promise<void> {
+    expect((await readdir(dir)).filter((n) => n.startsWith('usage'))).toEqual(['usage']);
+    expect((await readdir(join(dir, 'usage'))).sort()).toEqual(['2030-06-15.jsonl', '2030-06-16.jsonl', 'prompts']);
+    const store = storeAt(dir);
+    expect((await store.usageSince(undefined)).records.map((r) => [r.jobId, r.prompt])).toEqual([
+      ['a', 'an OLDMARKER fox'],
+      ['b', undefined],
+      ['c', 'an OLDMARKER owl'],
+    ]);
+    for (const [file, text] of await filesUnder(join(dir, 'usage'))) if (file.endsWith('.jsonl') && !file.includes('prompts')) expect(text).not.toContain('OLDMARKER');
+    await store.forgetPrompts('slack:U1');
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('OLDMARKER');
+  }
+
+  it('moves its records into day files at open, prompts apart, its rewrite and damaged lines dropped, and says how many', async () => {
+    const dir = await oldFolder();
+    const store = storeAt(dir);
+    expect(await store.open()).toMatchObject({ movedUsage: { records: 3, damaged: 1 } });
+    await store.close();
+    await expectMoved(dir);
+  });
+
+  it('makes the move again at the next open when a crash stopped it while usage.new was written', async () => {
+    const dir = await oldFolder();
+    await mkdir(join(dir, 'usage.new', 'prompts'), { recursive: true });
+    await writeFile(join(dir, 'usage.new', '2030-06-15.jsonl'), record('a', MIDNIGHT - HOUR).slice(0, 30));
+    const store = storeAt(dir);
+    expect(await store.open()).toMatchObject({ movedUsage: { records: 3, damaged: 1 } });
+    await store.close();
+    await expectMoved(dir);
+  });
+
+  it('only removes usage.jsonl at the next open when a crash stopped the move after its rename', async () => {
+    const dir = await oldFolder();
+    const first = storeAt(dir);
+    await first.open();
+    await first.close();
+    await writeFile(join(dir, 'usage.jsonl'), OLD);
+    const store = storeAt(dir);
+    expect(await store.open()).not.toHaveProperty('movedUsage');
+    await store.close();
+    await expectMoved(dir);
+  });
+});
