@@ -210,8 +210,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       const refusals = new RefusalTally({ store, logger });
       // A Redis gone away would hold the last counts' write for ever: they are dropped at the deadline (the console misses them).
       stops.push(({ closesBy }) => refusals.close({ until: closesBy }));
-      // A refusal by a cap or the breaker, and a job settled here, look at the alerts at once (settles: at most every few
-      // seconds): the owner hears of a cap as it nears, not a check period later.
+      // A refusal by a cap or the breaker, and a job settled here, look at the alerts: the first at once, then at most one
+      // check every few seconds: the owner hears of a cap as it nears, not a check period later.
       const counted = metrics ?? NO_METRICS;
       const runnerMetrics = withRefusalListener(
         {

@@ -9,8 +9,6 @@ import { LEDGER_WAIT_MS, startConsoleServer } from './server.js';
 import type { ConsoleSource } from './source.js';
 import { UsageIndex } from './usage-index.js';
 import { LedgerNow } from './ledger-now.js';
-import { isBudgetCode } from '../spend/errors.js';
-import { BREAKER_CODE } from '../spend/types.js';
 
 export { readConsoleConfig, DEFAULT_CONSOLE_PORT, isLoopbackHost, type ConsoleConfig } from './config.js';
 export { readAlertConfig, hasDestination, type AlertConfig } from './alerts/config.js';
@@ -61,8 +59,8 @@ export interface RunningConsole {
   /** Looks at the caps and the breaker now: an alert goes out at once. */
   poke(): void;
   /**
-   * A job of this process was refused, by its code: a refusal by a cap or the breaker looks at the alerts at once (the
-   * owner hears of the cap with the member it refused); a user's pace does not.
+   * A job of this process was refused, by its code: a refusal by a cap or the breaker looks at the alerts, at once for
+   * the first, then at most once every few seconds (see `AlertWatcher.refused`); a user's pace does not.
    */
   refused(code: string): void;
   /** A job of this process was settled (or the ledger was written by another process): the alerts are looked at soon (see `AlertWatcher.settled`). */
@@ -125,9 +123,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
     url: server?.url,
     loginLink,
     poke: () => watcher?.poke(),
-    refused: (code) => {
-      if (isBudgetCode(code) || code === BREAKER_CODE) watcher?.poke();
-    },
+    refused: (code) => watcher?.refused(code),
     settled: () => watcher?.settled(),
     watcher,
     async close() {

@@ -12,6 +12,7 @@ import { DEV_API_KEY } from '../../src/emulator/index.js';
 import { AlertWatcher, SETTLED_CHECK_GAP_MS } from '../../src/console/alerts/watcher.js';
 import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import type { BudgetCode } from '../../src/spend/types.js';
 import { builtFile } from '../helpers/built.js';
 import { spyOnInstance } from '../helpers/instance-spy.js';
 import { watchingAlerts } from './console-harness.js';
@@ -26,6 +27,9 @@ import { startChatFakes, startUpstream, surfaceEnv, tempDataDir, useCleanup, typ
  * HTTP server that records what it is sent.
  */
 const defer = useCleanup();
+
+/** The account's daily cap's refusal. */
+const ACCOUNT_DAILY: BudgetCode = 'budget_account_daily';
 
 /** A webhook that records each alert as it arrives, in order with whatever else the test notes in `events`. */
 async function webhook(defer: Defer) {
@@ -152,5 +156,36 @@ describe('the alert checks jobs settled call for', () => {
     // A settle long after the last: at once again.
     watcher.settled();
     expect(checks).toHaveBeenCalledTimes(3);
+  });
+
+  it('checks at once for a refusal by a cap, then at most once per gap however many a full cap refuses', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-refused-'));
+    steps.push(() => rm(dir, { recursive: true, force: true }));
+    const store = new FileQuotaStore({ dir });
+    await store.open();
+    steps.push(() => store.close());
+    const { watcher } = watchingAlerts(steps, { store, log: new MemoryAlertLog(), operator: operatorWith({ accountDailyUsd: 1 }), now: Date.now });
+    const checks = spyOnInstance(AlertWatcher.prototype, 'check', (w) => w === watcher).mockResolvedValue([]);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+
+    // A full cap refuses a burst of 50 jobs: each check reads the ledger (and takes its lock) for nothing new.
+    for (let i = 0; i < 50; i++) watcher.refused(ACCOUNT_DAILY);
+    expect(checks).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(SETTLED_CHECK_GAP_MS - 1);
+    expect(checks).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(checks).toHaveBeenCalledTimes(2);
+    // Refusals all along, one every 100 ms for 30 s: one check per gap.
+    for (let t = 0; t < 30_000; t += 100) {
+      watcher.refused(ACCOUNT_DAILY);
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    expect(checks.mock.calls.length).toBeLessThanOrEqual(2 + 30_000 / SETTLED_CHECK_GAP_MS + 1);
+    // A user's pace is no cap: it calls for no check.
+    await vi.advanceTimersByTimeAsync(SETTLED_CHECK_GAP_MS * 2);
+    const settledDown = checks.mock.calls.length;
+    watcher.refused('user_cooldown');
+    await vi.advanceTimersByTimeAsync(SETTLED_CHECK_GAP_MS * 2);
+    expect(checks.mock.calls.length).toBe(settledDown);
   });
 });
