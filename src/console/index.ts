@@ -16,6 +16,7 @@ export { signWebhook, verifyWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '
 export type { Alert, AlertChannel } from './alerts/channels.js';
 export type { ConsoleSource, BotsView, OperatorSettings, SettingRow, ChatSettingRow, KeptImage, KeptImages } from './source.js';
 export { UsageIndex } from './usage-index.js';
+export { watchLedgerFolder, LEDGER_WRITES_SETTLE_MS } from './ledger-watch.js';
 export { spendFigures, type SpendFigures } from './figures.js';
 
 export interface StartConsoleOptions {

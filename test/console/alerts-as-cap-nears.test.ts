@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +14,8 @@ import { MemoryAlertLog } from '../../src/console/alerts/alert-log.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import type { BudgetCode } from '../../src/spend/types.js';
 import { builtFile } from '../helpers/built.js';
+import { outputOf } from '../helpers/child-output.js';
+import { killedAtTestEnd } from '../helpers/killed-at-test-end.js';
 import { spyOnInstance } from '../helpers/instance-spy.js';
 import { watchingAlerts } from './console-harness.js';
 import { operatorWith } from './ledger-fixtures.js';
@@ -90,6 +92,50 @@ export function cliJob(env: { dataDir: string; upstreamUrl: string }, args: stri
   });
 }
 
+/**
+ * `npm start` with a file ledger and an alert destination in a process of its own, stopped at once: whether the
+ * ledger folder was watched while it ran, and what (of it, and of the fakes it talked to) still held the process once
+ * it stopped and the fakes closed. The child ends by itself when nothing holds it.
+ */
+function serviceStoppedInAChild() {
+  const here = (path: string) => JSON.stringify(new URL(path, import.meta.url).pathname);
+  const script = `
+    import { mkdtemp, rm } from 'node:fs/promises';
+    import { tmpdir } from 'node:os';
+    import { join } from 'node:path';
+    const { startService } = await import(${here('../../bots/main.ts')});
+    const { FakeDiscord } = await import(${here('../fakes/discord/FakeDiscord.ts')});
+    const { DEV_API_KEY } = await import(${here('../../src/emulator/index.ts')});
+    const dataDir = await mkdtemp(join(tmpdir(), 'pictor-stop-watch-'));
+    const discord = await FakeDiscord.start({ heartbeatIntervalMs: 1000 });
+    const service = await startService(
+      {
+        PICTOR_LOG_LEVEL: 'silent',
+        PICTOR_DATA_DIR: dataDir,
+        PICTOR_API_KEY: DEV_API_KEY,
+        PICTOR_ALERT_WEBHOOK_URL: 'http://127.0.0.1:9/hook',
+        PICTOR_ALERT_WEBHOOK_SECRET: 'a-webhook-secret-for-the-test',
+        PICTOR_ALERT_CHECK_SECONDS: '3600',
+        DISCORD_TOKEN: discord.botToken,
+        DISCORD_APPLICATION_ID: discord.applicationId,
+        DISCORD_API_BASE_URL: discord.apiBaseUrl,
+      },
+      () => {},
+    );
+    const watchedWhileRunning = process.getActiveResourcesInfo().includes('FSEventWrap');
+    await service.stop();
+    await discord.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    const heldAfterStop = process.getActiveResourcesInfo().filter((what) => what === 'FSEventWrap');
+    await rm(dataDir, { recursive: true, force: true });
+    console.log(JSON.stringify({ watchedWhileRunning, heldAfterStop }));
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  killedAtTestEnd(child, 'the stopped service');
+  const ended = outputOf(child).then(({ code, stdout, stderr }) => ({ code, stderr, said: JSON.parse(stdout.trim() || 'null') as unknown }));
+  return { ended };
+}
+
 /** How a job's interaction ended: its result (with Reroll), or its refusal. */
 function ended(discord: FakeDiscord, ix: FakeInteraction) {
   return discord.waitFor(() => {
@@ -121,6 +167,25 @@ describe('npm start alerts as a cap nears', () => {
     expect(await ended(discord, discord.slashCommand('imagine', { prompt: 'does not fit', quality: 'high', count: 2 }))).toBe('refused');
     const half = await hook.waitFor(() => hook.alerts.find((a) => a.cap?.owner === 'account'), 'the account cap’s alert');
     expect(half.cap).toMatchObject({ trigger: 'threshold', threshold: 50, limitUsd: 1 });
+  }, 60_000);
+});
+
+describe('npm start alerts for other processes’ jobs on its file ledger', () => {
+  it('sends the 50 % alert as soon as the CLI spends past it, with no job of its own', async () => {
+    const dataDir = await tempDataDir(defer);
+    const { hook, upstreamUrl } = await serviceWith(dataDir);
+    // The CLI spends about two thirds of the account's $1 in the same ledger; the clock's check is an hour away.
+    expect(await cliJob({ dataDir, upstreamUrl }, ['--prompt', 'three at once', '--quality', 'high', '--n', '3'])).toBe(0);
+    const half = await hook.waitFor(() => hook.alerts.find((a) => a.cap?.owner === 'account'), 'the account cap’s alert');
+    expect(half.cap).toMatchObject({ trigger: 'threshold', threshold: 50, limitUsd: 1 });
+  }, 60_000);
+
+  it('stops watching the ledger folder when it stops: nothing of it holds the process', async () => {
+    const { ended } = serviceStoppedInAChild();
+    const { code, stderr, said } = await ended;
+    expect(stderr).toBe('');
+    expect(said).toEqual({ watchedWhileRunning: true, heldAfterStop: [] });
+    expect(code).toBe(0);
   }, 60_000);
 });
 
