@@ -39,6 +39,7 @@ import {
   readAlertConfig,
   readConsoleConfig,
   startConsole,
+  watchLedgerFolder,
   type RunningConsole,
   RefusalTally,
   writableFolder,
@@ -210,8 +211,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
       const refusals = new RefusalTally({ store, logger });
       // A Redis gone away would hold the last counts' write for ever: they are dropped at the deadline (the console misses them).
       stops.push(({ closesBy }) => refusals.close({ until: closesBy }));
-      // A refusal by a cap or the breaker, and a job settled here, look at the alerts at once (settles: at most every few
-      // seconds): the owner hears of a cap as it nears, not a check period later.
+      // A refusal by a cap or the breaker, and a job settled here, look at the alerts: the first at once, then at most one
+      // check every few seconds: the owner hears of a cap as it nears, not a check period later.
       const counted = metrics ?? NO_METRICS;
       const runnerMetrics = withRefusalListener(
         {
@@ -294,6 +295,11 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         stops.push(() => running.close());
         if (running.url) print(running.loginLink ? `Console at ${running.url}; log in: ${running.loginLink} (set PICTOR_CONSOLE_TOKEN to choose the token)` : `Console at ${running.url} (log in with PICTOR_CONSOLE_TOKEN).`);
         if (running.watcher) print('Alerts on: the caps and the breaker are watched (see the console’s Alerts page, or docs/console.md).');
+        // Other processes on a file ledger (the CLI, n8n) tell no one of their jobs: each write of the ledger looks at the
+        // alerts, under the same bound as the jobs settled here (a Redis ledger's are seen by the clock's check only).
+        // Closed before the console.
+        const watching = running.watcher && !core.redis ? watchLedgerFolder(ledgerDir(core.spend.dataDir, connection.ledger), () => running.settled(), logger.child({ surface: 'console' })) : undefined;
+        if (watching) stops.push(async () => watching.close());
       }
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.

@@ -9,8 +9,6 @@ import { LEDGER_WAIT_MS, startConsoleServer } from './server.js';
 import type { ConsoleSource } from './source.js';
 import { UsageIndex } from './usage-index.js';
 import { LedgerNow } from './ledger-now.js';
-import { isBudgetCode } from '../spend/errors.js';
-import { BREAKER_CODE } from '../spend/types.js';
 
 export { readConsoleConfig, DEFAULT_CONSOLE_PORT, isLoopbackHost, type ConsoleConfig } from './config.js';
 export { readAlertConfig, hasDestination, type AlertConfig } from './alerts/config.js';
@@ -18,6 +16,7 @@ export { signWebhook, verifyWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '
 export type { Alert, AlertChannel } from './alerts/channels.js';
 export type { ConsoleSource, BotsView, OperatorSettings, SettingRow, ChatSettingRow, KeptImage, KeptImages } from './source.js';
 export { UsageIndex } from './usage-index.js';
+export { watchLedgerFolder, LEDGER_WRITES_SETTLE_MS } from './ledger-watch.js';
 export { spendFigures, type SpendFigures } from './figures.js';
 
 export interface StartConsoleOptions {
@@ -61,8 +60,8 @@ export interface RunningConsole {
   /** Looks at the caps and the breaker now: an alert goes out at once. */
   poke(): void;
   /**
-   * A job of this process was refused, by its code: a refusal by a cap or the breaker looks at the alerts at once (the
-   * owner hears of the cap with the member it refused); a user's pace does not.
+   * A job of this process was refused, by its code: a refusal by a cap or the breaker looks at the alerts, at once for
+   * the first, then at most once every few seconds (see `AlertWatcher.refused`); a user's pace does not.
    */
   refused(code: string): void;
   /** A job of this process was settled (or the ledger was written by another process): the alerts are looked at soon (see `AlertWatcher.settled`). */
@@ -125,9 +124,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
     url: server?.url,
     loginLink,
     poke: () => watcher?.poke(),
-    refused: (code) => {
-      if (isBudgetCode(code) || code === BREAKER_CODE) watcher?.poke();
-    },
+    refused: (code) => watcher?.refused(code),
     settled: () => watcher?.settled(),
     watcher,
     async close() {

@@ -2,6 +2,8 @@ import type { LoggerLike } from '../../client/PictorClient.js';
 import { describeReset } from '../../core/describe-duration.js';
 import { formatUsd } from '../../core/pricing.js';
 import { leftOf, roundToNanoUsd } from '../../spend/rules.js';
+import { isBudgetCode } from '../../spend/errors.js';
+import { BREAKER_CODE } from '../../spend/types.js';
 import { nextUtcMidnight, utcMonth } from '../../spend/utc-period.js';
 import { LATE, waitAtMost, within } from '../../core/with-timeout.js';
 import { roleBudgetsOf, spendFigures, type CapUse } from '../figures.js';
@@ -41,12 +43,13 @@ const BREAKER_ALERT_KEPT_MS = 90 * DAY_MS;
 /** How long `stop()` gives the send under way to be taken before it aborts it (what was queued is let go at once). */
 const STOP_WAIT_MS = 1000;
 /**
- * At most one check per this long for jobs settled (`settled`): the first settle checks at once, the ones after it within
- * this time make one check when it ends. A check reads the ledger (the new usage records, the caps, the reservations)
+ * At most one check per this long for jobs settled and jobs refused by a cap or the breaker (`settled`, `refused`): the
+ * first checks at once, the ones after it within this time make one check when it ends. A check reads the ledger (the new usage records, the caps, the reservations)
  * and the alert log; a busy account settles several jobs a second, and one check each would multiply those reads for
  * nothing — while an alert is then at most 3 s behind the settle that called for it, less than an image job takes at
- * the service, so the owner still hears of a cap nearing before the jobs that follow it are refused. Refusals are not
- * bounded (`poke`): a cap that refuses is told at once.
+ * the service, so the owner still hears of a cap nearing before the jobs that follow it are refused. Refusals share the
+ * bound: once a cap is full it refuses every job until it resets, and a check each would read the ledger (taking the
+ * file lock the jobs need) back to back for hours, sending nothing.
  */
 export const SETTLED_CHECK_GAP_MS = 3000;
 /** Up to this many members' cap alerts of one check go one by one to a destination; more go as one summary. */
@@ -195,8 +198,9 @@ export class AlertWatcher {
   }
 
   /**
-   * A job was settled (its charge is in the ledger): checks at once, or, within `SETTLED_CHECK_GAP_MS` of the last
-   * check a settle made, once when that time ends, however many settled meanwhile.
+   * A job was settled (its charge is in the ledger), or refused by a cap (`refused`), or another process wrote the
+   * ledger: checks at once, or, within `SETTLED_CHECK_GAP_MS` of the last check one of these made, once when that time
+   * ends, however many came meanwhile.
    */
   settled(): void {
     if (this.#stopped) return;
@@ -211,6 +215,14 @@ export class AlertWatcher {
       this.#settledSince = false;
       this.settled();
     }, SETTLED_CHECK_GAP_MS).unref();
+  }
+
+  /**
+   * A job of this process was refused, by its code: a refusal by a cap or the breaker looks at the alerts as a settle
+   * does (at once, or once at the end of `SETTLED_CHECK_GAP_MS`); a user's pace does not.
+   */
+  refused(code: string): void {
+    if (isBudgetCode(code) || code === BREAKER_CODE) this.settled();
   }
 
   /** One check now; answers the alerts this process sent. */
