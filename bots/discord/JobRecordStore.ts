@@ -182,13 +182,17 @@ export class JobRecordStore {
    * end again.
    */
   async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'end' | 'made' | 'unshown'> = {}): Promise<void> {
+    await this.#tried(() => this.update(key, { ...also, status }), { jobKey: key, status }, 'could not mark a job ended; trying again');
+  }
+
+  /** A mark's write (`markEnded`, `retryStarted`), tried `MARK_ATTEMPTS` times, each failure but the last logged: the last thrown. */
+  async #tried<R>(write: () => Promise<R>, about: Record<string, unknown>, message: string): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.update(key, { ...also, status });
-        return;
+        return await write();
       } catch (error) {
         if (attempt >= MARK_ATTEMPTS) throw error;
-        this.#logger.warn({ err: loggableError(error), jobKey: key, status, attempt }, 'could not mark a job ended; trying again');
+        this.#logger.warn({ err: loggableError(error), ...about, attempt }, message);
         await new Promise((resolve) => setTimeout(resolve, MARK_RETRY_MS * attempt));
       }
     }
@@ -217,28 +221,37 @@ export class JobRecordStore {
    * asked before anything is admitted or charged: `taken` for the press that took it; `starting` while another press's
    * take is starting its job (not started yet, taken less than `RETRY_START_MS` ago); `retried` once a press's job
    * started (or the record is gone). A take older than that whose job never started (its process died) is free again.
+   * Its age is judged here, as the write is tried, by this process's clock (replicas' clocks agree within the lapse).
    */
-  async takeRetry(key: string, pressId: string, now = Date.now()): Promise<'taken' | 'starting' | 'retried'> {
-    const held = (take: JobRecord['retriedBy']) => take !== undefined && (typeof take === 'string' || take.started === true || now - take.at < JobRecordStore.RETRY_START_MS);
-    const { after } = await this.records.update(key, (record) => record && (held(record.retriedBy) ? record : { ...record, retriedBy: { press: pressId, at: now } }));
+  async takeRetry(key: string, pressId: string): Promise<'taken' | 'starting' | 'retried'> {
+    const held = (take: JobRecord['retriedBy'], now: number) => take !== undefined && (typeof take === 'string' || take.started === true || now - take.at < JobRecordStore.RETRY_START_MS);
+    const { after } = await this.records.update(key, (record) => {
+      const now = Date.now();
+      return record && (held(record.retriedBy, now) ? record : { ...record, retriedBy: { press: pressId, at: now } });
+    });
     const take = after?.retriedBy;
     if (take === undefined || typeof take === 'string' || take.started) return 'retried';
     return take.press === pressId ? 'taken' : 'starting';
   }
 
-  /** Marks the Retry `pressId` took as started (its job was admitted and queued): it is spent, and never lapses. */
-  async retryStarted(key: string, pressId: string): Promise<void> {
-    await this.records.update(key, (record) => {
+  /**
+   * Marks the Retry `pressId` took as started, just before its job is handed to the runner: it is spent, and never
+   * lapses. Tried as `markEnded` is, then thrown. Answers whether the take is still this press's, marked.
+   */
+  async retryStarted(key: string, pressId: string): Promise<boolean> {
+    const mark = () => this.records.update(key, (record) => {
       const take = record?.retriedBy;
       return record && typeof take === 'object' && take.press === pressId ? { ...record, retriedBy: { ...take, started: true } } : record;
     });
+    const { after } = await this.#tried(mark, { jobKey: key }, 'could not mark a Retry’s job started; trying again');
+    return typeof after?.retriedBy === 'object' && after.retriedBy.press === pressId;
   }
 
-  /** Gives back a Retry that `pressId` took and that then ran nothing (refused, or not started): the job can be retried again. */
+  /** Gives back a Retry that `pressId` took and whose job was not handed to the runner (refused, not started, marked or not). */
   async giveBackRetry(key: string, pressId: string): Promise<void> {
     await this.records.update(key, (record) => {
       const take = record?.retriedBy;
-      if (!record || typeof take !== 'object' || take.press !== pressId || take.started) return record;
+      if (!record || typeof take !== 'object' || take.press !== pressId) return record;
       const { retriedBy: _taken, ...rest } = record;
       return rest;
     });

@@ -145,17 +145,24 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   // Another press of theirs is starting it (at the intake still, which may refuse it): not told it ran, as it may not;
   // told to press again in a moment if it does not — once that press is refused, it is given back, and theirs runs.
   if (taken === 'starting') return tell(ctx, interaction, words('discord.button.retry_starting'));
-  // Refused by the intake, answered and then not started, or its first answer failed (Discord refused the deferral, the
-  // error going on to the log): nothing ran, so its Retry is the member's again. Started, it is spent: marked so, the
-  // take never lapses (a take left unmarked by a process killed before its job started lapses: `RETRY_START_MS`).
-  let started = false;
+  // Its take is marked started as the last step before its job is handed to the runner (`beforeStart`), so before anything
+  // of it can reach the service; a mark that cannot be written (after a few tries) refuses the press privately, nothing
+  // sent. Unmarked, nothing was handed (refused by the intake, answered and then not started, its first answer failed,
+  // its mark failed): its Retry is the member's again. Marked, it is spent whatever fails after (a record write, a read):
+  // given back only when the runner answered that the job did not start (an edit's images too large, the bot stopping).
+  let marked = false;
+  const beforeStart = async () => {
+    // The take lapsed and another press took it meanwhile: that press runs the job.
+    if (!(await ctx.store.retryStarted(record.key, interaction.id))) throw new PressRefusedError('already_retried', words('discord.button.already_retried'));
+    marked = true;
+  };
+  let started: boolean | undefined;
   try {
-    started = await startJob(ctx, interaction, job, firstAnswer);
+    started = await startJob(ctx, interaction, { ...job, beforeStart }, firstAnswer);
   } finally {
-    const settle = started ? ctx.store.retryStarted(record.key, interaction.id) : ctx.store.giveBackRetry(record.key, interaction.id);
-    await settle.catch((error: unknown) =>
-      ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, started ? 'could not mark a Retry’s job started; its take lapses as one that did not start' : 'could not give back the Retry of a job that did not run again'),
-    );
+    if (!marked || started === false) {
+      await ctx.store.giveBackRetry(record.key, interaction.id).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: record.key }, 'could not give back the Retry of a job that did not run again'));
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { DEFAULTS } from 'pictor';
-import { sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobIntent, type JobOptions, type Requester } from '../runner/index.js';
+import { logJobFailure, sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobIntent, type JobOptions, type Requester } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
@@ -34,6 +34,11 @@ export interface JobRequest {
   again?: JobIntent['again'];
   /** Asked with a form (an edit modal submitted): see `JobIntent.inForm`. */
   inForm?: JobIntent['inForm'];
+  /**
+   * The last step before the admitted job is handed to the runner, so before anything of it can reach the service (its
+   * member's Retry marks its take started): one that throws refuses the job, told privately, nothing sent or charged.
+   */
+  beforeStart?: (() => Promise<void>) | undefined;
 }
 
 /**
@@ -89,7 +94,17 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       // The intake's reads wait only for what is left of the interaction's one deadline: a refusal still goes out in time.
       answerBy: answerBudgetOf(interaction).endsAt,
       fieldNames: OPTION_NAME_OF_FIELD,
-      images: toFetch ? { declaredBytes: toFetch.declaredBytes, fetch: async () => withRunnerJob((images = await toFetch.fetch())) } : job.images,
+      // An edit's last step before the runner has it comes once its images are here (one that throws: `fail`).
+      images: toFetch
+        ? {
+            declaredBytes: toFetch.declaredBytes,
+            fetch: async () => {
+              const fetched = await withRunnerJob((images = await toFetch.fetch()));
+              await job.beforeStart?.();
+              return fetched;
+            },
+          }
+        : job.images,
     },
     {
       refuse: (reason) => refusePrivately(ctx, interaction, reason),
@@ -123,6 +138,16 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
           attachmentSizeLimit: attachmentLimitOf(interaction),
           logger: ctx.logger,
         });
+        // A job without images to fetch goes to the runner as this answer returns: its last step is now.
+        if (!toFetch) {
+          try {
+            await job.beforeStart?.();
+          } catch (error) {
+            logJobFailure(ctx.logger, error, { jobId: decided.id, jobKey: key }, 'could not start an admitted job: its last step before the runner failed');
+            await refuseAfterAnswer(ctx, interaction, firstAnswer, error);
+            return undefined;
+          }
+        }
         return {
           sink: view.sink,
           historyKey: key,

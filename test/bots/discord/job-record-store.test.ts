@@ -22,6 +22,16 @@ interface Processes {
 }
 
 const closers: (() => Promise<void>)[] = [];
+
+/** `take` (a Retry's) as this process's clock reads `time`. */
+async function at<T>(time: number, take: () => Promise<T>): Promise<T> {
+  const clock = vi.spyOn(Date, 'now').mockReturnValue(time);
+  try {
+    return await take();
+  } finally {
+    clock.mockRestore();
+  }
+}
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
@@ -112,11 +122,27 @@ describe.each([
     await other.giveBackRetry(key, winner);
     expect(await a.takeRetry(key, 'press6')).toBe('taken');
     expect(await a.get(key)).toMatchObject({ status: 'failed', retriedBy: { press: 'press6' } });
-    // Once its job started, the Retry is spent: never given back, never lapsing.
-    await other.retryStarted(key, 'press6');
-    await other.giveBackRetry(key, 'press6');
-    expect(await a.takeRetry(key, 'press7', Date.now() + 365 * 86_400_000)).toBe('retried');
+    // Marked started only by the press that took it; then spent: never lapsing, never given back by another press.
+    expect(await other.retryStarted(key, 'press5')).toBe(false);
+    expect(await other.retryStarted(key, 'press6')).toBe(true);
+    await other.giveBackRetry(key, 'press5');
+    expect(await at(Date.now() + 10 * JobRecordStore.RETRY_START_MS, () => a.takeRetry(key, 'press7'))).toBe('retried');
     expect(await a.takeRetry(a.newKey(), 'press8')).toBe('retried');
+  });
+
+  it.skipIf(skip)('marks a Retry started through a few failed writes, as a job’s end is marked, and throws once they all failed', async () => {
+    const { a } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'failed' });
+    expect(await a.takeRetry(key, 'press1')).toBe('taken');
+    const write = vi.spyOn(a.records, 'update');
+    write.mockRejectedValueOnce(new Error('state write failed')).mockRejectedValueOnce(new Error('state write failed'));
+    expect(await a.retryStarted(key, 'press1')).toBe(true);
+    expect(await a.get(key)).toMatchObject({ retriedBy: { press: 'press1', started: true } });
+    write.mockRejectedValue(new Error('state write failed'));
+    await expect(a.retryStarted(key, 'press1')).rejects.toThrow('state write failed');
+    expect(write).toHaveBeenCalledTimes(6);
+    write.mockRestore();
   });
 
   it.skipIf(skip)('frees a job’s Retry taken by a process that died before its job started, once the take is older than a start takes', async () => {
@@ -125,13 +151,13 @@ describe.each([
     await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'running' });
     await a.update(key, { status: 'failed' });
     const pressedAt = Date.now();
-    expect(await a.takeRetry(key, 'press1', pressedAt)).toBe('taken');
+    expect(await at(pressedAt, () => a.takeRetry(key, 'press1'))).toBe('taken');
     // Killed between its take and its job's start: the restart (or a replica) finds the take as it was left.
     await killA();
-    expect(await b.takeRetry(key, 'press2', pressedAt + JobRecordStore.RETRY_START_MS - 1)).toBe('starting');
-    expect(await b.takeRetry(key, 'press3', pressedAt + JobRecordStore.RETRY_START_MS)).toBe('taken');
+    expect(await at(pressedAt + JobRecordStore.RETRY_START_MS - 1, () => b.takeRetry(key, 'press2'))).toBe('starting');
+    expect(await at(pressedAt + JobRecordStore.RETRY_START_MS, () => b.takeRetry(key, 'press3'))).toBe('taken');
     await b.retryStarted(key, 'press3');
-    expect(await b.takeRetry(key, 'press4', pressedAt + 2 * JobRecordStore.RETRY_START_MS)).toBe('retried');
+    expect(await at(pressedAt + 2 * JobRecordStore.RETRY_START_MS, () => b.takeRetry(key, 'press4'))).toBe('retried');
   });
 
   it.skipIf(skip)('reads a Retry an older version took (its press alone) as spent', async () => {
@@ -139,7 +165,7 @@ describe.each([
     const key = a.newKey();
     await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'failed' });
     await a.records.update(key, (record) => record && { ...record, retriedBy: 'press-of-0.9' });
-    expect(await a.takeRetry(key, 'press1', Date.now() + 365 * 86_400_000)).toBe('retried');
+    expect(await at(Date.now() + 365 * 86_400_000, () => a.takeRetry(key, 'press1'))).toBe('retried');
   });
 
   it.skipIf(skip)('keeps no image over the bound, and an edit’s inputs all or none', async () => {

@@ -6,6 +6,7 @@ import { JobRecordStore } from '../../../bots/discord/JobRecordStore.js';
 import { decodeCustomId } from '../../../bots/discord/custom-ids.js';
 import { JobRunner } from '../../../bots/runner/index.js';
 import { silentLogger } from '../../../src/internal.js';
+import { makeImage } from '../../helpers/images.js';
 import { answerOf, buttonId, buttonsOf, DiscordHarness, EPHEMERAL, passTheAnswerBudget, privateNoteOf, takeTheTimers, type HarnessOptions } from './harness.js';
 
 /**
@@ -48,7 +49,19 @@ describe('a job’s Retry', () => {
     return { ...message, components: structuredClone(message.components) };
   }
 
+  /** An edit that failed so (its images kept for its Retry): its message offering Retry. */
+  async function failedEdit(): Promise<FakeMessage> {
+    const image1 = h.discord.hostFile({ filename: 'dog.png', bytes: await makeImage('png', 20, 20) });
+    h.emulator.injectFault('server_error', { count: 1 });
+    const message = await h.finalReply(h.discord.slashCommand('edit', { prompt: 'give the dog a scarf', image1, quality: 'low' }));
+    expect(buttonsOf(message).map((b) => b.label)).toEqual(['Retry']);
+    return { ...message, components: structuredClone(message.components) };
+  }
+  const failedJob = { generate: () => failed(), edit: failedEdit };
+
   const generations = () => h.emulator.requests.filter((r) => r.route === 'generations' && r.status === 200).length;
+  /** Requests the service answered, of either kind. */
+  const sent = () => h.emulator.requests.filter((r) => (r.route === 'generations' || r.route === 'edits') && r.status === 200).length;
   const charges = async () => (await h.quotaStore.usage({})).length;
   const refusedAsRetried = () => h.logger.entries.filter((e) => (e.obj as { code?: string }).code === 'already_retried');
 
@@ -118,7 +131,11 @@ describe('a job’s Retry', () => {
     const message = await failed();
     const key = decodeCustomId(buttonId(message, 'Retry'))!.key;
     // The process that took it (a press a minute ago) died before starting its job: the next start finds the take as left.
-    await new JobRecordStore({ state: h.state, logger: silentLogger() }).takeRetry(key, 'press-of-a-killed-process', Date.now() - JobRecordStore.RETRY_START_MS);
+    const pressedAt = Date.now() - JobRecordStore.RETRY_START_MS;
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(pressedAt);
+    await new JobRecordStore({ state: h.state, logger: silentLogger() }).takeRetry(key, 'press-of-a-killed-process');
+    clock.mockRestore();
+    expect((await recordOf(message))?.retriedBy).toMatchObject({ press: 'press-of-a-killed-process', at: pressedAt });
     await h.restart({ crash: true });
     const before = generations();
 
@@ -281,6 +298,70 @@ describe('a job’s Retry', () => {
     const byAda = h.discord.clickButton(message, buttonId(message, 'Retry'), { user: ada });
     const hers = await h.finalReply(byAda, (m) => buttonsOf(m).some((x) => x.label === 'Reroll'));
     expect(hers.id).toBe(message.id);
+  });
+
+  it('spent once its job was handed to the runner, though writing its record then fails: the press after runs nothing again', async () => {
+    h = await start();
+    const message = await failed();
+    const [before, charged] = [generations(), await charges()];
+    // The record of the started job (written once the runner has it) cannot be written.
+    const add = JobRecordStore.prototype.add;
+    spyOnInstance(JobRecordStore.prototype, 'add', jobStoreOf(h)).mockImplementation(function (this: JobRecordStore, init, inputs) {
+      return init.createdAt !== undefined ? Promise.reject(new Error('state write failed')) : add.call(this, init, inputs);
+    });
+    h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await vi.waitFor(async () => expect((await charges()) - charged).toBe(1), { timeout: 10_000, interval: 20 });
+    expect((await recordOf(message))?.retriedBy).toMatchObject({ started: true });
+    vi.restoreAllMocks();
+
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    expect(told(await privateNoteOf(h, again))).toBe('discord.button.already_retried');
+    expect(generations() - before).toBe(1);
+    expect((await charges()) - charged).toBe(1);
+  });
+
+  it.each(['generate', 'edit'] as const)('refused privately when its take cannot be marked started, nothing sent; given back, so a press later (past the take’s lapse) runs it once (%s)', async (kind) => {
+    h = await start();
+    const message = await failedJob[kind]();
+    const [before, charged] = [sent(), await charges()];
+    spyOnInstance(JobRecordStore.prototype, 'retryStarted', jobStoreOf(h)).mockRejectedValue(new Error('state write failed'));
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    const note = await privateNoteOf(h, first);
+    expect(keyOf(note.content.replace(/^✋ /, ''))).toBe('failure.internal_error');
+    await vi.waitFor(async () => expect((await recordOf(message))?.retriedBy).toBeUndefined(), { timeout: 10_000, interval: 20 });
+    expect(sent()).toBe(before);
+    expect(await charges()).toBe(charged);
+    vi.restoreAllMocks();
+
+    // A client that did not refresh, pressing more than a take's lapse later.
+    const realNow = Date.now;
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + JobRecordStore.RETRY_START_MS + 1_000);
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(sent() - before).toBe(1);
+    expect((await charges()) - charged).toBe(1);
+  });
+
+  it.each(['generate', 'edit'] as const)('marks its take started before anything of its job reaches the service (%s)', async (kind) => {
+    // What the job's record says of its Retry as the service answers each request of the test's press.
+    const seen: unknown[] = [];
+    const watched: { message?: FakeMessage } = {};
+    h = await DiscordHarness.start({
+      partialImages: 0,
+      holdEvent: async (_, index) => {
+        if (index === 0 && watched.message) seen.push((await recordOf(watched.message))?.retriedBy);
+      },
+    });
+    const message = (watched.message = await failedJob[kind]());
+    // The record of the started job is written only once the service has the request (a slow state, as it may be).
+    const add = JobRecordStore.prototype.add;
+    spyOnInstance(JobRecordStore.prototype, 'add', jobStoreOf(h)).mockImplementation(async function (this: JobRecordStore, init, inputs) {
+      if (init.createdAt !== undefined) await vi.waitFor(() => expect(seen).not.toHaveLength(0), { timeout: 10_000, interval: 20 });
+      return add.call(this, init, inputs);
+    });
+    const retry = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.finalReply(retry, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(seen).toEqual([{ press: retry.id, at: expect.any(Number), started: true }]);
   });
 
   it('gives its Retry back when the press’s first answer fails (Discord refuses the deferral): nothing ran, and the next press runs it', async () => {
