@@ -35,6 +35,6 @@ export const INTEGRATION = [
  * its worker's, `isolate: false`, and a mock there would reach the files run after it). A file using `vi.mock` that is
  * in neither list fails test/vitest-lists.test.ts.
  */
-export const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts', 'test/spend/cut-off-rule-decides-stores.test.ts', 'test/spend/file-ledger-open-reads.test.ts', 'test/spend/file-ledger-usage-rewrites.test.ts', 'test/spend/file-ledger-errno.test.ts', 'test/console/usage-rewrites.test.ts', 'test/cli/output-paths-whole.test.ts', 'test/core/atomic-file-no-hard-links.test.ts', 'test/core/atomic-file-leftovers.test.ts', 'test/core/atomic-file-folder-sync.test.ts', 'test/cli/commands/image-job-interrupted-writing.test.ts'];
+export const MOCKS_MODULES = ['test/spend/file-quota-store-commit.test.ts', 'test/spend/cut-off-rule-decides-stores.test.ts', 'test/spend/file-ledger-open-reads.test.ts', 'test/spend/file-ledger-errno.test.ts', 'test/cli/output-paths-whole.test.ts', 'test/core/atomic-file-no-hard-links.test.ts', 'test/core/atomic-file-leftovers.test.ts', 'test/core/atomic-file-folder-sync.test.ts', 'test/cli/commands/image-job-interrupted-writing.test.ts'];
 /** Integration test files that replace a module with `vi.mock`: a module graph of their own too. */
 export const INTEGRATION_MOCKS_MODULES = ['test/bots/slack/surface.test.ts', 'test/bots/state/upgrade-stops.test.ts', 'test/bots/state/file-forget-reads.test.ts', 'test/bots/console-reconciles.test.ts'];

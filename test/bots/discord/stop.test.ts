@@ -6,18 +6,21 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startDiscordBot } from '../../../bots/discord/start-discord-bot.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
+import { LEDGER_FILES } from '../../../src/spend/ledger-files.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { spyOnInstance } from '../../helpers/instance-spy.js';
 import { DiscordHarness, RecordingLogger } from './harness.js';
 import { notesOf } from './reply-scene.js';
 
-/** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top), with its content. */
+/** Every file of the bots' state in the data folder (its subfolders; the ledger's files are at the top, its usage records in `usage/`), with its content. */
 async function stateFiles(dataDir: string): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   const walk = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path);
+      if (entry.isDirectory()) {
+        if (path !== join(dataDir, LEDGER_FILES.usage)) await walk(path);
+      }
       else if (dir !== dataDir) files[relative(dataDir, path)] = (await readFile(path)).toString('base64');
     }
   };
