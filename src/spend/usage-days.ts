@@ -6,7 +6,7 @@ import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { safeJson } from '../core/safe-json.js';
 import type { UsageRecord } from './types.js';
 import { UsageRecordSchema, withoutPromptOf } from './usage-records.js';
-import { utcDay } from './utc-period.js';
+import { DAY_MS, utcDay } from './utc-period.js';
 
 /**
  * The usage records of a file ledger, in its `usage/` folder: `<YYYY-MM-DD>.jsonl`, one record a line (never a
@@ -17,7 +17,7 @@ import { utcDay } from './utc-period.js';
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const PROMPTS = 'prompts';
-const FORGETS = 'forgets';
+const FEED_EPOCH = 'feed-epoch';
 
 /** The usage records of lines read, and where the damaged lines were among them (`damagedLinesAt`). */
 export interface ParsedUsage {
@@ -51,16 +51,20 @@ export const dayFileOf = (folder: string, day: string): string => join(folder, `
 
 /**
  * Appends records (under the ledger's lock) to the day file of the UTC day of `now`, or of the newest day file when it
- * is newer (another clock): the files read in name order are the order written. Prompts go first to their members'
- * files of that day; the record says it has one (`"prompted":1`).
+ * is at most a day ahead (another clock a little ahead): the files read in name order are the order written. A day
+ * file further ahead (a clock that once jumped) is not followed, or every later record would go to a day the clean-up
+ * drops only that far on; an append to a day before the newest raises the feed epoch (`feedEpochIn`). Prompts go
+ * first to their members' files of that day; the record says it has one (`"prompted":1`).
  */
 export async function appendUsage(folder: string, now: number, records: readonly UsageRecord[]): Promise<void> {
   if (records.length === 0) return;
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  const newest = daysIn(folder).at(-1);
-  const day = newest !== undefined && newest > utcDay(now) ? newest : utcDay(now);
+  const [newest, today] = [daysIn(folder).at(-1), utcDay(now)];
+  const day = newest !== undefined && newest > today && newest <= utcDay(now + DAY_MS) ? newest : today;
   await writePrompts(join(folder, PROMPTS, day), records, appendLines);
   await appendLines(dayFileOf(folder, day), records.map(recordLine).join(''));
+  // Raised once written: a reader whose cursor is past this day reads again, and misses none of them.
+  if (newest !== undefined && day < newest) await raiseFeedEpoch(folder);
 }
 
 const recordLine = (record: UsageRecord): string => `${JSON.stringify(record.prompt === undefined ? record : { ...withoutPromptOf(record), prompted: 1 })}\n`;
@@ -189,25 +193,30 @@ async function promptsIn(path: string): Promise<Map<string, string>> {
 
 /**
  * Removes a member's prompt file of every day (under the lock): their prompts are then in no file of the folder. When
- * one was there, the count of forgets goes up (`forgetsIn`): a reader that kept records (the console) reads them again.
+ * one was there, the feed epoch goes up: a reader that kept records (the console) reads them again.
  */
 export async function forgetPromptsIn(folder: string, userKey: string): Promise<void> {
   const name = memberFileOf(userKey);
   const files = namesIn(join(folder, PROMPTS)).map((day) => join(folder, PROMPTS, day, name)).filter((file) => existsSync(file));
   if (files.length === 0) return;
   for (const file of files) await rm(file, { force: true });
-  // Counted once they are gone: a reader that read them sees a count it did not read at, and reads again.
-  await writeFileAtomically(join(folder, FORGETS), String(forgetsIn(folder) + 1));
+  // Raised once they are gone: a reader that read them sees an epoch it did not read at, and reads again.
+  await raiseFeedEpoch(folder);
 }
 
-/** How many forgets removed prompts: a reader's cursor holds the count it read at. */
-export function forgetsIn(folder: string): number {
+/**
+ * The feed epoch: raised by each forget and each append to a day before the newest, the two changes a reader that
+ * goes on from its cursor (in the newest day file) would not see. A cursor holds the epoch it was read at.
+ */
+export function feedEpochIn(folder: string): number {
   try {
-    return Number(readFileSync(join(folder, FORGETS), 'utf8')) || 0;
+    return Number(readFileSync(join(folder, FEED_EPOCH), 'utf8')) || 0;
   } catch {
     return 0;
   }
 }
+
+const raiseFeedEpoch = (folder: string): Promise<void> => writeFileAtomically(join(folder, FEED_EPOCH), String(feedEpochIn(folder) + 1));
 
 /** Removes the day files and prompt folders of days before `firstKept` (under the lock): whole days only. */
 export function dropDaysBefore(folder: string, firstKept: string): void {

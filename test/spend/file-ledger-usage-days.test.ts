@@ -76,6 +76,37 @@ describe('the usage records of the file ledger, one file a day', () => {
     expect(await store.usageSince(next.cursor)).toMatchObject({ records: [], reset: false });
   });
 
+  it('writes to today’s file, not to a day file far ahead that one clock a year ahead made, and tells a reader past that day to read again', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT + 365 * DAY };
+    const store = clockedStore(dir, time, { usageRetentionDays: 2 });
+    await store.open();
+    await settled(store, 'ahead', 'slack:U1', 'a FARAHEAD fox', time.now);
+    const read = await store.usageSince(undefined);
+    time.now = MIDNIGHT + HOUR;
+    await settled(store, 'today', 'slack:U1', 'a TODAY owl', time.now);
+
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl')).sort()).toEqual(['2030-06-16.jsonl', '2031-06-16.jsonl']);
+    expect(await readdir(join(dir, 'usage', 'prompts'))).toContain('2030-06-16');
+    // A reader whose cursor is in the day ahead would miss the record written to an older day: it reads everything again.
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'today' }, { jobId: 'ahead' }] });
+    time.now = MIDNIGHT + 5 * DAY;
+    await settled(store, 'later', 'slack:U1', undefined, time.now);
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('TODAY');
+  });
+
+  it('keeps appending to a day file one day ahead of its clock (another process’s clock a little ahead)', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT + HOUR };
+    const store = clockedStore(dir, time);
+    await store.open();
+    await settled(store, 'ahead', 'slack:U1', undefined, time.now);
+    time.now = MIDNIGHT - HOUR;
+    await settled(store, 'behind', 'slack:U1', undefined, time.now);
+
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl'))).toEqual(['2030-06-16.jsonl']);
+  });
+
   it('reads everything again for a cursor of an older version', async () => {
     const store = storeAt(await newDir());
     await store.open();
