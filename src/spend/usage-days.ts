@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { mkdir, open as openFile, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
@@ -192,14 +192,13 @@ async function promptsIn(path: string): Promise<Map<string, string>> {
 }
 
 /**
- * Removes a member's prompt file of every day (under the lock): their prompts are then in no file of the folder. When
- * one was there, the feed epoch goes up: a reader that kept records (the console) reads them again.
+ * Removes a member's prompt file of every day (under the lock): their prompts are then in no file of the folder. The
+ * feed epoch goes up each time, files found or not (a forget that stopped after its removals is asked again): a reader
+ * that kept records (the console) reads them again.
  */
 export async function forgetPromptsIn(folder: string, userKey: string): Promise<void> {
   const name = memberFileOf(userKey);
-  const files = namesIn(join(folder, PROMPTS)).map((day) => join(folder, PROMPTS, day, name)).filter((file) => existsSync(file));
-  if (files.length === 0) return;
-  for (const file of files) await rm(file, { force: true });
+  for (const day of namesIn(join(folder, PROMPTS))) await rm(join(folder, PROMPTS, day, name), { force: true });
   // Raised once they are gone: a reader that read them sees an epoch it did not read at, and reads again.
   await raiseFeedEpoch(folder);
 }

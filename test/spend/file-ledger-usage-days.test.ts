@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FileQuotaStore } from '../../src/internal.js';
@@ -170,6 +170,20 @@ describe('forgetting a member’s prompts in the file ledger’s day files', () 
     ]);
     // A reader that kept their prompts reads everything again.
     expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'theirs-1' }, { jobId: 'other' }, { jobId: 'theirs-2' }] });
+  });
+
+  it('tells a reader to read again when a forget is asked again after one that removed the files but stopped before counting', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await settled(store, 'theirs', 'slack:U1', 'a QUIXOTIC fox');
+    const read = await store.usageSince(undefined);
+    // The first forget removed the prompt files, then its process stopped.
+    for (const day of await readdir(join(dir, 'usage', 'prompts'))) await rm(join(dir, 'usage', 'prompts', day), { recursive: true });
+
+    await store.forgetPrompts('slack:U1');
+
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'theirs' }] });
   });
 
   it('loses no record another process appends while it forgets', async () => {
