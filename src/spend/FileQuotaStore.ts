@@ -89,7 +89,7 @@ export class FileQuotaStore implements QuotaStore {
   /**
    * Checks every file before a surface takes jobs: a damaged ledger or caps file is moved aside and its backup put
    * back (the answer says so), or LedgerUnreadableError names it (one that cannot be read: untouched); the `usage/` folder must be readable
-   * and writable. An older version's `usage.jsonl` is moved into it once (`moveOldUsageFile`; the answer says how many records).
+   * and writable. An older version's `usage.jsonl` is moved into it (`moveOldUsageFile`; the answer says how many records).
    */
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined; movedUsage?: { records: number; damaged: number } | undefined }> {
     return this.#serial(() =>
@@ -296,7 +296,9 @@ export class FileQuotaStore implements QuotaStore {
       await this.#write(ledger);
       await this.#write(ledger);
       await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
-      // Their prompts of usage records are files of their own: removed, nothing else rewritten.
+      // Their prompts of usage records are files of their own: removed, nothing else rewritten; first those of a
+      // usage.jsonl an older version's process made again are moved to them.
+      await moveOldUsageFile(this.#dir, LEDGER_FILES.oldUsage, LEDGER_FILES.usage);
       await forgetPromptFilesIn(this.usagePath, userKey);
     });
   }

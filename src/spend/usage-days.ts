@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
-import { mkdir, open as openFile, readFile, rename, rm, stat } from 'node:fs/promises';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { open as openFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { safeJson } from '../core/safe-json.js';
@@ -61,7 +61,7 @@ export async function appendUsage(folder: string, now: number, records: readonly
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   const [newest, today] = [daysIn(folder).at(-1), utcDay(now)];
   const day = newest !== undefined && newest > today && newest <= utcDay(now + DAY_MS) ? newest : today;
-  await writePrompts(join(folder, PROMPTS, day), records, appendLines);
+  await writePrompts(join(folder, PROMPTS, day), records);
   await appendLines(dayFileOf(folder, day), records.map(recordLine).join(''));
   // Raised once written: a reader whose cursor is past this day reads again, and misses none of them.
   if (newest !== undefined && day < newest) await raiseFeedEpoch(folder);
@@ -69,16 +69,30 @@ export async function appendUsage(folder: string, now: number, records: readonly
 
 const recordLine = (record: UsageRecord): string => `${JSON.stringify(record.prompt === undefined ? record : { ...withoutPromptOf(record), prompted: 1 })}\n`;
 
-/** Each member's prompts of `records` written to their file in the day's prompt folder `dir` (`write`: append or create). */
-async function writePrompts(dir: string, records: readonly UsageRecord[], write: (path: string, text: string) => Promise<void>): Promise<void> {
+/** Each member's prompts of `records` appended to their file in the day's prompt folder `dir`. */
+async function writePrompts(dir: string, records: readonly UsageRecord[]): Promise<void> {
+  await inBatches(promptFilesOf(dir, records), ([path, text]) => appendLines(path, text));
+}
+
+/** Each member's file in the day's prompt folder `dir` (made) and the lines of their prompts of `records`. */
+function promptFilesOf(dir: string, records: readonly UsageRecord[]): [string, string][] {
   const byMember = new Map<string, string>();
   for (const { jobId, userKey, prompt } of records) {
     if (prompt === undefined) continue;
-    const name = memberFileOf(userKey);
-    byMember.set(name, `${byMember.get(name) ?? ''}${JSON.stringify({ id: jobId, prompt })}\n`);
+    const path = join(dir, memberFileOf(userKey));
+    byMember.set(path, `${byMember.get(path) ?? ''}${JSON.stringify({ id: jobId, prompt })}\n`);
   }
   if (byMember.size > 0) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const [name, text] of byMember) await write(join(dir, name), text);
+  return [...byMember];
+}
+
+/** `step` for each item, at most 64 at once: their fsyncs overlap. */
+async function inBatches<T>(items: readonly T[], step: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await step(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(64, items.length) }, worker));
 }
 
 /** Appends whole lines to a file (0600) and syncs it; a line a crash cut short is left as it is (skipped when read), the next starts a line of its own. */
@@ -198,6 +212,8 @@ async function promptsIn(path: string): Promise<Map<string, string>> {
  */
 export async function forgetPromptsIn(folder: string, userKey: string): Promise<void> {
   const name = memberFileOf(userKey);
+  // No folder: no record yet, nothing a reader kept.
+  if (!existsSync(folder)) return;
   for (const day of namesIn(join(folder, PROMPTS))) await rm(join(folder, PROMPTS, day, name), { force: true });
   // Raised once they are gone: a reader that read them sees an epoch it did not read at, and reads again.
   await raiseFeedEpoch(folder);
@@ -224,57 +240,43 @@ export function dropDaysBefore(folder: string, firstKept: string): void {
 }
 
 /**
- * Moves the records of `usage.jsonl` (an older version's one file, prompts inside) into the `usage/` folder once, at
- * open under the lock: written whole into `usage.new/`, synced, renamed `usage/`, then `usage.jsonl` removed. A crash
- * at any step leaves what the next open finishes: a `usage.new/` is made again; a `usage/` beside `usage.jsonl` means
- * the rename was done. Its rewrite lines go; its damaged lines (and a line a crash cut short) go, counted.
+ * Moves the records of `usage.jsonl` (an older version's one file, prompts inside) into the day files under the lock,
+ * at every open and before every forget (an older version's process still running makes it again): each record to the
+ * day of its time, its prompt to its member's file of that day, all synced, then `usage.jsonl` removed. A record whose
+ * job id its day's file holds already (a move a crash stopped before that removal) is skipped. Its rewrite lines go;
+ * its damaged lines (and a line a crash cut short) go, counted.
  */
 export async function moveOldUsageFile(dir: string, legacyName: string, folderName: string): Promise<{ records: number; damaged: number } | undefined> {
-  const [legacy, folder, fresh] = [join(dir, legacyName), join(dir, folderName), join(dir, `${folderName}.new`)];
-  await rm(fresh, { recursive: true, force: true });
-  const info = await stat(legacy).catch(undefinedIfMissing);
-  if (!info) return undefined;
-  if (info.isFile() && (await stat(folder).catch(undefinedIfMissing))) {
-    await rm(legacy);
-    return undefined;
-  }
-  const text = await readFile(legacy, 'utf8');
+  const [legacy, folder] = [join(dir, legacyName), join(dir, folderName)];
+  // What a move of an earlier version of this code left (a copy of usage.jsonl, prompts inside).
+  await rm(join(dir, `${folderName}.new`), { recursive: true, force: true });
+  const text = await readFile(legacy, 'utf8').catch(undefinedIfMissing);
+  if (text === undefined) return undefined;
   const byDay = new Map<string, UsageRecord[]>();
-  let [day, records, damaged] = ['', 0, 0];
+  let damaged = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '' || /^\{"rewrite":"[0-9a-f]{16}"\}$/.test(line)) continue;
     const record = UsageRecordSchema.safeParse(safeJson(line)).data;
-    if (!record) {
-      damaged++;
-      continue;
-    }
-    // Never an older day than the record before: the files read in name order stay in the order written.
-    if (utcDay(record.time) > day) day = utcDay(record.time);
-    (byDay.get(day) ?? byDay.set(day, []).get(day)!).push(record);
-    records++;
+    if (record) (byDay.get(utcDay(record.time)) ?? byDay.set(utcDay(record.time), []).get(utcDay(record.time))!).push(record);
+    else damaged++;
   }
-  await mkdir(fresh, { mode: 0o700 });
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const newest = daysIn(folder).at(-1);
   for (const [day, list] of byDay) {
-    await writePrompts(join(fresh, PROMPTS, day), list, createSynced);
-    await createSynced(dayFileOf(fresh, day), list.map(recordLine).join(''));
+    const held = new Set((await readFrom(folder, [{ day, at: 0 }], false)).parsed.records.map((r) => r.jobId));
+    byDay.set(day, list.filter((r) => !held.has(r.jobId)));
   }
-  for (const day of byDay.keys()) syncFolder(join(fresh, PROMPTS, day));
-  syncFolder(join(fresh, PROMPTS));
-  syncFolder(fresh);
-  await rename(fresh, folder);
-  syncFolder(dir);
+  // Prompts first, their folders synced, then the records that say they have one.
+  await inBatches([...byDay].flatMap(([day, list]) => promptFilesOf(join(folder, PROMPTS, day), list)), ([path, text]) => appendLines(path, text));
+  for (const day of byDay.keys()) syncFolder(join(folder, PROMPTS, day));
+  syncFolder(join(folder, PROMPTS));
+  const days = [...byDay].filter(([, list]) => list.length > 0);
+  await inBatches(days, ([day, list]) => appendLines(dayFileOf(folder, day), list.map(recordLine).join('')));
+  syncFolder(folder);
+  if (newest !== undefined && days.some(([day]) => day < newest)) await raiseFeedEpoch(folder);
   await rm(legacy);
   syncFolder(dir);
-  return { records, damaged };
-}
-
-async function createSynced(path: string, text: string): Promise<void> {
-  const fd = openSync(path, 'wx', 0o600);
-  try {
-    await writeAllAndSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
+  return { records: days.reduce((n, [, list]) => n + list.length, 0), damaged };
 }
 
 /** Syncs a folder (its new names outlive a power cut); skipped when it does not exist or cannot be synced. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FileQuotaStore } from '../../src/internal.js';
 import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
+import { memberFileOf } from '../../src/spend/usage-days.js';
 import { newestUsageFile } from '../helpers/usage-days.js';
 
 const newDir = useTempDirs();
@@ -270,7 +271,7 @@ describe('a data folder an older version wrote (one usage.jsonl)', () => {
     record('a', MIDNIGHT - HOUR, { prompt: 'an OLDMARKER fox' }),
     '{"jobId":"damaged","ti',
     record('b', MIDNIGHT + HOUR),
-    // Settled with a clock behind: stays after b, in b's day.
+    // Settled with a clock behind: goes to the day of its time, before b.
     record('c', MIDNIGHT - 2 * HOUR, { prompt: 'an OLDMARKER owl' }),
     '',
   ].join('\n');
@@ -287,8 +288,8 @@ describe('a data folder an older version wrote (one usage.jsonl)', () => {
     const store = storeAt(dir);
     expect((await store.usageSince(undefined)).records.map((r) => [r.jobId, r.prompt])).toEqual([
       ['a', 'an OLDMARKER fox'],
-      ['b', undefined],
       ['c', 'an OLDMARKER owl'],
+      ['b', undefined],
     ]);
     for (const [file, text] of await filesUnder(join(dir, 'usage'))) if (file.endsWith('.jsonl') && !file.includes('prompts')) expect(text).not.toContain('OLDMARKER');
     await store.forgetPrompts('slack:U1');
@@ -303,25 +304,46 @@ describe('a data folder an older version wrote (one usage.jsonl)', () => {
     await expectMoved(dir);
   });
 
-  it('makes the move again at the next open when a crash stopped it while usage.new was written', async () => {
+  it('makes the move again at the next open when a crash stopped it midway, doubling no record', async () => {
     const dir = await oldFolder();
-    await mkdir(join(dir, 'usage.new', 'prompts'), { recursive: true });
-    await writeFile(join(dir, 'usage.new', '2030-06-15.jsonl'), record('a', MIDNIGHT - HOUR).slice(0, 30));
+    // Its prompts were written, then the day file up to half of c's line.
+    await mkdir(join(dir, 'usage', 'prompts', '2030-06-15'), { recursive: true });
+    await writeFile(join(dir, 'usage', 'prompts', '2030-06-15', memberFileOf('slack:U1')), '{"id":"a","prompt":"an OLDMARKER fox"}\n{"id":"c","prompt":"an OLDMARKER owl"}\n');
+    await writeFile(join(dir, 'usage', '2030-06-15.jsonl'), `${record('a', MIDNIGHT - HOUR, { prompted: 1 })}\n${record('c', MIDNIGHT - 2 * HOUR).slice(0, 30)}`);
     const store = storeAt(dir);
-    expect(await store.open()).toMatchObject({ movedUsage: { records: 3, damaged: 1 } });
+    expect(await store.open()).toMatchObject({ movedUsage: { records: 2, damaged: 1 } });
     await store.close();
     await expectMoved(dir);
   });
 
-  it('only removes usage.jsonl at the next open when a crash stopped the move after its rename', async () => {
+  it('moves again, at the next open, a usage.jsonl a crash left after the move or an older version’s process made again, doubling no record', async () => {
     const dir = await oldFolder();
     const first = storeAt(dir);
     await first.open();
     await first.close();
-    await writeFile(join(dir, 'usage.jsonl'), OLD);
+    // An older version's process still running settles a job: its code makes usage.jsonl again.
+    await writeFile(join(dir, 'usage.jsonl'), `${OLD}${record('d', MIDNIGHT + 2 * HOUR, { prompt: 'a LATERMARKER fox' })}\n`);
     const store = storeAt(dir);
-    expect(await store.open()).not.toHaveProperty('movedUsage');
+    expect(await store.open()).toMatchObject({ movedUsage: { records: 1, damaged: 1 } });
+    expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([
+      ['c', 'an OLDMARKER owl'],
+      ['a', 'an OLDMARKER fox'],
+      ['b', undefined],
+      ['d', 'a LATERMARKER fox'],
+    ]);
     await store.close();
-    await expectMoved(dir);
+    expect((await readdir(dir)).filter((n) => n.startsWith('usage'))).toEqual(['usage']);
+  });
+
+  it('erases a member’s prompts from a usage.jsonl an older version’s process made again after the move, when they forget', async () => {
+    const dir = await oldFolder();
+    const store = storeAt(dir);
+    await store.open();
+    await appendFile(join(dir, 'usage.jsonl'), `${record('d', MIDNIGHT + 2 * HOUR, { prompt: 'a LATERMARKER fox' })}\n`);
+
+    await store.forgetPrompts('slack:U1');
+
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('LATERMARKER');
+    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['c', 'a', 'b', 'd']);
   });
 });
