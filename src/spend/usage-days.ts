@@ -25,7 +25,7 @@ export interface ParsedUsage {
   damaged: number[];
 }
 
-/** A member's prompt file name: a digest of their user key, so no file name says who they are. */
+/** A member's prompt file name: an unsalted digest of their user key (it hides the id from a listing, not from one who knows it). */
 export function memberFileOf(userKey: string): string {
   return `${createHash('sha256').update(userKey).digest('hex').slice(0, 32)}.jsonl`;
 }
