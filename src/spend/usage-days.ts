@@ -127,7 +127,7 @@ export async function readUsage(folder: string, fromDay?: string, prompts = fals
 /**
  * The records of day files, each from its byte offset, in the order written; where the read ends (the last file, after
  * its last whole line: a line being written is left for the next read). A day file before the last one is complete
- * (appends go to the newest only): a line a crash cut short at its end is a damaged line.
+ * (an append to it raises the feed epoch, and a reader reads again): a line a crash cut short at its end is a damaged line.
  */
 export async function readFrom(folder: string, files: readonly { day: string; at: number }[], prompts: boolean): Promise<{ parsed: ParsedUsage; end: { day: string; at: number } | undefined }> {
   const parsed: ParsedUsage = { records: [], damaged: [] };
