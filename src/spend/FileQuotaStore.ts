@@ -18,7 +18,7 @@ import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDay, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { appendUsage, dayFileOf, daysIn, dropDaysBefore, forgetPromptsIn as forgetPromptFilesIn, forgetsIn, moveOldUsageFile, readFrom, readUsage } from './usage-days.js';
+import { appendUsage, dayFileOf, daysIn, dropDaysBefore, feedEpochIn, forgetPromptsIn as forgetPromptFilesIn, moveOldUsageFile, readFrom, readUsage } from './usage-days.js';
 import { damagedLinesAt, damagedWithin, usageMatching } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
@@ -89,7 +89,7 @@ export class FileQuotaStore implements QuotaStore {
   /**
    * Checks every file before a surface takes jobs: a damaged ledger or caps file is moved aside and its backup put
    * back (the answer says so), or LedgerUnreadableError names it (one that cannot be read: untouched); the `usage/` folder must be readable
-   * and writable. An older version's `usage.jsonl` is moved into it once (`moveOldUsageFile`; the answer says how many records).
+   * and writable. An older version's `usage.jsonl` is moved into it (`moveOldUsageFile`; the answer says how many records).
    */
   open(): Promise<{ restoredFromBackup: boolean; brokenCopy?: string | undefined; restoredCapOverrides?: boolean | undefined; movedUsage?: { records: number; damaged: number } | undefined }> {
     return this.#serial(() =>
@@ -242,23 +242,24 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /**
-   * After `cursor` (`<forgets>/<day>:<byte offset>` in that day's file), without the lock: appends are whole lines
-   * written under it to the newest day file, and only complete lines are read. Everything is read again (`reset`) for a
-   * cursor of another form (an older version's), after a forget removed prompts (the reader may keep them), or when the
-   * records at and after it are gone (the folder was emptied); one whose day the clean-up dropped goes on at the next day.
+   * After `cursor` (`e<feed epoch>/<day>:<byte offset>` in that day's file), without the lock: appends are whole lines
+   * written under it, and only complete lines are read. Everything is read again (`reset`) for a cursor of another
+   * form (an older version's), after the feed epoch went up (a forget removed prompts the reader may keep, or records
+   * went to a day before the newest), or when the records at and after it are gone (the folder was emptied); one whose
+   * day the clean-up dropped goes on at the next day.
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#process.assertOpen();
-    const forgets = forgetsIn(this.usagePath);
-    const [, counted, day = '', offset = '0'] = /^(\d+)\/(\d{4}-\d{2}-\d{2}):(\d+)$/.exec(cursor ?? '') ?? [];
+    const epoch = feedEpochIn(this.usagePath);
+    const [, readAt, day = '', offset = '0'] = /^e(\d+)\/(\d{4}-\d{2}-\d{2}):(\d+)$/.exec(cursor ?? '') ?? [];
     const days = daysIn(this.usagePath);
     const size = day === '' ? undefined : statSync(dayFileOf(this.usagePath, day), { throwIfNoEntry: false })?.size;
     const gone = size === undefined ? !days.some((d) => d > day) : size < Number(offset);
-    const reset = cursor !== undefined && cursor !== '0:0' && (day === '' || Number(counted) !== forgets || gone);
+    const reset = cursor !== undefined && cursor !== '0:0' && (day === '' || Number(readAt) !== epoch || gone);
     const from = reset || day === '' ? { day: '', at: 0 } : { day, at: Number(offset) };
     const files = days.filter((d) => d >= from.day).map((d) => ({ day: d, at: d === from.day ? from.at : 0 }));
     const { parsed, end } = await readFrom(this.usagePath, files, true);
-    const next = end ? `${forgets}/${end.day}:${end.at}` : from.day === '' ? '0:0' : `${forgets}/${from.day}:${from.at}`;
+    const next = end ? `e${epoch}/${end.day}:${end.at}` : from.day === '' ? '0:0' : `e${epoch}/${from.day}:${from.at}`;
     return { records: parsed.records, cursor: next, reset, damagedAt: parsed.damaged };
   }
 
@@ -295,7 +296,9 @@ export class FileQuotaStore implements QuotaStore {
       await this.#write(ledger);
       await this.#write(ledger);
       await removeLeftoverTemps(this.#dir, Object.values(LEDGER_FILES));
-      // Their prompts of usage records are files of their own: removed, nothing else rewritten.
+      // Their prompts of usage records are files of their own: removed, nothing else rewritten; first those of a
+      // usage.jsonl an older version's process made again are moved to them.
+      await moveOldUsageFile(this.#dir, LEDGER_FILES.oldUsage, LEDGER_FILES.usage);
       await forgetPromptFilesIn(this.usagePath, userKey);
     });
   }
@@ -395,9 +398,10 @@ export class FileQuotaStore implements QuotaStore {
         if (dirty) await appendUsage(this.usagePath, this.#process.clock(), usage);
         if (dirty) await this.#write(ledger);
         // The day's first commit that wrote drops the days past retention, by the store's clock (the one the records'
-        // times are written by): whole days, a few unlinks. A failure is told to `onError`; the commit stands.
+        // times are written by; a day either way: a clock that jumped ahead and back): whole days, a few unlinks. A
+        // failure is told to `onError`; the commit stands.
         const last = batch[batch.length - 1]!.now;
-        if (dirty && last - this.#usagePrunedAt >= DAY_MS) {
+        if (dirty && Math.abs(last - this.#usagePrunedAt) >= DAY_MS) {
           this.#usagePrunedAt = last;
           await this.#cleanUpUsage();
         }

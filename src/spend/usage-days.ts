@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
-import { mkdir, open as openFile, readFile, rename, rm, stat } from 'node:fs/promises';
+import { open as openFile, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { safeJson } from '../core/safe-json.js';
 import type { UsageRecord } from './types.js';
 import { UsageRecordSchema, withoutPromptOf } from './usage-records.js';
-import { utcDay } from './utc-period.js';
+import { DAY_MS, utcDay } from './utc-period.js';
 
 /**
  * The usage records of a file ledger, in its `usage/` folder: `<YYYY-MM-DD>.jsonl`, one record a line (never a
@@ -17,7 +17,7 @@ import { utcDay } from './utc-period.js';
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const PROMPTS = 'prompts';
-const FORGETS = 'forgets';
+const FEED_EPOCH = 'feed-epoch';
 
 /** The usage records of lines read, and where the damaged lines were among them (`damagedLinesAt`). */
 export interface ParsedUsage {
@@ -25,7 +25,7 @@ export interface ParsedUsage {
   damaged: number[];
 }
 
-/** A member's prompt file name: a digest of their user key, so no file name says who they are. */
+/** A member's prompt file name: an unsalted digest of their user key (it hides the id from a listing, not from one who knows it). */
 export function memberFileOf(userKey: string): string {
   return `${createHash('sha256').update(userKey).digest('hex').slice(0, 32)}.jsonl`;
 }
@@ -51,30 +51,48 @@ export const dayFileOf = (folder: string, day: string): string => join(folder, `
 
 /**
  * Appends records (under the ledger's lock) to the day file of the UTC day of `now`, or of the newest day file when it
- * is newer (another clock): the files read in name order are the order written. Prompts go first to their members'
- * files of that day; the record says it has one (`"prompted":1`).
+ * is at most a day ahead (another clock a little ahead): the files read in name order are the order written. A day
+ * file further ahead (a clock that once jumped) is not followed, or every later record would go to a day the clean-up
+ * drops only that far on; an append to a day before the newest raises the feed epoch (`feedEpochIn`). Prompts go
+ * first to their members' files of that day; the record says it has one (`"prompted":1`).
  */
 export async function appendUsage(folder: string, now: number, records: readonly UsageRecord[]): Promise<void> {
   if (records.length === 0) return;
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  const newest = daysIn(folder).at(-1);
-  const day = newest !== undefined && newest > utcDay(now) ? newest : utcDay(now);
-  await writePrompts(join(folder, PROMPTS, day), records, appendLines);
+  const [newest, today] = [daysIn(folder).at(-1), utcDay(now)];
+  const day = newest !== undefined && newest > today && newest <= utcDay(now + DAY_MS) ? newest : today;
+  await writePrompts(join(folder, PROMPTS, day), records);
   await appendLines(dayFileOf(folder, day), records.map(recordLine).join(''));
+  // Raised once written: a reader whose cursor is past this day reads again, and misses none of them.
+  if (newest !== undefined && day < newest) await raiseFeedEpoch(folder);
 }
 
 const recordLine = (record: UsageRecord): string => `${JSON.stringify(record.prompt === undefined ? record : { ...withoutPromptOf(record), prompted: 1 })}\n`;
 
-/** Each member's prompts of `records` written to their file in the day's prompt folder `dir` (`write`: append or create). */
-async function writePrompts(dir: string, records: readonly UsageRecord[], write: (path: string, text: string) => Promise<void>): Promise<void> {
+/** Each member's prompts of `records` appended to their file in the day's prompt folder `dir`. */
+async function writePrompts(dir: string, records: readonly UsageRecord[]): Promise<void> {
+  await inBatches(promptFilesOf(dir, records), ([path, text]) => appendLines(path, text));
+}
+
+/** Each member's file in the day's prompt folder `dir` (made) and the lines of their prompts of `records`. */
+function promptFilesOf(dir: string, records: readonly UsageRecord[]): [string, string][] {
   const byMember = new Map<string, string>();
   for (const { jobId, userKey, prompt } of records) {
     if (prompt === undefined) continue;
-    const name = memberFileOf(userKey);
-    byMember.set(name, `${byMember.get(name) ?? ''}${JSON.stringify({ id: jobId, prompt })}\n`);
+    const path = join(dir, memberFileOf(userKey));
+    byMember.set(path, `${byMember.get(path) ?? ''}${JSON.stringify({ id: jobId, prompt })}\n`);
   }
   if (byMember.size > 0) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const [name, text] of byMember) await write(join(dir, name), text);
+  return [...byMember];
+}
+
+/** `step` for each item, at most 64 at once: their fsyncs overlap. */
+async function inBatches<T>(items: readonly T[], step: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await step(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(64, items.length) }, worker));
 }
 
 /** Appends whole lines to a file (0600) and syncs it; a line a crash cut short is left as it is (skipped when read), the next starts a line of its own. */
@@ -109,7 +127,7 @@ export async function readUsage(folder: string, fromDay?: string, prompts = fals
 /**
  * The records of day files, each from its byte offset, in the order written; where the read ends (the last file, after
  * its last whole line: a line being written is left for the next read). A day file before the last one is complete
- * (appends go to the newest only): a line a crash cut short at its end is a damaged line.
+ * (an append to it raises the feed epoch, and a reader reads again): a line a crash cut short at its end is a damaged line.
  */
 export async function readFrom(folder: string, files: readonly { day: string; at: number }[], prompts: boolean): Promise<{ parsed: ParsedUsage; end: { day: string; at: number } | undefined }> {
   const parsed: ParsedUsage = { records: [], damaged: [] };
@@ -188,26 +206,32 @@ async function promptsIn(path: string): Promise<Map<string, string>> {
 }
 
 /**
- * Removes a member's prompt file of every day (under the lock): their prompts are then in no file of the folder. When
- * one was there, the count of forgets goes up (`forgetsIn`): a reader that kept records (the console) reads them again.
+ * Removes a member's prompt file of every day (under the lock): their prompts are then in no file of the folder. The
+ * feed epoch goes up each time, files found or not (a forget that stopped after its removals is asked again): a reader
+ * that kept records (the console) reads them again.
  */
 export async function forgetPromptsIn(folder: string, userKey: string): Promise<void> {
   const name = memberFileOf(userKey);
-  const files = namesIn(join(folder, PROMPTS)).map((day) => join(folder, PROMPTS, day, name)).filter((file) => existsSync(file));
-  if (files.length === 0) return;
-  for (const file of files) await rm(file, { force: true });
-  // Counted once they are gone: a reader that read them sees a count it did not read at, and reads again.
-  await writeFileAtomically(join(folder, FORGETS), String(forgetsIn(folder) + 1));
+  // No folder: no record yet, nothing a reader kept.
+  if (!existsSync(folder)) return;
+  for (const day of namesIn(join(folder, PROMPTS))) await rm(join(folder, PROMPTS, day, name), { force: true });
+  // Raised once they are gone: a reader that read them sees an epoch it did not read at, and reads again.
+  await raiseFeedEpoch(folder);
 }
 
-/** How many forgets removed prompts: a reader's cursor holds the count it read at. */
-export function forgetsIn(folder: string): number {
+/**
+ * The feed epoch: raised by each forget and each append to a day before the newest, the two changes a reader that
+ * goes on from its cursor (in the newest day file) would not see. A cursor holds the epoch it was read at.
+ */
+export function feedEpochIn(folder: string): number {
   try {
-    return Number(readFileSync(join(folder, FORGETS), 'utf8')) || 0;
+    return Number(readFileSync(join(folder, FEED_EPOCH), 'utf8')) || 0;
   } catch {
     return 0;
   }
 }
+
+const raiseFeedEpoch = (folder: string): Promise<void> => writeFileAtomically(join(folder, FEED_EPOCH), String(feedEpochIn(folder) + 1));
 
 /** Removes the day files and prompt folders of days before `firstKept` (under the lock): whole days only. */
 export function dropDaysBefore(folder: string, firstKept: string): void {
@@ -216,57 +240,43 @@ export function dropDaysBefore(folder: string, firstKept: string): void {
 }
 
 /**
- * Moves the records of `usage.jsonl` (an older version's one file, prompts inside) into the `usage/` folder once, at
- * open under the lock: written whole into `usage.new/`, synced, renamed `usage/`, then `usage.jsonl` removed. A crash
- * at any step leaves what the next open finishes: a `usage.new/` is made again; a `usage/` beside `usage.jsonl` means
- * the rename was done. Its rewrite lines go; its damaged lines (and a line a crash cut short) go, counted.
+ * Moves the records of `usage.jsonl` (an older version's one file, prompts inside) into the day files under the lock,
+ * at every open and before every forget (an older version's process still running makes it again): each record to the
+ * day of its time, its prompt to its member's file of that day, all synced, then `usage.jsonl` removed. A record whose
+ * job id its day's file holds already (a move a crash stopped before that removal) is skipped. Its rewrite lines go;
+ * its damaged lines (and a line a crash cut short) go, counted.
  */
 export async function moveOldUsageFile(dir: string, legacyName: string, folderName: string): Promise<{ records: number; damaged: number } | undefined> {
-  const [legacy, folder, fresh] = [join(dir, legacyName), join(dir, folderName), join(dir, `${folderName}.new`)];
-  await rm(fresh, { recursive: true, force: true });
-  const info = await stat(legacy).catch(undefinedIfMissing);
-  if (!info) return undefined;
-  if (info.isFile() && (await stat(folder).catch(undefinedIfMissing))) {
-    await rm(legacy);
-    return undefined;
-  }
-  const text = await readFile(legacy, 'utf8');
+  const [legacy, folder] = [join(dir, legacyName), join(dir, folderName)];
+  // What a move of an earlier version of this code left (a copy of usage.jsonl, prompts inside).
+  await rm(join(dir, `${folderName}.new`), { recursive: true, force: true });
+  const text = await readFile(legacy, 'utf8').catch(undefinedIfMissing);
+  if (text === undefined) return undefined;
   const byDay = new Map<string, UsageRecord[]>();
-  let [day, records, damaged] = ['', 0, 0];
+  let damaged = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '' || /^\{"rewrite":"[0-9a-f]{16}"\}$/.test(line)) continue;
     const record = UsageRecordSchema.safeParse(safeJson(line)).data;
-    if (!record) {
-      damaged++;
-      continue;
-    }
-    // Never an older day than the record before: the files read in name order stay in the order written.
-    if (utcDay(record.time) > day) day = utcDay(record.time);
-    (byDay.get(day) ?? byDay.set(day, []).get(day)!).push(record);
-    records++;
+    if (record) (byDay.get(utcDay(record.time)) ?? byDay.set(utcDay(record.time), []).get(utcDay(record.time))!).push(record);
+    else damaged++;
   }
-  await mkdir(fresh, { mode: 0o700 });
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const newest = daysIn(folder).at(-1);
   for (const [day, list] of byDay) {
-    await writePrompts(join(fresh, PROMPTS, day), list, createSynced);
-    await createSynced(dayFileOf(fresh, day), list.map(recordLine).join(''));
+    const held = new Set((await readFrom(folder, [{ day, at: 0 }], false)).parsed.records.map((r) => r.jobId));
+    byDay.set(day, list.filter((r) => !held.has(r.jobId)));
   }
-  for (const day of byDay.keys()) syncFolder(join(fresh, PROMPTS, day));
-  syncFolder(join(fresh, PROMPTS));
-  syncFolder(fresh);
-  await rename(fresh, folder);
-  syncFolder(dir);
+  // Prompts first, their folders synced, then the records that say they have one.
+  await inBatches([...byDay].flatMap(([day, list]) => promptFilesOf(join(folder, PROMPTS, day), list)), ([path, text]) => appendLines(path, text));
+  for (const day of byDay.keys()) syncFolder(join(folder, PROMPTS, day));
+  syncFolder(join(folder, PROMPTS));
+  const days = [...byDay].filter(([, list]) => list.length > 0);
+  await inBatches(days, ([day, list]) => appendLines(dayFileOf(folder, day), list.map(recordLine).join('')));
+  syncFolder(folder);
+  if (newest !== undefined && days.some(([day]) => day < newest)) await raiseFeedEpoch(folder);
   await rm(legacy);
   syncFolder(dir);
-  return { records, damaged };
-}
-
-async function createSynced(path: string, text: string): Promise<void> {
-  const fd = openSync(path, 'wx', 0o600);
-  try {
-    await writeAllAndSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
+  return { records: days.reduce((n, [, list]) => n + list.length, 0), damaged };
 }
 
 /** Syncs a folder (its new names outlive a power cut); skipped when it does not exist or cannot be synced. */

@@ -1,8 +1,9 @@
-import { appendFile, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FileQuotaStore } from '../../src/internal.js';
 import { useFileQuotaStores, useTempDirs } from '../helpers/runner-harness.js';
+import { memberFileOf } from '../../src/spend/usage-days.js';
 import { newestUsageFile } from '../helpers/usage-days.js';
 
 const newDir = useTempDirs();
@@ -76,6 +77,37 @@ describe('the usage records of the file ledger, one file a day', () => {
     expect(await store.usageSince(next.cursor)).toMatchObject({ records: [], reset: false });
   });
 
+  it('writes to today’s file, not to a day file far ahead that one clock a year ahead made, and tells a reader past that day to read again', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT + 365 * DAY };
+    const store = clockedStore(dir, time, { usageRetentionDays: 2 });
+    await store.open();
+    await settled(store, 'ahead', 'slack:U1', 'a FARAHEAD fox', time.now);
+    const read = await store.usageSince(undefined);
+    time.now = MIDNIGHT + HOUR;
+    await settled(store, 'today', 'slack:U1', 'a TODAY owl', time.now);
+
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl')).sort()).toEqual(['2030-06-16.jsonl', '2031-06-16.jsonl']);
+    expect(await readdir(join(dir, 'usage', 'prompts'))).toContain('2030-06-16');
+    // A reader whose cursor is in the day ahead would miss the record written to an older day: it reads everything again.
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'today' }, { jobId: 'ahead' }] });
+    time.now = MIDNIGHT + 5 * DAY;
+    await settled(store, 'later', 'slack:U1', undefined, time.now);
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('TODAY');
+  });
+
+  it('keeps appending to a day file one day ahead of its clock (another process’s clock a little ahead)', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT + HOUR };
+    const store = clockedStore(dir, time);
+    await store.open();
+    await settled(store, 'ahead', 'slack:U1', undefined, time.now);
+    time.now = MIDNIGHT - HOUR;
+    await settled(store, 'behind', 'slack:U1', undefined, time.now);
+
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl'))).toEqual(['2030-06-16.jsonl']);
+  });
+
   it('reads everything again for a cursor of an older version', async () => {
     const store = storeAt(await newDir());
     await store.open();
@@ -139,6 +171,20 @@ describe('forgetting a member’s prompts in the file ledger’s day files', () 
     ]);
     // A reader that kept their prompts reads everything again.
     expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'theirs-1' }, { jobId: 'other' }, { jobId: 'theirs-2' }] });
+  });
+
+  it('tells a reader to read again when a forget is asked again after one that removed the files but stopped before counting', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    await settled(store, 'theirs', 'slack:U1', 'a QUIXOTIC fox');
+    const read = await store.usageSince(undefined);
+    // The first forget removed the prompt files, then its process stopped.
+    for (const day of await readdir(join(dir, 'usage', 'prompts'))) await rm(join(dir, 'usage', 'prompts', day), { recursive: true });
+
+    await store.forgetPrompts('slack:U1');
+
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'theirs' }] });
   });
 
   it('loses no record another process appends while it forgets', async () => {
@@ -225,7 +271,7 @@ describe('a data folder an older version wrote (one usage.jsonl)', () => {
     record('a', MIDNIGHT - HOUR, { prompt: 'an OLDMARKER fox' }),
     '{"jobId":"damaged","ti',
     record('b', MIDNIGHT + HOUR),
-    // Settled with a clock behind: stays after b, in b's day.
+    // Settled with a clock behind: goes to the day of its time, before b.
     record('c', MIDNIGHT - 2 * HOUR, { prompt: 'an OLDMARKER owl' }),
     '',
   ].join('\n');
@@ -242,8 +288,8 @@ describe('a data folder an older version wrote (one usage.jsonl)', () => {
     const store = storeAt(dir);
     expect((await store.usageSince(undefined)).records.map((r) => [r.jobId, r.prompt])).toEqual([
       ['a', 'an OLDMARKER fox'],
-      ['b', undefined],
       ['c', 'an OLDMARKER owl'],
+      ['b', undefined],
     ]);
     for (const [file, text] of await filesUnder(join(dir, 'usage'))) if (file.endsWith('.jsonl') && !file.includes('prompts')) expect(text).not.toContain('OLDMARKER');
     await store.forgetPrompts('slack:U1');
@@ -258,25 +304,46 @@ describe('a data folder an older version wrote (one usage.jsonl)', () => {
     await expectMoved(dir);
   });
 
-  it('makes the move again at the next open when a crash stopped it while usage.new was written', async () => {
+  it('makes the move again at the next open when a crash stopped it midway, doubling no record', async () => {
     const dir = await oldFolder();
-    await mkdir(join(dir, 'usage.new', 'prompts'), { recursive: true });
-    await writeFile(join(dir, 'usage.new', '2030-06-15.jsonl'), record('a', MIDNIGHT - HOUR).slice(0, 30));
+    // Its prompts were written, then the day file up to half of c's line.
+    await mkdir(join(dir, 'usage', 'prompts', '2030-06-15'), { recursive: true });
+    await writeFile(join(dir, 'usage', 'prompts', '2030-06-15', memberFileOf('slack:U1')), '{"id":"a","prompt":"an OLDMARKER fox"}\n{"id":"c","prompt":"an OLDMARKER owl"}\n');
+    await writeFile(join(dir, 'usage', '2030-06-15.jsonl'), `${record('a', MIDNIGHT - HOUR, { prompted: 1 })}\n${record('c', MIDNIGHT - 2 * HOUR).slice(0, 30)}`);
     const store = storeAt(dir);
-    expect(await store.open()).toMatchObject({ movedUsage: { records: 3, damaged: 1 } });
+    expect(await store.open()).toMatchObject({ movedUsage: { records: 2, damaged: 1 } });
     await store.close();
     await expectMoved(dir);
   });
 
-  it('only removes usage.jsonl at the next open when a crash stopped the move after its rename', async () => {
+  it('moves again, at the next open, a usage.jsonl a crash left after the move or an older version’s process made again, doubling no record', async () => {
     const dir = await oldFolder();
     const first = storeAt(dir);
     await first.open();
     await first.close();
-    await writeFile(join(dir, 'usage.jsonl'), OLD);
+    // An older version's process still running settles a job: its code makes usage.jsonl again.
+    await writeFile(join(dir, 'usage.jsonl'), `${OLD}${record('d', MIDNIGHT + 2 * HOUR, { prompt: 'a LATERMARKER fox' })}\n`);
     const store = storeAt(dir);
-    expect(await store.open()).not.toHaveProperty('movedUsage');
+    expect(await store.open()).toMatchObject({ movedUsage: { records: 1, damaged: 1 } });
+    expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([
+      ['c', 'an OLDMARKER owl'],
+      ['a', 'an OLDMARKER fox'],
+      ['b', undefined],
+      ['d', 'a LATERMARKER fox'],
+    ]);
     await store.close();
-    await expectMoved(dir);
+    expect((await readdir(dir)).filter((n) => n.startsWith('usage'))).toEqual(['usage']);
+  });
+
+  it('erases a member’s prompts from a usage.jsonl an older version’s process made again after the move, when they forget', async () => {
+    const dir = await oldFolder();
+    const store = storeAt(dir);
+    await store.open();
+    await appendFile(join(dir, 'usage.jsonl'), `${record('d', MIDNIGHT + 2 * HOUR, { prompt: 'a LATERMARKER fox' })}\n`);
+
+    await store.forgetPrompts('slack:U1');
+
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('LATERMARKER');
+    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['c', 'a', 'b', 'd']);
   });
 });

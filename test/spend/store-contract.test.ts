@@ -1049,9 +1049,11 @@ describe.each(kinds)('the %s quota store', (kind) => {
     await s.settle('z', 0.1, { outcome: 'completed', images: 1 });
     const read = await s.usageSince(undefined);
     expect(read.records.map((r) => r.prompt)).toEqual(['a ZEBRA at noon']);
-    // Nothing of bob's to erase: the records are not rewritten, the reader goes on from its cursor.
+    // Nothing of bob's to erase: Redis rewrites no record, the reader goes on from its cursor. The file ledger cannot
+    // tell it from a forget asked again after one that stopped once it removed the files: the reader reads again.
     await s.forgetPrompts('discord:bob');
-    expect(await s.usageSince(read.cursor)).toMatchObject({ records: [], reset: false });
+    const after = await s.usageSince(read.cursor);
+    expect([after.reset, after.records.map((r) => r.jobId)]).toEqual(kind === 'file' ? [true, ['z']] : [false, []]);
     await s.forgetPrompts('discord:alice');
     const again = await s.usageSince(read.cursor);
     expect(again.reset).toBe(true);
