@@ -185,7 +185,7 @@ export class JobRecordStore {
     await this.#tried(() => this.update(key, { ...also, status }), { jobKey: key, status }, 'could not mark a job ended; trying again');
   }
 
-  /** A mark's write (`markEnded`, `retryStarted`), tried `MARK_ATTEMPTS` times, each failure but the last logged: the last thrown. */
+  /** A mark's write (`markEnded`, `retryStarted`, `giveBackRetry`), tried `MARK_ATTEMPTS` times, each failure but the last logged: the last thrown. */
   async #tried<R>(write: () => Promise<R>, about: Record<string, unknown>, message: string): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -247,14 +247,18 @@ export class JobRecordStore {
     return typeof after?.retriedBy === 'object' && after.retriedBy.press === pressId;
   }
 
-  /** Gives back a Retry that `pressId` took and whose job was not handed to the runner (refused, not started, marked or not). */
+  /**
+   * Gives back a Retry that `pressId` took and whose job was not handed to the runner (refused, not started, marked or
+   * not): tried as its mark is, then thrown — a marked take never lapses, so only this write frees it.
+   */
   async giveBackRetry(key: string, pressId: string): Promise<void> {
-    await this.records.update(key, (record) => {
+    const giveBack = () => this.records.update(key, (record) => {
       const take = record?.retriedBy;
       if (!record || typeof take !== 'object' || take.press !== pressId) return record;
       const { retriedBy: _taken, ...rest } = record;
       return rest;
     });
+    await this.#tried(giveBack, { jobKey: key }, 'could not give back a Retry whose job did not run; trying again');
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */

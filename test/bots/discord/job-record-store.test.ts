@@ -137,12 +137,49 @@ describe.each([
     expect(await a.takeRetry(key, 'press1')).toBe('taken');
     const write = vi.spyOn(a.records, 'update');
     write.mockRejectedValueOnce(new Error('state write failed')).mockRejectedValueOnce(new Error('state write failed'));
-    expect(await a.retryStarted(key, 'press1')).toBe(true);
-    expect(await a.get(key)).toMatchObject({ retriedBy: { press: 'press1', started: true } });
-    write.mockRejectedValue(new Error('state write failed'));
-    await expect(a.retryStarted(key, 'press1')).rejects.toThrow('state write failed');
+    // The pauses between tries (200 ms, then 400 ms) pass on a fake clock.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const marking = a.retryStarted(key, 'press1');
+      await vi.advanceTimersByTimeAsync(200 + 400);
+      expect(await marking).toBe(true);
+      write.mockRejectedValue(new Error('state write failed'));
+      const failing = expect(a.retryStarted(key, 'press1')).rejects.toThrow('state write failed');
+      await vi.advanceTimersByTimeAsync(200 + 400);
+      await failing;
+    } finally {
+      vi.useRealTimers();
+    }
     expect(write).toHaveBeenCalledTimes(6);
     write.mockRestore();
+    expect(await a.get(key)).toMatchObject({ retriedBy: { press: 'press1', started: true } });
+  });
+
+  it.skipIf(skip)('gives a Retry back through a few failed writes, as it is marked, and throws once they all failed', async () => {
+    const { a } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'failed' });
+    expect(await a.takeRetry(key, 'press1')).toBe('taken');
+    expect(await a.retryStarted(key, 'press1')).toBe(true);
+    const write = vi.spyOn(a.records, 'update');
+    write.mockRejectedValueOnce(new Error('state write failed')).mockRejectedValueOnce(new Error('state write failed'));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const giving = a.giveBackRetry(key, 'press1');
+      await vi.advanceTimersByTimeAsync(200 + 400);
+      await giving;
+      expect(write).toHaveBeenCalledTimes(3);
+      expect(await a.takeRetry(key, 'press2')).toBe('taken');
+      write.mockRejectedValue(new Error('state write failed'));
+      const failing = expect(a.giveBackRetry(key, 'press2')).rejects.toThrow('state write failed');
+      await vi.advanceTimersByTimeAsync(200 + 400);
+      await failing;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(write).toHaveBeenCalledTimes(7);
+    write.mockRestore();
+    expect(await a.get(key)).toMatchObject({ retriedBy: { press: 'press2' } });
   });
 
   it.skipIf(skip)('frees a job’s Retry taken by a process that died before its job started, once the take is older than a start takes', async () => {

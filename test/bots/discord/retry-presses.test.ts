@@ -342,6 +342,29 @@ describe('a job’s Retry', () => {
     expect((await charges()) - charged).toBe(1);
   });
 
+  it('given back through a failed write when its mark was written but answered as failed: nothing ran, and the next press runs the job once', async () => {
+    h = await start();
+    const message = await failed();
+    const [before, charged] = [generations(), await charges()];
+    const mark = JobRecordStore.prototype.retryStarted;
+    // The mark lands, its answer is lost (a state timing out after it wrote); the give-back's first write then fails.
+    spyOnInstance(JobRecordStore.prototype, 'retryStarted', jobStoreOf(h)).mockImplementation(async function (this: JobRecordStore, k: string, p: string) {
+      await mark.call(this, k, p);
+      vi.spyOn(this.records, 'update').mockRejectedValueOnce(new Error('state write failed'));
+      throw new Error('state write timed out');
+    });
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    expect(told(await privateNoteOf(h, first))).toBe('failure.internal_error');
+    await vi.waitFor(async () => expect((await recordOf(message))?.retriedBy).toBeUndefined(), { timeout: 10_000, interval: 20 });
+    expect(generations()).toBe(before);
+    vi.restoreAllMocks();
+
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(generations() - before).toBe(1);
+    expect((await charges()) - charged).toBe(1);
+  });
+
   it.each(['generate', 'edit'] as const)('marks its take started before anything of its job reaches the service (%s)', async (kind) => {
     // What the job's record says of its Retry as the service answers each request of the test's press.
     const seen: unknown[] = [];
