@@ -331,6 +331,10 @@ describe('a job’s Retry', () => {
     await vi.waitFor(async () => expect((await recordOf(message))?.retriedBy).toBeUndefined(), { timeout: 10_000, interval: 20 });
     expect(sent()).toBe(before);
     expect(await charges()).toBe(charged);
+    // Either kind is refused by one route, the runner's start of an admitted job: one line, the same, with its job's id.
+    const notStarted = h.logger.entries.filter((e) => /admitted job|last step before the runner/.test(e.msg ?? ''));
+    expect(notStarted.map((e) => [e.level, e.msg])).toEqual([['error', 'an admitted job could not start']]);
+    expect(notStarted[0]!.obj).toMatchObject({ jobId: expect.any(String), userId: expect.any(String) });
     vi.restoreAllMocks();
 
     // A client that did not refresh, pressing more than a take's lapse later.
