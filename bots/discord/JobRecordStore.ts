@@ -236,15 +236,19 @@ export class JobRecordStore {
 
   /**
    * Marks the Retry `pressId` took as started, just before its job is handed to the runner: it is spent, and never
-   * lapses. Tried as `markEnded` is, then thrown. Answers whether the take is still this press's, marked.
+   * lapses. Tried as `markEnded` is, then thrown. Answers `marked` when the take is still this press's, now marked;
+   * `held` when another press holds it or it is spent; `free` when nobody holds it (this press's take lapsed, and a
+   * press that took it since gave it back) or the record is gone — nothing ran, so its member may press again.
    */
-  async retryStarted(key: string, pressId: string): Promise<boolean> {
+  async retryStarted(key: string, pressId: string): Promise<'marked' | 'held' | 'free'> {
     const mark = () => this.records.update(key, (record) => {
       const take = record?.retriedBy;
       return record && typeof take === 'object' && take.press === pressId ? { ...record, retriedBy: { ...take, started: true } } : record;
     });
     const { after } = await this.#tried(mark, { jobKey: key }, 'could not mark a Retry’s job started; trying again');
-    return typeof after?.retriedBy === 'object' && after.retriedBy.press === pressId;
+    const take = after?.retriedBy;
+    if (take === undefined) return 'free';
+    return typeof take === 'object' && take.press === pressId ? 'marked' : 'held';
   }
 
   /**

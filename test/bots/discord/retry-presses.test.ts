@@ -346,6 +346,28 @@ describe('a job’s Retry', () => {
     expect((await charges()) - charged).toBe(1);
   });
 
+  it('told to press again, not that it ran, when its take was given back before its mark (it lapsed; another press took it and was refused): the next press runs it once', async () => {
+    h = await start();
+    const message = await failed();
+    const [before, charged] = [generations(), await charges()];
+    const mark = JobRecordStore.prototype.retryStarted;
+    // As a press that took the lapsed take and was refused does: it gives it back before this press marks it.
+    spyOnInstance(JobRecordStore.prototype, 'retryStarted', jobStoreOf(h)).mockImplementation(async function (this: JobRecordStore, k: string, p: string) {
+      await this.giveBackRetry(k, p);
+      return mark.call(this, k, p);
+    });
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    expect(told(await privateNoteOf(h, first))).toBe('discord.button.retry_starting');
+    expect(generations()).toBe(before);
+    expect(refusedAsRetried()).toHaveLength(0);
+    vi.restoreAllMocks();
+
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(generations() - before).toBe(1);
+    expect((await charges()) - charged).toBe(1);
+  });
+
   it('given back through a failed write when its mark was written but answered as failed: nothing ran, and the next press runs the job once', async () => {
     h = await start();
     const message = await failed();
