@@ -128,7 +128,7 @@ describe('the intake: one call decides a job before its first public answer', ()
       },
       fail: async (reason) => void said.push(reason === stopped ? 'fail' : 'fail with another reason'),
     };
-    const image = { data: await makeImage('png', 16, 16), filename: 'a.png' };
+    const image = { data: Buffer.from(await makeImage('png', 16, 16)), filename: 'a.png' };
     const images = kind === 'edit' ? { declaredBytes: image.data.length, fetch: async () => (order.push('fetched'), [image]) } : undefined;
 
     expect(await runner.request(low({ kind, requester: who, images }), answers)).toBeUndefined();
