@@ -185,7 +185,7 @@ export class JobRecordStore {
     await this.#tried(() => this.update(key, { ...also, status }), { jobKey: key, status }, 'could not mark a job ended; trying again');
   }
 
-  /** A mark's write (`markEnded`, `retryStarted`), tried `MARK_ATTEMPTS` times, each failure but the last logged: the last thrown. */
+  /** A mark's write (`markEnded`, `retryStarted`, `giveBackRetry`), tried `MARK_ATTEMPTS` times, each failure but the last logged: the last thrown. */
   async #tried<R>(write: () => Promise<R>, about: Record<string, unknown>, message: string): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -236,25 +236,33 @@ export class JobRecordStore {
 
   /**
    * Marks the Retry `pressId` took as started, just before its job is handed to the runner: it is spent, and never
-   * lapses. Tried as `markEnded` is, then thrown. Answers whether the take is still this press's, marked.
+   * lapses. Tried as `markEnded` is, then thrown. Answers `marked` when the take is still this press's, now marked;
+   * `held` when another press holds it or it is spent; `free` when nobody holds it (this press's take lapsed, and a
+   * press that took it since gave it back) or the record is gone — nothing ran, so its member may press again.
    */
-  async retryStarted(key: string, pressId: string): Promise<boolean> {
+  async retryStarted(key: string, pressId: string): Promise<'marked' | 'held' | 'free'> {
     const mark = () => this.records.update(key, (record) => {
       const take = record?.retriedBy;
       return record && typeof take === 'object' && take.press === pressId ? { ...record, retriedBy: { ...take, started: true } } : record;
     });
     const { after } = await this.#tried(mark, { jobKey: key }, 'could not mark a Retry’s job started; trying again');
-    return typeof after?.retriedBy === 'object' && after.retriedBy.press === pressId;
+    const take = after?.retriedBy;
+    if (take === undefined) return 'free';
+    return typeof take === 'object' && take.press === pressId ? 'marked' : 'held';
   }
 
-  /** Gives back a Retry that `pressId` took and whose job was not handed to the runner (refused, not started, marked or not). */
+  /**
+   * Gives back a Retry that `pressId` took and whose job was not handed to the runner (refused, not started, marked or
+   * not): tried as its mark is, then thrown — a marked take never lapses, so only this write frees it.
+   */
   async giveBackRetry(key: string, pressId: string): Promise<void> {
-    await this.records.update(key, (record) => {
+    const giveBack = () => this.records.update(key, (record) => {
       const take = record?.retriedBy;
       if (!record || typeof take !== 'object' || take.press !== pressId) return record;
       const { retriedBy: _taken, ...rest } = record;
       return rest;
     });
+    await this.#tried(giveBack, { jobKey: key }, 'could not give back a Retry whose job did not run; trying again');
   }
 
   /** The member's drafts of the "Edit image" menu, oldest first. */

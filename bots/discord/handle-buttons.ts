@@ -152,8 +152,11 @@ async function runAgain(ctx: BotContext, interaction: ButtonInteraction, record:
   // given back only when the runner answered that the job did not start (an edit's images too large, the bot stopping).
   let marked = false;
   const beforeStart = async () => {
-    // The take lapsed and another press took it meanwhile: that press runs the job.
-    if (!(await ctx.store.retryStarted(record.key, interaction.id))) throw new PressRefusedError('already_retried', words('discord.button.already_retried'));
+    const mark = await ctx.store.retryStarted(record.key, interaction.id);
+    // The take lapsed and another press took it meanwhile: that press runs the job (or ran it).
+    if (mark === 'held') throw new PressRefusedError('already_retried', words('discord.button.already_retried'));
+    // The take lapsed, and the press that took it since gave it back (refused): nothing ran, so a press again runs it.
+    if (mark === 'free') throw new PressRefusedError('retry_starting', words('discord.button.retry_starting'));
     marked = true;
   };
   let started: boolean | undefined;

@@ -1,6 +1,6 @@
 import { MessageFlags, type RepliableInteraction } from 'discord.js';
 import { DEFAULTS } from 'pictor';
-import { logJobFailure, sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobIntent, type JobOptions, type Requester } from '../runner/index.js';
+import { sayWords, type AdmittedJob, type ImagesToFetch, type InputImage, type JobIntent, type JobOptions, type Requester } from '../runner/index.js';
 import { acknowledge } from './acknowledge.js';
 import { answerBudgetOf } from './answer-budget.js';
 import type { BotContext } from './bot-context.js';
@@ -36,7 +36,9 @@ export interface JobRequest {
   inForm?: JobIntent['inForm'];
   /**
    * The last step before the admitted job is handed to the runner, so before anything of it can reach the service (its
-   * member's Retry marks its take started): one that throws refuses the job, told privately, nothing sent or charged.
+   * member's Retry marks its take started): awaited by the runner as it starts the job (`AcceptedJob.beforeStart`), for
+   * either kind at one place; one that throws is a failed start, logged once by the runner and told privately, nothing
+   * sent or charged.
    */
   beforeStart?: (() => Promise<void>) | undefined;
 }
@@ -94,15 +96,10 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
       // The intake's reads wait only for what is left of the interaction's one deadline: a refusal still goes out in time.
       answerBy: answerBudgetOf(interaction).endsAt,
       fieldNames: OPTION_NAME_OF_FIELD,
-      // An edit's last step before the runner has it comes once its images are here (one that throws: `fail`).
       images: toFetch
         ? {
             declaredBytes: toFetch.declaredBytes,
-            fetch: async () => {
-              const fetched = await withRunnerJob((images = await toFetch.fetch()));
-              await job.beforeStart?.();
-              return fetched;
-            },
+            fetch: async () => withRunnerJob((images = await toFetch.fetch())),
           }
         : job.images,
     },
@@ -138,18 +135,10 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
           attachmentSizeLimit: attachmentLimitOf(interaction),
           logger: ctx.logger,
         });
-        // A job without images to fetch goes to the runner as this answer returns: its last step is now.
-        if (!toFetch) {
-          try {
-            await job.beforeStart?.();
-          } catch (error) {
-            logJobFailure(ctx.logger, error, { jobId: decided.id, jobKey: key }, 'could not start an admitted job: its last step before the runner failed');
-            await refuseAfterAnswer(ctx, interaction, firstAnswer, error);
-            return undefined;
-          }
-        }
         return {
           sink: view.sink,
+          // Awaited by the runner as it starts the job (either kind, an edit's images here): one that throws is `fail`.
+          beforeStart: job.beforeStart,
           historyKey: key,
           // Asked only while the reply's token lives (a job queued long may end after it); none for a private job.
           historyLink: jobLinkOf(ctx, { reply: interaction, private: decided.private, scopeId: requester.scopeId }, target),

@@ -23,6 +23,7 @@ export type InputRefusedCode =
   | 'not_member'
   | 'unknown_button'
   | 'already_retried'
+  | 'retry_starting'
   // Slack's flags, and the files of a mention, a shortcut or a Reroll.
   | 'unknown_flag'
   | 'bad_flag_value'

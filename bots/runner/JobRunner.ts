@@ -507,7 +507,7 @@ export class JobRunner {
     return { id: job.info.id, submittedAt: job.info.submittedAt, done: job.done };
   }
 
-  /** An admitted job's images (fetched now, checked by content and real bytes), then the job itself, queued. */
+  /** An admitted job's images (fetched now, checked by content and real bytes), the surface's last step, then the job itself, queued. */
   async #start(admission: Admission, accepted: AcceptedJob): Promise<Job> {
     const { id, spec, estimate, place, charged } = admission;
     let request = admission.request;
@@ -517,6 +517,8 @@ export class JobRunner {
       const tooLarge = place.resize(inputBytesOf(request));
       if (tooLarge) throw tooLarge;
     }
+    // The surface's last step, for either kind at this one place: one that throws is a failed start.
+    await accepted.beforeStart?.();
     this.#assertOpen({ draining: false });
     const job = this.#createJob({ id, spec, request, place, estimate, submittedAt: this.#now(), sink: accepted.sink, charged });
     const { requester } = spec;

@@ -187,6 +187,12 @@ export interface AcceptedJob {
    * record the job again (a crash before it leaves the job for the sweep to record again, which changes nothing).
    */
   onEndRecorded?: (() => Promise<void>) | undefined;
+  /**
+   * The surface's last step before the runner has the job, awaited as it starts it (an edit's images fetched and
+   * checked), so before anything of it can reach the service: one that throws stops the job as a failed start does
+   * (logged and counted once, here; `fail` tells the member), nothing sent or charged.
+   */
+  beforeStart?: (() => Promise<void>) | undefined;
 }
 
 /**

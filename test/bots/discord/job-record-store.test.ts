@@ -123,11 +123,25 @@ describe.each([
     expect(await a.takeRetry(key, 'press6')).toBe('taken');
     expect(await a.get(key)).toMatchObject({ status: 'failed', retriedBy: { press: 'press6' } });
     // Marked started only by the press that took it; then spent: never lapsing, never given back by another press.
-    expect(await other.retryStarted(key, 'press5')).toBe(false);
-    expect(await other.retryStarted(key, 'press6')).toBe(true);
+    expect(await other.retryStarted(key, 'press5')).toBe('held');
+    expect(await other.retryStarted(key, 'press6')).toBe('marked');
     await other.giveBackRetry(key, 'press5');
     expect(await at(Date.now() + 10 * JobRecordStore.RETRY_START_MS, () => a.takeRetry(key, 'press7'))).toBe('retried');
     expect(await a.takeRetry(a.newKey(), 'press8')).toBe('retried');
+  });
+
+  it.skipIf(skip)('tells a press whose take was given back (it lapsed, another press took it and was refused) that the Retry is free, not spent', async () => {
+    const { a } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'failed' });
+    const pressedAt = Date.now();
+    expect(await at(pressedAt, () => a.takeRetry(key, 'press1'))).toBe('taken');
+    expect(await at(pressedAt + JobRecordStore.RETRY_START_MS, () => a.takeRetry(key, 'press2'))).toBe('taken');
+    expect(await a.retryStarted(key, 'press1')).toBe('held');
+    await a.giveBackRetry(key, 'press2');
+    expect(await a.retryStarted(key, 'press1')).toBe('free');
+    expect(await a.get(key)).not.toHaveProperty('retriedBy');
+    expect(await a.retryStarted(a.newKey(), 'press1')).toBe('free');
   });
 
   it.skipIf(skip)('marks a Retry started through a few failed writes, as a job’s end is marked, and throws once they all failed', async () => {
@@ -137,12 +151,49 @@ describe.each([
     expect(await a.takeRetry(key, 'press1')).toBe('taken');
     const write = vi.spyOn(a.records, 'update');
     write.mockRejectedValueOnce(new Error('state write failed')).mockRejectedValueOnce(new Error('state write failed'));
-    expect(await a.retryStarted(key, 'press1')).toBe(true);
-    expect(await a.get(key)).toMatchObject({ retriedBy: { press: 'press1', started: true } });
-    write.mockRejectedValue(new Error('state write failed'));
-    await expect(a.retryStarted(key, 'press1')).rejects.toThrow('state write failed');
+    // The pauses between tries (200 ms, then 400 ms) pass on a fake clock.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const marking = a.retryStarted(key, 'press1');
+      await vi.advanceTimersByTimeAsync(200 + 400);
+      expect(await marking).toBe('marked');
+      write.mockRejectedValue(new Error('state write failed'));
+      const failing = expect(a.retryStarted(key, 'press1')).rejects.toThrow('state write failed');
+      await vi.advanceTimersByTimeAsync(200 + 400);
+      await failing;
+    } finally {
+      vi.useRealTimers();
+    }
     expect(write).toHaveBeenCalledTimes(6);
     write.mockRestore();
+    expect(await a.get(key)).toMatchObject({ retriedBy: { press: 'press1', started: true } });
+  });
+
+  it.skipIf(skip)('gives a Retry back through a few failed writes, as it is marked, and throws once they all failed', async () => {
+    const { a } = await open(backend);
+    const key = a.newKey();
+    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'failed' });
+    expect(await a.takeRetry(key, 'press1')).toBe('taken');
+    expect(await a.retryStarted(key, 'press1')).toBe('marked');
+    const write = vi.spyOn(a.records, 'update');
+    write.mockRejectedValueOnce(new Error('state write failed')).mockRejectedValueOnce(new Error('state write failed'));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const giving = a.giveBackRetry(key, 'press1');
+      await vi.advanceTimersByTimeAsync(200 + 400);
+      await giving;
+      expect(write).toHaveBeenCalledTimes(3);
+      expect(await a.takeRetry(key, 'press2')).toBe('taken');
+      write.mockRejectedValue(new Error('state write failed'));
+      const failing = expect(a.giveBackRetry(key, 'press2')).rejects.toThrow('state write failed');
+      await vi.advanceTimersByTimeAsync(200 + 400);
+      await failing;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(write).toHaveBeenCalledTimes(7);
+    write.mockRestore();
+    expect(await a.get(key)).toMatchObject({ retriedBy: { press: 'press2' } });
   });
 
   it.skipIf(skip)('frees a job’s Retry taken by a process that died before its job started, once the take is older than a start takes', async () => {

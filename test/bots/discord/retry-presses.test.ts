@@ -331,6 +331,10 @@ describe('a job’s Retry', () => {
     await vi.waitFor(async () => expect((await recordOf(message))?.retriedBy).toBeUndefined(), { timeout: 10_000, interval: 20 });
     expect(sent()).toBe(before);
     expect(await charges()).toBe(charged);
+    // Either kind is refused by one route, the runner's start of an admitted job: one line, the same, with its job's id.
+    const notStarted = h.logger.entries.filter((e) => /admitted job|last step before the runner/.test(e.msg ?? ''));
+    expect(notStarted.map((e) => [e.level, e.msg])).toEqual([['error', 'an admitted job could not start']]);
+    expect(notStarted[0]!.obj).toMatchObject({ jobId: expect.any(String), userId: expect.any(String) });
     vi.restoreAllMocks();
 
     // A client that did not refresh, pressing more than a take's lapse later.
@@ -339,6 +343,51 @@ describe('a job’s Retry', () => {
     const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
     await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
     expect(sent() - before).toBe(1);
+    expect((await charges()) - charged).toBe(1);
+  });
+
+  it('told to press again, not that it ran, when its take was given back before its mark (it lapsed; another press took it and was refused): the next press runs it once', async () => {
+    h = await start();
+    const message = await failed();
+    const [before, charged] = [generations(), await charges()];
+    const mark = JobRecordStore.prototype.retryStarted;
+    // As a press that took the lapsed take and was refused does: it gives it back before this press marks it.
+    spyOnInstance(JobRecordStore.prototype, 'retryStarted', jobStoreOf(h)).mockImplementation(async function (this: JobRecordStore, k: string, p: string) {
+      await this.giveBackRetry(k, p);
+      return mark.call(this, k, p);
+    });
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    expect(told(await privateNoteOf(h, first))).toBe('discord.button.retry_starting');
+    expect(generations()).toBe(before);
+    expect(refusedAsRetried()).toHaveLength(0);
+    vi.restoreAllMocks();
+
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(generations() - before).toBe(1);
+    expect((await charges()) - charged).toBe(1);
+  });
+
+  it('given back through a failed write when its mark was written but answered as failed: nothing ran, and the next press runs the job once', async () => {
+    h = await start();
+    const message = await failed();
+    const [before, charged] = [generations(), await charges()];
+    const mark = JobRecordStore.prototype.retryStarted;
+    // The mark lands, its answer is lost (a state timing out after it wrote); the give-back's first write then fails.
+    spyOnInstance(JobRecordStore.prototype, 'retryStarted', jobStoreOf(h)).mockImplementation(async function (this: JobRecordStore, k: string, p: string) {
+      await mark.call(this, k, p);
+      vi.spyOn(this.records, 'update').mockRejectedValueOnce(new Error('state write failed'));
+      throw new Error('state write timed out');
+    });
+    const first = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    expect(told(await privateNoteOf(h, first))).toBe('failure.internal_error');
+    await vi.waitFor(async () => expect((await recordOf(message))?.retriedBy).toBeUndefined(), { timeout: 10_000, interval: 20 });
+    expect(generations()).toBe(before);
+    vi.restoreAllMocks();
+
+    const again = h.discord.clickButton(message, buttonId(message, 'Retry'));
+    await h.finalReply(again, (m) => buttonsOf(m).some((b) => b.label === 'Reroll'));
+    expect(generations() - before).toBe(1);
     expect((await charges()) - charged).toBe(1);
   });
 

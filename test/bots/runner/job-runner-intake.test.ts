@@ -4,6 +4,7 @@ import { openBotState } from '../../../bots/state/index.js';
 import { EditImagesSchema, EditRequestSchema, GenerationRequestSchema, PRICE_TABLE } from '../../../src/index.js';
 import { silentLogger } from '../../../src/internal.js';
 import { makeImage } from '../../helpers/images.js';
+import { RecordingLogger } from '../discord/harness.js';
 import { editBeingFetched, recordingSink, requester, useRunnerKit } from '../../helpers/runner-harness.js';
 
 const kit = useRunnerKit();
@@ -104,6 +105,43 @@ describe('the intake: one call decides a job before its first public answer', ()
     const handle = await runner.request(low({ requester: who }), next.answers);
     expect((await handle!.done).type).toBe('completed');
     expect(kit.emu.emulator.requests).toHaveLength(1);
+  });
+
+  it.each(['generate', 'edit'] as const)('runs the surface’s last step as it starts an accepted job, after its images; one that throws is a failed start, logged once, the job dropped, nothing sent (%s)', async (kind) => {
+    const logger = new RecordingLogger();
+    const { runner, store } = await kit.runner({ partialImages: 0, limits: { userConcurrentJobs: 1 }, logger });
+    const who = requester();
+    const order: string[] = [];
+    const stopped = new Error('state write failed');
+    const said: string[] = [];
+    const answers: IntakeAnswers = {
+      refuse: async () => void said.push('refuse'),
+      accept: async () => {
+        said.push('accept');
+        return {
+          sink: () => {},
+          beforeStart: async () => {
+            order.push('last step');
+            throw stopped;
+          },
+        };
+      },
+      fail: async (reason) => void said.push(reason === stopped ? 'fail' : 'fail with another reason'),
+    };
+    const image = { data: Buffer.from(await makeImage('png', 16, 16)), filename: 'a.png' };
+    const images = kind === 'edit' ? { declaredBytes: image.data.length, fetch: async () => (order.push('fetched'), [image]) } : undefined;
+
+    expect(await runner.request(low({ kind, requester: who, images }), answers)).toBeUndefined();
+
+    expect(order).toEqual(kind === 'edit' ? ['fetched', 'last step'] : ['last step']);
+    expect(said).toEqual(['accept', 'fail']);
+    const lines = logger.entries.filter((e) => /admitted job/.test(e.msg ?? ''));
+    expect(lines.map((e) => [e.level, e.msg])).toEqual([['error', 'an admitted job could not start']]);
+    expect(kit.emu.emulator.requests).toHaveLength(0);
+    // Its reservation and its place were given back: the member's one job at a time runs next.
+    expect(await store.spentToday(`discord:${who.userId}`, Date.now())).toBe(0);
+    const next = answering();
+    expect((await (await runner.request(low({ requester: who }), next.answers))!.done).type).toBe('completed');
   });
 
   it('fetches an edit’s images only once the job is admitted and answered, and tells the surface when they fail: nothing sent or charged', async () => {
