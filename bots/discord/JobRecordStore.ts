@@ -130,8 +130,8 @@ export class JobRecordStore {
   /** Runner job id → the record that kept its images (the console's thumbnails). */
   readonly #outputsOfJob: Space<{ key: string }>;
   readonly #logger: LoggerLike;
-  /** Records being added, visible to `get` at once (a modal's submit may come before the write ends). */
-  readonly #adding = new Map<string, JobRecord>();
+  /** Records being added: `get` waits for the add (a modal's submit may come before the write ends), and reads the record with its kept images. */
+  readonly #adding = new Map<string, Promise<unknown>>();
   /** Leftover records this process is showing (its sweep's, or a Cancel's on a job no runner knows): `showAlone`. */
   readonly #showing = new Set<string>();
 
@@ -150,17 +150,20 @@ export class JobRecordStore {
   }
 
   async get(key: string): Promise<JobRecord | undefined> {
-    const adding = this.#adding.get(key);
-    return adding ? structuredClone(adding) : this.records.get(key);
+    await this.#adding.get(key);
+    return this.records.get(key);
   }
 
   /** Adds a record and keeps its input images; while pending or running, this process holds it. */
   async add(init: NewJobRecord, inputs: readonly InputImage[] = []): Promise<JobRecord> {
     const record: JobRecord = { ...structuredClone(init), createdAt: init.createdAt ?? Date.now(), inputs: [], outputs: [] };
-    this.#adding.set(record.key, record);
-    try {
+    const adding = (async () => {
       if (inputs.length) record.inputs = await this.#keep(record.key, 'in', inputs);
       await this.records.put(record.key, record, { hold: isRunning(record) });
+    })();
+    this.#adding.set(record.key, adding.catch(() => undefined));
+    try {
+      await adding;
     } finally {
       this.#adding.delete(record.key);
     }
