@@ -242,9 +242,12 @@ export function dropDaysBefore(folder: string, firstKept: string): void {
 /**
  * Moves the records of `usage.jsonl` (an older version's one file, prompts inside) into the day files under the lock,
  * at every open and before every forget (an older version's process still running makes it again): each record to the
- * day of its time, its prompt to its member's file of that day, all synced, then `usage.jsonl` removed. A record whose
- * job id its day's file holds already (a move a crash stopped before that removal) is skipped. Its rewrite lines go;
- * its damaged lines (and a line a crash cut short) go, counted.
+ * day of its time, its prompt to its member's file of that day, all synced, then `usage.jsonl` removed. A record its
+ * day's file holds already, exactly as the move writes it (a move a crash stopped before that removal), is skipped; one
+ * of the same job that differs (its real charge beside the estimate a reconcile settled it at) is kept. The feed's
+ * epoch is raised whenever the file held a record: a reader's cursor may be past the days it adds to, and a move a
+ * crash stopped after its appends raises it on the next. Its rewrite lines go; its damaged lines (and a line a crash
+ * cut short) go, counted.
  */
 export async function moveOldUsageFile(dir: string, legacyName: string, folderName: string): Promise<{ records: number; damaged: number } | undefined> {
   const [legacy, folder] = [join(dir, legacyName), join(dir, folderName)];
@@ -261,10 +264,9 @@ export async function moveOldUsageFile(dir: string, legacyName: string, folderNa
     else damaged++;
   }
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  const newest = daysIn(folder).at(-1);
   for (const [day, list] of byDay) {
-    const held = new Set((await readFrom(folder, [{ day, at: 0 }], false)).parsed.records.map((r) => r.jobId));
-    byDay.set(day, list.filter((r) => !held.has(r.jobId)));
+    const held = new Set(((await readFile(dayFileOf(folder, day), 'utf8').catch(undefinedIfMissing)) ?? '').split('\n'));
+    byDay.set(day, list.filter((r) => !held.has(recordLine(r).trimEnd())));
   }
   // Prompts first, their folders synced, then the records that say they have one.
   await inBatches([...byDay].flatMap(([day, list]) => promptFilesOf(join(folder, PROMPTS, day), list)), ([path, text]) => appendLines(path, text));
@@ -273,7 +275,7 @@ export async function moveOldUsageFile(dir: string, legacyName: string, folderNa
   const days = [...byDay].filter(([, list]) => list.length > 0);
   await inBatches(days, ([day, list]) => appendLines(dayFileOf(folder, day), list.map(recordLine).join('')));
   syncFolder(folder);
-  if (newest !== undefined && days.some(([day]) => day < newest)) await raiseFeedEpoch(folder);
+  if (byDay.size > 0) await raiseFeedEpoch(folder);
   await rm(legacy);
   syncFolder(dir);
   return { records: days.reduce((n, [, list]) => n + list.length, 0), damaged };
