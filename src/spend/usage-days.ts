@@ -53,7 +53,8 @@ export const dayFileOf = (folder: string, day: string): string => join(folder, `
  * Appends records (under the ledger's lock) to the day file of the UTC day of `now`, or of the newest day file when it
  * is at most a day ahead (another clock a little ahead): the files read in name order are the order written. A day
  * file further ahead (a clock that once jumped) is not followed, or every later record would go to a day the clean-up
- * drops only that far on; an append to a day before the newest raises the feed epoch (`feedEpochIn`). Prompts go
+ * drops only that far on (the daily clean-up moves it into today's, `moveFarDaysIn`); an append to a day before the
+ * newest raises the feed epoch (`feedEpochIn`). Prompts go
  * first to their members' files of that day; the record says it has one (`"prompted":1`).
  */
 export async function appendUsage(folder: string, now: number, records: readonly UsageRecord[]): Promise<void> {
@@ -242,12 +243,9 @@ export function dropDaysBefore(folder: string, firstKept: string): void {
 /**
  * Moves the records of `usage.jsonl` (an older version's one file, prompts inside) into the day files under the lock,
  * at every open and before every forget (an older version's process still running makes it again): each record to the
- * day of its time, its prompt to its member's file of that day, all synced, then `usage.jsonl` removed. A record its
- * day's file holds already, exactly as the move writes it (a move a crash stopped before that removal), is skipped; one
- * of the same job that differs (its real charge beside the estimate a reconcile settled it at) is kept. The feed's
- * epoch is raised whenever the file held a record: a reader's cursor may be past the days it adds to, and a move a
- * crash stopped after its appends raises it on the next. Its rewrite lines go; its damaged lines (and a line a crash
- * cut short) go, counted.
+ * day of its time, its prompt to its member's file of that day, all synced, then `usage.jsonl` removed. A record whose
+ * job id its day's file holds already (a move a crash stopped before that removal) is skipped. Its rewrite lines go;
+ * its damaged lines (and a line a crash cut short) go, counted.
  */
 export async function moveOldUsageFile(dir: string, legacyName: string, folderName: string): Promise<{ records: number; damaged: number } | undefined> {
   const [legacy, folder] = [join(dir, legacyName), join(dir, folderName)];
@@ -264,9 +262,28 @@ export async function moveOldUsageFile(dir: string, legacyName: string, folderNa
     else damaged++;
   }
   mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const days = await moveRecordsTo(folder, byDay);
+  // Raised whenever the file held a record: a reader's cursor may be past the days it added to, and a move a crash
+  // stopped after its appends (its records then skipped) raises it on the next.
+  if (byDay.size > 0) await raiseFeedEpoch(folder);
+  await rm(legacy);
+  syncFolder(dir);
+  return { records: days.reduce((n, [, list]) => n + list.length, 0), damaged };
+}
+
+/**
+ * Appends records (prompts inside) to the day files named, their prompts to their members' files of that day, all
+ * synced; a record its day's file holds already, every field the same (a move a crash stopped before its source
+ * was removed), is skipped; one of the same job that differs (its real charge beside the estimate a reconcile settled it
+ * at) is kept. The days written to, with their records.
+ */
+/** What tells a record from another, read back through the schema (its fields in one order), its prompt aside. */
+const sameRecordKey = (record: UsageRecord): string => JSON.stringify(withoutPromptOf(record));
+
+async function moveRecordsTo(folder: string, byDay: Map<string, UsageRecord[]>): Promise<[string, UsageRecord[]][]> {
   for (const [day, list] of byDay) {
-    const held = new Set(((await readFile(dayFileOf(folder, day), 'utf8').catch(undefinedIfMissing)) ?? '').split('\n'));
-    byDay.set(day, list.filter((r) => !held.has(recordLine(r).trimEnd())));
+    const held = new Set((await readFrom(folder, [{ day, at: 0 }], false)).parsed.records.map(sameRecordKey));
+    byDay.set(day, list.filter((r) => !held.has(sameRecordKey(r))));
   }
   // Prompts first, their folders synced, then the records that say they have one.
   await inBatches([...byDay].flatMap(([day, list]) => promptFilesOf(join(folder, PROMPTS, day), list)), ([path, text]) => appendLines(path, text));
@@ -275,10 +292,26 @@ export async function moveOldUsageFile(dir: string, legacyName: string, folderNa
   const days = [...byDay].filter(([, list]) => list.length > 0);
   await inBatches(days, ([day, list]) => appendLines(dayFileOf(folder, day), list.map(recordLine).join('')));
   syncFolder(folder);
-  if (byDay.size > 0) await raiseFeedEpoch(folder);
-  await rm(legacy);
-  syncFolder(dir);
-  return { records: days.reduce((n, [, list]) => n + list.length, 0), damaged };
+  return days;
+}
+
+/**
+ * Moves the records of day files (and prompts) dated more than a day ahead of `now` — a clock that once jumped — into
+ * today's (under the lock, at the daily clean-up), then removes them and raises the feed epoch once: appends then no
+ * longer go to a day before the newest, and their records are kept by today's retention. Run again after a crash, it
+ * doubles no record.
+ */
+export async function moveFarDaysIn(folder: string, now: number): Promise<void> {
+  const far = [...new Set([...daysIn(folder), ...namesIn(join(folder, PROMPTS)).filter((day) => DAY.test(day))])].filter((day) => day > utcDay(now + DAY_MS)).sort();
+  if (far.length === 0) return;
+  const { parsed } = await readFrom(folder, far.map((day) => ({ day, at: 0 })), true);
+  await moveRecordsTo(folder, new Map([[utcDay(now), parsed.records]]));
+  for (const day of far) {
+    rmSync(dayFileOf(folder, day), { force: true });
+    rmSync(join(folder, PROMPTS, day), { recursive: true, force: true });
+  }
+  syncFolder(folder);
+  await raiseFeedEpoch(folder);
 }
 
 /** Syncs a folder (its new names outlive a power cut); skipped when it does not exist or cannot be synced. */

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FileQuotaStore } from '../../src/internal.js';
@@ -77,23 +77,81 @@ describe('the usage records of the file ledger, one file a day', () => {
     expect(await store.usageSince(next.cursor)).toMatchObject({ records: [], reset: false });
   });
 
-  it('writes to today’s file, not to a day file far ahead that one clock a year ahead made, and tells a reader past that day to read again', async () => {
+  it('writes to today’s file, not to a day file far ahead that another process’s clock a year ahead made, and tells a reader past that day to read again', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT + HOUR };
+    const store = clockedStore(dir, time);
+    await store.open();
+    await settled(store, 'first', 'slack:U1', undefined, time.now);
+    await symlink(dir, `${dir}-link`);
+    const ahead = clockedStore(`${dir}-link`, { now: MIDNIGHT + 365 * DAY });
+    await settled(ahead, 'ahead', 'slack:U1', undefined, MIDNIGHT + 365 * DAY);
+    const read = await store.usageSince(undefined);
+    await settled(store, 'today', 'slack:U1', undefined, time.now);
+
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl')).sort()).toEqual(['2030-06-16.jsonl', '2031-06-16.jsonl']);
+    // A reader whose cursor is in the day ahead would miss the record written to an older day: it reads everything again.
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'first' }, { jobId: 'today' }, { jobId: 'ahead' }] });
+  });
+
+  it('moves the records of a day file far ahead into today’s at the clean-up once the clock is back: one reset, then the feed goes on', async () => {
     const dir = await newDir();
     const time = { now: MIDNIGHT + 365 * DAY };
     const store = clockedStore(dir, time, { usageRetentionDays: 2 });
     await store.open();
     await settled(store, 'ahead', 'slack:U1', 'a FARAHEAD fox', time.now);
+    await settled(store, 'other', 'slack:U2', 'a calm lake', time.now);
     const read = await store.usageSince(undefined);
     time.now = MIDNIGHT + HOUR;
     await settled(store, 'today', 'slack:U1', 'a TODAY owl', time.now);
 
-    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl')).sort()).toEqual(['2030-06-16.jsonl', '2031-06-16.jsonl']);
-    expect(await readdir(join(dir, 'usage', 'prompts'))).toContain('2030-06-16');
-    // A reader whose cursor is in the day ahead would miss the record written to an older day: it reads everything again.
-    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'today' }, { jobId: 'ahead' }] });
-    time.now = MIDNIGHT + 5 * DAY;
-    await settled(store, 'later', 'slack:U1', undefined, time.now);
-    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('TODAY');
+    expect((await readdir(join(dir, 'usage'))).sort()).toEqual(['2030-06-16.jsonl', 'feed-epoch', 'prompts']);
+    expect(await readdir(join(dir, 'usage', 'prompts'))).toEqual(['2030-06-16']);
+    const again = await store.usageSince(read.cursor);
+    expect(again).toMatchObject({ reset: true });
+    expect(again.records.map((r) => [r.jobId, r.prompt])).toEqual([
+      ['ahead', 'a FARAHEAD fox'],
+      ['other', 'a calm lake'],
+      ['today', 'a TODAY owl'],
+    ]);
+    expect((await store.usage({ since: MIDNIGHT })).map((r) => r.jobId).sort()).toEqual(['ahead', 'other', 'today']);
+    await settled(store, 'later', 'slack:U2', undefined, time.now);
+    const next = await store.usageSince(again.cursor);
+    expect(next).toMatchObject({ reset: false, records: [{ jobId: 'later' }] });
+    expect(await store.usageSince(next.cursor)).toMatchObject({ reset: false, records: [] });
+
+    await store.forgetPrompts('slack:U1');
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('FARAHEAD');
+    expect((await store.usage({})).find((r) => r.jobId === 'other')?.prompt).toBe('a calm lake');
+    // The retention drops them with today's day.
+    time.now = MIDNIGHT + 3 * DAY + HOUR;
+    await settled(store, 'new', 'slack:U1', undefined, time.now);
+    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['new']);
+  });
+
+  it('moves a day file far ahead again after a crash stopped the move before removing it, doubling no record', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT + 365 * DAY };
+    const first = clockedStore(dir, time);
+    await first.open();
+    await settled(first, 'ahead', 'slack:U1', 'a FARAHEAD fox', time.now);
+    await first.close();
+    // The move wrote ahead's prompt and record to today's files, then its process stopped.
+    await mkdir(join(dir, 'usage', 'prompts', '2030-06-16'), { recursive: true });
+    await writeFile(join(dir, 'usage', 'prompts', '2030-06-16', memberFileOf('slack:U1')), '{"id":"ahead","prompt":"a FARAHEAD fox"}\n');
+    const line = (await readFile(join(dir, 'usage', '2031-06-16.jsonl'), 'utf8'));
+    await writeFile(join(dir, 'usage', '2030-06-16.jsonl'), line);
+    time.now = MIDNIGHT + HOUR;
+    const store = clockedStore(dir, time);
+    await store.open();
+    await settled(store, 'today', 'slack:U1', undefined, time.now);
+
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl'))).toEqual(['2030-06-16.jsonl']);
+    expect((await store.usageSince(undefined)).records.map((r) => [r.jobId, r.prompt])).toEqual([
+      ['ahead', 'a FARAHEAD fox'],
+      ['today', undefined],
+    ]);
+    expect((await readFile(join(dir, 'usage', 'prompts', '2030-06-16', memberFileOf('slack:U1')), 'utf8')).match(/FARAHEAD/g)).toHaveLength(1);
   });
 
   it('keeps appending to a day file one day ahead of its clock (another process’s clock a little ahead)', async () => {
@@ -284,7 +342,7 @@ describe('a data folder an older version wrote (one usage.jsonl)', () => {
 
   async function expectMoved(dir: string): Promise<void> {
     expect((await readdir(dir)).filter((n) => n.startsWith('usage'))).toEqual(['usage']);
-    expect((await readdir(join(dir, 'usage'))).sort()).toEqual(['2030-06-15.jsonl', '2030-06-16.jsonl', 'prompts']);
+    expect((await readdir(join(dir, 'usage'))).sort()).toEqual(['2030-06-15.jsonl', '2030-06-16.jsonl', 'feed-epoch', 'prompts']);
     const store = storeAt(dir);
     expect((await store.usageSince(undefined)).records.map((r) => [r.jobId, r.prompt])).toEqual([
       ['a', 'an OLDMARKER fox'],
@@ -314,6 +372,35 @@ describe('a data folder an older version wrote (one usage.jsonl)', () => {
     expect(await store.open()).toMatchObject({ movedUsage: { records: 2, damaged: 1 } });
     await store.close();
     await expectMoved(dir);
+  });
+
+  it('raises the feed’s epoch at the next open when a crash stopped the move after its appends: a reader that read them reads again', async () => {
+    const moved = await oldFolder();
+    await storeAt(moved).open();
+    // The day files and prompts as the move wrote them, the epoch not yet raised, usage.jsonl still there.
+    const dir = await newDir();
+    await cp(join(moved, 'usage'), join(dir, 'usage'), { recursive: true });
+    await rm(join(dir, 'usage', 'feed-epoch'));
+    await writeFile(join(dir, 'usage.jsonl'), OLD);
+    const cursor = `e0/2030-06-16:${(await readFile(join(dir, 'usage', '2030-06-16.jsonl'))).length}`;
+    const store = storeAt(dir);
+    expect(await store.open()).toMatchObject({ movedUsage: { records: 0, damaged: 1 } });
+
+    expect(await store.usageSince(cursor)).toMatchObject({ reset: true });
+    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['c', 'a', 'b']);
+  });
+
+  it('keeps a record of usage.jsonl its day’s file holds for the same job with other fields (the real charge beside a reconcile’s estimate)', async () => {
+    const dir = await newDir();
+    await mkdir(join(dir, 'usage'), { recursive: true });
+    await writeFile(join(dir, 'usage', '2030-06-16.jsonl'), `${record('J', MIDNIGHT + HOUR, { costUsd: 0.02, outcome: 'interrupted' })}\n`);
+    await writeFile(join(dir, 'usage.jsonl'), `${record('J', MIDNIGHT + HOUR, { costUsd: 0.011, basis: 'actual', requestId: 'req_123' })}\n`);
+    const store = storeAt(dir);
+    expect(await store.open()).toMatchObject({ movedUsage: { records: 1, damaged: 0 } });
+
+    const kept = await readFile(join(dir, 'usage', '2030-06-16.jsonl'), 'utf8');
+    expect(kept).toContain('"outcome":"interrupted"');
+    expect(kept).toContain('"requestId":"req_123"');
   });
 
   it('moves again, at the next open, a usage.jsonl a crash left after the move or an older version’s process made again, doubling no record', async () => {
