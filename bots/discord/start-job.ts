@@ -157,7 +157,7 @@ export async function startJob(ctx: BotContext, interaction: JobInteraction, job
     if (await recorded) await ctx.store.remove(key).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error), jobKey: key }, 'could not remove the record of a job that did not start'));
     return false;
   }
-  // Visible to buttons at once (the runner's first update comes on a later turn); saved to disk in the background of this await.
+  // A button's read waits for this write (the runner's first update comes on a later turn): it reads the record with its kept images.
   await ctx.store.add({ ...recordOf(admitted), runnerJobId: handle.id, createdAt: handle.submittedAt }, images);
   // A forget landing between the acceptance and this write did not find the record: asked once it is written (a forget
   // marks first, then erases what is kept), the forget does here what it does to every record it finds.

@@ -18,7 +18,7 @@ import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDay, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { appendUsage, dayFileOf, daysIn, dropDaysBefore, feedEpochIn, forgetPromptsIn as forgetPromptFilesIn, moveFarDaysIn, moveOldUsageFile, readFrom, readUsage } from './usage-days.js';
+import { appendUsage, dayFileOf, daysIn, dropDaysBefore, feedEpochIn, forgetPromptsIn as forgetPromptFilesIn, moveOldUsageFile, readFrom, readUsage } from './usage-days.js';
 import { damagedLinesAt, damagedWithin, usageMatching } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
@@ -395,17 +395,16 @@ export class FileQuotaStore implements QuotaStore {
         });
         // Usage first: a crash between the two leaves a record whose settle the ledger lacks; when its dead process is
         // met, the job is charged what that record says (`reconcileIn`), not its estimate, and no record is added.
-        // The day's first commit that writes drops the days past retention, by the store's clock (the one the records'
-        // times are written by; a day either way: a clock that jumped ahead and back): whole days, a few unlinks; and
-        // moves a day file far ahead into today's before this commit's records are appended. A failure is told to
-        // `onError`; the commit stands.
+        if (dirty) await appendUsage(this.usagePath, this.#process.clock(), usage);
+        if (dirty) await this.#write(ledger);
+        // The day's first commit that wrote drops the days past retention, by the store's clock (the one the records'
+        // times are written by; a day either way: a clock that jumped ahead and back): whole days, a few unlinks. A
+        // failure is told to `onError`; the commit stands.
         const last = batch[batch.length - 1]!.now;
         if (dirty && Math.abs(last - this.#usagePrunedAt) >= DAY_MS) {
           this.#usagePrunedAt = last;
           await this.#cleanUpUsage();
         }
-        if (dirty) await appendUsage(this.usagePath, this.#process.clock(), usage);
-        if (dirty) await this.#write(ledger);
         return { outcomes, report: reconciled.report };
       });
       // What the commit ended of gone processes' reservations, told once, whichever operations it wrote.
@@ -450,14 +449,10 @@ export class FileQuotaStore implements QuotaStore {
     }
   }
 
-  /**
-   * The daily clean-up (under the lock): the day files and prompt folders of days past retention go, whole days only;
-   * those more than a day ahead of the clock (a clock that once jumped) are moved into today's.
-   */
+  /** The daily clean-up (under the lock): the day files and prompt folders of days past retention go, whole days only. */
   async #cleanUpUsage(): Promise<void> {
     try {
       dropDaysBefore(this.usagePath, utcDay(this.#process.clock() - this.#process.usageRetentionMs));
-      await moveFarDaysIn(this.usagePath, this.#process.clock());
     } catch (cause) {
       try {
         this.#process.onError?.(new Error('could not drop expired usage records', { cause }));

@@ -53,8 +53,7 @@ export const dayFileOf = (folder: string, day: string): string => join(folder, `
  * Appends records (under the ledger's lock) to the day file of the UTC day of `now`, or of the newest day file when it
  * is at most a day ahead (another clock a little ahead): the files read in name order are the order written. A day
  * file further ahead (a clock that once jumped) is not followed, or every later record would go to a day the clean-up
- * drops only that far on (the daily clean-up moves it into today's, `moveFarDaysIn`); an append to a day before the
- * newest raises the feed epoch (`feedEpochIn`). Prompts go
+ * drops only that far on; an append to a day before the newest raises the feed epoch (`feedEpochIn`). Prompts go
  * first to their members' files of that day; the record says it has one (`"prompted":1`).
  */
 export async function appendUsage(folder: string, now: number, records: readonly UsageRecord[]): Promise<void> {
@@ -293,25 +292,6 @@ async function moveRecordsTo(folder: string, byDay: Map<string, UsageRecord[]>):
   await inBatches(days, ([day, list]) => appendLines(dayFileOf(folder, day), list.map(recordLine).join('')));
   syncFolder(folder);
   return days;
-}
-
-/**
- * Moves the records of day files (and prompts) dated more than a day ahead of `now` — a clock that once jumped — into
- * today's (under the lock, at the daily clean-up), then removes them and raises the feed epoch once: appends then no
- * longer go to a day before the newest, and their records are kept by today's retention. Run again after a crash, it
- * doubles no record.
- */
-export async function moveFarDaysIn(folder: string, now: number): Promise<void> {
-  const far = [...new Set([...daysIn(folder), ...namesIn(join(folder, PROMPTS)).filter((day) => DAY.test(day))])].filter((day) => day > utcDay(now + DAY_MS)).sort();
-  if (far.length === 0) return;
-  const { parsed } = await readFrom(folder, far.map((day) => ({ day, at: 0 })), true);
-  await moveRecordsTo(folder, new Map([[utcDay(now), parsed.records]]));
-  for (const day of far) {
-    rmSync(dayFileOf(folder, day), { force: true });
-    rmSync(join(folder, PROMPTS, day), { recursive: true, force: true });
-  }
-  syncFolder(folder);
-  await raiseFeedEpoch(folder);
 }
 
 /** Syncs a folder (its new names outlive a power cut); skipped when it does not exist or cannot be synced. */

@@ -94,64 +94,23 @@ describe('the usage records of the file ledger, one file a day', () => {
     expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'first' }, { jobId: 'today' }, { jobId: 'ahead' }] });
   });
 
-  it('moves the records of a day file far ahead into today’s at the clean-up once the clock is back: one reset, then the feed goes on', async () => {
+  it('keeps every day file where it is through a clock days behind and back: no record moved, lost or doubled', async () => {
     const dir = await newDir();
-    const time = { now: MIDNIGHT + 365 * DAY };
-    const store = clockedStore(dir, time, { usageRetentionDays: 2 });
-    await store.open();
-    await settled(store, 'ahead', 'slack:U1', 'a FARAHEAD fox', time.now);
-    await settled(store, 'other', 'slack:U2', 'a calm lake', time.now);
-    const read = await store.usageSince(undefined);
-    time.now = MIDNIGHT + HOUR;
-    await settled(store, 'today', 'slack:U1', 'a TODAY owl', time.now);
-
-    expect((await readdir(join(dir, 'usage'))).sort()).toEqual(['2030-06-16.jsonl', 'feed-epoch', 'prompts']);
-    expect(await readdir(join(dir, 'usage', 'prompts'))).toEqual(['2030-06-16']);
-    const again = await store.usageSince(read.cursor);
-    expect(again).toMatchObject({ reset: true });
-    expect(again.records.map((r) => [r.jobId, r.prompt])).toEqual([
-      ['ahead', 'a FARAHEAD fox'],
-      ['other', 'a calm lake'],
-      ['today', 'a TODAY owl'],
-    ]);
-    expect((await store.usage({ since: MIDNIGHT })).map((r) => r.jobId).sort()).toEqual(['ahead', 'other', 'today']);
-    await settled(store, 'later', 'slack:U2', undefined, time.now);
-    const next = await store.usageSince(again.cursor);
-    expect(next).toMatchObject({ reset: false, records: [{ jobId: 'later' }] });
-    expect(await store.usageSince(next.cursor)).toMatchObject({ reset: false, records: [] });
-
-    await store.forgetPrompts('slack:U1');
-    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('FARAHEAD');
-    expect((await store.usage({})).find((r) => r.jobId === 'other')?.prompt).toBe('a calm lake');
-    // The retention drops them with today's day.
-    time.now = MIDNIGHT + 3 * DAY + HOUR;
-    await settled(store, 'new', 'slack:U1', undefined, time.now);
-    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['new']);
-  });
-
-  it('moves a day file far ahead again after a crash stopped the move before removing it, doubling no record', async () => {
-    const dir = await newDir();
-    const time = { now: MIDNIGHT + 365 * DAY };
-    const first = clockedStore(dir, time);
-    await first.open();
-    await settled(first, 'ahead', 'slack:U1', 'a FARAHEAD fox', time.now);
-    await first.close();
-    // The move wrote ahead's prompt and record to today's files, then its process stopped.
-    await mkdir(join(dir, 'usage', 'prompts', '2030-06-16'), { recursive: true });
-    await writeFile(join(dir, 'usage', 'prompts', '2030-06-16', memberFileOf('slack:U1')), '{"id":"ahead","prompt":"a FARAHEAD fox"}\n');
-    const line = (await readFile(join(dir, 'usage', '2031-06-16.jsonl'), 'utf8'));
-    await writeFile(join(dir, 'usage', '2030-06-16.jsonl'), line);
-    time.now = MIDNIGHT + HOUR;
+    const time = { now: MIDNIGHT - 9 * DAY };
     const store = clockedStore(dir, time);
     await store.open();
-    await settled(store, 'today', 'slack:U1', undefined, time.now);
+    for (let day = 0; day < 10; day++) {
+      time.now = MIDNIGHT - (9 - day) * DAY + HOUR;
+      await settled(store, `day${day}`, 'slack:U1', undefined, time.now);
+    }
+    time.now = MIDNIGHT - 5 * DAY + 2 * HOUR;
+    await settled(store, 'behind', 'slack:U1', undefined, time.now);
+    time.now = MIDNIGHT + 3 * HOUR;
+    await settled(store, 'right', 'slack:U1', undefined, time.now);
 
-    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl'))).toEqual(['2030-06-16.jsonl']);
-    expect((await store.usageSince(undefined)).records.map((r) => [r.jobId, r.prompt])).toEqual([
-      ['ahead', 'a FARAHEAD fox'],
-      ['today', undefined],
-    ]);
-    expect((await readFile(join(dir, 'usage', 'prompts', '2030-06-16', memberFileOf('slack:U1')), 'utf8')).match(/FARAHEAD/g)).toHaveLength(1);
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl'))).toHaveLength(10);
+    expect((await store.usage({})).map((r) => r.jobId).sort()).toEqual([...Array.from({ length: 10 }, (_, i) => `day${i}`), 'behind', 'right'].sort());
+    expect((await store.usage({ since: MIDNIGHT - 2 * DAY })).map((r) => r.jobId)).toEqual(['day7', 'day8', 'day9', 'right']);
   });
 
   it('keeps appending to a day file one day ahead of its clock (another process’s clock a little ahead)', async () => {

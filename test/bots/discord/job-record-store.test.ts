@@ -89,6 +89,17 @@ describe.each([
     expect(await b.readOutput(key, 0)).toBeUndefined();
   });
 
+  it.skipIf(skip)('reads a record being added once it is kept, its inputs with it (an edit that fails at once still offers its Retry)', async () => {
+    const { a } = await open(backend);
+    const png = Buffer.from(await makeImage('png', 8, 8));
+    const key = a.newKey();
+    const adding = a.add({ key, kind: 'edit', prompt: 'p', options: {}, requester, status: 'running' }, [{ data: png, filename: 'a.png' }]);
+    const read = await a.get(key);
+    await adding;
+
+    expect(read?.inputs).toMatchObject([{ filename: 'a.png' }]);
+  });
+
   it.skipIf(skip)('hands a running job of a process that died to one survivor, and tells the others it is not theirs while the holder lives', async () => {
     const { a, b, concurrent, killA } = await open(backend);
     const key = a.newKey();
