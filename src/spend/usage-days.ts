@@ -270,15 +270,15 @@ export async function moveOldUsageFile(dir: string, legacyName: string, folderNa
   return { records: days.reduce((n, [, list]) => n + list.length, 0), damaged };
 }
 
+/** What tells a record from another, read back through the schema (its fields in one order), its prompt aside. */
+const sameRecordKey = (record: UsageRecord): string => JSON.stringify(withoutPromptOf(record));
+
 /**
  * Appends records (prompts inside) to the day files named, their prompts to their members' files of that day, all
  * synced; a record its day's file holds already, every field the same (a move a crash stopped before its source
  * was removed), is skipped; one of the same job that differs (its real charge beside the estimate a reconcile settled it
  * at) is kept. The days written to, with their records.
  */
-/** What tells a record from another, read back through the schema (its fields in one order), its prompt aside. */
-const sameRecordKey = (record: UsageRecord): string => JSON.stringify(withoutPromptOf(record));
-
 async function moveRecordsTo(folder: string, byDay: Map<string, UsageRecord[]>): Promise<[string, UsageRecord[]][]> {
   for (const [day, list] of byDay) {
     const held = new Set((await readFrom(folder, [{ day, at: 0 }], false)).parsed.records.map(sameRecordKey));
