@@ -197,8 +197,9 @@ describe('the alert checks jobs settled call for', () => {
     for (const step of steps.splice(0).reverse()) await step();
   });
 
-  it('checks at once for a settle, then at most once per gap however many jobs settle in it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pictor-settled-'));
+  /** A watcher over a fresh file ledger with a $1 account cap, its checks counted (and answered at once), under fake timers. */
+  async function watcherWithCountedChecks() {
+    const dir = await mkdtemp(join(tmpdir(), 'pictor-checks-'));
     steps.push(() => rm(dir, { recursive: true, force: true }));
     const store = new FileQuotaStore({ dir });
     await store.open();
@@ -206,6 +207,11 @@ describe('the alert checks jobs settled call for', () => {
     const { watcher } = watchingAlerts(steps, { store, log: new MemoryAlertLog(), operator: operatorWith({ accountDailyUsd: 1 }), now: Date.now });
     const checks = spyOnInstance(AlertWatcher.prototype, 'check', (w) => w === watcher).mockResolvedValue([]);
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    return { watcher, checks };
+  }
+
+  it('checks at once for a settle, then at most once per gap however many jobs settle in it', async () => {
+    const { watcher, checks } = await watcherWithCountedChecks();
 
     watcher.settled();
     expect(checks).toHaveBeenCalledTimes(1);
@@ -224,14 +230,7 @@ describe('the alert checks jobs settled call for', () => {
   });
 
   it('checks at once for a refusal by a cap, then at most once per gap however many a full cap refuses', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pictor-refused-'));
-    steps.push(() => rm(dir, { recursive: true, force: true }));
-    const store = new FileQuotaStore({ dir });
-    await store.open();
-    steps.push(() => store.close());
-    const { watcher } = watchingAlerts(steps, { store, log: new MemoryAlertLog(), operator: operatorWith({ accountDailyUsd: 1 }), now: Date.now });
-    const checks = spyOnInstance(AlertWatcher.prototype, 'check', (w) => w === watcher).mockResolvedValue([]);
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { watcher, checks } = await watcherWithCountedChecks();
 
     // A full cap refuses a burst of 50 jobs: each check reads the ledger (and takes its lock) for nothing new.
     for (let i = 0; i < 50; i++) watcher.refused(ACCOUNT_DAILY);
