@@ -192,6 +192,11 @@ const INLINE: WriteSteps = {
   },
 };
 
+/** Syncs the folder holding `path`, so a name just made there outlives a power cut; skipped where folders cannot be synced. */
+export function syncFolderHolding(path: string): Promise<void> {
+  return AWAITED.syncFolder(path);
+}
+
 /** Why a folder cannot be opened or synced here (Windows opens no folder; some file systems sync none): nothing to do. */
 const FOLDER_SYNC_UNSUPPORTED = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EOPNOTSUPP']);
 

@@ -18,7 +18,7 @@ import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDay, utcDayStart } from './utc-period.js';
 import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
-import { appendUsage, dayFileOf, daysIn, dropDaysBefore, feedEpochIn, forgetPromptsIn as forgetPromptFilesIn, moveOldUsageFile, readFrom, readUsage } from './usage-days.js';
+import { appendUsage, dayFileOf, daysIn, dropDaysBefore, feedEpochIn, forgetPromptsIn as forgetPromptFilesIn, moveOldUsageFile, readFrom, readUsage, undefinedIfMissing } from './usage-days.js';
 import { damagedLinesAt, damagedWithin, usageMatching } from './usage-records.js';
 
 export interface FileQuotaStoreOptions extends LedgerOptions {
@@ -628,12 +628,6 @@ function unusableFileError(error: unknown): LedgerUnreadableError | undefined {
 function fileStamp(path: string): string | undefined {
   const info = statSync(path, { throwIfNoEntry: false });
   return info && `${info.ino}:${info.size}:${info.mtimeMs}`;
-}
-
-/** undefined for a file that does not exist; any other error is thrown again. */
-function undefinedIfMissing(error: NodeJS.ErrnoException): undefined {
-  if (error.code === 'ENOENT') return undefined;
-  throw error;
 }
 
 /** A file's text, or undefined when it does not exist (read at once: see the class's doc on awaited calls). */

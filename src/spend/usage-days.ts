@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { open as openFile, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { dirname, join } from 'node:path';
+import { syncFolderHolding, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { safeJson } from '../core/safe-json.js';
 import type { UsageRecord } from './types.js';
 import { UsageRecordSchema, withoutPromptOf } from './usage-records.js';
@@ -58,32 +58,40 @@ export const dayFileOf = (folder: string, day: string): string => join(folder, `
  */
 export async function appendUsage(folder: string, now: number, records: readonly UsageRecord[]): Promise<void> {
   if (records.length === 0) return;
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  await makeFolder(folder);
   const [newest, today] = [daysIn(folder).at(-1), utcDay(now)];
   const day = newest !== undefined && newest > today && newest <= utcDay(now + DAY_MS) ? newest : today;
-  await writePrompts(join(folder, PROMPTS, day), records);
-  await appendLines(dayFileOf(folder, day), records.map(recordLine).join(''));
+  await inBatches(await promptFilesOf(join(folder, PROMPTS, day), records), ([path, text]) => appendLines(path, text, { newName: 'synced' }));
+  await appendLines(dayFileOf(folder, day), records.map(recordLine).join(''), { newName: 'synced' });
   // Raised once written: a reader whose cursor is past this day reads again, and misses none of them.
   if (newest !== undefined && day < newest) await raiseFeedEpoch(folder);
 }
 
 const recordLine = (record: UsageRecord): string => `${JSON.stringify(record.prompt === undefined ? record : { ...withoutPromptOf(record), prompted: 1 })}\n`;
 
-/** Each member's prompts of `records` appended to their file in the day's prompt folder `dir`. */
-async function writePrompts(dir: string, records: readonly UsageRecord[]): Promise<void> {
-  await inBatches(promptFilesOf(dir, records), ([path, text]) => appendLines(path, text));
-}
-
 /** Each member's file in the day's prompt folder `dir` (made) and the lines of their prompts of `records`. */
-function promptFilesOf(dir: string, records: readonly UsageRecord[]): [string, string][] {
+async function promptFilesOf(dir: string, records: readonly UsageRecord[]): Promise<[string, string][]> {
   const byMember = new Map<string, string>();
   for (const { jobId, userKey, prompt } of records) {
     if (prompt === undefined) continue;
     const path = join(dir, memberFileOf(userKey));
     byMember.set(path, `${byMember.get(path) ?? ''}${JSON.stringify({ id: jobId, prompt })}\n`);
   }
-  if (byMember.size > 0) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (byMember.size > 0) await makeFolder(dir);
   return [...byMember];
+}
+
+/** Syncs a folder itself, so the names of the files made in it outlive a power cut (the shared sync of a path's folder). */
+const syncFolder = (folder: string): Promise<void> => syncFolderHolding(join(folder, 'name'));
+
+/** Makes a folder (0700) and those above it that are missing, each named in its parent durably (its parent synced). */
+async function makeFolder(path: string): Promise<void> {
+  const first = mkdirSync(path, { recursive: true, mode: 0o700 });
+  if (first === undefined) return;
+  for (let made = path; ; made = dirname(made)) {
+    await syncFolderHolding(made);
+    if (made === first) return;
+  }
 }
 
 /** `step` for each item, at most 64 at once: their fsyncs overlap. */
@@ -95,14 +103,19 @@ async function inBatches<T>(items: readonly T[], step: (item: T) => Promise<void
   await Promise.all(Array.from({ length: Math.min(64, items.length) }, worker));
 }
 
-/** Appends whole lines to a file (0600) and syncs it; a line a crash cut short is left as it is (skipped when read), the next starts a line of its own. */
-async function appendLines(path: string, text: string): Promise<void> {
+/**
+ * Appends whole lines to a file (0600) and syncs it; a line a crash cut short is left as it is (skipped when read), the
+ * next starts a line of its own. A file it made is named durably too (`newName: 'synced'`: its folder synced), unless
+ * the caller syncs its folders once for many files (`'caller'`, the move).
+ */
+async function appendLines(path: string, text: string, { newName }: { newName: 'synced' | 'caller' }): Promise<void> {
   const fd = openSync(path, 'a+', 0o600);
   try {
     const { size } = fstatSync(fd);
     const last = Buffer.alloc(1);
     const cut = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
     await writeAllAndSync(fd, `${cut ? '\n' : ''}${text}`);
+    if (size === 0 && newName === 'synced') await syncFolderHolding(path);
   } catch (error) {
     // A write through the descriptor names no file: name it, so a full disk is told of the file.
     if (error instanceof Error && (error as NodeJS.ErrnoException).path === undefined) (error as NodeJS.ErrnoException).path = path;
@@ -248,8 +261,6 @@ export function dropDaysBefore(folder: string, firstKept: string): void {
  */
 export async function moveOldUsageFile(dir: string, legacyName: string, folderName: string): Promise<{ records: number; damaged: number } | undefined> {
   const [legacy, folder] = [join(dir, legacyName), join(dir, folderName)];
-  // What a move of an earlier version of this code left (a copy of usage.jsonl, prompts inside).
-  await rm(join(dir, `${folderName}.new`), { recursive: true, force: true });
   const text = await readFile(legacy, 'utf8').catch(undefinedIfMissing);
   if (text === undefined) return undefined;
   const byDay = new Map<string, UsageRecord[]>();
@@ -260,13 +271,13 @@ export async function moveOldUsageFile(dir: string, legacyName: string, folderNa
     if (record) (byDay.get(utcDay(record.time)) ?? byDay.set(utcDay(record.time), []).get(utcDay(record.time))!).push(record);
     else damaged++;
   }
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  await makeFolder(folder);
   const days = await moveRecordsTo(folder, byDay);
   // Raised whenever the file held a record: a reader's cursor may be past the days it added to, and a move a crash
   // stopped after its appends (its records then skipped) raises it on the next.
   if (byDay.size > 0) await raiseFeedEpoch(folder);
   await rm(legacy);
-  syncFolder(dir);
+  await syncFolderHolding(legacy);
   return { records: days.reduce((n, [, list]) => n + list.length, 0), damaged };
 }
 
@@ -285,30 +296,17 @@ async function moveRecordsTo(folder: string, byDay: Map<string, UsageRecord[]>):
     byDay.set(day, list.filter((r) => !held.has(sameRecordKey(r))));
   }
   // Prompts first, their folders synced, then the records that say they have one.
-  await inBatches([...byDay].flatMap(([day, list]) => promptFilesOf(join(folder, PROMPTS, day), list)), ([path, text]) => appendLines(path, text));
-  for (const day of byDay.keys()) syncFolder(join(folder, PROMPTS, day));
-  syncFolder(join(folder, PROMPTS));
+  const promptFiles = (await Promise.all([...byDay].map(([day, list]) => promptFilesOf(join(folder, PROMPTS, day), list)))).flat();
+  await inBatches(promptFiles, ([path, text]) => appendLines(path, text, { newName: 'caller' }));
+  for (const day of byDay.keys()) if (existsSync(join(folder, PROMPTS, day))) await syncFolder(join(folder, PROMPTS, day));
   const days = [...byDay].filter(([, list]) => list.length > 0);
-  await inBatches(days, ([day, list]) => appendLines(dayFileOf(folder, day), list.map(recordLine).join('')));
-  syncFolder(folder);
+  await inBatches(days, ([day, list]) => appendLines(dayFileOf(folder, day), list.map(recordLine).join(''), { newName: 'caller' }));
+  await syncFolder(folder);
   return days;
 }
 
-/** Syncs a folder (its new names outlive a power cut); skipped when it does not exist or cannot be synced. */
-function syncFolder(path: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, 'r');
-    fsyncSync(fd);
-  } catch {
-    // No such folder (no prompts), or a file system that syncs no folder.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
 /** undefined for a file that does not exist; any other error is thrown again. */
-function undefinedIfMissing(error: NodeJS.ErrnoException): undefined {
+export function undefinedIfMissing(error: NodeJS.ErrnoException): undefined {
   if (error.code === 'ENOENT') return undefined;
   throw error;
 }

@@ -4,6 +4,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { writeFileAtomically } from '../../src/core/atomic-file.js';
+import { appendUsage } from '../../src/spend/usage-days.js';
+import { utcDay } from '../../src/spend/utc-period.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
 // Every call stays the real one; the spies record, in order, the renames, links, opens and fsyncs an atomic write makes.
@@ -118,5 +120,23 @@ describe.each([
     const dir = await tempDir();
     failFolder = { dir, failure: { code: 'EIO', at: 'sync' } };
     await expect(writeFileAtomically(join(dir, 'ledger.json'), 'one', { inline })).rejects.toMatchObject({ code: 'EIO' });
+  });
+});
+
+describe('the file ledger’s usage day files, appended (the records and prompts beside its ledger)', () => {
+  const record = (jobId: string, time: number, prompt?: string) => ({ jobId, time, day: utcDay(time), month: utcDay(time).slice(0, 7), surface: 'cli' as const, userKey: 'cli:owner', scopeKey: 'cli', costUsd: 0.01, basis: 'table' as const, ...(prompt && { prompt }) });
+
+  it('names each file and folder it makes durably (the folder holding it synced after it is made), and syncs no folder for a file it only appends to', async () => {
+    const dir = await tempDir();
+    const usage = join(dir, 'usage');
+    const now = Date.UTC(2030, 5, 16, 12);
+    await appendUsage(usage, now, [record('a', now, 'a fox')]);
+    const made = events.filter((event) => event.startsWith('sync ') && !event.endsWith('.jsonl'));
+
+    // `usage` twice: once for the prompts folder made in it, once for the day file.
+    expect(made.sort()).toEqual([`sync ${dir}`, `sync ${usage}`, `sync ${usage}`, `sync ${join(usage, 'prompts')}`, `sync ${join(usage, 'prompts', '2030-06-16')}`].sort());
+    events = [];
+    await appendUsage(usage, now + 1000, [record('b', now + 1000, 'an owl')]);
+    expect(events.filter((event) => event.startsWith('sync ') && !event.endsWith('.jsonl'))).toEqual([]);
   });
 });

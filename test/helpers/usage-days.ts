@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { safeJson } from '../../src/core/safe-json.js';
 import { utcDay } from '../../src/spend/utc-period.js';
 
 /**
@@ -13,7 +14,7 @@ export async function writeUsageDays(dir: string, text: string, folderName = 'us
   const byDay = new Map<string, string>();
   const lines = text.split('\n');
   lines.forEach((line, i) => {
-    const time = (safeParse(line) as { time?: unknown } | undefined)?.time;
+    const time = (safeJson(line) as { time?: unknown } | undefined)?.time;
     if (typeof time === 'number' && utcDay(time) > day) day = utcDay(time);
     const at = day || '2000-01-01';
     byDay.set(at, `${byDay.get(at) ?? ''}${line}${i < lines.length - 1 ? '\n' : ''}`);
@@ -34,10 +35,3 @@ export async function usageText(dir: string): Promise<string> {
   return (await Promise.all(days.map((name) => readFile(join(folder, name), 'utf8')))).join('');
 }
 
-function safeParse(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-}
