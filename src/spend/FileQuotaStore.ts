@@ -403,7 +403,7 @@ export class FileQuotaStore implements QuotaStore {
         const last = batch[batch.length - 1]!.now;
         if (dirty && Math.abs(last - this.#usagePrunedAt) >= DAY_MS) {
           this.#usagePrunedAt = last;
-          await this.#cleanUpUsage();
+          this.#cleanUpUsage();
         }
         return { outcomes, report: reconciled.report };
       });
@@ -450,7 +450,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /** The daily clean-up (under the lock): the day files and prompt folders of days past retention go, whole days only. */
-  async #cleanUpUsage(): Promise<void> {
+  #cleanUpUsage(): void {
     try {
       dropDaysBefore(this.usagePath, utcDay(this.#process.clock() - this.#process.usageRetentionMs));
     } catch (cause) {
