@@ -63,10 +63,9 @@ export interface JobRecord {
   /**
    * The press of its member's Retry that took the job over (`takeRetry`), when, and whether the job it sent again
    * started (`retryStarted`): the job runs again once, however often its member presses it (another member's Retry is
-   * their own new job and takes nothing). A take whose job did not start lapses (`JobRecordStore.RETRY_START_MS`); a
-   * press alone (kept by an older version) is a Retry spent.
+   * their own new job and takes nothing). A take whose job did not start lapses (`JobRecordStore.RETRY_START_MS`).
    */
-  retriedBy?: string | { press: string; at: number; started?: true | undefined } | undefined;
+  retriedBy?: { press: string; at: number; started?: true | undefined } | undefined;
   /**
    * What the job's end shows, kept with its ended mark when that end reached no message (its reply's edit refused, and
    * the channel too, such as 50013 Missing Permissions: the reply keeps its progress and Cancel). A press of that Cancel
@@ -227,13 +226,13 @@ export class JobRecordStore {
    * Its age is judged here, as the write is tried, by this process's clock (replicas' clocks agree within the lapse).
    */
   async takeRetry(key: string, pressId: string): Promise<'taken' | 'starting' | 'retried'> {
-    const held = (take: JobRecord['retriedBy'], now: number) => take !== undefined && (typeof take === 'string' || take.started === true || now - take.at < JobRecordStore.RETRY_START_MS);
+    const held = (take: JobRecord['retriedBy'], now: number) => take !== undefined && (take.started === true || now - take.at < JobRecordStore.RETRY_START_MS);
     const { after } = await this.records.update(key, (record) => {
       const now = Date.now();
       return record && (held(record.retriedBy, now) ? record : { ...record, retriedBy: { press: pressId, at: now } });
     });
     const take = after?.retriedBy;
-    if (take === undefined || typeof take === 'string' || take.started) return 'retried';
+    if (take === undefined || take.started) return 'retried';
     return take.press === pressId ? 'taken' : 'starting';
   }
 
@@ -246,12 +245,12 @@ export class JobRecordStore {
   async retryStarted(key: string, pressId: string): Promise<'marked' | 'held' | 'free'> {
     const mark = () => this.records.update(key, (record) => {
       const take = record?.retriedBy;
-      return record && typeof take === 'object' && take.press === pressId ? { ...record, retriedBy: { ...take, started: true } } : record;
+      return record && take?.press === pressId ? { ...record, retriedBy: { ...take, started: true } } : record;
     });
     const { after } = await this.#tried(mark, { jobKey: key }, 'could not mark a Retry’s job started; trying again');
     const take = after?.retriedBy;
     if (take === undefined) return 'free';
-    return typeof take === 'object' && take.press === pressId ? 'marked' : 'held';
+    return take.press === pressId ? 'marked' : 'held';
   }
 
   /**
@@ -261,7 +260,7 @@ export class JobRecordStore {
   async giveBackRetry(key: string, pressId: string): Promise<void> {
     const giveBack = () => this.records.update(key, (record) => {
       const take = record?.retriedBy;
-      if (!record || typeof take !== 'object' || take.press !== pressId) return record;
+      if (!record || take?.press !== pressId) return record;
       const { retriedBy: _taken, ...rest } = record;
       return rest;
     });

@@ -1,5 +1,6 @@
 import { PictorError } from 'pictor';
 import { sayWords, type Words } from './words.js';
+import type { PressRefusalCode } from './PressRefusedError.js';
 
 /**
  * Every code a surface refuses what a member gave it under: Discord's input images (`InputImageError`) and presses of
@@ -14,16 +15,8 @@ export type InputRefusedCode =
   | 'image_too_large'
   | 'not_an_image'
   | 'download_failed'
-  // Presses of a job's button, on either surface (`PressRefusedError`).
-  | 'job_gone'
-  | 'job_other_scope'
-  | 'prompt_erased'
-  | 'not_requester'
-  | 'job_finished'
-  | 'not_member'
-  | 'unknown_button'
-  | 'already_retried'
-  | 'retry_starting'
+  // Presses of a job's button, on either surface.
+  | PressRefusalCode
   // Slack's flags, and the files of a mention, a shortcut or a Reroll.
   | 'unknown_flag'
   | 'bad_flag_value'

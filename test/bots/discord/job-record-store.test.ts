@@ -222,14 +222,6 @@ describe.each([
     expect(await at(pressedAt + 2 * JobRecordStore.RETRY_START_MS, () => b.takeRetry(key, 'press4'))).toBe('retried');
   });
 
-  it.skipIf(skip)('reads a Retry an older version took (its press alone) as spent', async () => {
-    const { a } = await open(backend);
-    const key = a.newKey();
-    await a.add({ key, kind: 'generate', prompt: 'p', options: {}, requester, status: 'failed' });
-    await a.records.update(key, (record) => record && { ...record, retriedBy: 'press-of-0.9' });
-    expect(await at(Date.now() + 365 * 86_400_000, () => a.takeRetry(key, 'press1'))).toBe('retried');
-  });
-
   it.skipIf(skip)('keeps no image over the bound, and an edit’s inputs all or none', async () => {
     const { a } = await open(backend);
     const small = Buffer.from(await makeImage('png', 4, 4));
