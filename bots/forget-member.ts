@@ -1,7 +1,6 @@
 import type { LoggerLike } from 'pictor';
 import type { createSerialQueue, QuotaStore } from 'pictor/internal';
 import { endToRecord, isRunning } from './state/job-records.js';
-import type { OpenBotStateOptions } from './state/open-state.js';
 import { stateKeyOf, type BotSpaces } from './state/spaces.js';
 import { StateClosedError, type Space, type SpaceDefinition, type StateStore } from './state/StateStore.js';
 
@@ -17,6 +16,12 @@ export interface OtherLedgerTurns {
   closing: { until: number | undefined } | undefined;
   /** Logs a failure of the other ledger's close, once: on Redis a forget's close and a stop's are one close, failing alike. */
   closeFailed: (message: string, fields?: Record<string, unknown>) => (error: unknown) => void;
+}
+
+/** The ledgers a forget erases prompts from (`OpenBotStateOptions.ledger` and `.otherLedger`). */
+export interface ForgetLedgers {
+  ledger?: Pick<QuotaStore, 'forgetPrompts'> | undefined;
+  otherLedger?: (() => Promise<Pick<QuotaStore, 'forgetPrompts' | 'close'> | undefined>) | undefined;
 }
 
 export function closeFailedOnce(logger: LoggerLike): OtherLedgerTurns['closeFailed'] {
@@ -71,7 +76,7 @@ export async function forgetMember(
   store: StateStore,
   spaces: BotSpaces,
   userKey: string,
-  { ledger, otherLedger }: OpenBotStateOptions,
+  { ledger, otherLedger }: ForgetLedgers,
   otherLedgerTurns: OtherLedgerTurns,
   logger: LoggerLike,
 ): Promise<number> {

@@ -62,6 +62,11 @@ function isStyleOption(field: string): field is keyof StyleOptions {
   return STYLE_OPTION_FIELDS.has(field);
 }
 
+/** Whether a style's `value` for `field` is the one the job would have without the style: `without`'s, else the spec's default. */
+function valueWithout(field: keyof StyleOptions, value: unknown, without: JobOptions): boolean {
+  return value === (without[field] ?? DEFAULTS[field]);
+}
+
 const HouseStyleSchema = z.object({
   before: z.string().max(HOUSE_STYLE_LIMITS.textLength),
   after: z.string().max(HOUSE_STYLE_LIMITS.textLength),
@@ -261,7 +266,7 @@ export class HouseStyles {
     if (value === undefined) return undefined;
     // The job without the style: its options, or whether it is refused the same way (false: the read failed otherwise).
     const without = await unstyled().catch((reason: unknown) => reason instanceof JobRefusedError && reason.code === error.code && reason.field === field);
-    if (without === true || (without !== false && value === (without[field] ?? DEFAULTS[field]))) return undefined;
+    if (without === true || (without !== false && valueWithout(field, value, without))) return undefined;
     const option = fieldNames[field] ?? field;
     return new JobRefusedError(error.code, words('refusal.style_option_not_allowed', { style: styled.style, option, value: String(value) }), {
       field: 'style',
@@ -287,7 +292,7 @@ export class HouseStyles {
     const candidates = fieldsBetween(cause.rule).filter(isStyleOption).filter((f) => asked[f] === undefined && styled.options[f] !== undefined);
     const without = candidates.length > 0 ? await unstyled().catch(() => undefined) : undefined;
     // Of those, one whose value is not what the job would have without the style.
-    const field = without && candidates.find((f) => styled.options[f] !== (without[f] ?? DEFAULTS[f]));
+    const field = without && candidates.find((f) => !valueWithout(f, styled.options[f], without));
     const detail = field && validationDetailWords(cause, fieldNames);
     if (!field || !detail) return undefined;
     return new JobRefusedError(

@@ -612,15 +612,12 @@ function memberWithPrompt(raw: StoredRecord | undefined): string | undefined {
 /** What this process keeps of a reservation it made (see `StoreProcess.held`): the ledger document's, its amount in nanos. */
 type HeldReservation = Omit<Reservation, 'usd' | 'owner' | 'sent'> & { nanos: number };
 
-/** Half a surrogate pair alone (a text cut in the middle of an emoji); a whole pair is one code point here, never matched. */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
-
 /**
  * A job's details as the scripts take them: JSON, or '' without any. Well-formed text: half a surrogate pair becomes
- * U+FFFD, as the scripts would read it, so Redis's JSON reads every text this version writes at its first try.
+ * U+FFFD (`toWellFormed`), as the scripts would read it, so Redis's JSON reads every text this version writes at its first try.
  */
 const encodeJob = (job: Reservation['job']): string =>
-  job ? JSON.stringify(job, (_key, value: unknown) => (typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value)) : '';
+  job ? JSON.stringify(job, (_key, value: unknown) => (typeof value === 'string' ? value.toWellFormed() : value)) : '';
 
 /** The copy as the scripts take it (userKey, scopeKey, day, month, nanos, job encoded now, at), or as many '' without one. */
 function copyArgs(copy: HeldReservation | undefined): Arg[] {

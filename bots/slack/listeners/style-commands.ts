@@ -38,10 +38,9 @@ const STYLE_FLAGS = Object.entries(FLAGS)
  * The refusal of a style's text holding a flag of `/imagine` a style cannot keep (`--private`, `--public`,
  * `--compression`, `--moderation`, `--style`): naming it and the flags a style takes, so an admin is never told a style
  * is defined with a choice it dropped. Undefined when every flag is one a style takes, or one `/imagine` does not have
- * (its parser refuses that as `unknown_flag`, naming the flag meant). Takes the text, or the text as read for its parse.
+ * (its parser refuses that as `unknown_flag`, naming the flag meant). Takes the text as read for its parse.
  */
-export function styleFlagRefusal(text: string | ImagineScan): SlackInputError | undefined {
-  const { flags: found } = typeof text === 'string' ? scanImagineText(text) : text;
+export function styleFlagRefusal({ flags: found }: ImagineScan): SlackInputError | undefined {
   const flag = found.find((f) => KNOWN_FLAGS.includes(f) && !STYLE_FLAGS.includes(`--${f}`));
   if (flag === undefined) return undefined;
   const flags = STYLE_FLAGS.map((f) => `\`${f}\``).join(', ');

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { scanImagineText } from '../../../bots/slack/imagine-text.js';
 import { styleFlagRefusal } from '../../../bots/slack/listeners/style-commands.js';
 import { slackKeyOf } from '../../helpers/message-keys.js';
 import { privately, startHarness, type Harness } from './harness.js';
@@ -13,20 +14,20 @@ afterEach(async () => {
 
 describe('the flags a house style takes on Slack', () => {
   it('refuses a flag a style cannot keep, naming it and the ones a style takes, with a stable code', () => {
-    expect(styleFlagRefusal('secret {prompt} --private --format jpeg')).toMatchObject({
+    expect(styleFlagRefusal(scanImagineText('secret {prompt} --private --format jpeg'))).toMatchObject({
       code: 'flag_not_for_style',
       flag: '--private',
       allowed: '--size, --quality, --background, --format, --n',
       words: { key: 'slack.styles.flag_not_for_style', values: { flag: '`--private`', flags: '`--size`, `--quality`, `--background`, `--format`, `--n`' } },
     });
     for (const flag of ['--public', '--compression 5', '--moderation low', '--style neon', '—output_compression 5']) {
-      expect(styleFlagRefusal(`{prompt} ${flag}`), flag).toMatchObject({ code: 'flag_not_for_style' });
+      expect(styleFlagRefusal(scanImagineText(`{prompt} ${flag}`)), flag).toMatchObject({ code: 'flag_not_for_style' });
     }
-    expect(styleFlagRefusal('neon-lit {prompt} --size 1024x1536 --quality low --background opaque --format=png --n 2 —output-format webp')).toBeUndefined();
+    expect(styleFlagRefusal(scanImagineText('neon-lit {prompt} --size 1024x1536 --quality low --background opaque --format=png --n 2 —output-format webp'))).toBeUndefined();
   });
 
   it('leaves a flag /imagine does not have to its parser: not refused as one a style cannot keep', () => {
-    for (const text of ['{prompt} --qualty high', '{prompt} --previews', '{prompt} --size 1024x1024 --qualty high']) expect(styleFlagRefusal(text), text).toBeUndefined();
+    for (const text of ['{prompt} --qualty high', '{prompt} --previews', '{prompt} --size 1024x1024 --qualty high']) expect(styleFlagRefusal(scanImagineText(text)), text).toBeUndefined();
   });
 
   it('answers an admin’s style with a flag it cannot keep privately, naming the flag, and saves nothing', async () => {
