@@ -57,8 +57,6 @@ export interface RunningConsole {
   url: string | undefined;
   /** The address that logs in once with the token made at start; undefined when `PICTOR_CONSOLE_TOKEN` is set (or there is no page). */
   loginLink: string | undefined;
-  /** Looks at the caps and the breaker now: an alert goes out at once. */
-  poke(): void;
   /**
    * A job of this process was refused, by its code: a refusal by a cap or the breaker looks at the alerts, at once for
    * the first, then at most once every few seconds (see `AlertWatcher.refused`); a user's pace does not.
@@ -128,7 +126,6 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   return {
     url: server?.url,
     loginLink,
-    poke: () => watcher?.poke(),
     refused: (code) => watcher?.refused(code),
     settled: () => watcher?.settled(),
     watcher,
