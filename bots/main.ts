@@ -218,7 +218,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           ...counted,
           spent(usd) {
             counted.spent(usd);
-            consoleOfService?.settled();
+            // With Redis only: on a file ledger, the console's watch of the ledger folder sees this settle's write already.
+            if (core.redis) consoleOfService?.settled();
           },
         },
         (code) => {
