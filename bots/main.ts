@@ -39,7 +39,6 @@ import {
   readAlertConfig,
   readConsoleConfig,
   startConsole,
-  watchLedgerFolder,
   type RunningConsole,
   RefusalTally,
   writableFolder,
@@ -219,7 +218,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           ...counted,
           spent(usd) {
             counted.spent(usd);
-            consoleOfService?.settled();
+            // With Redis only: on a file ledger, the console's watch of the ledger folder sees this settle's write already.
+            if (core.redis) consoleOfService?.settled();
           },
         },
         (code) => {
@@ -295,11 +295,6 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
         stops.push(() => running.close());
         if (running.url) print(running.loginLink ? `Console at ${running.url}; log in: ${running.loginLink} (set PICTOR_CONSOLE_TOKEN to choose the token)` : `Console at ${running.url} (log in with PICTOR_CONSOLE_TOKEN).`);
         if (running.watcher) print('Alerts on: the caps and the breaker are watched (see the console’s Alerts page, or docs/console.md).');
-        // Other processes on a file ledger (the CLI, n8n) tell no one of their jobs: each write of the ledger looks at the
-        // alerts, under the same bound as the jobs settled here (a Redis ledger's are seen by the clock's check only).
-        // Closed before the console.
-        const watching = running.watcher && !core.redis ? watchLedgerFolder(ledgerDir(core.spend.dataDir, connection.ledger), () => running.settled(), logger.child({ surface: 'console' })) : undefined;
-        if (watching) stops.push(async () => watching.close());
       }
       // Stopped first (stops run last-in first-out): running jobs end and their
       // messages say so while the bots can still write them.

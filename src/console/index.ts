@@ -9,6 +9,7 @@ import { LEDGER_WAIT_MS, startConsoleServer } from './server.js';
 import type { ConsoleSource } from './source.js';
 import { UsageIndex } from './usage-index.js';
 import { LedgerNow } from './ledger-now.js';
+import { watchLedgerFolder } from './ledger-watch.js';
 
 export { readConsoleConfig, DEFAULT_CONSOLE_PORT, isLoopbackHost, type ConsoleConfig } from './config.js';
 export { readAlertConfig, hasDestination, type AlertConfig } from './alerts/config.js';
@@ -16,7 +17,6 @@ export { signWebhook, verifyWebhook, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '
 export type { Alert, AlertChannel } from './alerts/channels.js';
 export type { ConsoleSource, BotsView, OperatorSettings, SettingRow, ChatSettingRow, KeptImage, KeptImages } from './source.js';
 export { UsageIndex } from './usage-index.js';
-export { watchLedgerFolder, LEDGER_WRITES_SETTLE_MS } from './ledger-watch.js';
 export { spendFigures, type SpendFigures } from './figures.js';
 
 export interface StartConsoleOptions {
@@ -57,8 +57,6 @@ export interface RunningConsole {
   url: string | undefined;
   /** The address that logs in once with the token made at start; undefined when `PICTOR_CONSOLE_TOKEN` is set (or there is no page). */
   loginLink: string | undefined;
-  /** Looks at the caps and the breaker now: an alert goes out at once. */
-  poke(): void;
   /**
    * A job of this process was refused, by its code: a refusal by a cap or the breaker looks at the alerts, at once for
    * the first, then at most once every few seconds (see `AlertWatcher.refused`); a user's pace does not.
@@ -93,6 +91,10 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   const ledgerNow = new LedgerNow(source.store, { index, now: options.now, readWaitMs: backendWaitMs, onError: (err) => logger.warn({ err }, 'the console could not end the reservations of gone processes') });
   const watcher = channels.length > 0 ? new AlertWatcher({ source, index, log, channels, config: alerts, logger, now: options.now, ledgerNow, readWaitMs: backendWaitMs }) : undefined;
   watcher?.start();
+  // Other processes on a file ledger (the CLI, n8n, the bots) tell no one of their jobs: each write of the ledger looks
+  // at the alerts, under the same bound as a job settled here. A Redis ledger's writes are seen by the clock's check only.
+  const storage = source.store.storage;
+  const watching = watcher && storage?.kind === 'file' ? watchLedgerFolder(storage.dir, () => watcher.settled(), logger) : undefined;
   let server: Awaited<ReturnType<typeof startConsoleServer>> | undefined;
   let loginLink: string | undefined;
   if (config) {
@@ -115,6 +117,7 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
         ledgerWarning: options.ledgerWarning,
       });
     } catch (error) {
+      watching?.close();
       await watcher?.stop();
       throw error;
     }
@@ -123,11 +126,12 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
   return {
     url: server?.url,
     loginLink,
-    poke: () => watcher?.poke(),
     refused: (code) => watcher?.refused(code),
     settled: () => watcher?.settled(),
     watcher,
     async close() {
+      // The folder's watch first: no write of the ledger looks at the alerts once they stop.
+      watching?.close();
       await watcher?.stop();
       await server?.close();
     },

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { watch } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LEDGER_WRITES_SETTLE_MS, watchLedgerFolder } from '../../src/console/ledger-watch.js';
@@ -73,5 +74,29 @@ describe('the watch of a file ledger’s folder', () => {
     expect(changed).toHaveBeenCalledTimes(1);
     watching?.close();
     expect(folder.closed()).toBe(true);
+  });
+
+  it('says in the log (warn) when the folder cannot be watched, and gives no watch back: the clock’s check is then the only one', () => {
+    const warned: unknown[] = [];
+    const logger = { ...quiet, warn: (fields: unknown) => void warned.push(fields) };
+    const cannot = (() => {
+      throw Object.assign(new Error('no watch here'), { code: 'ENOSYS' });
+    }) as unknown as typeof watch;
+    const watching = watchLedgerFolder('/a/ledger/folder', vi.fn(), logger, { watch: cannot });
+    expect(watching).toBeUndefined();
+    expect(warned).toEqual([expect.objectContaining({ dir: '/a/ledger/folder' })]);
+  });
+
+  it('says in the log (warn) when the watch fails later, and closes it', () => {
+    const warned: unknown[] = [];
+    const logger = { ...quiet, warn: (fields: unknown) => void warned.push(fields) };
+    const failing = new EventEmitter();
+    let closed = false;
+    const watchOf = (() => Object.assign(failing, { close: () => void (closed = true) })) as unknown as typeof watch;
+    const watching = watchLedgerFolder('/a/ledger/folder', vi.fn(), logger, { watch: watchOf });
+    expect(watching).toBeDefined();
+    failing.emit('error', Object.assign(new Error('the folder went away'), { code: 'EPERM' }));
+    expect(warned).toEqual([expect.objectContaining({ dir: '/a/ledger/folder' })]);
+    expect(closed).toBe(true);
   });
 });

@@ -8,7 +8,6 @@ import { readBreakerSettings } from '../../spend/breaker.js';
 import { readDmCaps } from '../../spend/caps.js';
 import { ledgerDir, ledgerRedis, openQuotaStore, type LedgerKind } from '../../spend/open-store.js';
 import { DEFAULT_CONSOLE_PORT, readAlertConfig, readConsoleConfig, startConsole } from '../../console/index.js';
-import { watchLedgerFolder } from '../../console/ledger-watch.js';
 import { CONSOLE_FLAGS, parseFlags } from '../flags.js';
 import type { CliContext } from '../context.js';
 
@@ -131,16 +130,12 @@ export async function runConsole(args: string[], ctx: CliContext, config: CoreCo
   ctx.stdout(`Pictor console at ${running!.url} (${ledgerWhere}).`);
   ctx.stdout(running!.loginLink ? `Log in: ${running!.loginLink} (a token made for this run; set PICTOR_CONSOLE_TOKEN to choose your own)` : 'Log in with PICTOR_CONSOLE_TOKEN.');
   if (running!.watcher) ctx.stdout('Alerts: on (see the Alerts page).');
-  // Other processes write a file ledger and tell no one: each of their writes looks at the alerts (a Redis ledger's
-  // writes are seen by the clock's check only, see docs/console.md).
-  const watching = running!.watcher && !config.redis ? watchLedgerFolder(ledgerDir(config.spend.dataDir, ledger), () => running!.settled(), logger) : undefined;
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     stopSignal?.addEventListener('abort', stop, { once: true });
   });
-  watching?.close();
   await running!.close();
   await store.close();
   ctx.stderr('console stopped');

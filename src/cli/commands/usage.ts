@@ -154,7 +154,6 @@ function group(records: UsageRecord[], by: By, since: number, lastDay: number): 
   return [...groups].map(([key, list]) => sumUsage(list, key));
 }
 
-
 function csvValue(r: UsageRecord, column: (typeof CSV_COLUMNS)[number]): string {
   switch (column) {
     case 'time':
