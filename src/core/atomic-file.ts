@@ -192,9 +192,12 @@ const INLINE: WriteSteps = {
   },
 };
 
-/** Syncs the folder holding `path`, so a name just made there outlives a power cut; skipped where folders cannot be synced. */
+/**
+ * Syncs the folder holding `path`, so a name just made there outlives a power cut; skipped where folders cannot be
+ * synced. Inline but the fsync (a commit of the file ledger awaits nothing else: `file-quota-store-commit.test.ts`).
+ */
 export function syncFolderHolding(path: string): Promise<void> {
-  return AWAITED.syncFolder(path);
+  return INLINE.syncFolder(path);
 }
 
 /** Why a folder cannot be opened or synced here (Windows opens no folder; some file systems sync none): nothing to do. */

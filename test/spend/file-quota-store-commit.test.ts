@@ -75,9 +75,25 @@ describe('a commit of the file ledger', () => {
     expect(io.synced).toEqual(['quota-ledger.json.tmp', 'its folder']);
   });
 
+  it('names the day’s first usage record durably: the usage folder it makes and its day file each with their folder synced, before the ledger', async () => {
+    const ledger = await reservedJob();
+    await ledger.markSent('job-1');
+
+    io.recording = true;
+    expect(await ledger.settle('job-1', 0.011)).toBe(true);
+    io.recording = false;
+
+    expect(io.awaited).toEqual([]);
+    expect(io.synced).toEqual(['its folder', expect.stringMatching(/^\d{4}-\d{2}-\d{2}\.jsonl$/), 'its folder', 'quota-ledger.json.tmp', 'its folder']);
+  });
+
   it('settles a job with the usage record synced first, then the ledger and its folder, and no other awaited file call', async () => {
     const ledger = await reservedJob();
     await ledger.markSent('job-1');
+    // The day's file is there already (an earlier job's record).
+    expect(await ledger.reserve({ jobId: 'job-0', userKey: 'slack:U1', scopeKey: 'slack:T1', estimateUsd: 0.05, limits: {}, now: Date.now() })).toEqual({ ok: true });
+    await ledger.markSent('job-0');
+    await ledger.settle('job-0', 0.011);
 
     io.recording = true;
     expect(await ledger.settle('job-1', 0.011)).toBe(true);
