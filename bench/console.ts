@@ -145,7 +145,7 @@ async function measurePages(kind: 'file' | 'redis', store: QuotaStore, state: Bo
     source: {
       store,
       operator: { caps: { accountDailyUsd: 500, accountMonthlyUsd: 10_000, scopeDailyUsd: 50, userDailyUsd: 5 }, dmCaps: {}, breaker: { factor: 10, floorUsd: 5 }, imagesPerMinute: 50, ledger: 'account' },
-      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}, {}), state, env: {}, logger: silentLogger() }),
+      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}, {}), state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() }),
     },
     config: { port: 0, host: '127.0.0.1', token: TOKEN, allowChanges: false },
     alerts: { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined },

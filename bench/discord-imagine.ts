@@ -84,6 +84,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startDiscordBot, type DiscordJobRunner } from '../bots/discord/index.js';
+import { JobRecordStore } from '../bots/discord/JobRecordStore.js';
 import { botsConsoleView } from '../bots/console-view.js';
 import { readRunnerConfig } from '../bots/runner/config.js';
 import { startConsole } from '../src/console/index.js';
@@ -188,7 +189,7 @@ async function startBenchConsole(store: FileQuotaStore, runner: JobRunner, state
     source: {
       store,
       operator: { caps: { accountDailyUsd: 1000 }, dmCaps: {}, breaker: undefined, imagesPerMinute: undefined, ledger: 'account' },
-      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}, {}), state, env: {}, logger: silentLogger() }),
+      bots: botsConsoleView({ runner, runnerConfig: readRunnerConfig({}, {}), state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() }),
     },
     config: { port: 0, host: '127.0.0.1', token, allowChanges: false },
     alerts: { thresholds: DEFAULT_ALERT_THRESHOLDS, breaker: true, checkMs: 60_000, discord: undefined, slack: undefined, webhook: undefined },

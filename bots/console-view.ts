@@ -1,17 +1,25 @@
 import { formatUsd, type LoggerLike } from 'pictor';
 import { SlotSemaphore, envText, type Env, type BotsView, type ScopeRoleBudgets, type ScopeSettingEntries, type ChatSettingRow, type KeptImage, type SettingRow } from 'pictor/internal';
-import { JobRecordStore } from './discord/JobRecordStore.js';
 import type { JobRunner } from './runner/index.js';
 import { roleBudgetsOf } from './runner/chat-budgets.js';
 import type { RunnerConfig } from './runner/config.js';
 import { isFailClosed, settingsInState, storedScopeKeys } from './runner/scope-settings.js';
 import type { BotState } from './state/index.js';
 
+/** The images the Discord bot keeps for its buttons, by the runner job that made them (its job records' store: `main.ts` hands it over). */
+export interface KeptJobImages {
+  keptOutputs(runnerJobId: string, atMost?: number): Promise<number[] | undefined>;
+  hasKeptOutput(runnerJobId: string, index: number): Promise<boolean>;
+  readKeptOutput(runnerJobId: string, index: number): Promise<{ data: Buffer } | undefined>;
+}
+
 export interface BotsConsoleViewOptions {
   runner: JobRunner;
   runnerConfig: RunnerConfig;
-  /** The bots' state: the Discord bot's kept images are read from it. */
+  /** The bots' state: the chat settings admins chose are read from it. */
   state: BotState;
+  /** The Discord bot's kept images (the console's thumbnails). */
+  keptImages: KeptJobImages;
   env: Env;
   logger: LoggerLike;
   /** Discord's REST base (without `/v10`) and the bot token, to look up server and member names; undefined without Discord. */
@@ -41,7 +49,7 @@ export const ROLE_BUDGET_READS_AT_ONCE = 16;
  */
 export function botsConsoleView(options: BotsConsoleViewOptions): BotsView {
   const { runner, runnerConfig, env } = options;
-  const kept = new JobRecordStore({ state: options.state, logger: options.logger });
+  const kept = options.keptImages;
   const names = new Map<string, { name: string | undefined; until: number }>();
   // The console reads the stored settings itself, never through the jobs' cache (a page scanning every scope would
   // evict the busy ones the jobs read); no logger: the jobs' own store warns of what cannot be read.

@@ -48,6 +48,7 @@ import {
 } from 'pictor/internal';
 import { botsConsoleView } from './console-view.js';
 import { readDiscordConfig } from './discord/config.js';
+import { JobRecordStore } from './discord/JobRecordStore.js';
 import { readSlackConfig, DEFAULT_SLACK_API_URL } from './slack/config.js';
 import { slackInstallationStore } from './slack/installation-store.js';
 import { discordSurface } from './discord/index.js';
@@ -361,6 +362,7 @@ function consoleViewOf(env: NodeJS.ProcessEnv, ctx: { runner: JobRunner; runnerC
     runner: ctx.runner,
     runnerConfig: ctx.runnerConfig,
     state,
+    keptImages: new JobRecordStore({ state, logger: ctx.logger }),
     env,
     logger: ctx.logger,
     discord: discord && { apiBaseUrl: discord.apiBaseUrl, token: discord.token },

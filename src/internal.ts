@@ -26,6 +26,7 @@ export { waitAtMost, withTimeout } from './core/with-timeout.js';
 export { CLAIM_WAIT_MS } from './core/claim-wait.js';
 export { AS_VALIDATION_ERROR, checkUntil, MAX_TIMER_MS, timerMsOf, waitWithin } from './core/timer-ms.js';
 export { answerBoundMs, renewEvery, renewEveryThird } from './core/renewal.js';
+export { RedisLease, deleteIfHeld, type RedisLeaseOptions } from './core/redis-lease.js';
 export { definedOf } from './core/defined-of.js';
 export { LATE, within, withinDeadline } from './core/with-timeout.js';
 export { INTEGER_RANGES } from './spec/validation-rules.js';

@@ -4,7 +4,7 @@ import { safeJson } from 'pictor/internal';
 import { formatsOf, type InputImage, type JobCost, type JobOptions, type JobUpdate, type Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
-import { forgetJobRecord } from '../forget-member.js';
+import { forgetJobRecord } from '../state/forget-member.js';
 import { endToRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
 import { keptOutput, outputIndex } from './job-rules.js';

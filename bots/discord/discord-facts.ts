@@ -1,9 +1,9 @@
-import { INTERACTION_TOKEN_MS } from '../interaction-token.js';
+import { INTERACTION_TOKEN_MS } from '../state/interaction-token.js';
 
 /**
  * Discord's platform facts this surface builds on (wire-format.md, "Discord"),
  * kept in one place so a change on Discord's side is a change here (the token's
- * life, which the bots' state follows too, is `interaction-token.ts`'s).
+ * life, which the bots' state follows too, is `state/interaction-token.ts`'s).
  */
 
 export const DISCORD_API_BASE_URL = 'https://discord.com/api';

@@ -1,8 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
-import { withTimeout, definedOf } from 'pictor/internal';
-import { RedisLease, deleteIfHeld } from '../redis-lease.js';
+import { withTimeout, definedOf, RedisLease, deleteIfHeld } from 'pictor/internal';
 import type { StopBudget } from '../stop-once.js';
 
 export interface GatewayLeaseOptions {

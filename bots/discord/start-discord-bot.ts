@@ -22,7 +22,7 @@ import { createInteractionRouter } from './route-interaction.js';
 import { chargesOf, sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
 import { stopOnce } from '../stop-once.js';
-import { InFlight } from '../in-flight.js';
+import { InFlight } from '../runner/in-flight.js';
 
 export interface StartDiscordBotOptions {
   /** The bot token (a secret: never logged or shown). */

@@ -1,5 +1,5 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { INTERACTION_MAX_AHEAD_MS } from '../interaction-token.js';
+import { INTERACTION_MAX_AHEAD_MS } from '../state/interaction-token.js';
 
 /** DER header of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the raw 32-byte key follows it. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');

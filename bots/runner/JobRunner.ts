@@ -23,7 +23,7 @@ import {
 import { AS_VALIDATION_ERROR, endingOf, errorCodeOf, estimateOf, JobLedger, type ChargedJob, type JobEnding, type JobSettlement, NO_METRICS, timerMsOf, type JobMetrics } from 'pictor/internal';
 import { ChatBudgets } from './chat-budgets.js';
 import { checkUntil, imageOfPartial, waitAtMost, waitWithin, withinDeadline } from 'pictor/internal';
-import { InFlight } from '../in-flight.js';
+import { InFlight } from './in-flight.js';
 import { describeFailure, logJobFailure, type FailureLogMessages } from './describe-failure.js';
 import { loggableError } from './loggable-error.js';
 import { isJobRefusedError, JobRefusedError } from './JobRefusedError.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS, type LoggerLike } from 'pictor';
-import { InFlight } from '../in-flight.js';
+import { InFlight } from './in-flight.js';
 import { historyOf, historyOfScope, keepInHistory, stateKeyOf, type BotState } from '../state/index.js';
 import type { AuditForgotten } from './audit-log.js';
 import { scopeKeyOf, userKeyOf } from './member-keys.js';

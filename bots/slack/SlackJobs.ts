@@ -18,7 +18,7 @@ import type { ChannelWriter } from './ChannelWriter.js';
 import type { RequestStore, SavedRequest } from './RequestStore.js';
 import { askHolderToCancel, cancelWhenAsked } from '../cancel-notices.js';
 import { isRunning } from '../state/index.js';
-import { InFlight } from '../in-flight.js';
+import { InFlight } from '../runner/in-flight.js';
 import { SlackJobView, type Notifier, type ShownEvent } from './SlackJobView.js';
 import { jobMessageLinkOf, jobMessageSeenBy } from './slack-text.js';
 import { ownDirectMessages } from './own-direct-messages.js';

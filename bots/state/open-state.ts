@@ -1,6 +1,6 @@
 import type { LoggerLike } from 'pictor';
 import { createSerialQueue, holdDataFolder, type QuotaStore, type RedisLink } from 'pictor/internal';
-import { closeFailedOnce, forgetMember, type OtherLedgerTurns } from '../forget-member.js';
+import { closeFailedOnce, forgetMember, type OtherLedgerTurns } from './forget-member.js';
 import { FileStateStore } from './FileStateStore.js';
 import { RedisStateStore } from './RedisStateStore.js';
 import { botSpaces, type BotSpaces, type SpaceSettings } from './spaces.js';

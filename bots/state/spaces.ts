@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { INTERACTION_MAX_AHEAD_MS, INTERACTION_TOKEN_MS } from '../interaction-token.js';
+import { INTERACTION_MAX_AHEAD_MS, INTERACTION_TOKEN_MS } from './interaction-token.js';
 import { STATE_KEY_PATTERN, type SpaceDefinition } from './StateStore.js';
 
 const MINUTE = 60_000;

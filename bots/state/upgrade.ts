@@ -1,8 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError, sniffImageType } from 'pictor';
-import { describeDuration, safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
-import { RedisLease } from '../redis-lease.js';
+import { describeDuration, RedisLease, safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
 import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
 import { imagesToKeep, isRunning, withDraft } from './job-records.js';

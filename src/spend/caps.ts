@@ -107,6 +107,3 @@ export function readSpendConfig(env: Env, defaultDataDir: string = userStateDir(
     usageRetentionDays: days,
   };
 }
-
-/** The caps in the order they are checked (the rulebook's). */
-export { budgetsOf } from './rules.js';

@@ -1,11 +1,11 @@
 /** The spend guard: the ledger every surface reserves, marks sent, settles and releases through, with the account's caps. */
 export * from './types.js';
 export { FileQuotaStore, type FileQuotaStoreOptions } from './FileQuotaStore.js';
-export { BUDGETS, EPSILON_USD, evaluate, leftOf, resetsAt, periodKey, type Budget, type CapPeriod, type LedgerSnapshot } from './rules.js';
+export { BUDGETS, budgetsOf, EPSILON_USD, evaluate, leftOf, resetsAt, periodKey, type Budget, type CapPeriod, type LedgerSnapshot } from './rules.js';
 export { LEDGER_FILES, hasFileLedger, hasRedisLedger } from './ledger-files.js';
 export { openQuotaStore, ledgerDir, ledgerRedis, type LedgerKind, type OpenQuotaStoreOptions } from './open-store.js';
 export { RedisQuotaStore, type RedisQuotaStoreOptions } from './RedisQuotaStore.js';
-export { DM_SCOPE_PREFIX, isDmScopeKey, readDmCaps, readSpendCaps, readSpendConfig, readUsageRetentionDays, userStateDir, accountCaps, budgetsOf, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
+export { DM_SCOPE_PREFIX, isDmScopeKey, readDmCaps, readSpendCaps, readSpendConfig, readUsageRetentionDays, userStateDir, accountCaps, SPEND_CAP_VARIABLES, type SpendCaps, type SpendConfig } from './caps.js';
 export { BudgetExceededError, LedgerBusyError, LedgerLookFailedError, LedgerUnreadableError, QuotaStoreClosedError, isBudgetCode, isSpendRefusalCode } from './errors.js';
 export { describeSpendRefusal, type RefusalContext } from './describe-refusal.js';
 export { SpendGuard, type SpendGuardOptions, type SpendWatch } from './spend-guard.js';

@@ -26,7 +26,7 @@ describe('the chat settings the console shows the owner', () => {
         defaultQuality: { value: 'ultra', by: 'discord:42', at: 5 },
         roleBudgets: { value: 'lots', by: 'discord:42', at: 5 },
       }));
-      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
       expect(await view.chatSettings!(['discord:G1', 'slack:T1'])).toEqual({
         'discord:G1': {
           channels: { value: ['art'], by: 'discord:42', at: 5 },
@@ -64,7 +64,7 @@ describe('the chat settings the console shows the owner', () => {
       // A record damaged whole.
       await space.put(stateKeyOf('discord:G7'), { maxImages: { value: 4, by: 'discord:42', at: 8 } });
       await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:G7')}.json`), '{"pictorState":1,"holder":null,"value":{"maxIm');
-      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
       const shown = await view.chatSettings!([]);
       const guilds = [...Object.keys(stored), 'G7'];
       const onConsole = guilds.map((guild) => shown[`discord:${guild}`]?.roleBudgets !== undefined);
@@ -91,7 +91,7 @@ describe('the chat settings the console shows the owner', () => {
       await space.put(stateKeyOf('discord:G2'), { roleBudgets: { value: [], by: 'discord:42', at: 5 } });
       await space.put(stateKeyOf('discord:G3'), { maxImages: { value: 2, by: 'discord:42', at: 5 } });
       await space.put(stateKeyOf('discord:G4'), { roleBudgets: { value: 'lots', by: 'discord:42', at: 5 } });
-      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
       expect(await view.roleBudgets!()).toEqual({
         'discord:G1': [budget],
         'slack:T1': [{ roleId: 'S0123', name: 'design', userMonthlyUsd: 9 }],
@@ -116,7 +116,7 @@ describe('the chat settings the console shows the owner', () => {
       await writeFile(join(dir, state.spaces.scopeSettings.dir, `${stateKeyOf('discord:G4')}.json`), '{"pictorState":1,"holder":null,"value":{"maxIm');
       // A scope key with other characters is kept under a digest, which names no scope.
       await space.put(stateKeyOf('discord:G:3'), { maxImages: { value: 3, by: 'discord:42', at: 7 } });
-      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
       const refused = { unreadable: 'jobs_refused' };
       expect(await view.chatSettings!([])).toEqual({
         'slack:T9': { blocked: refused },
@@ -161,7 +161,7 @@ describe('the chat settings the console shows the owner', () => {
         };
         return inner;
       });
-      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
       const all = view.roleBudgets!();
       await vi.waitFor(() => expect(asked).toBe(ROLE_BUDGET_READS_AT_ONCE));
       const release = () => {
@@ -191,7 +191,7 @@ describe('the chat settings the console shows the owner', () => {
       const read = vi.spyOn(jobs, 'get');
       const { runner } = await kit.runner({ settings: jobs });
       for (let i = 0; i < 5; i++) await space.put(stateKeyOf(`discord:G${i}`), { maxImages: { value: 2, by: 'discord:42', at: 6 } });
-      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
       expect(Object.keys(await view.chatSettings!(['slack:T1'])).sort()).toEqual(['discord:G0', 'discord:G1', 'discord:G2', 'discord:G3', 'discord:G4']);
       expect(read).not.toHaveBeenCalled();
       // What it shows is what is stored now: a change is seen on the next page, not a cache's lifetime later.
@@ -214,7 +214,7 @@ describe('the kept images the console shows of a Discord job', () => {
       await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'job-1' });
       // Its first image too large to keep: its Edit buttons are "Edit 2" alone, opening the job's image 1.
       await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), second], ['png']);
-      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
       expect(await view.images!.indices(['job-1', 'job-2'])).toEqual(new Map([['job-1', [1]]]));
       expect(await view.images!.read('job-1', 0)).toBeUndefined();
       expect((await view.images!.read('job-1', 1))?.data).toEqual(second);
@@ -236,7 +236,7 @@ describe('the kept images the console shows of a Discord job', () => {
         await answered;
         return jobId === 'job-2' ? [0] : undefined;
       });
-      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+      const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
       const indices = view.images!.indices(['job-1', 'job-2', 'job-3']);
       await vi.waitFor(() => expect(asked).toEqual(['job-1', 'job-2', 'job-3']));
       answer();
@@ -257,7 +257,7 @@ describe('the kept images the console shows of a Discord job', () => {
     await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'd-2' });
     const made = await Promise.all([1, 2, 3, 4, 5, 6].map(async (shade) => Buffer.from(await makeImage('png', 9, 9, { r: shade * 40, g: 80, b: 40 }))));
     await store.saveOutputs(key, made, ['png']);
-    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
     const running = await startSeededConsole({ bots: { images: view.images } });
     const has = vi.spyOn(images, 'has');
     try {
@@ -295,7 +295,7 @@ describe('the kept images the console shows of a Discord job', () => {
     // The seeded ledger's Discord job d-2 made two images; the first was too large to keep.
     await store.add({ key, kind: 'generate', prompt: 'p', options: {}, requester: { platform: 'discord', userId: '1', channelId: '2', scopeId: '3' }, status: 'running', runnerJobId: 'd-2' });
     await store.saveOutputs(key, [Buffer.alloc(MAX_KEPT_IMAGE_BYTES + 1), Buffer.from(await makeImage('png', 9, 9))], ['png']);
-    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
     const running = await startSeededConsole({ bots: { images: view.images } });
     try {
       const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });
@@ -319,7 +319,7 @@ describe('the kept images the console shows of a Discord job', () => {
     const { runner } = await kit.runner({});
     const store = new JobRecordStore({ state, logger: silentLogger() });
     const requester = { platform: 'discord' as const, userId: '1', channelId: '2', scopeId: '3' };
-    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, env: {}, logger: silentLogger() });
+    const view = botsConsoleView({ runner, runnerConfig: {} as RunnerConfig, state, keptImages: new JobRecordStore({ state, logger: silentLogger() }), env: {}, logger: silentLogger() });
     const running = await startSeededConsole({ bots: { images: view.images } });
     try {
       const login = await fetch(`${running.url}/login`, { method: 'POST', body: new URLSearchParams({ token: TOKEN }), redirect: 'manual', headers: { origin: running.url } });

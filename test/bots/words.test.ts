@@ -13,7 +13,6 @@ const OPERATOR_FILES: Readonly<Record<string, string>> = {
   'bots/main.ts': 'what npm start prints for the operator',
   'bots/console-view.ts': 'the operator’s console',
   'bots/read-download.ts': 'an internal error, logged',
-  'bots/redis-lease.ts': 'a lease in Redis; its reasons are logged',
   'bots/runner/config.ts': 'the environment’s settings, for the operator',
   'bots/runner/job-history.ts': 'storage',
   'bots/discord/config.ts': 'the environment’s settings, for the operator',
@@ -69,8 +68,6 @@ const NOT_WORDS: readonly { file: string; text: string; why: string }[] = [
   { file: 'bots/runner/JobRunner.ts', text: 'the runner did not open a form', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
   { file: 'bots/runner/JobRunner.ts', text: 'admitted job refused before it was sent', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
   { file: 'bots/runner/JobRunner.ts', text: 'an admitted job could not start', why: 'the log line of what the intake did not take (NOT_TAKEN: logJobFailure’s `refused` and `failed`)' },
-  { file: 'bots/forget-member.ts', text: 'other ledger', why: 'what a forget could not erase, named in the log' },
-  { file: 'bots/forget-member.ts', text: 'forget could not close the other ledger', why: 'the log' },
   { file: 'bots/runner/scope-settings.ts', text: '{} may hold at most {} entries', why: 'an error for the log: members and admins are answered invalid_value (settings.too_many)' },
 ];
 

@@ -1,6 +1,6 @@
 /**
  * How long a Discord interaction's token answers and edits its replies: Discord's 15 minutes. The Discord surface knows
- * it as `DISCORD_LIMITS.interactionTokenMs`; it is kept here, outside the surface, because the bots' state follows it
+ * it as `DISCORD_LIMITS.interactionTokenMs`; it is kept here, in the state room, because the bots' state follows it
  * too — it keeps the ids of the interactions taken (`discord-interactions`) as long as one can still be taken — and the
  * state imports no surface.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InFlight } from '../../bots/in-flight.js';
+import { InFlight } from '../../../bots/runner/in-flight.js';
 
 function pending() {
   let resolve!: () => void;

@@ -1,8 +1,8 @@
 import type { LoggerLike } from 'pictor';
 import type { createSerialQueue, QuotaStore } from 'pictor/internal';
-import { endToRecord, isRunning } from './state/job-records.js';
-import { stateKeyOf, type BotSpaces } from './state/spaces.js';
-import { StateClosedError, type Space, type SpaceDefinition, type StateStore } from './state/StateStore.js';
+import { endToRecord, isRunning } from './job-records.js';
+import { stateKeyOf, type BotSpaces } from './spaces.js';
+import { StateClosedError, type Space, type SpaceDefinition, type StateStore } from './StateStore.js';
 
 /*
  * What a member's forget erases (README, "What a member's forget erases"): the rule, over the bots' state and the

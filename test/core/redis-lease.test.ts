@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
-import { RedisLease } from '../../bots/redis-lease.js';
+import { RedisLease } from '../../src/core/redis-lease.js';
 import { connectRedis } from '../../src/core/redis-connection.js';
 import { answerBoundMs } from '../../src/core/renewal.js';
 import { onFakeClock } from '../helpers/fake-clock.js';

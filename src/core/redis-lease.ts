@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { renewEvery, withTimeout } from 'pictor/internal';
+import { renewEvery } from './renewal.js';
+import { withTimeout } from './with-timeout.js';
 
 /**
  * Extends the lease while this holder has it; with `ARGV[3]` = '1' (`retakeForgotten`) it takes it back (`SET NX PX`, in
