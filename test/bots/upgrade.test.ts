@@ -229,8 +229,9 @@ async function besideAnOldProcess(backend: 'file' | 'redis') {
   const inLedger = async () =>
     link ? await link.commands.keys(`${prefix}:quota:settings:*`) : Object.keys((JSON.parse(await readFile(file, 'utf8')) as { settings?: object }).settings ?? {});
   const moved: unknown[] = [];
-  const start = async (scopeKey: string, before?: (space: ReturnType<StateStore['space']>) => Promise<void>) => {
-    const ledger = link ? new RedisQuotaStore({ redis: link.commands, prefix }) : new FileQuotaStore({ dir: dataDir });
+  /** `before` runs on the state's settings once it is open; `withLedger: false` opens the state as a process that takes nothing. */
+  const start = async (scopeKey: string, before?: (space: ReturnType<StateStore['space']>) => Promise<void>, withLedger = true) => {
+    const ledger = !withLedger ? undefined : link ? new RedisQuotaStore({ redis: link.commands, prefix }) : new FileQuotaStore({ dir: dataDir });
     const logger = { ...silentLogger(), info: (obj: object, msg?: string) => void (msg?.startsWith('moved what an older version kept') && moved.push(obj)) };
     try {
       const state = await openBotState({ dataDir, redis: link, ledger, logger });
@@ -242,7 +243,7 @@ async function besideAnOldProcess(backend: 'file' | 'redis') {
         await state.close();
       }
     } finally {
-      await ledger.close();
+      await ledger?.close();
     }
   };
   return { oldSets, inLedger, start, moved };
@@ -282,5 +283,16 @@ describe.each([
       channels: { value: ['C1'], by, at: 1 },
     });
     expect(await old.inLedger()).toEqual([]);
+  });
+
+  it.skipIf(skip)('brings back a setting 0.1 wrote after the upgrade that an admin then cleared through this version: a clear leaves no date (docs/shared-limits.md)', async () => {
+    const old = await besideAnOldProcess(backend);
+    await old.oldSets('discord:g1', { maxImages: { value: 2, by, at: 1 }, channels: { value: ['C1'], by, at: 1 } });
+    await old.start('discord:g1');
+    await old.oldSets('discord:g1', { maxImages: { value: 3, by, at: 5 } });
+    // The running process (which took what 0.1 kept at its start): an admin clears the image limit after 0.1 set it.
+    await old.start('discord:g1', async (space) => void (await space.update(stateKeyOf('discord:g1'), (now) => ({ channels: (now as ScopeSettingEntries).channels }))), false);
+
+    expect(await old.start('discord:g1')).toEqual({ maxImages: { value: 3, by, at: 5 }, channels: { value: ['C1'], by, at: 1 } });
   });
 });
