@@ -1,7 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PictorError, sniffImageType } from 'pictor';
-import { describeDuration, RedisLease, safeJson, type QuotaStore, type RedisLink } from 'pictor/internal';
+import { describeDuration, RedisLease, safeJson, type QuotaStore, type RedisLink, type ScopeSettingEntries } from 'pictor/internal';
 import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
 import { imagesToKeep, isRunning, withDraft } from './job-records.js';
@@ -61,17 +61,34 @@ type Upgrade = Pick<OpenBotStateOptions, 'dataDir' | 'ledger' | 'legacyLedgers' 
 /** The upgrade's steps, told when to stop: aborted once this process no longer holds the upgrade. */
 type Steps = Upgrade & { signal?: AbortSignal | undefined };
 
-/** Moves what older versions kept into the bots' state, once (docs/shared-limits.md); a start stopped midway loses nothing. */
+type Count = (what: string, n?: number) => void;
+
+/**
+ * Moves what older versions kept into the bots' state (docs/shared-limits.md); a start stopped midway loses nothing.
+ * The chat settings and Slack signatures a 0.1 process still running beside this version (a rolling deploy) writes to
+ * the ledger later are taken at every start, each setting merged by when it was set (`newerSettings`).
+ */
 export async function upgradeOldLayout(o: Upgrade): Promise<void> {
+  const moved: Record<string, number> = {};
+  const count: Count = (what, n = 1) => void (n > 0 && (moved[what] = (moved[what] ?? 0) + n));
   // The data folder is one process's (bots/README.md), its old files go as they move; Redis's replicas take turns.
-  return o.redis ? onceAcrossReplicas(o, o.redis) : moveOldLayout(o);
+  await (o.redis ? onceAcrossReplicas(o, o.redis, count) : moveOldLayout(o, count));
+  if (Object.keys(moved).length > 0) o.logger.info({ moved }, 'moved what an older version kept into the bots’ state (a 0.1 process still running may write more: the next start takes it)');
+}
+
+/** A scope's chat settings in the bots' state with those an older version kept: each setting as its copy set last (the larger `at`; the state's on a tie). */
+export function newerSettings(state: unknown, taken: ScopeSettingEntries): Record<string, unknown> {
+  const kept: Record<string, unknown> = typeof state === 'object' && state !== null && !Array.isArray(state) ? { ...state } : {};
+  const setAt = (entry: unknown) => (typeof entry === 'object' && entry !== null && typeof (entry as { at?: unknown }).at === 'number' ? (entry as { at: number }).at : -Infinity);
+  for (const [name, entry] of Object.entries(taken)) if (!(name in kept) || entry.at > setAt(kept[name])) kept[name] = entry;
+  return kept;
 }
 
 /**
  * One process at a time upgrades, under the lease `<p>:bots:upgrading` (two at once brought back what an admin cleared).
  * The others wait until `<p>:bots:layout` says it was done, and take over from a holder whose lease lapsed.
  */
-async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): Promise<void> {
+async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink, count: Count): Promise<void> {
   const [key, done, { owner, leaseMs }] = [`${config.prefix}:bots:upgrading`, `${config.prefix}:bots:layout`, o.store];
   // Renewed every third of its lifetime: given up after two renewals unconfirmed, a third of it before it could lapse.
   const onRenewFailed = (error: unknown) => o.logger.warn({ err: error }, 'could not renew the lease of the upgrade from 0.1');
@@ -79,7 +96,8 @@ async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): 
   const waitMs = o.upgradeWaitMs ?? 300_000;
   let told = false;
   for (const until = Date.now() + waitMs; ; await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, leaseMs / 3)))) {
-    if ((await commands.get(done)) === '2') return;
+    // Done: what a 0.1 process still running wrote to the ledger since is taken (a merge by `at`, safe beside another's).
+    if ((await commands.get(done)) === '2') return takeOldRecords(o, count);
     if (await lease.take()) break;
     if (Date.now() >= until) throw new UpgradeHeldError(key, waitMs);
     if (!told) o.logger.info({ key, waitMs }, 'waiting for another process to finish moving what version 0.1 kept into the bots’ state');
@@ -92,7 +110,8 @@ async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): 
     lost.abort(new UpgradeLostError(key));
   });
   try {
-    if ((await commands.get(done)) !== '2') await moveOldLayout({ ...o, signal: lost.signal });
+    if ((await commands.get(done)) !== '2') await moveOldLayout({ ...o, signal: lost.signal }, count);
+    else await takeOldRecords({ ...o, signal: lost.signal }, count);
     lost.signal.throwIfAborted();
     await commands.set(done, '2');
   } finally {
@@ -101,16 +120,21 @@ async function onceAcrossReplicas(o: Upgrade, { commands, config }: RedisLink): 
   }
 }
 
-async function moveOldLayout(o: Steps): Promise<void> {
-  const moved: Record<string, number> = {};
-  const count = (what: string, n = 1) => void (n > 0 && (moved[what] = (moved[what] ?? 0) + n));
+async function moveOldLayout(o: Steps, count: Count): Promise<void> {
+  await takeOldRecords(o, count);
+  if (o.redis) await upgradeRedis(o, o.redis, count);
+  else await upgradeFiles(o, count);
+}
+
+/** What the ledgers still hold in 0.1's layout (one look each when they hold nothing): the chat settings and Slack signatures. */
+async function takeOldRecords(o: Steps, count: Count): Promise<void> {
   // The ledger deletes what it handed over only once it is written here: a failure or a stop midway loses none, and the
-  // next start's take merges it again (what a member set since wins).
+  // next start's take merges it again (of each setting, the copy set last wins).
   const takeFrom = (ledger: Pick<QuotaStore, 'takeLegacy'>) =>
     ledger.takeLegacy(async ({ settings, seen }) => {
       for (const [scopeKey, entries] of Object.entries(settings)) {
         o.signal?.throwIfAborted();
-        await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now = {}) => ({ ...entries, ...now }));
+        await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now) => newerSettings(now, entries));
         count('chat settings');
       }
       for (const signature of seen) {
@@ -128,12 +152,9 @@ async function moveOldLayout(o: Steps): Promise<void> {
       await ledger.close();
     }
   }
-  if (o.redis) await upgradeRedis(o, o.redis, count);
-  else await upgradeFiles(o, count);
-  if (Object.keys(moved).length > 0) o.logger.info({ moved }, 'moved what an older version kept into the bots’ state (once)');
 }
 
-async function upgradeFiles(o: Steps, count: (what: string, n?: number) => void): Promise<void> {
+async function upgradeFiles(o: Steps, count: Count): Promise<void> {
   const discord = join(o.dataDir, 'discord');
   const store = async (file: string) => {
     const text = await read(file);
@@ -210,7 +231,7 @@ async function removeOldCopies(dir: string, base: string, readFrom: string): Pro
   for (const name of [...copies.filter((n) => n !== readFrom), ...copies.filter((n) => n === readFrom)]) await rm(join(dir, name), { force: true, recursive: true });
 }
 
-async function upgradeRedis(o: Steps, redis: RedisLink, count: (what: string, n?: number) => void): Promise<void> {
+async function upgradeRedis(o: Steps, redis: RedisLink, count: Count): Promise<void> {
   const { commands } = redis;
   const prefix = redis.config.prefix;
   const each = async (pattern: string, take: (key: string, rest: string) => Promise<void>) => {

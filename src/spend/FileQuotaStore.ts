@@ -313,16 +313,28 @@ export class FileQuotaStore implements QuotaStore {
       return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
     });
     await accept(taken);
-    // Removed only once `accept` succeeded: a hand-over that fails leaves them for the next take.
+    // Removed only once `accept` succeeded: a hand-over that fails leaves them for the next take. Only what was handed
+    // over: a setting an older version's process wrote meanwhile (its own lock) stays for the next take.
     await this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
+      const handed = (scopeKey: string, name: string, entry: unknown) => JSON.stringify(taken.settings[scopeKey]?.[name]) === JSON.stringify(entry);
+      const left = Object.entries(file.settings ?? {}).flatMap(([scopeKey, entries]) => {
+        const kept = Object.entries(entries).filter(([name, entry]) => !handed(scopeKey, name, entry));
+        return kept.length > 0 ? [[scopeKey, Object.fromEntries(kept)] as const] : [];
+      });
       if (file.settings) {
-        delete file.settings;
+        if (left.length > 0) file.settings = Object.fromEntries(left);
+        else delete file.settings;
         // Twice, so the backup copy no longer has them either (they live in the bots' state now).
         await this.#writeCapOverrides(file);
         await this.#writeCapOverrides(file);
       }
-      await rm(replay, { force: true });
+      // The signatures too: one an older version's process noted meanwhile (and not yet lapsed) stays for the next take.
+      const seenNow = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
+      const [handedIds, now] = [new Set(taken.seen), this.#process.clock()];
+      const seenLeft = seenNow.success ? Object.entries(seenNow.data.seen).filter(([id, until]) => !handedIds.has(id) && until > now) : [];
+      if (seenLeft.length > 0) await writeFileAtomically(replay, JSON.stringify({ version: 1, seen: Object.fromEntries(seenLeft) }));
+      else await rm(replay, { force: true });
     });
   }
 

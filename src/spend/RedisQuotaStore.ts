@@ -346,17 +346,20 @@ export class RedisQuotaStore implements QuotaStore {
     const redis = this.#redis;
     const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
     const taken: LegacyBotRecords = { settings: {}, seen };
+    const read = new Map<string, string[]>();
     for (const scopeKey of scopes) {
       const fields = Object.entries(await redis.hgetall(this.#key('settings', scopeKey)));
+      read.set(scopeKey, fields.flat());
       taken.settings[scopeKey] = Object.fromEntries(fields.flatMap(([name, raw]) => {
         const entry = ScopeSettingEntrySchema.safeParse(safeJson(raw)).data;
         return entry ? [[name, entry]] : [];
       }));
     }
     await accept(taken);
-    // Deleted only once `accept` succeeded: a hand-over that fails leaves them for the next take.
-    const keys = [...scopes.map((scopeKey) => this.#key('settings', scopeKey)), ...seen.map((id) => this.#key('seen', id))];
-    if (keys.length > 0) await this.#redis.del(...keys);
+    // Deleted only once `accept` succeeded: a hand-over that fails leaves them for the next take. Of the settings, only
+    // each field as it was read (a damaged one too): one an older version's process wrote meanwhile stays for the next take.
+    for (const [scopeKey, fields] of read) await redis.eval(DELETE_FIELDS_AS_READ, 1, this.#key('settings', scopeKey), ...fields);
+    if (seen.length > 0) await redis.del(...seen.map((id) => this.#key('seen', id)));
   }
 
   async allCapOverrides(): Promise<Record<string, CapOverrides>> {
@@ -590,6 +593,8 @@ async function redisNow(redis: Redis): Promise<number> {
 
 /** How many usage entries the look-through and the trim read at a time. */
 const LOOK_THROUGH_BATCH = 1000;
+/** Deletes each field of the hash KEYS[1] (ARGV: name, value, …) whose value is still the one given. */
+const DELETE_FIELDS_AS_READ = "for i = 1, #ARGV, 2 do if redis.call('hget', KEYS[1], ARGV[i]) == ARGV[i + 1] then redis.call('hdel', KEYS[1], ARGV[i]) end end return 0";
 /** How many times a forget looks through the stream before it gives up (each look met more new records than its script reads). */
 const FORGET_TRIES = 3;
 

@@ -11,8 +11,9 @@ import { botSpaces, stateKeyOf } from '../../bots/state/spaces.js';
 import type { StateStore } from '../../bots/state/StateStore.js';
 import { upgradeOldLayout } from '../../bots/state/upgrade.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
+import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
 import { DEV_API_KEY } from '../../src/emulator/index.js';
-import { RedisLink, silentLogger } from '../../src/internal.js';
+import { RedisLink, silentLogger, type ScopeSettingEntries } from '../../src/internal.js';
 import { buttonsOf, FakeDiscord } from '../fakes/discord/FakeDiscord.js';
 import { OLD_IDS, oldEditInput, restoreOldDataFolder, restoreOldRedis } from '../helpers/old-layout.js';
 import { discordAnswer, discordResult, startUpstream, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
@@ -199,5 +200,99 @@ describe('the 0.1 upgrade stopped midway', () => {
     blip = false;
     await upgrade();
     expect(await store.space(spaces.scopeSettings).get(stateKeyOf('discord:g1'))).toEqual({ channels });
+  });
+});
+
+/**
+ * A data folder (or a Redis prefix) a 0.1 process still writes chat settings to beside this version (a rolling deploy):
+ * `oldSets` writes a setting as 0.1 did (its ledger's `cap-overrides.json`, or `<p>:quota:settings:<scope>`), `start`
+ * opens the ledger and the bots' state as a start does and answers what the state then keeps for the scope.
+ */
+async function besideAnOldProcess(backend: 'file' | 'redis') {
+  const dataDir = await tempDataDir(defer, 'pictor-upgrade-');
+  const prefix = uniquePrefix('upgrade-later');
+  const link = backend === 'redis' ? await RedisLink.open({ url: requireRedisUrl(redis), prefix }) : undefined;
+  defer(async () => {
+    await link?.close();
+    if (link) await deleteKeys(requireRedisUrl(redis), prefix);
+  });
+  const file = join(dataDir, 'cap-overrides.json');
+  const oldSets = async (scopeKey: string, entries: ScopeSettingEntries) => {
+    if (link) {
+      for (const [name, entry] of Object.entries(entries)) await link.commands.hset(`${prefix}:quota:settings:${scopeKey}`, name, JSON.stringify(entry));
+      return;
+    }
+    const kept = JSON.parse(await readFile(file, 'utf8').catch(() => '{"version":1,"scopes":{}}')) as { settings?: Record<string, ScopeSettingEntries> };
+    kept.settings = { ...kept.settings, [scopeKey]: { ...kept.settings?.[scopeKey], ...entries } };
+    await writeFile(file, JSON.stringify(kept));
+  };
+  const inLedger = async () =>
+    link ? await link.commands.keys(`${prefix}:quota:settings:*`) : Object.keys((JSON.parse(await readFile(file, 'utf8')) as { settings?: object }).settings ?? {});
+  const moved: unknown[] = [];
+  /** `before` runs on the state's settings once it is open; `withLedger: false` opens the state as a process that takes nothing. */
+  const start = async (scopeKey: string, before?: (space: ReturnType<StateStore['space']>) => Promise<void>, withLedger = true) => {
+    const ledger = !withLedger ? undefined : link ? new RedisQuotaStore({ redis: link.commands, prefix }) : new FileQuotaStore({ dir: dataDir });
+    const logger = { ...silentLogger(), info: (obj: object, msg?: string) => void (msg?.startsWith('moved what an older version kept') && moved.push(obj)) };
+    try {
+      const state = await openBotState({ dataDir, redis: link, ledger, logger });
+      try {
+        const space = state.store.space<ScopeSettingEntries>(state.spaces.scopeSettings);
+        await before?.(space as ReturnType<StateStore['space']>);
+        return await space.get(stateKeyOf(scopeKey));
+      } finally {
+        await state.close();
+      }
+    } finally {
+      await ledger?.close();
+    }
+  };
+  return { oldSets, inLedger, start, moved };
+}
+
+describe.each([
+  { backend: 'file' as const, skip: undefined },
+  { backend: 'redis' as const, skip: redis.skipReason },
+])('a chat setting a 0.1 process still running writes after the upgrade ($backend)', ({ backend, skip }) => {
+  const by = 'discord:admin';
+
+  it.skipIf(skip)('is what the bots’ state serves after the next start, taken from the ledger with a log line', async () => {
+    const old = await besideAnOldProcess(backend);
+    await old.oldSets('discord:g1', { blockedWords: { value: ['forbidden'], by, at: 1 }, maxImages: { value: 2, by, at: 1 } });
+    expect(await old.start('discord:g1')).toEqual({ blockedWords: { value: ['forbidden'], by, at: 1 }, maxImages: { value: 2, by, at: 1 } });
+
+    // The 0.1 process, still running, changes both: each is newer than the state's copy.
+    await old.oldSets('discord:g1', { blockedWords: { value: ['forbidden', 'newword'], by, at: 3 }, maxImages: { value: 4, by, at: 3 } });
+    expect(await old.start('discord:g1')).toEqual({ blockedWords: { value: ['forbidden', 'newword'], by, at: 3 }, maxImages: { value: 4, by, at: 3 } });
+    expect(await old.inLedger()).toEqual([]);
+    expect(old.moved).toEqual([{ moved: { 'chat settings': 1 } }, { moved: { 'chat settings': 1 } }]);
+    // Nothing left to take: a third start says nothing.
+    await old.start('discord:g1');
+    expect(old.moved).toHaveLength(2);
+  });
+
+  it.skipIf(skip)('never lets an older copy in the ledger overwrite a newer one in the state: each setting goes by when it was set', async () => {
+    const old = await besideAnOldProcess(backend);
+    await old.start('discord:g1', async (space) => {
+      await space.put(stateKeyOf('discord:g1'), { maxImages: { value: 4, by, at: 10 }, blockedWords: { value: ['set-here'], by, at: 10 } });
+    });
+    await old.oldSets('discord:g1', { maxImages: { value: 3, by, at: 5 }, blockedWords: { value: ['set-by-0.1'], by, at: 20 }, channels: { value: ['C1'], by, at: 1 } });
+
+    expect(await old.start('discord:g1')).toEqual({
+      maxImages: { value: 4, by, at: 10 },
+      blockedWords: { value: ['set-by-0.1'], by, at: 20 },
+      channels: { value: ['C1'], by, at: 1 },
+    });
+    expect(await old.inLedger()).toEqual([]);
+  });
+
+  it.skipIf(skip)('brings back a setting 0.1 wrote after the upgrade that an admin then cleared through this version: a clear leaves no date (docs/shared-limits.md)', async () => {
+    const old = await besideAnOldProcess(backend);
+    await old.oldSets('discord:g1', { maxImages: { value: 2, by, at: 1 }, channels: { value: ['C1'], by, at: 1 } });
+    await old.start('discord:g1');
+    await old.oldSets('discord:g1', { maxImages: { value: 3, by, at: 5 } });
+    // The running process (which took what 0.1 kept at its start): an admin clears the image limit after 0.1 set it.
+    await old.start('discord:g1', async (space) => void (await space.update(stateKeyOf('discord:g1'), (now) => ({ channels: (now as ScopeSettingEntries).channels }))), false);
+
+    expect(await old.start('discord:g1')).toEqual({ maxImages: { value: 3, by, at: 5 }, channels: { value: ['C1'], by, at: 1 } });
   });
 });

@@ -9,7 +9,7 @@ import { cutOffCostUsd } from '../../src/spend/charge-rules.js';
 import { QuotaStoreClosedError } from '../../src/spend/errors.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
-import type { LegacyBotRecords, LostReservation, QuotaStore, ReconcileReport, ReserveInput, SpendLimits } from '../../src/spend/types.js';
+import type { LegacyBotRecords, LostReservation, QuotaStore, ReconcileReport, ReserveInput, ScopeSettingEntry, SpendLimits } from '../../src/spend/types.js';
 import { deleteKeys, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
 
 /**
@@ -52,6 +52,10 @@ interface Maker {
   failRenewals(group: string): Promise<() => Promise<void>>;
   /** The group's storage holds what an older version kept for the bots there: `LEGACY`'s settings, and its seen mark for a minute. */
   keepLegacy(group: string): Promise<void>;
+  /** The group's storage gains one chat setting as an older version's process writes it (beside what it holds). */
+  keepLegacySetting(group: string, scopeKey: string, name: string, entry: ScopeSettingEntry): Promise<void>;
+  /** The group's storage gains one Slack signature seen as an older version's process notes it (beside what it holds). */
+  keepLegacySeen(group: string, id: string): Promise<void>;
   /** The group's storage holds a reservation an older version made: no owner, and whether it was sent unknown. */
   keepOwnerless(group: string, jobId: string, r: { userKey: string; scopeKey: string; usd: number; at: number }): Promise<void>;
   cleanup(): Promise<void>;
@@ -107,6 +111,17 @@ const makers: Record<string, () => Maker> = {
         await writeFile(join(dir, 'cap-overrides.json'), JSON.stringify({ version: 1, scopes: {}, settings: LEGACY.settings }));
         await writeFile(join(dir, 'slack-replay.json'), JSON.stringify({ version: 1, seen: Object.fromEntries(LEGACY.seen.map((id) => [id, Date.now() + 60_000])) }));
       },
+      keepLegacySetting: async (group, scopeKey, name, entry) => {
+        const file = join(dirs.get(group)!, 'cap-overrides.json');
+        const kept = JSON.parse(await readFile(file, 'utf8')) as { settings?: Record<string, Record<string, ScopeSettingEntry>> };
+        kept.settings = { ...kept.settings, [scopeKey]: { ...kept.settings?.[scopeKey], [name]: entry } };
+        await writeFile(file, JSON.stringify(kept));
+      },
+      keepLegacySeen: async (group, id) => {
+        const file = join(dirs.get(group)!, 'slack-replay.json');
+        const kept = JSON.parse(await readFile(file, 'utf8').catch(() => '{"version":1,"seen":{}}')) as { seen: Record<string, number> };
+        await writeFile(file, JSON.stringify({ version: 1, seen: { ...kept.seen, [id]: Date.now() + 60_000 } }));
+      },
       keepOwnerless: async (group, jobId, { at, ...r }) => {
         const dir = dirs.get(group) ?? (await mkdtemp(join(tmpdir(), 'pictor-contract-')));
         dirs.set(group, dir);
@@ -143,6 +158,12 @@ const makers: Record<string, () => Maker> = {
         for (const [scopeKey, entries] of Object.entries(LEGACY.settings))
           for (const [name, entry] of Object.entries(entries)) await redisClient!.hset(`${prefix}:quota:settings:${scopeKey}`, name, JSON.stringify(entry));
         for (const id of LEGACY.seen) await redisClient!.set(`${prefix}:quota:seen:${id}`, '1', 'PX', 60_000);
+      },
+      keepLegacySetting: async (group, scopeKey, name, entry) => {
+        await redisClient!.hset(`${prefixes.get(group)!}:quota:settings:${scopeKey}`, name, JSON.stringify(entry));
+      },
+      keepLegacySeen: async (group, id) => {
+        await redisClient!.set(`${prefixes.get(group)!}:quota:seen:${id}`, '1', 'PX', 60_000);
       },
       keepOwnerless: async (group, jobId, { userKey, scopeKey, usd, at }) => {
         const prefix = prefixes.get(group) ?? uniquePrefix('contract');
@@ -554,6 +575,19 @@ describe.each(kinds)('the %s quota store', (kind) => {
     })).rejects.toThrow('the bots’ state did not answer');
     expect(offered).toEqual([LEGACY]);
     expect(await takeAll(s, 2)).toEqual([LEGACY, { settings: {}, seen: [] }]);
+  });
+
+  it('deletes only what it handed over: a setting or a signature an older version’s process writes while the caller accepts stays for the next take', async () => {
+    const group = `legacy-later-${Math.random()}`;
+    await maker.keepLegacy(group);
+    const s = await open(group);
+    const [newer, added] = [{ value: 5, by: 'discord:admin', at: 2 }, { value: ['C1'], by: 'discord:admin', at: 2 }];
+    await s.takeLegacy(async () => {
+      await maker.keepLegacySetting(group, 'discord:g1', 'maxImages', newer);
+      await maker.keepLegacySetting(group, 'discord:g1', 'channels', added);
+      await maker.keepLegacySeen(group, 'e2');
+    });
+    expect(await takeAll(s, 2)).toEqual([{ settings: { 'discord:g1': { maxImages: newer, channels: added } }, seen: ['e2'] }, { settings: {}, seen: [] }]);
   });
 
   it('ends the reservations of a process that died, once its lease has lapsed: the sent one charged at its estimate (uncertain), the queued one released', async () => {
