@@ -16,6 +16,7 @@ export { RedisImageBucket } from './core/RedisImageBucket.js';
 export { readRedisConfig, describeRedisConfig, DEFAULT_REDIS_PREFIX, type RedisConfig } from './core/redis-config.js';
 export { connectRedis, checkRedis, closeRedis, pingRedis, RedisLink, RedisUnavailableError, type ConnectRedisOptions, type RedisLogger } from './core/redis-connection.js';
 export { redactRedisUrl } from './core/redis-url.js';
+export { renewLeaseKey } from './core/redis-lease-renewal.js';
 export { envBoolean, envChoice, envError, envList, envNumber, envSeconds, envText, envUrl, writableFolder, type Env, type NumberRule } from './core/env.js';
 export { createLogger, scrubSecrets, silentLogger, REDACT_PATHS, type Logger, type LoggerConfig } from './core/logger.js';
 export { humanLogDestination } from './core/log-format.js';

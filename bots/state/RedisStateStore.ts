@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
-import { renewEveryThird, safeJson, waitWithin, withTimeout, type RedisLink } from 'pictor/internal';
+import { renewEveryThird, renewLeaseKey, safeJson, waitWithin, withTimeout, type RedisLink } from 'pictor/internal';
 import { BaseSpace, checkSpace, decodeValue, MAX_NOTICE_BYTES, newOwnerId, STATE_KEY_PATTERN } from './StateStore.js';
 import type { Change, Found, Notice, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
 
@@ -152,7 +152,8 @@ export class RedisStateStore implements StateStore {
   }
 
   async #renew(): Promise<void> {
-    if (!this.#closed) await this.#redis.set(this.leaseKey(this.owner), '1', 'PX', this.leaseMs);
+    // Extended while it is there (a full Redis still does that), written only when gone.
+    if (!this.#closed) await renewLeaseKey(this.#redis, { key: this.leaseKey(this.owner), holder: '1', ttlMs: this.leaseMs, writeWhenGone: true });
   }
 
   /** `close` began: a write no longer puts the lease back. */

@@ -1,16 +1,8 @@
 import type { Redis } from 'ioredis';
+import { renewLeaseKey } from './redis-lease-renewal.js';
 import { renewEvery } from './renewal.js';
 import { withTimeout } from './with-timeout.js';
 
-/**
- * Extends the lease while this holder has it; with `ARGV[3]` = '1' (`retakeForgotten`) it takes it back (`SET NX PX`, in
- * the same script) when the key is gone: a Redis restarted empty (or flushed) has forgotten it, and nobody else holds it
- * then. 0 when another holds it, or when the key is gone and the lease is not one to take back.
- */
-const RENEW = `local held = redis.call('GET', KEYS[1])
-if held == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if held == false and ARGV[3] == '1' and redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
-return 0`;
 /** Drops the key only while this holder has it. */
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
@@ -114,10 +106,13 @@ export class RedisLease {
     };
     const renew = async () => {
       const sentAt = Date.now();
-      const renewed = await redis.eval(RENEW, 1, key, holder, String(ttlMs), this.#o.retakeForgotten ? '1' : '0');
+      // Extended while this holder has it (a full Redis still does that); with `retakeForgotten`, taken back (`SET NX PX`,
+      // in the same script) when the key is gone: a Redis restarted empty (or flushed) has forgotten it, and nobody else
+      // holds it then.
+      const renewed = await renewLeaseKey(redis, { key, holder, ttlMs, writeWhenGone: this.#o.retakeForgotten });
       // An answer to a keep let go meanwhile does nothing.
       if (!current()) return;
-      if (Number(renewed) !== 1) return lost('another process holds the lease');
+      if (!renewed) return lost('another process holds the lease');
       if (sentAt > confirmedAt) {
         confirmedAt = sentAt;
         armDeadline();

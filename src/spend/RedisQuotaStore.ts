@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../core/redis-config.js';
 import { closeRedis, connectRedis, type RedisLogger } from '../core/redis-connection.js';
+import { renewLeaseKey } from '../core/redis-lease-renewal.js';
 import { isProcessAlive, THIS_HOST } from './file-lock.js';
 import { keptLedgerKeys, quotaKey } from './ledger-files.js';
 import { capOverrideNanos, OVERRIDABLE_CAPS, ScopeSettingEntrySchema } from './cap-overrides.js';
@@ -569,7 +570,8 @@ export class RedisQuotaStore implements QuotaStore {
   /** Renews the lease now (the timer does it every third of `leaseMs`); once closed, nothing. */
   async renewLease(): Promise<void> {
     if (this.#process.closed) return;
-    await this.#client.set(this.#key('owner', this.#process.owner), this.#ownerValue, 'PX', this.#process.leaseMs);
+    // Extended while it is there (a full Redis still does that), written only when gone.
+    await renewLeaseKey(this.#client, { key: this.#key('owner', this.#process.owner), holder: this.#ownerValue, ttlMs: this.#process.leaseMs, writeWhenGone: true });
   }
 
   #prelude(now: number): Arg[] {

@@ -149,8 +149,9 @@ const makers: Record<string, () => Maker> = {
         if (owners.length > 0) await redisClient!.del(...owners);
       },
       failRenewals: async () => {
-        const set = vi.spyOn(redisClient!, 'set').mockRejectedValue(new Error('ERR the lease was not renewed'));
-        return async () => set.mockRestore();
+        // The renewal is one script sent as it is (`EVAL`), not one of the ledger's defined commands.
+        const renewal = vi.spyOn(redisClient!, 'eval').mockRejectedValue(new Error('ERR the lease was not renewed'));
+        return async () => renewal.mockRestore();
       },
       keepLegacy: async (group) => {
         const prefix = prefixes.get(group) ?? uniquePrefix('contract');
