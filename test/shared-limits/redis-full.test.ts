@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
-import { RedisLease } from '../../bots/redis-lease.js';
+import { RedisLease } from '../../src/core/redis-lease.js';
 import { RedisStateStore } from '../../bots/state/RedisStateStore.js';
 import { RedisLink } from '../../src/internal.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
