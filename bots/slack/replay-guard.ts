@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
+import { CLAIM_WAIT_MS } from 'pictor/internal';
 import { claimWithin, digestKeyOf, type Space } from '../state/index.js';
+import { ackBudget } from './answer-by.js';
 
 /**
  * HTTP mode's second check of a request, after Bolt's HTTPReceiver has
@@ -21,8 +23,9 @@ import { claimWithin, digestKeyOf, type Space } from '../state/index.js';
  * verified request and notes its signature; a global middleware asks the
  * storage and acknowledges what it refuses (Slack gets its 200, nothing
  * runs). When the storage cannot answer (an error, or no answer within
- * `CLAIM_WAIT_MS`), the request is refused too, logged and said nothing of:
- * it may be a paid job.
+ * `CLAIM_WAIT_MS` nor within what is left of the waits before the
+ * acknowledgement, `ackBudget`), the request is refused too, logged and said
+ * nothing of: it may be a paid job.
  */
 export interface ReplayGuard {
   /** For `HTTPReceiver`'s `customPropertiesExtractor`. */
@@ -52,7 +55,9 @@ export function createReplayGuard(options: { logger: LoggerLike; seen: Pick<Spac
       let check = context[CHECK];
       if (check === 'once') {
         try {
-          check = (await claimWithin(options.seen, digestKeyOf(String(context[SIGNATURE])))) ? 'ok' : 'replay';
+          // Its own wait ends with the acknowledgement's budget: a claim that comes later is given back (claimWithin).
+          const key = digestKeyOf(String(context[SIGNATURE]));
+          check = (await ackBudget(args.context).within((leftMs) => claimWithin(options.seen, key, { waitMs: Math.min(CLAIM_WAIT_MS, leftMs) }))) ? 'ok' : 'replay';
         } catch (err) {
           options.logger.error({ err }, 'could not check a Slack request against the ones seen lately: refused it');
           check = 'unchecked';

@@ -2,6 +2,7 @@ import { definedOf } from 'pictor/internal';
 import Bottleneck from 'bottleneck';
 import type { AnyMiddlewareArgs, Context, Middleware, webApi } from '@slack/bolt';
 import type { LoggerLike } from 'pictor';
+import { ackBudget } from './answer-by.js';
 import { slackErrorCode } from './slack-error-code.js';
 
 export interface UserLocalesOptions {
@@ -42,8 +43,8 @@ export class UserLocales {
     });
   }
 
-  /** The member's locale as Slack tells it, or undefined (not known in time, not allowed, not a person). */
-  async of(client: webApi.WebClient, teamId: string | undefined, userId: string): Promise<string | undefined> {
+  /** The member's locale as Slack tells it, or undefined (not known within `waitMs` — default the option's —, not allowed, not a person). */
+  async of(client: webApi.WebClient, teamId: string | undefined, userId: string, waitMs: number = this.#o.waitMs): Promise<string | undefined> {
     const key = `${teamId ?? ''}:${userId}`;
     const now = this.#o.now();
     const known = this.#known.get(key);
@@ -63,7 +64,7 @@ export class UserLocales {
       void asking.finally(() => this.#asking.delete(key));
     }
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), this.#o.waitMs)));
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.min(waitMs, this.#o.waitMs))));
     try {
       return await Promise.race([asking, late]);
     } finally {
@@ -71,11 +72,15 @@ export class UserLocales {
     }
   }
 
-  /** A Bolt middleware: `context.locale` is the member's locale for every request that has a member (Bolt's `context.userId`). */
+  /**
+   * A Bolt middleware: `context.locale` is the member's locale for every request that has a member (Bolt's
+   * `context.userId`). It runs before the request's acknowledgement, so it waits for a look-up only for what is left of
+   * the acknowledgement's budget (`ackBudget`: the replay guard's claim may have taken some), at most `waitMs`.
+   */
   middleware(clientOf: (context: Context) => webApi.WebClient | undefined): Middleware<AnyMiddlewareArgs> {
     return async ({ context, next }) => {
       const client = context.userId && context.botUserId !== context.userId ? clientOf(context) : undefined;
-      if (client && context.userId) context.locale = await this.of(client, context.teamId, context.userId);
+      if (client && context.userId) context.locale = await this.of(client, context.teamId, context.userId, ackBudget(context).timeLeft());
       await next();
     };
   }
