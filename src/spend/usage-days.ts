@@ -235,9 +235,9 @@ export async function forgetPromptsIn(folder: string, userKey: string): Promise<
 }
 
 /**
- * The feed epoch: raised by each forget, each append to a day before the newest and each clean-up that removes a day,
- * the changes a reader that goes on from its cursor (in the newest day file) would not see (a day file removed may be
- * made again under it). A cursor holds the epoch it was read at. A missing file reads 0; one made (a new folder, or
+ * The feed epoch: raised by each forget, each append to a day before the newest and each clean-up that removes the
+ * newest day file, the changes a reader that goes on from its cursor (in the newest day file) would not see (that file
+ * may be made again under it). A cursor holds the epoch it was read at. A missing file reads 0; one made (a new folder, or
  * one emptied) starts at a random value, so a cursor read before the folder was emptied never matches it.
  */
 export function feedEpochIn(folder: string): number {
@@ -255,15 +255,17 @@ const raiseFeedEpoch = (folder: string): Promise<void> => {
 
 /**
  * Removes the day files and prompt folders of days before `firstKept` (under the lock): whole days only. The feed
- * epoch goes up once when it removed any: a reader reads every record again (at most once a day).
+ * epoch goes up when the newest day file is among them (a clock days ahead): a reader's cursor may be in it, and the
+ * file may be made again under that cursor. An older day file removed leaves a cursor in it nothing to miss: a record
+ * written to that day again raises the epoch itself (a day before the newest), and the reader goes on at the next day.
  */
 export async function dropDaysBefore(folder: string, firstKept: string): Promise<void> {
-  const days = daysIn(folder).filter((day) => day < firstKept);
-  const promptDays = namesIn(join(folder, PROMPTS)).filter((day) => DAY.test(day) && day < firstKept);
+  const all = daysIn(folder);
+  const days = all.filter((day) => day < firstKept);
   for (const day of days) rmSync(dayFileOf(folder, day), { force: true });
-  for (const day of promptDays) rmSync(join(folder, PROMPTS, day), { recursive: true, force: true });
-  // Raised once they are gone: a reader that read at the old epoch reads again, and a day file made again under its cursor is read whole.
-  if (days.length + promptDays.length > 0) await raiseFeedEpoch(folder);
+  for (const day of namesIn(join(folder, PROMPTS))) if (DAY.test(day) && day < firstKept) rmSync(join(folder, PROMPTS, day), { recursive: true, force: true });
+  // Raised once it is gone: a reader in it reads every record again, and a file of that day made again is read whole.
+  if (days.length > 0 && days.at(-1) === all.at(-1)) await raiseFeedEpoch(folder);
 }
 
 /**

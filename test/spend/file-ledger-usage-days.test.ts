@@ -295,7 +295,7 @@ describe('the daily clean-up of the file ledger’s day files', () => {
     for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('OLD');
   });
 
-  it('tells a reader to read again when it drops a day file: a cursor in a day file dropped and made again misses no record', async () => {
+  it('tells a reader to read again when it drops the newest day file: a cursor in a day file dropped and made again misses no record', async () => {
     const dir = await newDir();
     const time = { now: MIDNIGHT + 10 * HOUR };
     const store = clockedStore(dir, time, { usageRetentionDays: 1 });
@@ -315,17 +315,21 @@ describe('the daily clean-up of the file ledger’s day files', () => {
     expect(next.records.map((r) => r.jobId)).toEqual(['d', 'e', 'f', 'g', 'h', 'i']);
   });
 
-  it('tells a reader whose cursor is in a day it dropped to read again, and feeds the days kept', async () => {
+  it('goes on from a cursor whose day was dropped, at the next day kept, without reading again', async () => {
     const dir = await newDir();
     const time = { now: MIDNIGHT - 3 * DAY };
-    const store = clockedStore(dir, time, { usageRetentionDays: 1 });
+    const store = clockedStore(dir, time, { usageRetentionDays: 2 });
     await store.open();
     await settled(store, 'old', 'slack:U1', undefined, time.now);
     const read = await store.usageSince(undefined);
+    time.now = MIDNIGHT - 2 * DAY;
+    await settled(store, 'kept', 'slack:U1', undefined, time.now);
+    // The day's first write drops the cursor's day, not the newest.
     time.now = MIDNIGHT;
     await settled(store, 'new', 'slack:U1', undefined, time.now);
 
-    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: true, records: [{ jobId: 'new' }] });
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl'))).toEqual(['2030-06-14.jsonl', '2030-06-16.jsonl']);
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: false, records: [{ jobId: 'kept' }, { jobId: 'new' }] });
   });
 });
 
