@@ -58,8 +58,8 @@ export class FileQuotaStore implements QuotaStore {
   readonly #process: StoreProcess<Reservation>;
   readonly #serial = createSerialQueue();
   readonly #pending: { now: number; operation: Operation<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }[] = [];
-  /** When this process last dropped expired usage records (at most once a day). */
-  #usagePrunedAt = Number.NEGATIVE_INFINITY;
+  /** The UTC day (by the store's clock) this process last dropped expired usage records in (once a day). */
+  #usagePrunedDay: string | undefined;
   /** The ledger as `#peek` last read it, with the file's identity then (read again only when the file changed). */
   #peeked: { stamp: string; ledger: Ledger } | undefined;
   /** The ledger as this process last wrote it and the file's identity then: taken as it is while no other process wrote since. */
@@ -245,8 +245,9 @@ export class FileQuotaStore implements QuotaStore {
    * After `cursor` (`e<feed epoch>/<day>:<byte offset>` in that day's file), without the lock: appends are whole lines
    * written under it, and only complete lines are read. Everything is read again (`reset`) for a cursor of another
    * form (an older version's), after the feed epoch went up (a forget removed prompts the reader may keep, or records
-   * went to a day before the newest), or when the records at and after it are gone (the folder was emptied); one whose
-   * day the clean-up dropped goes on at the next day.
+   * went to a day before the newest, or the clean-up removed a day: its file may be made again under the cursor), or
+   * when the records at and after it are gone (the folder was emptied: a feed epoch file made again starts at a random
+   * value, which an old cursor does not hold).
    */
   async usageSince(cursor: string | undefined): Promise<UsageFeed> {
     this.#process.assertOpen();
@@ -409,13 +410,14 @@ export class FileQuotaStore implements QuotaStore {
         // met, the job is charged what that record says (`reconcileIn`), not its estimate, and no record is added.
         if (dirty) await appendUsage(this.usagePath, this.#process.clock(), usage);
         if (dirty) await this.#write(ledger);
-        // The day's first commit that wrote drops the days past retention, by the store's clock (the one the records'
-        // times are written by; a day either way: a clock that jumped ahead and back): whole days, a few unlinks. A
-        // failure is told to `onError`; the commit stands.
-        const last = batch[batch.length - 1]!.now;
-        if (dirty && Math.abs(last - this.#usagePrunedAt) >= DAY_MS) {
-          this.#usagePrunedAt = last;
-          this.#cleanUpUsage();
+        // The first commit that writes in a UTC day other than the last clean-up's (by the store's clock, the one the
+        // records' times are written by; either way: a clock that jumped ahead and back) drops the days past retention:
+        // whole days, a few unlinks, at whatever hour the day's first write comes. A failure is told to `onError`; the
+        // commit stands.
+        const today = utcDay(this.#process.clock());
+        if (dirty && today !== this.#usagePrunedDay) {
+          this.#usagePrunedDay = today;
+          await this.#cleanUpUsage();
         }
         return { outcomes, report: reconciled.report };
       });
@@ -462,9 +464,9 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /** The daily clean-up (under the lock): the day files and prompt folders of days past retention go, whole days only. */
-  #cleanUpUsage(): void {
+  async #cleanUpUsage(): Promise<void> {
     try {
-      dropDaysBefore(this.usagePath, utcDay(this.#process.clock() - this.#process.usageRetentionMs));
+      await dropDaysBefore(this.usagePath, utcDay(this.#process.clock() - this.#process.usageRetentionMs));
     } catch (cause) {
       try {
         this.#process.onError?.(new Error('could not drop expired usage records', { cause }));

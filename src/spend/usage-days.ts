@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { open as openFile, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -59,6 +59,8 @@ export const dayFileOf = (folder: string, day: string): string => join(folder, `
 export async function appendUsage(folder: string, now: number, records: readonly UsageRecord[]): Promise<void> {
   if (records.length === 0) return;
   await makeFolder(folder);
+  // A folder without one (new, or emptied): its epoch starts at a random value before any record is in it.
+  if (!existsSync(join(folder, FEED_EPOCH))) await raiseFeedEpoch(folder);
   const [newest, today] = [daysIn(folder).at(-1), utcDay(now)];
   const day = newest !== undefined && newest > today && newest <= utcDay(now + DAY_MS) ? newest : today;
   await inBatches(await promptFilesOf(join(folder, PROMPTS, day), records), ([path, text]) => appendLines(path, text, { newName: 'synced' }));
@@ -233,8 +235,10 @@ export async function forgetPromptsIn(folder: string, userKey: string): Promise<
 }
 
 /**
- * The feed epoch: raised by each forget and each append to a day before the newest, the two changes a reader that
- * goes on from its cursor (in the newest day file) would not see. A cursor holds the epoch it was read at.
+ * The feed epoch: raised by each forget, each append to a day before the newest and each clean-up that removes the
+ * newest day file, the changes a reader that goes on from its cursor (in the newest day file) would not see (that file
+ * may be made again under it). A cursor holds the epoch it was read at. A missing file reads 0; one made (a new folder, or
+ * one emptied) starts at a random value, so a cursor read before the folder was emptied never matches it.
  */
 export function feedEpochIn(folder: string): number {
   try {
@@ -244,12 +248,24 @@ export function feedEpochIn(folder: string): number {
   }
 }
 
-const raiseFeedEpoch = (folder: string): Promise<void> => writeFileAtomically(join(folder, FEED_EPOCH), String(feedEpochIn(folder) + 1));
+const raiseFeedEpoch = (folder: string): Promise<void> => {
+  const epoch = feedEpochIn(folder);
+  return writeFileAtomically(join(folder, FEED_EPOCH), String(epoch === 0 ? randomInt(1, 2 ** 47) : epoch + 1), { inline: true });
+};
 
-/** Removes the day files and prompt folders of days before `firstKept` (under the lock): whole days only. */
-export function dropDaysBefore(folder: string, firstKept: string): void {
-  for (const day of daysIn(folder)) if (day < firstKept) rmSync(dayFileOf(folder, day), { force: true });
+/**
+ * Removes the day files and prompt folders of days before `firstKept` (under the lock): whole days only. The feed
+ * epoch goes up when the newest day file is among them (a clock days ahead): a reader's cursor may be in it, and the
+ * file may be made again under that cursor. An older day file removed leaves a cursor in it nothing to miss: a record
+ * written to that day again raises the epoch itself (a day before the newest), and the reader goes on at the next day.
+ */
+export async function dropDaysBefore(folder: string, firstKept: string): Promise<void> {
+  const all = daysIn(folder);
+  const days = all.filter((day) => day < firstKept);
+  for (const day of days) rmSync(dayFileOf(folder, day), { force: true });
   for (const day of namesIn(join(folder, PROMPTS))) if (DAY.test(day) && day < firstKept) rmSync(join(folder, PROMPTS, day), { recursive: true, force: true });
+  // Raised once it is gone: a reader in it reads every record again, and a file of that day made again is read whole.
+  if (days.length > 0 && days.at(-1) === all.at(-1)) await raiseFeedEpoch(folder);
 }
 
 /**

@@ -44,7 +44,7 @@ describe('the usage records of the file ledger, one file a day', () => {
     time.now = MIDNIGHT + HOUR;
     await settled(store, 'after', 'slack:U1', 'a QUIXOTIC owl', time.now);
 
-    expect((await readdir(join(dir, 'usage'))).sort()).toEqual(['2030-06-15.jsonl', '2030-06-16.jsonl', 'prompts']);
+    expect((await readdir(join(dir, 'usage'))).sort()).toEqual(['2030-06-15.jsonl', '2030-06-16.jsonl', 'feed-epoch', 'prompts']);
     expect(await readFile(join(dir, 'usage', '2030-06-15.jsonl'), 'utf8')).not.toContain('QUIXOTIC');
     expect(await readFile(join(dir, 'usage', '2030-06-15.jsonl'), 'utf8')).toContain('"prompted":1');
     expect((await store.usage({})).map((r) => [r.jobId, r.prompt])).toEqual([
@@ -123,6 +123,21 @@ describe('the usage records of the file ledger, one file a day', () => {
     await settled(store, 'behind', 'slack:U1', undefined, time.now);
 
     expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl'))).toEqual(['2030-06-16.jsonl']);
+  });
+
+  it('reads everything again after the usage folder was emptied and written past the cursor again', async () => {
+    const dir = await newDir();
+    const store = storeAt(dir);
+    await store.open();
+    for (const jobId of ['a', 'b', 'c']) await settled(store, jobId, 'slack:U1');
+    const read = await store.usageSince(undefined);
+    // The operator empties the folder, the feed's epoch file with it; more is written than was there.
+    await rm(join(dir, 'usage'), { recursive: true });
+    for (const jobId of ['d', 'e', 'f', 'g', 'h', 'i']) await settled(store, jobId, 'slack:U1');
+
+    const next = await store.usageSince(read.cursor);
+    expect(next.reset).toBe(true);
+    expect(next.records.map((r) => r.jobId)).toEqual(['d', 'e', 'f', 'g', 'h', 'i']);
   });
 
   it('reads everything again for a cursor of an older version', async () => {
@@ -264,17 +279,57 @@ describe('the daily clean-up of the file ledger’s day files', () => {
     expect((await store.usage({})).map((r) => r.jobId)).toEqual(['a', 'b']);
   });
 
+  it('drops a day at the first write of a later UTC day, whatever the hour of the last clean-up: a record is kept at most a day longer than the retention', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT - DAY };
+    const store = clockedStore(dir, time, { usageRetentionDays: 1 });
+    await store.open();
+    await settled(store, 'old', 'slack:U1', 'an OLD fox', time.now);
+    // The next clean-ups: late the next day (nothing past the retention yet), then the first write of the day after.
+    time.now = MIDNIGHT + 23 * HOUR + 30 * 60_000;
+    await settled(store, 'late', 'slack:U1', undefined, time.now);
+    time.now = MIDNIGHT + DAY + HOUR;
+    await settled(store, 'next', 'slack:U1', undefined, time.now);
+
+    expect((await store.usage({})).map((r) => r.jobId)).toEqual(['late', 'next']);
+    for (const [file, text] of await filesUnder(dir)) expect(text, file).not.toContain('OLD');
+  });
+
+  it('tells a reader to read again when it drops the newest day file: a cursor in a day file dropped and made again misses no record', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT + 10 * HOUR };
+    const store = clockedStore(dir, time, { usageRetentionDays: 1 });
+    await store.open();
+    for (const jobId of ['a', 'b', 'c']) await settled(store, jobId, 'slack:U1', undefined, time.now);
+    const read = await store.usageSince(undefined);
+    // A clock two days ahead for one write that records nothing (a job released): its clean-up drops today's file.
+    time.now += 2 * DAY;
+    expect(await store.reserve({ jobId: 'x', userKey: 'slack:U2', scopeKey: 'slack:T1', estimateUsd: 0.02, limits: {}, now: time.now, job: job() })).toEqual({ ok: true });
+    await store.release('x');
+    // Back to today: the file is made again, longer than where the cursor is.
+    time.now -= 2 * DAY;
+    for (const jobId of ['d', 'e', 'f', 'g', 'h', 'i']) await settled(store, jobId, 'slack:U1', undefined, time.now);
+
+    const next = await store.usageSince(read.cursor);
+    expect(next.reset).toBe(true);
+    expect(next.records.map((r) => r.jobId)).toEqual(['d', 'e', 'f', 'g', 'h', 'i']);
+  });
+
   it('goes on from a cursor whose day was dropped, at the next day kept, without reading again', async () => {
     const dir = await newDir();
     const time = { now: MIDNIGHT - 3 * DAY };
-    const store = clockedStore(dir, time, { usageRetentionDays: 1 });
+    const store = clockedStore(dir, time, { usageRetentionDays: 2 });
     await store.open();
     await settled(store, 'old', 'slack:U1', undefined, time.now);
     const read = await store.usageSince(undefined);
+    time.now = MIDNIGHT - 2 * DAY;
+    await settled(store, 'kept', 'slack:U1', undefined, time.now);
+    // The day's first write drops the cursor's day, not the newest.
     time.now = MIDNIGHT;
     await settled(store, 'new', 'slack:U1', undefined, time.now);
 
-    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: false, records: [{ jobId: 'new' }] });
+    expect((await readdir(join(dir, 'usage'))).filter((n) => n.endsWith('.jsonl'))).toEqual(['2030-06-14.jsonl', '2030-06-16.jsonl']);
+    expect(await store.usageSince(read.cursor)).toMatchObject({ reset: false, records: [{ jobId: 'kept' }, { jobId: 'new' }] });
   });
 });
 

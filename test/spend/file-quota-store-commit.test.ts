@@ -75,7 +75,7 @@ describe('a commit of the file ledger', () => {
     expect(io.synced).toEqual(['quota-ledger.json.tmp', 'its folder']);
   });
 
-  it('names the day’s first usage record durably: the usage folder it makes and its day file each with their folder synced, before the ledger', async () => {
+  it('names the day’s first usage record durably: the usage folder it makes, its feed epoch and its day file each with their folder synced, before the ledger', async () => {
     const ledger = await reservedJob();
     await ledger.markSent('job-1');
 
@@ -84,7 +84,7 @@ describe('a commit of the file ledger', () => {
     io.recording = false;
 
     expect(io.awaited).toEqual([]);
-    expect(io.synced).toEqual(['its folder', expect.stringMatching(/^\d{4}-\d{2}-\d{2}\.jsonl$/), 'its folder', 'quota-ledger.json.tmp', 'its folder']);
+    expect(io.synced).toEqual(['its folder', 'feed-epoch.tmp', 'its folder', expect.stringMatching(/^\d{4}-\d{2}-\d{2}\.jsonl$/), 'its folder', 'quota-ledger.json.tmp', 'its folder']);
   });
 
   it('settles a job with the usage record synced first, then the ledger and its folder, and no other awaited file call', async () => {
