@@ -343,13 +343,21 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, found by a SCAN of the whole keyspace
-   * each (docs/shared-limits.md says what that costs). Once `accept` has resolved, each hash loses the fields as they were
-   * read (one script a scope, none of a scope `accept` left) and the signatures go in one DEL.
+   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, found by one SCAN of the whole
+   * keyspace (docs/shared-limits.md says what that costs). Once `accept` has resolved, each hash loses the fields as they
+   * were read (one script a scope, none of a scope `accept` left) and the signatures go in one DEL.
    */
   async takeLegacy(accept: (records: LegacyBotRecords) => Promise<LegacyLeft | void>): Promise<void> {
     const redis = this.#redis;
-    const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
+    // One look for both (`quota:se*`: no other key of the ledger starts so); SCAN may repeat a key.
+    const [settingsHead, seenHead, scopes, seenIds] = [`${this.#key('settings')}:`, `${this.#key('seen')}:`, new Set<string>(), new Set<string>()];
+    for await (const keys of redis.scanStream({ match: `${this.#key('se')}*`, count: 500 })) {
+      for (const key of keys as string[]) {
+        if (key.startsWith(settingsHead)) scopes.add(key.slice(settingsHead.length));
+        else if (key.startsWith(seenHead)) seenIds.add(key.slice(seenHead.length));
+      }
+    }
+    const seen = [...seenIds];
     const taken: LegacyBotRecords = { settings: {}, seen };
     const read = new Map<string, string[]>();
     for (const scopeKey of scopes) {
