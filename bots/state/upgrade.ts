@@ -7,7 +7,7 @@ import { keepInHistory, type HistoryItem } from './history.js';
 import { imagesToKeep, isRunning, withDraft } from './job-records.js';
 import type { OpenBotStateOptions } from './open-state.js';
 import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
-import { STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
+import { STATE_KEY_PATTERN, UNREADABLE, type StateStore } from './StateStore.js';
 
 interface OldJobRecord {
   key: string;
@@ -126,22 +126,43 @@ async function moveOldLayout(o: Steps, count: Count): Promise<void> {
   else await upgradeFiles(o, count);
 }
 
-/** What the ledgers still hold in 0.1's layout (one look each when they hold nothing): the chat settings and Slack signatures. */
+/** Thrown from an update's `change` to leave a damaged record as it is (`change` must not act outside). */
+const LEAVE_DAMAGED = Symbol('leave the damaged record as it is');
+
+/**
+ * What the ledgers still hold in 0.1's layout: the chat settings and Slack signatures. On Redis each ledger looks through
+ * the whole keyspace for them at every start (docs/shared-limits.md says what that costs).
+ */
 async function takeOldRecords(o: Steps, count: Count): Promise<void> {
   // The ledger deletes what it handed over only once it is written here: a failure or a stop midway loses none, and the
   // next start's take merges it again (of each setting, the copy set last wins).
   const takeFrom = (ledger: Pick<QuotaStore, 'takeLegacy'>) =>
     ledger.takeLegacy(async ({ settings, seen }) => {
+      const settingsOf: string[] = [];
       for (const [scopeKey, entries] of Object.entries(settings)) {
         o.signal?.throwIfAborted();
-        await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), (now) => newerSettings(now, entries));
-        count('chat settings');
+        // A damaged record (unreadable, or no object of settings) keeps its restrictions and role budgets locked until an
+        // admin sets them again (fail closed): the take leaves it as it is, and what 0.1 kept for the scope in the ledger.
+        const change = (now: unknown) => {
+          if (now === UNREADABLE || (now !== undefined && (typeof now !== 'object' || now === null || Array.isArray(now)))) throw LEAVE_DAMAGED;
+          return newerSettings(now, entries);
+        };
+        const taken = await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), change, { unreadable: true }).then(
+          () => true,
+          (error: unknown) => (error === LEAVE_DAMAGED ? false : Promise.reject(error)),
+        );
+        if (taken) count('chat settings');
+        else {
+          settingsOf.push(scopeKey);
+          o.logger.warn({ scopeKey }, 'left the chat settings version 0.1 kept for a server/workspace in its ledger: their record in the bots’ state is damaged (locked until an admin sets or clears each setting again, or repairs them all); the next start after that takes them');
+        }
       }
       for (const signature of seen) {
         o.signal?.throwIfAborted();
         await o.store.space(o.spaces.slackSeen).claimOnce(digestKeyOf(signature));
         count('Slack signatures seen');
       }
+      return { settingsOf };
     });
   if (o.ledger) await takeFrom(o.ledger);
   for (const open of o.legacyLedgers ?? []) {

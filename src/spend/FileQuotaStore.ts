@@ -16,7 +16,7 @@ import { createSerialQueue } from './serial-queue.js';
 import { safeJson } from '../core/safe-json.js';
 import { forgetPromptsIn, StoreProcess } from './store-process.js';
 import { DAY_MS, utcDay, utcDayStart } from './utc-period.js';
-import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
+import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, LegacyLeft, OverridableCap, QuotaStore, ReconcileReport, RefusalCounts } from './types.js';
 import type { ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { appendUsage, dayFileOf, daysIn, dropDaysBefore, feedEpochIn, forgetPromptsIn as forgetPromptFilesIn, moveOldUsageFile, readFrom, readUsage, undefinedIfMissing } from './usage-days.js';
 import { damagedLinesAt, damagedWithin, usageMatching } from './usage-records.js';
@@ -305,7 +305,7 @@ export class FileQuotaStore implements QuotaStore {
   }
 
   /** The chat settings older versions kept in `cap-overrides.json`, and their `slack-replay.json` (`accept` runs outside the lock). */
-  async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
+  async takeLegacy(accept: (records: LegacyBotRecords) => Promise<LegacyLeft | void>): Promise<void> {
     const replay = join(this.#dir, LEDGER_FILES.replay);
     const taken = await this.#readLocked(async () => {
       const settings = (await this.#readCapOverrides()).settings ?? {};
@@ -313,12 +313,12 @@ export class FileQuotaStore implements QuotaStore {
       const now = this.#process.clock();
       return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
     });
-    await accept(taken);
+    const notTaken = new Set((await accept(taken))?.settingsOf);
     // Removed only once `accept` succeeded: a hand-over that fails leaves them for the next take. Only what was handed
-    // over: a setting an older version's process wrote meanwhile (its own lock) stays for the next take.
+    // over and taken: a setting an older version's process wrote meanwhile (its own lock), or of a scope `accept` left, stays for the next take.
     await this.#readLocked(async () => {
       const file = await this.#readCapOverrides();
-      const handed = (scopeKey: string, name: string, entry: unknown) => JSON.stringify(taken.settings[scopeKey]?.[name]) === JSON.stringify(entry);
+      const handed = (scopeKey: string, name: string, entry: unknown) => !notTaken.has(scopeKey) && JSON.stringify(taken.settings[scopeKey]?.[name]) === JSON.stringify(entry);
       const left = Object.entries(file.settings ?? {}).flatMap(([scopeKey, entries]) => {
         const kept = Object.entries(entries).filter(([name, entry]) => !handed(scopeKey, name, entry));
         return kept.length > 0 ? [[scopeKey, Object.fromEntries(kept)] as const] : [];

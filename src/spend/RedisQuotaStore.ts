@@ -13,7 +13,7 @@ import { FORGET, LOOKED_THROUGH, MARK_SENT, MARK_UNSENT, RECONCILE, RELEASE, RES
 import { safeJson } from '../core/safe-json.js';
 import { LedgerLookFailedError } from './errors.js';
 import { StoreProcess } from './store-process.js';
-import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, OverridableCap } from './types.js';
+import type { ActiveJob, BreakerState, CapOverrides, LedgerOptions, LedgerStorage, LegacyBotRecords, LegacyLeft, OverridableCap } from './types.js';
 import type { QuotaStore, ReconcileReport, RefusalCounts, ReserveInput, ReserveResult, SettleInfo, UsageFeed, UsageQuery, UsageRecord } from './types.js';
 import { DAY_MS, utcDay, utcDayBefore } from './utc-period.js';
 import { JobDetailsSchema, readBasis, usageMatching, usageRecord } from './usage-records.js';
@@ -342,10 +342,22 @@ export class RedisQuotaStore implements QuotaStore {
     }
   }
 
-  /** Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, all deleted in one DEL once `accept` has resolved. */
-  async takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void> {
+  /**
+   * Older versions' `quota:settings:<scopeKey>` hashes and `quota:seen:<id>` keys, found by one SCAN of the whole
+   * keyspace (docs/shared-limits.md says what that costs). Once `accept` has resolved, each hash loses the fields as they
+   * were read (one script a scope, none of a scope `accept` left) and the signatures go in one DEL.
+   */
+  async takeLegacy(accept: (records: LegacyBotRecords) => Promise<LegacyLeft | void>): Promise<void> {
     const redis = this.#redis;
-    const [scopes, seen] = [await this.#scan('settings'), await this.#scan('seen')];
+    // One look for both (`quota:se*`: no other key of the ledger starts so); SCAN may repeat a key.
+    const [settingsHead, seenHead, scopes, seenIds] = [`${this.#key('settings')}:`, `${this.#key('seen')}:`, new Set<string>(), new Set<string>()];
+    for await (const keys of redis.scanStream({ match: `${this.#key('se')}*`, count: 500 })) {
+      for (const key of keys as string[]) {
+        if (key.startsWith(settingsHead)) scopes.add(key.slice(settingsHead.length));
+        else if (key.startsWith(seenHead)) seenIds.add(key.slice(seenHead.length));
+      }
+    }
+    const seen = [...seenIds];
     const taken: LegacyBotRecords = { settings: {}, seen };
     const read = new Map<string, string[]>();
     for (const scopeKey of scopes) {
@@ -356,10 +368,10 @@ export class RedisQuotaStore implements QuotaStore {
         return entry ? [[name, entry]] : [];
       }));
     }
-    await accept(taken);
+    const notTaken = new Set((await accept(taken))?.settingsOf);
     // Deleted only once `accept` succeeded: a hand-over that fails leaves them for the next take. Of the settings, only
-    // each field as it was read (a damaged one too): one an older version's process wrote meanwhile stays for the next take.
-    for (const [scopeKey, fields] of read) await redis.eval(DELETE_FIELDS_AS_READ, 1, this.#key('settings', scopeKey), ...fields);
+    // each field as it was read (a damaged one too): one an older version's process wrote meanwhile, or a scope `accept` left, stays for the next take.
+    for (const [scopeKey, fields] of read) if (!notTaken.has(scopeKey)) await redis.eval(DELETE_FIELDS_AS_READ, 1, this.#key('settings', scopeKey), ...fields);
     if (seen.length > 0) await redis.del(...seen.map((id) => this.#key('seen', id)));
   }
 

@@ -283,9 +283,10 @@ export interface QuotaStore {
    * What versions before the bots' state layer kept in the ledger for the bots (chat admins' settings, Slack request
    * signatures seen lately), handed to `accept` (which writes it into the bots' state) and removed from the ledger only
    * once `accept` has resolved: an `accept` that throws, or a process stopped before it resolved, leaves all of it for
-   * the next take (so `accept` must merge, not overwrite). `accept` must not call this store.
+   * the next take (so `accept` must merge, not overwrite). The scopes `accept` answers it left (`LegacyLeft`) keep their
+   * settings in the ledger too. `accept` must not call this store.
    */
-  takeLegacy(accept: (records: LegacyBotRecords) => Promise<void>): Promise<void>;
+  takeLegacy(accept: (records: LegacyBotRecords) => Promise<LegacyLeft | void>): Promise<void>;
   /** Every scope whose caps a chat admin changed, with those caps (who set each, and when). */
   allCapOverrides(): Promise<Record<string, CapOverrides>>;
   /**
@@ -406,6 +407,11 @@ export interface LedgerOptions {
 export interface LegacyBotRecords {
   settings: Record<string, ScopeSettingEntries>;
   seen: string[];
+}
+
+/** What `takeLegacy`'s `accept` did not take: the scope keys whose settings stay in the ledger for a later take. */
+export interface LegacyLeft {
+  settingsOf: string[];
 }
 
 /** The caps a chat admin may change for their own server/workspace. The account's caps never are. */

@@ -8,7 +8,7 @@ import { slackInstallationStore } from '../../bots/slack/installation-store.js';
 import { FileStateStore } from '../../bots/state/FileStateStore.js';
 import { openBotState } from '../../bots/state/index.js';
 import { botSpaces, stateKeyOf } from '../../bots/state/spaces.js';
-import type { StateStore } from '../../bots/state/StateStore.js';
+import { UNREADABLE, type StateStore } from '../../bots/state/StateStore.js';
 import { upgradeOldLayout } from '../../bots/state/upgrade.js';
 import { FileQuotaStore } from '../../src/spend/FileQuotaStore.js';
 import { RedisQuotaStore } from '../../src/spend/RedisQuotaStore.js';
@@ -229,10 +229,22 @@ async function besideAnOldProcess(backend: 'file' | 'redis') {
   const inLedger = async () =>
     link ? await link.commands.keys(`${prefix}:quota:settings:*`) : Object.keys((JSON.parse(await readFile(file, 'utf8')) as { settings?: object }).settings ?? {});
   const moved: unknown[] = [];
+  const warned: unknown[] = [];
+  /** Damages the scope's record in the bots' state (not JSON), as a torn write or a hand edit leaves it. */
+  const damage = async (scopeKey: string) => {
+    const spaces = botSpaces();
+    if (!link) return writeFile(join(dataDir, spaces.scopeSettings.dir, `${stateKeyOf(scopeKey)}.json`), '{"pictorState":1,"holder":null,"value":{"blockedW');
+    const [record] = await link.commands.keys(`${prefix}:*${spaces.scopeSettings.name}*:r:${stateKeyOf(scopeKey)}`);
+    await link.commands.set(record!, '{"blockedW', 'KEEPTTL');
+  };
   /** `before` runs on the state's settings once it is open; `withLedger: false` opens the state as a process that takes nothing. */
   const start = async (scopeKey: string, before?: (space: ReturnType<StateStore['space']>) => Promise<void>, withLedger = true) => {
     const ledger = !withLedger ? undefined : link ? new RedisQuotaStore({ redis: link.commands, prefix }) : new FileQuotaStore({ dir: dataDir });
-    const logger = { ...silentLogger(), info: (obj: object, msg?: string) => void (msg?.startsWith('moved what an older version kept') && moved.push(obj)) };
+    const logger = {
+      ...silentLogger(),
+      info: (obj: object, msg?: string) => void (msg?.startsWith('moved what an older version kept') && moved.push(obj)),
+      warn: (obj: object) => void warned.push(obj),
+    };
     try {
       const state = await openBotState({ dataDir, redis: link, ledger, logger });
       try {
@@ -246,7 +258,7 @@ async function besideAnOldProcess(backend: 'file' | 'redis') {
       await ledger?.close();
     }
   };
-  return { oldSets, inLedger, start, moved };
+  return { oldSets, inLedger, start, moved, warned, damage };
 }
 
 describe.each([
@@ -294,5 +306,25 @@ describe.each([
     await old.start('discord:g1', async (space) => void (await space.update(stateKeyOf('discord:g1'), (now) => ({ channels: (now as ScopeSettingEntries).channels }))), false);
 
     expect(await old.start('discord:g1')).toEqual({ maxImages: { value: 3, by, at: 5 }, channels: { value: ['C1'], by, at: 1 } });
+  });
+  it.skipIf(skip)('leaves a damaged settings record locked (fail closed) and the scope’s 0.1 settings in the ledger, with a warning naming the scope, until an admin repairs it', async () => {
+    const old = await besideAnOldProcess(backend);
+    await old.start('discord:g1', async (space) => void (await space.put(stateKeyOf('discord:g1'), { blockedWords: { value: ['forbidden'], by, at: 10 } })));
+    await old.damage('discord:g1');
+    await old.oldSets('discord:g1', { maxImages: { value: 3, by, at: 20 } });
+
+    let found: unknown;
+    await old.start('discord:g1', async (space) => void (found = await space.read(stateKeyOf('discord:g1'))));
+    // Still damaged: the server's blocked words stay unreadable (every job refused) rather than lifted by the take.
+    expect(found).toBe(UNREADABLE);
+    expect(await old.inLedger()).toEqual([expect.stringMatching(/(^|:)discord:g1$/)]);
+    expect(old.warned).toEqual([expect.objectContaining({ scopeKey: 'discord:g1' })]);
+    expect(old.moved).toEqual([]);
+
+    // The admin's repair writes the record anew; the next start then takes what 0.1 kept, by when each was set.
+    const repaired = { blockedWords: { value: ['forbidden'], by, at: 30 } };
+    await old.start('discord:g1', async (space) => void (await space.update(stateKeyOf('discord:g1'), () => repaired)), false);
+    expect(await old.start('discord:g1')).toEqual({ ...repaired, maxImages: { value: 3, by, at: 20 } });
+    expect(await old.inLedger()).toEqual([]);
   });
 });

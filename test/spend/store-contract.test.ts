@@ -591,6 +591,14 @@ describe.each(kinds)('the %s quota store', (kind) => {
     expect(await takeAll(s, 2)).toEqual([{ settings: { 'discord:g1': { maxImages: newer, channels: added } }, seen: ['e2'] }, { settings: {}, seen: [] }]);
   });
 
+  it('keeps the settings of the scopes the caller says it left (it could not take them) for the next take, and deletes the rest', async () => {
+    const group = `legacy-left-${Math.random()}`;
+    await maker.keepLegacy(group);
+    const s = await open(group);
+    await s.takeLegacy(async () => ({ settingsOf: ['discord:g1'] }));
+    expect(await takeAll(s, 2)).toEqual([{ settings: { 'discord:g1': LEGACY.settings['discord:g1'] }, seen: [] }, { settings: {}, seen: [] }]);
+  });
+
   it('ends the reservations of a process that died, once its lease has lapsed: the sent one charged at its estimate (uncertain), the queued one released', async () => {
     const group = `dead-${Math.random()}`;
     const time = { now: Date.now() };
