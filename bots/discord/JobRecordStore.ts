@@ -117,6 +117,8 @@ function settled(record: JobRecord): JobRecord {
 /** `markEnded`'s tries, and the pause after a failed one (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
+/** The pauses between the tries of an end still owed (`JobRecordStore.owed`): doubled from the first up to the last. */
+const OWED_RETRY_MS = { first: 1_000, last: 15_000 };
 
 /**
  * The Discord jobs in the bots' state (with Redis a button works on any replica), held by their process while the
@@ -134,6 +136,12 @@ export class JobRecordStore {
   readonly #adding = new Map<string, Promise<unknown>>();
   /** Leftover records this process is showing (its sweep's, or a Cancel's on a job no runner knows): `showAlone`. */
   readonly #showing = new Set<string>();
+  /** Ends whose every try failed (`markEnded`), by their record's key, in order: written again until written (`#payOwed`). */
+  readonly #owed = new Map<string, (() => Promise<unknown>)[]>();
+  /** The loop writing the owed ends again, while there are some. */
+  #paying: Promise<void> | undefined;
+  /** Ends the pause before the owed ends' next try (`payOwedNow`: a stop tries them at once). */
+  #wake: (() => void) | undefined;
 
   constructor(options: { state: BotState; logger: LoggerLike }) {
     const { store, spaces } = options.state;
@@ -181,11 +189,69 @@ export class JobRecordStore {
 
   /**
    * A job's end, once shown (with the `end` to record, held until `markEndRecorded`; what it shows, `unshown`, when no
-   * message took it): tried a few times, then thrown — a record left running is swept by the next start, which shows its
-   * end again.
+   * message took it): tried a few times, then thrown — and owed: kept in this process and written again, with longer
+   * pauses, until the state takes it (a full Redis, a full disk), a stop waiting for it within its grace (`owed`). A
+   * record left running while it is owed stays held by this process; only a stop or a crash before it is written leaves
+   * it to a sweep, which says the job stopped.
    */
   async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'end' | 'made' | 'unshown'> = {}): Promise<void> {
-    await this.#tried(() => this.update(key, { ...also, status }), { jobKey: key, status }, 'could not mark a job ended; trying again');
+    const write = () => this.update(key, { ...also, status });
+    try {
+      await this.#tried(write, { jobKey: key, status }, 'could not mark a job ended; trying again');
+    } catch (error) {
+      this.#owe(key, write);
+      throw error;
+    }
+  }
+
+  /** How many ends are owed (`markEnded`), and a promise settled once none is (written, or the state closed). */
+  owed(): { count: number; paid: Promise<void> } {
+    return { count: [...this.#owed.values()].reduce((n, writes) => n + writes.length, 0), paid: this.#paying ?? Promise.resolve() };
+  }
+
+  /** Tries the owed ends now, not after the pause (a stop's grace is short). */
+  payOwedNow(): void {
+    this.#wake?.();
+  }
+
+  /** Keeps an end to write again, after the others owed of its record; starts the loop writing them if it is not running. */
+  #owe(key: string, write: () => Promise<unknown>): void {
+    this.#owed.set(key, [...(this.#owed.get(key) ?? []), write]);
+    this.#logger.warn({ jobKey: key }, 'could not mark a job ended; kept here and written again until the state takes it');
+    this.#paying ??= this.#payOwed().finally(() => (this.#paying = undefined));
+  }
+
+  /** Writes the owed ends again, each record's in order, pausing longer after each round that left some, until none is left. */
+  async #payOwed(): Promise<void> {
+    for (let pause = OWED_RETRY_MS.first; this.#owed.size > 0; pause = Math.min(pause * 2, OWED_RETRY_MS.last)) {
+      await new Promise<void>((resolve) => {
+        // Not keeping the process alive: a stop waits for it (`owed`), a closed state ends it.
+        const timer = setTimeout(resolve, pause).unref();
+        this.#wake = () => (clearTimeout(timer), resolve());
+      });
+      this.#wake = undefined;
+      for (const [key, writes] of [...this.#owed]) {
+        while (writes.length > 0) {
+          try {
+            await writes[0]!();
+            writes.shift();
+          } catch (error) {
+            // A closed state takes nothing more: what is still owed is lost with this process (logged), left to a sweep.
+            if ((error as { code?: unknown }).code === 'state_closed') {
+              for (const [lost, left] of this.#owed) this.#logger.error({ jobKey: lost, ends: left.length }, 'the end of a job could not be saved before the state closed; the next sweep may say it stopped');
+              this.#owed.clear();
+              return;
+            }
+            this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not mark a job ended; trying again later');
+            break;
+          }
+        }
+        if (writes.length === 0) {
+          this.#owed.delete(key);
+          this.#logger.info({ jobKey: key }, 'marked a job ended that the state refused before');
+        }
+      }
+    }
   }
 
   /** A mark's write (`markEnded`, `retryStarted`, `giveBackRetry`), tried `MARK_ATTEMPTS` times, each failure but the last logged: the last thrown. */

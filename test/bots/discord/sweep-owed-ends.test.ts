@@ -1,0 +1,61 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { say, type HistoryEntry } from '../../../bots/runner/index.js';
+import { BaseSpace } from '../../../bots/state/StateStore.js';
+import { isSpaceOf, spyOnInstance } from '../../helpers/instance-spy.js';
+import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
+import { jobRecords } from './sweep-scene.js';
+
+/** Every entry of every member's history, as kept. */
+async function historyEntries(h: DiscordHarness): Promise<HistoryEntry[]> {
+  const entries: HistoryEntry[] = [];
+  for await (const { value } of h.state.store.space<HistoryEntry[]>(h.state.spaces.history).entries()) entries.push(...value);
+  return entries;
+}
+
+describe('a job that ends while the bots’ state refuses writes (a full Redis, a full disk)', () => {
+  let h: DiscordHarness | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await h?.close();
+    h = undefined;
+  });
+
+  /** Refuses every write of the bot's state while `full.now` is set, as Redis under noeviction refuses a SET. */
+  function fullState(harness: DiscordHarness): { now: boolean } {
+    const full = { now: false };
+    const refused = () => Promise.reject(new Error('OOM command not allowed when used memory > \'maxmemory\'.'));
+    const mine = (space: BaseSpace<unknown>) => full.now && isSpaceOf(space, harness.state);
+    spyOnInstance(BaseSpace.prototype, 'update', mine).mockImplementation(refused);
+    spyOnInstance(BaseSpace.prototype, 'put', mine).mockImplementation(refused);
+    return full;
+  }
+
+  it('writes its end once the state takes writes again, so a restart never tells the member a delivered job stopped', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 400 } });
+    const harness = h;
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a fox delivered into a full state', quality: 'low', size: '1024x1024' });
+    const running = await h.discord.waitFor(() => {
+      const message = harness.discord.original(ix);
+      return message && buttonsOf(message).length > 0 ? message : undefined;
+    }, 'the job drawing');
+    const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
+    const full = fullState(h);
+    full.now = true;
+    const result = await h.discord.waitFor(() => {
+      const message = harness.discord.messages.get(running.id);
+      return message && message.attachments.length > 0 ? message : undefined;
+    }, 'the result delivered');
+    // Its end's tries all refused, and the runner's record of it (the history is in the same state) too.
+    await h.discord.waitFor(() => harness.logger.entries.some((e) => e.msg === 'could not record the end of a job') || undefined, 'the end’s record refused');
+    full.now = false;
+    await h.restart();
+
+    // The next start found nothing to say of it: its end was written, then recorded, once.
+    await vi.waitFor(async () => expect(await jobRecords(harness).get(key)).toMatchObject({ status: 'completed', endRecorded: true }), { timeout: 15_000 });
+    expect(harness.discord.messages.get(running.id)?.content).not.toContain(say('en', 'discord.job.interrupted'));
+    expect(harness.discord.messages.get(running.id)?.content).toBe(result.content);
+    expect((await historyEntries(harness)).filter((e) => e.key === key)).toHaveLength(1);
+    const history = await answerOf(harness, harness.discord.slashCommand('imagine-history', {}));
+    expect(history.content).toContain('a fox delivered into a full state');
+  });
+});
