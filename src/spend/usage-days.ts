@@ -262,10 +262,13 @@ const raiseFeedEpoch = (folder: string): Promise<void> => {
 export async function dropDaysBefore(folder: string, firstKept: string): Promise<void> {
   const all = daysIn(folder);
   const days = all.filter((day) => day < firstKept);
+  const newestGoes = days.length > 0 && days.at(-1) === all.at(-1);
+  // Raised first too: an epoch that cannot be written removes nothing (a reader would miss what a file made again holds).
+  if (newestGoes) await raiseFeedEpoch(folder);
   for (const day of days) rmSync(dayFileOf(folder, day), { force: true });
   for (const day of namesIn(join(folder, PROMPTS))) if (DAY.test(day) && day < firstKept) rmSync(join(folder, PROMPTS, day), { recursive: true, force: true });
-  // Raised once it is gone: a reader in it reads every record again, and a file of that day made again is read whole.
-  if (days.length > 0 && days.at(-1) === all.at(-1)) await raiseFeedEpoch(folder);
+  // Raised once it is gone: a reader that read it meanwhile reads every record again, and a file of that day made again is read whole.
+  if (newestGoes) await raiseFeedEpoch(folder);
 }
 
 /**

@@ -315,6 +315,27 @@ describe('the daily clean-up of the file ledger’s day files', () => {
     expect(next.records.map((r) => r.jobId)).toEqual(['d', 'e', 'f', 'g', 'h', 'i']);
   });
 
+  it('removes no day file when it cannot tell readers first: a cursor in the newest day file misses no record', async () => {
+    const dir = await newDir();
+    const time = { now: MIDNIGHT + 10 * HOUR };
+    const told: unknown[] = [];
+    const store = clockedStore(dir, time, { usageRetentionDays: 1, onError: (error) => void told.push(error) });
+    await store.open();
+    for (const jobId of ['a', 'b', 'c']) await settled(store, jobId, 'slack:U1', undefined, time.now);
+    // The feed epoch cannot be written (a folder where its file goes): the clean-up cannot raise it.
+    await rm(join(dir, 'usage', 'feed-epoch'));
+    await mkdir(join(dir, 'usage', 'feed-epoch', 'x'), { recursive: true });
+    const read = await store.usageSince(undefined);
+    time.now += 2 * DAY;
+    expect(await store.reserve({ jobId: 'x', userKey: 'slack:U2', scopeKey: 'slack:T1', estimateUsd: 0.02, limits: {}, now: time.now, job: job() })).toEqual({ ok: true });
+    await store.release('x');
+    time.now -= 2 * DAY;
+    for (const jobId of ['d', 'e', 'f', 'g', 'h', 'i']) await settled(store, jobId, 'slack:U1', undefined, time.now);
+
+    expect(told).toEqual([expect.objectContaining({ message: 'could not drop expired usage records' })]);
+    expect((await store.usageSince(read.cursor)).records.map((r) => r.jobId)).toEqual(['d', 'e', 'f', 'g', 'h', 'i']);
+  });
+
   it('goes on from a cursor whose day was dropped, at the next day kept, without reading again', async () => {
     const dir = await newDir();
     const time = { now: MIDNIGHT - 3 * DAY };
