@@ -59,8 +59,8 @@ export class RedisQuotaStore implements QuotaStore {
   /** Set by `connect` only: `close()` closes the connection it made. */
   #ownsConnection = false;
   readonly #process: StoreProcess<HeldReservation>;
-  /** When this process last trimmed expired usage records (at most once an hour). */
-  #usageTrimmedAt = Number.NEGATIVE_INFINITY;
+  /** The hour (`floor(ms / HOUR_MS)`, by the store's clock) in which this process last trimmed expired usage records. */
+  #usageTrimmedHour: number | undefined;
   readonly #ownerValue = `${THIS_HOST} ${process.pid}`;
   /** Each scope's trailing spend for the breaker, by the hour it was read in (past hours never change). */
   readonly #history = new Map<string, { to: number; usd: number }>();
@@ -182,8 +182,11 @@ export class RedisQuotaStore implements QuotaStore {
     );
     this.#process.held.delete(jobId);
     if (settled === 2 && copy) this.#process.lost(jobId, copy, 'settle', fromNanos(nanos));
-    if (now - this.#usageTrimmedAt >= HOUR_MS) {
-      this.#usageTrimmedAt = now;
+    // The first settle in an hour other than the last trim's trims (either way: a clock that jumped ahead and was set
+    // back trims again at once, rather than when it passes the hour it jumped to), as the file ledger cleans up by day.
+    const hour = Math.floor(now / HOUR_MS);
+    if (hour !== this.#usageTrimmedHour) {
+      this.#usageTrimmedHour = hour;
       // The job is settled: a store closed meanwhile leaves the trim to whoever is next (the error is reported, not thrown).
       await this.#trimUsage().catch((error: unknown) => this.#process.onError?.(new Error('could not drop expired usage records', { cause: error })));
       this.#lookThroughInBackground();

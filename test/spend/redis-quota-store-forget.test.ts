@@ -80,9 +80,9 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     if (url) for (const prefix of prefixes) await deleteKeys(url, prefix);
   });
 
-  async function open(prefix = uniquePrefix('forget')): Promise<RedisQuotaStore> {
+  async function open(prefix = uniquePrefix('forget'), options: { clock?: () => number } = {}): Promise<RedisQuotaStore> {
     if (!prefixes.includes(prefix)) prefixes.push(prefix);
-    const s = await RedisQuotaStore.connect({ url, prefix });
+    const s = await RedisQuotaStore.connect({ url, prefix }, options);
     stores.push(s);
     return s;
   }
@@ -99,6 +99,23 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
     expect(await commandsOn(client, url, usage, () => s.forgetPrompts('discord:bob'))).toEqual(onlyAfter(usage, last));
     expect((await s.usage({})).map((r) => [r.jobId, r.costUsd, r.prompt])).toContainEqual(['kept', 0.1, undefined]);
   });
+
+  /** The usage stream of `s`, and Alice's prompts and their index beside it. */
+  const keptOf = (s: RedisQuotaStore) => ({
+    usage: `${s.prefix}:quota:usage`,
+    texts: `${s.prefix}:quota:prompts:discord:alice`,
+    at: `${s.prefix}:quota:prompts-at:discord:alice`,
+  });
+
+  /** Adds Alice's record of `daysAgo` days ago (by the entry ids' clock, Redis's) with its prompt `text` kept beside it. */
+  async function keep(s: RedisQuotaStore, daysAgo: number, text: string): Promise<string> {
+    const { usage, texts, at } = keptOf(s);
+    const record = { jobId: text, time: T, day: '2030-01-02', userKey: 'discord:alice', scopeKey: 'discord:guild', nanos: 1, basis: 'table', prompted: 1 };
+    const id = (await client.xadd(usage, `${Date.now() - daysAgo * 86_400_000}-*`, 'r', JSON.stringify(record)))!;
+    await client.hset(texts, id, text);
+    await client.zadd(at, Number.parseInt(id, 10), id);
+    return id;
+  }
 
   it('keeps a prompt beside the usage stream, joined back by every read, and erases it with the member’s keys', async () => {
     const s = await open();
@@ -128,22 +145,31 @@ describe.skipIf(redis.skipReason)(`forgetting prompts on the Redis ledger ${redi
 
   it('drops a prompt in the same trim as its record, whoever settles next, so it never outlives the retention', async () => {
     const s = await open();
-    const usage = `${s.prefix}:quota:usage`;
-    const [texts, at] = ['prompts', 'prompts-at'].map((name) => `${s.prefix}:quota:${name}:discord:alice`);
+    const { usage, texts, at } = keptOf(s);
     // Alice's record and prompt of 401 days ago (the retention is 400), by the entry ids' clock, and one of a day ago.
-    const keep = async (daysAgo: number, text: string): Promise<string> => {
-      const record = { jobId: text, time: T, day: '2030-01-02', userKey: 'discord:alice', scopeKey: 'discord:guild', nanos: 1, basis: 'table', prompted: 1 };
-      const id = (await client.xadd(usage, `${Date.now() - daysAgo * 86_400_000}-*`, 'r', JSON.stringify(record)))!;
-      await client.hset(texts!, id, text);
-      await client.zadd(at!, Number.parseInt(id, 10), id);
-      return id;
-    };
-    await keep(401, 'an EXPIRED prompt');
-    const recent = await keep(1, 'a RECENT prompt');
+    await keep(s, 401, 'an EXPIRED prompt');
+    const recent = await keep(s, 1, 'a RECENT prompt');
     // Bob's job is the next record: the hourly trim drops Alice's old record, and its prompt with it.
     await settled(s, 'bob', 'discord:bob', 'a BOB prompt');
-    expect(await client.hgetall(texts!)).toEqual({ [recent]: 'a RECENT prompt' });
-    expect(await client.zrange(at!, 0, -1)).toEqual([recent]);
+    expect(await client.hgetall(texts)).toEqual({ [recent]: 'a RECENT prompt' });
+    expect(await client.zrange(at, 0, -1)).toEqual([recent]);
+    expect((await client.xrange(usage, '-', '+')).map(([id]) => id)[0]).toBe(recent);
+  });
+
+  it('trims again at the first settle after its clock jumped a day ahead and was set back, so nothing outlives the retention by the jump', async () => {
+    let now = T + 86_400_000;
+    const s = await open(undefined, { clock: () => now });
+    const { usage, texts, at } = keptOf(s);
+    // The first settle trims, a day ahead; then the clock is set back, and the next settle comes minutes later. (The
+    // stream is emptied between, so that records older than the retention can be written after the first trim.)
+    await settled(s, 'ahead', 'discord:bob');
+    await client.del(usage);
+    now = T + 10 * 60_000;
+    await keep(s, 401, 'an EXPIRED prompt');
+    const recent = await keep(s, 1, 'a RECENT prompt');
+    await settled(s, 'back', 'discord:bob', 'a BOB prompt');
+    expect(await client.hgetall(texts)).toEqual({ [recent]: 'a RECENT prompt' });
+    expect(await client.zrange(at, 0, -1)).toEqual([recent]);
     expect((await client.xrange(usage, '-', '+')).map(([id]) => id)[0]).toBe(recent);
   });
 
