@@ -68,7 +68,8 @@ export class LedgerNow {
     // Kept shared while it stalls, unlike UsageIndex's read: a reconcile writes, and each one started beside it would queue on a Redis that is away, all run once it is back.
     if (!this.#running) {
       const now = this.#now();
-      if (now - this.#lastAt < this.#everyMs) return Promise.resolve();
+      // Either way: a clock set back (it had jumped ahead) does not stop the reconciles until it catches up.
+      if (Math.abs(now - this.#lastAt) < this.#everyMs) return Promise.resolve();
       this.#lastAt = now;
       const running = this.#endGone(now).catch((error: unknown) => this.#onError?.(error));
       this.#running = running;

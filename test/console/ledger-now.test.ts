@@ -66,6 +66,24 @@ describe('the ledger as the console reads it now', () => {
     expect(l.calls).toEqual([Date.UTC(2030, 5, 15, 12), Date.UTC(2030, 5, 15, 12) + 5_000]);
   });
 
+  it('ends gone processes’ reservations again at once after the clock was set back, not once it has caught up', async () => {
+    const l = ledger();
+    const now = new LedgerNow(l.store, { index: l.index, readWaitMs: WAIT_MS });
+    const asked = l.asked();
+    const first = now.reconcile();
+    await asked;
+    l.answer();
+    await first;
+    // The clock is set back a day (it had jumped ahead).
+    vi.setSystemTime(Date.UTC(2030, 5, 14, 12));
+    const askedAgain = l.asked();
+    const second = now.reconcile();
+    await askedAgain;
+    l.answer();
+    await second;
+    expect(l.calls).toEqual([Date.UTC(2030, 5, 15, 12), Date.UTC(2030, 5, 14, 12)]);
+  });
+
   it('reads in one order: the gone processes’ reservations ended, then the usage records, then the reservations', async () => {
     const steps: string[] = [];
     const store = {
