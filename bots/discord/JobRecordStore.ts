@@ -4,6 +4,7 @@ import { safeJson } from 'pictor/internal';
 import { formatsOf, type InputImage, type JobCost, type JobOptions, type JobUpdate, type Requester } from '../runner/types.js';
 import type { Words } from '../runner/words.js';
 import type { JobEnd } from '../runner/job-history.js';
+import { OwedWrites } from '../runner/owed-writes.js';
 import { forgetJobRecord } from '../state/forget-member.js';
 import { endToRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, MAX_KEPT_IMAGE_BYTES, releaseWhenDone, withDraft, type BotState, type Space, type StatusWords } from '../state/index.js';
 import type { AttachmentSource } from './download-images.js';
@@ -117,8 +118,6 @@ function settled(record: JobRecord): JobRecord {
 /** `markEnded`'s tries, and the pause after a failed one (times the tries so far). */
 const MARK_ATTEMPTS = 3;
 const MARK_RETRY_MS = 200;
-/** The pauses between the tries of an end still owed (`JobRecordStore.owed`): doubled from the first up to the last. */
-const OWED_RETRY_MS = { first: 1_000, last: 15_000 };
 
 /**
  * The Discord jobs in the bots' state (with Redis a button works on any replica), held by their process while the
@@ -136,12 +135,8 @@ export class JobRecordStore {
   readonly #adding = new Map<string, Promise<unknown>>();
   /** Leftover records this process is showing (its sweep's, or a Cancel's on a job no runner knows): `showAlone`. */
   readonly #showing = new Set<string>();
-  /** Ends whose every try failed (`markEnded`), by their record's key, in order: written again until written (`#payOwed`). */
-  readonly #owed = new Map<string, (() => Promise<unknown>)[]>();
-  /** The loop writing the owed ends again, while there are some. */
-  #paying: Promise<void> | undefined;
-  /** Ends the pause before the owed ends' next try (`payOwedNow`: a stop tries them at once). */
-  #wake: (() => void) | undefined;
+  /** Ends whose every try failed (`markEnded`), by their record's key: written again until written (`OwedWrites`). */
+  readonly #owed: OwedWrites;
 
   constructor(options: { state: BotState; logger: LoggerLike }) {
     const { store, spaces } = options.state;
@@ -150,6 +145,7 @@ export class JobRecordStore {
     this.#drafts = store.space(spaces.discordDrafts);
     this.#outputsOfJob = store.space(spaces.discordJobOutputs);
     this.#logger = options.logger;
+    this.#owed = new OwedWrites(options.logger);
   }
 
   /** A new key (11 URL-safe characters). */
@@ -199,59 +195,19 @@ export class JobRecordStore {
     try {
       await this.#tried(write, { jobKey: key, status }, 'could not mark a job ended; trying again');
     } catch (error) {
-      this.#owe(key, write);
+      this.#owed.owe(key, write);
       throw error;
     }
   }
 
   /** How many ends are owed (`markEnded`), and a promise settled once none is (written, or the state closed). */
   owed(): { count: number; paid: Promise<void> } {
-    return { count: [...this.#owed.values()].reduce((n, writes) => n + writes.length, 0), paid: this.#paying ?? Promise.resolve() };
+    return this.#owed.owed();
   }
 
   /** Tries the owed ends now, not after the pause (a stop's grace is short). */
   payOwedNow(): void {
-    this.#wake?.();
-  }
-
-  /** Keeps an end to write again, after the others owed of its record; starts the loop writing them if it is not running. */
-  #owe(key: string, write: () => Promise<unknown>): void {
-    this.#owed.set(key, [...(this.#owed.get(key) ?? []), write]);
-    this.#logger.warn({ jobKey: key }, 'could not mark a job ended; kept here and written again until the state takes it');
-    this.#paying ??= this.#payOwed().finally(() => (this.#paying = undefined));
-  }
-
-  /** Writes the owed ends again, each record's in order, pausing longer after each round that left some, until none is left. */
-  async #payOwed(): Promise<void> {
-    for (let pause = OWED_RETRY_MS.first; this.#owed.size > 0; pause = Math.min(pause * 2, OWED_RETRY_MS.last)) {
-      await new Promise<void>((resolve) => {
-        // Not keeping the process alive: a stop waits for it (`owed`), a closed state ends it.
-        const timer = setTimeout(resolve, pause).unref();
-        this.#wake = () => (clearTimeout(timer), resolve());
-      });
-      this.#wake = undefined;
-      for (const [key, writes] of [...this.#owed]) {
-        while (writes.length > 0) {
-          try {
-            await writes[0]!();
-            writes.shift();
-          } catch (error) {
-            // A closed state takes nothing more: what is still owed is lost with this process (logged), left to a sweep.
-            if ((error as { code?: unknown }).code === 'state_closed') {
-              for (const [lost, left] of this.#owed) this.#logger.error({ jobKey: lost, ends: left.length }, 'the end of a job could not be saved before the state closed; the next sweep may say it stopped');
-              this.#owed.clear();
-              return;
-            }
-            this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not mark a job ended; trying again later');
-            break;
-          }
-        }
-        if (writes.length === 0) {
-          this.#owed.delete(key);
-          this.#logger.info({ jobKey: key }, 'marked a job ended that the state refused before');
-        }
-      }
-    }
+    this.#owed.payNow();
   }
 
   /** A mark's write (`markEnded`, `retryStarted`, `giveBackRetry`), tried `MARK_ATTEMPTS` times, each failure but the last logged: the last thrown. */

@@ -718,10 +718,11 @@ export class SlackJobView {
   /**
    * The request's end, once its message shows it: a stop after it does not show it again. With the end the runner
    * records (it may not have yet), which keeps the request held until it is recorded (`endRecorded`): a stop before
-   * that leaves it to the next sweep, which records that end and shows nothing.
+   * that leaves it to the next sweep, which records that end and shows nothing. One the state refuses is owed: written
+   * again until the state takes it (`RequestStore.markEnded`).
    */
   #persistEnded(): void {
-    void this.#o.store.update(this.#o.request.id, { status: 'ended', end: this.#end }).catch((error: unknown) => this.#logError(error, 'could not save the end of a request'));
+    void this.#o.store.markEnded(this.#o.request.id, this.#end).catch((error: unknown) => this.#logError(error, 'could not save the end of a request'));
   }
 
   /**

@@ -1,0 +1,76 @@
+import type { LoggerLike } from 'pictor';
+import { loggableError } from './loggable-error.js';
+
+/** The pauses between the tries of the ends still owed: doubled from the first up to the last. */
+const OWED_RETRY_MS = { first: 1_000, last: 15_000 };
+
+/**
+ * The ends of jobs the bots' state refused to write (a full Redis under noeviction, a full disk), kept in this process
+ * and written again, with longer pauses, until the state takes them; a stop tries them at once (`payNow`) and waits for
+ * them within its grace (`owed`). Each job's ends are written in the order they were owed. A job whose end is owed stays
+ * held by this process; only a stop or a crash before it is written leaves it to a sweep, which says the job stopped.
+ * One for each surface's store of jobs (Discord's job records, Slack's requests).
+ */
+export class OwedWrites {
+  /** The writes owed, by their job's key, in order. */
+  readonly #owed = new Map<string, (() => Promise<unknown>)[]>();
+  readonly #logger: LoggerLike;
+  /** The loop writing the owed ends again, while there are some. */
+  #paying: Promise<void> | undefined;
+  /** Ends the pause before the next try (`payNow`). */
+  #wake: (() => void) | undefined;
+
+  constructor(logger: LoggerLike) {
+    this.#logger = logger;
+  }
+
+  /** How many ends are owed, and a promise settled once none is (written, or the state closed). */
+  owed(): { count: number; paid: Promise<void> } {
+    return { count: [...this.#owed.values()].reduce((n, writes) => n + writes.length, 0), paid: this.#paying ?? Promise.resolve() };
+  }
+
+  /** Tries the owed ends now, not after the pause (a stop's grace is short). */
+  payNow(): void {
+    this.#wake?.();
+  }
+
+  /** Keeps an end to write again, after the others owed of its job; starts the loop writing them if it is not running. */
+  owe(key: string, write: () => Promise<unknown>): void {
+    this.#owed.set(key, [...(this.#owed.get(key) ?? []), write]);
+    this.#logger.warn({ jobKey: key }, 'could not mark a job ended; kept here and written again until the state takes it');
+    this.#paying ??= this.#pay().finally(() => (this.#paying = undefined));
+  }
+
+  /** Writes the owed ends again, each job's in order, pausing longer after each round that left some, until none is left. */
+  async #pay(): Promise<void> {
+    for (let pause = OWED_RETRY_MS.first; this.#owed.size > 0; pause = Math.min(pause * 2, OWED_RETRY_MS.last)) {
+      await new Promise<void>((resolve) => {
+        // Not keeping the process alive: a stop waits for it (`owed`), a closed state ends it.
+        const timer = setTimeout(resolve, pause).unref();
+        this.#wake = () => (clearTimeout(timer), resolve());
+      });
+      this.#wake = undefined;
+      for (const [key, writes] of [...this.#owed]) {
+        while (writes.length > 0) {
+          try {
+            await writes[0]!();
+            writes.shift();
+          } catch (error) {
+            // A closed state takes nothing more: what is still owed is lost with this process (logged), left to a sweep.
+            if ((error as { code?: unknown }).code === 'state_closed') {
+              for (const [lost, left] of this.#owed) this.#logger.error({ jobKey: lost, ends: left.length }, 'the end of a job could not be saved before the state closed; the next sweep may say it stopped');
+              this.#owed.clear();
+              return;
+            }
+            this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not mark a job ended; trying again later');
+            break;
+          }
+        }
+        if (writes.length === 0) {
+          this.#owed.delete(key);
+          this.#logger.info({ jobKey: key }, 'marked a job ended that the state refused before');
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BaseSpace } from '../../../bots/state/StateStore.js';
+import { isSpaceOf, spyOnInstance } from '../../helpers/instance-spy.js';
+import { RecordingLogger } from '../discord/harness.js';
+import { finishedJob, hasButton, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
+
+/** The saved request of the only job run in a data folder, as its file holds it. */
+async function savedRequest(dataDir: string): Promise<Record<string, unknown>> {
+  const dir = join(dataDir, 'slack', 'requests');
+  const [file] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
+  return (JSON.parse(await readFile(join(dir, file!), 'utf8')) as { value: Record<string, unknown> }).value;
+}
+
+describe('a Slack job that ends while the bots’ state refuses writes (a full Redis, a full disk)', () => {
+  const open: Harness[] = [];
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    for (const h of open.splice(0).reverse()) await h.close();
+  });
+
+  /** Refuses every write of the bot's state while `full.now` is set, as Redis under noeviction refuses a SET. */
+  function fullState(harness: Harness): { now: boolean } {
+    const full = { now: false };
+    const refused = () => Promise.reject(new Error('OOM command not allowed when used memory > \'maxmemory\'.'));
+    const mine = (space: BaseSpace<unknown>) => full.now && isSpaceOf(space, harness.state);
+    spyOnInstance(BaseSpace.prototype, 'update', mine).mockImplementation(refused);
+    spyOnInstance(BaseSpace.prototype, 'put', mine).mockImplementation(refused);
+    return full;
+  }
+
+  it('writes its end once the state takes writes again, so a restart never tells the member a delivered job stopped', async () => {
+    const logger = new RecordingLogger();
+    const before = await startHarness({ emulator: { latencyMs: 400 }, logger });
+    const { fake, dataDir } = before;
+    await fake.command({ command: '/imagine', text: 'a fox delivered into a full state --quality low', channel: 'C0FOXES', user: 'U0ALICE' });
+    await fake.waitFor(() => jobMessages(fake, 'C0FOXES').find((m) => hasButton(m, 'pictor_cancel')), 'the job drawing');
+    const { id } = await savedRequest(dataDir);
+    const full = fullState(before);
+    full.now = true;
+    const done = await finishedJob(fake, 'C0FOXES');
+    expect(statusOf(done)).toContain('Done');
+    // Its end's write refused, and the runner's record of it (the history is in the same state) too.
+    await fake.waitFor(() => logger.entries.some((e) => e.msg === 'could not record the end of a job') || undefined, 'the end’s record refused');
+    await fake.waitFor(() => logger.entries.some((e) => e.msg === 'could not save the end of a request') || undefined, 'the end’s write refused');
+    full.now = false;
+    await before.close({ fake: true, dataDir: true });
+
+    const after = await startHarness({ fake, dataDir });
+    open.push(after);
+    // The next start found nothing to say of it: its end was written, then recorded, once.
+    await vi.waitFor(async () => expect(await savedRequest(dataDir)).toMatchObject({ id, status: 'ended', endRecorded: true }), { timeout: 15_000 });
+    const shown = jobMessages(fake, 'C0FOXES');
+    expect(shown).toHaveLength(1);
+    expect(statusOf(shown[0]!)).not.toContain('Stopped');
+    expect(statusOf(shown[0]!)).toBe(statusOf(done));
+    const alice = { platform: 'slack' as const, userId: 'U0ALICE', channelId: '', scopeId: 'T0PICTOR' };
+    const entries = (await after.runner.history!.mine(alice)).filter((e) => e.prompt === 'a fox delivered into a full state');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ status: 'completed', quality: 'low' });
+  });
+});
