@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MODERATIONS, QUALITIES, SIZES, type LoggerLike } from 'pictor';
 import { type ScopeSettingEntries } from 'pictor/internal';
-import { stateKeyOf, UNREADABLE, type Space } from '../state/index.js';
+import { isDamagedSettings, stateKeyOf, type Space } from '../state/index.js';
 import { BLOCKED_WORDS_LIMITS } from './blocked-words.js';
 import { memorySpace } from './memory-space.js';
 import { ToldOnce } from './told-once.js';
@@ -217,7 +217,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
       (stored) => {
         // A damaged record (unreadable, or not an object of settings) is written anew: what it held cannot be read anyway.
         // Its restrictions and role budgets stay unreadable (never none, which would lift what they held) until each is set again or cleared.
-        const damaged = stored !== undefined && !isRecord(stored);
+        const damaged = isDamagedSettings(stored);
         const entries: ScopeSettingEntries = isRecord(stored) ? stored : {};
         if (damaged) {
           for (const other of [...FAIL_CLOSED_SETTINGS, 'roleBudgets'] as const) if (other !== name) entries[other] = { value: UNREADABLE_MARK, by: by.by, at: by.at };
@@ -238,7 +238,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
     async get(scopeKey) {
       const stored: StoredScopeSettings = { values: {}, setBy: {} };
       const record = await space.read(stateKeyOf(scopeKey));
-      if (record === UNREADABLE || (record !== undefined && !isRecord(record))) {
+      if (isDamagedSettings(record)) {
         tell(scopeKey, undefined, true);
         return { ...stored, unreadable: [...SETTING_NAMES] };
       }
@@ -273,7 +273,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
         stateKeyOf(scopeKey),
         (stored) => {
           // A damaged record is cleared whole: none of what it held can be read. An unknown name is no setting of this version: kept.
-          if (stored !== undefined && !isRecord(stored)) {
+          if (isDamagedSettings(stored)) {
             repair = { cleared: [...SETTING_NAMES], left: [] };
             return undefined;
           }

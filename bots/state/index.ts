@@ -1,7 +1,7 @@
 export * from './StateStore.js';
 export { FileStateStore, type FileStateStoreOptions } from './FileStateStore.js';
 export { RedisStateStore, type RedisStateStoreOptions } from './RedisStateStore.js';
-export { botSpaces, digestKeyOf, stateKeyOf, MAX_KEPT_IMAGE_BYTES, DEFAULT_KEPT_IMAGES_MB, type BotSpaces, type SpaceSettings } from './spaces.js';
+export { botSpaces, digestKeyOf, isDamagedSettings, stateKeyOf, MAX_KEPT_IMAGE_BYTES, DEFAULT_KEPT_IMAGES_MB, type BotSpaces, type SpaceSettings } from './spaces.js';
 export { openBotState, type BotState, type OpenBotStateOptions } from './open-state.js';
 export { HISTORY_BOUNDS, historyOf, historyOfScope, keepInHistory, type HistoryItem } from './history.js';
 export { endToRecord, imagesToKeep, isDone, isRunning, keepsNoEnd, phaseOf, promptErased, releaseWhenDone, withDraft, type JobPhase, type JobRecordState, type StatusWord, type StatusWords } from './job-records.js';

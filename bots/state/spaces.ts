@@ -101,3 +101,12 @@ export function stateKeyOf(key: string): string {
 export function digestKeyOf(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
 }
+
+/**
+ * Whether a scope's settings record is damaged: kept but unreadable, or not an object of settings. Its restrictions and
+ * role budgets then stay locked until an admin sets or clears each again (fail closed): the one test of it, for the
+ * chat settings (`bots/runner/scope-settings.ts`) and the upgrade's take of what 0.1 kept (`upgrade.ts`).
+ */
+export function isDamagedSettings(record: unknown): record is symbol | null | string | number | boolean | bigint | readonly unknown[] {
+  return record !== undefined && (typeof record !== 'object' || record === null || Array.isArray(record));
+}

@@ -6,8 +6,8 @@ import { FileStateStore, LEGACY_HOLDER } from './FileStateStore.js';
 import { keepInHistory, type HistoryItem } from './history.js';
 import { imagesToKeep, isRunning, withDraft } from './job-records.js';
 import type { OpenBotStateOptions } from './open-state.js';
-import { digestKeyOf, stateKeyOf, type BotSpaces } from './spaces.js';
-import { STATE_KEY_PATTERN, UNREADABLE, type StateStore } from './StateStore.js';
+import { digestKeyOf, isDamagedSettings, stateKeyOf, type BotSpaces } from './spaces.js';
+import { STATE_KEY_PATTERN, type StateStore } from './StateStore.js';
 
 interface OldJobRecord {
   key: string;
@@ -77,8 +77,8 @@ export async function upgradeOldLayout(o: Upgrade): Promise<void> {
 }
 
 /** A scope's chat settings in the bots' state with those an older version kept: each setting as its copy set last (the larger `at`; the state's on a tie). */
-export function newerSettings(state: unknown, taken: ScopeSettingEntries): Record<string, unknown> {
-  const kept: Record<string, unknown> = typeof state === 'object' && state !== null && !Array.isArray(state) ? { ...state } : {};
+function newerSettings(state: Record<string, unknown> | undefined, taken: ScopeSettingEntries): Record<string, unknown> {
+  const kept: Record<string, unknown> = { ...state };
   const setAt = (entry: unknown) => (typeof entry === 'object' && entry !== null && typeof (entry as { at?: unknown }).at === 'number' ? (entry as { at: number }).at : -Infinity);
   for (const [name, entry] of Object.entries(taken)) if (!(name in kept) || entry.at > setAt(kept[name])) kept[name] = entry;
   return kept;
@@ -144,8 +144,8 @@ async function takeOldRecords(o: Steps, count: Count): Promise<void> {
         // A damaged record (unreadable, or no object of settings) keeps its restrictions and role budgets locked until an
         // admin sets them again (fail closed): the take leaves it as it is, and what 0.1 kept for the scope in the ledger.
         const change = (now: unknown) => {
-          if (now === UNREADABLE || (now !== undefined && (typeof now !== 'object' || now === null || Array.isArray(now)))) throw LEAVE_DAMAGED;
-          return newerSettings(now, entries);
+          if (isDamagedSettings(now)) throw LEAVE_DAMAGED;
+          return newerSettings(now as Record<string, unknown> | undefined, entries);
         };
         const taken = await o.store.space<Record<string, unknown>>(o.spaces.scopeSettings).update(stateKeyOf(scopeKey), change, { unreadable: true }).then(
           () => true,
