@@ -47,6 +47,12 @@ const OPEN_LEDGERS = new Set<string>();
  * before it answers. A commit awaits only its fsyncs: `markSent` stands between the limiter's grant and the send, and
  * each awaited call would wait a turn of a busy event loop.
  */
+/** The Slack signatures an older version's `slack-replay.json` holds that have not lapsed at `now`, with when each lapses; none when it is missing or damaged. */
+async function liveSeenIn(replay: string, now: number): Promise<[id: string, until: number][]> {
+  const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
+  return seen.success ? Object.entries(seen.data.seen).filter(([, until]) => until > now) : [];
+}
+
 export class FileQuotaStore implements QuotaStore {
   readonly path: string;
   /** The folder of the usage records (`usage-days.ts`). */
@@ -309,9 +315,7 @@ export class FileQuotaStore implements QuotaStore {
     const replay = join(this.#dir, LEDGER_FILES.replay);
     const taken = await this.#readLocked(async () => {
       const settings = (await this.#readCapOverrides()).settings ?? {};
-      const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
-      const now = this.#process.clock();
-      return { settings, seen: seen.success ? Object.entries(seen.data.seen).flatMap(([id, until]) => (until > now ? [id] : [])) : [] };
+      return { settings, seen: (await liveSeenIn(replay, this.#process.clock())).map(([id]) => id) };
     });
     const notTaken = new Set((await accept(taken))?.settingsOf);
     // Removed only once `accept` succeeded: a hand-over that fails leaves them for the next take. Only what was handed
@@ -331,9 +335,8 @@ export class FileQuotaStore implements QuotaStore {
         await this.#writeCapOverrides(file);
       }
       // The signatures too: one an older version's process noted meanwhile (and not yet lapsed) stays for the next take.
-      const seenNow = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
-      const [handedIds, now] = [new Set(taken.seen), this.#process.clock()];
-      const seenLeft = seenNow.success ? Object.entries(seenNow.data.seen).filter(([id, until]) => !handedIds.has(id) && until > now) : [];
+      const handedIds = new Set(taken.seen);
+      const seenLeft = (await liveSeenIn(replay, this.#process.clock())).filter(([id]) => !handedIds.has(id));
       if (seenLeft.length > 0) await writeFileAtomically(replay, JSON.stringify({ version: 1, seen: Object.fromEntries(seenLeft) }));
       else await rm(replay, { force: true });
     });
