@@ -145,7 +145,7 @@ export class JobRecordStore {
     this.#drafts = store.space(spaces.discordDrafts);
     this.#outputsOfJob = store.space(spaces.discordJobOutputs);
     this.#logger = options.logger;
-    this.#owed = new OwedWrites(options.logger);
+    this.#owed = new OwedWrites(options.logger, () => store.closing);
   }
 
   /** A new key (11 URL-safe characters). */

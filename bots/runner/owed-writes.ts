@@ -9,19 +9,26 @@ const OWED_RETRY_MS = { first: 1_000, last: 15_000 };
  * and written again, with longer pauses, until the state takes them; a stop tries them at once (`payNow`) and waits for
  * them within its grace (`owed`). Each job's ends are written in the order they were owed. A job whose end is owed stays
  * held by this process; only a stop or a crash before it is written leaves it to a sweep, which says the job stopped.
- * One for each surface's store of jobs (Discord's job records, Slack's requests).
+ * Nothing is written once the state is closing: its lease given back, another process's sweep may hold the job by then
+ * (on Redis a write would still be taken, and would drop that hold). One for each surface's store of jobs (Discord's
+ * job records, Slack's requests).
  */
 export class OwedWrites {
   /** The writes owed, by their job's key, in order. */
   readonly #owed = new Map<string, (() => Promise<unknown>)[]>();
   readonly #logger: LoggerLike;
+  /** Whether the state is closing (`StateStore.closing`): the loop ends, what is still owed lost. */
+  readonly #closing: () => boolean;
   /** The loop writing the owed ends again, while there are some. */
   #paying: Promise<void> | undefined;
   /** Ends the pause before the next try (`payNow`). */
   #wake: (() => void) | undefined;
+  /** `payNow` asked during a round: the next one starts without its pause. */
+  #wakeAsked = false;
 
-  constructor(logger: LoggerLike) {
+  constructor(logger: LoggerLike, closing: () => boolean) {
     this.#logger = logger;
+    this.#closing = closing;
   }
 
   /** How many ends are owed, and a promise settled once none is (written, or the state closed). */
@@ -31,6 +38,8 @@ export class OwedWrites {
 
   /** Tries the owed ends now, not after the pause (a stop's grace is short). */
   payNow(): void {
+    if (!this.#paying) return;
+    this.#wakeAsked = true;
     this.#wake?.();
   }
 
@@ -44,24 +53,24 @@ export class OwedWrites {
   /** Writes the owed ends again, each job's in order, pausing longer after each round that left some, until none is left. */
   async #pay(): Promise<void> {
     for (let pause = OWED_RETRY_MS.first; this.#owed.size > 0; pause = Math.min(pause * 2, OWED_RETRY_MS.last)) {
-      await new Promise<void>((resolve) => {
-        // Not keeping the process alive: a stop waits for it (`owed`), a closed state ends it.
-        const timer = setTimeout(resolve, pause).unref();
-        this.#wake = () => (clearTimeout(timer), resolve());
-      });
+      if (!this.#wakeAsked) {
+        await new Promise<void>((resolve) => {
+          // Not keeping the process alive: a stop waits for it (`owed`), a closed state ends it.
+          const timer = setTimeout(resolve, pause).unref();
+          this.#wake = () => (clearTimeout(timer), resolve());
+        });
+      }
       this.#wake = undefined;
+      this.#wakeAsked = false;
       for (const [key, writes] of [...this.#owed]) {
         while (writes.length > 0) {
+          // A closing state takes nothing more: what is still owed is lost with this process (logged), left to a sweep.
+          if (this.#closing()) return this.#lose();
           try {
             await writes[0]!();
             writes.shift();
           } catch (error) {
-            // A closed state takes nothing more: what is still owed is lost with this process (logged), left to a sweep.
-            if ((error as { code?: unknown }).code === 'state_closed') {
-              for (const [lost, left] of this.#owed) this.#logger.error({ jobKey: lost, ends: left.length }, 'the end of a job could not be saved before the state closed; the next sweep may say it stopped');
-              this.#owed.clear();
-              return;
-            }
+            if ((error as { code?: unknown }).code === 'state_closed') return this.#lose();
             this.#logger.warn({ err: loggableError(error), jobKey: key }, 'could not mark a job ended; trying again later');
             break;
           }
@@ -72,5 +81,11 @@ export class OwedWrites {
         }
       }
     }
+  }
+
+  /** Logs each job whose end is lost (the state closed first), and forgets them. */
+  #lose(): void {
+    for (const [lost, left] of this.#owed) this.#logger.error({ jobKey: lost, ends: left.length }, 'the end of a job could not be saved before the state closed; the next sweep may say it stopped');
+    this.#owed.clear();
   }
 }

@@ -113,7 +113,7 @@ export class RequestStore {
 
   constructor(state: BotState, logger: LoggerLike = silentLogger()) {
     this.space = state.store.space<SavedRequest>(state.spaces.slackRequests);
-    this.#owed = new OwedWrites(logger);
+    this.#owed = new OwedWrites(logger, () => state.store.closing);
   }
 
   /**

@@ -59,6 +59,10 @@ export class FileStateStore implements StateStore {
     for (const dir of new Set(definitions.map((definition) => spaceDir(this.dataDir, definition)))) await removeLeftoverTemps(dir);
   }
 
+  get closing(): boolean {
+    return this.#closed;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all([...this.#spaces.values()].map((space) => space.close()));

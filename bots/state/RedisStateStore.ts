@@ -156,7 +156,7 @@ export class RedisStateStore implements StateStore {
     if (!this.#closed) await renewLeaseKey(this.#redis, { key: this.leaseKey(this.owner), holder: '1', ttlMs: this.leaseMs, writeWhenGone: true });
   }
 
-  /** `close` began: a write no longer puts the lease back. */
+  /** `close` began (`StateStore.closing`): a write no longer puts the lease back. */
   get closing(): boolean {
     return this.#closed;
   }

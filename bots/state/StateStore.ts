@@ -69,6 +69,8 @@ export interface StateStore {
   space<T>(definition: SpaceDefinition): Space<T>;
   /** Removes the temporary files writes a crash stopped left (a record's whole version), in every declared space: for the start and `forget`. */
   removeLeftovers(): Promise<void>;
+  /** `close` began: what this process holds may be another's by now, so nothing of it is to be written any more. */
+  readonly closing: boolean;
   /**
    * Gives the lease back (what this process holds is claimed by others at once); the data folder's store waits for the
    * writes under way and refuses every later call. A wait on Redis ends by `until` at the latest.
