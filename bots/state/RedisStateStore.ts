@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
-import { renewEveryThird, renewLeaseKey, safeJson, waitWithin, withTimeout, type RedisLink } from 'pictor/internal';
+import { deleteIfHeld, renewEveryThird, renewLeaseKey, safeJson, waitWithin, withTimeout, type RedisLink } from 'pictor/internal';
 import { BaseSpace, checkSpace, decodeValue, MAX_NOTICE_BYTES, newOwnerId, STATE_KEY_PATTERN } from './StateStore.js';
 import type { Change, Found, Notice, Space, SpaceDefinition, StateEntry, StateStore } from './StateStore.js';
 
@@ -101,13 +101,7 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
 end
 return 0`;
 
-/** Gives back a claim (`claimOnce`) only while it still keeps this token (ARGV[1]). */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
-
 type StateClient = Redis & {
-  pictorStateRelease(key: string, token: string): Promise<number>;
   pictorStatePut(...args: (string | number | Buffer)[]): Promise<number>;
   pictorStateClaim(...args: string[]): Promise<number>;
   pictorStateGone(...args: string[]): Promise<number>;
@@ -136,7 +130,6 @@ export class RedisStateStore implements StateStore {
     if (!this.#redis.pictorStatePut) this.#redis.defineCommand('pictorStatePut', { numberOfKeys: 5, lua: PUT });
     if (!this.#redis.pictorStateClaim) this.#redis.defineCommand('pictorStateClaim', { numberOfKeys: 1, lua: CLAIM });
     if (!this.#redis.pictorStateGone) this.#redis.defineCommand('pictorStateGone', { numberOfKeys: 4, lua: GONE });
-    if (!this.#redis.pictorStateRelease) this.#redis.defineCommand('pictorStateRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 
   /** Takes the lease (Redis must answer now) and keeps renewing it. */
@@ -331,7 +324,8 @@ class RedisSpace<T> extends BaseSpace<T> {
   }
 
   protected override async giveBackOnce(key: string, token: string): Promise<void> {
-    await this.redis.pictorStateRelease(this.#once(key), token);
+    // Only while it still keeps this token: a claim lapsed and taken by another stays theirs.
+    await deleteIfHeld(this.redis, this.#once(key), token);
   }
 
   override async notifyHolder(key: string, notice: Notice): Promise<boolean> {
