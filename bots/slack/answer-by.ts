@@ -29,6 +29,7 @@ export const ACK_WAITS_MS = 2_000;
 
 /** The budget of the waits before a request's acknowledgement: its `endsAt` is `ACK_WAITS_MS` after the request arrived (from now for a request not stamped). */
 export function ackBudget(context: Context): AnswerBudget {
+  // An AnswerBudget takes its answer's trip off the deadline it is given: given `ACK_WAITS_MS` plus that trip, `endsAt` is `ACK_WAITS_MS` after arrival.
   return new AnswerBudget(arrivedAtOf(context), ACK_WAITS_MS + ANSWER_TRIP_MS);
 }
 
