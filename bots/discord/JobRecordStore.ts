@@ -135,8 +135,8 @@ export class JobRecordStore {
   readonly #adding = new Map<string, Promise<unknown>>();
   /** Leftover records this process is showing (its sweep's, or a Cancel's on a job no runner knows): `showAlone`. */
   readonly #showing = new Set<string>();
-  /** Ends whose every try failed (`markEnded`), by their record's key: written again until written (`OwedWrites`). */
-  readonly #owed: OwedWrites;
+  /** Ends whose every try failed (`markEnded`), by their record's key: written again until written; a stop pays them (`payWithin`). */
+  readonly owed: OwedWrites;
 
   constructor(options: { state: BotState; logger: LoggerLike }) {
     const { store, spaces } = options.state;
@@ -145,7 +145,7 @@ export class JobRecordStore {
     this.#drafts = store.space(spaces.discordDrafts);
     this.#outputsOfJob = store.space(spaces.discordJobOutputs);
     this.#logger = options.logger;
-    this.#owed = new OwedWrites(options.logger, () => store.closing);
+    this.owed = new OwedWrites(options.logger, () => store.closing);
   }
 
   /** A new key (11 URL-safe characters). */
@@ -186,28 +186,13 @@ export class JobRecordStore {
   /**
    * A job's end, once shown (with the `end` to record, held until `markEndRecorded`; what it shows, `unshown`, when no
    * message took it): tried a few times, then thrown — and owed: kept in this process and written again, with longer
-   * pauses, until the state takes it (a full Redis, a full disk), a stop waiting for it within its grace (`owed`). A
+   * pauses, until the state takes it (a full Redis, a full disk), a stop waiting for it within its grace (`owed.payWithin`). A
    * record left running while it is owed stays held by this process; only a stop or a crash before it is written leaves
    * it to a sweep, which says the job stopped.
    */
   async markEnded(key: string, status: 'completed' | 'failed' | 'cancelled', also: Pick<JobRecordPatch, 'end' | 'made' | 'unshown'> = {}): Promise<void> {
     const write = () => this.update(key, { ...also, status });
-    try {
-      await this.#tried(write, { jobKey: key, status }, 'could not mark a job ended; trying again');
-    } catch (error) {
-      this.#owed.owe(key, write);
-      throw error;
-    }
-  }
-
-  /** How many ends are owed (`markEnded`), and a promise settled once none is (written, or the state closed). */
-  owed(): { count: number; paid: Promise<void> } {
-    return this.#owed.owed();
-  }
-
-  /** Tries the owed ends now, not after the pause (a stop's grace is short). */
-  payOwedNow(): void {
-    this.#owed.payNow();
+    await this.owed.writeOrOwe(key, write, () => this.#tried(write, { jobKey: key, status }, 'could not mark a job ended; trying again'));
   }
 
   /** A mark's write (`markEnded`, `retryStarted`, `giveBackRetry`), tried `MARK_ATTEMPTS` times, each failure but the last logged: the last thrown. */

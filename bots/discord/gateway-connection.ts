@@ -4,7 +4,7 @@ import { ValidationError, type LoggerLike } from 'pictor';
 import { scrubSecrets, withTimeout } from 'pictor/internal';
 import { GatewayLease, gatewayLeaseKey, type GatewayLeaseOptions } from './gateway-lease.js';
 import { discordRefusedToken, tokenRefused } from './unreachable.js';
-import type { StopBudget } from '../stop-once.js';
+import type { StopBudget } from '../runner/stop-once.js';
 
 export interface GatewayConnectionOptions {
   /**

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { type LoggerLike } from 'pictor';
 import { withTimeout, definedOf, RedisLease, deleteIfHeld } from 'pictor/internal';
-import type { StopBudget } from '../stop-once.js';
+import type { StopBudget } from '../runner/stop-once.js';
 
 export interface GatewayLeaseOptions {
   redis: Redis;

@@ -21,7 +21,7 @@ import { createWebhookRest, discordAgent, makeRequestWithEncodedForms, MAX_FIRST
 import { createInteractionRouter } from './route-interaction.js';
 import { chargesOf, sweepInterrupted } from './sweep-interrupted.js';
 import { discordAuditPoster } from './audit-poster.js';
-import { stopOnce } from '../stop-once.js';
+import { stopOnce } from '../runner/stop-once.js';
 import { InFlight } from '../runner/in-flight.js';
 
 export interface StartDiscordBotOptions {
@@ -323,12 +323,8 @@ export async function startDiscordBot(options: StartDiscordBotOptions): Promise<
         if (gateway?.leased) await gateway.leave(budget);
         const graceEnds = Date.now() + graceMs;
         if (!(await budget.within(inFlight.settled(), graceMs))) logger.warn({ inFlight: inFlight.size }, 'stopped the Discord bot with job replies still being shown');
-        // Ends the state refused (a full Redis, a full disk), written again: tried at once, within the same grace (none
-        // when the process must go now).
-        if (graceMs > 0 && store.owed().count > 0) {
-          store.payOwedNow();
-          if (!(await budget.within(store.owed().paid, Math.max(0, graceEnds - Date.now())))) logger.error({ owed: store.owed().count }, 'stopped the Discord bot with job ends the state still refuses; the next sweep may say those jobs stopped');
-        }
+        // Ends the state refused (a full Redis, a full disk), written again within what is left of the same grace.
+        await store.owed.payWithin(budget, graceEnds - Date.now());
         repliesGivenUp.abort();
         if (gateway) await gateway.leave(budget);
         else await httpClient!.destroy();

@@ -1,4 +1,6 @@
 import type { LoggerLike } from 'pictor';
+import { waitWithin } from 'pictor/internal';
+import type { StopBudget } from './stop-once.js';
 import { loggableError } from './loggable-error.js';
 
 /** The pauses between the tries of the ends still owed: doubled from the first up to the last. */
@@ -31,9 +33,14 @@ export class OwedWrites {
     this.#closing = closing;
   }
 
-  /** How many ends are owed, and a promise settled once none is (written, or the state closed). */
-  owed(): { count: number; paid: Promise<void> } {
-    return { count: [...this.#owed.values()].reduce((n, writes) => n + writes.length, 0), paid: this.#paying ?? Promise.resolve() };
+  /** How many ends are owed. */
+  get count(): number {
+    return [...this.#owed.values()].reduce((n, writes) => n + writes.length, 0);
+  }
+
+  /** Settled once no end is owed (written, or the state closed). */
+  get paid(): Promise<void> {
+    return this.#paying ?? Promise.resolve();
   }
 
   /** Tries the owed ends now, not after the pause (a stop's grace is short). */
@@ -41,6 +48,34 @@ export class OwedWrites {
     if (!this.#paying) return;
     this.#wakeAsked = true;
     this.#wake?.();
+  }
+
+  /**
+   * A job's end written now (`first`: `write`, or the caller's own tries of it); refused, it is owed (`owe`) and the
+   * refusal thrown.
+   */
+  async writeOrOwe(key: string, write: () => Promise<unknown>, first: () => Promise<unknown> = write): Promise<void> {
+    try {
+      await first();
+    } catch (error) {
+      this.owe(key, write);
+      throw error;
+    }
+  }
+
+  /**
+   * A stop's last call for the owed ends: tried at once, and waited for at most `ms`, never past the stop's deadline.
+   * With no time left (a zero grace, a deadline passed) none is tried: the process must go now. Those still owed then
+   * are logged once, as an error naming how many are lost (the next sweep may say their jobs stopped).
+   */
+  async payWithin(budget: StopBudget, ms: number): Promise<void> {
+    if (this.count === 0) return;
+    const left = waitWithin(Math.max(0, ms), budget.until());
+    if (left > 0) {
+      this.payNow();
+      if (await budget.within(this.paid, left)) return;
+    }
+    this.#logger.error({ owed: this.count }, 'stopped with job ends the state still refuses; the next sweep may say those jobs stopped');
   }
 
   /** Keeps an end to write again, after the others owed of its job; starts the loop writing them if it is not running. */
@@ -55,7 +90,7 @@ export class OwedWrites {
     for (let pause = OWED_RETRY_MS.first; this.#owed.size > 0; pause = Math.min(pause * 2, OWED_RETRY_MS.last)) {
       if (!this.#wakeAsked) {
         await new Promise<void>((resolve) => {
-          // Not keeping the process alive: a stop waits for it (`owed`), a closed state ends it.
+          // Not keeping the process alive: a stop waits for it (`payWithin`), a closed state ends it.
           const timer = setTimeout(resolve, pause).unref();
           this.#wake = () => (clearTimeout(timer), resolve());
         });

@@ -1,7 +1,7 @@
 import { ValidationError } from 'pictor';
 import { LocalImageBucket } from 'pictor';
 import { AS_VALIDATION_ERROR, MAX_TIMER_MS, timerMsOf, type BucketShape } from 'pictor/internal';
-import type { StopBudget } from '../stop-once.js';
+import type { StopBudget } from '../runner/stop-once.js';
 import type { SharedWriteBuckets } from './shared-write-buckets.js';
 
 /** The deadline of the bot's stop, as the stop keeps it (`stopOnce`'s budget): the one place its earliest `until` is kept. */

@@ -108,12 +108,12 @@ type RequestPatch = Partial<Pick<SavedRequest, 'messageTs' | 'actionsMessage' | 
  */
 export class RequestStore {
   readonly space: Space<SavedRequest>;
-  /** Ends the state refused (`markEnded`), by their request's id: written again until written (`OwedWrites`). */
-  readonly #owed: OwedWrites;
+  /** Ends the state refused (`markEnded`), by their request's id: written again until written; a stop pays them (`payWithin`). */
+  readonly owed: OwedWrites;
 
   constructor(state: BotState, logger: LoggerLike = silentLogger()) {
     this.space = state.store.space<SavedRequest>(state.spaces.slackRequests);
-    this.#owed = new OwedWrites(logger, () => state.store.closing);
+    this.owed = new OwedWrites(logger, () => state.store.closing);
   }
 
   /**
@@ -181,27 +181,11 @@ export class RequestStore {
   /**
    * A request's end, once its message shows it (with the `end` the runner is to record): when the state refuses it (a
    * full Redis, a full disk) it is thrown, and owed — kept in this process and written again, with longer pauses, until
-   * the state takes it, a stop waiting for it within its drain (`owed`). The request stays held by this process
+   * the state takes it, a stop waiting for it within its drain (`owed.payWithin`). The request stays held by this process
    * meanwhile; only a stop or a crash before it is written leaves it to a sweep, which says the job stopped.
    */
   async markEnded(id: string, end: JobEnd | undefined): Promise<void> {
-    const write = () => this.update(id, { status: 'ended', end });
-    try {
-      await write();
-    } catch (error) {
-      this.#owed.owe(id, write);
-      throw error;
-    }
-  }
-
-  /** How many ends are owed (`markEnded`), and a promise settled once none is (written, or the state closed). */
-  owed(): { count: number; paid: Promise<void> } {
-    return this.#owed.owed();
-  }
-
-  /** Tries the owed ends now, not after the pause (a stop's drain is short). */
-  payOwedNow(): void {
-    this.#owed.payNow();
+    await this.owed.writeOrOwe(id, () => this.update(id, { status: 'ended', end }));
   }
 
   /**

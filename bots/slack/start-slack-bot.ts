@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { App, ErrorCode, HTTPReceiver, SocketModeReceiver, webApi, type HTTPReceiverOptions } from '@slack/bolt';
 import { type LoggerLike, ValidationError } from 'pictor';
 import { AS_VALIDATION_ERROR, describeUnreachable, scrubSecrets, timerMsOf, withTimeout } from 'pictor/internal';
-import { stopOnce } from '../stop-once.js';
+import { stopOnce } from '../runner/stop-once.js';
 import type { BotContext } from './bot-context.js';
 import { boltLoggerFor } from './bolt-logger.js';
 import { ChannelWriter } from './ChannelWriter.js';
@@ -429,11 +429,8 @@ export async function startSlackBot(options: SlackBotOptions): Promise<SlackBot>
         await budget.within(writer.idle(stopWaiting.signal), STOP_DRAIN_MS).finally(() => stopWaiting.abort());
         // The jobs this bot showed, to their end: their history entries are kept before the stores close.
         await budget.within(jobs.settle(), STOP_DRAIN_MS);
-        // Ends the state refused (a full Redis, a full disk), written again: tried at once, within the stop's budget.
-        if (store.owed().count > 0) {
-          store.payOwedNow();
-          if (!(await budget.within(store.owed().paid, STOP_DRAIN_MS))) logger.error({ owed: store.owed().count }, 'stopped the Slack bot with job ends the state still refuses; the next sweep may say those jobs stopped');
-        }
+        // Ends the state refused (a full Redis, a full disk), written again within STOP_DRAIN_MS.
+        await store.owed.payWithin(budget, STOP_DRAIN_MS);
       }),
   };
 }

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gatewayConnection } from '../../../bots/discord/gateway-connection.js';
 import { GatewayLease } from '../../../bots/discord/gateway-lease.js';
-import { stopOnce, type StopBudget } from '../../../bots/stop-once.js';
+import { stopOnce, type StopBudget } from '../../../bots/runner/stop-once.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { ValidationError } from '../../../src/core/errors.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';

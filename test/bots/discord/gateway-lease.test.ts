@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatewayLease, gatewayLeaseKey } from '../../../bots/discord/gateway-lease.js';
 import { startDiscordBot, type DiscordBot } from '../../../bots/discord/index.js';
 import { FileQuotaStore, JobRunner } from '../../../bots/runner/index.js';
-import { stopOnce } from '../../../bots/stop-once.js';
+import { stopOnce } from '../../../bots/runner/stop-once.js';
 import { closeRedis, connectRedis } from '../../../src/core/redis-connection.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { DEV_API_KEY, createEmulator, type Emulator } from '../../../src/emulator/index.js';

@@ -58,4 +58,23 @@ describe('a job that ends while the bots’ state refuses writes (a full Redis, 
     const history = await answerOf(harness, harness.discord.slashCommand('imagine-history', {}));
     expect(history.content).toContain('a fox delivered into a full state');
   });
+  it('says how many ends are lost when stopped with no grace', async () => {
+    h = await DiscordHarness.start({ emulator: { latencyMs: 400 } });
+    const harness = h;
+    const ix = h.discord.slashCommand('imagine', { prompt: 'a fox stopped at once', quality: 'low', size: '1024x1024' });
+    await h.discord.waitFor(() => {
+      const message = harness.discord.original(ix);
+      return message && buttonsOf(message).length > 0 ? message : undefined;
+    }, 'the job drawing');
+    const full = fullState(h);
+    full.now = true;
+    const owing = 'could not mark a job ended; kept here and written again until the state takes it';
+    await h.discord.waitFor(() => harness.logger.entries.some((e) => e.msg === owing) || undefined, 'its end owed');
+
+    await h.bot.stop({ graceMs: 0 });
+    full.now = false;
+    const lost = harness.logger.entries.filter((e) => e.level === 'error' && 'owed' in e.obj);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.obj).toMatchObject({ owed: 1 });
+  });
 });

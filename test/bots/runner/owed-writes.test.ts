@@ -29,7 +29,7 @@ describe.skipIf(redis.skipReason)('an end still owed when the bots’ state on R
     const { id } = await store.create(request);
     const refusing = vi.spyOn(store.space, 'update').mockImplementation(refused);
     await expect(store.markEnded(id, undefined)).rejects.toThrow(/OOM/);
-    expect(store.owed().count).toBe(1);
+    expect(store.owed.count).toBe(1);
     return { state, store, id, link, refusing };
   }
 
@@ -38,21 +38,21 @@ describe.skipIf(redis.skipReason)('an end still owed when the bots’ state on R
     await state.close();
     // Redis takes writes again, and a write would still succeed on it: the close alone must stop them.
     refusing.mockRestore();
-    store.payOwedNow();
-    await store.owed().paid;
+    store.owed.payNow();
+    await store.owed.paid;
 
     const other = await RedisStateStore.open({ link });
     cleanups.push(() => other.close());
     expect(await other.space(botSpaces().slackRequests).get(id)).toMatchObject({ status: 'active' });
-    expect(store.owed().count).toBe(0);
+    expect(store.owed.count).toBe(0);
   });
 
   it('settles what a stop waits for once the state closes, though Redis still refuses', async () => {
     const { state, store } = await owedOnRedis();
     await state.close();
-    store.payOwedNow();
-    await store.owed().paid;
-    expect(store.owed().count).toBe(0);
+    store.owed.payNow();
+    await store.owed.paid;
+    expect(store.owed.count).toBe(0);
   });
 });
 
@@ -78,7 +78,7 @@ describe('ends owed, tried at once by a stop', () => {
     // No time passes: the round the stop asked for comes at once, not after the next pause.
     await vi.advanceTimersByTimeAsync(0);
     expect(tries).toBe(2);
-    await owed.owed().paid;
-    expect(owed.owed().count).toBe(0);
+    await owed.paid;
+    expect(owed.count).toBe(0);
   });
 });

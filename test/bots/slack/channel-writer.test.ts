@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ValidationError } from 'pictor';
 import { MAX_TIMER_MS } from 'pictor/internal';
 import { ChannelWriter, SKIP } from '../../../bots/slack/ChannelWriter.js';
-import { stopOnce } from '../../../bots/stop-once.js';
+import { stopOnce } from '../../../bots/runner/stop-once.js';
 
 describe('ChannelWriter', () => {
   it('runs the writes of one channel one at a time, in the order they came', async () => {

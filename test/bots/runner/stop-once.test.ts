@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { stopOnce } from '../../bots/stop-once.js';
+import { stopOnce } from '../../../bots/runner/stop-once.js';
 
 describe('a stop run once', () => {
   afterEach(() => void vi.useRealTimers());
