@@ -131,10 +131,13 @@ describe('the file ledger’s usage day files, appended (the records and prompts
     const usage = join(dir, 'usage');
     const now = Date.UTC(2030, 5, 16, 12);
     await appendUsage(usage, now, [record('a', now, 'a fox')]);
-    const made = events.filter((event) => event.startsWith('sync ') && !event.endsWith('.jsonl'));
+    const made = events.filter((event) => event.startsWith('sync ') && !event.endsWith('.jsonl')).map((event) => event.replace(/feed-epoch\.\d+\.[0-9a-f]{8}\.tmp$/, 'feed-epoch.<temp>'));
 
-    // `usage` twice: once for the prompts folder made in it, once for the day file.
-    expect(made.sort()).toEqual([`sync ${dir}`, `sync ${usage}`, `sync ${usage}`, `sync ${join(usage, 'prompts')}`, `sync ${join(usage, 'prompts', '2030-06-16')}`].sort());
+    // `usage` three times: for the feed epoch written first (its temporary file synced before it is renamed), for the
+    // prompts folder made in it, and for the day file.
+    expect(made.sort()).toEqual(
+      [`sync ${dir}`, `sync ${usage}`, `sync ${join(usage, 'feed-epoch.<temp>')}`, `sync ${usage}`, `sync ${usage}`, `sync ${join(usage, 'prompts')}`, `sync ${join(usage, 'prompts', '2030-06-16')}`].sort(),
+    );
     events = [];
     await appendUsage(usage, now + 1000, [record('b', now + 1000, 'an owl')]);
     expect(events.filter((event) => event.startsWith('sync ') && !event.endsWith('.jsonl'))).toEqual([]);
