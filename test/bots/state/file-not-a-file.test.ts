@@ -1,4 +1,4 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { settingsInState } from '../../../bots/runner/index.js';
@@ -50,10 +50,8 @@ describe('the data folderâ€™s records that are not files (a folder in a recordâ€
     const space = store.space<{ n: number }>(JOBS);
     await space.put('k1', { n: 1 });
     const path = join(dataDir, JOBS.dir, 'k1.json');
-    await import('node:fs/promises').then(async (fs) => {
-      await fs.rm(path);
-      await fs.mkdir(path);
-    });
+    await rm(path);
+    await mkdir(path);
     await expect(space.get('k1')).rejects.toMatchObject({ code: 'EISDIR', message: expect.stringContaining(path) });
   });
 
