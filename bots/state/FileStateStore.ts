@@ -1,6 +1,6 @@
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PictorError } from 'pictor';
+import { PictorError, type LoggerLike } from 'pictor';
 import { removeLeftoverTemps, writeFileAtomically } from 'pictor/internal';
 import { BaseSpace, checkSpace, decodeValue, newOwnerId, readable, StateClosedError, STATE_KEY_PATTERN, UNREADABLE, type Change, type Found, type Space, type SpaceDefinition, type StateEntry, type StateStore } from './StateStore.js';
 
@@ -24,6 +24,8 @@ export interface FileStateStoreOptions {
   owner?: string | undefined;
   /** Every space the process declares: what a crash left in their folders goes with `removeLeftovers`, opened or not. */
   spaces?: readonly SpaceDefinition[] | undefined;
+  /** Told, once at open, of an entry where a record belongs that is not a file (a folder): its reads throw. */
+  logger?: LoggerLike | undefined;
 }
 
 /**
@@ -38,6 +40,7 @@ export class FileStateStore implements StateStore {
   readonly #pruneEveryMs: number;
   readonly #spaces = new Map<string, FileSpace<unknown>>();
   readonly #declared: readonly SpaceDefinition[];
+  readonly #logger: LoggerLike | undefined;
   #closed = false;
 
   constructor(options: FileStateStoreOptions) {
@@ -45,12 +48,13 @@ export class FileStateStore implements StateStore {
     this.owner = options.owner ?? newOwnerId();
     this.#pruneEveryMs = options.pruneEveryMs ?? PRUNE_EVERY_MS;
     this.#declared = options.spaces ?? [];
+    this.#logger = options.logger;
   }
 
   space<T>(definition: SpaceDefinition): Space<T> {
     checkSpace(definition);
     let space = this.#spaces.get(definition.name);
-    if (!space) this.#spaces.set(definition.name, (space = new FileSpace(this.dataDir, definition, this.owner, this.#pruneEveryMs, () => this.#closed)));
+    if (!space) this.#spaces.set(definition.name, (space = new FileSpace(this.dataDir, definition, this.owner, this.#pruneEveryMs, () => this.#closed, this.#logger)));
     return space as Space<T>;
   }
 
@@ -84,6 +88,8 @@ class FileSpace<T> extends BaseSpace<T> {
   /** Records the bounds dropped whose files wait for their key's turn to be removed, each as it is listed, and their bytes. */
   readonly #dropping = new Map<string, { at: number; bytes: number }>();
   #droppingBytes = 0;
+  /** Records listed at open whose entry is not a regular file (a folder): read, they throw, never none. */
+  readonly #notFiles = new Set<string>();
 
   constructor(
     readonly dataDir: string,
@@ -91,6 +97,7 @@ class FileSpace<T> extends BaseSpace<T> {
     owner: string,
     readonly pruneEveryMs: number,
     readonly closed: () => boolean,
+    readonly logger: LoggerLike | undefined,
   ) {
     super(definition, owner);
     this.dir = spaceDir(dataDir, definition);
@@ -109,10 +116,17 @@ class FileSpace<T> extends BaseSpace<T> {
       for (const name of await readdir(this.dir)) {
         const path = join(this.dir, name);
         const info = await stat(path).catch(() => undefined);
+        const key = name.slice(0, -this.#extension.length);
+        const record = name.endsWith(this.#extension) && STATE_KEY_PATTERN.test(key);
+        // A folder where a record belongs may stand for one that held restrictions: listed, so that reading it throws.
+        if (info && !info.isFile() && record) {
+          this.#notFiles.add(key);
+          this.logger?.warn({ path }, 'not a file where a record belongs (a folder?): reads of it fail until it is moved aside');
+          found.push([key, { at: info.mtimeMs, bytes: 0 }]);
+        }
         if (!info?.isFile()) continue;
         await chmod(path, FILE_MODE).catch(() => undefined);
-        const key = name.slice(0, -this.#extension.length);
-        if (name.endsWith(this.#extension) && STATE_KEY_PATTERN.test(key)) found.push([key, { at: info.mtimeMs, bytes: info.size }]);
+        if (record) found.push([key, { at: info.mtimeMs, bytes: info.size }]);
       }
       await removeLeftoverTemps(this.dir);
       for (const [key, entry] of found.sort((a, b) => a[1].at - b[1].at)) this.#noteWrite(key, entry.bytes, entry.at);
@@ -176,6 +190,7 @@ class FileSpace<T> extends BaseSpace<T> {
   }
 
   #noteDelete(key: string): void {
+    this.#notFiles.delete(key);
     this.#undrop(key);
     this.#bytes -= this.#index.get(key)?.bytes ?? 0;
     this.#index.delete(key);
@@ -195,7 +210,7 @@ class FileSpace<T> extends BaseSpace<T> {
    */
   async #read(key: string, queued: boolean): Promise<Envelope | typeof UNREADABLE | undefined> {
     if (!(await this.#listed(key))) return undefined;
-    const found = await readFile(this.#path(key)).catch(missing);
+    const found = await this.#readFile(key);
     if (found === undefined && queued) this.#noteDelete(key);
     else if (found === undefined) await this.#serial(key, () => this.#forgetGone(key));
     if (found === undefined) return found;
@@ -205,6 +220,20 @@ class FileSpace<T> extends BaseSpace<T> {
     if (typeof parsed === 'object' && parsed !== null && (parsed as Partial<Envelope>).pictorState === 1) return parsed as Envelope;
     // A file from before holders: the bare record.
     return { pictorState: 1, holder: LEGACY_HOLDER, value: parsed };
+  }
+
+  /**
+   * The record's file, or `undefined` when it is not there. A failure names the path: a folder in its place throws
+   * EISDIR; another entry listed at open that is not a file (a pipe would never end a read) throws EINVAL.
+   */
+  async #readFile(key: string): Promise<Buffer | undefined> {
+    const path = this.#path(key);
+    if (this.#notFiles.has(key)) {
+      const info = await stat(path).catch((error: unknown) => missing(namingPath(error, path)));
+      if (info && !info.isFile()) throw notAFile(path, info.isDirectory());
+      this.#notFiles.delete(key);
+    }
+    return readFile(path).catch((error: unknown) => missing(namingPath(error, path)));
   }
 
   /** Writes the value as kept, with its holder: this process, none, or (`hold` absent) `current`'s. */
@@ -282,7 +311,7 @@ class FileSpace<T> extends BaseSpace<T> {
     for (const key of [...this.#index.keys()]) {
       const path = this.#path(key);
       await this.#serial(key, async () => {
-        const text = await readFile(path, 'utf8').catch(missing);
+        const text = (await this.#readFile(key))?.toString('utf8');
         if (text === undefined || !doomed(text)) return;
         await this.#remove(key).then(() => deleted++, failed.note(path, 'deleted'));
       }).catch(failed.note(path, 'read'));
@@ -369,6 +398,19 @@ class UnreadFiles {
 function missing(error: unknown): undefined {
   if (isMissing(error)) return undefined;
   throw error;
+}
+
+/** A system error whose message names no path (a read of a folder: EISDIR) with the path named, its code kept. */
+function namingPath(error: unknown, path: string): unknown {
+  const failure = error as NodeJS.ErrnoException;
+  if (!(error instanceof Error) || failure.code === undefined || failure.path !== undefined) return error;
+  return Object.assign(new Error(`${error.message} '${path}'`, { cause: error }), { code: failure.code, errno: failure.errno, syscall: failure.syscall, path });
+}
+
+/** What reading an entry that is not a regular file throws, as the system would for a folder. */
+function notAFile(path: string, folder: boolean): Error {
+  const [code, what] = folder ? ['EISDIR', 'illegal operation on a directory'] : ['EINVAL', 'not a regular file'];
+  return Object.assign(new Error(`${code}: ${what}, read '${path}'`), { code, syscall: 'read', path });
 }
 
 function isMissing(error: unknown): boolean {

@@ -47,7 +47,7 @@ export async function openBotState(options: OpenBotStateOptions): Promise<BotSta
   const spaces = botSpaces(options);
   // Without Redis the folder is this process's while it runs: a second start on it is refused (`holdDataFolder`).
   const lock = redis ? undefined : await holdDataFolder(options.dataDir);
-  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir, spaces: Object.values(spaces) });
+  const store: StateStore = redis ? await RedisStateStore.open({ link: redis, leaseMs: options.leaseMs, logger }) : new FileStateStore({ dataDir: options.dataDir, spaces: Object.values(spaces), logger });
   const closeStore = (closeOptions?: { until?: number | undefined }) => store.close(closeOptions).finally(() => lock?.release());
   // The other ledger is opened by one forget at a time: a file ledger's folder is opened once per process, so a second
   // forget meanwhile (two members, or Discord's and Slack's of one) waits for the first to close it.

@@ -140,15 +140,17 @@ export function envUrl(env: Env, name: string, options: { protocols?: readonly s
 }
 
 /**
- * The folder a setting names (`dir`: its value, or the program's default when it is unset), made if missing and
- * checked writable, as an absolute path: else a ValidationError naming the variable, thrown before anything runs
+ * The folder a setting names (`dir`: its value, or the program's default when it is unset), made if missing (0700,
+ * with the parents it makes) and checked writable, as an absolute path: else a ValidationError naming the variable, thrown before anything runs
  * (rather than a system error from whatever first writes there).
  */
 export function writableFolder(name: string, dir: string): string {
   const path = resolve(dir);
   let why: string | undefined;
   try {
-    mkdirSync(path, { recursive: true });
+    // It may hold prompts (the ledger, the bots' state): made for this user only, the parents it makes too; a folder
+    // that is there keeps the mode its operator gave it.
+    mkdirSync(path, { recursive: true, mode: 0o700 });
     if (!statSync(path).isDirectory()) why = 'is a file, not a folder';
     else accessSync(path, constants.W_OK | constants.X_OK);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { readFileSync, utimesSync } from 'node:fs';
+import { readFileSync, statSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ValidationError } from '../core/errors.js';
 import { OWN_PID_LEFTOVER_MS, withFileLock } from './file-lock.js';
@@ -94,8 +94,9 @@ async function take(dataDir: string, path: string, renewMs: number): Promise<() 
         await new Promise((done) => setTimeout(done, attempt * 5));
         continue;
       }
-      // No lock there after all those tries: the refusal was not another process's (the folder's own error says why).
-      if (holder === undefined) throw error;
+      // No lock there after all those tries: the refusal was not another process's (the folder's own error says why,
+      // unless a folder or other entry that is not a file is in the lock's place: the operator's to remove).
+      if (holder === undefined) throw notAFile(dataDir, path) ?? error;
       throw new ValidationError(
         'PICTOR_DATA_DIR',
         `PICTOR_DATA_DIR ${resolve(dataDir)} is in use by another Pictor process (${holder === UNREADABLE ? 'its lock names no process' : holder}): one data folder belongs to one process. ` +
@@ -117,6 +118,21 @@ async function take(dataDir: string, path: string, renewMs: number): Promise<() 
     letGo();
     return held;
   };
+}
+
+/** The refusal of a start whose lock's place holds something that is not a file (a folder); undefined when it does not. */
+function notAFile(dataDir: string, path: string): ValidationError | undefined {
+  let info;
+  try {
+    info = statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (!info || info.isFile()) return undefined;
+  return new ValidationError(
+    'PICTOR_DATA_DIR',
+    `PICTOR_DATA_DIR ${resolve(dataDir)}: ${path} is not a file (${info.isDirectory() ? 'a folder' : 'not a regular file'}) where the bots keep their lock on the folder: remove it (no Pictor process uses it), then start again.`,
+  );
 }
 
 /** How often a start refused by a lock that is gone, or not yet readable, when it looks tries again. */

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -35,6 +35,14 @@ describe('npm start with a PICTOR_DATA_DIR it cannot use', () => {
     const result = await start(unreachableSlackEnv(readOnly), UNPRIVILEGED);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`pictor: PICTOR_DATA_DIR must be a folder this process can write in: ${readOnly} cannot be made or written in (permission denied)\n`);
+  }, 60_000);
+});
+
+describe('npm start with a PICTOR_DATA_DIR that is not there yet', () => {
+  it('makes it, and the parents it makes, readable by the bot’s user only (0700)', async () => {
+    const dir = await testTempDir('pictor-data-dir-');
+    await startService(unreachableSlackEnv(join(dir, 'new', 'data')), () => {}).catch(() => undefined);
+    expect([(await stat(join(dir, 'new'))).mode & 0o777, (await stat(join(dir, 'new', 'data'))).mode & 0o777]).toEqual([0o700, 0o700]);
   }, 60_000);
 });
 

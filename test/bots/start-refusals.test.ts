@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,6 +135,14 @@ describe('npm start refused by a setting, as README’s troubleshooting table sa
     const result = await start({ SLACK_BOT_TOKEN: 'xoxb-1', PICTOR_DATA_DIR: await testTempDir('pictor-start-') });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^pictor: SLACK_APP_TOKEN is needed in Socket Mode/);
+  }, 60_000);
+
+  it('exits 2 naming PICTOR_DATA_DIR and its bots.lock when a folder is in the lock’s place', async () => {
+    const dataDir = await testTempDir('pictor-start-');
+    await mkdir(join(dataDir, 'bots.lock'));
+    const result = await start({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1', PICTOR_DATA_DIR: dataDir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^pictor: PICTOR_DATA_DIR ${dataDir}: ${join(dataDir, 'bots.lock')} is not a file`));
   }, 60_000);
 
   it('exits 2 naming SLACK_BOT_TOKEN when Slack refuses the token, never printing it', async () => {

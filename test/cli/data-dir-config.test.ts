@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { accessSync, constants, writeFileSync } from 'node:fs';
+import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readOnlyFolder, UNPRIVILEGED, unprivilegedCanRead } from '../helpers/read-only-folder.js';
@@ -35,5 +35,12 @@ describe('pictor with a PICTOR_DATA_DIR it cannot use', () => {
     const { code } = await run(['generate', '--prompt', 'a fox', '--quality', 'low', '--out', join(dir, 'out.png')], { PICTOR_DATA_DIR: join(dir, 'new', 'data') });
     expect(code).toBe(0);
     accessSync(join(dir, 'new', 'data'), constants.W_OK);
+  }, 60_000);
+
+  it('makes its default folder, under XDG_STATE_HOME, readable by this user only (0700), as the parents it makes: the ledger holds prompts', async () => {
+    const dir = await tempDir();
+    const { code } = await run(['generate', '--prompt', 'a fox', '--quality', 'low', '--out', join(dir, 'out.png')], { XDG_STATE_HOME: join(dir, 'state') });
+    expect(code).toBe(0);
+    expect([statSync(join(dir, 'state')).mode & 0o777, statSync(join(dir, 'state', 'pictor')).mode & 0o777]).toEqual([0o700, 0o700]);
   }, 60_000);
 });

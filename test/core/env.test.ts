@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { envError, envNumber, envSeconds, envUrl } from '../../src/core/env.js';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { envError, envNumber, envSeconds, envUrl, writableFolder } from '../../src/core/env.js';
+import { testTempDirSync } from '../helpers/temp-dir.js';
 import { MAX_TIMER_MS } from '../../src/core/timer-ms.js';
 import { ValidationError } from '../../src/index.js';
 
@@ -70,5 +73,23 @@ describe('envNumber', () => {
       expect(error.param).toBe('PICTOR_IMAGES_PER_MINUTE');
       expect(error.message).toBe(`PICTOR_IMAGES_PER_MINUTE must be a whole number, 1 or more, written in decimal digits (got ${JSON.stringify(text)})`);
     }
+  });
+});
+
+describe('writableFolder', () => {
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  it('makes a missing folder, and the parents it makes, readable by this user only (0700): it may hold prompts', () => {
+    const dir = testTempDirSync('pictor-env-');
+    expect(writableFolder('PICTOR_DATA_DIR', join(dir, 'new', 'data'))).toBe(join(dir, 'new', 'data'));
+    expect([modeOf(join(dir, 'new')), modeOf(join(dir, 'new', 'data'))]).toEqual([0o700, 0o700]);
+  });
+
+  it('leaves the mode of a folder that is there as the operator set it', () => {
+    const dir = testTempDirSync('pictor-env-');
+    mkdirSync(join(dir, 'data'));
+    chmodSync(join(dir, 'data'), 0o750);
+    writableFolder('PICTOR_DATA_DIR', join(dir, 'data'));
+    expect(modeOf(join(dir, 'data'))).toBe(0o750);
   });
 });

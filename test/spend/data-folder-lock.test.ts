@@ -7,6 +7,15 @@ import { THIS_HOST } from '../../src/spend/file-lock.js';
 import { beforeEachRead } from '../helpers/file-reads.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
+describe('the data folder lock, where a folder is in its file’s place', () => {
+  it('refuses the start naming PICTOR_DATA_DIR and the lock’s path, saying to remove it', async () => {
+    const dir = await testTempDir('pictor-folder-lock-dir-');
+    fs.mkdirSync(join(dir, DATA_FOLDER_LOCK));
+    await expect(holdDataFolder(dir)).rejects.toMatchObject({ code: 'validation_error', param: 'PICTOR_DATA_DIR', message: expect.stringContaining(`${join(dir, DATA_FOLDER_LOCK)} is not a file`) });
+    await expect(holdDataFolder(dir)).rejects.toMatchObject({ message: expect.stringContaining('remove it') });
+  });
+});
+
 describe('the data folder lock, held by a lock file that names no process yet', () => {
   it('refuses the start naming PICTOR_DATA_DIR and saying the lock names no process (one being written where the folder has no hard links), not "pid  on an unknown host"', async () => {
     const dir = await testTempDir('pictor-folder-unnamed-');
