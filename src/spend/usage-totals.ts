@@ -24,13 +24,14 @@ export function sumUsage(records: Iterable<UsageRecord>, key: string): UsageTota
 /**
  * What one record adds to totals (`sign` -1 takes it away again, for a job whose later record replaces it): a job,
  * the images it asked for, its cost, and that cost again as uncertain when a reconcile charged it. The one
- * definition of these figures, for `pictor usage`, the chat summaries and the console. Round when reading.
+ * definition of these figures, for `pictor usage`, the chat summaries and the console, each a whole number of nano-dollars.
  */
 export function addUsage(totals: Omit<UsageTotals, 'key'>, r: UsageRecord, sign: 1 | -1 = 1): void {
   totals.jobs += sign;
   totals.images += sign * (r.n ?? 0);
-  totals.usd += sign * r.costUsd;
-  if (r.basis === 'uncertain') totals.uncertainUsd += sign * r.costUsd;
+  // Each step to the nano-dollar, as the ledger counts: a float sum of many records drifts past half a nano-dollar.
+  totals.usd = roundToNanoUsd(totals.usd + sign * r.costUsd);
+  if (r.basis === 'uncertain') totals.uncertainUsd = roundToNanoUsd(totals.uncertainUsd + sign * r.costUsd);
 }
 
 /** The records grouped by `keyOf` (user key, scope key, surface …), largest spend first, then by key. */
