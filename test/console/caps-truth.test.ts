@@ -511,6 +511,22 @@ describe('the caps as the console shows them and alerts of them', () => {
     expect(page).not.toContain('PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
   });
 
+  it('says today’s records are missing, not that retention dropped them, when the usage folder was emptied by hand', async () => {
+    const dir = await folder();
+    const now = Date.UTC(2030, 5, 27, 12);
+    const store = await opened(new FileQuotaStore({ dir, clock: () => now }));
+    await spend(store, 'first', 'cli:owner', 'cli', 0.4, now);
+    await rm(store.usagePath, { recursive: true });
+
+    const page = await spendPageOf(store, operatorWith({ accountMonthlyUsd: 1 }), now);
+    const today = page.slice(page.indexOf('data-period="2030-06-27"'), page.indexOf('data-period="2030-06"'));
+    expect(figureIn(today, 'account-day-records')).toBe(0);
+    expect(today).toContain('some of the day’s records are missing from <code>usage/</code>');
+    expect(today).not.toContain('PICTOR_USAGE_RETENTION_DAYS</code> are dropped');
+    // The month's may have been dropped by retention too: both are said.
+    expect(page).toContain('records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped, or some are missing from <code>usage/</code>');
+  });
+
   it('blames retention, not a damaged line of the usage records written before the month, for records adding up to less this month', async () => {
     const now = Date.UTC(2030, 5, 27, 12);
     const store = await ledgerPastRetention(now);

@@ -17,7 +17,7 @@ export function spendPage(context: PageContext, f: SpendFigures, names: Readonly
 <section aria-labelledby="now-h">
 <h2 id="now-h">Today and this month</h2>
 <div class="cards">
-${periodCard('Today', f.today, f.account.day, 'account-day', f.damagedUsageLines.day)}
+${periodCard('Today', f.today, f.account.day, 'account-day', f.damagedUsageLines.day, true)}
 ${periodCard('This month', f.month, f.account.month, 'account-month', f.damagedUsageLines.month)}
 </div>
 </section>
@@ -107,7 +107,8 @@ ${
 
 /** The account's period: the amounts are the ledger's (the figure its cap rows show); jobs and images the usage records'. */
 /** `damagedLines`: lines of the usage records damaged and skipped that may be of the period, which (rather than retention) explain records adding up to less. */
-function periodCard(title: string, period: string, use: PeriodUse, figure: string, damagedLines: number): SafeHtml {
+/** `oneDay`: the card of a day, none of whose records retention drops (it keeps at least a day): what is missing was removed or lost. */
+function periodCard(title: string, period: string, use: PeriodUse, figure: string, damagedLines: number, oneDay = false): SafeHtml {
   const recordsDiffer = Math.abs(use.recordsUsd - use.settledUsd) >= 0.000_001;
   return html`<div class="card" data-period="${period}">
 <h3>${title} <small>(${period})</small></h3>
@@ -124,7 +125,9 @@ ${use.uncertainUsd > 0 ? html`<dt>Of it uncertain</dt><dd>${usd(use.uncertainUsd
       ? html` <span class="differs">The usage records kept add up to ${usd(use.recordsUsd, `${figure}-records`)}: ${
           damagedLines > 0
             ? html`${damagedLines === 1 ? '1 damaged line' : `${damagedLines} damaged lines`} of the usage records (<code>usage/</code>) ${damagedLines === 1 ? 'was' : 'were'} skipped (the ledger still counts what ${damagedLines === 1 ? 'it' : 'they'} recorded)`
-            : html`records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped, while the ledger keeps the month’s amounts`
+            : oneDay
+              ? html`some of the day’s records are missing from <code>usage/</code> (removed or lost: <code>PICTOR_USAGE_RETENTION_DAYS</code> drops none of them yet), while the ledger keeps the day’s amounts`
+              : html`records older than <code>PICTOR_USAGE_RETENTION_DAYS</code> are dropped, or some are missing from <code>usage/</code> (removed or lost), while the ledger keeps the month’s amounts`
         }, so jobs and images count fewer than were settled.</span>`
       : ''
   }</p>
