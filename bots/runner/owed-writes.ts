@@ -9,7 +9,8 @@ const OWED_RETRY_MS = { first: 1_000, last: 15_000 };
 /**
  * The ends of jobs the bots' state refused to write (a full Redis under noeviction, a full disk), kept in this process
  * and written again, with longer pauses, until the state takes them; a stop tries them at once (`payNow`) and waits for
- * them within its grace (`owed`). Each job's ends are written in the order they were owed. A job whose end is owed stays
+ * them within its grace (`payWithin`), ends whose first write is still under way too (refused, they are tried again at
+ * once). Each job's ends are written in the order they were owed. A job whose end is owed stays
  * held by this process; only a stop or a crash before it is written leaves it to a sweep, which says the job stopped.
  * Nothing is written once the state is closing: its lease given back, another process's sweep may hold the job by then
  * (on Redis a write would still be taken, and would drop that hold). One for each surface's store of jobs (Discord's
@@ -18,6 +19,8 @@ const OWED_RETRY_MS = { first: 1_000, last: 15_000 };
 export class OwedWrites {
   /** The writes owed, by their job's key, in order. */
   readonly #owed = new Map<string, (() => Promise<unknown>)[]>();
+  /** The first writes still under way (`writeOrOwe`), each settled once written or owed; never rejected. */
+  readonly #trying = new Set<Promise<void>>();
   readonly #logger: LoggerLike;
   /** Whether the state is closing (`StateStore.closing`): the loop ends, what is still owed lost. */
   readonly #closing: () => boolean;
@@ -33,14 +36,14 @@ export class OwedWrites {
     this.#closing = closing;
   }
 
-  /** How many ends are owed. */
+  /** How many ends are owed, with those whose first write is still under way. */
   get count(): number {
-    return [...this.#owed.values()].reduce((n, writes) => n + writes.length, 0);
+    return [...this.#owed.values()].reduce((n, writes) => n + writes.length, this.#trying.size);
   }
 
-  /** Settled once no end is owed (written, or the state closed). */
+  /** Settled once no end is owed nor under way (written, or the state closed). */
   get paid(): Promise<void> {
-    return this.#paying ?? Promise.resolve();
+    return this.#settled(false);
   }
 
   /** Tries the owed ends now, not after the pause (a stop's grace is short). */
@@ -55,12 +58,21 @@ export class OwedWrites {
    * refusal thrown.
    */
   async writeOrOwe(key: string, write: () => Promise<unknown>, first: () => Promise<unknown> = write): Promise<void> {
-    try {
-      await first();
-    } catch (error) {
-      this.owe(key, write);
-      throw error;
-    }
+    const tried = (async () => {
+      try {
+        await first();
+      } catch (error) {
+        this.owe(key, write);
+        throw error;
+      }
+    })();
+    // Counted until written or owed, so a stop that comes meanwhile waits for it (`payWithin`).
+    const trying: Promise<void> = tried.then(
+      () => void this.#trying.delete(trying),
+      () => void this.#trying.delete(trying),
+    );
+    this.#trying.add(trying);
+    return tried;
   }
 
   /**
@@ -72,8 +84,7 @@ export class OwedWrites {
     if (this.count === 0) return;
     const left = waitWithin(Math.max(0, ms), budget.until());
     if (left > 0) {
-      this.payNow();
-      if (await budget.within(this.paid, left)) return;
+      if (await budget.within(this.#settled(true), left)) return;
     }
     this.#logger.error({ owed: this.count }, 'stopped with job ends the state still refuses; the next sweep may say those jobs stopped');
   }
@@ -82,7 +93,23 @@ export class OwedWrites {
   owe(key: string, write: () => Promise<unknown>): void {
     this.#owed.set(key, [...(this.#owed.get(key) ?? []), write]);
     this.#logger.warn({ jobKey: key }, 'could not mark a job ended; kept here and written again until the state takes it');
-    this.#paying ??= this.#pay().finally(() => (this.#paying = undefined));
+    this.#paying ??= this.#pay().finally(() => {
+      this.#paying = undefined;
+      // A `payNow` of the last round is spent: ends owed later wait for their pause.
+      this.#wakeAsked = false;
+    });
+  }
+
+  /**
+   * Settled once no end is owed nor under way: the first writes waited for, then the loop, again while either is left.
+   * `hurry` (a stop): each round of the loop tried at once, ends refused meanwhile too.
+   */
+  async #settled(hurry: boolean): Promise<void> {
+    while (this.#trying.size > 0 || this.#paying) {
+      await Promise.all(this.#trying);
+      if (hurry) this.payNow();
+      await this.#paying;
+    }
   }
 
   /** Writes the owed ends again, each job's in order, pausing longer after each round that left some, until none is left. */

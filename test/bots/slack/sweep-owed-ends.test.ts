@@ -1,6 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { OwedWrites } from '../../../bots/runner/owed-writes.js';
+import { RequestStore } from '../../../bots/slack/RequestStore.js';
 import { BaseSpace } from '../../../bots/state/StateStore.js';
 import { isSpaceOf, spyOnInstance } from '../../helpers/instance-spy.js';
 import { RecordingLogger } from '../discord/harness.js';
@@ -59,5 +61,33 @@ describe('a Slack job that ends while the bots’ state refuses writes (a full R
     const entries = (await after.runner.history!.mine(alice)).filter((e) => e.prompt === 'a fox delivered into a full state');
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ status: 'completed', quality: 'low' });
+  });
+
+  it('writes an end refused while the stop waits for it, its first write still under way when the stop came', async () => {
+    const logger = new RecordingLogger();
+    const before = await startHarness({ emulator: { latencyMs: 400 }, logger });
+    const { fake, dataDir } = before;
+    await fake.command({ command: '/imagine', text: 'a fox ending as the bot stops --quality low', channel: 'C0FOXES', user: 'U0ALICE' });
+    await fake.waitFor(() => jobMessages(fake, 'C0FOXES').find((m) => hasButton(m, 'pictor_cancel')), 'the job drawing');
+    const { id } = await savedRequest(dataDir);
+    // The end's first write stays on its way (a slow Redis round trip), and is refused only once the stop waits for the ends owed.
+    let refuse: (() => void) | undefined;
+    const mine = (_store: RequestStore, key: string, patch: { status?: string }) => key === id && patch.status === 'ended';
+    spyOnInstance(RequestStore.prototype, 'update', mine).mockImplementationOnce(
+      () => new Promise((_, reject) => (refuse = () => reject(new Error('OOM command not allowed when used memory > \'maxmemory\'.')))),
+    );
+    const realPayWithin = OwedWrites.prototype.payWithin;
+    spyOnInstance(OwedWrites.prototype, 'payWithin', () => refuse !== undefined).mockImplementationOnce(function (this: OwedWrites, ...args) {
+      const waited = realPayWithin.apply(this, args);
+      refuse!();
+      return waited;
+    });
+    expect(statusOf(await finishedJob(fake, 'C0FOXES'))).toContain('Done');
+    await fake.waitFor(() => refuse, 'the end’s write under way');
+    await before.close({ dataDir: true });
+
+    // Written on its second try, before the state closed: nothing lost, nothing for a sweep to say stopped.
+    expect(await savedRequest(dataDir)).toMatchObject({ id, status: 'ended' });
+    expect(logger.entries.filter((e) => e.level === 'error')).toEqual([]);
   });
 });
