@@ -16,7 +16,9 @@ import { testTempDir } from '../helpers/temp-dir.js';
 import { untilPrinted } from '../helpers/until-printed.js';
 import { slackEventsUrl, surfaceEnv, tempDataDir, useCleanup } from '../helpers/service-fakes.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../helpers/shared-limits-redis.js';
-import { describeFinishedJob } from '../../bots/slack/render-job.js';
+import { describeFinishedJob, readCancelValue } from '../../bots/slack/render-job.js';
+import { SavedRequestSchema, type SavedRequest } from '../../bots/slack/RequestStore.js';
+import { closeRedis, connectRedis } from '../../src/internal.js';
 import { finishedActions, finishedJob, hasButton, jobMessages, statusOf } from './slack/harness.js';
 
 const MAIN = fileURLToPath(new URL('../../bots/main.ts', import.meta.url));
@@ -72,6 +74,17 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     return { process: child, url: slackEventsUrl(printed) ?? '', exited };
   }
 
+  /** A Slack request as the replicas share it in Redis (`<prefix>:bots:slack-requests:r:<id>`, docs/shared-limits.md). */
+  async function savedRequest(env: NodeJS.ProcessEnv, requestId: string): Promise<SavedRequest | undefined> {
+    const connection = await connectRedis(requireRedisUrl(redis));
+    try {
+      const text = await connection.get(`${env.PICTOR_REDIS_PREFIX!}:bots:slack-requests:r:${requestId}`);
+      return text === null ? undefined : SavedRequestSchema.parse(JSON.parse(text));
+    } finally {
+      await closeRedis(connection);
+    }
+  }
+
   /** A replica in this process. */
   async function startReplica(env: NodeJS.ProcessEnv): Promise<{ service: Service; url: string }> {
     const printed: string[] = [];
@@ -115,6 +128,9 @@ describe.skipIf(redis.skipReason)(`npm start replicas on one Redis ${redis.skipR
     const posted = slack.callsOf('chat.postMessage').find((c) => c.args.channel === 'C0BUTTON')!;
     const running = { ...jobMessages(slack, 'C0BUTTON')[0]!, blocks: posted.args.blocks as unknown[] };
     expect(hasButton(running, 'pictor_cancel')).toBe(true);
+    // A saves where the buttons are once Slack has answered their post: until then B rightly says they are being posted.
+    const { requestId } = readCancelValue(buttonsOf(running).find((button) => button.actionId === 'pictor_cancel')!.value!);
+    await vi.waitFor(async () => expect((await savedRequest(env, requestId!))?.actionsMessage).toEqual({ channelId: 'C0BUTTON', ts: actions.ts }), { timeout: 10_000 });
     const cancel = await slack.clickButton(running, 'pictor_cancel', 'U0ANN');
     const answer = await slack.waitFor(() => slack.responses.find((r) => cancel.responseUrl.endsWith(r.id)), 'B’s answer to the Cancel');
     expect(answer.body.text).toBe(describeFinishedJob({ actionsAt: `https://pictor-test.slack.com/archives/C0BUTTON/p${actions.ts.replace('.', '')}` }));
