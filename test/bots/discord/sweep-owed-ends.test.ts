@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { say, type HistoryEntry } from '../../../bots/runner/index.js';
-import { BaseSpace } from '../../../bots/state/StateStore.js';
-import { isSpaceOf, spyOnInstance } from '../../helpers/instance-spy.js';
+import { refuseStateWrites } from '../../helpers/refusing-state.js';
 import { answerOf, buttonsOf, DiscordHarness } from './harness.js';
 import { jobRecords } from './sweep-scene.js';
 
@@ -20,16 +19,6 @@ describe('a job that ends while the bots’ state refuses writes (a full Redis, 
     h = undefined;
   });
 
-  /** Refuses every write of the bot's state while `full.now` is set, as Redis under noeviction refuses a SET. */
-  function fullState(harness: DiscordHarness): { now: boolean } {
-    const full = { now: false };
-    const refused = () => Promise.reject(new Error('OOM command not allowed when used memory > \'maxmemory\'.'));
-    const mine = (space: BaseSpace<unknown>) => full.now && isSpaceOf(space, harness.state);
-    spyOnInstance(BaseSpace.prototype, 'update', mine).mockImplementation(refused);
-    spyOnInstance(BaseSpace.prototype, 'put', mine).mockImplementation(refused);
-    return full;
-  }
-
   it('writes its end once the state takes writes again, so a restart never tells the member a delivered job stopped', async () => {
     h = await DiscordHarness.start({ emulator: { latencyMs: 400 } });
     const harness = h;
@@ -39,7 +28,7 @@ describe('a job that ends while the bots’ state refuses writes (a full Redis, 
       return message && buttonsOf(message).length > 0 ? message : undefined;
     }, 'the job drawing');
     const key = buttonsOf(running)[0]!.custom_id.split(':')[2]!;
-    const full = fullState(h);
+    const full = refuseStateWrites(h);
     full.now = true;
     const result = await h.discord.waitFor(() => {
       const message = harness.discord.messages.get(running.id);
@@ -66,7 +55,7 @@ describe('a job that ends while the bots’ state refuses writes (a full Redis, 
       const message = harness.discord.original(ix);
       return message && buttonsOf(message).length > 0 ? message : undefined;
     }, 'the job drawing');
-    const full = fullState(h);
+    const full = refuseStateWrites(h);
     full.now = true;
     const owing = 'could not mark a job ended; kept here and written again until the state takes it';
     await h.discord.waitFor(() => harness.logger.entries.some((e) => e.msg === owing) || undefined, 'its end owed');

@@ -7,10 +7,10 @@ import { RedisLink, silentLogger } from '../../../src/internal.js';
 import { deleteKeys, requireRedisUrl, testRedis, uniquePrefix } from '../../helpers/shared-limits-redis.js';
 import { testTempDir } from '../../helpers/temp-dir.js';
 import { RecordingLogger } from '../discord/harness.js';
+import { refused } from '../../helpers/refusing-state.js';
 
 const redis = testRedis();
 const request = { kind: 'generate' as const, prompt: 'an owed end', options: {}, teamId: 'T1', userId: 'U1', channelId: 'C1', status: 'active' as const };
-const refused = () => Promise.reject(new Error("OOM command not allowed when used memory > 'maxmemory'."));
 
 describe.skipIf(redis.skipReason)('an end still owed when the bots’ state on Redis closes', () => {
   const cleanups: (() => Promise<unknown>)[] = [];

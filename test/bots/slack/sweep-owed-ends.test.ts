@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OwedWrites } from '../../../bots/runner/owed-writes.js';
 import { RequestStore } from '../../../bots/slack/RequestStore.js';
-import { BaseSpace } from '../../../bots/state/StateStore.js';
-import { isSpaceOf, spyOnInstance } from '../../helpers/instance-spy.js';
+import { spyOnInstance } from '../../helpers/instance-spy.js';
+import { refused, refuseStateWrites } from '../../helpers/refusing-state.js';
 import { RecordingLogger } from '../discord/harness.js';
 import { finishedJob, hasButton, jobMessages, startHarness, statusOf, type Harness } from './harness.js';
 
@@ -22,16 +22,6 @@ describe('a Slack job that ends while the bots’ state refuses writes (a full R
     for (const h of open.splice(0).reverse()) await h.close();
   });
 
-  /** Refuses every write of the bot's state while `full.now` is set, as Redis under noeviction refuses a SET. */
-  function fullState(harness: Harness): { now: boolean } {
-    const full = { now: false };
-    const refused = () => Promise.reject(new Error('OOM command not allowed when used memory > \'maxmemory\'.'));
-    const mine = (space: BaseSpace<unknown>) => full.now && isSpaceOf(space, harness.state);
-    spyOnInstance(BaseSpace.prototype, 'update', mine).mockImplementation(refused);
-    spyOnInstance(BaseSpace.prototype, 'put', mine).mockImplementation(refused);
-    return full;
-  }
-
   it('writes its end once the state takes writes again, so a restart never tells the member a delivered job stopped', async () => {
     const logger = new RecordingLogger();
     const before = await startHarness({ emulator: { latencyMs: 400 }, logger });
@@ -39,7 +29,7 @@ describe('a Slack job that ends while the bots’ state refuses writes (a full R
     await fake.command({ command: '/imagine', text: 'a fox delivered into a full state --quality low', channel: 'C0FOXES', user: 'U0ALICE' });
     await fake.waitFor(() => jobMessages(fake, 'C0FOXES').find((m) => hasButton(m, 'pictor_cancel')), 'the job drawing');
     const { id } = await savedRequest(dataDir);
-    const full = fullState(before);
+    const full = refuseStateWrites(before);
     full.now = true;
     const done = await finishedJob(fake, 'C0FOXES');
     expect(statusOf(done)).toContain('Done');
@@ -74,7 +64,7 @@ describe('a Slack job that ends while the bots’ state refuses writes (a full R
     let refuse: (() => void) | undefined;
     const mine = (_store: RequestStore, key: string, patch: { status?: string }) => key === id && patch.status === 'ended';
     spyOnInstance(RequestStore.prototype, 'update', mine).mockImplementationOnce(
-      () => new Promise((_, reject) => (refuse = () => reject(new Error('OOM command not allowed when used memory > \'maxmemory\'.')))),
+      () => new Promise((resolve) => (refuse = () => resolve(refused()))),
     );
     const realPayWithin = OwedWrites.prototype.payWithin;
     spyOnInstance(OwedWrites.prototype, 'payWithin', () => refuse !== undefined).mockImplementationOnce(function (this: OwedWrites, ...args) {
