@@ -38,6 +38,12 @@ const CAP_OVERRIDES_REMEDY = "Fix it or move it away and start again (the operat
 /** A change of the ledger: its answer, whether it changed it, its usage record, what may be done only once written; `ended`: jobs settled before it in the commit. */
 type Operation<T> = (ledger: Ledger, reconciled: ReconcileReport, ended: Set<string>) => { result: T; changed: boolean; usage?: UsageRecord | undefined; committed?: () => void };
 
+/** The Slack signatures an older version's `slack-replay.json` holds that have not lapsed at `now`, with when each lapses; none when it is missing or damaged. */
+async function liveSeenIn(replay: string, now: number): Promise<[id: string, until: number][]> {
+  const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
+  return seen.success ? Object.entries(seen.data.seen).filter(([, until]) => until > now) : [];
+}
+
 /** Ledgers open in this process: one store per file per process (processes share it through the lock). */
 const OPEN_LEDGERS = new Set<string>();
 
@@ -47,12 +53,6 @@ const OPEN_LEDGERS = new Set<string>();
  * before it answers. A commit awaits only its fsyncs: `markSent` stands between the limiter's grant and the send, and
  * each awaited call would wait a turn of a busy event loop.
  */
-/** The Slack signatures an older version's `slack-replay.json` holds that have not lapsed at `now`, with when each lapses; none when it is missing or damaged. */
-async function liveSeenIn(replay: string, now: number): Promise<[id: string, until: number][]> {
-  const seen = SeenFileSchema.safeParse(safeJson(await readFile(replay, 'utf8').catch(() => '')));
-  return seen.success ? Object.entries(seen.data.seen).filter(([, until]) => until > now) : [];
-}
-
 export class FileQuotaStore implements QuotaStore {
   readonly path: string;
   /** The folder of the usage records (`usage-days.ts`). */
