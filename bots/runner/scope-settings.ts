@@ -218,7 +218,7 @@ export function settingsInState(space: Pick<Space<ScopeSettingEntries>, 'read' |
         // A damaged record (unreadable, or not an object of settings) is written anew: what it held cannot be read anyway.
         // Its restrictions and role budgets stay unreadable (never none, which would lift what they held) until each is set again or cleared.
         const damaged = isDamagedSettings(stored);
-        const entries: ScopeSettingEntries = isRecord(stored) ? stored : {};
+        const entries: ScopeSettingEntries = stored === undefined || isDamagedSettings(stored) ? {} : stored;
         if (damaged) {
           for (const other of [...FAIL_CLOSED_SETTINGS, 'roleBudgets'] as const) if (other !== name) entries[other] = { value: UNREADABLE_MARK, by: by.by, at: by.at };
         }
@@ -419,7 +419,3 @@ function isWellFormed(name: StoredSettingName, value: unknown): boolean {
 
 /** What a damaged record's restrictions and role budgets are kept as when another setting writes it anew: a value no version reads (neither a list, a number nor a boolean). */
 const UNREADABLE_MARK = { damaged: true } as const;
-
-function isRecord(value: unknown): value is ScopeSettingEntries {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
