@@ -394,18 +394,21 @@ describe('a job’s Retry', () => {
   it.each(['generate', 'edit'] as const)('marks its take started before anything of its job reaches the service (%s)', async (kind) => {
     // What the job's record says of its Retry as the service answers each request of the test's press.
     const seen: unknown[] = [];
+    let tellSeen: () => void = () => {};
+    const hadSeen = new Promise<void>((resolve) => (tellSeen = resolve));
     const watched: { message?: FakeMessage } = {};
     h = await DiscordHarness.start({
       partialImages: 0,
       holdEvent: async (_, index) => {
         if (index === 0 && watched.message) seen.push((await recordOf(watched.message))?.retriedBy);
+        if (seen.length > 0) tellSeen();
       },
     });
     const message = (watched.message = await failedJob[kind]());
     // The record of the started job is written only once the service has the request (a slow state, as it may be).
     const add = JobRecordStore.prototype.add;
     spyOnInstance(JobRecordStore.prototype, 'add', jobStoreOf(h)).mockImplementation(async function (this: JobRecordStore, init, inputs) {
-      if (init.createdAt !== undefined) await vi.waitFor(() => expect(seen).not.toHaveLength(0), { timeout: 10_000, interval: 20 });
+      if (init.createdAt !== undefined) await hadSeen;
       return add.call(this, init, inputs);
     });
     const retry = h.discord.clickButton(message, buttonId(message, 'Retry'));
