@@ -180,16 +180,7 @@ const INLINE: WriteSteps = {
   copyFile: copyFileSync,
   rename: renameSync,
   rm: (path) => rmSync(path, { force: true }),
-  async syncFolder(path) {
-    await skipIfUnsupported(async () => {
-      const fd = openSync(dirname(path), 'r');
-      try {
-        await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
-      } finally {
-        closeSync(fd);
-      }
-    });
-  },
+  syncFolder: (path) => syncFolder(dirname(path)),
 };
 
 /**
@@ -198,6 +189,18 @@ const INLINE: WriteSteps = {
  */
 export function syncFolderHolding(path: string): Promise<void> {
   return INLINE.syncFolder(path);
+}
+
+/** Syncs `folder` itself, so the names made in it outlive a power cut: {@link syncFolderHolding} of a name in it. */
+export async function syncFolder(folder: string): Promise<void> {
+  await skipIfUnsupported(async () => {
+    const fd = openSync(folder, 'r');
+    try {
+      await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+    } finally {
+      closeSync(fd);
+    }
+  });
 }
 
 /** Why a folder cannot be opened or synced here (Windows opens no folder; some file systems sync none): nothing to do. */

@@ -2,7 +2,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { open as openFile, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { syncFolderHolding, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
+import { syncFolder, syncFolderHolding, writeAllAndSync, writeFileAtomically } from '../core/atomic-file.js';
 import { safeJson } from '../core/safe-json.js';
 import type { UsageRecord } from './types.js';
 import { UsageRecordSchema, withoutPromptOf } from './usage-records.js';
@@ -82,9 +82,6 @@ async function promptFilesOf(dir: string, records: readonly UsageRecord[]): Prom
   if (byMember.size > 0) await makeFolder(dir);
   return [...byMember];
 }
-
-/** Syncs a folder itself, so the names of the files made in it outlive a power cut (the shared sync of a path's folder). */
-const syncFolder = (folder: string): Promise<void> => syncFolderHolding(join(folder, 'name'));
 
 /** Makes a folder (0700) and those above it that are missing, each named in its parent durably (its parent synced). */
 async function makeFolder(path: string): Promise<void> {
