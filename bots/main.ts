@@ -219,8 +219,8 @@ export async function startService(env: NodeJS.ProcessEnv, print: (line: string)
           ...counted,
           spent(usd) {
             counted.spent(usd);
-            // With Redis only: on a file ledger, the console's watch of the ledger folder sees this settle's write already.
-            if (core.redis) consoleOfService?.settled();
+            // The console decides whether its watch of a file ledger's folder saw this settle's write already.
+            consoleOfService?.settled();
           },
         },
         (code) => {

@@ -62,7 +62,10 @@ export interface RunningConsole {
    * the first, then at most once every few seconds (see `AlertWatcher.refused`); a user's pace does not.
    */
   refused(code: string): void;
-  /** A job of this process was settled (or the ledger was written by another process): the alerts are looked at soon (see `AlertWatcher.settled`). */
+  /**
+   * A job of this process was settled: the alerts are looked at soon (see `AlertWatcher.settled`), unless the watch of a
+   * file ledger's folder sees the write already (decided here, not by the caller).
+   */
   settled(): void;
   /** The alert watcher, when a destination is set. */
   readonly watcher: AlertWatcher | undefined;
@@ -127,7 +130,8 @@ export async function startConsole(options: StartConsoleOptions): Promise<Runnin
     url: server?.url,
     loginLink,
     refused: (code) => watcher?.refused(code),
-    settled: () => watcher?.settled(),
+    // A settle of this process's own: the folder's watch, when there is one, sees its write already.
+    settled: () => void (watching === undefined && watcher?.settled()),
     watcher,
     async close() {
       // The folder's watch first: no write of the ledger looks at the alerts once they stop.
